@@ -1,0 +1,37 @@
+# raxdb — `make run` serves on 127.0.0.1:6379; `make test` installs what it needs and runs the suite.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test lint bench venv redis-oracle clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/raxdb-server $(ARGS)
+
+# The oracle: a real redis-server 7.0 for the differential tests and benchmarks.
+redis-oracle:
+	@command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 && command -v redis-benchmark >/dev/null 2>&1 || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null; }
+	@redis-server --version
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check server protocol storage tests bench tools
+
+test: $(STAMP) redis-oracle lint
+	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+bench: $(STAMP) redis-oracle
+	$(PY) bench/bench.py $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,167 @@
+"""Reply encoding for RESP2 and RESP3.
+
+Handlers build replies as bytes directly: the hot path appends them to the connection's output list
+and writes once per read event, so there is no intermediate object model.  Version-independent
+shapes (bulk, integer, status, error, array header) are module functions; the shapes whose wire form
+differs between RESP2 and RESP3 (null, map, set, double, boolean, big number, verbatim, push) live on
+the two `Encoder` instances, `RESP2` and `RESP3`, and a connection holds the one it speaks.
+
+Invariants: every function returns complete frames; `array()` and friends take already-encoded
+elements; doubles print like Redis (`%.17g`, `inf`, `-inf`, `nan`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+OK = b"+OK\r\n"
+PONG = b"+PONG\r\n"
+QUEUED = b"+QUEUED\r\n"
+ZERO = b":0\r\n"
+ONE = b":1\r\n"
+EMPTY_ARRAY = b"*0\r\n"
+EMPTY_BULK = b"$0\r\n\r\n"
+NULL_BULK2 = b"$-1\r\n"
+NULL_ARRAY2 = b"*-1\r\n"
+NULL3 = b"_\r\n"
+
+_SMALL_INTS = [b":%d\r\n" % i for i in range(-1, 10001)]
+
+
+def integer(n: int) -> bytes:
+    if -1 <= n <= 10000:
+        return _SMALL_INTS[n + 1]
+    return b":%d\r\n" % n
+
+
+def bulk(b: bytes) -> bytes:
+    return b"$%d\r\n%s\r\n" % (len(b), b)
+
+
+def bulk_str(s: str) -> bytes:
+    b = s.encode()
+    return b"$%d\r\n%s\r\n" % (len(b), b)
+
+
+def status(s: bytes | str) -> bytes:
+    if isinstance(s, str):
+        s = s.encode()
+    return b"+" + s + b"\r\n"
+
+
+def error(msg: bytes | str) -> bytes:
+    """`msg` starts with its error code (ERR, WRONGTYPE, ...); newlines would break framing."""
+    if isinstance(msg, str):
+        msg = msg.encode()
+    if b"\r" in msg or b"\n" in msg:
+        msg = msg.replace(b"\r", b" ").replace(b"\n", b" ")
+    return b"-" + msg + b"\r\n"
+
+
+def array(items: list[bytes] | tuple[bytes, ...]) -> bytes:
+    return b"*%d\r\n%s" % (len(items), b"".join(items))
+
+
+def array_header(n: int) -> bytes:
+    return b"*%d\r\n" % n
+
+
+def bulk_array(items: Iterable[bytes]) -> bytes:
+    parts = [b"$%d\r\n%s\r\n" % (len(b), b) for b in items]
+    return b"*%d\r\n%s" % (len(parts), b"".join(parts))
+
+
+def format_double(d: float) -> bytes:
+    """Redis's human form of a double (addReplyDouble / %.17g), used in replies and stored values."""
+    if math.isinf(d):
+        return b"inf" if d > 0 else b"-inf"
+    if math.isnan(d):
+        return b"nan"
+    return (b"%.17g" % d)
+
+
+class Encoder:
+    """The protocol-dependent reply shapes.  Use the module singletons RESP2 / RESP3."""
+
+    __slots__ = ("version", "null", "null_array", "true", "false")
+
+    def __init__(self, version: int) -> None:
+        self.version = version
+        if version == 3:
+            self.null = NULL3
+            self.null_array = NULL3
+            self.true = b"#t\r\n"
+            self.false = b"#f\r\n"
+        else:
+            self.null = NULL_BULK2
+            self.null_array = NULL_ARRAY2
+            self.true = ONE
+            self.false = ZERO
+
+    def map(self, pairs: list[bytes]) -> bytes:
+        """`pairs` is the flat, encoded k1, v1, k2, v2, ... list."""
+        if self.version == 3:
+            return b"%%%d\r\n%s" % (len(pairs) // 2, b"".join(pairs))
+        return b"*%d\r\n%s" % (len(pairs), b"".join(pairs))
+
+    def map_header(self, n: int) -> bytes:
+        return b"%%%d\r\n" % n if self.version == 3 else b"*%d\r\n" % (n * 2)
+
+    def set(self, items: list[bytes]) -> bytes:
+        if self.version == 3:
+            return b"~%d\r\n%s" % (len(items), b"".join(items))
+        return b"*%d\r\n%s" % (len(items), b"".join(items))
+
+    def set_header(self, n: int) -> bytes:
+        return b"~%d\r\n" % n if self.version == 3 else b"*%d\r\n" % n
+
+    def push_header(self, n: int) -> bytes:
+        return b">%d\r\n" % n if self.version == 3 else b"*%d\r\n" % n
+
+    def double(self, d: float) -> bytes:
+        if self.version == 3:
+            return b",%s\r\n" % format_double(d)
+        b = format_double(d)
+        return b"$%d\r\n%s\r\n" % (len(b), b)
+
+    def boolean(self, v: bool) -> bytes:
+        return self.true if v else self.false
+
+    def big_number(self, digits: bytes) -> bytes:
+        if self.version == 3:
+            return b"(%s\r\n" % digits
+        return b"$%d\r\n%s\r\n" % (len(digits), digits)
+
+    def verbatim(self, text: bytes, fmt: bytes = b"txt") -> bytes:
+        if self.version == 3:
+            return b"=%d\r\n%s:%s\r\n" % (len(text) + 4, fmt, text)
+        return b"$%d\r\n%s\r\n" % (len(text), text)
+
+
+RESP2 = Encoder(2)
+RESP3 = Encoder(3)
+
+
+def encode_tree(node: object, enc: Encoder) -> bytes:
+    """Encode a typed JSON tree (see tools/gen_commands.py) in the encoder's protocol."""
+    if node is None:
+        return enc.null
+    if isinstance(node, bool):
+        return enc.boolean(node)
+    if isinstance(node, int):
+        return integer(node)
+    if isinstance(node, str):
+        return bulk_str(node)
+    if isinstance(node, bytes):
+        return bulk(node)
+    tag, val = node  # type: ignore[misc]
+    if tag == "+":
+        return status(val)
+    if tag == "*":
+        return array([encode_tree(x, enc) for x in val])
+    if tag == "%":
+        return enc.map([encode_tree(x, enc) for x in val])
+    if tag == "~":
+        return enc.set([encode_tree(x, enc) for x in val])
+    raise ValueError(f"bad tree tag {tag!r}")

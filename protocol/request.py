@@ -1,0 +1,238 @@
+"""The exact request parser: Redis's processInlineBuffer / processMultibulkBuffer, sans I/O.
+
+Bytes go in with `feed()`; `next_command()` returns the next argument vector, None when more bytes
+are needed, or raises `ProtocolError` carrying Redis's reply text word for word.  After a
+ProtocolError the connection must be closed (Redis sets CLIENT_CLOSE_AFTER_REPLY); the parser is
+then unusable.
+
+Why a second parser when hiredis is faster: hiredis parses *replies*, so it accepts frames that a
+Redis server rejects (`:1`, `+OK` or `$-1` inside a request, `*-5`), it cannot parse inline
+(telnet-style) commands, and it does not know Redis's limits.  The server parses well-formed
+traffic with hiredis and hands anything else to this parser, which therefore must agree with
+hiredis on every well-formed multibulk input.
+
+Limits, as Redis enforces them before spending memory: a multibulk count above INT_MAX, a bulk
+length above proto-max-bulk-len, unauthenticated clients sending more than 10 arguments or bulks
+over 16 KiB, header or inline lines over 64 KiB without a terminator.  A header only records
+lengths; nothing is allocated for announced-but-unsent data.
+"""
+
+from __future__ import annotations
+
+INLINE_MAX_SIZE = 64 * 1024
+INT_MAX = 2**31 - 1
+_COMPACT_AT = 64 * 1024
+
+
+class ProtocolError(Exception):
+    """A request framing error.  `str(exc)` is the reply text without the leading '-'."""
+
+
+def _string2ll(b: bytes | bytearray) -> int | None:
+    """Redis's string2ll: optional '-', digits, no leading zeros, no '+', no spaces, fits int64."""
+    n = len(b)
+    if n == 0 or n > 20:
+        return None
+    if n == 1 and b[0] == 48:
+        return 0
+    i = 1 if b[0] == 45 else 0
+    if i == n or not (49 <= b[i] <= 57):
+        return None
+    for c in b[i + 1 :]:
+        if not 48 <= c <= 57:
+            return None
+    v = int(b)
+    if v > 2**63 - 1 or v < -(2**63):
+        return None
+    return v
+
+
+_SPACES = frozenset(b" \t\n\r\v\f")
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+_ESCAPES = {ord("n"): 10, ord("r"): 13, ord("t"): 9, ord("b"): 8, ord("a"): 7}
+
+
+def split_inline_args(line: bytes) -> list[bytes] | None:
+    """Redis's sdssplitargs: split a line with "double" and 'single' quotes; None if unbalanced.
+
+    As in C, a NUL byte ends the string; inside double quotes \\xHH and \\n \\r \\t \\b \\a escape.
+    A closing quote must be followed by a space or the end of the line.
+    """
+    nul = line.find(b"\0")
+    if nul >= 0:
+        line = line[:nul]
+    out: list[bytes] = []
+    p, n = 0, len(line)
+    while True:
+        while p < n and line[p] in _SPACES:
+            p += 1
+        if p >= n:
+            return out
+        cur = bytearray()
+        inq = insq = False
+        while True:
+            c = line[p] if p < n else 0
+            if inq:
+                if (c == 92 and p + 3 < n + 0 and line[p + 1] == 120
+                        and line[p + 2] in _HEX and line[p + 3] in _HEX):
+                    cur.append(int(line[p + 2 : p + 4], 16))
+                    p += 3
+                elif c == 92 and p + 1 < n:
+                    p += 1
+                    e = line[p]
+                    cur.append(_ESCAPES.get(e, e))
+                elif c == 34:
+                    if p + 1 < n and line[p + 1] not in _SPACES:
+                        return None
+                    p += 1
+                    break
+                elif p >= n:
+                    return None
+                else:
+                    cur.append(c)
+            elif insq:
+                if c == 92 and p + 1 < n and line[p + 1] == 39:
+                    p += 1
+                    cur.append(39)
+                elif c == 39:
+                    if p + 1 < n and line[p + 1] not in _SPACES:
+                        return None
+                    p += 1
+                    break
+                elif p >= n:
+                    return None
+                else:
+                    cur.append(c)
+            else:
+                if p >= n or c in (32, 10, 13, 9):
+                    p += 1
+                    break
+                if c == 34:
+                    inq = True
+                elif c == 39:
+                    insq = True
+                else:
+                    cur.append(c)
+            p += 1
+        out.append(bytes(cur))
+
+
+class RequestParser:
+    """Incremental, exact request parser for one connection."""
+
+    __slots__ = ("buf", "pos", "max_bulk_len", "auth_required", "_argv", "_mbulk", "_bulklen")
+
+    def __init__(self, max_bulk_len: int = 512 * 1024 * 1024) -> None:
+        self.buf = bytearray()
+        self.pos = 0
+        self.max_bulk_len = max_bulk_len
+        self.auth_required = False
+        self._argv: list[bytes] = []
+        self._mbulk = 0  # arguments still expected by the current multibulk command
+        self._bulklen = -1  # length of the bulk being read, -1 while at a bulk header
+
+    def feed(self, data: bytes) -> None:
+        buf = self.buf
+        if self.pos >= _COMPACT_AT and self.pos * 2 >= len(buf):
+            del buf[: self.pos]
+            self.pos = 0
+        buf += data
+
+    def pending(self) -> int:
+        """Bytes held for commands not yet complete (what Redis counts as the query buffer)."""
+        return len(self.buf) - self.pos
+
+    def at_boundary(self) -> bool:
+        """True when no partial command is buffered: the next byte starts a new command."""
+        return self._mbulk == 0 and self.pos == len(self.buf)
+
+    def next_command(self) -> list[bytes] | None:
+        while True:
+            if self._mbulk == 0:
+                if self.pos >= len(self.buf):
+                    self._compact_if_done()
+                    return None
+                if self.buf[self.pos] == 42:  # '*'
+                    argv = self._multibulk()
+                else:
+                    argv = self._inline()
+            else:
+                argv = self._multibulk()
+            if argv is None:
+                return None
+            if argv:
+                return argv
+            # an empty command (blank inline line, *0, *-1) produces no reply; keep going
+
+    def _compact_if_done(self) -> None:
+        if self.pos == len(self.buf) and self.pos:
+            self.buf.clear()
+            self.pos = 0
+
+    def _inline(self) -> list[bytes] | None:
+        buf, pos = self.buf, self.pos
+        nl = buf.find(b"\n", pos)
+        if nl < 0:
+            if len(buf) - pos > INLINE_MAX_SIZE:
+                raise ProtocolError("Protocol error: too big inline request")
+            return None
+        end = nl
+        if end != pos and buf[end - 1] == 13:
+            end -= 1
+        args = split_inline_args(bytes(buf[pos:end]))
+        if args is None:
+            raise ProtocolError("Protocol error: unbalanced quotes in request")
+        self.pos = nl + 1
+        return args
+
+    def _multibulk(self) -> list[bytes] | None:
+        buf = self.buf
+        if self._mbulk == 0:
+            pos = self.pos
+            cr = buf.find(b"\r", pos)
+            if cr < 0:
+                if len(buf) - pos > INLINE_MAX_SIZE:
+                    raise ProtocolError("Protocol error: too big mbulk count string")
+                return None
+            if cr - pos > len(buf) - pos - 2:
+                return None
+            ll = _string2ll(buf[pos + 1 : cr])
+            if ll is None or ll > INT_MAX:
+                raise ProtocolError("Protocol error: invalid multibulk length")
+            if ll > 10 and self.auth_required:
+                raise ProtocolError("Protocol error: unauthenticated multibulk length")
+            self.pos = cr + 2
+            if ll <= 0:
+                return []
+            self._mbulk = ll
+            self._argv = []
+            self._bulklen = -1
+        argv = self._argv
+        while self._mbulk:
+            pos = self.pos
+            if self._bulklen == -1:
+                cr = buf.find(b"\r", pos)
+                if cr < 0:
+                    if len(buf) - pos > INLINE_MAX_SIZE:
+                        raise ProtocolError("Protocol error: too big bulk count string")
+                    return None
+                if cr - pos > len(buf) - pos - 2:
+                    return None
+                if buf[pos] != 36:  # '$'
+                    raise ProtocolError("Protocol error: expected '$', got '%s'" % chr(buf[pos]))
+                ll = _string2ll(buf[pos + 1 : cr])
+                if ll is None or ll < 0 or ll > self.max_bulk_len:
+                    raise ProtocolError("Protocol error: invalid bulk length")
+                if ll > 16384 and self.auth_required:
+                    raise ProtocolError("Protocol error: unauthenticated bulk length")
+                self.pos = pos = cr + 2
+                self._bulklen = ll
+            ll = self._bulklen
+            if len(buf) - pos < ll + 2:
+                return None
+            argv.append(bytes(buf[pos : pos + ll]))
+            self.pos = pos + ll + 2
+            self._bulklen = -1
+            self._mbulk -= 1
+        self._argv = []
+        return argv

@@ -1,0 +1,1 @@
+"""raxdb's server: the asyncio front end, the command table and the command implementations."""

@@ -1,0 +1,491 @@
+"""A client connection: the asyncio Protocol, the request hot path and command dispatch.
+
+Reading.  Well-formed RESP traffic is parsed by hiredis (fast path).  hiredis parses *replies*,
+so it is kept to what it agrees on with Redis: a read event is handed to hiredis only at a command
+boundary whose first byte is '*', every command it yields must be a non-empty list of bytes, and
+chunks announcing an oversized bulk or multibulk go to the exact parser.  Anything else — inline
+commands, malformed frames, unauthenticated clients, partial commands that grow past
+`_PARTIAL_LIMIT` — switches the connection to `protocol.RequestParser`, which is Redis's parser
+byte for byte.  To switch mid-stream we keep the raw bytes since the last command boundary
+(`_raw`, only while hiredis holds a partial command) and how many commands of them already ran
+(`_raw_done`); the exact parser re-reads them and skips those.  It hands back to hiredis at the
+next boundary.
+
+Writing.  Replies of every command read in one event are joined and written with one
+`transport.write`, so pipelining costs one syscall per batch.  When the transport's buffer passes
+its high-water mark, reading pauses until it drains (write back-pressure).
+
+Dispatch.  `plain` is true while nothing about this client or the server needs the full
+processCommand checks (auth, MULTI, RESP2 pub/sub, CLIENT PAUSE, CLIENT REPLY, MONITOR); the fast
+loop then does only lookup, arity, call, stats.  Everything else goes through `execute()`, which
+follows Redis's processCommand order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+import hiredis
+
+from protocol import reply as R
+from protocol.request import ProtocolError, RequestParser
+from server.commands.table import BLOCKED, Command
+from server.errors import NOAUTH, CommandError, unknown_subcommand, wrong_arity
+from server.log import LOG
+
+if TYPE_CHECKING:
+    from server.core import Server
+    from storage.keyspace import Database
+
+_PARTIAL_LIMIT = 1024 * 1024
+_clock = time.perf_counter_ns
+_join = b"".join
+
+
+class Client(asyncio.Protocol):
+    __slots__ = ("server", "id", "transport", "reader", "exact", "_raw", "_raw_done", "db", "dbid",
+                 "resp", "enc", "name", "lib_name", "lib_ver", "authenticated", "plain", "multi",
+                 "multi_error", "watched", "dirty_cas", "channels", "patterns", "shard_channels",
+                 "ctime", "last_interaction", "last_cmd", "addr", "laddr", "close_after_reply",
+                 "closed", "reply_mode", "blocked", "write_paused", "read_paused", "is_monitor",
+                 "user", "tracking", "no_evict", "no_touch", "in_exec", "pending_out", "block_state",
+                 "tot_net_in", "tot_net_out", "tot_cmds", "last_argv", "fd", "kill_reason", "_base",
+                 "_base_done")
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.id = server.next_client_id
+        server.next_client_id += 1
+        self.transport: asyncio.Transport | None = None
+        self.reader = hiredis.Reader()
+        self.exact: RequestParser | None = None
+        self._raw: bytearray | None = None
+        self._raw_done = 0
+        self.dbid = 0
+        self.db: Database = server.dbs[0]
+        self.resp = 2
+        self.enc = R.RESP2
+        self.name = b""
+        self.lib_name = b""
+        self.lib_ver = b""
+        self.authenticated = not server.config.requirepass
+        self.plain = True
+        self.multi: list[tuple[Command, list[bytes]]] | None = None
+        self.multi_error = False
+        self.watched: list[tuple[Database, bytes]] = []
+        self.dirty_cas = False
+        self.channels: set[bytes] = set()
+        self.patterns: set[bytes] = set()
+        self.shard_channels: set[bytes] = set()
+        self.ctime = self.last_interaction = server.now_ms
+        self.last_cmd = "NULL"
+        self.addr = self.laddr = ""
+        self.fd = -1
+        self.close_after_reply = False
+        self.closed = False
+        self.reply_mode = "on"
+        self.blocked = False
+        self.block_state: Any = None
+        self.write_paused = False
+        self.read_paused = False
+        self.is_monitor = False
+        self.user = "default"
+        self.tracking = False
+        self.no_evict = False
+        self.no_touch = False
+        self.in_exec = False
+        self.pending_out: list[bytes] | None = None
+        self.tot_net_in = self.tot_net_out = self.tot_cmds = 0
+        self.last_argv: list[bytes] | None = None
+        self.kill_reason = ""
+        self._base: bytes | bytearray = b""
+        self._base_done = 0
+
+    # ---- state ---------------------------------------------------------------------------------
+    def update_plain(self) -> None:
+        """Recompute whether the fast loop may skip processCommand's extra checks."""
+        srv = self.server
+        self.plain = (self.authenticated and self.multi is None and self.reply_mode == "on"
+                      and not (self.resp == 2 and (self.channels or self.patterns or self.shard_channels))
+                      and not srv.monitors and not srv.pause_until_ms and not self.in_exec)
+        if not self.authenticated and self.exact is not None:
+            self.exact.auth_required = True
+
+    def select(self, dbid: int) -> None:
+        self.dbid = dbid
+        self.db = self.server.dbs[dbid]
+
+    def set_protocol(self, version: int) -> None:
+        self.resp = version
+        self.enc = R.RESP3 if version == 3 else R.RESP2
+        self.update_plain()
+
+    def idle_timeout_applies(self) -> bool:
+        return not (self.blocked or self.channels or self.patterns or self.shard_channels or self.is_monitor)
+
+    # ---- asyncio callbacks ---------------------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        srv = self.server
+        peer = transport.get_extra_info("peername")
+        sock = transport.get_extra_info("sockname")
+        self.addr = _fmt_addr(peer)
+        self.laddr = _fmt_addr(sock)
+        s = transport.get_extra_info("socket")
+        self.fd = s.fileno() if s is not None else -1
+        if len(srv.clients) >= srv.config.maxclients:
+            srv.stat_rejected_conn += 1
+            transport.write(b"-ERR max number of clients reached\r\n")
+            transport.close()
+            self.closed = True
+            return
+        if _protected_mode_denies(srv, peer):
+            srv.stat_rejected_conn += 1
+            transport.write(_PROTECTED_MSG)
+            transport.close()
+            self.closed = True
+            return
+        srv.clients[self.id] = self
+        srv.stat_numconnections += 1
+        if not self.authenticated:
+            self.exact = RequestParser(srv.config.proto_max_bulk_len)
+            self.exact.auth_required = True
+        self.update_plain()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.server.clients.pop(self.id, None)
+        from server import lifecycle
+
+        lifecycle.on_disconnect(self)
+
+    def pause_writing(self) -> None:
+        self.write_paused = True
+        if self.transport is not None and not self.read_paused:
+            self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        if self.transport is not None and not self.read_paused and not self.closed:
+            self.transport.resume_reading()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            if self.transport is not None:
+                self.transport.close()
+
+    def write(self, data: bytes) -> None:
+        """Out-of-band output (pub/sub messages, MONITOR lines, served blocked clients)."""
+        if self.closed or self.transport is None or not data:
+            return
+        self.tot_net_out += len(data)
+        self.server.stat_net_output_bytes += len(data)
+        self.transport.write(data)
+
+    # ---- reading -------------------------------------------------------------------------------
+    def data_received(self, data: bytes) -> None:
+        srv = self.server
+        srv.now_ms = now = int(time.time() * 1000)
+        self.last_interaction = now
+        n = len(data)
+        srv.stat_net_input_bytes += n
+        self.tot_net_in += n
+        if self.closed:
+            return
+        if self.exact is not None:
+            self.exact.feed(data)
+            self.process()
+            return
+        raw = self._raw
+        if raw is None:
+            if data[0] != 42:  # not '*': inline command at a boundary
+                self._enter_exact(data, 0)
+                self.process()
+                return
+            base: bytes | bytearray = data
+            base_done = 0
+        else:
+            raw += data
+            base, base_done = raw, self._raw_done
+            if len(raw) > _PARTIAL_LIMIT:
+                self._enter_exact(raw, base_done)
+                self.process()
+                return
+        # hiredis would take a '+status' or '=verbatim' frame inside a request for a bulk string;
+        # Redis rejects it ("expected '$'").  memchr for the byte first: payloads rarely have it.
+        if ((b"+" in data and (b"\n+" in data or data[0] == 43))
+                or (b"=" in data and (b"\n=" in data or data[0] == 61))):
+            self._enter_exact(base, base_done)
+            self.process()
+            return
+        self.reader.feed(data)
+        self._base = base
+        self._base_done = base_done
+        self.process()
+
+    def _enter_exact(self, raw: bytes | bytearray, skip: int) -> None:
+        p = RequestParser(self.server.config.proto_max_bulk_len)
+        p.auth_required = not self.authenticated
+        p.feed(bytes(raw))
+        for _ in range(skip):
+            p.next_command()
+        self.exact = p
+        self._raw = None
+        self._raw_done = 0
+
+    def process(self) -> None:
+        """Run every complete buffered command (until blocked or closing), then flush replies."""
+        if self.blocked or self.closed:
+            return
+        out: list[bytes] = []
+        if self.exact is None:
+            self._run_fast(out)
+        if self.exact is not None:
+            self._run_exact(out)
+        if out and not self.closed:
+            payload = _join(out)
+            if payload:
+                self.tot_net_out += len(payload)
+                self.server.stat_net_output_bytes += len(payload)
+                self.transport.write(payload)  # type: ignore[union-attr]
+        if self.close_after_reply:
+            self.close()
+        elif self.server.hooks_after_command:
+            for hook in self.server.hooks_after_command:
+                hook()
+
+    def _run_fast(self, out: list[bytes]) -> None:
+        reader = self.reader
+        gets = reader.gets
+        has_data = reader.has_data
+        dispatch = self.server.table.dispatch.get
+        base, base_done = self._base, self._base_done
+        done = 0
+        clean = False
+        t0 = _clock()
+        while True:
+            try:
+                argv = gets()
+            except hiredis.ProtocolError:
+                argv = None
+            if argv is False:
+                break
+            if argv.__class__ is not list:
+                self._enter_exact(base, base_done + done)
+                return
+            try:
+                _join(argv)
+            except TypeError:
+                self._enter_exact(base, base_done + done)
+                return
+            done += 1
+            if argv:
+                cmd = dispatch(argv[0])
+                a = cmd.arity if cmd is not None else 0
+                if self.plain and cmd is not None and not cmd.subcommands and (
+                        len(argv) == a or (a < 0 and len(argv) >= -a)):
+                    self.last_argv = argv
+                    try:
+                        r = cmd.proc(self, argv)  # type: ignore[misc]
+                    except CommandError as e:
+                        r = self.error_reply(e.msg, cmd)
+                    except Exception as e:  # a bug must not take the connection down
+                        r = self.internal_error(cmd, e)
+                    cmd.calls += 1
+                    t1 = _clock()
+                    cmd.usec += t1 - t0
+                    t0 = t1
+                    if r is BLOCKED:
+                        break
+                    out.append(r)
+                else:
+                    self.execute(argv, out)
+                    t0 = _clock()
+                    if self.blocked or self.close_after_reply:
+                        break
+            if not has_data():
+                clean = True
+                break
+        if clean:
+            self._raw = None
+        elif self.exact is None:
+            if _oversized_tail_header(base):
+                # hiredis would wait for the announced data; Redis rejects the header at once.
+                self._enter_exact(base, base_done + done)
+                return
+            if self._raw is None:
+                self._raw = bytearray(base)
+            self._raw_done = base_done + done
+            self._base_done = self._raw_done
+
+    def _run_exact(self, out: list[bytes]) -> None:
+        p = self.exact
+        assert p is not None
+        while not (self.blocked or self.close_after_reply or self.closed):
+            try:
+                argv = p.next_command()
+            except ProtocolError as e:
+                msg = str(e).encode()
+                self.server.count_error(msg)
+                out.append(b"-ERR " + msg + b"\r\n")
+                self.close_after_reply = True
+                LOG.verbose(f"Protocol error ({e}) from client: id={self.id} addr={self.addr}")
+                return
+            if argv is None:
+                break
+            t0 = _clock()
+            self.execute(argv, out, t0)
+        if p.pending() > self.server.config.client_query_buffer_limit:
+            LOG.warning(f"Closing client that reached max query buffer length: id={self.id} addr={self.addr}")
+            self.close_after_reply = True
+            out.clear()
+            return
+        if p.at_boundary() and self.authenticated and not self.blocked:
+            self.exact = None
+            self.reader = hiredis.Reader()
+            self._raw = None
+
+    # ---- dispatch (Redis's processCommand) -----------------------------------------------------
+    def execute(self, argv: list[bytes], out: list[bytes], t0: int | None = None) -> None:
+        if t0 is None:
+            t0 = _clock()
+        srv = self.server
+        self.last_argv = argv
+        cmd = srv.table.lookup(argv)
+        if cmd is None:
+            self._reject_unknown(argv, out)
+            return
+        if cmd.proc is None:  # a container invoked without a subcommand
+            if len(argv) < 2:
+                self._reject(cmd, wrong_arity(cmd.fullname).msg, out)
+            else:
+                self._reject(cmd, unknown_subcommand(argv[1], cmd.name).msg, out)
+            return
+        a = cmd.arity
+        if (a > 0 and a != len(argv)) or len(argv) < -a:
+            if self.multi is not None:
+                self.multi_error = True
+            self._reject(cmd, wrong_arity(cmd.fullname).msg, out)
+            return
+        if not self.authenticated and not cmd.no_auth:
+            self._reject(cmd, NOAUTH.encode(), out)
+            return
+        if self.multi is not None and cmd.queue_in_multi:
+            self.multi.append((cmd, argv))
+            self._emit(R.QUEUED, out)
+            return
+        if self.resp == 2 and (self.channels or self.patterns or self.shard_channels) and not cmd.ok_in_pubsub:
+            self._reject(cmd, ("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT"
+                               " / RESET are allowed in this context" % cmd.fullname).encode(), out)
+            return
+        if srv.monitors:
+            from server import lifecycle
+
+            lifecycle.feed_monitors(self, argv, cmd)
+        try:
+            r = cmd.proc(self, argv)
+        except CommandError as e:
+            r = self.error_reply(e.msg, cmd)
+        except Exception as e:
+            r = self.internal_error(cmd, e)
+        cmd.calls += 1
+        dur = _clock() - t0
+        cmd.usec += dur
+        self.last_cmd = cmd.fullname
+        slower = srv.config.slowlog_log_slower_than
+        if slower >= 0 and dur // 1000 >= slower:
+            from server import lifecycle
+
+            lifecycle.slowlog_add(self, argv, dur // 1000)
+        if r is BLOCKED:
+            return
+        self._emit(r, out)
+
+    def _emit(self, r: bytes, out: list[bytes]) -> None:
+        mode = self.reply_mode
+        if mode == "on":
+            out.append(r)
+        elif mode == "skip":
+            self.reply_mode = "on"
+            self.update_plain()
+
+    def error_reply(self, msg: bytes, cmd: Command | None = None) -> bytes:
+        if cmd is not None:
+            cmd.failed_calls += 1
+        self.server.count_error(msg)
+        return b"-" + msg + b"\r\n"
+
+    def internal_error(self, cmd: Command, exc: Exception) -> bytes:
+        LOG.warning(f"Internal error in '{cmd.fullname}': {type(exc).__name__}: {exc}")
+        import traceback
+
+        traceback.print_exc()
+        return self.error_reply(f"ERR internal error in '{cmd.fullname}': {type(exc).__name__}".encode(), cmd)
+
+    def _reject(self, cmd: Command | None, msg: bytes, out: list[bytes]) -> None:
+        if cmd is not None:
+            cmd.rejected_calls += 1
+        if self.multi is not None:
+            self.multi_error = True
+        msg = msg.replace(b"\r", b" ").replace(b"\n", b" ")
+        self.server.count_error(msg)
+        self._emit(b"-" + msg + b"\r\n", out)
+
+    def _reject_unknown(self, argv: list[bytes], out: list[bytes]) -> None:
+        args = b""
+        for a in argv[1:]:
+            if len(args) >= 128:
+                break
+            args += b"'" + a[: 128 - len(args)] + b"' "
+        msg = b"ERR unknown command '" + argv[0][:128] + b"', with args beginning with: " + args
+        self._reject(None, msg, out)
+
+
+def _oversized_tail_header(buf: bytes | bytearray) -> bool:
+    """Does the buffer end inside a command whose last header announces >= 100,000,000 bulk bytes
+    or multibulk elements?  Then the exact parser judges it against proto-max-bulk-len / INT_MAX
+    now, as Redis does on reading the header, instead of hiredis waiting for the data."""
+    tail = bytes(buf[-24:])
+    i = max(tail.rfind(b"$"), tail.rfind(b"*"))
+    if i < 0:
+        return False
+    j = i + 1
+    while j < len(tail) and 48 <= tail[j] <= 57:
+        j += 1
+    return j - i - 1 >= 9
+
+
+def _fmt_addr(addr: Any) -> str:
+    if not addr:
+        return ""
+    if isinstance(addr, tuple):
+        host, port = addr[0], addr[1]
+        return f"{host}:{port}"
+    return str(addr)
+
+
+_PROTECTED_MSG = (
+    b"-DENIED Redis is running in protected mode because protected mode is enabled and no password is set "
+    b"for the default user. In this mode connections are only accepted from the loopback interface. If you "
+    b"want to connect from external computers to Redis you may adopt one of the following solutions: 1) "
+    b"Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback "
+    b"interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis "
+    b"is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change "
+    b"permanent. 2) Alternatively you can just disable the protected mode by editing the Redis "
+    b"configuration file, and setting the protected mode option to 'no', and then restarting the server. "
+    b"3) If you started the server manually just for testing, restart it with the '--protected-mode no' "
+    b"option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of "
+    b"the above things in order for the server to start accepting connections from the outside.\r\n"
+)
+
+
+def _protected_mode_denies(srv: Server, peer: Any) -> bool:
+    if srv.config.values["protected-mode"] != "yes" or srv.config.requirepass:
+        return False
+    if not isinstance(peer, tuple):
+        return False
+    host = peer[0]
+    return not (host.startswith("127.") or host == "::1" or host.startswith("::ffff:127."))

@@ -1,0 +1,23 @@
+"""Command implementations, grouped by family like Redis's t_*.c files.
+
+Importing this package registers every handler in the command table (`table.TABLE`).  Each module
+owns its family; shared argument parsing lives in `args`, shared errors in `server.errors`.
+"""
+
+from server.commands import (  # noqa: F401 - imported for their registrations
+    t_bitops,
+    t_blocking,
+    t_connection,
+    t_hash,
+    t_hll,
+    t_keys,
+    t_list,
+    t_multi,
+    t_pubsub,
+    t_scripting,
+    t_server,
+    t_set,
+    t_stream,
+    t_string,
+    t_zset,
+)

@@ -1,0 +1,1 @@
+"""t_bitops: not implemented yet (placeholder so the package imports)."""

@@ -1,0 +1,1 @@
+"""t_blocking: not implemented yet (placeholder so the package imports)."""

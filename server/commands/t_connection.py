@@ -1,0 +1,152 @@
+"""Connection commands: PING, ECHO, SELECT, QUIT, HELLO, AUTH, RESET (CLIENT lives in t_server).
+
+HELLO switches the connection's protocol and replies with the server map; AUTH accepts the
+`default` user with requirepass (ACL users beyond it are not supported).  After a successful AUTH
+the connection may move from the exact parser back to the hiredis fast path.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from protocol import reply as R
+from server.commands.args import maybe_int
+from server.commands.table import command
+from server.core import VERSION
+from server.errors import DB_INDEX, WRONGPASS, CommandError
+
+
+@command("ping")
+def ping(c, argv):
+    if len(argv) > 2:
+        raise CommandError("ERR wrong number of arguments for 'ping' command")
+    if c.resp == 2 and (c.channels or c.patterns or c.shard_channels):
+        return R.array([R.bulk(b"pong"), R.bulk(argv[1] if len(argv) == 2 else b"")])
+    if len(argv) == 2:
+        return R.bulk(argv[1])
+    return R.PONG
+
+
+@command("echo")
+def echo(c, argv):
+    return R.bulk(argv[1])
+
+
+@command("select")
+def select(c, argv):
+    n = maybe_int(argv[1])
+    if n is None:
+        raise CommandError("ERR value is not an integer or out of range")
+    if not 0 <= n < len(c.server.dbs):
+        raise CommandError(DB_INDEX)
+    c.select(n)
+    return R.OK
+
+
+@command("quit")
+def quit_(c, argv):
+    c.close_after_reply = True
+    return R.OK
+
+
+def _check_password(c, user: bytes, password: bytes) -> bool:
+    required = c.server.config.requirepass
+    if user != b"default":
+        return False
+    if not required:
+        return True
+    return hmac.compare_digest(password, required.encode(errors="surrogateescape"))
+
+
+def _authenticated(c) -> None:
+    c.authenticated = True
+    c.update_plain()
+
+
+@command("auth")
+def auth(c, argv):
+    if len(argv) > 3:
+        raise CommandError("ERR syntax error")
+    if len(argv) == 2:
+        if not c.server.config.requirepass:
+            raise CommandError("ERR AUTH <password> called without any password configured for the default "
+                               "user. Are you sure your configuration is correct?")
+        user, password = b"default", argv[1]
+    else:
+        user, password = argv[1], argv[2]
+    if not _check_password(c, user, password):
+        raise CommandError(WRONGPASS)
+    _authenticated(c)
+    return R.OK
+
+
+@command("hello")
+def hello(c, argv):
+    ver = None
+    i = 1
+    if len(argv) >= 2:
+        v = maybe_int(argv[1])
+        if v is None:
+            raise CommandError("ERR Protocol version is not an integer or out of range")
+        ver = v
+        i = 2
+        if ver < 2 or ver > 3:
+            raise CommandError("NOPROTO unsupported protocol version")
+    setname = None
+    while i < len(argv):
+        opt = argv[i].lower()
+        more = len(argv) - i - 1
+        if opt == b"auth" and more >= 2:
+            if not _check_password(c, argv[i + 1], argv[i + 2]):
+                raise CommandError(WRONGPASS)
+            _authenticated(c)
+            i += 3
+        elif opt == b"setname" and more >= 1:
+            setname = argv[i + 1]
+            i += 2
+        else:
+            raise CommandError("ERR Syntax error in HELLO option '%s'" % argv[i].decode(errors="replace"))
+    if not c.authenticated:
+        raise CommandError("NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+                           "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+                           "select the RESP protocol version at the same time")
+    if setname is not None:
+        from server.commands.t_server import validate_client_name
+
+        validate_client_name(setname)
+        c.name = setname
+    if ver is not None:
+        c.set_protocol(ver)
+    enc = c.enc
+    return enc.map([
+        R.bulk(b"server"), R.bulk(b"redis"),
+        R.bulk(b"version"), R.bulk(VERSION.encode()),
+        R.bulk(b"proto"), R.integer(c.resp),
+        R.bulk(b"id"), R.integer(c.id),
+        R.bulk(b"mode"), R.bulk(b"standalone"),
+        R.bulk(b"role"), R.bulk(b"master"),
+        R.bulk(b"modules"), R.EMPTY_ARRAY,
+    ])
+
+
+@command("reset")
+def reset(c, argv):
+    from server import lifecycle
+
+    for hook in lifecycle.RESET_HOOKS:
+        hook(c)
+    c.select(0)
+    c.set_protocol(2)
+    c.name = b""
+    c.reply_mode = "on"
+    c.no_evict = c.no_touch = False
+    c.tracking = False
+    c.authenticated = not c.server.config.requirepass
+    if c.is_monitor:
+        c.is_monitor = False
+        if c in c.server.monitors:
+            c.server.monitors.remove(c)
+        for other in c.server.clients.values():
+            other.update_plain()
+    c.update_plain()
+    return R.status(b"RESET")

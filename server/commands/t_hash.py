@@ -1,0 +1,1 @@
+"""t_hash: not implemented yet (placeholder so the package imports)."""

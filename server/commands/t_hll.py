@@ -1,0 +1,1 @@
+"""t_hll: not implemented yet (placeholder so the package imports)."""

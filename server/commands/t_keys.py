@@ -1,0 +1,1 @@
+"""t_keys: not implemented yet (placeholder so the package imports)."""

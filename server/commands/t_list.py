@@ -1,0 +1,1 @@
+"""t_list: not implemented yet (placeholder so the package imports)."""

@@ -1,0 +1,1 @@
+"""t_multi: not implemented yet (placeholder so the package imports)."""

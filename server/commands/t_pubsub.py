@@ -1,0 +1,1 @@
+"""t_pubsub: not implemented yet (placeholder so the package imports)."""

@@ -1,0 +1,1 @@
+"""t_scripting: not implemented yet (placeholder so the package imports)."""

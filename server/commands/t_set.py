@@ -1,0 +1,1 @@
+"""t_set: not implemented yet (placeholder so the package imports)."""

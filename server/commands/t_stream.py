@@ -1,0 +1,1 @@
+"""t_stream: not implemented yet (placeholder so the package imports)."""

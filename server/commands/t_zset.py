@@ -1,0 +1,1 @@
+"""t_zset: not implemented yet (placeholder so the package imports)."""

@@ -1,0 +1,204 @@
+"""The declarative command table.
+
+Each command is data: name, arity, flags, key positions (first, last, step), ACL categories, tips,
+key specs, docs — loaded from `redis_commands.json` (generated from redis-server 7.0 by
+tools/gen_commands.py, plus `EXTRA_COMMANDS` for what clients send that 7.0 lacks) — and a handler
+attached with `@command("name")` or `@command("container|sub")` in the t_*.py modules.
+
+Only commands with a handler are in the dispatch table, so COMMAND, COMMAND DOCS and COMMAND COUNT
+describe what raxdb really serves.  Dispatch (`lookup`) is case-insensitive and resolves
+subcommands for container commands exactly as Redis's lookupCommandLogic does.
+
+Handler contract: `handler(client, argv) -> bytes` returns the complete encoded reply (or
+`BLOCKED` / `NO_REPLY` sentinels); it raises `CommandError` for error replies.  Arity has been
+checked before the handler runs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from importlib import resources
+from typing import Any
+
+Handler = Callable[..., bytes]
+
+# Sentinels a handler may return instead of reply bytes.
+BLOCKED = object()  # the client is now blocked; its reply comes later
+NO_REPLY = b""  # nothing to send (e.g. QUIT after its reply is queued, CLIENT REPLY OFF)
+
+
+def _flags_of(info: list[Any]) -> frozenset[str]:
+    return frozenset(f[1] for f in info[1][2][1])
+
+
+def _acl_of(info: list[Any]) -> tuple[str, ...]:
+    return tuple(f[1] for f in info[1][6][1])
+
+
+class Command:
+    """One command or subcommand.  Hot-path fields first; stats are plain ints."""
+
+    __slots__ = ("proc", "arity", "name", "fullname", "flags", "first_key", "last_key", "key_step",
+                 "acl_categories", "info", "docs", "parent", "subcommands", "is_write", "is_readonly",
+                 "calls", "usec", "rejected_calls", "failed_calls", "keys_proc", "ok_in_pubsub",
+                 "ok_loading", "no_auth", "queue_in_multi", "is_blocking", "noscript")
+
+    def __init__(self, name: str, info: list[Any], docs: Any, parent: Command | None = None) -> None:
+        entry = info[1]
+        self.name = name
+        self.fullname = f"{parent.name}|{name}" if parent else name
+        self.arity: int = entry[1]
+        self.flags = _flags_of(info)
+        self.first_key, self.last_key, self.key_step = entry[3], entry[4], entry[5]
+        self.acl_categories = _acl_of(info)
+        self.info = info
+        self.docs = docs
+        self.parent = parent
+        self.subcommands: dict[bytes, Command] = {}
+        self.proc: Handler | None = None
+        self.keys_proc: Callable[[list[bytes]], list[int]] | None = None
+        self.is_write = "write" in self.flags
+        self.is_readonly = "readonly" in self.flags
+        self.ok_in_pubsub = self.fullname in ("subscribe", "unsubscribe", "psubscribe", "punsubscribe",
+                                              "ssubscribe", "sunsubscribe", "ping", "quit", "reset")
+        self.ok_loading = "loading" in self.flags
+        self.no_auth = "no_auth" in self.flags
+        self.queue_in_multi = self.fullname not in ("exec", "discard", "multi", "watch", "quit", "reset")
+        self.is_blocking = "blocking" in self.flags
+        self.noscript = "noscript" in self.flags
+        self.calls = self.usec = self.rejected_calls = self.failed_calls = 0
+
+    def reset_stats(self) -> None:
+        self.calls = self.usec = self.rejected_calls = self.failed_calls = 0
+        for sub in self.subcommands.values():
+            sub.reset_stats()
+
+    def key_positions(self, argv: list[bytes]) -> list[int]:
+        """Positions of key arguments (COMMAND GETKEYS, MULTI/WATCH, cluster-style key extraction)."""
+        if self.keys_proc is not None:
+            return self.keys_proc(argv)
+        first, last, step = self.first_key, self.last_key, self.key_step
+        if first == 0:
+            return []
+        if last < 0:
+            last = len(argv) + last
+        return list(range(first, min(last, len(argv) - 1) + 1, step))
+
+
+def _load_meta() -> dict[str, dict[str, Any]]:
+    text = resources.files("server.commands").joinpath("redis_commands.json").read_text()
+    meta: dict[str, dict[str, Any]] = json.loads(text)["commands"]
+    for name, entry in EXTRA_COMMANDS.items():
+        parent, _, sub = name.partition("|")
+        if sub:
+            meta[parent]["info"][1][9][1].append(entry["info"])
+            _tree_map(meta[parent]["docs"])["subcommands"][1].extend([name, entry["docs"]])
+        else:
+            meta[name] = entry
+    return meta
+
+
+def _info(name: str, arity: int, flags: list[str], first: int, last: int, step: int, acl: list[str]) -> list[Any]:
+    return ["*", [name, arity, ["~", [["+", f] for f in flags]], first, last, step,
+                  ["~", [["+", a] for a in acl]], ["~", []], ["~", []], ["~", []]]]
+
+
+def _docs(summary: str, since: str, group: str, complexity: str) -> list[Any]:
+    return ["%", ["summary", summary, "since", since, "group", group, "complexity", complexity]]
+
+
+# Commands newer than 7.0 that clients send on connect; accepted as Redis 7.2 does.
+EXTRA_COMMANDS: dict[str, dict[str, Any]] = {
+    "client|setinfo": {
+        "info": _info("client|setinfo", 4, ["noscript", "loading", "stale"], 0, 0, 0, ["@slow", "@connection"]),
+        "docs": _docs("Sets information specific to the client or connection.", "7.2.0", "connection", "O(1)"),
+    },
+    "client|no-touch": {
+        "info": _info("client|no-touch", 3, ["noscript", "loading", "stale"], 0, 0, 0, ["@slow", "@connection"]),
+        "docs": _docs("Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
+                      "7.2.0", "connection", "O(1)"),
+    },
+}
+
+
+class CommandTable:
+    def __init__(self) -> None:
+        self.meta = _load_meta()
+        self.commands: dict[str, Command] = {}  # implemented top-level commands by lowercase name
+        self.dispatch: dict[bytes, Command] = {}  # as sent: lowercase and uppercase spellings
+
+    def _container(self, name: str) -> Command:
+        cmd = self.commands.get(name)
+        if cmd is None:
+            m = self.meta[name]
+            cmd = Command(name, m["info"], m.get("docs"))
+            self.commands[name] = cmd
+            for key in (name.encode(), name.upper().encode()):
+                self.dispatch[key] = cmd
+        return cmd
+
+    def register(self, fullname: str, proc: Handler) -> Command:
+        parent_name, _, sub = fullname.partition("|")
+        if parent_name not in self.meta:
+            raise KeyError(f"no metadata for command {fullname!r}")
+        top = self._container(parent_name)
+        if not sub:
+            top.proc = proc
+            return top
+        sub_infos = {e[1][0]: e for e in top.info[1][9][1]}
+        info = sub_infos.get(fullname)
+        if info is None:
+            raise KeyError(f"no metadata for subcommand {fullname!r}")
+        docs = None
+        parent_docs = self.meta[parent_name].get("docs")
+        if parent_docs:
+            subdocs = _tree_map(parent_docs).get("subcommands")
+            if subdocs:
+                docs = _tree_map(subdocs).get(fullname)
+        cmd = Command(sub, info, docs, parent=top)
+        cmd.proc = proc
+        top.subcommands[sub.encode()] = cmd
+        return cmd
+
+    def lookup(self, argv: list[bytes]) -> Command | None:
+        cmd = self.dispatch.get(argv[0])
+        if cmd is None:
+            cmd = self.dispatch.get(argv[0].lower())
+            if cmd is None:
+                return None
+        if cmd.subcommands and len(argv) > 1:
+            return cmd.subcommands.get(argv[1].lower())
+        return cmd
+
+    def lookup_name(self, name: bytes) -> Command | None:
+        """By name or 'container|sub' (COMMAND INFO, COMMAND DOCS, ACL)."""
+        parent, _, sub = name.lower().partition(b"|")
+        cmd = self.dispatch.get(parent)
+        if cmd is None or not sub:
+            return cmd
+        return cmd.subcommands.get(sub)
+
+    def all_commands(self) -> list[Command]:
+        return list(self.commands.values())
+
+
+def _tree_map(node: Any) -> dict[str, Any]:
+    """A typed map node's items as a dict (keys are bulk strings)."""
+    items = node[1]
+    return {items[i]: items[i + 1] for i in range(0, len(items), 2)}
+
+
+TABLE = CommandTable()
+
+
+def command(fullname: str, keys: Callable[[list[bytes]], list[int]] | None = None) -> Callable[[Handler], Handler]:
+    """Attach a handler to the command `fullname` ("get", "config|get")."""
+
+    def deco(fn: Handler) -> Handler:
+        cmd = TABLE.register(fullname, fn)
+        if keys is not None:
+            cmd.keys_proc = keys
+        return fn
+
+    return deco

@@ -1,0 +1,49 @@
+"""Error replies shared by all commands, word for word as Redis 7.0 sends them.
+
+A handler raises `CommandError(text)`; the dispatcher turns it into `-text\\r\\n`, counts it in
+errorstats under its first word, and in failed_calls of the command.  Keeping the texts here means
+one spelling for every caller.
+"""
+
+
+class CommandError(Exception):
+    __slots__ = ("msg",)
+
+    def __init__(self, msg: str | bytes) -> None:
+        self.msg = msg if isinstance(msg, bytes) else msg.encode()
+
+    def __str__(self) -> str:
+        return self.msg.decode(errors="replace")
+
+
+WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+SYNTAX = "ERR syntax error"
+NOT_INTEGER = "ERR value is not an integer or out of range"
+NOT_FLOAT = "ERR value is not a valid float"
+OVERFLOW = "ERR increment or decrement would overflow"
+NO_SUCH_KEY = "ERR no such key"
+OUT_OF_RANGE = "ERR index out of range"
+DB_INDEX = "ERR DB index is out of range"
+INVALID_EXPIRE = "ERR invalid expire time in '%s' command"
+NOAUTH = "NOAUTH Authentication required."
+WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
+NOT_POSITIVE = "ERR value is out of range, must be positive"
+TIMEOUT_NEGATIVE = "ERR timeout is negative"
+TIMEOUT_NOT_FLOAT = "ERR timeout is not a float or out of range"
+
+
+def wrongtype() -> CommandError:
+    return CommandError(WRONGTYPE)
+
+
+def syntax() -> CommandError:
+    return CommandError(SYNTAX)
+
+
+def wrong_arity(fullname: str) -> CommandError:
+    return CommandError(f"ERR wrong number of arguments for '{fullname}' command")
+
+
+def unknown_subcommand(sub: bytes, container: str) -> CommandError:
+    s = sub[:128].decode(errors="replace")
+    return CommandError(f"ERR unknown subcommand '{s}'. Try {container.upper()} HELP.")

@@ -1,0 +1,99 @@
+"""How commands read and write keys: Redis's lookupKeyRead/Write, setKey, signalModifiedKey and
+notifyKeyspaceEvent, in one place so every family gets hits/misses, WATCH invalidation,
+keyspace notifications and blocked-client wake-ups the same way.
+
+The guards are cheap on purpose: no WATCHers means `db.watched` is empty, notifications off means
+`server.notify_flags == 0`, no blocked clients means `db.blocking` is empty.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from server.errors import WRONGTYPE, CommandError
+
+if TYPE_CHECKING:
+    from server.client import Client
+    from storage.keyspace import Database
+
+# Keyspace notification classes (notify-keyspace-events letters), as Redis's NOTIFY_* bits.
+NOTIFY_KEYSPACE = 1 << 0  # K
+NOTIFY_KEYEVENT = 1 << 1  # E
+NOTIFY_GENERIC = 1 << 2  # g
+NOTIFY_STRING = 1 << 3  # $
+NOTIFY_LIST = 1 << 4  # l
+NOTIFY_SET = 1 << 5  # s
+NOTIFY_HASH = 1 << 6  # h
+NOTIFY_ZSET = 1 << 7  # z
+NOTIFY_EXPIRED = 1 << 8  # x
+NOTIFY_EVICTED = 1 << 9  # e
+NOTIFY_STREAM = 1 << 10  # t
+NOTIFY_KEY_MISS = 1 << 11  # m
+NOTIFY_LOADED = 1 << 12
+NOTIFY_MODULE = 1 << 13  # d
+NOTIFY_NEW = 1 << 14  # n
+
+# Installed by the pub/sub family: publish(server, dbid, cls, event, key).
+_notifier: list[Any] = [None]
+# Installed by the blocking family: signal_ready(db, key).
+_ready_signaller: list[Any] = [None]
+
+
+def type_name(value: Any) -> str:
+    cls = value.__class__
+    if cls is bytes or cls is bytearray:
+        return "string"
+    return value.type_name
+
+
+def lookup_read(c: Client, key: bytes) -> Any:
+    """The value for a read command, counting keyspace hits and misses."""
+    srv = c.server
+    v = c.db.get(key, srv.now_ms)
+    if v is None:
+        srv.stat_keyspace_misses += 1
+        if srv.notify_flags & NOTIFY_KEY_MISS:
+            notify(c, NOTIFY_KEY_MISS, "keymiss", key)
+    else:
+        srv.stat_keyspace_hits += 1
+    return v
+
+
+def lookup_write(c: Client, key: bytes) -> Any:
+    return c.db.get(key, c.server.now_ms)
+
+
+def lookup_string(c: Client, key: bytes, write: bool = False) -> bytes | bytearray | None:
+    v = lookup_write(c, key) if write else lookup_read(c, key)
+    if v is not None and v.__class__ is not bytes and v.__class__ is not bytearray:
+        raise CommandError(WRONGTYPE)
+    return v
+
+
+def lookup_typed(c: Client, key: bytes, cls: type, write: bool = False) -> Any:
+    """The value if it is an instance of `cls`, None if missing, WRONGTYPE otherwise."""
+    v = lookup_write(c, key) if write else lookup_read(c, key)
+    if v is not None and v.__class__ is not cls:
+        raise CommandError(WRONGTYPE)
+    return v
+
+
+def modified(c: Client, key: bytes, db: Database | None = None) -> None:
+    """signalModifiedKey: invalidate WATCHes (and later client-side caching) on this key."""
+    d = c.db if db is None else db
+    d_hook = d.modified_hook
+    if d_hook is not None and d.watched:
+        d_hook(d, key)
+    c.server.dirty += 1
+
+
+def notify(c: Client, cls: int, event: str, key: bytes, dbid: int | None = None) -> None:
+    srv = c.server
+    if srv.notify_flags & cls and _notifier[0] is not None:
+        _notifier[0](srv, c.dbid if dbid is None else dbid, cls, event, key)
+
+
+def signal_ready(db: Database, key: bytes) -> None:
+    """A key that blocked clients may wait on got data (push, zadd, xadd, rename into it, ...)."""
+    if db.blocking and _ready_signaller[0] is not None:
+        _ready_signaller[0](db, key)

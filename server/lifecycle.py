@@ -1,0 +1,90 @@
+"""Per-client events that several command families care about: disconnect clean-up, MONITOR
+feeds, the slow log.  Kept out of client.py so the hot path module stays small, and so families
+(pub/sub, blocking, WATCH) register their clean-up here instead of client.py knowing them all."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from protocol import reply as R
+
+if TYPE_CHECKING:
+    from server.client import Client
+    from server.commands.table import Command
+
+# Families append callbacks here: each is called with the client when its connection ends.
+DISCONNECT_HOOKS: list[Callable[[Client], None]] = []
+# ... and here callbacks for RESET (leave MULTI, unsubscribe, unwatch, ...).
+RESET_HOOKS: list[Callable[[Client], None]] = []
+
+
+def on_disconnect(client: Client) -> None:
+    srv = client.server
+    if client.is_monitor and client in srv.monitors:
+        srv.monitors.remove(client)
+        for c in srv.clients.values():
+            c.update_plain()
+    for hook in DISCONNECT_HOOKS:
+        hook(client)
+
+
+def _monitor_arg(a: bytes) -> str:
+    out = []
+    for b in a:
+        if b == 92:
+            out.append("\\\\")
+        elif b == 34:
+            out.append('\\"')
+        elif b == 10:
+            out.append("\\n")
+        elif b == 13:
+            out.append("\\r")
+        elif b == 9:
+            out.append("\\t")
+        elif b == 7:
+            out.append("\\a")
+        elif b == 8:
+            out.append("\\b")
+        elif 32 <= b < 127:
+            out.append(chr(b))
+        else:
+            out.append("\\x%02x" % b)
+    return '"' + "".join(out) + '"'
+
+
+def feed_monitors(client: Client, argv: list[bytes], cmd: Command) -> None:
+    """MONITOR line: +<secs.usecs> [<db> <addr>] "arg" ... (admin commands are not shown)."""
+    srv = client.server
+    if "admin" in cmd.flags or "noscript" in cmd.flags and cmd.fullname in ("exec",):
+        return
+    now = time.time()
+    line = "+%.6f [%d %s] %s\r\n" % (now, client.dbid, client.addr, " ".join(_monitor_arg(a) for a in argv))
+    data = line.encode()
+    for m in srv.monitors:
+        if m is not client:
+            m.write(data)
+
+
+def slowlog_add(client: Client, argv: list[bytes], micros: int) -> None:
+    srv = client.server
+    maxlen = srv.config.slowlog_max_len
+    if maxlen <= 0:
+        return
+    args = []
+    shown = argv[:32]
+    for a in shown:
+        args.append(a if len(a) <= 128 else a[:128] + b"... (%d more bytes)" % (len(a) - 128))
+    if len(argv) > 32:
+        args[-1] = b"... (%d more arguments)" % (len(argv) - 31)
+    entry = (srv.slowlog_next_id, int(time.time()), micros, args, client.addr.encode(), client.name)
+    srv.slowlog_next_id += 1
+    srv.slowlog.appendleft(entry)
+    while len(srv.slowlog) > maxlen:
+        srv.slowlog.pop()
+
+
+def encode_slowlog_entry(entry: tuple, enc: R.Encoder) -> bytes:
+    sid, ts, micros, args, addr, name = entry
+    return R.array([R.integer(sid), R.integer(ts), R.integer(micros), R.bulk_array(args), R.bulk(addr), R.bulk(name)])

@@ -1,0 +1,68 @@
+"""Entry point: `raxdb-server [/path/to/redis.conf] [--option value ...]` (also `python -m server`).
+
+Parses configuration exactly as redis-server does (file first, then command-line options grouped
+into config lines), refuses bad options with Redis's FATAL CONFIG FILE ERROR text and exit code 1,
+then runs the server on uvloop until SIGINT/SIGTERM or SHUTDOWN.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+
+from server.config import Config, ConfigError, FatalConfigError
+from server.log import LOG
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in ("-v", "--version"):
+        from server.core import RAXDB_VERSION, VERSION
+
+        print(f"raxdb v={RAXDB_VERSION} (Redis {VERSION} compatible)")
+        return
+    if args and args[0] in ("-h", "--help"):
+        print("Usage: raxdb-server [/path/to/redis.conf] [options]\n"
+              "Examples:\n  raxdb-server (run with embedded defaults)\n  raxdb-server --port 7777\n"
+              "  raxdb-server /etc/redis/6379.conf --loglevel verbose")
+        return
+    config = Config()
+    try:
+        config.load_argv(args)
+    except FatalConfigError as exc:
+        print(str(exc), file=sys.stderr)
+        raise SystemExit(1) from None
+    except (ConfigError, OSError) as exc:
+        print(f"\n*** FATAL CONFIG FILE ERROR ***\n{exc}", file=sys.stderr)
+        raise SystemExit(1) from None
+    LOG.configure(config.values["loglevel"], config.values["logfile"])
+    LOG.notice("oO0OoO0OoO0Oo raxdb is starting oO0OoO0OoO0Oo")
+    if config.config_file is None:
+        LOG.warning("Warning: no config file specified, using the default config. In order to specify a "
+                    "config file use raxdb-server /path/to/redis.conf")
+    import server.commands  # noqa: F401 - registers every command handler
+    from server.core import Server
+
+    srv = Server(config)
+    try:
+        import uvloop
+
+        runner = asyncio.Runner(loop_factory=uvloop.new_event_loop)
+    except ImportError:  # pragma: no cover - uvloop is a dependency; keep running without it
+        runner = asyncio.Runner()
+    with runner:
+        loop = runner.get_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, _on_signal, srv, sig)
+        runner.run(srv.serve())
+
+
+def _on_signal(srv, sig: int) -> None:  # type: ignore[no-untyped-def]
+    name = "SIGINT" if sig == signal.SIGINT else "SIGTERM"
+    LOG.warning(f"Received {name} scheduling shutdown...")
+    srv.request_shutdown()
+
+
+if __name__ == "__main__":
+    main()

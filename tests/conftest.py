@@ -1,0 +1,72 @@
+"""Shared fixtures: one raxdb and one redis-server per test session, the differential `diff`
+fixture (RESP2 and RESP3), and redis-py clients."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.diff import Diff, RawConnection  # noqa: E402
+from tests.servers import start_raxdb, start_redis  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def raxdb():
+    srv = start_raxdb()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def oracle():
+    srv = start_redis()
+    yield srv
+    srv.stop()
+
+
+def _flush(port: int) -> None:
+    c = RawConnection(port)
+    c.call("FLUSHALL")
+    c.close()
+
+
+@pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
+def diff(request, raxdb, oracle):
+    _flush(raxdb.port)
+    _flush(oracle.port)
+    d = Diff(raxdb.port, oracle.port, request.param)
+    yield d
+    d.close()
+
+
+@pytest.fixture
+def diff2(raxdb, oracle):
+    """RESP2 only, for tests whose point is not the protocol."""
+    _flush(raxdb.port)
+    _flush(oracle.port)
+    d = Diff(raxdb.port, oracle.port, 2)
+    yield d
+    d.close()
+
+
+@pytest.fixture
+def r(raxdb):
+    """A redis-py client on raxdb (RESP2), flushed."""
+    import redis
+
+    client = redis.Redis(port=raxdb.port, protocol=2)
+    client.flushall()
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def raw(raxdb):
+    """A raw connection to raxdb."""
+    c = RawConnection(raxdb.port)
+    yield c
+    c.close()

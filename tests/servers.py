@@ -1,0 +1,81 @@
+"""Start raxdb and a real redis-server on free loopback ports for the tests and benchmarks.
+
+Readiness is awaited by reading the server's log until "Ready to accept connections" (an event,
+not a sleep).  `REDIS_SERVER` may name the oracle binary; it is installed by `make test`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ServerProcess:
+    def __init__(self, argv: list[str], port: int, cwd: str, name: str) -> None:
+        self.port = port
+        self.name = name
+        self.cwd = cwd
+        self.log: list[str] = []
+        self.proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     bufsize=1)
+        ready = threading.Event()
+
+        def pump() -> None:
+            assert self.proc.stdout is not None
+            for line in self.proc.stdout:
+                self.log.append(line)
+                if "Ready to accept connections" in line:
+                    ready.set()
+            ready.set()
+
+        threading.Thread(target=pump, daemon=True).start()
+        if not ready.wait(60) or self.proc.poll() is not None:
+            raise RuntimeError(f"{name} did not start:\n" + "".join(self.log))
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+COMMON = ["--save", "", "--appendonly", "no", "--enable-debug-command", "yes"]
+
+
+def start_raxdb(*extra: str, cwd: str | None = None) -> ServerProcess:
+    port = free_port()
+    cwd = cwd or tempfile.mkdtemp(prefix="raxdb-")
+    argv = [sys.executable, "-m", "server", "--port", str(port), *COMMON, *extra]
+    env_path = str(ROOT)
+    os.environ["PYTHONPATH"] = env_path + os.pathsep + os.environ.get("PYTHONPATH", "")
+    return ServerProcess(argv, port, cwd, "raxdb")
+
+
+def redis_binary() -> str | None:
+    return os.environ.get("REDIS_SERVER") or shutil.which("redis-server")
+
+
+def start_redis(*extra: str, cwd: str | None = None) -> ServerProcess:
+    binary = redis_binary()
+    if binary is None:
+        raise RuntimeError("redis-server not found: `make test` installs it")
+    port = free_port()
+    cwd = cwd or tempfile.mkdtemp(prefix="redis-")
+    return ServerProcess([binary, "--port", str(port), "--bind", "127.0.0.1", *COMMON, *extra], port, cwd, "redis")
