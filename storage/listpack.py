@@ -1,0 +1,484 @@
+"""Listpack: Redis's compact sequence of strings and integers, byte for byte, in a bytearray.
+
+Used for the compact encodings (list/hash/set/zset listpacks) and for the nodes of streams.  The
+bytes are exactly what Redis 7.0 writes for the same operations, so RDB payloads can be produced and
+loaded by copying the buffer, and memory use is Redis's (plus the bytearray header).
+
+Layout (all integers little endian):
+
+    <total-bytes u32> <num-elements u16> <entry> ... <entry> <0xFF>
+    entry = <encoding + data> <backlen>
+
+- num-elements saturates: 65535 means "unknown, count by scanning" (len() scans, and writes the count
+  back when it fits again, as lpLength does).
+- encodings: 0xxxxxxx 7-bit uint | 10xxxxxx 6-bit-length string | 110xxxxx yyyyyyyy 13-bit int |
+  1110xxxx yyyyyyyy 12-bit-length string | F0 + u32 length string | F1/F2/F3/F4 16/24/32/64-bit int.
+  Integers are two's complement.  A string that is a canonical int64 (string2ll rules) is stored as
+  an integer, always in the smallest encoding that holds it (lpAppend / lpInsertString).
+- backlen: the length of <encoding + data> in 7-bit groups, written so it can be read right to left
+  from the entry's last byte (high bit set = more groups to the left); 1 to 5 bytes, with Redis's
+  exact thresholds (<=127, <16383, <2097151, <268435455).
+
+API.  Positions are byte offsets into the buffer (Redis's `unsigned char *p`); None is "no element".
+
+    lp = Listpack()                       # empty;  Listpack.from_bytes(b) wraps a copy of b
+    lp.append(b"x"); lp.append(42)        # bytes go through the int check; ints are stored as ints
+    lp.prepend(v); lp.insert(p, v, after=False) -> position of the new element
+    lp.replace(p, v) -> p;  lp.delete(p) -> position of the element that followed, or None
+    lp.delete_range(index, count); lp.delete_range_at(p, count)
+    lp.first() / lp.last() / lp.next(p) / lp.prev(p) / lp.seek(index)  (negative index from the tail)
+    lp.get(p) -> int | bytes;  lp.get_bytes(p) -> bytes (ints in decimal);  lp.find(value, p, skip)
+    len(lp), iter(lp) (values as get() returns them), lp.bytes(), lp.nbytes(), lp.validate()
+
+Module-level helpers work on a bare bytearray, for callers that keep many listpacks and want no
+wrapper object per buffer (stream nodes): `new_buffer()`, `encode_entry(v)`, `encode_int_entry(i)`,
+`append_encoded(buf, chunk, n)`, `get_value(buf, p)`, `next_offset(buf, p)`, `prev_offset(buf, p)`,
+`replace_at(buf, p, chunk)`, `num_elements(buf)`, `string_to_int(b)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+HEADER_SIZE = 6
+EOF = 0xFF
+NUMELE_UNKNOWN = 65535
+_EMPTY = b"\x07\x00\x00\x00\x00\x00\xff"
+
+INT64_MIN = -(1 << 63)
+INT64_MAX = (1 << 63) - 1
+
+
+def string_to_int(b: bytes | bytearray) -> int | None:
+    """The int64 a string represents under string2ll/lpStringToInt64 rules, else None."""
+    n = len(b)
+    if n == 0 or n > 20:
+        return None
+    c = b[0]
+    if 49 <= c <= 57:
+        if n == 1:
+            return c - 48
+        if not b.isdigit():
+            return None
+        v = int(b)
+        return v if v <= INT64_MAX else None
+    if c == 45:
+        if n == 1 or not 49 <= b[1] <= 57 or (n > 2 and not b[2:].isdigit()):
+            return None
+        v = int(b)
+        return v if v >= INT64_MIN else None
+    if c == 48 and n == 1:
+        return 0
+    return None
+
+
+def backlen_bytes(size: int) -> bytes:
+    """The reverse-encoded length of an entry whose <encoding + data> is `size` bytes."""
+    if size <= 127:
+        return bytes((size,))
+    if size < 16383:
+        return bytes((size >> 7, (size & 127) | 128))
+    if size < 2097151:
+        return bytes((size >> 14, ((size >> 7) & 127) | 128, (size & 127) | 128))
+    if size < 268435455:
+        return bytes((size >> 21, ((size >> 14) & 127) | 128, ((size >> 7) & 127) | 128, (size & 127) | 128))
+    return bytes((size >> 28, ((size >> 21) & 127) | 128, ((size >> 14) & 127) | 128,
+                  ((size >> 7) & 127) | 128, (size & 127) | 128))
+
+
+def _backlen_size(size: int) -> int:
+    if size <= 127:
+        return 1
+    if size < 16383:
+        return 2
+    if size < 2097151:
+        return 3
+    if size < 268435455:
+        return 4
+    return 5
+
+
+def _encode_int_body(v: int) -> bytes:
+    if 0 <= v <= 127:
+        return bytes((v,))
+    if -4096 <= v <= 4095:
+        if v < 0:
+            v += 8192
+        return bytes(((v >> 8) | 0xC0, v & 0xFF))
+    if -32768 <= v <= 32767:
+        return b"\xf1" + v.to_bytes(2, "little", signed=True)
+    if -8388608 <= v <= 8388607:
+        return b"\xf2" + v.to_bytes(3, "little", signed=True)
+    if -2147483648 <= v <= 2147483647:
+        return b"\xf3" + v.to_bytes(4, "little", signed=True)
+    return b"\xf4" + v.to_bytes(8, "little", signed=True)
+
+
+# Complete entries (encoding + data + backlen) of the small integers, the common stream fields.
+_SMALL_INT_ENTRIES = [b""] * 8192
+for _v in range(-4096, 4096):
+    _body = _encode_int_body(_v)
+    _SMALL_INT_ENTRIES[_v + 4096] = _body + bytes((len(_body),))
+del _v, _body
+
+
+def encode_int_entry(v: int) -> bytes:
+    """The complete entry for the integer v (lpAppendInteger); v must fit int64."""
+    if -4096 <= v <= 4095:
+        return _SMALL_INT_ENTRIES[v + 4096]
+    body = _encode_int_body(v)
+    return body + bytes((len(body),))
+
+
+def encode_str_entry(s: bytes) -> bytes:
+    """The complete entry for s stored as a string (no int check)."""
+    n = len(s)
+    if n < 64:
+        return b"%c%s%c" % (0x80 | n, s, n + 1)
+    if n < 4096:
+        return b"%c%c%s%s" % (0xE0 | (n >> 8), n & 0xFF, s, backlen_bytes(n + 2))
+    return b"\xf0%s%s%s" % (n.to_bytes(4, "little"), s, backlen_bytes(n + 5))
+
+
+def encode_entry(v: bytes | int) -> bytes:
+    """The complete entry for v as lpAppend/lpAppendInteger store it: canonical int strings as ints."""
+    if v.__class__ is int:
+        return encode_int_entry(v)  # type: ignore[arg-type]
+    n = len(v)  # type: ignore[arg-type]
+    if n and v[0] <= 57:  # type: ignore[index]
+        i = string_to_int(v)  # type: ignore[arg-type]
+        if i is not None:
+            return encode_int_entry(i)
+    if n < 64:
+        return b"%c%s%c" % (0x80 | n, v, n + 1)
+    return encode_str_entry(bytes(v))  # type: ignore[arg-type]
+
+
+def _body_size(buf: bytearray | bytes, p: int) -> int:
+    """Bytes of <encoding + data> of the entry at p."""
+    b = buf[p]
+    if b < 0x80:
+        return 1
+    if b < 0xC0:
+        return 1 + (b & 0x3F)
+    if b < 0xE0:
+        return 2
+    if b < 0xF0:
+        return 2 + (((b & 0x0F) << 8) | buf[p + 1])
+    if b == 0xF0:
+        return 5 + int.from_bytes(buf[p + 1 : p + 5], "little")
+    if b == 0xF1:
+        return 3
+    if b == 0xF2:
+        return 4
+    if b == 0xF3:
+        return 5
+    if b == 0xF4:
+        return 9
+    raise ValueError("listpack: bad encoding byte 0x%02x at %d" % (b, p))
+
+
+def entry_size(buf: bytearray | bytes, p: int) -> int:
+    """Total bytes of the entry at p, backlen included."""
+    n = _body_size(buf, p)
+    return n + _backlen_size(n)
+
+
+def next_offset(buf: bytearray | bytes, p: int) -> int | None:
+    """The element after the one at p, or None."""
+    b = buf[p]
+    if b < 0x80:
+        q = p + 2
+    elif b < 0xC0:
+        q = p + (b & 0x3F) + 2
+    else:
+        q = p + entry_size(buf, p)
+    return None if buf[q] == EOF else q
+
+
+def prev_offset(buf: bytearray | bytes, p: int) -> int | None:
+    """The element before the one at p (p may be the EOF offset), or None."""
+    if p <= HEADER_SIZE:
+        return None
+    q = p - 1
+    b = buf[q]
+    size = b & 127
+    shift = 0
+    while b & 128:
+        q -= 1
+        shift += 7
+        b = buf[q]
+        size |= (b & 127) << shift
+    return q - size
+
+
+def get_value(buf: bytearray | bytes, p: int) -> int | bytes:
+    """The element at p: int for integer encodings, bytes for strings (lpGet)."""
+    b = buf[p]
+    if b < 0x80:
+        return b
+    if b < 0xC0:
+        return bytes(buf[p + 1 : p + 1 + (b & 0x3F)])
+    if b < 0xE0:
+        v = ((b & 0x1F) << 8) | buf[p + 1]
+        return v - 8192 if v >= 4096 else v
+    if b < 0xF0:
+        n = ((b & 0x0F) << 8) | buf[p + 1]
+        return bytes(buf[p + 2 : p + 2 + n])
+    if b == 0xF0:
+        n = int.from_bytes(buf[p + 1 : p + 5], "little")
+        return bytes(buf[p + 5 : p + 5 + n])
+    if b == 0xF1:
+        return int.from_bytes(buf[p + 1 : p + 3], "little", signed=True)
+    if b == 0xF2:
+        return int.from_bytes(buf[p + 1 : p + 4], "little", signed=True)
+    if b == 0xF3:
+        return int.from_bytes(buf[p + 1 : p + 5], "little", signed=True)
+    if b == 0xF4:
+        return int.from_bytes(buf[p + 1 : p + 9], "little", signed=True)
+    raise ValueError("listpack: bad encoding byte 0x%02x at %d" % (b, p))
+
+
+def get_bytes(buf: bytearray | bytes, p: int) -> bytes:
+    v = get_value(buf, p)
+    return b"%d" % v if v.__class__ is int else v  # type: ignore[return-value]
+
+
+def new_buffer() -> bytearray:
+    return bytearray(_EMPTY)
+
+
+def num_elements(buf: bytearray | bytes) -> int:
+    """The header's element count (NUMELE_UNKNOWN when saturated)."""
+    return buf[4] | (buf[5] << 8)
+
+
+def _set_header(buf: bytearray, count: int) -> None:
+    n = len(buf)
+    buf[0] = n & 0xFF
+    buf[1] = (n >> 8) & 0xFF
+    buf[2] = (n >> 16) & 0xFF
+    buf[3] = n >> 24
+    buf[4] = count & 0xFF
+    buf[5] = count >> 8
+
+
+def _add_count(buf: bytearray, delta: int) -> int:
+    n = buf[4] | (buf[5] << 8)
+    if n == NUMELE_UNKNOWN:
+        return n
+    n += delta
+    return NUMELE_UNKNOWN if n > NUMELE_UNKNOWN else n
+
+
+def append_encoded(buf: bytearray, chunk: bytes, nelems: int) -> None:
+    """Append `nelems` complete entries already encoded back to back in `chunk`."""
+    count = _add_count(buf, nelems)
+    buf[-1:] = chunk
+    buf.append(EOF)
+    _set_header(buf, count)
+
+
+def insert_encoded(buf: bytearray, p: int, chunk: bytes, nelems: int) -> None:
+    """Insert `nelems` encoded entries at offset p (before the element at p, or at EOF)."""
+    count = _add_count(buf, nelems)
+    buf[p:p] = chunk
+    _set_header(buf, count)
+
+
+def replace_at(buf: bytearray, p: int, entry: bytes) -> None:
+    """Replace the element at p by one complete encoded entry."""
+    b = buf[p]
+    old = 2 if b < 0x80 else entry_size(buf, p)
+    if old == len(entry):
+        buf[p : p + old] = entry
+        return
+    buf[p : p + old] = entry
+    _set_header(buf, num_elements(buf))
+
+
+def delete_at(buf: bytearray, p: int, count: int = 1) -> None:
+    """Delete up to `count` consecutive elements starting at p."""
+    q = p
+    n = 0
+    while n < count and buf[q] != EOF:
+        q += entry_size(buf, q)
+        n += 1
+    del buf[p:q]
+    total = buf[4] | (buf[5] << 8)
+    if total != NUMELE_UNKNOWN:
+        total -= n
+    _set_header(buf, total)
+
+
+class Listpack:
+    """A listpack owning one bytearray (`buf`).  See the module docstring for the API."""
+
+    __slots__ = ("buf",)
+
+    def __init__(self, buf: bytearray | None = None) -> None:
+        self.buf = bytearray(_EMPTY) if buf is None else buf
+
+    @classmethod
+    def from_bytes(cls, data: bytes | bytearray) -> Listpack:
+        lp = cls(bytearray(data))
+        lp.validate()
+        return lp
+
+    @classmethod
+    def from_values(cls, values: list[bytes | int]) -> Listpack:
+        lp = cls()
+        append_encoded(lp.buf, b"".join(encode_entry(v) for v in values), len(values))
+        return lp
+
+    def bytes(self) -> bytes:
+        return bytes(self.buf)
+
+    def nbytes(self) -> int:
+        return len(self.buf)
+
+    def copy(self) -> Listpack:
+        return Listpack(bytearray(self.buf))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Listpack) and self.buf == other.buf
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "Listpack(%r)" % (list(self),)
+
+    # ---- navigation ----------------------------------------------------------------------------
+    def first(self) -> int | None:
+        return None if self.buf[HEADER_SIZE] == EOF else HEADER_SIZE
+
+    def last(self) -> int | None:
+        return prev_offset(self.buf, len(self.buf) - 1)
+
+    def next(self, p: int) -> int | None:
+        return next_offset(self.buf, p)
+
+    def prev(self, p: int) -> int | None:
+        return prev_offset(self.buf, p)
+
+    def seek(self, index: int) -> int | None:
+        """Offset of the element at `index` (negative counts from the tail), or None (lpSeek)."""
+        n = len(self)
+        if index < 0:
+            index += n
+        if index < 0 or index >= n:
+            return None
+        buf = self.buf
+        if index <= n // 2:
+            p: int | None = HEADER_SIZE
+            for _ in range(index):
+                p = next_offset(buf, p)  # type: ignore[arg-type]
+            return p
+        p = len(buf) - 1
+        for _ in range(n - index):
+            p = prev_offset(buf, p)  # type: ignore[assignment]
+        return p
+
+    def __len__(self) -> int:
+        buf = self.buf
+        n = buf[4] | (buf[5] << 8)
+        if n != NUMELE_UNKNOWN:
+            return n
+        n = 0
+        p = HEADER_SIZE
+        while buf[p] != EOF:
+            p += entry_size(buf, p)
+            n += 1
+        if n < NUMELE_UNKNOWN:
+            _set_header(buf, n)
+        return n
+
+    def __iter__(self) -> Iterator[int | bytes]:
+        buf = self.buf
+        p = HEADER_SIZE
+        while buf[p] != EOF:
+            yield get_value(buf, p)
+            p += entry_size(buf, p)
+
+    # ---- reading -------------------------------------------------------------------------------
+    def get(self, p: int) -> int | bytes:
+        return get_value(self.buf, p)
+
+    def get_bytes(self, p: int) -> bytes:
+        return get_bytes(self.buf, p)
+
+    def find(self, value: bytes, p: int | None = None, skip: int = 0) -> int | None:
+        """First element equal to `value` from p (default: first), comparing every (skip+1)th
+        element, as lpFind does for field lookups in hashes (skip=1)."""
+        buf = self.buf
+        if p is None:
+            p = HEADER_SIZE
+        as_int = string_to_int(value)
+        while buf[p] != EOF:
+            v = get_value(buf, p)
+            if v == value if v.__class__ is bytes else (as_int is not None and v == as_int):
+                return p
+            p += entry_size(buf, p)
+            for _ in range(skip):
+                if buf[p] == EOF:
+                    return None
+                p += entry_size(buf, p)
+        return None
+
+    # ---- writing -------------------------------------------------------------------------------
+    def append(self, v: bytes | int) -> None:
+        append_encoded(self.buf, encode_entry(v), 1)
+
+    def prepend(self, v: bytes | int) -> None:
+        insert_encoded(self.buf, HEADER_SIZE, encode_entry(v), 1)
+
+    def insert(self, p: int, v: bytes | int, after: bool = False) -> int:
+        """Insert v before (or after) the element at p; returns the new element's offset."""
+        if after:
+            p += entry_size(self.buf, p)
+        insert_encoded(self.buf, p, encode_entry(v), 1)
+        return p
+
+    def replace(self, p: int, v: bytes | int) -> int:
+        replace_at(self.buf, p, encode_entry(v))
+        return p
+
+    def delete(self, p: int) -> int | None:
+        """Delete the element at p; returns the offset of the element that followed it, or None."""
+        delete_at(self.buf, p, 1)
+        return None if self.buf[p] == EOF else p
+
+    def delete_range_at(self, p: int, count: int) -> None:
+        delete_at(self.buf, p, count)
+
+    def delete_range(self, index: int, count: int) -> None:
+        """Delete `count` elements from `index` (negative from the tail), as lpDeleteRange."""
+        p = self.seek(index)
+        if p is not None and count > 0:
+            delete_at(self.buf, p, count)
+
+    # ---- checking ------------------------------------------------------------------------------
+    def validate(self) -> None:
+        """Raise ValueError unless the buffer is a well-formed listpack (lpValidateIntegrity deep)."""
+        buf = self.buf
+        if len(buf) < HEADER_SIZE + 1:
+            raise ValueError("listpack: too short")
+        if int.from_bytes(buf[0:4], "little") != len(buf):
+            raise ValueError("listpack: total bytes mismatch")
+        if buf[-1] != EOF:
+            raise ValueError("listpack: no terminator")
+        p = HEADER_SIZE
+        n = 0
+        end = len(buf) - 1
+        while p < end:
+            size = _body_size(buf, p)
+            bl = backlen_bytes(size)
+            if buf[p + size : p + size + len(bl)] != bl:
+                raise ValueError("listpack: bad backlen at %d" % p)
+            p += size + len(bl)
+            n += 1
+        if p != end:
+            raise ValueError("listpack: entries overrun the terminator")
+        header = num_elements(buf)
+        if header != NUMELE_UNKNOWN and header != n:
+            raise ValueError("listpack: element count %d, header says %d" % (n, header))
