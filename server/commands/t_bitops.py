@@ -1,1 +1,361 @@
-"""t_bitops: not implemented yet (placeholder so the package imports)."""
+"""Bitmap commands (Redis's bitops.c): SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP, BITFIELD,
+BITFIELD_RO.
+
+Bitmaps are ordinary string values; a command that writes bits turns the value into a `bytearray`
+(Redis's raw encoding) and edits it in place, growing it with zero bytes as needed.  The bit-level
+work lives in storage/bits.py; this module is argument parsing and Redis's exact rules:
+
+- Bit offsets are int64 text, >= 0, and below proto-max-bulk-len * 8; BITFIELD's "#n" offsets are
+  multiplied by the field width with C's 64-bit wrap-around, as Redis does.
+- Writes signal the key (WATCH, `setbit` event, dirty) only when they changed something: a new or
+  grown string, or a bit / field whose value differs.  A BITFIELD write whose every operation fails
+  under OVERFLOW FAIL still creates (or grows) the string, silently, as Redis does.
+- BITFIELD's overflow detection reproduces Redis's int64 arithmetic, including its results for SET
+  values far outside the field's range under OVERFLOW SAT.
+- BITCOUNT looks the key up before parsing its range (a missing key answers 0 whatever the
+  arguments); BITPOS parses the bit first, then looks up, then parses the range.
+"""
+
+from __future__ import annotations
+
+from protocol import reply as R
+from server.commands.args import INT64_MAX, maybe_int, to_int
+from server.commands.t_string import option_word
+from server.commands.table import command
+from server.errors import SYNTAX, WRONGTYPE, CommandError
+from server.keyaccess import NOTIFY_GENERIC, NOTIFY_STRING, lookup_read, lookup_write, modified, notify
+from storage.bits import bitwise, count_bits, first_bit, get_field, set_field
+
+BIT_OFFSET_ERR = "ERR bit offset is not an integer or out of range"
+BIT_VALUE_ERR = "ERR bit is not an integer or out of range"
+FIELD_TYPE_ERR = ("ERR Invalid bitfield type. Use something like i16 u8. "
+                  "Note that u64 is not supported but i64 is.")
+
+_U64 = (1 << 64) - 1
+
+
+def _s64(x: int) -> int:
+    """x wrapped to a signed 64-bit integer, as C arithmetic on int64_t / uint64_t does."""
+    x &= _U64
+    return x - (1 << 64) if x >> 63 else x
+
+
+def _sign_extend(x: int, bits: int) -> int:
+    return x - (1 << bits) if x >> (bits - 1) else x
+
+
+def _is_string(v) -> bool:
+    return v.__class__ is bytes or v.__class__ is bytearray
+
+
+def bit_offset(c, arg: bytes, field_bits: int = 0) -> int:
+    """getBitOffsetFromArgument: a bit offset, or "#n" (n fields of `field_bits`) for BITFIELD."""
+    if field_bits and arg[:1] == b"#":
+        n = maybe_int(arg[1:])
+        if n is not None:
+            n = _s64(n * field_bits)
+    else:
+        n = maybe_int(arg)
+    if n is None or n < 0 or (n >> 3) >= c.server.config.proto_max_bulk_len:
+        raise CommandError(BIT_OFFSET_ERR)
+    return n
+
+
+def string_for_bits(c, key: bytes, maxbit: int) -> tuple[bytearray, bool]:
+    """lookupStringForBitCommand: the key's value as a bytearray at least (maxbit >> 3) + 1 bytes
+    long, created or grown with zeros; the flag says whether it was created or grown."""
+    v = lookup_write(c, key)
+    need = (maxbit >> 3) + 1
+    if v is None:
+        buf = bytearray(need)
+        c.db.add(key, buf)
+        return buf, True
+    if v.__class__ is bytes:
+        buf = bytearray(v)
+        c.db.replace(key, buf)
+    elif v.__class__ is bytearray:
+        buf = v
+    else:
+        raise CommandError(WRONGTYPE)
+    if len(buf) < need:
+        buf.extend(bytes(need - len(buf)))
+        return buf, True
+    return buf, False
+
+
+def _signal(c, key: bytes) -> None:
+    modified(c, key)
+    notify(c, NOTIFY_STRING, "setbit", key)
+
+
+def _bit_range(argv: list[bytes], length: int, start: int, end: int, unit_arg: int) -> tuple[int, int] | None:
+    """Normalise a BITCOUNT / BITPOS start..end (negative = from the end, BYTE or BIT units) to an
+    inclusive bit range, or None if empty."""
+    is_bit = False
+    if len(argv) > unit_arg:
+        unit = option_word(argv[unit_arg])
+        if unit == b"bit":
+            is_bit = True
+        elif unit != b"byte":
+            raise CommandError(SYNTAX)
+    total = length << 3 if is_bit else length
+    if start < 0:
+        start = max(start + total, 0)
+    if end < 0:
+        end = max(end + total, 0)
+    if end >= total:
+        end = total - 1
+    if start > end:
+        return None
+    return (start, end) if is_bit else (start << 3, (end << 3) | 7)
+
+
+# ---- SETBIT / GETBIT ----------------------------------------------------------------------------
+@command("setbit")
+def setbit(c, argv):
+    key = argv[1]
+    offset = bit_offset(c, argv[2])
+    on = maybe_int(argv[3])
+    if on is None or on & ~1:
+        raise CommandError(BIT_VALUE_ERR)
+    buf, grown = string_for_bits(c, key, offset)
+    byte = offset >> 3
+    mask = 0x80 >> (offset & 7)
+    old = buf[byte] & mask
+    if grown or bool(old) != on:
+        if on:
+            buf[byte] |= mask
+        else:
+            buf[byte] &= ~mask & 0xFF
+        _signal(c, key)
+    return R.ONE if old else R.ZERO
+
+
+@command("getbit")
+def getbit(c, argv):
+    offset = bit_offset(c, argv[2])
+    v = lookup_read(c, argv[1])
+    if v is None:
+        return R.ZERO
+    if not _is_string(v):
+        raise CommandError(WRONGTYPE)
+    byte = offset >> 3
+    if byte < len(v) and v[byte] & (0x80 >> (offset & 7)):
+        return R.ONE
+    return R.ZERO
+
+
+# ---- BITCOUNT / BITPOS --------------------------------------------------------------------------
+@command("bitcount")
+def bitcount(c, argv):
+    v = lookup_read(c, argv[1])
+    if v is None:
+        return R.ZERO
+    if not _is_string(v):
+        raise CommandError(WRONGTYPE)
+    argc = len(argv)
+    if argc == 2:
+        return R.integer(count_bits(v, 0, (len(v) << 3) - 1) if v else 0)
+    if argc not in (4, 5):
+        raise CommandError(SYNTAX)
+    start = to_int(argv[2])
+    end = to_int(argv[3])
+    if start < 0 and end < 0 and start > end:
+        return R.ZERO
+    rng = _bit_range(argv, len(v), start, end, 4)
+    return R.ZERO if rng is None else R.integer(count_bits(v, *rng))
+
+
+@command("bitpos")
+def bitpos(c, argv):
+    bit = to_int(argv[2])
+    if bit != 0 and bit != 1:
+        raise CommandError("ERR The bit argument must be 1 or 0.")
+    v = lookup_read(c, argv[1])
+    if v is None:
+        return R.integer(-1 if bit else 0)  # a missing key is an endless run of zeros
+    if not _is_string(v):
+        raise CommandError(WRONGTYPE)
+    argc = len(argv)
+    end_given = argc >= 5
+    if argc == 3:
+        rng = (0, (len(v) << 3) - 1) if v else None
+    elif argc <= 6:
+        start = to_int(argv[3])
+        if argc == 6:
+            _bit_range(argv, 0, 0, 0, 5)  # the unit word is checked before the end argument
+        end = to_int(argv[4]) if end_given else len(v) - 1
+        rng = _bit_range(argv, len(v), start, end, 5)
+    else:
+        raise CommandError(SYNTAX)
+    if rng is None:
+        return R.integer(-1)
+    pos = first_bit(v, bit, *rng)
+    if pos < 0 and not bit and not end_given:
+        # Looking for a clear bit with no explicit end: the string is zero-padded on the right.
+        pos = rng[1] + 1
+    return R.integer(pos)
+
+
+# ---- BITOP --------------------------------------------------------------------------------------
+@command("bitop")
+def bitop(c, argv):
+    op = option_word(argv[1])
+    if op not in (b"and", b"or", b"xor", b"not"):
+        raise CommandError(SYNTAX)
+    if op == b"not" and len(argv) != 4:
+        raise CommandError("ERR BITOP NOT must be called with a single source key.")
+    sources = []
+    length = 0
+    for key in argv[3:]:
+        v = lookup_read(c, key)
+        if v is None:
+            sources.append(b"")
+            continue
+        if not _is_string(v):
+            raise CommandError(WRONGTYPE)
+        sources.append(v)
+        if len(v) > length:
+            length = len(v)
+    dest = argv[2]
+    if length:
+        result = bitwise(op, sources, length)
+        lookup_write(c, dest)
+        c.db.set(dest, result)
+        modified(c, dest)
+        notify(c, NOTIFY_STRING, "set", dest)
+    elif c.db.delete(dest):  # like Redis's dbDelete: even a key past its TTL counts as deleted
+        modified(c, dest)
+        notify(c, NOTIFY_GENERIC, "del", dest)
+    return R.integer(length)
+
+
+# ---- BITFIELD -----------------------------------------------------------------------------------
+_GET, _SET, _INCRBY = 0, 1, 2
+_WRAP, _SAT, _FAIL = 0, 1, 2
+_OPS = {b"get": (_GET, 2), b"set": (_SET, 3), b"incrby": (_INCRBY, 3)}
+_OVERFLOWS = {b"wrap": _WRAP, b"sat": _SAT, b"fail": _FAIL}
+
+
+def _field_type(arg: bytes) -> tuple[bool, int]:
+    """getBitfieldTypeFromArgument: "i1".."i64" or "u1".."u63" (the digits end at a NUL, as in C)."""
+    signed = arg[:1] == b"i"
+    if not signed and arg[:1] != b"u":
+        raise CommandError(FIELD_TYPE_ERR)
+    digits = arg[1:]
+    nul = digits.find(b"\0")
+    bits = maybe_int(digits if nul < 0 else digits[:nul])
+    if bits is None or bits < 1 or bits > (64 if signed else 63):
+        raise CommandError(FIELD_TYPE_ERR)
+    return signed, bits
+
+
+def _signed_overflow(value: int, incr: int, bits: int, mode: int) -> tuple[bool, int]:
+    """checkSignedBitfieldOverflow with its int64 arithmetic: (overflowed, wrapped/saturated)."""
+    hi = INT64_MAX if bits == 64 else (1 << (bits - 1)) - 1
+    lo = -hi - 1
+    max_incr = _s64(hi - value)
+    min_incr = _s64(lo - value)
+    if value > hi or (bits != 64 and incr > max_incr) or (value >= 0 and incr > 0 and incr > max_incr):
+        limit = hi
+    elif value < lo or (bits != 64 and incr < min_incr) or (value < 0 and incr < 0 and incr < min_incr):
+        limit = lo
+    else:
+        return False, 0
+    if mode == _WRAP:
+        limit = _sign_extend((value + incr) & ((1 << bits) - 1), bits)
+    return True, limit
+
+
+def _unsigned_overflow(value: int, incr: int, bits: int, mode: int) -> tuple[bool, int]:
+    """checkUnsignedBitfieldOverflow; `value` is the uint64 view of the operand."""
+    hi = (1 << bits) - 1
+    if value > hi or (incr > 0 and incr > _s64(hi - value)):
+        limit = hi
+    elif incr < 0 and incr < _s64(-value):
+        limit = 0
+    else:
+        return False, 0
+    if mode == _WRAP:
+        limit = (value + incr) & hi
+    return True, limit
+
+
+def _bitfield(c, argv: list[bytes], readonly_cmd: bool) -> bytes:
+    ops = []
+    mode = _WRAP
+    writes = False
+    highest = 0
+    j, n = 2, len(argv)
+    while j < n:
+        word = option_word(argv[j])
+        spec = _OPS.get(word)
+        if spec is None or n - j - 1 < spec[1]:
+            if word == b"overflow" and j + 1 < n:
+                mode = _OVERFLOWS.get(option_word(argv[j + 1]), -1)
+                if mode < 0:
+                    raise CommandError("ERR Invalid OVERFLOW type specified")
+                j += 2
+                continue
+            raise CommandError(SYNTAX)
+        op = spec[0]
+        signed, bits = _field_type(argv[j + 1])
+        offset = bit_offset(c, argv[j + 2], bits)
+        value = 0
+        if op != _GET:
+            writes = True
+            highest = max(highest, offset + bits - 1)
+            value = to_int(argv[j + 3])
+        ops.append((op, signed, bits, offset, value, mode))
+        j += spec[1] + 1
+    key = argv[1]
+    grown = False
+    if writes:
+        if readonly_cmd:
+            raise CommandError("ERR BITFIELD_RO only supports the GET subcommand")
+        buf, grown = string_for_bits(c, key, highest)
+    else:
+        buf = lookup_read(c, key)
+        if buf is not None and not _is_string(buf):
+            raise CommandError(WRONGTYPE)
+    replies = []
+    changes = 0
+    for op, signed, bits, offset, value, mode in ops:
+        old = get_field(buf, offset, bits)
+        if signed:
+            old = _sign_extend(old, bits)
+        if op == _GET:
+            replies.append(R.integer(old))
+            continue
+        check = _signed_overflow if signed else _unsigned_overflow
+        if op == _INCRBY:
+            overflowed, limit = check(old, value, bits, mode)
+            new = limit if overflowed else old + value
+            result = new
+        else:
+            new = value if signed else value & _U64
+            overflowed, limit = check(new, 0, bits, mode)
+            if overflowed:
+                new = limit
+            result = old
+        if overflowed and mode == _FAIL:
+            replies.append(c.enc.null)
+            continue
+        replies.append(R.integer(result))
+        set_field(buf, offset, bits, new)
+        if grown or old != new:
+            changes += 1
+    if changes:
+        _signal(c, key)
+        c.server.dirty += changes - 1  # Redis counts one dirty change per changing operation
+    return R.array(replies)
+
+
+@command("bitfield")
+def bitfield(c, argv):
+    return _bitfield(c, argv, False)
+
+
+@command("bitfield_ro")
+def bitfield_ro(c, argv):
+    return _bitfield(c, argv, True)

@@ -1,18 +1,31 @@
-"""String commands (Redis's t_string.c).
+"""String commands (Redis's t_string.c): GET/SET and their variants, counters, ranges,
+INCRBYFLOAT and LCS.
 
-Values are `bytes` (or `bytearray` once modified in place: Redis's raw encoding).  Replies are built
-directly; the common SET/GET shapes avoid any option parsing.  Expire arguments follow
-getExpireMillisecondsOrReply: integers only, > 0, no overflow once converted to an absolute ms.
+Values are `bytes`, or `bytearray` once modified in place (APPEND, SETRANGE, and the bitmap
+commands in t_bitops): that is Redis's raw encoding, which OBJECT ENCODING infers from the type.
+Commands that store an argument store its bytes as they are (Redis's int/embstr/raw follow from the
+content).  A bytearray is never shared between two keys.
+
+Hot paths (GET, SET without options, the INCR family, MGET, MSET) are written out flat: no option
+parsing, and the WATCH / keyspace-notification bookkeeping sits behind one cheap test that is false
+unless somebody WATCHes or notifications are on.
+
+Redis compares option words with strcasecmp on C strings, so a NUL byte ends the word ("NX\\0junk" is
+NX); `option_word` reproduces that.  Expire arguments follow getExpireMillisecondsOrReply:
+integers only, > 0, and no overflow once converted to an absolute time in ms.  INCRBYFLOAT is exact
+x86-64 long double arithmetic (see longdouble.py).
 """
 
 from __future__ import annotations
 
 from protocol import reply as R
+from server.commands import longdouble
 from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, to_int
 from server.commands.table import command
-from server.errors import NOT_INTEGER, OVERFLOW, SYNTAX, WRONGTYPE, CommandError
+from server.errors import NOT_FLOAT, NOT_INTEGER, OVERFLOW, SYNTAX, WRONGTYPE, CommandError
 from server.keyaccess import (
     NOTIFY_GENERIC,
+    NOTIFY_KEY_MISS,
     NOTIFY_STRING,
     lookup_read,
     lookup_string,
@@ -20,12 +33,34 @@ from server.keyaccess import (
     modified,
     notify,
 )
+from storage.lcs import lcs_length, lcs_walk
 
 _OK = R.OK
+_EMPTY = R.EMPTY_BULK
+STRING_TOO_LONG = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 
 
-def _null(c) -> bytes:
-    return c.enc.null
+def option_word(arg: bytes) -> bytes:
+    """An option argument as Redis's strcasecmp sees it: lower-cased, ended by a NUL byte."""
+    nul = arg.find(b"\0")
+    return (arg if nul < 0 else arg[:nul]).lower()
+
+
+def check_string_length(c, total: int) -> None:
+    """Redis's checkStringLength: a string may not grow past proto-max-bulk-len."""
+    if total > c.server.config.proto_max_bulk_len:
+        raise CommandError(STRING_TOO_LONG)
+
+
+def _is_string(v) -> bool:
+    return v.__class__ is bytes or v.__class__ is bytearray
+
+
+def _delete(c, key: bytes) -> None:
+    """Delete an existing key as a command does it: WATCH, dirty, `del` notification."""
+    c.db.delete(key)
+    modified(c, key)
+    notify(c, NOTIFY_GENERIC, "del", key)
 
 
 # ---- GET / SET ----------------------------------------------------------------------------------
@@ -35,9 +70,8 @@ def get(c, argv):
     v = c.db.get(argv[1], srv.now_ms)
     if v is None:
         srv.stat_keyspace_misses += 1
-        if srv.notify_flags:
-            lookup_read(c, argv[1])  # emits keymiss
-            srv.stat_keyspace_misses -= 1
+        if srv.notify_flags & NOTIFY_KEY_MISS:
+            notify(c, NOTIFY_KEY_MISS, "keymiss", argv[1])
         return c.enc.null
     srv.stat_keyspace_hits += 1
     cls = v.__class__
@@ -62,20 +96,35 @@ def expire_ms(c, arg: bytes, unit_seconds: bool, relative: bool, cmdname: str) -
     return n
 
 
-_NX, _XX, _GET, _KEEPTTL, _EX, _PX, _EXAT, _PXAT = 1, 2, 4, 8, 16, 32, 64, 128
+_NX, _XX, _GET, _KEEPTTL, _EX, _PX, _EXAT, _PXAT, _PERSIST = 1, 2, 4, 8, 16, 32, 64, 128, 256
 _ANY_EXPIRE = _EX | _PX | _EXAT | _PXAT
+_EXPIRE_BITS = {b"ex": _EX, b"px": _PX, b"exat": _EXAT, b"pxat": _PXAT}
 
 
-def parse_set_options(argv: list[bytes], start: int) -> tuple[int, bytes | None]:
-    """SET's option grammar (parseExtendedStringArgumentsOrReply, COMMAND_SET)."""
+def parse_string_options(argv: list[bytes], start: int, getex: bool = False) -> tuple[int, bytes | None]:
+    """SET's (or, with `getex`, GETEX's) option grammar: Redis's parseExtendedStringArgumentsOrReply.
+
+    Repeating an option is accepted (EX 1 EX 2: the last wins); conflicting ones are a syntax error.
+    """
     flags = 0
     expire: bytes | None = None
     j = start
     n = len(argv)
     while j < n:
-        opt = argv[j].lower()
-        nxt = argv[j + 1] if j + 1 < n else None
-        if opt == b"nx" and not flags & _XX:
+        opt = option_word(argv[j])
+        bit = _EXPIRE_BITS.get(opt)
+        if bit is not None:
+            if j + 1 >= n or flags & (_KEEPTTL | _PERSIST | (_ANY_EXPIRE & ~bit)):
+                raise CommandError(SYNTAX)
+            flags |= bit
+            j += 1
+            expire = argv[j]
+        elif getex:
+            if opt == b"persist" and not flags & _ANY_EXPIRE:
+                flags |= _PERSIST
+            else:
+                raise CommandError(SYNTAX)
+        elif opt == b"nx" and not flags & _XX:
             flags |= _NX
         elif opt == b"xx" and not flags & _NX:
             flags |= _XX
@@ -83,17 +132,14 @@ def parse_set_options(argv: list[bytes], start: int) -> tuple[int, bytes | None]
             flags |= _GET
         elif opt == b"keepttl" and not flags & _ANY_EXPIRE:
             flags |= _KEEPTTL
-        elif opt in (b"ex", b"px", b"exat", b"pxat") and nxt is not None:
-            bit = {b"ex": _EX, b"px": _PX, b"exat": _EXAT, b"pxat": _PXAT}[opt]
-            if flags & (_KEEPTTL | (_ANY_EXPIRE & ~bit)):
-                raise CommandError(SYNTAX)
-            flags |= bit
-            expire = nxt
-            j += 1
         else:
             raise CommandError(SYNTAX)
         j += 1
     return flags, expire
+
+
+def _expire_of(c, flags: int, expire: bytes, cmdname: str) -> int:
+    return expire_ms(c, expire, bool(flags & (_EX | _EXAT)), bool(flags & (_EX | _PX)), cmdname)
 
 
 @command("set")
@@ -102,21 +148,25 @@ def set_(c, argv):
     db = c.db
     srv = c.server
     if len(argv) == 3:
-        db.set(key, value)
+        if db.expires:
+            db.get(key, srv.now_ms)  # a stale key expires first (stats, event), as lookupKeyWrite
+            db.set(key, value)
+        elif key in db.data:
+            db.data[key] = value
+        else:
+            db.add(key, value)
         if db.watched or srv.notify_flags:
             modified(c, key)
             notify(c, NOTIFY_STRING, "set", key)
         else:
             srv.dirty += 1
         return _OK
-    flags, expire = parse_set_options(argv, 3)
-    when = None
-    if expire is not None:
-        when = expire_ms(c, expire, bool(flags & (_EX | _EXAT)), bool(flags & (_EX | _PX)), "set")
+    flags, expire = parse_string_options(argv, 3)
+    when = None if expire is None else _expire_of(c, flags, expire, "set")
     old_reply = None
     if flags & _GET:
         old = lookup_string(c, key)
-        old_reply = c.enc.null if old is None else R.bulk(bytes(old))
+        old_reply = c.enc.null if old is None else R.bulk(old)
     found = lookup_write(c, key) is not None
     if (flags & _NX and found) or (flags & _XX and not found):
         return old_reply if old_reply is not None else c.enc.null
@@ -134,7 +184,7 @@ def setnx(c, argv):
     key = argv[1]
     if lookup_write(c, key) is not None:
         return R.ZERO
-    c.db.set(key, argv[2])
+    c.db.add(key, argv[2])
     modified(c, key)
     notify(c, NOTIFY_STRING, "set", key)
     return R.ONE
@@ -143,6 +193,7 @@ def setnx(c, argv):
 def _setex(c, argv, unit_seconds: bool, name: str) -> bytes:
     when = expire_ms(c, argv[2], unit_seconds, True, name)
     key = argv[1]
+    lookup_write(c, key)
     c.db.set(key, argv[3])
     c.db.set_expire(key, when)
     modified(c, key)
@@ -168,84 +219,143 @@ def getset(c, argv):
     c.db.set(key, argv[2])
     modified(c, key)
     notify(c, NOTIFY_STRING, "set", key)
-    return c.enc.null if old is None else R.bulk(bytes(old))
+    return c.enc.null if old is None else R.bulk(old)
+
+
+@command("getex")
+def getex(c, argv):
+    flags, expire = parse_string_options(argv, 2, getex=True)
+    key = argv[1]
+    v = lookup_string(c, key)
+    if v is None:
+        return c.enc.null
+    when = None if expire is None else _expire_of(c, flags, expire, "getex")
+    reply = R.bulk(v)
+    db = c.db
+    if when is not None:
+        if when <= c.server.now_ms:  # EXAT / PXAT in the past: the key goes now
+            _delete(c, key)
+        else:
+            db.set_expire(key, when)
+            modified(c, key)
+            notify(c, NOTIFY_GENERIC, "expire", key)
+    elif flags & _PERSIST and db.persist(key):
+        modified(c, key)
+        notify(c, NOTIFY_GENERIC, "persist", key)
+    return reply
+
+
+@command("getdel")
+def getdel(c, argv):
+    key = argv[1]
+    v = lookup_string(c, key)
+    if v is None:
+        return c.enc.null
+    _delete(c, key)
+    return R.bulk(v)
 
 
 @command("mget")
 def mget(c, argv):
-    db, now = c.db, c.server.now_ms
+    db, srv = c.db, c.server
+    now = srv.now_ms
     null = c.enc.null
     parts = []
+    hits = 0
     for key in argv[1:]:
         v = db.get(key, now)
-        if v is None or (v.__class__ is not bytes and v.__class__ is not bytearray):
-            if v is None:
-                c.server.stat_keyspace_misses += 1
+        if v is None:
+            srv.stat_keyspace_misses += 1
+            if srv.notify_flags & NOTIFY_KEY_MISS:
+                notify(c, NOTIFY_KEY_MISS, "keymiss", key)
             parts.append(null)
-        else:
-            c.server.stat_keyspace_hits += 1
+            continue
+        hits += 1
+        if v.__class__ is bytes or v.__class__ is bytearray:
             parts.append(b"$%d\r\n%s\r\n" % (len(v), v))
+        else:
+            parts.append(null)
+    srv.stat_keyspace_hits += hits
     return b"*%d\r\n%s" % (len(parts), b"".join(parts))
 
 
-def _mset_args(argv: list[bytes], name: str) -> None:
-    if len(argv) % 2 == 0:
-        raise CommandError(f"ERR wrong number of arguments for '{name}' command")
+def _mset(c, argv) -> None:
+    db = c.db
+    srv = c.server
+    dset = db.set
+    if db.watched or srv.notify_flags or db.expires:
+        for i in range(1, len(argv), 2):
+            key = argv[i]
+            lookup_write(c, key)
+            dset(key, argv[i + 1])
+            modified(c, key)
+            notify(c, NOTIFY_STRING, "set", key)
+    else:
+        it = iter(argv)
+        next(it)
+        for key in it:
+            dset(key, next(it))
+        srv.dirty += len(argv) >> 1
 
 
 @command("mset")
 def mset(c, argv):
-    _mset_args(argv, "mset")
-    db = c.db
-    for i in range(1, len(argv), 2):
-        key = argv[i]
-        db.set(key, argv[i + 1])
-        modified(c, key)
-        notify(c, NOTIFY_STRING, "set", key)
+    if not len(argv) & 1:
+        raise CommandError("ERR wrong number of arguments for 'mset' command")
+    _mset(c, argv)
     return _OK
 
 
 @command("msetnx")
 def msetnx(c, argv):
-    _mset_args(argv, "msetnx")
+    if not len(argv) & 1:
+        raise CommandError("ERR wrong number of arguments for 'msetnx' command")
     for i in range(1, len(argv), 2):
         if lookup_write(c, argv[i]) is not None:
             return R.ZERO
-    return mset_all(c, argv)
-
-
-def mset_all(c, argv) -> bytes:
-    mset(c, [b"mset", *argv[1:]])
+    _mset(c, argv)
     return R.ONE
 
 
 # ---- counters -----------------------------------------------------------------------------------
+def _int_value(v: bytes | bytearray) -> int:
+    """A stored value as Redis's string2ll reads it.  string2ll accepts exactly the canonical
+    decimal spellings of int64 values, so parse and compare with the re-spelling."""
+    if len(v) <= 20:
+        try:
+            n = int(v)
+        except ValueError:
+            pass
+        else:
+            if b"%d" % n == v and INT64_MIN <= n <= INT64_MAX:
+                return n
+    raise CommandError(NOT_INTEGER)
+
+
 def incr_by(c, key: bytes, delta: int) -> bytes:
     db = c.db
     v = db.get(key, c.server.now_ms)
     if v is None:
-        cur = 0
+        new = delta
     else:
         cls = v.__class__
         if cls is not bytes and cls is not bytearray:
             raise CommandError(WRONGTYPE)
-        cur = maybe_int(v)
-        if cur is None:
-            raise CommandError(NOT_INTEGER)
-    new = cur + delta
-    if new > INT64_MAX or new < INT64_MIN:
-        raise CommandError(OVERFLOW)
+        new = _int_value(v) + delta
+        if new > INT64_MAX or new < INT64_MIN:
+            raise CommandError(OVERFLOW)
     out = b"%d" % new
     if v is None:
         db.add(key, out)
     else:
         db.replace(key, out)
-    if db.watched or c.server.notify_flags:
+    srv = c.server
+    if db.watched or srv.notify_flags:
         modified(c, key)
         notify(c, NOTIFY_STRING, "incrby", key)
     else:
-        c.server.dirty += 1
-    return R.integer(new)
+        srv.dirty += 1
+    return b":%s\r\n" % out
 
 
 @command("incr")
@@ -271,6 +381,30 @@ def decrby(c, argv):
     return incr_by(c, argv[1], -delta)
 
 
+@command("incrbyfloat")
+def incrbyfloat(c, argv):
+    key = argv[1]
+    v = lookup_string(c, key, write=True)
+    cur = (0, 0) if v is None else longdouble.parse(v)
+    if cur is None:
+        raise CommandError(NOT_FLOAT)
+    incr = longdouble.parse(argv[2])
+    if incr is None:
+        raise CommandError(NOT_FLOAT)
+    total = longdouble.add(cur, incr)
+    if total is None:
+        raise CommandError("ERR increment would produce NaN or Infinity")
+    out = longdouble.format_human(total)
+    if v is None:
+        c.db.add(key, out)
+    else:
+        c.db.replace(key, out)
+    modified(c, key)
+    notify(c, NOTIFY_STRING, "incrbyfloat", key)
+    return R.bulk(out)
+
+
+# ---- lengths and ranges -------------------------------------------------------------------------
 @command("strlen")
 def strlen(c, argv):
     v = lookup_string(c, argv[1])
@@ -279,17 +413,136 @@ def strlen(c, argv):
 
 @command("append")
 def append(c, argv):
-    key = argv[1]
+    key, tail = argv[1], argv[2]
     v = lookup_string(c, key, write=True)
     if v is None:
-        c.db.add(key, argv[2])
-        n = len(argv[2])
+        c.db.add(key, tail)
+        n = len(tail)
     else:
+        check_string_length(c, len(v) + len(tail))
         if v.__class__ is bytes:
             v = bytearray(v)
             c.db.replace(key, v)
-        v += argv[2]
+        v += tail
         n = len(v)
     modified(c, key)
     notify(c, NOTIFY_STRING, "append", key)
     return R.integer(n)
+
+
+@command("getrange")
+def getrange(c, argv):
+    start = to_int(argv[2])
+    end = to_int(argv[3])
+    v = lookup_string(c, argv[1])
+    if v is None:
+        return _EMPTY
+    n = len(v)
+    if start < 0 and end < 0 and start > end:
+        return _EMPTY
+    if start < 0:
+        start = max(n + start, 0)
+    if end < 0:
+        end = max(n + end, 0)
+    if end >= n:
+        end = n - 1
+    if start > end:
+        return _EMPTY
+    return R.bulk(v[start:end + 1])
+
+
+@command("substr")
+def substr(c, argv):
+    return getrange(c, argv)
+
+
+@command("setrange")
+def setrange(c, argv):
+    key, patch = argv[1], argv[3]
+    offset = to_int(argv[2])
+    if offset < 0:
+        raise CommandError("ERR offset is out of range")
+    v = lookup_string(c, key, write=True)
+    end = offset + len(patch)
+    if v is None:
+        if not patch:
+            return R.ZERO
+        check_string_length(c, end)
+        v = bytearray(end)
+        v[offset:] = patch
+        c.db.add(key, v)
+    else:
+        if not patch:
+            return R.integer(len(v))
+        check_string_length(c, end)
+        if v.__class__ is bytes:
+            v = bytearray(v)
+            c.db.replace(key, v)
+        if len(v) < end:
+            v.extend(bytes(end - len(v)))
+        v[offset:end] = patch
+    modified(c, key)
+    notify(c, NOTIFY_STRING, "setrange", key)
+    return R.integer(len(v))
+
+
+# ---- LCS ----------------------------------------------------------------------------------------
+@command("lcs")
+def lcs(c, argv):
+    va = lookup_read(c, argv[1])
+    vb = lookup_read(c, argv[2])
+    if (va is not None and not _is_string(va)) or (vb is not None and not _is_string(vb)):
+        raise CommandError("ERR The specified keys must contain string values")
+    a = b"" if va is None else va
+    b = b"" if vb is None else vb
+    want_idx = want_len = with_len = False
+    min_len = 0
+    j, n = 3, len(argv)
+    while j < n:
+        opt = option_word(argv[j])
+        if opt == b"idx":
+            want_idx = True
+        elif opt == b"len":
+            want_len = True
+        elif opt == b"withmatchlen":
+            with_len = True
+        elif opt == b"minmatchlen" and j + 1 < n:
+            min_len = max(to_int(argv[j + 1]), 0)
+            j += 1
+        else:
+            raise CommandError(SYNTAX)
+        j += 1
+    if want_idx and want_len:
+        raise CommandError("ERR If you want both the length and indexes, please just use IDX.")
+    if len(a) >= 0xFFFFFFFE or len(b) >= 0xFFFFFFFE:
+        raise CommandError("ERR String too long for LCS")
+    # Redis refuses when its DP table of uint32 cells would exceed proto-max-bulk-len.
+    if (len(a) + 1) * (len(b) + 1) * 4 > c.server.config.proto_max_bulk_len:
+        raise CommandError("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len")
+    if want_len:
+        return R.integer(lcs_length(a, b))
+    length, matches = lcs_walk(a, b)
+    if not want_idx:
+        out = bytearray(a[i] for i, _ in matches)
+        out.reverse()
+        return R.bulk(out)
+    items = []
+
+    def emit(r: list[int]) -> None:
+        mlen = r[1] - r[0] + 1
+        if min_len == 0 or mlen >= min_len:
+            pair = b"*2\r\n:%d\r\n:%d\r\n*2\r\n:%d\r\n:%d\r\n" % (r[0], r[1], r[2], r[3])
+            items.append(b"*3\r\n%s:%d\r\n" % (pair, mlen) if with_len else b"*2\r\n" + pair)
+
+    run: list[int] | None = None  # [a_start, a_end, b_start, b_end] of the current diagonal run
+    for i, jb in matches:
+        if run is not None and run[0] == i + 1 and run[2] == jb + 1:
+            run[0] = i
+            run[2] = jb
+        else:
+            if run is not None:
+                emit(run)
+            run = [i, i, jb, jb]
+    if run is not None:
+        emit(run)
+    return c.enc.map([b"$7\r\nmatches\r\n", R.array(items), b"$3\r\nlen\r\n", R.integer(length)])
