@@ -15,6 +15,16 @@ exists; deleted positions become holes reused by later keys.  A SCAN cursor is a
 key present for the whole iteration is returned exactly once-or-more, as Redis guarantees, with O(1)
 work per returned slot and no per-cursor server state.
 
+Access tracking (OBJECT IDLETIME): `access` maps key -> time of the last touching lookup or write,
+in ms.  `get` (every lookup that touches, GET and the keyaccess helpers included) and `set`/`add`
+store it: one dict store, the cheapest form of Redis's per-object LRU clock.  `peek` is the lookup
+that does not touch (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS, OBJECT).  Writers that bypass
+`set`/`add` for a new key get idle time 0 until the next lookup.
+
+LFU (OBJECT FREQ under an LFU maxmemory-policy): `set_lfu(True)` swaps the database's class to
+`LFUDatabase`, whose lookups also keep Redis's logarithmic access counter with decay in `freq`, so
+the common (non-LFU) path pays nothing for it.
+
 Hooks: `watched` (key -> watchers, for WATCH) and `on_delete` are consulted only when non-empty, so
 the bookkeeping costs nothing when unused.
 """
@@ -23,13 +33,24 @@ from __future__ import annotations
 
 import heapq
 import random
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 
+class WallClock:
+    """The default clock of a Database; the server installs itself (its cached `now_ms`) instead."""
+
+    __slots__ = ()
+
+    @property
+    def now_ms(self) -> int:
+        return int(time.time() * 1000)
+
+
 class Database:
     __slots__ = ("id", "data", "expires", "_heap", "_slot_of", "slots", "_free", "watched", "blocking",
-                 "access", "modified_hook", "expired_hook", "stat_expired")
+                 "access", "freq", "clock", "modified_hook", "expired_hook", "stat_expired")
 
     def __init__(self, dbid: int) -> None:
         self.id = dbid
@@ -42,6 +63,8 @@ class Database:
         self.watched: dict[bytes, list[Any]] = {}
         self.blocking: dict[bytes, Any] = {}
         self.access: dict[bytes, int] = {}  # key -> last access time in ms (OBJECT IDLETIME)
+        self.freq: dict[bytes, int] = {}  # key -> (minutes << 8) | LFU counter, in LFU mode only
+        self.clock: Any = WallClock()  # anything with `now_ms`; the server installs itself
         # modified_hook(db, key): WATCH invalidation / client tracking, installed by the server.
         self.modified_hook: Callable[[Database, bytes], None] | None = None
         # expired_hook(db, key): keyspace notification + replication of the DEL, installed by the server.
@@ -50,7 +73,20 @@ class Database:
 
     # ---- lookups -------------------------------------------------------------------------------
     def get(self, key: bytes, now_ms: int) -> Any:
-        """The live value of `key` or None, expiring it first if its deadline has passed."""
+        """The live value of `key` or None, expiring it first if its deadline has passed; a hit
+        counts as an access (OBJECT IDLETIME)."""
+        if self.expires:
+            when = self.expires.get(key)
+            if when is not None and when <= now_ms:
+                self._expire(key)
+                return None
+        v = self.data.get(key)
+        if v is not None:
+            self.access[key] = now_ms
+        return v
+
+    def peek(self, key: bytes, now_ms: int) -> Any:
+        """Like `get` but not an access (Redis's LOOKUP_NOTOUCH)."""
         if self.expires:
             when = self.expires.get(key)
             if when is not None and when <= now_ms:
@@ -59,7 +95,11 @@ class Database:
         return self.data.get(key)
 
     def exists(self, key: bytes, now_ms: int) -> bool:
-        return self.get(key, now_ms) is not None
+        return self.peek(key, now_ms) is not None
+
+    def idle_ms(self, key: bytes, now_ms: int) -> int:
+        """Milliseconds since the key's last access (0 if never recorded)."""
+        return max(0, now_ms - self.access.get(key, now_ms))
 
     def ttl_ms(self, key: bytes) -> int | None:
         return self.expires.get(key)
@@ -76,11 +116,13 @@ class Database:
         elif not keep_ttl and self.expires:
             self.expires.pop(key, None)
         data[key] = value
+        self.access[key] = self.clock.now_ms
 
     def add(self, key: bytes, value: Any) -> None:
         """Create `key`, which must not exist."""
         self._add_slot(key)
         self.data[key] = value
+        self.access[key] = self.clock.now_ms
 
     def replace(self, key: bytes, value: Any) -> None:
         """Swap the value object of an existing key in place, keeping its TTL."""
@@ -95,9 +137,17 @@ class Database:
             self.expires.pop(key, None)
         if self.access:
             self.access.pop(key, None)
-        slot = self._slot_of.pop(key)
-        self.slots[slot] = None
-        self._free.append(slot)
+        if self.freq:
+            self.freq.pop(key, None)
+        if data:
+            slot = self._slot_of.pop(key)
+            self.slots[slot] = None
+            self._free.append(slot)
+        else:
+            # Empty: no key can be mid-iteration, so the slot array restarts compact.
+            self._slot_of = {}
+            self.slots = []
+            self._free = []
         return True
 
     def pop(self, key: bytes) -> Any:
@@ -126,11 +176,12 @@ class Database:
         self.slots = []
         self._free = []
         self.access = {}
+        self.freq = {}
         return n
 
     def swap_contents(self, other: Database) -> None:
         """SWAPDB: exchange keyspaces; hooks, watchers and blocked clients stay with the db number."""
-        for name in ("data", "expires", "_heap", "_slot_of", "slots", "_free", "access"):
+        for name in ("data", "expires", "_heap", "_slot_of", "slots", "_free", "access", "freq"):
             a, b = getattr(self, name), getattr(other, name)
             setattr(self, name, b)
             setattr(other, name, a)
@@ -174,14 +225,21 @@ class Database:
         self._slot_of[key] = slot
 
     def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
-        """Visit at least `count` slots from `cursor`; returns (next cursor or 0, keys seen)."""
+        """Keys from slot `cursor` on: about `count` of them, visiting at most 10 * count slots
+        (Redis's bound on empty buckets per call).  Returns (next cursor or 0 when done, keys).
+
+        Any cursor is accepted: one past the end finishes the iteration."""
         slots = self.slots
         n = len(slots)
-        if cursor >= n:
-            return 0, []
-        end = min(n, cursor + max(count, 1))
-        keys = [k for k in slots[cursor:end] if k is not None]
-        return (0 if end >= n else end), keys
+        count = max(count, 1)
+        keys: list[bytes] = []
+        limit = min(n, cursor + 10 * count)
+        pos = cursor
+        while pos < limit and len(keys) < count:
+            end = min(limit, pos + count - len(keys))
+            keys.extend([k for k in slots[pos:end] if k is not None])
+            pos = end
+        return (0 if pos >= n else pos), keys
 
     def random_key(self) -> bytes | None:
         if not self.data:
@@ -196,3 +254,78 @@ class Database:
 
     def keys(self) -> Iterator[bytes]:
         return iter(self.data)
+
+    # ---- LFU -----------------------------------------------------------------------------------
+    def set_lfu(self, enabled: bool) -> None:
+        """Start or stop keeping LFU counters (maxmemory-policy *-lfu).  Keys that exist when it
+        starts have counter 0 until accessed, as data needs time to adjust in Redis too."""
+        if enabled and self.__class__ is Database:
+            self.__class__ = LFUDatabase
+        elif not enabled and self.__class__ is LFUDatabase:
+            self.__class__ = Database
+            self.freq = {}
+
+    def lfu_counter(self, key: bytes, now_ms: int) -> int:
+        """The decayed LFU counter (OBJECT FREQ)."""
+        packed = self.freq.get(key)
+        if packed is None:
+            return 0
+        return _lfu_decayed(packed, now_ms // 60000)
+
+
+# lfu-log-factor and lfu-decay-time, kept current by the server's config hooks.
+LFU_PARAMS = {"log_factor": 10, "decay_time": 1}
+LFU_INIT_VAL = 5
+
+
+def _lfu_decayed(packed: int, minutes: int) -> int:
+    counter = packed & 255
+    decay_time = LFU_PARAMS["decay_time"]
+    if decay_time > 0:
+        elapsed = (minutes - (packed >> 8)) & 0xFFFF  # Redis keeps a 16-bit minutes clock
+        periods = elapsed // decay_time
+        if periods:
+            counter = 0 if periods > counter else counter - periods
+    return counter
+
+
+def _lfu_incremented(counter: int) -> int:
+    if counter >= 255:
+        return 255
+    base = counter - LFU_INIT_VAL
+    if base < 0:
+        base = 0
+    if random.random() < 1.0 / (base * LFU_PARAMS["log_factor"] + 1):
+        counter += 1
+    return counter
+
+
+class LFUDatabase(Database):
+    """A Database that also counts accesses the LFU way (see `Database.set_lfu`)."""
+
+    __slots__ = ()
+
+    def _lfu_touch(self, key: bytes, now_ms: int) -> None:
+        minutes = (now_ms // 60000) & 0xFFFF
+        packed = self.freq.get(key)
+        counter = 0 if packed is None else _lfu_decayed(packed, minutes)
+        self.freq[key] = (minutes << 8) | _lfu_incremented(counter)
+
+    def get(self, key: bytes, now_ms: int) -> Any:
+        v = Database.get(self, key, now_ms)
+        if v is not None:
+            self._lfu_touch(key, now_ms)
+        return v
+
+    def set(self, key: bytes, value: Any, keep_ttl: bool = False) -> None:
+        existed = key in self.data
+        Database.set(self, key, value, keep_ttl)
+        now = self.clock.now_ms
+        if existed:
+            self._lfu_touch(key, now)
+        else:
+            self.freq[key] = (((now // 60000) & 0xFFFF) << 8) | LFU_INIT_VAL
+
+    def add(self, key: bytes, value: Any) -> None:
+        Database.add(self, key, value)
+        self.freq[key] = (((self.clock.now_ms // 60000) & 0xFFFF) << 8) | LFU_INIT_VAL

@@ -16,6 +16,8 @@ ULONG_MAX = 2**64 - 1
 
 
 def parse_cursor(arg: bytes) -> int:
+    if not arg:
+        return 0  # strtoul converts nothing, stops at the terminator: Redis accepts it as 0
     if not _CURSOR_RX.match(arg):
         raise CommandError("ERR invalid cursor")
     v = int(arg)

@@ -1,1 +1,567 @@
-"""t_keys: not implemented yet (placeholder so the package imports)."""
+"""The generic keyspace commands (Redis's db.c, expire.c and object.c user side): DEL, UNLINK,
+EXISTS, TYPE, RENAME, RENAMENX, COPY, MOVE, KEYS, SCAN, RANDOMKEY, TOUCH, the EXPIRE family,
+TTL/PTTL/EXPIRETIME/PEXPIRETIME, PERSIST and OBJECT.
+
+Lookups follow Redis's flags exactly, because they show in INFO keyspace_hits/misses, keymiss
+notifications and OBJECT IDLETIME: read lookups count hits and misses; TYPE, EXISTS, the TTL family
+and OBJECT do not touch the key (`_peek_read`); write lookups neither count nor notify a miss.
+
+Every write calls `modified` (WATCH, dirty counter) and `notify` with Redis's event names; a key
+created by RENAME, COPY or MOVE may wake blocked clients (`signal_ready`).  Expire arguments
+follow expireGenericCommand: options first, then the integer, then overflow checks on the unit
+conversion and the base time; an absolute time already past deletes the key (a "del" event).
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from protocol import reply as R
+from server.commands.args import INT64_MAX, INT64_MIN, maybe_int
+from server.commands.scanargs import parse_cursor, parse_scan_options
+from server.commands.table import command
+from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError
+from server.keyaccess import (
+    NOTIFY_GENERIC,
+    NOTIFY_KEY_MISS,
+    lookup_read,
+    lookup_write,
+    modified,
+    notify,
+    signal_ready,
+    type_name,
+)
+from storage.glob import compile_glob
+
+SAME_OBJECT = "ERR source and destination objects are the same"
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+SHARED_INTEGERS = 10000  # Redis shares the objects of the integers 0..9999 (OBJECT REFCOUNT)
+SHARED_REFCOUNT = INT_MAX
+
+
+def _peek_read(c, key: bytes, keymiss: bool = True) -> Any:
+    """lookupKeyReadWithFlags(LOOKUP_NOTOUCH): counts the hit or miss, leaves the access time."""
+    srv = c.server
+    v = c.db.peek(key, srv.now_ms)
+    if v is None:
+        srv.stat_keyspace_misses += 1
+        if keymiss and srv.notify_flags & NOTIFY_KEY_MISS:
+            notify(c, NOTIFY_KEY_MISS, "keymiss", key)
+    else:
+        srv.stat_keyspace_hits += 1
+    return v
+
+
+def _c_string(arg: bytes) -> bytes:
+    """An argument as Redis prints it with %s in an error: up to a NUL, newlines as spaces."""
+    nul = arg.find(b"\0")
+    if nul >= 0:
+        arg = arg[:nul]
+    return arg.replace(b"\r", b" ").replace(b"\n", b" ")
+
+
+def _db_index(c, arg: bytes):
+    """getIntFromObjectOrReply + selectDb: the Database numbered `arg`."""
+    n = maybe_int(arg)
+    if n is None:
+        raise CommandError(NOT_INTEGER)
+    if not INT_MIN <= n <= INT_MAX:
+        raise CommandError(f"ERR value is out of range, value must between {INT_MIN} and {INT_MAX}")
+    dbs = c.server.dbs
+    if n < 0 or n >= len(dbs):
+        raise CommandError(DB_INDEX)
+    return dbs[n]
+
+
+def _written_twice(c, db1, key1, db2, key2) -> None:
+    """Two keys modified by one change: both signalled, the dirty counter bumped once (as Redis)."""
+    modified(c, key1, db1)
+    modified(c, key2, db2)
+    c.server.dirty -= 1
+
+
+def _carry_lfu(src_db, src: bytes, dst_db, dst: bytes) -> None:
+    """RENAME/MOVE keep the value object, so its LFU counter goes with it."""
+    if src_db.freq:
+        f = src_db.freq.get(src)
+        if f is not None:
+            dst_db.freq[dst] = f
+
+
+# ---- DEL / UNLINK / EXISTS / TYPE / TOUCH --------------------------------------------------------
+def _delete_keys(c, argv: list[bytes]) -> bytes:
+    db = c.db
+    now = c.server.now_ms
+    deleted = 0
+    for key in argv[1:]:
+        if db.expires:
+            db.expire_if_needed(key, now)
+        if db.delete(key):
+            modified(c, key)
+            notify(c, NOTIFY_GENERIC, "del", key)
+            deleted += 1
+    return R.integer(deleted)
+
+
+@command("del")
+def del_(c, argv):
+    return _delete_keys(c, argv)
+
+
+@command("unlink")
+def unlink(c, argv):
+    return _delete_keys(c, argv)
+
+
+@command("exists")
+def exists(c, argv):
+    n = 0
+    for key in argv[1:]:
+        if _peek_read(c, key) is not None:
+            n += 1
+    return R.integer(n)
+
+
+@command("type")
+def type_(c, argv):
+    v = _peek_read(c, argv[1])
+    return b"+none\r\n" if v is None else b"+%s\r\n" % type_name(v).encode()
+
+
+@command("touch")
+def touch(c, argv):
+    n = 0
+    for key in argv[1:]:
+        if lookup_read(c, key) is not None:
+            n += 1
+    return R.integer(n)
+
+
+# ---- RENAME / RENAMENX / COPY / MOVE -------------------------------------------------------------
+def _rename(c, argv: list[bytes], nx: bool) -> bytes:
+    src, dst = argv[1], argv[2]
+    db = c.db
+    v = lookup_write(c, src)
+    if v is None:
+        raise CommandError(NO_SUCH_KEY)
+    if src == dst:
+        return R.ZERO if nx else R.OK
+    when = db.expires.get(src)
+    if lookup_write(c, dst) is not None:
+        if nx:
+            return R.ZERO
+        db.delete(dst)
+    db.add(dst, v)
+    _carry_lfu(db, src, db, dst)
+    if when is not None:
+        db.set_expire(dst, when)
+    db.delete(src)
+    _written_twice(c, db, src, db, dst)
+    notify(c, NOTIFY_GENERIC, "rename_from", src)
+    notify(c, NOTIFY_GENERIC, "rename_to", dst)
+    signal_ready(db, dst)
+    return R.ONE if nx else R.OK
+
+
+@command("rename")
+def rename(c, argv):
+    return _rename(c, argv, False)
+
+
+@command("renamenx")
+def renamenx(c, argv):
+    return _rename(c, argv, True)
+
+
+def copy_value(v: Any) -> Any:
+    """An independent copy of a stored value (bytes are immutable and can be shared)."""
+    cls = v.__class__
+    if cls is bytes:
+        return v
+    if cls is bytearray:
+        return bytearray(v)
+    return v.copy()
+
+
+@command("copy")
+def copy(c, argv):
+    src, dst = argv[1], argv[2]
+    dst_db = c.db
+    replace = False
+    j, n = 3, len(argv)
+    while j < n:
+        opt = argv[j].lower()
+        if opt == b"replace":
+            replace = True
+        elif opt == b"db" and j + 1 < n:
+            dst_db = _db_index(c, argv[j + 1])
+            j += 1
+        else:
+            raise CommandError(SYNTAX)
+        j += 1
+    db = c.db
+    if dst_db is db and src == dst:
+        raise CommandError(SAME_OBJECT)
+    v = lookup_read(c, src)
+    if v is None:
+        return R.ZERO
+    when = db.expires.get(src)
+    if dst_db.get(dst, c.server.now_ms) is not None:
+        if not replace:
+            return R.ZERO
+        dst_db.delete(dst)
+    dst_db.add(dst, copy_value(v))
+    if when is not None:
+        dst_db.set_expire(dst, when)
+    modified(c, dst, dst_db)
+    notify(c, NOTIFY_GENERIC, "copy_to", dst, dst_db.id)
+    signal_ready(dst_db, dst)
+    return R.ONE
+
+
+@command("move")
+def move(c, argv):
+    key = argv[1]
+    db = c.db
+    dst_db = _db_index(c, argv[2])
+    if dst_db is db:
+        raise CommandError(SAME_OBJECT)
+    v = lookup_write(c, key)
+    if v is None:
+        return R.ZERO
+    when = db.expires.get(key)
+    if dst_db.get(key, c.server.now_ms) is not None:
+        return R.ZERO
+    dst_db.add(key, v)
+    _carry_lfu(db, key, dst_db, key)
+    if when is not None:
+        dst_db.set_expire(key, when)
+    db.delete(key)
+    _written_twice(c, db, key, dst_db, key)
+    notify(c, NOTIFY_GENERIC, "move_from", key, db.id)
+    notify(c, NOTIFY_GENERIC, "move_to", key, dst_db.id)
+    signal_ready(dst_db, key)
+    return R.ONE
+
+
+# ---- KEYS / SCAN / RANDOMKEY ---------------------------------------------------------------------
+def _unexpired(db, keys: list[bytes], now: int) -> list[bytes]:
+    expires = db.expires
+    if not expires:
+        return keys
+    out = []
+    for k in keys:
+        when = expires.get(k)
+        if when is None or when > now:
+            out.append(k)
+    return out
+
+
+@command("keys")
+def keys(c, argv):
+    pattern = argv[1]
+    db = c.db
+    if pattern == b"*":
+        found = list(db.data)
+    else:
+        match = compile_glob(pattern)
+        found = [k for k in db.data if match(k)]
+    # Redis's KEYS skips expired keys without deleting them.
+    return R.bulk_array(_unexpired(db, found, c.server.now_ms))
+
+
+@command("scan")
+def scan(c, argv):
+    cursor = parse_cursor(argv[1])
+    opts = parse_scan_options(argv, 2, allow_type=True)
+    db = c.db
+    now = c.server.now_ms
+    cursor, found = db.scan(cursor, opts.count)
+    if opts.match is not None:
+        match = compile_glob(opts.match)
+        found = [k for k in found if match(k)]
+    if opts.type is not None:
+        wanted = opts.type.lower()
+        kept = []
+        for k in found:
+            v = _peek_read(c, k)
+            if v is not None and type_name(v).encode() == wanted:
+                kept.append(k)
+        found = kept
+    elif db.expires:
+        found = [k for k in found if not db.expire_if_needed(k, now)]
+    return b"*2\r\n" + R.bulk(b"%d" % cursor) + R.bulk_array(found)
+
+
+@command("randomkey")
+def randomkey(c, argv):
+    db = c.db
+    now = c.server.now_ms
+    while True:
+        key = db.random_key()
+        if key is None:
+            return c.enc.null
+        if not (db.expires and db.expire_if_needed(key, now)):
+            return R.bulk(key)
+
+
+# ---- EXPIRE family -------------------------------------------------------------------------------
+_NX, _XX, _GT, _LT = 1, 2, 4, 8
+_EXPIRE_FLAGS = {b"nx": _NX, b"xx": _XX, b"gt": _GT, b"lt": _LT}
+_SECONDS_MIN = -(-INT64_MIN // 1000)  # LLONG_MIN / 1000 with C's truncation toward zero
+_SECONDS_MAX = INT64_MAX // 1000
+
+
+def _expire_flags(argv: list[bytes]) -> int:
+    flags = 0
+    for opt in argv[3:]:
+        bit = _EXPIRE_FLAGS.get(opt.lower())
+        if bit is None:
+            raise CommandError(b"ERR Unsupported option " + _c_string(opt))
+        flags |= bit
+    if flags & _NX and flags & (_XX | _GT | _LT):
+        raise CommandError("ERR NX and XX, GT or LT options at the same time are not compatible")
+    if flags & _GT and flags & _LT:
+        raise CommandError("ERR GT and LT options at the same time are not compatible")
+    return flags
+
+
+def _expire(c, argv: list[bytes], relative: bool, seconds: bool, name: str) -> bytes:
+    key = argv[1]
+    flags = _expire_flags(argv) if len(argv) > 3 else 0
+    when = maybe_int(argv[2])
+    if when is None:
+        raise CommandError(NOT_INTEGER)
+    if seconds:
+        if when > _SECONDS_MAX or when < _SECONDS_MIN:
+            raise CommandError(f"ERR invalid expire time in '{name}' command")
+        when *= 1000
+    now = c.server.now_ms
+    base = now if relative else 0
+    if when > INT64_MAX - base:
+        raise CommandError(f"ERR invalid expire time in '{name}' command")
+    when += base
+    if lookup_write(c, key) is None:
+        return R.ZERO
+    db = c.db
+    if flags:
+        current = db.expires.get(key)
+        if flags & _NX and current is not None:
+            return R.ZERO
+        if flags & _XX and current is None:
+            return R.ZERO
+        if flags & _GT and (current is None or when <= current):
+            return R.ZERO
+        if flags & _LT and current is not None and when >= current:
+            return R.ZERO
+    if when <= now:
+        db.delete(key)
+        modified(c, key)
+        notify(c, NOTIFY_GENERIC, "del", key)
+        return R.ONE
+    db.set_expire(key, when)
+    modified(c, key)
+    notify(c, NOTIFY_GENERIC, "expire", key)
+    return R.ONE
+
+
+@command("expire")
+def expire(c, argv):
+    return _expire(c, argv, True, True, "expire")
+
+
+@command("pexpire")
+def pexpire(c, argv):
+    return _expire(c, argv, True, False, "pexpire")
+
+
+@command("expireat")
+def expireat(c, argv):
+    return _expire(c, argv, False, True, "expireat")
+
+
+@command("pexpireat")
+def pexpireat(c, argv):
+    return _expire(c, argv, False, False, "pexpireat")
+
+
+def _ttl(c, argv: list[bytes], ms: bool, absolute: bool) -> bytes:
+    key = argv[1]
+    if _peek_read(c, key) is None:
+        return R.integer(-2)
+    when = c.db.expires.get(key)
+    if when is None:
+        return R.integer(-1)
+    ttl = when if absolute else when - c.server.now_ms
+    if ttl < 0:
+        ttl = 0
+    return R.integer(ttl if ms else (ttl + 500) // 1000)
+
+
+@command("ttl")
+def ttl(c, argv):
+    return _ttl(c, argv, False, False)
+
+
+@command("pttl")
+def pttl(c, argv):
+    return _ttl(c, argv, True, False)
+
+
+@command("expiretime")
+def expiretime(c, argv):
+    return _ttl(c, argv, False, True)
+
+
+@command("pexpiretime")
+def pexpiretime(c, argv):
+    return _ttl(c, argv, True, True)
+
+
+@command("persist")
+def persist(c, argv):
+    key = argv[1]
+    if lookup_write(c, key) is not None and c.db.persist(key):
+        modified(c, key)
+        notify(c, NOTIFY_GENERIC, "persist", key)
+        return R.ONE
+    return R.ZERO
+
+
+# ---- OBJECT --------------------------------------------------------------------------------------
+_LFU_POLICIES = ("allkeys-lfu", "volatile-lfu")
+_NO_SHARED_INT_POLICIES = ("allkeys-lru", "volatile-lru", "allkeys-lfu", "volatile-lfu")
+_ADJUST = ("Please note that when switching between policies at runtime LRU and LFU data will take some "
+           "time to adjust.")
+_HELP = R.array([R.status(line) for line in (
+    "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "ENCODING <key>",
+    "    Return the kind of internal representation used in order to store the value",
+    "    associated with a <key>.",
+    "FREQ <key>",
+    "    Return the access frequency index of the <key>. The returned integer is",
+    "    proportional to the logarithm of the recent access frequency of the key.",
+    "IDLETIME <key>",
+    "    Return the idle time of the <key>, that is the approximated number of",
+    "    seconds elapsed since the last access to the key.",
+    "REFCOUNT <key>",
+    "    Return the number of references of the value associated with the specified",
+    "    <key>.",
+    "HELP",
+    "    Prints this help.",
+)])
+
+
+def string_encoding(v: bytes | bytearray) -> str:
+    """Redis's encoding of a string value: int (a string2ll integer of at most 20 chars), embstr
+    (at most 44 bytes) or raw (longer, or modified in place)."""
+    if v.__class__ is bytearray:
+        return "raw"
+    if len(v) <= 20 and maybe_int(v) is not None:
+        return "int"
+    return "embstr" if len(v) <= 44 else "raw"
+
+
+def object_encoding(v: Any) -> str:
+    cls = v.__class__
+    if cls is bytes or cls is bytearray:
+        return string_encoding(v)
+    return v.encoding()
+
+
+def _policy(c) -> str:
+    return c.server.config.values.get("maxmemory-policy", "noeviction")
+
+
+def _lfu_selected(c) -> bool:
+    lfu = _policy(c) in _LFU_POLICIES
+    attach(c.server)
+    return lfu
+
+
+def _object_value(c, key: bytes) -> Any:
+    """objectCommandLookup: no touch, no keymiss event."""
+    return _peek_read(c, key, keymiss=False)
+
+
+@command("object|help")
+def object_help(c, argv):
+    return _HELP
+
+
+@command("object|encoding")
+def object_encoding_cmd(c, argv):
+    v = _object_value(c, argv[2])
+    if v is None:
+        return c.enc.null
+    return R.bulk_str(object_encoding(v))
+
+
+@command("object|refcount")
+def object_refcount(c, argv):
+    v = _object_value(c, argv[2])
+    if v is None:
+        return c.enc.null
+    if v.__class__ is bytes and len(v) <= 20:
+        n = maybe_int(v)
+        if (n is not None and 0 <= n < SHARED_INTEGERS
+                and (c.server.config.values.get("maxmemory", "0") == "0"
+                     or _policy(c) not in _NO_SHARED_INT_POLICIES)):
+            return R.integer(SHARED_REFCOUNT)
+    return R.ONE
+
+
+@command("object|idletime")
+def object_idletime(c, argv):
+    key = argv[2]
+    v = _object_value(c, key)
+    if v is None:
+        return c.enc.null
+    if _lfu_selected(c):
+        raise CommandError("ERR An LFU maxmemory policy is selected, idle time not tracked. " + _ADJUST)
+    now = c.server.now_ms
+    # Redis's LRU clock ticks in whole seconds: idle time is the difference of two such readings.
+    last = c.db.access.get(key, now)
+    return R.integer(max(0, now // 1000 - last // 1000))
+
+
+@command("object|freq")
+def object_freq(c, argv):
+    key = argv[2]
+    v = _object_value(c, key)
+    if v is None:
+        return c.enc.null
+    if not _lfu_selected(c):
+        raise CommandError("ERR An LFU maxmemory policy is not selected, access frequency not tracked. "
+                           + _ADJUST)
+    return R.integer(c.db.lfu_counter(key, c.server.now_ms))
+
+
+# ---- wiring --------------------------------------------------------------------------------------
+def _apply_lfu_config(server) -> None:
+    from storage import keyspace
+
+    values = server.config.values
+    keyspace.LFU_PARAMS["log_factor"] = int(values.get("lfu-log-factor", "10"))
+    keyspace.LFU_PARAMS["decay_time"] = int(values.get("lfu-decay-time", "1"))
+    lfu = values.get("maxmemory-policy") in _LFU_POLICIES
+    for db in server.dbs:
+        db.set_lfu(lfu)
+
+
+_attached: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def attach(server) -> None:
+    """Give the databases the server's cached clock and follow the LFU settings.  Idempotent;
+    meant to be called once at start-up (OBJECT also calls it, in case nobody did)."""
+    if server in _attached:
+        return
+    _attached.add(server)
+    for db in server.dbs:
+        db.clock = server
+    _apply_lfu_config(server)
+    hooks = server.config.on_change
+    for name in ("maxmemory-policy", "lfu-log-factor", "lfu-decay-time"):
+        hooks.setdefault(name, []).append(lambda _v, s=server: _apply_lfu_config(s))
