@@ -12,7 +12,9 @@ character of `a`.  Those difference bits are exactly what the walk needs:
   Since LCS(i, j) is the max of the two, that happens exactly when LCS(i, j-1) < LCS(i, j), i.e.
   when the row-i difference bit j-1 is set.
 
-Rows are kept as little-endian bytes so each step of the walk tests one bit in O(1).
+Rows are kept as little-endian bytes.  Runs of "left" steps are skipped in one jump: the walk stops
+at the nearest earlier byte equal to a[i-1] (bytes.rfind) or the nearest earlier set bit of the row,
+whichever comes first, so a long `b` costs no per-byte Python work.
 """
 
 from __future__ import annotations
@@ -58,13 +60,26 @@ def lcs_walk(a: bytes | bytearray, b: bytes | bytearray) -> tuple[int, Iterator[
     def walk() -> Iterator[tuple[int, int]]:
         i, j = len(a), len(b)
         while i > 0 and j > 0:
-            if a[i - 1] == b[j - 1]:
+            c = a[i - 1]
+            if b[j - 1] == c:
                 i -= 1
                 j -= 1
                 yield i, j
-            elif (rows[i][(j - 1) >> 3] >> ((j - 1) & 7)) & 1:
+                continue
+            # Redis steps left until b[j-1] == c (then diagonal) or row i's bit j-1 is set (then
+            # up); jump straight to the nearer of the two.
+            j = max(b.rfind(c, 0, j), _last_bit_below(rows[i], j)) + 1
+            if j and b[j - 1] != c:
                 i -= 1
-            else:
-                j -= 1
 
     return length, walk()
+
+
+def _last_bit_below(row: bytes, j: int) -> int:
+    """Index of the highest set bit below position j in a little-endian bit row, or -1."""
+    k = (j - 1) >> 3
+    byte = row[k] & ((2 << ((j - 1) & 7)) - 1)
+    if byte:
+        return (k << 3) + byte.bit_length() - 1
+    prefix = row[:k].rstrip(b"\0")
+    return ((len(prefix) - 1) << 3) + prefix[-1].bit_length() - 1 if prefix else -1

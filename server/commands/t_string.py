@@ -36,6 +36,7 @@ from server.keyaccess import (
 from storage.lcs import lcs_length, lcs_walk
 
 _OK = R.OK
+_bulk = R.bulk
 _EMPTY = R.EMPTY_BULK
 STRING_TOO_LONG = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 
@@ -76,7 +77,7 @@ def get(c, argv):
     srv.stat_keyspace_hits += 1
     cls = v.__class__
     if cls is bytes or cls is bytearray:
-        return b"$%d\r\n%s\r\n" % (len(v), v)
+        return _bulk(v)
     raise CommandError(WRONGTYPE)
 
 
@@ -272,7 +273,7 @@ def mget(c, argv):
             continue
         hits += 1
         if v.__class__ is bytes or v.__class__ is bytearray:
-            parts.append(b"$%d\r\n%s\r\n" % (len(v), v))
+            parts.append(_bulk(v))
         else:
             parts.append(null)
     srv.stat_keyspace_hits += hits
@@ -321,7 +322,10 @@ def msetnx(c, argv):
 def _int_value(v: bytes | bytearray) -> int:
     """A stored value as Redis's string2ll reads it.  string2ll accepts exactly the canonical
     decimal spellings of int64 values, so parse and compare with the re-spelling."""
-    if len(v) <= 20:
+    n = len(v)
+    if 0 < n <= 18 and v.isdigit() and (v[0] != 48 or n == 1):
+        return int(v)  # the common case: a canonical non-negative number that fits
+    if n <= 20:
         try:
             n = int(v)
         except ValueError:
