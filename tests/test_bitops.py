@@ -508,3 +508,39 @@ def test_bitmap_encodings(diff):
         BITFIELD m SET u8 0 53
         OBJECT ENCODING m
     """)
+
+
+def test_watch_is_invalidated_only_by_real_changes(raxdb, oracle):
+    """Writes that change nothing (same bit, same field value, empty SETRANGE) leave WATCH alone."""
+    from tests.diff import RawConnection
+
+    probe = RawConnection(raxdb.port)
+    try:
+        require(probe, "WATCH", "probe")
+    finally:
+        probe.close()
+    steps = [
+        ("SET", "k", "\x80"), ("SETBIT", "k", "0", "1"), ("SETBIT", "k", "1", "0"), ("SETBIT", "k", "1", "1"),
+        ("SETBIT", "k", "20", "0"), ("BITFIELD", "k", "SET", "u8", "0", "192"),
+        ("BITFIELD", "k", "SET", "u4", "0", "1"), ("BITFIELD", "k", "OVERFLOW", "FAIL", "INCRBY", "u2", "0", "9"),
+        ("SETRANGE", "k", "0", ""), ("APPEND", "k", ""), ("BITOP", "AND", "k", "nokey"),
+        ("BITOP", "AND", "k", "nokey"), ("GETEX", "k", "PERSIST"), ("GETDEL", "k"), ("GETDEL", "k"),
+        ("INCRBYFLOAT", "k", "0"),
+    ]
+    results = []
+    for port in (raxdb.port, oracle.port):
+        watcher, writer = RawConnection(port), RawConnection(port)
+        try:
+            watcher.call("FLUSHALL")
+            out = []
+            for step in steps:
+                watcher.call("WATCH", "k")
+                out.append(writer.call(*step))
+                watcher.call("MULTI")
+                watcher.call("PING")
+                out.append(watcher.call("EXEC"))  # nil when the write invalidated the WATCH
+            results.append(out)
+        finally:
+            watcher.close()
+            writer.close()
+    assert results[0] == results[1]
