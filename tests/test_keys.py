@@ -591,3 +591,106 @@ def test_rename_into_key_wakes_blocked_client(raxdb):
     finally:
         c.close()
         blocked.close()
+
+
+# ---- the keyspace's own bookkeeping (no server) ---------------------------------------------------
+class _Clock:
+    def __init__(self, now_ms: int) -> None:
+        self.now_ms = now_ms
+
+
+def test_access_tracking_touch_and_peek():
+    from storage.keyspace import Database
+
+    db = Database(0)
+    db.clock = _Clock(1_000_000)
+    db.set(b"a", b"1")
+    db.add(b"b", b"2")
+    assert db.access == {b"a": 1_000_000, b"b": 1_000_000}
+    assert db.peek(b"a", 1_005_000) == b"1"
+    assert db.idle_ms(b"a", 1_005_000) == 5000  # peek is not an access
+    assert db.get(b"a", 1_005_000) == b"1"
+    assert db.idle_ms(b"a", 1_005_000) == 0
+    assert db.get(b"nope", 1_006_000) is None and b"nope" not in db.access
+    db.delete(b"a")
+    assert b"a" not in db.access
+
+
+def test_lfu_counter_model():
+    from storage.keyspace import LFU_INIT_VAL, Database, LFUDatabase
+
+    db = Database(0)
+    db.clock = _Clock(60_000 * 100)
+    db.set(b"old", b"v")
+    db.set_lfu(True)
+    assert db.__class__ is LFUDatabase
+    assert db.lfu_counter(b"old", db.clock.now_ms) == 0  # existed before LFU was on
+    db.set(b"k", b"v")
+    now = db.clock.now_ms
+    assert db.lfu_counter(b"k", now) == LFU_INIT_VAL
+    db.get(b"k", now)
+    assert db.lfu_counter(b"k", now) == LFU_INIT_VAL + 1  # p = 1 at the initial value
+    for _ in range(2000):
+        db.get(b"k", now)
+    hot = db.lfu_counter(b"k", now)
+    assert LFU_INIT_VAL + 1 < hot < 60  # logarithmic: thousands of hits, a few dozen steps
+    # One step of decay per lfu-decay-time minute without access.
+    assert db.lfu_counter(b"k", now + 3 * 60_000) == hot - 3
+    assert db.lfu_counter(b"k", now + 1000 * 60_000) == 0
+    db.delete(b"k")
+    assert b"k" not in db.freq
+    db.set_lfu(False)
+    assert db.__class__ is Database and not db.freq
+
+
+def test_attach_follows_lfu_config():
+    from server.commands import t_keys
+    from server.config import Config
+    from storage.keyspace import Database, LFUDatabase
+
+    class FakeServer:
+        def __init__(self) -> None:
+            self.config = Config()
+            self.dbs = [Database(i) for i in range(3)]
+            self.now_ms = 12345
+
+    srv = FakeServer()
+    t_keys.attach(srv)
+    t_keys.attach(srv)  # idempotent
+    assert all(db.clock is srv for db in srv.dbs)
+    srv.dbs[0].set(b"k", b"v")
+    assert srv.dbs[0].access[b"k"] == 12345
+    srv.config.set("maxmemory-policy", b"volatile-lfu")
+    assert all(db.__class__ is LFUDatabase for db in srv.dbs)
+    srv.config.set("lfu-decay-time", b"7")
+    from storage.keyspace import LFU_PARAMS
+
+    assert LFU_PARAMS["decay_time"] == 7
+    srv.config.set("lfu-decay-time", b"1")
+    srv.config.set("maxmemory-policy", b"allkeys-lru")
+    assert all(db.__class__ is Database for db in srv.dbs)
+
+
+def _hits_misses(conn: RawConnection) -> tuple[int, int]:
+    info = parse(conn.call("INFO", "stats"))
+    fields = dict(line.split(b":", 1) for line in info.split(b"\r\n") if b":" in line)
+    return int(fields[b"keyspace_hits"]), int(fields[b"keyspace_misses"])
+
+
+@pytest.mark.parametrize("cmd", [
+    ("EXISTS", "a", "b", "a"), ("TYPE", "a"), ("TYPE", "b"), ("TTL", "a"), ("PTTL", "b"), ("EXPIRETIME", "a"),
+    ("OBJECT", "ENCODING", "a"), ("OBJECT", "REFCOUNT", "b"), ("TOUCH", "a", "b"), ("COPY", "a", "c"),
+    ("COPY", "b", "c"), ("RENAME", "a", "d"), ("MOVE", "a", "1"), ("EXPIRE", "a", "100"), ("PERSIST", "a"),
+    ("DEL", "a", "b"), ("KEYS", "*"), ("RANDOMKEY",), ("SCAN", "0"), ("SCAN", "0", "TYPE", "string"),
+    ("SCAN", "0", "MATCH", "z*", "TYPE", "string"),
+])
+def test_keyspace_hit_miss_accounting(diff2, cmd):
+    """Which lookups count as keyspace hits/misses (INFO stats) follows Redis's lookup flags."""
+    if not diff2.ours.call("INFO", "stats").startswith(b"$"):
+        pytest.skip("raxdb lacks INFO yet")
+    diff2("SET", "a", "1")
+    before = [_hits_misses(conn) for conn in (diff2.ours, diff2.theirs)]
+    diff2.both(*cmd)
+    after = [_hits_misses(conn) for conn in (diff2.ours, diff2.theirs)]
+    deltas = [(a[0] - b[0], a[1] - b[1]) for a, b in zip(after, before, strict=True)]
+    assert deltas[0] == deltas[1], f"{cmd}: raxdb {deltas[0]} redis {deltas[1]}"
