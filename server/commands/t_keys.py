@@ -520,10 +520,8 @@ def object_idletime(c, argv):
         return c.enc.null
     if _lfu_selected(c):
         raise CommandError("ERR An LFU maxmemory policy is selected, idle time not tracked. " + _ADJUST)
-    now = c.server.now_ms
-    # Redis's LRU clock ticks in whole seconds: idle time is the difference of two such readings.
-    last = c.db.access.get(key, now)
-    return R.integer(max(0, now // 1000 - last // 1000))
+    # Whole seconds, like Redis's LRU clock (whose readings are themselves up to a cron tick old).
+    return R.integer(c.db.idle_ms(key, c.server.now_ms) // 1000)
 
 
 @command("object|freq")
