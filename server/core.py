@@ -39,6 +39,9 @@ class Server:
         self.dbs = [Database(i) for i in range(config.databases)]
         for db in self.dbs:
             db.expired_hook = self._on_expired
+        from server.commands.t_keys import attach as attach_keyspace
+
+        attach_keyspace(self)  # dbs read the cached clock (access times); LFU follows the config
         self.clients: dict[int, Client] = {}
         self.next_client_id = 1
         self.loop: asyncio.AbstractEventLoop | None = None
