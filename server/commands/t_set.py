@@ -1,1 +1,354 @@
-"""t_set: not implemented yet (placeholder so the package imports)."""
+"""Set commands (Redis's t_set.c): SADD .. SSCAN over `storage.set_type.RSet`.
+
+Replies follow Redis 7.0 exactly: SMEMBERS / SINTER / SUNION / SDIFF / SPOP-with-count are RESP3 sets
+(`~`), SRANDMEMBER-with-count and SMISMEMBER are arrays.  Where Redis's output order is
+deterministic it is reproduced: an intset iterates in ascending order, and SUNION / SDIFF / SPOP of
+the whole set reply from a freshly built set (an intset again when every member is an integer), as
+Redis does.  All source keys are type-checked before any work, as 7.0 does.
+
+The intset limit is read from the config at each write, so CONFIG SET applies to the next write.
+"""
+
+from __future__ import annotations
+
+from protocol import reply as R
+from server.commands.args import INT64_MIN, to_int
+from server.commands.scanargs import parse_cursor, parse_scan_options
+from server.commands.table import command
+from server.errors import SYNTAX, WRONGTYPE, CommandError
+from server.keyaccess import (
+    NOTIFY_GENERIC,
+    NOTIFY_SET,
+    lookup_read,
+    lookup_write,
+    modified,
+    notify,
+)
+from storage.glob import compile_glob
+from storage.set_type import RSet
+
+_POSITIVE = "ERR value is out of range, must be positive"
+_LONG_RANGE = ("ERR value is out of range, value must between -9223372036854775807 and "
+               "9223372036854775807")
+
+
+def max_intset(c) -> int:
+    return int(c.server.config.values["set-max-intset-entries"])
+
+
+def _bulks(members) -> bytes:
+    return b"".join([b"$%d\r\n%s\r\n" % (len(m), m) for m in members])
+
+
+def set_reply(c, members: list[bytes]) -> bytes:
+    return c.enc.set_header(len(members)) + _bulks(members)
+
+
+def _array_reply(members: list[bytes]) -> bytes:
+    return b"*%d\r\n" % len(members) + _bulks(members)
+
+
+def _get_set(c, key: bytes, write: bool = False) -> RSet | None:
+    v = lookup_write(c, key) if write else lookup_read(c, key)
+    if v is not None and v.__class__ is not RSet:
+        raise CommandError(WRONGTYPE)
+    return v
+
+
+def _deleted(c, key: bytes) -> None:
+    c.db.delete(key)
+    notify(c, NOTIFY_GENERIC, "del", key)
+
+
+# ---- single-key commands -----------------------------------------------------------------------
+@command("sadd")
+def sadd(c, argv):
+    key = argv[1]
+    db = c.db
+    s = db.get(key, c.server.now_ms)
+    if s is None:
+        s = RSet()
+        db.add(key, s)
+    elif s.__class__ is not RSet:
+        raise CommandError(WRONGTYPE)
+    limit = int(c.server.config.values["set-max-intset-entries"])
+    add = s.add
+    added = 0
+    for m in argv[2:]:
+        if add(m, limit):
+            added += 1
+    if added:
+        modified(c, key)
+        c.server.dirty += added - 1
+        notify(c, NOTIFY_SET, "sadd", key)
+    return R.integer(added)
+
+
+@command("srem")
+def srem(c, argv):
+    key = argv[1]
+    s = _get_set(c, key, True)
+    if s is None:
+        return R.ZERO
+    removed = 0
+    for m in argv[2:]:
+        if s.remove(m):
+            removed += 1
+            if not len(s):
+                break
+    if removed:
+        notify(c, NOTIFY_SET, "srem", key)
+        if not len(s):
+            _deleted(c, key)
+        modified(c, key)
+        c.server.dirty += removed - 1
+    return R.integer(removed)
+
+
+@command("smembers")
+def smembers(c, argv):
+    s = _get_set(c, argv[1])
+    if s is None:
+        return c.enc.set_header(0)
+    return set_reply(c, s.members())
+
+
+@command("sismember")
+def sismember(c, argv):
+    s = _get_set(c, argv[1])
+    return R.ONE if s is not None and argv[2] in s else R.ZERO
+
+
+@command("smismember")
+def smismember(c, argv):
+    s = _get_set(c, argv[1])
+    members = argv[2:]
+    if s is None:
+        return b"*%d\r\n" % len(members) + R.ZERO * len(members)
+    return b"*%d\r\n" % len(members) + b"".join([R.ONE if m in s else R.ZERO for m in members])
+
+
+@command("scard")
+def scard(c, argv):
+    s = _get_set(c, argv[1])
+    return R.integer(len(s)) if s is not None else R.ZERO
+
+
+@command("spop")
+def spop(c, argv):
+    key = argv[1]
+    if len(argv) == 2:
+        s = _get_set(c, key, True)
+        if s is None:
+            return c.enc.null
+        m = s.pop_random()
+        notify(c, NOTIFY_SET, "spop", key)
+        if not len(s):
+            _deleted(c, key)
+        modified(c, key)
+        return R.bulk(m)
+    if len(argv) > 3:
+        raise CommandError(SYNTAX)
+    count = to_int(argv[2], _POSITIVE)
+    if count < 0:
+        raise CommandError(_POSITIVE)
+    s = _get_set(c, key, True)
+    if s is None or count == 0:
+        return c.enc.set_header(0)
+    limit = max_intset(c)
+    if count >= len(s):
+        members = RSet.of(s.members(), limit).members()
+        notify(c, NOTIFY_SET, "spop", key)
+        _deleted(c, key)
+    else:
+        members, replacement = s.spop_many(count, limit)
+        if replacement is not None:
+            c.db.replace(key, replacement)
+        notify(c, NOTIFY_SET, "spop", key)
+    modified(c, key)
+    return set_reply(c, members)
+
+
+@command("srandmember")
+def srandmember(c, argv):
+    key = argv[1]
+    if len(argv) == 2:
+        s = _get_set(c, key)
+        return c.enc.null if s is None else R.bulk(s.random_member())
+    if len(argv) > 3:
+        raise CommandError(SYNTAX)
+    count = to_int(argv[2])
+    if count == INT64_MIN:
+        raise CommandError(_LONG_RANGE)
+    s = _get_set(c, key)
+    if s is None or count == 0:
+        return R.EMPTY_ARRAY
+    if count < 0:
+        return _array_reply(s.choices(-count))
+    if count >= len(s):
+        return _array_reply(s.members())
+    return _array_reply(s.sample(count))
+
+
+@command("smove")
+def smove(c, argv):
+    src_key, dst_key, m = argv[1], argv[2], argv[3]
+    src = lookup_write(c, src_key)
+    dst = lookup_write(c, dst_key)
+    if src is None:
+        return R.ZERO
+    if src.__class__ is not RSet or (dst is not None and dst.__class__ is not RSet):
+        raise CommandError(WRONGTYPE)
+    if src is dst:
+        return R.ONE if m in src else R.ZERO
+    if not src.remove(m):
+        return R.ZERO
+    notify(c, NOTIFY_SET, "srem", src_key)
+    if not len(src):
+        _deleted(c, src_key)
+    if dst is None:
+        dst = RSet()
+        c.db.add(dst_key, dst)
+    modified(c, src_key)
+    if dst.add(m, max_intset(c)):
+        modified(c, dst_key)
+        notify(c, NOTIFY_SET, "sadd", dst_key)
+    return R.ONE
+
+
+@command("sscan")
+def sscan(c, argv):
+    cursor = parse_cursor(argv[2])
+    opts = parse_scan_options(argv, 3)
+    s = _get_set(c, argv[1])
+    if s is None:
+        return b"*2\r\n$1\r\n0\r\n*0\r\n"
+    nxt, members = s.scan(cursor, opts.count)
+    if opts.match is not None:
+        match = compile_glob(opts.match)
+        members = [m for m in members if match(m)]
+    cur = b"%d" % nxt
+    return b"*2\r\n$%d\r\n%s\r\n" % (len(cur), cur) + _array_reply(members)
+
+
+# ---- multi-key algebra -------------------------------------------------------------------------
+def _sources(c, keys: list[bytes], write: bool) -> list[RSet | None]:
+    """Every key's set (None when missing), type-checking all of them first as Redis 7.0 does."""
+    look = lookup_write if write else lookup_read
+    sets = []
+    for k in keys:
+        v = look(c, k)
+        if v is not None and v.__class__ is not RSet:
+            raise CommandError(WRONGTYPE)
+        sets.append(v)
+    return sets
+
+
+def intersection(sets: list[RSet | None], limit: int = 0) -> list[bytes]:
+    """Members common to every set, in the iteration order of the smallest (as Redis streams it);
+    stops after `limit` members when limit > 0."""
+    if not sets or any(s is None for s in sets):
+        return []
+    ordered: list[RSet] = sorted(sets, key=len)  # type: ignore[arg-type]
+    first = ordered[0]
+    rest = [s for s in ordered[1:] if s is not first]
+    if not rest:
+        out = first.members()
+        return out[:limit] if limit else list(out)
+    if all(s.ints is None for s in ordered):
+        pos = [s.pos for s in rest]
+        out = [m for m in first.items if all(m in p for p in pos)]
+        return out[:limit] if limit else out
+    out = []
+    for m in first.members():
+        for s in rest:
+            if m not in s:
+                break
+        else:
+            out.append(m)
+            if len(out) == limit:
+                break
+    return out
+
+
+def union(sets: list[RSet | None], limit: int) -> RSet:
+    out = RSet()
+    add = out.add
+    for s in sets:
+        if s is not None:
+            for m in s.members():
+                add(m, limit)
+    return out
+
+
+def difference(sets: list[RSet | None], limit: int) -> RSet:
+    first = sets[0]
+    if first is None:
+        return RSet()
+    others = [s for s in sets[1:] if s is not None]
+    if any(s is first for s in others):
+        return RSet()
+    return RSet.of([m for m in first.members() if not any(m in s for s in others)], limit)
+
+
+def _store(c, dst: bytes, result: RSet, event: str) -> bytes:
+    n = len(result)
+    if n:
+        c.db.set(dst, result)
+        notify(c, NOTIFY_SET, event, dst)
+        modified(c, dst)
+    elif c.db.delete(dst):
+        notify(c, NOTIFY_GENERIC, "del", dst)
+        modified(c, dst)
+    return R.integer(n)
+
+
+@command("sinter")
+def sinter(c, argv):
+    return set_reply(c, intersection(_sources(c, argv[1:], False)))
+
+
+@command("sinterstore")
+def sinterstore(c, argv):
+    members = intersection(_sources(c, argv[2:], True))
+    return _store(c, argv[1], RSet.of(members, max_intset(c)), "sinterstore")
+
+
+@command("sintercard")
+def sintercard(c, argv):
+    numkeys = to_int(argv[1], "ERR numkeys should be greater than 0")
+    if numkeys < 1:
+        raise CommandError("ERR numkeys should be greater than 0")
+    if numkeys > len(argv) - 2:
+        raise CommandError("ERR Number of keys can't be greater than number of args")
+    limit = 0
+    j = 2 + numkeys
+    while j < len(argv):
+        if argv[j].lower() == b"limit" and j + 1 < len(argv):
+            limit = to_int(argv[j + 1], "ERR LIMIT can't be negative")
+            if limit < 0:
+                raise CommandError("ERR LIMIT can't be negative")
+            j += 2
+        else:
+            raise CommandError(SYNTAX)
+    return R.integer(len(intersection(_sources(c, argv[2:2 + numkeys], False), limit)))
+
+
+@command("sunion")
+def sunion(c, argv):
+    return set_reply(c, union(_sources(c, argv[1:], False), max_intset(c)).members())
+
+
+@command("sunionstore")
+def sunionstore(c, argv):
+    return _store(c, argv[1], union(_sources(c, argv[2:], True), max_intset(c)), "sunionstore")
+
+
+@command("sdiff")
+def sdiff(c, argv):
+    return set_reply(c, difference(_sources(c, argv[1:], False), max_intset(c)).members())
+
+
+@command("sdiffstore")
+def sdiffstore(c, argv):
+    return _store(c, argv[1], difference(_sources(c, argv[2:], True), max_intset(c)), "sdiffstore")
