@@ -12,14 +12,16 @@ heap grows past twice the live TTL count.
 
 SCAN: `slots` is an append-mostly array in which each key keeps its position for as long as it
 exists; deleted positions become holes reused by later keys.  A SCAN cursor is a slot position, so a
-key present for the whole iteration is returned exactly once-or-more, as Redis guarantees, with O(1)
-work per returned slot and no per-cursor server state.
+key present for the whole iteration is returned at least once, as Redis guarantees, with O(1) work
+per visited slot and no per-cursor server state.  When the database becomes empty the array
+restarts compact (no key can then be present for a whole iteration in progress).
 
 Access tracking (OBJECT IDLETIME): `access` maps key -> time of the last touching lookup or write,
 in ms.  `get` (every lookup that touches, GET and the keyaccess helpers included) and `set`/`add`
 store it: one dict store, the cheapest form of Redis's per-object LRU clock.  `peek` is the lookup
 that does not touch (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS, OBJECT).  Writers that bypass
-`set`/`add` for a new key get idle time 0 until the next lookup.
+`set`/`add` for a new key get idle time 0 until the next lookup.  `set`/`add` read the time from
+`clock`, which the server points at itself (t_keys.attach) so they use the cached command time.
 
 LFU (OBJECT FREQ under an LFU maxmemory-policy): `set_lfu(True)` swaps the database's class to
 `LFUDatabase`, whose lookups also keep Redis's logarithmic access counter with decay in `freq`, so

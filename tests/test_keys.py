@@ -288,6 +288,15 @@ def test_scan_small_db_matches_redis(diff):
     diff("SCAN", "0", "TYPE", "nosuchtype")
     diff("SCAN", "0", "MATCH", "a", "TYPE", "string")
     diff("SCAN", "0", "TYPE", "STRING", "MATCH", "b")
+    diff("SCAN", "0", "COUNT", "9223372036854775807", "MATCH", "[ab]")
+    diff("SCAN", "18446744073709551615", "MATCH", "zzz")
+
+
+def test_scan_match_agrees_with_keys(r, raw):
+    keys = [b"user:%d" % i for i in range(300)] + [b"item:%d:x" % i for i in range(300)] + [b"", b"u", b"[x]"]
+    r.mset({k: b"v" for k in keys})
+    for pattern in ["user:1*", "*:x", "?", "*", "item:[0-4]?:*", "\\[x\\]", "[x]", "", "u*", "*1*1*"]:
+        assert sorted(_scan_all(raw, "MATCH", pattern, "COUNT", "37")) == sorted(r.keys(pattern)), pattern
 
 
 def test_scan_full_iteration(r, raw):
