@@ -76,6 +76,9 @@ class Server:
         self.hooks_after_command: list[Any] = []
         self.watchers = 0  # clients with WATCHed keys (guards modified-key work)
         self.notify_flags = 0  # keyspace notification classes enabled (0: none)
+        from server.notify import attach as attach_notify
+
+        attach_notify(self)  # Pub/Sub registry, notify-keyspace-events, expiry events and WATCH
 
     # ---- clock and stats ---------------------------------------------------------------------
     def update_clock(self) -> int:

@@ -1,1 +1,109 @@
-"""t_multi: not implemented yet (placeholder so the package imports)."""
+"""Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH (Redis 7.0 semantics).
+
+Queueing lives in the dispatcher (client.execute): while `c.multi` is a list, commands other than
+EXEC/DISCARD/MULTI/WATCH/QUIT/RESET are appended and answered +QUEUED, and a command rejected at
+queue time (unknown, wrong arity, not allowed) sets `c.multi_error`, which turns EXEC into
+EXECABORT.  EXEC runs the queue through `Client.call` — stats, errorstats and keyspace effects exactly
+as if each command had been sent alone — with `c.in_exec` set so blocking commands answer at once
+instead of blocking.  Nothing else runs in between: the event loop is not re-entered.
+
+WATCH is optimistic locking (server/watch.py): any write to a watched key, its expiry, FLUSH, SWAPDB
+sets `c.dirty_cas`, and EXEC then replies with a null array without running anything.
+"""
+
+from __future__ import annotations
+
+from protocol import reply as R
+from server import lifecycle, watch
+from server.commands.table import BLOCKED, command
+from server.errors import CommandError
+
+EXECABORT = "EXECABORT Transaction discarded because of previous errors."
+
+
+def discard_transaction(c) -> None:
+    """Leave MULTI state and release WATCHes (after EXEC, DISCARD, EXECABORT)."""
+    c.multi = None
+    c.multi_error = False
+    c.dirty_cas = False
+    watch.unwatch_all(c)
+    c.update_plain()
+
+
+@command("multi")
+def multi(c, argv):
+    if c.multi is not None:
+        raise CommandError("ERR MULTI calls can not be nested")
+    c.multi = []
+    c.multi_error = False
+    c.update_plain()
+    return R.OK
+
+
+@command("discard")
+def discard(c, argv):
+    if c.multi is None:
+        raise CommandError("ERR DISCARD without MULTI")
+    discard_transaction(c)
+    return R.OK
+
+
+@command("exec")
+def exec_(c, argv):
+    queue = c.multi
+    if queue is None:
+        raise CommandError("ERR EXEC without MULTI")
+    if c.multi_error:
+        discard_transaction(c)
+        raise CommandError(EXECABORT)
+    if c.dirty_cas or (c.watched and watch.expired_since_watch(c)):
+        discard_transaction(c)
+        return c.enc.null_array
+    # Out of MULTI before running: a queued MULTI/EXEC cannot exist, but a queued command that
+    # inspects the client (CLIENT INFO flags) must see it executing, not queueing.
+    c.multi = None
+    c.multi_error = False
+    watch.unwatch_all(c)
+    c.in_exec = True
+    c.update_plain()
+    srv = c.server
+    replies = []
+    try:
+        for cmd, args in queue:
+            if srv.monitors:
+                lifecycle.feed_monitors(c, args, cmd)
+            r = c.call(cmd, args)
+            if r is BLOCKED:  # blocking commands must not block here; never leave a hole
+                r = c.enc.null_array
+            replies.append(r)
+    finally:
+        c.in_exec = False
+        c.update_plain()
+    return R.array(replies)
+
+
+@command("watch")
+def watch_(c, argv):
+    if c.multi is not None:
+        raise CommandError("ERR WATCH inside MULTI is not allowed")
+    if c.dirty_cas:  # already doomed: watching more changes nothing
+        return R.OK
+    for key in argv[1:]:
+        watch.watch_key(c, key)
+    return R.OK
+
+
+@command("unwatch")
+def unwatch(c, argv):
+    watch.unwatch_all(c)
+    c.dirty_cas = False
+    return R.OK
+
+
+def _reset(c) -> None:
+    if c.multi is not None or c.watched or c.dirty_cas:
+        discard_transaction(c)
+
+
+lifecycle.RESET_HOOKS.append(_reset)
+lifecycle.DISCONNECT_HOOKS.append(watch.unwatch_all)

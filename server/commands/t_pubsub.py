@@ -1,1 +1,160 @@
-"""t_pubsub: not implemented yet (placeholder so the package imports)."""
+"""Pub/Sub commands: (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PUBLISH, SPUBLISH, PUBSUB.
+
+Each (un)subscription is confirmed by its own frame — an array in RESP2, a push in RESP3 — so a
+command naming several channels returns several frames in one reply.  The counts in those frames are
+Redis 7.0's: channels plus patterns for SUBSCRIBE/PSUBSCRIBE and their opposites, shard channels
+alone for SSUBSCRIBE/SUNSUBSCRIBE.  The state and the delivery live in server/pubsub.py; what a
+RESP2 subscriber may still send is the dispatcher's check.
+"""
+
+from __future__ import annotations
+
+from protocol import reply as R
+from server import pubsub
+from server.commands.table import command
+from server.errors import CommandError
+from storage.glob import compile_glob
+
+_bulk = R.bulk
+_integer = R.integer
+
+
+def _frame(c, kind: bytes, name: bytes | None, count: int) -> bytes:
+    return c.enc.push_header(3) + _bulk(kind) + (c.enc.null if name is None else _bulk(name)) + _integer(count)
+
+
+def _subscribe(c, argv, kind: str, word: bytes, count) -> bytes:
+    out = []
+    for name in argv[1:]:
+        pubsub.subscribe(c, kind, name)
+        out.append(_frame(c, word, name, count(c)))
+    c.update_plain()
+    return b"".join(out)
+
+
+def _unsubscribe(c, argv, kind: str, word: bytes, mine: set[bytes], count) -> bytes:
+    names = argv[1:] if len(argv) > 1 else list(mine)
+    if not names:
+        return _frame(c, word, None, count(c))
+    out = []
+    for name in names:
+        pubsub.unsubscribe(c, kind, name)
+        out.append(_frame(c, word, name, count(c)))
+    c.update_plain()
+    return b"".join(out)
+
+
+def _shard_count(c) -> int:
+    return len(c.shard_channels)
+
+
+@command("subscribe")
+def subscribe(c, argv):
+    return _subscribe(c, argv, "channel", b"subscribe", pubsub.subscription_count)
+
+
+@command("psubscribe")
+def psubscribe(c, argv):
+    return _subscribe(c, argv, "pattern", b"psubscribe", pubsub.subscription_count)
+
+
+@command("ssubscribe")
+def ssubscribe(c, argv):
+    return _subscribe(c, argv, "shard", b"ssubscribe", _shard_count)
+
+
+@command("unsubscribe")
+def unsubscribe(c, argv):
+    return _unsubscribe(c, argv, "channel", b"unsubscribe", c.channels, pubsub.subscription_count)
+
+
+@command("punsubscribe")
+def punsubscribe(c, argv):
+    return _unsubscribe(c, argv, "pattern", b"punsubscribe", c.patterns, pubsub.subscription_count)
+
+
+@command("sunsubscribe")
+def sunsubscribe(c, argv):
+    return _unsubscribe(c, argv, "shard", b"sunsubscribe", c.shard_channels, _shard_count)
+
+
+@command("publish")
+def publish(c, argv):
+    return _integer(pubsub.publish(c.server, argv[1], argv[2]))
+
+
+@command("spublish")
+def spublish(c, argv):
+    return _integer(pubsub.spublish(c.server, argv[1], argv[2]))
+
+
+# ---- PUBSUB -----------------------------------------------------------------------------------
+
+def _matching(c, argv, table) -> bytes:
+    if len(argv) > 3:
+        raise CommandError("ERR unknown subcommand or wrong number of arguments for '%s'. Try PUBSUB HELP."
+                           % argv[1].decode(errors="replace"))
+    if len(argv) == 3:
+        match = compile_glob(argv[2])
+        names = [n for n in table if match(n)]
+    else:
+        names = list(table)
+    return R.bulk_array(names)
+
+
+def _numsub(argv, table) -> bytes:
+    out = []
+    for name in argv[2:]:
+        subs = table.get(name)
+        out.append(_bulk(name))
+        out.append(_integer(len(subs) if subs else 0))
+    return R.array(out)
+
+
+@command("pubsub|channels")
+def pubsub_channels(c, argv):
+    return _matching(c, argv, pubsub.registry(c.server).channels)
+
+
+@command("pubsub|shardchannels")
+def pubsub_shardchannels(c, argv):
+    return _matching(c, argv, pubsub.registry(c.server).shard)
+
+
+@command("pubsub|numsub")
+def pubsub_numsub(c, argv):
+    return _numsub(argv, pubsub.registry(c.server).channels)
+
+
+@command("pubsub|shardnumsub")
+def pubsub_shardnumsub(c, argv):
+    return _numsub(argv, pubsub.registry(c.server).shard)
+
+
+@command("pubsub|numpat")
+def pubsub_numpat(c, argv):
+    return _integer(len(pubsub.registry(c.server).patterns))
+
+
+_HELP = [
+    "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CHANNELS [<pattern>]",
+    "    Return the currently active channels matching a <pattern> (default: '*').",
+    "NUMPAT",
+    "    Return number of subscriptions to patterns.",
+    "NUMSUB [<channel> ...]",
+    "    Return the number of subscribers for the specified channels, excluding",
+    "    pattern subscriptions(default: no channels).",
+    "SHARDCHANNELS [<pattern>]",
+    "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+    "SHARDNUMSUB [<shardchannel> ...]",
+    "    Return the number of subscribers for the specified shard level channel(s)",
+    "HELP",
+    "    Prints this help.",
+]
+_HELP_REPLY = R.array([R.status(line) for line in _HELP])
+
+
+@command("pubsub|help")
+def pubsub_help(c, argv):
+    return _HELP_REPLY

@@ -1,0 +1,138 @@
+"""Keyspace notifications: notify-keyspace-events and the __keyspace@N__ / __keyevent@N__ messages.
+
+Writers call `keyaccess.notify(c, NOTIFY_xxx, "event", key)`, which costs one AND while the option
+is empty; when the class is enabled it lands in `_publish` here, which sends
+`__keyspace@<db>__:<key>` -> event (K) and `__keyevent@<db>__:<event>` -> key (E) through the Pub/Sub
+fan-out.  Nothing is encoded when nobody is subscribed at all.
+
+The option is stored in Redis's normal form (CONFIG SET notify-keyspace-events KEA reads back as
+AKE): the validator registered in `config.KINDS` parses and re-prints it, and an `on_change` hook keeps
+`server.notify_flags` (the bitmask keyaccess tests) in step.
+
+`attach(server)` is called once by the Server: it installs the above and wraps each database's
+expired hook so reclaiming an expired key (lazily or by the cron) emits "expired" and counts as a
+modification for WATCH, as Redis's deleteExpiredKeyAndPropagate does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from server import config as config_mod
+from server import keyaccess, pubsub, watch
+from server.keyaccess import (
+    NOTIFY_EVICTED,
+    NOTIFY_EXPIRED,
+    NOTIFY_GENERIC,
+    NOTIFY_HASH,
+    NOTIFY_KEY_MISS,
+    NOTIFY_KEYEVENT,
+    NOTIFY_KEYSPACE,
+    NOTIFY_LIST,
+    NOTIFY_MODULE,
+    NOTIFY_NEW,
+    NOTIFY_SET,
+    NOTIFY_STREAM,
+    NOTIFY_STRING,
+    NOTIFY_ZSET,
+)
+
+if TYPE_CHECKING:
+    from server.core import Server
+    from storage.keyspace import Database
+
+# The class letters in the order Redis prints them (A stands for all of them but n).
+_CLASS_LETTERS = [("g", NOTIFY_GENERIC), ("$", NOTIFY_STRING), ("l", NOTIFY_LIST), ("s", NOTIFY_SET),
+                  ("h", NOTIFY_HASH), ("z", NOTIFY_ZSET), ("x", NOTIFY_EXPIRED), ("e", NOTIFY_EVICTED),
+                  ("t", NOTIFY_STREAM), ("d", NOTIFY_MODULE), ("n", NOTIFY_NEW)]
+NOTIFY_ALL = (NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH | NOTIFY_ZSET
+              | NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE)
+_LETTER = dict(_CLASS_LETTERS)
+_LETTER.update({"A": NOTIFY_ALL, "K": NOTIFY_KEYSPACE, "E": NOTIFY_KEYEVENT, "m": NOTIFY_KEY_MISS})
+INVALID = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."
+
+
+def parse_flags(text: str) -> int | None:
+    """The bitmask for a notify-keyspace-events string; None if a character is not a class."""
+    flags = 0
+    for ch in text:
+        bit = _LETTER.get(ch)
+        if bit is None:
+            return None
+        flags |= bit
+    return flags
+
+
+def format_flags(flags: int) -> str:
+    if flags & NOTIFY_ALL == NOTIFY_ALL:
+        out = ["A"]
+    else:
+        out = [ch for ch, bit in _CLASS_LETTERS if flags & bit]
+    if flags & NOTIFY_KEYSPACE:
+        out.append("K")
+    if flags & NOTIFY_KEYEVENT:
+        out.append("E")
+    if flags & NOTIFY_KEY_MISS:
+        out.append("m")
+    return "".join(out)
+
+
+def _validate(value: bytes) -> str:
+    flags = parse_flags(value.decode(errors="replace"))
+    if flags is None:
+        raise config_mod.ConfigError(INVALID)
+    return format_flags(flags)
+
+
+config_mod.KINDS["notify-keyspace-events"] = _validate
+
+_event_names: dict[str, bytes] = {}
+
+
+def _publish(server: Server, dbid: int, cls: int, event: str, key: bytes) -> None:
+    if not pubsub.has_subscribers(server):
+        return
+    ev = _event_names.get(event)
+    if ev is None:
+        ev = _event_names[event] = event.encode()
+    flags = server.notify_flags
+    if flags & NOTIFY_KEYSPACE:
+        pubsub.publish(server, b"__keyspace@%d__:%s" % (dbid, key), ev)
+    if flags & NOTIFY_KEYEVENT:
+        pubsub.publish(server, b"__keyevent@%d__:%s" % (dbid, ev), key)
+
+
+def notify_db(server: Server, dbid: int, cls: int, event: str, key: bytes) -> None:
+    """notifyKeyspaceEvent without a client (expiry, eviction): `dbid` is the key's database."""
+    if server.notify_flags & cls:
+        _publish(server, dbid, cls, event, key)
+
+
+def attach(server: Server) -> None:
+    pubsub.attach(server)
+    keyaccess._notifier[0] = _publish
+    cfg = server.config
+    flags = parse_flags(cfg.values.get("notify-keyspace-events", "")) or 0
+    cfg.values["notify-keyspace-events"] = format_flags(flags)
+    server.notify_flags = flags
+
+    def on_change(value: str) -> None:
+        server.notify_flags = parse_flags(value) or 0
+
+    cfg.on_change.setdefault("notify-keyspace-events", []).append(on_change)
+    for db in server.dbs:
+        _wrap_expired_hook(server, db)
+
+
+def _wrap_expired_hook(server: Server, db: Database) -> None:
+    inner = db.expired_hook
+
+    def expired(d: Database, key: bytes) -> None:
+        if inner is not None:
+            inner(d, key)
+        if server.notify_flags & NOTIFY_EXPIRED:
+            _publish(server, d.id, NOTIFY_EXPIRED, "expired", key)
+        if d.watched:
+            watch.touch(d, key)
+
+    db.expired_hook = expired
