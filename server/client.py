@@ -442,6 +442,10 @@ class Client(asyncio.Protocol):
         if self.multi is not None:
             self.multi_error = True
         msg = msg.replace(b"\r", b" ").replace(b"\n", b" ")
+        if cmd is not None and cmd.fullname == "exec":  # a rejected EXEC aborts the transaction
+            from server.commands.t_multi import exec_abort
+
+            msg = exec_abort(self, msg)
         self.server.count_error(msg)
         self._emit(b"-" + msg + b"\r\n", out)
 

@@ -107,3 +107,12 @@ def _reset(c) -> None:
 
 lifecycle.RESET_HOOKS.append(_reset)
 lifecycle.DISCONNECT_HOOKS.append(watch.unwatch_all)
+
+
+def exec_abort(c, msg: bytes) -> bytes:
+    """EXEC rejected before running (arity, NOAUTH, RESP2 subscribed context): Redis discards the
+    transaction and reports why.  `msg` is the rejection; the EXECABORT text is returned."""
+    discard_transaction(c)
+    if msg.startswith(b"ERR "):
+        msg = msg[4:]
+    return b"EXECABORT Transaction discarded because of: " + msg
