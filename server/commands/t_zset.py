@@ -1,1 +1,895 @@
-"""t_zset: not implemented yet (placeholder so the package imports)."""
+"""Sorted-set commands (Redis's t_zset.c) over `storage.zset.ZSet`.
+
+Parsing follows Redis 7.0 step by step because the order of checks decides which error a client
+sees: options first, then scores / ranges, then the key's type.  Score arguments use string2d
+(ZADD, ZINCRBY, WEIGHTS: no spaces, no overflow, no NaN); range bounds use plain strtod as
+zslParseRange does (leading spaces and "" accepted, "(" for exclusive).  Scores print as %.17g,
+RESP2 bulk / RESP3 double; WITHSCORES replies are flat in RESP2 and [member, score] pairs in RESP3.
+
+For the blocking family (BZPOPMIN, BZPOPMAX, BZMPOP): `zpop_pairs` pops and does the keyspace
+bookkeeping, `parse_mpop` parses `numkeys key... MIN|MAX [COUNT n]`, and `zmpop_reply` /
+`bzpop_reply` build the replies.  Writes that add elements call `signal_ready`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from protocol import reply as R
+from server.commands.args import INT64_MIN, strtod, to_int
+from server.commands.scanargs import parse_cursor, parse_scan_options
+from server.commands.table import command
+from server.errors import SYNTAX, WRONGTYPE, CommandError
+from server.keyaccess import (
+    NOTIFY_GENERIC,
+    NOTIFY_ZSET,
+    lookup_read,
+    lookup_write,
+    modified,
+    notify,
+    signal_ready,
+)
+from storage.glob import compile_glob
+from storage.set_type import RSet
+from storage.zset import (
+    IN_GT,
+    IN_INCR,
+    IN_LT,
+    IN_NX,
+    IN_XX,
+    OUT_ADDED,
+    OUT_NAN,
+    OUT_NOP,
+    OUT_UPDATED,
+    LexRange,
+    ScoreRange,
+    ZSet,
+    format_score,
+)
+
+NOT_FLOAT = "ERR value is not a valid float"
+MINMAX_NOT_FLOAT = "ERR min or max is not a float"
+MINMAX_NOT_LEX = "ERR min or max not valid string range item"
+NAN_RESULT = "ERR resulting score is not a number (NaN)"
+POSITIVE = "ERR value is out of range, must be positive"
+LONG_RANGE = ("ERR value is out of range, value must between -9223372036854775807 and "
+              "9223372036854775807")
+_INF = math.inf
+_C_SPACE = b" \t\n\v\f\r"
+
+
+# ---- argument parsing ----------------------------------------------------------------------------
+def _mantissa_nonzero(arg: bytes) -> bool:
+    s = arg.lower().lstrip(b"+-")
+    if s.startswith(b"0x"):
+        return any(ch not in b"0." for ch in s[2:].split(b"p")[0])
+    return any(ch in b"123456789" for ch in s.split(b"e")[0])
+
+
+def string2d(arg: bytes) -> float | None:
+    """Redis's string2d: strtod over the whole string, no leading space, no NaN, and no
+    overflow to +-HUGE_VAL or underflow to zero (ERANGE)."""
+    v = strtod(arg)
+    if v is None or v != v:
+        return None
+    if v == _INF or v == -_INF:
+        if b"inf" not in arg.lower():
+            return None
+    elif v == 0.0 and _mantissa_nonzero(arg):
+        return None
+    return v
+
+
+def parse_score(arg: bytes, err: str = NOT_FLOAT) -> float:
+    v = string2d(arg)
+    if v is None:
+        raise CommandError(err)
+    return v
+
+
+def _range_bound(arg: bytes) -> tuple[float, bool]:
+    ex = arg[:1] == b"("
+    s = arg[1:] if ex else arg
+    if not s:
+        return 0.0, ex  # strtod("") consumes nothing and leaves eptr at the terminator
+    t = s.lstrip(_C_SPACE)
+    v = strtod(t) if t else None
+    if v is None or v != v:
+        raise CommandError(MINMAX_NOT_FLOAT)
+    return v, ex
+
+
+def parse_score_range(lo: bytes, hi: bytes) -> ScoreRange:
+    a, aex = _range_bound(lo)
+    b, bex = _range_bound(hi)
+    return ScoreRange(a, aex, b, bex)
+
+
+def _lex_bound(arg: bytes) -> tuple[int, bytes, bool]:
+    if arg == b"+":
+        return 1, b"", True
+    if arg == b"-":
+        return -1, b"", True
+    c = arg[:1]
+    if c == b"(":
+        return 0, arg[1:], True
+    if c == b"[":
+        return 0, arg[1:], False
+    raise CommandError(MINMAX_NOT_LEX)
+
+
+def parse_lex_range(lo: bytes, hi: bytes) -> LexRange:
+    a = _lex_bound(lo)
+    b = _lex_bound(hi)
+    return LexRange(a[0], a[1], a[2], b[0], b[1], b[2])
+
+
+def _limits(c) -> tuple[int, int]:
+    v = c.server.config.values
+    return int(v["zset-max-listpack-entries"]), int(v["zset-max-listpack-value"])
+
+
+def _get_zset(c, key: bytes, write: bool = False) -> ZSet | None:
+    v = lookup_write(c, key) if write else lookup_read(c, key)
+    if v is not None and v.__class__ is not ZSet:
+        raise CommandError(WRONGTYPE)
+    return v
+
+
+# ---- replies -------------------------------------------------------------------------------------
+def _bulks(pairs) -> bytes:
+    return b"".join([b"$%d\r\n%s\r\n" % (len(m), m) for _, m in pairs])
+
+
+def pairs_reply(c, pairs: list[tuple[float, bytes]], withscores: bool) -> bytes:
+    """Members (and scores): flat in RESP2, [member, score] pairs in RESP3."""
+    if not withscores:
+        return b"*%d\r\n" % len(pairs) + _bulks(pairs)
+    if c.resp == 2:
+        parts = []
+        for s, m in pairs:
+            f = format_score(s)
+            parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(m), m, len(f), f))
+        return b"*%d\r\n" % (2 * len(pairs)) + b"".join(parts)
+    return b"*%d\r\n" % len(pairs) + b"".join(
+        [b"*2\r\n$%d\r\n%s\r\n,%s\r\n" % (len(m), m, format_score(s)) for s, m in pairs])
+
+
+def _flat_pairs_reply(c, pairs: list[tuple[float, bytes]]) -> bytes:
+    """member, score, member, score... with scores as doubles (bulk in RESP2)."""
+    d = c.enc.double
+    return b"*%d\r\n" % (2 * len(pairs)) + b"".join(
+        [b"$%d\r\n%s\r\n%s" % (len(m), m, d(s)) for s, m in pairs])
+
+
+def zmpop_reply(c, key: bytes, pairs: list[tuple[float, bytes]]) -> bytes:
+    """ZMPOP / BZMPOP: [key, [[member, score], ...]] in both protocols."""
+    d = c.enc.double
+    body = b"".join([b"*2\r\n$%d\r\n%s\r\n%s" % (len(m), m, d(s)) for s, m in pairs])
+    return b"*2\r\n$%d\r\n%s\r\n*%d\r\n%s" % (len(key), key, len(pairs), body)
+
+
+def bzpop_reply(c, key: bytes, pair: tuple[float, bytes]) -> bytes:
+    """BZPOPMIN / BZPOPMAX: [key, member, score]."""
+    s, m = pair
+    return b"*3\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n%s" % (len(key), key, len(m), m, c.enc.double(s))
+
+
+# ---- keyspace bookkeeping ------------------------------------------------------------------------
+def _after_removal(c, key: bytes, zs: ZSet, event: str, n: int) -> None:
+    notify(c, NOTIFY_ZSET, event, key)
+    if not len(zs):
+        c.db.delete(key)
+        notify(c, NOTIFY_GENERIC, "del", key)
+    modified(c, key)
+    c.server.dirty += n - 1
+
+
+def store_result(c, dst: bytes, pairs: list[tuple[float, bytes]], event: str) -> bytes:
+    """Write a STORE command's result (sorted pairs) to `dst`, or delete `dst` when empty."""
+    if pairs:
+        c.db.set(dst, ZSet.from_pairs(pairs, *_limits(c)))
+        notify(c, NOTIFY_ZSET, event, dst)
+        modified(c, dst)
+        signal_ready(c.db, dst)
+        return R.integer(len(pairs))
+    if c.db.delete(dst):
+        notify(c, NOTIFY_GENERIC, "del", dst)
+        modified(c, dst)
+    return R.ZERO
+
+
+# ---- ZADD / ZINCRBY ------------------------------------------------------------------------------
+_ZADD_FLAGS = {b"nx": IN_NX, b"xx": IN_XX, b"gt": IN_GT, b"lt": IN_LT, b"incr": IN_INCR}
+
+
+def _zadd(c, argv: list[bytes], flags: int) -> bytes:
+    key = argv[1]
+    n = len(argv)
+    i = 2
+    ch = False
+    while i < n:
+        a = argv[i]
+        if len(a) > 4:
+            break
+        opt = a.lower()
+        f = _ZADD_FLAGS.get(opt)
+        if f is not None:
+            flags |= f
+        elif opt == b"ch":
+            ch = True
+        else:
+            break
+        i += 1
+    elements = n - i
+    if elements % 2 or not elements:
+        raise CommandError(SYNTAX)
+    incr = flags & IN_INCR
+    if flags & IN_NX and flags & IN_XX:
+        raise CommandError("ERR XX and NX options at the same time are not compatible")
+    if (flags & IN_NX and flags & (IN_GT | IN_LT)) or (flags & IN_GT and flags & IN_LT):
+        raise CommandError("ERR GT, LT, and/or NX options at the same time are not compatible")
+    if incr and elements > 2:
+        raise CommandError("ERR INCR option supports a single increment-element pair")
+    scores = [parse_score(argv[j]) for j in range(i, n, 2)]
+    db = c.db
+    zs = db.get(key, c.server.now_ms)
+    if zs is None:
+        if flags & IN_XX:
+            return c.enc.null if incr else R.ZERO
+        zs = ZSet()
+        db.add(key, zs)
+    elif zs.__class__ is not ZSet:
+        raise CommandError(WRONGTYPE)
+    max_entries, max_value = _limits(c)
+    added = updated = 0
+    processed = False
+    score = 0.0
+    add = zs.add
+    try:
+        for k, j in enumerate(range(i + 1, n, 2)):
+            out, score = add(argv[j], scores[k], flags, max_entries, max_value)
+            if out & OUT_ADDED:
+                added += 1
+            elif out & OUT_UPDATED:
+                updated += 1
+            elif out & OUT_NAN:
+                raise CommandError(NAN_RESULT)
+            if not out & OUT_NOP:
+                processed = True
+    finally:
+        if not len(zs):
+            db.delete(key)
+        if added or updated:
+            modified(c, key)
+            c.server.dirty += added + updated - 1
+            notify(c, NOTIFY_ZSET, "zincr" if incr else "zadd", key)
+            if added:
+                signal_ready(db, key)
+    if incr:
+        return c.enc.double(score) if processed else c.enc.null
+    return R.integer(added + updated if ch else added)
+
+
+@command("zadd")
+def zadd(c, argv):
+    return _zadd(c, argv, 0)
+
+
+@command("zincrby")
+def zincrby(c, argv):
+    return _zadd(c, argv, IN_INCR)
+
+
+# ---- simple reads --------------------------------------------------------------------------------
+@command("zcard")
+def zcard(c, argv):
+    zs = _get_zset(c, argv[1])
+    return R.integer(len(zs)) if zs is not None else R.ZERO
+
+
+@command("zscore")
+def zscore(c, argv):
+    zs = _get_zset(c, argv[1])
+    if zs is None:
+        return c.enc.null
+    s = zs.scores.get(argv[2])
+    return c.enc.null if s is None else c.enc.double(s)
+
+
+@command("zmscore")
+def zmscore(c, argv):
+    zs = _get_zset(c, argv[1])
+    members = argv[2:]
+    null = c.enc.null
+    if zs is None:
+        return b"*%d\r\n" % len(members) + null * len(members)
+    get = zs.scores.get
+    d = c.enc.double
+    out = []
+    for m in members:
+        s = get(m)
+        out.append(null if s is None else d(s))
+    return b"*%d\r\n" % len(members) + b"".join(out)
+
+
+def _rank(c, argv, reverse: bool) -> bytes:
+    zs = _get_zset(c, argv[1])
+    if zs is None:
+        return c.enc.null
+    r = zs.rank(argv[2], reverse)
+    return c.enc.null if r is None else R.integer(r)
+
+
+@command("zrank")
+def zrank(c, argv):
+    return _rank(c, argv, False)
+
+
+@command("zrevrank")
+def zrevrank(c, argv):
+    return _rank(c, argv, True)
+
+
+@command("zcount")
+def zcount(c, argv):
+    r = parse_score_range(argv[2], argv[3])
+    zs = _get_zset(c, argv[1])
+    if zs is None:
+        return R.ZERO
+    lo, hi = zs.score_bounds(r)
+    return R.integer(hi - lo)
+
+
+@command("zlexcount")
+def zlexcount(c, argv):
+    r = parse_lex_range(argv[2], argv[3])
+    zs = _get_zset(c, argv[1])
+    if zs is None:
+        return R.ZERO
+    return R.integer(zs.lex_count(r))
+
+
+# ---- ZRANGE family -------------------------------------------------------------------------------
+RANK, SCORE, LEX = 1, 2, 3
+
+
+def rank_range(zs: ZSet, start: int, end: int, reverse: bool) -> list[tuple[float, bytes]]:
+    n = len(zs)
+    if start < 0:
+        start += n
+    if end < 0:
+        end += n
+    if start < 0:
+        start = 0
+    if start > end or start >= n:
+        return []
+    if end >= n:
+        end = n - 1
+    if reverse:
+        part = zs.rank_slice(n - 1 - end, n - start)
+        part.reverse()
+        return part
+    return zs.rank_slice(start, end + 1)
+
+
+def _offset_limit(it, offset: int, limit: int) -> list[tuple[float, bytes]]:
+    if offset < 0:
+        return []  # Redis's `while (offset--)` walks past the end
+    out = []
+    for pair in it:
+        if offset:
+            offset -= 1
+            continue
+        if limit == 0:
+            break
+        out.append(pair)
+        limit -= 1
+    return out
+
+
+def score_range(zs: ZSet, r: ScoreRange, reverse: bool, offset: int = 0, limit: int = -1
+                ) -> list[tuple[float, bytes]]:
+    if offset > 0 and offset >= len(zs):
+        return []
+    lo, hi = zs.score_bounds(r)
+    if lo >= hi or offset < 0:
+        return []
+    if reverse:
+        a = hi - 1 - offset
+        b = lo - 1 if limit < 0 else max(lo - 1, a - limit)
+        if a < lo:
+            return []
+        part = zs.rank_slice(b + 1, a + 1)
+        part.reverse()
+        return part
+    a = lo + offset
+    b = hi if limit < 0 else min(hi, a + limit)
+    return zs.rank_slice(a, b) if a < b else []
+
+
+def lex_range(zs: ZSet, r: LexRange, reverse: bool, offset: int = 0, limit: int = -1
+              ) -> list[tuple[float, bytes]]:
+    if offset > 0 and offset >= len(zs):
+        return []
+    return _offset_limit(zs.lex_walk(r, reverse), offset, limit)
+
+
+def zrange_generic(c, argv: list[bytes], key_idx: int, dst: bytes | None, rangetype: int | None,
+                   reverse: bool | None) -> bytes:
+    """zrangeGenericCommand: ZRANGE / ZRANGESTORE (rangetype and direction None = chosen by the
+    arguments) and the legacy forms with a fixed type and direction."""
+    store = dst is not None
+    n = len(argv)
+    withscores = False
+    offset, limit = 0, -1
+    j = key_idx + 3
+    while j < n:
+        opt = argv[j].lower()
+        if not store and opt == b"withscores":
+            withscores = True
+        elif opt == b"limit" and n - j - 1 >= 2:
+            offset = to_int(argv[j + 1])
+            limit = to_int(argv[j + 2])
+            j += 2
+        elif reverse is None and opt == b"rev":
+            reverse = True
+        elif rangetype is None and opt == b"bylex":
+            rangetype = LEX
+        elif rangetype is None and opt == b"byscore":
+            rangetype = SCORE
+        else:
+            raise CommandError(SYNTAX)
+        j += 1
+    reverse = bool(reverse)
+    if rangetype is None:
+        rangetype = RANK
+    if limit != -1 and rangetype == RANK:
+        raise CommandError("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
+    if withscores and rangetype == LEX:
+        raise CommandError("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
+    lo_arg, hi_arg = argv[key_idx + 1], argv[key_idx + 2]
+    if reverse and rangetype != RANK:
+        lo_arg, hi_arg = hi_arg, lo_arg
+    if rangetype == RANK:
+        start, end = to_int(lo_arg), to_int(hi_arg)
+    elif rangetype == SCORE:
+        srange = parse_score_range(lo_arg, hi_arg)
+    else:
+        lrange = parse_lex_range(lo_arg, hi_arg)
+    zs = _get_zset(c, argv[key_idx])
+    if zs is None:
+        pairs = []
+    elif rangetype == RANK:
+        pairs = rank_range(zs, start, end, reverse)
+    elif rangetype == SCORE:
+        pairs = score_range(zs, srange, reverse, offset, limit)
+    else:
+        pairs = lex_range(zs, lrange, reverse, offset, limit)
+    if store:
+        if reverse:
+            pairs = sorted(pairs)
+        return store_result(c, dst, pairs, "zrangestore")
+    return pairs_reply(c, pairs, withscores)
+
+
+@command("zrange")
+def zrange(c, argv):
+    return zrange_generic(c, argv, 1, None, None, None)
+
+
+@command("zrangestore")
+def zrangestore(c, argv):
+    return zrange_generic(c, argv, 2, argv[1], None, None)
+
+
+@command("zrevrange")
+def zrevrange(c, argv):
+    return zrange_generic(c, argv, 1, None, RANK, True)
+
+
+@command("zrangebyscore")
+def zrangebyscore(c, argv):
+    return zrange_generic(c, argv, 1, None, SCORE, False)
+
+
+@command("zrevrangebyscore")
+def zrevrangebyscore(c, argv):
+    return zrange_generic(c, argv, 1, None, SCORE, True)
+
+
+@command("zrangebylex")
+def zrangebylex(c, argv):
+    return zrange_generic(c, argv, 1, None, LEX, False)
+
+
+@command("zrevrangebylex")
+def zrevrangebylex(c, argv):
+    return zrange_generic(c, argv, 1, None, LEX, True)
+
+
+# ---- removal -------------------------------------------------------------------------------------
+@command("zrem")
+def zrem(c, argv):
+    key = argv[1]
+    zs = _get_zset(c, key, True)
+    if zs is None:
+        return R.ZERO
+    deleted = 0
+    for m in argv[2:]:
+        if zs.delete(m):
+            deleted += 1
+            if not len(zs):
+                break
+    if deleted:
+        _after_removal(c, key, zs, "zrem", deleted)
+    return R.integer(deleted)
+
+
+def _zremrange(c, argv, rangetype: int) -> bytes:
+    key = argv[1]
+    if rangetype == RANK:
+        start, end = to_int(argv[2]), to_int(argv[3])
+    elif rangetype == SCORE:
+        srange = parse_score_range(argv[2], argv[3])
+    else:
+        lrange = parse_lex_range(argv[2], argv[3])
+    zs = _get_zset(c, key, True)
+    if zs is None:
+        return R.ZERO
+    if rangetype == RANK:
+        n = len(zs)
+        if start < 0:
+            start += n
+        if end < 0:
+            end += n
+        if start < 0:
+            start = 0
+        if start > end or start >= n:
+            return R.ZERO
+        if end >= n:
+            end = n - 1
+        removed = zs.delete_slice(start, end + 1)
+        event = "zremrangebyrank"
+    elif rangetype == SCORE:
+        lo, hi = zs.score_bounds(srange)
+        removed = zs.delete_slice(lo, hi)
+        event = "zremrangebyscore"
+    else:
+        first = zs.lex_first(lrange)
+        removed = 0 if first is None else zs.delete_slice(first, first + sum(1 for _ in zs.lex_walk(lrange, False)))
+        event = "zremrangebylex"
+    if removed:
+        _after_removal(c, key, zs, event, removed)
+    return R.integer(removed)
+
+
+@command("zremrangebyrank")
+def zremrangebyrank(c, argv):
+    return _zremrange(c, argv, RANK)
+
+
+@command("zremrangebyscore")
+def zremrangebyscore(c, argv):
+    return _zremrange(c, argv, SCORE)
+
+
+@command("zremrangebylex")
+def zremrangebylex(c, argv):
+    return _zremrange(c, argv, LEX)
+
+
+# ---- pops ----------------------------------------------------------------------------------------
+def zpop_pairs(c, key: bytes, zs: ZSet, from_max: bool, count: int) -> list[tuple[float, bytes]]:
+    """Pop up to `count` elements of the (existing, non-empty) zset at `key`, with notification,
+    key deletion when emptied and WATCH invalidation.  Shared with BZPOPMIN/BZPOPMAX/BZMPOP."""
+    pairs = zs.pop(count, from_max)
+    _after_removal(c, key, zs, "zpopmax" if from_max else "zpopmin", len(pairs))
+    return pairs
+
+
+def _zpop(c, argv, from_max: bool) -> bytes:
+    if len(argv) > 3:
+        raise CommandError(SYNTAX)
+    count = 1
+    if len(argv) == 3:
+        count = to_int(argv[2], POSITIVE)
+        if count < 0:
+            raise CommandError(POSITIVE)
+    key = argv[1]
+    zs = _get_zset(c, key, True)
+    if zs is None or count == 0:
+        return R.EMPTY_ARRAY
+    pairs = zpop_pairs(c, key, zs, from_max, count)
+    if len(argv) == 3 and c.resp > 2:
+        return pairs_reply(c, pairs, True)
+    return _flat_pairs_reply(c, pairs)
+
+
+@command("zpopmin")
+def zpopmin(c, argv):
+    return _zpop(c, argv, False)
+
+
+@command("zpopmax")
+def zpopmax(c, argv):
+    return _zpop(c, argv, True)
+
+
+def parse_mpop(argv: list[bytes], numkeys_idx: int) -> tuple[list[bytes], bool, int]:
+    """`numkeys key [key ...] MIN|MAX [COUNT count]` -> (keys, from_max, count)."""
+    numkeys = to_int(argv[numkeys_idx], "ERR numkeys should be greater than 0")
+    if numkeys < 1:
+        raise CommandError("ERR numkeys should be greater than 0")
+    where_idx = numkeys_idx + numkeys + 1
+    n = len(argv)
+    if where_idx >= n:
+        raise CommandError(SYNTAX)
+    where = argv[where_idx].lower()
+    if where == b"min":
+        from_max = False
+    elif where == b"max":
+        from_max = True
+    else:
+        raise CommandError(SYNTAX)
+    count = -1
+    j = where_idx + 1
+    while j < n:
+        if count == -1 and argv[j].lower() == b"count" and j + 1 < n:
+            count = to_int(argv[j + 1], "ERR count should be greater than 0")
+            if count < 1:
+                raise CommandError("ERR count should be greater than 0")
+            j += 2
+        else:
+            raise CommandError(SYNTAX)
+    return argv[numkeys_idx + 1:where_idx], from_max, 1 if count == -1 else count
+
+
+def first_nonempty(c, keys: list[bytes]) -> tuple[bytes, ZSet] | None:
+    """The first existing key among `keys` (type-checked up to it), as genericZpopCommand picks."""
+    for key in keys:
+        zs = _get_zset(c, key, True)
+        if zs is not None:
+            return key, zs
+    return None
+
+
+@command("zmpop")
+def zmpop(c, argv):
+    keys, from_max, count = parse_mpop(argv, 1)
+    found = first_nonempty(c, keys)
+    if found is None:
+        return c.enc.null_array
+    key, zs = found
+    return zmpop_reply(c, key, zpop_pairs(c, key, zs, from_max, count))
+
+
+# ---- ZRANDMEMBER ---------------------------------------------------------------------------------
+@command("zrandmember")
+def zrandmember(c, argv):
+    key = argv[1]
+    if len(argv) == 2:
+        zs = _get_zset(c, key)
+        return c.enc.null if zs is None else R.bulk(zs.random_pair()[1])
+    count = to_int(argv[2])
+    if count == INT64_MIN:
+        raise CommandError(LONG_RANGE)
+    withscores = False
+    if len(argv) > 4 or (len(argv) == 4 and argv[3].lower() != b"withscores"):
+        raise CommandError(SYNTAX)
+    if len(argv) == 4:
+        withscores = True
+        if abs(count) > 2**62 - 1:  # LONG_MAX / 2
+            raise CommandError("ERR value is out of range")
+    zs = _get_zset(c, key)
+    if zs is None or count == 0:
+        return R.EMPTY_ARRAY
+    if count < 0:
+        pairs = zs.choices(-count)
+    elif count == 1:
+        pairs = [zs.random_pair()]
+    elif count >= len(zs):
+        pairs = list(zs)
+        pairs.reverse()  # Redis 7.0 replies with the whole zset, highest first
+    else:
+        pairs = zs.sample(count)
+    return pairs_reply(c, pairs, withscores)
+
+
+# ---- ZUNION / ZINTER / ZDIFF ---------------------------------------------------------------------
+UNION, INTER, DIFF = 1, 2, 3
+_AGG_SUM, _AGG_MIN, _AGG_MAX = 0, 1, 2
+_OP_NAMES = {UNION: "zunion", INTER: "zinter", DIFF: "zdiff"}
+
+
+def _src_pairs(v) -> list[tuple[float, bytes]]:
+    if v.__class__ is ZSet:
+        return list(v)
+    return [(1.0, m) for m in v.members()]
+
+
+def _src_score(v, m: bytes) -> float | None:
+    if v.__class__ is ZSet:
+        return v.scores.get(m)
+    return 1.0 if m in v else None
+
+
+def _aggregate(target: float, val: float, how: int) -> float:
+    if how == _AGG_SUM:
+        t = target + val
+        return 0.0 if t != t else t
+    if how == _AGG_MIN:
+        return val if val < target else target
+    return val if val > target else target
+
+
+def _combine(srcs: list, weights: list[float], op: int, how: int, card_limit: int | None
+             ) -> dict[bytes, float] | int:
+    """The member -> score result of the operation (or, with card_limit, only the intersection's
+    cardinality), accumulating scores in Redis's source order."""
+    if op == DIFF:
+        first = srcs[0]
+        if first is None:
+            return {}
+        others = [s for s in srcs[1:] if s is not None]
+        return {m: s for s, m in _src_pairs(first) if not any(_src_score(o, m) is not None for o in others)}
+    order = sorted(range(len(srcs)), key=lambda i: len(srcs[i]) if srcs[i] is not None else 0)
+    srcs = [srcs[i] for i in order]
+    weights = [weights[i] for i in order]
+    if op == UNION:
+        acc: dict[bytes, float] = {}
+        for src, w in zip(srcs, weights, strict=True):
+            if src is None:
+                continue
+            for sc, m in _src_pairs(src):
+                score = w * sc
+                if score != score:
+                    score = 0.0
+                cur = acc.get(m)
+                acc[m] = score if cur is None else _aggregate(cur, score, how)
+        return acc
+    first = srcs[0]
+    if first is None or not len(first):
+        return 0 if card_limit is not None else {}
+    rest = list(zip(srcs[1:], weights[1:], strict=True))
+    w0 = weights[0]
+    out: dict[bytes, float] = {}
+    count = 0
+    for sc, m in _src_pairs(first):
+        score = w0 * sc
+        if score != score:
+            score = 0.0
+        for src, w in rest:
+            if src is first:
+                val = sc * w
+            else:
+                if src is None:
+                    break
+                v = _src_score(src, m)
+                if v is None:
+                    break
+                val = v * w
+            score = _aggregate(score, val, how)
+        else:
+            if card_limit is not None:
+                count += 1
+                if count == card_limit:
+                    break
+            else:
+                out[m] = score
+    return count if card_limit is not None else out
+
+
+def zsetop_generic(c, argv: list[bytes], numkeys_idx: int, dst: bytes | None, op: int,
+                   cardinality_only: bool = False) -> bytes:
+    fullname = argv[0].decode(errors="replace").lower()
+    numkeys = to_int(argv[numkeys_idx])
+    if numkeys < 1:
+        raise CommandError(f"ERR at least 1 input key is needed for '{fullname}' command")
+    n = len(argv)
+    if numkeys > n - numkeys_idx - 1:
+        raise CommandError(SYNTAX)
+    keys = argv[numkeys_idx + 1:numkeys_idx + 1 + numkeys]
+    look = lookup_write if dst is not None else lookup_read
+    srcs = []
+    for k in keys:
+        v = look(c, k)
+        if v is not None and v.__class__ is not ZSet and v.__class__ is not RSet:
+            raise CommandError(WRONGTYPE)
+        srcs.append(v)
+    weights = [1.0] * numkeys
+    how = _AGG_SUM
+    withscores = False
+    limit = 0
+    j = numkeys_idx + 1 + numkeys
+    while j < n:
+        remaining = n - j
+        opt = argv[j].lower()
+        if op != DIFF and not cardinality_only and remaining >= numkeys + 1 and opt == b"weights":
+            for i in range(numkeys):
+                weights[i] = parse_score(argv[j + 1 + i], "ERR weight value is not a float")
+            j += numkeys + 1
+        elif op != DIFF and not cardinality_only and remaining >= 2 and opt == b"aggregate":
+            a = argv[j + 1].lower()
+            if a == b"sum":
+                how = _AGG_SUM
+            elif a == b"min":
+                how = _AGG_MIN
+            elif a == b"max":
+                how = _AGG_MAX
+            else:
+                raise CommandError(SYNTAX)
+            j += 2
+        elif dst is None and not cardinality_only and opt == b"withscores":
+            withscores = True
+            j += 1
+        elif cardinality_only and remaining >= 2 and opt == b"limit":
+            limit = to_int(argv[j + 1], "ERR LIMIT can't be negative")
+            if limit < 0:
+                raise CommandError("ERR LIMIT can't be negative")
+            j += 2
+        else:
+            raise CommandError(SYNTAX)
+    if cardinality_only:
+        return R.integer(_combine(srcs, weights, op, how, limit or -1))  # type: ignore[arg-type]
+    result = _combine(srcs, weights, op, how, None)
+    pairs = sorted([(s, m) for m, s in result.items()])  # type: ignore[union-attr]
+    if dst is not None:
+        return store_result(c, dst, pairs, _OP_NAMES[op] + "store")
+    return pairs_reply(c, pairs, withscores)
+
+
+@command("zunion")
+def zunion(c, argv):
+    return zsetop_generic(c, argv, 1, None, UNION)
+
+
+@command("zinter")
+def zinter(c, argv):
+    return zsetop_generic(c, argv, 1, None, INTER)
+
+
+@command("zdiff")
+def zdiff(c, argv):
+    return zsetop_generic(c, argv, 1, None, DIFF)
+
+
+@command("zunionstore")
+def zunionstore(c, argv):
+    return zsetop_generic(c, argv, 2, argv[1], UNION)
+
+
+@command("zinterstore")
+def zinterstore(c, argv):
+    return zsetop_generic(c, argv, 2, argv[1], INTER)
+
+
+@command("zdiffstore")
+def zdiffstore(c, argv):
+    return zsetop_generic(c, argv, 2, argv[1], DIFF)
+
+
+@command("zintercard")
+def zintercard(c, argv):
+    return zsetop_generic(c, argv, 1, None, INTER, cardinality_only=True)
+
+
+# ---- ZSCAN ---------------------------------------------------------------------------------------
+@command("zscan")
+def zscan(c, argv):
+    cursor = parse_cursor(argv[2])
+    opts = parse_scan_options(argv, 3)
+    zs = _get_zset(c, argv[1])
+    if zs is None:
+        return b"*2\r\n$1\r\n0\r\n*0\r\n"
+    nxt, members = zs.scan(cursor, opts.count)
+    if opts.match is not None:
+        match = compile_glob(opts.match)
+        members = [m for m in members if match(m)]
+    scores = zs.scores
+    parts = []
+    for m in members:
+        f = format_score(scores[m])
+        parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(m), m, len(f), f))
+    cur = b"%d" % nxt
+    return b"*2\r\n$%d\r\n%s\r\n*%d\r\n" % (len(cur), cur, 2 * len(members)) + b"".join(parts)
