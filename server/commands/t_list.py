@@ -1,1 +1,446 @@
-"""t_list: not implemented yet (placeholder so the package imports)."""
+"""List commands (Redis's t_list.c) over `storage.quicklist.Quicklist`.
+
+Argument checks run in Redis's order (some commands parse numbers before looking the key up, some
+after), because that order decides which error a client sees.  Every write does Redis's
+bookkeeping: signalModifiedKey + the list keyspace event, "del" when the list empties (the key is
+deleted: Redis never keeps empty lists), dirty += elements touched, and `signal_ready` after a push
+so clients blocked on the key can be served.
+
+The pop and move logic used by the blocking forms lives here too (`pop_for_client`,
+`move_for_client`): t_blocking calls them when a blocked client is served.
+
+List options (list-max-listpack-size, list-compress-depth) are read from the config when a list is
+created, as Redis's quicklistSetOptions does; CONFIG SET applies to lists created afterwards.
+"""
+
+from __future__ import annotations
+
+from protocol import reply as R
+from server.commands.args import to_int
+from server.commands.table import command
+from server.errors import NO_SUCH_KEY, OUT_OF_RANGE, SYNTAX, WRONGTYPE, CommandError
+from server.keyaccess import (
+    NOTIFY_GENERIC,
+    NOTIFY_LIST,
+    lookup_read,
+    modified,
+    notify,
+    signal_ready,
+)
+from storage.quicklist import Quicklist
+
+LONG_MAX = 2**63 - 1
+LONG_MIN = -(2**63)
+
+_opts_cache: list = [None, None, -2, 0]
+
+
+def new_list(srv) -> Quicklist:
+    """An empty list with the options the config has now."""
+    values = srv.config.values
+    fill, depth = values["list-max-listpack-size"], values["list-compress-depth"]
+    cache = _opts_cache
+    if fill is not cache[0] or depth is not cache[1]:
+        cache[:] = [fill, depth, int(fill), int(depth)]
+    return Quicklist(cache[2], cache[3])
+
+
+def _list_for_write(c, key: bytes) -> Quicklist | None:
+    """lookupKeyWrite + checkType: the list at key, None if missing, WRONGTYPE otherwise."""
+    v = c.db.get(key, c.server.now_ms)
+    if v is not None and v.__class__ is not Quicklist:
+        raise CommandError(WRONGTYPE)
+    return v
+
+
+def _list_for_read(c, key: bytes) -> Quicklist | None:
+    v = lookup_read(c, key)
+    if v is not None and v.__class__ is not Quicklist:
+        raise CommandError(WRONGTYPE)
+    return v
+
+
+def _written(c, key: bytes, event: str, dirty: int = 1) -> None:
+    """signalModifiedKey + keyspace event + dirty counter for one write to a list."""
+    srv = c.server
+    if c.db.watched or srv.notify_flags:
+        modified(c, key)
+        notify(c, NOTIFY_LIST, event, key)
+        srv.dirty += dirty - 1
+    else:
+        srv.dirty += dirty
+
+
+def _drop_if_empty(c, key: bytes, ql: Quicklist) -> None:
+    if not ql.count:
+        c.db.delete(key)
+        notify(c, NOTIFY_GENERIC, "del", key)
+
+
+def _where(arg: bytes) -> bool:
+    """LEFT / RIGHT (getListPositionFromObjectOrReply): True for the head."""
+    low = arg.lower()
+    if low == b"left":
+        return True
+    if low == b"right":
+        return False
+    raise CommandError(SYNTAX)
+
+
+def _positive(arg: bytes, msg: str) -> int:
+    """getPositiveLongFromObjectOrReply: an int64 >= 0, else `msg` (also for non-numbers)."""
+    try:
+        v = to_int(arg)
+    except CommandError:
+        raise CommandError(msg) from None
+    if v < 0:
+        raise CommandError(msg)
+    return v
+
+
+# ---- pushes ---------------------------------------------------------------------------------------
+def _push(c, argv: list[bytes], head: bool, only_existing: bool) -> bytes:
+    key = argv[1]
+    db = c.db
+    ql = db.get(key, c.server.now_ms)
+    if ql is None:
+        if only_existing:
+            return R.ZERO
+        ql = new_list(c.server)
+        db.add(key, ql)
+    elif ql.__class__ is not Quicklist:
+        raise CommandError(WRONGTYPE)
+    push = ql.push_head if head else ql.push_tail
+    for i in range(2, len(argv)):
+        push(argv[i])
+    _written(c, key, "lpush" if head else "rpush", len(argv) - 2)
+    if db.blocking:
+        signal_ready(db, key)
+    return R.integer(ql.count)
+
+
+@command("lpush")
+def lpush(c, argv):
+    return _push(c, argv, True, False)
+
+
+@command("rpush")
+def rpush(c, argv):
+    return _push(c, argv, False, False)
+
+
+@command("lpushx")
+def lpushx(c, argv):
+    return _push(c, argv, True, True)
+
+
+@command("rpushx")
+def rpushx(c, argv):
+    return _push(c, argv, False, True)
+
+
+# ---- pops -----------------------------------------------------------------------------------------
+def _popped(c, key: bytes, ql: Quicklist, head: bool, n: int) -> None:
+    """listElementsRemoved: event, delete when empty, modified, dirty += n."""
+    notify(c, NOTIFY_LIST, "lpop" if head else "rpop", key)
+    _drop_if_empty(c, key, ql)
+    modified(c, key)
+    c.server.dirty += n - 1
+
+
+def _pop(c, argv: list[bytes], head: bool) -> bytes:
+    if len(argv) > 3:
+        raise CommandError(f"ERR wrong number of arguments for '{'lpop' if head else 'rpop'}' command")
+    key = argv[1]
+    if len(argv) == 2:
+        ql = _list_for_write(c, key)
+        if ql is None:
+            return c.enc.null
+        v = ql.pop_head() if head else ql.pop_tail()
+        _popped(c, key, ql, head, 1)
+        return b"$%d\r\n%s\r\n" % (len(v), v)
+    count = _positive(argv[2], "ERR value is out of range, must be positive")
+    ql = _list_for_write(c, key)
+    if ql is None:
+        return c.enc.null_array
+    if count == 0:
+        return R.EMPTY_ARRAY
+    items = ql.pop_many(count, head)
+    _popped(c, key, ql, head, len(items))
+    return R.bulk_array(items)
+
+
+@command("lpop")
+def lpop(c, argv):
+    return _pop(c, argv, True)
+
+
+@command("rpop")
+def rpop(c, argv):
+    return _pop(c, argv, False)
+
+
+def pop_for_client(c, key: bytes, head: bool, count: int | None, with_key: bool = True) -> bytes | None:
+    """Pop for a (blocked) client from the list at `key`: None if there is no list there.
+    The reply is [key, element] for count None (BLPOP/BRPOP), [key, [elements]] otherwise
+    (LMPOP/BLMPOP); without the key it is the element or the array of elements."""
+    v = c.db.get(key, c.server.now_ms)
+    if v is None or v.__class__ is not Quicklist or not v.count:
+        return None
+    if count is None:
+        item = v.pop_head() if head else v.pop_tail()
+        _popped(c, key, v, head, 1)
+        if not with_key:
+            return R.bulk(item)
+        return R.bulk_array((key, item))
+    items = v.pop_many(count, head)
+    _popped(c, key, v, head, len(items))
+    if not with_key:
+        return R.bulk_array(items)
+    return b"*2\r\n" + R.bulk(key) + R.bulk_array(items)
+
+
+def _lmpop_keys(argv: list[bytes]) -> list[int]:
+    numkeys = to_int(argv[1]) if len(argv) > 1 else 0
+    return list(range(2, 2 + max(0, min(numkeys, len(argv) - 2))))
+
+
+def parse_mpop(argv: list[bytes], numkeys_at: int) -> tuple[list[bytes], bool, int]:
+    """[B]LMPOP's numkeys key... LEFT|RIGHT [COUNT n] grammar: (keys, from_head, count)."""
+    try:
+        numkeys = to_int(argv[numkeys_at])
+    except CommandError:
+        numkeys = 0
+    if numkeys <= 0:
+        raise CommandError("ERR numkeys should be greater than 0")
+    where_at = numkeys_at + numkeys + 1
+    if where_at >= len(argv):
+        raise CommandError(SYNTAX)
+    head = _where(argv[where_at])
+    count = -1
+    j = where_at + 1
+    n = len(argv)
+    while j < n:
+        if count == -1 and argv[j].lower() == b"count" and j + 1 < n:
+            try:
+                count = to_int(argv[j + 1])
+            except CommandError:
+                count = 0
+            if count <= 0:
+                raise CommandError("ERR count should be greater than 0")
+            j += 2
+        else:
+            raise CommandError(SYNTAX)
+    return argv[numkeys_at + 1:where_at], head, (1 if count == -1 else count)
+
+
+@command("lmpop", keys=_lmpop_keys)
+def lmpop(c, argv):
+    keys, head, count = parse_mpop(argv, 1)
+    for key in keys:
+        ql = _list_for_write(c, key)
+        if ql is not None:
+            return pop_for_client(c, key, head, count)  # type: ignore[return-value]
+    return c.enc.null_array
+
+
+# ---- reads ----------------------------------------------------------------------------------------
+@command("llen")
+def llen(c, argv):
+    ql = _list_for_read(c, argv[1])
+    return R.ZERO if ql is None else R.integer(ql.count)
+
+
+@command("lindex")
+def lindex(c, argv):
+    ql = _list_for_read(c, argv[1])
+    if ql is None:
+        return c.enc.null
+    v = ql.index(to_int(argv[2]))
+    return c.enc.null if v is None else b"$%d\r\n%s\r\n" % (len(v), v)
+
+
+def _clamp_range(start: int, end: int, n: int) -> tuple[int, int]:
+    """Redis's LRANGE/LTRIM index arithmetic: [start, stop) within [0, n), possibly empty."""
+    if start < 0:
+        start += n
+    if end < 0:
+        end += n
+    if start < 0:
+        start = 0
+    if start > end or start >= n:
+        return 0, 0
+    if end >= n:
+        end = n - 1
+    return start, end + 1
+
+
+@command("lrange")
+def lrange(c, argv):
+    start, end = to_int(argv[2]), to_int(argv[3])
+    ql = _list_for_read(c, argv[1])
+    if ql is None:
+        return R.EMPTY_ARRAY
+    a, b = _clamp_range(start, end, ql.count)
+    items = ql.range(a, b)
+    return b"*%d\r\n%s" % (len(items), b"".join([b"$%d\r\n%s\r\n" % (len(x), x) for x in items]))
+
+
+@command("lpos")
+def lpos(c, argv):
+    elem = argv[2]
+    rank, count, maxlen = 1, -1, 0
+    j, n = 3, len(argv)
+    while j < n:
+        opt = argv[j].lower()
+        if j + 1 >= n:
+            raise CommandError(SYNTAX)
+        if opt == b"rank":
+            rank = to_int(argv[j + 1])
+            if rank == 0:
+                raise CommandError("ERR RANK can't be zero: use 1 to start from the first match, 2 from the "
+                                   "second ... or use negative to start from the end of the list")
+        elif opt == b"count":
+            count = _positive(argv[j + 1], "ERR COUNT can't be negative")
+        elif opt == b"maxlen":
+            maxlen = _positive(argv[j + 1], "ERR MAXLEN can't be negative")
+        else:
+            raise CommandError(SYNTAX)
+        j += 2
+    ql = _list_for_read(c, argv[1])
+    if ql is None:
+        return R.EMPTY_ARRAY if count != -1 else c.enc.null
+    from_tail = rank < 0
+    # Redis negates the rank in a C long: LONG_MIN stays negative, so every match qualifies and
+    # "matches - rank + 1 >= count" never holds (all matches are returned).
+    unbounded = rank == LONG_MIN
+    skip = 0 if unbounded else abs(rank) - 1
+    llen = ql.count
+    found: list[int] = []
+    want = 1 if count == -1 else count
+    it = ql.iter_reversed() if from_tail else iter(ql)
+    for i, x in enumerate(it):
+        if maxlen and i >= maxlen:
+            break
+        if x == elem:
+            if skip:
+                skip -= 1
+                continue
+            found.append(llen - 1 - i if from_tail else i)
+            if want and len(found) >= want and not (unbounded and count != -1):
+                break
+    if count == -1:
+        return R.integer(found[0]) if found else c.enc.null
+    return b"*%d\r\n%s" % (len(found), b"".join([R.integer(i) for i in found]))
+
+
+# ---- in-place writes ------------------------------------------------------------------------------
+@command("lset")
+def lset(c, argv):
+    key = argv[1]
+    ql = _list_for_write(c, key)
+    if ql is None:
+        raise CommandError(NO_SUCH_KEY)
+    index = to_int(argv[2])
+    if not ql.set(index, argv[3]):
+        raise CommandError(OUT_OF_RANGE)
+    _written(c, key, "lset")
+    return R.OK
+
+
+@command("ltrim")
+def ltrim(c, argv):
+    key = argv[1]
+    start, end = to_int(argv[2]), to_int(argv[3])
+    ql = _list_for_write(c, key)
+    if ql is None:
+        return R.OK
+    n = ql.count
+    a, b = _clamp_range(start, end, n)
+    ql.trim(a, b)
+    notify(c, NOTIFY_LIST, "ltrim", key)
+    _drop_if_empty(c, key, ql)
+    modified(c, key)
+    c.server.dirty += n - (b - a) - 1
+    return R.OK
+
+
+@command("lrem")
+def lrem(c, argv):
+    key = argv[1]
+    limit = to_int(argv[2])
+    ql = _list_for_write(c, key)
+    if ql is None:
+        return R.ZERO
+    removed = ql.remove(argv[3], limit)
+    if removed:
+        notify(c, NOTIFY_LIST, "lrem", key)
+        _drop_if_empty(c, key, ql)
+        modified(c, key)
+        c.server.dirty += removed - 1
+    return R.integer(removed)
+
+
+@command("linsert")
+def linsert(c, argv):
+    where = argv[2].lower()
+    if where == b"after":
+        after = True
+    elif where == b"before":
+        after = False
+    else:
+        raise CommandError(SYNTAX)
+    key = argv[1]
+    ql = _list_for_write(c, key)
+    if ql is None:
+        return R.ZERO
+    pos = ql.find(argv[3])
+    if pos < 0:
+        return R.integer(-1)
+    ql.insert(pos, argv[4], after)
+    _written(c, key, "linsert")
+    if c.db.blocking:
+        signal_ready(c.db, key)
+    return R.integer(ql.count)
+
+
+# ---- moves ----------------------------------------------------------------------------------------
+def move_for_client(c, src: bytes, dst: bytes, from_head: bool, to_head: bool) -> bytes | None:
+    """LMOVE's work: pop from src, push to dst, reply with the element; None when src has no list
+    (a missing src); WRONGTYPE when src or dst holds another type."""
+    sql = _list_for_write(c, src)
+    if sql is None:
+        return None
+    db = c.db
+    dql = _list_for_write(c, dst)
+    v = sql.pop_head() if from_head else sql.pop_tail()
+    if dql is None:
+        dql = new_list(c.server)
+        db.add(dst, dql)
+    modified(c, dst)
+    if to_head:
+        dql.push_head(v)
+    else:
+        dql.push_tail(v)
+    notify(c, NOTIFY_LIST, "lpush" if to_head else "rpush", dst)
+    notify(c, NOTIFY_LIST, "lpop" if from_head else "rpop", src)
+    _drop_if_empty(c, src, sql)
+    modified(c, src)
+    c.server.dirty -= 1
+    if db.blocking:
+        signal_ready(db, dst)
+    return b"$%d\r\n%s\r\n" % (len(v), v)
+
+
+@command("lmove")
+def lmove(c, argv):
+    from_head, to_head = _where(argv[3]), _where(argv[4])
+    r = move_for_client(c, argv[1], argv[2], from_head, to_head)
+    return c.enc.null if r is None else r
+
+
+@command("rpoplpush")
+def rpoplpush(c, argv):
+    r = move_for_client(c, argv[1], argv[2], False, True)
+    return c.enc.null if r is None else r
+

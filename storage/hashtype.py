@@ -1,0 +1,167 @@
+"""The hash type, with Redis 7.0's two encodings: "listpack" while small, "hashtable" beyond
+hash-max-listpack-entries fields or once a field or value is longer than hash-max-listpack-value
+bytes.  As in Redis, conversion is one way (a hashtable never goes back to a listpack).
+
+Representation: both encodings keep the fields in one insertion-ordered dict, because that *is*
+the listpack's observable behaviour: a new field goes at the end, an updated field keeps its
+place, a deleted one closes the gap, so HGETALL / HKEYS / HSCAN of a small hash reply in exactly
+Redis's order.  The encoding is a flag that decides thresholds, OBJECT ENCODING, MEMORY USAGE,
+HSCAN's shape (a listpack hash is returned whole with cursor 0) and the serialised form
+(`listpack()` gives the bytes Redis would keep).  Keeping the data Python-native means HSET/HGET
+are dict operations; the listpack bytes are produced only when observed.
+
+A hashtable-encoded hash gets a `SlotIndex` (storage/slotindex.py) the first time it is scanned
+or sampled, for SCAN-stable cursors and O(1) random fields; from then on every field insertion
+and deletion keeps it current.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+
+from storage import lpcodec
+from storage.quicklist import jemalloc_size
+from storage.slotindex import SlotIndex
+
+
+class Hash:
+    type_name = "hash"
+    __slots__ = ("d", "lp", "index")
+
+    def __init__(self) -> None:
+        self.d: dict[bytes, bytes] = {}
+        self.lp = True  # listpack encoding
+        self.index: SlotIndex | None = None
+
+    # ---- the value contract -------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.d)
+
+    def encoding(self) -> str:
+        return "listpack" if self.lp else "hashtable"
+
+    def copy(self) -> Hash:
+        h = Hash()
+        h.d = self.d.copy()
+        h.lp = self.lp
+        return h
+
+    def mem_usage(self, samples: int = 5) -> int:
+        """Redis's estimate: the listpack's allocation, or the dict's tables plus the average of
+        the first `samples` entries (two sds strings and a dictEntry) times the field count."""
+        d = self.d
+        if self.lp:
+            return 16 + jemalloc_size(len(self.listpack()))
+        n = len(d)
+        size = 16 + 56 + 8 * max(4, 1 << (n - 1).bit_length())
+        if n:
+            seen = 0
+            total = 0
+            for f, v in d.items():
+                if seen >= max(1, samples):
+                    break
+                total += _sds_alloc(len(f)) + _sds_alloc(len(v)) + 24
+                seen += 1
+            size += int(total / seen * n)
+        return size
+
+    # ---- encoding ------------------------------------------------------------------------------
+    def to_hashtable(self) -> None:
+        self.lp = False
+
+    def listpack(self) -> bytes:
+        """The listpack Redis keeps for this hash (field, value, field, value, ...)."""
+        return lpcodec.pack(_flatten(self.d))
+
+    @classmethod
+    def from_listpack(cls, blob: bytes) -> Hash:
+        items = lpcodec.unpack(blob)
+        h = cls()
+        it = iter(items)
+        h.d = dict(zip(it, it, strict=True))
+        return h
+
+    @classmethod
+    def from_pairs(cls, pairs: Iterable[tuple[bytes, bytes]], listpack: bool = True) -> Hash:
+        h = cls()
+        h.d = dict(pairs)
+        h.lp = listpack
+        return h
+
+    # ---- fields --------------------------------------------------------------------------------
+    def set(self, field: bytes, value: bytes) -> bool:
+        """Set a field; True if it is new."""
+        d = self.d
+        new = field not in d
+        d[field] = value
+        if new and self.index is not None:
+            self.index.add(field)
+        return new
+
+    def delete(self, field: bytes) -> bool:
+        d = self.d
+        if field not in d:
+            return False
+        del d[field]
+        if self.index is not None:
+            self.index.discard(field)
+        return True
+
+    def _index(self) -> SlotIndex:
+        idx = self.index
+        if idx is None:
+            idx = self.index = SlotIndex(self.d)
+        return idx
+
+    def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
+        """Fields for one HSCAN step: a listpack hash returns all of them and cursor 0."""
+        if self.lp:
+            return 0, list(self.d)
+        return self._index().scan(cursor, count)
+
+    def random_field(self) -> bytes:
+        if self.lp:
+            return random.choice(list(self.d))
+        return self._index().random_member()
+
+    def random_fields(self, count: int) -> list[bytes]:
+        """`count` fields chosen independently (repetitions allowed)."""
+        if self.lp:
+            return random.choices(list(self.d), k=count)
+        pick = self._index().random_member
+        return [pick() for _ in range(count)]
+
+    def sample_fields(self, count: int) -> list[bytes]:
+        """`count` distinct random fields (count < len)."""
+        d = self.d
+        if self.lp or count * 3 > len(d):
+            return random.sample(list(d), count)
+        pick = self._index().random_member
+        chosen: dict[bytes, None] = {}
+        while len(chosen) < count:
+            chosen[pick()] = None
+        return list(chosen)
+
+
+def _flatten(d: dict[bytes, bytes]) -> list[bytes]:
+    out: list[bytes] = []
+    for f, v in d.items():
+        out.append(f)
+        out.append(v)
+    return out
+
+
+def _sds_alloc(n: int) -> int:
+    """Allocator size of an sds string of length n (header chosen by length, plus the NUL)."""
+    if n < 32:
+        hdr = 1
+    elif n < 256:
+        hdr = 3
+    elif n < 65536:
+        hdr = 5
+    elif n < 1 << 32:
+        hdr = 9
+    else:
+        hdr = 17
+    return jemalloc_size(hdr + n + 1)
