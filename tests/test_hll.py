@@ -1,0 +1,243 @@
+"""HyperLogLog: the string bytes, cached cardinalities and estimates must equal redis-server's after
+the same commands (sparse editing, promotion to dense, merges), in RESP2 and RESP3."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from storage import hll
+from tests.diff import Diff, RawConnection
+from tests.servers import start_raxdb, start_redis
+
+
+def _elements(seed: int, n: int) -> list[str]:
+    rnd = random.Random(seed)
+    return [f"e{rnd.getrandbits(40)}" for _ in range(n)]
+
+
+def test_empty_and_small(diff):
+    diff("PFADD", "h")
+    diff("GET", "h")
+    diff("PFADD", "h")
+    diff("PFCOUNT", "h")
+    diff("GET", "h")
+    diff("PFADD", "h", "a", "b", "c")
+    diff("GET", "h")
+    diff("PFADD", "h", "a")
+    diff("PFCOUNT", "h")
+    diff("GET", "h")
+    diff("PFADD", "h", "a", "b", "d")
+    diff("GET", "h")
+    diff("OBJECT", "ENCODING", "h")
+    diff("STRLEN", "h")
+    diff("TYPE", "h")
+
+
+@pytest.mark.parametrize("batch", [1, 7, 100])
+def test_sparse_edits_byte_exact(diff2, batch):
+    elements = _elements(batch, 1200)
+    for i in range(0, len(elements), batch):
+        diff2("PFADD", "h", *elements[i:i + batch])
+        if (i // batch) % 10 == 0:
+            diff2("GET", "h")
+            diff2("PFCOUNT", "h")
+    diff2("GET", "h")
+    diff2("PFDEBUG", "ENCODING", "h")
+
+
+def test_promotion_to_dense_and_dense_updates(diff2):
+    elements = _elements(42, 6000)
+    for i in range(0, len(elements), 500):
+        diff2("PFADD", "h", *elements[i:i + 500])
+        diff2("PFDEBUG", "ENCODING", "h")
+        diff2("GET", "h")
+        diff2("PFCOUNT", "h")
+        diff2("GET", "h")
+    diff2("PFADD", "h", *elements[:100])  # nothing new
+    diff2("GET", "h")
+
+
+def test_estimates_match_over_range(diff2):
+    elements = _elements(7, 30000)
+    done = 0
+    for n in (1, 2, 10, 50, 200, 1000, 5000, 20000, 30000):
+        diff2("PFADD", "h", *elements[done:n])
+        done = n
+        diff2("PFCOUNT", "h")
+    diff2("GET", "h")
+
+
+def test_pfcount_multi(diff):
+    diff("PFADD", "a", *_elements(1, 50))
+    diff("PFADD", "b", *_elements(2, 3000))
+    diff("PFADD", "c", *_elements(1, 20))
+    diff("PFCOUNT", "a", "b")
+    diff("PFCOUNT", "a", "c")
+    diff("PFCOUNT", "a", "nokey")
+    diff("PFCOUNT", "nokey", "nokey2")
+    diff("PFCOUNT", "nokey")
+    diff("PFCOUNT", "a", "b", "c")
+    diff("GET", "a")  # multi-key counts do not touch the caches
+    diff("GET", "b")
+
+
+def test_pfmerge(diff2):
+    diff2("PFADD", "a", *_elements(1, 50))
+    diff2("PFADD", "b", *_elements(2, 80))
+    diff2("PFMERGE", "d", "a", "b")
+    diff2("GET", "d")
+    diff2("PFCOUNT", "d")
+    diff2("PFMERGE", "a", "b")
+    diff2("GET", "a")
+    diff2("PFMERGE", "only")
+    diff2("GET", "only")
+    diff2("PFMERGE", "e", "nokey")
+    diff2("GET", "e")
+    diff2("PFADD", "big", *_elements(3, 4000))
+    diff2("PFDEBUG", "ENCODING", "big")
+    diff2("PFMERGE", "f", "a", "big")
+    diff2("GET", "f")
+    diff2("PFMERGE", "a", "a", "b")
+    diff2("GET", "a")
+    diff2("PFMERGE", "big", "a")
+    diff2("GET", "big")
+    # a sparse merge result large enough to be promoted while being written
+    diff2("PFADD", "m1", *_elements(4, 1500))
+    diff2("PFADD", "m2", *_elements(5, 1500))
+    diff2("PFMERGE", "m3", "m1", "m2")
+    diff2("PFDEBUG", "ENCODING", "m3")
+    diff2("GET", "m3")
+
+
+def test_wrong_types_and_invalid_strings(diff):
+    diff("SADD", "set", "a")
+    diff("SET", "str", "hello")
+    diff("SET", "int", "12345678901234567")
+    diff("SET", "magic", "HYLL")
+    diff("SET", "badenc", b"HYLL\x02" + b"\x00" * 11)
+    diff("SET", "shortdense", b"HYLL\x00" + b"\x00" * 20)
+    for key in ("set", "str", "int", "magic", "badenc", "shortdense"):
+        diff("PFADD", key, "x")
+        diff("PFCOUNT", key)
+        diff("PFCOUNT", key, "nokey")
+        diff("PFCOUNT", "nokey", key)
+        diff("PFMERGE", "dst", key)
+        diff("PFMERGE", key, "nokey")
+        diff("PFDEBUG", "ENCODING", key)
+    diff("EXISTS", "dst")
+
+
+def test_corrupted_sparse(diff):
+    header = b"HYLL\x01\x00\x00\x00" + b"\x00" * 8
+    diff("SET", "short", header + b"\x7f\xfe")  # covers 16383 registers
+    diff("SET", "long", header + b"\x7f\xff\x00")  # covers 16385
+    diff("SET", "valover", header + b"\x7f\xfe\x83\x83")  # VAL run crosses the end
+    for key in ("short", "long", "valover"):
+        diff("PFCOUNT", key)
+        diff("PFCOUNT", key, key)
+        diff("PFMERGE", "d", key)
+        diff("PFDEBUG", "GETREG", key)
+        diff("PFDEBUG", "DECODE", key)
+    diff("EXISTS", "d")
+
+
+def test_cached_cardinality_is_trusted(diff):
+    diff("PFADD", "h", "a", "b")
+    diff("PFCOUNT", "h")
+    # a valid cache says 7: PFCOUNT believes it, as Redis does
+    diff("SETRANGE", "h", "8", b"\x07")
+    diff("PFCOUNT", "h")
+    diff("SETRANGE", "h", "15", b"\x80")  # stale: recomputed and rewritten
+    diff("PFCOUNT", "h")
+    diff("GET", "h")
+
+
+def test_set_bytes_then_pfadd(diff2):
+    """An HLL written with SET (an immutable string) is edited like any other."""
+    diff2("PFADD", "src", *_elements(9, 40))
+    raw = diff2("GET", "src")
+    value = raw.split(b"\r\n", 1)[1][:-2]
+    diff2("SET", "copy", value)
+    diff2("PFADD", "copy", *_elements(10, 40))
+    diff2("GET", "copy")
+    diff2("SET", "copy2", value)
+    diff2("PFCOUNT", "copy2")
+    diff2("GET", "copy2")
+    diff2("OBJECT", "ENCODING", "copy2")
+
+
+def test_dense_register_above_32_via_merge(diff2):
+    dense = bytearray(hll.new_sparse())
+    hll.to_dense(dense)
+    hll.dense_set(dense, 5, 40)
+    hll.dense_set(dense, 16383, 51)
+    diff2("SET", "d", bytes(dense))
+    diff2("PFCOUNT", "d")
+    diff2("PFADD", "s", "a", "b")
+    diff2("PFMERGE", "s", "d")
+    diff2("GET", "s")
+    diff2("PFCOUNT", "s")
+    diff2("PFDEBUG", "GETREG", "d")
+
+
+def test_pfdebug(diff):
+    diff("PFADD", "h", "a", "b", "c", "d")
+    diff("PFDEBUG", "ENCODING", "h")
+    diff("PFDEBUG", "DECODE", "h")
+    diff("PFDEBUG", "decode", "h")
+    diff("PFDEBUG", "FOO", "h")
+    diff("PFDEBUG", "GETREG", "nokey")
+    diff("PFDEBUG", "TODENSE", "h")
+    diff("PFDEBUG", "TODENSE", "h")
+    diff("PFDEBUG", "ENCODING", "h")
+    diff("GET", "h")
+    diff("PFDEBUG", "DECODE", "h")
+    diff("PFADD", "g", "x")
+    diff("PFDEBUG", "GETREG", "g")
+    diff("GET", "g")
+    diff("PFDEBUG", "GETREG", "g", "extra")
+    diff("PFDEBUG", "GETREG")
+
+
+def test_arity(diff):
+    diff("PFADD")
+    diff("PFCOUNT")
+    diff("PFMERGE")
+    diff("PFSELFTEST", "x")
+
+
+def test_pfselftest(raw):
+    assert raw.call("PFSELFTEST") == b"+OK\r\n"
+
+
+@pytest.fixture(scope="module")
+def small_sparse_pair():
+    """Servers whose hll-sparse-max-bytes is tiny, so promotion happens after a few elements."""
+    ours = start_raxdb("--hll-sparse-max-bytes", "40")
+    theirs = start_redis("--hll-sparse-max-bytes", "40")
+    yield ours, theirs
+    ours.stop()
+    theirs.stop()
+
+
+def test_promotion_at_configured_sparse_limit(small_sparse_pair):
+    ours, theirs = small_sparse_pair
+    for port in (ours.port, theirs.port):
+        c = RawConnection(port)
+        c.call("FLUSHALL")
+        c.close()
+    d = Diff(ours.port, theirs.port)
+    try:
+        for e in _elements(11, 30):
+            d("PFADD", "h", e)
+            d("PFDEBUG", "ENCODING", "h")
+            d("GET", "h")
+        d("PFADD", "a", "x", "y")
+        d("PFADD", "b", *_elements(12, 8))
+        d("PFMERGE", "a", "b")
+        d("PFDEBUG", "ENCODING", "a")
+        d("GET", "a")
+    finally:
+        d.close()
