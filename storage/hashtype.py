@@ -90,6 +90,32 @@ class Hash:
         return h
 
     # ---- fields --------------------------------------------------------------------------------
+    def set_pairs(self, args: list[bytes], start: int, max_entries: int, max_value: int) -> int:
+        """Set the field/value pairs args[start:] as HSET does, converting to a hashtable when a
+        field or value is longer than max_value (checked before inserting, as Redis's
+        hashTypeTryConversion) or the hash ends up with more than max_entries fields.
+        Returns how many fields are new."""
+        n = len(args)
+        if self.lp:
+            for i in range(start, n):
+                if len(args[i]) > max_value:
+                    self.lp = False
+                    break
+        d = self.d
+        created = 0
+        if self.index is None:
+            for i in range(start, n, 2):
+                f = args[i]
+                if f not in d:
+                    created += 1
+                d[f] = args[i + 1]
+        else:
+            for i in range(start, n, 2):
+                created += self.set(args[i], args[i + 1])
+        if self.lp and len(d) > max_entries:
+            self.lp = False
+        return created
+
     def set(self, field: bytes, value: bytes) -> bool:
         """Set a field; True if it is new."""
         d = self.d

@@ -10,7 +10,9 @@ O(1) work per slot visited and no per-cursor state.  It also gives O(1) random c
 
 It is built lazily by the container on the first SCAN or random pick and kept up to date from then
 on (`add` / `discard` on every membership change), so containers that are never scanned pay
-nothing.
+nothing.  (storage/hashscan.py solves the same cursor problem for sets and sorted sets with
+Redis's reverse-binary walk over a virtual table rebuilt after each mutation; this index is kept
+incrementally, which suits big hashes scanned while being written and gives random picks.)
 """
 
 from __future__ import annotations

@@ -1,1 +1,323 @@
-"""t_hash: not implemented yet (placeholder so the package imports)."""
+"""Hash commands (Redis's t_hash.c) over `storage.hashtype.Hash`.
+
+Encoding thresholds (hash-max-listpack-entries / hash-max-listpack-value) are read from the config
+at every write that could cross them, so CONFIG SET applies to the next write, as in Redis.  A
+write checks lengths before inserting (hashTypeTryConversion) and the entry count after; a hash
+never converts back to a listpack.
+
+Argument checks run in Redis's order, because that decides which error a client sees (HINCRBY
+parses its increment before looking the key up; HSCAN parses options only once the key exists).
+The RESP3 shapes follow Redis: HGETALL is a map, HRANDFIELD ... WITHVALUES is an array of pairs.
+"""
+
+from __future__ import annotations
+
+from protocol import reply as R
+from server.commands import longdouble
+from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, to_int
+from server.commands.scanargs import parse_cursor, parse_scan_options
+from server.commands.table import command
+from server.errors import NOT_FLOAT, OVERFLOW, SYNTAX, WRONGTYPE, CommandError, wrong_arity
+from server.keyaccess import NOTIFY_GENERIC, NOTIFY_HASH, lookup_read, modified, notify
+from storage.glob import glob_match
+from storage.hashtype import Hash
+
+_limits_cache: list = [None, None, 512, 64]
+
+
+def _limits(srv) -> tuple[int, int]:
+    """(hash-max-listpack-entries, hash-max-listpack-value) as the config has them now."""
+    values = srv.config.values
+    entries, value = values["hash-max-listpack-entries"], values["hash-max-listpack-value"]
+    cache = _limits_cache
+    if entries is not cache[0] or value is not cache[1]:
+        cache[:] = [entries, value, int(entries), int(value)]
+    return cache[2], cache[3]
+
+
+def _hash_for_read(c, key: bytes) -> Hash | None:
+    v = lookup_read(c, key)
+    if v is not None and v.__class__ is not Hash:
+        raise CommandError(WRONGTYPE)
+    return v
+
+
+def _hash_for_write(c, key: bytes) -> Hash | None:
+    v = c.db.get(key, c.server.now_ms)
+    if v is not None and v.__class__ is not Hash:
+        raise CommandError(WRONGTYPE)
+    return v
+
+
+def _hash_or_create(c, key: bytes) -> Hash:
+    """hashTypeLookupWriteOrCreate: the hash at key, created (and added) when missing."""
+    db = c.db
+    h = db.get(key, c.server.now_ms)
+    if h is None:
+        h = Hash()
+        db.add(key, h)
+    elif h.__class__ is not Hash:
+        raise CommandError(WRONGTYPE)
+    return h
+
+
+def _written(c, key: bytes, event: str, dirty: int = 1) -> None:
+    srv = c.server
+    if c.db.watched or srv.notify_flags:
+        modified(c, key)
+        notify(c, NOTIFY_HASH, event, key)
+        srv.dirty += dirty - 1
+    else:
+        srv.dirty += dirty
+
+
+def _set_fields(c, h: Hash, argv: list[bytes], start: int) -> int:
+    """Set the field/value pairs argv[start:] under the current thresholds; new-field count."""
+    max_entries, max_value = _limits(c.server)
+    return h.set_pairs(argv, start, max_entries, max_value)
+
+
+# ---- writes ---------------------------------------------------------------------------------------
+@command("hset")
+def hset(c, argv):
+    if len(argv) % 2:
+        raise wrong_arity("hset")
+    key = argv[1]
+    h = _hash_or_create(c, key)
+    created = _set_fields(c, h, argv, 2)
+    _written(c, key, "hset", (len(argv) - 2) // 2)
+    return R.integer(created)
+
+
+@command("hmset")
+def hmset(c, argv):
+    if len(argv) % 2:
+        raise wrong_arity("hmset")
+    key = argv[1]
+    h = _hash_or_create(c, key)
+    _set_fields(c, h, argv, 2)
+    _written(c, key, "hset", (len(argv) - 2) // 2)
+    return R.OK
+
+
+@command("hsetnx")
+def hsetnx(c, argv):
+    key = argv[1]
+    h = _hash_or_create(c, key)
+    if argv[2] in h.d:
+        return R.ZERO
+    _set_fields(c, h, argv, 2)
+    _written(c, key, "hset")
+    return R.ONE
+
+
+def _set_one(c, h: Hash, field: bytes, value: bytes) -> None:
+    _set_fields(c, h, [field, value], 0)
+
+
+@command("hdel")
+def hdel(c, argv):
+    key = argv[1]
+    h = _hash_for_write(c, key)
+    if h is None:
+        return R.ZERO
+    deleted = 0
+    emptied = False
+    for i in range(2, len(argv)):
+        if h.delete(argv[i]):
+            deleted += 1
+            if not h.d:
+                c.db.delete(key)
+                emptied = True
+                break
+    if deleted:
+        modified(c, key)
+        notify(c, NOTIFY_HASH, "hdel", key)
+        if emptied:
+            notify(c, NOTIFY_GENERIC, "del", key)
+        c.server.dirty += deleted - 1
+    return R.integer(deleted)
+
+
+@command("hincrby")
+def hincrby(c, argv):
+    incr = to_int(argv[3])
+    key, field = argv[1], argv[2]
+    h = _hash_or_create(c, key)
+    cur = h.d.get(field)
+    if cur is None:
+        value = 0
+    else:
+        value = maybe_int(cur)
+        if value is None:
+            raise CommandError("ERR hash value is not an integer")
+    new = value + incr
+    if new > INT64_MAX or new < INT64_MIN:
+        raise CommandError(OVERFLOW)
+    _set_one(c, h, field, b"%d" % new)
+    _written(c, key, "hincrby")
+    return R.integer(new)
+
+
+@command("hincrbyfloat")
+def hincrbyfloat(c, argv):
+    incr = longdouble.parse(argv[3])
+    if incr is None:
+        raise CommandError(NOT_FLOAT)
+    if incr == longdouble.INF or incr == longdouble.NEG_INF:
+        raise CommandError("ERR value is NaN or Infinity")
+    key, field = argv[1], argv[2]
+    h = _hash_or_create(c, key)
+    cur = h.d.get(field)
+    if cur is None:
+        value = (0, 0)
+    else:
+        value = longdouble.parse(cur)
+        if value is None:
+            raise CommandError("ERR hash value is not a float")
+    total = longdouble.add(value, incr)
+    if total is None:
+        raise CommandError("ERR increment would produce NaN or Infinity")
+    out = longdouble.format_human(total)
+    _set_one(c, h, field, out)
+    _written(c, key, "hincrbyfloat")
+    return R.bulk(out)
+
+
+# ---- reads ----------------------------------------------------------------------------------------
+@command("hget")
+def hget(c, argv):
+    h = _hash_for_read(c, argv[1])
+    if h is None:
+        return c.enc.null
+    v = h.d.get(argv[2])
+    return c.enc.null if v is None else b"$%d\r\n%s\r\n" % (len(v), v)
+
+
+@command("hmget")
+def hmget(c, argv):
+    h = _hash_for_read(c, argv[1])
+    null = c.enc.null
+    if h is None:
+        return R.array([null] * (len(argv) - 2))
+    get = h.d.get
+    parts = []
+    for i in range(2, len(argv)):
+        v = get(argv[i])
+        parts.append(null if v is None else b"$%d\r\n%s\r\n" % (len(v), v))
+    return R.array(parts)
+
+
+@command("hgetall")
+def hgetall(c, argv):
+    h = _hash_for_read(c, argv[1])
+    if h is None:
+        return c.enc.map([])
+    parts = []
+    append = parts.append
+    for f, v in h.d.items():
+        append(b"$%d\r\n%s\r\n" % (len(f), f))
+        append(b"$%d\r\n%s\r\n" % (len(v), v))
+    return c.enc.map(parts)
+
+
+@command("hkeys")
+def hkeys(c, argv):
+    h = _hash_for_read(c, argv[1])
+    return R.EMPTY_ARRAY if h is None else R.bulk_array(h.d)
+
+
+@command("hvals")
+def hvals(c, argv):
+    h = _hash_for_read(c, argv[1])
+    return R.EMPTY_ARRAY if h is None else R.bulk_array(h.d.values())
+
+
+@command("hlen")
+def hlen(c, argv):
+    h = _hash_for_read(c, argv[1])
+    return R.ZERO if h is None else R.integer(len(h.d))
+
+
+@command("hexists")
+def hexists(c, argv):
+    h = _hash_for_read(c, argv[1])
+    return R.ONE if h is not None and argv[2] in h.d else R.ZERO
+
+
+@command("hstrlen")
+def hstrlen(c, argv):
+    h = _hash_for_read(c, argv[1])
+    v = None if h is None else h.d.get(argv[2])
+    return R.ZERO if v is None else R.integer(len(v))
+
+
+# ---- random fields --------------------------------------------------------------------------------
+RANDFIELD_LIMIT = 1 << 32  # more elements than any reply could carry: refused instead of hanging
+
+
+@command("hrandfield")
+def hrandfield(c, argv):
+    n = len(argv)
+    if n == 2:
+        h = _hash_for_read(c, argv[1])
+        if h is None:
+            return c.enc.null
+        f = h.random_field()
+        return b"$%d\r\n%s\r\n" % (len(f), f)
+    count = to_int(argv[2])
+    if count < -INT64_MAX:
+        raise CommandError(f"ERR value is out of range, value must between {-INT64_MAX} and {INT64_MAX}")
+    withvalues = False
+    if n > 4 or (n == 4 and argv[3].lower() != b"withvalues"):
+        raise CommandError(SYNTAX)
+    if n == 4:
+        withvalues = True
+        if count < -(INT64_MAX // 2) or count > INT64_MAX // 2:
+            raise CommandError("ERR value is out of range")
+    h = _hash_for_read(c, argv[1])
+    if h is None or count == 0:
+        return R.EMPTY_ARRAY
+    d = h.d
+    pairs3 = withvalues and c.resp > 2
+    if count < 0 or count == 1:
+        k = -count if count < 0 else 1
+        if k >= RANDFIELD_LIMIT:
+            raise CommandError("ERR value is out of range")
+        fields = h.random_fields(k)
+    elif count >= len(d):
+        fields = list(d)
+    else:
+        fields = h.sample_fields(count)
+    if not withvalues:
+        return R.bulk_array(fields)
+    parts = []
+    for f in fields:
+        v = d[f]
+        item = b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(f), f, len(v), v)
+        parts.append(b"*2\r\n" + item if pairs3 else item)
+    return b"*%d\r\n%s" % (len(fields) if pairs3 else 2 * len(fields), b"".join(parts))
+
+
+# ---- HSCAN ----------------------------------------------------------------------------------------
+_EMPTY_SCAN = b"*2\r\n$1\r\n0\r\n*0\r\n"
+
+
+@command("hscan")
+def hscan(c, argv):
+    cursor = parse_cursor(argv[2])
+    h = _hash_for_read(c, argv[1])
+    if h is None:
+        return _EMPTY_SCAN
+    opts = parse_scan_options(argv, 3)
+    nxt, fields = h.scan(cursor, opts.count)
+    pat = opts.match
+    d = h.d
+    parts = []
+    for f in fields:
+        if pat is not None and not glob_match(pat, f):
+            continue
+        v = d[f]
+        parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(f), f, len(v), v))
+    cur = b"%d" % nxt
+    return b"*2\r\n$%d\r\n%s\r\n*%d\r\n%s" % (len(cur), cur, 2 * len(parts), b"".join(parts))
