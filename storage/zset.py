@@ -17,10 +17,11 @@ a slice, islice), so swapping a container is local to `_convert`.
 Bytes.  The real listpack bytes are observable only through DEBUG LISTPACK / DUMP-style consumers
 and MEMORY USAGE, never on the hot path, so they are produced on demand by `listpack_bytes()`
 (`storage.listpack`, Redis's byte format; a listpack's bytes depend only on its element sequence,
-member then score as Redis's d2string text).  Keeping a Python-native hot form is what lets ZADD
-keep up with redis-server; re-encoding a byte listpack per write would not.  One consequence of
-the text form is kept: "-0" reads back from a listpack as 0, so the listpack encoding stores 0.0
-for -0.0 while the skiplist keeps -0.0 (ZSCORE then prints "0" or "-0", as Redis does).
+member then score: an integer when it is one, else Redis's d2string text).  Keeping a Python-native hot form is what lets ZADD
+keep up with redis-server; re-encoding a byte listpack per write would not.  What the listpack form
+changes observably is kept: integral scores are stored as integers, so -0.0 reads back as 0 (the
+listpack encoding stores 0.0 where the skiplist keeps -0.0: ZSCORE prints "0" or "-0" as Redis
+does) and ZSCAN of a listpack prints 1e17 as 100000000000000000 (`listpack_score_text`).
 
 Lex ranges.  Redis documents BYLEX only for elements of equal score.  With mixed scores its answer
 depends on the encoding's walk: the listpack walk is linear (first element >= min, then while
@@ -42,6 +43,7 @@ from storage.hashscan import ScanIndex
 
 _member = itemgetter(1)
 _INF = math.inf
+_TWO62 = float(2**62)
 
 # zadd() input flags and results (Redis's ZADD_IN_* / ZADD_OUT_*).
 IN_INCR, IN_NX, IN_XX, IN_GT, IN_LT = 1, 2, 4, 8, 16
@@ -55,6 +57,20 @@ def format_score(d: float) -> bytes:
     if d == -_INF:
         return b"-inf"
     return b"%.17g" % d
+
+
+def listpack_score(d: float) -> int | bytes:
+    """How a listpack holds a score (zzlInsertAt): integral values within +-2^62 (double2ll) as
+    integers, others as d2string text."""
+    if -_TWO62 <= d <= _TWO62 and d == int(d):
+        return int(d)
+    return format_score(d)
+
+
+def listpack_score_text(d: float) -> bytes:
+    """The text a listpack score reads back as (ZSCAN of a listpack)."""
+    v = listpack_score(d)
+    return b"%d" % v if v.__class__ is int else v  # type: ignore[return-value]
 
 
 class _PairList(list):
@@ -182,7 +198,7 @@ class ZSet:
         values: list[bytes | int] = []
         for s, m in self.order:
             values.append(m)
-            values.append(format_score(s))
+            values.append(listpack_score(s))
         return Listpack.from_values(values).bytes()
 
     def _convert(self) -> None:
@@ -397,7 +413,8 @@ class ZSet:
 
     # ---- ZSCAN ---------------------------------------------------------------------------------
     def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
-        """(next cursor, members); a listpack returns everything at once, as Redis does."""
+        """(next cursor, members); a listpack returns everything at once, as Redis does (print
+        its scores with `listpack_score_text`)."""
         if self.order.__class__ is _PairList:
             return 0, [m for _, m in self.order]
         idx = self._scan

@@ -524,7 +524,8 @@ def test_store_result_encoding(diff):
 
 
 def test_zscan(diff):
-    diff("ZADD", "z", "1", "a", "2.5", "b", "-inf", "c", "inf", "d")
+    diff("ZADD", "z", "1", "a", "2.5", "b", "-inf", "c", "inf", "d", "1e17", "e", "4611686018427387904", "f",
+         "4611686018427387905", "g", "1e19", "h", "-1e18", "i", "123.0", "j")
     diff("ZSCAN", "z", "0")
     diff("ZSCAN", "z", "0", "MATCH", "[ab]")
     diff("ZSCAN", "z", "7", "COUNT", "1")

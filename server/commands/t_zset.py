@@ -45,6 +45,7 @@ from storage.zset import (
     ScoreRange,
     ZSet,
     format_score,
+    listpack_score_text,
 )
 
 NOT_FLOAT = "ERR value is not a valid float"
@@ -887,9 +888,10 @@ def zscan(c, argv):
         match = compile_glob(opts.match)
         members = [m for m in members if match(m)]
     scores = zs.scores
+    text = listpack_score_text if zs.is_listpack() else format_score
     parts = []
     for m in members:
-        f = format_score(scores[m])
+        f = text(scores[m])
         parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(m), m, len(f), f))
     cur = b"%d" % nxt
     return b"*2\r\n$%d\r\n%s\r\n*%d\r\n" % (len(cur), cur, 2 * len(members)) + b"".join(parts)
