@@ -241,3 +241,22 @@ def test_promotion_at_configured_sparse_limit(small_sparse_pair):
         d("GET", "a")
     finally:
         d.close()
+
+
+@pytest.fixture(scope="module")
+def notify_pair():
+    ours = start_raxdb("--notify-keyspace-events", "KEA")
+    theirs = start_redis("--notify-keyspace-events", "KEA")
+    yield ours, theirs
+    ours.stop()
+    theirs.stop()
+
+
+def test_keyspace_events(notify_pair):
+    from tests.test_notify import check
+
+    check(notify_pair, [
+        ("PFADD", "h", "a"), ("PFADD", "h", "a"), ("PFADD", "h"), ("PFADD", "g"), ("PFCOUNT", "h"),
+        ("PFCOUNT", "h"), ("PFCOUNT", "h", "g"), ("PFMERGE", "m", "h", "g"), ("PFMERGE", "m"),
+        ("PFCOUNT", "nokey"),
+    ])

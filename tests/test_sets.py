@@ -381,3 +381,28 @@ def test_encoding_conversion_at_default_intset_limit(diff):
     diff("SINTERSTORE", "d", "s")
     diff("OBJECT", "ENCODING", "d")
     diff("SMEMBERS", "d")
+
+
+@pytest.fixture(scope="module")
+def notify_pair():
+    from tests.servers import start_raxdb, start_redis
+
+    ours = start_raxdb("--notify-keyspace-events", "KEA")
+    theirs = start_redis("--notify-keyspace-events", "KEA")
+    yield ours, theirs
+    ours.stop()
+    theirs.stop()
+
+
+def test_keyspace_events(notify_pair):
+    from tests.test_notify import check
+
+    check(notify_pair, [
+        ("SADD", "s", "1", "2", "3"), ("SADD", "s", "1"), ("SREM", "s", "9"), ("SREM", "s", "1"),
+        ("SREM", "s", "2"), ("SPOP", "s"), ("SADD", "s", "5", "6", "7", "8"), ("SPOP", "s", "0"),
+        ("SPOP", "s", "10"), ("SADD", "s", "x"), ("SPOP", "s", "1"), ("SADD", "a", "x", "y"), ("SADD", "b", "y"), ("SMOVE", "a", "b", "x"),
+        ("SMOVE", "a", "b", "y"), ("SMOVE", "b", "b", "x"), ("SMOVE", "b", "c", "zz"),
+        ("SINTERSTORE", "d", "b", "c"), ("SUNIONSTORE", "d", "b", "c"), ("SDIFFSTORE", "d", "b", "b"),
+        ("SUNIONSTORE", "d", "b"), ("SINTERSTORE", "d", "b", "nokey"), ("SREM", "b", "x", "y"),
+        ("SRANDMEMBER", "nokey"), ("SMEMBERS", "nokey"), ("SISMEMBER", "nokey", "a"),
+    ])

@@ -575,3 +575,31 @@ def test_same_score_member_order(diff, enc):
         diff("ZRANK", "z", m)
     ours = parse(diff("ZRANGE", "z", "0", "-1"))
     assert ours == sorted(ours)
+
+
+@pytest.fixture(scope="module")
+def notify_pair():
+    from tests.servers import start_raxdb, start_redis
+
+    ours = start_raxdb("--notify-keyspace-events", "KEA")
+    theirs = start_redis("--notify-keyspace-events", "KEA")
+    yield ours, theirs
+    ours.stop()
+    theirs.stop()
+
+
+def test_keyspace_events(notify_pair):
+    from tests.test_notify import check
+
+    check(notify_pair, [
+        ("ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d", "5", "e"), ("ZADD", "z", "1", "a"),
+        ("ZADD", "z", "XX", "9", "nope"), ("ZADD", "z", "INCR", "1", "a"), ("ZINCRBY", "z", "1", "a"),
+        ("ZADD", "z", "NX", "INCR", "1", "a"), ("ZREM", "z", "nope"), ("ZREM", "z", "a"),
+        ("ZPOPMIN", "z"), ("ZPOPMAX", "z", "1"), ("ZADD", "z", "1", "a", "2", "b", "3", "c"),
+        ("ZREMRANGEBYRANK", "z", "0", "0"), ("ZREMRANGEBYSCORE", "z", "100", "200"),
+        ("ZREMRANGEBYSCORE", "z", "0", "2"), ("ZADD", "z", "0", "m", "0", "n", "0", "o"),
+        ("ZREMRANGEBYLEX", "z", "[m", "[n"), ("ZRANGESTORE", "d", "z", "0", "-1"),
+        ("ZUNIONSTORE", "d", "1", "z"), ("ZINTERSTORE", "d", "2", "z", "nokey"), ("ZDIFFSTORE", "d", "1", "z"),
+        ("ZMPOP", "2", "nokey", "z", "MAX", "COUNT", "10"), ("ZADD", "y", "1", "a"), ("ZPOPMIN", "y", "5"),
+        ("ZRANGESTORE", "d", "nokey", "0", "-1"), ("ZSCORE", "nokey", "a"), ("ZRANGE", "nokey", "0", "-1"),
+    ])
