@@ -71,7 +71,8 @@ def sadd(c, argv):
         db.add(key, s)
     elif s.__class__ is not RSet:
         raise CommandError(WRONGTYPE)
-    limit = int(c.server.config.values["set-max-intset-entries"])
+    # the limit only matters while the set is an intset
+    limit = int(c.server.config.values["set-max-intset-entries"]) if s.ints is not None else 0
     add = s.add
     added = 0
     for m in argv[2:]:

@@ -67,9 +67,18 @@ def _mantissa_nonzero(arg: bytes) -> bool:
     return any(ch in b"123456789" for ch in s.split(b"e")[0])
 
 
+def _plain_decimal(arg: bytes) -> bool:
+    """[-]digits[.digits]: text on which Python's float() and C's strtod agree exactly and
+    cannot overflow or underflow (the common case, parsed without the general machinery)."""
+    t = arg.replace(b".", b"", 1)
+    return len(arg) < 300 and (t.isdigit() or (t[:1] == b"-" and t[1:].isdigit()))
+
+
 def string2d(arg: bytes) -> float | None:
     """Redis's string2d: strtod over the whole string, no leading space, no NaN, and no
     overflow to +-HUGE_VAL or underflow to zero (ERANGE)."""
+    if _plain_decimal(arg):
+        return float(arg)
     v = strtod(arg)
     if v is None or v != v:
         return None
@@ -93,6 +102,8 @@ def _range_bound(arg: bytes) -> tuple[float, bool]:
     s = arg[1:] if ex else arg
     if not s:
         return 0.0, ex  # strtod("") consumes nothing and leaves eptr at the terminator
+    if _plain_decimal(s):
+        return float(s), ex
     t = s.lstrip(_C_SPACE)
     v = strtod(t) if t else None
     if v is None or v != v:
@@ -274,6 +285,29 @@ def _zadd(c, argv: list[bytes], flags: int) -> bytes:
 
 @command("zadd")
 def zadd(c, argv):
+    # The shape clients send most, `ZADD key <plain number> member`, skips option parsing.
+    if len(argv) == 4 and _plain_decimal(argv[2]):
+        key, member = argv[1], argv[3]
+        score = float(argv[2])
+        db = c.db
+        zs = db.get(key, c.server.now_ms)
+        if zs is None:
+            zs = ZSet()
+            db.add(key, zs)
+        elif zs.__class__ is not ZSet:
+            raise CommandError(WRONGTYPE)
+        cur = zs.scores.get(member)
+        if cur is None:
+            zs.add(member, score, 0, *_limits(c))
+            modified(c, key)
+            notify(c, NOTIFY_ZSET, "zadd", key)
+            signal_ready(db, key)
+            return R.ONE
+        if cur != score:
+            zs.add(member, score, 0, 0, 0)
+            modified(c, key)
+            notify(c, NOTIFY_ZSET, "zadd", key)
+        return R.ZERO
     return _zadd(c, argv, 0)
 
 
