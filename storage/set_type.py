@@ -22,7 +22,9 @@ import random
 from collections.abc import Iterable, Iterator
 
 from storage.hashscan import ScanIndex
+from storage.hashtype import _sds_alloc
 from storage.intset import IntSet, canonical_int
+from storage.quicklist import jemalloc_size
 
 
 class RSet:
@@ -62,14 +64,18 @@ class RSet:
             s.pos = self.pos.copy()
         return s
 
-    def mem_usage(self) -> int:
+    def mem_usage(self, samples: int = 5) -> int:
+        """MEMORY USAGE's estimate: exact for an intset (its allocation), for a hashtable the
+        dict's tables plus the average of `samples` entries (sds + dictEntry) times the count."""
         if self.ints is not None:
-            return 16 + self.ints.blob_len()
-        n = len(self.items)
-        slots = 4
-        while slots < n:
-            slots <<= 1
-        return 16 + 56 + 8 * slots + sum(len(m) + 9 + 24 for m in self.items)
+            return 16 + jemalloc_size(self.ints.blob_len())
+        items = self.items
+        n = len(items)
+        size = 16 + 56 + 8 * max(4, 1 << (n - 1).bit_length())
+        if n:
+            some = items[:max(1, samples)]
+            size += int(sum(_sds_alloc(len(m)) + 24 for m in some) / len(some) * n)
+        return size
 
     # ---- membership and updates ----------------------------------------------------------------
     def __contains__(self, m: bytes) -> bool:

@@ -40,6 +40,8 @@ from operator import itemgetter
 from sortedcontainers import SortedList
 
 from storage.hashscan import ScanIndex
+from storage.hashtype import _sds_alloc
+from storage.quicklist import jemalloc_size
 
 _member = itemgetter(1)
 _INF = math.inf
@@ -181,15 +183,19 @@ class ZSet:
         z.order = self.order.copy() if self.order.__class__ is SortedList else _PairList(self.order)
         return z
 
-    def mem_usage(self) -> int:
+    def mem_usage(self, samples: int = 5) -> int:
+        """MEMORY USAGE's estimate: exact for a listpack (its allocation); for a skiplist the
+        structures plus the average of the first `samples` elements (sds, dictEntry, a node of
+        the average 1.33 levels) times the count."""
         if self.order.__class__ is _PairList:
-            return 16 + len(self.listpack_bytes())
+            return 16 + jemalloc_size(len(self.listpack_bytes()))
         n = len(self.scores)
-        slots = 4
-        while slots < n:
-            slots <<= 1
-        # robj + zset + dict table + per element: dict entry, skiplist node (avg 1.33 levels), sds
-        return 16 + 16 + 56 + 8 * slots + sum(24 + 48 + len(m) + 9 for m in self.scores)
+        # robj + zset + zskiplist + dict + table + the 32-level header node
+        size = 16 + 16 + 32 + 56 + 8 * max(4, 1 << (n - 1).bit_length()) + jemalloc_size(24 + 32 * 16)
+        if n:
+            some = self.order[:max(1, samples)]
+            size += int(sum(_sds_alloc(len(m)) + 24 + 48 for _, m in some) / len(some) * n)
+        return size
 
     def listpack_bytes(self) -> bytes:
         """The listpack Redis would hold for this zset (member, score, member, score, ...)."""

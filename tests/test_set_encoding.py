@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from storage.hashtype import _sds_alloc
 from storage.intset import IntSet, canonical_int, width_of
 from storage.set_type import RSet
 from tests.diff import Diff, RawConnection, parse
@@ -127,6 +128,9 @@ def test_rset_scan_returns_stable_members(stable, count, churn):
 
 
 # ---- byte format against redis-server's DUMP ---------------------------------------------------
+KEY_OVERHEAD = _sds_alloc(1) + 24  # a one-byte key's sds + its dictEntry, as MEMORY USAGE adds
+
+
 def _dump_blob(payload: bytes) -> tuple[int, bytes]:
     """(RDB type, raw string) of a DUMP payload whose value is stored as an uncompressed string."""
     rtype = payload[0]
@@ -165,6 +169,8 @@ def test_intset_bytes_equal_redis(plain_oracle, values):
     for v in values:
         s.add(v)
     assert s.to_bytes() == blob
+    rs = RSet.of([b"%d" % v for v in values], 512)
+    assert parse(plain_oracle.call("MEMORY", "USAGE", "s")) == rs.mem_usage() + KEY_OVERHEAD
 
 
 # ---- command sequences at a tiny threshold -------------------------------------------------------

@@ -33,7 +33,7 @@ from storage.zset import (
 )
 from tests.diff import Diff, RawConnection, parse
 from tests.servers import start_raxdb, start_redis
-from tests.test_set_encoding import _dump_blob
+from tests.test_set_encoding import KEY_OVERHEAD, _dump_blob
 
 scores = st.one_of(st.integers(-5, 5).map(float), st.sampled_from([0.5, -0.0, 0.0, math.inf, -math.inf, 1e300]),
                    st.floats(allow_nan=False, width=64))
@@ -193,6 +193,7 @@ def test_listpack_bytes_equal_redis(plain_oracle, model):
     rtype, blob = _dump_blob(payload)
     assert rtype == 17  # RDB_TYPE_ZSET_LISTPACK
     assert z.listpack_bytes() == blob
+    assert parse(plain_oracle.call("MEMORY", "USAGE", "z")) == z.mem_usage() + KEY_OVERHEAD
 
 
 # ---- command sequences at tiny thresholds ----------------------------------------------------------
