@@ -406,3 +406,23 @@ def test_keyspace_events(notify_pair):
         ("SUNIONSTORE", "d", "b"), ("SINTERSTORE", "d", "b", "nokey"), ("SREM", "b", "x", "y"),
         ("SRANDMEMBER", "nokey"), ("SMEMBERS", "nokey"), ("SISMEMBER", "nokey", "a"),
     ])
+
+
+def test_generic_commands_on_sets(diff):
+    diff("SADD", "i", "3", "1", "2")
+    diff("SADD", "h", "a", "b")
+    for k in ("i", "h"):
+        diff("TYPE", k)
+        diff("COPY", k, k + "2")
+        diff("SADD", k + "2", "99", "zz")
+        diff("SCARD", k)
+        diff("OBJECT", "ENCODING", k)
+        diff("OBJECT", "ENCODING", k + "2")
+        diff("RENAME", k + "2", k + "3")
+        diff("EXISTS", k + "2")
+        diff("MOVE", k + "3", "1")
+        diff("GETDEL", k)
+        diff("DEL", k)
+    diff("SELECT", "1")
+    diff.unordered("SMEMBERS", "i3")
+    diff("SCAN", "0", "TYPE", "set")

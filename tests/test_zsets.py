@@ -603,3 +603,21 @@ def test_keyspace_events(notify_pair):
         ("ZMPOP", "2", "nokey", "z", "MAX", "COUNT", "10"), ("ZADD", "y", "1", "a"), ("ZPOPMIN", "y", "5"),
         ("ZRANGESTORE", "d", "nokey", "0", "-1"), ("ZSCORE", "nokey", "a"), ("ZRANGE", "nokey", "0", "-1"),
     ])
+
+
+def test_generic_commands_on_zsets(diff, enc):
+    mk(diff, enc, "z", "1", "a", "2", "b")
+    diff("TYPE", "z")
+    diff("COPY", "z", "z2")
+    diff("ZADD", "z2", "5", "c")
+    diff("ZINCRBY", "z2", "5", "a")
+    diff("ZRANGE", "z", "0", "-1", "WITHSCORES")
+    diff("ZRANGE", "z2", "0", "-1", "WITHSCORES")
+    diff("OBJECT", "ENCODING", "z2")
+    diff("RENAME", "z2", "z3")
+    diff("MOVE", "z3", "1")
+    diff("GETDEL", "z")
+    diff("DEL", "z")
+    diff("SELECT", "1")
+    diff("ZRANGE", "z3", "0", "-1", "WITHSCORES")
+    diff("SCAN", "0", "TYPE", "zset")
