@@ -425,4 +425,5 @@ def test_generic_commands_on_sets(diff):
         diff("DEL", k)
     diff("SELECT", "1")
     diff.unordered("SMEMBERS", "i3")
-    diff("SCAN", "0", "TYPE", "set")
+    ours, theirs = (parse(x) for x in diff.both("SCAN", "0", "TYPE", "set"))
+    assert ours[0] == theirs[0] == b"0" and sorted(ours[1]) == sorted(theirs[1]) == [b"h3", b"i3"]
