@@ -1,1 +1,1163 @@
-"""t_stream: not implemented yet (placeholder so the package imports)."""
+"""Stream commands (Redis 7.0's t_stream.c): XADD XLEN XRANGE XREVRANGE XDEL XTRIM XREAD XREADGROUP
+XGROUP XACK XPENDING XCLAIM XAUTOCLAIM XINFO XSETID, on `storage.stream.Stream`.
+
+Replies, errors and the order in which arguments are checked follow Redis 7.0, so the same bad
+command fails with the same error.  IDs are 128-bit ints (ms << 64 | seq) throughout.
+
+The read path of XREAD/XREADGROUP is split in two so that blocked readers can be served later by the
+same code: `parse_xread(c, argv, group_cmd)` validates the command and resolves each key's position
+(`$` becomes the stream's last ID at parse time, as Redis rewrites it before blocking; `>` stays the
+GROUP_NEW sentinel, resolved against the group when serving), and `serve_xread(c, req)` returns the
+complete reply, or None when no key has anything to deliver yet ("block, or reply null").  A blocking
+implementation keeps the XReadRequest of a blocked client and calls serve_xread again when
+`signal_ready(db, key)` fires for one of `req.keys` (XADD signals; XGROUP DESTROY signals so that
+readers waiting on a destroyed group get their NOGROUP error by re-parsing).  Until then BLOCK is
+accepted and, with nothing to deliver, answered as an expired timeout (null array).
+"""
+
+from __future__ import annotations
+
+from protocol import reply as R
+from protocol.request import _string2ll
+from server.commands.table import TABLE, command
+from server.errors import NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError, wrong_arity
+from server.keyaccess import (
+    NOTIFY_NEW,
+    NOTIFY_STREAM,
+    lookup_read,
+    lookup_typed,
+    modified,
+    notify,
+    signal_ready,
+)
+from storage.stream import (
+    INVALID_ENTRIES_READ,
+    MAX_ID,
+    NACK,
+    U64,
+    Consumer,
+    ConsumerGroup,
+    Stream,
+    format_id,
+    id_key,
+    key_id,
+)
+
+INVALID_ID = "ERR Invalid stream ID specified as stream command argument"
+GROUP_NEW = MAX_ID  # the `>` of XREADGROUP (Redis uses the maximal ID for it too)
+_SPACES = b" \t\n\v\f\r"
+_EMPTY = R.EMPTY_ARRAY
+
+
+# ---- IDs ----------------------------------------------------------------------------------------
+def _string2ull(s: bytes) -> int | None:
+    """Redis's string2ull: string2ll when it applies, else C strtoull over the whole string."""
+    v = _string2ll(s)
+    if v is not None:
+        return v if v >= 0 else None
+    t = s.lstrip(_SPACES)
+    neg = False
+    if t[:1] in (b"+", b"-"):
+        neg = t[:1] == b"-"
+        t = t[1:]
+    if not t or not t.isdigit():
+        return None
+    v = int(t)
+    if v > U64:
+        return None
+    return (-v) & U64 if neg else v
+
+
+def parse_id(arg: bytes, missing_seq: int = 0, strict: bool = False) -> int:
+    """streamParseIDOrReply: `ms-seq`, `ms` (seq = missing_seq), and unless strict `-` / `+`."""
+    v = _parse_id(arg, missing_seq, strict, False)
+    return v[0]
+
+
+def _parse_id(arg: bytes, missing_seq: int, strict: bool, seq_star: bool) -> tuple[int, bool]:
+    """(id, seq_given); seq_star accepts XADD's `ms-*` (seq_given False)."""
+    if len(arg) > 127:
+        raise CommandError(INVALID_ID)
+    if b"\0" in arg:
+        arg = arg[: arg.index(b"\0")]  # the C parser stops at a NUL
+    if arg == b"-" or arg == b"+":
+        if strict:
+            raise CommandError(INVALID_ID)
+        return (0 if arg == b"-" else MAX_ID), True
+    ms_part, dash, seq_part = arg.partition(b"-")
+    ms = _string2ull(ms_part)
+    if ms is None:
+        raise CommandError(INVALID_ID)
+    if not dash:
+        return (ms << 64) | missing_seq, True
+    if seq_star and seq_part == b"*":
+        return ms << 64, False
+    seq = _string2ull(seq_part)
+    if seq is None:
+        raise CommandError(INVALID_ID)
+    return (ms << 64) | seq, True
+
+
+def parse_interval(arg: bytes, missing_seq: int, start: bool) -> int:
+    """An XRANGE/XPENDING/XAUTOCLAIM bound: `(` makes it exclusive."""
+    if len(arg) > 1 and arg[0] == 40:  # '('
+        v = _parse_id(arg[1:], missing_seq, True, False)[0]
+        if start:
+            if v == MAX_ID:
+                raise CommandError("ERR invalid start ID for the interval")
+            return v + 1
+        if v == 0:
+            raise CommandError("ERR invalid end ID for the interval")
+        return v - 1
+    return _parse_id(arg, missing_seq, False, False)[0]
+
+
+def _int_arg(arg: bytes, err: str = NOT_INTEGER) -> int:
+    v = _string2ll(arg)
+    if v is None:
+        raise CommandError(err)
+    return v
+
+
+def _bulk_id(i: int) -> bytes:
+    s = b"%d-%d" % (i >> 64, i & U64)
+    return b"$%d\r\n%s\r\n" % (len(s), s)
+
+
+# ---- replies ------------------------------------------------------------------------------------
+def entry_reply(eid: int, fields: list[bytes], values: list[bytes]) -> bytes:
+    """One entry as every stream reply shows it: [id, [field, value, ...]]."""
+    s = b"%d-%d" % (eid >> 64, eid & U64)
+    parts = [b"*2\r\n$%d\r\n%s\r\n*%d\r\n" % (len(s), s, 2 * len(fields))]
+    for f, v in zip(fields, values, strict=True):
+        parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(f), f, len(v), v))
+    return b"".join(parts)
+
+
+def range_reply(s: Stream, start: int, end: int, count: int, reverse: bool) -> tuple[int, list[bytes]]:
+    """(number of entries, encoded entries) in [start, end], at most count (0: all)."""
+    out = []
+    n = 0
+    for eid, fields, values in s.entries(start, end, reverse):
+        out.append(entry_reply(eid, fields, values))
+        n += 1
+        if n == count:
+            break
+    return n, out
+
+
+def _array(items: list[bytes]) -> bytes:
+    return b"*%d\r\n%s" % (len(items), b"".join(items))
+
+
+# ---- lookups ------------------------------------------------------------------------------------
+def _stream_read(c, key: bytes) -> Stream | None:
+    return lookup_typed(c, key, Stream)
+
+
+def _stream_write(c, key: bytes) -> Stream | None:
+    return lookup_typed(c, key, Stream, write=True)
+
+
+def _create_stream(c, key: bytes) -> Stream:
+    s = Stream()
+    c.db.add(key, s)
+    notify(c, NOTIFY_NEW, "new", key)
+    return s
+
+
+_limits_cache: list = [None, 4096, None, 100]
+
+
+def _node_limits(c) -> tuple[int, int]:
+    """stream-node-max-bytes / -entries as configured now (re-parsed only when they change)."""
+    values = c.server.config.values
+    b = values["stream-node-max-bytes"]
+    e = values["stream-node-max-entries"]
+    cache = _limits_cache
+    if b is not cache[0]:
+        cache[0], cache[1] = b, int(b)
+    if e is not cache[2]:
+        cache[2], cache[3] = e, int(e)
+    return cache[1], cache[3]
+
+
+# ---- XADD / XTRIM -------------------------------------------------------------------------------
+class TrimArgs:
+    __slots__ = ("maxlen", "minid", "approx", "limit", "nomkstream", "id", "seq_given", "id_given", "idpos")
+
+    def __init__(self) -> None:
+        self.maxlen: int | None = None
+        self.minid: int | None = None
+        self.approx = False
+        self.limit = 0
+        self.nomkstream = False
+        self.id = 0
+        self.seq_given = True
+        self.id_given = False
+        self.idpos = 0
+
+    @property
+    def trims(self) -> bool:
+        return self.maxlen is not None or self.minid is not None
+
+
+def parse_add_trim(c, argv: list[bytes], xadd: bool) -> TrimArgs:
+    """streamParseAddOrTrimArgsOrReply: XADD's and XTRIM's options (and XADD's ID position)."""
+    a = TrimArgs()
+    argc = len(argv)
+    limit_given = False
+    i = 2
+    while i < argc:
+        more = argc - 1 - i
+        opt = argv[i]
+        if xadd and opt == b"*":
+            break
+        low = opt.lower()
+        if (low == b"maxlen" or low == b"minid") and more:
+            if a.trims:
+                raise CommandError("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
+            a.approx = False
+            nxt = argv[i + 1]
+            if more >= 2 and nxt == b"~":
+                a.approx = True
+                i += 1
+            elif more >= 2 and nxt == b"=":
+                i += 1
+            if low == b"maxlen":
+                a.maxlen = _int_arg(argv[i + 1])
+                if a.maxlen < 0:
+                    raise CommandError("ERR The MAXLEN argument must be >= 0.")
+            else:
+                a.minid = _parse_id(argv[i + 1], 0, True, False)[0]
+            i += 1
+        elif low == b"limit" and more:
+            a.limit = _int_arg(argv[i + 1])
+            if a.limit < 0:
+                raise CommandError("ERR The LIMIT argument must be >= 0.")
+            limit_given = True
+            i += 1
+        elif xadd and low == b"nomkstream":
+            a.nomkstream = True
+        elif xadd:
+            a.id, a.seq_given = _parse_id(opt, 0, True, True)
+            a.id_given = True
+            break
+        else:
+            raise CommandError(SYNTAX)
+        i += 1
+    a.idpos = i
+    if a.limit and not a.trims:
+        raise CommandError("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
+    if not xadd and not a.trims:
+        raise CommandError("ERR syntax error, XTRIM must be called with a trimming strategy")
+    if limit_given:
+        if not a.approx:
+            raise CommandError("ERR syntax error, LIMIT cannot be used without the special ~ option")
+    elif a.approx:
+        limit = 100 * _node_limits(c)[1]
+        a.limit = 10000 if limit <= 0 else min(limit, 1000000)
+    else:
+        a.limit = 0
+    return a
+
+
+def _trim(s: Stream, a: TrimArgs) -> int:
+    return s.trim(a.maxlen, a.minid, a.approx, a.limit)
+
+
+@command("xadd")
+def xadd(c, argv):
+    key = argv[1]
+    if argv[2] == b"*":
+        a = None
+        idpos = 2
+    else:
+        a = parse_add_trim(c, argv, True)
+        idpos = a.idpos
+    nargs = len(argv) - idpos - 1
+    if nargs < 2 or nargs & 1:
+        raise wrong_arity("xadd")
+    if a is not None and a.id_given and a.seq_given and a.id == 0:
+        raise CommandError("ERR The ID specified in XADD must be greater than 0-0")
+    s = _stream_write(c, key)
+    if s is None:
+        if a is not None and a.nomkstream:
+            return c.enc.null
+        s = _create_stream(c, key)
+    last = s.last_id
+    if last == MAX_ID:
+        raise CommandError("ERR The stream has exhausted the last possible ID, unable to add more items")
+    if a is None or not a.id_given:
+        new_id = s.next_auto_id(c.server.now_ms)
+    elif a.seq_given:
+        new_id = a.id
+    elif last >> 64 == a.id >> 64:
+        if last & U64 == U64:
+            # Redis 7.0 fails this case without setting errno, so it reports the other error.
+            raise CommandError("ERR Elements are too large to be stored")
+        new_id = last + 1
+    else:
+        new_id = a.id
+    if new_id <= last:
+        raise CommandError("ERR The ID specified in XADD is equal or smaller than the target stream top item")
+    size = sum(map(len, argv[idpos + 1 :]))
+    if size > 1 << 30:
+        raise CommandError("ERR Elements are too large to be stored")
+    max_bytes, max_entries = _node_limits(c)
+    s.append(argv, idpos + 1, new_id, size, max_bytes, max_entries)
+    sid = b"%d-%d" % (new_id >> 64, new_id & U64)
+    srv = c.server
+    if srv.notify_flags:
+        notify(c, NOTIFY_STREAM, "xadd", key)
+    if a is not None and a.trims and _trim(s, a):
+        notify(c, NOTIFY_STREAM, "xtrim", key)
+    modified(c, key)
+    db = c.db
+    if db.blocking:
+        signal_ready(db, key)
+    return b"$%d\r\n%s\r\n" % (len(sid), sid)
+
+
+@command("xtrim")
+def xtrim(c, argv):
+    a = parse_add_trim(c, argv, False)
+    key = argv[1]
+    s = _stream_write(c, key)
+    if s is None:
+        return R.ZERO
+    deleted = _trim(s, a)
+    if deleted:
+        notify(c, NOTIFY_STREAM, "xtrim", key)
+        modified(c, key)
+        c.server.dirty += deleted - 1
+    return R.integer(deleted)
+
+
+# ---- XLEN / XRANGE / XREVRANGE / XDEL -----------------------------------------------------------
+@command("xlen")
+def xlen(c, argv):
+    s = _stream_read(c, argv[1])
+    return R.ZERO if s is None else R.integer(s.length)
+
+
+def _xrange(c, argv, reverse: bool) -> bytes:
+    start_arg, end_arg = (argv[3], argv[2]) if reverse else (argv[2], argv[3])
+    start = parse_interval(start_arg, 0, True)
+    end = parse_interval(end_arg, U64, False)
+    count = -1
+    j = 4
+    argc = len(argv)
+    while j < argc:
+        if argv[j].lower() == b"count" and j + 1 < argc:
+            count = _int_arg(argv[j + 1])
+            if count < 0:
+                count = 0
+            j += 2
+        else:
+            raise CommandError(SYNTAX)
+    s = _stream_read(c, argv[1])
+    if s is None:
+        return _EMPTY
+    if count == 0:
+        return c.enc.null_array
+    n, items = range_reply(s, start, end, max(count, 0), reverse)
+    return b"*%d\r\n%s" % (n, b"".join(items))
+
+
+@command("xrange")
+def xrange_(c, argv):
+    return _xrange(c, argv, False)
+
+
+@command("xrevrange")
+def xrevrange(c, argv):
+    return _xrange(c, argv, True)
+
+
+@command("xdel")
+def xdel(c, argv):
+    key = argv[1]
+    s = _stream_write(c, key)
+    if s is None:
+        return R.ZERO
+    ids = [_parse_id(a, 0, True, False)[0] for a in argv[2:]]
+    deleted = s.delete_ids(ids)
+    if deleted:
+        modified(c, key)
+        notify(c, NOTIFY_STREAM, "xdel", key)
+        c.server.dirty += deleted - 1
+    return R.integer(deleted)
+
+
+# ---- XREAD / XREADGROUP -------------------------------------------------------------------------
+class XReadRequest:
+    """A validated XREAD/XREADGROUP: what serve_xread needs, again and again while blocked."""
+
+    __slots__ = ("keys", "ids", "count", "timeout_ms", "group", "consumer", "noack")
+
+    def __init__(self) -> None:
+        self.keys: list[bytes] = []
+        self.ids: list[int] = []  # per key: deliver IDs > this (GROUP_NEW: the group's next entries)
+        self.count = 0
+        self.timeout_ms: int | None = None  # absolute deadline in ms, 0 = forever, None = no BLOCK
+        self.group: bytes | None = None
+        self.consumer: bytes | None = None
+        self.noack = False
+
+
+def parse_xread(c, argv: list[bytes], group_cmd: bool) -> XReadRequest:
+    req = XReadRequest()
+    argc = len(argv)
+    streams_arg = 0
+    i = 1
+    while i < argc:
+        more = argc - i - 1
+        opt = argv[i].lower()
+        if opt == b"block" and more:
+            i += 1
+            t = _string2ll(argv[i])
+            if t is None:
+                raise CommandError("ERR timeout is not an integer or out of range")
+            if t < 0:
+                raise CommandError("ERR timeout is negative")
+            if t > 0:
+                t += c.server.now_ms
+            req.timeout_ms = t
+        elif opt == b"count" and more:
+            i += 1
+            req.count = max(_int_arg(argv[i]), 0)
+        elif opt == b"streams" and more:
+            streams_arg = i + 1
+            n = argc - streams_arg
+            if n % 2:
+                raise CommandError("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' "
+                                   "must be specified.")
+            break
+        elif opt == b"group" and more >= 2:
+            if not group_cmd:
+                raise CommandError("ERR The GROUP option is only supported by XREADGROUP. You called XREAD "
+                                   "instead.")
+            req.group = argv[i + 1]
+            req.consumer = argv[i + 2]
+            i += 2
+        elif opt == b"noack":
+            if not group_cmd:
+                raise CommandError("ERR The NOACK option is only supported by XREADGROUP. You called XREAD "
+                                   "instead.")
+            req.noack = True
+        else:
+            raise CommandError(SYNTAX)
+        i += 1
+    if streams_arg == 0:
+        raise CommandError(SYNTAX)
+    if group_cmd and req.group is None:
+        raise CommandError("ERR Missing GROUP option for XREADGROUP")
+    nkeys = (argc - streams_arg) // 2
+    keys = argv[streams_arg : streams_arg + nkeys]
+    for key, arg in zip(keys, argv[streams_arg + nkeys :], strict=True):
+        s = lookup_typed(c, key, Stream)
+        if req.group is not None and (s is None or s.group(req.group) is None):
+            raise CommandError("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP "
+                               "option" % (key.decode(errors="replace"), req.group.decode(errors="replace")))
+        if arg == b"$":
+            if group_cmd:
+                raise CommandError("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read "
+                                   "the history of this consumer by specifying a proper ID, or use the > ID "
+                                   "to get new messages. The $ ID would just return an empty result set.")
+            req.ids.append(s.last_id if s is not None else 0)
+        elif arg == b">":
+            if not group_cmd:
+                raise CommandError("ERR The > ID can be specified only when calling XREADGROUP using the "
+                                   "GROUP <group> <consumer> option.")
+            req.ids.append(GROUP_NEW)
+        elif arg == b"+" and not group_cmd:
+            # Redis 7.4's "the last entry": everything after the one before it.
+            last = s.last_valid_id() if s is not None and s.length else 0
+            req.ids.append(last - 1 if last else 0)
+        else:
+            req.ids.append(_parse_id(arg, 0, True, False)[0])
+        req.keys.append(key)
+    return req
+
+
+def _consumer_for(c, s: Stream, cg: ConsumerGroup, name: bytes, key: bytes) -> Consumer:
+    """Look up or create (with its notification) the consumer, marking it seen now."""
+    now = c.server.now_ms
+    cons = cg.consumer(name)
+    if cons is None:
+        cons = cg.create_consumer(name, now)
+        c.server.dirty += 1
+        notify(c, NOTIFY_STREAM, "xgroup-createconsumer", key)
+    cons.seen_time = now
+    return cons
+
+
+def _serve_group(c, s: Stream, cg: ConsumerGroup, cons: Consumer, after: int, count: int, noack: bool
+                 ) -> list[bytes]:
+    """Deliver new entries to a consumer: advance the group, create NACKs (unless NOACK)."""
+    now = c.server.now_ms
+    out = []
+    start = after + 1
+    for eid, fields, values in s.entries(start):
+        s.group_delivered(cg, eid)
+        out.append(entry_reply(eid, fields, values))
+        if not noack:
+            cg.add_pending(id_key(eid), cons, now)
+            cons.active_time = now
+        if len(out) == count:
+            break
+    if out:
+        c.server.dirty += 1
+    return out
+
+
+def _serve_history(c, s: Stream, cons: Consumer, after: int, count: int) -> list[bytes]:
+    """A consumer re-reading its own pending entries with IDs > after (a deleted entry shows as
+    [id, null])."""
+    now = c.server.now_ms
+    out = []
+    null = c.enc.null_array
+    it = cons.pel.iterator()
+    it.seek(">=", id_key(after + 1 if after < MAX_ID else after))
+    while (not count or len(out) < count) and it.next():
+        eid = key_id(it.key)
+        entry = s.get(eid)
+        if entry is None:
+            out.append(b"*2\r\n" + _bulk_id(eid) + null)
+        else:
+            out.append(entry_reply(eid, entry[0], entry[1]))
+            nack = it.value
+            nack.delivery_time = now
+            nack.delivery_count += 1
+    return out
+
+
+def serve_xread(c, req: XReadRequest) -> bytes | None:
+    """The reply to `req` with what can be delivered now, or None if nothing can (block/null)."""
+    parts: list[bytes] = []
+    served = 0
+    resp3 = c.resp == 3
+    for key, gt in zip(req.keys, req.ids, strict=True):
+        s = lookup_read(c, key)
+        if s is None or s.__class__ is not Stream:
+            continue
+        if req.group is not None:
+            cg = s.group(req.group)
+            if cg is None:
+                continue
+            history = gt != GROUP_NEW
+            serve = history
+            if not history and s.length and s.last_valid_id() > cg.last_id:
+                serve = True
+                gt = cg.last_id
+            if not serve:
+                continue
+            cons = _consumer_for(c, s, cg, req.consumer, key)  # type: ignore[arg-type]
+            if history:
+                items = _serve_history(c, s, cons, gt, req.count)
+            else:
+                items = _serve_group(c, s, cg, cons, gt, req.count, req.noack)
+        else:
+            if not s.length or s.last_valid_id() <= gt:
+                continue
+            items = range_reply(s, gt + 1, MAX_ID, req.count, False)[1]
+        served += 1
+        if not resp3:
+            parts.append(b"*2\r\n")
+        parts.append(b"$%d\r\n%s\r\n" % (len(key), key))
+        parts.append(b"*%d\r\n" % len(items))
+        parts += items
+    if not served:
+        return None
+    head = b"%%%d\r\n" % served if resp3 else b"*%d\r\n" % served
+    return head + b"".join(parts)
+
+
+@command("xread")
+def xread(c, argv):
+    req = parse_xread(c, argv, False)
+    reply = serve_xread(c, req)
+    return c.enc.null_array if reply is None else reply
+
+
+@command("xreadgroup")
+def xreadgroup(c, argv):
+    req = parse_xread(c, argv, True)
+    reply = serve_xread(c, req)
+    return c.enc.null_array if reply is None else reply
+
+
+# ---- XGROUP -------------------------------------------------------------------------------------
+def _subcommand_syntax(argv: list[bytes]) -> CommandError:
+    return CommandError("ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP."
+                        % (argv[1][:128].decode(errors="replace"), argv[0].decode(errors="replace").upper()))
+
+
+def _xgroup_prelude(c, argv: list[bytes], sub: bytes) -> tuple[Stream | None, ConsumerGroup | None, bool, int]:
+    """The checks every XGROUP subcommand makes first: options, key, group."""
+    mkstream = False
+    entries_read = INVALID_ENTRIES_READ
+    argc = len(argv)
+    i = 5
+    while i < argc:
+        opt = argv[i].lower()
+        if sub == b"create" and opt == b"mkstream":
+            mkstream = True
+            i += 1
+        elif sub in (b"create", b"setid") and opt == b"entriesread" and i + 1 < argc:
+            entries_read = _int_arg(argv[i + 1])
+            if entries_read < 0 and entries_read != INVALID_ENTRIES_READ:
+                raise CommandError("ERR value for ENTRIESREAD must be positive or -1")
+            i += 2
+        else:
+            raise _subcommand_syntax(argv)
+    s = _stream_write(c, argv[2])
+    cg = None
+    if not mkstream:
+        if s is None:
+            raise CommandError("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you "
+                               "may want to use the MKSTREAM option to create an empty stream automatically.")
+        cg = s.group(argv[3])
+        if cg is None and sub in (b"setid", b"createconsumer", b"delconsumer"):
+            raise CommandError("NOGROUP No such consumer group '%s' for key name '%s'"
+                               % (argv[3].decode(errors="replace"), argv[2].decode(errors="replace")))
+    return s, cg, mkstream, entries_read
+
+
+@command("xgroup|create")
+def xgroup_create(c, argv):
+    s, _, mkstream, entries_read = _xgroup_prelude(c, argv, b"create")
+    if len(argv) > 8:
+        raise _subcommand_syntax(argv)
+    key = argv[2]
+    if argv[4] == b"$":
+        gid = s.last_id if s is not None else 0
+    else:
+        gid = _parse_id(argv[4], 0, True, False)[0]
+    if s is None:
+        s = _create_stream(c, key)
+        modified(c, key)
+    if s.create_group(argv[3], gid, entries_read) is None:
+        raise CommandError("BUSYGROUP Consumer Group name already exists")
+    c.server.dirty += 1
+    notify(c, NOTIFY_STREAM, "xgroup-create", key)
+    return R.OK
+
+
+@command("xgroup|setid")
+def xgroup_setid(c, argv):
+    s, cg, _, entries_read = _xgroup_prelude(c, argv, b"setid")
+    if len(argv) not in (5, 7):
+        raise _subcommand_syntax(argv)
+    gid = s.last_id if argv[4] == b"$" else _parse_id(argv[4], 0, False, False)[0]
+    cg.last_id = gid
+    cg.entries_read = entries_read
+    c.server.dirty += 1
+    notify(c, NOTIFY_STREAM, "xgroup-setid", argv[2])
+    return R.OK
+
+
+@command("xgroup|destroy")
+def xgroup_destroy(c, argv):
+    s, cg, _, _ = _xgroup_prelude(c, argv, b"destroy")
+    if cg is None:
+        return R.ZERO
+    s.destroy_group(argv[3])
+    c.server.dirty += 1
+    notify(c, NOTIFY_STREAM, "xgroup-destroy", argv[2])
+    signal_ready(c.db, argv[2])  # readers blocked on this group must now fail with NOGROUP
+    return R.ONE
+
+
+@command("xgroup|createconsumer")
+def xgroup_createconsumer(c, argv):
+    _, cg, _, _ = _xgroup_prelude(c, argv, b"createconsumer")
+    if cg.create_consumer(argv[4], c.server.now_ms) is None:
+        return R.ZERO
+    c.server.dirty += 1
+    notify(c, NOTIFY_STREAM, "xgroup-createconsumer", argv[2])
+    return R.ONE
+
+
+@command("xgroup|delconsumer")
+def xgroup_delconsumer(c, argv):
+    _, cg, _, _ = _xgroup_prelude(c, argv, b"delconsumer")
+    cons = cg.consumer(argv[4])
+    if cons is None:
+        return R.ZERO
+    pending = cg.delete_consumer(cons)
+    c.server.dirty += 1
+    notify(c, NOTIFY_STREAM, "xgroup-delconsumer", argv[2])
+    return R.integer(pending)
+
+
+def _help(lines: list[str]) -> bytes:
+    return R.array([R.status(line) for line in lines])
+
+
+@command("xgroup|help")
+def xgroup_help(c, argv):
+    return _help([
+        "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CREATE <key> <groupname> <id|$> [option]",
+        "    Create a new consumer group. Options are:",
+        "    * MKSTREAM",
+        "      Create the empty stream if it does not exist.",
+        "    * ENTRIESREAD entries_read",
+        "      Set the group's entries_read counter (internal use).",
+        "CREATECONSUMER <key> <groupname> <consumer>",
+        "    Create a new consumer in the specified group.",
+        "DELCONSUMER <key> <groupname> <consumer>",
+        "    Remove the specified consumer.",
+        "DESTROY <key> <groupname>",
+        "    Remove the specified group.",
+        "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+        "    Set the current group ID and entries_read counter.",
+        "HELP",
+        "    Prints this help.",
+    ])
+
+
+# ---- XSETID -------------------------------------------------------------------------------------
+@command("xsetid")
+def xsetid(c, argv):
+    new_id = _parse_id(argv[2], 0, True, False)[0]
+    entries_added = -1
+    max_xdel = 0
+    argc = len(argv)
+    i = 3
+    while i < argc:
+        more = argc - 1 - i
+        opt = argv[i].lower()
+        if opt == b"entriesadded" and more:
+            entries_added = _int_arg(argv[i + 1])
+            if entries_added < 0:
+                raise CommandError("ERR entries_added must be positive")
+            i += 2
+        elif opt == b"maxdeletedid" and more:
+            max_xdel = _parse_id(argv[i + 1], 0, True, False)[0]
+            if new_id < max_xdel:
+                raise CommandError("ERR The ID specified in XSETID is smaller than the provided "
+                                   "max_deleted_entry_id")
+            i += 2
+        else:
+            raise CommandError(SYNTAX)
+    key = argv[1]
+    s = _stream_write(c, key)
+    if s is None:
+        raise CommandError(NO_SUCH_KEY)
+    if s.length:
+        if new_id < s.last_valid_id():
+            raise CommandError("ERR The ID specified in XSETID is smaller than the target stream top item")
+        if entries_added != -1 and s.length > entries_added:
+            raise CommandError("ERR The entries_added specified in XSETID is smaller than the target stream "
+                               "length")
+    s.last_id = new_id
+    if entries_added != -1:
+        s.entries_added = entries_added
+    if max_xdel:
+        s.max_deleted_id = max_xdel
+    c.server.dirty += 1
+    notify(c, NOTIFY_STREAM, "xsetid", key)
+    return R.OK
+
+
+# ---- XACK / XPENDING ----------------------------------------------------------------------------
+def _nogroup(key: bytes, group: bytes) -> CommandError:
+    return CommandError("NOGROUP No such key '%s' or consumer group '%s'"
+                        % (key.decode(errors="replace"), group.decode(errors="replace")))
+
+
+@command("xack")
+def xack(c, argv):
+    s = _stream_read(c, argv[1])
+    cg = s.group(argv[2]) if s is not None else None
+    if cg is None:
+        return R.ZERO
+    keys = [id_key(_parse_id(a, 0, True, False)[0]) for a in argv[3:]]
+    acked = 0
+    for k in keys:
+        if cg.ack(k):
+            acked += 1
+    c.server.dirty += acked
+    return R.integer(acked)
+
+
+@command("xpending")
+def xpending(c, argv):
+    argc = len(argv)
+    if argc != 3 and (argc < 6 or argc > 9):
+        raise CommandError(SYNTAX)
+    minidle = 0
+    count = 0
+    consumer_name = None
+    start = end = 0
+    if argc >= 6:
+        idx = 3
+        if argv[3].lower() == b"idle":
+            minidle = _int_arg(argv[4])
+            if argc < 8:
+                raise CommandError(SYNTAX)
+            idx += 2
+        count = max(_int_arg(argv[idx + 2]), 0)
+        start = parse_interval(argv[idx], 0, True)
+        end = parse_interval(argv[idx + 1], U64, False)
+        if idx + 3 < argc:
+            consumer_name = argv[idx + 3]
+    s = _stream_read(c, argv[1])
+    cg = s.group(argv[2]) if s is not None else None
+    if cg is None:
+        raise _nogroup(argv[1], argv[2])
+    if argc == 3:
+        n = len(cg.pel)
+        if n == 0:
+            return b"*4\r\n:0\r\n" + c.enc.null + c.enc.null + c.enc.null_array
+        first = cg.pel.first()
+        last = cg.pel.last()
+        owners = []
+        for name, cons in cg.consumers.items():
+            k = len(cons.pel)
+            if k:
+                owners.append(b"*2\r\n%s%s" % (R.bulk(name), R.bulk(b"%d" % k)))
+        return b"*4\r\n%s%s%s%s" % (R.integer(n), _bulk_id(key_id(first[0])), _bulk_id(key_id(last[0])),
+                                    _array(owners))
+    pel = cg.pel
+    if consumer_name is not None:
+        cons = cg.consumer(consumer_name)
+        if cons is None:
+            return _EMPTY
+        pel = cons.pel
+    now = c.server.now_ms
+    out = []
+    end_key = id_key(end)
+    it = pel.iterator()
+    it.seek(">=", id_key(start))
+    while count and it.next():
+        k = it.key
+        if k > end_key:
+            break
+        nack = it.value
+        if minidle and now - nack.delivery_time < minidle:
+            continue
+        count -= 1
+        elapsed = max(now - nack.delivery_time, 0)
+        out.append(b"*4\r\n%s%s%s%s" % (_bulk_id(key_id(k)), R.bulk(nack.consumer.name), R.integer(elapsed),
+                                        R.integer(nack.delivery_count)))
+    return _array(out)
+
+
+# ---- XCLAIM / XAUTOCLAIM ------------------------------------------------------------------------
+def _claim(cg: ConsumerGroup, k: bytes, nack, cons: Consumer) -> None:
+    """Move the pending entry k to cons."""
+    if nack.consumer is not cons:
+        if nack.consumer is not None:
+            nack.consumer.pel.remove(k)
+        cons.pel.insert(k, nack)
+        nack.consumer = cons
+
+
+def _drop_pending(cg: ConsumerGroup, k: bytes, nack) -> None:
+    cg.pel.remove(k)
+    if nack.consumer is not None:
+        nack.consumer.pel.remove(k)
+
+
+@command("xclaim")
+def xclaim(c, argv):
+    key = argv[1]
+    s = _stream_read(c, key)
+    cg = s.group(argv[2]) if s is not None else None
+    if cg is None:
+        raise _nogroup(key, argv[2])
+    minidle = max(_int_arg(argv[4], "ERR Invalid min-idle-time argument for XCLAIM"), 0)
+    ids = []
+    argc = len(argv)
+    j = 5
+    while j < argc:
+        try:
+            ids.append(_parse_id(argv[j], 0, True, False)[0])
+        except CommandError:
+            break
+        j += 1
+    now = c.server.now_ms
+    force = justid = False
+    retrycount = -1
+    deliverytime = -1
+    last_id = 0
+    while j < argc:
+        more = argc - 1 - j
+        opt = argv[j].lower()
+        if opt == b"force":
+            force = True
+        elif opt == b"justid":
+            justid = True
+        elif opt == b"idle" and more:
+            j += 1
+            deliverytime = now - _int_arg(argv[j], "ERR Invalid IDLE option argument for XCLAIM")
+        elif opt == b"time" and more:
+            j += 1
+            deliverytime = _int_arg(argv[j], "ERR Invalid TIME option argument for XCLAIM")
+        elif opt == b"retrycount" and more:
+            j += 1
+            retrycount = _int_arg(argv[j], "ERR Invalid RETRYCOUNT option argument for XCLAIM")
+        elif opt == b"lastid" and more:
+            j += 1
+            last_id = _parse_id(argv[j], 0, True, False)[0]
+        else:
+            raise CommandError("ERR Unrecognized XCLAIM option '%s'" % argv[j].decode(errors="replace"))
+        j += 1
+    if last_id > cg.last_id:
+        cg.last_id = last_id
+        c.server.dirty += 1
+    if deliverytime == -1 or deliverytime < 0 or deliverytime > now:
+        deliverytime = now
+    cons = _consumer_for(c, s, cg, argv[3], key)
+    out = []
+    for eid in ids:
+        k = id_key(eid)
+        nack = cg.pel.find(k, None)
+        entry = s.get(eid)
+        if entry is None:
+            if nack is not None:
+                _drop_pending(cg, k, nack)
+                c.server.dirty += 1
+            continue
+        if force and nack is None:
+            nack = NACK(None, now)
+            cg.pel.insert(k, nack)
+        if nack is None:
+            continue
+        if nack.consumer is not None and minidle and now - nack.delivery_time < minidle:
+            continue
+        _claim(cg, k, nack, cons)
+        nack.delivery_time = deliverytime
+        if retrycount >= 0:
+            nack.delivery_count = retrycount
+        elif not justid:
+            nack.delivery_count += 1
+        out.append(_bulk_id(eid) if justid else entry_reply(eid, entry[0], entry[1]))
+        cons.active_time = now
+        c.server.dirty += 1
+    return _array(out)
+
+
+_AUTOCLAIM_MAX_COUNT = ((1 << 63) - 1) // 16
+
+
+@command("xautoclaim")
+def xautoclaim(c, argv):
+    key = argv[1]
+    minidle = max(_int_arg(argv[4], "ERR Invalid min-idle-time argument for XAUTOCLAIM"), 0)
+    start = parse_interval(argv[5], 0, True)
+    count = 100
+    justid = False
+    argc = len(argv)
+    j = 6
+    while j < argc:
+        more = argc - 1 - j
+        opt = argv[j].lower()
+        if opt == b"count" and more:
+            v = _string2ll(argv[j + 1])
+            if v is None or v < 1 or v > _AUTOCLAIM_MAX_COUNT:
+                raise CommandError("ERR COUNT must be > 0")
+            count = v
+            j += 1
+        elif opt == b"justid":
+            justid = True
+        else:
+            raise CommandError(SYNTAX)
+        j += 1
+    s = _stream_read(c, key)
+    cg = s.group(argv[2]) if s is not None else None
+    if cg is None:
+        raise _nogroup(key, argv[2])
+    if count * 16 > 1 << 40:
+        raise CommandError("ERR Insufficient memory, failed allocating transient memory, COUNT too high.")
+    cons = _consumer_for(c, s, cg, argv[3], key)
+    now = c.server.now_ms
+    attempts = count * 10
+    out = []
+    deleted = []
+    it = cg.pel.iterator()
+    it.seek(">=", id_key(start))
+    while attempts and count:
+        attempts -= 1
+        if not it.next():
+            break
+        k = it.key
+        nack = it.value
+        eid = key_id(k)
+        entry = s.get(eid)
+        if entry is None:
+            _drop_pending(cg, k, nack)
+            deleted.append(_bulk_id(eid))
+            c.server.dirty += 1
+            it.seek(">=", k)
+            count -= 1
+            continue
+        if minidle and now - nack.delivery_time < minidle:
+            continue
+        _claim(cg, k, nack, cons)
+        nack.delivery_time = now
+        if not justid:
+            nack.delivery_count += 1
+        out.append(_bulk_id(eid) if justid else entry_reply(eid, entry[0], entry[1]))
+        count -= 1
+        cons.active_time = now
+        c.server.dirty += 1
+    cursor = key_id(it.key) if it.next() else 0
+    return b"*3\r\n%s%s%s" % (_bulk_id(cursor), _array(out), _array(deleted))
+
+
+# ---- XINFO --------------------------------------------------------------------------------------
+def _xinfo_lookup(c, argv) -> Stream:
+    s = _stream_read(c, argv[2])
+    if s is None:
+        raise CommandError(NO_SUCH_KEY)
+    return s
+
+
+def _group_lag(c, s: Stream, cg: ConsumerGroup) -> bytes:
+    lag = s.group_lag(cg)
+    return c.enc.null if lag is None else R.integer(lag)
+
+
+def _entries_read(c, cg: ConsumerGroup) -> bytes:
+    return c.enc.null if cg.entries_read == INVALID_ENTRIES_READ else R.integer(cg.entries_read)
+
+
+@command("xinfo|stream")
+def xinfo_stream(c, argv):
+    s = _xinfo_lookup(c, argv)
+    opts = argv[3:]
+    full = bool(opts)
+    count = 10
+    if opts:
+        if len(opts) not in (1, 3) or opts[0].lower() != b"full":
+            raise _subcommand_syntax(argv)
+        if len(opts) == 3:
+            if opts[1].lower() != b"count":
+                raise _subcommand_syntax(argv)
+            count = _int_arg(opts[2])
+            if count < 0:
+                count = 10
+    b = R.bulk
+    enc = c.enc
+    head = [b(b"length"), R.integer(s.length), b(b"radix-tree-keys"), R.integer(s.rax.numele),
+            b(b"radix-tree-nodes"), R.integer(s.rax.numnodes), b(b"last-generated-id"), _bulk_id(s.last_id),
+            b(b"max-deleted-entry-id"), _bulk_id(s.max_deleted_id), b(b"entries-added"),
+            R.integer(s.entries_added), b(b"recorded-first-entry-id"), _bulk_id(s.first_id)]
+    if not full:
+        ngroups = len(s.cgroups) if s.cgroups is not None else 0
+        first = range_reply(s, 0, MAX_ID, 1, False)[1]
+        last = range_reply(s, 0, MAX_ID, 1, True)[1]
+        head += [b(b"groups"), R.integer(ngroups), b(b"first-entry"), first[0] if first else enc.null,
+                 b(b"last-entry"), last[0] if last else enc.null]
+        return enc.map(head)
+    n, items = range_reply(s, 0, MAX_ID, count, False)
+    head += [b(b"entries"), b"*%d\r\n%s" % (n, b"".join(items)), b(b"groups")]
+    groups = []
+    if s.cgroups is not None:
+        for name, cg in s.cgroups.items():
+            pending = []
+            for k, nack in cg.pel.items():
+                if count and len(pending) >= count:
+                    break
+                pending.append(b"*4\r\n%s%s%s%s" % (_bulk_id(key_id(k)), b(nack.consumer.name),
+                                                    R.integer(nack.delivery_time), R.integer(nack.delivery_count)))
+            consumers = []
+            for cname, cons in cg.consumers.items():
+                cpending = []
+                for k, nack in cons.pel.items():
+                    if count and len(cpending) >= count:
+                        break
+                    cpending.append(b"*3\r\n%s%s%s" % (_bulk_id(key_id(k)), R.integer(nack.delivery_time),
+                                                       R.integer(nack.delivery_count)))
+                consumers.append(enc.map([b(b"name"), b(cname), b(b"seen-time"), R.integer(cons.seen_time),
+                                          b(b"pel-count"), R.integer(len(cons.pel)), b(b"pending"),
+                                          _array(cpending)]))
+            groups.append(enc.map([b(b"name"), b(name), b(b"last-delivered-id"), _bulk_id(cg.last_id),
+                                   b(b"entries-read"), _entries_read(c, cg), b(b"lag"), _group_lag(c, s, cg),
+                                   b(b"pel-count"), R.integer(len(cg.pel)), b(b"pending"), _array(pending),
+                                   b(b"consumers"), _array(consumers)]))
+    head.append(_array(groups))
+    return enc.map(head)
+
+
+@command("xinfo|groups")
+def xinfo_groups(c, argv):
+    s = _xinfo_lookup(c, argv)
+    if s.cgroups is None:
+        return _EMPTY
+    b = R.bulk
+    out = []
+    for name, cg in s.cgroups.items():
+        out.append(c.enc.map([b(b"name"), b(name), b(b"consumers"), R.integer(len(cg.consumers)),
+                              b(b"pending"), R.integer(len(cg.pel)), b(b"last-delivered-id"),
+                              _bulk_id(cg.last_id), b(b"entries-read"), _entries_read(c, cg), b(b"lag"),
+                              _group_lag(c, s, cg)]))
+    return _array(out)
+
+
+@command("xinfo|consumers")
+def xinfo_consumers(c, argv):
+    s = _xinfo_lookup(c, argv)
+    cg = s.group(argv[3])
+    if cg is None:
+        raise CommandError("NOGROUP No such consumer group '%s' for key name '%s'"
+                           % (argv[3].decode(errors="replace"), argv[2].decode(errors="replace")))
+    now = c.server.now_ms
+    b = R.bulk
+    out = []
+    for name, cons in cg.consumers.items():
+        out.append(c.enc.map([b(b"name"), b(name), b(b"pending"), R.integer(len(cons.pel)), b(b"idle"),
+                              R.integer(max(now - cons.seen_time, 0))]))
+    return _array(out)
+
+
+@command("xinfo|help")
+def xinfo_help(c, argv):
+    return _help([
+        "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CONSUMERS <key> <groupname>",
+        "    Show consumers of <groupname>.",
+        "GROUPS <key>",
+        "    Show the stream consumer groups.",
+        "STREAM <key> [FULL [COUNT <count>]",
+        "    Show information about the stream.",
+        "HELP",
+        "    Prints this help.",
+    ])
+
+
+__all__ = ["GROUP_NEW", "XReadRequest", "entry_reply", "format_id", "parse_id", "parse_xread", "serve_xread"]
+
+
+def _xread_keys(argv: list[bytes]) -> list[int]:
+    """Key positions of XREAD/XREADGROUP (xreadGetKeys): the first half of what follows STREAMS."""
+    streams_pos = -1
+    i = 1
+    argc = len(argv)
+    while i < argc:
+        arg = argv[i].lower()
+        if arg in (b"block", b"count"):
+            i += 1
+        elif arg == b"group":
+            i += 2
+        elif arg == b"noack":
+            pass
+        elif arg == b"streams":
+            streams_pos = i
+            break
+        else:
+            break
+        i += 1
+    num = argc - streams_pos - 1
+    if streams_pos == -1 or num == 0 or num % 2:
+        return []
+    return list(range(streams_pos + 1, streams_pos + 1 + num // 2))
+
+
+TABLE.commands["xread"].keys_proc = _xread_keys
+TABLE.commands["xreadgroup"].keys_proc = _xread_keys

@@ -1,0 +1,679 @@
+"""Stream: Redis's rax of listpacks, consumer groups and their pending entries lists.
+
+Layout (Redis 7.0's, so the memory profile and a later RDB encoding are Redis's):
+
+- `rax` maps the 16-byte big-endian master ID of each node to the node, a listpack (bytearray).  IDs are
+  handled as one 128-bit int (ms << 64 | seq): comparisons are int comparisons, the successor of an ID
+  is id + 1 (the sequence overflows into the ms part exactly as streamIncrID does) and the rax key
+  is `id.to_bytes(16, "big")`.
+- A node starts with the master entry `count deleted num-fields field... 0`: count of live entries,
+  count of tombstones, and the fields of the node's first entry.  Each entry follows as
+  `flags ms-delta seq-delta [num-fields field value ...| value ...] lp-count`; SAMEFIELDS (2) in
+  flags means the fields are the master's and only values are stored; DELETED (1) marks a tombstone;
+  deltas are relative to the master ID (wrapping as uint64 arithmetic does in C); lp-count is the
+  number of elements before it in the entry, so a node can be walked backwards.
+- A new node starts when the tail node would reach stream-node-max-bytes or holds
+  stream-node-max-entries entries (live or deleted); both are passed in by the caller at write time.
+  The closed node's buffer is copied to its exact size (lpShrinkToFit).
+- XDEL marks a tombstone and updates the master counters; a node whose last live entry goes is removed.
+  Trimming removes whole nodes from the head, and (exact trimming only) marks entries of the first
+  remaining node deleted, as streamTrim does.  Nothing is ever compacted.
+
+Metadata as Redis 7.0: length, last_id, first_id (the first live entry, 0 when empty),
+max_deleted_id, entries_added, and `cgroups` (a rax name -> ConsumerGroup, created on first use).
+A group has last_id, entries_read (-1 when unknown), a PEL (rax ID -> NACK) and consumers (rax name ->
+Consumer); each consumer's own PEL holds the same NACK objects as the group's, so ownership moves by
+relinking one object.
+
+The tail node (key, master ID, buffer, master fields) is cached in `_tail` so XADD does not walk the
+rax; anything that removes a node drops the cache and the next XADD reloads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from storage import listpack as L
+from storage.rax import NOT_FOUND, Rax
+
+FLAG_DELETED = 1
+FLAG_SAMEFIELDS = 2
+U64 = (1 << 64) - 1
+MAX_ID = (1 << 128) - 1
+LISTPACK_MAX_SIZE = 1 << 30
+INVALID_ENTRIES_READ = -1
+
+_int_entry = L.encode_int_entry
+_encode = L.encode_entry
+
+
+def id_key(i: int) -> bytes:
+    return i.to_bytes(16, "big")
+
+
+def key_id(k: bytes) -> int:
+    return int.from_bytes(k, "big")
+
+
+def format_id(i: int) -> bytes:
+    return b"%d-%d" % (i >> 64, i & U64)
+
+
+def _as_int64(v: int) -> int:
+    """A uint64 difference stored as C stores it in an int64 field."""
+    v &= U64
+    return v - (1 << 64) if v >> 63 else v
+
+
+def _rd(buf: bytearray, p: int) -> tuple[Any, int]:
+    """(element at p, offset of the next element)."""
+    b = buf[p]
+    if b < 0x80:
+        return b, p + 2
+    if b < 0xC0:
+        n = b & 0x3F
+        return bytes(buf[p + 1 : p + 1 + n]), p + n + 2
+    return L.get_value(buf, p), p + L.entry_size(buf, p)
+
+
+def _rd_bytes(buf: bytearray, p: int) -> tuple[bytes, int]:
+    v, q = _rd(buf, p)
+    return (b"%d" % v if v.__class__ is int else v), q
+
+
+def _set_int(buf: bytearray, p: int, v: int) -> None:
+    """Replace the integer element at p (lpReplaceInteger), in place when the size allows."""
+    if 0 <= v < 128 and buf[p] < 128:
+        buf[p] = v
+    else:
+        L.replace_at(buf, p, _int_entry(v))
+
+
+class NACK:
+    """A pending entry: delivered but not acknowledged.  Shared by the group PEL and its owner's PEL."""
+
+    __slots__ = ("delivery_time", "delivery_count", "consumer")
+
+    def __init__(self, consumer: Consumer | None, now_ms: int) -> None:
+        self.delivery_time = now_ms
+        self.delivery_count = 1
+        self.consumer = consumer
+
+
+class Consumer:
+    __slots__ = ("name", "seen_time", "active_time", "pel")
+
+    def __init__(self, name: bytes, now_ms: int) -> None:
+        self.name = name
+        self.seen_time = now_ms
+        self.active_time = -1
+        self.pel = Rax()
+
+
+class ConsumerGroup:
+    __slots__ = ("last_id", "entries_read", "pel", "consumers")
+
+    def __init__(self, last_id: int, entries_read: int) -> None:
+        self.last_id = last_id
+        self.entries_read = entries_read
+        self.pel = Rax()
+        self.consumers = Rax()
+
+    def consumer(self, name: bytes) -> Consumer | None:
+        c = self.consumers.find(name)
+        return None if c is NOT_FOUND else c
+
+    def create_consumer(self, name: bytes, now_ms: int) -> Consumer | None:
+        """A new consumer, or None if it exists (streamCreateConsumer)."""
+        cons = Consumer(name, now_ms)
+        return cons if self.consumers.try_insert(name, cons) else None
+
+    def delete_consumer(self, cons: Consumer) -> int:
+        """Drop the consumer and its pending entries; returns how many were pending."""
+        pending = len(cons.pel)
+        for k, _ in cons.pel.items():
+            self.pel.remove(k)
+        self.consumers.remove(cons.name)
+        return pending
+
+    def add_pending(self, key: bytes, cons: Consumer, now_ms: int) -> NACK:
+        """Record a delivery of the entry `key` to cons, moving it from another owner if needed."""
+        nack = self.pel.find(key)
+        if nack is NOT_FOUND:
+            nack = NACK(cons, now_ms)
+            self.pel.insert(key, nack)
+            cons.pel.insert(key, nack)
+            return nack
+        old = nack.consumer
+        if old is not cons:
+            if old is not None:
+                old.pel.remove(key)
+            cons.pel.insert(key, nack)
+            nack.consumer = cons
+        nack.delivery_time = now_ms
+        nack.delivery_count = 1
+        return nack
+
+    def ack(self, key: bytes) -> bool:
+        nack = self.pel.pop(key)
+        if nack is NOT_FOUND:
+            return False
+        if nack.consumer is not None:
+            nack.consumer.pel.remove(key)
+        return True
+
+
+class Stream:
+    type_name = "stream"
+    __slots__ = ("rax", "length", "last_id", "first_id", "max_deleted_id", "entries_added", "cgroups",
+                 "_tail")
+
+    def __init__(self) -> None:
+        self.rax = Rax()
+        self.length = 0
+        self.last_id = 0
+        self.first_id = 0
+        self.max_deleted_id = 0
+        self.entries_added = 0
+        self.cgroups: Rax | None = None
+        # (rax key, master ID, node buffer, master fields) of the last node, or None if not loaded.
+        self._tail: tuple[bytes, int, bytearray, list[bytes]] | None = None
+
+    # ---- value contract --------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self.length
+
+    def encoding(self) -> str:
+        return "stream"
+
+    def mem_usage(self) -> int:
+        """objectComputeSize's estimate: the object, the rax, every listpack, the groups' PELs."""
+        rax = self.rax
+        size = 16 + 88 + rax.numele * 16 + rax.numnodes * (4 + 8 * 30)
+        for _, lp in rax.items():
+            size += len(lp)
+        if self.cgroups is not None:
+            for _, cg in self.cgroups.items():
+                size += 40 + len(cg.pel) * (16 + 32)
+                size += cg.pel.numnodes * (4 + 8 * 30)
+                for name, cons in cg.consumers.items():
+                    size += 48 + len(name) + len(cons.pel) * 16 + cons.pel.numnodes * (4 + 8 * 30)
+        return size
+
+    def copy(self) -> Stream:
+        new = Stream()
+        for k, lp in self.rax.items():
+            new.rax.insert(k, bytearray(lp))
+        new.length = self.length
+        new.last_id = self.last_id
+        new.first_id = self.first_id
+        new.max_deleted_id = self.max_deleted_id
+        new.entries_added = self.entries_added
+        if self.cgroups is not None:
+            new.cgroups = Rax()
+            for name, cg in self.cgroups.items():
+                ncg = ConsumerGroup(cg.last_id, cg.entries_read)
+                new.cgroups.insert(name, ncg)
+                clones: dict[int, NACK] = {}
+                for k, nack in cg.pel.items():
+                    clone = NACK(None, nack.delivery_time)
+                    clone.delivery_count = nack.delivery_count
+                    clones[id(nack)] = clone
+                    ncg.pel.insert(k, clone)
+                for cname, cons in cg.consumers.items():
+                    ncons = Consumer(cname, cons.seen_time)
+                    ncons.active_time = cons.active_time
+                    ncg.consumers.insert(cname, ncons)
+                    for k, nack in cons.pel.items():
+                        clone = clones[id(nack)]
+                        clone.consumer = ncons
+                        ncons.pel.insert(k, clone)
+        return new
+
+    # ---- IDs -------------------------------------------------------------------------------------
+    def next_auto_id(self, now_ms: int) -> int | None:
+        """The ID `*` gives now, or None when the stream has exhausted the ID space."""
+        last = self.last_id
+        if now_ms > last >> 64:
+            return now_ms << 64
+        return last + 1 if last < MAX_ID else None
+
+    # ---- nodes -----------------------------------------------------------------------------------
+    @staticmethod
+    def _master(lp: bytearray) -> tuple[int, int, list[bytes], int]:
+        """(live count, deleted count, master fields, offset of the first entry)."""
+        count, p = _rd(lp, L.HEADER_SIZE)
+        deleted, p = _rd(lp, p)
+        nf, p = _rd(lp, p)
+        fields = []
+        for _ in range(nf):
+            f, p = _rd_bytes(lp, p)
+            fields.append(f)
+        return count, deleted, fields, p + 2  # skip the master terminator `0`
+
+    def _load_tail(self) -> tuple[bytes, int, bytearray, list[bytes]] | None:
+        last = self.rax.last()
+        if last is None:
+            return None
+        key, lp = last
+        self._tail = (key, key_id(key), lp, self._master(lp)[2])
+        return self._tail
+
+    def _remove_node(self, key: bytes) -> None:
+        self.rax.remove(key)
+        self._tail = None
+
+    # ---- adding ----------------------------------------------------------------------------------
+    def append(self, argv: list[bytes], pos: int, new_id: int, size: int, max_bytes: int, max_entries: int
+               ) -> None:
+        """Add the entry `new_id` with the field/value pairs argv[pos:], whose lengths sum to `size`
+        (streamAppendItem).  The caller has checked new_id > last_id."""
+        fields = argv[pos::2]
+        values = argv[pos + 1 :: 2]
+        nf = len(fields)
+        tail = self._tail
+        if tail is None and self.rax.numele:
+            tail = self._load_tail()
+        lp = None
+        if tail is not None:
+            key, master_id, lp, mfields = tail
+            if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
+                max_bytes = LISTPACK_MAX_SIZE
+            full = len(lp) + size >= max_bytes
+            if not full and max_entries:
+                b = lp[6]
+                if b < 128 and lp[8] < 128:
+                    total = b + lp[8]
+                else:
+                    count, p = _rd(lp, 6)
+                    total = count + _rd(lp, p)[0]
+                full = total >= max_entries
+            if full:
+                self.rax.insert(key, bytearray(lp))  # shrink the closed node to its size
+                lp = None
+        if lp is None:
+            key = new_id.to_bytes(16, "big")
+            master_id = new_id
+            lp = L.new_buffer()
+            head = [b"\x01\x01\x00\x01", _int_entry(nf)]
+            head += map(_encode, fields)
+            head.append(b"\x00\x01")
+            L.append_encoded(lp, b"".join(head), nf + 4)
+            self.rax.insert(key, lp)
+            self._tail = (key, new_id, lp, fields)
+            flags = FLAG_SAMEFIELDS
+        else:
+            b = lp[6]
+            if b < 127:
+                lp[6] = b + 1
+            else:
+                _set_int(lp, 6, _rd(lp, 6)[0] + 1)
+            flags = FLAG_SAMEFIELDS if fields == mfields else 0
+        ms_delta = (new_id >> 64) - (master_id >> 64)
+        seq_delta = (new_id & U64) - (master_id & U64)
+        if ms_delta > 4095 or seq_delta < -4096 or seq_delta > 4095:
+            ms_delta = _as_int64(ms_delta)
+            seq_delta = _as_int64(seq_delta)
+        parts = [b"\x02\x01" if flags else b"\x00\x01", _int_entry(ms_delta), _int_entry(seq_delta)]
+        if flags:
+            for v in values:
+                n = len(v)
+                if n and (v[0] <= 57 or n > 63):
+                    parts.append(_encode(v))
+                else:
+                    parts.append(b"%c%s%c" % (0x80 | n, v, n + 1))
+            parts.append(_int_entry(nf + 3))
+            nelems = nf + 4
+        else:
+            parts.append(_int_entry(nf))
+            for f, v in zip(fields, values, strict=True):
+                parts.append(_encode(f))
+                parts.append(_encode(v))
+            parts.append(_int_entry(2 * nf + 4))
+            nelems = 2 * nf + 5
+        L.append_encoded(lp, b"".join(parts), nelems)
+        self.length += 1
+        self.entries_added += 1
+        self.last_id = new_id
+        if self.length == 1:
+            self.first_id = new_id
+
+    # ---- reading ---------------------------------------------------------------------------------
+    @staticmethod
+    def _node_forward(master_id: int, lp: bytearray, tombstones: bool = False
+                      ) -> Iterator[tuple[int, int, list[bytes], list[bytes]]]:
+        """(id, flags offset, fields, values) of the node's entries in order."""
+        count, deleted, mfields, p = Stream._master(lp)
+        nmf = len(mfields)
+        mms = master_id >> 64
+        mseq = master_id & U64
+        end = len(lp) - 1
+        while p < end:
+            fp = p
+            flags, p = _rd(lp, p)
+            msd, p = _rd(lp, p)
+            seqd, p = _rd(lp, p)
+            if flags & FLAG_SAMEFIELDS:
+                fields = mfields
+                n = nmf
+                values = []
+                for _ in range(n):
+                    v, p = _rd_bytes(lp, p)
+                    values.append(v)
+            else:
+                n, p = _rd(lp, p)
+                fields = []
+                values = []
+                for _ in range(n):
+                    f, p = _rd_bytes(lp, p)
+                    v, p = _rd_bytes(lp, p)
+                    fields.append(f)
+                    values.append(v)
+            p += 2 if lp[p] < 128 else L.entry_size(lp, p)  # lp-count
+            if flags & FLAG_DELETED and not tombstones:
+                continue
+            yield ((((mms + msd) & U64) << 64) | ((mseq + seqd) & U64)), fp, fields, values
+
+    @staticmethod
+    def _node_backward(master_id: int, lp: bytearray, tombstones: bool = False
+                       ) -> Iterator[tuple[int, int, list[bytes], list[bytes]]]:
+        """The node's entries from the last, found through each entry's lp-count."""
+        mfields: list[bytes] | None = None
+        prev = L.prev_offset
+        q = prev(lp, len(lp) - 1)  # lp-count of the last entry (or the master terminator)
+        while q is not None:
+            lpc = _rd(lp, q)[0]
+            if lpc == 0:
+                return
+            p = q
+            for _ in range(lpc):
+                p = prev(lp, p)  # type: ignore[arg-type,assignment]
+            fp = p
+            q = prev(lp, p)
+            flags, p = _rd(lp, p)
+            if flags & FLAG_DELETED and not tombstones:
+                continue
+            msd, p = _rd(lp, p)
+            seqd, p = _rd(lp, p)
+            if flags & FLAG_SAMEFIELDS:
+                if mfields is None:
+                    mfields = Stream._master(lp)[2]
+                fields = mfields
+                values = []
+                for _ in range(len(fields)):
+                    v, p = _rd_bytes(lp, p)
+                    values.append(v)
+            else:
+                n, p = _rd(lp, p)
+                fields = []
+                values = []
+                for _ in range(n):
+                    f, p = _rd_bytes(lp, p)
+                    v, p = _rd_bytes(lp, p)
+                    fields.append(f)
+                    values.append(v)
+            yield (((((master_id >> 64) + msd) & U64) << 64) | (((master_id & U64) + seqd) & U64)), fp, \
+                fields, values
+
+    def _nodes_from(self, start: int, reverse: bool) -> Iterator[tuple[bytes, int, bytearray]]:
+        """Nodes that may hold IDs >= start (<= start if reverse), as streamIteratorStart seeks them."""
+        it = self.rax.iterator()
+        if start and (not reverse or start != MAX_ID):
+            it.seek("<=", start.to_bytes(16, "big"))
+            if it.eof:
+                it.seek("$" if reverse else "^")
+        else:
+            it.seek("$" if reverse else "^")
+        step = it.prev if reverse else it.next
+        while step():
+            key = it.key
+            yield key, key_id(key), it.value
+
+    def entries(self, start: int = 0, end: int = MAX_ID, reverse: bool = False, tombstones: bool = False
+                ) -> Iterator[tuple[int, list[bytes], list[bytes]]]:
+        """Live entries (id, fields, values) with start <= id <= end, in order (or reversed)."""
+        for _, _, _, _, eid, fields, values in self._walk(start, end, reverse, tombstones):
+            yield eid, fields, values
+
+    def _walk(self, start: int, end: int, reverse: bool, tombstones: bool = False
+              ) -> Iterator[tuple[bytes, int, bytearray, int, int, list[bytes], list[bytes]]]:
+        if start > end:
+            return
+        if not reverse:
+            for key, master_id, lp in self._nodes_from(start, False):
+                if master_id > end:
+                    return
+                for eid, fp, fields, values in self._node_forward(master_id, lp, tombstones):
+                    if eid < start:
+                        continue
+                    if eid > end:
+                        return
+                    yield key, master_id, lp, fp, eid, fields, values
+        else:
+            for key, master_id, lp in self._nodes_from(end, True):
+                for eid, fp, fields, values in self._node_backward(master_id, lp, tombstones):
+                    if eid > end:
+                        continue
+                    if eid < start:
+                        return
+                    yield key, master_id, lp, fp, eid, fields, values
+
+    def first_entry_id(self, tombstones: bool = False) -> int | None:
+        for eid, _, _ in self.entries(tombstones=tombstones):
+            return eid
+        return None
+
+    def last_valid_id(self) -> int:
+        """The ID of the last live entry, 0 if none (streamLastValidID)."""
+        for eid, _, _ in self.entries(reverse=True):
+            return eid
+        return 0
+
+    def get(self, eid: int) -> tuple[list[bytes], list[bytes]] | None:
+        for _, fields, values in self.entries(eid, eid):
+            return fields, values
+        return None
+
+    def exists(self, eid: int) -> bool:
+        return self.get(eid) is not None
+
+    # ---- deleting --------------------------------------------------------------------------------
+    def _mark_deleted(self, key: bytes, lp: bytearray, fp: int) -> None:
+        """Turn the entry whose flags are at fp into a tombstone (streamIteratorRemoveEntry)."""
+        lp[fp] |= FLAG_DELETED
+        count, p = _rd(lp, 6)
+        if count == 1:
+            self._remove_node(key)
+        else:
+            _set_int(lp, 6, count - 1)
+            p = 6 + (2 if lp[6] < 128 else L.entry_size(lp, 6))
+            _set_int(lp, p, _rd(lp, p)[0] + 1)
+        self.length -= 1
+
+    def delete(self, eid: int) -> bool:
+        """XDEL of one ID (streamDeleteItem); the caller maintains first_id / max_deleted_id."""
+        for key, _, lp, fp, _, _, _ in self._walk(eid, eid, False):
+            self._mark_deleted(key, lp, fp)
+            return True
+        return False
+
+    def delete_ids(self, ids: list[int]) -> int:
+        """XDEL: delete each ID, then fix first_id and max_deleted_id as xdelCommand does."""
+        deleted = 0
+        first_gone = False
+        for eid in ids:
+            if self.delete(eid):
+                if eid == self.first_id:
+                    first_gone = True
+                if eid > self.max_deleted_id:
+                    self.max_deleted_id = eid
+                deleted += 1
+        if deleted:
+            if self.length == 0:
+                self.first_id = 0
+            elif first_gone:
+                self.first_id = self.first_entry_id() or 0
+        return deleted
+
+    def trim(self, maxlen: int | None, minid: int | None, approx: bool, limit: int) -> int:
+        """streamTrim: by MAXLEN (maxlen set) or MINID; returns the number of entries removed."""
+        deleted = 0
+        rax = self.rax
+        while True:
+            if maxlen is not None and self.length <= maxlen:
+                break
+            first = rax.first()
+            if first is None:
+                break
+            key, lp = first
+            entries = _rd(lp, 6)[0]
+            if limit and deleted + entries > limit:
+                break
+            master_id = key_id(key)
+            if maxlen is not None:
+                remove = self.length - entries >= maxlen
+            else:
+                remove = self._node_last_id(master_id, lp) < minid  # type: ignore[operator]
+            if remove:
+                self._remove_node(key)
+                self.length -= entries
+                deleted += entries
+                continue
+            if approx:
+                break
+            removed_here = 0
+            for eid, fp, _, _ in self._node_forward(master_id, lp, tombstones=True):
+                if maxlen is not None:
+                    if self.length <= maxlen:
+                        break
+                elif eid >= minid:  # type: ignore[operator]
+                    break
+                if not lp[fp] & FLAG_DELETED:
+                    lp[fp] |= FLAG_DELETED
+                    removed_here += 1
+                    self.length -= 1
+            deleted += removed_here
+            _set_int(lp, 6, entries - removed_here)
+            p = 6 + (2 if lp[6] < 128 else L.entry_size(lp, 6))
+            _set_int(lp, p, _rd(lp, p)[0] + removed_here)
+            break
+        if self.length == 0:
+            self.first_id = 0
+        elif deleted:
+            self.first_id = self.first_entry_id() or 0
+        return deleted
+
+    @staticmethod
+    def _node_last_id(master_id: int, lp: bytearray) -> int:
+        """The ID of the node's last entry, tombstone or not (lpGetEdgeStreamID, last)."""
+        for eid, _, _, _ in Stream._node_backward(master_id, lp, tombstones=True):
+            return eid
+        return 0
+
+    # ---- consumer groups -------------------------------------------------------------------------
+    def group(self, name: bytes) -> ConsumerGroup | None:
+        if self.cgroups is None:
+            return None
+        cg = self.cgroups.find(name)
+        return None if cg is NOT_FOUND else cg
+
+    def create_group(self, name: bytes, last_id: int, entries_read: int) -> ConsumerGroup | None:
+        if self.cgroups is None:
+            self.cgroups = Rax()
+        cg = ConsumerGroup(last_id, entries_read)
+        return cg if self.cgroups.try_insert(name, cg) else None
+
+    def destroy_group(self, name: bytes) -> bool:
+        return self.cgroups is not None and self.cgroups.remove(name)
+
+    def range_has_tombstones(self, start: int, end: int = MAX_ID) -> bool:
+        mx = self.max_deleted_id
+        if not self.length or not mx:
+            return False
+        if self.first_id > mx:
+            return False
+        return start <= mx <= end
+
+    def estimate_entries_read(self, eid: int) -> int:
+        """The logical read counter of eid, or INVALID_ENTRIES_READ
+        (streamEstimateDistanceFromFirstEverEntry)."""
+        added = self.entries_added
+        if not added:
+            return 0
+        if not self.length and eid <= self.last_id:
+            return added
+        if eid == self.last_id:
+            return added
+        if eid > self.last_id:
+            return INVALID_ENTRIES_READ
+        mx = self.max_deleted_id
+        first = self.first_id
+        if not mx or mx < first:
+            if eid < first:
+                return added - self.length
+            if eid == first:
+                return added - self.length + 1
+        return INVALID_ENTRIES_READ
+
+    def group_lag(self, cg: ConsumerGroup) -> int | None:
+        """Entries not yet delivered to the group, None when it cannot be known."""
+        if not self.entries_added:
+            return 0
+        if cg.entries_read != INVALID_ENTRIES_READ and not self.range_has_tombstones(cg.last_id):
+            return self.entries_added - cg.entries_read
+        er = self.estimate_entries_read(cg.last_id)
+        if er != INVALID_ENTRIES_READ:
+            return self.entries_added - er
+        return None
+
+    def group_delivered(self, cg: ConsumerGroup, eid: int) -> None:
+        """Advance the group past eid when delivering it (the read-counter bookkeeping of Redis
+        7.0's streamReplyWithRange, which looks for tombstones after eid, not after last_id)."""
+        if eid > cg.last_id:
+            if cg.entries_read != INVALID_ENTRIES_READ and not self.range_has_tombstones(eid):
+                cg.entries_read += 1
+            elif self.entries_added:
+                cg.entries_read = self.estimate_entries_read(eid)
+            cg.last_id = eid
+
+    # ---- checking --------------------------------------------------------------------------------
+    def validate(self) -> None:
+        """Check every invariant of the layout and the metadata (for tests)."""
+        self.rax.validate()
+        live = 0
+        prev_id = -1
+        first_live = None
+        last_key = None
+        for key, lp in self.rax.items():
+            L.Listpack(lp).validate()
+            master_id = key_id(key)
+            count, deleted, mfields, p = self._master(lp)
+            assert lp[p - 2 : p] == b"\x00\x01", "master terminator"
+            n_live = n_dead = 0
+            first = True
+            for eid, fp, fields, values in self._node_forward(master_id, lp, tombstones=True):
+                assert eid > prev_id, "entry IDs not increasing"
+                if first:
+                    assert eid == master_id, "first entry ID is not the master ID"
+                    first = False
+                prev_id = eid
+                assert len(fields) == len(values)
+                if lp[fp] & FLAG_DELETED:
+                    n_dead += 1
+                else:
+                    n_live += 1
+                    if first_live is None:
+                        first_live = eid
+            back = [e for e, _, _, _ in self._node_backward(master_id, lp, tombstones=True)]
+            fwd = [e for e, _, _, _ in self._node_forward(master_id, lp, tombstones=True)]
+            assert back == fwd[::-1], "backward walk disagrees"
+            assert (count, deleted) == (n_live, n_dead), "master counters"
+            assert count > 0 or deleted > 0
+            live += count
+            last_key = key
+        assert live == self.length, "length %d, live entries %d" % (self.length, live)
+        assert prev_id <= self.last_id or prev_id == -1, "entry beyond last_id"
+        assert self.first_id == (first_live if self.length else 0), "first_id"
+        if self._tail is not None:
+            assert self._tail[0] == last_key and self.rax.find(last_key) is self._tail[2], "stale tail cache"
