@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from storage import hll
 from tests.diff import Diff, RawConnection
@@ -260,3 +262,67 @@ def test_keyspace_events(notify_pair):
         ("PFCOUNT", "h"), ("PFCOUNT", "h", "g"), ("PFMERGE", "m", "h", "g"), ("PFMERGE", "m"),
         ("PFCOUNT", "nokey"),
     ])
+
+
+# ---- the encodings against a plain register model (hypothesis) ----------------------------------
+@given(st.lists(st.tuples(st.integers(0, hll.REGISTERS - 1), st.integers(1, 51)), max_size=300),
+       st.integers(18, 3000))
+def test_sparse_edits_vs_register_model(updates, sparse_max):
+    """Any sequence of register raises, sparse (promoting at the limit or a value > 32) or dense,
+    holds exactly the model's registers, and a sparse value stays well formed."""
+    model = bytearray(hll.REGISTERS)
+    buf = hll.new_sparse()
+    for index, count in updates:
+        changed = count > model[index]
+        model[index] = max(model[index], count)
+        regs = bytearray(hll.REGISTERS)
+        regs[index] = count
+        before = bytes(buf)
+        hll.write_registers(buf, regs, sparse_max)
+        assert (bytes(buf) != before) == changed or buf[4] == hll.DENSE
+        if buf[4] == hll.SPARSE:
+            sp = hll._Sparse(buf)
+            assert sp.covered == hll.REGISTERS and len(buf) <= max(sparse_max, 18)
+            assert all(1 <= run <= (4 if kind == hll._VAL else 16384) for kind, _, run in sp.ops)
+            assert all(val <= 32 for _, val, _ in sp.ops)
+    assert hll.registers(buf) == model
+    assert hll.count(buf) == hll.count_registers(model)
+
+
+@given(st.integers(0, 2**32), st.integers(1, 63))
+def test_dense_pack_roundtrip(seed, top):
+    rnd = random.Random(seed)
+    regs = bytearray(rnd.randrange(top + 1) for _ in range(hll.REGISTERS))
+    buf = bytearray(hll.MAGIC + bytes(12)) + hll.pack_dense(regs)
+    assert hll.dense_registers(buf) == regs
+    assert all(hll.dense_get(buf, i) == regs[i] for i in range(0, hll.REGISTERS, 97))
+
+
+@given(st.lists(st.binary(max_size=20), max_size=200), st.integers(18, 400))
+def test_pfadd_vs_model(elements, sparse_max):
+    model = bytearray(hll.REGISTERS)
+    for e in elements:
+        i, cnt = hll.pattern(e)
+        model[i] = max(model[i], cnt)
+    sparse = hll.new_sparse()
+    hll.add(sparse, elements, sparse_max)
+    dense = hll.new_sparse()
+    hll.to_dense(dense)
+    hll.add(dense, elements, sparse_max)
+    assert hll.registers(sparse) == model == hll.registers(dense)
+    assert len(dense) == hll.DENSE_SIZE
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.lists(st.binary(min_size=1, max_size=12), min_size=1, max_size=15), max_size=8))
+def test_pfadd_batches_byte_exact_at_small_limit(small_sparse_pair, batches):
+    ours, theirs = small_sparse_pair
+    d = Diff(ours.port, theirs.port)
+    try:
+        d("DEL", "hb")
+        for batch in batches:
+            d("PFADD", "hb", *batch)
+            d("GET", "hb")
+        d("PFCOUNT", "hb")
+    finally:
+        d.close()
