@@ -1,222 +1,403 @@
-"""Configuration: redis.conf syntax, command-line options, CONFIG GET / SET semantics.
+"""Configuration: the option table, redis.conf syntax, command-line options, CONFIG GET / SET /
+REWRITE semantics — all as Redis 7.0 has them.
 
-The set of options and their defaults are Redis 7.0's (`config_defaults.json`, read from
-`CONFIG GET *` of redis-server 7.0 with the start-up-specific values reset), so tools that read
-configuration see what they expect.  Each option has a kind that validates and normalises values
-the way Redis's config.c does (booleans yes/no, memory sizes with k/kb/m/mb/g/gb units, bounded
-integers, enums); options raxdb does not act upon are still stored and reported.
+The table (`config_defaults.json`) lists every option redis-server 7.0 reports in `CONFIG GET *`
+with its default, kind and limits; it was read off a live redis-server 7.0 (CONFIG GET for the
+defaults, refused CONFIG SET / start-up values for kinds, bounds, enum members and the immutable
+and protected flags).  Kinds validate and normalise exactly as Redis's config.c does: booleans
+yes/no, integers by string2ll with bounds, memory sizes by memtoull with k/kb/m/mb/g/gb units
+(wrapping as the C does), enums case-insensitively, and a handful of special options (save,
+client-output-buffer-limit, bind, dir, notify-keyspace-events, ...).  Options raxdb does not act
+upon are stored and reported all the same, so tools that read configuration see what they expect.
 
-Values are kept as their CONFIG GET strings in `values`; typed views the server reads often
-(port, hz, databases, limits) are attributes refreshed on every change, and `on_change` hooks let
-the server react (e.g. hz retimes the cron task).
+Invariants: `values[name]` is the CONFIG GET string of every option, aliases included (an alias
+always mirrors its primary); typed views that the server reads often (port, hz, timeout, limits)
+are attributes refreshed after every change; `on_change[name]` hooks apply a change and may
+refuse it by raising ConfigError, which rolls the whole CONFIG SET back (Redis's apply step).
 """
 
 from __future__ import annotations
 
+import glob
 import json
+import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from importlib import resources
 
-from protocol.request import split_inline_args
+from protocol.request import _string2ll, split_inline_args
 
-_MEM_UNITS = {b"k": 1000, b"kb": 1024, b"m": 1000**2, b"mb": 1024**2, b"g": 1000**3, b"gb": 1024**3, b"b": 1}
+REDIS_VERSION = "7.0.15"
+U64 = 2**64
+LLONG_MAX = 2**63 - 1
+
+_UNITS = {b"": 1, b"b": 1, b"k": 1000, b"kb": 1024, b"m": 1000**2, b"mb": 1024**2, b"g": 1000**3,
+          b"gb": 1024**3}
 
 
 class ConfigError(Exception):
-    pass
+    """A refused value; `str(exc)` is Redis's reason text."""
 
 
-def parse_memory(v: bytes) -> int | None:
-    """memtoull: a number with an optional unit, case-insensitive; None when malformed."""
-    s = v.strip().lower()
-    i = len(s)
-    while i > 0 and not (48 <= s[i - 1] <= 57):
-        i -= 1
-    num, unit = s[:i], s[i:]
-    if unit and unit not in _MEM_UNITS:
+class FatalConfigError(Exception):
+    """Start-up configuration error: the full FATAL CONFIG FILE ERROR report."""
+
+
+# ---- value parsers with C semantics ---------------------------------------------------------------
+def memtoull(v: bytes) -> int | None:
+    """Redis's memtoull: digits and an optional unit; None when malformed.  Like the C it saturates
+    the digits at 2**64-1 and lets the unit multiplication wrap."""
+    if v[:1] == b"-":
         return None
-    if not num or (num[0] == 45 and len(num) > 1):
+    i = 0
+    while i < len(v) and 48 <= v[i] <= 57:
+        i += 1
+    mul = _UNITS.get(v[i:].lower())
+    if mul is None or i >= 128:
         return None
-    try:
-        n = int(num)
-    except ValueError:
+    n = min(int(v[:i]) if i else 0, U64 - 1)
+    return (n * mul) % U64
+
+
+parse_memory = memtoull
+
+
+def _strtoll(v: bytes) -> int | None:
+    """C strtoll over the whole string (leading space and sign allowed, "" is 0); None on junk."""
+    s = v.lstrip(b" \t\n\v\f\r")
+    sign = 1
+    if s[:1] in (b"+", b"-"):
+        sign = -1 if s[:1] == b"-" else 1
+        s = s[1:]
+    if s and not s.isdigit():
         return None
-    if n < 0:
-        return None
-    return n * _MEM_UNITS.get(unit, 1)
+    n = sign * int(s) if s else 0
+    return max(-(2**63), min(LLONG_MAX, n))
 
 
-def _bool(v: bytes) -> str:
-    low = v.lower()
-    if low == b"yes":
-        return "yes"
-    if low == b"no":
-        return "no"
-    raise ConfigError("argument must be 'yes' or 'no'")
+def _words(v: bytes) -> list[bytes]:
+    """sdssplitlen(value, " "): how CONFIG SET splits a multi-argument option's value."""
+    return v.split(b" ") if v else []
 
 
-def _int(lo: int, hi: int) -> Callable[[bytes], str]:
-    def check(v: bytes) -> str:
-        try:
-            n = int(v)
-        except ValueError:
-            raise ConfigError("argument couldn't be parsed into an integer") from None
-        if not lo <= n <= hi:
-            raise ConfigError(f"argument must be between {lo} and {hi} inclusive")
-        return str(n)
-
-    return check
-
-
-def _mem(lo: int = 0, hi: int = 2**63 - 1) -> Callable[[bytes], str]:
-    def check(v: bytes) -> str:
-        n = parse_memory(v)
-        if n is None:
-            raise ConfigError("argument must be a memory value")
-        if not lo <= n <= hi:
-            raise ConfigError(f"argument must be between {lo} and {hi} inclusive")
-        return str(n)
-
-    return check
-
-
-def _enum(*names: str) -> Callable[[bytes], str]:
-    def check(v: bytes) -> str:
-        s = v.decode(errors="replace").lower()
-        if s not in names:
-            raise ConfigError("argument(s) must be one of the following: " + ", ".join(names))
-        return s
-
-    return check
-
-
-def _save(v: bytes) -> str:
-    parts = v.split()
-    if len(parts) % 2:
-        raise ConfigError("Invalid save parameters")
-    for p in parts:
-        if not p.isdigit():
-            raise ConfigError("Invalid save parameters")
-    return " ".join(str(int(p)) for p in parts)
-
-
-def _string(v: bytes) -> str:
+def _text(v: bytes) -> str:
     return v.decode(errors="surrogateescape")
 
 
-def _client_output_buffer_limit(v: bytes) -> str:
-    parts = v.split()
-    if len(parts) % 4:
+def repr_arg(s: str) -> str:
+    """sdscatrepr: a double-quoted string with C escapes (config file lines, CONFIG REWRITE)."""
+    out = ['"']
+    for ch in s.encode(errors="surrogateescape"):
+        if ch in (34, 92):
+            out.append("\\" + chr(ch))
+        elif ch == 10:
+            out.append("\\n")
+        elif ch == 13:
+            out.append("\\r")
+        elif ch == 9:
+            out.append("\\t")
+        elif ch == 7:
+            out.append("\\a")
+        elif ch == 8:
+            out.append("\\b")
+        elif 32 <= ch < 127:
+            out.append(chr(ch))
+        else:
+            out.append("\\x%02x" % ch)
+    out.append('"')
+    return "".join(out)
+
+
+def format_bytes(n: int) -> str:
+    """How CONFIG REWRITE writes memory values: the largest exact unit."""
+    for unit, size in (("gb", 1024**3), ("mb", 1024**2), ("kb", 1024)):
+        if n and n % size == 0:
+            return f"{n // size}{unit}"
+    return str(n)
+
+
+# ---- special options ------------------------------------------------------------------------------
+# Validators other modules own, by option name: value -> normalised CONFIG GET string, or
+# ConfigError.  They take precedence over the table's kind (server.notify registers
+# notify-keyspace-events here, with the parsing it also needs for its flags).
+KINDS: dict[str, Callable[[bytes], str]] = {}
+
+
+def _save(args: list[bytes]) -> str:
+    if len(args) == 1 and args[0] == b"":
+        args = []
+    if len(args) % 2:
+        raise ConfigError("Invalid save parameters")
+    nums = []
+    for j, a in enumerate(args):
+        n = _strtoll(a)
+        if n is None or (j % 2 == 0 and n < 1) or (j % 2 == 1 and n < 0):
+            raise ConfigError("Invalid save parameters")
+        nums.append(str(n))
+    return " ".join(nums)
+
+
+COBL_CLASSES = ("normal", "slave", "pubsub")
+
+
+def split_cobl(v: str) -> dict[str, tuple[int, int, int]]:
+    p = v.split()
+    return {p[i]: (int(p[i + 1]), int(p[i + 2]), int(p[i + 3])) for i in range(0, len(p), 4)}
+
+
+def _join_cobl(limits: dict[str, tuple[int, int, int]]) -> str:
+    return " ".join(f"{c} {h} {s} {t}" for c, (h, s, t) in limits.items())
+
+
+def _cobl(args: list[bytes], current: str) -> str:
+    if len(args) % 4:
         raise ConfigError("Wrong number of arguments in buffer limit configuration.")
-    current = dict(_split_cobl(DEFAULT_COBL))
-    for i in range(0, len(parts), 4):
-        cls = parts[i].lower().decode(errors="replace")
+    limits = split_cobl(current)
+    for i in range(0, len(args), 4):
+        cls = args[i].decode(errors="replace").lower()
         if cls == "replica":
             cls = "slave"
-        if cls not in current:
+        if cls not in limits:
             raise ConfigError("Invalid client class specified in buffer limit configuration.")
-        hard, soft = parse_memory(parts[i + 1]), parse_memory(parts[i + 2])
-        try:
-            secs = int(parts[i + 3])
-        except ValueError:
-            secs = -1
-        if hard is None or soft is None or secs < 0:
+        hard, soft = memtoull(args[i + 1]), memtoull(args[i + 2])
+        secs = _strtoll(args[i + 3])
+        if hard is None or soft is None or secs is None or secs < 0 or hard >= 2**63 or soft >= 2**63:
             raise ConfigError("Error in hard, soft or soft_seconds setting in buffer limit configuration.")
-        current[cls] = (hard, soft, secs)
-    return " ".join(f"{c} {h} {s} {t}" for c, (h, s, t) in current.items())
+        limits[cls] = (hard, soft, secs)
+    return _join_cobl(limits)
 
 
-DEFAULT_COBL = "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"
+def _oom_values(args: list[bytes]) -> str:
+    if len(args) != 3:
+        raise ConfigError("wrong number of arguments")
+    out = []
+    for a in args:
+        n = _string2ll(a)
+        if n is None or not -2000 <= n <= 2000:
+            raise ConfigError("Invalid oom-score-adj-values, elements must be between -2000 and 2000.")
+        out.append(str(n))
+    return " ".join(out)
 
 
-def _split_cobl(v: str) -> list[tuple[str, tuple[int, int, int]]]:
-    p = v.split()
-    return [(p[i], (int(p[i + 1]), int(p[i + 2]), int(p[i + 3]))) for i in range(0, len(p), 4)]
+def _percentiles(args: list[bytes]) -> str:
+    if len(args) == 1 and args[0] == b"":
+        args = []
+    out = []
+    for a in args:
+        try:
+            d = float(a)
+        except ValueError:
+            raise ConfigError("Invalid latency-tracking-info-percentiles parameters") from None
+        if not 0.0 <= d <= 100.0:
+            raise ConfigError("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")
+        out.append(("%f" % d).rstrip("0").rstrip("."))
+    return " ".join(out)
 
 
-_BOOLS = {"yes", "no"}
+def _hostname(args: list[bytes]) -> str:
+    v = _text(args[0])
+    if any(not (ch.isascii() and (ch.isalnum() or ch in "-.")) for ch in v):
+        raise ConfigError("Hostnames may only contain alphanumeric characters, hyphens or dots")
+    return v
 
-# Options with a validator; everything else in the defaults is free-form text.
-KINDS: dict[str, Callable[[bytes], str]] = {
-    "port": _int(0, 65535),
-    "tcp-backlog": _int(0, 2**31 - 1),
-    "databases": _int(1, 2**31 - 1),
-    "hz": _int(0, 2**31 - 1),
-    "timeout": _int(0, 2**31 - 1),
-    "tcp-keepalive": _int(0, 2**31 - 1),
-    "maxclients": _int(1, 2**31 - 1),
-    "maxmemory": _mem(),
-    "proto-max-bulk-len": _mem(1024 * 1024, 2**63 - 1),
-    "client-query-buffer-limit": _mem(1024 * 1024, 2**63 - 1),
-    "stream-node-max-bytes": _mem(0, 2**63 - 1),
-    "stream-node-max-entries": _int(0, 2**63 - 1),
-    "list-max-listpack-size": _int(-5, 2**31 - 1),
-    "list-max-ziplist-size": _int(-5, 2**31 - 1),
-    "list-compress-depth": _int(0, 2**31 - 1),
-    "hash-max-listpack-entries": _int(0, 2**63 - 1),
-    "hash-max-listpack-value": _int(0, 2**63 - 1),
-    "hash-max-ziplist-entries": _int(0, 2**63 - 1),
-    "hash-max-ziplist-value": _int(0, 2**63 - 1),
-    "zset-max-listpack-entries": _int(0, 2**63 - 1),
-    "zset-max-listpack-value": _int(0, 2**63 - 1),
-    "zset-max-ziplist-entries": _int(0, 2**63 - 1),
-    "zset-max-ziplist-value": _int(0, 2**63 - 1),
-    "set-max-intset-entries": _int(0, 2**63 - 1),
-    "hll-sparse-max-bytes": _mem(0, 2**63 - 1),
-    "slowlog-log-slower-than": _int(-1, 2**63 - 1),
-    "slowlog-max-len": _int(0, 2**63 - 1),
-    "lua-time-limit": _int(0, 2**63 - 1),
-    "busy-reply-threshold": _int(0, 2**63 - 1),
-    "latency-monitor-threshold": _int(0, 2**63 - 1),
-    "maxmemory-samples": _int(1, 2**31 - 1),
-    "active-expire-effort": _int(1, 10),
-    "loglevel": _enum("debug", "verbose", "notice", "warning", "nothing"),
-    "maxmemory-policy": _enum("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
-                              "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"),
-    "appendfsync": _enum("always", "everysec", "no"),
-    "enable-debug-command": _enum("no", "yes", "local"),
-    "enable-protected-configs": _enum("no", "yes", "local"),
-    "enable-module-command": _enum("no", "yes", "local"),
-    "save": _save,
-    "client-output-buffer-limit": _client_output_buffer_limit,
+
+_TITLE_VARS = {"title", "listen-addr", "server-mode", "port", "tls-port", "unixsocket", "config-file"}
+
+
+def _proc_title(args: list[bytes]) -> str:
+    v = _text(args[0])
+    rest, ok = v, bool(v)
+    while ok and "{" in rest:
+        start = rest.index("{")
+        end = rest.find("}", start)
+        ok = end > 0 and rest[start + 1 : end] in _TITLE_VARS
+        rest = rest[end + 1 :]
+    if not ok or "}" in rest:
+        raise ConfigError("template format is invalid or contains unknown variables")
+    return v
+
+
+def _activedefrag(args: list[bytes]) -> str:
+    v = _bool(args)
+    if v == "yes":
+        raise ConfigError("Active defragmentation cannot be enabled: it requires a Redis server compiled with "
+                          "a modified Jemalloc like the one shipped by default with the Redis source "
+                          "distribution")
+    return v
+
+
+def _bool(args: list[bytes]) -> str:
+    low = args[0].lower()
+    if low in (b"yes", b"no"):
+        return low.decode()
+    raise ConfigError("argument must be 'yes' or 'no'")
+
+
+def _dir(args: list[bytes]) -> str:
+    try:
+        os.chdir(args[0])
+    except OSError as exc:
+        raise ConfigError(exc.strerror or str(exc)) from None
+    return os.getcwd()
+
+
+def _octal(args: list[bytes]) -> str:
+    try:
+        return "%o" % int(args[0], 8)
+    except ValueError:
+        raise ConfigError("argument couldn't be parsed as an octal number") from None
+
+
+def _replicaof(args: list[bytes]) -> str:
+    if len(args) != 2:
+        raise ConfigError("wrong number of arguments")
+    if args[0].lower() == b"no" and args[1].lower() == b"one":
+        return ""
+    raise ConfigError("raxdb does not support replication (replicaof)")
+
+
+def _bind(args: list[bytes]) -> str:
+    if len(args) == 1 and args[0] == b"":
+        args = []
+    if len(args) > 16:
+        raise ConfigError("Too many bind addresses specified.")
+    return " ".join(_text(a) for a in args)
+
+
+# (parser, multi-argument?) for the special kinds; the parser gets the split arguments.
+_SPECIALS: dict[str, tuple[Callable[..., str], bool]] = {
+    "save": (_save, True),
+    "client-output-buffer-limit": (_cobl, True),
+    "oom-score-adj-values": (_oom_values, True),
+    "latency-tracking-info-percentiles": (_percentiles, True),
+    "bind": (_bind, True),
+    "replicaof": (_replicaof, True),
+    "cluster-announce-hostname": (_hostname, False),
+    "proc-title-template": (_proc_title, False),
+    "activedefrag": (_activedefrag, False),
+    "dir": (_dir, False),
+    "unixsocketperm": (_octal, False),
 }
 
-ALIASES = {
-    "list-max-ziplist-size": "list-max-listpack-size",
-    "hash-max-ziplist-entries": "hash-max-listpack-entries",
-    "hash-max-ziplist-value": "hash-max-listpack-value",
-    "zset-max-ziplist-entries": "zset-max-listpack-entries",
-    "zset-max-ziplist-value": "zset-max-listpack-value",
-    "slave-serve-stale-data": "replica-serve-stale-data",
-    "slave-read-only": "replica-read-only",
-    "slave-priority": "replica-priority",
-    "slaveof": "replicaof",
-    "lua-time-limit": "busy-reply-threshold",
-}
 
-# Start-up only (CONFIG SET refuses them, as Redis does for IMMUTABLE_CONFIG).
-IMMUTABLE = {"daemonize", "databases", "io-threads", "supervised", "logfile", "syslog-enabled",
-             "unixsocket", "pidfile", "always-show-logo", "aclfile", "appenddirname", "cluster-enabled",
-             "disable-thp", "set-proc-title", "syslog-ident", "syslog-facility", "tcp-backlog",
-             "unixsocketperm", "io-threads-do-reads"}
+# ---- the option table -------------------------------------------------------------------------
+@dataclass
+class Option:
+    name: str
+    kind: str
+    default: str
+    lo: int = 0
+    hi: int = 0
+    choices: tuple[str, ...] = ()
+    immutable: bool = False
+    protected: bool = False
+    percent: bool = False
 
-# Options that take several words on one config line.
-_MULTI_ARG = {"save", "client-output-buffer-limit", "bind", "oom-score-adj-values", "notify-keyspace-events"}
+    @property
+    def multi_arg(self) -> bool:
+        return self.kind == "special" and _SPECIALS[self.name][1]
+
+    def parse(self, args: list[bytes], current: str) -> str:
+        """Validate the option's arguments; the normalised CONFIG GET string or ConfigError."""
+        if not self.multi_arg and len(args) != 1:
+            raise ConfigError("wrong number of arguments")
+        owner = KINDS.get(self.name)
+        if owner is not None:
+            return owner(args[0])
+        kind = self.kind
+        if kind == "bool":
+            return _bool(args)
+        if kind == "int":
+            n = _string2ll(args[0])
+            if n is None:
+                raise ConfigError("argument couldn't be parsed into an integer")
+            return str(self._bounded(n))
+        if kind == "mem":
+            return self._memory(args[0])
+        if kind == "enum":
+            low = args[0].decode(errors="replace").lower()
+            if low not in self.choices:
+                raise ConfigError("argument(s) must be one of the following: " + ", ".join(self.choices))
+            return low
+        if kind == "string":
+            return _text(args[0])
+        fn = _SPECIALS[self.name][0]
+        return fn(args, current) if fn is _cobl else fn(args)
+
+    def _bounded(self, n: int) -> int:
+        if not self.lo <= n <= self.hi:
+            raise ConfigError(f"argument must be between {self.lo} and {self.hi} inclusive")
+        if self.name == "hz":  # Redis clamps the configured hz to [1, 500] when applying it
+            n = max(1, min(500, n))
+        return n
+
+    def _memory(self, v: bytes) -> str:
+        if self.percent and v.endswith(b"%"):
+            p = _string2ll(v[:-1])
+            if p is None or p < 0:
+                raise ConfigError("argument must be a memory or percent value")
+            if p > 100:
+                raise ConfigError("percentage argument must be less or equal to 100")
+            return f"{p}%" if p else "0"
+        n = memtoull(v)
+        if n is None:
+            raise ConfigError("argument must be a memory or percent value" if self.percent
+                              else "argument must be a memory value")
+        if self.hi <= LLONG_MAX and n > LLONG_MAX:
+            n -= U64  # a signed C field: the wrapped value is negative and fails the bounds check
+        return str(self._bounded(n))
+
+
+def _load_table() -> tuple[dict[str, Option], dict[str, str]]:
+    raw = json.loads(resources.files("server").joinpath("config_defaults.json").read_text())
+    options: dict[str, Option] = {}
+    aliases: dict[str, str] = {}
+    for name, e in raw.items():
+        if "alias" in e:
+            aliases[name] = e["alias"]
+            continue
+        flags = e.get("flags", ())
+        options[name] = Option(name, e["type"], e["default"], e.get("min", 0), e.get("max", 0),
+                               tuple(e.get("values", ())), "immutable" in flags, "protected" in flags,
+                               "percent" in flags)
+    return options, aliases
+
+
+OPTIONS, ALIASES = _load_table()
+ALIASES_OF: dict[str, list[str]] = {}
+for _alias, _primary in ALIASES.items():
+    ALIASES_OF.setdefault(_primary, []).append(_alias)
+
+# Config-file directives Redis 7.0 accepts and ignores (deprecated), with their argument counts.
+_DEPRECATED = {"list-max-ziplist-entries": (2, 2), "list-max-ziplist-value": (2, 2),
+               "lua-replicate-commands": (2, 2)}
+# Directives that are not options; raxdb accepts them in files (their features are not supported).
+_DIRECTIVES = {"rename-command", "user", "loadmodule", "sentinel"}
+
+
+def _is_glob(name: bytes) -> bool:
+    return any(ch in name for ch in b"*?[")
 
 
 class Config:
     def __init__(self) -> None:
-        text = resources.files("server").joinpath("config_defaults.json").read_text()
-        self.values: dict[str, str] = json.loads(text)
+        self.values: dict[str, str] = {}
+        for name, opt in OPTIONS.items():
+            self.values[name] = opt.default
+        self.values["dir"] = self._initial_dir = os.getcwd()
+        for alias, primary in ALIASES.items():
+            self.values[alias] = self.values[primary]
         self.on_change: dict[str, list[Callable[[str], None]]] = {}
         self.config_file: str | None = None
+        self.file_options: set[str] = set()  # primaries set by the config file (CONFIG REWRITE)
+        self._save_loaded = False
         self.refresh()
 
     # typed views -----------------------------------------------------------------------------
     def refresh(self) -> None:
         v = self.values
         self.port = int(v["port"])
-        self.hz = max(1, min(500, int(v["hz"])))
+        self.hz = int(v["hz"])
         self.databases = int(v["databases"])
         self.maxclients = int(v["maxclients"])
         self.proto_max_bulk_len = int(v["proto-max-bulk-len"])
@@ -225,95 +406,315 @@ class Config:
         self.timeout = int(v["timeout"])
         self.slowlog_log_slower_than = int(v["slowlog-log-slower-than"])
         self.slowlog_max_len = int(v["slowlog-max-len"])
-        self.cobl = dict(_split_cobl(v["client-output-buffer-limit"]))
+        self.cobl = split_cobl(v["client-output-buffer-limit"])
+
+    # lookups ---------------------------------------------------------------------------------
+    def canonical(self, name: str) -> str | None:
+        """The primary option for a name or alias (any case), None if unknown."""
+        name = name.lower()
+        name = ALIASES.get(name, name)
+        return name if name in OPTIONS else None
 
     def get(self, name: str) -> str:
         return self.values[ALIASES.get(name, name)]
 
-    def canonical(self, name: str) -> str | None:
-        name = name.lower()
-        name = ALIASES.get(name, name)
-        return name if name in self.values else None
+    def matching(self, patterns: list[bytes]) -> list[tuple[bytes, bytes]]:
+        """CONFIG GET: names (as given when exact, canonical when matched by a glob) and values,
+        each option once.  Redis replies in hash order, so any order is as good."""
+        from storage.glob import glob_match
+
+        out: list[tuple[bytes, bytes]] = []
+        seen: set[str] = set()
+        for pat in patterns:
+            if not _is_glob(pat):
+                low = pat.decode(errors="replace").lower()
+                if low in self.values and low not in seen:
+                    seen.add(low)
+                    out.append((pat, self.values[low].encode(errors="surrogateescape")))
+                continue
+            for name, value in self.values.items():
+                if name not in seen and glob_match(pat, name.encode(), nocase=True):
+                    seen.add(name)
+                    out.append((name.encode(), value.encode(errors="surrogateescape")))
+        return out
+
+    # setting ---------------------------------------------------------------------------------
+    def _store(self, name: str, value: str) -> None:
+        self.values[name] = value
+        for alias in ALIASES_OF.get(name, ()):
+            self.values[alias] = value
 
     def set(self, name: str, value: bytes, *, startup: bool = False) -> None:
-        """Validate and store one option; raises ConfigError with Redis's reason text."""
+        """Set one option from one value (split like CONFIG SET for multi-argument options)."""
         canon = self.canonical(name)
         if canon is None:
             raise ConfigError("Bad directive or wrong number of arguments")
-        if not startup and canon in IMMUTABLE:
+        opt = OPTIONS[canon]
+        if not startup and opt.immutable:
             raise ConfigError("can't set immutable config")
-        check = KINDS.get(canon)
-        if check is not None:
-            new = check(value)
-        elif self.values[canon] in _BOOLS:
-            new = _bool(value)
-        else:
-            new = _string(value)
-        old = self.values[canon]
-        self.values[canon] = new
+        args = _words(value) if opt.multi_arg else [value]
+        self._apply({canon: opt.parse(args, self.values[canon])})
+
+    def set_many(self, pairs: list[tuple[bytes, bytes]], local: bool = True) -> None:
+        """CONFIG SET name value [name value ...]: validate everything first, then set all; a
+        refused value or a failing apply hook leaves every option as it was.  Raises ConfigError
+        carrying the complete Redis error text."""
+        chosen: list[tuple[bytes, Option]] = []
+        unknown = failed = None
+        for name, _ in pairs:
+            canon = self.canonical(name.decode(errors="replace"))
+            if canon is None:
+                if failed is None and unknown is None:
+                    unknown = name
+                continue
+            if unknown is not None or failed is not None:
+                continue
+            opt = OPTIONS[canon]
+            if opt.immutable:
+                failed = (name, "can't set immutable config")
+            elif opt.protected and not self._protected_allowed(local):
+                failed = (name, "can't set protected config")
+            elif any(o is opt for _, o in chosen):
+                failed = (name, "duplicate parameter")
+            chosen.append((name, opt))
+        if unknown is not None:
+            raise ConfigError("Unknown option or number of arguments for CONFIG SET - '%s'"
+                              % unknown.decode(errors="replace"))
+        if failed is not None:
+            raise ConfigError("CONFIG SET failed (possibly related to argument '%s') - %s"
+                              % (failed[0].decode(errors="replace"), failed[1]))
+        new: dict[str, str] = {}
+        for (name, opt), (_, value) in zip(chosen, pairs, strict=True):
+            args = _words(value) if opt.multi_arg else [value]
+            try:
+                new[opt.name] = opt.parse(args, self.values[opt.name])
+            except ConfigError as exc:
+                shown = name.decode(errors="replace").lower()
+                raise ConfigError(f"CONFIG SET failed (possibly related to argument '{shown}') - {exc}") from None
+        try:
+            self._apply(new)
+        except _ApplyError as exc:
+            raise ConfigError(f"CONFIG SET failed (possibly related to argument '{exc.name}') - {exc.reason}") \
+                from None
+
+    def _protected_allowed(self, local: bool) -> bool:
+        mode = self.values["enable-protected-configs"]
+        return mode == "yes" or (mode == "local" and local)
+
+    def _apply(self, new: dict[str, str]) -> None:
+        old = {name: self.values[name] for name in new}
+        for name, value in new.items():
+            self._store(name, value)
         self.refresh()
-        if new != old:
-            for hook in self.on_change.get(canon, ()):
-                hook(new)
+        applied: list[str] = []
+        try:
+            for name, value in new.items():
+                if value != old[name]:
+                    for hook in self.on_change.get(name, ()):
+                        hook(value)
+                    applied.append(name)
+        except ConfigError as exc:
+            for name, value in old.items():
+                self._store(name, value)
+            self.refresh()
+            for n in applied:  # undo what the hooks already did
+                for hook in self.on_change.get(n, ()):
+                    try:
+                        hook(old[n])
+                    except ConfigError:
+                        pass
+            raise _ApplyError(name, str(exc)) from None
 
     # files and command lines ------------------------------------------------------------------
-    def load_text(self, text: bytes, source: str) -> None:
-        for lineno, raw in enumerate(text.split(b"\n"), 1):
-            line = raw.strip()
+    def load_text(self, text: bytes, source: str, first_line: int = 1) -> None:
+        """Parse redis.conf text; FatalConfigError (Redis's report) on the first bad line."""
+        for lineno, raw in enumerate(text.split(b"\n"), first_line):
+            line = raw.strip(b" \t\r\n")
             if not line or line.startswith(b"#"):
                 continue
             args = split_inline_args(line)
             if args is None:
-                _fatal(source, lineno, raw, "Unbalanced quotes in configuration line")
+                _fatal(lineno, line, "Unbalanced quotes in configuration line")
             if not args:
                 continue
-            name = args[0].decode(errors="replace").lower()
-            if name == "include" and len(args) == 2:
-                with open(args[1], "rb") as fh:
-                    self.load_text(fh.read(), args[1].decode(errors="replace"))
-                continue
-            if name in ("rename-command", "user", "loadmodule", "sentinel"):
-                continue
-            if len(args) < 2 and name not in ("save", "bind"):
-                _fatal(source, lineno, raw, "wrong number of arguments")
-            if len(args) > 2 and name not in _MULTI_ARG:
-                _fatal(source, lineno, raw, "wrong number of arguments")
-            value = b" ".join(args[1:])
             try:
-                self.set(name, value, startup=True)
+                self._directive(args, source)
             except ConfigError as exc:
-                _fatal(source, lineno, raw, str(exc))
+                _fatal(lineno, line, str(exc))
+
+    def _directive(self, args: list[bytes], source: str) -> None:
+        name = args[0].decode(errors="replace").lower()
+        canon = self.canonical(name)
+        if canon is not None:
+            opt = OPTIONS[canon]
+            values = args[1:]
+            if not opt.multi_arg and len(values) != 1:
+                raise ConfigError("wrong number of arguments")
+            if opt.multi_arg and len(values) == 1 and values[0]:
+                split = split_inline_args(values[0])
+                values = split if split is not None else values
+            value = opt.parse(values, self.values[canon])
+            if canon == "save" and self._save_loaded and value:
+                # Several `save` lines in a file add up (the first one replaces the default).
+                value = (self.values["save"] + " " + value).strip()
+            if canon == "save":
+                self._save_loaded = True
+            self.file_options.add(canon)
+            self._apply({canon: value})
+            return
+        lo_hi = _DEPRECATED.get(name)
+        if lo_hi is not None and lo_hi[0] <= len(args) <= lo_hi[1]:
+            return
+        if name == "include" and len(args) == 2:
+            self._include(args[1])
+            return
+        if name in _DIRECTIVES and len(args) >= 2:
+            return
+        raise ConfigError("Bad directive or wrong number of arguments")
+
+    def _include(self, pattern: bytes) -> None:
+        path = pattern.decode(errors="surrogateescape")
+        paths = sorted(glob.glob(path)) if any(ch in path for ch in "*?[") else [path]
+        for p in paths:
+            try:
+                with open(p, "rb") as fh:
+                    data = fh.read()
+            except OSError as exc:
+                raise FatalConfigError(f"Fatal error, can't open config file '{p}': {exc.strerror}") from None
+            self.load_text(data, p)
 
     def load_argv(self, argv: list[str]) -> None:
-        """`[config-file] [--name value ...]`, grouped into config lines as redis-server does."""
-        chunks: list[str] = []
+        """`[config-file] [--name value ...]` as redis-server reads them: the options become config
+        lines appended after the file's text (so line numbers in errors continue the file's)."""
         args = list(argv)
-        if args and not args[0].startswith("--"):
-            self.config_file = args.pop(0)
+        text = b""
+        if args and not args[0].startswith("-"):
+            self.config_file = os.path.abspath(args.pop(0))
+            try:
+                with open(self.config_file, "rb") as fh:
+                    text = fh.read()
+            except OSError as exc:
+                raise FatalConfigError(f"Fatal error, can't open config file '{self.config_file}': "
+                                       f"{exc.strerror}") from None
+        options = _options_text(args)
+        if options:
+            text += b"\n" + options.encode(errors="surrogateescape")
+        self.load_text(text, self.config_file or "command line")
+
+    # CONFIG REWRITE ---------------------------------------------------------------------------
+    def rewrite(self) -> None:
+        """Rewrite the config file in Redis's manner: lines of options that are set are replaced
+        in place (the first occurrence; later ones blanked), comments and other directives stay,
+        options that differ from their default and were not in the file are appended after a
+        "# Generated by CONFIG REWRITE" marker.  Written to a temporary file and renamed."""
+        if self.config_file is None:
+            raise ConfigError("The server is running without a config file")
+        try:
             with open(self.config_file, "rb") as fh:
-                self.load_text(fh.read(), self.config_file)
-        for a in args:
-            if a.startswith("--"):
-                chunks.append("\n" + a[2:])
-            else:
-                if not chunks:
-                    raise ConfigError(f"Invalid argument '{a}'")
-                chunks.append(" " + _quote(a))
-        if chunks:
-            self.load_text("".join(chunks).encode(errors="surrogateescape"), "command line")
+                old_lines = fh.read().decode(errors="surrogateescape").split("\n")
+        except FileNotFoundError:
+            old_lines = []
+        except OSError as exc:
+            raise ConfigError(f"Rewriting config file: {exc.strerror}") from None
+        if old_lines and old_lines[-1] == "":
+            old_lines.pop()
+        marker = "# Generated by CONFIG REWRITE"
+        lines: list[str | None] = []
+        where: dict[str, list[int]] = {}
+        for raw in old_lines:
+            if raw.strip() == marker:
+                continue
+            stripped = raw.strip()
+            args = split_inline_args(stripped.encode(errors="surrogateescape")) if stripped else None
+            if args and not stripped.startswith("#"):
+                canon = self.canonical(args[0].decode(errors="replace"))
+                if canon is not None:
+                    where.setdefault(canon, []).append(len(lines))
+            lines.append(raw)
+        appended: list[str] = []
+        for name, opt in OPTIONS.items():
+            new_lines = self._rewrite_lines(opt)
+            slots = where.get(name, [])
+            if not slots and (new_lines is None or self.values[name] == self._default(opt)):
+                continue
+            new_lines = new_lines or []
+            for i, slot in enumerate(slots):
+                lines[slot] = new_lines[i] if i < len(new_lines) else ""
+            appended.extend(new_lines[len(slots):])
+        if appended:
+            if lines and lines[-1] != "":
+                lines.append("")
+            lines.append(marker)
+            lines.extend(appended)
+        text = "\n".join(line for line in lines if line is not None) + "\n"
+        tmp = f"{self.config_file}.tmp-{os.getpid()}"
+        try:
+            with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, self.config_file)
+        except OSError as exc:
+            raise ConfigError(f"Rewriting config file: {exc.strerror}") from None
+
+    def _default(self, opt: Option) -> str:
+        return self._initial_dir if opt.name == "dir" else opt.default
+
+    def _rewrite_lines(self, opt: Option) -> list[str] | None:
+        """The config lines that express the option's current value (None: never written)."""
+        name, value = opt.name, self.values[opt.name]
+        if name == "replicaof":
+            return None
+        kind = opt.kind
+        if kind == "string" or name in ("dir", "cluster-announce-hostname", "proc-title-template"):
+            return [f"{name} {repr_arg(value)}"]
+        if kind == "mem" and not value.endswith("%"):
+            return [f"{name} {format_bytes(int(value))}"]
+        if name == "save":
+            if not value:
+                return ['save ""']
+            p = value.split()
+            return [f"save {p[i]} {p[i + 1]}" for i in range(0, len(p), 2)]
+        if name == "client-output-buffer-limit":
+            defaults = split_cobl(opt.default)
+            return [f"{name} {cls} {format_bytes(h)} {format_bytes(s)} {t}"
+                    for cls, (h, s, t) in split_cobl(value).items() if (h, s, t) != defaults.get(cls)]
+        if name == "bind" and not value:
+            return ['bind ""']
+        return [f"{name} {value}"]
 
 
-def _quote(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+class _ApplyError(ConfigError):
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(reason)
+        self.name, self.reason = name, reason
 
 
-class FatalConfigError(Exception):
-    pass
+def _options_text(args: list[str]) -> str:
+    """Command-line options as config text: each `--name` starts a line, values follow quoted."""
+    parts: list[str] = []
+    last_has_value = True
+    for i, a in enumerate(args):
+        if a == "-" and (i == 0 or i == len(args) - 1):
+            continue  # "read the config from stdin": not supported, ignored
+        if last_has_value and a.startswith("--"):
+            if parts:
+                parts.append("\n")
+            parts.append(a[2:] + " ")
+            words = split_inline_args(a.encode(errors="surrogateescape")) or []
+            last_has_value = len(words) != 1
+            if not last_has_value and a.lower() == "--save" and (i == len(args) - 1 or args[i + 1].startswith("--")):
+                parts.append('""')  # `--save` with no value means save ""
+                last_has_value = True
+        else:
+            parts.append(repr_arg(a) + " ")
+            last_has_value = True
+    return "".join(parts)
 
 
-def _fatal(source: str, lineno: int, line: bytes, reason: str) -> None:
+def _fatal(lineno: int, line: bytes, reason: str) -> None:
     raise FatalConfigError(
-        "\n*** FATAL CONFIG FILE ERROR (raxdb, Redis 7.0 compatible) ***\n"
-        f"Reading the configuration file, at line {lineno} ({source})\n"
-        f">>> '{line.decode(errors='replace').strip()}'\n{reason}"
+        f"\n*** FATAL CONFIG FILE ERROR (Redis {REDIS_VERSION}) ***\n"
+        f"Reading the configuration file, at line {lineno}\n"
+        f">>> '{line.decode(errors='replace')}'\n{reason}"
     )

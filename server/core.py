@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import errno
 import os
+import socket
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +32,11 @@ if TYPE_CHECKING:
 
 VERSION = "7.0.15"  # the Redis version raxdb speaks for (INFO redis_version, HELLO)
 RAXDB_VERSION = "0.1.0"
+RAXDB_BUILD_ID = "7261786462000001"  # INFO redis_build_id: fixed per raxdb release
+
+# bind addresses with a '-' prefix are skipped when they fail for one of these reasons
+_UNAVAILABLE = {errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT, errno.EPROTONOSUPPORT, errno.ESOCKTNOSUPPORT,
+                errno.EINVAL, errno.EOPNOTSUPP, None}
 
 
 class Server:
@@ -65,7 +72,8 @@ class Server:
         self.stat_total_error_replies = 0
         self.stat_unexpected_error_replies = 0
         self.errorstats: dict[str, int] = {}
-        self.ops_samples: collections.deque[tuple[int, int]] = collections.deque(maxlen=16)
+        # (time ms, commands, net in, net out) every 100 ms: instantaneous_* in INFO stats
+        self.ops_samples: collections.deque[tuple[int, int, int, int]] = collections.deque(maxlen=16)
         self.slowlog: collections.deque[Any] = collections.deque()
         self.slowlog_next_id = 0
         self.monitors: list[Client] = []
@@ -76,9 +84,39 @@ class Server:
         self.hooks_after_command: list[Any] = []
         self.watchers = 0  # clients with WATCHed keys (guards modified-key work)
         self.notify_flags = 0  # keyspace notification classes enabled (0: none)
+        # slowlog-log-slower-than in ns for the hot loop (never, when negative); kept in sync below.
+        self.slowlog_ns = 0
+        self._sync_slowlog()
+        config.on_change.setdefault("slowlog-log-slower-than", []).append(lambda _v: self._sync_slowlog())
         from server.notify import attach as attach_notify
 
         attach_notify(self)  # Pub/Sub registry, notify-keyspace-events, expiry events and WATCH
+        self._init_introspection()
+
+    def _init_introspection(self) -> None:
+        """State for INFO, CONFIG and CLIENT PAUSE; config hooks that make settable options act."""
+        from server import info
+
+        cfg = self.config
+        self.replid = os.urandom(20).hex()
+        self.build_id = RAXDB_BUILD_ID
+        self.memory_startup = info.process_rss()
+        self.memory_peak = self.memory_startup
+        # Filled in by persistence (rdb_saves, rdb_last_bgsave_status, ...); INFO shows defaults.
+        self.persistence_stats: dict[str, Any] = {}
+        self.persistence_info = self.persistence_stats.get
+        self.pause_handle: asyncio.TimerHandle | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.active_expire_enabled = True  # DEBUG SET-ACTIVE-EXPIRE
+        self.quicklist_packed_threshold = 1024**3  # DEBUG QUICKLIST-PACKED-THRESHOLD
+        # Installed by persistence: save() writes the dataset (SHUTDOWN SAVE, SIGTERM with save points).
+        self.shutdown_saver: Any = None
+        # Called when a CLIENT PAUSE ends (UNPAUSE or timeout): resumes the clients it held.
+        self.unpause_hooks: list[Any] = []
+        on = cfg.on_change.setdefault
+        on("port", []).append(lambda _v: self._rebind("Unable to listen on this port. Check server logs."))
+        on("bind", []).append(lambda _v: self._rebind("Failed to bind to specified addresses."))
+        on("loglevel", []).append(lambda v: LOG.configure(v, ""))
 
     # ---- clock and stats ---------------------------------------------------------------------
     def update_clock(self) -> int:
@@ -100,6 +138,83 @@ class Server:
                 n += sub.calls
         return n
 
+    def _sync_slowlog(self) -> None:
+        us = self.config.slowlog_log_slower_than
+        self.slowlog_ns = us * 1000 if us >= 0 else 1 << 62
+
+    def net_bytes(self) -> tuple[int, int]:
+        """total_net_input_bytes / total_net_output_bytes: closed clients' totals plus live ones'
+        (clients count their own bytes so the read path touches one object, not two)."""
+        i, o = self.stat_net_input_bytes, self.stat_net_output_bytes
+        for c in self.clients.values():
+            i += c.tot_net_in
+            o += c.tot_net_out
+        return i, o
+
+    def used_memory(self) -> int:
+        """INFO used_memory: the process's resident size (Python has no per-object accounting
+        that would be cheap enough to keep up to date)."""
+        from server.info import process_rss
+
+        return process_rss()
+
+    def reset_stats(self) -> None:
+        """CONFIG RESETSTAT: Redis's resetServerStats plus command and error statistics."""
+        self.stat_numconnections = self.stat_rejected_conn = 0
+        self.stat_keyspace_hits = self.stat_keyspace_misses = 0
+        self.stat_expired_keys = 0
+        self.stat_total_error_replies = self.stat_unexpected_error_replies = 0
+        self.stat_net_input_bytes = self.stat_net_output_bytes = 0
+        for c in self.clients.values():
+            c.tot_net_in = c.tot_net_out = 0
+        self.errorstats.clear()
+        self.ops_samples.clear()
+        self.memory_peak = self.used_memory()
+        for cmd in self.table.all_commands():
+            cmd.reset_stats()
+
+    # ---- CLIENT PAUSE --------------------------------------------------------------------------
+    def pause(self, until_ms: int, writes_only: bool) -> None:
+        """CLIENT PAUSE: a later deadline wins; ALL wins over WRITE (as Redis merges pauses)."""
+        if self.pause_until_ms and self.pause_until_ms > self.now_ms:
+            writes_only = writes_only and self.pause_writes_only
+            until_ms = max(until_ms, self.pause_until_ms)
+        self.pause_until_ms = until_ms
+        self.pause_writes_only = writes_only
+        if self.pause_handle is not None:
+            self.pause_handle.cancel()
+        if self.loop is not None:
+            self.pause_handle = self.loop.call_later(max(0.0, (until_ms - time.time() * 1000) / 1000),
+                                                     self.unpause)
+        for c in self.clients.values():
+            c.update_plain()
+
+    def unpause(self) -> None:
+        if self.pause_handle is not None:
+            self.pause_handle.cancel()
+            self.pause_handle = None
+        was_paused = self.pause_until_ms != 0
+        self.pause_until_ms = 0
+        self.pause_writes_only = False
+        for c in self.clients.values():
+            c.update_plain()
+        if was_paused:
+            for hook in list(self.unpause_hooks):
+                hook()
+
+    def is_paused_for(self, cmd: Any) -> bool:
+        """Must a client running `cmd` now wait for the pause to end?  ALL holds every command;
+        WRITE holds writes and commands that may replicate (EVAL, PUBLISH, ...), like Redis's
+        processCommand.  (EXEC is judged by the caller on its queued commands.)"""
+        until = self.pause_until_ms
+        if not until:
+            return False
+        if until <= int(time.time() * 1000):
+            return False
+        if not self.pause_writes_only:
+            return True
+        return cmd.is_write or "may_replicate" in cmd.flags
+
     def _on_expired(self, db: Database, key: bytes) -> None:
         self.stat_expired_keys += 1
         self.dirty += 1
@@ -109,36 +224,112 @@ class Server:
 
     # ---- lifecycle ----------------------------------------------------------------------------
     async def serve(self) -> None:
-        from server.client import Client
 
-        self.loop = loop = asyncio.get_running_loop()
+        self.loop = asyncio.get_running_loop()
         self.shutdown_event = asyncio.Event()
-        binds = [b for b in self.config.values["bind"].split() if b]
         port = self.config.port
-        for addr in binds:
-            optional = addr.startswith("-")
-            host = addr.lstrip("-")
-            if host == "*":
-                host = "0.0.0.0"
-            if host == "::*":
-                host = "::"
-            try:
-                srv = await loop.create_server(lambda: Client(self), host, port, reuse_address=True,
-                                               backlog=int(self.config.values["tcp-backlog"]))
-            except OSError as exc:
-                if optional:
-                    continue
-                LOG.warning(f"Warning: Could not create server TCP listening socket {host}:{port}: {exc}")
-                raise SystemExit(1) from exc
-            self.listeners.append(srv)
+        try:
+            socks = self._bind_sockets(self.config.values["bind"], port)
+        except OSError as exc:
+            LOG.warning(f"Warning: Could not create server TCP listening socket {exc}")
+            LOG.warning(f"Failed listening on port {port} (TCP), aborting.")
+            raise SystemExit(1) from exc
+        await self._serve_sockets(socks)
         if port == 0:
             LOG.notice("Port 0: not listening on TCP")
-        self.config.on_change.setdefault("hz", []).append(lambda _v: None)
         self._schedule_cron()
         LOG.notice(f"Server initialized (raxdb {RAXDB_VERSION}, Redis {VERSION} compatible), port {port}")
         LOG.notice("Ready to accept connections tcp")
         await self.shutdown_event.wait()
         await self.close()
+
+    # ---- listening sockets ----------------------------------------------------------------------
+    def _bind_sockets(self, bind: str, port: int) -> list[socket.socket]:
+        """Bound, listening sockets for the `bind` addresses (a '-' prefix: skip the address if it
+        is not available here).  All or nothing: OSError names the address that failed."""
+        socks: list[socket.socket] = []
+        if port == 0:
+            return socks
+        backlog = int(self.config.values["tcp-backlog"])
+        try:
+            for addr in bind.split():
+                optional = addr.startswith("-")
+                host = addr.lstrip("-")
+                host = {"*": "0.0.0.0", "::*": "::"}.get(host, host)
+                try:
+                    family, kind, proto, _, sockaddr = socket.getaddrinfo(
+                        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+                    sock = socket.socket(family, kind, proto)
+                    try:
+                        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                        if family == socket.AF_INET6:
+                            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                        sock.bind(sockaddr)
+                        sock.listen(backlog)
+                        sock.setblocking(False)
+                    except OSError:
+                        sock.close()
+                        raise
+                except (OSError, UnicodeError) as exc:
+                    if optional and getattr(exc, "errno", None) in _UNAVAILABLE:
+                        continue
+                    raise OSError(getattr(exc, "errno", None), f"{host}:{port}: {exc}") from exc
+                socks.append(sock)
+        except OSError:
+            for sock in socks:
+                sock.close()
+            raise
+        return socks
+
+    async def _serve_sockets(self, socks: list[socket.socket]) -> None:
+        from server.client import Client
+
+        assert self.loop is not None
+        for sock in socks:
+            self.listeners.append(await self.loop.create_server(lambda: Client(self), sock=sock))
+
+    def _rebind(self, failure: str) -> None:
+        """CONFIG SET port / bind: bind the new sockets first, and only then close the old ones,
+        so a failure leaves the server listening where it was (Redis's changeListener)."""
+        if self.loop is None:
+            return
+        from server.config import ConfigError
+
+        try:
+            socks = self._bind_sockets(self.config.values["bind"], self.config.port)
+        except OSError as exc:
+            LOG.warning(f"Failed to bind: {exc}")
+            raise ConfigError(failure) from None
+        for srv in self.listeners:
+            srv.close()
+        self.listeners = []
+        task = self.loop.create_task(self._serve_sockets(socks))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def prepare_shutdown(self, save: bool | None, force: bool) -> str | None:
+        """Redis's prepareForShutdown: save first when asked, or when save points are configured
+        and NOSAVE was not given.  Returns the error text when saving fails and FORCE was not given
+        (the server keeps running), None when it may exit."""
+        LOG.warning("User requested shutdown...")
+        explicit = save is True
+        if save is None:
+            save = bool(self.config.values["save"])
+        if not save:
+            return None
+        if self.shutdown_saver is None:
+            if explicit and not force:
+                LOG.warning("Error trying to save the DB: persistence is not available in this raxdb build")
+                return "ERR Errors trying to SHUTDOWN. Check logs."
+            return None  # no persistence yet: nothing to save
+        LOG.notice("Saving the final RDB snapshot before exiting.")
+        try:
+            self.shutdown_saver()
+        except Exception as exc:  # noqa: BLE001 - any failure to save is reported the same way
+            LOG.warning(f"Error trying to save the DB, can't exit: {exc}")
+            if not force:
+                return "ERR Errors trying to SHUTDOWN. Check logs."
+        return None
 
     def request_shutdown(self) -> None:
         if self.shutdown_event is not None and not self.shutdown_event.is_set():
@@ -146,7 +337,6 @@ class Server:
             self.shutdown_event.set()
 
     async def close(self) -> None:
-        LOG.warning("User requested shutdown...")
         if self.cron_handle is not None:
             self.cron_handle.cancel()
         for srv in self.listeners:
@@ -163,15 +353,16 @@ class Server:
     def _cron(self) -> None:
         now = self.update_clock()
         self.cronloops += 1
-        # Active expiry: bounded work per tick, like Redis's ACTIVE_EXPIRE_CYCLE time limit.
-        budget = 2000
+        # Active expiry: bounded work per tick, like Redis's ACTIVE_EXPIRE_CYCLE time limit.  A
+        # CLIENT PAUSE stops it, as in Redis, so the dataset does not change while paused.
+        budget = 2000 if self.active_expire_enabled and not self.pause_until_ms else 0
         for db in self.dbs:
+            if budget <= 0:
+                break
             if db.expires:
                 budget -= db.active_expire(now, budget)
-                if budget <= 0:
-                    break
         if self.cronloops % max(1, self.config.hz // 10) == 0:
-            self.ops_samples.append((now, self.total_commands()))
+            self.ops_samples.append((now, self.total_commands(), *self.net_bytes()))
         timeout = self.config.timeout
         if timeout and self.cronloops % self.config.hz == 0:
             limit = now - timeout * 1000
@@ -184,5 +375,14 @@ class Server:
         s = self.ops_samples
         if len(s) < 2:
             return 0
-        (t0, n0), (t1, n1) = s[0], s[-1]
+        (t0, n0, _, _), (t1, n1, _, _) = s[0], s[-1]
         return int((n1 - n0) * 1000 / max(1, t1 - t0))
+
+    def instantaneous_kbps(self) -> tuple[float, float]:
+        """instantaneous_input_kbps / instantaneous_output_kbps over the sample window."""
+        s = self.ops_samples
+        if len(s) < 2:
+            return 0.0, 0.0
+        (t0, _, i0, o0), (t1, _, i1, o1) = s[0], s[-1]
+        secs = max(1, t1 - t0) / 1000
+        return (i1 - i0) / 1024 / secs, (o1 - o0) / 1024 / secs

@@ -1,6 +1,10 @@
 """Per-client events that several command families care about: disconnect clean-up, MONITOR
 feeds, the slow log.  Kept out of client.py so the hot path module stays small, and so families
-(pub/sub, blocking, WATCH) register their clean-up here instead of client.py knowing them all."""
+(pub/sub, blocking, WATCH) register their clean-up here instead of client.py knowing them all.
+
+MONITOR lines and slow log entries show arguments the way Redis does, passwords redacted (AUTH,
+HELLO ... AUTH, MIGRATE ... AUTH/AUTH2); admin commands never reach monitors.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +22,8 @@ if TYPE_CHECKING:
 DISCONNECT_HOOKS: list[Callable[[Client], None]] = []
 # ... and here callbacks for RESET (leave MULTI, unsubscribe, unwatch, ...).
 RESET_HOOKS: list[Callable[[Client], None]] = []
+# Installed by the blocking family: unblock(client, as_error) -> bool, for CLIENT UNBLOCK.
+UNBLOCK_HOOK: list[Callable[[Client, bool], bool] | None] = [None]
 
 
 def on_disconnect(client: Client) -> None:
@@ -54,26 +60,74 @@ def _monitor_arg(a: bytes) -> str:
     return '"' + "".join(out) + '"'
 
 
-def feed_monitors(client: Client, argv: list[bytes], cmd: Command) -> None:
-    """MONITOR line: +<secs.usecs> [<db> <addr>] "arg" ... (admin commands are not shown)."""
+def redacted(argv: list[bytes]) -> list[bytes]:
+    """The arguments with passwords replaced by "(redacted)", as Redis's redactClientCommandArgument."""
+    name = argv[0].lower()
+    hide: list[int] = []
+    if name == b"auth":
+        hide = list(range(1, len(argv)))
+    elif name == b"hello":
+        for i in range(2, len(argv)):
+            if argv[i].lower() == b"auth" and i + 2 < len(argv):
+                hide = [i + 1, i + 2]
+                break
+    elif name == b"migrate":
+        i = 6
+        while i < len(argv):
+            a = argv[i].lower()
+            if a == b"auth" and i + 1 < len(argv):
+                hide.append(i + 1)
+                i += 1
+            elif a == b"auth2" and i + 2 < len(argv):
+                hide += [i + 1, i + 2]
+                i += 2
+            elif a == b"keys":
+                break
+            i += 1
+    if not hide:
+        return argv
+    out = list(argv)
+    for i in hide:
+        out[i] = b"(redacted)"
+    return out
+
+
+def start_monitor(client: Client) -> None:
+    """MONITOR: the client receives every command executed from now on (its own included)."""
     srv = client.server
-    if "admin" in cmd.flags or "noscript" in cmd.flags and cmd.fullname in ("exec",):
+    client.is_monitor = True
+    srv.monitors.append(client)
+    for c in srv.clients.values():
+        c.update_plain()
+
+
+def feed_monitors(client: Client, argv: list[bytes], cmd: Command, origin: str | None = None) -> None:
+    """MONITOR line: +<secs.usecs> [<db> <addr>] "arg" ... after the command ran (so the db is the
+    one it left selected); admin commands are not shown.  `origin` replaces the address for
+    commands run by scripts ("lua")."""
+    srv = client.server
+    if "admin" in cmd.flags:
         return
     now = time.time()
-    line = "+%.6f [%d %s] %s\r\n" % (now, client.dbid, client.addr, " ".join(_monitor_arg(a) for a in argv))
+    line = "+%.6f [%d %s] %s\r\n" % (now, client.dbid, origin or client.addr,
+                                       " ".join(_monitor_arg(a) for a in redacted(argv)))
     data = line.encode()
     for m in srv.monitors:
-        if m is not client:
-            m.write(data)
+        m.write(data)
 
 
 def slowlog_add(client: Client, argv: list[bytes], micros: int) -> None:
+    """Record a command that took at least slowlog-log-slower-than microseconds (commands flagged
+    skip_slowlog, such as EXEC whose queued commands are logged themselves, are not)."""
     srv = client.server
     maxlen = srv.config.slowlog_max_len
     if maxlen <= 0:
         return
+    cmd = srv.table.lookup(argv)
+    if cmd is not None and "skip_slowlog" in cmd.flags:
+        return
     args = []
-    shown = argv[:32]
+    shown = redacted(argv)[:32]
     for a in shown:
         args.append(a if len(a) <= 128 else a[:128] + b"... (%d more bytes)" % (len(a) - 128))
     if len(argv) > 32:

@@ -11,14 +11,19 @@ import asyncio
 import signal
 import sys
 
-from server.config import Config, ConfigError, FatalConfigError
+from server.config import Config, FatalConfigError
 from server.log import LOG
 
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    # Every command module, and the modules that own option validators (notify-keyspace-events),
+    # load before the configuration is read, so a bad value stops start-up like any other.
+    import server.commands  # noqa: F401 - registers every command handler
+    import server.notify  # noqa: F401
+    from server.core import RAXDB_VERSION, VERSION, Server
+
     if args and args[0] in ("-v", "--version"):
-        from server.core import RAXDB_VERSION, VERSION
 
         print(f"raxdb v={RAXDB_VERSION} (Redis {VERSION} compatible)")
         return
@@ -33,17 +38,11 @@ def main(argv: list[str] | None = None) -> None:
     except FatalConfigError as exc:
         print(str(exc), file=sys.stderr)
         raise SystemExit(1) from None
-    except (ConfigError, OSError) as exc:
-        print(f"\n*** FATAL CONFIG FILE ERROR ***\n{exc}", file=sys.stderr)
-        raise SystemExit(1) from None
     LOG.configure(config.values["loglevel"], config.values["logfile"])
     LOG.notice("oO0OoO0OoO0Oo raxdb is starting oO0OoO0OoO0Oo")
     if config.config_file is None:
         LOG.warning("Warning: no config file specified, using the default config. In order to specify a "
                     "config file use raxdb-server /path/to/redis.conf")
-    import server.commands  # noqa: F401 - registers every command handler
-    from server.core import Server
-
     srv = Server(config)
     try:
         import uvloop
@@ -59,8 +58,18 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _on_signal(srv, sig: int) -> None:  # type: ignore[no-untyped-def]
+    """SIGINT / SIGTERM: shut down as shutdown-on-sigint / shutdown-on-sigterm say (default: save
+    if save points are configured), like Redis; if saving fails the server keeps running."""
     name = "SIGINT" if sig == signal.SIGINT else "SIGTERM"
+    if srv.shutting_down:
+        return
     LOG.warning(f"Received {name} scheduling shutdown...")
+    mode = srv.config.values["shutdown-on-sigint" if sig == signal.SIGINT else "shutdown-on-sigterm"]
+    save = {"save": True, "nosave": False}.get(mode)
+    if srv.prepare_shutdown(save, force=mode == "force") is not None:
+        LOG.warning(f"{name} received but errors trying to shut down the server, check the logs for more "
+                    "information")
+        return
     srv.request_shutdown()
 
 

@@ -1,13 +1,27 @@
-"""Server commands (Redis's server.c / db.c admin side): FLUSHDB, FLUSHALL, DBSIZE.
+"""Server commands (Redis's server.c / db.c / debug.c admin side): FLUSHDB, FLUSHALL, DBSIZE, SWAPDB,
+INFO, TIME, LASTSAVE, ROLE, SLOWLOG, MONITOR, MEMORY, DEBUG, SHUTDOWN, LOLWUT.
 
-(More server and introspection commands are added here: INFO, CONFIG, CLIENT, COMMAND, ...)
+CONFIG, CLIENT and COMMAND live in t_config, t_client and t_command (imported at the bottom so
+importing this family registers them all).  Replies and errors are Redis 7.0's word for word;
+where raxdb has no equivalent of a Redis internal (allocator statistics, RDB serialisation) the
+figures are estimates with the same shape.
 """
 
 from __future__ import annotations
 
+import time
+
 from protocol import reply as R
-from server.commands.table import command
-from server.errors import CommandError
+from protocol.request import _string2ll
+from server import info as info_mod
+from server import lifecycle
+from server.commands.args import maybe_int, strtod
+from server.commands.t_config import help_reply, is_local
+from server.commands.table import NO_REPLY, command
+from server.config import memtoull
+from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError
+from server.keyaccess import modified, signal_ready
+from server.log import LOG
 
 
 def validate_client_name(name: bytes) -> None:
@@ -17,6 +31,7 @@ def validate_client_name(name: bytes) -> None:
             raise CommandError("ERR Client names cannot contain spaces, newlines or special characters.")
 
 
+# ---- keyspace-wide ------------------------------------------------------------------------------
 def _flush_mode(argv: list[bytes], start: int) -> None:
     if len(argv) > start + 1:
         raise CommandError("ERR syntax error")
@@ -42,3 +57,473 @@ def flushall(c, argv):
 @command("dbsize")
 def dbsize(c, argv):
     return R.integer(len(c.db))
+
+
+@command("swapdb")
+def swapdb(c, argv):
+    srv = c.server
+    a, b = maybe_int(argv[1]), maybe_int(argv[2])
+    if a is None:
+        raise CommandError("ERR invalid first DB index")
+    if b is None:
+        raise CommandError("ERR invalid second DB index")
+    n = len(srv.dbs)
+    if not (0 <= a < n and 0 <= b < n):
+        raise CommandError(DB_INDEX)
+    if a != b:
+        da, db_ = srv.dbs[a], srv.dbs[b]
+        da.swap_contents(db_)
+        # WATCHed keys that exist on either side see a change; blocked clients waiting on keys
+        # that now hold data are woken (Redis's touchAllWatchedKeysInDb / scanDatabaseForReadyKeys).
+        for d in (da, db_):
+            for key in list(d.watched):
+                if key in da.data or key in db_.data:
+                    modified(c, key, d)
+            for key in list(d.blocking):
+                if key in d.data:
+                    signal_ready(d, key)
+        srv.dirty += 1
+    return R.OK
+
+
+# ---- INFO and small introspection ---------------------------------------------------------------
+@command("info")
+def info(c, argv):
+    return c.enc.verbatim(info_mod.generate(c.server, argv[1:]))
+
+
+@command("time")
+def time_(c, argv):
+    now = time.time_ns() // 1000
+    return R.bulk_array([b"%d" % (now // 1_000_000), b"%d" % (now % 1_000_000)])
+
+
+@command("lastsave")
+def lastsave(c, argv):
+    return R.integer(c.server.lastsave)
+
+
+@command("role")
+def role(c, argv):
+    return R.array([R.bulk(b"master"), R.ZERO, R.EMPTY_ARRAY])
+
+
+# ---- SLOWLOG ------------------------------------------------------------------------------------
+@command("slowlog|get")
+def slowlog_get(c, argv):
+    if len(argv) > 3:
+        raise CommandError("ERR unknown subcommand or wrong number of arguments for 'GET'. Try SLOWLOG HELP.")
+    count = 10
+    if len(argv) == 3:
+        n = maybe_int(argv[2])
+        if n is None or n < -1:
+            raise CommandError("ERR count should be greater than or equal to -1")
+        count = n if n != -1 else len(c.server.slowlog)
+    entries = list(c.server.slowlog)[:count]
+    return R.array([lifecycle.encode_slowlog_entry(e, c.enc) for e in entries])
+
+
+@command("slowlog|len")
+def slowlog_len(c, argv):
+    return R.integer(len(c.server.slowlog))
+
+
+@command("slowlog|reset")
+def slowlog_reset(c, argv):
+    c.server.slowlog.clear()
+    return R.OK
+
+
+@command("slowlog|help")
+def slowlog_help(c, argv):
+    return help_reply("SLOWLOG", [
+        "GET [<count>]",
+        "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+        "    Entries are made of:",
+        "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+        "    client name",
+        "LEN",
+        "    Return the length of the slowlog.",
+        "RESET",
+        "    Reset the slowlog.",
+    ])
+
+
+# ---- MONITOR ------------------------------------------------------------------------------------
+@command("monitor")
+def monitor(c, argv):
+    if c.in_exec:
+        raise CommandError("ERR MONITOR isn't allowed for DENY BLOCKING client")
+    if c.is_monitor:
+        return NO_REPLY  # already monitoring: ignored, as Redis does
+    lifecycle.start_monitor(c)
+    return R.OK
+
+
+# ---- MEMORY -------------------------------------------------------------------------------------
+def _jemalloc_size(n: int) -> int:
+    """The allocation size class jemalloc serves a request of n bytes from (Redis's
+    zmalloc_size), which is what MEMORY USAGE reports."""
+    if n <= 8:
+        return 8
+    if n <= 128:
+        return (n + 15) // 16 * 16
+    group = 1 << (n - 1).bit_length()  # the next power of two
+    step = group // 8
+    return (n + step - 1) // step * step
+
+
+def _sds_alloc(length: int, embedded: bool = False) -> int:
+    if embedded or length < 32:
+        hdr = 3 if embedded else 1
+    elif length < 256:
+        hdr = 3
+    elif length < 65536:
+        hdr = 5
+    elif length < 2**32:
+        hdr = 9
+    else:
+        hdr = 17
+    return hdr + length + 1
+
+
+def string_encoding(v: bytes | bytearray) -> str:
+    """int / embstr / raw, as Redis would have encoded a string value set by SET."""
+    if v.__class__ is bytearray:
+        return "raw"
+    if len(v) <= 20 and _string2ll(v) is not None:
+        return "int"
+    return "embstr" if len(v) <= 44 else "raw"
+
+
+def value_usage(v) -> int:
+    """Bytes the value object occupies, estimated like Redis's objectComputeSize."""
+    if v.__class__ is bytes or v.__class__ is bytearray:
+        enc = string_encoding(v)
+        if enc == "int":
+            return 16
+        if enc == "embstr":
+            return _jemalloc_size(16 + _sds_alloc(len(v), embedded=True))
+        return 16 + _jemalloc_size(_sds_alloc(len(v)))
+    return int(v.mem_usage())
+
+
+def key_usage(key: bytes, value) -> int:
+    """MEMORY USAGE: the dict entry, the key string and the value."""
+    return 24 + _jemalloc_size(_sds_alloc(len(key))) + value_usage(value)
+
+
+@command("memory|usage")
+def memory_usage(c, argv):
+    i = 3
+    while i < len(argv):
+        if argv[i].lower() == b"samples" and i + 1 < len(argv):
+            n = maybe_int(argv[i + 1])
+            if n is None:
+                raise CommandError(NOT_INTEGER)
+            if n < 0:
+                raise CommandError(SYNTAX)
+            i += 2
+        else:
+            raise CommandError(SYNTAX)
+    value = c.db.data.get(argv[2])
+    if value is None:
+        return c.enc.null
+    return R.integer(key_usage(argv[2], value))
+
+
+@command("memory|stats")
+def memory_stats(c, argv):
+    srv = c.server
+    enc = c.enc
+    used = srv.used_memory()
+    peak = srv.memory_peak = max(srv.memory_peak, used)
+    startup = min(srv.memory_startup, used)
+    clients = sum(len(x.last_argv or ()) for x in srv.clients.values()) + 1024 * len(srv.clients)
+    keys = sum(len(db.data) for db in srv.dbs)
+    pairs = [
+        R.bulk(b"peak.allocated"), R.integer(peak),
+        R.bulk(b"total.allocated"), R.integer(used),
+        R.bulk(b"startup.allocated"), R.integer(startup),
+        R.bulk(b"replication.backlog"), R.ZERO,
+        R.bulk(b"clients.slaves"), R.ZERO,
+        R.bulk(b"clients.normal"), R.integer(clients),
+        R.bulk(b"cluster.links"), R.ZERO,
+        R.bulk(b"aof.buffer"), R.ZERO,
+        R.bulk(b"lua.caches"), R.ZERO,
+        R.bulk(b"functions.caches"), R.ZERO,
+    ]
+    overhead = startup + clients
+    for db in srv.dbs:
+        if db.data:
+            main, exp = 8 * len(db.slots) + 24 * len(db.data), 8 * len(db.expires) + 24 * len(db.expires)
+            overhead += main + exp
+            pairs += [R.bulk(b"db.%d" % db.id), enc.map([
+                R.bulk(b"overhead.hashtable.main"), R.integer(main),
+                R.bulk(b"overhead.hashtable.expires"), R.integer(exp),
+                R.bulk(b"overhead.hashtable.slot-to-keys"), R.ZERO])]
+    dataset = max(0, used - overhead)
+    net = max(1, used - startup)
+    pairs += [
+        R.bulk(b"overhead.total"), R.integer(overhead),
+        R.bulk(b"keys.count"), R.integer(keys),
+        R.bulk(b"keys.bytes-per-key"), R.integer((used - startup) // keys if keys else 0),
+        R.bulk(b"dataset.bytes"), R.integer(dataset),
+        R.bulk(b"dataset.percentage"), enc.double(dataset * 100.0 / net),
+        R.bulk(b"peak.percentage"), enc.double(used * 100.0 / peak if peak else 100.0),
+        R.bulk(b"allocator.allocated"), R.integer(used),
+        R.bulk(b"allocator.active"), R.integer(used),
+        R.bulk(b"allocator.resident"), R.integer(used),
+        R.bulk(b"allocator-fragmentation.ratio"), enc.double(1.0),
+        R.bulk(b"allocator-fragmentation.bytes"), R.ZERO,
+        R.bulk(b"allocator-rss.ratio"), enc.double(1.0),
+        R.bulk(b"allocator-rss.bytes"), R.ZERO,
+        R.bulk(b"rss-overhead.ratio"), enc.double(1.0),
+        R.bulk(b"rss-overhead.bytes"), R.ZERO,
+        R.bulk(b"fragmentation"), enc.double(1.0),
+        R.bulk(b"fragmentation.bytes"), R.ZERO,
+    ]
+    return enc.map(pairs)
+
+
+@command("memory|doctor")
+def memory_doctor(c, argv):
+    if c.server.used_memory() - c.server.memory_startup < 5 * 1024 * 1024:
+        text = (b"Hi Sam, this instance is empty or is using very little memory, my issues detector can't be "
+                b"used in these conditions. Please, leave for your mission on Earth and fill it with some data. "
+                b"The new Sam and I will be back to our programming as soon as I finished rebooting.\n")
+    else:
+        text = (b"Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs "
+                b"on this base.\n")
+    return c.enc.verbatim(text)
+
+
+@command("memory|malloc-stats")
+def memory_malloc_stats(c, argv):
+    return R.bulk(b"Stats not supported for the current allocator")
+
+
+@command("memory|purge")
+def memory_purge(c, argv):
+    return R.OK
+
+
+@command("memory|help")
+def memory_help(c, argv):
+    return help_reply("MEMORY", [
+        "DOCTOR",
+        "    Return memory problems reports.",
+        "MALLOC-STATS",
+        "    Return internal statistics report from the memory allocator.",
+        "PURGE",
+        "    Attempt to purge dirty pages for reclamation by the allocator.",
+        "STATS",
+        "    Return information about the memory usage of the server.",
+        "USAGE <key> [SAMPLES <count>]",
+        "    Return memory in bytes used by <key> and its value. Nested values are",
+        "    sampled up to <count> times (default: 5, 0 means sample all).",
+    ])
+
+
+# ---- DEBUG --------------------------------------------------------------------------------------
+_DEBUG_DENIED = ("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you "
+                 "can run it from a local connection, otherwise you need to set this option in the "
+                 "configuration file, and then restart the server.")
+
+_DEBUG_HELP = [
+    "CHANGE-REPL-ID",
+    "    Change the replication IDs of the instance.",
+    "    Dangerous: should be used only for testing the replication subsystem.",
+    "ERROR <string>",
+    "    Return a Redis protocol error with <string> as message. Useful for clients",
+    "    unit tests to simulate Redis errors.",
+    "LOG <message>",
+    "    Write <message> to the server log.",
+    "OBJECT <key>",
+    "    Show low level info about `key` and associated value.",
+    "PROTOCOL <type>",
+    "    Reply with a test value of the specified type. <type> can be: string,",
+    "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+    "    true, false.",
+    "SET-ACTIVE-EXPIRE <0|1>",
+    "    Setting it to 0 disables expiring keys in background when they are not",
+    "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+    "    default.",
+    "QUICKLIST-PACKED-THRESHOLD <size>",
+    "    Sets the threshold for elements to be inserted as plain vs packed nodes",
+    "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
+    "SLEEP <seconds>",
+    "    Stop the server for <seconds>. Decimals allowed.",
+]
+
+
+def _debug_object(c, key: bytes) -> bytes:
+    db = c.db
+    value = db.get(key, c.server.now_ms)
+    if value is None:
+        raise CommandError(NO_SUCH_KEY)
+    if value.__class__ is bytes or value.__class__ is bytearray:
+        enc = string_encoding(value)
+        shared = enc == "int" and 0 <= int(value) < 10000
+        refcount = 2147483647 if shared else 1
+        serialized = _serialized_string_len(value, enc)
+    else:
+        enc = value.encoding()
+        refcount = 1
+        serialized = max(1, value_usage(value) // 2)
+    access = db.access.get(key, c.server.now_ms)
+    lru = (access // 1000) & ((1 << 24) - 1)
+    idle = max(0, c.server.now_ms - access) // 1000
+    text = (f"Value at:0x{id(value):x} refcount:{refcount} encoding:{enc} serializedlength:{serialized} "
+            f"lru:{lru} lru_seconds_idle:{idle}")
+    return R.status(text)
+
+
+def _serialized_string_len(v: bytes | bytearray, enc: str) -> int:
+    """The RDB length of a string: integers in 2, 3 or 5 bytes, others length-prefixed."""
+    if enc == "int" or (len(v) <= 11 and _string2ll(bytes(v)) is not None):
+        n = int(v)
+        if -(2**7) <= n < 2**7:
+            return 2
+        if -(2**15) <= n < 2**15:
+            return 3
+        if -(2**31) <= n < 2**31:
+            return 5
+    n = len(v)
+    return n + (1 if n < 64 else 2 if n < 16384 else 5)
+
+
+def _debug_protocol(c, kind: bytes) -> bytes:
+    enc = c.enc
+    if kind == b"string":
+        return R.bulk(b"Hello World")
+    if kind == b"integer":
+        return R.integer(12345)
+    if kind == b"double":
+        return enc.double(3.141)
+    if kind == b"bignum":
+        return enc.big_number(b"1234567999999999999999999999999999999")
+    if kind == b"null":
+        return enc.null
+    if kind == b"array":
+        return R.array([R.integer(i) for i in range(3)])
+    if kind == b"set":
+        return enc.set([R.integer(i) for i in range(3)])
+    if kind == b"map":
+        return enc.map([x for i in range(3) for x in (R.integer(i), enc.boolean(i == 1))])
+    if kind == b"attrib":
+        body = R.bulk(b"Some real reply following the attribute")
+        if enc.version == 2:
+            return body
+        return (b"|1\r\n" + R.bulk(b"key-popularity") + R.array([R.bulk(b"key:123"), R.integer(90)]) + body)
+    if kind == b"push":
+        if enc.version == 2:
+            raise CommandError("ERR RESP2 is not supported by this command")
+        return (enc.push_header(2) + R.bulk(b"server-cpu-usage") + R.integer(42)
+                + R.bulk(b"Some real reply following the push reply"))
+    if kind == b"verbatim":
+        return enc.verbatim(b"This is a verbatim\nstring")
+    if kind == b"true":
+        return enc.boolean(True)
+    if kind == b"false":
+        return enc.boolean(False)
+    raise CommandError("ERR Wrong protocol type name. Please use one of the following: "
+                       "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")
+
+
+def debug_allowed(c) -> bool:
+    mode = c.server.config.values["enable-debug-command"]
+    return mode == "yes" or (mode == "local" and is_local(c))
+
+
+@command("debug")
+def debug(c, argv):
+    if not debug_allowed(c):
+        raise CommandError(_DEBUG_DENIED)
+    sub = argv[1].lower()
+    n = len(argv)
+    srv = c.server
+    if sub == b"help" and n == 2:
+        return help_reply("DEBUG", _DEBUG_HELP)
+    if sub == b"sleep" and n == 3:
+        secs = strtod(argv[2]) or 0.0
+        time.sleep(max(0.0, secs))  # blocks the whole server, exactly what DEBUG SLEEP is for
+        return R.OK
+    if sub == b"object" and n == 3:
+        return _debug_object(c, argv[2])
+    if sub == b"set-active-expire" and n == 3:
+        srv.active_expire_enabled = argv[2] != b"0"
+        return R.OK
+    if sub == b"change-repl-id" and n == 2:
+        import os
+
+        srv.replid = os.urandom(20).hex()
+        return R.OK
+    if sub == b"quicklist-packed-threshold" and n == 3:
+        size = memtoull(argv[2])
+        if size is None or size > 4 * 1024**3:
+            raise CommandError("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
+        srv.quicklist_packed_threshold = size or 1024**3
+        return R.OK
+    if sub == b"protocol" and n == 3:
+        return _debug_protocol(c, argv[2].lower())
+    if sub == b"error" and n == 3:
+        raise CommandError(argv[2])
+    if sub == b"log" and n == 3:
+        LOG.warning("DEBUG LOG: " + argv[2].decode(errors="replace"))
+        return R.OK
+    raise CommandError("ERR unknown subcommand or wrong number of arguments for '%s'. Try DEBUG HELP."
+                       % argv[1].decode(errors="replace"))
+
+
+# ---- SHUTDOWN -----------------------------------------------------------------------------------
+@command("shutdown")
+def shutdown(c, argv):
+    flags: set[bytes] = set()
+    abort = False
+    for a in argv[1:]:
+        low = a.lower()
+        if low in (b"nosave", b"save", b"now", b"force"):
+            flags.add(low)
+        elif low == b"abort":
+            abort = True
+        else:
+            raise CommandError(SYNTAX)
+    if (abort and flags) or {b"nosave", b"save"} <= flags:
+        raise CommandError(SYNTAX)
+    if abort:
+        raise CommandError("ERR No shutdown in progress.")
+    if b"now" not in flags and c.in_exec:
+        raise CommandError("ERR SHUTDOWN without NOW or ABORT isn't allowed for DENY BLOCKING client")
+    save = True if b"save" in flags else False if b"nosave" in flags else None
+    error = c.server.prepare_shutdown(save, force=b"force" in flags)
+    if error:
+        raise CommandError(error)
+    c.server.request_shutdown()
+    return NO_REPLY
+
+
+# ---- LOLWUT -------------------------------------------------------------------------------------
+@command("lolwut")
+def lolwut(c, argv):
+    from server.core import VERSION
+
+    version = 0
+    if len(argv) >= 3 and argv[1].lower() == b"version":
+        v = maybe_int(argv[2])
+        if v is None:
+            raise CommandError(NOT_INTEGER)
+        version = v
+    footer = f"Redis ver. {VERSION}\n"
+    if version == 5:
+        art = "\n".join("".join("\u2800\u28ff"[(x * 7 + y * 3) % 2] for x in range(32)) for y in range(8))
+        footer = f"{art}\n\nGeorg Nees - schotter, plotter on paper, 1968. {footer}"
+    elif version == 6:
+        art = "\n".join("".join(" .:-=+*#"[(x ^ y) % 8] for x in range(40)) for y in range(10))
+        footer = (f"{art}\nDedicated to the 8 bit game developers of past and present.\n"
+                  f"Original 8 bit image from Plaguemon by hikikomori. {footer}")
+    return c.enc.verbatim(footer.encode())
+
+
+# Registering the other server-side families with this one (CONFIG, CLIENT, COMMAND).
+from server.commands import t_client, t_command, t_config  # noqa: E402,F401

@@ -1,0 +1,436 @@
+"""CLIENT subcommands (Redis's networking.c clientCommand), with Redis 7.0's replies and errors.
+
+CLIENT LIST / INFO lines carry the same fields in the same order as Redis 7.0 (plus lib-name and
+lib-ver once a client has sent CLIENT SETINFO, as 7.2 shows them), so tools that parse them keep
+working; buffer figures are raxdb's own.  CLIENT PAUSE keeps its state on the Server
+(`Server.pause`, `Server.is_paused_for`); holding paused clients is the dispatcher's job.
+CLIENT TRACKING parses every option as Redis does but does not enable server-assisted
+client-side caching, which raxdb does not implement: TRACKING ON replies a clear error.
+"""
+
+from __future__ import annotations
+
+from protocol import reply as R
+from protocol.request import _string2ll
+from server import lifecycle
+from server.commands.args import maybe_int
+from server.commands.t_config import help_reply
+from server.commands.table import NO_REPLY, command
+from server.errors import SYNTAX, CommandError
+
+
+def _generic_error(sub: str) -> CommandError:
+    return CommandError(f"ERR unknown subcommand or wrong number of arguments for '{sub}'. Try CLIENT HELP.")
+
+
+# ---- CLIENT LIST / INFO ------------------------------------------------------------------------
+def client_type(c) -> str:
+    """getClientType: raxdb has no replica or master links, so normal or pubsub."""
+    return "pubsub" if (c.channels or c.patterns or c.shard_channels) else "normal"
+
+
+def _flags(c) -> str:
+    f = ""
+    if c.is_monitor:
+        f += "O"
+    if c.channels or c.patterns or c.shard_channels:
+        f += "P"
+    if c.multi is not None:
+        f += "x"
+    if c.blocked:
+        f += "b"
+    if c.tracking:
+        f += "t"
+    if c.dirty_cas:
+        f += "d"
+    if c.close_after_reply:
+        f += "c"
+    if c.no_evict:
+        f += "e"
+    if c.no_touch:
+        f += "T"
+    return f or "N"
+
+
+def _argv_mem(argv) -> int:
+    return sum(len(a) for a in argv) if argv else 0
+
+
+def client_info_line(c, current=None) -> str:
+    """One CLIENT LIST line (without the newline).  `current` is the client running the command
+    (its cmd= is the command in progress, as in Redis)."""
+    srv = c.server
+    now = srv.now_ms
+    transport = c.transport
+    try:
+        omem = transport.get_write_buffer_size() if transport is not None else 0
+    except (AttributeError, RuntimeError):
+        omem = 0
+    exact = c.exact
+    qbuf = exact.pending() if exact is not None else 0
+    me = c is current
+    argv_mem = _argv_mem(c.last_argv) if me else 0
+    multi = c.multi
+    multi_mem = sum(_argv_mem(argv) for _, argv in multi) if multi else 0
+    last = c.last_cmd
+    if me and c.last_argv:
+        cmd = srv.table.lookup(c.last_argv)
+        last = cmd if cmd is not None else last
+    cmd_name = getattr(last, "fullname", last) or "NULL"
+    name = c.name.decode(errors="replace")
+    line = (f"id={c.id} addr={c.addr} laddr={c.laddr} fd={c.fd} name={name} age={(now - c.ctime) // 1000} "
+            f"idle={max(0, now - c.last_interaction) // 1000} flags={_flags(c)} db={c.dbid} "
+            f"sub={len(c.channels)} psub={len(c.patterns)} ssub={len(c.shard_channels)} "
+            f"multi={len(multi) if multi is not None else -1} qbuf={qbuf} qbuf-free=0 argv-mem={argv_mem} "
+            f"multi-mem={multi_mem} rbs=0 rbp=0 obl=0 oll=0 omem={omem} "
+            f"tot-mem={qbuf + argv_mem + multi_mem + omem} events={'rw' if omem else 'r'} cmd={cmd_name} "
+            f"user={c.user} redir=-1 resp={c.resp}")
+    if c.lib_name or c.lib_ver:
+        line += f" lib-name={c.lib_name.decode(errors='replace')} lib-ver={c.lib_ver.decode(errors='replace')}"
+    return line
+
+
+def _text_reply(c, text: str) -> bytes:
+    return c.enc.verbatim(text.encode(errors="replace"))
+
+
+_TYPES = {b"normal": "normal", b"master": "master", b"slave": "slave", b"replica": "slave", b"pubsub": "pubsub"}
+
+
+def _parse_type(arg: bytes) -> str:
+    t = _TYPES.get(arg.lower())
+    if t is None:
+        raise CommandError(f"ERR Unknown client type '{arg.decode(errors='replace')}'")
+    return t
+
+
+@command("client|list")
+def client_list(c, argv):
+    clients = list(c.server.clients.values())
+    if len(argv) == 4 and argv[2].lower() == b"type":
+        t = _parse_type(argv[3])
+        clients = [x for x in clients if client_type(x) == t]
+    elif len(argv) > 3 and argv[2].lower() == b"id":
+        chosen = []
+        for a in argv[3:]:
+            cid = maybe_int(a)
+            if cid is None or cid <= 0:
+                if cid is None:
+                    raise CommandError("ERR Invalid client ID")
+                continue
+            x = c.server.clients.get(cid)
+            if x is not None:
+                chosen.append(x)
+        clients = chosen
+    elif len(argv) != 2:
+        raise CommandError(SYNTAX)
+    return _text_reply(c, "".join(client_info_line(x, c) + "\n" for x in clients))
+
+
+@command("client|info")
+def client_info(c, argv):
+    return _text_reply(c, client_info_line(c, c) + "\n")
+
+
+# ---- identity ----------------------------------------------------------------------------------
+@command("client|id")
+def client_id(c, argv):
+    return R.integer(c.id)
+
+
+@command("client|setname")
+def client_setname(c, argv):
+    from server.commands.t_server import validate_client_name
+
+    validate_client_name(argv[2])
+    c.name = argv[2]
+    return R.OK
+
+
+@command("client|getname")
+def client_getname(c, argv):
+    return R.bulk(c.name) if c.name else c.enc.null
+
+
+def _validate_attr(value: bytes, attr: bytes) -> None:
+    for b in value:
+        if b < 33 or b > 126:
+            raise CommandError(f"ERR {attr.decode(errors='replace')} cannot contain spaces, newlines or "
+                               "special characters.")
+
+
+@command("client|setinfo")
+def client_setinfo(c, argv):
+    attr, value = argv[2], argv[3]
+    low = attr.lower()
+    if low not in (b"lib-name", b"lib-ver"):
+        raise CommandError(f"ERR Unrecognized option '{attr.decode(errors='replace')}'")
+    _validate_attr(value, attr)
+    if low == b"lib-name":
+        c.lib_name = value
+    else:
+        c.lib_ver = value
+    return R.OK
+
+
+# ---- KILL --------------------------------------------------------------------------------------
+def _kill(c, victim) -> None:
+    if victim is c:
+        c.close_after_reply = True
+    else:
+        victim.kill_reason = "killed"
+        victim.close()
+
+
+@command("client|kill")
+def client_kill(c, argv):
+    srv = c.server
+    if len(argv) == 3:  # old form: CLIENT KILL addr:port
+        for x in list(srv.clients.values()):
+            if x.addr.encode() == argv[2]:
+                _kill(c, x)
+                return R.OK
+        raise CommandError("ERR No such client")
+    cid = None
+    ctype = addr = laddr = user = None
+    skipme = True
+    i = 2
+    while i < len(argv):
+        if i + 1 >= len(argv):
+            raise CommandError(SYNTAX)
+        opt, val = argv[i].lower(), argv[i + 1]
+        if opt == b"id":
+            n = _string2ll(val)
+            if n is None or n <= 0:
+                raise CommandError("ERR client-id should be greater than 0")
+            cid = n
+        elif opt == b"type":
+            ctype = _parse_type(val)
+        elif opt == b"addr":
+            addr = val
+        elif opt == b"laddr":
+            laddr = val
+        elif opt == b"user":
+            if val != b"default":
+                raise CommandError(f"ERR No such user '{val.decode(errors='replace')}'")
+            user = val.decode()
+        elif opt == b"skipme":
+            low = val.lower()
+            if low not in (b"yes", b"no"):
+                raise CommandError(SYNTAX)
+            skipme = low == b"yes"
+        else:
+            raise CommandError(SYNTAX)
+        i += 2
+    killed = 0
+    for x in list(srv.clients.values()):
+        if ((cid is not None and x.id != cid) or (ctype is not None and client_type(x) != ctype)
+                or (addr is not None and x.addr.encode() != addr)
+                or (laddr is not None and x.laddr.encode() != laddr)
+                or (user is not None and x.user != user) or (skipme and x is c)):
+            continue
+        _kill(c, x)
+        killed += 1
+    return R.integer(killed)
+
+
+# ---- modes -------------------------------------------------------------------------------------
+def _on_off(arg: bytes) -> bool:
+    low = arg.lower()
+    if low == b"on":
+        return True
+    if low == b"off":
+        return False
+    raise CommandError(SYNTAX)
+
+
+@command("client|reply")
+def client_reply(c, argv):
+    mode = argv[2].lower()
+    if mode == b"on":
+        c.reply_mode = "on"
+        c.update_plain()
+        return R.OK
+    if mode == b"off":
+        c.reply_mode = "off"
+    elif mode == b"skip":
+        if c.reply_mode == "on":
+            c.reply_mode = "skip_next"  # the dispatcher drops this reply and the next command's
+    else:
+        raise CommandError(SYNTAX)
+    c.update_plain()
+    return NO_REPLY
+
+
+@command("client|no-evict")
+def client_no_evict(c, argv):
+    c.no_evict = _on_off(argv[2])
+    return R.OK
+
+
+@command("client|no-touch")
+def client_no_touch(c, argv):
+    c.no_touch = _on_off(argv[2])
+    return R.OK
+
+
+@command("client|pause")
+def client_pause(c, argv):
+    if len(argv) > 4:
+        raise _generic_error("PAUSE")
+    ms = _string2ll(argv[2])
+    if ms is None:
+        raise CommandError("ERR timeout is not an integer or out of range")
+    if ms < 0:
+        raise CommandError("ERR timeout is negative")
+    writes_only = False
+    if len(argv) == 4:
+        mode = argv[3].lower()
+        if mode == b"write":
+            writes_only = True
+        elif mode != b"all":
+            raise CommandError("ERR CLIENT PAUSE mode must be WRITE or ALL")
+    c.server.pause(c.server.now_ms + ms, writes_only)
+    return R.OK
+
+
+@command("client|unpause")
+def client_unpause(c, argv):
+    c.server.unpause()
+    return R.OK
+
+
+@command("client|unblock")
+def client_unblock(c, argv):
+    if len(argv) > 4:
+        raise _generic_error("UNBLOCK")
+    cid = maybe_int(argv[2])
+    if cid is None:
+        raise CommandError("ERR value is not an integer or out of range")
+    as_error = False
+    if len(argv) == 4:
+        reason = argv[3].lower()
+        if reason == b"error":
+            as_error = True
+        elif reason != b"timeout":
+            raise CommandError("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+    target = c.server.clients.get(cid)
+    hook = lifecycle.UNBLOCK_HOOK[0]
+    if target is None or not target.blocked or hook is None:
+        return R.ZERO
+    return R.ONE if hook(target, as_error) else R.ZERO
+
+
+# ---- client-side caching (parsed, not supported) -----------------------------------------------
+@command("client|tracking")
+def client_tracking(c, argv):
+    options: set[str] = set()
+    prefixes = []
+    redirect = None
+    i = 3
+    while i < len(argv):
+        opt = argv[i].lower()
+        more = len(argv) - 1 - i
+        if opt == b"redirect" and more:
+            i += 1
+            if redirect is not None:
+                raise CommandError("ERR A client can only redirect to a single other client")
+            redirect = maybe_int(argv[i])
+            if redirect is None:
+                raise CommandError("ERR value is not an integer or out of range")
+            if redirect not in c.server.clients:
+                raise CommandError("ERR The client ID you want redirect to does not exist")
+        elif opt in (b"bcast", b"optin", b"optout", b"noloop"):
+            options.add(opt.decode())
+        elif opt == b"prefix" and more:
+            i += 1
+            prefixes.append(argv[i])
+        else:
+            raise CommandError(SYNTAX)
+        i += 1
+    mode = argv[2].lower()
+    if mode == b"off":
+        c.tracking = False
+        return R.OK
+    if mode != b"on":
+        raise CommandError(SYNTAX)
+    if prefixes and "bcast" not in options:
+        raise CommandError("ERR PREFIX option requires BCAST mode to be enabled")
+    if "bcast" in options and options & {"optin", "optout"}:
+        raise CommandError("ERR OPTIN and OPTOUT are not compatible with BCAST")
+    if {"optin", "optout"} <= options:
+        raise CommandError("ERR You can't specify both OPTIN mode and OPTOUT mode")
+    raise CommandError("ERR raxdb does not support server-assisted client side caching (CLIENT TRACKING ON)")
+
+
+@command("client|caching")
+def client_caching(c, argv):
+    # Redis checks the tracking mode before the argument; tracking is never on in raxdb.
+    raise CommandError("ERR CLIENT CACHING can be called only when the client is in tracking mode with "
+                       "OPTIN or OPTOUT mode enabled")
+
+
+@command("client|getredir")
+def client_getredir(c, argv):
+    return R.integer(-1)
+
+
+@command("client|trackinginfo")
+def client_trackinginfo(c, argv):
+    enc = c.enc
+    return enc.map([R.bulk(b"flags"), enc.set([R.bulk(b"off")]), R.bulk(b"redirect"), R.integer(-1),
+                    R.bulk(b"prefixes"), R.EMPTY_ARRAY])
+
+
+_HELP = [
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+]
+
+
+@command("client|help")
+def client_help(c, argv):
+    return help_reply("CLIENT", _HELP)

@@ -1,0 +1,257 @@
+"""CLIENT subcommands against redis-server 7.0 (and 7.2's SETINFO / NO-TOUCH on raxdb alone)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.diff import RawConnection, parse
+
+# Redis 7.0.15's CLIENT LIST fields, in order.
+FIELDS = ["id", "addr", "laddr", "fd", "name", "age", "idle", "flags", "db", "sub", "psub", "ssub", "multi", "qbuf",
+          "qbuf-free", "argv-mem", "multi-mem", "rbs", "rbp", "obl", "oll", "omem", "tot-mem", "events", "cmd", "user",
+          "redir", "resp"]
+
+
+def fields(line: bytes) -> dict[str, str]:
+    return dict(part.split("=", 1) for part in line.decode().split(" "))
+
+
+def client_lines(frame: bytes) -> list[bytes]:
+    text = parse(frame)
+    assert isinstance(text, bytes) and (not text or text.endswith(b"\n")), frame
+    return text.splitlines()
+
+
+def test_id_name(diff):
+    ours, theirs = diff.both("CLIENT", "ID")
+    assert ours.startswith(b":") and int(ours[1:-2]) > 0
+    diff("CLIENT", "GETNAME")
+    diff("CLIENT", "SETNAME", "a b")
+    diff("CLIENT", "SETNAME", "a\nb")
+    diff("CLIENT", "SETNAME", "caf\xe9")
+    diff("CLIENT", "SETNAME", "")
+    diff("CLIENT", "GETNAME")
+    diff("CLIENT", "SETNAME", "worker-1")
+    diff("CLIENT", "GETNAME")
+    diff("CLIENT", "SETNAME", "")
+    diff("CLIENT", "GETNAME")
+    diff("CLIENT", "SETNAME", "a", "b")
+    diff("CLIENT", "ID", "x")
+    diff("CLIENT", "GETNAME", "x")
+    diff("CLIENT")
+    diff("CLIENT", "HELP")
+    diff("CLIENT", "HELP", "x")
+
+
+def test_ids_increase(raxdb):
+    a, b = RawConnection(raxdb.port), RawConnection(raxdb.port)
+    ia, ib = int(a.call("CLIENT", "ID")[1:-2]), int(b.call("CLIENT", "ID")[1:-2])
+    assert ib > ia
+    a.close()
+    b.close()
+
+
+def test_list_and_info_fields(diff):
+    diff("CLIENT", "SETNAME", "lister")
+    diff("SELECT", "2")
+    ours, theirs = diff.both("CLIENT", "INFO")
+    if diff.protocol == 3:
+        assert ours.startswith(b"=") and b"\r\ntxt:id=" in ours
+    a, b = fields(client_lines(ours)[0]), fields(client_lines(theirs)[0])
+    assert list(a) == list(b) == FIELDS
+    for name in ("name", "flags", "db", "sub", "psub", "ssub", "multi", "cmd", "user", "redir", "resp", "laddr"):
+        if name != "laddr":
+            assert a[name] == b[name], name
+    assert a["cmd"] == "client|info" and a["name"] == "lister" and a["db"] == "2"
+    assert re.fullmatch(r"127\.0\.0\.1:\d+", a["addr"])
+    ours, theirs = diff.both("CLIENT", "LIST", "ID", a["id"])
+    assert fields(client_lines(ours)[0])["cmd"] == "client|list"
+    assert fields(client_lines(ours)[0])["id"] == a["id"]
+
+
+def test_list_shows_every_connection(raxdb):
+    conns = [RawConnection(raxdb.port) for _ in range(3)]
+    ids = [int(c.call("CLIENT", "ID")[1:-2]) for c in conns]
+    conns[1].call("CLIENT", "SETNAME", "middle")
+    lines = client_lines(conns[0].call("CLIENT", "LIST"))
+    listed = {int(fields(line)["id"]): fields(line) for line in lines}
+    assert set(ids) <= set(listed)
+    assert listed[ids[1]]["name"] == "middle"
+    assert listed[ids[1]]["cmd"] == "client|setname"
+    assert listed[ids[2]]["cmd"] == "client|id"
+    ordered = [int(fields(line)["id"]) for line in lines]
+    assert ordered == sorted(ordered)
+    only = client_lines(conns[0].call("CLIENT", "LIST", "ID", str(ids[2]), str(ids[0]), str(ids[2]), "0", "-1"))
+    assert [int(fields(line)["id"]) for line in only] == [ids[2], ids[0], ids[2]]
+    for c in conns:
+        c.close()
+
+
+def test_list_filters_and_errors(diff):
+    for args in (["TYPE", "normal"], ["TYPE", "NORMAL"], ["TYPE", "pubsub"], ["TYPE", "master"],
+                 ["TYPE", "replica"], ["TYPE", "slave"], ["TYPE", "foo"], ["ID", "1", "2", "abc"], ["ID", "0"],
+                 ["ID", "-1"], ["ID"], ["TYPE"], ["foo"], ["ID", "1", "TYPE", "normal"],
+                 ["TYPE", "normal", "TYPE", "normal"], ["ID", "99999999"]):
+        ours, theirs = diff.both("CLIENT", "LIST", *args)
+        if ours.startswith(b"-") or theirs.startswith(b"-") or not parse(theirs):
+            assert ours == theirs, args
+        else:
+            assert [list(fields(x)) for x in client_lines(ours)] == [list(fields(x)) for x in client_lines(theirs)]
+
+
+def test_flags(diff):
+    diff("CLIENT", "NO-EVICT", "on")
+    ours, theirs = diff.both("CLIENT", "INFO")
+    assert fields(client_lines(ours)[0])["flags"] == fields(client_lines(theirs)[0])["flags"] == "e"
+    diff("CLIENT", "NO-EVICT", "OFF")
+    ours, theirs = diff.both("CLIENT", "INFO")
+    assert fields(client_lines(ours)[0])["flags"] == "N"
+    diff("CLIENT", "NO-EVICT", "maybe")
+    diff("CLIENT", "NO-EVICT")
+
+
+def test_setinfo_7_2(raw):
+    assert raw.call("CLIENT", "SETINFO", "lib-name", "redis-py") == b"+OK\r\n"
+    assert raw.call("CLIENT", "SETINFO", "LIB-VER", "5.0.1") == b"+OK\r\n"
+    info = fields(client_lines(raw.call("CLIENT", "INFO"))[0])
+    assert list(info) == [*FIELDS, "lib-name", "lib-ver"]
+    assert info["lib-name"] == "redis-py" and info["lib-ver"] == "5.0.1"
+    assert raw.call("CLIENT", "SETINFO", "foo", "bar") == b"-ERR Unrecognized option 'foo'\r\n"
+    assert raw.call("CLIENT", "SETINFO", "lib-name", "a b") == (
+        b"-ERR lib-name cannot contain spaces, newlines or special characters.\r\n")
+    assert raw.call("CLIENT", "SETINFO", "lib-name") == (
+        b"-ERR wrong number of arguments for 'client|setinfo' command\r\n")
+    assert raw.call("CLIENT", "NO-TOUCH", "on") == b"+OK\r\n"
+    assert fields(client_lines(raw.call("CLIENT", "INFO"))[0])["flags"] == "T"
+    assert raw.call("CLIENT", "NO-TOUCH", "off") == b"+OK\r\n"
+    assert raw.call("CLIENT", "NO-TOUCH", "maybe") == b"-ERR syntax error\r\n"
+
+
+def test_kill_errors(diff):
+    for args in (["1.2.3.4:5"], ["ID", "999999"], ["ID", "abc"], ["ID", "0"], ["ID", "-5"], ["ID"],
+                 ["TYPE", "foo"], ["TYPE", "normal", "SKIPME", "yes", "ID", "999999"], ["SKIPME", "maybe"],
+                 ["USER", "nosuch"], ["LADDR", "1.2.3.4:5"], ["ADDR", "1.2.3.4:5"], ["MAXAGE", "10"],
+                 ["foo", "bar", "baz"], ["addr", "1.2.3.4:5", "laddr"], ["TYPE", "master"], ["TYPE", "replica"],
+                 ["TYPE", "slave"], ["TYPE", "pubsub"], ["TYPE", "PUBSUB"], ["USER", "default", "ID", "999999"]):
+        diff("CLIENT", "KILL", *args)
+    diff("CLIENT", "KILL")
+
+
+def _closed(conn: RawConnection) -> bool:
+    try:
+        while conn.sock.recv(65536):
+            pass
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        pass
+    return True
+
+
+def test_kill_connections(raxdb):
+    killer = RawConnection(raxdb.port)
+    victim = RawConnection(raxdb.port)
+    vid = victim.call("CLIENT", "ID")[1:-2]
+    assert killer.call("CLIENT", "KILL", "ID", vid) == b":1\r\n"
+    assert _closed(victim)
+    victim = RawConnection(raxdb.port)
+    victim.call("PING")
+    addr = b"127.0.0.1:%d" % victim.sock.getsockname()[1]
+    assert killer.call("CLIENT", "KILL", addr) == b"+OK\r\n"  # the old form
+    assert _closed(victim)
+    victim = RawConnection(raxdb.port)
+    victim.call("PING")
+    laddr = fields(client_lines(victim.call("CLIENT", "INFO"))[0])["laddr"]
+    vaddr = b"127.0.0.1:%d" % victim.sock.getsockname()[1]
+    assert killer.call("CLIENT", "KILL", "ADDR", vaddr, "LADDR", laddr) == b":1\r\n"
+    assert _closed(victim)
+    # SKIPME no: the killer goes too, after its reply
+    me = killer.call("CLIENT", "ID")[1:-2]
+    assert killer.call("CLIENT", "KILL", "ID", me, "SKIPME", "yes") == b":0\r\n"
+    assert killer.call("CLIENT", "KILL", "ID", me, "SKIPME", "no") == b":1\r\n"
+    assert _closed(killer)
+
+
+def test_kill_filters_combine(raxdb):
+    me = RawConnection(raxdb.port)
+    other = RawConnection(raxdb.port)
+    other.call("PING")
+    mine = b"127.0.0.1:%d" % me.sock.getsockname()[1]
+    theirs = b"127.0.0.1:%d" % other.sock.getsockname()[1]
+    assert me.call("CLIENT", "KILL", "TYPE", "normal", "ADDR", mine) == b":0\r\n"  # SKIPME yes by default
+    assert me.call("CLIENT", "KILL", "TYPE", "pubsub", "ADDR", theirs) == b":0\r\n"
+    assert me.call("CLIENT", "KILL", "USER", "default", "TYPE", "normal", "ADDR", theirs) == b":1\r\n"
+    assert me.call("PING") == b"+PONG\r\n"
+    assert _closed(other)
+    me.close()
+
+
+def test_reply_modes(diff):
+    diff("CLIENT", "REPLY", "foo")
+    diff("CLIENT", "REPLY")
+    diff("CLIENT", "REPLY", "ON")
+    for conn in (diff.ours, diff.theirs):
+        conn.send(b"*3\r\n$6\r\nCLIENT\r\n$5\r\nREPLY\r\n$3\r\nOFF\r\n"  # no reply
+                  b"*2\r\n$4\r\nECHO\r\n$6\r\nhidden\r\n"  # no reply
+                  b"*3\r\n$6\r\nCLIENT\r\n$5\r\nREPLY\r\n$2\r\nON\r\n"  # +OK
+                  b"*2\r\n$4\r\nECHO\r\n$5\r\nshown\r\n")
+    assert diff.ours.read_frame() == diff.theirs.read_frame() == b"+OK\r\n"
+    assert diff.ours.read_frame() == diff.theirs.read_frame() == b"$5\r\nshown\r\n"
+
+
+@pytest.mark.xfail(reason="front end: Client._emit() must turn reply_mode 'skip_next' (set by CLIENT REPLY "
+                   "SKIP) into 'skip' after dropping the SKIP command's own reply", strict=False)
+def test_reply_skip(diff):
+    for conn in (diff.ours, diff.theirs):
+        conn.sock.settimeout(5)  # bounds the wait while the front end drops every reply
+        conn.send(b"*3\r\n$6\r\nCLIENT\r\n$5\r\nREPLY\r\n$4\r\nSKIP\r\n"  # no reply
+                  b"*2\r\n$4\r\nECHO\r\n$6\r\nhidden\r\n"  # skipped
+                  b"*2\r\n$4\r\nECHO\r\n$5\r\nshown\r\n")
+    assert diff.ours.read_frame() == diff.theirs.read_frame() == b"$5\r\nshown\r\n"
+
+
+def test_pause_errors_and_unpause(diff):
+    for args in (["abc"], ["-1"], ["0", "FOO"], ["10", "write", "x"], []):
+        diff("CLIENT", "PAUSE", *args)
+    diff("CLIENT", "PAUSE", "0", "write")
+    diff("CLIENT", "UNPAUSE")
+    diff("CLIENT", "PAUSE", "0")
+    diff("CLIENT", "PAUSE", "0", "ALL")
+    diff("CLIENT", "UNPAUSE")
+    diff("CLIENT", "UNPAUSE", "x")
+    diff("PING")
+
+
+def test_tracking_and_caching(diff):
+    for args in (["foo"], ["maybe"], ["on", "prefix", "a"], ["on", "bcast", "optin"], ["on", "redirect", "999999"],
+                 ["on", "redirect", "abc"], ["on", "optin", "optout"], ["on", "foo"], ["off"], ["OFF", "noloop"],
+                 ["on", "redirect"], ["on", "prefix"], ["off", "bogus"]):
+        diff("CLIENT", "TRACKING", *args)
+    diff("CLIENT", "TRACKING")
+    diff("CLIENT", "CACHING", "maybe")
+    diff("CLIENT", "CACHING", "yes")
+    diff("CLIENT", "CACHING", "no")
+    diff("CLIENT", "GETREDIR")
+    diff("CLIENT", "TRACKINGINFO")
+
+
+def test_tracking_on_is_refused_clearly(raw):
+    reply = raw.call("CLIENT", "TRACKING", "on")
+    assert reply.startswith(b"-ERR ") and b"TRACKING" in reply
+    assert raw.call("CLIENT", "TRACKINGINFO") == (
+        b"*6\r\n$5\r\nflags\r\n*1\r\n$3\r\noff\r\n$8\r\nredirect\r\n:-1\r\n$8\r\nprefixes\r\n*0\r\n")
+
+
+def test_unblock(diff):
+    for args in (["99999999"], ["abc"], ["99999999", "timeout"], ["99999999", "ERROR"], ["99999999", "foo"],
+                 ["1", "timeout", "x"], []):
+        diff("CLIENT", "UNBLOCK", *args)
+    ours, _ = diff.both("CLIENT", "ID")
+    assert diff.ours.call("CLIENT", "UNBLOCK", ours[1:-2]) == b":0\r\n"  # a client that is not blocked
+
+
+def test_unknown_subcommand_text(raw):
+    reply = raw.call("CLIENT", "NOSUCH")
+    assert reply.startswith(b"-ERR unknown")

@@ -1,0 +1,392 @@
+"""CONFIG GET / SET / RESETSTAT / REWRITE against redis-server 7.0, and options taking effect."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import tempfile
+
+import pytest
+
+from tests.diff import RawConnection, parse
+from tests.servers import ROOT, ServerProcess, free_port, start_raxdb
+
+
+def start_with_conf(conf: str, cwd: str, *extra: str) -> ServerProcess:
+    """raxdb started as `raxdb-server /path/redis.conf --port N ...` (the file must come first)."""
+    port = free_port()
+    os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    return ServerProcess([sys.executable, "-m", "server", conf, "--port", str(port), *extra], port, cwd, "raxdb")
+
+
+def as_dict(frame: bytes) -> dict[bytes, bytes]:
+    """A CONFIG GET reply (RESP2 flat array or RESP3 map) as a dict."""
+    v = parse(frame)
+    if isinstance(v, dict):
+        return v
+    assert isinstance(v, list) and len(v) % 2 == 0, frame
+    return {v[i]: v[i + 1] for i in range(0, len(v), 2)}
+
+
+def get_both(diff, *patterns) -> dict[bytes, bytes]:
+    ours, theirs = diff.both("CONFIG", "GET", *patterns)
+    assert ours[:1] == theirs[:1]  # same reply type in this protocol
+    a, b = as_dict(ours), as_dict(theirs)
+    assert a == b, f"{patterns}\n raxdb: {a}\n redis: {b}"
+    return a
+
+
+@pytest.fixture
+def restore(raxdb, oracle):
+    """Records options to put back on both servers after the test."""
+    saved: dict[str, bytes] = {}
+
+    def keep(*names: str) -> None:
+        c = RawConnection(raxdb.port)
+        for n in names:
+            saved[n] = as_dict(c.call("CONFIG", "GET", n))[n.encode()]
+        c.close()
+
+    yield keep
+    for port in (raxdb.port, oracle.port):
+        c = RawConnection(port)
+        for n, v in saved.items():
+            assert c.call("CONFIG", "SET", n, v) == b"+OK\r\n", n
+        c.close()
+
+
+# Options whose values legitimately differ between two live servers (ports, paths, how each
+# was started) or that raxdb reports as an estimate.
+INSTANCE_SPECIFIC = {b"port", b"dir", b"bind", b"logfile", b"pidfile", b"daemonize", b"save", b"appendonly",
+                     b"enable-debug-command"}
+
+
+def test_every_option_and_default(diff2):
+    ours, theirs = diff2.both("CONFIG", "GET", "*")
+    a, b = as_dict(ours), as_dict(theirs)
+    assert set(a) == set(b)
+    assert len(a) >= 190
+    for name in a:
+        if name not in INSTANCE_SPECIFIC:
+            assert a[name] == b[name], name
+
+
+def test_get_patterns(diff):
+    get_both(diff, "maxmemory")
+    get_both(diff, "maxmemory*")
+    get_both(diff, "maxmemory*", "hz", "HZ", "hz")
+    get_both(diff, "MAXMEMORY-POLICY")
+    get_both(diff, "hash-max-ziplist-entries")  # an alias, named as asked
+    get_both(diff, "hash-max-*-entries")  # aliases match globs too
+    get_both(diff, "*max-*-entries*")
+    get_both(diff, "nonexistent")
+    get_both(diff, "nonexistent*")
+    get_both(diff, "?z")
+    get_both(diff, "[hz]z")
+    get_both(diff, "slowlog-*", "*-max-len")
+    diff("CONFIG", "GET")
+    diff("CONFIG")
+
+
+UNKNOWN_SUB = pytest.mark.xfail(reason="front end: table.lookup() returns None for an unknown subcommand, so "
+                                "the reply is 'unknown command' instead of 'unknown subcommand'", strict=False)
+
+
+@UNKNOWN_SUB
+def test_unknown_subcommand(diff):
+    diff("CONFIG", "FOO")
+    diff("config", "foo", "bar")
+
+
+SET_ERRORS = [
+    ["hz", "abc"], ["HZ", "abc"], ["hz", "+5"], ["hz", "05"], ["hz", " 5"], ["hz", "-1"],
+    ["hz", "9223372036854775808"], ["timeout", "-1"], ["maxclients", "0"], ["maxclients", "4294967296"],
+    ["maxmemory", "abc"], ["maxmemory", "-1"], ["maxmemory", "1.5mb"], ["maxmemory", " 1"], ["maxmemory", "+1"],
+    ["maxmemory", "1zb"], ["proto-max-bulk-len", "10"], ["proto-max-bulk-len", "9223372036854775808"],
+    ["client-query-buffer-limit", "1000"], ["client-query-buffer-limit", ""],
+    ["maxmemory-clients", "101%"], ["maxmemory-clients", "-1%"], ["maxmemory-clients", "x%"],
+    ["appendonly", "maybe"], ["activerehashing", ""], ["loglevel", "foo"], ["maxmemory-policy", "lru"],
+    ["appendfsync", "sometimes"], ["save", "100 1 abc"], ["save", "100"], ["save", "0 0"], ["save", "-1 1"],
+    ["save", "   "], ["save", "100  1"], ["notify-keyspace-events", "abc"], ["notify-keyspace-events", "KEA!"],
+    ["client-output-buffer-limit", "abc"], ["client-output-buffer-limit", "foo 1 2 3"],
+    ["client-output-buffer-limit", "normal 1 2 x"], ["client-output-buffer-limit", "normal -1 2 3"],
+    ["client-output-buffer-limit", "normal 0 0 0 foo 1 2 3"], ["oom-score-adj-values", "0 200"],
+    ["oom-score-adj-values", "0 200 2001"], ["oom-score-adj-values", "0 200 x"], ["oom-score-adj-values", ""],
+    ["latency-tracking-info-percentiles", "50 101"], ["latency-tracking-info-percentiles", "50 abc"],
+    ["cluster-announce-hostname", "a_b"], ["proc-title-template", ""], ["proc-title-template", "{foo}"],
+    ["slowlog-log-slower-than", "-2"], ["list-max-listpack-size", "2147483648"], ["active-expire-effort", "11"],
+    ["hash-max-ziplist-entries", "abc"], ["HASH-MAX-ZIPLIST-entries", "-1"], ["lua-time-limit", "x"],
+    ["activedefrag", "maybe"], ["repl-backlog-size", "0"], ["tls-port", "65536"],
+    ["daemonize", "yes"], ["DAEMONIZE", "no"], ["databases", "1"], ["unixsocketperm", "700"],
+    ["replicaof", "no one"], ["dir", "/tmp"], ["dbfilename", "x.rdb"],
+    ["foo", "bar"], ["FOO", "bar"],
+    ["hz", "10", "hz", "11"], ["hz", "10", "HZ", "11"], ["hz", "12", "foo", "1"],
+    ["foo", "bar", "daemonize", "yes"], ["hz", "11", "daemonize", "yes", "foo", "bar"],
+    ["hz", "abc", "daemonize", "yes"], ["daemonize", "yes", "hz", "abc"], ["hz", "12", "hz", "abc"],
+    ["maxmemory", "1mb", "hz", "abc"], ["save", "100 1", "save", "200 2"],
+    ["hz", "11", "maxclients"], ["hz"],
+]
+
+
+@pytest.mark.parametrize("args", SET_ERRORS, ids=lambda a: " ".join(a))
+def test_set_errors(diff2, args):
+    diff2("CONFIG", "SET", *args)
+
+
+def test_set_is_atomic(diff, restore):
+    restore("hz", "maxmemory", "maxmemory-policy")
+    diff("CONFIG", "SET", "maxmemory", "1mb", "maxmemory-policy", "allkeys-lru", "hz", "abc")
+    get_both(diff, "maxmemory", "maxmemory-policy", "hz")
+    diff("CONFIG", "SET", "maxmemory", "2mb", "daemonize", "yes")
+    get_both(diff, "maxmemory")
+    diff("CONFIG", "SET", "maxmemory", "3mb", "maxmemory-policy", "allkeys-lfu", "hz", "20")
+    get_both(diff, "maxmemory", "maxmemory-policy", "hz")
+
+
+NORMALISED = [
+    ("maxmemory", "1GB"), ("maxmemory", "1k"), ("maxmemory", "1Kb"), ("maxmemory", "k"),
+    ("maxmemory", "99999999999999999999"), ("maxmemory", "18446744073709551615"),
+    ("maxmemory", "9223372036854775808"), ("hz", "600"), ("hz", "0"), ("hz", "25"),
+    ("appendfsync", "ALWAYS"), ("loglevel", "NOTICE"), ("activerehashing", "NO"),
+    ("maxmemory-clients", "10%"), ("maxmemory-clients", "0%"), ("maxmemory-clients", "1mb"),
+    ("save", "100 1 200 2"), ("save", "07 1"), ("save", ""),
+    ("notify-keyspace-events", "KEA"), ("notify-keyspace-events", "Ex"), ("notify-keyspace-events", "KEAmn"),
+    ("notify-keyspace-events", "ndtexzhsl$gmEK"), ("notify-keyspace-events", "K"), ("notify-keyspace-events", "g$"),
+    ("notify-keyspace-events", ""),
+    ("client-output-buffer-limit", "normal 1k 2K 3"), ("client-output-buffer-limit", "replica 1mb 2mb 30"),
+    ("client-output-buffer-limit", "NORMAL 0 0 0 pubsub 1 2 3"), ("client-output-buffer-limit", ""),
+    ("oom-score-adj-values", "-10 200 2000"), ("latency-tracking-info-percentiles", "50.5 99"),
+    ("latency-tracking-info-percentiles", ""), ("list-max-listpack-size", "-6"),
+    ("hash-max-ziplist-entries", "100"), ("lua-time-limit", "100"), ("slave-read-only", "no"),
+    ("requirepass", ""), ("cluster-announce-hostname", "a-b.c"), ("proc-title-template", "{title} {port}"),
+    ("slowlog-log-slower-than", "-1"),
+]
+
+
+@pytest.mark.parametrize("name,value", NORMALISED, ids=lambda x: str(x))
+def test_set_then_get(diff, restore, name, value):
+    aliases = {"hash-max-ziplist-entries": "hash-max-listpack-entries", "lua-time-limit": "busy-reply-threshold",
+               "slave-read-only": "replica-read-only"}
+    restore(name)
+    diff("CONFIG", "SET", name, value)
+    get_both(diff, name)
+    if name in aliases:  # the alias and its primary move together
+        get_both(diff, aliases[name])
+
+
+def test_set_several(diff, restore):
+    restore("hz", "maxmemory", "slowlog-max-len", "notify-keyspace-events")
+    diff("CONFIG", "SET", "hz", "20", "maxmemory", "5mb", "slowlog-max-len", "64", "notify-keyspace-events", "Kx")
+    get_both(diff, "hz", "maxmemory", "slowlog-max-len", "notify-keyspace-events")
+
+
+def test_help_resetstat_rewrite_without_file(diff):
+    diff("CONFIG", "HELP")
+    diff("CONFIG", "HELP", "x")
+    diff("CONFIG", "RESETSTAT", "x")
+    diff("CONFIG", "RESETSTAT")
+    diff("CONFIG", "REWRITE")
+    diff("CONFIG", "REWRITE", "x")
+
+
+def _info(conn: RawConnection, section: str) -> dict[str, str]:
+    text = parse(conn.call("INFO", section)).decode()
+    return dict(line.split(":", 1) for line in text.split("\r\n") if line and not line.startswith("#"))
+
+
+def test_resetstat_clears_command_and_error_stats(raw):
+    raw.call("GET", "a")
+    raw.call("GET")  # rejected: arity
+    raw.call("NOSUCHCOMMAND")
+    assert _info(raw, "commandstats")
+    assert _info(raw, "errorstats")
+    assert raw.call("CONFIG", "RESETSTAT") == b"+OK\r\n"
+    stats = _info(raw, "commandstats")
+    assert set(stats) <= {"cmdstat_config|resetstat", "cmdstat_info"}, stats
+    assert "cmdstat_get" not in stats
+    assert _info(raw, "errorstats") == {}
+    s = _info(raw, "stats")
+    assert s["total_error_replies"] == "0"
+    assert s["keyspace_misses"] == "0"
+
+
+def test_settings_take_effect(raxdb, restore):
+    restore("hz", "slowlog-max-len")
+    c = RawConnection(raxdb.port)
+    assert c.call("CONFIG", "SET", "hz", "100") == b"+OK\r\n"
+    assert _info(c, "server")["hz"] == "100"
+    c.close()
+
+
+def test_requirepass_applies_to_new_connections(raxdb):
+    admin = RawConnection(raxdb.port)
+    try:
+        assert admin.call("CONFIG", "SET", "requirepass", "s3cret") == b"+OK\r\n"
+        assert admin.call("PING") == b"+PONG\r\n"  # already authenticated connections stay so
+        other = RawConnection(raxdb.port)
+        assert other.call("GET", "x") == b"-NOAUTH Authentication required.\r\n"
+        assert other.call("AUTH", "s3cret") == b"+OK\r\n"
+        assert other.call("PING") == b"+PONG\r\n"
+        other.close()
+    finally:
+        assert admin.call("CONFIG", "SET", "requirepass", "") == b"+OK\r\n"
+        admin.close()
+
+
+def test_maxclients(raxdb, restore):
+    restore("maxclients")
+    admin = RawConnection(raxdb.port)
+    n = len(parse(admin.call("CLIENT", "LIST")).splitlines())
+    assert admin.call("CONFIG", "SET", "maxclients", str(n)) == b"+OK\r\n"
+    extra = RawConnection(raxdb.port)
+    assert extra.read_frame() == b"-ERR max number of clients reached\r\n"
+    extra.close()
+    admin.close()
+
+
+@pytest.mark.xfail(reason="front end: the hiredis fast path only hands headers of 9+ digits to the exact "
+                   "parser, so a proto-max-bulk-len below 100MB is not enforced there", strict=False)
+def test_proto_max_bulk_len(diff2, restore):
+    restore("proto-max-bulk-len")
+    diff2("CONFIG", "SET", "proto-max-bulk-len", "1mb")
+    ours, theirs = diff2.raw(b"*2\r\n$3\r\nGET\r\n$2000000\r\n")
+    assert ours == theirs == b"-ERR Protocol error: invalid bulk length\r\n"
+
+
+def _closed(conn: RawConnection) -> bool:
+    """Read until the peer closes; True if it did (a timeout means it stayed open)."""
+    try:
+        while conn.sock.recv(65536):
+            pass
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        pass
+    return True
+
+
+def test_client_query_buffer_limit(raxdb, oracle, restore):
+    restore("client-query-buffer-limit")
+    for port in (raxdb.port, oracle.port):
+        admin = RawConnection(port)
+        assert admin.call("CONFIG", "SET", "client-query-buffer-limit", "1mb") == b"+OK\r\n"
+        c = RawConnection(port, timeout=20)
+        # a command that never ends, growing past the limit: the server closes the connection
+        c.send(b"*2\r\n$3\r\nSET\r\n$1\r\nk\r\n" + b"*1\r\n$1\r\nx" + b"x" * (2 * 1024 * 1024))
+        assert _closed(c), port
+        c.close()
+        admin.close()
+
+
+def test_bind_failure_keeps_listening(diff2, restore):
+    restore("bind")
+    diff2("CONFIG", "SET", "bind", "192.0.2.1")  # TEST-NET address: not on this host
+    diff2("PING")
+
+
+def test_timeout_closes_idle_clients():
+    srv = start_raxdb()
+    try:
+        admin = RawConnection(srv.port)
+        assert admin.call("CONFIG", "SET", "timeout", "1") == b"+OK\r\n"
+        admin.close()
+        idle = RawConnection(srv.port, timeout=30)
+        assert idle.call("PING") == b"+PONG\r\n"
+        assert _closed(idle)  # the cron closes it once it has been idle for more than a second
+        idle.close()
+        fresh = RawConnection(srv.port)
+        assert fresh.call("CONFIG", "SET", "timeout", "0") == b"+OK\r\n"
+        fresh.close()
+    finally:
+        srv.stop()
+
+
+def test_port_change_moves_the_listener():
+    srv = start_raxdb()
+    try:
+        new_port = free_port()
+        c = RawConnection(srv.port)
+        assert c.call("CONFIG", "SET", "port", str(new_port)) == b"+OK\r\n"
+        assert c.call("PING") == b"+PONG\r\n"  # existing connections stay
+        moved = RawConnection(new_port)
+        assert moved.call("CONFIG", "GET", "port") == b"*2\r\n$4\r\nport\r\n$%d\r\n%d\r\n" % (
+            len(str(new_port)), new_port)
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+        busy = socket.socket()
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        taken = busy.getsockname()[1]
+        assert moved.call("CONFIG", "SET", "port", str(taken)) == (
+            b"-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. "
+            b"Check server logs.\r\n")
+        busy.close()
+        assert RawConnection(new_port).call("PING") == b"+PONG\r\n"
+        srv.port = new_port
+        moved.close()
+        c.close()
+    finally:
+        srv.stop()
+
+
+REWRITE_CONF = """# a comment that must survive
+port {port}
+hz 15{trailing}
+save 900 1
+save 300 10
+Maxmemory 10mb
+include {include}
+rename-command DEBUG ""
+loglevel verbose
+timeout 0
+"""
+
+
+def test_rewrite_with_config_file():
+    d = tempfile.mkdtemp(prefix="raxdb-rw-")
+    inc = os.path.join(d, "inc.conf")
+    with open(inc, "w") as fh:
+        fh.write("slowlog-max-len 99\n")
+    conf = os.path.join(d, "redis.conf")
+    port = free_port()
+    with open(conf, "w") as fh:
+        fh.write(REWRITE_CONF.format(port=port, include=inc, trailing="   "))
+    srv = start_with_conf(conf, d)
+    try:
+        # --port on the command line comes after the file's `port` line: the command line wins
+        c = RawConnection(srv.port)
+        assert as_dict(c.call("CONFIG", "GET", "hz", "maxmemory", "slowlog-max-len", "save", "loglevel")) == {
+            b"hz": b"15", b"maxmemory": b"10485760", b"slowlog-max-len": b"99", b"save": b"900 1 300 10",
+            b"loglevel": b"verbose"}
+        assert c.call("CONFIG", "SET", "hz", "20", "maxmemory", "0", "save", "100 2", "loglevel", "notice",
+                      "client-output-buffer-limit", "pubsub 1mb 2mb 3", "notify-keyspace-events", "KEA",
+                      "requirepass", "a b") == b"+OK\r\n"
+        assert c.call("CONFIG", "REWRITE") == b"+OK\r\n"
+        with open(conf) as fh:
+            text = fh.read()
+        lines = text.splitlines()
+        assert lines[0] == "# a comment that must survive"
+        assert "hz 20" in lines and "hz 15   " not in lines
+        assert "save 100 2" in lines and "save 300 10" not in lines and "save 900 1" not in lines
+        assert "maxmemory 0" in lines
+        assert f"include {inc}" in lines and 'rename-command DEBUG ""' in lines
+        assert "loglevel notice" in lines and "timeout 0" in lines
+        tail = lines[lines.index("# Generated by CONFIG REWRITE"):]
+        assert "client-output-buffer-limit pubsub 1mb 2mb 3" in tail
+        assert 'notify-keyspace-events "AKE"' in tail
+        assert 'requirepass "a b"' in tail
+        c.close()
+    finally:
+        srv.stop()
+    # the rewritten file starts a server with the same settings
+    again = start_with_conf(conf, d)
+    try:
+        c = RawConnection(again.port)
+        assert c.call("AUTH", "a b") == b"+OK\r\n"
+        assert as_dict(c.call("CONFIG", "GET", "hz", "save", "client-output-buffer-limit")) == {
+            b"hz": b"20", b"save": b"100 2",
+            b"client-output-buffer-limit": b"normal 0 0 0 slave 268435456 67108864 60 pubsub 1048576 2097152 3"}
+        c.close()
+    finally:
+        again.stop()

@@ -1,0 +1,188 @@
+"""Start-up and shut-down: `python -m server [redis.conf] [--option value ...]` reads configuration
+as redis-server does (its FATAL CONFIG FILE ERROR reports compared with redis-server's own), logs in
+Redis's format, and exits with status 0 on SIGINT / SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from tests.diff import RawConnection, parse
+from tests.servers import ROOT, ServerProcess, free_port, redis_binary
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def run_both(args: list[str], cwd: str) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
+    """Run raxdb and redis-server with arguments that must stop start-up; (ours, theirs)."""
+    ours = subprocess.run([sys.executable, "-m", "server", *args], cwd=cwd, env=_env(), capture_output=True,
+                          text=True, timeout=60)
+    theirs = subprocess.run([redis_binary(), *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    return ours, theirs
+
+
+BAD_ARGS = [
+    ["--foo", "bar"], ["--hz", "abc"], ["--port", "1", "2"], ["--maxmemory", "abc"], ["--loglevel", "foo"],
+    ["--save", "100"], ["--port", "7777", "--hz"], ["--databases", "0"], ["--appendonly", "maybe"],
+    ["--dir", "/nonexistent/raxdb/dir"], ["--notify-keyspace-events", "abc"],
+    ["--client-output-buffer-limit", "foo 1 2 3"], ["--hz", 'a"b\\c'], ["--hz", "10", "--HZ", "x y"],
+    ["--maxclients", "0"], ["--proto-max-bulk-len", "1"], ["--enable-debug-command", "maybe"],
+    ["--oom-score-adj-values", "1 2"], ["--Bogus-Option"], ["--port", "7777", "extra", "--hz", "1"],
+]
+
+
+@pytest.mark.parametrize("args", BAD_ARGS, ids=lambda a: " ".join(a))
+def test_bad_options_stop_startup_like_redis(args):
+    cwd = tempfile.mkdtemp(prefix="raxdb-start-")
+    ours, theirs = run_both(args, cwd)
+    assert theirs.returncode == 1, theirs.stderr
+    assert ours.returncode == 1
+    assert ours.stderr == theirs.stderr
+    assert "Ready to accept connections" not in ours.stdout
+
+
+BAD_FILES = {
+    "bad value": "# comment\nport 7777\nhz abc\n",
+    "unknown directive": "\n\n   \n# x\nnosuch-option yes\n",
+    "unbalanced quotes": 'requirepass "abc\n',
+    "too many args": "maxmemory 1 2\n",
+    "quoted value error": "loglevel 'loud'\n",
+    "missing value": "hz\n",
+    "error after a good include": "include {inc}\nhz x\n",
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_FILES))
+def test_bad_config_files_like_redis(name):
+    cwd = tempfile.mkdtemp(prefix="raxdb-conf-")
+    inc = os.path.join(cwd, "inc.conf")
+    with open(inc, "w") as fh:
+        fh.write("timeout 5\n")
+    conf = os.path.join(cwd, "redis.conf")
+    with open(conf, "w") as fh:
+        fh.write(BAD_FILES[name].format(inc=inc))
+    ours, theirs = run_both([conf, "--port", "7777"], cwd)
+    assert theirs.returncode == ours.returncode == 1
+    assert ours.stderr == theirs.stderr
+
+
+def test_error_in_included_file_names_its_line():
+    cwd = tempfile.mkdtemp(prefix="raxdb-inc-")
+    inc = os.path.join(cwd, "inc.conf")
+    with open(inc, "w") as fh:
+        fh.write("# included\nmaxmemory lots\n")
+    conf = os.path.join(cwd, "redis.conf")
+    with open(conf, "w") as fh:
+        fh.write(f"port 7777\ninclude {inc}\n")
+    ours, theirs = run_both([conf], cwd)
+    assert ours.returncode == theirs.returncode == 1
+    assert ours.stderr == theirs.stderr
+
+
+def test_missing_config_file():
+    cwd = tempfile.mkdtemp(prefix="raxdb-missing-")
+    ours = subprocess.run([sys.executable, "-m", "server", os.path.join(cwd, "nope.conf")], cwd=cwd, env=_env(),
+                          capture_output=True, text=True, timeout=60)
+    assert ours.returncode == 1
+    assert "Fatal error, can't open config file" in ours.stderr and "nope.conf" in ours.stderr
+    assert "No such file or directory" in ours.stderr
+
+
+def test_version_and_help():
+    for flag in ("--version", "-v", "--help", "-h"):
+        r = subprocess.run([sys.executable, "-m", "server", flag], env=_env(), capture_output=True, text=True,
+                           timeout=60)
+        assert r.returncode == 0 and r.stdout
+
+
+GOOD_CONF = """# raxdb test configuration
+  # indented comment
+port {port}
+HZ 25
+requirepass "pass word"
+maxmemory-policy 'allkeys-lru'
+save 900 1
+save 300 10
+client-output-buffer-limit pubsub 1mb 2mb 3
+bind 127.0.0.1
+include {incdir}/*.conf
+slowlog-max-len 10
+"""
+
+
+def test_config_file_with_comments_quotes_and_includes():
+    cwd = tempfile.mkdtemp(prefix="raxdb-good-")
+    incdir = os.path.join(cwd, "conf.d")
+    os.mkdir(incdir)
+    with open(os.path.join(incdir, "a.conf"), "w") as fh:
+        fh.write("timeout 7\nslowlog-max-len 20\n")
+    with open(os.path.join(incdir, "b.conf"), "w") as fh:
+        fh.write("timeout 8\n")
+    conf = os.path.join(cwd, "redis.conf")
+    port = free_port()
+    with open(conf, "w") as fh:
+        fh.write(GOOD_CONF.format(port=port, incdir=incdir))
+    os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    srv = ServerProcess([sys.executable, "-m", "server", conf, "--maxclients", "50", "--slowlog-max-len", "30"],
+                        port, cwd, "raxdb-conf")
+    try:
+        c = RawConnection(port)
+        assert c.call("PING") == b"-NOAUTH Authentication required.\r\n"
+        assert c.call("AUTH", "pass word") == b"+OK\r\n"
+        got = parse(c.call("CONFIG", "GET", "hz", "maxmemory-policy", "save", "client-output-buffer-limit",
+                           "timeout", "slowlog-max-len", "maxclients", "bind", "config_file"))
+        got = dict(zip(got[::2], got[1::2], strict=True))
+        assert got == {b"hz": b"25", b"maxmemory-policy": b"allkeys-lru", b"save": b"900 1 300 10",
+                       b"client-output-buffer-limit":
+                           b"normal 0 0 0 slave 268435456 67108864 60 pubsub 1048576 2097152 3",
+                       b"timeout": b"8", b"slowlog-max-len": b"30", b"maxclients": b"50", b"bind": b"127.0.0.1"}
+        server = parse(c.call("INFO", "server")).decode()
+        assert f"config_file:{conf}\r\n" in server
+        c.close()
+    finally:
+        srv.stop()
+
+
+LOG_LINE = re.compile(r"\d+:[MC] \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d\.\d{3} [.\-*#] .+")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_signals_shut_down_cleanly(sig):
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "server", "--port", str(port), "--save", ""],
+                            cwd=tempfile.mkdtemp(prefix="raxdb-sig-"), env=_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        for line in proc.stdout:  # start-up log, up to the readiness line
+            lines.append(line.rstrip("\n"))
+            if "Ready to accept connections" in line:
+                break
+        c = RawConnection(port)
+        assert c.call("SET", "k", "v") == b"+OK\r\n"
+        proc.send_signal(sig)
+        rest, _ = proc.communicate(timeout=30)
+        assert proc.returncode == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    with pytest.raises(ConnectionError):
+        c.read_frame()  # the server closed our connection on its way out
+    lines += rest.splitlines()
+    name = "SIGTERM" if sig == signal.SIGTERM else "SIGINT"
+    assert any(f"Received {name} scheduling shutdown..." in line for line in lines)
+    assert lines[-1].endswith("Redis is now ready to exit, bye bye...")
+    assert any(line.endswith("Ready to accept connections tcp") for line in lines)
+    for line in lines:
+        assert LOG_LINE.fullmatch(line), line
