@@ -96,12 +96,23 @@ class Hash:
         hashTypeTryConversion) or the hash ends up with more than max_entries fields.
         Returns how many fields are new."""
         n = len(args)
+        d = self.d
+        if n - start == 2:  # the common single-pair write, without the loops
+            f, v = args[start], args[start + 1]
+            if self.lp and (len(f) > max_value or len(v) > max_value):
+                self.lp = False
+            new = f not in d
+            d[f] = v
+            if new and self.index is not None:
+                self.index.add(f)
+            if self.lp and len(d) > max_entries:  # checked on updates too, as Redis does
+                self.lp = False
+            return new
         if self.lp:
             for i in range(start, n):
                 if len(args[i]) > max_value:
                     self.lp = False
                     break
-        d = self.d
         created = 0
         if self.index is None:
             for i in range(start, n, 2):

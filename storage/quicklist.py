@@ -83,7 +83,7 @@ def _items(node) -> Node | list[bytes]:
 
 class Quicklist:
     type_name = "list"
-    __slots__ = ("nodes", "count", "fill", "depth", "size_limit", "max_count")
+    __slots__ = ("nodes", "count", "fill", "depth", "size_limit", "max_count", "room")
 
     def __init__(self, fill: int = -2, depth: int = 0) -> None:
         self.nodes: list[Node | PackedNode] = []
@@ -97,6 +97,8 @@ class Quicklist:
         else:
             self.size_limit = SAFETY_LIMIT
             self.max_count = fill
+        # A node takes one more element of length n while node.sz + n <= room.
+        self.room = self.size_limit - INSERT_OVERHEAD
 
     # ---- the value contract -------------------------------------------------------------------
     def __len__(self) -> int:
@@ -164,14 +166,14 @@ class Quicklist:
     # ---- ends: push / pop ----------------------------------------------------------------------
     def _room(self, node, v: bytes) -> bool:
         """Redis's _quicklistNodeAllowInsert for a packed-list node."""
-        return node.sz + len(v) + INSERT_OVERHEAD <= self.size_limit and len(node) < self.max_count
+        return node.sz + len(v) <= self.room and len(node) < self.max_count
 
     def push_tail(self, v: bytes) -> None:
         nodes = self.nodes
         self.count += 1
         if nodes:
             node = nodes[-1]
-            if node.sz + len(v) + INSERT_OVERHEAD <= self.size_limit and len(node) < self.max_count:
+            if node.sz + len(v) <= self.room and len(node) < self.max_count:
                 node.append(v)
                 node.sz += entry_size(v)
                 return
@@ -186,7 +188,7 @@ class Quicklist:
         self.count += 1
         if nodes:
             node = nodes[0]
-            if node.sz + len(v) + INSERT_OVERHEAD <= self.size_limit and len(node) < self.max_count:
+            if node.sz + len(v) <= self.room and len(node) < self.max_count:
                 node.appendleft(v)
                 node.sz += entry_size(v)
                 return
@@ -195,6 +197,12 @@ class Quicklist:
         nodes.insert(0, node)
         if self.depth:
             self._settle_ends()
+
+    def extend(self, args: list[bytes], start: int, head: bool) -> None:
+        """Push args[start:] one by one at the head (each becomes the new first) or the tail."""
+        push = self.push_head if head else self.push_tail
+        for i in range(start, len(args)):
+            push(args[i])
 
     def extend_tail(self, items: Iterable[bytes]) -> None:
         push = self.push_tail

@@ -93,7 +93,7 @@ def _norm(i: int, n: int) -> int:
 def test_quicklist_matches_list_model(fill, depth, program):
     ql = Quicklist(fill, depth)
     if fill == -1:
-        ql.size_limit = 300  # small byte-limited nodes, so a few elements make many nodes
+        ql.size_limit, ql.room = 300, 292  # small byte-limited nodes: a few elements make many
     model: list[bytes] = []
     for op in program:
         kind = op[0]
