@@ -422,6 +422,8 @@ class Client(asyncio.Protocol):
         elif mode == "skip":
             self.reply_mode = "on"
             self.update_plain()
+        elif mode == "skip_next":  # CLIENT REPLY SKIP: its own reply is dropped, then the next one
+            self.reply_mode = "skip"
 
     def error_reply(self, msg: bytes, cmd: Command | None = None) -> bytes:
         if cmd is not None:

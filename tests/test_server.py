@@ -524,3 +524,36 @@ def test_shutdown_save_without_persistence_fails():
         assert srv.proc.wait(30) == 0
     finally:
         srv.stop()
+
+
+# ---- real clients -------------------------------------------------------------------------------
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_redis_py_introspection_helpers(raxdb, protocol):
+    """redis-py's parsers for INFO, CONFIG, CLIENT, SLOWLOG, MEMORY and COMMAND read raxdb's replies."""
+    import redis
+
+    r = redis.Redis(port=raxdb.port, protocol=protocol)
+    try:
+        r.flushall()
+        r.set("a", 1)
+        r.set("b", "x", ex=100)
+        info = r.info()
+        assert info["redis_version"] == "7.0.15" and info["db0"]["keys"] == 2 and info["db0"]["expires"] == 1
+        assert isinstance(info["used_memory"], int) and info["role"] == "master"
+        assert r.info("commandstats")["cmdstat_set"]["calls"] >= 2
+        assert r.config_get("maxmemory*")["maxmemory-policy"] == "noeviction"
+        assert r.config_set("slowlog-max-len", 100) and r.config_get("slowlog-max-len") == {"slowlog-max-len": "100"}
+        assert r.config_set("slowlog-max-len", 128)
+        assert r.client_setname("py") and r.client_getname() in ("py", b"py")
+        me = r.client_info()
+        assert me["name"] == "py" and me["cmd"] == "client|info" and int(me["id"]) == r.client_id()
+        assert any(c["name"] == "py" for c in r.client_list())
+        assert isinstance(r.slowlog_get(), list) and r.slowlog_len() >= 0
+        assert r.memory_usage("a") == 48 and r.memory_stats()["keys.count"] == 2
+        assert r.command_count() == len(r.command())
+        assert r.command_getkeys("mset", "a", "1", "b", "2") in (["a", "b"], [b"a", b"b"])
+        secs, usecs = r.time()
+        assert abs(secs - time.time()) < 5 and 0 <= usecs < 1_000_000
+        assert r.dbsize() == 2
+    finally:
+        r.close()
