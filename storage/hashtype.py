@@ -58,8 +58,9 @@ class Hash:
         if n:
             seen = 0
             total = 0
+            limit = samples if samples > 0 else n  # SAMPLES 0: every field
             for f, v in d.items():
-                if seen >= max(1, samples):
+                if seen >= limit:
                     break
                 total += _sds_alloc(len(f)) + _sds_alloc(len(v)) + 24
                 seen += 1

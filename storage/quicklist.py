@@ -124,11 +124,12 @@ class Quicklist:
 
     def mem_usage(self, samples: int = 5) -> int:
         """Redis's estimate: robj + quicklist header + the average of the first `samples` nodes
-        (node header + allocator size of its listpack) times the node count."""
+        (node header + allocator size of its listpack) times the node count.  Compressed nodes
+        are counted at their uncompressed size (Redis counts its LZF size)."""
         nodes = self.nodes
         if not nodes:
             return 16 + 40
-        sample = nodes[:max(1, samples)]
+        sample = nodes[:samples] if samples > 0 else nodes  # SAMPLES 0: every node
         total = sum(40 + jemalloc_size(n.sz) for n in sample)
         return 16 + 40 + int(total / len(sample) * len(nodes))
 

@@ -241,3 +241,15 @@ def test_list_memory_matches_redis(oracle_conn, n, size):
     ql = Quicklist.from_items(items)
     assert [len(b) for b in dump_nodes(parse(conn.call("DUMP", "l")))] == [sz for _, sz in ql.node_shape()]
     assert parse(conn.call("MEMORY", "USAGE", "l")) == ql.mem_usage() + KEY_OVERHEAD
+
+
+def test_memory_usage_differential(diff):
+    diff("HSET", "h", "a", "1")
+    diff("MEMORY", "USAGE", "h")
+    diff("HSET", "h", *[b"f%d" % i for i in range(200)])
+    diff("MEMORY", "USAGE", "h")
+    # A hashtable whose entries all have the same sizes, so the sample average is exact.
+    diff("HSET", "t", *[x for i in range(100, 300) for x in (b"f%d" % i, b"v" * 70)])
+    diff("OBJECT", "ENCODING", "t")
+    diff("MEMORY", "USAGE", "t")
+    diff("MEMORY", "USAGE", "t", "SAMPLES", "0")

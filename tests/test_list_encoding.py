@@ -373,3 +373,13 @@ def test_commands_over_small_compressed_nodes(small_node_servers):
         assert a.call(*cmd) == b.call(*cmd), cmd
     a.close()
     b.close()
+
+
+def test_memory_usage_differential(diff):
+    diff("RPUSH", "one", "a")
+    diff("MEMORY", "USAGE", "one")
+    diff("RPUSH", "l", *[b"%d" % i for i in range(5000)])
+    diff("RPUSH", "l", *[b"v" * (i % 90) for i in range(3000)])
+    diff("MEMORY", "USAGE", "l")
+    diff("LTRIM", "l", "100", "-100")
+    diff("MEMORY", "USAGE", "l")
