@@ -285,21 +285,42 @@ def test_bind_failure_keeps_listening(diff2, restore):
     diff2("PING")
 
 
-def test_timeout_closes_idle_clients():
-    srv = start_raxdb()
+@pytest.fixture(scope="module")
+def own_server():
+    """A raxdb of this module's own, for settings that would disturb the shared one."""
+    srv = start_raxdb("--enable-protected-configs", "yes")
+    yield srv
+    srv.stop()
+
+
+def test_timeout_closes_idle_clients(own_server):
+    admin = RawConnection(own_server.port)
+    assert admin.call("CONFIG", "SET", "timeout", "1") == b"+OK\r\n"
+    admin.close()
     try:
-        admin = RawConnection(srv.port)
-        assert admin.call("CONFIG", "SET", "timeout", "1") == b"+OK\r\n"
-        admin.close()
-        idle = RawConnection(srv.port, timeout=30)
+        idle = RawConnection(own_server.port, timeout=30)
         assert idle.call("PING") == b"+PONG\r\n"
         assert _closed(idle)  # the cron closes it once it has been idle for more than a second
         idle.close()
-        fresh = RawConnection(srv.port)
+    finally:
+        fresh = RawConnection(own_server.port)
         assert fresh.call("CONFIG", "SET", "timeout", "0") == b"+OK\r\n"
         fresh.close()
+
+
+def test_protected_configs_when_enabled(own_server):
+    c = RawConnection(own_server.port)
+    here = as_dict(c.call("CONFIG", "GET", "dir"))[b"dir"]
+    target = tempfile.mkdtemp(prefix="raxdb-dir-")
+    try:
+        assert c.call("CONFIG", "SET", "dir", target) == b"+OK\r\n"
+        assert as_dict(c.call("CONFIG", "GET", "dir"))[b"dir"] == os.path.realpath(target).encode()
+        assert c.call("CONFIG", "SET", "dir", "/nonexistent/raxdb") == (
+            b"-ERR CONFIG SET failed (possibly related to argument 'dir') - No such file or directory\r\n")
+        assert c.call("CONFIG", "SET", "dbfilename", "x.rdb") == b"+OK\r\n"
     finally:
-        srv.stop()
+        assert c.call("CONFIG", "SET", "dir", here, "dbfilename", "dump.rdb") == b"+OK\r\n"
+        c.close()
 
 
 def test_port_change_moves_the_listener():
