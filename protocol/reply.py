@@ -35,8 +35,16 @@ def integer(n: int) -> bytes:
     return b":%d\r\n" % n
 
 
+# Cached "$<len>\r\n" headers: bytes %-formatting costs ~0.7 us, a lookup and a join ~0.3 us.
+_BULK_HEADERS = [b"$%d\r\n" % i for i in range(4096)]
+_join = b"".join
+
+
 def bulk(b: bytes) -> bytes:
-    return b"$%d\r\n%s\r\n" % (len(b), b)
+    n = len(b)
+    if n < 4096:
+        return _join((_BULK_HEADERS[n], b, b"\r\n"))
+    return b"$%d\r\n%s\r\n" % (n, b)
 
 
 def bulk_str(s: str) -> bytes:
@@ -54,7 +62,7 @@ def error(msg: bytes | str) -> bytes:
     """`msg` starts with its error code (ERR, WRONGTYPE, ...); newlines would break framing."""
     if isinstance(msg, str):
         msg = msg.encode()
-    if b"\r" in msg or b"\n" in msg:
+    if 13 in msg or 10 in msg:
         msg = msg.replace(b"\r", b" ").replace(b"\n", b" ")
     return b"-" + msg + b"\r\n"
 
@@ -68,7 +76,7 @@ def array_header(n: int) -> bytes:
 
 
 def bulk_array(items: Iterable[bytes]) -> bytes:
-    parts = [b"$%d\r\n%s\r\n" % (len(b), b) for b in items]
+    parts = [bulk(b) for b in items]
     return b"*%d\r\n%s" % (len(parts), b"".join(parts))
 
 

@@ -88,6 +88,7 @@ class Server:
         self.slowlog_ns = 0
         self._sync_slowlog()
         config.on_change.setdefault("slowlog-log-slower-than", []).append(lambda _v: self._sync_slowlog())
+        self.busy_script: Any = None  # a script running past busy-reply-threshold (server/scripting/busy.py)
         from server.notify import attach as attach_notify
 
         attach_notify(self)  # Pub/Sub registry, notify-keyspace-events, expiry events and WATCH
