@@ -419,7 +419,11 @@ class Client(asyncio.Protocol):
         self.last_argv = argv
         cmd = srv.table.lookup(argv)
         if cmd is None:
-            self._reject_unknown(argv, out)
+            container = srv.table.lookup_name(argv[0]) if len(argv) > 1 else None
+            if container is not None and container.subcommands:
+                self._reject(None, unknown_subcommand(argv[1], container.name).msg, out)
+            else:
+                self._reject_unknown(argv, out)
             return
         if cmd.proc is None:  # a container invoked without a subcommand
             if len(argv) < 2:

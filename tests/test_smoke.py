@@ -67,3 +67,10 @@ def test_protocol_errors_close_connection(raxdb, oracle):
             c.close()
             replies.append(frames)
         assert replies[0] == replies[1], bad
+
+
+def test_unknown_subcommand(diff):
+    diff("OBJECT", "NOSUCH", "a")
+    diff("CONFIG", "nosuch")
+    diff("CONFIG")
+    diff("object", "x" * 200)
