@@ -1,1 +1,317 @@
-"""t_scripting: not implemented yet (placeholder so the package imports)."""
+"""Scripting commands: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, SCRIPT *, FCALL, FCALL_RO, FUNCTION *.
+
+The machinery is in server/scripting/: the EVAL script cache and its Lua state (scripts.py), the
+FUNCTION libraries and theirs (functions.py), both built on engine.py.  Handlers here parse
+arguments in Redis's order (so the first error reported is Redis's) and format replies.
+"""
+
+from __future__ import annotations
+
+from protocol import reply as R
+from server.commands.args import maybe_int
+from server.commands.table import command
+from server.errors import CommandError
+from server.scripting import busy, functions, scripts
+from storage.glob import compile_glob
+
+
+def _script_keys(argv: list[bytes]) -> list[int]:
+    """Key positions of EVAL-like commands (COMMAND GETKEYS): numkeys at argv[2]."""
+    n = maybe_int(argv[2]) if len(argv) > 2 else None
+    if n is None or n < 0 or n > len(argv) - 3:
+        return []
+    return list(range(3, 3 + n))
+
+
+def _check_numkeys(argv: list[bytes]) -> None:
+    n = maybe_int(argv[2])
+    if n is None:
+        raise CommandError("ERR value is not an integer or out of range")
+    if n > len(argv) - 3:
+        raise CommandError("ERR Number of keys can't be greater than number of args")
+    if n < 0:
+        raise CommandError("ERR Number of keys can't be negative")
+
+
+def _eval(c, argv, ro: bool) -> bytes:
+    _check_numkeys(argv)
+    sc = scripts.cache(c.server)
+    sha, script = sc.load(argv[1])
+    return sc.run(c, sha, script, argv, ro)
+
+
+def _evalsha(c, argv, ro: bool) -> bytes:
+    _check_numkeys(argv)
+    sc = scripts.cache(c.server)
+    sha = argv[1].lower()
+    script = sc.scripts.get(sha) if len(sha) == 40 else None
+    if script is None:
+        raise CommandError(scripts.NOSCRIPT)
+    return sc.run(c, sha, script, argv, ro)
+
+
+@command("eval", keys=_script_keys)
+def eval_(c, argv):
+    return _eval(c, argv, False)
+
+
+@command("eval_ro", keys=_script_keys)
+def eval_ro(c, argv):
+    return _eval(c, argv, True)
+
+
+@command("evalsha", keys=_script_keys)
+def evalsha(c, argv):
+    return _evalsha(c, argv, False)
+
+
+@command("evalsha_ro", keys=_script_keys)
+def evalsha_ro(c, argv):
+    return _evalsha(c, argv, True)
+
+
+# ---- SCRIPT -------------------------------------------------------------------------------------
+
+@command("script|load")
+def script_load(c, argv):
+    sha, _ = scripts.cache(c.server).load(argv[2])
+    return R.bulk(sha)
+
+
+@command("script|exists")
+def script_exists(c, argv):
+    known = scripts.cache(c.server).scripts
+    return R.array([R.ONE if a.lower() in known else R.ZERO for a in argv[2:]])
+
+
+def _flush_mode(argv: list[bytes], err: str) -> None:
+    if len(argv) > 3 or (len(argv) == 3 and argv[2].lower() not in (b"sync", b"async")):
+        raise CommandError(err)
+
+
+@command("script|flush")
+def script_flush(c, argv):
+    _flush_mode(argv, "ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+    scripts.cache(c.server).flush()
+    return R.OK
+
+
+def _kill(c, want_function: bool) -> bytes:
+    run = c.server.busy_script
+    if run is None:
+        raise CommandError("NOTBUSY No scripts in execution right now.")
+    if run.is_function != want_function:
+        raise CommandError(busy.busy_error(run))
+    if run.wrote:
+        raise CommandError("UNKILLABLE Sorry the script already executed write commands against the dataset. "
+                           "You can either wait the script termination or kill the server in a hard way using "
+                           "the SHUTDOWN NOSAVE command.")
+    run.killed = True
+    return R.OK
+
+
+@command("script|kill")
+def script_kill(c, argv):
+    return _kill(c, False)
+
+
+@command("script|debug")
+def script_debug(c, argv):
+    mode = argv[2].lower()
+    if mode == b"no":
+        return R.OK
+    if mode in (b"yes", b"sync"):
+        raise CommandError("ERR SCRIPT DEBUG (the Lua debugger) is not supported by this server")
+    raise CommandError("ERR Use SCRIPT DEBUG YES/SYNC/NO")
+
+
+_SCRIPT_HELP = R.array([R.status(s) for s in [
+    "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DEBUG (YES|SYNC|NO)",
+    "    Set the debug mode for subsequent scripts executed.",
+    "EXISTS <sha1> [<sha1> ...]",
+    "    Return information about the existence of the scripts in the script cache.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Flush the Lua scripts cache. Very dangerous on replicas.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the scripts cache.",
+    "    * SYNC: Synchronously flush the scripts cache.",
+    "KILL",
+    "    Kill the currently executing Lua script.",
+    "LOAD <script>",
+    "    Load a script into the scripts cache without executing it.",
+    "HELP",
+    "    Prints this help.",
+]])
+
+
+@command("script|help")
+def script_help(c, argv):
+    return _SCRIPT_HELP
+
+
+# ---- FCALL / FUNCTION ----------------------------------------------------------------------------
+
+@command("fcall", keys=_script_keys)
+def fcall(c, argv):
+    return functions.registry(c.server).call(c, argv, False)
+
+
+@command("fcall_ro", keys=_script_keys)
+def fcall_ro(c, argv):
+    return functions.registry(c.server).call(c, argv, True)
+
+
+@command("function|load")
+def function_load(c, argv):
+    replace = False
+    for opt in argv[2:-1]:
+        if opt.lower() == b"replace":
+            replace = True
+        else:
+            raise CommandError(b"ERR Unknown option given: " + opt)
+    return R.bulk(functions.registry(c.server).load(argv[-1], replace))
+
+
+@command("function|delete")
+def function_delete(c, argv):
+    functions.registry(c.server).delete(argv[2])
+    return R.OK
+
+
+@command("function|flush")
+def function_flush(c, argv):
+    _flush_mode(argv, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
+    functions.registry(c.server).flush()
+    return R.OK
+
+
+@command("function|kill")
+def function_kill(c, argv):
+    return _kill(c, True)
+
+
+@command("function|list")
+def function_list(c, argv):
+    pattern = None
+    with_code = False
+    i = 2
+    while i < len(argv):
+        opt = argv[i].lower()
+        if opt == b"withcode":
+            with_code = True
+        elif opt == b"libraryname":
+            if i + 1 >= len(argv):
+                raise CommandError("ERR library name argument was not given")
+            pattern = argv[i + 1]
+            i += 1
+        else:
+            raise CommandError(b"ERR Unknown argument " + argv[i])
+        i += 1
+    enc = c.enc
+    match = compile_glob(pattern) if pattern is not None else None
+    out = []
+    for lib in functions.registry(c.server).libraries.values():
+        if match is not None and not match(lib.name):
+            continue
+        fns = []
+        for fn in lib.functions.values():
+            fns.append(enc.map([
+                R.bulk(b"name"), R.bulk(fn.name),
+                R.bulk(b"description"), enc.null if fn.description is None else R.bulk(fn.description),
+                R.bulk(b"flags"), enc.set([R.status(f) for f in fn.flag_names()]),
+            ]))
+        fields = [R.bulk(b"library_name"), R.bulk(lib.name), R.bulk(b"engine"), R.bulk(b"LUA"),
+                  R.bulk(b"functions"), R.array(fns)]
+        if with_code:
+            fields += [R.bulk(b"library_code"), R.bulk(lib.code)]
+        out.append(enc.map(fields))
+    return R.array(out)
+
+
+@command("function|stats")
+def function_stats(c, argv):
+    enc = c.enc
+    fe = functions.registry(c.server)
+    run = c.server.busy_script
+    if run is None:
+        running = enc.null
+    else:
+        import time
+
+        running = enc.map([R.bulk(b"name"), R.bulk(run.name), R.bulk(b"command"), R.bulk_array(run.argv),
+                           R.bulk(b"duration_ms"), R.integer(int((time.monotonic() - run.start) * 1000))])
+    engines = enc.map([R.bulk(b"LUA"), enc.map([
+        R.bulk(b"libraries_count"), R.integer(len(fe.libraries)),
+        R.bulk(b"functions_count"), R.integer(len(fe.functions)),
+    ])])
+    return enc.map([R.bulk(b"running_script"), running, R.bulk(b"engines"), engines])
+
+
+@command("function|dump")
+def function_dump(c, argv):
+    return R.bulk(functions.registry(c.server).dump())
+
+
+@command("function|restore")
+def function_restore(c, argv):
+    policy = b"append"
+    if len(argv) > 4:
+        raise CommandError("ERR syntax error")
+    if len(argv) == 4:
+        policy = argv[3].lower()
+        if policy not in (b"flush", b"append", b"replace"):
+            raise CommandError("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.")
+    functions.registry(c.server).restore(argv[2], policy)
+    return R.OK
+
+
+_FUNCTION_HELP = R.array([R.status(s) for s in [
+    "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "LOAD [REPLACE] <FUNCTION CODE>",
+    "    Create a new library with the given library name and code.",
+    "DELETE <LIBRARY NAME>",
+    "    Delete the given library.",
+    "LIST [LIBRARYNAME PATTERN] [WITHCODE]",
+    "    Return general information on all the libraries:",
+    "    * Library name",
+    "    * The engine used to run the Library",
+    "    * Library description",
+    "    * Functions list",
+    "    * Library code (if WITHCODE is given)",
+    "    It also possible to get only function that matches a pattern using LIBRARYNAME argument.",
+    "STATS",
+    "    Return information about the current function running:",
+    "    * Function name",
+    "    * Command used to run the function",
+    "    * Duration in MS that the function is running",
+    "    If no function is running, return nil",
+    "    In addition, returns a list of available engines.",
+    "KILL",
+    "    Kill the current running function.",
+    "FLUSH [ASYNC|SYNC]",
+    "    Delete all the libraries.",
+    "    When called without the optional mode argument, the behavior is determined by the",
+    "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+    "    * ASYNC: Asynchronously flush the libraries.",
+    "    * SYNC: Synchronously flush the libraries.",
+    "DUMP",
+    "    Return a serialized payload representing the current libraries, can be restored using FUNCTION "
+    "RESTORE command",
+    "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+    "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+    "    control how to handle existing libraries (default APPEND):",
+    "    * FLUSH: delete all existing libraries.",
+    "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+    "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+    "      libraries with the new libraries (notice that even on this option there is a chance of failure",
+    "      in case of functions name collision with another library).",
+    "HELP",
+    "    Prints this help.",
+]])
+
+
+@command("function|help")
+def function_help(c, argv):
+    return _FUNCTION_HELP

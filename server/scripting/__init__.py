@@ -1,0 +1,10 @@
+"""Lua scripting: EVAL scripts and FUNCTION libraries on lupa's Lua 5.1, as Redis 7.0 runs them.
+
+engine.py    one sandboxed Lua state with the `redis` library (call/pcall, replies, errors, hook)
+lua_env.py   the Lua side of the sandbox (read-only globals, pcall semantics, error handler)
+convert.py   RESP reply <-> Lua value conversions, both protocols
+lib_*.py     the bundled libraries: bit, struct, cjson, cmsgpack
+scripts.py   the EVAL script cache and shebang flags
+functions.py FUNCTION libraries (LOAD, FCALL, DUMP/RESTORE)
+busy.py      answering other clients while a script runs past busy-reply-threshold
+"""

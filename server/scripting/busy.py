@@ -1,0 +1,89 @@
+"""Serving other clients while a script runs past busy-reply-threshold (Redis's "busy script").
+
+The script runs on the event loop thread, so the loop cannot run until it returns.  Redis, in the
+same position, processes events from inside the script's hook; we do the equivalent from the Lua
+count hook: poll the connected clients' sockets without blocking, read what they sent and feed it to
+their normal input path.  While `server.busy_script` is set the dispatcher answers every command
+without the allow-busy flag with the BUSY error, so what runs is SCRIPT KILL / FUNCTION KILL, SHUTDOWN
+NOSAVE and the few connection commands Redis allows; replies are written straight to the sockets.
+
+Limits, stated: new connections are accepted only once the script ends (they wait in the listen
+backlog); the calling client is not read (Redis protects it the same way); a script blocked inside
+one long command is not interrupted, as in Redis.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import time
+from typing import TYPE_CHECKING
+
+from server.log import LOG
+
+if TYPE_CHECKING:
+    from server.core import Server
+    from server.scripting.engine import Running
+
+BUSY_SCRIPT = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+BUSY_FUNCTION = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+
+
+def busy_error(run: Running) -> str:
+    return BUSY_FUNCTION if run.is_function else BUSY_SCRIPT
+
+
+def enter(server: Server, run: Running) -> None:
+    run.busy = True
+    server.busy_script = run  # type: ignore[attr-defined]
+    for c in list(server.clients.values()):
+        c.plain = False
+    what = "function" if run.is_function else "script"
+    LOG.warning(f"Slow {what} detected: still in execution after "
+                f"{int((time.monotonic() - run.start) * 1000)} milliseconds. You can try killing "
+                f"the script using the {'FUNCTION' if run.is_function else 'SCRIPT'} KILL command. "
+                f"Script name is: {run.name.decode(errors='replace')}.")
+
+
+def leave(server: Server, run: Running) -> None:
+    server.busy_script = None  # type: ignore[attr-defined]
+    _eof.clear()
+    for c in list(server.clients.values()):
+        c.update_plain()
+
+
+_eof: set[int] = set()
+
+
+def poll(server: Server, run: Running) -> None:
+    """Read and serve whatever other clients sent, without blocking."""
+    fds = {}
+    for c in server.clients.values():
+        if c is run.caller or c.closed or c.fd < 0 or c.fd in _eof:
+            continue
+        fds[c.fd] = c
+    if not fds:
+        return
+    p = select.poll()
+    for fd in fds:
+        p.register(fd, select.POLLIN)
+    now = server.now_ms
+    try:
+        for fd, _ev in p.poll(0):
+            c = fds.get(fd)
+            if c is None:
+                continue
+            try:
+                data = os.read(fd, 65536)
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError:
+                _eof.add(fd)
+                continue
+            if not data:
+                _eof.add(fd)  # the loop sees the EOF itself once the script is over
+                continue
+            c.data_received(data)
+    finally:
+        server.now_ms = now  # the script keeps its own clock
+

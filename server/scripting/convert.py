@@ -1,0 +1,216 @@
+"""Redis's Lua <-> RESP conversions, exactly as Redis 7.0 performs them.
+
+Reply to Lua (what redis.call returns): integer -> number, bulk -> string, status -> {ok=...},
+error -> {err=...}, array -> table (a nil element leaves a hole), RESP2 null bulk / null array ->
+false; and with redis.setresp(3): null -> nil, map -> {map={...}}, set -> {set={member=true}},
+double -> {double=n}, big number -> {big_number=s}, verbatim -> {verbatim_string={format=, string=}},
+boolean -> boolean, attributes skipped.  Handlers already produced RESP bytes, so this is a parser
+over those bytes that builds Lua values; tables with keys are built by Lua helpers that insert in
+reply order, so `pairs` walks them in the order Redis's Lua would.
+
+Lua to reply (what a script returns): number -> integer (truncated; NaN and out of range give
+LLONG_MIN as C's conversion does on x86), string -> bulk, boolean -> 1 / null with RESP2 semantics
+(or true / false after setresp(3)), nil -> null, table -> the first of err, ok, double, big_number,
+map, set, verbatim_string it has, else an array up to the first nil.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from lupa.lua51 import lua_type
+
+from protocol import reply as R
+
+LLONG_MIN = -(1 << 63)
+_LLONG_LIMIT = 1 << 63
+
+
+def clean(msg: bytes) -> bytes:
+    if b"\r" in msg or b"\n" in msg:
+        return msg.replace(b"\r", b" ").replace(b"\n", b" ")
+    return msg
+
+
+def lua_number_to_int(v: int | float) -> int:
+    if isinstance(v, float):
+        if v != v or v in (math.inf, -math.inf):
+            return LLONG_MIN
+        v = int(v)
+    if -_LLONG_LIMIT <= v < _LLONG_LIMIT:
+        return v
+    return LLONG_MIN
+
+
+def format_double(d: float) -> bytes:
+    """%.17g as Redis prints a double reply (NaN keeps its sign like glibc's printf)."""
+    if d != d:
+        return b"-nan" if math.copysign(1.0, d) < 0 else b"nan"
+    if d in (math.inf, -math.inf):
+        return b"inf" if d > 0 else b"-inf"
+    return b"%.17g" % d
+
+
+class ReplyParser:
+    """RESP reply bytes -> Lua values, for one Lua state's helpers."""
+
+    __slots__ = ("table_from", "h", "pos", "data")
+
+    def __init__(self, lua: Any, helpers: Any) -> None:
+        self.table_from = lua.table_from
+        self.h = helpers
+        self.pos = 0
+        self.data = b""
+
+    def parse(self, data: bytes) -> tuple[Any, bytes | None]:
+        """(value, None) or (None, error message) when the reply is an error."""
+        t = data[0]
+        if t == 43:  # +
+            return self.h.ok(data[1:-2]), None
+        if t == 36:  # $
+            if data[1] == 45:
+                return False, None
+            nl = data.index(b"\r\n")
+            return data[nl + 2:-2], None
+        if t == 58:  # :
+            return int(data[1:-2]), None
+        if t == 45:  # -
+            return None, data[1:-2]
+        self.data = data
+        self.pos = 0
+        return self._value(), None
+
+    def _line(self) -> bytes:
+        data, pos = self.data, self.pos
+        nl = data.index(b"\r\n", pos)
+        self.pos = nl + 2
+        return data[pos + 1:nl]
+
+    def _value(self) -> Any:
+        data = self.data
+        t = data[self.pos]
+        if t == 36:  # $
+            n = int(self._line())
+            if n < 0:
+                return False
+            start = self.pos
+            self.pos = start + n + 2
+            return data[start:start + n]
+        if t == 58:
+            return int(self._line())
+        if t == 43:
+            return self.h.ok(self._line())
+        if t == 45:
+            return self.h.err(self._line())
+        if t == 42 or t == 62:  # * >
+            n = int(self._line())
+            if n < 0:
+                return False
+            return self.table_from([self._value() for _ in range(n)])
+        if t == 37:  # %
+            n = int(self._line())
+            flat = []
+            for _ in range(n):
+                flat.append(self._value())
+                flat.append(self._value())
+            return self.h.mkmap(*flat)
+        if t == 126:  # ~
+            n = int(self._line())
+            return self.h.mkset(*[self._value() for _ in range(n)])
+        if t == 95:  # _
+            self._line()
+            return None
+        if t == 35:  # #
+            return self._line() == b"t"
+        if t == 44:  # ,
+            text = self._line()
+            return self.h.double(_parse_double(text))
+        if t == 40:  # (
+            return self.h.big_number(self._line())
+        if t == 61:  # =
+            n = int(self._line())
+            start = self.pos
+            self.pos = start + n + 2
+            body = data[start:start + n]
+            return self.h.verbatim(body[:3], body[4:])
+        if t == 124:  # | attribute: skipped, the value follows
+            n = int(self._line())
+            for _ in range(2 * n):
+                self._value()
+            return self._value()
+        raise ValueError(f"unexpected reply type {chr(t)!r}")
+
+
+def _parse_double(text: bytes) -> float:
+    low = text.lower()
+    if low in (b"inf", b"+inf"):
+        return math.inf
+    if low == b"-inf":
+        return -math.inf
+    return float(text)
+
+
+def lua_to_resp(v: Any, enc: R.Encoder, script_resp: int) -> bytes:
+    """A script's return value as the caller's reply (enc is the caller's protocol)."""
+    cls = v.__class__
+    if cls is bytes:
+        return R.bulk(v)
+    if cls is bool:
+        if script_resp == 2:
+            return R.ONE if v else enc.null
+        return enc.boolean(v)
+    if cls is int or cls is float:
+        return R.integer(lua_number_to_int(v))
+    if v is None:
+        return enc.null
+    if lua_type(v) == "table":
+        return _table_to_resp(v, enc, script_resp)
+    return enc.null
+
+
+def _is_table(v: Any) -> bool:
+    return lua_type(v) == "table"
+
+
+def _table_to_resp(t: Any, enc: R.Encoder, script_resp: int) -> bytes:
+    err = t[b"err"]
+    if err.__class__ is bytes:
+        return b"-" + clean(err) + b"\r\n"
+    ok = t[b"ok"]
+    if ok.__class__ is bytes:
+        return b"+" + clean(ok) + b"\r\n"
+    d = t[b"double"]
+    if d.__class__ is int or d.__class__ is float:
+        body = format_double(float(d))
+        if enc.version == 3:
+            return b"," + body + b"\r\n"
+        return R.bulk(body)
+    big = t[b"big_number"]
+    if big.__class__ is bytes:
+        return enc.big_number(clean(big))
+    m = t[b"map"]
+    if m is not None and _is_table(m):
+        flat = []
+        for k, val in m.items():
+            flat.append(lua_to_resp(k, enc, script_resp))
+            flat.append(lua_to_resp(val, enc, script_resp))
+        return enc.map(flat)
+    s = t[b"set"]
+    if s is not None and _is_table(s):
+        return enc.set([lua_to_resp(k, enc, script_resp) for k in s.keys()])
+    vs = t[b"verbatim_string"]
+    if vs is not None and _is_table(vs):
+        fmt, text = vs[b"format"], vs[b"string"]
+        if fmt.__class__ is bytes and text.__class__ is bytes:
+            return enc.verbatim(text, fmt)
+    items = []
+    j = 1
+    while True:
+        val = t[j]
+        if val is None:
+            break
+        items.append(lua_to_resp(val, enc, script_resp))
+        j += 1
+    return R.array(items)
+

@@ -1,0 +1,475 @@
+"""One Lua interpreter (lupa, Lua 5.1 as in Redis) with Redis's sandbox and `redis` library.
+
+The server has two, like Redis 7.0: one for EVAL scripts, one for FUNCTION libraries
+(server/scripting/functions.py).  A script runs on the event loop thread, start to finish, so
+nothing interleaves with it: that is the atomicity guarantee.  Commands issued by `redis.call` run
+through `Client.call` on a private client (Redis's "lua client"): same handlers, same stats, same
+keyspace effects and wake-ups as a client's command, with the caller's database at the start and
+`in_exec` set so blocking commands answer at once instead of blocking.
+
+A count hook fires every `HOOK_INSTRUCTIONS` Lua instructions; past busy-reply-threshold it hands
+control to server/scripting/busy.py, which answers other clients (BUSY, SCRIPT KILL, SHUTDOWN
+NOSAVE) while the script keeps the loop, and kills the script when asked.
+
+Errors raised from Python into Lua travel as `LuaRaise` exceptions holding the Lua value to raise;
+see lua_env.py for how scripts observe them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+import lupa.lua51 as lupa51
+
+from protocol import reply as R
+from server import lifecycle
+from server.commands.table import BLOCKED
+from server.errors import CommandError
+from server.log import LOG
+from server.scripting import convert, luanum
+from server.scripting.lua_env import BOOTSTRAP
+
+if TYPE_CHECKING:
+    from server.client import Client
+    from server.core import Server
+
+HOOK_INSTRUCTIONS = 100000
+REDIS_VERSION = b"7.0.15"
+REDIS_VERSION_NUM = (7 << 16) | (0 << 8) | 15
+
+# Script flags (shebang `flags=` / register_function flags).
+FLAG_NO_WRITES = 1
+FLAG_ALLOW_OOM = 2
+FLAG_ALLOW_STALE = 4
+FLAG_NO_CLUSTER = 8
+FLAG_ALLOW_CROSS_SLOT = 16
+FLAG_NAMES = {b"no-writes": FLAG_NO_WRITES, b"allow-oom": FLAG_ALLOW_OOM, b"allow-stale": FLAG_ALLOW_STALE,
+              b"no-cluster": FLAG_NO_CLUSTER, b"allow-cross-slot-keys": FLAG_ALLOW_CROSS_SLOT}
+
+_LOG_LEVELS = {0: "debug", 1: "verbose", 2: "notice", 3: "warning"}
+
+# cjson and cmsgpack walk nested values recursively, up to 1000 levels (Redis's limits).
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
+
+
+class LuaRaise(Exception):
+    """Raised by Python called from Lua; `value` is the Lua error value (string or table)."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__(value)
+        self.value = value
+
+
+def sha1hex(data: bytes) -> bytes:
+    return hashlib.sha1(data).hexdigest().encode()
+
+
+def error_text(msg: bytes) -> bytes:
+    """Redis's luaPushErrorBuff: '-CODE msg' keeps its code, anything else gets ERR."""
+    if msg[:1] == b"-":
+        sp = msg.find(b" ")
+        if sp < 0:
+            code, body = b"ERR", msg[1:]
+        else:
+            code, body = msg[1:sp], msg[sp + 1:]
+    else:
+        code, body = b"ERR", msg
+    return code + b" " + body.strip(b"\r\n")
+
+
+class Rand48:
+    """redisLrand48: the 48-bit linear congruential generator behind math.random in scripts.
+
+    One per process, shared by EVAL and FUNCTION, starting from drand48's default state and never
+    reseeded behind the scripts' back — so sequences continue across calls exactly as in Redis."""
+
+    __slots__ = ("x",)
+
+    def __init__(self) -> None:
+        self.x = 0x1234ABCD330E
+
+    def seed(self, n: int) -> None:
+        self.x = ((n & 0xFFFFFFFF) << 16) | 0x330E
+
+    def next(self) -> int:
+        self.x = (0x5DEECE66D * self.x + 0xB) & 0xFFFFFFFFFFFF
+        return self.x >> 17
+
+
+RAND = Rand48()
+
+
+class Running:
+    """What is executing now: for SCRIPT KILL, FUNCTION STATS, the busy handling."""
+
+    __slots__ = ("engine", "caller", "name", "argv", "start", "ro", "wrote", "killed", "busy", "is_function")
+
+    def __init__(self, engine: Engine, caller: Client, name: bytes, argv: list[bytes], ro: bool,
+                 is_function: bool) -> None:
+        self.engine = engine
+        self.caller = caller
+        self.name = name
+        self.argv = argv
+        self.start = time.monotonic()
+        self.ro = ro
+        self.wrote = False
+        self.killed = False
+        self.busy = False
+        self.is_function = is_function
+
+
+class Engine:
+    def __init__(self, server: Server, chunk_name: bytes, functions: bool = False) -> None:
+        self.server = server
+        self.chunk_name = chunk_name  # b"@user_script" or b"@user_function"
+        self.functions = functions
+        self.lua = lua = lupa51.LuaRuntime(encoding=None, register_eval=False, register_builtins=False,
+                                           unpack_returned_tuples=True)
+        self._where: Any = None
+        py = lua.table_from({
+            b"unwrap": self._unwrap, b"is_pyfunc": _is_pyfunc,
+            b"random": self._random, b"randomseed": self._randomseed,
+        })
+        self.h = lua.execute(BOOTSTRAP, py, name="=[raxdb]")
+        self._where = self.h.where
+        self.env = self.h.env
+        self.parser = convert.ReplyParser(lua, self.h)
+        self.client = _script_client(server)
+        self.running: Running | None = None
+        self.redis = self._redis_table()
+        from server.scripting import libs
+
+        libs.install(self)
+        if functions:
+            # Functions run without the EVAL-only globals and redis members.
+            self.env[b"__redis__err__handler"] = None
+            for name in (b"breakpoint", b"debug", b"replicate_commands"):
+                self.redis[name] = None
+        self.install_redis(self.redis)
+
+    # ---- the redis library -----------------------------------------------------------------
+    def _redis_table(self) -> Any:
+        lua = self.lua
+        t = lua.table()
+        api = {
+            b"call": self._call, b"pcall": self._pcall, b"sha1hex": self._sha1hex,
+            b"error_reply": self._error_reply, b"status_reply": self._status_reply, b"log": self._log,
+            b"setresp": self._setresp, b"set_repl": self._set_repl,
+            b"replicate_commands": _true, b"breakpoint": _false, b"debug": _none,
+            b"acl_check_cmd": self._acl_check_cmd,
+        }
+        for k, v in api.items():
+            t[k] = v
+        consts = {b"LOG_DEBUG": 0, b"LOG_VERBOSE": 1, b"LOG_NOTICE": 2, b"LOG_WARNING": 3,
+                  b"REPL_NONE": 0, b"REPL_AOF": 1, b"REPL_SLAVE": 2, b"REPL_REPLICA": 2, b"REPL_ALL": 3,
+                  b"REDIS_VERSION": REDIS_VERSION, b"REDIS_VERSION_NUM": REDIS_VERSION_NUM}
+        for k, v in consts.items():
+            t[k] = v
+        return t
+
+    def install_redis(self, table: Any) -> None:
+        self.h.install(b"redis", table)
+
+    def raise_error(self, msg: bytes) -> None:
+        raise LuaRaise(self.h.err(error_text(msg)))
+
+    def _command(self, raise_errors: bool, args: tuple) -> Any:
+        run = self.running
+        if not args:
+            return self._fail(raise_errors, b"Please specify at least one argument for this redis lib call")
+        argv = []
+        for a in args:
+            cls = a.__class__
+            if cls is bytes:
+                argv.append(a)
+            elif cls is int or cls is float:
+                argv.append(b"%.17g" % a)
+            else:
+                return self._fail(raise_errors, b"Lua redis lib command arguments must be strings or integers")
+        srv = self.server
+        cmd = srv.table.lookup(argv)
+        if cmd is None or cmd.proc is None and not cmd.subcommands:
+            return self._fail(raise_errors, b"Unknown Redis command called from script")
+        a = cmd.arity
+        if cmd.proc is None or (a > 0 and a != len(argv)) or len(argv) < -a:
+            return self._fail(raise_errors, b"Wrong number of args calling Redis command from script")
+        if cmd.noscript:
+            return self._fail(raise_errors, b"This Redis command is not allowed from script")
+        if cmd.is_write:
+            if run is not None and run.ro:
+                return self._fail(raise_errors, b"Write commands are not allowed from read-only scripts.")
+            if run is not None:
+                run.wrote = True
+        client = self.client
+        if srv.monitors:
+            lifecycle.feed_monitors(client, argv, cmd)
+        r = client.call(cmd, argv)
+        if r is BLOCKED:
+            r = client.enc.null
+        value, err = self.parser.parse(r)
+        if err is not None:
+            t = self.h.err(error_text(b"-" + err))
+            if raise_errors:
+                raise LuaRaise(t)
+            return t
+        return value
+
+    def _fail(self, raise_errors: bool, msg: bytes) -> Any:
+        t = self.h.err(error_text(msg))
+        if raise_errors:
+            raise LuaRaise(t)
+        return t
+
+    def _call(self, *args: Any) -> Any:
+        return self._command(True, args)
+
+    def _pcall(self, *args: Any) -> Any:
+        return self._command(False, args)
+
+    def _sha1hex(self, *args: Any) -> Any:
+        if len(args) != 1 or not _is_lua_string(args[0]):
+            self.raise_error(b"wrong number of arguments")
+        return sha1hex(_lua_tostring(args[0]))
+
+    def _error_reply(self, *args: Any) -> Any:
+        if len(args) != 1 or args[0].__class__ is not bytes:
+            return self.h.err(b"ERR wrong number or type of arguments")
+        msg = args[0]
+        return self.h.err(error_text(msg if msg[:1] == b"-" else b"-" + msg))
+
+    def _status_reply(self, *args: Any) -> Any:
+        if len(args) != 1 or args[0].__class__ is not bytes:
+            return self.h.err(b"ERR wrong number or type of arguments")
+        return self.h.ok(args[0])
+
+    def _log(self, *args: Any) -> None:
+        if len(args) < 2:
+            self.raise_error(b"redis.log() requires two arguments or more.")
+        level = args[0]
+        if level.__class__ is not int and level.__class__ is not float:
+            self.raise_error(b"First argument must be a number (log level).")
+        name = _LOG_LEVELS.get(int(level)) if level == int(level) else None
+        if name is None:
+            self.raise_error(b"Invalid debug level.")
+        parts = [_lua_tostring(a) for a in args[1:] if _is_lua_string(a)]
+        getattr(LOG, name)(b" ".join(parts).decode(errors="replace"))
+
+    def _setresp(self, *args: Any) -> None:
+        if len(args) != 1:
+            self.raise_error(b"redis.setresp() requires one argument.")
+        v = args[0]
+        if (v.__class__ is not int and v.__class__ is not float) or v not in (2, 3):
+            self.raise_error(b"RESP version must be 2 or 3.")
+        self.client.set_protocol(int(v))
+
+    def _set_repl(self, *args: Any) -> None:
+        if len(args) != 1:
+            self.raise_error(b"redis.set_repl() requires two arguments.")
+        v = args[0]
+        if (v.__class__ is not int and v.__class__ is not float) or int(v) != v or not 0 <= v <= 3:
+            self.raise_error(b"Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
+
+    def _acl_check_cmd(self, *args: Any) -> bool:
+        if not args:
+            self.raise_error(b"Please specify at least one argument for this redis lib call")
+        argv = []
+        for a in args:
+            if not _is_lua_string(a):
+                self.raise_error(b"Lua redis lib command arguments must be strings or integers")
+            argv.append(_lua_tostring(a))
+        if self.server.table.lookup(argv) is None:
+            self.raise_error(b"Invalid command passed to redis.acl_check_cmd()")
+        return True
+
+    # ---- math.random --------------------------------------------------------------------------
+    def _where_text(self) -> str:
+        return self._where().decode(errors="replace")
+
+    def _random(self, *args: Any) -> float | int:
+        r = (RAND.next() % 2147483647) / 2147483647
+        n = len(args)
+        if n == 0:
+            return r
+        if n == 1:
+            hi = _c_int(luanum.check_number(args, 0, "random", self._where_text))
+            if hi < 1:
+                luanum.raise_lua(luanum.arg_error(self._where_text(), 1, "random", "interval is empty"))
+            return math.floor(r * hi) + 1
+        if n == 2:
+            lo = _c_int(luanum.check_number(args, 0, "random", self._where_text))
+            hi = _c_int(luanum.check_number(args, 1, "random", self._where_text))
+            if lo > hi:
+                luanum.raise_lua(luanum.arg_error(self._where_text(), 2, "random", "interval is empty"))
+            return math.floor(r * (hi - lo + 1)) + lo
+        luanum.raise_lua(self._where_text() + "wrong number of arguments")
+        return 0
+
+    def _randomseed(self, *args: Any) -> None:
+        RAND.seed(_c_int(luanum.check_number(args, 0, "randomseed", self._where_text)))
+
+    # ---- errors seen from Lua -------------------------------------------------------------------
+    def _unwrap(self, e: Any) -> Any:
+        if isinstance(e, LuaRaise):
+            return e.value
+        if isinstance(e, BaseException):
+            LOG.warning(f"Internal error in a scripting helper: {type(e).__name__}: {e}")
+            return b"Internal error: " + type(e).__name__.encode()
+        return e
+
+    # ---- running -------------------------------------------------------------------------------
+    def compile(self, body: bytes) -> Any:
+        """A compiled chunk, or raise CommandError with Redis's compile error text."""
+        f, err = self.h.compile(body, self.chunk_name)
+        if f is None:
+            raise CommandError(b"ERR Error compiling script (new function): " + convert.clean(_lua_tostring(err)))
+        return f
+
+    def run(self, c: Client, fn: Any, name: bytes, argv: list[bytes], keys: list[bytes], args: list[bytes],
+            ro: bool, is_function: bool, call_args: tuple = ()) -> bytes:
+        """Run `fn` for client `c`; the encoded reply, or raise CommandError for an error reply."""
+        srv = self.server
+        client = self.client
+        client.db = c.db
+        client.dbid = c.dbid
+        if client.resp != 2:
+            client.set_protocol(2)
+        lua = self.lua
+        if not is_function:
+            env = self.env
+            env[b"KEYS"] = lua.table_from(keys)
+            env[b"ARGV"] = lua.table_from(args)
+            call_args = ()
+        run = Running(self, c, name, argv, ro, is_function)
+        self.running = run
+        srv.running_script = run  # type: ignore[attr-defined]
+        threshold = _busy_threshold(srv)
+        if threshold > 0:
+            self.h.hook_count(self._hook, HOOK_INSTRUCTIONS)
+        now = srv.now_ms
+        try:
+            ok, value = self.h.run(fn, *call_args)
+        finally:
+            if threshold > 0:
+                self.h.hook_off()
+            self.running = None
+            srv.running_script = None  # type: ignore[attr-defined]
+            srv.now_ms = now
+            if run.busy:
+                from server.scripting import busy
+
+                busy.leave(srv, run)
+        if not ok:
+            raise CommandError(self._format_error(value, name))
+        r = convert.lua_to_resp(value, c.enc, client.resp)
+        if r[0] == 45:  # an error reply: counted in errorstats like any command error
+            raise CommandError(r[1:-2])
+        return r
+
+    def _format_error(self, err: Any, name: bytes) -> bytes:
+        if lupa51.lua_type(err) != "table":
+            return b"ERR " + convert.clean(_lua_tostring(err))
+        e = err[b"err"]
+        msg = _lua_tostring(e) if e is not None else b"ERR unknown error"
+        msg = convert.clean(msg)
+        source, line = err[b"source"], err[b"line"]
+        if source is not None:
+            msg += b" script: " + name + b", on " + _lua_tostring(source) + b":" + _lua_tostring(line) + b"."
+        return msg
+
+    # ---- the busy hook ---------------------------------------------------------------------------
+    def _hook(self) -> Any:
+        """Every HOOK_INSTRUCTIONS: past the threshold, serve other clients; the kill error or None."""
+        run = self.running
+        if run is None:
+            return None
+        from server.scripting import busy
+
+        if not run.busy:
+            threshold = _busy_threshold(self.server)
+            if threshold <= 0 or (time.monotonic() - run.start) * 1000 < threshold:
+                return None
+            busy.enter(self.server, run)
+        busy.poll(self.server, run)
+        if run.killed or self.server.shutting_down:
+            return self.h.err(b"ERR Script killed by user with SCRIPT KILL...")
+        return None
+
+
+def _c_int(n: float) -> int:
+    """luaL_checkint: C's (int) conversion, truncating toward zero."""
+    try:
+        v = int(n)
+    except (OverflowError, ValueError):
+        return -(1 << 31)
+    return v if -(1 << 31) <= v < (1 << 31) else -(1 << 31)
+
+
+def _busy_threshold(srv: Server) -> int:
+    try:
+        return int(srv.config.values.get("busy-reply-threshold", "5000"))
+    except ValueError:
+        return 5000
+
+
+def _script_client(server: Server) -> Client:
+    from server.client import Client
+
+    c = Client(server)
+    c.addr = "lua"
+    c.authenticated = True
+    c.in_exec = True  # blocking commands must not block inside a script
+    c.plain = False
+    return c
+
+
+def _is_pyfunc(v: Any) -> bool:
+    return callable(v) and lupa51.lua_type(v) is None
+
+
+def _is_lua_string(v: Any) -> bool:
+    """lua_isstring: strings and numbers."""
+    cls = v.__class__
+    return cls is bytes or cls is int or cls is float
+
+
+def _lua_tostring(v: Any) -> bytes:
+    """Lua's tostring for strings and numbers (numbers print as %.14g)."""
+    cls = v.__class__
+    if cls is bytes:
+        return v
+    if cls is int or cls is float:
+        return lua_number_text(v)
+    if cls is bool:
+        return b"true" if v else b"false"
+    if v is None:
+        return b"nil"
+    return str(v).encode(errors="replace")
+
+
+def lua_number_text(v: int | float) -> bytes:
+    f = float(v)
+    if f != f:
+        return b"nan" if str(f)[0] != "-" else b"-nan"
+    if f in (float("inf"), float("-inf")):
+        return b"inf" if f > 0 else b"-inf"
+    return b"%.14g" % f
+
+
+def _true(*_a: Any) -> bool:
+    return True
+
+
+def _false(*_a: Any) -> bool:
+    return False
+
+
+def _none(*_a: Any) -> None:
+    return None
+
+
+def encode_reply(v: Any, enc: R.Encoder, script_resp: int) -> bytes:
+    return convert.lua_to_resp(v, enc, script_resp)

@@ -1,0 +1,312 @@
+"""FUNCTION libraries (Redis 7.0): load, call, list, delete, flush, dump and restore.
+
+A library is Lua code starting with `#!lua name=<lib>`; running it once registers functions with
+`redis.register_function`.  All libraries share one Lua state (separate from EVAL's).  While a
+library loads, its globals are only `redis` with register_function, log and the LOG_* / version
+constants; when its functions run they see the full script environment minus KEYS/ARGV (keys and
+arguments are the callback's parameters).  Both are views of the same globals proxy, switched by
+`use_env`, because the callbacks keep the environment they were created in — as in Redis.
+
+Loading is transactional: the new library replaces nothing until its code ran, registered at least
+one function and no function name collides with another library.
+
+DUMP writes Redis's payload format (RDB_OPCODE_FUNCTION2 + library code as an RDB string, RDB
+version 10, CRC64-Jones); strings are stored uncompressed, which Redis reads back, and RESTORE also
+reads LZF-compressed strings as Redis writes them.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import TYPE_CHECKING, Any
+
+from lupa.lua51 import lua_type
+
+from server.errors import CommandError
+from server.scripting import convert, rdbstr
+from server.scripting import engine as eng
+
+if TYPE_CHECKING:
+    from server.client import Client
+    from server.core import Server
+
+_NAME_OK = re.compile(rb"[A-Za-z0-9_]+\Z")
+NAME_ERROR = "Library names can only contain letters, numbers, or underscores(_) and must be at least one " \
+             "character long"
+_FLAG_ORDER = [(b"no-writes", eng.FLAG_NO_WRITES), (b"allow-oom", eng.FLAG_ALLOW_OOM),
+               (b"allow-stale", eng.FLAG_ALLOW_STALE), (b"no-cluster", eng.FLAG_NO_CLUSTER),
+               (b"allow-cross-slot-keys", eng.FLAG_ALLOW_CROSS_SLOT)]
+LOAD_TIMEOUT_MS = 500
+
+
+class Function:
+    __slots__ = ("name", "fn", "flags", "description", "library")
+
+    def __init__(self, name: bytes, fn: Any, flags: int, description: bytes | None, library: Library) -> None:
+        self.name = name
+        self.fn = fn
+        self.flags = flags
+        self.description = description
+        self.library = library
+
+    def flag_names(self) -> list[bytes]:
+        return [n for n, bit in _FLAG_ORDER if self.flags & bit]
+
+
+class Library:
+    __slots__ = ("name", "code", "functions")
+
+    def __init__(self, name: bytes, code: bytes) -> None:
+        self.name = name
+        self.code = code
+        self.functions: dict[bytes, Function] = {}
+
+
+def parse_metadata(code: bytes) -> tuple[bytes, int]:
+    """(library name, offset of the Lua code) from the `#!lua name=...` line."""
+    if not code.startswith(b"#!"):
+        raise CommandError("ERR Missing library metadata")
+    nl = code.find(b"\n")
+    first = code[:nl] if nl >= 0 else code
+    parts = first.split()
+    engine_name = parts[0][2:] if parts else b""
+    if engine_name.lower() != b"lua":
+        raise CommandError(b"ERR Engine '" + engine_name + b"' not found")
+    name = None
+    for p in parts[1:]:
+        if p.startswith(b"name="):
+            name = p[5:]
+        else:
+            raise CommandError(b"ERR Invalid metadata value given: " + p)
+    if name is None:
+        raise CommandError("ERR Library name was not given")
+    if not _NAME_OK.match(name):
+        raise CommandError("ERR " + NAME_ERROR)
+    return name, (nl if nl >= 0 else len(code))
+
+
+class FunctionsEngine:
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.engine = eng.Engine(server, b"@user_function", functions=True)
+        self.libraries: dict[bytes, Library] = {}
+        self.functions: dict[bytes, Function] = {}
+        self._build_load_env()
+
+    def _build_load_env(self) -> None:
+        e = self.engine
+        h = e.h
+        api = h.strict(h.new_table())
+        api[b"register_function"] = self._register_function
+        api[b"log"] = e.redis[b"log"]
+        for k in (b"LOG_DEBUG", b"LOG_VERBOSE", b"LOG_NOTICE", b"LOG_WARNING", b"REDIS_VERSION",
+                  b"REDIS_VERSION_NUM"):
+            api[k] = e.redis[k]
+        h.mark_functions(api)
+        self.load_env = h.strict(h.new_table())
+        self.load_env[b"redis"] = h.protect(api)
+        self._loading: Library | None = None
+
+    # ---- loading ---------------------------------------------------------------------------------
+    def load(self, code: bytes, replace: bool) -> bytes:
+        name, start = parse_metadata(code)
+        old = self.libraries.get(name)
+        if old is not None and not replace:
+            raise CommandError(b"ERR Library '" + name + b"' already exists")
+        lib = self._run_library(name, code, start)
+        self._commit([lib], replace)
+        return name
+
+    def _run_library(self, name: bytes, code: bytes, start: int) -> Library:
+        e = self.engine
+        h = e.h
+        f, err = h.compile(code[start:], b"@user_function")
+        if f is None:
+            raise CommandError(b"ERR Error compiling function: " + convert.clean(eng._lua_tostring(err)))
+        lib = Library(name, code)
+        self._loading = lib
+        h.use_env(self.load_env)
+        deadline = [time.monotonic() + LOAD_TIMEOUT_MS / 1000]
+
+        def timeout_hook() -> None:
+            if time.monotonic() > deadline[0]:
+                raise eng.LuaRaise(h.err(b"ERR FUNCTION LOAD timeout"))
+
+        h.hook_count(timeout_hook, eng.HOOK_INSTRUCTIONS)
+        try:
+            ok, value = h.run(f)
+        finally:
+            h.hook_off()
+            h.use_env(e.env)
+            self._loading = None
+        if not ok:
+            msg = value[b"err"] if lua_type(value) == "table" else value
+            raise CommandError(b"ERR Error registering functions: " + convert.clean(eng._lua_tostring(msg)))
+        if not lib.functions:
+            raise CommandError("ERR No functions registered")
+        return lib
+
+    def _commit(self, libs: list[Library], replace: bool) -> None:
+        """Install `libs` atomically: on a function-name collision nothing changes."""
+        replaced = {lib.name for lib in libs if lib.name in self.libraries} if replace else set()
+        taken: dict[bytes, bytes] = {}
+        for fname, fn in self.functions.items():
+            if fn.library.name not in replaced:
+                taken[fname] = fn.library.name
+        for lib in libs:
+            for fname in lib.functions:
+                if fname in taken:
+                    raise CommandError(b"ERR Function " + fname + b" already exists")
+                taken[fname] = lib.name
+        for name in replaced:
+            self._drop(name)
+        for lib in libs:
+            self.libraries[lib.name] = lib
+            self.functions.update(lib.functions)
+
+    def _drop(self, name: bytes) -> None:
+        lib = self.libraries.pop(name)
+        for fname in lib.functions:
+            self.functions.pop(fname, None)
+
+    def _register_function(self, *args: Any) -> None:
+        e = self.engine
+        lib = self._loading
+        if lib is None:
+            e.raise_error(b"redis.register_function can only be called on FUNCTION LOAD command")
+        name = callback = description = None
+        flags = 0
+        if len(args) == 1:
+            t = args[0]
+            if lua_type(t) != "table":
+                e.raise_error(b"calling redis.register_function with a single argument is only applicable to "
+                              b"Lua table (representing named arguments).")
+            for k, v in t.items():
+                if k == b"function_name":
+                    if not eng._is_lua_string(v):
+                        e.raise_error(b"function_name argument given to redis.register_function must be a string")
+                    name = eng._lua_tostring(v)
+                elif k == b"callback":
+                    if lua_type(v) != "function":
+                        e.raise_error(b"callback argument given to redis.register_function must be a function")
+                    callback = v
+                elif k == b"description":
+                    if not eng._is_lua_string(v):
+                        e.raise_error(b"description argument given to redis.register_function must be a string")
+                    description = eng._lua_tostring(v)
+                elif k == b"flags":
+                    if lua_type(v) != "table":
+                        e.raise_error(b"flags argument to redis.register_function must be a table representing "
+                                      b"function flags")
+                    for _, fl in v.items():
+                        bit = eng.FLAG_NAMES.get(fl) if fl.__class__ is bytes else None
+                        if bit is None:
+                            e.raise_error(b"unknown flag given")
+                        flags |= bit
+                else:
+                    e.raise_error(b"unknown argument given to redis.register_function")
+            if name is None:
+                e.raise_error(b"redis.register_function must get a function name argument")
+            if callback is None:
+                e.raise_error(b"redis.register_function must get a callback argument")
+        elif len(args) == 2:
+            name, callback = args
+            if not eng._is_lua_string(name):
+                e.raise_error(b"first argument to redis.register_function must be a string")
+            name = eng._lua_tostring(name)
+            if lua_type(callback) != "function":
+                e.raise_error(b"second argument to redis.register_function must be a function")
+        else:
+            e.raise_error(b"wrong number of arguments to redis.register_function")
+        if not _NAME_OK.match(name):  # type: ignore[arg-type]
+            e.raise_error(NAME_ERROR.encode())
+        if name in lib.functions:
+            e.raise_error(b"Function already exists in the library")
+        lib.functions[name] = Function(name, callback, flags, description, lib)  # type: ignore[index]
+
+    # ---- the other subcommands --------------------------------------------------------------------
+    def delete(self, name: bytes) -> None:
+        if name not in self.libraries:
+            raise CommandError("ERR Library not found")
+        self._drop(name)
+
+    def flush(self) -> None:
+        self.libraries = {}
+        self.functions = {}
+        self.engine = eng.Engine(self.server, b"@user_function", functions=True)
+        self._build_load_env()
+
+    def call(self, c: Client, argv: list[bytes], ro_command: bool) -> bytes:
+        fn = self.functions.get(argv[1])
+        if fn is None:
+            raise CommandError("ERR Function not found")
+        from server.commands.args import maybe_int
+
+        numkeys = maybe_int(argv[2])
+        if numkeys is None:
+            raise CommandError("ERR Bad number of keys provided")
+        if numkeys > len(argv) - 3:
+            raise CommandError("ERR Number of keys can't be greater than number of args")
+        if numkeys < 0:
+            raise CommandError("ERR Number of keys can't be negative")
+        if ro_command and not fn.flags & eng.FLAG_NO_WRITES:
+            raise CommandError("ERR Can not execute a script with write flag using *_ro command.")
+        e = self.engine
+        keys = e.lua.table_from(argv[3:3 + numkeys])
+        args = e.lua.table_from(argv[3 + numkeys:])
+        ro = ro_command or bool(fn.flags & eng.FLAG_NO_WRITES)
+        return e.run(c, fn.fn, fn.name, argv, [], [], ro, True, (keys, args))
+
+    # ---- DUMP / RESTORE ----------------------------------------------------------------------------
+    def dump(self) -> bytes:
+        body = bytearray()
+        for lib in self.libraries.values():
+            body.append(rdbstr.OPCODE_FUNCTION2)
+            body += rdbstr.encode_string(lib.code)
+        return rdbstr.seal(bytes(body))
+
+    def restore(self, payload: bytes, policy: bytes) -> None:
+        body = rdbstr.unseal(payload)
+        if body is None:
+            raise CommandError("ERR DUMP payload version or checksum are wrong")
+        codes = []
+        pos = 0
+        while pos < len(body):
+            if body[pos] != rdbstr.OPCODE_FUNCTION2:
+                raise CommandError("ERR given type is not a function")
+            try:
+                code, pos = rdbstr.decode_string(body, pos + 1)
+            except ValueError:
+                raise CommandError("ERR can not read function code from payload") from None
+            codes.append(code)
+        libs = []
+        names = set()
+        for code in codes:
+            name, start = parse_metadata(code)
+            if name in names:
+                raise CommandError(b"ERR Library '" + name + b"' already exists")
+            names.add(name)
+            libs.append(self._run_library(name, code, start))
+        if policy == b"flush":
+            seen: set[bytes] = set()
+            for lib in libs:
+                for fname in lib.functions:
+                    if fname in seen:
+                        raise CommandError(b"ERR Function " + fname + b" already exists")
+                    seen.add(fname)
+            self.libraries, self.functions = {}, {}
+            self._commit(libs, False)
+            return
+        if policy == b"append":
+            for lib in libs:
+                if lib.name in self.libraries:
+                    raise CommandError(b"ERR Library " + lib.name + b" already exists")
+        self._commit(libs, policy == b"replace")
+
+
+def registry(server: Server) -> FunctionsEngine:
+    fe = getattr(server, "functions_engine", None)
+    if fe is None:
+        fe = server.functions_engine = FunctionsEngine(server)  # type: ignore[attr-defined]
+    return fe

@@ -1,0 +1,260 @@
+"""The Lua side of the scripting sandbox, as source text run once per Lua state.
+
+Redis 7.0 runs scripts in a global environment where every library table and the globals table are
+read-only (a patched Lua) and reading an undefined global is an error.  Stock Lua 5.1 (lupa) has no
+read-only tables, so each protected table is an empty proxy whose metatable forwards reads to the
+real table and refuses writes; `next`, `pairs`, `ipairs`, `rawget`, `rawset`, `setmetatable`,
+`getmetatable` see through the proxies so scripts observe what they observe in Redis.
+
+Functions implemented in Python (redis.call, cjson, ...) are lupa callables: C functions from Lua's
+point of view, which matters because a C function is never tail-called away, so an error it raises is
+still reported at the calling script line.  Their errors are Python exceptions carrying the Lua value
+to raise; `unwrap` turns such a value back into what Redis would have raised (a string, or an
+{err=...} table) wherever Lua code can observe it: the pcall/xpcall overrides and the error handler.
+`type` reports those callables as functions.
+
+`bootstrap(py)` receives a table of Python helpers and returns the table of Lua helpers the engine
+uses (the proxy of the globals, the environment table, the error handler, constructors for reply
+values).
+"""
+
+BOOTSTRAP = r"""
+local py = ...
+local G = _G
+local rawtype, rawnext, rawipairs, rawrawget, rawrawset = type, next, ipairs, rawget, rawset
+local rawsetmetatable, rawgetmetatable, rawtostring = setmetatable, getmetatable, tostring
+local rawpcall, rawxpcall, rawerror, rawselect = pcall, xpcall, error, select
+local rawloadstring, rawload, rawsetfenv = loadstring, load, setfenv
+local dbg_getinfo, dbg_sethook = debug.getinfo, debug.sethook
+local unwrap, is_pyfunc = py.unwrap, py.is_pyfunc
+local INTERNAL = '=[raxdb]'
+
+local real_of = rawsetmetatable({}, {__mode = 'k'})   -- proxy -> protected table
+local pyfuncs = rawsetmetatable({}, {__mode = 'k'})   -- callables to report as functions
+
+local function ro_error() rawerror('Attempt to modify a readonly table', 2) end
+
+local mt_of = rawsetmetatable({}, {__mode = 'k'})    -- proxy -> its metatable
+
+local function protect(real)
+  local proxy = {}
+  local mt = {__index = real, __newindex = ro_error, __metatable = false}
+  real_of[proxy] = real
+  mt_of[proxy] = mt
+  rawsetmetatable(proxy, mt)
+  return proxy
+end
+
+-- Reading a missing key of `t` is an error, worded as Redis words it for globals.
+local function strict(t)
+  return rawsetmetatable(t, {__index = function(_, k)
+    rawerror("Script attempted to access nonexistent global variable '" .. rawtostring(k) .. "'", 2)
+  end})
+end
+
+local function mark_functions(t)
+  for k, v in rawnext, t do
+    if rawtype(v) == 'userdata' and is_pyfunc(v) then pyfuncs[v] = true end
+  end
+end
+
+local env = strict({})   -- the real globals of scripts
+local proxy_env = protect(env)
+
+-- FUNCTION libraries see a different set of globals while loading than while running: the
+-- globals proxy is repointed (closures keep the proxy as their environment, as in Redis).
+local function use_env(t)
+  real_of[proxy_env] = t
+  mt_of[proxy_env].__index = t
+end
+
+local function see(t) return real_of[t] or t end
+
+local function l_next(t, k) return rawnext(see(t), k) end
+local function l_pairs(t)
+  if rawtype(t) ~= 'table' then return pairs(t) end
+  return l_next, t, nil
+end
+local function l_ipairs(t) return rawipairs(see(t)) end
+local function l_rawget(t, k) return rawrawget(see(t), k) end
+local function l_rawset(t, k, v)
+  if real_of[t] then rawerror('Attempt to modify a readonly table', 0) end
+  return rawrawset(t, k, v)
+end
+local function l_setmetatable(t, mt)
+  if real_of[t] then rawerror('Attempt to modify a readonly table', 0) end
+  return rawsetmetatable(t, mt)
+end
+local function l_getmetatable(t)
+  return rawgetmetatable(see(t))
+end
+local function l_type(v)
+  local t = rawtype(v)
+  if t == 'userdata' and pyfuncs[v] then return 'function' end
+  return t
+end
+local function l_tostring(v)
+  if pyfuncs[v] then return 'function: ' .. (rawtostring(v):match('0x%x+') or 'builtin') end
+  return rawtostring(v)
+end
+
+-- pcall as Redis 7.0 patches it: a raised {err=...} table is returned as its err string.
+local function fix_pcall(ok, ...)
+  if ok then return ok, ... end
+  local e = unwrap((...))
+  if rawtype(e) == 'table' then
+    local m = e.err
+    local mt = rawtype(m)
+    if mt == 'string' or mt == 'number' then e = m end
+  end
+  return false, e
+end
+local function l_pcall(...) return fix_pcall(rawpcall(...)) end
+local function l_xpcall(f, handler)
+  return rawxpcall(f, function(e) return handler(unwrap(e)) end)
+end
+
+local function l_loadstring(s, name)
+  if rawtype(s) == 'string' and s:byte(1) == 27 then
+    return nil, 'attempt to load a binary chunk'
+  end
+  local f, err = rawloadstring(s, name)
+  if f then rawsetfenv(f, proxy_env) end
+  return f, err
+end
+local function l_load(fn, name)
+  local f, err = rawload(fn, name)
+  if f then rawsetfenv(f, proxy_env) end
+  return f, err
+end
+
+local function copy(t)
+  local c = {}
+  for k, v in rawnext, t do c[k] = v end
+  return c
+end
+
+-- math.random / randomseed: Redis's rand48 generator (Python, so errors point at the caller).
+local mathlib = copy(math)
+mathlib.random, mathlib.randomseed = py.random, py.randomseed
+mark_functions(mathlib)
+
+-- The error handler: the value raised plus where, as Redis's __redis__err__handler.
+local function err_handler(err)
+  err = unwrap(err)
+  local level, info = 2, nil
+  while true do
+    info = dbg_getinfo(level, 'Sl')
+    if info == nil then break end
+    if info.what ~= 'C' and info.source ~= INTERNAL then break end
+    level = level + 1
+  end
+  if rawtype(err) ~= 'table' then err = {err = 'ERR ' .. rawtostring(err)} end
+  if info then
+    err.source = info.source
+    err.line = info.currentline
+  end
+  return err
+end
+
+for k, v in rawnext, {
+  assert = assert, collectgarbage = collectgarbage, error = error, gcinfo = gcinfo,
+  getmetatable = l_getmetatable, ipairs = l_ipairs, load = l_load, loadstring = l_loadstring,
+  next = l_next, pairs = l_pairs, pcall = l_pcall, rawequal = rawequal, rawget = l_rawget,
+  rawset = l_rawset, select = select, setmetatable = l_setmetatable, tonumber = tonumber,
+  tostring = l_tostring, type = l_type, unpack = unpack, xpcall = l_xpcall, _VERSION = _VERSION,
+  __redis__err__handler = err_handler,
+  string = protect(copy(string)), table = protect(copy(table)), math = protect(mathlib),
+  coroutine = protect(copy(coroutine)),
+} do env[k] = v end
+env._G = proxy_env
+
+local function run(f, ...)
+  local n, args = rawselect('#', ...), {...}
+  local ok, v
+  if n == 0 then
+    ok, v = rawxpcall(f, err_handler)
+  else
+    ok, v = rawxpcall(function() return f(unpack(args, 1, n)) end, err_handler)
+  end
+  return ok, v
+end
+
+local function compile(body, name)
+  local f, err = rawloadstring(body, name)
+  if f then rawsetfenv(f, proxy_env) end
+  return f, err
+end
+
+-- Reply constructors (tables laid out as Redis builds them, so iteration orders match).
+local function mkmap(...)
+  local t = {}
+  for i = 1, rawselect('#', ...), 2 do
+    local k, v = rawselect(i, ...)
+    if k ~= nil then t[k] = v end
+  end
+  return {map = t}
+end
+local function mkset(...)
+  local t = {}
+  for i = 1, rawselect('#', ...) do
+    local k = rawselect(i, ...)
+    if k ~= nil then t[k] = true end
+  end
+  return {set = t}
+end
+local function mkobj(...)
+  local t = {}
+  for i = 1, rawselect('#', ...), 2 do
+    local k, v = rawselect(i, ...)
+    t[k] = v
+  end
+  return t
+end
+
+-- The count hook calls `fn`; a non-nil result is the error that kills the script.  From then on a
+-- line hook raises it again on every line of script code, so a pcall cannot swallow the kill.
+-- Internal frames (this file) are never interrupted.
+local function hook_count(fn, count)
+  local kill
+  local function killed_line()
+    local info = dbg_getinfo(2, 'S')
+    if info and info.source ~= INTERNAL then rawerror(kill, 0) end
+  end
+  dbg_sethook(function()
+    local v = fn()
+    if v ~= nil then
+      kill = v
+      dbg_sethook(killed_line, 'l')
+      local info = dbg_getinfo(2, 'S')
+      if info and info.source ~= INTERNAL then rawerror(v, 0) end
+    end
+  end, '', count)
+end
+local function hook_off() dbg_sethook() end
+
+-- A library: protected, its Python callables reported as functions.
+local function install(name, t)
+  mark_functions(t)
+  env[name] = protect(t)
+  return env[name]
+end
+
+return {
+  env = env, proxy_env = proxy_env, run = run, compile = compile, install = install,
+  protect = protect, strict = strict, use_env = use_env, mark_functions = mark_functions,
+  copy = copy, new_table = function() return {} end,
+  mkmap = mkmap, mkset = mkset, mkobj = mkobj,
+  ok = function(s) return {ok = s} end,
+  err = function(s) return {err = s} end,
+  double = function(d) return {double = d} end,
+  big_number = function(s) return {big_number = s} end,
+  verbatim = function(f, s) return {verbatim_string = {format = f, string = s}} end,
+  hook_count = hook_count, hook_off = hook_off,
+  where = function()
+    local info = dbg_getinfo(3, 'Sl')
+    if info and info.currentline > 0 then return info.short_src .. ':' .. info.currentline .. ': ' end
+    return ''
+  end,
+}
+"""

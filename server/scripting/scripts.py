@@ -1,0 +1,106 @@
+"""EVAL scripts: the script cache (sha1 -> compiled chunk), shebang flags, and running them.
+
+A script body is compiled once and cached under the hex sha1 of its text, as Redis does; EVALSHA
+and SCRIPT EXISTS look it up case-insensitively.  A body starting with `#!lua` declares flags
+(`#!lua flags=no-writes,allow-oom`); the shebang line is not Lua, so the chunk compiled starts at
+its newline, which keeps line numbers in error messages equal to Redis's.  Scripts without a
+shebang run in Redis's compatibility mode (no flags, writes allowed).  SCRIPT FLUSH drops the cache
+and starts a fresh Lua state, as Redis does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from server.errors import CommandError
+from server.scripting import engine as eng
+
+if TYPE_CHECKING:
+    from server.client import Client
+    from server.core import Server
+
+NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL."
+
+
+class Script:
+    __slots__ = ("body", "fn", "flags", "shebang")
+
+    def __init__(self, body: bytes, fn: Any, flags: int, shebang: bool) -> None:
+        self.body = body
+        self.fn = fn
+        self.flags = flags
+        self.shebang = shebang
+
+
+def parse_shebang(body: bytes) -> tuple[int, int, bool]:
+    """(flags, offset of the Lua code, has shebang); CommandError with Redis's text if invalid."""
+    if not body.startswith(b"#!"):
+        return 0, 0, False
+    nl = body.find(b"\n")
+    if nl < 0:
+        raise CommandError("ERR Invalid script shebang")
+    parts = body[:nl].split()
+    if not parts or parts[0] != b"#!lua":
+        engine_name = parts[0] if parts else b"#!"
+        raise CommandError(b"ERR Unexpected engine in script shebang: " + engine_name)
+    flags = 0
+    for opt in parts[1:]:
+        if not opt.startswith(b"flags="):
+            raise CommandError(b"ERR Unknown lua shebang option: " + opt)
+        for name in opt[6:].split(b","):
+            if not name:
+                continue
+            bit = eng.FLAG_NAMES.get(name)
+            if bit is None:
+                raise CommandError(b"ERR Unexpected flag in script shebang: " + name)
+            flags |= bit
+    return flags, nl, True
+
+
+class ScriptCache:
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.engine = eng.Engine(server, b"@user_script")
+        self.scripts: dict[bytes, Script] = {}
+
+    def load(self, body: bytes) -> tuple[bytes, Script]:
+        sha = eng.sha1hex(body)
+        script = self.scripts.get(sha)
+        if script is None:
+            flags, start, shebang = parse_shebang(body)
+            fn = self.engine.compile(body[start:] if start else body)
+            script = self.scripts[sha] = Script(body, fn, flags, shebang)
+        return sha, script
+
+    def flush(self) -> None:
+        self.scripts = {}
+        self.engine = eng.Engine(self.server, b"@user_script")
+
+    def run(self, c: Client, sha: bytes, script: Script, argv: list[bytes], ro_command: bool) -> bytes:
+        numkeys = _numkeys(argv[2], len(argv) - 3)
+        keys = argv[3:3 + numkeys]
+        args = argv[3 + numkeys:]
+        if ro_command and script.shebang and not script.flags & eng.FLAG_NO_WRITES:
+            raise CommandError("ERR Can not execute a script with write flag using *_ro command.")
+        ro = ro_command or bool(script.flags & eng.FLAG_NO_WRITES)
+        return self.engine.run(c, script.fn, sha, argv, keys, args, ro, False)
+
+
+def _numkeys(arg: bytes, available: int) -> int:
+    from server.commands.args import maybe_int
+
+    n = maybe_int(arg)
+    if n is None:
+        raise CommandError("ERR value is not an integer or out of range")
+    if n > available:
+        raise CommandError("ERR Number of keys can't be greater than number of args")
+    if n < 0:
+        raise CommandError("ERR Number of keys can't be negative")
+    return n
+
+
+def cache(server: Server) -> ScriptCache:
+    sc = getattr(server, "script_cache", None)
+    if sc is None:
+        sc = server.script_cache = ScriptCache(server)  # type: ignore[attr-defined]
+    return sc
