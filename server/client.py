@@ -440,6 +440,9 @@ class Client(asyncio.Protocol):
         if not self.authenticated and not cmd.no_auth:
             self._reject(cmd, NOAUTH.encode(), out)
             return
+        if self.multi is not None and "no_multi" in cmd.flags:
+            self._reject(cmd, b"ERR Command not allowed inside a transaction", out)
+            return
         if srv.busy_script is not None and "allow_busy" not in cmd.flags:  # a script past its time limit
             from server.scripting.busy import busy_error
 

@@ -323,3 +323,50 @@ def test_redis_py_optimistic_locking(r):
         assert r.get("counter") == b"11"
     finally:
         other.close()
+
+
+@pytest.mark.parametrize("flush", [("FLUSHALL",), ("FLUSHDB",), ("FLUSHDB", "ASYNC")])
+def test_flush_invalidates_existing_watched_keys(raxdb, oracle, flush):
+    def steps(watcher, writer):
+        out = [watcher.call("SET", "k", "1"), watcher.call("WATCH", "k", "missing"), writer.call(*flush)]
+        out += [watcher.call("MULTI"), watcher.call("PING"), watcher.call("EXEC")]
+        out += [watcher.call("WATCH", "missing"), writer.call(*flush)]  # nothing watched existed
+        out += [watcher.call("MULTI"), watcher.call("PING"), watcher.call("EXEC")]
+        return out
+
+    _both(raxdb, oracle, steps)
+
+
+def test_flush_of_other_db_leaves_watch(raxdb, oracle):
+    def steps(watcher, writer):
+        out = [watcher.call("SET", "k", "1"), watcher.call("WATCH", "k")]
+        out += [writer.call("SELECT", "1"), writer.call("SET", "k", "x"), writer.call("FLUSHDB")]
+        out += [watcher.call("MULTI"), watcher.call("PING"), watcher.call("EXEC")]
+        return out
+
+    _both(raxdb, oracle, steps)
+
+
+def test_swapdb_invalidates(raxdb, oracle):
+    def steps(watcher, writer):
+        out = [writer.call("SELECT", "1"), writer.call("SET", "k", "1"), watcher.call("WATCH", "k")]
+        out += [writer.call("SWAPDB", "0", "1")]
+        out += [watcher.call("MULTI"), watcher.call("PING"), watcher.call("EXEC")]
+        out += [watcher.call("WATCH", "absent"), writer.call("SWAPDB", "0", "1")]
+        out += [watcher.call("MULTI"), watcher.call("PING"), watcher.call("EXEC"), writer.call("FLUSHALL")]
+        return out
+
+    _both(raxdb, oracle, steps)
+
+
+def test_no_multi_commands_are_refused_at_queue_time(diff):
+    diff.script("""
+        MULTI
+        SET a 1
+        SHUTDOWN
+        EXEC
+        MULTI
+        SET a 1
+        EXEC x
+        EXEC
+    """)

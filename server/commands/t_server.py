@@ -14,7 +14,7 @@ import time
 from protocol import reply as R
 from protocol.request import _string2ll
 from server import info as info_mod
-from server import lifecycle
+from server import lifecycle, watch
 from server.commands.args import maybe_int, strtod
 from server.commands.t_config import help_reply, is_local
 from server.commands.table import NO_REPLY, command
@@ -42,6 +42,8 @@ def _flush_mode(argv: list[bytes], start: int) -> None:
 @command("flushdb")
 def flushdb(c, argv):
     _flush_mode(argv, 1)
+    if c.db.watched:
+        watch.touch_flushed(c.db)  # WATCHed keys that exist are modified by the flush
     c.server.dirty += c.db.flush()
     return R.OK
 
@@ -50,6 +52,8 @@ def flushdb(c, argv):
 def flushall(c, argv):
     _flush_mode(argv, 1)
     for db in c.server.dbs:
+        if db.watched:
+            watch.touch_flushed(db)
         c.server.dirty += db.flush()
     return R.OK
 
