@@ -1,0 +1,32 @@
+"""ioredis and node-redis (npm, versions pinned in package-lock.json) against raxdb.
+
+The checks live in node_clients.mjs; this test installs the packages if needed (`npm ci`, which
+`make test` also runs) and requires every check to pass.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CHECKS = ["ioredis basic", "ioredis pipeline", "ioredis multi/watch", "ioredis defineCommand", "ioredis pubsub",
+          "ioredis streams"] + [f"node-redis {what} resp{v}" for v in (2, 3)
+                                for what in ("basic", "multi/pipeline", "scripts", "pubsub", "streams")]
+
+
+def _ensure_packages() -> None:
+    assert shutil.which("node") and shutil.which("npm"), "Node.js and npm are required for the client matrix"
+    if not (HERE / "node_modules" / "ioredis").is_dir() or not (HERE / "node_modules" / "redis").is_dir():
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=HERE, check=True, capture_output=True,
+                       timeout=600)
+
+
+def test_node_clients(raxdb):
+    _ensure_packages()
+    proc = subprocess.run(["node", "node_clients.mjs", str(raxdb.port)], cwd=HERE, capture_output=True, text=True,
+                          timeout=300)
+    passed = {line[3:] for line in proc.stdout.splitlines() if line.startswith("ok ")}
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert passed == set(CHECKS)
