@@ -172,3 +172,55 @@ def test_dump_restore_round_trip_and_cross_server(raxdb, oracle):
         for c in conns.values():
             c.call("FUNCTION", "FLUSH")
             c.close()
+
+
+def test_load_timeout(fdiff):
+    fdiff("FUNCTION", "LOAD", "#!lua name=t\nlocal i = 0 while true do i = i + 1 end")
+    fdiff("FUNCTION", "LOAD", "#!lua name=t\nredis.register_function('x', function() return 1 end)")
+    fdiff("FCALL", "x", "0")
+
+
+@pytest.fixture(scope="module")
+def busy_pair():
+    from tests.servers import start_raxdb, start_redis
+
+    ours = start_raxdb("--busy-reply-threshold", "100")
+    try:
+        theirs = start_redis("--busy-reply-threshold", "100")
+    except Exception:
+        ours.stop()
+        raise
+    yield ours, theirs
+    ours.stop()
+    theirs.stop()
+
+
+def test_busy_function_killed(busy_pair):
+    from tests.diff import encode_command
+
+    spin = "#!lua name=busylib\nredis.register_function('spin', function(keys, args) local i = 0 while true do i = i + 1 end end)"
+    results = []
+    for srv in busy_pair:
+        runner, other = RawConnection(srv.port), RawConnection(srv.port)
+        try:
+            assert other.call("FUNCTION", "LOAD", "REPLACE", spin) == b"$7\r\nbusylib\r\n"
+            assert runner.call("PING") == b"+PONG\r\n"
+            runner.send(encode_command(("FCALL", "spin", "0")))
+            out = []
+            while True:
+                r = other.call("PING")
+                if r.startswith(b"-BUSY"):
+                    out.append(r)
+                    break
+            out.append(other.call("SCRIPT", "KILL"))
+            stats = parse(other.call("FUNCTION", "STATS"))
+            running = stats[1]
+            out.append((running[0], running[1], running[2], running[3]))  # name and command, not duration
+            out.append(other.call("FUNCTION", "KILL"))
+            out.append(runner.read_frame())
+            out.append(other.call("PING"))
+            results.append(out)
+        finally:
+            runner.close()
+            other.close()
+    assert results[0] == results[1]

@@ -23,7 +23,7 @@ def _script_keys(argv: list[bytes]) -> list[int]:
     return list(range(3, 3 + n))
 
 
-def _check_numkeys(argv: list[bytes]) -> None:
+def _check_numkeys(argv: list[bytes]) -> int:
     n = maybe_int(argv[2])
     if n is None:
         raise CommandError("ERR value is not an integer or out of range")
@@ -31,23 +31,24 @@ def _check_numkeys(argv: list[bytes]) -> None:
         raise CommandError("ERR Number of keys can't be greater than number of args")
     if n < 0:
         raise CommandError("ERR Number of keys can't be negative")
+    return n
 
 
 def _eval(c, argv, ro: bool) -> bytes:
-    _check_numkeys(argv)
+    numkeys = _check_numkeys(argv)
     sc = scripts.cache(c.server)
     sha, script = sc.load(argv[1])
-    return sc.run(c, sha, script, argv, ro)
+    return sc.run(c, sha, script, argv, numkeys, ro)
 
 
 def _evalsha(c, argv, ro: bool) -> bytes:
-    _check_numkeys(argv)
+    numkeys = _check_numkeys(argv)
     sc = scripts.cache(c.server)
     sha = argv[1].lower()
     script = sc.scripts.get(sha) if len(sha) == 40 else None
     if script is None:
         raise CommandError(scripts.NOSCRIPT)
-    return sc.run(c, sha, script, argv, ro)
+    return sc.run(c, sha, script, argv, numkeys, ro)
 
 
 @command("eval", keys=_script_keys)

@@ -55,31 +55,35 @@ def format_double(d: float) -> bytes:
 class ReplyParser:
     """RESP reply bytes -> Lua values, for one Lua state's helpers."""
 
-    __slots__ = ("table_from", "h", "pos", "data")
+    __slots__ = ("table_from", "h")
 
     def __init__(self, lua: Any, helpers: Any) -> None:
         self.table_from = lua.table_from
         self.h = helpers
-        self.pos = 0
-        self.data = b""
 
     def parse(self, data: bytes) -> tuple[Any, bytes | None]:
         """(value, None) or (None, error message) when the reply is an error."""
         t = data[0]
         if t == 43:  # +
             return self.h.ok(data[1:-2]), None
-        if t == 36:  # $
-            if data[1] == 45:
-                return False, None
-            nl = data.index(b"\r\n")
-            return data[nl + 2:-2], None
+        if t == 36 and data[1] != 45:  # $
+            return data[data.index(b"\r\n") + 2:-2], None
         if t == 58:  # :
             return int(data[1:-2]), None
         if t == 45:  # -
             return None, data[1:-2]
+        # Aggregates: a parser per reply, so building Lua values may re-enter safely.
+        return _Aggregate(data, self.table_from, self.h)._value(), None
+
+
+class _Aggregate:
+    __slots__ = ("table_from", "h", "pos", "data")
+
+    def __init__(self, data: bytes, table_from: Any, h: Any) -> None:
         self.data = data
         self.pos = 0
-        return self._value(), None
+        self.table_from = table_from
+        self.h = h
 
     def _line(self) -> bytes:
         data, pos = self.data, self.pos

@@ -150,6 +150,7 @@ class Engine:
             for name in (b"breakpoint", b"debug", b"replicate_commands"):
                 self.redis[name] = None
         self.install_redis(self.redis)
+        self.install_hook()
 
     # ---- the redis library -----------------------------------------------------------------
     def _redis_table(self) -> Any:
@@ -328,46 +329,44 @@ class Engine:
             raise CommandError(b"ERR Error compiling script (new function): " + convert.clean(_lua_tostring(err)))
         return f
 
-    def run(self, c: Client, fn: Any, name: bytes, argv: list[bytes], keys: list[bytes], args: list[bytes],
-            ro: bool, is_function: bool, call_args: tuple = ()) -> bytes:
-        """Run `fn` for client `c`; the encoded reply, or raise CommandError for an error reply."""
+    def run(self, c: Client, fn: Any, name: bytes, argv: list[bytes], numkeys: int, ro: bool,
+            is_function: bool) -> bytes:
+        """Run `fn` for client `c` with argv[3:] as keys (the first `numkeys`) and arguments: as
+        KEYS/ARGV for a script, as the callback's parameters for a function.  The encoded reply, or
+        CommandError for an error reply."""
         srv = self.server
         client = self.client
         client.db = c.db
         client.dbid = c.dbid
         if client.resp != 2:
             client.set_protocol(2)
-        lua = self.lua
-        if not is_function:
-            env = self.env
-            env[b"KEYS"] = lua.table_from(keys)
-            env[b"ARGV"] = lua.table_from(args)
-            call_args = ()
         run = Running(self, c, name, argv, ro, is_function)
         self.running = run
-        srv.running_script = run  # type: ignore[attr-defined]
-        threshold = _busy_threshold(srv)
-        if threshold > 0:
-            self.h.hook_count(self._hook, HOOK_INSTRUCTIONS)
         now = srv.now_ms
         try:
-            ok, value = self.h.run(fn, *call_args)
+            if is_function:
+                ok, value = self.h.run_fcall(fn, numkeys, *argv[3:])
+            else:
+                ok, value = self.h.run_eval(fn, numkeys, *argv[3:])
         finally:
-            if threshold > 0:
-                self.h.hook_off()
             self.running = None
-            srv.running_script = None  # type: ignore[attr-defined]
             srv.now_ms = now
             if run.busy:
                 from server.scripting import busy
 
                 busy.leave(srv, run)
+            if run.killed or srv.shutting_down:
+                self.install_hook()  # the kill left a line hook behind
         if not ok:
             raise CommandError(self._format_error(value, name))
         r = convert.lua_to_resp(value, c.enc, client.resp)
         if r[0] == 45:  # an error reply: counted in errorstats like any command error
             raise CommandError(r[1:-2])
         return r
+
+    def install_hook(self) -> None:
+        """The count hook, installed once: it costs nothing until a script runs long."""
+        self.h.hook_count(self._hook, HOOK_INSTRUCTIONS)
 
     def _format_error(self, err: Any, name: bytes) -> bytes:
         if lupa51.lua_type(err) != "table":

@@ -129,15 +129,14 @@ class FunctionsEngine:
         h.use_env(self.load_env)
         deadline = [time.monotonic() + LOAD_TIMEOUT_MS / 1000]
 
-        def timeout_hook() -> None:
-            if time.monotonic() > deadline[0]:
-                raise eng.LuaRaise(h.err(b"ERR FUNCTION LOAD timeout"))
+        def timeout_hook() -> Any:
+            return h.err(b"ERR FUNCTION LOAD timeout") if time.monotonic() > deadline[0] else None
 
         h.hook_count(timeout_hook, eng.HOOK_INSTRUCTIONS)
         try:
             ok, value = h.run(f)
         finally:
-            h.hook_off()
+            e.install_hook()
             h.use_env(e.env)
             self._loading = None
         if not ok:
@@ -252,11 +251,8 @@ class FunctionsEngine:
             raise CommandError("ERR Number of keys can't be negative")
         if ro_command and not fn.flags & eng.FLAG_NO_WRITES:
             raise CommandError("ERR Can not execute a script with write flag using *_ro command.")
-        e = self.engine
-        keys = e.lua.table_from(argv[3:3 + numkeys])
-        args = e.lua.table_from(argv[3 + numkeys:])
         ro = ro_command or bool(fn.flags & eng.FLAG_NO_WRITES)
-        return e.run(c, fn.fn, fn.name, argv, [], [], ro, True, (keys, args))
+        return self.engine.run(c, fn.fn, fn.name, argv, numkeys, ro, True)
 
     # ---- DUMP / RESTORE ----------------------------------------------------------------------------
     def dump(self) -> bytes:

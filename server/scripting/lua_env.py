@@ -180,6 +180,25 @@ local function run(f, ...)
   return ok, v
 end
 
+-- One call per EVAL / FCALL: build KEYS and ARGV (or the callback's keys and args) from the
+-- flat argument list and run protected.  Returns ok and the first result.
+local function split(nkeys, ...)
+  local all, keys, args = {...}, {}, {}
+  for i = 1, nkeys do keys[i] = all[i] end
+  for i = nkeys + 1, rawselect('#', ...) do args[i - nkeys] = all[i] end
+  return keys, args
+end
+local function run_eval(f, nkeys, ...)
+  env.KEYS, env.ARGV = split(nkeys, ...)
+  local ok, v = rawxpcall(f, err_handler)
+  return ok, v
+end
+local function run_fcall(f, nkeys, ...)
+  local keys, args = split(nkeys, ...)
+  local ok, v = rawxpcall(function() return f(keys, args) end, err_handler)
+  return ok, v
+end
+
 local function compile(body, name)
   local f, err = rawloadstring(body, name)
   if f then rawsetfenv(f, proxy_env) end
@@ -241,7 +260,8 @@ local function install(name, t)
 end
 
 return {
-  env = env, proxy_env = proxy_env, run = run, compile = compile, install = install,
+  env = env, proxy_env = proxy_env, run = run, run_eval = run_eval, run_fcall = run_fcall,
+  compile = compile, install = install,
   protect = protect, strict = strict, use_env = use_env, mark_functions = mark_functions,
   copy = copy, new_table = function() return {} end,
   mkmap = mkmap, mkset = mkset, mkobj = mkobj,

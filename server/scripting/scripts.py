@@ -76,27 +76,11 @@ class ScriptCache:
         self.scripts = {}
         self.engine = eng.Engine(self.server, b"@user_script")
 
-    def run(self, c: Client, sha: bytes, script: Script, argv: list[bytes], ro_command: bool) -> bytes:
-        numkeys = _numkeys(argv[2], len(argv) - 3)
-        keys = argv[3:3 + numkeys]
-        args = argv[3 + numkeys:]
+    def run(self, c: Client, sha: bytes, script: Script, argv: list[bytes], numkeys: int, ro_command: bool) -> bytes:
         if ro_command and script.shebang and not script.flags & eng.FLAG_NO_WRITES:
             raise CommandError("ERR Can not execute a script with write flag using *_ro command.")
         ro = ro_command or bool(script.flags & eng.FLAG_NO_WRITES)
-        return self.engine.run(c, script.fn, sha, argv, keys, args, ro, False)
-
-
-def _numkeys(arg: bytes, available: int) -> int:
-    from server.commands.args import maybe_int
-
-    n = maybe_int(arg)
-    if n is None:
-        raise CommandError("ERR value is not an integer or out of range")
-    if n > available:
-        raise CommandError("ERR Number of keys can't be greater than number of args")
-    if n < 0:
-        raise CommandError("ERR Number of keys can't be negative")
-    return n
+        return self.engine.run(c, script.fn, sha, argv, numkeys, ro, False)
 
 
 def cache(server: Server) -> ScriptCache:
