@@ -117,3 +117,15 @@ def test_expired_event(pair):
             sub.close()
             pub.close()
     assert results[0] == results[1]
+
+
+def test_hash_zset_stream_events(pair):
+    check(pair, [
+        ("HSET", "h", "a", "1", "b", "2"), ("HINCRBY", "h", "a", "2"), ("HINCRBYFLOAT", "h", "a", "0.5"),
+        ("HDEL", "h", "a"), ("HDEL", "h", "b"), ("HSETNX", "h", "c", "1"),
+        ("ZADD", "z", "1", "a", "2", "b"), ("ZINCRBY", "z", "2", "a"), ("ZREM", "z", "a"),
+        ("ZPOPMIN", "z"), ("ZADD", "z", "1", "x"), ("ZREMRANGEBYSCORE", "z", "0", "5"),
+        ("XADD", "s", "1-1", "f", "v"), ("XTRIM", "s", "MAXLEN", "0"), ("XGROUP", "CREATE", "s", "g", "$"),
+        ("XGROUP", "CREATECONSUMER", "s", "g", "c"), ("XGROUP", "DELCONSUMER", "s", "g", "c"),
+        ("XGROUP", "DESTROY", "s", "g"), ("XDEL", "s", "1-1"), ("XSETID", "s", "5-5"),
+    ])
