@@ -38,6 +38,7 @@ wrapper object per buffer (stream nodes): `new_buffer()`, `encode_entry(v)`, `en
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
 
 HEADER_SIZE = 6
@@ -253,14 +254,11 @@ def num_elements(buf: bytearray | bytes) -> int:
     return buf[4] | (buf[5] << 8)
 
 
+_pack_header = struct.Struct("<IH").pack_into
+
+
 def _set_header(buf: bytearray, count: int) -> None:
-    n = len(buf)
-    buf[0] = n & 0xFF
-    buf[1] = (n >> 8) & 0xFF
-    buf[2] = (n >> 16) & 0xFF
-    buf[3] = n >> 24
-    buf[4] = count & 0xFF
-    buf[5] = count >> 8
+    _pack_header(buf, 0, len(buf), count)
 
 
 def _add_count(buf: bytearray, delta: int) -> int:

@@ -25,13 +25,16 @@ A group has last_id, entries_read (-1 when unknown), a PEL (rax ID -> NACK) and 
 Consumer); each consumer's own PEL holds the same NACK objects as the group's, so ownership moves by
 relinking one object.
 
-The tail node (key, master ID, buffer, master fields) is cached in `_tail` so XADD does not walk the
-rax; anything that removes a node drops the cache and the next XADD reloads it.
+The tail node (key, master ms, master seq, buffer, master fields, their total length) is cached in
+`_tail` so XADD does not walk the rax, and the first node in `_head`, so reads from either end start
+without a rax seek; anything that removes or replaces a node drops them and they are reloaded lazily.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import struct
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from storage import listpack as L
@@ -46,6 +49,10 @@ INVALID_ENTRIES_READ = -1
 
 _int_entry = L.encode_int_entry
 _encode = L.encode_entry
+_SMALL_INTS = L._SMALL_INT_ENTRIES  # complete entries of -4096..4095, indexed by value + 4096
+_STR6_HEAD = [bytes((0x80 | n,)) for n in range(64)]
+_STR6_TAIL = [bytes((n + 1,)) for n in range(64)]
+_pack_header = struct.Struct("<IH").pack_into
 
 
 def id_key(i: int) -> bytes:
@@ -88,6 +95,70 @@ def _set_int(buf: bytearray, p: int, v: int) -> None:
         buf[p] = v
     else:
         L.replace_at(buf, p, _int_entry(v))
+
+
+class NodeView:
+    """A node's live entries decoded once: their IDs (ascending) and encode(id, fields, values).
+
+    Views are kept for the last VIEWS_MAX nodes read, keyed by the node buffer, and checked against
+    the buffer on every use: its first 18 bytes hold the total size, the element count and the
+    node's live and deleted counters, and every change to a node moves one of them (appends grow it,
+    deletions move the counters, which never return to an earlier pair).  Appends alone (same
+    deleted count, longer buffer) extend the view by decoding just the new entries, so readers
+    following the tail of a stream pay for what is new only.
+    """
+
+    __slots__ = ("lp", "head", "size", "count_size", "deleted", "mfields", "encode", "ids", "items")
+
+
+VIEWS_MAX = 256
+_views: dict[int, NodeView] = {}
+
+
+def _counters(lp: bytearray) -> tuple[int, int, int]:
+    """(live count, size of its element, deleted count) of a node."""
+    b = lp[6]
+    if b < 128 and lp[8] < 128:
+        return b, 2, lp[8]
+    count, p = _rd(lp, 6)
+    return count, p - 6, _rd(lp, p)[0]
+
+
+def node_view(master_id: int, lp: bytearray, encode: Callable[[int, list[bytes], list[bytes]], Any]
+              ) -> tuple[list[int], list[Any]]:
+    v = _views.get(id(lp))
+    if v is not None and v.lp is lp and v.encode is encode:
+        if v.head == lp[:18]:
+            return v.ids, v.items
+        _, csize, deleted = _counters(lp)
+        if deleted == v.deleted and len(lp) > v.size:
+            start = v.size - 1 + csize - v.count_size
+            ids = v.ids
+            items = v.items
+            for eid, _, fields, values in Stream._node_forward(master_id, lp, False, start, v.mfields):
+                ids.append(eid)
+                items.append(encode(eid, fields, values))
+            v.head = bytes(lp[:18])
+            v.size = len(lp)
+            v.count_size = csize
+            return ids, items
+    else:
+        if len(_views) >= VIEWS_MAX:
+            del _views[next(iter(_views))]
+        v = NodeView()
+        v.lp = lp
+        v.encode = encode
+        _views[id(lp)] = v
+    _, v.count_size, v.deleted = _counters(lp)
+    v.mfields = Stream._master(lp)[2]
+    v.ids = ids = []
+    v.items = items = []
+    for eid, _, fields, values in Stream._node_forward(master_id, lp, False, 0, v.mfields):
+        ids.append(eid)
+        items.append(encode(eid, fields, values))
+    v.head = bytes(lp[:18])
+    v.size = len(lp)
+    return ids, items
 
 
 class NACK:
@@ -167,7 +238,7 @@ class ConsumerGroup:
 class Stream:
     type_name = "stream"
     __slots__ = ("rax", "length", "last_id", "first_id", "max_deleted_id", "entries_added", "cgroups",
-                 "_tail")
+                 "_tail", "_head")
 
     def __init__(self) -> None:
         self.rax = Rax()
@@ -178,7 +249,8 @@ class Stream:
         self.entries_added = 0
         self.cgroups: Rax | None = None
         # (rax key, master ID, node buffer, master fields) of the last node, or None if not loaded.
-        self._tail: tuple[bytes, int, bytearray, list[bytes]] | None = None
+        self._tail: tuple[bytes, int, int, bytearray, list[bytes], int] | None = None
+        self._head: tuple[bytes, int, bytearray] | None = None  # (key, master ID, buffer) of the first node
 
     # ---- value contract --------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -252,100 +324,138 @@ class Stream:
             fields.append(f)
         return count, deleted, fields, p + 2  # skip the master terminator `0`
 
-    def _load_tail(self) -> tuple[bytes, int, bytearray, list[bytes]] | None:
+    def _load_tail(self) -> tuple[bytes, int, int, bytearray, list[bytes], int] | None:
         last = self.rax.last()
         if last is None:
             return None
         key, lp = last
-        self._tail = (key, key_id(key), lp, self._master(lp)[2])
+        fields = self._master(lp)[2]
+        mid = key_id(key)
+        self._tail = (key, mid >> 64, mid & U64, lp, fields, sum(map(len, fields)))
         return self._tail
 
     def _remove_node(self, key: bytes) -> None:
         self.rax.remove(key)
         self._tail = None
+        self._head = None
 
     # ---- adding ----------------------------------------------------------------------------------
-    def append(self, argv: list[bytes], pos: int, new_id: int, size: int, max_bytes: int, max_entries: int
-               ) -> None:
-        """Add the entry `new_id` with the field/value pairs argv[pos:], whose lengths sum to `size`
-        (streamAppendItem).  The caller has checked new_id > last_id."""
-        fields = argv[pos::2]
-        values = argv[pos + 1 :: 2]
-        nf = len(fields)
+    def append(self, argv: list[bytes], pos: int, new_id: int, max_bytes: int, max_entries: int) -> bool:
+        """Add the entry `new_id` with the field/value pairs argv[pos:] (streamAppendItem); False
+        (nothing added) if they add up to more than a listpack may hold.  The caller has checked
+        new_id > last_id.  This is XADD's whole cost, so the common case (the master entry's fields,
+        small deltas, short values, room in the tail node) is encoded inline and lands in the node
+        with one splice and one header write."""
         tail = self._tail
         if tail is None and self.rax.numele:
             tail = self._load_tail()
-        lp = None
+        fields = argv[pos::2]
         if tail is not None:
-            key, master_id, lp, mfields = tail
+            key, mms, mseq, lp, mfields, msize = tail
+            if fields == mfields:
+                msd = (new_id >> 64) - mms
+                seqd = (new_id & U64) - mseq
+                parts = [b"\x02\x01",
+                         _SMALL_INTS[msd + 4096] if msd < 4096 else _int_entry(_as_int64(msd)),
+                         _SMALL_INTS[seqd + 4096] if -4096 <= seqd < 4096 else _int_entry(_as_int64(seqd))]
+                size = msize
+                for v in argv[pos + 1 :: 2]:
+                    n = len(v)
+                    size += n
+                    if n and (v[0] <= 57 or n > 63):
+                        parts.append(_encode(v))
+                    else:
+                        parts += (_STR6_HEAD[n], v, _STR6_TAIL[n])
+                nf = len(fields)
+                parts.append(_SMALL_INTS[nf + 4099])
+                nelems = nf + 4
+            else:
+                parts = None
+                size = sum(map(len, argv[pos:]))
+            if size > LISTPACK_MAX_SIZE:
+                return False
             if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
                 max_bytes = LISTPACK_MAX_SIZE
+            c0 = lp[6]
             full = len(lp) + size >= max_bytes
             if not full and max_entries:
-                b = lp[6]
-                if b < 128 and lp[8] < 128:
-                    total = b + lp[8]
+                if c0 < 128 and lp[8] < 128:
+                    full = c0 + lp[8] >= max_entries
                 else:
                     count, p = _rd(lp, 6)
-                    total = count + _rd(lp, p)[0]
-                full = total >= max_entries
+                    full = count + _rd(lp, p)[0] >= max_entries
             if full:
                 self.rax.insert(key, bytearray(lp))  # shrink the closed node to its size
-                lp = None
-        if lp is None:
-            key = new_id.to_bytes(16, "big")
-            master_id = new_id
-            lp = L.new_buffer()
-            head = [b"\x01\x01\x00\x01", _int_entry(nf)]
-            head += map(_encode, fields)
-            head.append(b"\x00\x01")
-            L.append_encoded(lp, b"".join(head), nf + 4)
-            self.rax.insert(key, lp)
-            self._tail = (key, new_id, lp, fields)
-            flags = FLAG_SAMEFIELDS
-        else:
-            b = lp[6]
-            if b < 127:
-                lp[6] = b + 1
+                self._head = None
             else:
-                _set_int(lp, 6, _rd(lp, 6)[0] + 1)
-            flags = FLAG_SAMEFIELDS if fields == mfields else 0
-        ms_delta = (new_id >> 64) - (master_id >> 64)
-        seq_delta = (new_id & U64) - (master_id & U64)
-        if ms_delta > 4095 or seq_delta < -4096 or seq_delta > 4095:
-            ms_delta = _as_int64(ms_delta)
-            seq_delta = _as_int64(seq_delta)
-        parts = [b"\x02\x01" if flags else b"\x00\x01", _int_entry(ms_delta), _int_entry(seq_delta)]
-        if flags:
-            for v in values:
-                n = len(v)
-                if n and (v[0] <= 57 or n > 63):
-                    parts.append(_encode(v))
+                if c0 < 127:
+                    lp[6] = c0 + 1
                 else:
-                    parts.append(b"%c%s%c" % (0x80 | n, v, n + 1))
-            parts.append(_int_entry(nf + 3))
-            nelems = nf + 4
-        else:
-            parts.append(_int_entry(nf))
-            for f, v in zip(fields, values, strict=True):
-                parts.append(_encode(f))
-                parts.append(_encode(v))
-            parts.append(_int_entry(2 * nf + 4))
-            nelems = 2 * nf + 5
-        L.append_encoded(lp, b"".join(parts), nelems)
+                    _set_int(lp, 6, _rd(lp, 6)[0] + 1)
+                if parts is None:
+                    parts, nelems = self._encode_entry(argv, pos, new_id, (mms << 64) | mseq, False)
+                parts.append(b"\xff")
+                lp[-1:] = b"".join(parts)
+                count = lp[4] | (lp[5] << 8)
+                if count != 65535:
+                    count += nelems
+                    if count > 65535:
+                        count = 65535
+                _pack_header(lp, 0, len(lp), count)
+                self.length += 1
+                self.entries_added += 1
+                self.last_id = new_id
+                if self.length == 1:
+                    self.first_id = new_id
+                return True
+        elif sum(map(len, argv[pos:])) > LISTPACK_MAX_SIZE:
+            return False
+        # A new node: the master entry (count 1, deleted 0, the fields, 0), then the entry.
+        key = new_id.to_bytes(16, "big")
+        lp = L.new_buffer()
+        nf = len(fields)
+        head = [b"\x01\x01\x00\x01", _int_entry(nf)]
+        head += map(_encode, fields)
+        head.append(b"\x00\x01")
+        parts, nelems = self._encode_entry(argv, pos, new_id, new_id, True)
+        L.append_encoded(lp, b"".join(head + parts), nf + 4 + nelems)
+        self.rax.insert(key, lp)
+        self._tail = (key, new_id >> 64, new_id & U64, lp, fields, sum(map(len, fields)))
         self.length += 1
         self.entries_added += 1
         self.last_id = new_id
         if self.length == 1:
             self.first_id = new_id
+        return True
+
+    @staticmethod
+    def _encode_entry(argv: list[bytes], pos: int, new_id: int, master_id: int, same: bool
+                      ) -> tuple[list[bytes], int]:
+        """The elements of one entry (flags, deltas, [fields,] values, lp-count), and their number."""
+        msd = _as_int64((new_id >> 64) - (master_id >> 64))
+        seqd = _as_int64((new_id & U64) - (master_id & U64))
+        nf = (len(argv) - pos) // 2
+        parts = [b"\x02\x01" if same else b"\x00\x01", _int_entry(msd), _int_entry(seqd)]
+        if same:
+            parts += map(_encode, argv[pos + 1 :: 2])
+            parts.append(_int_entry(nf + 3))
+            return parts, nf + 4
+        parts.append(_int_entry(nf))
+        parts += map(_encode, argv[pos:])
+        parts.append(_int_entry(2 * nf + 4))
+        return parts, 2 * nf + 5
 
     # ---- reading ---------------------------------------------------------------------------------
     @staticmethod
-    def _node_forward(master_id: int, lp: bytearray, tombstones: bool = False
-                      ) -> Iterator[tuple[int, int, list[bytes], list[bytes]]]:
-        """(id, flags offset, fields, values) of the node's entries in order."""
-        count, deleted, mfields, p = Stream._master(lp)
-        nmf = len(mfields)
+    def _node_forward(master_id: int, lp: bytearray, tombstones: bool = False, start_at: int = 0,
+                      mfields: list[bytes] | None = None) -> Iterator[tuple[int, int, list[bytes], list[bytes]]]:
+        """(id, flags offset, fields, values) of the node's entries in order (from the entry at
+        offset start_at, whose node has the master fields mfields, if given)."""
+        if start_at:
+            p = start_at
+        else:
+            mfields, p = Stream._master(lp)[2:]
+        nmf = len(mfields)  # type: ignore[arg-type]
         mms = master_id >> 64
         mseq = master_id & U64
         end = len(lp) - 1
@@ -417,18 +527,94 @@ class Stream:
                 fields, values
 
     def _nodes_from(self, start: int, reverse: bool) -> Iterator[tuple[bytes, int, bytearray]]:
-        """Nodes that may hold IDs >= start (<= start if reverse), as streamIteratorStart seeks them."""
-        it = self.rax.iterator()
-        if start and (not reverse or start != MAX_ID):
+        """Nodes that may hold IDs >= start (<= start if reverse), as streamIteratorStart seeks them:
+        from the last node whose master ID is <= start (or the first/last node if none is)."""
+        tail = self._tail
+        if tail is None:
+            if not self.rax.numele:
+                return
+            tail = self._load_tail()
+        tail_id = (tail[1] << 64) | tail[2]  # type: ignore[index]
+        if start >= tail_id:
+            yield tail[0], tail_id, tail[3]  # type: ignore[index]
+            if not reverse:
+                return
+            it = self.rax.iterator()
+            it.seek("<", tail[0])  # type: ignore[index]
+        elif not reverse:
+            head = self._head
+            if head is None:
+                first = self.rax.first()
+                head = self._head = (first[0], key_id(first[0]), first[1])  # type: ignore[index]
+            if start > head[1]:
+                it = self.rax.iterator()
+                it.seek("<=", start.to_bytes(16, "big"))
+            else:
+                yield head
+                it = self.rax.iterator()
+                it.seek(">", head[0])
+        else:
+            it = self.rax.iterator()
             it.seek("<=", start.to_bytes(16, "big"))
             if it.eof:
-                it.seek("$" if reverse else "^")
-        else:
-            it.seek("$" if reverse else "^")
+                return  # every node starts after `start`: nothing can be <= it
         step = it.prev if reverse else it.next
         while step():
             key = it.key
             yield key, key_id(key), it.value
+
+    def encoded(self, start: int, end: int, reverse: bool, encode: Callable[[int, list[bytes], list[bytes]], Any]
+                ) -> Iterator[tuple[int, Any]]:
+        """Live entries with start <= id <= end as (id, encode(id, fields, values)), in order (or
+        reversed), served from node views (see NodeView) so repeated reads decode nothing."""
+        if start > end:
+            return
+        for _, master_id, lp in self._nodes_from(end if reverse else start, reverse):
+            if not reverse and master_id > end:
+                return
+            ids, items = node_view(master_id, lp, encode)
+            i = bisect_left(ids, start) if start > master_id else 0
+            j = bisect_right(ids, end)
+            if reverse:
+                for k in range(j - 1, i - 1, -1):
+                    yield ids[k], items[k]
+                if i > 0:
+                    return
+            else:
+                for k in range(i, j):
+                    yield ids[k], items[k]
+                if j < len(ids):
+                    return
+
+    def encoded_range(self, start: int, end: int, count: int, reverse: bool,
+                      encode: Callable[[int, list[bytes], list[bytes]], Any]) -> list[Any]:
+        """The encode(...) of at most count (0: all) live entries in [start, end], by list slices."""
+        out: list[Any] = []
+        if start > end:
+            return out
+        for _, master_id, lp in self._nodes_from(end if reverse else start, reverse):
+            if not reverse and master_id > end:
+                break
+            ids, items = node_view(master_id, lp, encode)
+            i = bisect_left(ids, start) if start > master_id else 0
+            j = bisect_right(ids, end) if ids and ids[-1] > end else len(ids)
+            if reverse:
+                take = items[i:j][::-1]
+            else:
+                take = items[i:j]
+            if count and len(out) + len(take) >= count:
+                out += take[: count - len(out)]
+                break
+            out += take
+            if (i > 0) if reverse else (j < len(ids)):
+                break
+        return out
+
+    def encoded_entry(self, eid: int, encode: Callable[[int, list[bytes], list[bytes]], Any]) -> Any:
+        """encode(...) of the live entry eid, or None."""
+        for _, item in self.encoded(eid, eid, False, encode):
+            return item
+        return None
 
     def entries(self, start: int = 0, end: int = MAX_ID, reverse: bool = False, tombstones: bool = False
                 ) -> Iterator[tuple[int, list[bytes], list[bytes]]]:
@@ -676,4 +862,4 @@ class Stream:
         assert prev_id <= self.last_id or prev_id == -1, "entry beyond last_id"
         assert self.first_id == (first_live if self.length else 0), "first_id"
         if self._tail is not None:
-            assert self._tail[0] == last_key and self.rax.find(last_key) is self._tail[2], "stale tail cache"
+            assert self._tail[0] == last_key and self.rax.find(last_key) is self._tail[3], "stale tail cache"

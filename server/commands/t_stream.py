@@ -20,7 +20,7 @@ from __future__ import annotations
 from protocol import reply as R
 from protocol.request import _string2ll
 from server.commands.table import TABLE, command
-from server.errors import NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError, wrong_arity
+from server.errors import NO_SUCH_KEY, NOT_INTEGER, SYNTAX, WRONGTYPE, CommandError, wrong_arity
 from server.keyaccess import (
     NOTIFY_NEW,
     NOTIFY_STREAM,
@@ -76,6 +76,8 @@ def parse_id(arg: bytes, missing_seq: int = 0, strict: bool = False) -> int:
 
 def _parse_id(arg: bytes, missing_seq: int, strict: bool, seq_star: bool) -> tuple[int, bool]:
     """(id, seq_given); seq_star accepts XADD's `ms-*` (seq_given False)."""
+    if arg.isdigit() and len(arg) < 20 and (arg[0] != 48 or len(arg) == 1):
+        return (int(arg) << 64) | missing_seq, True  # the common `ms`
     if len(arg) > 127:
         raise CommandError(INVALID_ID)
     if b"\0" in arg:
@@ -100,6 +102,10 @@ def _parse_id(arg: bytes, missing_seq: int, strict: bool, seq_star: bool) -> tup
 
 def parse_interval(arg: bytes, missing_seq: int, start: bool) -> int:
     """An XRANGE/XPENDING/XAUTOCLAIM bound: `(` makes it exclusive."""
+    if arg == b"-":
+        return 0
+    if arg == b"+":
+        return MAX_ID
     if len(arg) > 1 and arg[0] == 40:  # '('
         v = _parse_id(arg[1:], missing_seq, True, False)[0]
         if start:
@@ -136,14 +142,8 @@ def entry_reply(eid: int, fields: list[bytes], values: list[bytes]) -> bytes:
 
 def range_reply(s: Stream, start: int, end: int, count: int, reverse: bool) -> tuple[int, list[bytes]]:
     """(number of entries, encoded entries) in [start, end], at most count (0: all)."""
-    out = []
-    n = 0
-    for eid, fields, values in s.entries(start, end, reverse):
-        out.append(entry_reply(eid, fields, values))
-        n += 1
-        if n == count:
-            break
-    return n, out
+    out = s.encoded_range(start, end, count, reverse, entry_reply)
+    return len(out), out
 
 
 def _array(items: list[bytes]) -> bytes:
@@ -280,16 +280,21 @@ def xadd(c, argv):
         raise wrong_arity("xadd")
     if a is not None and a.id_given and a.seq_given and a.id == 0:
         raise CommandError("ERR The ID specified in XADD must be greater than 0-0")
-    s = _stream_write(c, key)
+    srv = c.server
+    db = c.db
+    s = db.get(key, srv.now_ms)
     if s is None:
         if a is not None and a.nomkstream:
             return c.enc.null
         s = _create_stream(c, key)
+    elif s.__class__ is not Stream:
+        raise CommandError(WRONGTYPE)
     last = s.last_id
     if last == MAX_ID:
         raise CommandError("ERR The stream has exhausted the last possible ID, unable to add more items")
     if a is None or not a.id_given:
-        new_id = s.next_auto_id(c.server.now_ms)
+        ms = srv.now_ms
+        new_id = ms << 64 if ms > last >> 64 else last + 1
     elif a.seq_given:
         new_id = a.id
     elif last >> 64 == a.id >> 64:
@@ -301,21 +306,23 @@ def xadd(c, argv):
         new_id = a.id
     if new_id <= last:
         raise CommandError("ERR The ID specified in XADD is equal or smaller than the target stream top item")
-    size = sum(map(len, argv[idpos + 1 :]))
-    if size > 1 << 30:
+    values = srv.config.values
+    cache = _limits_cache
+    if values["stream-node-max-bytes"] is not cache[0] or values["stream-node-max-entries"] is not cache[2]:
+        _node_limits(c)
+    if not s.append(argv, idpos + 1, new_id, cache[1], cache[3]):
         raise CommandError("ERR Elements are too large to be stored")
-    max_bytes, max_entries = _node_limits(c)
-    s.append(argv, idpos + 1, new_id, size, max_bytes, max_entries)
-    sid = b"%d-%d" % (new_id >> 64, new_id & U64)
-    srv = c.server
     if srv.notify_flags:
         notify(c, NOTIFY_STREAM, "xadd", key)
     if a is not None and a.trims and _trim(s, a):
         notify(c, NOTIFY_STREAM, "xtrim", key)
-    modified(c, key)
-    db = c.db
+    if db.watched:
+        modified(c, key)
+    else:
+        srv.dirty += 1
     if db.blocking:
         signal_ready(db, key)
+    sid = b"%d-%d" % (new_id >> 64, new_id & U64)
     return b"$%d\r\n%s\r\n" % (len(sid), sid)
 
 
@@ -349,20 +356,22 @@ def _xrange(c, argv, reverse: bool) -> bytes:
     j = 4
     argc = len(argv)
     while j < argc:
-        if argv[j].lower() == b"count" and j + 1 < argc:
+        if j + 1 < argc and argv[j].lower() == b"count":
             count = _int_arg(argv[j + 1])
             if count < 0:
                 count = 0
             j += 2
         else:
             raise CommandError(SYNTAX)
-    s = _stream_read(c, argv[1])
+    s = lookup_read(c, argv[1])
     if s is None:
         return _EMPTY
+    if s.__class__ is not Stream:
+        raise CommandError(WRONGTYPE)
     if count == 0:
         return c.enc.null_array
-    n, items = range_reply(s, start, end, max(count, 0), reverse)
-    return b"*%d\r\n%s" % (n, b"".join(items))
+    items = s.encoded_range(start, end, count if count > 0 else 0, reverse, entry_reply)
+    return b"*%d\r\n%s" % (len(items), b"".join(items))
 
 
 @command("xrange")
@@ -499,9 +508,9 @@ def _serve_group(c, s: Stream, cg: ConsumerGroup, cons: Consumer, after: int, co
     now = c.server.now_ms
     out = []
     start = after + 1
-    for eid, fields, values in s.entries(start):
+    for eid, item in s.encoded(start, MAX_ID, False, entry_reply):
         s.group_delivered(cg, eid)
-        out.append(entry_reply(eid, fields, values))
+        out.append(item)
         if not noack:
             cg.add_pending(id_key(eid), cons, now)
             cons.active_time = now
@@ -522,11 +531,11 @@ def _serve_history(c, s: Stream, cons: Consumer, after: int, count: int) -> list
     it.seek(">=", id_key(after + 1 if after < MAX_ID else after))
     while (not count or len(out) < count) and it.next():
         eid = key_id(it.key)
-        entry = s.get(eid)
-        if entry is None:
+        item = s.encoded_entry(eid, entry_reply)
+        if item is None:
             out.append(b"*2\r\n" + _bulk_id(eid) + null)
         else:
-            out.append(entry_reply(eid, entry[0], entry[1]))
+            out.append(item)
             nack = it.value
             nack.delivery_time = now
             nack.delivery_count += 1
@@ -917,8 +926,8 @@ def xclaim(c, argv):
     for eid in ids:
         k = id_key(eid)
         nack = cg.pel.find(k, None)
-        entry = s.get(eid)
-        if entry is None:
+        item = s.encoded_entry(eid, entry_reply)
+        if item is None:
             if nack is not None:
                 _drop_pending(cg, k, nack)
                 c.server.dirty += 1
@@ -936,7 +945,7 @@ def xclaim(c, argv):
             nack.delivery_count = retrycount
         elif not justid:
             nack.delivery_count += 1
-        out.append(_bulk_id(eid) if justid else entry_reply(eid, entry[0], entry[1]))
+        out.append(_bulk_id(eid) if justid else item)
         cons.active_time = now
         c.server.dirty += 1
     return _array(out)
@@ -988,8 +997,8 @@ def xautoclaim(c, argv):
         k = it.key
         nack = it.value
         eid = key_id(k)
-        entry = s.get(eid)
-        if entry is None:
+        item = s.encoded_entry(eid, entry_reply)
+        if item is None:
             _drop_pending(cg, k, nack)
             deleted.append(_bulk_id(eid))
             c.server.dirty += 1
@@ -1002,7 +1011,7 @@ def xautoclaim(c, argv):
         nack.delivery_time = now
         if not justid:
             nack.delivery_count += 1
-        out.append(_bulk_id(eid) if justid else entry_reply(eid, entry[0], entry[1]))
+        out.append(_bulk_id(eid) if justid else item)
         count -= 1
         cons.active_time = now
         c.server.dirty += 1
