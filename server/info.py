@@ -111,6 +111,7 @@ def _memory(srv: Server) -> list[str]:
     maxmem = int(srv.config.values["maxmemory"])
     dataset = max(0, used - startup)
     overhead = used - dataset
+    scripts = _scripting_stats(srv)
     return [
         f"used_memory:{used}",
         f"used_memory_human:{bytes_to_human(used)}",
@@ -132,9 +133,9 @@ def _memory(srv: Server) -> list[str]:
         "used_memory_vm_eval:32768",
         "used_memory_lua_human:32.00K",
         "used_memory_scripts_eval:0",
-        "number_of_cached_scripts:0",
-        "number_of_functions:0",
-        "number_of_libraries:0",
+        f"number_of_cached_scripts:{scripts['number_of_cached_scripts']}",
+        f"number_of_functions:{scripts['number_of_functions']}",
+        f"number_of_libraries:{scripts['number_of_libraries']}",
         "used_memory_vm_functions:32768",
         "used_memory_vm_total:65536",
         "used_memory_vm_total_human:64.00K",
@@ -164,6 +165,14 @@ def _memory(srv: Server) -> list[str]:
         "lazyfree_pending_objects:0",
         "lazyfreed_objects:0",
     ]
+
+
+def _scripting_stats(srv: Server) -> dict[str, int]:
+    try:
+        from server import scripting
+    except ImportError:  # pragma: no cover - scripting is part of raxdb; keep INFO working without it
+        return {"number_of_cached_scripts": 0, "number_of_functions": 0, "number_of_libraries": 0}
+    return scripting.stats(srv)
 
 
 def _persistence(srv: Server) -> list[str]:
