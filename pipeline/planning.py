@@ -1,0 +1,268 @@
+"""Driver-side planning: stream discovery, XINFO STREAM snapshots, resolving offsets, detecting
+data loss, admission control and cutting ranges into partitions.
+
+A position in a stream is the pair (last ID read, entries read).  The ID is what reading needs
+(XRANGE `(id`); the entries-read counter is the one Redis keeps for consumer groups: how many
+entries ever added to the stream have an ID <= the position.  XINFO STREAM's `entries-added` minus
+that counter is the exact lag, and it is what makes trimming detectable: once the stream's first
+entry is past the position, every entry still in the stream is unread, so if `entries-added -
+entries-read` exceeds `length`, the difference was removed before it was read.  The counter is
+known exactly when a position is the stream's last ID (`entries-added`) or lies before its first
+entry (`entries-added - length`), and it is carried forward by counting the entries admitted into
+a batch; it is None when a position was given as an arbitrary ID or timestamp in the middle of a
+stream, until a batch reaches the end of the stream.
+
+Every function here is deterministic in its inputs (the offsets and the snapshots passed in), so
+Spark replaying a batch from its offset log plans exactly the same partitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import redis
+
+from pipeline import ids
+from pipeline.connection import encode_key, pipelined, scan_streams
+from pipeline.options import EARLIEST, LATEST, Bound, StreamSelection
+
+
+class DataLossError(RuntimeError):
+    """Entries after a query's checkpoint were removed from the stream before they were read."""
+
+
+@dataclass(frozen=True)
+class StreamInfo:
+    """The XINFO STREAM fields planning needs (IDs as 128-bit integers)."""
+
+    length: int
+    last_id: int  # last-generated-id
+    entries_added: int
+    max_deleted: int
+    first_entry: int | None  # None when the stream is empty
+    last_entry: int | None
+
+    @property
+    def removed(self) -> int:
+        return self.entries_added - self.length
+
+
+EMPTY = StreamInfo(0, 0, 0, 0, None, None)
+
+
+def parse_xinfo(reply: list) -> StreamInfo:
+    fields = dict(zip(reply[0::2], reply[1::2], strict=False))
+
+    def entry_id(name: bytes) -> int | None:
+        entry = fields.get(name)
+        return ids.parse(entry[0]) if entry else None
+
+    length = int(fields[b"length"])
+    # Redis < 7.0 has no entries-added: only what is still in the stream can be counted then.
+    added = fields.get(b"entries-added")
+    return StreamInfo(
+        length=length,
+        last_id=ids.parse(fields[b"last-generated-id"]),
+        entries_added=int(added) if added is not None else length,
+        max_deleted=ids.parse(fields.get(b"max-deleted-entry-id", b"0-0")),
+        first_entry=entry_id(b"first-entry"),
+        last_entry=entry_id(b"last-entry"),
+    )
+
+
+def stream_infos(r: redis.Redis, keys: Sequence[str]) -> dict[str, StreamInfo]:
+    """One pipelined XINFO STREAM per key; a missing key reads as an empty, never-used stream."""
+    replies = pipelined(r, [("XINFO", "STREAM", encode_key(k)) for k in keys])
+    infos = {}
+    for key, reply in zip(keys, replies, strict=True):
+        if isinstance(reply, redis.ResponseError):
+            if "no such key" in str(reply).lower():
+                infos[key] = EMPTY
+                continue
+            raise redis.ResponseError(f"XINFO STREAM {key}: {reply}")
+        infos[key] = parse_xinfo(reply)
+    return infos
+
+
+def discover(r: redis.Redis, selection: StreamSelection) -> list[str]:
+    """Literal keys (present or not: a stream may appear later) plus streams matching the globs."""
+    found = set(selection.keys)
+    for pattern in selection.patterns:
+        found.update(scan_streams(r, pattern))
+    return sorted(found)
+
+
+# ---------------------------------------------------------------------------------------------
+# Positions
+
+
+@dataclass(frozen=True)
+class Position:
+    id: int
+    entries_read: int | None
+
+    def to_json(self) -> dict:
+        return {"id": ids.fmt(self.id), "entriesRead": self.entries_read}
+
+    @classmethod
+    def from_json(cls, value: dict | str) -> Position:
+        if isinstance(value, str):  # tolerate the short form {key: "id"}
+            return cls(ids.parse(value), None)
+        return cls(ids.parse(value["id"]), value.get("entriesRead"))
+
+
+def counter_at(position_id: int, info: StreamInfo) -> int | None:
+    """entries-read for a position, when the snapshot determines it."""
+    if position_id >= info.last_id:
+        return info.entries_added if position_id == info.last_id else None
+    if info.first_entry is None or position_id < info.first_entry:
+        return info.removed
+    return None
+
+
+def resolve_start(bound: Bound, info: StreamInfo) -> Position:
+    """Exclusive starting position for a bound."""
+    if bound.kind == EARLIEST:
+        if info.first_entry is None:
+            return Position(info.last_id, info.entries_added)
+        return Position(ids.pred(info.first_entry), info.removed)
+    if bound.kind == LATEST:
+        return Position(info.last_id, info.entries_added)
+    position_id = ids.from_timestamp(bound.value) if bound.kind == "timestamp" else bound.value
+    if bound.kind == "offset" and bound.entries_read is not None:
+        return Position(position_id, bound.entries_read)
+    return Position(position_id, counter_at(position_id, info))
+
+
+def resolve_end(bound: Bound, info: StreamInfo) -> Position:
+    """Inclusive ending position for a bound (batch reads)."""
+    if bound.kind == LATEST:
+        return Position(info.last_id, info.entries_added)
+    position_id = ids.from_timestamp(bound.value) if bound.kind == "timestamp" else bound.value
+    if bound.kind == "offset" and bound.entries_read is not None:
+        return Position(position_id, bound.entries_read)
+    return Position(position_id, counter_at(position_id, info))
+
+
+def check_loss(key: str, start: Position, info: StreamInfo) -> str | None:
+    """A description of the entries after `start` that can no longer be read, or None.
+
+    Two cases: the stream was deleted and re-created (its last ID went backwards), or trimming
+    (or XDEL) removed unread entries from its head (see the module docstring).  With an unknown
+    counter only XDEL is visible, through max-deleted-entry-id."""
+    if info.entries_added and info.last_id < start.id:
+        return (f"stream {key!r} was reset: its last ID {ids.fmt(info.last_id)} is before the "
+                f"checkpointed position {ids.fmt(start.id)} (was the key deleted and re-created?)")
+    if info.first_entry is not None and info.first_entry <= start.id:
+        return None  # the head has not passed the checkpoint
+    if start.entries_read is not None:
+        lost = info.entries_added - start.entries_read - info.length
+        if lost > 0:
+            return (f"{lost} entries of stream {key!r} after {ids.fmt(start.id)} were trimmed or "
+                    f"deleted before they were read (first entry now "
+                    f"{ids.fmt(info.first_entry) if info.first_entry is not None else 'none'})")
+        return None
+    if info.max_deleted > start.id:
+        return (f"entries of stream {key!r} after {ids.fmt(start.id)} were deleted before they were "
+                f"read (max-deleted-entry-id {ids.fmt(info.max_deleted)})")
+    return None
+
+
+def skip_lost(start: Position, info: StreamInfo) -> Position:
+    """The position to continue from after data loss was reported and skipped."""
+    if info.entries_added and info.last_id < start.id:  # reset stream: read it from its start
+        return Position(ids.ZERO, 0)
+    if info.first_entry is None or info.first_entry > start.id:
+        return Position(start.id, info.removed)
+    return start
+
+
+def advance(start: Position, end_id: int, admitted: int, info: StreamInfo) -> Position:
+    """The position after reading `admitted` entries from `start` up to `end_id` inclusive."""
+    exact = counter_at(end_id, info)
+    if exact is not None:
+        return Position(end_id, exact)
+    if start.entries_read is not None:
+        return Position(end_id, start.entries_read + admitted)
+    if info.first_entry is not None and info.first_entry > start.id:
+        # Everything still in the stream is after start: the entries up to end_id are the
+        # admitted ones, and all removed entries lie before the first one.
+        return Position(end_id, info.removed + admitted)
+    return Position(end_id, None)
+
+
+# ---------------------------------------------------------------------------------------------
+# Admission control
+
+
+def share_budget(total: int, backlogs: dict[str, int], at_least_one: bool) -> dict[str, int]:
+    """Split `total` over keys in proportion to their backlogs (largest remainder first).  With
+    `at_least_one`, every key with a backlog gets one while the total allows, so none starves."""
+    active = {k: b for k, b in backlogs.items() if b > 0}
+    if not active or total <= 0:
+        return {}
+    weight = sum(active.values())
+    shares = {k: total * b // weight for k, b in active.items()}
+    order = sorted(active, key=lambda k: (-(total * active[k] % weight), k))
+    for key in order[: total - sum(shares.values())]:
+        shares[key] += 1
+    if at_least_one:
+        for key in [k for k in order if shares[k] == 0]:
+            donor = max(shares, key=lambda k: (shares[k], k))
+            if shares[donor] <= 1:
+                break
+            shares[donor] -= 1
+            shares[key] = 1
+    return {k: v for k, v in shares.items() if v > 0}
+
+
+def scan_admitted(r: redis.Redis, key: str, lo: int, hi: int, max_records: int | None,
+                  page: int) -> tuple[int, int]:
+    """(last ID, count) of the entries admitted after `lo` up to `hi`, at most `max_records` of
+    them.  Reads the admitted range once on the driver: stream IDs are sparse, so the N-th entry
+    after a position can only be found by walking to it."""
+    last, count, cursor = lo, 0, "(" + ids.fmt(lo)
+    end = ids.fmt(hi)
+    while max_records is None or count < max_records:
+        want = page if max_records is None else min(page, max_records - count)
+        entries = r.execute_command("XRANGE", encode_key(key), cursor, end, "COUNT", want)
+        if not entries:
+            break
+        count += len(entries)
+        last = ids.parse(entries[-1][0])
+        cursor = "(" + ids.fmt(last)
+        if len(entries) < want:
+            break
+    return last, count
+
+
+# ---------------------------------------------------------------------------------------------
+# Partitions
+
+
+@dataclass(frozen=True)
+class Range:
+    """One key's (lo, hi] range with an estimate of how many entries it holds."""
+
+    key: str
+    lo: int
+    hi: int
+    estimate: int
+
+
+def plan_splits(ranges: Iterable[Range], min_partitions: int | None) -> list[tuple[str, int, int]]:
+    """One partition per non-empty range, or more when minPartitions asks for more: each range
+    gets a share of the partitions proportional to its estimated size and is cut into equal ID
+    sub-ranges (Redis IDs are millisecond times, so equal ID widths are equal time slices)."""
+    ranges = [r for r in ranges if r.hi > r.lo]
+    if not ranges:
+        return []
+    wanted = max(min_partitions or 0, len(ranges))
+    extra = share_budget(wanted - len(ranges), {r.key + "\0" + str(r.lo): max(r.estimate, 1)
+                                                for r in ranges}, at_least_one=False)
+    planned = []
+    for r in ranges:
+        parts = 1 + extra.get(r.key + "\0" + str(r.lo), 0)
+        planned.extend((r.key, lo, hi) for lo, hi in ids.split(r.lo, r.hi, parts))
+    return planned

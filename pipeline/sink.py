@@ -1,0 +1,391 @@
+"""The `raxdb` sink: rows -> XADD (streams), HSET (hashes) or SET (strings), batch and streaming.
+
+Delivery: each write task (one partition of one batch) commits all its commands in ONE MULTI/EXEC
+transaction together with a marker key `<idempotency.prefix><scope>:<partition>`, guarded by
+WATCH on that marker.  Scope is `<query id>:<batch id>` for streaming queries (both read from the
+task's Spark local properties, stable across restarts from a checkpoint) and the `writeId` option
+or a per-write UUID for batch writes.  So:
+
+- a retried or speculative task attempt finds the marker and writes nothing (or loses the WATCH
+  race and writes nothing);
+- a micro-batch replayed after a crash skips the partitions that had committed;
+- a task that dies before EXEC leaves nothing behind (the server drops an unfinished MULTI with
+  the connection).
+
+MULTI/EXEC + WATCH was chosen over a Lua script because it needs no scripting support and every
+Redis-compatible server has it.  Commands are streamed into the transaction in chunks (`batchSize`),
+reading each chunk's +QUEUED replies before sending more, so neither side buffers a whole
+partition's replies.  Markers expire after `idempotency.ttl`; a batch write deletes its own
+markers when Spark commits the job, a streaming query deletes the markers of batch N-1 when batch N
+commits (Spark never replays a batch once the next one has been planned).  With
+`idempotent=false`, commands are pipelined without transaction or marker: at-least-once.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import redis
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import BinaryType, MapType, StructType
+
+from pipeline.connection import RawSession, client
+from pipeline.options import OptionError, WriteOptions
+
+QUERY_ID = "sql.streaming.queryId"
+BATCH_ID = "streaming.sql.batchId"
+
+
+class SinkError(RuntimeError):
+    """A write was rejected by the server (for instance WRONGTYPE) or cannot be encoded."""
+
+
+@dataclass
+class SinkCommit(WriterCommitMessage):
+    partition: int
+    marker: str | None = None
+    query_id: str | None = None
+    commands: int = 0
+    skipped: bool = False
+    errors: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rows -> commands
+
+
+def _strings(column: pa.Array) -> list:
+    """Column values as the bytes/str the server stores (NULL -> None)."""
+    if pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type):
+        return column.to_pylist()
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        column = column.cast(pa.string())
+    return column.to_pylist()
+
+
+class CommandBuilder:
+    """Turns Arrow batches of the DataFrame's schema into command argument tuples."""
+
+    def __init__(self, opts: WriteOptions, schema: StructType) -> None:
+        self.opts = opts
+        names = schema.fieldNames()
+        self.index = {n: i for i, n in enumerate(names)}
+
+        def column(option: str, name: str | None) -> int | None:
+            if name is None:
+                return None
+            if name not in self.index:
+                raise OptionError(f"option {option!r}: no column {name!r} in {names}")
+            return self.index[name]
+
+        self.key_col = column("stream.column", opts.stream_column) if opts.command == "xadd" \
+            else column("key.column", opts.key_column)
+        self.fixed_key = opts.stream if opts.command == "xadd" else opts.key
+        self.id_col = column("id.column", opts.id_column)
+        used = {i for i in (self.key_col, self.id_col) if i is not None}
+        self.map_col: int | None = None
+        self.field_cols: list[int] = []
+        self.value_col: int | None = None
+        if opts.command == "set":
+            if opts.value_column is not None:
+                self.value_col = column("value.column", opts.value_column)
+            else:
+                rest = [i for i in range(len(names)) if i not in used]
+                if len(rest) != 1:
+                    raise OptionError("SET sink: name the value with 'value.column' (the DataFrame has "
+                                      f"{len(rest)} columns besides the key)")
+                self.value_col = rest[0]
+            return
+        if opts.fields_column is not None:
+            self.map_col = column("fields.column", opts.fields_column)
+        elif "fields" in self.index and isinstance(schema["fields"].dataType, MapType):
+            self.map_col = self.index["fields"]  # what the reader produces: round-trips
+        if self.map_col is not None:
+            if not isinstance(schema[self.map_col].dataType, MapType):
+                raise OptionError(f"column {names[self.map_col]!r} must be a map to hold fields")
+        else:
+            self.field_cols = [i for i in range(len(names)) if i not in used]
+            if not self.field_cols:
+                raise OptionError("no columns left to write as fields")
+        self.field_names = [names[i] for i in self.field_cols]
+        self.binary_key = self.key_col is not None and isinstance(schema[self.key_col].dataType, BinaryType)
+
+        trim: list = []
+        if opts.max_len is not None:
+            trim = ["MAXLEN", "~" if opts.trim_approximate else "=", opts.max_len]
+        elif opts.min_id is not None:
+            trim = ["MINID", "~" if opts.trim_approximate else "=", opts.min_id]
+        self.trim = trim
+
+    def keys(self, batch: pa.RecordBatch) -> list:
+        prefix = self.opts.key_prefix
+        if self.key_col is None:
+            return [prefix + self.fixed_key] * batch.num_rows
+        keys = _strings(batch.column(self.key_col))
+        if None in keys:
+            raise SinkError(f"NULL in key column {batch.schema.names[self.key_col]!r}")
+        if prefix:
+            keys = [(prefix.encode() + k) if isinstance(k, bytes) else prefix + k for k in keys]
+        return keys
+
+    def field_pairs(self, batch: pa.RecordBatch) -> list[list]:
+        """Per row, the flat [field, value, ...] list with NULL values left out."""
+        if self.map_col is not None:
+            maps = batch.column(self.map_col)
+            offsets = maps.offsets.to_pylist()
+            names, values = _strings(maps.keys), _strings(maps.items)
+            valid = maps.is_valid().to_pylist()
+            rows = []
+            for i in range(batch.num_rows):
+                pairs: list = []
+                if valid[i]:
+                    for j in range(offsets[i], offsets[i + 1]):
+                        if values[j] is not None:
+                            pairs += (names[j], values[j])
+                rows.append(pairs)
+            return rows
+        columns = [_strings(batch.column(i)) for i in self.field_cols]
+        rows = []
+        for values in zip(*columns, strict=True):
+            pairs = []
+            for name, value in zip(self.field_names, values, strict=True):
+                if value is not None:
+                    pairs += (name, value)
+            rows.append(pairs)
+        return rows
+
+    def commands(self, batch: pa.RecordBatch) -> list[tuple]:
+        keys = self.keys(batch)
+        opts = self.opts
+        if opts.command == "set":
+            values = _strings(batch.column(self.value_col))
+            ttl = ("EX", opts.ttl) if opts.ttl else ()
+            out = []
+            for key, value in zip(keys, values, strict=True):
+                if value is None:
+                    raise SinkError(f"NULL value for key {key!r}")
+                out.append(("SET", key, value, *ttl))
+            return out
+        rows = self.field_pairs(batch)
+        for key, pairs in zip(keys, rows, strict=True):
+            if not pairs:
+                raise SinkError(f"a row for {key!r} has no non-NULL field: "
+                                f"{opts.command.upper()} needs at least one")
+        if opts.command == "hset":
+            return [("HSET", key, *pairs) for key, pairs in zip(keys, rows, strict=True)]
+        entry_ids = _strings(batch.column(self.id_col)) if self.id_col is not None else None
+        head = tuple(self.trim)
+        if entry_ids is None:
+            return [("XADD", key, *head, "*", *pairs) for key, pairs in zip(keys, rows, strict=True)]
+        return [("XADD", key, *head, entry_id or "*", *pairs)
+                for key, entry_id, pairs in zip(keys, entry_ids, rows, strict=True)]
+
+    def expiries(self, keys: set) -> list[tuple]:
+        if not self.opts.ttl or self.opts.command == "set":
+            return []
+        return [("EXPIRE", key, self.opts.ttl) for key in sorted(keys, key=repr)]
+
+
+# ---------------------------------------------------------------------------------------------
+# One partition
+
+
+def _task_context():
+    from pyspark import TaskContext
+
+    return TaskContext.get()
+
+
+def _chunks(builder: CommandBuilder, batches: Iterator[pa.RecordBatch], size: int,
+            touched: set | None) -> Iterator[list[tuple]]:
+    pending: list[tuple] = []
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        for command in builder.commands(batch):
+            pending.append(command)
+            if touched is not None:
+                touched.add(command[1])
+            if len(pending) >= size:
+                yield pending
+                pending = []
+    if pending:
+        yield pending
+
+
+def _send_and_check(session: RawSession, chunk: Sequence[tuple], expect_queued: bool) -> list[str]:
+    """Send a chunk, read one reply per command; error replies are collected, not raised, so the
+    connection stays in step with the server."""
+    session.send_many(chunk)
+    errors = []
+    for command in chunk:
+        try:
+            reply = session.read()
+        except redis.ResponseError as e:
+            errors.append(f"{command[0]} {command[1]!r}: {e}")
+            continue
+        if expect_queued and reply not in (b"QUEUED", "QUEUED"):
+            errors.append(f"{command[0]}: unexpected reply {reply!r} inside MULTI")
+    return errors
+
+
+def write_partition(opts: WriteOptions, builder: CommandBuilder, batches: Iterator[pa.RecordBatch],
+                    scope: str | None, query_id: str | None) -> SinkCommit:
+    context = _task_context()
+    partition = context.partitionId() if context is not None else 0
+    touched: set = set()  # keys to EXPIRE (only collected when a ttl applies)
+    chunks = _chunks(builder, batches, opts.batch_size, touched if builder.expiries({""}) else None)
+    first = next(chunks, None)
+    if first is None:  # an empty partition writes nothing and needs no marker
+        return SinkCommit(partition, query_id=query_id)
+    with RawSession(opts.connection) as session:
+        if not opts.idempotent or scope is None:
+            count, errors = 0, []
+            for chunk in _prepend(first, chunks):
+                errors += _send_and_check(session, chunk, expect_queued=False)
+                count += len(chunk)
+            expiries = builder.expiries(touched)
+            if expiries:
+                errors += _send_and_check(session, expiries, expect_queued=False)
+            if errors:
+                raise SinkError(_summary(errors))
+            return SinkCommit(partition, query_id=query_id, commands=count)
+        return _transactional(opts, builder, session, _prepend(first, chunks), touched,
+                              f"{opts.idempotency_prefix}{scope}:{partition}", partition, query_id)
+
+
+def _prepend(first: list, rest: Iterator[list]) -> Iterator[list]:
+    yield first
+    yield from rest
+
+
+def _summary(errors: list[str]) -> str:
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    return "; ".join(errors[:3]) + more
+
+
+def _transactional(opts: WriteOptions, builder: CommandBuilder, session: RawSession,
+                   chunks: Iterator[list[tuple]], touched: set, marker: str, partition: int,
+                   query_id: str | None) -> SinkCommit:
+    session.call("WATCH", marker)
+    state = session.call("GET", marker)
+    if state is not None:
+        session.call("UNWATCH")
+        return _already_done(state, marker, partition, query_id)
+    session.call("MULTI")
+    count, errors = 0, []
+    for chunk in chunks:
+        errors += _send_and_check(session, chunk, expect_queued=True)
+        count += len(chunk)
+    if errors:  # rejected while queueing (arity, syntax): nothing has been applied
+        session.call("DISCARD")
+        raise SinkError(_summary(errors))
+    tail = [*builder.expiries(touched), ("SET", marker, "ok", "EX", opts.idempotency_ttl)]
+    errors = _send_and_check(session, tail, expect_queued=True)
+    if errors:
+        session.call("DISCARD")
+        raise SinkError(_summary(errors))
+    results = session.call("EXEC")
+    if results is None:  # WATCH fired: another attempt committed this partition first
+        state = session.call("GET", marker)
+        if state is None:
+            raise SinkError(f"transaction on {marker} aborted by a concurrent change; retrying the task")
+        return _already_done(state, marker, partition, query_id)
+    failed = [f"command {i}: {r}" for i, r in enumerate(results) if isinstance(r, Exception)]
+    if failed:
+        # Applied except the failures (Redis has no rollback): record that, so a retry fails the
+        # same way instead of writing the successful part twice.
+        message = _summary(failed)
+        session.call("SET", marker, "error: " + message, "EX", opts.idempotency_ttl)
+        raise SinkError(message)
+    return SinkCommit(partition, marker, query_id, commands=count)
+
+
+def _already_done(state: bytes, marker: str, partition: int, query_id: str | None) -> SinkCommit:
+    text = state.decode("utf-8", "replace") if isinstance(state, bytes) else str(state)
+    if text.startswith("error"):
+        raise SinkError(f"partition already written with errors ({marker}): {text}")
+    return SinkCommit(partition, marker, query_id, skipped=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Spark writers
+
+
+class BatchWriter(DataSourceArrowWriter):
+    """`df.write.format("raxdb")`: idempotent per task attempt within the write (or across
+    re-runs when the `writeId` option names the write)."""
+
+    def __init__(self, options, schema: StructType, overwrite: bool) -> None:
+        self.opts = WriteOptions.parse(options)
+        if overwrite and self.opts.command == "xadd":
+            raise OptionError("the XADD sink appends: use mode('append')")
+        self.schema = schema
+        CommandBuilder(self.opts, schema)  # validate the column options on the driver
+        self.scope = self.opts.write_id or uuid.uuid4().hex
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> SinkCommit:
+        builder = CommandBuilder(self.opts, self.schema)
+        return write_partition(self.opts, builder, iterator, self.scope, None)
+
+    def commit(self, messages: list[SinkCommit | None]) -> None:
+        if self.opts.write_id:  # a named write keeps its markers: re-running it is a no-op
+            return
+        markers = [m.marker for m in messages if m is not None and m.marker]
+        _delete(self.opts, markers)
+
+
+class StreamWriter(DataSourceStreamArrowWriter):
+    """`df.writeStream.format("raxdb")`: exactly-once per (query id, batch id, partition)."""
+
+    def __init__(self, options, schema: StructType, overwrite: bool) -> None:
+        self.opts = WriteOptions.parse(options)
+        self.schema = schema
+        CommandBuilder(self.opts, schema)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> SinkCommit:
+        context = _task_context()
+        query_id = context.getLocalProperty(QUERY_ID) if context is not None else None
+        batch_id = context.getLocalProperty(BATCH_ID) if context is not None else None
+        scope = f"{query_id}:{batch_id}" if query_id and batch_id is not None else None
+        builder = CommandBuilder(self.opts, self.schema)
+        return write_partition(self.opts, builder, iterator, scope, query_id)
+
+    def commit(self, messages: list[SinkCommit | None], batchId: int) -> None:
+        done = [m for m in messages if m is not None]
+        query_ids = {m.query_id for m in done if m.query_id}
+        if not self.opts.idempotent or len(query_ids) != 1:
+            return
+        ledger = f"{self.opts.idempotency_prefix}{query_ids.pop()}:batches"
+        markers = "\n".join(m.marker for m in done if m.marker)
+        r = client(self.opts.connection)
+        try:
+            r.hset(ledger, str(batchId), markers)
+            r.expire(ledger, self.opts.idempotency_ttl)
+            older = [b for b in r.hkeys(ledger) if int(b) < batchId]
+            if older:
+                lists = r.hmget(ledger, older)
+                stale = [m for text in lists if text for m in text.decode().split("\n") if m]
+                if stale:
+                    r.delete(*stale)
+                r.hdel(ledger, *older)
+        finally:
+            r.close()
+
+
+def _delete(opts: WriteOptions, markers: list[str]) -> None:
+    if not markers:
+        return
+    r = client(opts.connection)
+    try:
+        for i in range(0, len(markers), 1000):
+            r.delete(*markers[i:i + 1000])
+    finally:
+        r.close()

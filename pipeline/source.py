@@ -1,0 +1,319 @@
+"""The `raxdb` data source: batch reader, Structured Streaming reader, and the hooks to the sink.
+
+Reading a stream range is the same in both modes: a partition is one key's half-open ID range
+(lo, hi], read by a task with paged `XRANGE key (lo hi COUNT n` and turned into Arrow batches
+(convert.py).  What differs is who picks the ranges:
+
+- batch: `partitions()` resolves startingOffsets / endingOffsets against XINFO STREAM once and may
+  cut each key's range into ID sub-ranges (minPartitions);
+- streaming: Spark asks `latestOffset(start, limit)` for the end of the next micro-batch and keeps
+  both ends in its offset log (the checkpoint); `partitions(start, end)` derives one range per key
+  from those two offsets alone, so a batch replayed after a restart reads exactly the same rows.
+
+Offsets are JSON objects `{stream: {"id": "<ms>-<seq>", "entriesRead": n}}` (see planning.py for
+the counter), built with sorted keys so an unchanged offset serialises identically and Spark sees
+"no new data".
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    InputPartition,
+)
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+from pyspark.sql.types import StructType
+
+from pipeline import ids
+from pipeline.connection import RawSession, client, encode_key, pipelined, xrange_pages
+from pipeline.convert import DEFAULT_SCHEMA, PageConverter, validate_schema
+from pipeline.options import OptionError, ReadOptions
+from pipeline.planning import (
+    DataLossError,
+    Position,
+    Range,
+    StreamInfo,
+    advance,
+    check_loss,
+    discover,
+    plan_splits,
+    resolve_end,
+    resolve_start,
+    scan_admitted,
+    share_budget,
+    skip_lost,
+    stream_infos,
+)
+
+log = logging.getLogger("pipeline")
+
+# getDefaultReadLimit can only return Spark's built-in limits; a time window alone is signalled
+# with a row limit no stream reaches, so Spark still distinguishes it from "read everything".
+UNBOUNDED_ROWS = 1 << 62
+
+
+@dataclass
+class RangePartition(InputPartition):
+    key: str
+    lo: int
+    hi: int
+
+    def __post_init__(self) -> None:
+        super().__init__((self.key, self.lo, self.hi))
+
+
+def display_name(key: str) -> str:
+    return encode_key(key).decode("utf-8", "replace")
+
+
+def read_partition(options: ReadOptions, schema: StructType, part: RangePartition) -> Iterator:
+    converter = PageConverter(schema)
+    name = display_name(part.key)
+    with RawSession(options.connection) as session:
+        for page in xrange_pages(session, encode_key(part.key), part.lo, part.hi, options.page_size):
+            yield converter.convert(name, page)
+
+
+def _estimate(lo: int, hi: int, start: Position, end: Position, info: StreamInfo) -> int:
+    if start.entries_read is not None and end.entries_read is not None:
+        return max(end.entries_read - start.entries_read, 0)
+    if info.first_entry is None or info.last_entry is None or info.last_entry <= info.first_entry:
+        return info.length
+    span = info.last_entry - ids.pred(info.first_entry)
+    return max(1, round(info.length * (hi - lo) / span))
+
+
+class BatchReader(DataSourceReader):
+    def __init__(self, options: ReadOptions, schema: StructType) -> None:
+        validate_schema(schema)
+        self.options = options
+        self.schema = schema
+
+    def partitions(self) -> list[RangePartition]:
+        opts = self.options
+        r = client(opts.connection)
+        try:
+            keys = discover(r, opts.streams)
+            infos = stream_infos(r, keys)
+        finally:
+            r.close()
+        assert opts.ending is not None
+        ranges = []
+        for key in keys:
+            info = infos[key]
+            if info.first_entry is None or info.last_entry is None:
+                continue
+            start = resolve_start(opts.starting.for_key(key), info)
+            end = resolve_end(opts.ending.for_key(key), info)
+            # Clamp to the entries present: same rows, but sub-ranges cut where the data is.
+            lo, hi = max(start.id, ids.pred(info.first_entry)), min(end.id, info.last_entry)
+            if hi > lo:
+                ranges.append(Range(key, lo, hi, _estimate(lo, hi, start, end, info)))
+        planned = plan_splits(ranges, opts.min_partitions)
+        # Spark wants at least one partition; an empty range reads nothing.
+        return [RangePartition(*p) for p in planned] or [RangePartition("", 0, 0)]
+
+    def read(self, partition: RangePartition) -> Iterator:
+        if partition.hi <= partition.lo:
+            return iter(())
+        return read_partition(self.options, self.schema, partition)
+
+
+class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Micro-batch reader.  Lives in one driver-side Python process for the life of a query run;
+    everything it must remember across a restart is in the offsets Spark checkpoints."""
+
+    def __init__(self, options: ReadOptions, schema: StructType) -> None:
+        validate_schema(schema)
+        self.options = options
+        self.schema = schema
+        self._redis = None
+        self._target: dict[str, StreamInfo] | None = None  # Trigger.AvailableNow snapshot
+        self._latest: dict | None = None
+        self._published: str | None = None
+
+    @property
+    def redis(self):
+        if self._redis is None:
+            self._redis = client(self.options.connection)
+        return self._redis
+
+    def initialOffset(self) -> dict:
+        keys = discover(self.redis, self.options.streams)
+        infos = stream_infos(self.redis, keys)
+        return {k: resolve_start(self.options.starting.for_key(k), infos[k]).to_json() for k in keys}
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        keys = discover(self.redis, self.options.streams)
+        self._target = stream_infos(self.redis, keys)
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        if self.options.max_records_per_trigger is not None:
+            return ReadMaxRows(self.options.max_records_per_trigger)
+        if self.options.max_time_per_trigger_ms is not None:
+            return ReadMaxRows(UNBOUNDED_ROWS)
+        return ReadAllAvailable()
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        opts = self.options
+        if opts.consumer_group:
+            self._publish(start)
+        positions = {k: Position.from_json(v) for k, v in start.items()}
+        if self._target is not None:
+            keys = sorted(set(self._target) | set(positions))
+        else:
+            keys = sorted(set(discover(self.redis, opts.streams)) | set(positions))
+        infos = stream_infos(self.redis, keys)
+
+        end: dict[str, Position] = {}
+        pending: dict[str, tuple[Position, int, int | None]] = {}  # key -> (from, up to, exact)
+        for key in keys:
+            info = infos[key]
+            pos = positions.get(key)
+            if pos is None:  # a stream that appeared after the query started: read it all
+                pos = Position(ids.ZERO, info.removed)
+            else:
+                problem = check_loss(key, pos, info)
+                if problem:
+                    if opts.fail_on_data_loss:
+                        raise DataLossError(problem + ". The query cannot read them; restart it with "
+                                            "failOnDataLoss=false to skip the lost entries.")
+                    log.warning("%s; skipped (failOnDataLoss=false)", problem)
+                    pos = skip_lost(pos, info)
+            hi, exact = info.last_id, info.entries_added
+            if self._target is not None:
+                target = self._target.get(key)
+                hi, exact = (target.last_id, target.entries_added) if target else (pos.id, None)
+            if hi > pos.id:
+                pending[key] = (pos, hi, exact)
+            elif key in positions:
+                end[key] = pos
+
+        limited = not isinstance(limit, ReadAllAvailable)
+        max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) and limit.max_rows < UNBOUNDED_ROWS \
+            else None
+        window = opts.max_time_per_trigger_ms if limited else None
+        if max_rows is None and window is None:
+            for key, (_pos, hi, exact) in pending.items():
+                end[key] = Position(hi, exact)
+        else:
+            self._admit(pending, infos, max_rows, window, end)
+
+        result = {k: end[k].to_json() for k in sorted(end)}
+        self._latest = {
+            k: {"id": ids.fmt(infos[k].last_id), "entriesAdded": infos[k].entries_added,
+                "lag": (infos[k].entries_added - end[k].entries_read
+                        if k in end and end[k].entries_read is not None else None)}
+            for k in keys}
+        return start if json.dumps(result) == json.dumps(start) else result
+
+    def _admit(self, pending: dict, infos: dict[str, StreamInfo], max_rows: int | None,
+               window: int | None, end: dict[str, Position]) -> None:
+        """Admission control: a share of maxRecordsPerTrigger per key (by backlog) and/or only
+        entries less than maxTimePerTrigger ms after the key's first unread entry."""
+        backlogs = {}
+        for key, (pos, _hi, exact) in pending.items():
+            known = exact is not None and pos.entries_read is not None
+            backlogs[key] = exact - pos.entries_read if known else infos[key].length
+        shares = share_budget(max_rows, backlogs, at_least_one=True) if max_rows is not None else None
+        for key, (pos, hi, _exact) in pending.items():
+            share = shares.get(key, 0) if shares is not None else None
+            if share == 0:
+                end[key] = pos
+                continue
+            if window is not None:
+                first = self.redis.execute_command("XRANGE", encode_key(key), "(" + ids.fmt(pos.id),
+                                                   ids.fmt(hi), "COUNT", 1)
+                if first:
+                    window_end = ids.pred((ids.ms_of(ids.parse(first[0][0])) + window) << 64)
+                    hi = min(hi, window_end)
+            last, count = scan_admitted(self.redis, key, pos.id, hi, share, self.options.page_size)
+            end[key] = advance(pos, last, count, infos[key]) if count else pos
+
+    def reportLatestOffset(self) -> dict | None:
+        return self._latest
+
+    def partitions(self, start: dict, end: dict) -> list[RangePartition]:
+        parts = []
+        for key in sorted(end):
+            e = Position.from_json(end[key])
+            s = Position.from_json(start[key]) if key in start else Position(ids.ZERO, 0)
+            lo = s.id if e.id >= s.id else ids.ZERO  # a re-created stream is read from its start
+            if e.id > lo:
+                parts.append(RangePartition(key, lo, e.id))
+        return parts
+
+    def read(self, partition: RangePartition) -> Iterator:
+        return read_partition(self.options, self.schema, partition)
+
+    def _publish(self, processed: dict) -> None:
+        """Move the consumer group to `processed` so XINFO GROUPS shows the query's lag.  Spark asks
+        latestOffset(start) only once the batch ending at `start` has completed (and again when a
+        Trigger.AvailableNow run checks for more data), so `start` is safe to publish; Spark's
+        commit() arrives one batch later and never for a run's last batch."""
+        text = json.dumps(processed)
+        if text == self._published:
+            return
+        group = self.options.consumer_group
+        positions = {k: Position.from_json(v) for k, v in processed.items()}
+
+        def setid_args(verb: str, key: str, pos: Position) -> tuple:
+            read = ("ENTRIESREAD", pos.entries_read) if pos.entries_read is not None else ()
+            return ("XGROUP", verb, encode_key(key), group, ids.fmt(pos.id), *read)
+
+        replies = pipelined(self.redis, [setid_args("SETID", k, p) for k, p in positions.items()])
+        for (key, pos), reply in zip(positions.items(), replies, strict=True):
+            if isinstance(reply, Exception) and "NOGROUP" in str(reply):
+                try:
+                    self.redis.execute_command(*setid_args("CREATE", key, pos))
+                except Exception as e:  # the stream may have been deleted meanwhile
+                    log.warning("consumer group %s on %s not created: %s", group, key, e)
+        self._published = text
+
+    def stop(self) -> None:
+        if self._redis is not None:
+            self._redis.close()
+            self._redis = None
+
+
+class RaxdbDataSource(DataSource):
+    """`spark.read.format("raxdb")`, `spark.readStream.format("raxdb")`, `df.write.format("raxdb")`."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "raxdb"
+
+    def schema(self) -> StructType:
+        return DEFAULT_SCHEMA
+
+    def reader(self, schema: StructType) -> BatchReader:
+        return BatchReader(ReadOptions.parse(self.options, streaming=False), schema)
+
+    def streamReader(self, schema: StructType) -> StreamReader:
+        options = ReadOptions.parse(self.options, streaming=True)
+        if options.min_partitions is not None:
+            raise OptionError("option 'minPartitions' is for batch reads: a micro-batch reads one "
+                              "partition per stream")
+        return StreamReader(options, schema)
+
+    def writer(self, schema: StructType, overwrite: bool):
+        from pipeline.sink import BatchWriter
+
+        return BatchWriter(self.options, schema, overwrite)
+
+    def streamWriter(self, schema: StructType, overwrite: bool):
+        from pipeline.sink import StreamWriter
+
+        return StreamWriter(self.options, schema, overwrite)
