@@ -24,6 +24,17 @@ INT_MAX = 2**31 - 1
 _COMPACT_AT = 64 * 1024
 
 
+def _strchr(buf: bytearray, ch: bytes, pos: int) -> int:
+    """C strchr from `pos`: the index of `ch`, or -1 when a NUL byte (C's string end) or the buffer's
+    end comes first.  Redis looks for header and inline line ends this way, so a NUL before the
+    line end leaves the request waiting (until the 64 KiB limit)."""
+    i = buf.find(ch, pos)
+    if i < 0:
+        return -1
+    nul = buf.find(b"\0", pos, i)
+    return -1 if nul >= 0 else i
+
+
 class ProtocolError(Exception):
     """A request framing error.  `str(exc)` is the reply text without the leading '-'."""
 
@@ -171,7 +182,7 @@ class RequestParser:
 
     def _inline(self) -> list[bytes] | None:
         buf, pos = self.buf, self.pos
-        nl = buf.find(b"\n", pos)
+        nl = _strchr(buf, b"\n", pos)
         if nl < 0:
             if len(buf) - pos > INLINE_MAX_SIZE:
                 raise ProtocolError("Protocol error: too big inline request")
@@ -189,7 +200,7 @@ class RequestParser:
         buf = self.buf
         if self._mbulk == 0:
             pos = self.pos
-            cr = buf.find(b"\r", pos)
+            cr = _strchr(buf, b"\r", pos)
             if cr < 0:
                 if len(buf) - pos > INLINE_MAX_SIZE:
                     raise ProtocolError("Protocol error: too big mbulk count string")
@@ -211,7 +222,7 @@ class RequestParser:
         while self._mbulk:
             pos = self.pos
             if self._bulklen == -1:
-                cr = buf.find(b"\r", pos)
+                cr = _strchr(buf, b"\r", pos)
                 if cr < 0:
                     if len(buf) - pos > INLINE_MAX_SIZE:
                         raise ProtocolError("Protocol error: too big bulk count string")

@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, Any
 import hiredis
 
 from protocol import reply as R
-from protocol.request import ProtocolError, RequestParser
+from protocol.hiredis_limits import limit_elements, unconsumed
+from protocol.request import INLINE_MAX_SIZE, ProtocolError, RequestParser
 from server.commands.table import BLOCKED, Command
 from server.errors import NOAUTH, CommandError, unknown_subcommand, wrong_arity
 from server.log import LOG
@@ -60,8 +61,8 @@ class Client(asyncio.Protocol):
         self.id = server.next_client_id
         server.next_client_id += 1
         self.transport: asyncio.Transport | None = None
-        self._new_reader()
         self.exact: RequestParser | None = None
+        self._new_reader()
         self._raw: bytearray | None = None
         self._raw_done = 0
         self.dbid = 0
@@ -107,6 +108,10 @@ class Client(asyncio.Protocol):
     def _new_reader(self) -> None:
         # Bound methods cached once per reader: creating them per read event is measurable.
         self.reader = reader = hiredis.Reader()
+        if not limit_elements(reader):
+            # This hiredis build can't be limited: huge array headers must never reach it, so
+            # this connection parses with the exact parser only.
+            self.exact = RequestParser(self.server.config.proto_max_bulk_len)
         self._gets = reader.gets
         self._has_data = reader.has_data
         self._feed = reader.feed
@@ -119,8 +124,8 @@ class Client(asyncio.Protocol):
                       and not (self.resp == 2 and (self.channels or self.patterns or self.shard_channels))
                       and not srv.monitors and not srv.pause_until_ms and not self.in_exec
                       and srv.busy_script is None)
-        if not self.authenticated and self.exact is not None:
-            self.exact.auth_required = True
+        if self.exact is not None:
+            self.exact.auth_required = not self.authenticated
 
     def select(self, dbid: int) -> None:
         self.dbid = dbid
@@ -322,8 +327,8 @@ class Client(asyncio.Protocol):
             except (TypeError, KeyError):  # not a multibulk of bulk strings: the exact parser judges
                 self._enter_exact(base, base_done + done)
                 return
-            except IndexError:  # *0: an empty command, silently skipped as Redis does
-                done += 1
+            except IndexError:  # *0: an empty command, silently skipped as Redis does (and not
+                # counted in `done`: the exact parser's next_command() never returns one either)
                 if not has_data():
                     clean = True
                     break
@@ -375,8 +380,10 @@ class Client(asyncio.Protocol):
         if clean:
             self._raw = None
         elif self.exact is None:
-            if _oversized_tail_header(base):
-                # hiredis would wait for the announced data; Redis rejects the header at once.
+            if (_oversized_tail_header(base, self.server.config.proto_max_bulk_len)
+                    or unconsumed(self.reader) > INLINE_MAX_SIZE):
+                # hiredis would wait for the announced data or the header's end; Redis rejects
+                # an oversized bulk header, or a header line over 64 KiB, at once.
                 self._enter_exact(base, base_done + done)
                 return
             if self._raw is None:
@@ -387,6 +394,12 @@ class Client(asyncio.Protocol):
     def _run_exact(self, out: list[bytes]) -> None:
         p = self.exact
         assert p is not None
+        if p.pending() > self.server.config.client_query_buffer_limit:
+            # Redis checks the unparsed query buffer right after a read, before parsing: a command
+            # larger than the limit never runs, and the client is closed without a reply.
+            LOG.warning(f"Closing client that reached max query buffer length: id={self.id} addr={self.addr}")
+            self.close_after_reply = True
+            return
         while not (self.blocked or self.close_after_reply or self.closed):
             try:
                 argv = p.next_command()
@@ -401,11 +414,6 @@ class Client(asyncio.Protocol):
                 break
             t0 = _clock()
             self.execute(argv, out, t0)
-        if p.pending() > self.server.config.client_query_buffer_limit:
-            LOG.warning(f"Closing client that reached max query buffer length: id={self.id} addr={self.addr}")
-            self.close_after_reply = True
-            out.clear()
-            return
         if p.at_boundary() and self.authenticated and not self.blocked:
             self.exact = None
             self._new_reader()
@@ -540,10 +548,10 @@ class Client(asyncio.Protocol):
         self._reject(None, msg, out)
 
 
-def _oversized_tail_header(buf: bytes | bytearray) -> bool:
-    """Does the buffer end inside a command whose last header announces >= 100,000,000 bulk bytes
-    or multibulk elements?  Then the exact parser judges it against proto-max-bulk-len / INT_MAX
-    now, as Redis does on reading the header, instead of hiredis waiting for the data."""
+def _oversized_tail_header(buf: bytes | bytearray, max_bulk_len: int) -> bool:
+    """Does the buffer end inside a command whose last header announces a bulk over
+    proto-max-bulk-len (or a multibulk of 10+ digits)?  Then the exact parser judges it now, as
+    Redis does on reading the header, instead of hiredis waiting for the data."""
     tail = bytes(buf[-24:])
     i = max(tail.rfind(b"$"), tail.rfind(b"*"))
     if i < 0:
@@ -551,7 +559,12 @@ def _oversized_tail_header(buf: bytes | bytearray) -> bool:
     j = i + 1
     while j < len(tail) and 48 <= tail[j] <= 57:
         j += 1
-    return j - i - 1 >= 9
+    digits = tail[i + 1 : j]
+    if not digits:
+        return False
+    if tail[i] == 42:
+        return len(digits) >= 10
+    return len(digits) > 19 or int(digits) > max_bulk_len
 
 
 def _fmt_addr(addr: Any) -> str:
