@@ -83,7 +83,11 @@ def poll(server: Server, run: Running) -> None:
             if not data:
                 _eof.add(fd)  # the loop sees the EOF itself once the script is over
                 continue
-            c.data_received(data)
+            try:
+                c.data_received(data)
+            except Exception as e:  # one client's trouble must not kill the script
+                LOG.warning(f"Error serving client id={c.id} during a busy script: {type(e).__name__}: {e}")
+                c.close()
     finally:
         server.now_ms = now  # the script keeps its own clock
 
