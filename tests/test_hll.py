@@ -326,3 +326,22 @@ def test_pfadd_batches_byte_exact_at_small_limit(small_sparse_pair, batches):
         d("PFCOUNT", "hb")
     finally:
         d.close()
+
+
+def test_config_set_sparse_limit(small_sparse_pair):
+    from tests.test_set_encoding import _config_set_or_skip
+
+    ours, theirs = small_sparse_pair
+    d = Diff(ours.port, theirs.port)
+    try:
+        d("DEL", "hc")
+        _config_set_or_skip(d, "hll-sparse-max-bytes", "3000")
+        d("PFADD", "hc", *_elements(21, 20))
+        d("PFDEBUG", "ENCODING", "hc")
+        _config_set_or_skip(d, "hll-sparse-max-bytes", "20")
+        d("PFADD", "hc", *_elements(22, 3))
+        d("PFDEBUG", "ENCODING", "hc")
+        d("GET", "hc")
+    finally:
+        d.both("CONFIG", "SET", "hll-sparse-max-bytes", "40")
+        d.close()

@@ -237,3 +237,28 @@ def test_encodings_follow_redis_at_thresholds(tiny_zset_pair, seq):
         for k in ("x", "y", "u"):
             d("OBJECT", "ENCODING", k)
             d("ZRANGE", k, "0", "-1", "WITHSCORES")
+
+
+def test_config_set_applies_to_next_write(tiny_zset_pair):
+    from tests.test_set_encoding import _config_set_or_skip
+
+    d = tiny_zset_pair
+    d("FLUSHALL")
+    _config_set_or_skip(d, "zset-max-listpack-entries", "4")
+    d("ZADD", "z", "1", "a", "2", "b", "3", "c")
+    _config_set_or_skip(d, "zset-max-listpack-entries", "2")
+    d("OBJECT", "ENCODING", "z")  # nothing converts until the next write
+    d("ZADD", "z", "5", "a")
+    d("OBJECT", "ENCODING", "z")  # an update never converts
+    d("ZADD", "z", "4", "d")
+    d("OBJECT", "ENCODING", "z")
+    _config_set_or_skip(d, "zset-max-ziplist-entries", "8")  # the old name is an alias
+    d("ZRANGESTORE", "u", "z", "0", "-1")
+    d("OBJECT", "ENCODING", "u")
+    _config_set_or_skip(d, "zset-max-listpack-value", "1")
+    d("ZADD", "v", "1", "ab")
+    d("OBJECT", "ENCODING", "v")
+    _config_set_or_skip(d, "zset-max-listpack-value", "3")
+    _config_set_or_skip(d, "zset-max-listpack-entries", "4")
+    d("ZADD", "w", "1", "ab")
+    d("OBJECT", "ENCODING", "w")
