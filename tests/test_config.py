@@ -89,11 +89,8 @@ def test_get_patterns(diff):
     diff("CONFIG")
 
 
-UNKNOWN_SUB = pytest.mark.xfail(reason="front end: table.lookup() returns None for an unknown subcommand, so "
-                                "the reply is 'unknown command' instead of 'unknown subcommand'", strict=False)
 
 
-@UNKNOWN_SUB
 def test_unknown_subcommand(diff):
     diff("CONFIG", "FOO")
     diff("config", "foo", "bar")
@@ -245,8 +242,6 @@ def test_maxclients(raxdb, restore):
     admin.close()
 
 
-@pytest.mark.xfail(reason="front end: the hiredis fast path only hands headers of 9+ digits to the exact "
-                   "parser, so a proto-max-bulk-len below 100MB is not enforced there", strict=False)
 def test_proto_max_bulk_len(diff2, restore):
     restore("proto-max-bulk-len")
     diff2("CONFIG", "SET", "proto-max-bulk-len", "1mb")

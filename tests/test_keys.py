@@ -288,7 +288,9 @@ def test_scan_small_db_matches_redis(diff):
     diff("SCAN", "0", "TYPE", "nosuchtype")
     diff("SCAN", "0", "MATCH", "a", "TYPE", "string")
     diff("SCAN", "0", "TYPE", "STRING", "MATCH", "b")
-    diff("SCAN", "0", "COUNT", "9223372036854775807", "MATCH", "[ab]")
+    ours, theirs = diff.both("SCAN", "0", "COUNT", "9223372036854775807", "MATCH", "[ab]")
+    o, t = parse(ours), parse(theirs)  # key order follows Redis's per-process random hash seed
+    assert o[0] == t[0] == b"0" and sorted(o[1]) == sorted(t[1]) == [b"a", b"b"]
     diff("SCAN", "18446744073709551615", "MATCH", "zzz")
 
 
@@ -464,7 +466,6 @@ def test_object_help_and_errors(diff):
     diff("OBJECT", "ENCODING", "a", "b")
 
 
-@pytest.mark.xfail(strict=False, reason="the dispatcher (client.py/table.py) answers 'unknown command'")
 def test_object_unknown_subcommand(diff):
     diff("OBJECT", "NOSUCH", "a")
     diff("OBJECT", "NOSUCH")
@@ -498,7 +499,9 @@ def test_object_freq_under_lfu(diff):
     require(diff, "CONFIG", "SET")
     try:
         diff("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")
-        diff("SET", "a", "1")
+        # not a small integer: with maxmemory 0 Redis would store "1" as a shared integer object,
+        # whose FREQ reads bits of an unrelated clock
+        diff("SET", "a", "v1")
         diff("OBJECT", "FREQ", "a")  # new keys start at LFU_INIT_VAL
         diff("GET", "a")
         diff("OBJECT", "FREQ", "a")  # the first access always counts
