@@ -15,8 +15,10 @@ match too.
 The sparse representation is edited exactly as Redis edits it (split the covering opcode into at
 most ZERO/XZERO-VAL-ZERO/XZERO, then merge adjacent equal VALs in a window of 5 opcodes starting
 at the one before), because the resulting bytes are observable.  To make that affordable in Python
-a PFADD decodes the opcodes once into a list with their first register indexes (`_Sparse`), finds
-the covering opcode by bisection, and encodes once at the end.  Promotion to dense happens when a
+the opcodes are split into a list of encoded opcodes with their first register indexes (`_Sparse`):
+the covering opcode is found by bisection, an edit is a list splice, and re-encoding is one
+`b"".join`.  The split form of recently edited values is cached (keyed by the bytearray, used only
+while its bytes are unchanged), so a stream of PFADDs to one key does not decode it every time.  Promotion to dense happens when a
 value exceeds 32 or the sparse bytes would pass hll-sparse-max-bytes, as in Redis.
 
 Dense registers are unpacked/packed with bytes.translate and big-int ORs over the four 6-bit lanes
@@ -28,6 +30,7 @@ from __future__ import annotations
 import math
 import struct
 from bisect import bisect_right
+from collections import Counter
 
 MAGIC = b"HYLL"
 DENSE, SPARSE = 0, 1
@@ -177,53 +180,64 @@ def dense_set(buf: bytearray, i: int, v: int) -> None:
 
 # ---- sparse ----------------------------------------------------------------------------------------
 _ZERO, _XZERO, _VAL = 0, 1, 2
+_BYTE = [bytes((b,)) for b in range(256)]
+# (kind, value, run) of every one-byte opcode; XZERO's first bytes (0x40-0x7f) need the second.
+_OP1: list[tuple[int, int, int] | None] = [
+    (_VAL, ((b >> 2) & 31) + 1, (b & 3) + 1) if b & 0x80 else None if b & 0x40 else (_ZERO, 0, b + 1)
+    for b in range(256)]
 
 
-def _zero_op(n: int) -> tuple[int, int, int]:
-    return (_XZERO, 0, n) if n > ZERO_MAX_LEN else (_ZERO, 0, n)
+def _info(op: bytes) -> tuple[int, int, int]:
+    """(kind, value, run) of one encoded opcode."""
+    if len(op) == 1:
+        return _OP1[op[0]]  # type: ignore[return-value]
+    return _XZERO, 0, ((op[0] & 63) << 8 | op[1]) + 1
+
+
+def _val_op(val: int, run: int) -> bytes:
+    return _BYTE[0x80 | (val - 1) << 2 | (run - 1)]
+
+
+def _zero_op(run: int) -> bytes:
+    if run <= ZERO_MAX_LEN:
+        return _BYTE[run - 1]
+    return bytes((0x40 | (run - 1) >> 8, (run - 1) & 0xFF))
 
 
 class _Sparse:
-    """Decoded sparse opcodes: ops[i] = (kind, value, run) covering registers starting at
-    starts[i]; nbytes is the whole string's length if encoded now."""
+    """A sparse HLL split into its opcodes: ops[i] is the encoded opcode (1 or 2 bytes) whose
+    run starts at register starts[i]; `nbytes` is the string's length once re-joined.  Editing
+    splices these lists (bisect finds the covering opcode), and `b"".join(ops)` re-encodes."""
 
     __slots__ = ("ops", "starts", "nbytes", "covered")
 
     def __init__(self, buf: bytes | bytearray) -> None:
-        ops: list[tuple[int, int, int]] = []
+        ops: list[bytes] = []
         starts: list[int] = []
+        byte, op1 = _BYTE, _OP1
         idx = 0
         p, end = HDR, len(buf)
         while p < end:
             b = buf[p]
             starts.append(idx)
-            if b & 0x80:
-                run = (b & 3) + 1
-                ops.append((_VAL, ((b >> 2) & 31) + 1, run))
+            info = op1[b]
+            if info is not None:
+                ops.append(byte[b])
+                idx += info[2]
                 p += 1
-            elif b & 0x40:
-                second = buf[p + 1] if p + 1 < end else 0
-                run = ((b & 63) << 8 | second) + 1
-                ops.append((_XZERO, 0, run))
-                p += 2
             else:
-                run = (b & 63) + 1
-                ops.append((_ZERO, 0, run))
-                p += 1
-            idx += run
+                second = buf[p + 1] if p + 1 < end else 0
+                ops.append(bytes((b, second)))
+                idx += ((b & 63) << 8 | second) + 1
+                p += 2
         self.ops, self.starts, self.covered = ops, starts, idx
         self.nbytes = end
 
-    def encode(self, header: bytes | bytearray) -> bytearray:
-        out = bytearray(header[:HDR])
-        for kind, val, run in self.ops:
-            if kind == _VAL:
-                out.append(0x80 | (val - 1) << 2 | (run - 1))
-            elif kind == _XZERO:
-                out += bytes((0x40 | (run - 1) >> 8, (run - 1) & 0xFF))
-            else:
-                out.append(run - 1)
-        return out
+    def decoded(self) -> list[tuple[int, int, int]]:
+        return [_info(op) for op in self.ops]
+
+    def write_to(self, buf: bytearray) -> None:
+        buf[HDR:] = b"".join(self.ops)
 
     def set(self, index: int, count: int, max_bytes: int) -> int:
         """hllSparseSet: 0 unchanged, 1 updated, 2 must promote to dense first."""
@@ -233,42 +247,34 @@ class _Sparse:
         i = bisect_right(starts, index) - 1
         if i < 0 or index >= self.covered:
             raise CorruptHLL
-        kind, val, run = ops[i]
-        first = starts[i]
+        op = ops[i]
+        kind, val, run = _info(op)
         if kind == _VAL:
             if val >= count:
                 return 0
             if run == 1:
-                ops[i] = (_VAL, count, 1)
+                ops[i] = _val_op(count, 1)
                 self._merge(i)
                 return 1
         elif kind == _ZERO and run == 1:
-            ops[i] = (_VAL, count, 1)
+            ops[i] = _val_op(count, 1)
             self._merge(i)
             return 1
+        first = starts[i]
         last = first + run - 1
-        seq: list[tuple[int, int, int]] = []
-        if kind == _VAL:
-            if index != first:
-                seq.append((_VAL, val, index - first))
-            seq.append((_VAL, count, 1))
-            if index != last:
-                seq.append((_VAL, val, last - index))
-        else:
-            if index != first:
-                seq.append(_zero_op(index - first))
-            seq.append((_VAL, count, 1))
-            if index != last:
-                seq.append(_zero_op(last - index))
-        seqlen = sum(2 if k == _XZERO else 1 for k, _, _ in seq)
-        delta = seqlen - (2 if kind == _XZERO else 1)
+        seq: list[bytes] = []
+        new_starts: list[int] = []
+        if index != first:
+            seq.append(_val_op(val, index - first) if kind == _VAL else _zero_op(index - first))
+            new_starts.append(first)
+        seq.append(_val_op(count, 1))
+        new_starts.append(index)
+        if index != last:
+            seq.append(_val_op(val, last - index) if kind == _VAL else _zero_op(last - index))
+            new_starts.append(index + 1)
+        delta = sum(map(len, seq)) - len(op)
         if delta > 0 and self.nbytes + delta > max_bytes:
             return 2
-        new_starts = []
-        s = first
-        for op in seq:
-            new_starts.append(s)
-            s += op[2]
         ops[i:i + 1] = seq
         starts[i:i + 1] = new_starts
         self.nbytes += delta
@@ -283,43 +289,71 @@ class _Sparse:
         scan = 5
         while p < len(ops) and scan:
             scan -= 1
-            kind, val, run = ops[p]
-            if kind != _VAL:
+            op = ops[p]
+            if not op[0] & 0x80:  # ZERO or XZERO
                 p += 1
                 continue
             if p + 1 < len(ops):
-                k2, v2, r2 = ops[p + 1]
-                if k2 == _VAL and v2 == val and run + r2 <= VAL_MAX_LEN:
-                    ops[p:p + 2] = [(_VAL, val, run + r2)]
-                    del starts[p + 1]
-                    self.nbytes -= 1
-                    continue
+                nxt = ops[p + 1]
+                # both VAL with the same value: bits 2-6 agree and the high bit is set
+                if nxt[0] & 0xFC == op[0] & 0xFC:
+                    run = (op[0] & 3) + (nxt[0] & 3) + 2
+                    if run <= VAL_MAX_LEN:
+                        ops[p:p + 2] = [_BYTE[(op[0] & 0xFC) | (run - 1)]]
+                        del starts[p + 1]
+                        self.nbytes -= 1
+                        continue
             p += 1
 
     def registers(self) -> bytearray:
         """hllSparseToDense's register values; CorruptHLL unless exactly 16384 are covered."""
         regs = bytearray(REGISTERS)
         idx = 0
-        for kind, val, run in self.ops:
+        for op, start in zip(self.ops, self.starts, strict=True):
+            kind, val, run = _info(op)
             if kind == _VAL:
-                if idx + run > REGISTERS:
+                if start + run > REGISTERS:
                     break
-                regs[idx:idx + run] = bytes((val,)) * run
-            idx += run
+                regs[start:start + run] = _BYTE[val] * run
+            idx = start + run
         else:
             if idx == REGISTERS:
                 return regs
         raise CorruptHLL
 
     def histogram(self) -> list[int]:
-        hist = [0] * 64
-        idx = 0
-        for _, val, run in self.ops:
-            hist[val] += run
-            idx += run
-        if idx != REGISTERS:
+        if self.covered != REGISTERS:
             raise CorruptHLL
+        hist = [0] * 64
+        for op, n in Counter(self.ops).items():
+            _, val, run = _info(op)
+            hist[val] += run * n
         return hist
+
+
+# Decoded sparse values of recently edited HLLs: a PFADD stream on one key decodes it once.  An
+# entry is used only while the string still holds exactly the opcodes it was taken from.
+_CACHE: dict[int, tuple[bytearray, bytes, _Sparse]] = {}
+_CACHE_SIZE = 16
+
+
+def _sparse_of(buf: bytes | bytearray) -> _Sparse:
+    ent = _CACHE.get(id(buf))
+    if ent is not None and ent[0] is buf and buf[HDR:] == ent[1]:
+        return ent[2]
+    return _Sparse(buf)
+
+
+def _remember(buf: bytearray, sp: _Sparse) -> None:
+    key = id(buf)
+    _CACHE.pop(key, None)
+    if len(_CACHE) >= _CACHE_SIZE:
+        del _CACHE[next(iter(_CACHE))]
+    _CACHE[key] = (buf, bytes(buf[HDR:]), sp)
+
+
+def _forget(buf: bytearray) -> None:
+    _CACHE.pop(id(buf), None)
 
 
 # ---- estimator -----------------------------------------------------------------------------------
@@ -365,8 +399,10 @@ def estimate(hist: list[int]) -> int:
 
 
 def _hist_of(regs: bytes | bytearray) -> list[int]:
+    """Register-value histogram; only values 0..Q+1 enter the estimate (others cannot be set
+    by PFADD and Redis ignores them too)."""
     b = bytes(regs)
-    return [b.count(v) for v in range(64)]
+    return [b.count(_BYTE[v]) for v in range(Q + 2)] + [0] * (62 - Q)
 
 
 def count_registers(regs: bytes | bytearray) -> int:
@@ -377,18 +413,27 @@ def count(buf: bytes | bytearray) -> int:
     """The estimate for a dense or sparse HLL (ignoring the cache); CorruptHLL if invalid."""
     if buf[4] == DENSE:
         return estimate(_hist_of(dense_registers(buf)))
-    return estimate(_Sparse(buf).histogram())
+    return estimate(_sparse_of(buf).histogram())
 
 
 def registers(buf: bytes | bytearray) -> bytearray:
     """Register values of a dense or sparse HLL, for merging (hllMerge)."""
     if buf[4] == DENSE:
         return dense_registers(buf)
-    return _Sparse(buf).registers()
+    return _sparse_of(buf).registers()
+
+
+_LANE_HIGH = int.from_bytes(b"\x80" * REGISTERS, "little")
 
 
 def max_into(acc: bytearray, regs: bytes | bytearray) -> None:
-    acc[:] = bytes(map(max, acc, regs))
+    """acc[i] = max(acc[i], regs[i]) for register values < 128, as one SWAR computation on
+    big ints (one byte lane per register) instead of 16384 Python-level max calls."""
+    a = int.from_bytes(acc, "little")
+    b = int.from_bytes(regs, "little")
+    ge = (((a | _LANE_HIGH) - b) & _LANE_HIGH) >> 7  # 1 in each lane where a >= b (no borrows)
+    mask = ge * 255
+    acc[:] = ((a & mask) | (b & ~mask)).to_bytes(REGISTERS, "little")
 
 
 # ---- updates -------------------------------------------------------------------------------------
@@ -396,7 +441,8 @@ def to_dense(buf: bytearray) -> None:
     """hllSparseToDense in place (header, cache included, kept); no-op when already dense."""
     if buf[4] == DENSE:
         return
-    regs = _Sparse(buf).registers()
+    regs = _sparse_of(buf).registers()
+    _forget(buf)  # type: ignore[arg-type]
     buf[HDR:] = pack_dense(regs)
     buf[4] = DENSE
 
@@ -408,7 +454,7 @@ def add(buf: bytearray, elements: list[bytes], sparse_max: int) -> int:
     i = 0
     n = len(elements)
     if buf[4] == SPARSE:
-        sp = _Sparse(buf)
+        sp = _sparse_of(buf)
         promote = False
         try:
             while i < n:
@@ -420,7 +466,9 @@ def add(buf: bytearray, elements: list[bytes], sparse_max: int) -> int:
                 updated += r
                 i += 1
         finally:
-            buf[:] = sp.encode(buf)
+            if updated:
+                sp.write_to(buf)
+            _remember(buf, sp)
         if not promote:
             return updated
         to_dense(buf)
@@ -438,7 +486,7 @@ def write_registers(buf: bytearray, regs: bytes | bytearray, sparse_max: int) ->
     sparse value opcode by opcode (possibly promoting it) exactly as Redis does."""
     j = 0
     if buf[4] == SPARSE:
-        sp = _Sparse(buf)
+        sp = _sparse_of(buf)
         promote = False
         try:
             while j < REGISTERS:
@@ -448,19 +496,15 @@ def write_registers(buf: bytearray, regs: bytes | bytearray, sparse_max: int) ->
                     break
                 j += 1
         finally:
-            buf[:] = sp.encode(buf)
+            sp.write_to(buf)
+            _remember(buf, sp)
         if not promote:
             return
         to_dense(buf)
     cur = dense_registers(buf)
     merged = bytearray(cur)
-    changed = False
-    for k in range(j, REGISTERS):
-        v = regs[k]
-        if v > merged[k]:
-            merged[k] = v
-            changed = True
-    if changed:
+    max_into(merged, regs)  # registers before j are already in: max is idempotent
+    if merged != cur:
         buf[HDR:] = pack_dense(merged)
 
 
@@ -468,7 +512,7 @@ def write_registers(buf: bytearray, regs: bytes | bytearray, sparse_max: int) ->
 def describe_sparse(buf: bytes | bytearray) -> bytes:
     """PFDEBUG DECODE's text: z:<run> for ZERO, Z:<run> for XZERO, v:<value>,<run> for VAL."""
     names = []
-    for kind, val, run in _Sparse(buf).ops:
+    for kind, val, run in _Sparse(buf).decoded():
         if kind == _VAL:
             names.append(b"v:%d,%d" % (val, run))
         elif kind == _XZERO:

@@ -283,8 +283,8 @@ def test_sparse_edits_vs_register_model(updates, sparse_max):
         if buf[4] == hll.SPARSE:
             sp = hll._Sparse(buf)
             assert sp.covered == hll.REGISTERS and len(buf) <= max(sparse_max, 18)
-            assert all(1 <= run <= (4 if kind == hll._VAL else 16384) for kind, _, run in sp.ops)
-            assert all(val <= 32 for _, val, _ in sp.ops)
+            assert all(1 <= run <= (4 if kind == hll._VAL else 16384) for kind, _, run in sp.decoded())
+            assert all(val <= 32 for _, val, _ in sp.decoded())
     assert hll.registers(buf) == model
     assert hll.count(buf) == hll.count_registers(model)
 
@@ -296,6 +296,16 @@ def test_dense_pack_roundtrip(seed, top):
     buf = bytearray(hll.MAGIC + bytes(12)) + hll.pack_dense(regs)
     assert hll.dense_registers(buf) == regs
     assert all(hll.dense_get(buf, i) == regs[i] for i in range(0, hll.REGISTERS, 97))
+
+
+@given(st.integers(0, 2**32), st.integers(0, 127), st.integers(0, 127))
+def test_max_into_is_elementwise_max(seed, top_a, top_b):
+    rnd = random.Random(seed)
+    a = bytearray(rnd.randrange(top_a + 1) for _ in range(hll.REGISTERS))
+    b = bytes(rnd.randrange(top_b + 1) for _ in range(hll.REGISTERS))
+    expect = bytes(map(max, a, b))
+    hll.max_into(a, b)
+    assert a == expect
 
 
 @given(st.lists(st.binary(max_size=20), max_size=200), st.integers(18, 400))
