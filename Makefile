@@ -27,7 +27,12 @@ redis-oracle:
 lint: $(STAMP)
 	$(VENV)/bin/ruff check server protocol storage tests bench tools
 
-test: $(STAMP) redis-oracle lint
+# Node client libraries (ioredis, node-redis) for the client-library tests, pinned by package-lock.json.
+tests/clients/node_modules/.installed: tests/clients/package.json tests/clients/package-lock.json
+	npm ci --prefix tests/clients --no-audit --no-fund --loglevel=error
+	touch $@
+
+test: $(STAMP) redis-oracle lint tests/clients/node_modules/.installed
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 bench: $(STAMP) redis-oracle

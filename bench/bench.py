@@ -1,0 +1,100 @@
+"""`make bench`: raxdb against redis-server 7.0, side by side, with redis-benchmark.
+
+Both servers run on this machine with the same options; each workload runs against each server in
+turn (alternating, best of `--rounds`), with 50 clients at -P 1 and -P 16, and the report gives
+ops/s for both and the ratio raxdb/redis.  A benchmark, not a test: nothing here passes or fails.
+
+    .venv/bin/python bench/bench.py [--quick] [--rounds N] [--only SET,GET] [--memory]
+
+`--memory` also runs bench/stream_memory.py (bytes per stream entry, raxdb vs Redis).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.servers import start_raxdb, start_redis  # noqa: E402
+
+# name -> redis-benchmark arguments (-t test, or a literal command after the options)
+WORKLOADS: dict[str, list[str]] = {
+    "SET": ["-t", "set"],
+    "GET": ["-t", "get"],
+    "INCR": ["-t", "incr"],
+    "MSET": ["-t", "mset"],
+    "LPUSH": ["-t", "lpush"],
+    "RPUSH": ["-t", "rpush"],
+    "LPOP": ["-t", "lpop"],
+    "RPOP": ["-t", "rpop"],
+    "SADD": ["-t", "sadd"],
+    "HSET": ["-t", "hset"],
+    "SPOP": ["-t", "spop"],
+    "ZADD": ["-t", "zadd"],
+    "LRANGE_100": ["-t", "lrange_100"],
+    "XADD": ["--", "XADD", "bench:stream", "MAXLEN", "~", "100000", "*", "field", "value", "f2", "v2"],
+    "XRANGE_10": ["--", "XRANGE", "bench:stream", "-", "+", "COUNT", "10"],
+}
+PIPELINES = (1, 16)
+
+
+def run_benchmark(port: int, args: list[str], pipeline: int, requests: int) -> float:
+    opts = ["redis-benchmark", "-p", str(port), "-c", "50", "-n", str(requests), "-P", str(pipeline), "--csv",
+            "-r", "100000"]
+    if args and args[0] == "--":
+        cmd = opts + args[1:]
+    else:
+        cmd = opts + args
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600).stdout
+    rows = [r for r in csv.reader(io.StringIO(out)) if r and r[0] != "test"]
+    if not rows:
+        raise RuntimeError(f"no result from {' '.join(cmd)}:\n{out}")
+    return float(rows[-1][1])
+
+
+def prepare(port: int) -> None:
+    """Data the read workloads need: a stream for XRANGE, lists for LRANGE (redis-benchmark's own
+    LRANGE test pushes first)."""
+    subprocess.run(["redis-benchmark", "-p", str(port), "-c", "10", "-n", "2000", "-q", "XADD", "bench:stream",
+                    "*", "field", "value", "f2", "v2"], capture_output=True, timeout=120)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="fewer requests (a rough look)")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--memory", action="store_true")
+    opts = ap.parse_args()
+    names = [n for n in WORKLOADS if not opts.only or n in opts.only.upper().split(",")]
+    ours, theirs = start_raxdb(), start_redis()
+    try:
+        for srv in (ours, theirs):
+            prepare(srv.port)
+        print(f"{'workload':12s} {'-P':>3s} {'redis ops/s':>13s} {'raxdb ops/s':>13s} {'ratio':>7s}")
+        for name in names:
+            for p in PIPELINES:
+                requests = (100_000 if p == 1 else 1_000_000) // (5 if opts.quick else 1)
+                best = {"redis": 0.0, "raxdb": 0.0}
+                for _ in range(opts.rounds):
+                    for label, srv in (("redis", theirs), ("raxdb", ours)):
+                        try:
+                            best[label] = max(best[label], run_benchmark(srv.port, WORKLOADS[name], p, requests))
+                        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                            print(f"  {name} -P {p} on {label}: {exc}", file=sys.stderr)
+                ratio = best["raxdb"] / best["redis"] if best["redis"] else 0.0
+                print(f"{name:12s} {p:3d} {best['redis']:13,.0f} {best['raxdb']:13,.0f} {ratio:7.2f}x", flush=True)
+    finally:
+        ours.stop()
+        theirs.stop()
+    if opts.memory:
+        subprocess.run([sys.executable, str(Path(__file__).with_name("stream_memory.py"))], check=False)
+
+
+if __name__ == "__main__":
+    main()
