@@ -124,7 +124,6 @@ _SHR4 = _table(lambda b: b >> 4)
 _LOW2_SHL4 = _table(lambda b: (b & 3) << 4)
 _SHR2 = _table(lambda b: b >> 2)
 _LOW2_SHL6 = _table(lambda b: (b & 3) << 6)
-_SHR2_ = _SHR2
 _LOW4_SHL4 = _table(lambda b: (b & 15) << 4)
 _SHL2 = _table(lambda b: b << 2)
 _GROUPS = REGISTERS // 4
@@ -153,7 +152,7 @@ def pack_dense(regs: bytes | bytearray) -> bytearray:
     r0, r1, r2, r3 = bytes(regs[0::4]), bytes(regs[1::4]), bytes(regs[2::4]), bytes(regs[3::4])
     out = bytearray(DENSE_BYTES)
     out[0::3] = _or(r0, r1.translate(_LOW2_SHL6))
-    out[1::3] = _or(r1.translate(_SHR2_), r2.translate(_LOW4_SHL4))
+    out[1::3] = _or(r1.translate(_SHR2), r2.translate(_LOW4_SHL4))
     out[2::3] = _or(r2.translate(_SHR4), r3.translate(_SHL2))
     return out
 

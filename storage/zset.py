@@ -154,8 +154,8 @@ class ZSet:
 
     @classmethod
     def from_pairs(cls, pairs: list[tuple[float, bytes]], max_entries: int, max_value: int) -> ZSet:
-        """A new value holding `pairs` (sorted, distinct members), encoded as a STORE result:
-        listpack when it fits the limits, else skiplist."""
+        """A new value holding `pairs` (sorted, distinct members), encoded as ZUNIONSTORE & co
+        leave it: built as a skiplist, then a listpack when it fits the limits."""
         z = cls()
         z.scores = {m: s for s, m in pairs}
         if len(pairs) > max_entries or any(len(m) > max_value for _, m in pairs):
@@ -165,6 +165,20 @@ class ZSet:
                 pairs = [(0.0 if s == 0 else s, m) for s, m in pairs]
                 z.scores = {m: s for s, m in pairs}
             z.order = _PairList(pairs)
+        return z
+
+    @classmethod
+    def built_by_adds(cls, pairs: list[tuple[float, bytes]], listpack: bool, max_entries: int,
+                      max_value: int) -> ZSet:
+        """A new value made by adding `pairs` (distinct members) one by one, in the given order,
+        to an empty listpack (or skiplist) value - ZRANGESTORE's way.  The order matters: members
+        added while it is still a listpack lose a negative zero."""
+        z = cls()
+        if not listpack:
+            z._convert()
+        add = z.add
+        for s, m in pairs:
+            add(m, s, 0, max_entries, max_value)
         return z
 
     # ---- contract ------------------------------------------------------------------------------
@@ -301,9 +315,6 @@ class ZSet:
 
     def __iter__(self) -> Iterator[tuple[float, bytes]]:
         return iter(self.order)
-
-    def items(self) -> Iterator[tuple[bytes, float]]:
-        return iter(self.scores.items())
 
     def rank_slice(self, start: int, stop: int) -> list[tuple[float, bytes]]:
         return self.order[start:stop]

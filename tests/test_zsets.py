@@ -509,6 +509,16 @@ def test_store_ops(diff, enc):
     diff("ZRANGE", "a", "0", "-1", "WITHSCORES")
 
 
+def test_zrangestore_negative_zero_depends_on_add_order(diff):
+    diff("ZADD", "x", "1", LONG, "-0", "a", *[x for i in range(200) for x in (i + 2, f"m{i}")])
+    for args in (["0", "3"], ["0", "-1"], ["-inf", "inf", "BYSCORE"], ["inf", "-inf", "BYSCORE", "REV"],
+                 ["3", "0", "BYSCORE", "REV"], ["-inf", "3", "BYSCORE"], ["0", "200", "REV"], ["199", "201"]):
+        diff("ZRANGESTORE", "u", "x", *args)
+        diff("OBJECT", "ENCODING", "u")
+        diff("ZRANGE", "u", "0", "3", "WITHSCORES")
+        diff("ZSCORE", "u", "a")
+
+
 def test_store_result_encoding(diff):
     diff("ZADD", "big", *[x for i in range(200) for x in (i, f"m{i}")])
     diff("OBJECT", "ENCODING", "big")

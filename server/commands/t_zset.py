@@ -197,14 +197,15 @@ def _after_removal(c, key: bytes, zs: ZSet, event: str, n: int) -> None:
     c.server.dirty += n - 1
 
 
-def store_result(c, dst: bytes, pairs: list[tuple[float, bytes]], event: str) -> bytes:
-    """Write a STORE command's result (sorted pairs) to `dst`, or delete `dst` when empty."""
-    if pairs:
-        c.db.set(dst, ZSet.from_pairs(pairs, *_limits(c)))
+def store_result(c, dst: bytes, zs: ZSet, event: str) -> bytes:
+    """Write a STORE command's result to `dst`, or delete `dst` when the result is empty."""
+    n = len(zs)
+    if n:
+        c.db.set(dst, zs)
         notify(c, NOTIFY_ZSET, event, dst)
         modified(c, dst)
         signal_ready(c.db, dst)
-        return R.integer(len(pairs))
+        return R.integer(n)
     if c.db.delete(dst):
         notify(c, NOTIFY_GENERIC, "del", dst)
         modified(c, dst)
@@ -502,9 +503,12 @@ def zrange_generic(c, argv: list[bytes], key_idx: int, dst: bytes | None, ranget
     else:
         pairs = lex_range(zs, lrange, reverse, offset, limit)
     if store:
-        if reverse:
-            pairs = sorted(pairs)
-        return store_result(c, dst, pairs, "zrangestore")
+        # Redis starts a listpack unless a rank range is known to be too long, then adds the
+        # elements in emission order (the conversion point decides which scores lose a -0)
+        max_entries, max_value = _limits(c)
+        listpack = rangetype != RANK or len(pairs) <= max_entries
+        return store_result(c, dst, ZSet.built_by_adds(pairs, listpack, max_entries, max_value),
+                            "zrangestore")
     return pairs_reply(c, pairs, withscores)
 
 
@@ -870,7 +874,7 @@ def zsetop_generic(c, argv: list[bytes], numkeys_idx: int, dst: bytes | None, op
     result = _combine(srcs, weights, op, how, None)
     pairs = sorted([(s, m) for m, s in result.items()])  # type: ignore[union-attr]
     if dst is not None:
-        return store_result(c, dst, pairs, _OP_NAMES[op] + "store")
+        return store_result(c, dst, ZSet.from_pairs(pairs, *_limits(c)), _OP_NAMES[op] + "store")
     return pairs_reply(c, pairs, withscores)
 
 
