@@ -32,6 +32,7 @@ import hiredis
 from protocol import reply as R
 from protocol.hiredis_limits import limit_elements, unconsumed
 from protocol.request import INLINE_MAX_SIZE, ProtocolError, RequestParser
+from server.blocking import handle_ready_keys
 from server.commands.table import BLOCKED, Command
 from server.errors import NOAUTH, CommandError, unknown_subcommand, wrong_arity
 from server.log import LOG
@@ -310,6 +311,7 @@ class Client(asyncio.Protocol):
         # Sampling (timing one call in eight) would hide O(1) commands from a SLOWLOG whose
         # threshold is below a millisecond: time every call then.
         sample = 7 if slow_ns >= 1_000_000 else 0
+        ready = srv.ready_keys
         while True:
             try:
                 argv = gets()
@@ -362,6 +364,9 @@ class Client(asyncio.Protocol):
                     if r is BLOCKED:
                         break
                     append(r)
+                    if ready:
+                        # a write woke blocked clients: serve them now, before the next command
+                        handle_ready_keys(srv)
                     if not has_data():
                         clean = True
                         break
@@ -471,6 +476,8 @@ class Client(asyncio.Protocol):
                                " / RESET are allowed in this context" % cmd.fullname).encode(), out)
             return
         r = self.call(cmd, argv, t0)
+        if srv.ready_keys:
+            handle_ready_keys(srv)
         dur = _clock() - t0
         if srv.monitors and not ("admin" in cmd.flags or "skip_monitor" in cmd.flags):
             # after the call, as Redis: the line shows the db the command left selected

@@ -92,6 +92,9 @@ class Server:
         from server.notify import attach as attach_notify
 
         attach_notify(self)  # Pub/Sub registry, notify-keyspace-events, expiry events and WATCH
+        from server.blocking import attach as attach_blocking
+
+        attach_blocking(self)  # the blocking registry, ready keys, CLIENT UNBLOCK
         self._init_introspection()
 
     def _init_introspection(self) -> None:

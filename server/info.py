@@ -96,7 +96,7 @@ def _clients(srv: Server) -> list[str]:
         f"maxclients:{srv.config.maxclients}",
         "client_recent_max_input_buffer:0",
         "client_recent_max_output_buffer:0",
-        f"blocked_clients:{sum(1 for c in clients if c.blocked)}",
+        f"blocked_clients:{srv.blocked_on_keys}",
         f"tracking_clients:{sum(1 for c in clients if c.tracking)}",
         f"clients_in_timeout_table:{sum(1 for c in clients if c.blocked)}",
     ]

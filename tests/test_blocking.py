@@ -1,0 +1,249 @@
+"""Blocking commands, scenario by scenario, on raxdb and redis-server side by side.
+
+Each scenario drives several connections per server.  A client is known to be blocked when the
+server says so (INFO clients blocked_clients, polled): the tests await that event rather than
+sleeping.  Replies from the two servers are compared byte for byte.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.diff import RawConnection, encode_command
+
+
+class Side:
+    """One server's connections in a scenario."""
+
+    def __init__(self, port: int, protocol: int) -> None:
+        self.port = port
+        self.protocol = protocol
+        self.admin = RawConnection(port)
+        self.admin.call("FLUSHALL")
+        self.conns: dict[str, RawConnection] = {}
+
+    def conn(self, name: str) -> RawConnection:
+        c = self.conns.get(name)
+        if c is None:
+            c = self.conns[name] = RawConnection(self.port)
+            if self.protocol == 3:
+                c.call("HELLO", "3")
+        return c
+
+    def blocked(self) -> int:
+        info = self.admin.call("INFO", "clients").decode()
+        for line in info.split("\r\n"):
+            if line.startswith("blocked_clients:"):
+                return int(line.split(":")[1])
+        raise AssertionError(info)
+
+    def await_blocked(self, n: int) -> None:
+        for _ in range(2000):
+            if self.blocked() == n:
+                return
+            time.sleep(0.002)
+        raise AssertionError(f"blocked_clients never reached {n}")
+
+    def close(self) -> None:
+        for c in [self.admin, *self.conns.values()]:
+            c.close()
+
+
+class Scenario:
+    def __init__(self, raxdb_port: int, redis_port: int, protocol: int) -> None:
+        self.sides = [Side(raxdb_port, protocol), Side(redis_port, protocol)]
+
+    def send(self, name: str, *args) -> None:
+        for s in self.sides:
+            s.conn(name).send(encode_command(args))
+
+    def send_raw(self, name: str, data: bytes) -> None:
+        for s in self.sides:
+            s.conn(name).send(data)
+
+    def read(self, name: str) -> bytes:
+        ours, theirs = (s.conn(name).read_frame() for s in self.sides)
+        assert ours == theirs, f"{name}:\n  raxdb: {ours!r}\n  redis: {theirs!r}"
+        return ours
+
+    def call(self, name: str, *args) -> bytes:
+        self.send(name, *args)
+        return self.read(name)
+
+    def block(self, name: str, *args) -> None:
+        """Send a blocking command and await the server's word that the client is blocked."""
+        expected = [s.blocked() + 1 for s in self.sides]
+        self.send(name, *args)
+        for s, n in zip(self.sides, expected, strict=True):
+            s.await_blocked(n)
+
+    def await_blocked(self, n: int) -> None:
+        for s in self.sides:
+            s.await_blocked(n)
+
+    def close(self) -> None:
+        for s in self.sides:
+            s.close()
+
+
+@pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
+def sc(request, raxdb, oracle):
+    s = Scenario(raxdb.port, oracle.port, request.param)
+    yield s
+    s.close()
+
+
+def test_fbfs_one_key_three_clients(sc):
+    for name in ("c1", "c2", "c3"):
+        sc.block(name, "BLPOP", "q", "0")
+    sc.call("p", "RPUSH", "q", "a", "b", "c", "d")
+    assert sc.read("c1").endswith(b"$1\r\na\r\n")
+    sc.read("c2")
+    sc.read("c3")
+    sc.call("p", "LRANGE", "q", "0", "-1")
+    sc.await_blocked(0)
+
+
+def test_fbfs_across_keys(sc):
+    sc.block("c1", "BLPOP", "k1", "k2", "0")
+    sc.block("c2", "BRPOP", "k2", "0")
+    sc.block("c3", "BLPOP", "k2", "k1", "0")
+    sc.call("p", "RPUSH", "k2", "x", "y")
+    sc.read("c1")
+    sc.read("c2")
+    sc.call("p", "RPUSH", "k1", "z")
+    sc.read("c3")
+
+
+def test_waiter_on_two_keys_served_by_first_ready(sc):
+    sc.block("c1", "BLPOP", "a", "b", "0")
+    sc.call("p", "RPUSH", "b", "vb")
+    assert b"vb" in sc.read("c1")
+    sc.call("p", "RPUSH", "a", "va")
+    sc.call("p", "LLEN", "a")
+
+
+def test_multi_pushes_serve_after_exec(sc):
+    sc.block("c1", "BLPOP", "k1", "0")
+    sc.block("c2", "BLPOP", "k2", "0")
+    sc.call("p", "MULTI")
+    sc.call("p", "RPUSH", "k1", "x")
+    sc.call("p", "RPUSH", "k2", "y")
+    sc.call("p", "LPOP", "k1")  # runs inside EXEC before any waiter is served
+    sc.call("p", "EXEC")
+    sc.read("c2")
+    sc.call("p", "RPUSH", "k1", "w")
+    sc.read("c1")
+
+
+def test_pipeline_behind_blocked_command(sc):
+    sc.send_raw("c1", encode_command(["BLPOP", "q", "0"]) + encode_command(["PING"])
+                + encode_command(["SET", "x", "1"]) + encode_command(["GET", "x"]))
+    sc.await_blocked(1)
+    sc.call("p", "GET", "x")  # nothing behind the blocked command has run
+    sc.call("p", "LPUSH", "q", "v")
+    for _ in range(4):
+        sc.read("c1")
+
+
+def test_blmove_wrong_type_destination(sc):
+    sc.block("c1", "BLMOVE", "src", "dst", "LEFT", "RIGHT", "0")
+    sc.call("p", "SET", "dst", "string")
+    sc.call("p", "RPUSH", "src", "v")
+    assert sc.read("c1").startswith(b"-WRONGTYPE")
+    sc.call("p", "LRANGE", "src", "0", "-1")
+
+
+def test_brpoplpush_chain(sc):
+    sc.block("c1", "BRPOPLPUSH", "a", "b", "0")
+    sc.block("c2", "BRPOPLPUSH", "b", "c", "0")
+    sc.call("p", "RPUSH", "a", "x")
+    sc.read("c1")
+    sc.read("c2")
+    sc.call("p", "LRANGE", "c", "0", "-1")
+    sc.call("p", "EXISTS", "a", "b")
+
+
+def test_blmpop(sc):
+    sc.block("c1", "BLMPOP", "0", "2", "m1", "m2", "RIGHT", "COUNT", "2")
+    sc.call("p", "RPUSH", "m2", "1", "2", "3")
+    sc.read("c1")
+    sc.call("p", "BLMPOP", "0", "2", "m1", "m2", "LEFT")
+    sc.call("p", "BLMPOP", "0.01", "1", "none", "LEFT")
+
+
+def test_killed_blocked_client_leaves_no_trace(sc):
+    sc.block("c1", "BLPOP", "q", "0")
+    for s in sc.sides:
+        cid = s.conn("c1").call("CLIENT", "ID") if False else None
+        del cid
+    ids = []
+    for s in sc.sides:
+        info = s.admin.call("CLIENT", "LIST").decode()
+        ids.append([line.split()[0][3:] for line in info.splitlines() if "cmd=blpop" in line][0])
+    for s, cid in zip(sc.sides, ids, strict=True):
+        assert s.admin.call("CLIENT", "KILL", "ID", cid) == b":1\r\n"
+    sc.await_blocked(0)
+    sc.call("p", "RPUSH", "q", "v")
+    sc.call("p", "LLEN", "q")
+
+
+def test_client_unblock(sc):
+    for mode in ("TIMEOUT", "ERROR"):
+        sc.block("c1", "BLPOP", "q", "0")
+        ids = []
+        for s in sc.sides:
+            info = s.admin.call("CLIENT", "LIST").decode()
+            ids.append([line.split()[0][3:] for line in info.splitlines() if "cmd=blpop" in line][0])
+        for s, cid in zip(sc.sides, ids, strict=True):
+            assert s.admin.call("CLIENT", "UNBLOCK", cid, mode) == b":1\r\n"
+        sc.read("c1")
+    sc.call("p", "CLIENT", "UNBLOCK", "999999")
+
+
+@pytest.mark.parametrize("timeout", ["0.001", "0.1", "1"])
+def test_timeouts_never_early(sc, timeout):
+    start = time.monotonic()
+    sc.send("c1", "BLPOP", "q", timeout)
+    sc.read("c1")
+    assert time.monotonic() - start >= float(timeout) * 0.999
+
+
+def test_timeout_errors(sc):
+    sc.call("p", "BLPOP", "q", "-1")
+    sc.call("p", "BLPOP", "q", "abc")
+    sc.call("p", "BLPOP", "q", "nan")
+    sc.call("p", "BRPOPLPUSH", "a", "b", "-0.5")
+    sc.call("p", "BLMOVE", "a", "b", "UP", "LEFT", "0")
+    sc.call("p", "BLMPOP", "0", "0", "a", "LEFT")
+    sc.call("p", "WAIT", "0", "0")
+    sc.call("p", "WAIT", "1", "-1")
+    sc.call("p", "WAIT", "1", "10")
+
+
+def test_no_blocking_inside_multi(sc):
+    sc.call("p", "MULTI")
+    sc.call("p", "BLPOP", "q", "0")
+    sc.call("p", "BRPOPLPUSH", "q", "r", "0")
+    sc.call("p", "BLMPOP", "0", "1", "q", "LEFT")
+    sc.call("p", "EXEC")
+
+
+def test_wrongtype_and_immediate(sc):
+    sc.call("p", "SET", "s", "v")
+    sc.call("p", "BLPOP", "s", "0")
+    sc.call("p", "RPUSH", "l", "1")
+    sc.call("p", "BLPOP", "missing", "l", "0")
+    sc.call("p", "BLMOVE", "s", "l", "LEFT", "LEFT", "0")
+
+
+def test_served_pop_invalidates_watch(sc):
+    sc.block("c1", "BLPOP", "q", "0")
+    sc.call("w", "WATCH", "q")
+    sc.call("p", "RPUSH", "q", "v")
+    sc.read("c1")
+    sc.call("w", "MULTI")
+    sc.call("w", "PING")
+    sc.call("w", "EXEC")
