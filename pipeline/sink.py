@@ -4,7 +4,8 @@ Delivery: each write task (one partition of one batch) commits all its commands 
 transaction together with a marker key `<idempotency.prefix><scope>:<partition>`, guarded by
 WATCH on that marker.  Scope is `<query id>:<batch id>` for streaming queries (both read from the
 task's Spark local properties, stable across restarts from a checkpoint) and the `writeId` option
-or a per-write UUID for batch writes.  So:
+(which may contain `{queryId}` / `{batchId}` inside foreachBatch) or a per-write UUID for batch
+writes.  So:
 
 - a retried or speculative task attempt finds the marker and writes nothing (or loses the WATCH
   race and writes nothing);
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pyarrow as pa
 import redis
@@ -54,7 +55,7 @@ class SinkCommit(WriterCommitMessage):
     query_id: str | None = None
     commands: int = 0
     skipped: bool = False
-    errors: list[str] = field(default_factory=list)
+    batch_id: int | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -319,9 +320,20 @@ def _already_done(state: bytes, marker: str, partition: int, query_id: str | Non
 # Spark writers
 
 
+def _micro_batch() -> tuple[str | None, str | None]:
+    """(query id, batch id) when the task runs for a streaming micro-batch (the streaming sink,
+    or a batch write inside foreachBatch): Spark passes both down as local properties."""
+    context = _task_context()
+    if context is None:
+        return None, None
+    return context.getLocalProperty(QUERY_ID), context.getLocalProperty(BATCH_ID)
+
+
 class BatchWriter(DataSourceArrowWriter):
-    """`df.write.format("raxdb")`: idempotent per task attempt within the write (or across
-    re-runs when the `writeId` option names the write)."""
+    """`df.write.format("raxdb")`: idempotent per task attempt within the write, and across re-runs
+    when the `writeId` option names the write.  In foreachBatch, `writeId` may contain `{queryId}`
+    and `{batchId}`: a micro-batch replayed after a restart then skips what it had written, and the
+    markers of earlier batches are cleaned up as with the streaming sink."""
 
     def __init__(self, options, schema: StructType, overwrite: bool) -> None:
         self.opts = WriteOptions.parse(options)
@@ -329,17 +341,35 @@ class BatchWriter(DataSourceArrowWriter):
             raise OptionError("the XADD sink appends: use mode('append')")
         self.schema = schema
         CommandBuilder(self.opts, schema)  # validate the column options on the driver
+        self.templated = self.opts.write_id is not None and "{" in self.opts.write_id
         self.scope = self.opts.write_id or uuid.uuid4().hex
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> SinkCommit:
         builder = CommandBuilder(self.opts, self.schema)
-        return write_partition(self.opts, builder, iterator, self.scope, None)
+        query_id = batch_id = None
+        scope = self.scope
+        if self.templated:
+            query_id, batch_id = _micro_batch()
+            if query_id is None or batch_id is None:
+                raise OptionError("writeId uses {queryId} / {batchId}, but this write does not run "
+                                  "inside a streaming micro-batch (foreachBatch)")
+            try:
+                scope = self.scope.format(queryId=query_id, batchId=batch_id)
+            except (KeyError, IndexError, ValueError) as e:
+                raise OptionError(f"writeId {self.scope!r}: only {{queryId}} and {{batchId}} "
+                                  f"can be substituted ({e})") from None
+        result = write_partition(self.opts, builder, iterator, scope, query_id)
+        result.batch_id = int(batch_id) if batch_id is not None else None
+        return result
 
     def commit(self, messages: list[SinkCommit | None]) -> None:
-        if self.opts.write_id:  # a named write keeps its markers: re-running it is a no-op
-            return
-        markers = [m.marker for m in messages if m is not None and m.marker]
-        _delete(self.opts, markers)
+        done = [m for m in messages if m is not None]
+        if self.templated:
+            batch_ids = {m.batch_id for m in done if m.batch_id is not None}
+            if len(batch_ids) == 1:
+                _forget_older_batches(self.opts, done, batch_ids.pop(), self.scope)
+        elif not self.opts.write_id:  # a named write keeps its markers: re-running it is a no-op
+            _delete(self.opts, [m.marker for m in done if m.marker])
 
 
 class StreamWriter(DataSourceStreamArrowWriter):
@@ -351,33 +381,38 @@ class StreamWriter(DataSourceStreamArrowWriter):
         CommandBuilder(self.opts, schema)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> SinkCommit:
-        context = _task_context()
-        query_id = context.getLocalProperty(QUERY_ID) if context is not None else None
-        batch_id = context.getLocalProperty(BATCH_ID) if context is not None else None
+        query_id, batch_id = _micro_batch()
         scope = f"{query_id}:{batch_id}" if query_id and batch_id is not None else None
         builder = CommandBuilder(self.opts, self.schema)
         return write_partition(self.opts, builder, iterator, scope, query_id)
 
     def commit(self, messages: list[SinkCommit | None], batchId: int) -> None:
-        done = [m for m in messages if m is not None]
-        query_ids = {m.query_id for m in done if m.query_id}
-        if not self.opts.idempotent or len(query_ids) != 1:
-            return
-        ledger = f"{self.opts.idempotency_prefix}{query_ids.pop()}:batches"
-        markers = "\n".join(m.marker for m in done if m.marker)
-        r = client(self.opts.connection)
-        try:
-            r.hset(ledger, str(batchId), markers)
-            r.expire(ledger, self.opts.idempotency_ttl)
-            older = [b for b in r.hkeys(ledger) if int(b) < batchId]
-            if older:
-                lists = r.hmget(ledger, older)
-                stale = [m for text in lists if text for m in text.decode().split("\n") if m]
-                if stale:
-                    r.delete(*stale)
-                r.hdel(ledger, *older)
-        finally:
-            r.close()
+        _forget_older_batches(self.opts, [m for m in messages if m is not None], batchId, "")
+
+
+def _forget_older_batches(opts: WriteOptions, done: list[SinkCommit], batch_id: int, name: str) -> None:
+    """Record batch `batch_id`'s markers in the query's ledger (a hash: batch id -> markers) and
+    delete the markers of older batches: Spark plans batch N only after batch N-1 is in its commit
+    log, so a batch older than the one committing now is never replayed."""
+    query_ids = {m.query_id for m in done if m.query_id}
+    if not opts.idempotent or len(query_ids) != 1:
+        return
+    ledger = f"{opts.idempotency_prefix}{query_ids.pop()}:{name}:batches" if name \
+        else f"{opts.idempotency_prefix}{query_ids.pop()}:batches"
+    markers = "\n".join(m.marker for m in done if m.marker)
+    r = client(opts.connection)
+    try:
+        r.hset(ledger, str(batch_id), markers)
+        r.expire(ledger, opts.idempotency_ttl)
+        older = [b for b in r.hkeys(ledger) if int(b) < batch_id]
+        if older:
+            lists = r.hmget(ledger, older)
+            stale = [m for text in lists if text for m in text.decode().split("\n") if m]
+            for i in range(0, len(stale), 1000):
+                r.delete(*stale[i:i + 1000])
+            r.hdel(ledger, *older)
+    finally:
+        r.close()
 
 
 def _delete(opts: WriteOptions, markers: list[str]) -> None:

@@ -451,6 +451,12 @@ def test_sink_xadd_is_idempotent_per_scope(server, rc, ns):
     assert not rc.exists(first.marker)  # the job is committed: nothing can retry any more
 
 
+def test_sink_templated_write_id_needs_a_micro_batch(server, ns):
+    writer = BatchWriter(options(server, stream=ns + "x", writeId="{queryId}:{batchId}:w"), ROWS_SCHEMA, False)
+    with pytest.raises(OptionError, match="inside a streaming micro-batch"):
+        writer.write(arrow_batches([(ns + "x", 1, "a")]))
+
+
 def test_sink_named_write_keeps_markers(server, rc, ns):
     rows = [(ns + "out", i, "x") for i in range(3)]
     opts = options(server, stream=ns + "named", writeId=ns + "job1")

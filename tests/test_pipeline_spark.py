@@ -138,3 +138,33 @@ def test_stream_fail_on_data_loss(spark, server, rc, ns, tmp_path):
 
     run("false").awaitTermination()
     assert out_numbers(rc, out) == list(range(10)) + [16, 17, 18, 19]
+
+
+def test_example_pipeline(spark, server, rc, ns, tmp_path):
+    """pipeline/examples end to end: XADD events -> windowed counts -> hashes and Parquet."""
+    if server.name != "raxdb":
+        pytest.skip("the example runs once per suite, against raxdb")
+    require(server, "WATCH", "MULTI", "EXEC", "HSET", "HGETALL", "HKEYS", "HMGET", "HDEL")
+    from collections import Counter
+
+    from pipeline.examples.produce import produce
+    from pipeline.examples.windowed_counts import start
+
+    stream = ns + "pageviews"
+    produce(rc, stream, 3000, minutes=4)
+    expected = Counter((int(i.split(b"-")[0]) // 60_000, f[b"page"].decode()) for i, f in rc.xrange(stream))
+    for query in start(spark, options(server), stream, tmp_path, max_per_trigger=1000, prefix=ns + "counts:"):
+        query.awaitTermination()
+        assert query.exception() is None
+    hashes = [rc.hgetall(k) for k in rc.keys(ns + "counts:*")]
+    assert len(hashes) == len({minute for minute, _ in expected})
+    per_page = Counter()
+    for counts in hashes:
+        per_page.update({page.decode(): int(n) for page, n in counts.items()})
+    assert per_page == Counter(page for (_, page) in expected.elements())
+    closed = spark.read.parquet(str(tmp_path / "counts.parquet")).collect()
+    assert closed and all(expected[(int(r.window_start.timestamp()) // 60, r.page)] == r["count"]
+                          for r in closed)
+    # foreachBatch wrote with writeId {queryId}:{batchId}:hashes: only the last batch keeps markers
+    ledgers = rc.keys("raxdb-sink:*:{queryId}:{batchId}:hashes:batches")
+    assert len(ledgers) == 1 and len(rc.hkeys(ledgers[0])) == 1

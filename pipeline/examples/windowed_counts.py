@@ -2,7 +2,9 @@
 
 Two queries share the same source definition, each with its own checkpoint:
 - `hashes`: update mode -> HSET counts:<window start> <page> <count> (one hash per window, always
-  the current counts; idempotent per batch and partition, so exactly-once with the checkpoint);
+  the current counts).  Spark's Python sinks take append and complete mode only, so the updated
+  rows of each micro-batch are written with foreachBatch and the batch sink; its writeId
+  `{queryId}:{batchId}:hashes` makes a batch replayed after a restart skip what it had written;
 - `parquet`: append mode with a one-minute watermark -> only windows that can no longer change,
   as Parquet files (Spark's file sink is exactly-once through its own metadata log).
 
@@ -51,16 +53,21 @@ def windowed_counts(spark: SparkSession, connection: dict[str, str], stream: str
 
 
 def start(spark: SparkSession, connection: dict[str, str], stream: str, out: Path,
-          continuous: bool = False, max_per_trigger: int = 5000) -> list[StreamingQuery]:
+          continuous: bool = False, max_per_trigger: int = 5000,
+          prefix: str = "counts:") -> list[StreamingQuery]:
     counts = windowed_counts(spark, connection, stream, max_per_trigger)
     trigger = {"processingTime": "5 seconds"} if continuous else {"availableNow": True}
-    hashes = (counts
-              .select(F.concat(F.lit("counts:"), F.date_format("window.start", "yyyy-MM-dd'T'HH:mm"))
-                      .alias("key"),
-                      F.create_map("page", F.col("count").cast("string")).alias("fields"))
-              .writeStream.queryName("hashes").outputMode("update").format("raxdb")
-              .options(**connection)
-              .option("command", "hset").option("key.column", "key").option("ttl", "86400")
+    def write_hashes(updated: DataFrame, batch_id: int) -> None:
+        (updated
+         .select(F.concat(F.lit(prefix), F.date_format("window.start", "yyyy-MM-dd'T'HH:mm"))
+                 .alias("key"),
+                 F.create_map("page", F.col("count").cast("string")).alias("fields"))
+         .write.format("raxdb").mode("append").options(**connection)
+         .option("command", "hset").option("key.column", "key").option("ttl", "86400")
+         .option("writeId", "{queryId}:{batchId}:hashes")
+         .save())
+
+    hashes = (counts.writeStream.queryName("hashes").outputMode("update").foreachBatch(write_hashes)
               .option("checkpointLocation", str(out / "checkpoints" / "hashes"))
               .trigger(**trigger).start())
     parquet = (counts
