@@ -239,6 +239,8 @@ def attach(srv: Server) -> None:
     srv.ready_keys = {}
     srv.blocked_on_keys = 0
     _ready_signaller[0] = signal_ready
+    for db in srv.dbs:
+        db.ready_hook = signal_ready
     lifecycle.UNBLOCK_HOOK[0] = unblock_by_request
     if _on_disconnect not in lifecycle.DISCONNECT_HOOKS:
         lifecycle.DISCONNECT_HOOKS.append(_on_disconnect)

@@ -52,7 +52,8 @@ class WallClock:
 
 class Database:
     __slots__ = ("id", "data", "expires", "_heap", "_slot_of", "slots", "_free", "watched", "blocking",
-                 "access", "freq", "clock", "modified_hook", "expired_hook", "stat_expired")
+                 "access", "freq", "clock", "modified_hook", "expired_hook", "stat_expired",
+                 "ready_hook")
 
     def __init__(self, dbid: int) -> None:
         self.id = dbid
@@ -71,6 +72,10 @@ class Database:
         self.modified_hook: Callable[[Database, bytes], None] | None = None
         # expired_hook(db, key): keyspace notification + replication of the DEL, installed by the server.
         self.expired_hook: Callable[[Database, bytes], None] | None = None
+        # ready_hook(db, key): a key that clients block on was deleted or replaced (blocked
+        # XREADGROUP readers must then fail); installed by the server, called only when
+        # `blocking` has the key.
+        self.ready_hook: Callable[[Database, bytes], None] | None = None
         self.stat_expired = 0
 
     # ---- lookups -------------------------------------------------------------------------------
@@ -115,8 +120,11 @@ class Database:
         data = self.data
         if key not in data:
             self._add_slot(key)
-        elif not keep_ttl and self.expires:
-            self.expires.pop(key, None)
+        else:
+            if not keep_ttl and self.expires:
+                self.expires.pop(key, None)
+            if self.blocking and key in self.blocking and self.ready_hook is not None:
+                self.ready_hook(self, key)
         data[key] = value
         self.access[key] = self.clock.now_ms
 
@@ -135,6 +143,8 @@ class Database:
         if key not in data:
             return False
         del data[key]
+        if self.blocking and key in self.blocking and self.ready_hook is not None:
+            self.ready_hook(self, key)
         if self.expires:
             self.expires.pop(key, None)
         if self.access:

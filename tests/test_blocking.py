@@ -44,7 +44,7 @@ class Side:
             if self.blocked() == n:
                 return
             time.sleep(0.002)
-        raise AssertionError(f"blocked_clients never reached {n}")
+        raise AssertionError(f"{self.port}: blocked_clients never reached {n} (at {self.blocked()})")
 
     def close(self) -> None:
         for c in [self.admin, *self.conns.values()]:
@@ -247,3 +247,64 @@ def test_served_pop_invalidates_watch(sc):
     sc.call("w", "MULTI")
     sc.call("w", "PING")
     sc.call("w", "EXEC")
+
+
+def test_bzpop(sc):
+    sc.block("c1", "BZPOPMIN", "z1", "z2", "0")
+    sc.block("c2", "BZPOPMAX", "z2", "0")
+    sc.call("p", "ZADD", "z2", "1", "a", "2", "b", "3", "c")
+    sc.read("c1")
+    sc.read("c2")
+    sc.block("c3", "BZMPOP", "0", "2", "z3", "z4", "MAX", "COUNT", "5")
+    sc.call("p", "ZADD", "z4", "1.5", "x", "2.5", "y")
+    sc.read("c3")
+    sc.call("p", "ZRANGE", "z2", "0", "-1", "WITHSCORES")
+    sc.call("p", "SET", "str", "v")
+    sc.call("p", "BZPOPMIN", "str", "0")
+    sc.call("p", "BZPOPMIN", "none", "0.01")
+    sc.call("p", "MULTI")
+    sc.call("p", "BZMPOP", "0", "1", "none", "MIN")
+    sc.call("p", "EXEC")
+
+
+def test_xread_block(sc):
+    sc.call("p", "XADD", "s", "1-1", "f", "v")
+    sc.block("c1", "XREAD", "BLOCK", "0", "STREAMS", "s", "s2", "$", "$")
+    sc.block("c2", "XREAD", "COUNT", "1", "BLOCK", "0", "STREAMS", "s2", "0-0")
+    sc.call("p", "XADD", "s2", "2-1", "a", "1")
+    sc.read("c1")
+    sc.read("c2")
+    sc.call("p", "XREAD", "BLOCK", "10", "STREAMS", "s", "$")
+    sc.call("p", "XADD", "s", "3-1", "g", "h")
+    sc.call("p", "XREAD", "BLOCK", "0", "STREAMS", "s", "2-0")
+
+
+def test_xreadgroup_block_shares_entries(sc):
+    sc.call("p", "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    sc.block("c1", "XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">")
+    sc.block("c2", "XREADGROUP", "GROUP", "g", "bob", "COUNT", "1", "BLOCK", "0", "STREAMS", "s", ">")
+    sc.call("p", "XADD", "s", "1-1", "f", "1")
+    sc.read("c1")
+    sc.call("p", "XADD", "s", "2-1", "f", "2")
+    sc.read("c2")
+    sc.call("p", "XPENDING", "s", "g")
+    sc.call("p", "XREADGROUP", "GROUP", "g", "carol", "BLOCK", "0", "STREAMS", "s", "0")  # history: no block
+
+
+@pytest.mark.parametrize("how", ["del", "destroy", "type"])
+def test_xreadgroup_woken_with_error(sc, how):
+    sc.call("p", "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    sc.block("c1", "XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">")
+    sc.block("c2", "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    if how == "del":
+        sc.call("p", "DEL", "s")
+    elif how == "destroy":
+        sc.call("p", "XGROUP", "DESTROY", "s", "g")
+    else:
+        sc.call("p", "DEL", "s")
+        sc.call("p", "SET", "s", "x")
+    sc.read("c1")
+    if how == "type":
+        sc.call("p", "DEL", "s")
+    sc.call("p", "XADD", "s", "5-1", "k", "v")
+    sc.read("c2")

@@ -1,17 +1,21 @@
-"""Blocking commands: BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP, and WAIT.
+"""Blocking commands: BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP,
+the BLOCK of XREAD / XREADGROUP, and WAIT.
 
-Each runs its non-blocking form first (the list family's `pop_for_client` / `move_for_client`)
-and blocks through server/blocking.py only when there is nothing to return; the same functions
-serve it later, so a served client gets exactly what the non-blocking command would have given
-it at that moment.  The sorted-set and stream forms live with their families.
+Each runs its non-blocking form first (the families' own pop, move and read functions) and blocks
+through server/blocking.py only when there is nothing to return; the same functions serve it
+later, so a served client gets exactly what the non-blocking command would have given it then.
 """
 
 from __future__ import annotations
+
+import copy
 
 from protocol import reply as R
 from server import blocking
 from server.commands.args import to_int
 from server.commands.t_list import _list_for_write, move_for_client, parse_mpop, pop_for_client
+from server.commands.t_zset import ZSet, _get_zset, bzpop_reply, first_nonempty, zmpop_reply, zpop_pairs
+from server.commands.t_zset import parse_mpop as parse_zmpop
 from server.commands.table import command
 from server.errors import SYNTAX, CommandError
 
@@ -88,6 +92,74 @@ def blmpop(c, argv):
     if blocking.must_not_block(c):
         return c.enc.null_array
     return blocking.block(c, keys, deadline, lambda cl, key: pop_for_client(cl, key, head, n))
+
+
+# ---- sorted sets ---------------------------------------------------------------------------------
+def _zpop_for(c, key: bytes, from_max: bool, count: int | None) -> bytes | None:
+    zs = c.db.get(key, c.server.now_ms)
+    if zs is None or zs.__class__ is not ZSet or not len(zs):
+        return None
+    pairs = zpop_pairs(c, key, zs, from_max, 1 if count is None else count)
+    return bzpop_reply(c, key, pairs[0]) if count is None else zmpop_reply(c, key, pairs)
+
+
+def _bzpop(c, argv, from_max: bool):
+    keys = argv[1:-1]
+    deadline = blocking.parse_timeout(argv[-1], c.server.now_ms)
+    for key in keys:
+        zs = _get_zset(c, key, True)
+        if zs is not None:
+            return _zpop_for(c, key, from_max, None)
+    if blocking.must_not_block(c):
+        return c.enc.null_array
+    return blocking.block(c, keys, deadline, lambda cl, key: _zpop_for(cl, key, from_max, None))
+
+
+@command("bzpopmin")
+def bzpopmin(c, argv):
+    return _bzpop(c, argv, False)
+
+
+@command("bzpopmax")
+def bzpopmax(c, argv):
+    return _bzpop(c, argv, True)
+
+
+@command("bzmpop")
+def bzmpop(c, argv):
+    deadline = blocking.parse_timeout(argv[1], c.server.now_ms)
+    keys, from_max, count = parse_zmpop(argv, 2)
+    found = first_nonempty(c, keys)
+    if found is not None:
+        return _zpop_for(c, found[0], from_max, count)
+    if blocking.must_not_block(c):
+        return c.enc.null_array
+    return blocking.block(c, keys, deadline, lambda cl, key: _zpop_for(cl, key, from_max, count))
+
+
+# ---- streams -------------------------------------------------------------------------------------
+def block_xread(c, req) -> object:
+    """XREAD / XREADGROUP with BLOCK and nothing to deliver now: wait for one of the keys.
+    Served later with only the key that became ready, as Redis replies; a blocked XREADGROUP fails
+    when its key is deleted or replaced (UNBLOCKED) or its group destroyed (NOGROUP)."""
+    from server.commands.t_stream import Stream, serve_xread
+
+    if req.timeout_ms is None or blocking.must_not_block(c):
+        return c.enc.null_array
+
+    def serve(cl, key: bytes) -> bytes | None:
+        if req.group is not None:
+            s = cl.db.get(key, cl.server.now_ms)
+            if s is None or s.__class__ is not Stream:
+                raise CommandError("UNBLOCKED the stream key no longer exists")
+            if s.group(req.group) is None:
+                raise CommandError("NOGROUP the consumer group this client was blocked on no longer exists")
+        one = copy.copy(req)
+        idx = req.keys.index(key)
+        one.keys, one.ids = [key], [req.ids[idx]]
+        return serve_xread(cl, one)
+
+    return blocking.block(c, list(req.keys), req.timeout_ms, serve)
 
 
 @command("wait")

@@ -11,8 +11,8 @@ GROUP_NEW sentinel, resolved against the group when serving), and `serve_xread(c
 complete reply, or None when no key has anything to deliver yet ("block, or reply null").  A blocking
 implementation keeps the XReadRequest of a blocked client and calls serve_xread again when
 `signal_ready(db, key)` fires for one of `req.keys` (XADD signals; XGROUP DESTROY signals so that
-readers waiting on a destroyed group get their NOGROUP error by re-parsing).  Until then BLOCK is
-accepted and, with nothing to deliver, answered as an expired timeout (null array).
+readers waiting on a destroyed group get their NOGROUP error).  The blocking itself is
+t_blocking.block_xread.
 """
 
 from __future__ import annotations
@@ -587,14 +587,21 @@ def serve_xread(c, req: XReadRequest) -> bytes | None:
 def xread(c, argv):
     req = parse_xread(c, argv, False)
     reply = serve_xread(c, req)
-    return c.enc.null_array if reply is None else reply
+    return _blocked_read(c, req) if reply is None else reply
 
 
 @command("xreadgroup")
 def xreadgroup(c, argv):
     req = parse_xread(c, argv, True)
     reply = serve_xread(c, req)
-    return c.enc.null_array if reply is None else reply
+    return _blocked_read(c, req) if reply is None else reply
+
+
+def _blocked_read(c, req: XReadRequest):
+    """Nothing to deliver now: block (with BLOCK) or reply null; see t_blocking.block_xread."""
+    from server.commands.t_blocking import block_xread
+
+    return block_xread(c, req)
 
 
 # ---- XGROUP -------------------------------------------------------------------------------------

@@ -149,7 +149,7 @@ def set_(c, argv):
     db = c.db
     srv = c.server
     if len(argv) == 3:
-        if db.expires:
+        if db.expires or db.blocking:
             db.get(key, srv.now_ms)  # a stale key expires first (stats, event), as lookupKeyWrite
             db.set(key, value)
         elif key in db.data:
