@@ -25,8 +25,9 @@ commits (Spark never replays a batch once the next one has been planned).  With
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 import pyarrow as pa
 import redis
@@ -125,10 +126,10 @@ class CommandBuilder:
             trim = ["MINID", "~" if opts.trim_approximate else "=", opts.min_id]
         self.trim = trim
 
-    def keys(self, batch: pa.RecordBatch) -> list:
+    def keys(self, batch: pa.RecordBatch) -> Iterable:
         prefix = self.opts.key_prefix
         if self.key_col is None:
-            return [prefix + self.fixed_key] * batch.num_rows
+            return repeat(prefix + self.fixed_key, batch.num_rows)
         keys = _strings(batch.column(self.key_col))
         if None in keys:
             raise SinkError(f"NULL in key column {batch.schema.names[self.key_col]!r}")
@@ -165,31 +166,42 @@ class CommandBuilder:
     def commands(self, batch: pa.RecordBatch) -> list[tuple]:
         keys = self.keys(batch)
         opts = self.opts
+        n = batch.num_rows
         if opts.command == "set":
             values = _strings(batch.column(self.value_col))
-            ttl = ("EX", opts.ttl) if opts.ttl else ()
-            out = []
-            for key, value in zip(keys, values, strict=True):
-                if value is None:
-                    raise SinkError(f"NULL value for key {key!r}")
-                out.append(("SET", key, value, *ttl))
-            return out
-        rows = self.field_pairs(batch)
-        for key, pairs in zip(keys, rows, strict=True):
-            if not pairs:
-                raise SinkError(f"a row for {key!r} has no non-NULL field: "
-                                f"{opts.command.upper()} needs at least one")
+            if None in values:
+                raise SinkError(f"NULL in value column {batch.schema.names[self.value_col]!r}")
+            ttl = [repeat("EX", n), repeat(opts.ttl, n)] if opts.ttl else []
+            return list(zip(repeat("SET", n), keys, values, *ttl, strict=True))
         if opts.command == "hset":
-            return [("HSET", key, *pairs) for key, pairs in zip(keys, rows, strict=True)]
-        entry_ids = _strings(batch.column(self.id_col)) if self.id_col is not None else None
-        head = tuple(self.trim)
-        if entry_ids is None:
-            return [("XADD", key, *head, "*", *pairs) for key, pairs in zip(keys, rows, strict=True)]
-        return [("XADD", key, *head, entry_id or "*", *pairs)
-                for key, entry_id, pairs in zip(keys, entry_ids, rows, strict=True)]
+            head = [repeat("HSET", n), keys]
+        else:
+            entry_ids = _strings(batch.column(self.id_col)) if self.id_col is not None else None
+            if entry_ids is not None and None in entry_ids:
+                entry_ids = [i if i is not None else "*" for i in entry_ids]
+            head = [repeat("XADD", n), keys, *(repeat(t, n) for t in self.trim),
+                    entry_ids if entry_ids is not None else repeat("*", n)]
+        if self.map_col is None and all(batch.column(i).null_count == 0 for i in self.field_cols):
+            # Common case, no NULL to leave out: every command is one zip() of the columns.
+            parts = head
+            for name, i in zip(self.field_names, self.field_cols, strict=True):
+                parts += [repeat(name, n), _strings(batch.column(i))]
+            return list(zip(*parts, strict=True))
+        prefixes = list(zip(*head, strict=True))
+        rows = self.field_pairs(batch)
+        for prefix, pairs in zip(prefixes, rows, strict=True):
+            if not pairs:
+                raise SinkError(f"a row for {prefix[1]!r} has no non-NULL field: "
+                                f"{opts.command.upper()} needs at least one")
+        return [(*prefix, *pairs) for prefix, pairs in zip(prefixes, rows, strict=True)]
+
+    @property
+    def expires(self) -> bool:
+        """Whether written keys get an EXPIRE (SET carries its TTL in the command itself)."""
+        return bool(self.opts.ttl) and self.opts.command != "set"
 
     def expiries(self, keys: set) -> list[tuple]:
-        if not self.opts.ttl or self.opts.command == "set":
+        if not self.expires:
             return []
         return [("EXPIRE", key, self.opts.ttl) for key in sorted(keys, key=repr)]
 
@@ -242,7 +254,7 @@ def write_partition(opts: WriteOptions, builder: CommandBuilder, batches: Iterat
     context = _task_context()
     partition = context.partitionId() if context is not None else 0
     touched: set = set()  # keys to EXPIRE (only collected when a ttl applies)
-    chunks = _chunks(builder, batches, opts.batch_size, touched if builder.expiries({""}) else None)
+    chunks = _chunks(builder, batches, opts.batch_size, touched if builder.expires else None)
     first = next(chunks, None)
     if first is None:  # an empty partition writes nothing and needs no marker
         return SinkCommit(partition, query_id=query_id)
