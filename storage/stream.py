@@ -25,9 +25,10 @@ A group has last_id, entries_read (-1 when unknown), a PEL (rax ID -> NACK) and 
 Consumer); each consumer's own PEL holds the same NACK objects as the group's, so ownership moves by
 relinking one object.
 
-The tail node (key, master ms, master seq, buffer, master fields, their total length) is cached in
-`_tail` so XADD does not walk the rax, and the first node in `_head`, so reads from either end start
-without a rax seek; anything that removes or replaces a node drops them and they are reloaded lazily.
+The tail node is described by a `Tail` record (its buffer, master ID, master fields, counters and
+element count) so XADD neither walks the rax nor reads the node's header; the first node is kept in
+`_head` so reads from either end start without a rax seek.  Anything else that changes a node (XDEL,
+trimming, replacing a buffer) drops these caches and they are rebuilt lazily.
 """
 
 from __future__ import annotations
@@ -161,6 +162,24 @@ def node_view(master_id: int, lp: bytearray, encode: Callable[[int, list[bytes],
     return ids, items
 
 
+class Tail:
+    """What XADD needs to know about the last node without reading it; valid only while nothing but
+    append() changes the node (every other writer drops it)."""
+
+    __slots__ = ("key", "mms", "mseq", "lp", "fields", "fsize", "count", "deleted", "nelem")
+
+    def __init__(self, key: bytes, master_id: int, lp: bytearray, fields: list[bytes]) -> None:
+        self.key = key
+        self.mms = master_id >> 64
+        self.mseq = master_id & U64
+        self.lp = lp
+        self.fields = fields
+        self.fsize = sum(map(len, fields))
+        self.count = 1
+        self.deleted = 0
+        self.nelem = 0  # the header's element count (65535 once saturated)
+
+
 class NACK:
     """A pending entry: delivered but not acknowledged.  Shared by the group PEL and its owner's PEL."""
 
@@ -249,7 +268,7 @@ class Stream:
         self.entries_added = 0
         self.cgroups: Rax | None = None
         # (rax key, master ID, node buffer, master fields) of the last node, or None if not loaded.
-        self._tail: tuple[bytes, int, int, bytearray, list[bytes], int] | None = None
+        self._tail: Tail | None = None
         self._head: tuple[bytes, int, bytearray] | None = None  # (key, master ID, buffer) of the first node
 
     # ---- value contract --------------------------------------------------------------------------
@@ -324,15 +343,17 @@ class Stream:
             fields.append(f)
         return count, deleted, fields, p + 2  # skip the master terminator `0`
 
-    def _load_tail(self) -> tuple[bytes, int, int, bytearray, list[bytes], int] | None:
+    def _load_tail(self) -> Tail | None:
         last = self.rax.last()
         if last is None:
             return None
         key, lp = last
-        fields = self._master(lp)[2]
-        mid = key_id(key)
-        self._tail = (key, mid >> 64, mid & U64, lp, fields, sum(map(len, fields)))
-        return self._tail
+        count, deleted, fields, _ = self._master(lp)
+        self._tail = t = Tail(key, key_id(key), lp, fields)
+        t.count = count
+        t.deleted = deleted
+        t.nelem = L.num_elements(lp)
+        return t
 
     def _remove_node(self, key: bytes) -> None:
         self.rax.remove(key)
@@ -344,30 +365,38 @@ class Stream:
         """Add the entry `new_id` with the field/value pairs argv[pos:] (streamAppendItem); False
         (nothing added) if they add up to more than a listpack may hold.  The caller has checked
         new_id > last_id.  This is XADD's whole cost, so the common case (the master entry's fields,
-        small deltas, short values, room in the tail node) is encoded inline and lands in the node
-        with one splice and one header write."""
-        tail = self._tail
-        if tail is None and self.rax.numele:
-            tail = self._load_tail()
-        fields = argv[pos::2]
-        if tail is not None:
-            key, mms, mseq, lp, mfields, msize = tail
-            if fields == mfields:
-                msd = (new_id >> 64) - mms
-                seqd = (new_id & U64) - mseq
+        small deltas, short values, room in the tail node) is encoded inline from the Tail record
+        and lands in the node with one append and one header write."""
+        t = self._tail
+        if t is None and self.rax.numele:
+            t = self._load_tail()
+        if t is not None:
+            lp = t.lp
+            if argv[pos::2] == t.fields:
+                msd = (new_id >> 64) - t.mms
+                seqd = (new_id & U64) - t.mseq
                 parts = [b"\x02\x01",
                          _SMALL_INTS[msd + 4096] if msd < 4096 else _int_entry(_as_int64(msd)),
                          _SMALL_INTS[seqd + 4096] if -4096 <= seqd < 4096 else _int_entry(_as_int64(seqd))]
-                size = msize
-                for v in argv[pos + 1 :: 2]:
+                nf = len(t.fields)
+                if nf == 1:  # the most common shape gets no loop
+                    v = argv[pos + 1]
                     n = len(v)
-                    size += n
+                    size = t.fsize + n
                     if n and (v[0] <= 57 or n > 63):
-                        parts.append(_encode(v))
+                        parts += (_encode(v), b"\x04\x01")
                     else:
-                        parts += (_STR6_HEAD[n], v, _STR6_TAIL[n])
-                nf = len(fields)
-                parts.append(_SMALL_INTS[nf + 4099])
+                        parts += (_STR6_HEAD[n], v, _STR6_TAIL[n], b"\x04\x01")
+                else:
+                    size = t.fsize
+                    for v in argv[pos + 1 :: 2]:
+                        n = len(v)
+                        size += n
+                        if n and (v[0] <= 57 or n > 63):
+                            parts.append(_encode(v))
+                        else:
+                            parts += (_STR6_HEAD[n], v, _STR6_TAIL[n])
+                    parts.append(_SMALL_INTS[nf + 4099])
                 nelems = nf + 4
             else:
                 parts = None
@@ -376,32 +405,26 @@ class Stream:
                 return False
             if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
                 max_bytes = LISTPACK_MAX_SIZE
-            c0 = lp[6]
-            full = len(lp) + size >= max_bytes
-            if not full and max_entries:
-                if c0 < 128 and lp[8] < 128:
-                    full = c0 + lp[8] >= max_entries
-                else:
-                    count, p = _rd(lp, 6)
-                    full = count + _rd(lp, p)[0] >= max_entries
-            if full:
-                self.rax.insert(key, bytearray(lp))  # shrink the closed node to its size
+            count = t.count
+            if len(lp) + size >= max_bytes or (max_entries and count + t.deleted >= max_entries):
+                self.rax.insert(t.key, bytearray(lp))  # close the node, shrunk to its size
                 self._head = None
             else:
-                if c0 < 127:
-                    lp[6] = c0 + 1
-                else:
-                    _set_int(lp, 6, _rd(lp, 6)[0] + 1)
                 if parts is None:
-                    parts, nelems = self._encode_entry(argv, pos, new_id, (mms << 64) | mseq, False)
+                    parts, nelems = self._encode_entry(argv, pos, new_id, (t.mms << 64) | t.mseq, False)
+                if count < 127:
+                    lp[6] = count + 1
+                else:
+                    _set_int(lp, 6, count + 1)
+                t.count = count + 1
                 parts.append(b"\xff")
-                lp[-1:] = b"".join(parts)
-                count = lp[4] | (lp[5] << 8)
-                if count != 65535:
-                    count += nelems
-                    if count > 65535:
-                        count = 65535
-                _pack_header(lp, 0, len(lp), count)
+                del lp[-1]
+                lp += b"".join(parts)
+                n = t.nelem
+                if n != 65535:
+                    n += nelems
+                    t.nelem = n = n if n < 65535 else 65535
+                _pack_header(lp, 0, len(lp), n)
                 self.length += 1
                 self.entries_added += 1
                 self.last_id = new_id
@@ -413,6 +436,7 @@ class Stream:
         # A new node: the master entry (count 1, deleted 0, the fields, 0), then the entry.
         key = new_id.to_bytes(16, "big")
         lp = L.new_buffer()
+        fields = argv[pos::2]
         nf = len(fields)
         head = [b"\x01\x01\x00\x01", _int_entry(nf)]
         head += map(_encode, fields)
@@ -420,7 +444,8 @@ class Stream:
         parts, nelems = self._encode_entry(argv, pos, new_id, new_id, True)
         L.append_encoded(lp, b"".join(head + parts), nf + 4 + nelems)
         self.rax.insert(key, lp)
-        self._tail = (key, new_id >> 64, new_id & U64, lp, fields, sum(map(len, fields)))
+        self._tail = t = Tail(key, new_id, lp, fields)
+        t.nelem = L.num_elements(lp)
         self.length += 1
         self.entries_added += 1
         self.last_id = new_id
@@ -534,13 +559,13 @@ class Stream:
             if not self.rax.numele:
                 return
             tail = self._load_tail()
-        tail_id = (tail[1] << 64) | tail[2]  # type: ignore[index]
+        tail_id = (tail.mms << 64) | tail.mseq  # type: ignore[union-attr]
         if start >= tail_id:
-            yield tail[0], tail_id, tail[3]  # type: ignore[index]
+            yield tail.key, tail_id, tail.lp  # type: ignore[union-attr]
             if not reverse:
                 return
             it = self.rax.iterator()
-            it.seek("<", tail[0])  # type: ignore[index]
+            it.seek("<", tail.key)  # type: ignore[union-attr]
         elif not reverse:
             head = self._head
             if head is None:
@@ -667,6 +692,8 @@ class Stream:
     # ---- deleting --------------------------------------------------------------------------------
     def _mark_deleted(self, key: bytes, lp: bytearray, fp: int) -> None:
         """Turn the entry whose flags are at fp into a tombstone (streamIteratorRemoveEntry)."""
+        if self._tail is not None and self._tail.lp is lp:
+            self._tail = None
         lp[fp] |= FLAG_DELETED
         count, p = _rd(lp, 6)
         if count == 1:
@@ -728,6 +755,8 @@ class Stream:
                 continue
             if approx:
                 break
+            if self._tail is not None and self._tail.lp is lp:
+                self._tail = None
             removed_here = 0
             for eid, fp, _, _ in self._node_forward(master_id, lp, tombstones=True):
                 if maxlen is not None:
@@ -861,5 +890,9 @@ class Stream:
         assert live == self.length, "length %d, live entries %d" % (self.length, live)
         assert prev_id <= self.last_id or prev_id == -1, "entry beyond last_id"
         assert self.first_id == (first_live if self.length else 0), "first_id"
-        if self._tail is not None:
-            assert self._tail[0] == last_key and self.rax.find(last_key) is self._tail[3], "stale tail cache"
+        t = self._tail
+        if t is not None:
+            assert t.key == last_key and self.rax.find(last_key) is t.lp, "stale tail cache"
+            count, deleted, fields, _ = self._master(t.lp)
+            assert (t.count, t.deleted, t.fields, t.nelem) == (count, deleted, fields, L.num_elements(t.lp))
+            assert (t.mms << 64) | t.mseq == key_id(t.key) and t.fsize == sum(map(len, fields))
