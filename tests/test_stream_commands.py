@@ -832,3 +832,61 @@ def test_copy_of_streams_is_independent(r):
     r.xack("t", "g", "1-1")
     assert r.xlen("s") == 1 and r.xlen("t") == 2
     assert r.xpending("s", "g")["pending"] == 1 and r.xpending("t", "g")["pending"] == 0
+
+
+def test_keyspace_events(raxdb, oracle):
+    """Every stream write publishes Redis's event names, in Redis's order."""
+    script = [
+        ("XADD", "s", "1-1", "a", "1"), ("XADD", "s", "MAXLEN", "1", "2-1", "a", "2"),
+        ("XADD", "s", "NOMKSTREAM", "3-1", "a", "3"), ("XADD", "nos", "NOMKSTREAM", "1-1", "a", "1"),
+        ("XDEL", "s", "3-1"), ("XDEL", "s", "9-1"), ("XTRIM", "s", "MAXLEN", "0"), ("XTRIM", "s", "MAXLEN", "0"),
+        ("XGROUP", "CREATE", "s", "g", "$"), ("XGROUP", "CREATE", "m", "g", "$", "MKSTREAM"),
+        ("XGROUP", "SETID", "s", "g", "0"), ("XGROUP", "CREATECONSUMER", "s", "g", "c"),
+        ("XGROUP", "CREATECONSUMER", "s", "g", "c"), ("XADD", "s", "5-1", "a", "5"),
+        ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", ">"), ("XCLAIM", "s", "g", "c5", "0", "5-1"),
+        ("XAUTOCLAIM", "s", "g", "c6", "0", "0"), ("XACK", "s", "g", "5-1"),
+        ("XCLAIM", "s", "g", "c3", "0", "5-1"), ("XAUTOCLAIM", "s", "g", "c4", "0", "0"),
+        ("XGROUP", "DELCONSUMER", "s", "g", "c"), ("XGROUP", "DESTROY", "s", "g"), ("XSETID", "s", "9-9"),
+        ("DEL", "s"),
+    ]
+    seen = []
+    for port in (raxdb.port, oracle.port):
+        ctl, sub = RawConnection(port), RawConnection(port)
+        ctl.call("FLUSHALL")
+        ctl.call("CONFIG", "SET", "notify-keyspace-events", "KEA")
+        sub.call("PSUBSCRIBE", "__key*__:*")
+        for cmd in script:
+            ctl.call(*cmd)
+        ctl.call("PUBLISH", "end", "x")
+        sub.call("SUBSCRIBE", "end")  # its confirmation arrives after every earlier event
+        events = []
+        while True:
+            msg = parse(sub.read_frame())
+            if msg[0] in (b"subscribe", b"psubscribe"):
+                break
+            events.append(msg[2:])
+        ctl.call("CONFIG", "SET", "notify-keyspace-events", "")
+        ctl.close()
+        sub.close()
+        seen.append(events)
+    assert seen[0] == seen[1]
+    assert [b"__keyevent@0__:xgroup-createconsumer", b"s"] in seen[0]
+
+
+def test_claims_create_consumers_only_when_claiming(diff):
+    fill(diff, n=2)
+    diff.script("""
+        XGROUP CREATE s g 0
+        XCLAIM s g c1 0 1-1
+        XAUTOCLAIM s g c2 0 0
+        XCLAIM s g c3 0 9-9 FORCE
+        XINFO CONSUMERS s g
+        XREADGROUP GROUP g c STREAMS s >
+        XCLAIM s g c4 99999999 2-1
+        XAUTOCLAIM s g c5 99999999 0
+        XINFO GROUPS s
+        XCLAIM s g c6 0 1-1 JUSTID
+        XAUTOCLAIM s g c7 0 0 JUSTID
+        XINFO GROUPS s
+    """)
+    timeless(diff, "XINFO", "CONSUMERS", "s", "g")

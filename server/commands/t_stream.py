@@ -928,7 +928,7 @@ def xclaim(c, argv):
         c.server.dirty += 1
     if deliverytime == -1 or deliverytime < 0 or deliverytime > now:
         deliverytime = now
-    cons = _consumer_for(c, s, cg, argv[3], key)
+    cons = None  # looked up (or created) at the first claim, as Redis 7.0 does
     out = []
     for eid in ids:
         k = id_key(eid)
@@ -946,6 +946,8 @@ def xclaim(c, argv):
             continue
         if nack.consumer is not None and minidle and now - nack.delivery_time < minidle:
             continue
+        if cons is None:
+            cons = _consumer_for(c, s, cg, argv[3], key)
         _claim(cg, k, nack, cons)
         nack.delivery_time = deliverytime
         if retrycount >= 0:
@@ -990,7 +992,7 @@ def xautoclaim(c, argv):
         raise _nogroup(key, argv[2])
     if count * 16 > 1 << 40:
         raise CommandError("ERR Insufficient memory, failed allocating transient memory, COUNT too high.")
-    cons = _consumer_for(c, s, cg, argv[3], key)
+    cons = None  # looked up (or created) at the first claim, as Redis 7.0 does
     now = c.server.now_ms
     attempts = count * 10
     out = []
@@ -1014,6 +1016,8 @@ def xautoclaim(c, argv):
             continue
         if minidle and now - nack.delivery_time < minidle:
             continue
+        if cons is None:
+            cons = _consumer_for(c, s, cg, argv[3], key)
         _claim(cg, k, nack, cons)
         nack.delivery_time = now
         if not justid:
