@@ -90,10 +90,6 @@ def null_array(c: Client) -> bytes:
     return c.enc.null_array
 
 
-def null_bulk(c: Client) -> bytes:
-    return c.enc.null
-
-
 # ---- blocking and unblocking ---------------------------------------------------------------------
 def must_not_block(c: Client) -> bool:
     """Inside MULTI/EXEC and scripts a blocking command behaves as if its timeout expired."""

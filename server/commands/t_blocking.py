@@ -66,8 +66,9 @@ def _bmove(c, src: bytes, dst: bytes, from_head: bool, to_head: bool, timeout: b
         return r
     if blocking.must_not_block(c):
         return c.enc.null
-    return blocking.block(c, [src], deadline, lambda cl, key: move_for_client(cl, src, dst, from_head, to_head),
-                          blocking.null_bulk)
+    # Redis 7.0 answers a timed-out (or CLIENT UNBLOCKed) move with a null array, like the pops, even
+    # though the non-blocking path above gives a null bulk: RESP2 *-1 versus $-1
+    return blocking.block(c, [src], deadline, lambda cl, key: move_for_client(cl, src, dst, from_head, to_head))
 
 
 @command("brpoplpush")
