@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from storage.bits import bitwise, count_bits, first_bit, get_field, set_field
 from tests.diff import parse
-from tests.test_strings import _events, require
+from tests.test_strings import _events
 
 HYPOTHESIS = settings(max_examples=60, deadline=None,
                       suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -66,7 +66,6 @@ def test_setbit_getbit_errors(diff):
 
 
 def test_bit_wrongtype(diff):
-    require(diff.ours, "LPUSH", "probe", "x")
     diff("DEL", "probe")
     diff("RPUSH", "l", "a")
     diff.script("""
@@ -215,7 +214,6 @@ def test_bitop_empty_results_and_errors(diff):
 
 
 def test_bitop_overwrites_ttl_and_other_types(diff):
-    require(diff.ours, "TTL", "d")
     diff("SET", "d", "x", "EX", "100")
     diff("SET", "a", "\x01")
     diff("BITOP", "OR", "d", "a")
@@ -374,6 +372,11 @@ def test_bitfield_matches_redis(diff2, start, ops):
 def _model_bitfield(buf: bytearray, ops) -> list[int | None]:
     """A plain-arithmetic BITFIELD model (operands chosen inside the quirk-free domain)."""
     mode, out = "WRAP", []
+    # Redis grows the string to the furthest field any write op names before running the ops, so
+    # even writes that fail under OVERFLOW FAIL leave the key padded with zeros.
+    grow = max(((op[2] + op[1][1] + 7) // 8 for op in ops if op[0] in ("SET", "INCRBY")), default=0)
+    if len(buf) < grow:
+        buf.extend(bytes(grow - len(buf)))
     for op in ops:
         if op[0] == "OVERFLOW":
             mode = op[1]
@@ -477,8 +480,6 @@ def test_bit_primitives_span_chunks():
 
 # ---- notifications and encodings (need other families) -------------------------------------------
 def test_bitmap_keyspace_events(diff2):
-    require(diff2.ours, "CONFIG", "SET", "notify-keyspace-events", "")
-    require(diff2.ours, "PUBLISH", "x", "y")
     ours, theirs = _events(diff2, [
         ("SETBIT", "a", "0", "1"), ("SETBIT", "a", "0", "1"), ("SETBIT", "a", "100", "0"),
         ("SETBIT", "a", "100", "0"), ("SETBIT", "a", "0", "0"),
@@ -492,7 +493,6 @@ def test_bitmap_keyspace_events(diff2):
 
 
 def test_bitmap_encodings(diff):
-    require(diff.ours, "OBJECT", "ENCODING", "nokey")
     diff.script("""
         SET n 123
         SETBIT n 0 0
@@ -514,11 +514,6 @@ def test_watch_is_invalidated_only_by_real_changes(raxdb, oracle):
     """Writes that change nothing (same bit, same field value, empty SETRANGE) leave WATCH alone."""
     from tests.diff import RawConnection
 
-    probe = RawConnection(raxdb.port)
-    try:
-        require(probe, "WATCH", "probe")
-    finally:
-        probe.close()
     steps = [
         ("SET", "k", "\x80"), ("SETBIT", "k", "0", "1"), ("SETBIT", "k", "1", "0"), ("SETBIT", "k", "1", "1"),
         ("SETBIT", "k", "20", "0"), ("BITFIELD", "k", "SET", "u8", "0", "192"),

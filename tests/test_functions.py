@@ -3,6 +3,8 @@ redis-server 7.0, byte for byte where Redis's output is deterministic."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.diff import RawConnection, parse
@@ -166,7 +168,10 @@ def test_dump_restore_round_trip_and_cross_server(raxdb, oracle):
             out.append(c.call("FUNCTION", "RESTORE", dumps["theirs"]))
             out.append(c.call("FUNCTION", "RESTORE", dumps["theirs"], "REPLACE"))
             out.append(c.call("FCALL", "f1", "0"))
-            results.append(out)
+            # Which of two conflicting libraries Redis names follows its dict order, which is
+            # seeded randomly per process: compare the error without the name.
+            results.append([re.sub(rb"Library \S+ already exists", b"Library <name> already exists", r)
+                            for r in out])
         assert results[0] == results[1]
     finally:
         for c in conns.values():
