@@ -39,3 +39,6 @@ def test_bullmq(request, server, driver):
     passed = {line[3:] for line in proc.stdout.splitlines() if line.startswith("ok ")}
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert passed == {f"bullmq {check}" for check in CHECKS}
+    # BullMQ checks the server's INFO: a version below its minimum or an eviction policy other than
+    # noeviction would be reported here
+    assert proc.stderr == "", proc.stderr
