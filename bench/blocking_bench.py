@@ -194,12 +194,29 @@ async def barrier(conns: Sequence[Conn], tally: Tally) -> int:
     return bad
 
 
-async def blocked_clients(admin: Conn) -> int:
+async def clients_field(admin: Conn, field: str) -> int:
+    """An integer field of INFO clients (blocked_clients, connected_clients)."""
     info = (await admin.call("INFO", "clients")).decode()
     for line in info.split("\r\n"):
-        if line.startswith("blocked_clients:"):
+        if line.startswith(field + ":"):
             return int(line.split(":", 1)[1])
-    raise AssertionError(f"no blocked_clients in INFO clients:\n{info}")
+    raise AssertionError(f"no {field} in INFO clients:\n{info}")
+
+
+async def blocked_clients(admin: Conn) -> int:
+    return await clients_field(admin, "blocked_clients")
+
+
+async def await_disconnected(admin: Conn, conns: Sequence[Conn], connected_before: int) -> None:
+    """Close conns and await the server's word that they are gone (connected_clients back to
+    connected_before), so that whatever runs next finds the server as it was."""
+    for c in conns:
+        c.close()
+    deadline = time.monotonic() + STEP_TIMEOUT
+    while (now := await clients_field(admin, "connected_clients")) > connected_before:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"connected_clients is {now}, expected {connected_before}")
+        await asyncio.sleep(0.001)
 
 
 async def await_blocked(admin: Conn, n: int) -> None:

@@ -30,9 +30,11 @@ from bench.blocking_bench import (
     Conn,
     Tally,
     await_blocked,
+    await_disconnected,
     barrier,
     block_in_rounds,
     blocked_clients,
+    clients_field,
     connect,
 )
 from tests.diff import encode_command
@@ -109,6 +111,7 @@ async def outcome(port: int, protocol: int) -> dict[str, Any]:
     try:
         await admin.call("FLUSHALL")
         await await_blocked(admin, 0)  # earlier tests' blocked clients are gone
+        connected_before = await clients_field(admin, "connected_clients")
         tally = Tally()
         waiters = await connect(port, KEYS * PER_KEY, tally, protocol)
 
@@ -138,6 +141,8 @@ async def outcome(port: int, protocol: int) -> dict[str, Any]:
             items = await admin.call("LRANGE", key(i), 0, -1)
             if items:
                 lists[key(i)] = items
+        # leave the shared server as found: later tests count its clients (CLIENT LIST, maxclients)
+        await await_disconnected(admin, waiters, connected_before)
         return {
             "replies": replies,
             "push replies": pusher.take()[0],
