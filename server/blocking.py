@@ -161,11 +161,13 @@ def unblock(c: Client) -> BlockState | None:
 
 
 def finish(c: Client, reply: bytes) -> None:
-    """Unblock with a reply, then let the client's pipelined commands run on the next turn."""
+    """Unblock with a reply, then let the client's pipelined commands run on the next turn (only
+    scheduled when something is waiting in its input buffer: serving thousands of waiters should
+    not cost thousands of empty loop callbacks)."""
     unblock(c)
     c.write(reply)
     loop = c.server.loop
-    if loop is not None and not c.closed:
+    if loop is not None and not c.closed and c.has_pending_input():
         loop.call_soon(c.process)
 
 

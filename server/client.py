@@ -295,22 +295,26 @@ class Client(asyncio.Protocol):
             for hook in self.server.hooks_after_command:
                 hook()
 
+    def has_pending_input(self) -> bool:
+        """Are bytes of later commands buffered (behind a blocked command, say)?"""
+        if self.exact is not None:
+            return self.exact.pending() > 0
+        return self._raw is not None or self.reader.has_data()
+
     def _run_fast(self, out: list[bytes]) -> None:
         # The per-command cost of this loop is the server's floor: keep it free of avoidable
         # attribute loads and calls (measure with bench/hotpath.py before and after a change).
         gets = self._gets
         has_data = self._has_data
         srv = self.server
-        dispatch = srv.table.fast_dispatch.get
+        dispatch = srv.fast_get
         append = out.append
         base, base_done = self._base, self._base_done
         done = 0
         clean = False
         last = None
         slow_ns = srv.slowlog_ns
-        # Sampling (timing one call in eight) would hide O(1) commands from a SLOWLOG whose
-        # threshold is below a millisecond: time every call then.
-        sample = 7 if slow_ns >= 1_000_000 else 0
+        sample = srv.sample_mask
         ready = srv.ready_keys
         while True:
             try:
@@ -362,6 +366,7 @@ class Client(asyncio.Protocol):
                         if dt >= slow_ns:
                             self._slow(argv, dt)
                     if r is BLOCKED:
+                        clean = not has_data()  # blocked on the chunk's last command: a boundary
                         break
                     append(r)
                     if ready:
@@ -374,6 +379,7 @@ class Client(asyncio.Protocol):
             self.execute(argv, out)
             last = self.last_cmd
             if self.blocked or self.close_after_reply:
+                clean = not has_data()
                 break
             if not has_data():
                 clean = True

@@ -98,7 +98,7 @@ def _clients(srv: Server) -> list[str]:
         "client_recent_max_output_buffer:0",
         f"blocked_clients:{srv.blocked_on_keys}",
         f"tracking_clients:{sum(1 for c in clients if c.tracking)}",
-        f"clients_in_timeout_table:{sum(1 for c in clients if c.blocked)}",
+        f"clients_in_timeout_table:{sum(1 for c in clients if c.blocked and getattr(c.block_state, 'deadline_ms', 0))}",
     ]
 
 
