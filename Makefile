@@ -25,7 +25,7 @@ redis-oracle:
 	@redis-server --version
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check server protocol storage tests bench tools
+	$(VENV)/bin/ruff check server protocol storage pipeline tests bench tools docker
 
 # Node client libraries (ioredis, node-redis) for the client-library tests, pinned by package-lock.json.
 tests/clients/node_modules/.installed: tests/clients/package.json tests/clients/package-lock.json

@@ -20,40 +20,15 @@ import redis
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def unknown_commands(port: int, *names: str) -> list[str]:
-    """The commands among `names` that the server answers with "unknown command".  Each is sent
-    without arguments: a known command then fails its arity check (or EXEC: "without MULTI")."""
-    client = redis.Redis(port=port, protocol=2)
-    missing = []
-    try:
-        for name in names:
-            try:
-                client.execute_command(name)
-            except redis.ResponseError as e:
-                if "unknown command" in str(e).lower():
-                    missing.append(name)
-    finally:
-        client.close()
-    return missing
 
 
-def require(server, *names: str) -> None:
-    """Skip the calling test when the server lacks a command it needs (raxdb grows family by
-    family while these tests are written; redis-server has them all)."""
-    missing = unknown_commands(server.port, *names)
-    if missing:
-        pytest.skip(f"{server.name} does not implement {', '.join(missing)} yet")
 
 
 @pytest.fixture(params=["redis", "raxdb"])
 def server(request):
     if request.param == "redis":
         return request.getfixturevalue("oracle")
-    srv = request.getfixturevalue("raxdb")
-    # TEMPORARY: skip raxdb until its stream commands land (the lead removes this check then).
-    if unknown_commands(srv.port, "XADD"):
-        pytest.skip("raxdb does not implement stream commands yet (XADD: unknown command)")
-    return srv
+    return request.getfixturevalue("raxdb")
 
 
 @pytest.fixture

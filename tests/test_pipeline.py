@@ -36,7 +36,7 @@ from pipeline.options import OptionError, ReadOptions, WriteOptions  # noqa: E40
 from pipeline.planning import DataLossError, share_budget  # noqa: E402
 from pipeline.sink import BatchWriter, SinkError, StreamWriter  # noqa: E402
 from pipeline.source import RaxdbDataSource  # noqa: E402
-from tests.pipeline_fixtures import ns, options, rc, require, server  # noqa: E402,F401
+from tests.pipeline_fixtures import ns, options, rc, server  # noqa: E402,F401
 
 # ---------------------------------------------------------------------------------------------
 # IDs and options (no server)
@@ -400,7 +400,6 @@ def test_stream_reset_is_data_loss(server, rc, ns):
 
 
 def test_stream_consumer_group_progress(server, rc, ns):
-    require(server, "XGROUP")
     key = ns + "g"
     fill(rc, key, 20)
     driver = Driver(server, streams=key, startingOffsets="earliest", maxRecordsPerTrigger=15,
@@ -480,7 +479,6 @@ def test_sink_trimming_and_explicit_ids(server, rc, ns):
 
 
 def test_sink_hset_set_and_ttl(server, rc, ns):
-    require(server, "HSET", "HGETALL", "TTL")
     rows = [(f"{ns}h{i % 3}", i, f"v{i}") for i in range(7)]
     BatchWriter(options(server, command="hset", ttl=100, **{"key.column": "k"}), ROWS_SCHEMA,
                 False).write(arrow_batches(rows))
@@ -529,7 +527,6 @@ def test_sink_non_idempotent_mode(server, rc, ns):
 def test_stream_writer_commit_cleans_older_markers(server, rc, ns):
     from pipeline.sink import SinkCommit
 
-    require(server, "HSET", "HKEYS", "HMGET", "HDEL")
     writer = StreamWriter(options(server, stream=ns + "s", **{"idempotency.prefix": ns}),
                           ROWS_SCHEMA, False)
     for batch in range(3):

@@ -18,7 +18,7 @@ pytest.importorskip("pyarrow")
 
 from pyspark.errors import StreamingQueryException  # noqa: E402
 
-from tests.pipeline_fixtures import ns, options, rc, require, server, spark  # noqa: E402,F401
+from tests.pipeline_fixtures import ns, options, rc, server, spark  # noqa: E402,F401
 
 
 def fill(rc, key: str, count: int, start: int = 0, ids=None) -> None:
@@ -57,7 +57,6 @@ def test_batch_read_equals_xrange(spark, server, rc, ns):
 
 
 def test_batch_sink_exactly_once_under_task_failures(spark, server, rc, ns):
-    require(server, "WATCH", "MULTI", "EXEC")
     rc.set(ns + "fault", 1)
     out = ns + "out"
     # Partition 0 fails after its transaction committed, partition 1 after queueing its commands
@@ -73,7 +72,6 @@ def test_batch_sink_exactly_once_under_task_failures(spark, server, rc, ns):
 
 
 def test_stream_available_now_restart_exactly_once(spark, server, rc, ns, tmp_path):
-    require(server, "WATCH", "MULTI", "EXEC", "HSET", "HKEYS", "HMGET", "HDEL", "XGROUP")
     src, out = ns + "src", ns + "out"
     fill(rc, src + ":a", 200)
     fill(rc, src + ":b", 100, start=1000)
@@ -115,7 +113,6 @@ def test_stream_available_now_restart_exactly_once(spark, server, rc, ns, tmp_pa
 
 
 def test_stream_fail_on_data_loss(spark, server, rc, ns, tmp_path):
-    require(server, "WATCH", "MULTI", "EXEC", "HSET", "HKEYS", "HMGET", "HDEL")
     key, out = ns + "t", ns + "out"
     fill(rc, key, 10)
     checkpoint = str(tmp_path / "checkpoint")
@@ -144,7 +141,6 @@ def test_example_pipeline(spark, server, rc, ns, tmp_path):
     """pipeline/examples end to end: XADD events -> windowed counts -> hashes and Parquet."""
     if server.name != "raxdb":
         pytest.skip("the example runs once per suite, against raxdb")
-    require(server, "WATCH", "MULTI", "EXEC", "HSET", "HGETALL", "HKEYS", "HMGET", "HDEL")
     from collections import Counter
 
     from pipeline.examples.produce import produce
