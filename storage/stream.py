@@ -617,6 +617,12 @@ class Stream:
         out: list[Any] = []
         if start > end:
             return out
+        head = self._head
+        if not reverse and count and head is not None and start <= head[1]:
+            # From the first node (`XRANGE - + COUNT n`): one view, one slice when it holds enough.
+            ids, items = node_view(head[1], head[2], encode)
+            if len(ids) >= count and ids[count - 1] <= end:
+                return items[:count]
         for _, master_id, lp in self._nodes_from(end if reverse else start, reverse):
             if not reverse and master_id > end:
                 break

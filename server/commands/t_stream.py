@@ -119,6 +119,8 @@ def parse_interval(arg: bytes, missing_seq: int, start: bool) -> int:
 
 
 def _int_arg(arg: bytes, err: str = NOT_INTEGER) -> int:
+    if arg.isdigit() and len(arg) < 19 and (arg[0] != 48 or len(arg) == 1):
+        return int(arg)  # the common small non-negative number
     v = _string2ll(arg)
     if v is None:
         raise CommandError(err)
@@ -350,8 +352,19 @@ def xlen(c, argv):
 
 def _xrange(c, argv, reverse: bool) -> bytes:
     start_arg, end_arg = (argv[3], argv[2]) if reverse else (argv[2], argv[3])
-    start = parse_interval(start_arg, 0, True)
-    end = parse_interval(end_arg, U64, False)
+    # The usual bounds (`-`, `+`, a plain ms) are decoded inline; parse_interval does the rest.
+    if start_arg == b"-":
+        start = 0
+    elif start_arg.isdigit() and len(start_arg) < 20 and start_arg[0] != 48:
+        start = int(start_arg) << 64
+    else:
+        start = parse_interval(start_arg, 0, True)
+    if end_arg == b"+":
+        end = MAX_ID
+    elif end_arg.isdigit() and len(end_arg) < 20 and end_arg[0] != 48:
+        end = (int(end_arg) << 64) | U64
+    else:
+        end = parse_interval(end_arg, U64, False)
     count = -1
     j = 4
     argc = len(argv)
@@ -363,9 +376,12 @@ def _xrange(c, argv, reverse: bool) -> bytes:
             j += 2
         else:
             raise CommandError(SYNTAX)
-    s = lookup_read(c, argv[1])
+    srv = c.server
+    s = c.db.get(argv[1], srv.now_ms)
     if s is None:
+        lookup_read(c, argv[1])  # counts the miss (and notifies it)
         return _EMPTY
+    srv.stat_keyspace_hits += 1
     if s.__class__ is not Stream:
         raise CommandError(WRONGTYPE)
     if count == 0:
