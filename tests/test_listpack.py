@@ -269,6 +269,7 @@ def test_bytes_equal_redis_saturated_count(redis_conn):
         args += [f, v]
         lp.append(f)
         lp.append(v)
+    redis_conn.sock.settimeout(300)  # 33,000 inserts into one listpack are quadratic in Redis too
     redis_conn.call(*args)
     assert lp.buf[4:6] == b"\xff\xff"
     assert redis_hash_listpack(redis_conn, "lp:h") == lp.bytes()
