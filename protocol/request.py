@@ -128,6 +128,25 @@ def split_inline_args(line: bytes) -> list[bytes] | None:
         out.append(bytes(cur))
 
 
+_REPR_ESCAPES = {92: "\\\\", 34: '\\"', 10: "\\n", 13: "\\r", 9: "\\t", 7: "\\a", 8: "\\b"}
+
+
+def quote_arg(b: bytes) -> str:
+    """Redis's sdscatrepr: `b` as a double-quoted string with C escapes, the form MONITOR lines
+    and config files use; `split_inline_args` reads it back."""
+    out = ['"']
+    for ch in b:
+        esc = _REPR_ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+        elif 32 <= ch < 127:
+            out.append(chr(ch))
+        else:
+            out.append("\\x%02x" % ch)
+    out.append('"')
+    return "".join(out)
+
+
 class RequestParser:
     """Incremental, exact request parser for one connection."""
 

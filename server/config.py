@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 
-from protocol.request import _string2ll, split_inline_args
+from protocol.request import _string2ll, quote_arg, split_inline_args
 
 REDIS_VERSION = "7.0.15"
 U64 = 2**64
@@ -85,27 +85,8 @@ def _text(v: bytes) -> str:
 
 
 def repr_arg(s: str) -> str:
-    """sdscatrepr: a double-quoted string with C escapes (config file lines, CONFIG REWRITE)."""
-    out = ['"']
-    for ch in s.encode(errors="surrogateescape"):
-        if ch in (34, 92):
-            out.append("\\" + chr(ch))
-        elif ch == 10:
-            out.append("\\n")
-        elif ch == 13:
-            out.append("\\r")
-        elif ch == 9:
-            out.append("\\t")
-        elif ch == 7:
-            out.append("\\a")
-        elif ch == 8:
-            out.append("\\b")
-        elif 32 <= ch < 127:
-            out.append(chr(ch))
-        else:
-            out.append("\\x%02x" % ch)
-    out.append('"')
-    return "".join(out)
+    """sdscatrepr of a config value (config file lines, CONFIG REWRITE)."""
+    return quote_arg(s.encode(errors="surrogateescape"))
 
 
 def format_bytes(n: int) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from protocol import reply as R
+from protocol.request import quote_arg
 
 if TYPE_CHECKING:
     from server.client import Client
@@ -34,30 +35,6 @@ def on_disconnect(client: Client) -> None:
             c.update_plain()
     for hook in DISCONNECT_HOOKS:
         hook(client)
-
-
-def _monitor_arg(a: bytes) -> str:
-    out = []
-    for b in a:
-        if b == 92:
-            out.append("\\\\")
-        elif b == 34:
-            out.append('\\"')
-        elif b == 10:
-            out.append("\\n")
-        elif b == 13:
-            out.append("\\r")
-        elif b == 9:
-            out.append("\\t")
-        elif b == 7:
-            out.append("\\a")
-        elif b == 8:
-            out.append("\\b")
-        elif 32 <= b < 127:
-            out.append(chr(b))
-        else:
-            out.append("\\x%02x" % b)
-    return '"' + "".join(out) + '"'
 
 
 def redacted(argv: list[bytes]) -> list[bytes]:
@@ -110,7 +87,7 @@ def feed_monitors(client: Client, argv: list[bytes], cmd: Command, origin: str |
         return
     now = time.time()
     line = "+%.6f [%d %s] %s\r\n" % (now, client.dbid, origin or client.addr,
-                                       " ".join(_monitor_arg(a) for a in redacted(argv)))
+                                       " ".join(quote_arg(a) for a in redacted(argv)))
     data = line.encode()
     for m in srv.monitors:
         m.write(data)
