@@ -372,7 +372,8 @@ class Stream:
             t = self._load_tail()
         if t is not None:
             lp = t.lp
-            if argv[pos::2] == t.fields:
+            mf = t.fields
+            if (argv[pos] == mf[0] and len(argv) == pos + 2) if len(mf) == 1 else argv[pos::2] == mf:
                 msd = (new_id >> 64) - t.mms
                 seqd = (new_id & U64) - t.mseq
                 parts = [b"\x02\x01",

@@ -324,8 +324,27 @@ def xadd(c, argv):
         srv.dirty += 1
     if db.blocking:
         signal_ready(db, key)
-    sid = b"%d-%d" % (new_id >> 64, new_id & U64)
-    return b"$%d\r\n%s\r\n" % (len(sid), sid)
+    return _id_reply(new_id)
+
+
+_SEQ_TAILS = [b"%d\r\n" % i for i in range(1000)]
+_reply_heads: list = [-1, None]  # ms, then the bulk headers "$<len>\r\n<ms>-" by sequence digit count
+
+
+def _id_reply(eid: int) -> bytes:
+    """The bulk string reply of an ID; consecutive IDs share their millisecond part, whose formatted
+    prefix is kept (formatting a 13-digit int is most of the cost)."""
+    ms = eid >> 64
+    seq = eid & U64
+    if seq >= 1000:
+        sid = b"%d-%d" % (ms, seq)
+        return b"$%d\r\n%s\r\n" % (len(sid), sid)
+    heads = _reply_heads
+    if heads[0] != ms:
+        prefix = b"%d-" % ms
+        heads[0] = ms
+        heads[1] = [b"", *(b"$%d\r\n%s" % (len(prefix) + d, prefix) for d in (1, 2, 3))]
+    return heads[1][1 if seq < 10 else 2 if seq < 100 else 3] + _SEQ_TAILS[seq]
 
 
 @command("xtrim")
