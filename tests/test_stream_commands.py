@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.diff import Diff, RawConnection, parse
+from tests.diff import Diff, RawConnection, encode_command, parse
 from tests.servers import start_raxdb, start_redis
 
 MAX = "18446744073709551615"
@@ -890,3 +890,57 @@ def test_claims_create_consumers_only_when_claiming(diff):
         XINFO GROUPS s
     """)
     timeless(diff, "XINFO", "CONSUMERS", "s", "g")
+
+
+@pytest.mark.parametrize("cmd", [
+    "XADD s 9-1 a 1", "XADD s NOMKSTREAM 9-1 a 1", "XDEL s 1-1", "XDEL s 9-9", "XTRIM s MAXLEN 0",
+    "XTRIM s MAXLEN 5", "XGROUP CREATE s g2 0", "XGROUP CREATE n g 0 MKSTREAM", "XGROUP SETID s g 0",
+    "XGROUP DESTROY s g", "XGROUP CREATECONSUMER s g c9", "XGROUP DELCONSUMER s g c",
+    "XREADGROUP GROUP g c2 STREAMS s >", "XACK s g 1-1", "XCLAIM s g c3 0 1-1", "XAUTOCLAIM s g c4 0 0",
+    "XSETID s 99-0", "XRANGE s - +",
+])
+def test_which_commands_touch_watched_keys(raxdb, oracle, cmd):
+    """WATCH is invalidated exactly by the stream commands that signal a modified key in Redis 7.0."""
+    results = []
+    for port in (raxdb.port, oracle.port):
+        a, b = RawConnection(port), RawConnection(port)
+        a.call("FLUSHALL")
+        a.call("XADD", "s", "1-1", "a", "1")
+        a.call("XGROUP", "CREATE", "s", "g", "0")
+        a.call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+        a.call("WATCH", "s", "n")
+        b.call(*cmd.split())
+        a.call("MULTI")
+        a.call("PING")
+        results.append(a.call("EXEC"))
+        a.close()
+        b.close()
+    assert results[0] == results[1], cmd
+
+
+def test_memory_usage_follows_the_listpacks(raxdb, oracle):
+    """MEMORY USAGE of a stream reflects its nodes: within 2x of Redis's estimate once the stream
+    spans several nodes, and growing with the entries and the pending entries lists."""
+    usage = []
+    for port in (raxdb.port, oracle.port):
+        c = RawConnection(port)
+        c.call("DEL", "s")
+        sizes = []
+        have = 0
+        for n in (1000, 5000):
+            c.send(b"".join(encode_command(["XADD", "s", "*", "name", f"v{i % 100}", "seq", str(i)])
+                            for i in range(have, n)))
+            for _ in range(have, n):
+                assert c.read_frame().startswith(b"$")
+            have = n
+            sizes.append(int(c.call("MEMORY", "USAGE", "s")[1:-2]))
+        c.call("XGROUP", "CREATE", "s", "g", "0")
+        c.call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+        sizes.append(int(c.call("MEMORY", "USAGE", "s")[1:-2]))
+        c.call("DEL", "s")
+        c.close()
+        usage.append(sizes)
+    ours, theirs = usage
+    assert ours[0] < ours[1] < ours[2]
+    for a, b in zip(ours, theirs, strict=True):
+        assert b / 2 <= a <= b * 2, (ours, theirs)
