@@ -45,14 +45,17 @@ class _NotFound:
 NOT_FOUND: Any = _NotFound()
 
 
+_LEAF: Any = ()  # the children of every leaf: one shared empty tuple, no list per key
+
+
 class RaxNode:
     __slots__ = ("chars", "children", "iskey", "compressed", "value")
 
-    def __init__(self) -> None:
-        self.chars = b""
-        self.children: list[RaxNode] = []
+    def __init__(self, chars: bytes = b"", children: Any = _LEAF, compressed: bool = False) -> None:
+        self.chars = chars
+        self.children: list[RaxNode] = children
         self.iskey = False
-        self.compressed = False
+        self.compressed = compressed
         self.value: Any = None
 
 
@@ -150,18 +153,13 @@ class Rax:
             if i != n:
                 # The key diverges inside a compressed node: keep chars[:j] (if any) here, then a
                 # split node with the diverging char chars[j], then what followed it (if any).
-                split = RaxNode()
-                split.chars = chars[j : j + 1]
                 postfix_chars = chars[j + 1 :]
                 if postfix_chars:
-                    postfix = RaxNode()
-                    postfix.chars = postfix_chars
-                    postfix.compressed = len(postfix_chars) > 1
-                    postfix.children = [nxt]
+                    postfix = RaxNode(postfix_chars, [nxt], len(postfix_chars) > 1)
                     self.numnodes += 1
                 else:
                     postfix = nxt
-                split.children = [postfix]
+                split = RaxNode(chars[j : j + 1], [postfix])
                 if j == 0:
                     # h itself becomes the split node (it keeps its key and value).
                     h.chars = split.chars
@@ -175,12 +173,9 @@ class Rax:
                     h = split
             else:
                 # The key ends inside a compressed node: split it there; the lower half is the key.
-                postfix = RaxNode()
-                postfix.chars = chars[j:]
-                postfix.compressed = len(postfix.chars) > 1
+                postfix = RaxNode(chars[j:], [nxt], len(chars) - j > 1)
                 postfix.iskey = True
                 postfix.value = value
-                postfix.children = [nxt]
                 h.chars = chars[:j]
                 h.compressed = j > 1
                 h.children = [postfix]
@@ -189,15 +184,19 @@ class Rax:
                 return True
         while i < n:
             child = RaxNode()
-            if not h.chars and n - i > 1:
-                h.chars = key[i:]
-                h.compressed = True
+            chars = h.chars
+            if not chars:
+                if n - i > 1:
+                    h.chars = key[i:]
+                    h.compressed = True
+                    i = n
+                else:
+                    h.chars = key[i:]
+                    i += 1
                 h.children = [child]
-                i = n
             else:
-                c = key[i]
-                k = bisect_left(h.chars, c)
-                h.chars = h.chars[:k] + key[i : i + 1] + h.chars[k:]
+                k = bisect_left(chars, key[i])
+                h.chars = chars[:k] + key[i : i + 1] + chars[k:]
                 h.children.insert(k, child)
                 i += 1
             self.numnodes += 1
@@ -231,10 +230,10 @@ class Rax:
                 if h.iskey or (not h.compressed and len(h.chars) != 1):
                     break
             if child is not None:
-                if h.compressed:
+                if h.compressed or len(h.chars) == 1:
                     h.chars = b""
                     h.compressed = False
-                    h.children = []
+                    h.children = _LEAF
                 else:
                     k = h.children.index(child)
                     h.chars = h.chars[:k] + h.chars[k + 1 :]

@@ -229,12 +229,11 @@ class ConsumerGroup:
 
     def add_pending(self, key: bytes, cons: Consumer, now_ms: int) -> NACK:
         """Record a delivery of the entry `key` to cons, moving it from another owner if needed."""
-        nack = self.pel.find(key)
-        if nack is NOT_FOUND:
-            nack = NACK(cons, now_ms)
-            self.pel.insert(key, nack)
+        nack = NACK(cons, now_ms)
+        if self.pel.try_insert(key, nack):
             cons.pel.insert(key, nack)
             return nack
+        nack = self.pel.find(key)
         old = nack.consumer
         if old is not cons:
             if old is not None:
