@@ -137,10 +137,9 @@ def test_stream_fail_on_data_loss(spark, server, rc, ns, tmp_path):
     assert out_numbers(rc, out) == list(range(10)) + [16, 17, 18, 19]
 
 
+@pytest.mark.parametrize("server", ["raxdb"], indirect=True)  # once per suite: Spark time is dear
 def test_example_pipeline(spark, server, rc, ns, tmp_path):
     """pipeline/examples end to end: XADD events -> windowed counts -> hashes and Parquet."""
-    if server.name != "raxdb":
-        pytest.skip("the example runs once per suite, against raxdb")
     from collections import Counter
 
     from pipeline.examples.produce import produce
