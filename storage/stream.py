@@ -256,7 +256,7 @@ class ConsumerGroup:
 class Stream:
     type_name = "stream"
     __slots__ = ("rax", "length", "last_id", "first_id", "max_deleted_id", "entries_added", "cgroups",
-                 "_tail", "_head")
+                 "_tail", "_head", "_last_valid")
 
     def __init__(self) -> None:
         self.rax = Rax()
@@ -269,6 +269,7 @@ class Stream:
         # (rax key, master ID, node buffer, master fields) of the last node, or None if not loaded.
         self._tail: Tail | None = None
         self._head: tuple[bytes, int, bytearray] | None = None  # (key, master ID, buffer) of the first node
+        self._last_valid: int | None = 0  # the last live entry's ID (0: none), None when unknown
 
     # ---- value contract --------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -297,6 +298,7 @@ class Stream:
             new.rax.insert(k, bytearray(lp))
         new.length = self.length
         new.last_id = self.last_id
+        new._last_valid = self._last_valid
         new.first_id = self.first_id
         new.max_deleted_id = self.max_deleted_id
         new.entries_added = self.entries_added
@@ -427,7 +429,7 @@ class Stream:
                 _pack_header(lp, 0, len(lp), n)
                 self.length += 1
                 self.entries_added += 1
-                self.last_id = new_id
+                self.last_id = self._last_valid = new_id
                 if self.length == 1:
                     self.first_id = new_id
                 return True
@@ -448,7 +450,7 @@ class Stream:
         t.nelem = L.num_elements(lp)
         self.length += 1
         self.entries_added += 1
-        self.last_id = new_id
+        self.last_id = self._last_valid = new_id
         if self.length == 1:
             self.first_id = new_id
         return True
@@ -682,10 +684,16 @@ class Stream:
         return None
 
     def last_valid_id(self) -> int:
-        """The ID of the last live entry, 0 if none (streamLastValidID)."""
-        for eid, _, _ in self.entries(reverse=True):
-            return eid
-        return 0
+        """The ID of the last live entry, 0 if none (streamLastValidID); XREAD asks it on every call,
+        so it is kept up to date by XADD and recomputed after deletions."""
+        v = self._last_valid
+        if v is None:
+            v = 0
+            for eid, _, _ in self.entries(reverse=True):
+                v = eid
+                break
+            self._last_valid = v
+        return v
 
     def get(self, eid: int) -> tuple[list[bytes], list[bytes]] | None:
         for _, fields, values in self.entries(eid, eid):
@@ -700,6 +708,7 @@ class Stream:
         """Turn the entry whose flags are at fp into a tombstone (streamIteratorRemoveEntry)."""
         if self._tail is not None and self._tail.lp is lp:
             self._tail = None
+        self._last_valid = None
         lp[fp] |= FLAG_DELETED
         count, p = _rd(lp, 6)
         if count == 1:
@@ -739,6 +748,7 @@ class Stream:
         """streamTrim: by MAXLEN (maxlen set) or MINID; returns the number of entries removed."""
         deleted = 0
         rax = self.rax
+        self._last_valid = None
         while True:
             if maxlen is not None and self.length <= maxlen:
                 break
@@ -896,6 +906,9 @@ class Stream:
         assert live == self.length, "length %d, live entries %d" % (self.length, live)
         assert prev_id <= self.last_id or prev_id == -1, "entry beyond last_id"
         assert self.first_id == (first_live if self.length else 0), "first_id"
+        if self._last_valid is not None:
+            last_live = [e for e, _, _ in self.entries(reverse=True)][:1]
+            assert self._last_valid == (last_live[0] if last_live else 0), "last valid ID"
         t = self._tail
         if t is not None:
             assert t.key == last_key and self.rax.find(last_key) is t.lp, "stale tail cache"

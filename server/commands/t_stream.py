@@ -78,6 +78,10 @@ def _parse_id(arg: bytes, missing_seq: int, strict: bool, seq_star: bool) -> tup
     """(id, seq_given); seq_star accepts XADD's `ms-*` (seq_given False)."""
     if arg.isdigit() and len(arg) < 20 and (arg[0] != 48 or len(arg) == 1):
         return (int(arg) << 64) | missing_seq, True  # the common `ms`
+    ms_part, dash, seq_part = arg.partition(b"-")
+    if (dash and ms_part.isdigit() and seq_part.isdigit() and len(ms_part) < 20 and len(seq_part) < 20
+            and (ms_part[0] != 48 or len(ms_part) == 1) and (seq_part[0] != 48 or len(seq_part) == 1)):
+        return (int(ms_part) << 64) | int(seq_part), True  # the common `ms-seq`
     if len(arg) > 127:
         raise CommandError(INVALID_ID)
     if b"\0" in arg:
@@ -438,27 +442,41 @@ def xdel(c, argv):
 class XReadRequest:
     """A validated XREAD/XREADGROUP: what serve_xread needs, again and again while blocked."""
 
-    __slots__ = ("keys", "ids", "count", "timeout_ms", "group", "consumer", "noack")
+    __slots__ = ("keys", "ids", "count", "timeout_ms", "group", "consumer", "noack", "streams")
 
-    def __init__(self) -> None:
-        self.keys: list[bytes] = []
-        self.ids: list[int] = []  # per key: deliver IDs > this (GROUP_NEW: the group's next entries)
-        self.count = 0
-        self.timeout_ms: int | None = None  # absolute deadline in ms, 0 = forever, None = no BLOCK
-        self.group: bytes | None = None
-        self.consumer: bytes | None = None
-        self.noack = False
+    def __init__(self, keys: list[bytes], ids: list[int], count: int, timeout_ms: int | None,
+                 group: bytes | None, consumer: bytes | None, noack: bool, streams: list | None) -> None:
+        self.keys = keys
+        self.ids = ids  # per key: deliver IDs > this (GROUP_NEW: the group's next entries)
+        self.count = count
+        self.timeout_ms = timeout_ms  # absolute deadline in ms, 0 = forever, None = no BLOCK
+        self.group = group
+        self.consumer = consumer
+        self.noack = noack
+        self.streams = streams  # the values parse_xread looked up, for the first serve only
 
 
 def parse_xread(c, argv: list[bytes], group_cmd: bool) -> XReadRequest:
-    req = XReadRequest()
     argc = len(argv)
     streams_arg = 0
+    count = 0
+    timeout = None
+    group = consumer = None
+    noack = False
     i = 1
     while i < argc:
         more = argc - i - 1
         opt = argv[i].lower()
-        if opt == b"block" and more:
+        if opt == b"streams" and more:
+            streams_arg = i + 1
+            if (argc - streams_arg) % 2:
+                raise CommandError("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' "
+                                   "must be specified.")
+            break
+        if opt == b"count" and more:
+            i += 1
+            count = max(_int_arg(argv[i]), 0)
+        elif opt == b"block" and more:
             i += 1
             t = _string2ll(argv[i])
             if t is None:
@@ -467,62 +485,54 @@ def parse_xread(c, argv: list[bytes], group_cmd: bool) -> XReadRequest:
                 raise CommandError("ERR timeout is negative")
             if t > 0:
                 t += c.server.now_ms
-            req.timeout_ms = t
-        elif opt == b"count" and more:
-            i += 1
-            req.count = max(_int_arg(argv[i]), 0)
-        elif opt == b"streams" and more:
-            streams_arg = i + 1
-            n = argc - streams_arg
-            if n % 2:
-                raise CommandError("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' "
-                                   "must be specified.")
-            break
+            timeout = t
         elif opt == b"group" and more >= 2:
             if not group_cmd:
                 raise CommandError("ERR The GROUP option is only supported by XREADGROUP. You called XREAD "
                                    "instead.")
-            req.group = argv[i + 1]
-            req.consumer = argv[i + 2]
+            group = argv[i + 1]
+            consumer = argv[i + 2]
             i += 2
         elif opt == b"noack":
             if not group_cmd:
                 raise CommandError("ERR The NOACK option is only supported by XREADGROUP. You called XREAD "
                                    "instead.")
-            req.noack = True
+            noack = True
         else:
             raise CommandError(SYNTAX)
         i += 1
     if streams_arg == 0:
         raise CommandError(SYNTAX)
-    if group_cmd and req.group is None:
+    if group_cmd and group is None:
         raise CommandError("ERR Missing GROUP option for XREADGROUP")
     nkeys = (argc - streams_arg) // 2
     keys = argv[streams_arg : streams_arg + nkeys]
+    ids = []
+    streams = []
     for key, arg in zip(keys, argv[streams_arg + nkeys :], strict=True):
         s = lookup_typed(c, key, Stream)
-        if req.group is not None and (s is None or s.group(req.group) is None):
+        streams.append(s)
+        if group is not None and (s is None or s.group(group) is None):
             raise CommandError("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP "
-                               "option" % (key.decode(errors="replace"), req.group.decode(errors="replace")))
+                               "option" % (key.decode(errors="replace"), group.decode(errors="replace")))
         if arg == b"$":
             if group_cmd:
                 raise CommandError("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read "
                                    "the history of this consumer by specifying a proper ID, or use the > ID "
                                    "to get new messages. The $ ID would just return an empty result set.")
-            req.ids.append(s.last_id if s is not None else 0)
+            ids.append(s.last_id if s is not None else 0)
         elif arg == b">":
             if not group_cmd:
                 raise CommandError("ERR The > ID can be specified only when calling XREADGROUP using the "
                                    "GROUP <group> <consumer> option.")
-            req.ids.append(GROUP_NEW)
+            ids.append(GROUP_NEW)
         elif arg == b"+" and not group_cmd:
             # Redis 7.4's "the last entry": everything after the one before it.
             last = s.last_valid_id() if s is not None and s.length else 0
-            req.ids.append(last - 1 if last else 0)
+            ids.append(last - 1 if last else 0)
         else:
-            req.ids.append(_parse_id(arg, 0, True, False)[0])
-        req.keys.append(key)
-    return req
+            ids.append(_parse_id(arg, 0, True, False)[0])
+    return XReadRequest(keys, ids, count, timeout, group, consumer, noack, streams)
 
 
 def _consumer_for(c, s: Stream, cg: ConsumerGroup, name: bytes, key: bytes) -> Consumer:
@@ -582,8 +592,15 @@ def serve_xread(c, req: XReadRequest) -> bytes | None:
     parts: list[bytes] = []
     served = 0
     resp3 = c.resp == 3
-    for key, gt in zip(req.keys, req.ids, strict=True):
-        s = lookup_read(c, key)
+    streams = req.streams
+    req.streams = None  # only valid within the command that parsed them
+    srv = c.server
+    for k, (key, gt) in enumerate(zip(req.keys, req.ids, strict=True)):
+        if streams is not None and streams[k] is not None:
+            s = streams[k]
+            srv.stat_keyspace_hits += 1  # Redis looks each key up again here
+        else:
+            s = lookup_read(c, key)
         if s is None or s.__class__ is not Stream:
             continue
         if req.group is not None:
