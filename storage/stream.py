@@ -29,6 +29,11 @@ The tail node is described by a `Tail` record (its buffer, master ID, master fie
 element count) so XADD neither walks the rax nor reads the node's header; the first node is kept in
 `_head` so reads from either end start without a rax seek.  Anything else that changes a node (XDEL,
 trimming, replacing a buffer) drops these caches and they are rebuilt lazily.
+
+Reads that answer clients go through `encoded_range` / `encoded`, which serve each node from a
+NodeView: its live entries decoded once and kept already encoded by the caller's function (the RESP
+entry reply), checked against the node's header on every use and extended in place when the node
+only grew.  The listpacks stay the single source of truth; views are a bounded cache of them.
 """
 
 from __future__ import annotations
