@@ -52,9 +52,9 @@ class Client(asyncio.Protocol):
                  "resp", "enc", "name", "lib_name", "lib_ver", "authenticated", "plain", "multi",
                  "multi_error", "watched", "dirty_cas", "channels", "patterns", "shard_channels",
                  "ctime", "last_interaction", "last_cmd", "addr", "laddr", "close_after_reply",
-                 "closed", "reply_mode", "blocked", "write_paused", "read_paused", "is_monitor",
-                 "user", "tracking", "no_evict", "no_touch", "in_exec", "pending_out", "block_state",
-                 "tot_net_in", "tot_net_out", "tot_cmds", "last_argv", "fd", "kill_reason", "_base",
+                 "closed", "reply_mode", "blocked", "write_paused", "is_monitor",
+                 "user", "tracking", "no_evict", "no_touch", "in_exec", "block_state",
+                 "tot_net_in", "tot_net_out", "last_argv", "fd", "kill_reason", "_base",
                  "_base_done", "_gets", "_has_data", "_feed")
 
     def __init__(self, server: Server) -> None:
@@ -92,15 +92,13 @@ class Client(asyncio.Protocol):
         self.blocked = False
         self.block_state: Any = None
         self.write_paused = False
-        self.read_paused = False
         self.is_monitor = False
         self.user = "default"
         self.tracking = False
         self.no_evict = False
         self.no_touch = False
         self.in_exec = False
-        self.pending_out: list[bytes] | None = None
-        self.tot_net_in = self.tot_net_out = self.tot_cmds = 0
+        self.tot_net_in = self.tot_net_out = 0
         self.last_argv: list[bytes] | None = None
         self.kill_reason = ""
         self._base: bytes | bytearray = b""
@@ -181,12 +179,12 @@ class Client(asyncio.Protocol):
 
     def pause_writing(self) -> None:
         self.write_paused = True
-        if self.transport is not None and not self.read_paused:
+        if self.transport is not None:
             self.transport.pause_reading()
 
     def resume_writing(self) -> None:
         self.write_paused = False
-        if self.transport is not None and not self.read_paused and not self.closed:
+        if self.transport is not None and not self.closed:
             self.transport.resume_reading()
 
     def close(self) -> None:
