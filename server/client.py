@@ -252,9 +252,8 @@ class Client(asyncio.Protocol):
                 self.process()
                 return
         # hiredis would take a '+status' or '=verbatim' frame inside a request for a bulk string;
-        # Redis rejects it ("expected '$'").  memchr for the byte first: payloads rarely have it.
-        if ((43 in data and (data.find(b"\n+") >= 0 or data[0] == 43))
-                or (61 in data and (data.find(b"\n=") >= 0 or data[0] == 61))):
+        # Redis rejects it ("expected '$'").  Arguments such as "+", "+inf" or "=x" are fine.
+        if data[0] in (43, 61) or not (_only_bulk_payloads(data, b"\n+") and _only_bulk_payloads(data, b"\n=")):
             self._enter_exact(base, base_done)
             self.process()
             return
@@ -596,6 +595,27 @@ class Client(asyncio.Protocol):
             args += b"'" + a[: 128 - len(args)] + b"' "
         msg = b"ERR unknown command '" + argv[0][:128] + b"', with args beginning with: " + args
         self._reject(None, msg, out)
+
+
+def _only_bulk_payloads(data: bytes, marker: bytes) -> bool:
+    """Is every `marker` ("\\n+" or "\\n=") in `data` the first byte of a bulk payload, i.e. right
+    after a "\\n$<len>\\r\\n" header and followed by "\\r\\n" <len> bytes later?  Then no status or
+    verbatim frame hides in the chunk and hiredis may parse it; anything unclear goes to the exact
+    parser (a payload crafted to look like a header and a frame at once can still pass: the cost
+    is accepting such garbage as its bulk reading, never a wrong parse of valid traffic)."""
+    i = data.find(marker)
+    while i >= 0:
+        j = i - 1  # the header's '\r'
+        k = j - 1
+        while k >= 0 and 48 <= data[k] <= 57:
+            k -= 1
+        if j < 1 or data[j] != 13 or k == j - 1 or k < 1 or data[k] != 36 or data[k - 1] != 10:
+            return False
+        end = i + 1 + int(data[k + 1 : j])
+        if data[end : end + 2] != b"\r\n":
+            return False
+        i = data.find(marker, i + 1)
+    return True
 
 
 def _oversized_tail_header(buf: bytes | bytearray, max_bulk_len: int) -> bool:

@@ -83,6 +83,18 @@ def test_pipeline_split_many(raxdb, oracle, cuts):
     same(raxdb, oracle, chunks, PIPELINE_REPLIES)
 
 
+def test_arguments_starting_with_plus_or_equals(diff2):
+    """Valid arguments that begin with '+' or '=' (XRANGE - +, ZRANGEBYSCORE +inf, base64) parse as
+    bulks; a '+'/'=' frame in the same place is still a protocol error (BAD_FRAMES)."""
+    data = (encode_command(["ECHO", "+"]) + encode_command(["ECHO", "+inf"]) + encode_command(["ECHO", "=x"])
+            + encode_command(["SET", "k", "a\n$2"]) + encode_command(["ECHO", "+OK\r\n"])
+            + encode_command(["ECHO", "x\r\n+y"]))
+    diff2.ours.send(data)
+    diff2.theirs.send(data)
+    for _ in range(6):
+        assert diff2.ours.read_frame() == diff2.theirs.read_frame()
+
+
 BAD_FRAMES = [
     b"*abc\r\n",
     b"*1\r\n:1\r\n",
@@ -104,6 +116,9 @@ BAD_FRAMES = [
     b"*1\r\n$4\r\nPING\r\n*1\r\n+PING\r\n",
     b"*1\r\n$4\r\nPING\r\nPING\r\n*1\r\n:1\r\n",
     b"PING\r\n*1\r\n%1\r\n",
+    b"*2\r\n$4\r\nECHO\r\n+OK\r\n",
+    b"*3\r\n$4\r\nECHO\r\n$3\r\nx$2\r\n+O\r\n",
+    b"*2\r\n$4\r\nECHO\r\n$1\r\n+\r\n*1\r\n+PING\r\n",
 ]
 
 

@@ -74,3 +74,9 @@ def test_unknown_subcommand(diff):
     diff("CONFIG", "nosuch")
     diff("CONFIG")
     diff("object", "x" * 200)
+
+
+def test_unknown_subcommand_of_stream_containers(diff):
+    diff("XGROUP", "FOO")
+    diff("XINFO", "FOO", "bar")
+    diff("XGROUP")
