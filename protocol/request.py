@@ -147,15 +147,22 @@ def quote_arg(b: bytes) -> str:
     return "".join(out)
 
 
+class QueryBufferExceeded(Exception):
+    """The bulk being received outgrew client-query-buffer-limit: close without a reply."""
+
+
 class RequestParser:
     """Incremental, exact request parser for one connection."""
 
-    __slots__ = ("buf", "pos", "max_bulk_len", "auth_required", "_argv", "_mbulk", "_bulklen")
+    __slots__ = ("buf", "pos", "max_bulk_len", "auth_required", "_argv", "_mbulk", "_bulklen", "qbuf_limit")
 
-    def __init__(self, max_bulk_len: int = 512 * 1024 * 1024) -> None:
+    def __init__(self, max_bulk_len: int = 512 * 1024 * 1024, qbuf_limit: int = 1 << 62) -> None:
         self.buf = bytearray()
         self.pos = 0
         self.max_bulk_len = max_bulk_len
+        # Redis consumes each argument as it completes, so its query buffer holds at most the
+        # bulk being received: it closes the client when that bulk passes the limit.
+        self.qbuf_limit = qbuf_limit
         self.auth_required = False
         self._argv: list[bytes] = []
         self._mbulk = 0  # arguments still expected by the current multibulk command
@@ -259,7 +266,11 @@ class RequestParser:
                 self._bulklen = ll
             ll = self._bulklen
             if len(buf) - pos < ll + 2:
+                if len(buf) - pos > self.qbuf_limit:
+                    raise QueryBufferExceeded
                 return None
+            if ll + 2 > self.qbuf_limit:
+                raise QueryBufferExceeded
             argv.append(bytes(buf[pos : pos + ll]))
             self.pos = pos + ll + 2
             self._bulklen = -1

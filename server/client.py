@@ -31,7 +31,7 @@ import hiredis
 
 from protocol import reply as R
 from protocol.hiredis_limits import limit_elements, unconsumed
-from protocol.request import INLINE_MAX_SIZE, ProtocolError, RequestParser
+from protocol.request import INLINE_MAX_SIZE, ProtocolError, QueryBufferExceeded, RequestParser
 from server.blocking import handle_ready_keys
 from server.commands.table import BLOCKED, Command
 from server.errors import NOAUTH, CommandError, unknown_subcommand, wrong_arity
@@ -400,15 +400,14 @@ class Client(asyncio.Protocol):
     def _run_exact(self, out: list[bytes]) -> None:
         p = self.exact
         assert p is not None
-        if p.pending() > self.server.config.client_query_buffer_limit:
-            # Redis checks the unparsed query buffer right after a read, before parsing: a command
-            # larger than the limit never runs, and the client is closed without a reply.
-            LOG.warning(f"Closing client that reached max query buffer length: id={self.id} addr={self.addr}")
-            self.close_after_reply = True
-            return
+        p.qbuf_limit = self.server.config.client_query_buffer_limit
         while not (self.blocked or self.close_after_reply or self.closed):
             try:
                 argv = p.next_command()
+            except QueryBufferExceeded:
+                LOG.warning(f"Closing client that reached max query buffer length: id={self.id} addr={self.addr}")
+                self.close_after_reply = True
+                return
             except ProtocolError as e:
                 msg = str(e).encode()
                 self.server.count_error(msg)
