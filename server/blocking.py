@@ -196,11 +196,11 @@ def handle_ready_keys(srv: Server) -> None:
             queue = db.blocking.get(key)
             if not queue:
                 continue
+            srv.update_clock()
             for c in list(queue):
                 state = c.block_state
                 if not c.blocked or not isinstance(state, BlockState) or state.db is not db:
                     continue
-                srv.update_clock()
                 try:
                     reply = state.serve(c, key)
                 except CommandError as e:

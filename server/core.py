@@ -81,7 +81,6 @@ class Server:
         self.lastsave = int(self.start_time)
         self.pause_until_ms = 0
         self.pause_writes_only = False
-        self.hooks_after_command: list[Any] = []
         self.watchers = 0  # clients with WATCHed keys (guards modified-key work)
         self.notify_flags = 0  # keyspace notification classes enabled (0: none)
         # slowlog-log-slower-than in ns for the hot loop (never, when negative); kept in sync below.

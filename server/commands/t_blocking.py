@@ -14,7 +14,7 @@ from protocol import reply as R
 from server import blocking
 from server.commands.args import to_int
 from server.commands.t_list import _list_for_write, move_for_client, parse_mpop, pop_for_client
-from server.commands.t_zset import ZSet, _get_zset, bzpop_reply, first_nonempty, zmpop_reply, zpop_pairs
+from server.commands.t_zset import ZSet, bzpop_reply, first_nonempty, zmpop_reply, zpop_pairs
 from server.commands.t_zset import parse_mpop as parse_zmpop
 from server.commands.table import command
 from server.errors import SYNTAX, CommandError
@@ -107,10 +107,9 @@ def _zpop_for(c, key: bytes, from_max: bool, count: int | None) -> bytes | None:
 def _bzpop(c, argv, from_max: bool):
     keys = argv[1:-1]
     deadline = blocking.parse_timeout(argv[-1], c.server.now_ms)
-    for key in keys:
-        zs = _get_zset(c, key, True)
-        if zs is not None:
-            return _zpop_for(c, key, from_max, None)
+    found = first_nonempty(c, keys)
+    if found is not None:
+        return _zpop_for(c, found[0], from_max, None)
     if blocking.must_not_block(c):
         return c.enc.null_array
     return blocking.block(c, keys, deadline, lambda cl, key: _zpop_for(cl, key, from_max, None))
