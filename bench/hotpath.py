@@ -1,16 +1,19 @@
 """Server CPU per command on the hot path (parse -> dispatch -> reply), without sockets.
 
 Feeds pipelined batches into a real `Client` with a stub transport and reports CPU microseconds per
-command (process time, so other load on the machine barely moves it).  This is the number to
-watch when touching server/client.py: redis-server spends about 1.0 us per command, a minimal
-uvloop + hiredis server about 3.3 us (with socket I/O, which this leaves out).
+command (process time, so other load on the machine barely moves it).  The workloads are the
+commands redis-benchmark sends in `make bench`, with the same random keys (`-r 100000`), so big
+keyspaces and their cache misses are part of the figure.  redis-server spends about 1.0 us per
+command; a minimal uvloop + hiredis server about 0.6-0.8 us here (it has no socket I/O either).
 
-    .venv/bin/python bench/hotpath.py [--profile]
+    .venv/bin/python bench/hotpath.py [--only SET,GET] [--profile WORKLOAD]
+    bench/instr.sh WORKLOAD PIPELINE      # the same, as callgrind instructions per command
 """
 
 from __future__ import annotations
 
 import collections
+import random
 import sys
 import time
 from pathlib import Path
@@ -22,6 +25,29 @@ from server.client import Client  # noqa: E402
 from server.config import Config  # noqa: E402
 from server.core import Server  # noqa: E402
 from tests.diff import encode_command  # noqa: E402
+
+RAND = b"__rand_int__"
+# As redis-benchmark 7.0 formats them (-d 3, -r 100000 replaces __rand_int__ by 12 digits).
+WORKLOADS: dict[str, list[bytes]] = {
+    "SET": [b"SET", b"key:" + RAND, b"xxx"],
+    "GET": [b"GET", b"key:" + RAND],
+    "INCR": [b"INCR", b"counter:" + RAND],
+    "MSET": [b"MSET"] + [b"key:" + RAND, b"xxx"] * 10,
+    "LPUSH": [b"LPUSH", b"mylist", b"xxx"],
+    "RPUSH": [b"RPUSH", b"mylist", b"xxx"],
+    "LPOP": [b"LPOP", b"mylist"],
+    "RPOP": [b"RPOP", b"mylist"],
+    "SADD": [b"SADD", b"myset", b"element:" + RAND],
+    "HSET": [b"HSET", b"myhash", b"element:" + RAND, b"xxx"],
+    "SPOP": [b"SPOP", b"myset"],
+    "ZADD": [b"ZADD", b"myzset", RAND, b"element:" + RAND],
+    "LRANGE_100": [b"LRANGE", b"mylist", b"0", b"99"],
+    "XADD": [b"XADD", b"bench:stream", b"MAXLEN", b"~", b"100000", b"*", b"field", b"value", b"f2", b"v2"],
+    "XRANGE_10": [b"XRANGE", b"bench:stream", b"-", b"+", b"COUNT", b"10"],
+}
+# Data the read and pop workloads find, as `make bench` leaves it before them.
+SETUP = ["SET", "INCR", "LPUSH", "SADD", "HSET", "ZADD", "XADD"]
+VARIANTS = 512  # distinct pre-built batches per workload (fresh keys without per-run formatting)
 
 
 class StubTransport:
@@ -37,62 +63,57 @@ class StubTransport:
         pass
 
 
-def make_client() -> Client:
+def batches(name: str, pipeline: int, rnd: random.Random) -> list[bytes]:
+    def one() -> bytes:
+        return encode_command([a.replace(RAND, b"%012d" % rnd.randrange(100_000)) for a in WORKLOADS[name]])
+    return [b"".join(one() for _ in range(pipeline)) for _ in range(VARIANTS)]
+
+
+def make_client(setup_commands: int = 200_000) -> Client:
     import gc
 
     srv = Server(Config())
+    c = Client(srv)
+    c.connection_made(StubTransport())  # type: ignore[arg-type]
+    rnd = random.Random(7)
+    for name in SETUP:
+        for chunk in batches(name, 100, rnd)[: max(1, setup_commands // 100 // len(SETUP))]:
+            c.data_received(chunk)
     gc.collect()
     gc.freeze()
     gc.set_threshold(10000, 20, 20)  # as server/main.py
-    c = Client(srv)
-    c.connection_made(StubTransport())  # type: ignore[arg-type]
     return c
 
 
-WORKLOADS = {
-    "SET": [b"SET", b"key:000000000001", b"xxx"],
-    "GET": [b"GET", b"key:000000000001"],
-    "INCR": [b"INCR", b"counter:000000000001"],
-    "MSET": [b"MSET"] + [b"key:000000000001", b"xxx"] * 10,
-}
-
-
-def run(name: str, pipeline: int, batches: int) -> float:
-    c = make_client()
-    c.data_received(encode_command(WORKLOADS["SET"]))
-    chunk = encode_command(WORKLOADS[name]) * pipeline
+def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000) -> float:
+    c = make_client(setup_commands)
+    chunks = batches(name, pipeline, random.Random(1))
+    n = commands // pipeline
     t = time.process_time()
-    for _ in range(batches):
-        c.data_received(chunk)
+    for i in range(n):
+        c.data_received(chunks[i % VARIANTS])
     dt = time.process_time() - t
-    return dt / (batches * pipeline) * 1e6
-
-
-def instructions_mode(name: str, pipeline: int, commands: int) -> None:
-    """Run one workload once (under `valgrind --tool=callgrind` for deterministic counts)."""
-    c = make_client()
-    c.data_received(encode_command(WORKLOADS["SET"]))
-    chunk = encode_command(WORKLOADS[name]) * pipeline
-    for _ in range(commands // pipeline):
-        c.data_received(chunk)
+    return dt / (n * pipeline) * 1e6
 
 
 def main() -> None:
-    if "--once" in sys.argv:
+    if "--once" in sys.argv:  # one run, for bench/instr.sh under callgrind
         i = sys.argv.index("--once")
-        instructions_mode(sys.argv[i + 1], int(sys.argv[i + 2]), int(sys.argv[i + 3]))
+        run(sys.argv[i + 1], int(sys.argv[i + 2]), int(sys.argv[i + 3]), setup_commands=int(sys.argv[i + 4]))
         return
     if "--profile" in sys.argv:
         import cProfile
         import pstats
 
-        cProfile.run("run('SET', 16, 20000)", "/tmp/hotpath.prof")
-        pstats.Stats("/tmp/hotpath.prof").sort_stats("tottime").print_stats(15)
+        name = sys.argv[sys.argv.index("--profile") + 1]
+        cProfile.run(f"run({name!r}, 16, 100000)", "/tmp/hotpath.prof")
+        pstats.Stats("/tmp/hotpath.prof").sort_stats("tottime").print_stats(20)
         return
-    for name in WORKLOADS:
+    only = sys.argv[sys.argv.index("--only") + 1].upper().split(",") if "--only" in sys.argv else list(WORKLOADS)
+    for name in only:
         for p in (1, 16):
-            us = min(run(name, p, 200000 // p) for _ in range(3))
-            print(f"{name:5s} -P {p:2d}: {us:.3f} us/command")
+            us = min(run(name, p, 100_000) for _ in range(3))
+            print(f"{name:10s} -P {p:2d}: {us:.3f} us/command", flush=True)
 
 
 if __name__ == "__main__":

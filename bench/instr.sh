@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Instructions per command on the hot path, deterministic (callgrind counts instructions, so other
-# load on the machine does not move it).  Usage: bench/instr.sh [WORKLOAD PIPELINE]
+# load on the machine does not move it).  Two runs differing only in the number of measured
+# commands; their difference is divided out, so set-up and interpreter start-up cancel.
+# Usage: bench/instr.sh [WORKLOAD PIPELINE]   (workloads: bench/hotpath.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 w=${1:-SET}; p=${2:-16}
 count() {
-  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$PY" bench/hotpath.py --once "$w" "$p" "$1" 2>&1 \
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$PY" bench/hotpath.py --once "$w" "$p" "$1" 2000 2>&1 \
     | awk '/Collected/ {print $4}'
 }
-a=$(count 2000); b=$(count 12000)
-echo "$w -P $p: $(( (b - a) / 10000 )) instructions/command"
+a=$(count 1600); b=$(count 9600)
+echo "$w -P $p: $(( (b - a) / 8000 )) instructions/command"
