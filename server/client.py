@@ -203,7 +203,8 @@ class Client(asyncio.Protocol):
     # ---- reading -------------------------------------------------------------------------------
     def data_received(self, data: bytes) -> None:
         srv = self.server
-        srv.now_ms = now = _time_ns() // 1_000_000  # time_ns: ~540 instructions cheaper than time()*1000
+        t = _time_ns()  # time_ns: ~540 instructions cheaper than time()*1000
+        srv.now_ms = now = t // 1_000_000
         self.last_interaction = now
         self.tot_net_in += len(data)
         # `43 in data` (not b"+"): an int operand goes straight to memchr, while a bytes operand
@@ -217,7 +218,7 @@ class Client(asyncio.Protocol):
             self._base = data
             self._base_done = 0
             out: list[bytes] = []
-            self._run_fast(out)
+            self._run_fast(out, t)
             if self.exact is not None:
                 self._run_exact(out)
             if out:
@@ -280,7 +281,7 @@ class Client(asyncio.Protocol):
             return
         out: list[bytes] = []
         if self.exact is None:
-            self._run_fast(out)
+            self._run_fast(out, 0)
         if self.exact is not None:
             self._run_exact(out)
         if out and not self.closed:
@@ -297,9 +298,14 @@ class Client(asyncio.Protocol):
             return self.exact.pending() > 0
         return self._raw is not None or self.reader.has_data()
 
-    def _run_fast(self, out: list[bytes]) -> None:
+    def _run_fast(self, out: list[bytes], t_prev: int) -> None:
         # The per-command cost of this loop is the server's floor: keep it free of avoidable
-        # attribute loads and calls (measure with bench/hotpath.py before and after a change).
+        # attribute loads and calls (measure with bench/instr.sh before and after a change).
+        # Timing: `t_prev` is the wall clock (ns) at the end of the last timed step, or 0.  A
+        # timed command starts from it instead of reading the clock again, so a timed command
+        # costs one clock read, and the read-event's own clock read times the first command.
+        # The interval then also holds this loop's parse and dispatch of the command, which is
+        # part of what it cost; Redis 7.0 times commands with the wall clock (ustime) as well.
         gets = self._gets
         has_data = self._has_data
         srv = self.server
@@ -317,7 +323,7 @@ class Client(asyncio.Protocol):
                 argv = gets()
             except hiredis.ProtocolError:
                 argv = None
-            if argv is False:
+            if argv is False:  # mid-frame: hiredis may have consumed a partial command's bytes
                 break
             try:
                 # Only a list of bytes gets through both lines: join() rejects other elements and
@@ -342,6 +348,7 @@ class Client(asyncio.Protocol):
                     calls = cmd.calls + 1
                     cmd.calls = calls
                     if calls & sample and cmd.sampled:
+                        t_prev = 0
                         try:
                             r = cmd.proc(self, argv)  # type: ignore[misc]
                         except CommandError as e:
@@ -349,14 +356,15 @@ class Client(asyncio.Protocol):
                         except Exception as e:  # a bug must not take the connection down
                             r = self.internal_error(cmd, e)
                     else:
-                        t0 = _clock()
+                        t0 = t_prev or _time_ns()
                         try:
                             r = cmd.proc(self, argv)  # type: ignore[misc]
                         except CommandError as e:
                             r = self.error_reply(e.msg, cmd)
                         except Exception as e:
                             r = self.internal_error(cmd, e)
-                        dt = _clock() - t0
+                        t_prev = _time_ns()
+                        dt = t_prev - t0
                         cmd.usec += dt
                         cmd.timed_calls += 1
                         if dt >= slow_ns:
@@ -368,10 +376,12 @@ class Client(asyncio.Protocol):
                     if ready:
                         # a write woke blocked clients: serve them now, before the next command
                         handle_ready_keys(srv)
+                        t_prev = 0
                     if not has_data():
                         clean = True
                         break
                     continue
+            t_prev = 0
             self.execute(argv, out)
             last = self.last_cmd
             if self.blocked or self.close_after_reply:

@@ -486,6 +486,19 @@ def test_object_idletime_grows_and_resets(r):
     assert r.object("idletime", "a") == 0
 
 
+@pytest.mark.parametrize("write", [("SET", "a", "2"), ("INCR", "a"), ("MSET", "a", "3", "b", "4"),
+                                   ("SET", "a", "5", "XX"), ("APPEND", "a", "6")])
+def test_object_idletime_reset_by_overwrite(r, write):
+    # Redis stores a new object with a fresh LRU clock on every overwrite (INCR too).
+    r.mset({"a": "1", "b": "1"})
+    deadline = time.monotonic() + 10
+    while r.object("idletime", "a") < 1:  # awaiting the clock, not asserting a duration
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    r.execute_command(*write)
+    assert r.object("idletime", "a") == 0
+
+
 def test_object_freq_under_lfu(diff):
     try:
         diff("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")

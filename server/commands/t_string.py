@@ -149,13 +149,17 @@ def set_(c, argv):
     db = c.db
     srv = c.server
     if len(argv) == 3:
-        if db.expires or db.blocking:
+        if db.expires or db.blocking or db.freq:
             db.get(key, srv.now_ms)  # a stale key expires first (stats, event), as lookupKeyWrite
             db.set(key, value)
-        elif key in db.data:
-            db.data[key] = value
         else:
-            db.add(key, value)
+            data = db.data
+            if key in data:
+                # Database.set's overwrite, inlined: no TTL or waiter to drop, not LFU mode.
+                data[key] = value
+                db.access[key] = srv.now_ms
+            else:
+                db.add(key, value)
         if db.watched or srv.notify_flags:
             modified(c, key)
             notify(c, NOTIFY_STRING, "set", key)
@@ -292,10 +296,7 @@ def _mset(c, argv) -> None:
             modified(c, key)
             notify(c, NOTIFY_STRING, "set", key)
     else:
-        it = iter(argv)
-        next(it)
-        for key in it:
-            dset(key, next(it))
+        db.set_pairs(argv, 1)
         srv.dirty += len(argv) >> 1
 
 
@@ -338,7 +339,19 @@ def _int_value(v: bytes | bytearray) -> int:
 
 def incr_by(c, key: bytes, delta: int) -> bytes:
     db = c.db
-    v = db.get(key, c.server.now_ms)
+    srv = c.server
+    if not (db.expires or db.freq or db.watched or srv.notify_flags):
+        # The common case inlined (Database.get and replace, _int_value's fast branch): no TTL,
+        # not LFU mode, no WATCH or notification to feed.  Calls cost more than INCR's work.
+        data = db.data
+        v = data.get(key)
+        if v.__class__ is bytes and 0 < len(v) <= 18 and v.isdigit() and (v[0] != 48 or len(v) == 1):
+            out = b"%d" % (int(v) + delta)
+            data[key] = out
+            db.access[key] = srv.now_ms
+            srv.dirty += 1
+            return b":%s\r\n" % out
+    v = db.get(key, srv.now_ms)
     if v is None:
         new = delta
     else:
@@ -353,7 +366,6 @@ def incr_by(c, key: bytes, delta: int) -> bytes:
         db.add(key, out)
     else:
         db.replace(key, out)
-    srv = c.server
     if db.watched or srv.notify_flags:
         modified(c, key)
         notify(c, NOTIFY_STRING, "incrby", key)
