@@ -2,7 +2,10 @@
 
 Both servers run on this machine with the same options; each workload runs against each server in
 turn (alternating, best of `--rounds`), with 50 clients at -P 1 and -P 16, and the report gives
-ops/s for both and the ratio raxdb/redis.  A benchmark, not a test: nothing here passes or fails.
+ops/s for both and the ratio raxdb/redis.  It also reports each server's CPU time (user + system, from
+/proc) per request, averaged over the rounds: at -P 1 ops/s is bound by the client and by latency,
+and on a shared or virtual machine ops/s swings by 10-20% between identical runs, while CPU per
+request moves much less.  A benchmark, not a test: nothing here passes or fails.
 
     .venv/bin/python bench/bench.py [--quick] [--rounds N] [--only SET,GET] [--memory]
 
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -41,6 +45,12 @@ WORKLOADS: dict[str, list[str]] = {
     "XRANGE_10": ["--", "XRANGE", "bench:stream", "-", "+", "COUNT", "10"],
 }
 PIPELINES = (1, 16)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run_benchmark(port: int, args: list[str], pipeline: int, requests: int) -> float:
@@ -76,19 +86,25 @@ def main() -> None:
     try:
         for srv in (ours, theirs):
             prepare(srv.port)
-        print(f"{'workload':12s} {'-P':>3s} {'redis ops/s':>13s} {'raxdb ops/s':>13s} {'ratio':>7s}")
+        print(f"{'workload':12s} {'-P':>3s} {'redis ops/s':>13s} {'raxdb ops/s':>13s} {'ratio':>7s}"
+              f" {'redis us/op':>12s} {'raxdb us/op':>12s}")
         for name in names:
             for p in PIPELINES:
                 requests = (100_000 if p == 1 else 1_000_000) // (5 if opts.quick else 1)
                 best = {"redis": 0.0, "raxdb": 0.0}
+                cpu = {"redis": 0.0, "raxdb": 0.0}
                 for _ in range(opts.rounds):
                     for label, srv in (("redis", theirs), ("raxdb", ours)):
                         try:
+                            c0 = cpu_seconds(srv.proc.pid)
                             best[label] = max(best[label], run_benchmark(srv.port, WORKLOADS[name], p, requests))
+                            cpu[label] += cpu_seconds(srv.proc.pid) - c0
                         except (RuntimeError, subprocess.TimeoutExpired) as exc:
                             print(f"  {name} -P {p} on {label}: {exc}", file=sys.stderr)
                 ratio = best["raxdb"] / best["redis"] if best["redis"] else 0.0
-                print(f"{name:12s} {p:3d} {best['redis']:13,.0f} {best['raxdb']:13,.0f} {ratio:7.2f}x", flush=True)
+                us = {k: v * 1e6 / (requests * opts.rounds) for k, v in cpu.items()}
+                print(f"{name:12s} {p:3d} {best['redis']:13,.0f} {best['raxdb']:13,.0f} {ratio:7.2f}x"
+                      f" {us['redis']:12.2f} {us['raxdb']:12.2f}", flush=True)
     finally:
         ours.stop()
         theirs.stop()
