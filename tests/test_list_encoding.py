@@ -7,9 +7,11 @@ from __future__ import annotations
 import struct
 
 import pytest
+from hiredis import pack_command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from protocol import reply as R
 from storage import listpack, lpcodec
 from storage.quicklist import PackedNode, Quicklist, jemalloc_size
 from tests.diff import RawConnection, parse
@@ -34,6 +36,14 @@ def test_pack_roundtrip(items):
     blob = lpcodec.pack(items)
     assert len(blob) == lpcodec.LP_EMPTY + sum(map(lpcodec.entry_size, items))
     assert lpcodec.unpack(blob) == items
+
+
+@given(st.lists(elements, max_size=300) | st.lists(st.sampled_from([b"xxx", b"yyy"]), max_size=300))
+def test_bulk_strings_encoding(items):
+    """The multi-bulk encoder behind LRANGE and the pops: the bytes hiredis formats for the same
+    elements (mixed lengths, one length, elements of 4 KB and more, none)."""
+    assert R.bulk_strings(items) == pack_command(tuple(items))
+    assert R.bulks_body(items) == b"".join(R.bulk(x) for x in items)
 
 
 def test_unpack_rejects_garbage():

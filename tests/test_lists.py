@@ -114,6 +114,21 @@ def test_lrange(diff):
     diff("LRANGE", "s", "x", "-1")
 
 
+def test_lrange_repeated_across_writes(diff):
+    """A range read again (answered from the list's memo) must see every kind of write."""
+    diff("RPUSH", "l", *[str(i) for i in range(12)], "ab", "xyz")
+    writes = ["LPUSH l p", "RPUSH l q", "LPOP l", "RPOP l", "LSET l 1 changed", "LINSERT l BEFORE 5 ins",
+              "LREM l 1 7", "LTRIM l 1 -2", "LMOVE l l LEFT RIGHT", "RPOPLPUSH l l", "LPOP l 2",
+              "LMPOP 1 l RIGHT COUNT 2", "LPUSHX l a b", "RPUSHX l c", "DEL l",
+              "RPUSH l again"]
+    for w in writes:
+        for a, b in (("0", "-1"), ("1", "3")):  # each write runs twice: once per range
+            for _ in range(3):
+                diff("LRANGE", "l", a, b)
+            diff.check(w)
+            diff("LRANGE", "l", a, b)
+
+
 @pytest.mark.parametrize("a,b", [(0, -1), (1, -2), (2, 2), (-3, -1), (5, 2), (100, 200), (-100, 1),
                                  (0, 0), (-1, -1), (0, 100), (SMALL, BIG), (BIG, SMALL)])
 def test_ltrim(diff, a, b):

@@ -79,11 +79,6 @@ def _drop_if_empty(c, key: bytes, ql: Quicklist) -> None:
         notify(c, NOTIFY_GENERIC, "del", key)
 
 
-def bulks(items) -> bytes:
-    """An array of bulk strings (elements are bytes); hiredis formats it in C."""
-    return pack_command(tuple(items))
-
-
 def _where(arg: bytes) -> bool:
     """LEFT / RIGHT (getListPositionFromObjectOrReply): True for the head."""
     low = arg.lower()
@@ -192,7 +187,7 @@ def _pop(c, argv: list[bytes], head: bool) -> bytes:
         return R.EMPTY_ARRAY
     items = ql.pop_many(count, head)
     _popped(c, key, ql, head, len(items))
-    return bulks(items)
+    return R.bulk_strings(items)
 
 
 @command("lpop")
@@ -221,8 +216,8 @@ def pop_for_client(c, key: bytes, head: bool, count: int | None, with_key: bool 
     items = v.pop_many(count, head)
     _popped(c, key, v, head, len(items))
     if not with_key:
-        return bulks(items)
-    return b"*2\r\n" + R.bulk(key) + bulks(items)
+        return R.bulk_strings(items)
+    return b"*2\r\n" + R.bulk(key) + R.bulk_strings(items)
 
 
 def _lmpop_keys(argv: list[bytes]) -> list[int]:
@@ -300,6 +295,12 @@ def _clamp_range(start: int, end: int, n: int) -> tuple[int, int]:
     return start, end + 1
 
 
+# LRANGE's reply is kept on the list (Quicklist.memo, cleared by any change) from the second
+# identical read of an unchanged list on, for replies up to this size: a list read repeatedly is
+# then answered without re-encoding, and a list read once holds only the (start, stop) marker.
+LRANGE_MEMO_MAX = 16384
+
+
 @command("lrange")
 def lrange(c, argv):
     start, end = to_int(argv[2]), to_int(argv[3])
@@ -307,7 +308,17 @@ def lrange(c, argv):
     if ql is None:
         return R.EMPTY_ARRAY
     a, b = _clamp_range(start, end, ql.count)
-    return pack_command(tuple(ql.range(a, b)))
+    memo = ql.memo
+    if memo is not None and memo[0] == a and memo[1] == b:
+        r = memo[2]
+        if r is not None:
+            return r
+        r = R.bulk_strings(ql.range(a, b))
+        if len(r) <= LRANGE_MEMO_MAX:
+            ql.memo = (a, b, r)
+        return r
+    ql.memo = (a, b, None)
+    return R.bulk_strings(ql.range(a, b))
 
 
 @command("lpos")
