@@ -16,10 +16,6 @@ compress, else the `depth` nodes at each end stay plain and every interior node 
 zlib-compressed listpack).  Packed nodes (`PackedNode`) are only unpacked for an operation that
 reaches into them; read-only access decodes a temporary copy.
 
-`memo` is a slot readers may fill with something derived from the elements (LRANGE keeps its
-last encoded reply there, so a list read again unchanged is answered without touching a node);
-every method that changes the elements clears it, which costs pushes and pops one store.
-
 Invariants: no node is empty; `count` is the total number of elements; `node.sz` is the exact
 listpack size of its elements; when depth > 0 the end nodes are plain and (between operations)
 every node outside the end windows is packed.  Elements of 1 GB or more (Redis's "plain" nodes) are
@@ -87,12 +83,11 @@ def _items(node) -> Node | list[bytes]:
 
 class Quicklist:
     type_name = "list"
-    __slots__ = ("nodes", "count", "fill", "depth", "size_limit", "max_count", "room", "memo")
+    __slots__ = ("nodes", "count", "fill", "depth", "size_limit", "max_count", "room")
 
     def __init__(self, fill: int = -2, depth: int = 0) -> None:
         self.nodes: list[Node | PackedNode] = []
         self.count = 0
-        self.memo: object = None
         fill = max(-5, min(FILL_MAX, fill))
         self.fill = fill
         self.depth = max(0, min(COMPRESS_MAX, depth))
@@ -177,7 +172,6 @@ class Quicklist:
     def push_tail(self, v: bytes) -> None:
         nodes = self.nodes
         self.count += 1
-        self.memo = None
         if nodes:
             node = nodes[-1]
             if node.sz + len(v) <= self.room and len(node) < self.max_count:
@@ -193,7 +187,6 @@ class Quicklist:
     def push_head(self, v: bytes) -> None:
         nodes = self.nodes
         self.count += 1
-        self.memo = None
         if nodes:
             node = nodes[0]
             if node.sz + len(v) <= self.room and len(node) < self.max_count:
@@ -228,7 +221,6 @@ class Quicklist:
         node = nodes[0]
         v = node.popleft()
         self.count -= 1
-        self.memo = None
         if node:
             node.sz -= entry_size(v)
         else:
@@ -242,7 +234,6 @@ class Quicklist:
         node = nodes[-1]
         v = node.pop()
         self.count -= 1
-        self.memo = None
         if node:
             node.sz -= entry_size(v)
         else:
@@ -298,7 +289,6 @@ class Quicklist:
         if index < 0 or index >= count:
             return False
         ni, off = self._locate(index)
-        self.memo = None
         node = self._plain_at(ni)
         old = node[off]
         node[off] = v
@@ -369,7 +359,6 @@ class Quicklist:
         has_next = ni + 1 < len(nodes)
         has_prev = ni > 0
         self.count += 1
-        self.memo = None
         if not full:
             node = self._plain_at(ni)
             node.insert(off + 1 if after else off, v)
@@ -433,7 +422,6 @@ class Quicklist:
     # ---- deletions -----------------------------------------------------------------------------
     def trim(self, start: int, stop: int) -> None:
         """Keep only elements [start, stop) (LTRIM), dropping whole nodes where possible."""
-        self.memo = None
         self._del_head(start)
         self._del_tail(self.count - (stop - start))
         if self.depth:
@@ -504,7 +492,6 @@ class Quicklist:
         for ni in sorted(emptied, reverse=True):
             del nodes[ni]
         self.count -= removed
-        self.memo = None
         if self.depth:
             self._settle()
         return removed

@@ -115,7 +115,7 @@ def test_lrange(diff):
 
 
 def test_lrange_repeated_across_writes(diff):
-    """A range read again (answered from the list's memo) must see every kind of write."""
+    """A range read again must see every kind of write."""
     diff("RPUSH", "l", *[str(i) for i in range(12)], "ab", "xyz")
     writes = ["LPUSH l p", "RPUSH l q", "LPOP l", "RPOP l", "LSET l 1 changed", "LINSERT l BEFORE 5 ins",
               "LREM l 1 7", "LTRIM l 1 -2", "LMOVE l l LEFT RIGHT", "RPOPLPUSH l l", "LPOP l 2",

@@ -295,12 +295,6 @@ def _clamp_range(start: int, end: int, n: int) -> tuple[int, int]:
     return start, end + 1
 
 
-# LRANGE's reply is kept on the list (Quicklist.memo, cleared by any change) from the second
-# identical read of an unchanged list on, for replies up to this size: a list read repeatedly is
-# then answered without re-encoding, and a list read once holds only the (start, stop) marker.
-LRANGE_MEMO_MAX = 16384
-
-
 @command("lrange")
 def lrange(c, argv):
     start, end = to_int(argv[2]), to_int(argv[3])
@@ -308,16 +302,6 @@ def lrange(c, argv):
     if ql is None:
         return R.EMPTY_ARRAY
     a, b = _clamp_range(start, end, ql.count)
-    memo = ql.memo
-    if memo is not None and memo[0] == a and memo[1] == b:
-        r = memo[2]
-        if r is not None:
-            return r
-        r = R.bulk_strings(ql.range(a, b))
-        if len(r) <= LRANGE_MEMO_MAX:
-            ql.memo = (a, b, r)
-        return r
-    ql.memo = (a, b, None)
     return R.bulk_strings(ql.range(a, b))
 
 
