@@ -11,12 +11,14 @@
 
 from __future__ import annotations
 
+import bisect
 import math
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from storage import zset as zset_module
 from storage.zset import (
     IN_GT,
     IN_INCR,
@@ -30,6 +32,7 @@ from storage.zset import (
     LexRange,
     ScoreRange,
     ZSet,
+    _SkipOrder,
 )
 from tests.diff import Diff, RawConnection, parse
 from tests.servers import start_raxdb, start_redis
@@ -122,6 +125,95 @@ def test_zset_model(seq, max_entries, max_value):
     fits = len(model) <= max_entries and all(len(m) <= max_value for m in model)
     assert store.encoding() == ("listpack" if fits else "skiplist")
     assert [m for _, m in store] == [m for _, m in z]
+
+
+order_ops = st.lists(st.one_of(
+    st.tuples(st.just("set"), st.integers(0, 60), st.sampled_from([0.0, -0.0, 1.0, 2.0, math.inf, -math.inf]) | scores),
+    st.tuples(st.just("del"), st.integers(0, 60)),
+    st.tuples(st.just("slice"), st.integers(-70, 70), st.integers(-70, 70)),
+    st.tuples(st.just("read"), st.integers(-70, 70), st.integers(-70, 70)),
+), max_size=150)
+
+
+@given(order_ops)
+def test_skip_order_vs_sorted_list(seq):
+    """The skiplist encoding's container, with sublists of 2..8 pairs so that splits, merges and
+    runs of equal scores across sublists all happen, against a plain sorted list."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(zset_module, "_LOAD", 4)
+        mp.setattr(zset_module, "_HALF", 2)
+        _check_skip_order(seq)
+
+
+def _check_invariants(order: _SkipOrder) -> None:
+    assert len(order._keys) == len(order._members) == len(order._maxes) == len(order._maxkeys)
+    for k, keys in enumerate(order._keys):
+        members = order._members[k]
+        assert 0 < len(keys) == len(members) <= 8
+        assert order._maxes[k] == (keys[-1], members[-1]) and order._maxkeys[k] == keys[-1]
+    assert sum(map(len, order._keys)) == len(order)
+
+
+def test_skip_order_slice_deletes_at_every_boundary():
+    """del order[a:b] for every a < b over several sublists, each on a fresh copy: whole
+    sublists, prefixes and suffixes go, and the remainders are merged or dropped."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(zset_module, "_LOAD", 4)
+        mp.setattr(zset_module, "_HALF", 2)
+        model = [(float(i // 3), b"m%02d" % i) for i in range(30)]
+        base = _SkipOrder(model)
+        for a in range(31):
+            for b in range(a, 31):
+                order = base.copy()
+                del order[a:b]
+                assert list(order) == model[:a] + model[b:]
+                _check_invariants(order)
+                if b - a < 30:
+                    assert order[0] == (model[:a] + model[b:])[0]
+
+
+def _check_skip_order(seq) -> None:
+    order = _SkipOrder()
+    model: list[tuple[float, bytes]] = []
+    score_of: dict[bytes, float] = {}
+    for op in seq:
+        if op[0] == "set":
+            m, sc = b"m%d" % op[1], op[2]
+            if m in score_of:
+                order.remove((score_of[m], m))
+                model.remove((score_of[m], m))
+            order.add((sc, m))
+            bisect.insort(model, (sc, m))
+            score_of[m] = sc
+        elif op[0] == "del":
+            m = b"m%d" % op[1]
+            if m in score_of:
+                pair = (score_of.pop(m), m)
+                order.remove(pair)
+                model.remove(pair)
+        elif op[0] == "slice":
+            a, b = op[1], op[2]
+            for _, m in model[a:b]:
+                del score_of[m]
+            del order[a:b]
+            del model[a:b]
+        else:
+            a, b = op[1], op[2]
+            assert order[a:b] == model[a:b]
+            if model:
+                assert order[a % len(model)] == model[a % len(model)]
+                assert order[-1] == model[-1]
+            lo, hi = max(a, 0), max(b, 0)
+            assert list(order.islice(lo, hi)) == model[lo:hi]
+            assert list(order.islice(lo, hi, reverse=True)) == model[lo:hi][::-1]
+            for probe in ((float(a % 3),), (float(a % 3), b"m%d" % b), (math.inf,), (-math.inf, b"")):
+                assert order.bisect_left(probe) == bisect.bisect_left(model, probe)
+                assert order.bisect_right(probe) == bisect.bisect_right(model, probe)
+        assert len(order) == len(model)
+        assert list(order) == model
+        _check_invariants(order)
+    assert list(order.copy()) == model
+    assert list(_SkipOrder(model)) == model
 
 
 bounds = st.sampled_from([-math.inf, -2.0, -1.0, 0.0, 0.5, 1.0, 3.0, math.inf])
