@@ -12,8 +12,6 @@ The RESP3 shapes follow Redis: HGETALL is a map, HRANDFIELD ... WITHVALUES is an
 
 from __future__ import annotations
 
-from hiredis import pack_command
-
 from protocol import reply as R
 from server.commands import longdouble
 from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, to_int
@@ -25,6 +23,7 @@ from storage.glob import glob_match
 from storage.hashtype import Hash
 
 _limits_cache: list = [None, None, 512, 64]
+_NO_LIMITS = (0, 0)  # for a hashtable-encoded hash: set_pairs checks the limits only for a listpack
 
 
 def _limits(srv) -> tuple[int, int]:
@@ -95,7 +94,8 @@ def _hset(c, argv: list[bytes], name: str) -> int:
         db.add(key, h)
     elif h.__class__ is not Hash:
         raise CommandError(WRONGTYPE)
-    max_entries, max_value = _limits(srv)
+    # the limits only matter while the hash is a listpack (a hashtable never converts back)
+    max_entries, max_value = _limits(srv) if h.lp else _NO_LIMITS
     created = h.set_pairs(argv, 2, max_entries, max_value)
     if db.watched or srv.notify_flags:
         modified(c, key)
@@ -226,13 +226,13 @@ def hmget(c, argv):
 
 
 def _flat_pairs(d: dict[bytes, bytes], fields) -> bytes:
-    """field, value, field, value, ... as one array of bulk strings (formatted by hiredis in C)."""
+    """field, value, field, value, ... as one array of bulk strings."""
     flat = []
     append = flat.append
     for f in fields:
         append(f)
         append(d[f])
-    return pack_command(tuple(flat))
+    return R.bulk_strings(flat)
 
 
 def _as_map(c, flat_array: bytes, pairs: int) -> bytes:
@@ -254,13 +254,13 @@ def hgetall(c, argv):
 @command("hkeys")
 def hkeys(c, argv):
     h = _hash_for_read(c, argv[1])
-    return R.EMPTY_ARRAY if h is None else pack_command(tuple(h.d))
+    return R.EMPTY_ARRAY if h is None else R.bulk_strings(list(h.d))
 
 
 @command("hvals")
 def hvals(c, argv):
     h = _hash_for_read(c, argv[1])
-    return R.EMPTY_ARRAY if h is None else pack_command(tuple(h.d.values()))
+    return R.EMPTY_ARRAY if h is None else R.bulk_strings(list(h.d.values()))
 
 
 @command("hlen")
@@ -320,7 +320,7 @@ def hrandfield(c, argv):
     else:
         fields = h.sample_fields(count)
     if not withvalues:
-        return pack_command(tuple(fields))
+        return R.bulk_strings(fields)
     if not pairs3:
         return _flat_pairs(d, fields)
     parts = []

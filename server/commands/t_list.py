@@ -15,6 +15,8 @@ created, as Redis's quicklistSetOptions does; CONFIG SET applies to lists create
 
 from __future__ import annotations
 
+from functools import partial
+
 from hiredis import pack_command
 
 from protocol import reply as R
@@ -101,14 +103,17 @@ def _positive(arg: bytes, msg: str) -> int:
 
 
 # ---- pushes ---------------------------------------------------------------------------------------
-def _push(c, argv: list[bytes], head: bool, only_existing: bool) -> bytes:
+def _push(head: bool, only_existing: bool, c, argv: list[bytes]) -> bytes:
+    """[L|R]PUSH[X]; registered through functools.partial (a C-level call, not a wrapper frame:
+    these are the benchmarked list writes)."""
     key = argv[1]
     db = c.db
-    ql = db.get(key, c.server.now_ms)
+    srv = c.server
+    ql = db.get(key, srv.now_ms)
     if ql is None:
         if only_existing:
             return R.ZERO
-        ql = new_list(c.server)
+        ql = new_list(srv)
         db.add(key, ql)
     elif ql.__class__ is not Quicklist:
         raise CommandError(WRONGTYPE)
@@ -120,7 +125,6 @@ def _push(c, argv: list[bytes], head: bool, only_existing: bool) -> bytes:
             ql.push_tail(argv[2])
     else:
         ql.extend(argv, 2, head)
-    srv = c.server
     if db.watched or srv.notify_flags:
         modified(c, key)
         notify(c, NOTIFY_LIST, "lpush" if head else "rpush", key)
@@ -132,24 +136,10 @@ def _push(c, argv: list[bytes], head: bool, only_existing: bool) -> bytes:
     return b":%d\r\n" % ql.count
 
 
-@command("lpush")
-def lpush(c, argv):
-    return _push(c, argv, True, False)
-
-
-@command("rpush")
-def rpush(c, argv):
-    return _push(c, argv, False, False)
-
-
-@command("lpushx")
-def lpushx(c, argv):
-    return _push(c, argv, True, True)
-
-
-@command("rpushx")
-def rpushx(c, argv):
-    return _push(c, argv, False, True)
+lpush = command("lpush")(partial(_push, True, False))
+rpush = command("rpush")(partial(_push, False, False))
+lpushx = command("lpushx")(partial(_push, True, True))
+rpushx = command("rpushx")(partial(_push, False, True))
 
 
 # ---- pops -----------------------------------------------------------------------------------------
