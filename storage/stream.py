@@ -59,6 +59,7 @@ _SMALL_INTS = L._SMALL_INT_ENTRIES  # complete entries of -4096..4095, indexed b
 _STR6_HEAD = [bytes((0x80 | n,)) for n in range(64)]
 _STR6_TAIL = [bytes((n + 1,)) for n in range(64)]
 _pack_header = struct.Struct("<IH").pack_into
+_pack_header_count = struct.Struct("<IHB").pack_into  # the header, then a live count below 128
 
 
 def id_key(i: int) -> bytes:
@@ -171,7 +172,7 @@ class Tail:
     """What XADD needs to know about the last node without reading it; valid only while nothing but
     append() changes the node (every other writer drops it)."""
 
-    __slots__ = ("key", "mms", "mseq", "lp", "fields", "fsize", "count", "deleted", "nelem")
+    __slots__ = ("key", "mms", "mseq", "lp", "fields", "fsize", "count", "deleted", "nelem", "nadd", "end")
 
     def __init__(self, key: bytes, master_id: int, lp: bytearray, fields: list[bytes]) -> None:
         self.key = key
@@ -183,6 +184,8 @@ class Tail:
         self.count = 1
         self.deleted = 0
         self.nelem = 0  # the header's element count (65535 once saturated)
+        self.nadd = len(fields) + 4  # elements of a SAMEFIELDS entry
+        self.end = _SMALL_INTS[len(fields) + 4099] + b"\xff"  # its lp-count, then the terminator
 
 
 class NACK:
@@ -370,44 +373,58 @@ class Stream:
     def append(self, argv: list[bytes], pos: int, new_id: int, max_bytes: int, max_entries: int) -> bool:
         """Add the entry `new_id` with the field/value pairs argv[pos:] (streamAppendItem); False
         (nothing added) if they add up to more than a listpack may hold.  The caller has checked
-        new_id > last_id.  This is XADD's whole cost, so the common case (the master entry's fields,
-        small deltas, short values, room in the tail node) is encoded inline from the Tail record
-        and lands in the node with one append and one header write."""
+        new_id > last_id."""
+        return self.add(argv, pos, new_id >> 64, new_id & U64, new_id, max_bytes, max_entries)
+
+    def add(self, argv: list[bytes], pos: int, ms: int, seq: int, new_id: int, max_bytes: int,
+            max_entries: int) -> bool:
+        """append() given the new ID also split in its two parts.  This is XADD's whole cost, so the
+        common case (the master entry's fields, short values that cannot be integers, room in the
+        tail node for one more entry whose live count stays a 7-bit int) is inline: the entry's
+        pieces joined once onto the node, one header write that also stores the count."""
+        t = self._tail
+        if t is not None and argv[pos::2] == t.fields:
+            msd = ms - t.mms
+            seqd = seq - t.mseq
+            parts = [b"\x02\x01", _SMALL_INTS[msd + 4096] if msd < 4096 else _int_entry(_as_int64(msd)),
+                     _SMALL_INTS[seqd + 4096] if -4096 <= seqd < 4096 else _int_entry(_as_int64(seqd))]
+            size = t.fsize
+            for v in argv[pos + 1 :: 2]:
+                n = len(v)
+                if n > 63 or v < b":":  # long, or may be stored as an integer: not inline
+                    break
+                size += n
+                parts += (_STR6_HEAD[n], v, _STR6_TAIL[n])
+            else:
+                lp = t.lp
+                count = t.count
+                if (count < 127 and len(lp) + size < max_bytes <= LISTPACK_MAX_SIZE
+                        and (count + t.deleted < max_entries or not max_entries)):
+                    parts.append(t.end)
+                    del lp[-1]
+                    lp += b"".join(parts)
+                    t.count = count = count + 1
+                    n = t.nelem + t.nadd
+                    t.nelem = n = n if n < 65535 else 65535
+                    _pack_header_count(lp, 0, len(lp), n, count)
+                    self.length += 1
+                    self.entries_added += 1
+                    self.last_id = self._last_valid = new_id
+                    if self.length == 1:
+                        self.first_id = new_id
+                    return True
+        return self._append_slow(argv, pos, new_id, max_bytes, max_entries)
+
+    def _append_slow(self, argv: list[bytes], pos: int, new_id: int, max_bytes: int, max_entries: int) -> bool:
+        """append() for everything but the common case: a first node, other fields, values that may
+        be integers, a full tail node."""
         t = self._tail
         if t is None and self.rax.numele:
             t = self._load_tail()
         if t is not None:
             lp = t.lp
-            mf = t.fields
-            if (argv[pos] == mf[0] and len(argv) == pos + 2) if len(mf) == 1 else argv[pos::2] == mf:
-                msd = (new_id >> 64) - t.mms
-                seqd = (new_id & U64) - t.mseq
-                parts = [b"\x02\x01",
-                         _SMALL_INTS[msd + 4096] if msd < 4096 else _int_entry(_as_int64(msd)),
-                         _SMALL_INTS[seqd + 4096] if -4096 <= seqd < 4096 else _int_entry(_as_int64(seqd))]
-                nf = len(t.fields)
-                if nf == 1:  # the most common shape gets no loop
-                    v = argv[pos + 1]
-                    n = len(v)
-                    size = t.fsize + n
-                    if n and (v[0] <= 57 or n > 63):
-                        parts += (_encode(v), b"\x04\x01")
-                    else:
-                        parts += (_STR6_HEAD[n], v, _STR6_TAIL[n], b"\x04\x01")
-                else:
-                    size = t.fsize
-                    for v in argv[pos + 1 :: 2]:
-                        n = len(v)
-                        size += n
-                        if n and (v[0] <= 57 or n > 63):
-                            parts.append(_encode(v))
-                        else:
-                            parts += (_STR6_HEAD[n], v, _STR6_TAIL[n])
-                    parts.append(_SMALL_INTS[nf + 4099])
-                nelems = nf + 4
-            else:
-                parts = None
-                size = sum(map(len, argv[pos:]))
+            same = argv[pos::2] == t.fields
+            size = sum(map(len, argv[pos:]))
             if size > LISTPACK_MAX_SIZE:
                 return False
             if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
@@ -417,12 +434,8 @@ class Stream:
                 self.rax.insert(t.key, bytearray(lp))  # close the node, shrunk to its size
                 self._head = None
             else:
-                if parts is None:
-                    parts, nelems = self._encode_entry(argv, pos, new_id, (t.mms << 64) | t.mseq, False)
-                if count < 127:
-                    lp[6] = count + 1
-                else:
-                    _set_int(lp, 6, count + 1)
+                parts, nelems = self._encode_entry(argv, pos, new_id, (t.mms << 64) | t.mseq, same)
+                _set_int(lp, 6, count + 1)
                 t.count = count + 1
                 parts.append(b"\xff")
                 del lp[-1]
@@ -752,19 +765,19 @@ class Stream:
     def trim(self, maxlen: int | None, minid: int | None, approx: bool, limit: int) -> int:
         """streamTrim: by MAXLEN (maxlen set) or MINID; returns the number of entries removed."""
         deleted = 0
-        rax = self.rax
-        self._last_valid = None
         while True:
             if maxlen is not None and self.length <= maxlen:
                 break
-            first = rax.first()
-            if first is None:
-                break
-            key, lp = first
-            entries = _rd(lp, 6)[0]
+            head = self._head
+            if head is None:
+                first = self.rax.first()
+                if first is None:
+                    break
+                head = self._head = (first[0], key_id(first[0]), first[1])
+            key, master_id, lp = head
+            entries = lp[6] if lp[6] < 128 else _rd(lp, 6)[0]
             if limit and deleted + entries > limit:
                 break
-            master_id = key_id(key)
             if maxlen is not None:
                 remove = self.length - entries >= maxlen
             else:
@@ -794,8 +807,9 @@ class Stream:
             p = 6 + (2 if lp[6] < 128 else L.entry_size(lp, 6))
             _set_int(lp, p, _rd(lp, p)[0] + removed_here)
             break
+        # Trimming removes a prefix of the live entries: the last one stays unless none does.
         if self.length == 0:
-            self.first_id = 0
+            self.first_id = self._last_valid = 0
         elif deleted:
             self.first_id = self.first_entry_id() or 0
         return deleted
@@ -914,6 +928,9 @@ class Stream:
         if self._last_valid is not None:
             last_live = [e for e, _, _ in self.entries(reverse=True)][:1]
             assert self._last_valid == (last_live[0] if last_live else 0), "last valid ID"
+        if self._head is not None:
+            first = self.rax.first()
+            assert first is not None and self._head == (first[0], key_id(first[0]), first[1]), "stale head cache"
         t = self._tail
         if t is not None:
             assert t.key == last_key and self.rax.find(last_key) is t.lp, "stale tail cache"

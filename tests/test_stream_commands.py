@@ -338,6 +338,29 @@ def test_xadd_with_trimming(configured):
         diff("XINFO", "STREAM", k)
 
 
+def test_capped_stream_with_auto_ids(configured):
+    """`XADD key MAXLEN ~ n * ...`, the capped stream's usual form (parsed inline by raxdb): auto IDs
+    differ between the servers, so lengths, node counts and the trimmed first entries are compared."""
+    diff = configured("--stream-node-max-entries", "4")
+    values = ["v", "1", "-x", "", "w" * 70, "ok"]
+    for i in range(40):
+        ours, theirs = diff.both("XADD", "s", "MAXLEN", "~", "9", "*", "a", values[i % 6], "b", "y")
+        assert ours.startswith(b"$") and theirs.startswith(b"$")
+        diff("XLEN", "s")
+    for args in (("XADD", "s", "maxlen", "~", "3", "*", "a", "z"), ("XADD", "s", "MAXLEN", "~", "03", "*", "a", "z"),
+                 ("XADD", "s", "MAXLEN", "~", "-1", "*", "a", "z"), ("XADD", "s", "MAXLEN", "~", "3", "*", "a"),
+                 ("XADD", "s", "MAXLEN", "~", "x", "*", "a", "z"), ("XADD", "s", "MAXLEN", "~", "0", "*", "a", "z")):
+        ours, theirs = diff.both(*args)
+        assert ours[:1] == theirs[:1], args
+        if ours.startswith(b"-"):
+            assert ours == theirs
+        diff("XLEN", "s")
+    ours, theirs = diff.both("XINFO", "STREAM", "s")
+    for field in (b"length", b"radix-tree-keys", b"entries-added"):
+        pos = ours.index(field)
+        assert ours[pos:pos + 30].split(b"\r\n")[:3] == theirs[theirs.index(field):][:30].split(b"\r\n")[:3]
+
+
 @pytest.mark.parametrize("max_bytes", ["100", "1"])
 def test_node_limits_by_bytes(configured, max_bytes):
     diff = configured("--stream-node-max-bytes", max_bytes)

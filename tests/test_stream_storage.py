@@ -157,6 +157,32 @@ def test_nodes_are_byte_identical_to_redis(redis_conn, oplist):
             assert b"$16\r\nradix-tree-nodes\r\n:%d\r\n" % s.rax.numnodes in info
 
 
+@pytest.mark.parametrize("values", [[b"x", b"yy"], [b"x", b"7"], [b"a" * 63, b"b" * 64]])
+def test_big_nodes_are_byte_identical_to_redis(values):
+    """Nodes of up to 300 entries: the master entry's count passes 127 (where it stops fitting one
+    byte), with appends of the inline shape (short non-numeric values) and of others."""
+    srv = start_redis("--rdbcompression", "no", "--stream-node-max-entries", "300",
+                      "--stream-node-max-bytes", "100000")
+    conn = RawConnection(srv.port)
+    try:
+        s = Stream()
+        for i in range(1, 700):
+            argv = [b"f", values[i % 2], b"g", b"v%d" % (i % 3) if i % 5 else b"-"]
+            new_id = ((1000 + i // 3) << 64) | i
+            assert s.append(argv, 0, new_id, 100000, 300)
+            conn.call("XADD", "s", enc_id(new_id), *argv)
+            if i % 97 == 0:
+                s.validate()
+                assert redis_stream(conn, "s") == ours(s), i
+        s.trim(250, None, True, 30000)
+        conn.call("XTRIM", "s", "MAXLEN", "~", "250")
+        s.validate()
+        assert redis_stream(conn, "s") == ours(s)
+    finally:
+        conn.close()
+        srv.stop()
+
+
 # ---- reads against a model ----------------------------------------------------------------------
 def enc(eid: int, fields: list[bytes], values: list[bytes]) -> tuple:
     return eid, tuple(fields), tuple(values)

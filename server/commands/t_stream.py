@@ -261,11 +261,16 @@ def parse_add_trim(c, argv: list[bytes], xadd: bool) -> TrimArgs:
         if not a.approx:
             raise CommandError("ERR syntax error, LIMIT cannot be used without the special ~ option")
     elif a.approx:
-        limit = 100 * _node_limits(c)[1]
-        a.limit = 10000 if limit <= 0 else min(limit, 1000000)
+        a.limit = _approx_limit(_node_limits(c)[1])
     else:
         a.limit = 0
     return a
+
+
+def _approx_limit(max_entries: int) -> int:
+    """The LIMIT of an approximate trim given none: 100 nodes' worth of entries, within bounds."""
+    limit = 100 * max_entries
+    return 10000 if limit <= 0 else min(limit, 1000000)
 
 
 def _trim(s: Stream, a: TrimArgs) -> int:
@@ -275,13 +280,19 @@ def _trim(s: Stream, a: TrimArgs) -> int:
 @command("xadd")
 def xadd(c, argv):
     key = argv[1]
-    if argv[2] == b"*":
-        a = None
+    opt = argv[2]
+    argc = len(argv)
+    a = None
+    maxlen = -1  # `MAXLEN ~ <n> *`, the capped stream's usual form, is parsed inline
+    if opt == b"*":
         idpos = 2
+    elif (argc > 5 and argv[5] == b"*" and argv[3] == b"~" and (opt == b"MAXLEN" or opt.lower() == b"maxlen")
+          and (maxlen := _plain_count(argv[4])) >= 0):
+        idpos = 5
     else:
         a = parse_add_trim(c, argv, True)
         idpos = a.idpos
-    nargs = len(argv) - idpos - 1
+    nargs = argc - idpos - 1
     if nargs < 2 or nargs & 1:
         raise wrong_arity("xadd")
     if a is not None and a.id_given and a.seq_given and a.id == 0:
@@ -296,12 +307,67 @@ def xadd(c, argv):
     elif s.__class__ is not Stream:
         raise CommandError(WRONGTYPE)
     last = s.last_id
-    if last == MAX_ID:
-        raise CommandError("ERR The stream has exhausted the last possible ID, unable to add more items")
     if a is None or not a.id_given:
         ms = srv.now_ms
-        new_id = ms << 64 if ms > last >> 64 else last + 1
-    elif a.seq_given:
+        if ms > last >> 64:
+            seq = 0
+            new_id = ms << 64
+        elif last != MAX_ID:
+            new_id = last + 1
+            ms = new_id >> 64
+            seq = new_id & U64
+        else:
+            raise CommandError(EXHAUSTED)
+    else:
+        if last == MAX_ID:
+            raise CommandError(EXHAUSTED)
+        new_id = _explicit_id(last, a)
+        ms = new_id >> 64
+        seq = new_id & U64
+    values = srv.config.values
+    cache = _limits_cache
+    if values["stream-node-max-bytes"] is not cache[0] or values["stream-node-max-entries"] is not cache[2]:
+        _node_limits(c)
+    if not s.add(argv, idpos + 1, ms, seq, new_id, cache[1], cache[3]):
+        raise CommandError("ERR Elements are too large to be stored")
+    if srv.notify_flags:
+        notify(c, NOTIFY_STREAM, "xadd", key)
+    if maxlen >= 0:
+        if s.length > maxlen and s.trim(maxlen, None, True, _approx_limit(cache[3])):
+            notify(c, NOTIFY_STREAM, "xtrim", key)
+    elif a is not None and a.trims and _trim(s, a):
+        notify(c, NOTIFY_STREAM, "xtrim", key)
+    if db.watched:
+        modified(c, key)
+    else:
+        srv.dirty += 1
+    if db.blocking:
+        signal_ready(db, key)
+    return _id_reply(ms, seq)
+
+
+_plain_counts: list = [b"", -1]  # the last MAXLEN argument parsed inline and its value
+
+
+def _plain_count(arg: bytes) -> int:
+    """A count written as plain decimal digits (what _int_arg parses without help), else -1; the last
+    one is remembered, as a capped stream repeats its MAXLEN on every XADD."""
+    last = _plain_counts
+    if arg == last[0]:
+        return last[1]
+    if not (arg.isdigit() and arg[0] != 48 and len(arg) < 19):
+        return -1
+    last[0] = arg
+    last[1] = v = int(arg)
+    return v
+
+
+EXHAUSTED = "ERR The stream has exhausted the last possible ID, unable to add more items"
+
+
+def _explicit_id(last: int, a: TrimArgs) -> int:
+    """The ID of an XADD given `ms-seq` or `ms-*`, checked against the stream's last ID."""
+    if a.seq_given:
         new_id = a.id
     elif last >> 64 == a.id >> 64:
         if last & U64 == U64:
@@ -312,34 +378,17 @@ def xadd(c, argv):
         new_id = a.id
     if new_id <= last:
         raise CommandError("ERR The ID specified in XADD is equal or smaller than the target stream top item")
-    values = srv.config.values
-    cache = _limits_cache
-    if values["stream-node-max-bytes"] is not cache[0] or values["stream-node-max-entries"] is not cache[2]:
-        _node_limits(c)
-    if not s.append(argv, idpos + 1, new_id, cache[1], cache[3]):
-        raise CommandError("ERR Elements are too large to be stored")
-    if srv.notify_flags:
-        notify(c, NOTIFY_STREAM, "xadd", key)
-    if a is not None and a.trims and _trim(s, a):
-        notify(c, NOTIFY_STREAM, "xtrim", key)
-    if db.watched:
-        modified(c, key)
-    else:
-        srv.dirty += 1
-    if db.blocking:
-        signal_ready(db, key)
-    return _id_reply(new_id)
+    return new_id
 
 
 _SEQ_TAILS = [b"%d\r\n" % i for i in range(1000)]
+_SEQ_DIGITS = [1 if i < 10 else 2 if i < 100 else 3 for i in range(1000)]
 _reply_heads: list = [-1, None]  # ms, then the bulk headers "$<len>\r\n<ms>-" by sequence digit count
 
 
-def _id_reply(eid: int) -> bytes:
-    """The bulk string reply of an ID; consecutive IDs share their millisecond part, whose formatted
-    prefix is kept (formatting a 13-digit int is most of the cost)."""
-    ms = eid >> 64
-    seq = eid & U64
+def _id_reply(ms: int, seq: int) -> bytes:
+    """The bulk string reply of the ID ms-seq; consecutive IDs share their millisecond part, whose
+    formatted prefix is kept (formatting a 13-digit int is most of the cost)."""
     if seq >= 1000:
         sid = b"%d-%d" % (ms, seq)
         return b"$%d\r\n%s\r\n" % (len(sid), sid)
@@ -348,7 +397,7 @@ def _id_reply(eid: int) -> bytes:
         prefix = b"%d-" % ms
         heads[0] = ms
         heads[1] = [b"", *(b"$%d\r\n%s" % (len(prefix) + d, prefix) for d in (1, 2, 3))]
-    return heads[1][1 if seq < 10 else 2 if seq < 100 else 3] + _SEQ_TAILS[seq]
+    return heads[1][_SEQ_DIGITS[seq]] + _SEQ_TAILS[seq]
 
 
 @command("xtrim")
