@@ -88,10 +88,11 @@ def test_arguments_starting_with_plus_or_equals(diff2):
     bulks; a '+'/'=' frame in the same place is still a protocol error (BAD_FRAMES)."""
     data = (encode_command(["ECHO", "+"]) + encode_command(["ECHO", "+inf"]) + encode_command(["ECHO", "=x"])
             + encode_command(["SET", "k", "a\n$2"]) + encode_command(["ECHO", "+OK\r\n"])
-            + encode_command(["ECHO", "x\r\n+y"]))
+            + encode_command(["ECHO", "x\r\n+y"]) + encode_command(["ZCOUNT", "z", "-inf", "+inf"])
+            + encode_command(["ECHO", "+"]) * 3 + encode_command(["ECHO", "\n$1\r\n+\r\n"]))
     diff2.ours.send(data)
     diff2.theirs.send(data)
-    for _ in range(6):
+    for _ in range(11):
         assert diff2.ours.read_frame() == diff2.theirs.read_frame()
 
 
@@ -119,6 +120,8 @@ BAD_FRAMES = [
     b"*2\r\n$4\r\nECHO\r\n+OK\r\n",
     b"*3\r\n$4\r\nECHO\r\n$3\r\nx$2\r\n+O\r\n",
     b"*2\r\n$4\r\nECHO\r\n$1\r\n+\r\n*1\r\n+PING\r\n",
+    b"*3\r\n$4\r\nECHO\r\n$4\r\n+inf\r\n+1\r\n",
+    b"*2\r\n$4\r\nECHO\r\n$4\r\n+inf\r\n*2\r\n$4\r\nECHO\r\n=5\r\ntxt:x\r\n",
 ]
 
 
