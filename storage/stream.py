@@ -407,11 +407,7 @@ class Stream:
                     n = t.nelem + t.nadd
                     t.nelem = n = n if n < 65535 else 65535
                     _pack_header_count(lp, 0, len(lp), n, count)
-                    self.length += 1
-                    self.entries_added += 1
-                    self.last_id = self._last_valid = new_id
-                    if self.length == 1:
-                        self.first_id = new_id
+                    self._appended(new_id)
                     return True
         return self._append_slow(argv, pos, new_id, max_bytes, max_entries)
 
@@ -445,11 +441,7 @@ class Stream:
                     n += nelems
                     t.nelem = n = n if n < 65535 else 65535
                 _pack_header(lp, 0, len(lp), n)
-                self.length += 1
-                self.entries_added += 1
-                self.last_id = self._last_valid = new_id
-                if self.length == 1:
-                    self.first_id = new_id
+                self._appended(new_id)
                 return True
         elif sum(map(len, argv[pos:])) > LISTPACK_MAX_SIZE:
             return False
@@ -466,12 +458,16 @@ class Stream:
         self.rax.insert(key, lp)
         self._tail = t = Tail(key, new_id, lp, fields)
         t.nelem = L.num_elements(lp)
+        self._appended(new_id)
+        return True
+
+    def _appended(self, new_id: int) -> None:
+        """The metadata of an entry just appended (streamAppendItem's tail)."""
         self.length += 1
         self.entries_added += 1
         self.last_id = self._last_valid = new_id
         if self.length == 1:
             self.first_id = new_id
-        return True
 
     @staticmethod
     def _encode_entry(argv: list[bytes], pos: int, new_id: int, master_id: int, same: bool
