@@ -388,6 +388,12 @@ class Config:
         self.slowlog_log_slower_than = int(v["slowlog-log-slower-than"])
         self.slowlog_max_len = int(v["slowlog-max-len"])
         self.cobl = split_cobl(v["client-output-buffer-limit"])
+        # Encoding thresholds, read by every write of their type: parsed here, once per change.
+        self.list_options = (int(v["list-max-listpack-size"]), int(v["list-compress-depth"]))
+        self.hash_max_listpack = (int(v["hash-max-listpack-entries"]), int(v["hash-max-listpack-value"]))
+        self.zset_max_listpack = (int(v["zset-max-listpack-entries"]), int(v["zset-max-listpack-value"]))
+        self.set_max_intset_entries = int(v["set-max-intset-entries"])
+        self.stream_node_max = (int(v["stream-node-max-bytes"]), int(v["stream-node-max-entries"]))
 
     # lookups ---------------------------------------------------------------------------------
     def canonical(self, name: str) -> str | None:

@@ -216,6 +216,36 @@ def test_settings_take_effect(raxdb, restore):
     c.close()
 
 
+ENCODING_OPTIONS = ("zset-max-listpack-entries", "zset-max-listpack-value", "hash-max-listpack-entries",
+                    "hash-max-listpack-value", "set-max-intset-entries", "list-max-listpack-size",
+                    "stream-node-max-entries", "stream-node-max-bytes")
+
+
+def test_encoding_thresholds_take_effect_at_once(diff, restore):
+    """CONFIG SET of an encoding threshold governs the next write (the parsed values are kept on
+    the config object and refreshed by every change)."""
+    restore(*ENCODING_OPTIONS)
+    for name, value in (("zset-max-listpack-entries", "2"), ("zset-max-listpack-value", "3"),
+                        ("hash-max-listpack-entries", "2"), ("hash-max-listpack-value", "3"),
+                        ("set-max-intset-entries", "2"), ("list-max-listpack-size", "2"),
+                        ("stream-node-max-entries", "2"), ("stream-node-max-bytes", "60")):
+        diff("CONFIG", "SET", name, value)
+    for args in (("ZADD", "z", "1", "a", "2", "b"), ("ZADD", "z", "3", "c"), ("ZADD", "y", "1", "long"),
+                 ("HSET", "h", "a", "1", "b", "2"), ("HSET", "h", "c", "3"), ("HSET", "g", "long", "1"),
+                 ("SADD", "s", "1", "2"), ("SADD", "s", "3"), ("RPUSH", "l", "a", "b", "c", "d", "e")):
+        diff(*args)
+    for key in "zyhgsl":
+        diff("OBJECT", "ENCODING", key)
+    for i in range(1, 8):
+        diff("XADD", "x", f"{i}-1", "f", "v" * (i * 7))
+    ours, theirs = diff.both("XINFO", "STREAM", "x")
+    pos = ours.index(b"radix-tree-keys")
+    assert ours[pos:pos + 25] == theirs[theirs.index(b"radix-tree-keys"):][:25]
+    diff("CONFIG", "SET", "zset-max-listpack-entries", "128")
+    diff("ZADD", "w", "1", "a", "2", "b", "3", "c")
+    diff("OBJECT", "ENCODING", "w")
+
+
 def test_requirepass_applies_to_new_connections(raxdb):
     admin = RawConnection(raxdb.port)
     try:

@@ -22,18 +22,12 @@ from server.keyaccess import NOTIFY_GENERIC, NOTIFY_HASH, lookup_read, modified,
 from storage.glob import glob_match
 from storage.hashtype import Hash
 
-_limits_cache: list = [None, None, 512, 64]
 _NO_LIMITS = (0, 0)  # for a hashtable-encoded hash: set_pairs checks the limits only for a listpack
 
 
 def _limits(srv) -> tuple[int, int]:
     """(hash-max-listpack-entries, hash-max-listpack-value) as the config has them now."""
-    values = srv.config.values
-    entries, value = values["hash-max-listpack-entries"], values["hash-max-listpack-value"]
-    cache = _limits_cache
-    if entries is not cache[0] or value is not cache[1]:
-        cache[:] = [entries, value, int(entries), int(value)]
-    return cache[2], cache[3]
+    return srv.config.hash_max_listpack
 
 
 def _hash_for_read(c, key: bytes) -> Hash | None:

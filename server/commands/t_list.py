@@ -36,17 +36,9 @@ from storage.quicklist import Quicklist
 LONG_MAX = 2**63 - 1
 LONG_MIN = -(2**63)
 
-_opts_cache: list = [None, None, -2, 0]
-
-
 def new_list(srv) -> Quicklist:
     """An empty list with the options the config has now."""
-    values = srv.config.values
-    fill, depth = values["list-max-listpack-size"], values["list-compress-depth"]
-    cache = _opts_cache
-    if fill is not cache[0] or depth is not cache[1]:
-        cache[:] = [fill, depth, int(fill), int(depth)]
-    return Quicklist(cache[2], cache[3])
+    return Quicklist(*srv.config.list_options)
 
 
 def _list_for_write(c, key: bytes) -> Quicklist | None:

@@ -33,7 +33,7 @@ _LONG_RANGE = ("ERR value is out of range, value must between -92233720368547758
 
 
 def max_intset(c) -> int:
-    return int(c.server.config.values["set-max-intset-entries"])
+    return c.server.config.set_max_intset_entries
 
 
 def set_reply(c, members: list[bytes]) -> bytes:
@@ -68,7 +68,7 @@ def sadd(c, argv):
     elif s.__class__ is not RSet:
         raise CommandError(WRONGTYPE)
     # the limit only matters while the set is an intset
-    limit = int(c.server.config.values["set-max-intset-entries"]) if s.ints is not None else 0
+    limit = c.server.config.set_max_intset_entries if s.ints is not None else 0
     if len(argv) == 3:  # one member, the benchmarked shape: no loop
         if not s.add(argv[2], limit):
             return R.ZERO

@@ -172,22 +172,6 @@ def _create_stream(c, key: bytes) -> Stream:
     return s
 
 
-_limits_cache: list = [None, 4096, None, 100]
-
-
-def _node_limits(c) -> tuple[int, int]:
-    """stream-node-max-bytes / -entries as configured now (re-parsed only when they change)."""
-    values = c.server.config.values
-    b = values["stream-node-max-bytes"]
-    e = values["stream-node-max-entries"]
-    cache = _limits_cache
-    if b is not cache[0]:
-        cache[0], cache[1] = b, int(b)
-    if e is not cache[2]:
-        cache[2], cache[3] = e, int(e)
-    return cache[1], cache[3]
-
-
 # ---- XADD / XTRIM -------------------------------------------------------------------------------
 class TrimArgs:
     __slots__ = ("maxlen", "minid", "approx", "limit", "nomkstream", "id", "seq_given", "id_given", "idpos")
@@ -261,7 +245,7 @@ def parse_add_trim(c, argv: list[bytes], xadd: bool) -> TrimArgs:
         if not a.approx:
             raise CommandError("ERR syntax error, LIMIT cannot be used without the special ~ option")
     elif a.approx:
-        a.limit = _approx_limit(_node_limits(c)[1])
+        a.limit = _approx_limit(c.server.config.stream_node_max[1])
     else:
         a.limit = 0
     return a
@@ -324,16 +308,13 @@ def xadd(c, argv):
         new_id = _explicit_id(last, a)
         ms = new_id >> 64
         seq = new_id & U64
-    values = srv.config.values
-    cache = _limits_cache
-    if values["stream-node-max-bytes"] is not cache[0] or values["stream-node-max-entries"] is not cache[2]:
-        _node_limits(c)
-    if not s.add(argv, idpos + 1, ms, seq, new_id, cache[1], cache[3]):
+    max_bytes, max_entries = srv.config.stream_node_max
+    if not s.add(argv, idpos + 1, ms, seq, new_id, max_bytes, max_entries):
         raise CommandError("ERR Elements are too large to be stored")
     if srv.notify_flags:
         notify(c, NOTIFY_STREAM, "xadd", key)
     if maxlen >= 0:
-        if s.length > maxlen and s.trim(maxlen, None, True, _approx_limit(cache[3])):
+        if s.length > maxlen and s.trim(maxlen, None, True, _approx_limit(max_entries)):
             notify(c, NOTIFY_STREAM, "xtrim", key)
     elif a is not None and a.trims and _trim(s, a):
         notify(c, NOTIFY_STREAM, "xtrim", key)

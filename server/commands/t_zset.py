@@ -137,8 +137,7 @@ def parse_lex_range(lo: bytes, hi: bytes) -> LexRange:
 
 
 def _limits(c) -> tuple[int, int]:
-    v = c.server.config.values
-    return int(v["zset-max-listpack-entries"]), int(v["zset-max-listpack-value"])
+    return c.server.config.zset_max_listpack
 
 
 def _get_zset(c, key: bytes, write: bool = False) -> ZSet | None:
