@@ -3,9 +3,10 @@
 Both servers run on this machine with the same options; each workload runs against each server in
 turn (alternating, best of `--rounds`), with 50 clients at -P 1 and -P 16, and the report gives
 ops/s for both and the ratio raxdb/redis.  It also reports each server's CPU time (user + system, from
-/proc) per request, averaged over the rounds: at -P 1 ops/s is bound by the client and by latency,
-and on a shared or virtual machine ops/s swings by 10-20% between identical runs, while CPU per
-request moves much less.  A benchmark, not a test: nothing here passes or fails.
+/proc) per request, averaged over the rounds, and their ratio (redis CPU / raxdb CPU, "cpu ratio"):
+at -P 1 ops/s is bound by the client and by latency, and on a shared or virtual machine ops/s swings
+by 10-20% between identical runs, while CPU per request moves much less.  A benchmark, not a test:
+nothing here passes or fails.
 
     .venv/bin/python bench/bench.py [--quick] [--rounds N] [--only SET,GET] [--memory]
 
@@ -87,7 +88,7 @@ def main() -> None:
         for srv in (ours, theirs):
             prepare(srv.port)
         print(f"{'workload':12s} {'-P':>3s} {'redis ops/s':>13s} {'raxdb ops/s':>13s} {'ratio':>7s}"
-              f" {'redis us/op':>12s} {'raxdb us/op':>12s}")
+              f" {'redis us/op':>12s} {'raxdb us/op':>12s} {'cpu ratio':>10s}")
         for name in names:
             for p in PIPELINES:
                 requests = (100_000 if p == 1 else 1_000_000) // (5 if opts.quick else 1)
@@ -103,8 +104,9 @@ def main() -> None:
                             print(f"  {name} -P {p} on {label}: {exc}", file=sys.stderr)
                 ratio = best["raxdb"] / best["redis"] if best["redis"] else 0.0
                 us = {k: v * 1e6 / (requests * opts.rounds) for k, v in cpu.items()}
+                cpu_ratio = us["redis"] / us["raxdb"] if us["raxdb"] else 0.0
                 print(f"{name:12s} {p:3d} {best['redis']:13,.0f} {best['raxdb']:13,.0f} {ratio:7.2f}x"
-                      f" {us['redis']:12.2f} {us['raxdb']:12.2f}", flush=True)
+                      f" {us['redis']:12.2f} {us['raxdb']:12.2f} {cpu_ratio:9.2f}x", flush=True)
     finally:
         ours.stop()
         theirs.stop()
