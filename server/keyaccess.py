@@ -78,6 +78,20 @@ def lookup_typed(c: Client, key: bytes, cls: type, write: bool = False) -> Any:
     return v
 
 
+def lookup_or_create(c: Client, key: bytes, cls: type) -> Any:
+    """lookupKeyWrite for a write that creates its key (hashTypeLookupWriteOrCreate and kin): the
+    value if it is an instance of `cls`, a new empty `cls()` added under `key` if missing,
+    WRONGTYPE otherwise."""
+    db = c.db
+    v = db.get(key, c.server.now_ms)
+    if v is None:
+        v = cls()
+        db.add(key, v)
+    elif v.__class__ is not cls:
+        raise CommandError(WRONGTYPE)
+    return v
+
+
 def modified(c: Client, key: bytes, db: Database | None = None) -> None:
     """signalModifiedKey: invalidate WATCHes (and later client-side caching) on this key."""
     d = c.db if db is None else db

@@ -18,7 +18,7 @@ from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, to_int
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
 from server.errors import NOT_FLOAT, OVERFLOW, SYNTAX, WRONGTYPE, CommandError, wrong_arity
-from server.keyaccess import NOTIFY_GENERIC, NOTIFY_HASH, lookup_read, modified, notify
+from server.keyaccess import NOTIFY_GENERIC, NOTIFY_HASH, lookup_or_create, lookup_read, modified, notify
 from storage.glob import glob_match
 from storage.hashtype import Hash
 
@@ -44,18 +44,6 @@ def _hash_for_write(c, key: bytes) -> Hash | None:
     return v
 
 
-def _hash_or_create(c, key: bytes) -> Hash:
-    """hashTypeLookupWriteOrCreate: the hash at key, created (and added) when missing."""
-    db = c.db
-    h = db.get(key, c.server.now_ms)
-    if h is None:
-        h = Hash()
-        db.add(key, h)
-    elif h.__class__ is not Hash:
-        raise CommandError(WRONGTYPE)
-    return h
-
-
 def _written(c, key: bytes, event: str, dirty: int = 1) -> None:
     srv = c.server
     if c.db.watched or srv.notify_flags:
@@ -74,20 +62,15 @@ def _set_fields(c, h: Hash, argv: list[bytes], start: int) -> int:
 
 # ---- writes ---------------------------------------------------------------------------------------
 def _hset(c, argv: list[bytes], name: str) -> int:
-    """HSET / HMSET; returns the number of new fields.  (_hash_or_create and _written inlined:
-    this is the benchmarked hash write.)"""
+    """HSET / HMSET; returns the number of new fields.  (_written inlined: this is the
+    benchmarked hash write.)"""
     n = len(argv)
     if n % 2:
         raise wrong_arity(name)
     key = argv[1]
+    h = lookup_or_create(c, key, Hash)
     db = c.db
     srv = c.server
-    h = db.get(key, srv.now_ms)
-    if h is None:
-        h = Hash()
-        db.add(key, h)
-    elif h.__class__ is not Hash:
-        raise CommandError(WRONGTYPE)
     # the limits only matter while the hash is a listpack (a hashtable never converts back)
     max_entries, max_value = _limits(srv) if h.lp else _NO_LIMITS
     created = h.set_pairs(argv, 2, max_entries, max_value)
@@ -114,7 +97,7 @@ def hmset(c, argv):
 @command("hsetnx")
 def hsetnx(c, argv):
     key = argv[1]
-    h = _hash_or_create(c, key)
+    h = lookup_or_create(c, key, Hash)
     if argv[2] in h.d:
         return R.ZERO
     _set_fields(c, h, argv, 2)
@@ -154,7 +137,7 @@ def hdel(c, argv):
 def hincrby(c, argv):
     incr = to_int(argv[3])
     key, field = argv[1], argv[2]
-    h = _hash_or_create(c, key)
+    h = lookup_or_create(c, key, Hash)
     cur = h.d.get(field)
     if cur is None:
         value = 0
@@ -178,7 +161,7 @@ def hincrbyfloat(c, argv):
     if incr == longdouble.INF or incr == longdouble.NEG_INF:
         raise CommandError("ERR value is NaN or Infinity")
     key, field = argv[1], argv[2]
-    h = _hash_or_create(c, key)
+    h = lookup_or_create(c, key, Hash)
     cur = h.d.get(field)
     if cur is None:
         value = (0, 0)

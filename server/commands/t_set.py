@@ -19,6 +19,7 @@ from server.errors import SYNTAX, WRONGTYPE, CommandError
 from server.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_SET,
+    lookup_or_create,
     lookup_read,
     lookup_write,
     modified,
@@ -60,13 +61,8 @@ def _deleted(c, key: bytes) -> None:
 @command("sadd")
 def sadd(c, argv):
     key = argv[1]
+    s = lookup_or_create(c, key, RSet)
     db = c.db
-    s = db.get(key, c.server.now_ms)
-    if s is None:
-        s = RSet()
-        db.add(key, s)
-    elif s.__class__ is not RSet:
-        raise CommandError(WRONGTYPE)
     # the limit only matters while the set is an intset
     limit = c.server.config.set_max_intset_entries if s.ints is not None else 0
     if len(argv) == 3:  # one member, the benchmarked shape: no loop

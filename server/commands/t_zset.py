@@ -23,6 +23,7 @@ from server.errors import SYNTAX, WRONGTYPE, CommandError
 from server.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_ZSET,
+    lookup_or_create,
     lookup_read,
     lookup_write,
     modified,
@@ -288,14 +289,9 @@ def zadd(c, argv):
         if (arg.isdigit() and len(arg) < 300) or _plain_decimal(arg):
             key, member = argv[1], argv[3]
             score = float(arg)
+            zs = lookup_or_create(c, key, ZSet)
             db = c.db
             srv = c.server
-            zs = db.get(key, srv.now_ms)
-            if zs is None:
-                zs = ZSet()
-                db.add(key, zs)
-            elif zs.__class__ is not ZSet:
-                raise CommandError(WRONGTYPE)
             cur = zs.scores.get(member)
             if cur is None:
                 zs.insert(member, score, *_limits(c))
