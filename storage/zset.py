@@ -176,18 +176,13 @@ class _SkipOrder:
         if k == len(maxkeys) or maxkeys[k] == s:  # at the end, or in a run of equal maxima
             self._add_at(s, m, *self._find(s, m))
             return
-        # the common case, inline: into a sublist whose maximum scores above s
+        # the common case: into a sublist whose maximum scores above s, searched here without
+        # _find's handling of equal maxima
         keys = self._keys[k]
-        members = self._members[k]
         j = bisect_left(keys, s)
         if keys[j] == s:
-            j = bisect_left(members, m, j, bisect_right(keys, s, j))
-        keys.insert(j, s)
-        members.insert(j, m)
-        self._len += 1
-        self._offsets = None
-        if len(keys) > 2 * _LOAD:
-            self._split(k)
+            j = bisect_left(self._members[k], m, j, bisect_right(keys, s, j))
+        self._add_at(s, m, k, j)
 
     def _add_at(self, s: float, m: bytes, k: int, j: int) -> None:
         if k == len(self._keys):  # above every pair: the end of the last sublist

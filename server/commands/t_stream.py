@@ -291,20 +291,18 @@ def xadd(c, argv):
     elif s.__class__ is not Stream:
         raise CommandError(WRONGTYPE)
     last = s.last_id
+    if last == MAX_ID:
+        raise CommandError("ERR The stream has exhausted the last possible ID, unable to add more items")
     if a is None or not a.id_given:
         ms = srv.now_ms
         if ms > last >> 64:
             seq = 0
             new_id = ms << 64
-        elif last != MAX_ID:
+        else:
             new_id = last + 1
             ms = new_id >> 64
             seq = new_id & U64
-        else:
-            raise CommandError(EXHAUSTED)
     else:
-        if last == MAX_ID:
-            raise CommandError(EXHAUSTED)
         new_id = _explicit_id(last, a)
         ms = new_id >> 64
         seq = new_id & U64
@@ -327,23 +325,9 @@ def xadd(c, argv):
     return _id_reply(ms, seq)
 
 
-_plain_counts: list = [b"", -1]  # the last MAXLEN argument parsed inline and its value
-
-
 def _plain_count(arg: bytes) -> int:
-    """A count written as plain decimal digits (what _int_arg parses without help), else -1; the last
-    one is remembered, as a capped stream repeats its MAXLEN on every XADD."""
-    last = _plain_counts
-    if arg == last[0]:
-        return last[1]
-    if not (arg.isdigit() and arg[0] != 48 and len(arg) < 19):
-        return -1
-    last[0] = arg
-    last[1] = v = int(arg)
-    return v
-
-
-EXHAUSTED = "ERR The stream has exhausted the last possible ID, unable to add more items"
+    """A count written as plain decimal digits (what _int_arg parses without help), else -1."""
+    return int(arg) if arg.isdigit() and arg[0] != 48 and len(arg) < 19 else -1
 
 
 def _explicit_id(last: int, a: TrimArgs) -> int:
