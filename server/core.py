@@ -20,6 +20,7 @@ import errno
 import os
 import socket
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from server.commands.table import TABLE
@@ -39,6 +40,9 @@ _UNAVAILABLE = {errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT, errno.EPROTONOSUPPORT, 
                 errno.EINVAL, errno.EOPNOTSUPP, None}
 
 
+def _run_now(callback: Callable[[], Any]) -> None:
+    callback()
+
 class Server:
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -52,6 +56,11 @@ class Server:
         self.clients: dict[int, Client] = {}
         self.next_client_id = 1
         self.loop: asyncio.AbstractEventLoop | None = None
+        # Clients with queued output (Client.obuf), flushed once per loop iteration after its reads
+        # by flush_writes, which the first queued output schedules with call_soon.  Without a
+        # running loop (in-process harnesses) the flush runs at once.
+        self.pending_writes: list[Client] = []
+        self.call_soon: Callable[[Callable[[], Any]], Any] = _run_now
         self.listeners: list[asyncio.base_events.Server] = []
         self.pid = os.getpid()
         self.run_id = os.urandom(20).hex()
@@ -97,6 +106,17 @@ class Server:
 
         attach_blocking(self)  # the blocking registry, ready keys, CLIENT UNBLOCK
         self._init_introspection()
+
+    def flush_writes(self) -> None:
+        """Write every client's queued output, one write per client (Redis's
+        handleClientsWithPendingWrites, which runs in beforeSleep): see server/client.py."""
+        clients = self.pending_writes
+        self.pending_writes = []
+        for c in clients:
+            obuf = c.obuf
+            if obuf and not c.closed:
+                c.transport.write(obuf[0] if len(obuf) == 1 else b"".join(obuf))  # type: ignore[union-attr]
+            obuf.clear()
 
     def _init_introspection(self) -> None:
         """State for INFO, CONFIG and CLIENT PAUSE; config hooks that make settable options act."""
@@ -234,6 +254,7 @@ class Server:
     async def serve(self) -> None:
 
         self.loop = asyncio.get_running_loop()
+        self.call_soon = self.loop.call_soon
         self.shutdown_event = asyncio.Event()
         port = self.config.port
         try:

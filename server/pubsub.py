@@ -169,10 +169,9 @@ def deliver(server: Server, c: Client, data: bytes) -> None:
     if c.closed:
         return
     c.write(data)
-    t = c.transport
-    if t is None:
+    if c.transport is None:
         return
-    used = t.get_write_buffer_size()
+    used = c.output_size()
     hard, soft, soft_secs = server.config.cobl.get("pubsub", (0, 0, 0))
     if hard and used >= hard:
         _drop(server, c)
@@ -192,6 +191,7 @@ def _drop(server: Server, c: Client) -> None:
     LOG.warning(f"Client id={c.id} addr={c.addr} laddr={c.laddr} fd={c.fd} name={c.name.decode(errors='replace')} "
                 "scheduled to be closed ASAP for overcoming of output buffer limits.")
     t = c.transport
+    c.discard_output()
     c.close()
     if t is not None:
         t.abort()  # drop what is buffered: that is the point of the limit

@@ -69,6 +69,19 @@ def test_pipeline_whole(raxdb, oracle):
     assert len(replies) == PIPELINE_REPLIES + 1
 
 
+@pytest.mark.parametrize("chunks", [
+    [encode_command(["SET", "q", "1"]) + encode_command(["GET", "q"]) + encode_command(["QUIT"])
+     + encode_command(["PING"])],
+    [b"SET q 2\r\nGET q\r\nQUIT\r\nPING\r\n"],
+    [encode_command(["GET", "q"]), encode_command(["QUIT"])],
+])
+def test_quit_replies_then_closes(raxdb, oracle, chunks):
+    # Replies are queued and flushed once per loop iteration: QUIT's close must not drop them,
+    # and nothing after QUIT runs.
+    replies = same(raxdb, oracle, chunks)
+    assert replies[-1] == b"+OK\r\n"
+
+
 @pytest.mark.parametrize("cut", range(1, len(PIPELINE)))
 def test_pipeline_split_at_every_byte(raxdb, oracle, cut):
     same(raxdb, oracle, [PIPELINE[:cut], PIPELINE[cut:]], PIPELINE_REPLIES)

@@ -61,9 +61,8 @@ def client_info_line(c, current=None) -> str:
     (its cmd= is the command in progress, as in Redis)."""
     srv = c.server
     now = srv.now_ms
-    transport = c.transport
     try:
-        omem = transport.get_write_buffer_size() if transport is not None else 0
+        omem = c.output_size()
     except (AttributeError, RuntimeError):
         omem = 0
     exact = c.exact

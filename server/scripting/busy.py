@@ -5,7 +5,8 @@ same position, processes events from inside the script's hook; we do the equival
 count hook: poll the connected clients' sockets without blocking, read what they sent and feed it to
 their normal input path.  While `server.busy_script` is set the dispatcher answers every command
 without the allow-busy flag with the BUSY error, so what runs is SCRIPT KILL / FUNCTION KILL, SHUTDOWN
-NOSAVE and the few connection commands Redis allows; replies are written straight to the sockets.
+NOSAVE and the few connection commands Redis allows; their replies are flushed at the end of each
+poll, since the loop's own end-of-iteration flush cannot run.
 
 Limits, stated: new connections are accepted only once the script ends (they wait in the listen
 backlog); the calling client is not read (Redis protects it the same way); a script blocked inside
@@ -90,4 +91,5 @@ def poll(server: Server, run: Running) -> None:
                 c.close()
     finally:
         server.now_ms = now  # the script keeps its own clock
+        server.flush_writes()  # the loop, which flushes queued replies, is stuck in the script
 
