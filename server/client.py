@@ -124,13 +124,20 @@ class Client(asyncio.Protocol):
         self._feed = reader.feed
 
     # ---- state ---------------------------------------------------------------------------------
+    def close_after_replies(self) -> None:
+        """Close once the replies so far are written; later commands of the batch do not run
+        (QUIT, CLIENT KILL of oneself: Redis's CLIENT_CLOSE_AFTER_REPLY).  Not plain, so the fast
+        loop hands the next command to execute(), which drops it."""
+        self.close_after_reply = True
+        self.plain = False
+
     def update_plain(self) -> None:
         """Recompute whether the fast loop may skip processCommand's extra checks."""
         srv = self.server
         self.plain = (self.authenticated and self.multi is None and self.reply_mode == "on"
                       and not (self.resp == 2 and (self.channels or self.patterns or self.shard_channels))
                       and not srv.monitors and not srv.pause_until_ms and not self.in_exec
-                      and srv.busy_script is None)
+                      and srv.busy_script is None and not self.close_after_reply)
         if self.exact is not None:
             self.exact.auth_required = not self.authenticated
 
@@ -466,6 +473,8 @@ class Client(asyncio.Protocol):
 
     # ---- dispatch (Redis's processCommand) -----------------------------------------------------
     def execute(self, argv: list[bytes], out: list[bytes]) -> None:
+        if self.close_after_reply:
+            return
         t0 = _clock()
         srv = self.server
         self.last_argv = argv

@@ -181,6 +181,24 @@ def test_kill_connections(raxdb):
     assert _closed(killer)
 
 
+def test_kill_self_stops_the_batch(raxdb, oracle):
+    # Killing oneself closes after the reply; the rest of the pipeline does not run (Redis's
+    # CLIENT_CLOSE_AFTER_REPLY), so the SET never happens.
+    from tests.diff import encode_command
+
+    seen = []
+    for srv in (raxdb, oracle):
+        c = RawConnection(srv.port)
+        me = c.call("CLIENT", "ID")[1:-2]
+        c.send(encode_command(["CLIENT", "KILL", "ID", me, "SKIPME", "no"]) + encode_command(["SET", "killed:k", "1"]))
+        seen.append(c.read_frame())
+        assert _closed(c)
+        check = RawConnection(srv.port)
+        seen.append(check.call("EXISTS", "killed:k"))
+        check.close()
+    assert seen == [b":1\r\n", b":0\r\n"] * 2
+
+
 def test_kill_filters_combine(raxdb):
     me = RawConnection(raxdb.port)
     other = RawConnection(raxdb.port)

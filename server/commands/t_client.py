@@ -175,7 +175,7 @@ def client_setinfo(c, argv):
 # ---- KILL --------------------------------------------------------------------------------------
 def _kill(c, victim) -> None:
     if victim is c:
-        c.close_after_reply = True
+        c.close_after_replies()
     else:
         victim.kill_reason = "killed"
         victim.close()

@@ -45,7 +45,7 @@ def select(c, argv):
 
 @command("quit")
 def quit_(c, argv):
-    c.close_after_reply = True
+    c.close_after_replies()
     return R.OK
 
 
