@@ -86,15 +86,18 @@ _BULK_SEPS = [b"\r\n$%d\r\n" % i for i in range(4096)]
 _ARRAY_HEADERS = [b"*%d\r\n" % i for i in range(1024)]
 
 
-def bulks_body(items: Sequence[bytes]) -> bytes:
+def bulks_body(items: Sequence[bytes], same_len: int = -1) -> bytes:
     """The bulk strings of `items`, back to back, without an array header.
 
     Built with a constant number of C-level passes instead of a Python step per element: at 100
     elements 2-3x faster than `bulk` per item or hiredis's pack_command, about 5x when all the
-    lengths are equal (one join with one separator)."""
+    lengths are equal (one join with one separator).  A caller that knows every item has length
+    `same_len` (>= 0) says so and skips the len() per item, most of the remaining cost."""
     n = len(items)
     if not n:
         return b""
+    if 0 <= same_len < 4096:
+        return _join((_BULK_HEADERS[same_len], _BULK_SEPS[same_len].join(items), b"\r\n"))
     lens = list(map(len, items))
     first = lens[0]
     if first < 4096:
@@ -114,10 +117,10 @@ def bulks_body(items: Sequence[bytes]) -> bytes:
     return _join([bulk(b) for b in items])
 
 
-def bulk_strings(items: Sequence[bytes]) -> bytes:
-    """An array of bulk strings."""
+def bulk_strings(items: Sequence[bytes], same_len: int = -1) -> bytes:
+    """An array of bulk strings (`same_len`: see bulks_body)."""
     n = len(items)
-    return _join((_ARRAY_HEADERS[n] if n < 1024 else b"*%d\r\n" % n, bulks_body(items)))
+    return _join((_ARRAY_HEADERS[n] if n < 1024 else b"*%d\r\n" % n, bulks_body(items, same_len)))
 
 
 def format_double(d: float) -> bytes:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import zlib
 from collections import deque
 from collections.abc import Iterable, Iterator
-from itertools import islice
+from itertools import chain, islice
 
 from storage import lpcodec
 
@@ -44,9 +44,26 @@ MIN_COMPRESS_BYTES = 48  # smaller nodes are never compressed, as in Redis
 
 
 class Node(deque):
-    """A plain node: its elements, plus the byte size its listpack has."""
+    """A plain node: its elements, plus the byte size its listpack has, plus `ulen`: a length
+    every element has, or -1.  `ulen` lets LRANGE encode a run of equal-length elements with one
+    join, without a len() per element (most of an LRANGE of 100 short elements).  Constructing a
+    node computes it; an element added in place turns it to -1 unless its length is ulen;
+    removals keep it (what remains still has that length), so it may stay -1 after the odd
+    element is gone, which only costs the general encoding."""
 
-    __slots__ = ("sz",)
+    __slots__ = ("sz", "ulen")
+
+    def __init__(self, items: Iterable[bytes] = ()) -> None:
+        super().__init__(items)
+        self.ulen = _common_len(self)
+
+
+def _common_len(items: Node | list[bytes]) -> int:
+    """The length every element of `items` has, or -1 if they differ or there are none."""
+    if not items:
+        return -1
+    lens = set(map(len, items))
+    return lens.pop() if len(lens) == 1 else -1
 
 
 class PackedNode:
@@ -177,6 +194,8 @@ class Quicklist:
             n = len(v)
             if node.sz + n <= self.room and len(node) < self.max_count:
                 node.append(v)
+                if n != node.ulen:
+                    node.ulen = -1
                 # entry_size's short-string case inline (a string not starting with a digit or
                 # '-' is never stored as an integer): the call is a fifth of a push
                 node.sz += n + 2 if 0 < n < 64 and v[0] > 57 else entry_size(v)
@@ -195,6 +214,8 @@ class Quicklist:
             n = len(v)
             if node.sz + n <= self.room and len(node) < self.max_count:
                 node.appendleft(v)
+                if n != node.ulen:
+                    node.ulen = -1
                 # entry_size's short-string case inline (a string not starting with a digit or
                 # '-' is never stored as an integer): the call is a fifth of a push
                 node.sz += n + 2 if 0 < n < 64 and v[0] > 57 else entry_size(v)
@@ -298,28 +319,36 @@ class Quicklist:
         node = self._plain_at(ni)
         old = node[off]
         node[off] = v
+        if len(v) != node.ulen:
+            node.ulen = -1
         node.sz += entry_size(v) - entry_size(old)
         if self.depth:
             self._settle()
         return True
 
-    def range(self, start: int, stop: int) -> list[bytes]:
-        """Elements [start, stop) for 0 <= start <= stop <= count."""
+    def range(self, start: int, stop: int) -> tuple[list[bytes], int]:
+        """Elements [start, stop) for 0 <= start <= stop <= count, and a length all of them
+        have (or -1: unknown or mixed)."""
         if start >= stop:
-            return []
+            return [], -1
         want = stop - start
         nodes = self.nodes
         if start == 0:
             ni, off = 0, 0
             head = nodes[0]  # an end node: never packed
             if want <= len(head):  # LRANGE 0 n within the first node: one C-level copy
-                return list(islice(head, want))
+                return list(islice(head, want)), head.ulen
         else:
             ni, off = self._locate(start)
         out: list[bytes] = []
         extend = out.extend
+        ulen = -2  # none seen yet
         while want > 0:
-            items = _items(nodes[ni])
+            node = nodes[ni]
+            if ulen != -1:
+                u = node.ulen if node.__class__ is Node else -1
+                ulen = u if ulen == -2 or u == ulen else -1
+            items = _items(node)
             n = len(items)
             if off == 0 and n <= want:
                 extend(items)
@@ -330,7 +359,7 @@ class Quicklist:
                 want -= take
             ni += 1
             off = 0
-        return out
+        return out, ulen
 
     def __iter__(self) -> Iterator[bytes]:
         for node in self.nodes:
@@ -369,14 +398,20 @@ class Quicklist:
             node = self._plain_at(ni)
             node.insert(off + 1 if after else off, v)
             node.sz += entry_size(v)
+            if len(v) != node.ulen:
+                node.ulen = -1
         elif at_tail and has_next and self._room(nodes[ni + 1], v):
             nxt = self._plain_at(ni + 1)
             nxt.appendleft(v)
             nxt.sz += entry_size(v)
+            if len(v) != nxt.ulen:
+                nxt.ulen = -1
         elif at_head and has_prev and self._room(nodes[ni - 1], v):
             prev = self._plain_at(ni - 1)
             prev.append(v)
             prev.sz += entry_size(v)
+            if len(v) != prev.ulen:
+                prev.ulen = -1
         elif (at_tail and has_next) or (at_head and has_prev):
             nodes.insert(ni + 1 if after else ni, _new_node((v,)))
         else:
@@ -404,8 +439,7 @@ class Quicklist:
         """Concatenate nodes i and i+1 into one node at position i."""
         nodes = self.nodes
         a, b = nodes[i], nodes[i + 1]
-        node = Node(_items(a))
-        node.extend(_items(b))
+        node = Node(chain(_items(a), _items(b)))
         node.sz = a.sz + b.sz - LP_EMPTY
         nodes[i] = node
         del nodes[i + 1]

@@ -67,6 +67,8 @@ def check_invariants(ql: Quicklist, model: list[bytes]) -> None:
         items = node.items() if isinstance(node, PackedNode) else list(node)
         assert items, "empty node"
         assert node.sz == len(lpcodec.pack(items)), "node size out of step with its listpack"
+        if not isinstance(node, PackedNode) and node.ulen >= 0:
+            assert {len(x) for x in items} == {node.ulen}, "node claims a common length it lacks"
         total += len(items)
     assert total == ql.count
     d = ql.depth
@@ -85,6 +87,9 @@ def check_invariants(ql: Quicklist, model: list[bytes]) -> None:
 
 ops = st.one_of(
     st.tuples(st.just("push"), st.booleans(), st.lists(elements, min_size=1, max_size=30)),
+    # runs of equal-length elements (integers among them), so nodes keep a common length
+    st.tuples(st.just("push"), st.booleans(), st.lists(st.sampled_from([b"ab", b"cd", b"12", b"-1"]), min_size=1,
+                                                       max_size=60)),
     st.tuples(st.just("pop"), st.booleans(), st.integers(1, 40)),
     st.tuples(st.just("set"), st.integers(-200, 200), elements),
     st.tuples(st.just("insert"), st.integers(-200, 200), elements, st.booleans()),
@@ -162,7 +167,10 @@ def test_quicklist_matches_list_model(fill, depth, program):
             _, a, b = op
             n = len(model)
             a2, b2 = max(0, min(_norm(a, n), n)), max(0, min(_norm(b, n), n))
-            assert ql.range(a2, max(a2, b2)) == model[a2:max(a2, b2)]
+            got, ulen = ql.range(a2, max(a2, b2))
+            assert got == model[a2:max(a2, b2)]
+            if ulen >= 0:  # a claimed common length must be true
+                assert all(len(x) == ulen for x in got)
         for i in (0, len(model) // 2, len(model) - 1, -1, -len(model)):
             if model:
                 assert ql.index(i) == model[i]
