@@ -329,6 +329,18 @@ def test_incr_family(diff):
         SET s -1
         INCR s
         GET s
+        SET big 999999999999999999
+        INCRBY big 9223372036854775807
+        GET big
+        INCRBY big 8223372036854775808
+        INCRBY big 1
+        SET small 9999
+        INCR small
+        DECR small
+        DECRBY small 10000
+        INCRBY small -9223372036854775807
+        DECR small
+        GET small
         INCR
         INCRBY n
         DECRBY n 1 2

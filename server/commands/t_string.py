@@ -345,6 +345,13 @@ def _int_value(v: bytes | bytearray) -> int:
     raise CommandError(NOT_INTEGER)
 
 
+# Redis's shared integers (OBJ_SHARED_INTEGERS): the values 0..9999 kept as one bytes object each.
+# Counters in that range share their value, and INCR reads and writes them by lookup instead of
+# validating, parsing and formatting digits (~0.25 us of an INCR).
+_SHARED_INTS = [b"%d" % i for i in range(10000)]
+_SHARED_INT_VALUE = {b: i for i, b in enumerate(_SHARED_INTS)}
+
+
 def incr_by(c, key: bytes, delta: int) -> bytes:
     db = c.db
     srv = c.server
@@ -353,12 +360,22 @@ def incr_by(c, key: bytes, delta: int) -> bytes:
         # not LFU mode, no WATCH or notification to feed.  Calls cost more than INCR's work.
         data = db.data
         v = data.get(key)
-        if v.__class__ is bytes and 0 < len(v) <= 18 and v.isdigit() and (v[0] != 48 or len(v) == 1):
-            out = b"%d" % (int(v) + delta)
-            data[key] = out
-            db.access[key] = srv.now_ms
-            srv.dirty += 1
-            return b":%s\r\n" % out
+        if v.__class__ is bytes:
+            n = _SHARED_INT_VALUE.get(v)
+            if n is None and 0 < len(v) <= 18 and v.isdigit() and (v[0] != 48 or len(v) == 1):
+                n = int(v)
+            # n >= 0 here, so only the upper bound can overflow
+            if n is not None and (new := n + delta) <= INT64_MAX:
+                if 0 <= new < 10000:
+                    data[key] = _SHARED_INTS[new]
+                    reply = R.integer(new)
+                else:
+                    out = b"%d" % new
+                    data[key] = out
+                    reply = b":%s\r\n" % out
+                db.access[key] = srv.now_ms
+                srv.dirty += 1
+                return reply
     v = db.get(key, srv.now_ms)
     if v is None:
         new = delta
@@ -369,7 +386,7 @@ def incr_by(c, key: bytes, delta: int) -> bytes:
         new = _int_value(v) + delta
         if new > INT64_MAX or new < INT64_MIN:
             raise CommandError(OVERFLOW)
-    out = b"%d" % new
+    out = _SHARED_INTS[new] if 0 <= new < 10000 else b"%d" % new
     if v is None:
         db.add(key, out)
     else:
