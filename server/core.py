@@ -115,7 +115,10 @@ class Server:
         for c in clients:
             obuf = c.obuf
             if obuf and not c.closed:
-                c.transport.write(obuf[0] if len(obuf) == 1 else b"".join(obuf))  # type: ignore[union-attr]
+                try:
+                    c.transport.write(obuf[0] if len(obuf) == 1 else b"".join(obuf))  # type: ignore[union-attr]
+                except Exception as e:  # one connection's trouble must not cost the others their output
+                    LOG.verbose(f"Write to client id={c.id} addr={c.addr} failed: {type(e).__name__}: {e}")
             obuf.clear()
 
     def _init_introspection(self) -> None:

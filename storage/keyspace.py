@@ -19,13 +19,15 @@ restarts compact (no key can then be present for a whole iteration in progress).
 Access tracking (OBJECT IDLETIME): `access` maps key -> time of the last touching lookup or write,
 in ms.  `get` (every lookup that touches, GET and the keyaccess helpers included) and `set`/`add`
 store it.  Redis keeps this stamp in the object header, next to the value it touches anyway; here
-it is a second dict, so on a big keyspace each access pays that dict's cache misses too: 12% of
-SET's and 19% of GET's CPU at -P 16 over 100k random keys, ~0.35 us per key in MSET (measured by
-leaving it out).  Measured and rejected: a shared stamp object (no steady gain), a small "young"
-dict folded into this one by the cron (slower), (value, stamp) tuples as values (slower GETs).  A
-mutable record holding value and stamp was 35% faster per access but is a GC-tracked object per
-string key, which would bring full-collection pauses to string keyspaces that have none today;
-that trade is still open.  `peek` is the lookup
+it is a second dict, so on a big keyspace each access pays that dict's cache misses too: 22% of
+GET's and 24% of SET's CPU at -P 16 over 100k random keys once replies were written in bursts
+(12% / 19% before), ~0.35 us per key in MSET (measured by leaving it out).  Measured and rejected:
+a shared stamp object (no steady gain), a small "young" dict folded into this one by the cron
+(slower), a list of touched keys folded in by the cron with C-level dict.fromkeys/update (slower:
+GET 2.6 -> 3.0 us, MSET 12 -> 17 us per request at -P 16; the fold pays the same misses plus a
+membership filter), (value, stamp) tuples as values (slower GETs).  A mutable record holding value
+and stamp was 35% faster per access but is a GC-tracked object per string key, which would bring
+full-collection pauses to string keyspaces that have none today; that trade is still open.  `peek` is the lookup
 that does not touch (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS, OBJECT).  Writers that bypass
 `set`/`add` for a new key get idle time 0 until the next lookup.  `set`/`add` read the time from
 `clock`, which the server points at itself (t_keys.attach) so they use the cached command time.
