@@ -62,7 +62,7 @@ class Client(asyncio.Protocol):
                  "closed", "reply_mode", "blocked", "write_paused", "is_monitor",
                  "user", "tracking", "no_evict", "no_touch", "in_exec", "block_state",
                  "tot_net_in", "tot_net_out", "last_argv", "fd", "kill_reason", "_base",
-                 "_base_done", "_gets", "_has_data", "_feed", "obuf")
+                 "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark")
 
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -111,6 +111,7 @@ class Client(asyncio.Protocol):
         self._base: bytes | bytearray = b""
         self._base_done = 0
         self.obuf: list[bytes] = []  # output waiting for the server's end-of-iteration flush
+        self.out_mark = 0  # tot_net_out when obuf was last emptied: obuf holds tot_net_out - out_mark bytes
 
     def _new_reader(self) -> None:
         # Bound methods cached once per reader: creating them per read event is measurable.
@@ -210,11 +211,13 @@ class Client(asyncio.Protocol):
                 if obuf:  # queued output goes first (QUIT's reply, a killed client's last replies)
                     self.transport.write(_join(obuf))
                     obuf.clear()
+                    self.out_mark = self.tot_net_out
                 self.transport.close()
 
     def discard_output(self) -> None:
         """Drop queued output (a client closed for overcoming its output buffer limit)."""
         self.obuf.clear()
+        self.out_mark = self.tot_net_out
 
     def write(self, data: bytes) -> None:
         """Out-of-band output (pub/sub messages, MONITOR lines, served blocked clients)."""
@@ -233,7 +236,10 @@ class Client(asyncio.Protocol):
     def output_size(self) -> int:
         """Bytes of output not yet taken by the kernel: queued here and in the transport."""
         t = self.transport
-        return (t.get_write_buffer_size() if t is not None else 0) + sum(map(len, self.obuf))
+        # queued bytes from the byte counter, not a sum over obuf: a subscriber's limit check runs
+        # per delivered message, and thousands can queue in one iteration (summing made 100,000
+        # PUBLISH to one subscriber in one pipeline take 80 s instead of 0.9)
+        return (t.get_write_buffer_size() if t is not None else 0) + self.tot_net_out - self.out_mark
 
     # ---- reading -------------------------------------------------------------------------------
     def data_received(self, data: bytes) -> None:

@@ -120,6 +120,7 @@ class Server:
                 except Exception as e:  # one connection's trouble must not cost the others their output
                     LOG.verbose(f"Write to client id={c.id} addr={c.addr} failed: {type(e).__name__}: {e}")
             obuf.clear()
+            c.out_mark = c.tot_net_out
 
     def _init_introspection(self) -> None:
         """State for INFO, CONFIG and CLIENT PAUSE; config hooks that make settable options act."""
@@ -197,6 +198,7 @@ class Server:
         self.stat_total_error_replies = self.stat_unexpected_error_replies = 0
         self.stat_net_input_bytes = self.stat_net_output_bytes = 0
         for c in self.clients.values():
+            c.out_mark -= c.tot_net_out  # keeps tot_net_out - out_mark, the bytes still queued
             c.tot_net_in = c.tot_net_out = 0
         self.errorstats.clear()
         self.ops_samples.clear()

@@ -216,6 +216,29 @@ def test_slow_subscriber_is_disconnected():
         srv.stop()
 
 
+def test_subscriber_that_keeps_up_stays_connected():
+    # Messages queue per loop iteration before they are written; what was written must leave the
+    # limit's count.  Each round queues ~45 KB (one pipeline, one read event) under a 64 KB hard
+    # limit; the subscriber reads every round, so it is never over the limit and never dropped.
+    srv = start_raxdb("--client-output-buffer-limit", "pubsub 64kb 0 0")
+    try:
+        sub = RawConnection(srv.port)
+        sub.send(encode_command(("SUBSCRIBE", "r")))
+        assert sub.read_frame().startswith(b"*3\r\n$9\r\nsubscribe")
+        pub = RawConnection(srv.port)
+        burst = encode_command(("PUBLISH", "r", "m" * 8)) * 1000
+        for _ in range(4):
+            pub.send(burst)
+            assert [pub.read_frame() for _ in range(1000)] == [b":1\r\n"] * 1000
+            assert all(sub.read_frame().endswith(b"m" * 8 + b"\r\n") for _ in range(1000))
+        assert pub.call("PUBSUB", "NUMSUB", "r") == b"*2\r\n$1\r\nr\r\n:1\r\n"
+        assert not any("output buffer limits" in line for line in srv.log)
+        pub.close()
+        sub.close()
+    finally:
+        srv.stop()
+
+
 def test_redis_py_pubsub_get_message(r):
     p = r.pubsub()
     p.subscribe("ch")
