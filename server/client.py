@@ -205,14 +205,25 @@ class Client(asyncio.Protocol):
 
     def close(self) -> None:
         if not self.closed:
+            self.flush_output()  # queued output goes first (QUIT's reply, a killed client's last replies)
             self.closed = True
             if self.transport is not None:
-                obuf = self.obuf
-                if obuf:  # queued output goes first (QUIT's reply, a killed client's last replies)
-                    self.transport.write(_join(obuf))
-                    obuf.clear()
-                    self.out_mark = self.tot_net_out
                 self.transport.close()
+
+    def flush_output(self) -> None:
+        """Write the queued output with one write and empty the queue (Server.flush_writes calls
+        this for every client with output, once per loop iteration)."""
+        obuf = self.obuf
+        if not obuf:
+            return
+        t = self.transport
+        if t is not None and not self.closed:
+            try:
+                t.write(obuf[0] if len(obuf) == 1 else _join(obuf))
+            except Exception as e:  # one connection's trouble must not cost the others their output
+                LOG.verbose(f"Write to client id={self.id} addr={self.addr} failed: {type(e).__name__}: {e}")
+        obuf.clear()
+        self.out_mark = self.tot_net_out
 
     def discard_output(self) -> None:
         """Drop queued output (a client closed for overcoming its output buffer limit)."""
@@ -265,15 +276,7 @@ class Client(asyncio.Protocol):
             if out:
                 payload = out[0] if len(out) == 1 else _join(out)
                 if payload and not self.closed:
-                    # self.write(payload), inlined
-                    self.tot_net_out += len(payload)
-                    obuf = self.obuf
-                    obuf.append(payload)
-                    if len(obuf) == 1:
-                        pending = srv.pending_writes
-                        pending.append(self)
-                        if len(pending) == 1:
-                            srv.call_soon(srv.flush_writes)
+                    self.write(payload)
             if self.close_after_reply:
                 self.close()
             return

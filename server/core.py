@@ -43,6 +43,7 @@ _UNAVAILABLE = {errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT, errno.EPROTONOSUPPORT, 
 def _run_now(callback: Callable[[], Any]) -> None:
     callback()
 
+
 class Server:
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -113,14 +114,7 @@ class Server:
         clients = self.pending_writes
         self.pending_writes = []
         for c in clients:
-            obuf = c.obuf
-            if obuf and not c.closed:
-                try:
-                    c.transport.write(obuf[0] if len(obuf) == 1 else b"".join(obuf))  # type: ignore[union-attr]
-                except Exception as e:  # one connection's trouble must not cost the others their output
-                    LOG.verbose(f"Write to client id={c.id} addr={c.addr} failed: {type(e).__name__}: {e}")
-            obuf.clear()
-            c.out_mark = c.tot_net_out
+            c.flush_output()
 
     def _init_introspection(self) -> None:
         """State for INFO, CONFIG and CLIENT PAUSE; config hooks that make settable options act."""
