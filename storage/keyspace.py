@@ -27,10 +27,11 @@ a shared stamp object (no steady gain), a small "young" dict folded into this on
 GET 2.6 -> 3.0 us, MSET 12 -> 17 us per request at -P 16; the fold pays the same misses plus a
 membership filter), (value, stamp) tuples as values (slower GETs).  A mutable record holding value
 and stamp was 35% faster per access but is a GC-tracked object per string key, which would bring
-full-collection pauses to string keyspaces that have none today; that trade is still open.  `peek` is the lookup
-that does not touch (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS, OBJECT).  Writers that bypass
-`set`/`add` for a new key get idle time 0 until the next lookup.  `set`/`add` read the time from
-`clock`, which the server points at itself (t_keys.attach) so they use the cached command time.
+full-collection pauses to string keyspaces that have none today; that trade is still open.
+`peek` is the lookup that does not touch (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS, OBJECT).
+Writers that bypass `set`/`add` for a new key get idle time 0 until the next lookup.  `set`/`add`
+read the time from `clock`, which the server points at itself (t_keys.attach) so they use the
+cached command time.
 
 LFU (OBJECT FREQ under an LFU maxmemory-policy): `set_lfu(True)` swaps the database's class to
 `LFUDatabase`, whose lookups also keep Redis's logarithmic access counter with decay in `freq`, so

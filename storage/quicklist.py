@@ -57,6 +57,13 @@ class Node(deque):
         super().__init__(items)
         self.ulen = _common_len(self)
 
+    def took(self, v: bytes) -> None:
+        """Account for `v`, just inserted into this node: its listpack size and `ulen`.  (The
+        pushes do the same inline, with a shortcut for entry_size.)"""
+        self.sz += entry_size(v)
+        if len(v) != self.ulen:
+            self.ulen = -1
+
 
 def _common_len(items: Node | list[bytes]) -> int:
     """The length every element of `items` has, or -1 if they differ or there are none."""
@@ -397,21 +404,15 @@ class Quicklist:
         if not full:
             node = self._plain_at(ni)
             node.insert(off + 1 if after else off, v)
-            node.sz += entry_size(v)
-            if len(v) != node.ulen:
-                node.ulen = -1
+            node.took(v)
         elif at_tail and has_next and self._room(nodes[ni + 1], v):
             nxt = self._plain_at(ni + 1)
             nxt.appendleft(v)
-            nxt.sz += entry_size(v)
-            if len(v) != nxt.ulen:
-                nxt.ulen = -1
+            nxt.took(v)
         elif at_head and has_prev and self._room(nodes[ni - 1], v):
             prev = self._plain_at(ni - 1)
             prev.append(v)
-            prev.sz += entry_size(v)
-            if len(v) != prev.ulen:
-                prev.ulen = -1
+            prev.took(v)
         elif (at_tail and has_next) or (at_head and has_prev):
             nodes.insert(ni + 1 if after else ni, _new_node((v,)))
         else:
