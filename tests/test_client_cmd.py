@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tests.diff import RawConnection, parse
+from tests.diff import RawConnection, encode_command, parse
 
 # Redis 7.0.15's CLIENT LIST fields, in order.
 FIELDS = ["id", "addr", "laddr", "fd", "name", "age", "idle", "flags", "db", "sub", "psub", "ssub", "multi", "qbuf",
@@ -184,8 +184,6 @@ def test_kill_connections(raxdb):
 def test_kill_self_stops_the_batch(raxdb, oracle):
     # Killing oneself closes after the reply; the rest of the pipeline does not run (Redis's
     # CLIENT_CLOSE_AFTER_REPLY), so the SET never happens.
-    from tests.diff import encode_command
-
     seen = []
     for srv in (raxdb, oracle):
         c = RawConnection(srv.port)
