@@ -16,22 +16,26 @@ key present for the whole iteration is returned at least once, as Redis guarante
 per visited slot and no per-cursor server state.  When the database becomes empty the array
 restarts compact (no key can then be present for a whole iteration in progress).
 
-Access tracking (OBJECT IDLETIME): `access` maps key -> time of the last touching lookup or write,
-in ms.  `get` (every lookup that touches, GET and the keyaccess helpers included) and `set`/`add`
-store it.  Redis keeps this stamp in the object header, next to the value it touches anyway; here
-it is a second dict, so on a big keyspace each access pays that dict's cache misses too: 22% of
-GET's and 24% of SET's CPU at -P 16 over 100k random keys once replies were written in bursts
-(12% / 19% before), ~0.35 us per key in MSET (measured by leaving it out).  Measured and rejected:
-a shared stamp object (no steady gain), a small "young" dict folded into this one by the cron
-(slower), a list of touched keys folded in by the cron with C-level dict.fromkeys/update (slower:
-GET 2.6 -> 3.0 us, MSET 12 -> 17 us per request at -P 16; the fold pays the same misses plus a
-membership filter), (value, stamp) tuples as values (slower GETs).  A mutable record holding value
-and stamp was 35% faster per access but is a GC-tracked object per string key, which would bring
-full-collection pauses to string keyspaces that have none today; that trade is still open.
-`peek` is the lookup that does not touch (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS, OBJECT).
-Writers that bypass `set`/`add` for a new key get idle time 0 until the next lookup.  `set`/`add`
-read the time from `clock`, which the server points at itself (t_keys.attach) so they use the
-cached command time.
+Values and access times (OBJECT IDLETIME): `data` maps key -> `Entry`, a two-slot record of the
+value and the time in ms of the key's last touching lookup or write.  This is Redis's robj header
+(type, encoding, lru) cut down to what Python does not already know: the stamp lives next to the
+value pointer that every lookup loads anyway, so touching a key costs one attribute store on a
+cache line already in hand.  The first design kept the stamps in a second dict, and on a big
+keyspace that dict's cache misses were 22% of GET's and 24% of SET's CPU at -P 16 over 100k random
+keys, ~0.35 us per key in MSET (measured by leaving the writes out).  Measured and rejected before
+this record: a shared stamp object (no steady gain), a small "young" dict folded in by the cron
+(slower), a list of touched keys folded in by the cron (slower: GET 2.6 -> 3.0 us, MSET 12 -> 17
+us per request at -P 16; the fold pays the same misses plus a membership filter), immutable
+(value, stamp) tuples (each touch allocates and rewrites the dict entry: slower GETs).  The price
+of the record is that it is a GC-tracked object per key: young collections see each new key once
+or twice, and full collections (rare: they wait until long-lived objects grow by 25%) traverse
+every key, ~10 ns each.
+`get` (every lookup that touches, GET and the keyaccess helpers included) and `set`/`add` stamp the
+entry; `peek` is the lookup that does not touch (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS,
+OBJECT).  `replace` swaps the value and keeps the stamp.  `set`/`add` read the time from `clock`,
+which the server points at itself (t_keys.attach) so they use the cached command time.  Only this
+module and the inlined fast paths of GET, SET and INCR (server/commands/t_string.py) see entries;
+every other caller gets values.
 
 LFU (OBJECT FREQ under an LFU maxmemory-policy): `set_lfu(True)` swaps the database's class to
 `LFUDatabase`, whose lookups also keep Redis's logarithmic access counter with decay in `freq`, so
@@ -60,14 +64,24 @@ class WallClock:
         return int(time.time() * 1000)
 
 
+class Entry:
+    """A key's value and the time (ms) of its last access; see the module essay."""
+
+    __slots__ = ("value", "atime")
+
+    def __init__(self, value: Any, atime: int) -> None:
+        self.value = value
+        self.atime = atime
+
+
 class Database:
     __slots__ = ("id", "data", "expires", "_heap", "_slot_of", "slots", "_free", "watched", "blocking",
-                 "access", "freq", "clock", "modified_hook", "expired_hook", "stat_expired",
+                 "freq", "clock", "modified_hook", "expired_hook", "stat_expired",
                  "ready_hook")
 
     def __init__(self, dbid: int) -> None:
         self.id = dbid
-        self.data: dict[bytes, Any] = {}
+        self.data: dict[bytes, Entry] = {}
         self.expires: dict[bytes, int] = {}
         self._heap: list[tuple[int, bytes]] = []
         self._slot_of: dict[bytes, int] = {}
@@ -75,7 +89,6 @@ class Database:
         self._free: list[int] = []
         self.watched: dict[bytes, list[Any]] = {}
         self.blocking: dict[bytes, Any] = {}
-        self.access: dict[bytes, int] = {}  # key -> last access time in ms (OBJECT IDLETIME)
         self.freq: dict[bytes, int] = {}  # key -> (minutes << 8) | LFU counter, in LFU mode only
         self.clock: Any = WallClock()  # anything with `now_ms`; the server installs itself
         # modified_hook(db, key): WATCH invalidation / client tracking, installed by the server.
@@ -97,10 +110,11 @@ class Database:
             if when is not None and when <= now_ms:
                 self._expire(key)
                 return None
-        v = self.data.get(key)
-        if v is not None:
-            self.access[key] = now_ms
-        return v
+        e = self.data.get(key)
+        if e is None:
+            return None
+        e.atime = now_ms
+        return e.value
 
     def peek(self, key: bytes, now_ms: int) -> Any:
         """Like `get` but not an access (Redis's LOOKUP_NOTOUCH)."""
@@ -109,14 +123,21 @@ class Database:
             if when is not None and when <= now_ms:
                 self._expire(key)
                 return None
-        return self.data.get(key)
+        e = self.data.get(key)
+        return None if e is None else e.value
 
     def exists(self, key: bytes, now_ms: int) -> bool:
         return self.peek(key, now_ms) is not None
 
+    def access_ms(self, key: bytes) -> int | None:
+        """The time of the key's last access, or None if there is no such key."""
+        e = self.data.get(key)
+        return None if e is None else e.atime
+
     def idle_ms(self, key: bytes, now_ms: int) -> int:
-        """Milliseconds since the key's last access (0 if never recorded)."""
-        return max(0, now_ms - self.access.get(key, now_ms))
+        """Milliseconds since the key's last access (0 for a missing key)."""
+        e = self.data.get(key)
+        return 0 if e is None else max(0, now_ms - e.atime)
 
     def ttl_ms(self, key: bytes) -> int | None:
         return self.expires.get(key)
@@ -127,22 +148,22 @@ class Database:
     # ---- writes --------------------------------------------------------------------------------
     def set(self, key: bytes, value: Any, keep_ttl: bool = False) -> None:
         """Create or overwrite `key`; an overwrite drops the TTL unless keep_ttl (SET's semantics)."""
-        data = self.data
-        if key not in data:
+        e = self.data.get(key)
+        if e is None:
             self._add_slot(key)
-        else:
-            if not keep_ttl and self.expires:
-                self.expires.pop(key, None)
-            if self.blocking and key in self.blocking and self.ready_hook is not None:
-                self.ready_hook(self, key)
-        data[key] = value
-        self.access[key] = self.clock.now_ms
+            self.data[key] = Entry(value, self.clock.now_ms)
+            return
+        if not keep_ttl and self.expires:
+            self.expires.pop(key, None)
+        if self.blocking and key in self.blocking and self.ready_hook is not None:
+            self.ready_hook(self, key)
+        e.value = value
+        e.atime = self.clock.now_ms
 
     def set_pairs(self, args: list[bytes], start: int) -> None:
         """`set` for each key, value pair of args[start:] (MSET), in one call: per-pair method
         calls were most of MSET's cost."""
         data = self.data
-        access = self.access
         now = self.clock.now_ms
         if self.expires or self.blocking or self.freq:
             for i in range(start, len(args), 2):
@@ -150,20 +171,22 @@ class Database:
             return
         for i in range(start, len(args), 2):
             key = args[i]
-            if key not in data:
+            e = data.get(key)
+            if e is None:
                 self._add_slot(key)
-            data[key] = args[i + 1]
-            access[key] = now
+                data[key] = Entry(args[i + 1], now)
+            else:
+                e.value = args[i + 1]
+                e.atime = now
 
     def add(self, key: bytes, value: Any) -> None:
         """Create `key`, which must not exist."""
         self._add_slot(key)
-        self.data[key] = value
-        self.access[key] = self.clock.now_ms
+        self.data[key] = Entry(value, self.clock.now_ms)
 
     def replace(self, key: bytes, value: Any) -> None:
-        """Swap the value object of an existing key in place, keeping its TTL."""
-        self.data[key] = value
+        """Swap the value object of an existing key in place, keeping its TTL and access time."""
+        self.data[key].value = value
 
     def delete(self, key: bytes) -> bool:
         data = self.data
@@ -174,8 +197,6 @@ class Database:
             self.ready_hook(self, key)
         if self.expires:
             self.expires.pop(key, None)
-        if self.access:
-            self.access.pop(key, None)
         if self.freq:
             self.freq.pop(key, None)
         if data:
@@ -190,10 +211,11 @@ class Database:
         return True
 
     def pop(self, key: bytes) -> Any:
-        value = self.data.get(key)
-        if value is not None:
-            self.delete(key)
-        return value
+        e = self.data.get(key)
+        if e is None:
+            return None
+        self.delete(key)
+        return e.value
 
     def set_expire(self, key: bytes, when_ms: int) -> None:
         self.expires[key] = when_ms
@@ -214,13 +236,12 @@ class Database:
         self._slot_of = {}
         self.slots = []
         self._free = []
-        self.access = {}
         self.freq = {}
         return n
 
     def swap_contents(self, other: Database) -> None:
         """SWAPDB: exchange keyspaces; hooks, watchers and blocked clients stay with the db number."""
-        for name in ("data", "expires", "_heap", "_slot_of", "slots", "_free", "access", "freq"):
+        for name in ("data", "expires", "_heap", "_slot_of", "slots", "_free", "freq"):
             a, b = getattr(self, name), getattr(other, name)
             setattr(self, name, b)
             setattr(other, name, a)

@@ -622,14 +622,19 @@ def test_access_tracking_touch_and_peek():
     db.clock = _Clock(1_000_000)
     db.set(b"a", b"1")
     db.add(b"b", b"2")
-    assert db.access == {b"a": 1_000_000, b"b": 1_000_000}
+    assert db.access_ms(b"a") == db.access_ms(b"b") == 1_000_000
     assert db.peek(b"a", 1_005_000) == b"1"
     assert db.idle_ms(b"a", 1_005_000) == 5000  # peek is not an access
     assert db.get(b"a", 1_005_000) == b"1"
     assert db.idle_ms(b"a", 1_005_000) == 0
-    assert db.get(b"nope", 1_006_000) is None and b"nope" not in db.access
+    assert db.get(b"nope", 1_006_000) is None and db.access_ms(b"nope") is None
+    db.replace(b"a", b"3")  # a new value object, the same key: the stamp stays
+    assert db.idle_ms(b"a", 1_007_000) == 2000
+    db.clock.now_ms = 1_007_000
+    db.set(b"a", b"4")  # an overwrite is a write access
+    assert db.idle_ms(b"a", 1_007_000) == 0
     db.delete(b"a")
-    assert b"a" not in db.access
+    assert db.access_ms(b"a") is None
 
 
 def test_lfu_counter_model():
@@ -675,7 +680,7 @@ def test_attach_follows_lfu_config():
     t_keys.attach(srv)  # idempotent
     assert all(db.clock is srv for db in srv.dbs)
     srv.dbs[0].set(b"k", b"v")
-    assert srv.dbs[0].access[b"k"] == 12345
+    assert srv.dbs[0].access_ms(b"k") == 12345
     srv.config.set("maxmemory-policy", b"volatile-lfu")
     assert all(db.__class__ is LFUDatabase for db in srv.dbs)
     srv.config.set("lfu-decay-time", b"7")

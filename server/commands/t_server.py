@@ -230,7 +230,7 @@ def memory_usage(c, argv):
             i += 2
         else:
             raise CommandError(SYNTAX)
-    value = c.db.data.get(argv[2])
+    value = c.db.peek(argv[2], c.server.now_ms)
     if value is None:
         return c.enc.null
     return R.integer(key_usage(argv[2], value))
@@ -375,7 +375,7 @@ def _debug_object(c, key: bytes) -> bytes:
         enc = value.encoding()
         refcount = 1
         serialized = max(1, value_usage(value) // 2)
-    access = db.access.get(key, c.server.now_ms)
+    access = db.access_ms(key) or c.server.now_ms
     lru = (access // 1000) & ((1 << 24) - 1)
     idle = max(0, c.server.now_ms - access) // 1000
     text = (f"Value at:0x{id(value):x} refcount:{refcount} encoding:{enc} serializedlength:{serialized} "

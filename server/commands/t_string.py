@@ -72,9 +72,12 @@ def get(c, argv):
     if not (db.expires or db.freq):
         # Database.get inlined for the common case (no TTL to check, not LFU mode): a method
         # call is a tenth of GET's cost.
-        v = db.data.get(argv[1])
-        if v is not None:
-            db.access[argv[1]] = srv.now_ms
+        e = db.data.get(argv[1])
+        if e is None:
+            v = None
+        else:
+            e.atime = srv.now_ms
+            v = e.value
     else:
         v = db.get(argv[1], srv.now_ms)
     if v is None:
@@ -161,11 +164,11 @@ def set_(c, argv):
             db.get(key, srv.now_ms)  # a stale key expires first (stats, event), as lookupKeyWrite
             db.set(key, value)
         else:
-            data = db.data
-            if key in data:
+            e = db.data.get(key)
+            if e is not None:
                 # Database.set's overwrite, inlined: no TTL or waiter to drop, not LFU mode.
-                data[key] = value
-                db.access[key] = srv.now_ms
+                e.value = value
+                e.atime = srv.now_ms
             else:
                 db.add(key, value)
         if db.watched or srv.notify_flags:
@@ -358,8 +361,8 @@ def incr_by(c, key: bytes, delta: int) -> bytes:
     if not (db.expires or db.freq or db.watched or srv.notify_flags):
         # The common case inlined (Database.get and replace, _int_value's fast branch): no TTL,
         # not LFU mode, no WATCH or notification to feed.  Calls cost more than INCR's work.
-        data = db.data
-        v = data.get(key)
+        e = db.data.get(key)
+        v = None if e is None else e.value
         if v.__class__ is bytes:
             n = _SHARED_INT_VALUE.get(v)
             if n is None and 0 < len(v) <= 18 and v.isdigit() and (v[0] != 48 or len(v) == 1):
@@ -367,13 +370,13 @@ def incr_by(c, key: bytes, delta: int) -> bytes:
             # n >= 0 here, so only the upper bound can overflow
             if n is not None and (new := n + delta) <= INT64_MAX:
                 if 0 <= new < 10000:
-                    data[key] = _SHARED_INTS[new]
+                    e.value = _SHARED_INTS[new]
                     reply = R.integer(new)
                 else:
                     out = b"%d" % new
-                    data[key] = out
+                    e.value = out
                     reply = b":%s\r\n" % out
-                db.access[key] = srv.now_ms
+                e.atime = srv.now_ms
                 srv.dirty += 1
                 return reply
     v = db.get(key, srv.now_ms)
