@@ -271,7 +271,8 @@ def xadd(c, argv):
     if opt == b"*":
         idpos = 2
     elif (argc > 5 and argv[5] == b"*" and argv[3] == b"~" and (opt == b"MAXLEN" or opt.lower() == b"maxlen")
-          and (maxlen := _plain_count(argv[4])) >= 0):
+          and (n := argv[4]).isdigit() and n[0] != 48 and len(n) < 19):  # plain digits: _int_arg's
+        maxlen = int(n)
         idpos = 5
     else:
         a = parse_add_trim(c, argv, True)
@@ -323,11 +324,6 @@ def xadd(c, argv):
     if db.blocking:
         signal_ready(db, key)
     return _id_reply(ms, seq)
-
-
-def _plain_count(arg: bytes) -> int:
-    """A count written as plain decimal digits (what _int_arg parses without help), else -1."""
-    return int(arg) if arg.isdigit() and arg[0] != 48 and len(arg) < 19 else -1
 
 
 def _explicit_id(last: int, a: TrimArgs) -> int:
