@@ -28,8 +28,10 @@ this record: a shared stamp object (no steady gain), a small "young" dict folded
 us per request at -P 16; the fold pays the same misses plus a membership filter), immutable
 (value, stamp) tuples (each touch allocates and rewrites the dict entry: slower GETs).  The price
 of the record is that it is a GC-tracked object per key: young collections see each new key once
-or twice, and full collections (rare: they wait until long-lived objects grow by 25%) traverse
-every key, ~10 ns each.
+or twice, and a full collection traverses every key, 75-100 ms per million keys on a 2.8 GHz Xeon.
+Full collections are rare: CPython runs one only once the long-lived objects have grown by 25%
+since the last, and with server/main.py's thresholds only every ~4M container allocations.  RSS per
+string key (1M keys by SET): 285 bytes against 279 with the dict.
 `get` (every lookup that touches, GET and the keyaccess helpers included) and `set`/`add` stamp the
 entry; `peek` is the lookup that does not touch (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS,
 OBJECT).  `replace` swaps the value and keeps the stamp.  `set`/`add` read the time from `clock`,
