@@ -407,10 +407,7 @@ class Stream:
                     n = t.nelem + t.nadd
                     t.nelem = n = n if n < 65535 else 65535
                     _pack_header_count(lp, 0, len(lp), n, count)
-                    # _appended(), inlined: the tail node is not the first entry's
-                    self.length += 1
-                    self.entries_added += 1
-                    self.last_id = self._last_valid = new_id
+                    self._appended(new_id)
                     return True
         return self._append_slow(argv, pos, new_id, max_bytes, max_entries)
 
@@ -764,8 +761,9 @@ class Stream:
     def trim(self, maxlen: int | None, minid: int | None, approx: bool, limit: int) -> int:
         """streamTrim: by MAXLEN (maxlen set) or MINID; returns the number of entries removed."""
         head = self._head
-        if approx and maxlen is not None and head is not None and head[2][6] < 128:
-            if self.length - head[2][6] < maxlen:  # XADD's usual case: the head node must stay
+        if approx and maxlen is not None and head is not None:
+            entries = head[2][6]  # the head node's live count, when it is a 7-bit int
+            if entries < 128 and self.length - entries < maxlen:  # XADD's usual case: the head node stays
                 return 0
         deleted = 0
         while True:
