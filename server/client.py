@@ -586,13 +586,18 @@ class Client(asyncio.Protocol):
         if self._resume_postponed not in srv.unpause_hooks:
             srv.unpause_hooks.append(self._resume_postponed)
 
+    def postponed(self) -> bool:
+        """Is this client held by CLIENT PAUSE, its command waiting in block_state?"""
+        state = self.block_state
+        return self.blocked and isinstance(state, tuple) and bool(state) and state[0] == "postponed"
+
     def _resume_postponed(self) -> None:
         srv = self.server
         if self._resume_postponed in srv.unpause_hooks:
             srv.unpause_hooks.remove(self._resume_postponed)
-        state = self.block_state
-        if self.closed or not (isinstance(state, tuple) and state and state[0] == "postponed"):
+        if self.closed or not self.postponed():
             return
+        state = self.block_state
         self.blocked = False
         self.block_state = None
         out: list[bytes] = []
@@ -600,7 +605,13 @@ class Client(asyncio.Protocol):
         self.execute(state[1], out)
         if out:
             self.write(_join(out))
-        self.process()
+        # Only with input waiting (as blocking.finish): run on a clean reader, the fast loop would
+        # keep the last chunk as a partial command, and a later switch to the exact parser would
+        # run its commands again.
+        if self.has_pending_input():
+            self.process()
+        elif self.close_after_reply:
+            self.close()
 
     def _slow(self, argv: list[bytes], ns: int) -> None:
         from server import lifecycle

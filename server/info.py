@@ -96,7 +96,8 @@ def _clients(srv: Server) -> list[str]:
         f"maxclients:{srv.config.maxclients}",
         "client_recent_max_input_buffer:0",
         "client_recent_max_output_buffer:0",
-        f"blocked_clients:{srv.blocked_on_keys}",
+        # Redis 7.0 counts clients held by CLIENT PAUSE (BLOCKED_POSTPONE) as blocked too
+        f"blocked_clients:{srv.blocked_on_keys + sum(1 for c in clients if c.postponed())}",
         f"tracking_clients:{sum(1 for c in clients if c.tracking)}",
         f"clients_in_timeout_table:{sum(1 for c in clients if c.blocked and getattr(c.block_state, 'deadline_ms', 0))}",
     ]

@@ -71,3 +71,33 @@ def test_blocking_move_client_unblock_timeout(raxdb, oracle, cmd, protocol):
             waiter.close()
     assert replies[0] == replies[1], replies
     assert replies[0] == (b"*-1\r\n" if protocol == 2 else b"_\r\n")
+
+
+def test_paused_command_runs_once_when_an_inline_command_follows(raxdb, oracle):
+    """A command held by CLIENT PAUSE WRITE runs once on UNPAUSE.  raxdb kept the held command's
+    request as a partial one after running it, so an inline command that followed (which moves the
+    connection to the exact parser) ran the held INCR a second time.  Redis 7.0 also counts the held
+    client in INFO's blocked_clients, which is how the test knows the command is held."""
+    for port in (raxdb.port, oracle.port):
+        admin, held = RawConnection(port), RawConnection(port)
+        try:
+            admin.call("DEL", "counter")
+            before = _blocked_clients(admin)
+            assert admin.call("CLIENT", "PAUSE", "100000", "WRITE") == b"+OK\r\n"
+            held.send(encode_command(["INCR", "counter"]))
+            for _ in range(2000):  # the server's word that the INCR is held, polled
+                if _blocked_clients(admin) == before + 1:
+                    break
+                time.sleep(0.002)
+            else:
+                raise AssertionError(f"{port}: the INCR was never held")
+            assert admin.call("CLIENT", "UNPAUSE") == b"+OK\r\n"
+            assert held.read_frame() == b":1\r\n"
+            assert _blocked_clients(admin) == before
+            held.send(b"GET counter\r\n")
+            assert held.read_frame() == b"$1\r\n1\r\n", port
+            assert held.call("PING") == b"+PONG\r\n"
+        finally:
+            admin.call("CLIENT", "UNPAUSE")
+            admin.close()
+            held.close()
