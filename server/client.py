@@ -40,7 +40,7 @@ from protocol import reply as R
 from protocol.hiredis_limits import limit_elements, unconsumed
 from protocol.request import INLINE_MAX_SIZE, ProtocolError, QueryBufferExceeded, RequestParser
 from server.blocking import handle_ready_keys
-from server.commands.table import BLOCKED, Command
+from server.commands.table import BLOCKED, TABLE, Command
 from server.errors import NOAUTH, CommandError, unknown_subcommand, wrong_arity
 from server.log import LOG
 
@@ -52,6 +52,7 @@ _PARTIAL_LIMIT = 1024 * 1024
 _clock = time.perf_counter_ns
 _time_ns = time.time_ns
 _join = b"".join
+_dispatch = TABLE.fast_dispatch.get  # the hot loop's lookup, bound once (the table is global)
 
 
 class Client(asyncio.Protocol):
@@ -234,6 +235,10 @@ class Client(asyncio.Protocol):
         """Out-of-band output (pub/sub messages, MONITOR lines, served blocked clients)."""
         if self.closed or self.transport is None or not data:
             return
+        self._queue(data)
+
+    def _queue(self, data: bytes) -> None:
+        """Queue non-empty output of an open connection for the end-of-iteration flush."""
         self.tot_net_out += len(data)
         obuf = self.obuf
         obuf.append(data)
@@ -267,16 +272,14 @@ class Client(asyncio.Protocol):
             # process() without its call and its blocked/closed checks; calling process() here
             # costs ~680 instructions per unpipelined request (+4%, bench/instr.sh SET 1).
             self._feed(data)
-            self._base = data
-            self._base_done = 0
             out: list[bytes] = []
-            self._run_fast(out, t)
+            self._run_fast(out, t, data, 0)
             if self.exact is not None:
                 self._run_exact(out)
-            if out:
+            if out and not self.closed:
                 payload = out[0] if len(out) == 1 else _join(out)
-                if payload and not self.closed:
-                    self.write(payload)
+                if payload:
+                    self._queue(payload)
             if self.close_after_reply:
                 self.close()
             return
@@ -332,7 +335,7 @@ class Client(asyncio.Protocol):
             return
         out: list[bytes] = []
         if self.exact is None:
-            self._run_fast(out, 0)
+            self._run_fast(out, 0, self._base, self._base_done)
         if self.exact is not None:
             self._run_exact(out)
         if out and not self.closed:
@@ -346,7 +349,7 @@ class Client(asyncio.Protocol):
             return self.exact.pending() > 0
         return self._raw is not None or self.reader.has_data()
 
-    def _run_fast(self, out: list[bytes], t_prev: int) -> None:
+    def _run_fast(self, out: list[bytes], t_prev: int, base: bytes | bytearray, base_done: int) -> None:
         # The per-command cost of this loop is the server's floor: keep it free of avoidable
         # attribute loads and calls (measure with bench/instr.sh before and after a change).
         # Timing: `t_prev` is the wall clock (ns) at the end of the last timed step, or 0.  A
@@ -357,13 +360,11 @@ class Client(asyncio.Protocol):
         gets = self._gets
         has_data = self._has_data
         srv = self.server
-        dispatch = srv.fast_get
+        dispatch = _dispatch
         append = out.append
-        base, base_done = self._base, self._base_done
         done = 0
         clean = False
         last = None
-        slow_ns = srv.slowlog_ns
         sample = srv.sample_mask
         ready = srv.ready_keys
         while True:
@@ -415,7 +416,7 @@ class Client(asyncio.Protocol):
                         dt = t_prev - t0
                         cmd.usec += dt
                         cmd.timed_calls += 1
-                        if dt >= slow_ns:
+                        if dt >= srv.slowlog_ns:
                             self._slow(argv, dt)
                     if r is BLOCKED:
                         clean = not has_data()  # blocked on the chunk's last command: a boundary
@@ -451,8 +452,8 @@ class Client(asyncio.Protocol):
                 return
             if self._raw is None:
                 self._raw = bytearray(base)
-            self._raw_done = base_done + done
-            self._base_done = self._raw_done
+            self._raw_done = self._base_done = base_done + done
+            self._base = base
 
     def _run_exact(self, out: list[bytes]) -> None:
         p = self.exact

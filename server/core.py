@@ -96,7 +96,6 @@ class Server:
         # slowlog-log-slower-than in ns for the hot loop (never, when negative); kept in sync below.
         self.slowlog_ns = 0
         self.sample_mask = 7
-        self.fast_get = self.table.fast_dispatch.get  # the hot loop's lookup, bound once
         self._sync_slowlog()
         config.on_change.setdefault("slowlog-log-slower-than", []).append(lambda _v: self._sync_slowlog())
         self.busy_script: Any = None  # a script running past busy-reply-threshold (server/scripting/busy.py)

@@ -37,6 +37,8 @@ from storage.lcs import lcs_length, lcs_walk
 
 _OK = R.OK
 _bulk = R.bulk
+_BULK_HEADERS = R.BULK_HEADERS
+_join = b"".join
 _EMPTY = R.EMPTY_BULK
 STRING_TOO_LONG = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 
@@ -88,7 +90,8 @@ def get(c, argv):
     srv.stat_keyspace_hits += 1
     cls = v.__class__
     if cls is bytes or cls is bytearray:
-        return _bulk(v)
+        n = len(v)  # R.bulk inlined: the call is a twentieth of GET's cost
+        return _join((_BULK_HEADERS[n], v, b"\r\n")) if n < 4096 else _bulk(v)
     raise CommandError(WRONGTYPE)
 
 
@@ -355,7 +358,14 @@ _SHARED_INTS = [b"%d" % i for i in range(10000)]
 _SHARED_INT_VALUE = {b: i for i, b in enumerate(_SHARED_INTS)}
 
 
-def incr_by(c, key: bytes, delta: int) -> bytes:
+_SHARED_INT_REPLIES = [b":%d\r\n" % i for i in range(10000)]  # INCR's replies for them
+
+
+@command("incr")
+def incr(c, argv, delta: int = 1) -> bytes:
+    """INCR, and through `delta` DECR, INCRBY and DECRBY: one body, entered without a second call
+    by INCR, the one redis-benchmark (and most counters) send."""
+    key = argv[1]
     db = c.db
     srv = c.server
     if not (db.expires or db.freq or db.watched or srv.notify_flags):
@@ -371,7 +381,7 @@ def incr_by(c, key: bytes, delta: int) -> bytes:
             if n is not None and (new := n + delta) <= INT64_MAX:
                 if 0 <= new < 10000:
                     e.value = _SHARED_INTS[new]
-                    reply = R.integer(new)
+                    reply = _SHARED_INT_REPLIES[new]
                 else:
                     out = b"%d" % new
                     e.value = out
@@ -402,19 +412,14 @@ def incr_by(c, key: bytes, delta: int) -> bytes:
     return b":%s\r\n" % out
 
 
-@command("incr")
-def incr(c, argv):
-    return incr_by(c, argv[1], 1)
-
-
 @command("decr")
 def decr(c, argv):
-    return incr_by(c, argv[1], -1)
+    return incr(c, argv, -1)
 
 
 @command("incrby")
 def incrby(c, argv):
-    return incr_by(c, argv[1], to_int(argv[2]))
+    return incr(c, argv, to_int(argv[2]))
 
 
 @command("decrby")
@@ -422,7 +427,7 @@ def decrby(c, argv):
     delta = to_int(argv[2])
     if delta == INT64_MIN:
         raise CommandError("ERR decrement would overflow")
-    return incr_by(c, argv[1], -delta)
+    return incr(c, argv, -delta)
 
 
 @command("incrbyfloat")
