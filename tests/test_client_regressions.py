@@ -44,6 +44,15 @@ def _blocked_clients(admin: RawConnection) -> int:
     raise AssertionError("no blocked_clients in INFO")
 
 
+def _await_blocked_clients(admin: RawConnection, count: int) -> None:
+    """Wait for the server's word (INFO blocked_clients, polled) that `count` clients are blocked."""
+    for _ in range(2000):
+        if _blocked_clients(admin) == count:
+            return
+        time.sleep(0.002)
+    raise AssertionError(f"blocked_clients never reached {count}")
+
+
 @pytest.mark.parametrize("cmd", [["BRPOPLPUSH", "src", "dst", "0"], ["BLMOVE", "src", "dst", "LEFT", "RIGHT", "0"]])
 @pytest.mark.parametrize("protocol", [2, 3])
 def test_blocking_move_client_unblock_timeout(raxdb, oracle, cmd, protocol):
@@ -58,12 +67,7 @@ def test_blocking_move_client_unblock_timeout(raxdb, oracle, cmd, protocol):
             client_id = waiter.call("CLIENT", "ID")
             before = _blocked_clients(admin)
             waiter.send(encode_command(cmd))
-            for _ in range(2000):  # the server's word that the client is blocked, polled
-                if _blocked_clients(admin) == before + 1:
-                    break
-                time.sleep(0.002)
-            else:
-                raise AssertionError(f"{port}: the client never blocked")
+            _await_blocked_clients(admin, before + 1)
             assert admin.call("CLIENT", "UNBLOCK", client_id[1:-2].decode(), "TIMEOUT") == b":1\r\n"
             replies.append(waiter.read_frame())
         finally:
@@ -85,12 +89,7 @@ def test_paused_command_runs_once_when_an_inline_command_follows(raxdb, oracle):
             before = _blocked_clients(admin)
             assert admin.call("CLIENT", "PAUSE", "100000", "WRITE") == b"+OK\r\n"
             held.send(encode_command(["INCR", "counter"]))
-            for _ in range(2000):  # the server's word that the INCR is held, polled
-                if _blocked_clients(admin) == before + 1:
-                    break
-                time.sleep(0.002)
-            else:
-                raise AssertionError(f"{port}: the INCR was never held")
+            _await_blocked_clients(admin, before + 1)
             assert admin.call("CLIENT", "UNPAUSE") == b"+OK\r\n"
             assert held.read_frame() == b":1\r\n"
             assert _blocked_clients(admin) == before
