@@ -26,7 +26,7 @@ NULL_BULK2 = b"$-1\r\n"
 NULL_ARRAY2 = b"*-1\r\n"
 NULL3 = b"_\r\n"
 
-_SMALL_INTS = [b":%d\r\n" % i for i in range(-1, 10001)]
+SMALL_INTS = _SMALL_INTS = [b":%d\r\n" % i for i in range(-1, 10001)]  # index n + 1; public for INCR
 
 
 def integer(n: int) -> bytes:

@@ -356,9 +356,7 @@ def _int_value(v: bytes | bytearray) -> int:
 # validating, parsing and formatting digits (~0.25 us of an INCR).
 _SHARED_INTS = [b"%d" % i for i in range(10000)]
 _SHARED_INT_VALUE = {b: i for i, b in enumerate(_SHARED_INTS)}
-
-
-_SHARED_INT_REPLIES = [b":%d\r\n" % i for i in range(10000)]  # INCR's replies for them
+_SHARED_INT_REPLIES = R.SMALL_INTS[1:10001]  # INCR's replies for them: reply.py's cached objects, by value
 
 
 @command("incr")
