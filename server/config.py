@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from protocol.request import _string2ll, quote_arg, split_inline_args
+from storage.stream import node_limits
 
 REDIS_VERSION = "7.0.15"
 U64 = 2**64
@@ -393,7 +394,7 @@ class Config:
         self.hash_max_listpack = (int(v["hash-max-listpack-entries"]), int(v["hash-max-listpack-value"]))
         self.zset_max_listpack = (int(v["zset-max-listpack-entries"]), int(v["zset-max-listpack-value"]))
         self.set_max_intset_entries = int(v["set-max-intset-entries"])
-        self.stream_node_max = (int(v["stream-node-max-bytes"]), int(v["stream-node-max-entries"]))
+        self.stream_node_limits = node_limits(int(v["stream-node-max-bytes"]), int(v["stream-node-max-entries"]))
 
     # lookups ---------------------------------------------------------------------------------
     def canonical(self, name: str) -> str | None:

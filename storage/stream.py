@@ -62,6 +62,18 @@ _pack_header = struct.Struct("<IH").pack_into
 _pack_header_count = struct.Struct("<IHB").pack_into  # the header, then a live count below 128
 
 
+def node_limits(max_bytes: int, max_entries: int) -> tuple[int, int, int]:
+    """stream-node-max-bytes and -entries as appending reads them, and the default LIMIT of an
+    approximate trim (streamAppendItem, streamParseAddOrTrimArgsOrReply): no byte limit, or one
+    over a listpack's maximum, means that maximum; no entry limit means none; the trim LIMIT is 100
+    nodes' worth of entries, within [10000 if unset, 1000000].  The config computes this once per
+    change, so XADD tests a node's room with two plain comparisons."""
+    if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
+        max_bytes = LISTPACK_MAX_SIZE
+    limit = 100 * max_entries
+    return max_bytes, max_entries if max_entries > 0 else 1 << 62, 10000 if limit <= 0 else min(limit, 1000000)
+
+
 def id_key(i: int) -> bytes:
     return i.to_bytes(16, "big")
 
@@ -371,41 +383,48 @@ class Stream:
 
     # ---- adding ----------------------------------------------------------------------------------
     def append(self, argv: list[bytes], pos: int, new_id: int, max_bytes: int, max_entries: int) -> bool:
-        """Add the entry `new_id` with the field/value pairs argv[pos:] (streamAppendItem); False
+        """Add the entry `new_id` with the field/value pairs argv[pos:] (streamAppendItem) to a node
+        of at most max_bytes / max_entries (stream-node-max-bytes / -entries as configured); False
         (nothing added) if they add up to more than a listpack may hold.  The caller has checked
         new_id > last_id."""
+        max_bytes, max_entries, _ = node_limits(max_bytes, max_entries)
         return self.add(argv, pos, new_id >> 64, new_id & U64, new_id, max_bytes, max_entries)
 
     def add(self, argv: list[bytes], pos: int, ms: int, seq: int, new_id: int, max_bytes: int,
             max_entries: int) -> bool:
-        """append() given the new ID also split in its two parts.  This is XADD's whole cost, so the
-        common case (the master entry's fields, short values that cannot be integers, room in the
-        tail node for one more entry whose live count stays a 7-bit int) is inline: the entry's
-        pieces joined once onto the node, one header write that also stores the count."""
+        """append() given the new ID also split in its two parts, and the node limits as
+        node_limits() gives them.  This is XADD's whole cost, so the common case (the master
+        entry's fields, short values that cannot be integers, room in the tail node for one more
+        entry whose live count stays a 7-bit int) is inline: the entry's pieces joined once onto
+        the node, one header write that also stores the count."""
         t = self._tail
         if t is not None and argv[pos::2] == t.fields:
-            msd = ms - t.mms
-            seqd = seq - t.mseq
-            parts = [b"\x02\x01", _SMALL_INTS[msd + 4096] if msd < 4096 else _int_entry(_as_int64(msd)),
-                     _SMALL_INTS[seqd + 4096] if -4096 <= seqd < 4096 else _int_entry(_as_int64(seqd))]
-            size = t.fsize
-            for v in argv[pos + 1 :: 2]:
-                n = len(v)
-                if n > 63 or v < b":":  # long, or may be stored as an integer: not inline
-                    break
-                size += n
-                parts += (_STR6_HEAD[n], v, _STR6_TAIL[n])
-            else:
+            values = argv[pos + 1 :: 2]
+            # A value that could be stored as an integer starts with a digit or '-' (below ':'),
+            # and so does the smallest value when any does: one C-level min() rules them all out.
+            if min(values) >= b":":
+                msd = ms - t.mms
+                seqd = seq - t.mseq
+                parts = [b"\x02\x01", _SMALL_INTS[msd + 4096] if msd < 4096 else _int_entry(_as_int64(msd)),
+                         _SMALL_INTS[seqd + 4096] if -4096 <= seqd < 4096 else _int_entry(_as_int64(seqd))]
+                size = t.fsize
+                try:
+                    for v in values:
+                        n = len(v)
+                        parts += (_STR6_HEAD[n], v, _STR6_TAIL[n])  # IndexError past 63 bytes
+                        size += n
+                except IndexError:  # a longer value: the general encoder
+                    return self._append_slow(argv, pos, new_id, max_bytes, max_entries)
                 lp = t.lp
                 count = t.count
-                if (count < 127 and len(lp) + size < max_bytes <= LISTPACK_MAX_SIZE
-                        and (count + t.deleted < max_entries or not max_entries)):
+                n = t.nelem + t.nadd  # the header's element count after it (saturating is slow-path work)
+                if (count < 127 and n < 65535 and len(lp) + size < max_bytes
+                        and count + t.deleted < max_entries):
                     parts.append(t.end)
                     del lp[-1]  # the terminator (slice assignment over it is 2x slower)
                     lp += b"".join(parts)
                     t.count = count = count + 1
-                    n = t.nelem + t.nadd
-                    t.nelem = n = n if n < 65535 else 65535
+                    t.nelem = n
                     _pack_header_count(lp, 0, len(lp), n, count)
                     self._appended(new_id)
                     return True
@@ -423,10 +442,8 @@ class Stream:
             size = sum(map(len, argv[pos:]))
             if size > LISTPACK_MAX_SIZE:
                 return False
-            if max_bytes <= 0 or max_bytes > LISTPACK_MAX_SIZE:
-                max_bytes = LISTPACK_MAX_SIZE
             count = t.count
-            if len(lp) + size >= max_bytes or (max_entries and count + t.deleted >= max_entries):
+            if len(lp) + size >= max_bytes or count + t.deleted >= max_entries:
                 self.rax.insert(t.key, bytearray(lp))  # close the node, shrunk to its size
                 self._head = None
             else:

@@ -142,6 +142,39 @@ def test_xadd_arity_and_options(diff):
     """)
 
 
+def test_xadd_capped_form_repeated(configured):
+    """`MAXLEN ~ <n> *` on every XADD, as capped-stream producers send it (raxdb reuses its last
+    parse of those options): lengths, node counts and errors stay Redis's while the options repeat,
+    change, change case or stop parsing."""
+    diff = configured("--stream-node-max-entries", "3")
+
+    def add(*args):
+        ours, theirs = diff.both("XADD", *args)
+        assert ours == theirs if theirs[:1] == b"-" else ours[:1] == theirs[:1] == b"$", (args, ours, theirs)
+
+    def shape(key):  # (length, nodes), the same on both (entry IDs differ: they are the clock's)
+        ours, theirs = (r if isinstance(r, dict) else dict(zip(*[iter(r)] * 2, strict=True))  # RESP3: a map
+                        for r in map(parse, diff.both("XINFO", "STREAM", key)))
+        assert (ours[b"length"], ours[b"radix-tree-keys"]) == (theirs[b"length"], theirs[b"radix-tree-keys"])
+        return ours[b"length"], ours[b"radix-tree-keys"]
+
+    for i in range(20):
+        add("s", "MAXLEN", "~", "6", "*", "f", i, "g", "x")
+    assert shape("s") == (8, 3)
+    add("s", "MAXLEN", "~", "6", "*", "f")
+    add("s", "MAXLEN", "~", "6", "*")
+    add("s", "MAXLEN", "~", "6", "*", "f", "1", "g")
+    for args in (("maxlen", "~", "6"), ("MAXLEN", "~", "2"), ("MAXLEN", "~", "06"), ("MAXLEN", "~", "-6"),
+                 ("MAXLEN", "~", "6"), ("MAXLEN", "=", "6"), ("MAXLEN", "~", "6")):
+        for i in range(4):
+            add("s", *args, "*", "f", i)
+        diff("XLEN", "s")
+    diff("SET", "str", "v")
+    add("str", "MAXLEN", "~", "6", "*", "f", "1")
+    add("new", "MAXLEN", "~", "6", "*", "f", "1")
+    assert shape("new") == (1, 1)
+
+
 def test_xadd_fields_encodings(diff):
     # Master-field compression, differing fields, int-looking and long values, empty strings.
     diff.script("""

@@ -183,6 +183,27 @@ def test_big_nodes_are_byte_identical_to_redis(values):
         srv.stop()
 
 
+def test_unlimited_node_saturates_its_element_count_as_redis():
+    """stream-node-max-bytes 0 and -entries 0 (no limits): one node takes 14,000 entries, and its
+    header's element count stops at 65535 (unknown) as Redis's does, whichever append path wrote
+    the entry that crossed it."""
+    srv = start_redis("--rdbcompression", "no", "--stream-node-max-entries", "0", "--stream-node-max-bytes", "0")
+    conn = RawConnection(srv.port)
+    try:
+        s = Stream()
+        for i in range(1, 14001):
+            argv = [b"f", b"x" if i % 1000 else b"7"]  # an integer value now and then: the general path
+            new_id = (1000 << 64) | i
+            assert s.append(argv, 0, new_id, 0, 0)
+            conn.call("XADD", "s", enc_id(new_id), *argv)
+        s.validate()
+        assert s.rax.numele == 1
+        assert redis_stream(conn, "s") == ours(s)
+    finally:
+        conn.close()
+        srv.stop()
+
+
 # ---- reads against a model ----------------------------------------------------------------------
 def enc(eid: int, fields: list[bytes], values: list[bytes]) -> tuple:
     return eid, tuple(fields), tuple(values)

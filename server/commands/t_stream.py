@@ -245,75 +245,79 @@ def parse_add_trim(c, argv: list[bytes], xadd: bool) -> TrimArgs:
         if not a.approx:
             raise CommandError("ERR syntax error, LIMIT cannot be used without the special ~ option")
     elif a.approx:
-        a.limit = _approx_limit(c.server.config.stream_node_max[1])
+        a.limit = c.server.config.stream_node_limits[2]
     else:
         a.limit = 0
     return a
-
-
-def _approx_limit(max_entries: int) -> int:
-    """The LIMIT of an approximate trim given none: 100 nodes' worth of entries, within bounds."""
-    limit = 100 * max_entries
-    return 10000 if limit <= 0 else min(limit, 1000000)
 
 
 def _trim(s: Stream, a: TrimArgs) -> int:
     return s.trim(a.maxlen, a.minid, a.approx, a.limit)
 
 
+_EXHAUSTED = "ERR The stream has exhausted the last possible ID, unable to add more items"
+# The options of the last `XADD <key> MAXLEN ~ <n> * ...` parsed (argv[2:6]) and its <n>.  A capped
+# stream's producers send the same options with every entry; comparing them as one list costs a
+# fraction of parsing them again (~40 bytecodes and an int()).
+_capped: list = [None, 0]
+
+
 @command("xadd")
 def xadd(c, argv):
-    key = argv[1]
-    opt = argv[2]
-    argc = len(argv)
-    a = None
-    maxlen = -1  # `MAXLEN ~ <n> *`, the capped stream's usual form, is parsed inline
-    if opt == b"*":
-        idpos = 2
-    elif (argc > 5 and argv[5] == b"*" and argv[3] == b"~" and (opt == b"MAXLEN" or opt.lower() == b"maxlen")
-          and (n := argv[4]).isdigit() and n[0] != 48 and len(n) < 19):  # plain digits: _int_arg's
-        maxlen = int(n)
-        idpos = 5
+    if argv[2] == b"*":
+        pos = 3
+        maxlen = -1  # no trimming
+        a = None
+    elif argv[2:6] == _capped[0]:
+        pos = 6
+        maxlen = _capped[1]
+        a = None
     else:
         a = parse_add_trim(c, argv, True)
-        idpos = a.idpos
-    nargs = argc - idpos - 1
-    if nargs < 2 or nargs & 1:
+        pos = a.idpos + 1
+        maxlen = -1
+        if pos == 6 and a.approx and a.maxlen is not None:  # exactly `MAXLEN ~ <n> *`
+            _capped[:] = argv[2:6], a.maxlen
+    nargs = len(argv) - pos
+    if nargs & 1 or nargs <= 0:
         raise wrong_arity("xadd")
     if a is not None and a.id_given and a.seq_given and a.id == 0:
         raise CommandError("ERR The ID specified in XADD must be greater than 0-0")
     srv = c.server
     db = c.db
+    key = argv[1]
     s = db.get(key, srv.now_ms)
-    if s is None:
+    if s.__class__ is not Stream:
+        if s is not None:
+            raise CommandError(WRONGTYPE)
         if a is not None and a.nomkstream:
             return c.enc.null
         s = _create_stream(c, key)
-    elif s.__class__ is not Stream:
-        raise CommandError(WRONGTYPE)
     last = s.last_id
-    if last == MAX_ID:
-        raise CommandError("ERR The stream has exhausted the last possible ID, unable to add more items")
     if a is None or not a.id_given:
         ms = srv.now_ms
         if ms > last >> 64:
             seq = 0
             new_id = ms << 64
-        else:
+        elif last != MAX_ID:
             new_id = last + 1
             ms = new_id >> 64
             seq = new_id & U64
+        else:
+            raise CommandError(_EXHAUSTED)
     else:
+        if last == MAX_ID:
+            raise CommandError(_EXHAUSTED)
         new_id = _explicit_id(last, a)
         ms = new_id >> 64
         seq = new_id & U64
-    max_bytes, max_entries = srv.config.stream_node_max
-    if not s.add(argv, idpos + 1, ms, seq, new_id, max_bytes, max_entries):
+    max_bytes, max_entries, approx_limit = srv.config.stream_node_limits
+    if not s.add(argv, pos, ms, seq, new_id, max_bytes, max_entries):
         raise CommandError("ERR Elements are too large to be stored")
     if srv.notify_flags:
         notify(c, NOTIFY_STREAM, "xadd", key)
     if maxlen >= 0:
-        if s.length > maxlen and s.trim(maxlen, None, True, _approx_limit(max_entries)):
+        if s.length > maxlen and s.trim(maxlen, None, True, approx_limit):
             notify(c, NOTIFY_STREAM, "xtrim", key)
     elif a is not None and a.trims and _trim(s, a):
         notify(c, NOTIFY_STREAM, "xtrim", key)
