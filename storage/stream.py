@@ -376,6 +376,16 @@ class Stream:
         t.nelem = L.num_elements(lp)
         return t
 
+    def _head_node(self) -> tuple[bytes, int, bytearray] | None:
+        """(key, master ID, buffer) of the first node, None if there is none; kept in `_head`."""
+        head = self._head
+        if head is None:
+            first = self.rax.first()
+            if first is None:
+                return None
+            head = self._head = (first[0], key_id(first[0]), first[1])
+        return head
+
     def _remove_node(self, key: bytes) -> None:
         self.rax.remove(key)
         self._tail = None
@@ -600,10 +610,8 @@ class Stream:
             it = self.rax.iterator()
             it.seek("<", tail.key)  # type: ignore[union-attr]
         elif not reverse:
-            head = self._head
-            if head is None:
-                first = self.rax.first()
-                head = self._head = (first[0], key_id(first[0]), first[1])  # type: ignore[index]
+            head = self._head_node()
+            assert head is not None  # the stream has a tail node
             if start > head[1]:
                 it = self.rax.iterator()
                 it.seek("<=", start.to_bytes(16, "big"))
@@ -710,7 +718,15 @@ class Stream:
                     yield key, master_id, lp, fp, eid, fields, values
 
     def first_entry_id(self, tombstones: bool = False) -> int | None:
-        for eid, _, _ in self.entries(tombstones=tombstones):
+        """The first entry's ID (live only, unless tombstones), None if there is none.  Our writers
+        leave no node without a live entry, so this reads the first node's first entries only
+        (trimming asks it after every node it removes)."""
+        head = self._head_node()
+        if head is None:
+            return None
+        for eid, _, _, _ in self._node_forward(head[1], head[2], tombstones):
+            return eid
+        for eid, _, _ in self.entries(tombstones=tombstones):  # a node of tombstones only (loaded)
             return eid
         return None
 
@@ -786,12 +802,9 @@ class Stream:
         while True:
             if maxlen is not None and self.length <= maxlen:
                 break
-            head = self._head
+            head = self._head_node()
             if head is None:
-                first = self.rax.first()
-                if first is None:
-                    break
-                head = self._head = (first[0], key_id(first[0]), first[1])
+                break
             key, master_id, lp = head
             entries = lp[6] if lp[6] < 128 else _rd(lp, 6)[0]
             if limit and deleted + entries > limit:
