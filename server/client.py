@@ -390,9 +390,8 @@ class Client(asyncio.Protocol):
                 continue
             done += 1
             if cmd is not None and self.plain:
-                a = cmd.arity
                 n = len(argv)
-                if n == a or (a < 0 and n >= -a):
+                if n == cmd.arity or n >= cmd.least_args:  # cmd.arity_ok(n), inline
                     last = cmd
                     calls = cmd.calls + 1
                     cmd.calls = calls
@@ -502,8 +501,7 @@ class Client(asyncio.Protocol):
             else:
                 self._reject(cmd, unknown_subcommand(argv[1], cmd.name).msg, out)
             return
-        a = cmd.arity
-        if (a > 0 and a != len(argv)) or len(argv) < -a:
+        if not cmd.arity_ok(len(argv)):
             if self.multi is not None:
                 self.multi_error = True
             self._reject(cmd, wrong_arity(cmd.fullname).msg, out)

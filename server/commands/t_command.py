@@ -346,8 +346,7 @@ def _getkeys(argv: list[bytes]) -> KeyRefs:
         raise CommandError("ERR Invalid command specified")
     if not key_specs(cmd) and cmd.fullname not in _KEYS_PROCS:
         raise CommandError("ERR The command has no key arguments")
-    a = cmd.arity
-    if (a > 0 and a != len(args)) or len(args) < -a:
+    if not cmd.arity_ok(len(args)):
         raise CommandError("ERR Invalid number of arguments specified for command")
     refs = key_refs(cmd, args)
     if not refs and "no_mandatory_keys" not in cmd.flags:

@@ -43,7 +43,7 @@ def _acl_of(info: list[Any]) -> tuple[str, ...]:
 class Command:
     """One command or subcommand.  Hot-path fields first; stats are plain ints."""
 
-    __slots__ = ("proc", "arity", "name", "fullname", "flags", "first_key", "last_key", "key_step",
+    __slots__ = ("proc", "arity", "least_args", "name", "fullname", "flags", "first_key", "last_key", "key_step",
                  "acl_categories", "info", "docs", "parent", "subcommands", "is_write", "is_readonly",
                  "calls", "usec", "rejected_calls", "failed_calls", "keys_proc", "ok_in_pubsub",
                  "ok_loading", "no_auth", "queue_in_multi", "is_blocking", "noscript", "sampled",
@@ -54,6 +54,10 @@ class Command:
         self.name = name
         self.fullname = f"{parent.name}|{name}" if parent else name
         self.arity: int = entry[1]
+        # A variadic command (negative arity) takes at least -arity arguments; a fixed one exactly
+        # arity, and least_args is then past any request, so one test covers both:
+        # `n == arity or n >= least_args` (the hot loop's own copy of arity_ok()).
+        self.least_args: int = -self.arity if self.arity < 0 else 1 << 62
         self.flags = _flags_of(info)
         self.first_key, self.last_key, self.key_step = entry[3], entry[4], entry[5]
         self.acl_categories = _acl_of(info)
@@ -76,6 +80,10 @@ class Command:
         # read per call on the hot path; the rest are timed every call so SLOWLOG sees them.
         self.sampled = "fast" in self.flags or self.fullname in _SAMPLED_EXTRA
         self.calls = self.usec = self.rejected_calls = self.failed_calls = self.timed_calls = 0
+
+    def arity_ok(self, n: int) -> bool:
+        """May the command be called with n arguments (its name included)?"""
+        return n == self.arity or n >= self.least_args
 
     def usec_total(self) -> int:
         """Microseconds spent, extrapolated for sampled commands (INFO commandstats usec)."""

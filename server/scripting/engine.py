@@ -195,8 +195,7 @@ class Engine:
         cmd = srv.table.lookup(argv)
         if cmd is None or cmd.proc is None and not cmd.subcommands:
             return self._fail(raise_errors, b"Unknown Redis command called from script")
-        a = cmd.arity
-        if cmd.proc is None or (a > 0 and a != len(argv)) or len(argv) < -a:
+        if cmd.proc is None or not cmd.arity_ok(len(argv)):
             return self._fail(raise_errors, b"Wrong number of args calling Redis command from script")
         if cmd.noscript:
             return self._fail(raise_errors, b"This Redis command is not allowed from script")
