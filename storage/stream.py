@@ -343,14 +343,6 @@ class Stream:
                         ncons.pel.insert(k, clone)
         return new
 
-    # ---- IDs -------------------------------------------------------------------------------------
-    def next_auto_id(self, now_ms: int) -> int | None:
-        """The ID `*` gives now, or None when the stream has exhausted the ID space."""
-        last = self.last_id
-        if now_ms > last >> 64:
-            return now_ms << 64
-        return last + 1 if last < MAX_ID else None
-
     # ---- nodes -----------------------------------------------------------------------------------
     @staticmethod
     def _master(lp: bytearray) -> tuple[int, int, list[bytes], int]:
