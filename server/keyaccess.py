@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from protocol.request import _string2ll
 from server.errors import WRONGTYPE, CommandError
+from storage.keyspace import EmbStr
 
 if TYPE_CHECKING:
     from server.client import Client
@@ -39,11 +41,37 @@ _notifier: list[Any] = [None]
 _ready_signaller: list[Any] = [None]
 
 
+def is_string(value: Any) -> bool:
+    """Strings are the only values that are bytes (or EmbStr) or bytearray; see storage's contract."""
+    return isinstance(value, (bytes, bytearray))
+
+
 def type_name(value: Any) -> str:
-    cls = value.__class__
-    if cls is bytes or cls is bytearray:
-        return "string"
-    return value.type_name
+    return "string" if isinstance(value, (bytes, bytearray)) else value.type_name
+
+
+def string_encoding(v: bytes | bytearray) -> str:
+    """Redis's encoding of a string value: raw once modified in place (bytearray), embstr when
+    Redis skipped the int attempt (EmbStr), else int (a string2ll integer), embstr (at most 44
+    bytes) or raw, as tryObjectEncoding leaves a value SET stored."""
+    cls = v.__class__
+    if cls is bytearray:
+        return "raw"
+    if cls is EmbStr:
+        return "embstr"
+    if len(v) <= 20 and _string2ll(v) is not None:
+        return "int"
+    return "embstr" if len(v) <= 44 else "raw"
+
+
+def writable_string(c: Client, key: bytes, v: bytes | bytearray) -> bytearray:
+    """The key's string value as a bytearray (Redis's dbUnshareStringValue): the stored value
+    itself when it already is one, else a copy that replaces it."""
+    if v.__class__ is bytearray:
+        return v  # type: ignore[return-value]
+    buf = bytearray(v)
+    c.db.replace(key, buf)
+    return buf
 
 
 def lookup_read(c: Client, key: bytes) -> Any:
@@ -65,7 +93,7 @@ def lookup_write(c: Client, key: bytes) -> Any:
 
 def lookup_string(c: Client, key: bytes, write: bool = False) -> bytes | bytearray | None:
     v = lookup_write(c, key) if write else lookup_read(c, key)
-    if v is not None and v.__class__ is not bytes and v.__class__ is not bytearray:
+    if v is not None and not isinstance(v, (bytes, bytearray)):
         raise CommandError(WRONGTYPE)
     return v
 

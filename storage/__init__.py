@@ -2,7 +2,9 @@
 everything is plain data structures driven by the command layer on the loop thread.
 
 Value contract (what `storage.keyspace.Database` holds per key):
-- strings are `bytes` (int/embstr/raw inferred from content) or `bytearray` (raw, modified in place);
+- strings are `bytes` (int/embstr/raw inferred from content), `keyspace.EmbStr` (a bytes subclass
+  for the rare value Redis holds embstr although it reads as an integer) or `bytearray` (raw,
+  modified in place); `isinstance(v, (bytes, bytearray))` is the string test;
 - every other type is an object with
     `type_name`  class attribute: "list", "hash", "set", "zset" or "stream" (TYPE, SCAN TYPE),
     `encoding()` the OBJECT ENCODING name it really has now ("listpack", "quicklist", "hashtable",

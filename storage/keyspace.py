@@ -1,8 +1,9 @@
 """One logical database: keys, their values, their expiry, and a SCAN-stable slot index.
 
-Values: strings are `bytes` (Redis's int/embstr/raw encodings are inferred from content) or
-`bytearray` (a string that was modified in place by APPEND/SETRANGE/SETBIT: Redis's `raw`).  Every
-other type is an object with a `type_name` attribute.
+Values: strings are `bytes` (Redis's int/embstr/raw encodings are inferred from content),
+`EmbStr` (bytes Redis holds embstr although they read as an integer) or `bytearray` (a string that
+was modified in place by APPEND/SETRANGE/SETBIT: Redis's `raw`).  Every other type is an object
+with a `type_name` attribute.
 
 Expiry: `expires` maps key -> absolute deadline in ms.  Keys expire lazily (any lookup with the
 cached command time past the deadline deletes them) and actively: a heap of (deadline, key) lets the
@@ -54,6 +55,15 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
+
+
+class EmbStr(bytes):
+    """A string value that Redis keeps embstr-encoded whatever its content: INCRBYFLOAT builds its
+    result with createStringObjectFromLongDouble, which never tries the int encoding, so "3" stays
+    embstr there while SET's "3" becomes int.  Only such values carry the class; the hot paths test
+    `__class__ is bytes` and send it to their general branch, which treats it as any string."""
+
+    __slots__ = ()
 
 
 class WallClock:

@@ -792,6 +792,51 @@ def test_object_encoding_of_results(diff):
     """)
 
 
+def test_incrbyfloat_integral_result_is_embstr(diff):
+    # INCRBYFLOAT stores its result without trying the int encoding, so "3" is embstr there (and not
+    # a shared integer) where SET's "3" is int.  Every string command must still treat it as a string.
+    diff.script("""
+        INCRBYFLOAT f 1.5
+        INCRBYFLOAT f 1.5
+        GET f
+        OBJECT ENCODING f
+        OBJECT REFCOUNT f
+        TYPE f
+        STRLEN f
+        GETRANGE f 0 -1
+        MGET f
+        MEMORY USAGE f
+        COPY f g
+        OBJECT ENCODING g
+        RENAME f h
+        OBJECT ENCODING h
+        INCRBYFLOAT h 100
+        OBJECT ENCODING h
+        INCR h
+        OBJECT ENCODING h
+        INCRBYFLOAT a 7
+        APPEND a 1
+        OBJECT ENCODING a
+        INCRBYFLOAT b 7
+        SETRANGE b 1 0
+        GET b
+        OBJECT ENCODING b
+        INCRBYFLOAT bits 64
+        SETBIT bits 3 1
+        GET bits
+        OBJECT ENCODING bits
+        INCRBYFLOAT x 1e3
+        BITCOUNT x
+        LCS x g
+        PFCOUNT x
+        GETDEL x
+        INCRBYFLOAT y 2.5
+        OBJECT ENCODING y
+        SET y 3
+        OBJECT ENCODING y
+    """)
+
+
 def test_writes_over_a_stale_key(diff):
     # A key whose deadline passed but that nobody touched yet: writers expire it first.
     diff.script("""

@@ -23,7 +23,16 @@ from server.commands.args import INT64_MAX, maybe_int, to_int
 from server.commands.t_string import option_word
 from server.commands.table import command
 from server.errors import SYNTAX, WRONGTYPE, CommandError
-from server.keyaccess import NOTIFY_GENERIC, NOTIFY_STRING, lookup_read, lookup_write, modified, notify
+from server.keyaccess import (
+    NOTIFY_GENERIC,
+    NOTIFY_STRING,
+    is_string,
+    lookup_read,
+    lookup_write,
+    modified,
+    notify,
+    writable_string,
+)
 from storage.bits import bitwise, count_bits, first_bit, get_field, set_field
 
 BIT_OFFSET_ERR = "ERR bit offset is not an integer or out of range"
@@ -42,10 +51,6 @@ def _s64(x: int) -> int:
 
 def _sign_extend(x: int, bits: int) -> int:
     return x - (1 << bits) if x >> (bits - 1) else x
-
-
-def _is_string(v) -> bool:
-    return v.__class__ is bytes or v.__class__ is bytearray
 
 
 def bit_offset(c, arg: bytes, field_bits: int = 0) -> int:
@@ -70,13 +75,9 @@ def string_for_bits(c, key: bytes, maxbit: int) -> tuple[bytearray, bool]:
         buf = bytearray(need)
         c.db.add(key, buf)
         return buf, True
-    if v.__class__ is bytes:
-        buf = bytearray(v)
-        c.db.replace(key, buf)
-    elif v.__class__ is bytearray:
-        buf = v
-    else:
+    if not is_string(v):
         raise CommandError(WRONGTYPE)
+    buf = writable_string(c, key, v)
     if len(buf) < need:
         buf.extend(bytes(need - len(buf)))
         return buf, True
@@ -137,7 +138,7 @@ def getbit(c, argv):
     v = lookup_read(c, argv[1])
     if v is None:
         return R.ZERO
-    if not _is_string(v):
+    if not is_string(v):
         raise CommandError(WRONGTYPE)
     byte = offset >> 3
     if byte < len(v) and v[byte] & (0x80 >> (offset & 7)):
@@ -151,7 +152,7 @@ def bitcount(c, argv):
     v = lookup_read(c, argv[1])
     if v is None:
         return R.ZERO
-    if not _is_string(v):
+    if not is_string(v):
         raise CommandError(WRONGTYPE)
     argc = len(argv)
     if argc == 2:
@@ -174,7 +175,7 @@ def bitpos(c, argv):
     v = lookup_read(c, argv[1])
     if v is None:
         return R.integer(-1 if bit else 0)  # a missing key is an endless run of zeros
-    if not _is_string(v):
+    if not is_string(v):
         raise CommandError(WRONGTYPE)
     argc = len(argv)
     end_given = argc >= 5
@@ -212,7 +213,7 @@ def bitop(c, argv):
         if v is None:
             sources.append(b"")
             continue
-        if not _is_string(v):
+        if not is_string(v):
             raise CommandError(WRONGTYPE)
         sources.append(v)
         if len(v) > length:
@@ -316,7 +317,7 @@ def _bitfield(c, argv: list[bytes], readonly_cmd: bool) -> bytes:
         buf, grown = string_for_bits(c, key, highest)
     else:
         buf = lookup_read(c, key)
-        if buf is not None and not _is_string(buf):
+        if buf is not None and not is_string(buf):
             raise CommandError(WRONGTYPE)
     replies = []
     changes = 0

@@ -12,27 +12,26 @@ from __future__ import annotations
 from protocol import reply as R
 from server.commands.table import command
 from server.errors import WRONGTYPE, CommandError
-from server.keyaccess import NOTIFY_STRING, lookup_read, lookup_write, modified, notify
+from server.keyaccess import (
+    NOTIFY_STRING,
+    is_string,
+    lookup_read,
+    lookup_write,
+    modified,
+    notify,
+    writable_string,
+)
 from storage import hll
 
 NOT_HLL = "WRONGTYPE Key is not a valid HyperLogLog string value."
 
 
 def _checked(v) -> bytes | bytearray:
-    cls = v.__class__
-    if cls is not bytes and cls is not bytearray:
+    if not is_string(v):
         raise CommandError(WRONGTYPE)
     if not hll.is_hll(v):
         raise CommandError(NOT_HLL)
     return v
-
-
-def _writable(c, key: bytes, v) -> bytearray:
-    if v.__class__ is bytearray:
-        return v
-    buf = bytearray(v)
-    c.db.replace(key, buf)
-    return buf
 
 
 def _sparse_max(c) -> int:
@@ -53,7 +52,7 @@ def pfadd(c, argv):
         c.db.add(key, buf)
         updated = 1
     else:
-        buf = _writable(c, key, _checked(v))
+        buf = writable_string(c, key, _checked(v))
     if len(argv) > 2:
         try:
             updated += hll.add(buf, argv[2:], _sparse_max(c))
@@ -105,7 +104,7 @@ def pfcount(c, argv):
             card = hll.count(v)
         except hll.CorruptHLL:
             raise _corrupt() from None
-        hll.set_cached_card(_writable(c, key, v), card)
+        hll.set_cached_card(writable_string(c, key, v), card)
         modified(c, key)
     return R.integer(card)
 
@@ -119,7 +118,7 @@ def pfmerge(c, argv):
         buf = hll.new_sparse()
         c.db.add(key, buf)
     else:
-        buf = _writable(c, key, v)
+        buf = writable_string(c, key, v)
     try:
         if use_dense:
             hll.to_dense(buf)
@@ -139,7 +138,7 @@ def pfdebug(c, argv):
     v = lookup_write(c, key)
     if v is None:
         raise CommandError("ERR The specified key does not exist")
-    buf = _writable(c, key, _checked(v))
+    buf = writable_string(c, key, _checked(v))
     if sub in (b"getreg", b"todense"):
         converted = buf[4] == hll.SPARSE
         if converted:

@@ -25,11 +25,13 @@ from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandErr
 from server.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_KEY_MISS,
+    is_string,
     lookup_read,
     lookup_write,
     modified,
     notify,
     signal_ready,
+    string_encoding,
     type_name,
 )
 from storage.glob import compile_glob
@@ -177,10 +179,10 @@ def renamenx(c, argv):
 def copy_value(v: Any) -> Any:
     """An independent copy of a stored value (bytes are immutable and can be shared)."""
     cls = v.__class__
-    if cls is bytes:
-        return v
     if cls is bytearray:
         return bytearray(v)
+    if isinstance(v, bytes):  # EmbStr too
+        return v
     return v.copy()
 
 
@@ -453,21 +455,8 @@ _HELP = R.array([R.status(line) for line in (
 )])
 
 
-def string_encoding(v: bytes | bytearray) -> str:
-    """Redis's encoding of a string value: int (a string2ll integer of at most 20 chars), embstr
-    (at most 44 bytes) or raw (longer, or modified in place)."""
-    if v.__class__ is bytearray:
-        return "raw"
-    if len(v) <= 20 and maybe_int(v) is not None:
-        return "int"
-    return "embstr" if len(v) <= 44 else "raw"
-
-
 def object_encoding(v: Any) -> str:
-    cls = v.__class__
-    if cls is bytes or cls is bytearray:
-        return string_encoding(v)
-    return v.encoding()
+    return string_encoding(v) if is_string(v) else v.encoding()
 
 
 def _policy(c) -> str:

@@ -20,7 +20,7 @@ from server.commands.t_config import help_reply, is_local
 from server.commands.table import NO_REPLY, command
 from server.config import memtoull
 from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError
-from server.keyaccess import modified, signal_ready
+from server.keyaccess import is_string, modified, signal_ready, string_encoding
 from server.log import LOG
 
 
@@ -191,18 +191,9 @@ def _sds_alloc(length: int, embedded: bool = False) -> int:
     return hdr + length + 1
 
 
-def string_encoding(v: bytes | bytearray) -> str:
-    """int / embstr / raw, as Redis would have encoded a string value set by SET."""
-    if v.__class__ is bytearray:
-        return "raw"
-    if len(v) <= 20 and _string2ll(v) is not None:
-        return "int"
-    return "embstr" if len(v) <= 44 else "raw"
-
-
 def value_usage(v) -> int:
     """Bytes the value object occupies, estimated like Redis's objectComputeSize."""
-    if v.__class__ is bytes or v.__class__ is bytearray:
+    if is_string(v):
         enc = string_encoding(v)
         if enc == "int":
             return 16
@@ -366,7 +357,7 @@ def _debug_object(c, key: bytes) -> bytes:
     value = db.get(key, c.server.now_ms)
     if value is None:
         raise CommandError(NO_SUCH_KEY)
-    if value.__class__ is bytes or value.__class__ is bytearray:
+    if is_string(value):
         enc = string_encoding(value)
         shared = enc == "int" and 0 <= int(value) < 10000
         refcount = 2147483647 if shared else 1

@@ -27,12 +27,15 @@ from server.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_KEY_MISS,
     NOTIFY_STRING,
+    is_string,
     lookup_read,
     lookup_string,
     lookup_write,
     modified,
     notify,
+    writable_string,
 )
+from storage.keyspace import EmbStr
 from storage.lcs import lcs_length, lcs_walk
 
 _OK = R.OK
@@ -53,10 +56,6 @@ def check_string_length(c, total: int) -> None:
     """Redis's checkStringLength: a string may not grow past proto-max-bulk-len."""
     if total > c.server.config.proto_max_bulk_len:
         raise CommandError(STRING_TOO_LONG)
-
-
-def _is_string(v) -> bool:
-    return v.__class__ is bytes or v.__class__ is bytearray
 
 
 def _delete(c, key: bytes) -> None:
@@ -92,6 +91,8 @@ def get(c, argv):
     if cls is bytes or cls is bytearray:
         n = len(v)  # R.bulk inlined: the call is a twentieth of GET's cost
         return _join((_BULK_HEADERS[n], v, b"\r\n")) if n < 4096 else _bulk(v)
+    if is_string(v):  # EmbStr
+        return _bulk(v)
     raise CommandError(WRONGTYPE)
 
 
@@ -290,7 +291,7 @@ def mget(c, argv):
             parts.append(null)
             continue
         hits += 1
-        if v.__class__ is bytes or v.__class__ is bytearray:
+        if isinstance(v, (bytes, bytearray)):
             parts.append(_bulk(v))
         else:
             parts.append(null)
@@ -391,8 +392,7 @@ def incr(c, argv, delta: int = 1) -> bytes:
     if v is None:
         new = delta
     else:
-        cls = v.__class__
-        if cls is not bytes and cls is not bytearray:
+        if not is_string(v):
             raise CommandError(WRONGTYPE)
         new = _int_value(v) + delta
         if new > INT64_MAX or new < INT64_MIN:
@@ -442,6 +442,8 @@ def incrbyfloat(c, argv):
     if total is None:
         raise CommandError("ERR increment would produce NaN or Infinity")
     out = longdouble.format_human(total)
+    if maybe_int(out) is not None:
+        out = EmbStr(out)  # Redis stores the result without trying the int encoding
     if v is None:
         c.db.add(key, out)
     else:
@@ -467,9 +469,7 @@ def append(c, argv):
         n = len(tail)
     else:
         check_string_length(c, len(v) + len(tail))
-        if v.__class__ is bytes:
-            v = bytearray(v)
-            c.db.replace(key, v)
+        v = writable_string(c, key, v)
         v += tail
         n = len(v)
     modified(c, key)
@@ -522,9 +522,7 @@ def setrange(c, argv):
         if not patch:
             return R.integer(len(v))
         check_string_length(c, end)
-        if v.__class__ is bytes:
-            v = bytearray(v)
-            c.db.replace(key, v)
+        v = writable_string(c, key, v)
         if len(v) < end:
             v.extend(bytes(end - len(v)))
         v[offset:end] = patch
@@ -538,7 +536,7 @@ def setrange(c, argv):
 def lcs(c, argv):
     va = lookup_read(c, argv[1])
     vb = lookup_read(c, argv[2])
-    if (va is not None and not _is_string(va)) or (vb is not None and not _is_string(vb)):
+    if (va is not None and not is_string(va)) or (vb is not None and not is_string(vb)):
         raise CommandError("ERR The specified keys must contain string values")
     a = b"" if va is None else va
     b = b"" if vb is None else vb
