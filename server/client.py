@@ -61,7 +61,7 @@ class Client(asyncio.Protocol):
                  "multi_error", "watched", "dirty_cas", "channels", "patterns", "shard_channels",
                  "ctime", "last_interaction", "last_cmd", "addr", "laddr", "close_after_reply",
                  "closed", "reply_mode", "blocked", "write_paused", "is_monitor",
-                 "user", "tracking", "no_evict", "no_touch", "in_exec", "block_state",
+                 "user", "tracking", "no_evict", "no_touch", "in_exec", "is_script", "block_state",
                  "tot_net_in", "tot_net_out", "last_argv", "fd", "kill_reason", "_base",
                  "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark")
 
@@ -106,6 +106,7 @@ class Client(asyncio.Protocol):
         self.no_evict = False
         self.no_touch = False
         self.in_exec = False
+        self.is_script = False  # the Lua engines' client (Redis's CLIENT_SCRIPT flag)
         self.tot_net_in = self.tot_net_out = 0
         self.last_argv: list[bytes] | None = None
         self.kill_reason = ""

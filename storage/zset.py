@@ -497,6 +497,11 @@ class ZSet:
     def _convert(self) -> None:
         self.order = _SkipOrder(self.order)
 
+    def to_skiplist(self) -> None:
+        """Convert a listpack value for good (SORT does, as Redis's zsetConvert)."""
+        if self.order.__class__ is _PairList:
+            self._convert()
+
     # ---- updates -------------------------------------------------------------------------------
     def add(self, member: bytes, score: float, flags: int, max_entries: int, max_value: int
             ) -> tuple[int, float]:

@@ -17,6 +17,7 @@ from server.commands import (  # noqa: F401 - imported for their registrations
     t_scripting,
     t_server,
     t_set,
+    t_sort,
     t_stream,
     t_string,
     t_zset,

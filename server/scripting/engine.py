@@ -420,6 +420,7 @@ def _script_client(server: Server) -> Client:
     c.addr = "lua"
     c.authenticated = True
     c.in_exec = True  # blocking commands must not block inside a script
+    c.is_script = True
     c.plain = False
     return c
 

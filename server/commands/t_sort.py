@@ -1,0 +1,292 @@
+"""SORT and SORT_RO (Redis's sort.c): sort a list, set or sorted set, numerically or ALPHA, by the
+elements or by other keys (BY pattern), and return or STORE the elements or other keys (GET).
+
+Order of work, as Redis does it, because it decides which error a client sees and which side
+effects happen: options are parsed first (a syntax or LIMIT error comes before WRONGTYPE); then
+the key is read; a sorted set is converted to a skiplist (SORT does that destructively in Redis, and
+OBJECT ENCODING shows it); then the elements are loaded, their weights looked up, sorted, and the
+reply or the stored list built.  A weight that is not a number is only reported after every weight
+was looked up ("One or more scores can't be converted into double").
+
+Patterns (`lookup_by_pattern`): "#" is the element itself; otherwise the first `*` is replaced by
+the element and the key read as a string, or, with `->field` after the `*`, as a hash field.  The
+pattern is searched as a C string (up to a NUL byte), as strchr/strstr do in Redis.  A BY pattern
+without `*` means "don't sort": lists and sorted sets then keep their own order (reversed by DESC)
+and LIMIT is taken as a range of it.  A set has no stable order, so with STORE or inside a script a
+"don't sort" set is sorted ALPHA instead, as Redis does for replication.
+
+Comparisons: numeric weights are C strtod over the whole value (leading blanks allowed, an empty
+value is 0, overflow, underflow and NaN are errors); equal weights fall back to comparing the
+elements' bytes, so the result is deterministic.  ALPHA compares bytes: Redis uses strcoll without
+STORE, which is byte order under the C and C.UTF-8 locales it runs with here, stopping at a NUL;
+with BY, missing weights sort first.  Ties left after that (ALPHA BY with equal or missing weights)
+keep the load order, as glibc's merge-sort qsort does; Redis's partial sort for BY + LIMIT may order
+such ties differently.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from protocol import reply as R
+from server.commands.args import strtod, to_int
+from server.commands.pqsort import partial_qsort
+from server.commands.table import command
+from server.errors import SYNTAX, WRONGTYPE, CommandError
+from server.keyaccess import (
+    NOTIFY_GENERIC,
+    NOTIFY_LIST,
+    is_string,
+    lookup_read,
+    modified,
+    notify,
+    signal_ready,
+)
+from storage.hashtype import Hash
+from storage.quicklist import Quicklist
+from storage.set_type import RSet
+from storage.zset import ZSet
+
+_NOT_DOUBLE = "ERR One or more scores can't be converted into double"
+_C_SPACE = b" \t\n\v\f\r"
+_DBL_MIN = 2.2250738585072014e-308
+
+
+def _cstr(b: bytes) -> bytes:
+    """The bytes a C string function sees: up to the first NUL."""
+    return b.partition(b"\0")[0]
+
+
+def lookup_by_pattern(c, pattern: bytes, elem: bytes) -> bytes | bytearray | None:
+    """lookupKeyByPattern: the value the pattern names for `elem`, or None."""
+    cpat = _cstr(pattern)
+    if cpat == b"#":
+        return elem
+    star = cpat.find(b"*")
+    if star < 0:
+        return None
+    arrow = cpat.find(b"->", star + 1)
+    field = None
+    end = len(pattern)
+    if arrow >= 0 and arrow + 2 < len(cpat):
+        field = pattern[arrow + 2:]
+        end = arrow
+    key = pattern[:star] + elem + pattern[star + 1:end]
+    v = lookup_read(c, key)
+    if v is None:
+        return None
+    if field is not None:
+        return v.d.get(field) if v.__class__ is Hash else None
+    return v if is_string(v) else None
+
+
+def _weight(v: bytes | bytearray) -> float | None:
+    """C strtod over the whole value (as far as a NUL), None where SORT reports an error."""
+    s = _cstr(bytes(v))
+    if not s:
+        return 0.0  # strtod converts nothing, and the end pointer is already at the NUL
+    s = s.lstrip(_C_SPACE)
+    d = strtod(s) if s else None
+    if d is None or math.isnan(d):
+        return None
+    if math.isinf(d) and b"inf" not in s.lower():
+        return None  # overflow: ERANGE
+    if abs(d) < _DBL_MIN and Fraction(d) != _exact_value(s):
+        return None  # glibc's ERANGE: the result underflowed and is not exact
+    return d
+
+
+def _exact_value(s: bytes) -> Fraction:
+    """The number a strtod-syntax decimal or hex literal spells, exactly."""
+    text = s.decode().lower()
+    neg = text.startswith("-")
+    text = text.lstrip("+-")
+    if not text.startswith("0x"):
+        return Fraction(-1 if neg else 1) * Fraction(text)
+    mantissa, _, exp = text[2:].partition("p")
+    whole, _, frac = mantissa.partition(".")
+    value = Fraction(int(whole + frac or "0", 16)) * Fraction(2) ** (int(exp or "0") - 4 * len(frac))
+    return -value if neg else value
+
+
+def _sort_keys(argv: list[bytes]) -> list[int]:
+    """sortGetKeys: the sorted key and the last STORE destination."""
+    keys = [1]
+    store = 0
+    i, n = 2, len(argv)
+    while i < n:
+        word = argv[i].lower()
+        if word == b"limit":
+            i += 2
+        elif word in (b"get", b"by"):
+            i += 1
+        elif word == b"store" and i + 1 < n:
+            store = i + 1
+        i += 1
+    if store:
+        keys.append(store)
+    return keys
+
+
+def _sort(c, argv: list[bytes], readonly: bool) -> bytes:
+    desc = alpha = dontsort = False
+    limit_start, limit_count = 0, -1
+    sortby: bytes | None = None
+    store: bytes | None = None
+    gets: list[bytes] = []
+    j, argc = 2, len(argv)
+    while j < argc:
+        left = argc - j - 1
+        word = _cstr(argv[j]).lower()
+        if word == b"asc":
+            desc = False
+        elif word == b"desc":
+            desc = True
+        elif word == b"alpha":
+            alpha = True
+        elif word == b"limit" and left >= 2:
+            limit_start = to_int(argv[j + 1])
+            limit_count = to_int(argv[j + 2])
+            j += 2
+        elif not readonly and word == b"store" and left >= 1:
+            store = argv[j + 1]
+            j += 1
+        elif word == b"by" and left >= 1:
+            sortby = argv[j + 1]
+            dontsort = b"*" not in _cstr(sortby)
+            j += 1
+        elif word == b"get" and left >= 1:
+            gets.append(argv[j + 1])
+            j += 1
+        else:
+            raise CommandError(SYNTAX)
+        j += 1
+
+    value = lookup_read(c, argv[1])
+    cls = value.__class__
+    if value is not None and cls is not Quicklist and cls is not RSet and cls is not ZSet:
+        raise CommandError(WRONGTYPE)
+    if dontsort and cls is RSet and (store is not None or c.is_script):
+        dontsort, alpha, sortby = False, True, None
+    if cls is ZSet and value.is_listpack():
+        value.to_skiplist()
+
+    n = 0 if value is None else len(value)
+    start = min(max(limit_start, 0), n)
+    count = min(max(limit_count, -1), n)
+    end = n - 1 if count < 0 else start + count - 1
+    if start >= n:
+        start, end = n - 1, n - 2
+    end = min(end, n - 1)
+
+    if value is None:
+        elems: list[bytes] = []
+    elif dontsort and cls is not RSet:
+        # Lists and sorted sets keep their own order: load just the LIMIT range of it.
+        if cls is Quicklist:
+            ordered = list(value.iter_reversed() if desc else value)
+        else:
+            ordered = [m for _, m in (value.order.islice(reverse=desc))]
+        elems = ordered[start:end + 1] if end >= start else []
+        start, end = 0, len(elems) - 1
+    elif cls is Quicklist:
+        elems = list(value)
+    elif cls is RSet:
+        elems = value.members()
+    else:
+        elems = list(value.scores)
+
+    if not dontsort:
+        elems = _sorted(c, elems, sortby, alpha, desc, store is not None, start, end)
+
+    picked = elems[start:end + 1] if end >= start else []
+    if store is None:
+        if not gets:
+            return R.bulk_array(picked)
+        null = c.enc.null
+        parts = []
+        for e in picked:
+            for pattern in gets:
+                v = lookup_by_pattern(c, pattern, e)
+                parts.append(null if v is None else R.bulk(v))
+        return R.array(parts)
+
+    if gets:
+        out = []
+        for e in picked:
+            for pattern in gets:
+                v = lookup_by_pattern(c, pattern, e)
+                out.append(b"" if v is None else bytes(v))
+    else:
+        out = picked
+    db = c.db
+    if out:
+        ql = Quicklist()  # 7.0 builds it with quicklist's defaults, not list-max-listpack-size
+        ql.extend_tail(out)
+        db.set(store, ql)
+        notify(c, NOTIFY_LIST, "sortstore", store)
+        modified(c, store)
+        signal_ready(db, store)
+        c.server.dirty += len(out) - 1  # modified() counted one
+    elif db.delete(store):
+        notify(c, NOTIFY_GENERIC, "del", store)
+        modified(c, store)
+    return R.integer(len(out))
+
+
+def _sorted(c, elems: list[bytes], sortby: bytes | None, alpha: bool, desc: bool, storing: bool,
+            start: int, end: int) -> list[bytes]:
+    if not alpha:
+        bad = False
+        keyed = []
+        for e in elems:
+            w = e if sortby is None else lookup_by_pattern(c, sortby, e)
+            score = 0.0
+            if w is not None:
+                d = _weight(w)
+                if d is None:
+                    bad = True
+                else:
+                    score = d
+            keyed.append((score, e))
+        if bad:
+            raise CommandError(_NOT_DOUBLE)
+        keyed.sort(reverse=desc)  # equal weights: by the elements' bytes, a total order
+        return [e for _, e in keyed]
+    if sortby is None:
+        # strcoll (no STORE) stops at a NUL; memcmp (STORE) does not.
+        return sorted(elems, key=None if storing else _cstr, reverse=desc)
+    weights: list[bytes | None] = []
+    for e in elems:
+        w = lookup_by_pattern(c, sortby, e)
+        weights.append(None if w is None else bytes(w) if storing else _cstr(bytes(w)))
+    if start != 0 or end != len(elems) - 1:
+        # Redis sorts just enough for the LIMIT range here, and ties land where its quicksort puts them.
+        sign = -1 if desc else 1
+
+        def cmp(i: int, j: int) -> int:
+            a, b = weights[i], weights[j]
+            if a is None or b is None:
+                r = (b is None) - (a is None)
+            else:
+                r = (a > b) - (a < b)
+            return sign * r
+
+        order = list(range(len(elems)))
+        partial_qsort(order, cmp, start, end)
+    else:
+        # A full sort is glibc's qsort, a merge sort: ties keep the load order, as here.
+        order = sorted(range(len(elems)), key=lambda i: (0, b"") if weights[i] is None else (1, weights[i]),
+                       reverse=desc)
+    return [elems[i] for i in order]
+
+
+@command("sort", keys=_sort_keys)
+def sort(c, argv):
+    return _sort(c, argv, False)
+
+
+@command("sort_ro")
+def sort_ro(c, argv):
+    return _sort(c, argv, True)
