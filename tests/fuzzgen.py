@@ -6,8 +6,8 @@ meet values of other types (WRONGTYPE paths) and multi-key commands meet each ot
 values, counts, scores, lex bounds and stream IDs come from small pools that include the edge cases
 (bad numbers, infinities, exhausted IDs), so that a few hundred commands reach them.  Stream IDs
 are explicit or `ms-*` (never `*`), and the commands whose replies depend on the clock or on
-randomness (SPOP, SRANDMEMBER, XINFO CONSUMERS idle times, ...) are left out, so that two servers
-fed the same commands must give the same replies.
+randomness (SPOP, SRANDMEMBER, XINFO CONSUMERS idle times, PEXPIRETIME after a relative EXPIRE, ...)
+are left out, so that two servers fed the same commands must give the same replies.
 """
 
 from __future__ import annotations
@@ -146,11 +146,26 @@ class Gen:
     def keys(self):
         r, k = self.r, self.key
         c = r.choice(["DEL", "EXISTS", "TYPE", "RENAME", "RENAMENX", "COPY", "EXPIRE", "PERSIST", "OBJECT", "TOUCH",
-                      "DBSIZE", "KEYS", "UNLINK", "TTL", "OBJECT", "OBJECT", "MOVE", "SORT", "SORT"])
+                      "DBSIZE", "KEYS", "UNLINK", "TTL", "OBJECT", "OBJECT", "MOVE", "SORT", "SORT", "EXPIREAT",
+                      "PEXPIREAT", "SWAPDB", "MULTI", "EXEC", "EXEC", "DISCARD",
+                      "WATCH", "UNWATCH"])
         if c in ("DEL", "EXISTS", "TOUCH", "UNLINK"):
             return [c] + [k() for _ in range(r.randint(1, 3))]
         if c in ("TYPE", "PERSIST", "TTL"):
             return [c, k()]
+        if c in ("EXPIREAT", "PEXPIREAT"):
+            # far in the future, or already past (deletes the key), never about to run out
+            when = r.choice(["4102444800", "4102444801", "1", "0", "-5", "x", "9223372036854775807"])
+            a = [c, k(), when + ("000" if c == "PEXPIREAT" and when.isdigit() and len(when) > 2 else "")]
+            if r.random() < 0.4:
+                a.append(r.choice(["NX", "XX", "GT", "LT"]))
+            return a
+        if c in ("MULTI", "EXEC", "DISCARD", "UNWATCH"):
+            return [c]
+        if c == "WATCH":
+            return [c] + [k() for _ in range(r.randint(1, 2))]
+        if c == "SWAPDB":
+            return [c, "0", r.choice(["1", "1", "0", "x", "99"])]
         if c in ("RENAME", "RENAMENX"):
             return [c, k(), k()]
         if c == "COPY":
@@ -166,16 +181,21 @@ class Gen:
         if c == "OBJECT":
             return [c, "ENCODING", k()]
         if c == "SORT":
+            # Only total orders: a hashtable set or a skiplist sorted set loads its elements in its
+            # dict's order, which differs between the servers, so ALPHA with a BY pattern (ties
+            # keep the load order) and LIMIT on an unsorted (BY nosort) set would differ, and a
+            # STORE would carry the difference on.  tests/test_sort.py covers those on lists.
             a = [c, k()]
-            if r.random() < 0.3:
-                a += ["BY", r.choice(["nosort", "k*", "{t}*->f1"])]
-            if r.random() < 0.3:
+            by = r.choice([None, None, "nosort", "k*", "{t}*->f1"])
+            if by is not None:
+                a += ["BY", by]
+            if by != "nosort" and r.random() < 0.3:
                 a += ["LIMIT", self.num(-1, 2), self.num(-1, 3)]
             if r.random() < 0.3:
                 a += ["GET", r.choice(["#", "k*", "{t}*->f1"])]
             if r.random() < 0.3:
                 a.append("DESC")
-            if r.random() < 0.5:
+            if by in (None, "nosort") and r.random() < 0.5:
                 a.append("ALPHA")
             if r.random() < 0.3:
                 a += ["STORE", k()]
