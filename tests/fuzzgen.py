@@ -21,6 +21,9 @@ class Gen:
     def __init__(self, rng: random.Random) -> None:
         self.r = rng
         self.ms = 1
+        # Inside MULTI the replies come back in EXEC's array, where the comparison cannot mask
+        # clock-dependent fields; the generator then leaves out TTL and the idle-time replies.
+        self.in_multi = False
 
     def key(self):
         return self.r.choice(KEYS)
@@ -152,7 +155,7 @@ class Gen:
         if c in ("DEL", "EXISTS", "TOUCH", "UNLINK"):
             return [c] + [k() for _ in range(r.randint(1, 3))]
         if c in ("TYPE", "PERSIST", "TTL"):
-            return [c, k()]
+            return ["TYPE" if c == "TTL" and self.in_multi else c, k()]
         if c in ("EXPIREAT", "PEXPIREAT"):
             # far in the future, or already past (deletes the key), never about to run out
             when = r.choice(["4102444800", "4102444801", "1", "0", "-5", "x", "9223372036854775807"])
@@ -161,6 +164,8 @@ class Gen:
                 a.append(r.choice(["NX", "XX", "GT", "LT"]))
             return a
         if c in ("MULTI", "EXEC", "DISCARD", "UNWATCH"):
+            if c != "UNWATCH":
+                self.in_multi = c == "MULTI"
             return [c]
         if c == "WATCH":
             return [c] + [k() for _ in range(r.randint(1, 2))]
@@ -456,9 +461,10 @@ class Gen:
             return [c, k(), g()] + [self.sid() for _ in range(r.randint(1, 3))]
         if c == "XPENDING":
             a = [c, k(), g()]
-            if r.random() < 0.5:
-                # extended form has idle times: only with IDLE large, which filters all, keep deterministic
-                a += ["IDLE", "100000", self.sid(), self.sid(), self.num(0, 5)]
+            if not self.in_multi and r.random() < 0.5:  # extended: the comparison masks its idle times
+                if r.random() < 0.3:
+                    a += ["IDLE", r.choice(["0", "100000", "x"])]
+                a += [self.sid(), self.sid(), self.num(0, 5)]
                 if r.random() < 0.5:
                     a.append(cons())
             return a
@@ -477,19 +483,23 @@ class Gen:
                 a += ["MAXDELETEDID", self.sid()]
             return a
         if c == "XINFO":
-            sub = r.choice(["STREAM", "GROUPS"])
-            return [c, sub, k()]
+            sub = r.choice(["STREAM", "GROUPS"] if self.in_multi else ["STREAM", "GROUPS", "CONSUMERS"])
+            return [c, sub, k()] + ([g()] if sub == "CONSUMERS" else [])
         if c == "XAUTOCLAIM":
-            a = [c, k(), g(), cons(), "100000", self.sid()]
+            a = [c, k(), g(), cons(), r.choice(["0", "0", "100000", "x"]), self.sid()]
             if r.random() < 0.5:
                 a += ["COUNT", self.num(0, 3)]
             if r.random() < 0.3:
                 a.append("JUSTID")
             return a
         if c == "XCLAIM":
-            a = [c, k(), g(), cons(), "100000"] + [self.sid() for _ in range(r.randint(1, 2))]
-            if r.random() < 0.3:
-                a.append("JUSTID")
+            a = [c, k(), g(), cons(), r.choice(["0", "0", "100000", "-1"])] + [self.sid() for _ in range(r.randint(1, 2))]
+            for opt in r.sample(["JUSTID", "FORCE", "RETRYCOUNT", "LASTID"], r.randint(0, 2)):
+                a.append(opt)
+                if opt == "RETRYCOUNT":
+                    a.append(self.num(-1, 5))
+                elif opt == "LASTID":
+                    a.append(self.sid())
             return a
         raise AssertionError(c)
 

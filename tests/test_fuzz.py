@@ -11,7 +11,7 @@ fails with the short sequence, ready to become a targeted test.
 Replies are compared as bytes, except where Redis's own order is not reproducible: a hashtable
 set's or hash's iteration order (compared as multisets; the generator keeps SORT to total orders,
 so only an unsorted BY nosort over such a set differs), the replies inside EXEC (multisets), and
-TTL, which may tick between the two servers.  No command sets a TTL short enough
+TTL and the idle times of XPENDING and XINFO CONSUMERS, which may tick between the two servers.  No command sets a TTL short enough
 to run out during a test.
 This is how INCRBYFLOAT's embstr results and SORT's tie order were found.
 """
@@ -42,9 +42,30 @@ UNORDERED_SOURCES = (b"$9\r\nhashtable\r\n",)
 def _multiset(x):
     if isinstance(x, list):
         return sorted((_multiset(e) for e in x), key=repr)
+    if isinstance(x, dict):  # a RESP3 map: its order is the hash's own
+        return ("map", sorted(((k, _multiset(v)) for k, v in x.items()), key=repr))
     if isinstance(x, Exception):  # an error inside an array: hiredis makes it an exception object
         return ("error", str(x))
     return x
+
+
+def _mask_idle(cmd: list[str], reply):
+    """The reply with its idle times (which tick between the two servers) blanked: XPENDING's
+    extended entries [id, consumer, idle, deliveries] and XINFO CONSUMERS' "idle" fields."""
+    if not isinstance(reply, list):
+        return reply
+    if cmd[0].upper() == "XPENDING" and len(cmd) > 3:
+        return [e[:2] + [None] + e[3:] if isinstance(e, list) and len(e) == 4 else e for e in reply]
+    if cmd[0].upper() == "XINFO" and cmd[1].upper() == "CONSUMERS":
+        out = []
+        for c in reply:
+            if isinstance(c, dict):
+                c = {k: (None if k == b"idle" else v) for k, v in c.items()}
+            elif isinstance(c, list):
+                c = [None if i % 2 and c[i - 1] == b"idle" else v for i, v in enumerate(c)]
+            out.append(c)
+        return out
+    return reply
 
 
 def equivalent(cmd: list[str], ours: bytes, theirs: bytes, oracle: RawConnection) -> bool:
@@ -62,6 +83,8 @@ def equivalent(cmd: list[str], ours: bytes, theirs: bytes, oracle: RawConnection
         return _multiset(a) == _multiset(b)
     if name == "SORT" and oracle.call("OBJECT", "ENCODING", cmd[1]) in UNORDERED_SOURCES:
         return _multiset(a) == _multiset(b)  # BY nosort over a hashtable set: its own order
+    if name in ("XPENDING", "XINFO"):
+        return _mask_idle(cmd, a) == _mask_idle(cmd, b)
     if name == "TTL" and isinstance(a, int) and isinstance(b, int):
         return abs(a - b) <= 1
     return False

@@ -173,6 +173,13 @@ def test_xadd_capped_form_repeated(configured):
     add("str", "MAXLEN", "~", "6", "*", "f", "1")
     add("new", "MAXLEN", "~", "6", "*", "f", "1")
     assert shape("new") == (1, 1)
+    # The same options before an explicit ID are not the capped form: a repeated ID must still be
+    # rejected, not replaced by an automatic one (found by tests/test_fuzz.py).
+    for ident in ("0-0", "5-1", "5-*", "5"):
+        for _ in range(3):
+            add("e", "MAXLEN", "~", "6", ident, "f", "1")
+    diff("XLEN", "e")
+    diff("XRANGE", "e", "-", "+")
 
 
 def test_xadd_fields_encodings(diff):

@@ -276,7 +276,7 @@ def xadd(c, argv):
         a = parse_add_trim(c, argv, True)
         pos = a.idpos + 1
         maxlen = -1
-        if pos == 6 and a.approx and a.maxlen is not None:  # exactly `MAXLEN ~ <n> *`
+        if pos == 6 and a.approx and a.maxlen is not None and not a.id_given:  # exactly `MAXLEN ~ <n> *`
             _capped[:] = argv[2:6], a.maxlen
     nargs = len(argv) - pos
     if nargs & 1 or nargs <= 0:
