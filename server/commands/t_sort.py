@@ -201,25 +201,14 @@ def _sort(c, argv: list[bytes], readonly: bool) -> bytes:
         elems = _sorted(c, elems, sortby, alpha, desc, store is not None, start, end)
 
     picked = elems[start:end + 1] if end >= start else []
+    found = [lookup_by_pattern(c, pattern, e) for e in picked for pattern in gets]
     if store is None:
         if not gets:
             return R.bulk_array(picked)
         null = c.enc.null
-        parts = []
-        for e in picked:
-            for pattern in gets:
-                v = lookup_by_pattern(c, pattern, e)
-                parts.append(null if v is None else R.bulk(v))
-        return R.array(parts)
+        return R.array([null if v is None else R.bulk(v) for v in found])
 
-    if gets:
-        out = []
-        for e in picked:
-            for pattern in gets:
-                v = lookup_by_pattern(c, pattern, e)
-                out.append(b"" if v is None else bytes(v))
-    else:
-        out = picked
+    out = [b"" if v is None else bytes(v) for v in found] if gets else picked
     db = c.db
     if out:
         ql = Quicklist()  # 7.0 builds it with quicklist's defaults, not list-max-listpack-size
