@@ -2,7 +2,8 @@
 
 `Gen(rng).<family>()` returns one command (a list of str) of that family: strings, keys, lists,
 hashes, sets, zsets or streams.  Every family draws its keys from the same six names, so commands
-meet values of other types (WRONGTYPE paths) and multi-key commands meet each other's results;
+meet values of other types (WRONGTYPE paths) and multi-key commands meet each other's results
+(lex-range commands alone read a seventh key, whose members all score 0: see `zsets`);
 values, counts, scores, lex bounds and stream IDs come from small pools that include the edge cases
 (bad numbers, infinities, exhausted IDs), so that a few hundred commands reach them.  Stream IDs
 are explicit or `ms-*` (never `*`), and the commands whose replies depend on the clock or on
@@ -15,6 +16,7 @@ from __future__ import annotations
 import random
 
 KEYS = ["k0", "k1", "k2", "k3", "{t}a", "{t}b"]
+LEX_KEY = "zlex"
 
 
 class Gen:
@@ -311,7 +313,13 @@ class Gen:
         c = r.choice(["ZADD", "ZREM", "ZSCORE", "ZMSCORE", "ZINCRBY", "ZCARD", "ZCOUNT", "ZRANGE", "ZRANGEBYSCORE",
                       "ZREVRANGEBYSCORE", "ZRANGEBYLEX", "ZRANK", "ZREVRANK", "ZPOPMIN", "ZPOPMAX", "ZUNIONSTORE",
                       "ZINTERSTORE", "ZDIFF", "ZLEXCOUNT", "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK", "ZREMRANGEBYLEX",
-                      "ZRANGESTORE", "ZMPOP", "ZUNION", "ZINTER", "ZDIFFSTORE", "ZINTERCARD"])
+                      "ZRANGESTORE", "ZMPOP", "ZUNION", "ZINTER", "ZDIFFSTORE", "ZINTERCARD", "ZADDLEX", "ZREMLEX"])
+        # Lex ranges read only LEX_KEY, whose members all score 0: over mixed scores Redis's answer
+        # depends on its skiplist's random levels, so it is not reproducible.
+        if c == "ZADDLEX":
+            return ["ZADD", LEX_KEY] + [x for _ in range(r.randint(1, 3)) for x in ("0", m())]
+        if c == "ZREMLEX":
+            return ["ZREM", LEX_KEY, m()]
         if c == "ZADD":
             a = [c, k()]
             a += r.sample(["NX", "XX", "GT", "LT", "CH", "INCR"], r.choice([0, 0, 1, 2]))
@@ -331,12 +339,12 @@ class Gen:
         if c in ("ZCOUNT", "ZREMRANGEBYSCORE"):
             return [c, k(), self.score(), self.score()]
         if c in ("ZLEXCOUNT", "ZREMRANGEBYLEX"):
-            return [c, k(), self.lex(), self.lex()]
+            return [c, LEX_KEY, self.lex(), self.lex()]
         if c == "ZREMRANGEBYRANK":
             return [c, k(), self.num(-4, 4), self.num(-4, 4)]
         if c in ("ZRANGE", "ZRANGESTORE"):
-            a = [c] + ([k()] if c == "ZRANGESTORE" else []) + [k()]
             mode = r.choice(["", "BYSCORE", "BYLEX"])
+            a = [c] + ([k()] if c == "ZRANGESTORE" else []) + [LEX_KEY if mode == "BYLEX" else k()]
             if mode == "BYSCORE":
                 a += [self.score(), self.score(), "BYSCORE"]
             elif mode == "BYLEX":
@@ -358,7 +366,7 @@ class Gen:
                 a += ["LIMIT", self.num(-1, 2), self.num(-1, 3)]
             return a
         if c == "ZRANGEBYLEX":
-            a = [c, k(), self.lex(), self.lex()]
+            a = [c, LEX_KEY, self.lex(), self.lex()]
             if r.random() < 0.3:
                 a += ["LIMIT", self.num(-1, 2), self.num(-1, 3)]
             return a
