@@ -256,7 +256,9 @@ class RequestParser:
                 if cr - pos > len(buf) - pos - 2:
                     return None
                 if buf[pos] != 36:  # '$'
-                    raise ProtocolError("Protocol error: expected '$', got '%s'" % chr(buf[pos]))
+                    # "%c" of the raw byte; addReplyErrorFormat turns CR and LF into spaces
+                    got = " " if buf[pos] in (10, 13) else chr(buf[pos])
+                    raise ProtocolError("Protocol error: expected '$', got '%s'" % got)
                 ll = _string2ll(buf[pos + 1 : cr])
                 if ll is None or ll < 0 or ll > self.max_bulk_len:
                     raise ProtocolError("Protocol error: invalid bulk length")

@@ -9,7 +9,11 @@ commands, malformed frames, unauthenticated clients, partial commands that grow 
 byte for byte.  To switch mid-stream we keep the raw bytes since the last command boundary
 (`_raw`, only while hiredis holds a partial command) and how many commands of them already ran
 (`_raw_done`); the exact parser re-reads them and skips those.  It hands back to hiredis at the
-next boundary.
+next boundary.  One difference is left, in timing only: a malformed element header inside a command
+hiredis still holds as partial (a nested '*' array, '$-1', or a '$' length over proto-max-bulk-len
+with more bytes behind it in the same read) is rejected when the command completes or passes
+`_PARTIAL_LIMIT`, where Redis rejects it as soon as that header line is complete.  Finding it
+sooner would mean walking every partial command's headers in Python on each read.
 
 Writing.  Replies of every command read in one event are joined into one payload, and payloads
 wait in `obuf` until the server flushes every client that has output, once per event-loop
@@ -41,7 +45,7 @@ from protocol.hiredis_limits import limit_elements, unconsumed
 from protocol.request import INLINE_MAX_SIZE, ProtocolError, QueryBufferExceeded, RequestParser
 from server.blocking import handle_ready_keys
 from server.commands.table import BLOCKED, TABLE, Command
-from server.errors import NOAUTH, CommandError, unknown_subcommand, wrong_arity
+from server.errors import NOAUTH, CommandError, c_str, unknown_subcommand, wrong_arity
 from server.log import LOG
 
 if TYPE_CHECKING:
@@ -467,7 +471,7 @@ class Client(asyncio.Protocol):
                 self.close_after_reply = True
                 return
             except ProtocolError as e:
-                msg = str(e).encode()
+                msg = str(e).encode("latin-1")  # its one client byte ("got '%c'") goes out raw, as in Redis
                 self.server.count_error(msg)
                 out.append(b"-ERR " + msg + b"\r\n")
                 self.close_after_reply = True
@@ -655,12 +659,13 @@ class Client(asyncio.Protocol):
         self._emit(b"-" + msg + b"\r\n", out)
 
     def _reject_unknown(self, argv: list[bytes], out: list[bytes]) -> None:
+        # Redis prints each argument with "%.*s": up to 128 bytes in all, each cut at a NUL.
         args = b""
         for a in argv[1:]:
             if len(args) >= 128:
                 break
-            args += b"'" + a[: 128 - len(args)] + b"' "
-        msg = b"ERR unknown command '" + argv[0][:128] + b"', with args beginning with: " + args
+            args += b"'" + c_str(a, 128 - len(args)) + b"' "
+        msg = b"ERR unknown command '" + c_str(argv[0], 128) + b"', with args beginning with: " + args
         self._reject(None, msg, out)
 
 

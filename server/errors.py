@@ -10,7 +10,10 @@ class CommandError(Exception):
     __slots__ = ("msg",)
 
     def __init__(self, msg: str | bytes) -> None:
-        self.msg = msg if isinstance(msg, bytes) else msg.encode()
+        msg = msg if isinstance(msg, bytes) else msg.encode()
+        if 13 in msg or 10 in msg:  # a client's bytes in the text: Redis's addReplyErrorFormat
+            msg = msg.replace(b"\r", b" ").replace(b"\n", b" ")  # keeps the reply one line
+        self.msg = msg
 
     def __str__(self) -> str:
         return self.msg.decode(errors="replace")
@@ -44,6 +47,18 @@ def wrong_arity(fullname: str) -> CommandError:
     return CommandError(f"ERR wrong number of arguments for '{fullname}' command")
 
 
+def c_str(arg: bytes, limit: int = -1) -> bytes:
+    """What C's "%s" (or "%.<limit>s") prints of an argument: its bytes up to the first NUL.
+    Redis formats client arguments into error texts that way, raw bytes and all."""
+    s = arg.partition(b"\0")[0]
+    return s if limit < 0 else s[:limit]
+
+
 def unknown_subcommand(sub: bytes, container: str) -> CommandError:
-    s = sub[:128].decode(errors="replace")
-    return CommandError(f"ERR unknown subcommand '{s}'. Try {container.upper()} HELP.")
+    return CommandError(b"ERR unknown subcommand '%s'. Try %s HELP." % (c_str(sub, 128), container.upper().encode()))
+
+
+def subcommand_syntax(argv: list[bytes]) -> CommandError:
+    """addReplySubcommandSyntaxError: the subcommand as typed, the container in capitals."""
+    return CommandError(b"ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP."
+                        % (c_str(argv[1], 128), c_str(argv[0]).upper()))

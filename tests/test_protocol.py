@@ -135,6 +135,10 @@ BAD_FRAMES = [
     b"*2\r\n$4\r\nECHO\r\n$1\r\n+\r\n*1\r\n+PING\r\n",
     b"*3\r\n$4\r\nECHO\r\n$4\r\n+inf\r\n+1\r\n",
     b"*2\r\n$4\r\nECHO\r\n$4\r\n+inf\r\n*2\r\n$4\r\nECHO\r\n=5\r\ntxt:x\r\n",
+    b"*1\r\n\r\n",  # "got ' '": the CR is printed as a space
+    b"*1048576\r\n\r\n",
+    b"*1\r\n\xc8\r\n",  # the byte goes out raw
+    b"*1\r\n\nx\r\n",
 ]
 
 
@@ -189,6 +193,32 @@ def test_binary_safe_keys(diff):
         diff("GET", key)
         diff("EXISTS", key)
     diff("MGET", b"", b"\0", b"missing")
+
+
+def test_client_bytes_in_error_texts(diff):
+    # Redis prints client arguments into error texts with C's "%s": raw bytes, each cut at a NUL
+    # (found by a protocol fuzz); the subcommand as typed, not capitalised.
+    for name in [b"\0", b"a\0b", b"\xff\xfe", b"x" * 200, b"a\r\nb"]:
+        diff(name)
+        diff(name, b"1\0x", b"\xff", b"", b"y" * 150)
+        diff("OBJECT", name)
+        diff("XINFO", name)
+        diff("CLIENT", name, "x", "y", "z")
+        diff("HELLO", "3", name)
+        diff("XCLAIM", "s", "g", "c", "0", "1-1", name)
+        diff("XREADGROUP", "GROUP", name, "c", "STREAMS", name, ">")
+        diff("XGROUP", "SETID", name, name, "$")
+    diff("XADD", "s", "1-1", "f", "v")
+    for group in [b"g\0h", b"\xff"]:
+        diff("XGROUP", "CREATECONSUMER", "s", group, "c")
+        diff("XACK", "s", group, "1-1")
+        diff("XPENDING", "s", group)
+        diff("XCLAIM", "s", group, "c", "0", "1-1")
+    diff("client", "unblock", "1", "2", "3")
+    diff("client", "pause", "10", "all", "x")
+    diff("slowlog", "get", "1", "2")
+    diff("pubsub", "numpat", "x")
+    diff("xinfo", "help", "x")
 
 
 def test_huge_counts_in_arguments(diff):

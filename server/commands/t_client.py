@@ -16,11 +16,7 @@ from server import lifecycle
 from server.commands.args import maybe_int
 from server.commands.t_config import help_reply
 from server.commands.table import NO_REPLY, command
-from server.errors import SYNTAX, CommandError
-
-
-def _generic_error(sub: str) -> CommandError:
-    return CommandError(f"ERR unknown subcommand or wrong number of arguments for '{sub}'. Try CLIENT HELP.")
+from server.errors import SYNTAX, CommandError, subcommand_syntax
 
 
 # ---- CLIENT LIST / INFO ------------------------------------------------------------------------
@@ -276,7 +272,7 @@ def client_no_touch(c, argv):
 @command("client|pause")
 def client_pause(c, argv):
     if len(argv) > 4:
-        raise _generic_error("PAUSE")
+        raise subcommand_syntax(argv)
     ms = _string2ll(argv[2])
     if ms is None:
         raise CommandError("ERR timeout is not an integer or out of range")
@@ -302,7 +298,7 @@ def client_unpause(c, argv):
 @command("client|unblock")
 def client_unblock(c, argv):
     if len(argv) > 4:
-        raise _generic_error("UNBLOCK")
+        raise subcommand_syntax(argv)
     cid = maybe_int(argv[2])
     if cid is None:
         raise CommandError("ERR value is not an integer or out of range")

@@ -13,7 +13,7 @@ from protocol import reply as R
 from server.commands.args import maybe_int
 from server.commands.table import command
 from server.core import VERSION
-from server.errors import DB_INDEX, WRONGPASS, CommandError
+from server.errors import DB_INDEX, WRONGPASS, CommandError, c_str
 
 
 @command("ping")
@@ -105,7 +105,7 @@ def hello(c, argv):
             setname = argv[i + 1]
             i += 2
         else:
-            raise CommandError("ERR Syntax error in HELLO option '%s'" % argv[i].decode(errors="replace"))
+            raise CommandError(b"ERR Syntax error in HELLO option '%s'" % c_str(argv[i]))
     if not c.authenticated:
         raise CommandError("NOAUTH HELLO must be called with the client already authenticated, otherwise the "
                            "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "

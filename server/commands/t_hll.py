@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from protocol import reply as R
 from server.commands.table import command
-from server.errors import WRONGTYPE, CommandError
+from server.errors import WRONGTYPE, CommandError, c_str
 from server.keyaccess import (
     NOTIFY_STRING,
     is_string,
@@ -156,7 +156,7 @@ def pfdebug(c, argv):
         return R.bulk(hll.describe_sparse(buf))
     if sub == b"encoding":
         return R.status(b"sparse" if buf[4] == hll.SPARSE else b"dense")
-    raise CommandError("ERR Unknown PFDEBUG subcommand '%s'" % argv[1].decode(errors="replace"))
+    raise CommandError(b"ERR Unknown PFDEBUG subcommand '%s'" % c_str(argv[1]))
 
 
 @command("pfselftest")

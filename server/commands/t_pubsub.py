@@ -12,7 +12,7 @@ from __future__ import annotations
 from protocol import reply as R
 from server import pubsub
 from server.commands.table import command
-from server.errors import CommandError
+from server.errors import subcommand_syntax
 from storage.glob import compile_glob
 
 _bulk = R.bulk
@@ -92,8 +92,7 @@ def spublish(c, argv):
 
 def _matching(c, argv, table) -> bytes:
     if len(argv) > 3:
-        raise CommandError("ERR unknown subcommand or wrong number of arguments for '%s'. Try PUBSUB HELP."
-                           % argv[1].decode(errors="replace"))
+        raise subcommand_syntax(argv)
     if len(argv) == 3:
         match = compile_glob(argv[2])
         names = [n for n in table if match(n)]

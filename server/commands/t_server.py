@@ -19,7 +19,7 @@ from server.commands.args import maybe_int, strtod
 from server.commands.t_config import help_reply, is_local
 from server.commands.table import NO_REPLY, command
 from server.config import memtoull
-from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError
+from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError, subcommand_syntax
 from server.keyaccess import is_string, modified, signal_ready, string_encoding
 from server.log import LOG
 
@@ -116,7 +116,7 @@ def role(c, argv):
 @command("slowlog|get")
 def slowlog_get(c, argv):
     if len(argv) > 3:
-        raise CommandError("ERR unknown subcommand or wrong number of arguments for 'GET'. Try SLOWLOG HELP.")
+        raise subcommand_syntax(argv)
     count = 10
     if len(argv) == 3:
         n = maybe_int(argv[2])
@@ -467,8 +467,7 @@ def debug(c, argv):
     if sub == b"log" and n == 3:
         LOG.warning("DEBUG LOG: " + argv[2].decode(errors="replace"))
         return R.OK
-    raise CommandError("ERR unknown subcommand or wrong number of arguments for '%s'. Try DEBUG HELP."
-                       % argv[1].decode(errors="replace"))
+    raise subcommand_syntax(argv)
 
 
 # ---- SHUTDOWN -----------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from protocol import reply as R
 from server.commands.args import strtod, to_int
 from server.commands.pqsort import partial_qsort
 from server.commands.table import command
-from server.errors import SYNTAX, WRONGTYPE, CommandError
+from server.errors import SYNTAX, WRONGTYPE, CommandError, c_str
 from server.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_LIST,
@@ -53,14 +53,9 @@ _C_SPACE = b" \t\n\v\f\r"
 _DBL_MIN = 2.2250738585072014e-308
 
 
-def _cstr(b: bytes) -> bytes:
-    """The bytes a C string function sees: up to the first NUL."""
-    return b.partition(b"\0")[0]
-
-
 def lookup_by_pattern(c, pattern: bytes, elem: bytes) -> bytes | bytearray | None:
     """lookupKeyByPattern: the value the pattern names for `elem`, or None."""
-    cpat = _cstr(pattern)
+    cpat = c_str(pattern)
     if cpat == b"#":
         return elem
     star = cpat.find(b"*")
@@ -83,7 +78,7 @@ def lookup_by_pattern(c, pattern: bytes, elem: bytes) -> bytes | bytearray | Non
 
 def _weight(v: bytes | bytearray) -> float | None:
     """C strtod over the whole value (as far as a NUL), None where SORT reports an error."""
-    s = _cstr(bytes(v))
+    s = c_str(bytes(v))
     if not s:
         return 0.0  # strtod converts nothing, and the end pointer is already at the NUL
     s = s.lstrip(_C_SPACE)
@@ -138,7 +133,7 @@ def _sort(c, argv: list[bytes], readonly: bool) -> bytes:
     j, argc = 2, len(argv)
     while j < argc:
         left = argc - j - 1
-        word = _cstr(argv[j]).lower()
+        word = c_str(argv[j]).lower()
         if word == b"asc":
             desc = False
         elif word == b"desc":
@@ -154,7 +149,7 @@ def _sort(c, argv: list[bytes], readonly: bool) -> bytes:
             j += 1
         elif word == b"by" and left >= 1:
             sortby = argv[j + 1]
-            dontsort = b"*" not in _cstr(sortby)
+            dontsort = b"*" not in c_str(sortby)
             j += 1
         elif word == b"get" and left >= 1:
             gets.append(argv[j + 1])
@@ -245,11 +240,11 @@ def _sorted(c, elems: list[bytes], sortby: bytes | None, alpha: bool, desc: bool
         return [e for _, e in keyed]
     if sortby is None:
         # strcoll (no STORE) stops at a NUL; memcmp (STORE) does not.
-        return sorted(elems, key=None if storing else _cstr, reverse=desc)
+        return sorted(elems, key=None if storing else c_str, reverse=desc)
     weights: list[bytes | None] = []
     for e in elems:
         w = lookup_by_pattern(c, sortby, e)
-        weights.append(None if w is None else bytes(w) if storing else _cstr(bytes(w)))
+        weights.append(None if w is None else bytes(w) if storing else c_str(bytes(w)))
     if start != 0 or end != len(elems) - 1:
         # Redis sorts just enough for the LIMIT range here, and ties land where its quicksort puts them.
         sign = -1 if desc else 1

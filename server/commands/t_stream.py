@@ -20,7 +20,16 @@ from __future__ import annotations
 from protocol import reply as R
 from protocol.request import _string2ll
 from server.commands.table import TABLE, command
-from server.errors import NO_SUCH_KEY, NOT_INTEGER, SYNTAX, WRONGTYPE, CommandError, wrong_arity
+from server.errors import (
+    NO_SUCH_KEY,
+    NOT_INTEGER,
+    SYNTAX,
+    WRONGTYPE,
+    CommandError,
+    c_str,
+    subcommand_syntax,
+    wrong_arity,
+)
 from server.keyaccess import (
     NOTIFY_NEW,
     NOTIFY_STREAM,
@@ -527,8 +536,8 @@ def parse_xread(c, argv: list[bytes], group_cmd: bool) -> XReadRequest:
         s = lookup_typed(c, key, Stream)
         streams.append(s)
         if group is not None and (s is None or s.group(group) is None):
-            raise CommandError("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP "
-                               "option" % (key.decode(errors="replace"), group.decode(errors="replace")))
+            raise CommandError(b"NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP "
+                               b"option" % (c_str(key), c_str(group)))
         if arg == b"$":
             if group_cmd:
                 raise CommandError("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read "
@@ -671,10 +680,6 @@ def _blocked_read(c, req: XReadRequest):
 
 
 # ---- XGROUP -------------------------------------------------------------------------------------
-def _subcommand_syntax(argv: list[bytes]) -> CommandError:
-    return CommandError("ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP."
-                        % (argv[1][:128].decode(errors="replace"), argv[0].decode(errors="replace").upper()))
-
 
 def _xgroup_prelude(c, argv: list[bytes], sub: bytes) -> tuple[Stream | None, ConsumerGroup | None, bool, int]:
     """The checks every XGROUP subcommand makes first: options, key, group."""
@@ -693,7 +698,7 @@ def _xgroup_prelude(c, argv: list[bytes], sub: bytes) -> tuple[Stream | None, Co
                 raise CommandError("ERR value for ENTRIESREAD must be positive or -1")
             i += 2
         else:
-            raise _subcommand_syntax(argv)
+            raise subcommand_syntax(argv)
     s = _stream_write(c, argv[2])
     cg = None
     if not mkstream:
@@ -702,8 +707,7 @@ def _xgroup_prelude(c, argv: list[bytes], sub: bytes) -> tuple[Stream | None, Co
                                "may want to use the MKSTREAM option to create an empty stream automatically.")
         cg = s.group(argv[3])
         if cg is None and sub in (b"setid", b"createconsumer", b"delconsumer"):
-            raise CommandError("NOGROUP No such consumer group '%s' for key name '%s'"
-                               % (argv[3].decode(errors="replace"), argv[2].decode(errors="replace")))
+            raise _no_such_group(argv[2], argv[3])
     return s, cg, mkstream, entries_read
 
 
@@ -711,7 +715,7 @@ def _xgroup_prelude(c, argv: list[bytes], sub: bytes) -> tuple[Stream | None, Co
 def xgroup_create(c, argv):
     s, _, mkstream, entries_read = _xgroup_prelude(c, argv, b"create")
     if len(argv) > 8:
-        raise _subcommand_syntax(argv)
+        raise subcommand_syntax(argv)
     key = argv[2]
     if argv[4] == b"$":
         gid = s.last_id if s is not None else 0
@@ -731,7 +735,7 @@ def xgroup_create(c, argv):
 def xgroup_setid(c, argv):
     s, cg, _, entries_read = _xgroup_prelude(c, argv, b"setid")
     if len(argv) not in (5, 7):
-        raise _subcommand_syntax(argv)
+        raise subcommand_syntax(argv)
     gid = s.last_id if argv[4] == b"$" else _parse_id(argv[4], 0, False, False)[0]
     cg.last_id = gid
     cg.entries_read = entries_read
@@ -847,8 +851,11 @@ def xsetid(c, argv):
 
 # ---- XACK / XPENDING ----------------------------------------------------------------------------
 def _nogroup(key: bytes, group: bytes) -> CommandError:
-    return CommandError("NOGROUP No such key '%s' or consumer group '%s'"
-                        % (key.decode(errors="replace"), group.decode(errors="replace")))
+    return CommandError(b"NOGROUP No such key '%s' or consumer group '%s'" % (c_str(key), c_str(group)))
+
+
+def _no_such_group(key: bytes, group: bytes) -> CommandError:
+    return CommandError(b"NOGROUP No such consumer group '%s' for key name '%s'" % (c_str(group), c_str(key)))
 
 
 @command("xack")
@@ -987,7 +994,7 @@ def xclaim(c, argv):
             j += 1
             last_id = _parse_id(argv[j], 0, True, False)[0]
         else:
-            raise CommandError("ERR Unrecognized XCLAIM option '%s'" % argv[j].decode(errors="replace"))
+            raise CommandError(b"ERR Unrecognized XCLAIM option '%s'" % c_str(argv[j]))
         j += 1
     if last_id > cg.last_id:
         cg.last_id = last_id
@@ -1121,10 +1128,10 @@ def xinfo_stream(c, argv):
     count = 10
     if opts:
         if len(opts) not in (1, 3) or opts[0].lower() != b"full":
-            raise _subcommand_syntax(argv)
+            raise subcommand_syntax(argv)
         if len(opts) == 3:
             if opts[1].lower() != b"count":
-                raise _subcommand_syntax(argv)
+                raise subcommand_syntax(argv)
             count = _int_arg(opts[2])
             if count < 0:
                 count = 10
@@ -1191,8 +1198,7 @@ def xinfo_consumers(c, argv):
     s = _xinfo_lookup(c, argv)
     cg = s.group(argv[3])
     if cg is None:
-        raise CommandError("NOGROUP No such consumer group '%s' for key name '%s'"
-                           % (argv[3].decode(errors="replace"), argv[2].decode(errors="replace")))
+        raise _no_such_group(argv[2], argv[3])
     now = c.server.now_ms
     b = R.bulk
     out = []
