@@ -48,6 +48,20 @@ def strtod(arg: bytes) -> float | None:
         return None
 
 
+C_SPACE = b" \t\n\v\f\r"  # C's isspace()
+
+
+def strtod_blanks(arg: bytes) -> float | None:
+    """strtod over the whole argument where Redis calls it bare (zslParseRange's bounds, SORT's
+    weights), not through string2d: leading blanks are skipped and an empty argument is 0 (strtod
+    converts nothing, and the end pointer is already at the terminator).  No ERANGE test here:
+    those callers differ on it."""
+    if not arg:
+        return 0.0
+    t = arg.lstrip(C_SPACE)
+    return strtod(t) if t else None
+
+
 def to_float(arg: bytes, err: str = NOT_FLOAT) -> float:
     v = strtod(arg)
     if v is None or math.isnan(v):

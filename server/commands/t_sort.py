@@ -30,7 +30,7 @@ import math
 from fractions import Fraction
 
 from protocol import reply as R
-from server.commands.args import strtod, to_int
+from server.commands.args import C_SPACE, strtod_blanks, to_int
 from server.commands.pqsort import partial_qsort
 from server.commands.table import command
 from server.errors import SYNTAX, WRONGTYPE, CommandError, c_str
@@ -49,7 +49,6 @@ from storage.set_type import RSet
 from storage.zset import ZSet
 
 _NOT_DOUBLE = "ERR One or more scores can't be converted into double"
-_C_SPACE = b" \t\n\v\f\r"
 _DBL_MIN = 2.2250738585072014e-308
 
 
@@ -79,12 +78,12 @@ def lookup_by_pattern(c, pattern: bytes, elem: bytes) -> bytes | bytearray | Non
 def _weight(v: bytes | bytearray) -> float | None:
     """C strtod over the whole value (as far as a NUL), None where SORT reports an error."""
     s = c_str(bytes(v))
-    if not s:
-        return 0.0  # strtod converts nothing, and the end pointer is already at the NUL
-    s = s.lstrip(_C_SPACE)
-    d = strtod(s) if s else None
+    d = strtod_blanks(s)
     if d is None or math.isnan(d):
         return None
+    s = s.lstrip(C_SPACE)
+    if not s:
+        return d  # empty: 0, nothing converted and nothing to overflow
     if math.isinf(d) and b"inf" not in s.lower():
         return None  # overflow: ERANGE
     if abs(d) < _DBL_MIN and Fraction(d) != _exact_value(s):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from protocol import reply as R
-from server.commands.args import INT64_MIN, strtod, to_int
+from server.commands.args import INT64_MIN, strtod, strtod_blanks, to_int
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
 from server.errors import SYNTAX, WRONGTYPE, CommandError
@@ -57,7 +57,6 @@ POSITIVE = "ERR value is out of range, must be positive"
 LONG_RANGE = ("ERR value is out of range, value must between -9223372036854775807 and "
               "9223372036854775807")
 _INF = math.inf
-_C_SPACE = b" \t\n\v\f\r"
 
 
 # ---- argument parsing ----------------------------------------------------------------------------
@@ -101,12 +100,9 @@ def parse_score(arg: bytes, err: str = NOT_FLOAT) -> float:
 def _range_bound(arg: bytes) -> tuple[float, bool]:
     ex = arg[:1] == b"("
     s = arg[1:] if ex else arg
-    if not s:
-        return 0.0, ex  # strtod("") consumes nothing and leaves eptr at the terminator
     if _plain_decimal(s):
         return float(s), ex
-    t = s.lstrip(_C_SPACE)
-    v = strtod(t) if t else None
+    v = strtod_blanks(s)
     if v is None or v != v:
         raise CommandError(MINMAX_NOT_FLOAT)
     return v, ex
