@@ -9,6 +9,13 @@ The option is stored in Redis's normal form (CONFIG SET notify-keyspace-events K
 AKE): the validator registered in `config.KINDS` parses and re-prints it, and an `on_change` hook keeps
 `server.notify_flags` (the bitmask keyaccess tests) in step.
 
+"new" events (class 'n', which 'A' leaves out) fire where Redis's dbAdd fires them: whenever a key
+comes into being, before the event of the command that created it.  Every creation goes through the
+Database, so its `new_hook` (installed only while 'n' is set) covers them all; RENAME, COPY and MOVE
+create their destination anew (Redis deletes it first), so they fire it even over an existing key.
+CONFIG GET cannot show 'n' next to 'A' (Redis prints "KEAn" as "AKE"), so the stored value is an
+`EventFlags`: that text plus the mask it came from.
+
 `attach(server)` is called once by the Server: it installs the above and wraps each database's
 expired hook so reclaiming an expired key (lazily or by the cron) emits "expired" and counts as a
 modification for WATCH, as Redis's deleteExpiredKeyAndPropagate does.
@@ -77,11 +84,43 @@ def format_flags(flags: int) -> str:
     return "".join(out)
 
 
+class EventFlags(str):
+    """The option's CONFIG GET text that also carries the bitmask it was parsed from.
+
+    Redis prints the classes of a flag set with 'A' in it as "A" and drops 'n' (which 'A' does not
+    include) from the text, yet keeps it in the mask: "KEAn" reads back as "AKE" and still sends
+    "new" events.  The text alone cannot say that, so the mask travels with it, and two values that
+    print alike but differ in 'n' compare unequal (the config's on-change hooks run on a change)."""
+
+    bits: int
+
+    def __new__(cls, bits: int) -> EventFlags:
+        self = super().__new__(cls, format_flags(bits))
+        self.bits = bits
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, EventFlags):
+            return self.bits == other.bits
+        return str.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = str.__hash__
+
+
+def flags_of(value: str) -> int:
+    """The bitmask of a stored option value (an EventFlags, or a plain text read as letters)."""
+    bits = getattr(value, "bits", None)
+    return bits if bits is not None else parse_flags(value) or 0
+
+
 def _validate(value: bytes) -> str:
     flags = parse_flags(value.decode(errors="replace"))
     if flags is None:
         raise config_mod.ConfigError(INVALID)
-    return format_flags(flags)
+    return EventFlags(flags)
 
 
 config_mod.KINDS["notify-keyspace-events"] = _validate
@@ -112,13 +151,18 @@ def attach(server: Server) -> None:
     pubsub.attach(server)
     keyaccess._notifier[0] = _publish
     cfg = server.config
-    flags = parse_flags(cfg.values.get("notify-keyspace-events", "")) or 0
-    cfg.values["notify-keyspace-events"] = format_flags(flags)
-    server.notify_flags = flags
+
+    def new_key(db: Database, key: bytes) -> None:
+        _publish(server, db.id, NOTIFY_NEW, "new", key)
 
     def on_change(value: str) -> None:
-        server.notify_flags = parse_flags(value) or 0
+        flags = server.notify_flags = flags_of(value)
+        hook = new_key if flags & NOTIFY_NEW else None
+        for db in server.dbs:
+            db.new_hook = hook
 
+    on_change(cfg.values.get("notify-keyspace-events", ""))
+    cfg.values["notify-keyspace-events"] = EventFlags(server.notify_flags)
     cfg.on_change.setdefault("notify-keyspace-events", []).append(on_change)
     for db in server.dbs:
         _wrap_expired_hook(server, db)

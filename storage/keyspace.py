@@ -44,8 +44,9 @@ LFU (OBJECT FREQ under an LFU maxmemory-policy): `set_lfu(True)` swaps the datab
 `LFUDatabase`, whose lookups also keep Redis's logarithmic access counter with decay in `freq`, so
 the common (non-LFU) path pays nothing for it.
 
-Hooks: `watched` (key -> watchers, for WATCH) and `on_delete` are consulted only when non-empty, so
-the bookkeeping costs nothing when unused.
+Hooks: `watched` (key -> watchers, for WATCH) and the `*_hook` callables are consulted only when
+non-empty or installed, so the bookkeeping costs nothing when unused.  Every key comes into being
+through `set`, `set_pairs` or `add` (Redis's dbAdd), which is where `new_hook` fires.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ class Entry:
 class Database:
     __slots__ = ("id", "data", "expires", "_heap", "_slot_of", "slots", "_free", "watched", "blocking",
                  "freq", "clock", "modified_hook", "expired_hook", "stat_expired",
-                 "ready_hook")
+                 "ready_hook", "new_hook")
 
     def __init__(self, dbid: int) -> None:
         self.id = dbid
@@ -111,6 +112,9 @@ class Database:
         # XREADGROUP readers must then fail); installed by the server, called only when
         # `blocking` has the key.
         self.ready_hook: Callable[[Database, bytes], None] | None = None
+        # new_hook(db, key): a key was created (the "new" keyspace event, Redis's dbAdd); installed
+        # by the server only while notify-keyspace-events has 'n'.
+        self.new_hook: Callable[[Database, bytes], None] | None = None
         self.stat_expired = 0
 
     # ---- lookups -------------------------------------------------------------------------------
@@ -164,6 +168,8 @@ class Database:
         if e is None:
             self._add_slot(key)
             self.data[key] = Entry(value, self.clock.now_ms)
+            if self.new_hook is not None:
+                self.new_hook(self, key)
             return
         if not keep_ttl and self.expires:
             self.expires.pop(key, None)
@@ -177,7 +183,7 @@ class Database:
         calls were most of MSET's cost."""
         data = self.data
         now = self.clock.now_ms
-        if self.expires or self.blocking or self.freq:
+        if self.expires or self.blocking or self.freq or self.new_hook:
             for i in range(start, len(args), 2):
                 self.set(args[i], args[i + 1])
             return
@@ -195,6 +201,8 @@ class Database:
         """Create `key`, which must not exist."""
         self._add_slot(key)
         self.data[key] = Entry(value, self.clock.now_ms)
+        if self.new_hook is not None:
+            self.new_hook(self, key)
 
     def replace(self, key: bytes, value: Any) -> None:
         """Swap the value object of an existing key in place, keeping its TTL and access time."""

@@ -13,7 +13,9 @@ set's or hash's iteration order (compared as multisets; the generator keeps SORT
 so only an unsorted BY nosort over such a set differs), the replies inside EXEC (multisets), and
 TTL and the idle times of XPENDING and XINFO CONSUMERS, which may tick between the two servers.  No command sets a TTL short enough
 to run out during a test.
-This is how INCRBYFLOAT's embstr results and SORT's tie order were found.
+This is how INCRBYFLOAT's embstr results and SORT's tie order were found.  The same sequences run
+again with keyspace notifications on, comparing every message each command publishes (which found
+the missing "new" events).
 """
 
 from __future__ import annotations
@@ -101,11 +103,14 @@ def _replay(conns: list[RawConnection], cmds: list[list[str]]) -> tuple[bytes, b
     return last
 
 
-def _shrink(conns: list[RawConnection], cmds: list[list[str]]) -> list[list[str]]:
-    def fails(seq: list[list[str]]) -> bool:
+def _shrink(conns: list[RawConnection], cmds: list[list[str]], fails=None) -> list[list[str]]:
+    """The shortest sequence found by dropping commands one at a time while `fails` (by default:
+    the last reply differs) still holds."""
+    def last_differs(seq: list[list[str]]) -> bool:
         ours, theirs = _replay(conns, seq)
         return not equivalent(seq[-1], ours, theirs, conns[1])
 
+    fails = fails or last_differs
     i = 0
     while i < len(cmds) - 1:
         trial = cmds[:i] + cmds[i + 1:]
@@ -144,4 +149,67 @@ def test_random_command_sequences(seed, raxdb, oracle):
             c.call("DISCARD")
             for name, value in DEFAULTS:
                 c.call("CONFIG", "SET", name, value)
+            c.close()
+
+
+PONG = b"*2\r\n$4\r\npong\r\n$0\r\n\r\n"
+
+
+def _notifications(sub: RawConnection) -> list[bytes]:
+    """Every keyspace message published so far: the subscriber's PING is answered after them."""
+    sub.send(b"*1\r\n$4\r\nPING\r\n")
+    out = []
+    while (frame := sub.read_frame()) != PONG:
+        out.append(frame)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(32))
+def test_random_command_notifications(seed, raxdb, oracle):
+    """The same random sequences with keyspace notifications on (KEA, or KEAn for "new" events): a
+    PSUBSCRIBEd connection per server must receive the same messages, in the same order, for every
+    command.  Active expiry is off on both servers, so a key whose deadline passed expires when a
+    command looks it up, at the same point in both streams, not when either server's cron runs."""
+    flags = "KEAn" if seed % 2 else "KEA"
+    conns = [RawConnection(raxdb.port), RawConnection(oracle.port)]
+    subs = [RawConnection(raxdb.port), RawConnection(oracle.port)]
+
+    def first_difference(seq: list[list[str]]) -> int | None:
+        for c in conns:
+            c.call("DISCARD")
+            c.call("UNWATCH")
+            c.call("SELECT", "0")
+            c.call("CONFIG", "SET", "notify-keyspace-events", "")
+            c.call("FLUSHALL")
+            c.call("CONFIG", "SET", "notify-keyspace-events", flags)
+        for s in subs:
+            _notifications(s)
+        for i, cmd in enumerate(seq):
+            ours, theirs = conns[0].call(*cmd), conns[1].call(*cmd)
+            if not equivalent(cmd, ours, theirs, conns[1]) or _notifications(subs[0]) != _notifications(subs[1]):
+                return i
+        return None
+
+    try:
+        for c in conns:
+            c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+            for name, value in SMALL if seed % 4 >= 2 else DEFAULTS:
+                c.call("CONFIG", "SET", name, value)
+        for s in subs:
+            s.call("PSUBSCRIBE", "__key*__:*")
+        gen = Gen(random.Random(10_000 + seed))
+        history = [getattr(gen, gen.r.choice(FAMILIES))() for _ in range(STEPS)]
+        at = first_difference(history)
+        if at is not None:
+            short = _shrink(conns, history[:at + 1], lambda seq: first_difference(seq) is not None)
+            lines = "\n".join("    " + " ".join(repr(a) for a in c) for c in short)
+            pytest.fail(f"seed {seed}, {flags}: notifications differ at command {at}, shrunk to:\n{lines}")
+    finally:
+        for c in conns:
+            c.call("DISCARD")
+            c.call("CONFIG", "SET", "notify-keyspace-events", "")
+            c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+            for name, value in DEFAULTS:
+                c.call("CONFIG", "SET", name, value)
+        for c in conns + subs:
             c.close()

@@ -26,7 +26,7 @@ def test_invalid_flag_character():
     assert parse_flags("KEAq") is None
 
 
-@pytest.fixture(scope="module", params=["KEA", "Kl", "E$x", "KEgm"])
+@pytest.fixture(scope="module", params=["KEA", "Kl", "E$x", "KEgm", "KEAn", "En"])
 def pair(request):
     flags = request.param
     ours = start_raxdb("--notify-keyspace-events", flags)
@@ -129,3 +129,23 @@ def test_hash_zset_stream_events(pair):
         ("XGROUP", "CREATECONSUMER", "s", "g", "c"), ("XGROUP", "DELCONSUMER", "s", "g", "c"),
         ("XGROUP", "DESTROY", "s", "g"), ("XDEL", "s", "1-1"), ("XSETID", "s", "5-5"),
     ])
+
+
+def test_new_key_events_follow_config_set():
+    """'n' is kept in the flags even where CONFIG GET cannot show it ("KEAn" reads back "AKE"), and
+    switching between two values that print alike still turns "new" events on and off."""
+    def flags(f):
+        return ("CONFIG", "SET", "notify-keyspace-events", f)
+    commands = [
+        ("SET", "a", "1"), flags("KEAn"), ("CONFIG", "GET", "notify-keyspace-events"), ("SET", "b", "1"),
+        ("SET", "b", "2"), ("RENAME", "b", "a"), ("COPY", "a", "c"), ("MOVE", "c", "1"), ("RPUSH", "l", "x"),
+        ("MSET", "m1", "1", "a", "2", "m2", "3"), ("SORT", "l", "ALPHA", "STORE", "s"),
+        flags("KEA"), ("CONFIG", "GET", "notify-keyspace-events"), ("SET", "d", "1"),
+        flags("KEAn"), ("SET", "e", "1"), flags("n"), ("SET", "f", "1"), flags("nK"), ("SET", "g", "1"),
+    ]
+    ours, theirs = start_raxdb(), start_redis()
+    try:
+        check((ours, theirs), commands)
+    finally:
+        ours.stop()
+        theirs.stop()

@@ -31,7 +31,6 @@ from server.errors import (
     wrong_arity,
 )
 from server.keyaccess import (
-    NOTIFY_NEW,
     NOTIFY_STREAM,
     lookup_read,
     lookup_typed,
@@ -177,7 +176,6 @@ def _stream_write(c, key: bytes) -> Stream | None:
 def _create_stream(c, key: bytes) -> Stream:
     s = Stream()
     c.db.add(key, s)
-    notify(c, NOTIFY_NEW, "new", key)
     return s
 
 
