@@ -6,8 +6,12 @@ One mechanism serves every blocking command (BLPOP, BLMOVE, BZPOPMIN, XREAD BLOC
   return it calls `block(c, keys, deadline_ms, serve, timeout_reply)` and returns BLOCKED.  The
   client then sits in `db.blocking[key]` (a FIFO per key) for each key, and its later pipelined
   commands wait in its input buffer (Client.process does nothing while `c.blocked`).
-- A write that may serve a waiter calls `keyaccess.signal_ready(db, key)`; if anyone waits on the
-  key it is queued in `server.ready_keys` (an ordered dict, so each key once, in signal order).
+- Keys are signalled where Redis 7.0 signals them, which decides who is served and in which order:
+  the Database signals every key it creates (dbAdd) and a stream it deletes or overwrites; XADD,
+  XGROUP DESTROY and SWAPDB/FLUSH* signal through `keyaccess.signal_ready`.  Nothing else does: a
+  push onto an existing list, a ZADD to an existing zset or ZUNIONSTORE over a set wakes no one,
+  as in Redis.  A signalled key is queued in `server.ready_keys` (an ordered dict, so each key
+  once, in signal order) if anyone waits on it and some client waits for its value's type.
 - After each top-level command — never inside EXEC or a script, which only signal — the client
   loop calls `handle_ready_keys`: for each ready key, waiters are offered the key in the order
   they blocked (first-block-first-serve).  `serve(c, key)` runs the non-blocking form for that
@@ -35,6 +39,9 @@ from server.commands.args import strtod, to_int
 from server.commands.table import BLOCKED
 from server.errors import CommandError
 from server.keyaccess import _ready_signaller
+from storage.quicklist import Quicklist
+from storage.stream import Stream
+from storage.zset import ZSet
 
 if TYPE_CHECKING:
     from server.client import Client
@@ -44,11 +51,17 @@ if TYPE_CHECKING:
 Serve = Callable[["Client", bytes], "bytes | None"]
 
 
+# What a client blocks for (Redis's BLOCKED_LIST / _ZSET / _STREAM), by the class of value that can
+# serve it; a key is queued as ready only when a client somewhere blocks for its value's type.
+_BTYPE_OF = {Quicklist: "list", ZSet: "zset", Stream: "stream"}
+
+
 class BlockState:
-    __slots__ = ("db", "keys", "deadline_ms", "serve", "timeout_reply", "timer", "since_ms")
+    __slots__ = ("db", "keys", "deadline_ms", "serve", "timeout_reply", "timer", "since_ms", "btype")
 
     def __init__(self, db: Database, keys: list[bytes], deadline_ms: int, serve: Serve,
-                 timeout_reply: Callable[[Client], bytes]) -> None:
+                 timeout_reply: Callable[[Client], bytes], btype: str | None) -> None:
+        self.btype = btype
         self.db = db
         self.keys = keys
         self.deadline_ms = deadline_ms
@@ -97,13 +110,16 @@ def must_not_block(c: Client) -> bool:
 
 
 def block(c: Client, keys: list[bytes], deadline_ms: int, serve: Serve,
-          timeout_reply: Callable[[Client], bytes] = null_array) -> object:
+          timeout_reply: Callable[[Client], bytes] = null_array, btype: str | None = None) -> object:
+    """Block `c` on `keys` for values of `btype` ("list", "zset", "stream"; None for WAIT)."""
     srv = c.server
     seen: list[bytes] = []
     for k in keys:
         if k not in seen:
             seen.append(k)
-    state = BlockState(c.db, seen, deadline_ms, serve, timeout_reply)
+    state = BlockState(c.db, seen, deadline_ms, serve, timeout_reply, btype)
+    if btype is not None:
+        srv.blocked_by_type[btype] += 1
     state.since_ms = srv.now_ms
     blocking = c.db.blocking
     for k in seen:
@@ -154,6 +170,8 @@ def unblock(c: Client) -> BlockState | None:
                 del blocking[k]
     if state.timer is not None:
         state.timer.cancel()
+    if state.btype is not None:
+        c.server.blocked_by_type[state.btype] -= 1
     c.blocked = False
     c.block_state = None
     c.server.blocked_on_keys -= 1
@@ -172,9 +190,15 @@ def finish(c: Client, reply: bytes) -> None:
 
 
 # ---- ready keys ----------------------------------------------------------------------------------
-def signal_ready(db: Database, key: bytes) -> None:
+def signal_ready(db: Database, key: bytes, value: object) -> None:
+    """signalKeyAsReady: queue `key` (once, in signal order) if clients wait on it and some client
+    anywhere waits for `value`'s type.  The type filter is not only a shortcut: which keys are
+    queued, and so in which order a waiter on several keys is offered them, is Redis's."""
     if key in db.blocking:
-        db_server(db).ready_keys[(db.id, key)] = None
+        btype = _BTYPE_OF.get(value.__class__)
+        srv = db_server(db)
+        if btype is not None and srv.blocked_by_type[btype]:
+            srv.ready_keys[(db.id, key)] = None
 
 
 _SERVER: list[Server | None] = [None]
@@ -222,20 +246,29 @@ def unblock_by_request(c: Client, error: bool) -> bool:
     return True
 
 
-def wake_with_error(db: Database, key: bytes, msg: bytes, only: Callable[[Client], bool] | None = None) -> None:
-    """Unblock the waiters on `key` with an error (e.g. XREADGROUP's stream deleted)."""
-    queue = db.blocking.get(key)
-    if not queue:
+def signal_deleted_streams(db: Database, replaced_with: Database | None = None) -> None:
+    """Before FLUSHDB/FLUSHALL empty `db` (replaced_with None) or SWAPDB gives it another
+    database's keys: signal each key that waiters block on and that holds a stream now but will
+    not afterwards, so that blocked XREADGROUP readers fail (UNBLOCKED) as Redis's
+    scanDatabaseForDeletedStreams makes them; list, zset and XREAD waiters find nothing and stay."""
+    if not db.blocking:
         return
-    for c in list(queue):
-        if only is None or only(c):
-            finish(c, c.error_reply(msg))
+    for key in list(db.blocking):
+        e = db.data.get(key)
+        if e is None or e.value.__class__ is not Stream:
+            continue
+        if replaced_with is not None:
+            f = replaced_with.data.get(key)
+            if f is not None and f.value.__class__ is Stream:
+                continue
+        signal_ready(db, key, e.value)
 
 
 def attach(srv: Server) -> None:
     _SERVER[0] = srv
     srv.ready_keys = {}
     srv.blocked_on_keys = 0
+    srv.blocked_by_type = {"list": 0, "zset": 0, "stream": 0}
     _ready_signaller[0] = signal_ready
     for db in srv.dbs:
         db.ready_hook = signal_ready

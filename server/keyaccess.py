@@ -37,7 +37,7 @@ NOTIFY_NEW = 1 << 14  # n
 
 # Installed by the pub/sub family: publish(server, dbid, cls, event, key).
 _notifier: list[Any] = [None]
-# Installed by the blocking family: signal_ready(db, key).
+# Installed by the blocking family: signal_ready(db, key, value).
 _ready_signaller: list[Any] = [None]
 
 
@@ -135,7 +135,9 @@ def notify(c: Client, cls: int, event: str, key: bytes, dbid: int | None = None)
         _notifier[0](srv, c.dbid if dbid is None else dbid, cls, event, key)
 
 
-def signal_ready(db: Database, key: bytes) -> None:
-    """A key that blocked clients may wait on got data (push, zadd, xadd, rename into it, ...)."""
+def signal_ready(db: Database, key: bytes, value: Any) -> None:
+    """Redis's signalKeyAsReady for the signals the Database does not give itself (it signals
+    every key it creates, and a stream it deletes or overwrites): XADD to an existing stream,
+    XGROUP DESTROY, SWAPDB.  `value`'s type says which waiters may care."""
     if db.blocking and _ready_signaller[0] is not None:
-        _ready_signaller[0](db, key)
+        _ready_signaller[0](db, key, value)

@@ -57,6 +57,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from storage.stream import Stream
+
 
 class EmbStr(bytes):
     """A string value that Redis keeps embstr-encoded whatever its content: INCRBYFLOAT builds its
@@ -108,10 +110,11 @@ class Database:
         self.modified_hook: Callable[[Database, bytes], None] | None = None
         # expired_hook(db, key): keyspace notification + replication of the DEL, installed by the server.
         self.expired_hook: Callable[[Database, bytes], None] | None = None
-        # ready_hook(db, key): a key that clients block on was deleted or replaced (blocked
-        # XREADGROUP readers must then fail); installed by the server, called only when
-        # `blocking` has the key.
-        self.ready_hook: Callable[[Database, bytes], None] | None = None
+        # ready_hook(db, key, value): Redis's signalKeyAsReady, for a key that clients block on
+        # (`blocking` has it) and that was created with `value` (dbAdd), or that held the stream
+        # `value` and was deleted or overwritten (a blocked XREADGROUP must then fail);
+        # installed by the server.
+        self.ready_hook: Callable[[Database, bytes, Any], None] | None = None
         # new_hook(db, key): a key was created (the "new" keyspace event, Redis's dbAdd); installed
         # by the server only while notify-keyspace-events has 'n'.
         self.new_hook: Callable[[Database, bytes], None] | None = None
@@ -168,13 +171,16 @@ class Database:
         if e is None:
             self._add_slot(key)
             self.data[key] = Entry(value, self.clock.now_ms)
-            if self.new_hook is not None:
-                self.new_hook(self, key)
+            if self.blocking or self.new_hook is not None:
+                self._created(key, value)
             return
         if not keep_ttl and self.expires:
             self.expires.pop(key, None)
-        if self.blocking and key in self.blocking and self.ready_hook is not None:
-            self.ready_hook(self, key)
+        if self.blocking and key in self.blocking and self.ready_hook is not None and e.value.__class__ is Stream:
+            # Overwriting a stream wakes its waiters (a blocked XREADGROUP then fails), as Redis's
+            # dbOverwrite does; overwriting any other type wakes no one, even when the new value
+            # is what they wait for (ZUNIONSTORE over a set leaves BZPOPMIN blocked in 7.0).
+            self.ready_hook(self, key, e.value)
         e.value = value
         e.atime = self.clock.now_ms
 
@@ -201,6 +207,14 @@ class Database:
         """Create `key`, which must not exist."""
         self._add_slot(key)
         self.data[key] = Entry(value, self.clock.now_ms)
+        if self.blocking or self.new_hook is not None:
+            self._created(key, value)
+
+    def _created(self, key: bytes, value: Any) -> None:
+        """Redis's dbAdd side effects: waiters on the key are signalled (only here and for a stream
+        that goes away: a push onto an existing list wakes no one) and the "new" event fires."""
+        if self.blocking and key in self.blocking and self.ready_hook is not None:
+            self.ready_hook(self, key, value)
         if self.new_hook is not None:
             self.new_hook(self, key)
 
@@ -210,11 +224,11 @@ class Database:
 
     def delete(self, key: bytes) -> bool:
         data = self.data
-        if key not in data:
+        e = data.pop(key, None)
+        if e is None:
             return False
-        del data[key]
-        if self.blocking and key in self.blocking and self.ready_hook is not None:
-            self.ready_hook(self, key)
+        if self.blocking and key in self.blocking and self.ready_hook is not None and e.value.__class__ is Stream:
+            self.ready_hook(self, key, e.value)  # dbGenericDelete: a blocked XREADGROUP must fail
         if self.expires:
             self.expires.pop(key, None)
         if self.freq:

@@ -491,7 +491,9 @@ class Gen:
                 a += ["MAXDELETEDID", self.sid()]
             return a
         if c == "XINFO":
-            sub = r.choice(["STREAM", "GROUPS"] if self.in_multi else ["STREAM", "GROUPS", "CONSUMERS"])
+            sub = r.choice(["STREAM", "GROUPS"] if self.in_multi else ["STREAM", "GROUPS", "CONSUMERS", "FULL"])
+            if sub == "FULL":  # delivery and seen times: masked by the comparison, so not inside MULTI
+                return [c, "STREAM", k(), "FULL"] + (["COUNT", self.num(0, 3)] if r.random() < 0.5 else [])
             return [c, sub, k()] + ([g()] if sub == "CONSUMERS" else [])
         if c == "XAUTOCLAIM":
             a = [c, k(), g(), cons(), r.choice(["0", "0", "100000", "x"]), self.sid()]
@@ -510,6 +512,52 @@ class Gen:
                     a.append(self.sid())
             return a
         raise AssertionError(c)
+
+    def blocking(self):
+        """A blocking command over the shared keys, for tests/test_fuzz.py's blocked clients: pops,
+        moves and stream reads that wait forever (or 1000 s) when they find nothing."""
+        r, k = self.r, self.key
+        c = r.choice(["BLPOP", "BRPOP", "BLMOVE", "BRPOPLPUSH", "BLMPOP", "BZPOPMIN", "BZPOPMAX", "BZMPOP",
+                      "XREAD", "XREADGROUP", "XREADGROUP"])
+        if c in ("BLPOP", "BRPOP", "BZPOPMIN", "BZPOPMAX"):
+            return [c] + [k() for _ in range(r.randint(1, 3))] + [r.choice(["0", "0", "1000"])]
+        if c == "BLMOVE":
+            return [c, k(), k(), r.choice(["LEFT", "RIGHT"]), r.choice(["LEFT", "RIGHT"]), "0"]
+        if c == "BRPOPLPUSH":
+            return [c, k(), k(), "0"]
+        if c in ("BLMPOP", "BZMPOP"):
+            n = r.randint(1, 3)
+            a = [c, "0", str(n)] + [k() for _ in range(n)]
+            a.append(r.choice(["LEFT", "RIGHT"]) if c == "BLMPOP" else r.choice(["MIN", "MAX"]))
+            if r.random() < 0.5:
+                a += ["COUNT", str(r.randint(1, 3))]
+            return a
+        keys = [k() for _ in range(r.randint(1, 2))]
+        if c == "XREAD":
+            a = [c] + (["COUNT", str(r.randint(1, 3))] if r.random() < 0.5 else [])
+            return a + ["BLOCK", "0", "STREAMS"] + keys + [r.choice(["$", "$", "0", f"{self.ms}-0"]) for _ in keys]
+        a = [c, "GROUP", r.choice(["g1", "g2"]), r.choice(["c1", "c2", "c3"])]
+        if r.random() < 0.5:
+            a += ["COUNT", str(r.randint(1, 3))]
+        if r.random() < 0.2:
+            a.append("NOACK")
+        return a + ["BLOCK", "0", "STREAMS"] + keys + [">" if r.random() < 0.9 else "0" for _ in keys]
+
+    def waking(self):
+        """A command for the writer that faces blocked clients: mostly lists, zsets and streams
+        (what wakes them), and the ways waiters are disturbed: deletes, type changes, group
+        creation and destruction, SWAPDB, FLUSHDB, transactions."""
+        r = self.r
+        if r.random() < 0.1:
+            k = self.key()
+            a = r.choice([["XGROUP", "CREATE", k, r.choice(["g1", "g2"]), r.choice(["$", "0"]), "MKSTREAM"],
+                          ["DEL", k], ["XGROUP", "DESTROY", k, "g1"], ["SWAPDB", "0", "1"], ["FLUSHDB"],
+                          ["SET", k, "x"], ["MULTI"], ["EXEC"], ["EXEC"]])
+            if a[0] in ("MULTI", "EXEC"):
+                self.in_multi = a[0] == "MULTI"
+            return a
+        return getattr(self, r.choice(["lists", "lists", "zsets", "zsets", "streams", "streams", "keys", "strings",
+                                       "sets"]))()
 
 
 FAMILIES = ["strings", "keys", "lists", "hashes", "sets", "zsets", "streams"]

@@ -291,20 +291,111 @@ def test_xreadgroup_block_shares_entries(sc):
     sc.call("p", "XREADGROUP", "GROUP", "g", "carol", "BLOCK", "0", "STREAMS", "s", "0")  # history: no block
 
 
-@pytest.mark.parametrize("how", ["del", "destroy", "type"])
+@pytest.mark.parametrize("how", ["del", "destroy", "type", "flushdb", "flushall", "swapdb", "swapdb-stream"])
 def test_xreadgroup_woken_with_error(sc, how):
+    """A blocked XREADGROUP fails when its stream goes away: deleted, replaced, its group
+    destroyed, the database flushed or swapped for one without a stream there (Redis's
+    scanDatabaseForDeletedStreams); swapped for one with a stream, it stays blocked."""
     sc.call("p", "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    if how == "swapdb-stream":
+        sc.call("p", "SELECT", "1")
+        sc.call("p", "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+        sc.call("p", "SELECT", "0")
     sc.block("c1", "XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">")
     sc.block("c2", "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
     if how == "del":
         sc.call("p", "DEL", "s")
     elif how == "destroy":
         sc.call("p", "XGROUP", "DESTROY", "s", "g")
+    elif how in ("flushdb", "flushall"):
+        sc.call("p", how.upper())
+    elif how.startswith("swapdb"):
+        sc.call("p", "SWAPDB", "0", "1")
     else:
         sc.call("p", "DEL", "s")
         sc.call("p", "SET", "s", "x")
+    if how == "swapdb-stream":
+        sc.call("p", "PING")
+        sc.await_blocked(2)
+        sc.call("p", "XADD", "s", "1-1", "k", "v")  # the swapped-in stream has the group too
     sc.read("c1")
     if how == "type":
         sc.call("p", "DEL", "s")
     sc.call("p", "XADD", "s", "5-1", "k", "v")
     sc.read("c2")
+
+
+def test_list_waiter_ignores_other_types(sc):
+    """Redis serves list waiters only from a list: a source that becomes a stream, a zset or a
+    string leaves BLPOP and BRPOPLPUSH blocked (not WRONGTYPE) until a list is there."""
+    sc.block("c1", "BRPOPLPUSH", "src", "dst", "0")
+    sc.block("c2", "BLPOP", "src", "0")
+    sc.call("p", "XADD", "src", "1-1", "f", "v")
+    sc.call("p", "DEL", "src")
+    sc.call("p", "ZADD", "src", "1", "m")
+    sc.call("p", "MULTI")
+    sc.call("p", "DEL", "src")
+    sc.call("p", "SET", "src", "x")
+    sc.call("p", "EXEC")
+    sc.await_blocked(2)
+    sc.call("p", "DEL", "src")
+    sc.call("p", "RPUSH", "src", "a", "b")
+    sc.read("c1")
+    sc.read("c2")
+    sc.call("p", "LRANGE", "dst", "0", "-1")
+
+
+def test_blocked_stream_readers_served_after_trim(sc):
+    """A blocked reader is served once the stream's last ID passes its own, even when the same
+    XADD trimmed every entry away: it gets its key with no entries, as Redis replies."""
+    sc.call("p", "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    sc.block("c1", "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+    sc.block("c2", "XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">")
+    sc.call("p", "XADD", "s", "MAXLEN", "0", "5-1", "f", "v")
+    sc.read("c1")
+    sc.read("c2")
+    sc.call("p", "XINFO", "GROUPS", "s")
+    sc.call("p", "XADD", "s", "6-1", "f", "v")
+    sc.call("p", "XREADGROUP", "GROUP", "g", "bob", "STREAMS", "s", ">")
+
+
+def test_waiters_are_woken_where_redis_signals(sc):
+    """Redis 7.0 signals a key when it is created (dbAdd) and when a stream there is deleted or
+    overwritten; nothing else wakes a waiter.  So a BZPOPMIN on a key that became a set stays
+    blocked when ZUNIONSTORE overwrites the set with a zset, and after a ZADD to that zset; a
+    BLPOP on a key that became a string stays blocked when SORT STORE puts a list there and
+    after pushes onto it; both are served once their key is created anew."""
+    sc.block("z", "BZPOPMIN", "zk", "0")
+    sc.block("l", "BLPOP", "lk", "0")
+    sc.call("p", "SADD", "zk", "a")
+    sc.call("p", "ZUNIONSTORE", "zk", "1", "zk")
+    sc.call("p", "ZADD", "zk", "5", "b")
+    sc.call("p", "SET", "lk", "x")
+    sc.call("p", "RPUSH", "src", "b", "a")
+    sc.call("p", "SORT", "src", "ALPHA", "STORE", "lk")
+    sc.call("p", "RPUSH", "lk", "c")
+    sc.call("p", "LINSERT", "lk", "BEFORE", "c", "d")
+    sc.await_blocked(2)
+    sc.call("p", "RENAME", "zk", "zk2")
+    sc.call("p", "RENAME", "zk2", "zk")  # created anew: signalled
+    sc.read("z")
+    sc.call("p", "MULTI")
+    sc.call("p", "DEL", "lk")
+    sc.call("p", "RPUSH", "lk", "e")
+    sc.call("p", "EXEC")
+    sc.read("l")
+
+
+def test_ready_order_counts_only_waited_for_types(sc):
+    """A key is queued as ready only if some client waits for its value's type, which decides the
+    order in which a waiter on several keys is offered them: here "a" is created as a zset while
+    only list waiters exist, so it is not queued, and "b" (created next) serves the waiter."""
+    sc.block("c1", "BLPOP", "a", "b", "0")
+    sc.call("p", "MULTI")
+    sc.call("p", "ZADD", "a", "1", "x")
+    sc.call("p", "DEL", "a")
+    sc.call("p", "RPUSH", "b", "from-b")
+    sc.call("p", "RPUSH", "a", "from-a")
+    sc.call("p", "EXEC")
+    assert sc.read("c1").endswith(b"from-b\r\n")
+    sc.call("p", "LRANGE", "a", "0", "-1")

@@ -18,6 +18,7 @@ from server.commands.t_zset import ZSet, bzpop_reply, first_nonempty, zmpop_repl
 from server.commands.t_zset import parse_mpop as parse_zmpop
 from server.commands.table import command
 from server.errors import SYNTAX, CommandError
+from storage.quicklist import Quicklist
 
 
 def _first_ready(c, keys: list[bytes], head: bool, count: int | None) -> bytes | None:
@@ -37,7 +38,7 @@ def _bpop(c, argv, head: bool):
         return r
     if blocking.must_not_block(c):
         return c.enc.null_array
-    return blocking.block(c, keys, deadline, lambda cl, key: pop_for_client(cl, key, head, None))
+    return blocking.block(c, keys, deadline, lambda cl, key: pop_for_client(cl, key, head, None), btype="list")
 
 
 @command("blpop")
@@ -68,7 +69,17 @@ def _bmove(c, src: bytes, dst: bytes, from_head: bool, to_head: bool, timeout: b
         return c.enc.null
     # Redis 7.0 answers a timed-out (or CLIENT UNBLOCKed) move with a null array, like the pops, even
     # though the non-blocking path above gives a null bulk: RESP2 *-1 versus $-1
-    return blocking.block(c, [src], deadline, lambda cl, key: move_for_client(cl, src, dst, from_head, to_head))
+
+    def serve(cl, key: bytes) -> bytes | None:
+        # A source that now holds another type has nothing for a list waiter, who stays blocked
+        # (Redis serves list waiters only from a list); a destination of another type is the
+        # waiter's WRONGTYPE error.
+        v = cl.db.get(src, cl.server.now_ms)
+        if v is None or v.__class__ is not Quicklist:
+            return None
+        return move_for_client(cl, src, dst, from_head, to_head)
+
+    return blocking.block(c, [src], deadline, serve, btype="list")
 
 
 @command("brpoplpush")
@@ -92,7 +103,7 @@ def blmpop(c, argv):
         return r
     if blocking.must_not_block(c):
         return c.enc.null_array
-    return blocking.block(c, keys, deadline, lambda cl, key: pop_for_client(cl, key, head, n))
+    return blocking.block(c, keys, deadline, lambda cl, key: pop_for_client(cl, key, head, n), btype="list")
 
 
 # ---- sorted sets ---------------------------------------------------------------------------------
@@ -112,7 +123,7 @@ def _bzpop(c, argv, from_max: bool):
         return _zpop_for(c, found[0], from_max, None)
     if blocking.must_not_block(c):
         return c.enc.null_array
-    return blocking.block(c, keys, deadline, lambda cl, key: _zpop_for(cl, key, from_max, None))
+    return blocking.block(c, keys, deadline, lambda cl, key: _zpop_for(cl, key, from_max, None), btype="zset")
 
 
 @command("bzpopmin")
@@ -134,7 +145,7 @@ def bzmpop(c, argv):
         return _zpop_for(c, found[0], from_max, count)
     if blocking.must_not_block(c):
         return c.enc.null_array
-    return blocking.block(c, keys, deadline, lambda cl, key: _zpop_for(cl, key, from_max, count))
+    return blocking.block(c, keys, deadline, lambda cl, key: _zpop_for(cl, key, from_max, count), btype="zset")
 
 
 # ---- streams -------------------------------------------------------------------------------------
@@ -157,9 +168,9 @@ def block_xread(c, req) -> object:
         one = copy.copy(req)
         idx = req.keys.index(key)
         one.keys, one.ids = [key], [req.ids[idx]]
-        return serve_xread(cl, one)
+        return serve_xread(cl, one, blocked=True)
 
-    return blocking.block(c, list(req.keys), req.timeout_ms, serve)
+    return blocking.block(c, list(req.keys), req.timeout_ms, serve, btype="stream")
 
 
 @command("wait")

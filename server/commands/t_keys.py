@@ -7,7 +7,7 @@ notifications and OBJECT IDLETIME: read lookups count hits and misses; TYPE, EXI
 and OBJECT do not touch the key (`_peek_read`); write lookups neither count nor notify a miss.
 
 Every write calls `modified` (WATCH, dirty counter) and `notify` with Redis's event names; a key
-created by RENAME, COPY or MOVE may wake blocked clients (`signal_ready`).  Expire arguments
+created by RENAME, COPY or MOVE may wake blocked clients (the Database signals what it creates).  Expire arguments
 follow expireGenericCommand: options first, then the integer, then overflow checks on the unit
 conversion and the base time; an absolute time already past deletes the key (a "del" event).
 """
@@ -30,7 +30,6 @@ from server.keyaccess import (
     lookup_write,
     modified,
     notify,
-    signal_ready,
     string_encoding,
     type_name,
 )
@@ -162,7 +161,6 @@ def _rename(c, argv: list[bytes], nx: bool) -> bytes:
     _written_twice(c, db, src, db, dst)
     notify(c, NOTIFY_GENERIC, "rename_from", src)
     notify(c, NOTIFY_GENERIC, "rename_to", dst)
-    signal_ready(db, dst)
     return R.ONE if nx else R.OK
 
 
@@ -218,7 +216,6 @@ def copy(c, argv):
         dst_db.set_expire(dst, when)
     modified(c, dst, dst_db)
     notify(c, NOTIFY_GENERIC, "copy_to", dst, dst_db.id)
-    signal_ready(dst_db, dst)
     return R.ONE
 
 
@@ -243,7 +240,6 @@ def move(c, argv):
     _written_twice(c, db, key, dst_db, key)
     notify(c, NOTIFY_GENERIC, "move_from", key, db.id)
     notify(c, NOTIFY_GENERIC, "move_to", key, dst_db.id)
-    signal_ready(dst_db, key)
     return R.ONE
 
 

@@ -3,8 +3,9 @@
 Argument checks run in Redis's order (some commands parse numbers before looking the key up, some
 after), because that order decides which error a client sees.  Every write does Redis's
 bookkeeping: signalModifiedKey + the list keyspace event, "del" when the list empties (the key is
-deleted: Redis never keeps empty lists), dirty += elements touched, and `signal_ready` after a push
-so clients blocked on the key can be served.
+deleted: Redis never keeps empty lists) and dirty += elements touched.  Clients blocked on a key are
+woken by the Database when it creates the list (Redis's dbAdd), never by a push onto an existing
+list, as in Redis.
 
 The pop and move logic used by the blocking forms lives here too (`pop_for_client`,
 `move_for_client`): t_blocking calls them when a blocked client is served.
@@ -29,7 +30,6 @@ from server.keyaccess import (
     lookup_read,
     modified,
     notify,
-    signal_ready,
 )
 from storage.quicklist import Quicklist
 
@@ -123,8 +123,6 @@ def _push(head: bool, only_existing: bool, c, argv: list[bytes]) -> bytes:
         srv.dirty += n - 3
     else:
         srv.dirty += n - 2
-    if db.blocking:
-        signal_ready(db, key)
     return b":%d\r\n" % ql.count
 
 
@@ -400,8 +398,6 @@ def linsert(c, argv):
         return R.integer(-1)
     ql.insert(pos, argv[4], after)
     _written(c, key, "linsert")
-    if c.db.blocking:
-        signal_ready(c.db, key)
     return R.integer(ql.count)
 
 
@@ -428,8 +424,6 @@ def move_for_client(c, src: bytes, dst: bytes, from_head: bool, to_head: bool) -
     _drop_if_empty(c, src, sql)
     modified(c, src)
     c.server.dirty -= 1
-    if db.blocking:
-        signal_ready(db, dst)
     return b"$%d\r\n%s\r\n" % (len(v), v)
 
 

@@ -13,8 +13,8 @@ import time
 
 from protocol import reply as R
 from protocol.request import _string2ll
+from server import blocking, lifecycle, watch
 from server import info as info_mod
-from server import lifecycle, watch
 from server.commands.args import maybe_int, strtod
 from server.commands.t_config import help_reply, is_local
 from server.commands.table import NO_REPLY, command
@@ -44,6 +44,7 @@ def flushdb(c, argv):
     _flush_mode(argv, 1)
     if c.db.watched:
         watch.touch_flushed(c.db)  # WATCHed keys that exist are modified by the flush
+    blocking.signal_deleted_streams(c.db)
     c.server.dirty += c.db.flush()
     return R.OK
 
@@ -54,6 +55,7 @@ def flushall(c, argv):
     for db in c.server.dbs:
         if db.watched:
             watch.touch_flushed(db)
+        blocking.signal_deleted_streams(db)
         c.server.dirty += db.flush()
     return R.OK
 
@@ -76,6 +78,8 @@ def swapdb(c, argv):
         raise CommandError(DB_INDEX)
     if a != b:
         da, db_ = srv.dbs[a], srv.dbs[b]
+        blocking.signal_deleted_streams(da, db_)
+        blocking.signal_deleted_streams(db_, da)
         da.swap_contents(db_)
         # WATCHed keys that exist on either side see a change; blocked clients waiting on keys
         # that now hold data are woken (Redis's touchAllWatchedKeysInDb / scanDatabaseForReadyKeys).
@@ -84,8 +88,9 @@ def swapdb(c, argv):
                 if key in da.data or key in db_.data:
                     modified(c, key, d)
             for key in list(d.blocking):
-                if key in d.data:
-                    signal_ready(d, key)
+                e = d.data.get(key)
+                if e is not None:
+                    signal_ready(d, key, e.value)
         srv.dirty += 1
     return R.OK
 

@@ -41,7 +41,6 @@ from server.keyaccess import (
     lookup_read,
     modified,
     notify,
-    signal_ready,
 )
 from storage.hashtype import Hash
 from storage.quicklist import Quicklist
@@ -210,7 +209,6 @@ def _sort(c, argv: list[bytes], readonly: bool) -> bytes:
         db.set(store, ql)
         notify(c, NOTIFY_LIST, "sortstore", store)
         modified(c, store)
-        signal_ready(db, store)
         c.server.dirty += len(out) - 1  # modified() counted one
     elif db.delete(store):
         notify(c, NOTIFY_GENERIC, "del", store)

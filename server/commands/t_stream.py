@@ -10,8 +10,9 @@ same code: `parse_xread(c, argv, group_cmd)` validates the command and resolves 
 GROUP_NEW sentinel, resolved against the group when serving), and `serve_xread(c, req)` returns the
 complete reply, or None when no key has anything to deliver yet ("block, or reply null").  A blocking
 implementation keeps the XReadRequest of a blocked client and calls serve_xread again when
-`signal_ready(db, key)` fires for one of `req.keys` (XADD signals; XGROUP DESTROY signals so that
-readers waiting on a destroyed group get their NOGROUP error).  The blocking itself is
+one of `req.keys` is signalled (the Database signals a stream it creates, deletes or overwrites;
+XADD signals; XGROUP DESTROY signals so that readers waiting on a destroyed group get their
+NOGROUP error).  The blocking itself is
 t_blocking.block_xread.
 """
 
@@ -333,7 +334,7 @@ def xadd(c, argv):
     else:
         srv.dirty += 1
     if db.blocking:
-        signal_ready(db, key)
+        signal_ready(db, key, s)
     return _id_reply(ms, seq)
 
 
@@ -608,8 +609,13 @@ def _serve_history(c, s: Stream, cons: Consumer, after: int, count: int) -> list
     return out
 
 
-def serve_xread(c, req: XReadRequest) -> bytes | None:
-    """The reply to `req` with what can be delivered now, or None if nothing can (block/null)."""
+def serve_xread(c, req: XReadRequest, blocked: bool = False) -> bytes | None:
+    """The reply to `req` with what can be delivered now, or None if nothing can (block/null).
+
+    A command serves a key that has an entry past its ID (the group's last ID for `>`); a blocked
+    reader (`blocked`) is served as soon as the stream's last ID has moved past it, even if
+    trimming already removed the entries behind it (XADD with MAXLEN 0): it then gets the key
+    with no entries, as Redis's serveClientsBlockedOnStreamKey replies."""
     parts: list[bytes] = []
     served = 0
     resp3 = c.resp == 3
@@ -630,7 +636,7 @@ def serve_xread(c, req: XReadRequest) -> bytes | None:
                 continue
             history = gt != GROUP_NEW
             serve = history
-            if not history and s.length and s.last_valid_id() > cg.last_id:
+            if not history and (s.last_id if blocked else s.length and s.last_valid_id()) > cg.last_id:
                 serve = True
                 gt = cg.last_id
             if not serve:
@@ -641,7 +647,7 @@ def serve_xread(c, req: XReadRequest) -> bytes | None:
             else:
                 items = _serve_group(c, s, cg, cons, gt, req.count, req.noack)
         else:
-            if not s.length or s.last_valid_id() <= gt:
+            if (s.last_id if blocked else s.length and s.last_valid_id()) <= gt:
                 continue
             items = range_reply(s, gt + 1, MAX_ID, req.count, False)[1]
         served += 1
@@ -750,7 +756,7 @@ def xgroup_destroy(c, argv):
     s.destroy_group(argv[3])
     c.server.dirty += 1
     notify(c, NOTIFY_STREAM, "xgroup-destroy", argv[2])
-    signal_ready(c.db, argv[2])  # readers blocked on this group must now fail with NOGROUP
+    signal_ready(c.db, argv[2], s)  # readers blocked on this group must now fail with NOGROUP
     return R.ONE
 
 

@@ -8,7 +8,8 @@ RESP2 bulk / RESP3 double; WITHSCORES replies are flat in RESP2 and [member, sco
 
 For the blocking family (BZPOPMIN, BZPOPMAX, BZMPOP): `zpop_pairs` pops and does the keyspace
 bookkeeping, `parse_mpop` parses `numkeys key... MIN|MAX [COUNT n]`, and `zmpop_reply` /
-`bzpop_reply` build the replies.  Writes that add elements call `signal_ready`.
+`bzpop_reply` build the replies.  Blocked clients are woken by the Database when a zset is created
+(Redis's dbAdd); adding to an existing zset, or a STORE over an existing key, wakes no one.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from server.keyaccess import (
     lookup_write,
     modified,
     notify,
-    signal_ready,
 )
 from storage.glob import compile_glob
 from storage.set_type import RSet
@@ -196,7 +196,6 @@ def store_result(c, dst: bytes, zs: ZSet, event: str) -> bytes:
         c.db.set(dst, zs)
         notify(c, NOTIFY_ZSET, event, dst)
         modified(c, dst)
-        signal_ready(c.db, dst)
         return R.integer(n)
     if c.db.delete(dst):
         notify(c, NOTIFY_GENERIC, "del", dst)
@@ -269,8 +268,6 @@ def _zadd(c, argv: list[bytes], flags: int) -> bytes:
             modified(c, key)
             c.server.dirty += added + updated - 1
             notify(c, NOTIFY_ZSET, "zincr" if incr else "zadd", key)
-            if added:
-                signal_ready(db, key)
     if incr:
         return c.enc.double(score) if processed else c.enc.null
     return R.integer(added + updated if ch else added)
@@ -302,8 +299,6 @@ def zadd(c, argv):
                 notify(c, NOTIFY_ZSET, "zadd", key)
             else:
                 srv.dirty += 1
-            if reply is R.ONE and db.blocking:
-                signal_ready(db, key)
             return reply
     return _zadd(c, argv, 0)
 
