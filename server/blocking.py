@@ -35,10 +35,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from server import lifecycle
-from server.commands.args import strtod, to_int
+from server.commands.args import to_int
 from server.commands.table import BLOCKED
 from server.errors import CommandError
 from server.keyaccess import _ready_signaller
+from server.numparse import strtod
 from storage.quicklist import Quicklist
 from storage.stream import Stream
 from storage.zset import ZSet

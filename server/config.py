@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from protocol.request import _string2ll, quote_arg, split_inline_args
+from server.numparse import string2d
 from storage.stream import node_limits
 
 REDIS_VERSION = "7.0.15"
@@ -166,10 +167,9 @@ def _percentiles(args: list[bytes]) -> str:
         args = []
     out = []
     for a in args:
-        try:
-            d = float(a)
-        except ValueError:
-            raise ConfigError("Invalid latency-tracking-info-percentiles parameters") from None
+        d = string2d(a)
+        if d is None:
+            raise ConfigError("Invalid latency-tracking-info-percentiles parameters")
         if not 0.0 <= d <= 100.0:
             raise ConfigError("latency-tracking-info-percentiles parameters should sit between [0.0,100.0]")
         out.append(("%f" % d).rstrip("0").rstrip("."))
@@ -327,6 +327,12 @@ class Option:
                               else "argument must be a memory value")
         if self.hi <= LLONG_MAX and n > LLONG_MAX:
             n -= U64  # a signed C field: the wrapped value is negative and fails the bounds check
+        if self.percent and n < 0:
+            # Redis keeps a percentage as its negation, so a byte count that wraps negative reads
+            # as one: 18446744073709551615 is -1, which is 1%; below -100 it is refused as such.
+            if n < self.lo:
+                raise ConfigError(f"percentage argument must be less or equal to {-self.lo}")
+            return f"{-n}%"
         return str(self._bounded(n))
 
 
@@ -462,7 +468,9 @@ class Config:
                 failed = (name, "can't set immutable config")
             elif opt.protected and not self._protected_allowed(local):
                 failed = (name, "can't set protected config")
-            elif any(o is opt for _, o in chosen):
+            elif any(n.lower() == name.lower() for n, _ in chosen):
+                # Redis registers an alias as a config of its own, so "hash-max-ziplist-entries"
+                # next to "hash-max-listpack-entries" is no duplicate: both are set, in order.
                 failed = (name, "duplicate parameter")
             chosen.append((name, opt))
         if unknown is not None:
@@ -479,6 +487,10 @@ class Config:
             except ConfigError as exc:
                 shown = name.decode(errors="replace").lower()
                 raise ConfigError(f"CONFIG SET failed (possibly related to argument '{shown}') - {exc}") from None
+        if "repl-backlog-size" in new:
+            # Applying it resizes the backlog, which is never under 16 KiB (CONFIG GET shows the
+            # raised size); the config file's value stays as written until then, as in Redis.
+            new["repl-backlog-size"] = str(max(16384, int(new["repl-backlog-size"])))
         try:
             self._apply(new)
         except _ApplyError as exc:

@@ -123,6 +123,14 @@ SET_ERRORS = [
     ["hz", "abc", "daemonize", "yes"], ["daemonize", "yes", "hz", "abc"], ["hz", "12", "hz", "abc"],
     ["maxmemory", "1mb", "hz", "abc"], ["save", "100 1", "save", "200 2"],
     ["hz", "11", "maxclients"], ["hz"],
+    # size_t options stop at LONG_MAX; a percent option reads a wrapped byte count as a percentage
+    ["hll-sparse-max-bytes", "9223372036854775808"], ["stream-node-max-bytes", "18446744073709551615"],
+    ["zset-max-listpack-value", "18446744073709551616"], ["auto-aof-rewrite-min-size", "9223372036854775808"],
+    ["maxmemory-clients", "9223372036854775808"],
+    # an alias is a config of its own in Redis 7.0: next to its primary it is no duplicate
+    ["hash-max-listpack-entries", "1", "hash-max-ziplist-entries", "abc"],
+    ["zset-max-listpack-entries", "x", "hash-max-listpack-entries", "1", "hash-max-ziplist-entries", "1"],
+    ["replica-lazy-flush", "yes", "REPLICA-LAZY-FLUSH", "no"],
 ]
 
 
@@ -158,6 +166,8 @@ NORMALISED = [
     ("hash-max-ziplist-entries", "100"), ("lua-time-limit", "100"), ("slave-read-only", "no"),
     ("requirepass", ""), ("cluster-announce-hostname", "a-b.c"), ("proc-title-template", "{title} {port}"),
     ("slowlog-log-slower-than", "-1"),
+    ("maxmemory-clients", "18446744073709551615"), ("repl-backlog-size", "1"), ("repl-backlog-size", "20000"),
+    ("latency-tracking-info-percentiles", "0x10 1e1 .5"),
 ]
 
 
@@ -170,6 +180,12 @@ def test_set_then_get(diff, restore, name, value):
     get_both(diff, name)
     if name in aliases:  # the alias and its primary move together
         get_both(diff, aliases[name])
+
+
+def test_set_alias_and_primary_together(diff, restore):
+    restore("hash-max-listpack-entries")
+    diff("CONFIG", "SET", "hash-max-listpack-entries", "100", "hash-max-ziplist-entries", "7")
+    get_both(diff, "hash-max-listpack-entries", "hash-max-ziplist-entries")
 
 
 def test_set_several(diff, restore):

@@ -15,13 +15,14 @@ from protocol import reply as R
 from protocol.request import _string2ll
 from server import blocking, lifecycle, watch
 from server import info as info_mod
-from server.commands.args import maybe_int, strtod
+from server.commands.args import maybe_int
 from server.commands.t_config import help_reply, is_local
 from server.commands.table import NO_REPLY, command
 from server.config import memtoull
 from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError, subcommand_syntax
 from server.keyaccess import is_string, modified, signal_ready, string_encoding
 from server.log import LOG
+from server.numparse import strtod
 
 
 def validate_client_name(name: bytes) -> None:

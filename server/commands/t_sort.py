@@ -30,7 +30,7 @@ import math
 from fractions import Fraction
 
 from protocol import reply as R
-from server.commands.args import C_SPACE, strtod_blanks, to_int
+from server.commands.args import to_int
 from server.commands.pqsort import partial_qsort
 from server.commands.table import command
 from server.errors import SYNTAX, WRONGTYPE, CommandError, c_str
@@ -42,6 +42,7 @@ from server.keyaccess import (
     modified,
     notify,
 )
+from server.numparse import C_SPACE, strtod_blanks
 from storage.hashtype import Hash
 from storage.quicklist import Quicklist
 from storage.set_type import RSet

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from protocol import reply as R
-from server.commands.args import INT64_MIN, strtod, strtod_blanks, to_int
+from server.commands.args import INT64_MIN, to_int
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
 from server.errors import SYNTAX, WRONGTYPE, CommandError
@@ -30,6 +30,7 @@ from server.keyaccess import (
     modified,
     notify,
 )
+from server.numparse import plain_decimal, string2d, strtod_blanks
 from storage.glob import compile_glob
 from storage.set_type import RSet
 from storage.zset import (
@@ -60,36 +61,6 @@ _INF = math.inf
 
 
 # ---- argument parsing ----------------------------------------------------------------------------
-def _mantissa_nonzero(arg: bytes) -> bool:
-    s = arg.lower().lstrip(b"+-")
-    if s.startswith(b"0x"):
-        return any(ch not in b"0." for ch in s[2:].split(b"p")[0])
-    return any(ch in b"123456789" for ch in s.split(b"e")[0])
-
-
-def _plain_decimal(arg: bytes) -> bool:
-    """[-]digits[.digits]: text on which Python's float() and C's strtod agree exactly and
-    cannot overflow or underflow (the common case, parsed without the general machinery)."""
-    t = arg.replace(b".", b"", 1)
-    return len(arg) < 300 and (t.isdigit() or (t[:1] == b"-" and t[1:].isdigit()))
-
-
-def string2d(arg: bytes) -> float | None:
-    """Redis's string2d: strtod over the whole string, no leading space, no NaN, and no
-    overflow to +-HUGE_VAL or underflow to zero (ERANGE)."""
-    if _plain_decimal(arg):
-        return float(arg)
-    v = strtod(arg)
-    if v is None or v != v:
-        return None
-    if v == _INF or v == -_INF:
-        if b"inf" not in arg.lower():
-            return None
-    elif v == 0.0 and _mantissa_nonzero(arg):
-        return None
-    return v
-
-
 def parse_score(arg: bytes, err: str = NOT_FLOAT) -> float:
     v = string2d(arg)
     if v is None:
@@ -100,7 +71,7 @@ def parse_score(arg: bytes, err: str = NOT_FLOAT) -> float:
 def _range_bound(arg: bytes) -> tuple[float, bool]:
     ex = arg[:1] == b"("
     s = arg[1:] if ex else arg
-    if _plain_decimal(s):
+    if plain_decimal(s):
         return float(s), ex
     v = strtod_blanks(s)
     if v is None or v != v:
@@ -279,7 +250,7 @@ def zadd(c, argv):
     # does _zadd's bookkeeping inline (the benchmarked sorted-set write).
     if len(argv) == 4:
         arg = argv[2]
-        if (arg.isdigit() and len(arg) < 300) or _plain_decimal(arg):
+        if (arg.isdigit() and len(arg) < 300) or plain_decimal(arg):
             key, member = argv[1], argv[3]
             score = float(arg)
             zs = lookup_or_create(c, key, ZSet)

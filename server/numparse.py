@@ -1,0 +1,79 @@
+"""Numbers as Redis's C code reads them, for every layer that parses client text (commands, config).
+
+`strtod` is C strtod over the whole argument (hex floats, "inf"/"infinity", no leading space, no
+trailing junk); `string2d` is Redis's string2d on top of it (also no NaN, and no overflow to
++-HUGE_VAL or underflow to zero); `strtod_blanks` is strtod where Redis calls it bare (leading
+blanks skipped, "" is 0).  Python's float() differs from all three (it accepts spaces, "_" and
+"nan", refuses hex), so no caller should use it on client text.  This module depends on nothing
+in the server, so the config layer can use it as well as the command families.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+_FLOAT_RX = re.compile(
+    rb"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?)\Z",
+    re.IGNORECASE,
+)
+_INF = math.inf
+
+
+def strtod(arg: bytes) -> float | None:
+    """C strtod over the whole argument, as Redis's string2d / getDoubleFromObject use it."""
+    if not arg or len(arg) > 5000 or arg[0] in b" \t\n\r\v\f" or _FLOAT_RX.match(arg) is None:
+        return None
+    s = arg.lower()
+    try:
+        if b"0x" in s:
+            neg = s.startswith(b"-")
+            v = float.fromhex(s.lstrip(b"+-").decode())
+            return -v if neg else v
+        return float(s)
+    except (ValueError, OverflowError):
+        return None
+
+
+C_SPACE = b" \t\n\v\f\r"  # C's isspace()
+
+
+def strtod_blanks(arg: bytes) -> float | None:
+    """strtod over the whole argument where Redis calls it bare (zslParseRange's bounds, SORT's
+    weights), not through string2d: leading blanks are skipped and an empty argument is 0 (strtod
+    converts nothing, and the end pointer is already at the terminator).  No ERANGE test here:
+    those callers differ on it."""
+    if not arg:
+        return 0.0
+    t = arg.lstrip(C_SPACE)
+    return strtod(t) if t else None
+
+
+def _mantissa_nonzero(arg: bytes) -> bool:
+    s = arg.lower().lstrip(b"+-")
+    if s.startswith(b"0x"):
+        return any(ch not in b"0." for ch in s[2:].split(b"p")[0])
+    return any(ch in b"123456789" for ch in s.split(b"e")[0])
+
+
+def plain_decimal(arg: bytes) -> bool:
+    """[-]digits[.digits]: text on which Python's float() and C's strtod agree exactly and
+    cannot overflow or underflow (the common case, parsed without the general machinery)."""
+    t = arg.replace(b".", b"", 1)
+    return len(arg) < 300 and (t.isdigit() or (t[:1] == b"-" and t[1:].isdigit()))
+
+
+def string2d(arg: bytes) -> float | None:
+    """Redis's string2d: strtod over the whole string, no leading space, no NaN, and no
+    overflow to +-HUGE_VAL or underflow to zero (ERANGE)."""
+    if plain_decimal(arg):
+        return float(arg)
+    v = strtod(arg)
+    if v is None or v != v:
+        return None
+    if v == _INF or v == -_INF:
+        if b"inf" not in arg.lower():
+            return None
+    elif v == 0.0 and _mantissa_nonzero(arg):
+        return None
+    return v
