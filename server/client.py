@@ -91,9 +91,11 @@ class Client(asyncio.Protocol):
         self.multi_error = False
         self.watched: list[tuple[Database, bytes]] = []
         self.dirty_cas = False
-        self.channels: set[bytes] = set()
-        self.patterns: set[bytes] = set()
-        self.shard_channels: set[bytes] = set()
+        # Subscriptions as ordered sets: PUNSUBSCRIBE without arguments answers in subscription
+        # order (Redis 7.0 keeps a client's patterns in a list).
+        self.channels: dict[bytes, None] = {}
+        self.patterns: dict[bytes, None] = {}
+        self.shard_channels: dict[bytes, None] = {}
         self.ctime = self.last_interaction = server.now_ms
         self.last_cmd: Command | None = None
         self.addr = self.laddr = ""

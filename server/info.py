@@ -20,6 +20,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from server import pubsub
+
 if TYPE_CHECKING:
     from server.core import Server
 
@@ -216,16 +218,7 @@ def _persistence(srv: Server) -> list[str]:
 def _stats(srv: Server) -> list[str]:
     net_in, net_out = srv.net_bytes()
     kbps_in, kbps_out = srv.instantaneous_kbps()
-    channels: set[bytes] = set()
-    patterns: set[bytes] = set()
-    shard: set[bytes] = set()
-    for c in srv.clients.values():
-        if c.channels:
-            channels |= c.channels
-        if c.patterns:
-            patterns |= c.patterns
-        if c.shard_channels:
-            shard |= c.shard_channels
+    channels, patterns, shard = pubsub.counts(srv)
     return [
         f"total_connections_received:{srv.stat_numconnections}",
         f"total_commands_processed:{srv.total_commands()}",
@@ -252,9 +245,9 @@ def _stats(srv: Server) -> list[str]:
         "current_eviction_exceeded_time:0",
         f"keyspace_hits:{srv.stat_keyspace_hits}",
         f"keyspace_misses:{srv.stat_keyspace_misses}",
-        f"pubsub_channels:{len(channels)}",
-        f"pubsub_patterns:{len(patterns)}",
-        f"pubsubshard_channels:{len(shard)}",
+        f"pubsub_channels:{channels}",
+        f"pubsub_patterns:{patterns}",
+        f"pubsubshard_channels:{shard}",
         "latest_fork_usec:0",
         "total_forks:0",
         "migrate_cached_sockets:0",

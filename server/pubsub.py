@@ -2,7 +2,7 @@
 
 The registry (`server.pubsub`, a `Registry`) maps each channel, pattern and shard channel to the
 clients subscribed to it, in subscription order (dicts used as ordered sets), mirroring the
-per-client sets `c.channels`, `c.patterns`, `c.shard_channels` that the dispatcher reads.  Both sides
+per-client ordered sets `c.channels`, `c.patterns`, `c.shard_channels` that the dispatcher reads.  Both sides
 change together in `subscribe`/`unsubscribe`, and a client's entries go when it disconnects or sends
 RESET.
 
@@ -63,7 +63,7 @@ def registry(server: Server) -> Registry:
 # ---- subscriptions ----------------------------------------------------------------------------
 # kind: "channel" | "pattern" | "shard"; each returns whether the subscription set changed.
 
-def _tables(c: Client, kind: str) -> tuple[set[bytes], dict[bytes, dict[Client, None]]]:
+def _tables(c: Client, kind: str) -> tuple[dict[bytes, None], dict[bytes, dict[Client, None]]]:
     reg = registry(c.server)
     if kind == "channel":
         return c.channels, reg.channels
@@ -76,7 +76,7 @@ def subscribe(c: Client, kind: str, name: bytes) -> bool:
     mine, table = _tables(c, kind)
     if name in mine:
         return False
-    mine.add(name)
+    mine[name] = None
     subs = table.get(name)
     if subs is None:
         subs = table[name] = {}
@@ -90,7 +90,7 @@ def unsubscribe(c: Client, kind: str, name: bytes) -> bool:
     mine, table = _tables(c, kind)
     if name not in mine:
         return False
-    mine.discard(name)
+    del mine[name]
     subs = table.get(name)
     if subs is not None:
         subs.pop(c, None)

@@ -51,6 +51,14 @@ def test_subscribe_frames(diff):
         assert frames(diff.ours, args, n) == frames(diff.theirs, args, n), args
 
 
+def test_punsubscribe_all_in_subscription_order(diff):
+    """Redis 7.0 keeps a client's patterns in a list: PUNSUBSCRIBE without arguments confirms them
+    in the order they were subscribed (a resubscribed pattern goes last)."""
+    for args, n in [(("PSUBSCRIBE", "z*", "a*", "m*", "b?"), 4), (("PUNSUBSCRIBE", "a*"), 1),
+                    (("PSUBSCRIBE", "a*", "c*"), 2), (("PUNSUBSCRIBE",), 5)]:
+        assert frames(diff.ours, args, n) == frames(diff.theirs, args, n), args
+
+
 def test_arity(diff):
     for cmd in ("SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "PUBLISH", "SPUBLISH", "PUBSUB"):
         diff(cmd)

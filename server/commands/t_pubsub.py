@@ -32,7 +32,7 @@ def _subscribe(c, argv, kind: str, word: bytes, count) -> bytes:
     return b"".join(out)
 
 
-def _unsubscribe(c, argv, kind: str, word: bytes, mine: set[bytes], count) -> bytes:
+def _unsubscribe(c, argv, kind: str, word: bytes, mine: dict[bytes, None], count) -> bytes:
     names = argv[1:] if len(argv) > 1 else list(mine)
     if not names:
         return _frame(c, word, None, count(c))
