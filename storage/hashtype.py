@@ -21,7 +21,7 @@ import random
 from collections.abc import Iterable
 
 from storage import lpcodec
-from storage.quicklist import jemalloc_size
+from storage.alloc import sds_alloc, size_class
 from storage.slotindex import SlotIndex
 
 
@@ -52,7 +52,7 @@ class Hash:
         the first `samples` entries (two sds strings and a dictEntry) times the field count."""
         d = self.d
         if self.lp:
-            return 16 + jemalloc_size(len(self.listpack()))
+            return 16 + size_class(len(self.listpack()))
         n = len(d)
         size = 16 + 56 + 8 * max(4, 1 << (n - 1).bit_length())
         if n:
@@ -62,7 +62,7 @@ class Hash:
             for f, v in d.items():
                 if seen >= limit:
                     break
-                total += _sds_alloc(len(f)) + _sds_alloc(len(v)) + 24
+                total += sds_alloc(len(f)) + sds_alloc(len(v)) + 24
                 seen += 1
             size += int(total / seen * n)
         return size
@@ -189,17 +189,3 @@ def _flatten(d: dict[bytes, bytes]) -> list[bytes]:
         out.append(v)
     return out
 
-
-def _sds_alloc(n: int) -> int:
-    """Allocator size of an sds string of length n (header chosen by length, plus the NUL)."""
-    if n < 32:
-        hdr = 1
-    elif n < 256:
-        hdr = 3
-    elif n < 65536:
-        hdr = 5
-    elif n < 1 << 32:
-        hdr = 9
-    else:
-        hdr = 17
-    return jemalloc_size(hdr + n + 1)

@@ -145,6 +145,12 @@ class Database:
         e = self.data.get(key)
         return None if e is None else e.value
 
+    def stored(self, key: bytes) -> Any:
+        """The value as stored, even past its deadline and without touching it (a bare dictFind:
+        MEMORY USAGE sizes a key that has expired but was not yet reclaimed, as Redis does)."""
+        e = self.data.get(key)
+        return None if e is None else e.value
+
     def exists(self, key: bytes, now_ms: int) -> bool:
         return self.peek(key, now_ms) is not None
 

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator
 from itertools import chain, islice
 
 from storage import lpcodec
+from storage.alloc import size_class
 
 entry_size = lpcodec.entry_size
 LP_EMPTY = lpcodec.LP_EMPTY
@@ -154,7 +155,7 @@ class Quicklist:
         if not nodes:
             return 16 + 40
         sample = nodes[:samples] if samples > 0 else nodes  # SAMPLES 0: every node
-        total = sum(40 + jemalloc_size(n.sz) for n in sample)
+        total = sum(40 + size_class(n.sz) for n in sample)
         return 16 + 40 + int(total / len(sample) * len(nodes))
 
     # ---- building and serialising (RDB / DUMP / RESTORE) ---------------------------------------
@@ -594,13 +595,3 @@ def _without(items, v: bytes, take: int, from_tail: bool) -> list[bytes]:
         else:
             append(x)
     return out
-
-
-def jemalloc_size(n: int) -> int:
-    """jemalloc's size class for an n-byte allocation (what zmalloc_size reports on Linux)."""
-    if n <= 8:
-        return 8
-    if n <= 128:
-        return (n + 15) & ~15
-    spacing = 1 << ((n - 1).bit_length() - 3)
-    return (n + spacing - 1) & ~(spacing - 1)

@@ -21,10 +21,9 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Iterator
 
+from storage.alloc import sds_alloc, size_class
 from storage.hashscan import ScanIndex
-from storage.hashtype import _sds_alloc
 from storage.intset import IntSet, canonical_int
-from storage.quicklist import jemalloc_size
 
 
 class RSet:
@@ -68,13 +67,13 @@ class RSet:
         """MEMORY USAGE's estimate: exact for an intset (its allocation), for a hashtable the
         dict's tables plus the average of `samples` entries (sds + dictEntry) times the count."""
         if self.ints is not None:
-            return 16 + jemalloc_size(self.ints.blob_len())
+            return 16 + size_class(self.ints.blob_len())
         items = self.items
         n = len(items)
         size = 16 + 56 + 8 * max(4, 1 << (n - 1).bit_length())
         if n:
             some = items[:max(1, samples)]
-            size += int(sum(_sds_alloc(len(m)) + 24 for m in some) / len(some) * n)
+            size += int(sum(sds_alloc(len(m)) + 24 for m in some) / len(some) * n)
         return size
 
     # ---- membership and updates ----------------------------------------------------------------

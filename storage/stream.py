@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from storage import listpack as L
+from storage.alloc import size_class
 from storage.rax import NOT_FOUND, Rax
 
 FLAG_DELETED = 1
@@ -273,10 +274,28 @@ class ConsumerGroup:
         return True
 
 
+STREAM_PREALLOC = 4096  # STREAM_LISTPACK_MAX_PRE_ALLOCATE: what lpNew reserves for a new node
+
+
+def _rax_usage(rax: Rax) -> int:
+    """streamRadixTreeMemoryUsage: 16 bytes per key, and per node its 4-byte header plus a fixed
+    30 words for children and data pointers (Redis's own approximation)."""
+    return rax.numele * 16 + rax.numnodes * (4 + 8 * 30)
+
+
+def _node_alloc(key: bytes, lp: bytearray, prealloc: tuple[bytes, int] | None) -> int:
+    """A node's listpack as allocated: the size class of its bytes, or of its preallocated room
+    while it keeps it (the last node, until closed or shrunk)."""
+    size = size_class(len(lp))
+    if prealloc is not None and prealloc[0] == key:
+        return max(size, size_class(prealloc[1]))
+    return size
+
+
 class Stream:
     type_name = "stream"
     __slots__ = ("rax", "length", "last_id", "first_id", "max_deleted_id", "entries_added", "cgroups",
-                 "_tail", "_head", "_last_valid")
+                 "_tail", "_head", "_last_valid", "_prealloc")
 
     def __init__(self) -> None:
         self.rax = Rax()
@@ -290,6 +309,9 @@ class Stream:
         self._tail: Tail | None = None
         self._head: tuple[bytes, int, bytearray] | None = None  # (key, master ID, buffer) of the first node
         self._last_valid: int | None = 0  # the last live entry's ID (0: none), None when unknown
+        # (rax key, bytes) of the last node while it keeps the room lpNew preallocated for it, for
+        # MEMORY USAGE (see mem_usage); None once the node was closed, shrunk or removed.
+        self._prealloc: tuple[bytes, int] | None = None
 
     # ---- value contract --------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -298,18 +320,35 @@ class Stream:
     def encoding(self) -> str:
         return "stream"
 
-    def mem_usage(self) -> int:
-        """objectComputeSize's estimate: the object, the rax, every listpack, the groups' PELs."""
+    def mem_usage(self, samples: int = 5) -> int:
+        """objectComputeSize's estimate: the object, the rax, the listpacks, the groups' PELs.
+
+        Listpacks count at their allocation, as Redis's zmalloc_size reports it: a new node is
+        allocated with room for min(4096, stream-node-max-bytes) bytes (lpNew's preallocation),
+        grows to the size class of its bytes when it outgrows that, gives the room back when it is
+        closed for a new node (lpShrinkToFit) or when a counter rewrite shrinks it, and every other
+        node sits in the size class of its bytes.  Like Redis, only the first `samples` nodes are
+        measured when there are more: their average times all nodes but the last, plus the last."""
         rax = self.rax
-        size = 16 + 88 + rax.numele * 16 + rax.numnodes * (4 + 8 * 30)
-        for _, lp in rax.items():
-            size += len(lp)
+        size = 16 + 80 + _rax_usage(rax)  # robj, stream
+        pre = self._prealloc
+        nodes = rax.numele
+        total = taken = 0
+        for key, lp in rax.items():
+            if taken >= samples:
+                break
+            total += _node_alloc(key, lp, pre)
+            taken += 1
+        if nodes <= taken:
+            size += total
+        else:
+            key, lp = rax.last()
+            size += total // taken * (nodes - 1) + _node_alloc(key, lp, pre)
         if self.cgroups is not None:
             for _, cg in self.cgroups.items():
-                size += 40 + len(cg.pel) * (16 + 32)
-                size += cg.pel.numnodes * (4 + 8 * 30)
+                size += 40 + _rax_usage(cg.pel) + 24 * len(cg.pel)  # streamCG, its PEL, the NACKs
                 for name, cons in cg.consumers.items():
-                    size += 48 + len(name) + len(cons.pel) * 16 + cons.pel.numnodes * (4 + 8 * 30)
+                    size += 24 + len(name) + _rax_usage(cons.pel)  # NACKs are the group's, counted once
         return size
 
     def copy(self) -> Stream:
@@ -380,6 +419,8 @@ class Stream:
 
     def _remove_node(self, key: bytes) -> None:
         self.rax.remove(key)
+        if self._prealloc is not None and self._prealloc[0] == key:
+            self._prealloc = None
         self._tail = None
         self._head = None
 
@@ -448,6 +489,7 @@ class Stream:
             if len(lp) + size >= max_bytes or count + t.deleted >= max_entries:
                 self.rax.insert(t.key, bytearray(lp))  # close the node, shrunk to its size
                 self._head = None
+                self._prealloc = None
             else:
                 parts, nelems = self._encode_entry(argv, pos, new_id, (t.mms << 64) | t.mseq, same)
                 _set_int(lp, 6, count + 1)
@@ -475,6 +517,7 @@ class Stream:
         parts, nelems = self._encode_entry(argv, pos, new_id, new_id, True)
         L.append_encoded(lp, b"".join(head + parts), nf + 4 + nelems)
         self.rax.insert(key, lp)
+        self._prealloc = (key, max(7, min(STREAM_PREALLOC, max_bytes)))  # lpNew(prealloc)
         self._tail = t = Tail(key, new_id, lp, fields)
         t.nelem = L.num_elements(lp)
         self._appended(new_id)
@@ -753,10 +796,20 @@ class Stream:
         if count == 1:
             self._remove_node(key)
         else:
+            before = len(lp)
             _set_int(lp, 6, count - 1)
+            if len(lp) < before:
+                self._shrunk(key)
             p = 6 + (2 if lp[6] < 128 else L.entry_size(lp, 6))
             _set_int(lp, p, _rd(lp, p)[0] + 1)
         self.length -= 1
+
+    def _shrunk(self, key: bytes) -> None:
+        """The live count's rewrite made the node smaller (128 entries to 127: its encoding loses
+        a byte): lpInsert reallocates it to its new size, so the last node gives back its
+        preallocated room, even if the deleted count's rewrite then grows it again."""
+        if self._prealloc is not None and self._prealloc[0] == key:
+            self._prealloc = None
 
     def delete(self, eid: int) -> bool:
         """XDEL of one ID (streamDeleteItem); the caller maintains first_id / max_deleted_id."""
@@ -826,7 +879,10 @@ class Stream:
                     removed_here += 1
                     self.length -= 1
             deleted += removed_here
+            before = len(lp)
             _set_int(lp, 6, entries - removed_here)
+            if len(lp) < before:
+                self._shrunk(key)
             p = 6 + (2 if lp[6] < 128 else L.entry_size(lp, 6))
             _set_int(lp, p, _rd(lp, p)[0] + removed_here)
             break

@@ -41,9 +41,8 @@ from collections.abc import Iterable, Iterator
 from itertools import accumulate, chain, islice
 from operator import itemgetter
 
+from storage.alloc import sds_alloc, size_class
 from storage.hashscan import ScanIndex
-from storage.hashtype import _sds_alloc
-from storage.quicklist import jemalloc_size
 
 _score = itemgetter(0)
 _member = itemgetter(1)
@@ -475,13 +474,13 @@ class ZSet:
         structures plus the average of the first `samples` elements (sds, dictEntry, a node of
         the average 1.33 levels) times the count."""
         if self.order.__class__ is _PairList:
-            return 16 + jemalloc_size(len(self.listpack_bytes()))
+            return 16 + size_class(len(self.listpack_bytes()))
         n = len(self.scores)
         # robj + zset + zskiplist + dict + table + the 32-level header node
-        size = 16 + 16 + 32 + 56 + 8 * max(4, 1 << (n - 1).bit_length()) + jemalloc_size(24 + 32 * 16)
+        size = 16 + 16 + 32 + 56 + 8 * max(4, 1 << (n - 1).bit_length()) + size_class(24 + 32 * 16)
         if n:
             some = self.order[:max(1, samples)]
-            size += int(sum(_sds_alloc(len(m)) + 24 + 48 for _, m in some) / len(some) * n)
+            size += int(sum(sds_alloc(len(m)) + 24 + 48 for _, m in some) / len(some) * n)
         return size
 
     def listpack_bytes(self) -> bytes:

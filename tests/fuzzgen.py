@@ -399,7 +399,9 @@ class Gen:
     def streams(self):
         r, k = self.r, self.key
         c = r.choice(["XADD", "XADD", "XADD", "XDEL", "XLEN", "XRANGE", "XREVRANGE", "XTRIM", "XGROUP", "XREADGROUP",
-                      "XACK", "XPENDING", "XREAD", "XSETID", "XINFO", "XAUTOCLAIM", "XCLAIM"])
+                      "XACK", "XPENDING", "XREAD", "XSETID", "XINFO", "XAUTOCLAIM", "XCLAIM", "MEMORY"])
+        if c == "MEMORY" and self.in_multi:  # compared for streams only, which EXEC's reply cannot tell
+            c = "XLEN"
         if c == "XADD":
             a = [c, k()]
             if r.random() < 0.1:
@@ -490,6 +492,8 @@ class Gen:
             if r.random() < 0.3:
                 a += ["MAXDELETEDID", self.sid()]
             return a
+        if c == "MEMORY":
+            return ["MEMORY", "USAGE", k()] + (["SAMPLES", r.choice(["0", "1", "2"])] if r.random() < 0.4 else [])
         if c == "XINFO":
             sub = r.choice(["STREAM", "GROUPS"] if self.in_multi else ["STREAM", "GROUPS", "CONSUMERS", "FULL"])
             if sub == "FULL":  # delivery and seen times: masked by the comparison, so not inside MULTI

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from storage.hashtype import Hash, _sds_alloc
+from storage.alloc import sds_alloc
+from storage.hashtype import Hash
 from storage.quicklist import Quicklist
 from tests.diff import RawConnection, parse
 from tests.servers import start_raxdb, start_redis
@@ -214,7 +215,7 @@ def dump_hash_listpack(payload: bytes) -> bytes:
     return payload[i:i + size]
 
 
-KEY_OVERHEAD = _sds_alloc(1) + 24  # a one-byte key's sds + its dictEntry, as MEMORY USAGE adds
+KEY_OVERHEAD = sds_alloc(1) + 24  # a one-byte key's sds + its dictEntry, as MEMORY USAGE adds
 
 
 @given(st.lists(st.tuples(fields, values), min_size=1, max_size=30))

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from protocol import reply as R
 from storage import listpack, lpcodec
-from storage.quicklist import PackedNode, Quicklist, jemalloc_size
+from storage.alloc import size_class
+from storage.quicklist import PackedNode, Quicklist
 from tests.diff import RawConnection, parse
 from tests.servers import start_raxdb, start_redis
 
@@ -53,7 +54,7 @@ def test_unpack_rejects_garbage():
 
 
 def test_jemalloc_classes():
-    assert [jemalloc_size(n) for n in (1, 8, 9, 16, 17, 128, 129, 160, 161, 8179, 8193)] == \
+    assert [size_class(n) for n in (1, 8, 9, 16, 17, 128, 129, 160, 161, 8179, 8193)] == \
         [8, 8, 16, 16, 32, 128, 160, 160, 192, 8192, 10240]
 
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from storage.hashtype import _sds_alloc
+from storage.alloc import sds_alloc
 from storage.intset import IntSet, canonical_int, width_of
 from storage.set_type import RSet
 from tests.diff import Diff, RawConnection, parse
@@ -128,7 +128,7 @@ def test_rset_scan_returns_stable_members(stable, count, churn):
 
 
 # ---- byte format against redis-server's DUMP ---------------------------------------------------
-KEY_OVERHEAD = _sds_alloc(1) + 24  # a one-byte key's sds + its dictEntry, as MEMORY USAGE adds
+KEY_OVERHEAD = sds_alloc(1) + 24  # a one-byte key's sds + its dictEntry, as MEMORY USAGE adds
 
 
 def _dump_blob(payload: bytes) -> tuple[int, bytes]:

@@ -23,6 +23,7 @@ from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandErr
 from server.keyaccess import is_string, modified, signal_ready, string_encoding
 from server.log import LOG
 from server.numparse import strtod
+from storage.alloc import embstr_alloc, sds_alloc
 
 
 def validate_client_name(name: bytes) -> None:
@@ -171,51 +172,27 @@ def monitor(c, argv):
 
 
 # ---- MEMORY -------------------------------------------------------------------------------------
-def _jemalloc_size(n: int) -> int:
-    """The allocation size class jemalloc serves a request of n bytes from (Redis's
-    zmalloc_size), which is what MEMORY USAGE reports."""
-    if n <= 8:
-        return 8
-    if n <= 128:
-        return (n + 15) // 16 * 16
-    group = 1 << (n - 1).bit_length()  # the next power of two
-    step = group // 8
-    return (n + step - 1) // step * step
-
-
-def _sds_alloc(length: int, embedded: bool = False) -> int:
-    if embedded or length < 32:
-        hdr = 3 if embedded else 1
-    elif length < 256:
-        hdr = 3
-    elif length < 65536:
-        hdr = 5
-    elif length < 2**32:
-        hdr = 9
-    else:
-        hdr = 17
-    return hdr + length + 1
-
-
-def value_usage(v) -> int:
-    """Bytes the value object occupies, estimated like Redis's objectComputeSize."""
+def value_usage(v, samples: int = 5) -> int:
+    """Bytes the value object occupies, estimated like Redis's objectComputeSize from the first
+    `samples` elements or nodes of an aggregate (0: all of them)."""
     if is_string(v):
         enc = string_encoding(v)
         if enc == "int":
             return 16
         if enc == "embstr":
-            return _jemalloc_size(16 + _sds_alloc(len(v), embedded=True))
-        return 16 + _jemalloc_size(_sds_alloc(len(v)))
-    return int(v.mem_usage())
+            return embstr_alloc(len(v))
+        return 16 + sds_alloc(len(v))
+    return int(v.mem_usage(samples))
 
 
-def key_usage(key: bytes, value) -> int:
+def key_usage(key: bytes, value, samples: int = 5) -> int:
     """MEMORY USAGE: the dict entry, the key string and the value."""
-    return 24 + _jemalloc_size(_sds_alloc(len(key))) + value_usage(value)
+    return 24 + sds_alloc(len(key)) + value_usage(value, samples)
 
 
 @command("memory|usage")
 def memory_usage(c, argv):
+    samples = 5  # OBJ_COMPUTE_SIZE_DEF_SAMPLES
     i = 3
     while i < len(argv):
         if argv[i].lower() == b"samples" and i + 1 < len(argv):
@@ -224,13 +201,14 @@ def memory_usage(c, argv):
                 raise CommandError(NOT_INTEGER)
             if n < 0:
                 raise CommandError(SYNTAX)
+            samples = n or 2**63 - 1  # SAMPLES 0: every element
             i += 2
         else:
             raise CommandError(SYNTAX)
-    value = c.db.peek(argv[2], c.server.now_ms)
+    value = c.db.stored(argv[2])
     if value is None:
         return c.enc.null
-    return R.integer(key_usage(argv[2], value))
+    return R.integer(key_usage(argv[2], value, samples))
 
 
 @command("memory|stats")

@@ -1,0 +1,43 @@
+"""What Redis's allocator hands out, for MEMORY USAGE: jemalloc's size classes (zmalloc_size) and
+the allocation of an sds string.
+
+Redis reports the usable size of each allocation, not the bytes it asked for, so every estimate
+of a value's memory goes through `size_class`.  jemalloc rounds a request up to 8, then to
+multiples of 16 up to 128, then to four classes per doubling (160, 192, 224, 256, 320, ...).
+"""
+
+from __future__ import annotations
+
+
+def size_class(n: int) -> int:
+    """jemalloc's size class for an n-byte request (what zmalloc_size reports on Linux)."""
+    if n <= 8:
+        return 8
+    if n <= 128:
+        return (n + 15) & ~15
+    spacing = 1 << ((n - 1).bit_length() - 3)
+    return (n + spacing - 1) & ~(spacing - 1)
+
+
+def sds_header(n: int) -> int:
+    """The header of an sds string of length n, the type sdsnewlen picks for it (sdshdr5 below 32
+    bytes, then 8, 16, 32, 64-bit lengths)."""
+    if n < 32:
+        return 1
+    if n < 256:
+        return 3
+    if n < 65536:
+        return 5
+    if n < 1 << 32:
+        return 9
+    return 17
+
+
+def sds_alloc(n: int) -> int:
+    """The allocation of an sds string of length n: header, bytes, NUL, rounded to its class."""
+    return size_class(sds_header(n) + n + 1)
+
+
+def embstr_alloc(n: int) -> int:
+    """An embstr: the 16-byte object and an sdshdr8 string in one allocation."""
+    return size_class(16 + 3 + n + 1)
