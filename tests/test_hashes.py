@@ -4,6 +4,7 @@ whole replies (HGETALL, HKEYS, HSCAN, HRANDFIELD with a large count) compare byt
 hashtable-encoded hashes order is compared as a set, and HRANDFIELD's randomness by its properties."""
 
 import pytest
+import redis
 
 from tests.diff import parse
 
@@ -226,6 +227,20 @@ def test_hrandfield_negative_count_repeats(r):
     r.hset("h", mapping={"a": 1, "b": 2})
     got = r.hrandfield("h", -200)
     assert len(got) == 200 and set(got) == {b"a", b"b"}
+
+
+@pytest.mark.parametrize("cmd", [["SRANDMEMBER", "s", "-4294967296"], ["SRANDMEMBER", "s", "-9223372036854775807"],
+                                 ["ZRANDMEMBER", "z", "-9223372036854775807"], ["HRANDFIELD", "h", "-4294967296"],
+                                 ["HRANDFIELD", "h", "-4611686018427387903", "WITHVALUES"]])
+def test_random_picks_past_any_reply_are_refused(r, cmd):
+    """Redis 7.0 accepts these counts and builds the reply until memory runs out; raxdb refuses
+    them with the range error Redis gives just past its own bound, and keeps serving."""
+    r.sadd("s", "a")
+    r.zadd("z", {"a": 1})
+    r.hset("h", "a", 1)
+    with pytest.raises(redis.ResponseError, match="value is out of range"):
+        r.execute_command(*cmd)
+    assert len(r.execute_command(cmd[0], cmd[1], "-429")) == 429  # the server still answers
 
 
 def test_hscan_small(diff):

@@ -39,3 +39,16 @@ def to_nonneg_int(arg: bytes, err: str = NOT_INTEGER) -> int:
     if v < 0:
         raise CommandError(err)
     return v
+
+
+# A negative count asks SRANDMEMBER / ZRANDMEMBER / HRANDFIELD for that many picks with repeats.
+# Redis 7.0 accepts up to LONG_MAX of them and then builds the reply until memory runs out; raxdb
+# refuses a count no reply could carry, with the error Redis gives just past its own bound.
+RANDOM_PICKS_LIMIT = 1 << 32
+
+
+def random_picks(count: int) -> int:
+    """The number of picks a negative count asks for, or "value is out of range" past the limit."""
+    if -count >= RANDOM_PICKS_LIMIT:
+        raise CommandError("ERR value is out of range")
+    return -count

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from protocol import reply as R
 from server.commands import longdouble
-from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, to_int
+from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, random_picks, to_int
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
 from server.errors import NOT_FLOAT, OVERFLOW, SYNTAX, WRONGTYPE, CommandError, wrong_arity
@@ -257,9 +257,6 @@ def hstrlen(c, argv):
 
 
 # ---- random fields --------------------------------------------------------------------------------
-RANDFIELD_LIMIT = 1 << 32  # more elements than any reply could carry: refused instead of hanging
-
-
 @command("hrandfield")
 def hrandfield(c, argv):
     n = len(argv)
@@ -285,10 +282,7 @@ def hrandfield(c, argv):
     d = h.d
     pairs3 = withvalues and c.resp > 2
     if count < 0 or count == 1:
-        k = -count if count < 0 else 1
-        if k >= RANDFIELD_LIMIT:
-            raise CommandError("ERR value is out of range")
-        fields = h.random_fields(k)
+        fields = h.random_fields(random_picks(count) if count < 0 else 1)
     elif count >= len(d):
         fields = list(d)
     else:

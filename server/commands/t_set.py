@@ -12,7 +12,7 @@ The intset limit is read from the config at each write, so CONFIG SET applies to
 from __future__ import annotations
 
 from protocol import reply as R
-from server.commands.args import INT64_MIN, to_int
+from server.commands.args import INT64_MIN, random_picks, to_int
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
 from server.errors import SYNTAX, WRONGTYPE, CommandError
@@ -187,7 +187,7 @@ def srandmember(c, argv):
     if s is None or count == 0:
         return R.EMPTY_ARRAY
     if count < 0:
-        return _array_reply(s.choices(-count))
+        return _array_reply(s.choices(random_picks(count)))
     if count >= len(s):
         return _array_reply(s.members())
     return _array_reply(s.sample(count))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from protocol import reply as R
-from server.commands.args import INT64_MIN, to_int
+from server.commands.args import INT64_MIN, random_picks, to_int
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
 from server.errors import SYNTAX, WRONGTYPE, CommandError
@@ -686,7 +686,7 @@ def zrandmember(c, argv):
     if zs is None or count == 0:
         return R.EMPTY_ARRAY
     if count < 0:
-        pairs = zs.choices(-count)
+        pairs = zs.choices(random_picks(count))
     elif count == 1:
         pairs = [zs.random_pair()]
     elif count >= len(zs):
