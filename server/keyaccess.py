@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from protocol.request import _string2ll
 from server.errors import WRONGTYPE, CommandError
-from storage.keyspace import EmbStr
+from storage.keyspace import EmbStr, RawStr
 
 if TYPE_CHECKING:
     from server.client import Client
@@ -55,7 +55,7 @@ def string_encoding(v: bytes | bytearray) -> str:
     Redis skipped the int attempt (EmbStr), else int (a string2ll integer), embstr (at most 44
     bytes) or raw, as tryObjectEncoding leaves a value SET stored."""
     cls = v.__class__
-    if cls is bytearray:
+    if cls is RawStr or cls is bytearray:
         return "raw"
     if cls is EmbStr:
         return "embstr"
@@ -64,12 +64,13 @@ def string_encoding(v: bytes | bytearray) -> str:
     return "embstr" if len(v) <= 44 else "raw"
 
 
-def writable_string(c: Client, key: bytes, v: bytes | bytearray) -> bytearray:
-    """The key's string value as a bytearray (Redis's dbUnshareStringValue): the stored value
-    itself when it already is one, else a copy that replaces it."""
-    if v.__class__ is bytearray:
+def writable_string(c: Client, key: bytes, v: bytes | bytearray) -> RawStr:
+    """The key's string value as a RawStr (Redis's dbUnshareStringValue): the stored value itself
+    when it already is one, else a raw copy that replaces it.  Callers that lengthen it call its
+    `make_room` first, so that its allocation follows sds's."""
+    if v.__class__ is RawStr:
         return v  # type: ignore[return-value]
-    buf = bytearray(v)
+    buf = RawStr.of(v)
     c.db.replace(key, buf)
     return buf
 

@@ -41,3 +41,25 @@ def sds_alloc(n: int) -> int:
 def embstr_alloc(n: int) -> int:
     """An embstr: the 16-byte object and an sdshdr8 string in one allocation."""
     return size_class(16 + 3 + n + 1)
+
+
+SDS_MAX_PREALLOC = 1024 * 1024
+_SDS_TYPE_MAX = {1: 31, 3: 255, 5: 65535, 9: 2**32 - 1, 17: 2**64 - 1}  # by header size
+
+
+def sds_new_room(n: int) -> tuple[int, int]:
+    """(allocation, capacity) of sdsnewlen(n): the request rounded to its class, and what the
+    string may hold before growing (none to spare for an sdshdr5, which keeps no capacity)."""
+    hdr = sds_header(n) if n else 3  # an empty sds is never an sdshdr5
+    size = size_class(hdr + n + 1)
+    return size, n if hdr == 1 else min(size - hdr - 1, _SDS_TYPE_MAX[hdr])
+
+
+def sds_grown_room(length: int, addlen: int) -> tuple[int, int]:
+    """(allocation, capacity) after sdsMakeRoomFor(addlen) on a full string of `length` bytes:
+    greedy, twice the needed length below 1 MiB and 1 MiB more above, never an sdshdr5."""
+    need = length + addlen
+    n = need * 2 if need < SDS_MAX_PREALLOC else need + SDS_MAX_PREALLOC
+    hdr = max(3, sds_header(n))
+    size = size_class(hdr + n + 1)
+    return size, min(size - hdr - 1, _SDS_TYPE_MAX[hdr])

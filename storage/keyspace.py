@@ -57,7 +57,35 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from storage.alloc import sds_grown_room, sds_new_room
 from storage.stream import Stream
+
+
+class RawStr(bytearray):
+    """A string modified in place (APPEND, SETRANGE, SETBIT, ...): Redis's raw encoding, an sds
+    string that grows greedily.  `size` is its allocation (what MEMORY USAGE counts) and `cap` what
+    it holds before the next growth, following sdsnewlen when it is made from a value and
+    sdsMakeRoomFor when it grows, so MEMORY USAGE reports the room Redis keeps for appends."""
+
+    __slots__ = ("size", "cap")
+
+    @classmethod
+    def of(cls, value: bytes | bytearray) -> RawStr:
+        """`value` as a raw sds.  A short string (embstr or int in Redis) or a built one (bytearray:
+        SETRANGE's or BITOP's sdsnewlen) is a fresh sdsnewlen of its length; a longer `bytes` is
+        the client's argument Redis stored itself, after tryObjectEncoding trimmed its spare room
+        away when that was more than a tenth of its length."""
+        s = cls(value)
+        n = len(value)
+        s.size, s.cap = sds_new_room(n)
+        if n > 44 and value.__class__ is bytes and s.cap - n > n // 10:
+            s.cap = n
+        return s
+
+    def make_room(self, addlen: int) -> None:
+        """Room for `addlen` more bytes (sdsMakeRoomFor); call before growing the string."""
+        if self.cap - len(self) < addlen:
+            self.size, self.cap = sds_grown_room(len(self), addlen)
 
 
 class EmbStr(bytes):

@@ -941,3 +941,23 @@ def test_keyspace_hit_miss_and_expiry_stats(diff2):
     after = [_hits_misses_expired(c) for c in (diff2.ours, diff2.theirs)]
     deltas = [tuple(a - b for a, b in zip(after[i], before[i], strict=True)) for i in (0, 1)]
     assert deltas[0] == deltas[1]
+
+
+@pytest.mark.parametrize("script", [
+    [("SET", "k", "v" * 50), ("APPEND", "k", "bb"), ("APPEND", "k", "x" * 40)],  # trimmed argument, then greedy
+    [("SET", "k", "v" * 60), ("APPEND", "k", "bb")],  # little spare room: kept, no growth
+    [("SET", "k", "v" * 31), ("APPEND", "k", "b"), ("APPEND", "k", "c" * 30)],  # embstr made raw, then grown
+    [("SET", "k", "12345"), ("SETRANGE", "k", "3", "hello"), ("SETBIT", "k", "2048", "1")],
+    [("SETRANGE", "k", "100", "x"), ("SETRANGE", "k", "101", "y")],  # created exact, then grown
+    [("SETBIT", "k", "7", "1"), ("BITFIELD", "k", "SET", "u8", "800", "5")],
+    [("SET", "k", "w" * 70000), ("SETRANGE", "k", "70000", "qq")],  # past 64 KiB: a 32-bit header
+    [("SET", "a", "x" * 50), ("APPEND", "a", "y"), ("COPY", "a", "k"), ("APPEND", "k", "z")],
+    [("SET", "a", "abc"), ("BITOP", "NOT", "k", "a"), ("APPEND", "k", "d" * 20)],
+], ids=lambda s: " ".join(c[0] for c in s))
+def test_memory_usage_follows_sds_growth(diff, script):
+    """A string grown in place keeps the room sds's greedy growth gave it, and MEMORY USAGE counts
+    that allocation as Redis does; OBJECT ENCODING stays raw."""
+    for cmd in script:
+        diff(*cmd)
+        diff("MEMORY", "USAGE", "k")
+        diff("OBJECT", "ENCODING", "k")

@@ -79,6 +79,7 @@ def string_for_bits(c, key: bytes, maxbit: int) -> tuple[bytearray, bool]:
         raise CommandError(WRONGTYPE)
     buf = writable_string(c, key, v)
     if len(buf) < need:
+        buf.make_room(need - len(buf))
         buf.extend(bytes(need - len(buf)))
         return buf, True
     return buf, False

@@ -34,6 +34,7 @@ from server.keyaccess import (
     type_name,
 )
 from storage.glob import compile_glob
+from storage.keyspace import RawStr
 
 SAME_OBJECT = "ERR source and destination objects are the same"
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -177,8 +178,8 @@ def renamenx(c, argv):
 def copy_value(v: Any) -> Any:
     """An independent copy of a stored value (bytes are immutable and can be shared)."""
     cls = v.__class__
-    if cls is bytearray:
-        return bytearray(v)
+    if cls is RawStr or cls is bytearray:
+        return bytearray(v)  # dupStringObject: an exact copy
     if isinstance(v, bytes):  # EmbStr too
         return v
     return v.copy()

@@ -24,6 +24,7 @@ from server.keyaccess import is_string, modified, signal_ready, string_encoding
 from server.log import LOG
 from server.numparse import strtod
 from storage.alloc import embstr_alloc, sds_alloc
+from storage.keyspace import RawStr
 
 
 def validate_client_name(name: bytes) -> None:
@@ -181,6 +182,8 @@ def value_usage(v, samples: int = 5) -> int:
             return 16
         if enc == "embstr":
             return embstr_alloc(len(v))
+        if v.__class__ is RawStr:  # its allocation, or its bytes' if rewritten past it (HLL)
+            return 16 + max(v.size, sds_alloc(len(v)))
         return 16 + sds_alloc(len(v))
     return int(v.mem_usage(samples))
 

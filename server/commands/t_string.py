@@ -470,6 +470,7 @@ def append(c, argv):
     else:
         check_string_length(c, len(v) + len(tail))
         v = writable_string(c, key, v)
+        v.make_room(len(tail))
         v += tail
         n = len(v)
     modified(c, key)
@@ -524,6 +525,7 @@ def setrange(c, argv):
         check_string_length(c, end)
         v = writable_string(c, key, v)
         if len(v) < end:
+            v.make_room(end - len(v))
             v.extend(bytes(end - len(v)))
         v[offset:end] = patch
     modified(c, key)
