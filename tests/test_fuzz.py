@@ -176,7 +176,7 @@ def test_random_command_sequences(seed, raxdb, oracle):
 PONG = b"*2\r\n$4\r\npong\r\n$0\r\n\r\n"
 
 
-def _notifications(sub: RawConnection) -> list[bytes]:
+def keyspace_messages(sub: RawConnection) -> list[bytes]:
     """Every keyspace message published so far: the subscriber's PING is answered after them."""
     sub.send(b"*1\r\n$4\r\nPING\r\n")
     out = []
@@ -204,10 +204,10 @@ def test_random_command_notifications(seed, raxdb, oracle):
             c.call("FLUSHALL")
             c.call("CONFIG", "SET", "notify-keyspace-events", flags)
         for s in subs:
-            _notifications(s)
+            keyspace_messages(s)
         for i, cmd in enumerate(seq):
             ours, theirs = conns[0].call(*cmd), conns[1].call(*cmd)
-            if not equivalent(cmd, ours, theirs, conns[1]) or _notifications(subs[0]) != _notifications(subs[1]):
+            if not equivalent(cmd, ours, theirs, conns[1]) or keyspace_messages(subs[0]) != keyspace_messages(subs[1]):
                 return i
         return None
 

@@ -30,7 +30,7 @@ import pytest
 
 from tests.diff import RawConnection, encode_command
 from tests.fuzzgen import Gen
-from tests.test_fuzz import DEFAULTS, SMALL, _notifications, equivalent
+from tests.test_fuzz import DEFAULTS, SMALL, equivalent, keyspace_messages
 
 BLOCKERS = 3
 STEPS = 150
@@ -94,7 +94,7 @@ class Side:
         return {name for name, f in _client_list(self.observer).items() if "b" in f["flags"]}
 
     def messages(self) -> list[bytes]:
-        return [] if self.subscriber is None else _notifications(self.subscriber)
+        return [] if self.subscriber is None else keyspace_messages(self.subscriber)
 
     def close(self) -> None:
         if self.subscriber is not None:
