@@ -494,7 +494,9 @@ class Client(asyncio.Protocol):
         t0 = _clock()
         srv = self.server
         self.last_argv = argv
-        cmd = srv.table.lookup(argv)
+        # CLIENT LIST's cmd= is what the lookup found (NULL for none), whatever happens next:
+        # refused for its arity or in a RESP2 subscriber, queued by MULTI, held by a pause.
+        cmd = self.last_cmd = srv.table.lookup(argv)
         if cmd is None:
             container = srv.table.lookup_name(argv[0]) if len(argv) > 1 else None
             if container is not None and container.subcommands:

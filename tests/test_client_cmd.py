@@ -275,3 +275,24 @@ def test_unblock(diff):
 def test_unknown_subcommand_text(raw):
     reply = raw.call("CLIENT", "NOSUCH")
     assert reply.startswith(b"-ERR unknown")
+
+
+def test_list_cmd_is_the_command_looked_up(raxdb, oracle):
+    """cmd= in CLIENT LIST is set when the command is looked up, before anything refuses or
+    queues it: a wrong arity, a MULTI queue, a RESP2 subscriber's refused command show that
+    command; an unknown one shows NULL; a container without its subcommand shows its name."""
+    scripts = [[("SET", "x")], [("MULTI",), ("GET", "a"), ("SET", "b", "c")], [("MULTI",), ("SET", "b")],
+               [("MULTI",), ("NOSUCH",)], [("SUBSCRIBE", "z"), ("GET", "a")], [("CLIENT",)],
+               [("CLIENT", "NOSUCH")], [("MULTI",), ("SET", "b", "c"), ("EXEC",)]]
+    for script in scripts:
+        shown = []
+        for port in (raxdb.port, oracle.port):
+            conn, admin = RawConnection(port), RawConnection(port)
+            conn.call("CLIENT", "SETNAME", "probe")
+            for cmd in script:
+                conn.call(*cmd)
+            lines = client_lines(admin.call("CLIENT", "LIST"))
+            shown.append([f["cmd"] for f in map(fields, lines) if f["name"] == "probe"])
+            conn.close()
+            admin.close()
+        assert shown[0] == shown[1], script
