@@ -633,3 +633,13 @@ def test_generic_commands_on_zsets(diff, enc):
     diff("SELECT", "1")
     diff("ZRANGE", "z3", "0", "-1", "WITHSCORES")
     diff("SCAN", "0", "TYPE", "zset")
+
+
+def test_score_bounds_end_at_nul(diff):
+    """zslParseRange runs strtod over the C string: a bound ends at its first NUL byte."""
+    diff("ZADD", "z", "1", "a", "2", "b", "3", "c")
+    diff("ZRANGEBYSCORE", "z", b"1\x00x", "3")
+    diff("ZRANGEBYSCORE", "z", b"(1\x00", "+inf")
+    diff("ZCOUNT", "z", b"-inf\x00", b"2\x00zz")
+    diff("ZREMRANGEBYSCORE", "z", b"(\x00", b"\x001")
+    diff("ZRANGE", "z", b"(2\x00", b"+inf", "BYSCORE")

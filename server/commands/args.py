@@ -52,3 +52,10 @@ def random_picks(count: int) -> int:
     if -count >= RANDOM_PICKS_LIMIT:
         raise CommandError("ERR value is out of range")
     return -count
+
+
+def option_word(arg: bytes) -> bytes:
+    """An option keyword as Redis's strcasecmp sees it: lower-cased and ended by its first NUL byte
+    (Redis compares keywords as C strings, so "REPLACE\\0x" is REPLACE)."""
+    nul = arg.find(b"\0")
+    return (arg if nul < 0 else arg[:nul]).lower()

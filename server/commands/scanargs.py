@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from server.commands.args import to_int
+from server.commands.args import option_word, to_int
 from server.errors import SYNTAX, CommandError
 
 _CURSOR_RX = re.compile(rb"[+-]?\d+\Z")
@@ -40,7 +40,7 @@ def parse_scan_options(argv: list[bytes], start: int, allow_type: bool = False) 
     i = start
     n = len(argv)
     while i < n:
-        opt = argv[i].lower()
+        opt = option_word(argv[i])
         left = n - i - 1
         if opt == b"count" and left >= 1:
             count = to_int(argv[i + 1])

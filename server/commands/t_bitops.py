@@ -19,8 +19,7 @@ work lives in storage/bits.py; this module is argument parsing and Redis's exact
 from __future__ import annotations
 
 from protocol import reply as R
-from server.commands.args import INT64_MAX, maybe_int, to_int
-from server.commands.t_string import option_word
+from server.commands.args import INT64_MAX, maybe_int, option_word, to_int
 from server.commands.table import command
 from server.errors import SYNTAX, WRONGTYPE, CommandError
 from server.keyaccess import (

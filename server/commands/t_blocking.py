@@ -12,7 +12,7 @@ import copy
 
 from protocol import reply as R
 from server import blocking
-from server.commands.args import to_int
+from server.commands.args import option_word, to_int
 from server.commands.t_list import _list_for_write, move_for_client, parse_mpop, pop_for_client
 from server.commands.t_zset import ZSet, bzpop_reply, first_nonempty, zmpop_reply, zpop_pairs
 from server.commands.t_zset import parse_mpop as parse_zmpop
@@ -52,7 +52,7 @@ def brpop(c, argv):
 
 
 def _where(arg: bytes) -> bool:
-    w = arg.lower()
+    w = option_word(arg)
     if w == b"left":
         return True
     if w == b"right":

@@ -13,7 +13,7 @@ from __future__ import annotations
 from protocol import reply as R
 from protocol.request import _string2ll
 from server import lifecycle
-from server.commands.args import maybe_int
+from server.commands.args import maybe_int, option_word
 from server.commands.t_config import help_reply
 from server.commands.table import NO_REPLY, command
 from server.errors import SYNTAX, CommandError, subcommand_syntax
@@ -93,7 +93,7 @@ _TYPES = {b"normal": "normal", b"master": "master", b"slave": "slave", b"replica
 
 
 def _parse_type(arg: bytes) -> str:
-    t = _TYPES.get(arg.lower())
+    t = _TYPES.get(option_word(arg))
     if t is None:
         raise CommandError(f"ERR Unknown client type '{arg.decode(errors='replace')}'")
     return t
@@ -102,10 +102,10 @@ def _parse_type(arg: bytes) -> str:
 @command("client|list")
 def client_list(c, argv):
     clients = list(c.server.clients.values())
-    if len(argv) == 4 and argv[2].lower() == b"type":
+    if len(argv) == 4 and option_word(argv[2]) == b"type":
         t = _parse_type(argv[3])
         clients = [x for x in clients if client_type(x) == t]
-    elif len(argv) > 3 and argv[2].lower() == b"id":
+    elif len(argv) > 3 and option_word(argv[2]) == b"id":
         chosen = []
         for a in argv[3:]:
             cid = maybe_int(a)
@@ -157,7 +157,7 @@ def _validate_attr(value: bytes, attr: bytes) -> None:
 @command("client|setinfo")
 def client_setinfo(c, argv):
     attr, value = argv[2], argv[3]
-    low = attr.lower()
+    low = option_word(attr)
     if low not in (b"lib-name", b"lib-ver"):
         raise CommandError(f"ERR Unrecognized option '{attr.decode(errors='replace')}'")
     _validate_attr(value, attr)
@@ -193,7 +193,7 @@ def client_kill(c, argv):
     while i < len(argv):
         if i + 1 >= len(argv):
             raise CommandError(SYNTAX)
-        opt, val = argv[i].lower(), argv[i + 1]
+        opt, val = option_word(argv[i]), argv[i + 1]
         if opt == b"id":
             n = _string2ll(val)
             if n is None or n <= 0:
@@ -210,7 +210,7 @@ def client_kill(c, argv):
                 raise CommandError(f"ERR No such user '{val.decode(errors='replace')}'")
             user = val.decode()
         elif opt == b"skipme":
-            low = val.lower()
+            low = option_word(val)
             if low not in (b"yes", b"no"):
                 raise CommandError(SYNTAX)
             skipme = low == b"yes"
@@ -231,7 +231,7 @@ def client_kill(c, argv):
 
 # ---- modes -------------------------------------------------------------------------------------
 def _on_off(arg: bytes) -> bool:
-    low = arg.lower()
+    low = option_word(arg)
     if low == b"on":
         return True
     if low == b"off":
@@ -241,7 +241,7 @@ def _on_off(arg: bytes) -> bool:
 
 @command("client|reply")
 def client_reply(c, argv):
-    mode = argv[2].lower()
+    mode = option_word(argv[2])
     if mode == b"on":
         c.reply_mode = "on"
         c.update_plain()
@@ -280,7 +280,7 @@ def client_pause(c, argv):
         raise CommandError("ERR timeout is negative")
     writes_only = False
     if len(argv) == 4:
-        mode = argv[3].lower()
+        mode = option_word(argv[3])
         if mode == b"write":
             writes_only = True
         elif mode != b"all":
@@ -304,7 +304,7 @@ def client_unblock(c, argv):
         raise CommandError("ERR value is not an integer or out of range")
     as_error = False
     if len(argv) == 4:
-        reason = argv[3].lower()
+        reason = option_word(argv[3])
         if reason == b"error":
             as_error = True
         elif reason != b"timeout":
@@ -324,7 +324,7 @@ def client_tracking(c, argv):
     redirect = None
     i = 3
     while i < len(argv):
-        opt = argv[i].lower()
+        opt = option_word(argv[i])
         more = len(argv) - 1 - i
         if opt == b"redirect" and more:
             i += 1
@@ -343,7 +343,7 @@ def client_tracking(c, argv):
         else:
             raise CommandError(SYNTAX)
         i += 1
-    mode = argv[2].lower()
+    mode = option_word(argv[2])
     if mode == b"off":
         c.tracking = False
         return R.OK

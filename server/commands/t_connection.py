@@ -10,7 +10,7 @@ from __future__ import annotations
 import hmac
 
 from protocol import reply as R
-from server.commands.args import maybe_int
+from server.commands.args import maybe_int, option_word
 from server.commands.table import command
 from server.core import VERSION
 from server.errors import DB_INDEX, WRONGPASS, CommandError, c_str
@@ -94,7 +94,7 @@ def hello(c, argv):
             raise CommandError("NOPROTO unsupported protocol version")
     setname = None
     while i < len(argv):
-        opt = argv[i].lower()
+        opt = option_word(argv[i])
         more = len(argv) - i - 1
         if opt == b"auth" and more >= 2:
             if not _check_password(c, argv[i + 1], argv[i + 2]):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from protocol import reply as R
 from server.commands import longdouble
-from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, random_picks, to_int
+from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, option_word, random_picks, to_int
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
 from server.errors import NOT_FLOAT, OVERFLOW, SYNTAX, WRONGTYPE, CommandError, wrong_arity
@@ -270,7 +270,7 @@ def hrandfield(c, argv):
     if count < -INT64_MAX:
         raise CommandError(f"ERR value is out of range, value must between {-INT64_MAX} and {INT64_MAX}")
     withvalues = False
-    if n > 4 or (n == 4 and argv[3].lower() != b"withvalues"):
+    if n > 4 or (n == 4 and option_word(argv[3]) != b"withvalues"):
         raise CommandError(SYNTAX)
     if n == 4:
         withvalues = True

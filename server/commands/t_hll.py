@@ -10,6 +10,7 @@ modification (dirty, WATCH) as in Redis.
 from __future__ import annotations
 
 from protocol import reply as R
+from server.commands.args import option_word
 from server.commands.table import command
 from server.errors import WRONGTYPE, CommandError, c_str
 from server.keyaccess import (
@@ -133,7 +134,7 @@ def pfmerge(c, argv):
 
 @command("pfdebug")
 def pfdebug(c, argv):
-    sub = argv[1].lower()
+    sub = option_word(argv[1])
     key = argv[2]
     v = lookup_write(c, key)
     if v is None:

@@ -18,7 +18,7 @@ import weakref
 from typing import Any
 
 from protocol import reply as R
-from server.commands.args import INT64_MAX, INT64_MIN, maybe_int
+from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, option_word
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
 from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError
@@ -192,7 +192,7 @@ def copy(c, argv):
     replace = False
     j, n = 3, len(argv)
     while j < n:
-        opt = argv[j].lower()
+        opt = option_word(argv[j])
         if opt == b"replace":
             replace = True
         elif opt == b"db" and j + 1 < n:
@@ -281,7 +281,7 @@ def scan(c, argv):
         match = compile_glob(opts.match)
         found = [k for k in found if match(k)]
     if opts.type is not None:
-        wanted = opts.type.lower()
+        wanted = option_word(opts.type)
         kept = []
         for k in found:
             v = _peek_read(c, k)
@@ -315,7 +315,7 @@ _SECONDS_MAX = INT64_MAX // 1000
 def _expire_flags(argv: list[bytes]) -> int:
     flags = 0
     for opt in argv[3:]:
-        bit = _EXPIRE_FLAGS.get(opt.lower())
+        bit = _EXPIRE_FLAGS.get(option_word(opt))
         if bit is None:
             raise CommandError(b"ERR Unsupported option " + _c_string(opt))
         flags |= bit

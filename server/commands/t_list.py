@@ -21,7 +21,7 @@ from functools import partial
 from hiredis import pack_command
 
 from protocol import reply as R
-from server.commands.args import to_int
+from server.commands.args import option_word, to_int
 from server.commands.table import command
 from server.errors import NO_SUCH_KEY, OUT_OF_RANGE, SYNTAX, WRONGTYPE, CommandError
 from server.keyaccess import (
@@ -75,7 +75,7 @@ def _drop_if_empty(c, key: bytes, ql: Quicklist) -> None:
 
 def _where(arg: bytes) -> bool:
     """LEFT / RIGHT (getListPositionFromObjectOrReply): True for the head."""
-    low = arg.lower()
+    low = option_word(arg)
     if low == b"left":
         return True
     if low == b"right":
@@ -221,7 +221,7 @@ def parse_mpop(argv: list[bytes], numkeys_at: int) -> tuple[list[bytes], bool, i
     j = where_at + 1
     n = len(argv)
     while j < n:
-        if count == -1 and argv[j].lower() == b"count" and j + 1 < n:
+        if count == -1 and option_word(argv[j]) == b"count" and j + 1 < n:
             try:
                 count = to_int(argv[j + 1])
             except CommandError:
@@ -291,7 +291,7 @@ def lpos(c, argv):
     rank, count, maxlen = 1, -1, 0
     j, n = 3, len(argv)
     while j < n:
-        opt = argv[j].lower()
+        opt = option_word(argv[j])
         if j + 1 >= n:
             raise CommandError(SYNTAX)
         if opt == b"rank":
@@ -382,7 +382,7 @@ def lrem(c, argv):
 
 @command("linsert")
 def linsert(c, argv):
-    where = argv[2].lower()
+    where = option_word(argv[2])
     if where == b"after":
         after = True
     elif where == b"before":

@@ -15,7 +15,7 @@ from protocol import reply as R
 from protocol.request import _string2ll
 from server import blocking, lifecycle, watch
 from server import info as info_mod
-from server.commands.args import maybe_int
+from server.commands.args import maybe_int, option_word
 from server.commands.t_config import help_reply, is_local
 from server.commands.table import NO_REPLY, command
 from server.config import memtoull
@@ -38,7 +38,7 @@ def validate_client_name(name: bytes) -> None:
 def _flush_mode(argv: list[bytes], start: int) -> None:
     if len(argv) > start + 1:
         raise CommandError("ERR syntax error")
-    if len(argv) == start + 1 and argv[start].lower() not in (b"async", b"sync"):
+    if len(argv) == start + 1 and option_word(argv[start]) not in (b"async", b"sync"):
         raise CommandError("ERR syntax error")
 
 
@@ -198,7 +198,7 @@ def memory_usage(c, argv):
     samples = 5  # OBJ_COMPUTE_SIZE_DEF_SAMPLES
     i = 3
     while i < len(argv):
-        if argv[i].lower() == b"samples" and i + 1 < len(argv):
+        if option_word(argv[i]) == b"samples" and i + 1 < len(argv):
             n = maybe_int(argv[i + 1])
             if n is None:
                 raise CommandError(NOT_INTEGER)
@@ -422,7 +422,7 @@ def debug_allowed(c) -> bool:
 def debug(c, argv):
     if not debug_allowed(c):
         raise CommandError(_DEBUG_DENIED)
-    sub = argv[1].lower()
+    sub = option_word(argv[1])
     n = len(argv)
     srv = c.server
     if sub == b"help" and n == 2:
@@ -448,7 +448,7 @@ def debug(c, argv):
         srv.quicklist_packed_threshold = size or 1024**3
         return R.OK
     if sub == b"protocol" and n == 3:
-        return _debug_protocol(c, argv[2].lower())
+        return _debug_protocol(c, option_word(argv[2]))
     if sub == b"error" and n == 3:
         raise CommandError(argv[2])
     if sub == b"log" and n == 3:
@@ -463,7 +463,7 @@ def shutdown(c, argv):
     flags: set[bytes] = set()
     abort = False
     for a in argv[1:]:
-        low = a.lower()
+        low = option_word(a)
         if low in (b"nosave", b"save", b"now", b"force"):
             flags.add(low)
         elif low == b"abort":
@@ -490,7 +490,7 @@ def lolwut(c, argv):
     from server.core import VERSION
 
     version = 0
-    if len(argv) >= 3 and argv[1].lower() == b"version":
+    if len(argv) >= 3 and option_word(argv[1]) == b"version":
         v = maybe_int(argv[2])
         if v is None:
             raise CommandError(NOT_INTEGER)

@@ -12,7 +12,7 @@ The intset limit is read from the config at each write, so CONFIG SET applies to
 from __future__ import annotations
 
 from protocol import reply as R
-from server.commands.args import INT64_MIN, random_picks, to_int
+from server.commands.args import INT64_MIN, option_word, random_picks, to_int
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
 from server.errors import SYNTAX, WRONGTYPE, CommandError
@@ -327,7 +327,7 @@ def sintercard(c, argv):
     limit = 0
     j = 2 + numkeys
     while j < len(argv):
-        if argv[j].lower() == b"limit" and j + 1 < len(argv):
+        if option_word(argv[j]) == b"limit" and j + 1 < len(argv):
             limit = to_int(argv[j + 1], "ERR LIMIT can't be negative")
             if limit < 0:
                 raise CommandError("ERR LIMIT can't be negative")

@@ -30,7 +30,7 @@ import math
 from fractions import Fraction
 
 from protocol import reply as R
-from server.commands.args import to_int
+from server.commands.args import option_word, to_int
 from server.commands.pqsort import partial_qsort
 from server.commands.table import command
 from server.errors import SYNTAX, WRONGTYPE, CommandError, c_str
@@ -110,7 +110,7 @@ def _sort_keys(argv: list[bytes]) -> list[int]:
     store = 0
     i, n = 2, len(argv)
     while i < n:
-        word = argv[i].lower()
+        word = option_word(argv[i])
         if word == b"limit":
             i += 2
         elif word in (b"get", b"by"):
@@ -132,7 +132,7 @@ def _sort(c, argv: list[bytes], readonly: bool) -> bytes:
     j, argc = 2, len(argv)
     while j < argc:
         left = argc - j - 1
-        word = c_str(argv[j]).lower()
+        word = option_word(argv[j])
         if word == b"asc":
             desc = False
         elif word == b"desc":

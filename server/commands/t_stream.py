@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from protocol import reply as R
 from protocol.request import _string2ll
+from server.commands.args import option_word
 from server.commands.table import TABLE, command
 from server.errors import (
     NO_SUCH_KEY,
@@ -209,18 +210,18 @@ def parse_add_trim(c, argv: list[bytes], xadd: bool) -> TrimArgs:
     while i < argc:
         more = argc - 1 - i
         opt = argv[i]
-        if xadd and opt == b"*":
+        if xadd and c_str(opt) == b"*":  # "*", "$", ">" are tested as C strings: a NUL may follow
             break
-        low = opt.lower()
+        low = option_word(opt)
         if (low == b"maxlen" or low == b"minid") and more:
             if a.trims:
                 raise CommandError("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
             a.approx = False
             nxt = argv[i + 1]
-            if more >= 2 and nxt == b"~":
+            if more >= 2 and c_str(nxt) == b"~":  # tested as C strings: "~\0x" is "~"
                 a.approx = True
                 i += 1
-            elif more >= 2 and nxt == b"=":
+            elif more >= 2 and c_str(nxt) == b"=":
                 i += 1
             if low == b"maxlen":
                 a.maxlen = _int_arg(argv[i + 1])
@@ -414,7 +415,7 @@ def _xrange(c, argv, reverse: bool) -> bytes:
     j = 4
     argc = len(argv)
     while j < argc:
-        if j + 1 < argc and argv[j].lower() == b"count":
+        if j + 1 < argc and option_word(argv[j]) == b"count":
             count = _int_arg(argv[j + 1])
             if count < 0:
                 count = 0
@@ -488,7 +489,7 @@ def parse_xread(c, argv: list[bytes], group_cmd: bool) -> XReadRequest:
     i = 1
     while i < argc:
         more = argc - i - 1
-        opt = argv[i].lower()
+        opt = option_word(argv[i])
         if opt == b"streams" and more:
             streams_arg = i + 1
             if (argc - streams_arg) % 2:
@@ -537,6 +538,7 @@ def parse_xread(c, argv: list[bytes], group_cmd: bool) -> XReadRequest:
         if group is not None and (s is None or s.group(group) is None):
             raise CommandError(b"NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP "
                                b"option" % (c_str(key), c_str(group)))
+        arg = c_str(arg) if 0 in arg else arg
         if arg == b"$":
             if group_cmd:
                 raise CommandError("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read "
@@ -692,7 +694,7 @@ def _xgroup_prelude(c, argv: list[bytes], sub: bytes) -> tuple[Stream | None, Co
     argc = len(argv)
     i = 5
     while i < argc:
-        opt = argv[i].lower()
+        opt = option_word(argv[i])
         if sub == b"create" and opt == b"mkstream":
             mkstream = True
             i += 1
@@ -721,7 +723,7 @@ def xgroup_create(c, argv):
     if len(argv) > 8:
         raise subcommand_syntax(argv)
     key = argv[2]
-    if argv[4] == b"$":
+    if c_str(argv[4]) == b"$":
         gid = s.last_id if s is not None else 0
     else:
         gid = _parse_id(argv[4], 0, True, False)[0]
@@ -740,7 +742,7 @@ def xgroup_setid(c, argv):
     s, cg, _, entries_read = _xgroup_prelude(c, argv, b"setid")
     if len(argv) not in (5, 7):
         raise subcommand_syntax(argv)
-    gid = s.last_id if argv[4] == b"$" else _parse_id(argv[4], 0, False, False)[0]
+    gid = s.last_id if c_str(argv[4]) == b"$" else _parse_id(argv[4], 0, False, False)[0]
     cg.last_id = gid
     cg.entries_read = entries_read
     c.server.dirty += 1
@@ -819,7 +821,7 @@ def xsetid(c, argv):
     i = 3
     while i < argc:
         more = argc - 1 - i
-        opt = argv[i].lower()
+        opt = option_word(argv[i])
         if opt == b"entriesadded" and more:
             entries_added = _int_arg(argv[i + 1])
             if entries_added < 0:
@@ -888,7 +890,7 @@ def xpending(c, argv):
     start = end = 0
     if argc >= 6:
         idx = 3
-        if argv[3].lower() == b"idle":
+        if option_word(argv[3]) == b"idle":
             minidle = _int_arg(argv[4])
             if argc < 8:
                 raise CommandError(SYNTAX)
@@ -980,7 +982,7 @@ def xclaim(c, argv):
     last_id = 0
     while j < argc:
         more = argc - 1 - j
-        opt = argv[j].lower()
+        opt = option_word(argv[j])
         if opt == b"force":
             force = True
         elif opt == b"justid":
@@ -1051,7 +1053,7 @@ def xautoclaim(c, argv):
     j = 6
     while j < argc:
         more = argc - 1 - j
-        opt = argv[j].lower()
+        opt = option_word(argv[j])
         if opt == b"count" and more:
             v = _string2ll(argv[j + 1])
             if v is None or v < 1 or v > _AUTOCLAIM_MAX_COUNT:
@@ -1131,10 +1133,10 @@ def xinfo_stream(c, argv):
     full = bool(opts)
     count = 10
     if opts:
-        if len(opts) not in (1, 3) or opts[0].lower() != b"full":
+        if len(opts) not in (1, 3) or option_word(opts[0]) != b"full":
             raise subcommand_syntax(argv)
         if len(opts) == 3:
-            if opts[1].lower() != b"count":
+            if option_word(opts[1]) != b"count":
                 raise subcommand_syntax(argv)
             count = _int_arg(opts[2])
             if count < 0:
@@ -1236,7 +1238,7 @@ def _xread_keys(argv: list[bytes]) -> list[int]:
     i = 1
     argc = len(argv)
     while i < argc:
-        arg = argv[i].lower()
+        arg = option_word(argv[i])
         if arg in (b"block", b"count"):
             i += 1
         elif arg == b"group":

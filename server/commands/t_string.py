@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from protocol import reply as R
 from server.commands import longdouble
-from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, to_int
+from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, option_word, to_int
 from server.commands.table import command
 from server.errors import NOT_FLOAT, NOT_INTEGER, OVERFLOW, SYNTAX, WRONGTYPE, CommandError
 from server.keyaccess import (
@@ -44,12 +44,6 @@ _BULK_HEADERS = R.BULK_HEADERS
 _join = b"".join
 _EMPTY = R.EMPTY_BULK
 STRING_TOO_LONG = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
-
-
-def option_word(arg: bytes) -> bytes:
-    """An option argument as Redis's strcasecmp sees it: lower-cased, ended by a NUL byte."""
-    nul = arg.find(b"\0")
-    return (arg if nul < 0 else arg[:nul]).lower()
 
 
 def check_string_length(c, total: int) -> None:

@@ -17,10 +17,10 @@ from __future__ import annotations
 import math
 
 from protocol import reply as R
-from server.commands.args import INT64_MIN, random_picks, to_int
+from server.commands.args import INT64_MIN, option_word, random_picks, to_int
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
-from server.errors import SYNTAX, WRONGTYPE, CommandError
+from server.errors import SYNTAX, WRONGTYPE, CommandError, c_str
 from server.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_ZSET,
@@ -69,6 +69,9 @@ def parse_score(arg: bytes, err: str = NOT_FLOAT) -> float:
 
 
 def _range_bound(arg: bytes) -> tuple[float, bool]:
+    """A score bound as zslParseRange reads it: strtod over the C string, so the argument ends at
+    its first NUL ("1\\0x" is 1)."""
+    arg = c_str(arg)
     ex = arg[:1] == b"("
     s = arg[1:] if ex else arg
     if plain_decimal(s):
@@ -86,9 +89,11 @@ def parse_score_range(lo: bytes, hi: bytes) -> ScoreRange:
 
 
 def _lex_bound(arg: bytes) -> tuple[int, bytes, bool]:
-    if arg == b"+":
+    """zslParseLexRangeItem: "+" and "-" are tested as C strings (a NUL may follow them), the
+    member after "(" or "[" is taken whole."""
+    if arg == b"+" or arg[:2] == b"+\0":
         return 1, b"", True
-    if arg == b"-":
+    if arg == b"-" or arg[:2] == b"-\0":
         return -1, b"", True
     c = arg[:1]
     if c == b"(":
@@ -185,9 +190,9 @@ def _zadd(c, argv: list[bytes], flags: int) -> bytes:
     ch = False
     while i < n:
         a = argv[i]
-        if len(a) > 4:
+        if len(a) > 4 and 0 not in a:  # no flag is longer: a score (unless a NUL ends the word early)
             break
-        opt = a.lower()
+        opt = option_word(a)
         f = _ZADD_FLAGS.get(opt)
         if f is not None:
             flags |= f
@@ -423,7 +428,7 @@ def zrange_generic(c, argv: list[bytes], key_idx: int, dst: bytes | None, ranget
     offset, limit = 0, -1
     j = key_idx + 3
     while j < n:
-        opt = argv[j].lower()
+        opt = option_word(argv[j])
         if not store and opt == b"withscores":
             withscores = True
         elif opt == b"limit" and n - j - 1 >= 2:
@@ -626,7 +631,7 @@ def parse_mpop(argv: list[bytes], numkeys_idx: int) -> tuple[list[bytes], bool, 
     n = len(argv)
     if where_idx >= n:
         raise CommandError(SYNTAX)
-    where = argv[where_idx].lower()
+    where = option_word(argv[where_idx])
     if where == b"min":
         from_max = False
     elif where == b"max":
@@ -636,7 +641,7 @@ def parse_mpop(argv: list[bytes], numkeys_idx: int) -> tuple[list[bytes], bool, 
     count = -1
     j = where_idx + 1
     while j < n:
-        if count == -1 and argv[j].lower() == b"count" and j + 1 < n:
+        if count == -1 and option_word(argv[j]) == b"count" and j + 1 < n:
             count = to_int(argv[j + 1], "ERR count should be greater than 0")
             if count < 1:
                 raise CommandError("ERR count should be greater than 0")
@@ -676,7 +681,7 @@ def zrandmember(c, argv):
     if count == INT64_MIN:
         raise CommandError(LONG_RANGE)
     withscores = False
-    if len(argv) > 4 or (len(argv) == 4 and argv[3].lower() != b"withscores"):
+    if len(argv) > 4 or (len(argv) == 4 and option_word(argv[3]) != b"withscores"):
         raise CommandError(SYNTAX)
     if len(argv) == 4:
         withscores = True
@@ -805,13 +810,13 @@ def zsetop_generic(c, argv: list[bytes], numkeys_idx: int, dst: bytes | None, op
     j = numkeys_idx + 1 + numkeys
     while j < n:
         remaining = n - j
-        opt = argv[j].lower()
+        opt = option_word(argv[j])
         if op != DIFF and not cardinality_only and remaining >= numkeys + 1 and opt == b"weights":
             for i in range(numkeys):
                 weights[i] = parse_score(argv[j + 1 + i], "ERR weight value is not a float")
             j += numkeys + 1
         elif op != DIFF and not cardinality_only and remaining >= 2 and opt == b"aggregate":
-            a = argv[j + 1].lower()
+            a = option_word(argv[j + 1])
             if a == b"sum":
                 how = _AGG_SUM
             elif a == b"min":
