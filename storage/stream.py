@@ -419,8 +419,7 @@ class Stream:
 
     def _remove_node(self, key: bytes) -> None:
         self.rax.remove(key)
-        if self._prealloc is not None and self._prealloc[0] == key:
-            self._prealloc = None
+        self._release_prealloc(key)
         self._tail = None
         self._head = None
 
@@ -799,15 +798,16 @@ class Stream:
             before = len(lp)
             _set_int(lp, 6, count - 1)
             if len(lp) < before:
-                self._shrunk(key)
+                self._release_prealloc(key)
             p = 6 + (2 if lp[6] < 128 else L.entry_size(lp, 6))
             _set_int(lp, p, _rd(lp, p)[0] + 1)
         self.length -= 1
 
-    def _shrunk(self, key: bytes) -> None:
-        """The live count's rewrite made the node smaller (128 entries to 127: its encoding loses
-        a byte): lpInsert reallocates it to its new size, so the last node gives back its
-        preallocated room, even if the deleted count's rewrite then grows it again."""
+    def _release_prealloc(self, key: bytes) -> None:
+        """The node at `key` no longer holds lpNew's preallocated room, if it did: it was removed,
+        or the live count's rewrite made it smaller (128 entries to 127: its encoding loses a
+        byte), which lpInsert reallocates to its new size, even if the deleted count's rewrite
+        then grows it again."""
         if self._prealloc is not None and self._prealloc[0] == key:
             self._prealloc = None
 
@@ -882,7 +882,7 @@ class Stream:
             before = len(lp)
             _set_int(lp, 6, entries - removed_here)
             if len(lp) < before:
-                self._shrunk(key)
+                self._release_prealloc(key)
             p = 6 + (2 if lp[6] < 128 else L.entry_size(lp, 6))
             _set_int(lp, p, _rd(lp, p)[0] + removed_here)
             break

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from protocol.request import _string2ll
-from server.errors import NOT_FLOAT, NOT_INTEGER, CommandError
+from server.errors import NOT_FLOAT, NOT_INTEGER, CommandError, c_str
 from server.numparse import strtod
 
 INT64_MAX = 2**63 - 1
@@ -57,5 +57,4 @@ def random_picks(count: int) -> int:
 def option_word(arg: bytes) -> bytes:
     """An option keyword as Redis's strcasecmp sees it: lower-cased and ended by its first NUL byte
     (Redis compares keywords as C strings, so "REPLACE\\0x" is REPLACE)."""
-    nul = arg.find(b"\0")
-    return (arg if nul < 0 else arg[:nul]).lower()
+    return c_str(arg).lower()

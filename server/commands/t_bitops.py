@@ -21,7 +21,7 @@ from __future__ import annotations
 from protocol import reply as R
 from server.commands.args import INT64_MAX, maybe_int, option_word, to_int
 from server.commands.table import command
-from server.errors import SYNTAX, WRONGTYPE, CommandError
+from server.errors import SYNTAX, WRONGTYPE, CommandError, c_str
 from server.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_STRING,
@@ -243,9 +243,7 @@ def _field_type(arg: bytes) -> tuple[bool, int]:
     signed = arg[:1] == b"i"
     if not signed and arg[:1] != b"u":
         raise CommandError(FIELD_TYPE_ERR)
-    digits = arg[1:]
-    nul = digits.find(b"\0")
-    bits = maybe_int(digits if nul < 0 else digits[:nul])
+    bits = maybe_int(c_str(arg[1:]))
     if bits is None or bits < 1 or bits > (64 if signed else 63):
         raise CommandError(FIELD_TYPE_ERR)
     return signed, bits

@@ -21,7 +21,7 @@ from protocol import reply as R
 from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, option_word
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
-from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError
+from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError, c_str
 from server.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_KEY_MISS,
@@ -53,14 +53,6 @@ def _peek_read(c, key: bytes, keymiss: bool = True) -> Any:
     else:
         srv.stat_keyspace_hits += 1
     return v
-
-
-def _c_string(arg: bytes) -> bytes:
-    """An argument as Redis prints it with %s in an error: up to a NUL, newlines as spaces."""
-    nul = arg.find(b"\0")
-    if nul >= 0:
-        arg = arg[:nul]
-    return arg.replace(b"\r", b" ").replace(b"\n", b" ")
 
 
 def _db_index(c, arg: bytes):
@@ -317,7 +309,7 @@ def _expire_flags(argv: list[bytes]) -> int:
     for opt in argv[3:]:
         bit = _EXPIRE_FLAGS.get(option_word(opt))
         if bit is None:
-            raise CommandError(b"ERR Unsupported option " + _c_string(opt))
+            raise CommandError(b"ERR Unsupported option " + c_str(opt))  # CommandError turns CR/LF to spaces
         flags |= bit
     if flags & _NX and flags & (_XX | _GT | _LT):
         raise CommandError("ERR NX and XX, GT or LT options at the same time are not compatible")

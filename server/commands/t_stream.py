@@ -94,8 +94,7 @@ def _parse_id(arg: bytes, missing_seq: int, strict: bool, seq_star: bool) -> tup
         return (int(ms_part) << 64) | int(seq_part), True  # the common `ms-seq`
     if len(arg) > 127:
         raise CommandError(INVALID_ID)
-    if b"\0" in arg:
-        arg = arg[: arg.index(b"\0")]  # the C parser stops at a NUL
+    arg = c_str(arg)  # the C parser stops at a NUL
     if arg == b"-" or arg == b"+":
         if strict:
             raise CommandError(INVALID_ID)
