@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import lifecycle
+from server import evict, lifecycle
 from server.commands.args import to_int
 from server.commands.table import BLOCKED
 from server.errors import CommandError
@@ -232,6 +232,8 @@ def handle_ready_keys(srv: Server) -> None:
                     reply = c.error_reply(e.msg)
                 if reply is None:
                     continue
+                if srv.maxmemory:
+                    evict.account(c, c.last_cmd, c.last_argv)
                 finish(c, reply)
 
 

@@ -43,6 +43,7 @@ import hiredis
 from protocol import reply as R
 from protocol.hiredis_limits import limit_elements, unconsumed
 from protocol.request import INLINE_MAX_SIZE, ProtocolError, QueryBufferExceeded, RequestParser
+from server import evict
 from server.blocking import handle_ready_keys
 from server.commands.table import BLOCKED, TABLE, Command
 from server.errors import NOAUTH, CommandError, c_str, unknown_subcommand, wrong_arity
@@ -146,7 +147,7 @@ class Client(asyncio.Protocol):
         self.plain = (self.authenticated and self.multi is None and self.reply_mode == "on"
                       and not (self.resp == 2 and (self.channels or self.patterns or self.shard_channels))
                       and not srv.monitors and not srv.pause_until_ms and not self.in_exec
-                      and srv.busy_script is None and not self.close_after_reply)
+                      and srv.busy_script is None and not self.close_after_reply and not srv.maxmemory)
         if self.exact is not None:
             self.exact.auth_required = not self.authenticated
 
@@ -521,6 +522,9 @@ class Client(asyncio.Protocol):
         if self.multi is not None and "no_multi" in cmd.flags:
             self._reject(cmd, b"ERR Command not allowed inside a transaction", out)
             return
+        if srv.maxmemory and srv.busy_script is None and evict.refuses(self, cmd, argv):
+            self._reject(cmd, evict.OOM, out)
+            return
         if srv.busy_script is not None and "allow_busy" not in cmd.flags:  # a script past its time limit
             from server.scripting.busy import busy_error
 
@@ -576,6 +580,8 @@ class Client(asyncio.Protocol):
         cmd.timed_calls += 1
         cmd.usec += _clock() - t0
         self.last_cmd = cmd
+        if self.server.maxmemory:
+            evict.account(self, cmd, argv)
         return r
 
     def _paused_for(self, cmd: Command) -> bool:

@@ -99,12 +99,21 @@ class Server:
         self._sync_slowlog()
         config.on_change.setdefault("slowlog-log-slower-than", []).append(lambda _v: self._sync_slowlog())
         self.busy_script: Any = None  # a script running past busy-reply-threshold (server/scripting/busy.py)
+        # maxmemory (server/evict.py): the limit in bytes (0: none), keys created since they were
+        # last counted (None while there is no limit), the OOM state when the command started.
+        self.maxmemory = 0
+        self.mem_created: list[tuple[Database, bytes]] | None = None
+        self.pre_command_oom = False
+        self.stat_evicted_keys = 0
         from server.notify import attach as attach_notify
 
         attach_notify(self)  # Pub/Sub registry, notify-keyspace-events, expiry events and WATCH
         from server.blocking import attach as attach_blocking
 
         attach_blocking(self)  # the blocking registry, ready keys, CLIENT UNBLOCK
+        from server.evict import attach as attach_evict
+
+        attach_evict(self)  # maxmemory: memory accounting and eviction
         self._init_introspection()
 
     def flush_writes(self) -> None:
@@ -177,8 +186,13 @@ class Server:
         return i, o
 
     def used_memory(self) -> int:
-        """INFO used_memory: the process's resident size (Python has no per-object accounting
-        that would be cheap enough to keep up to date)."""
+        """INFO used_memory: while maxmemory is set, what Redis would use for the same data
+        (server/evict.py keeps that figure, and evicts by it); otherwise the process's resident
+        size, as keeping the figure costs every command a pass over its keys."""
+        if self.maxmemory:
+            from server.evict import used_memory
+
+            return used_memory(self)
         from server.info import process_rss
 
         return process_rss()
@@ -187,7 +201,9 @@ class Server:
         """CONFIG RESETSTAT: Redis's resetServerStats plus command and error statistics."""
         self.stat_numconnections = self.stat_rejected_conn = 0
         self.stat_keyspace_hits = self.stat_keyspace_misses = 0
-        self.stat_expired_keys = 0
+        self.stat_expired_keys = self.stat_evicted_keys = 0
+        self.eviction.exceeded_total_us = 0
+        self.eviction.exceeded_since = 0.0
         self.stat_total_error_replies = self.stat_unexpected_error_replies = 0
         self.stat_net_input_bytes = self.stat_net_output_bytes = 0
         for c in self.clients.values():

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from server import pubsub
+from server import evict, pubsub
 
 if TYPE_CHECKING:
     from server.core import Server
@@ -108,8 +108,12 @@ def _clients(srv: Server) -> list[str]:
 def _memory(srv: Server) -> list[str]:
     used = srv.used_memory()
     peak = srv.memory_peak = max(srv.memory_peak, used)
-    startup = min(srv.memory_startup, used)
-    rss = used
+    if srv.maxmemory:  # used is then Redis's figure for the data (server/evict.py)
+        startup = min(evict.STARTUP, used)
+        rss = process_rss()
+    else:
+        startup = min(srv.memory_startup, used)
+        rss = used
     system = total_system_memory()
     maxmem = int(srv.config.values["maxmemory"])
     dataset = max(0, used - startup)
@@ -219,6 +223,8 @@ def _stats(srv: Server) -> list[str]:
     net_in, net_out = srv.net_bytes()
     kbps_in, kbps_out = srv.instantaneous_kbps()
     channels, patterns, shard = pubsub.counts(srv)
+    exceeded = srv.eviction.exceeded_us()
+    exceeded = (exceeded[0] // 1000, exceeded[1] // 1000)
     return [
         f"total_connections_received:{srv.stat_numconnections}",
         f"total_commands_processed:{srv.total_commands()}",
@@ -239,10 +245,10 @@ def _stats(srv: Server) -> list[str]:
         "expired_stale_perc:0.00",
         "expired_time_cap_reached_count:0",
         "expire_cycle_cpu_milliseconds:0",
-        f"evicted_keys:{getattr(srv, 'stat_evicted_keys', 0)}",
+        f"evicted_keys:{srv.stat_evicted_keys}",
         "evicted_clients:0",
-        "total_eviction_exceeded_time:0",
-        "current_eviction_exceeded_time:0",
+        "total_eviction_exceeded_time:%d" % exceeded[0],
+        "current_eviction_exceeded_time:%d" % exceeded[1],
         f"keyspace_hits:{srv.stat_keyspace_hits}",
         f"keyspace_misses:{srv.stat_keyspace_misses}",
         f"pubsub_channels:{channels}",

@@ -45,6 +45,8 @@ from server.keyaccess import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from server.core import Server
     from storage.keyspace import Database
 
@@ -152,20 +154,36 @@ def attach(server: Server) -> None:
     keyaccess._notifier[0] = _publish
     cfg = server.config
 
-    def new_key(db: Database, key: bytes) -> None:
-        _publish(server, db.id, NOTIFY_NEW, "new", key)
-
     def on_change(value: str) -> None:
-        flags = server.notify_flags = flags_of(value)
-        hook = new_key if flags & NOTIFY_NEW else None
-        for db in server.dbs:
-            db.new_hook = hook
+        server.notify_flags = flags_of(value)
+        install_new_hook(server)
 
     on_change(cfg.values.get("notify-keyspace-events", ""))
     cfg.values["notify-keyspace-events"] = EventFlags(server.notify_flags)
     cfg.on_change.setdefault("notify-keyspace-events", []).append(on_change)
     for db in server.dbs:
         _wrap_expired_hook(server, db)
+
+
+def install_new_hook(server: Server) -> None:
+    """Give the databases the `new_hook` that the server's state asks for: Redis's dbAdd side
+    effects, the "new" event while notify-keyspace-events has 'n', and the note of a created key
+    while maxmemory is set (server/evict.py counts it after the command); None if neither."""
+    created = server.mem_created
+    publish_new = bool(server.notify_flags & NOTIFY_NEW)
+    hook: Callable[[Database, bytes], None] | None = None
+    if publish_new and created is not None:
+        def hook(db: Database, key: bytes) -> None:
+            created.append((db, key))
+            _publish(server, db.id, NOTIFY_NEW, "new", key)
+    elif publish_new:
+        def hook(db: Database, key: bytes) -> None:
+            _publish(server, db.id, NOTIFY_NEW, "new", key)
+    elif created is not None:
+        def hook(db: Database, key: bytes) -> None:
+            created.append((db, key))
+    for db in server.dbs:
+        db.new_hook = hook
 
 
 def _wrap_expired_hook(server: Server, db: Database) -> None:

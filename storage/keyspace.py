@@ -120,7 +120,7 @@ class Entry:
 class Database:
     __slots__ = ("id", "data", "expires", "_heap", "_slot_of", "slots", "_free", "watched", "blocking",
                  "freq", "clock", "modified_hook", "expired_hook", "stat_expired",
-                 "ready_hook", "new_hook")
+                 "ready_hook", "new_hook", "sizes", "mem")
 
     def __init__(self, dbid: int) -> None:
         self.id = dbid
@@ -147,6 +147,11 @@ class Database:
         # by the server only while notify-keyspace-events has 'n'.
         self.new_hook: Callable[[Database, bytes], None] | None = None
         self.stat_expired = 0
+        # Memory accounting (server/evict.py, only while maxmemory is set; None otherwise): key ->
+        # the bytes last counted for it, and their sum.  A deleted key leaves here at once; the
+        # server re-counts the keys a command touched after it runs.
+        self.sizes: dict[bytes, int] | None = None
+        self.mem = 0
 
     # ---- lookups -------------------------------------------------------------------------------
     def get(self, key: bytes, now_ms: int) -> Any:
@@ -267,6 +272,9 @@ class Database:
             self.expires.pop(key, None)
         if self.freq:
             self.freq.pop(key, None)
+        sizes = self.sizes
+        if sizes is not None:
+            self.mem -= sizes.pop(key, 0)
         if data:
             slot = self._slot_of.pop(key)
             self.slots[slot] = None
@@ -305,11 +313,14 @@ class Database:
         self.slots = []
         self._free = []
         self.freq = {}
+        if self.sizes is not None:
+            self.sizes = {}
+            self.mem = 0
         return n
 
     def swap_contents(self, other: Database) -> None:
         """SWAPDB: exchange keyspaces; hooks, watchers and blocked clients stay with the db number."""
-        for name in ("data", "expires", "_heap", "_slot_of", "slots", "_free", "freq"):
+        for name in ("data", "expires", "_heap", "_slot_of", "slots", "_free", "freq", "sizes", "mem"):
             a, b = getattr(self, name), getattr(other, name)
             setattr(self, name, b)
             setattr(other, name, a)
@@ -382,6 +393,45 @@ class Database:
             if k is not None:
                 return k
         return random.choice(list(self.data))
+
+    def sample_keys(self, count: int, volatile: bool) -> list[bytes]:
+        """Up to `count` random keys, with a TTL only if `volatile` (Redis's dictGetSomeKeys on the
+        main or the expires dict, for eviction): not uniform and possibly repeated, as there.
+        Keys with a TTL are drawn from the expiry heap, whose stale entries are skipped."""
+        rand = random.randrange
+        out: list[bytes] = []
+        if volatile:
+            expires = self.expires
+            if not expires:
+                return out
+            for attempt in range(2):
+                heap = self._heap
+                n = len(heap)
+                for _ in range(count * 4):
+                    when, key = heap[rand(n)]
+                    if expires.get(key) == when:
+                        out.append(key)
+                        if len(out) == count:
+                            return out
+                if out or attempt:
+                    break
+                # Mostly stale entries (keys deleted or re-timed since): compact, draw again.
+                self._heap = [(w, k) for k, w in expires.items()]
+                heapq.heapify(self._heap)
+            return out
+        if not self.data:
+            return out
+        slots = self.slots
+        n = len(slots)
+        for _ in range(count * 4 if len(self.data) * 4 >= n else count * 64):
+            key = slots[rand(n)]
+            if key is not None:
+                out.append(key)
+                if len(out) == count:
+                    break
+        if not out:
+            out.append(random.choice(list(self.data)))
+        return out
 
     def keys(self) -> Iterator[bytes]:
         return iter(self.data)

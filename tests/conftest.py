@@ -10,8 +10,15 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from hypothesis import settings  # noqa: E402
+
 from tests.diff import Diff, RawConnection  # noqa: E402
 from tests.servers import start_raxdb, start_redis  # noqa: E402
+
+# Property tests assert behaviour, never speed: no per-example deadline (on a loaded machine the
+# default 200 ms failed a correct HLL merge example that took 357 ms once and 22 ms on replay).
+settings.register_profile("raxdb", deadline=None)
+settings.load_profile("raxdb")
 
 
 @pytest.fixture(scope="session")

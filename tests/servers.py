@@ -30,6 +30,7 @@ class ServerProcess:
         self.name = name
         self.cwd = cwd
         self.log: list[str] = []
+        self._logged = threading.Condition()
         self.proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      bufsize=1)
         ready = threading.Event()
@@ -37,7 +38,9 @@ class ServerProcess:
         def pump() -> None:
             assert self.proc.stdout is not None
             for line in self.proc.stdout:
-                self.log.append(line)
+                with self._logged:
+                    self.log.append(line)
+                    self._logged.notify_all()
                 if "Ready to accept connections" in line:
                     ready.set()
             ready.set()
@@ -45,6 +48,12 @@ class ServerProcess:
         threading.Thread(target=pump, daemon=True).start()
         if not ready.wait(60) or self.proc.poll() is not None:
             raise RuntimeError(f"{name} did not start:\n" + "".join(self.log))
+
+    def wait_log(self, text: str, timeout: float = 30.0) -> bool:
+        """Has the server logged a line containing `text`, by now or within `timeout` seconds?
+        (The log is read by a thread: a line the server wrote may not be in `log` yet.)"""
+        with self._logged:
+            return self._logged.wait_for(lambda: any(text in line for line in self.log), timeout)
 
     def stop(self) -> None:
         if self.proc.poll() is None:

@@ -200,11 +200,6 @@ def pop_for_client(c, key: bytes, head: bool, count: int | None, with_key: bool 
     return b"*2\r\n" + R.bulk(key) + R.bulk_strings(items)
 
 
-def _lmpop_keys(argv: list[bytes]) -> list[int]:
-    numkeys = to_int(argv[1]) if len(argv) > 1 else 0
-    return list(range(2, 2 + max(0, min(numkeys, len(argv) - 2))))
-
-
 def parse_mpop(argv: list[bytes], numkeys_at: int) -> tuple[list[bytes], bool, int]:
     """[B]LMPOP's numkeys key... LEFT|RIGHT [COUNT n] grammar: (keys, from_head, count)."""
     try:
@@ -234,7 +229,7 @@ def parse_mpop(argv: list[bytes], numkeys_at: int) -> tuple[list[bytes], bool, i
     return argv[numkeys_at + 1:where_at], head, (1 if count == -1 else count)
 
 
-@command("lmpop", keys=_lmpop_keys)
+@command("lmpop")
 def lmpop(c, argv):
     keys, head, count = parse_mpop(argv, 1)
     for key in keys:

@@ -15,14 +15,6 @@ from server.scripting import busy, functions, scripts
 from storage.glob import compile_glob
 
 
-def _script_keys(argv: list[bytes]) -> list[int]:
-    """Key positions of EVAL-like commands (COMMAND GETKEYS): numkeys at argv[2]."""
-    n = maybe_int(argv[2]) if len(argv) > 2 else None
-    if n is None or n < 0 or n > len(argv) - 3:
-        return []
-    return list(range(3, 3 + n))
-
-
 def _check_numkeys(argv: list[bytes]) -> int:
     n = maybe_int(argv[2])
     if n is None:
@@ -51,22 +43,22 @@ def _evalsha(c, argv, ro: bool) -> bytes:
     return sc.run(c, sha, script, argv, numkeys, ro)
 
 
-@command("eval", keys=_script_keys)
+@command("eval")
 def eval_(c, argv):
     return _eval(c, argv, False)
 
 
-@command("eval_ro", keys=_script_keys)
+@command("eval_ro")
 def eval_ro(c, argv):
     return _eval(c, argv, True)
 
 
-@command("evalsha", keys=_script_keys)
+@command("evalsha")
 def evalsha(c, argv):
     return _evalsha(c, argv, False)
 
 
-@command("evalsha_ro", keys=_script_keys)
+@command("evalsha_ro")
 def evalsha_ro(c, argv):
     return _evalsha(c, argv, True)
 
@@ -152,14 +144,38 @@ def script_help(c, argv):
     return _SCRIPT_HELP
 
 
+def declared_flags(c, name: str, argv: list[bytes]) -> int | None:
+    """The flags the script or function that EVAL*/EVALSHA*/FCALL* `argv` would run declares, or
+    None when it runs in compatibility mode (an EVAL script without a shebang, an unknown SHA or
+    function): processCommand then judges the command by the script's flags (evalGetCommandFlags,
+    fcallGetCommandFlags) instead of the command's own."""
+    if name.startswith("fcall"):
+        fn = functions.registry(c.server).functions.get(argv[1])
+        return None if fn is None else fn.flags
+    sc = scripts.cache(c.server)
+    if name.startswith("evalsha"):
+        script = sc.scripts.get(argv[1].lower()) if len(argv[1]) == 40 else None
+        if script is None:
+            return None
+        return script.flags if script.shebang else None
+    script = sc.scripts.get(scripts.eng.sha1hex(argv[1]))
+    if script is not None:
+        return script.flags if script.shebang else None
+    try:
+        flags, _, shebang = scripts.parse_shebang(argv[1])
+    except CommandError:
+        return None
+    return flags if shebang else None
+
+
 # ---- FCALL / FUNCTION ----------------------------------------------------------------------------
 
-@command("fcall", keys=_script_keys)
+@command("fcall")
 def fcall(c, argv):
     return functions.registry(c.server).call(c, argv, False)
 
 
-@command("fcall_ro", keys=_script_keys)
+@command("fcall_ro")
 def fcall_ro(c, argv):
     return functions.registry(c.server).call(c, argv, True)
 

@@ -104,25 +104,6 @@ def _exact_value(s: bytes) -> Fraction:
     return -value if neg else value
 
 
-def _sort_keys(argv: list[bytes]) -> list[int]:
-    """sortGetKeys: the sorted key and the last STORE destination."""
-    keys = [1]
-    store = 0
-    i, n = 2, len(argv)
-    while i < n:
-        word = option_word(argv[i])
-        if word == b"limit":
-            i += 2
-        elif word in (b"get", b"by"):
-            i += 1
-        elif word == b"store" and i + 1 < n:
-            store = i + 1
-        i += 1
-    if store:
-        keys.append(store)
-    return keys
-
-
 def _sort(c, argv: list[bytes], readonly: bool) -> bytes:
     desc = alpha = dontsort = False
     limit_start, limit_count = 0, -1
@@ -264,7 +245,7 @@ def _sorted(c, elems: list[bytes], sortby: bytes | None, alpha: bool, desc: bool
     return [elems[i] for i in order]
 
 
-@command("sort", keys=_sort_keys)
+@command("sort")
 def sort(c, argv):
     return _sort(c, argv, False)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from protocol import reply as R
 from protocol.request import _string2ll
 from server.commands.args import option_word
-from server.commands.table import TABLE, command
+from server.commands.table import command
 from server.errors import (
     NO_SUCH_KEY,
     NOT_INTEGER,
@@ -1229,32 +1229,3 @@ def xinfo_help(c, argv):
 
 
 __all__ = ["GROUP_NEW", "XReadRequest", "entry_reply", "format_id", "parse_id", "parse_xread", "serve_xread"]
-
-
-def _xread_keys(argv: list[bytes]) -> list[int]:
-    """Key positions of XREAD/XREADGROUP (xreadGetKeys): the first half of what follows STREAMS."""
-    streams_pos = -1
-    i = 1
-    argc = len(argv)
-    while i < argc:
-        arg = option_word(argv[i])
-        if arg in (b"block", b"count"):
-            i += 1
-        elif arg == b"group":
-            i += 2
-        elif arg == b"noack":
-            pass
-        elif arg == b"streams":
-            streams_pos = i
-            break
-        else:
-            break
-        i += 1
-    num = argc - streams_pos - 1
-    if streams_pos == -1 or num == 0 or num % 2:
-        return []
-    return list(range(streams_pos + 1, streams_pos + 1 + num // 2))
-
-
-TABLE.commands["xread"].keys_proc = _xread_keys
-TABLE.commands["xreadgroup"].keys_proc = _xread_keys

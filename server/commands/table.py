@@ -45,7 +45,7 @@ class Command:
 
     __slots__ = ("proc", "arity", "least_args", "name", "fullname", "flags", "first_key", "last_key", "key_step",
                  "acl_categories", "info", "docs", "parent", "subcommands", "is_write", "is_readonly",
-                 "calls", "usec", "rejected_calls", "failed_calls", "keys_proc", "ok_in_pubsub",
+                 "calls", "usec", "rejected_calls", "failed_calls", "ok_in_pubsub",
                  "ok_loading", "no_auth", "queue_in_multi", "is_blocking", "noscript", "sampled",
                  "timed_calls")
 
@@ -66,7 +66,6 @@ class Command:
         self.parent = parent
         self.subcommands: dict[bytes, Command] = {}
         self.proc: Handler | None = None
-        self.keys_proc: Callable[[list[bytes]], list[int]] | None = None
         self.is_write = "write" in self.flags
         self.is_readonly = "readonly" in self.flags
         self.ok_in_pubsub = self.fullname in ("subscribe", "unsubscribe", "psubscribe", "punsubscribe",
@@ -97,16 +96,6 @@ class Command:
         for sub in self.subcommands.values():
             sub.reset_stats()
 
-    def key_positions(self, argv: list[bytes]) -> list[int]:
-        """Positions of key arguments (COMMAND GETKEYS, MULTI/WATCH, cluster-style key extraction)."""
-        if self.keys_proc is not None:
-            return self.keys_proc(argv)
-        first, last, step = self.first_key, self.last_key, self.key_step
-        if first == 0:
-            return []
-        if last < 0:
-            last = len(argv) + last
-        return list(range(first, min(last, len(argv) - 1) + 1, step))
 
 
 def _load_meta() -> dict[str, dict[str, Any]]:
@@ -222,13 +211,11 @@ def _tree_map(node: Any) -> dict[str, Any]:
 TABLE = CommandTable()
 
 
-def command(fullname: str, keys: Callable[[list[bytes]], list[int]] | None = None) -> Callable[[Handler], Handler]:
+def command(fullname: str) -> Callable[[Handler], Handler]:
     """Attach a handler to the command `fullname` ("get", "config|get")."""
 
     def deco(fn: Handler) -> Handler:
-        cmd = TABLE.register(fullname, fn)
-        if keys is not None:
-            cmd.keys_proc = keys
+        TABLE.register(fullname, fn)
         return fn
 
     return deco

@@ -29,6 +29,7 @@ from protocol import reply as R
 from server import lifecycle
 from server.commands.table import BLOCKED
 from server.errors import CommandError
+from server.evict import OOM
 from server.log import LOG
 from server.scripting import convert, luanum
 from server.scripting.lua_env import BOOTSTRAP
@@ -106,16 +107,18 @@ RAND = Rand48()
 class Running:
     """What is executing now: for SCRIPT KILL, FUNCTION STATS, the busy handling."""
 
-    __slots__ = ("engine", "caller", "name", "argv", "start", "ro", "wrote", "killed", "busy", "is_function")
+    __slots__ = ("engine", "caller", "name", "argv", "start", "ro", "allow_oom", "wrote", "killed", "busy",
+                 "is_function")
 
     def __init__(self, engine: Engine, caller: Client, name: bytes, argv: list[bytes], ro: bool,
-                 is_function: bool) -> None:
+                 is_function: bool, allow_oom: bool = False) -> None:
         self.engine = engine
         self.caller = caller
         self.name = name
         self.argv = argv
         self.start = time.monotonic()
         self.ro = ro
+        self.allow_oom = allow_oom  # declared allow-oom: writes even when used memory > maxmemory
         self.wrote = False
         self.killed = False
         self.busy = False
@@ -199,11 +202,15 @@ class Engine:
             return self._fail(raise_errors, b"Wrong number of args calling Redis command from script")
         if cmd.noscript:
             return self._fail(raise_errors, b"This Redis command is not allowed from script")
-        if cmd.is_write:
-            if run is not None and run.ro:
-                return self._fail(raise_errors, b"Write commands are not allowed from read-only scripts.")
-            if run is not None:
-                run.wrote = True
+        if cmd.is_write and run is not None and run.ro:
+            return self._fail(raise_errors, b"Write commands are not allowed from read-only scripts.")
+        if (srv.maxmemory and srv.pre_command_oom and run is not None and not run.allow_oom and not run.wrote
+                and "denyoom" in cmd.flags):
+            # scriptVerifyOOM: out of memory when the script started, and nothing written yet (a
+            # script is never stopped halfway through its writes)
+            return self._fail(raise_errors, b"-" + OOM)
+        if cmd.is_write and run is not None:
+            run.wrote = True
         client = self.client
         if srv.monitors:
             lifecycle.feed_monitors(client, argv, cmd)
@@ -329,7 +336,7 @@ class Engine:
         return f
 
     def run(self, c: Client, fn: Any, name: bytes, argv: list[bytes], numkeys: int, ro: bool,
-            is_function: bool) -> bytes:
+            is_function: bool, allow_oom: bool = False) -> bytes:
         """Run `fn` for client `c` with argv[3:] as keys (the first `numkeys`) and arguments: as
         KEYS/ARGV for a script, as the callback's parameters for a function.  The encoded reply, or
         CommandError for an error reply."""
@@ -339,7 +346,7 @@ class Engine:
         client.dbid = c.dbid
         if client.resp != 2:
             client.set_protocol(2)
-        run = Running(self, c, name, argv, ro, is_function)
+        run = Running(self, c, name, argv, ro, is_function, allow_oom)
         self.running = run
         now = srv.now_ms
         try:

@@ -252,7 +252,7 @@ class FunctionsEngine:
         if ro_command and not fn.flags & eng.FLAG_NO_WRITES:
             raise CommandError("ERR Can not execute a script with write flag using *_ro command.")
         ro = ro_command or bool(fn.flags & eng.FLAG_NO_WRITES)
-        return self.engine.run(c, fn.fn, fn.name, argv, numkeys, ro, True)
+        return self.engine.run(c, fn.fn, fn.name, argv, numkeys, ro, True, bool(fn.flags & eng.FLAG_ALLOW_OOM))
 
     # ---- DUMP / RESTORE ----------------------------------------------------------------------------
     def dump(self) -> bytes:

@@ -80,7 +80,8 @@ class ScriptCache:
         if ro_command and script.shebang and not script.flags & eng.FLAG_NO_WRITES:
             raise CommandError("ERR Can not execute a script with write flag using *_ro command.")
         ro = ro_command or bool(script.flags & eng.FLAG_NO_WRITES)
-        return self.engine.run(c, script.fn, sha, argv, numkeys, ro, False)
+        allow_oom = bool(script.flags & eng.FLAG_ALLOW_OOM)
+        return self.engine.run(c, script.fn, sha, argv, numkeys, ro, False, allow_oom)
 
 
 def cache(server: Server) -> ScriptCache:

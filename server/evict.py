@@ -1,0 +1,408 @@
+"""maxmemory: Redis's memory figure and key eviction (evict.c), for a server written in Python.
+
+Redis knows its memory to the byte from its allocator (zmalloc's counter).  raxdb cannot ask
+CPython for that cheaply, and the process's RSS does not fall when keys go (freed blocks stay in
+CPython's pools for reuse), so a limit on RSS would evict until the database is empty.  Instead,
+while `maxmemory` is set, raxdb counts what Redis would use for the same data:
+
+    used_memory = STARTUP (redis-server 7.0's used_memory at start-up)
+                + PER_CLIENT for each connection
+                + per database: each key's MEMORY USAGE figure (dictEntry, key sds, value), the
+                  main dict's buckets, and for keys with a TTL the expires dict's entry and buckets
+
+A key's figure is the one MEMORY USAGE gives: Redis's to the byte for strings, listpacks,
+intsets and streams, the same sampled estimate for hashtable and skiplist encodings.  Output
+buffers are not counted (Redis counts them; summing them per command would cost a pass over
+every client).  Figures are kept per key in `Database.sizes`, their sum in `Database.mem`:
+- a key that goes (DEL, expiry, eviction, FLUSH*, ...) leaves at once (Database.delete, flush);
+- a key that is created is noted by the Database's `new_hook` (Redis's dbAdd), wherever that
+  happens: MOVE or COPY into another database, a served BLMOVE's destination;
+- after every write command its key arguments (found from its key specs, as COMMAND GETKEYS
+  finds them) and the keys noted as created are counted again (`account`), and so are a served
+  blocked client's keys.
+That is a pass over a command's keys, so it only runs while maxmemory is set: setting it takes
+every client off the fast loop onto the full processCommand path (Client.plain), and counts the
+whole keyspace once.
+
+Eviction is evict.c's: before each command `perform_evictions` frees keys until used_memory is
+within maxmemory.  LRU, LFU and TTL policies keep a pool of the 16 best candidates, refilled from
+maxmemory-samples keys drawn from every database (the key idle the longest, used the least, or
+expiring the soonest goes first); the random policies take a random key from each database in
+turn.  An eviction deletes the key, counts evicted_keys, invalidates WATCHes on it and sends the
+"evicted" event.  When nothing more can be evicted (noeviction, or volatile-* with no TTL left),
+a command that may grow memory (denyoom, EXEC of such commands, a script not declared
+no-writes or allow-oom, anything queued in MULTI) is refused with -OOM, as processCommand does;
+a script sees the state from its start (`pre_command_oom`, Redis's pre_command_oom_state).
+The loop checks the clock every 16 evictions against maxmemory-eviction-tenacity's limit, scaled
+by SLOWDOWN because an eviction here costs about that many times a C one, and when it runs out it
+goes on over the next loop turns (Redis's eviction timer proc) while commands are let through.
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from server import notify, watch
+from server.keyaccess import NOTIFY_EVICTED
+from server.log import LOG
+
+if TYPE_CHECKING:
+    from server.client import Client
+    from server.commands.table import Command
+    from server.core import Server
+    from storage.keyspace import Database
+
+STARTUP = 875_976  # redis-server 7.0.15's used_memory_startup, measured here
+PER_CLIENT = 39_000  # 50 idle connections raised Redis's used_memory by 1.95 MB
+SLOWDOWN = 20  # an eviction in Python costs about 20 times one in C
+EVPOOL_SIZE = 16
+EVICT_OK, EVICT_RUNNING, EVICT_FAIL = 0, 1, 2
+OOM = b"OOM command not allowed when used memory > 'maxmemory'."
+_NOT_DENYOOM_IN_MULTI = frozenset(("exec", "discard", "quit", "reset"))
+_SCRIPT_COMMANDS = frozenset(("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"))
+
+
+_key_usage: Callable[[bytes, Any], int]
+_key_refs: Callable[[Command, list[bytes]], list[tuple[int, Any]]]
+_key_specs: Callable[[Command], list[Any]]
+
+
+class EvictionState:
+    """What evict.c keeps in statics and server fields: the candidate pool, the next database
+    for the random policies, the timer proc, and the time spent over the limit."""
+
+    __slots__ = ("pool", "next_db", "proc_running", "exceeded_since", "exceeded_total_us")
+
+    def __init__(self) -> None:
+        self.pool: list[tuple[int, int, bytes]] = []  # (score, dbid, key), best (highest) last
+        self.next_db = 0
+        self.proc_running = False
+        self.exceeded_since = 0.0  # monotonic seconds when used memory went over, 0 if within
+        self.exceeded_total_us = 0
+
+    def exceeded_us(self) -> tuple[int, int]:
+        """(total, current) microseconds spent over maxmemory (INFO's eviction_exceeded_time)."""
+        cur = int((time.monotonic() - self.exceeded_since) * 1e6) if self.exceeded_since else 0
+        return self.exceeded_total_us + cur, cur
+
+
+# ---- the memory figure ---------------------------------------------------------------------------
+def used_memory(srv: Server) -> int:
+    total = STARTUP + PER_CLIENT * len(srv.clients)
+    for db in srv.dbs:  # every command asks: _table_bytes inlined
+        data = db.data
+        if data:
+            n = len(data)
+            total += db.mem + (32 if n <= 4 else 8 << (n - 1).bit_length())
+            expires = db.expires
+            if expires:
+                e = len(expires)
+                total += 24 * e + (32 if e <= 4 else 8 << (e - 1).bit_length())
+    return total
+
+
+def _count(db: Database, key: bytes) -> None:
+    """Count `key` again (or forget it, if it is gone)."""
+    sizes = db.sizes
+    if sizes is None:
+        return
+    old = sizes.get(key, 0)
+    v = db.stored(key)
+    if v is None:
+        if old:
+            del sizes[key]
+            db.mem -= old
+        return
+    new = _key_usage(key, v)
+    if new != old:
+        sizes[key] = new
+        db.mem += new - old
+
+
+def settle(srv: Server) -> None:
+    """Count the keys created since the last call."""
+    created = srv.mem_created
+    while created:
+        db, key = created.pop()
+        _count(db, key)
+
+
+def account(c: Client, cmd: Command | None, argv: list[bytes] | None) -> None:
+    """After a command ran: count its keys again if it may have written them."""
+    if cmd is not None and argv is not None and cmd.is_write:
+        db = c.db
+        for pos in _key_positions(cmd, argv):
+            _count(db, argv[pos])
+    if c.server.mem_created:
+        settle(c.server)
+
+
+# Key positions by (command, argument count) for commands whose key specs are all fixed positions
+# (begin_search index, find_keys range), which is most of them: the spec walk is the larger part of
+# counting a SET's key otherwise.
+_FIXED_POSITIONS: dict[tuple[str, int], tuple[int, ...]] = {}
+
+
+def _key_positions(cmd: Command, argv: list[bytes]) -> tuple[int, ...] | list[int]:
+    """Where `argv` names keys, as COMMAND GETKEYS finds them."""
+    memo = (cmd.fullname, len(argv))
+    fixed = _FIXED_POSITIONS.get(memo)
+    if fixed is not None:
+        return fixed
+    try:
+        positions = [pos for pos, _ in _key_refs(cmd, argv)]
+    except Exception:  # a malformed request, which the command itself refused
+        return ()
+    if all(spec.bs_type == "index" and spec.fk_type == "range" for spec in _key_specs(cmd)):
+        _FIXED_POSITIONS[memo] = tuple(positions)
+    return positions
+
+
+def recount(srv: Server) -> None:
+    """Count every key from scratch (accounting starts, or a check of the running figures)."""
+    key_usage = _key_usage
+    for db in srv.dbs:
+        sizes = db.sizes = {}
+        total = 0
+        for key in db.data:
+            v = db.stored(key)
+            n = sizes[key] = key_usage(key, v)
+            total += n
+        db.mem = total
+
+
+# ---- eviction ------------------------------------------------------------------------------------
+def _time_limit_s(srv: Server) -> float:
+    """evictionTimeLimitUs, scaled by SLOWDOWN, in seconds."""
+    t = int(srv.config.values["maxmemory-eviction-tenacity"])
+    if t <= 10:
+        us = 50.0 * t
+    elif t < 100:
+        us = 500.0 * 1.15 ** (t - 10)
+    else:
+        return float("inf")
+    return us * SLOWDOWN / 1e6
+
+
+def _is_safe(srv: Server) -> bool:
+    """isSafeToPerformEvictions: not while a script runs past its limit, nor while clients are
+    paused (the dataset must then stand still)."""
+    if srv.busy_script is not None:
+        return False
+    until = srv.pause_until_ms
+    return not (until and until > int(time.time() * 1000))
+
+
+def _populate(srv: Server, state: EvictionState, db: Database, volatile: bool, mode: str) -> None:
+    """evictionPoolPopulate: sample keys of `db` into the pool, which keeps the 16 best."""
+    pool = state.pool
+    now = srv.now_ms
+    for key in db.sample_keys(int(srv.config.values["maxmemory-samples"]), volatile):
+        if mode == "lru":
+            atime = db.access_ms(key)
+            score = 0 if atime is None else now - atime
+        elif mode == "lfu":
+            score = 255 - db.lfu_counter(key, now)
+        else:  # ttl: the sooner the deadline, the better the candidate
+            score = (1 << 64) - db.expires.get(key, 0)
+        entry = (score, db.id, key)
+        if len(pool) >= EVPOOL_SIZE:
+            if score <= pool[0][0]:
+                continue
+            if any(e[1] == db.id and e[2] == key for e in pool):
+                continue
+            pool.pop(0)
+        elif any(e[1] == db.id and e[2] == key for e in pool):
+            continue
+        bisect.insort(pool, entry, key=lambda e: e[0])
+
+
+def _pick(srv: Server, state: EvictionState, policy: str) -> tuple[Database, bytes] | None:
+    """The next key to evict under `policy`, or None if there is nothing to evict."""
+    volatile = policy.startswith("volatile")
+    if policy.endswith("random"):
+        dbs = srv.dbs
+        n = len(dbs)
+        for _ in range(n):
+            state.next_db += 1
+            db = dbs[state.next_db % n]
+            if volatile:
+                keys = db.sample_keys(1, True)
+                if keys:
+                    return db, keys[0]
+            elif db.data:
+                key = db.random_key()
+                if key is not None:
+                    return db, key
+        return None
+    mode = policy.split("-", 1)[1]
+    pool = state.pool
+    while True:
+        total = 0
+        for db in srv.dbs:
+            n = len(db.expires) if volatile else len(db.data)
+            if n:
+                _populate(srv, state, db, volatile, mode)
+                total += n
+        if not total:
+            return None
+        while pool:
+            _, dbid, key = pool.pop()
+            db = srv.dbs[dbid]
+            if key in (db.expires if volatile else db.data):
+                return db, key
+            # a ghost: the key went since it was sampled
+
+
+def _evict(srv: Server, db: Database, key: bytes) -> int:
+    """Delete `key` as an eviction; the bytes it freed."""
+    sizes = db.sizes
+    freed = (sizes.get(key, 0) if sizes is not None else 0) + (24 if key in db.expires else 0)
+    db.delete(key)
+    srv.stat_evicted_keys += 1
+    if db.watched:
+        watch.touch(db, key)
+    notify.notify_db(srv, db.id, NOTIFY_EVICTED, "evicted", key)
+    return freed
+
+
+def perform_evictions(srv: Server) -> int:
+    """performEvictions: EVICT_OK when memory is within the limit (or was brought there),
+    EVICT_RUNNING when the time ran out and the timer goes on, EVICT_FAIL when it can't be."""
+    if not _is_safe(srv):
+        return EVICT_OK
+    state: EvictionState = srv.eviction
+    settle(srv)
+    used = used_memory(srv)
+    if used <= srv.maxmemory:
+        result = EVICT_OK
+    else:
+        policy = srv.config.values["maxmemory-policy"]
+        if policy == "noeviction":
+            result = EVICT_FAIL
+        else:
+            result = _evict_until(srv, state, policy, used - srv.maxmemory)
+    if result == EVICT_OK:
+        if state.exceeded_since:
+            state.exceeded_total_us += int((time.monotonic() - state.exceeded_since) * 1e6)
+            state.exceeded_since = 0.0
+    elif not state.exceeded_since:
+        state.exceeded_since = time.monotonic()
+    return result
+
+
+def _evict_until(srv: Server, state: EvictionState, policy: str, tofree: int) -> int:
+    freed = 0
+    keys_freed = 0
+    start = time.monotonic()
+    limit = _time_limit_s(srv)
+    while freed < tofree:
+        picked = _pick(srv, state, policy)
+        if picked is None:
+            return EVICT_FAIL
+        freed += _evict(srv, *picked)
+        keys_freed += 1
+        if keys_freed % 16 == 0 and time.monotonic() - start > limit:
+            _start_proc(srv, state)
+            break
+    return EVICT_RUNNING if state.proc_running else EVICT_OK
+
+
+def _start_proc(srv: Server, state: EvictionState) -> None:
+    """startEvictionTimeProc: keep evicting on the next loop turns."""
+    if state.proc_running or srv.loop is None:
+        return
+    state.proc_running = True
+    srv.loop.call_soon(_proc, srv)
+
+
+def _proc(srv: Server) -> None:
+    from server.blocking import handle_ready_keys
+
+    state: EvictionState = srv.eviction
+    srv.update_clock()
+    running = bool(srv.maxmemory) and perform_evictions(srv) == EVICT_RUNNING
+    if srv.ready_keys:  # an evicted stream fails the XREADGROUPs blocked on it (beforeSleep's part)
+        handle_ready_keys(srv)
+    if running:
+        srv.loop.call_soon(_proc, srv)  # type: ignore[union-attr]
+    else:
+        state.proc_running = False
+
+
+# ---- processCommand's maxmemory step ------------------------------------------------------------
+def refuses(c: Client, cmd: Command, argv: list[bytes]) -> bool:
+    """Evict as needed before `cmd` runs; must it be refused with OOM?"""
+    srv = c.server
+    oom = srv.pre_command_oom = perform_evictions(srv) == EVICT_FAIL
+    if not oom:
+        return False
+    if c.multi is not None and cmd.fullname not in _NOT_DENYOOM_IN_MULTI:
+        return True  # queuing costs memory too
+    return denies_oom(c, cmd, argv)
+
+
+def denies_oom(c: Client, cmd: Command, argv: list[bytes]) -> bool:
+    """Is the command, with its arguments, one Redis refuses when out of memory (getCommandFlags
+    has CMD_DENYOOM)?  EXEC is if a queued command is; a script or function that declares flags
+    is unless it declares no-writes or allow-oom."""
+    name = cmd.fullname
+    if name == "exec":
+        return c.multi is not None and any(denies_oom(c, q, a) for q, a in c.multi)
+    if name in _SCRIPT_COMMANDS:
+        from server.commands.t_scripting import declared_flags
+        from server.scripting.engine import FLAG_ALLOW_OOM, FLAG_NO_WRITES
+
+        flags = declared_flags(c, name, argv)
+        if flags is not None:
+            return not flags & (FLAG_ALLOW_OOM | FLAG_NO_WRITES)
+    return "denyoom" in cmd.flags
+
+
+# ---- configuration -------------------------------------------------------------------------------
+def _apply(srv: Server, value: str, startup: bool = False) -> None:
+    limit = int(value)
+    was = srv.maxmemory
+    srv.maxmemory = limit
+    if bool(limit) != bool(was):
+        if limit:
+            srv.mem_created = []
+            recount(srv)
+        else:
+            srv.mem_created = None
+            for db in srv.dbs:
+                db.sizes = None
+                db.mem = 0
+        notify.install_new_hook(srv)
+        srv.memory_peak = srv.used_memory()
+        for cl in srv.clients.values():
+            cl.update_plain()
+    if limit and startup:
+        if limit < 1024 * 1024:
+            LOG.warning(f"WARNING: You specified a maxmemory value that is less than 1MB (current value is {limit} "
+                        "bytes). Are you sure this is what you really want?")
+    elif limit:
+        used = used_memory(srv)
+        if limit < used:
+            LOG.warning(f"WARNING: the new maxmemory value set via CONFIG SET ({limit}) is smaller than the "
+                        f"current memory usage ({used}). This will result in key eviction and/or the inability "
+                        "to accept new write commands depending on the maxmemory-policy.")
+        _start_proc(srv, srv.eviction)
+
+
+def attach(srv: Server) -> None:
+    # The command modules import the server's modules, so theirs are looked up once here.
+    global _key_usage, _key_refs, _key_specs
+    from server.commands.t_command import key_refs, key_specs
+    from server.commands.t_server import key_usage
+
+    _key_usage, _key_refs, _key_specs = key_usage, key_refs, key_specs
+    srv.eviction = EvictionState()
+    srv.config.on_change.setdefault("maxmemory", []).append(lambda v: _apply(srv, v))
+    value = srv.config.values["maxmemory"]
+    if int(value):
+        _apply(srv, value, startup=True)
+
