@@ -244,14 +244,16 @@ class Server:
             for hook in list(self.unpause_hooks):
                 hook()
 
+    def paused(self) -> bool:
+        """Is a CLIENT PAUSE in force now (its deadline not yet past)?"""
+        until = self.pause_until_ms
+        return bool(until) and until > int(time.time() * 1000)
+
     def is_paused_for(self, cmd: Any) -> bool:
         """Must a client running `cmd` now wait for the pause to end?  ALL holds every command;
         WRITE holds writes and commands that may replicate (EVAL, PUBLISH, ...), like Redis's
         processCommand.  (EXEC is judged by the caller on its queued commands.)"""
-        until = self.pause_until_ms
-        if not until:
-            return False
-        if until <= int(time.time() * 1000):
+        if not self.paused():
             return False
         if not self.pause_writes_only:
             return True

@@ -163,15 +163,11 @@ def _key_positions(cmd: Command, argv: list[bytes]) -> tuple[int, ...] | list[in
 
 def recount(srv: Server) -> None:
     """Count every key from scratch (accounting starts, or a check of the running figures)."""
-    key_usage = _key_usage
     for db in srv.dbs:
-        sizes = db.sizes = {}
-        total = 0
+        db.sizes = {}
+        db.mem = 0
         for key in db.data:
-            v = db.stored(key)
-            n = sizes[key] = key_usage(key, v)
-            total += n
-        db.mem = total
+            _count(db, key)
 
 
 # ---- eviction ------------------------------------------------------------------------------------
@@ -190,10 +186,7 @@ def _time_limit_s(srv: Server) -> float:
 def _is_safe(srv: Server) -> bool:
     """isSafeToPerformEvictions: not while a script runs past its limit, nor while clients are
     paused (the dataset must then stand still)."""
-    if srv.busy_script is not None:
-        return False
-    until = srv.pause_until_ms
-    return not (until and until > int(time.time() * 1000))
+    return srv.busy_script is None and not srv.paused()
 
 
 def _populate(srv: Server, state: EvictionState, db: Database, volatile: bool, mode: str) -> None:
@@ -208,16 +201,13 @@ def _populate(srv: Server, state: EvictionState, db: Database, volatile: bool, m
             score = 255 - db.lfu_counter(key, now)
         else:  # ttl: the sooner the deadline, the better the candidate
             score = (1 << 64) - db.expires.get(key, 0)
-        entry = (score, db.id, key)
+        if any(e[1] == db.id and e[2] == key for e in pool):
+            continue
         if len(pool) >= EVPOOL_SIZE:
             if score <= pool[0][0]:
                 continue
-            if any(e[1] == db.id and e[2] == key for e in pool):
-                continue
             pool.pop(0)
-        elif any(e[1] == db.id and e[2] == key for e in pool):
-            continue
-        bisect.insort(pool, entry, key=lambda e: e[0])
+        bisect.insort(pool, (score, db.id, key), key=lambda e: e[0])
 
 
 def _pick(srv: Server, state: EvictionState, policy: str) -> tuple[Database, bytes] | None:

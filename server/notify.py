@@ -45,8 +45,6 @@ from server.keyaccess import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from server.core import Server
     from storage.keyspace import Database
 
@@ -171,17 +169,14 @@ def install_new_hook(server: Server) -> None:
     while maxmemory is set (server/evict.py counts it after the command); None if neither."""
     created = server.mem_created
     publish_new = bool(server.notify_flags & NOTIFY_NEW)
-    hook: Callable[[Database, bytes], None] | None = None
-    if publish_new and created is not None:
-        def hook(db: Database, key: bytes) -> None:
+
+    def created_key(db: Database, key: bytes) -> None:
+        if created is not None:
             created.append((db, key))
+        if publish_new:
             _publish(server, db.id, NOTIFY_NEW, "new", key)
-    elif publish_new:
-        def hook(db: Database, key: bytes) -> None:
-            _publish(server, db.id, NOTIFY_NEW, "new", key)
-    elif created is not None:
-        def hook(db: Database, key: bytes) -> None:
-            created.append((db, key))
+
+    hook = created_key if publish_new or created is not None else None
     for db in server.dbs:
         db.new_hook = hook
 

@@ -419,18 +419,8 @@ class Database:
                 self._heap = [(w, k) for k, w in expires.items()]
                 heapq.heapify(self._heap)
             return out
-        if not self.data:
-            return out
-        slots = self.slots
-        n = len(slots)
-        for _ in range(count * 4 if len(self.data) * 4 >= n else count * 64):
-            key = slots[rand(n)]
-            if key is not None:
-                out.append(key)
-                if len(out) == count:
-                    break
-        if not out:
-            out.append(random.choice(list(self.data)))
+        if self.data:
+            out = [self.random_key() for _ in range(count)]  # type: ignore[misc]
         return out
 
     def keys(self) -> Iterator[bytes]:

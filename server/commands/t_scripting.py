@@ -155,17 +155,17 @@ def declared_flags(c, name: str, argv: list[bytes]) -> int | None:
     sc = scripts.cache(c.server)
     if name.startswith("evalsha"):
         script = sc.scripts.get(argv[1].lower()) if len(argv[1]) == 40 else None
-        if script is None:
-            return None
-        return script.flags if script.shebang else None
-    script = sc.scripts.get(scripts.eng.sha1hex(argv[1]))
-    if script is not None:
-        return script.flags if script.shebang else None
-    try:
-        flags, _, shebang = scripts.parse_shebang(argv[1])
-    except CommandError:
+    else:
+        script = sc.scripts.get(scripts.eng.sha1hex(argv[1]))
+        if script is None:  # not loaded yet: the body's shebang says
+            try:
+                flags, _, shebang = scripts.parse_shebang(argv[1])
+            except CommandError:
+                return None
+            return flags if shebang else None
+    if script is None:
         return None
-    return flags if shebang else None
+    return script.flags if script.shebang else None
 
 
 # ---- FCALL / FUNCTION ----------------------------------------------------------------------------
