@@ -9,6 +9,10 @@ by 10-20% between identical runs, while CPU per request moves much less.  A benc
 nothing here passes or fails.
 
     .venv/bin/python bench/bench.py [--quick] [--rounds N] [--only SET,GET] [--memory]
+                                    [--server-args "--maxmemory 1gb --maxmemory-policy allkeys-lru"]
+
+`--server-args` starts both servers with those options (a memory limit, say, under which raxdb
+counts memory after every write as server/evict.py describes).
 
 `--memory` also runs bench/stream_memory.py (bytes per stream entry, raxdb vs Redis).
 """
@@ -81,9 +85,11 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--only", default="")
     ap.add_argument("--memory", action="store_true")
+    ap.add_argument("--server-args", default="", help="options for both servers")
     opts = ap.parse_args()
     names = [n for n in WORKLOADS if not opts.only or n in opts.only.upper().split(",")]
-    ours, theirs = start_raxdb(), start_redis()
+    extra = opts.server_args.split()
+    ours, theirs = start_raxdb(*extra), start_redis(*extra)
     try:
         for srv in (ours, theirs):
             prepare(srv.port)

@@ -58,6 +58,7 @@ _clock = time.perf_counter_ns
 _time_ns = time.time_ns
 _join = b"".join
 _dispatch = TABLE.fast_dispatch.get  # the hot loop's lookup, bound once (the table is global)
+_refuses, _account = evict.refuses, evict.account
 
 
 class Client(asyncio.Protocol):
@@ -147,7 +148,7 @@ class Client(asyncio.Protocol):
         self.plain = (self.authenticated and self.multi is None and self.reply_mode == "on"
                       and not (self.resp == 2 and (self.channels or self.patterns or self.shard_channels))
                       and not srv.monitors and not srv.pause_until_ms and not self.in_exec
-                      and srv.busy_script is None and not self.close_after_reply and not srv.maxmemory)
+                      and srv.busy_script is None and not self.close_after_reply)
         if self.exact is not None:
             self.exact.auth_required = not self.authenticated
 
@@ -375,6 +376,7 @@ class Client(asyncio.Protocol):
         last = None
         sample = srv.sample_mask
         ready = srv.ready_keys
+        mm = srv.maxmemory  # re-read after execute(), which may run CONFIG SET
         while True:
             try:
                 argv = gets()
@@ -399,7 +401,9 @@ class Client(asyncio.Protocol):
             done += 1
             if cmd is not None and self.plain:
                 n = len(argv)
-                if n == cmd.arity or n >= cmd.least_args:  # cmd.arity_ok(n), inline
+                # cmd.arity_ok(n), inline; with a memory limit, evict first, and leave a refusal
+                # to execute()
+                if (n == cmd.arity or n >= cmd.least_args) and not (mm and _refuses(self, cmd, argv)):
                     last = cmd
                     calls = cmd.calls + 1
                     cmd.calls = calls
@@ -425,6 +429,8 @@ class Client(asyncio.Protocol):
                         cmd.timed_calls += 1
                         if dt >= srv.slowlog_ns:
                             self._slow(argv, dt)
+                    if mm:
+                        _account(self, cmd, argv)
                     if r is BLOCKED:
                         clean = not has_data()  # blocked on the chunk's last command: a boundary
                         break
@@ -440,6 +446,7 @@ class Client(asyncio.Protocol):
             t_prev = 0
             self.execute(argv, out)
             last = self.last_cmd
+            mm = srv.maxmemory
             if self.blocked or self.close_after_reply:
                 clean = not has_data()
                 break

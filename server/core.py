@@ -103,6 +103,7 @@ class Server:
         # last counted (None while there is no limit), the OOM state when the command started.
         self.maxmemory = 0
         self.mem_created: list[tuple[Database, bytes]] | None = None
+        self.mem_dbs: list[Database] = []  # the databases the figure walks (evict.used_memory)
         self.pre_command_oom = False
         self.stat_evicted_keys = 0
         from server.notify import attach as attach_notify

@@ -20,9 +20,9 @@ every client).  Figures are kept per key in `Database.sizes`, their sum in `Data
 - after every write command its key arguments (found from its key specs, as COMMAND GETKEYS
   finds them) and the keys noted as created are counted again (`account`), and so are a served
   blocked client's keys.
-That is a pass over a command's keys, so it only runs while maxmemory is set: setting it takes
-every client off the fast loop onto the full processCommand path (Client.plain), and counts the
-whole keyspace once.
+That is a pass over a command's keys, so it only runs while maxmemory is set (setting it counts
+the whole keyspace once); the fast loop (Client._run_fast) calls `refuses` before and `account`
+after each command then, and hands a refusal to the full processCommand path.
 
 Eviction is evict.c's: before each command `perform_evictions` frees keys until used_memory is
 within maxmemory.  LRU, LFU and TTL policies keep a pool of the 16 best candidates, refilled from
@@ -90,9 +90,12 @@ class EvictionState:
 
 
 # ---- the memory figure ---------------------------------------------------------------------------
+# Every command asks for the figure (perform_evictions), so it walks only the databases that have
+# held keys while the limit was set (`Server.mem_dbs`): a database joins when a key is created in
+# it (settle) or arrives by SWAPDB (dbs_changed), and an emptied one costs one test.
 def used_memory(srv: Server) -> int:
     total = STARTUP + PER_CLIENT * len(srv.clients)
-    for db in srv.dbs:  # every command asks: _table_bytes inlined
+    for db in srv.mem_dbs:  # _table_bytes inlined
         data = db.data
         if data:
             n = len(data)
@@ -104,19 +107,25 @@ def used_memory(srv: Server) -> int:
     return total
 
 
+def dbs_changed(srv: Server) -> None:
+    """Keys may have moved between databases without being created (SWAPDB): list anew the
+    databases that hold any."""
+    srv.mem_dbs = [db for db in srv.dbs if db.data]
+
+
 def _count(db: Database, key: bytes) -> None:
     """Count `key` again (or forget it, if it is gone)."""
     sizes = db.sizes
     if sizes is None:
         return
     old = sizes.get(key, 0)
-    v = db.stored(key)
-    if v is None:
+    e = db.data.get(key)  # db.stored(key), inlined: every write command counts its keys
+    if e is None:
         if old:
             del sizes[key]
             db.mem -= old
         return
-    new = _key_usage(key, v)
+    new = _key_usage(key, e.value)
     if new != old:
         sizes[key] = new
         db.mem += new - old
@@ -125,8 +134,11 @@ def _count(db: Database, key: bytes) -> None:
 def settle(srv: Server) -> None:
     """Count the keys created since the last call."""
     created = srv.mem_created
+    dbs = srv.mem_dbs
     while created:
         db, key = created.pop()
+        if db not in dbs:
+            dbs.append(db)
         _count(db, key)
 
 
@@ -134,30 +146,26 @@ def account(c: Client, cmd: Command | None, argv: list[bytes] | None) -> None:
     """After a command ran: count its keys again if it may have written them."""
     if cmd is not None and argv is not None and cmd.is_write:
         db = c.db
-        for pos in _key_positions(cmd, argv):
+        positions = cmd.fixed_key_positions.get(len(argv))
+        if positions is None:
+            positions = _key_positions(cmd, argv)
+        for pos in positions:
             _count(db, argv[pos])
     if c.server.mem_created:
         settle(c.server)
 
 
-# Key positions by (command, argument count) for commands whose key specs are all fixed positions
-# (begin_search index, find_keys range), which is most of them: the spec walk is the larger part of
-# counting a SET's key otherwise.
-_FIXED_POSITIONS: dict[tuple[str, int], tuple[int, ...]] = {}
-
-
 def _key_positions(cmd: Command, argv: list[bytes]) -> tuple[int, ...] | list[int]:
-    """Where `argv` names keys, as COMMAND GETKEYS finds them."""
-    memo = (cmd.fullname, len(argv))
-    fixed = _FIXED_POSITIONS.get(memo)
-    if fixed is not None:
-        return fixed
+    """Where `argv` names keys, as COMMAND GETKEYS finds them.  For a command whose key specs are
+    all fixed positions (begin_search index, find_keys range), which is most of them, they are
+    kept per argument count in `cmd.fixed_key_positions`: the spec walk is otherwise the larger
+    part of counting a SET's key."""
     try:
         positions = [pos for pos, _ in _key_refs(cmd, argv)]
     except Exception:  # a malformed request, which the command itself refused
         return ()
     if all(spec.bs_type == "index" and spec.fk_type == "range" for spec in _key_specs(cmd)):
-        _FIXED_POSITIONS[memo] = tuple(positions)
+        cmd.fixed_key_positions[len(argv)] = tuple(positions)
     return positions
 
 
@@ -168,6 +176,7 @@ def recount(srv: Server) -> None:
         db.mem = 0
         for key in db.data:
             _count(db, key)
+    dbs_changed(srv)
 
 
 # ---- eviction ------------------------------------------------------------------------------------
@@ -186,7 +195,7 @@ def _time_limit_s(srv: Server) -> float:
 def _is_safe(srv: Server) -> bool:
     """isSafeToPerformEvictions: not while a script runs past its limit, nor while clients are
     paused (the dataset must then stand still)."""
-    return srv.busy_script is None and not srv.paused()
+    return srv.busy_script is None and not (srv.pause_until_ms and srv.paused())
 
 
 def _populate(srv: Server, state: EvictionState, db: Database, volatile: bool, mode: str) -> None:
@@ -265,7 +274,8 @@ def perform_evictions(srv: Server) -> int:
     if not _is_safe(srv):
         return EVICT_OK
     state: EvictionState = srv.eviction
-    settle(srv)
+    if srv.mem_created:
+        settle(srv)
     used = used_memory(srv)
     if used <= srv.maxmemory:
         result = EVICT_OK
@@ -368,8 +378,6 @@ def _apply(srv: Server, value: str, startup: bool = False) -> None:
                 db.mem = 0
         notify.install_new_hook(srv)
         srv.memory_peak = srv.used_memory()
-        for cl in srv.clients.values():
-            cl.update_plain()
     if limit and startup:
         if limit < 1024 * 1024:
             LOG.warning(f"WARNING: You specified a maxmemory value that is less than 1MB (current value is {limit} "

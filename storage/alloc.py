@@ -8,6 +8,8 @@ multiples of 16 up to 128, then to four classes per doubling (160, 192, 224, 256
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 def size_class(n: int) -> int:
     """jemalloc's size class for an n-byte request (what zmalloc_size reports on Linux)."""
@@ -35,7 +37,24 @@ def sds_header(n: int) -> int:
 
 def sds_alloc(n: int) -> int:
     """The allocation of an sds string of length n: header, bytes, NUL, rounded to its class."""
+    if n < _SDS_TABLE_LEN:
+        return _SDS_TABLE[n]
     return size_class(sds_header(n) + n + 1)
+
+
+def sds_alloc_sum(lengths: Iterable[int]) -> int:
+    """sds_alloc summed over strings of these lengths (a sampled estimate's elements)."""
+    lengths = list(lengths)
+    try:
+        return sum(map(_SDS_TABLE.__getitem__, lengths))
+    except IndexError:  # a string past the table
+        return sum(map(sds_alloc, lengths))
+
+
+# Memory accounting sizes every key a write command touches (server/evict.py): keys and short
+# values are looked up rather than computed.
+_SDS_TABLE_LEN = 1024
+_SDS_TABLE = tuple(size_class(sds_header(n) + n + 1) for n in range(_SDS_TABLE_LEN))
 
 
 def embstr_alloc(n: int) -> int:

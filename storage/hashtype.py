@@ -10,6 +10,11 @@ HSCAN's shape (a listpack hash is returned whole with cursor 0) and the serialis
 (`listpack()` gives the bytes Redis would keep).  Keeping the data Python-native means HSET/HGET
 are dict operations; the listpack bytes are produced only when observed.
 
+MEMORY USAGE of a listpack hash is its listpack's allocation.  Packing it to learn its length would
+cost a write under `maxmemory` (which sizes every key a command wrote) the whole hash, so the
+length of its entries is kept (`lp_bytes`) from the first time it is asked for: from then on each
+change adds and subtracts the entry sizes it touches, as lpInsert/lpDelete move Redis's lpBytes.
+
 A hashtable-encoded hash gets a `SlotIndex` (storage/slotindex.py) the first time it is scanned
 or sampled, for SCAN-stable cursors and O(1) random fields; from then on every field insertion
 and deletion keeps it current.
@@ -19,20 +24,25 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
+from itertools import islice
 
 from storage import lpcodec
-from storage.alloc import sds_alloc, size_class
+from storage.alloc import sds_alloc_sum, size_class
+from storage.lpcodec import entry_size
 from storage.slotindex import SlotIndex
 
 
 class Hash:
     type_name = "hash"
-    __slots__ = ("d", "lp", "index")
+    __slots__ = ("d", "lp", "index", "lp_bytes")
 
     def __init__(self) -> None:
         self.d: dict[bytes, bytes] = {}
         self.lp = True  # listpack encoding
         self.index: SlotIndex | None = None
+        # the listpack's entries' bytes (its length less header and terminator) while it is one
+        # and someone asked for its size; None otherwise
+        self.lp_bytes: int | None = None
 
     # ---- the value contract -------------------------------------------------------------------
     def __len__(self) -> int:
@@ -52,24 +62,23 @@ class Hash:
         the first `samples` entries (two sds strings and a dictEntry) times the field count."""
         d = self.d
         if self.lp:
-            return 16 + size_class(len(self.listpack()))
+            size = self.lp_bytes
+            if size is None:
+                size = self.lp_bytes = sum(map(entry_size, d)) + sum(map(entry_size, d.values()))
+            return 16 + size_class(lpcodec.LP_EMPTY + size)
         n = len(d)
         size = 16 + 56 + 8 * max(4, 1 << (n - 1).bit_length())
         if n:
-            seen = 0
-            total = 0
-            limit = samples if samples > 0 else n  # SAMPLES 0: every field
-            for f, v in d.items():
-                if seen >= limit:
-                    break
-                total += sds_alloc(len(f)) + sds_alloc(len(v)) + 24
-                seen += 1
-            size += int(total / seen * n)
+            k = min(samples, n) if samples > 0 else n  # SAMPLES 0: every field
+            total = (sds_alloc_sum(map(len, islice(d, k))) + sds_alloc_sum(map(len, islice(d.values(), k)))
+                     + 24 * k)
+            size += int(total / k * n)
         return size
 
     # ---- encoding ------------------------------------------------------------------------------
     def to_hashtable(self) -> None:
         self.lp = False
+        self.lp_bytes = None
 
     def listpack(self) -> bytes:
         """The listpack Redis keeps for this hash (field, value, field, value, ...)."""
@@ -101,21 +110,24 @@ class Hash:
         if n - start == 2:  # the common single-pair write, without the loops
             f, v = args[start], args[start + 1]
             if self.lp and (len(f) > max_value or len(v) > max_value):
-                self.lp = False
-            new = f not in d
-            d[f] = v
-            if new and self.index is not None:
-                self.index.add(f)
+                self.to_hashtable()
+            if self.lp_bytes is not None:
+                new = self.set(f, v)
+            else:  # set(), inlined
+                new = f not in d
+                d[f] = v
+                if new and self.index is not None:
+                    self.index.add(f)
             if self.lp and len(d) > max_entries:  # checked on updates too, as Redis does
-                self.lp = False
+                self.to_hashtable()
             return new
         if self.lp:
             for i in range(start, n):
                 if len(args[i]) > max_value:
-                    self.lp = False
+                    self.to_hashtable()
                     break
         created = 0
-        if self.index is None:
+        if self.index is None and self.lp_bytes is None:
             for i in range(start, n, 2):
                 f = args[i]
                 if f not in d:
@@ -125,23 +137,27 @@ class Hash:
             for i in range(start, n, 2):
                 created += self.set(args[i], args[i + 1])
         if self.lp and len(d) > max_entries:
-            self.lp = False
+            self.to_hashtable()
         return created
 
     def set(self, field: bytes, value: bytes) -> bool:
         """Set a field; True if it is new."""
         d = self.d
-        new = field not in d
+        old = d.get(field)
         d[field] = value
-        if new and self.index is not None:
+        if self.lp_bytes is not None:
+            self.lp_bytes += entry_size(value) + (entry_size(field) if old is None else -entry_size(old))
+        if old is None and self.index is not None:
             self.index.add(field)
-        return new
+        return old is None
 
     def delete(self, field: bytes) -> bool:
         d = self.d
-        if field not in d:
+        old = d.pop(field, None)
+        if old is None:
             return False
-        del d[field]
+        if self.lp_bytes is not None:
+            self.lp_bytes -= entry_size(field) + entry_size(old)
         if self.index is not None:
             self.index.discard(field)
         return True

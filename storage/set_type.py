@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Iterator
 
-from storage.alloc import sds_alloc, size_class
+from storage.alloc import sds_alloc_sum, size_class
 from storage.hashscan import ScanIndex
 from storage.intset import IntSet, canonical_int
 
@@ -73,7 +73,8 @@ class RSet:
         size = 16 + 56 + 8 * max(4, 1 << (n - 1).bit_length())
         if n:
             some = items[:max(1, samples)]
-            size += int(sum(sds_alloc(len(m)) + 24 for m in some) / len(some) * n)
+            k = len(some)
+            size += int((sds_alloc_sum(map(len, some)) + 24 * k) / k * n)
         return size
 
     # ---- membership and updates ----------------------------------------------------------------

@@ -38,6 +38,7 @@ only grew.  The listpacks stay the single source of truth; views are a bounded c
 
 from __future__ import annotations
 
+import itertools
 import struct
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
@@ -295,7 +296,7 @@ def _node_alloc(key: bytes, lp: bytearray, prealloc: tuple[bytes, int] | None) -
 class Stream:
     type_name = "stream"
     __slots__ = ("rax", "length", "last_id", "first_id", "max_deleted_id", "entries_added", "cgroups",
-                 "_tail", "_head", "_last_valid", "_prealloc")
+                 "_tail", "_head", "_last_valid", "_prealloc", "_sampled")
 
     def __init__(self) -> None:
         self.rax = Rax()
@@ -312,6 +313,11 @@ class Stream:
         # (rax key, bytes) of the last node while it keeps the room lpNew preallocated for it, for
         # MEMORY USAGE (see mem_usage); None once the node was closed, shrunk or removed.
         self._prealloc: tuple[bytes, int] | None = None
+        # (samples, their allocations' sum) of the first nodes, as mem_usage measured them while
+        # the last node was not among them; None once one of them may have changed (XDEL, exact
+        # trimming, a node removed).  Appends change only the last node, and closing it for a
+        # new one leaves the first ones as they were.  Memory accounting asks after every XADD.
+        self._sampled: tuple[int, int] | None = None
 
     # ---- value contract --------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -333,16 +339,24 @@ class Stream:
         size = 16 + 80 + _rax_usage(rax)  # robj, stream
         pre = self._prealloc
         nodes = rax.numele
-        total = taken = 0
-        for key, lp in rax.items():
-            if taken >= samples:
-                break
-            total += _node_alloc(key, lp, pre)
-            taken += 1
+        sampled = self._sampled
+        if sampled is not None and sampled[0] == samples and nodes > samples:
+            total = sampled[1]
+            taken = samples
+        else:
+            total = taken = 0
+            for key, lp in rax.items():
+                if taken >= samples:
+                    break
+                total += _node_alloc(key, lp, pre)
+                taken += 1
+            if nodes > taken:
+                self._sampled = (samples, total)
         if nodes <= taken:
             size += total
         else:
-            key, lp = rax.last()
+            t = self._tail
+            key, lp = (t.key, t.lp) if t is not None else rax.last()
             size += total // taken * (nodes - 1) + _node_alloc(key, lp, pre)
         if self.cgroups is not None:
             for _, cg in self.cgroups.items():
@@ -422,6 +436,7 @@ class Stream:
         self._release_prealloc(key)
         self._tail = None
         self._head = None
+        self._sampled = None
 
     # ---- adding ----------------------------------------------------------------------------------
     def append(self, argv: list[bytes], pos: int, new_id: int, max_bytes: int, max_entries: int) -> bool:
@@ -790,6 +805,7 @@ class Stream:
         if self._tail is not None and self._tail.lp is lp:
             self._tail = None
         self._last_valid = None
+        self._sampled = None
         lp[fp] |= FLAG_DELETED
         count, p = _rd(lp, 6)
         if count == 1:
@@ -867,6 +883,7 @@ class Stream:
                 break
             if self._tail is not None and self._tail.lp is lp:
                 self._tail = None
+            self._sampled = None
             removed_here = 0
             for eid, fp, _, _ in self._node_forward(master_id, lp, tombstones=True):
                 if maxlen is not None:
@@ -970,6 +987,11 @@ class Stream:
     def validate(self) -> None:
         """Check every invariant of the layout and the metadata (for tests)."""
         self.rax.validate()
+        if self._sampled is not None:  # the first nodes' sizes as mem_usage kept them
+            samples, total = self._sampled
+            pre = self._prealloc
+            firsts = [_node_alloc(k, lp, pre) for k, lp in itertools.islice(self.rax.items(), samples)]
+            assert self.rax.numele <= samples or sum(firsts) == total, "sampled node sizes"
         live = 0
         prev_id = -1
         first_live = None

@@ -19,7 +19,9 @@ a slice, islice), so swapping a container is local to `_convert`.
 Bytes.  The real listpack bytes are observable only through DEBUG LISTPACK / DUMP-style consumers
 and MEMORY USAGE, never on the hot path, so they are produced on demand by `listpack_bytes()`
 (`storage.listpack`, Redis's byte format; a listpack's bytes depend only on its element sequence,
-member then score: an integer when it is one, else Redis's d2string text).  Keeping a Python-native hot form is what lets ZADD
+member then score: an integer when it is one, else Redis's d2string text).  MEMORY USAGE needs only
+their length: once asked for, it is kept (`lp_bytes`) by adding and subtracting the entry sizes
+each change touches, so a write under maxmemory (which sizes what it wrote) costs no packing.  Keeping a Python-native hot form is what lets ZADD
 keep up with redis-server; re-encoding a byte listpack per write would not.  What the listpack form
 changes observably is kept: integral scores are stored as integers, so -0.0 reads back as 0 (the
 listpack encoding stores 0.0 where the skiplist keeps -0.0: ZSCORE prints "0" or "-0" as Redis
@@ -41,8 +43,9 @@ from collections.abc import Iterable, Iterator
 from itertools import accumulate, chain, islice
 from operator import itemgetter
 
-from storage.alloc import sds_alloc, size_class
+from storage.alloc import sds_alloc_sum, size_class
 from storage.hashscan import ScanIndex
+from storage.lpcodec import LP_EMPTY, entry_size
 
 _score = itemgetter(0)
 _member = itemgetter(1)
@@ -415,14 +418,26 @@ class LexRange:
         return cmp > 0 or (cmp == 0 and (self.minex or self.maxex))
 
 
+_SKIPLIST_HEADER = size_class(24 + 32 * 16)  # zslCreate's header node, of ZSKIPLIST_MAXLEVEL levels
+
+
+def _pair_bytes(score: float, member: bytes) -> int:
+    """Bytes a member and its score take in the listpack."""
+    return entry_size(member) + entry_size(listpack_score_text(score))
+
+
 class ZSet:
     type_name = "zset"
-    __slots__ = ("scores", "order", "_scan")
+    __slots__ = ("scores", "order", "_scan", "lp_bytes")
 
     def __init__(self) -> None:
         self.scores: dict[bytes, float] = {}
         self.order: _PairList | _SkipOrder = _PairList()
         self._scan: ScanIndex | None = None
+        # The listpack's entries' bytes, kept from the first MEMORY USAGE of a listpack value
+        # on (accounting under maxmemory asks after every write; packing costs the whole set),
+        # None while not asked for or once a skiplist.
+        self.lp_bytes: int | None = None
 
     @classmethod
     def from_pairs(cls, pairs: list[tuple[float, bytes]], max_entries: int, max_value: int) -> ZSet:
@@ -474,13 +489,17 @@ class ZSet:
         structures plus the average of the first `samples` elements (sds, dictEntry, a node of
         the average 1.33 levels) times the count."""
         if self.order.__class__ is _PairList:
-            return 16 + size_class(len(self.listpack_bytes()))
+            size = self.lp_bytes
+            if size is None:
+                size = self.lp_bytes = sum(_pair_bytes(s, m) for s, m in self.order)
+            return 16 + size_class(LP_EMPTY + size)
         n = len(self.scores)
         # robj + zset + zskiplist + dict + table + the 32-level header node
-        size = 16 + 16 + 32 + 56 + 8 * max(4, 1 << (n - 1).bit_length()) + size_class(24 + 32 * 16)
+        size = 16 + 16 + 32 + 56 + 8 * max(4, 1 << (n - 1).bit_length()) + _SKIPLIST_HEADER
         if n:
             some = self.order[:max(1, samples)]
-            size += int(sum(sds_alloc(len(m)) + 24 + 48 for _, m in some) / len(some) * n)
+            k = len(some)
+            size += int((sds_alloc_sum(map(len, map(_member, some))) + (24 + 48) * k) / k * n)
         return size
 
     def listpack_bytes(self) -> bytes:
@@ -495,6 +514,7 @@ class ZSet:
 
     def _convert(self) -> None:
         self.order = _SkipOrder(self.order)
+        self.lp_bytes = None
 
     def to_skiplist(self) -> None:
         """Convert a listpack value for good (SORT does, as Redis's zsetConvert)."""
@@ -537,6 +557,8 @@ class ZSet:
         order.add((score, member))
         self.scores[member] = score
         self._scan = None
+        if self.lp_bytes is not None:
+            self.lp_bytes += _pair_bytes(score, member)
 
     def move(self, member: bytes, cur: float, score: float) -> float:
         """zsetAdd's update: the member, now at score `cur`, gets `score` (!= cur); returns the
@@ -547,6 +569,8 @@ class ZSet:
         order.remove((cur, member))
         order.add((score, member))
         self.scores[member] = score
+        if self.lp_bytes is not None:
+            self.lp_bytes += _pair_bytes(score, member) - _pair_bytes(cur, member)
         return score
 
     def delete(self, member: bytes) -> bool:
@@ -555,6 +579,8 @@ class ZSet:
             return False
         self.order.remove((score, member))
         self._scan = None
+        if self.lp_bytes is not None:
+            self.lp_bytes -= _pair_bytes(score, member)
         return True
 
     def delete_slice(self, lo: int, hi: int) -> int:
@@ -563,11 +589,18 @@ class ZSet:
             return 0
         order = self.order
         scores = self.scores
-        for _, m in order[lo:hi]:
+        gone = order[lo:hi]
+        for _, m in gone:
             del scores[m]
         del order[lo:hi]
         self._scan = None
+        self._forget(gone)
         return hi - lo
+
+    def _forget(self, pairs: list[tuple[float, bytes]]) -> None:
+        """Take removed pairs out of the kept listpack length."""
+        if self.lp_bytes is not None:
+            self.lp_bytes -= sum(_pair_bytes(s, m) for s, m in pairs)
 
     def pop(self, count: int, from_max: bool) -> list[tuple[float, bytes]]:
         """Remove and return up to `count` lowest (or highest) elements, in pop order."""
@@ -586,6 +619,7 @@ class ZSet:
             del scores[m]
         del order[lo:hi]
         self._scan = None
+        self._forget(taken)
         return taken
 
     # ---- reads ---------------------------------------------------------------------------------

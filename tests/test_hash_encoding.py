@@ -9,8 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from storage.alloc import sds_alloc
+from storage.alloc import sds_alloc, size_class
 from storage.hashtype import Hash
+from storage.lpcodec import LP_EMPTY
 from storage.quicklist import Quicklist
 from tests.diff import RawConnection, parse
 from tests.servers import start_raxdb, start_redis
@@ -22,11 +23,13 @@ values = st.one_of(st.sampled_from([b"", b"1", b"007", b"x" * 8, b"y" * 9]), st.
 
 hash_ops = st.one_of(
     # limits drawn per write: CONFIG SET may change them between writes
+    # (or the defaults, so that some hashes stay listpacks for long)
     st.tuples(st.just("set"), st.lists(st.tuples(fields, values), min_size=1, max_size=4),
-              st.integers(0, 6), st.integers(0, 10)),
+              st.integers(0, 6) | st.just(128), st.integers(0, 10) | st.just(64)),
     st.tuples(st.just("del"), st.lists(fields, min_size=1, max_size=3)),
     st.tuples(st.just("scan"), st.integers(1, 5)),
     st.tuples(st.just("rand"), st.integers(1, 6)),
+    st.tuples(st.just("size")),  # MEMORY USAGE: from then on the listpack's length is kept
 )
 
 
@@ -63,6 +66,8 @@ def test_hash_matches_dict_model(program):
             assert sorted(seen) == sorted(model)
             if h.lp:
                 assert seen == list(model)  # a listpack hash is returned whole, in order
+        elif op[0] == "size" and h.lp:
+            assert h.mem_usage() == 16 + size_class(len(h.listpack()))
         elif op[0] == "rand" and model:
             assert h.random_field() in model
             assert set(h.random_fields(op[1])) <= set(model)
@@ -72,6 +77,8 @@ def test_hash_matches_dict_model(program):
                 assert len(picked) == len(set(picked)) == k and set(picked) <= set(model)
         assert h.d == model
         assert list(h.d) == list(model)  # insertion order kept, as the listpack keeps it
+        if h.lp_bytes is not None:  # kept through every change since
+            assert h.lp_bytes == len(h.listpack()) - LP_EMPTY
         assert h.encoding() == ("listpack" if listpack else "hashtable")
         assert len(h) == len(model)
     copy = h.copy()

@@ -218,6 +218,12 @@ def test_node_views_follow_every_change(oplist, queries):
     ids: list[int] = []
     for op in oplist:
         apply(s, None, op, ids)
+        # MEMORY USAGE keeps the first nodes' sizes between calls: they must be what a fresh
+        # walk measures after any change (few samples, so the stream often has more nodes)
+        kept = s.mem_usage(2)
+        s.validate()
+        s._sampled = None
+        assert s.mem_usage(2) == kept, op
         all_ids = sorted(set(ids) | {0, MAX_ID})
         for a, b, count, rev in queries:
             lo, hi = all_ids[a % len(all_ids)], all_ids[b % len(all_ids)]

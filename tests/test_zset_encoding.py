@@ -19,6 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from storage import zset as zset_module
+from storage.alloc import size_class
+from storage.lpcodec import LP_EMPTY
 from storage.zset import (
     IN_GT,
     IN_INCR,
@@ -125,6 +127,27 @@ def test_zset_model(seq, max_entries, max_value):
     fits = len(model) <= max_entries and all(len(m) <= max_value for m in model)
     assert store.encoding() == ("listpack" if fits else "skiplist")
     assert [m for _, m in store] == [m for _, m in z]
+
+
+@given(ops)
+def test_listpack_length_is_kept(seq):
+    """MEMORY USAGE keeps a listpack's length from its first call on (maxmemory asks after every
+    write): after any change it is what packing the listpack gives."""
+    z = ZSet()
+    assert z.mem_usage() == 16 + size_class(LP_EMPTY)
+    for op in seq:
+        if op[0] == "add":
+            z.add(op[1], op[2], op[3], 128, 64)
+        elif op[0] == "del":
+            z.delete(op[1])
+        elif op[0] == "pop":
+            z.pop(op[1], op[2])
+        else:
+            z.delete_slice(op[1], min(op[2], len(z)))
+        assert z.lp_bytes == len(z.listpack_bytes()) - LP_EMPTY, op
+        assert z.mem_usage() == 16 + size_class(len(z.listpack_bytes()))
+    z.to_skiplist()
+    assert z.lp_bytes is None
 
 
 order_ops = st.lists(st.one_of(

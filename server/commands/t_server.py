@@ -13,7 +13,7 @@ import time
 
 from protocol import reply as R
 from protocol.request import _string2ll
-from server import blocking, lifecycle, watch
+from server import blocking, evict, lifecycle, watch
 from server import info as info_mod
 from server.commands.args import maybe_int, option_word
 from server.commands.t_config import help_reply, is_local
@@ -84,6 +84,8 @@ def swapdb(c, argv):
         blocking.signal_deleted_streams(da, db_)
         blocking.signal_deleted_streams(db_, da)
         da.swap_contents(db_)
+        if srv.maxmemory:
+            evict.dbs_changed(srv)
         # WATCHed keys that exist on either side see a change; blocked clients waiting on keys
         # that now hold data are woken (Redis's touchAllWatchedKeysInDb / scanDatabaseForReadyKeys).
         for d in (da, db_):
@@ -176,6 +178,13 @@ def monitor(c, argv):
 def value_usage(v, samples: int = 5) -> int:
     """Bytes the value object occupies, estimated like Redis's objectComputeSize from the first
     `samples` elements or nodes of an aggregate (0: all of them)."""
+    if v.__class__ is bytes:
+        # string_encoding's rule for a value as SET leaves it, inlined: memory accounting sizes
+        # every key a write command touches (server/evict.py)
+        n = len(v)
+        if n > 44:
+            return 16 + sds_alloc(n)
+        return 16 if n <= 20 and _string2ll(v) is not None else embstr_alloc(n)
     if is_string(v):
         enc = string_encoding(v)
         if enc == "int":
