@@ -187,6 +187,7 @@ class Client(asyncio.Protocol):
             self.closed = True
             return
         srv.clients[self.id] = self
+        srv.mem_ok = False  # a connection counts in used_memory
         srv.stat_numconnections += 1
         if not self.authenticated:
             self.exact = RequestParser(srv.config.proto_max_bulk_len)

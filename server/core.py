@@ -104,6 +104,9 @@ class Server:
         self.maxmemory = 0
         self.mem_created: list[tuple[Database, bytes]] | None = None
         self.mem_dbs: list[Database] = []  # the databases the figure walks (evict.used_memory)
+        # True while the figure was within the limit when last measured and nothing that can grow
+        # it (a write, a created key, a connection) happened since: reads then skip the measure.
+        self.mem_ok = False
         self.pre_command_oom = False
         self.stat_evicted_keys = 0
         from server.notify import attach as attach_notify

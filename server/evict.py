@@ -22,7 +22,10 @@ every client).  Figures are kept per key in `Database.sizes`, their sum in `Data
   blocked client's keys.
 That is a pass over a command's keys, so it only runs while maxmemory is set (setting it counts
 the whole keyspace once); the fast loop (Client._run_fast) calls `refuses` before and `account`
-after each command then, and hands a refusal to the full processCommand path.
+after each command then, and hands a refusal to the full processCommand path.  While the figure was
+within the limit when last measured and nothing that can grow it happened since (a write command,
+a created key, a new connection: `Server.mem_ok`), the measure before a command is skipped, so
+reads cost nothing extra.
 
 Eviction is evict.c's: before each command `perform_evictions` frees keys until used_memory is
 within maxmemory.  LRU, LFU and TTL policies keep a pool of the 16 best candidates, refilled from
@@ -133,6 +136,7 @@ def _count(db: Database, key: bytes) -> None:
 
 def settle(srv: Server) -> None:
     """Count the keys created since the last call."""
+    srv.mem_ok = False
     created = srv.mem_created
     dbs = srv.mem_dbs
     while created:
@@ -145,6 +149,7 @@ def settle(srv: Server) -> None:
 def account(c: Client, cmd: Command | None, argv: list[bytes] | None) -> None:
     """After a command ran: count its keys again if it may have written them."""
     if cmd is not None and argv is not None and cmd.is_write:
+        c.server.mem_ok = False
         db = c.db
         positions = cmd.fixed_key_positions.get(len(argv))
         if positions is None:
@@ -279,6 +284,7 @@ def perform_evictions(srv: Server) -> int:
     used = used_memory(srv)
     if used <= srv.maxmemory:
         result = EVICT_OK
+        srv.mem_ok = True
     else:
         policy = srv.config.values["maxmemory-policy"]
         if policy == "noeviction":
@@ -337,6 +343,9 @@ def _proc(srv: Server) -> None:
 def refuses(c: Client, cmd: Command, argv: list[bytes]) -> bool:
     """Evict as needed before `cmd` runs; must it be refused with OOM?"""
     srv = c.server
+    if srv.mem_ok:  # within the limit when last measured, and nothing grew since
+        srv.pre_command_oom = False
+        return False
     oom = srv.pre_command_oom = perform_evictions(srv) == EVICT_FAIL
     if not oom:
         return False
@@ -367,6 +376,7 @@ def _apply(srv: Server, value: str, startup: bool = False) -> None:
     limit = int(value)
     was = srv.maxmemory
     srv.maxmemory = limit
+    srv.mem_ok = False
     if bool(limit) != bool(was):
         if limit:
             srv.mem_created = []

@@ -352,6 +352,26 @@ def _assert_counted(srv) -> None:
         want = {key: key_usage(key, db.stored(key)) for key in db.data}
         assert db.sizes == want, f"db {db.id}"
         assert db.mem == sum(want.values())
+        assert db in srv.mem_dbs or not db.data, f"db {db.id} left out of the figure"
+
+
+def test_a_new_connection_can_start_evictions():
+    """A connection adds to used_memory: the next command evicts, even a read (which otherwise
+    skips measuring while nothing grew since the figure was last within the limit)."""
+    from server.client import Client
+    from server.evict import used_memory
+
+    srv, (c,) = _in_process(1)
+    _send(c, "CONFIG", "SET", "maxmemory-policy", "allkeys-random")
+    for i in range(50):
+        _send(c, "SET", f"k{i}", "v")
+    _send(c, "CONFIG", "SET", "maxmemory", "1gb")  # the count starts
+    _send(c, "CONFIG", "SET", "maxmemory", str(used_memory(srv) + 1000))
+    _send(c, "GET", "k1")
+    assert srv.mem_ok and srv.stat_evicted_keys == 0
+    Client(srv).connection_made(_Sink())  # type: ignore[arg-type]
+    _send(c, "GET", "k1")
+    assert srv.stat_evicted_keys == 50 and not srv.dbs[0].data
 
 
 @pytest.mark.parametrize("seed", range(12))
