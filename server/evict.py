@@ -98,7 +98,7 @@ class EvictionState:
 # it (settle) or arrives by SWAPDB (dbs_changed), and an emptied one costs one test.
 def used_memory(srv: Server) -> int:
     total = STARTUP + PER_CLIENT * len(srv.clients)
-    for db in srv.mem_dbs:  # _table_bytes inlined
+    for db in srv.mem_dbs:  # alloc.dict_table_bytes inlined: every write command asks
         data = db.data
         if data:
             n = len(data)

@@ -42,6 +42,12 @@ def sds_alloc(n: int) -> int:
     return size_class(sds_header(n) + n + 1)
 
 
+def dict_table_bytes(n: int) -> int:
+    """The bucket array of a dict holding n entries: 8-byte buckets, a power of two at least n,
+    never under 4 (DICT_HT_INITIAL_SIZE)."""
+    return 8 * max(4, 1 << (n - 1).bit_length())
+
+
 def sds_alloc_sum(lengths: Iterable[int]) -> int:
     """sds_alloc summed over strings of these lengths (a sampled estimate's elements)."""
     lengths = list(lengths)

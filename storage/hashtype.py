@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from itertools import islice
 
 from storage import lpcodec
-from storage.alloc import sds_alloc_sum, size_class
+from storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
 from storage.lpcodec import entry_size
 from storage.slotindex import SlotIndex
 
@@ -67,7 +67,7 @@ class Hash:
                 size = self.lp_bytes = sum(map(entry_size, d)) + sum(map(entry_size, d.values()))
             return 16 + size_class(lpcodec.LP_EMPTY + size)
         n = len(d)
-        size = 16 + 56 + 8 * max(4, 1 << (n - 1).bit_length())
+        size = 16 + 56 + dict_table_bytes(n)
         if n:
             k = min(samples, n) if samples > 0 else n  # SAMPLES 0: every field
             total = (sds_alloc_sum(map(len, islice(d, k))) + sds_alloc_sum(map(len, islice(d.values(), k)))

@@ -298,8 +298,13 @@ class Database:
         heap = self._heap
         heapq.heappush(heap, (when_ms, key))
         if len(heap) > 2 * len(self.expires) + 1024:
-            self._heap = [(w, k) for k, w in self.expires.items()]
-            heapq.heapify(self._heap)
+            self._rebuild_heap()
+
+    def _rebuild_heap(self) -> None:
+        """The expiry heap anew from `expires`, without the stale entries of keys deleted or
+        re-timed since they were pushed."""
+        self._heap = [(w, k) for k, w in self.expires.items()]
+        heapq.heapify(self._heap)
 
     def persist(self, key: bytes) -> bool:
         return self.expires.pop(key, None) is not None
@@ -416,8 +421,7 @@ class Database:
                 if out or attempt:
                     break
                 # Mostly stale entries (keys deleted or re-timed since): compact, draw again.
-                self._heap = [(w, k) for k, w in expires.items()]
-                heapq.heapify(self._heap)
+                self._rebuild_heap()
             return out
         if self.data:
             out = [self.random_key() for _ in range(count)]  # type: ignore[misc]

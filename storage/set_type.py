@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Iterator
 
-from storage.alloc import sds_alloc_sum, size_class
+from storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
 from storage.hashscan import ScanIndex
 from storage.intset import IntSet, canonical_int
 
@@ -70,7 +70,7 @@ class RSet:
             return 16 + size_class(self.ints.blob_len())
         items = self.items
         n = len(items)
-        size = 16 + 56 + 8 * max(4, 1 << (n - 1).bit_length())
+        size = 16 + 56 + dict_table_bytes(n)
         if n:
             some = items[:max(1, samples)]
             k = len(some)

@@ -43,7 +43,7 @@ from collections.abc import Iterable, Iterator
 from itertools import accumulate, chain, islice
 from operator import itemgetter
 
-from storage.alloc import sds_alloc_sum, size_class
+from storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
 from storage.hashscan import ScanIndex
 from storage.lpcodec import LP_EMPTY, entry_size
 
@@ -495,7 +495,7 @@ class ZSet:
             return 16 + size_class(LP_EMPTY + size)
         n = len(self.scores)
         # robj + zset + zskiplist + dict + table + the 32-level header node
-        size = 16 + 16 + 32 + 56 + 8 * max(4, 1 << (n - 1).bit_length()) + _SKIPLIST_HEADER
+        size = 16 + 16 + 32 + 56 + dict_table_bytes(n) + _SKIPLIST_HEADER
         if n:
             some = self.order[:max(1, samples)]
             k = len(some)

@@ -100,7 +100,6 @@ class Command:
             sub.reset_stats()
 
 
-
 def _load_meta() -> dict[str, dict[str, Any]]:
     text = resources.files("server.commands").joinpath("redis_commands.json").read_text()
     meta: dict[str, dict[str, Any]] = json.loads(text)["commands"]
