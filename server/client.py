@@ -22,7 +22,9 @@ handleClientsWithPendingWrites).  Writing inside each read event instead interle
 writes, so the peer is woken, and the kernel's cross-CPU wake-up paid, once per reply; writing in
 a burst after the reads cut server CPU per request by about 10% at -P 1 with 50 clients (SET, GET,
 ZADD).  So pipelining costs one syscall per batch, and every output of a client (replies,
-pub/sub messages, MONITOR lines, served blocked clients) keeps its order.  `close()` flushes what
+pub/sub messages, MONITOR lines, served blocked clients) keeps its order.  Output made for a
+client while it runs a batch (a message it publishes to itself, a client-side caching
+invalidation) joins that batch's replies (`running`), after the replies before it.  `close()` flushes what
 is queued first (QUIT's +OK).  When the transport's buffer passes its high-water mark, reading
 pauses until it drains (write back-pressure).
 
@@ -44,6 +46,7 @@ from protocol import reply as R
 from protocol.hiredis_limits import limit_elements, unconsumed
 from protocol.request import INLINE_MAX_SIZE, ProtocolError, QueryBufferExceeded, RequestParser
 from server import evict
+from server import tracking as _tracking
 from server.blocking import handle_ready_keys
 from server.commands.table import BLOCKED, TABLE, Command
 from server.errors import NOAUTH, CommandError, c_str, unknown_subcommand, wrong_arity
@@ -51,6 +54,7 @@ from server.log import LOG
 
 if TYPE_CHECKING:
     from server.core import Server
+    from server.tracking import ClientTracking
     from storage.keyspace import Database
 
 _PARTIAL_LIMIT = 1024 * 1024
@@ -69,7 +73,7 @@ class Client(asyncio.Protocol):
                  "closed", "reply_mode", "blocked", "write_paused", "is_monitor",
                  "user", "tracking", "no_evict", "no_touch", "in_exec", "is_script", "block_state",
                  "tot_net_in", "tot_net_out", "last_argv", "fd", "kill_reason", "_base",
-                 "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark")
+                 "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running")
 
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -110,7 +114,7 @@ class Client(asyncio.Protocol):
         self.write_paused = False
         self.is_monitor = False
         self.user = "default"
-        self.tracking = False
+        self.tracking: ClientTracking | None = None  # CLIENT TRACKING state (server/tracking.py)
         self.no_evict = False
         self.no_touch = False
         self.in_exec = False
@@ -122,6 +126,9 @@ class Client(asyncio.Protocol):
         self._base_done = 0
         self.obuf: list[bytes] = []  # output waiting for the server's end-of-iteration flush
         self.out_mark = 0  # tot_net_out when obuf was last emptied: obuf holds tot_net_out - out_mark bytes
+        # The replies of the batch this client is running, while it runs: output for it made
+        # meanwhile (a message it publishes to itself, an invalidation) joins them in order.
+        self.running: list[bytes] | None = None
 
     def _new_reader(self) -> None:
         # Bound methods cached once per reader: creating them per read event is measurable.
@@ -148,7 +155,7 @@ class Client(asyncio.Protocol):
         self.plain = (self.authenticated and self.multi is None and self.reply_mode == "on"
                       and not (self.resp == 2 and (self.channels or self.patterns or self.shard_channels))
                       and not srv.monitors and not srv.pause_until_ms and not self.in_exec
-                      and srv.busy_script is None and not self.close_after_reply)
+                      and srv.busy_script is None and not self.close_after_reply and self.tracking is None)
         if self.exact is not None:
             self.exact.auth_required = not self.authenticated
 
@@ -245,6 +252,9 @@ class Client(asyncio.Protocol):
         """Out-of-band output (pub/sub messages, MONITOR lines, served blocked clients)."""
         if self.closed or self.transport is None or not data:
             return
+        if self.running is not None:
+            self.running.append(data)
+            return
         self._queue(data)
 
     def _queue(self, data: bytes) -> None:
@@ -283,9 +293,11 @@ class Client(asyncio.Protocol):
             # costs ~680 instructions per unpipelined request (+4%, bench/instr.sh SET 1).
             self._feed(data)
             out: list[bytes] = []
+            self.running = out
             self._run_fast(out, t, data, 0)
             if self.exact is not None:
                 self._run_exact(out)
+            self.running = None
             if out and not self.closed:
                 payload = out[0] if len(out) == 1 else _join(out)
                 if payload:
@@ -344,10 +356,12 @@ class Client(asyncio.Protocol):
         if self.blocked or self.closed:
             return
         out: list[bytes] = []
+        outer, self.running = self.running, out
         if self.exact is None:
             self._run_fast(out, 0, self._base, self._base_done)
         if self.exact is not None:
             self._run_exact(out)
+        self.running = outer
         if out and not self.closed:
             self.write(out[0] if len(out) == 1 else _join(out))
         if self.close_after_reply:
@@ -500,75 +514,82 @@ class Client(asyncio.Protocol):
     def execute(self, argv: list[bytes], out: list[bytes]) -> None:
         if self.close_after_reply:
             return
-        t0 = _clock()
-        srv = self.server
-        self.last_argv = argv
-        # CLIENT LIST's cmd= is what the lookup found (NULL for none), whatever happens next:
-        # refused for its arity or in a RESP2 subscriber, queued by MULTI, held by a pause.
-        cmd = self.last_cmd = srv.table.lookup(argv)
-        if cmd is None:
-            container = srv.table.lookup_name(argv[0]) if len(argv) > 1 else None
-            if container is not None and container.subcommands:
-                self._reject(None, unknown_subcommand(argv[1], container.name).msg, out)
-            else:
-                self._reject_unknown(argv, out)
-            return
-        if cmd.proc is None:  # a container invoked without a subcommand
-            if len(argv) < 2:
+        ct = self.tracking
+        if ct is not None:
+            _tracking.before_command(self)
+        try:
+            t0 = _clock()
+            srv = self.server
+            self.last_argv = argv
+            # CLIENT LIST's cmd= is what the lookup found (NULL for none), whatever happens next:
+            # refused for its arity or in a RESP2 subscriber, queued by MULTI, held by a pause.
+            cmd = self.last_cmd = srv.table.lookup(argv)
+            if cmd is None:
+                container = srv.table.lookup_name(argv[0]) if len(argv) > 1 else None
+                if container is not None and container.subcommands:
+                    self._reject(None, unknown_subcommand(argv[1], container.name).msg, out)
+                else:
+                    self._reject_unknown(argv, out)
+                return
+            if cmd.proc is None:  # a container invoked without a subcommand
+                if len(argv) < 2:
+                    self._reject(cmd, wrong_arity(cmd.fullname).msg, out)
+                else:
+                    self._reject(cmd, unknown_subcommand(argv[1], cmd.name).msg, out)
+                return
+            if not cmd.arity_ok(len(argv)):
+                if self.multi is not None:
+                    self.multi_error = True
                 self._reject(cmd, wrong_arity(cmd.fullname).msg, out)
-            else:
-                self._reject(cmd, unknown_subcommand(argv[1], cmd.name).msg, out)
-            return
-        if not cmd.arity_ok(len(argv)):
-            if self.multi is not None:
-                self.multi_error = True
-            self._reject(cmd, wrong_arity(cmd.fullname).msg, out)
-            return
-        if not self.authenticated and not cmd.no_auth:
-            self._reject(cmd, NOAUTH.encode(), out)
-            return
-        if self.multi is not None and "no_multi" in cmd.flags:
-            self._reject(cmd, b"ERR Command not allowed inside a transaction", out)
-            return
-        if srv.maxmemory and srv.busy_script is None and evict.refuses(self, cmd, argv):
-            self._reject(cmd, evict.OOM, out)
-            return
-        if srv.busy_script is not None and "allow_busy" not in cmd.flags:  # a script past its time limit
-            from server.scripting.busy import busy_error
+                return
+            if not self.authenticated and not cmd.no_auth:
+                self._reject(cmd, NOAUTH.encode(), out)
+                return
+            if self.multi is not None and "no_multi" in cmd.flags:
+                self._reject(cmd, b"ERR Command not allowed inside a transaction", out)
+                return
+            if srv.maxmemory and srv.busy_script is None and evict.refuses(self, cmd, argv):
+                self._reject(cmd, evict.OOM, out)
+                return
+            if srv.busy_script is not None and "allow_busy" not in cmd.flags:  # a script past its time limit
+                from server.scripting.busy import busy_error
 
-            self._reject(cmd, busy_error(srv.busy_script).encode(), out)
-            return
-        if self.is_monitor and (cmd.is_write or cmd.is_readonly or "may_replicate" in cmd.flags):
-            # A MONITOR client is a replica in Redis's eyes.
-            self._reject(cmd, b"ERR Replica can't interact with the keyspace", out)
-            return
-        if srv.pause_until_ms and self._paused_for(cmd):
-            # CLIENT PAUSE: hold the command (and everything pipelined behind it) until unpaused.
-            self._postpone(argv)
-            return
-        if self.multi is not None and cmd.queue_in_multi:
-            self.multi.append((cmd, argv))
-            self._emit(R.QUEUED, out)
-            return
-        if self.resp == 2 and (self.channels or self.patterns or self.shard_channels) and not cmd.ok_in_pubsub:
-            self._reject(cmd, ("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT"
-                               " / RESET are allowed in this context" % cmd.fullname).encode(), out)
-            return
-        r = self.call(cmd, argv, t0)
-        if srv.ready_keys:
-            handle_ready_keys(srv)
-        dur = _clock() - t0
-        if srv.monitors and not ("admin" in cmd.flags or "skip_monitor" in cmd.flags):
-            # after the call, as Redis: the line shows the db the command left selected
-            from server import lifecycle
+                self._reject(cmd, busy_error(srv.busy_script).encode(), out)
+                return
+            if self.is_monitor and (cmd.is_write or cmd.is_readonly or "may_replicate" in cmd.flags):
+                # A MONITOR client is a replica in Redis's eyes.
+                self._reject(cmd, b"ERR Replica can't interact with the keyspace", out)
+                return
+            if srv.pause_until_ms and self._paused_for(cmd):
+                # CLIENT PAUSE: hold the command (and everything pipelined behind it) until unpaused.
+                self._postpone(argv)
+                return
+            if self.multi is not None and cmd.queue_in_multi:
+                self.multi.append((cmd, argv))
+                self._emit(R.QUEUED, out)
+                return
+            if self.resp == 2 and (self.channels or self.patterns or self.shard_channels) and not cmd.ok_in_pubsub:
+                self._reject(cmd, ("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT"
+                                   " / RESET are allowed in this context" % cmd.fullname).encode(), out)
+                return
+            r = self.call(cmd, argv, t0)
+            if srv.ready_keys:
+                handle_ready_keys(srv)
+            dur = _clock() - t0
+            if srv.monitors and not ("admin" in cmd.flags or "skip_monitor" in cmd.flags):
+                # after the call, as Redis: the line shows the db the command left selected
+                from server import lifecycle
 
-            lifecycle.feed_monitors(self, argv, cmd)
-        slower = srv.config.slowlog_log_slower_than
-        if slower >= 0 and dur >= slower * 1000:
-            self._slow(argv, dur)
-        if r is BLOCKED:
-            return
-        self._emit(r, out)
+                lifecycle.feed_monitors(self, argv, cmd)
+            slower = srv.config.slowlog_log_slower_than
+            if slower >= 0 and dur >= slower * 1000:
+                self._slow(argv, dur)
+            if r is BLOCKED:
+                return
+            self._emit(r, out)
+        finally:
+            if ct is not None:
+                _tracking.after_command(self, self.last_cmd)
 
     def call(self, cmd: Command, argv: list[bytes], t0: int | None = None) -> Any:
         """Run a resolved, arity-checked command: the reply bytes (or BLOCKED), with its stats.
@@ -578,16 +599,23 @@ class Client(asyncio.Protocol):
         if t0 is None:
             t0 = _clock()
         self.last_argv = argv
+        tr = self.server.tracking if self.tracking is not None else None
+        if tr is not None:
+            outer, tr.current = tr.current, self  # its invalidations now wait for its reply
         try:
             r = cmd.proc(self, argv)  # type: ignore[misc]
         except CommandError as e:
             r = self.error_reply(e.msg, cmd)
         except Exception as e:  # a bug must not take the connection down
             r = self.internal_error(cmd, e)
+        if tr is not None:
+            tr.current = outer
         cmd.calls += 1
         cmd.timed_calls += 1
         cmd.usec += _clock() - t0
         self.last_cmd = cmd
+        if self.tracking is not None and cmd.is_readonly:
+            _tracking.remember_read(self, cmd, argv)
         if self.server.maxmemory:
             evict.account(self, cmd, argv)
         return r
@@ -624,7 +652,9 @@ class Client(asyncio.Protocol):
         self.block_state = None
         out: list[bytes] = []
         srv.update_clock()
+        outer, self.running = self.running, out
         self.execute(state[1], out)
+        self.running = outer
         if out:
             self.write(_join(out))
         # Only with input waiting (as blocking.finish): run on a clean reader, the fast loop would

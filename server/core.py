@@ -30,6 +30,7 @@ from storage.keyspace import Database
 
 if TYPE_CHECKING:
     from server.client import Client
+    from server.tracking import Tracking
 
 VERSION = "7.0.15"  # the Redis version raxdb speaks for (INFO redis_version, HELLO)
 RAXDB_VERSION = "0.1.0"
@@ -92,6 +93,8 @@ class Server:
         self.pause_until_ms = 0
         self.pause_writes_only = False
         self.watchers = 0  # clients with WATCHed keys (guards modified-key work)
+        # Client-side caching (server/tracking.py): None until the first CLIENT TRACKING ON.
+        self.tracking: Tracking | None = None
         self.notify_flags = 0  # keyspace notification classes enabled (0: none)
         # slowlog-log-slower-than in ns for the hot loop (never, when negative); kept in sync below.
         self.slowlog_ns = 0

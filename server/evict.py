@@ -48,8 +48,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import notify, watch
-from server.keyaccess import NOTIFY_EVICTED
+from server import notify
+from server.keyaccess import NOTIFY_EVICTED, signal_modified
 from server.log import LOG
 
 if TYPE_CHECKING:
@@ -69,8 +69,7 @@ _SCRIPT_COMMANDS = frozenset(("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall
 
 
 _key_usage: Callable[[bytes, Any], int]
-_key_refs: Callable[[Command, list[bytes]], list[tuple[int, Any]]]
-_key_specs: Callable[[Command], list[Any]]
+_key_positions: Callable[[Command, list[bytes]], tuple[int, ...] | list[int]]
 
 
 class EvictionState:
@@ -158,20 +157,6 @@ def account(c: Client, cmd: Command | None, argv: list[bytes] | None) -> None:
             _count(db, argv[pos])
     if c.server.mem_created:
         settle(c.server)
-
-
-def _key_positions(cmd: Command, argv: list[bytes]) -> tuple[int, ...] | list[int]:
-    """Where `argv` names keys, as COMMAND GETKEYS finds them.  For a command whose key specs are
-    all fixed positions (begin_search index, find_keys range), which is most of them, they are
-    kept per argument count in `cmd.fixed_key_positions`: the spec walk is otherwise the larger
-    part of counting a SET's key."""
-    try:
-        positions = [pos for pos, _ in _key_refs(cmd, argv)]
-    except Exception:  # a malformed request, which the command itself refused
-        return ()
-    if all(spec.bs_type == "index" and spec.fk_type == "range" for spec in _key_specs(cmd)):
-        cmd.fixed_key_positions[len(argv)] = tuple(positions)
-    return positions
 
 
 def recount(srv: Server) -> None:
@@ -267,8 +252,8 @@ def _evict(srv: Server, db: Database, key: bytes) -> int:
     freed = (sizes.get(key, 0) if sizes is not None else 0) + (24 if key in db.expires else 0)
     db.delete(key)
     srv.stat_evicted_keys += 1
-    if db.watched:
-        watch.touch(db, key)
+    if db.signals:
+        signal_modified(srv, None, db, key)
     notify.notify_db(srv, db.id, NOTIFY_EVICTED, "evicted", key)
     return freed
 
@@ -403,11 +388,11 @@ def _apply(srv: Server, value: str, startup: bool = False) -> None:
 
 def attach(srv: Server) -> None:
     # The command modules import the server's modules, so theirs are looked up once here.
-    global _key_usage, _key_refs, _key_specs
-    from server.commands.t_command import key_refs, key_specs
+    global _key_usage, _key_positions
+    from server.commands.t_command import key_positions
     from server.commands.t_server import key_usage
 
-    _key_usage, _key_refs, _key_specs = key_usage, key_refs, key_specs
+    _key_usage, _key_positions = key_usage, key_positions
     srv.eviction = EvictionState()
     srv.config.on_change.setdefault("maxmemory", []).append(lambda v: _apply(srv, v))
     value = srv.config.values["maxmemory"]

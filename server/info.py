@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from server import evict, pubsub
+from server import evict, pubsub, tracking
 
 if TYPE_CHECKING:
     from server.core import Server
@@ -100,7 +100,7 @@ def _clients(srv: Server) -> list[str]:
         "client_recent_max_output_buffer:0",
         # Redis 7.0 counts clients held by CLIENT PAUSE (BLOCKED_POSTPONE) as blocked too
         f"blocked_clients:{srv.blocked_on_keys + sum(1 for c in clients if c.postponed())}",
-        f"tracking_clients:{sum(1 for c in clients if c.tracking)}",
+        f"tracking_clients:{srv.tracking.clients if srv.tracking is not None else 0}",
         f"clients_in_timeout_table:{sum(1 for c in clients if c.blocked and getattr(c.block_state, 'deadline_ms', 0))}",
     ]
 
@@ -225,6 +225,7 @@ def _stats(srv: Server) -> list[str]:
     channels, patterns, shard = pubsub.counts(srv)
     exceeded = srv.eviction.exceeded_us()
     exceeded = (exceeded[0] // 1000, exceeded[1] // 1000)
+    tracked = tracking.info_stats(srv)
     return [
         f"total_connections_received:{srv.stat_numconnections}",
         f"total_commands_processed:{srv.total_commands()}",
@@ -264,9 +265,9 @@ def _stats(srv: Server) -> list[str]:
         "active_defrag_key_misses:0",
         "total_active_defrag_time:0",
         "current_active_defrag_time:0",
-        "tracking_total_keys:0",
-        "tracking_total_items:0",
-        "tracking_total_prefixes:0",
+        "tracking_total_keys:%d" % tracked[0],
+        "tracking_total_items:%d" % tracked[1],
+        "tracking_total_prefixes:%d" % tracked[2],
         f"unexpected_error_replies:{srv.stat_unexpected_error_replies}",
         f"total_error_replies:{srv.stat_total_error_replies}",
         "dump_payload_sanitizations:0",

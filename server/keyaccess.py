@@ -2,8 +2,9 @@
 notifyKeyspaceEvent, in one place so every family gets hits/misses, WATCH invalidation,
 keyspace notifications and blocked-client wake-ups the same way.
 
-The guards are cheap on purpose: no WATCHers means `db.watched` is empty, notifications off means
-`server.notify_flags == 0`, no blocked clients means `db.blocking` is empty.
+The guards are cheap on purpose: nobody WATCHing this db's keys and client tracking off means
+`db.signals` is False, notifications off means `server.notify_flags == 0`, no blocked clients
+means `db.blocking` is empty.  Hot handlers inline the first two guards themselves.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from protocol.request import _string2ll
+from server import tracking, watch
 from server.errors import WRONGTYPE, CommandError
 from storage.keyspace import EmbStr, RawStr
 
 if TYPE_CHECKING:
     from server.client import Client
+    from server.core import Server
     from storage.keyspace import Database
 
 # Keyspace notification classes (notify-keyspace-events letters), as Redis's NOTIFY_* bits.
@@ -122,12 +125,20 @@ def lookup_or_create(c: Client, key: bytes, cls: type) -> Any:
 
 
 def modified(c: Client, key: bytes, db: Database | None = None) -> None:
-    """signalModifiedKey: invalidate WATCHes (and later client-side caching) on this key."""
+    """signalModifiedKey for a command's write: WATCHes and client tracking hear of the key."""
     d = c.db if db is None else db
-    d_hook = d.modified_hook
-    if d_hook is not None and d.watched:
-        d_hook(d, key)
+    if d.signals:
+        signal_modified(c.server, c, d, key)
     c.server.dirty += 1
+
+
+def signal_modified(srv: Server, c: Client | None, db: Database, key: bytes) -> None:
+    """The listeners of signalModifiedKey, for a write by `c` or (None) an expiry or eviction."""
+    if db.watched:
+        watch.touch(db, key)
+    tr = srv.tracking
+    if tr is not None:
+        tracking.invalidate(tr, c, key)
 
 
 def notify(c: Client, cls: int, event: str, key: bytes, dbid: int | None = None) -> None:

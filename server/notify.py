@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from server import config as config_mod
-from server import keyaccess, pubsub, watch
+from server import keyaccess, pubsub
 from server.keyaccess import (
     NOTIFY_EVICTED,
     NOTIFY_EXPIRED,
@@ -189,7 +189,7 @@ def _wrap_expired_hook(server: Server, db: Database) -> None:
             inner(d, key)
         if server.notify_flags & NOTIFY_EXPIRED:
             _publish(server, d.id, NOTIFY_EXPIRED, "expired", key)
-        if d.watched:
-            watch.touch(d, key)
+        if d.signals:
+            keyaccess.signal_modified(server, None, d, key)
 
     db.expired_hook = expired

@@ -10,8 +10,9 @@ whether or not it has been reclaimed yet (`expired_since_watch`, checked by EXEC
 already logically expired (dead but not yet reclaimed) when WATCHed is flagged `expired`: deleting it
 later is no logical change, so reclaiming it leaves the watch alone; a real write still dirties.
 
-Writers reach `touch` through `db.modified_hook` (keyaccess.modified), installed on first WATCH so
-databases nobody watches pay nothing.  Whole-database changes call `touch_flushed(db)` (FLUSHDB,
+Writers reach `touch` through keyaccess.signal_modified, behind the `db.signals` guard that
+WATCH sets (and the last UNWATCH of a db clears, unless client tracking needs it), so databases
+nobody watches pay one test.  Whole-database changes call `touch_flushed(db)` (FLUSHDB,
 FLUSHALL: before emptying) and `touch_swapped(db1, db2, now_ms)` (SWAPDB: before swapping).
 """
 
@@ -54,7 +55,7 @@ def watch_key(c: Client, key: bytes) -> None:
     if not c.watched:
         c.server.watchers += 1
     c.watched.append(w)
-    db.modified_hook = touch
+    db.signals = True
 
 
 def unwatch_all(c: Client) -> None:
@@ -69,6 +70,7 @@ def unwatch_all(c: Client) -> None:
                 pass
             if not watchers:
                 del w.db.watched[w.key]
+                w.db.signals = bool(w.db.watched) or c.server.tracking is not None
     c.watched = []
     c.server.watchers -= 1
 

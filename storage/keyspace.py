@@ -119,7 +119,7 @@ class Entry:
 
 class Database:
     __slots__ = ("id", "data", "expires", "_heap", "_slot_of", "slots", "_free", "watched", "blocking",
-                 "freq", "clock", "modified_hook", "expired_hook", "stat_expired",
+                 "freq", "clock", "signals", "expired_hook", "stat_expired",
                  "ready_hook", "new_hook", "sizes", "mem")
 
     def __init__(self, dbid: int) -> None:
@@ -134,8 +134,10 @@ class Database:
         self.blocking: dict[bytes, Any] = {}
         self.freq: dict[bytes, int] = {}  # key -> (minutes << 8) | LFU counter, in LFU mode only
         self.clock: Any = WallClock()  # anything with `now_ms`; the server installs itself
-        # modified_hook(db, key): WATCH invalidation / client tracking, installed by the server.
-        self.modified_hook: Callable[[Database, bytes], None] | None = None
+        # Must a change of one of this db's keys be signalled (Redis's signalModifiedKey)?  True
+        # while clients WATCH keys here or client tracking is on; the server sets it, and the
+        # writers test it before they signal, so that a db nobody listens to pays one test.
+        self.signals = False
         # expired_hook(db, key): keyspace notification + replication of the DEL, installed by the server.
         self.expired_hook: Callable[[Database, bytes], None] | None = None
         # ready_hook(db, key, value): Redis's signalKeyAsReady, for a key that clients block on

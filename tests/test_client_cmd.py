@@ -257,13 +257,6 @@ def test_tracking_and_caching(diff):
     diff("CLIENT", "TRACKINGINFO")
 
 
-def test_tracking_on_is_refused_clearly(raw):
-    reply = raw.call("CLIENT", "TRACKING", "on")
-    assert reply.startswith(b"-ERR ") and b"TRACKING" in reply
-    assert raw.call("CLIENT", "TRACKINGINFO") == (
-        b"*6\r\n$5\r\nflags\r\n*1\r\n$3\r\noff\r\n$8\r\nredirect\r\n:-1\r\n$8\r\nprefixes\r\n*0\r\n")
-
-
 def test_unblock(diff):
     for args in (["99999999"], ["abc"], ["99999999", "timeout"], ["99999999", "ERROR"], ["99999999", "foo"],
                  ["1", "timeout", "x"], []):

@@ -21,11 +21,12 @@ the missing "new" events).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 
 from tests.diff import RawConnection, parse
-from tests.fuzzgen import FAMILIES, Gen
+from tests.fuzzgen import FAMILIES, KEYS, LEX_KEY, Gen
 
 STEPS = 300
 SEEDS = 128
@@ -185,30 +186,34 @@ def keyspace_messages(sub: RawConnection) -> list[bytes]:
     return out
 
 
-@pytest.mark.parametrize("seed", range(32))
-def test_random_command_notifications(seed, raxdb, oracle):
-    """The same random sequences with keyspace notifications on (KEA, or KEAn for "new" events): a
-    PSUBSCRIBEd connection per server must receive the same messages, in the same order, for every
-    command.  Active expiry is off on both servers, so a key whose deadline passed expires when a
-    command looks it up, at the same point in both streams, not when either server's cron runs."""
-    flags = "KEAn" if seed % 2 else "KEA"
+def side_channel_fuzz(seed: int, raxdb, oracle, label: str, watchers: list[RawConnection],
+                      before_each: Callable[[], None], heard: Callable[[RawConnection], list[bytes]],
+                      fresh: Callable[[RawConnection], None] = lambda c: None) -> None:
+    """Run a random sequence on both servers and compare, after every command, its reply and what
+    each pair of `watchers` (raxdb's, then redis's, alternating) has `heard`; shrink and fail on
+    the first difference.  `before_each` runs before every command, `fresh` on each command
+    connection before every replay.  Active expiry is off on both servers, so a key whose
+    deadline passed expires when a command looks it up, at the same point in both streams, not
+    when either server's cron runs."""
     conns = [RawConnection(raxdb.port), RawConnection(oracle.port)]
-    subs = [RawConnection(raxdb.port), RawConnection(oracle.port)]
+    pairs = [watchers[i:i + 2] for i in range(0, len(watchers), 2)]
 
     def first_difference(seq: list[list[str]]) -> int | None:
         for c in conns:
             c.call("DISCARD")
             c.call("UNWATCH")
             c.call("SELECT", "0")
-            c.call("CONFIG", "SET", "notify-keyspace-events", "")
-            c.call("FLUSHALL")
-            c.call("CONFIG", "SET", "notify-keyspace-events", flags)
-        for s in subs:
-            keyspace_messages(s)
+            fresh(c)
+        for w in watchers:
+            heard(w)
         for i, cmd in enumerate(seq):
+            before_each()
             ours, theirs = conns[0].call(*cmd), conns[1].call(*cmd)
-            if not equivalent(cmd, ours, theirs, conns[1]) or keyspace_messages(subs[0]) != keyspace_messages(subs[1]):
+            if not equivalent(cmd, ours, theirs, conns[1]):
                 return i
+            for a, b in pairs:
+                if heard(a) != heard(b):
+                    return i
         return None
 
     try:
@@ -216,15 +221,13 @@ def test_random_command_notifications(seed, raxdb, oracle):
             c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
             for name, value in SMALL if seed % 4 >= 2 else DEFAULTS:
                 c.call("CONFIG", "SET", name, value)
-        for s in subs:
-            s.call("PSUBSCRIBE", "__key*__:*")
-        gen = Gen(random.Random(10_000 + seed))
+        gen = Gen(random.Random(seed))
         history = [getattr(gen, gen.r.choice(FAMILIES))() for _ in range(STEPS)]
         at = first_difference(history)
         if at is not None:
             short = _shrink(conns, history[:at + 1], lambda seq: first_difference(seq) is not None)
             lines = "\n".join("    " + " ".join(repr(a) for a in c) for c in short)
-            pytest.fail(f"seed {seed}, {flags}: notifications differ at command {at}, shrunk to:\n{lines}")
+            pytest.fail(f"seed {seed}, {label}: differs at command {at}, shrunk to:\n{lines}")
     finally:
         for c in conns:
             c.call("DISCARD")
@@ -232,5 +235,55 @@ def test_random_command_notifications(seed, raxdb, oracle):
             c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
             for name, value in DEFAULTS:
                 c.call("CONFIG", "SET", name, value)
-        for c in conns + subs:
+        for c in conns + watchers:
             c.close()
+
+
+@pytest.mark.parametrize("seed", range(32))
+def test_random_command_notifications(seed, raxdb, oracle):
+    """The same random sequences with keyspace notifications on (KEA, or KEAn for "new" events): a
+    PSUBSCRIBEd connection per server must receive the same messages, in the same order, for every
+    command."""
+    flags = "KEAn" if seed % 2 else "KEA"
+    subs = [RawConnection(raxdb.port), RawConnection(oracle.port)]
+    for s in subs:
+        s.call("PSUBSCRIBE", "__key*__:*")
+
+    def fresh(c: RawConnection) -> None:
+        c.call("CONFIG", "SET", "notify-keyspace-events", "")
+        c.call("FLUSHALL")
+        c.call("CONFIG", "SET", "notify-keyspace-events", flags)
+
+    side_channel_fuzz(10_000 + seed, raxdb, oracle, flags, subs, lambda: None, keyspace_messages, fresh)
+
+
+def pushes(conn: RawConnection) -> list[bytes]:
+    """Every invalidation sent to a RESP3 tracking connection so far: its PING is answered after
+    them (a BCAST one's are sent at the end of the event-loop iteration of the change, before
+    this PING is read)."""
+    conn.send(b"*1\r\n$4\r\nPING\r\n")
+    out = []
+    while (frame := conn.read_frame()) != b"+PONG\r\n":
+        out.append(frame)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(32))
+def test_random_command_invalidations(seed, raxdb, oracle):
+    """The same random sequences with two client-side caching connections per server: a BCAST one
+    hears of every key any command changes (Redis's signalModifiedKey), and a default-mode one
+    reads every key before each command and is told of each it read that changed.  Both must get
+    the same invalidations, in the same order, for every command."""
+    bcast = [RawConnection(raxdb.port), RawConnection(oracle.port)]
+    readers = [RawConnection(raxdb.port), RawConnection(oracle.port)]
+    for t in bcast + readers:
+        t.call("HELLO", "3")
+        t.call("CLIENT", "TRACKING", "on", *(["BCAST"] if t in bcast else []))
+    every_key = ("MGET", *KEYS, LEX_KEY)
+
+    def read_every_key() -> None:
+        for t in readers:
+            t.call(*every_key)
+
+    side_channel_fuzz(20_000 + seed, raxdb, oracle, "invalidations", bcast + readers, read_every_key, pushes,
+                      lambda c: c.call("FLUSHALL"))

@@ -96,6 +96,19 @@ def test_resp3_mixes_commands(raxdb, oracle):
     run_both(raxdb, oracle, 3, scenario)
 
 
+def test_resp3_message_to_itself_keeps_its_place_in_a_pipeline(raxdb, oracle):
+    # The message a client publishes to itself goes after the replies of the commands before it
+    # in the same pipeline, and before its PUBLISH's reply, as Redis appends it to its buffer.
+    def scenario(sub, pub):
+        out = frames(sub, ("SUBSCRIBE", "a"), 1)
+        sub.send(encode_command(("PING",)) + encode_command(("SET", "x", "1")) + encode_command(("PUBLISH", "a", "m"))
+                 + encode_command(("PING", "after")))
+        out += [sub.read_frame() for _ in range(5)]
+        return out
+
+    run_both(raxdb, oracle, 3, scenario)
+
+
 def test_publish_to_channel_and_patterns(raxdb, oracle, proto):
     def scenario(sub, pub):
         out = frames(sub, ("SUBSCRIBE", "news", "other"), 2)

@@ -4,15 +4,15 @@ CLIENT LIST / INFO lines carry the same fields in the same order as Redis 7.0 (p
 lib-ver once a client has sent CLIENT SETINFO, as 7.2 shows them), so tools that parse them keep
 working; buffer figures are raxdb's own.  CLIENT PAUSE keeps its state on the Server
 (`Server.pause`, `Server.is_paused_for`); holding paused clients is the dispatcher's job.
-CLIENT TRACKING parses every option as Redis does but does not enable server-assisted
-client-side caching, which raxdb does not implement: TRACKING ON replies a clear error.
+CLIENT TRACKING / CACHING / GETREDIR / TRACKINGINFO parse and answer here; the tracking itself
+is server/tracking.py.
 """
 
 from __future__ import annotations
 
 from protocol import reply as R
 from protocol.request import _string2ll
-from server import lifecycle
+from server import lifecycle, tracking
 from server.commands.args import maybe_int, option_word
 from server.commands.t_config import help_reply
 from server.commands.table import NO_REPLY, command
@@ -35,8 +35,13 @@ def _flags(c) -> str:
         f += "x"
     if c.blocked:
         f += "b"
-    if c.tracking:
+    ct = c.tracking
+    if ct is not None:
         f += "t"
+        if ct.broken:
+            f += "R"
+        if ct.bcast:
+            f += "B"
     if c.dirty_cas:
         f += "d"
     if c.close_after_reply:
@@ -79,7 +84,7 @@ def client_info_line(c, current=None) -> str:
             f"multi={len(multi) if multi is not None else -1} qbuf={qbuf} qbuf-free=0 argv-mem={argv_mem} "
             f"multi-mem={multi_mem} rbs=0 rbp=0 obl=0 oll=0 omem={omem} "
             f"tot-mem={qbuf + argv_mem + multi_mem + omem} events={'rw' if omem else 'r'} cmd={cmd_name} "
-            f"user={c.user} redir=-1 resp={c.resp}")
+            f"user={c.user} redir={ct.redirect if (ct := c.tracking) is not None else -1} resp={c.resp}")
     if c.lib_name or c.lib_ver:
         line += f" lib-name={c.lib_name.decode(errors='replace')} lib-ver={c.lib_ver.decode(errors='replace')}"
     return line
@@ -316,27 +321,34 @@ def client_unblock(c, argv):
     return R.ONE if hook(target, as_error) else R.ZERO
 
 
-# ---- client-side caching (parsed, not supported) -----------------------------------------------
+# ---- client-side caching (server/tracking.py) ------------------------------------------------
 @command("client|tracking")
 def client_tracking(c, argv):
-    options: set[str] = set()
-    prefixes = []
-    redirect = None
+    prefixes: list[bytes] = []
+    redirect = 0
+    bcast = optin = optout = noloop = False
     i = 3
     while i < len(argv):
         opt = option_word(argv[i])
         more = len(argv) - 1 - i
         if opt == b"redirect" and more:
             i += 1
-            if redirect is not None:
+            if redirect:
                 raise CommandError("ERR A client can only redirect to a single other client")
-            redirect = maybe_int(argv[i])
-            if redirect is None:
+            rid = maybe_int(argv[i])
+            if rid is None:
                 raise CommandError("ERR value is not an integer or out of range")
-            if redirect not in c.server.clients:
+            if rid not in c.server.clients:
                 raise CommandError("ERR The client ID you want redirect to does not exist")
-        elif opt in (b"bcast", b"optin", b"optout", b"noloop"):
-            options.add(opt.decode())
+            redirect = rid
+        elif opt == b"bcast":
+            bcast = True
+        elif opt == b"optin":
+            optin = True
+        elif opt == b"optout":
+            optout = True
+        elif opt == b"noloop":
+            noloop = True
         elif opt == b"prefix" and more:
             i += 1
             prefixes.append(argv[i])
@@ -344,37 +356,48 @@ def client_tracking(c, argv):
             raise CommandError(SYNTAX)
         i += 1
     mode = option_word(argv[2])
-    if mode == b"off":
-        c.tracking = False
-        return R.OK
-    if mode != b"on":
+    if mode == b"on":
+        err = tracking.check_enable(c, bcast, optin, optout, prefixes)
+        if err is not None:
+            raise CommandError(err)
+        tracking.enable(c, redirect, bcast, optin, optout, noloop, prefixes)
+    elif mode == b"off":
+        tracking.disable(c)
+    else:
         raise CommandError(SYNTAX)
-    if prefixes and "bcast" not in options:
-        raise CommandError("ERR PREFIX option requires BCAST mode to be enabled")
-    if "bcast" in options and options & {"optin", "optout"}:
-        raise CommandError("ERR OPTIN and OPTOUT are not compatible with BCAST")
-    if {"optin", "optout"} <= options:
-        raise CommandError("ERR You can't specify both OPTIN mode and OPTOUT mode")
-    raise CommandError("ERR raxdb does not support server-assisted client side caching (CLIENT TRACKING ON)")
+    return R.OK
 
 
 @command("client|caching")
 def client_caching(c, argv):
-    # Redis checks the tracking mode before the argument; tracking is never on in raxdb.
-    raise CommandError("ERR CLIENT CACHING can be called only when the client is in tracking mode with "
-                       "OPTIN or OPTOUT mode enabled")
+    ct = c.tracking
+    if ct is None:
+        raise CommandError("ERR CLIENT CACHING can be called only when the client is in tracking mode with "
+                           "OPTIN or OPTOUT mode enabled")
+    opt = option_word(argv[2])
+    if opt == b"yes":
+        if not ct.optin:
+            raise CommandError("ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.")
+    elif opt == b"no":
+        if not ct.optout:
+            raise CommandError("ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.")
+    else:
+        raise CommandError(SYNTAX)
+    ct.caching = True
+    return R.OK
 
 
 @command("client|getredir")
 def client_getredir(c, argv):
-    return R.integer(-1)
+    return R.integer(c.tracking.redirect if c.tracking is not None else -1)
 
 
 @command("client|trackinginfo")
 def client_trackinginfo(c, argv):
-    enc = c.enc
-    return enc.map([R.bulk(b"flags"), enc.set([R.bulk(b"off")]), R.bulk(b"redirect"), R.integer(-1),
-                    R.bulk(b"prefixes"), R.EMPTY_ARRAY])
+    return tracking.tracking_info(c)
+
+
+lifecycle.DISCONNECT_HOOKS.append(tracking.disable)
 
 
 _HELP = [

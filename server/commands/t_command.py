@@ -317,6 +317,24 @@ def key_refs(cmd: Command, argv: list[bytes]) -> KeyRefs:
     return []
 
 
+def key_positions(cmd: Command, argv: list[bytes]) -> tuple[int, ...] | list[int]:
+    """Where `argv` names keys, as COMMAND GETKEYS finds them: the keys memory accounting counts
+    after a write and client tracking remembers after a read.  For a command whose key specs
+    are all fixed positions (begin_search index, find_keys range), which is most of them, they
+    are kept per argument count in `cmd.fixed_key_positions`: the spec walk is otherwise the
+    larger part of counting a SET's key."""
+    positions = cmd.fixed_key_positions.get(len(argv))
+    if positions is not None:
+        return positions
+    try:
+        found = [pos for pos, _ in key_refs(cmd, argv)]
+    except Exception:  # a malformed request, which the command itself refused
+        return ()
+    if all(spec.bs_type == "index" and spec.fk_type == "range" for spec in key_specs(cmd)):
+        cmd.fixed_key_positions[len(argv)] = tuple(found)
+    return found
+
+
 def _resolve(argv: list[bytes]) -> Command | None:
     """The command named by argv (implemented ones first, else Redis 7.0's metadata)."""
     cmd = TABLE.lookup(argv)

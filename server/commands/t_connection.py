@@ -10,6 +10,7 @@ from __future__ import annotations
 import hmac
 
 from protocol import reply as R
+from server import tracking
 from server.commands.args import maybe_int, option_word
 from server.commands.table import command
 from server.core import VERSION
@@ -140,7 +141,7 @@ def reset(c, argv):
     c.name = b""
     c.reply_mode = "on"
     c.no_evict = c.no_touch = False
-    c.tracking = False
+    tracking.disable(c)
     c.authenticated = not c.server.config.requirepass
     if c.is_monitor:
         c.is_monitor = False

@@ -46,7 +46,7 @@ def _hash_for_write(c, key: bytes) -> Hash | None:
 
 def _written(c, key: bytes, event: str, dirty: int = 1) -> None:
     srv = c.server
-    if c.db.watched or srv.notify_flags:
+    if c.db.signals or srv.notify_flags:
         modified(c, key)
         notify(c, NOTIFY_HASH, event, key)
         srv.dirty += dirty - 1
@@ -76,7 +76,7 @@ def hset(c, argv, name: str = "hset"):
     # the limits only matter while the hash is a listpack (a hashtable never converts back)
     max_entries, max_value = _limits(srv) if h.lp else _NO_LIMITS
     created = h.set_pairs(argv, 2, max_entries, max_value)
-    if db.watched or srv.notify_flags:
+    if db.signals or srv.notify_flags:
         modified(c, key)
         notify(c, NOTIFY_HASH, "hset", key)
         srv.dirty += (n - 2) // 2 - 1

@@ -59,7 +59,7 @@ def _list_for_read(c, key: bytes) -> Quicklist | None:
 def _written(c, key: bytes, event: str, dirty: int = 1) -> None:
     """signalModifiedKey + keyspace event + dirty counter for one write to a list."""
     srv = c.server
-    if c.db.watched or srv.notify_flags:
+    if c.db.signals or srv.notify_flags:
         modified(c, key)
         notify(c, NOTIFY_LIST, event, key)
         srv.dirty += dirty - 1
@@ -117,7 +117,7 @@ def _push(head: bool, only_existing: bool, c, argv: list[bytes]) -> bytes:
             ql.push_tail(argv[2])
     else:
         ql.extend(argv, 2, head)
-    if db.watched or srv.notify_flags:
+    if db.signals or srv.notify_flags:
         modified(c, key)
         notify(c, NOTIFY_LIST, "lpush" if head else "rpush", key)
         srv.dirty += n - 3
@@ -154,7 +154,7 @@ def _pop(c, argv: list[bytes], head: bool) -> bytes:
             raise CommandError(WRONGTYPE)
         v = ql.pop_head() if head else ql.pop_tail()
         srv = c.server
-        if ql.count and not db.watched and not srv.notify_flags:
+        if ql.count and not db.signals and not srv.notify_flags:
             srv.dirty += 1  # what _popped amounts to here, without its calls (benchmarked path)
         else:
             _popped(c, key, ql, head, 1)

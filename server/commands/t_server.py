@@ -13,14 +13,14 @@ import time
 
 from protocol import reply as R
 from protocol.request import _string2ll
-from server import blocking, evict, lifecycle, watch
+from server import blocking, evict, lifecycle, tracking, watch
 from server import info as info_mod
 from server.commands.args import maybe_int, option_word
 from server.commands.t_config import help_reply, is_local
 from server.commands.table import NO_REPLY, command
 from server.config import memtoull
 from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError, subcommand_syntax
-from server.keyaccess import is_string, modified, signal_ready, string_encoding
+from server.keyaccess import is_string, signal_ready, string_encoding
 from server.log import LOG
 from server.numparse import strtod
 from storage.alloc import embstr_alloc, sds_alloc
@@ -47,6 +47,7 @@ def flushdb(c, argv):
     _flush_mode(argv, 1)
     if c.db.watched:
         watch.touch_flushed(c.db)  # WATCHed keys that exist are modified by the flush
+    tracking.flushed(c.server)
     blocking.signal_deleted_streams(c.db)
     c.server.dirty += c.db.flush()
     return R.OK
@@ -60,6 +61,7 @@ def flushall(c, argv):
             watch.touch_flushed(db)
         blocking.signal_deleted_streams(db)
         c.server.dirty += db.flush()
+    tracking.flushed(c.server)
     return R.OK
 
 
@@ -88,10 +90,11 @@ def swapdb(c, argv):
             evict.dbs_changed(srv)
         # WATCHed keys that exist on either side see a change; blocked clients waiting on keys
         # that now hold data are woken (Redis's touchAllWatchedKeysInDb / scanDatabaseForReadyKeys).
+        # Client tracking hears nothing: its keys are not per database.
         for d in (da, db_):
             for key in list(d.watched):
                 if key in da.data or key in db_.data:
-                    modified(c, key, d)
+                    watch.touch(d, key)
             for key in list(d.blocking):
                 e = d.data.get(key)
                 if e is not None:

@@ -78,7 +78,7 @@ def sadd(c, argv):
         if not added:
             return R.ZERO
     srv = c.server
-    if db.watched or srv.notify_flags:
+    if db.signals or srv.notify_flags:
         modified(c, key)
         notify(c, NOTIFY_SET, "sadd", key)
         srv.dirty += added - 1

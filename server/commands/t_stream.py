@@ -329,7 +329,7 @@ def xadd(c, argv):
             notify(c, NOTIFY_STREAM, "xtrim", key)
     elif a is not None and a.trims and _trim(s, a):
         notify(c, NOTIFY_STREAM, "xtrim", key)
-    if db.watched:
+    if db.signals:
         modified(c, key)
     else:
         srv.dirty += 1

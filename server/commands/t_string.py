@@ -169,7 +169,7 @@ def set_(c, argv):
                 e.atime = srv.now_ms
             else:
                 db.add(key, value)
-        if db.watched or srv.notify_flags:
+        if db.signals or srv.notify_flags:
             modified(c, key)
             notify(c, NOTIFY_STRING, "set", key)
         else:
@@ -297,7 +297,7 @@ def _mset(c, argv) -> None:
     db = c.db
     srv = c.server
     dset = db.set
-    if db.watched or srv.notify_flags or db.expires:
+    if db.signals or srv.notify_flags or db.expires:
         for i in range(1, len(argv), 2):
             key = argv[i]
             lookup_write(c, key)
@@ -361,7 +361,7 @@ def incr(c, argv, delta: int = 1) -> bytes:
     key = argv[1]
     db = c.db
     srv = c.server
-    if not (db.expires or db.freq or db.watched or srv.notify_flags):
+    if not (db.expires or db.freq or db.signals or srv.notify_flags):
         # The common case inlined (Database.get and replace, _int_value's fast branch): no TTL,
         # not LFU mode, no WATCH or notification to feed.  Calls cost more than INCR's work.
         e = db.data.get(key)
@@ -396,7 +396,7 @@ def incr(c, argv, delta: int = 1) -> bytes:
         db.add(key, out)
     else:
         db.replace(key, out)
-    if db.watched or srv.notify_flags:
+    if db.signals or srv.notify_flags:
         modified(c, key)
         notify(c, NOTIFY_STRING, "incrby", key)
     else:

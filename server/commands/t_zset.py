@@ -270,7 +270,7 @@ def zadd(c, argv):
                 reply = R.ZERO
             else:
                 return R.ZERO
-            if db.watched or srv.notify_flags:
+            if db.signals or srv.notify_flags:
                 modified(c, key)
                 notify(c, NOTIFY_ZSET, "zadd", key)
             else:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import lupa.lua51 as lupa51
 
 from protocol import reply as R
-from server import lifecycle
+from server import lifecycle, tracking
 from server.commands.table import BLOCKED
 from server.errors import CommandError
 from server.evict import OOM
@@ -215,6 +215,8 @@ class Engine:
         if srv.monitors:
             lifecycle.feed_monitors(client, argv, cmd)
         r = client.call(cmd, argv)
+        if cmd.is_readonly and run is not None and run.caller.tracking is not None:
+            tracking.remember_script_read(run.caller, run.argv)
         if r is BLOCKED:
             r = client.enc.null
         value, err = self.parser.parse(r)

@@ -1,5 +1,6 @@
 // ioredis and node-redis against a server on PORT (argv[2]), as applications use them:
-// connect, commands, pipeline, MULTI, pub/sub, Lua (defineCommand / defineScript), streams.
+// connect, commands, pipeline, MULTI, pub/sub, Lua (defineCommand / defineScript), streams,
+// node-redis's client-side cache (CLIENT TRACKING).
 // Prints "ok <check>" per passing check; any failure prints the error and exits 1.
 import assert from "node:assert/strict";
 import Redis from "ioredis";
@@ -122,10 +123,36 @@ async function nodeRedisChecks(resp) {
   await c.quit();
 }
 
+async function nodeRedisCacheChecks() {
+  // clientSideCache: CLIENT TRACKING ON at connect, reads cached, invalidation pushes obeyed.
+  const c = createClient({ socket: { port }, RESP: 3, clientSideCache: { ttl: 0, maxEntries: 0 } });
+  const w = createClient({ socket: { port } });
+  c.on("error", (e) => { throw e; });
+  await c.connect();
+  await w.connect();
+  const cache = c.clientSideCache;
+  await w.set("cached", "1");
+  assert.equal(await c.get("cached"), "1");
+  assert.equal(await c.get("cached"), "1");
+  assert.equal(cache.stats().hitCount, 1);  // the second GET never reached the server
+  const invalidated = new Promise((resolve) => cache.once("invalidate", resolve));
+  await w.set("cached", "2");
+  assert.equal(String(await invalidated), "cached");
+  assert.equal(await c.get("cached"), "2");
+  const flushed = new Promise((resolve) => cache.once("invalidate", resolve));
+  await w.flushAll();
+  assert.equal(await flushed, null);  // FLUSHALL: every key
+  assert.equal(await c.get("cached"), null);
+  console.log("ok node-redis client-side cache");
+  await w.quit();
+  await c.quit();
+}
+
 try {
   await ioredisChecks();
   await nodeRedisChecks(2);
   await nodeRedisChecks(3);
+  await nodeRedisCacheChecks();
   console.log("done");
   process.exit(0);
 } catch (e) {

@@ -13,7 +13,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CHECKS = ["ioredis basic", "ioredis pipeline", "ioredis multi/watch", "ioredis defineCommand", "ioredis pubsub",
           "ioredis streams"] + [f"node-redis {what} resp{v}" for v in (2, 3)
-                                for what in ("basic", "multi/pipeline", "scripts", "pubsub", "streams")]
+                                for what in ("basic", "multi/pipeline", "scripts", "pubsub", "streams")] + [
+    "node-redis client-side cache"]
 
 
 def _ensure_packages() -> None:
