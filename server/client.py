@@ -46,6 +46,7 @@ from protocol import reply as R
 from protocol.hiredis_limits import limit_elements, unconsumed
 from protocol.request import INLINE_MAX_SIZE, ProtocolError, QueryBufferExceeded, RequestParser
 from server import evict
+from server import obuf as _obuf
 from server import tracking as _tracking
 from server.blocking import handle_ready_keys
 from server.commands.table import BLOCKED, TABLE, Command
@@ -73,7 +74,7 @@ class Client(asyncio.Protocol):
                  "closed", "reply_mode", "blocked", "write_paused", "is_monitor",
                  "user", "tracking", "no_evict", "no_touch", "in_exec", "is_script", "block_state",
                  "tot_net_in", "tot_net_out", "last_argv", "fd", "kill_reason", "_base",
-                 "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running")
+                 "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running", "obuf_soft_since")
 
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -129,6 +130,7 @@ class Client(asyncio.Protocol):
         # The replies of the batch this client is running, while it runs: output for it made
         # meanwhile (a message it publishes to itself, an invalidation) joins them in order.
         self.running: list[bytes] | None = None
+        self.obuf_soft_since = 0  # when its unsent output went over its soft limit (ms), or 0
 
     def _new_reader(self) -> None:
         # Bound methods cached once per reader: creating them per read event is measurable.
@@ -242,6 +244,8 @@ class Client(asyncio.Protocol):
                 LOG.verbose(f"Write to client id={self.id} addr={self.addr} failed: {type(e).__name__}: {e}")
         obuf.clear()
         self.out_mark = self.tot_net_out
+        if self.write_paused:  # the peer is not keeping up: its output buffer limits apply
+            _obuf.check(self)
 
     def discard_output(self) -> None:
         """Drop queued output (a client closed for overcoming its output buffer limit)."""

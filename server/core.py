@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from server import obuf
 from server.commands.table import TABLE
 from server.config import Config
 from server.log import LOG
@@ -415,6 +416,11 @@ class Server:
                 budget -= db.active_expire(now, budget)
         if self.cronloops % max(1, self.config.hz // 10) == 0:
             self.ops_samples.append((now, self.total_commands(), *self.net_bytes()))
+        if self.cronloops % self.config.hz == 0:
+            # clientsCron's output-limit check: a client over its soft limit whose output stopped
+            # growing is dropped when its seconds run out (growing output is checked as it grows)
+            for client in [c for c in self.clients.values() if c.obuf_soft_since]:
+                obuf.check(client)
         timeout = self.config.timeout
         if timeout and self.cronloops % self.config.hz == 0:
             limit = now - timeout * 1000

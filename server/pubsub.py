@@ -10,11 +10,9 @@ Delivery writes each message straight to the subscriber's transport (the subscri
 client being served, so nothing of its own is pending).  A message is encoded once per protocol:
 RESP2 arrays and RESP3 push frames differ only in the first byte.
 
-Slow subscribers: after each delivery the transport's unsent bytes are compared with
-client-output-buffer-limit for the pubsub class, like Redis's checkClientOutputBufferLimits: past
-the hard limit, or past the soft limit for longer than its seconds, the client is logged and
-dropped at once (its buffered output discarded), so a subscriber that does not read costs at most
-about the hard limit in memory.
+Slow subscribers: after each delivery the subscriber's unsent output is checked against
+client-output-buffer-limit for the pubsub class (server/obuf.py), so a subscriber that does not
+read costs at most about the hard limit in memory.
 """
 
 from __future__ import annotations
@@ -22,8 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from protocol import reply as R
-from server import lifecycle
-from server.log import LOG
+from server import lifecycle, obuf
 from storage.glob import compile_glob
 
 if TYPE_CHECKING:
@@ -37,15 +34,13 @@ _SMESSAGE = b"$8\r\nsmessage\r\n"
 
 
 class Registry:
-    __slots__ = ("channels", "patterns", "matchers", "shard", "soft_since")
+    __slots__ = ("channels", "patterns", "matchers", "shard")
 
     def __init__(self) -> None:
         self.channels: dict[bytes, dict[Client, None]] = {}
         self.patterns: dict[bytes, dict[Client, None]] = {}
         self.matchers: dict[bytes, object] = {}  # pattern -> compiled glob
         self.shard: dict[bytes, dict[Client, None]] = {}
-        # client -> when it first went over the soft output limit (ms)
-        self.soft_since: dict[Client, int] = {}
 
 
 def attach(server: Server) -> None:
@@ -106,9 +101,6 @@ def unsubscribe_all(c: Client) -> None:
     for kind, mine in (("channel", c.channels), ("pattern", c.patterns), ("shard", c.shard_channels)):
         for name in list(mine):
             unsubscribe(c, kind, name)
-    reg = getattr(c.server, "pubsub", None)
-    if reg is not None:
-        reg.soft_since.pop(c, None)
 
 
 def subscription_count(c: Client) -> int:
@@ -165,39 +157,11 @@ def _fan_out(server: Server, subs: dict[Client, None], body: bytes) -> None:
 
 
 def deliver(server: Server, c: Client, data: bytes) -> None:
-    """Write `data` to a subscriber and enforce the pubsub output buffer limits."""
+    """Write `data` to a subscriber and enforce its output buffer limits (server/obuf.py)."""
     if c.closed:
         return
     c.write(data)
-    if c.transport is None:
-        return
-    used = c.output_size()
-    hard, soft, soft_secs = server.config.cobl.get("pubsub", (0, 0, 0))
-    if hard and used >= hard:
-        _drop(server, c)
-        return
-    reg = registry(server)
-    if soft and used >= soft:
-        since = reg.soft_since.get(c)
-        if since is None:
-            reg.soft_since[c] = server.now_ms
-        elif server.now_ms - since > soft_secs * 1000:
-            _drop(server, c)
-    elif reg.soft_since:
-        reg.soft_since.pop(c, None)
-
-
-def _drop(server: Server, c: Client) -> None:
-    LOG.warning(f"Client id={c.id} addr={c.addr} laddr={c.laddr} fd={c.fd} name={c.name.decode(errors='replace')} "
-                "scheduled to be closed ASAP for overcoming of output buffer limits.")
-    t = c.transport
-    c.discard_output()
-    c.close()
-    if t is not None:
-        t.abort()  # drop what is buffered: that is the point of the limit
-    registry(server).soft_since.pop(c, None)
-    unsubscribe_all(c)
-    c.update_plain()
+    obuf.check(c)
 
 
 # ---- introspection (PUBSUB, INFO, CLIENT LIST) ------------------------------------------------
@@ -213,10 +177,6 @@ def counts(server: Server) -> tuple[int, int, int]:
 def _forget(c: Client) -> None:
     if c.channels or c.patterns or c.shard_channels:
         unsubscribe_all(c)
-    else:
-        reg = getattr(c.server, "pubsub", None)
-        if reg is not None and reg.soft_since:
-            reg.soft_since.pop(c, None)
 
 
 lifecycle.DISCONNECT_HOOKS.append(_forget)

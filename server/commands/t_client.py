@@ -17,14 +17,10 @@ from server.commands.args import maybe_int, option_word
 from server.commands.t_config import help_reply
 from server.commands.table import NO_REPLY, command
 from server.errors import SYNTAX, CommandError, subcommand_syntax
+from server.obuf import client_class
 
 
 # ---- CLIENT LIST / INFO ------------------------------------------------------------------------
-def client_type(c) -> str:
-    """getClientType: raxdb has no replica or master links, so normal or pubsub."""
-    return "pubsub" if (c.channels or c.patterns or c.shard_channels) else "normal"
-
-
 def _flags(c) -> str:
     f = ""
     if c.is_monitor:
@@ -109,7 +105,7 @@ def client_list(c, argv):
     clients = list(c.server.clients.values())
     if len(argv) == 4 and option_word(argv[2]) == b"type":
         t = _parse_type(argv[3])
-        clients = [x for x in clients if client_type(x) == t]
+        clients = [x for x in clients if client_class(x) == t]
     elif len(argv) > 3 and option_word(argv[2]) == b"id":
         chosen = []
         for a in argv[3:]:
@@ -224,7 +220,7 @@ def client_kill(c, argv):
         i += 2
     killed = 0
     for x in list(srv.clients.values()):
-        if ((cid is not None and x.id != cid) or (ctype is not None and client_type(x) != ctype)
+        if ((cid is not None and x.id != cid) or (ctype is not None and client_class(x) != ctype)
                 or (addr is not None and x.addr.encode() != addr)
                 or (laddr is not None and x.laddr.encode() != laddr)
                 or (user is not None and x.user != user) or (skipme and x is c)):

@@ -1,0 +1,68 @@
+"""Client output buffer limits (Redis's checkClientOutputBufferLimits and
+closeClientOnOutputBufferLimitReached), per client class: normal, or pubsub for a client with any
+subscription (raxdb has no replicas).  `client-output-buffer-limit <class> <hard> <soft> <secs>`.
+
+What counts is the output a client has not taken yet: queued for the end-of-iteration flush plus
+what its transport still holds (`Client.output_size`).  Past the hard limit, or past the soft
+limit for longer than its seconds, the client is logged as Redis logs it and dropped at once, its
+unsent output discarded, so a client that does not read costs about its class's hard limit.
+
+When it is checked: after every Pub/Sub delivery (a subscriber that stopped reading), and when an
+end-of-iteration flush leaves the transport over its high-water mark (64 KiB; `write_paused`).
+Below that mark the peer is keeping up and nothing is checked, so a client that reads pays
+nothing.  Past it, reading from the client pauses too (write back-pressure), so a client's own
+replies outgrow a limit only within one batch of commands (a big pipeline, a huge KEYS), and the
+flush that writes that batch checks it.  So a limit below 64 KiB takes effect at 64 KiB for
+command replies.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from server.log import LOG
+
+if TYPE_CHECKING:
+    from server.client import Client
+
+
+def client_class(c: Client) -> str:
+    """getClientType: raxdb has no replica or master links, so normal or pubsub."""
+    return "pubsub" if (c.channels or c.patterns or c.shard_channels) else "normal"
+
+
+def check(c: Client) -> bool:
+    """Drop `c` if its unsent output is over its class's limits; True if it was dropped."""
+    if c.closed or c.transport is None:
+        return False
+    srv = c.server
+    hard, soft, soft_secs = srv.config.cobl.get(client_class(c), (0, 0, 0))
+    if not (hard or soft):
+        return False
+    used = c.output_size()
+    if hard and used >= hard:
+        _drop(c)
+        return True
+    if soft and used >= soft:
+        if not c.obuf_soft_since:
+            c.obuf_soft_since = srv.now_ms or 1  # the first time: the clock starts
+        elif srv.now_ms - c.obuf_soft_since > soft_secs * 1000:
+            _drop(c)
+            return True
+    else:
+        c.obuf_soft_since = 0
+    return False
+
+
+def _drop(c: Client) -> None:
+    LOG.warning(f"Client id={c.id} addr={c.addr} laddr={c.laddr} fd={c.fd} name={c.name.decode(errors='replace')} "
+                "scheduled to be closed ASAP for overcoming of output buffer limits.")
+    from server import pubsub
+
+    t = c.transport
+    c.discard_output()
+    c.close()
+    if t is not None:
+        t.abort()  # drop what is buffered: that is the point of the limit
+    pubsub.unsubscribe_all(c)  # no more deliveries while the close completes
+    c.update_plain()

@@ -1,0 +1,111 @@
+"""client-output-buffer-limit for the normal class, against redis-server 7.0: a client that
+pipelines big replies and does not read is closed once its unsent output passes the hard limit,
+or stays past the soft limit for its seconds, and a client that reads is not.  (The pubsub class: tests/test_pubsub.py.)"""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from tests.diff import RawConnection, encode_command
+from tests.servers import start_raxdb, start_redis
+
+VALUE = 256 * 1024
+GETS = 200  # 50 MB of replies if nothing stopped them
+
+
+@pytest.fixture(params=["raxdb", "redis"])
+def server(request):
+    srv = start_raxdb() if request.param == "raxdb" else start_redis()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def _client_ids(admin: RawConnection) -> set[int]:
+    text = admin.call("CLIENT", "LIST").decode()
+    return {int(part[3:]) for line in text.splitlines() for part in line.split() if part.startswith("id=")}
+
+
+def _wait_closed(admin: RawConnection, cid: int) -> None:
+    """Until the server has closed client `cid` (polled through another connection)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if cid not in _client_ids(admin):
+            return
+    raise AssertionError(f"client {cid} was never closed")
+
+
+def _slow_reader(port: int) -> tuple[socket.socket, int]:
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # little room in the kernel for it
+    s.connect(("127.0.0.1", port))
+    s.sendall(encode_command(("CLIENT", "ID")))
+    reply = b""
+    while not reply.endswith(b"\r\n"):
+        reply += s.recv(64)
+    return s, int(reply[1:-2])
+
+
+def _drain(s: socket.socket) -> int:
+    """Read until the server's close; the bytes that arrived."""
+    s.settimeout(30)
+    n = 0
+    try:
+        while chunk := s.recv(1 << 20):
+            n += len(chunk)
+    except ConnectionResetError:  # the close discarded unsent output: a reset, not a FIN
+        pass
+    return n
+
+
+def test_a_client_that_does_not_read_is_closed_at_the_hard_limit(server):
+    admin = RawConnection(server.port)
+    try:
+        admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0")
+        admin.call("SET", "big", "x" * VALUE)
+        s, cid = _slow_reader(server.port)
+        s.sendall(encode_command(("GET", "big")) * GETS)
+        _wait_closed(admin, cid)
+        got = _drain(s)
+        assert got < GETS * VALUE // 4  # it was cut off long before the end
+        assert admin.call("PING") == b"+PONG\r\n"  # the others are served on
+        if server.name == "raxdb":
+            assert server.wait_log("scheduled to be closed ASAP for overcoming of output buffer limits")
+    finally:
+        admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
+        admin.close()
+
+
+def test_a_client_over_its_soft_limit_for_its_seconds_is_closed(server):
+    # Its output stops growing once the server stops reading from it: the periodic check
+    # (clientsCron) closes it when the second has passed.
+    admin = RawConnection(server.port)
+    try:
+        admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 512kb 1")
+        admin.call("SET", "big", "x" * VALUE)
+        s, cid = _slow_reader(server.port)
+        s.sendall(encode_command(("GET", "big")) * GETS)
+        _wait_closed(admin, cid)
+        assert _drain(s) < GETS * VALUE // 4
+    finally:
+        admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
+        admin.close()
+
+
+def test_a_client_that_reads_keeps_its_connection(server):
+    admin = RawConnection(server.port)
+    try:
+        admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0")
+        admin.call("SET", "big", "x" * VALUE)
+        reader = RawConnection(server.port)
+        for _ in range(20):  # 5 MB in all, but never more than one reply unread
+            assert len(reader.call("GET", "big")) > VALUE
+        assert reader.call("PING") == b"+PONG\r\n"
+        reader.close()
+    finally:
+        admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
+        admin.close()
