@@ -115,7 +115,7 @@ def state(srv: Server) -> Tracking:
 
 # ---- CLIENT TRACKING ON / OFF ------------------------------------------------------------------
 
-def check_enable(c: Client, bcast: bool, optin: bool, optout: bool, prefixes: list[bytes]) -> str | None:
+def check_enable(c: Client, bcast: bool, optin: bool, optout: bool, prefixes: list[bytes]) -> str | bytes | None:
     """The error CLIENT TRACKING ON answers for these options, in Redis's order, or None."""
     ct = c.tracking
     if prefixes and not bcast:
@@ -141,22 +141,22 @@ def _overlap(a: bytes, b: bytes) -> bool:
     return a[:n] == b[:n]
 
 
-def _prefix_collision(ct: ClientTracking | None, prefixes: list[bytes]) -> str | None:
+def _prefix_collision(ct: ClientTracking | None, prefixes: list[bytes]) -> bytes | None:
     existing = sorted(ct.prefixes) if ct is not None else []
     for i, p in enumerate(prefixes):
         for q in existing:
             if _overlap(q, p):
-                return (f"ERR Prefix '{_text(p)}' overlaps with an existing prefix '{_text(q)}'. "
-                        "Prefixes for a single client must not overlap.")
+                return _collision(p, b"an existing", q)
         for q in prefixes[i + 1:]:
             if _overlap(p, q):
-                return (f"ERR Prefix '{_text(p)}' overlaps with another provided prefix '{_text(q)}'. "
-                        "Prefixes for a single client must not overlap.")
+                return _collision(p, b"another provided", q)
     return None
 
 
-def _text(b: bytes) -> str:
-    return c_str(b, len(b)).decode("latin-1")  # printed with %s: cut at a NUL, bytes as they are
+def _collision(p: bytes, which: bytes, q: bytes) -> bytes:
+    # The prefixes are printed with %s: raw bytes, cut at a NUL.
+    return (b"ERR Prefix '%s' overlaps with %s prefix '%s'. Prefixes for a single client must not overlap."
+            % (c_str(p), which, c_str(q)))
 
 
 def enable(c: Client, redirect: int, bcast: bool, optin: bool, optout: bool, noloop: bool,

@@ -112,6 +112,8 @@ def test_options_and_errors(diff):
     diff("CLIENT", "TRACKING", "on", "BCAST", "OPTIN")
     diff("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "ab", "PREFIX", "a")
     diff("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", "a", "PREFIX", "a")
+    diff("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", b"\xc3\xa9t\xe9", "PREFIX", b"\xc3\xa9")  # raw bytes
+    diff("CLIENT", "TRACKING", "on", "BCAST", "PREFIX", b"p\x00q", "PREFIX", b"p")  # cut at the NUL
     diff("CLIENT", "TRACKING", "off", "PREFIX", "p")
     diff("CLIENT", "TRACKINGINFO")
     diff("CLIENT", "GETREDIR")
