@@ -394,6 +394,7 @@ class Client(asyncio.Protocol):
         clean = False
         last = None
         sample = srv.sample_mask
+        track = srv.config.latency_tracking
         ready = srv.ready_keys
         mm = srv.maxmemory  # re-read after execute(), which may run CONFIG SET
         while True:
@@ -424,8 +425,8 @@ class Client(asyncio.Protocol):
                 # to execute()
                 if (n == cmd.arity or n >= cmd.least_args) and not (mm and _refuses(self, cmd, argv)):
                     last = cmd
-                    calls = cmd.calls + 1
-                    cmd.calls = calls
+                    calls = cmd.calls  # the calls before this one: the first of every eight is timed
+                    cmd.calls = calls + 1
                     if calls & sample and cmd.sampled:
                         t_prev = 0
                         try:
@@ -446,8 +447,12 @@ class Client(asyncio.Protocol):
                         dt = t_prev - t0
                         cmd.usec += dt
                         cmd.timed_calls += 1
+                        if track:  # latency-tracking, in whole microseconds as Redis records it
+                            lat = cmd.latency
+                            us = dt // 1000
+                            lat[us] = lat.get(us, 0) + 1
                         if dt >= srv.slowlog_ns:
-                            self._slow(argv, dt)
+                            self._slow(cmd, argv, dt)
                     if mm:
                         _account(self, cmd, argv)
                     if r is BLOCKED:
@@ -585,9 +590,8 @@ class Client(asyncio.Protocol):
                 from server import lifecycle
 
                 lifecycle.feed_monitors(self, argv, cmd)
-            slower = srv.config.slowlog_log_slower_than
-            if slower >= 0 and dur >= slower * 1000:
-                self._slow(argv, dur)
+            if dur >= srv.slowlog_ns:
+                self._slow(cmd, argv, dur)
             if r is BLOCKED:
                 return
             self._emit(r, out)
@@ -616,7 +620,11 @@ class Client(asyncio.Protocol):
             tr.current = outer
         cmd.calls += 1
         cmd.timed_calls += 1
-        cmd.usec += _clock() - t0
+        dt = _clock() - t0
+        cmd.usec += dt
+        if self.server.config.latency_tracking:
+            lat = cmd.latency
+            lat[dt // 1000] = lat.get(dt // 1000, 0) + 1
         self.last_cmd = cmd
         if self.tracking is not None and cmd.is_readonly:
             _tracking.remember_read(self, cmd, argv)
@@ -669,10 +677,16 @@ class Client(asyncio.Protocol):
         elif self.close_after_reply:
             self.close()
 
-    def _slow(self, argv: list[bytes], ns: int) -> None:
-        from server import lifecycle
+    def _slow(self, cmd: Command, argv: list[bytes], ns: int) -> None:
+        """A command that took at least `Server.slowlog_ns`: the slow log and the latency monitor
+        decide whether it is slow enough for them."""
+        from server import latency, lifecycle
 
-        lifecycle.slowlog_add(self, argv, ns // 1000)
+        srv = self.server
+        slower = srv.config.slowlog_log_slower_than
+        if 0 <= slower * 1000 <= ns:
+            lifecycle.slowlog_add(self, argv, ns // 1000)
+        latency.add_sample_if_needed(srv, "fast-command" if "fast" in cmd.flags else "command", ns // 1_000_000)
 
     def _emit(self, r: bytes, out: list[bytes]) -> None:
         mode = self.reply_mode

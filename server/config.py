@@ -394,6 +394,9 @@ class Config:
         self.timeout = int(v["timeout"])
         self.slowlog_log_slower_than = int(v["slowlog-log-slower-than"])
         self.slowlog_max_len = int(v["slowlog-max-len"])
+        self.latency_monitor_threshold = int(v["latency-monitor-threshold"])
+        self.latency_tracking = v["latency-tracking"] == "yes"
+        self.latency_percentiles = [float(p) for p in v["latency-tracking-info-percentiles"].split()]
         self.cobl = split_cobl(v["client-output-buffer-limit"])
         # Encoding thresholds, read by every write of their type: parsed here, once per change.
         self.list_options = (int(v["list-max-listpack-size"]), int(v["list-compress-depth"]))

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import obuf
+from server import latency, obuf
 from server.commands.table import TABLE
 from server.config import Config
 from server.log import LOG
@@ -97,11 +97,13 @@ class Server:
         # Client-side caching (server/tracking.py): None until the first CLIENT TRACKING ON.
         self.tracking: Tracking | None = None
         self.notify_flags = 0  # keyspace notification classes enabled (0: none)
-        # slowlog-log-slower-than in ns for the hot loop (never, when negative); kept in sync below.
+        # The duration (ns) from which a command goes to Client._slow: slowlog-log-slower-than or
+        # latency-monitor-threshold, whichever is lower (never, when neither is set); in sync below.
         self.slowlog_ns = 0
         self.sample_mask = 7
         self._sync_slowlog()
-        config.on_change.setdefault("slowlog-log-slower-than", []).append(lambda _v: self._sync_slowlog())
+        for name in ("slowlog-log-slower-than", "latency-monitor-threshold"):
+            config.on_change.setdefault(name, []).append(lambda _v: self._sync_slowlog())
         self.busy_script: Any = None  # a script running past busy-reply-threshold (server/scripting/busy.py)
         # maxmemory (server/evict.py): the limit in bytes (0: none), keys created since they were
         # last counted (None while there is no limit), the OOM state when the command started.
@@ -179,7 +181,8 @@ class Server:
 
     def _sync_slowlog(self) -> None:
         us = self.config.slowlog_log_slower_than
-        self.slowlog_ns = us * 1000 if us >= 0 else 1 << 62
+        ms = self.config.latency_monitor_threshold
+        self.slowlog_ns = min(us * 1000 if us >= 0 else 1 << 62, ms * 1_000_000 if ms else 1 << 62)
         # Sampling (timing one call in eight) would hide O(1) commands from a SLOWLOG whose
         # threshold is below a millisecond: time every call then.
         self.sample_mask = 7 if self.slowlog_ns >= 1_000_000 else 0
@@ -409,11 +412,14 @@ class Server:
         # Active expiry: bounded work per tick, like Redis's ACTIVE_EXPIRE_CYCLE time limit.  A
         # CLIENT PAUSE stops it, as in Redis, so the dataset does not change while paused.
         budget = 2000 if self.active_expire_enabled and not self.pause_until_ms else 0
+        started = time.monotonic()
         for db in self.dbs:
             if budget <= 0:
                 break
             if db.expires:
                 budget -= db.active_expire(now, budget)
+        if self.config.latency_monitor_threshold and budget < 2000:
+            latency.add_sample_if_needed(self, "expire-cycle", int((time.monotonic() - started) * 1000))
         if self.cronloops % max(1, self.config.hz // 10) == 0:
             self.ops_samples.append((now, self.total_commands(), *self.net_bytes()))
         if self.cronloops % self.config.hz == 0:

@@ -48,7 +48,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import notify
+from server import latency, notify
 from server.keyaccess import NOTIFY_EVICTED, signal_modified
 from server.log import LOG
 
@@ -290,15 +290,25 @@ def _evict_until(srv: Server, state: EvictionState, policy: str, tofree: int) ->
     keys_freed = 0
     start = time.monotonic()
     limit = _time_limit_s(srv)
+    monitored = srv.config.latency_monitor_threshold  # the eviction-del / -cycle latency events
+    result = EVICT_OK
     while freed < tofree:
         picked = _pick(srv, state, policy)
         if picked is None:
-            return EVICT_FAIL
+            result = EVICT_FAIL
+            break
+        t = time.monotonic() if monitored else 0.0
         freed += _evict(srv, *picked)
+        if monitored:
+            latency.add_sample_if_needed(srv, "eviction-del", int((time.monotonic() - t) * 1000))
         keys_freed += 1
         if keys_freed % 16 == 0 and time.monotonic() - start > limit:
             _start_proc(srv, state)
             break
+    if monitored:
+        latency.add_sample_if_needed(srv, "eviction-cycle", int((time.monotonic() - start) * 1000))
+    if result == EVICT_FAIL:
+        return result
     return EVICT_RUNNING if state.proc_running else EVICT_OK
 
 

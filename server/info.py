@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from server import evict, pubsub, tracking
+from server import evict, latency, pubsub, tracking
 
 if TYPE_CHECKING:
     from server.core import Server
@@ -331,7 +331,9 @@ def _errorstats(srv: Server) -> list[str]:
 
 
 def _latencystats(srv: Server) -> list[str]:
-    return []  # per-command latency histograms are not kept (the hot path stays lean)
+    percentiles = srv.config.latency_percentiles
+    return [latency.info_line(c, percentiles) for cmd in srv.table.all_commands()
+            for c in (cmd, *cmd.subcommands.values()) if c.latency]
 
 
 def _cluster(srv: Server) -> list[str]:

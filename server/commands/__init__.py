@@ -11,6 +11,7 @@ from server.commands import (  # noqa: F401 - imported for their registrations
     t_hash,
     t_hll,
     t_keys,
+    t_latency,
     t_list,
     t_multi,
     t_pubsub,

@@ -47,7 +47,7 @@ class Command:
                  "acl_categories", "info", "docs", "parent", "subcommands", "is_write", "is_readonly",
                  "calls", "usec", "rejected_calls", "failed_calls", "ok_in_pubsub",
                  "ok_loading", "no_auth", "queue_in_multi", "is_blocking", "noscript", "sampled",
-                 "timed_calls", "fixed_key_positions")
+                 "timed_calls", "fixed_key_positions", "latency")
 
     def __init__(self, name: str, info: list[Any], docs: Any, parent: Command | None = None) -> None:
         entry = info[1]
@@ -82,6 +82,8 @@ class Command:
         # Key positions by argument count, for commands whose keys sit at fixed positions: filled
         # and read by memory accounting (server/evict.py), which counts a write's keys after it.
         self.fixed_key_positions: dict[int, tuple[int, ...]] = {}
+        # Timed calls by duration in microseconds (latency-tracking; server/latency.py).
+        self.latency: dict[int, int] = {}
 
     def arity_ok(self, n: int) -> bool:
         """May the command be called with n arguments (its name included)?"""
@@ -96,6 +98,7 @@ class Command:
 
     def reset_stats(self) -> None:
         self.calls = self.usec = self.rejected_calls = self.failed_calls = self.timed_calls = 0
+        self.latency = {}
         for sub in self.subcommands.values():
             sub.reset_stats()
 
