@@ -448,9 +448,7 @@ class Client(asyncio.Protocol):
                         cmd.usec += dt
                         cmd.timed_calls += 1
                         if track:  # latency-tracking, in whole microseconds as Redis records it
-                            lat = cmd.latency
-                            us = dt // 1000
-                            lat[us] = lat.get(us, 0) + 1
+                            cmd.latency[dt // 1000] += 1
                         if dt >= srv.slowlog_ns:
                             self._slow(cmd, argv, dt)
                     if mm:
@@ -623,8 +621,7 @@ class Client(asyncio.Protocol):
         dt = _clock() - t0
         cmd.usec += dt
         if self.server.config.latency_tracking:
-            lat = cmd.latency
-            lat[dt // 1000] = lat.get(dt // 1000, 0) + 1
+            cmd.latency[dt // 1000] += 1
         self.last_cmd = cmd
         if self.tracking is not None and cmd.is_readonly:
             _tracking.remember_read(self, cmd, argv)

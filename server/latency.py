@@ -151,6 +151,12 @@ _ADVICE = {
 }
 
 
+# The advices each event calls for ("command" also gets one about the slow log's settings).
+_EVENT_ADVICE = {"command": ("slowlog_inspect", "large_objects"), "fast-command": ("scheduler",),
+                 "expire-cycle": ("hz", "large_objects"), "eviction-del": ("large_objects",),
+                 "eviction-cycle": ("mass_eviction",)}
+
+
 def _anon_huge_pages() -> int:
     """THPGetAnonHugePagesSize: the process's AnonHugePages (kB as /proc reports them)."""
     try:
@@ -195,20 +201,9 @@ def report(srv: Server) -> str:
             elif slower // 1000 > threshold:
                 advise.add("slowlog_tuning")
                 advices += 1
-            advise.update(("slowlog_inspect", "large_objects"))
-            advices += 2
-        elif event == "fast-command":
-            advise.add("scheduler")
-            advices += 1
-        elif event == "expire-cycle":
-            advise.update(("hz", "large_objects"))
-            advices += 2
-        elif event == "eviction-del":
-            advise.add("large_objects")
-            advices += 1
-        elif event == "eviction-cycle":
-            advise.add("mass_eviction")
-            advices += 1
+        advised = _EVENT_ADVICE.get(event, ())
+        advise.update(advised)
+        advices += len(advised)
         out += "\n"
     if _anon_huge_pages() > 0:
         advise.add("disable_thp")

@@ -1,5 +1,5 @@
-"""Shared fixtures: one raxdb and one redis-server per test session, the differential `diff`
-fixture (RESP2 and RESP3), and redis-py clients."""
+"""Shared fixtures: one raxdb and one redis-server per test session (and a `fresh` pair per test),
+the differential `diff` fixture (RESP2 and RESP3), and redis-py clients."""
 
 from __future__ import annotations
 
@@ -33,6 +33,18 @@ def oracle():
     srv = start_redis()
     yield srv
     srv.stop()
+
+
+@pytest.fixture
+def fresh():
+    """A new (raxdb, redis-server) pair for one test: for state the session's servers may still
+    hold from earlier tests (counters, connections being closed, global monitors)."""
+    a, b = start_raxdb(), start_redis()
+    try:
+        yield a, b
+    finally:
+        a.stop()
+        b.stop()
 
 
 def _flush(port: int) -> None:

@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from tests.diff import RawConnection, parse
-from tests.servers import start_raxdb, start_redis
 
 
 def test_replies_with_the_monitor_off(diff):
@@ -28,24 +25,14 @@ def test_replies_with_the_monitor_off(diff):
     diff("LATENCY")
 
 
-@pytest.fixture
-def pair():
-    a, b = start_raxdb(), start_redis()
-    try:
-        yield a, b
-    finally:
-        a.stop()
-        b.stop()
-
-
 def _masked(frame: bytes) -> bytes:
     """Milliseconds, unix times and ages vary with each run's timing: digits become N."""
     return re.sub(rb"\d", b"N", frame)
 
 
-def test_a_slow_command_is_a_latency_event(pair):
+def test_a_slow_command_is_a_latency_event(fresh):
     outs = []
-    for srv in pair:
+    for srv in fresh:
         c = RawConnection(srv.port)
         c.call("HELLO", "3")
         out = [c.call("CONFIG", "SET", "latency-monitor-threshold", "50"), c.call("LATENCY", "DOCTOR")]
@@ -64,9 +51,9 @@ def test_a_slow_command_is_a_latency_event(pair):
     assert outs[0] == outs[1], f"\n  raxdb: {outs[0]!r}\n  redis: {outs[1]!r}"
 
 
-def test_doctor_advises_on_the_slow_log(pair):
+def test_doctor_advises_on_the_slow_log(fresh):
     outs = []
-    for srv in pair:
+    for srv in fresh:
         c = RawConnection(srv.port)
         c.call("CONFIG", "SET", "latency-monitor-threshold", "20")
         c.call("CONFIG", "SET", "slowlog-log-slower-than", "-1")  # off: the doctor says to enable it
@@ -83,9 +70,9 @@ def _latencystats(c: RawConnection) -> dict[str, str]:
     return dict(re.findall(r"^latency_percentiles_usec_(\S+?):(\S+)\r$", text, re.M))
 
 
-def test_latency_tracking_histograms(pair):
+def test_latency_tracking_histograms(fresh):
     shapes = []
-    for srv in pair:
+    for srv in fresh:
         c = RawConnection(srv.port)
         c.call("SET", "k", "v")  # one call of a fast command is measured too
         c.call("GET", "k")

@@ -62,50 +62,45 @@ def _drain(s: socket.socket) -> int:
     return n
 
 
-def test_a_client_that_does_not_read_is_closed_at_the_hard_limit(server):
-    admin = RawConnection(server.port)
+@pytest.fixture
+def admin(server):
+    """A connection to `server` with a big value stored; the normal class's limit is lifted after."""
+    c = RawConnection(server.port)
+    c.call("SET", "big", "x" * VALUE)
     try:
-        admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0")
-        admin.call("SET", "big", "x" * VALUE)
-        s, cid = _slow_reader(server.port)
-        s.sendall(encode_command(("GET", "big")) * GETS)
-        _wait_closed(admin, cid)
-        got = _drain(s)
-        assert got < GETS * VALUE // 4  # it was cut off long before the end
-        assert admin.call("PING") == b"+PONG\r\n"  # the others are served on
-        if server.name == "raxdb":
-            assert server.wait_log("scheduled to be closed ASAP for overcoming of output buffer limits")
+        yield c
     finally:
-        admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
-        admin.close()
+        c.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
+        c.close()
 
 
-def test_a_client_over_its_soft_limit_for_its_seconds_is_closed(server):
+def _closed_without_reading(server, admin: RawConnection, limit: str) -> int:
+    """Under `limit`, a client pipelines GETs of the big value and does not read: wait for the
+    server to close it, then read what reached it; the bytes it got."""
+    admin.call("CONFIG", "SET", "client-output-buffer-limit", limit)
+    s, cid = _slow_reader(server.port)
+    s.sendall(encode_command(("GET", "big")) * GETS)
+    _wait_closed(admin, cid)
+    return _drain(s)
+
+
+def test_a_client_that_does_not_read_is_closed_at_the_hard_limit(server, admin):
+    assert _closed_without_reading(server, admin, "normal 1mb 0 0") < GETS * VALUE // 4  # cut off early
+    assert admin.call("PING") == b"+PONG\r\n"  # the others are served on
+    if server.name == "raxdb":
+        assert server.wait_log("scheduled to be closed ASAP for overcoming of output buffer limits")
+
+
+def test_a_client_over_its_soft_limit_for_its_seconds_is_closed(server, admin):
     # Its output stops growing once the server stops reading from it: the periodic check
     # (clientsCron) closes it when the second has passed.
-    admin = RawConnection(server.port)
-    try:
-        admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 512kb 1")
-        admin.call("SET", "big", "x" * VALUE)
-        s, cid = _slow_reader(server.port)
-        s.sendall(encode_command(("GET", "big")) * GETS)
-        _wait_closed(admin, cid)
-        assert _drain(s) < GETS * VALUE // 4
-    finally:
-        admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
-        admin.close()
+    assert _closed_without_reading(server, admin, "normal 0 512kb 1") < GETS * VALUE // 4
 
 
-def test_a_client_that_reads_keeps_its_connection(server):
-    admin = RawConnection(server.port)
-    try:
-        admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0")
-        admin.call("SET", "big", "x" * VALUE)
-        reader = RawConnection(server.port)
-        for _ in range(20):  # 5 MB in all, but never more than one reply unread
-            assert len(reader.call("GET", "big")) > VALUE
-        assert reader.call("PING") == b"+PONG\r\n"
-        reader.close()
-    finally:
-        admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
-        admin.close()
+def test_a_client_that_reads_keeps_its_connection(server, admin):
+    admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 0 0")
+    reader = RawConnection(server.port)
+    for _ in range(20):  # 5 MB in all, but never more than one reply unread
+        assert len(reader.call("GET", "big")) > VALUE
+    assert reader.call("PING") == b"+PONG\r\n"
+    reader.close()

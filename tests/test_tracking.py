@@ -10,10 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-import pytest
-
 from tests.diff import RawConnection, encode_command
-from tests.servers import start_raxdb, start_redis
 
 Opener = Callable[..., RawConnection]
 
@@ -43,18 +40,6 @@ def both(raxdb, oracle, scenario: Callable[[Opener], list]) -> list:
     theirs = _run(oracle.port, scenario)
     assert ours == theirs, f"\n  raxdb: {ours!r}\n  redis: {theirs!r}"
     return ours
-
-
-@pytest.fixture
-def fresh():
-    """A new raxdb and redis-server pair, for scenarios that read INFO's tracking counters (a
-    shared server may still be closing an earlier test's connections)."""
-    a, b = start_raxdb(), start_redis()
-    try:
-        yield a, b
-    finally:
-        a.stop()
-        b.stop()
 
 
 def pipeline(c: RawConnection, *commands: tuple, replies: int) -> list[bytes]:
