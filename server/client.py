@@ -522,8 +522,6 @@ class Client(asyncio.Protocol):
         if self.close_after_reply:
             return
         ct = self.tracking
-        if ct is not None:
-            _tracking.before_command(self)
         try:
             t0 = _clock()
             srv = self.server

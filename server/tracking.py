@@ -25,8 +25,8 @@ client whose command is running waits until after that command's reply (tracking
 a pipeline sees `+OK` then the push, and MULTI's push follows EXEC's array.
 
 Cost when nobody tracks: nothing on the fast loop, and one slot test per write.  A tracking
-client is not `plain`, so its commands take execute(), which brackets them with `before_command`
-and `after_command`, and `Client.call()` remembers its reads.  Writers reach `invalidate` through
+client is not `plain`, so its commands take execute(), which ends them with `after_command`,
+and `Client.call()` remembers their reads.  Writers reach `invalidate` through
 the signal guard every writer already has (`Database.signals`, see server/keyaccess.py), set on
 every database from the first CLIENT TRACKING ON on.  The table, once made, lives as long as the
 server, as Redis's does: keys remembered for clients that have left are dropped lazily, by the
@@ -35,8 +35,7 @@ next change of the key, and count in INFO until then.
 Deliberate differences: 7.0 answers a PREFIX list that overlaps itself past its first prefix
 with an error *and* +OK, enabling tracking anyway (fixed in 7.2); raxdb replies only the error
 and changes nothing.  When tracking-table-max-keys is exceeded, Redis forgets randomly chosen
-keys (invalidating them) before the next command; raxdb forgets the longest-remembered ones,
-before the tracking client's next command.
+keys (invalidating them); raxdb forgets the longest-remembered ones.
 """
 
 from __future__ import annotations
@@ -101,7 +100,7 @@ class Tracking:
         self.current: Client | None = None
         self.pending: list[bytes | None] = []  # what `current` is owed after its reply
         self.broadcast_due = False
-        self.over_limit_runs = 0  # before_command calls that ended still over the limit
+        self.over_limit_runs = 0  # limit_table runs that ended still over the limit
 
 
 def state(srv: Server) -> Tracking:
@@ -110,6 +109,7 @@ def state(srv: Server) -> Tracking:
         tr = srv.tracking = Tracking(srv)
         for db in srv.dbs:
             db.signals = True
+        srv.config.on_change.setdefault("tracking-table-max-keys", []).append(lambda _v: limit_table(srv))
     return tr
 
 
@@ -343,18 +343,16 @@ def broadcast(tr: Tracking) -> None:
 
 # ---- around a tracking client's command --------------------------------------------------------
 
-def before_command(c: Client) -> None:
-    """processCommand's part: keep the table within tracking-table-max-keys."""
-    tr = c.server.tracking
-    assert tr is not None
-    limit = c.server.config.values.get("tracking-table-max-keys", "0")
-    if tr.table and len(tr.table) > int(limit) > 0:
-        _forget_over_limit(tr, int(limit))
-
-
-def _forget_over_limit(tr: Tracking, limit: int) -> None:
-    """trackingLimitUsedSlots: forget keys (telling their clients, as if changed) until the table
-    is within its limit, with an effort that grows while it stays over."""
+def limit_table(srv: Server) -> None:
+    """trackingLimitUsedSlots: forget keys (telling their clients, as if the keys changed) until
+    the table is within tracking-table-max-keys, with an effort that grows while it stays over.
+    Redis runs it before every command; the table only grows in a tracking client's command, so
+    raxdb runs it after those (and when the limit is lowered), which sends the same messages in
+    the same order among each client's replies, without a step on the fast loop."""
+    tr = srv.tracking
+    limit = int(srv.config.values.get("tracking-table-max-keys", "0"))
+    if tr is None or not 0 < limit < len(tr.table):
+        return
     effort = 100 * (tr.over_limit_runs + 1)
     table = tr.table
     for key in list(islice(table, min(effort, len(table) - limit))):
@@ -375,6 +373,7 @@ def after_command(c: Client, cmd: Command | None) -> None:
     ct = c.tracking
     if ct is not None and ct.caching and c.multi is None and (cmd is None or (cmd.parent or cmd).name != "client"):
         ct.caching = False
+    limit_table(c.server)
 
 
 def info_stats(srv: Server) -> tuple[int, int, int]:

@@ -496,3 +496,22 @@ def test_table_limit_forgets_keys(fresh):
     ours, theirs = _run(a.port, scenario), _run(b.port, scenario)
     assert ours == theirs, f"\n  raxdb: {ours!r}\n  redis: {theirs!r}"
     assert ours[-1] == "2"
+
+
+def test_lowering_the_limit_forgets_keys_at_once(fresh):
+    a, b = fresh
+
+    def scenario(open_conn):
+        t, w = open_conn(), open_conn(2)
+        t.call("CLIENT", "TRACKING", "on")
+        t.call("MGET", "a", "b", "c", "d", "e")
+        out = [w.call("CONFIG", "SET", "tracking-table-max-keys", "2")]
+        out.append(tracking_info(w)["tracking_total_keys"])  # the next command sees the table cut
+        frames = [t.read_frame() for _ in range(3)]  # t is told of the three keys it may not cache
+        out.append([f[:21] for f in frames])
+        out.append(t.call("PING"))
+        return out
+
+    ours, theirs = _run(a.port, scenario), _run(b.port, scenario)
+    assert ours == theirs, f"\n  raxdb: {ours!r}\n  redis: {theirs!r}"
+    assert ours[1] == "2"
