@@ -396,7 +396,7 @@ class Config:
         self.slowlog_max_len = int(v["slowlog-max-len"])
         self.latency_monitor_threshold = int(v["latency-monitor-threshold"])
         self.latency_tracking = v["latency-tracking"] == "yes"
-        self.latency_percentiles = [float(p) for p in v["latency-tracking-info-percentiles"].split()]
+        self.latency_percentiles = [(p, float(p)) for p in v["latency-tracking-info-percentiles"].split()]
         self.cobl = split_cobl(v["client-output-buffer-limit"])
         # Encoding thresholds, read by every write of their type: parsed here, once per change.
         self.list_options = (int(v["list-max-listpack-size"]), int(v["list-compress-depth"]))

@@ -422,17 +422,17 @@ class Server:
             latency.add_sample_if_needed(self, "expire-cycle", int((time.monotonic() - started) * 1000))
         if self.cronloops % max(1, self.config.hz // 10) == 0:
             self.ops_samples.append((now, self.total_commands(), *self.net_bytes()))
-        if self.cronloops % self.config.hz == 0:
-            # clientsCron's output-limit check: a client over its soft limit whose output stopped
-            # growing is dropped when its seconds run out (growing output is checked as it grows)
+        if self.cronloops % self.config.hz == 0:  # once a second, as clientsCron visits every client
+            # a client over its soft output limit whose output stopped growing is dropped when its
+            # seconds run out (growing output is checked as it grows)
             for client in [c for c in self.clients.values() if c.obuf_soft_since]:
                 obuf.check(client)
-        timeout = self.config.timeout
-        if timeout and self.cronloops % self.config.hz == 0:
-            limit = now - timeout * 1000
-            for client in list(self.clients.values()):
-                if client.last_interaction < limit and client.idle_timeout_applies():
-                    client.close()
+            timeout = self.config.timeout
+            if timeout:
+                limit = now - timeout * 1000
+                for client in list(self.clients.values()):
+                    if client.last_interaction < limit and client.idle_timeout_applies():
+                        client.close()
         self._schedule_cron()
 
     def instantaneous_ops(self) -> int:

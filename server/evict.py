@@ -150,7 +150,7 @@ def account(c: Client, cmd: Command | None, argv: list[bytes] | None) -> None:
     if cmd is not None and argv is not None and cmd.is_write:
         c.server.mem_ok = False
         db = c.db
-        positions = cmd.fixed_key_positions.get(len(argv))
+        positions = cmd.fixed_key_positions.get(len(argv))  # key_positions' cache, inlined: a call per write
         if positions is None:
             positions = _key_positions(cmd, argv)
         for pos in positions:

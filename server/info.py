@@ -316,13 +316,12 @@ def _modules(srv: Server) -> list[str]:
 
 def _commandstats(srv: Server) -> list[str]:
     out = []
-    for cmd in srv.table.all_commands():
-        for c in (cmd, *cmd.subcommands.values()):
-            if c.calls or c.rejected_calls or c.failed_calls:
-                usec = c.usec_total() if hasattr(c, "usec_total") else c.usec // 1000
-                per = usec / c.calls if c.calls else 0.0
-                out.append("cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d"
-                           % (c.fullname, c.calls, usec, per, c.rejected_calls, c.failed_calls))
+    for c in srv.table.every_command():
+        if c.calls or c.rejected_calls or c.failed_calls:
+            usec = c.usec_total() if hasattr(c, "usec_total") else c.usec // 1000
+            per = usec / c.calls if c.calls else 0.0
+            out.append("cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d"
+                       % (c.fullname, c.calls, usec, per, c.rejected_calls, c.failed_calls))
     return out
 
 
@@ -332,8 +331,7 @@ def _errorstats(srv: Server) -> list[str]:
 
 def _latencystats(srv: Server) -> list[str]:
     percentiles = srv.config.latency_percentiles
-    return [latency.info_line(c, percentiles) for cmd in srv.table.all_commands()
-            for c in (cmd, *cmd.subcommands.values()) if c.latency]
+    return [latency.info_line(c, percentiles) for c in srv.table.every_command() if c.latency]
 
 
 def _cluster(srv: Server) -> list[str]:

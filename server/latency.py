@@ -168,13 +168,14 @@ def _anon_huge_pages() -> int:
 
 def _stats(series: Series, now: int) -> tuple[int, int, int, float]:
     """analyzeLatencyForEvent: (samples, average, mean absolute deviation, seconds per sample)."""
-    lat = [ms for _, ms in series.samples()]
-    if not lat:
+    samples = series.samples()
+    if not samples:
         return 0, 0, 0, 0.0
-    avg = sum(lat) // len(lat)
-    mad = sum(abs(avg - ms) for ms in lat) // len(lat)
-    period = now - min(t for t, _ in series.samples()) or 1
-    return len(lat), avg, mad, period / len(lat)
+    n = len(samples)
+    avg = sum(ms for _, ms in samples) // n
+    mad = sum(abs(avg - ms) for _, ms in samples) // n
+    period = now - samples[0][0] or 1  # oldest first
+    return n, avg, mad, period / n
 
 
 def report(srv: Server) -> str:
@@ -216,7 +217,7 @@ def report(srv: Server) -> str:
     for key, text in _ADVICE.items():
         if key not in advise or (key == "hz" and srv.config.hz >= 100):
             continue
-        out += text % (threshold * 1000) if key.startswith("slowlog_") and "%d" in text else text
+        out += text % (threshold * 1000) if "%d" in text else text  # the slow-log settings to use
     return out
 
 
@@ -293,31 +294,37 @@ def _clamp_ns(us: int) -> int:
     return min(max(us * 1000, HIST_MIN), HIST_MAX)
 
 
-def percentile(hist: dict[int, int], p: float) -> int:
-    """hdr_value_at_percentile (ns): the highest value equivalent to the one at percentile `p`."""
-    total = sum(hist.values())
-    wanted = max(int((min(p, 100.0) / 100) * total + 0.5), 1)
-    # Equal sub-buckets pool their counts; walk them in order.
+def _sub_buckets(hist: dict[int, int]) -> list[tuple[int, int]]:
+    """The histogram as HdrHistogram holds it: (lowest value in ns, count) per sub-bucket, in
+    order (durations in the same sub-bucket pool their counts)."""
     pooled: dict[int, int] = {}
     for us, n in hist.items():
         ns = _clamp_ns(us)
         b = _bucket(ns)
         low = (ns >> b) << b
         pooled[low] = pooled.get(low, 0) + n
+    return sorted(pooled.items())
+
+
+def percentile(buckets: list[tuple[int, int]], total: int, p: float) -> int:
+    """hdr_value_at_percentile (ns) over `_sub_buckets`' list: the highest value equivalent to
+    the one at percentile `p` (the lowest, for p 0)."""
+    wanted = max(int((min(p, 100.0) / 100) * total + 0.5), 1)
     seen = 0
-    for low in sorted(pooled):
-        seen += pooled[low]
+    for low, n in buckets:
+        seen += n
         if seen >= wanted:
             return low if p == 0.0 else _highest_equivalent(low)
     return 0
 
 
-def info_line(cmd: Command, percentiles: list[float]) -> str:
-    """INFO latencystats: latency_percentiles_usec_<command>:p50=...,p99=...,p99.9=..."""
-    parts = []
-    for p in percentiles:
-        label = ("%f" % p).rstrip("0").rstrip(".")
-        parts.append(f"p{label}={percentile(cmd.latency, p) / 1000.0:.3f}")
+def info_line(cmd: Command, percentiles: list[tuple[str, float]]) -> str:
+    """INFO latencystats: latency_percentiles_usec_<command>:p50=...,p99=...,p99.9=...
+    (`percentiles`: latency-tracking-info-percentiles' labels, as the config prints them, and
+    values)."""
+    buckets = _sub_buckets(cmd.latency)
+    total = sum(cmd.latency.values())
+    parts = [f"p{label}={percentile(buckets, total, p) / 1000.0:.3f}" for label, p in percentiles]
     return f"latency_percentiles_usec_{cmd.fullname}:" + ",".join(parts)
 
 

@@ -44,6 +44,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from server.errors import c_str
+from server.obuf import client_class
 
 if TYPE_CHECKING:
     from server.client import Client
@@ -308,7 +309,7 @@ def send(c: Client, frame: bytes) -> None:
         redirected = True
     if target.resp == 3:
         target.write(_PUSH + frame)
-    elif redirected and (target.channels or target.patterns or target.shard_channels):
+    elif redirected and client_class(target) == "pubsub":
         target.write(_MESSAGE + frame)
     # else: a RESP2 connection cannot take a push in the middle of its replies; nothing is sent
 

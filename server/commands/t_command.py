@@ -97,17 +97,9 @@ def command_docs(c, argv):
     return enc.map(flat)
 
 
-def _every_command() -> list[Command]:
-    out = []
-    for cmd in TABLE.all_commands():
-        out.append(cmd)
-        out.extend(cmd.subcommands.values())
-    return out
-
-
 @command("command|list")
 def command_list(c, argv):
-    cmds = _every_command()
+    cmds = TABLE.every_command()
     if len(argv) > 2:
         if len(argv) != 5 or argv[2].lower() != b"filterby":
             raise CommandError("ERR syntax error")

@@ -54,15 +54,11 @@ def latency_reset(c, argv):
 def latency_histogram(c, argv):
     table = c.server.table
     if len(argv) == 2:
-        cmds = [sub for cmd in table.all_commands() for sub in (cmd, *cmd.subcommands.values())]
+        cmds = table.every_command()
     else:
         cmds = []
         for name in argv[2:]:
-            cmd = table.lookup_name(name)
-            if cmd is None:  # Redis also finds "container|sub" names
-                parts = name.split(b"|", 1)
-                top = table.lookup_name(parts[0]) if len(parts) == 2 else None
-                cmd = top.subcommands.get(parts[1].lower()) if top is not None else None
+            cmd = table.lookup_name(name)  # a name or "container|sub", as Redis finds them
             if cmd is not None:
                 cmds += [cmd, *cmd.subcommands.values()]
     enc = c.enc

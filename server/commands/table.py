@@ -208,6 +208,14 @@ class CommandTable:
     def all_commands(self) -> list[Command]:
         return list(self.commands.values())
 
+    def every_command(self) -> list[Command]:
+        """Every command, each followed by its subcommands (COMMAND LIST, the per-command stats)."""
+        out = []
+        for cmd in self.commands.values():
+            out.append(cmd)
+            out.extend(cmd.subcommands.values())
+        return out
+
 
 def _tree_map(node: Any) -> dict[str, Any]:
     """A typed map node's items as a dict (keys are bulk strings)."""
