@@ -228,8 +228,8 @@ def handle_ready_keys(srv: Server) -> None:
                     continue
                 try:
                     reply = state.serve(c, key)
-                except CommandError as e:
-                    reply = c.error_reply(e.msg)
+                except CommandError as e:  # counted in the command's failed_calls (updateStatsOnUnblock)
+                    reply = c.error_reply(e.msg, c.last_cmd)
                 if reply is None:
                     continue
                 if srv.maxmemory:
@@ -246,6 +246,8 @@ def unblock_by_request(c: Client, error: bool) -> bool:
         finish(c, c.error_reply(b"UNBLOCKED client unblocked via CLIENT UNBLOCK"))
     else:
         finish(c, state.timeout_reply(c))
+    if c.last_cmd is not None:  # Redis 7.0 counts either form as a failed call of the blocked command
+        c.last_cmd.failed_calls += 1
     return True
 
 

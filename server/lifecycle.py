@@ -78,12 +78,13 @@ def start_monitor(client: Client) -> None:
         c.update_plain()
 
 
-def feed_monitors(client: Client, argv: list[bytes], cmd: Command, origin: str | None = None) -> None:
+def feed_monitors(client: Client, argv: list[bytes], cmd: Command | None, origin: str | None = None) -> None:
     """MONITOR line: +<secs.usecs> [<db> <addr>] "arg" ... after the command ran (so the db is the
     one it left selected); admin commands are not shown.  `origin` replaces the address for
-    commands run by scripts ("lua")."""
+    commands run by scripts ("lua").  EVAL*, EVALSHA* and FCALL* feed themselves before their
+    script runs (cmd None), so their line comes before those of the commands the script calls."""
     srv = client.server
-    if "admin" in cmd.flags:
+    if cmd is not None and "admin" in cmd.flags:
         return
     now = time.time()
     line = "+%.6f [%d %s] %s\r\n" % (now, client.dbid, origin or client.addr,

@@ -325,6 +325,43 @@ def test_xreadgroup_woken_with_error(sc, how):
     sc.read("c2")
 
 
+def _call_counts(side: Side, names: tuple[str, ...]) -> dict[str, str]:
+    """INFO commandstats' calls, rejected_calls and failed_calls of `names` (usec varies)."""
+    counts = {}
+    for line in side.admin.call("INFO", "commandstats").decode().split("\r\n"):
+        name, _, rest = line.partition(":")
+        if name.removeprefix("cmdstat_") in names:
+            fields = dict(f.split("=") for f in rest.split(","))
+            counts[name] = ",".join(f"{k}={fields[k]}" for k in ("calls", "rejected_calls", "failed_calls"))
+    return counts
+
+
+def test_unblocked_with_an_error_counts_as_failed(sc):
+    """A blocked command woken with an error (XREADGROUP whose group is destroyed) is a failed call
+    of that command, and so is one released by CLIENT UNBLOCK, in either form, as 7.0 counts it
+    (updateStatsOnUnblock); one served data is not."""
+    for s in sc.sides:
+        s.admin.call("CONFIG", "RESETSTAT")
+    sc.call("p", "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    sc.block("c1", "XREADGROUP", "GROUP", "g", "alice", "BLOCK", "0", "STREAMS", "s", ">")
+    sc.call("p", "XGROUP", "DESTROY", "s", "g")
+    sc.read("c1")
+    for mode in ("TIMEOUT", "ERROR"):
+        sc.block("c1", "BLPOP", "q", "0")
+        for s in sc.sides:
+            info = s.admin.call("CLIENT", "LIST").decode()
+            cid = [line.split()[0][3:] for line in info.splitlines() if "cmd=blpop" in line][0]
+            assert s.admin.call("CLIENT", "UNBLOCK", cid, mode) == b":1\r\n"
+        sc.read("c1")
+    sc.block("c1", "BRPOP", "q", "0")
+    sc.call("p", "RPUSH", "q", "v")
+    sc.read("c1")
+    names = ("xreadgroup", "blpop", "brpop")
+    ours, theirs = (_call_counts(s, names) for s in sc.sides)
+    assert ours == theirs
+    assert ours["cmdstat_blpop"] == "calls=2,rejected_calls=0,failed_calls=2"
+
+
 def test_list_waiter_ignores_other_types(sc):
     """Redis serves list waiters only from a list: a source that becomes a stream, a zset or a
     string leaves BLPOP and BRPOPLPUSH blocked (not WRONGTYPE) until a list is there."""

@@ -44,6 +44,24 @@ def test_load_and_call(fdiff):
     fdiff("FUNCTION", "DELETE", "x")
 
 
+def test_function_names_ignore_case(fdiff):
+    """FCALL finds a function whatever the case of its name, and a library may not register a name
+    another library has in another case (Redis 7.0's server-wide function dict ignores case)."""
+    fdiff("FUNCTION", "LOAD", "#!lua name=lc\nredis.register_function('test', function() return 'lc' end)")
+    for name in ("test", "TEST", "tEsT", "tes", "testx"):
+        fdiff("FCALL", name, "0")
+        fdiff("FCALL_RO", name, "0")
+    fdiff("FUNCTION", "LOAD", "#!lua name=uc\nredis.register_function('TeSt', function() return 'uc' end)")
+    fdiff("FUNCTION", "LOAD", "REPLACE", "#!lua name=lc\nredis.register_function('TEST', function() return 2 end)")
+    fdiff("FCALL", "test", "0")
+    fdiff("FUNCTION", "DELETE", "lc")
+    fdiff("FCALL", "test", "0")
+    fdiff("FUNCTION", "LOAD", "#!lua name=uc\nredis.register_function('TeSt', function() return 'uc' end)")
+    fdiff("FCALL", "TEST", "0")
+    fdiff("FUNCTION", "RESTORE", parse(fdiff.both("FUNCTION", "DUMP")[1]), "REPLACE")
+    fdiff("FCALL", "test", "0")
+
+
 @pytest.mark.parametrize("code", [
     "return 1", "#!lua\nreturn 1", "#!lua name=\nreturn 1", "#!lua name=a-b\nreturn 1", "#!foo name=x\nreturn 1",
     "#!LUA name=up\nredis.register_function('up1', function() return 1 end)",

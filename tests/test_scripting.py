@@ -34,6 +34,12 @@ CONVERSIONS = [
     "return redis.error_reply('E1 hello')", "return redis.error_reply('hello')", "return redis.error_reply('-X y')",
     "return redis.error_reply('')", "return redis.error_reply()", "return redis.error_reply(5)",
     "return redis.status_reply('FINE')", "return redis.status_reply()", "return redis.error_reply('MY_ERR')",
+    # tables are read raw: a metatable's __index (the globals' strictness included) is never asked
+    "return _G", "return setmetatable({}, {__index=function() return 'x' end})",
+    "return setmetatable({1}, {__index=function(t, k) return k end})",
+    "return {verbatim_string={format='txt', string='hi'}, map={a=1}}", "return {set={a=true}, map={b=1}}",
+    "local t = {} for i = 1, 9000 do t[i] = i end return t",
+    "local t = {} for i = 1, 9000 do t[i] = {i} end t[4001] = {err='e'} return t",
 ]
 
 
@@ -241,6 +247,66 @@ STRUCT = [
 @pytest.mark.parametrize("body", BIT + CJSON + CMSGPACK + STRUCT)
 def test_libraries(diff, body):
     ev(diff, body)
+
+
+CJSON_SETTINGS = [
+    "return {cjson.encode_max_depth(), cjson.decode_max_depth(), cjson.encode_number_precision()}",
+    "return {cjson.encode_sparse_array()}", "return {cjson.encode_keep_buffer(), cjson.decode_invalid_numbers()}",
+    "return cjson.encode_invalid_numbers()",
+    "cjson.encode_max_depth(1) return {pcall(cjson.encode, {a={1}})}",
+    "return {pcall(cjson.encode, {a={1}})}",  # the setting outlives the script that made it
+    "return cjson.encode({a=1})", "return cjson.encode_max_depth(2)",
+    "return {pcall(cjson.encode, {a={b={1}}})}",
+    "cjson.decode_max_depth(1) return {pcall(cjson.decode, '{\"obj\": {\"array\": [1,2,3,4]}}')}",
+    "return {pcall(cjson.decode, '[1]')}", "return {pcall(cjson.decode, '[[1]]')}",
+    "return {cjson.encode_sparse_array(true, 1, 2)}", "return cjson.encode({[1]=1,[5]=2})",
+    "return {cjson.encode_sparse_array(false, 0)}", "return cjson.encode({[1]=1,[500]=2})",
+    "return {cjson.encode_sparse_array(nil, 3, 4)}", "return {pcall(cjson.encode, {[1]=1,[50]=2})}",
+    "return cjson.encode_sparse_array('x')", "return cjson.encode_sparse_array(1, 2, 3, 4)",
+    "return cjson.encode_sparse_array(nil, -1)", "return {cjson.encode_sparse_array('on', '5')}",
+    "return cjson.encode_number_precision(15)", "return cjson.encode_number_precision(0)",
+    "cjson.encode_number_precision(3) return cjson.encode({3.14159, 1234567, 0.5, {[2.71828]=1}})",
+    "return cjson.encode_number_precision(14.9)",
+    "return cjson.encode_invalid_numbers('null')", "return cjson.encode({1/0, -1/0, 0/0})",
+    "return cjson.encode_invalid_numbers(true)", "return cjson.encode({1/0, -1/0, 0/0})",
+    "return cjson.encode_invalid_numbers('off')", "return {pcall(cjson.encode, {1/0})}",
+    "return cjson.encode_invalid_numbers('maybe')", "return cjson.encode_invalid_numbers({})",
+    "return {pcall(cjson.decode, '[0x10, +1, 01, -0x2, Inf, nan]')}",
+    "return cjson.decode_invalid_numbers(false)",
+    "return {pcall(cjson.decode, '[0x10]')}", "return {pcall(cjson.decode, '[01]')}",
+    "return {pcall(cjson.decode, '[-inf]')}", "return {pcall(cjson.decode, '[+1]')}",
+    "return {pcall(cjson.decode, '[1, -2.5e3]')}", "return {pcall(cjson.decode, 'inf')}",
+    "return {cjson.encode_keep_buffer('off'), cjson.encode_keep_buffer(true)}",
+    "return cjson.encode_keep_buffer({})", "return cjson.encode_max_depth('abc')",
+    "return cjson.encode_max_depth('5')", "return cjson.encode_max_depth(2.7)",
+    "return cjson.encode_max_depth(0)", "return cjson.decode_max_depth(1, 2)",
+]
+
+
+def test_cjson_settings(diff):
+    """cjson's settings functions: what they return, what they check, and what each setting does to
+    encode and decode.  A setting lasts until SCRIPT FLUSH, as in Redis, so the sequence runs between
+    two flushes and every step sees the settings of the steps before it.  (Argument errors are raised
+    directly: under pcall Lua names the function '?', which raxdb's Python functions do not.)"""
+    diff("SCRIPT", "FLUSH")
+    try:
+        for body in CJSON_SETTINGS:
+            ev(diff, body)
+    finally:
+        diff("SCRIPT", "FLUSH")
+    ev(diff, "return {pcall(cjson.encode, {a={1}})}")
+
+
+def test_blocking_stream_reads_refused_in_scripts(diff):
+    """XREAD and XREADGROUP with BLOCK fail inside a script, naming the command as the script spelled
+    it, before the timeout is even parsed."""
+    diff("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    for call in ("redis.pcall('xread', 'BLOCK', 0, 'STREAMS', 's', '$')",
+                 "redis.pcall('XREAD', 'COUNT', 1, 'block', 'x', 'STREAMS', 's', '$')",
+                 "redis.pcall('xreadgroup', 'GROUP', 'g', 'c', 'BLOCK', 0, 'STREAMS', 's', '>')",
+                 "redis.pcall('XREADGROUP', 'GROUP', 'nosuch', 'c', 'BLOCK', 10, 'STREAMS', 's', '>')",
+                 "redis.pcall('xread', 'STREAMS', 's', '$')", "redis.call('xread', 'block', 0, 'streams', 's', '0')"):
+        ev(diff, "return " + call)
 
 
 def test_shebang_flags(diff):

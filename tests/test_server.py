@@ -299,8 +299,8 @@ def _monitor_lines(port: int, commands: list[tuple]) -> list[tuple[bytes, bytes]
         frame = m.read_frame()
         match = _LINE.fullmatch(frame)
         assert match, frame
-        assert match[4] == addr, frame
-        lines.append((match[3], match[5]))
+        assert match[4] in (addr, b"lua"), frame
+        lines.append((match[3], match[5]) if match[4] == addr else (match[3], b"lua " + match[5]))
         if match[5] == b'"ECHO" "monitor-end"':
             break
     m.close()
@@ -318,6 +318,20 @@ def test_monitor(raxdb, oracle):
 
 def test_monitor_shows_db_after_command(raxdb, oracle):
     commands = [("SELECT", "3"), ("PING",), ("SELECT", "0")]
+    assert _monitor_lines(raxdb.port, commands) == _monitor_lines(oracle.port, commands)
+
+
+def test_monitor_scripts_and_transactions(raxdb, oracle):
+    """EVAL, EVALSHA and FCALL show before the commands their script runs, even when they fail; a
+    command queued in MULTI shows after it ran (SELECT's line names the new db)."""
+    lib = "#!lua name=mon\nredis.register_function('f', function() return redis.call('set', 'x', 'y') end)"
+    commands = [("FUNCTION", "FLUSH"), ("EVAL", "redis.call('set', 'foo', 'bar')", "0"),
+                ("EVALSHA", "0" * 40, "0"), ("EVAL", "return 1", "-1"), ("SCRIPT", "LOAD", "return 1"),
+                ("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"),
+                ("EVAL_RO", "return redis.call('get', KEYS[1])", "1", "foo"),
+                ("MULTI",), ("SET", "a", "b"), ("EVAL", "return redis.call('get', 'a')", "0"), ("SELECT", "2"),
+                ("EXEC",), ("FUNCTION", "LOAD", lib), ("FCALL", "f", "0"), ("FCALL", "F", "0"),
+                ("FCALL_RO", "nosuch", "0"), ("SELECT", "0")]
     assert _monitor_lines(raxdb.port, commands) == _monitor_lines(oracle.port, commands)
 
 

@@ -70,9 +70,9 @@ def exec_(c, argv):
     replies = []
     try:
         for cmd, args in queue:
-            if srv.monitors:
-                lifecycle.feed_monitors(c, args, cmd)
             r = c.call(cmd, args)
+            if srv.monitors and "skip_monitor" not in cmd.flags:  # after the call, as call() does
+                lifecycle.feed_monitors(c, args, cmd)
             if r is BLOCKED:  # blocking commands must not block here; never leave a hole
                 r = c.enc.null_array
             replies.append(r)

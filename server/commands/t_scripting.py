@@ -8,6 +8,7 @@ arguments in Redis's order (so the first error reported is Redis's) and format r
 from __future__ import annotations
 
 from protocol import reply as R
+from server import lifecycle
 from server.commands.args import maybe_int
 from server.commands.table import command
 from server.errors import CommandError
@@ -26,7 +27,16 @@ def _check_numkeys(argv: list[bytes]) -> int:
     return n
 
 
+def _feed_monitors(c, argv: list[bytes]) -> None:
+    """EVAL*, EVALSHA* and FCALL* show in MONITOR before the commands their script calls, even when
+    they then fail (evalCommand feeds first; their skip_monitor flag keeps the dispatcher from
+    feeding them again)."""
+    if c.server.monitors:
+        lifecycle.feed_monitors(c, argv, None)
+
+
 def _eval(c, argv, ro: bool) -> bytes:
+    _feed_monitors(c, argv)
     numkeys = _check_numkeys(argv)
     sc = scripts.cache(c.server)
     sha, script = sc.load(argv[1])
@@ -34,6 +44,7 @@ def _eval(c, argv, ro: bool) -> bytes:
 
 
 def _evalsha(c, argv, ro: bool) -> bytes:
+    _feed_monitors(c, argv)
     numkeys = _check_numkeys(argv)
     sc = scripts.cache(c.server)
     sha = argv[1].lower()
@@ -150,7 +161,7 @@ def declared_flags(c, name: str, argv: list[bytes]) -> int | None:
     function): processCommand then judges the command by the script's flags (evalGetCommandFlags,
     fcallGetCommandFlags) instead of the command's own."""
     if name.startswith("fcall"):
-        fn = functions.registry(c.server).functions.get(argv[1])
+        fn = functions.registry(c.server).lookup(argv[1])
         return None if fn is None else fn.flags
     sc = scripts.cache(c.server)
     if name.startswith("evalsha"):
@@ -172,11 +183,13 @@ def declared_flags(c, name: str, argv: list[bytes]) -> int | None:
 
 @command("fcall")
 def fcall(c, argv):
+    _feed_monitors(c, argv)
     return functions.registry(c.server).call(c, argv, False)
 
 
 @command("fcall_ro")
 def fcall_ro(c, argv):
+    _feed_monitors(c, argv)
     return functions.registry(c.server).call(c, argv, True)
 
 

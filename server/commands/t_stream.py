@@ -499,6 +499,8 @@ def parse_xread(c, argv: list[bytes], group_cmd: bool) -> XReadRequest:
             i += 1
             count = max(_int_arg(argv[i]), 0)
         elif opt == b"block" and more:
+            if c.is_script:  # refused before the timeout is parsed, naming the command as the script spelled it
+                raise CommandError(b"ERR " + argv[0] + b" command is not allowed with BLOCK option from scripts")
             i += 1
             t = _string2ll(argv[i])
             if t is None:

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 import lupa.lua51 as lupa51
 
-from protocol import reply as R
 from server import lifecycle, tracking
 from server.commands.table import BLOCKED
 from server.errors import CommandError
@@ -367,7 +366,7 @@ class Engine:
                 self.install_hook()  # the kill left a line hook behind
         if not ok:
             raise CommandError(self._format_error(value, name))
-        r = convert.lua_to_resp(value, c.enc, client.resp)
+        r = convert.lua_to_resp(value, c.enc, client.resp, self.h.reply_shape)
         if r[0] == 45:  # an error reply: counted in errorstats like any command error
             raise CommandError(r[1:-2])
         return r
@@ -477,7 +476,3 @@ def _false(*_a: Any) -> bool:
 
 def _none(*_a: Any) -> None:
     return None
-
-
-def encode_reply(v: Any, enc: R.Encoder, script_resp: int) -> bytes:
-    return convert.lua_to_resp(v, enc, script_resp)

@@ -63,6 +63,15 @@ class Library:
         self.functions: dict[bytes, Function] = {}
 
 
+def _folded_names(lib: Library) -> dict[bytes, bytes]:
+    """A library's function names by their lower-case form; of names equal but for case, the first
+    registered (the one Redis's case-insensitive dict keeps)."""
+    folded: dict[bytes, bytes] = {}
+    for fname in lib.functions:
+        folded.setdefault(fname.lower(), fname)
+    return folded
+
+
 def parse_metadata(code: bytes) -> tuple[bytes, int]:
     """(library name, offset of the Lua code) from the `#!lua name=...` line."""
     if not code.startswith(b"#!"):
@@ -91,7 +100,7 @@ class FunctionsEngine:
         self.server = server
         self.engine = eng.Engine(server, b"@user_function", functions=True)
         self.libraries: dict[bytes, Library] = {}
-        self.functions: dict[bytes, Function] = {}
+        self.functions: dict[bytes, Function] = {}  # by lower-cased name
         self._build_load_env()
 
     def _build_load_env(self) -> None:
@@ -147,27 +156,34 @@ class FunctionsEngine:
         return lib
 
     def _commit(self, libs: list[Library], replace: bool) -> None:
-        """Install `libs` atomically: on a function-name collision nothing changes."""
+        """Install `libs` atomically: on a function-name collision nothing changes.  Names collide
+        regardless of case, as in Redis's server-wide function dict (one library may still register
+        'f' and 'F': its own dict is case-sensitive, and FCALL then finds the first)."""
         replaced = {lib.name for lib in libs if lib.name in self.libraries} if replace else set()
         taken: dict[bytes, bytes] = {}
-        for fname, fn in self.functions.items():
+        for folded, fn in self.functions.items():
             if fn.library.name not in replaced:
-                taken[fname] = fn.library.name
+                taken[folded] = fn.library.name
         for lib in libs:
-            for fname in lib.functions:
-                if fname in taken:
+            for folded, fname in _folded_names(lib).items():
+                if folded in taken:
                     raise CommandError(b"ERR Function " + fname + b" already exists")
-                taken[fname] = lib.name
+                taken[folded] = lib.name
         for name in replaced:
             self._drop(name)
         for lib in libs:
             self.libraries[lib.name] = lib
-            self.functions.update(lib.functions)
+            for folded, fname in _folded_names(lib).items():
+                self.functions[folded] = lib.functions[fname]
 
     def _drop(self, name: bytes) -> None:
         lib = self.libraries.pop(name)
-        for fname in lib.functions:
-            self.functions.pop(fname, None)
+        for folded in _folded_names(lib):
+            self.functions.pop(folded, None)
+
+    def lookup(self, name: bytes) -> Function | None:
+        """The function FCALL `name` runs (names are case-insensitive, as in Redis 7.0)."""
+        return self.functions.get(name.lower())
 
     def _register_function(self, *args: Any) -> None:
         e = self.engine
@@ -237,7 +253,7 @@ class FunctionsEngine:
         self._build_load_env()
 
     def call(self, c: Client, argv: list[bytes], ro_command: bool) -> bytes:
-        fn = self.functions.get(argv[1])
+        fn = self.lookup(argv[1])
         if fn is None:
             raise CommandError("ERR Function not found")
         from server.commands.args import maybe_int
@@ -287,10 +303,10 @@ class FunctionsEngine:
         if policy == b"flush":
             seen: set[bytes] = set()
             for lib in libs:
-                for fname in lib.functions:
-                    if fname in seen:
+                for folded, fname in _folded_names(lib).items():
+                    if folded in seen:
                         raise CommandError(b"ERR Function " + fname + b" already exists")
-                    seen.add(fname)
+                    seen.add(folded)
             self.libraries, self.functions = {}, {}
             self._commit(libs, False)
             return

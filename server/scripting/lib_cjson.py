@@ -21,9 +21,28 @@ from typing import Any
 
 from lupa.lua51 import lua_type
 
-from server.scripting.luanum import arg_error, number_text, raise_lua
+from server.scripting.luanum import arg_error, check_number, check_string, number_text, raise_lua
 
-MAX_DEPTH = 1000
+INT_MAX = 2**31 - 1
+
+
+class Config:
+    """One cjson instance's settings (lua-cjson's json_config_t): they last as long as the Lua state,
+    so a script's cjson.encode_max_depth(1) still holds for the next script, as in Redis."""
+
+    __slots__ = ("sparse_convert", "sparse_ratio", "sparse_safe", "encode_max_depth", "decode_max_depth",
+                 "precision", "keep_buffer", "encode_invalid", "decode_invalid")
+
+    def __init__(self) -> None:
+        self.sparse_convert = False
+        self.sparse_ratio = 2
+        self.sparse_safe = 10
+        self.encode_max_depth = 1000
+        self.decode_max_depth = 1000
+        self.precision = 14
+        self.keep_buffer = True
+        self.encode_invalid = 0  # 0 off (an error), 1 on (written as inf / nan), 2 null
+        self.decode_invalid = True
 
 
 class Null:
@@ -69,33 +88,40 @@ def _type_name(v: Any) -> str:
     return t if t is not None else "userdata"
 
 
-def _number(n: int | float) -> bytes:
+def _number(n: int | float, cfg: Config) -> bytes:
     f = float(n)
     if f != f or f in (float("inf"), float("-inf")):
-        raise _EncodeError("Cannot serialise number: must not be NaN or Inf")
-    return number_text(f)
+        if cfg.encode_invalid == 0:
+            raise _EncodeError("Cannot serialise number: must not be NaN or Inf")
+        if cfg.encode_invalid == 2:
+            return b"null"
+        if f != f:
+            return b"nan"
+    if cfg.precision == 14:
+        return number_text(f)
+    return b"%.*g" % (cfg.precision, f)
 
 
-def _encode(v: Any, out: list[bytes], depth: int) -> None:
+def _encode(v: Any, out: list[bytes], depth: int, cfg: Config) -> None:
     cls = v.__class__
     if cls is bytes:
         out.append(_escape(v))
     elif cls is int or cls is float:
-        out.append(_number(v))
+        out.append(_number(v, cfg))
     elif cls is bool:
         out.append(b"true" if v else b"false")
     elif v is None or v is NULL:
         out.append(b"null")
     elif lua_type(v) == "table":
         depth += 1
-        if depth > MAX_DEPTH:
+        if depth > cfg.encode_max_depth:
             raise _EncodeError(f"Cannot serialise, excessive nesting ({depth})")
-        _encode_table(v, out, depth)
+        _encode_table(v, out, depth, cfg)
     else:
         raise _EncodeError(f"Cannot serialise {_type_name(v)}: type not supported")
 
 
-def _encode_table(t: Any, out: list[bytes], depth: int) -> None:
+def _encode_table(t: Any, out: list[bytes], depth: int, cfg: Config) -> None:
     items = list(t.items())
     top = 0
     is_array = True
@@ -106,14 +132,16 @@ def _encode_table(t: Any, out: list[bytes], depth: int) -> None:
         else:
             is_array = False
             break
-    if is_array and top > len(items) * 2 and top > 10:
-        raise _EncodeError("Cannot serialise table: excessively sparse array")
+    if is_array and cfg.sparse_ratio > 0 and top > len(items) * cfg.sparse_ratio and top > cfg.sparse_safe:
+        if not cfg.sparse_convert:
+            raise _EncodeError("Cannot serialise table: excessively sparse array")
+        is_array = False  # written as an object instead
     if is_array and top > 0:
         out.append(b"[")
         for j in range(1, top + 1):
             if j > 1:
                 out.append(b",")
-            _encode(t[j], out, depth)
+            _encode(t[j], out, depth, cfg)
         out.append(b"]")
         return
     out.append(b"{")
@@ -126,11 +154,11 @@ def _encode_table(t: Any, out: list[bytes], depth: int) -> None:
         if kc is bytes:
             out.append(_escape(k))
         elif kc is int or kc is float:
-            out.append(b'"' + _number(k) + b'"')
+            out.append(b'"' + _number(k, cfg) + b'"')
         else:
             raise _EncodeError(f"Cannot serialise {_type_name(k)}: table key must be a number or string")
         out.append(b":")
-        _encode(val, out, depth)
+        _encode(val, out, depth, cfg)
     out.append(b"}")
 
 
@@ -139,7 +167,7 @@ def _encode_table(t: Any, out: list[bytes], depth: int) -> None:
 _WS = b" \t\n\r"
 _NUM = re.compile(rb"[+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?"
                   rb"|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf(?:inity)?|nan(?:\([0-9A-Za-z_]*\))?)", re.I)
-_INVALID_NUM = re.compile(rb"-?(?:0[xX]|0\d|inf|nan)", re.I)
+_INVALID_NUM = re.compile(rb"\+|-?(?:0[xX]|0\d|inf|nan)", re.I)  # json_is_invalid_number
 
 
 class _DecodeError(Exception):
@@ -171,9 +199,10 @@ def _strtod(text: bytes) -> float:
 
 
 class _Decoder:
-    __slots__ = ("data", "pos", "depth", "table_from", "mkobj")
+    __slots__ = ("data", "pos", "depth", "table_from", "mkobj", "cfg")
 
-    def __init__(self, data: bytes, table_from: Any, mkobj: Any) -> None:
+    def __init__(self, data: bytes, table_from: Any, mkobj: Any, cfg: Config) -> None:
+        self.cfg = cfg
         self.data = data
         self.pos = 0
         self.depth = 0
@@ -201,13 +230,15 @@ class _Decoder:
         if ch == 34:
             return self.string_token(pos)
         if ch == 45 or 48 <= ch <= 57:
+            if not self.cfg.decode_invalid and _INVALID_NUM.match(data, pos):
+                return _Token("T_ERROR", pos, "invalid number")
             return self.number_token(pos)
         for word, typ, val in ((b"true", "T_BOOLEAN", True), (b"false", "T_BOOLEAN", False),
                                (b"null", "T_NULL", NULL)):
             if data.startswith(word, pos):
                 self.pos = pos + len(word)
                 return _Token(typ, pos, val)
-        if _INVALID_NUM.match(data, pos):
+        if self.cfg.decode_invalid and _INVALID_NUM.match(data, pos):
             return self.number_token(pos)
         return _Token("T_ERROR", pos, "invalid token")
 
@@ -273,7 +304,7 @@ class _Decoder:
 
     def descend(self, tok: _Token) -> None:
         self.depth += 1
-        if self.depth > MAX_DEPTH:
+        if self.depth > self.cfg.decode_max_depth:
             raise _DecodeError(f"Found too many nested data structures ({self.depth}) at character {tok.index + 1}")
 
     def value(self, tok: _Token) -> Any:
@@ -364,12 +395,14 @@ def _reject_constant(name: str) -> float:
 
 
 def make(where, table_from, mkobj) -> dict[bytes, Any]:  # type: ignore[no-untyped-def]
+    cfg = Config()
+
     def encode(*args: Any) -> bytes:
         if len(args) != 1:
             raise_lua(arg_error(where(), 1, "encode", "expected 1 argument"))
         out: list[bytes] = []
         try:
-            _encode(args[0], out, 0)
+            _encode(args[0], out, 0, cfg)
         except _EncodeError as e:
             raise_lua(f"{where()}{e}")
         return b"".join(out)
@@ -384,7 +417,7 @@ def make(where, table_from, mkobj) -> dict[bytes, Any]:  # type: ignore[no-untyp
             else:
                 raise_lua(arg_error(where(), 1, "decode", f"string expected, got {_type_name(data)}"))
         if (b"\\u" not in data and b"\x00" not in data
-                and data.count(b"[") + data.count(b"{") < MAX_DEPTH):
+                and data.count(b"[") + data.count(b"{") <= cfg.decode_max_depth):
             try:
                 py = json.loads(data.decode("utf-8", "surrogateescape"), strict=False, parse_int=float,
                                 object_pairs_hook=_Pairs, parse_constant=_reject_constant)
@@ -392,20 +425,96 @@ def make(where, table_from, mkobj) -> dict[bytes, Any]:  # type: ignore[no-untyp
             except (ValueError, RecursionError):
                 pass
         try:
-            return _Decoder(data, table_from, mkobj).document()
+            return _Decoder(data, table_from, mkobj, cfg).document()
         except _DecodeError as e:
             raise_lua(f"{where()}{e}")
 
-    def unsupported(name: str):  # type: ignore[no-untyped-def]
-        def setting(*args: Any) -> Any:
-            return None
-
-        return setting
-
     lib: dict[bytes, Any] = {
         b"encode": encode, b"decode": decode, b"null": NULL, b"_NAME": b"cjson", b"_VERSION": b"2.1.0",
+        b"new": lambda *_a: None,  # a second instance with its own settings: not provided
     }
-    for name in (b"encode_keep_buffer", b"encode_max_depth", b"decode_max_depth", b"encode_number_precision",
-                 b"encode_sparse_array", b"encode_invalid_numbers", b"decode_invalid_numbers", b"new"):
-        lib[name] = unsupported(name.decode())
+    lib.update(_settings(cfg, where))
     return lib
+
+
+# ---- the settings functions (json_cfg_*) ---------------------------------------------------------
+_ON_OFF = ("off", "on")
+
+
+def _settings(cfg: Config, where) -> dict[bytes, Any]:  # type: ignore[no-untyped-def]
+    """cjson.encode_max_depth(...) and the rest: each sets what it is given (nil leaves a setting as
+    it is) and returns the settings, with lua-cjson's checks and its error texts (which name
+    argument #1 for any out-of-range integer, as lua-cjson does)."""
+
+    def arity(name: str, args: tuple, n: int) -> None:
+        if len(args) > n:
+            raise_lua(arg_error(where(), n + 1, name, "found too many arguments"))
+
+    def integer(name: str, args: tuple, i: int, current: int, low: int, high: int) -> int:
+        if i >= len(args) or args[i] is None:
+            return current
+        v = int(check_number(args, i, name, where))
+        if not low <= v <= high:
+            raise_lua(arg_error(where(), 1, name, f"expected integer between {low} and {high}"))
+        return v
+
+    def option(name: str, args: tuple, i: int, current: int, options: tuple[str, ...]) -> int:
+        if i >= len(args) or args[i] is None:
+            return current
+        v = args[i]
+        if v.__class__ is bool:
+            return int(v)
+        text = check_string(args, i, name, where)
+        try:
+            return options.index(text.decode("latin-1"))
+        except ValueError:
+            raise_lua(arg_error(where(), i + 1, name, f"invalid option '{text.decode('latin-1')}'"))
+            raise
+
+    def shown(setting: int, options: tuple[str, ...]) -> Any:
+        return bool(setting) if setting in (0, 1) else options[setting].encode()
+
+    def encode_sparse_array(*args: Any) -> tuple:
+        arity("encode_sparse_array", args, 3)
+        cfg.sparse_convert = bool(option("encode_sparse_array", args, 0, int(cfg.sparse_convert), _ON_OFF))
+        cfg.sparse_ratio = integer("encode_sparse_array", args, 1, cfg.sparse_ratio, 0, INT_MAX)
+        cfg.sparse_safe = integer("encode_sparse_array", args, 2, cfg.sparse_safe, 0, INT_MAX)
+        return cfg.sparse_convert, cfg.sparse_ratio, cfg.sparse_safe
+
+    def encode_max_depth(*args: Any) -> int:
+        arity("encode_max_depth", args, 1)
+        cfg.encode_max_depth = integer("encode_max_depth", args, 0, cfg.encode_max_depth, 1, INT_MAX)
+        return cfg.encode_max_depth
+
+    def decode_max_depth(*args: Any) -> int:
+        arity("decode_max_depth", args, 1)
+        cfg.decode_max_depth = integer("decode_max_depth", args, 0, cfg.decode_max_depth, 1, INT_MAX)
+        return cfg.decode_max_depth
+
+    def encode_number_precision(*args: Any) -> int:
+        arity("encode_number_precision", args, 1)
+        cfg.precision = integer("encode_number_precision", args, 0, cfg.precision, 1, 14)
+        return cfg.precision
+
+    def encode_keep_buffer(*args: Any) -> bool:  # a buffer kept between calls: no effect here
+        arity("encode_keep_buffer", args, 1)
+        cfg.keep_buffer = bool(option("encode_keep_buffer", args, 0, int(cfg.keep_buffer), _ON_OFF))
+        return cfg.keep_buffer
+
+    def encode_invalid_numbers(*args: Any) -> Any:
+        arity("encode_invalid_numbers", args, 1)
+        options = ("off", "on", "null")
+        cfg.encode_invalid = option("encode_invalid_numbers", args, 0, cfg.encode_invalid, options)
+        return shown(cfg.encode_invalid, options)
+
+    def decode_invalid_numbers(*args: Any) -> bool:
+        arity("decode_invalid_numbers", args, 1)
+        cfg.decode_invalid = bool(option("decode_invalid_numbers", args, 0, int(cfg.decode_invalid), _ON_OFF))
+        return cfg.decode_invalid
+
+    return {
+        b"encode_sparse_array": encode_sparse_array, b"encode_max_depth": encode_max_depth,
+        b"decode_max_depth": decode_max_depth, b"encode_number_precision": encode_number_precision,
+        b"encode_keep_buffer": encode_keep_buffer, b"encode_invalid_numbers": encode_invalid_numbers,
+        b"decode_invalid_numbers": decode_invalid_numbers,
+    }

@@ -231,6 +231,32 @@ local function mkobj(...)
   return t
 end
 
+-- A returned table's reply shape, read with raw access as Redis reads it (a metatable, such as the
+-- globals proxy's, is never consulted): a kind code and its payload.  The codes follow Redis's
+-- order of checks: 1 err, 2 ok, 3 double, 4 big_number, 5 verbatim_string (format, string), 6 map,
+-- 7 set; otherwise 8 and the array's elements up to the first nil, or, for an array too long to
+-- return at once, 9 and its length: the caller then asks for slices, reply_shape(t, i, j).
+local ARRAY_AT_ONCE = 4000
+local rawunpack = unpack
+local function reply_shape(t, i, j)
+  if i then return rawunpack(t, i, j) end
+  local v = rawrawget(t, 'err'); if rawtype(v) == 'string' then return 1, v end
+  v = rawrawget(t, 'ok'); if rawtype(v) == 'string' then return 2, v end
+  v = rawrawget(t, 'double'); if rawtype(v) == 'number' then return 3, v end
+  v = rawrawget(t, 'big_number'); if rawtype(v) == 'string' then return 4, v end
+  v = rawrawget(t, 'verbatim_string')
+  if rawtype(v) == 'table' then
+    local f, s = rawrawget(v, 'format'), rawrawget(v, 'string')
+    if rawtype(f) == 'string' and rawtype(s) == 'string' then return 5, f, s end
+  end
+  v = rawrawget(t, 'map'); if rawtype(v) == 'table' then return 6, v end
+  v = rawrawget(t, 'set'); if rawtype(v) == 'table' then return 7, v end
+  local n = 0
+  while rawrawget(t, n + 1) ~= nil do n = n + 1 end
+  if n > ARRAY_AT_ONCE then return 9, n end
+  return 8, rawunpack(t, 1, n)   -- unpack reads raw (lua_rawgeti)
+end
+
 -- The count hook calls `fn`; a non-nil result is the error that kills the script.  From then on a
 -- line hook raises it again on every line of script code, so a pcall cannot swallow the kill.
 -- Internal frames (this file) are never interrupted.
@@ -264,7 +290,7 @@ return {
   compile = compile, install = install,
   protect = protect, strict = strict, use_env = use_env, mark_functions = mark_functions,
   copy = copy, new_table = function() return {} end,
-  mkmap = mkmap, mkset = mkset, mkobj = mkobj,
+  mkmap = mkmap, mkset = mkset, mkobj = mkobj, reply_shape = reply_shape,
   ok = function(s) return {ok = s} end,
   err = function(s) return {err = s} end,
   double = function(d) return {double = d} end,
