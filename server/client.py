@@ -561,11 +561,11 @@ class Client(asyncio.Protocol):
 
                 self._reject(cmd, busy_error(srv.busy_script).encode(), out)
                 return
-            if self.is_monitor and (cmd.is_write or cmd.is_readonly or "may_replicate" in cmd.flags):
+            if self.is_monitor and (cmd.is_readonly or self.may_replicate(cmd, argv)):
                 # A MONITOR client is a replica in Redis's eyes.
                 self._reject(cmd, b"ERR Replica can't interact with the keyspace", out)
                 return
-            if srv.pause_until_ms and self._paused_for(cmd):
+            if srv.pause_until_ms and self._paused_for(cmd, argv):
                 # CLIENT PAUSE: hold the command (and everything pipelined behind it) until unpaused.
                 self._postpone(argv)
                 return
@@ -627,13 +627,28 @@ class Client(asyncio.Protocol):
             evict.account(self, cmd, argv)
         return r
 
-    def _paused_for(self, cmd: Command) -> bool:
+    def _paused_for(self, cmd: Command, argv: list[bytes]) -> bool:
+        """Must this command wait for the CLIENT PAUSE to end?  ALL holds every command; WRITE
+        holds those that may replicate, as processCommand judges them."""
         srv = self.server
-        if cmd.fullname == "exec" and self.multi is not None:
-            # EXEC is held under CLIENT PAUSE WRITE only if a queued command would write.
-            return srv.is_paused_for(cmd) and (not srv.pause_writes_only or any(
-                q.is_write or "may_replicate" in q.flags for q, _ in self.multi))
-        return srv.is_paused_for(cmd)
+        return srv.paused() and (not srv.pause_writes_only or self.may_replicate(cmd, argv))
+
+    def may_replicate(self, cmd: Command, argv: list[bytes]) -> bool:
+        """processCommand's is_may_replicate_command: a write, or a command that may replicate
+        (PUBLISH, PFCOUNT, EVAL, ...); EXEC if a queued command is; a script or function that
+        declares flags by whether it declares no-writes (scriptFlagsToCmdFlags), so PAUSE WRITE
+        holds EVAL_RO of a script that may write and lets EVAL of a no-writes script through."""
+        name = cmd.fullname
+        if name == "exec":
+            return self.multi is not None and any(self.may_replicate(q, a) for q, a in self.multi)
+        if name in evict.SCRIPT_COMMANDS:
+            from server.commands.t_scripting import declared_flags
+            from server.scripting.engine import FLAG_NO_WRITES
+
+            flags = declared_flags(self, name, argv)
+            if flags is not None:
+                return not flags & FLAG_NO_WRITES
+        return cmd.is_write or "may_replicate" in cmd.flags
 
     def _postpone(self, argv: list[bytes]) -> None:
         """Block this client until the pause ends; the held command then runs first."""

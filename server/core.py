@@ -260,16 +260,6 @@ class Server:
         until = self.pause_until_ms
         return bool(until) and until > int(time.time() * 1000)
 
-    def is_paused_for(self, cmd: Any) -> bool:
-        """Must a client running `cmd` now wait for the pause to end?  ALL holds every command;
-        WRITE holds writes and commands that may replicate (EVAL, PUBLISH, ...), like Redis's
-        processCommand.  (EXEC is judged by the caller on its queued commands.)"""
-        if not self.paused():
-            return False
-        if not self.pause_writes_only:
-            return True
-        return cmd.is_write or "may_replicate" in cmd.flags
-
     def _on_expired(self, db: Database, key: bytes) -> None:
         self.stat_expired_keys += 1
         self.dirty += 1

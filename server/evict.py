@@ -65,7 +65,7 @@ EVPOOL_SIZE = 16
 EVICT_OK, EVICT_RUNNING, EVICT_FAIL = 0, 1, 2
 OOM = b"OOM command not allowed when used memory > 'maxmemory'."
 _NOT_DENYOOM_IN_MULTI = frozenset(("exec", "discard", "quit", "reset"))
-_SCRIPT_COMMANDS = frozenset(("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"))
+SCRIPT_COMMANDS = frozenset(("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"))
 
 
 _key_usage: Callable[[bytes, Any], int]
@@ -356,7 +356,7 @@ def denies_oom(c: Client, cmd: Command, argv: list[bytes]) -> bool:
     name = cmd.fullname
     if name == "exec":
         return c.multi is not None and any(denies_oom(c, q, a) for q, a in c.multi)
-    if name in _SCRIPT_COMMANDS:
+    if name in SCRIPT_COMMANDS:
         from server.commands.t_scripting import declared_flags
         from server.scripting.engine import FLAG_ALLOW_OOM, FLAG_NO_WRITES
 

@@ -244,6 +244,49 @@ def test_pause_errors_and_unpause(diff):
     diff("PING")
 
 
+def _held_by_pause(port: int, setup: list[tuple], args: tuple) -> bool | bytes:
+    """Under CLIENT PAUSE WRITE, is `args` held (True) or answered (its reply)?  Awaits whichever
+    happens: the server counting the client as blocked, or the reply arriving."""
+    import select
+
+    admin, c = RawConnection(port), RawConnection(port)
+    try:
+        admin.call("FLUSHALL")
+        admin.call("SCRIPT", "FLUSH")
+        admin.call("FUNCTION", "FLUSH")
+        for cmd in setup:
+            admin.call(*cmd)
+        assert admin.call("CLIENT", "PAUSE", "100000", "WRITE") == b"+OK\r\n"
+        c.send(encode_command(args))
+        while True:
+            if select.select([c.sock], [], [], 0)[0]:
+                return c.read_frame()
+            if b"blocked_clients:1" in admin.call("INFO", "clients"):
+                return True
+    finally:
+        admin.call("CLIENT", "UNPAUSE")
+        admin.close()
+        c.close()
+
+
+def test_pause_write_holds_what_may_replicate(raxdb, oracle):
+    """CLIENT PAUSE WRITE holds writes and the commands Redis lets replicate (PUBLISH, PFCOUNT, EVAL,
+    EVALSHA, FCALL) though COMMAND INFO does not list that flag; a script that declares flags is
+    judged by them (no-writes goes through, even through EVAL; EVAL_RO of a writing script waits)."""
+    lib = "#!lua name=p\nredis.register_function{function_name='ro', callback=function() return 1 end, flags={'no-writes'}}" \
+          "\nredis.register_function('rw', function() return 2 end)"
+    setup = [("PFADD", "h", "a"), ("FUNCTION", "LOAD", lib), ("SCRIPT", "LOAD", "return 3")]
+    cases = [("PFCOUNT", "h"), ("PUBLISH", "ch", "m"), ("SPUBLISH", "ch", "m"), ("GET", "h"), ("SET", "k", "v"),
+             ("EVAL", "return 1", "0"), ("EVAL", "#!lua flags=no-writes\nreturn 1", "0"),
+             ("EVAL_RO", "#!lua\nreturn 1", "0"), ("EVAL_RO", "return 1", "0"),
+             ("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"),
+             ("EVALSHA_RO", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"),
+             ("FCALL", "ro", "0"), ("FCALL", "rw", "0"), ("FCALL_RO", "rw", "0"), ("FCALL", "nosuch", "0"),
+             ("PFADD", "h", "b"), ("PING",)]
+    for args in cases:
+        assert _held_by_pause(raxdb.port, setup, args) == _held_by_pause(oracle.port, setup, args), args
+
+
 def test_tracking_and_caching(diff):
     for args in (["foo"], ["maybe"], ["on", "prefix", "a"], ["on", "bcast", "optin"], ["on", "redirect", "999999"],
                  ["on", "redirect", "abc"], ["on", "optin", "optout"], ["on", "foo"], ["off"], ["OFF", "noloop"],

@@ -359,6 +359,54 @@ def test_swapdb_invalidates(raxdb, oracle):
     _both(raxdb, oracle, steps)
 
 
+def test_swapdb_and_keys_dead_but_not_reclaimed(diff):
+    """SWAPDB follows touchAllWatchedKeysInDb's rules for keys past their deadline that active
+    expiry has not reclaimed (it is off here): nothing replaced by a dead key, or a dead key by
+    another dead key, is no change; a live key replacing a dead one is."""
+    diff.script("""
+        DEBUG SET-ACTIVE-EXPIRE 0
+        SET x foo PX 1
+        DEBUG SLEEP 0.01
+        SELECT 1
+        WATCH x
+        SWAPDB 0 1
+        MULTI
+        PING
+        EXEC
+        FLUSHALL
+        SET x foo PX 1
+        SELECT 0
+        SET x bar PX 1
+        DEBUG SLEEP 0.01
+        WATCH x
+        SWAPDB 0 1
+        MULTI
+        PING
+        EXEC
+        FLUSHALL
+        SET x foo PX 1
+        SELECT 1
+        SET x live
+        SELECT 0
+        DEBUG SLEEP 0.01
+        WATCH x
+        SWAPDB 0 1
+        MULTI
+        PING
+        EXEC
+        FLUSHALL
+        SET y 1 PX 1
+        DEBUG SLEEP 0.01
+        WATCH y
+        SWAPDB 0 1
+        MULTI
+        PING
+        EXEC
+        DEBUG SET-ACTIVE-EXPIRE 1
+        SELECT 0
+    """)
+
+
 def test_no_multi_commands_are_refused_at_queue_time(diff):
     diff.script("""
         MULTI

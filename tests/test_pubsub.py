@@ -109,6 +109,25 @@ def test_resp3_message_to_itself_keeps_its_place_in_a_pipeline(raxdb, oracle):
     run_both(raxdb, oracle, 3, scenario)
 
 
+def test_confirmations_and_messages_ignore_client_reply(raxdb, oracle, proto):
+    """(Un)subscribe confirmations and messages are pushes in Redis's eyes (CLIENT_PUSHING), so
+    CLIENT REPLY OFF and SKIP hold back neither, in RESP2 as in RESP3; other replies stay held."""
+    def scenario(sub, pub):
+        sub.send(b"".join(encode_command(a) for a in (
+            ("CLIENT", "REPLY", "OFF"), ("SUBSCRIBE", "ch", "ch2"), ("PSUBSCRIBE", "c*"))))
+        out = [sub.read_frame() for _ in range(3)]
+        out.append(pub.call("PUBLISH", "ch", "hi"))
+        out += [sub.read_frame() for _ in range(2)]
+        sub.send(b"".join(encode_command(a) for a in (
+            ("CLIENT", "REPLY", "SKIP"), ("UNSUBSCRIBE", "ch"), ("PING",), ("PUNSUBSCRIBE",),
+            ("CLIENT", "REPLY", "ON"), ("UNSUBSCRIBE",))))
+        while not out[-1].endswith(b":0\r\n"):
+            out.append(sub.read_frame())
+        return out
+
+    run_both(raxdb, oracle, proto, scenario)
+
+
 def test_publish_to_channel_and_patterns(raxdb, oracle, proto):
     def scenario(sub, pub):
         out = frames(sub, ("SUBSCRIBE", "news", "other"), 2)

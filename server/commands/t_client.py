@@ -3,7 +3,8 @@
 CLIENT LIST / INFO lines carry the same fields in the same order as Redis 7.0 (plus lib-name and
 lib-ver once a client has sent CLIENT SETINFO, as 7.2 shows them), so tools that parse them keep
 working; buffer figures are raxdb's own.  CLIENT PAUSE keeps its state on the Server
-(`Server.pause`, `Server.is_paused_for`); holding paused clients is the dispatcher's job.
+(`Server.pause`, `Server.paused`); which commands wait and holding them is the dispatcher's job
+(`Client._paused_for`).
 CLIENT TRACKING / CACHING / GETREDIR / TRACKINGINFO parse and answer here; the tracking itself
 is server/tracking.py.
 """

@@ -23,25 +23,34 @@ def _frame(c, kind: bytes, name: bytes | None, count: int) -> bytes:
     return c.enc.push_header(3) + _bulk(kind) + (c.enc.null if name is None else _bulk(name)) + _integer(count)
 
 
+def _confirm(c, frames: bytes) -> bytes:
+    """(Un)subscribe confirmations are sent as pushes (Redis's CLIENT_PUSHING), so CLIENT REPLY OFF
+    or SKIP does not hold them back, in RESP2 as in RESP3: they then go out beside the reply path."""
+    if c.reply_mode == "on":
+        return frames
+    c.write(frames)
+    return b""
+
+
 def _subscribe(c, argv, kind: str, word: bytes, count) -> bytes:
     out = []
     for name in argv[1:]:
         pubsub.subscribe(c, kind, name)
         out.append(_frame(c, word, name, count(c)))
     c.update_plain()
-    return b"".join(out)
+    return _confirm(c, b"".join(out))
 
 
 def _unsubscribe(c, argv, kind: str, word: bytes, mine: dict[bytes, None], count) -> bytes:
     names = argv[1:] if len(argv) > 1 else list(mine)
     if not names:
-        return _frame(c, word, None, count(c))
+        return _confirm(c, _frame(c, word, None, count(c)))
     out = []
     for name in names:
         pubsub.unsubscribe(c, kind, name)
         out.append(_frame(c, word, name, count(c)))
     c.update_plain()
-    return b"".join(out)
+    return _confirm(c, b"".join(out))
 
 
 def _shard_count(c) -> int:

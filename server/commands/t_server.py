@@ -83,18 +83,18 @@ def swapdb(c, argv):
         raise CommandError(DB_INDEX)
     if a != b:
         da, db_ = srv.dbs[a], srv.dbs[b]
+        # Before the swap, as Redis orders it: WATCHed keys see the other side's contents
+        # (touchAllWatchedKeysInDb, with its rules for keys dead but not yet reclaimed), and
+        # blocked XREADGROUPs whose stream goes away fail.
+        watch.touch_swapped(da, db_, srv.now_ms)
         blocking.signal_deleted_streams(da, db_)
         blocking.signal_deleted_streams(db_, da)
         da.swap_contents(db_)
         if srv.maxmemory:
             evict.dbs_changed(srv)
-        # WATCHed keys that exist on either side see a change; blocked clients waiting on keys
-        # that now hold data are woken (Redis's touchAllWatchedKeysInDb / scanDatabaseForReadyKeys).
+        # Blocked clients waiting on keys that now hold data are woken (scanDatabaseForReadyKeys).
         # Client tracking hears nothing: its keys are not per database.
         for d in (da, db_):
-            for key in list(d.watched):
-                if key in da.data or key in db_.data:
-                    watch.touch(d, key)
             for key in list(d.blocking):
                 e = d.data.get(key)
                 if e is not None:

@@ -33,8 +33,16 @@ NO_REPLY = b""  # nothing to send (e.g. QUIT after its reply is queued, CLIENT R
 _SAMPLED_EXTRA = frozenset({"set", "setnx", "setex", "psetex", "getset", "getdel", "getex", "incrbyfloat"})
 
 
+# Flags Redis 7.0 gives commands but COMMAND INFO does not list (CMD_MAY_REPLICATE: commands that
+# may put something in the replication stream without being writes).  CLIENT PAUSE WRITE holds them
+# and a MONITOR client may not run them.
+_UNLISTED_FLAGS = {name: frozenset({"may_replicate"})
+                   for name in ("publish", "spublish", "pfcount", "eval", "evalsha", "fcall")}
+
+
 def _flags_of(info: list[Any]) -> frozenset[str]:
-    return frozenset(f[1] for f in info[1][2][1])
+    name = info[1][0]
+    return frozenset(f[1] for f in info[1][2][1]) | _UNLISTED_FLAGS.get(name, frozenset())
 
 
 def _acl_of(info: list[Any]) -> tuple[str, ...]:
