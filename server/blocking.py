@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import evict, lifecycle
+from server import evict, lifecycle, tracking
 from server.commands.args import to_int
 from server.commands.table import BLOCKED
 from server.errors import CommandError
@@ -226,15 +226,19 @@ def handle_ready_keys(srv: Server) -> None:
                 state = c.block_state
                 if not c.blocked or not isinstance(state, BlockState) or state.db is not db:
                     continue
+                saved = tracking.serve_begin(srv, c) if srv.tracking is not None else None
                 try:
                     reply = state.serve(c, key)
                 except CommandError as e:  # counted in the command's failed_calls (updateStatsOnUnblock)
                     reply = c.error_reply(e.msg, c.last_cmd)
                 if reply is None:
+                    tracking.serve_end(srv, c, saved)
                     continue
                 if srv.maxmemory:
                     evict.account(c, c.last_cmd, c.last_argv)
                 finish(c, reply)
+                if saved is not None:
+                    tracking.serve_end(srv, c, saved)
 
 
 def unblock_by_request(c: Client, error: bool) -> bool:

@@ -266,8 +266,10 @@ def invalidate(tr: Tracking, c: Client | None, key: bytes, bcast: bool = True) -
         if target is None:
             continue
         ct = target.tracking
-        # A client that switched to BCAST since it read the key is not told of it.
-        if ct is None or ct.bcast or (ct.noloop and target is c):
+        # A client that switched to BCAST since it read the key is not told of it.  NOLOOP spares
+        # the client whose command is executing (Redis's current_client): the caller of a script
+        # that writes, and the reader whose command reclaims an expired key.
+        if ct is None or ct.bcast or (ct.noloop and target is tr.current):
             continue
         if target is tr.current:
             tr.pending.append(key)
@@ -359,6 +361,29 @@ def limit_table(srv: Server) -> None:
     for key in list(islice(table, min(effort, len(table) - limit))):
         invalidate(tr, None, key, bcast=False)
     tr.over_limit_runs = tr.over_limit_runs + 1 if len(table) > limit else 0
+
+
+def serve_begin(srv: Server, c: Client) -> Any:
+    """A blocked client is about to be served (handleClientsBlockedOnKeys makes it the current
+    client): what its serving owes it waits for its reply.  Returns what serve_end restores."""
+    tr = srv.tracking
+    if tr is None:
+        return None
+    saved = (tr.current, tr.pending)
+    tr.current, tr.pending = c, []
+    return saved
+
+
+def serve_end(srv: Server, c: Client, saved: Any) -> None:
+    """After the served client's reply (afterCommand(receiver)): send what it is owed, then give
+    the command that woke it back its own state."""
+    tr = srv.tracking
+    if tr is None or saved is None:
+        return
+    pending = tr.pending
+    tr.current, tr.pending = saved
+    for key in pending:
+        send(c, _NULL[c.resp] if key is _FLUSHED else _keys_frame([key]))
 
 
 def after_command(c: Client, cmd: Command | None) -> None:

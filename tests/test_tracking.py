@@ -290,6 +290,36 @@ def test_a_blocked_read_is_remembered_when_it_blocks(raxdb, oracle):
     both(raxdb, oracle, scenario)
 
 
+def test_noloop_spares_what_the_clients_own_command_changes(raxdb, oracle):
+    """NOLOOP is judged against the client whose command runs (Redis's current_client): a write by
+    its script, and a key its own read finds expired, send it nothing."""
+    def scenario(open_conn):
+        t = open_conn()
+        out = [t.call("CLIENT", "TRACKING", "on", "NOLOOP"), t.call("SET", "key1", "1"), t.call("GET", "key1")]
+        out += [t.call("EVAL", "return redis.call('set', KEYS[1], '2')", "1", "key1"), t.call("GET", "key1")]
+        out += [t.call("DEBUG", "SET-ACTIVE-EXPIRE", "0"), t.call("SET", "e", "1", "PX", "1"), t.call("GET", "e")]
+        out += [t.call("DEBUG", "SLEEP", "0.01"), t.call("GET", "e"), t.call("SET", "e", "2")]
+        out += [t.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")]
+        return out + until_pong(t)
+
+    both(raxdb, oracle, scenario)
+
+
+def test_a_served_blocked_client_hears_after_its_reply(raxdb, oracle):
+    """BLMOVE woken by a push moves the element onto a key its client tracks: the invalidation
+    follows the BLMOVE's reply (afterCommand(receiver)), and the pusher hears nothing of it."""
+    def scenario(open_conn):
+        t, w = open_conn(), open_conn()
+        out = [w.call("RPUSH", "list2", "a"), t.call("CLIENT", "TRACKING", "on"), t.call("LRANGE", "list2", "0", "-1")]
+        tid = client_id(t)
+        t.send(encode_command(("BLMOVE", "list1", "list2", "LEFT", "LEFT", "0")))
+        wait_blocked(w, tid)
+        out += [w.call("RPUSH", "list1", "foo"), t.read_frame(), t.read_frame()]
+        return out + until_pong(t) + until_pong(w)
+
+    both(raxdb, oracle, scenario)
+
+
 def wait_blocked(w: RawConnection, cid: int) -> None:
     """Until client `cid` is blocked (its CLIENT LIST flags show b)."""
     for _ in range(100_000):
