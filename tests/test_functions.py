@@ -44,6 +44,14 @@ def test_load_and_call(fdiff):
     fdiff("FUNCTION", "DELETE", "x")
 
 
+def test_subcommand_argument_errors(fdiff):
+    fdiff("FUNCTION", "LOAD", LIB1)
+    for args in (["RESTORE", "a", "b", "c"], ["FLUSH", "SYNC", "x"], ["FLUSH", "bad"], ["LIST", "WITHCODE", "withcode"],
+                 ["LIST", "LIBRARYNAME", "a", "LIBRARYNAME", "b"], ["LIST", "LIBRARYNAME"], ["LIST", "bad"],
+                 ["LIST", "withcode", "libraryname", "lib*"]):
+        fdiff("FUNCTION", *args)
+
+
 def test_function_names_ignore_case(fdiff):
     """FCALL finds a function whatever the case of its name, and a library may not register a name
     another library has in another case (Redis 7.0's server-wide function dict ignores case)."""
@@ -82,6 +90,10 @@ def test_function_names_ignore_case(fdiff):
     "#!lua name=y\nredis.register_function{function_name='q', callback=function() end, description=1}",
     "#!lua name=y\nredis.register_function('zz', function() return 1 end) redis.register_function('zz', function() end)",
     "#!lua name=y\nredis.register_function('f1', function() return 1 end)",
+    "#!lua name=foo name=bar\nredis.register_function('a', function() return 1 end)",
+    "#!lua NAME=up\nredis.register_function('a', function() return 1 end)", "#!foo name=foo bar=baz\nreturn 1",
+    "#!foo name=a.b\nreturn 1", "#!lua name=foo name\nreturn 1", "#!lua name=\"unbal\nreturn 1",
+    "#!lua \"name=quoted\"\nredis.register_function('a', function() return 1 end)", "#!lua name=nonl", "#!\nreturn 1",
     "#!lua name=y\nredis.log(redis.LOG_WARNING, 'loading ' .. redis.REDIS_VERSION) "
     "redis.register_function('logged', function() return redis.REDIS_VERSION_NUM end)",
 ])

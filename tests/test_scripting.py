@@ -297,6 +297,21 @@ def test_cjson_settings(diff):
     ev(diff, "return {pcall(cjson.encode, {a={1}})}")
 
 
+def test_big_maps_sets_and_objects_reach_lua(diff):
+    """Replies and decoded documents with more members than one call into Lua can carry (RESP3
+    maps and sets from redis.call, cjson and cmsgpack objects) arrive whole."""
+    ev(diff, "for i = 1, 10000 do redis.call('hset', 'bh', 'f' .. i, i) redis.call('sadd', 'bs', 'm' .. i) end")
+    ev(diff, "redis.setresp(3) local t = redis.call('hgetall', 'bh') local n = 0 "
+             "for k, v in pairs(t.map) do n = n + 1 end return {n, t.map['f77'], t.map['f10000']}")
+    ev(diff, "redis.setresp(3) local t = redis.call('smembers', 'bs') local n = 0 "
+             "for k, v in pairs(t.set) do n = n + 1 end return {n, tostring(t.set['m9999'])}")
+    for lib in ("cjson.decode(cjson.encode(t))", "cmsgpack.unpack(cmsgpack.pack(t))"):
+        ev(diff, "local t = {} for i = 1, 100000 do t['k' .. i] = i end local d = " + lib +
+                 " local n = 0 for k in pairs(d) do n = n + 1 end return {n, d.k4999, d.k100000}")
+        ev(diff, "local t = {} for i = 1, 5000 do t['k' .. i] = i end local d = " + lib +
+                 " local o = {} for k in pairs(d) do o[#o + 1] = k end return o")
+
+
 def test_blocking_stream_reads_refused_in_scripts(diff):
     """XREAD and XREADGROUP with BLOCK fail inside a script, naming the command as the script spelled
     it, before the timeout is even parsed."""

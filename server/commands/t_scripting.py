@@ -11,7 +11,7 @@ from protocol import reply as R
 from server import lifecycle
 from server.commands.args import maybe_int
 from server.commands.table import command
-from server.errors import CommandError
+from server.errors import CommandError, subcommand_syntax
 from server.scripting import busy, functions, scripts
 from storage.glob import compile_glob
 
@@ -212,6 +212,8 @@ def function_delete(c, argv):
 
 @command("function|flush")
 def function_flush(c, argv):
+    if len(argv) > 3:
+        raise subcommand_syntax(argv)
     _flush_mode(argv, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
     functions.registry(c.server).flush()
     return R.OK
@@ -229,9 +231,9 @@ def function_list(c, argv):
     i = 2
     while i < len(argv):
         opt = argv[i].lower()
-        if opt == b"withcode":
+        if opt == b"withcode" and not with_code:  # each option once: a repeat is an unknown argument
             with_code = True
-        elif opt == b"libraryname":
+        elif opt == b"libraryname" and pattern is None:
             if i + 1 >= len(argv):
                 raise CommandError("ERR library name argument was not given")
             pattern = argv[i + 1]
@@ -288,7 +290,7 @@ def function_dump(c, argv):
 def function_restore(c, argv):
     policy = b"append"
     if len(argv) > 4:
-        raise CommandError("ERR syntax error")
+        raise subcommand_syntax(argv)
     if len(argv) == 4:
         policy = argv[3].lower()
         if policy not in (b"flush", b"append", b"replace"):

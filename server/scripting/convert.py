@@ -54,14 +54,35 @@ def format_double(d: float) -> bytes:
     return b"%.17g" % d
 
 
+_SLICE = 4000  # arguments per call into Lua, well inside its C stack (LUAI_MAXCSTACK 8000); even
+
+
+def chunked(make: Any, add: Any) -> Any:
+    """A Lua constructor (mkobj, mkmap, mkset) made callable with any number of arguments: past a
+    slice's worth, the table is made from the first slice and `add` inserts the rest, in order, so
+    the table is the one a single call would build (a 100,000-field HGETALL or cjson object)."""
+
+    def build(*args: Any) -> Any:
+        if len(args) <= _SLICE:
+            return make(*args)
+        t = make(*args[:_SLICE])
+        for i in range(_SLICE, len(args), _SLICE):
+            add(t, *args[i:i + _SLICE])
+        return t
+
+    return build
+
+
 class ReplyParser:
     """RESP reply bytes -> Lua values, for one Lua state's helpers."""
 
-    __slots__ = ("table_from", "h")
+    __slots__ = ("table_from", "h", "mkmap", "mkset")
 
     def __init__(self, lua: Any, helpers: Any) -> None:
         self.table_from = lua.table_from
         self.h = helpers
+        self.mkmap = chunked(helpers.mkmap, helpers.addmap)
+        self.mkset = chunked(helpers.mkset, helpers.addset)
 
     def parse(self, data: bytes) -> tuple[Any, bytes | None]:
         """(value, None) or (None, error message) when the reply is an error."""
@@ -75,17 +96,19 @@ class ReplyParser:
         if t == 45:  # -
             return None, data[1:-2]
         # Aggregates: a parser per reply, so building Lua values may re-enter safely.
-        return _Aggregate(data, self.table_from, self.h)._value(), None
+        return _Aggregate(data, self)._value(), None
 
 
 class _Aggregate:
-    __slots__ = ("table_from", "h", "pos", "data")
+    __slots__ = ("table_from", "h", "mkmap", "mkset", "pos", "data")
 
-    def __init__(self, data: bytes, table_from: Any, h: Any) -> None:
+    def __init__(self, data: bytes, parser: ReplyParser) -> None:
         self.data = data
         self.pos = 0
-        self.table_from = table_from
-        self.h = h
+        self.table_from = parser.table_from
+        self.h = parser.h
+        self.mkmap = parser.mkmap
+        self.mkset = parser.mkset
 
     def _line(self) -> bytes:
         data, pos = self.data, self.pos
@@ -120,10 +143,10 @@ class _Aggregate:
             for _ in range(n):
                 flat.append(self._value())
                 flat.append(self._value())
-            return self.h.mkmap(*flat)
+            return self.mkmap(*flat)
         if t == 126:  # ~
             n = int(self._line())
-            return self.h.mkset(*[self._value() for _ in range(n)])
+            return self.mkset(*[self._value() for _ in range(n)])
         if t == 95:  # _
             self._line()
             return None

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from lupa.lua51 import lua_type
 
+from protocol.request import split_inline_args
 from server.errors import CommandError
 from server.scripting import convert, rdbstr
 from server.scripting import engine as eng
@@ -73,18 +74,21 @@ def _folded_names(lib: Library) -> dict[bytes, bytes]:
 
 
 def parse_metadata(code: bytes) -> tuple[bytes, int]:
-    """(library name, offset of the Lua code) from the `#!lua name=...` line."""
+    """(library name, offset of the Lua code) from the `#!lua name=...` line, with the checks and
+    errors of functionExtractLibMetaData and then functionsCreateWithLibraryCtx, in their order: the
+    line is split as sdssplitargs splits (quotes allowed), `name=` matches in any case, the name is
+    checked before the engine."""
     if not code.startswith(b"#!"):
         raise CommandError("ERR Missing library metadata")
     nl = code.find(b"\n")
-    first = code[:nl] if nl >= 0 else code
-    parts = first.split()
-    engine_name = parts[0][2:] if parts else b""
-    if engine_name.lower() != b"lua":
-        raise CommandError(b"ERR Engine '" + engine_name + b"' not found")
+    parts = split_inline_args(code[:nl]) if nl >= 0 else None
+    if not parts:
+        raise CommandError("ERR Invalid library metadata")
     name = None
     for p in parts[1:]:
-        if p.startswith(b"name="):
+        if p[:5].lower() == b"name=":
+            if name is not None:
+                raise CommandError("ERR Invalid metadata value, name argument was given multiple times")
             name = p[5:]
         else:
             raise CommandError(b"ERR Invalid metadata value given: " + p)
@@ -92,7 +96,10 @@ def parse_metadata(code: bytes) -> tuple[bytes, int]:
         raise CommandError("ERR Library name was not given")
     if not _NAME_OK.match(name):
         raise CommandError("ERR " + NAME_ERROR)
-    return name, (nl if nl >= 0 else len(code))
+    engine_name = parts[0][2:]
+    if engine_name.lower() != b"lua":
+        raise CommandError(b"ERR Engine '" + engine_name + b"' not found")
+    return name, nl
 
 
 class FunctionsEngine:

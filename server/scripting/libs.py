@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from server.scripting import lib_bit, lib_cjson, lib_cmsgpack, lib_struct
+from server.scripting import convert, lib_bit, lib_cjson, lib_cmsgpack, lib_struct
 
 if TYPE_CHECKING:
     from server.scripting.engine import Engine
@@ -19,11 +19,12 @@ def install(engine: Engine) -> None:
     def lua_where() -> str:
         return where().decode(errors="replace")
 
+    mkobj = convert.chunked(h.mkobj, h.addobj)
     libs = {
         b"bit": lib_bit.make(lua_where),
         b"struct": lib_struct.make(lua_where),
-        b"cjson": lib_cjson.make(lua_where, lua.table_from, h.mkobj),
-        b"cmsgpack": lib_cmsgpack.make(lua_where, lua.table_from, h.mkobj),
+        b"cjson": lib_cjson.make(lua_where, lua.table_from, mkobj),
+        b"cmsgpack": lib_cmsgpack.make(lua_where, lua.table_from, mkobj),
     }
     for name, members in libs.items():
         t = lua.table()

@@ -205,31 +205,30 @@ local function compile(body, name)
   return f, err
 end
 
--- Reply constructors (tables laid out as Redis builds them, so iteration orders match).
-local function mkmap(...)
-  local t = {}
-  for i = 1, rawselect('#', ...), 2 do
-    local k, v = rawselect(i, ...)
-    if k ~= nil then t[k] = v end
-  end
-  return {map = t}
-end
-local function mkset(...)
-  local t = {}
-  for i = 1, rawselect('#', ...) do
-    local k = rawselect(i, ...)
-    if k ~= nil then t[k] = true end
-  end
-  return {set = t}
-end
-local function mkobj(...)
-  local t = {}
-  for i = 1, rawselect('#', ...), 2 do
-    local k, v = rawselect(i, ...)
-    t[k] = v
+-- Reply constructors (tables laid out as Redis builds them, so iteration orders match).  A call can
+-- pass only so many arguments (Lua's C stack), so Python passes big ones in slices: the mk* call
+-- makes the table from the first slice and the add* calls insert the rest, in the same order.
+local function putpairs(t, skipnil, ...)
+  local a, n = {...}, rawselect('#', ...)
+  for i = 1, n, 2 do
+    local k = a[i]
+    if k ~= nil or not skipnil then t[k] = a[i + 1] end
   end
   return t
 end
+local function putkeys(t, ...)
+  local a, n = {...}, rawselect('#', ...)
+  for i = 1, n do
+    if a[i] ~= nil then t[a[i]] = true end
+  end
+  return t
+end
+local function mkmap(...) return {map = putpairs({}, true, ...)} end
+local function addmap(r, ...) putpairs(r.map, true, ...) return r end
+local function mkset(...) return {set = putkeys({}, ...)} end
+local function addset(r, ...) putkeys(r.set, ...) return r end
+local function mkobj(...) return putpairs({}, false, ...) end
+local function addobj(t, ...) return putpairs(t, false, ...) end
 
 -- A returned table's reply shape, read with raw access as Redis reads it (a metatable, such as the
 -- globals proxy's, is never consulted): a kind code and its payload.  The codes follow Redis's
@@ -290,7 +289,8 @@ return {
   compile = compile, install = install,
   protect = protect, strict = strict, use_env = use_env, mark_functions = mark_functions,
   copy = copy, new_table = function() return {} end,
-  mkmap = mkmap, mkset = mkset, mkobj = mkobj, reply_shape = reply_shape,
+  mkmap = mkmap, mkset = mkset, mkobj = mkobj, addmap = addmap, addset = addset, addobj = addobj,
+  reply_shape = reply_shape,
   ok = function(s) return {ok = s} end,
   err = function(s) return {err = s} end,
   double = function(d) return {double = d} end,
