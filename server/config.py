@@ -1,8 +1,9 @@
 """Configuration: the option table, redis.conf syntax, command-line options, CONFIG GET / SET /
 REWRITE semantics — all as Redis 7.0 has them.
 
-The table (`config_defaults.json`) lists every option redis-server 7.0 reports in `CONFIG GET *`
-with its default, kind and limits; it was read off a live redis-server 7.0 (CONFIG GET for the
+The table (`config_defaults.json`) lists every option redis-server 7.0 reports in `CONFIG GET *`,
+and its hidden ones (found by exact name only: rdb-key-save-delay, key-load-delay, ...), with its
+default, kind and limits; it was read off a live redis-server 7.0 (CONFIG GET for the
 defaults, refused CONFIG SET / start-up values for kinds, bounds, enum members and the immutable
 and protected flags).  Kinds validate and normalise exactly as Redis's config.c does: booleans
 yes/no, integers by string2ll with bounds, memory sizes by memtoull with k/kb/m/mb/g/gb units
@@ -274,6 +275,7 @@ class Option:
     immutable: bool = False
     protected: bool = False
     percent: bool = False
+    hidden: bool = False  # HIDDEN_CONFIG: CONFIG GET finds it by its exact name only, never by a pattern
 
     @property
     def multi_arg(self) -> bool:
@@ -347,11 +349,12 @@ def _load_table() -> tuple[dict[str, Option], dict[str, str]]:
         flags = e.get("flags", ())
         options[name] = Option(name, e["type"], e["default"], e.get("min", 0), e.get("max", 0),
                                tuple(e.get("values", ())), "immutable" in flags, "protected" in flags,
-                               "percent" in flags)
+                               "percent" in flags, "hidden" in flags)
     return options, aliases
 
 
 OPTIONS, ALIASES = _load_table()
+HIDDEN = frozenset(name for name, opt in OPTIONS.items() if opt.hidden)
 ALIASES_OF: dict[str, list[str]] = {}
 for _alias, _primary in ALIASES.items():
     ALIASES_OF.setdefault(_primary, []).append(_alias)
@@ -430,7 +433,7 @@ class Config:
                     out.append((pat, self.values[low].encode(errors="surrogateescape")))
                 continue
             for name, value in self.values.items():
-                if name not in seen and glob_match(pat, name.encode(), nocase=True):
+                if name not in seen and name not in HIDDEN and glob_match(pat, name.encode(), nocase=True):
                     seen.add(name)
                     out.append((name.encode(), value.encode(errors="surrogateescape")))
         return out
@@ -517,8 +520,9 @@ class Config:
                         hook(value)
                     applied.append(name)
         except ConfigError as exc:
-            for name, value in old.items():
-                self._store(name, value)
+            failed = name  # the error names the option whose apply failed
+            for n, value in old.items():
+                self._store(n, value)
             self.refresh()
             for n in applied:  # undo what the hooks already did
                 for hook in self.on_change.get(n, ()):
@@ -526,7 +530,7 @@ class Config:
                         hook(old[n])
                     except ConfigError:
                         pass
-            raise _ApplyError(name, str(exc)) from None
+            raise _ApplyError(failed, str(exc)) from None
 
     # files and command lines ------------------------------------------------------------------
     def load_text(self, text: bytes, source: str, first_line: int = 1) -> None:
