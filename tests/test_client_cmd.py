@@ -332,3 +332,20 @@ def test_list_cmd_is_the_command_looked_up(raxdb, oracle):
             conn.close()
             admin.close()
         assert shown[0] == shown[1], script
+
+
+def test_qbuf_counts_the_running_command_and_what_follows(raxdb, oracle):
+    """CLIENT LIST/INFO's qbuf= for the asking client holds the command running and whatever was
+    pipelined behind it, as Redis's query buffer does (introspection.tcl expects qbuf=26)."""
+    def qbufs(port: int) -> list[str]:
+        c = RawConnection(port)
+        out = []
+        for batch in ([("CLIENT", "INFO")], [("CLIENT", "LIST", "ID", "1", "2")],
+                      [("CLIENT", "INFO"), ("PING",), ("SET", "k", "v" * 100)]):
+            c.send(b"".join(encode_command(a) for a in batch))
+            frames = [c.read_frame() for _ in batch]
+            out += re.findall(r"qbuf=(\d+)", parse(frames[0]).decode()) or ["none"]
+        c.close()
+        return out
+
+    assert qbufs(raxdb.port) == qbufs(oracle.port)

@@ -3,6 +3,7 @@ Lua <-> RESP conversions, error texts and positions, the bundled libraries, busy
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import pytest
@@ -295,6 +296,24 @@ def test_cjson_settings(diff):
     finally:
         diff("SCRIPT", "FLUSH")
     ev(diff, "return {pcall(cjson.encode, {a={1}})}")
+
+
+def test_a_table_that_contains_itself(diff):
+    """Redis converts a returned table on the Lua C stack, so a table that contains itself ends,
+    ~8,000 levels down, in 'reached lua stack limit' errors, at the depth Redis's stack accounting
+    gives for arrays, maps (key and value) and sets; the connection keeps working."""
+    for body in ("local a = {}; local b = {a}; a[1] = b; return a",
+                 "local a = {}; local b = {a}; a[1] = b; return {1, 2, a, 3}",
+                 "local a = {}; a.map = a; return a", "local a = {}; local m = {}; m[1] = a; a.map = m; return a",
+                 "local a = {}; local s = {}; s[a] = true; a.set = s; return a",
+                 "local a = {}; a[1] = {err = 'deep'}; local t = a; for i = 1, 7995 do t = {t} end return t"):
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 40_000))  # the harness reads nested frames recursively
+        try:
+            ev(diff, body)
+        finally:
+            sys.setrecursionlimit(limit)
+    diff("PING")
 
 
 def test_big_maps_sets_and_objects_reach_lua(diff):

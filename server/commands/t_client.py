@@ -12,6 +12,7 @@ is server/tracking.py.
 from __future__ import annotations
 
 from protocol import reply as R
+from protocol.hiredis_limits import unconsumed
 from protocol.request import _string2ll
 from server import lifecycle, tracking
 from server.commands.args import maybe_int, option_word
@@ -63,9 +64,8 @@ def client_info_line(c, current=None) -> str:
         omem = c.output_size()
     except (AttributeError, RuntimeError):
         omem = 0
-    exact = c.exact
-    qbuf = exact.pending() if exact is not None else 0
     me = c is current
+    qbuf = _query_buffer(c, me)
     argv_mem = _argv_mem(c.last_argv) if me else 0
     multi = c.multi
     multi_mem = sum(_argv_mem(argv) for _, argv in multi) if multi else 0
@@ -85,6 +85,22 @@ def client_info_line(c, current=None) -> str:
     if c.lib_name or c.lib_ver:
         line += f" lib-name={c.lib_name.decode(errors='replace')} lib-ver={c.lib_ver.decode(errors='replace')}"
     return line
+
+
+def _query_buffer(c, me: bool) -> int:
+    """qbuf=: the bytes received and not yet run.  For the client asking, Redis's query buffer
+    still holds the command running (26 bytes for a multibulk CLIENT LIST), so it is counted in
+    its request form."""
+    exact = c.exact
+    if exact is not None:
+        pending = exact.pending()
+    else:
+        reader = getattr(c, "reader", None)
+        pending = unconsumed(reader) if reader is not None else 0
+    if me and c.last_argv:
+        argv = c.last_argv
+        pending += len(b"*%d\r\n" % len(argv)) + sum(len(b"$%d\r\n" % len(a)) + len(a) + 2 for a in argv)
+    return pending
 
 
 def _text_reply(c, text: str) -> bytes:

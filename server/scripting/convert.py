@@ -180,59 +180,89 @@ def _parse_double(text: bytes) -> float:
     return float(text)
 
 
+# Redis converts a returned table recursively on the Lua C stack, checking for 4 free slots
+# (LUAI_MAXCSTACK 8000) on every value; past that the value becomes this error, so a table that
+# contains itself ends after ~8,000 levels.  The conversion below is iterative and counts the slots
+# Redis would hold: 2 at the top, +1 per array element, +4 for a map key and +3 for its value, +3
+# per set member.
+_STACK_SLOTS = 8000 - 4
+_STACK_LIMIT = b"-ERR reached lua stack limit\r\n"
+
+
 def lua_to_resp(v: Any, enc: R.Encoder, script_resp: int, shape: Any) -> bytes:
     """A script's return value as the caller's reply (enc is the caller's protocol; shape is the
     Lua helper `reply_shape`, which reads a table the raw way Redis does)."""
     cls = v.__class__
     if cls is bytes:
         return R.bulk(v)
-    if cls is bool:
-        if script_resp == 2:
-            return R.ONE if v else enc.null
-        return enc.boolean(v)
     if cls is int or cls is float:
         return R.integer(lua_number_to_int(v))
-    if v is None:
-        return enc.null
-    if lua_type(v) == "table":
-        return _table_to_resp(v, enc, script_resp, shape)
-    return enc.null
+    out: list[bytes] = []
+    todo: list[tuple[Any, int]] = [(v, 2)]
+    while todo:
+        v, used = todo.pop()
+        cls = v.__class__
+        if used > _STACK_SLOTS:  # checked on entry, whatever the value's type
+            out.append(_STACK_LIMIT)
+        elif cls is bytes:
+            out.append(R.bulk(v))
+        elif cls is int or cls is float:
+            out.append(R.integer(lua_number_to_int(v)))
+        elif cls is bool:
+            if script_resp == 2:
+                out.append(R.ONE if v else enc.null)
+            else:
+                out.append(enc.boolean(v))
+        elif v is None or lua_type(v) != "table":
+            out.append(enc.null)
+        else:
+            _table_to_resp(v, enc, shape, used, out, todo)
+    return out[0] if len(out) == 1 else b"".join(out)
 
 
-def _table_to_resp(t: Any, enc: R.Encoder, script_resp: int, shape: Any) -> bytes:
+def _table_to_resp(t: Any, enc: R.Encoder, shape: Any, used: int, out: list[bytes],
+                   todo: list[tuple[Any, int]]) -> None:
+    """Emit a table's reply, or its header with its members queued on `todo` (last first)."""
     parts = shape(t)
     if parts.__class__ is not tuple:  # kind 8 alone: an empty array
-        return b"*0\r\n"
+        out.append(b"*0\r\n")
+        return
     kind = parts[0]
-    if kind == 8:
-        return R.array([lua_to_resp(val, enc, script_resp, shape) for val in parts[1:]])
-    if kind == 1:
-        return b"-" + clean(parts[1]) + b"\r\n"
-    if kind == 2:
-        return b"+" + clean(parts[1]) + b"\r\n"
-    if kind == 3:
+    if kind == 8 or kind == 9:
+        items = parts[1:] if kind == 8 else _long_array(t, parts[1], shape)
+        out.append(b"*%d\r\n" % len(items))
+        used += 1
+        todo.extend([(x, used) for x in reversed(items)])
+    elif kind == 1:
+        out.append(b"-" + clean(parts[1]) + b"\r\n")
+    elif kind == 2:
+        out.append(b"+" + clean(parts[1]) + b"\r\n")
+    elif kind == 3:
         body = format_double(float(parts[1]))
-        return b"," + body + b"\r\n" if enc.version == 3 else R.bulk(body)
-    if kind == 4:
-        return enc.big_number(clean(parts[1]))
-    if kind == 5:
-        return enc.verbatim(parts[2], parts[1])
-    if kind == 6:
-        flat = []
-        for k, val in parts[1].items():  # lua_next order, raw, as Redis walks it
-            flat.append(lua_to_resp(k, enc, script_resp, shape))
-            flat.append(lua_to_resp(val, enc, script_resp, shape))
-        return enc.map(flat)
-    if kind == 7:
-        return enc.set([lua_to_resp(k, enc, script_resp, shape) for k in parts[1].keys()])
-    return R.array(_long_array(t, parts[1], enc, script_resp, shape))
+        out.append(b"," + body + b"\r\n" if enc.version == 3 else R.bulk(body))
+    elif kind == 4:
+        out.append(enc.big_number(clean(parts[1])))
+    elif kind == 5:
+        out.append(enc.verbatim(parts[2], parts[1]))
+    elif kind == 6:
+        pairs = list(parts[1].items())  # lua_next order, raw, as Redis walks it
+        out.append(enc.map_header(len(pairs)))
+        for k, val in reversed(pairs):
+            todo.append((val, used + 3))
+            todo.append((k, used + 4))
+    else:  # 7: a set
+        keys = list(parts[1].keys())
+        out.append(enc.set_header(len(keys)))
+        todo.extend([(k, used + 3) for k in reversed(keys)])
 
 
-def _long_array(t: Any, n: int, enc: R.Encoder, script_resp: int, shape: Any) -> list[bytes]:
-    items = []
+def _long_array(t: Any, n: int, shape: Any) -> tuple[Any, ...]:
+    items: list[Any] = []
     for i in range(1, n + 1, 4000):
         got = shape(t, i, min(n, i + 3999))
-        for val in got if got.__class__ is tuple else (got,):
-            items.append(lua_to_resp(val, enc, script_resp, shape))
-    return items
+        if got.__class__ is tuple:
+            items.extend(got)
+        else:
+            items.append(got)
+    return tuple(items)
 
