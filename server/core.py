@@ -239,8 +239,18 @@ class Server:
         if self.loop is not None:
             self.pause_handle = self.loop.call_later(max(0.0, (until_ms - time.time() * 1000) / 1000),
                                                      self.unpause)
+            # Keys stop expiring once the command that paused is over (a MULTI with CLIENT PAUSE
+            # runs its later writes unpaused, as in Redis).
+            self.loop.call_soon(self._hold_expiry)
+        else:
+            self._hold_expiry()
         for c in self.clients.values():
             c.update_plain()
+
+    def _hold_expiry(self, hold: bool = True) -> None:
+        hold = hold and self.pause_until_ms != 0
+        for db in self.dbs:
+            db.expire_paused = hold
 
     def unpause(self) -> None:
         if self.pause_handle is not None:
@@ -249,6 +259,7 @@ class Server:
         was_paused = self.pause_until_ms != 0
         self.pause_until_ms = 0
         self.pause_writes_only = False
+        self._hold_expiry(False)
         for c in self.clients.values():
             c.update_plain()
         if was_paused:

@@ -120,7 +120,7 @@ class Entry:
 class Database:
     __slots__ = ("id", "data", "expires", "_heap", "_slot_of", "slots", "_free", "watched", "blocking",
                  "freq", "clock", "signals", "expired_hook", "stat_expired",
-                 "ready_hook", "new_hook", "sizes", "mem")
+                 "ready_hook", "new_hook", "sizes", "mem", "expire_paused")
 
     def __init__(self, dbid: int) -> None:
         self.id = dbid
@@ -149,6 +149,9 @@ class Database:
         # by the server only while notify-keyspace-events has 'n'.
         self.new_hook: Callable[[Database, bytes], None] | None = None
         self.stat_expired = 0
+        # While clients are paused (CLIENT PAUSE) the dataset stays as it is: a key past its
+        # deadline reads as missing but is not deleted (expireIfNeeded's pause check).
+        self.expire_paused = False
         # Memory accounting (server/evict.py, only while maxmemory is set; None otherwise): key ->
         # the bytes last counted for it, and their sum.  A deleted key leaves here at once; the
         # server re-counts the keys a command touched after it runs.
@@ -334,6 +337,8 @@ class Database:
 
     # ---- expiry --------------------------------------------------------------------------------
     def _expire(self, key: bytes) -> None:
+        if self.expire_paused:
+            return  # logically expired (the caller treats it as gone), deleted after the pause
         self.delete(key)
         self.stat_expired += 1
         if self.expired_hook is not None:

@@ -349,3 +349,48 @@ def test_qbuf_counts_the_running_command_and_what_follows(raxdb, oracle):
         return out
 
     assert qbufs(raxdb.port) == qbufs(oracle.port)
+
+
+def test_pause_holds_expiry(diff):
+    """While clients are paused the dataset stays as it is: keys past their deadline read as
+    missing but are neither deleted nor counted as expired until the pause ends."""
+    diff("CONFIG", "RESETSTAT")
+    diff.script("""
+        MULTI
+        SET foo bar PX 100
+        SET bar foo PX 100
+        CLIENT PAUSE 50000 WRITE
+        EXEC
+        DEBUG SLEEP 0.2
+        GET foo
+        EXISTS bar
+        DBSIZE
+        KEYS *
+        SCAN 0
+        TTL foo
+    """)
+    ours, theirs = diff.both("INFO", "stats")
+    assert re.search(rb"expired_keys:\d+", ours)[0] == re.search(rb"expired_keys:\d+", theirs)[0] == b"expired_keys:0"
+    diff.script("""
+        CLIENT UNPAUSE
+        DBSIZE
+        GET foo
+        GET bar
+        DBSIZE
+    """)
+    ours, theirs = diff.both("INFO", "stats")
+    assert re.search(rb"expired_keys:\d+", ours)[0] == re.search(rb"expired_keys:\d+", theirs)[0] == b"expired_keys:2"
+
+
+def test_randomkey_returns_while_every_key_is_dead_and_paused(raxdb):
+    """Redis 7.0 loops forever in RANDOMKEY when every key has expired during a pause; raxdb
+    returns one of them after 100 draws, as Redis 7.2 does."""
+    c = RawConnection(raxdb.port)
+    c.call("FLUSHALL")
+    c.call("SET", "a", "1", "PX", "1")
+    c.call("CLIENT", "PAUSE", "50000", "WRITE")
+    c.call("DEBUG", "SLEEP", "0.01")
+    assert c.call("RANDOMKEY") == b"$1\r\na\r\n"
+    c.call("CLIENT", "UNPAUSE")
+    assert c.call("RANDOMKEY") == b"$-1\r\n"
+    c.close()

@@ -289,11 +289,16 @@ def scan(c, argv):
 def randomkey(c, argv):
     db = c.db
     now = c.server.now_ms
+    # While a CLIENT PAUSE holds expiry, keys past their deadline stay: if every key has a TTL
+    # they may all be dead, so after 100 tries the key drawn is returned anyway (Redis 7.2's
+    # guard; 7.0 would loop forever).
+    tries = 100 if db.expire_paused and len(db.expires) == len(db.data) else -1
     while True:
         key = db.random_key()
         if key is None:
             return c.enc.null
-        if not (db.expires and db.expire_if_needed(key, now)):
+        tries -= 1
+        if tries == 0 or not (db.expires and db.expire_if_needed(key, now)):
             return R.bulk(key)
 
 
