@@ -81,6 +81,7 @@ class Server:
         self.stat_keyspace_hits = 0
         self.stat_keyspace_misses = 0
         self.stat_expired_keys = 0
+        self.stat_lazyfreed = 0  # INFO lazyfreed_objects (server/lazyfree.py)
         self.stat_total_error_replies = 0
         self.stat_unexpected_error_replies = 0
         self.errorstats: dict[str, int] = {}
@@ -212,7 +213,7 @@ class Server:
         """CONFIG RESETSTAT: Redis's resetServerStats plus command and error statistics."""
         self.stat_numconnections = self.stat_rejected_conn = 0
         self.stat_keyspace_hits = self.stat_keyspace_misses = 0
-        self.stat_expired_keys = self.stat_evicted_keys = 0
+        self.stat_expired_keys = self.stat_evicted_keys = self.stat_lazyfreed = 0
         self.eviction.exceeded_total_us = 0
         self.eviction.exceeded_since = 0.0
         self.stat_total_error_replies = self.stat_unexpected_error_replies = 0

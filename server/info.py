@@ -170,7 +170,7 @@ def _memory(srv: Server) -> list[str]:
         "mem_allocator:libc",
         "active_defrag_running:0",
         "lazyfree_pending_objects:0",
-        "lazyfreed_objects:0",
+        f"lazyfreed_objects:{srv.stat_lazyfreed}",
     ]
 
 

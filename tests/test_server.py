@@ -568,3 +568,69 @@ def test_redis_py_introspection_helpers(raxdb, protocol):
         assert r.dbsize() == 2
     finally:
         r.close()
+
+
+def test_lazyfreed_objects(raxdb, oracle):
+    """INFO's lazyfreed_objects counts what Redis frees in the background: a value with more than
+    64 allocations when UNLINKed (or DELeted with lazyfree-lazy-user-del), the keys of a database
+    flushed asynchronously; CONFIG RESETSTAT clears it.  Redis's own count is read once its
+    background thread is idle (lazyfree_pending_objects:0)."""
+    def counts(port: int) -> list[bytes]:
+        a = RawConnection(port)
+
+        def settled() -> bytes:
+            while True:
+                info = a.call("INFO", "memory")
+                if b"lazyfree_pending_objects:0\r\n" in info:
+                    return re.search(rb"lazyfreed_objects:\d+", info)[0]
+
+        a.call("FLUSHALL")
+        a.call("CONFIG", "RESETSTAT")
+        a.call("CONFIG", "SET", "stream-node-max-entries", "5")
+        out = []
+        for j in range(1000):
+            a.call("XADD", "stream", "*", "foo" if j % 10 else "bar", str(j))
+        a.call("XGROUP", "CREATE", "stream", "g", "0")
+        a.call("XREADGROUP", "GROUP", "g", "alice", "COUNT", "2", "STREAMS", "stream", ">")
+        a.call("UNLINK", "stream")
+        out.append(settled())
+        a.call("XADD", "s", "*", "a", "b")
+        a.call("XGROUP", "CREATE", "s", "g", "$")
+        a.call("XGROUP", "DESTROY", "s", "g")
+        a.call("UNLINK", "s")
+        out.append(settled())
+        for j in range(200):
+            a.call("SADD", "set", "m%d" % j)
+            a.call("SADD", "iset", j)
+            a.call("RPUSH", "list", "x" * 100)
+            a.call("HSET", "h" if j < 70 else "h2", "f%d" % j, "v")
+            a.call("ZADD", "z" if j < 70 else "z2", j, "m%d" % j)
+        a.call("UNLINK", "set", "iset", "list", "h", "z", "h2", "z2", "nosuch")
+        out.append(settled())
+        for j in range(70):
+            a.call("SADD", "big", "m%d" % j)
+        a.call("DEL", "big")
+        out.append(settled())
+        a.call("SADD", "big", *("m%d" % j for j in range(70)))
+        a.call("CONFIG", "SET", "lazyfree-lazy-user-del", "yes")
+        a.call("DEL", "big")
+        a.call("CONFIG", "SET", "lazyfree-lazy-user-del", "no")
+        out.append(settled())
+        a.call("MSET", "a", "1", "b", "2", "c", "3")
+        a.call("FLUSHDB", "ASYNC")
+        out.append(settled())
+        a.call("MSET", "a", "1", "b", "2")
+        a.call("FLUSHALL", "SYNC")
+        out.append(settled())
+        a.call("CONFIG", "SET", "lazyfree-lazy-user-flush", "yes")
+        a.call("MSET", "a", "1", "b", "2")
+        a.call("FLUSHALL")
+        out.append(settled())
+        a.call("CONFIG", "SET", "lazyfree-lazy-user-flush", "no")
+        a.call("CONFIG", "SET", "stream-node-max-entries", "100")
+        a.call("CONFIG", "RESETSTAT")
+        out.append(settled())
+        a.close()
+        return out
+
+    assert counts(raxdb.port) == counts(oracle.port)

@@ -18,6 +18,7 @@ import weakref
 from typing import Any
 
 from protocol import reply as R
+from server import lazyfree
 from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, option_word
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
@@ -84,13 +85,15 @@ def _carry_lfu(src_db, src: bytes, dst_db, dst: bytes) -> None:
 
 
 # ---- DEL / UNLINK / EXISTS / TYPE / TOUCH --------------------------------------------------------
-def _delete_keys(c, argv: list[bytes]) -> bytes:
+def _delete_keys(c, argv: list[bytes], lazy: bool) -> bytes:
     db = c.db
     now = c.server.now_ms
     deleted = 0
     for key in argv[1:]:
         if db.expires:
             db.expire_if_needed(key, now)
+        if lazy:  # Redis frees a big value in the background and counts it
+            lazyfree.freed_async(c.server, db.stored(key))
         if db.delete(key):
             modified(c, key)
             notify(c, NOTIFY_GENERIC, "del", key)
@@ -100,12 +103,12 @@ def _delete_keys(c, argv: list[bytes]) -> bytes:
 
 @command("del")
 def del_(c, argv):
-    return _delete_keys(c, argv)
+    return _delete_keys(c, argv, c.server.config.values["lazyfree-lazy-user-del"] == "yes")
 
 
 @command("unlink")
 def unlink(c, argv):
-    return _delete_keys(c, argv)
+    return _delete_keys(c, argv, True)
 
 
 @command("exists")

@@ -13,7 +13,7 @@ import time
 
 from protocol import reply as R
 from protocol.request import _string2ll
-from server import blocking, evict, lifecycle, tracking, watch
+from server import blocking, evict, lazyfree, lifecycle, tracking, watch
 from server import info as info_mod
 from server.commands.args import maybe_int, option_word
 from server.commands.t_config import help_reply, is_local
@@ -49,18 +49,25 @@ def flushdb(c, argv):
         watch.touch_flushed(c.db)  # WATCHed keys that exist are modified by the flush
     tracking.flushed(c.server)
     blocking.signal_deleted_streams(c.db)
-    c.server.dirty += c.db.flush()
+    n = c.db.flush()
+    if lazyfree.flush_is_async(c.server, argv, 1):
+        lazyfree.flushed_async(c.server, n)
+    c.server.dirty += n
     return R.OK
 
 
 @command("flushall")
 def flushall(c, argv):
     _flush_mode(argv, 1)
+    lazy = lazyfree.flush_is_async(c.server, argv, 1)
     for db in c.server.dbs:
         if db.watched:
             watch.touch_flushed(db)
         blocking.signal_deleted_streams(db)
-        c.server.dirty += db.flush()
+        n = db.flush()
+        if lazy:
+            lazyfree.flushed_async(c.server, n)
+        c.server.dirty += n
     tracking.flushed(c.server)
     return R.OK
 
