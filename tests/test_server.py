@@ -634,3 +634,21 @@ def test_lazyfreed_objects(raxdb, oracle):
         return out
 
     assert counts(raxdb.port) == counts(oracle.port)
+
+
+def test_standalone_answers_for_cluster_and_module_commands(diff):
+    """Cluster commands answer as a standalone Redis does (cluster support disabled, after arity,
+    unknown-subcommand and script checks); MODULE LIST is empty and loading needs
+    enable-module-command."""
+    for args in (["CLUSTER", "INFO"], ["CLUSTER", "KEYSLOT", "a"], ["CLUSTER", "HELP"], ["CLUSTER", "FOO"],
+                 ["CLUSTER"], ["CLUSTER", "INFO", "x"], ["CLUSTER", "SLOTS"], ["CLUSTER", "SHARDS"], ["ASKING"],
+                 ["READONLY"], ["READWRITE"], ["READONLY", "x"], ["MODULE", "LIST"], ["MODULE", "HELP"],
+                 ["MODULE", "LIST", "x"], ["MODULE"], ["MODULE", "LOAD", "/x.so"], ["MODULE", "LOADEX", "/x.so"],
+                 ["MODULE", "UNLOAD", "foo"], ["MODULE", "UNLOAD"],
+                 ["EVAL", "return redis.pcall('cluster', 'reset')", "0"],
+                 ["EVAL", "return redis.pcall('cluster', 'info')", "0"], ["EVAL", "return redis.pcall('readonly')", "0"],
+                 ["COMMAND", "INFO", "cluster|info", "asking", "module|list"]):
+        diff(*args)
+    diff("MULTI")
+    diff("CLUSTER", "INFO")
+    diff("EXEC")

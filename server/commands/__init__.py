@@ -7,6 +7,7 @@ owns its family; shared argument parsing lives in `args`, shared errors in `serv
 from server.commands import (  # noqa: F401 - imported for their registrations
     t_bitops,
     t_blocking,
+    t_cluster,
     t_connection,
     t_hash,
     t_hll,

@@ -54,6 +54,18 @@ def is_local(c) -> bool:
             or addr.startswith("unix:") or addr.startswith("::ffff:127."))
 
 
+def protected_allowed(c, option: str) -> bool:
+    """May `c` run a command that enable-debug-command / enable-module-command guards?"""
+    mode = c.server.config.values[option]
+    return mode == "yes" or (mode == "local" and is_local(c))
+
+
+def protected_denied(name: str, option: str) -> CommandError:
+    return CommandError(f"ERR {name} command not allowed. If the {option} option is set to \"local\", you can "
+                        "run it from a local connection, otherwise you need to set this option in the "
+                        "configuration file, and then restart the server.")
+
+
 @command("config|set")
 def config_set(c, argv):
     if len(argv) % 2:

@@ -16,7 +16,7 @@ from protocol.request import _string2ll
 from server import blocking, evict, lazyfree, lifecycle, tracking, watch
 from server import info as info_mod
 from server.commands.args import maybe_int, option_word
-from server.commands.t_config import help_reply, is_local
+from server.commands.t_config import help_reply, protected_allowed, protected_denied
 from server.commands.table import NO_REPLY, command
 from server.config import memtoull
 from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError, subcommand_syntax
@@ -327,10 +327,6 @@ def memory_help(c, argv):
 
 
 # ---- DEBUG --------------------------------------------------------------------------------------
-_DEBUG_DENIED = ("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you "
-                 "can run it from a local connection, otherwise you need to set this option in the "
-                 "configuration file, and then restart the server.")
-
 _DEBUG_HELP = [
     "CHANGE-REPL-ID",
     "    Change the replication IDs of the instance.",
@@ -432,15 +428,10 @@ def _debug_protocol(c, kind: bytes) -> bytes:
                        "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")
 
 
-def debug_allowed(c) -> bool:
-    mode = c.server.config.values["enable-debug-command"]
-    return mode == "yes" or (mode == "local" and is_local(c))
-
-
 @command("debug")
 def debug(c, argv):
-    if not debug_allowed(c):
-        raise CommandError(_DEBUG_DENIED)
+    if not protected_allowed(c, "enable-debug-command"):
+        raise protected_denied("DEBUG", "enable-debug-command")
     sub = option_word(argv[1])
     n = len(argv)
     srv = c.server

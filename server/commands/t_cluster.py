@@ -1,0 +1,72 @@
+"""What a standalone redis-server 7.0 answers for cluster and module commands.
+
+raxdb runs as Redis does with cluster-enabled no and no modules loaded.  CLUSTER (every
+subcommand), ASKING, READONLY and READWRITE therefore answer "This instance has cluster support
+disabled" after the usual arity, unknown-subcommand and script checks, and MODULE LIST is empty,
+so cluster-aware clients and tools that probe for modules see a standalone server rather than
+unknown commands.  Loading a module fails as a missing library does in Redis; MODULE LOAD,
+LOADEX and UNLOAD are guarded by enable-module-command first, as there.
+"""
+
+from __future__ import annotations
+
+from protocol import reply as R
+from server.commands.t_config import help_reply, protected_allowed, protected_denied
+from server.commands.table import TABLE, command
+from server.errors import CommandError
+from server.log import LOG
+
+_DISABLED = "ERR This instance has cluster support disabled"
+
+
+def _cluster_disabled(c, argv):
+    raise CommandError(_DISABLED)
+
+
+for _name in ("asking", "readonly", "readwrite"):
+    command(_name)(_cluster_disabled)
+for _sub in TABLE.meta["cluster"]["info"][1][9][1]:
+    command(_sub[1][0])(_cluster_disabled)
+
+
+_MODULE_HELP = [
+    "LIST",
+    "    Return a list of loaded modules.",
+    "LOAD <path> [<arg> ...]",
+    "    Load a module library from <path>, passing to it any optional arguments.",
+    "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+    "    Load a module library from <path>, while passing it module configurations and optional arguments.",
+    "UNLOAD <name>",
+    "    Unload a module.",
+]
+
+
+@command("module|help")
+def module_help(c, argv):
+    return help_reply("MODULE", _MODULE_HELP)
+
+
+@command("module|list")
+def module_list(c, argv):
+    return R.EMPTY_ARRAY
+
+
+def _guard(c) -> None:
+    if not protected_allowed(c, "enable-module-command"):
+        raise protected_denied("MODULE", "enable-module-command")
+
+
+@command("module|load")
+def module_load(c, argv):
+    _guard(c)
+    LOG.warning(f"Module {argv[2].decode(errors='replace')} failed to load: raxdb does not load modules")
+    raise CommandError("ERR Error loading the extension. Please check the server logs.")
+
+
+command("module|loadex")(module_load)
+
+
+@command("module|unload")
+def module_unload(c, argv):
+    _guard(c)
+    raise CommandError("ERR Error unloading module: no such module with that name")
