@@ -240,11 +240,9 @@ class Server:
         if self.loop is not None:
             self.pause_handle = self.loop.call_later(max(0.0, (until_ms - time.time() * 1000) / 1000),
                                                      self.unpause)
-            # Keys stop expiring once the command that paused is over (a MULTI with CLIENT PAUSE
-            # runs its later writes unpaused, as in Redis).
-            self.loop.call_soon(self._hold_expiry)
-        else:
-            self._hold_expiry()
+        # Keys stop expiring once the command that paused is over (a MULTI with CLIENT PAUSE runs
+        # its later writes unpaused, as in Redis).
+        self.call_soon(self._hold_expiry)
         for c in self.clients.values():
             c.update_plain()
 

@@ -110,7 +110,10 @@ def state(srv: Server) -> Tracking:
         tr = srv.tracking = Tracking(srv)
         for db in srv.dbs:
             db.signals = True
-        srv.config.on_change.setdefault("tracking-table-max-keys", []).append(lambda _v: limit_table(srv))
+        # A lowered limit applies once the CONFIG SET is over, as Redis's serverCron applies it
+        # to an idle server: no command is running, so NOLOOP spares no one.
+        srv.config.on_change.setdefault("tracking-table-max-keys", []).append(
+            lambda _v: srv.call_soon(lambda: limit_table(srv)))
     return tr
 
 
@@ -350,8 +353,9 @@ def limit_table(srv: Server) -> None:
     """trackingLimitUsedSlots: forget keys (telling their clients, as if the keys changed) until
     the table is within tracking-table-max-keys, with an effort that grows while it stays over.
     Redis runs it before every command; the table only grows in a tracking client's command, so
-    raxdb runs it after those (and when the limit is lowered), which sends the same messages in
-    the same order among each client's replies, without a step on the fast loop."""
+    raxdb runs it after those (and just after a CONFIG SET lowers the limit, as serverCron would),
+    which sends the same messages in the same order among each client's replies, without a step on
+    the fast loop."""
     tr = srv.tracking
     limit = int(srv.config.values.get("tracking-table-max-keys", "0"))
     if tr is None or not 0 < limit < len(tr.table):

@@ -297,8 +297,8 @@ def test_noloop_spares_what_the_clients_own_command_changes(raxdb, oracle):
         t = open_conn()
         out = [t.call("CLIENT", "TRACKING", "on", "NOLOOP"), t.call("SET", "key1", "1"), t.call("GET", "key1")]
         out += [t.call("EVAL", "return redis.call('set', KEYS[1], '2')", "1", "key1"), t.call("GET", "key1")]
-        out += [t.call("DEBUG", "SET-ACTIVE-EXPIRE", "0"), t.call("SET", "e", "1", "PX", "1"), t.call("GET", "e")]
-        out += [t.call("DEBUG", "SLEEP", "0.01"), t.call("GET", "e"), t.call("SET", "e", "2")]
+        out += [t.call("DEBUG", "SET-ACTIVE-EXPIRE", "0"), t.call("SET", "e", "1", "PX", "200"), t.call("GET", "e")]
+        out += [t.call("DEBUG", "SLEEP", "0.25"), t.call("GET", "e"), t.call("SET", "e", "2")]
         out += [t.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")]
         return out + until_pong(t)
 
@@ -545,3 +545,24 @@ def test_lowering_the_limit_forgets_keys_at_once(fresh):
     ours, theirs = _run(a.port, scenario), _run(b.port, scenario)
     assert ours == theirs, f"\n  raxdb: {ours!r}\n  redis: {theirs!r}"
     assert ours[1] == "2"
+
+
+def test_a_noloop_client_lowering_the_limit_is_told(fresh):
+    """A NOLOOP client that lowers tracking-table-max-keys itself still hears of the keys the
+    table forgets: Redis cuts the table once the CONFIG SET is over (serverCron), when no
+    command is running, so NOLOOP spares no one (tracking.tcl's table key eviction test)."""
+    a, b = fresh
+
+    def scenario(open_conn):
+        t, r = open_conn(), open_conn(2)
+        rid = client_id(r)
+        out = [r.call("SUBSCRIBE", "__redis__:invalidate")]
+        out += [t.call("CLIENT", "TRACKING", "on", "REDIRECT", str(rid), "NOLOOP"), t.call("MSET", "k1", "1", "k2", "2")]
+        out += [t.call("MGET", "k1", "k2"), t.call("CONFIG", "SET", "tracking-table-max-keys", "1")]
+        frame = r.read_frame()  # Redis forgets a random key, raxdb the longest-remembered one
+        out.append(frame.replace(b"k2", b"k1"))
+        out += [t.call("CONFIG", "SET", "tracking-table-max-keys", "0")]
+        return out
+
+    ours, theirs = _run(a.port, scenario), _run(b.port, scenario)
+    assert ours == theirs, f"\n  raxdb: {ours!r}\n  redis: {theirs!r}"
