@@ -652,3 +652,42 @@ def test_standalone_answers_for_cluster_and_module_commands(diff):
     diff("MULTI")
     diff("CLUSTER", "INFO")
     diff("EXEC")
+
+
+def test_debug_digest(diff):
+    """DEBUG DIGEST / DIGEST-VALUE give redis-server's SHA1 digests for the same data, in every
+    encoding (so datasets can be compared across the two servers)."""
+    diff("DEBUG", "DIGEST")
+    diff("DEBUG", "DIGEST-VALUE")
+    diff.script("""
+        SET s hello
+        SET n 12345
+        SET e v EX 100
+        RPUSH l a b 3 c
+        SADD st x y 1 2
+        SADD is 1 2 3
+        ZADD z 1.5 a 2 b 3 7 -0.1 neg 1e300 big
+        HSET h f v g 1
+        XADD x 1-1 f v g 2
+        XADD x 2-5 a b
+        XADD x 3-0 f w g 3
+        XDEL x 2-5
+        PFADD hll a b c
+        APPEND s " world"
+        DEBUG DIGEST-VALUE s n e l st is z h x hll nosuch
+        DEBUG DIGEST
+        SELECT 3
+        SET k v
+        DEBUG DIGEST
+        SELECT 0
+    """)
+    for i in range(300):
+        diff("RPUSH", "bigl", "x" * (i % 50))
+        diff("SADD", "bigs", "m%d" % i)
+        diff("ZADD", "bigz", str(i / 7), "m%d" % i)
+        diff("HSET", "bigh", "f%d" % i, "v" * (i % 70))
+    diff("DEBUG", "DIGEST-VALUE", "bigl", "bigs", "bigz", "bigh")
+    diff("DEBUG", "DIGEST")
+    diff("SELECT", "3")
+    diff("FLUSHDB")
+    diff("SELECT", "0")

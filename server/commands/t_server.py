@@ -13,7 +13,7 @@ import time
 
 from protocol import reply as R
 from protocol.request import _string2ll
-from server import blocking, evict, lazyfree, lifecycle, tracking, watch
+from server import blocking, digest, evict, lazyfree, lifecycle, tracking, watch
 from server import info as info_mod
 from server.commands.args import maybe_int, option_word
 from server.commands.t_config import help_reply, protected_allowed, protected_denied
@@ -443,6 +443,10 @@ def debug(c, argv):
         return R.OK
     if sub == b"object" and n == 3:
         return _debug_object(c, argv[2])
+    if sub == b"digest" and n == 2:
+        return R.status(digest.dataset_digest(srv.dbs).encode())
+    if sub == b"digest-value":
+        return R.array([R.status(d.encode()) for d in digest.digest_values(c.db, argv[2:])])
     if sub == b"set-active-expire" and n == 3:
         srv.active_expire_enabled = argv[2] != b"0"
         return R.OK
