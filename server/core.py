@@ -150,6 +150,8 @@ class Server:
         self.pause_handle: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.active_expire_enabled = True  # DEBUG SET-ACTIVE-EXPIRE
+        self.cron_paused = False  # DEBUG PAUSE-CRON
+        self.script_deny_disabled = False  # DEBUG SET-DISABLE-DENY-SCRIPTS: noscript commands run in scripts
         self.quicklist_packed_threshold = 1024**3  # DEBUG QUICKLIST-PACKED-THRESHOLD
         # Installed by persistence: save() writes the dataset (SHUTDOWN SAVE, SIGTERM with save points).
         self.shutdown_saver: Any = None
@@ -407,6 +409,9 @@ class Server:
         self.cron_handle = self.loop.call_later(1.0 / self.config.hz, self._cron)
 
     def _cron(self) -> None:
+        if self.cron_paused:  # DEBUG PAUSE-CRON: the tick comes, its work is skipped
+            self._schedule_cron()
+            return
         now = self.update_clock()
         self.cronloops += 1
         # Active expiry: bounded work per tick, like Redis's ACTIVE_EXPIRE_CYCLE time limit.  A

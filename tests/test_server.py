@@ -691,3 +691,22 @@ def test_debug_digest(diff):
     diff("SELECT", "3")
     diff("FLUSHDB")
     diff("SELECT", "0")
+
+
+def test_debug_pause_cron_and_disable_deny_scripts(diff):
+    """DEBUG PAUSE-CRON stops the cron's work (active expiry among it); DEBUG
+    SET-DISABLE-DENY-SCRIPTS lets scripts run noscript commands."""
+    diff.script("""
+        EVAL "return redis.pcall('client', 'id') > 0" 0
+        DEBUG SET-DISABLE-DENY-SCRIPTS 1
+        EVAL "return redis.pcall('client', 'id') > 0" 0
+        DEBUG SET-DISABLE-DENY-SCRIPTS 0
+        EVAL "return redis.pcall('client', 'id') > 0" 0
+        DEBUG PAUSE-CRON 1
+        SET k v PX 10
+        DEBUG SLEEP 0.3
+        DBSIZE
+        DEBUG PAUSE-CRON 0
+        DEBUG PAUSE-CRON
+        DEBUG SET-DISABLE-DENY-SCRIPTS
+    """)

@@ -447,6 +447,12 @@ def debug(c, argv):
         return R.status(digest.dataset_digest(srv.dbs).encode())
     if sub == b"digest-value":
         return R.array([R.status(d.encode()) for d in digest.digest_values(c.db, argv[2:])])
+    if sub == b"pause-cron" and n == 3:
+        srv.cron_paused = (maybe_int(argv[2]) or 0) != 0  # atoi: a non-number is 0
+        return R.OK
+    if sub == b"set-disable-deny-scripts" and n == 3:
+        srv.script_deny_disabled = (maybe_int(argv[2]) or 0) != 0
+        return R.OK
     if sub == b"set-active-expire" and n == 3:
         srv.active_expire_enabled = argv[2] != b"0"
         return R.OK

@@ -199,7 +199,7 @@ class Engine:
             return self._fail(raise_errors, b"Unknown Redis command called from script")
         if cmd.proc is None or not cmd.arity_ok(len(argv)):
             return self._fail(raise_errors, b"Wrong number of args calling Redis command from script")
-        if cmd.noscript:
+        if cmd.noscript and not srv.script_deny_disabled:
             return self._fail(raise_errors, b"This Redis command is not allowed from script")
         if cmd.is_write and run is not None and run.ro:
             return self._fail(raise_errors, b"Write commands are not allowed from read-only scripts.")
