@@ -478,7 +478,7 @@ def test_hidden_configs_answer_only_to_their_exact_names(diff):
         diff("CONFIG", "GET", name)
     for pattern in ("*key-load*", "*delay*", "w*", "use-*", "loading-*"):
         ours, theirs = (parse(r) for r in diff.both("CONFIG", "GET", pattern))
-        pairs = [sorted(r.items()) if isinstance(r, dict) else sorted(zip(r[::2], r[1::2])) for r in (ours, theirs)]
+        pairs = [sorted(r.items()) if isinstance(r, dict) else sorted(zip(r[::2], r[1::2], strict=True)) for r in (ours, theirs)]
         assert pairs[0] == pairs[1], pattern
     for name, value in (("key-load-delay", "5"), ("rdb-key-save-delay", "x"), ("watchdog-period", "-1"),
                         ("loading-process-events-interval-bytes", "10"), ("use-exit-on-panic", "maybe")):

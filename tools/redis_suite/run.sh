@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Redis's own test suite (tests/unit/*.tcl of redis 7.0.15, from Debian's source package) against
+# raxdb, in the suite's external-server mode: a finder of differences, not part of `make test`.
+#
+#   tools/redis_suite/run.sh [unit ...]        e.g. tools/redis_suite/run.sh unit/type/stream unit/multi
+#
+# Needs tclsh and Debian's source repository (a deb-src entry is added if none is there).  The
+# suite is unpacked under $WORK (default /tmp/redis-suite) and patched for what raxdb does not
+# build: DEBUG RELOAD / DEBUG LOADAOF (an RDB or AOF round trip) become a plain SELECT 9, and
+# tests of persistence and replication are skipped (skip.txt); `needs:repl` tests are skipped by
+# tag.  Each unit runs against a fresh raxdb (the suite's tests leave state behind when they
+# fail); the report has one line per unit with its ok / err / exception counts, and each unit's
+# output is in $WORK/out/.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+WORK=${WORK:-/tmp/redis-suite}
+PORT=${PORT:-7190}
+VERSION=7.0.15
+mkdir -p "$WORK/out"
+if [ ! -d "$WORK/redis-$VERSION" ]; then
+  if ! grep -rqs "^Types: deb-src\|^deb-src" /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+      > /etc/apt/sources.list.d/raxdb-redis-src.sources
+    apt-get update -qq
+  fi
+  (cd "$WORK" && apt-get source --download-only -qq redis >/dev/null && tar xzf redis_$VERSION.orig.tar.gz)
+  (cd "$WORK/redis-$VERSION/tests" && grep -rl "debug reload\|debug loadaof" unit \
+     | xargs sed -i 's/debug reload/select 9/g; s/debug loadaof/select 9/g')
+fi
+units=("$@")
+if [ ${#units[@]} -eq 0 ]; then
+  units=(unit/type/stream unit/type/stream-cgroups unit/type/string unit/type/incr unit/type/list
+         unit/type/list-2 unit/type/list-3 unit/type/hash unit/type/set unit/type/zset unit/expire
+         unit/keyspace unit/scan unit/sort unit/bitops unit/bitfield unit/hyperloglog unit/multi
+         unit/pubsub unit/tracking unit/scripting unit/functions unit/introspection unit/pause
+         unit/protocol unit/info-command unit/latency-monitor unit/lazyfree unit/quit)
+fi
+cd "$WORK/redis-$VERSION"
+for unit in "${units[@]}"; do
+  redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1
+  (cd "$root" && setsid .venv/bin/raxdb-server --port "$PORT" --save "" --enable-debug-command yes \
+     --enable-protected-configs yes > "$WORK/out/server.log" 2>&1 &)
+  for _ in $(seq 100); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  out="$WORK/out/$(echo "$unit" | tr / _).out"
+  timeout 900 ./runtest --host 127.0.0.1 --port "$PORT" --single "$unit" --tags -needs:repl --timeout 120 \
+    --skipfile "$here/skip.txt" > "$out" 2>&1
+  echo "$unit ok=$(grep -c '\[.*ok.*\]' "$out") err=$(grep -c '^\[.*err.*\]' "$out") exception=$(grep -c '\[.*exception.*\]' "$out")"
+done
+redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1
