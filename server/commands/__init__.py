@@ -9,6 +9,7 @@ from server.commands import (  # noqa: F401 - imported for their registrations
     t_blocking,
     t_cluster,
     t_connection,
+    t_geo,
     t_hash,
     t_hll,
     t_keys,

@@ -1,0 +1,368 @@
+"""GEO commands (Redis's geo.c): points are members of a sorted set scored by their 52-bit geohash.
+
+GEOADD is ZADD with the scores computed (its NX, XX and CH are ZADD's, and it notifies "zadd").
+Searches (GEORADIUS*, GEOSEARCH, GEOSEARCHSTORE) walk the cells storage/geohash.py picks, in its
+order, and within each cell the members in score order, so an unsorted reply lists the same points
+in the same order as redis-server.  ASC/DESC sort by distance; COUNT without ANY sorts ascending
+and keeps the nearest, with Redis's partial quicksort when it cuts the list (ties then fall as
+they fall in Redis); ANY stops the walk once COUNT points are found.  Distances are printed with
+four decimals (fixedpoint_d2string), coordinates as "%.17f" trimmed (addReplyHumanLongDouble).
+"""
+
+from __future__ import annotations
+
+from protocol import reply as R
+from server.commands import t_zset
+from server.commands.args import maybe_int
+from server.commands.pqsort import partial_qsort
+from server.commands.table import command
+from server.errors import SYNTAX, WRONGTYPE, CommandError
+from server.keyaccess import lookup_read
+from server.numparse import string2d
+from storage import geohash as gh
+from storage.geohash import Shape
+from storage.zset import ZSet
+
+_UNITS = {b"m": 1.0, b"km": 1000.0, b"ft": 0.3048, b"mi": 1609.34}
+
+
+# ---- arguments -----------------------------------------------------------------------------------
+def _double(arg: bytes, msg: str = "ERR value is not a valid float") -> float:
+    v = string2d(arg)
+    if v is None:
+        raise CommandError(msg)
+    return v
+
+
+def _lonlat(argv: list[bytes], i: int) -> tuple[float, float]:
+    """extractLongLatOrReply."""
+    lon, lat = _double(argv[i]), _double(argv[i + 1])
+    if lon < gh.LONG_MIN or lon > gh.LONG_MAX or lat < gh.LAT_MIN or lat > gh.LAT_MAX:
+        raise CommandError(b"ERR invalid longitude,latitude pair %f,%f" % (lon, lat))
+    return lon, lat
+
+
+def _unit(arg: bytes) -> float:
+    to_meters = _UNITS.get(arg.lower())
+    if to_meters is None:
+        raise CommandError("ERR unsupported unit provided. please use M, KM, FT, MI")
+    return to_meters
+
+
+def _radius(argv: list[bytes], i: int, shape: Shape) -> None:
+    r = _double(argv[i], "ERR need numeric radius")
+    if r < 0:
+        raise CommandError("ERR radius cannot be negative")
+    shape.radius = r
+    shape.conversion = _unit(argv[i + 1])
+    shape.is_box = False
+
+
+def _box(argv: list[bytes], i: int, shape: Shape) -> None:
+    w = _double(argv[i], "ERR need numeric width")
+    h = _double(argv[i + 1], "ERR need numeric height")
+    if h < 0 or w < 0:
+        raise CommandError("ERR height or width cannot be negative")
+    shape.width, shape.height = w, h
+    shape.conversion = _unit(argv[i + 2])
+    shape.is_box = True
+
+
+def _zset(c, key: bytes) -> ZSet | None:
+    v = lookup_read(c, key)
+    if v is not None and v.__class__ is not ZSet:
+        raise CommandError(WRONGTYPE)
+    return v
+
+
+def _member_point(zs: ZSet, member: bytes) -> tuple[float, float]:
+    score = zs.score(member)
+    if score is None:
+        raise CommandError("ERR could not decode requested zset member")
+    return gh.decode(score)
+
+
+# ---- replies -------------------------------------------------------------------------------------
+def _fixed4(d: float) -> bytes:
+    """fixedpoint_d2string(d, 4): rounded half to even on d * 10^4, as llrint does."""
+    if d == 0:
+        return b"$6\r\n0.0000\r\n"
+    v = round(d * 10000.0)
+    digits = b"%05d" % abs(v)
+    text = (b"-" if v < 0 else b"") + digits[:-4] + b"." + digits[-4:]
+    return b"$%d\r\n%s\r\n" % (len(text), text)
+
+
+def _human(d: float) -> bytes:
+    """ld2string(LD_STR_HUMAN) of a double: "%.17f", trailing zeros (and a bare '.') dropped."""
+    text = b"%.17f" % d
+    text = text.rstrip(b"0")
+    if text.endswith(b"."):
+        text = text[:-1]
+    return b"0" if text == b"-0" else text
+
+
+def _coord(c, d: float) -> bytes:
+    text = _human(d)
+    if c.resp == 2:
+        return b"$%d\r\n%s\r\n" % (len(text), text)
+    return b",%s\r\n" % text
+
+
+# ---- GEOADD / GEOPOS / GEODIST / GEOHASH ---------------------------------------------------------
+@command("geoadd")
+def geoadd(c, argv):
+    i = 2
+    nx = xx = False
+    while i < len(argv):
+        opt = argv[i].lower()
+        if opt == b"nx":
+            nx = True
+        elif opt == b"xx":
+            xx = True
+        elif opt != b"ch":
+            break
+        i += 1
+    if (len(argv) - i) % 3 or (nx and xx):
+        raise CommandError(SYNTAX)
+    zargv = [b"zadd", *argv[1:i]]
+    for j in range(i, len(argv), 3):
+        lon, lat = _lonlat(argv, j)
+        zargv += [b"%d" % gh.score_of(lon, lat), argv[j + 2]]
+    return t_zset.zadd(c, zargv)
+
+
+@command("geopos")
+def geopos(c, argv):
+    zs = _zset(c, argv[1])
+    out = []
+    for member in argv[2:]:
+        score = zs.score(member) if zs is not None else None
+        if score is None:
+            out.append(c.enc.null_array)
+        else:
+            lon, lat = gh.decode(score)
+            out.append(b"*2\r\n" + _coord(c, lon) + _coord(c, lat))
+    return R.array(out)
+
+
+@command("geodist")
+def geodist(c, argv):
+    to_meters = 1.0
+    if len(argv) == 5:
+        to_meters = _unit(argv[4])
+    elif len(argv) > 5:
+        raise CommandError(SYNTAX)
+    zs = _zset(c, argv[1])
+    if zs is None:
+        return c.enc.null
+    s1, s2 = zs.score(argv[2]), zs.score(argv[3])
+    if s1 is None or s2 is None:
+        return c.enc.null
+    (lon1, lat1), (lon2, lat2) = gh.decode(s1), gh.decode(s2)
+    return _fixed4(gh.distance(lon1, lat1, lon2, lat2) / to_meters)
+
+
+@command("geohash")
+def geohash(c, argv):
+    zs = _zset(c, argv[1])
+    out = []
+    for member in argv[2:]:
+        score = zs.score(member) if zs is not None else None
+        if score is None:
+            out.append(c.enc.null)
+        else:
+            out.append(R.bulk(gh.geohash_string(*gh.decode(score))))
+    return R.array(out)
+
+
+# ---- searches ------------------------------------------------------------------------------------
+_COORDS, _MEMBER, _NOSTORE, _SEARCH, _SEARCHSTORE = 1, 2, 4, 8, 16
+
+
+def _search(c, argv: list[bytes], src: int, flags: int) -> bytes:
+    """georadiusGeneric."""
+    zs = _zset(c, argv[src])
+    shape = Shape()
+    storekey = None
+    storedist = False
+    if flags & _COORDS:
+        base = 6
+        shape.lon, shape.lat = _lonlat(argv, 2)
+        _radius(argv, 4, shape)
+    elif flags & _MEMBER:
+        base = 5
+        if zs is not None:
+            shape.lon, shape.lat = _member_point(zs, argv[2])
+            _radius(argv, 3, shape)
+    else:
+        base = 2
+        if flags & _SEARCHSTORE:
+            base = 3
+            storekey = argv[1]
+    withdist = withhash = withcoord = any_ = False
+    frommember = fromloc = byradius = bybox = False
+    sort = 0  # 1 ascending, 2 descending
+    count = 0
+    n = len(argv)
+    i = base
+    while i < n:
+        opt = argv[i].lower()
+        more = n - i - 1
+        if opt == b"withdist":
+            withdist = True
+        elif opt == b"withhash":
+            withhash = True
+        elif opt == b"withcoord":
+            withcoord = True
+        elif opt == b"any":
+            any_ = True
+        elif opt == b"asc":
+            sort = 1
+        elif opt == b"desc":
+            sort = 2
+        elif opt == b"count" and more >= 1:
+            v = maybe_int(argv[i + 1])
+            if v is None:
+                raise CommandError("ERR value is not an integer or out of range")
+            if v <= 0:
+                raise CommandError("ERR COUNT must be > 0")
+            count = v
+            i += 1
+        elif opt in (b"store", b"storedist") and more >= 1 and not flags & (_NOSTORE | _SEARCH):
+            storekey = argv[i + 1]
+            storedist = opt == b"storedist"
+            i += 1
+        elif opt == b"storedist" and flags & _SEARCH and flags & _SEARCHSTORE:
+            storedist = True
+        elif opt == b"frommember" and more >= 1 and flags & _SEARCH and not fromloc:
+            if zs is not None:
+                shape.lon, shape.lat = _member_point(zs, argv[i + 1])
+            frommember = True
+            i += 1
+        elif opt == b"fromlonlat" and more >= 2 and flags & _SEARCH and not frommember:
+            shape.lon, shape.lat = _lonlat(argv, i + 1)
+            fromloc = True
+            i += 2
+        elif opt == b"byradius" and more >= 2 and flags & _SEARCH and not bybox:
+            _radius(argv, i + 1, shape)
+            byradius = True
+            i += 2
+        elif opt == b"bybox" and more >= 3 and flags & _SEARCH and not byradius:
+            _box(argv, i + 1, shape)
+            bybox = True
+            i += 3
+        else:
+            raise CommandError(SYNTAX)
+        i += 1
+    if storekey is not None and (withdist or withhash or withcoord):
+        raise CommandError("ERR %s is not compatible with WITHDIST, WITHHASH and WITHCOORD options"
+                           % ("GEOSEARCHSTORE" if flags & _SEARCHSTORE else "STORE option in GEORADIUS"))
+    if flags & _SEARCH and not (frommember or fromloc):
+        raise CommandError(b"ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for " + argv[0])
+    if flags & _SEARCH and not (byradius or bybox):
+        raise CommandError(b"ERR exactly one of BYRADIUS and BYBOX can be specified for " + argv[0])
+    if any_ and not count:
+        raise CommandError("ERR the ANY argument requires COUNT argument")
+    if zs is None:
+        if storekey is not None:
+            return t_zset.store_result(c, storekey, ZSet(), "")
+        return R.EMPTY_ARRAY
+    if count and not sort and not any_:
+        sort = 1
+    found = _points_within(zs, shape, count if any_ else 0)
+    if not found and storekey is None:
+        return R.EMPTY_ARRAY
+    returned = len(found) if count == 0 or len(found) < count else count
+    if sort:
+        if returned == len(found):
+            found.sort(key=lambda p: p[2], reverse=sort == 2)
+        else:
+            asc = sort == 1
+
+            def cmp(a, b) -> int:  # noqa: ANN001 - sort_gp_asc / sort_gp_desc
+                r = (a[2] > b[2]) - (a[2] < b[2])
+                return r if asc else -r
+
+            partial_qsort(found, cmp, 0, returned - 1)
+    found = found[:returned]
+    conv = shape.conversion
+    if storekey is None:
+        extra = withdist + withhash + withcoord
+        out = []
+        for lon, lat, dist, score, member in found:
+            parts = [R.bulk(member)]
+            if withdist:
+                parts.append(_fixed4(dist / conv))
+            if withhash:
+                parts.append(R.integer(int(score)))
+            if withcoord:
+                parts.append(b"*2\r\n" + _coord(c, lon) + _coord(c, lat))
+            out.append(R.array(parts) if extra else parts[0])
+        return R.array(out)
+    pairs = sorted({m: (dist / conv if storedist else score) for _, _, dist, score, m in found}.items(),
+                   key=lambda kv: (kv[1], kv[0]))
+    zmax, zval = t_zset._limits(c)
+    result = ZSet.from_pairs([(s, m) for m, s in pairs], zmax, zval)
+    reply = t_zset.store_result(c, storekey, result, "geosearchstore" if flags & _SEARCH else "georadiusstore")
+    c.server.dirty += max(0, len(pairs) - 1)
+    return reply
+
+
+def _points_within(zs: ZSet, shape: Shape, limit: int) -> list[tuple[float, float, float, float, bytes]]:
+    """membersOfAllNeighbors: (lon, lat, distance in meters, score, member) of every member in the
+    shape, cell by cell; with `limit` (ANY), stop once that many are found."""
+    found: list[tuple[float, float, float, float, bytes]] = []
+    cells = shape.cells()
+    order = zs.order
+    last = 0
+    for i, (bits, step) in enumerate(cells):
+        if bits == 0 and step == 0:
+            continue
+        if last and cells[i] == cells[last]:
+            continue
+        if limit and len(found) >= limit:
+            break
+        lo = bits << (52 - step * 2)
+        hi = (bits + 1) << (52 - step * 2)
+        for score, member in order.islice(order.bisect_left((float(lo), b""))):
+            if score >= hi:
+                break
+            lon, lat = gh.decode(score)
+            inside, dist = shape.contains(lon, lat)
+            if inside:
+                found.append((lon, lat, dist, score, member))
+            if limit and len(found) >= limit:
+                break
+        last = i
+    return found
+
+
+@command("georadius")
+def georadius(c, argv):
+    return _search(c, argv, 1, _COORDS)
+
+
+@command("georadius_ro")
+def georadius_ro(c, argv):
+    return _search(c, argv, 1, _COORDS | _NOSTORE)
+
+
+@command("georadiusbymember")
+def georadiusbymember(c, argv):
+    return _search(c, argv, 1, _MEMBER)
+
+
+@command("georadiusbymember_ro")
+def georadiusbymember_ro(c, argv):
+    return _search(c, argv, 1, _MEMBER | _NOSTORE)
+
+
+@command("geosearch")
+def geosearch(c, argv):
+    return _search(c, argv, 1, _SEARCH)
+
+
+@command("geosearchstore")
+def geosearchstore(c, argv):
+    return _search(c, argv, 2, _SEARCH | _SEARCHSTORE)

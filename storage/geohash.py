@@ -1,0 +1,223 @@
+"""Geohashes as Redis's GEO commands use them: 52-bit interleaved cells of the WGS84 (Mercator-
+limited) coordinate space, stored as sorted-set scores.
+
+A point is encoded at step 26: latitude and longitude are each scaled to 26 bits over their range
+(latitude over [-85.05112878, 85.05112878], longitude over [-180, 180]) and interleaved, latitude
+in the even bits.  Decoding returns the cell's centre, so a stored point reads back slightly moved,
+exactly as in Redis.  A search walks the cell containing the centre at a coarser step, and its
+eight neighbours, as score ranges of the sorted set; every computation below is the one Redis makes
+(IEEE doubles, the same order of operations), because which cells are walked decides the order of
+an unsorted GEOSEARCH reply.  Standard geohash strings (GEOHASH) re-encode the point over latitude
+[-90, 90].
+"""
+
+from __future__ import annotations
+
+import math
+
+STEP_MAX = 26
+LAT_MIN, LAT_MAX = -85.05112878, 85.05112878
+LONG_MIN, LONG_MAX = -180.0, 180.0
+EARTH_RADIUS = 6372797.560856  # meters, Redis's EARTH_RADIUS_IN_METERS
+MERCATOR_MAX = 20037726.37
+_D_R = math.pi / 180.0
+_ODD = 0xAAAAAAAAAAAAAAAA
+_EVEN = 0x5555555555555555
+_MASK64 = (1 << 64) - 1
+
+
+def _spread(v: int) -> int:
+    """The 32 bits of v in the even bit positions of a 64-bit word."""
+    v &= 0xFFFFFFFF
+    v = (v | (v << 16)) & 0x0000FFFF0000FFFF
+    v = (v | (v << 8)) & 0x00FF00FF00FF00FF
+    v = (v | (v << 4)) & 0x0F0F0F0F0F0F0F0F
+    v = (v | (v << 2)) & 0x3333333333333333
+    return (v | (v << 1)) & _EVEN
+
+
+def _squeeze(v: int) -> int:
+    """The inverse of _spread: the even bits of v, packed."""
+    v &= _EVEN
+    v = (v | (v >> 1)) & 0x3333333333333333
+    v = (v | (v >> 2)) & 0x0F0F0F0F0F0F0F0F
+    v = (v | (v >> 4)) & 0x00FF00FF00FF00FF
+    v = (v | (v >> 8)) & 0x0000FFFF0000FFFF
+    return (v | (v >> 16)) & 0xFFFFFFFF
+
+
+def encode(lon: float, lat: float, step: int, lat_min: float = LAT_MIN, lat_max: float = LAT_MAX) -> int:
+    """The cell's bits (step*2 of them) holding the point; the point must be within range."""
+    lat_offset = (lat - lat_min) / (lat_max - lat_min) * (1 << step)
+    long_offset = (lon - LONG_MIN) / (LONG_MAX - LONG_MIN) * (1 << step)
+    return _spread(int(lat_offset)) | (_spread(int(long_offset)) << 1)
+
+
+def cell(bits: int, step: int) -> tuple[float, float, float, float]:
+    """The cell's (long_min, long_max, lat_min, lat_max)."""
+    ilat = _squeeze(bits)
+    ilon = _squeeze(bits >> 1)
+    lat_scale = LAT_MAX - LAT_MIN
+    long_scale = LONG_MAX - LONG_MIN
+    n = float(1 << step)
+    return (LONG_MIN + (ilon * 1.0 / n) * long_scale, LONG_MIN + ((ilon + 1) * 1.0 / n) * long_scale,
+            LAT_MIN + (ilat * 1.0 / n) * lat_scale, LAT_MIN + ((ilat + 1) * 1.0 / n) * lat_scale)
+
+
+def decode(score: float) -> tuple[float, float]:
+    """The (longitude, latitude) a stored score stands for: its step-26 cell's centre."""
+    lo_min, lo_max, la_min, la_max = cell(int(score), STEP_MAX)
+    lon = min(max((lo_min + lo_max) / 2, LONG_MIN), LONG_MAX)
+    lat = min(max((la_min + la_max) / 2, LAT_MIN), LAT_MAX)
+    return lon, lat
+
+
+def score_of(lon: float, lat: float) -> int:
+    return encode(lon, lat, STEP_MAX)
+
+
+def _move_x(bits: int, step: int, d: int) -> int:
+    x, y = bits & _ODD, bits & _EVEN
+    zz = _EVEN >> (64 - step * 2)
+    if d > 0:
+        x = (x + (zz + 1)) & _MASK64
+    else:
+        x = ((x | zz) - (zz + 1)) & _MASK64
+    return (x & (_ODD >> (64 - step * 2))) | y
+
+
+def _move_y(bits: int, step: int, d: int) -> int:
+    x, y = bits & _ODD, bits & _EVEN
+    zz = _ODD >> (64 - step * 2)
+    if d > 0:
+        y = (y + (zz + 1)) & _MASK64
+    else:
+        y = ((y | zz) - (zz + 1)) & _MASK64
+    return x | (y & (_EVEN >> (64 - step * 2)))
+
+
+def deg_rad(a: float) -> float:
+    return a * _D_R
+
+
+def rad_deg(a: float) -> float:
+    return a / _D_R
+
+
+def lat_distance(lat1: float, lat2: float) -> float:
+    return EARTH_RADIUS * abs(deg_rad(lat2) - deg_rad(lat1))
+
+
+def distance(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
+    """Haversine distance in meters, as geohashGetDistance computes it."""
+    lon1r, lon2r = deg_rad(lon1), deg_rad(lon2)
+    v = math.sin((lon2r - lon1r) / 2)
+    if v == 0.0:
+        return lat_distance(lat1, lat2)
+    lat1r, lat2r = deg_rad(lat1), deg_rad(lat2)
+    u = math.sin((lat2r - lat1r) / 2)
+    a = u * u + math.cos(lat1r) * math.cos(lat2r) * v * v
+    return 2.0 * EARTH_RADIUS * math.asin(math.sqrt(a))
+
+
+def _steps_for(radius: float, lat: float) -> int:
+    """geohashEstimateStepsByRadius."""
+    if radius == 0:
+        return 26
+    step = 1
+    while radius < MERCATOR_MAX:
+        radius *= 2
+        step += 1
+    step -= 2
+    if lat > 66 or lat < -66:
+        step -= 1
+        if lat > 80 or lat < -80:
+            step -= 1
+    return min(max(step, 1), 26)
+
+
+class Shape:
+    """A search area: a circle (radius) or a box (width, height) around (lon, lat), in the unit
+    `conversion` converts to meters."""
+
+    __slots__ = ("lon", "lat", "radius", "width", "height", "conversion", "is_box")
+
+    def __init__(self) -> None:
+        self.lon = self.lat = 0.0
+        self.radius = self.width = self.height = 0.0
+        self.conversion = 1.0
+        self.is_box = False
+
+    def bounds(self) -> tuple[float, float, float, float]:
+        """geohashBoundingBox: (min_lon, min_lat, max_lon, max_lat)."""
+        height = self.conversion * (self.height / 2 if self.is_box else self.radius)
+        width = self.conversion * (self.width / 2 if self.is_box else self.radius)
+        lat_delta = rad_deg(height / EARTH_RADIUS)
+        top = rad_deg(width / EARTH_RADIUS / math.cos(deg_rad(self.lat + lat_delta)))
+        bottom = rad_deg(width / EARTH_RADIUS / math.cos(deg_rad(self.lat - lat_delta)))
+        delta = bottom if self.lat < 0 else top
+        return self.lon - delta, self.lat - lat_delta, self.lon + delta, self.lat + lat_delta
+
+    def contains(self, lon: float, lat: float) -> tuple[bool, float]:
+        """Is the point inside, and its distance from the centre in meters (geoWithinShape)."""
+        if not self.is_box:
+            d = distance(self.lon, self.lat, lon, lat)
+            return d <= self.radius * self.conversion, d
+        if lat_distance(self.lat, lat) > self.height * self.conversion / 2:
+            return False, 0.0
+        if distance(lon, lat, self.lon, lat) > self.width * self.conversion / 2:  # along the point's parallel
+            return False, 0.0
+        return True, distance(self.lon, self.lat, lon, lat)
+
+    def cells(self) -> list[tuple[int, int]]:
+        """geohashCalculateAreasByShapeWGS84: the cells to walk, as (bits, step), centre first
+        then north, south, east, west, north-east, north-west, south-east, south-west; a cell
+        that cannot hold a match is (0, 0)."""
+        min_lon, min_lat, max_lon, max_lat = self.bounds()
+        if self.is_box:
+            radius = math.sqrt((self.width / 2) * (self.width / 2) + (self.height / 2) * (self.height / 2))
+        else:
+            radius = self.radius
+        radius *= self.conversion
+        step = _steps_for(radius, self.lat)
+        bits = encode(self.lon, self.lat, step)
+        nb = _neighbours(bits, step)
+        north, south, east, west = (cell(nb[k], step) for k in ("n", "s", "e", "w"))
+        if north[3] < max_lat or south[2] > min_lat or east[1] < max_lon or west[0] > min_lon:
+            if step > 1:
+                step -= 1
+                bits = encode(self.lon, self.lat, step)
+                nb = _neighbours(bits, step)
+        area = cell(bits, step)
+        zero: set[str] = set()
+        if step >= 2:
+            if area[2] < min_lat:
+                zero |= {"s", "sw", "se"}
+            if area[3] > max_lat:
+                zero |= {"n", "ne", "nw"}
+            if area[0] < min_lon:
+                zero |= {"w", "sw", "nw"}
+            if area[1] > max_lon:
+                zero |= {"e", "se", "ne"}
+        out = [(bits, step)]
+        for k in ("n", "s", "e", "w", "ne", "nw", "se", "sw"):
+            out.append((0, 0) if k in zero else (nb[k], step))
+        return out
+
+
+def _neighbours(bits: int, step: int) -> dict[str, int]:
+    def at(dx: int, dy: int) -> int:
+        return _move_y(_move_x(bits, step, dx), step, dy) if dx else _move_y(bits, step, dy)
+
+    return {"e": _move_x(bits, step, 1), "w": _move_x(bits, step, -1), "s": _move_y(bits, step, -1),
+            "n": _move_y(bits, step, 1), "nw": at(-1, 1), "ne": at(1, 1), "se": at(1, -1), "sw": at(-1, -1)}
+
+
+_ALPHABET = b"0123456789bcdefghjkmnpqrstuvwxyz"
+
+
+def geohash_string(lon: float, lat: float) -> bytes:
+    """GEOHASH: the standard 11-character geohash (latitude over [-90, 90]); the 11th character
+    is always '0', as the 52 bits fill only ten."""
+    bits = encode(lon, lat, STEP_MAX, -90.0, 90.0)
+    return bytes(_ALPHABET[(bits >> (52 - (i + 1) * 5)) & 0x1F] for i in range(10)) + b"0"
