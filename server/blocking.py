@@ -227,6 +227,7 @@ def handle_ready_keys(srv: Server) -> None:
                 if not c.blocked or not isinstance(state, BlockState) or state.db is not db:
                     continue
                 saved = tracking.serve_begin(srv, c) if srv.tracking is not None else None
+                t0 = time.perf_counter_ns()
                 try:
                     reply = state.serve(c, key)
                 except CommandError as e:  # counted in the command's failed_calls (updateStatsOnUnblock)
@@ -237,6 +238,7 @@ def handle_ready_keys(srv: Server) -> None:
                 if srv.maxmemory:
                     evict.account(c, c.last_cmd, c.last_argv)
                 finish(c, reply)
+                _served_stats(c, time.perf_counter_ns() - t0)
                 if saved is not None:
                     tracking.serve_end(srv, c, saved)
 
@@ -252,7 +254,16 @@ def unblock_by_request(c: Client, error: bool) -> bool:
         finish(c, state.timeout_reply(c))
     if c.last_cmd is not None:  # Redis 7.0 counts either form as a failed call of the blocked command
         c.last_cmd.failed_calls += 1
+        _served_stats(c, 0, [])  # Redis has reset the client's arguments by then: logged without them
     return True
+
+
+def _served_stats(c: Client, ns: int, argv: list[bytes] | None = None) -> None:
+    """updateStatsOnUnblock's slow-log part: the blocked command, with its original arguments,
+    goes to the slow log now, when it is answered (it was not logged when it blocked)."""
+    cmd = c.last_cmd
+    if cmd is not None and ns >= c.server.slowlog_ns:
+        c.note_slow(cmd, c.last_argv if argv is None else argv, ns)
 
 
 def signal_deleted_streams(db: Database, replaced_with: Database | None = None) -> None:

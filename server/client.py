@@ -449,11 +449,12 @@ class Client(asyncio.Protocol):
                         cmd.timed_calls += 1
                         if track:  # latency-tracking, in whole microseconds as Redis records it
                             cmd.latency[dt // 1000] += 1
-                        if dt >= srv.slowlog_ns:
-                            self._slow(cmd, argv, dt)
+                        if dt >= srv.slowlog_ns and r is not BLOCKED:  # a blocked one logs when served
+                            self.note_slow(cmd, argv, dt)
                     if mm:
                         _account(self, cmd, argv)
                     if r is BLOCKED:
+                        self.last_argv = argv  # what serving it reports (slow log, memory account)
                         clean = not has_data()  # blocked on the chunk's last command: a boundary
                         break
                     append(r)
@@ -586,8 +587,8 @@ class Client(asyncio.Protocol):
                 from server import lifecycle
 
                 lifecycle.feed_monitors(self, argv, cmd)
-            if dur >= srv.slowlog_ns:
-                self._slow(cmd, argv, dur)
+            if dur >= srv.slowlog_ns and r is not BLOCKED:  # a blocked one logs when served
+                self.note_slow(cmd, argv, dur)
             if r is BLOCKED:
                 return
             self._emit(r, out)
@@ -687,9 +688,11 @@ class Client(asyncio.Protocol):
         elif self.close_after_reply:
             self.close()
 
-    def _slow(self, cmd: Command, argv: list[bytes], ns: int) -> None:
+    def note_slow(self, cmd: Command, argv: list[bytes], ns: int) -> None:
         """A command that took at least `Server.slowlog_ns`: the slow log and the latency monitor
-        decide whether it is slow enough for them."""
+        decide whether it is slow enough for them.  Called for commands run from the network and
+        from EXEC (not from scripts, as in Redis), and for a blocked command when it is served or
+        released by CLIENT UNBLOCK (updateStatsOnUnblock), never when it blocks."""
         from server import latency, lifecycle
 
         srv = self.server

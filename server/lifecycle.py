@@ -39,6 +39,8 @@ def on_disconnect(client: Client) -> None:
 
 def redacted(argv: list[bytes]) -> list[bytes]:
     """The arguments with passwords replaced by "(redacted)", as Redis's redactClientCommandArgument."""
+    if not argv:
+        return argv
     name = argv[0].lower()
     hide: list[int] = []
     if name == b"auth":
@@ -101,7 +103,7 @@ def slowlog_add(client: Client, argv: list[bytes], micros: int) -> None:
     maxlen = srv.config.slowlog_max_len
     if maxlen <= 0:
         return
-    cmd = srv.table.lookup(argv)
+    cmd = srv.table.lookup(argv) if argv else None
     if cmd is not None and "skip_slowlog" in cmd.flags:
         return
     args = []
@@ -110,7 +112,8 @@ def slowlog_add(client: Client, argv: list[bytes], micros: int) -> None:
         args.append(a if len(a) <= 128 else a[:128] + b"... (%d more bytes)" % (len(a) - 128))
     if len(argv) > 32:
         args[-1] = b"... (%d more arguments)" % (len(argv) - 31)
-    entry = (srv.slowlog_next_id, int(time.time()), micros, args, client.addr.encode(), client.name)
+    addr = "?:0" if client.is_script else client.addr  # a script's commands: Redis's fake client
+    entry = (srv.slowlog_next_id, int(time.time()), micros, args, addr.encode(), client.name)
     srv.slowlog_next_id += 1
     srv.slowlog.appendleft(entry)
     while len(srv.slowlog) > maxlen:

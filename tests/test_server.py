@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.diff import RawConnection, parse
+from tests.diff import RawConnection, encode_command, parse
 from tests.servers import ROOT, ServerProcess, free_port, redis_binary, start_raxdb
 
 
@@ -710,3 +710,52 @@ def test_debug_pause_cron_and_disable_deny_scripts(diff):
         DEBUG PAUSE-CRON
         DEBUG SET-DISABLE-DENY-SCRIPTS
     """)
+
+
+def test_slowlog_of_blocked_queued_and_script_commands(raxdb, oracle):
+    """A blocked command goes to the slow log when it is served or released by CLIENT UNBLOCK (Redis
+    has reset its arguments by then: an empty entry), not when it blocks; the commands EXEC runs are
+    logged one by one (EXEC is not); a script's commands are logged, before the script, under the
+    fake client's address."""
+    def wait_blocked(a: RawConnection) -> None:
+        while b"blocked_clients:1\r\n" not in a.call("INFO", "clients"):
+            pass
+
+    def run(port: int) -> list:
+        a, b = RawConnection(port), RawConnection(port)
+        a.call("FLUSHALL")
+        a.call("CONFIG", "SET", "slowlog-log-slower-than", "0")
+        out = []
+
+        def logged() -> list:
+            entries = parse(a.call("SLOWLOG", "GET", "20"))
+            a.call("SLOWLOG", "RESET")
+            return [(e[3], e[4] if e[4] == b"?:0" else b"addr") for e in entries
+                    if e[3][:1] != [b"INFO"]]  # the polling for the blocked client varies
+
+        a.call("SLOWLOG", "RESET")
+        b.send(encode_command(("BLPOP", "l", "0")))
+        wait_blocked(a)
+        out.append(logged())
+        for args in (("MULTI",), ("LPUSH", "l", "foo"), ("EXEC",)):
+            a.call(*args)
+        out.append(b.read_frame())
+        out.append(logged())
+        for args in (("MULTI",), ("SET", "x", "1"), ("GET", "x"), ("EXEC",)):
+            a.call(*args)
+        out.append(logged())
+        bid = b.call("CLIENT", "ID")[1:-2].decode()
+        logged()
+        b.send(encode_command(("BRPOP", "q", "0")))
+        wait_blocked(a)
+        a.call("CLIENT", "UNBLOCK", bid)
+        out.append(b.read_frame())
+        out.append([(args[:2] if args else args, addr) for args, addr in logged()])
+        a.call("EVAL", "redis.call('set', 'y', '1') return 1", "0")
+        out.append(logged())
+        a.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+        a.close()
+        b.close()
+        return out
+
+    assert run(raxdb.port) == run(oracle.port)
