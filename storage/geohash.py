@@ -76,24 +76,25 @@ def score_of(lon: float, lat: float) -> int:
     return encode(lon, lat, STEP_MAX)
 
 
-def _move_x(bits: int, step: int, d: int) -> int:
-    x, y = bits & _ODD, bits & _EVEN
-    zz = _EVEN >> (64 - step * 2)
+def _move(bits: int, step: int, d: int, moving: int, fixed: int) -> int:
+    """The cell `d` (+1 or -1) along one axis: `moving` masks that axis's bits (odd bits for
+    longitude, even for latitude), `fixed` the other's; the axis's bits count up or down with
+    the other axis's bits set as carries, as geohash_move_x / geohash_move_y do."""
+    m, f = bits & moving, bits & fixed
+    zz = fixed >> (64 - step * 2)
     if d > 0:
-        x = (x + (zz + 1)) & _MASK64
+        m = (m + (zz + 1)) & _MASK64
     else:
-        x = ((x | zz) - (zz + 1)) & _MASK64
-    return (x & (_ODD >> (64 - step * 2))) | y
+        m = ((m | zz) - (zz + 1)) & _MASK64
+    return (m & (moving >> (64 - step * 2))) | f
+
+
+def _move_x(bits: int, step: int, d: int) -> int:
+    return _move(bits, step, d, _ODD, _EVEN)
 
 
 def _move_y(bits: int, step: int, d: int) -> int:
-    x, y = bits & _ODD, bits & _EVEN
-    zz = _ODD >> (64 - step * 2)
-    if d > 0:
-        y = (y + (zz + 1)) & _MASK64
-    else:
-        y = ((y | zz) - (zz + 1)) & _MASK64
-    return x | (y & (_EVEN >> (64 - step * 2)))
+    return _move(bits, step, d, _EVEN, _ODD)
 
 
 def deg_rad(a: float) -> float:

@@ -11,6 +11,8 @@ four decimals (fixedpoint_d2string), coordinates as "%.17f" trimmed (addReplyHum
 
 from __future__ import annotations
 
+from functools import partial
+
 from protocol import reply as R
 from server.commands import t_zset
 from server.commands.args import maybe_int
@@ -338,31 +340,12 @@ def _points_within(zs: ZSet, shape: Shape, limit: int) -> list[tuple[float, floa
     return found
 
 
-@command("georadius")
-def georadius(c, argv):
-    return _search(c, argv, 1, _COORDS)
+def _search_command(src: int, flags: int, c, argv):  # noqa: ANN001
+    return _search(c, argv, src, flags)
 
 
-@command("georadius_ro")
-def georadius_ro(c, argv):
-    return _search(c, argv, 1, _COORDS | _NOSTORE)
-
-
-@command("georadiusbymember")
-def georadiusbymember(c, argv):
-    return _search(c, argv, 1, _MEMBER)
-
-
-@command("georadiusbymember_ro")
-def georadiusbymember_ro(c, argv):
-    return _search(c, argv, 1, _MEMBER | _NOSTORE)
-
-
-@command("geosearch")
-def geosearch(c, argv):
-    return _search(c, argv, 1, _SEARCH)
-
-
-@command("geosearchstore")
-def geosearchstore(c, argv):
-    return _search(c, argv, 2, _SEARCH | _SEARCHSTORE)
+# Registered through functools.partial, as the [L|R]PUSH family is: one body, six commands.
+for _name, _src, _flags in (("georadius", 1, _COORDS), ("georadius_ro", 1, _COORDS | _NOSTORE),
+                            ("georadiusbymember", 1, _MEMBER), ("georadiusbymember_ro", 1, _MEMBER | _NOSTORE),
+                            ("geosearch", 1, _SEARCH), ("geosearchstore", 2, _SEARCH | _SEARCHSTORE)):
+    command(_name)(partial(_search_command, _src, _flags))
