@@ -596,7 +596,7 @@ class Client(asyncio.Protocol):
             if ct is not None:
                 _tracking.after_command(self, self.last_cmd)
 
-    def call(self, cmd: Command, argv: list[bytes], t0: int | None = None) -> Any:
+    def call(self, cmd: Command, argv: list[bytes], t0: int | None = None, log_slow: bool = False) -> Any:
         """Run a resolved, arity-checked command: the reply bytes (or BLOCKED), with its stats.
 
         Used by `execute()`, EXEC and scripts.  The fast loop in `_run_fast` inlines the same
@@ -621,6 +621,8 @@ class Client(asyncio.Protocol):
         cmd.usec += dt
         if self.server.config.latency_tracking:
             cmd.latency[dt // 1000] += 1
+        if log_slow and dt >= self.server.slowlog_ns:  # EXEC's and scripts' commands (execute() logs its own)
+            self.note_slow(cmd, argv, dt)
         self.last_cmd = cmd
         if self.tracking is not None and cmd.is_readonly:
             _tracking.remember_read(self, cmd, argv)
@@ -690,9 +692,9 @@ class Client(asyncio.Protocol):
 
     def note_slow(self, cmd: Command, argv: list[bytes], ns: int) -> None:
         """A command that took at least `Server.slowlog_ns`: the slow log and the latency monitor
-        decide whether it is slow enough for them.  Called for commands run from the network and
-        from EXEC (not from scripts, as in Redis), and for a blocked command when it is served or
-        released by CLIENT UNBLOCK (updateStatsOnUnblock), never when it blocks."""
+        decide whether it is slow enough for them.  Called for commands run from the network, from
+        EXEC and from scripts (`call(log_slow=True)`), and for a blocked command when it is served
+        or released by CLIENT UNBLOCK (updateStatsOnUnblock), never when it blocks."""
         from server import latency, lifecycle
 
         srv = self.server

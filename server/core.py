@@ -98,7 +98,7 @@ class Server:
         # Client-side caching (server/tracking.py): None until the first CLIENT TRACKING ON.
         self.tracking: Tracking | None = None
         self.notify_flags = 0  # keyspace notification classes enabled (0: none)
-        # The duration (ns) from which a command goes to Client._slow: slowlog-log-slower-than or
+        # The duration (ns) from which a command goes to Client.note_slow: slowlog-log-slower-than or
         # latency-monitor-threshold, whichever is lower (never, when neither is set); in sync below.
         self.slowlog_ns = 0
         self.sample_mask = 7

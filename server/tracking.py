@@ -367,6 +367,13 @@ def limit_table(srv: Server) -> None:
     tr.over_limit_runs = tr.over_limit_runs + 1 if len(table) > limit else 0
 
 
+def _send_owed(c: Client, pending: list[bytes | None]) -> None:
+    """What `c`'s command (or its serving) changed among its keys, now that its reply is out: a
+    key's invalidation each, a null for a flush."""
+    for key in pending:
+        send(c, _NULL[c.resp] if key is _FLUSHED else _keys_frame([key]))
+
+
 def serve_begin(srv: Server, c: Client) -> Any:
     """A blocked client is about to be served (handleClientsBlockedOnKeys makes it the current
     client): what its serving owes it waits for its reply.  Returns what serve_end restores."""
@@ -386,8 +393,7 @@ def serve_end(srv: Server, c: Client, saved: Any) -> None:
         return
     pending = tr.pending
     tr.current, tr.pending = saved
-    for key in pending:
-        send(c, _NULL[c.resp] if key is _FLUSHED else _keys_frame([key]))
+    _send_owed(c, pending)
 
 
 def after_command(c: Client, cmd: Command | None) -> None:
@@ -398,8 +404,7 @@ def after_command(c: Client, cmd: Command | None) -> None:
     if tr.pending:
         # After the reply: `c` is running, so its writes land in its batch's output, in order.
         pending, tr.pending = tr.pending, []
-        for key in pending:
-            send(c, _NULL[c.resp] if key is _FLUSHED else _keys_frame([key]))
+        _send_owed(c, pending)
     ct = c.tracking
     if ct is not None and ct.caching and c.multi is None and (cmd is None or (cmd.parent or cmd).name != "client"):
         ct.caching = False

@@ -172,6 +172,12 @@ def _int_text(n: int) -> bytes:
     return str(Decimal(n)).encode()
 
 
+def of_double(d: float) -> LongDouble:
+    """A finite double, exactly, as a long double (n, k): n * 2**k."""
+    num, den = d.as_integer_ratio()
+    return num, -(den.bit_length() - 1)
+
+
 def format_human(v: LongDouble) -> bytes:
     """Redis's ld2string(LD_STR_HUMAN): "%.17Lf", trailing zeros and '.' trimmed, "-0" -> "0"."""
     if v.__class__ is str:

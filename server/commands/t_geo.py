@@ -6,7 +6,8 @@ order, and within each cell the members in score order, so an unsorted reply lis
 in the same order as redis-server.  ASC/DESC sort by distance; COUNT without ANY sorts ascending
 and keeps the nearest, with Redis's partial quicksort when it cuts the list (ties then fall as
 they fall in Redis); ANY stops the walk once COUNT points are found.  Distances are printed with
-four decimals (fixedpoint_d2string), coordinates as "%.17f" trimmed (addReplyHumanLongDouble).
+four decimals (fixedpoint_d2string), coordinates as INCRBYFLOAT prints long doubles
+(addReplyHumanLongDouble: longdouble.format_human).
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from functools import partial
 from protocol import reply as R
 from server.commands import t_zset
 from server.commands.args import maybe_int
+from server.commands.longdouble import format_human, of_double
 from server.commands.pqsort import partial_qsort
+from server.commands.t_zset import get_zset, parse_score
 from server.commands.table import command
-from server.errors import SYNTAX, WRONGTYPE, CommandError
-from server.keyaccess import lookup_read
-from server.numparse import string2d
+from server.errors import SYNTAX, CommandError
 from storage import geohash as gh
 from storage.geohash import Shape
 from storage.zset import ZSet
@@ -29,16 +30,9 @@ _UNITS = {b"m": 1.0, b"km": 1000.0, b"ft": 0.3048, b"mi": 1609.34}
 
 
 # ---- arguments -----------------------------------------------------------------------------------
-def _double(arg: bytes, msg: str = "ERR value is not a valid float") -> float:
-    v = string2d(arg)
-    if v is None:
-        raise CommandError(msg)
-    return v
-
-
 def _lonlat(argv: list[bytes], i: int) -> tuple[float, float]:
     """extractLongLatOrReply."""
-    lon, lat = _double(argv[i]), _double(argv[i + 1])
+    lon, lat = parse_score(argv[i]), parse_score(argv[i + 1])
     if lon < gh.LONG_MIN or lon > gh.LONG_MAX or lat < gh.LAT_MIN or lat > gh.LAT_MAX:
         raise CommandError(b"ERR invalid longitude,latitude pair %f,%f" % (lon, lat))
     return lon, lat
@@ -52,7 +46,7 @@ def _unit(arg: bytes) -> float:
 
 
 def _radius(argv: list[bytes], i: int, shape: Shape) -> None:
-    r = _double(argv[i], "ERR need numeric radius")
+    r = parse_score(argv[i], "ERR need numeric radius")
     if r < 0:
         raise CommandError("ERR radius cannot be negative")
     shape.radius = r
@@ -61,20 +55,13 @@ def _radius(argv: list[bytes], i: int, shape: Shape) -> None:
 
 
 def _box(argv: list[bytes], i: int, shape: Shape) -> None:
-    w = _double(argv[i], "ERR need numeric width")
-    h = _double(argv[i + 1], "ERR need numeric height")
+    w = parse_score(argv[i], "ERR need numeric width")
+    h = parse_score(argv[i + 1], "ERR need numeric height")
     if h < 0 or w < 0:
         raise CommandError("ERR height or width cannot be negative")
     shape.width, shape.height = w, h
     shape.conversion = _unit(argv[i + 2])
     shape.is_box = True
-
-
-def _zset(c, key: bytes) -> ZSet | None:
-    v = lookup_read(c, key)
-    if v is not None and v.__class__ is not ZSet:
-        raise CommandError(WRONGTYPE)
-    return v
 
 
 def _member_point(zs: ZSet, member: bytes) -> tuple[float, float]:
@@ -95,17 +82,9 @@ def _fixed4(d: float) -> bytes:
     return b"$%d\r\n%s\r\n" % (len(text), text)
 
 
-def _human(d: float) -> bytes:
-    """ld2string(LD_STR_HUMAN) of a double: "%.17f", trailing zeros (and a bare '.') dropped."""
-    text = b"%.17f" % d
-    text = text.rstrip(b"0")
-    if text.endswith(b"."):
-        text = text[:-1]
-    return b"0" if text == b"-0" else text
-
-
 def _coord(c, d: float) -> bytes:
-    text = _human(d)
+    """addReplyHumanLongDouble: the coordinate as INCRBYFLOAT prints its long doubles."""
+    text = format_human(of_double(d))
     if c.resp == 2:
         return b"$%d\r\n%s\r\n" % (len(text), text)
     return b",%s\r\n" % text
@@ -136,7 +115,7 @@ def geoadd(c, argv):
 
 @command("geopos")
 def geopos(c, argv):
-    zs = _zset(c, argv[1])
+    zs = get_zset(c, argv[1])
     out = []
     for member in argv[2:]:
         score = zs.score(member) if zs is not None else None
@@ -155,7 +134,7 @@ def geodist(c, argv):
         to_meters = _unit(argv[4])
     elif len(argv) > 5:
         raise CommandError(SYNTAX)
-    zs = _zset(c, argv[1])
+    zs = get_zset(c, argv[1])
     if zs is None:
         return c.enc.null
     s1, s2 = zs.score(argv[2]), zs.score(argv[3])
@@ -167,7 +146,7 @@ def geodist(c, argv):
 
 @command("geohash")
 def geohash(c, argv):
-    zs = _zset(c, argv[1])
+    zs = get_zset(c, argv[1])
     out = []
     for member in argv[2:]:
         score = zs.score(member) if zs is not None else None
@@ -184,7 +163,7 @@ _COORDS, _MEMBER, _NOSTORE, _SEARCH, _SEARCHSTORE = 1, 2, 4, 8, 16
 
 def _search(c, argv: list[bytes], src: int, flags: int) -> bytes:
     """georadiusGeneric."""
-    zs = _zset(c, argv[src])
+    zs = get_zset(c, argv[src])
     shape = Shape()
     storekey = None
     storedist = False
@@ -304,7 +283,7 @@ def _search(c, argv: list[bytes], src: int, flags: int) -> bytes:
         return R.array(out)
     pairs = sorted({m: (dist / conv if storedist else score) for _, _, dist, score, m in found}.items(),
                    key=lambda kv: (kv[1], kv[0]))
-    zmax, zval = t_zset._limits(c)
+    zmax, zval = t_zset.listpack_limits(c)
     result = ZSet.from_pairs([(s, m) for m, s in pairs], zmax, zval)
     reply = t_zset.store_result(c, storekey, result, "geosearchstore" if flags & _SEARCH else "georadiusstore")
     c.server.dirty += max(0, len(pairs) - 1)

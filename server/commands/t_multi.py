@@ -13,8 +13,6 @@ sets `c.dirty_cas`, and EXEC then replies with a null array without running anyt
 
 from __future__ import annotations
 
-import time
-
 from protocol import reply as R
 from server import lifecycle, watch
 from server.commands.table import BLOCKED, command
@@ -72,11 +70,7 @@ def exec_(c, argv):
     replies = []
     try:
         for cmd, args in queue:
-            t0 = time.perf_counter_ns()
-            r = c.call(cmd, args, t0)
-            dur = time.perf_counter_ns() - t0
-            if dur >= srv.slowlog_ns:  # each queued command is logged, EXEC itself is not
-                c.note_slow(cmd, args, dur)
+            r = c.call(cmd, args, log_slow=True)  # each queued command is slow-logged, EXEC itself is not
             if srv.monitors and "skip_monitor" not in cmd.flags:  # after the call, as call() does
                 lifecycle.feed_monitors(c, args, cmd)
             if r is BLOCKED:  # blocking commands must not block here; never leave a hole

@@ -109,11 +109,11 @@ def parse_lex_range(lo: bytes, hi: bytes) -> LexRange:
     return LexRange(a[0], a[1], a[2], b[0], b[1], b[2])
 
 
-def _limits(c) -> tuple[int, int]:
+def listpack_limits(c) -> tuple[int, int]:
     return c.server.config.zset_max_listpack
 
 
-def _get_zset(c, key: bytes, write: bool = False) -> ZSet | None:
+def get_zset(c, key: bytes, write: bool = False) -> ZSet | None:
     v = lookup_write(c, key) if write else lookup_read(c, key)
     if v is not None and v.__class__ is not ZSet:
         raise CommandError(WRONGTYPE)
@@ -221,7 +221,7 @@ def _zadd(c, argv: list[bytes], flags: int) -> bytes:
         db.add(key, zs)
     elif zs.__class__ is not ZSet:
         raise CommandError(WRONGTYPE)
-    max_entries, max_value = _limits(c)
+    max_entries, max_value = listpack_limits(c)
     added = updated = 0
     processed = False
     score = 0.0
@@ -263,7 +263,7 @@ def zadd(c, argv):
             srv = c.server
             cur = zs.scores.get(member)
             if cur is None:
-                zs.insert(member, score, *_limits(c))
+                zs.insert(member, score, *listpack_limits(c))
                 reply = R.ONE
             elif cur != score:
                 zs.move(member, cur, score)
@@ -287,13 +287,13 @@ def zincrby(c, argv):
 # ---- simple reads --------------------------------------------------------------------------------
 @command("zcard")
 def zcard(c, argv):
-    zs = _get_zset(c, argv[1])
+    zs = get_zset(c, argv[1])
     return R.integer(len(zs)) if zs is not None else R.ZERO
 
 
 @command("zscore")
 def zscore(c, argv):
-    zs = _get_zset(c, argv[1])
+    zs = get_zset(c, argv[1])
     if zs is None:
         return c.enc.null
     s = zs.scores.get(argv[2])
@@ -302,7 +302,7 @@ def zscore(c, argv):
 
 @command("zmscore")
 def zmscore(c, argv):
-    zs = _get_zset(c, argv[1])
+    zs = get_zset(c, argv[1])
     members = argv[2:]
     null = c.enc.null
     if zs is None:
@@ -317,7 +317,7 @@ def zmscore(c, argv):
 
 
 def _rank(c, argv, reverse: bool) -> bytes:
-    zs = _get_zset(c, argv[1])
+    zs = get_zset(c, argv[1])
     if zs is None:
         return c.enc.null
     r = zs.rank(argv[2], reverse)
@@ -337,7 +337,7 @@ def zrevrank(c, argv):
 @command("zcount")
 def zcount(c, argv):
     r = parse_score_range(argv[2], argv[3])
-    zs = _get_zset(c, argv[1])
+    zs = get_zset(c, argv[1])
     if zs is None:
         return R.ZERO
     lo, hi = zs.score_bounds(r)
@@ -347,7 +347,7 @@ def zcount(c, argv):
 @command("zlexcount")
 def zlexcount(c, argv):
     r = parse_lex_range(argv[2], argv[3])
-    zs = _get_zset(c, argv[1])
+    zs = get_zset(c, argv[1])
     if zs is None:
         return R.ZERO
     return R.integer(zs.lex_count(r))
@@ -460,7 +460,7 @@ def zrange_generic(c, argv: list[bytes], key_idx: int, dst: bytes | None, ranget
         srange = parse_score_range(lo_arg, hi_arg)
     else:
         lrange = parse_lex_range(lo_arg, hi_arg)
-    zs = _get_zset(c, argv[key_idx])
+    zs = get_zset(c, argv[key_idx])
     if zs is None:
         pairs = []
     elif rangetype == RANK:
@@ -472,7 +472,7 @@ def zrange_generic(c, argv: list[bytes], key_idx: int, dst: bytes | None, ranget
     if store:
         # Redis starts a listpack unless a rank range is known to be too long, then adds the
         # elements in emission order (the conversion point decides which scores lose a -0)
-        max_entries, max_value = _limits(c)
+        max_entries, max_value = listpack_limits(c)
         listpack = rangetype != RANK or len(pairs) <= max_entries
         return store_result(c, dst, ZSet.built_by_adds(pairs, listpack, max_entries, max_value),
                             "zrangestore")
@@ -518,7 +518,7 @@ def zrevrangebylex(c, argv):
 @command("zrem")
 def zrem(c, argv):
     key = argv[1]
-    zs = _get_zset(c, key, True)
+    zs = get_zset(c, key, True)
     if zs is None:
         return R.ZERO
     deleted = 0
@@ -540,7 +540,7 @@ def _zremrange(c, argv, rangetype: int) -> bytes:
         srange = parse_score_range(argv[2], argv[3])
     else:
         lrange = parse_lex_range(argv[2], argv[3])
-    zs = _get_zset(c, key, True)
+    zs = get_zset(c, key, True)
     if zs is None:
         return R.ZERO
     if rangetype == RANK:
@@ -603,7 +603,7 @@ def _zpop(c, argv, from_max: bool) -> bytes:
         if count < 0:
             raise CommandError(POSITIVE)
     key = argv[1]
-    zs = _get_zset(c, key, True)
+    zs = get_zset(c, key, True)
     if zs is None or count == 0:
         return R.EMPTY_ARRAY
     pairs = zpop_pairs(c, key, zs, from_max, count)
@@ -654,7 +654,7 @@ def parse_mpop(argv: list[bytes], numkeys_idx: int) -> tuple[list[bytes], bool, 
 def first_nonempty(c, keys: list[bytes]) -> tuple[bytes, ZSet] | None:
     """The first existing key among `keys` (type-checked up to it), as genericZpopCommand picks."""
     for key in keys:
-        zs = _get_zset(c, key, True)
+        zs = get_zset(c, key, True)
         if zs is not None:
             return key, zs
     return None
@@ -675,7 +675,7 @@ def zmpop(c, argv):
 def zrandmember(c, argv):
     key = argv[1]
     if len(argv) == 2:
-        zs = _get_zset(c, key)
+        zs = get_zset(c, key)
         return c.enc.null if zs is None else R.bulk(zs.random_pair()[1])
     count = to_int(argv[2])
     if count == INT64_MIN:
@@ -687,7 +687,7 @@ def zrandmember(c, argv):
         withscores = True
         if abs(count) > 2**62 - 1:  # LONG_MAX / 2
             raise CommandError("ERR value is out of range")
-    zs = _get_zset(c, key)
+    zs = get_zset(c, key)
     if zs is None or count == 0:
         return R.EMPTY_ARRAY
     if count < 0:
@@ -841,7 +841,7 @@ def zsetop_generic(c, argv: list[bytes], numkeys_idx: int, dst: bytes | None, op
     result = _combine(srcs, weights, op, how, None)
     pairs = sorted([(s, m) for m, s in result.items()])  # type: ignore[union-attr]
     if dst is not None:
-        return store_result(c, dst, ZSet.from_pairs(pairs, *_limits(c)), _OP_NAMES[op] + "store")
+        return store_result(c, dst, ZSet.from_pairs(pairs, *listpack_limits(c)), _OP_NAMES[op] + "store")
     return pairs_reply(c, pairs, withscores)
 
 
@@ -885,7 +885,7 @@ def zintercard(c, argv):
 def zscan(c, argv):
     cursor = parse_cursor(argv[2])
     opts = parse_scan_options(argv, 3)
-    zs = _get_zset(c, argv[1])
+    zs = get_zset(c, argv[1])
     if zs is None:
         return b"*2\r\n$1\r\n0\r\n*0\r\n"
     nxt, members = zs.scan(cursor, opts.count)

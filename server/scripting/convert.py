@@ -258,8 +258,8 @@ def _table_to_resp(t: Any, enc: R.Encoder, shape: Any, used: int, out: list[byte
 
 def _long_array(t: Any, n: int, shape: Any) -> tuple[Any, ...]:
     items: list[Any] = []
-    for i in range(1, n + 1, 4000):
-        got = shape(t, i, min(n, i + 3999))
+    for i in range(1, n + 1, _SLICE):
+        got = shape(t, i, min(n, i + _SLICE - 1))
         if got.__class__ is tuple:
             items.extend(got)
         else:

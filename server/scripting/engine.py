@@ -213,11 +213,7 @@ class Engine:
         client = self.client
         if srv.monitors:
             lifecycle.feed_monitors(client, argv, cmd)
-        t0 = time.perf_counter_ns()
-        r = client.call(cmd, argv, t0)
-        dur = time.perf_counter_ns() - t0
-        if dur >= srv.slowlog_ns:  # a script's commands go to the slow log too (before their script)
-            client.note_slow(cmd, argv, dur)
+        r = client.call(cmd, argv, log_slow=True)  # slow-logged too, before their script
         if cmd.is_readonly and run is not None and run.caller.tracking is not None:
             tracking.remember_script_read(run.caller, run.argv)
         if r is BLOCKED:
