@@ -151,12 +151,14 @@ class Server:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.active_expire_enabled = True  # DEBUG SET-ACTIVE-EXPIRE
         self.cron_paused = False  # DEBUG PAUSE-CRON
+        self.skip_checksum_validation = False  # DEBUG SET-SKIP-CHECKSUM-VALIDATION: RESTORE skips the CRC
         self.script_deny_disabled = False  # DEBUG SET-DISABLE-DENY-SCRIPTS: noscript commands run in scripts
         self.quicklist_packed_threshold = 1024**3  # DEBUG QUICKLIST-PACKED-THRESHOLD
-        # Installed by persistence: save() writes the dataset (SHUTDOWN SAVE, SIGTERM with save points).
-        self.shutdown_saver: Any = None
         # Called when a CLIENT PAUSE ends (UNPAUSE or timeout): resumes the clients it held.
         self.unpause_hooks: list[Any] = []
+        from server.persistence import Persistence
+
+        self.persistence = Persistence(self)
         on = cfg.on_change.setdefault
         on("port", []).append(lambda _v: self._rebind("Unable to listen on this port. Check server logs."))
         on("bind", []).append(lambda _v: self._rebind("Failed to bind to specified addresses."))
@@ -293,6 +295,7 @@ class Server:
             LOG.warning(f"Failed listening on port {port} (TCP), aborting.")
             raise SystemExit(1) from exc
         await self._serve_sockets(socks)
+        self._load_dataset()
         if port == 0:
             LOG.notice("Port 0: not listening on TCP")
         self._schedule_cron()
@@ -300,6 +303,18 @@ class Server:
         LOG.notice("Ready to accept connections tcp")
         await self.shutdown_event.wait()
         await self.close()
+
+    def _load_dataset(self) -> None:
+        """The dump file, if any, before the first client is served; a file that cannot be loaded
+        stops the server, as Redis does, rather than serving without its data."""
+        from server.persistence import LoadError
+
+        try:
+            self.persistence.load_at_startup()
+        except LoadError as exc:
+            LOG.warning(str(exc))
+            LOG.warning("Terminating server after rdb file reading failure.")
+            raise SystemExit(1) from None
 
     # ---- listening sockets ----------------------------------------------------------------------
     def _bind_sockets(self, bind: str, port: int) -> list[socket.socket]:
@@ -370,21 +385,16 @@ class Server:
         and NOSAVE was not given.  Returns the error text when saving fails and FORCE was not given
         (the server keeps running), None when it may exit."""
         LOG.warning("User requested shutdown...")
-        explicit = save is True
+        if self.persistence.in_progress():
+            LOG.warning("There is a child saving an .rdb. Killing it!")
+            self.persistence.kill_child()
         if save is None:
             save = bool(self.config.values["save"])
         if not save:
             return None
-        if self.shutdown_saver is None:
-            if explicit and not force:
-                LOG.warning("Error trying to save the DB: persistence is not available in this raxdb build")
-                return "ERR Errors trying to SHUTDOWN. Check logs."
-            return None  # no persistence yet: nothing to save
         LOG.notice("Saving the final RDB snapshot before exiting.")
-        try:
-            self.shutdown_saver()
-        except Exception as exc:  # noqa: BLE001 - any failure to save is reported the same way
-            LOG.warning(f"Error trying to save the DB, can't exit: {exc}")
+        if not self.persistence.save():
+            LOG.warning("Error trying to save the DB, can't exit.")
             if not force:
                 return "ERR Errors trying to SHUTDOWN. Check logs."
         return None
@@ -414,6 +424,7 @@ class Server:
             return
         now = self.update_clock()
         self.cronloops += 1
+        self.persistence.cron()
         # Active expiry: bounded work per tick, like Redis's ACTIVE_EXPIRE_CYCLE time limit.  A
         # CLIENT PAUSE stops it, as in Redis, so the dataset does not change while paused.
         budget = 2000 if self.active_expire_enabled and not self.pause_until_ms else 0

@@ -180,7 +180,8 @@ class Quicklist:
                 node.sz = len(blob)
                 ql.nodes.append(node)
                 ql.count += len(node)
-        ql._settle()
+        if ql.depth:
+            ql._settle()
         return ql
 
     @classmethod

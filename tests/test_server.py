@@ -523,20 +523,6 @@ def test_shutdown_nosave_exits_cleanly():
         srv.stop()
 
 
-def test_shutdown_save_without_persistence_fails():
-    srv = start_raxdb()
-    try:
-        c = RawConnection(srv.port)
-        assert c.call("SHUTDOWN", "SAVE") == b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
-        assert c.call("PING") == b"+PONG\r\n"
-        c.send(b"*2\r\n$8\r\nSHUTDOWN\r\n$5\r\nFORCE\r\n")
-        with pytest.raises(ConnectionError):
-            c.read_frame()
-        assert srv.proc.wait(30) == 0
-    finally:
-        srv.stop()
-
-
 # ---- real clients -------------------------------------------------------------------------------
 @pytest.mark.parametrize("protocol", [2, 3])
 def test_redis_py_introspection_helpers(raxdb, protocol):

@@ -283,7 +283,7 @@ def function_stats(c, argv):
 
 @command("function|dump")
 def function_dump(c, argv):
-    return R.bulk(functions.registry(c.server).dump())
+    return R.bulk(functions.registry(c.server).dump(c.server.config.values["rdbcompression"] == "yes"))
 
 
 @command("function|restore")

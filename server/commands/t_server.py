@@ -23,6 +23,9 @@ from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandErr
 from server.keyaccess import is_string, signal_ready, string_encoding
 from server.log import LOG
 from server.numparse import strtod
+from server.persistence import LoadError
+from server.scripting import functions
+from storage import rdb
 from storage.alloc import embstr_alloc, sds_alloc
 from storage.keyspace import RawStr
 
@@ -56,19 +59,31 @@ def flushdb(c, argv):
     return R.OK
 
 
-@command("flushall")
-def flushall(c, argv):
-    _flush_mode(argv, 1)
-    lazy = lazyfree.flush_is_async(c.server, argv, 1)
-    for db in c.server.dbs:
+def empty_data(srv, lazy: bool) -> int:
+    """emptyData(-1): every database emptied, with the signals a flush gives (WATCH, tracking,
+    blocked stream readers); returns how many keys went."""
+    removed = 0
+    for db in srv.dbs:
         if db.watched:
             watch.touch_flushed(db)
         blocking.signal_deleted_streams(db)
         n = db.flush()
         if lazy:
-            lazyfree.flushed_async(c.server, n)
-        c.server.dirty += n
-    tracking.flushed(c.server)
+            lazyfree.flushed_async(srv, n)
+        removed += n
+    tracking.flushed(srv)
+    return removed
+
+
+@command("flushall")
+def flushall(c, argv):
+    _flush_mode(argv, 1)
+    srv = c.server
+    srv.dirty += empty_data(srv, lazyfree.flush_is_async(srv, argv, 1))
+    p = srv.persistence
+    p.kill_child()
+    if srv.config.values["save"]:
+        p.save()  # flushAllDataAndResetRDB: the empty dataset is saved at once
     return R.OK
 
 
@@ -363,11 +378,12 @@ def _debug_object(c, key: bytes) -> bytes:
         enc = string_encoding(value)
         shared = enc == "int" and 0 <= int(value) < 10000
         refcount = 2147483647 if shared else 1
-        serialized = _serialized_string_len(value, enc)
     else:
         enc = value.encoding()
         refcount = 1
-        serialized = max(1, value_usage(value) // 2)
+    w = rdb.Writer(c.server.config.values["rdbcompression"] == "yes")
+    rdb.write_value(w, value)  # rdbSavedObjectLen: the value's RDB body, as SAVE would write it
+    serialized = len(w.buf)
     access = db.access_ms(key) or c.server.now_ms
     lru = (access // 1000) & ((1 << 24) - 1)
     idle = max(0, c.server.now_ms - access) // 1000
@@ -376,18 +392,36 @@ def _debug_object(c, key: bytes) -> bytes:
     return R.status(text)
 
 
-def _serialized_string_len(v: bytes | bytearray, enc: str) -> int:
-    """The RDB length of a string: integers in 2, 3 or 5 bytes, others length-prefixed."""
-    if enc == "int" or (len(v) <= 11 and _string2ll(bytes(v)) is not None):
-        n = int(v)
-        if -(2**7) <= n < 2**7:
-            return 2
-        if -(2**15) <= n < 2**15:
-            return 3
-        if -(2**31) <= n < 2**31:
-            return 5
-    n = len(v)
-    return n + (1 if n < 64 else 2 if n < 16384 else 5)
+def _debug_reload(c, options: list[bytes]) -> bytes:
+    """DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save, empty the dataset (functions too), load the
+    dump file back; MERGE lets loaded keys replace existing ones instead of failing."""
+    merge, flush, save = False, True, True
+    for opt in options:
+        word = option_word(opt)
+        if word == b"merge":
+            merge = True
+        elif word == b"noflush":
+            flush = False
+        elif word == b"nosave":
+            save = False
+        else:
+            raise CommandError("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")
+    srv = c.server
+    p = srv.persistence
+    if save and not p.save():
+        raise CommandError("ERR")
+    if flush:
+        empty_data(srv, False)
+        functions.registry(srv).flush()
+    try:
+        with open(p.path(), "rb") as f:
+            data = f.read()
+        p.load_bytes(data, merge)
+    except (OSError, LoadError) as exc:
+        LOG.warning(f"Error loading the RDB dump: {exc}")
+        raise CommandError("ERR Error trying to load the RDB dump") from None
+    LOG.warning("DB reloaded by DEBUG RELOAD")
+    return R.OK
 
 
 def _debug_protocol(c, kind: bytes) -> bytes:
@@ -443,6 +477,11 @@ def debug(c, argv):
         return R.OK
     if sub == b"object" and n == 3:
         return _debug_object(c, argv[2])
+    if sub == b"reload":
+        return _debug_reload(c, argv[2:])
+    if sub == b"set-skip-checksum-validation" and n == 3:
+        srv.skip_checksum_validation = (maybe_int(argv[2]) or 0) != 0
+        return R.OK
     if sub == b"digest" and n == 2:
         return R.status(digest.dataset_digest(srv.dbs).encode())
     if sub == b"digest-value":

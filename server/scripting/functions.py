@@ -25,8 +25,9 @@ from lupa.lua51 import lua_type
 
 from protocol.request import split_inline_args
 from server.errors import CommandError
-from server.scripting import convert, rdbstr
+from server.scripting import convert
 from server.scripting import engine as eng
+from storage import rdb
 
 if TYPE_CHECKING:
     from server.client import Client
@@ -278,27 +279,27 @@ class FunctionsEngine:
         return self.engine.run(c, fn.fn, fn.name, argv, numkeys, ro, True, bool(fn.flags & eng.FLAG_ALLOW_OOM))
 
     # ---- DUMP / RESTORE ----------------------------------------------------------------------------
-    def dump(self) -> bytes:
-        body = bytearray()
+    def dump(self, compress: bool = True) -> bytes:
+        """FUNCTION DUMP: each library as RDB_OPCODE_FUNCTION2 and its code (rdbSaveFunctions)."""
+        w = rdb.Writer(compress)
         for lib in self.libraries.values():
-            body.append(rdbstr.OPCODE_FUNCTION2)
-            body += rdbstr.encode_string(lib.code)
-        return rdbstr.seal(bytes(body))
+            w.buf.append(rdb.OP_FUNCTION2)
+            w.string(lib.code)
+        return rdb.seal(w.buf)
 
     def restore(self, payload: bytes, policy: bytes) -> None:
-        body = rdbstr.unseal(payload)
+        body = rdb.unseal(payload)
         if body is None:
             raise CommandError("ERR DUMP payload version or checksum are wrong")
         codes = []
-        pos = 0
-        while pos < len(body):
-            if body[pos] != rdbstr.OPCODE_FUNCTION2:
+        r = rdb.Reader(body)
+        while r.pos < len(body):
+            if r.byte() != rdb.OP_FUNCTION2:
                 raise CommandError("ERR given type is not a function")
             try:
-                code, pos = rdbstr.decode_string(body, pos + 1)
-            except ValueError:
+                codes.append(r.string())
+            except rdb.RDBError:
                 raise CommandError("ERR can not read function code from payload") from None
-            codes.append(code)
         libs = []
         names = set()
         for code in codes:

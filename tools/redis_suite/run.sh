@@ -6,8 +6,8 @@
 #
 # Needs tclsh and Debian's source repository (a deb-src entry is added if none is there).  The
 # suite is unpacked under $WORK (default /tmp/redis-suite) and patched for what raxdb does not
-# build: DEBUG RELOAD / DEBUG LOADAOF (an RDB or AOF round trip) become a plain SELECT 9, and
-# tests of persistence and replication are skipped (skip.txt); `needs:repl` tests are skipped by
+# build: DEBUG LOADAOF (an AOF round trip) becomes a plain SELECT 9, and tests of the AOF and
+# replication are skipped (skip.txt); `needs:repl` tests are skipped by
 # tag.  Each unit runs against a fresh raxdb (the suite's tests leave state behind when they
 # fail); the report has one line per unit with its ok / err / exception counts, and each unit's
 # output is in $WORK/out/.
@@ -25,8 +25,7 @@ if [ ! -d "$WORK/redis-$VERSION" ]; then
     apt-get update -qq
   fi
   (cd "$WORK" && apt-get source --download-only -qq redis >/dev/null && tar xzf redis_$VERSION.orig.tar.gz)
-  (cd "$WORK/redis-$VERSION/tests" && grep -rl "debug reload\|debug loadaof" unit \
-     | xargs sed -i 's/debug reload/select 9/g; s/debug loadaof/select 9/g')
+  (cd "$WORK/redis-$VERSION/tests" && grep -rl "debug loadaof" unit | xargs sed -i 's/debug loadaof/select 9/g')
 fi
 units=("$@")
 if [ ${#units[@]} -eq 0 ]; then
@@ -34,7 +33,7 @@ if [ ${#units[@]} -eq 0 ]; then
          unit/type/list-2 unit/type/list-3 unit/type/hash unit/type/set unit/type/zset unit/expire
          unit/keyspace unit/scan unit/sort unit/bitops unit/bitfield unit/hyperloglog unit/multi
          unit/pubsub unit/tracking unit/scripting unit/functions unit/introspection unit/pause
-         unit/protocol unit/info-command unit/latency-monitor unit/lazyfree unit/quit)
+         unit/protocol unit/info-command unit/latency-monitor unit/lazyfree unit/quit unit/dump)
 fi
 cd "$WORK/redis-$VERSION"
 for unit in "${units[@]}"; do

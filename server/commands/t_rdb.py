@@ -1,0 +1,128 @@
+"""The commands of Redis's rdb.c and cluster.c that move data in RDB form: SAVE, BGSAVE, DUMP and
+RESTORE.
+
+SAVE and BGSAVE hand over to server/persistence.py.  DUMP and RESTORE use storage/rdb.py's
+payloads, which are byte-compatible with redis-server's: a payload DUMPed by one restores in the
+other.  RESTORE checks in restoreCommand's order (options, then BUSYKEY, then the TTL, then the
+payload's version and checksum, then its decoding), so the error a client sees for a bad request
+is Redis's.  A TTL already in the past creates nothing (and deletes the old key under REPLACE),
+as there.
+"""
+
+from __future__ import annotations
+
+from protocol import reply as R
+from server import persistence
+from server.commands.args import maybe_int, option_word
+from server.commands.table import command
+from server.errors import NOT_INTEGER, SYNTAX, CommandError
+from server.keyaccess import NOTIFY_GENERIC, lookup_read, lookup_write, modified, notify
+from storage import rdb
+from storage.keyspace import LFUDatabase
+
+_IN_PROGRESS = "ERR Background save already in progress"
+
+
+@command("save")
+def save(c, argv):
+    p = persistence.attach(c.server)
+    if p.in_progress():
+        raise CommandError(_IN_PROGRESS)
+    if not p.save():
+        raise CommandError("ERR")
+    p.stats["rdb_saves"] += 1  # counted by SAVE and BGSAVE, not by the saves FLUSHALL or shutdown make
+    return R.OK
+
+
+@command("bgsave")
+def bgsave(c, argv):
+    if len(argv) > 1 and (len(argv) > 2 or option_word(argv[1]) != b"schedule"):
+        raise CommandError(SYNTAX)  # SCHEDULE only matters while an AOF rewrite runs, and none does
+    p = persistence.attach(c.server)
+    if p.in_progress():
+        raise CommandError(_IN_PROGRESS)
+    if c.in_exec:
+        # Redis forks no child from inside EXEC: the save runs from the next cron tick.
+        p.scheduled = True
+        return R.status("Background saving scheduled")
+    if not p.bgsave():
+        raise CommandError("ERR")
+    return R.status("Background saving started")
+
+
+@command("dump")
+def dump(c, argv):
+    value = lookup_read(c, argv[1])
+    if value is None:
+        return c.enc.null
+    return R.bulk(rdb.dump(value, c.server.config.values["rdbcompression"] == "yes"))
+
+
+@command("restore")
+def restore(c, argv):
+    key = argv[1]
+    replace = absttl = False
+    idle = freq = -1
+    j, n = 4, len(argv)
+    while j < n:
+        opt = option_word(argv[j])
+        more = n - j - 1
+        if opt == b"replace":
+            replace = True
+        elif opt == b"absttl":
+            absttl = True
+        elif opt == b"idletime" and more >= 1 and freq == -1:
+            idle = maybe_int(argv[j + 1])
+            if idle is None:
+                raise CommandError(NOT_INTEGER)
+            if idle < 0:
+                raise CommandError("ERR Invalid IDLETIME value, must be >= 0")
+            j += 1
+        elif opt == b"freq" and more >= 1 and idle == -1:
+            freq = maybe_int(argv[j + 1])
+            if freq is None:
+                raise CommandError(NOT_INTEGER)
+            if freq < 0 or freq > 255:
+                raise CommandError("ERR Invalid FREQ value, must be >= 0 and <= 255")
+            j += 1
+        else:
+            raise CommandError(SYNTAX)
+        j += 1
+    if not replace and lookup_write(c, key) is not None:
+        raise CommandError("BUSYKEY Target key name already exists.")
+    ttl = maybe_int(argv[2])
+    if ttl is None:
+        raise CommandError(NOT_INTEGER)
+    if ttl < 0:
+        raise CommandError("ERR Invalid TTL value, must be >= 0")
+    srv = c.server
+    p = persistence.attach(srv)
+    try:
+        value = rdb.restore(argv[3], p.limits(), not srv.skip_checksum_validation)
+    except rdb.RDBError:
+        raise CommandError("ERR Bad data format") from None
+    if value is None:
+        raise CommandError("ERR DUMP payload version or checksum are wrong")
+    if value is rdb.EMPTY:
+        raise CommandError("ERR Bad data format")
+    db = c.db
+    deleted = replace and db.delete(key)
+    now = srv.now_ms
+    if ttl and not absttl:
+        ttl += now
+    if ttl and ttl <= now:
+        if deleted:
+            modified(c, key)
+            notify(c, NOTIFY_GENERIC, "del", key)
+        return R.OK
+    db.add(key, value)
+    if ttl:
+        db.set_expire(key, ttl)
+    if isinstance(db, LFUDatabase):
+        if freq >= 0:
+            db.freq[key] = (((now // 60000) & 0xFFFF) << 8) | freq
+    elif idle >= 0:
+        db.data[key].atime = now - idle * 1000
+    modified(c, key)
+    notify(c, NOTIFY_GENERIC, "restore", key)
+    return R.OK

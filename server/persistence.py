@@ -1,0 +1,347 @@
+"""RDB persistence: SAVE, BGSAVE, save points, the final save at shutdown, and loading the dump
+file at start-up, as Redis's rdb.c and serverCron do them.
+
+The bytes are storage/rdb.py's (Redis 7.0's format, so a dump.rdb moves between raxdb and
+redis-server both ways); this module decides when and where they are written and read.
+
+- A save writes `temp-<pid>.rdb` in `dir`, flushes and fsyncs it, then renames it over
+  `dbfilename`: a crash mid-save leaves the previous snapshot intact (rdbSave).
+- BGSAVE forks.  The child holds a copy-on-write image of the dataset as it was at the fork, so
+  the snapshot is consistent while the parent keeps serving; it writes the file and leaves with
+  os._exit, never touching the event loop.  Before forking, the collector's objects are frozen
+  (gc.freeze) so a collection in the child does not write to, and so copy, every page of the
+  heap.  The parent polls the child from the cron (checkChildrenDone), as Redis does, and only
+  then counts the save: `dirty` loses the changes the snapshot covered, LASTSAVE moves.
+- Save points ("save <seconds> <changes> ...") are checked every cron tick: a BGSAVE starts when
+  one is reached, and after a failed one not before CONFIG_BGSAVE_RETRY_DELAY (5 s).
+- Start-up loading happens after the listening sockets are bound and before the first client is
+  served.  Keys already past their deadline are not loaded (as a master does), an empty
+  collection is skipped, and a file that fails its checks stops the server with Redis's message:
+  serving a partial dataset would lose data silently.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import time
+from typing import TYPE_CHECKING, Any
+
+from server.log import LOG
+from storage import rdb
+from storage.keyspace import LFUDatabase
+
+if TYPE_CHECKING:
+    from server.core import Server
+
+BGSAVE_RETRY_DELAY = 5  # CONFIG_BGSAVE_RETRY_DELAY, seconds
+
+
+class LoadError(Exception):
+    """The dump file cannot be loaded; the message is what Redis logs."""
+
+
+class Persistence:
+    """The server's RDB state: the running child, the schedule, the last outcomes (INFO)."""
+
+    def __init__(self, srv: Server) -> None:
+        self.srv = srv
+        self.child_pid = -1
+        self.child_started = 0.0
+        self.dirty_before_bgsave = 0
+        self.scheduled = False  # BGSAVE SCHEDULE, run when no child is active
+        self.last_bgsave_try = 0
+        self.stats = srv.persistence_stats
+        self.stats.update(rdb_bgsave_in_progress=0, rdb_last_bgsave_status="ok", rdb_saves=0,
+                          rdb_last_bgsave_time_sec=-1, rdb_current_bgsave_time_sec=-1)
+
+    # ---- what a snapshot holds ------------------------------------------------------------------
+    def limits(self) -> rdb.Limits:
+        cfg = self.srv.config
+        fill, depth = cfg.list_options
+        return rdb.Limits(*cfg.hash_max_listpack, *cfg.zset_max_listpack, cfg.set_max_intset_entries, fill, depth)
+
+    def path(self) -> str:
+        return os.path.join(os.getcwd(), self.srv.config.values["dbfilename"])
+
+    def _aux(self) -> list[tuple[bytes, bytes]]:
+        from server.core import VERSION
+
+        return [(b"redis-ver", VERSION.encode()), (b"redis-bits", b"64"), (b"ctime", b"%d" % int(time.time())),
+                (b"used-mem", b"%d" % self.srv.used_memory()), (b"aof-base", b"0")]
+
+    def _functions(self) -> list[bytes]:
+        from server.scripting.functions import registry
+
+        return [lib.code for lib in registry(self.srv).libraries.values()]
+
+    def write_to(self, f: Any) -> None:
+        """The whole dataset as an RDB file into the binary file `f`."""
+        srv = self.srv
+        now = srv.now_ms
+        values = srv.config.values
+        policy = values["maxmemory-policy"]
+
+        def dbs() -> Any:
+            for db in srv.dbs:
+                if not db.data:
+                    continue
+                expires = db.expires
+                keys = ((k, e.value, expires.get(k)) for k, e in list(db.data.items()))
+                yield db.id, len(db.data), len(expires), keys
+
+        def idle(dbid: int, key: bytes) -> int | None:
+            access = srv.dbs[dbid].access_ms(key)
+            return max(0, now - access) // 1000 if access is not None else 0
+
+        def freq(dbid: int, key: bytes) -> int | None:
+            return srv.dbs[dbid].lfu_counter(key, now)
+
+        w = rdb.Writer(values["rdbcompression"] == "yes", f.write)
+        rdb.write_file(w, self._aux(), self._functions(), dbs(), idle if "lru" in policy else None,
+                       freq if "lfu" in policy else None, checksum=values["rdbchecksum"] == "yes")
+
+    def _write_file(self, pid: int) -> None:
+        """rdbSave's file dance: a temp file, fsynced, renamed over the dump file."""
+        tmp = f"temp-{pid}.rdb"
+        try:
+            f = open(tmp, "wb")  # noqa: SIM115 - closed below on every path
+        except OSError as exc:
+            LOG.warning(f"Failed opening the temp RDB file {tmp} (in server root dir {os.getcwd()}) for saving: "
+                        f"{exc.strerror}")
+            raise
+        try:
+            with f:
+                self.write_to(f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path())
+        except OSError as exc:
+            LOG.warning(f"Write error saving DB on disk: {exc.strerror}")
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    def _saved(self, dirty_covered: int) -> None:
+        srv = self.srv
+        srv.dirty -= dirty_covered
+        srv.lastsave = int(time.time())
+        self.stats["rdb_last_bgsave_status"] = "ok"
+
+    # ---- SAVE -------------------------------------------------------------------------------------
+    def save(self) -> bool:
+        """A foreground save (SAVE, FLUSHALL with save points, DEBUG RELOAD, shutdown)."""
+        dirty = self.srv.dirty
+        try:
+            self._write_file(os.getpid())
+        except OSError:
+            self.stats["rdb_last_bgsave_status"] = "err"
+            return False
+        LOG.notice("DB saved on disk")
+        self._saved(dirty)
+        return True
+
+    # ---- BGSAVE -----------------------------------------------------------------------------------
+    def in_progress(self) -> bool:
+        return self.child_pid != -1
+
+    def bgsave(self) -> bool:
+        """rdbSaveBackground: fork a child that writes the snapshot; False if the fork failed."""
+        srv = self.srv
+        self.dirty_before_bgsave = srv.dirty
+        self.last_bgsave_try = int(time.time())
+        gc.collect(0)
+        gc.freeze()
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            gc.unfreeze()
+            self.stats["rdb_last_bgsave_status"] = "err"
+            LOG.warning(f"Can't save in background: fork: {exc.strerror}")
+            return False
+        if pid == 0:  # the child: write and leave, whatever happens
+            code = 1
+            try:
+                gc.disable()
+                self._write_file(os.getpid())
+                LOG.notice("DB saved on disk")
+                code = 0
+            finally:
+                os._exit(code)
+        gc.unfreeze()
+        LOG.notice(f"Background saving started by pid {pid}")
+        self.child_pid = pid
+        self.child_started = time.monotonic()
+        self.stats["rdb_saves"] += 1
+        self.stats["rdb_bgsave_in_progress"] = 1
+        return True
+
+    def check_child(self) -> None:
+        """checkChildrenDone: reap a finished child and account for its snapshot."""
+        if self.child_pid == -1:
+            return
+        try:
+            pid, status = os.waitpid(self.child_pid, os.WNOHANG)
+        except ChildProcessError:
+            pid, status = self.child_pid, 1 << 8
+        if pid == 0:
+            return
+        ok = os.waitstatus_to_exitcode(status) == 0
+        self._child_done(ok)
+
+    def _child_done(self, ok: bool) -> None:
+        self.stats["rdb_last_bgsave_time_sec"] = int(time.monotonic() - self.child_started)
+        self.child_pid = -1
+        self.stats["rdb_bgsave_in_progress"] = 0
+        if ok:
+            LOG.notice("Background saving terminated with success")
+            self._saved(self.dirty_before_bgsave)
+        else:
+            LOG.warning("Background saving error")
+            self.stats["rdb_last_bgsave_status"] = "err"
+
+    def kill_child(self) -> None:
+        """killRDBChild: stop a running BGSAVE whose snapshot is of no use any more (FLUSHALL,
+        shutdown).  SIGUSR1 is Redis's "killed on purpose", which does not count as a failed save."""
+        pid = self.child_pid
+        if pid == -1:
+            return
+        try:
+            os.kill(pid, signal.SIGUSR1)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
+        try:
+            os.unlink(f"temp-{pid}.rdb")
+        except OSError:
+            pass
+        LOG.warning(f"Background saving terminated by signal {int(signal.SIGUSR1)}")
+        self.child_pid = -1
+        self.stats["rdb_bgsave_in_progress"] = 0
+
+    def cron(self) -> None:
+        """serverCron's part: reap the child, else start a BGSAVE when a save point is reached."""
+        srv = self.srv
+        if self.child_pid != -1:
+            self.check_child()
+            if self.child_pid != -1:
+                self.stats["rdb_current_bgsave_time_sec"] = int(time.monotonic() - self.child_started)
+                return
+            self.stats["rdb_current_bgsave_time_sec"] = -1
+        if self.scheduled:
+            self.scheduled = False
+            self.bgsave()
+            return
+        if not srv.dirty:
+            return
+        now = int(time.time())
+        retry_ok = now - self.last_bgsave_try > BGSAVE_RETRY_DELAY or self.stats["rdb_last_bgsave_status"] == "ok"
+        for seconds, changes in save_points(srv.config.values["save"]):
+            if srv.dirty >= changes and now - srv.lastsave > seconds and retry_ok:
+                LOG.notice(f"{changes} changes in {seconds} seconds. Saving...")
+                self.bgsave()
+                return
+
+    # ---- loading ---------------------------------------------------------------------------------
+    def load_at_startup(self) -> None:
+        """loadDataFromDisk: read the dump file if there is one; LoadError when it is unusable."""
+        path = self.path()
+        started = time.monotonic()
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise LoadError(f"Fatal error loading the DB: {exc.strerror}. Exiting.") from None
+        self.load_bytes(data, merge=False)
+        LOG.notice(f"DB loaded from disk: {time.monotonic() - started:.3f} seconds")
+
+    def load_bytes(self, data: bytes, merge: bool) -> None:
+        """rdbLoadRio into the (empty, unless `merge`) databases."""
+        srv = self.srv
+        now = srv.update_clock()
+        loaded = expired = 0
+        self.stats["loading"] = 1
+        try:
+            for kind, item in rdb.read_file(data, self.limits()):
+                if kind == "key":
+                    if item.db >= len(srv.dbs):
+                        raise LoadError("FATAL: Data file was created with a Redis server configured to handle "
+                                        f"more than {len(srv.dbs)} databases. Exiting\n")
+                    if item.expire_ms is not None and item.expire_ms < now:
+                        expired += 1
+                        continue
+                    self._add(srv.dbs[item.db], item, now, merge)
+                    loaded += 1
+                elif kind == "aux":
+                    self._aux_loaded(*item)
+                elif kind == "function":
+                    self._function_loaded(item)
+                elif kind == "empty":
+                    LOG.notice(f"rdbLoadObject skipping empty key: {item[1].decode(errors='replace')}")
+                elif kind == "resize" and item[0] >= len(srv.dbs):
+                    raise LoadError("FATAL: Data file was created with a Redis server configured to handle "
+                                    f"more than {len(srv.dbs)} databases. Exiting\n")
+        except rdb.RDBError as exc:
+            raise LoadError(f"Internal error in RDB reading: {exc}") from None
+        finally:
+            self.stats["loading"] = 0
+        self.stats["rdb_last_load_keys_loaded"] = loaded
+        self.stats["rdb_last_load_keys_expired"] = expired
+        LOG.notice(f"Done loading RDB, keys loaded: {loaded}, keys expired: {expired}.")
+
+    @staticmethod
+    def _add(db: Any, item: rdb.KeyRecord, now: int, merge: bool) -> None:
+        key = item.key
+        if key in db.data:
+            if not merge:
+                raise LoadError(f"RDB has duplicated key '{key.decode(errors='replace')}' in DB {item.db}")
+            db.delete(key)
+        db.add(key, item.value)
+        if item.expire_ms is not None:
+            db.set_expire(key, item.expire_ms)
+        if item.idle_s is not None:
+            db.data[key].atime = now - item.idle_s * 1000
+        if item.freq is not None and isinstance(db, LFUDatabase):
+            db.freq[key] = (((now // 60000) & 0xFFFF) << 8) | item.freq
+
+    def _aux_loaded(self, key: bytes, value: bytes) -> None:
+        if key == b"redis-ver":
+            LOG.notice(f"Loading RDB produced by version {value.decode(errors='replace')}")
+        elif key == b"ctime":
+            try:
+                age = int(time.time()) - int(value)
+            except ValueError:
+                return
+            LOG.notice(f"RDB age {max(0, age)} seconds")
+        elif key == b"used-mem":
+            try:
+                LOG.notice(f"RDB memory usage when created {int(value) / 1024 / 1024:.2f} Mb")
+            except ValueError:
+                return
+
+    def _function_loaded(self, code: bytes) -> None:
+        from server.errors import CommandError
+        from server.scripting.functions import registry
+
+        try:
+            registry(self.srv).load(code, replace=False)
+        except CommandError as exc:
+            raise LoadError(f"Failed loading library: {exc}") from None
+
+
+def save_points(spec: str) -> list[tuple[int, int]]:
+    """The `save` option as (seconds, changes) pairs."""
+    words = spec.split()
+    return [(int(words[i]), int(words[i + 1])) for i in range(0, len(words) - 1, 2)]
+
+
+def attach(srv: Server) -> Persistence:
+    p = getattr(srv, "persistence", None)
+    if p is None:
+        p = srv.persistence = Persistence(srv)  # type: ignore[attr-defined]
+    return p

@@ -1,0 +1,127 @@
+"""Redis's CRC-64: the checksum at the end of every RDB file and of every DUMP payload.
+
+The CRC is the "Jones" polynomial 0xad93d23594c935a9 with reflected input and output, initial value 0
+and no final xor -- exactly what Redis's crc64.c computes (`crc64(0, "123456789", 9)` is
+0xe9c6d914c4b8d9ca).  `crc64(data, crc)` continues a running checksum, so for any split
+``crc64(a + b) == crc64(b, crc64(a))``: a writer may checksum a file chunk by chunk.
+
+Why it is built this way.  Pure Python pays per bytecode, not per bit, so the code minimises the
+Python-level operations per input byte.  Three strategies, each used where it wins:
+
+* tail (< 16 bytes): the classic reflected table loop, one lookup per byte;
+* short inputs (< 4 KiB): "slicing by 16" -- 16 bytes are xored with the running CRC as one
+  integer, split into bytes with a single `int.to_bytes`, and looked up in 16 tables
+  (`_T[d][b]` is the effect of byte `b` followed by `d` more bytes);
+* long inputs: the CRC is linear over GF(2), so a block of N bytes contributes
+  ``xor_k _T[N-1-k][byte_k]`` no matter what the running CRC is.  The column of byte k of every
+  block is one strided slice; `bytes.translate` maps a whole column through one byte of the
+  table (8 translations per column, one per output byte), and xoring the columns as big integers
+  sums the contributions of all blocks at once, in C.  Only the chaining of the per-block values
+  (``crc = shift_N(crc) ^ block``, 8 lookups per N bytes) runs in the interpreter.  N is 64 for
+  inputs from 4 KiB and 256 from 64 KiB, where the per-call cost of 8*N translations pays off.
+
+Measured on this machine's (noisy, shared) Xeon with CPython 3.11, best / median of repeated runs:
+byte-at-a-time loop 5.7 / 5 MB/s; slicing by 8 with 8 shifts and masks 9-10 / 7 MB/s; slicing by
+8 via `int.to_bytes` 11 / 8 MB/s; slicing by 16 (used below 4 KiB) 14-15 / 10 MB/s (slicing by 32
+or 64 is no better once noise is accounted for, 16-bit-indexed tables are slower, 4 MB/s, from
+cache misses); the column method with N=256 on 1 MiB 50-58 / 42-47 MB/s, on 64 KiB 40 / 27 MB/s;
+N=64 on 4-16 KiB 20-27 / 14-18 MB/s.  A 1 GB RDB file therefore costs ~20 s of checksumming in
+pure Python: callers should hand over large chunks (the fast path needs >= 4 KiB per call),
+never one small write at a time.
+
+Invariants: results are ints in [0, 2**64); `crc` must be one too.  Tables are built once at
+import (~25 ms): 256 x 8 translation tables of 256 bytes (512 KiB) and 32 integer tables.
+"""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["crc64"]
+
+_POLY_REFLECTED = 0x95AC9329AC4BC9B5  # 0xad93d23594c935a9 with its bits reversed
+
+_BULK_SMALL = 4096  # from this length the column method (N=64) beats slicing by 16
+_BULK_LARGE = 65536  # and from this one N=256 beats N=64
+_SEGMENT = 1 << 20  # long inputs go through the column method a MiB at a time (cache-friendlier)
+
+
+def _build_tables() -> tuple[list[list[int]], list[list[bytes]]]:
+    """(_T, _TR): _T[d][b] is the CRC contribution of byte b followed by d zero bytes, for d < 256;
+    _TR[d][m] is the 256-byte translation table giving byte m (little-endian) of _T[d][b]."""
+    t0 = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ _POLY_REFLECTED if c & 1 else c >> 1
+        t0.append(c)
+    tables = [t0]
+    for _ in range(255):
+        tables.append([(v >> 8) ^ t0[v & 0xFF] for v in tables[-1]])
+    translations = []
+    for t in tables:
+        packed = b"".join(v.to_bytes(8, "little") for v in t)
+        translations.append([packed[m::8] for m in range(8)])
+    return tables, translations
+
+
+_T, _TR = _build_tables()
+_SLICE16 = tuple(_T[15 - k] for k in range(16))
+# Advancing a CRC over N bytes: byte m of the CRC meets table N-1-m.
+_SHIFT = {n: tuple(_T[n - 1 - m] for m in range(8)) for n in (64, 256)}
+_COLUMNS = {n: [_TR[n - 1 - k] for k in range(n)] for n in (64, 256)}
+del _T, _TR  # only the tables referenced above stay alive
+_BIG_ENDIAN = sys.byteorder == "big"
+
+
+def _crc_slice16(buf: bytes, crc: int) -> int:
+    t15, t14, t13, t12, t11, t10, t9, t8, t7, t6, t5, t4, t3, t2, t1, t0 = _SLICE16
+    end = len(buf) & ~15
+    from_bytes = int.from_bytes
+    for i in range(0, end, 16):
+        (a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15) = (
+            crc ^ from_bytes(buf[i:i + 16], "little")).to_bytes(16, "little")
+        crc = (t15[a0] ^ t14[a1] ^ t13[a2] ^ t12[a3] ^ t11[a4] ^ t10[a5] ^ t9[a6] ^ t8[a7]
+               ^ t7[a8] ^ t6[a9] ^ t5[a10] ^ t4[a11] ^ t3[a12] ^ t2[a13] ^ t1[a14] ^ t0[a15])
+    for b in buf[end:]:
+        crc = t0[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc
+
+
+def _crc_columns(buf: bytes, crc: int, n: int) -> tuple[int, int]:
+    """Checksum the first len(buf)//n*n bytes with the column method; (crc, bytes consumed)."""
+    blocks = len(buf) // n
+    end = blocks * n
+    from_bytes = int.from_bytes
+    join = b"".join
+    # acc, as 8*blocks little-endian bytes: plane m (bytes m*blocks ...) is byte m of every block's
+    # contribution.
+    acc = 0
+    for k, column_tables in enumerate(_COLUMNS[n]):
+        column = buf[k:end:n]
+        acc ^= from_bytes(join([column.translate(t) for t in column_tables]), "little")
+    planes = acc.to_bytes(8 * blocks, "little")
+    words = bytearray(8 * blocks)
+    for m in range(8):
+        words[(7 - m if _BIG_ENDIAN else m)::8] = planes[m * blocks:(m + 1) * blocks]
+    s0, s1, s2, s3, s4, s5, s6, s7 = _SHIFT[n]
+    for v in memoryview(words).cast("Q"):
+        c0, c1, c2, c3, c4, c5, c6, c7 = crc.to_bytes(8, "little")
+        crc = s0[c0] ^ s1[c1] ^ s2[c2] ^ s3[c3] ^ s4[c4] ^ s5[c5] ^ s6[c6] ^ s7[c7] ^ v
+    return crc, end
+
+
+def crc64(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
+    """Redis's crc64 of `data`, continuing from `crc` (0 to start a new checksum)."""
+    buf = data if type(data) is bytes else bytes(data)
+    size = len(buf)
+    if size < _BULK_SMALL:
+        return _crc_slice16(buf, crc)
+    if size < _BULK_LARGE:
+        crc, done = _crc_columns(buf, crc, 64)
+        return _crc_slice16(buf[done:], crc)
+    pos = 0
+    while size - pos >= _BULK_LARGE:
+        crc, done = _crc_columns(buf[pos:pos + _SEGMENT], crc, 256)
+        pos += done
+    return crc64(buf[pos:], crc) if pos < size else crc

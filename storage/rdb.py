@@ -1,0 +1,760 @@
+"""RDB: Redis's snapshot format (version 10, as Redis 7.0 writes it), for dump files and for
+DUMP / RESTORE payloads.  Sans-I/O: values and datasets go to bytes and come back from bytes;
+where the bytes live (a file, a child process, a command argument) is the server's concern.
+
+The format, as far as this module writes and reads it:
+
+- Lengths use RDB's variable encoding: 00xxxxxx (6 bits), 01xxxxxx xxxxxxxx (14 bits, big
+  endian), 0x80 + 4 bytes or 0x81 + 8 bytes (big endian); 11xxxxxx announces a special string
+  encoding: an integer of 1, 2 or 4 bytes (little endian) or an LZF-compressed string
+  (0xC3, compressed length, original length, data).
+- A string is written as Redis's rdbSaveRawString does, so the bytes are Redis's: up to 11 bytes
+  that spell an int32 exactly become an integer encoding; longer than 20 bytes is LZF-compressed
+  when `compress` (rdbcompression) and the result is smaller; otherwise length + bytes.
+- A value is a type byte and a body.  Redis 7.0 writes: string (0), set (2, hashtable encoding),
+  sorted set (5, skiplist, members from the highest score down with binary double scores), hash
+  (4, hashtable), set intset (11), hash listpack (16), sorted set listpack (17), list quicklist 2
+  (18: node count, then per node its container and listpack) and stream listpacks 2 (19).  The
+  listpack, intset and quicklist bodies are the exact bytes the storage types already keep or
+  produce, so DUMP payloads are byte-for-byte Redis's for the same value and encoding.
+- Reading accepts every type Redis 7.0 reads: the ones above and the older ones that earlier
+  Redis versions wrote (plain list 1, sorted set with text scores 3, zipmap 9, ziplists 10, 12,
+  13, quicklist of ziplists 14, stream listpacks 15), converting them as Redis 7.0's loader does.
+- A file is "REDIS0010", auxiliary fields (0xFA key value), function libraries (0xF5 code), then
+  per database 0xFE id and 0xFB sizes followed by its keys (optionally 0xFC expiry in ms, 0xF8
+  LRU idle seconds, 0xF9 LFU counter, then type, key, value), then 0xFF and the CRC64 of all
+  before it (eight zero bytes when checksums are off).  A DUMP payload is a type and body, the
+  RDB version as two little-endian bytes and the CRC64.
+
+Invariants.  Reading trusts nothing: every value is checked as deeply as Redis's
+sanitize-dump-payload does (listpacks, intsets, ziplists walked entry by entry; no duplicate
+members or fields; stream nodes, counters and PEL ownership consistent), because a value that
+loaded wrong would fail later inside a command.  Any inconsistency raises `RDBError`; a read
+past the end raises `RDBError` too.  An empty collection reads as `EMPTY` (Redis skips such keys
+when loading a file and rejects them in RESTORE).  New values get the encoding Redis 7.0 would
+give them on load, from the encoding limits in `Limits`.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from storage import lpcodec
+from storage.crc64 import crc64
+from storage.hashtype import Hash
+from storage.intset import IntSet, canonical_int
+from storage.listpack import Listpack
+from storage.lzf import compress as lzf_compress
+from storage.lzf import decompress as lzf_decompress
+from storage.quicklist import PackedNode, Quicklist
+from storage.rax import Rax
+from storage.set_type import RSet
+from storage.stream import NACK, U64, Consumer, ConsumerGroup, Stream
+from storage.ziplist import ziplist_entries, zipmap_pairs
+from storage.zset import ZSet
+
+RDB_VERSION = 10
+
+# value types (RDB_TYPE_*)
+T_STRING, T_LIST, T_SET, T_ZSET, T_HASH, T_ZSET_2 = 0, 1, 2, 3, 4, 5
+T_MODULE, T_MODULE_2 = 6, 7
+T_HASH_ZIPMAP, T_LIST_ZIPLIST, T_SET_INTSET, T_ZSET_ZIPLIST, T_HASH_ZIPLIST = 9, 10, 11, 12, 13
+T_LIST_QUICKLIST, T_STREAM_LISTPACKS, T_HASH_LISTPACK, T_ZSET_LISTPACK = 14, 15, 16, 17
+T_LIST_QUICKLIST_2, T_STREAM_LISTPACKS_2 = 18, 19
+_VALUE_TYPES = frozenset((0, 1, 2, 3, 4, 5, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19))
+
+# opcodes (RDB_OPCODE_*)
+OP_FUNCTION2, OP_FUNCTION_PRE_GA, OP_MODULE_AUX = 0xF5, 0xF6, 0xF7
+OP_IDLE, OP_FREQ, OP_AUX, OP_RESIZEDB = 0xF8, 0xF9, 0xFA, 0xFB
+OP_EXPIRETIME_MS, OP_EXPIRETIME, OP_SELECTDB, OP_EOF = 0xFC, 0xFD, 0xFE, 0xFF
+
+_ENC_INT8, _ENC_INT16, _ENC_INT32, _ENC_LZF = 0, 1, 2, 3
+_QL_PLAIN, _QL_PACKED = 1, 2
+_QL_MIN_COMPRESS_IMPROVE = 8
+
+_DOUBLE = struct.Struct("<d")
+_I64 = struct.Struct("<q")
+
+EMPTY: Any = object()  # what a value reads as when its collection is empty
+
+
+class RDBError(ValueError):
+    """The bytes are not a valid RDB file or payload; the message says what was wrong."""
+
+
+@dataclass
+class Limits:
+    """The encoding thresholds a loaded value is judged by (the server's config)."""
+
+    hash_max_entries: int = 128
+    hash_max_value: int = 64
+    zset_max_entries: int = 128
+    zset_max_value: int = 64
+    set_max_intset: int = 512
+    list_fill: int = -2
+    list_depth: int = 0
+
+
+# ---- writing ---------------------------------------------------------------------------------
+class Writer:
+    """An RDB byte stream being built.  `sink`, when given, receives the bytes in chunks of about
+    `chunk` bytes (a file's write) while `crc` keeps the running checksum of everything sunk."""
+
+    __slots__ = ("buf", "compress", "sink", "chunk", "crc")
+
+    def __init__(self, compress: bool = True, sink: Callable[[bytes], Any] | None = None,
+                 chunk: int = 1 << 16) -> None:
+        self.buf = bytearray()
+        self.compress = compress
+        self.sink = sink
+        self.chunk = chunk
+        self.crc = 0
+
+    def flush(self) -> None:
+        if self.sink is not None and self.buf:
+            data = bytes(self.buf)
+            self.crc = crc64(data, self.crc)
+            self.sink(data)
+            self.buf = bytearray()
+
+    def maybe_flush(self) -> None:
+        if self.sink is not None and len(self.buf) >= self.chunk:
+            self.flush()
+
+    def length(self, n: int) -> None:
+        buf = self.buf
+        if n < 64:
+            buf.append(n)
+        elif n < 16384:
+            buf.append(0x40 | n >> 8)
+            buf.append(n & 0xFF)
+        elif n <= 0xFFFFFFFF:
+            buf.append(0x80)
+            buf += n.to_bytes(4, "big")
+        else:
+            buf.append(0x81)
+            buf += n.to_bytes(8, "big")
+
+    def string(self, s: bytes | bytearray) -> None:
+        """rdbSaveRawString: integer encoding, LZF or plain, whichever Redis would pick."""
+        n = len(s)
+        if n <= 11 and n:
+            v = canonical_int(bytes(s))
+            if v is not None and -(1 << 31) <= v < 1 << 31:
+                self._int(v)
+                return
+        if n > 20 and self.compress:
+            packed = lzf_compress(bytes(s), n - 4)
+            if packed is not None:
+                self.lzf_blob(packed, n)
+                return
+        self.length(n)
+        self.buf += s
+
+    def _int(self, v: int) -> None:
+        buf = self.buf
+        if -128 <= v <= 127:
+            buf.append(0xC0)
+            buf.append(v & 0xFF)
+        elif -32768 <= v <= 32767:
+            buf.append(0xC1)
+            buf += v.to_bytes(2, "little", signed=True)
+        else:
+            buf.append(0xC2)
+            buf += v.to_bytes(4, "little", signed=True)
+
+    def lzf_blob(self, packed: bytes, original: int) -> None:
+        self.buf.append(0xC0 | _ENC_LZF)
+        self.length(len(packed))
+        self.length(original)
+        self.buf += packed
+
+    def ms(self, t: int) -> None:
+        self.buf += _I64.pack(t)
+
+    def double(self, d: float) -> None:
+        self.buf += _DOUBLE.pack(d)
+
+
+def write_value(w: Writer, value: Any) -> int:
+    """Write `value`'s body as Redis 7.0's rdbSaveObject does; returns its type byte."""
+    if isinstance(value, (bytes, bytearray)):
+        w.string(value)
+        return T_STRING
+    kind = value.type_name
+    if kind == "list":
+        return _write_list(w, value)
+    if kind == "hash":
+        if value.lp:
+            w.string(value.listpack())
+            return T_HASH_LISTPACK
+        w.length(len(value.d))
+        for f, v in value.d.items():
+            w.string(f)
+            w.string(v)
+        return T_HASH
+    if kind == "set":
+        if value.ints is not None:
+            w.string(value.ints.to_bytes())
+            return T_SET_INTSET
+        w.length(len(value.items))
+        for m in value.items:
+            w.string(m)
+        return T_SET
+    if kind == "zset":
+        if value.is_listpack():
+            w.string(value.listpack_bytes())
+            return T_ZSET_LISTPACK
+        w.length(len(value))
+        for s, m in value.order.islice(reverse=True):  # highest first: the loader inserts at the head
+            w.string(m)
+            w.double(s)
+        return T_ZSET_2
+    if kind == "stream":
+        _write_stream(w, value)
+        return T_STREAM_LISTPACKS_2
+    raise RDBError(f"cannot serialize a {kind}")
+
+
+def _write_list(w: Writer, ql: Quicklist) -> int:
+    nodes = ql.nodes
+    w.length(len(nodes))
+    for node, lp in zip(nodes, ql.listpacks(), strict=True):
+        w.length(_QL_PACKED)
+        if node.__class__ is PackedNode:
+            # A compressed node is saved as the LZF blob quicklist compression keeps for it.
+            packed = lzf_compress(lp, len(lp))
+            if packed is not None and len(packed) + _QL_MIN_COMPRESS_IMPROVE < len(lp):
+                w.lzf_blob(packed, len(lp))
+                continue
+        w.string(lp)
+    return T_LIST_QUICKLIST_2
+
+
+def _write_stream(w: Writer, s: Stream) -> None:
+    w.length(len(s.rax))
+    for key, lp in s.rax.items():
+        w.string(key)
+        w.string(bytes(lp))
+    w.length(s.length)
+    for v in (s.last_id, s.first_id, s.max_deleted_id):
+        w.length(v >> 64)
+        w.length(v & U64)
+    w.length(s.entries_added)
+    groups = s.cgroups
+    w.length(len(groups) if groups is not None else 0)
+    if groups is None:
+        return
+    for name, cg in groups.items():
+        w.string(name)
+        w.length(cg.last_id >> 64)
+        w.length(cg.last_id & U64)
+        w.length(cg.entries_read & U64)
+        w.length(len(cg.pel))
+        for key, nack in cg.pel.items():
+            w.buf += key
+            w.ms(nack.delivery_time)
+            w.length(nack.delivery_count)
+        w.length(len(cg.consumers))
+        for cname, cons in cg.consumers.items():
+            w.string(cname)
+            w.ms(cons.seen_time)
+            w.length(len(cons.pel))
+            for key in cons.pel.keys():
+                w.buf += key
+
+
+def seal(body: bytes | bytearray) -> bytes:
+    """A DUMP-style payload: body, RDB version (2 bytes LE), CRC64 (8 bytes LE)."""
+    data = bytes(body) + RDB_VERSION.to_bytes(2, "little")
+    return data + crc64(data).to_bytes(8, "little")
+
+
+def unseal(payload: bytes, check_crc: bool = True) -> bytes | None:
+    """verifyDumpPayload: the body, or None when the version is newer than ours or the checksum
+    is wrong."""
+    if len(payload) < 10:
+        return None
+    if int.from_bytes(payload[-10:-8], "little") > RDB_VERSION:
+        return None
+    if check_crc and crc64(payload[:-8]) != int.from_bytes(payload[-8:], "little"):
+        return None
+    return payload[:-10]
+
+
+def dump(value: Any, compress: bool = True) -> bytes:
+    """DUMP's payload for `value`."""
+    w = Writer(compress)
+    w.buf.append(0)
+    w.buf[0] = write_value(w, value)
+    return seal(w.buf)
+
+
+def restore(payload: bytes, limits: Limits, check_crc: bool = True) -> Any:
+    """RESTORE's value from a payload.  Returns None when the version or checksum is wrong; raises
+    RDBError for a payload that does not decode (EMPTY for an empty collection)."""
+    body = unseal(payload, check_crc)
+    if body is None:
+        return None
+    r = Reader(body)
+    t = r.byte()
+    if t not in _VALUE_TYPES:
+        raise RDBError("unknown value type")
+    return read_value(r, t, limits)
+
+
+# ---- reading ---------------------------------------------------------------------------------
+class Reader:
+    """A position in RDB bytes; every read past the end raises RDBError."""
+
+    __slots__ = ("data", "pos")
+
+    def __init__(self, data: bytes, pos: int = 0) -> None:
+        self.data = data
+        self.pos = pos
+
+    def take(self, n: int) -> bytes:
+        p = self.pos
+        end = p + n
+        if end > len(self.data) or n < 0:
+            raise RDBError("unexpected end of data")
+        self.pos = end
+        return self.data[p:end]
+
+    def byte(self) -> int:
+        p = self.pos
+        if p >= len(self.data):
+            raise RDBError("unexpected end of data")
+        self.pos = p + 1
+        return self.data[p]
+
+    def _len(self) -> tuple[int, bool]:
+        """(length, is-encoded): rdbLoadLenByRef."""
+        b = self.byte()
+        kind = b >> 6
+        if kind == 0:
+            return b & 0x3F, False
+        if kind == 1:
+            return (b & 0x3F) << 8 | self.byte(), False
+        if kind == 3:
+            return b & 0x3F, True
+        if b == 0x80:
+            return int.from_bytes(self.take(4), "big"), False
+        if b == 0x81:
+            return int.from_bytes(self.take(8), "big"), False
+        raise RDBError("unknown length encoding %d" % b)
+
+    def length(self) -> int:
+        n, encoded = self._len()
+        if encoded:
+            raise RDBError("unexpected string encoding where a length belongs")
+        return n
+
+    def string(self) -> bytes:
+        n, encoded = self._len()
+        if not encoded:
+            return self.take(n)
+        if n == _ENC_INT8:
+            return b"%d" % int.from_bytes(self.take(1), "little", signed=True)
+        if n == _ENC_INT16:
+            return b"%d" % int.from_bytes(self.take(2), "little", signed=True)
+        if n == _ENC_INT32:
+            return b"%d" % int.from_bytes(self.take(4), "little", signed=True)
+        if n == _ENC_LZF:
+            clen = self.length()
+            ulen = self.length()
+            try:
+                return lzf_decompress(self.take(clen), ulen)
+            except ValueError as exc:
+                raise RDBError("invalid LZF compressed string") from exc
+        raise RDBError("unknown string encoding %d" % n)
+
+    def ms(self) -> int:
+        return _I64.unpack(self.take(8))[0]
+
+    def double(self) -> float:
+        return _DOUBLE.unpack(self.take(8))[0]
+
+    def text_double(self) -> float:
+        """rdbLoadDoubleValue: the old text form (253 nan, 254 +inf, 255 -inf)."""
+        n = self.byte()
+        if n == 253:
+            return float("nan")
+        if n == 254:
+            return float("inf")
+        if n == 255:
+            return float("-inf")
+        try:
+            return float(self.take(n))
+        except ValueError as exc:
+            raise RDBError("invalid double") from exc
+
+
+def read_value(r: Reader, t: int, limits: Limits) -> Any:
+    """rdbLoadObject for type `t`: the value, EMPTY for an empty collection."""
+    if t == T_STRING:
+        return r.string()
+    if t in (T_LIST, T_LIST_ZIPLIST, T_LIST_QUICKLIST, T_LIST_QUICKLIST_2):
+        return _read_list(r, t, limits)
+    if t in (T_SET, T_SET_INTSET):
+        return _read_set(r, t, limits)
+    if t in (T_ZSET, T_ZSET_2, T_ZSET_ZIPLIST, T_ZSET_LISTPACK):
+        return _read_zset(r, t, limits)
+    if t in (T_HASH, T_HASH_ZIPMAP, T_HASH_ZIPLIST, T_HASH_LISTPACK):
+        return _read_hash(r, t, limits)
+    if t in (T_STREAM_LISTPACKS, T_STREAM_LISTPACKS_2):
+        return _read_stream(r, t)
+    if t in (T_MODULE, T_MODULE_2):
+        raise RDBError("module values are not supported")
+    raise RDBError("unknown value type %d" % t)
+
+
+def _listpack_items(blob: bytes) -> list[bytes]:
+    try:
+        lp = Listpack.from_bytes(blob)
+        lp.validate()
+        return lpcodec.unpack(blob)
+    except (ValueError, IndexError) as exc:
+        raise RDBError("invalid listpack") from exc
+
+
+def _ziplist_items(blob: bytes) -> list[bytes]:
+    try:
+        return ziplist_entries(blob)
+    except ValueError as exc:
+        raise RDBError("invalid ziplist") from exc
+
+
+def _read_list(r: Reader, t: int, limits: Limits) -> Any:
+    fill, depth = limits.list_fill, limits.list_depth
+    if t == T_LIST:
+        items = [r.string() for _ in range(r.length())]
+        return Quicklist.from_items(items, fill, depth) if items else EMPTY
+    if t == T_LIST_ZIPLIST:
+        items = _ziplist_items(r.string())
+        return Quicklist.from_items(items, fill, depth) if items else EMPTY
+    blobs = []
+    for _ in range(r.length()):
+        if t == T_LIST_QUICKLIST_2:
+            container = r.length()
+            if container == _QL_PLAIN:
+                blobs.append(lpcodec.pack([r.string()]))
+                continue
+            if container != _QL_PACKED:
+                raise RDBError("quicklist integrity check failed")
+            blob = r.string()
+            _listpack_items(blob)
+        else:
+            blob = lpcodec.pack(_ziplist_items(r.string()))
+        blobs.append(blob)
+    ql = Quicklist.from_listpacks(blobs, fill, depth)
+    return ql if len(ql) else EMPTY
+
+
+def _read_set(r: Reader, t: int, limits: Limits) -> Any:
+    if t == T_SET_INTSET:
+        blob = r.string()
+        try:
+            ints = IntSet.from_bytes(blob)
+        except (ValueError, struct.error) as exc:
+            raise RDBError("intset integrity check failed") from exc
+        if not ints.values:
+            return EMPTY
+        s = RSet()
+        s.ints = ints
+        if len(ints.values) > limits.set_max_intset:
+            s = RSet.of([b"%d" % v for v in ints.values], 0)
+        return s
+    n = r.length()
+    if n == 0:
+        return EMPTY
+    members = [r.string() for _ in range(n)]
+    s = RSet.of(members, limits.set_max_intset if n <= limits.set_max_intset else 0)
+    if len(s) != n:
+        raise RDBError("Duplicate set members detected")
+    return s
+
+
+def _score(text: bytes) -> float:
+    try:
+        v = float(text)
+    except ValueError as exc:
+        raise RDBError("invalid sorted set score") from exc
+    if v != v:
+        raise RDBError("Zset with NAN score detected")
+    return v
+
+
+def _read_zset(r: Reader, t: int, limits: Limits) -> Any:
+    if t in (T_ZSET, T_ZSET_2):
+        n = r.length()
+        pairs = []
+        seen = set()
+        for _ in range(n):
+            m = r.string()
+            s = r.double() if t == T_ZSET_2 else r.text_double()
+            if s != s:
+                raise RDBError("Zset with NAN score detected")
+            if m in seen:
+                raise RDBError("Duplicate zset fields detected")
+            seen.add(m)
+            pairs.append((s, m))
+        if not pairs:
+            return EMPTY
+        pairs.sort()
+        return ZSet.from_pairs(pairs, limits.zset_max_entries, limits.zset_max_value)
+    blob = r.string()
+    items = _listpack_items(blob) if t == T_ZSET_LISTPACK else _ziplist_items(blob)
+    if len(items) % 2:
+        raise RDBError("sorted set listpack with an odd number of elements")
+    it = iter(items)
+    pairs = [(_score(s), m) for m, s in zip(it, it, strict=True)]
+    if not pairs:
+        return EMPTY
+    if len({m for _, m in pairs}) != len(pairs):
+        raise RDBError("Duplicate zset fields detected")
+    pairs.sort()
+    z = ZSet.from_pairs(pairs, 1 << 62, 1 << 62)  # the listpack stays one, whatever its sizes
+    if len(pairs) > limits.zset_max_entries:
+        z.to_skiplist()
+    return z
+
+
+def _read_hash(r: Reader, t: int, limits: Limits) -> Any:
+    if t == T_HASH:
+        n = r.length()
+        pairs = [(r.string(), r.string()) for _ in range(n)]
+        as_lp = n <= limits.hash_max_entries and all(
+            len(f) <= limits.hash_max_value and len(v) <= limits.hash_max_value for f, v in pairs)
+    else:
+        if t == T_HASH_ZIPMAP:
+            try:
+                pairs = zipmap_pairs(r.string())
+            except ValueError as exc:
+                raise RDBError("invalid zipmap") from exc
+            as_lp = len(pairs) <= limits.hash_max_entries and all(
+                len(f) <= limits.hash_max_value and len(v) <= limits.hash_max_value for f, v in pairs)
+        else:
+            blob = r.string()
+            items = _listpack_items(blob) if t == T_HASH_LISTPACK else _ziplist_items(blob)
+            if len(items) % 2:
+                raise RDBError("hash listpack with an odd number of elements")
+            it = iter(items)
+            pairs = list(zip(it, it, strict=True))
+            as_lp = len(pairs) <= limits.hash_max_entries
+    if not pairs:
+        return EMPTY
+    h = Hash.from_pairs(pairs, as_lp)
+    if len(h) != len(pairs):
+        raise RDBError("Duplicate hash fields detected")
+    return h
+
+
+def _read_id(r: Reader) -> int:
+    return r.length() << 64 | r.length()
+
+
+def _read_stream(r: Reader, t: int) -> Stream:
+    s = Stream()
+    for _ in range(r.length()):
+        key = r.string()
+        if len(key) != 16:
+            raise RDBError("Stream node key entry is not the size of a stream ID")
+        lp = r.string()
+        _listpack_items(lp)
+        if len(lp) <= 7:
+            raise RDBError("Empty listpack inside stream")
+        if not s.rax.try_insert(key, bytearray(lp)):
+            raise RDBError("Duplicated stream node")
+    s.length = r.length()
+    s.last_id = _read_id(r)
+    if t == T_STREAM_LISTPACKS_2:
+        s.first_id = _read_id(r)
+        s.max_deleted_id = _read_id(r)
+        s.entries_added = r.length()
+    else:
+        first = s.first_entry_id()
+        s.first_id = first or 0
+        s.entries_added = s.length
+    s._last_valid = None
+    if s.length and not len(s.rax):
+        raise RDBError("Stream length inconsistent with rax entries")
+    _check_stream_nodes(s)
+    ngroups = r.length()
+    if ngroups:
+        s.cgroups = Rax()
+    for _ in range(ngroups):
+        name = r.string()
+        last_id = _read_id(r)
+        if t == T_STREAM_LISTPACKS_2:
+            entries_read = r.length()
+            if entries_read > 1 << 63:
+                entries_read -= 1 << 64
+        else:
+            entries_read = s.estimate_entries_read(last_id)
+        cg = ConsumerGroup(last_id, entries_read)
+        if not s.cgroups.try_insert(name, cg):  # type: ignore[union-attr]
+            raise RDBError("Duplicated consumer group name")
+        for _ in range(r.length()):
+            key = r.take(16)
+            nack = NACK(None, r.ms())
+            nack.delivery_count = r.length()
+            if not cg.pel.try_insert(key, nack):
+                raise RDBError("Duplicated global PEL entry loading stream consumer group")
+        for _ in range(r.length()):
+            cons = Consumer(r.string(), 0)
+            cons.seen_time = r.ms()
+            if not cg.consumers.try_insert(cons.name, cons):
+                raise RDBError("Duplicate stream consumer detected")
+            for _ in range(r.length()):
+                key = r.take(16)
+                found = cg.pel.find(key, None)
+                if found is None:
+                    raise RDBError("Consumer entry not found in group global PEL")
+                if found.consumer is not None or not cons.pel.try_insert(key, found):
+                    raise RDBError("Duplicated consumer PEL entry loading a stream consumer group")
+                found.consumer = cons
+        for _, nack in cg.pel.items():
+            if nack.consumer is None:
+                raise RDBError("Stream CG PEL entry without consumer")
+    return s
+
+
+def _check_stream_nodes(s: Stream) -> None:
+    """Deep integrity of the nodes (streamValidateListpackIntegrity and the metadata)."""
+    try:
+        s.validate()
+    except (AssertionError, ValueError, IndexError, TypeError, KeyError) as exc:
+        raise RDBError("stream integrity check failed") from exc
+
+
+# ---- files -------------------------------------------------------------------------------------
+@dataclass
+class KeyRecord:
+    """One key of a file being read: its database, name, value, and what came with it."""
+
+    db: int
+    key: bytes
+    value: Any
+    expire_ms: int | None
+    idle_s: int | None
+    freq: int | None
+
+
+def write_file(w: Writer, aux: Iterable[tuple[bytes, bytes]], functions: Iterable[bytes],
+               dbs: Iterable[tuple[int, int, int, Iterable[tuple[bytes, Any, int | None]]]],
+               idle: Callable[[int, bytes], int | None] | None = None,
+               freq: Callable[[int, bytes], int | None] | None = None, checksum: bool = True) -> None:
+    """rdbSaveRio: a whole file into `w`.  `dbs` gives (id, size, expires size, keys) for each
+    non-empty database, keys as (key, value, expiry ms or None); `idle` / `freq` give a key's
+    LRU idle seconds / LFU counter when the eviction policy keeps them (else None)."""
+    w.buf += b"REDIS%04d" % RDB_VERSION
+    for k, v in aux:
+        w.buf.append(OP_AUX)
+        w.string(k)
+        w.string(v)
+    for code in functions:
+        w.buf.append(OP_FUNCTION2)
+        w.string(code)
+    for dbid, size, nexpires, keys in dbs:
+        w.buf.append(OP_SELECTDB)
+        w.length(dbid)
+        w.buf.append(OP_RESIZEDB)
+        w.length(size)
+        w.length(nexpires)
+        for key, value, expire in keys:
+            if expire is not None:
+                w.buf.append(OP_EXPIRETIME_MS)
+                w.ms(expire)
+            if idle is not None:
+                i = idle(dbid, key)
+                if i is not None:
+                    w.buf.append(OP_IDLE)
+                    w.length(i)
+            if freq is not None:
+                f = freq(dbid, key)
+                if f is not None:
+                    w.buf.append(OP_FREQ)
+                    w.buf.append(f)
+            at = len(w.buf)
+            w.buf.append(0)
+            w.string(key)
+            w.buf[at] = write_value(w, value)
+            w.maybe_flush()
+    w.buf.append(OP_EOF)
+    w.flush()
+    crc = w.crc if w.sink is not None else crc64(w.buf)
+    w.buf += (crc if checksum else 0).to_bytes(8, "little")
+    w.flush()
+
+
+def read_file(data: bytes, limits: Limits) -> Iterator[tuple[str, Any]]:
+    """rdbLoadRio over a whole file's bytes, as events: ("aux", (key, value)), ("function", code),
+    ("resize", (db, size, expires)), ("key", KeyRecord), ("empty", (db, key)) for a key whose
+    collection was empty (Redis skips those), then ("end", None) once the checksum checked out.
+    Raises RDBError with Redis's wording where it has one."""
+    if len(data) < 9 or data[:5] != b"REDIS":
+        raise RDBError("Wrong signature trying to load DB from file")
+    try:
+        version = int(data[5:9])
+    except ValueError:
+        raise RDBError("Wrong signature trying to load DB from file") from None
+    if version < 1 or version > RDB_VERSION:
+        raise RDBError("Can't handle RDB format version %d" % version)
+    r = Reader(data, 9)
+    db = 0
+    expire: int | None = None
+    idle: int | None = None
+    freq: int | None = None
+    while True:
+        t = r.byte()
+        if t == OP_EXPIRETIME:
+            expire = int.from_bytes(r.take(4), "little", signed=True) * 1000
+            continue
+        if t == OP_EXPIRETIME_MS:
+            expire = r.ms()
+            continue
+        if t == OP_FREQ:
+            freq = r.byte()
+            continue
+        if t == OP_IDLE:
+            idle = r.length()
+            continue
+        if t == OP_EOF:
+            break
+        if t == OP_SELECTDB:
+            db = r.length()
+            continue
+        if t == OP_RESIZEDB:
+            yield "resize", (db, r.length(), r.length())
+            continue
+        if t == OP_AUX:
+            yield "aux", (r.string(), r.string())
+            continue
+        if t == OP_MODULE_AUX:
+            raise RDBError("The RDB file contains AUX module data I can't load: no matching module")
+        if t == OP_FUNCTION_PRE_GA:
+            raise RDBError("Pre-release function format not supported.")
+        if t == OP_FUNCTION2:
+            yield "function", r.string()
+            continue
+        if t not in _VALUE_TYPES:
+            if t in (T_MODULE, T_MODULE_2):
+                raise RDBError("The RDB file contains module data I can't load: no matching module")
+            raise RDBError("Unknown RDB encoding type %d" % t)
+        key = r.string()
+        value = read_value(r, t, limits)
+        if value is EMPTY:
+            yield "empty", (db, key)
+        else:
+            yield "key", KeyRecord(db, key, value, expire, idle, freq)
+        expire = idle = freq = None
+    if version >= 5:
+        stored = r.take(8)
+        expected = int.from_bytes(stored, "little")
+        if expected and crc64(data[:r.pos - 8]) != expected:
+            raise RDBError("Wrong RDB checksum")
+    yield "end", None

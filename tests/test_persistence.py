@@ -1,0 +1,492 @@
+"""RDB persistence and DUMP / RESTORE, against redis-server 7.0.15.
+
+- DUMP payloads are byte-identical to Redis's for every value whose encoding has a defined order
+  (strings with their integer and LZF forms, quicklists with compressed nodes, intsets, listpack
+  hashes and sorted sets, skiplists, streams without consumer groups).
+- Payloads cross over both ways: what one server DUMPs the other RESTOREs to the same value
+  (DEBUG DIGEST-VALUE, OBJECT ENCODING, the groups' state).
+- Dump files cross over both ways: raxdb loads what redis-server SAVEs, and redis-server loads
+  what raxdb SAVEs, BGSAVEs or writes at shutdown (DEBUG DIGEST of the whole dataset, functions).
+- RESTORE's errors and options give Redis's replies; corrupted payloads give "Bad data format"
+  and never an error inside a later command.
+- SAVE, BGSAVE, save points, SHUTDOWN, DEBUG RELOAD, FLUSHALL and a corrupt file at start-up
+  behave as Redis's do.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+from tests.diff import Diff, RawConnection, parse
+from tests.servers import ROOT, free_port, start_raxdb, start_redis
+
+LIB = "#!lua name=persistlib\nredis.register_function('pf', function(keys, args) return 7 end)"
+
+
+def _dataset() -> list[list[str | bytes]]:
+    """Commands building one value of every type and encoding, in two databases."""
+    rnd = random.Random(7)
+    noise = bytes(rnd.getrandbits(8) for _ in range(300))
+    cmds: list[list[str | bytes]] = [
+        ["SET", "s:int", "12345"], ["SET", "s:neg", "-7"], ["SET", "s:i32", "-2147483648"],
+        ["SET", "s:big", "9999999999"], ["SET", "s:short", "hello"], ["SET", "s:empty", ""],
+        ["SET", "s:long", "abc" * 100], ["SET", "s:text", "the quick brown fox jumps over the lazy dog " * 20],
+        ["SET", "s:noise", noise], ["SET", "s:zero-lead", "0123"], ["APPEND", "s:raw", "x" * 50],
+        ["PFADD", "hll", "a", "b", "c"],
+        ["RPUSH", "l:small", "a", "b", "1", "2", "300", "-5", "70000", "x" * 70],
+        ["RPUSH", "l:big", *[f"element-{i}" for i in range(1500)]],
+        ["HSET", "h:lp", "f1", "v1", "f2", "2", "f3", "-300"],
+        ["HSET", "h:ht", *[x for i in range(200) for x in (f"field{i}", f"value{i}")]],
+        ["HSET", "h:long", "f", "v" * 100],
+        ["SADD", "set:int", "1", "2", "3", "-100", "70000", "5000000000"],
+        ["SADD", "set:ht", "a", "b", "c", "1"],
+        ["SADD", "set:bigint", *[str(i * 3) for i in range(600)]],
+        ["ZADD", "z:lp", "1", "a", "2.5", "b", "-3", "c", "1e100", "d", "0", "zero"],
+        ["ZADD", "z:sl", *[x for i in range(200) for x in (str(i * 1.5 - 50), f"m{i}")]],
+        ["ZADD", "z:inf", "inf", "x", "-inf", "y", "3", "z"],
+        ["ZADD", "z:long", "1", "m" * 80],
+        ["EXPIRE", "s:int", "100000"], ["PEXPIREAT", "l:small", "99999999999999"],
+        ["SELECT", "3"], ["SET", "db3:k", "in db 3"], ["RPUSH", "db3:l", "q"], ["SELECT", "0"],
+    ]
+    for i in range(1, 300):
+        cmds.append(["XADD", "st", f"{i}-{i % 3}", "f", str(i), "g", "v" * (i % 7)])
+    cmds += [["XADD", "st", "400-0", "other", "fields", "x", "y"],
+             ["XDEL", "st", "5-2", "6-0", "100-1", "1-1"], ["XTRIM", "st", "MINID", "3"],
+             ["XADD", "st:plain", "1-1", "a", "1"], ["XADD", "st:plain", "2-1", "a", "2", "b", "3"],
+             ["XGROUP", "CREATE", "st", "g1", "0"], ["XGROUP", "CREATE", "st", "g2", "$"],
+             ["XGROUP", "CREATE", "st", "g3", "10-0", "ENTRIESREAD", "3"],
+             ["XREADGROUP", "GROUP", "g1", "alice", "COUNT", "5", "STREAMS", "st", ">"],
+             ["XREADGROUP", "GROUP", "g1", "bob", "COUNT", "3", "STREAMS", "st", ">"],
+             ["XACK", "st", "g1", "3-0"], ["XGROUP", "CREATECONSUMER", "st", "g1", "carol"],
+             ["XADD", "st:empty", "1-1", "a", "1"], ["XDEL", "st:empty", "1-1"],
+             ["XGROUP", "CREATE", "st:empty", "gg", "$"]]
+    return cmds
+
+
+def _keys() -> list[str]:
+    return sorted({str(c[1]) for c in _dataset() if c[0] not in ("SELECT", "XGROUP", "XREADGROUP", "EXPIRE",
+                                                                  "PEXPIREAT", "XACK", "XDEL", "XTRIM")}
+                  - {"db3:k", "db3:l"})
+
+
+# Values whose encoding has no defined element order (Redis's dict order) or that carry times.
+_UNORDERED = {"h:ht", "set:ht", "set:bigint", "st", "st:empty"}
+
+
+def _build(conn: RawConnection) -> None:
+    conn.call("FLUSHALL")
+    conn.call("FUNCTION", "FLUSH")
+    conn.call("CONFIG", "SET", "list-compress-depth", "0")
+    for cmd in _dataset():
+        reply = conn.call(*cmd)
+        assert not reply.startswith(b"-"), (cmd, reply)
+    conn.call("CONFIG", "SET", "list-compress-depth", "1")
+    conn.call("RPUSH", "l:packed", *[f"compressible compressible {i % 10}" for i in range(800)])
+    conn.call("CONFIG", "SET", "list-compress-depth", "0")
+    assert parse(conn.call("FUNCTION", "LOAD", LIB)) == b"persistlib"
+
+
+@pytest.fixture(scope="module")
+def pair():
+    a, b = start_raxdb(), start_redis()
+    ours, theirs = RawConnection(a.port), RawConnection(b.port)
+    try:
+        yield a, b, ours, theirs
+    finally:
+        ours.close()
+        theirs.close()
+        a.stop()
+        b.stop()
+
+
+def _groups_state(conn: RawConnection, key: str) -> list:
+    """What the consumer groups hold, without times: XINFO GROUPS and each group's XPENDING."""
+    groups = parse(conn.call("XINFO", "GROUPS", key))
+    state = [groups]
+    for g in groups:
+        name = g[1]
+        state.append(parse(conn.call("XPENDING", key, name)))
+        state.append([row[:2] + row[3:] for row in parse(conn.call("XPENDING", key, name, "-", "+", "100"))])
+        state.append(sorted(c[1] for c in parse(conn.call("XINFO", "CONSUMERS", key, name))))
+    return state
+
+
+def _same_value(ours: RawConnection, theirs: RawConnection, key: str, their_key: str | None = None) -> None:
+    their_key = their_key or key
+    assert parse(ours.call("DEBUG", "DIGEST-VALUE", key)) == parse(theirs.call("DEBUG", "DIGEST-VALUE", their_key)), key
+    assert ours.call("OBJECT", "ENCODING", key) == theirs.call("OBJECT", "ENCODING", their_key), key
+    kind = parse(ours.call("TYPE", key))
+    reads = {b"list": ("LRANGE", key, 0, -1), b"zset": ("ZRANGE", key, 0, -1, "WITHSCORES"),
+             b"string": ("GET", key), b"stream": ("XRANGE", key, "-", "+")}
+    if kind in reads:  # the value works for commands, not only for the digest's walk
+        their_read = list(reads[kind])
+        their_read[1] = their_key
+        assert ours.call(*reads[kind]) == theirs.call(*their_read), key
+    if kind == b"stream":
+        assert _groups_state(ours, key) == _groups_state(theirs, their_key), key
+        info_ours, info_theirs = parse(ours.call("XINFO", "STREAM", key)), parse(theirs.call("XINFO", "STREAM", their_key))
+        assert info_ours == info_theirs, key
+
+
+def test_dump_payloads_are_redis_bytes(pair):
+    _, _, ours, theirs = pair
+    _build(ours)
+    _build(theirs)
+    for key in _keys():
+        if key in _UNORDERED:
+            continue
+        assert ours.call("DUMP", key) == theirs.call("DUMP", key), key
+    assert ours.call("DUMP", "l:packed") == theirs.call("DUMP", "l:packed")
+    assert ours.call("DUMP", "missing") == theirs.call("DUMP", "missing")
+
+
+def test_payloads_cross_over_both_ways(pair):
+    _, _, ours, theirs = pair
+    _build(ours)
+    _build(theirs)
+    for key in [*_keys(), "l:packed"]:
+        mine, redis_payload = parse(ours.call("DUMP", key)), parse(theirs.call("DUMP", key))
+        for suffix, payload in ((":r1", redis_payload), (":r2", mine)):
+            assert ours.call("RESTORE", key + suffix, "0", payload) == b"+OK\r\n", key
+            assert theirs.call("RESTORE", key + suffix, "0", payload) == b"+OK\r\n", key
+            _same_value(ours, theirs, key + suffix)
+            if parse(theirs.call("PTTL", key)) == -1:  # a TTL is part of the digest, and RESTORE 0 sets none
+                assert ours.call("DEBUG", "DIGEST-VALUE", key + suffix) == theirs.call("DEBUG", "DIGEST-VALUE", key)
+
+
+def test_debug_object_serialized_length(pair):
+    _, _, ours, theirs = pair
+    _build(ours)
+    _build(theirs)
+    pattern = re.compile(rb"serializedlength:(\d+)")
+    for key in [*_keys(), "l:packed"]:
+        if key in _UNORDERED:
+            continue
+        a, b = ours.call("DEBUG", "OBJECT", key), theirs.call("DEBUG", "OBJECT", key)
+        assert pattern.search(a).group(1) == pattern.search(b).group(1), (key, a, b)
+
+
+def _dataset_state(conn: RawConnection) -> tuple:
+    state = [parse(conn.call("DEBUG", "DIGEST")), parse(conn.call("DBSIZE"))]
+    for key in [*_keys(), "l:packed"]:
+        state.append((key, parse(conn.call("OBJECT", "ENCODING", key))))
+    conn.call("SELECT", "3")
+    state.append(parse(conn.call("DBSIZE")))
+    conn.call("SELECT", "0")
+    state.append(parse(conn.call("FCALL", "pf", "0")))
+    state.append(_groups_state(conn, "st"))
+    return tuple(state)
+
+
+def _load_in_both(d: str) -> tuple[tuple, tuple]:
+    """Start a raxdb and a redis-server each on its own copy of the dump file in `d`; their
+    dataset states after loading it."""
+    states = []
+    for start in (start_raxdb, start_redis):
+        copy = tempfile.mkdtemp(prefix="rdb-load-")
+        shutil.copy(os.path.join(d, "dump.rdb"), copy)
+        srv = start(cwd=copy)
+        try:
+            states.append(_dataset_state(RawConnection(srv.port)))
+            if start is start_raxdb:
+                assert srv.wait_log("DB loaded from disk")
+        finally:
+            srv.stop()
+            shutil.rmtree(copy, ignore_errors=True)
+    return states[0], states[1]
+
+
+def test_dump_file_from_redis_loads_in_raxdb():
+    d = tempfile.mkdtemp(prefix="rdb-x-")
+    theirs_srv = start_redis(cwd=d)
+    try:
+        theirs = RawConnection(theirs_srv.port)
+        _build(theirs)
+        digest = parse(theirs.call("DEBUG", "DIGEST"))
+        assert theirs.call("SAVE") == b"+OK\r\n"
+    finally:
+        theirs_srv.stop()
+    ours, theirs_loaded = _load_in_both(d)
+    assert ours == theirs_loaded
+    assert ours[0] == digest
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def test_load_counts_keys_and_drops_expired_ones():
+    d = tempfile.mkdtemp(prefix="rdb-e-")
+    theirs_srv = start_redis(cwd=d)
+    try:
+        theirs = RawConnection(theirs_srv.port)
+        theirs.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        theirs.call("SET", "gone", "1", "PX", "1")
+        theirs.call("SET", "kept", "1", "EX", "1000")
+        theirs.call("SET", "plain", "1")
+        assert theirs_srv.proc.pid and theirs.call("SAVE") == b"+OK\r\n"
+    finally:
+        theirs_srv.stop()
+    srv = start_raxdb(cwd=d)
+    try:
+        c = RawConnection(srv.port)
+        info = parse(c.call("INFO", "persistence")).decode()
+        assert "rdb_last_load_keys_loaded:2" in info and "rdb_last_load_keys_expired:1" in info, info
+        assert 990 <= parse(c.call("TTL", "kept")) <= 1000
+        assert parse(c.call("DBSIZE")) == 2
+    finally:
+        srv.stop()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.mark.parametrize("how", ["save", "bgsave", "shutdown"])
+def test_dump_file_from_raxdb_loads_in_redis(how):
+    d = tempfile.mkdtemp(prefix="rdb-y-")
+    ours_srv = start_raxdb(cwd=d)
+    try:
+        ours = RawConnection(ours_srv.port)
+        _build(ours)
+        digest = parse(ours.call("DEBUG", "DIGEST"))
+        before = parse(ours.call("LASTSAVE"))
+        if how == "save":
+            assert ours.call("SAVE") == b"+OK\r\n"
+        elif how == "bgsave":
+            assert ours.call("BGSAVE") == b"+Background saving started\r\n"
+            assert ours_srv.wait_log("Background saving terminated with success")
+        else:
+            ours.send(b"*2\r\n$8\r\nSHUTDOWN\r\n$4\r\nSAVE\r\n")
+            with pytest.raises(ConnectionError):
+                ours.read_frame()
+            assert ours_srv.proc.wait(30) == 0
+        if how != "shutdown":
+            info = parse(ours.call("INFO", "persistence")).decode()
+            assert "rdb_changes_since_last_save:0" in info and "rdb_saves:1" in info, info
+            assert "rdb_last_bgsave_status:ok" in info and "rdb_bgsave_in_progress:0" in info
+            assert parse(ours.call("LASTSAVE")) >= before
+    finally:
+        ours_srv.stop()
+    assert os.listdir(d) == ["dump.rdb"]  # no temp file left behind
+    ours_loaded, theirs_loaded = _load_in_both(d)
+    assert ours_loaded == theirs_loaded
+    assert ours_loaded[0] == digest
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def test_shutdown_with_save_points_saves_and_restart_loads():
+    d = tempfile.mkdtemp(prefix="rdb-z-")
+    srv = start_raxdb("--save", "3600 1", cwd=d)
+    try:
+        c = RawConnection(srv.port)
+        c.call("SET", "k", "v")
+        c.call("HSET", "h", "a", "1")
+    finally:
+        srv.stop()  # SIGTERM: save points are configured, so the dataset is saved first
+    assert srv.wait_log("Saving the final RDB snapshot before exiting.")
+    srv = start_raxdb(cwd=d)
+    try:
+        c = RawConnection(srv.port)
+        assert c.call("GET", "k") == b"$1\r\nv\r\n"
+        assert c.call("HGETALL", "h") == b"*2\r\n$1\r\na\r\n$1\r\n1\r\n"
+    finally:
+        srv.stop()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_save_point_starts_a_bgsave():
+    d = tempfile.mkdtemp(prefix="rdb-p-")
+    srv = start_raxdb("--save", "1 2", cwd=d)
+    try:
+        c = RawConnection(srv.port)
+        c.call("SET", "a", "1")
+        c.call("SET", "b", "2")
+        assert srv.wait_log("2 changes in 1 seconds. Saving...")
+        assert srv.wait_log("Background saving terminated with success")
+        assert "rdb_saves:1" in parse(c.call("INFO", "persistence")).decode()
+    finally:
+        srv.stop()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_shutdown_save_failure_keeps_serving():
+    d = tempfile.mkdtemp(prefix="rdb-f-")
+    srv = start_raxdb(cwd=d)
+    try:
+        os.mkdir(os.path.join(d, f"temp-{srv.proc.pid}.rdb"))  # the temp file cannot be created
+        c = RawConnection(srv.port)
+        c.call("SET", "k", "v")
+        assert c.call("SAVE") == b"-ERR\r\n"
+        assert "rdb_last_bgsave_status:err" in parse(c.call("INFO", "persistence")).decode()
+        assert c.call("SHUTDOWN", "SAVE") == b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
+        assert c.call("PING") == b"+PONG\r\n"
+        assert srv.wait_log("Failed opening the temp RDB file")
+        c.send(b"*2\r\n$8\r\nSHUTDOWN\r\n$5\r\nFORCE\r\n")
+        with pytest.raises(ConnectionError):
+            c.read_frame()
+        assert srv.proc.wait(30) == 0
+    finally:
+        srv.stop()
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.mark.parametrize("content", [b"NOTREDIS0010", b"REDIS0099\xff", b"REDIS0010\xfe\x00\x00\x01k"],
+                         ids=["signature", "version", "truncated"])
+def test_unloadable_dump_file_stops_start_up(content):
+    d = tempfile.mkdtemp(prefix="rdb-c-")
+    with open(os.path.join(d, "dump.rdb"), "wb") as f:
+        f.write(content)
+    proc = subprocess.run([sys.executable, "-m", "server", "--port", str(free_port()), "--save", ""], cwd=d,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "Terminating server after rdb file reading failure." in proc.stdout + proc.stderr
+    assert "Ready to accept connections" not in proc.stdout
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def test_debug_reload_keeps_the_dataset(pair):
+    _, _, ours, theirs = pair
+    _build(ours)
+    _build(theirs)
+    digest = parse(ours.call("DEBUG", "DIGEST"))
+    assert ours.call("DEBUG", "RELOAD") == theirs.call("DEBUG", "RELOAD") == b"+OK\r\n"
+    assert _dataset_state(ours) == _dataset_state(theirs)
+    assert parse(ours.call("DEBUG", "DIGEST")) == digest
+    assert ours.call("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH") == b"-ERR Error trying to load the RDB dump\r\n"
+    assert ours.call("DEBUG", "RELOAD", "BAD") == \
+        b"-ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.\r\n"
+    ours.call("FUNCTION", "FLUSH")
+    ours.call("SET", "s:int", "changed")
+    assert ours.call("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH", "MERGE") == b"+OK\r\n"
+    assert ours.call("GET", "s:int") == b"$5\r\n12345\r\n"
+
+
+def test_restore_errors_and_options(diff2):
+    d = diff2
+    d("SET", "src", "value")
+    payload = parse(d.ours.call("DUMP", "src"))
+    assert payload == parse(d.theirs.call("DUMP", "src"))
+    d("RESTORE", "src", "0", payload)
+    d("RESTORE", "k", "0", payload, "BAD")
+    d("RESTORE", "k", "0", payload, "IDLETIME")
+    d("RESTORE", "k", "0", payload, "IDLETIME", "x")
+    d("RESTORE", "k", "0", payload, "IDLETIME", "-1")
+    d("RESTORE", "k", "0", payload, "FREQ", "256")
+    d("RESTORE", "k", "0", payload, "FREQ", "1", "IDLETIME", "5")
+    d("RESTORE", "k", "x", payload)
+    d("RESTORE", "k", "-1", payload)
+    d("RESTORE", "k", "0", payload[:-1] + bytes([payload[-1] ^ 1]))
+    d("RESTORE", "k", "0", b"short")
+    d("RESTORE", "k", "0", payload[:-10] + b"\x0b\x00" + payload[-8:])  # version 11
+    d("RESTORE", "k", "0", payload, "IDLETIME", "1000")
+    d("OBJECT", "IDLETIME", "k")
+    d("RESTORE", "k", "0", payload, "REPLACE", "ABSTTL", "IDLETIME", "10")
+    d("RESTORE", "k", "1", payload, "REPLACE", "ABSTTL")  # already expired: the old key goes
+    d("EXISTS", "k")
+    d("RESTORE", "k", "100000", payload)
+    ours, theirs = d.both("PTTL", "k")
+    assert 99000 < parse(ours) <= 100000 and 99000 < parse(theirs) <= 100000
+    d("RESTORE", "wrongtype", "0", payload)
+    d("TYPE", "wrongtype")
+    d("DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "1")
+    d("RESTORE", "k2", "0", payload[:-8] + b"\x00" * 8)
+    d("DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "0")
+    d("RESTORE", "k3", "0", payload[:-8] + b"\x00" * 8)
+    d("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")
+    try:
+        d("RESTORE", "f", "0", payload, "FREQ", "100")
+        d("OBJECT", "FREQ", "f")
+    finally:
+        d("CONFIG", "SET", "maxmemory-policy", "noeviction")
+
+
+def test_corrupt_payloads_never_break_the_server(pair):
+    """Truncated and bit-flipped payloads of every type: RESTORE either refuses them with "Bad data
+    format" or gives a value every read command then handles."""
+    _, _, ours, theirs = pair
+    _build(theirs)
+    ours.call("FLUSHALL")
+    ours.call("DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "1")
+    rnd = random.Random(11)
+    reads = {b"string": [["GET"]], b"list": [["LRANGE", 0, -1]], b"hash": [["HGETALL"]],
+             b"set": [["SMEMBERS"]], b"zset": [["ZRANGE", 0, -1, "WITHSCORES"]],
+             b"stream": [["XRANGE", "-", "+"], ["XREVRANGE", "+", "-"], ["XINFO", "STREAM", "{}", "FULL"]]}
+    try:
+        for key in [*_keys(), "l:packed"]:
+            good = parse(theirs.call("DUMP", key))
+            body = good[:-10]
+            variants = [body[:n] for n in range(1, len(body), max(1, len(body) // 40))]
+            for _ in range(60):
+                b = bytearray(body)
+                b[rnd.randrange(len(b))] ^= 1 << rnd.randrange(8)
+                variants.append(bytes(b))
+            for v in variants:
+                reply = ours.call("RESTORE", "victim", "0", v + good[-10:], "REPLACE")
+                assert reply in (b"+OK\r\n", b"-ERR Bad data format\r\n"), (key, reply)
+                if reply == b"+OK\r\n":
+                    kind = parse(ours.call("TYPE", "victim"))
+                    for cmd in reads[kind]:
+                        args = [a if a != "{}" else "victim" for a in cmd]
+                        if "victim" not in args:
+                            args.insert(1, "victim")
+                        r = ours.call(*args)
+                        assert not r.startswith(b"-"), (key, args, r)
+                    assert ours.call("DUMP", "victim").startswith(b"$")
+        assert ours.call("PING") == b"+PONG\r\n"
+    finally:
+        ours.call("DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "0")
+
+
+def test_flushall_counts_and_saves(fresh):
+    d = Diff(fresh[0].port, fresh[1].port)
+    d("SET", "a", "1")
+    d("SET", "b", "2")
+    d("FLUSHALL")
+    ours, theirs = d.both("INFO", "persistence")
+    pick = re.compile(rb"rdb_changes_since_last_save:\d+")
+    assert pick.search(ours).group(0) == pick.search(theirs).group(0)
+    d("BGSAVE", "BAD")
+    d("BGSAVE", "SCHEDULE", "X")
+    d("MULTI")
+    d("BGSAVE")
+    d("EXEC")
+
+
+def test_flushall_with_save_points_saves_the_empty_dataset():
+    dirs = [tempfile.mkdtemp(prefix="rdb-fa-") for _ in range(2)]
+    ours_srv, theirs_srv = start_raxdb("--save", "3600 100", cwd=dirs[0]), start_redis("--save", "3600 100", cwd=dirs[1])
+    try:
+        d = Diff(ours_srv.port, theirs_srv.port)
+        d("SET", "a", "1")
+        d("FLUSHALL")
+        pick = re.compile(rb"rdb_(?:changes_since_last_save|saves|last_bgsave_status):\w+")
+        ours, theirs = d.both("INFO", "persistence")
+        assert pick.findall(ours) == pick.findall(theirs)
+        assert os.listdir(dirs[0]) == os.listdir(dirs[1]) == ["dump.rdb"]
+    finally:
+        ours_srv.stop()
+        theirs_srv.stop()
+        for x in dirs:
+            shutil.rmtree(x, ignore_errors=True)
+
+
+def test_function_dump_is_redis_bytes(diff2):
+    d = diff2
+    d("FUNCTION", "FLUSH")
+    d("FUNCTION", "LOAD", LIB)
+    d("FUNCTION", "DUMP")  # one library: libraries come in Redis's (seeded hash) dict order
+    d("FUNCTION", "FLUSH")
+    d("FUNCTION", "LOAD", "#!lua name=big\n" + "\n".join(
+        f"redis.register_function('f{i}', function(keys, args) return {i} end)" for i in range(30)))
+    payload = d("FUNCTION", "DUMP")
+    d("FUNCTION", "FLUSH")
+    d("FUNCTION", "RESTORE", parse(payload))
+    d("FCALL", "f29", "0")
+    d("CONFIG", "SET", "rdbcompression", "no")
+    try:
+        d("FUNCTION", "DUMP")
+    finally:
+        d("CONFIG", "SET", "rdbcompression", "yes")
