@@ -9,13 +9,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from storage import rdb
 from storage.alloc import sds_alloc, size_class
 from storage.hashtype import Hash
 from storage.lpcodec import LP_EMPTY
 from storage.quicklist import Quicklist
 from tests.diff import RawConnection, parse
 from tests.servers import start_raxdb, start_redis
-from tests.test_list_encoding import dump_nodes, lzf_decompress, rdb_length
+from tests.test_list_encoding import dump_nodes
 
 fields = st.one_of(st.sampled_from([b"a", b"b", b"c", b"d", b"e", b"12", b"-3"]), st.binary(max_size=12))
 values = st.one_of(st.sampled_from([b"", b"1", b"007", b"x" * 8, b"y" * 9]), st.binary(max_size=12),
@@ -213,13 +214,8 @@ def oracle_conn(oracle):
 
 
 def dump_hash_listpack(payload: bytes) -> bytes:
-    assert payload[0] == 16  # RDB_TYPE_HASH_LISTPACK
-    size, i = rdb_length(payload, 1)
-    if size == -1 - 3:
-        clen, i = rdb_length(payload, i)
-        ulen, i = rdb_length(payload, i)
-        return lzf_decompress(payload[i:i + clen], ulen)
-    return payload[i:i + size]
+    assert payload[0] == rdb.T_HASH_LISTPACK
+    return rdb.Reader(payload, 1).string()
 
 
 KEY_OVERHEAD = sds_alloc(1) + 24  # a one-byte key's sds + its dictEntry, as MEMORY USAGE adds

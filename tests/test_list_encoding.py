@@ -4,15 +4,13 @@ same commands, read back from its DUMP payload."""
 
 from __future__ import annotations
 
-import struct
-
 import pytest
 from hiredis import pack_command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from protocol import reply as R
-from storage import listpack, lpcodec
+from storage import listpack, lpcodec, rdb
 from storage.alloc import size_class
 from storage.quicklist import PackedNode, Quicklist
 from tests.diff import RawConnection, parse
@@ -187,61 +185,15 @@ def test_quicklist_matches_list_model(fill, depth, program):
 
 
 # ---- node structure against redis-server ------------------------------------------------------
-def rdb_length(b: bytes, i: int) -> tuple[int, int]:
-    t = b[i] >> 6
-    if t == 0:
-        return b[i] & 63, i + 1
-    if t == 1:
-        return ((b[i] & 63) << 8) | b[i + 1], i + 2
-    if b[i] == 0x80:
-        return struct.unpack(">I", b[i + 1:i + 5])[0], i + 5
-    if b[i] == 0x81:
-        return struct.unpack(">Q", b[i + 1:i + 9])[0], i + 9
-    return -1 - (b[i] & 63), i + 1  # special encoding k is returned as -1 - k
-
-
-def lzf_decompress(data: bytes, size: int) -> bytes:
-    out = bytearray()
-    i = 0
-    while i < len(data):
-        ctrl = data[i]
-        i += 1
-        if ctrl < 32:
-            out += data[i:i + ctrl + 1]
-            i += ctrl + 1
-            continue
-        length = ctrl >> 5
-        if length == 7:
-            length += data[i]
-            i += 1
-        ref = len(out) - ((ctrl & 31) << 8) - data[i] - 1
-        i += 1
-        for _ in range(length + 2):
-            out.append(out[ref])
-            ref += 1
-    assert len(out) == size
-    return bytes(out)
-
-
 def dump_nodes(payload: bytes) -> list[bytes]:
     """The node listpacks of a DUMPed list (RDB_TYPE_LIST_QUICKLIST_2; compressed nodes are LZF
     strings whatever rdbcompression says)."""
-    assert payload[0] == 18
-    n, i = rdb_length(payload, 1)
+    assert payload[0] == rdb.T_LIST_QUICKLIST_2
+    r = rdb.Reader(payload, 1)
     out = []
-    for _ in range(n):
-        container, i = rdb_length(payload, i)
-        assert container == 2  # packed
-        size, i = rdb_length(payload, i)
-        if size == -1 - 3:  # LZF
-            clen, i = rdb_length(payload, i)
-            ulen, i = rdb_length(payload, i)
-            out.append(lzf_decompress(payload[i:i + clen], ulen))
-            i += clen
-        else:
-            assert size >= 0
-            out.append(payload[i:i + size])
-            i += size
+    for _ in range(r.length()):
+        assert r.length() == 2  # a packed node
+        out.append(r.string())
     return out
 
 

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import re
@@ -186,6 +187,17 @@ def _dataset_state(conn: RawConnection) -> tuple:
     return tuple(state)
 
 
+@contextlib.contextmanager
+def _serving(start, d, *args: str):
+    """A server started in directory `d` (where its dump file lives) and a connection to it; the
+    server is stopped (SIGTERM) on the way out."""
+    srv = start(*args, cwd=str(d))
+    try:
+        yield srv, RawConnection(srv.port)
+    finally:
+        srv.stop()
+
+
 def _load_in_both(d: str) -> tuple[tuple, tuple]:
     """Start a raxdb and a redis-server each on its own copy of the dump file in `d`; their
     dataset states after loading it."""
@@ -204,44 +216,28 @@ def _load_in_both(d: str) -> tuple[tuple, tuple]:
     return states[0], states[1]
 
 
-def test_dump_file_from_redis_loads_in_raxdb():
-    d = tempfile.mkdtemp(prefix="rdb-x-")
-    theirs_srv = start_redis(cwd=d)
-    try:
-        theirs = RawConnection(theirs_srv.port)
+def test_dump_file_from_redis_loads_in_raxdb(tmp_path):
+    with _serving(start_redis, tmp_path) as (_, theirs):
         _build(theirs)
         digest = parse(theirs.call("DEBUG", "DIGEST"))
         assert theirs.call("SAVE") == b"+OK\r\n"
-    finally:
-        theirs_srv.stop()
-    ours, theirs_loaded = _load_in_both(d)
+    ours, theirs_loaded = _load_in_both(str(tmp_path))
     assert ours == theirs_loaded
     assert ours[0] == digest
-    shutil.rmtree(d, ignore_errors=True)
 
 
-def test_load_counts_keys_and_drops_expired_ones():
-    d = tempfile.mkdtemp(prefix="rdb-e-")
-    theirs_srv = start_redis(cwd=d)
-    try:
-        theirs = RawConnection(theirs_srv.port)
+def test_load_counts_keys_and_drops_expired_ones(tmp_path):
+    with _serving(start_redis, tmp_path) as (_, theirs):
         theirs.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
         theirs.call("SET", "gone", "1", "PX", "1")
         theirs.call("SET", "kept", "1", "EX", "1000")
         theirs.call("SET", "plain", "1")
-        assert theirs_srv.proc.pid and theirs.call("SAVE") == b"+OK\r\n"
-    finally:
-        theirs_srv.stop()
-    srv = start_raxdb(cwd=d)
-    try:
-        c = RawConnection(srv.port)
+        assert theirs.call("SAVE") == b"+OK\r\n"
+    with _serving(start_raxdb, tmp_path) as (_, c):
         info = parse(c.call("INFO", "persistence")).decode()
         assert "rdb_last_load_keys_loaded:2" in info and "rdb_last_load_keys_expired:1" in info, info
         assert 990 <= parse(c.call("TTL", "kept")) <= 1000
         assert parse(c.call("DBSIZE")) == 2
-    finally:
-        srv.stop()
-        shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.mark.parametrize("how", ["save", "bgsave", "shutdown"])
@@ -277,47 +273,29 @@ def test_dump_file_from_raxdb_loads_in_redis(how):
     shutil.rmtree(d, ignore_errors=True)
 
 
-def test_shutdown_with_save_points_saves_and_restart_loads():
-    d = tempfile.mkdtemp(prefix="rdb-z-")
-    srv = start_raxdb("--save", "3600 1", cwd=d)
-    try:
-        c = RawConnection(srv.port)
+def test_shutdown_with_save_points_saves_and_restart_loads(tmp_path):
+    with _serving(start_raxdb, tmp_path, "--save", "3600 1") as (srv, c):
         c.call("SET", "k", "v")
         c.call("HSET", "h", "a", "1")
-    finally:
-        srv.stop()  # SIGTERM: save points are configured, so the dataset is saved first
+    # stopped by SIGTERM: save points are configured, so the dataset was saved first
     assert srv.wait_log("Saving the final RDB snapshot before exiting.")
-    srv = start_raxdb(cwd=d)
-    try:
-        c = RawConnection(srv.port)
+    with _serving(start_raxdb, tmp_path) as (_, c):
         assert c.call("GET", "k") == b"$1\r\nv\r\n"
         assert c.call("HGETALL", "h") == b"*2\r\n$1\r\na\r\n$1\r\n1\r\n"
-    finally:
-        srv.stop()
-        shutil.rmtree(d, ignore_errors=True)
 
 
-def test_save_point_starts_a_bgsave():
-    d = tempfile.mkdtemp(prefix="rdb-p-")
-    srv = start_raxdb("--save", "1 2", cwd=d)
-    try:
-        c = RawConnection(srv.port)
+def test_save_point_starts_a_bgsave(tmp_path):
+    with _serving(start_raxdb, tmp_path, "--save", "1 2") as (srv, c):
         c.call("SET", "a", "1")
         c.call("SET", "b", "2")
         assert srv.wait_log("2 changes in 1 seconds. Saving...")
         assert srv.wait_log("Background saving terminated with success")
         assert "rdb_saves:1" in parse(c.call("INFO", "persistence")).decode()
-    finally:
-        srv.stop()
-        shutil.rmtree(d, ignore_errors=True)
 
 
-def test_shutdown_save_failure_keeps_serving():
-    d = tempfile.mkdtemp(prefix="rdb-f-")
-    srv = start_raxdb(cwd=d)
-    try:
-        os.mkdir(os.path.join(d, f"temp-{srv.proc.pid}.rdb"))  # the temp file cannot be created
-        c = RawConnection(srv.port)
+def test_shutdown_save_failure_keeps_serving(tmp_path):
+    with _serving(start_raxdb, tmp_path) as (srv, c):
+        (tmp_path / f"temp-{srv.proc.pid}.rdb").mkdir()  # the temp file cannot be created
         c.call("SET", "k", "v")
         assert c.call("SAVE") == b"-ERR\r\n"
         assert "rdb_last_bgsave_status:err" in parse(c.call("INFO", "persistence")).decode()
@@ -328,9 +306,6 @@ def test_shutdown_save_failure_keeps_serving():
         with pytest.raises(ConnectionError):
             c.read_frame()
         assert srv.proc.wait(30) == 0
-    finally:
-        srv.stop()
-        shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.mark.parametrize("content", [b"NOTREDIS0010", b"REDIS0099\xff", b"REDIS0010\xfe\x00\x00\x01k"],

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from storage import rdb
 from storage.alloc import sds_alloc
 from storage.intset import IntSet, canonical_int, width_of
 from storage.set_type import RSet
@@ -132,19 +133,8 @@ KEY_OVERHEAD = sds_alloc(1) + 24  # a one-byte key's sds + its dictEntry, as MEM
 
 
 def _dump_blob(payload: bytes) -> tuple[int, bytes]:
-    """(RDB type, raw string) of a DUMP payload whose value is stored as an uncompressed string."""
-    rtype = payload[0]
-    b = payload[1]
-    kind = b >> 6
-    if kind == 0:
-        n, p = b & 63, 2
-    elif kind == 1:
-        n, p = ((b & 63) << 8) | payload[2], 3
-    elif b == 0x80:
-        n, p = int.from_bytes(payload[2:6], "big"), 6
-    else:
-        raise AssertionError(f"unexpected length encoding {b:#x}")
-    return rtype, payload[p:p + n]
+    """(RDB type, string) of a DUMP payload whose value is stored as one string."""
+    return payload[0], rdb.Reader(payload, 1).string()
 
 
 @pytest.fixture(scope="module")
