@@ -18,16 +18,22 @@ Python-level operations per input byte.  Three strategies, each used where it wi
   table (8 translations per column, one per output byte), and xoring the columns as big integers
   sums the contributions of all blocks at once, in C.  Only the chaining of the per-block values
   (``crc = shift_N(crc) ^ block``, 8 lookups per N bytes) runs in the interpreter.  N is 64 for
-  inputs from 4 KiB and 256 from 64 KiB, where the per-call cost of 8*N translations pays off.
+  inputs from 4 KiB and 256 from 64 KiB (where the per-call cost of 8*N translations pays off),
+  taken 1 MiB at a time.
 
-Measured on this machine's (noisy, shared) Xeon with CPython 3.11, best / median of repeated runs:
-byte-at-a-time loop 5.7 / 5 MB/s; slicing by 8 with 8 shifts and masks 9-10 / 7 MB/s; slicing by
-8 via `int.to_bytes` 11 / 8 MB/s; slicing by 16 (used below 4 KiB) 14-15 / 10 MB/s (slicing by 32
-or 64 is no better once noise is accounted for, 16-bit-indexed tables are slower, 4 MB/s, from
-cache misses); the column method with N=256 on 1 MiB 50-58 / 42-47 MB/s, on 64 KiB 40 / 27 MB/s;
-N=64 on 4-16 KiB 20-27 / 14-18 MB/s.  A 1 GB RDB file therefore costs ~20 s of checksumming in
-pure Python: callers should hand over large chunks (the fast path needs >= 4 KiB per call),
-never one small write at a time.
+Measured with CPython 3.11 on a shared 2-vCPU Xeon VM, best of 7 interleaved runs (the VM's speed
+drifts by up to 2x under load; the ratios are stable):
+
+    input            byte loop   slicing by 8 (shifts)   slicing by 16 (to_bytes)   crc64()
+    1 KB              7 MB/s          11 MB/s                  15 MB/s              15 MB/s
+    16 KB             7 MB/s          11 MB/s                  15 MB/s              35 MB/s
+    1 MB              7 MB/s          10 MB/s                  15 MB/s              54 MB/s
+
+Also tried and dropped: slicing by 32/48/64 (no better than 16 beyond noise), 16-bit-indexed tables
+(4 MB/s: cache misses), one column pass over the whole input instead of 1 MiB segments (slower
+on 8 MB: the big integers fall out of cache).  A 1 GB RDB file still costs ~20 s of checksumming:
+callers should hand over large chunks (the fast paths need >= 4 KiB per call), never one small
+write at a time.
 
 Invariants: results are ints in [0, 2**64); `crc` must be one too.  Tables are built once at
 import (~25 ms): 256 x 8 translation tables of 256 bytes (512 KiB) and 32 integer tables.

@@ -39,14 +39,20 @@ if it differs, the first differing byte comes from one xor of two big-endian int
 3 equal bytes: no match); only when all 16 bytes agree is the rest (up to 264) compared.
 Decompression works per token (slices and bytearray appends), never per byte.
 
-Measured with CPython 3.11 on this machine's shared Xeon (best of repeated runs; the machine's
-speed drifts by up to 2x between runs, so treat these as ratios): compress -- 20 KB of word text
-(ratio 0.40) ~2.8 MB/s, 20 KB of random bytes (incompressible, returns None) ~1.9 MB/s, 100 KB of
-long byte runs ~44 MB/s, a 200-byte JSON-like string ~50 us; decompress -- word text ~12 MB/s,
-literal-only streams ~100 MB/s, long runs ~150 MB/s.  (The first version allocated a fresh
-table per call: ~160 us fixed cost, 5x slower on 200-byte strings; comparing whole 264-byte
-windows per match made text ~20% slower; keeping the 3 bytes in the table for the candidate
-test was ~10% slower than testing the window.)
+Measured with CPython 3.11 on a shared 2-vCPU Xeon VM, best of 15 runs; the VM's speed drifts
+by up to 2x with load, so each figure is given as "loaded - idle":
+
+    input                         ratio   compress                decompress
+    20 KB of word text            0.44    1.6 - 2.8 MB/s          7 - 12 MB/s
+    1 KB of word text             0.86    1.5 MB/s (0.65 ms)      12 MB/s
+    20 KB random (-> None)        1.03    1.1 - 2.2 MB/s          60 - 105 MB/s (literal-only)
+    100 KB of long byte runs      0.03    25 - 44 MB/s            90 - 150 MB/s
+    180-byte JSON-like string     0.48    42 - 62 us              10 us
+
+Alternatives measured on the way: a fresh 65536-slot table per call costs ~160 us (5x slower on
+a 200-byte string); a dict table avoids that but is 10-20% slower on large inputs; comparing
+whole 264-byte windows per match made text ~20% slower than the 16-byte first look; keeping the
+3 bytes in the table to pre-check candidates was ~10% slower than checking the window.
 """
 
 from __future__ import annotations
@@ -184,7 +190,12 @@ def compress(data: bytes | bytearray | memoryview, out_limit: int) -> bytes | No
 
 def decompress(data: bytes | bytearray | memoryview, expected_len: int) -> bytes:
     """Inverse of `compress`: exactly `expected_len` bytes, or ValueError if `data` is not a valid
-    LZF stream of that length (lzf_decompress would fail or return another length)."""
+    LZF stream of that length (lzf_decompress would fail or return another length).
+
+    Beware one Redis quirk this does not copy: redis-server 7.0.15 loads *any* blob, even an empty
+    one, as the empty string when the declared length is 0, because lzf_decompress's failure
+    value 0 equals the length it checks against.  A loader wanting that behaviour special-cases
+    `expected_len == 0` before calling this."""
     buf = data if type(data) is bytes else bytes(data)
     n = len(buf)
     if n == 0:
