@@ -79,7 +79,8 @@ class _Table(threading.local):
 
 
 _table = _Table()
-_BASE_LIMIT = 1 << 36  # past this, start a new table (keeps stored ints small)
+_BASE_LIMIT = 1 << 36
+_QUICK_REJECT_MAX = 1 << 16  # the 3-byte set of a longer string costs more memory than it saves  # past this, start a new table (keeps stored ints small)
 
 
 def compress(data: bytes | bytearray | memoryview, out_limit: int) -> bytes | None:
@@ -89,6 +90,14 @@ def compress(data: bytes | bytearray | memoryview, out_limit: int) -> bytes | No
     n = len(buf)
     if n == 0 or out_limit <= 0:
         return None
+    if 2 < n <= _QUICK_REJECT_MAX:
+        # A lower bound on the output, at C speed: with r positions whose 3 bytes occurred
+        # before, the matches cover sum(L) <= 3r bytes and save sum(L - 2) <= r, so the output
+        # is at least n - r plus a control byte per 32 of the >= n - 3r literals.  Most
+        # incompressible strings fail here without the scan.
+        repeats = n - 2 - len(set(zip(buf, buf[1:], buf[2:])))
+        if n - repeats + max(0, -(-(n - 3 * repeats) // _MAX_LIT)) > out_limit:
+            return None
     state = _table
     base = state.base
     if base > _BASE_LIMIT:
