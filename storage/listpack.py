@@ -245,6 +245,48 @@ def get_bytes(buf: bytearray | bytes, p: int) -> bytes:
     return b"%d" % v if v.__class__ is int else v  # type: ignore[return-value]
 
 
+def checked_values(buf: bytes | bytearray) -> list[bytes]:
+    """Every element as bytes (integers in decimal), checking the layout as `Listpack.validate`
+    does (total bytes, terminator, each entry's encoding, bounds and back-length, the header's
+    count) in the same single pass that decodes it: loading an RDB file or RESTORE payload
+    walks each listpack once.  Raises ValueError for a malformed listpack."""
+    n = len(buf)
+    if n < HEADER_SIZE + 1 or int.from_bytes(buf[0:4], "little") != n or buf[n - 1] != EOF:
+        raise ValueError("listpack: bad header or terminator")
+    end = n - 1
+    p = HEADER_SIZE
+    out: list[bytes] = []
+    append = out.append
+    while p < end:
+        b = buf[p]
+        if b < 0x80:  # 7-bit integer: body 1 byte, back-length 1
+            if buf[p + 1] != 1:
+                raise ValueError("listpack: bad backlen at %d" % p)
+            append(b"%d" % b)
+            p += 2
+            continue
+        if b < 0xC0:  # 6-bit string
+            q = p + 1 + (b & 0x3F)
+            if q >= end or buf[q] != q - p:
+                raise ValueError("listpack: bad entry at %d" % p)
+            append(bytes(buf[p + 1:q]))
+            p = q + 1
+            continue
+        size = _body_size(buf, p)
+        bl = backlen_bytes(size)
+        q = p + size
+        if q + len(bl) > end or buf[q:q + len(bl)] != bl:
+            raise ValueError("listpack: bad entry at %d" % p)
+        append(get_bytes(buf, p))
+        p = q + len(bl)
+    if p != end:
+        raise ValueError("listpack: entries overrun the terminator")
+    header = num_elements(buf)
+    if header != NUMELE_UNKNOWN and header != len(out):
+        raise ValueError("listpack: element count %d, header says %d" % (len(out), header))
+    return out
+
+
 def new_buffer() -> bytearray:
     return bytearray(_EMPTY)
 

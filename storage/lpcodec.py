@@ -68,12 +68,4 @@ def pack(items: Iterable[bytes]) -> bytes:
 def unpack(blob: bytes) -> list[bytes]:
     """The elements of a listpack as the bytes Redis replies with (integers in decimal).
     Raises ValueError if the bytes are not a well-formed listpack."""
-    lp = listpack.Listpack.from_bytes(blob)
-    buf = lp.buf
-    get, nxt = listpack.get_bytes, listpack.next_offset
-    out: list[bytes] = []
-    p = lp.first()
-    while p is not None:
-        out.append(get(buf, p))
-        p = nxt(buf, p)
-    return out
+    return listpack.checked_values(blob)

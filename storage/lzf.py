@@ -95,7 +95,7 @@ def compress(data: bytes | bytearray | memoryview, out_limit: int) -> bytes | No
         # before, the matches cover sum(L) <= 3r bytes and save sum(L - 2) <= r, so the output
         # is at least n - r plus a control byte per 32 of the >= n - 3r literals.  Most
         # incompressible strings fail here without the scan.
-        repeats = n - 2 - len(set(zip(buf, buf[1:], buf[2:])))
+        repeats = n - 2 - len(set(zip(buf, buf[1:], buf[2:], strict=False)))
         if n - repeats + max(0, -(-(n - 3 * repeats) // _MAX_LIT)) > out_limit:
             return None
     state = _table

@@ -46,7 +46,7 @@ from storage import lpcodec
 from storage.crc64 import crc64
 from storage.hashtype import Hash
 from storage.intset import IntSet, canonical_int
-from storage.listpack import Listpack
+from storage.listpack import checked_values
 from storage.lzf import compress as lzf_compress
 from storage.lzf import decompress as lzf_decompress
 from storage.quicklist import PackedNode, Quicklist
@@ -417,9 +417,7 @@ def read_value(r: Reader, t: int, limits: Limits) -> Any:
 
 def _listpack_items(blob: bytes) -> list[bytes]:
     try:
-        lp = Listpack.from_bytes(blob)
-        lp.validate()
-        return lpcodec.unpack(blob)
+        return checked_values(blob)
     except (ValueError, IndexError) as exc:
         raise RDBError("invalid listpack") from exc
 
