@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gc
 import os
+import random
 import signal
 import time
 from typing import TYPE_CHECKING, Any
@@ -53,8 +54,16 @@ class Persistence:
         self.scheduled = False  # BGSAVE SCHEDULE, run when no child is active
         self.last_bgsave_try = 0
         self.stats = srv.persistence_stats
+        srv.config.on_change.setdefault("appendonly", []).append(self._warn_no_aof)
+        self._warn_no_aof(srv.config.values["appendonly"])
         self.stats.update(rdb_bgsave_in_progress=0, rdb_last_bgsave_status="ok", rdb_saves=0,
                           rdb_last_bgsave_time_sec=-1, rdb_current_bgsave_time_sec=-1)
+
+    @staticmethod
+    def _warn_no_aof(value: str) -> None:
+        if value == "yes":
+            LOG.warning("appendonly yes: raxdb does not write an append-only file yet; the dataset is kept "
+                        "by RDB snapshots only (save points, BGSAVE, the final save at shutdown)")
 
     # ---- what a snapshot holds ------------------------------------------------------------------
     def limits(self) -> rdb.Limits:
@@ -83,13 +92,23 @@ class Persistence:
         values = srv.config.values
         policy = values["maxmemory-policy"]
 
+        delay = int(values["rdb-key-save-delay"])
+
+        def delayed(keys: Any) -> Any:
+            # rdb-key-save-delay (debugDelay): microseconds per key, or a 1 us sleep once in -N keys
+            for item in keys:
+                us = delay if delay > 0 else int(random.randrange(-delay) == 0)
+                if us:
+                    time.sleep(us / 1e6)
+                yield item
+
         def dbs() -> Any:
             for db in srv.dbs:
                 if not db.data:
                     continue
                 expires = db.expires
                 keys = ((k, e.value, expires.get(k)) for k, e in list(db.data.items()))
-                yield db.id, len(db.data), len(expires), keys
+                yield db.id, len(db.data), len(expires), delayed(keys) if delay else keys
 
         def idle(dbid: int, key: bytes) -> int | None:
             access = srv.dbs[dbid].access_ms(key)
@@ -176,6 +195,7 @@ class Persistence:
         self.child_pid = pid
         self.child_started = time.monotonic()
         self.stats["rdb_saves"] += 1
+        self.stats["rdb_current_bgsave_time_sec"] = 0
         self.stats["rdb_bgsave_in_progress"] = 1
         return True
 
@@ -196,6 +216,7 @@ class Persistence:
         self.stats["rdb_last_bgsave_time_sec"] = int(time.monotonic() - self.child_started)
         self.child_pid = -1
         self.stats["rdb_bgsave_in_progress"] = 0
+        self.stats["rdb_current_bgsave_time_sec"] = -1
         if ok:
             LOG.notice("Background saving terminated with success")
             self._saved(self.dirty_before_bgsave)
@@ -221,6 +242,7 @@ class Persistence:
         LOG.warning(f"Background saving terminated by signal {int(signal.SIGUSR1)}")
         self.child_pid = -1
         self.stats["rdb_bgsave_in_progress"] = 0
+        self.stats["rdb_current_bgsave_time_sec"] = -1
 
     def cron(self) -> None:
         """serverCron's part: reap the child, else start a BGSAVE when a save point is reached."""
@@ -230,7 +252,6 @@ class Persistence:
             if self.child_pid != -1:
                 self.stats["rdb_current_bgsave_time_sec"] = int(time.monotonic() - self.child_started)
                 return
-            self.stats["rdb_current_bgsave_time_sec"] = -1
         if self.scheduled:
             self.scheduled = False
             self.bgsave()
@@ -280,7 +301,7 @@ class Persistence:
                 elif kind == "aux":
                     self._aux_loaded(*item)
                 elif kind == "function":
-                    self._function_loaded(item)
+                    self._function_loaded(item, merge)
                 elif kind == "empty":
                     LOG.notice(f"rdbLoadObject skipping empty key: {item[1].decode(errors='replace')}")
                 elif kind == "resize" and item[0] >= len(srv.dbs):
@@ -324,12 +345,12 @@ class Persistence:
             except ValueError:
                 return
 
-    def _function_loaded(self, code: bytes) -> None:
+    def _function_loaded(self, code: bytes, replace: bool) -> None:
         from server.errors import CommandError
         from server.scripting.functions import registry
 
         try:
-            registry(self.srv).load(code, replace=False)
+            registry(self.srv).load(code, replace=replace)  # MERGE replaces libraries as it replaces keys
         except CommandError as exc:
             raise LoadError(f"Failed loading library: {exc}") from None
 

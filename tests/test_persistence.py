@@ -465,3 +465,49 @@ def test_function_dump_is_redis_bytes(diff2):
         d("FUNCTION", "DUMP")
     finally:
         d("CONFIG", "SET", "rdbcompression", "yes")
+
+
+def test_info_while_a_bgsave_runs(fresh):
+    """rdb-key-save-delay slows the child (100 ms a key) so both servers are seen mid-BGSAVE."""
+    ours_srv, theirs_srv = fresh
+    d = Diff(ours_srv.port, theirs_srv.port)
+    for i in range(5):
+        d("SET", f"k{i}", "v")
+    d("CONFIG", "SET", "rdb-key-save-delay", "100000")
+    d("BGSAVE")
+    pick = re.compile(rb"rdb_(?:bgsave_in_progress|current_bgsave_time_sec|last_bgsave_status|changes_since_last_save"
+                      rb"|saves):\S+")
+    ours, theirs = d.both("INFO", "persistence")
+    assert pick.findall(ours) == pick.findall(theirs)
+    assert b"rdb_bgsave_in_progress:1" in ours
+    d("BGSAVE")
+    d("SAVE")
+    d("SET", "during", "1")
+    assert ours_srv.wait_log("Background saving terminated with success")
+    assert theirs_srv.wait_log("Background saving terminated with success")
+    ours, theirs = d.both("INFO", "persistence")
+    assert pick.findall(ours) == pick.findall(theirs)  # the change made during the save is still unsaved
+    d("BGSAVE")
+    d("FLUSHALL")  # kills the child: a save stopped on purpose is not a failed one
+    assert ours_srv.wait_log("Background saving terminated by signal 10")
+    assert b"rdb_last_bgsave_status:ok" in d.ours.call("INFO", "persistence")
+    d("CONFIG", "SET", "rdb-key-save-delay", "0")
+
+
+def test_debug_reload_merge_replaces_functions_and_keys(diff2):
+    d = diff2
+    lib = "#!lua name=test{0}\nredis.register_function('test{0}', function(KEYS, ARGV) return 'hello' end)"
+    d("FUNCTION", "FLUSH")
+    d("SET", "x", "1")
+    d("SET", "y", "1")
+    d("FUNCTION", "LOAD", lib.format(1))
+    d("DEBUG", "RELOAD")
+    d("FUNCTION", "LOAD", lib.format(2))
+    d("SET", "x", "2")
+    d("SET", "z", "3")
+    d("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH")
+    d("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH", "MERGE")
+    d("MGET", "x", "y", "z")
+    d("FCALL", "test1", "0")
+    d("FCALL", "test2", "0")
+    d("FUNCTION", "FLUSH")

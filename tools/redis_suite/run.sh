@@ -38,7 +38,9 @@ fi
 cd "$WORK/redis-$VERSION"
 for unit in "${units[@]}"; do
   redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1
-  (cd "$root" && setsid .venv/bin/raxdb-server --port "$PORT" --save "" --enable-debug-command yes \
+  # its own directory: the suite's SAVE and DEBUG RELOAD write dump.rdb there
+  mkdir -p "$WORK/data" && rm -f "$WORK/data/dump.rdb"
+  (cd "$WORK/data" && setsid "$root/.venv/bin/raxdb-server" --port "$PORT" --save "" --enable-debug-command yes \
      --enable-protected-configs yes > "$WORK/out/server.log" 2>&1 &)
   for _ in $(seq 100); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
   out="$WORK/out/$(echo "$unit" | tr / _).out"
