@@ -617,3 +617,53 @@ def test_redis_py_lock_contention_threads(raxdb):
     assert not errors
     assert client.get("counter") == b"80"
     client.close()
+
+
+def test_globals_metatable_is_read_only(diff2):
+    """A script cannot lift the undefined-global check for later scripts through getmetatable(_G)
+    (Redis's "Try trick global protection 2")."""
+    d = diff2
+    d("EVAL", "local g = getmetatable(_G); g.__index = {}", "0")
+    d("EVAL", "local g = getmetatable(_G); rawset(g, '__index', {})", "0")
+    d("EVAL", "return type(getmetatable(_G).__index)", "0")
+    d("EVAL", "local ok, res = pcall(function() return foo end); return {tostring(ok), res}", "0")
+    for name in ("print", "loadfile", "dofile"):
+        d("EVAL", f"{name}('x')", "0")
+
+
+def test_rejected_script_calls_count_for_their_command(fresh):
+    """A command a script may not run (read-only script, noscript, wrong arity, OOM) counts as a
+    rejected call of that command, not as a call (INFO commandstats)."""
+    import re
+
+    from tests.diff import Diff
+
+    d = Diff(fresh[0].port, fresh[1].port)
+    d("EVAL_RO", "return redis.pcall('set', 'x', 'y')", "1", "x")
+    d("EVAL", "return redis.pcall('multi')", "0")
+    d("EVAL", "return redis.pcall('get')", "0")
+    d("CONFIG", "SET", "maxmemory", "1")
+    try:
+        d("EVAL", "return redis.call('set', 'x', 'y')", "1", "x")
+    finally:
+        d("CONFIG", "SET", "maxmemory", "0")
+    pick = re.compile(rb"cmdstat_(\w+):calls=(\d+),usec=\d+,usec_per_call=[\d.]+,(rejected_calls=\d+,failed_calls=\d+)")
+    ours, theirs = d.both("INFO", "commandstats")
+    keep = {b"set", b"multi", b"get", b"eval", b"eval_ro"}
+    assert sorted(m for m in pick.findall(ours) if m[0] in keep) == sorted(m for m in pick.findall(theirs) if m[0] in keep)
+
+
+def test_debug_object_sees_a_key_past_its_deadline(diff2):
+    d = diff2
+    d("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    try:
+        d("SET", "key", "value", "PX", "1")
+        import time
+
+        time.sleep(0.01)  # the key must be past its deadline; no event marks that moment
+        ours, theirs = d.both("DEBUG", "OBJECT", "key")
+        assert ours.split(b" ")[2:4] == theirs.split(b" ")[2:4] == [b"refcount:1", b"encoding:embstr"]
+        d("EVAL", "return redis.call('EXISTS', 'key')", "0")
+        d("EXISTS", "key")
+    finally:
+        d("DEBUG", "SET-ACTIVE-EXPIRE", "1")

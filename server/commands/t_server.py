@@ -371,7 +371,7 @@ _DEBUG_HELP = [
 
 def _debug_object(c, key: bytes) -> bytes:
     db = c.db
-    value = db.get(key, c.server.now_ms)
+    value = db.stored(key)  # the dict as it is: a key past its deadline is still shown, as in Redis
     if value is None:
         raise CommandError(NO_SUCH_KEY)
     if is_string(value):

@@ -197,16 +197,21 @@ class Engine:
         cmd = srv.table.lookup(argv)
         if cmd is None or cmd.proc is None and not cmd.subcommands:
             return self._fail(raise_errors, b"Unknown Redis command called from script")
+        # Refusals of a command that exists count as its rejected calls (scriptCall's error path).
         if cmd.proc is None or not cmd.arity_ok(len(argv)):
+            cmd.rejected_calls += 1
             return self._fail(raise_errors, b"Wrong number of args calling Redis command from script")
         if cmd.noscript and not srv.script_deny_disabled:
+            cmd.rejected_calls += 1
             return self._fail(raise_errors, b"This Redis command is not allowed from script")
         if cmd.is_write and run is not None and run.ro:
+            cmd.rejected_calls += 1
             return self._fail(raise_errors, b"Write commands are not allowed from read-only scripts.")
         if (srv.maxmemory and srv.pre_command_oom and run is not None and not run.allow_oom and not run.wrote
                 and "denyoom" in cmd.flags):
             # scriptVerifyOOM: out of memory when the script started, and nothing written yet (a
             # script is never stopped halfway through its writes)
+            cmd.rejected_calls += 1
             return self._fail(raise_errors, b"-" + OOM)
         if cmd.is_write and run is not None:
             run.wrote = True

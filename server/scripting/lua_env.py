@@ -85,8 +85,21 @@ local function l_setmetatable(t, mt)
   if real_of[t] then rawerror('Attempt to modify a readonly table', 0) end
   return rawsetmetatable(t, mt)
 end
+-- The metatable of a protected table is as read-only as the table (a script that rewrote the
+-- globals' __index would lift the undefined-global check for every later script).
+local mt_views = rawsetmetatable({}, {__mode = 'k'})
 local function l_getmetatable(t)
-  return rawgetmetatable(see(t))
+  local real = real_of[t]
+  local mt = rawgetmetatable(real or t)
+  if real and rawtype(mt) == 'table' then
+    local view = mt_views[mt]
+    if not view then
+      view = protect(mt)
+      mt_views[mt] = view
+    end
+    return view
+  end
+  return mt
 end
 local function l_type(v)
   local t = rawtype(v)
