@@ -8,9 +8,9 @@ redis-server both ways); this module decides when and where they are written and
   `dbfilename`: a crash mid-save leaves the previous snapshot intact (rdbSave).
 - BGSAVE forks.  The child holds a copy-on-write image of the dataset as it was at the fork, so
   the snapshot is consistent while the parent keeps serving; it writes the file and leaves with
-  os._exit, never touching the event loop.  Before forking, the collector's objects are frozen
-  (gc.freeze) so a collection in the child does not write to, and so copy, every page of the
-  heap.  The parent polls the child from the cron (checkChildrenDone), as Redis does, and only
+  os._exit, never touching the event loop.  The child turns the cyclic collector off at once: a
+  collection would write to, and so copy, every page of the heap (start-up's gc.freeze in
+  server/main.py stays as it is in the parent).  The parent polls the child from the cron (checkChildrenDone), as Redis does, and only
   then counts the save: `dirty` loses the changes the snapshot covered, LASTSAVE moves.
 - Save points ("save <seconds> <changes> ...") are checked every cron tick: a BGSAVE starts when
   one is reached, and after a failed one not before CONFIG_BGSAVE_RETRY_DELAY (5 s).
@@ -172,12 +172,9 @@ class Persistence:
         srv = self.srv
         self.dirty_before_bgsave = srv.dirty
         self.last_bgsave_try = int(time.time())
-        gc.collect(0)
-        gc.freeze()
         try:
             pid = os.fork()
         except OSError as exc:
-            gc.unfreeze()
             self.stats["rdb_last_bgsave_status"] = "err"
             LOG.warning(f"Can't save in background: fork: {exc.strerror}")
             return False
@@ -190,7 +187,6 @@ class Persistence:
                 code = 0
             finally:
                 os._exit(code)
-        gc.unfreeze()
         LOG.notice(f"Background saving started by pid {pid}")
         self.child_pid = pid
         self.child_started = time.monotonic()
