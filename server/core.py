@@ -151,6 +151,7 @@ class Server:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.active_expire_enabled = True  # DEBUG SET-ACTIVE-EXPIRE
         self.cron_paused = False  # DEBUG PAUSE-CRON
+        self.migrate_sockets: dict[bytes, Any] = {}  # MIGRATE's cached connections, host:port -> socket
         self.skip_checksum_validation = False  # DEBUG SET-SKIP-CHECKSUM-VALIDATION: RESTORE skips the CRC
         self.script_deny_disabled = False  # DEBUG SET-DISABLE-DENY-SCRIPTS: noscript commands run in scripts
         self.quicklist_packed_threshold = 1024**3  # DEBUG QUICKLIST-PACKED-THRESHOLD
@@ -439,6 +440,10 @@ class Server:
         if self.cronloops % max(1, self.config.hz // 10) == 0:
             self.ops_samples.append((now, self.total_commands(), *self.net_bytes()))
         if self.cronloops % self.config.hz == 0:  # once a second, as clientsCron visits every client
+            if self.migrate_sockets:
+                from server.commands.t_migrate import close_idle
+
+                close_idle(self)
             # a client over its soft output limit whose output stopped growing is dropped when its
             # seconds run out (growing output is checked as it grows)
             for client in [c for c in self.clients.values() if c.obuf_soft_since]:

@@ -511,3 +511,75 @@ def test_debug_reload_merge_replaces_functions_and_keys(diff2):
     d("FCALL", "test1", "0")
     d("FCALL", "test2", "0")
     d("FUNCTION", "FLUSH")
+
+
+# ---- MIGRATE ------------------------------------------------------------------------------------
+def test_migrate_between_raxdb_and_redis(fresh):
+    """Each server MIGRATEs to a third (a redis-server target), with the same replies and the same
+    effect on both sides: moved or copied keys, TTLs, REPLACE, KEYS, NOKEY, errors."""
+    ours_srv, theirs_srv = fresh
+    target_srv = start_redis()
+    try:
+        d = Diff(ours_srv.port, theirs_srv.port)
+        t = RawConnection(target_srv.port)
+        port = str(target_srv.port)
+        d("MIGRATE", "127.0.0.1", port, "nokey", "0", "1000")
+        d("MIGRATE", "127.0.0.1", port, "k", "0", "1000", "KEYS", "a")
+        d("MIGRATE", "127.0.0.1", port, "", "0", "1000", "BAD")
+        d("MIGRATE", "127.0.0.1", port, "", "0", "1000", "AUTH")
+        d("MIGRATE", "127.0.0.1", port, "", "x", "1000", "KEYS", "a")
+        for source, name in ((d.ours, "raxdb"), (d.theirs, "redis")):
+            t.call("FLUSHALL")
+            source.call("SET", "s", "v", "EX", "1000")
+            source.call("RPUSH", "l", *[f"e{i}" for i in range(300)])
+            source.call("HSET", "h", "f", "v")
+            source.call("SET", "keep", "1")
+            assert source.call("MIGRATE", "127.0.0.1", port, "s", "5", "1000") == b"+OK\r\n", name
+            assert source.call("EXISTS", "s") == b":0\r\n"
+            t.call("SELECT", "5")
+            assert t.call("GET", "s") == b"$1\r\nv\r\n"
+            assert 990 <= parse(t.call("TTL", "s")) <= 1000
+            assert source.call("MIGRATE", "127.0.0.1", port, "", "5", "1000", "COPY", "KEYS", "l", "h", "gone") \
+                == b"+OK\r\n"
+            assert source.call("EXISTS", "l", "h") == b":2\r\n"
+            assert t.call("LRANGE", "l", "0", "-1") == source.call("LRANGE", "l", "0", "-1")
+            assert source.call("MIGRATE", "127.0.0.1", port, "l", "5", "1000") == \
+                b"-ERR Target instance replied with error: BUSYKEY Target key name already exists.\r\n", name
+            assert source.call("EXISTS", "l") == b":1\r\n"
+            assert source.call("MIGRATE", "127.0.0.1", port, "l", "5", "1000", "REPLACE") == b"+OK\r\n"
+            assert source.call("EXISTS", "l") == b":0\r\n"
+            assert source.call("MIGRATE", "127.0.0.1", port, "keep", "0", "1000", "AUTH", "pw") == \
+                b"-ERR Target instance replied with error: ERR AUTH <password> called without any password " \
+                b"configured for the default user. Are you sure your configuration is correct?\r\n", name
+            t.call("SELECT", "0")
+            assert t.call("EXISTS", "keep") == b":1\r\n"  # the target ran the RESTORE after the failed AUTH
+            assert source.call("EXISTS", "keep") == b":1\r\n"  # but the source keeps the key
+            assert source.call("MIGRATE", "127.0.0.1", port, "keep", "0", "1000", "COPY", "REPLACE") == b"+OK\r\n"
+            assert t.call("GET", "keep") == b"$1\r\n1\r\n"
+            source.call("FLUSHALL")
+        free = str(free_port())
+        d("SET", "x", "1")
+        d("MIGRATE", "127.0.0.1", free, "x", "0", "500")
+        d("EXISTS", "x")
+    finally:
+        target_srv.stop()
+
+
+def test_migrate_reconnects_when_the_target_restarted(raxdb, tmp_path):
+    """A cached connection the target closed is replaced once, transparently."""
+    c = RawConnection(raxdb.port)
+    c.call("FLUSHALL")
+    target = start_redis(cwd=str(tmp_path))
+    port = target.port
+    try:
+        c.call("SET", "a", "1")
+        assert c.call("MIGRATE", "127.0.0.1", str(port), "a", "0", "1000", "COPY") == b"+OK\r\n"
+    finally:
+        target.stop()
+    target = start_redis("--port", str(port), cwd=str(tmp_path))
+    try:
+        assert c.call("MIGRATE", "127.0.0.1", str(port), "a", "0", "1000") == b"+OK\r\n"
+        assert RawConnection(port).call("GET", "a") == b"$1\r\n1\r\n"
+        assert c.call("EXISTS", "a") == b":0\r\n"
+    finally:
+        target.stop()

@@ -15,6 +15,7 @@ from server.commands import (  # noqa: F401 - imported for their registrations
     t_keys,
     t_latency,
     t_list,
+    t_migrate,
     t_multi,
     t_pubsub,
     t_rdb,
