@@ -231,7 +231,7 @@ def handle_ready_keys(srv: Server) -> None:
                 try:
                     reply = state.serve(c, key)
                 except CommandError as e:  # counted in the command's failed_calls (updateStatsOnUnblock)
-                    reply = c.error_reply(e.msg, c.last_cmd)
+                    reply = c.error_reply(e.msg, c.last_cmd, e.counted)
                 if reply is None:
                     tracking.serve_end(srv, c, saved)
                     continue

@@ -432,7 +432,7 @@ class Client(asyncio.Protocol):
                         try:
                             r = cmd.proc(self, argv)  # type: ignore[misc]
                         except CommandError as e:
-                            r = self.error_reply(e.msg, cmd)
+                            r = self.error_reply(e.msg, cmd, e.counted)
                         except Exception as e:  # a bug must not take the connection down
                             r = self.internal_error(cmd, e)
                     else:
@@ -440,7 +440,7 @@ class Client(asyncio.Protocol):
                         try:
                             r = cmd.proc(self, argv)  # type: ignore[misc]
                         except CommandError as e:
-                            r = self.error_reply(e.msg, cmd)
+                            r = self.error_reply(e.msg, cmd, e.counted)
                         except Exception as e:
                             r = self.internal_error(cmd, e)
                         t_prev = _time_ns()
@@ -610,7 +610,7 @@ class Client(asyncio.Protocol):
         try:
             r = cmd.proc(self, argv)  # type: ignore[misc]
         except CommandError as e:
-            r = self.error_reply(e.msg, cmd)
+            r = self.error_reply(e.msg, cmd, e.counted)
         except Exception as e:  # a bug must not take the connection down
             r = self.internal_error(cmd, e)
         if tr is not None:
@@ -713,10 +713,11 @@ class Client(asyncio.Protocol):
         elif mode == "skip_next":  # CLIENT REPLY SKIP: its own reply is dropped, then the next one
             self.reply_mode = "skip"
 
-    def error_reply(self, msg: bytes, cmd: Command | None = None) -> bytes:
+    def error_reply(self, msg: bytes, cmd: Command | None = None, counted: bool = False) -> bytes:
         if cmd is not None:
             cmd.failed_calls += 1
-        self.server.count_error(msg)
+        if not counted:
+            self.server.count_error(msg)
         return b"-" + msg + b"\r\n"
 
     def internal_error(self, cmd: Command, exc: Exception) -> bytes:

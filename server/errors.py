@@ -7,13 +7,17 @@ one spelling for every caller.
 
 
 class CommandError(Exception):
-    __slots__ = ("msg",)
+    """An error reply.  `counted`: errorstats already have it (a script passing on the error of a
+    command it called, which was counted when that command failed: ERR_REPLY_FLAG_NO_STATS_UPDATE)."""
 
-    def __init__(self, msg: str | bytes) -> None:
+    __slots__ = ("msg", "counted")
+
+    def __init__(self, msg: str | bytes, counted: bool = False) -> None:
         msg = msg if isinstance(msg, bytes) else msg.encode()
         if 13 in msg or 10 in msg:  # a client's bytes in the text: Redis's addReplyErrorFormat
             msg = msg.replace(b"\r", b" ").replace(b"\n", b" ")  # keeps the reply one line
         self.msg = msg
+        self.counted = counted
 
     def __str__(self) -> str:
         return self.msg.decode(errors="replace")

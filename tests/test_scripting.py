@@ -667,3 +667,43 @@ def test_debug_object_sees_a_key_past_its_deadline(diff2):
         d("EXISTS", "key")
     finally:
         d("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+
+
+def test_script_errors_count_once_in_errorstats(fresh):
+    """An error of a command a script called (or was refused) counts once in errorstats and
+    total_error_replies, when it happens, not again when the script passes it on (Redis's
+    "Consistent eval error reporting")."""
+    import re
+
+    from tests.diff import Diff
+
+    d = Diff(fresh[0].port, fresh[1].port)
+    pick = re.compile(rb"(errorstat_\w+:count=\d+|total_error_replies:\d+)")
+    scripts = [
+        ("EVAL", "return redis.call('select', 99)", "0"),
+        ("EVAL", "return redis.pcall('select', 99)", "0"),
+        ("EVAL", "local t = redis.pcall('select', 99); return 1", "0"),
+        ("EVAL_RO", "local t = redis.pcall('set', 'x', 'y'); return t['err']", "1", "x"),
+        ("EVAL", "return redis.call('nosuchcommand')", "0"),
+        ("EVAL", "return redis.pcall('get')", "0"),
+        ("EVAL", "error('own error')", "0"),
+        ("EVAL", "return redis.error_reply('MY own')", "0"),
+        ("EVAL", "return redis.call()", "0"),
+        ("EVAL", "return redis.call('GEOADD', 'Sicily', '13.361389', '38.115556', 'Palermo')", "1", "Sicily"),
+    ]
+    d("SET", "Sicily", "1")
+    for script in scripts:
+        d("CONFIG", "RESETSTAT")
+        d(*script)
+        ours, theirs = d.both("INFO", "all")
+        assert sorted(pick.findall(ours)) == sorted(pick.findall(theirs)), script
+    d("CONFIG", "SET", "maxmemory", "1")
+    try:
+        for script in (("EVAL", "return redis.call('set', 'x', 'y')", "1", "x"),
+                       ("EVAL", "local t = redis.pcall('set', 'x', 'y'); return t['err']", "1", "x")):
+            d("CONFIG", "RESETSTAT")
+            d(*script)
+            ours, theirs = d.both("INFO", "all")
+            assert sorted(pick.findall(ours)) == sorted(pick.findall(theirs)), script
+    finally:
+        d("CONFIG", "SET", "maxmemory", "0")

@@ -196,23 +196,23 @@ class Engine:
         srv = self.server
         cmd = srv.table.lookup(argv)
         if cmd is None or cmd.proc is None and not cmd.subcommands:
-            return self._fail(raise_errors, b"Unknown Redis command called from script")
+            return self._fail(raise_errors, b"Unknown Redis command called from script", True)
         # Refusals of a command that exists count as its rejected calls (scriptCall's error path).
         if cmd.proc is None or not cmd.arity_ok(len(argv)):
             cmd.rejected_calls += 1
-            return self._fail(raise_errors, b"Wrong number of args calling Redis command from script")
+            return self._fail(raise_errors, b"Wrong number of args calling Redis command from script", True)
         if cmd.noscript and not srv.script_deny_disabled:
             cmd.rejected_calls += 1
-            return self._fail(raise_errors, b"This Redis command is not allowed from script")
+            return self._fail(raise_errors, b"This Redis command is not allowed from script", True)
         if cmd.is_write and run is not None and run.ro:
             cmd.rejected_calls += 1
-            return self._fail(raise_errors, b"Write commands are not allowed from read-only scripts.")
+            return self._fail(raise_errors, b"Write commands are not allowed from read-only scripts.", True)
         if (srv.maxmemory and srv.pre_command_oom and run is not None and not run.allow_oom and not run.wrote
                 and "denyoom" in cmd.flags):
             # scriptVerifyOOM: out of memory when the script started, and nothing written yet (a
             # script is never stopped halfway through its writes)
             cmd.rejected_calls += 1
-            return self._fail(raise_errors, b"-" + OOM)
+            return self._fail(raise_errors, b"-" + OOM, True)
         if cmd.is_write and run is not None:
             run.wrote = True
         client = self.client
@@ -225,14 +225,21 @@ class Engine:
             r = client.enc.null
         value, err = self.parser.parse(r)
         if err is not None:
-            t = self.h.err(error_text(b"-" + err))
+            t = self.h.cmd_err(error_text(b"-" + err))  # counted when the command failed
             if raise_errors:
                 raise LuaRaise(t)
             return t
         return value
 
-    def _fail(self, raise_errors: bool, msg: bytes) -> Any:
-        t = self.h.err(error_text(msg))
+    def _fail(self, raise_errors: bool, msg: bytes, refused: bool = False) -> Any:
+        """An error for the script.  `refused`: a command scriptCall refused (unknown, arity,
+        noscript, read-only script, OOM), which counts in errorstats now, as its afterErrorReply
+        does, and not again when the script passes the error on."""
+        if refused:
+            self.server.count_error(msg[1:] if msg[:1] == b"-" else b"ERR " + msg)
+            t = self.h.cmd_err(error_text(msg))
+        else:
+            t = self.h.err(error_text(msg))
         if raise_errors:
             raise LuaRaise(t)
         return t
@@ -370,10 +377,10 @@ class Engine:
             if run.killed or srv.shutting_down:
                 self.install_hook()  # the kill left a line hook behind
         if not ok:
-            raise CommandError(self._format_error(value, name))
+            raise CommandError(self._format_error(value, name), _counted(value))
         r = convert.lua_to_resp(value, c.enc, client.resp, self.h.reply_shape)
-        if r[0] == 45:  # an error reply: counted in errorstats like any command error
-            raise CommandError(r[1:-2])
+        if r[0] == 45:  # an error reply: counted in errorstats unless a called command's, counted already
+            raise CommandError(r[1:-2], _counted(value))
         return r
 
     def install_hook(self) -> None:
@@ -408,6 +415,16 @@ class Engine:
         if run.killed or self.server.shutting_down:
             return self.h.err(b"ERR Script killed by user with SCRIPT KILL...")
         return None
+
+
+def _counted(err: Any) -> bool:
+    """Is this error (table) one a called command raised, already in errorstats?"""
+    if lupa51.lua_type(err) != "table":
+        return False
+    try:
+        return bool(err[b"ignore_err_stats_update"])
+    except Exception:  # noqa: BLE001 - a script's own table may have an __index that raises
+        return False
 
 
 def _c_int(n: float) -> int:
