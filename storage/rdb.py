@@ -348,12 +348,27 @@ class Reader:
         raise RDBError("unknown length encoding %d" % b)
 
     def length(self) -> int:
+        p = self.pos
+        data = self.data
+        if p < len(data) and data[p] < 0x40:  # the common 6-bit length, without _len's tuple
+            self.pos = p + 1
+            return data[p]
         n, encoded = self._len()
         if encoded:
             raise RDBError("unexpected string encoding where a length belongs")
         return n
 
     def string(self) -> bytes:
+        p = self.pos
+        data = self.data
+        if p < len(data):
+            b = data[p]
+            if b < 0x40:  # a short plain string: most keys, fields and small values
+                end = p + 1 + b
+                if end > len(data):
+                    raise RDBError("unexpected end of data")
+                self.pos = end
+                return data[p + 1:end]
         n, encoded = self._len()
         if not encoded:
             return self.take(n)
