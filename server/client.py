@@ -47,6 +47,7 @@ from protocol.hiredis_limits import limit_elements, unconsumed
 from protocol.request import INLINE_MAX_SIZE, ProtocolError, QueryBufferExceeded, RequestParser
 from server import evict
 from server import obuf as _obuf
+from server import propagate as _propagate
 from server import tracking as _tracking
 from server.blocking import handle_ready_keys
 from server.commands.table import BLOCKED, TABLE, Command
@@ -74,7 +75,8 @@ class Client(asyncio.Protocol):
                  "closed", "reply_mode", "blocked", "write_paused", "is_monitor",
                  "user", "tracking", "no_evict", "no_touch", "in_exec", "is_script", "block_state",
                  "tot_net_in", "tot_net_out", "last_argv", "fd", "kill_reason", "_base",
-                 "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running", "obuf_soft_since")
+                 "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running", "obuf_soft_since",
+                 "prop_argv", "prop_prevent", "prop_force")
 
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -131,6 +133,11 @@ class Client(asyncio.Protocol):
         # meanwhile (a message it publishes to itself, an invalidation) joins them in order.
         self.running: list[bytes] | None = None
         self.obuf_soft_since = 0  # when its unsent output went over its soft limit (ms), or 0
+        # server/propagate.py, while propagating: the argv to propagate in place of the command's
+        # own (None: its own), whether the command must not be propagated, or must be anyway.
+        self.prop_argv: list[bytes] | None = None
+        self.prop_prevent = False
+        self.prop_force = False
 
     def _new_reader(self) -> None:
         # Bound methods cached once per reader: creating them per read event is measurable.
@@ -157,7 +164,8 @@ class Client(asyncio.Protocol):
         self.plain = (self.authenticated and self.multi is None and self.reply_mode == "on"
                       and not (self.resp == 2 and (self.channels or self.patterns or self.shard_channels))
                       and not srv.monitors and not srv.pause_until_ms and not self.in_exec
-                      and srv.busy_script is None and not self.close_after_reply and self.tracking is None)
+                      and srv.busy_script is None and not self.close_after_reply and self.tracking is None
+                      and srv.also_propagate is None)
         if self.exact is not None:
             self.exact.auth_required = not self.authenticated
 
@@ -604,9 +612,17 @@ class Client(asyncio.Protocol):
         if t0 is None:
             t0 = _clock()
         self.last_argv = argv
-        tr = self.server.tracking if self.tracking is not None else None
+        srv = self.server
+        tr = srv.tracking if self.tracking is not None else None
         if tr is not None:
             outer, tr.current = tr.current, self  # its invalidations now wait for its reply
+        ops = srv.also_propagate
+        if ops is not None:  # server/propagate.py: note what the command changes
+            dirty = srv.dirty
+            saved = self.prop_argv, self.prop_prevent, self.prop_force
+            self.prop_argv = None
+            self.prop_prevent = self.prop_force = False
+            srv.prop_depth += 1
         try:
             r = cmd.proc(self, argv)  # type: ignore[misc]
         except CommandError as e:
@@ -615,6 +631,14 @@ class Client(asyncio.Protocol):
             r = self.internal_error(cmd, e)
         if tr is not None:
             tr.current = outer
+        if ops is not None:
+            srv.prop_depth -= 1
+            if ((srv.dirty != dirty or self.prop_force) and not self.prop_prevent
+                    and cmd.fullname != "exec" and srv.also_propagate is not None):
+                srv.also_propagate.append((self.dbid, self.prop_argv or argv))
+            self.prop_argv, self.prop_prevent, self.prop_force = saved
+            if not srv.prop_depth:  # the outermost call: afterCommand's propagatePendingCommands
+                _propagate.flush(srv, cmd)
         cmd.calls += 1
         cmd.timed_calls += 1
         dt = _clock() - t0

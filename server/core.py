@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import latency, obuf
+from server import latency, obuf, propagate
 from server.commands.table import TABLE
 from server.config import Config
 from server.log import LOG
@@ -125,11 +125,16 @@ class Server:
         from server.evict import attach as attach_evict
 
         attach_evict(self)  # maxmemory: memory accounting and eviction
+        from server.propagate import attach as attach_propagate
+
+        attach_propagate(self)  # also_propagate: what the AOF is fed
         self._init_introspection()
 
     def flush_writes(self) -> None:
         """Write every client's queued output, one write per client (Redis's
         handleClientsWithPendingWrites, which runs in beforeSleep): see server/client.py."""
+        if self.aof.buf:  # the AOF is written (and fsynced, if always) before any reply goes out
+            self.aof.flush()
         clients = self.pending_writes
         self.pending_writes = []
         for c in clients:
@@ -157,9 +162,11 @@ class Server:
         self.quicklist_packed_threshold = 1024**3  # DEBUG QUICKLIST-PACKED-THRESHOLD
         # Called when a CLIENT PAUSE ends (UNPAUSE or timeout): resumes the clients it held.
         self.unpause_hooks: list[Any] = []
+        from server.aof import AOF
         from server.persistence import Persistence
 
         self.persistence = Persistence(self)
+        self.aof = AOF(self)
         on = cfg.on_change.setdefault
         on("port", []).append(lambda _v: self._rebind("Unable to listen on this port. Check server logs."))
         on("bind", []).append(lambda _v: self._rebind("Failed to bind to specified addresses."))
@@ -278,6 +285,9 @@ class Server:
     def _on_expired(self, db: Database, key: bytes) -> None:
         self.stat_expired_keys += 1
         self.dirty += 1
+        if self.also_propagate is not None:  # propagateDeletion
+            self.also_propagate.append(
+                (db.id, [b"UNLINK" if self.config.values["lazyfree-lazy-expire"] == "yes" else b"DEL", key]))
 
     def db(self, index: int) -> Database:
         return self.dbs[index]
@@ -297,6 +307,7 @@ class Server:
             raise SystemExit(1) from exc
         await self._serve_sockets(socks)
         self._load_dataset()
+        self.aof.start()
         if port == 0:
             LOG.notice("Port 0: not listening on TCP")
         self._schedule_cron()
@@ -435,6 +446,11 @@ class Server:
                 break
             if db.expires:
                 budget -= db.active_expire(now, budget)
+        if self.also_propagate:  # the cycle's DELs, each on its own (propagate_no_multi)
+            self.propagate_no_multi = True
+            propagate.flush(self)
+            self.propagate_no_multi = False
+        self.aof.cron()
         if self.config.latency_monitor_threshold and budget < 2000:
             latency.add_sample_if_needed(self, "expire-cycle", int((time.monotonic() - started) * 1000))
         if self.cronloops % max(1, self.config.hz // 10) == 0:

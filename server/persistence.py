@@ -56,16 +56,8 @@ class Persistence:
         self.scheduled = False  # BGSAVE SCHEDULE, run when no child is active
         self.last_bgsave_try = 0
         self.stats = srv.persistence_stats
-        srv.config.on_change.setdefault("appendonly", []).append(self._warn_no_aof)
-        self._warn_no_aof(srv.config.values["appendonly"])
         self.stats.update(rdb_bgsave_in_progress=0, rdb_last_bgsave_status="ok", rdb_saves=0,
                           rdb_last_bgsave_time_sec=-1, rdb_current_bgsave_time_sec=-1)
-
-    @staticmethod
-    def _warn_no_aof(value: str) -> None:
-        if value == "yes":
-            LOG.warning("appendonly yes: raxdb does not write an append-only file yet; the dataset is kept "
-                        "by RDB snapshots only (save points, BGSAVE, the final save at shutdown)")
 
     # ---- what a snapshot holds ------------------------------------------------------------------
     def limits(self) -> rdb.Limits:

@@ -47,6 +47,30 @@ def fresh():
         b.stop()
 
 
+@pytest.fixture(scope="module")
+def aof_pair():
+    """raxdb and redis-server appending to AOFs (appendfsync always), per test module."""
+    args = ("--appendonly", "yes", "--appendfsync", "always")
+    a, b = start_raxdb(*args), start_redis(*args)
+    try:
+        yield a, b
+    finally:
+        a.stop()
+        b.stop()
+
+
+@pytest.fixture
+def aofdiff(aof_pair):
+    """tests/aofdiff.py: both servers FLUSHALLed (not in the files' comparison), then compared."""
+    from tests.aofdiff import AofDiff
+
+    for s in aof_pair:
+        _flush(s.port)
+    d = AofDiff(*aof_pair)
+    yield d
+    d.close()
+
+
 def _flush(port: int) -> None:
     c = RawConnection(port)
     c.call("FLUSHALL")

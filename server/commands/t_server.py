@@ -13,7 +13,7 @@ import time
 
 from protocol import reply as R
 from protocol.request import _string2ll
-from server import blocking, digest, evict, lazyfree, lifecycle, tracking, watch
+from server import blocking, digest, evict, lazyfree, lifecycle, propagate, tracking, watch
 from server import info as info_mod
 from server.commands.args import maybe_int, option_word
 from server.commands.t_config import help_reply, protected_allowed, protected_denied
@@ -56,6 +56,7 @@ def flushdb(c, argv):
     if lazyfree.flush_is_async(c.server, argv, 1):
         lazyfree.flushed_async(c.server, n)
     c.server.dirty += n
+    propagate.force(c)  # replayed even when the database was already empty
     return R.OK
 
 
@@ -80,6 +81,7 @@ def flushall(c, argv):
     _flush_mode(argv, 1)
     srv = c.server
     srv.dirty += empty_data(srv, lazyfree.flush_is_async(srv, argv, 1))
+    propagate.force(c)  # replayed even when every database was already empty
     p = srv.persistence
     p.kill_child()
     if srv.config.values["save"]:

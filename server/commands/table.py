@@ -54,7 +54,7 @@ class Command:
 
     __slots__ = ("proc", "arity", "least_args", "name", "fullname", "flags", "first_key", "last_key", "key_step",
                  "acl_categories", "info", "docs", "parent", "subcommands", "is_write", "is_readonly",
-                 "calls", "usec", "rejected_calls", "failed_calls", "ok_in_pubsub",
+                 "touches_arbitrary_keys", "calls", "usec", "rejected_calls", "failed_calls", "ok_in_pubsub",
                  "ok_loading", "no_auth", "queue_in_multi", "is_blocking", "noscript", "sampled",
                  "timed_calls", "fixed_key_positions", "latency")
 
@@ -83,6 +83,9 @@ class Command:
         self.no_auth = "no_auth" in self.flags
         self.queue_in_multi = self.fullname not in ("exec", "discard", "multi", "watch", "quit", "reset")
         self.is_blocking = "blocking" in self.flags
+        # CMD_TOUCHES_ARBITRARY_KEYS (not shown by COMMAND INFO): the DELs of keys it finds expired
+        # are propagated without a MULTI/EXEC around them (server/propagate.py)
+        self.touches_arbitrary_keys = self.fullname in ("randomkey", "scan")
         self.noscript = "noscript" in self.flags
         # O(1) commands are timed on one call in eight (usec is extrapolated), which saves a clock
         # read per call on the hot path; the rest are timed every call so SLOWLOG sees them.

@@ -1,0 +1,97 @@
+"""Propagation: what a command changed, as the commands that replay it (Redis's also_propagate).
+
+The append-only file (and, later, replicas) must receive every change to the dataset in a form
+that replays to the same result: not the command as the client sent it, but its effect.  Redis
+7.0 does this once, in the commands themselves, and this module is raxdb's copy of that design:
+
+- While something consumes propagation (`srv.also_propagate` is a list; None otherwise, and then
+  nothing here costs anything: the fast loop never sees it, as `Client.update_plain` sends every
+  command through `execute()` while propagating), `Client.call` notes `srv.dirty` before a command
+  and, when it moved, appends `(dbid, argv)` to the list: the client's own argv, or the one the
+  command put in `c.prop_argv` (`rewrite`: SET ... EX becomes SET ... PXAT, INCRBYFLOAT a SET,
+  a blocking pop a plain pop), unless the command called `prevent` (EVAL: its effects are what
+  travel).  `also` appends more operations as the command runs (a lazily expired key's DEL,
+  XREADGROUP's XCLAIMs).  `force` propagates a command that left `dirty` alone.
+- Operations accumulate across nested calls (EXEC's queued commands, a script's redis.call) and
+  go out together when the outermost call ends (`flush`, Redis's propagatePendingCommands): more
+  than one are wrapped in MULTI/EXEC, so a transaction, a script, or a command together with the
+  DEL of the key it found expired, replays atomically; `no_multi` leaves the wrap out (the
+  active expire cycle and eviction, as Redis does, and commands that may touch arbitrary keys).
+- A consumer is any object with `feed(dbid, argv)` in `srv.propagation_targets` (server/aof.py's
+  AOF): the op list exists exactly while that list is not empty (`sync`).
+
+Rewriting is the command's business because only the command knows what it did: the ID XADD
+picked, the members SPOP drew, the absolute deadline EXPIRE meant.  Commands build a rewritten
+argv only when `srv.also_propagate is not None`, so an unpropagated server never pays for it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from server.client import Client
+    from server.core import Server
+
+MULTI = [b"MULTI"]
+EXEC = [b"EXEC"]
+
+
+def attach(srv: Server) -> None:
+    srv.also_propagate = None
+    srv.propagation_targets = []
+    srv.prop_depth = 0  # nesting of Client.call while propagating; ops go out when it returns to 0
+    srv.propagate_no_multi = False
+
+
+def sync(srv: Server) -> None:
+    """Turn the op list on or off as consumers come and go, and tell every client's fast loop."""
+    on = bool(srv.propagation_targets)
+    if on == (srv.also_propagate is not None):
+        return
+    srv.also_propagate = [] if on else None
+    for c in srv.clients.values():
+        c.update_plain()
+
+
+def rewrite(c: Client, argv: list[bytes]) -> None:
+    """rewriteClientCommandVector: propagate `argv` in place of the command the client sent."""
+    c.prop_argv = argv
+
+
+def prevent(c: Client) -> None:
+    """preventCommandPropagation: the command itself is not propagated (what it `also`
+    propagated still is)."""
+    c.prop_prevent = True
+
+
+def force(c: Client) -> None:
+    """forceCommandPropagation: propagate the command even though `dirty` did not move."""
+    c.prop_force = True
+
+
+def also(srv: Server, dbid: int, argv: list[bytes]) -> None:
+    """alsoPropagate: one more operation, in order with the command's own."""
+    ops = srv.also_propagate
+    if ops is not None:
+        ops.append((dbid, argv))
+
+
+def flush(srv: Server, current: Any = None) -> None:
+    """propagatePendingCommands: hand the accumulated operations to every consumer, wrapped in
+    MULTI/EXEC when there are several (unless `no_multi`, or the running command `current` may
+    touch arbitrary keys, as RANDOMKEY and SCAN expiring keys do)."""
+    ops = srv.also_propagate
+    if not ops:
+        return
+    srv.also_propagate = []
+    wrap = (len(ops) > 1 and not srv.propagate_no_multi
+            and not (current is not None and current.touches_arbitrary_keys))
+    targets = srv.propagation_targets
+    for t in targets:
+        if wrap:
+            t.feed(ops[0][0], MULTI)
+        for dbid, argv in ops:
+            t.feed(dbid, argv)
+        if wrap:
+            t.feed(ops[-1][0], EXEC)
