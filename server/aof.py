@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from server import propagate
+from server import aofmanifest, propagate
 from server.log import LOG
 
 if TYPE_CHECKING:
@@ -40,6 +40,7 @@ class AOF:
         self.selected_db = -1  # the database the file's last command ran in (-1: none yet)
         self.fd = -1  # the increment being appended to
         self.last_fsync = 0.0
+        self.manifest = aofmanifest.Manifest()
 
     # ---- names ------------------------------------------------------------------------------
     def dirname(self) -> str:
@@ -53,26 +54,45 @@ class AOF:
 
     # ---- start-up -------------------------------------------------------------------------------
     def start(self) -> None:
-        """appendonly yes at start-up: open (creating if needed) the base and the increment."""
+        """appendonly yes at start-up (aofOpenIfNeededOnServerStart): the manifest's last increment
+        is opened for appending; with no AOF yet, a base of the dataset and a first increment are
+        created."""
         if self.srv.config.values["appendonly"] != "yes":
             return
         os.makedirs(self.dirname(), exist_ok=True)
-        name = self.filename()
-        base = f"{name}.1.base.rdb"
-        incr = f"{name}.1.incr.aof"
-        if not os.path.exists(self.manifest_path()):
-            LOG.notice(f"Creating AOF base file {base} on server start")
-            with open(os.path.join(self.dirname(), base), "wb") as f:
+        prefix = self.filename()
+        path = self.manifest_path()
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                self.manifest = aofmanifest.parse(f.read())
+        else:
+            self.manifest = aofmanifest.Manifest()
+        m = self.manifest
+        if m.base is None and not m.incrs:
+            base = m.new_base(prefix, self.srv.config.values["aof-use-rdb-preamble"] == "yes")
+            LOG.notice(f"Creating AOF base file {base.name} on server start")
+            with open(os.path.join(self.dirname(), base.name), "wb") as f:
                 self.srv.persistence.write_to(f, False)
                 f.flush()
                 os.fsync(f.fileno())
-            LOG.notice(f"Creating AOF incr file {incr} on server start")
-            with open(self.manifest_path() + ".tmp", "w") as f:
-                f.write(f"file {base} seq 1 type b\nfile {incr} seq 1 type i\n")
-            os.replace(self.manifest_path() + ".tmp", self.manifest_path())
-        self.fd = os.open(os.path.join(self.dirname(), incr), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        if not m.incrs:
+            incr = m.new_incr(prefix)
+            LOG.notice(f"Creating AOF incr file {incr.name} on server start")
+            self.write_manifest()
+        incr_path = os.path.join(self.dirname(), m.incrs[-1].name)
+        self.fd = os.open(incr_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self.srv.propagation_targets.append(self)
         propagate.sync(self.srv)
+
+    def write_manifest(self) -> None:
+        """writeAofManifestFile: a temp file, fsynced, renamed over the manifest."""
+        path = self.manifest_path()
+        tmp = os.path.join(self.dirname(), "temp-" + os.path.basename(path))
+        with open(tmp, "w") as f:
+            f.write(self.manifest.format())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
 
     # ---- feeding and writing --------------------------------------------------------------------
     def feed(self, dbid: int, argv: list[bytes]) -> None:
