@@ -56,17 +56,11 @@ class AOF:
     def start(self) -> None:
         """appendonly yes at start-up (aofOpenIfNeededOnServerStart): the manifest's last increment
         is opened for appending; with no AOF yet, a base of the dataset and a first increment are
-        created."""
+        created.  `manifest` is what start-up loading read (server/aofload.py)."""
         if self.srv.config.values["appendonly"] != "yes":
             return
         os.makedirs(self.dirname(), exist_ok=True)
         prefix = self.filename()
-        path = self.manifest_path()
-        if os.path.exists(path):
-            with open(path, "rb") as f:
-                self.manifest = aofmanifest.parse(f.read())
-        else:
-            self.manifest = aofmanifest.Manifest()
         m = self.manifest
         if m.base is None and not m.incrs:
             base = m.new_base(prefix, self.srv.config.values["aof-use-rdb-preamble"] == "yes")
@@ -79,6 +73,8 @@ class AOF:
             incr = m.new_incr(prefix)
             LOG.notice(f"Creating AOF incr file {incr.name} on server start")
             self.write_manifest()
+        else:
+            LOG.notice(f"Opening AOF incr file {m.incrs[-1].name} on server start")
         incr_path = os.path.join(self.dirname(), m.incrs[-1].name)
         self.fd = os.open(incr_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         self.srv.propagation_targets.append(self)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from protocol.request import quote_arg, split_inline_args
+from server.numparse import strtoll
 
 MAX_LINE = 1024  # MANIFEST_MAX_LINE
 BASE, INCR, HIST = "b", "i", "h"
@@ -112,7 +113,7 @@ def parse(data: bytes) -> Manifest:
                 if "/" in name:
                     raise ManifestError("File can't be a path, just a filename", linenum, shown)
             elif k == b"seq":
-                seq = _atoll(value)
+                seq = strtoll(value)
             elif k == b"type":
                 ftype = value[:1].decode(errors="surrogateescape")
         if not name or not seq or not ftype:
@@ -132,18 +133,3 @@ def parse(data: bytes) -> Manifest:
         else:
             raise ManifestError("Unknown AOF file type", linenum, shown)
     return m
-
-
-def _atoll(b: bytes) -> int:
-    """C's atoll: optional spaces and sign, then digits; what follows is ignored."""
-    s = b.lstrip(b" \t\n\r\v\f")
-    sign = 1
-    if s[:1] in (b"-", b"+"):
-        sign = -1 if s[:1] == b"-" else 1
-        s = s[1:]
-    n = 0
-    for ch in s:
-        if not 48 <= ch <= 57:
-            break
-        n = n * 10 + ch - 48
-    return sign * n

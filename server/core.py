@@ -317,12 +317,17 @@ class Server:
         await self.close()
 
     def _load_dataset(self) -> None:
-        """The dump file, if any, before the first client is served; a file that cannot be loaded
-        stops the server, as Redis does, rather than serving without its data."""
+        """loadDataFromDisk, before the first client is served: with appendonly yes the AOF
+        directory (server/aofload.py), otherwise the dump file, if any.  A file that cannot be
+        loaded stops the server, as Redis does, rather than serving without its data."""
+        from server import aofload
         from server.persistence import LoadError
 
         try:
-            self.persistence.load_at_startup()
+            if not aofload.load_at_startup(self):
+                self.persistence.load_at_startup()
+        except aofload.Fatal:
+            raise SystemExit(1) from None
         except LoadError as exc:
             LOG.warning(str(exc))
             LOG.warning("Terminating server after rdb file reading failure.")

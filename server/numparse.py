@@ -77,3 +77,21 @@ def string2d(arg: bytes) -> float | None:
     elif v == 0.0 and _mantissa_nonzero(arg):
         return None
     return v
+
+
+_INT_PREFIX_RX = re.compile(rb"[ \t\n\v\f\r]*([+-]?[0-9]+)")
+_LLONG_MIN, _LLONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def strtoll(arg: bytes) -> int:
+    """C's strtoll / atoll in base 10, where Redis reads a number from a file: leading blanks, a
+    sign and the digits that follow; what comes after is ignored, no digits is 0, and overflow
+    clamps to the 64-bit range."""
+    if arg.isdigit():
+        n = int(arg)
+    else:
+        m = _INT_PREFIX_RX.match(arg)
+        if m is None:
+            return 0
+        n = int(m.group(1))
+    return min(max(n, _LLONG_MIN), _LLONG_MAX)

@@ -24,14 +24,17 @@ redis-server both ways); this module decides when and where they are written and
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import random
 import signal
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from server.log import LOG
+from server.numparse import strtoll
 from storage import rdb
 from storage.keyspace import LFUDatabase
 
@@ -277,39 +280,67 @@ class Persistence:
         self.load_bytes(data, merge=False)
         LOG.notice(f"DB loaded from disk: {time.monotonic() - started:.3f} seconds")
 
-    def load_bytes(self, data: bytes, merge: bool) -> None:
-        """rdbLoadRio into the (empty, unless `merge`) databases."""
+    @contextlib.contextmanager
+    def loading(self) -> Iterator[None]:
+        """startLoading / stopLoading, around a dump file's or the AOF's load: INFO shows
+        `loading:1`, the last load's key counts start again from 0, nothing expires
+        (Database.loading) and nothing is propagated (Redis's shouldPropagate is false while
+        loading: the data comes from the files it would be written to).  Nested (the AOF's RDB
+        base), it leaves the outer load in charge."""
         srv = self.srv
-        now = srv.update_clock()
-        loaded = expired = 0
-        self.stats["loading"] = 1
+        if self.stats.get("loading"):
+            yield
+            return
+        self.stats.update(loading=1, rdb_last_load_keys_loaded=0, rdb_last_load_keys_expired=0)
+        ops, srv.also_propagate = srv.also_propagate, None
+        for db in srv.dbs:
+            db.loading = True
+        srv.update_clock()
         try:
-            for kind, item in rdb.read_file(data, self.limits()):
-                if kind == "key":
-                    if item.db >= len(srv.dbs):
-                        raise LoadError("FATAL: Data file was created with a Redis server configured to handle "
-                                        f"more than {len(srv.dbs)} databases. Exiting\n")
-                    if item.expire_ms is not None and item.expire_ms < now:
-                        expired += 1
-                        continue
-                    self._add(srv.dbs[item.db], item, now, merge)
-                    loaded += 1
-                elif kind == "aux":
-                    self._aux_loaded(*item)
-                elif kind == "function":
-                    self._function_loaded(item, merge)
-                elif kind == "empty":
-                    LOG.notice(f"rdbLoadObject skipping empty key: {item[1].decode(errors='replace')}")
-                elif kind == "resize" and item[0] >= len(srv.dbs):
-                    raise LoadError("FATAL: Data file was created with a Redis server configured to handle "
-                                    f"more than {len(srv.dbs)} databases. Exiting\n")
-        except rdb.RDBError as exc:
-            raise LoadError(f"Internal error in RDB reading: {exc}") from None
+            yield
         finally:
+            for db in srv.dbs:
+                db.loading = False
+            srv.also_propagate = ops
             self.stats["loading"] = 0
+
+    def load_bytes(self, data: bytes, merge: bool, aof_base: bool = False) -> int:
+        """rdbLoadRio into the (empty, unless `merge`) databases; the offset where the RDB ended.
+        `aof_base`: the RDB is the AOF's base or preamble (RDBFLAGS_AOF_PREAMBLE), whose keys load
+        even past their deadline, as the commands after it may still use them."""
+        srv = self.srv
+        loaded = expired = 0
+        end = len(data)
+        with self.loading():
+            now = srv.now_ms
+            try:
+                for kind, item in rdb.read_file(data, self.limits()):
+                    if kind == "key":
+                        if item.db >= len(srv.dbs):
+                            raise LoadError("FATAL: Data file was created with a Redis server configured to "
+                                            f"handle more than {len(srv.dbs)} databases. Exiting\n")
+                        if item.expire_ms is not None and item.expire_ms < now and not aof_base:
+                            expired += 1
+                            continue
+                        self._add(srv.dbs[item.db], item, now, merge)
+                        loaded += 1
+                    elif kind == "aux":
+                        self._aux_loaded(*item)
+                    elif kind == "function":
+                        self._function_loaded(item, merge)
+                    elif kind == "empty":
+                        LOG.notice(f"rdbLoadObject skipping empty key: {item[1].decode(errors='replace')}")
+                    elif kind == "resize" and item[0] >= len(srv.dbs):
+                        raise LoadError("FATAL: Data file was created with a Redis server configured to "
+                                        f"handle more than {len(srv.dbs)} databases. Exiting\n")
+                    elif kind == "end":
+                        end = item
+            except rdb.RDBError as exc:
+                raise LoadError(f"Internal error in RDB reading: {exc}") from None
         self.stats["rdb_last_load_keys_loaded"] = loaded
         self.stats["rdb_last_load_keys_expired"] = expired
         LOG.notice(f"Done loading RDB, keys loaded: {loaded}, keys expired: {expired}.")
+        return end
 
     @staticmethod
     def _add(db: Any, item: rdb.KeyRecord, now: int, merge: bool) -> None:
@@ -335,6 +366,9 @@ class Persistence:
             except ValueError:
                 return
             LOG.notice(f"RDB age {max(0, age)} seconds")
+        elif key == b"aof-base":
+            if strtoll(value):
+                LOG.notice("RDB is base AOF")
         elif key == b"used-mem":
             try:
                 LOG.notice(f"RDB memory usage when created {int(value) / 1024 / 1024:.2f} Mb")

@@ -120,7 +120,7 @@ class Entry:
 class Database:
     __slots__ = ("id", "data", "expires", "_heap", "_slot_of", "slots", "_free", "watched", "blocking",
                  "freq", "clock", "signals", "expired_hook", "stat_expired",
-                 "ready_hook", "new_hook", "sizes", "mem", "expire_paused")
+                 "ready_hook", "new_hook", "sizes", "mem", "expire_paused", "loading")
 
     def __init__(self, dbid: int) -> None:
         self.id = dbid
@@ -152,6 +152,12 @@ class Database:
         # While clients are paused (CLIENT PAUSE) the dataset stays as it is: a key past its
         # deadline reads as missing but is not deleted (expireIfNeeded's pause check).
         self.expire_paused = False
+        # While the server loads its data (an RDB, the AOF replayed), nothing expires: a key past
+        # its deadline is alive, and a deadline already past is set rather than deleting the key
+        # (Redis's keyIsExpired and checkAlreadyExpired during loading).  A replayed command must
+        # see what the command saw when it was logged, or what it moved elsewhere is lost; keys
+        # still past their deadline expire once loading ends.
+        self.loading = False
         # Memory accounting (server/evict.py, only while maxmemory is set; None otherwise): key ->
         # the bytes last counted for it, and their sum.  A deleted key leaves here at once; the
         # server re-counts the keys a command touched after it runs.
@@ -164,7 +170,7 @@ class Database:
         counts as an access (OBJECT IDLETIME)."""
         if self.expires:
             when = self.expires.get(key)
-            if when is not None and when <= now_ms:
+            if when is not None and when <= now_ms and not self.loading:
                 self._expire(key)
                 return None
         e = self.data.get(key)
@@ -177,7 +183,7 @@ class Database:
         """Like `get` but not an access (Redis's LOOKUP_NOTOUCH)."""
         if self.expires:
             when = self.expires.get(key)
-            if when is not None and when <= now_ms:
+            if when is not None and when <= now_ms and not self.loading:
                 self._expire(key)
                 return None
         e = self.data.get(key)
@@ -346,10 +352,15 @@ class Database:
 
     def expire_if_needed(self, key: bytes, now_ms: int) -> bool:
         when = self.expires.get(key)
-        if when is not None and when <= now_ms:
+        if when is not None and when <= now_ms and not self.loading:
             self._expire(key)
             return True
         return False
+
+    def already_expired(self, when_ms: int, now_ms: int) -> bool:
+        """checkAlreadyExpired: does a deadline given to EXPIRE, GETEX or RESTORE delete the key
+        at once?  Not while loading (see `loading`)."""
+        return when_ms <= now_ms and not self.loading
 
     def active_expire(self, now_ms: int, budget: int) -> int:
         """Delete up to `budget` keys whose deadline has passed; returns how many were deleted."""

@@ -710,7 +710,8 @@ def write_file(w: Writer, aux: Iterable[tuple[bytes, bytes]], functions: Iterabl
 def read_file(data: bytes, limits: Limits) -> Iterator[tuple[str, Any]]:
     """rdbLoadRio over a whole file's bytes, as events: ("aux", (key, value)), ("function", code),
     ("resize", (db, size, expires)), ("key", KeyRecord), ("empty", (db, key)) for a key whose
-    collection was empty (Redis skips those), then ("end", None) once the checksum checked out.
+    collection was empty (Redis skips those), then ("end", offset) once the checksum checked out:
+    the offset of the first byte after the RDB (an old AOF's commands follow its RDB preamble).
     Raises RDBError with Redis's wording where it has one."""
     if len(data) < 9 or data[:5] != b"REDIS":
         raise RDBError("Wrong signature trying to load DB from file")

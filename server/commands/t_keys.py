@@ -354,7 +354,7 @@ def _expire(c, argv: list[bytes], relative: bool, seconds: bool, name: str) -> b
             return R.ZERO
         if flags & _LT and current is not None and when >= current:
             return R.ZERO
-    if when <= now:
+    if db.already_expired(when, now):
         db.delete(key)
         modified(c, key)
         notify(c, NOTIFY_GENERIC, "del", key)

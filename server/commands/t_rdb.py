@@ -110,7 +110,7 @@ def restore(c, argv):
     now = srv.now_ms
     if ttl and not absttl:
         ttl += now
-    if ttl and ttl <= now:
+    if ttl and db.already_expired(ttl, now):
         if deleted:
             modified(c, key)
             notify(c, NOTIFY_GENERIC, "del", key)

@@ -60,9 +60,10 @@ def flushdb(c, argv):
     return R.OK
 
 
-def empty_data(srv, lazy: bool) -> int:
+def empty_data(srv, lazy: bool, with_functions: bool = False) -> int:
     """emptyData(-1): every database emptied, with the signals a flush gives (WATCH, tracking,
-    blocked stream readers); returns how many keys went."""
+    blocked stream readers); returns how many keys went.  `with_functions`: the function libraries
+    too (EMPTYDB_NO_FLAGS: DEBUG RELOAD and LOADAOF; FLUSHALL keeps them)."""
     removed = 0
     for db in srv.dbs:
         if db.watched:
@@ -73,6 +74,8 @@ def empty_data(srv, lazy: bool) -> int:
             lazyfree.flushed_async(srv, n)
         removed += n
     tracking.flushed(srv)
+    if with_functions:
+        functions.registry(srv).flush()
     return removed
 
 
@@ -413,8 +416,7 @@ def _debug_reload(c, options: list[bytes]) -> bytes:
     if save and not p.save():
         raise CommandError("ERR")
     if flush:
-        empty_data(srv, False)
-        functions.registry(srv).flush()
+        empty_data(srv, False, with_functions=True)
     try:
         with open(p.path(), "rb") as f:
             data = f.read()
@@ -481,6 +483,11 @@ def debug(c, argv):
         return _debug_object(c, argv[2])
     if sub == b"reload":
         return _debug_reload(c, argv[2:])
+    if sub == b"loadaof" and n == 2:
+        from server.aofload import debug_loadaof
+
+        debug_loadaof(c)
+        return R.OK
     if sub == b"set-skip-checksum-validation" and n == 3:
         srv.skip_checksum_validation = (maybe_int(argv[2]) or 0) != 0
         return R.OK

@@ -247,7 +247,7 @@ def getex(c, argv):
     reply = R.bulk(v)
     db = c.db
     if when is not None:
-        if when <= c.server.now_ms:  # EXAT / PXAT in the past: the key goes now
+        if db.already_expired(when, c.server.now_ms):  # EXAT / PXAT in the past: the key goes now
             _delete(c, key)
         else:
             db.set_expire(key, when)
