@@ -774,4 +774,4 @@ def read_file(data: bytes, limits: Limits) -> Iterator[tuple[str, Any]]:
         expected = int.from_bytes(stored, "little")
         if expected and crc64(data[:r.pos - 8]) != expected:
             raise RDBError("Wrong RDB checksum")
-    yield "end", None
+    yield "end", r.pos

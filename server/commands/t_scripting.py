@@ -201,7 +201,9 @@ def function_load(c, argv):
             replace = True
         else:
             raise CommandError(b"ERR Unknown option given: " + opt)
-    return R.bulk(functions.registry(c.server).load(argv[-1], replace))
+    name = functions.registry(c.server).load(argv[-1], replace)
+    c.server.dirty += 1  # a change to the dataset: counted, and propagated as it came
+    return R.bulk(name)
 
 
 @command("function|delete")

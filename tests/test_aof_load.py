@@ -1,0 +1,434 @@
+"""Loading the AOF (server/aofload.py) against redis-server: restarts, directories crossing between
+the two servers, damaged directories, DEBUG LOADAOF and the pre-7.0 single-file upgrade.
+
+Damage is judged differentially: the same directory is copied for each server, and the exit
+status, the log lines about loading (times masked), the files left behind and, when the server
+runs, DEBUG DIGEST must be the same.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.aof import encode_command
+from tests.diff import RawConnection, parse
+from tests.servers import COMMON, ROOT, free_port, redis_binary, start_raxdb, start_redis
+
+AOF = ("--appendonly", "yes", "--appendfsync", "always")
+DIR = "appendonlydir"
+MANIFEST = "file appendonly.aof.1.base.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"
+
+
+def enc(*args: Any) -> bytes:
+    return encode_command([a if isinstance(a, bytes) else str(a).encode() for a in args])
+
+
+def _call(c: RawConnection, *args: Any) -> Any:
+    return parse(c.call(*args))
+
+
+def _tree(d: Path) -> dict[str, bytes]:
+    """Every file under `d` (relative name -> bytes), the base RDBs' bytes left out (their ctime
+    and used-mem differ from run to run)."""
+    out = {}
+    for p in sorted(d.rglob("*")):
+        if p.is_file() and p.suffix not in (".log",):
+            data = p.read_bytes()
+            out[str(p.relative_to(d))] = b"<rdb>" if data[:5] == b"REDIS" else data
+    return out
+
+
+_LOADING_LINES = re.compile(
+    r"AOF|append only file|append log file|RDB base|RDB preamble|Done loading RDB|Revert incomplete|"
+    r"Unknown command|manifest|Fatal error|Unable to obtain|migrated|remaining AOF tail|>>> '|Found |"
+    r"File can't be|Unexpected end|Bad file format")
+_PREFIX = re.compile(r"^\d+:[A-Z] \d+ \w+ \d+ [\d:.]+ [.\-*#] ")
+
+
+def _loading_log(lines: list[str]) -> list[str]:
+    """The log lines about loading, without pid, time and durations."""
+    out = []
+    for line in lines:
+        msg = _PREFIX.sub("", line.rstrip("\n"))
+        if _LOADING_LINES.search(msg):
+            out.append(re.sub(r"\d+\.\d+ seconds", "<t> seconds", msg))
+    return out
+
+
+class Boot:
+    """A server started on a directory that may make it exit: the exit status (None while it
+    runs), its log, and a connection when it runs."""
+
+    def __init__(self, kind: str, cwd: Path, *extra: str) -> None:
+        self.port = free_port()
+        if kind == "raxdb":
+            argv = [sys.executable, "-m", "server"]
+        else:
+            argv = [redis_binary() or "redis-server", "--bind", "127.0.0.1"]
+        argv += ["--port", str(self.port), *COMMON, *AOF, *extra]
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        self.proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     env=env)
+        assert self.proc.stdout is not None
+        self.log: list[str] = []
+        for line in self.proc.stdout:
+            self.log.append(line)
+            if "Ready to accept connections" in line:
+                break
+        else:
+            self.proc.wait(30)
+        self.status = self.proc.poll()
+        self.boot_log = list(self.log)  # up to "Ready", or all of it when it exited
+        self.conn = RawConnection(self.port) if self.status is None else None
+
+    def digest(self) -> Any:
+        assert self.conn is not None, "".join(self.log)
+        return _call(self.conn, "DEBUG", "DIGEST")
+
+    def stop(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(30)
+        assert self.proc.stdout is not None
+        self.log += self.proc.stdout.readlines()
+        self.proc.stdout.close()
+
+
+def _both(tmp_path: Path, files: dict[str, bytes] | None, *extra: str, top: dict[str, bytes] | None = None,
+          manifest: str | None = MANIFEST) -> tuple[Boot, Boot]:
+    """raxdb and redis-server, each on its own copy of the same directory."""
+    boots = []
+    for kind in ("raxdb", "redis"):
+        d = tmp_path / kind
+        d.mkdir()
+        if files is not None:
+            (d / DIR).mkdir()
+            for name, data in files.items():
+                (d / DIR / name).write_bytes(data)
+            if manifest is not None:
+                (d / DIR / "appendonly.aof.manifest").write_text(manifest)
+        for name, data in (top or {}).items():
+            (d / name).write_bytes(data)
+        boots.append(Boot(kind, d, *extra))
+    return boots[0], boots[1]
+
+
+def _same_outcome(tmp_path: Path, ours: Boot, theirs: Boot, files: bool = True) -> None:
+    """Same exit status, digest, loading log lines and (unless `files` is False: keys that expire
+    after loading are deleted by lazy or active expiry, whichever comes first) files."""
+    assert ours.status == theirs.status, "".join(ours.log) + "----\n" + "".join(theirs.log)
+    if ours.status is None:
+        assert ours.digest() == theirs.digest()
+    ours.stop()
+    theirs.stop()
+    assert _loading_log(ours.boot_log) == _loading_log(theirs.boot_log)
+    if files:
+        assert _tree(tmp_path / "raxdb") == _tree(tmp_path / "redis")
+
+
+# ---- (c) damage ---------------------------------------------------------------------------------
+GOOD = enc("SET", "a", "1") + enc("RPUSH", "l", "x") + enc("SELECT", "1") + enc("SADD", "s", "m")
+BASE = enc("SET", "b", "2")
+DAMAGE = {
+    "truncated-last-command": ({"appendonly.aof.1.base.aof": BASE,
+                                "appendonly.aof.1.incr.aof": GOOD + enc("SET", "c", "3")[:-5]}, ()),
+    "truncated-last-command-not-allowed": ({"appendonly.aof.1.base.aof": BASE,
+                                            "appendonly.aof.1.incr.aof": GOOD + enc("SET", "c", "3")[:-5]},
+                                           ("--aof-load-truncated", "no")),
+    "truncated-header": ({"appendonly.aof.1.base.aof": BASE, "appendonly.aof.1.incr.aof": GOOD + b"*3"}, ()),
+    "truncated-crlf": ({"appendonly.aof.1.base.aof": BASE, "appendonly.aof.1.incr.aof": GOOD + enc("DEL", "a")[:-1]},
+                       ()),
+    "multi-without-exec": ({"appendonly.aof.1.base.aof": BASE,
+                            "appendonly.aof.1.incr.aof": GOOD + enc("MULTI") + enc("SET", "c", "3")}, ()),
+    "multi-without-exec-not-allowed": ({"appendonly.aof.1.base.aof": BASE,
+                                        "appendonly.aof.1.incr.aof": GOOD + enc("MULTI") + enc("SET", "c", "3")},
+                                       ("--aof-load-truncated", "no")),
+    "multi-exec": ({"appendonly.aof.1.base.aof": BASE,
+                    "appendonly.aof.1.incr.aof": GOOD + enc("MULTI") + enc("SET", "c", "3") + enc("INCR", "c")
+                    + enc("EXEC") + enc("SELECT", "0") + enc("INCR", "c")}, ()),
+    "bad-format-in-the-middle": ({"appendonly.aof.1.base.aof": BASE,
+                                  "appendonly.aof.1.incr.aof": GOOD + b"garbage\r\n" + enc("SET", "c", "3")}, ()),
+    "bad-argument-header": ({"appendonly.aof.1.base.aof": BASE,
+                             "appendonly.aof.1.incr.aof": GOOD + b"*2\r\n$3\r\nGET\r\n:1\r\n" + GOOD}, ()),
+    "zero-arguments": ({"appendonly.aof.1.base.aof": BASE, "appendonly.aof.1.incr.aof": GOOD + b"*0\r\n" + GOOD}, ()),
+    "unknown-command": ({"appendonly.aof.1.base.aof": BASE,
+                         "appendonly.aof.1.incr.aof": GOOD + enc("NOSUCHCOMMAND", "x") + GOOD}, ()),
+    "truncated-base-before-an-increment": ({"appendonly.aof.1.base.aof": BASE[:-3],
+                                            "appendonly.aof.1.incr.aof": GOOD}, ()),
+    "listed-file-missing": ({"appendonly.aof.1.base.aof": BASE}, ()),
+    "all-files-empty": ({"appendonly.aof.1.base.aof": b"", "appendonly.aof.1.incr.aof": b""}, ()),
+    "empty-base": ({"appendonly.aof.1.base.aof": b"", "appendonly.aof.1.incr.aof": GOOD}, ()),
+    "empty-increment": ({"appendonly.aof.1.base.aof": BASE, "appendonly.aof.1.incr.aof": b""}, ()),
+    "annotations": ({"appendonly.aof.1.base.aof": BASE,
+                     "appendonly.aof.1.incr.aof": b"#TS:1700000000\r\n" + GOOD + b"#TS:1700000001\r\n"}, ()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DAMAGE))
+def test_damaged_directory_as_redis(tmp_path, case):
+    files, extra = DAMAGE[case]
+    ours, theirs = _both(tmp_path, files, *extra)
+    _same_outcome(tmp_path, ours, theirs)
+
+
+MANIFESTS = {
+    "duplicate-base": "file a seq 1 type b\nfile b seq 2 type b\n",
+    "unknown-type": "file a seq 1 type x\n",
+    "no-final-newline": "file appendonly.aof.1.base.aof seq 1 type b",
+    "empty": "",
+}
+
+
+@pytest.mark.parametrize("appendonly", ["yes", "no"])
+@pytest.mark.parametrize("case", sorted(MANIFESTS))
+def test_manifest_errors_stop_start_up_even_without_appendonly(tmp_path, case, appendonly):
+    """aofLoadManifestFromDisk runs at every start: a manifest Redis refuses is fatal either way."""
+    files = {"appendonly.aof.1.base.aof": BASE}
+    ours, theirs = _both(tmp_path, files, "--appendonly", appendonly, manifest=MANIFESTS[case])
+    assert ours.status == 1
+    _same_outcome(tmp_path, ours, theirs)
+
+
+def test_keys_do_not_expire_while_loading(tmp_path):
+    """A key past its deadline is alive while the AOF replays (a deadline set in the past too),
+    so what a later command moved out of it survives; it expires once loading ends."""
+    past = str(int(time.time() * 1000) - 60_000)
+    incr = (enc("RPUSH", "src", "a", "b") + enc("PEXPIREAT", "src", past) + enc("LMOVE", "src", "dst", "LEFT", "LEFT")
+            + enc("SET", "s", "v", "PXAT", past) + enc("APPEND", "s", "w") + enc("COPY", "s", "s2")
+            + enc("PERSIST", "s2"))
+    ours, theirs = _both(tmp_path, {"appendonly.aof.1.base.aof": BASE, "appendonly.aof.1.incr.aof": incr})
+    assert ours.conn is not None
+    assert _call(ours.conn, "LRANGE", "dst", "0", "-1") == [b"a"]
+    assert _call(ours.conn, "GET", "s2") == b"vw"
+    assert _call(ours.conn, "EXISTS", "src", "s") == 0
+    _same_outcome(tmp_path, ours, theirs, files=False)
+
+
+# ---- (e) the upgrade from a single appendonly.aof -------------------------------------------------
+def _rdb_with(tmp_path: Path, *commands: tuple[str, ...]) -> bytes:
+    """A dump file from redis-server holding what `commands` made."""
+    d = tmp_path / "rdbsrc"
+    d.mkdir()
+    srv = start_redis(cwd=str(d))
+    try:
+        c = RawConnection(srv.port)
+        for cmd in commands:
+            c.call(*cmd)
+        assert c.call("SAVE") == b"+OK\r\n"
+        c.close()
+    finally:
+        srv.stop()
+    return (d / "dump.rdb").read_bytes()
+
+
+@pytest.mark.parametrize("preamble", [False, True])
+def test_old_single_file_is_upgraded(tmp_path, preamble):
+    head = _rdb_with(tmp_path, ("SET", "r", "1"), ("HSET", "h", "f", "v")) if preamble else b""
+    old = head + GOOD + enc("SELECT", "0") + enc("INCR", "r")
+    ours, theirs = _both(tmp_path, None, top={"appendonly.aof": old})
+    assert ours.status is None and ours.conn is not None
+    assert _call(ours.conn, "GET", "a") == b"1"
+    assert (tmp_path / "raxdb" / DIR / "appendonly.aof.manifest").read_text() == (
+        "file appendonly.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n")
+    _same_outcome(tmp_path, ours, theirs)
+
+
+def test_old_file_beside_a_manifest_is_left_alone(tmp_path):
+    ours, theirs = _both(tmp_path, {"appendonly.aof.1.base.aof": BASE, "appendonly.aof.1.incr.aof": b""},
+                         top={"appendonly.aof": GOOD})
+    _same_outcome(tmp_path, ours, theirs)
+
+
+def test_old_file_is_not_read_without_appendonly(tmp_path):
+    ours, theirs = _both(tmp_path, None, "--appendonly", "no", top={"appendonly.aof": GOOD})
+    assert ours.digest() == b"0" * 40
+    _same_outcome(tmp_path, ours, theirs)
+
+
+# ---- (a) restart on its own AOF ---------------------------------------------------------------------
+LIB = "#!lua name=lib\nredis.register_function('setit', function(k, a) return redis.call('set', k[1], a[1]) end)"
+
+
+def _workload(deadline_s: int) -> list[tuple[str, ...]]:
+    """Every type, in three databases.  Deadlines are absolute (SET EX and PEXPIRE replay as
+    their absolute forms once their propagation is Redis's, which another change brings)."""
+    ms = str(deadline_s * 1000 + 123)
+    return [
+        ("SET", "s", "v"), ("SET", "n", "10"), ("INCRBY", "n", "5"), ("APPEND", "s", "x"),
+        ("SET", "ttl", "v", "PXAT", ms), ("PEXPIREAT", "s", ms),
+        ("RPUSH", "l", "a", "b", "c"), ("LPOP", "l"), ("LPUSH", "l", "z"), ("LSET", "l", "0", "q"),
+        ("HSET", "h", "f", "1", "g", "2"), ("HINCRBY", "h", "f", "3"), ("HDEL", "h", "g"),
+        ("SADD", "st", "a", "b", "c"), ("SREM", "st", "a"), ("SADD", "is", "1", "2", "3"),
+        ("ZADD", "z", "1", "a", "2", "b"), ("ZINCRBY", "z", "2.5", "a"), ("ZREM", "z", "b"),
+        ("PFADD", "hll", "a", "b", "c"), ("SETBIT", "bits", "100", "1"),
+        ("XADD", "x", "1-1", "f", "v"), ("XADD", "x", "2-1", "f", "w"), ("XADD", "x", "3-1", "f", "u"),
+        ("XGROUP", "CREATE", "x", "g", "0"), ("XREADGROUP", "GROUP", "g", "c1", "COUNT", "2", "STREAMS", "x", ">"),
+        ("XACK", "x", "g", "1-1"), ("XGROUP", "CREATECONSUMER", "x", "g", "c2"), ("XDEL", "x", "3-1"),
+        ("SELECT", "2"), ("SET", "k2", "v2"), ("EXPIREAT", "k2", str(deadline_s)), ("RPUSH", "l2", "1"),
+        ("SELECT", "9"), ("ZADD", "z9", "3", "m"), ("SELECT", "0"),
+        ("FUNCTION", "LOAD", LIB), ("FCALL", "setit", "1", "fk", "fv"),
+        ("MULTI",), ("SET", "m1", "1"), ("INCR", "m1"), ("EXEC",),
+    ]
+
+
+def _state(c: RawConnection) -> list[Any]:
+    """DEBUG DIGEST, every key's absolute deadline, the functions and the stream's group state
+    (what survives a reload: not the consumers' seen-times, which Redis resets too)."""
+    out: list[Any] = [_call(c, "DEBUG", "DIGEST")]
+    for db in (0, 2, 9):
+        _call(c, "SELECT", db)
+        out.append([(k, _call(c, "PEXPIRETIME", k)) for k in sorted(_call(c, "KEYS", "*"))])
+    _call(c, "SELECT", 0)
+    out.append(_call(c, "FUNCTION", "LIST", "WITHCODE"))
+    out.append(_call(c, "XPENDING", "x", "g"))
+    out.append([(i[1], i[3]) for i in _call(c, "XINFO", "CONSUMERS", "x", "g")])  # name, pending
+    out.append(_call(c, "XINFO", "GROUPS", "x")[0][:6])
+    return out
+
+
+def test_restart_keeps_every_type_ttls_and_functions(tmp_path):
+    srv = start_raxdb(*AOF, cwd=str(tmp_path))
+    c = RawConnection(srv.port)
+    for cmd in _workload(int(time.time()) + 5000):
+        assert not c.call(*cmd).startswith(b"-"), cmd
+    before = _state(c)
+    assert before[0] != b"0" * 40 and any(when > 0 for _, when in before[1] + before[2])
+    c.close()
+    srv.stop()
+    srv = start_raxdb(*AOF, cwd=str(tmp_path))
+    try:
+        assert srv.wait_log("DB loaded from append only file")
+        c = RawConnection(srv.port)
+        assert _state(c) == before
+        assert _call(c, "DBSIZE") == len(before[1])
+        c.close()
+    finally:
+        srv.stop()
+
+
+# ---- (b) directories cross over -----------------------------------------------------------------------
+def _mixed(c: RawConnection) -> None:
+    for db in (0, 3):
+        c.call("SELECT", db)
+        for i in range(30):
+            c.call("SET", f"s{i}", f"v{i}")
+            c.call("RPUSH", f"l{i % 5}", f"e{i}")
+            c.call("HSET", f"h{i % 4}", f"f{i}", i)
+            c.call("SADD", f"set{i % 3}", i, f"m{i}")
+            c.call("ZADD", f"z{i % 3}", i / 3, f"m{i}")
+            c.call("XADD", f"x{i % 2}", f"{i + 1}-{db}", "f", i)
+    c.call("MULTI")
+    c.call("SET", "tx", "1")
+    c.call("RPUSH", "txl", "a", "b")
+    c.call("EXEC")
+    assert c.call("FUNCTION", "LOAD", LIB).startswith(b"$")
+
+
+_LOAD_INFO = ("loading", "rdb_changes_since_last_save", "rdb_last_load_keys_loaded", "rdb_last_load_keys_expired")
+
+
+def _load_in(start: Any, d: Path) -> tuple[Any, ...]:
+    """DEBUG DIGEST, the functions and INFO's loading figures of a server started on `d`."""
+    srv = start(*AOF, cwd=str(d))
+    try:
+        assert srv.wait_log("DB loaded from append only file")
+        c = RawConnection(srv.port)
+        info = dict(line.split(":", 1) for line in _call(c, "INFO", "persistence").decode().splitlines()
+                    if ":" in line)
+        return (_call(c, "DEBUG", "DIGEST"), _call(c, "FUNCTION", "LIST", "WITHCODE"),
+                [info[k] for k in _LOAD_INFO])
+    finally:
+        srv.stop()
+
+
+@pytest.mark.parametrize("writer", ["redis", "raxdb"])
+def test_directory_loads_in_the_other_server(tmp_path, writer):
+    """A directory either server wrote loads in both to the writer's dataset, with the same
+    loading figures in INFO (dirty counts the replayed changes, the base's keys are counted)."""
+    start_w = start_redis if writer == "redis" else start_raxdb
+    src = tmp_path / "w"
+    src.mkdir()
+    srv = start_w(*AOF, cwd=str(src))
+    try:
+        c = RawConnection(srv.port)
+        _mixed(c)
+        if writer == "redis":  # a base RDB with data, and the increment after it
+            assert c.call("BGREWRITEAOF").startswith(b"+")
+            assert srv.wait_log("Background AOF rewrite finished successfully")
+            c.call("SELECT", 5)
+            c.call("SET", "after", "rewrite")
+        expected = _call(c, "DEBUG", "DIGEST"), _call(c, "FUNCTION", "LIST", "WITHCODE")
+        c.close()
+    finally:
+        srv.stop()
+    loaded = []
+    for start in (start_raxdb, start_redis):
+        copy = tmp_path / start.__name__
+        shutil.copytree(src / DIR, copy / DIR)
+        loaded.append(_load_in(start, copy))
+    assert loaded[0][:2] == expected
+    assert loaded[0] == loaded[1]
+
+
+# ---- (d) DEBUG LOADAOF ------------------------------------------------------------------------------
+def test_debug_loadaof_reloads_what_the_files_hold(tmp_path):
+    """The buffered writes reach the file, the dataset is replaced by what the files hold (a
+    command appended to the increment behind the server's back included), dirty goes to 0, the
+    reload is not propagated, and the next write lands after it in the same increment."""
+    ours, theirs = _both(tmp_path, None)
+    conns = [b.conn for b in (ours, theirs)]
+    for c in conns:
+        assert c is not None
+        c.call("SELECT", 4)
+        c.call("SET", "a", "1")
+        c.call("RPUSH", "l", "x", "y")
+        c.call("FUNCTION", "LOAD", LIB)
+    for kind in ("raxdb", "redis"):
+        with open(tmp_path / kind / DIR / "appendonly.aof.1.incr.aof", "ab") as f:
+            f.write(enc("SELECT", "6") + enc("SET", "outside", "1"))
+    replies = [c.call("DEBUG", "LOADAOF") for c in conns if c is not None]
+    assert replies == [b"+OK\r\n"] * 2
+    assert ours.digest() == theirs.digest()
+    for c in conns:
+        assert c is not None
+        assert _call(c, "INFO", "persistence").count(b"rdb_changes_since_last_save:0") == 1
+        assert _call(c, "FUNCTION", "LIST")[0][1] == b"lib"
+        c.call("SET", "b", "2")  # still in db 4 for this client; the file's last SELECT was 6
+    assert ours.digest() == theirs.digest()
+    ours.stop()
+    theirs.stop()
+    assert [line for line in ours.log if "DEBUG LOADAOF" in line]
+    assert _tree(tmp_path / "raxdb") == _tree(tmp_path / "redis")
+
+
+def test_debug_loadaof_without_an_aof_ends_the_process(tmp_path):
+    ours, theirs = _both(tmp_path, None, "--appendonly", "no")
+    for b in (ours, theirs):
+        assert b.conn is not None
+        b.conn.send(enc("DEBUG", "LOADAOF"))
+        with pytest.raises(ConnectionError):
+            b.conn.read_frame()
+        assert b.proc.wait(30) == 1
+    ours.stop()
+    theirs.stop()
+
+
+def test_debug_loadaof_with_appendonly_no_reads_an_existing_directory(tmp_path):
+    ours, theirs = _both(tmp_path, {"appendonly.aof.1.base.aof": BASE, "appendonly.aof.1.incr.aof": GOOD},
+                         "--appendonly", "no")
+    for b in (ours, theirs):
+        assert b.conn is not None
+        assert b.conn.call("DEBUG", "LOADAOF") == b"+OK\r\n"
+    assert ours.digest() == theirs.digest() != b"0" * 40
+    _same_outcome(tmp_path, ours, theirs)
