@@ -250,9 +250,16 @@ def test_old_file_beside_a_manifest_is_left_alone(tmp_path):
     _same_outcome(tmp_path, ours, theirs)
 
 
-def test_old_file_is_not_read_without_appendonly(tmp_path):
+def test_old_file_waits_for_debug_loadaof_without_appendonly(tmp_path):
+    """With appendonly no, start-up neither reads nor moves the old file; DEBUG LOADAOF runs
+    loadAppendOnlyFiles, which upgrades it and loads it."""
     ours, theirs = _both(tmp_path, None, "--appendonly", "no", top={"appendonly.aof": GOOD})
     assert ours.digest() == b"0" * 40
+    assert not (tmp_path / "raxdb" / DIR).exists()
+    for b in (ours, theirs):
+        assert b.conn is not None
+        assert b.conn.call("DEBUG", "LOADAOF") == b"+OK\r\n"
+    assert ours.digest() != b"0" * 40
     _same_outcome(tmp_path, ours, theirs)
 
 
