@@ -171,7 +171,21 @@ DAMAGE = {
     "empty-base": ({"appendonly.aof.1.base.aof": b"", "appendonly.aof.1.incr.aof": GOOD}, ()),
     "empty-increment": ({"appendonly.aof.1.base.aof": BASE, "appendonly.aof.1.incr.aof": b""}, ()),
     "annotations": ({"appendonly.aof.1.base.aof": BASE,
-                     "appendonly.aof.1.incr.aof": b"#TS:1700000000\r\n" + GOOD + b"#TS:1700000001\r\n"}, ()),
+                     "appendonly.aof.1.incr.aof": b"#TS:1700000000\r\n" + GOOD + b"#TS:1700000001\r\n" + GOOD}, ()),
+    # what hiredis (the fast reader) refuses or reads its own way, where Redis's reader decides
+    "bare-newlines": ({"appendonly.aof.1.base.aof": BASE,
+                       "appendonly.aof.1.incr.aof": GOOD + b"*3\n$3\nSET\r\n$1\nq\r\n$1\nw\r\n" + GOOD}, ()),
+    "signs-and-zeros": ({"appendonly.aof.1.base.aof": BASE,
+                         "appendonly.aof.1.incr.aof": GOOD + b"*+3\r\n$003\r\nSET\r\n$01\r\nq\r\n$1\r\nw\r\n"
+                         + GOOD}, ()),
+    "nested-array": ({"appendonly.aof.1.base.aof": BASE,
+                      "appendonly.aof.1.incr.aof": GOOD + b"*2\r\n*1\r\n$1\r\na\r\n" + GOOD}, ()),
+    "payload-without-crlf": ({"appendonly.aof.1.base.aof": BASE,
+                              "appendonly.aof.1.incr.aof": GOOD + b"*2\r\n$3\r\nDELxx$1\r\na\r\n" + GOOD}, ()),
+    "big-file-truncated": ({"appendonly.aof.1.base.aof": BASE,
+                            "appendonly.aof.1.incr.aof": GOOD + b"".join(enc("RPUSH", f"k{i % 7}", "v" * (i % 300))
+                                                                        for i in range(3000))
+                            + enc("SET", "c", "3")[:-5]}, ()),
 }
 
 
