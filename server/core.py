@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import latency, obuf, propagate
+from server import aofload, latency, obuf, propagate
 from server.commands.table import TABLE
 from server.config import Config
 from server.log import LOG
@@ -308,6 +308,7 @@ class Server:
         await self._serve_sockets(socks)
         self._load_dataset()
         self.aof.start()
+        aofload.delete_history(self)
         if port == 0:
             LOG.notice("Port 0: not listening on TCP")
         self._schedule_cron()
@@ -320,7 +321,6 @@ class Server:
         """loadDataFromDisk, before the first client is served: with appendonly yes the AOF
         directory (server/aofload.py), otherwise the dump file, if any.  A file that cannot be
         loaded stops the server, as Redis does, rather than serving without its data."""
-        from server import aofload
         from server.persistence import LoadError
 
         try:

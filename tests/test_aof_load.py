@@ -26,6 +26,7 @@ from tests.servers import COMMON, ROOT, free_port, redis_binary, start_raxdb, st
 AOF = ("--appendonly", "yes", "--appendfsync", "always")
 DIR = "appendonlydir"
 MANIFEST = "file appendonly.aof.1.base.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"
+MANIFEST_FILE = "appendonly.aof.manifest"
 
 
 def enc(*args: Any) -> bytes:
@@ -105,7 +106,7 @@ class Boot:
         self.proc.stdout.close()
 
 
-def _both(tmp_path: Path, files: dict[str, bytes] | None, *extra: str, top: dict[str, bytes] | None = None,
+def _both(tmp_path: Path, files: dict[str, Any] | None, *extra: str, top: dict[str, bytes] | None = None,
           manifest: str | None = MANIFEST) -> tuple[Boot, Boot]:
     """raxdb and redis-server, each on its own copy of the same directory."""
     boots = []
@@ -114,10 +115,10 @@ def _both(tmp_path: Path, files: dict[str, bytes] | None, *extra: str, top: dict
         d.mkdir()
         if files is not None:
             (d / DIR).mkdir()
+            if manifest is not None and MANIFEST_FILE not in files:
+                (d / DIR / MANIFEST_FILE).write_text(manifest)
             for name, data in files.items():
-                (d / DIR / name).write_bytes(data)
-            if manifest is not None:
-                (d / DIR / "appendonly.aof.manifest").write_text(manifest)
+                (d / DIR / name).write_bytes(data if isinstance(data, bytes) else data.encode())
         for name, data in (top or {}).items():
             (d / name).write_bytes(data)
         boots.append(Boot(kind, d, *extra))
@@ -182,6 +183,28 @@ DAMAGE = {
                       "appendonly.aof.1.incr.aof": GOOD + b"*2\r\n*1\r\n$1\r\na\r\n" + GOOD}, ()),
     "payload-without-crlf": ({"appendonly.aof.1.base.aof": BASE,
                               "appendonly.aof.1.incr.aof": GOOD + b"*2\r\n$3\r\nDELxx$1\r\na\r\n" + GOOD}, ()),
+    # several increments (a rewrite failed, or one was running), history files
+    "two-increments": ({"appendonly.aof.1.base.aof": BASE, "appendonly.aof.1.incr.aof": GOOD,
+                        "appendonly.aof.2.incr.aof": enc("SET", "in", "db0") + enc("SELECT", "1") + enc("DEL", "s"),
+                        MANIFEST_FILE: MANIFEST + "file appendonly.aof.2.incr.aof seq 2 type i\n"}, ()),
+    "truncated-increment-before-the-last": ({"appendonly.aof.1.base.aof": BASE,
+                                             "appendonly.aof.1.incr.aof": GOOD + enc("SET", "c", "3")[:-5],
+                                             "appendonly.aof.2.incr.aof": GOOD,
+                                             MANIFEST_FILE: MANIFEST + "file appendonly.aof.2.incr.aof seq 2 type i\n"},
+                                            ()),
+    "history-is-not-loaded": ({"appendonly.aof.1.base.aof": BASE, "appendonly.aof.2.base.aof": GOOD,
+                               "appendonly.aof.2.incr.aof": enc("SET", "z", "1"),
+                               MANIFEST_FILE: "file appendonly.aof.2.base.aof seq 2 type b\n"
+                               "file appendonly.aof.1.base.aof seq 1 type h\n"
+                               "file appendonly.aof.2.incr.aof seq 2 type i\n"}, ()),
+    "history-deleted-without-appendonly": ({"appendonly.aof.1.base.aof": BASE, "appendonly.aof.2.base.aof": GOOD,
+                                            MANIFEST_FILE: "file appendonly.aof.2.base.aof seq 2 type b\n"
+                                            "file appendonly.aof.1.base.aof seq 1 type h\n"},
+                                           ("--appendonly", "no")),
+    "history-kept-by-aof-disable-auto-gc": ({"appendonly.aof.1.base.aof": BASE, "appendonly.aof.2.base.aof": GOOD,
+                                             MANIFEST_FILE: "file appendonly.aof.2.base.aof seq 2 type b\n"
+                                             "file appendonly.aof.1.base.aof seq 1 type h\n"},
+                                            ("--aof-disable-auto-gc", "yes")),
     "big-file-truncated": ({"appendonly.aof.1.base.aof": BASE,
                             "appendonly.aof.1.incr.aof": GOOD + b"".join(enc("RPUSH", f"k{i % 7}", "v" * (i % 300))
                                                                         for i in range(3000))
