@@ -391,7 +391,28 @@ def _hiredis_run(data: bytes, pos: int) -> Iterator[tuple[list[bytes], int]]:
             continue
         if item.__class__ is not list or not item or not all(map(_is_bytes, item)):
             return
-        yield item, fed - probe()
+        end = fed - probe()
+        if not _plain(data, pos, end, item):
+            return
+        yield item, end
+        pos = end
+
+
+def _plain(data: bytes, start: int, end: int, argv: list[bytes]) -> bool:
+    """Is data[start:end] argv as "*<n>" and "$<len>" headers in their shortest form?  hiredis
+    also returns a RESP3 set or push as a list and a simple string (+OK) as bytes, where Redis's
+    reader finds a bad format; walking the headers the canonical encoding would put there tells
+    them apart (a sign or leading zeros, which Redis reads alike, also leave it to the exact
+    reader, just more slowly)."""
+    if data[start] != 42:  # '*'
+        return False
+    p = start + len(b"*%d\r\n" % len(argv))
+    for a in argv:
+        if p >= end or data[p] != 36:  # '$'
+            return False
+        n = len(a)
+        p += len(b"$%d\r\n" % n) + n + 2
+    return p == end
 
 
 def _commands(data: bytes, pos: int) -> Iterator[tuple[list[bytes], int]]:

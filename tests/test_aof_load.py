@@ -181,6 +181,11 @@ DAMAGE = {
                          + GOOD}, ()),
     "nested-array": ({"appendonly.aof.1.base.aof": BASE,
                       "appendonly.aof.1.incr.aof": GOOD + b"*2\r\n*1\r\n$1\r\na\r\n" + GOOD}, ()),
+    "simple-string-argument": ({"appendonly.aof.1.base.aof": BASE,
+                                "appendonly.aof.1.incr.aof": GOOD + b"*3\r\n$3\r\nSET\r\n$1\r\nq\r\n+OK\r\n" + GOOD},
+                               ()),
+    "resp3-set": ({"appendonly.aof.1.base.aof": BASE,
+                   "appendonly.aof.1.incr.aof": GOOD + b"~2\r\n$3\r\nDEL\r\n$1\r\na\r\n" + GOOD}, ()),
     "payload-without-crlf": ({"appendonly.aof.1.base.aof": BASE,
                               "appendonly.aof.1.incr.aof": GOOD + b"*2\r\n$3\r\nDELxx$1\r\na\r\n" + GOOD}, ()),
     # several increments (a rewrite failed, or one was running), history files
