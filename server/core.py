@@ -238,6 +238,7 @@ class Server:
         self.memory_peak = self.used_memory()
         for cmd in self.table.all_commands():
             cmd.reset_stats()
+        self.aof.reset_stats()
 
     # ---- CLIENT PAUSE --------------------------------------------------------------------------
     def pause(self, until_ms: int, writes_only: bool) -> None:
@@ -400,6 +401,8 @@ class Server:
         if self.persistence.in_progress():
             LOG.warning("There is a child saving an .rdb. Killing it!")
             self.persistence.kill_child()
+        if not self.aof.prepare_shutdown(force):
+            return "ERR Errors trying to SHUTDOWN. Check logs."
         if save is None:
             save = bool(self.config.values["save"])
         if not save:

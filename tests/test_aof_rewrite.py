@@ -1,0 +1,424 @@
+"""BGREWRITEAOF, appendonly at run time, the AOF's INFO fields, write errors and shutdown, against
+redis-server 7.0.15: each test runs the same steps on both servers (each in its own directory)
+and compares replies, INFO fields, the appendonlydir listing, the manifests and file contents.
+
+Rewrites are awaited on the servers' own log lines ("Background AOF rewrite finished
+successfully"), never by sleeping; a rewrite is kept running as long as a test needs it by
+rdb-key-save-delay (which both servers honour per key while rewriting) and ended by signalling
+the child, found among the server's children in /proc.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import hiredis
+
+from tests.diff import RawConnection
+from tests.servers import COMMON, ServerProcess, free_port, redis_binary, start_raxdb, start_redis
+
+DONE = "Background AOF rewrite finished successfully"
+STARTED = "Background append only file rewriting started"
+
+
+def parse(frame: bytes):  # type: ignore[no-untyped-def]
+    r = hiredis.Reader()
+    r.feed(frame)
+    return r.gets()
+
+
+class Side:
+    """One server under test and a connection to it."""
+
+    def __init__(self, srv: ServerProcess) -> None:
+        self.srv = srv
+        self.conn = RawConnection(srv.port)
+
+    def call(self, *args: object) -> bytes:
+        return self.conn.call(*args)
+
+    def info(self) -> dict[str, str]:
+        text = parse(self.call("INFO", "persistence")).decode()
+        return dict(line.split(":", 1) for line in text.split("\r\n") if ":" in line)
+
+    def aof_info(self) -> list[str]:
+        text = parse(self.call("INFO", "persistence")).decode()
+        return [line for line in text.split("\r\n") if line.startswith("aof_")]
+
+    @property
+    def dir(self) -> str:
+        return os.path.join(self.srv.cwd, "appendonlydir")
+
+    def listing(self) -> list[str]:
+        return sorted(os.listdir(self.dir)) if os.path.isdir(self.dir) else []
+
+    def manifest(self) -> str:
+        with open(os.path.join(self.dir, "appendonly.aof.manifest")) as f:
+            return f.read()
+
+    def read(self, name: str) -> bytes:
+        with open(os.path.join(self.dir, name), "rb") as f:
+            return f.read()
+
+    def count(self, text: str) -> int:
+        with self.srv._logged:
+            return sum(text in line for line in self.srv.log)
+
+    def wait_count(self, text: str, n: int, timeout: float = 30.0) -> None:
+        """Until the log holds `n` lines containing `text`."""
+        srv = self.srv
+        with srv._logged:
+            ok = srv._logged.wait_for(lambda: sum(text in line for line in srv.log) >= n, timeout)
+        assert ok, f"{srv.name} never logged {text!r} {n} times:\n" + "".join(srv.log[-30:])
+
+    def children(self) -> list[int]:
+        pid = self.srv.proc.pid
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                return [int(p) for p in f.read().split()]
+        except FileNotFoundError:
+            return []
+
+    def signal_child(self, sig: int) -> None:
+        kids = self.children()
+        assert len(kids) == 1, kids
+        os.kill(kids[0], sig)
+
+    def close(self) -> None:
+        self.conn.close()
+        self.srv.stop()
+
+
+def start_redis_ignoring_xfsz(*extra: str) -> ServerProcess:
+    """redis-server with SIGXFSZ ignored, as a Python process (raxdb) has it, so a file-size limit
+    makes its writes fail with EFBIG instead of killing it."""
+    binary = redis_binary()
+    assert binary is not None
+    port = free_port()
+    cwd = tempfile.mkdtemp(prefix="redis-")
+    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", *COMMON, *extra]
+    script = "trap '' XFSZ; exec " + " ".join(f"'{a}'" for a in argv)
+    return ServerProcess(["sh", "-c", script], port, cwd, "redis")
+
+
+@contextmanager
+def pair(*args: str, xfsz: bool = False) -> Iterator[tuple[Side, Side]]:
+    sides = [Side(start_raxdb(*args))]
+    try:
+        sides.append(Side(start_redis_ignoring_xfsz(*args) if xfsz else start_redis(*args)))
+        yield sides[0], sides[1]
+    finally:
+        for s in sides:
+            s.close()
+
+
+def both(sides: tuple[Side, Side], *args: object) -> bytes:
+    """The same command to both; the reply, asserted equal."""
+    ours, theirs = (s.call(*args) for s in sides)
+    assert ours == theirs, f"{args}: raxdb {ours!r}, redis {theirs!r}"
+    return ours
+
+
+def aof_sizes(side: Side) -> int:
+    """The base's and increments' sizes, as the manifest lists them (aof_current_size)."""
+    total = 0
+    for line in side.manifest().splitlines():
+        words = line.split()
+        if words[-1] in ("b", "i"):
+            total += os.path.getsize(os.path.join(side.dir, words[1]))
+    return total
+
+
+def seed(sides: tuple[Side, Side], n: int = 5) -> None:
+    for i in range(n):
+        both(sides, "SET", f"k{i}", f"v{i}")
+
+
+# ---- BGREWRITEAOF ----------------------------------------------------------------------------------
+def test_bgrewriteaof_layout_manifest_and_check_aof():
+    with pair("--appendonly", "yes") as sides:
+        assert [s.listing() for s in sides][0] == sides[1].listing()
+        seed(sides)
+        both(sides, "RPUSH", "list", "a", "b", "1")
+        for round_ in (1, 2):
+            assert both(sides, "BGREWRITEAOF") == b"+" + STARTED.encode() + b"\r\n"
+            for s in sides:
+                s.wait_count(DONE, round_)
+            assert sides[0].listing() == sides[1].listing()
+            assert sides[0].manifest() == sides[1].manifest()
+            both(sides, "SET", "after", str(round_))
+        ours = sides[0]
+        assert ours.listing() == ["appendonly.aof.3.base.rdb", "appendonly.aof.3.incr.aof", "appendonly.aof.manifest"]
+        assert ours.manifest() == ("file appendonly.aof.3.base.rdb seq 3 type b\n"
+                                   "file appendonly.aof.3.incr.aof seq 3 type i\n")
+        for s in sides:
+            base = s.read("appendonly.aof.3.base.rdb")
+            assert base[:5] == b"REDIS"
+            assert b"\xfa\x08aof-base\xc0\x01" in base  # aux aof-base 1 (an int-encoded 1)
+            assert s.read("appendonly.aof.3.incr.aof") == b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n" \
+                b"*3\r\n$3\r\nSET\r\n$5\r\nafter\r\n$1\r\n2\r\n"
+        check = subprocess.run(["redis-check-aof", os.path.join(ours.dir, "appendonly.aof.manifest")],
+                               capture_output=True, text=True, timeout=30)
+        assert check.returncode == 0, check.stdout + check.stderr
+        assert "All AOF files and manifest are valid" in check.stdout
+
+
+def test_info_during_and_after_rewrite():
+    with pair("--appendonly", "yes", "--rdb-key-save-delay", "100000") as sides:
+        seed(sides, 3)
+        before = [s.aof_info() for s in sides]
+        assert before[0] == before[1]
+        both(sides, "BGREWRITEAOF")
+        infos = [s.info() for s in sides]
+        for info in infos:
+            assert info["aof_rewrite_in_progress"] == "1"
+            assert int(info["aof_current_rewrite_time_sec"]) >= 0
+            assert info["aof_rewrites"] == "1"
+        assert [list(i) for i in infos][0] == list(infos[1])  # the same fields, in the same order
+        for s in sides:
+            s.signal_child(signal.SIGUSR1)  # killed on purpose: not a failure
+            s.wait_count("Background AOF rewrite terminated by signal 10", 1)
+        keys = ("aof_enabled", "aof_rewrite_in_progress", "aof_rewrite_scheduled", "aof_current_rewrite_time_sec",
+                "aof_last_bgrewrite_status", "aof_rewrites", "aof_rewrites_consecutive_failures",
+                "aof_last_write_status", "aof_pending_rewrite", "aof_buffer_length")
+        infos = [s.info() for s in sides]
+        assert [i[k] for k in keys for i in infos[:1]] == [infos[1][k] for k in keys]
+        assert infos[0]["aof_last_bgrewrite_status"] == "ok"
+        # a child that dies otherwise is a failed rewrite
+        both(sides, "BGREWRITEAOF")
+        for s in sides:
+            s.signal_child(signal.SIGKILL)
+            s.wait_count("Background AOF rewrite terminated by signal 9", 1)
+        infos = [s.info() for s in sides]
+        assert [infos[0][k] for k in keys] == [infos[1][k] for k in keys]
+        assert infos[0]["aof_last_bgrewrite_status"] == "err"
+        assert infos[0]["aof_rewrites_consecutive_failures"] == "1"
+        for s in sides:  # the child's temp files are gone
+            assert not [n for n in os.listdir(s.srv.cwd) if n.startswith("temp-")]
+        assert sides[0].listing() == sides[1].listing()
+        assert sides[0].manifest() == sides[1].manifest()
+        # then one that succeeds: sizes as the files are
+        both(sides, "CONFIG", "SET", "rdb-key-save-delay", "0")
+        both(sides, "BGREWRITEAOF")
+        for s in sides:
+            s.wait_count(DONE, 1)
+        infos = [s.info() for s in sides]
+        assert [infos[0][k] for k in keys] == [infos[1][k] for k in keys]
+        for s, info in zip(sides, infos, strict=True):
+            assert info["aof_last_bgrewrite_status"] == "ok"
+            assert int(info["aof_base_size"]) == int(info["aof_current_size"]) == aof_sizes(s)
+        both(sides, "SET", "x", "y")
+        for s, info in zip(sides, [s.info() for s in sides], strict=True):
+            assert int(info["aof_current_size"]) == aof_sizes(s) > int(info["aof_base_size"])
+
+
+def test_bgsave_and_bgrewriteaof_exclude_each_other():
+    with pair("--appendonly", "yes", "--rdb-key-save-delay", "1000000") as sides:
+        seed(sides, 3)
+        assert both(sides, "BGSAVE") == b"+Background saving started\r\n"
+        assert both(sides, "BGREWRITEAOF") == b"+Background append only file rewriting scheduled\r\n"
+        assert [s.info()["aof_rewrite_scheduled"] for s in sides] == ["1", "1"]
+        assert both(sides, "BGSAVE") == b"-ERR Background save already in progress\r\n"
+        for s in sides:  # the BGSAVE ends: the scheduled rewrite starts from the cron
+            s.signal_child(signal.SIGUSR1)
+            s.wait_count(STARTED, 1)
+        assert both(sides, "BGREWRITEAOF") == b"-ERR Background append only file rewriting already in progress\r\n"
+        assert both(sides, "BGSAVE") == (b"-ERR Another child process is active (AOF?): can't BGSAVE right now. "
+                                         b"Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.\r\n")
+        assert both(sides, "BGSAVE", "SCHEDULE") == b"+Background saving scheduled\r\n"
+        both(sides, "MULTI")
+        both(sides, "BGREWRITEAOF")
+        assert both(sides, "EXEC") == b"*1\r\n-ERR Background append only file rewriting already in progress\r\n"
+        infos = [s.info() for s in sides]
+        assert [(i["aof_rewrite_in_progress"], i["rdb_bgsave_in_progress"]) for i in infos] == [("1", "0")] * 2
+        for s in sides:  # the rewrite ends: the scheduled BGSAVE starts
+            s.signal_child(signal.SIGUSR1)
+            s.wait_count("Background saving started", 2)
+        infos = [s.info() for s in sides]
+        assert [(i["aof_rewrite_in_progress"], i["rdb_bgsave_in_progress"]) for i in infos] == [("0", "1")] * 2
+        for s in sides:
+            s.signal_child(signal.SIGUSR1)
+
+
+def test_config_set_appendonly_yes_then_no():
+    with pair("--rdb-key-save-delay", "200000") as sides:
+        seed(sides, 3)
+        assert sides[0].aof_info() == sides[1].aof_info()
+        assert both(sides, "CONFIG", "SET", "appendonly", "yes") == b"+OK\r\n"
+        assert [s.info()["aof_rewrite_in_progress"] for s in sides] == ["1", "1"]
+        both(sides, "SET", "during", "1")  # fed to the temporary increment
+        both(sides, "SELECT", "2")
+        both(sides, "LPUSH", "l", "x")
+        assert sides[0].listing() == sides[1].listing() == ["temp-appendonly.aof.incr"]
+        assert both(sides, "CONFIG", "GET", "appendonly") == b"*2\r\n$10\r\nappendonly\r\n$3\r\nyes\r\n"
+        for s in sides:
+            s.wait_count(DONE, 1)
+        assert sides[0].listing() == sides[1].listing() == [
+            "appendonly.aof.1.base.rdb", "appendonly.aof.1.incr.aof", "appendonly.aof.manifest"]
+        assert sides[0].manifest() == sides[1].manifest()
+        both(sides, "SET", "after", "2")
+        incr = [s.read("appendonly.aof.1.incr.aof") for s in sides]
+        assert incr[0] == incr[1]
+        assert b"during" in incr[0] and b"LPUSH" in incr[0] and b"after" in incr[0]
+        assert sides[0].aof_info()[:3] == sides[1].aof_info()[:3]
+        assert both(sides, "CONFIG", "SET", "appendonly", "no") == b"+OK\r\n"
+        both(sides, "SET", "off", "3")
+        assert [s.read("appendonly.aof.1.incr.aof") for s in sides] == incr  # no longer fed
+        infos = [s.aof_info() for s in sides]
+        assert [line.split(":")[0] for line in infos[0]] == [line.split(":")[0] for line in infos[1]]
+        assert "aof_enabled:0" in infos[0] and not any(x.startswith("aof_current_size") for x in infos[0])
+        # on again: the sequence goes on from the manifest
+        both(sides, "CONFIG", "SET", "rdb-key-save-delay", "0")
+        both(sides, "CONFIG", "SET", "appendonly", "yes")
+        for s in sides:
+            s.wait_count(DONE, 2)
+        assert sides[0].listing() == sides[1].listing() == [
+            "appendonly.aof.2.base.rdb", "appendonly.aof.2.incr.aof", "appendonly.aof.manifest"]
+        assert sides[0].manifest() == sides[1].manifest()
+
+
+def test_appendonly_yes_while_bgsave_runs_is_scheduled():
+    with pair("--rdb-key-save-delay", "1000000") as sides:
+        seed(sides, 2)
+        both(sides, "BGSAVE")
+        assert both(sides, "CONFIG", "SET", "appendonly", "yes") == b"+OK\r\n"
+        infos = [s.info() for s in sides]
+        assert [(i["aof_enabled"], i["aof_rewrite_scheduled"], i["aof_rewrite_in_progress"]) for i in infos] == \
+            [("1", "1", "0")] * 2
+        both(sides, "SET", "dropped", "1")  # no rewrite yet: the rewrite's snapshot will hold it
+        both(sides, "CONFIG", "SET", "rdb-key-save-delay", "0")
+        for s in sides:
+            s.signal_child(signal.SIGUSR1)
+            s.wait_count(DONE, 1)
+        assert sides[0].listing() == sides[1].listing()
+        assert [s.read("appendonly.aof.1.incr.aof") for s in sides] == [b""] * 2
+
+
+def test_auto_rewrite_on_growth():
+    with pair("--appendonly", "yes", "--auto-aof-rewrite-min-size", "1000",
+              "--auto-aof-rewrite-percentage", "100") as sides:
+        both(sides, "SET", "small", "x")
+        assert [s.info()["aof_rewrites"] for s in sides] == ["0", "0"]
+        both(sides, "SET", "big", "v" * 2000)  # past the minimum: the next cron rewrites
+        for s in sides:
+            s.wait_count("Starting automatic rewriting of AOF on", 1)
+            s.wait_count(DONE, 1)
+        assert sides[0].listing() == sides[1].listing() == [
+            "appendonly.aof.2.base.rdb", "appendonly.aof.2.incr.aof", "appendonly.aof.manifest"]
+        infos = [s.info() for s in sides]
+        for s, info in zip(sides, infos, strict=True):
+            assert info["aof_rewrites"] == "1"
+            assert int(info["aof_base_size"]) == aof_sizes(s) == int(info["aof_current_size"])
+
+
+def test_base_as_commands_is_redis_byte_for_byte():
+    # One key per database: the order of keys and of listpack/intset members is then Redis's
+    # own, so the whole base can be compared.
+    args = ("--appendonly", "yes", "--aof-use-rdb-preamble", "no")
+    with pair(*args) as sides:
+        both(sides, "SET", "s", "v", "PXAT", "4102444800000")
+        steps = [("RPUSH", "l", *[str(i) for i in range(70)], "x"), ("SADD", "is", "3", "1", "2"),
+                 ("ZADD", "z", "1", "a", "2.5", "b", "inf", "c"), ("HSET", "h", "f", "v", "g", "w"),
+                 ("XADD", "st", "1-1", "f", "v"), ("XGROUP", "CREATE", "st", "g", "0"),
+                 ("XGROUP", "CREATECONSUMER", "st", "g", "idle"), ("XADD", "empty", "1-1", "a", "b"),
+                 ("XDEL", "empty", "1-1")]
+        for dbid, step in enumerate(steps, 1):
+            both(sides, "SELECT", str(dbid))
+            both(sides, *step)
+        both(sides, "FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() return 1 end)")
+        both(sides, "BGREWRITEAOF")
+        for s in sides:
+            s.wait_count(DONE, 1)
+        assert sides[0].listing() == sides[1].listing()
+        assert "appendonly.aof.2.base.aof" in sides[0].listing()
+        bases = [s.read("appendonly.aof.2.base.aof") for s in sides]
+        assert bases[0][:12] == b"*3\r\n$8\r\nFUNC"
+        assert bases[0] == bases[1]
+        check = subprocess.run(["redis-check-aof", os.path.join(sides[0].dir, "appendonly.aof.manifest")],
+                               capture_output=True, text=True, timeout=30)
+        assert check.returncode == 0, check.stdout
+
+
+def test_timestamp_annotations():
+    with pair("--appendonly", "yes", "--aof-timestamp-enabled", "yes") as sides:
+        both(sides, "SET", "a", "1")
+        for s in sides:
+            data = s.read("appendonly.aof.1.incr.aof")
+            assert data.startswith(b"#TS:")
+            line, rest = data.split(b"\r\n", 1)
+            assert abs(int(line[4:]) - time.time()) < 3600
+            assert rest == b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n"
+
+
+def test_writes_during_rewrite_survive_a_restart_in_redis():
+    ours = Side(start_raxdb("--appendonly", "yes", "--rdb-key-save-delay", "20000"))
+    try:
+        for i in range(20):
+            ours.call("SET", f"k{i}", f"v{i}")
+        ours.call("HSET", "h", "a", "1")
+        ours.call("BGREWRITEAOF")
+        assert ours.info()["aof_rewrite_in_progress"] == "1"
+        ours.call("SET", "k0", "changed")
+        ours.call("DEL", "k1")
+        ours.call("SELECT", "4")
+        ours.call("ZADD", "z", "1", "m")
+        ours.wait_count(DONE, 1)
+        ours.call("RPUSH", "l", "after")
+        digest = ours.call("DEBUG", "DIGEST")
+        ours.conn.close()
+        ours.srv.stop()  # SIGTERM: the AOF is flushed and fsynced
+        redis = start_redis("--appendonly", "yes", cwd=ours.srv.cwd)
+        try:
+            c = RawConnection(redis.port)
+            assert c.call("DEBUG", "DIGEST") == digest
+            c.close()
+        finally:
+            redis.stop()
+    finally:
+        ours.srv.stop()
+
+
+def test_shutdown_kills_the_rewrite_and_keeps_the_aof():
+    with pair("--appendonly", "yes", "--rdb-key-save-delay", "1000000") as sides:
+        seed(sides, 3)
+        both(sides, "BGREWRITEAOF")
+        both(sides, "SET", "last", "1")
+        for s in sides:
+            s.srv.proc.terminate()
+            assert s.srv.proc.wait(30) == 0
+            assert s.count("There is a child rewriting the AOF. Killing it!") == 1
+            assert not [n for n in os.listdir(s.srv.cwd) if n.startswith("temp-")]
+        assert sides[0].listing() == sides[1].listing()
+        assert sides[0].manifest() == sides[1].manifest()
+        assert sides[0].read("appendonly.aof.2.incr.aof") == sides[1].read("appendonly.aof.2.incr.aof")
+
+
+def test_write_error_refuses_writes_until_it_clears():
+    with pair("--appendonly", "yes", xfsz=True) as sides:
+        both(sides, "SET", "a", "1")
+        for s in sides:  # the increment may not grow: the next write fails with EFBIG
+            size = os.path.getsize(os.path.join(s.dir, "appendonly.aof.1.incr.aof"))
+            resource.prlimit(s.srv.proc.pid, resource.RLIMIT_FSIZE, (size, resource.RLIM_INFINITY))
+        assert both(sides, "SET", "b", "2") == b"+OK\r\n"  # done, and its write failed after
+        assert [s.info()["aof_last_write_status"] for s in sides] == ["err", "err"]
+        misconf = b"-MISCONF Errors writing to the AOF file: File too large\r\n"
+        assert both(sides, "SET", "c", "3") == misconf
+        assert both(sides, "PING") == misconf
+        assert both(sides, "GET", "b") == b"$1\r\n2\r\n"
+        both(sides, "MULTI")
+        assert both(sides, "SET", "c", "3") == misconf
+        both(sides, "DISCARD")
+        for s in sides:
+            resource.prlimit(s.srv.proc.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+            s.wait_count("AOF write error looks solved, Redis can write again.", 1)
+        assert both(sides, "SET", "c", "3") == b"+OK\r\n"
+        incr = [s.read("appendonly.aof.1.incr.aof") for s in sides]
+        assert incr[0] == incr[1]
+        assert b"$1\r\nb\r\n" in incr[0] and b"$1\r\nc\r\n" in incr[0]
