@@ -145,7 +145,10 @@ class AOF:
         self.limit_delay_minutes = 0
         self.limit_next_time = 0
         srv.persistence.child_done["aof"] = self._rewrite_done
-        srv.config.on_change.setdefault("appendonly", []).append(self._on_appendonly)
+        on = srv.config.on_change.setdefault
+        on("appendonly", []).append(self._on_appendonly)
+        # updateAofAutoGCEnabled: turning the collection back on removes what it kept
+        on("aof-disable-auto-gc", []).append(lambda v: self.delete_history() if v == "no" else None)
 
     # ---- names ------------------------------------------------------------------------------
     def dirname(self) -> str:
@@ -476,7 +479,7 @@ class AOF:
         """rewriteAppendOnlyFileBackground: a new increment (and the manifest naming it), then a
         forked child writing the new base; False when it could not start."""
         p = self.srv.persistence
-        if p.has_child():
+        if p.has_child() or not self._read_manifest():
             return False
         try:
             os.makedirs(self.dirname(), exist_ok=True)

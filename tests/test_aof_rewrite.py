@@ -170,6 +170,44 @@ def test_bgrewriteaof_layout_manifest_and_check_aof():
         assert "All AOF files and manifest are valid" in check.stdout
 
 
+def test_bgrewriteaof_with_appendonly_off_and_history_kept():
+    with pair() as sides:
+        seed(sides, 2)
+        both(sides, "BGREWRITEAOF")
+        for s in sides:
+            s.wait_count(DONE, 1)
+        assert sides[0].listing() == sides[1].listing() == ["appendonly.aof.1.base.rdb", "appendonly.aof.manifest"]
+        assert sides[0].manifest() == sides[1].manifest()
+        both(sides, "CONFIG", "SET", "aof-disable-auto-gc", "yes")
+        both(sides, "BGREWRITEAOF")
+        for s in sides:
+            s.wait_count(DONE, 2)
+        assert sides[0].listing() == sides[1].listing()
+        assert sides[0].manifest() == sides[1].manifest() == (
+            "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.1.base.rdb seq 1 type h\n")
+        both(sides, "CONFIG", "SET", "aof-disable-auto-gc", "no")  # the kept history goes now
+        assert sides[0].listing() == sides[1].listing() == ["appendonly.aof.2.base.rdb", "appendonly.aof.manifest"]
+        assert sides[0].manifest() == sides[1].manifest()
+
+
+def test_history_order_in_the_manifest():
+    with pair("--appendonly", "yes", "--aof-disable-auto-gc", "yes") as sides:
+        seed(sides, 2)
+        for round_ in (1, 2):
+            both(sides, "BGREWRITEAOF")
+            for s in sides:
+                s.wait_count(DONE, round_)
+            both(sides, "SET", "r", str(round_))
+        assert sides[0].listing() == sides[1].listing()
+        assert sides[0].manifest() == sides[1].manifest() == (
+            "file appendonly.aof.3.base.rdb seq 3 type b\n"
+            "file appendonly.aof.2.incr.aof seq 2 type h\n"
+            "file appendonly.aof.2.base.rdb seq 2 type h\n"
+            "file appendonly.aof.1.incr.aof seq 1 type h\n"
+            "file appendonly.aof.1.base.rdb seq 1 type h\n"
+            "file appendonly.aof.3.incr.aof seq 3 type i\n")
+
+
 def test_info_during_and_after_rewrite():
     with pair("--appendonly", "yes", "--rdb-key-save-delay", "100000") as sides:
         seed(sides, 3)
