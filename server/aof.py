@@ -42,7 +42,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from server import aofmanifest, propagate
+from server import aofmanifest, latency, propagate
 from server.log import LOG
 from server.persistence import WriteFailed, write_atomically
 
@@ -315,12 +315,15 @@ class AOF:
         if self.srv.config.values["no-appendfsync-on-rewrite"] == "yes" and self.srv.persistence.has_child():
             return
         if policy == "always":
+            started = time.monotonic()
             try:
                 os.fdatasync(fd)
             except OSError as exc:
                 LOG.warning("Can't persist AOF for fsync error when the AOF fsync policy is 'always': "
                             f"{exc.strerror}. Exiting...")
                 os._exit(1)
+            if self.srv.config.latency_monitor_threshold:
+                latency.add_sample_if_needed(self.srv, "aof-fsync-always", int((time.monotonic() - started) * 1000))
             self.incr_fsync_offset = self.incr_size
             self.last_fsync = now
         elif policy == "everysec" and now > self.last_fsync:
@@ -335,12 +338,24 @@ class AOF:
         data = bytes(self.buf)
         written = 0
         error: OSError | None = None
+        monitor = self.srv.config.latency_monitor_threshold
+        started = time.monotonic() if monitor else 0.0
         while written < len(data):
             try:
                 written += os.write(self.fd, data[written:] if written else data)
             except OSError as exc:
                 error = exc
                 break
+        if monitor:
+            ms = int((time.monotonic() - started) * 1000)
+            # the same events as Redis: with an fsync still running, with a child, or alone
+            if self.bio.pending:
+                latency.add_sample_if_needed(self.srv, "aof-write-pending-fsync", ms)
+            elif self.srv.persistence.has_child():
+                latency.add_sample_if_needed(self.srv, "aof-write-active-child", ms)
+            else:
+                latency.add_sample_if_needed(self.srv, "aof-write-alone", ms)
+            latency.add_sample_if_needed(self.srv, "aof-write", ms)
         self.flush_postponed_start = 0
         if written == len(data):
             if not self.last_write_ok:
@@ -547,14 +562,16 @@ class AOF:
         The start-up base is the same file."""
         tmp = f"temp-rewriteaof-{os.getpid()}.aof"
         persistence = self.srv.persistence
-        if self.rdb_preamble():
-            compress = self.srv.config.values["rdbcompression"] == "yes"
+        values = self.srv.config.values
+        incremental = values["aof-rewrite-incremental-fsync"] == "yes"
+        preamble = self.rdb_preamble()
 
-            def fill(f: BinaryIO) -> None:
-                persistence.write_to(f, compress, aof_base=True)
-        else:
-            def fill(f: BinaryIO) -> None:
-                write_commands(self.srv, f)
+        def fill(f: BinaryIO) -> None:
+            out: Any = AutoSync(f) if incremental else f
+            if preamble:
+                persistence.write_to(out, values["rdbcompression"] == "yes", aof_base=True)
+            else:
+                write_commands(self.srv, out)
         try:
             write_atomically(tmp, dest, fill)
         except WriteFailed as exc:
@@ -766,6 +783,26 @@ class AOF:
         self.stat_rewrites = 0
         self.consecutive_failures = 0
         self.delayed_fsync = 0
+
+
+class AutoSync:
+    """rioSetAutoSync for aof-rewrite-incremental-fsync: the file is fsynced every 4 MB as it is
+    written, so the kernel never holds a whole base of dirty pages to flush at once."""
+
+    EVERY = 4 * 1024 * 1024  # REDIS_AUTOSYNC_BYTES
+
+    def __init__(self, f: BinaryIO) -> None:
+        self.f = f
+        self.unsynced = 0
+
+    def write(self, data: bytes) -> int:
+        n = self.f.write(data)
+        self.unsynced += len(data)
+        if self.unsynced >= self.EVERY:
+            self.f.flush()
+            os.fdatasync(self.f.fileno())
+            self.unsynced = 0
+        return n
 
 
 def _unlink(path: str) -> None:

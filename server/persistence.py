@@ -8,7 +8,9 @@ redis-server both ways); this module decides when and where they are written and
   `dbfilename`: a crash mid-save leaves the previous snapshot intact (rdbSave).
 - BGSAVE forks.  The child holds a copy-on-write image of the dataset as it was at the fork, so
   the snapshot is consistent while the parent keeps serving; it writes the file and leaves with
-  os._exit, never touching the event loop.  The child turns the cyclic collector off at once: a
+  os._exit, never touching the event loop.  There is one child slot (`fork_child`, `child_type`),
+  shared with server/aof.py's rewrite as Redis shares it: whoever finds it taken schedules itself
+  or fails with Redis's reply, and `check_child` hands a reaped child to its kind's handler.  The child turns the cyclic collector off at once: a
   collection would write to, and so copy, every page of the heap (start-up's gc.freeze in
   server/main.py stays as it is in the parent).  The parent polls the child from the cron (checkChildrenDone), as Redis does, and only
   then counts the save: `dirty` loses the changes the snapshot covered, LASTSAVE moves.

@@ -453,6 +453,9 @@ def test_write_error_refuses_writes_until_it_clears():
         both(sides, "MULTI")
         assert both(sides, "SET", "c", "3") == misconf
         both(sides, "DISCARD")
+        assert both(sides, "EVAL", "return redis.pcall('set', 'c', '3')", "0") == misconf
+        assert both(sides, "EVAL", "#!lua\nreturn 1", "0") == misconf  # declares writes
+        assert both(sides, "EVAL", "#!lua flags=no-writes\nreturn 1", "0") == b":1\r\n"
         for s in sides:
             resource.prlimit(s.srv.proc.pid, resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
             s.wait_count("AOF write error looks solved, Redis can write again.", 1)
