@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import hiredis
+import pytest
 
 from tests.diff import RawConnection
 from tests.servers import COMMON, ServerProcess, free_port, redis_binary, start_raxdb, start_redis
@@ -320,6 +321,22 @@ def test_config_set_appendonly_yes_then_no():
         assert sides[0].listing() == sides[1].listing() == [
             "appendonly.aof.2.base.rdb", "appendonly.aof.2.incr.aof", "appendonly.aof.manifest"]
         assert sides[0].manifest() == sides[1].manifest()
+
+
+def test_shutdown_waits_for_the_initial_aof():
+    with pair("--rdb-key-save-delay", "1000000") as sides:
+        seed(sides, 2)
+        both(sides, "CONFIG", "SET", "appendonly", "yes")
+        assert both(sides, "SHUTDOWN", "NOSAVE") == b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
+        for s in sides:
+            assert s.count("Writing initial AOF, can't exit.") == 1
+        assert both(sides, "GET", "k0") == b"$2\r\nv0\r\n"  # still serving
+        for s in sides:  # FORCE exits all the same, killing the rewrite
+            with pytest.raises(ConnectionError):
+                s.call("SHUTDOWN", "NOSAVE", "FORCE")
+            assert s.srv.proc.wait(30) == 0
+            assert s.count("Writing initial AOF. Exit anyway.") == 1
+        assert sides[0].listing() == sides[1].listing() == ["temp-appendonly.aof.incr"]
 
 
 def test_appendonly_yes_while_bgsave_runs_is_scheduled():
