@@ -217,6 +217,12 @@ class Persistence:
             code = 1
             try:
                 gc.disable()
+                # The loop's signal handling is the parent's: a SIGTERM or SIGINT sent to the
+                # child must not wake the parent's loop through the shared wakeup fd.  Redis's
+                # child only notes a shutdown request it never acts on, so it finishes its file.
+                signal.set_wakeup_fd(-1)
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    signal.signal(sig, signal.SIG_IGN)
                 LOG.role = "C"  # the child's log lines say so, as Redis's do
                 code = 0 if work() else 1
             finally:

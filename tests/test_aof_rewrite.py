@@ -140,6 +140,15 @@ def aof_sizes(side: Side) -> int:
     return total
 
 
+def end_children(sides: tuple[Side, Side], sig: int, logged: str, n: int) -> None:
+    """Signal both servers' children first, then await each server's `n`th `logged` line (one at
+    a time, the second child could finish on its own while the first end is awaited)."""
+    for s in sides:
+        s.signal_child(sig)
+    for s in sides:
+        s.wait_count(logged, n)
+
+
 def seed(sides: tuple[Side, Side], n: int = 5) -> None:
     for i in range(n):
         both(sides, "SET", f"k{i}", f"v{i}")
@@ -213,7 +222,7 @@ def test_history_order_in_the_manifest():
 
 
 def test_info_during_and_after_rewrite():
-    with pair("--appendonly", "yes", "--rdb-key-save-delay", "100000", *ALWAYS) as sides:
+    with pair("--appendonly", "yes", "--rdb-key-save-delay", "1000000", *ALWAYS) as sides:
         seed(sides, 3)
         before = [s.aof_info() for s in sides]
         assert before[0] == before[1]
@@ -223,10 +232,9 @@ def test_info_during_and_after_rewrite():
             assert info["aof_rewrite_in_progress"] == "1"
             assert int(info["aof_current_rewrite_time_sec"]) >= 0
             assert info["aof_rewrites"] == "1"
-        assert [list(i) for i in infos][0] == list(infos[1])  # the same fields, in the same order
-        for s in sides:
-            s.signal_child(signal.SIGUSR1)  # killed on purpose: not a failure
-            s.wait_count("Background AOF rewrite terminated by signal 10", 1)
+        assert list(infos[0]) == list(infos[1])  # the same fields, in the same order
+        # killed on purpose: not a failure
+        end_children(sides, signal.SIGUSR1, "Background AOF rewrite terminated by signal 10", 1)
         keys = ("aof_enabled", "aof_rewrite_in_progress", "aof_rewrite_scheduled", "aof_current_rewrite_time_sec",
                 "aof_last_bgrewrite_status", "aof_rewrites", "aof_rewrites_consecutive_failures",
                 "aof_last_write_status", "aof_pending_rewrite", "aof_buffer_length")
@@ -235,9 +243,7 @@ def test_info_during_and_after_rewrite():
         assert infos[0]["aof_last_bgrewrite_status"] == "ok"
         # a child that dies otherwise is a failed rewrite
         both(sides, "BGREWRITEAOF")
-        for s in sides:
-            s.signal_child(signal.SIGKILL)
-            s.wait_count("Background AOF rewrite terminated by signal 9", 1)
+        end_children(sides, signal.SIGKILL, "Background AOF rewrite terminated by signal 9", 1)
         infos = [s.info() for s in sides]
         assert [infos[0][k] for k in keys] == [infos[1][k] for k in keys]
         assert infos[0]["aof_last_bgrewrite_status"] == "err"
@@ -261,6 +267,19 @@ def test_info_during_and_after_rewrite():
             assert int(info["aof_current_size"]) == aof_sizes(s) > int(info["aof_base_size"])
 
 
+def test_sigterm_to_the_child_is_not_the_servers():
+    with pair("--appendonly", "yes", "--rdb-key-save-delay", "300000") as sides:
+        seed(sides, 4)
+        both(sides, "BGREWRITEAOF")
+        for s in sides:
+            s.signal_child(signal.SIGTERM)
+        for s in sides:
+            s.wait_count(DONE, 1)  # the child finishes its file all the same
+        assert both(sides, "PING") == b"+PONG\r\n"
+        assert sides[0].listing() == sides[1].listing()
+        assert [s.info()["aof_last_bgrewrite_status"] for s in sides] == ["ok", "ok"]
+
+
 def test_bgsave_and_bgrewriteaof_exclude_each_other():
     with pair("--appendonly", "yes", "--rdb-key-save-delay", "1000000") as sides:
         seed(sides, 3)
@@ -268,9 +287,8 @@ def test_bgsave_and_bgrewriteaof_exclude_each_other():
         assert both(sides, "BGREWRITEAOF") == b"+Background append only file rewriting scheduled\r\n"
         assert [s.info()["aof_rewrite_scheduled"] for s in sides] == ["1", "1"]
         assert both(sides, "BGSAVE") == b"-ERR Background save already in progress\r\n"
-        for s in sides:  # the BGSAVE ends: the scheduled rewrite starts from the cron
-            s.signal_child(signal.SIGUSR1)
-            s.wait_count(STARTED, 1)
+        # the BGSAVE ends: the scheduled rewrite starts from the cron
+        end_children(sides, signal.SIGUSR1, STARTED, 1)
         assert both(sides, "BGREWRITEAOF") == b"-ERR Background append only file rewriting already in progress\r\n"
         assert both(sides, "BGSAVE") == (b"-ERR Another child process is active (AOF?): can't BGSAVE right now. "
                                          b"Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.\r\n")
@@ -280,9 +298,8 @@ def test_bgsave_and_bgrewriteaof_exclude_each_other():
         assert both(sides, "EXEC") == b"*1\r\n-ERR Background append only file rewriting already in progress\r\n"
         infos = [s.info() for s in sides]
         assert [(i["aof_rewrite_in_progress"], i["rdb_bgsave_in_progress"]) for i in infos] == [("1", "0")] * 2
-        for s in sides:  # the rewrite ends: the scheduled BGSAVE starts
-            s.signal_child(signal.SIGUSR1)
-            s.wait_count("Background saving started", 2)
+        # the rewrite ends: the scheduled BGSAVE starts
+        end_children(sides, signal.SIGUSR1, "Background saving started", 2)
         infos = [s.info() for s in sides]
         assert [(i["aof_rewrite_in_progress"], i["rdb_bgsave_in_progress"]) for i in infos] == [("0", "1")] * 2
         for s in sides:
@@ -290,7 +307,7 @@ def test_bgsave_and_bgrewriteaof_exclude_each_other():
 
 
 def test_config_set_appendonly_yes_then_no():
-    with pair("--rdb-key-save-delay", "200000", *ALWAYS) as sides:
+    with pair("--rdb-key-save-delay", "500000", *ALWAYS) as sides:
         seed(sides, 3)
         assert sides[0].aof_info() == sides[1].aof_info()
         assert both(sides, "CONFIG", "SET", "appendonly", "yes") == b"+OK\r\n"
@@ -352,9 +369,7 @@ def test_appendonly_yes_while_bgsave_runs_is_scheduled():
             [("1", "1", "0")] * 2
         both(sides, "SET", "dropped", "1")  # no rewrite yet: the rewrite's snapshot will hold it
         both(sides, "CONFIG", "SET", "rdb-key-save-delay", "0")
-        for s in sides:
-            s.signal_child(signal.SIGUSR1)
-            s.wait_count(DONE, 1)
+        end_children(sides, signal.SIGUSR1, DONE, 1)
         assert sides[0].listing() == sides[1].listing()
         assert [s.read("appendonly.aof.1.incr.aof") for s in sides] == [b""] * 2
 
@@ -423,7 +438,7 @@ def test_timestamp_annotations():
 
 
 def test_writes_during_rewrite_survive_a_restart_in_redis():
-    ours = Side(start_raxdb("--appendonly", "yes", "--rdb-key-save-delay", "20000"))
+    ours = Side(start_raxdb("--appendonly", "yes", "--rdb-key-save-delay", "50000"))
     try:
         for i in range(20):
             ours.call("SET", f"k{i}", f"v{i}")
