@@ -201,6 +201,22 @@ def test_bgrewriteaof_with_appendonly_off_and_history_kept():
         both(sides, "CONFIG", "SET", "aof-disable-auto-gc", "no")  # the kept history goes now
         assert sides[0].listing() == sides[1].listing() == ["appendonly.aof.2.base.rdb", "appendonly.aof.manifest"]
         assert sides[0].manifest() == sides[1].manifest()
+        # inside a transaction both are scheduled, and started by the cron
+        both(sides, "MULTI")
+        both(sides, "BGREWRITEAOF")
+        assert both(sides, "EXEC") == b"*1\r\n+Background append only file rewriting scheduled\r\n"
+        for s in sides:
+            s.wait_count(DONE, 3)
+        both(sides, "MULTI")
+        both(sides, "CONFIG", "SET", "appendonly", "yes")
+        assert both(sides, "EXEC") == b"*1\r\n+OK\r\n"
+        for s in sides:
+            s.wait_count("AOF was enabled during a transaction. An AOF background was scheduled to start when "
+                         "possible.", 1)
+            s.wait_count(DONE, 4)
+        assert sides[0].listing() == sides[1].listing() == [
+            "appendonly.aof.1.incr.aof", "appendonly.aof.4.base.rdb", "appendonly.aof.manifest"]
+        assert sides[0].manifest() == sides[1].manifest()
 
 
 def test_history_order_in_the_manifest():
