@@ -244,11 +244,12 @@ class AOF:
         if self.manifest_read:
             return True
         self.manifest_read = True
+        path = self.manifest_path()
+        if not os.path.isdir(self.dirname()) or not os.path.exists(path):  # aofLoadManifestFromDisk
+            return True
         try:
-            with open(self.manifest_path(), "rb") as f:
+            with open(path, "rb") as f:
                 self.manifest = aofmanifest.parse(f.read())
-        except FileNotFoundError:
-            pass
         except (OSError, aofmanifest.ManifestError) as exc:
             LOG.warning(f"Can't read the AOF manifest {self.manifest_path()}: {exc}")
             return False
@@ -496,10 +497,16 @@ class AOF:
         p = self.srv.persistence
         if p.has_child() or not self._read_manifest():
             return False
+        error = None
         try:
-            os.makedirs(self.dirname(), exist_ok=True)
+            os.mkdir(self.dirname(), 0o755)  # dirCreateIfMissing
+        except FileExistsError:
+            if not os.path.isdir(self.dirname()):
+                error = os.strerror(errno.ENOTDIR)
         except OSError as exc:
-            LOG.warning(f"Can't open or create append-only dir {self.dirname()}: {exc.strerror}")
+            error = exc.strerror
+        if error is not None:
+            LOG.warning(f"Can't open or create append-only dir {self.dirname()}: {error}")
             self.lastbgrewrite_ok = False
             return False
         self.selected_db = -1  # the new increment starts with a SELECT

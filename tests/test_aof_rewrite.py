@@ -375,6 +375,22 @@ def test_shutdown_waits_for_the_initial_aof():
         assert sides[0].listing() == sides[1].listing() == ["temp-appendonly.aof.incr"]
 
 
+def test_appendonly_yes_refused_when_the_directory_cannot_be_used():
+    with pair() as sides:
+        for s in sides:
+            with open(s.dir, "w") as f:  # a file where the directory should be
+                f.write("x")
+        assert both(sides, "CONFIG", "SET", "appendonly", "yes") == (
+            b"-ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. "
+            b"Check server logs.\r\n")
+        for s in sides:
+            s.wait_count("Can't open or create append-only dir appendonlydir: Not a directory", 1)
+        infos = [s.info() for s in sides]
+        assert [(i["aof_enabled"], i["aof_last_bgrewrite_status"], i["aof_rewrites"]) for i in infos] == \
+            [("0", "err", "0")] * 2
+        assert both(sides, "CONFIG", "GET", "appendonly") == b"*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n"
+
+
 def test_appendonly_yes_while_bgsave_runs_is_scheduled():
     with pair("--rdb-key-save-delay", "1000000") as sides:
         seed(sides, 2)
