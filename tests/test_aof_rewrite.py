@@ -423,6 +423,28 @@ def test_auto_rewrite_on_growth():
             assert int(info["aof_base_size"]) == aof_sizes(s) == int(info["aof_current_size"])
 
 
+def test_automatic_rewrites_back_off_after_three_failures():
+    with pair("--appendonly", "yes", "--auto-aof-rewrite-min-size", "100", "--rdb-key-save-delay", "1000000") as sides:
+        both(sides, "SET", "big", "v" * 200)
+        for n in (1, 2, 3):  # each failure is retried at once by the next cron
+            for s in sides:
+                s.wait_count(STARTED, n)
+            end_children(sides, signal.SIGKILL, "Background AOF rewrite terminated by signal 9", n)
+        for s in sides:
+            s.wait_count("Background AOF rewrite has repeatedly failed and triggered the limit, will retry in 1 "
+                         "minutes", 1)
+        infos = [s.info() for s in sides]
+        assert [(i["aof_rewrites"], i["aof_rewrites_consecutive_failures"], i["aof_rewrite_in_progress"])
+                for i in infos] == [("3", "3", "0")] * 2
+        both(sides, "CONFIG", "SET", "rdb-key-save-delay", "0")
+        assert both(sides, "BGREWRITEAOF") == b"+" + STARTED.encode() + b"\r\n"  # by hand: not held back
+        for s in sides:
+            s.wait_count(DONE, 1)
+        infos = [s.info() for s in sides]
+        assert [(i["aof_rewrites_consecutive_failures"], i["aof_last_bgrewrite_status"]) for i in infos] == \
+            [("0", "ok")] * 2
+
+
 def test_base_as_commands_is_redis_byte_for_byte():
     # One key per database: the order of keys and of listpack/intset members is then Redis's
     # own, so the whole base can be compared.
