@@ -69,12 +69,15 @@ class Bio:
     the event loop.  Jobs run in order, so a close never overtakes an fsync of the same fd, and
     the loop never closes an fd the thread may still use.  `pending` counts queued fsyncs
     (bioPendingJobsOfType(BIO_AOF_FSYNC)); `error` is the errno of the last failed fsync, None
-    once one succeeds (aof_bio_fsync_status)."""
+    once one succeeds (aof_bio_fsync_status).  The thread never logs: a fork while it held the
+    log stream's lock would leave the child (which logs) blocked on it for ever, so a failure is
+    left in `unlogged` for the loop's cron to log."""
 
     def __init__(self) -> None:
         self.jobs: queue.SimpleQueue[tuple[str, int]] = queue.SimpleQueue()
         self.pending = 0
         self.error: int | None = None
+        self.unlogged: str | None = None
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
 
@@ -96,7 +99,7 @@ class Bio:
                 # a replaced increment's fsync failing is not the live file's error (as Redis)
                 if kind == "fsync" and exc.errno not in (errno.EBADF, errno.EINVAL):
                     if self.error is None:
-                        LOG.warning(f"Fail to fsync the AOF file: {exc.strerror}")
+                        self.unlogged = f"Fail to fsync the AOF file: {exc.strerror}"
                     self.error = exc.errno
             else:
                 if kind == "fsync":
@@ -416,6 +419,9 @@ class AOF:
         """serverCron's AOF part (and beforeSleep's flush when nothing else wrote): a postponed
         write, a write that failed (retried until it succeeds, which lifts MISCONF), the
         everysec fsync of the last writes."""
+        if self.bio.unlogged is not None:
+            LOG.warning(self.bio.unlogged)
+            self.bio.unlogged = None
         if self.state != OFF:
             self.flush()
 
