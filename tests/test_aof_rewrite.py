@@ -404,6 +404,14 @@ def test_appendonly_yes_while_bgsave_runs_is_scheduled():
         end_children(sides, signal.SIGUSR1, DONE, 1)
         assert sides[0].listing() == sides[1].listing()
         assert [s.read("appendonly.aof.1.incr.aof") for s in sides] == [b""] * 2
+        sides[0].srv.stop()  # the base holds it: redis-server loads raxdb's directory with the key
+        redis = start_redis("--appendonly", "yes", cwd=sides[0].srv.cwd)
+        try:
+            c = RawConnection(redis.port)
+            assert c.call("GET", "dropped") == b"$1\r\n1\r\n"
+            c.close()
+        finally:
+            redis.stop()
 
 
 def test_auto_rewrite_on_growth():
