@@ -542,6 +542,38 @@ def test_shutdown_kills_the_rewrite_and_keeps_the_aof():
         assert sides[0].read("appendonly.aof.2.incr.aof") == sides[1].read("appendonly.aof.2.incr.aof")
 
 
+def test_a_child_that_cannot_write_fails_the_rewrite():
+    with pair("--appendonly", "yes", xfsz=True) as sides:
+        both(sides, "SET", "big", os.urandom(2000).hex())  # incompressible
+        for s in sides:  # files may not pass 1000 bytes: the manifest can be written, the base cannot
+            resource.prlimit(s.srv.proc.pid, resource.RLIMIT_FSIZE, (1000, resource.RLIM_INFINITY))
+        both(sides, "BGREWRITEAOF")
+        for s in sides:
+            s.wait_count("Background AOF rewrite terminated with error", 1)
+        infos = [s.info() for s in sides]
+        assert [(i["aof_last_bgrewrite_status"], i["aof_rewrites_consecutive_failures"]) for i in infos] == \
+            [("err", "1")] * 2
+        assert sides[0].listing() == sides[1].listing() == [
+            "appendonly.aof.1.base.rdb", "appendonly.aof.1.incr.aof", "appendonly.aof.2.incr.aof",
+            "appendonly.aof.manifest"]
+        assert sides[0].manifest() == sides[1].manifest()
+        for s in sides:
+            assert not [n for n in os.listdir(s.srv.cwd) if n.startswith("temp-")]
+        # appendonly off and on again: each failed attempt drops its temporary increment and the
+        # cron tries again, until three failures hold the retries back
+        both(sides, "CONFIG", "SET", "appendonly", "no")
+        both(sides, "CONFIG", "SET", "appendonly", "yes")
+        for s in sides:
+            s.wait_count("Background AOF rewrite has repeatedly failed and triggered the limit", 1)
+            # (the failure before counts: two more reach the limit)
+            assert s.count("Removing the temp incr aof file temp-appendonly.aof.incr in the background") == 2
+        assert sides[0].listing() == sides[1].listing()
+        assert "temp-appendonly.aof.incr" not in sides[0].listing()
+        infos = [s.info() for s in sides]
+        assert [(i["aof_enabled"], i["aof_rewrite_scheduled"], i["aof_rewrites_consecutive_failures"])
+                for i in infos] == [("1", "1", "3")] * 2
+
+
 def test_write_error_refuses_writes_until_it_clears():
     # appendfsync no: always would exit on the error, everysec may postpone the failing write
     with pair("--appendonly", "yes", "--appendfsync", "no", xfsz=True) as sides:
