@@ -17,7 +17,9 @@ changed.  `flush` (flushAppendOnlyFile) writes `buf` to the open increment befor
 the same event-loop iteration goes out (Server.flush_writes calls it first).  appendfsync always
 fsyncs there too, so a client that got a reply has its write on disk; everysec hands the fsync to
 a background thread (`Bio`) at most once a second, so the loop never waits on the disk (a write
-is postponed up to 2 s while that thread is still fsyncing, as a write would block behind it);
+is postponed up to 2 s while that thread is still fsyncing, as a write would block behind it;
+redis-benchmark SET -P 16, 50 clients, two runs each: 49.5k and 65.1k ops/s with the fsync in the
+cron, 79.3k and 86.6k with the thread);
 no leaves it to the kernel.  A failed write keeps the buffer, marks `last_write_ok` false (INFO's
 aof_last_write_status:err), and `denied_error` refuses writes with Redis's MISCONF text until a
 retry from the cron succeeds; with appendfsync always the server exits, as Redis does, since the
