@@ -190,27 +190,6 @@ def load_files(srv: Server, m: aofmanifest.Manifest) -> str:
     return ret
 
 
-def delete_history(srv: Server) -> None:
-    """aofDelHistoryFiles: the history files the manifest lists are deleted and the manifest
-    rewritten without them (at start-up, whatever `appendonly` says, and by DEBUG LOADAOF; a
-    finished rewrite does the same), unless aof-disable-auto-gc keeps them for inspection."""
-    aof = srv.aof
-    m = aof.manifest
-    if not m.history or srv.config.values["aof-disable-auto-gc"] == "yes":
-        return
-    for info in m.history:
-        LOG.notice(f"Removing the history file {info.name} in the background")
-        try:
-            os.unlink(os.path.join(aof.dirname(), info.name))
-        except OSError:
-            pass  # bg_unlink's failures go unreported too
-    m.history.clear()
-    try:
-        aof.write_manifest()
-    except OSError as exc:
-        LOG.warning(f"Can't persist the AOF manifest file: {exc.strerror}")
-
-
 # ---- one file -----------------------------------------------------------------------------------
 def _fake_client(srv: Server) -> Client:
     """createAOFClient: no connection, authenticated, never blocking (a blocking command answers
@@ -454,7 +433,7 @@ def debug_loadaof(c: Client) -> None:
     empty_data(srv, False, with_functions=True)
     try:
         m = aof.manifest = read_manifest(srv)
-        delete_history(srv)
+        aof.delete_history()
         ret = load_files(srv, m)
     except Fatal:
         ret = FAILED

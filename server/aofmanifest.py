@@ -77,11 +77,21 @@ class Manifest:
         """getNewBaseFileNameAndMarkPreAsHistory: the next base; the current one becomes history."""
         if self.base is not None:
             self.base.type = HIST
-            self.history.append(self.base)
+            self.history.insert(0, self.base)  # at the head, as Redis lists it
         self.base_seq += 1
         ext = "rdb" if rdb_preamble else "aof"
         self.base = AofInfo(f"{prefix}.{self.base_seq}.base.{ext}", self.base_seq, BASE)
         return self.base
+
+    def incrs_to_history(self, keep_last: bool) -> None:
+        """markRewrittenIncrAofAsHistory: after a rewrite, the increments the new base covers become
+        history (ahead of the old base, in their order); `keep_last`: the AOF is on, and its
+        last increment, opened when the rewrite started, is not covered."""
+        done = self.incrs[:-1] if keep_last else self.incrs
+        for info in done:
+            info.type = HIST
+        self.history[:0] = done
+        self.incrs = self.incrs[len(done):]
 
 
 def parse(data: bytes) -> Manifest:

@@ -565,6 +565,11 @@ class Client(asyncio.Protocol):
             if srv.maxmemory and srv.busy_script is None and evict.refuses(self, cmd, argv):
                 self._reject(cmd, evict.OOM, out)
                 return
+            aof = srv.aof
+            if aof.state and not (aof.last_write_ok and aof.bio.error is None) and self._disk_denies(cmd, argv):
+                # writeCommandsDeniedByDiskError: writes (and PING) wait until the AOF can be written
+                self._reject(cmd, aof.denied_error() or b"", out)
+                return
             if srv.busy_script is not None and "allow_busy" not in cmd.flags:  # a script past its time limit
                 from server.scripting.busy import busy_error
 
@@ -653,6 +658,23 @@ class Client(asyncio.Protocol):
         if self.server.maxmemory:
             evict.account(self, cmd, argv)
         return r
+
+    def _disk_denies(self, cmd: Command, argv: list[bytes]) -> bool:
+        """processCommand's is_write_command (or PING), which a disk error refuses: EXEC if a
+        queued command writes; a script or function that declares flags unless it declares
+        no-writes."""
+        name = cmd.fullname
+        if name == "ping":
+            return True
+        if name == "exec":
+            return self.multi is not None and any(q.is_write for q, _ in self.multi)
+        if name in evict.SCRIPT_COMMANDS:
+            from server.commands.t_scripting import declared_flags
+            from server.scripting.engine import FLAG_NO_WRITES
+
+            flags = declared_flags(self, name, argv)
+            return flags is not None and not flags & FLAG_NO_WRITES
+        return cmd.is_write
 
     def _paused_for(self, cmd: Command, argv: list[bytes]) -> bool:
         """Must this command wait for the CLIENT PAUSE to end?  ALL holds every command; WRITE

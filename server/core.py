@@ -238,6 +238,7 @@ class Server:
         self.memory_peak = self.used_memory()
         for cmd in self.table.all_commands():
             cmd.reset_stats()
+        self.aof.reset_stats()
 
     # ---- CLIENT PAUSE --------------------------------------------------------------------------
     def pause(self, until_ms: int, writes_only: bool) -> None:
@@ -308,7 +309,7 @@ class Server:
         await self._serve_sockets(socks)
         self._load_dataset()
         self.aof.start()
-        aofload.delete_history(self)
+        self.aof.delete_history()  # at start-up whatever appendonly says, as Redis does
         if port == 0:
             LOG.notice("Port 0: not listening on TCP")
         self._schedule_cron()
@@ -405,6 +406,8 @@ class Server:
         if self.persistence.in_progress():
             LOG.warning("There is a child saving an .rdb. Killing it!")
             self.persistence.kill_child()
+        if not self.aof.prepare_shutdown(force):
+            return "ERR Errors trying to SHUTDOWN. Check logs."
         if save is None:
             save = bool(self.config.values["save"])
         if not save:

@@ -184,7 +184,6 @@ def _scripting_stats(srv: Server) -> dict[str, int]:
 
 def _persistence(srv: Server) -> list[str]:
     g = srv.persistence_info
-    aof = 1 if srv.config.values["appendonly"] == "yes" else 0
     return [
         f"loading:{g('loading', 0)}",
         "async_loading:0",
@@ -204,18 +203,10 @@ def _persistence(srv: Server) -> list[str]:
         "rdb_last_cow_size:0",
         f"rdb_last_load_keys_expired:{g('rdb_last_load_keys_expired', 0)}",
         f"rdb_last_load_keys_loaded:{g('rdb_last_load_keys_loaded', 0)}",
-        f"aof_enabled:{aof}",
-        f"aof_rewrite_in_progress:{g('aof_rewrite_in_progress', 0)}",
-        f"aof_rewrite_scheduled:{g('aof_rewrite_scheduled', 0)}",
-        f"aof_last_rewrite_time_sec:{g('aof_last_rewrite_time_sec', -1)}",
-        f"aof_current_rewrite_time_sec:{g('aof_current_rewrite_time_sec', -1)}",
-        f"aof_last_bgrewrite_status:{g('aof_last_bgrewrite_status', 'ok')}",
-        f"aof_rewrites:{g('aof_rewrites', 0)}",
-        f"aof_rewrites_consecutive_failures:{g('aof_rewrites_consecutive_failures', 0)}",
-        f"aof_last_write_status:{g('aof_last_write_status', 'ok')}",
-        "aof_last_cow_size:0",
+        *srv.aof.info(),
         "module_fork_in_progress:0",
         "module_fork_last_cow_size:0",
+        *srv.aof.info_enabled(),
     ]
 
 

@@ -8,7 +8,9 @@ redis-server both ways); this module decides when and where they are written and
   `dbfilename`: a crash mid-save leaves the previous snapshot intact (rdbSave).
 - BGSAVE forks.  The child holds a copy-on-write image of the dataset as it was at the fork, so
   the snapshot is consistent while the parent keeps serving; it writes the file and leaves with
-  os._exit, never touching the event loop.  The child turns the cyclic collector off at once: a
+  os._exit, never touching the event loop.  There is one child slot (`fork_child`, `child_type`),
+  shared with server/aof.py's rewrite as Redis shares it: whoever finds it taken schedules itself
+  or fails with Redis's reply, and `check_child` hands a reaped child to its kind's handler.  The child turns the cyclic collector off at once: a
   collection would write to, and so copy, every page of the heap (start-up's gc.freeze in
   server/main.py stays as it is in the parent).  The parent polls the child from the cron (checkChildrenDone), as Redis does, and only
   then counts the save: `dirty` loses the changes the snapshot covered, LASTSAVE moves.
@@ -30,8 +32,8 @@ import os
 import random
 import signal
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from server.log import LOG
 from server.numparse import strtoll
@@ -48,12 +50,51 @@ class LoadError(Exception):
     """The dump file cannot be loaded; the message is what Redis logs."""
 
 
+class WriteFailed(Exception):
+    """`write_atomically` failed at `stage` ("open", "write", "fsync" or "rename"); each caller
+    logs Redis's message for its file and stage."""
+
+    def __init__(self, stage: str, exc: OSError) -> None:
+        super().__init__(exc.strerror)
+        self.stage = stage
+        self.strerror = exc.strerror or str(exc)
+
+
+def write_atomically(tmp: str, dest: str, fill: Callable[[BinaryIO], None]) -> None:
+    """The temp-file dance every durable file here takes (the RDB, the AOF base, the AOF manifest):
+    write `tmp`, flush, fsync, rename it over `dest`, so a crash leaves the old `dest` whole.  The
+    temp file is removed when anything fails (WriteFailed names the stage)."""
+    try:
+        f = open(tmp, "wb")  # noqa: SIM115 - closed below on every path
+    except OSError as exc:
+        raise WriteFailed("open", exc) from None
+    stage = "write"
+    try:
+        with f:
+            fill(f)
+            f.flush()
+            stage = "fsync"
+            os.fsync(f.fileno())
+        stage = "rename"
+        os.replace(tmp, dest)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise WriteFailed(stage, exc) from None
+
+
 class Persistence:
     """The server's RDB state: the running child, the schedule, the last outcomes (INFO)."""
 
     def __init__(self, srv: Server) -> None:
         self.srv = srv
+        # The one forked child (Redis allows one at a time): its pid (-1: none), its kind ("rdb"
+        # for BGSAVE, "aof" for BGREWRITEAOF), and what to call when it is reaped.
         self.child_pid = -1
+        self.child_type = ""
+        self.child_done: dict[str, Callable[[int, int, int], None]] = {"rdb": self._bgsave_done}
         self.child_started = 0.0
         self.dirty_before_bgsave = 0
         self.scheduled = False  # BGSAVE SCHEDULE, run when no child is active
@@ -71,42 +112,45 @@ class Persistence:
     def path(self) -> str:
         return os.path.join(os.getcwd(), self.srv.config.values["dbfilename"])
 
-    def _aux(self) -> list[tuple[bytes, bytes]]:
+    def _aux(self, aof_base: bool) -> list[tuple[bytes, bytes]]:
         from server.core import VERSION
 
         return [(b"redis-ver", VERSION.encode()), (b"redis-bits", b"64"), (b"ctime", b"%d" % int(time.time())),
-                (b"used-mem", b"%d" % self.srv.used_memory()), (b"aof-base", b"0")]
+                (b"used-mem", b"%d" % self.srv.used_memory()), (b"aof-base", b"1" if aof_base else b"0")]
 
     def _functions(self) -> list[bytes]:
         from server.scripting.functions import registry
 
         return [lib.code for lib in registry(self.srv).libraries.values()]
 
-    def write_to(self, f: Any, compress: bool) -> None:
-        """The whole dataset as an RDB file into the binary file `f`; `compress`: LZF strings as
-        rdbcompression asks (see `save`)."""
-        srv = self.srv
-        now = srv.now_ms
-        values = srv.config.values
-        policy = values["maxmemory-policy"]
+    def snapshot(self) -> Iterator[tuple[int, int, int, Iterator[tuple[bytes, Any, int | None]]]]:
+        """Every non-empty database as (id, keys, keys with a deadline, (key, value, deadline ms or
+        None) ...): what an RDB save and an AOF rewrite both walk, rdb-key-save-delay included
+        (debugDelay: microseconds per key, or a 1 us sleep once in -N keys)."""
+        delay = int(self.srv.config.values["rdb-key-save-delay"])
 
-        delay = int(values["rdb-key-save-delay"])
-
-        def delayed(keys: Any) -> Any:
-            # rdb-key-save-delay (debugDelay): microseconds per key, or a 1 us sleep once in -N keys
+        def delayed(keys: Iterator[Any]) -> Iterator[Any]:
             for item in keys:
                 us = delay if delay > 0 else int(random.randrange(-delay) == 0)
                 if us:
                     time.sleep(us / 1e6)
                 yield item
 
-        def dbs() -> Any:
-            for db in srv.dbs:
-                if not db.data:
-                    continue
-                expires = db.expires
-                keys = ((k, e.value, expires.get(k)) for k, e in list(db.data.items()))
-                yield db.id, len(db.data), len(expires), delayed(keys) if delay else keys
+        for db in self.srv.dbs:
+            if not db.data:
+                continue
+            expires = db.expires
+            keys = ((k, e.value, expires.get(k)) for k, e in list(db.data.items()))
+            yield db.id, len(db.data), len(expires), delayed(keys) if delay else keys
+
+    def write_to(self, f: Any, compress: bool, aof_base: bool = False) -> None:
+        """The whole dataset as an RDB file into the binary file `f`; `compress`: LZF strings as
+        rdbcompression asks (see `save`); `aof_base`: the file is an AOF's base (its aux field
+        `aof-base` says so, as rdbSaveInfoAuxFields writes it for RDBFLAGS_AOF_PREAMBLE)."""
+        srv = self.srv
+        now = srv.now_ms
+        values = srv.config.values
+        policy = values["maxmemory-policy"]
 
         def idle(dbid: int, key: bytes) -> int | None:
             access = srv.dbs[dbid].access_ms(key)
@@ -116,30 +160,20 @@ class Persistence:
             return srv.dbs[dbid].lfu_counter(key, now)
 
         w = rdb.Writer(compress, f.write)
-        rdb.write_file(w, self._aux(), self._functions(), dbs(), idle if "lru" in policy else None,
+        rdb.write_file(w, self._aux(aof_base), self._functions(), self.snapshot(), idle if "lru" in policy else None,
                        freq if "lfu" in policy else None, checksum=values["rdbchecksum"] == "yes")
 
     def _write_file(self, pid: int, compress: bool) -> None:
         """rdbSave's file dance: a temp file, fsynced, renamed over the dump file."""
         tmp = f"temp-{pid}.rdb"
         try:
-            f = open(tmp, "wb")  # noqa: SIM115 - closed below on every path
-        except OSError as exc:
-            LOG.warning(f"Failed opening the temp RDB file {tmp} (in server root dir {os.getcwd()}) for saving: "
-                        f"{exc.strerror}")
-            raise
-        try:
-            with f:
-                self.write_to(f, compress)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path())
-        except OSError as exc:
-            LOG.warning(f"Write error saving DB on disk: {exc.strerror}")
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            write_atomically(tmp, self.path(), lambda f: self.write_to(f, compress))
+        except WriteFailed as exc:
+            if exc.stage == "open":
+                LOG.warning(f"Failed opening the temp RDB file {tmp} (in server root dir {os.getcwd()}) for saving: "
+                            f"{exc.strerror}")
+            else:
+                LOG.warning(f"Write error saving DB on disk: {exc.strerror}")
             raise
 
     def _saved(self, dirty_covered: int) -> None:
@@ -159,47 +193,50 @@ class Persistence:
         dirty = self.srv.dirty
         try:
             self._write_file(os.getpid(), False)
-        except OSError:
+        except WriteFailed:
             self.stats["rdb_last_bgsave_status"] = "err"
             return False
         LOG.notice("DB saved on disk")
         self._saved(dirty)
         return True
 
-    # ---- BGSAVE -----------------------------------------------------------------------------------
-    def in_progress(self) -> bool:
+    # ---- the child (BGSAVE, BGREWRITEAOF) --------------------------------------------------------
+    def has_child(self) -> bool:
+        """hasActiveChildProcess: a BGSAVE or an AOF rewrite is running."""
         return self.child_pid != -1
 
-    def bgsave(self) -> bool:
-        """rdbSaveBackground: fork a child that writes the snapshot; False if the fork failed."""
-        srv = self.srv
-        self.dirty_before_bgsave = srv.dirty
-        self.last_bgsave_try = int(time.time())
-        try:
-            pid = os.fork()
-        except OSError as exc:
-            self.stats["rdb_last_bgsave_status"] = "err"
-            LOG.warning(f"Can't save in background: fork: {exc.strerror}")
-            return False
-        if pid == 0:  # the child: write and leave, whatever happens
+    def in_progress(self) -> bool:
+        """A BGSAVE is running (child_type == CHILD_TYPE_RDB)."""
+        return self.child_type == "rdb"
+
+    def fork_child(self, kind: str, work: Callable[[], bool]) -> int:
+        """redisFork: run `work` in a forked child that exits 0 when it returns True, 1 otherwise;
+        the child's pid.  OSError when the fork fails.  The child holds a copy-on-write image of
+        the dataset at the fork; it turns the collector off at once (a collection would write to,
+        and so copy, every page of the heap) and leaves with os._exit, never touching the loop."""
+        pid = os.fork()
+        if pid == 0:
             code = 1
             try:
                 gc.disable()
-                self._write_file(os.getpid(), self.srv.config.values["rdbcompression"] == "yes")
-                LOG.notice("DB saved on disk")
-                code = 0
+                # The loop's signal handling is the parent's: a SIGTERM or SIGINT sent to the
+                # child must not wake the parent's loop through the shared wakeup fd.  Redis's
+                # child only notes a shutdown request it never acts on, so it finishes its file.
+                signal.set_wakeup_fd(-1)
+                for sig in (signal.SIGTERM, signal.SIGINT):
+                    signal.signal(sig, signal.SIG_IGN)
+                LOG.role = "C"  # the child's log lines say so, as Redis's do
+                code = 0 if work() else 1
             finally:
                 os._exit(code)
-        LOG.notice(f"Background saving started by pid {pid}")
         self.child_pid = pid
+        self.child_type = kind
         self.child_started = time.monotonic()
-        self.stats["rdb_saves"] += 1
-        self.stats["rdb_current_bgsave_time_sec"] = 0
-        self.stats["rdb_bgsave_in_progress"] = 1
-        return True
+        return pid
 
     def check_child(self) -> None:
-        """checkChildrenDone: reap a finished child and account for its snapshot."""
+        """checkChildrenDone: reap a finished child and hand its end to its kind's handler, as
+        (pid, exit code, signal that killed it or 0)."""
         if self.child_pid == -1:
             return
         try:
@@ -208,57 +245,123 @@ class Persistence:
             pid, status = self.child_pid, 1 << 8
         if pid == 0:
             return
-        ok = os.waitstatus_to_exitcode(status) == 0
-        self._child_done(ok)
+        self._reaped(status)
 
-    def _child_done(self, ok: bool) -> None:
-        self.stats["rdb_last_bgsave_time_sec"] = int(time.monotonic() - self.child_started)
+    def _reaped(self, status: int) -> None:
+        pid, kind = self.child_pid, self.child_type
         self.child_pid = -1
-        self.stats["rdb_bgsave_in_progress"] = 0
-        self.stats["rdb_current_bgsave_time_sec"] = -1
-        if ok:
-            LOG.notice("Background saving terminated with success")
-            self._saved(self.dirty_before_bgsave)
+        self.child_type = ""
+        if os.WIFSIGNALED(status):
+            exitcode, bysignal = -1, os.WTERMSIG(status)
         else:
-            LOG.warning("Background saving error")
-            self.stats["rdb_last_bgsave_status"] = "err"
+            exitcode, bysignal = os.waitstatus_to_exitcode(status), 0
+        self.child_done[kind](pid, exitcode, bysignal)
 
-    def kill_child(self) -> None:
-        """killRDBChild: stop a running BGSAVE whose snapshot is of no use any more (FLUSHALL,
-        shutdown).  SIGUSR1 is Redis's "killed on purpose", which does not count as a failed save."""
+    def kill_child_process(self) -> None:
+        """Stop the running child with SIGUSR1 (Redis's "killed on purpose": no failure counted)
+        and wait for it; the caller cleans up after it."""
         pid = self.child_pid
-        if pid == -1:
-            return
         try:
             os.kill(pid, signal.SIGUSR1)
             os.waitpid(pid, 0)
         except OSError:
             pass
+        self.child_pid = -1
+        self.child_type = ""
+
+    # ---- BGSAVE -----------------------------------------------------------------------------------
+    def bgsave(self) -> bool:
+        """rdbSaveBackground: fork a child that writes the snapshot; False if the fork failed."""
+        if self.has_child():
+            return False
+        srv = self.srv
+        self.dirty_before_bgsave = srv.dirty
+        self.last_bgsave_try = int(time.time())
+
+        def work() -> bool:
+            try:
+                self._write_file(os.getpid(), self.srv.config.values["rdbcompression"] == "yes")
+            except WriteFailed:
+                return False
+            LOG.notice("DB saved on disk")
+            return True
+
+        try:
+            pid = self.fork_child("rdb", work)
+        except OSError as exc:
+            self.stats["rdb_last_bgsave_status"] = "err"
+            LOG.warning(f"Can't save in background: fork: {exc.strerror}")
+            return False
+        LOG.notice(f"Background saving started by pid {pid}")
+        self.stats["rdb_saves"] += 1
+        self.stats["rdb_current_bgsave_time_sec"] = 0
+        self.stats["rdb_bgsave_in_progress"] = 1
+        return True
+
+    def _bgsave_done(self, pid: int, exitcode: int, bysignal: int) -> None:
+        """backgroundSaveDoneHandlerDisk."""
+        self.stats["rdb_last_bgsave_time_sec"] = int(time.monotonic() - self.child_started)
+        self.stats["rdb_bgsave_in_progress"] = 0
+        self.stats["rdb_current_bgsave_time_sec"] = -1
+        if not bysignal and exitcode == 0:
+            LOG.notice("Background saving terminated with success")
+            self._saved(self.dirty_before_bgsave)
+        elif not bysignal:
+            LOG.warning("Background saving error")
+            self.stats["rdb_last_bgsave_status"] = "err"
+        else:
+            LOG.warning(f"Background saving terminated by signal {bysignal}")
+            try:
+                os.unlink(f"temp-{pid}.rdb")
+            except OSError:
+                pass
+            if bysignal != signal.SIGUSR1:
+                self.stats["rdb_last_bgsave_status"] = "err"
+
+    def kill_child(self) -> None:
+        """killRDBChild: stop a running BGSAVE whose snapshot is of no use any more (FLUSHALL,
+        shutdown); an AOF rewrite is left alone."""
+        if self.child_type != "rdb":
+            return
+        pid = self.child_pid
+        self.kill_child_process()
         try:
             os.unlink(f"temp-{pid}.rdb")
         except OSError:
             pass
         LOG.warning(f"Background saving terminated by signal {int(signal.SIGUSR1)}")
-        self.child_pid = -1
         self.stats["rdb_bgsave_in_progress"] = 0
         self.stats["rdb_current_bgsave_time_sec"] = -1
 
     def cron(self) -> None:
-        """serverCron's part: reap the child, else start a BGSAVE when a save point is reached."""
+        """serverCron's part, in its order: a scheduled AOF rewrite starts when no child runs;
+        a running child is reaped when done; with none, save points and the AOF's growth may
+        start one; a scheduled BGSAVE starts last (after its retry delay when the last failed)."""
         srv = self.srv
-        if self.child_pid != -1:
+        aof = srv.aof
+        if not self.has_child() and aof.rewrite_scheduled and not aof.rewrite_limited():
+            aof.rewrite_background()
+        if self.has_child():
             self.check_child()
-            if self.child_pid != -1:
+            if self.child_type == "rdb":
                 self.stats["rdb_current_bgsave_time_sec"] = int(time.monotonic() - self.child_started)
-                return
-        if self.scheduled:
-            self.scheduled = False
-            self.bgsave()
-            return
+        else:
+            self._save_points()
+            aof.auto_rewrite()
+        if not self.has_child() and self.scheduled and self._retry_ok():
+            if self.bgsave():
+                self.scheduled = False
+
+    def _retry_ok(self) -> bool:
+        return (int(time.time()) - self.last_bgsave_try > BGSAVE_RETRY_DELAY
+                or self.stats["rdb_last_bgsave_status"] == "ok")
+
+    def _save_points(self) -> None:
+        srv = self.srv
         if not srv.dirty:
             return
         now = int(time.time())
-        retry_ok = now - self.last_bgsave_try > BGSAVE_RETRY_DELAY or self.stats["rdb_last_bgsave_status"] == "ok"
+        retry_ok = self._retry_ok()
         for seconds, changes in save_points(srv.config.values["save"]):
             if srv.dirty >= changes and now - srv.lastsave > seconds and retry_ok:
                 LOG.notice(f"{changes} changes in {seconds} seconds. Saving...")

@@ -366,6 +366,34 @@ def test_restart_keeps_every_type_ttls_and_functions(tmp_path):
         srv.stop()
 
 
+def _aof_sizes(c: RawConnection) -> dict[str, int]:
+    info = c.call("INFO", "persistence").decode()
+    return {k: int(v) for k, v in re.findall(r"(aof_(?:current|base)_size):(\d+)", info)}
+
+
+@pytest.mark.parametrize("start", [start_raxdb, start_redis], ids=["raxdb", "redis"])
+def test_sizes_after_a_restart_count_the_loaded_files(tmp_path, start):
+    """loadAppendOnlyFiles: aof_current_size is every loaded file, aof_base_size the base alone
+    (auto-aof-rewrite measures growth from them); a base made at start-up counts for nothing."""
+    srv = start(*AOF, cwd=str(tmp_path))
+    c = RawConnection(srv.port)
+    assert _aof_sizes(c) == {"aof_current_size": 0, "aof_base_size": 0}
+    c.call("SET", "k", "v" * 100)
+    c.close()
+    srv.stop()
+    d = tmp_path / "appendonlydir"
+    base = sum(f.stat().st_size for f in d.glob("*.base.*"))
+    incr = sum(f.stat().st_size for f in d.glob("*.incr.aof"))
+    assert incr > 0
+    srv = start(*AOF, cwd=str(tmp_path))
+    try:
+        c = RawConnection(srv.port)
+        assert _aof_sizes(c) == {"aof_current_size": base + incr, "aof_base_size": base}
+        c.close()
+    finally:
+        srv.stop()
+
+
 # ---- (b) directories cross over -----------------------------------------------------------------------
 def _mixed(c: RawConnection) -> None:
     for db in (0, 3):

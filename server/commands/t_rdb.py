@@ -1,7 +1,7 @@
 """The commands of Redis's rdb.c and cluster.c that move data in RDB form: SAVE, BGSAVE, DUMP and
-RESTORE.
+RESTORE, and aof.c's BGREWRITEAOF, which shares BGSAVE's one child.
 
-SAVE and BGSAVE hand over to server/persistence.py.  DUMP and RESTORE use storage/rdb.py's
+SAVE and BGSAVE hand over to server/persistence.py, BGREWRITEAOF to server/aof.py.  DUMP and RESTORE use storage/rdb.py's
 payloads, which are byte-compatible with redis-server's: a payload DUMPed by one restores in the
 other.  RESTORE checks in restoreCommand's order (options, then BUSYKEY, then the TTL, then the
 payload's version and checksum, then its decoding), so the error a client sees for a bad request
@@ -36,18 +36,42 @@ def save(c, argv):
 
 @command("bgsave")
 def bgsave(c, argv):
-    if len(argv) > 1 and (len(argv) > 2 or option_word(argv[1]) != b"schedule"):
-        raise CommandError(SYNTAX)  # SCHEDULE only matters while an AOF rewrite runs, and none does
+    schedule = False
+    if len(argv) > 1:
+        if len(argv) > 2 or option_word(argv[1]) != b"schedule":
+            raise CommandError(SYNTAX)
+        schedule = True
     p = persistence.attach(c.server)
     if p.in_progress():
         raise CommandError(_IN_PROGRESS)
-    if c.in_exec:
-        # Redis forks no child from inside EXEC: the save runs from the next cron tick.
+    if p.has_child() or c.in_exec:
+        # Redis forks no child from inside EXEC, nor while an AOF rewrite runs: with SCHEDULE (or
+        # in EXEC) the save starts from the cron once no child runs.
+        if not (schedule or c.in_exec):
+            raise CommandError("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE "
+                               "SCHEDULE in order to schedule a BGSAVE whenever possible.")
         p.scheduled = True
         return R.status("Background saving scheduled")
     if not p.bgsave():
         raise CommandError("ERR")
     return R.status("Background saving started")
+
+
+@command("bgrewriteaof")
+def bgrewriteaof(c, argv):
+    srv = c.server
+    p = srv.persistence
+    aof = srv.aof
+    if p.child_type == "aof":
+        raise CommandError("ERR Background append only file rewriting already in progress")
+    if p.has_child() or c.in_exec:
+        aof.rewrite_scheduled = True
+        aof.consecutive_failures = 0  # asked for by hand: not held back by aofRewriteLimited
+        return R.status("Background append only file rewriting scheduled")
+    if not aof.rewrite_background():
+        raise CommandError("ERR Can't execute an AOF background rewriting. Please check the server logs for more "
+                           "information.")
+    return R.status("Background append only file rewriting started")
 
 
 @command("dump")

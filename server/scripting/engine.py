@@ -207,6 +207,11 @@ class Engine:
         if cmd.is_write and run is not None and run.ro:
             cmd.rejected_calls += 1
             return self._fail(raise_errors, b"Write commands are not allowed from read-only scripts.", True)
+        if cmd.is_write and run is not None and not run.wrote and srv.aof.state:
+            denied = srv.aof.denied_error()  # scriptVerifyWriteCommandAllow: the AOF cannot be written
+            if denied is not None:
+                cmd.rejected_calls += 1
+                return self._fail(raise_errors, b"-" + denied, True)
         if (srv.maxmemory and srv.pre_command_oom and run is not None and not run.allow_oom and not run.wrote
                 and "denyoom" in cmd.flags):
             # scriptVerifyOOM: out of memory when the script started, and nothing written yet (a
