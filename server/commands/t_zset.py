@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 from protocol import reply as R
+from server import propagate
 from server.commands.args import INT64_MIN, option_word, random_picks, to_int
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
@@ -667,6 +668,7 @@ def zmpop(c, argv):
     if found is None:
         return c.enc.null_array
     key, zs = found
+    propagate.rewrite_count_pop(c, b"ZPOPMAX" if from_max else b"ZPOPMIN", key, min(count, len(zs)))
     return zmpop_reply(c, key, zpop_pairs(c, key, zs, from_max, count))
 
 
