@@ -269,6 +269,14 @@ LAZY = {
     "randomkey": ["RANDOMKEY"],
     "mset-over": ["MSET k 1 k2 2"],
     "lazyfree-lazy-expire": ["CONFIG-lazyfree-lazy-expire", "SET k w"],
+    # a STORE's destination is looked up (setKey), so a stale one expires first
+    "sinterstore-over": ["SADD s a", "SINTERSTORE k s"],
+    "zunionstore-over": ["ZADD z 1 a", "ZUNIONSTORE k 1 z"],
+    "sort-store-over": ["RPUSH l 1", "SORT l STORE k"],
+    "bitop-over": ["SET b x", "BITOP NOT k b"],
+    "georadius-store-over": ["GEOADD g 13.3 38.1 p", "GEORADIUS g 13.3 38.1 10 km STORE k"],
+    "zrangestore-over": ["ZADD z 1 a", "ZRANGESTORE k z 0 -1"],
+    "pfmerge-over": ["PFADD h a", "PFMERGE k h"],
 }
 
 

@@ -25,6 +25,7 @@ from server.keyaccess import (
     lookup_write,
     modified,
     notify,
+    set_key,
 )
 from storage.glob import compile_glob
 from storage.set_type import RSet
@@ -308,7 +309,7 @@ def difference(sets: list[RSet | None], limit: int) -> RSet:
 def _store(c, dst: bytes, result: RSet, event: str) -> bytes:
     n = len(result)
     if n:
-        c.db.set(dst, result)
+        set_key(c, dst, result)
         notify(c, NOTIFY_SET, event, dst)
         modified(c, dst)
     elif c.db.delete(dst):

@@ -30,6 +30,7 @@ from server.keyaccess import (
     lookup_write,
     modified,
     notify,
+    set_key,
 )
 from server.numparse import plain_decimal, string2d, strtod_blanks
 from storage.glob import compile_glob
@@ -170,7 +171,7 @@ def store_result(c, dst: bytes, zs: ZSet, event: str) -> bytes:
     """Write a STORE command's result to `dst`, or delete `dst` when the result is empty."""
     n = len(zs)
     if n:
-        c.db.set(dst, zs)
+        set_key(c, dst, zs)
         notify(c, NOTIFY_ZSET, event, dst)
         modified(c, dst)
         return R.integer(n)
