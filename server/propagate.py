@@ -23,6 +23,16 @@ that replays to the same result: not the command as the client sent it, but its 
 Rewriting is the command's business because only the command knows what it did: the ID XADD
 picked, the members SPOP drew, the absolute deadline EXPIRE meant.  Commands build a rewritten
 argv only when `srv.also_propagate is not None`, so an unpropagated server never pays for it.
+The rewrites several commands share are here (`rewrite_set_pxat`, `rewrite_pexpireat`,
+`rewrite_deletion`, `rewrite_count_pop`), so each form is spelled once, as Redis's shared objects
+spell it.
+
+Deletions nobody asked for travel as DEL, or UNLINK when the lazyfree-lazy-* option of their
+kind is on (`deletion`): a key found past its deadline (Server._on_expired: queued with the
+command that found it, so MULTI/EXEC wraps the two when the command also wrote), the active
+expire cycle's and an eviction pass's (`flush_alone`: each on its own, flushed when the pass ends,
+before the command that made room for itself runs).  None of them moves `dirty`, as in Redis: a
+command that found its key expired and changed nothing propagates the DEL alone.
 """
 
 from __future__ import annotations

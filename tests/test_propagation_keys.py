@@ -92,11 +92,13 @@ COLLECTIONS = {
              "HDEL h nofield", "HINCRBY h n 5", "HINCRBYFLOAT h f 1.5", "HINCRBYFLOAT h f 2.0e2",
              "HINCRBYFLOAT h f x"],
     "set": ["SADD s a b c", "SADD s a", "SREM s a nomember", "SREM s zz", "SMOVE s t b", "SMOVE s t zz",
-            "SMOVE s t c", "SADD s x", "SADD t x", "SMOVE s t x"],
+            "SMOVE s t c", "SADD s x", "SADD t x", "SMOVE s t x", "SMOVE t t x", "SMOVE t t zz"],
     "set-store": ["SADD a 1 2 3", "SADD b 2 3 4", "SINTERSTORE d a b", "SUNIONSTORE d a b", "SDIFFSTORE d a b",
                   "SINTERSTORE d a nokey", "SINTERSTORE d a nokey", "SINTERCARD 2 a b"],
     "spop-deterministic": ["SADD s only", "SPOP s", "SPOP s", "SADD s a b", "SPOP s 5", "SADD s a", "SPOP s 0",
                            "SPOP s 1", "SPOP nokey 3"],
+    "spop-whole-set-lazy": ["CONFIG-lazyfree-lazy-user-del", "CONFIG-lazyfree-lazy-server-del", "SADD s a b",
+                            "SPOP s 2", "SADD s a", "SPOP s"],
     "zset": ["ZADD z 1 a 2 b", "ZADD z 1 a", "ZADD z NX 5 a", "ZADD z XX CH 3 a", "ZADD z INCR 1 a",
              "ZINCRBY z 2 b", "ZREM z a nom", "ZREM z nom", "ZADD z GT 1 b", "ZADD z LT 1 b"],
     "zset-ranges": ["ZADD z 1 a 2 b 3 c 4 d 5 e", "ZREMRANGEBYSCORE z 1 1", "ZREMRANGEBYSCORE z 100 200",
@@ -123,6 +125,8 @@ COLLECTIONS = {
             "GEORADIUS g 0 0 1 km STORE d"],
     "hll": ["PFADD p a b c", "PFADD p a", "PFADD p", "PFADD q", "PFCOUNT p", "PFCOUNT p", "PFADD p d",
             "PFCOUNT p q", "PFCOUNT p", "PFMERGE m p q", "PFMERGE m", "PFMERGE n2", "PFCOUNT m"],
+    "hll-pfdebug": ["PFADD p a b", "PFDEBUG GETREG p", "PFDEBUG TODENSE p", "PFDEBUG TODENSE p", "PFADD q a",
+                    "PFDEBUG DECODE q", "PFDEBUG ENCODING q", "PFDEBUG GETREG q", "PFDEBUG GETREG q"],
 }
 
 
@@ -145,7 +149,7 @@ def _with_configs(aofdiff, cmds: list[str]) -> list[str]:
 def lazy_off(aofdiff):
     yield aofdiff
     _configure(aofdiff, "lazyfree-lazy-user-del", "no", "lazyfree-lazy-expire", "no",
-               "lazyfree-lazy-eviction", "no")
+               "lazyfree-lazy-eviction", "no", "lazyfree-lazy-server-del", "no")
 
 
 @_cases(STRINGS)
@@ -277,6 +281,14 @@ LAZY = {
     "georadius-store-over": ["GEOADD g 13.3 38.1 p", "GEORADIUS g 13.3 38.1 10 km STORE k"],
     "zrangestore-over": ["ZADD z 1 a", "ZRANGESTORE k z 0 -1"],
     "pfmerge-over": ["PFADD h a", "PFMERGE k h"],
+    # destinations other commands look up for writing
+    "rename-over": ["SET j x", "RENAME j k"],
+    "renamenx-over": ["SET j x", "RENAMENX j k"],
+    "copy-over": ["SET j x", "COPY j k"],
+    "move-into": ["SELECT 3", "SET k x", "MOVE k 0", "SELECT 0"],
+    "copy-db-into": ["SELECT 3", "SET j x", "COPY j k DB 0", "SELECT 0"],
+    "smove-into": ["SADD s a", "SMOVE s k a"],
+    "lmove-into": ["RPUSH l a", "LMOVE l k LEFT LEFT"],
 }
 
 
