@@ -45,7 +45,8 @@ STRINGS = {
     "set-ex-px": ["SET k v EX 100", "SET k v PX 100000", "SET k v ex 100 NX", "SET k v px 100000 XX"],
     "set-exat-pxat": ["SET k v EXAT @s+100", "SET k v PXAT @ms+100000"],
     "set-keepttl": ["SET k v EX 100", "SET k w KEEPTTL"],
-    "set-get": ["SET k v GET", "SET k w GET", "SET k x get GET NX", "SET k y GET EX 100", "SET k z XX GET"],
+    "set-get": ["SET k v GET", "SET k w GET", "SET k x get GET NX", "SET k y GET EX 100", "SET k z XX GET",
+                "SET k z KEEPTTL gEt"],
     "setex-psetex": ["SETEX k 100 v", "PSETEX k 100000 v", "SETEX k 0 v", "PSETEX k -1 v"],
     "mset": ["MSET a 1 b 2", "MSETNX a 1 c 3", "MSETNX c 3 d 4"],
     "getset-getdel": ["GETSET k v", "GETSET k w", "GETDEL k", "GETDEL k", "SET n 1", "GETDEL n"],
@@ -349,3 +350,10 @@ def test_eviction_propagates_its_dels_before_the_command(aofdiff, lazy):
         assert ours[-2:] == [[b"UNLINK" if lazy == "yes" else b"DEL", b"vol"], [b"SET", b"small", b"1"]]
     finally:
         _configure(aofdiff, "maxmemory", "0", "maxmemory-policy", "noeviction", "lazyfree-lazy-eviction", "no")
+
+
+def test_set_get_spelled_with_a_nul(aofdiff):
+    """SET's GET is recognised as a C string ("GET\\0x" is GET), and dropped from the replay so."""
+    aofdiff.run("SET", "k", "v", b"GET\x00x")
+    aofdiff.run("SET", "k", "w", b"get\x00", "XX")
+    aofdiff.check()

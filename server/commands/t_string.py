@@ -193,8 +193,9 @@ def set_(c, argv):
         notify(c, NOTIFY_GENERIC, "expire", key)
         propagate.rewrite_set_pxat(c, key, value, when)
     elif flags & _GET and srv.also_propagate is not None:
-        # replayed without its GETs (an argument from 3 on spelled "get" in any case)
-        propagate.rewrite(c, argv[:3] + [a for a in argv[3:] if a.lower() != b"get"])
+        # replayed without its GETs: every argument from 3 on that reads "get" in any case up to a
+        # NUL, as Redis's C-string test skips them
+        propagate.rewrite(c, argv[:3] + [a for a in argv[3:] if option_word(a) != b"get"])
     return old_reply if old_reply is not None else _OK
 
 
