@@ -284,11 +284,11 @@ class Server:
         return bool(until) and until > int(time.time() * 1000)
 
     def _on_expired(self, db: Database, key: bytes) -> None:
+        # Not counted in dirty (deleteExpiredKeyAndPropagate leaves it alone): a command that found
+        # its key expired and then changed nothing propagates the DEL only, not itself too.
         self.stat_expired_keys += 1
-        self.dirty += 1
         if self.also_propagate is not None:  # propagateDeletion
-            self.also_propagate.append(
-                (db.id, [b"UNLINK" if self.config.values["lazyfree-lazy-expire"] == "yes" else b"DEL", key]))
+            self.also_propagate.append((db.id, [propagate.deletion(self, "lazyfree-lazy-expire"), key]))
 
     def db(self, index: int) -> Database:
         return self.dbs[index]
@@ -454,10 +454,7 @@ class Server:
                 break
             if db.expires:
                 budget -= db.active_expire(now, budget)
-        if self.also_propagate:  # the cycle's DELs, each on its own (propagate_no_multi)
-            self.propagate_no_multi = True
-            propagate.flush(self)
-            self.propagate_no_multi = False
+        propagate.flush_alone(self)
         self.aof.cron()
         if self.config.latency_monitor_threshold and budget < 2000:
             latency.add_sample_if_needed(self, "expire-cycle", int((time.monotonic() - started) * 1000))

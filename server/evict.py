@@ -48,7 +48,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import latency, notify
+from server import latency, notify, propagate
 from server.keyaccess import NOTIFY_EVICTED, signal_modified
 from server.log import LOG
 
@@ -255,6 +255,8 @@ def _evict(srv: Server, db: Database, key: bytes) -> int:
     if db.signals:
         signal_modified(srv, None, db, key)
     notify.notify_db(srv, db.id, NOTIFY_EVICTED, "evicted", key)
+    if srv.also_propagate is not None:  # propagateDeletion
+        propagate.also(srv, db.id, [propagate.deletion(srv, "lazyfree-lazy-eviction"), key])
     return freed
 
 
@@ -276,6 +278,7 @@ def perform_evictions(srv: Server) -> int:
             result = EVICT_FAIL
         else:
             result = _evict_until(srv, state, policy, used - srv.maxmemory)
+            propagate.flush_alone(srv)  # the DELs go out now, before the command that made room
     if result == EVICT_OK:
         if state.exceeded_since:
             state.exceeded_total_us += int((time.monotonic() - state.exceeded_since) * 1e6)

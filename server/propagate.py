@@ -23,6 +23,16 @@ that replays to the same result: not the command as the client sent it, but its 
 Rewriting is the command's business because only the command knows what it did: the ID XADD
 picked, the members SPOP drew, the absolute deadline EXPIRE meant.  Commands build a rewritten
 argv only when `srv.also_propagate is not None`, so an unpropagated server never pays for it.
+The rewrites several commands share are here (`rewrite_set_pxat`, `rewrite_pexpireat`,
+`rewrite_deletion`, `rewrite_count_pop`), so each form is spelled once, as Redis's shared objects
+spell it.
+
+Deletions nobody asked for travel as DEL, or UNLINK when the lazyfree-lazy-* option of their
+kind is on (`deletion`): a key found past its deadline (Server._on_expired: queued with the
+command that found it, so MULTI/EXEC wraps the two when the command also wrote), the active
+expire cycle's and an eviction pass's (`flush_alone`: each on its own, flushed when the pass ends,
+before the command that made room for itself runs).  None of them moves `dirty`, as in Redis: a
+command that found its key expired and changed nothing propagates the DEL alone.
 """
 
 from __future__ import annotations
@@ -77,6 +87,50 @@ def also(srv: Server, dbid: int, argv: list[bytes]) -> None:
         ops.append((dbid, argv))
 
 
+# ---- rewrites several commands share --------------------------------------------------------------
+# Each builds its argv only while propagating (`srv.also_propagate is not None`): the callers are
+# not on the fast path, and an unpropagated server skips them at the price of one test.
+
+def deletion(srv: Server, option: str) -> bytes:
+    """The name a deletion travels under: UNLINK when the lazyfree-lazy-* `option` for its kind
+    (user-del, expire, eviction) is on, as Redis's shared.unlink / shared.del choice."""
+    return b"UNLINK" if srv.config.values[option] == "yes" else b"DEL"
+
+
+def rewrite_deletion(c: Client, key: bytes, option: str = "lazyfree-lazy-user-del") -> None:
+    """A command that deleted `key` (GETDEL, GETEX or EXPIRE past its deadline, SPOP of the whole
+    set) is replayed as DEL or UNLINK of it."""
+    if c.server.also_propagate is not None:
+        c.prop_argv = [deletion(c.server, option), key]
+
+
+def rewrite_expire_deletion(c: Client, key: bytes) -> None:
+    """A deadline already past deleted `key` (EXPIRE family, GETEX): DEL, or UNLINK under
+    lazyfree-lazy-expire."""
+    rewrite_deletion(c, key, "lazyfree-lazy-expire")
+
+
+def rewrite_set_pxat(c: Client, key: bytes, value: bytes, when: int) -> None:
+    """SET with EX/PX/EXAT/PXAT, SETEX, PSETEX: SET key value PXAT <absolute ms>, so that a
+    replay later does not push the deadline on."""
+    if c.server.also_propagate is not None:
+        c.prop_argv = [b"SET", key, value, b"PXAT", b"%d" % when]
+
+
+def rewrite_pexpireat(c: Client, argv: list[bytes], when: int) -> None:
+    """EXPIRE, PEXPIRE, EXPIREAT: PEXPIREAT key <absolute ms>, the NX/XX/GT/LT flags kept
+    (Redis rewrites arguments 0 and 2 only)."""
+    if c.server.also_propagate is not None:
+        c.prop_argv = [b"PEXPIREAT", argv[1], b"%d" % when, *argv[3:]]
+
+
+def rewrite_count_pop(c: Client, name: bytes, key: bytes, popped: int) -> None:
+    """LMPOP, ZMPOP (and their blocking forms served at once): the pop they made, as
+    LPOP/RPOP/ZPOPMIN/ZPOPMAX key <how many it took>."""
+    if c.server.also_propagate is not None:
+        c.prop_argv = [name, key, b"%d" % popped]
+
+
 def flush(srv: Server, current: Any = None) -> None:
     """propagatePendingCommands: hand the accumulated operations to every consumer, wrapped in
     MULTI/EXEC when there are several (unless `no_multi`, or the running command `current` may
@@ -95,3 +149,12 @@ def flush(srv: Server, current: Any = None) -> None:
             t.feed(dbid, argv)
         if wrap:
             t.feed(ops[-1][0], EXEC)
+
+
+def flush_alone(srv: Server) -> None:
+    """Flush the DELs of the active expire cycle or an eviction pass, each op on its own (Redis
+    sets propagate_no_multi around both): not inside a command, whose ops go out with it."""
+    if srv.also_propagate and not srv.prop_depth:
+        srv.propagate_no_multi = True
+        flush(srv)
+        srv.propagate_no_multi = False

@@ -189,7 +189,12 @@ _OP1: list[tuple[int, int, int] | None] = [
 def _info(op: bytes) -> tuple[int, int, int]:
     """(kind, value, run) of one encoded opcode."""
     if len(op) == 1:
-        return _OP1[op[0]]  # type: ignore[return-value]
+        info = _OP1[op[0]]
+        if info is not None:
+            return info
+        # an XZERO cut short by the string's end (a corrupt value): Redis reads the terminating
+        # NUL as its second byte, and leaves the byte alone when it rewrites what comes before
+        return _XZERO, 0, ((op[0] & 63) << 8) + 1
     return _XZERO, 0, ((op[0] & 63) << 8 | op[1]) + 1
 
 
@@ -225,8 +230,12 @@ class _Sparse:
                 idx += info[2]
                 p += 1
             else:
-                second = buf[p + 1] if p + 1 < end else 0
-                ops.append(bytes((b, second)))
+                if p + 1 < end:
+                    second = buf[p + 1]
+                    ops.append(bytes((b, second)))
+                else:
+                    second = 0
+                    ops.append(byte[b])  # cut short: kept as the one byte it is (see _info)
                 idx += ((b & 63) << 8 | second) + 1
                 p += 2
         self.ops, self.starts, self.covered = ops, starts, idx

@@ -145,6 +145,19 @@ def test_corrupted_sparse(diff):
     diff("EXISTS", "d")
 
 
+@pytest.mark.parametrize("tail", [b"h", b"nan", b"\x7f"])
+def test_sparse_with_a_truncated_opcode_after_its_registers(diff, tail):
+    """Bytes past the 16384 registers, ending in an XZERO cut short: PFADD rewrites the opcodes
+    before them and leaves the tail as it is (no NUL added for the missing byte).  Found by
+    tests/test_fuzz_aof.py."""
+    diff("PFMERGE", "k")
+    diff("APPEND", "k", tail)
+    diff("PFADD", "k", "d", "a")
+    diff("GET", "k")
+    diff("PFCOUNT", "k")
+    diff("PFDEBUG", "DECODE", "k")
+
+
 def test_cached_cardinality_is_trusted(diff):
     diff("PFADD", "h", "a", "b")
     diff("PFCOUNT", "h")

@@ -30,6 +30,7 @@ from server.keyaccess import (
     lookup_write,
     modified,
     notify,
+    set_key,
     writable_string,
 )
 from storage.bits import bitwise, count_bits, first_bit, get_field, set_field
@@ -221,8 +222,7 @@ def bitop(c, argv):
     dest = argv[2]
     if length:
         result = bitwise(op, sources, length)
-        lookup_write(c, dest)
-        c.db.set(dest, result)
+        set_key(c, dest, result)
         modified(c, dest)
         notify(c, NOTIFY_STRING, "set", dest)
     elif c.db.delete(dest):  # like Redis's dbDelete: even a key past its TTL counts as deleted

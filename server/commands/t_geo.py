@@ -15,6 +15,7 @@ from __future__ import annotations
 from functools import partial
 
 from protocol import reply as R
+from server import propagate
 from server.commands import t_zset
 from server.commands.args import maybe_int
 from server.commands.longdouble import format_human, of_double
@@ -110,6 +111,7 @@ def geoadd(c, argv):
     for j in range(i, len(argv), 3):
         lon, lat = _lonlat(argv, j)
         zargv += [b"%d" % gh.score_of(lon, lat), argv[j + 2]]
+    propagate.rewrite(c, zargv)  # replayed as the ZADD it is (lower-case "zadd", as Redis spells it)
     return t_zset.zadd(c, zargv)
 
 

@@ -13,6 +13,7 @@ The RESP3 shapes follow Redis: HGETALL is a map, HRANDFIELD ... WITHVALUES is an
 from __future__ import annotations
 
 from protocol import reply as R
+from server import propagate
 from server.commands import longdouble
 from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, option_word, random_picks, to_int
 from server.commands.scanargs import parse_cursor, parse_scan_options
@@ -172,6 +173,8 @@ def hincrbyfloat(c, argv):
     out = longdouble.format_human(total)
     _set_one(c, h, field, out)
     _written(c, key, "hincrbyfloat")
+    if c.server.also_propagate is not None:  # the result, so a replay rounds nothing differently
+        propagate.rewrite(c, [b"HSET", key, field, bytes(out)])
     return R.bulk(out)
 
 

@@ -18,7 +18,7 @@ import weakref
 from typing import Any
 
 from protocol import reply as R
-from server import lazyfree
+from server import lazyfree, propagate
 from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, option_word
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
@@ -358,10 +358,13 @@ def _expire(c, argv: list[bytes], relative: bool, seconds: bool, name: str) -> b
         db.delete(key)
         modified(c, key)
         notify(c, NOTIFY_GENERIC, "del", key)
+        propagate.rewrite_expire_deletion(c, key)
         return R.ONE
     db.set_expire(key, when)
     modified(c, key)
     notify(c, NOTIFY_GENERIC, "expire", key)
+    if name != "pexpireat":  # PEXPIREAT is already its own absolute form
+        propagate.rewrite_pexpireat(c, argv, when)
     return R.ONE
 
 

@@ -21,6 +21,7 @@ from functools import partial
 from hiredis import pack_command
 
 from protocol import reply as R
+from server import propagate
 from server.commands.args import option_word, to_int
 from server.commands.table import command
 from server.errors import NO_SUCH_KEY, OUT_OF_RANGE, SYNTAX, WRONGTYPE, CommandError
@@ -235,6 +236,7 @@ def lmpop(c, argv):
     for key in keys:
         ql = _list_for_write(c, key)
         if ql is not None:
+            propagate.rewrite_count_pop(c, b"LPOP" if head else b"RPOP", key, min(count, ql.count))
             return pop_for_client(c, key, head, count)  # type: ignore[return-value]
     return c.enc.null_array
 

@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from protocol import reply as R
+from server import propagate
 from server.commands.args import maybe_int, option_word
 from server.commands.table import command
 from server.errors import NOT_INTEGER, SYNTAX, CommandError
@@ -195,6 +196,7 @@ def migrate(c, argv):
             socket_error = True
         break
     target_error: bytes | None = None
+    moved = [b"DEL"]  # replayed as DEL of the keys the target took (even if a later one failed)
     for key, reply in zip(moving, replies, strict=False):
         if auth_reply[:1] == b"-" or select_reply[:1] == b"-" or reply[:1] == b"-":
             if target_error is None:
@@ -205,6 +207,9 @@ def migrate(c, argv):
             db.delete(key)
             modified(c, key)
             notify(c, NOTIFY_GENERIC, "del", key)
+            moved.append(key)
+    if len(moved) > 1 and srv.also_propagate is not None:
+        propagate.rewrite(c, moved)
     if target_error is not None:
         raise CommandError(b"ERR Target instance replied with error: " + target_error[1:])
     if socket_error:

@@ -12,7 +12,7 @@ as there.
 from __future__ import annotations
 
 from protocol import reply as R
-from server import persistence
+from server import persistence, propagate
 from server.commands.args import maybe_int, option_word
 from server.commands.table import command
 from server.errors import NOT_INTEGER, SYNTAX, CommandError
@@ -138,10 +138,14 @@ def restore(c, argv):
         if deleted:
             modified(c, key)
             notify(c, NOTIFY_GENERIC, "del", key)
+            if srv.also_propagate is not None:  # DEL always (not UNLINK), as Redis replays it
+                propagate.rewrite(c, [b"DEL", key])
         return R.OK
     db.add(key, value)
     if ttl:
         db.set_expire(key, ttl)
+        if not absttl and srv.also_propagate is not None:  # the deadline made absolute
+            propagate.rewrite(c, [*argv[:2], b"%d" % ttl, *argv[3:], b"ABSTTL"])
     if isinstance(db, LFUDatabase):
         if freq >= 0:
             db.freq[key] = (((now // 60000) & 0xFFFF) << 8) | freq

@@ -12,6 +12,7 @@ The intset limit is read from the config at each write, so CONFIG SET applies to
 from __future__ import annotations
 
 from protocol import reply as R
+from server import propagate
 from server.commands.args import INT64_MIN, option_word, random_picks, to_int
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
@@ -24,6 +25,7 @@ from server.keyaccess import (
     lookup_write,
     modified,
     notify,
+    set_key,
 )
 from storage.glob import compile_glob
 from storage.set_type import RSet
@@ -149,6 +151,8 @@ def spop(c, argv):
         if not len(s):
             _deleted(c, key)
         modified(c, key)
+        if c.server.also_propagate is not None:  # the member drawn, so a replay removes the same
+            propagate.rewrite(c, [b"SREM", key, m])
         return R.bulk(m)
     if len(argv) > 3:
         raise CommandError(SYNTAX)
@@ -163,11 +167,19 @@ def spop(c, argv):
         members = RSet.of(s.members(), limit).members()
         notify(c, NOTIFY_SET, "spop", key)
         _deleted(c, key)
+        if c.server.also_propagate is not None:  # always DEL, whatever lazyfree-lazy-user-del says
+            propagate.rewrite(c, [b"DEL", key])
     else:
         members, replacement = s.spop_many(count, limit)
         if replacement is not None:
             c.db.replace(key, replacement)
         notify(c, NOTIFY_SET, "spop", key)
+        srv = c.server
+        if srv.also_propagate is not None:  # one SREM per member drawn, in the reply's order
+            propagate.prevent(c)
+            dbid = c.dbid
+            for m in members:
+                propagate.also(srv, dbid, [b"SREM", key, m])
     modified(c, key)
     return set_reply(c, members)
 
@@ -297,7 +309,7 @@ def difference(sets: list[RSet | None], limit: int) -> RSet:
 def _store(c, dst: bytes, result: RSet, event: str) -> bytes:
     n = len(result)
     if n:
-        c.db.set(dst, result)
+        set_key(c, dst, result)
         notify(c, NOTIFY_SET, event, dst)
         modified(c, dst)
     elif c.db.delete(dst):

@@ -41,6 +41,7 @@ from server.keyaccess import (
     lookup_read,
     modified,
     notify,
+    set_key,
 )
 from server.numparse import C_SPACE, strtod_blanks
 from storage.hashtype import Hash
@@ -188,7 +189,7 @@ def _sort(c, argv: list[bytes], readonly: bool) -> bytes:
     if out:
         ql = Quicklist()  # 7.0 builds it with quicklist's defaults, not list-max-listpack-size
         ql.extend_tail(out)
-        db.set(store, ql)
+        set_key(c, store, ql)
         notify(c, NOTIFY_LIST, "sortstore", store)
         modified(c, store)
         c.server.dirty += len(out) - 1  # modified() counted one

@@ -19,6 +19,7 @@ x86-64 long double arithmetic (see longdouble.py).
 from __future__ import annotations
 
 from protocol import reply as R
+from server import propagate
 from server.commands import longdouble
 from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, option_word, to_int
 from server.commands.table import command
@@ -190,6 +191,11 @@ def set_(c, argv):
     if when is not None:
         db.set_expire(key, when)
         notify(c, NOTIFY_GENERIC, "expire", key)
+        propagate.rewrite_set_pxat(c, key, value, when)
+    elif flags & _GET and srv.also_propagate is not None:
+        # replayed without its GETs: every argument from 3 on that reads "get" in any case up to a
+        # NUL, as Redis's C-string test skips them
+        propagate.rewrite(c, argv[:3] + [a for a in argv[3:] if option_word(a) != b"get"])
     return old_reply if old_reply is not None else _OK
 
 
@@ -213,6 +219,7 @@ def _setex(c, argv, unit_seconds: bool, name: str) -> bytes:
     modified(c, key)
     notify(c, NOTIFY_STRING, "set", key)
     notify(c, NOTIFY_GENERIC, "expire", key)
+    propagate.rewrite_set_pxat(c, key, argv[3], when)
     return _OK
 
 
@@ -233,6 +240,8 @@ def getset(c, argv):
     c.db.set(key, argv[2])
     modified(c, key)
     notify(c, NOTIFY_STRING, "set", key)
+    if c.server.also_propagate is not None:
+        propagate.rewrite(c, [b"SET", *argv[1:]])
     return c.enc.null if old is None else R.bulk(old)
 
 
@@ -249,13 +258,18 @@ def getex(c, argv):
     if when is not None:
         if db.already_expired(when, c.server.now_ms):  # EXAT / PXAT in the past: the key goes now
             _delete(c, key)
+            propagate.rewrite_expire_deletion(c, key)
         else:
             db.set_expire(key, when)
             modified(c, key)
             notify(c, NOTIFY_GENERIC, "expire", key)
+            if c.server.also_propagate is not None:
+                propagate.rewrite(c, [b"PEXPIREAT", key, b"%d" % when])
     elif flags & _PERSIST and db.persist(key):
         modified(c, key)
         notify(c, NOTIFY_GENERIC, "persist", key)
+        if c.server.also_propagate is not None:
+            propagate.rewrite(c, [b"PERSIST", key])
     return reply
 
 
@@ -266,6 +280,7 @@ def getdel(c, argv):
     if v is None:
         return c.enc.null
     _delete(c, key)
+    propagate.rewrite_deletion(c, key)
     return R.bulk(v)
 
 
@@ -444,6 +459,8 @@ def incrbyfloat(c, argv):
         c.db.replace(key, out)
     modified(c, key)
     notify(c, NOTIFY_STRING, "incrbyfloat", key)
+    if c.server.also_propagate is not None:  # the result, so a replay rounds nothing differently
+        propagate.rewrite(c, [b"SET", key, bytes(out), b"KEEPTTL"])
     return R.bulk(out)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 from protocol import reply as R
+from server import propagate
 from server.commands.args import INT64_MIN, option_word, random_picks, to_int
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
@@ -29,6 +30,7 @@ from server.keyaccess import (
     lookup_write,
     modified,
     notify,
+    set_key,
 )
 from server.numparse import plain_decimal, string2d, strtod_blanks
 from storage.glob import compile_glob
@@ -169,7 +171,7 @@ def store_result(c, dst: bytes, zs: ZSet, event: str) -> bytes:
     """Write a STORE command's result to `dst`, or delete `dst` when the result is empty."""
     n = len(zs)
     if n:
-        c.db.set(dst, zs)
+        set_key(c, dst, zs)
         notify(c, NOTIFY_ZSET, event, dst)
         modified(c, dst)
         return R.integer(n)
@@ -667,6 +669,7 @@ def zmpop(c, argv):
     if found is None:
         return c.enc.null_array
     key, zs = found
+    propagate.rewrite_count_pop(c, b"ZPOPMAX" if from_max else b"ZPOPMIN", key, min(count, len(zs)))
     return zmpop_reply(c, key, zpop_pairs(c, key, zs, from_max, count))
 
 
