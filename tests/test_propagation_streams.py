@@ -394,6 +394,8 @@ def test_script_finds_expired_key(aofdiff):
     [("PUBLISH", "ch", "m"), ("SPUBLISH", "ch", "m")],
     [("EVAL", "redis.call('publish', 'ch', 'm'); return redis.call('set', 'a', 1)", "0")],
     [("MULTI",), ("SET", "a", "x"), ("INCR", "a"), ("SET", "b", "1"), ("EXEC",)],  # a failing command inside
+    [("MULTI",), ("SET", "a", "x"), ("SET", "b"), ("EXEC",)],  # EXECABORT: nothing
+    [("MULTI",), ("SET", "a", "x"), ("SELECT", "5"), ("EXEC",), ("SET", "b", "1"), ("SELECT", "0")],
 ])
 def test_multi(aofdiff, cmds):
     run_all(aofdiff, *cmds)
@@ -553,3 +555,55 @@ def test_random_stream_workload(aofdiff, seed):
     seen = {(op[0].upper(), op[1].upper() if op[0] == b"XGROUP" else b"") for op in appended}
     # the workload reached the propagation it is here for
     assert {(b"XCLAIM", b""), (b"XADD", b""), (b"MULTI", b""), (b"XGROUP", b"SETID")} <= seen
+
+
+def test_served_chain(aofdiff):
+    """A served BLMOVE's push serves the next waiter: LMOVE, then that waiter's pop; a BLMOVE onto a
+    key of another type is served an error and propagates nothing."""
+    run_all(aofdiff, ("SET", "str", "x"))
+    aofdiff.ops()
+    w1 = Waiter(aofdiff, ("BLMOVE", "a", "b", "LEFT", "RIGHT", "0"))
+    w2 = Waiter(aofdiff, ("BRPOP", "b", "0"))
+    w3 = Waiter(aofdiff, ("BLMOVE", "c", "str", "LEFT", "RIGHT", "0"))
+    run_all(aofdiff, ("RPUSH", "a", "1", "2"), ("RPUSH", "c", "1"))
+    for w in (w1, w2, w3):
+        ours, theirs = w.replies()
+        w.close()
+        assert ours == theirs
+    aofdiff.check()
+
+
+@pytest.mark.parametrize("script", [
+    "return redis.call('blpop', 'l', 0)",
+    "return redis.call('blmove', 'l', 'd', 'left', 'left', 0)",
+    "return redis.call('bzmpop', 0, 1, 'z', 'MAX', 'COUNT', 9)",
+    "return redis.call('blpop', 'none', 0)",
+    "redis.call('xreadgroup', 'GROUP', 'g', 'c', 'NOACK', 'STREAMS', 's', '>'); return redis.call('brpop', 'l', 0)",
+])
+def test_blocking_in_scripts(aofdiff, script):
+    run_all(aofdiff, ("RPUSH", "l", "a", "b"), ("ZADD", "z", "1", "a"), ("XADD", "s", "1-0", "f", "v"),
+            ("XGROUP", "CREATE", "s", "g", "0"))
+    aofdiff.ops()
+    run_all(aofdiff, ("EVAL", script, "0"))
+    aofdiff.check()
+
+
+def test_served_readers_each_flushed(aofdiff):
+    """Readers of two groups served by one XADD: each one's XCLAIM on its own, no MULTI around
+    both; a NOACK reader of a stream trimmed to nothing is served no entries, its consumer created."""
+    run_all(aofdiff, ("XADD", "s", "1-0", "f", "v"), ("XGROUP", "CREATE", "s", "g1", "$"),
+            ("XGROUP", "CREATE", "s", "g2", "$"), ("XGROUP", "CREATE", "s", "g3", "$"))
+    aofdiff.ops()
+    waiters = [Waiter(aofdiff, ("XREADGROUP", "GROUP", g, "c", *opts, "BLOCK", "0", "STREAMS", "s", ">"))
+               for g, opts in (("g1", ()), ("g2", ("NOACK",)), ("g3", ("COUNT", "1")))]
+    run_all(aofdiff, ("XADD", "s", "2-0", "f", "v"))
+    for w in waiters:
+        ours, theirs = w.replies()
+        assert ours == theirs
+    last = Waiter(aofdiff, ("XREADGROUP", "GROUP", "g2", "new", "NOACK", "BLOCK", "0", "STREAMS", "s", ">"))
+    run_all(aofdiff, ("XADD", "s", "MAXLEN", "0", "3-0", "f", "v"))
+    ours, theirs = last.replies()
+    assert ours == theirs
+    for w in [*waiters, last]:
+        w.close()
+    aofdiff.check(mask_times=True)
