@@ -99,6 +99,10 @@ def run_all(d: AofDiff, *cmds: tuple) -> None:
     ("XADD", "nokey", "NOMKSTREAM", "9-1", "f", "v"),  # nothing created: nothing appended
     ("XADD", "nokey", "NOMKSTREAM", "*", "f", "v"),
     ("XADD", "s", "2-1", "f", "v"),  # an error: nothing
+    ("XADD", "s", "10", "f", "v"),  # the sequence left out: given as 0, not rewritten
+    ("XADD", "s", "010-01", "f", "v"),
+    ("XADD", "s", "MAXLEN", "~", "+3", "10-*", "f", "v"),
+    ("xadd", "s", "minid", "~", "4", "limit", "1", "10-*", "f", "v"),
 ])
 def test_xadd(aofdiff, cmd):
     aofdiff.run("CONFIG", "SET", "stream-node-max-entries", "2")
@@ -186,6 +190,10 @@ def _group_setup(d: AofDiff, n: int = 5) -> None:
     [("XREADGROUP", "GROUP", "g", "c", "COUNT", "3", "STREAMS", "s", ">"),
      ("XACK", "s", "g", "1-0", "2", "9-0")],
     [("XACK", "s", "g", "1-0")],
+    [("XADD", "s2", "1-0", "f", "v"), ("XGROUP", "CREATE", "s2", "g", "0"),
+     ("XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "STREAMS", "s", "s2", ">", ">"),
+     ("XREADGROUP", "GROUP", "g", "d", "NOACK", "STREAMS", "s", "s2", ">", ">")],
+    [("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "nokey", ">", ">")],  # NOGROUP: nothing
     [("XREADGROUP", "GROUP", "g", "c", "COUNT", "3", "STREAMS", "s", ">"),
      ("XGROUP", "SETID", "s", "g", "0"),
      ("XREADGROUP", "GROUP", "g", "d", "COUNT", "2", "STREAMS", "s", ">")],  # NACKs change owner
@@ -607,3 +615,52 @@ def test_served_readers_each_flushed(aofdiff):
     for w in [*waiters, last]:
         w.close()
     aofdiff.check(mask_times=True)
+
+
+def _random_waiter(r: random.Random) -> tuple:
+    side = lambda: r.choice(("LEFT", "RIGHT", "left"))  # noqa: E731
+    return r.choice((
+        ("BLPOP", "l1", "l2", "0.3"),
+        ("BRPOP", r.choice(("l1", "l2")), "0.3"),
+        ("BLMOVE", "l1", r.choice(("l1", "l2", "z1")), side(), side(), "0.3"),
+        ("BRPOPLPUSH", "l2", "l1", "0.3"),
+        ("BLMPOP", "0.3", "2", "l2", "l1", side(), *(["COUNT", str(r.randint(1, 4))] if r.random() < 0.6 else [])),
+        ("BZPOPMIN", "z1", "0.3"),
+        ("BZPOPMAX", "z1", "0.3"),
+        ("BZMPOP", "0.3", "1", "z1", r.choice(("MIN", "MAX")), *(["COUNT", str(r.randint(1, 3))] if r.random() < 0.6
+                                                                  else [])),
+    ))
+
+
+def _random_wake(r: random.Random) -> list[tuple]:
+    def write() -> tuple:
+        if r.random() < 0.3:
+            return ("ZADD", "z1", *[str(x) for i in range(r.randint(1, 3)) for x in (i, f"m{r.randint(0, 5)}")])
+        return (r.choice(("RPUSH", "LPUSH")), r.choice(("l1", "l2")), *[f"e{i}" for i in range(r.randint(1, 4))])
+
+    x = r.random()
+    if x < 0.25:
+        return [("MULTI",), *[write() for _ in range(r.randint(1, 3))], ("EXEC",)]
+    if x < 0.4:
+        body = " ".join(f"redis.call({', '.join(repr(a) for a in write())});" for _ in range(r.randint(1, 3)))
+        return [("EVAL", body, "0")]
+    return [write() for _ in range(r.randint(1, 2))]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_blocked_pops(aofdiff, seed):
+    """Rounds of list and zset waiters, then writes (plain, in MULTI, in a script) that serve some
+    of them: every served pop after the write, each on its own; the rest time out alike."""
+    r = random.Random(seed)
+    served = 0
+    for _ in range(8):
+        run_all(aofdiff, ("DEL", "l1", "l2", "z1"))
+        waiters = [Waiter(aofdiff, _random_waiter(r)) for _ in range(r.randint(1, 3))]
+        run_all(aofdiff, *_random_wake(r))
+        for w in waiters:
+            ours, theirs = w.replies()
+            w.close()
+            assert ours == theirs
+            served += ours not in (b"*-1\r\n", b"$-1\r\n")
+        aofdiff.check()
+    assert served >= 3
