@@ -283,8 +283,7 @@ class Server:
         return bool(until) and until > int(time.time() * 1000)
 
     def _on_expired(self, db: Database, key: bytes) -> None:
-        self.stat_expired_keys += 1  # not dirty (deleteExpiredKeyAndPropagate): the command that
-        # found the key expired is not a write for that, only the DEL below travels
+        self.stat_expired_keys += 1
         if self.also_propagate is not None:  # propagateDeletion
             self.also_propagate.append(
                 (db.id, [b"UNLINK" if self.config.values["lazyfree-lazy-expire"] == "yes" else b"DEL", key]))

@@ -202,7 +202,7 @@ def function_load(c, argv):
         else:
             raise CommandError(b"ERR Unknown option given: " + opt)
     name = functions.registry(c.server).load(argv[-1], replace)
-    c.server.dirty += 1  # the library set changed: replicated and persisted as sent (functionLoadCommand)
+    c.server.dirty += 1  # a change to the dataset: counted, and propagated as it came
     return R.bulk(name)
 
 

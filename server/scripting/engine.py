@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import lupa.lua51 as lupa51
 
-from server import lifecycle, propagate, tracking
+from server import lifecycle, tracking
 from server.commands.table import BLOCKED
 from server.errors import CommandError
 from server.evict import OOM
@@ -380,6 +380,8 @@ class Engine:
         run = Running(self, c, name, argv, ro, is_function, allow_oom)
         self.running = run
         if srv.also_propagate is not None:
+            from server import propagate
+
             propagate.prevent(c)  # scriptResetRun: a script travels as the effects it had, never itself
         now = srv.now_ms
         try:
