@@ -9,7 +9,7 @@ Propagation (server/propagate.py) follows blocked.c and t_list.c/t_zset.c: a com
 block travels as its non-blocking form (BLPOP as LPOP, BLMPOP and BZMPOP as a pop with the count it
 took, BLMOVE as LMOVE with the client's LEFT/RIGHT, BRPOPLPUSH as RPOPLPUSH); a served one travels
 the same way (BLMOVE's LEFT/RIGHT then spelled lower-case, as Redis's shared objects are), added by
-`_served` and flushed by blocking.handle_ready_keys after each client, as Redis's afterCommand.
+`_as` and flushed by blocking.handle_ready_keys after each client, as Redis's afterCommand.
 A served XREADGROUP propagates its XCLAIMs from t_stream's serve path; XREAD nothing.
 """
 
