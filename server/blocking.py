@@ -18,6 +18,9 @@ One mechanism serves every blocking command (BLPOP, BLMOVE, BZPOPMIN, XREAD BLOC
   client (the pop, the move, the stream read) and returns its reply, or None if the key has
   nothing for it; a CommandError becomes an error reply (e.g. BLMOVE onto a key of another type).
   Serving can signal more keys (BLMOVE's destination); the loop runs until the queue is empty.
+- While propagating, a served client's operations (its pop, its XCLAIMs, added by its serve
+  function) go out right after it is served, wrapped in MULTI/EXEC when several, as Redis's
+  afterCommand does for each receiver: after the write that woke it, before the next receiver's.
 - A served, timed-out or CLIENT UNBLOCKed client resumes its pipeline on the next loop turn
   (`call_soon`), as Redis reprocesses unblocked clients in beforeSleep.
 
@@ -34,7 +37,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import evict, lifecycle, tracking
+from server import evict, lifecycle, propagate, tracking
 from server.commands.args import to_int
 from server.commands.table import BLOCKED
 from server.errors import CommandError
@@ -232,6 +235,8 @@ def handle_ready_keys(srv: Server) -> None:
                     reply = state.serve(c, key)
                 except CommandError as e:  # counted in the command's failed_calls (updateStatsOnUnblock)
                     reply = c.error_reply(e.msg, c.last_cmd, e.counted)
+                if srv.also_propagate:  # afterCommand(receiver): its ops, on their own
+                    propagate.flush(srv)
                 if reply is None:
                     tracking.serve_end(srv, c, saved)
                     continue

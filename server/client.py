@@ -76,7 +76,7 @@ class Client(asyncio.Protocol):
                  "user", "tracking", "no_evict", "no_touch", "in_exec", "is_script", "block_state",
                  "tot_net_in", "tot_net_out", "last_argv", "fd", "kill_reason", "_base",
                  "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running", "obuf_soft_since",
-                 "prop_argv", "prop_prevent", "prop_force")
+                 "prop_argv", "prop_prevent", "prop_force", "prop_muted")
 
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -138,6 +138,7 @@ class Client(asyncio.Protocol):
         self.prop_argv: list[bytes] | None = None
         self.prop_prevent = False
         self.prop_force = False
+        self.prop_muted = False  # the script client's commands while set_repl leaves the AOF out
 
     def _new_reader(self) -> None:
         # Bound methods cached once per reader: creating them per read event is measurable.
@@ -626,7 +627,8 @@ class Client(asyncio.Protocol):
             dirty = srv.dirty
             saved = self.prop_argv, self.prop_prevent, self.prop_force
             self.prop_argv = None
-            self.prop_prevent = self.prop_force = False
+            self.prop_prevent = self.prop_muted  # a script's command under set_repl(REPL_NONE)
+            self.prop_force = False
             srv.prop_depth += 1
         try:
             r = cmd.proc(self, argv)  # type: ignore[misc]

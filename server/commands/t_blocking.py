@@ -4,6 +4,13 @@ the BLOCK of XREAD / XREADGROUP, and WAIT.
 Each runs its non-blocking form first (the families' own pop, move and read functions) and blocks
 through server/blocking.py only when there is nothing to return; the same functions serve it
 later, so a served client gets exactly what the non-blocking command would have given it then.
+
+Propagation (server/propagate.py) follows blocked.c and t_list.c/t_zset.c: a command that did not
+block travels as its non-blocking form (BLPOP as LPOP, BLMPOP and BZMPOP as a pop with the count it
+took, BLMOVE as LMOVE with the client's LEFT/RIGHT, BRPOPLPUSH as RPOPLPUSH); a served one travels
+the same way (BLMOVE's LEFT/RIGHT then spelled lower-case, as Redis's shared objects are), added by
+`_as` and flushed by blocking.handle_ready_keys after each client, as Redis's afterCommand.
+A served XREADGROUP propagates its XCLAIMs from t_stream's serve path; XREAD nothing.
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ from __future__ import annotations
 import copy
 
 from protocol import reply as R
-from server import blocking
+from server import blocking, propagate
 from server.commands.args import option_word, to_int
 from server.commands.t_list import _list_for_write, move_for_client, parse_mpop, pop_for_client
 from server.commands.t_zset import ZSet, bzpop_reply, first_nonempty, zmpop_reply, zpop_pairs
@@ -20,13 +27,39 @@ from server.commands.table import command
 from server.errors import SYNTAX, CommandError
 from storage.quicklist import Quicklist
 
+_LPOP, _RPOP, _ZPOPMIN, _ZPOPMAX = b"LPOP", b"RPOP", b"ZPOPMIN", b"ZPOPMAX"
+
+
+def _as(c, argv: list[bytes], served: bool) -> None:
+    """Propagate a blocking command as `argv`: its rewrite when it ran at once (the command's own
+    call propagates it), one more op when it was served later (flushed by handle_ready_keys)."""
+    if served:
+        propagate.also(c.server, c.dbid, argv)
+    else:
+        propagate.rewrite(c, argv)
+
+
+def _list_pop(c, key: bytes, head: bool, count: int | None, served: bool) -> bytes | None:
+    """pop_for_client, propagated as LPOP/RPOP (with the count it took for BLMPOP)."""
+    if c.server.also_propagate is None:
+        return pop_for_client(c, key, head, count)
+    ql = c.db.get(key, c.server.now_ms)
+    llen = ql.count if ql.__class__ is Quicklist else 0
+    r = pop_for_client(c, key, head, count)
+    if r is not None:
+        op = [_LPOP if head else _RPOP, key]
+        if count is not None:
+            op.append(b"%d" % min(count, llen))
+        _as(c, op, served)
+    return r
+
 
 def _first_ready(c, keys: list[bytes], head: bool, count: int | None) -> bytes | None:
     """The non-blocking attempt: keys in order, WRONGTYPE for the first non-list met before a
     non-empty list, else the pop from that list."""
     for key in keys:
         if _list_for_write(c, key) is not None:
-            return pop_for_client(c, key, head, count)
+            return _list_pop(c, key, head, count, False)
     return None
 
 
@@ -38,7 +71,7 @@ def _bpop(c, argv, head: bool):
         return r
     if blocking.must_not_block(c):
         return c.enc.null_array
-    return blocking.block(c, keys, deadline, lambda cl, key: pop_for_client(cl, key, head, None), btype="list")
+    return blocking.block(c, keys, deadline, lambda cl, key: _list_pop(cl, key, head, None, True), btype="list")
 
 
 @command("blpop")
@@ -60,10 +93,18 @@ def _where(arg: bytes) -> bool:
     raise CommandError(SYNTAX)
 
 
-def _bmove(c, src: bytes, dst: bytes, from_head: bool, to_head: bool, timeout: bytes):
+def _move_op(src: bytes, dst: bytes, wheres: list[bytes] | None) -> list[bytes]:
+    return [b"RPOPLPUSH", src, dst] if wheres is None else [b"LMOVE", src, dst, *wheres]
+
+
+def _bmove(c, src: bytes, dst: bytes, from_head: bool, to_head: bool, timeout: bytes,
+           wheres: list[bytes] | None = None):
+    """BLMOVE (`wheres`: its LEFT/RIGHT arguments as sent) or BRPOPLPUSH (None)."""
     deadline = blocking.parse_timeout(timeout, c.server.now_ms)
     r = move_for_client(c, src, dst, from_head, to_head)
     if r is not None:
+        if c.server.also_propagate is not None:
+            _as(c, _move_op(src, dst, wheres), False)
         return r
     if blocking.must_not_block(c):
         return c.enc.null
@@ -77,7 +118,11 @@ def _bmove(c, src: bytes, dst: bytes, from_head: bool, to_head: bool, timeout: b
         v = cl.db.get(src, cl.server.now_ms)
         if v is None or v.__class__ is not Quicklist:
             return None
-        return move_for_client(cl, src, dst, from_head, to_head)
+        r = move_for_client(cl, src, dst, from_head, to_head)
+        if r is not None and cl.server.also_propagate is not None:
+            words = None if wheres is None else [b"left" if from_head else b"right", b"left" if to_head else b"right"]
+            _as(cl, _move_op(src, dst, words), True)
+        return r
 
     return blocking.block(c, [src], deadline, serve, btype="list")
 
@@ -90,7 +135,7 @@ def brpoplpush(c, argv):
 @command("blmove")
 def blmove(c, argv):
     from_head, to_head = _where(argv[3]), _where(argv[4])
-    return _bmove(c, argv[1], argv[2], from_head, to_head, argv[5])
+    return _bmove(c, argv[1], argv[2], from_head, to_head, argv[5], argv[3:5])
 
 
 @command("blmpop")
@@ -103,14 +148,21 @@ def blmpop(c, argv):
         return r
     if blocking.must_not_block(c):
         return c.enc.null_array
-    return blocking.block(c, keys, deadline, lambda cl, key: pop_for_client(cl, key, head, n), btype="list")
+    return blocking.block(c, keys, deadline, lambda cl, key: _list_pop(cl, key, head, n, True), btype="list")
 
 
 # ---- sorted sets ---------------------------------------------------------------------------------
-def _zpop_for(c, key: bytes, from_max: bool, count: int | None) -> bytes | None:
+def _zpop_for(c, key: bytes, from_max: bool, count: int | None, served: bool = False) -> bytes | None:
+    """Pop for BZPOPMIN/BZPOPMAX (count None) or BZMPOP, propagated as ZPOPMIN/ZPOPMAX (with the
+    count it took)."""
     zs = c.db.get(key, c.server.now_ms)
     if zs is None or zs.__class__ is not ZSet or not len(zs):
         return None
+    if c.server.also_propagate is not None:
+        op = [_ZPOPMAX if from_max else _ZPOPMIN, key]
+        if count is not None:
+            op.append(b"%d" % min(count, len(zs)))
+        _as(c, op, served)
     pairs = zpop_pairs(c, key, zs, from_max, 1 if count is None else count)
     return bzpop_reply(c, key, pairs[0]) if count is None else zmpop_reply(c, key, pairs)
 
@@ -123,7 +175,8 @@ def _bzpop(c, argv, from_max: bool):
         return _zpop_for(c, found[0], from_max, None)
     if blocking.must_not_block(c):
         return c.enc.null_array
-    return blocking.block(c, keys, deadline, lambda cl, key: _zpop_for(cl, key, from_max, None), btype="zset")
+    return blocking.block(c, keys, deadline, lambda cl, key: _zpop_for(cl, key, from_max, None, True),
+                          btype="zset")
 
 
 @command("bzpopmin")
@@ -145,7 +198,8 @@ def bzmpop(c, argv):
         return _zpop_for(c, found[0], from_max, count)
     if blocking.must_not_block(c):
         return c.enc.null_array
-    return blocking.block(c, keys, deadline, lambda cl, key: _zpop_for(cl, key, from_max, count), btype="zset")
+    return blocking.block(c, keys, deadline, lambda cl, key: _zpop_for(cl, key, from_max, count, True),
+                          btype="zset")
 
 
 # ---- streams -------------------------------------------------------------------------------------

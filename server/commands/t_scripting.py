@@ -209,6 +209,7 @@ def function_load(c, argv):
 @command("function|delete")
 def function_delete(c, argv):
     functions.registry(c.server).delete(argv[2])
+    c.server.dirty += 1
     return R.OK
 
 
@@ -218,6 +219,7 @@ def function_flush(c, argv):
         raise subcommand_syntax(argv)
     _flush_mode(argv, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
     functions.registry(c.server).flush()
+    c.server.dirty += 1  # even when there was nothing to flush
     return R.OK
 
 
@@ -298,6 +300,7 @@ def function_restore(c, argv):
         if policy not in (b"flush", b"append", b"replace"):
             raise CommandError("ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.")
     functions.registry(c.server).restore(argv[2], policy)
+    c.server.dirty += 1
     return R.OK
 
 

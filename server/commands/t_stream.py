@@ -14,12 +14,20 @@ one of `req.keys` is signalled (the Database signals a stream it creates, delete
 XADD signals; XGROUP DESTROY signals so that readers waiting on a destroyed group get their
 NOGROUP error).  The blocking itself is
 t_blocking.block_xread.
+
+Propagation (server/propagate.py) is t_stream.c's, built only while something consumes it: XADD
+travels with its generated ID and its approximate trim made exact (`_propagate_xadd`; XTRIM's trim
+too), so that a replay keeps the same entries; XREADGROUP, XCLAIM and XAUTOCLAIM never travel
+themselves but as what they did to the group: an XCLAIM ... FORCE JUSTID LASTID per NACK they
+created, moved or dropped (`propagate_xclaim`), XGROUP SETID for a last ID no XCLAIM carries
+(`propagate_group_id`), XGROUP CREATECONSUMER for a NOACK reader's new consumer.
 """
 
 from __future__ import annotations
 
 from protocol import reply as R
 from protocol.request import _string2ll
+from server import propagate
 from server.commands.args import option_word
 from server.commands.table import command
 from server.errors import (
@@ -182,7 +190,8 @@ def _create_stream(c, key: bytes) -> Stream:
 
 # ---- XADD / XTRIM -------------------------------------------------------------------------------
 class TrimArgs:
-    __slots__ = ("maxlen", "minid", "approx", "limit", "nomkstream", "id", "seq_given", "id_given", "idpos")
+    __slots__ = ("maxlen", "minid", "approx", "limit", "nomkstream", "id", "seq_given", "id_given", "idpos",
+                 "trim_idx")
 
     def __init__(self) -> None:
         self.maxlen: int | None = None
@@ -194,6 +203,7 @@ class TrimArgs:
         self.seq_given = True
         self.id_given = False
         self.idpos = 0
+        self.trim_idx = 0  # argv index of MAXLEN's count or MINID's ID (trim_strategy_arg_idx)
 
     @property
     def trims(self) -> bool:
@@ -229,6 +239,7 @@ def parse_add_trim(c, argv: list[bytes], xadd: bool) -> TrimArgs:
             else:
                 a.minid = _parse_id(argv[i + 1], 0, True, False)[0]
             i += 1
+            a.trim_idx = i
         elif low == b"limit" and more:
             a.limit = _int_arg(argv[i + 1])
             if a.limit < 0:
@@ -335,7 +346,36 @@ def xadd(c, argv):
         srv.dirty += 1
     if db.blocking:
         signal_ready(db, key, s)
+    if srv.also_propagate is not None:
+        _propagate_xadd(c, argv, a, pos - 1, s, ms, seq)
     return _id_reply(ms, seq)
+
+
+def _propagate_xadd(c, argv: list[bytes], a: TrimArgs | None, idpos: int, s: Stream, ms: int, seq: int) -> None:
+    """xaddCommand's rewrites: an approximate trim as the exact one it amounted to, and a generated
+    ID (`*`, `ms-*`) as the ID it became, so that a replay appends the same entry and trims alike.
+    `a` is None on the fast paths: `* ...` (no trim) or `MAXLEN ~ <n> * ...` (trim count at 4)."""
+    out = list(argv)
+    if a is None:
+        if idpos == 5:
+            _rewrite_trim(out, s, 4, True)
+    elif a.approx:
+        _rewrite_trim(out, s, a.trim_idx, a.maxlen is not None)
+    if a is None or not a.id_given or not a.seq_given:
+        out[idpos] = b"%d-%d" % (ms, seq)
+    propagate.rewrite(c, out)
+
+
+def _rewrite_trim(out: list[bytes], s: Stream, idx: int, by_maxlen: bool) -> None:
+    """streamRewriteApproxSpecifier + streamRewriteTrimArgument: `~ <n>` becomes `= <length>` for
+    MAXLEN, `= <first ID>` for MINID (counting deleted entries still in the first node; the maximal
+    ID when the stream is empty)."""
+    out[idx - 1] = b"="
+    if by_maxlen:
+        out[idx] = b"%d" % s.length
+    else:
+        first = s.first_entry_id(tombstones=True)
+        out[idx] = format_id(MAX_ID if first is None else first)
 
 
 def _explicit_id(last: int, a: TrimArgs) -> int:
@@ -383,6 +423,10 @@ def xtrim(c, argv):
     deleted = _trim(s, a)
     if deleted:
         notify(c, NOTIFY_STREAM, "xtrim", key)
+        if a.approx and c.server.also_propagate is not None:
+            out = list(argv)
+            _rewrite_trim(out, s, a.trim_idx, a.maxlen is not None)
+            propagate.rewrite(c, out)
         modified(c, key)
         c.server.dirty += deleted - 1
     return R.integer(deleted)
@@ -572,23 +616,44 @@ def _consumer_for(c, s: Stream, cg: ConsumerGroup, name: bytes, key: bytes) -> C
     return cons
 
 
-def _serve_group(c, s: Stream, cg: ConsumerGroup, cons: Consumer, after: int, count: int, noack: bool
-                 ) -> list[bytes]:
-    """Deliver new entries to a consumer: advance the group, create NACKs (unless NOACK)."""
+def _serve_group(c, s: Stream, cg: ConsumerGroup, cons: Consumer, after: int, count: int, noack: bool,
+                 key: bytes, group: bytes) -> list[bytes]:
+    """Deliver new entries to a consumer: advance the group, create NACKs (unless NOACK).  While
+    propagating, each NACK travels as an XCLAIM, and a NOACK read's new last ID as XGROUP SETID."""
     now = c.server.now_ms
     out = []
     start = after + 1
+    prop = c.server.also_propagate is not None
     for eid, item in s.encoded(start, MAX_ID, False, entry_reply):
         s.group_delivered(cg, eid)
         out.append(item)
         if not noack:
-            cg.add_pending(id_key(eid), cons, now)
+            nack = cg.add_pending(id_key(eid), cons, now)
             cons.active_time = now
+            if prop:
+                propagate_xclaim(c, key, cg, group, format_id(eid), nack)
         if len(out) == count:
             break
     if out:
         c.server.dirty += 1
+        if prop and noack:
+            propagate_group_id(c, key, cg, group)
     return out
+
+
+def propagate_xclaim(c, key: bytes, cg: ConsumerGroup, group: bytes, eid: bytes, nack: NACK) -> None:
+    """streamPropagateXCLAIM: a NACK as the idempotent XCLAIM that recreates it (or, for an entry
+    gone from the stream, drops it), carrying the group's last ID."""
+    assert nack.consumer is not None
+    propagate.also(c.server, c.dbid, [
+        b"XCLAIM", key, group, nack.consumer.name, b"0", eid, b"TIME", b"%d" % nack.delivery_time,
+        b"RETRYCOUNT", b"%d" % nack.delivery_count, b"FORCE", b"JUSTID", b"LASTID", format_id(cg.last_id)])
+
+
+def propagate_group_id(c, key: bytes, cg: ConsumerGroup, group: bytes) -> None:
+    """streamPropagateGroupID: the group's last ID and read counter as XGROUP SETID."""
+    propagate.also(c.server, c.dbid, [b"XGROUP", b"SETID", key, group, format_id(cg.last_id), b"ENTRIESREAD",
+                                      b"%d" % cg.entries_read])
 
 
 def _serve_history(c, s: Stream, cons: Consumer, after: int, count: int) -> list[bytes]:
@@ -644,11 +709,17 @@ def serve_xread(c, req: XReadRequest, blocked: bool = False) -> bytes | None:
                 gt = cg.last_id
             if not serve:
                 continue
-            cons = _consumer_for(c, s, cg, req.consumer, key)  # type: ignore[arg-type]
+            cons = cg.consumer(req.consumer)  # type: ignore[arg-type]
+            if cons is None:
+                cons = _consumer_for(c, s, cg, req.consumer, key)  # type: ignore[arg-type]
+                if req.noack and srv.also_propagate is not None:  # streamPropagateConsumerCreation
+                    propagate.also(srv, c.dbid, [b"XGROUP", b"CREATECONSUMER", key, req.group, req.consumer])
+            else:
+                cons.seen_time = srv.now_ms
             if history:
                 items = _serve_history(c, s, cons, gt, req.count)
             else:
-                items = _serve_group(c, s, cg, cons, gt, req.count, req.noack)
+                items = _serve_group(c, s, cg, cons, gt, req.count, req.noack, key, req.group)  # type: ignore[arg-type]
         else:
             if (s.last_id if blocked else s.length and s.last_valid_id()) <= gt:
                 continue
@@ -675,6 +746,8 @@ def xread(c, argv):
 @command("xreadgroup")
 def xreadgroup(c, argv):
     req = parse_xread(c, argv, True)
+    if c.server.also_propagate is not None:
+        propagate.prevent(c)  # what it changed travels as XCLAIMs and XGROUPs (serve_xread)
     reply = serve_xread(c, req)
     return _blocked_read(c, req) if reply is None else reply
 
@@ -1003,19 +1076,25 @@ def xclaim(c, argv):
         else:
             raise CommandError(b"ERR Unrecognized XCLAIM option '%s'" % c_str(argv[j]))
         j += 1
+    prop = c.server.also_propagate is not None
+    propagate_last_id = False
     if last_id > cg.last_id:
         cg.last_id = last_id
         c.server.dirty += 1
+        propagate_last_id = prop
     if deliverytime == -1 or deliverytime < 0 or deliverytime > now:
         deliverytime = now
     cons = None  # looked up (or created) at the first claim, as Redis 7.0 does
     out = []
-    for eid in ids:
+    for j, eid in enumerate(ids, 5):
         k = id_key(eid)
         nack = cg.pel.find(k, None)
         item = s.encoded_entry(eid, entry_reply)
         if item is None:
             if nack is not None:
+                if prop:  # the ID as the client spelled it, as Redis propagates c->argv[j]
+                    propagate_xclaim(c, key, cg, argv[2], argv[j], nack)
+                    propagate_last_id = False
                 _drop_pending(cg, k, nack)
                 c.server.dirty += 1
             continue
@@ -1037,6 +1116,13 @@ def xclaim(c, argv):
         out.append(_bulk_id(eid) if justid else item)
         cons.active_time = now
         c.server.dirty += 1
+        if prop:
+            propagate_xclaim(c, key, cg, argv[2], argv[j], nack)
+            propagate_last_id = False
+    if prop:
+        if propagate_last_id:
+            propagate_group_id(c, key, cg, argv[2])
+        propagate.prevent(c)
     return _array(out)
 
 
@@ -1075,6 +1161,7 @@ def xautoclaim(c, argv):
     cons = None  # looked up (or created) at the first claim, as Redis 7.0 does
     now = c.server.now_ms
     attempts = count * 10
+    prop = c.server.also_propagate is not None
     out = []
     deleted = []
     it = cg.pel.iterator()
@@ -1088,6 +1175,8 @@ def xautoclaim(c, argv):
         eid = key_id(k)
         item = s.encoded_entry(eid, entry_reply)
         if item is None:
+            if prop:
+                propagate_xclaim(c, key, cg, argv[2], format_id(eid), nack)
             _drop_pending(cg, k, nack)
             deleted.append(_bulk_id(eid))
             c.server.dirty += 1
@@ -1106,6 +1195,10 @@ def xautoclaim(c, argv):
         count -= 1
         cons.active_time = now
         c.server.dirty += 1
+        if prop:
+            propagate_xclaim(c, key, cg, argv[2], format_id(eid), nack)
+    if prop:
+        propagate.prevent(c)
     cursor = key_id(it.key) if it.next() else 0
     return b"*3\r\n%s%s%s" % (_bulk_id(cursor), _array(out), _array(deleted))
 

@@ -51,6 +51,7 @@ FLAG_NAMES = {b"no-writes": FLAG_NO_WRITES, b"allow-oom": FLAG_ALLOW_OOM, b"allo
               b"no-cluster": FLAG_NO_CLUSTER, b"allow-cross-slot-keys": FLAG_ALLOW_CROSS_SLOT}
 
 _LOG_LEVELS = {0: "debug", 1: "verbose", 2: "notice", 3: "warning"}
+REPL_AOF, REPL_ALL = 1, 3  # redis.set_repl()'s flags: PROPAGATE_AOF, PROPAGATE_AOF | PROPAGATE_REPL
 
 # cjson and cmsgpack walk nested values recursively, up to 1000 levels (Redis's limits).
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
@@ -107,7 +108,7 @@ class Running:
     """What is executing now: for SCRIPT KILL, FUNCTION STATS, the busy handling."""
 
     __slots__ = ("engine", "caller", "name", "argv", "start", "ro", "allow_oom", "wrote", "killed", "busy",
-                 "is_function")
+                 "is_function", "repl")
 
     def __init__(self, engine: Engine, caller: Client, name: bytes, argv: list[bytes], ro: bool,
                  is_function: bool, allow_oom: bool = False) -> None:
@@ -122,6 +123,7 @@ class Running:
         self.killed = False
         self.busy = False
         self.is_function = is_function
+        self.repl = REPL_ALL  # redis.set_repl(): where the commands it calls propagate
 
 
 class Engine:
@@ -223,7 +225,17 @@ class Engine:
         client = self.client
         if srv.monitors:
             lifecycle.feed_monitors(client, argv, cmd)
-        r = client.call(cmd, argv, log_slow=True)  # slow-logged too, before their script
+        if run is not None and not run.repl & REPL_AOF and srv.also_propagate is not None:
+            # set_repl without REPL_AOF: the command itself is not propagated (raxdb has no replicas,
+            # so REPL_REPLICA is as REPL_NONE); what it propagates itself (XCLAIMs, expired keys'
+            # DELs) still is, as scriptCall's call flags only concern the command's own argv.
+            client.prop_muted = True
+            try:
+                r = client.call(cmd, argv, log_slow=True)
+            finally:
+                client.prop_muted = False
+        else:
+            r = client.call(cmd, argv, log_slow=True)  # slow-logged too, before their script
         if cmd.is_readonly and run is not None and run.caller.tracking is not None:
             tracking.remember_script_read(run.caller, run.argv)
         if r is BLOCKED:
@@ -292,11 +304,17 @@ class Engine:
         self.client.set_protocol(int(v))
 
     def _set_repl(self, *args: Any) -> None:
+        """redis.set_repl(flags): the flags as lua_tonumber reads them (a numeric string counts, any
+        other value is 0, REPL_NONE) and C truncates them to an int."""
+        if self.running is None:
+            self.raise_error(b"redis.set_repl can only be called inside a script invocation")
         if len(args) != 1:
             self.raise_error(b"redis.set_repl() requires two arguments.")
-        v = args[0]
-        if (v.__class__ is not int and v.__class__ is not float) or int(v) != v or not 0 <= v <= 3:
+        n = luanum.to_number(args[0])
+        flags = 0 if n is None else _c_int(n)
+        if flags & ~REPL_ALL:
             self.raise_error(b"Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
+        self.running.repl = flags  # type: ignore[union-attr]
 
     def _acl_check_cmd(self, *args: Any) -> bool:
         if not args:
@@ -366,6 +384,10 @@ class Engine:
             client.set_protocol(2)
         run = Running(self, c, name, argv, ro, is_function, allow_oom)
         self.running = run
+        if srv.also_propagate is not None:
+            from server import propagate
+
+            propagate.prevent(c)  # scriptResetRun: a script travels as the effects it had, never itself
         now = srv.now_ms
         try:
             if is_function:
