@@ -132,6 +132,7 @@ class AOF:
         self.current_size = 0
         self.base_size = 0
         self.incr_size = -1
+        self.flush_sleep_us = 0  # DEBUG AOF-FLUSH-SLEEP
         self.incr_fsync_offset = 0
         self.last_fsync = int(time.time())
         self.flush_postponed_start = 0
@@ -314,6 +315,8 @@ class AOF:
                     self.delayed_fsync += 1
                     LOG.notice("Asynchronous AOF fsync is taking too long (disk is busy?). Writing the AOF buffer "
                                "without waiting for fsync to complete, this may slow down Redis.")
+            if self.flush_sleep_us > 0:  # DEBUG AOF-FLUSH-SLEEP: widens the window a test aims at
+                time.sleep(self.flush_sleep_us / 1e6)
             if not self._write(now, policy):
                 return
         if self.srv.config.values["no-appendfsync-on-rewrite"] == "yes" and self.srv.persistence.has_child():

@@ -571,6 +571,10 @@ class Client(asyncio.Protocol):
                 # writeCommandsDeniedByDiskError: writes (and PING) wait until the AOF can be written
                 self._reject(cmd, aof.denied_error() or b"", out)
                 return
+            if srv.persistence.stats.get("loading") and self._denied_while_loading(cmd):
+                # only reachable while a busy script replayed from the AOF lets clients in
+                self._reject(cmd, b"LOADING Redis is loading the dataset in memory", out)
+                return
             if srv.busy_script is not None and "allow_busy" not in cmd.flags:  # a script past its time limit
                 from server.scripting.busy import busy_error
 
@@ -677,6 +681,13 @@ class Client(asyncio.Protocol):
             flags = declared_flags(self, name, argv)
             return flags is not None and not flags & FLAG_NO_WRITES
         return cmd.is_write
+
+    def _denied_while_loading(self, cmd: Command) -> bool:
+        """processCommand's is_denyloading_command: not flagged `loading`, or an EXEC of a queued
+        command that is not."""
+        if cmd.fullname == "exec" and self.multi is not None:
+            return any(not q.ok_loading for q, _ in self.multi)
+        return not cmd.ok_loading
 
     def _paused_for(self, cmd: Command, argv: list[bytes]) -> bool:
         """Must this command wait for the CLIENT PAUSE to end?  ALL holds every command; WRITE

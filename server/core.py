@@ -226,6 +226,7 @@ class Server:
         self.stat_numconnections = self.stat_rejected_conn = 0
         self.stat_keyspace_hits = self.stat_keyspace_misses = 0
         self.stat_expired_keys = self.stat_evicted_keys = self.stat_lazyfreed = 0
+        self.persistence.total_forks = self.persistence.fork_usec = 0
         self.eviction.exceeded_total_us = 0
         self.eviction.exceeded_since = 0.0
         self.stat_total_error_replies = self.stat_unexpected_error_replies = 0
@@ -307,6 +308,7 @@ class Server:
             LOG.warning(f"Failed listening on port {port} (TCP), aborting.")
             raise SystemExit(1) from exc
         await self._serve_sockets(socks)
+        self._show_banner(port)
         self._load_dataset()
         self.aof.start()
         self.aof.delete_history()  # at start-up whatever appendonly says, as Redis does
@@ -317,6 +319,18 @@ class Server:
         LOG.notice("Ready to accept connections tcp")
         await self.shutdown_event.wait()
         await self.close()
+
+    def _show_banner(self, port: int) -> None:
+        """redisAsciiArt's choice, once the sockets listen: a banner naming the port and the pid
+        when the log is a terminal or always-show-logo is set (Redis's test suite starts servers so
+        and waits for " PID: <pid>"), otherwise the one "Running mode" line."""
+        values = self.config.values
+        stream = LOG.stream
+        if values["always-show-logo"] == "yes" or (not values["logfile"] and stream.isatty()):
+            LOG.raw(2, f"\n    raxdb {RAXDB_VERSION}, speaking Redis {VERSION} (64 bit)\n"
+                       f"    Running in standalone mode\n    Port: {port}\n    PID: {self.pid}\n\n")
+        else:
+            LOG.notice(f"Running mode=standalone, port={port}.")
 
     def _load_dataset(self) -> None:
         """loadDataFromDisk, before the first client is served: with appendonly yes the AOF

@@ -35,6 +35,12 @@ class Log:
         self.stream.write(f"{os.getpid()}:{self.role} {stamp} {_CHARS[level]} {msg}\n")
         self.stream.flush()
 
+    def raw(self, level: int, text: str) -> None:
+        """serverLogRaw: `text` as it is, without the pid/role/time prefix (the start-up banner)."""
+        if level >= self.level:
+            self.stream.write(text)
+            self.stream.flush()
+
     def debug(self, msg: str) -> None:
         self.log(0, msg)
 

@@ -90,6 +90,8 @@ class Persistence:
 
     def __init__(self, srv: Server) -> None:
         self.srv = srv
+        self.total_forks = 0  # INFO total_forks (CONFIG RESETSTAT clears it)
+        self.fork_usec = 0  # INFO latest_fork_usec: how long the last fork took the parent
         # The one forked child (Redis allows one at a time): its pid (-1: none), its kind ("rdb"
         # for BGSAVE, "aof" for BGREWRITEAOF), and what to call when it is reaped.
         self.child_pid = -1
@@ -214,6 +216,7 @@ class Persistence:
         the child's pid.  OSError when the fork fails.  The child holds a copy-on-write image of
         the dataset at the fork; it turns the collector off at once (a collection would write to,
         and so copy, every page of the heap) and leaves with os._exit, never touching the loop."""
+        started = time.perf_counter_ns()
         pid = os.fork()
         if pid == 0:
             code = 1
@@ -229,6 +232,14 @@ class Persistence:
                 code = 0 if work() else 1
             finally:
                 os._exit(code)
+        # INFO's total_forks / latest_fork_usec and the latency monitor's "fork" event, as redisFork
+        fork_us = (time.perf_counter_ns() - started) // 1000
+        self.total_forks += 1
+        self.fork_usec = fork_us
+        if self.srv.config.latency_monitor_threshold:
+            from server import latency
+
+            latency.add_sample_if_needed(self.srv, "fork", fork_us // 1000)
         self.child_pid = pid
         self.child_type = kind
         self.child_started = time.monotonic()

@@ -509,3 +509,30 @@ def test_debug_loadaof_with_appendonly_no_reads_an_existing_directory(tmp_path):
         assert b.conn.call("DEBUG", "LOADAOF") == b"+OK\r\n"
     assert ours.digest() == theirs.digest() != b"0" * 40
     _same_outcome(tmp_path, ours, theirs)
+
+
+# ---- while a replayed script is busy ------------------------------------------------------------------
+@pytest.mark.parametrize("start", [start_raxdb, start_redis], ids=["raxdb", "redis"])
+def test_clients_get_loading_while_a_replayed_script_is_busy(tmp_path, start):
+    """A slow EVAL in the AOF lets clients in while DEBUG LOADAOF replays it: they are refused
+    with LOADING, not BUSY (processCommand checks loading first), and the script's write stays."""
+    srv = start("--appendonly", "yes", "--aof-use-rdb-preamble", "no", "--lua-time-limit", "10",
+                cwd=str(tmp_path))
+    try:
+        c = RawConnection(srv.port)
+        slow = "redis.call('set', KEYS[1], 'y'); for i = 1, 200000 do redis.call('ping') end return 'ok'"
+        incr = [f for f in (tmp_path / DIR).iterdir() if f.name.endswith(".incr.aof")][0]
+        incr.write_bytes(enc("SELECT", "9") + enc("EVAL", slow, "1", "x"))
+        loader = RawConnection(srv.port)
+        loader.send(enc("DEBUG", "LOADAOF"))
+        deadline = time.monotonic() + 30
+        while not (reply := c.call("PING")).startswith(b"-"):  # until the replay is under way
+            assert time.monotonic() < deadline, "the replay never made clients wait"
+        assert reply.startswith(b"-LOADING "), reply
+        assert loader.read_frame() == b"+OK\r\n"
+        assert _call(c, "SELECT", "9") == b"OK"
+        assert _call(c, "GET", "x") == b"y"
+        loader.close()
+        c.close()
+    finally:
+        srv.stop()

@@ -583,3 +583,29 @@ def test_migrate_reconnects_when_the_target_restarted(raxdb, tmp_path):
         assert c.call("EXISTS", "a") == b":0\r\n"
     finally:
         target.stop()
+
+
+@pytest.mark.parametrize("start", [start_raxdb, start_redis], ids=["raxdb", "redis"])
+def test_forks_are_counted(tmp_path, start):
+    """INFO total_forks / latest_fork_usec count BGSAVE's and BGREWRITEAOF's forks (redisFork), and
+    CONFIG RESETSTAT clears them."""
+    def stats(c: RawConnection) -> dict[str, int]:
+        info = c.call("INFO", "stats").decode()
+        return {k: int(v) for k, v in re.findall(r"(total_forks|latest_fork_usec):(\d+)", info)}
+
+    def idle(c: RawConnection) -> None:
+        info = c.call("INFO", "persistence")
+        while b"rdb_bgsave_in_progress:1" in info or b"aof_rewrite_in_progress:1" in info:
+            info = c.call("INFO", "persistence")  # until the child is reaped
+
+    with _serving(start, tmp_path) as (_, c):
+        assert stats(c) == {"latest_fork_usec": 0, "total_forks": 0}
+        c.call("SET", "k", "v")
+        assert c.call("BGSAVE") == b"+Background saving started\r\n"
+        idle(c)
+        assert c.call("BGREWRITEAOF") == b"+Background append only file rewriting started\r\n"
+        idle(c)
+        s = stats(c)
+        assert s["total_forks"] == 2 and s["latest_fork_usec"] > 0
+        c.call("CONFIG", "RESETSTAT")
+        assert stats(c) == {"latest_fork_usec": 0, "total_forks": 0}

@@ -186,3 +186,22 @@ def test_signals_shut_down_cleanly(sig):
     assert any(line.endswith("Ready to accept connections tcp") for line in lines)
     for line in lines:
         assert LOG_LINE.fullmatch(line), line
+
+
+@pytest.mark.parametrize("logo", ["yes", "no"])
+def test_start_up_banner_names_the_pid_as_redis(logo):
+    """With always-show-logo, both servers print " PID: <pid>" once listening (Redis's own test
+    suite waits for that line before it connects); without it, the one "Running mode" line."""
+    from tests.servers import start_raxdb, start_redis
+
+    for start in (start_raxdb, start_redis):
+        srv = start("--always-show-logo", logo)
+        try:
+            log = "".join(srv.log)
+            pid = srv.proc.pid
+            if logo == "yes":
+                assert re.search(rf" PID: {pid}\b", log), (srv.name, log)
+            else:
+                assert f"Running mode=standalone, port={srv.port}." in log, (srv.name, log)
+        finally:
+            srv.stop()

@@ -22,7 +22,7 @@ from server.config import memtoull
 from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError, subcommand_syntax
 from server.keyaccess import is_string, signal_ready, string_encoding
 from server.log import LOG
-from server.numparse import strtod
+from server.numparse import strtod, strtoll
 from server.persistence import LoadError
 from server.scripting import functions
 from storage import rdb
@@ -500,6 +500,9 @@ def debug(c, argv):
         return R.OK
     if sub == b"set-disable-deny-scripts" and n == 3:
         srv.script_deny_disabled = (maybe_int(argv[2]) or 0) != 0
+        return R.OK
+    if sub == b"aof-flush-sleep" and n == 3:  # microseconds before each AOF write (a test aid)
+        srv.aof.flush_sleep_us = strtoll(argv[2])
         return R.OK
     if sub == b"set-active-expire" and n == 3:
         srv.active_expire_enabled = argv[2] != b"0"
