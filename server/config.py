@@ -382,6 +382,7 @@ class Config:
         self.config_file: str | None = None
         self.file_options: set[str] = set()  # primaries set by the config file (CONFIG REWRITE)
         self._save_loaded = False
+        self.acl_users: list[list[bytes]] = []  # `user` directives: each the name and its rules
         self.refresh()
 
     # typed views -----------------------------------------------------------------------------
@@ -574,6 +575,13 @@ class Config:
             return
         if name == "include" and len(args) == 2:
             self._include(args[1])
+            return
+        if name == "user" and len(args) >= 2:  # ACL users, created at start-up (server/acl.py)
+            from server.acl import validate_user_directive
+
+            err = validate_user_directive(args, self.acl_users)
+            if err is not None:
+                raise ConfigError(err)
             return
         if name in _DIRECTIVES and len(args) >= 2:
             return
