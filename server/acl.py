@@ -55,7 +55,7 @@ _CTX_NAMES = {CTX_TOPLEVEL: b"toplevel", CTX_LUA: b"lua", CTX_MULTI: b"multi"}
 _REASON_NAMES = {DENIED_CMD: b"command", DENIED_KEY: b"key", DENIED_CHANNEL: b"channel", DENIED_AUTH: b"auth"}
 
 ENABLED, DISABLED, NOPASS, SANITIZE, SKIP_SANITIZE = 1, 2, 4, 8, 16
-_USER_FLAGS = ((b"on", ENABLED), (b"off", DISABLED), (b"nopass", NOPASS),
+USER_FLAGS = ((b"on", ENABLED), (b"off", DISABLED), (b"nopass", NOPASS),
                (b"skip-sanitize-payload", SKIP_SANITIZE), (b"sanitize-payload", SANITIZE))
 ROOT, ALLKEYS, ALLCOMMANDS, ALLCHANNELS = 1, 2, 4, 8
 READ, WRITE = 1, 2
@@ -90,7 +90,7 @@ class RuleError(Exception):
         self.reason = reason
 
 
-def _has_spaces(s: bytes) -> bool:
+def has_spaces(s: bytes) -> bool:
     """ACLStringHasSpaces: C isspace or NUL."""
     return any(ch in b" \t\n\v\f\r\0" for ch in s)
 
@@ -99,8 +99,14 @@ def hash_password(password: bytes) -> bytes:
     return hashlib.sha256(password).hexdigest().encode()
 
 
-def _valid_hash(h: bytes) -> bool:
-    return len(h) == 64 and all(48 <= ch <= 57 or 97 <= ch <= 102 for ch in h)
+def _rule_hash(op: bytes) -> bytes:
+    """The hash a password rule names: of the clear text after > or <, or given after # or !."""
+    if op[:1] in (b">", b"<"):
+        return hash_password(op[1:])
+    h = op[1:]
+    if len(h) != 64 or not all(48 <= ch <= 57 or 97 <= ch <= 102 for ch in h):
+        raise RuleError(EBADMSG)
+    return h
 
 
 # ---- the command universe ----------------------------------------------------------------------
@@ -248,7 +254,7 @@ class Selector:
             if self.flags & ALLCHANNELS:
                 raise RuleError(EISDIR)
             pat = op[1:]
-            if _has_spaces(pat):
+            if has_spaces(pat):
                 raise RuleError(EINVAL)
             if pat not in self.channels:
                 self.channels.append(pat)
@@ -288,7 +294,7 @@ class Selector:
         else:
             perm = ALL_PERM
         pat = op[offset:]
-        if _has_spaces(pat):
+        if has_spaces(pat):
             raise RuleError(EINVAL)
         for p in self.patterns:
             if p[0] == pat:
@@ -506,22 +512,12 @@ class User:
             self.flags &= ~NOPASS
             self.passwords.clear()
         elif op[:1] in (b">", b"#"):
-            if op[:1] == b">":
-                h = hash_password(op[1:])
-            else:
-                h = op[1:]
-                if not _valid_hash(h):
-                    raise RuleError(EBADMSG)
+            h = _rule_hash(op)
             if h not in self.passwords:
                 self.passwords.append(h)
             self.flags &= ~NOPASS
         elif op[:1] in (b"<", b"!"):
-            if op[:1] == b"<":
-                h = hash_password(op[1:])
-            else:
-                h = op[1:]
-                if not _valid_hash(h):
-                    raise RuleError(EBADMSG)
+            h = _rule_hash(op)
             if h not in self.passwords:
                 raise RuleError(ENODEV)
             self.passwords.remove(h)
@@ -545,7 +541,7 @@ class User:
     def describe(self) -> bytes:
         """ACLDescribeUser, cached until the next change."""
         if self._descr is None:
-            parts = [name for name, flag in _USER_FLAGS if self.flags & flag]
+            parts = [name for name, flag in USER_FLAGS if self.flags & flag]
             parts.extend(b"#" + h for h in self.passwords)
             parts.append(self.root.describe())
             text = b" ".join(parts)
@@ -789,7 +785,7 @@ class Acl:
                 errors.append(f"{filename}:{linenum} should start with user keyword followed by the username. ")
                 continue
             name = argv[1]
-            if _has_spaces(name):
+            if has_spaces(name):
                 errors.append(f"'{filename}:{linenum}: username '{_s(name)}' contains invalid characters. ")
                 continue
             if name in users:
@@ -856,7 +852,7 @@ class Acl:
         pd = self.pubsub_default()
         for rules in configured:
             name = rules[0]
-            if _has_spaces(name):
+            if has_spaces(name):
                 LOG.warning("Spaces not allowed in ACL usernames")
                 LOG.warning("Critical error while loading ACLs. Exiting.")
                 raise SystemExit(1)

@@ -857,7 +857,7 @@ _PROTECTED_MSG = (
 
 
 def _protected_mode_denies(srv: Server, peer: Any) -> bool:
-    if srv.config.values["protected-mode"] != "yes" or srv.config.requirepass:
+    if srv.config.values["protected-mode"] != "yes" or not srv.acl.default.flags & _acl.NOPASS:
         return False
     if not isinstance(peer, tuple):
         return False

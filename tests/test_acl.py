@@ -80,6 +80,13 @@ def _reset(d: Diff) -> None:
     d.both("ACL", "LOG", "RESET")
 
 
+def _assert_closed(d: Diff) -> None:
+    """Both servers closed this pair's connections."""
+    for conn in (d.ours, d.theirs):
+        with pytest.raises((ConnectionError, OSError)):
+            conn.call("PING")
+
+
 def _login(raxdb_port: int, redis_port: int, user: str, password: str, protocol: int = 2) -> Diff:
     d = Diff(raxdb_port, redis_port, protocol)
     d("AUTH", user, password)
@@ -377,14 +384,10 @@ def test_deleting_or_changing_a_user_disconnects(acl, raxdb, oracle):
         d("CLIENT", "KILL", "USER", "nosuch")
         d("ACL", "SETUSER", "gone", "resetchannels", "&a", "&b", "&c")  # still allowed: stays
         d("ACL", "SETUSER", "gone", "resetchannels", "&a")  # b revoked: the subscriber goes
-        for conn in (s.ours, s.theirs):
-            with pytest.raises((ConnectionError, OSError)):
-                conn.call("PING")
+        _assert_closed(s)
         u("PING")
         d("ACL", "DELUSER", "gone")
-        for conn in (u.ours, u.theirs):
-            with pytest.raises((ConnectionError, OSError)):
-                conn.call("PING")
+        _assert_closed(u)
     finally:
         u.close()
         s.close()
@@ -393,9 +396,7 @@ def test_deleting_or_changing_a_user_disconnects(acl, raxdb, oracle):
     me = _login(raxdb.port, oracle.port, "self", "x", 2)
     try:
         me("ACL", "DELUSER", "self")
-        for conn in (me.ours, me.theirs):
-            with pytest.raises((ConnectionError, OSError)):
-                conn.call("PING")
+        _assert_closed(me)
     finally:
         me.close()
 
@@ -452,9 +453,7 @@ def test_aclfile_load_and_save():
                 fh.write("user default on nopass ~* &* +@all\nuser h on nopass +@all ~*\n")
         d("ACL", "LOAD")
         same(d, "ACL", "LIST")
-        for conn in (u.ours, u.theirs):  # f's connection goes with the old users
-            with pytest.raises((ConnectionError, OSError)):
-                conn.call("PING")
+        _assert_closed(u)  # f's connection goes with the old users
         for bad in ("user h on +nosuch badrule\nuser h on\nnotuser x\n", "user x (+get\n", "user a b\tc\n"):
             for p in paths:
                 with open(p, "w") as fh:

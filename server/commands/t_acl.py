@@ -19,7 +19,7 @@ from server.errors import CommandError, c_str, subcommand_syntax
 @command("acl|setuser")
 def acl_setuser(c, argv):
     name = argv[2]
-    if A._has_spaces(name):
+    if A.has_spaces(name):
         raise CommandError("ERR Usernames can't contain spaces or null characters")
     err = c.server.acl.set_user(name, argv[3:])
     if err is not None:
@@ -47,7 +47,7 @@ def acl_getuser(c, argv):
     enc = c.enc
     if u is None:
         return enc.null
-    flags = [R.bulk(name) for name, flag in A._USER_FLAGS if u.flags & flag]
+    flags = [R.bulk(name) for name, flag in A.USER_FLAGS if u.flags & flag]
     fields = [R.bulk(b"flags"), enc.set(flags), R.bulk(b"passwords"), R.bulk_array(u.passwords),
               *_selector_fields(u.root), R.bulk(b"selectors"),
               R.array([enc.map(_selector_fields(s)) for s in u.selectors[1:]])]
