@@ -821,6 +821,13 @@ class Acl:
         self.user_changed(self.default)
         return None
 
+    def config_lines(self) -> list[str]:
+        """CONFIG REWRITE's `user` lines: every user, none when an aclfile holds them."""
+        if self.srv.config.values.get("aclfile"):
+            return []
+        return ["user " + _s(u.name) + " " + u.describe().decode(errors="surrogateescape")
+                for u in self.sorted_users()]
+
     def save_file(self, filename: str) -> bool:
         text = b"".join(b"user " + u.name + b" " + u.describe() + b"\n" for u in self.sorted_users())
         tmp = f"{filename}.tmp-{os.getpid()}-{self.srv.now_ms}"
@@ -907,6 +914,7 @@ def attach(srv: Server) -> Acl:
     if srv.config.requirepass:
         acl.update_default_password(srv.config.requirepass)
     srv.config.on_change.setdefault("requirepass", []).append(_on_requirepass(srv))
+    srv.config.user_lines = acl.config_lines
     return acl
 
 

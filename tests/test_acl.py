@@ -501,3 +501,43 @@ def test_user_directive_errors(bad):
     assert ours.returncode == theirs.returncode == 1
     line = [x for x in theirs.stderr.splitlines() + theirs.stdout.splitlines() if "Error in user" in x]
     assert line and line[0] in ours.stderr
+
+
+def test_config_rewrite_writes_users():
+    """CONFIG REWRITE replaces the file's `user` lines in place and appends the rest, every user."""
+    import sys
+
+    from tests.servers import ROOT, ServerProcess, free_port, redis_binary
+
+    procs = []
+    confs = []
+    for name in ("raxdb", "redis"):
+        d = tempfile.mkdtemp(prefix=f"acl-rw-{name}-")
+        conf = os.path.join(d, "redis.conf")
+        with open(conf, "w") as fh:
+            fh.write("# kept\nuser old on nopass +@all ~*\nhz 10\n")
+        confs.append(conf)
+        port = free_port()
+        if name == "raxdb":
+            os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
+            argv = [sys.executable, "-m", "server", conf, "--port", str(port), "--save", ""]
+        else:
+            argv = [redis_binary(), conf, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+        procs.append(ServerProcess(argv, port, d, name))
+    try:
+        d = Diff(procs[0].port, procs[1].port, 2)
+        d("ACL", "SETUSER", "new", "on", ">pw", "%R~r*", "-@all", "+@read", "-get", "(+set ~s*)")
+        d("ACL", "DELUSER", "old")
+        d("ACL", "SETUSER", "zed", "off")
+        d("CONFIG", "REWRITE")
+        d.close()
+        texts = []
+        for conf in confs:
+            with open(conf, "rb") as fh:
+                text = fh.read()
+            users = b"\n".join(line for line in text.split(b"\n") if line.startswith(b"user "))
+            texts.append((text.split(b"\n")[1], norm(b"$%d\r\n%s\r\n" % (len(users), users))))
+        assert texts[0] == texts[1]  # the first user line takes the old one's place
+    finally:
+        for p in procs:
+            p.stop()
