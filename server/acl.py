@@ -659,8 +659,11 @@ class Acl:
     def user_changed(self, u: User) -> None:
         """Its clients may have become restricted, or free again; the default user decides
         whether new connections need AUTH."""
+        opened = u is self.default and self.default_open()
         for c in list(self.srv.clients.values()):
-            if c.user is u:
+            if opened and not c.authenticated:  # authRequired() is false for them now
+                c.authenticated = True
+            if c.user is u or opened:
                 c.update_plain()
 
     def kill_clients_of(self, u: User, current: Client | None) -> None:

@@ -29,7 +29,8 @@ is queued first (QUIT's +OK).  When the transport's buffer passes its high-water
 pauses until it drains (write back-pressure).
 
 Dispatch.  `plain` is true while nothing about this client or the server needs the full
-processCommand checks (auth, MULTI, RESP2 pub/sub, CLIENT PAUSE, CLIENT REPLY, MONITOR); the fast
+processCommand checks (auth, an ACL user with restrictions, MULTI, RESP2 pub/sub, CLIENT PAUSE,
+CLIENT REPLY, MONITOR); the fast
 loop then does only lookup, arity, call, stats.  Everything else goes through `execute()`, which
 follows Redis's processCommand order.
 """

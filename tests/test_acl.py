@@ -422,6 +422,13 @@ def test_default_user_with_requirepass():
         n = Diff(a.port, b.port, 2)
         n("GET", "x")  # nopass: a new connection needs no AUTH
         n("AUTH", "x")
+        d("CONFIG", "SET", "requirepass", "pw")
+        late = Diff(a.port, b.port, 2)
+        late("GET", "x")  # connected while a password is required
+        n("GET", "x")  # connected while there was none: stays in
+        d("CONFIG", "SET", "requirepass", "")
+        late("GET", "x")  # no password any more: in without AUTH
+        late.close()
         n.close()
         d.close()
     finally:
