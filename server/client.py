@@ -30,9 +30,8 @@ pauses until it drains (write back-pressure).
 
 Dispatch.  `plain` is true while nothing about this client or the server needs the full
 processCommand checks (auth, an ACL user with restrictions, MULTI, RESP2 pub/sub, CLIENT PAUSE,
-CLIENT REPLY, MONITOR); the fast
-loop then does only lookup, arity, call, stats.  Everything else goes through `execute()`, which
-follows Redis's processCommand order.
+CLIENT REPLY, MONITOR); the fast loop then does only lookup, arity, call, stats.  Everything else
+goes through `execute()`, which follows Redis's processCommand order.
 """
 
 from __future__ import annotations
