@@ -29,9 +29,9 @@ is queued first (QUIT's +OK).  When the transport's buffer passes its high-water
 pauses until it drains (write back-pressure).
 
 Dispatch.  `plain` is true while nothing about this client or the server needs the full
-processCommand checks (auth, MULTI, RESP2 pub/sub, CLIENT PAUSE, CLIENT REPLY, MONITOR); the fast
-loop then does only lookup, arity, call, stats.  Everything else goes through `execute()`, which
-follows Redis's processCommand order.
+processCommand checks (auth, an ACL user with restrictions, MULTI, RESP2 pub/sub, CLIENT PAUSE,
+CLIENT REPLY, MONITOR); the fast loop then does only lookup, arity, call, stats.  Everything else
+goes through `execute()`, which follows Redis's processCommand order.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ import hiredis
 from protocol import reply as R
 from protocol.hiredis_limits import limit_elements, unconsumed
 from protocol.request import INLINE_MAX_SIZE, ProtocolError, QueryBufferExceeded, RequestParser
+from server import acl as _acl
 from server import evict
 from server import obuf as _obuf
 from server import propagate as _propagate
@@ -94,7 +95,7 @@ class Client(asyncio.Protocol):
         self.name = b""
         self.lib_name = b""
         self.lib_ver = b""
-        self.authenticated = not server.config.requirepass
+        server.acl.set_default_auth(self)  # self.user and self.authenticated
         self.plain = True
         self.multi: list[tuple[Command, list[bytes]]] | None = None
         self.multi_error = False
@@ -116,7 +117,6 @@ class Client(asyncio.Protocol):
         self.block_state: Any = None
         self.write_paused = False
         self.is_monitor = False
-        self.user = "default"
         self.tracking: ClientTracking | None = None  # CLIENT TRACKING state (server/tracking.py)
         self.no_evict = False
         self.no_touch = False
@@ -166,7 +166,7 @@ class Client(asyncio.Protocol):
                       and not (self.resp == 2 and (self.channels or self.patterns or self.shard_channels))
                       and not srv.monitors and not srv.pause_until_ms and not self.in_exec
                       and srv.busy_script is None and not self.close_after_reply and self.tracking is None
-                      and srv.also_propagate is None)
+                      and srv.also_propagate is None and self.user.free)
         if self.exact is not None:
             self.exact.auth_required = not self.authenticated
 
@@ -563,6 +563,11 @@ class Client(asyncio.Protocol):
             if self.multi is not None and "no_multi" in cmd.flags:
                 self._reject(cmd, b"ERR Command not allowed inside a transaction", out)
                 return
+            if not self.user.free:  # ACLCheckAllPerm: only a restricted user's clients get here
+                denied = srv.acl.check(self, cmd, argv, _acl.CTX_MULTI if self.multi is not None else _acl.CTX_TOPLEVEL)
+                if denied:
+                    self._reject(cmd, _acl.denied_text(denied, cmd), out)
+                    return
             if srv.maxmemory and srv.busy_script is None and evict.refuses(self, cmd, argv):
                 self._reject(cmd, evict.OOM, out)
                 return
@@ -887,7 +892,7 @@ _PROTECTED_MSG = (
 
 
 def _protected_mode_denies(srv: Server, peer: Any) -> bool:
-    if srv.config.values["protected-mode"] != "yes" or srv.config.requirepass:
+    if srv.config.values["protected-mode"] != "yes" or not srv.acl.default.flags & _acl.NOPASS:
         return False
     if not isinstance(peer, tuple):
         return False

@@ -382,6 +382,9 @@ class Config:
         self.config_file: str | None = None
         self.file_options: set[str] = set()  # primaries set by the config file (CONFIG REWRITE)
         self._save_loaded = False
+        self.acl_users: list[list[bytes]] = []  # `user` directives: each the name and its rules
+        # CONFIG REWRITE's `user` lines (server/acl.py sets it): none with an aclfile, which holds them
+        self.user_lines: Callable[[], list[str]] | None = None
         self.refresh()
 
     # typed views -----------------------------------------------------------------------------
@@ -575,6 +578,13 @@ class Config:
         if name == "include" and len(args) == 2:
             self._include(args[1])
             return
+        if name == "user" and len(args) >= 2:  # ACL users, created at start-up (server/acl.py)
+            from server.acl import validate_user_directive
+
+            err = validate_user_directive(args, self.acl_users)
+            if err is not None:
+                raise ConfigError(err)
+            return
         if name in _DIRECTIVES and len(args) >= 2:
             return
         raise ConfigError("Bad directive or wrong number of arguments")
@@ -635,6 +645,8 @@ class Config:
             args = split_inline_args(stripped.encode(errors="surrogateescape")) if stripped else None
             if args and not stripped.startswith("#"):
                 canon = self.canonical(args[0].decode(errors="replace"))
+                if canon is None and args[0].lower() == b"user":
+                    canon = "user"
                 if canon is not None:
                     where.setdefault(canon, []).append(len(lines))
             lines.append(raw)
@@ -645,6 +657,12 @@ class Config:
             if not slots and (new_lines is None or self.values[name] == self._default(opt)):
                 continue
             new_lines = new_lines or []
+            for i, slot in enumerate(slots):
+                lines[slot] = new_lines[i] if i < len(new_lines) else ""
+            appended.extend(new_lines[len(slots):])
+        if self.user_lines is not None:  # rewriteConfigUserOption: every user, after the options
+            new_lines = self.user_lines()
+            slots = where.get("user", [])
             for i, slot in enumerate(slots):
                 lines[slot] = new_lines[i] if i < len(new_lines) else ""
             appended.extend(new_lines[len(slots):])

@@ -58,6 +58,9 @@ class Server:
         attach_keyspace(self)  # dbs read the cached clock (access times); LFU follows the config
         self.clients: dict[int, Client] = {}
         self.next_client_id = 1
+        from server.acl import attach as attach_acl
+
+        attach_acl(self).load_at_startup()  # users exist before any client (scripts' included)
         self.loop: asyncio.AbstractEventLoop | None = None
         # Clients with queued output (Client.obuf), flushed once per loop iteration after its reads
         # by flush_writes, which the first queued output schedules with call_soon.  Without a

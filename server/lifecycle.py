@@ -50,6 +50,8 @@ def redacted(argv: list[bytes]) -> list[bytes]:
             if argv[i].lower() == b"auth" and i + 2 < len(argv):
                 hide = [i + 1, i + 2]
                 break
+    elif name == b"acl" and len(argv) > 2 and argv[1].lower() == b"setuser":
+        hide = list(range(2, len(argv)))
     elif name == b"migrate":
         i = 6
         while i < len(argv):

@@ -5,6 +5,7 @@ owns its family; shared argument parsing lives in `args`, shared errors in `serv
 """
 
 from server.commands import (  # noqa: F401 - imported for their registrations
+    t_acl,
     t_bitops,
     t_blocking,
     t_cluster,

@@ -18,7 +18,7 @@ from server import lifecycle, tracking
 from server.commands.args import maybe_int, option_word
 from server.commands.t_config import help_reply
 from server.commands.table import NO_REPLY, command
-from server.errors import SYNTAX, CommandError, subcommand_syntax
+from server.errors import SYNTAX, CommandError, c_str, subcommand_syntax
 from server.obuf import client_class
 
 
@@ -81,7 +81,7 @@ def client_info_line(c, current=None) -> str:
             f"multi={len(multi) if multi is not None else -1} qbuf={qbuf} qbuf-free=0 argv-mem={argv_mem} "
             f"multi-mem={multi_mem} rbs=0 rbp=0 obl=0 oll=0 omem={omem} "
             f"tot-mem={qbuf + argv_mem + multi_mem + omem} events={'rw' if omem else 'r'} cmd={cmd_name} "
-            f"user={c.user} redir={ct.redirect if (ct := c.tracking) is not None else -1} resp={c.resp}")
+            f"user={c.user.name.decode(errors='surrogateescape')} redir={ct.redirect if (ct := c.tracking) is not None else -1} resp={c.resp}")
     if c.lib_name or c.lib_ver:
         line += f" lib-name={c.lib_name.decode(errors='replace')} lib-ver={c.lib_ver.decode(errors='replace')}"
     return line
@@ -224,9 +224,9 @@ def client_kill(c, argv):
         elif opt == b"laddr":
             laddr = val
         elif opt == b"user":
-            if val != b"default":
-                raise CommandError(f"ERR No such user '{val.decode(errors='replace')}'")
-            user = val.decode()
+            user = srv.acl.users.get(val)
+            if user is None:
+                raise CommandError(b"ERR No such user '%s'" % c_str(val))
         elif opt == b"skipme":
             low = option_word(val)
             if low not in (b"yes", b"no"):
@@ -240,7 +240,7 @@ def client_kill(c, argv):
         if ((cid is not None and x.id != cid) or (ctype is not None and client_class(x) != ctype)
                 or (addr is not None and x.addr.encode() != addr)
                 or (laddr is not None and x.laddr.encode() != laddr)
-                or (user is not None and x.user != user) or (skipme and x is c)):
+                or (user is not None and x.user is not user) or (skipme and x is c)):
             continue
         _kill(c, x)
         killed += 1

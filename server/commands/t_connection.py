@@ -1,16 +1,16 @@
 """Connection commands: PING, ECHO, SELECT, QUIT, HELLO, AUTH, RESET (CLIENT lives in t_server).
 
-HELLO switches the connection's protocol and replies with the server map; AUTH accepts the
-`default` user with requirepass (ACL users beyond it are not supported).  After a successful AUTH
-the connection may move from the exact parser back to the hiredis fast path.
+HELLO switches the connection's protocol and replies with the server map; AUTH and HELLO AUTH log
+in as an ACL user (server/acl.py; requirepass is the `default` user's password), a failure going to
+the ACL log.  After a successful AUTH the connection may move from the exact parser back to the
+hiredis fast path.
 """
 
 from __future__ import annotations
 
-import hmac
-
 from protocol import reply as R
 from server import tracking
+from server.acl import NOPASS
 from server.commands.args import maybe_int, option_word
 from server.commands.table import command
 from server.core import VERSION
@@ -50,34 +50,20 @@ def quit_(c, argv):
     return R.OK
 
 
-def _check_password(c, user: bytes, password: bytes) -> bool:
-    required = c.server.config.requirepass
-    if user != b"default":
-        return False
-    if not required:
-        return True
-    return hmac.compare_digest(password, required.encode(errors="surrogateescape"))
-
-
-def _authenticated(c) -> None:
-    c.authenticated = True
-    c.update_plain()
-
-
 @command("auth")
 def auth(c, argv):
     if len(argv) > 3:
         raise CommandError("ERR syntax error")
+    acl = c.server.acl
     if len(argv) == 2:
-        if not c.server.config.requirepass:
+        if acl.default.flags & NOPASS:
             raise CommandError("ERR AUTH <password> called without any password configured for the default "
                                "user. Are you sure your configuration is correct?")
         user, password = b"default", argv[1]
     else:
         user, password = argv[1], argv[2]
-    if not _check_password(c, user, password):
+    if not acl.authenticate(c, user, password, argv[0]):
         raise CommandError(WRONGPASS)
-    _authenticated(c)
     return R.OK
 
 
@@ -98,9 +84,8 @@ def hello(c, argv):
         opt = option_word(argv[i])
         more = len(argv) - i - 1
         if opt == b"auth" and more >= 2:
-            if not _check_password(c, argv[i + 1], argv[i + 2]):
+            if not c.server.acl.authenticate(c, argv[i + 1], argv[i + 2], argv[0]):
                 raise CommandError(WRONGPASS)
-            _authenticated(c)
             i += 3
         elif opt == b"setname" and more >= 1:
             setname = argv[i + 1]
@@ -142,7 +127,7 @@ def reset(c, argv):
     c.reply_mode = "on"
     c.no_evict = c.no_touch = False
     tracking.disable(c)
-    c.authenticated = not c.server.config.requirepass
+    c.server.acl.set_default_auth(c)
     if c.is_monitor:
         c.is_monitor = False
         if c in c.server.monitors:

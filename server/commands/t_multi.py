@@ -14,7 +14,7 @@ sets `c.dirty_cas`, and EXEC then replies with a null array without running anyt
 from __future__ import annotations
 
 from protocol import reply as R
-from server import lifecycle, watch
+from server import acl, lifecycle, watch
 from server.commands.table import BLOCKED, command
 from server.errors import CommandError
 
@@ -70,6 +70,11 @@ def exec_(c, argv):
     replies = []
     try:
         for cmd, args in queue:
+            if not c.user.free:  # the rules may have changed since it was queued
+                denied = srv.acl.check(c, cmd, args, acl.CTX_MULTI)
+                if denied:
+                    replies.append(c.error_reply(acl.exec_denied_text(denied)))
+                    continue
             r = c.call(cmd, args, log_slow=True)  # each queued command is slow-logged, EXEC itself is not
             if srv.monitors and "skip_monitor" not in cmd.flags:  # after the call, as call() does
                 lifecycle.feed_monitors(c, args, cmd)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import lupa.lua51 as lupa51
 
-from server import lifecycle, tracking
+from server import acl, lifecycle, tracking
 from server.commands.table import BLOCKED
 from server.errors import CommandError
 from server.evict import OOM
@@ -206,6 +206,11 @@ class Engine:
         if cmd.noscript and not srv.script_deny_disabled:
             cmd.rejected_calls += 1
             return self._fail(raise_errors, b"This Redis command is not allowed from script", True)
+        if run is not None and not run.caller.user.free:  # scriptVerifyACL, for the caller's user
+            denied = srv.acl.check(run.caller, cmd, argv, acl.CTX_LUA)
+            if denied:
+                cmd.rejected_calls += 1
+                return self._fail(raise_errors, acl.script_denied_text(denied), True)
         if cmd.is_write and run is not None and run.ro:
             cmd.rejected_calls += 1
             return self._fail(raise_errors, b"Write commands are not allowed from read-only scripts.", True)
@@ -324,9 +329,13 @@ class Engine:
             if not _is_lua_string(a):
                 self.raise_error(b"Lua redis lib command arguments must be strings or integers")
             argv.append(_lua_tostring(a))
-        if self.server.table.lookup(argv) is None:
+        cmd = self.server.table.lookup(argv)
+        if cmd is None:
             self.raise_error(b"Invalid command passed to redis.acl_check_cmd()")
-        return True
+        run = self.running
+        if run is None or run.caller.user.free:
+            return True
+        return run.caller.user.check(cmd, argv)[0] == acl.OK
 
     # ---- math.random --------------------------------------------------------------------------
     def _where_text(self) -> str:
