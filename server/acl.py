@@ -443,6 +443,10 @@ class Selector:
     def is_free(self) -> bool:
         return self.flags & (ALLKEYS | ALLCHANNELS | ALLCOMMANDS) == ALLKEYS | ALLCHANNELS | ALLCOMMANDS
 
+    def reads_every_key(self) -> bool:
+        """ACLSelectorHasUnrestrictedKeyAccess for read access: allkeys, or a readable '*'."""
+        return bool(self.flags & ALLKEYS) or any(pat == b"*" and perm & READ for pat, perm in self.patterns)
+
 
 def channel_allowed(patterns: list[bytes], channel: bytes, is_pattern: bool) -> bool:
     """ACLCheckChannelAgainstList: a PSUBSCRIBE pattern must equal an ACL pattern literally."""
@@ -570,6 +574,14 @@ class User:
             if ret > worst or (ret == worst and pos > where):
                 worst, where = ret, pos
         return worst, where
+
+
+    def reads_every_key(self, cmd: Command, argv: list[bytes]) -> bool:
+        """ACLUserCheckCmdWithUnrestrictedKeyAccess(..., CMD_KEY_ACCESS): may some selector that
+        allows this call read any key?  (SORT's BY and GET name keys its key specs do not.)"""
+        ac = universe().of(cmd)
+        keys: list[Any] = []
+        return any(s.check(ac, cmd, argv, keys)[0] == OK and s.reads_every_key() for s in self.selectors)
 
 
 def merge_selector_args(rules: list[bytes]) -> tuple[list[bytes] | None, int]:

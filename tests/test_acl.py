@@ -241,6 +241,29 @@ def test_denials_by_command_category_subcommand_key_channel(acl, raxdb, oracle):
     acl.unordered("ACL", "LOG", "RESET")
 
 
+def test_sort_by_and_get_need_every_key_readable(acl, raxdb, oracle):
+    """SORT's BY (with a '*') and GET name keys no key spec declares: refused unless a selector
+    that allows the call may read every key (allkeys, %R~*), as in acl-v2.tcl."""
+    acl("RPUSH", "l", "2", "1")
+    acl("ACL", "SETUSER", "k", "on", ">pw", "+@all", "~l", "~w*")
+    acl("ACL", "SETUSER", "r", "on", ">pw", "+@all", "%R~*", "%W~l")
+    acl("ACL", "SETUSER", "s", "on", ">pw", "+@all", "~l", "(+sort %R~*)")
+    for user in ("k", "r", "s"):
+        u = _login(raxdb.port, oracle.port, user, "pw", acl.protocol)
+        try:
+            u.script("""
+                SORT l
+                SORT l BY nosort
+                SORT l BY w_*
+                SORT l GET #
+                SORT l GET w_* BY nosort
+                SORT_RO l BY w_*
+                SORT l BY w_* STORE l
+            """)
+        finally:
+            u.close()
+
+
 def test_denials_in_multi_and_scripts(acl, raxdb, oracle):
     acl("ACL", "SETUSER", "m", "on", ">pw", "+@all", "-hset", "%R~r*", "~k*", "&c")
     u = _login(raxdb.port, oracle.port, "m", "pw", acl.protocol)

@@ -105,6 +105,12 @@ def _exact_value(s: bytes) -> Fraction:
     return -value if neg else value
 
 
+def _reads_every_key(c, argv: list[bytes]) -> bool:
+    """BY and GET patterns name keys no key spec declares: only a user who may read every key
+    may use them (sortCommandGeneric's user_has_full_key_access)."""
+    return c.user.free or c.user.reads_every_key(c.server.table.lookup(argv), argv)
+
+
 def _sort(c, argv: list[bytes], readonly: bool) -> bytes:
     desc = alpha = dontsort = False
     limit_start, limit_count = 0, -1
@@ -131,8 +137,12 @@ def _sort(c, argv: list[bytes], readonly: bool) -> bytes:
         elif word == b"by" and left >= 1:
             sortby = argv[j + 1]
             dontsort = b"*" not in c_str(sortby)
+            if not dontsort and not _reads_every_key(c, argv):
+                raise CommandError(b"ERR BY option of SORT denied due to insufficient ACL permissions.")
             j += 1
         elif word == b"get" and left >= 1:
+            if not _reads_every_key(c, argv):
+                raise CommandError(b"ERR GET option of SORT denied due to insufficient ACL permissions.")
             gets.append(argv[j + 1])
             j += 1
         else:
