@@ -284,7 +284,8 @@ class Server:
 
     def _on_expired(self, db: Database, key: bytes) -> None:
         self.stat_expired_keys += 1
-        self.dirty += 1
+        # not `dirty`, as deleteExpiredKeyAndPropagate: a read that finds its key expired
+        # propagates the DEL alone, not itself as a write
         if self.also_propagate is not None:  # propagateDeletion
             self.also_propagate.append(
                 (db.id, [b"UNLINK" if self.config.values["lazyfree-lazy-expire"] == "yes" else b"DEL", key]))
