@@ -8,11 +8,16 @@ command; a minimal uvloop + hiredis server about 0.6-0.8 us here (it has no sock
 
     .venv/bin/python bench/hotpath.py [--only SET,GET] [--profile WORKLOAD]
     bench/instr.sh WORKLOAD PIPELINE      # the same, as callgrind instructions per command
+
+Environment: HOTPATH_AOF=1 runs with appendonly yes (the AOF written to /dev/null), so the
+propagating loop is measured; HOTPATH_LIGHT=1 skips filling the 100k string keys and counters
+(a quicker set-up for A/B runs of workloads that do not read them).
 """
 
 from __future__ import annotations
 
 import collections
+import os
 import random
 import sys
 import time
@@ -21,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import server.commands  # noqa: E402,F401
+from server import propagate  # noqa: E402
 from server.client import Client  # noqa: E402
 from server.config import Config  # noqa: E402
 from server.core import Server  # noqa: E402
@@ -83,10 +89,20 @@ def make_client(setup_commands: int = 200_000) -> Client:
     # requests over -r 100000 keys): GET and INCR measure hits, not the missing-key path.  Filled
     # through the keyspace API, which is cheap enough to run under callgrind too.
     db = c.db
-    for i in range(100_000):
+    for i in range(0 if os.environ.get("HOTPATH_LIGHT") else 100_000):
         for key, value in ((b"key:%012d" % i, b"xxx"), (b"counter:%012d" % i, b"%d" % (i % 97))):
             if key not in db.data:
                 db.add(key, value)
+    # The list holds more than the pop workloads take, as after `make bench`'s pushes (the 200 the
+    # set-up pushed ran out in the first batches: LPOP and RPOP measured a missing key)
+    ql = db.get(b"mylist", srv.now_ms)
+    ql.extend_tail([b"xxx"] * (20_000 - ql.count))
+    if os.environ.get("HOTPATH_AOF"):
+        # appendonly yes, writing to /dev/null: every write is propagated and encoded, and the
+        # AOF buffer written once per batch (Server.flush_writes), as the live server does
+        srv.aof.fd = os.open(os.devnull, os.O_WRONLY)
+        srv.propagation_targets.append(srv.aof)
+        propagate.sync(srv)
     gc.collect()
     gc.freeze()
     gc.set_threshold(10000, 20, 20)  # as server/main.py

@@ -166,7 +166,7 @@ class Client(asyncio.Protocol):
                       and not (self.resp == 2 and (self.channels or self.patterns or self.shard_channels))
                       and not srv.monitors and not srv.pause_until_ms and not self.in_exec
                       and srv.busy_script is None and not self.close_after_reply and self.tracking is None
-                      and srv.also_propagate is None and self.user.free)
+                      and self.user.free)
         if self.exact is not None:
             self.exact.auth_required = not self.authenticated
 
@@ -406,85 +406,123 @@ class Client(asyncio.Protocol):
         track = srv.config.latency_tracking
         ready = srv.ready_keys
         mm = srv.maxmemory  # re-read after execute(), which may run CONFIG SET
-        while True:
-            try:
-                argv = gets()
-            except hiredis.ProtocolError:
-                argv = None
-            if argv is False:  # mid-frame: hiredis may have consumed a partial command's bytes
-                break
-            try:
-                # Only a list of bytes gets through both lines: join() rejects other elements and
-                # non-list frames (a top-level string iterates ints; a map fails argv[0]).
-                _join(argv)
-                cmd = dispatch(argv[0])
-            except (TypeError, KeyError):  # not a multibulk of bulk strings: the exact parser judges
-                self._enter_exact(base, base_done + done)
-                return
-            except IndexError:  # *0: an empty command, silently skipped as Redis does (and not
-                # counted in `done`: the exact parser's next_command() never returns one either)
-                if not has_data():
-                    clean = True
+        # Propagating (server/propagate.py): the batch is one level of nesting, and `dirty` runs
+        # on from one command's end to the next one's start.  Re-read after execute(), which runs
+        # CONFIG SET; a command run here cannot turn propagation on or off.
+        prop = srv.also_propagate is not None
+        dirty = srv.dirty
+        extra = mm or prop  # the branch after a command: memory accounting, propagation
+        aof = srv.aof
+        if prop:
+            srv.prop_depth += 1
+        try:
+            while True:
+                try:
+                    argv = gets()
+                except hiredis.ProtocolError:
+                    argv = None
+                if argv is False:  # mid-frame: hiredis may have consumed a partial command's bytes
                     break
-                continue
-            done += 1
-            if cmd is not None and self.plain:
-                n = len(argv)
-                # cmd.arity_ok(n), inline; with a memory limit, evict first, and leave a refusal
-                # to execute()
-                if (n == cmd.arity or n >= cmd.least_args) and not (mm and _refuses(self, cmd, argv)):
-                    last = cmd
-                    calls = cmd.calls  # the calls before this one: the first of every eight is timed
-                    cmd.calls = calls + 1
-                    if calls & sample and cmd.sampled:
-                        t_prev = 0
-                        try:
-                            r = cmd.proc(self, argv)  # type: ignore[misc]
-                        except CommandError as e:
-                            r = self.error_reply(e.msg, cmd, e.counted)
-                        except Exception as e:  # a bug must not take the connection down
-                            r = self.internal_error(cmd, e)
-                    else:
-                        t0 = t_prev or _time_ns()
-                        try:
-                            r = cmd.proc(self, argv)  # type: ignore[misc]
-                        except CommandError as e:
-                            r = self.error_reply(e.msg, cmd, e.counted)
-                        except Exception as e:
-                            r = self.internal_error(cmd, e)
-                        t_prev = _time_ns()
-                        dt = t_prev - t0
-                        cmd.usec += dt
-                        cmd.timed_calls += 1
-                        if track:  # latency-tracking, in whole microseconds as Redis records it
-                            cmd.latency[dt // 1000] += 1
-                        if dt >= srv.slowlog_ns and r is not BLOCKED:  # a blocked one logs when served
-                            self.note_slow(cmd, argv, dt)
-                    if mm:
-                        _account(self, cmd, argv)
-                    if r is BLOCKED:
-                        self.last_argv = argv  # what serving it reports (slow log, memory account)
-                        clean = not has_data()  # blocked on the chunk's last command: a boundary
-                        break
-                    append(r)
-                    if ready:
-                        # a write woke blocked clients: serve them now, before the next command
-                        handle_ready_keys(srv)
-                        t_prev = 0
+                try:
+                    # Only a list of bytes gets through both lines: join() rejects other elements and
+                    # non-list frames (a top-level string iterates ints; a map fails argv[0]).
+                    _join(argv)
+                    cmd = dispatch(argv[0])
+                except (TypeError, KeyError):  # not a multibulk of bulk strings: the exact parser judges
+                    self._enter_exact(base, base_done + done)
+                    return
+                except IndexError:  # *0: an empty command, silently skipped as Redis does (and not
+                    # counted in `done`: the exact parser's next_command() never returns one either)
                     if not has_data():
                         clean = True
                         break
                     continue
-            t_prev = 0
-            self.execute(argv, out)
-            last = self.last_cmd
-            mm = srv.maxmemory
-            if self.blocked or self.close_after_reply:
-                clean = not has_data()
-                break
-            if not has_data():
-                clean = True
-                break
+                done += 1
+                if cmd is not None and self.plain:
+                    n = len(argv)
+                    # cmd.arity_ok(n), inline; with a memory limit, evict first, and leave a refusal
+                    # to execute()
+                    if (n == cmd.arity or n >= cmd.least_args) and not (extra and (
+                            (mm and _refuses(self, cmd, argv))
+                            # an AOF that cannot be written: execute() answers a write MISCONF
+                            or (prop and not (aof.last_write_ok and aof.bio.error is None)
+                                and self._disk_denies(cmd, argv)))):
+                        last = cmd
+                        calls = cmd.calls  # the calls before this one: the first of every eight is timed
+                        cmd.calls = calls + 1
+                        if calls & sample and cmd.sampled:
+                            t_prev = 0
+                            try:
+                                r = cmd.proc(self, argv)  # type: ignore[misc]
+                            except CommandError as e:
+                                r = self.error_reply(e.msg, cmd, e.counted)
+                            except Exception as e:  # a bug must not take the connection down
+                                r = self.internal_error(cmd, e)
+                        else:
+                            t0 = t_prev or _time_ns()
+                            try:
+                                r = cmd.proc(self, argv)  # type: ignore[misc]
+                            except CommandError as e:
+                                r = self.error_reply(e.msg, cmd, e.counted)
+                            except Exception as e:
+                                r = self.internal_error(cmd, e)
+                            t_prev = _time_ns()
+                            dt = t_prev - t0
+                            cmd.usec += dt
+                            cmd.timed_calls += 1
+                            if track:  # latency-tracking, in whole microseconds as Redis records it
+                                cmd.latency[dt // 1000] += 1
+                            if dt >= srv.slowlog_ns and r is not BLOCKED:  # a blocked one logs when served
+                                self.note_slow(cmd, argv, dt)
+                        if extra:
+                            if mm:
+                                _account(self, cmd, argv)
+                            if prop and (srv.dirty != dirty or srv.also_propagate or self.prop_prevent
+                                         or self.prop_force):
+                                dirty = _propagate.done(srv, self, cmd, argv, dirty)
+                        if r is BLOCKED:
+                            self.last_argv = argv  # what serving it reports (slow log, memory account)
+                            clean = not has_data()  # blocked on the chunk's last command: a boundary
+                            break
+                        append(r)
+                        if ready:
+                            # a write woke blocked clients: serve them now, before the next command,
+                            # each a top-level command of its own
+                            if prop:
+                                srv.prop_depth -= 1
+                                prop = False
+                                handle_ready_keys(srv)
+                                prop = True
+                                srv.prop_depth += 1
+                                dirty = srv.dirty
+                            else:
+                                handle_ready_keys(srv)
+                            t_prev = 0
+                        if not has_data():
+                            clean = True
+                            break
+                        continue
+                t_prev = 0
+                if prop:
+                    srv.prop_depth -= 1
+                    prop = False
+                self.execute(argv, out)  # its Client.call is a top-level one
+                last = self.last_cmd
+                mm = srv.maxmemory
+                prop = srv.also_propagate is not None
+                extra = mm or prop
+                if prop:
+                    srv.prop_depth += 1
+                    dirty = srv.dirty
+                if self.blocked or self.close_after_reply:
+                    clean = not has_data()
+                    break
+                if not has_data():
+                    clean = True
+                    break
+        finally:
+            if prop:
+                srv.prop_depth -= 1
         if last is not None:
             self.last_cmd = last
         if clean:
@@ -649,9 +687,7 @@ class Client(asyncio.Protocol):
             tr.current = outer
         if ops is not None:
             srv.prop_depth -= 1
-            if ((srv.dirty != dirty or self.prop_force) and not self.prop_prevent
-                    and cmd.fullname != "exec" and srv.also_propagate is not None):
-                srv.also_propagate.append((self.dbid, self.prop_argv or argv))
+            _propagate.note(srv, self, cmd, argv, dirty)
             self.prop_argv, self.prop_prevent, self.prop_force = saved
             if not srv.prop_depth:  # the outermost call: afterCommand's propagatePendingCommands
                 _propagate.flush(srv, cmd)

@@ -5,13 +5,18 @@ that replays to the same result: not the command as the client sent it, but its 
 7.0 does this once, in the commands themselves, and this module is raxdb's copy of that design:
 
 - While something consumes propagation (`srv.also_propagate` is a list; None otherwise, and then
-  nothing here costs anything: the fast loop never sees it, as `Client.update_plain` sends every
-  command through `execute()` while propagating), `Client.call` notes `srv.dirty` before a command
-  and, when it moved, appends `(dbid, argv)` to the list: the client's own argv, or the one the
+  nothing here costs anything), `Client.call` notes `srv.dirty` before a command and, when it
+  moved, appends `(dbid, argv)` to the list (`note`): the client's own argv, or the one the
   command put in `c.prop_argv` (`rewrite`: SET ... EX becomes SET ... PXAT, INCRBYFLOAT a SET,
   a blocking pop a plain pop), unless the command called `prevent` (EVAL: its effects are what
   travel).  `also` appends more operations as the command runs (a lazily expired key's DEL,
   XREADGROUP's XCLAIMs).  `force` propagates a command that left `dirty` alone.
+- The client's fast loop (`Client._run_fast`) does the same without `Client.call`: it counts as
+  one level of nesting for its whole batch (so a script's calls do not flush on their own), carries
+  `dirty` from one command's end to the next one's start (nothing between two commands of the
+  loop changes the dataset; `execute()` and serving blocked clients run outside that level and
+  start it afresh), and ends each command with `done`.  Its check costs nothing when nothing
+  consumes propagation: it sits in the branch that memory accounting already takes.
 - Operations accumulate across nested calls (EXEC's queued commands, a script's redis.call) and
   go out together when the outermost call ends (`flush`, Redis's propagatePendingCommands): more
   than one are wrapped in MULTI/EXEC, so a transaction, a script, or a command together with the
@@ -55,13 +60,32 @@ def attach(srv: Server) -> None:
 
 
 def sync(srv: Server) -> None:
-    """Turn the op list on or off as consumers come and go, and tell every client's fast loop."""
+    """Turn the op list on or off as consumers come and go (a client's fast loop looks at it
+    when a batch starts and after every command it hands to `execute()`)."""
     on = bool(srv.propagation_targets)
-    if on == (srv.also_propagate is not None):
-        return
-    srv.also_propagate = [] if on else None
-    for c in srv.clients.values():
-        c.update_plain()
+    if on != (srv.also_propagate is not None):
+        srv.also_propagate = [] if on else None
+
+
+def note(srv: Server, c: Client, cmd: Any, argv: list[bytes], dirty: int) -> None:
+    """call()'s step after a command: append it (or the argv it rewrote to) when it changed the
+    dataset (`dirty` moved since `dirty` was read) or forced propagation, unless it prevented it.
+    EXEC itself never: its commands appended themselves, and the flush wraps them."""
+    ops = srv.also_propagate
+    if ((srv.dirty != dirty or c.prop_force) and not c.prop_prevent and cmd.fullname != "exec"
+            and ops is not None):
+        ops.append((c.dbid, c.prop_argv or argv))
+
+
+def done(srv: Server, c: Client, cmd: Any, argv: list[bytes], dirty: int) -> int:
+    """A command the fast loop ran at the top level (server/client.py's `_run_fast`) is over:
+    `note` it, clear the client's rewrite and flags for the next one, and flush, as the
+    outermost `Client.call` does.  Returns `srv.dirty`, the next command's starting point."""
+    note(srv, c, cmd, argv, dirty)
+    c.prop_argv = None
+    c.prop_prevent = c.prop_force = False
+    flush(srv, cmd)
+    return srv.dirty
 
 
 def rewrite(c: Client, argv: list[bytes]) -> None:
@@ -139,9 +163,13 @@ def flush(srv: Server, current: Any = None) -> None:
     if not ops:
         return
     srv.also_propagate = []
-    wrap = (len(ops) > 1 and not srv.propagate_no_multi
-            and not (current is not None and current.touches_arbitrary_keys))
     targets = srv.propagation_targets
+    if len(ops) == 1:  # a write of its own, the common case: nothing to wrap
+        dbid, argv = ops[0]
+        for t in targets:
+            t.feed(dbid, argv)
+        return
+    wrap = not srv.propagate_no_multi and not (current is not None and current.touches_arbitrary_keys)
     for t in targets:
         if wrap:
             t.feed(ops[0][0], MULTI)

@@ -258,7 +258,8 @@ class Quicklist:
         v = node.popleft()
         self.count -= 1
         if node:
-            node.sz -= entry_size(v)
+            n = len(v)
+            node.sz -= n + 2 if 0 < n < 64 and v[0] > 57 else entry_size(v)  # as the pushes
         else:
             del nodes[0]
             if self.depth:
@@ -271,7 +272,8 @@ class Quicklist:
         v = node.pop()
         self.count -= 1
         if node:
-            node.sz -= entry_size(v)
+            n = len(v)
+            node.sz -= n + 2 if 0 < n < 64 and v[0] > 57 else entry_size(v)  # as the pushes
         else:
             del nodes[-1]
             if self.depth:

@@ -660,3 +660,21 @@ def test_everysec_postpones_a_write_while_an_fsync_runs(tmp_path, monkeypatch):
     a.feed(0, [b"DEL", b"k"])
     a.flush(force=True)  # a forced flush (rewrite start, shutdown) never waits
     assert not a.buf and a.delayed_fsync == 1
+
+
+def test_appendonly_yes_inside_a_pipeline_feeds_the_writes_behind_it():
+    """CONFIG SET appendonly yes and writes after it in one pipelined batch: the writes reach the
+    temporary increment (a batch read the propagation state when it began), so they are in the
+    AOF once the first rewrite is done."""
+    with pair("--rdb-key-save-delay", "200000", *ALWAYS) as sides:
+        seed(sides, 2)
+        batch = b"".join(hiredis.pack_command(tuple(a)) for a in (
+            ("CONFIG", "SET", "appendonly", "yes"), ("SET", "a", "1"), ("SELECT", "3"), ("RPUSH", "l", "x")))
+        for s in sides:
+            s.conn.send(batch)
+        replies = [[s.conn.read_frame() for _ in range(4)] for s in sides]
+        assert replies[0] == replies[1] == [b"+OK\r\n", b"+OK\r\n", b"+OK\r\n", b":1\r\n"]
+        for s in sides:
+            s.wait_count(DONE, 1)
+        incr = [s.read("appendonly.aof.1.incr.aof") for s in sides]
+        assert incr[0] == incr[1] and b"RPUSH" in incr[0]
