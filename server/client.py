@@ -477,8 +477,10 @@ class Client(asyncio.Protocol):
                         if extra:
                             if mm:
                                 _account(self, cmd, argv)
+                            # a rewrite left by a command that then changed nothing must not
+                            # stand in for the next one: done() clears it
                             if prop and (srv.dirty != dirty or srv.also_propagate or self.prop_prevent
-                                         or self.prop_force):
+                                         or self.prop_force or self.prop_argv is not None):
                                 dirty = _propagate.done(srv, self, cmd, argv, dirty)
                         if r is BLOCKED:
                             self.last_argv = argv  # what serving it reports (slow log, memory account)

@@ -61,3 +61,13 @@ def test_pipelined_commands_propagate_as_sent_one_by_one(aofdiff):
     finally:
         for c in aofdiff.conns:
             c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+
+
+def test_a_failed_rewriting_command_leaves_no_rewrite_behind(aofdiff):
+    """GEOADD rewrites itself to ZADD, then fails on a list: the next write is appended as itself
+    (a leftover rewrite stood in for it; found by tests/test_fuzz_aof.py)."""
+    aofdiff.run("LPUSH", "l", "x")
+    aofdiff.run("SET", "k", "v")
+    assert aofdiff.run("GEOADD", "l", "13.361389", "40.7", "b")[0].startswith(b"-WRONGTYPE")
+    aofdiff.run("RENAME", "k", "k2")
+    aofdiff.check()
