@@ -181,8 +181,11 @@ def flush(srv: Server, current: Any = None) -> None:
 
 def flush_alone(srv: Server) -> None:
     """Flush the DELs of the active expire cycle or an eviction pass, each op on its own (Redis
-    sets propagate_no_multi around both): not inside a command, whose ops go out with it."""
-    if srv.also_propagate and not srv.prop_depth:
+    sets propagate_no_multi around both).  Both run only between commands (the cron, eviction
+    before a command or from its timer; a busy script polls its clients without the loop), so
+    what is pending is theirs, even inside a fast-loop batch, whose nesting level holds no op
+    between its commands."""
+    if srv.also_propagate:
         srv.propagate_no_multi = True
         flush(srv)
         srv.propagate_no_multi = False

@@ -352,6 +352,28 @@ def test_eviction_propagates_its_dels_before_the_command(aofdiff, lazy):
         _configure(aofdiff, "maxmemory", "0", "maxmemory-policy", "noeviction", "lazyfree-lazy-eviction", "no")
 
 
+def test_eviction_before_a_fast_loop_command_goes_out_alone(aofdiff):
+    """Eviction made room before a command the client's fast loop runs (not right after CONFIG
+    SET): the DEL still goes out on its own, then the command, with no MULTI around the two."""
+    _configure(aofdiff, "maxmemory-policy", "volatile-lru")
+    try:
+        aofdiff.run("SET", "keep", "y")
+        aofdiff.run("SET", "vol", "x" * 400_000, "PX", "1000000")
+        for c in aofdiff.conns:  # each server's own figure (their accounting differs)
+            c.call("CONFIG", "SET", "maxmemory", "1gb")
+            assert c.call("CONFIG", "SET", "maxmemory", str(_used_memory(c) + 150_000)) == b"+OK\r\n"
+        aofdiff.ops()
+        # within the limit before it runs, over it after (a short request: Redis counts the query
+        # buffer in its figure)
+        aofdiff.run("SETRANGE", "big", "200000", "z")
+        aofdiff.run("SET", "small", "1")  # eviction first: vol goes, and that makes room
+        ours, theirs = (_short(ops) for ops in aofdiff.ops())
+        assert ours == theirs
+        assert ours == [[b"SETRANGE", b"big", b"200000", b"z"], [b"DEL", b"vol"], [b"SET", b"small", b"1"]]
+    finally:
+        _configure(aofdiff, "maxmemory", "0", "maxmemory-policy", "noeviction")
+
+
 def test_set_get_spelled_with_a_nul(aofdiff):
     """SET's GET is recognised as a C string ("GET\\0x" is GET), and dropped from the replay so."""
     aofdiff.run("SET", "k", "v", b"GET\x00x")

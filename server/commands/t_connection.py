@@ -9,8 +9,8 @@ hiredis fast path.
 from __future__ import annotations
 
 from protocol import reply as R
+from server import acl as _acl  # by module: server.acl imports the command table, which imports this
 from server import tracking
-from server.acl import NOPASS
 from server.commands.args import maybe_int, option_word
 from server.commands.table import command
 from server.core import VERSION
@@ -56,7 +56,7 @@ def auth(c, argv):
         raise CommandError("ERR syntax error")
     acl = c.server.acl
     if len(argv) == 2:
-        if acl.default.flags & NOPASS:
+        if acl.default.flags & _acl.NOPASS:
             raise CommandError("ERR AUTH <password> called without any password configured for the default "
                                "user. Are you sure your configuration is correct?")
         user, password = b"default", argv[1]
