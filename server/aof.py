@@ -48,7 +48,7 @@ from hiredis import pack_command as _pack
 
 from server import aofmanifest, latency, propagate
 from server.log import LOG
-from server.persistence import WriteFailed, write_atomically
+from server.persistence import WriteFailed, remove_quietly, write_atomically
 
 if TYPE_CHECKING:
     from server.core import Server
@@ -657,15 +657,15 @@ class AOF:
             except OSError as exc:
                 LOG.warning(f"Error trying to rename the temporary AOF incr file {self.path(temp_incr)} into "
                             f"{incr_path}: {exc.strerror}")
-                _unlink(base_path)
+                remove_quietly(base_path)
                 self._rewrite_failed()
                 return
             LOG.notice(f"Successfully renamed the temporary AOF incr file {temp_incr} into {incr.name}")
         m.incrs_to_history(keep_last=self.fd >= 0)
         if not self.persist(m):
-            _unlink(base_path)
+            remove_quietly(base_path)
             if incr_path is not None:
-                _unlink(incr_path)
+                remove_quietly(incr_path)
             self._rewrite_failed()
             return
         self.manifest = m
@@ -691,7 +691,7 @@ class AOF:
             return
         for h in m.history:
             LOG.notice(f"Removing the history file {h.name} in the background")
-            _unlink(self.path(h.name))
+            remove_quietly(self.path(h.name))
         m.history.clear()
         self.persist(m)
 
@@ -699,13 +699,13 @@ class AOF:
         """aofDelTempIncrAofFile."""
         name = self.temp_incr_name()
         LOG.notice(f"Removing the temp incr aof file {name} in the background")
-        _unlink(self.path(name))
+        remove_quietly(self.path(name))
 
     @staticmethod
     def _remove_temp_files(pid: int) -> None:
         """aofRemoveTempFile: the rewrite child's files in `dir`."""
-        _unlink(f"temp-rewriteaof-bg-{pid}.aof")
-        _unlink(f"temp-rewriteaof-{pid}.aof")
+        remove_quietly(f"temp-rewriteaof-bg-{pid}.aof")
+        remove_quietly(f"temp-rewriteaof-{pid}.aof")
 
     def kill_child(self) -> None:
         """killAppendOnlyChild: end a running rewrite and remove its temp files."""
@@ -833,13 +833,6 @@ def _size(path: str) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0
-
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
 
 
 # ---- the base as commands (aof-use-rdb-preamble no) -------------------------------------------------

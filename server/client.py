@@ -611,10 +611,10 @@ class Client(asyncio.Protocol):
             if srv.maxmemory and srv.busy_script is None and evict.refuses(self, cmd, argv):
                 self._reject(cmd, evict.OOM, out)
                 return
-            aof = srv.aof
-            if aof.state and not (aof.last_write_ok and aof.bio.error is None) and self._disk_denies(cmd, argv):
+            disk_error = srv.aof.denied_error()
+            if disk_error is not None and self._disk_denies(cmd, argv):
                 # writeCommandsDeniedByDiskError: writes (and PING) wait until the AOF can be written
-                self._reject(cmd, aof.denied_error() or b"", out)
+                self._reject(cmd, disk_error, out)
                 return
             if srv.persistence.stats.get("loading") and self._denied_while_loading(cmd):
                 # only reachable while a busy script replayed from the AOF lets clients in

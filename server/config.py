@@ -651,35 +651,34 @@ class Config:
                     where.setdefault(canon, []).append(len(lines))
             lines.append(raw)
         appended: list[str] = []
+
+        def place(name: str, new_lines: list[str]) -> None:
+            # rewriteConfigRewriteLine: the new lines take the old ones' places, blanking what is
+            # left over; more than there were places go at the end
+            slots = where.get(name, [])
+            for i, slot in enumerate(slots):
+                lines[slot] = new_lines[i] if i < len(new_lines) else ""
+            appended.extend(new_lines[len(slots):])
+
         for name, opt in OPTIONS.items():
             new_lines = self._rewrite_lines(opt)
-            slots = where.get(name, [])
-            if not slots and (new_lines is None or self.values[name] == self._default(opt)):
+            if name not in where and (new_lines is None or self.values[name] == self._default(opt)):
                 continue
-            new_lines = new_lines or []
-            for i, slot in enumerate(slots):
-                lines[slot] = new_lines[i] if i < len(new_lines) else ""
-            appended.extend(new_lines[len(slots):])
+            place(name, new_lines or [])
         if self.user_lines is not None:  # rewriteConfigUserOption: every user, after the options
-            new_lines = self.user_lines()
-            slots = where.get("user", [])
-            for i, slot in enumerate(slots):
-                lines[slot] = new_lines[i] if i < len(new_lines) else ""
-            appended.extend(new_lines[len(slots):])
+            place("user", self.user_lines())
         if appended:
             if lines and lines[-1] != "":
                 lines.append("")
             lines.append(marker)
             lines.extend(appended)
         text = "\n".join(line for line in lines if line is not None) + "\n"
-        tmp = f"{self.config_file}.tmp-{os.getpid()}"
+        from server.persistence import WriteFailed, write_atomically
+
+        data = text.encode("utf-8", errors="surrogateescape")
         try:
-            with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.config_file)
-        except OSError as exc:
+            write_atomically(f"{self.config_file}.tmp-{os.getpid()}", self.config_file, lambda f: f.write(data))
+        except WriteFailed as exc:
             raise ConfigError(f"Rewriting config file: {exc.strerror}") from None
 
     def _default(self, opt: Option) -> str:

@@ -291,8 +291,7 @@ class Server:
         # Not counted in dirty (deleteExpiredKeyAndPropagate leaves it alone): a command that found
         # its key expired and then changed nothing propagates the DEL only, not itself too.
         self.stat_expired_keys += 1
-        if self.also_propagate is not None:  # propagateDeletion
-            self.also_propagate.append((db.id, [propagate.deletion(self, "lazyfree-lazy-expire"), key]))
+        propagate.deleted(self, db.id, key, "lazyfree-lazy-expire")
 
     def db(self, index: int) -> Database:
         return self.dbs[index]

@@ -255,8 +255,7 @@ def _evict(srv: Server, db: Database, key: bytes) -> int:
     if db.signals:
         signal_modified(srv, None, db, key)
     notify.notify_db(srv, db.id, NOTIFY_EVICTED, "evicted", key)
-    if srv.also_propagate is not None:  # propagateDeletion
-        propagate.also(srv, db.id, [propagate.deletion(srv, "lazyfree-lazy-eviction"), key])
+    propagate.deleted(srv, db.id, key, "lazyfree-lazy-eviction")
     return freed
 
 

@@ -98,9 +98,8 @@ def lookup_write(c: Client, key: bytes) -> Any:
 def set_key(c: Client, key: bytes, value: Any) -> None:
     """setKey: store `value` at `key` (its TTL dropped), looking the key up for writing first, so
     that one past its deadline expires (its DEL propagated, its event sent) before the store."""
-    db = c.db
-    db.get(key, c.server.now_ms)
-    db.set(key, value)
+    lookup_write(c, key)
+    c.db.set(key, value)
 
 
 def lookup_string(c: Client, key: bytes, write: bool = False) -> bytes | bytearray | None:

@@ -60,6 +60,14 @@ class WriteFailed(Exception):
         self.strerror = exc.strerror or str(exc)
 
 
+def remove_quietly(path: str) -> None:
+    """Remove a temp or history file that may not be there (bg_unlink's failures go unreported)."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
 def write_atomically(tmp: str, dest: str, fill: Callable[[BinaryIO], None]) -> None:
     """The temp-file dance every durable file here takes (the RDB, the AOF base, the AOF manifest):
     write `tmp`, flush, fsync, rename it over `dest`, so a crash leaves the old `dest` whole.  The
@@ -78,10 +86,7 @@ def write_atomically(tmp: str, dest: str, fill: Callable[[BinaryIO], None]) -> N
         stage = "rename"
         os.replace(tmp, dest)
     except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        remove_quietly(tmp)
         raise WriteFailed(stage, exc) from None
 
 
@@ -322,10 +327,7 @@ class Persistence:
             self.stats["rdb_last_bgsave_status"] = "err"
         else:
             LOG.warning(f"Background saving terminated by signal {bysignal}")
-            try:
-                os.unlink(f"temp-{pid}.rdb")
-            except OSError:
-                pass
+            remove_quietly(f"temp-{pid}.rdb")
             if bysignal != signal.SIGUSR1:
                 self.stats["rdb_last_bgsave_status"] = "err"
 
@@ -336,10 +338,7 @@ class Persistence:
             return
         pid = self.child_pid
         self.kill_child_process()
-        try:
-            os.unlink(f"temp-{pid}.rdb")
-        except OSError:
-            pass
+        remove_quietly(f"temp-{pid}.rdb")
         LOG.warning(f"Background saving terminated by signal {int(signal.SIGUSR1)}")
         self.stats["rdb_bgsave_in_progress"] = 0
         self.stats["rdb_current_bgsave_time_sec"] = -1

@@ -121,6 +121,14 @@ def deletion(srv: Server, option: str) -> bytes:
     return b"UNLINK" if srv.config.values[option] == "yes" else b"DEL"
 
 
+def deleted(srv: Server, dbid: int, key: bytes, option: str) -> None:
+    """propagateDeletion: a key nobody's command deleted (expired, evicted) travels as DEL, or
+    UNLINK under the lazyfree-lazy-* `option` of its kind, in order with the running ops."""
+    ops = srv.also_propagate
+    if ops is not None:
+        ops.append((dbid, [deletion(srv, option), key]))
+
+
 def rewrite_deletion(c: Client, key: bytes, option: str = "lazyfree-lazy-user-del") -> None:
     """A command that deleted `key` (GETDEL, GETEX or EXPIRE past its deadline, SPOP of the whole
     set) is replayed as DEL or UNLINK of it."""

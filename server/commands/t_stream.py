@@ -604,14 +604,20 @@ def parse_xread(c, argv: list[bytes], group_cmd: bool) -> XReadRequest:
     return XReadRequest(keys, ids, count, timeout, group, consumer, noack, streams)
 
 
-def _consumer_for(c, s: Stream, cg: ConsumerGroup, name: bytes, key: bytes) -> Consumer:
-    """Look up or create (with its notification) the consumer, marking it seen now."""
-    now = c.server.now_ms
+def _consumer_for(c, s: Stream, cg: ConsumerGroup, name: bytes, key: bytes, announce: bytes | None = None
+                  ) -> Consumer:
+    """Look up or create (with its notification) the consumer, marking it seen now.  `announce`:
+    the group's name, when a creation travels on its own as XGROUP CREATECONSUMER (a NOACK
+    XREADGROUP, whose reads leave no XCLAIM to recreate it: streamPropagateConsumerCreation)."""
+    srv = c.server
+    now = srv.now_ms
     cons = cg.consumer(name)
     if cons is None:
         cons = cg.create_consumer(name, now)
-        c.server.dirty += 1
+        srv.dirty += 1
         notify(c, NOTIFY_STREAM, "xgroup-createconsumer", key)
+        if announce is not None and srv.also_propagate is not None:
+            propagate.also(srv, c.dbid, [b"XGROUP", b"CREATECONSUMER", key, announce, name])
     cons.seen_time = now
     return cons
 
@@ -709,13 +715,8 @@ def serve_xread(c, req: XReadRequest, blocked: bool = False) -> bytes | None:
                 gt = cg.last_id
             if not serve:
                 continue
-            cons = cg.consumer(req.consumer)  # type: ignore[arg-type]
-            if cons is None:
-                cons = _consumer_for(c, s, cg, req.consumer, key)  # type: ignore[arg-type]
-                if req.noack and srv.also_propagate is not None:  # streamPropagateConsumerCreation
-                    propagate.also(srv, c.dbid, [b"XGROUP", b"CREATECONSUMER", key, req.group, req.consumer])
-            else:
-                cons.seen_time = srv.now_ms
+            cons = _consumer_for(c, s, cg, req.consumer, key,  # type: ignore[arg-type]
+                                 req.group if req.noack else None)
             if history:
                 items = _serve_history(c, s, cons, gt, req.count)
             else:
