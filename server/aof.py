@@ -44,8 +44,6 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from hiredis import pack_command as _pack
-
 from server import aofmanifest, latency, propagate
 from server.log import LOG
 from server.persistence import WriteFailed, remove_quietly, write_atomically
@@ -58,19 +56,6 @@ ITEMS_PER_CMD = 64  # AOF_REWRITE_ITEMS_PER_CMD
 WRITE_ERROR_LOG_RATE = 30  # AOF_WRITE_LOG_ERROR_RATE, seconds between logged write errors
 REWRITE_LIMIT_THRESHOLD = 3  # AOF_REWRITE_LIMITE_THRESHOLD: failures before automatic retries slow down
 REWRITE_LIMIT_MAX_MINUTES = 60
-
-
-def encode_command(argv: list[bytes]) -> bytes:
-    """catAppendOnlyGenericCommand: a multibulk of bulk strings."""
-    try:
-        # hiredis's C encoder, the same bytes for bytes arguments: per-argument formatting in
-        # Python was most of what feeding a write cost (bench/instr.sh with HOTPATH_AOF=1)
-        return _pack(tuple(argv))
-    except TypeError:  # a bytearray or memoryview some command rewrote its argv with
-        parts = [b"*%d\r\n" % len(argv)]
-        for a in argv:
-            parts.append(b"$%d\r\n%s\r\n" % (len(a), a))
-        return b"".join(parts)
 
 
 class Bio:
@@ -284,10 +269,9 @@ class AOF:
                 self.cur_timestamp = now
                 buf += b"#TS:%d\r\n" % now
         if dbid != self.selected_db:
-            db = b"%d" % dbid
-            buf += b"*2\r\n$6\r\nSELECT\r\n$%d\r\n%s\r\n" % (len(db), db)
+            buf += propagate.encode_command([b"SELECT", b"%d" % dbid])
             self.selected_db = dbid
-        buf += encode_command(argv)
+        buf += propagate.encode_command(argv)
 
     def flush(self, force: bool = False) -> None:
         """flushAppendOnlyFile: write `buf` to the increment, then fsync as appendfsync says."""

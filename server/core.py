@@ -130,7 +130,10 @@ class Server:
         attach_evict(self)  # maxmemory: memory accounting and eviction
         from server.propagate import attach as attach_propagate
 
-        attach_propagate(self)  # also_propagate: what the AOF is fed
+        attach_propagate(self)  # also_propagate: what the AOF and replicas are fed
+        from server.replication import attach as attach_replication
+
+        attach_replication(self)  # replication ID, offset, backlog (srv.repl)
         self._init_introspection()
 
     def flush_writes(self) -> None:
@@ -148,7 +151,6 @@ class Server:
         from server import info
 
         cfg = self.config
-        self.replid = os.urandom(20).hex()
         self.build_id = RAXDB_BUILD_ID
         self.memory_startup = info.process_rss()
         self.memory_peak = self.memory_startup

@@ -272,19 +272,7 @@ def _stats(srv: Server) -> list[str]:
 
 
 def _replication(srv: Server) -> list[str]:
-    return [
-        "role:master",
-        "connected_slaves:0",
-        "master_failover_state:no-failover",
-        f"master_replid:{srv.replid}",
-        "master_replid2:0000000000000000000000000000000000000000",
-        "master_repl_offset:0",
-        "second_repl_offset:-1",
-        "repl_backlog_active:0",
-        f"repl_backlog_size:{srv.config.values['repl-backlog-size']}",
-        "repl_backlog_first_byte_offset:0",
-        "repl_backlog_histlen:0",
-    ]
+    return srv.repl.info()
 
 
 def _cpu(srv: Server) -> list[str]:

@@ -149,7 +149,7 @@ def lastsave(c, argv):
 
 @command("role")
 def role(c, argv):
-    return R.array([R.bulk(b"master"), R.ZERO, R.EMPTY_ARRAY])
+    return c.server.repl.role_reply(c)
 
 
 # ---- SLOWLOG ------------------------------------------------------------------------------------
@@ -508,9 +508,8 @@ def debug(c, argv):
         srv.active_expire_enabled = argv[2] != b"0"
         return R.OK
     if sub == b"change-repl-id" and n == 2:
-        import os
-
-        srv.replid = os.urandom(20).hex()
+        srv.repl.change_replid()
+        srv.repl.clear_replid2()
         return R.OK
     if sub == b"quicklist-packed-threshold" and n == 3:
         size = memtoull(argv[2])

@@ -1,0 +1,207 @@
+"""Replication state shared by both roles: the replication ID and offset, the backlog, the feed.
+
+Redis 7.0 (replication.c) identifies a dataset's history by a replication ID (40 hex digits) and
+an offset: the number of bytes of the replication stream produced so far.  A master appends every
+propagated write, in RESP form with a SELECT before a change of database, to a backlog (a bounded
+window of the newest stream bytes) and sends the same bytes to each online replica.  A replica
+that reconnects asks PSYNC <replid> <offset+1>; when the master still holds that byte in its
+backlog under that ID (or under `replid2` up to `second_replid_offset`, the history it had before
+a promotion: PSYNC2), only the missing bytes are sent ("+CONTINUE"), else a full resync.
+
+This module holds that state for both roles (`srv.repl`, a `Replication`):
+- `replid`, `replid2`, `master_repl_offset`, `second_replid_offset` as in Redis's server struct;
+- `backlog`: None until the first replica attaches (createReplicationBacklog), then a `Backlog`;
+- `feed(dbid, argv)`: the propagation target (server/propagate.py) a master registers while it
+  has a backlog: encodes the write, with a SELECT when `seldb` differs (`seldb` is -1 after a new
+  full sync, so the next write names its database), and hands the bytes to `feed_stream`;
+- `feed_stream(data)`: appends bytes to the backlog and to every online replica, advancing the
+  offset.  A replica calls it with the bytes it applied from its own master, so its sub-replicas
+  and backlog carry the master's stream verbatim (replicationFeedStreamFromMasterStream); a
+  replica's `feed` therefore does nothing (`masterhost` is set) and its own writes never enter
+  the stream;
+- `masterhost`/`masterport`: None/0 on a master; set by REPLICAOF (server/replica.py);
+- `info` and `role_reply`: INFO replication and ROLE, each role answering for itself.
+
+The master side (SYNC/PSYNC/REPLCONF, full resyncs, WAIT) and the replica side (REPLICAOF, the
+link to the master) live in their own modules and use this state; nothing here does I/O except
+writing to replica clients through their `write`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from server import propagate
+
+if TYPE_CHECKING:
+    from server.core import Server
+
+NO_REPLID = "0" * 40
+
+
+def new_replid() -> str:
+    return os.urandom(20).hex()
+
+
+class Backlog:
+    """The newest `size` bytes (at least) of the replication stream.
+
+    `first` is the master offset of the first byte held (repl_backlog_first_byte_offset: the
+    stream's bytes are numbered from 1), `histlen` how many bytes are held.  The buffer is a
+    bytearray trimmed from the front, which CPython does without moving the rest."""
+
+    __slots__ = ("buf", "size", "first")
+
+    def __init__(self, size: int, next_offset: int) -> None:
+        self.buf = bytearray()
+        self.size = size
+        self.first = next_offset  # the offset the next byte appended will have
+
+    @property
+    def histlen(self) -> int:
+        return len(self.buf)
+
+    def add(self, data: bytes) -> None:
+        buf = self.buf
+        buf += data
+        excess = len(buf) - self.size
+        if excess > 0:
+            del buf[:excess]
+            self.first += excess
+
+    def resize(self, size: int) -> None:
+        self.size = size
+        self.add(b"")
+
+    def since(self, offset: int) -> bytes | None:
+        """The bytes from master offset `offset` on, or None when the backlog no longer (or not
+        yet) holds that byte (offset one past the end: empty, nothing is missing)."""
+        start = offset - self.first
+        if start < 0 or start > len(self.buf):
+            return None
+        return bytes(self.buf[start:])
+
+
+class Replication:
+    def __init__(self, srv: Server) -> None:
+        self.srv = srv
+        self.replid = new_replid()
+        self.replid2 = NO_REPLID
+        self.master_repl_offset = 0
+        self.second_replid_offset = -1
+        self.backlog: Backlog | None = None
+        self.seldb = -1  # the database the stream last SELECTed (-1: name it with the next write)
+        self.replicas: list[Any] = []  # replica clients (the master side fills this)
+        self.masterhost: str | None = None
+        self.masterport = 0
+        self.link: Any = None  # the replica side's link to its master (server/replica.py)
+        srv.config.on_change.setdefault("repl-backlog-size", []).append(self._on_backlog_size)
+
+    # ---- the IDs ------------------------------------------------------------------------------
+    def change_replid(self) -> None:
+        """changeReplicationId: a new history begins (a full resync as master, a new dataset)."""
+        self.replid = new_replid()
+
+    def clear_replid2(self) -> None:
+        """clearReplicationId2: no previous history is served to PSYNC."""
+        self.replid2 = NO_REPLID
+        self.second_replid_offset = -1
+
+    def shift_replid(self) -> None:
+        """shiftReplicationId: a promoted replica keeps serving PSYNCs of its old master's history
+        up to the current offset (PSYNC2), under a new ID of its own from now on."""
+        self.replid2 = self.replid
+        self.second_replid_offset = self.master_repl_offset + 1
+        self.change_replid()
+
+    # ---- the backlog --------------------------------------------------------------------------
+    def create_backlog(self) -> None:
+        """createReplicationBacklog: start keeping stream bytes; the stream's next byte is
+        offset master_repl_offset + 1.  A master starts feeding (it becomes a propagation
+        target)."""
+        if self.backlog is None:
+            size = int(self.srv.config.values["repl-backlog-size"])
+            self.backlog = Backlog(size, self.master_repl_offset + 1)
+            self.seldb = -1
+            targets = self.srv.propagation_targets
+            if self not in targets:
+                targets.append(self)
+            propagate.sync(self.srv)
+
+    def free_backlog(self) -> None:
+        """freeReplicationBacklog (repl-backlog-ttl passed with no replicas, or a replica that
+        must drop its history)."""
+        self.backlog = None
+        targets = self.srv.propagation_targets
+        if self in targets:
+            targets.remove(self)
+        propagate.sync(self.srv)
+
+    def _on_backlog_size(self, value: str) -> None:
+        if self.backlog is not None:
+            self.backlog.resize(int(value))
+
+    # ---- feeding ------------------------------------------------------------------------------
+    def feed(self, dbid: int, argv: list[bytes]) -> None:
+        """replicationFeedSlaves: a master's propagated write.  A replica's own writes (it may be
+        writable) never enter its stream: it proxies its master's instead."""
+        if self.masterhost is not None or self.backlog is None:
+            return
+        data = propagate.encode_command(argv)
+        if dbid != self.seldb:
+            data = propagate.encode_command([b"SELECT", b"%d" % dbid]) + data
+            self.seldb = dbid
+        self.feed_stream(data)
+
+    def feed_stream(self, data: bytes) -> None:
+        """Append stream bytes to the backlog and send them to every online replica."""
+        backlog = self.backlog
+        if backlog is None:
+            return
+        backlog.add(data)
+        self.master_repl_offset += len(data)
+        for r in self.replicas:
+            if getattr(r, "repl_online", False):
+                r.write(data)
+
+    # ---- introspection ------------------------------------------------------------------------
+    def info(self) -> list[str]:
+        """INFO replication."""
+        if self.masterhost is not None and self.link is not None:
+            lines = ["role:slave", *self.link.info_lines()]
+        else:
+            lines = ["role:master"]
+        return lines + self.replicas_info_lines() + self.backlog_info_lines()
+
+    def replicas_info_lines(self) -> list[str]:
+        """Both roles list their replicas (connected_slaves, slaveN lines)."""
+        return [
+            f"connected_slaves:{len(self.replicas)}",
+            "master_failover_state:no-failover",
+        ]
+
+    def backlog_info_lines(self) -> list[str]:
+        b = self.backlog
+        return [
+            f"master_replid:{self.replid}",
+            f"master_replid2:{self.replid2}",
+            f"master_repl_offset:{self.master_repl_offset}",
+            f"second_repl_offset:{self.second_replid_offset}",
+            f"repl_backlog_active:{0 if b is None else 1}",
+            f"repl_backlog_size:{self.srv.config.values['repl-backlog-size']}",
+            f"repl_backlog_first_byte_offset:{0 if b is None else b.first}",
+            f"repl_backlog_histlen:{0 if b is None else b.histlen}",
+        ]
+
+    def role_reply(self, c: Any) -> bytes:
+        from protocol import reply as R
+
+        if self.masterhost is not None and self.link is not None:
+            return self.link.role_reply(c)
+        return R.array([R.bulk(b"master"), R.integer(self.master_repl_offset), R.EMPTY_ARRAY])
+
+
+def attach(srv: Server) -> Replication:
+    srv.repl = Replication(srv)
+    return srv.repl
