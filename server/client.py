@@ -421,14 +421,15 @@ class Client(asyncio.Protocol):
                     argv = gets()
                 except hiredis.ProtocolError:
                     argv = None
-                if argv is False:  # mid-frame: hiredis may have consumed a partial command's bytes
-                    break
                 try:
                     # Only a list of bytes gets through both lines: join() rejects other elements and
                     # non-list frames (a top-level string iterates ints; a map fails argv[0]).
                     _join(argv)
                     cmd = dispatch(argv[0])
-                except (TypeError, KeyError):  # not a multibulk of bulk strings: the exact parser judges
+                except (TypeError, KeyError):
+                    if argv is False:  # mid-frame (join rejected it): hiredis may have consumed a
+                        break  # partial command's bytes; tested here, not for every command
+                    # not a multibulk of bulk strings: the exact parser judges
                     self._enter_exact(base, base_done + done)
                     return
                 except IndexError:  # *0: an empty command, silently skipped as Redis does (and not
@@ -439,10 +440,9 @@ class Client(asyncio.Protocol):
                     continue
                 done += 1
                 if cmd is not None and self.plain:
-                    n = len(argv)
-                    # cmd.arity_ok(n), inline; with a memory limit, evict first, and leave a refusal
+                    # cmd.arity_ok(), inline; with a memory limit, evict first, and leave a refusal
                     # to execute()
-                    if (n == cmd.arity or n >= cmd.least_args) and not (extra and (
+                    if len(argv) in cmd.arg_counts and not (extra and (
                             (mm and _refuses(self, cmd, argv))
                             # an AOF that cannot be written: execute() answers a write MISCONF
                             or (prop and not (aof.last_write_ok and aof.bio.error is None)

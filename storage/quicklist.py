@@ -201,13 +201,15 @@ class Quicklist:
         if nodes:
             node = nodes[-1]
             n = len(v)
-            if node.sz + n <= self.room and len(node) < self.max_count:
+            sz = node.sz + n
+            if sz <= self.room and len(node) < self.max_count:
                 node.append(v)
                 if n != node.ulen:
                     node.ulen = -1
-                # entry_size's short-string case inline (a string not starting with a digit or
-                # '-' is never stored as an integer): the call is a fifth of a push
-                node.sz += n + 2 if 0 < n < 64 and v[0] > 57 else entry_size(v)
+                # entry_size's short-string case inline: a string of 1-63 bytes whose first byte
+                # is past '9' (`v >= b":"`, one comparison; b"" is below it) is never stored as an
+                # integer.  The call is a fifth of a push.
+                node.sz = sz + 2 if n < 64 and v >= b":" else sz - n + entry_size(v)
                 return
         node = Node((v,))
         node.sz = LP_EMPTY + entry_size(v)
@@ -221,13 +223,15 @@ class Quicklist:
         if nodes:
             node = nodes[0]
             n = len(v)
-            if node.sz + n <= self.room and len(node) < self.max_count:
+            sz = node.sz + n
+            if sz <= self.room and len(node) < self.max_count:
                 node.appendleft(v)
                 if n != node.ulen:
                     node.ulen = -1
-                # entry_size's short-string case inline (a string not starting with a digit or
-                # '-' is never stored as an integer): the call is a fifth of a push
-                node.sz += n + 2 if 0 < n < 64 and v[0] > 57 else entry_size(v)
+                # entry_size's short-string case inline: a string of 1-63 bytes whose first byte
+                # is past '9' (`v >= b":"`, one comparison; b"" is below it) is never stored as an
+                # integer.  The call is a fifth of a push.
+                node.sz = sz + 2 if n < 64 and v >= b":" else sz - n + entry_size(v)
                 return
         node = Node((v,))
         node.sz = LP_EMPTY + entry_size(v)
@@ -259,7 +263,7 @@ class Quicklist:
         self.count -= 1
         if node:
             n = len(v)
-            node.sz -= n + 2 if 0 < n < 64 and v[0] > 57 else entry_size(v)  # as the pushes
+            node.sz -= n + 2 if n < 64 and v >= b":" else entry_size(v)  # as the pushes
         else:
             del nodes[0]
             if self.depth:
@@ -273,7 +277,7 @@ class Quicklist:
         self.count -= 1
         if node:
             n = len(v)
-            node.sz -= n + 2 if 0 < n < 64 and v[0] > 57 else entry_size(v)  # as the pushes
+            node.sz -= n + 2 if n < 64 and v >= b":" else entry_size(v)  # as the pushes
         else:
             del nodes[-1]
             if self.depth:

@@ -16,7 +16,8 @@ created, as Redis's quicklistSetOptions does; CONFIG SET applies to lists create
 
 from __future__ import annotations
 
-from functools import partial
+from collections.abc import Callable
+from typing import Any
 
 from hiredis import pack_command
 
@@ -97,49 +98,55 @@ def _positive(arg: bytes, msg: str) -> int:
 
 
 # ---- pushes ---------------------------------------------------------------------------------------
-def _push(head: bool, only_existing: bool, c, argv: list[bytes]) -> bytes:
-    """[L|R]PUSH[X]; registered through functools.partial (a C-level call, not a wrapper frame:
-    these are the benchmarked list writes)."""
-    key = argv[1]
-    db = c.db
-    srv = c.server
-    # Database.get, inline while no key has a TTL: a Python call is ~400 of a push's ~10,000
-    # instructions (bench/instr.sh LPUSH 16)
-    if db.expires:
-        ql = db.get(key, srv.now_ms)
-    elif (e := db.data.get(key)) is not None:
-        e.atime = srv.now_ms
-        ql = e.value
-    else:
-        ql = None
-    if ql is None:
-        if only_existing:
-            return R.ZERO
-        ql = new_list(srv)
-        db.add(key, ql)
-    elif ql.__class__ is not Quicklist:
-        raise CommandError(WRONGTYPE)
-    n = len(argv)
-    if n == 3:
-        if head:
-            ql.push_head(argv[2])
+def _pusher(head: bool, only_existing: bool) -> Callable[[Any, list[bytes]], bytes]:
+    """[L|R]PUSH[X]: one handler per variant, the variant in closure cells.  A plain Python
+    function, so the fast loop's call runs it in the caller's interpreter frame; through
+    functools.partial (C) every push paid a nested interpreter entry, ~400 instructions
+    (bench/instr.sh LPUSH 16)."""
+
+    def push(c, argv: list[bytes]) -> bytes:
+        key = argv[1]
+        db = c.db
+        srv = c.server
+        # Database.get, inline while no key has a TTL: a Python call is ~400 of a push's ~10,000
+        # instructions (bench/instr.sh LPUSH 16)
+        if db.expires:
+            ql = db.get(key, srv.now_ms)
+        elif (e := db.data.get(key)) is not None:
+            e.atime = srv.now_ms
+            ql = e.value
         else:
-            ql.push_tail(argv[2])
-    else:
-        ql.extend(argv, 2, head)
-    if db.signals or srv.notify_flags:
-        modified(c, key)
-        notify(c, NOTIFY_LIST, "lpush" if head else "rpush", key)
-        srv.dirty += n - 3
-    else:
-        srv.dirty += n - 2
-    return b":%d\r\n" % ql.count
+            ql = None
+        if ql is None:
+            if only_existing:
+                return R.ZERO
+            ql = new_list(srv)
+            db.add(key, ql)
+        elif ql.__class__ is not Quicklist:
+            raise CommandError(WRONGTYPE)
+        n = len(argv)
+        if n == 3:
+            if head:
+                ql.push_head(argv[2])
+            else:
+                ql.push_tail(argv[2])
+        else:
+            ql.extend(argv, 2, head)
+        if db.signals or srv.notify_flags:
+            modified(c, key)
+            notify(c, NOTIFY_LIST, "lpush" if head else "rpush", key)
+            srv.dirty += n - 3
+        else:
+            srv.dirty += n - 2
+        return b":%d\r\n" % ql.count
+
+    return push
 
 
-lpush = command("lpush")(partial(_push, True, False))
-rpush = command("rpush")(partial(_push, False, False))
-lpushx = command("lpushx")(partial(_push, True, True))
-rpushx = command("rpushx")(partial(_push, False, True))
+lpush = command("lpush")(_pusher(True, False))
+rpush = command("rpush")(_pusher(False, False))
+lpushx = command("lpushx")(_pusher(True, True))
+rpushx = command("rpushx")(_pusher(False, True))
 
 
 # ---- pops -----------------------------------------------------------------------------------------
@@ -151,46 +158,50 @@ def _popped(c, key: bytes, ql: Quicklist, head: bool, n: int) -> None:
     c.server.dirty += n - 1
 
 
-def _pop(head: bool, c, argv: list[bytes]) -> bytes:
-    """[L|R]POP; registered through functools.partial, as the pushes (benchmarked too)."""
-    if len(argv) > 3:
-        raise CommandError(f"ERR wrong number of arguments for '{'lpop' if head else 'rpop'}' command")
-    key = argv[1]
-    if len(argv) == 2:
-        db = c.db
-        srv = c.server
-        if db.expires:  # Database.get, inline as in _push
-            ql = db.get(key, srv.now_ms)
-        elif (e := db.data.get(key)) is not None:
-            e.atime = srv.now_ms
-            ql = e.value
-        else:
-            return c.enc.null
+def _popper(head: bool) -> Callable[[Any, list[bytes]], bytes]:
+    """[L|R]POP: one handler each, as the pushes (benchmarked too)."""
+
+    def pop(c, argv: list[bytes]) -> bytes:
+        if len(argv) > 3:
+            raise CommandError(f"ERR wrong number of arguments for '{'lpop' if head else 'rpop'}' command")
+        key = argv[1]
+        if len(argv) == 2:
+            db = c.db
+            srv = c.server
+            if db.expires:  # Database.get, inline as in the pushes
+                ql = db.get(key, srv.now_ms)
+            elif (e := db.data.get(key)) is not None:
+                e.atime = srv.now_ms
+                ql = e.value
+            else:
+                return c.enc.null
+            if ql is None:
+                return c.enc.null
+            if ql.__class__ is not Quicklist:
+                raise CommandError(WRONGTYPE)
+            v = ql.pop_head() if head else ql.pop_tail()
+            if ql.count and not db.signals and not srv.notify_flags:
+                srv.dirty += 1  # what _popped amounts to here, without its calls (benchmarked path)
+            else:
+                _popped(c, key, ql, head, 1)
+            n = len(v)
+            # the cached header and a concatenation: cheaper than %-formatting the bulk reply
+            return _BULK_HEADERS[n] + v + b"\r\n" if n < 4096 else b"$%d\r\n%s\r\n" % (n, v)
+        count = _positive(argv[2], "ERR value is out of range, must be positive")
+        ql = _list_for_write(c, key)
         if ql is None:
-            return c.enc.null
-        if ql.__class__ is not Quicklist:
-            raise CommandError(WRONGTYPE)
-        v = ql.pop_head() if head else ql.pop_tail()
-        if ql.count and not db.signals and not srv.notify_flags:
-            srv.dirty += 1  # what _popped amounts to here, without its calls (benchmarked path)
-        else:
-            _popped(c, key, ql, head, 1)
-        n = len(v)
-        # the cached header and a concatenation: cheaper than %-formatting the bulk reply
-        return _BULK_HEADERS[n] + v + b"\r\n" if n < 4096 else b"$%d\r\n%s\r\n" % (n, v)
-    count = _positive(argv[2], "ERR value is out of range, must be positive")
-    ql = _list_for_write(c, key)
-    if ql is None:
-        return c.enc.null_array
-    if count == 0:
-        return R.EMPTY_ARRAY
-    items = ql.pop_many(count, head)
-    _popped(c, key, ql, head, len(items))
-    return R.bulk_strings(items)
+            return c.enc.null_array
+        if count == 0:
+            return R.EMPTY_ARRAY
+        items = ql.pop_many(count, head)
+        _popped(c, key, ql, head, len(items))
+        return R.bulk_strings(items)
+
+    return pop
 
 
-lpop = command("lpop")(partial(_pop, True))
-rpop = command("rpop")(partial(_pop, False))
+lpop = command("lpop")(_popper(True))
+rpop = command("rpop")(_popper(False))
 
 
 def pop_for_client(c, key: bytes, head: bool, count: int | None, with_key: bool = True) -> bytes | None:

@@ -52,7 +52,7 @@ def _acl_of(info: list[Any]) -> tuple[str, ...]:
 class Command:
     """One command or subcommand.  Hot-path fields first; stats are plain ints."""
 
-    __slots__ = ("proc", "arity", "least_args", "name", "fullname", "flags", "first_key", "last_key", "key_step",
+    __slots__ = ("proc", "arity", "arg_counts", "name", "fullname", "flags", "first_key", "last_key", "key_step",
                  "acl_categories", "info", "docs", "parent", "subcommands", "is_write", "is_readonly",
                  "touches_arbitrary_keys", "calls", "usec", "rejected_calls", "failed_calls", "ok_in_pubsub",
                  "ok_loading", "no_auth", "queue_in_multi", "is_blocking", "noscript", "sampled",
@@ -63,10 +63,10 @@ class Command:
         self.name = name
         self.fullname = f"{parent.name}|{name}" if parent else name
         self.arity: int = entry[1]
-        # A variadic command (negative arity) takes at least -arity arguments; a fixed one exactly
-        # arity, and least_args is then past any request, so one test covers both:
-        # `n == arity or n >= least_args` (the hot loop's own copy of arity_ok()).
-        self.least_args: int = -self.arity if self.arity < 0 else 1 << 62
+        # The argument counts (the name included) it may be called with: at least -arity for a
+        # variadic command (negative arity), exactly arity for a fixed one.  A range, so the hot
+        # loop's test is one C-level `n in cmd.arg_counts` for both kinds.
+        self.arg_counts = range(-self.arity, 1 << 62) if self.arity < 0 else range(self.arity, self.arity + 1)
         self.flags = _flags_of(info)
         self.first_key, self.last_key, self.key_step = entry[3], entry[4], entry[5]
         self.acl_categories = _acl_of(info)
@@ -100,7 +100,7 @@ class Command:
 
     def arity_ok(self, n: int) -> bool:
         """May the command be called with n arguments (its name included)?"""
-        return n == self.arity or n >= self.least_args
+        return n in self.arg_counts
 
     def usec_total(self) -> int:
         """Microseconds spent, extrapolated for sampled commands (INFO commandstats usec)."""
