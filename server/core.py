@@ -479,6 +479,7 @@ class Server:
         if self.cronloops % max(1, self.config.hz // 10) == 0:
             self.ops_samples.append((now, self.total_commands(), *self.net_bytes()))
         if self.cronloops % self.config.hz == 0:  # once a second, as clientsCron visits every client
+            self.repl.cron()  # replicationCron (run_with_period(1000))
             if self.migrate_sockets:
                 from server.commands.t_migrate import close_idle
 

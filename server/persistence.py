@@ -122,8 +122,14 @@ class Persistence:
     def _aux(self, aof_base: bool) -> list[tuple[bytes, bytes]]:
         from server.core import VERSION
 
-        return [(b"redis-ver", VERSION.encode()), (b"redis-bits", b"64"), (b"ctime", b"%d" % int(time.time())),
-                (b"used-mem", b"%d" % self.srv.used_memory()), (b"aof-base", b"1" if aof_base else b"0")]
+        aux = [(b"redis-ver", VERSION.encode()), (b"redis-bits", b"64"), (b"ctime", b"%d" % int(time.time())),
+               (b"used-mem", b"%d" % self.srv.used_memory())]
+        repl = self.srv.repl
+        stream_db = None if aof_base else repl.rdb_save_info()
+        if stream_db is not None:  # rdbSaveInfoAuxFields with an rsi: what a replica PSYNCs from
+            aux += [(b"repl-stream-db", b"%d" % stream_db), (b"repl-id", repl.replid.encode()),
+                    (b"repl-offset", b"%d" % repl.master_repl_offset)]
+        return [*aux, (b"aof-base", b"1" if aof_base else b"0")]
 
     def _functions(self) -> list[bytes]:
         from server.scripting.functions import registry

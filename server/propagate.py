@@ -86,7 +86,7 @@ def done(srv: Server, c: Client, cmd: Any, argv: list[bytes], dirty: int) -> int
     note(srv, c, cmd, argv, dirty)
     c.prop_argv = None
     c.prop_prevent = c.prop_force = False
-    flush(srv, cmd)
+    c.woff = flush_noting_offset(srv, cmd, c.woff)
     return srv.dirty
 
 
@@ -201,6 +201,16 @@ def flush(srv: Server, current: Any = None) -> None:
             t.feed(dbid, argv)
         if wrap:
             t.feed(ops[-1][0], EXEC)
+
+
+def flush_noting_offset(srv: Server, current: Any, woff: int) -> int:
+    """`flush`, for a client's top-level command: the client's write offset afterwards (call()'s
+    c->woff, what WAIT waits for): the replication offset if the flush moved it, else `woff`."""
+    repl = srv.repl
+    before = repl.master_repl_offset
+    flush(srv, current)
+    after = repl.master_repl_offset
+    return after if after != before else woff
 
 
 def flush_alone(srv: Server) -> None:

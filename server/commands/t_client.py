@@ -25,6 +25,9 @@ from server.obuf import client_class
 # ---- CLIENT LIST / INFO ------------------------------------------------------------------------
 def _flags(c) -> str:
     f = ""
+    r = c.replica
+    if r is not None and r.flagged:
+        f += "S"
     if c.is_monitor:
         f += "O"
     if c.channels or c.patterns or c.shard_channels:
