@@ -78,7 +78,7 @@ class Client(asyncio.Protocol):
                  "user", "tracking", "no_evict", "no_touch", "in_exec", "is_script", "block_state",
                  "tot_net_in", "tot_net_out", "last_argv", "fd", "kill_reason", "_base",
                  "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running", "obuf_soft_since",
-                 "prop_argv", "prop_prevent", "prop_force", "prop_muted", "replica", "woff")
+                 "prop_argv", "prop_prevent", "prop_force", "prop_muted", "replica")
 
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -141,7 +141,6 @@ class Client(asyncio.Protocol):
         self.prop_force = False
         self.prop_muted = False  # the script client's commands while set_repl leaves the AOF out
         self.replica: Replica | None = None  # its replica state, once it sent REPLCONF or SYNC (server/replmaster.py)
-        self.woff = 0  # the replication offset after its last propagated write (WAIT waits for it)
 
     def _new_reader(self) -> None:
         # Bound methods cached once per reader: creating them per read event is measurable.
@@ -700,7 +699,7 @@ class Client(asyncio.Protocol):
             _propagate.note(srv, self, cmd, argv, dirty)
             self.prop_argv, self.prop_prevent, self.prop_force = saved
             if not srv.prop_depth:  # the outermost call: afterCommand's propagatePendingCommands
-                self.woff = _propagate.flush_noting_offset(srv, cmd, self.woff)
+                _propagate.flush(srv, cmd)
         cmd.calls += 1
         cmd.timed_calls += 1
         dt = _clock() - t0

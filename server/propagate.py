@@ -86,24 +86,31 @@ def done(srv: Server, c: Client, cmd: Any, argv: list[bytes], dirty: int) -> int
     note(srv, c, cmd, argv, dirty)
     c.prop_argv = None
     c.prop_prevent = c.prop_force = False
-    c.woff = flush_noting_offset(srv, cmd, c.woff)
+    flush(srv, cmd)
     return srv.dirty
 
 
+# The three marks below are set only while propagating: nothing clears them otherwise, and a mark
+# left by a command run before propagation started (a replica attaching, the AOF turned on) would
+# stand for the client's next command (GEOADD's ZADD form replayed in place of a later SET).
+
 def rewrite(c: Client, argv: list[bytes]) -> None:
     """rewriteClientCommandVector: propagate `argv` in place of the command the client sent."""
-    c.prop_argv = argv
+    if c.server.also_propagate is not None:
+        c.prop_argv = argv
 
 
 def prevent(c: Client) -> None:
     """preventCommandPropagation: the command itself is not propagated (what it `also`
     propagated still is)."""
-    c.prop_prevent = True
+    if c.server.also_propagate is not None:
+        c.prop_prevent = True
 
 
 def force(c: Client) -> None:
     """forceCommandPropagation: propagate the command even though `dirty` did not move."""
-    c.prop_force = True
+    if c.server.also_propagate is not None:
+        c.prop_force = True
 
 
 def also(srv: Server, dbid: int, argv: list[bytes]) -> None:
@@ -201,16 +208,6 @@ def flush(srv: Server, current: Any = None) -> None:
             t.feed(dbid, argv)
         if wrap:
             t.feed(ops[-1][0], EXEC)
-
-
-def flush_noting_offset(srv: Server, current: Any, woff: int) -> int:
-    """`flush`, for a client's top-level command: the client's write offset afterwards (call()'s
-    c->woff, what WAIT waits for): the replication offset if the flush moved it, else `woff`."""
-    repl = srv.repl
-    before = repl.master_repl_offset
-    flush(srv, current)
-    after = repl.master_repl_offset
-    return after if after != before else woff
 
 
 def flush_alone(srv: Server) -> None:

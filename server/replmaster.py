@@ -154,7 +154,9 @@ class Master:
         self.good_replicas = 0
         self.waiting: list[tuple[Client, Any, int, int]] = []  # WAIT: (client, its block, offset, n)
         self.getack_pending = False
-        self.cron_loops = 0
+        # replication_cron_loops: Redis's first run is at start-up, before any replica can be
+        # there; the cron here first runs a second later, so that first run counts as done.
+        self.cron_loops = 1
         self.hooked = False
 
     # ---- attaching (syncCommand) ---------------------------------------------------------------
@@ -681,7 +683,11 @@ class Master:
     def wait(self, c: Client, numreplicas: int, deadline_ms: int) -> Any:
         from server import blocking
 
-        offset = c.woff
+        # Redis's c->woff is the offset when the client's previous command ended; nothing but
+        # this client ran since (in a pipeline), or the stream grew by what WAIT must cover too
+        # (other clients' writes, PINGs), so the offset now stands for it without a per-command
+        # note on the hot path.
+        offset = self.repl.master_repl_offset
         acked = self.count_acks(offset)
         if acked >= numreplicas or c.multi is not None or c.in_exec:
             return R.integer(acked)

@@ -1,0 +1,319 @@
+"""The master side of replication, with a real redis-server 7.0.15 as raxdb's replica.
+
+- A replica reaches master_link_status:up and, after a workload of every type in several dbs
+  (TTLs, MULTI/EXEC, a Lua script, XADD/XREADGROUP, expiry, SPOP), holds raxdb's dataset: the
+  same DEBUG DIGEST and every key's absolute deadline (PEXPIRETIME: PTTL without the clock
+  between the two reads).  Diskless and disk-based, and with writes during a slow transfer.
+- A replica disconnected briefly (CLIENT KILL TYPE replica) resumes with a partial resync; with
+  a backlog too small for what it missed, with a full one.
+- WAIT counts the replicas that acknowledged; min-replicas-to-write refuses writes.
+- INFO replication and ROLE of raxdb with a replica match redis-server's as master under the
+  same scenario (IDs, ports and lags masked), offsets included: the stream is the same bytes.
+
+Waits poll a condition with a deadline; no timing is asserted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+import redis
+
+from tests.servers import ServerProcess, start_raxdb, start_redis
+
+FAST = ("--repl-diskless-sync-delay", "0", "--repl-ping-replica-period", "1")
+
+
+def wait_for(cond: Callable[[], object], timeout: float = 30.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if cond():
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def client(s: ServerProcess, db: int = 0) -> redis.Redis:
+    c = redis.Redis(port=s.port, db=db, decode_responses=False, socket_timeout=30)
+    c.set_response_callback("INFO", lambda r, **kw: r)  # the text, not redis-py's parse
+    return c
+
+
+def info(s: ServerProcess, section: str = "replication") -> dict[str, str]:
+    text = client(s).execute_command("INFO", section).decode()
+    out = {}
+    for line in text.splitlines():
+        if ":" in line and not line.startswith("#"):
+            k, v = line.split(":", 1)
+            out[k] = v
+    return out
+
+
+@contextlib.contextmanager
+def replica_of(master: ServerProcess, *extra: str) -> Iterator[ServerProcess]:
+    rep = start_redis("--replicaof", "127.0.0.1", str(master.port), *extra)
+    try:
+        yield rep
+    finally:
+        rep.stop()
+
+
+def link_up(rep: ServerProcess) -> bool:
+    return info(rep).get("master_link_status") == "up"
+
+
+def caught_up(master: ServerProcess, rep: ServerProcess) -> bool:
+    """The replica processed everything the master produced so far (and is online)."""
+    m, r = info(master), info(rep)
+    return r.get("master_link_status") == "up" and m["master_repl_offset"] == r.get("slave_repl_offset")
+
+
+def workload(m: redis.Redis, tag: str) -> None:
+    """Writes of every kind a replica must replay identically."""
+    p = m.pipeline(transaction=False)
+    p.set(f"{tag}:s", "v")
+    p.set(f"{tag}:ex", "v", ex=100)
+    p.set(f"{tag}:px", "v", px=50)  # expires during the test: its DEL travels
+    p.incrbyfloat(f"{tag}:f", "1.5")
+    p.rpush(f"{tag}:l", *range(20))
+    p.lpop(f"{tag}:l")
+    p.hset(f"{tag}:h", mapping={"a": 1, "b": 2})
+    p.expire(f"{tag}:h", 300)
+    p.sadd(f"{tag}:set", *range(30))
+    p.spop(f"{tag}:set", 3)
+    p.zadd(f"{tag}:z", {"a": 1, "b": 2.5, "c": -3})
+    p.zincrby(f"{tag}:z", 2, "a")
+    p.pfadd(f"{tag}:hll", "a", "b", "c")
+    p.setbit(f"{tag}:bits", 77, 1)
+    p.geoadd(f"{tag}:geo", (13.361389, 38.115556, "Palermo"))
+    p.xadd(f"{tag}:st", {"f": "1"})
+    p.xadd(f"{tag}:st", {"f": "2"})
+    p.xgroup_create(f"{tag}:st", "g", id="0")
+    p.xreadgroup("g", "c1", {f"{tag}:st": ">"}, count=1)
+    p.execute()
+    with m.pipeline(transaction=True) as t:
+        t.incr(f"{tag}:ctr")
+        t.lpush(f"{tag}:l2", "x")
+        t.pexpire(f"{tag}:l2", 200000)
+        t.execute()
+    m.eval("redis.call('set', KEYS[1], ARGV[1]); return redis.call('spop', KEYS[2])", 2, f"{tag}:lua",
+           f"{tag}:set", "from-lua")
+    m.execute_command("SELECT", 0)
+    for db in (2, 5):
+        d = redis.Redis(port=m.connection_pool.connection_kwargs["port"], db=db)
+        d.set(f"{tag}:db{db}", db, px=400000)
+        d.sadd(f"{tag}:dbset{db}", "a", "b")
+        d.close()
+    m.set(f"{tag}:gone", "x", px=1)
+    # both expire now, each DEL propagated (a lazy one, and the active cycle's or a lazy one)
+    wait_for(lambda: m.get(f"{tag}:gone") is None and m.exists(f"{tag}:px") == 0, what="keys to expire")
+
+
+def dataset(s: ServerProcess) -> tuple[bytes, dict[tuple[int, bytes], int]]:
+    """DEBUG DIGEST and every key's absolute deadline (-1: none), in every database."""
+    c = client(s)
+    digest = c.execute_command("DEBUG", "DIGEST")
+    deadlines = {}
+    for db in range(16):
+        d = client(s, db)
+        for k in d.keys("*"):
+            deadlines[(db, k)] = d.execute_command("PEXPIRETIME", k)
+        d.close()
+    return digest, deadlines
+
+
+def assert_same_dataset(master: ServerProcess, rep: ServerProcess) -> None:
+    wait_for(lambda: caught_up(master, rep), what="the replica to catch up")
+    m_digest, m_ttl = dataset(master)
+    r_digest, r_ttl = dataset(rep)
+    assert m_ttl == r_ttl
+    assert m_digest == r_digest
+    assert len(m_ttl) > 20
+
+
+# ---- (a) full sync and streaming -------------------------------------------------------------------
+@pytest.mark.parametrize("diskless", ["yes", "no"])
+def test_full_sync_and_stream(diskless: str) -> None:
+    master = start_raxdb(*FAST, "--repl-diskless-sync", diskless)
+    try:
+        m = client(master)
+        workload(m, "before")
+        with replica_of(master) as rep:
+            wait_for(lambda: link_up(rep), what="master_link_status:up")
+            workload(m, "after")
+            assert_same_dataset(master, rep)
+            target = "replicas sockets" if diskless == "yes" else "disk"
+            assert master.wait_log(f"Starting BGSAVE for SYNC with target: {target}", 5)
+            assert master.wait_log(f"Synchronization with replica 127.0.0.1:{rep.port} succeeded", 5)
+            assert master.wait_log(f"Replica 127.0.0.1:{rep.port} asks for synchronization", 5)
+            # the replica's RDB carried the stream's position: it can PSYNC after a restart
+            assert info(rep)["master_replid"] == info(master)["master_replid"]
+    finally:
+        master.stop()
+
+
+def test_writes_during_slow_transfer() -> None:
+    master = start_raxdb(*FAST)
+    try:
+        m = client(master)
+        p = m.pipeline(transaction=False)
+        for i in range(300):
+            p.set(f"k{i}", i)
+        p.execute()
+        workload(m, "before")
+        m.config_set("rdb-key-save-delay", 3000)  # ~1 s of transfer
+        with replica_of(master) as rep:
+            wait_for(lambda: "state=wait_bgsave" in info(master).get("slave0", ""), what="the transfer to start")
+            for i in range(50):
+                m.incr("during")
+                m.set(f"k{i}", "new", ex=1000)
+            workload(m, "during")
+            assert info(rep)["master_link_status"] != "up"  # the transfer was still going on
+            wait_for(lambda: link_up(rep), what="master_link_status:up")
+            m.config_set("rdb-key-save-delay", 0)
+            workload(m, "after")
+            assert_same_dataset(master, rep)
+            assert client(rep).get("during") == b"50"
+    finally:
+        master.stop()
+
+
+# ---- (b) partial resync ------------------------------------------------------------------------------
+def test_partial_then_full_resync() -> None:
+    master = start_raxdb(*FAST)
+    try:
+        m = client(master)
+        workload(m, "a")
+        with replica_of(master) as rep:
+            wait_for(lambda: caught_up(master, rep), what="the first sync")
+            # killed and written to in one batch: the replica comes back behind by these writes
+            p = m.pipeline(transaction=False)
+            p.execute_command("CLIENT", "KILL", "TYPE", "replica")
+            p.set("missed", "1")
+            p.rpush("missed-list", "a", "b")
+            assert p.execute()[0] == 1
+            wait_for(lambda: info(master, "stats")["sync_partial_ok"] == "1", what="a partial resync")
+            assert rep.wait_log("Master accepted a Partial Resynchronization", 10)
+            assert master.wait_log(f"Partial resynchronization request from 127.0.0.1:{rep.port} accepted", 5)
+            workload(m, "b")
+            assert_same_dataset(master, rep)
+            assert info(master, "stats")["sync_full"] == "1"
+
+            m.config_set("repl-backlog-size", 1)  # clamped to 16 kB, as Redis does
+            assert m.config_get("repl-backlog-size") == {"repl-backlog-size": "16384"}
+            p = m.pipeline(transaction=False)
+            p.execute_command("CLIENT", "KILL", "TYPE", "replica")
+            p.set("big", "x" * 100_000)
+            p.execute()
+            wait_for(lambda: info(master, "stats")["sync_full"] == "2", what="a full resync")
+            st = info(master, "stats")
+            assert (st["sync_partial_ok"], st["sync_partial_err"]) == ("1", "1")
+            assert master.wait_log("for lack of backlog", 5)
+            workload(m, "c")
+            assert_same_dataset(master, rep)
+    finally:
+        master.stop()
+
+
+# ---- (c) WAIT and min-replicas-to-write -----------------------------------------------------------------
+def _wait_scenario(master: ServerProcess) -> list[object]:
+    m = client(master)
+    out: list[object] = [m.execute_command("WAIT", 0, 0), m.execute_command("WAIT", 1, 50)]
+    m.set("x", 1)
+    out.append(m.execute_command("WAIT", 1, 50))  # no replica: times out with 0
+    m.config_set("min-replicas-to-write", 1)
+    for cmd in (("SET", "y", 1), ("GET", "x"), ("PING",)):
+        try:
+            out.append(m.execute_command(*cmd))
+        except redis.ResponseError as e:
+            out.append(f"ERR {e}")
+    m.config_set("min-replicas-to-write", 0)
+    with replica_of(master) as rep:
+        wait_for(lambda: link_up(rep), what="master_link_status:up")
+        m.set("x", 2)
+        out.append(m.execute_command("WAIT", 1, 0))  # blocks until the replica acknowledges
+        out.append(m.execute_command("WAIT", 2, 100))  # one of two: the timeout reports 1
+        t = m.pipeline(transaction=True)
+        t.set("z", 1)
+        t.execute_command("WAIT", 5, 0)  # in MULTI: answered at once (0 or 1: whether the replica's
+        res = t.execute()                # periodic ACK came after the last GETACK's reply)
+        out.append([res[0], res[1] in (0, 1)])
+        m.config_set("min-replicas-to-write", 1)
+        wait_for(lambda: info(master).get("min_slaves_good_slaves") == "1", what="a good replica")
+        out.append(m.set("y", 2))
+        m.config_set("min-replicas-to-write", 2)
+        try:
+            out.append(m.set("y", 3))
+        except redis.ResponseError as e:
+            out.append(f"ERR {e}")
+        try:
+            out.append(m.eval("#!lua\nreturn redis.call('set', 'q', 1)", 0))
+        except redis.ResponseError as e:
+            out.append(f"ERR {e}")
+        out.append(m.eval("#!lua flags=no-writes\nreturn 1", 0))
+        m.config_set("min-replicas-to-write", 0)
+        wait_for(lambda: caught_up(master, rep), what="the replica to catch up")
+        out.append(client(rep).mget("x", "y", "z"))
+    return out
+
+
+def test_wait_and_min_replicas() -> None:
+    a, b = start_raxdb(*FAST), start_redis(*FAST)
+    try:
+        got, want = _wait_scenario(a), _wait_scenario(b)
+        assert got == want
+        assert got[2] == 0 and got[6] == 1 and got[7] == 1  # sanity: what the scenario is about
+        assert got[3] == got[10] == got[11] == "ERR NOREPLICAS Not enough good replicas to write."
+    finally:
+        a.stop()
+        b.stop()
+
+
+# ---- (d) INFO replication and ROLE ---------------------------------------------------------------------
+def _masked_info(s: ServerProcess, rep_port: int) -> dict[str, str]:
+    out = {}
+    for k, v in info(s).items():
+        if k in ("master_replid",):
+            v = "<id>"
+        v = v.replace(f"port={rep_port}", "port=<replica>")
+        v = re.sub(r"lag=\d+", "lag=<lag>", v)
+        out[k] = v
+    return out
+
+
+def _info_scenario(master: ServerProcess) -> tuple[dict[str, str], list[object], dict[str, str]]:
+    m = client(master)
+    m.config_set("repl-ping-replica-period", 3600)  # no PINGs: the offsets depend on the writes only
+    workload(m, "pre")
+    with replica_of(master) as rep:
+        wait_for(lambda: caught_up(master, rep), what="the sync")
+        m.set("k", "v")
+        m.execute_command("SELECT", 3)
+        m.lpush("l", 1, 2)
+        m.execute_command("WAIT", 1, 0)
+        wait_for(lambda: caught_up(master, rep), what="the replica to catch up")
+        wait_for(lambda: info(master)["slave0"].split("offset=")[1].split(",")[0] == info(master)["master_repl_offset"],
+                 what="the replica's ACK")
+        role = m.execute_command("ROLE")
+        role[2] = [[ip, b"<replica>" if port == str(rep.port).encode() else port, off] for ip, port, off in role[2]]
+        stats = info(master, "stats")
+        return _masked_info(master, rep.port), role, {k: stats[k] for k in
+                                                       ("sync_full", "sync_partial_ok", "sync_partial_err")}
+
+
+def test_info_and_role_match_redis() -> None:
+    a, b = start_raxdb(*FAST), start_redis(*FAST)
+    try:
+        got, want = _info_scenario(a), _info_scenario(b)
+        assert got[0] == want[0]
+        assert got[1] == want[1]
+        assert got[2] == want[2]
+        assert got[0]["connected_slaves"] == "1" and "state=online" in got[0]["slave0"]
+    finally:
+        a.stop()
+        b.stop()
