@@ -182,7 +182,9 @@ class Client(asyncio.Protocol):
         self.update_plain()
 
     def idle_timeout_applies(self) -> bool:
-        return not (self.blocked or self.channels or self.patterns or self.shard_channels or self.is_monitor)
+        r = self.replica  # a replica is never timed out by `timeout` (repl-timeout is its own)
+        return not (self.blocked or self.channels or self.patterns or self.shard_channels or self.is_monitor
+                    or (r is not None and r.flagged))
 
     # ---- asyncio callbacks ---------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -821,6 +823,10 @@ class Client(asyncio.Protocol):
             self.update_plain()
         elif mode == "skip_next":  # CLIENT REPLY SKIP: its own reply is dropped, then the next one
             self.reply_mode = "skip"
+        elif mode == "replica" and r:  # a replica gets the stream only: a command that replied drops it
+            from server.replmaster import rogue_reply
+
+            rogue_reply(self)
 
     def error_reply(self, msg: bytes, cmd: Command | None = None, counted: bool = False) -> bytes:
         if cmd is not None:

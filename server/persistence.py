@@ -344,10 +344,9 @@ class Persistence:
             return
         pid = self.child_pid
         self.kill_child_process()
-        remove_quietly(f"temp-{pid}.rdb")
-        LOG.warning(f"Background saving terminated by signal {int(signal.SIGUSR1)}")
-        self.stats["rdb_bgsave_in_progress"] = 0
-        self.stats["rdb_current_bgsave_time_sec"] = -1
+        # its end as when reaped (Redis reaps it later): the handler cleans up, and one that
+        # replication installed fails the replicas waiting for this snapshot
+        self.child_done["rdb"](pid, -1, signal.SIGUSR1)
 
     def cron(self) -> None:
         """serverCron's part, in its order: a scheduled AOF rewrite starts when no child runs;

@@ -120,6 +120,16 @@ class Replica:
             self.client.write(b"".join(pending))
 
 
+def rogue_reply(c: Client) -> None:
+    """A replica's command made a reply: it is dropped (_addReplyToBufferOrList's check)."""
+    from server.commands.t_client import client_info_line
+
+    cmd = c.last_cmd
+    LOG.warning(f"Replica generated a reply to command '{cmd.fullname if cmd is not None else '<unknown>'}', "
+                f"disconnecting it: {client_info_line(c)}")
+    c.close_after_replies()
+
+
 def replica_of(c: Client) -> Replica:
     r = c.replica
     if r is None:
@@ -181,9 +191,9 @@ class Master:
         r = replica_of(c)
         LOG.notice(f"Replica {r.name()} asks for synchronization")
         if psync:
-            from server.numparse import strtoll
+            from server.commands.args import maybe_int
 
-            offset = strtoll(argv[2])
+            offset = maybe_int(argv[2])
             if offset is None:
                 LOG.warning(f"Replica {r.name()} asks for synchronization but with a wrong offset")
                 raise CommandError("ERR value is not an integer or out of range")
@@ -230,7 +240,7 @@ class Master:
         c = r.client
         r.flagged = True
         self.repl.replicas.append(r)
-        c.reply_mode = "off"  # a replica gets the stream, never replies
+        c.reply_mode = "replica"  # it gets the stream, never replies (Client._emit)
         c.update_plain()
         self._install_hooks()
 
@@ -295,7 +305,6 @@ class Master:
                     self._unlink(r)
                     r.flagged = False
                     c = r.client
-                    c.reply_mode = "on"
                     c.write(c.error_reply(b"ERR BGSAVE failed, replication can't continue"))
                     c.close_after_replies()
                     c.close()
@@ -452,10 +461,8 @@ class Master:
                 self._socket_child_done(pid, exitcode, bysignal)
             else:
                 handler(pid, exitcode, bysignal)
-                if kind == "rdb" and self.rdb_child_type == "disk":
+                if kind == "rdb":  # any BGSAVE to disk: replicas waiting for it get the file
                     self.rdb_child_type = ""
-                    self._bgsave_done(exitcode == 0 and not bysignal, "disk")
-                elif kind == "rdb":
                     self._bgsave_done(exitcode == 0 and not bysignal, "disk")
             self.start_pending_fork()
 
@@ -542,9 +549,8 @@ class Master:
 
     # ---- REPLCONF ------------------------------------------------------------------------------
     def replconf(self, c: Client, argv: list[bytes]) -> bytes:
-        from server.commands.args import to_int
+        from server.commands.args import maybe_int, to_int
         from server.errors import SYNTAX, CommandError
-        from server.numparse import strtoll
 
         if len(argv) % 2 == 0:
             raise CommandError(SYNTAX)
@@ -568,7 +574,7 @@ class Master:
             elif opt == b"ack":
                 if not r.flagged:
                     return b""
-                offset = strtoll(val)
+                offset = maybe_int(val)
                 if offset is None:
                     return b""
                 self.ack(r, offset)

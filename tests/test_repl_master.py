@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import re
+import socket
 import time
 from collections.abc import Callable, Iterator
 
 import pytest
 import redis
 
+from tests.diff import encode_command
 from tests.servers import ServerProcess, start_raxdb, start_redis
 
 FAST = ("--repl-diskless-sync-delay", "0", "--repl-ping-replica-period", "1")
@@ -133,7 +135,7 @@ def assert_same_dataset(master: ServerProcess, rep: ServerProcess) -> None:
     r_digest, r_ttl = dataset(rep)
     assert m_ttl == r_ttl
     assert m_digest == r_digest
-    assert len(m_ttl) > 20
+    assert len(m_ttl) > 10
 
 
 # ---- (a) full sync and streaming -------------------------------------------------------------------
@@ -317,3 +319,191 @@ def test_info_and_role_match_redis() -> None:
     finally:
         a.stop()
         b.stop()
+
+
+# ---- the handshake and the stream's bytes, against redis-server ------------------------------------------
+class Link:
+    """A hand-made replica connection: reads replies, a bulk payload, then stream bytes."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        self.buf = b""
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def _need(self, n: int) -> None:
+        while len(self.buf) < n:
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                raise ConnectionError("closed")
+            self.buf += chunk
+
+    def line(self) -> bytes:
+        """The next line, skipping the newlines a master sends to keep a waiting link alive."""
+        while True:
+            while b"\r\n" not in self.buf.lstrip(b"\n"):
+                self._need(len(self.buf) + 1)
+            self.buf = self.buf.lstrip(b"\n")
+            i = self.buf.index(b"\r\n")
+            out, self.buf = self.buf[:i], self.buf[i + 2:]
+            if out:
+                return out
+
+    def call(self, *args: str) -> bytes:
+        self.sock.sendall(encode_command(args))
+        return self.line()
+
+    def payload(self) -> bytes:
+        """A "$<len>" or "$EOF:<mark>" RDB transfer."""
+        head = self.line()
+        assert head.startswith(b"$"), head
+        if head.startswith(b"$EOF:"):
+            mark = head[5:]
+            assert len(mark) == 40
+            while not self.buf.endswith(mark):
+                self._need(len(self.buf) + 1)
+            out, self.buf = self.buf[:-40], b""
+            return out
+        n = int(head[1:])
+        self._need(n)
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def take(self, n: int) -> bytes:
+        self._need(n)
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+
+def _handshake_scenario(master: ServerProcess) -> list[object]:
+    m = client(master)
+    m.config_set("repl-ping-replica-period", 3600)  # the stream holds the writes only
+    m.set("pre", "1")
+    out: list[object] = []
+    link = Link(master.port)
+    try:
+        out.append(link.call("REPLCONF", "listening-port"))
+        out.append(link.call("REPLCONF", "bogus", "1"))
+        out.append(link.call("REPLCONF", "rdb-only", "2"))
+        link.sock.sendall(encode_command(["REPLCONF", "ack", "5"]))  # not a replica yet: no reply
+        out.append(link.call("PING"))
+        out.append(link.call("REPLCONF", "listening-port", "4321", "capa", "eof", "capa", "psync2"))
+        out.append(link.call("PSYNC", "x", "notanumber"))
+        full = link.call("PSYNC", "?", "-1")
+        out.append(re.sub(rb"[0-9a-f]{40}", b"<id>", full))
+        rdb = link.payload()
+        out.append(rdb[:5])
+        out.append(b"repl-id" in rdb and b"repl-offset" in rdb and full.split()[1] in rdb)
+        # online once the transfer ended; its stream starts with its first ACK, which gets no
+        # reply and moves its offset in INFO
+        wait_for(lambda: "state=online" in info(master).get("slave0", ""), what="the replica online")
+        link.sock.sendall(encode_command(["REPLCONF", "ACK", "0"]))
+        m.set("k", "v")
+        m.execute_command("SELECT", 4)
+        m.rpush("l", "a", "b")
+        m.execute_command("SELECT", 0)
+        m.incr("n")
+        want = [["SELECT", "0"], ["SET", "k", "v"], ["SELECT", "4"], ["RPUSH", "l", "a", "b"],
+                ["SELECT", "0"], ["INCRBY", "n", "1"]]  # redis-py's INCR
+        stream = b"".join(encode_command(a) for a in want)
+        out.append(link.take(len(stream)) == stream)
+        wait_for(lambda: "offset=0" in info(master).get("slave0", ""), what="the ACK")
+        out.append(re.sub(r"port=\d+", "port=<p>", info(master)["slave0"]).split(",lag")[0])
+        out.append("flags=S" in client(master).execute_command("CLIENT", "LIST", "TYPE", "replica").decode())
+        # a command that makes a reply is a rogue replica's: it is disconnected
+        link.sock.sendall(encode_command(["PING"]))
+        try:
+            while True:
+                link.take(len(link.buf) + 1)
+        except ConnectionError:
+            out.append("closed")
+        out.append(master.wait_log("Replica generated a reply to command 'ping', disconnecting it: id=", 5))
+        out.append(master.wait_log("Connection with replica 127.0.0.1:4321 lost.", 5))
+        out.append(info(master)["connected_slaves"])
+        link = Link(master.port)  # and CLIENT KILL TYPE slave kills a replica
+        link.call("PSYNC", "?", "-1")
+        wait_for(lambda: info(master)["connected_slaves"] == "1", what="the second link")
+        out.append(client(master).execute_command("CLIENT", "KILL", "TYPE", "slave"))
+    finally:
+        link.close()
+    return out
+
+
+def test_handshake_and_stream_bytes_match_redis() -> None:
+    a, b = start_raxdb(*FAST), start_redis(*FAST)
+    try:
+        got, want = _handshake_scenario(a), _handshake_scenario(b)
+        assert got == want
+        assert got[6] == b"+FULLRESYNC <id> 0" and got[8] is True and got[9] is True
+    finally:
+        a.stop()
+        b.stop()
+
+
+def _sync_scenario(master: ServerProcess) -> list[object]:
+    """The old SYNC: no +FULLRESYNC line, a "$<len>" payload (no capa eof), then the stream."""
+    m = client(master)
+    m.set("pre", "1")
+    link = Link(master.port)
+    try:
+        link.sock.sendall(b"SYNC\r\n")
+        rdb = link.payload()
+        m.set("k", "v")
+        want = encode_command(["SELECT", "0"]) + encode_command(["set", "k", "v"])
+        return [rdb[:5], link.take(len(want)).lower() == want.lower()]
+    finally:
+        link.close()
+
+
+def test_old_sync_matches_redis() -> None:
+    a, b = start_raxdb(*FAST), start_redis(*FAST)
+    try:
+        got, want = _sync_scenario(a), _sync_scenario(b)
+        assert got == want == [b"REDIS", True]
+        assert a.wait_log("Starting BGSAVE for SYNC with target: disk", 5)
+    finally:
+        a.stop()
+        b.stop()
+
+
+# ---- several replicas, one transfer; the replica output buffer limit ---------------------------------------
+def test_replicas_share_one_diskless_transfer() -> None:
+    master = start_raxdb("--repl-diskless-sync-delay", "60", "--repl-diskless-sync-max-replicas", "2")
+    try:
+        m = client(master)
+        workload(m, "x")
+        with replica_of(master) as r1:
+            assert master.wait_log("Delay next BGSAVE for diskless SYNC", 10)
+            with replica_of(master) as r2:
+                wait_for(lambda: link_up(r1) and link_up(r2), what="both links up")
+                starts = [line for line in master.log if "Starting BGSAVE for SYNC" in line]
+                assert len(starts) == 1
+                assert info(master, "stats")["sync_full"] == "2"
+                m.set("after", "1")
+                assert_same_dataset(master, r1)
+                assert_same_dataset(master, r2)
+    finally:
+        master.stop()
+
+
+def test_replica_output_buffer_limit() -> None:
+    master = start_raxdb(*FAST, "--client-output-buffer-limit", "replica 256kb 0 0")
+    try:
+        m = client(master)
+        p = m.pipeline(transaction=False)
+        for i in range(300):
+            p.set(f"k{i}", i)
+        p.execute()
+        m.config_set("rdb-key-save-delay", 5000)
+        with replica_of(master) as rep:
+            wait_for(lambda: "state=wait_bgsave" in info(master).get("slave0", ""), what="the transfer to start")
+            for _ in range(8):
+                m.set("big", "x" * 100_000)  # the stream held for the replica outgrows its limit
+            assert master.wait_log("scheduled to be closed ASAP for overcoming of output buffer limits", 10)
+            assert master.wait_log(f"Connection with replica 127.0.0.1:{rep.port} lost", 10)
+            m.config_set("rdb-key-save-delay", 0)
+            m.config_set("client-output-buffer-limit", "replica 0 0 0")
+            assert_same_dataset(master, rep)  # it comes back with a new full resync
+    finally:
+        master.stop()
