@@ -258,6 +258,10 @@ def _wait_scenario(master: ServerProcess) -> list[object]:
         except redis.ResponseError as e:
             out.append(f"ERR {e}")
         out.append(m.eval("#!lua flags=no-writes\nreturn 1", 0))
+        try:  # a script without flags is refused at its first write
+            out.append(m.eval("redis.call('get', 'q'); return redis.pcall('set', 'q', 1)", 0))
+        except redis.ResponseError as e:
+            out.append(f"ERR {e}")
         m.config_set("min-replicas-to-write", 0)
         wait_for(lambda: caught_up(master, rep), what="the replica to catch up")
         out.append(client(rep).mget("x", "y", "z"))
