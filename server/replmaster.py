@@ -64,7 +64,7 @@ class Replica:
 
     __slots__ = ("client", "flagged", "state", "port", "addr", "capa_eof", "capa_psync2", "rdb_only",
                  "pre_psync", "ack_off", "ack_time", "initial_offset", "pending", "pending_bytes",
-                 "stream_on_ack", "last_interaction")
+                 "stream_on_ack")
 
     def __init__(self, client: Client) -> None:
         self.client = client
@@ -81,7 +81,6 @@ class Replica:
         self.pending: list[bytes] = []
         self.pending_bytes = 0
         self.stream_on_ack = False  # online, but the stream waits for its first ACK
-        self.last_interaction = time.time()
 
     def ip(self) -> str:
         if self.addr:
@@ -539,8 +538,8 @@ class Master:
         waiting = [r for r in self.repl.replicas if r.state == WAIT_BGSAVE_START]
         if not waiting:
             return
-        now = time.time()
-        max_idle = max(int(now - r.last_interaction) for r in waiting)
+        now = self.srv.now_ms
+        max_idle = max((now - r.client.last_interaction) // 1000 for r in waiting)  # slave->lastinteraction
         values = self.srv.config.values
         max_replicas = int(values["repl-diskless-sync-max-replicas"])
         if (not self._diskless() or (max_replicas > 0 and len(waiting) >= max_replicas)

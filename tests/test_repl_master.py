@@ -57,6 +57,27 @@ def info(s: ServerProcess, section: str = "replication") -> dict[str, str]:
 
 
 @contextlib.contextmanager
+def running(srv: ServerProcess) -> Iterator[ServerProcess]:
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def slow_transfer(m: redis.Redis, delay_us: int) -> None:
+    """Make the next full resync's snapshot slow (300 keys, rdb-key-save-delay)."""
+    p = m.pipeline(transaction=False)
+    for i in range(300):
+        p.set(f"k{i}", i)
+    p.execute()
+    m.config_set("rdb-key-save-delay", delay_us)
+
+
+def transfer_started(master: ServerProcess) -> None:
+    wait_for(lambda: "state=wait_bgsave" in info(master).get("slave0", ""), what="the transfer to start")
+
+
+@contextlib.contextmanager
 def replica_of(master: ServerProcess, *extra: str) -> Iterator[ServerProcess]:
     rep = start_redis("--replicaof", "127.0.0.1", str(master.port), *extra)
     try:
@@ -141,8 +162,7 @@ def assert_same_dataset(master: ServerProcess, rep: ServerProcess) -> None:
 # ---- (a) full sync and streaming -------------------------------------------------------------------
 @pytest.mark.parametrize("diskless", ["yes", "no"])
 def test_full_sync_and_stream(diskless: str) -> None:
-    master = start_raxdb(*FAST, "--repl-diskless-sync", diskless)
-    try:
+    with running(start_raxdb(*FAST, "--repl-diskless-sync", diskless)) as master:
         m = client(master)
         workload(m, "before")
         with replica_of(master) as rep:
@@ -155,22 +175,15 @@ def test_full_sync_and_stream(diskless: str) -> None:
             assert master.wait_log(f"Replica 127.0.0.1:{rep.port} asks for synchronization", 5)
             # the replica's RDB carried the stream's position: it can PSYNC after a restart
             assert info(rep)["master_replid"] == info(master)["master_replid"]
-    finally:
-        master.stop()
 
 
 def test_writes_during_slow_transfer() -> None:
-    master = start_raxdb(*FAST)
-    try:
+    with running(start_raxdb(*FAST)) as master:
         m = client(master)
-        p = m.pipeline(transaction=False)
-        for i in range(300):
-            p.set(f"k{i}", i)
-        p.execute()
         workload(m, "before")
-        m.config_set("rdb-key-save-delay", 3000)  # ~1 s of transfer
+        slow_transfer(m, 3000)  # ~1 s of transfer
         with replica_of(master) as rep:
-            wait_for(lambda: "state=wait_bgsave" in info(master).get("slave0", ""), what="the transfer to start")
+            transfer_started(master)
             for i in range(50):
                 m.incr("during")
                 m.set(f"k{i}", "new", ex=1000)
@@ -181,14 +194,11 @@ def test_writes_during_slow_transfer() -> None:
             workload(m, "after")
             assert_same_dataset(master, rep)
             assert client(rep).get("during") == b"50"
-    finally:
-        master.stop()
 
 
 # ---- (b) partial resync ------------------------------------------------------------------------------
 def test_partial_then_full_resync() -> None:
-    master = start_raxdb(*FAST)
-    try:
+    with running(start_raxdb(*FAST)) as master:
         m = client(master)
         workload(m, "a")
         with replica_of(master) as rep:
@@ -218,8 +228,6 @@ def test_partial_then_full_resync() -> None:
             assert master.wait_log("for lack of backlog", 5)
             workload(m, "c")
             assert_same_dataset(master, rep)
-    finally:
-        master.stop()
 
 
 # ---- (c) WAIT and min-replicas-to-write -----------------------------------------------------------------
@@ -269,15 +277,11 @@ def _wait_scenario(master: ServerProcess) -> list[object]:
 
 
 def test_wait_and_min_replicas() -> None:
-    a, b = start_raxdb(*FAST), start_redis(*FAST)
-    try:
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
         got, want = _wait_scenario(a), _wait_scenario(b)
         assert got == want
         assert got[2] == 0 and got[6] == 1 and got[7] == 1  # sanity: what the scenario is about
         assert got[3] == got[10] == got[11] == "ERR NOREPLICAS Not enough good replicas to write."
-    finally:
-        a.stop()
-        b.stop()
 
 
 # ---- (d) INFO replication and ROLE ---------------------------------------------------------------------
@@ -313,16 +317,12 @@ def _info_scenario(master: ServerProcess) -> tuple[dict[str, str], list[object],
 
 
 def test_info_and_role_match_redis() -> None:
-    a, b = start_raxdb(*FAST), start_redis(*FAST)
-    try:
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
         got, want = _info_scenario(a), _info_scenario(b)
         assert got[0] == want[0]
         assert got[1] == want[1]
         assert got[2] == want[2]
         assert got[0]["connected_slaves"] == "1" and "state=online" in got[0]["slave0"]
-    finally:
-        a.stop()
-        b.stop()
 
 
 # ---- the handshake and the stream's bytes, against redis-server ------------------------------------------
@@ -435,14 +435,10 @@ def _handshake_scenario(master: ServerProcess) -> list[object]:
 
 
 def test_handshake_and_stream_bytes_match_redis() -> None:
-    a, b = start_raxdb(*FAST), start_redis(*FAST)
-    try:
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
         got, want = _handshake_scenario(a), _handshake_scenario(b)
         assert got == want
         assert got[6] == b"+FULLRESYNC <id> 0" and got[8] is True and got[9] is True
-    finally:
-        a.stop()
-        b.stop()
 
 
 def _sync_scenario(master: ServerProcess) -> list[object]:
@@ -461,20 +457,15 @@ def _sync_scenario(master: ServerProcess) -> list[object]:
 
 
 def test_old_sync_matches_redis() -> None:
-    a, b = start_raxdb(*FAST), start_redis(*FAST)
-    try:
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
         got, want = _sync_scenario(a), _sync_scenario(b)
         assert got == want == [b"REDIS", True]
         assert a.wait_log("Starting BGSAVE for SYNC with target: disk", 5)
-    finally:
-        a.stop()
-        b.stop()
 
 
 # ---- several replicas, one transfer; the replica output buffer limit ---------------------------------------
 def test_replicas_share_one_diskless_transfer() -> None:
-    master = start_raxdb("--repl-diskless-sync-delay", "60", "--repl-diskless-sync-max-replicas", "2")
-    try:
+    with running(start_raxdb("--repl-diskless-sync-delay", "60", "--repl-diskless-sync-max-replicas", "2")) as master:
         m = client(master)
         workload(m, "x")
         with replica_of(master) as r1:
@@ -487,21 +478,14 @@ def test_replicas_share_one_diskless_transfer() -> None:
                 m.set("after", "1")
                 assert_same_dataset(master, r1)
                 assert_same_dataset(master, r2)
-    finally:
-        master.stop()
 
 
 def test_replica_output_buffer_limit() -> None:
-    master = start_raxdb(*FAST, "--client-output-buffer-limit", "replica 256kb 0 0")
-    try:
+    with running(start_raxdb(*FAST, "--client-output-buffer-limit", "replica 256kb 0 0")) as master:
         m = client(master)
-        p = m.pipeline(transaction=False)
-        for i in range(300):
-            p.set(f"k{i}", i)
-        p.execute()
-        m.config_set("rdb-key-save-delay", 5000)
+        slow_transfer(m, 5000)
         with replica_of(master) as rep:
-            wait_for(lambda: "state=wait_bgsave" in info(master).get("slave0", ""), what="the transfer to start")
+            transfer_started(master)
             for _ in range(8):
                 m.set("big", "x" * 100_000)  # the stream held for the replica outgrows its limit
             assert master.wait_log("scheduled to be closed ASAP for overcoming of output buffer limits", 10)
@@ -509,5 +493,33 @@ def test_replica_output_buffer_limit() -> None:
             m.config_set("rdb-key-save-delay", 0)
             m.config_set("client-output-buffer-limit", "replica 0 0 0")
             assert_same_dataset(master, rep)  # it comes back with a new full resync
+
+
+# ---- the replication cron: repl-timeout, repl-backlog-ttl ------------------------------------------------
+def _timeout_scenario(master: ServerProcess) -> list[object]:
+    """A replica that never ACKs is dropped after repl-timeout; with none left, the backlog goes
+    after repl-backlog-ttl, and with it the replication ID."""
+    m = client(master)
+    m.config_set("repl-timeout", 1)
+    m.config_set("repl-backlog-ttl", 1)
+    link = Link(master.port)
+    try:
+        link.call("REPLCONF", "listening-port", "4321")
+        link.call("PSYNC", "?", "-1")
+        link.payload()
+        before = info(master)
+        wait_for(lambda: info(master)["connected_slaves"] == "0", what="the replica to time out")
+        wait_for(lambda: info(master)["repl_backlog_active"] == "0", what="the backlog to go")
+        after = info(master)
+        return [before["repl_backlog_active"], before["connected_slaves"], after["master_replid"] != before[
+            "master_replid"], after["repl_backlog_first_byte_offset"], after["repl_backlog_histlen"]]
     finally:
-        master.stop()
+        link.close()
+
+
+def test_replica_timeout_and_backlog_ttl() -> None:
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
+        got, want = _timeout_scenario(a), _timeout_scenario(b)
+        assert got == want == ["1", "1", True, "0", "0"]
+        assert a.wait_log("Disconnecting timedout replica (streaming sync): 127.0.0.1:4321", 5)
+        assert a.wait_log("Replication backlog freed after 1 seconds without connected replicas.", 5)
