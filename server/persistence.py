@@ -156,10 +156,13 @@ class Persistence:
             keys = ((k, e.value, expires.get(k)) for k, e in list(db.data.items()))
             yield db.id, len(db.data), len(expires), delayed(keys) if delay else keys
 
-    def write_to(self, f: Any, compress: bool, aof_base: bool = False) -> None:
+    def write_to(self, f: Any, compress: bool, aof_base: bool = False, data: bool = True,
+                 functions: bool = True) -> None:
         """The whole dataset as an RDB file into the binary file `f`; `compress`: LZF strings as
         rdbcompression asks (see `save`); `aof_base`: the file is an AOF's base (its aux field
-        `aof-base` says so, as rdbSaveInfoAuxFields writes it for RDBFLAGS_AOF_PREAMBLE)."""
+        `aof-base` says so, as rdbSaveInfoAuxFields writes it for RDBFLAGS_AOF_PREAMBLE);
+        `data`, `functions`: False leaves the keys or the functions out (a replica's
+        REPLCONF rdb-filter-only)."""
         srv = self.srv
         now = srv.now_ms
         values = srv.config.values
@@ -173,7 +176,8 @@ class Persistence:
             return srv.dbs[dbid].lfu_counter(key, now)
 
         w = rdb.Writer(compress, f.write)
-        rdb.write_file(w, self._aux(aof_base), self._functions(), self.snapshot(), idle if "lru" in policy else None,
+        rdb.write_file(w, self._aux(aof_base), self._functions() if functions else [],
+                       self.snapshot() if data else iter(()), idle if "lru" in policy else None,
                        freq if "lfu" in policy else None, checksum=values["rdbchecksum"] == "yes")
 
     def _write_file(self, pid: int, compress: bool) -> None:

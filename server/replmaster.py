@@ -56,13 +56,16 @@ EOF_MARK_SIZE = 40  # RDB_EOF_MARK_SIZE
 _PIPE_CHUNK = 16 * 1024  # PROTO_IOBUF_LEN
 _PIPE_PAUSE_BYTES = 4 * 1024 * 1024  # stop reading the pipe while a replica holds this much unsent
 _GETACK = [b"REPLCONF", b"GETACK", b"*"]
+# What a replica asked to leave out of its RDB (slave_req, REPLCONF rdb-filter-only): such an RDB
+# is always made for sockets, never written over the dump file.
+REQ_EXCLUDE_DATA, REQ_EXCLUDE_FUNCTIONS = 1, 2
 _PING = [b"PING"]
 
 
 class Replica:
     """What a master knows of one replica connection (the CLIENT_SLAVE part of Redis's client)."""
 
-    __slots__ = ("client", "flagged", "state", "port", "addr", "capa_eof", "capa_psync2", "rdb_only",
+    __slots__ = ("client", "flagged", "state", "port", "addr", "capa_eof", "capa_psync2", "rdb_only", "req",
                  "pre_psync", "ack_off", "ack_time", "initial_offset", "pending", "pending_bytes",
                  "stream_on_ack")
 
@@ -74,6 +77,7 @@ class Replica:
         self.addr: str | None = None  # REPLCONF ip-address
         self.capa_eof = self.capa_psync2 = False
         self.rdb_only = False
+        self.req = 0  # REQ_EXCLUDE_* bits
         self.pre_psync = False  # attached with the old SYNC: no ACKs expected
         self.ack_off = 0
         self.ack_time = 0
@@ -188,6 +192,8 @@ class Master:
         if c.obuf or c.running:
             raise CommandError("ERR SYNC and PSYNC are invalid with pending output")
         r = replica_of(c)
+        if r.req and not r.capa_eof:
+            raise CommandError("ERR Filtered replica requires EOF capability")
         LOG.notice(f"Replica {r.name()} asks for synchronization")
         if psync:
             from server.commands.args import maybe_int
@@ -217,7 +223,7 @@ class Master:
             # a BGSAVE to disk runs: usable if another replica is taking its differences
             other = next((x for x in repl.replicas if x.state == WAIT_BGSAVE_END
                           and (not x.rdb_only or r.rdb_only)), None)
-            if other is not None and (not other.capa_eof or r.capa_eof):
+            if other is not None and (not other.capa_eof or r.capa_eof) and other.req == r.req:
                 if not r.rdb_only:
                     r.pending = list(other.pending)
                     r.pending_bytes = other.pending_bytes
@@ -230,7 +236,7 @@ class Master:
         elif self._diskless() and r.capa_eof and int(self.srv.config.values["repl-diskless-sync-delay"]):
             LOG.notice("Delay next BGSAVE for diskless SYNC")
         elif not p.has_child():
-            self._start_bgsave(r.capa_eof)
+            self._start_bgsave(r.capa_eof, r.req)
         else:
             LOG.notice("No BGSAVE in progress, but another BG operation is active. BGSAVE for replication delayed")
         return b""
@@ -293,10 +299,11 @@ class Master:
             r.client.write(b"+FULLRESYNC %s %d\r\n" % (self.repl.replid.encode(), offset))
 
     # ---- the snapshot (startBgsaveForReplication) ------------------------------------------------
-    def _start_bgsave(self, mincapa_eof: bool) -> bool:
-        socket_target = self._diskless() and mincapa_eof
+    def _start_bgsave(self, mincapa_eof: bool, req: int) -> bool:
+        """For the replicas waiting with requirements `req`; `mincapa_eof`: all of them said capa eof."""
+        socket_target = (self._diskless() or bool(req)) and mincapa_eof
         LOG.notice(f"Starting BGSAVE for SYNC with target: {'replicas sockets' if socket_target else 'disk'}")
-        ok = self._fork_to_sockets() if socket_target else self._fork_to_disk()
+        ok = self._fork_to_sockets(req) if socket_target else self._fork_to_disk(req)
         if not ok:
             LOG.warning("BGSAVE for replication failed")
             for r in list(self.repl.replicas):
@@ -309,23 +316,23 @@ class Master:
                     c.close()
         return ok
 
-    def _fork_to_disk(self) -> bool:
+    def _fork_to_disk(self, req: int) -> bool:
         p = self.srv.persistence
         if not p.bgsave():
             return False
         self.rdb_child_type = "disk"
         offset = self.repl.master_repl_offset
         for r in self.repl.replicas:
-            if r.state == WAIT_BGSAVE_START:
+            if r.state == WAIT_BGSAVE_START and r.req == req:
                 self._setup_full_resync(r, offset)
         return True
 
-    def _fork_to_sockets(self) -> bool:
+    def _fork_to_sockets(self, req: int) -> bool:
         """rdbSaveToSlavesSockets: the child writes the EOF-marked RDB into a pipe this process
         forwards to every replica waiting for a snapshot."""
         srv = self.srv
         p = srv.persistence
-        targets = [r for r in self.repl.replicas if r.state == WAIT_BGSAVE_START]
+        targets = [r for r in self.repl.replicas if r.state == WAIT_BGSAVE_START and r.req == req]
         rfd, wfd = os.pipe()
         mark = os.urandom(EOF_MARK_SIZE // 2).hex().encode()
         compress = srv.config.values["rdbcompression"] == "yes"
@@ -335,7 +342,8 @@ class Master:
             try:
                 with os.fdopen(wfd, "wb", buffering=_PIPE_CHUNK) as f:
                     f.write(b"$EOF:" + mark + b"\r\n")
-                    p.write_to(f, compress)
+                    p.write_to(f, compress, data=not req & REQ_EXCLUDE_DATA,
+                               functions=not req & REQ_EXCLUDE_FUNCTIONS)
                     f.write(mark)
             except OSError:
                 return False
@@ -538,13 +546,15 @@ class Master:
         waiting = [r for r in self.repl.replicas if r.state == WAIT_BGSAVE_START]
         if not waiting:
             return
+        req = waiting[0].req  # one fork serves the replicas with the first one's requirements
+        waiting = [r for r in waiting if r.req == req]
         now = self.srv.now_ms
         max_idle = max((now - r.client.last_interaction) // 1000 for r in waiting)  # slave->lastinteraction
         values = self.srv.config.values
         max_replicas = int(values["repl-diskless-sync-max-replicas"])
         if (not self._diskless() or (max_replicas > 0 and len(waiting) >= max_replicas)
                 or max_idle >= int(values["repl-diskless-sync-delay"])):
-            self._start_bgsave(all(r.capa_eof for r in waiting))
+            self._start_bgsave(all(r.capa_eof for r in waiting), req)
 
     # ---- REPLCONF ------------------------------------------------------------------------------
     def replconf(self, c: Client, argv: list[bytes]) -> bytes:
@@ -589,7 +599,16 @@ class Master:
                     raise CommandError("ERR value is out of range, value must between 0 and 1")
                 r.rdb_only = n == 1
             elif opt == b"rdb-filter-only":
-                raise CommandError(f"ERR Unsupported rdb-filter-only option: {val.decode(errors='replace')}")
+                from protocol.request import split_inline_args
+
+                filters = split_inline_args(val)
+                if filters is None:
+                    raise CommandError("ERR Missing rdb-filter-only values")
+                r.req |= REQ_EXCLUDE_DATA | REQ_EXCLUDE_FUNCTIONS  # only what the filters include
+                for f in filters:
+                    if f.lower() != b"functions":
+                        raise CommandError(f"ERR Unsupported rdb-filter-only option: {f.decode(errors='replace')}")
+                    r.req &= ~REQ_EXCLUDE_FUNCTIONS
             else:
                 raise CommandError(f"ERR Unrecognized REPLCONF option: {argv[j].decode(errors='replace')}")
         return R.OK

@@ -523,3 +523,36 @@ def test_replica_timeout_and_backlog_ttl() -> None:
         assert got == want == ["1", "1", True, "0", "0"]
         assert a.wait_log("Disconnecting timedout replica (streaming sync): 127.0.0.1:4321", 5)
         assert a.wait_log("Replication backlog freed after 1 seconds without connected replicas.", 5)
+
+
+# ---- REPLCONF rdb-only / rdb-filter-only (redis-cli --rdb, --functions-rdb, --replica) --------------------
+LIB = "#!lua name=repllib\nredis.register_function('rf', function(keys, args) return 1 end)"
+
+
+def _filtered_scenario(master: ServerProcess) -> list[object]:
+    m = client(master)
+    m.set("somekey", "somevalue")
+    m.execute_command("FUNCTION", "LOAD", LIB)
+    out: list[object] = []
+    for filters in ("", "functions", "functions bogus"):
+        link = Link(master.port)
+        try:
+            out.append(link.call("REPLCONF", "rdb-filter-only", filters))
+            out.append(link.call("SYNC"))  # no capa eof
+            out.append(link.call("REPLCONF", "capa", "eof", "rdb-only", "1"))
+            link.sock.sendall(b"SYNC\r\n")
+            rdb = link.payload()
+            out.append([rdb[:5], b"somekey" in rdb, b"repllib" in rdb])
+            wait_for(lambda: info(master)["connected_slaves"] == "0", what="the rdb-only replica to go")
+        except ConnectionError:
+            out.append("closed")
+        finally:
+            link.close()
+    return out
+
+
+def test_filtered_rdb_matches_redis() -> None:
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
+        got, want = _filtered_scenario(a), _filtered_scenario(b)
+        assert got == want
+        assert got[3] == [b"REDIS", False, False] and got[7] == [b"REDIS", False, True]
