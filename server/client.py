@@ -54,6 +54,7 @@ from server.blocking import handle_ready_keys
 from server.commands.table import BLOCKED, TABLE, Command
 from server.errors import NOAUTH, CommandError, c_str, unknown_subcommand, wrong_arity
 from server.log import LOG
+from server.replmaster import is_replica as _is_replica
 
 if TYPE_CHECKING:
     from server.core import Server
@@ -182,9 +183,9 @@ class Client(asyncio.Protocol):
         self.update_plain()
 
     def idle_timeout_applies(self) -> bool:
-        r = self.replica  # a replica is never timed out by `timeout` (repl-timeout is its own)
+        # a replica is never timed out by `timeout` (repl-timeout is its own)
         return not (self.blocked or self.channels or self.patterns or self.shard_channels or self.is_monitor
-                    or (r is not None and r.flagged))
+                    or _is_replica(self))
 
     # ---- asyncio callbacks ---------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:

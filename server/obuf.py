@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from server.log import LOG
+from server.replmaster import is_replica
 
 if TYPE_CHECKING:
     from server.client import Client
@@ -28,8 +29,7 @@ if TYPE_CHECKING:
 
 def client_class(c: Client) -> str:
     """getClientType: a replica (server/replmaster.py), pubsub, or normal."""
-    r = c.replica
-    if r is not None and r.flagged:
+    if is_replica(c):
         return "slave"
     return "pubsub" if (c.channels or c.patterns or c.shard_channels) else "normal"
 

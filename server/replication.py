@@ -247,6 +247,12 @@ class Replication:
                         R.array(self.master.role_replicas())])
 
 
+def disconnect_replicas(srv: Server) -> None:
+    """Close every replica's connection (freeClient of each: a replica that starts a full resync
+    with its own master, whose sub-replicas must resync too)."""
+    srv.repl.master.disconnect_all()
+
+
 def _on_disconnect(c: Client) -> None:
     if c.replica is not None:
         c.server.repl.master.on_disconnect(c)

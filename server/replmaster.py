@@ -5,8 +5,8 @@ them for a master.  Shared state (IDs, offset, backlog, `feed`) is server/replic
 A client becomes a replica with SYNC or PSYNC; its `Client.replica` (a `Replica`) is created by
 its first REPLCONF (listening-port, capa, ...) or by the SYNC itself, and `flagged` says it is a
 replica (Redis's CLIENT_SLAVE: flag S in CLIENT LIST, class "slave" for CLIENT KILL TYPE and the
-output buffer limits).  From then on its command replies are dropped (a replica gets only the
-stream) and its REPLCONF ACKs report the offset it processed.
+output buffer limits).  From then on it gets the stream only: a command of it that makes a reply
+disconnects it, as Redis does; its REPLCONF ACKs (no reply) report the offset it processed.
 
 Invariants:
 - `Replication.replicas` holds the flagged replicas in the order they attached; the stream
@@ -26,6 +26,11 @@ Invariants:
 - Diskless replicas are put online when the child ends, but their stream starts at their first
   REPLCONF ACK (the replica must find the EOF mark at the very end of what it read); disk-based
   ones get "$<len>\\r\\n<file>" and their stream right after it.
+
+- WAIT waits for the offset the stream has when it runs (Redis: the offset when the client's
+  previous command ended; they differ only by what other clients and the cron fed in between).
+- min-replicas-to-write: with both options set (`Replication.write_gate`) no client takes the
+  fast loop, so processCommand's check (Client.execute) sees every write.
 
 Everything here runs only while a replica exists or a command asks for it: a server without
 replicas pays nothing.  Cost with replicas is the feed (one encode, one write per replica), as
@@ -143,12 +148,6 @@ def replica_of(c: Client) -> Replica:
 def is_replica(c: Client) -> bool:
     r = c.replica
     return r is not None and r.flagged
-
-
-def output_size(c: Client) -> int:
-    """A replica's output for its limits: what it has not taken plus the stream held for it."""
-    r = c.replica
-    return c.output_size() + (r.pending_bytes if r is not None else 0)
 
 
 class Master:
@@ -771,9 +770,3 @@ class Master:
     def role_replicas(self) -> list[bytes]:
         return [R.array([R.bulk(r.ip().encode()), R.bulk(b"%d" % r.port), R.bulk(b"%d" % r.ack_off)])
                 for r in self.repl.replicas if r.state == ONLINE]
-
-
-def disconnect_replicas(srv: Server) -> None:
-    """Close every replica's connection (a replica that starts a full resync with its own
-    master: its sub-replicas must resync too)."""
-    srv.repl.master.disconnect_all()
