@@ -556,3 +556,51 @@ def test_filtered_rdb_matches_redis() -> None:
         got, want = _filtered_scenario(a), _filtered_scenario(b)
         assert got == want
         assert got[3] == [b"REDIS", False, False] and got[7] == [b"REDIS", False, True]
+
+
+# ---- PSYNC's answers ----------------------------------------------------------------------------------
+def _psync_scenario(master: ServerProcess) -> list[object]:
+    """Each PSYNC form's first reply line, the stats, and the backlog bytes a +CONTINUE sends."""
+    m = client(master)
+    m.config_set("repl-ping-replica-period", 3600)
+    first = Link(master.port)  # a replica, so the backlog exists
+    out: list[object] = []
+    try:
+        first.call("REPLCONF", "capa", "eof", "capa", "psync2")
+        first.call("PSYNC", "?", "-1")
+        first.payload()
+        m.set("a", "1")
+        m.set("b", "2")
+        replid = info(master)["master_replid"]
+        offset = int(info(master)["master_repl_offset"])
+        mid = offset - 26  # the start of SET b, the last 27 bytes
+        for capa, rid, off in ((True, replid, mid), (False, replid, mid), (True, replid, offset + 1),
+                               (True, replid, offset + 2), (True, replid, 0), (True, "f" * 40, 1)):
+            link = Link(master.port)
+            try:
+                if capa:
+                    link.call("REPLCONF", "capa", "psync2")
+                line = link.call("PSYNC", rid, str(off))
+                line = line.replace(replid.encode(), b"<id>")
+                if line.startswith(b"+CONTINUE"):
+                    out.append([line, link.take(offset + 1 - off) if off <= offset else b""])
+                else:
+                    out.append(re.sub(rb"[0-9a-f]{40}", b"<new>", line))
+            finally:
+                link.close()
+        stats = info(master, "stats")
+        out.append([stats["sync_full"], stats["sync_partial_ok"], stats["sync_partial_err"]])
+    finally:
+        first.close()
+    return out
+
+
+def test_psync_answers_match_redis() -> None:
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
+        got, want = _psync_scenario(a), _psync_scenario(b)
+        assert got == want
+        assert got[0] == [b"+CONTINUE <id>", b"*3\r\n$3\r\nSET\r\n$1\r\nb\r\n$1\r\n2\r\n"]
+        assert got[1][0] == b"+CONTINUE"
+        assert a.wait_log("tried to PSYNC with an offset that is greater than the master replication offset", 5)
+        assert a.wait_log("Partial resynchronization not accepted: Replication ID mismatch (Replica asked for "
+                          f"'{'f' * 40}'", 5)
