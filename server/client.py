@@ -54,9 +54,11 @@ from server.blocking import handle_ready_keys
 from server.commands.table import BLOCKED, TABLE, Command
 from server.errors import NOAUTH, CommandError, c_str, unknown_subcommand, wrong_arity
 from server.log import LOG
+from server.replmaster import is_replica as _is_replica
 
 if TYPE_CHECKING:
     from server.core import Server
+    from server.replmaster import Replica
     from server.tracking import ClientTracking
     from storage.keyspace import Database
 
@@ -77,7 +79,7 @@ class Client(asyncio.Protocol):
                  "user", "tracking", "no_evict", "no_touch", "in_exec", "is_script", "block_state",
                  "tot_net_in", "tot_net_out", "last_argv", "fd", "kill_reason", "_base",
                  "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running", "obuf_soft_since",
-                 "prop_argv", "prop_prevent", "prop_force", "prop_muted")
+                 "prop_argv", "prop_prevent", "prop_force", "prop_muted", "replica")
 
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -139,6 +141,7 @@ class Client(asyncio.Protocol):
         self.prop_prevent = False
         self.prop_force = False
         self.prop_muted = False  # the script client's commands while set_repl leaves the AOF out
+        self.replica: Replica | None = None  # its replica state, once it sent REPLCONF or SYNC (server/replmaster.py)
 
     def _new_reader(self) -> None:
         # Bound methods cached once per reader: creating them per read event is measurable.
@@ -166,7 +169,7 @@ class Client(asyncio.Protocol):
                       and not (self.resp == 2 and (self.channels or self.patterns or self.shard_channels))
                       and not srv.monitors and not srv.pause_until_ms and not self.in_exec
                       and srv.busy_script is None and not self.close_after_reply and self.tracking is None
-                      and self.user.free)
+                      and self.user.free and not srv.repl.write_gate)
         if self.exact is not None:
             self.exact.auth_required = not self.authenticated
 
@@ -180,7 +183,9 @@ class Client(asyncio.Protocol):
         self.update_plain()
 
     def idle_timeout_applies(self) -> bool:
-        return not (self.blocked or self.channels or self.patterns or self.shard_channels or self.is_monitor)
+        # a replica is never timed out by `timeout` (repl-timeout is its own)
+        return not (self.blocked or self.channels or self.patterns or self.shard_channels or self.is_monitor
+                    or _is_replica(self))
 
     # ---- asyncio callbacks ---------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -616,6 +621,11 @@ class Client(asyncio.Protocol):
                 # writeCommandsDeniedByDiskError: writes (and PING) wait until the AOF can be written
                 self._reject(cmd, disk_error, out)
                 return
+            if srv.repl.write_gate and not srv.repl.master.enough_good_replicas() and cmd.fullname != "ping" \
+                    and self._disk_denies(cmd, argv):
+                # min-replicas-to-write (only with the gate set: clients then skip the fast loop)
+                self._reject(cmd, b"NOREPLICAS Not enough good replicas to write.", out)
+                return
             if srv.persistence.stats.get("loading") and self._denied_while_loading(cmd):
                 # only reachable while a busy script replayed from the AOF lets clients in
                 self._reject(cmd, b"LOADING Redis is loading the dataset in memory", out)
@@ -814,6 +824,10 @@ class Client(asyncio.Protocol):
             self.update_plain()
         elif mode == "skip_next":  # CLIENT REPLY SKIP: its own reply is dropped, then the next one
             self.reply_mode = "skip"
+        elif mode == "replica" and r:  # a replica gets the stream only: a command that replied drops it
+            from server.replmaster import rogue_reply
+
+            rogue_reply(self)
 
     def error_reply(self, msg: bytes, cmd: Command | None = None, counted: bool = False) -> bytes:
         if cmd is not None:

@@ -236,6 +236,8 @@ class Server:
         self.eviction.exceeded_since = 0.0
         self.stat_total_error_replies = self.stat_unexpected_error_replies = 0
         self.stat_net_input_bytes = self.stat_net_output_bytes = 0
+        master = self.repl.master
+        master.sync_full = master.sync_partial_ok = master.sync_partial_err = 0
         for c in self.clients.values():
             c.out_mark -= c.tot_net_out  # keeps tot_net_out - out_mark, the bytes still queued
             c.tot_net_in = c.tot_net_out = 0
@@ -479,6 +481,7 @@ class Server:
         if self.cronloops % max(1, self.config.hz // 10) == 0:
             self.ops_samples.append((now, self.total_commands(), *self.net_bytes()))
         if self.cronloops % self.config.hz == 0:  # once a second, as clientsCron visits every client
+            self.repl.cron()  # replicationCron (run_with_period(1000))
             if self.migrate_sockets:
                 from server.commands.t_migrate import close_idle
 

@@ -1,6 +1,6 @@
 """Client output buffer limits (Redis's checkClientOutputBufferLimits and
-closeClientOnOutputBufferLimitReached), per client class: normal, or pubsub for a client with any
-subscription (raxdb has no replicas).  `client-output-buffer-limit <class> <hard> <soft> <secs>`.
+closeClientOnOutputBufferLimitReached), per client class: normal, slave for a replica, or pubsub
+for a client with any subscription.  `client-output-buffer-limit <class> <hard> <soft> <secs>`.
 
 What counts is the output a client has not taken yet: queued for the end-of-iteration flush plus
 what its transport still holds (`Client.output_size`).  Past the hard limit, or past the soft
@@ -21,13 +21,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from server.log import LOG
+from server.replmaster import is_replica
 
 if TYPE_CHECKING:
     from server.client import Client
 
 
 def client_class(c: Client) -> str:
-    """getClientType: raxdb has no replica or master links, so normal or pubsub."""
+    """getClientType: a replica (server/replmaster.py), pubsub, or normal."""
+    if is_replica(c):
+        return "slave"
     return "pubsub" if (c.channels or c.patterns or c.shard_channels) else "normal"
 
 
@@ -39,7 +42,8 @@ def check(c: Client) -> bool:
     hard, soft, soft_secs = srv.config.cobl.get(client_class(c), (0, 0, 0))
     if not (hard or soft):
         return False
-    used = c.output_size()
+    # a replica's stream held during its full resync counts too (its output buffer in Redis)
+    used = c.output_size() if c.replica is None else c.output_size() + c.replica.pending_bytes
     if hard and used >= hard:
         _drop(c)
         return True

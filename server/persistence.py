@@ -122,8 +122,14 @@ class Persistence:
     def _aux(self, aof_base: bool) -> list[tuple[bytes, bytes]]:
         from server.core import VERSION
 
-        return [(b"redis-ver", VERSION.encode()), (b"redis-bits", b"64"), (b"ctime", b"%d" % int(time.time())),
-                (b"used-mem", b"%d" % self.srv.used_memory()), (b"aof-base", b"1" if aof_base else b"0")]
+        aux = [(b"redis-ver", VERSION.encode()), (b"redis-bits", b"64"), (b"ctime", b"%d" % int(time.time())),
+               (b"used-mem", b"%d" % self.srv.used_memory())]
+        repl = self.srv.repl
+        stream_db = None if aof_base else repl.rdb_save_info()
+        if stream_db is not None:  # rdbSaveInfoAuxFields with an rsi: what a replica PSYNCs from
+            aux += [(b"repl-stream-db", b"%d" % stream_db), (b"repl-id", repl.replid.encode()),
+                    (b"repl-offset", b"%d" % repl.master_repl_offset)]
+        return [*aux, (b"aof-base", b"1" if aof_base else b"0")]
 
     def _functions(self) -> list[bytes]:
         from server.scripting.functions import registry
@@ -150,10 +156,13 @@ class Persistence:
             keys = ((k, e.value, expires.get(k)) for k, e in list(db.data.items()))
             yield db.id, len(db.data), len(expires), delayed(keys) if delay else keys
 
-    def write_to(self, f: Any, compress: bool, aof_base: bool = False) -> None:
+    def write_to(self, f: Any, compress: bool, aof_base: bool = False, data: bool = True,
+                 functions: bool = True) -> None:
         """The whole dataset as an RDB file into the binary file `f`; `compress`: LZF strings as
         rdbcompression asks (see `save`); `aof_base`: the file is an AOF's base (its aux field
-        `aof-base` says so, as rdbSaveInfoAuxFields writes it for RDBFLAGS_AOF_PREAMBLE)."""
+        `aof-base` says so, as rdbSaveInfoAuxFields writes it for RDBFLAGS_AOF_PREAMBLE);
+        `data`, `functions`: False leaves the keys or the functions out (a replica's
+        REPLCONF rdb-filter-only)."""
         srv = self.srv
         now = srv.now_ms
         values = srv.config.values
@@ -167,7 +176,8 @@ class Persistence:
             return srv.dbs[dbid].lfu_counter(key, now)
 
         w = rdb.Writer(compress, f.write)
-        rdb.write_file(w, self._aux(aof_base), self._functions(), self.snapshot(), idle if "lru" in policy else None,
+        rdb.write_file(w, self._aux(aof_base), self._functions() if functions else [],
+                       self.snapshot() if data else iter(()), idle if "lru" in policy else None,
                        freq if "lfu" in policy else None, checksum=values["rdbchecksum"] == "yes")
 
     def _write_file(self, pid: int, compress: bool) -> None:
@@ -338,10 +348,9 @@ class Persistence:
             return
         pid = self.child_pid
         self.kill_child_process()
-        remove_quietly(f"temp-{pid}.rdb")
-        LOG.warning(f"Background saving terminated by signal {int(signal.SIGUSR1)}")
-        self.stats["rdb_bgsave_in_progress"] = 0
-        self.stats["rdb_current_bgsave_time_sec"] = -1
+        # its end as when reaped (Redis reaps it later): the handler cleans up, and one that
+        # replication installed fails the replicas waiting for this snapshot
+        self.child_done["rdb"](pid, -1, signal.SIGUSR1)
 
     def cron(self) -> None:
         """serverCron's part, in its order: a scheduled AOF rewrite starts when no child runs;

@@ -90,20 +90,27 @@ def done(srv: Server, c: Client, cmd: Any, argv: list[bytes], dirty: int) -> int
     return srv.dirty
 
 
+# The three marks below are set only while propagating: nothing clears them otherwise, and a mark
+# left by a command run before propagation started (a replica attaching, the AOF turned on) would
+# stand for the client's next command (GEOADD's ZADD form replayed in place of a later SET).
+
 def rewrite(c: Client, argv: list[bytes]) -> None:
     """rewriteClientCommandVector: propagate `argv` in place of the command the client sent."""
-    c.prop_argv = argv
+    if c.server.also_propagate is not None:
+        c.prop_argv = argv
 
 
 def prevent(c: Client) -> None:
     """preventCommandPropagation: the command itself is not propagated (what it `also`
     propagated still is)."""
-    c.prop_prevent = True
+    if c.server.also_propagate is not None:
+        c.prop_prevent = True
 
 
 def force(c: Client) -> None:
     """forceCommandPropagation: propagate the command even though `dirty` did not move."""
-    c.prop_force = True
+    if c.server.also_propagate is not None:
+        c.prop_force = True
 
 
 def also(srv: Server, dbid: int, argv: list[bytes]) -> None:

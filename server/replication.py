@@ -20,11 +20,15 @@ This module holds that state for both roles (`srv.repl`, a `Replication`):
   replica's `feed` therefore does nothing (`masterhost` is set) and its own writes never enter
   the stream;
 - `masterhost`/`masterport`: None/0 on a master; set by REPLICAOF (server/replica.py);
-- `info` and `role_reply`: INFO replication and ROLE, each role answering for itself.
+- `info` and `role_reply`: INFO replication and ROLE, each role answering for itself;
+- `master`: the master side's state and logic (server/replmaster.py: SYNC/PSYNC/REPLCONF, full
+  resyncs, ACKs, WAIT, min-replicas-to-write); `replicas` holds its `Replica`s;
+- `rdb_save_info`: the repl-stream-db an RDB written now records (rdbPopulateSaveInfo), so that
+  a replica restarted from it can PSYNC;
+- `cron`: replicationCron, once a second.
 
-The master side (SYNC/PSYNC/REPLCONF, full resyncs, WAIT) and the replica side (REPLICAOF, the
-link to the master) live in their own modules and use this state; nothing here does I/O except
-writing to replica clients through their `write`.
+The replica side (REPLICAOF, the link to the master) lives in its own module and uses this
+state; nothing here does I/O except writing to replica clients through their `write`.
 """
 
 from __future__ import annotations
@@ -32,9 +36,11 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from server import propagate
+from server import lifecycle, propagate
+from server.replmaster import Master, Replica
 
 if TYPE_CHECKING:
+    from server.client import Client
     from server.core import Server
 
 NO_REPLID = "0" * 40
@@ -92,11 +98,18 @@ class Replication:
         self.second_replid_offset = -1
         self.backlog: Backlog | None = None
         self.seldb = -1  # the database the stream last SELECTed (-1: name it with the next write)
-        self.replicas: list[Any] = []  # replica clients (the master side fills this)
+        self.replicas: list[Replica] = []  # attached replicas, in attach order (server/replmaster.py)
         self.masterhost: str | None = None
         self.masterport = 0
         self.link: Any = None  # the replica side's link to its master (server/replica.py)
-        srv.config.on_change.setdefault("repl-backlog-size", []).append(self._on_backlog_size)
+        # min-replicas-to-write applies (both options set, and a master): writes go through
+        # processCommand's checks (Client.update_plain), which refuse them without good replicas.
+        self.write_gate = False
+        self.master = Master(self)
+        on = srv.config.on_change.setdefault
+        on("repl-backlog-size", []).append(self._on_backlog_size)
+        for name in ("min-replicas-to-write", "min-replicas-max-lag"):
+            on(name, []).append(lambda _v: self.update_write_gate())
 
     # ---- the IDs ------------------------------------------------------------------------------
     def change_replid(self) -> None:
@@ -155,15 +168,49 @@ class Replication:
         self.feed_stream(data)
 
     def feed_stream(self, data: bytes) -> None:
-        """Append stream bytes to the backlog and send them to every online replica."""
+        """Append stream bytes to the backlog and send them to every replica (each takes what
+        its state allows: Replica.send)."""
         backlog = self.backlog
         if backlog is None:
             return
         backlog.add(data)
         self.master_repl_offset += len(data)
         for r in self.replicas:
-            if getattr(r, "repl_online", False):
-                r.write(data)
+            r.send(data)
+
+    # ---- both roles ---------------------------------------------------------------------------
+    def master_link_up(self) -> bool:
+        """A replica's link is up (repl_state REPL_STATE_CONNECTED): the replica side's link
+        says so with `state == "connected"`."""
+        return self.link is not None and getattr(self.link, "state", None) == "connected"
+
+    def rdb_save_info(self) -> int | None:
+        """rdbPopulateSaveInfo: the repl-stream-db to record in an RDB written now, or None when
+        it records no replication info (a master without a backlog).  A replica records its
+        master's current db (its link's `stream_db`)."""
+        if self.masterhost is None:
+            if self.backlog is None:
+                return None
+            return 0 if self.seldb == -1 else self.seldb
+        db = getattr(self.link, "stream_db", None) if self.link is not None else None
+        return db if isinstance(db, int) else None
+
+    def update_write_gate(self) -> None:
+        """Recompute `write_gate`; clients' fast-loop eligibility follows it."""
+        values = self.srv.config.values
+        gate = (self.masterhost is None and int(values["min-replicas-to-write"]) > 0
+                and int(values["min-replicas-max-lag"]) > 0)
+        if gate != self.write_gate:
+            self.write_gate = gate
+            self.master.refresh_good_replicas()
+            for c in self.srv.clients.values():
+                c.update_plain()
+
+    def cron(self) -> None:
+        """replicationCron (once a second): the master side's pings, timeouts, backlog TTL and
+        pending forks."""
+        self.update_write_gate()
+        self.master.cron()
 
     # ---- introspection ------------------------------------------------------------------------
     def info(self) -> list[str]:
@@ -175,11 +222,8 @@ class Replication:
         return lines + self.replicas_info_lines() + self.backlog_info_lines()
 
     def replicas_info_lines(self) -> list[str]:
-        """Both roles list their replicas (connected_slaves, slaveN lines)."""
-        return [
-            f"connected_slaves:{len(self.replicas)}",
-            "master_failover_state:no-failover",
-        ]
+        """Both roles list their replicas (connected_slaves, min_slaves_good_slaves, slaveN)."""
+        return [*self.master.info_lines(), "master_failover_state:no-failover"]
 
     def backlog_info_lines(self) -> list[str]:
         b = self.backlog
@@ -199,9 +243,23 @@ class Replication:
 
         if self.masterhost is not None and self.link is not None:
             return self.link.role_reply(c)
-        return R.array([R.bulk(b"master"), R.integer(self.master_repl_offset), R.EMPTY_ARRAY])
+        return R.array([R.bulk(b"master"), R.integer(self.master_repl_offset),
+                        R.array(self.master.role_replicas())])
+
+
+def disconnect_replicas(srv: Server) -> None:
+    """Close every replica's connection (freeClient of each: a replica that starts a full resync
+    with its own master, whose sub-replicas must resync too)."""
+    srv.repl.master.disconnect_all()
+
+
+def _on_disconnect(c: Client) -> None:
+    if c.replica is not None:
+        c.server.repl.master.on_disconnect(c)
 
 
 def attach(srv: Server) -> Replication:
     srv.repl = Replication(srv)
+    if _on_disconnect not in lifecycle.DISCONNECT_HOOKS:
+        lifecycle.DISCONNECT_HOOKS.append(_on_disconnect)
     return srv.repl

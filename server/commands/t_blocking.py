@@ -1,5 +1,5 @@
 """Blocking commands: BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP,
-the BLOCK of XREAD / XREADGROUP, and WAIT.
+the BLOCK of XREAD / XREADGROUP (WAIT is server/commands/t_replication.py's).
 
 Each runs its non-blocking form first (the families' own pop, move and read functions) and blocks
 through server/blocking.py only when there is nothing to return; the same functions serve it
@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import copy
 
-from protocol import reply as R
 from server import blocking, propagate
-from server.commands.args import option_word, to_int
+from server.commands.args import option_word
 from server.commands.t_list import _list_for_write, move_for_client, parse_mpop, pop_for_client
 from server.commands.t_zset import ZSet, bzpop_reply, first_nonempty, zmpop_reply, zpop_pairs
 from server.commands.t_zset import parse_mpop as parse_zmpop
@@ -225,14 +224,3 @@ def block_xread(c, req) -> object:
         return serve_xread(cl, one, blocked=True)
 
     return blocking.block(c, list(req.keys), req.timeout_ms, serve, btype="stream")
-
-
-@command("wait")
-def wait(c, argv):
-    """raxdb has no replicas: WAIT n>0 blocks until its timeout (forever with 0) and reports 0
-    acknowledgements, as a Redis master without replicas does; WAIT 0 answers at once."""
-    numreplicas = to_int(argv[1])
-    deadline = blocking.parse_timeout_ms(argv[2], c.server.now_ms)
-    if numreplicas <= 0 or c.in_exec:
-        return R.ZERO
-    return blocking.block(c, [], deadline, lambda cl, key: None, lambda cl: R.ZERO)

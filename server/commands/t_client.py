@@ -20,11 +20,14 @@ from server.commands.t_config import help_reply
 from server.commands.table import NO_REPLY, command
 from server.errors import SYNTAX, CommandError, c_str, subcommand_syntax
 from server.obuf import client_class
+from server.replmaster import is_replica
 
 
 # ---- CLIENT LIST / INFO ------------------------------------------------------------------------
 def _flags(c) -> str:
     f = ""
+    if is_replica(c):
+        f += "S"
     if c.is_monitor:
         f += "O"
     if c.channels or c.patterns or c.shard_channels:

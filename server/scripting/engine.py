@@ -219,6 +219,12 @@ class Engine:
             if denied is not None:
                 cmd.rejected_calls += 1
                 return self._fail(raise_errors, b"-" + denied, True)
+        if (cmd.is_write and run is not None and not run.wrote and srv.repl.write_gate
+                and not srv.repl.master.enough_good_replicas()):
+            # scriptVerifyWriteCommandAllow: min-replicas-to-write (a script without flags; one with
+            # flags was refused before it ran)
+            cmd.rejected_calls += 1
+            return self._fail(raise_errors, b"-NOREPLICAS Not enough good replicas to write.", True)
         if (srv.maxmemory and srv.pre_command_oom and run is not None and not run.allow_oom and not run.wrote
                 and "denyoom" in cmd.flags):
             # scriptVerifyOOM: out of memory when the script started, and nothing written yet (a

@@ -1,0 +1,38 @@
+"""The master side's commands: SYNC, PSYNC, REPLCONF and WAIT (replication.c's syncCommand,
+replconfCommand, waitCommand).  The logic is server/replmaster.py's; these parse and dispatch."""
+
+from __future__ import annotations
+
+from server import blocking
+from server.commands.args import to_int
+from server.commands.table import NO_REPLY, command
+from server.errors import CommandError
+
+
+@command("sync")
+def sync(c, argv):
+    return c.server.repl.master.sync(c, argv) or NO_REPLY
+
+
+@command("psync")
+def psync(c, argv):
+    return c.server.repl.master.sync(c, argv) or NO_REPLY
+
+
+@command("replconf")
+def replconf(c, argv):
+    return c.server.repl.master.replconf(c, argv) or NO_REPLY
+
+
+@command("wait")
+def wait(c, argv):
+    """WAIT numreplicas timeout: the replicas that acknowledged the client's last write, once
+    `numreplicas` did or the timeout passed; at once inside MULTI and scripts."""
+    srv = c.server
+    if srv.repl.masterhost is not None:
+        raise CommandError("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 "
+                           "if a replica is configured to be writable (which is not the default) writes to "
+                           "replicas are just local and are not propagated.")
+    numreplicas = to_int(argv[1])
+    deadline = blocking.parse_timeout_ms(argv[2], srv.now_ms)
+    return srv.repl.master.wait(c, numreplicas, deadline)

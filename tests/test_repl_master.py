@@ -1,0 +1,623 @@
+"""The master side of replication, with a real redis-server 7.0.15 as raxdb's replica.
+
+- A replica reaches master_link_status:up and, after a workload of every type in several dbs
+  (TTLs, MULTI/EXEC, a Lua script, XADD/XREADGROUP, expiry, SPOP), holds raxdb's dataset: the
+  same DEBUG DIGEST and every key's absolute deadline (PEXPIRETIME: PTTL without the clock
+  between the two reads).  Diskless and disk-based, and with writes during a slow transfer.
+- A replica disconnected briefly (CLIENT KILL TYPE replica) resumes with a partial resync; with
+  a backlog too small for what it missed, with a full one.
+- WAIT counts the replicas that acknowledged; min-replicas-to-write refuses writes.
+- INFO replication and ROLE of raxdb with a replica match redis-server's as master under the
+  same scenario (IDs, ports and lags masked), offsets included: the stream is the same bytes.
+
+Waits poll a condition with a deadline; no timing is asserted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import socket
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+import redis
+
+from tests.diff import encode_command
+from tests.servers import ServerProcess, start_raxdb, start_redis
+
+FAST = ("--repl-diskless-sync-delay", "0", "--repl-ping-replica-period", "1")
+
+
+def wait_for(cond: Callable[[], object], timeout: float = 30.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if cond():
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def client(s: ServerProcess, db: int = 0) -> redis.Redis:
+    c = redis.Redis(port=s.port, db=db, decode_responses=False, socket_timeout=30)
+    c.set_response_callback("INFO", lambda r, **kw: r)  # the text, not redis-py's parse
+    return c
+
+
+def info(s: ServerProcess, section: str = "replication") -> dict[str, str]:
+    text = client(s).execute_command("INFO", section).decode()
+    out = {}
+    for line in text.splitlines():
+        if ":" in line and not line.startswith("#"):
+            k, v = line.split(":", 1)
+            out[k] = v
+    return out
+
+
+@contextlib.contextmanager
+def running(srv: ServerProcess) -> Iterator[ServerProcess]:
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def slow_transfer(m: redis.Redis, delay_us: int) -> None:
+    """Make the next full resync's snapshot slow (300 keys, rdb-key-save-delay)."""
+    p = m.pipeline(transaction=False)
+    for i in range(300):
+        p.set(f"k{i}", i)
+    p.execute()
+    m.config_set("rdb-key-save-delay", delay_us)
+
+
+def transfer_started(master: ServerProcess) -> None:
+    wait_for(lambda: "state=wait_bgsave" in info(master).get("slave0", ""), what="the transfer to start")
+
+
+@contextlib.contextmanager
+def replica_of(master: ServerProcess, *extra: str) -> Iterator[ServerProcess]:
+    rep = start_redis("--replicaof", "127.0.0.1", str(master.port), *extra)
+    try:
+        yield rep
+    finally:
+        rep.stop()
+
+
+def link_up(rep: ServerProcess) -> bool:
+    return info(rep).get("master_link_status") == "up"
+
+
+def caught_up(master: ServerProcess, rep: ServerProcess) -> bool:
+    """The replica processed everything the master produced so far (and is online)."""
+    m, r = info(master), info(rep)
+    return r.get("master_link_status") == "up" and m["master_repl_offset"] == r.get("slave_repl_offset")
+
+
+def workload(m: redis.Redis, tag: str) -> None:
+    """Writes of every kind a replica must replay identically."""
+    p = m.pipeline(transaction=False)
+    p.set(f"{tag}:s", "v")
+    p.set(f"{tag}:ex", "v", ex=100)
+    p.set(f"{tag}:px", "v", px=50)  # expires during the test: its DEL travels
+    p.incrbyfloat(f"{tag}:f", "1.5")
+    p.rpush(f"{tag}:l", *range(20))
+    p.lpop(f"{tag}:l")
+    p.hset(f"{tag}:h", mapping={"a": 1, "b": 2})
+    p.expire(f"{tag}:h", 300)
+    p.sadd(f"{tag}:set", *range(30))
+    p.spop(f"{tag}:set", 3)
+    p.zadd(f"{tag}:z", {"a": 1, "b": 2.5, "c": -3})
+    p.zincrby(f"{tag}:z", 2, "a")
+    p.pfadd(f"{tag}:hll", "a", "b", "c")
+    p.setbit(f"{tag}:bits", 77, 1)
+    p.geoadd(f"{tag}:geo", (13.361389, 38.115556, "Palermo"))
+    p.xadd(f"{tag}:st", {"f": "1"})
+    p.xadd(f"{tag}:st", {"f": "2"})
+    p.xgroup_create(f"{tag}:st", "g", id="0")
+    p.xreadgroup("g", "c1", {f"{tag}:st": ">"}, count=1)
+    p.execute()
+    with m.pipeline(transaction=True) as t:
+        t.incr(f"{tag}:ctr")
+        t.lpush(f"{tag}:l2", "x")
+        t.pexpire(f"{tag}:l2", 200000)
+        t.execute()
+    m.eval("redis.call('set', KEYS[1], ARGV[1]); return redis.call('spop', KEYS[2])", 2, f"{tag}:lua",
+           f"{tag}:set", "from-lua")
+    m.execute_command("SELECT", 0)
+    for db in (2, 5):
+        d = redis.Redis(port=m.connection_pool.connection_kwargs["port"], db=db)
+        d.set(f"{tag}:db{db}", db, px=400000)
+        d.sadd(f"{tag}:dbset{db}", "a", "b")
+        d.close()
+    m.set(f"{tag}:gone", "x", px=1)
+    # both expire now, each DEL propagated (a lazy one, and the active cycle's or a lazy one)
+    wait_for(lambda: m.get(f"{tag}:gone") is None and m.exists(f"{tag}:px") == 0, what="keys to expire")
+
+
+def dataset(s: ServerProcess) -> tuple[bytes, dict[tuple[int, bytes], int]]:
+    """DEBUG DIGEST and every key's absolute deadline (-1: none), in every database."""
+    c = client(s)
+    digest = c.execute_command("DEBUG", "DIGEST")
+    deadlines = {}
+    for db in range(16):
+        d = client(s, db)
+        for k in d.keys("*"):
+            deadlines[(db, k)] = d.execute_command("PEXPIRETIME", k)
+        d.close()
+    return digest, deadlines
+
+
+def assert_same_dataset(master: ServerProcess, rep: ServerProcess) -> None:
+    wait_for(lambda: caught_up(master, rep), what="the replica to catch up")
+    m_digest, m_ttl = dataset(master)
+    r_digest, r_ttl = dataset(rep)
+    assert m_ttl == r_ttl
+    assert m_digest == r_digest
+    assert m_ttl
+
+
+# ---- (a) full sync and streaming -------------------------------------------------------------------
+@pytest.mark.parametrize("diskless", ["yes", "no"])
+def test_full_sync_and_stream(diskless: str) -> None:
+    with running(start_raxdb(*FAST, "--repl-diskless-sync", diskless)) as master:
+        m = client(master)
+        workload(m, "before")
+        with replica_of(master) as rep:
+            wait_for(lambda: link_up(rep), what="master_link_status:up")
+            workload(m, "after")
+            assert_same_dataset(master, rep)
+            target = "replicas sockets" if diskless == "yes" else "disk"
+            assert master.wait_log(f"Starting BGSAVE for SYNC with target: {target}", 5)
+            assert master.wait_log(f"Synchronization with replica 127.0.0.1:{rep.port} succeeded", 5)
+            assert master.wait_log(f"Replica 127.0.0.1:{rep.port} asks for synchronization", 5)
+            # the replica's RDB carried the stream's position: it can PSYNC after a restart
+            assert info(rep)["master_replid"] == info(master)["master_replid"]
+
+
+def test_writes_during_slow_transfer() -> None:
+    with running(start_raxdb(*FAST)) as master:
+        m = client(master)
+        workload(m, "before")
+        slow_transfer(m, 3000)  # ~1 s of transfer
+        with replica_of(master) as rep:
+            transfer_started(master)
+            for i in range(50):
+                m.incr("during")
+                m.set(f"k{i}", "new", ex=1000)
+            workload(m, "during")
+            assert info(rep)["master_link_status"] != "up"  # the transfer was still going on
+            wait_for(lambda: link_up(rep), what="master_link_status:up")
+            m.config_set("rdb-key-save-delay", 0)
+            workload(m, "after")
+            assert_same_dataset(master, rep)
+            assert client(rep).get("during") == b"50"
+
+
+# ---- (b) partial resync ------------------------------------------------------------------------------
+def test_partial_then_full_resync() -> None:
+    with running(start_raxdb(*FAST)) as master:
+        m = client(master)
+        workload(m, "a")
+        with replica_of(master) as rep:
+            wait_for(lambda: caught_up(master, rep), what="the first sync")
+            # killed and written to in one batch: the replica comes back behind by these writes
+            p = m.pipeline(transaction=False)
+            p.execute_command("CLIENT", "KILL", "TYPE", "replica")
+            p.set("missed", "1")
+            p.rpush("missed-list", "a", "b")
+            assert p.execute()[0] == 1
+            wait_for(lambda: info(master, "stats")["sync_partial_ok"] == "1", what="a partial resync")
+            assert rep.wait_log("Master accepted a Partial Resynchronization", 10)
+            assert master.wait_log(f"Partial resynchronization request from 127.0.0.1:{rep.port} accepted", 5)
+            workload(m, "b")
+            assert_same_dataset(master, rep)
+            assert info(master, "stats")["sync_full"] == "1"
+
+            m.config_set("repl-backlog-size", 1)  # clamped to 16 kB, as Redis does
+            assert m.config_get("repl-backlog-size") == {"repl-backlog-size": "16384"}
+            p = m.pipeline(transaction=False)
+            p.execute_command("CLIENT", "KILL", "TYPE", "replica")
+            p.set("big", "x" * 100_000)
+            p.execute()
+            wait_for(lambda: info(master, "stats")["sync_full"] == "2", what="a full resync")
+            st = info(master, "stats")
+            assert (st["sync_partial_ok"], st["sync_partial_err"]) == ("1", "1")
+            assert master.wait_log("for lack of backlog", 5)
+            workload(m, "c")
+            assert_same_dataset(master, rep)
+
+
+# ---- (c) WAIT and min-replicas-to-write -----------------------------------------------------------------
+def _wait_scenario(master: ServerProcess) -> list[object]:
+    m = client(master)
+    out: list[object] = [m.execute_command("WAIT", 0, 0), m.execute_command("WAIT", 1, 50)]
+    m.set("x", 1)
+    out.append(m.execute_command("WAIT", 1, 50))  # no replica: times out with 0
+    m.config_set("min-replicas-to-write", 1)
+    for cmd in (("SET", "y", 1), ("GET", "x"), ("PING",)):
+        try:
+            out.append(m.execute_command(*cmd))
+        except redis.ResponseError as e:
+            out.append(f"ERR {e}")
+    m.config_set("min-replicas-to-write", 0)
+    with replica_of(master) as rep:
+        wait_for(lambda: link_up(rep), what="master_link_status:up")
+        m.set("x", 2)
+        out.append(m.execute_command("WAIT", 1, 0))  # blocks until the replica acknowledges
+        out.append(m.execute_command("WAIT", 2, 100))  # one of two: the timeout reports 1
+        t = m.pipeline(transaction=True)
+        t.set("z", 1)
+        t.execute_command("WAIT", 5, 0)  # in MULTI: answered at once (0 or 1: whether the replica's
+        res = t.execute()                # periodic ACK came after the last GETACK's reply)
+        out.append([res[0], res[1] in (0, 1)])
+        m.config_set("min-replicas-to-write", 1)
+        wait_for(lambda: info(master).get("min_slaves_good_slaves") == "1", what="a good replica")
+        out.append(m.set("y", 2))
+        m.config_set("min-replicas-to-write", 2)
+        try:
+            out.append(m.set("y", 3))
+        except redis.ResponseError as e:
+            out.append(f"ERR {e}")
+        try:
+            out.append(m.eval("#!lua\nreturn redis.call('set', 'q', 1)", 0))
+        except redis.ResponseError as e:
+            out.append(f"ERR {e}")
+        out.append(m.eval("#!lua flags=no-writes\nreturn 1", 0))
+        try:  # a script without flags is refused at its first write
+            out.append(m.eval("redis.call('get', 'q'); return redis.pcall('set', 'q', 1)", 0))
+        except redis.ResponseError as e:
+            out.append(f"ERR {e}")
+        m.config_set("min-replicas-to-write", 0)
+        wait_for(lambda: caught_up(master, rep), what="the replica to catch up")
+        out.append(client(rep).mget("x", "y", "z"))
+    return out
+
+
+def test_wait_and_min_replicas() -> None:
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
+        got, want = _wait_scenario(a), _wait_scenario(b)
+        assert got == want
+        assert got[2] == 0 and got[6] == 1 and got[7] == 1  # sanity: what the scenario is about
+        assert got[3] == got[10] == got[11] == "ERR NOREPLICAS Not enough good replicas to write."
+
+
+# ---- (d) INFO replication and ROLE ---------------------------------------------------------------------
+def _masked_info(s: ServerProcess, rep_port: int) -> dict[str, str]:
+    out = {}
+    for k, v in info(s).items():
+        if k in ("master_replid",):
+            v = "<id>"
+        v = v.replace(f"port={rep_port}", "port=<replica>")
+        v = re.sub(r"lag=\d+", "lag=<lag>", v)
+        out[k] = v
+    return out
+
+
+def _info_scenario(master: ServerProcess) -> tuple[dict[str, str], list[object], dict[str, str]]:
+    m = client(master)
+    m.config_set("repl-ping-replica-period", 3600)  # no PINGs: the offsets depend on the writes only
+    workload(m, "pre")
+    with replica_of(master) as rep:
+        wait_for(lambda: caught_up(master, rep), what="the sync")
+        m.set("k", "v")
+        m.execute_command("SELECT", 3)
+        m.lpush("l", 1, 2)
+        m.execute_command("WAIT", 1, 0)
+        wait_for(lambda: caught_up(master, rep), what="the replica to catch up")
+        wait_for(lambda: info(master)["slave0"].split("offset=")[1].split(",")[0] == info(master)["master_repl_offset"],
+                 what="the replica's ACK")
+        role = m.execute_command("ROLE")
+        role[2] = [[ip, b"<replica>" if port == str(rep.port).encode() else port, off] for ip, port, off in role[2]]
+        stats = info(master, "stats")
+        return _masked_info(master, rep.port), role, {k: stats[k] for k in
+                                                       ("sync_full", "sync_partial_ok", "sync_partial_err")}
+
+
+def test_info_and_role_match_redis() -> None:
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
+        got, want = _info_scenario(a), _info_scenario(b)
+        assert got[0] == want[0]
+        assert got[1] == want[1]
+        assert got[2] == want[2]
+        assert got[0]["connected_slaves"] == "1" and "state=online" in got[0]["slave0"]
+
+
+# ---- the handshake and the stream's bytes, against redis-server ------------------------------------------
+class Link:
+    """A hand-made replica connection: reads replies, a bulk payload, then stream bytes."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        self.buf = b""
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def _need(self, n: int) -> None:
+        while len(self.buf) < n:
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                raise ConnectionError("closed")
+            self.buf += chunk
+
+    def line(self) -> bytes:
+        """The next line, skipping the newlines a master sends to keep a waiting link alive."""
+        while True:
+            while b"\r\n" not in self.buf.lstrip(b"\n"):
+                self._need(len(self.buf) + 1)
+            self.buf = self.buf.lstrip(b"\n")
+            i = self.buf.index(b"\r\n")
+            out, self.buf = self.buf[:i], self.buf[i + 2:]
+            if out:
+                return out
+
+    def call(self, *args: str) -> bytes:
+        self.sock.sendall(encode_command(args))
+        return self.line()
+
+    def payload(self) -> bytes:
+        """A "$<len>" or "$EOF:<mark>" RDB transfer."""
+        head = self.line()
+        assert head.startswith(b"$"), head
+        if head.startswith(b"$EOF:"):
+            mark = head[5:]
+            assert len(mark) == 40
+            while not self.buf.endswith(mark):
+                self._need(len(self.buf) + 1)
+            out, self.buf = self.buf[:-40], b""
+            return out
+        n = int(head[1:])
+        self._need(n)
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def take(self, n: int) -> bytes:
+        self._need(n)
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+
+def _handshake_scenario(master: ServerProcess) -> list[object]:
+    m = client(master)
+    m.config_set("repl-ping-replica-period", 3600)  # the stream holds the writes only
+    m.set("pre", "1")
+    out: list[object] = []
+    link = Link(master.port)
+    try:
+        out.append(link.call("REPLCONF", "listening-port"))
+        out.append(link.call("REPLCONF", "bogus", "1"))
+        out.append(link.call("REPLCONF", "rdb-only", "2"))
+        link.sock.sendall(encode_command(["REPLCONF", "ack", "5"]))  # not a replica yet: no reply
+        out.append(link.call("PING"))
+        out.append(link.call("REPLCONF", "listening-port", "4321", "capa", "eof", "capa", "psync2"))
+        out.append(link.call("PSYNC", "x", "notanumber"))
+        full = link.call("PSYNC", "?", "-1")
+        out.append(re.sub(rb"[0-9a-f]{40}", b"<id>", full))
+        rdb = link.payload()
+        out.append(rdb[:5])
+        out.append(b"repl-id" in rdb and b"repl-offset" in rdb and full.split()[1] in rdb)
+        # online once the transfer ended; its stream starts with its first ACK, which gets no
+        # reply and moves its offset in INFO
+        wait_for(lambda: "state=online" in info(master).get("slave0", ""), what="the replica online")
+        link.sock.sendall(encode_command(["REPLCONF", "ACK", "0"]))
+        m.set("k", "v")
+        m.execute_command("SELECT", 4)
+        m.rpush("l", "a", "b")
+        m.execute_command("SELECT", 0)
+        m.incr("n")
+        want = [["SELECT", "0"], ["SET", "k", "v"], ["SELECT", "4"], ["RPUSH", "l", "a", "b"],
+                ["SELECT", "0"], ["INCRBY", "n", "1"]]  # redis-py's INCR
+        stream = b"".join(encode_command(a) for a in want)
+        out.append(link.take(len(stream)) == stream)
+        wait_for(lambda: "offset=0" in info(master).get("slave0", ""), what="the ACK")
+        out.append(re.sub(r"port=\d+", "port=<p>", info(master)["slave0"]).split(",lag")[0])
+        out.append("flags=S" in client(master).execute_command("CLIENT", "LIST", "TYPE", "replica").decode())
+        # a command that makes a reply is a rogue replica's: it is disconnected
+        link.sock.sendall(encode_command(["PING"]))
+        try:
+            while True:
+                link.take(len(link.buf) + 1)
+        except ConnectionError:
+            out.append("closed")
+        out.append(master.wait_log("Replica generated a reply to command 'ping', disconnecting it: id=", 5))
+        out.append(master.wait_log("Connection with replica 127.0.0.1:4321 lost.", 5))
+        out.append(info(master)["connected_slaves"])
+        link = Link(master.port)  # and CLIENT KILL TYPE slave kills a replica
+        link.call("PSYNC", "?", "-1")
+        wait_for(lambda: info(master)["connected_slaves"] == "1", what="the second link")
+        out.append(client(master).execute_command("CLIENT", "KILL", "TYPE", "slave"))
+    finally:
+        link.close()
+    return out
+
+
+def test_handshake_and_stream_bytes_match_redis() -> None:
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
+        got, want = _handshake_scenario(a), _handshake_scenario(b)
+        assert got == want
+        assert got[6] == b"+FULLRESYNC <id> 0" and got[8] is True and got[9] is True
+
+
+def _sync_scenario(master: ServerProcess) -> list[object]:
+    """The old SYNC: no +FULLRESYNC line, a "$<len>" payload (no capa eof), then the stream."""
+    m = client(master)
+    m.set("pre", "1")
+    link = Link(master.port)
+    try:
+        link.sock.sendall(b"SYNC\r\n")
+        rdb = link.payload()
+        m.set("k", "v")
+        want = encode_command(["SELECT", "0"]) + encode_command(["set", "k", "v"])
+        return [rdb[:5], link.take(len(want)).lower() == want.lower()]
+    finally:
+        link.close()
+
+
+def test_old_sync_matches_redis() -> None:
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
+        got, want = _sync_scenario(a), _sync_scenario(b)
+        assert got == want == [b"REDIS", True]
+        assert a.wait_log("Starting BGSAVE for SYNC with target: disk", 5)
+
+
+# ---- several replicas, one transfer; the replica output buffer limit ---------------------------------------
+def test_replicas_share_one_diskless_transfer() -> None:
+    with running(start_raxdb("--repl-diskless-sync-delay", "60", "--repl-diskless-sync-max-replicas", "2")) as master:
+        m = client(master)
+        workload(m, "x")
+        with replica_of(master) as r1:
+            assert master.wait_log("Delay next BGSAVE for diskless SYNC", 10)
+            with replica_of(master) as r2:
+                wait_for(lambda: link_up(r1) and link_up(r2), what="both links up")
+                starts = [line for line in master.log if "Starting BGSAVE for SYNC" in line]
+                assert len(starts) == 1
+                assert info(master, "stats")["sync_full"] == "2"
+                m.set("after", "1")
+                assert_same_dataset(master, r1)
+                assert_same_dataset(master, r2)
+
+
+def test_replica_output_buffer_limit() -> None:
+    with running(start_raxdb(*FAST, "--client-output-buffer-limit", "replica 256kb 0 0")) as master:
+        m = client(master)
+        slow_transfer(m, 5000)
+        with replica_of(master) as rep:
+            transfer_started(master)
+            for _ in range(8):
+                m.set("big", "x" * 100_000)  # the stream held for the replica outgrows its limit
+            assert master.wait_log("scheduled to be closed ASAP for overcoming of output buffer limits", 10)
+            assert master.wait_log(f"Connection with replica 127.0.0.1:{rep.port} lost", 10)
+            m.config_set("rdb-key-save-delay", 0)
+            m.config_set("client-output-buffer-limit", "replica 0 0 0")
+            assert_same_dataset(master, rep)  # it comes back with a new full resync
+
+
+# ---- the replication cron: repl-timeout, repl-backlog-ttl ------------------------------------------------
+def _timeout_scenario(master: ServerProcess) -> list[object]:
+    """A replica that never ACKs is dropped after repl-timeout; with none left, the backlog goes
+    after repl-backlog-ttl, and with it the replication ID."""
+    m = client(master)
+    m.config_set("repl-timeout", 1)
+    m.config_set("repl-backlog-ttl", 1)
+    link = Link(master.port)
+    try:
+        link.call("REPLCONF", "listening-port", "4321")
+        link.call("PSYNC", "?", "-1")
+        link.payload()
+        before = info(master)
+        wait_for(lambda: info(master)["connected_slaves"] == "0", what="the replica to time out")
+        wait_for(lambda: info(master)["repl_backlog_active"] == "0", what="the backlog to go")
+        after = info(master)
+        return [before["repl_backlog_active"], before["connected_slaves"], after["master_replid"] != before[
+            "master_replid"], after["repl_backlog_first_byte_offset"], after["repl_backlog_histlen"]]
+    finally:
+        link.close()
+
+
+def test_replica_timeout_and_backlog_ttl() -> None:
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
+        got, want = _timeout_scenario(a), _timeout_scenario(b)
+        assert got == want == ["1", "1", True, "0", "0"]
+        assert a.wait_log("Disconnecting timedout replica (streaming sync): 127.0.0.1:4321", 5)
+        assert a.wait_log("Replication backlog freed after 1 seconds without connected replicas.", 5)
+
+
+# ---- REPLCONF rdb-only / rdb-filter-only (redis-cli --rdb, --functions-rdb, --replica) --------------------
+LIB = "#!lua name=repllib\nredis.register_function('rf', function(keys, args) return 1 end)"
+
+
+def _filtered_scenario(master: ServerProcess) -> list[object]:
+    m = client(master)
+    m.set("somekey", "somevalue")
+    m.execute_command("FUNCTION", "LOAD", LIB)
+    out: list[object] = []
+    for filters in ("", "functions", "functions bogus"):
+        link = Link(master.port)
+        try:
+            out.append(link.call("REPLCONF", "rdb-filter-only", filters))
+            out.append(link.call("SYNC"))  # no capa eof
+            out.append(link.call("REPLCONF", "capa", "eof", "rdb-only", "1"))
+            link.sock.sendall(b"SYNC\r\n")
+            rdb = link.payload()
+            out.append([rdb[:5], b"somekey" in rdb, b"repllib" in rdb])
+            wait_for(lambda: info(master)["connected_slaves"] == "0", what="the rdb-only replica to go")
+        except ConnectionError:
+            out.append("closed")
+        finally:
+            link.close()
+    return out
+
+
+def test_filtered_rdb_matches_redis() -> None:
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
+        got, want = _filtered_scenario(a), _filtered_scenario(b)
+        assert got == want
+        assert got[3] == [b"REDIS", False, False] and got[7] == [b"REDIS", False, True]
+
+
+# ---- PSYNC's answers ----------------------------------------------------------------------------------
+def _psync_scenario(master: ServerProcess) -> list[object]:
+    """Each PSYNC form's first reply line, the stats, and the backlog bytes a +CONTINUE sends."""
+    m = client(master)
+    m.config_set("repl-ping-replica-period", 3600)
+    first = Link(master.port)  # a replica, so the backlog exists
+    out: list[object] = []
+    try:
+        first.call("REPLCONF", "capa", "eof", "capa", "psync2")
+        first.call("PSYNC", "?", "-1")
+        first.payload()
+        m.set("a", "1")
+        m.set("b", "2")
+        replid = info(master)["master_replid"]
+        offset = int(info(master)["master_repl_offset"])
+        mid = offset - 26  # the start of SET b, the last 27 bytes
+        for capa, rid, off in ((True, replid, mid), (False, replid, mid), (True, replid, offset + 1),
+                               (True, replid, offset + 2), (True, replid, 0), (True, "f" * 40, 1)):
+            link = Link(master.port)
+            try:
+                if capa:
+                    link.call("REPLCONF", "capa", "psync2")
+                line = link.call("PSYNC", rid, str(off))
+                line = line.replace(replid.encode(), b"<id>")
+                if line.startswith(b"+CONTINUE"):
+                    out.append([line, link.take(offset + 1 - off) if off <= offset else b""])
+                else:
+                    out.append(re.sub(rb"[0-9a-f]{40}", b"<new>", line))
+            finally:
+                link.close()
+        stats = info(master, "stats")
+        out.append([stats["sync_full"], stats["sync_partial_ok"], stats["sync_partial_err"]])
+    finally:
+        first.close()
+    return out
+
+
+def test_psync_answers_match_redis() -> None:
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
+        got, want = _psync_scenario(a), _psync_scenario(b)
+        assert got == want
+        assert got[0] == [b"+CONTINUE <id>", b"*3\r\n$3\r\nSET\r\n$1\r\nb\r\n$1\r\n2\r\n"]
+        assert got[1][0] == b"+CONTINUE"
+        assert a.wait_log("tried to PSYNC with an offset that is greater than the master replication offset", 5)
+        assert a.wait_log("Partial resynchronization not accepted: Replication ID mismatch (Replica asked for "
+                          f"'{'f' * 40}'", 5)
+
+
+def test_flushall_during_transfer() -> None:
+    """FLUSHALL kills the snapshot's child: the replica's sync fails, it resyncs from scratch."""
+    with running(start_raxdb(*FAST)) as master:
+        m = client(master)
+        slow_transfer(m, 5000)
+        with replica_of(master) as rep:
+            transfer_started(master)
+            m.flushall()
+            assert master.wait_log("Background transfer terminated by signal 10", 10)
+            assert master.wait_log("SYNC failed. BGSAVE child returned an error", 10)
+            m.config_set("rdb-key-save-delay", 0)
+            m.set("after", "1")
+            assert_same_dataset(master, rep)
+            assert client(rep).keys("*") == [b"after"]
+            assert info(master, "stats")["sync_full"] == "2"
