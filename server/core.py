@@ -134,6 +134,12 @@ class Server:
         from server.replication import attach as attach_replication
 
         attach_replication(self)  # replication ID, offset, backlog (srv.repl)
+        # While a replica refuses some commands (READONLY, MASTERDOWN): no client is plain and
+        # execute() asks the link (server/replica.py).
+        self.replica_gate = False
+        from server.replica import on_config as replica_config
+
+        replica_config(self)
         self._init_introspection()
 
     def flush_writes(self) -> None:
@@ -266,7 +272,8 @@ class Server:
             c.update_plain()
 
     def _hold_expiry(self, hold: bool = True) -> None:
-        hold = hold and self.pause_until_ms != 0
+        # a replica's keys wait for its master's DEL, as paused ones wait for the pause's end
+        hold = (hold and self.pause_until_ms != 0) or self.repl.masterhost is not None
         for db in self.dbs:
             db.expire_paused = hold
 
@@ -313,6 +320,9 @@ class Server:
             raise SystemExit(1) from exc
         await self._serve_sockets(socks)
         self._show_banner(port)
+        from server.replica import start_from_config
+
+        start_from_config(self)  # a replica from the start loads as one (keys past their deadline kept)
         self._load_dataset()
         self.aof.start()
         self.aof.delete_history()  # at start-up whatever appendonly says, as Redis does
@@ -465,7 +475,9 @@ class Server:
         self.persistence.cron()
         # Active expiry: bounded work per tick, like Redis's ACTIVE_EXPIRE_CYCLE time limit.  A
         # CLIENT PAUSE stops it, as in Redis, so the dataset does not change while paused.
-        budget = 2000 if self.active_expire_enabled and not self.pause_until_ms else 0
+        # A replica leaves expiry to its master.
+        budget = (2000 if self.active_expire_enabled and not self.pause_until_ms and self.repl.masterhost is None
+                  else 0)
         started = time.monotonic()
         for db in self.dbs:
             if budget <= 0:
@@ -479,6 +491,8 @@ class Server:
         if self.cronloops % max(1, self.config.hz // 10) == 0:
             self.ops_samples.append((now, self.total_commands(), *self.net_bytes()))
         if self.cronloops % self.config.hz == 0:  # once a second, as clientsCron visits every client
+            if self.repl.link is not None:  # replicationCron's replica part
+                self.repl.link.cron()
             if self.migrate_sockets:
                 from server.commands.t_migrate import close_idle
 

@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 
 
 def client_class(c: Client) -> str:
-    """getClientType: raxdb has no replica or master links, so normal or pubsub."""
+    """getClientType: the replica's master link, pubsub or normal."""
+    if c.is_master:
+        return "master"
     return "pubsub" if (c.channels or c.patterns or c.shard_channels) else "normal"
 
 

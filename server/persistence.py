@@ -417,10 +417,12 @@ class Persistence:
             srv.also_propagate = ops
             self.stats["loading"] = 0
 
-    def load_bytes(self, data: bytes, merge: bool, aof_base: bool = False) -> int:
+    def load_bytes(self, data: bytes, merge: bool, aof_base: bool = False,
+                   aux: dict[bytes, bytes] | None = None) -> int:
         """rdbLoadRio into the (empty, unless `merge`) databases; the offset where the RDB ended.
         `aof_base`: the RDB is the AOF's base or preamble (RDBFLAGS_AOF_PREAMBLE), whose keys load
-        even past their deadline, as the commands after it may still use them."""
+        even past their deadline, as the commands after it may still use them.  `aux`, if
+        given, receives the RDB's aux fields (a replica reads repl-stream-db from them)."""
         srv = self.srv
         loaded = expired = 0
         end = len(data)
@@ -432,13 +434,17 @@ class Persistence:
                         if item.db >= len(srv.dbs):
                             raise LoadError("FATAL: Data file was created with a Redis server configured to "
                                             f"handle more than {len(srv.dbs)} databases. Exiting\n")
-                        if item.expire_ms is not None and item.expire_ms < now and not aof_base:
+                        # a replica keeps them: its master's DEL will come (rdbLoad's iAmMaster)
+                        if (item.expire_ms is not None and item.expire_ms < now and not aof_base
+                                and srv.repl.masterhost is None):
                             expired += 1
                             continue
                         self._add(srv.dbs[item.db], item, now, merge)
                         loaded += 1
                     elif kind == "aux":
                         self._aux_loaded(*item)
+                        if aux is not None:
+                            aux[item[0]] = item[1]
                     elif kind == "function":
                         self._function_loaded(item, merge)
                     elif kind == "empty":

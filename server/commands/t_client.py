@@ -27,6 +27,8 @@ def _flags(c) -> str:
     f = ""
     if c.is_monitor:
         f += "O"
+    if c.is_master:
+        f += "M"
     if c.channels or c.patterns or c.shard_channels:
         f += "P"
     if c.multi is not None:
