@@ -457,6 +457,8 @@ class Server:
             self.cron_handle.cancel()
         for srv in self.listeners:
             srv.close()
+        if self.repl.link is not None:
+            self.repl.link.stop()
         for client in list(self.clients.values()):
             client.close()
         LOG.warning("Redis is now ready to exit, bye bye...")

@@ -646,15 +646,28 @@ def set_master(srv: Server, host: str, port: int, connect: bool = True) -> None:
     if was_master:
         # replicationCacheMasterUsingMyself: PSYNC from where our own history stands
         link.cached = (repl.replid, repl.master_repl_offset, repl.master_repl_offset, 0)
-    elif old is not None:
+    elif old is not None:  # PSYNC2: the new master may continue what the old one sent
         link.cached = old.cached if old.master is None else cache_of(old.master)
-        link.down_since = old.down_since
+        link.down_since = old.down_since if old.master is None else time.time()
+    unblock_all(srv)
     srv.config.values["replicaof"] = f"{host} {port}"
     srv._hold_expiry()
     update_gate(srv)
     if connect:
         LOG.notice(f"Connecting to MASTER {host}:{port}")
         link.connect()
+
+
+def unblock_all(srv: Server) -> None:
+    """disconnectAllBlockedClients: what a client waits for on a master will not come from a
+    replica's own writes.  Clients held by CLIENT PAUSE stay: their command has not begun."""
+    from server import blocking
+
+    for c in list(srv.clients.values()):
+        if isinstance(c.block_state, blocking.BlockState):
+            blocking.finish(c, c.error_reply(b"UNBLOCKED force unblock from blocking operation, instance state "
+                                             b"changed (master -> replica?)"))
+            c.close()
 
 
 def unset_master(srv: Server) -> None:

@@ -391,3 +391,120 @@ def test_replicaof_in_the_config_file_and_rewrite(trio: Trio) -> None:
             proc.stop()
     assert texts[0] == texts[1]
     assert texts[0][0] == [f"replicaof 127.0.0.1 {port}"]
+
+
+def test_acks_reach_the_master(trio: Trio) -> None:
+    """REPLCONF ACK every second and in answer to GETACK: WAIT counts raxdb, and the master's
+    view of raxdb's offset reaches what raxdb applied."""
+    t = trio
+    t.point()
+    t.wait_up()
+    t.m.set("acked", "1")
+    assert t.m.execute_command("WAIT", 2, 10000) == 2
+    offset = t.wait_synced()
+    port = str(t.ours_proc.port)
+
+    def acked() -> bool:  # the master PINGs every second, so its offset runs on meanwhile
+        fields = info(t.m)
+        lines = [v for k, v in fields.items() if k.startswith("slave") and f"port={port}," in v]
+        ack = dict(kv.split("=", 1) for kv in lines[0].split(",")) if lines else {}
+        return int(ack.get("offset", -1)) >= offset
+
+    wait_for(acked, what="the master's view of raxdb's offset")
+
+
+def test_master_link_times_out(trio: Trio) -> None:
+    """repl-timeout without data from the master: the link is dropped, then resumed by PSYNC."""
+    t = trio
+    t.point()
+    t.wait_synced()
+    t.ours.config_set("repl-timeout", "1")
+    try:
+        t.m.execute_command("DEBUG", "SLEEP", "2.5")  # neither data nor PINGs meanwhile
+        assert t.ours_proc.wait_log("MASTER timeout: no data nor PING received...")
+        t.wait_up()
+        t.m.set("after-timeout", "1")
+        t.wait_synced()
+        assert t.ours.get("after-timeout") == b"1"
+    finally:
+        t.ours.config_set("repl-timeout", "60")
+
+
+def test_blocked_clients_are_released_on_becoming_a_replica() -> None:
+    """disconnectAllBlockedClients: a BLPOP waiting on a master gets -UNBLOCKED when it becomes
+    a replica, and the connection closes; the same on both servers."""
+    master = start_redis(*FAST)
+    procs = [start_raxdb(*FAST), start_redis(*FAST)]
+    try:
+        replies = []
+        for proc in procs:
+            conn = RawConnection(proc.port)
+            conn.send(b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n0\r\n")
+            c = client(proc.port)
+            wait_for(lambda c=c: b"blocked_clients:1" in c.execute_command("INFO", "clients"), what="blocked")
+            c.execute_command("REPLICAOF", "127.0.0.1", master.port)
+            replies.append(conn.read_frame())
+            with pytest.raises((ConnectionError, OSError)):
+                conn.call("PING")
+            conn.close()
+        assert replies[0] == replies[1]
+        assert replies[0].startswith(b"-UNBLOCKED")
+    finally:
+        for p in (*procs, master):
+            p.stop()
+
+
+def test_masterauth_and_masteruser() -> None:
+    """AUTH in the handshake, with masterauth alone (the default user) and with masteruser; a
+    wrong password keeps the link down with Redis's log line."""
+    master = start_redis(*FAST, "--requirepass", "secret", "--user", "repl", "on", ">replpw", "+@all", "~*", "&*")
+    ours = start_raxdb(*FAST)
+    try:
+        m = redis.Redis(port=master.port, password="secret")
+        m.set("k", "v")
+        r = client(ours.port)
+        r.config_set("masterauth", "wrong")
+        r.execute_command("REPLICAOF", "127.0.0.1", master.port)
+        assert ours.wait_log("Unable to AUTH to MASTER: -WRONGPASS")
+        assert info(r)["master_link_status"] == "down"
+        r.config_set("masterauth", "secret")
+        wait_for(lambda: info(r)["master_link_status"] == "up", what="link up with masterauth")
+        assert r.get("k") == b"v"
+        r.execute_command("REPLICAOF", "NO", "ONE")
+        r.config_set("masteruser", "repl")
+        r.config_set("masterauth", "replpw")
+        r.execute_command("REPLICAOF", "127.0.0.1", master.port)
+        wait_for(lambda: info(r)["master_link_status"] == "up", what="link up with masteruser")
+        names = m.execute_command("CLIENT", "LIST", "TYPE", "replica")
+        assert "user=repl" in str(names)
+    finally:
+        ours.stop()
+        master.stop()
+
+
+def test_replica_aof_gets_the_masters_writes() -> None:
+    """appendonly yes on the replica: rewritten after the full sync, then fed by the master
+    client; the replica restarted from its AOF alone holds the master's dataset."""
+    master = start_redis(*FAST)
+    d = tempfile.mkdtemp(prefix="repl-aof-")
+    ours = start_raxdb(*FAST, "--appendonly", "yes", cwd=d)
+    try:
+        m = client(master.port)
+        m.set("before", "1")
+        m.rpush("l", "a", "b")
+        r = client(ours.port)
+        r.execute_command("REPLICAOF", "127.0.0.1", master.port)
+        wait_for(lambda: info(r)["master_link_status"] == "up", what="link up")
+        workload(m)
+        target = int(info(m)["master_repl_offset"])
+        wait_for(lambda: int(info(r)["slave_repl_offset"]) == target, what="applied")
+        wait_for(lambda: info(r, "persistence")["aof_rewrite_in_progress"] == "0"
+                 and info(r, "persistence")["aof_rewrite_scheduled"] == "0", what="AOF rewritten")
+        digest = m.execute_command("DEBUG", "DIGEST")
+        assert r.execute_command("DEBUG", "DIGEST") == digest
+        ours.stop()
+        ours = start_raxdb("--appendonly", "yes", cwd=d)
+        assert client(ours.port).execute_command("DEBUG", "DIGEST") == digest
+    finally:
+        ours.stop()
+        master.stop()
