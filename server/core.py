@@ -137,9 +137,6 @@ class Server:
         # While a replica refuses some commands (READONLY, MASTERDOWN): no client is plain and
         # execute() asks the link (server/replica.py).
         self.replica_gate = False
-        from server.replica import on_config as replica_config
-
-        replica_config(self)
         self._init_introspection()
 
     def flush_writes(self) -> None:
@@ -182,6 +179,13 @@ class Server:
         on("port", []).append(lambda _v: self._rebind("Unable to listen on this port. Check server logs."))
         on("bind", []).append(lambda _v: self._rebind("Failed to bind to specified addresses."))
         on("loglevel", []).append(lambda v: LOG.configure(v, ""))
+        for name in ("replica-read-only", "replica-serve-stale-data"):
+            on(name, []).append(lambda _v: self._replica_gate_changed())
+
+    def _replica_gate_changed(self) -> None:
+        from server.replica import update_gate  # not at start-up: server.replica imports the client
+
+        update_gate(self)
 
     # ---- clock and stats ---------------------------------------------------------------------
     def update_clock(self) -> int:

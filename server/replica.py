@@ -45,6 +45,7 @@ import hiredis
 
 from protocol import reply as R
 from server import lifecycle, propagate
+from server.acl import User
 from server.client import Client
 from server.log import LOG
 from server.replication import NO_REPLID
@@ -57,6 +58,21 @@ CONNECT, CONNECTING, HANDSHAKE, TRANSFER, CONNECTED = "connect", "connecting", "
 READONLY = b"READONLY You can't write against a read only replica."
 MASTERDOWN = b"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 EOF_MARK_SIZE = 40  # RDB_EOF_MARK_SIZE (CONFIG_RUN_ID_SIZE)
+
+
+def _superuser() -> User:
+    """The master client's user: Redis gives it none ("(superuser)" in CLIENT LIST), so no ACL
+    rule applies to what its master sends."""
+    u = User(b"(superuser)")
+    u.apply(b"on")
+    u.apply(b"nopass")
+    u.apply(b"allcommands")
+    u.apply(b"allkeys")
+    u.apply(b"allchannels")
+    return u
+
+
+SUPERUSER = _superuser()
 
 
 class SyncError(Exception):
@@ -79,7 +95,7 @@ class MasterClient(Client):
         self.reploff = self.read_reploff = reploff
         self.pending: list[bytes] = []  # a transaction's commands until its EXEC
         self.authenticated = True
-        self.user = srv.acl.default
+        self.user = SUPERUSER
         self.plain = False
 
     def attach(self, transport: asyncio.Transport, dbid: int) -> None:
@@ -183,12 +199,16 @@ class Link:
         LOG.notice("MASTER <-> REPLICA sync started")
         self.task = loop.create_task(self._run())
 
-    def cancel_handshake(self) -> bool:
-        """cancelReplicationHandshake: drop a connection that is not yet a master link."""
+    def cancel_handshake(self, reconnect: bool = False) -> bool:
+        """cancelReplicationHandshake: drop a connection that is not yet a master link; with
+        `reconnect`, start again at once."""
         if self.state not in (CONNECTING, HANDSHAKE, TRANSFER):
             return False
         self._drop_connection()
         self.state = CONNECT
+        if reconnect:
+            LOG.notice(f"Reconnecting to MASTER {self.host}:{self.port} after failure")
+            self.connect()
         return True
 
     def _drop_connection(self) -> None:
@@ -520,11 +540,11 @@ class Link:
         timeout = int(self.srv.config.values["repl-timeout"])
         if self.state in (CONNECTING, HANDSHAKE) and now - self.lastio > timeout:
             LOG.warning("Timeout connecting to the MASTER...")
-            self.cancel_handshake()
+            self.cancel_handshake(reconnect=True)
         if self.state == TRANSFER and now - self.lastio > timeout:
             LOG.warning("Timeout receiving bulk data from MASTER... If the problem persists try to set the "
                         "'repl-timeout' parameter in redis.conf to a larger value.")
-            self.cancel_handshake()
+            self.cancel_handshake(reconnect=True)
         master = self.master
         if self.state == CONNECTED and master is not None and now - self.lastio > timeout:
             LOG.warning("MASTER timeout: no data nor PING received...")
@@ -695,9 +715,3 @@ def start_from_config(srv: Server) -> None:
     if value:
         host, port = value.rsplit(" ", 1)
         set_master(srv, host, int(port), connect=False)
-
-
-def on_config(srv: Server) -> None:
-    """Hooks for the options that change what `update_gate` decides."""
-    for name in ("replica-read-only", "replica-serve-stale-data"):
-        srv.config.on_change.setdefault(name, []).append(lambda _v: update_gate(srv))

@@ -5,7 +5,6 @@ The replies and log lines are replicaofCommand's; the work is server/replica.py'
 from __future__ import annotations
 
 from protocol import reply as R
-from server import replica
 from server.commands.t_client import client_info_line
 from server.commands.table import command
 from server.errors import CommandError
@@ -15,6 +14,8 @@ from server.log import LOG
 @command("replicaof")
 @command("slaveof")
 def replicaof(c, argv):
+    from server import replica  # at run time: server.replica builds on the client and ACL modules
+
     srv = c.server
     repl = srv.repl
     if argv[1].lower() == b"no" and argv[2].lower() == b"one":
