@@ -523,3 +523,30 @@ def test_replica_aof_gets_the_masters_writes() -> None:
     finally:
         ours.stop()
         master.stop()
+
+
+def test_info_and_role_during_the_transfer(trio: Trio) -> None:
+    """While the payload comes: ROLE's state is sync, INFO has the master_sync_* fields."""
+    t = trio
+    t.m.flushall()
+    p = t.m.pipeline(transaction=False)
+    for i in range(200):
+        p.set(f"slow:{i}", i)
+    p.execute()
+    t.m.config_set("rdb-key-save-delay", "10000")  # two seconds of transfer
+    t.m.config_set("repl-diskless-sync", "no")  # both replicas share one BGSAVE
+    try:
+        t.point()
+        seen = []
+        for r in t.replicas:
+            wait_for(lambda r=r: r.execute_command("ROLE")[3] == b"sync", what="state sync")
+            seen.append(info_fields(r))
+        ours, theirs = seen
+        assert [k for k, _ in ours] == [k for k, _ in theirs]
+        assert dict(ours)["master_sync_in_progress"] == "1"
+        assert "master_sync_total_bytes" in dict(ours)
+    finally:
+        t.m.config_set("rdb-key-save-delay", "0")
+        t.m.config_set("repl-diskless-sync", "yes")
+    t.wait_synced()
+    assert t.ours.dbsize() == 200
