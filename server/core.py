@@ -462,7 +462,7 @@ class Server:
         for srv in self.listeners:
             srv.close()
         if self.repl.link is not None:
-            self.repl.link.stop()
+            self.repl.link.shutdown()
         for client in list(self.clients.values()):
             client.close()
         LOG.warning("Redis is now ready to exit, bye bye...")

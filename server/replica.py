@@ -85,7 +85,7 @@ class MasterClient(Client):
     It has no replies (the master reads none) except REPLCONF ACK, sent by `send`.  `reploff` is
     the offset of the last whole command applied, `read_reploff` of the last byte read."""
 
-    __slots__ = ("link", "reploff", "read_reploff", "replid", "pending")
+    __slots__ = ("link", "reploff", "read_reploff", "replid", "pending", "protocol_error")
     is_master = True
 
     def __init__(self, srv: Server, link: Link, replid: str, reploff: int) -> None:
@@ -94,6 +94,7 @@ class MasterClient(Client):
         self.replid = replid
         self.reploff = self.read_reploff = reploff
         self.pending: list[bytes] = []  # a transaction's commands until its EXEC
+        self.protocol_error = False
         self.authenticated = True
         self.user = SUPERUSER
         self.plain = False
@@ -164,6 +165,7 @@ class MasterClient(Client):
 
     def _protocol_error(self, why: str) -> None:
         LOG.verbose(f"Protocol error ({why}) from client: id={self.id} addr={self.addr}")
+        self.protocol_error = True
         self.close()
 
 
@@ -233,13 +235,30 @@ class Link:
             self.tmpfile = None
 
     def stop(self) -> None:
-        """The link goes away (REPLICAOF NO ONE, another master): no reconnection."""
+        """The link goes away (REPLICAOF NO ONE, another master, shutdown): no reconnection.
+        A live master's history is cached, for the next master to continue (PSYNC2)."""
         self.cancel_handshake()
         master = self.master
         if master is not None:
             self.master = None
             self._free_master(master)
+            self._cache(master)
         self._drop_connection()
+
+    def shutdown(self) -> None:
+        """The server exits: end the task quietly (the master client closes with the others)."""
+        self.master = None
+        self._drop_connection()
+
+    def _cache(self, master: MasterClient) -> None:
+        """freeClient(server.master): replicationCacheMaster, unless the master broke the
+        protocol (its stream cannot be trusted to continue)."""
+        LOG.notice("Connection with master lost.")
+        if not master.protocol_error:
+            LOG.notice("Caching the disconnected master state.")
+            self.cached = (master.replid, master.reploff, master.reploff, master.dbid)
+        self.state = CONNECT
+        self.down_since = time.time()
 
     def _free_master(self, master: MasterClient) -> None:
         master.close()
@@ -257,11 +276,7 @@ class Link:
         self.master = None
         self._free_master(master)
         self.writer = None
-        LOG.notice("Connection with master lost.")
-        LOG.notice("Caching the disconnected master state.")
-        self.cached = cache_of(master)
-        self.state = CONNECT
-        self.down_since = time.time()
+        self._cache(master)
         if self.srv.repl.link is self:
             LOG.notice(f"Reconnecting to MASTER {self.host}:{self.port}")
             self.connect()
@@ -615,11 +630,6 @@ class Link:
         return None
 
 
-def cache_of(master: MasterClient) -> tuple[str, int, int, int]:
-    """replicationCacheMaster: what a PSYNC continues from (the stream's applied part)."""
-    return master.replid, master.reploff, master.reploff, master.dbid
-
-
 def _current_task() -> asyncio.Task[Any] | None:
     try:
         return asyncio.current_task()
@@ -667,8 +677,7 @@ def set_master(srv: Server, host: str, port: int, connect: bool = True) -> None:
         # replicationCacheMasterUsingMyself: PSYNC from where our own history stands
         link.cached = (repl.replid, repl.master_repl_offset, repl.master_repl_offset, 0)
     elif old is not None:  # PSYNC2: the new master may continue what the old one sent
-        link.cached = old.cached if old.master is None else cache_of(old.master)
-        link.down_since = old.down_since if old.master is None else time.time()
+        link.cached, link.down_since = old.cached, old.down_since
     unblock_all(srv)
     srv.config.values["replicaof"] = f"{host} {port}"
     srv._hold_expiry()

@@ -550,3 +550,34 @@ def test_info_and_role_during_the_transfer(trio: Trio) -> None:
         t.m.config_set("repl-diskless-sync", "yes")
     t.wait_synced()
     assert t.ours.dbsize() == 200
+
+
+def test_psync2_through_a_promoted_replica(trio: Trio) -> None:
+    """raxdb moves to the redis-server replica of its master (+CONTINUE, same history), which
+    is then promoted: raxdb continues again (+CONTINUE <new id>), its master_replid2 the old ID;
+    no full resync throughout."""
+    t = trio
+    t.point()
+    t.wait_synced()
+    old_id = info(t.m)["master_replid"]
+    o = t.theirs
+    full, partial = int(info(o, "stats")["sync_full"]), int(info(o, "stats")["sync_partial_ok"])
+    t.ours.execute_command("REPLICAOF", "127.0.0.1", t.theirs_proc.port)
+    wait_for(lambda: int(info(o, "stats")["sync_partial_ok"]) == partial + 1, what="PSYNC to the replica")
+    wait_for(lambda: info(t.ours)["master_link_status"] == "up", what="link up")
+    try:
+        o.execute_command("REPLICAOF", "NO", "ONE")  # drops raxdb, which continues at once
+        wait_for(lambda: int(info(o, "stats")["sync_partial_ok"]) == partial + 2, what="PSYNC after promotion")
+        wait_for(lambda: info(t.ours)["master_link_status"] == "up", what="link up")
+        o.set("from-promoted", "1")
+        wait_for(lambda: t.ours.get("from-promoted") == b"1", what="the promoted master's write")
+        ours, theirs = info(t.ours), info(o)
+        assert ours["master_replid"] == theirs["master_replid"] != old_id
+        assert ours["master_replid2"] == theirs["master_replid2"] == old_id
+        assert ours["second_repl_offset"] == theirs["second_repl_offset"]
+        assert int(info(o, "stats")["sync_full"]) == full
+        assert t.ours_proc.wait_log(f"Master replication ID changed to {theirs['master_replid']}")
+        assert t.ours.execute_command("DEBUG", "DIGEST") == o.execute_command("DEBUG", "DIGEST")
+    finally:
+        t.point()
+        t.wait_up()
