@@ -636,8 +636,9 @@ class Client(asyncio.Protocol):
                 # A MONITOR client is a replica in Redis's eyes.
                 self._reject(cmd, b"ERR Replica can't interact with the keyspace", out)
                 return
-            if srv.pause_until_ms and self._paused_for(cmd, argv):
+            if srv.pause_until_ms and not self.is_master and self._paused_for(cmd, argv):
                 # CLIENT PAUSE: hold the command (and everything pipelined behind it) until unpaused.
+                # Not a replica's master stream (server/replica.py applies it whole, in order).
                 self._postpone(argv)
                 return
             if self.multi is not None and cmd.queue_in_multi:
