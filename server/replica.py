@@ -8,9 +8,12 @@ A raxdb with `masterhost` set (REPLICAOF host port, or `replicaof` in the config
   listening-port and ip-address, REPLCONF capa eof capa psync2, then PSYNC with the cached
   master (`cached`: the replid and offset of the history this dataset continues, kept when a
   link drops and when a master becomes a replica) or `PSYNC ? -1`;
-- the payload of a full resync, in both forms (`$<len>` and `$EOF:<mark>`), written to a
-  temp-<time>.<pid>.rdb, renamed over the dump file and loaded (disk load: repl-diskless-load
-  is treated as disabled), after the old dataset is flushed and the sub-replicas dropped;
+- the payload of a full resync, in both forms (`$<len>` and `$EOF:<mark>`): written to a
+  temp-<time>.<pid>.rdb, renamed over the dump file and loaded after the old dataset is flushed
+  and the sub-replicas dropped; or, with repl-diskless-load swapdb (or on-empty-db and no keys),
+  kept in memory and loaded from there (swapdb: the old dataset is set aside, and comes back if
+  the payload fails to load).  The payload is read whole before it is parsed, so while it comes
+  the old dataset is served, and while it loads nothing else runs (no -LOADING replies);
 - the stream, applied by `MasterClient`: each command runs through `Client.execute` (so it
   propagates to this server's AOF as any command does), its reply discarded, and only once a
   command is whole (a MULTI at its EXEC) are its bytes counted in `reploff` and handed to
@@ -44,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 import hiredis
 
 from protocol import reply as R
-from server import lifecycle, propagate
+from server import lifecycle, propagate, tracking, watch
 from server.acl import User
 from server.client import Client
 from server.log import LOG
@@ -284,8 +287,8 @@ class Link:
     # ---- the handshake ----------------------------------------------------------------------------
     async def _run(self) -> None:
         try:
-            reader, transport = await self._handshake()
-            await self._stream(reader, transport)
+            reader = await self._handshake()
+            await self._stream(reader)
         except SyncError:
             self._fail()
         except (ConnectionError, OSError) as exc:
@@ -303,7 +306,7 @@ class Link:
         if self.state != CONNECTED:
             self.state = CONNECT  # replicationCron connects again within a second
 
-    async def _handshake(self) -> tuple[asyncio.StreamReader, asyncio.Transport]:
+    async def _handshake(self) -> asyncio.StreamReader:
         cfg = self.srv.config.values
         try:
             reader, writer = await asyncio.open_connection(self.host, self.port, limit=1 << 20)
@@ -348,11 +351,9 @@ class Link:
         reply = await self._reply(reader)
         if reply.startswith("-"):
             LOG.notice(f"(Non critical) Master does not understand REPLCONF capa: {reply}")
-        transport: asyncio.Transport = writer.transport  # type: ignore[assignment]
-        if await self._psync(reader, writer):
-            return reader, transport
-        await self._transfer(reader, transport)
-        return reader, transport
+        if not await self._psync(reader, writer):
+            await self._transfer(reader)
+        return reader
 
     async def _reply(self, reader: asyncio.StreamReader, keepalive: bool = False) -> str:
         """receiveSynchronousResponse: one reply line; with `keepalive`, "" for the newlines a
@@ -428,8 +429,9 @@ class Link:
         self.lastio = time.time()
 
     # ---- the payload --------------------------------------------------------------------------------
-    async def _transfer(self, reader: asyncio.StreamReader, transport: asyncio.Transport) -> None:
-        """readSyncBulkPayload, to disk: the RDB goes to a temp file, then is loaded."""
+    async def _transfer(self, reader: asyncio.StreamReader) -> None:
+        """readSyncBulkPayload: the RDB goes to a temp file, then is loaded (repl-diskless-load
+        disabled, or on-empty-db with keys); or is kept in memory and loaded from there."""
         self.state = TRANSFER
         self.transfer_size = -1
         self.transfer_read = 0
@@ -445,46 +447,67 @@ class Link:
                         f"'{header}'), are you sure the host and port are right?")
             raise SyncError
         mark = b""
+        diskless = self._diskless_load()
+        to = "to parser" if diskless else "to disk"
         if header.startswith("$EOF:") and len(header) - 5 >= EOF_MARK_SIZE:
             mark = header[5:5 + EOF_MARK_SIZE].encode()
             self.transfer_size = 0
-            LOG.notice("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to disk")
+            LOG.notice(f"MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF {to}")
         else:
             try:
                 self.transfer_size = int(header[1:])
             except ValueError:
                 self.transfer_size = 0
-            LOG.notice(f"MASTER <-> REPLICA sync: receiving {self.transfer_size} bytes from master to disk")
-        tmp = f"temp-{int(time.time())}.{os.getpid()}.rdb"
-        self.tmpfile = tmp
-        tail = b""
-        with open(tmp, "wb") as f:
-            while True:
-                want = 1 << 16 if mark else min(1 << 16, self.transfer_size - self.transfer_read)
-                if want <= 0:
-                    break
-                chunk = await reader.read(want)
-                if not chunk:
-                    LOG.warning("I/O error trying to sync with MASTER: connection lost")
-                    raise SyncError
-                self.lastio = time.time()
-                f.write(chunk)
-                self.transfer_read += len(chunk)
+            LOG.notice(f"MASTER <-> REPLICA sync: receiving {self.transfer_size} bytes from master {to}")
+        if diskless:
+            payload = bytearray()
+            await self._receive(reader, mark, payload.extend)
+            if mark:
+                del payload[-EOF_MARK_SIZE:]
+            self._load(bytes(payload), None)
+        else:
+            tmp = f"temp-{int(time.time())}.{os.getpid()}.rdb"
+            self.tmpfile = tmp
+            with open(tmp, "wb") as f:
+                await self._receive(reader, mark, f.write)
                 if mark:
-                    tail = (tail + chunk)[-EOF_MARK_SIZE:]
-                    if tail == mark:
-                        f.truncate(self.transfer_read - EOF_MARK_SIZE)
-                        break
-            f.flush()
-            os.fsync(f.fileno())
-        self._load(tmp, transport)
+                    f.truncate(self.transfer_read - EOF_MARK_SIZE)
+                f.flush()
+                os.fsync(f.fileno())
+            self._load(None, tmp)
         if mark and self.master is not None:
             self.master.send_ack()
 
-    def _load(self, tmp: str, transport: asyncio.Transport) -> None:
-        """The received RDB becomes this server's dataset and dump file; the link is up."""
+    def _diskless_load(self) -> bool:
+        """useDisklessLoad: repl-diskless-load swapdb, or on-empty-db with no keys."""
+        mode = self.srv.config.values["repl-diskless-load"]
+        return mode == "swapdb" or (mode == "on-empty-db" and not any(len(db) for db in self.srv.dbs))
+
+    async def _receive(self, reader: asyncio.StreamReader, mark: bytes, sink: Any) -> None:
+        """The payload's bytes to `sink`, the EOF mark's included (the caller cuts it)."""
+        tail = b""
+        while True:
+            want = 1 << 16 if mark else min(1 << 16, self.transfer_size - self.transfer_read)
+            if want <= 0:
+                return
+            chunk = await reader.read(want)
+            if not chunk:
+                LOG.warning("I/O error trying to sync with MASTER: connection lost")
+                raise SyncError
+            self.lastio = time.time()
+            sink(chunk)
+            self.transfer_read += len(chunk)
+            if mark:
+                tail = (tail + chunk)[-EOF_MARK_SIZE:]
+                if tail == mark:
+                    return
+
+    def _load(self, payload: bytes | None, tmp: str | None) -> None:
+        """The received RDB becomes this server's dataset (and, loaded from disk, its dump
+        file); the link is up.  `payload`: diskless, the RDB itself; else `tmp` names it."""
         from server.commands.t_server import empty_data
         from server.persistence import LoadError
+        from server.scripting.functions import registry
 
         srv = self.srv
         repl = srv.repl
@@ -493,28 +516,58 @@ class Link:
         if aof_on:
             srv.aof.stop()  # stopAppendOnly: the AOF is rewritten from the new dataset below
         if p.has_child() and p.child_type == "rdb":
-            LOG.notice("Replica is about to load the RDB file received from the master, but there is a "
-                       f"pending RDB child running. Killing process {p.child_pid} and removing its temp "
-                       "file to avoid any race")
+            if payload is None:
+                LOG.notice("Replica is about to load the RDB file received from the master, but there is a "
+                           f"pending RDB child running. Killing process {p.child_pid} and removing its temp "
+                           "file to avoid any race")
             p.kill_child()
-        # replicationAttachToNewMaster: our history ends here, sub-replicas must resync
-        self.discard_cached()
-        disconnect_replicas(srv)
-        repl.free_backlog()
-        LOG.notice("MASTER <-> REPLICA sync: Flushing old data")
-        empty_data(srv, srv.config.values["replica-lazy-flush"] == "yes", with_functions=True)
+        swapdb = payload is not None and srv.config.values["repl-diskless-load"] == "swapdb"
+        old: list[Any] = []
+        old_functions: list[bytes] = []
+        if swapdb:
+            # the dataset loads aside; it replaces the old one only once it loaded whole
+            for db in srv.dbs:
+                aside = type(db)(db.id)
+                db.swap_contents(aside)
+                old.append(aside)
+            functions = registry(srv)
+            old_functions = [lib.code for lib in functions.libraries.values()]
+            functions.flush()
+        else:
+            self.attach_to_new_master()
+            LOG.notice("MASTER <-> REPLICA sync: Flushing old data")
+            empty_data(srv, srv.config.values["replica-lazy-flush"] == "yes", with_functions=True)
         LOG.notice("MASTER <-> REPLICA sync: Loading DB in memory")
-        dest = p.path()
         aux: dict[bytes, bytes] = {}
         try:
-            os.replace(tmp, dest)
-            self.tmpfile = None
-            with open(dest, "rb") as f:
-                data = f.read()
-            p.load_bytes(data, merge=False, aux=aux)
+            if payload is None:
+                assert tmp is not None
+                dest = p.path()
+                os.replace(tmp, dest)
+                self.tmpfile = None
+                with open(dest, "rb") as f:
+                    payload = f.read()
+            p.load_bytes(payload, merge=False, aux=aux)
         except (OSError, LoadError) as exc:
-            LOG.warning(f"Failed trying to load the MASTER synchronization DB from disk: {exc}")
+            where = "socket" if tmp is None else "disk"
+            LOG.warning(f"Failed trying to load the MASTER synchronization DB from {where}: {exc}")
+            if swapdb:
+                empty_data(srv, False, with_functions=True)
+                for db, aside in zip(srv.dbs, old, strict=True):
+                    db.swap_contents(aside)
+                for code in old_functions:
+                    registry(srv).load(code, replace=True)
+                LOG.notice("MASTER <-> REPLICA sync: Discarding temporary DB in background")
             raise SyncError from None
+        if swapdb:
+            self.attach_to_new_master()
+            LOG.notice("MASTER <-> REPLICA sync: Swapping active DB with loaded DB")
+            for db, aside in zip(srv.dbs, old, strict=True):
+                if db.watched:  # swapMainDbWithTempDb's touchAllWatchedKeysInDb
+                    watch.touch_swapped(db, aside, srv.now_ms)
+            tracking.flushed(srv)
+            LOG.notice("MASTER <-> REPLICA sync: Discarding old DB in background")
+        srv.dirty += 1
         try:
             dbid = int(aux.get(b"repl-stream-db", b"-1"))
         except ValueError:
@@ -529,8 +582,14 @@ class Link:
         if aof_on:
             srv.aof.start_append_only()  # restartAOFAfterSYNC
 
+    def attach_to_new_master(self) -> None:
+        """replicationAttachToNewMaster: our history ends here; sub-replicas must resync."""
+        self.discard_cached()
+        disconnect_replicas(self.srv)
+        self.srv.repl.free_backlog()
+
     # ---- the stream ---------------------------------------------------------------------------------
-    async def _stream(self, reader: asyncio.StreamReader, transport: asyncio.Transport) -> None:
+    async def _stream(self, reader: asyncio.StreamReader) -> None:
         master = self.master
         if master is None:
             return

@@ -581,3 +581,33 @@ def test_psync2_through_a_promoted_replica(trio: Trio) -> None:
     finally:
         t.point()
         t.wait_up()
+
+
+@pytest.mark.parametrize(("mode", "empty"), [("swapdb", False), ("on-empty-db", True), ("on-empty-db", False)])
+def test_diskless_load(trio: Trio, mode: str, empty: bool) -> None:
+    """repl-diskless-load: swapdb, and on-empty-db when the replica has no keys, load from memory
+    and leave no dump file; on-empty-db with keys loads from disk.  As redis-server does."""
+    t = trio
+    t.m.flushall()
+    workload(t.m)
+    try:
+        for proc, r in ((t.ours_proc, t.ours), (t.theirs_proc, t.theirs)):
+            r.config_set("repl-diskless-load", mode)
+            r.execute_command("REPLICAOF", "NO", "ONE")
+            r.flushall()
+            if not empty:
+                r.set("stale", "1")
+            dump = os.path.join(proc.cwd, "dump.rdb")
+            if os.path.exists(dump):
+                os.unlink(dump)
+        before = int(info(t.m, "stats")["sync_full"])
+        for r in t.replicas:
+            r.execute_command("REPLICAOF", "127.0.0.1", t.master_proc.port)
+        wait_for(lambda: int(info(t.m, "stats")["sync_full"]) >= before + 2, what="both full syncs")
+        compare_datasets(t)
+        dumps = [os.path.exists(os.path.join(p.cwd, "dump.rdb")) for p in (t.ours_proc, t.theirs_proc)]
+        assert dumps[0] == dumps[1] == (mode == "on-empty-db" and not empty)
+        assert t.ours.get("stale") is None
+    finally:
+        for r in t.replicas:
+            r.config_set("repl-diskless-load", "disabled")
