@@ -256,7 +256,7 @@ class Link:
     def _cache(self, master: MasterClient) -> None:
         """freeClient(server.master): replicationCacheMaster, unless the master broke the
         protocol (its stream cannot be trusted to continue)."""
-        LOG.notice("Connection with master lost.")
+        LOG.warning("Connection with master lost.")
         if not master.protocol_error:
             LOG.notice("Caching the disconnected master state.")
             self.cached = (master.replid, master.reploff, master.reploff, master.dbid)
@@ -734,6 +734,8 @@ def set_master(srv: Server, host: str, port: int, connect: bool = True) -> None:
     link = repl.link = Link(srv, host, port)
     if was_master:
         # replicationCacheMasterUsingMyself: PSYNC from where our own history stands
+        LOG.notice("Before turning into a replica, using my own master parameters to synthesize a cached "
+                   "master: I may be able to synchronize with the new master with just a partial transfer.")
         link.cached = (repl.replid, repl.master_repl_offset, repl.master_repl_offset, 0)
     elif old is not None:  # PSYNC2: the new master may continue what the old one sent
         link.cached, link.down_since = old.cached, old.down_since
@@ -770,6 +772,8 @@ def unset_master(srv: Server) -> None:
         link.stop()
         link.discard_cached()
     repl.shift_replid()
+    LOG.warning(f"Setting secondary replication ID to {repl.replid2}, valid up to offset: "
+                f"{repl.second_replid_offset}. New replication ID is {repl.replid}")
     disconnect_replicas(srv)
     repl.seldb = -1
     srv.config.values["replicaof"] = ""

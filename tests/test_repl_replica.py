@@ -7,6 +7,7 @@ them and waits for events (the link up, offsets equal), never for time."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 import time
@@ -611,3 +612,48 @@ def test_diskless_load(trio: Trio, mode: str, empty: bool) -> None:
     finally:
         for r in t.replicas:
             r.config_set("repl-diskless-load", "disabled")
+
+
+_LOG_WORDS = ("MASTER", "REPLICA", "master", "resync", "cached", "replication ID", "RDB", "Loading")
+
+
+def _repl_log(proc: ServerProcess, since: int) -> list[str]:
+    """The replication log lines from `since` on, without pid, time, IDs and client details."""
+    out = []
+    for line in proc.log[since:]:
+        m = re.match(r"^\d+:\w \d+ \w+ \d+ [\d:.]+ (. .*)$", line.rstrip())
+        if not m or not any(w in m.group(1) for w in _LOG_WORDS) or "RDB memory usage" in m.group(1):
+            continue
+        text = re.sub(r"[0-9a-f]{40}", "<id>", m.group(1))
+        out.append(re.sub(r"user request from '.*'", "user request from '...'", text))
+    return out
+
+
+def test_log_lines_as_redis_writes_them(trio: Trio) -> None:
+    """A full sync, a dropped link resumed by PSYNC, a promotion: the same log lines, in the
+    same order, as the redis-server replica's."""
+    t = trio
+    t.point()
+    t.wait_synced()
+    for r in t.replicas:
+        r.execute_command("REPLICAOF", "NO", "ONE")
+    marks = [len(p.log) for p in (t.ours_proc, t.theirs_proc)]
+    t.m.set("logged", "1")
+    for r in t.replicas:
+        r.execute_command("REPLICAOF", "127.0.0.1", t.master_proc.port)
+    t.wait_synced()
+    partial = int(info(t.m, "stats")["sync_partial_ok"])
+    for r in t.replicas:
+        r.execute_command("CLIENT", "KILL", "TYPE", "master")
+    wait_for(lambda: int(info(t.m, "stats")["sync_partial_ok"]) == partial + 2, what="partial resyncs")
+    t.wait_synced()
+    for r in t.replicas:
+        r.execute_command("REPLICAOF", "NO", "ONE")
+    for proc, mark in zip((t.ours_proc, t.theirs_proc), marks, strict=True):
+        wait_for(lambda p=proc, m=mark: any("MASTER MODE enabled" in line for line in p.log[m:]),
+                 what="the promotion logged")
+    ours, theirs = (_repl_log(p, m) for p, m in zip((t.ours_proc, t.theirs_proc), marks, strict=True))
+    assert len(ours) > 20
+    assert ours == theirs
+    t.point()
+    t.wait_up()
