@@ -296,7 +296,9 @@ def test_info_replication_and_role_as_a_replica(trio: Trio) -> None:
     """(e) INFO replication fields, in order, and ROLE, against a redis-server replica."""
     t = trio
     t.wait_up()
+    t.m.execute_command("SELECT", 7)  # the master client follows the stream's SELECT
     t.m.set("info", "1")
+    t.m.execute_command("SELECT", 0)
     t.wait_synced()
     vary = {"master_last_io_seconds_ago"}
 
@@ -308,9 +310,15 @@ def test_info_replication_and_role_as_a_replica(trio: Trio) -> None:
     assert [k for k, _ in info_fields(t.ours)] == [k for k, _ in info_fields(t.theirs)]
     wait_for(lambda: t.ours.execute_command("ROLE") == t.theirs.execute_command("ROLE"), what="ROLE alike")
     assert t.ours.execute_command("ROLE")[3] == b"connected"
-    # the master client: flag M, type master
-    lines = t.ours.execute_command("CLIENT", "LIST", "TYPE", "master").decode().splitlines()
-    assert len(lines) == 1 and " flags=M " in lines[0]
+    # the master client: CLIENT LIST TYPE master, its flags, db, user
+    shown = []
+    for r in t.replicas:
+        lines = r.execute_command("CLIENT", "LIST", "TYPE", "master").decode().splitlines()
+        assert len(lines) == 1
+        fields = dict(kv.split("=", 1) for kv in lines[0].split(" "))
+        shown.append({k: fields[k] for k in ("flags", "db", "user", "resp", "multi", "sub", "name")})
+    assert shown[0] == shown[1]
+    assert shown[0]["flags"] == "M"
 
 
 def test_info_while_the_link_is_down(trio: Trio) -> None:
@@ -436,7 +444,7 @@ def test_master_link_times_out(trio: Trio) -> None:
     t.wait_synced()
     t.ours.config_set("repl-timeout", "1")
     try:
-        t.m.execute_command("DEBUG", "SLEEP", "2.5")  # neither data nor PINGs meanwhile
+        t.m.execute_command("DEBUG", "SLEEP", "3.5")  # neither data nor PINGs meanwhile
         assert t.ours_proc.wait_log("MASTER timeout: no data nor PING received...")
         t.wait_up()
         t.m.set("after-timeout", "1")
