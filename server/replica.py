@@ -291,7 +291,7 @@ class Link:
             await self._stream(reader)
         except SyncError:
             self._fail()
-        except (ConnectionError, OSError) as exc:
+        except (ConnectionError, OSError, ValueError) as exc:  # ValueError: a reply line over the limit
             LOG.warning(f"I/O error trying to sync with MASTER: {exc}")
             self._fail()
         except asyncio.CancelledError:
