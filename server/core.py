@@ -81,6 +81,7 @@ class Server:
         self.stat_rejected_conn = 0
         self.stat_net_input_bytes = 0
         self.stat_net_output_bytes = 0
+        self.stat_net_repl_input_bytes = 0  # what a replica reads from its master (server/replica.py)
         self.stat_keyspace_hits = 0
         self.stat_keyspace_misses = 0
         self.stat_expired_keys = 0
@@ -245,7 +246,7 @@ class Server:
         self.eviction.exceeded_total_us = 0
         self.eviction.exceeded_since = 0.0
         self.stat_total_error_replies = self.stat_unexpected_error_replies = 0
-        self.stat_net_input_bytes = self.stat_net_output_bytes = 0
+        self.stat_net_input_bytes = self.stat_net_output_bytes = self.stat_net_repl_input_bytes = 0
         for c in self.clients.values():
             c.out_mark -= c.tot_net_out  # keeps tot_net_out - out_mark, the bytes still queued
             c.tot_net_in = c.tot_net_out = 0

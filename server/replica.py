@@ -133,7 +133,7 @@ class MasterClient(Client):
         srv.update_clock()
         self.last_interaction = srv.now_ms
         self.link.lastio = time.time()
-        self.tot_net_in += len(data)
+        srv.stat_net_repl_input_bytes += len(data)  # not total_net_input_bytes, as in Redis
         self.read_reploff += len(data)
         reader = self.reader
         reader.feed(data)
@@ -495,6 +495,7 @@ class Link:
                 LOG.warning("I/O error trying to sync with MASTER: connection lost")
                 raise SyncError
             self.lastio = time.time()
+            self.srv.stat_net_repl_input_bytes += len(chunk)
             sink(chunk)
             self.transfer_read += len(chunk)
             if mark:

@@ -168,6 +168,7 @@ def test_full_sync_and_stream_match_the_master(trio: Trio, diskless: str) -> Non
         p.set(f"pre:{i}", i)
     p.set("pre:ttl", "v", ex=4000)
     p.execute()
+    offset_before = int(info(t.m)["master_repl_offset"])
     t.m.config_set("rdb-key-save-delay", "2000")  # a transfer slow enough to write during it
     try:
         before = int(info(t.m, "stats")["sync_full"])
@@ -181,6 +182,10 @@ def test_full_sync_and_stream_match_the_master(trio: Trio, diskless: str) -> Non
     compare_datasets(t)
     assert t.ours.get("during") == b"50"
     assert t.ours.dbsize() == t.m.dbsize()
+    # what came from the master counts as replication input, not as client input
+    stats = info(t.ours, "stats")
+    assert int(stats["total_net_repl_input_bytes"]) > int(info(t.m)["master_repl_offset"]) - offset_before
+    assert int(stats["total_net_input_bytes"]) < int(stats["total_net_repl_input_bytes"])
 
 
 def test_expired_key_waits_for_the_masters_del(trio: Trio) -> None:
