@@ -325,10 +325,11 @@ class Server:
             raise SystemExit(1) from exc
         await self._serve_sockets(socks)
         self._show_banner(port)
-        from server.replica import start_from_config
+        from server import replica
 
-        start_from_config(self)  # a replica from the start loads as one (keys past their deadline kept)
+        replica.start_from_config(self)  # a replica from the start loads as one (keys past their deadline kept)
         self._load_dataset()
+        replica.after_load(self)
         self.aof.start()
         self.aof.delete_history()  # at start-up whatever appendonly says, as Redis does
         if port == 0:

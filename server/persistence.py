@@ -107,6 +107,7 @@ class Persistence:
         self.scheduled = False  # BGSAVE SCHEDULE, run when no child is active
         self.last_bgsave_try = 0
         self.stats = srv.persistence_stats
+        self.loaded_aux: dict[bytes, bytes] = {}  # the start-up dump file's aux fields (repl-id, ...)
         self.stats.update(rdb_bgsave_in_progress=0, rdb_last_bgsave_status="ok", rdb_saves=0,
                           rdb_last_bgsave_time_sec=-1, rdb_current_bgsave_time_sec=-1)
 
@@ -121,9 +122,12 @@ class Persistence:
 
     def _aux(self, aof_base: bool) -> list[tuple[bytes, bytes]]:
         from server.core import VERSION
+        from server.replica import save_info_aux
 
         return [(b"redis-ver", VERSION.encode()), (b"redis-bits", b"64"), (b"ctime", b"%d" % int(time.time())),
-                (b"used-mem", b"%d" % self.srv.used_memory()), (b"aof-base", b"1" if aof_base else b"0")]
+                (b"used-mem", b"%d" % self.srv.used_memory()),
+                *([] if aof_base else save_info_aux(self.srv)),  # rdbPopulateSaveInfo's repl-* fields
+                (b"aof-base", b"1" if aof_base else b"0")]
 
     def _functions(self) -> list[bytes]:
         from server.scripting.functions import registry
@@ -390,7 +394,7 @@ class Persistence:
             return
         except OSError as exc:
             raise LoadError(f"Fatal error loading the DB: {exc.strerror}. Exiting.") from None
-        self.load_bytes(data, merge=False)
+        self.load_bytes(data, merge=False, aux=self.loaded_aux)
         LOG.notice(f"DB loaded from disk: {time.monotonic() - started:.3f} seconds")
 
     @contextlib.contextmanager

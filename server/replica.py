@@ -61,6 +61,8 @@ CONNECT, CONNECTING, HANDSHAKE, TRANSFER, CONNECTED = "connect", "connecting", "
 READONLY = b"READONLY You can't write against a read only replica."
 MASTERDOWN = b"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 EOF_MARK_SIZE = 40  # RDB_EOF_MARK_SIZE (CONFIG_RUN_ID_SIZE)
+SYNTHESIZED = ("Before turning into a replica, using my own master parameters to synthesize a cached master: "
+               "I may be able to synchronize with the new master with just a partial transfer.")
 
 
 def _superuser() -> User:
@@ -723,7 +725,7 @@ def update_gate(srv: Server) -> None:
             c.update_plain()
 
 
-def set_master(srv: Server, host: str, port: int, connect: bool = True) -> None:
+def set_master(srv: Server, host: str, port: int) -> None:
     """replicationSetMaster."""
     repl = srv.repl
     was_master = repl.masterhost is None
@@ -735,8 +737,7 @@ def set_master(srv: Server, host: str, port: int, connect: bool = True) -> None:
     link = repl.link = Link(srv, host, port)
     if was_master:
         # replicationCacheMasterUsingMyself: PSYNC from where our own history stands
-        LOG.notice("Before turning into a replica, using my own master parameters to synthesize a cached "
-                   "master: I may be able to synchronize with the new master with just a partial transfer.")
+        LOG.notice(SYNTHESIZED)
         link.cached = (repl.replid, repl.master_repl_offset, repl.master_repl_offset, 0)
     elif old is not None:  # PSYNC2: the new master may continue what the old one sent
         link.cached, link.down_since = old.cached, old.down_since
@@ -744,9 +745,8 @@ def set_master(srv: Server, host: str, port: int, connect: bool = True) -> None:
     srv.config.values["replicaof"] = f"{host} {port}"
     srv._hold_expiry()
     update_gate(srv)
-    if connect:
-        LOG.notice(f"Connecting to MASTER {host}:{port}")
-        link.connect()
+    LOG.notice(f"Connecting to MASTER {host}:{port}")
+    link.connect()
 
 
 def unblock_all(srv: Server) -> None:
@@ -783,8 +783,51 @@ def unset_master(srv: Server) -> None:
 
 
 def start_from_config(srv: Server) -> None:
-    """`replicaof host port` in the config: a replica from start-up, connecting from the cron."""
+    """`replicaof host port` in the config: a replica from start-up, connecting from the cron,
+    with no history to continue unless the dump file brings one (`after_load`)."""
     value = srv.config.values["replicaof"]
     if value:
         host, port = value.rsplit(" ", 1)
-        set_master(srv, host, int(port), connect=False)
+        repl = srv.repl
+        repl.masterhost, repl.masterport = host, int(port)
+        repl.link = Link(srv, host, int(port))
+        srv._hold_expiry()
+        update_gate(srv)
+
+
+def after_load(srv: Server) -> None:
+    """loadDataFromDisk's replica part: a dump file saved by a replica names the history it holds
+    (repl-id, repl-offset, repl-stream-db), which the master may continue with a PSYNC."""
+    aux = srv.persistence.loaded_aux
+    link = srv.repl.link
+    try:
+        replid = aux[b"repl-id"].decode()
+        offset = int(aux[b"repl-offset"])
+        dbid = int(aux[b"repl-stream-db"])
+    except (KeyError, ValueError, UnicodeError):
+        return
+    if link is None or offset == -1 or dbid == -1 or len(replid) != 40:
+        return  # a master's own history (replid2) is the master side's
+    srv.repl.replid = replid
+    srv.repl.master_repl_offset = offset
+    LOG.notice(SYNTHESIZED)
+    link.cached = (replid, offset, offset, dbid)
+
+
+def save_info_aux(srv: Server) -> list[tuple[bytes, bytes]]:
+    """rdbPopulateSaveInfo and rdbSaveInfoAuxFields: a master with a backlog, or a replica with a
+    master (or a cached one), saves its replication ID, offset and the stream's database."""
+    repl = srv.repl
+    link = repl.link
+    if repl.masterhost is None:
+        if repl.backlog is None:
+            return []
+        dbid = max(repl.seldb, 0)
+    elif link is not None and link.master is not None:
+        dbid = link.master.dbid
+    elif link is not None and link.cached is not None:
+        dbid = link.cached[3]
+    else:
+        return []
+    return [(b"repl-stream-db", b"%d" % dbid), (b"repl-id", repl.replid.encode()),
+            (b"repl-offset", b"%d" % repl.master_repl_offset)]

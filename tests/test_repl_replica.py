@@ -670,3 +670,51 @@ def test_log_lines_as_redis_writes_them(trio: Trio) -> None:
     assert ours == theirs
     t.point()
     t.wait_up()
+
+
+def _aux_fields(path: str) -> list[str]:
+    """The aux field names redis-check-rdb reads in a dump file."""
+    import subprocess
+
+    out = subprocess.run(["redis-check-rdb", path], capture_output=True, text=True, timeout=60).stdout
+    return re.findall(r"AUX FIELD ([\w-]+) =", out)
+
+
+def test_restarted_replica_continues_from_its_dump_file() -> None:
+    """A replica's dump file names its history (repl-stream-db, repl-id, repl-offset, as a
+    redis-server replica writes them); restarted with `replicaof`, it continues by PSYNC."""
+    master = start_redis(*FAST)
+    d = tempfile.mkdtemp(prefix="repl-restart-")
+    ours = start_raxdb(*FAST, cwd=d)
+    theirs = start_redis(*FAST)
+    try:
+        m = client(master.port)
+        m.execute_command("SELECT", 4)
+        m.set("k", "v")
+        for proc in (ours, theirs):
+            r = client(proc.port)
+            r.execute_command("REPLICAOF", "127.0.0.1", master.port)
+            wait_for(lambda r=r: info(r)["master_link_status"] == "up", what="link up")
+        target = int(info(m)["master_repl_offset"])
+        for proc in (ours, theirs):
+            r = client(proc.port)
+            wait_for(lambda r=r: int(info(r)["slave_repl_offset"]) >= target, what="applied")
+            r.execute_command("SAVE")
+        fields = [_aux_fields(os.path.join(p.cwd, "dump.rdb")) for p in (ours, theirs)]
+        assert fields[0] == fields[1]
+        assert "repl-id" in fields[0]
+        ours.stop()
+        full = int(info(m, "stats")["sync_full"])
+        partial = int(info(m, "stats")["sync_partial_ok"])
+        m.set("while-down", "1")
+        ours = start_raxdb(*FAST, "--replicaof", "127.0.0.1", str(master.port), cwd=d)
+        r = client(ours.port)
+        wait_for(lambda: info(r)["master_link_status"] == "up", what="link up after the restart")
+        assert int(info(m, "stats")["sync_partial_ok"]) == partial + 1
+        assert int(info(m, "stats")["sync_full"]) == full
+        r.execute_command("SELECT", 4)
+        wait_for(lambda: r.get("while-down") == b"1", what="the write made while it was down")
+        assert r.execute_command("DEBUG", "DIGEST") == m.execute_command("DEBUG", "DIGEST")
+    finally:
+        for p in (ours, theirs, master):
+            p.stop()
