@@ -129,6 +129,9 @@ class MasterClient(Client):
     def update_plain(self) -> None:
         self.plain = False
 
+    def idle_timeout_applies(self) -> bool:
+        return False  # clientsCronHandleTimeout spares the master (repl-timeout watches it)
+
     def apply(self, data: bytes) -> None:
         """Run every whole command in `data` (and what was left of the last read)."""
         srv = self.server

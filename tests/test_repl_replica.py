@@ -718,3 +718,23 @@ def test_restarted_replica_continues_from_its_dump_file() -> None:
     finally:
         for p in (ours, theirs, master):
             p.stop()
+
+
+def test_idle_timeout_spares_the_master_link(trio: Trio) -> None:
+    """`timeout` closes idle clients, never the master's link, which idles between PINGs."""
+    t = trio
+    t.point()
+    t.wait_up()
+    t.m.config_set("repl-ping-replica-period", "5")
+    master_id = t.ours.execute_command("CLIENT", "LIST", "TYPE", "master").split()[0]
+    partial = int(info(t.m, "stats")["sync_partial_ok"])
+    try:
+        t.m.set("last-before-idle", "1")
+        t.ours.config_set("timeout", "1")
+        wait_for(lambda: int(info(t.ours)["master_last_io_seconds_ago"]) >= 2, what="the link idle for 2 s")
+        assert t.ours.execute_command("CLIENT", "LIST", "TYPE", "master").split()[0] == master_id
+        assert info(t.ours)["master_link_status"] == "up"
+        assert int(info(t.m, "stats")["sync_partial_ok"]) == partial
+    finally:
+        t.ours.config_set("timeout", "0")
+        t.m.config_set("repl-ping-replica-period", "1")
