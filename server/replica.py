@@ -511,6 +511,7 @@ class Link:
     def _load(self, payload: bytes | None, tmp: str | None) -> None:
         """The received RDB becomes this server's dataset (and, loaded from disk, its dump
         file); the link is up.  `payload`: diskless, the RDB itself; else `tmp` names it."""
+        from server.aof import OFF as AOF_OFF
         from server.commands.t_server import empty_data
         from server.persistence import LoadError
         from server.scripting.functions import registry
@@ -518,7 +519,7 @@ class Link:
         srv = self.srv
         repl = srv.repl
         p = srv.persistence
-        aof_on = srv.aof.state != 0
+        aof_on = srv.aof.state != AOF_OFF
         if aof_on:
             srv.aof.stop()  # stopAppendOnly: the AOF is rewritten from the new dataset below
         if p.has_child() and p.child_type == "rdb":

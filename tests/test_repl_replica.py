@@ -144,6 +144,8 @@ def workload(m: redis.Redis) -> None:
     m.xreadgroup("g", "alice", {"st": ">"}, count=2)
     m.xclaim("st", "g", "bob", 0, ["1-1"])
     m.set("gone", "x", px=1)
+    # its deadline passes; the reading master expires it and sends the DEL now, not later
+    wait_for(lambda: m.execute_command("PTTL", "gone") == -2, what="gone expired")
     m.execute_command("SELECT", 3)
     m.execute_command("SWAPDB", 3, 4)
 
@@ -182,10 +184,14 @@ def test_full_sync_and_stream_match_the_master(trio: Trio, diskless: str) -> Non
     compare_datasets(t)
     assert t.ours.get("during") == b"50"
     assert t.ours.dbsize() == t.m.dbsize()
-    # what came from the master counts as replication input, not as client input
+    # what comes from the master counts as replication input, not as client input
     stats = info(t.ours, "stats")
     assert int(stats["total_net_repl_input_bytes"]) > int(info(t.m)["master_repl_offset"]) - offset_before
-    assert int(stats["total_net_input_bytes"]) < int(stats["total_net_repl_input_bytes"])
+    t.m.set("big", "x" * 100_000)
+    wait_for(lambda: t.ours.strlen("big") == 100_000, what="the big value")
+    after = info(t.ours, "stats")
+    assert int(after["total_net_repl_input_bytes"]) - int(stats["total_net_repl_input_bytes"]) > 100_000
+    assert int(after["total_net_input_bytes"]) - int(stats["total_net_input_bytes"]) < 50_000
 
 
 def test_expired_key_waits_for_the_masters_del(trio: Trio) -> None:
@@ -631,13 +637,15 @@ _LOG_WORDS = ("MASTER", "REPLICA", "master", "resync", "cached", "replication ID
 
 
 def _repl_log(proc: ServerProcess, since: int) -> list[str]:
-    """The replication log lines from `since` on, without pid, time, IDs and client details."""
+    """The replication log lines from `since` on, without pid, time, IDs, offsets and client
+    details."""
     out = []
     for line in proc.log[since:]:
         m = re.match(r"^\d+:\w \d+ \w+ \d+ [\d:.]+ (. .*)$", line.rstrip())
         if not m or not any(w in m.group(1) for w in _LOG_WORDS) or "RDB memory usage" in m.group(1):
             continue
         text = re.sub(r"[0-9a-f]{40}", "<id>", m.group(1))
+        text = re.sub(r"(<id>:|offset: )\d+", r"\1<n>", text)  # the master's PINGs move offsets
         out.append(re.sub(r"user request from '.*'", "user request from '...'", text))
     return out
 
@@ -648,9 +656,13 @@ def test_log_lines_as_redis_writes_them(trio: Trio) -> None:
     t = trio
     t.point()
     t.wait_synced()
+    procs = (t.ours_proc, t.theirs_proc)
+    promoted = [sum("MASTER MODE enabled" in line for line in p.log) for p in procs]
     for r in t.replicas:
         r.execute_command("REPLICAOF", "NO", "ONE")
-    marks = [len(p.log) for p in (t.ours_proc, t.theirs_proc)]
+    for p, n in zip(procs, promoted, strict=True):  # the log is read by a thread: all of it is in
+        wait_for(lambda p=p, n=n: sum("MASTER MODE enabled" in line for line in p.log) > n, what="promotion logged")
+    marks = [len(p.log) for p in procs]
     t.m.set("logged", "1")
     for r in t.replicas:
         r.execute_command("REPLICAOF", "127.0.0.1", t.master_proc.port)
