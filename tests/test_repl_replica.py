@@ -74,21 +74,16 @@ class Trio:
         return target
 
     def keyspace(self, c: redis.Redis) -> dict[int, dict[bytes, int]]:
-        """Every key of every non-empty db with its PTTL, as a whole-second TTL class."""
+        """Every key of every non-empty db with its deadline (PEXPIRETIME: the stream carries
+        absolute deadlines, so they are equal to the millisecond)."""
         out: dict[int, dict[bytes, int]] = {}
         for dbid in range(16):
             c.execute_command("SELECT", dbid)
             keys = c.execute_command("KEYS", "*")
             if keys:
-                out[dbid] = {k: _ttl_class(c.execute_command("PTTL", k)) for k in keys}
+                out[dbid] = {k: c.execute_command("PEXPIRETIME", k) for k in keys}
         c.execute_command("SELECT", 0)
         return out
-
-
-def _ttl_class(pttl: int) -> int:
-    # deadlines are absolute (PXAT) in the stream, so both sides hold the same one; the PTTL
-    # read moments differ by milliseconds, hence seconds
-    return pttl if pttl < 0 else (pttl + 500) // 1000
 
 
 @pytest.fixture(scope="module")
