@@ -20,7 +20,14 @@ A raxdb with `masterhost` set (REPLICAOF host port, or `replicaof` in the config
   `srv.repl.feed_stream`, so this server's backlog and sub-replicas carry the master's stream
   verbatim and this server's offset is the master's;
 - `cron` (once a second, replicationCron): handshake, transfer and link timeouts
-  (repl-timeout), reconnecting, and REPLCONF ACK <reploff>.
+  (repl-timeout), reconnecting, and REPLCONF ACK <reploff>;
+- what a replica refuses (`Link.denies`: READONLY, MASTERDOWN), INFO replication's slave lines
+  and ROLE's slave form; the dump file's repl-* aux fields, so a restarted replica continues by
+  PSYNC (`save_info_aux`, `after_load`).
+
+The master client obeys its master: no ACL rule (its user is "(superuser)", as Redis shows it),
+no READONLY, MASTERDOWN or disk-error refusal, no idle timeout, and (unlike Redis) no CLIENT
+PAUSE: a paused command would have to be held with the stream behind it and counted later.
 
 Invariants.  The master's stream is canonical RESP (Redis writes every replicated command as a
 multibulk of bulk strings), so a command's bytes are its re-encoding and its length is its share
