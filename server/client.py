@@ -81,6 +81,8 @@ class Client(asyncio.Protocol):
                  "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running", "obuf_soft_since",
                  "prop_argv", "prop_prevent", "prop_force", "prop_muted", "replica")
 
+    is_master = False  # the replica's link to its master (server/replica.py's MasterClient)
+
     def __init__(self, server: Server) -> None:
         self.server = server
         self.id = server.next_client_id
@@ -169,7 +171,7 @@ class Client(asyncio.Protocol):
                       and not (self.resp == 2 and (self.channels or self.patterns or self.shard_channels))
                       and not srv.monitors and not srv.pause_until_ms and not self.in_exec
                       and srv.busy_script is None and not self.close_after_reply and self.tracking is None
-                      and self.user.free and not srv.repl.write_gate)
+                      and self.user.free and not srv.repl.write_gate and not srv.replica_gate)
         if self.exact is not None:
             self.exact.auth_required = not self.authenticated
 
@@ -617,7 +619,7 @@ class Client(asyncio.Protocol):
                 self._reject(cmd, evict.OOM, out)
                 return
             disk_error = srv.aof.denied_error()
-            if disk_error is not None and self._disk_denies(cmd, argv):
+            if disk_error is not None and not self.is_master and self._disk_denies(cmd, argv):
                 # writeCommandsDeniedByDiskError: writes (and PING) wait until the AOF can be written
                 self._reject(cmd, disk_error, out)
                 return
@@ -626,6 +628,11 @@ class Client(asyncio.Protocol):
                 # min-replicas-to-write (only with the gate set: clients then skip the fast loop)
                 self._reject(cmd, b"NOREPLICAS Not enough good replicas to write.", out)
                 return
+            if srv.replica_gate and not self.is_master:  # READONLY, MASTERDOWN (server/replica.py)
+                denied = srv.repl.link.denies(self, cmd, argv)
+                if denied is not None:
+                    self._reject(cmd, denied, out)
+                    return
             if srv.persistence.stats.get("loading") and self._denied_while_loading(cmd):
                 # only reachable while a busy script replayed from the AOF lets clients in
                 self._reject(cmd, b"LOADING Redis is loading the dataset in memory", out)
@@ -639,8 +646,9 @@ class Client(asyncio.Protocol):
                 # A MONITOR client is a replica in Redis's eyes.
                 self._reject(cmd, b"ERR Replica can't interact with the keyspace", out)
                 return
-            if srv.pause_until_ms and self._paused_for(cmd, argv):
+            if srv.pause_until_ms and not self.is_master and self._paused_for(cmd, argv):
                 # CLIENT PAUSE: hold the command (and everything pipelined behind it) until unpaused.
+                # Not a replica's master stream (server/replica.py applies it whole, in order).
                 self._postpone(argv)
                 return
             if self.multi is not None and cmd.queue_in_multi:
@@ -719,12 +727,13 @@ class Client(asyncio.Protocol):
         return r
 
     def _disk_denies(self, cmd: Command, argv: list[bytes]) -> bool:
-        """processCommand's is_write_command (or PING), which a disk error refuses: EXEC if a
-        queued command writes; a script or function that declares flags unless it declares
-        no-writes."""
+        """processCommand's is_write_command or PING, which a disk error refuses."""
+        return cmd.fullname == "ping" or self.writes(cmd, argv)
+
+    def writes(self, cmd: Command, argv: list[bytes]) -> bool:
+        """processCommand's is_write_command: EXEC if a queued command writes; a script or
+        function that declares flags unless it declares no-writes."""
         name = cmd.fullname
-        if name == "ping":
-            return True
         if name == "exec":
             return self.multi is not None and any(q.is_write for q, _ in self.multi)
         if name in evict.SCRIPT_COMMANDS:

@@ -236,7 +236,10 @@ def _replicaof(args: list[bytes]) -> str:
         raise ConfigError("wrong number of arguments")
     if args[0].lower() == b"no" and args[1].lower() == b"one":
         return ""
-    raise ConfigError("raxdb does not support replication (replicaof)")
+    port = args[1].decode(errors="replace")
+    if not (port.isdigit() and port.isascii() and int(port) <= 65535):
+        raise ConfigError("Invalid master port")
+    return f"{_text(args[0])} {int(port)}"  # server/replica.py connects at start-up
 
 
 def _bind(args: list[bytes]) -> str:
@@ -687,8 +690,8 @@ class Config:
     def _rewrite_lines(self, opt: Option) -> list[str] | None:
         """The config lines that express the option's current value (None: never written)."""
         name, value = opt.name, self.values[opt.name]
-        if name == "replicaof":
-            return None
+        if name == "replicaof":  # rewriteConfigReplicaOfOption: a master drops the line
+            return [f"replicaof {value}"] if value else []
         kind = opt.kind
         if kind == "string" or name in ("dir", "cluster-announce-hostname", "proc-title-template"):
             return [f"{name} {repr_arg(value)}"]

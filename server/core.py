@@ -81,6 +81,7 @@ class Server:
         self.stat_rejected_conn = 0
         self.stat_net_input_bytes = 0
         self.stat_net_output_bytes = 0
+        self.stat_net_repl_input_bytes = 0  # what a replica reads from its master (server/replica.py)
         self.stat_keyspace_hits = 0
         self.stat_keyspace_misses = 0
         self.stat_expired_keys = 0
@@ -134,6 +135,9 @@ class Server:
         from server.replication import attach as attach_replication
 
         attach_replication(self)  # replication ID, offset, backlog (srv.repl)
+        # While a replica refuses some commands (READONLY, MASTERDOWN): no client is plain and
+        # execute() asks the link (server/replica.py).
+        self.replica_gate = False
         self._init_introspection()
 
     def flush_writes(self) -> None:
@@ -176,6 +180,13 @@ class Server:
         on("port", []).append(lambda _v: self._rebind("Unable to listen on this port. Check server logs."))
         on("bind", []).append(lambda _v: self._rebind("Failed to bind to specified addresses."))
         on("loglevel", []).append(lambda v: LOG.configure(v, ""))
+        for name in ("replica-read-only", "replica-serve-stale-data"):
+            on(name, []).append(lambda _v: self._replica_gate_changed())
+
+    def _replica_gate_changed(self) -> None:
+        from server.replica import update_gate  # not at start-up: server.replica imports the client
+
+        update_gate(self)
 
     # ---- clock and stats ---------------------------------------------------------------------
     def update_clock(self) -> int:
@@ -235,7 +246,7 @@ class Server:
         self.eviction.exceeded_total_us = 0
         self.eviction.exceeded_since = 0.0
         self.stat_total_error_replies = self.stat_unexpected_error_replies = 0
-        self.stat_net_input_bytes = self.stat_net_output_bytes = 0
+        self.stat_net_input_bytes = self.stat_net_output_bytes = self.stat_net_repl_input_bytes = 0
         master = self.repl.master
         master.sync_full = master.sync_partial_ok = master.sync_partial_err = 0
         for c in self.clients.values():
@@ -268,7 +279,8 @@ class Server:
             c.update_plain()
 
     def _hold_expiry(self, hold: bool = True) -> None:
-        hold = hold and self.pause_until_ms != 0
+        # a replica's keys wait for its master's DEL, as paused ones wait for the pause's end
+        hold = (hold and self.pause_until_ms != 0) or self.repl.masterhost is not None
         for db in self.dbs:
             db.expire_paused = hold
 
@@ -315,7 +327,11 @@ class Server:
             raise SystemExit(1) from exc
         await self._serve_sockets(socks)
         self._show_banner(port)
+        from server import replica
+
+        replica.start_from_config(self)  # a replica from the start loads as one (keys past their deadline kept)
         self._load_dataset()
+        replica.after_load(self)
         self.aof.start()
         self.aof.delete_history()  # at start-up whatever appendonly says, as Redis does
         if port == 0:
@@ -449,6 +465,8 @@ class Server:
             self.cron_handle.cancel()
         for srv in self.listeners:
             srv.close()
+        if self.repl.link is not None:
+            self.repl.link.shutdown()
         for client in list(self.clients.values()):
             client.close()
         LOG.warning("Redis is now ready to exit, bye bye...")
@@ -467,7 +485,9 @@ class Server:
         self.persistence.cron()
         # Active expiry: bounded work per tick, like Redis's ACTIVE_EXPIRE_CYCLE time limit.  A
         # CLIENT PAUSE stops it, as in Redis, so the dataset does not change while paused.
-        budget = 2000 if self.active_expire_enabled and not self.pause_until_ms else 0
+        # A replica leaves expiry to its master.
+        budget = (2000 if self.active_expire_enabled and not self.pause_until_ms and self.repl.masterhost is None
+                  else 0)
         started = time.monotonic()
         for db in self.dbs:
             if budget <= 0:

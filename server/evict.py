@@ -184,7 +184,10 @@ def _time_limit_s(srv: Server) -> float:
 
 def _is_safe(srv: Server) -> bool:
     """isSafeToPerformEvictions: not while a script runs past its limit, nor while clients are
-    paused (the dataset must then stand still)."""
+    paused (the dataset must then stand still), nor on a replica that ignores maxmemory (its
+    master evicts for it)."""
+    if srv.repl.masterhost is not None and srv.config.values["replica-ignore-maxmemory"] == "yes":
+        return False
     return srv.busy_script is None and not (srv.pause_until_ms and srv.paused())
 
 

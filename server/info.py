@@ -223,7 +223,7 @@ def _stats(srv: Server) -> list[str]:
         f"instantaneous_ops_per_sec:{srv.instantaneous_ops()}",
         f"total_net_input_bytes:{net_in}",
         f"total_net_output_bytes:{net_out}",
-        "total_net_repl_input_bytes:0",
+        f"total_net_repl_input_bytes:{srv.stat_net_repl_input_bytes}",
         "total_net_repl_output_bytes:0",
         "instantaneous_input_kbps:%.2f" % kbps_in,
         "instantaneous_output_kbps:%.2f" % kbps_out,

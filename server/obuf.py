@@ -28,7 +28,10 @@ if TYPE_CHECKING:
 
 
 def client_class(c: Client) -> str:
-    """getClientType: a replica (server/replmaster.py), pubsub, or normal."""
+    """getClientType: this server's link to its master (server/replica.py), a replica
+    (server/replmaster.py), pubsub, or normal."""
+    if c.is_master:
+        return "master"
     if is_replica(c):
         return "slave"
     return "pubsub" if (c.channels or c.patterns or c.shard_channels) else "normal"

@@ -107,6 +107,7 @@ class Persistence:
         self.scheduled = False  # BGSAVE SCHEDULE, run when no child is active
         self.last_bgsave_try = 0
         self.stats = srv.persistence_stats
+        self.loaded_aux: dict[bytes, bytes] = {}  # the start-up dump file's aux fields (repl-id, ...)
         self.stats.update(rdb_bgsave_in_progress=0, rdb_last_bgsave_status="ok", rdb_saves=0,
                           rdb_last_bgsave_time_sec=-1, rdb_current_bgsave_time_sec=-1)
 
@@ -399,7 +400,7 @@ class Persistence:
             return
         except OSError as exc:
             raise LoadError(f"Fatal error loading the DB: {exc.strerror}. Exiting.") from None
-        self.load_bytes(data, merge=False)
+        self.load_bytes(data, merge=False, aux=self.loaded_aux)
         LOG.notice(f"DB loaded from disk: {time.monotonic() - started:.3f} seconds")
 
     @contextlib.contextmanager
@@ -426,10 +427,12 @@ class Persistence:
             srv.also_propagate = ops
             self.stats["loading"] = 0
 
-    def load_bytes(self, data: bytes, merge: bool, aof_base: bool = False) -> int:
+    def load_bytes(self, data: bytes, merge: bool, aof_base: bool = False,
+                   aux: dict[bytes, bytes] | None = None) -> int:
         """rdbLoadRio into the (empty, unless `merge`) databases; the offset where the RDB ended.
         `aof_base`: the RDB is the AOF's base or preamble (RDBFLAGS_AOF_PREAMBLE), whose keys load
-        even past their deadline, as the commands after it may still use them."""
+        even past their deadline, as the commands after it may still use them.  `aux`, if
+        given, receives the RDB's aux fields (a replica reads repl-stream-db from them)."""
         srv = self.srv
         loaded = expired = 0
         end = len(data)
@@ -441,13 +444,17 @@ class Persistence:
                         if item.db >= len(srv.dbs):
                             raise LoadError("FATAL: Data file was created with a Redis server configured to "
                                             f"handle more than {len(srv.dbs)} databases. Exiting\n")
-                        if item.expire_ms is not None and item.expire_ms < now and not aof_base:
+                        # a replica keeps them: its master's DEL will come (rdbLoad's iAmMaster)
+                        if (item.expire_ms is not None and item.expire_ms < now and not aof_base
+                                and srv.repl.masterhost is None):
                             expired += 1
                             continue
                         self._add(srv.dbs[item.db], item, now, merge)
                         loaded += 1
                     elif kind == "aux":
                         self._aux_loaded(*item)
+                        if aux is not None:
+                            aux[item[0]] = item[1]
                     elif kind == "function":
                         self._function_loaded(item, merge)
                     elif kind == "empty":

@@ -182,18 +182,21 @@ class Replication:
     def master_link_up(self) -> bool:
         """A replica's link is up (repl_state REPL_STATE_CONNECTED): the replica side's link
         says so with `state == "connected"`."""
-        return self.link is not None and getattr(self.link, "state", None) == "connected"
+        return self.link is not None and self.link.state == "connected"
 
     def rdb_save_info(self) -> int | None:
         """rdbPopulateSaveInfo: the repl-stream-db to record in an RDB written now, or None when
-        it records no replication info (a master without a backlog).  A replica records its
-        master's current db (its link's `stream_db`)."""
-        if self.masterhost is None:
-            if self.backlog is None:
-                return None
-            return 0 if self.seldb == -1 else self.seldb
-        db = getattr(self.link, "stream_db", None) if self.link is not None else None
-        return db if isinstance(db, int) else None
+        it records no replication info.  A master with a backlog records the db its stream last
+        selected; a replica its master client's db, or its cached master's (server/replica.py),
+        so that it continues by PSYNC after a restart."""
+        if self.masterhost is None and self.backlog is not None:
+            return max(self.seldb, 0)
+        link = self.link
+        if link is not None and link.master is not None:
+            return link.master.dbid
+        if link is not None and link.cached is not None:
+            return link.cached[3]
+        return None
 
     def update_write_gate(self) -> None:
         """Recompute `write_gate`; clients' fast-loop eligibility follows it."""
@@ -207,8 +210,11 @@ class Replication:
                 c.update_plain()
 
     def cron(self) -> None:
-        """replicationCron (once a second): the master side's pings, timeouts, backlog TTL and
-        pending forks."""
+        """replicationCron (once a second): a replica's link first (reconnecting, timeouts, ACKs:
+        server/replica.py), then the master side's pings, timeouts, backlog TTL and pending
+        forks."""
+        if self.link is not None:
+            self.link.cron()
         self.update_write_gate()
         self.master.cron()
 

@@ -20,6 +20,7 @@ from server.commands import (  # noqa: F401 - imported for their registrations
     t_multi,
     t_pubsub,
     t_rdb,
+    t_replica,
     t_replication,
     t_scripting,
     t_server,

@@ -30,6 +30,8 @@ def _flags(c) -> str:
         f += "S"
     if c.is_monitor:
         f += "O"
+    if c.is_master:
+        f += "M"
     if c.channels or c.patterns or c.shard_channels:
         f += "P"
     if c.multi is not None:

@@ -214,6 +214,12 @@ class Engine:
         if cmd.is_write and run is not None and run.ro:
             cmd.rejected_calls += 1
             return self._fail(raise_errors, b"Write commands are not allowed from read-only scripts.", True)
+        if (cmd.is_write and run is not None and not run.wrote and srv.replica_gate
+                and srv.config.values["replica-read-only"] == "yes" and not run.caller.is_master):
+            from server.replica import READONLY
+
+            cmd.rejected_calls += 1  # scriptVerifyWriteCommandAllow on a read-only replica
+            return self._fail(raise_errors, b"-" + READONLY, True)
         if cmd.is_write and run is not None and not run.wrote and srv.aof.state:
             denied = srv.aof.denied_error()  # scriptVerifyWriteCommandAllow: the AOF cannot be written
             if denied is not None:

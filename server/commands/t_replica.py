@@ -1,0 +1,47 @@
+"""REPLICAOF / SLAVEOF: make this server a replica of another, or a master again (NO ONE).
+
+The replies and log lines are replicaofCommand's; the work is server/replica.py's."""
+
+from __future__ import annotations
+
+from protocol import reply as R
+from server.commands.t_client import client_info_line
+from server.commands.table import command
+from server.errors import CommandError
+from server.log import LOG
+from server.replmaster import is_replica
+
+
+@command("replicaof")
+@command("slaveof")
+def replicaof(c, argv):
+    from server import replica  # at run time: server.replica builds on the client and ACL modules
+
+    srv = c.server
+    repl = srv.repl
+    if argv[1].lower() == b"no" and argv[2].lower() == b"one":
+        if repl.masterhost is not None:
+            replica.unset_master(srv)
+            LOG.notice(f"MASTER MODE enabled (user request from '{client_info_line(c, c)}')")
+        return R.OK
+    if is_replica(c):
+        raise CommandError("ERR Command is not valid when client is a replica.")
+    port = _port(argv[2])
+    host = argv[1].decode(errors="surrogateescape")
+    if repl.masterhost is not None and repl.masterhost.lower() == host.lower() and repl.masterport == port:
+        LOG.notice("REPLICAOF would result into synchronization with the master we are already connected "
+                   "with. No operation performed.")
+        return b"+OK Already connected to specified master\r\n"
+    replica.set_master(srv, host, port)
+    LOG.notice(f"REPLICAOF {host}:{port} enabled (user request from '{client_info_line(c, c)}')")
+    return R.OK
+
+
+def _port(arg: bytes) -> int:
+    """getRangeLongFromObjectOrReply(0, 65535, "Invalid master port")."""
+    from server.commands.args import maybe_int
+
+    port = maybe_int(arg)
+    if port is None or not 0 <= port <= 65535:
+        raise CommandError("ERR Invalid master port")
+    return port

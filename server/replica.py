@@ -1,0 +1,814 @@
+"""The replica side of replication: REPLICAOF, the link to the master, and applying its stream.
+
+A raxdb with `masterhost` set (REPLICAOF host port, or `replicaof` in the config) keeps one
+`Link` (`srv.repl.link`) that does what replication.c does for a replica:
+
+- the handshake, as one coroutine on the event loop, through Redis's states (`state`: connect,
+  connecting, handshake, sync, connected): PING, AUTH (masterauth / masteruser), REPLCONF
+  listening-port and ip-address, REPLCONF capa eof capa psync2, then PSYNC with the cached
+  master (`cached`: the replid and offset of the history this dataset continues, kept when a
+  link drops and when a master becomes a replica) or `PSYNC ? -1`;
+- the payload of a full resync, in both forms (`$<len>` and `$EOF:<mark>`): written to a
+  temp-<time>.<pid>.rdb, renamed over the dump file and loaded after the old dataset is flushed
+  and the sub-replicas dropped; or, with repl-diskless-load swapdb (or on-empty-db and no keys),
+  kept in memory and loaded from there (swapdb: the old dataset is set aside, and comes back if
+  the payload fails to load).  The payload is read whole before it is parsed, so while it comes
+  the old dataset is served, and while it loads nothing else runs (no -LOADING replies);
+- the stream, applied by `MasterClient`: each command runs through `Client.execute` (so it
+  propagates to this server's AOF as any command does), its reply discarded, and only once a
+  command is whole (a MULTI at its EXEC) are its bytes counted in `reploff` and handed to
+  `srv.repl.feed_stream`, so this server's backlog and sub-replicas carry the master's stream
+  verbatim and this server's offset is the master's;
+- `cron` (once a second, replicationCron): handshake, transfer and link timeouts
+  (repl-timeout), reconnecting, and REPLCONF ACK <reploff>;
+- what a replica refuses (`Link.denies`: READONLY, MASTERDOWN), INFO replication's slave lines
+  and ROLE's slave form; the dump file's repl-* aux fields, so a restarted replica continues by
+  PSYNC (`Replication.rdb_save_info`, `after_load`).
+
+The master client obeys its master: no ACL rule (its user is "(superuser)", as Redis shows it),
+no READONLY, MASTERDOWN or disk-error refusal, no idle timeout, and (unlike Redis) no CLIENT
+PAUSE: a paused command would have to be held with the stream behind it and counted later.
+
+Invariants.  The master's stream is canonical RESP (Redis writes every replicated command as a
+multibulk of bulk strings), so a command's bytes are its re-encoding and its length is its share
+of the offset.  While the master client runs a command, no key is expired (the databases are in
+their `loading` mode): a replica's dataset changes only by what its master sends, and Redis's
+expireIfNeeded treats keys as alive for the master client.  Between commands, every other client
+sees a key past its deadline as missing without deleting it (`Database.expire_paused`, held
+while `masterhost` is set), and active expiry is off: the master's DEL removes it.
+
+Why a coroutine and a stream reader rather than a protocol state machine: the handshake is a
+strict request/reply sequence that happens once per link; written sequentially it reads as
+Redis's syncWithMaster does, and the cron cancels it on a timeout.  The stream phase is a read
+loop handing each chunk to the master client, one await per read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+import hiredis
+
+from protocol import reply as R
+from server import lifecycle, propagate, tracking, watch
+from server.acl import User
+from server.client import Client
+from server.log import LOG
+from server.replication import NO_REPLID, disconnect_replicas
+
+if TYPE_CHECKING:
+    from server.core import Server
+
+CONNECT, CONNECTING, HANDSHAKE, TRANSFER, CONNECTED = "connect", "connecting", "handshake", "sync", "connected"
+
+READONLY = b"READONLY You can't write against a read only replica."
+MASTERDOWN = b"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+EOF_MARK_SIZE = 40  # RDB_EOF_MARK_SIZE (CONFIG_RUN_ID_SIZE)
+SYNTHESIZED = ("Before turning into a replica, using my own master parameters to synthesize a cached master: "
+               "I may be able to synchronize with the new master with just a partial transfer.")
+
+
+def _superuser() -> User:
+    """The master client's user: Redis gives it none ("(superuser)" in CLIENT LIST), so no ACL
+    rule applies to what its master sends."""
+    u = User(b"(superuser)")
+    u.apply(b"on")
+    u.apply(b"nopass")
+    u.apply(b"allcommands")
+    u.apply(b"allkeys")
+    u.apply(b"allchannels")
+    return u
+
+
+SUPERUSER = _superuser()
+
+
+class SyncError(Exception):
+    """The handshake or the transfer failed; the message was logged, the link starts again."""
+
+
+class MasterClient(Client):
+    """The client that applies the master's stream (Redis's server.master, CLIENT_MASTER).
+
+    It has no replies (the master reads none) except REPLCONF ACK, sent by `send`.  `reploff` is
+    the offset of the last whole command applied, `read_reploff` of the last byte read."""
+
+    __slots__ = ("link", "reploff", "read_reploff", "replid", "pending", "protocol_error")
+    is_master = True
+
+    def __init__(self, srv: Server, link: Link, replid: str, reploff: int) -> None:
+        super().__init__(srv)
+        self.link = link
+        self.replid = replid
+        self.reploff = self.read_reploff = reploff
+        self.pending: list[bytes] = []  # a transaction's commands until its EXEC
+        self.protocol_error = False
+        self.authenticated = True
+        self.user = SUPERUSER
+        self.plain = False
+
+    def attach(self, transport: asyncio.Transport, dbid: int) -> None:
+        from server.client import _fmt_addr
+
+        self.transport = transport
+        self.addr = _fmt_addr(transport.get_extra_info("peername"))
+        self.laddr = _fmt_addr(transport.get_extra_info("sockname"))
+        sock = transport.get_extra_info("socket")
+        self.fd = sock.fileno() if sock is not None else -1
+        if dbid >= 0:
+            self.select(dbid)
+        self.server.clients[self.id] = self
+
+    def write(self, data: bytes) -> None:
+        """Replies to the master are dropped (prepareClientToWrite refuses a master client)."""
+
+    def send(self, data: bytes) -> None:
+        if not self.closed and self.transport is not None:
+            self._queue(data)
+
+    def send_ack(self) -> None:
+        self.send(propagate.encode_command([b"REPLCONF", b"ACK", b"%d" % self.reploff]))
+
+    def update_plain(self) -> None:
+        self.plain = False
+
+    def idle_timeout_applies(self) -> bool:
+        return False  # clientsCronHandleTimeout spares the master (repl-timeout watches it)
+
+    def apply(self, data: bytes) -> None:
+        """Run every whole command in `data` (and what was left of the last read)."""
+        srv = self.server
+        srv.update_clock()
+        self.last_interaction = srv.now_ms
+        self.link.lastio = time.time()
+        srv.stat_net_repl_input_bytes += len(data)  # not total_net_input_bytes, as in Redis
+        self.read_reploff += len(data)
+        reader = self.reader
+        reader.feed(data)
+        dbs = srv.dbs
+        for db in dbs:
+            db.loading = True  # the master's commands see every key alive (module docstring)
+        try:
+            while not self.closed:
+                try:
+                    argv = reader.gets()
+                except hiredis.ProtocolError as exc:
+                    self._protocol_error(str(exc))
+                    return
+                if argv is False:
+                    return
+                if not (isinstance(argv, list) and argv and all(type(a) is bytes for a in argv)):
+                    self._protocol_error("expected a multibulk of bulk strings")
+                    return
+                self.pending.append(propagate.encode_command(argv))
+                if len(argv) >= 2 and argv[0].lower() == b"replconf" and argv[1].lower() == b"getack":
+                    self.send_ack()  # the ACK gives the offset before this command
+                else:
+                    self.execute(argv, [])
+                if self.multi is None:  # commandProcessed: a transaction counts at its EXEC
+                    applied = b"".join(self.pending)
+                    self.pending.clear()
+                    self.reploff += len(applied)
+                    srv.repl.feed_stream(applied)
+        finally:
+            for db in dbs:
+                db.loading = False
+
+    def _protocol_error(self, why: str) -> None:
+        LOG.verbose(f"Protocol error ({why}) from client: id={self.id} addr={self.addr}")
+        self.protocol_error = True
+        self.close()
+
+
+class Link:
+    """The replica's state: the master's address, the handshake, the master client."""
+
+    def __init__(self, srv: Server, host: str, port: int) -> None:
+        self.srv = srv
+        self.host = host
+        self.port = port
+        self.state = CONNECT
+        self.task: asyncio.Task[None] | None = None
+        self.writer: asyncio.StreamWriter | None = None
+        self.master: MasterClient | None = None
+        # The history to PSYNC with (Redis's cached master): replid, reploff, read_reploff and
+        # the database the master's stream last selected; or None.
+        self.cached: tuple[str, int, int, int] | None = None
+        self.lastio = time.time()  # repl_transfer_lastio, and the master's last interaction
+        self.down_since = 0.0
+        self.transfer_size = -1
+        self.transfer_read = 0
+        self.tmpfile: str | None = None
+        self.full = (NO_REPLID, -1)  # a full resync's replid and offset (+FULLRESYNC)
+
+    # ---- starting and stopping ------------------------------------------------------------------
+    def connect(self) -> None:
+        """connectWithMaster: the handshake runs as a task from here."""
+        loop = self.srv.loop
+        if loop is None:
+            return
+        self.lastio = time.time()
+        self.state = CONNECTING
+        LOG.notice("MASTER <-> REPLICA sync started")
+        self.task = loop.create_task(self._run())
+
+    def cancel_handshake(self, reconnect: bool = False) -> bool:
+        """cancelReplicationHandshake: drop a connection that is not yet a master link; with
+        `reconnect`, start again at once."""
+        if self.state not in (CONNECTING, HANDSHAKE, TRANSFER):
+            return False
+        self._drop_connection()
+        self.state = CONNECT
+        if reconnect:
+            LOG.notice(f"Reconnecting to MASTER {self.host}:{self.port} after failure")
+            self.connect()
+        return True
+
+    def _drop_connection(self) -> None:
+        task, self.task = self.task, None
+        if task is not None and task is not _current_task():
+            task.cancel()
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+        self._remove_tmpfile()
+
+    def discard_cached(self) -> None:
+        """replicationDiscardCachedMaster."""
+        if self.cached is not None:
+            LOG.notice("Discarding previously cached master state.")
+            self.cached = None
+
+    def _remove_tmpfile(self) -> None:
+        if self.tmpfile is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.tmpfile)
+            self.tmpfile = None
+
+    def stop(self) -> None:
+        """The link goes away (REPLICAOF NO ONE, another master, shutdown): no reconnection.
+        A live master's history is cached, for the next master to continue (PSYNC2)."""
+        self.cancel_handshake()
+        master = self.master
+        if master is not None:
+            self.master = None
+            self._free_master(master)
+            self._cache(master)
+        self._drop_connection()
+
+    def shutdown(self) -> None:
+        """The server exits: end the task quietly (the master client closes with the others)."""
+        self.master = None
+        self._drop_connection()
+
+    def _cache(self, master: MasterClient) -> None:
+        """freeClient(server.master): replicationCacheMaster, unless the master broke the
+        protocol (its stream cannot be trusted to continue)."""
+        LOG.warning("Connection with master lost.")
+        if not master.protocol_error:
+            LOG.notice("Caching the disconnected master state.")
+            self.cached = (master.replid, master.reploff, master.reploff, master.dbid)
+        self.state = CONNECT
+        self.down_since = time.time()
+
+    def _free_master(self, master: MasterClient) -> None:
+        master.close()
+        srv = self.srv
+        if srv.clients.pop(master.id, None) is not None:
+            srv.stat_net_input_bytes += master.tot_net_in
+            srv.stat_net_output_bytes += master.tot_net_out
+        lifecycle.on_disconnect(master)
+
+    def master_lost(self, master: MasterClient) -> None:
+        """freeClient(server.master) → replicationCacheMaster and
+        replicationHandleMasterDisconnection: keep its history for a PSYNC, reconnect at once."""
+        if self.master is not master:
+            return
+        self.master = None
+        self._free_master(master)
+        self.writer = None
+        self._cache(master)
+        if self.srv.repl.link is self:
+            LOG.notice(f"Reconnecting to MASTER {self.host}:{self.port}")
+            self.connect()
+
+    # ---- the handshake ----------------------------------------------------------------------------
+    async def _run(self) -> None:
+        try:
+            reader = await self._handshake()
+            await self._stream(reader)
+        except SyncError:
+            self._fail()
+        except (ConnectionError, OSError, ValueError) as exc:  # ValueError: a reply line over the limit
+            LOG.warning(f"I/O error trying to sync with MASTER: {exc}")
+            self._fail()
+        except asyncio.CancelledError:
+            pass
+
+    def _fail(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+        self._remove_tmpfile()
+        self.task = None
+        if self.state != CONNECTED:
+            self.state = CONNECT  # replicationCron connects again within a second
+
+    async def _handshake(self) -> asyncio.StreamReader:
+        cfg = self.srv.config.values
+        try:
+            reader, writer = await asyncio.open_connection(self.host, self.port, limit=1 << 20)
+        except (OSError, UnicodeError) as exc:
+            LOG.warning(f"Error condition on socket for SYNC: {getattr(exc, 'strerror', None) or exc}")
+            raise SyncError from None
+        self.writer = writer
+        self.lastio = time.time()
+        LOG.notice("Non blocking connect for SYNC fired the event.")
+        self.state = HANDSHAKE
+        writer.write(propagate.encode_command([b"PING"]))
+        reply = await self._reply(reader)
+        if not (reply.startswith("+") or reply.startswith("-NOAUTH") or reply.startswith("-NOPERM")
+                or reply.startswith("-ERR operation not permitted")):
+            LOG.warning(f"Error reply to PING from master: '{reply}'")
+            raise SyncError
+        LOG.notice("Master replied to PING, replication can continue...")
+        out = []
+        auth = cfg["masterauth"]
+        if auth:
+            user = cfg["masteruser"]
+            out.append([b"AUTH", *([user.encode()] if user else []), auth.encode()])
+        port = int(cfg["replica-announce-port"]) or self.srv.config.port
+        out.append([b"REPLCONF", b"listening-port", b"%d" % port])
+        ip = cfg["replica-announce-ip"]
+        if ip:
+            out.append([b"REPLCONF", b"ip-address", ip.encode()])
+        out.append([b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"])
+        writer.write(b"".join(propagate.encode_command(a) for a in out))
+        if auth:
+            reply = await self._reply(reader)
+            if reply.startswith("-"):
+                LOG.warning(f"Unable to AUTH to MASTER: {reply}")
+                raise SyncError
+        reply = await self._reply(reader)
+        if reply.startswith("-"):
+            LOG.notice(f"(Non critical) Master does not understand REPLCONF listening-port: {reply}")
+        if ip:
+            reply = await self._reply(reader)
+            if reply.startswith("-"):
+                LOG.notice(f"(Non critical) Master does not understand REPLCONF ip-address: {reply}")
+        reply = await self._reply(reader)
+        if reply.startswith("-"):
+            LOG.notice(f"(Non critical) Master does not understand REPLCONF capa: {reply}")
+        if not await self._psync(reader, writer):
+            await self._transfer(reader)
+        return reader
+
+    async def _reply(self, reader: asyncio.StreamReader, keepalive: bool = False) -> str:
+        """receiveSynchronousResponse: one reply line; with `keepalive`, "" for the newlines a
+        master sends while it prepares."""
+        while True:
+            line = await reader.readline()
+            if not line:
+                LOG.warning("Master did not respond to command during SYNC handshake")
+                raise SyncError
+            self.lastio = time.time()
+            text = line.rstrip(b"\r\n").decode(errors="replace")
+            if text or keepalive:
+                return text
+
+    async def _psync(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """slaveTryPartialResynchronization: True when the master continues our history."""
+        repl = self.srv.repl
+        cached = self.cached
+        if cached is not None:
+            replid, offset = cached[0], str(cached[1] + 1)
+            LOG.notice(f"Trying a partial resynchronization (request {replid}:{offset}).")
+        else:
+            LOG.notice("Partial resynchronization not possible (no cached master)")
+            replid, offset = "?", "-1"
+        writer.write(propagate.encode_command([b"PSYNC", replid.encode(), offset.encode()]))
+        reply = ""
+        while not reply:
+            reply = await self._reply(reader, keepalive=True)
+        if reply.startswith("+FULLRESYNC"):
+            parts = reply.split(" ")
+            if len(parts) < 3 or len(parts[1]) != 40:
+                LOG.warning("Master replied with wrong +FULLRESYNC syntax.")
+                self.full = (NO_REPLID, -1)
+            else:
+                self.full = (parts[1], int(parts[2]))
+                LOG.notice(f"Full resync from master: {parts[1]}:{parts[2]}")
+            return False
+        if reply.startswith("+CONTINUE") and cached is not None:
+            LOG.notice("Successful partial resynchronization with master.")
+            new = reply[10:].strip()
+            replid = cached[0]
+            if len(new) == 40 and new != replid:
+                LOG.warning(f"Master replication ID changed to {new}")
+                repl.replid2 = replid
+                repl.second_replid_offset = repl.master_repl_offset + 1
+                repl.replid = replid = new
+                disconnect_replicas(self.srv)
+            self._resurrect(writer, replid, cached[1], cached[3])
+            if repl.backlog is None:
+                repl.create_backlog()
+            LOG.notice("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.")
+            return True
+        if reply.startswith("-NOMASTERLINK") or reply.startswith("-LOADING"):
+            LOG.notice(f"Master is currently unable to PSYNC but should be in the future: {reply}")
+            raise SyncError
+        if reply.startswith("-ERR"):
+            LOG.notice(f"Master does not support PSYNC or is in error state (reply: {reply})")
+        else:
+            LOG.warning(f"Unexpected reply to PSYNC from master: {reply}")
+        LOG.notice("Retrying with SYNC...")
+        writer.write(b"SYNC\r\n")
+        self.full = (NO_REPLID, -1)
+        return False
+
+    def _resurrect(self, writer: asyncio.StreamWriter, replid: str, reploff: int, dbid: int) -> None:
+        """replicationCreateMasterClient / replicationResurrectCachedMaster: the link is up."""
+        master = MasterClient(self.srv, self, replid, reploff)
+        master.attach(writer.transport, dbid)  # type: ignore[arg-type]
+        self.master = master
+        self.cached = None
+        self.state = CONNECTED
+        self.down_since = 0.0
+        self.lastio = time.time()
+
+    # ---- the payload --------------------------------------------------------------------------------
+    async def _transfer(self, reader: asyncio.StreamReader) -> None:
+        """readSyncBulkPayload: the RDB goes to a temp file, then is loaded (repl-diskless-load
+        disabled, or on-empty-db with keys); or is kept in memory and loaded from there."""
+        self.state = TRANSFER
+        self.transfer_size = -1
+        self.transfer_read = 0
+        self.lastio = time.time()
+        header = ""
+        while not header:
+            header = await self._reply(reader, keepalive=True)
+        if header.startswith("-"):
+            LOG.warning(f"MASTER aborted replication with an error: {header[1:]}")
+            raise SyncError
+        if not header.startswith("$"):
+            LOG.warning("Bad protocol from MASTER, the first byte is not '$' (we received "
+                        f"'{header}'), are you sure the host and port are right?")
+            raise SyncError
+        mark = b""
+        diskless = self._diskless_load()
+        to = "to parser" if diskless else "to disk"
+        if header.startswith("$EOF:") and len(header) - 5 >= EOF_MARK_SIZE:
+            mark = header[5:5 + EOF_MARK_SIZE].encode()
+            self.transfer_size = 0
+            LOG.notice(f"MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF {to}")
+        else:
+            try:
+                self.transfer_size = int(header[1:])
+            except ValueError:
+                self.transfer_size = 0
+            LOG.notice(f"MASTER <-> REPLICA sync: receiving {self.transfer_size} bytes from master {to}")
+        if diskless:
+            payload = bytearray()
+            await self._receive(reader, mark, payload.extend)
+            if mark:
+                del payload[-EOF_MARK_SIZE:]
+            self._load(bytes(payload), None)
+        else:
+            tmp = f"temp-{int(time.time())}.{os.getpid()}.rdb"
+            self.tmpfile = tmp
+            with open(tmp, "wb") as f:
+                await self._receive(reader, mark, f.write)
+                if mark:
+                    f.truncate(self.transfer_read - EOF_MARK_SIZE)
+                f.flush()
+                os.fsync(f.fileno())
+            self._load(None, tmp)
+        if mark and self.master is not None:
+            self.master.send_ack()
+
+    def _diskless_load(self) -> bool:
+        """useDisklessLoad: repl-diskless-load swapdb, or on-empty-db with no keys."""
+        mode = self.srv.config.values["repl-diskless-load"]
+        return mode == "swapdb" or (mode == "on-empty-db" and not any(len(db) for db in self.srv.dbs))
+
+    async def _receive(self, reader: asyncio.StreamReader, mark: bytes, sink: Any) -> None:
+        """The payload's bytes to `sink`, the EOF mark's included (the caller cuts it)."""
+        tail = b""
+        while True:
+            want = 1 << 16 if mark else min(1 << 16, self.transfer_size - self.transfer_read)
+            if want <= 0:
+                return
+            chunk = await reader.read(want)
+            if not chunk:
+                LOG.warning("I/O error trying to sync with MASTER: connection lost")
+                raise SyncError
+            self.lastio = time.time()
+            self.srv.stat_net_repl_input_bytes += len(chunk)
+            sink(chunk)
+            self.transfer_read += len(chunk)
+            if mark:
+                tail = (tail + chunk)[-EOF_MARK_SIZE:]
+                if tail == mark:
+                    return
+
+    def _load(self, payload: bytes | None, tmp: str | None) -> None:
+        """The received RDB becomes this server's dataset (and, loaded from disk, its dump
+        file); the link is up.  `payload`: diskless, the RDB itself; else `tmp` names it."""
+        from server.aof import OFF as AOF_OFF
+        from server.commands.t_server import empty_data
+        from server.persistence import LoadError
+        from server.scripting.functions import registry
+
+        srv = self.srv
+        repl = srv.repl
+        p = srv.persistence
+        aof_on = srv.aof.state != AOF_OFF
+        if aof_on:
+            srv.aof.stop()  # stopAppendOnly: the AOF is rewritten from the new dataset below
+        if p.has_child() and p.child_type == "rdb":
+            if payload is None:
+                LOG.notice("Replica is about to load the RDB file received from the master, but there is a "
+                           f"pending RDB child running. Killing process {p.child_pid} and removing its temp "
+                           "file to avoid any race")
+            p.kill_child()
+        swapdb = payload is not None and srv.config.values["repl-diskless-load"] == "swapdb"
+        old: list[Any] = []
+        old_functions: list[bytes] = []
+        if swapdb:
+            # the dataset loads aside; it replaces the old one only once it loaded whole
+            for db in srv.dbs:
+                aside = type(db)(db.id)
+                db.swap_contents(aside)
+                old.append(aside)
+            functions = registry(srv)
+            old_functions = [lib.code for lib in functions.libraries.values()]
+            functions.flush()
+        else:
+            self.attach_to_new_master()
+            LOG.notice("MASTER <-> REPLICA sync: Flushing old data")
+            empty_data(srv, srv.config.values["replica-lazy-flush"] == "yes", with_functions=True)
+        LOG.notice("MASTER <-> REPLICA sync: Loading DB in memory")
+        aux: dict[bytes, bytes] = {}
+        try:
+            if payload is None:
+                assert tmp is not None
+                dest = p.path()
+                os.replace(tmp, dest)
+                self.tmpfile = None
+                with open(dest, "rb") as f:
+                    payload = f.read()
+            p.load_bytes(payload, merge=False, aux=aux)
+        except (OSError, LoadError) as exc:
+            where = "socket" if tmp is None else "disk"
+            LOG.warning(f"Failed trying to load the MASTER synchronization DB from {where}: {exc}")
+            if swapdb:
+                empty_data(srv, False, with_functions=True)
+                for db, aside in zip(srv.dbs, old, strict=True):
+                    db.swap_contents(aside)
+                for code in old_functions:
+                    registry(srv).load(code, replace=True)
+                LOG.notice("MASTER <-> REPLICA sync: Discarding temporary DB in background")
+            raise SyncError from None
+        if swapdb:
+            self.attach_to_new_master()
+            LOG.notice("MASTER <-> REPLICA sync: Swapping active DB with loaded DB")
+            for db, aside in zip(srv.dbs, old, strict=True):
+                if db.watched:  # swapMainDbWithTempDb's touchAllWatchedKeysInDb
+                    watch.touch_swapped(db, aside, srv.now_ms)
+            tracking.flushed(srv)
+            LOG.notice("MASTER <-> REPLICA sync: Discarding old DB in background")
+        srv.dirty += 1
+        try:
+            dbid = int(aux.get(b"repl-stream-db", b"-1"))
+        except ValueError:
+            dbid = -1
+        replid, offset = self.full
+        self._resurrect(self.writer, replid, offset, dbid)  # type: ignore[arg-type]
+        repl.replid = replid
+        repl.master_repl_offset = offset
+        repl.clear_replid2()
+        repl.create_backlog()
+        LOG.notice("MASTER <-> REPLICA sync: Finished with success")
+        if aof_on:
+            srv.aof.start_append_only()  # restartAOFAfterSYNC
+
+    def attach_to_new_master(self) -> None:
+        """replicationAttachToNewMaster: our history ends here; sub-replicas must resync."""
+        self.discard_cached()
+        disconnect_replicas(self.srv)
+        self.srv.repl.free_backlog()
+
+    # ---- the stream ---------------------------------------------------------------------------------
+    async def _stream(self, reader: asyncio.StreamReader) -> None:
+        master = self.master
+        if master is None:
+            return
+        leftover = bytes(reader._buffer)  # type: ignore[attr-defined]
+        reader._buffer.clear()  # type: ignore[attr-defined]
+        if leftover:
+            master.apply(leftover)
+        while not master.closed:
+            try:
+                data = await reader.read(1 << 16)
+            except (ConnectionError, OSError):
+                data = b""
+            if not data:
+                break
+            master.apply(data)
+        self.master_lost(master)
+
+    # ---- the cron -------------------------------------------------------------------------------------
+    def cron(self) -> None:
+        """replicationCron's replica part, once a second."""
+        now = time.time()
+        timeout = int(self.srv.config.values["repl-timeout"])
+        if self.state in (CONNECTING, HANDSHAKE) and now - self.lastio > timeout:
+            LOG.warning("Timeout connecting to the MASTER...")
+            self.cancel_handshake(reconnect=True)
+        if self.state == TRANSFER and now - self.lastio > timeout:
+            LOG.warning("Timeout receiving bulk data from MASTER... If the problem persists try to set the "
+                        "'repl-timeout' parameter in redis.conf to a larger value.")
+            self.cancel_handshake(reconnect=True)
+        master = self.master
+        if self.state == CONNECTED and master is not None and now - self.lastio > timeout:
+            LOG.warning("MASTER timeout: no data nor PING received...")
+            master.close()  # the stream task sees the end and calls master_lost
+            return
+        if self.state == CONNECT:
+            LOG.notice(f"Connecting to MASTER {self.host}:{self.port}")
+            self.connect()
+        if master is not None and not master.closed:
+            master.send_ack()
+
+    # ---- introspection --------------------------------------------------------------------------------
+    def offsets(self) -> tuple[int, int]:
+        """(slave_repl_offset, slave_read_repl_offset)."""
+        if self.master is not None:
+            return self.master.reploff, self.master.read_reploff
+        if self.cached is not None:
+            return self.cached[1], self.cached[2]
+        return 1, 1
+
+    def info_lines(self) -> list[str]:
+        cfg = self.srv.config.values
+        now = time.time()
+        reploff, readoff = self.offsets()
+        lines = [
+            f"master_host:{self.host}",
+            f"master_port:{self.port}",
+            f"master_link_status:{'up' if self.state == CONNECTED else 'down'}",
+            f"master_last_io_seconds_ago:{int(now - self.lastio) if self.master is not None else -1}",
+            f"master_sync_in_progress:{1 if self.state == TRANSFER else 0}",
+            f"slave_read_repl_offset:{readoff}",
+            f"slave_repl_offset:{reploff}",
+        ]
+        if self.state == TRANSFER:
+            size, read = self.transfer_size, self.transfer_read
+            perc = read / size * 100 if size else 0.0
+            lines += [f"master_sync_total_bytes:{size}", f"master_sync_read_bytes:{read}",
+                      f"master_sync_left_bytes:{size - read}", f"master_sync_perc:{perc:.2f}",
+                      f"master_sync_last_io_seconds_ago:{int(now - self.lastio)}"]
+        if self.state != CONNECTED:
+            down = int(now - self.down_since) if self.down_since else -1
+            lines.append(f"master_link_down_since_seconds:{down}")
+        lines += [
+            f"slave_priority:{cfg['replica-priority']}",
+            f"slave_read_only:{1 if cfg['replica-read-only'] == 'yes' else 0}",
+            f"replica_announced:{1 if cfg['replica-announced'] == 'yes' else 0}",
+        ]
+        return lines
+
+    def role_reply(self, c: Any) -> bytes:
+        return R.array([R.bulk(b"slave"), R.bulk(self.host.encode()), R.integer(self.port),
+                        R.bulk(self.state.encode()),
+                        R.integer(self.master.reploff if self.master is not None else -1)])
+
+    def denies(self, c: Client, cmd: Any, argv: list[bytes]) -> bytes | None:
+        """processCommand's replica checks for a client other than the master: READONLY for a
+        write on a read-only replica, MASTERDOWN for a command not flagged stale while the link
+        is down and replica-serve-stale-data is no."""
+        cfg = self.srv.config.values
+        if cfg["replica-read-only"] == "yes" and c.writes(cmd, argv):
+            return READONLY
+        if self.state != CONNECTED and cfg["replica-serve-stale-data"] == "no":
+            stale = "stale" in cmd.flags
+            if cmd.fullname == "exec" and c.multi is not None:
+                stale = all("stale" in q.flags for q, _ in c.multi)
+            if not stale:
+                return MASTERDOWN
+        return None
+
+
+def _current_task() -> asyncio.Task[Any] | None:
+    try:
+        return asyncio.current_task()
+    except RuntimeError:
+        return None
+
+
+# ---- becoming a replica, and a master again --------------------------------------------------------
+def update_gate(srv: Server) -> None:
+    """`srv.replica_gate`: must commands of ordinary clients pass `Link.denies`?  While it is set
+    no client is `plain`, so the fast loop never skips the check.  The master side's gate
+    (min-replicas-to-write, which only a master applies) follows the role change too."""
+    cfg = srv.config.values
+    gate = srv.repl.masterhost is not None and (
+        cfg["replica-read-only"] == "yes" or cfg["replica-serve-stale-data"] == "no")
+    if gate != srv.replica_gate:
+        srv.replica_gate = gate
+        for c in srv.clients.values():
+            c.update_plain()
+    srv.repl.update_write_gate()
+
+
+def set_master(srv: Server, host: str, port: int) -> None:
+    """replicationSetMaster."""
+    repl = srv.repl
+    was_master = repl.masterhost is None
+    old = repl.link
+    if old is not None:
+        repl.link = None
+        old.stop()
+    repl.masterhost, repl.masterport = host, port
+    link = repl.link = Link(srv, host, port)
+    if was_master:
+        # replicationCacheMasterUsingMyself: PSYNC from where our own history stands
+        LOG.notice(SYNTHESIZED)
+        link.cached = (repl.replid, repl.master_repl_offset, repl.master_repl_offset, 0)
+    elif old is not None:  # PSYNC2: the new master may continue what the old one sent
+        link.cached, link.down_since = old.cached, old.down_since
+    unblock_all(srv)
+    srv.config.values["replicaof"] = f"{host} {port}"
+    srv._hold_expiry()
+    update_gate(srv)
+    LOG.notice(f"Connecting to MASTER {host}:{port}")
+    link.connect()
+
+
+def unblock_all(srv: Server) -> None:
+    """disconnectAllBlockedClients: what a client waits for on a master will not come from a
+    replica's own writes.  Clients held by CLIENT PAUSE stay: their command has not begun."""
+    from server import blocking
+
+    for c in list(srv.clients.values()):
+        if isinstance(c.block_state, blocking.BlockState):
+            blocking.finish(c, c.error_reply(b"UNBLOCKED force unblock from blocking operation, instance state "
+                                             b"changed (master -> replica?)"))
+            c.close()
+
+
+def unset_master(srv: Server) -> None:
+    """replicationUnsetMaster: PSYNC2 promotion, our replicas keep their history with us."""
+    repl = srv.repl
+    link = repl.link
+    if repl.masterhost is None:
+        return
+    repl.masterhost, repl.masterport = None, 0
+    repl.link = None
+    if link is not None:
+        link.stop()
+        link.discard_cached()
+    repl.shift_replid()
+    LOG.warning(f"Setting secondary replication ID to {repl.replid2}, valid up to offset: "
+                f"{repl.second_replid_offset}. New replication ID is {repl.replid}")
+    disconnect_replicas(srv)
+    repl.seldb = -1
+    srv.config.values["replicaof"] = ""
+    srv._hold_expiry()
+    update_gate(srv)
+
+
+def start_from_config(srv: Server) -> None:
+    """`replicaof host port` in the config: a replica from start-up, connecting from the cron,
+    with no history to continue unless the dump file brings one (`after_load`)."""
+    value = srv.config.values["replicaof"]
+    if value:
+        host, port = value.rsplit(" ", 1)
+        repl = srv.repl
+        repl.masterhost, repl.masterport = host, int(port)
+        repl.link = Link(srv, host, int(port))
+        srv._hold_expiry()
+        update_gate(srv)
+
+
+def after_load(srv: Server) -> None:
+    """loadDataFromDisk's replica part: a dump file saved by a replica names the history it holds
+    (repl-id, repl-offset, repl-stream-db), which the master may continue with a PSYNC."""
+    aux = srv.persistence.loaded_aux
+    link = srv.repl.link
+    try:
+        replid = aux[b"repl-id"].decode()
+        offset = int(aux[b"repl-offset"])
+        dbid = int(aux[b"repl-stream-db"])
+    except (KeyError, ValueError, UnicodeError):
+        return
+    if link is None or offset == -1 or dbid == -1 or len(replid) != 40:
+        return  # a master's own history (replid2) is the master side's
+    srv.repl.replid = replid
+    srv.repl.master_repl_offset = offset
+    LOG.notice(SYNTHESIZED)
+    link.cached = (replid, offset, offset, dbid)
