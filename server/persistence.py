@@ -46,6 +46,9 @@ if TYPE_CHECKING:
 BGSAVE_RETRY_DELAY = 5  # CONFIG_BGSAVE_RETRY_DELAY, seconds
 
 
+_SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
 class LoadError(Exception):
     """The dump file cannot be loaded; the message is what Redis logs."""
 
@@ -233,21 +236,30 @@ class Persistence:
         the dataset at the fork; it turns the collector off at once (a collection would write to,
         and so copy, every page of the heap) and leaves with os._exit, never touching the loop."""
         started = time.perf_counter_ns()
-        pid = os.fork()
+        # The loop's signal handling is the parent's: a SIGTERM or SIGINT sent to the child must
+        # not wake the parent's loop through the wakeup fd they share (Python's C-level handler
+        # writes to it the moment a signal arrives).  Redis's child only notes a shutdown request
+        # it never acts on, so it finishes its file.  The signals stay blocked across the fork,
+        # so one sent before the child has let go of the fd waits, and is then ignored.
+        signal.pthread_sigmask(signal.SIG_BLOCK, _SHUTDOWN_SIGNALS)
+        try:
+            pid = os.fork()
+        except BaseException:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
+            raise
         if pid == 0:
             code = 1
             try:
                 gc.disable()
-                # The loop's signal handling is the parent's: a SIGTERM or SIGINT sent to the
-                # child must not wake the parent's loop through the shared wakeup fd.  Redis's
-                # child only notes a shutdown request it never acts on, so it finishes its file.
                 signal.set_wakeup_fd(-1)
-                for sig in (signal.SIGTERM, signal.SIGINT):
+                for sig in _SHUTDOWN_SIGNALS:
                     signal.signal(sig, signal.SIG_IGN)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
                 LOG.role = "C"  # the child's log lines say so, as Redis's do
                 code = 0 if work() else 1
             finally:
                 os._exit(code)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
         # INFO's total_forks / latest_fork_usec and the latency monitor's "fork" event, as redisFork
         fork_us = (time.perf_counter_ns() - started) // 1000
         self.total_forks += 1
