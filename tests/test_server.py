@@ -395,6 +395,29 @@ def test_debug(diff):
         diff("DEBUG", "PROTOCOL", kind)
 
 
+def test_debug_populate(diff):
+    """DEBUG POPULATE, the tests' and benchmarks' way to fill a keyspace: names, values, padding,
+    existing keys left alone, the 127-byte name cut, errors; nothing counted as a change."""
+    for args in ((), ("x",), ("-1",), ("1", "p", "-2"), ("1", "p", "x"), ("1", "p", "1", "extra")):
+        diff("DEBUG", "POPULATE", *args)
+    diff("SET", "key:3", "mine")
+    dirty = diff.both("INFO", "persistence")
+    diff("DEBUG", "POPULATE", "5")
+    diff("DEBUG", "POPULATE", "3", "p", "3")
+    diff("DEBUG", "POPULATE", "2", "z", "12")
+    diff("DEBUG", "POPULATE", "0")
+    diff("DEBUG", "POPULATE", "2", "L" * 130)
+    diff.unordered("KEYS", "*")
+    for key in ("key:0", "key:3", "key:4", "p:2", "z:1", "L" * 125 + ":0"):
+        diff("GET", key)
+        diff("OBJECT", "ENCODING", key)
+    diff("DEBUG", "DIGEST")
+    changes = [re.search(rb"rdb_changes_since_last_save:(\d+)", reply).group(1)
+               for reply in diff.both("INFO", "persistence")]
+    before = [re.search(rb"rdb_changes_since_last_save:(\d+)", reply).group(1) for reply in dirty]
+    assert changes == before  # DEBUG POPULATE is not a change
+
+
 def test_debug_protocol_push(diff):
     if diff.protocol == 2:
         diff("DEBUG", "PROTOCOL", "push")

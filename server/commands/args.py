@@ -34,6 +34,14 @@ def to_float(arg: bytes, err: str = NOT_FLOAT) -> float:
     return v
 
 
+def positive_long(arg: bytes, msg: str = "ERR value is out of range, must be positive") -> int:
+    """getPositiveLongFromObjectOrReply: an int64 >= 0, else `msg` (for non-numbers too)."""
+    v = maybe_int(arg)
+    if v is None or v < 0:
+        raise CommandError(msg)
+    return v
+
+
 def to_nonneg_int(arg: bytes, err: str = NOT_INTEGER) -> int:
     v = to_int(arg, err)
     if v < 0:

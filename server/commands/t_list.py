@@ -24,7 +24,7 @@ from hiredis import pack_command
 from protocol import reply as R
 from protocol.reply import BULK_HEADERS as _BULK_HEADERS
 from server import propagate
-from server.commands.args import option_word, to_int
+from server.commands.args import option_word, positive_long, to_int
 from server.commands.table import command
 from server.errors import NO_SUCH_KEY, OUT_OF_RANGE, SYNTAX, WRONGTYPE, CommandError
 from server.keyaccess import (
@@ -84,17 +84,6 @@ def _where(arg: bytes) -> bool:
     if low == b"right":
         return False
     raise CommandError(SYNTAX)
-
-
-def _positive(arg: bytes, msg: str) -> int:
-    """getPositiveLongFromObjectOrReply: an int64 >= 0, else `msg` (also for non-numbers)."""
-    try:
-        v = to_int(arg)
-    except CommandError:
-        raise CommandError(msg) from None
-    if v < 0:
-        raise CommandError(msg)
-    return v
 
 
 # ---- pushes ---------------------------------------------------------------------------------------
@@ -187,7 +176,7 @@ def _popper(head: bool) -> Callable[[Any, list[bytes]], bytes]:
             n = len(v)
             # the cached header and a concatenation: cheaper than %-formatting the bulk reply
             return _BULK_HEADERS[n] + v + b"\r\n" if n < 4096 else b"$%d\r\n%s\r\n" % (n, v)
-        count = _positive(argv[2], "ERR value is out of range, must be positive")
+        count = positive_long(argv[2], "ERR value is out of range, must be positive")
         ql = _list_for_write(c, key)
         if ql is None:
             return c.enc.null_array
@@ -320,9 +309,9 @@ def lpos(c, argv):
                 raise CommandError("ERR RANK can't be zero: use 1 to start from the first match, 2 from the "
                                    "second ... or use negative to start from the end of the list")
         elif opt == b"count":
-            count = _positive(argv[j + 1], "ERR COUNT can't be negative")
+            count = positive_long(argv[j + 1], "ERR COUNT can't be negative")
         elif opt == b"maxlen":
-            maxlen = _positive(argv[j + 1], "ERR MAXLEN can't be negative")
+            maxlen = positive_long(argv[j + 1], "ERR MAXLEN can't be negative")
         else:
             raise CommandError(SYNTAX)
         j += 2

@@ -15,12 +15,12 @@ from protocol import reply as R
 from protocol.request import _string2ll
 from server import blocking, digest, evict, lazyfree, lifecycle, propagate, tracking, watch
 from server import info as info_mod
-from server.commands.args import maybe_int, option_word
+from server.commands.args import maybe_int, option_word, positive_long
 from server.commands.t_config import help_reply, protected_allowed, protected_denied
 from server.commands.table import NO_REPLY, command
 from server.config import memtoull
 from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError, subcommand_syntax
-from server.keyaccess import is_string, signal_ready, string_encoding
+from server.keyaccess import is_string, lookup_write, signal_modified, signal_ready, string_encoding
 from server.log import LOG
 from server.numparse import strtod, strtoll
 from server.persistence import LoadError
@@ -358,6 +358,11 @@ _DEBUG_HELP = [
     "    Write <message> to the server log.",
     "OBJECT <key>",
     "    Show low level info about `key` and associated value.",
+    "POPULATE <count> [<prefix>] [<size>]",
+    "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+    "    it is used instead of the 'key' prefix. These are not propagated to",
+    "    replicas. Cluster slots are not respected so keys not belonging to the",
+    "    current node can be created in cluster mode.",
     "PROTOCOL <type>",
     "    Reply with a test value of the specified type. <type> can be: string,",
     "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
@@ -372,6 +377,28 @@ _DEBUG_HELP = [
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
 ]
+
+
+def _debug_populate(c, argv: list[bytes]) -> bytes:
+    """DEBUG POPULATE count [prefix] [size]: string keys <prefix>:<n> (an existing key is left
+    alone) holding "value:<n>", or its first <size> bytes zero-padded to <size>.  Like Redis's,
+    they are neither propagated nor counted as changes; the names are cut at 127 bytes, as
+    Redis's 128-byte buffer cuts them."""
+    count = positive_long(argv[2])
+    size = positive_long(argv[4]) if len(argv) == 5 else 0
+    prefix = argv[3] if len(argv) >= 4 else b"key"
+    db = c.db
+    for j in range(count):
+        key = (b"%s:%d" % (prefix, j))[:127]
+        if lookup_write(c, key) is not None:
+            continue
+        value = b"value:%d" % j
+        if size:
+            value = value[:size].ljust(size, b"\0")
+        db.add(key, value)
+        if db.signals:  # signalModifiedKey, without modified()'s count of a change
+            signal_modified(c.server, c, db, key)
+    return R.OK
 
 
 def _debug_object(c, key: bytes) -> bytes:
@@ -481,6 +508,8 @@ def debug(c, argv):
         return R.OK
     if sub == b"object" and n == 3:
         return _debug_object(c, argv[2])
+    if sub == b"populate" and 3 <= n <= 5:
+        return _debug_populate(c, argv)
     if sub == b"reload":
         return _debug_reload(c, argv[2:])
     if sub == b"loadaof" and n == 2:
