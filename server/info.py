@@ -224,7 +224,7 @@ def _stats(srv: Server) -> list[str]:
         f"total_net_input_bytes:{net_in}",
         f"total_net_output_bytes:{net_out}",
         f"total_net_repl_input_bytes:{srv.stat_net_repl_input_bytes}",
-        "total_net_repl_output_bytes:0",
+        f"total_net_repl_output_bytes:{srv.repl.master.repl_output_bytes}",
         "instantaneous_input_kbps:%.2f" % kbps_in,
         "instantaneous_output_kbps:%.2f" % kbps_out,
         "instantaneous_input_repl_kbps:0.00",

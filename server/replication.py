@@ -37,6 +37,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from server import lifecycle, propagate
+from server.failover import Failover
 from server.replmaster import Master, Replica
 
 if TYPE_CHECKING:
@@ -106,6 +107,7 @@ class Replication:
         # processCommand's checks (Client.update_plain), which refuse them without good replicas.
         self.write_gate = False
         self.master = Master(self)
+        self.failover = Failover(self)  # FAILOVER's state (server/failover.py)
         on = srv.config.on_change.setdefault
         on("repl-backlog-size", []).append(self._on_backlog_size)
         for name in ("min-replicas-to-write", "min-replicas-max-lag"):
@@ -212,7 +214,8 @@ class Replication:
     def cron(self) -> None:
         """replicationCron (once a second): a replica's link first (reconnecting, timeouts, ACKs:
         server/replica.py), then the master side's pings, timeouts, backlog TTL and pending
-        forks."""
+        forks.  A failover's wait is checked first, as Redis does."""
+        self.failover.update()
         if self.link is not None:
             self.link.cron()
         self.update_write_gate()
@@ -229,7 +232,7 @@ class Replication:
 
     def replicas_info_lines(self) -> list[str]:
         """Both roles list their replicas (connected_slaves, min_slaves_good_slaves, slaveN)."""
-        return [*self.master.info_lines(), "master_failover_state:no-failover"]
+        return [*self.master.info_lines(), f"master_failover_state:{self.failover.state}"]
 
     def backlog_info_lines(self) -> list[str]:
         b = self.backlog
