@@ -168,7 +168,8 @@ def test_errors(nodes: Nodes) -> None:
 @pytest.mark.parametrize("to", [True, False], ids=["to-replica", "any-replica"])
 def test_failover_hands_the_role_over(nodes: Nodes, to: bool) -> None:
     """The target promotes itself on our PSYNC ... FAILOVER and continues our history (a partial
-    resync under a new ID, ours kept as its replid2); we follow it."""
+    resync under a new ID, ours kept as its replid2); we follow it.  A write that came during the
+    failover was held, and is refused once the pause ends: we are a replica."""
 
     def scenario(mp: ServerProcess, rp: ServerProcess) -> list[Any]:
         m, r = client(mp.port), client(rp.port)
@@ -178,7 +179,13 @@ def test_failover_hands_the_role_over(nodes: Nodes, to: bool) -> None:
         r_stats = stats(r)
         args = ["TO", "127.0.0.1", rp.port] if to else []
         out: list[Any] = [m.execute_command("FAILOVER", *args)]
-        wait_state(m, "no-failover")
+        held = RawConnection(mp.port)  # a write sent now is held, then refused by the replica we become
+        try:
+            held.send(encode_command(["SET", "held", "1"]))
+            wait_state(m, "no-failover")
+            out.append(held.read_frame())
+        finally:
+            held.close()
         wait_for(lambda: info(m).get("master_link_status") == "up", what="old master linked to the new one")
         mi, ri = info(m), info(r)
         out += [role(m), mi["master_port"] == str(rp.port), role(r), ri["master_failover_state"],
