@@ -517,7 +517,8 @@ class Server:
         if self.config.latency_monitor_threshold and budget < 2000:
             latency.add_sample_if_needed(self, "expire-cycle", int((time.monotonic() - started) * 1000))
         if self.cronloops % max(1, self.config.hz // 10) == 0:
-            self.ops_samples.append((now, self.total_commands(), *self.net_bytes()))
+            self.ops_samples.append((now, self.total_commands(), *self.net_bytes(), self.stat_net_repl_input_bytes,
+                                     self.repl.master.repl_output_bytes))
         if self.repl.failover.active:  # a failover's handshake moves on faster (run_with_period(100))
             if self.cronloops % max(1, self.config.hz // 10) == 0:
                 self.repl.cron()
@@ -544,14 +545,15 @@ class Server:
         s = self.ops_samples
         if len(s) < 2:
             return 0
-        (t0, n0, _, _), (t1, n1, _, _) = s[0], s[-1]
+        (t0, n0, *_), (t1, n1, *_) = s[0], s[-1]
         return int((n1 - n0) * 1000 / max(1, t1 - t0))
 
-    def instantaneous_kbps(self) -> tuple[float, float]:
-        """instantaneous_input_kbps / instantaneous_output_kbps over the sample window."""
+    def instantaneous_kbps(self) -> tuple[float, float, float, float]:
+        """instantaneous_input_kbps / instantaneous_output_kbps and their replication parts
+        (instantaneous_input_repl_kbps / instantaneous_output_repl_kbps) over the sample window."""
         s = self.ops_samples
         if len(s) < 2:
-            return 0.0, 0.0
-        (t0, _, i0, o0), (t1, _, i1, o1) = s[0], s[-1]
+            return 0.0, 0.0, 0.0, 0.0
+        (t0, _, *first), (t1, _, *last) = s[0], s[-1]
         secs = max(1, t1 - t0) / 1000
-        return (i1 - i0) / 1024 / secs, (o1 - o0) / 1024 / secs
+        return tuple((b - a) / 1024 / secs for a, b in zip(first, last, strict=True))  # type: ignore[return-value]

@@ -313,7 +313,9 @@ def test_rejected_psync_makes_the_old_master_a_master_again(nodes: Nodes) -> Non
 # ---- the replication output counter ----------------------------------------------------------------
 def test_total_net_repl_output_bytes(nodes: Nodes) -> None:
     """What a master writes to its replica (the RDB payload, then the stream, byte for byte what
-    the offset counts) is total_net_repl_output_bytes, and is within total_net_output_bytes."""
+    the offset counts) is total_net_repl_output_bytes, and is within total_net_output_bytes;
+    instantaneous_output_repl_kbps is its rate (and the replica's
+    instantaneous_input_repl_kbps the rate it reads at)."""
 
     def scenario(mp: ServerProcess, rp: ServerProcess) -> list[Any]:
         m, r = client(mp.port), client(rp.port)
@@ -334,6 +336,13 @@ def test_total_net_repl_output_bytes(nodes: Nodes) -> None:
         second = synced()
         sent = [int(x["total_net_repl_output_bytes"]) for x in (first, second)]
         stream = int(second["master_repl_offset"]) - int(first["master_repl_offset"])
+
+        def flowing() -> bool:  # the instantaneous rates follow the stream, on both sides
+            m.execute_command("SET", "big", "x" * 10000)
+            return (float(info(m, "stats")["instantaneous_output_repl_kbps"]) > 0
+                    and float(info(r, "stats")["instantaneous_input_repl_kbps"]) > 0)
+
+        wait_for(flowing, what="instantaneous_output_repl_kbps and instantaneous_input_repl_kbps above 0")
         return [sent[0] > 300 * 50, sent[1] - sent[0] == stream, int(second["total_net_output_bytes"]) > sent[1],
                 info(r, "stats")["total_net_repl_output_bytes"]]
 
