@@ -7,7 +7,8 @@ A raxdb with `masterhost` set (REPLICAOF host port, or `replicaof` in the config
   connecting, handshake, sync, connected): PING, AUTH (masterauth / masteruser), REPLCONF
   listening-port and ip-address, REPLCONF capa eof capa psync2, then PSYNC with the cached
   master (`cached`: the replid and offset of the history this dataset continues, kept when a
-  link drops and when a master becomes a replica) or `PSYNC ? -1`;
+  link drops and when a master becomes a replica) or `PSYNC ? -1`; a master failing over to its
+  replica adds FAILOVER, and the reply ends or aborts the failover (server/failover.py);
 - the payload of a full resync, in both forms (`$<len>` and `$EOF:<mark>`): written to a
   temp-<time>.<pid>.rdb, renamed over the dump file and loaded after the old dataset is flushed
   and the sub-replicas dropped; or, with repl-diskless-load swapdb (or on-empty-db and no keys),

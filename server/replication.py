@@ -23,6 +23,8 @@ This module holds that state for both roles (`srv.repl`, a `Replication`):
 - `info` and `role_reply`: INFO replication and ROLE, each role answering for itself;
 - `master`: the master side's state and logic (server/replmaster.py: SYNC/PSYNC/REPLCONF, full
   resyncs, ACKs, WAIT, min-replicas-to-write); `replicas` holds its `Replica`s;
+- `failover`: FAILOVER's state and logic (server/failover.py: the coordinated handover of the
+  master role to a replica; INFO's master_failover_state);
 - `rdb_save_info`: the repl-stream-db an RDB written now records (rdbPopulateSaveInfo), so that
   a replica restarted from it can PSYNC;
 - `cron`: replicationCron, once a second.
