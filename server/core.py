@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 VERSION = "7.0.15"  # the Redis version raxdb speaks for (INFO redis_version, HELLO)
 RAXDB_VERSION = "0.1.0"
 RAXDB_BUILD_ID = "7261786462000001"  # INFO redis_build_id: fixed per raxdb release
+PAUSE_FOREVER = 1 << 62  # a pause with no deadline (FAILOVER's: LLONG_MAX in Redis)
 
 # bind addresses with a '-' prefix are skipped when they fail for one of these reasons
 _UNAVAILABLE = {errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT, errno.EPROTONOSUPPORT, errno.ESOCKTNOSUPPORT,
@@ -96,8 +97,9 @@ class Server:
         self.monitors: list[Client] = []
         self.dirty = 0  # changes since the last save (INFO rdb_changes_since_last_save)
         self.lastsave = int(self.start_time)
-        self.pause_until_ms = 0
+        self.pause_until_ms = 0  # the pause in force (0: none), of all `pauses`
         self.pause_writes_only = False
+        self.pauses: dict[str, tuple[int, bool]] = {}  # purpose -> (until ms, writes only)
         self.watchers = 0  # clients with WATCHed keys (guards modified-key work)
         # Client-side caching (server/tracking.py): None until the first CLIENT TRACKING ON.
         self.tracking: Tracking | None = None
@@ -248,7 +250,7 @@ class Server:
         self.stat_total_error_replies = self.stat_unexpected_error_replies = 0
         self.stat_net_input_bytes = self.stat_net_output_bytes = self.stat_net_repl_input_bytes = 0
         master = self.repl.master
-        master.sync_full = master.sync_partial_ok = master.sync_partial_err = 0
+        master.sync_full = master.sync_partial_ok = master.sync_partial_err = master.repl_output_bytes = 0
         for c in self.clients.values():
             c.out_mark -= c.tot_net_out  # keeps tot_net_out - out_mark, the bytes still queued
             c.tot_net_in = c.tot_net_out = 0
@@ -260,23 +262,48 @@ class Server:
         self.aof.reset_stats()
 
     # ---- CLIENT PAUSE --------------------------------------------------------------------------
-    def pause(self, until_ms: int, writes_only: bool) -> None:
-        """CLIENT PAUSE: a later deadline wins; ALL wins over WRITE (as Redis merges pauses)."""
-        if self.pause_until_ms and self.pause_until_ms > self.now_ms:
-            writes_only = writes_only and self.pause_writes_only
-            until_ms = max(until_ms, self.pause_until_ms)
-        self.pause_until_ms = until_ms
-        self.pause_writes_only = writes_only
-        if self.pause_handle is not None:
-            self.pause_handle.cancel()
-        if self.loop is not None:
-            self.pause_handle = self.loop.call_later(max(0.0, (until_ms - time.time() * 1000) / 1000),
-                                                     self.unpause)
+    def pause(self, until_ms: int, writes_only: bool, purpose: str = "client") -> None:
+        """pauseClients: a pause for `purpose` ("client": CLIENT PAUSE; "failover": FAILOVER,
+        server/failover.py).  Each purpose keeps its own pause, as Redis's pause_purpose does, so
+        CLIENT UNPAUSE does not end a failover's pause; within one purpose a later deadline wins
+        and ALL wins over WRITE.  What is in force is the most restrictive of them."""
+        old = self.pauses.get(purpose)
+        if old is not None and old[0] > self.now_ms:
+            writes_only = writes_only and old[1]
+            until_ms = max(until_ms, old[0])
+        self.pauses[purpose] = (until_ms, writes_only)
+        self._update_pause()
         # Keys stop expiring once the command that paused is over (a MULTI with CLIENT PAUSE runs
         # its later writes unpaused, as in Redis).
         self.call_soon(self._hold_expiry)
+
+    def _update_pause(self) -> None:
+        """updateClientPauseTypeAndEndTime: drop the pauses whose time is up, put the most
+        restrictive one in force (pause_until_ms, pause_writes_only: what the command path
+        reads) and, when it got less restrictive, give the held clients another try."""
+        now = int(time.time() * 1000)
+        was = 0 if not self.pause_until_ms else 1 if self.pause_writes_only else 2
+        self.pauses = live = {p: v for p, v in self.pauses.items() if v[0] > now}
+        full = [until for until, writes_only in live.values() if not writes_only]
+        if full:
+            self.pause_until_ms, self.pause_writes_only = max(full), False
+        elif live:
+            self.pause_until_ms, self.pause_writes_only = max(until for until, _ in live.values()), True
+        else:
+            self.pause_until_ms, self.pause_writes_only = 0, False
+        if self.pause_handle is not None:
+            self.pause_handle.cancel()
+            self.pause_handle = None
+        until = self.pause_until_ms
+        if until and until < PAUSE_FOREVER and self.loop is not None:
+            self.pause_handle = self.loop.call_later(max(0.0, (until - time.time() * 1000) / 1000), self._update_pause)
         for c in self.clients.values():
             c.update_plain()
+        now_is = 0 if not until else 1 if self.pause_writes_only else 2
+        if now_is < was:
+            self._hold_expiry()
+            for hook in list(self.unpause_hooks):
+                hook()
 
     def _hold_expiry(self, hold: bool = True) -> None:
         # a replica's keys wait for its master's DEL, as paused ones wait for the pause's end
@@ -284,19 +311,10 @@ class Server:
         for db in self.dbs:
             db.expire_paused = hold
 
-    def unpause(self) -> None:
-        if self.pause_handle is not None:
-            self.pause_handle.cancel()
-            self.pause_handle = None
-        was_paused = self.pause_until_ms != 0
-        self.pause_until_ms = 0
-        self.pause_writes_only = False
-        self._hold_expiry(False)
-        for c in self.clients.values():
-            c.update_plain()
-        if was_paused:
-            for hook in list(self.unpause_hooks):
-                hook()
+    def unpause(self, purpose: str = "client") -> None:
+        """unpauseClients: the pause of `purpose` ends (another purpose's may stay in force)."""
+        if self.pauses.pop(purpose, None) is not None:
+            self._update_pause()
 
     def paused(self) -> bool:
         """Is a CLIENT PAUSE in force now (its deadline not yet past)?"""
@@ -499,9 +517,14 @@ class Server:
         if self.config.latency_monitor_threshold and budget < 2000:
             latency.add_sample_if_needed(self, "expire-cycle", int((time.monotonic() - started) * 1000))
         if self.cronloops % max(1, self.config.hz // 10) == 0:
-            self.ops_samples.append((now, self.total_commands(), *self.net_bytes()))
-        if self.cronloops % self.config.hz == 0:  # once a second, as clientsCron visits every client
+            self.ops_samples.append((now, self.total_commands(), *self.net_bytes(), self.stat_net_repl_input_bytes,
+                                     self.repl.master.repl_output_bytes))
+        if self.repl.failover.active:  # a failover's handshake moves on faster (run_with_period(100))
+            if self.cronloops % max(1, self.config.hz // 10) == 0:
+                self.repl.cron()
+        elif self.cronloops % self.config.hz == 0:
             self.repl.cron()  # replicationCron (run_with_period(1000))
+        if self.cronloops % self.config.hz == 0:  # once a second, as clientsCron visits every client
             if self.migrate_sockets:
                 from server.commands.t_migrate import close_idle
 
@@ -522,14 +545,15 @@ class Server:
         s = self.ops_samples
         if len(s) < 2:
             return 0
-        (t0, n0, _, _), (t1, n1, _, _) = s[0], s[-1]
+        (t0, n0, *_), (t1, n1, *_) = s[0], s[-1]
         return int((n1 - n0) * 1000 / max(1, t1 - t0))
 
-    def instantaneous_kbps(self) -> tuple[float, float]:
-        """instantaneous_input_kbps / instantaneous_output_kbps over the sample window."""
+    def instantaneous_kbps(self) -> tuple[float, float, float, float]:
+        """instantaneous_input_kbps / instantaneous_output_kbps and their replication parts
+        (instantaneous_input_repl_kbps / instantaneous_output_repl_kbps) over the sample window."""
         s = self.ops_samples
         if len(s) < 2:
-            return 0.0, 0.0
-        (t0, _, i0, o0), (t1, _, i1, o1) = s[0], s[-1]
+            return 0.0, 0.0, 0.0, 0.0
+        (t0, _, *first), (t1, _, *last) = s[0], s[-1]
         secs = max(1, t1 - t0) / 1000
-        return (i1 - i0) / 1024 / secs, (o1 - o0) / 1024 / secs
+        return tuple((b - a) / 1024 / secs for a, b in zip(first, last, strict=True))  # type: ignore[return-value]

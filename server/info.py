@@ -212,7 +212,7 @@ def _persistence(srv: Server) -> list[str]:
 
 def _stats(srv: Server) -> list[str]:
     net_in, net_out = srv.net_bytes()
-    kbps_in, kbps_out = srv.instantaneous_kbps()
+    kbps_in, kbps_out, kbps_repl_in, kbps_repl_out = srv.instantaneous_kbps()
     channels, patterns, shard = pubsub.counts(srv)
     exceeded = srv.eviction.exceeded_us()
     exceeded = (exceeded[0] // 1000, exceeded[1] // 1000)
@@ -224,11 +224,11 @@ def _stats(srv: Server) -> list[str]:
         f"total_net_input_bytes:{net_in}",
         f"total_net_output_bytes:{net_out}",
         f"total_net_repl_input_bytes:{srv.stat_net_repl_input_bytes}",
-        "total_net_repl_output_bytes:0",
+        f"total_net_repl_output_bytes:{srv.repl.master.repl_output_bytes}",
         "instantaneous_input_kbps:%.2f" % kbps_in,
         "instantaneous_output_kbps:%.2f" % kbps_out,
-        "instantaneous_input_repl_kbps:0.00",
-        "instantaneous_output_repl_kbps:0.00",
+        "instantaneous_input_repl_kbps:%.2f" % kbps_repl_in,
+        "instantaneous_output_repl_kbps:%.2f" % kbps_repl_out,
         f"rejected_connections:{srv.stat_rejected_conn}",
         f"sync_full:{srv.repl.master.sync_full}",
         f"sync_partial_ok:{srv.repl.master.sync_partial_ok}",

@@ -7,7 +7,8 @@ A raxdb with `masterhost` set (REPLICAOF host port, or `replicaof` in the config
   connecting, handshake, sync, connected): PING, AUTH (masterauth / masteruser), REPLCONF
   listening-port and ip-address, REPLCONF capa eof capa psync2, then PSYNC with the cached
   master (`cached`: the replid and offset of the history this dataset continues, kept when a
-  link drops and when a master becomes a replica) or `PSYNC ? -1`;
+  link drops and when a master becomes a replica) or `PSYNC ? -1`; a master failing over to its
+  replica adds FAILOVER, and the reply ends or aborts the failover (server/failover.py);
 - the payload of a full resync, in both forms (`$<len>` and `$EOF:<mark>`): written to a
   temp-<time>.<pid>.rdb, renamed over the dump file and loaded after the old dataset is flushed
   and the sub-replicas dropped; or, with repl-diskless-load swapdb (or on-empty-db and no keys),
@@ -57,6 +58,7 @@ from protocol import reply as R
 from server import lifecycle, propagate, tracking, watch
 from server.acl import User
 from server.client import Client
+from server.failover import IN_PROGRESS
 from server.log import LOG
 from server.replication import NO_REPLID, disconnect_replicas
 
@@ -390,10 +392,17 @@ class Link:
         else:
             LOG.notice("Partial resynchronization not possible (no cached master)")
             replid, offset = "?", "-1"
-        writer.write(propagate.encode_command([b"PSYNC", replid.encode(), offset.encode()]))
+        psync = [b"PSYNC", replid.encode(), offset.encode()]
+        failover = repl.failover
+        if failover.state == IN_PROGRESS:  # the target promotes itself on this PSYNC (server/failover.py)
+            psync.append(b"FAILOVER")
+        writer.write(propagate.encode_command(psync))
         reply = ""
         while not reply:
             reply = await self._reply(reader, keepalive=True)
+        accepted = reply.startswith("+FULLRESYNC") or (reply.startswith("+CONTINUE") and cached is not None)
+        if not failover.psync_replied(accepted):
+            raise SyncError  # the failover is aborted: we are a master again, this link is gone
         if reply.startswith("+FULLRESYNC"):
             parts = reply.split(" ")
             if len(parts) < 3 or len(parts[1]) != 40:

@@ -23,6 +23,8 @@ This module holds that state for both roles (`srv.repl`, a `Replication`):
 - `info` and `role_reply`: INFO replication and ROLE, each role answering for itself;
 - `master`: the master side's state and logic (server/replmaster.py: SYNC/PSYNC/REPLCONF, full
   resyncs, ACKs, WAIT, min-replicas-to-write); `replicas` holds its `Replica`s;
+- `failover`: FAILOVER's state and logic (server/failover.py: the coordinated handover of the
+  master role to a replica; INFO's master_failover_state);
 - `rdb_save_info`: the repl-stream-db an RDB written now records (rdbPopulateSaveInfo), so that
   a replica restarted from it can PSYNC;
 - `cron`: replicationCron, once a second.
@@ -37,6 +39,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from server import lifecycle, propagate
+from server.failover import Failover
 from server.replmaster import Master, Replica
 
 if TYPE_CHECKING:
@@ -106,6 +109,7 @@ class Replication:
         # processCommand's checks (Client.update_plain), which refuse them without good replicas.
         self.write_gate = False
         self.master = Master(self)
+        self.failover = Failover(self)  # FAILOVER's state (server/failover.py)
         on = srv.config.on_change.setdefault
         on("repl-backlog-size", []).append(self._on_backlog_size)
         for name in ("min-replicas-to-write", "min-replicas-max-lag"):
@@ -212,7 +216,8 @@ class Replication:
     def cron(self) -> None:
         """replicationCron (once a second): a replica's link first (reconnecting, timeouts, ACKs:
         server/replica.py), then the master side's pings, timeouts, backlog TTL and pending
-        forks."""
+        forks.  A failover's wait is checked first, as Redis does."""
+        self.failover.update()
         if self.link is not None:
             self.link.cron()
         self.update_write_gate()
@@ -229,7 +234,7 @@ class Replication:
 
     def replicas_info_lines(self) -> list[str]:
         """Both roles list their replicas (connected_slaves, min_slaves_good_slaves, slaveN)."""
-        return [*self.master.info_lines(), "master_failover_state:no-failover"]
+        return [*self.master.info_lines(), f"master_failover_state:{self.failover.state}"]
 
     def backlog_info_lines(self) -> list[str]:
         b = self.backlog

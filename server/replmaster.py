@@ -72,10 +72,11 @@ class Replica:
 
     __slots__ = ("client", "flagged", "state", "port", "addr", "capa_eof", "capa_psync2", "rdb_only", "req",
                  "pre_psync", "ack_off", "ack_time", "initial_offset", "pending", "pending_bytes",
-                 "stream_on_ack")
+                 "stream_on_ack", "master")
 
     def __init__(self, client: Client) -> None:
         self.client = client
+        self.master: Master = client.server.repl.master
         self.flagged = False
         self.state = -1
         self.port = 0  # REPLCONF listening-port
@@ -111,6 +112,7 @@ class Replica:
             return
         if state == ONLINE and not self.stream_on_ack:
             self.client.write(data)
+            self.master.repl_output_bytes += len(data)
             return
         self.pending.append(data)
         self.pending_bytes += len(data)
@@ -125,7 +127,9 @@ class Replica:
         self.stream_on_ack = False
         pending, self.pending, self.pending_bytes = self.pending, [], 0
         if pending:
-            self.client.write(b"".join(pending))
+            data = b"".join(pending)
+            self.client.write(data)
+            self.master.repl_output_bytes += len(data)
 
 
 def rogue_reply(c: Client) -> None:
@@ -158,6 +162,10 @@ class Master:
         self.repl = repl
         self.srv: Server = repl.srv
         self.sync_full = self.sync_partial_ok = self.sync_partial_err = 0
+        # stat_net_repl_output_bytes: the stream and the RDB payloads written to replicas (INFO's
+        # total_net_output_bytes counts them as well, as Redis's sum does; the +FULLRESYNC and
+        # +CONTINUE lines are in neither figure of Redis's, and only in that total here)
+        self.repl_output_bytes = 0
         self.rdb_child_type = ""  # "disk" or "socket" while a child makes a replica's snapshot
         self.pipe_fd = -1
         self.pipe_conns: list[Replica] = []
@@ -182,10 +190,19 @@ class Master:
             return b""  # already a replica: ignored
         psync = argv[0].lower() == b"psync"
         if psync and len(argv) > 3 and argv[3].lower() == b"failover":
+            # our master fails over to us (server/failover.py): it continues as our replica
             LOG.warning(f"Failover request received for replid {argv[1].decode(errors='replace')}.")
             if repl.masterhost is None:
                 raise CommandError("ERR PSYNC FAILOVER can't be sent to a master.")
-            raise CommandError("ERR PSYNC FAILOVER replid must match my replid.")
+            if argv[1].lower() != repl.replid.encode():
+                raise CommandError("ERR PSYNC FAILOVER replid must match my replid.")
+            from server import replica
+            from server.commands.t_client import client_info_line
+
+            replica.unset_master(self.srv)
+            LOG.notice(f"MASTER MODE enabled (failover request from '{client_info_line(c, c)}')")
+        if repl.failover.active:
+            raise CommandError("NOMASTERLINK Can't SYNC while failing over")
         if repl.masterhost is not None and not repl.master_link_up():
             raise CommandError("NOMASTERLINK Can't SYNC while not connected with my master")
         if c.obuf or c.running:
@@ -284,6 +301,7 @@ class Master:
         c.write(b"+CONTINUE %s\r\n" % repl.replid.encode() if r.capa_psync2 else b"+CONTINUE\r\n")
         if missing:
             c.write(missing)
+            self.repl_output_bytes += len(missing)
         LOG.notice(f"Partial resynchronization request from {r.name()} accepted. Sending {len(missing)} bytes of "
                    f"backlog starting from offset {offset}.")
         self.refresh_good_replicas()
@@ -403,6 +421,7 @@ class Master:
                 if c.closed:
                     continue
                 c.write(data)
+                self.repl_output_bytes += len(data)
                 alive += 1
                 if c.output_size() > _PIPE_PAUSE_BYTES:
                     slow = True
@@ -518,8 +537,10 @@ class Master:
                 LOG.warning(f"SYNC failed. Can't open/stat DB after BGSAVE: {exc.strerror}")
                 continue
             r.state = SEND_BULK
-            c.write(b"$%d\r\n" % len(data))
+            preamble = b"$%d\r\n" % len(data)
+            c.write(preamble)
             c.write(data)
+            self.repl_output_bytes += len(preamble) + len(data)
             # sendBulkToSlave's end: the payload is queued ahead of the stream, so it is online now
             if not self._put_online(r):
                 c.close()
@@ -623,6 +644,7 @@ class Master:
             r.start_stream()
         if self.waiting:
             self.serve_waiting()
+        self.repl.failover.check_soon()  # a failover waits for this ACK
 
     # ---- leaving ---------------------------------------------------------------------------------
     def _unlink(self, r: Replica) -> None:
@@ -658,7 +680,7 @@ class Master:
         now = int(time.time())
         replicas = repl.replicas
         if replicas and self.cron_loops % int(values["repl-ping-replica-period"]) == 0:
-            if repl.masterhost is None:
+            if repl.masterhost is None and not repl.failover.pings_held():
                 repl.feed_stream(propagate.encode_command(_PING))
         for r in list(replicas):
             if r.state == WAIT_BGSAVE_START or (r.state == WAIT_BGSAVE_END and self.rdb_child_type != "socket"):

@@ -19,6 +19,8 @@ def replicaof(c, argv):
 
     srv = c.server
     repl = srv.repl
+    if repl.failover.active:
+        raise CommandError("ERR REPLICAOF not allowed while failing over.")
     if argv[1].lower() == b"no" and argv[2].lower() == b"one":
         if repl.masterhost is not None:
             replica.unset_master(srv)

@@ -1,5 +1,6 @@
-"""The master side's commands: SYNC, PSYNC, REPLCONF and WAIT (replication.c's syncCommand,
-replconfCommand, waitCommand).  The logic is server/replmaster.py's; these parse and dispatch."""
+"""The master side's commands: SYNC, PSYNC, REPLCONF, WAIT and FAILOVER (replication.c's syncCommand,
+replconfCommand, waitCommand, failoverCommand).  The logic is server/replmaster.py's and
+server/failover.py's; these parse and dispatch."""
 
 from __future__ import annotations
 
@@ -22,6 +23,11 @@ def psync(c, argv):
 @command("replconf")
 def replconf(c, argv):
     return c.server.repl.master.replconf(c, argv) or NO_REPLY
+
+
+@command("failover")
+def failover(c, argv):
+    return c.server.repl.failover.command(c, argv)
 
 
 @command("wait")

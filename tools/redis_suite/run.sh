@@ -40,7 +40,7 @@ chmod +x "$WORK/redis-$VERSION/src/redis-server"
 for tool in redis-cli redis-check-aof redis-check-rdb redis-benchmark; do
   ln -sf "$(command -v $tool)" "$WORK/redis-$VERSION/src/$tool"
 done
-SPAWNED=" unit/aofrw unit/acl unit/acl-v2 integration/aof integration/aof-multi-part "
+SPAWNED=" unit/aofrw unit/acl unit/acl-v2 integration/aof integration/aof-multi-part integration/failover "
 units=("$@")
 if [ ${#units[@]} -eq 0 ]; then
   units=(unit/type/stream unit/type/stream-cgroups unit/type/string unit/type/incr unit/type/list
