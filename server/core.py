@@ -221,7 +221,8 @@ class Server:
     def net_bytes(self) -> tuple[int, int]:
         """total_net_input_bytes / total_net_output_bytes: closed clients' totals plus live ones'
         (clients count their own bytes so the read path touches one object, not two)."""
-        i, o = self.stat_net_input_bytes, self.stat_net_output_bytes
+        # a replica's input from its master is in the total too (and in total_net_repl_input_bytes)
+        i, o = self.stat_net_input_bytes + self.stat_net_repl_input_bytes, self.stat_net_output_bytes
         for c in self.clients.values():
             i += c.tot_net_in
             o += c.tot_net_out

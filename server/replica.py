@@ -147,7 +147,7 @@ class MasterClient(Client):
         srv.update_clock()
         self.last_interaction = srv.now_ms
         self.link.lastio = time.time()
-        srv.stat_net_repl_input_bytes += len(data)  # not total_net_input_bytes, as in Redis
+        srv.stat_net_repl_input_bytes += len(data)  # counted apart from clients' input, as in Redis
         self.read_reploff += len(data)
         reader = self.reader
         reader.feed(data)
@@ -460,6 +460,9 @@ class Link:
         header = ""
         while not header:
             header = await self._reply(reader, keepalive=True)
+            # readSyncBulkPayload counts the lines it reads (the keepalive newlines too), each
+            # without its '\r'
+            self.srv.stat_net_repl_input_bytes += len(header) + 1
         if header.startswith("-"):
             LOG.warning(f"MASTER aborted replication with an error: {header[1:]}")
             raise SyncError
