@@ -745,7 +745,7 @@ def set_master(srv: Server, host: str, port: int) -> None:
     if old is not None:
         repl.link = None
         old.stop()
-    repl.masterhost, repl.masterport = host, port
+    repl.set_master_address(host, port)
     link = repl.link = Link(srv, host, port)
     if was_master:
         # replicationCacheMasterUsingMyself: PSYNC from where our own history stands
@@ -779,7 +779,7 @@ def unset_master(srv: Server) -> None:
     link = repl.link
     if repl.masterhost is None:
         return
-    repl.masterhost, repl.masterport = None, 0
+    repl.set_master_address(None, 0)
     repl.link = None
     if link is not None:
         link.stop()
@@ -801,7 +801,7 @@ def start_from_config(srv: Server) -> None:
     if value:
         host, port = value.rsplit(" ", 1)
         repl = srv.repl
-        repl.masterhost, repl.masterport = host, int(port)
+        repl.set_master_address(host, int(port))
         repl.link = Link(srv, host, int(port))
         srv._hold_expiry()
         update_gate(srv)

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from server import lifecycle, propagate
 from server.failover import Failover
+from server.log import LOG
 from server.replmaster import Master, Replica
 
 if TYPE_CHECKING:
@@ -114,6 +115,12 @@ class Replication:
         on("repl-backlog-size", []).append(self._on_backlog_size)
         for name in ("min-replicas-to-write", "min-replicas-max-lag"):
             on(name, []).append(lambda _v: self.update_write_gate())
+
+    def set_master_address(self, host: str | None, port: int) -> None:
+        """Become a replica of host:port, or a master (None).  The log lines' role letter
+        follows at once, as serverLogRaw reads it from masterhost for every line (S or M)."""
+        self.masterhost, self.masterport = host, port
+        LOG.role = "M" if host is None else "S"
 
     # ---- the IDs ------------------------------------------------------------------------------
     def change_replid(self) -> None:

@@ -640,14 +640,15 @@ _LOG_WORDS = ("MASTER", "REPLICA", "master", "resync", "cached", "replication ID
 
 
 def _repl_log(proc: ServerProcess, since: int) -> list[str]:
-    """The replication log lines from `since` on, without pid, time, IDs, offsets and client
-    details."""
+    """The replication log lines from `since` on, with their role letter, without pid, time,
+    IDs, offsets and client details."""
     out = []
     for line in proc.log[since:]:
-        m = re.match(r"^\d+:\w \d+ \w+ \d+ [\d:.]+ (. .*)$", line.rstrip())
-        if not m or not any(w in m.group(1) for w in _LOG_WORDS) or "RDB memory usage" in m.group(1):
+        m = re.match(r"^\d+:(\w) \d+ \w+ \d+ [\d:.]+ (. .*)$", line.rstrip())
+        if not m or not any(w in m.group(2) for w in _LOG_WORDS) or "RDB memory usage" in m.group(2):
             continue
-        text = re.sub(r"[0-9a-f]{40}", "<id>", m.group(1))
+        # the role letter stays: M or S as the server's role is when it logs the line
+        text = m.group(1) + " " + re.sub(r"[0-9a-f]{40}", "<id>", m.group(2))
         text = re.sub(r"(<id>:|offset: )\d+", r"\1<n>", text)  # the master's PINGs move offsets
         out.append(re.sub(r"user request from '.*'", "user request from '...'", text))
     return out
