@@ -199,13 +199,15 @@ class Replication:
         return None
 
     def update_write_gate(self) -> None:
-        """Recompute `write_gate`; clients' fast-loop eligibility follows it."""
+        """Recompute `write_gate`; clients' fast-loop eligibility follows it.  The count of good
+        replicas is refreshed every time, as Redis's CONFIG SET of either option does
+        (updateGoodSlaves): a replica's lag may have changed since the last cron."""
         values = self.srv.config.values
         gate = (self.masterhost is None and int(values["min-replicas-to-write"]) > 0
                 and int(values["min-replicas-max-lag"]) > 0)
+        self.master.refresh_good_replicas()
         if gate != self.write_gate:
             self.write_gate = gate
-            self.master.refresh_good_replicas()
             for c in self.srv.clients.values():
                 c.update_plain()
 
