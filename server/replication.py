@@ -156,6 +156,12 @@ class Replication:
             self.backlog.resize(int(value))
 
     # ---- feeding ------------------------------------------------------------------------------
+    @property
+    def replica_stream(self) -> bool:
+        """As a propagation target: does it take PUBLISH (server/propagate.py's ReplOnly)?  A
+        master's stream does; a replica proxies its master's."""
+        return self.masterhost is None
+
     def feed(self, dbid: int, argv: list[bytes]) -> None:
         """replicationFeedSlaves: a master's propagated write.  A replica's own writes (it may be
         writable) never enter its stream: it proxies its master's instead."""

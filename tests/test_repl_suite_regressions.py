@@ -7,13 +7,16 @@ Waits poll a condition with a deadline; no timing is asserted.
 
 from __future__ import annotations
 
+import glob
 import os
 import signal
+from collections.abc import Callable
 
 import redis
 
+from tests.diff import encode_command
 from tests.servers import ServerProcess, start_raxdb, start_redis
-from tests.test_repl_master import FAST, client, info, link_up, replica_of, running, wait_for
+from tests.test_repl_master import FAST, Link, client, info, link_up, replica_of, running, wait_for
 
 
 def _try(c: redis.Redis, *args: object) -> object:
@@ -50,4 +53,54 @@ def test_config_set_recounts_good_replicas() -> None:
     with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
         got, want = _min_replicas_scenario(a), _min_replicas_scenario(b)
         assert got == want == [True, True, "1"]
+
+
+# ---- PUBLISH reaches the replication stream, not the AOF (unit/multi, PROPAGATE_REPL) -------------------
+def _stream_until_marker(master: ServerProcess, run: Callable[[redis.Redis], None]) -> bytes:
+    """What the replication stream carries for `run`, read by a SYNC link as the suite's
+    attach_to_replication_stream does, up to a closing SET of a marker key."""
+    m = client(master)
+    m.config_set("repl-ping-replica-period", 3600)  # the stream holds the writes only
+    link = Link(master.port)
+    try:
+        link.sock.sendall(b"SYNC\r\n")
+        link.payload()
+        run(m)
+        m.set("marker", "end")
+        end = encode_command(["SET", "marker", "end"])
+        while not link.buf.endswith(end):
+            link._need(len(link.buf) + 1)
+        return link.buf
+    finally:
+        link.close()
+
+
+def _publish_scenario(master: ServerProcess) -> list[object]:
+    def run(m: redis.Redis) -> None:
+        m.publish("ch", "plain")
+        t = m.pipeline(transaction=True)
+        t.publish("ch", "alone-in-multi")
+        t.execute()
+        t = m.pipeline(transaction=True)
+        t.set("k", "v")
+        t.publish("ch", "with-a-write")
+        t.execute()
+        m.eval("redis.call('publish', 'ch', 'from-a-script'); return 1", 0)
+        m.execute_command("SPUBLISH", "sch", "sharded")
+
+    def aof() -> bytes:
+        files = glob.glob(os.path.join(master.cwd, "appendonlydir", "*.incr.aof"))
+        return b"".join(open(f, "rb").read() for f in files)
+
+    stream = _stream_until_marker(master, run)
+    wait_for(lambda: b"marker" in aof(), what="the AOF to hold the last write")  # appendfsync everysec
+    return [stream, b"publish" in aof().lower()]
+
+
+def test_publish_is_propagated_to_replicas_only() -> None:
+    with running(start_raxdb(*FAST, "--appendonly", "yes")) as a, \
+            running(start_redis(*FAST, "--appendonly", "yes")) as b:
+        got, want = _publish_scenario(a), _publish_scenario(b)
+        assert got == want
+        assert b"alone-in-multi" in got[0] and got[1] is False
 
