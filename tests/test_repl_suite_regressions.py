@@ -104,3 +104,29 @@ def test_publish_is_propagated_to_replicas_only() -> None:
         assert got == want
         assert b"alone-in-multi" in got[0] and got[1] is False
 
+
+# ---- smaller differences the newly enabled external-unit tests found (unit/pause, unit/slowlog) ---------
+def _ro_script_and_slowlog_scenario(s: ServerProcess) -> list[object]:
+    c = client(s)
+    out: list[object] = []
+    for script in ("return redis.call('publish', 'ch', 'msg')", "return redis.call('pfcount', 'h')",
+                   "return redis.call('get', 'x')"):
+        out.append(_try(c, "EVAL_RO", script, 0))
+    out.append(_try(c, "FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function{function_name='p', "
+                    "callback=function() return redis.call('publish', 'ch', 'm') end, flags={'no-writes'}}"))
+    out.append(_try(c, "FCALL_RO", "p", 0))
+    c.config_set("slowlog-log-slower-than", 0)
+    c.slowlog_reset()
+    c.config_set("masterauth", "")
+    c.execute_command("CONFIG", "SET", "requirepass", "", "maxmemory-policy", "noeviction", "masteruser", "u")
+    _try(c, "CONFIG", "SET", "masterauth")  # wrong arity: logged as given
+    c.config_set("slowlog-log-slower-than", -1)
+    out.append([e[3] for e in c.execute_command("SLOWLOG", "GET")])
+    return out
+
+
+def test_ro_scripts_refuse_publish_and_config_set_redacts_passwords() -> None:
+    with running(start_raxdb()) as a, running(start_redis()) as b:
+        got, want = _ro_script_and_slowlog_scenario(a), _ro_script_and_slowlog_scenario(b)
+        assert got == want
+        assert str(got[0]).startswith("ERR Write commands are not allowed from read-only scripts.")
