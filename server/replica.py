@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any
 import hiredis
 
 from protocol import reply as R
+from protocol.request import quote_arg
 from server import lifecycle, propagate, tracking, watch
 from server.acl import User
 from server.client import Client
@@ -168,7 +169,10 @@ class MasterClient(Client):
                 if len(argv) >= 2 and argv[0].lower() == b"replconf" and argv[1].lower() == b"getack":
                     self.send_ack()  # the ACK gives the offset before this command
                 else:
-                    self.execute(argv, [])
+                    out: list[bytes] = []
+                    self.execute(argv, out)
+                    if out and out[0][:1] == b"-":
+                        self._error_to_master(out[0])
                 if self.multi is None:  # commandProcessed: a transaction counts at its EXEC
                     applied = b"".join(self.pending)
                     self.pending.clear()
@@ -177,6 +181,24 @@ class MasterClient(Client):
         finally:
             for db in dbs:
                 db.loading = False
+
+    def _error_to_master(self, reply: bytes) -> None:
+        """afterErrorReply for the master client: the master never reads the error, but a
+        replica whose data diverged says so (propagation-error-behavior ignore, the only
+        behaviour built) with the command and the stream's latest bytes."""
+        srv = self.server
+        srv.stat_unexpected_error_replies += 1
+        # Redis logs the message its addReplyError got: without "-ERR " for most errors (they
+        # get it when replied), with the dash for those replied whole (-WRONGTYPE ...)
+        text = reply.rstrip(b"\r\n")
+        text = text[5:] if text.startswith(b"-ERR ") else text
+        err = text[:4096].decode(errors="replace")
+        name = self.last_cmd.fullname if self.last_cmd is not None else "<unknown>"
+        LOG.warning(f"== CRITICAL == This replica is sending an error to its master: '{err}' "
+                    f"after processing the command '{name}'")
+        backlog = srv.repl.backlog
+        if backlog is not None and backlog.histlen:
+            LOG.warning(f"Latest backlog is: '{quote_arg(bytes(backlog.buf[-256:]))}'")
 
     def _protocol_error(self, why: str) -> None:
         LOG.verbose(f"Protocol error ({why}) from client: id={self.id} addr={self.addr}")

@@ -130,3 +130,48 @@ def test_ro_scripts_refuse_publish_and_config_set_redacts_passwords() -> None:
         got, want = _ro_script_and_slowlog_scenario(a), _ro_script_and_slowlog_scenario(b)
         assert got == want
         assert str(got[0]).startswith("ERR Write commands are not allowed from read-only scripts.")
+
+
+# ---- a replica whose data diverged logs the error it could not send (replication-4) ---------------------
+def _divergence_scenario(rep: ServerProcess, master: ServerProcess) -> list[object]:
+    m, r = client(master), client(rep)
+    r.execute_command("REPLICAOF", "127.0.0.1", master.port)
+    wait_for(lambda: link_up(rep), what="master_link_status:up")
+    r.config_set("replica-read-only", "no")
+    r.set("number2", "foo")
+    r.rpush("lst", "a")
+    m.incrby("number2", 1)
+    m.execute_command("DEBUG", "REPLICATE", "fake-command-1", "x")
+    m.execute_command("DEBUG", "REPLICATE", "lpush", "number2", "y")
+    m.set("done", "1")
+    wait_for(lambda: r.get("done") == b"1", what="the stream to arrive")
+    critical = [line.split(" # ", 1)[-1] for line in rep.log if "== CRITICAL ==" in line or "Latest backlog" in line]
+    stats = client(rep).execute_command("INFO", "stats").decode()
+    return [critical, [x for x in stats.split() if x.startswith("unexpected_error_replies")],
+            r.get("number2")]
+
+
+def test_divergent_replica_logs_the_errors_as_redis() -> None:
+    with running(start_redis(*FAST, "--enable-debug-command", "yes")) as master:
+        with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
+            got, want = _divergence_scenario(a, master), _divergence_scenario(b, master)
+    assert got == want
+    assert len(got[0]) == 6 and got[1] == ["unexpected_error_replies:3"]
+
+
+def test_debug_replicate_matches_redis() -> None:
+    def scenario(master: ServerProcess) -> list[object]:
+        with replica_of(master, *FAST) as rep:
+            wait_for(lambda: link_up(rep), what="master_link_status:up")
+            m = client(master)
+            m.set("a", "1")
+            out = [m.execute_command("DEBUG", "REPLICATE", "set", "a", "2"), _try(m, "DEBUG", "REPLICATE")]
+            m.set("b", "1")
+            wait_for(lambda: client(rep).get("b") == b"1", what="the replica to catch up")
+            return out + [m.get("a"), client(rep).get("a")]
+
+    with running(start_raxdb(*FAST, "--enable-debug-command", "yes")) as a, \
+            running(start_redis(*FAST, "--enable-debug-command", "yes")) as b:
+        got, want = scenario(a), scenario(b)
+    assert got == want
+    assert got[2:4] == [b"1", b"2"]

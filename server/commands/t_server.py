@@ -358,6 +358,8 @@ _DEBUG_HELP = [
     "    Write <message> to the server log.",
     "OBJECT <key>",
     "    Show low level info about `key` and associated value.",
+    "REPLICATE <string>",
+    "    Replicates the provided string to replicas, allowing data divergence.",
     "PROTOCOL <type>",
     "    Reply with a test value of the specified type. <type> can be: string,",
     "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
@@ -506,6 +508,11 @@ def debug(c, argv):
         return R.OK
     if sub == b"set-active-expire" and n == 3:
         srv.active_expire_enabled = argv[2] != b"0"
+        return R.OK
+    if sub == b"replicate" and n >= 3:
+        # straight into the stream, in whatever db it last selected (replicationFeedSlaves with
+        # slaveseldb): a replica runs what it is given, a test's way to make data diverge
+        srv.repl.feed(srv.repl.seldb, list(argv[2:]))
         return R.OK
     if sub == b"change-repl-id" and n == 2:
         srv.repl.change_replid()
