@@ -85,12 +85,14 @@ def sync(srv: Server) -> None:
 
 def note(srv: Server, c: Client, cmd: Any, argv: list[bytes], dirty: int) -> None:
     """call()'s step after a command: append it (or the argv it rewrote to) when it changed the
-    dataset (`dirty` moved since `dirty` was read) or forced propagation, unless it prevented it.
+    dataset (`dirty` grew since `dirty` was read) or forced propagation, unless it prevented it.
     EXEC itself never: its commands appended themselves, and the flush wraps them."""
     ops = srv.also_propagate
-    if ((srv.dirty != dirty or c.prop_force) and not c.prop_prevent and cmd.fullname != "exec"
+    # `dirty` only counts when it grew: SAVE, SHUTDOWN and DEBUG RELOAD lower it (call()'s
+    # "if (dirty < 0) dirty = 0"), and must not replay on replicas or from the AOF
+    if ((srv.dirty > dirty or c.prop_force) and not c.prop_prevent and cmd.fullname != "exec"
             and ops is not None):
-        if c.prop_force is REPL_ONLY and srv.dirty == dirty:
+        if c.prop_force is REPL_ONLY and srv.dirty <= dirty:
             # shouldPropagate(PROPAGATE_REPL): only a stream that takes it counts towards the wrap
             if any(t.replica_stream for t in srv.propagation_targets):
                 ops.append((c.dbid, ReplOnly(c.prop_argv or argv)))

@@ -175,3 +175,23 @@ def test_debug_replicate_matches_redis() -> None:
         got, want = scenario(a), scenario(b)
     assert got == want
     assert got[2:4] == [b"1", b"2"]
+
+
+# ---- SAVE is not a change to replicate -------------------------------------------------------------------
+
+def test_save_is_not_propagated() -> None:
+    """SAVE lowers the dirty counter: not a change to replay (before, a master's SHUTDOWN SAVE
+    reached its replicas and shut them down, or crashed a redis-server replica)."""
+    def run(m: redis.Redis) -> None:
+        m.set("a", "1")
+        m.save()
+        m.set("b", "2")
+        m.execute_command("DEBUG", "RELOAD")
+
+    def scenario(master: ServerProcess) -> bytes:
+        return _stream_until_marker(master, run)
+
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
+        got, want = scenario(a), scenario(b)
+    assert got.lower() == want.lower()
+    assert b"save" not in got.lower() and b"reload" not in got.lower()
