@@ -820,16 +820,11 @@ def start_from_config(srv: Server) -> None:
 def after_load(srv: Server) -> None:
     """loadDataFromDisk's replica part: a dump file saved by a replica names the history it holds
     (repl-id, repl-offset, repl-stream-db), which the master may continue with a PSYNC."""
-    aux = srv.persistence.loaded_aux
     link = srv.repl.link
-    try:
-        replid = aux[b"repl-id"].decode()
-        offset = int(aux[b"repl-offset"])
-        dbid = int(aux[b"repl-stream-db"])
-    except (KeyError, ValueError, UnicodeError):
-        return
-    if link is None or offset == -1 or dbid == -1 or len(replid) != 40:
-        return  # a master's own history (replid2) is the master side's
+    history = srv.repl.saved_history(srv.persistence.loaded_aux)
+    if link is None or history is None:
+        return  # a master's own history (replid2): Replication.continue_saved_history
+    replid, offset, dbid = history
     srv.repl.replid = replid
     srv.repl.master_repl_offset = offset
     LOG.notice(SYNTHESIZED)

@@ -34,6 +34,7 @@ state; nothing here does I/O except writing to replica clients through their `wr
 from __future__ import annotations
 
 import os
+import time
 from typing import TYPE_CHECKING, Any
 
 from server import lifecycle, propagate
@@ -127,6 +128,41 @@ class Replication:
         self.replid2 = self.replid
         self.second_replid_offset = self.master_repl_offset + 1
         self.change_replid()
+
+    # ---- the history a dump file names (loadDataFromDisk) -------------------------------------
+    @staticmethod
+    def saved_history(aux: dict[bytes, bytes]) -> tuple[str, int, int] | None:
+        """The repl-id, repl-offset and repl-stream-db a dump file recorded (rdbPopulateSaveInfo),
+        or None when it recorded no usable history (loadDataFromDisk's rsi_is_valid)."""
+        try:
+            replid = aux[b"repl-id"].decode()
+            offset = int(aux[b"repl-offset"])
+            dbid = int(aux[b"repl-stream-db"])
+        except (KeyError, ValueError, UnicodeError):
+            return None
+        if len(replid) != 40 or offset == -1 or dbid == -1:
+            return None
+        return replid, offset, dbid
+
+    def continue_saved_history(self, aux: dict[bytes, bytes]) -> None:
+        """loadDataFromDisk's master part, after the dump file loaded into the backlog created
+        for it (`Persistence.load_at_startup`): a restarted master serves PSYNCs of the history
+        it saved (as replid2, up to its offset), so its replicas continue with a partial resync.
+        The DELs of the keys that expired while it was down are already in the backlog, after
+        that offset.  Without a history the backlog goes: nothing could use it."""
+        history = self.saved_history(aux)
+        backlog = self.backlog
+        if backlog is None:
+            return
+        if history is None:
+            self.free_backlog()
+            return
+        replid, offset, _dbid = history
+        self.replid2 = replid
+        self.second_replid_offset = offset + 1
+        self.master_repl_offset += offset
+        backlog.first = self.master_repl_offset - backlog.histlen + 1
+        self.master.no_replicas_since = time.time()
 
     # ---- the backlog --------------------------------------------------------------------------
     def create_backlog(self) -> None:

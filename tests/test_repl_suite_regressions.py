@@ -16,7 +16,7 @@ import redis
 
 from tests.diff import encode_command
 from tests.servers import ServerProcess, start_raxdb, start_redis
-from tests.test_repl_master import FAST, Link, client, info, link_up, replica_of, running, wait_for
+from tests.test_repl_master import FAST, Link, caught_up, client, info, link_up, replica_of, running, wait_for
 
 
 def _try(c: redis.Redis, *args: object) -> object:
@@ -143,8 +143,9 @@ def _divergence_scenario(rep: ServerProcess, master: ServerProcess) -> list[obje
     m.incrby("number2", 1)
     m.execute_command("DEBUG", "REPLICATE", "fake-command-1", "x")
     m.execute_command("DEBUG", "REPLICATE", "lpush", "number2", "y")
-    m.set("done", "1")
-    wait_for(lambda: r.get("done") == b"1", what="the stream to arrive")
+    mark = str(rep.port).encode()  # the master serves both scenarios: a mark of this one's
+    m.set("done", mark)
+    wait_for(lambda: r.get("done") == mark, what="the stream to arrive")
     critical = [line.split(" # ", 1)[-1] for line in rep.log if "== CRITICAL ==" in line or "Latest backlog" in line]
     stats = client(rep).execute_command("INFO", "stats").decode()
     return [critical, [x for x in stats.split() if x.startswith("unexpected_error_replies")],
@@ -177,7 +178,46 @@ def test_debug_replicate_matches_redis() -> None:
     assert got[2:4] == [b"1", b"2"]
 
 
-# ---- SAVE is not a change to replicate -------------------------------------------------------------------
+# ---- a restarted master continues its saved history (psync2-master-restart) -----------------------------
+def _restart_scenario(start: Callable[..., ServerProcess]) -> list[object]:
+    master = start(*FAST, "--save", "3600 1")
+    try:
+        with replica_of(master, *FAST) as rep:
+            wait_for(lambda: link_up(rep), what="master_link_status:up")
+            m = client(master)
+            m.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+            m.set("k", "v")
+            c3 = client(master, 3)
+            c3.set("gone", "x", px=50)  # past its deadline when the master is back
+            c3.set("kept", "y")
+            wait_for(lambda: caught_up(master, rep) and f"offset={info(master)['master_repl_offset']},"
+                     in info(master).get("slave0", ""), what="the replica to acknowledge everything")
+            before = info(master)
+            offset, replid = int(before["master_repl_offset"]), before["master_replid"]
+            try:
+                m.execute_command("SHUTDOWN", "SAVE", "NOW")
+            except redis.ConnectionError:
+                pass
+            master.proc.wait(30)
+            port = master.port
+            master = start(*FAST, "--save", "3600 1", "--port", str(port), cwd=master.cwd)
+            master.port = port
+            wait_for(lambda: link_up(rep) and caught_up(master, rep), what="the replica back in sync")
+            after, stats = info(master), info(master, "stats")
+            return [after["master_replid"] != replid, after["master_replid2"] == replid,
+                    int(after["second_repl_offset"]) - offset, int(after["master_repl_offset"]) - offset,
+                    after["repl_backlog_active"], int(after["repl_backlog_first_byte_offset"]) - offset,
+                    stats["sync_partial_ok"], stats["sync_full"], stats["expired_keys"],
+                    client(rep, 3).keys("*"), client(rep).get("k")]
+    finally:
+        master.stop()
+
+
+def test_restarted_master_continues_its_history() -> None:
+    got, want = _restart_scenario(start_raxdb), _restart_scenario(start_redis)
+    assert got == want
+    assert got[:3] == [True, True, 1] and got[6] == "1" and got[9] == [b"kept"]
+
 
 def test_save_is_not_propagated() -> None:
     """SAVE lowers the dirty counter: not a change to replay (before, a master's SHUTDOWN SAVE
@@ -195,3 +235,4 @@ def test_save_is_not_propagated() -> None:
         got, want = scenario(a), scenario(b)
     assert got.lower() == want.lower()
     assert b"save" not in got.lower() and b"reload" not in got.lower()
+
