@@ -236,3 +236,28 @@ def test_save_is_not_propagated() -> None:
     assert got.lower() == want.lower()
     assert b"save" not in got.lower() and b"reload" not in got.lower()
 
+
+# ---- DEBUG POPULATE (integration/replication gives a replica data of its own with it) -------------------
+def test_debug_populate_matches_redis() -> None:
+    def scenario(master: ServerProcess) -> list[object]:
+        with replica_of(master, *FAST) as rep:
+            wait_for(lambda: link_up(rep), what="master_link_status:up")
+            m = client(master)
+            m.set("key:1", "mine")
+            out: list[object] = [m.execute_command("DEBUG", "POPULATE", 3),
+                                 m.execute_command("DEBUG", "POPULATE", 2, "p", 10),
+                                 m.execute_command("DEBUG", "POPULATE", 2, "q", 3)]
+            for bad in (("-1",), ("x",), ("1", "p", "-2")):
+                out.append(_try(m, "DEBUG", "POPULATE", *bad))
+            out.append(sorted((k, m.get(k)) for k in m.keys("*")))
+            m.set("end", "1")
+            wait_for(lambda: client(rep).get("end") == b"1", what="the replica to catch up")
+            out.append(sorted(client(rep).keys("*")))  # not propagated
+            out.append(info(master, "persistence")["rdb_changes_since_last_save"])
+            return out
+
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
+        got, want = scenario(a), scenario(b)
+    assert got == want
+    assert got[:3] == [b"OK"] * 3 and got[7] == [b"end", b"key:1"]
+

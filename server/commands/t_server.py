@@ -19,8 +19,16 @@ from server.commands.args import maybe_int, option_word
 from server.commands.t_config import help_reply, protected_allowed, protected_denied
 from server.commands.table import NO_REPLY, command
 from server.config import memtoull
-from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError, subcommand_syntax
-from server.keyaccess import is_string, signal_ready, string_encoding
+from server.errors import (
+    DB_INDEX,
+    NO_SUCH_KEY,
+    NOT_INTEGER,
+    NOT_POSITIVE,
+    SYNTAX,
+    CommandError,
+    subcommand_syntax,
+)
+from server.keyaccess import is_string, signal_modified, signal_ready, string_encoding
 from server.log import LOG
 from server.numparse import strtod, strtoll
 from server.persistence import LoadError
@@ -360,6 +368,11 @@ _DEBUG_HELP = [
     "    Show low level info about `key` and associated value.",
     "REPLICATE <string>",
     "    Replicates the provided string to replicas, allowing data divergence.",
+    "POPULATE <count> [<prefix>] [<size>]",
+    "    Create <count> string keys named key:<num>. If <prefix> is specified then",
+    "    it is used instead of the 'key' prefix. These are not propagated to",
+    "    replicas. Cluster slots are not respected so keys not belonging to the",
+    "    current node can be created in cluster mode.",
     "PROTOCOL <type>",
     "    Reply with a test value of the specified type. <type> can be: string,",
     "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
@@ -397,6 +410,35 @@ def _debug_object(c, key: bytes) -> bytes:
     text = (f"Value at:0x{id(value):x} refcount:{refcount} encoding:{enc} serializedlength:{serialized} "
             f"lru:{lru} lru_seconds_idle:{idle}")
     return R.status(text)
+
+
+def _positive(arg: bytes) -> int:
+    """getPositiveLongFromObjectOrReply: one message for not a number and for a negative one."""
+    v = maybe_int(arg)
+    if v is None or v < 0:
+        raise CommandError(NOT_POSITIVE)
+    return v
+
+
+def _debug_populate(c, argv: list[bytes]) -> bytes:
+    """DEBUG POPULATE count [prefix] [size]: string keys prefix:N holding value:N (cut or padded
+    with NULs to `size`), skipping keys that exist.  The dirty counter does not move: the keys
+    are not propagated, as in Redis (a suite's way to give a replica data of its own)."""
+    count = _positive(argv[2])
+    size = _positive(argv[4]) if len(argv) == 5 else 0
+    prefix = argv[3] if len(argv) >= 4 else b"key"
+    db, now = c.db, c.server.now_ms
+    for j in range(count):
+        key = b"%s:%d" % (prefix, j)
+        if db.get(key, now) is not None:  # lookupKeyWrite: one past its deadline goes first
+            continue
+        value = b"value:%d" % j
+        if size:
+            value = value[:size].ljust(size, b"\0")
+        db.add(key, value)
+        if db.signals:
+            signal_modified(c.server, c, db, key)
+    return R.OK
 
 
 def _debug_reload(c, options: list[bytes]) -> bytes:
@@ -509,6 +551,8 @@ def debug(c, argv):
     if sub == b"set-active-expire" and n == 3:
         srv.active_expire_enabled = argv[2] != b"0"
         return R.OK
+    if sub == b"populate" and 3 <= n <= 5:
+        return _debug_populate(c, argv)
     if sub == b"replicate" and n >= 3:
         # straight into the stream, in whatever db it last selected (replicationFeedSlaves with
         # slaveseldb): a replica runs what it is given, a test's way to make data diverge
