@@ -34,6 +34,7 @@ state; nothing here does I/O except writing to replica clients through their `wr
 from __future__ import annotations
 
 import os
+import random
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -103,6 +104,10 @@ class Replication:
         self.masterhost: str | None = None
         self.masterport = 0
         self.link: Any = None  # the replica side's link to its master (server/replica.py)
+        # A writable replica's keys that its own clients gave a deadline: key -> bitmap of dbids
+        # (Redis's slaveKeysWithExpire).  Only these expire on a replica (`expire_own_keys`);
+        # the master's keys wait for the master's DEL.
+        self.own_expires: dict[bytes, int] = {}
         # min-replicas-to-write applies (both options set, and a master): writes go through
         # processCommand's checks (Client.update_plain), which refuse them without good replicas.
         self.write_gate = False
@@ -201,13 +206,72 @@ class Replication:
     def feed(self, dbid: int, argv: list[bytes]) -> None:
         """replicationFeedSlaves: a master's propagated write.  A replica's own writes (it may be
         writable) never enter its stream: it proxies its master's instead."""
-        if self.masterhost is not None or self.backlog is None:
+        if self.masterhost is not None:
+            # a replica's own client wrote (its master's commands run with the dbs loading)
+            if dbid >= 0 and not self.srv.dbs[dbid].loading:
+                self._remember_own_expires(dbid, argv)
+            return
+        if self.backlog is None:
             return
         data = propagate.encode_command(argv)
         if dbid != self.seldb:
             data = propagate.encode_command([b"SELECT", b"%d" % dbid]) + data
             self.seldb = dbid
         self.feed_stream(data)
+
+    # ---- a writable replica's own keys with a deadline (rememberSlaveKeyWithExpire) ----------
+    def _remember_own_expires(self, dbid: int, argv: list[bytes]) -> None:
+        """setExpire's writable-replica case, seen from the op the write propagates (the
+        replayable form: SET ... PXAT, PEXPIREAT, RESTORE ... ABSTTL): each of its keys that
+        now has a deadline is remembered.  Runs only for writes of a replica's clients."""
+        db = self.srv.dbs[dbid]
+        if not db.expires or dbid > 63:
+            return
+        cmd = self.srv.table.lookup(argv)
+        if cmd is None:
+            return
+        from server.commands.t_command import key_positions
+
+        own = self.own_expires
+        for pos in key_positions(cmd, argv):
+            key = argv[pos]
+            if key in db.expires:
+                own[key] = own.get(key, 0) | (1 << dbid)
+
+    def expire_own_keys(self) -> None:
+        """expireSlaveKeys (a replica's cron, as databasesCron calls it when it is not a master):
+        a writable replica's own keys past their deadline are deleted, as a master's active
+        expiry would (the DEL goes to its AOF).  A sample per tick, stopping after three keys
+        that still have time, as Redis does."""
+        own = self.own_expires
+        srv = self.srv
+        now = srv.now_ms
+        keys = list(own) if len(own) <= 64 else random.sample(list(own), 64)
+        alive = 0
+        for key in keys:
+            dbids, left = own[key], 0
+            for db in srv.dbs[:64]:
+                if not dbids >> db.id & 1:
+                    continue
+                when = db.expires.get(key)
+                if when is None:
+                    continue
+                if when <= now:
+                    paused, db.expire_paused = db.expire_paused, False  # this one is ours to delete
+                    try:
+                        db.expire_if_needed(key, now)
+                    finally:
+                        db.expire_paused = paused
+                else:
+                    alive += 1
+                    left |= 1 << db.id
+            if left:
+                own[key] = left
+            else:
+                del own[key]
+            if alive > 3:
+                break
+        propagate.flush_alone(srv)
 
     def feed_stream(self, data: bytes) -> None:
         """Append stream bytes to the backlog and send them to every replica (each takes what

@@ -261,3 +261,34 @@ def test_debug_populate_matches_redis() -> None:
     assert got == want
     assert got[:3] == [b"OK"] * 3 and got[7] == [b"end", b"key:1"]
 
+
+# ---- a writable replica expires the keys its own clients gave a TTL (replication-3) ---------------------
+def _writable_replica_scenario(rep: ServerProcess, master: ServerProcess) -> list[object]:
+    m, r = client(master, 5), client(rep, 5)
+    m.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")  # the master's key stays, past its deadline
+    r.execute_command("REPLICAOF", "127.0.0.1", master.port)
+    wait_for(lambda: link_up(rep), what="master_link_status:up")
+    r.config_set("replica-read-only", "no")
+    m.set("from-master", "x", px=100)
+    wait_for(lambda: r.dbsize() == 1, what="the master's key")
+    r.set("own1", "1", px=100)
+    r.set("own2", "2", px=100)
+    r.set("own3", "3")
+    r.expire("own3", 1)
+    r.set("plain", "4")
+    wait_for(lambda: r.dbsize() == 2, what="the replica's own keys to expire")
+    out: list[object] = [r.dbsize(),
+                         r.exists("from-master"), r.get("plain")]
+    m.delete("from-master")
+    wait_for(lambda: r.dbsize() == 1, what="the master's DEL")
+    out.append(r.keys("*"))
+    return out
+
+
+def test_writable_replica_expires_its_own_keys() -> None:
+    with running(start_redis(*FAST, "--enable-debug-command", "yes")) as master:
+        with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
+            got = _writable_replica_scenario(a, master)
+            client(master, 5).flushall()
+            want = _writable_replica_scenario(b, master)
+    assert got == want == [2, 0, b"4", [b"plain"]]

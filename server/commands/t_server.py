@@ -82,6 +82,7 @@ def empty_data(srv, lazy: bool, with_functions: bool = False) -> int:
             lazyfree.flushed_async(srv, n)
         removed += n
     tracking.flushed(srv)
+    srv.repl.own_expires.clear()  # flushSlaveKeysWithExpireList
     if with_functions:
         functions.registry(srv).flush()
     return removed
