@@ -160,22 +160,31 @@ def test_divergent_replica_logs_the_errors_as_redis() -> None:
     assert len(got[0]) == 6 and got[1] == ["unexpected_error_replies:3"]
 
 
-def test_debug_replicate_matches_redis() -> None:
+def _compare_with_a_replica(body: Callable[[ServerProcess, ServerProcess], list[object]]) -> list[object]:
+    """`body(master, replica)` with raxdb and then redis-server as the master (debug commands on),
+    a redis-server replica attached and up; both must give the same.  Returns raxdb's."""
     def scenario(master: ServerProcess) -> list[object]:
         with replica_of(master, *FAST) as rep:
             wait_for(lambda: link_up(rep), what="master_link_status:up")
-            m = client(master)
-            m.set("a", "1")
-            out = [m.execute_command("DEBUG", "REPLICATE", "set", "a", "2"), _try(m, "DEBUG", "REPLICATE")]
-            m.set("b", "1")
-            wait_for(lambda: client(rep).get("b") == b"1", what="the replica to catch up")
-            return out + [m.get("a"), client(rep).get("a")]
+            return body(master, rep)
 
     with running(start_raxdb(*FAST, "--enable-debug-command", "yes")) as a, \
             running(start_redis(*FAST, "--enable-debug-command", "yes")) as b:
         got, want = scenario(a), scenario(b)
     assert got == want
-    assert got[2:4] == [b"1", b"2"]
+    return got
+
+
+def test_debug_replicate_matches_redis() -> None:
+    def body(master: ServerProcess, rep: ServerProcess) -> list[object]:
+        m = client(master)
+        m.set("a", "1")
+        out = [m.execute_command("DEBUG", "REPLICATE", "set", "a", "2"), _try(m, "DEBUG", "REPLICATE")]
+        m.set("b", "1")
+        wait_for(lambda: client(rep).get("b") == b"1", what="the replica to catch up")
+        return out + [m.get("a"), client(rep).get("a")]
+
+    assert _compare_with_a_replica(body)[2:4] == [b"1", b"2"]
 
 
 # ---- a restarted master continues its saved history (psync2-master-restart) -----------------------------
@@ -239,26 +248,22 @@ def test_save_is_not_propagated() -> None:
 
 # ---- DEBUG POPULATE (integration/replication gives a replica data of its own with it) -------------------
 def test_debug_populate_matches_redis() -> None:
-    def scenario(master: ServerProcess) -> list[object]:
-        with replica_of(master, *FAST) as rep:
-            wait_for(lambda: link_up(rep), what="master_link_status:up")
-            m = client(master)
-            m.set("key:1", "mine")
-            out: list[object] = [m.execute_command("DEBUG", "POPULATE", 3),
-                                 m.execute_command("DEBUG", "POPULATE", 2, "p", 10),
-                                 m.execute_command("DEBUG", "POPULATE", 2, "q", 3)]
-            for bad in (("-1",), ("x",), ("1", "p", "-2")):
-                out.append(_try(m, "DEBUG", "POPULATE", *bad))
-            out.append(sorted((k, m.get(k)) for k in m.keys("*")))
-            m.set("end", "1")
-            wait_for(lambda: client(rep).get("end") == b"1", what="the replica to catch up")
-            out.append(sorted(client(rep).keys("*")))  # not propagated
-            out.append(info(master, "persistence")["rdb_changes_since_last_save"])
-            return out
+    def body(master: ServerProcess, rep: ServerProcess) -> list[object]:
+        m = client(master)
+        m.set("key:1", "mine")
+        out: list[object] = [m.execute_command("DEBUG", "POPULATE", 3),
+                             m.execute_command("DEBUG", "POPULATE", 2, "p", 10),
+                             m.execute_command("DEBUG", "POPULATE", 2, "q", 3)]
+        for bad in (("-1",), ("x",), ("1", "p", "-2")):
+            out.append(_try(m, "DEBUG", "POPULATE", *bad))
+        out.append(sorted((k, m.get(k)) for k in m.keys("*")))
+        m.set("end", "1")
+        wait_for(lambda: client(rep).get("end") == b"1", what="the replica to catch up")
+        out.append(sorted(client(rep).keys("*")))  # not propagated
+        out.append(info(master, "persistence")["rdb_changes_since_last_save"])
+        return out
 
-    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
-        got, want = scenario(a), scenario(b)
-    assert got == want
+    got = _compare_with_a_replica(body)
     assert got[:3] == [b"OK"] * 3 and got[7] == [b"end", b"key:1"]
 
 
