@@ -714,7 +714,8 @@ class Link:
         write on a read-only replica, MASTERDOWN for a command not flagged stale while the link
         is down and replica-serve-stale-data is no."""
         cfg = self.srv.config.values
-        if cfg["replica-read-only"] == "yes" and c.writes(cmd, argv):
+        read_only = cfg["replica-read-only"] == "yes"
+        if read_only and c.writes(cmd, argv):
             return READONLY
         if self.state != CONNECTED and cfg["replica-serve-stale-data"] == "no":
             stale = "stale" in cmd.flags
@@ -722,7 +723,35 @@ class Link:
                 stale = all("stale" in q.flags for q, _ in c.multi)
             if not stale:
                 return MASTERDOWN
+        if not read_only:
+            if cmd.is_write:
+                _expire_written_keys(c, cmd, argv)
+            elif cmd.fullname == "exec" and c.multi is not None:
+                for q, qargv in c.multi:
+                    if q.is_write:
+                        _expire_written_keys(c, q, qargv)
         return None
+
+
+def _expire_written_keys(c: Client, cmd: Any, argv: list[bytes]) -> None:
+    """A writable replica's write looks its keys up for writing (LOOKUP_WRITE), which deletes
+    those past their deadline (EXPIRE_FORCE_DELETE_EXPIRED) where a read only sees them
+    missing: the write then makes a new key, without the old deadline.  Done for the keys the
+    command names, before it runs."""
+    from server.commands.t_command import key_positions
+
+    db = c.db
+    if not db.expires:
+        return
+    now = c.server.now_ms
+    for pos in key_positions(cmd, argv):
+        when = db.expires.get(argv[pos])
+        if when is not None and when <= now:
+            paused, db.expire_paused = db.expire_paused, False
+            try:
+                db.expire_if_needed(argv[pos], now)
+            finally:
+                db.expire_paused = paused
 
 
 def _current_task() -> asyncio.Task[Any] | None:
@@ -734,12 +763,12 @@ def _current_task() -> asyncio.Task[Any] | None:
 
 # ---- becoming a replica, and a master again --------------------------------------------------------
 def update_gate(srv: Server) -> None:
-    """`srv.replica_gate`: must commands of ordinary clients pass `Link.denies`?  While it is set
-    no client is `plain`, so the fast loop never skips the check.  The master side's gate
-    (min-replicas-to-write, which only a master applies) follows the role change too."""
-    cfg = srv.config.values
-    gate = srv.repl.masterhost is not None and (
-        cfg["replica-read-only"] == "yes" or cfg["replica-serve-stale-data"] == "no")
+    """`srv.replica_gate`: must commands of ordinary clients pass `Link.denies`?  On every
+    replica: a read-only one refuses writes, a writable one deletes the expired keys a write
+    names first.  While it is set no client is `plain`, so the fast loop never skips the check.
+    The master side's gate (min-replicas-to-write, which only a master applies) follows the role
+    change too."""
+    gate = srv.repl.masterhost is not None
     if gate != srv.replica_gate:
         srv.replica_gate = gate
         for c in srv.clients.values():

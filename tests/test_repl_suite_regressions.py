@@ -297,3 +297,32 @@ def test_writable_replica_expires_its_own_keys() -> None:
             client(master, 5).flushall()
             want = _writable_replica_scenario(b, master)
     assert got == want == [2, 0, b"4", [b"plain"]]
+
+
+def _replica_write_on_expired_scenario(rep: ServerProcess, master: ServerProcess) -> list[object]:
+    m, r = client(master, 5), client(rep, 5)
+    m.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    r.execute_command("REPLICAOF", "127.0.0.1", master.port)
+    wait_for(lambda: link_up(rep), what="master_link_status:up")
+    m.set("key1", "5", px=10)
+    m.set("key2", "5", px=10)
+    m.set("key3", "5", px=10)
+    wait_for(lambda: r.dbsize() == 3 and r.exists("key1", "key2", "key3") == 0, what="keys to replicate and expire")
+    r.config_set("replica-read-only", "no")
+    t = r.pipeline(transaction=True)
+    t.append("key3", "x")
+    t.execute()
+    out: list[object] = [r.dbsize(), r.incr("key1"), r.ttl("key1"), r.get("key2"), r.dbsize(),
+                         r.get("key3"), r.ttl("key3")]
+    r.config_set("replica-read-only", "yes")
+    m.flushall()
+    wait_for(lambda: r.dbsize() == 0, what="the flush")
+    return out
+
+
+def test_writable_replica_write_deletes_an_expired_key_first() -> None:
+    with running(start_redis(*FAST, "--enable-debug-command", "yes")) as master:
+        with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
+            got = _replica_write_on_expired_scenario(a, master)
+            want = _replica_write_on_expired_scenario(b, master)
+    assert got == want == [3, 1, -1, None, 3, b"x", -1]
