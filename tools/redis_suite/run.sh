@@ -27,8 +27,10 @@
 #   unit                       before    after     what is left
 #   integration/replication    30/0/1    35/4/0    no loading/async_loading state while a payload
 #                                                  loads (read whole, then loaded at once: by
-#                                                  design, server/replica.py); then a server did
-#                                                  not exit in the suite's 120 s test timeout
+#                                                  design, server/replica.py); then 'diskless
+#                                                  loading short read' (dozens of full syncs of a
+#                                                  large dataset) outran the 120 s test timeout,
+#                                                  which ends the unit
 #   integration/replication-2  5/0/1     7/0/0
 #   integration/replication-3  3/4/0     7/0/0
 #   integration/replication-4  14/0/1    16/0/0
