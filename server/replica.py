@@ -21,7 +21,8 @@ A raxdb with `masterhost` set (REPLICAOF host port, or `replicaof` in the config
   verbatim and this server's offset is the master's;
 - `cron` (once a second, replicationCron): handshake, transfer and link timeouts
   (repl-timeout), reconnecting, and REPLCONF ACK <reploff>;
-- what a replica refuses (`Link.denies`: READONLY, MASTERDOWN), INFO replication's slave lines
+- what a replica refuses (`Link.denies`: READONLY, MASTERDOWN; on a writable replica it deletes
+  the expired keys a write names first, as a write lookup does there), INFO replication's slave lines
   and ROLE's slave form; the dump file's repl-* aux fields, so a restarted replica continues by
   PSYNC (`Replication.rdb_save_info`, `after_load`).
 
@@ -35,7 +36,9 @@ of the offset.  While the master client runs a command, no key is expired (the d
 their `loading` mode): a replica's dataset changes only by what its master sends, and Redis's
 expireIfNeeded treats keys as alive for the master client.  Between commands, every other client
 sees a key past its deadline as missing without deleting it (`Database.expire_paused`, held
-while `masterhost` is set), and active expiry is off: the master's DEL removes it.
+while `masterhost` is set), and active expiry is off: the master's DEL removes it.  A writable
+replica's own writes are the exception, as in Redis: a write deletes the expired keys it names,
+and keys its clients gave a deadline expire by themselves (server/replication.py).
 
 Why a coroutine and a stream reader rather than a protocol state machine: the handshake is a
 strict request/reply sequence that happens once per link; written sequentially it reads as

@@ -11,14 +11,19 @@ a promotion: PSYNC2), only the missing bytes are sent ("+CONTINUE"), else a full
 This module holds that state for both roles (`srv.repl`, a `Replication`):
 - `replid`, `replid2`, `master_repl_offset`, `second_replid_offset` as in Redis's server struct;
 - `backlog`: None until the first replica attaches (createReplicationBacklog), then a `Backlog`;
+  a master starting from a dump file that names its history has one from the start
+  (`continue_saved_history`), so that its replicas resync partially after a restart;
 - `feed(dbid, argv)`: the propagation target (server/propagate.py) a master registers while it
   has a backlog: encodes the write, with a SELECT when `seldb` differs (`seldb` is -1 after a new
   full sync, so the next write names its database), and hands the bytes to `feed_stream`;
 - `feed_stream(data)`: appends bytes to the backlog and to every online replica, advancing the
   offset.  A replica calls it with the bytes it applied from its own master, so its sub-replicas
   and backlog carry the master's stream verbatim (replicationFeedStreamFromMasterStream); a
-  replica's `feed` therefore does nothing (`masterhost` is set) and its own writes never enter
-  the stream;
+  replica's `feed` therefore sends nothing (`masterhost` is set) and its own writes never enter
+  the stream: it only notes the keys a writable replica's clients gave a deadline
+  (`own_expires`), the only keys a replica expires itself (`expire_own_keys`, expireSlaveKeys);
+- PUBLISH reaches the stream but not the AOF: `replica_stream` marks this target as one that
+  takes server/propagate.py's ReplOnly ops;
 - `masterhost`/`masterport`: None/0 on a master; set by REPLICAOF (server/replica.py);
 - `info` and `role_reply`: INFO replication and ROLE, each role answering for itself;
 - `master`: the master side's state and logic (server/replmaster.py: SYNC/PSYNC/REPLCONF, full
