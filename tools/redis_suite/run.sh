@@ -31,7 +31,7 @@
 #                                                  loading short read' (dozens of full syncs of a
 #                                                  large dataset) outran the 120 s test timeout,
 #                                                  which ends the unit.  With --timeout 600 it
-#                                                  passes (278 s) and the unit reaches 47/8/1:
+#                                                  passes (278 s) and the unit reaches 37/8/1:
 #                                                  the four 'replicas drop during rdb pipe' tests
 #                                                  wait for log lines of Redis's pipe through the
 #                                                  parent, which raxdb's transfer has not, then
