@@ -109,6 +109,8 @@ class Bio:
 
 
 class AOF:
+    replica_stream = False  # a propagation target that skips PUBLISH (server/propagate.py)
+
     def __init__(self, srv: Server) -> None:
         self.srv = srv
         self.buf = bytearray()

@@ -514,6 +514,8 @@ class Server:
             if db.expires:
                 budget -= db.active_expire(now, budget)
         propagate.flush_alone(self)
+        if self.repl.own_expires and self.active_expire_enabled and not self.pause_until_ms:
+            self.repl.expire_own_keys()  # a writable replica's own keys (expireSlaveKeys)
         self.aof.cron()
         if self.config.latency_monitor_threshold and budget < 2000:
             latency.add_sample_if_needed(self, "expire-cycle", int((time.monotonic() - started) * 1000))

@@ -37,6 +37,9 @@ def on_disconnect(client: Client) -> None:
         hook(client)
 
 
+_SENSITIVE_CONFIGS = frozenset((b"masterauth", b"masteruser", b"requirepass"))  # SENSITIVE_CONFIG
+
+
 def redacted(argv: list[bytes]) -> list[bytes]:
     """The arguments with passwords replaced by "(redacted)", as Redis's redactClientCommandArgument."""
     if not argv:
@@ -52,6 +55,9 @@ def redacted(argv: list[bytes]) -> list[bytes]:
                 break
     elif name == b"acl" and len(argv) > 2 and argv[1].lower() == b"setuser":
         hide = list(range(2, len(argv)))
+    elif name == b"config" and len(argv) >= 4 and not len(argv) % 2 and argv[1].lower() == b"set":
+        # configSetCommand redacts the value of every SENSITIVE_CONFIG it is given
+        hide = [i + 1 for i in range(2, len(argv), 2) if argv[i].lower() in _SENSITIVE_CONFIGS]
     elif name == b"migrate":
         i = 6
         while i < len(argv):

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from server.log import LOG
 from server.numparse import strtoll
+from server.propagate import deletion
 from storage import rdb
 from storage.keyspace import LFUDatabase
 
@@ -405,15 +406,21 @@ class Persistence:
         """loadDataFromDisk: read the dump file if there is one; LoadError when it is unusable."""
         path = self.path()
         started = time.monotonic()
+        repl = self.srv.repl
+        master = repl.masterhost is None
+        if master:  # the DELs of keys that expired meanwhile go to its stream (RDBFLAGS_FEED_REPL)
+            repl.create_backlog()
         try:
             with open(path, "rb") as f:
                 data = f.read()
         except FileNotFoundError:
+            repl.continue_saved_history({})
             return
         except OSError as exc:
             raise LoadError(f"Fatal error loading the DB: {exc.strerror}. Exiting.") from None
-        self.load_bytes(data, merge=False, aux=self.loaded_aux)
+        self.load_bytes(data, merge=False, aux=self.loaded_aux, feed_repl=master)
         LOG.notice(f"DB loaded from disk: {time.monotonic() - started:.3f} seconds")
+        repl.continue_saved_history(self.loaded_aux)
 
     @contextlib.contextmanager
     def loading(self) -> Iterator[None]:
@@ -440,11 +447,13 @@ class Persistence:
             self.stats["loading"] = 0
 
     def load_bytes(self, data: bytes, merge: bool, aof_base: bool = False,
-                   aux: dict[bytes, bytes] | None = None) -> int:
+                   aux: dict[bytes, bytes] | None = None, feed_repl: bool = False) -> int:
         """rdbLoadRio into the (empty, unless `merge`) databases; the offset where the RDB ended.
         `aof_base`: the RDB is the AOF's base or preamble (RDBFLAGS_AOF_PREAMBLE), whose keys load
         even past their deadline, as the commands after it may still use them.  `aux`, if
-        given, receives the RDB's aux fields (a replica reads repl-stream-db from them)."""
+        given, receives the RDB's aux fields (a replica reads repl-stream-db from them).
+        `feed_repl` (a master starting up): a key dropped as expired is a DEL in the
+        replication stream, so that replicas continuing the saved history drop it too."""
         srv = self.srv
         loaded = expired = 0
         end = len(data)
@@ -460,6 +469,8 @@ class Persistence:
                         if (item.expire_ms is not None and item.expire_ms < now and not aof_base
                                 and srv.repl.masterhost is None):
                             expired += 1
+                            if feed_repl:
+                                srv.repl.feed(item.db, [deletion(srv, "lazyfree-lazy-expire"), item.key])
                             continue
                         self._add(srv.dbs[item.db], item, now, merge)
                         loaded += 1

@@ -22,8 +22,13 @@ that replays to the same result: not the command as the client sent it, but its 
   than one are wrapped in MULTI/EXEC, so a transaction, a script, or a command together with the
   DEL of the key it found expired, replays atomically; `no_multi` leaves the wrap out (the
   active expire cycle and eviction, as Redis does, and commands that may touch arbitrary keys).
-- A consumer is any object with `feed(dbid, argv)` in `srv.propagation_targets` (server/aof.py's
-  AOF): the op list exists exactly while that list is not empty (`sync`).
+- A consumer is any object with `feed(dbid, argv)` and `replica_stream` in
+  `srv.propagation_targets` (server/aof.py's AOF, server/replication.py's stream): the op list
+  exists exactly while that list is not empty (`sync`).  An op whose argv is a `ReplOnly` goes to
+  the replication stream alone (Redis's PROPAGATE_REPL target: PUBLISH and SPUBLISH force their
+  propagation so that a replica's subscribers get the message, but replaying the AOF must not
+  publish it again).  It is queued only while a replication stream takes it (a master's with a
+  backlog), and then counts towards the MULTI/EXEC wrap, as in Redis.
 
 Rewriting is the command's business because only the command knows what it did: the ID XADD
 picked, the members SPOP drew, the absolute deadline EXPIRE meant.  Commands build a rewritten
@@ -54,6 +59,15 @@ MULTI = [b"MULTI"]
 EXEC = [b"EXEC"]
 
 
+class ReplOnly(list):  # type: ignore[type-arg]
+    """An argv for the replication stream only (a target without `replica_stream` skips it)."""
+
+    __slots__ = ()
+
+
+REPL_ONLY = 2  # `Client.prop_force` for forceCommandPropagation(c, PROPAGATE_REPL); True is both
+
+
 def attach(srv: Server) -> None:
     srv.also_propagate = None
     srv.propagation_targets = []
@@ -71,12 +85,19 @@ def sync(srv: Server) -> None:
 
 def note(srv: Server, c: Client, cmd: Any, argv: list[bytes], dirty: int) -> None:
     """call()'s step after a command: append it (or the argv it rewrote to) when it changed the
-    dataset (`dirty` moved since `dirty` was read) or forced propagation, unless it prevented it.
+    dataset (`dirty` grew since `dirty` was read) or forced propagation, unless it prevented it.
     EXEC itself never: its commands appended themselves, and the flush wraps them."""
     ops = srv.also_propagate
-    if ((srv.dirty != dirty or c.prop_force) and not c.prop_prevent and cmd.fullname != "exec"
+    # `dirty` only counts when it grew: SAVE, SHUTDOWN and DEBUG RELOAD lower it (call()'s
+    # "if (dirty < 0) dirty = 0"), and must not replay on replicas or from the AOF
+    if ((srv.dirty > dirty or c.prop_force) and not c.prop_prevent and cmd.fullname != "exec"
             and ops is not None):
-        ops.append((c.dbid, c.prop_argv or argv))
+        if c.prop_force is REPL_ONLY and srv.dirty <= dirty:
+            # shouldPropagate(PROPAGATE_REPL): only a stream that takes it counts towards the wrap
+            if any(t.replica_stream for t in srv.propagation_targets):
+                ops.append((c.dbid, ReplOnly(c.prop_argv or argv)))
+        else:
+            ops.append((c.dbid, c.prop_argv or argv))
 
 
 def done(srv: Server, c: Client, cmd: Any, argv: list[bytes], dirty: int) -> int:
@@ -107,10 +128,11 @@ def prevent(c: Client) -> None:
         c.prop_prevent = True
 
 
-def force(c: Client) -> None:
-    """forceCommandPropagation: propagate the command even though `dirty` did not move."""
+def force(c: Client, repl_only: bool = False) -> None:
+    """forceCommandPropagation: propagate the command even though `dirty` did not move; to the
+    replication stream alone with `repl_only` (PROPAGATE_REPL)."""
     if c.server.also_propagate is not None:
-        c.prop_force = True
+        c.prop_force = REPL_ONLY if repl_only and c.prop_force is not True else True
 
 
 def also(srv: Server, dbid: int, argv: list[bytes]) -> None:
@@ -198,14 +220,16 @@ def flush(srv: Server, current: Any = None) -> None:
     if len(ops) == 1:  # a write of its own, the common case: nothing to wrap
         dbid, argv = ops[0]
         for t in targets:
-            t.feed(dbid, argv)
+            if t.replica_stream or argv.__class__ is not ReplOnly:
+                t.feed(dbid, argv)
         return
     wrap = not srv.propagate_no_multi and not (current is not None and current.touches_arbitrary_keys)
     for t in targets:
         if wrap:
             t.feed(ops[0][0], MULTI)
         for dbid, argv in ops:
-            t.feed(dbid, argv)
+            if t.replica_stream or argv.__class__ is not ReplOnly:
+                t.feed(dbid, argv)
         if wrap:
             t.feed(ops[-1][0], EXEC)
 

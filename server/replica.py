@@ -22,7 +22,8 @@ A raxdb with `masterhost` set (REPLICAOF host port, or `replicaof` in the config
   verbatim and this server's offset is the master's;
 - `cron` (once a second, replicationCron): handshake, transfer and link timeouts
   (repl-timeout), reconnecting, and REPLCONF ACK <reploff>;
-- what a replica refuses (`Link.denies`: READONLY, MASTERDOWN), INFO replication's slave lines
+- what a replica refuses (`Link.denies`: READONLY, MASTERDOWN; on a writable replica it deletes
+  the expired keys a write names first, as a write lookup does there), INFO replication's slave lines
   and ROLE's slave form; the dump file's repl-* aux fields, so a restarted replica continues by
   PSYNC (`Replication.rdb_save_info`, `after_load`).
 
@@ -36,7 +37,9 @@ of the offset.  While the master client runs a command, no key is expired (the d
 their `loading` mode): a replica's dataset changes only by what its master sends, and Redis's
 expireIfNeeded treats keys as alive for the master client.  Between commands, every other client
 sees a key past its deadline as missing without deleting it (`Database.expire_paused`, held
-while `masterhost` is set), and active expiry is off: the master's DEL removes it.
+while `masterhost` is set), and active expiry is off: the master's DEL removes it.  A writable
+replica's own writes are the exception, as in Redis: a write deletes the expired keys it names,
+and keys its clients gave a deadline expire by themselves (server/replication.py).
 
 Why a coroutine and a stream reader rather than a protocol state machine: the handshake is a
 strict request/reply sequence that happens once per link; written sequentially it reads as
@@ -55,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 import hiredis
 
 from protocol import reply as R
+from protocol.request import quote_arg
 from server import lifecycle, propagate, tracking, watch
 from server.acl import User
 from server.client import Client
@@ -170,7 +174,10 @@ class MasterClient(Client):
                 if len(argv) >= 2 and argv[0].lower() == b"replconf" and argv[1].lower() == b"getack":
                     self.send_ack()  # the ACK gives the offset before this command
                 else:
-                    self.execute(argv, [])
+                    out: list[bytes] = []
+                    self.execute(argv, out)
+                    if out and out[0][:1] == b"-":
+                        self._error_to_master(out[0])
                 if self.multi is None:  # commandProcessed: a transaction counts at its EXEC
                     applied = b"".join(self.pending)
                     self.pending.clear()
@@ -179,6 +186,24 @@ class MasterClient(Client):
         finally:
             for db in dbs:
                 db.loading = False
+
+    def _error_to_master(self, reply: bytes) -> None:
+        """afterErrorReply for the master client: the master never reads the error, but a
+        replica whose data diverged says so (propagation-error-behavior ignore, the only
+        behaviour built) with the command and the stream's latest bytes."""
+        srv = self.server
+        srv.stat_unexpected_error_replies += 1
+        # Redis logs the message its addReplyError got: without "-ERR " for most errors (they
+        # get it when replied), with the dash for those replied whole (-WRONGTYPE ...)
+        text = reply.rstrip(b"\r\n")
+        text = text[5:] if text.startswith(b"-ERR ") else text
+        err = text[:4096].decode(errors="replace")
+        name = self.last_cmd.fullname if self.last_cmd is not None else "<unknown>"
+        LOG.warning(f"== CRITICAL == This replica is sending an error to its master: '{err}' "
+                    f"after processing the command '{name}'")
+        backlog = srv.repl.backlog
+        if backlog is not None and backlog.histlen:
+            LOG.warning(f"Latest backlog is: '{quote_arg(bytes(backlog.buf[-256:]))}'")
 
     def _protocol_error(self, why: str) -> None:
         LOG.verbose(f"Protocol error ({why}) from client: id={self.id} addr={self.addr}")
@@ -704,7 +729,8 @@ class Link:
         write on a read-only replica, MASTERDOWN for a command not flagged stale while the link
         is down and replica-serve-stale-data is no."""
         cfg = self.srv.config.values
-        if cfg["replica-read-only"] == "yes" and c.writes(cmd, argv):
+        read_only = cfg["replica-read-only"] == "yes"
+        if read_only and c.writes(cmd, argv):
             return READONLY
         if self.state != CONNECTED and cfg["replica-serve-stale-data"] == "no":
             stale = "stale" in cmd.flags
@@ -712,7 +738,35 @@ class Link:
                 stale = all("stale" in q.flags for q, _ in c.multi)
             if not stale:
                 return MASTERDOWN
+        if not read_only:
+            if cmd.is_write:
+                _expire_written_keys(c, cmd, argv)
+            elif cmd.fullname == "exec" and c.multi is not None:
+                for q, qargv in c.multi:
+                    if q.is_write:
+                        _expire_written_keys(c, q, qargv)
         return None
+
+
+def _expire_written_keys(c: Client, cmd: Any, argv: list[bytes]) -> None:
+    """A writable replica's write looks its keys up for writing (LOOKUP_WRITE), which deletes
+    those past their deadline (EXPIRE_FORCE_DELETE_EXPIRED) where a read only sees them
+    missing: the write then makes a new key, without the old deadline.  Done for the keys the
+    command names, before it runs."""
+    from server.commands.t_command import key_positions
+
+    db = c.db
+    if not db.expires:
+        return
+    now = c.server.now_ms
+    for pos in key_positions(cmd, argv):
+        when = db.expires.get(argv[pos])
+        if when is not None and when <= now:
+            paused, db.expire_paused = db.expire_paused, False
+            try:
+                db.expire_if_needed(argv[pos], now)
+            finally:
+                db.expire_paused = paused
 
 
 def _current_task() -> asyncio.Task[Any] | None:
@@ -724,12 +778,12 @@ def _current_task() -> asyncio.Task[Any] | None:
 
 # ---- becoming a replica, and a master again --------------------------------------------------------
 def update_gate(srv: Server) -> None:
-    """`srv.replica_gate`: must commands of ordinary clients pass `Link.denies`?  While it is set
-    no client is `plain`, so the fast loop never skips the check.  The master side's gate
-    (min-replicas-to-write, which only a master applies) follows the role change too."""
-    cfg = srv.config.values
-    gate = srv.repl.masterhost is not None and (
-        cfg["replica-read-only"] == "yes" or cfg["replica-serve-stale-data"] == "no")
+    """`srv.replica_gate`: must commands of ordinary clients pass `Link.denies`?  On every
+    replica: a read-only one refuses writes, a writable one deletes the expired keys a write
+    names first.  While it is set no client is `plain`, so the fast loop never skips the check.
+    The master side's gate (min-replicas-to-write, which only a master applies) follows the role
+    change too."""
+    gate = srv.repl.masterhost is not None
     if gate != srv.replica_gate:
         srv.replica_gate = gate
         for c in srv.clients.values():
@@ -810,16 +864,11 @@ def start_from_config(srv: Server) -> None:
 def after_load(srv: Server) -> None:
     """loadDataFromDisk's replica part: a dump file saved by a replica names the history it holds
     (repl-id, repl-offset, repl-stream-db), which the master may continue with a PSYNC."""
-    aux = srv.persistence.loaded_aux
     link = srv.repl.link
-    try:
-        replid = aux[b"repl-id"].decode()
-        offset = int(aux[b"repl-offset"])
-        dbid = int(aux[b"repl-stream-db"])
-    except (KeyError, ValueError, UnicodeError):
-        return
-    if link is None or offset == -1 or dbid == -1 or len(replid) != 40:
-        return  # a master's own history (replid2) is the master side's
+    history = srv.repl.saved_history(srv.persistence.loaded_aux)
+    if link is None or history is None:
+        return  # a master's own history (replid2): Replication.continue_saved_history
+    replid, offset, dbid = history
     srv.repl.replid = replid
     srv.repl.master_repl_offset = offset
     LOG.notice(SYNTHESIZED)

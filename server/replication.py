@@ -11,14 +11,19 @@ a promotion: PSYNC2), only the missing bytes are sent ("+CONTINUE"), else a full
 This module holds that state for both roles (`srv.repl`, a `Replication`):
 - `replid`, `replid2`, `master_repl_offset`, `second_replid_offset` as in Redis's server struct;
 - `backlog`: None until the first replica attaches (createReplicationBacklog), then a `Backlog`;
+  a master starting from a dump file that names its history has one from the start
+  (`continue_saved_history`), so that its replicas resync partially after a restart;
 - `feed(dbid, argv)`: the propagation target (server/propagate.py) a master registers while it
   has a backlog: encodes the write, with a SELECT when `seldb` differs (`seldb` is -1 after a new
   full sync, so the next write names its database), and hands the bytes to `feed_stream`;
 - `feed_stream(data)`: appends bytes to the backlog and to every online replica, advancing the
   offset.  A replica calls it with the bytes it applied from its own master, so its sub-replicas
   and backlog carry the master's stream verbatim (replicationFeedStreamFromMasterStream); a
-  replica's `feed` therefore does nothing (`masterhost` is set) and its own writes never enter
-  the stream;
+  replica's `feed` therefore sends nothing (`masterhost` is set) and its own writes never enter
+  the stream: it only notes the keys a writable replica's clients gave a deadline
+  (`own_expires`), the only keys a replica expires itself (`expire_own_keys`, expireSlaveKeys);
+- PUBLISH reaches the stream but not the AOF: `replica_stream` marks this target as one that
+  takes server/propagate.py's ReplOnly ops;
 - `masterhost`/`masterport`: None/0 on a master; set by REPLICAOF (server/replica.py);
 - `info` and `role_reply`: INFO replication and ROLE, each role answering for itself;
 - `master`: the master side's state and logic (server/replmaster.py: SYNC/PSYNC/REPLCONF, full
@@ -36,6 +41,8 @@ state; nothing here does I/O except writing to replica clients through their `wr
 from __future__ import annotations
 
 import os
+import random
+import time
 from typing import TYPE_CHECKING, Any
 
 from server import lifecycle, propagate
@@ -106,6 +113,10 @@ class Replication:
         self.masterhost: str | None = None
         self.masterport = 0
         self.link: Any = None  # the replica side's link to its master (server/replica.py)
+        # A writable replica's keys that its own clients gave a deadline: key -> bitmap of dbids
+        # (Redis's slaveKeysWithExpire).  Only these expire on a replica (`expire_own_keys`);
+        # the master's keys wait for the master's DEL.
+        self.own_expires: dict[bytes, int] = {}
         # min-replicas-to-write applies (both options set, and a master): writes go through
         # processCommand's checks (Client.update_plain), which refuse them without good replicas.
         self.write_gate = False
@@ -139,6 +150,41 @@ class Replication:
         self.second_replid_offset = self.master_repl_offset + 1
         self.change_replid()
 
+    # ---- the history a dump file names (loadDataFromDisk) -------------------------------------
+    @staticmethod
+    def saved_history(aux: dict[bytes, bytes]) -> tuple[str, int, int] | None:
+        """The repl-id, repl-offset and repl-stream-db a dump file recorded (rdbPopulateSaveInfo),
+        or None when it recorded no usable history (loadDataFromDisk's rsi_is_valid)."""
+        try:
+            replid = aux[b"repl-id"].decode()
+            offset = int(aux[b"repl-offset"])
+            dbid = int(aux[b"repl-stream-db"])
+        except (KeyError, ValueError, UnicodeError):
+            return None
+        if len(replid) != 40 or offset == -1 or dbid == -1:
+            return None
+        return replid, offset, dbid
+
+    def continue_saved_history(self, aux: dict[bytes, bytes]) -> None:
+        """loadDataFromDisk's master part, after the dump file loaded into the backlog created
+        for it (`Persistence.load_at_startup`): a restarted master serves PSYNCs of the history
+        it saved (as replid2, up to its offset), so its replicas continue with a partial resync.
+        The DELs of the keys that expired while it was down are already in the backlog, after
+        that offset.  Without a history the backlog goes: nothing could use it."""
+        history = self.saved_history(aux)
+        backlog = self.backlog
+        if backlog is None:
+            return
+        if history is None:
+            self.free_backlog()
+            return
+        replid, offset, _dbid = history
+        self.replid2 = replid
+        self.second_replid_offset = offset + 1
+        self.master_repl_offset += offset
+        backlog.first = self.master_repl_offset - backlog.histlen + 1
+        self.master.no_replicas_since = time.time()
+
     # ---- the backlog --------------------------------------------------------------------------
     def create_backlog(self) -> None:
         """createReplicationBacklog: start keeping stream bytes; the stream's next byte is
@@ -167,16 +213,81 @@ class Replication:
             self.backlog.resize(int(value))
 
     # ---- feeding ------------------------------------------------------------------------------
+    @property
+    def replica_stream(self) -> bool:
+        """As a propagation target: does it take PUBLISH (server/propagate.py's ReplOnly)?  A
+        master's stream does; a replica proxies its master's."""
+        return self.masterhost is None
+
     def feed(self, dbid: int, argv: list[bytes]) -> None:
         """replicationFeedSlaves: a master's propagated write.  A replica's own writes (it may be
         writable) never enter its stream: it proxies its master's instead."""
-        if self.masterhost is not None or self.backlog is None:
+        if self.masterhost is not None:
+            # a replica's own client wrote (its master's commands run with the dbs loading)
+            if dbid >= 0 and not self.srv.dbs[dbid].loading:
+                self._remember_own_expires(dbid, argv)
+            return
+        if self.backlog is None:
             return
         data = propagate.encode_command(argv)
         if dbid != self.seldb:
             data = propagate.encode_command([b"SELECT", b"%d" % dbid]) + data
             self.seldb = dbid
         self.feed_stream(data)
+
+    # ---- a writable replica's own keys with a deadline (rememberSlaveKeyWithExpire) ----------
+    def _remember_own_expires(self, dbid: int, argv: list[bytes]) -> None:
+        """setExpire's writable-replica case, seen from the op the write propagates (the
+        replayable form: SET ... PXAT, PEXPIREAT, RESTORE ... ABSTTL): each of its keys that
+        now has a deadline is remembered.  Runs only for writes of a replica's clients."""
+        db = self.srv.dbs[dbid]
+        if not db.expires or dbid > 63:
+            return
+        cmd = self.srv.table.lookup(argv)
+        if cmd is None:
+            return
+        from server.commands.t_command import key_positions
+
+        own = self.own_expires
+        for pos in key_positions(cmd, argv):
+            key = argv[pos]
+            if key in db.expires:
+                own[key] = own.get(key, 0) | (1 << dbid)
+
+    def expire_own_keys(self) -> None:
+        """expireSlaveKeys (a replica's cron, as databasesCron calls it when it is not a master):
+        a writable replica's own keys past their deadline are deleted, as a master's active
+        expiry would (the DEL goes to its AOF).  A sample per tick, stopping after three keys
+        that still have time, as Redis does."""
+        own = self.own_expires
+        srv = self.srv
+        now = srv.now_ms
+        keys = list(own) if len(own) <= 64 else random.sample(list(own), 64)
+        alive = 0
+        for key in keys:
+            dbids, left = own[key], 0
+            for db in srv.dbs[:64]:
+                if not dbids >> db.id & 1:
+                    continue
+                when = db.expires.get(key)
+                if when is None:
+                    continue
+                if when <= now:
+                    paused, db.expire_paused = db.expire_paused, False  # this one is ours to delete
+                    try:
+                        db.expire_if_needed(key, now)
+                    finally:
+                        db.expire_paused = paused
+                else:
+                    alive += 1
+                    left |= 1 << db.id
+            if left:
+                own[key] = left
+            else:
+                del own[key]
+            if alive > 3:
+                break
+        propagate.flush_alone(srv)
 
     def feed_stream(self, data: bytes) -> None:
         """Append stream bytes to the backlog and send them to every replica (each takes what
@@ -210,13 +321,15 @@ class Replication:
         return None
 
     def update_write_gate(self) -> None:
-        """Recompute `write_gate`; clients' fast-loop eligibility follows it."""
+        """Recompute `write_gate`; clients' fast-loop eligibility follows it.  The count of good
+        replicas is refreshed every time, as Redis's CONFIG SET of either option does
+        (updateGoodSlaves): a replica's lag may have changed since the last cron."""
         values = self.srv.config.values
         gate = (self.masterhost is None and int(values["min-replicas-to-write"]) > 0
                 and int(values["min-replicas-max-lag"]) > 0)
+        self.master.refresh_good_replicas()
         if gate != self.write_gate:
             self.write_gate = gate
-            self.master.refresh_good_replicas()
             for c in self.srv.clients.values():
                 c.update_plain()
 

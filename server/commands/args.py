@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from protocol.request import _string2ll
-from server.errors import NOT_FLOAT, NOT_INTEGER, CommandError, c_str
+from server.errors import NOT_FLOAT, NOT_INTEGER, NOT_POSITIVE, CommandError, c_str
 from server.numparse import strtod
 
 INT64_MAX = 2**63 - 1
@@ -34,7 +34,7 @@ def to_float(arg: bytes, err: str = NOT_FLOAT) -> float:
     return v
 
 
-def positive_long(arg: bytes, msg: str = "ERR value is out of range, must be positive") -> int:
+def positive_long(arg: bytes, msg: str = NOT_POSITIVE) -> int:
     """getPositiveLongFromObjectOrReply: an int64 >= 0, else `msg` (for non-numbers too)."""
     v = maybe_int(arg)
     if v is None or v < 0:

@@ -10,7 +10,7 @@ RESP2 subscriber may still send is the dispatcher's check.
 from __future__ import annotations
 
 from protocol import reply as R
-from server import pubsub
+from server import propagate, pubsub
 from server.commands.table import command
 from server.errors import subcommand_syntax
 from storage.glob import compile_glob
@@ -89,12 +89,16 @@ def sunsubscribe(c, argv):
 
 @command("publish")
 def publish(c, argv):
-    return _integer(pubsub.publish(c.server, argv[1], argv[2]))
+    n = pubsub.publish(c.server, argv[1], argv[2])
+    propagate.force(c, repl_only=True)  # a replica's subscribers get it too (not the AOF)
+    return _integer(n)
 
 
 @command("spublish")
 def spublish(c, argv):
-    return _integer(pubsub.spublish(c.server, argv[1], argv[2]))
+    n = pubsub.spublish(c.server, argv[1], argv[2])
+    propagate.force(c, repl_only=True)
+    return _integer(n)
 
 
 # ---- PUBSUB -----------------------------------------------------------------------------------

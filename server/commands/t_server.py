@@ -74,6 +74,7 @@ def empty_data(srv, lazy: bool, with_functions: bool = False) -> int:
             lazyfree.flushed_async(srv, n)
         removed += n
     tracking.flushed(srv)
+    srv.repl.own_expires.clear()  # flushSlaveKeysWithExpireList
     if with_functions:
         functions.registry(srv).flush()
     return removed
@@ -356,6 +357,8 @@ _DEBUG_HELP = [
     "    unit tests to simulate Redis errors.",
     "LOG <message>",
     "    Write <message> to the server log.",
+    "REPLICATE <string>",
+    "    Replicates the provided string to replicas, allowing data divergence.",
     "OBJECT <key>",
     "    Show low level info about `key` and associated value.",
     "POPULATE <count> [<prefix>] [<size>]",
@@ -535,6 +538,11 @@ def debug(c, argv):
         return R.OK
     if sub == b"set-active-expire" and n == 3:
         srv.active_expire_enabled = argv[2] != b"0"
+        return R.OK
+    if sub == b"replicate" and n >= 3:
+        # straight into the stream, in whatever db it last selected (replicationFeedSlaves with
+        # slaveseldb): a replica runs what it is given, a test's way to make data diverge
+        srv.repl.feed(srv.repl.seldb, list(argv[2:]))
         return R.OK
     if sub == b"change-repl-id" and n == 2:
         srv.repl.change_replid()

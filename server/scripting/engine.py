@@ -211,7 +211,9 @@ class Engine:
             if denied:
                 cmd.rejected_calls += 1
                 return self._fail(raise_errors, acl.script_denied_text(denied), True)
-        if cmd.is_write and run is not None and run.ro:
+        if run is not None and run.ro and (cmd.is_write or "may_replicate" in cmd.flags):
+            # a read-only script may not PUBLISH either: it could replicate (and CLIENT PAUSE
+            # WRITE lets read-only scripts run)
             cmd.rejected_calls += 1
             return self._fail(raise_errors, b"Write commands are not allowed from read-only scripts.", True)
         if (cmd.is_write and run is not None and not run.wrote and srv.replica_gate
