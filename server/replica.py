@@ -59,7 +59,7 @@ import hiredis
 
 from protocol import reply as R
 from protocol.request import quote_arg
-from server import lifecycle, propagate, tracking, watch
+from server import propagate, tracking, watch
 from server.acl import User
 from server.client import Client
 from server.failover import IN_PROGRESS
@@ -304,11 +304,9 @@ class Link:
 
     def _free_master(self, master: MasterClient) -> None:
         master.close()
-        srv = self.srv
-        if srv.clients.pop(master.id, None) is not None:
-            srv.stat_net_input_bytes += master.tot_net_in
-            srv.stat_net_output_bytes += master.tot_net_out
-        lifecycle.on_disconnect(master)
+        # its transport belongs to the link's stream, whose protocol is not the client: the
+        # client's own end (unregistered, its bytes kept in the totals) is called here
+        master.connection_lost(None)
 
     def master_lost(self, master: MasterClient) -> None:
         """freeClient(server.master) → replicationCacheMaster and
@@ -337,11 +335,7 @@ class Link:
             pass
 
     def _fail(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
-        self._remove_tmpfile()
-        self.task = None
+        self._drop_connection()  # from the link's own task, which it therefore does not cancel
         if self.state != CONNECTED:
             self.state = CONNECT  # replicationCron connects again within a second
 

@@ -24,7 +24,8 @@ This module holds that state for both roles (`srv.repl`, a `Replication`):
   (`own_expires`), the only keys a replica expires itself (`expire_own_keys`, expireSlaveKeys);
 - PUBLISH reaches the stream but not the AOF: `replica_stream` marks this target as one that
   takes server/propagate.py's ReplOnly ops;
-- `masterhost`/`masterport`: None/0 on a master; set by REPLICAOF (server/replica.py);
+- `masterhost`/`masterport`: None/0 on a master; set (with the log's role letter) only by
+  `set_master_address`, which REPLICAOF calls (server/replica.py);
 - `info` and `role_reply`: INFO replication and ROLE, each role answering for itself;
 - `master`: the master side's state and logic (server/replmaster.py: SYNC/PSYNC/REPLCONF, full
   resyncs, ACKs, WAIT, min-replicas-to-write); `replicas` holds its `Replica`s;

@@ -11,12 +11,9 @@ from server.errors import CommandError
 
 
 @command("sync")
-def sync(c, argv):
-    return c.server.repl.master.sync(c, argv) or NO_REPLY
-
-
 @command("psync")
-def psync(c, argv):
+def sync(c, argv):
+    """syncCommand serves both: the master side tells them apart by argv[0]."""
     return c.server.repl.master.sync(c, argv) or NO_REPLY
 
 
