@@ -365,6 +365,10 @@ def test_restore_errors_and_options(diff2):
     ours, theirs = d.both("PTTL", "k")
     assert 99000 < parse(ours) <= 100000 and 99000 < parse(theirs) <= 100000
     d("RESTORE", "wrongtype", "0", payload)
+    d("RESTORE-ASKING", "ra", "0", payload)  # RESTORE under MIGRATE's cluster name
+    d("RESTORE-ASKING", "ra", "0", payload)
+    d("RESTORE-ASKING", "ra", "0")
+    d("GET", "ra")
     d("TYPE", "wrongtype")
     d("DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "1")
     d("RESTORE", "k2", "0", payload[:-8] + b"\x00" * 8)

@@ -154,3 +154,8 @@ def restore(c, argv):
     modified(c, key)
     notify(c, NOTIFY_GENERIC, "restore", key)
     return R.OK
+
+
+# MIGRATE's target form in a cluster (the ASKING flag lets it reach a slot being imported); without
+# cluster mode it is RESTORE under another name, as in Redis.
+command("restore-asking")(restore)
