@@ -55,6 +55,7 @@ from server.commands.table import BLOCKED, TABLE, Command
 from server.errors import NOAUTH, CommandError, c_str, unknown_subcommand, wrong_arity
 from server.log import LOG
 from server.replmaster import is_replica as _is_replica
+from server.unixsocket import client_addr as _unix_addr
 
 if TYPE_CHECKING:
     from server.core import Server
@@ -79,7 +80,8 @@ class Client(asyncio.Protocol):
                  "user", "tracking", "no_evict", "no_touch", "in_exec", "is_script", "block_state",
                  "tot_net_in", "tot_net_out", "last_argv", "fd", "kill_reason", "_base",
                  "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running", "obuf_soft_since",
-                 "prop_argv", "prop_prevent", "prop_force", "prop_muted", "replica")
+                 "prop_argv", "prop_prevent", "prop_force", "prop_muted", "replica",
+                 "unix_socket")
 
     is_master = False  # the replica's link to its master (server/replica.py's MasterClient)
 
@@ -113,6 +115,7 @@ class Client(asyncio.Protocol):
         self.ctime = self.last_interaction = server.now_ms
         self.last_cmd: Command | None = None
         self.addr = self.laddr = ""
+        self.unix_socket = False  # accepted on `unixsocket` (server/unixsocket.py; CLIENT_UNIX_SOCKET)
         self.fd = -1
         self.close_after_reply = False
         self.closed = False
@@ -193,10 +196,13 @@ class Client(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         srv = self.server
-        peer = transport.get_extra_info("peername")
-        sock = transport.get_extra_info("sockname")
-        self.addr = _fmt_addr(peer)
-        self.laddr = _fmt_addr(sock)
+        if self.unix_socket:
+            peer = None
+            self.addr = self.laddr = _unix_addr(srv)
+        else:
+            peer = transport.get_extra_info("peername")
+            self.addr = _fmt_addr(peer)
+            self.laddr = _fmt_addr(transport.get_extra_info("sockname"))
         s = transport.get_extra_info("socket")
         self.fd = s.fileno() if s is not None else -1
         if len(srv.clients) >= srv.config.maxclients:
@@ -953,6 +959,7 @@ _PROTECTED_MSG = (
 
 
 def _protected_mode_denies(srv: Server, peer: Any) -> bool:
+    """`peer` is None for a unix socket client, which protected mode lets in (islocalClient)."""
     if srv.config.values["protected-mode"] != "yes" or not srv.acl.default.flags & _acl.NOPASS:
         return False
     if not isinstance(peer, tuple):

@@ -50,8 +50,8 @@ def config_get(c, argv):
 def is_local(c) -> bool:
     """A loopback or unix-socket connection (the "local" setting of enable-* options)."""
     addr = c.addr
-    return (not addr or addr.startswith("127.") or addr.startswith("[::1]") or addr.startswith("::1")
-            or addr.startswith("unix:") or addr.startswith("::ffff:127."))
+    return (c.unix_socket or not addr or addr.startswith("127.") or addr.startswith("[::1]")
+            or addr.startswith("::1") or addr.startswith("::ffff:127."))
 
 
 def protected_allowed(c, option: str) -> bool:

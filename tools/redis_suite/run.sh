@@ -96,7 +96,8 @@ done
 REPL="integration/replication integration/replication-2 integration/replication-3 integration/replication-4
       integration/replication-psync integration/replication-buffer integration/psync2 integration/psync2-reg
       integration/psync2-pingoff integration/psync2-master-restart integration/block-repl integration/failover"
-SPAWNED=" unit/aofrw unit/acl unit/acl-v2 integration/aof integration/aof-multi-part $(echo $REPL) "
+SPAWNED=" unit/aofrw unit/acl unit/acl-v2 integration/aof integration/aof-multi-part unit/networking integration/aof-race 
+         $(echo $REPL) "
 units=("$@")
 if [ ${#units[@]} -eq 0 ]; then
   units=(unit/type/stream unit/type/stream-cgroups unit/type/string unit/type/incr unit/type/list
