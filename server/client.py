@@ -197,11 +197,9 @@ class Client(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
         srv = self.server
         if self.unix_socket:
-            peer = None
             self.addr = self.laddr = _unix_addr(srv)
         else:
-            peer = transport.get_extra_info("peername")
-            self.addr = _fmt_addr(peer)
+            self.addr = _fmt_addr(transport.get_extra_info("peername"))
             self.laddr = _fmt_addr(transport.get_extra_info("sockname"))
         s = transport.get_extra_info("socket")
         self.fd = s.fileno() if s is not None else -1
@@ -211,7 +209,7 @@ class Client(asyncio.Protocol):
             transport.close()
             self.closed = True
             return
-        if _protected_mode_denies(srv, peer):
+        if _protected_mode_denies(self):
             srv.stat_rejected_conn += 1
             transport.write(_PROTECTED_MSG)
             transport.close()
@@ -953,16 +951,19 @@ _PROTECTED_MSG = (
     b"permanent. 2) Alternatively you can just disable the protected mode by editing the Redis "
     b"configuration file, and setting the protected mode option to 'no', and then restarting the server. "
     b"3) If you started the server manually just for testing, restart it with the '--protected-mode no' "
-    b"option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of "
+    b"option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of "
     b"the above things in order for the server to start accepting connections from the outside.\r\n"
 )
 
 
-def _protected_mode_denies(srv: Server, peer: Any) -> bool:
-    """`peer` is None for a unix socket client, which protected mode lets in (islocalClient)."""
+def is_local_client(c: Client) -> bool:
+    """islocalClient: a unix socket client, or a TCP one from 127.0.0.1 or ::1 exactly (Redis
+    compares the address text, so the rest of 127/8 is not local)."""
+    return c.unix_socket or c.addr.rsplit(":", 1)[0] in ("127.0.0.1", "[::1]")
+
+
+def _protected_mode_denies(c: Client) -> bool:
+    srv = c.server
     if srv.config.values["protected-mode"] != "yes" or not srv.acl.default.flags & _acl.NOPASS:
         return False
-    if not isinstance(peer, tuple):
-        return False
-    host = peer[0]
-    return not (host.startswith("127.") or host == "::1" or host.startswith("::ffff:127."))
+    return not is_local_client(c)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import stat
 import subprocess
 import tempfile
@@ -196,6 +197,25 @@ def test_debug_command_local_allows_unix_clients(pair):
     """enable-debug-command local: a unix socket client is local (islocalClient)."""
     ours, theirs = both(pair, "DEBUG", "SLEEP", "0")
     assert ours == theirs == "+OK\r\n"
+
+
+def test_protected_mode_spares_unix_clients_only(pair):
+    """Protected mode (on, no password): a TCP client from 127.0.0.2 is not local (Redis compares
+    the address with 127.0.0.1 and ::1) and gets the same DENIED text; a unix client is local."""
+    seen = []
+    for side in pair:
+        try:
+            sock = socket.create_connection(("127.0.0.1", side.srv.port), timeout=10,
+                                            source_address=("127.0.0.2", 0))
+        except OSError:
+            pytest.skip("no 127.0.0.2 source address here")
+        denied = b""  # sent on accept, before any command (one sent unread would make the close a reset)
+        while chunk := sock.recv(4096):
+            denied += chunk
+        sock.close()
+        seen.append((denied, side.unix().call("PING")))
+    assert seen[0] == seen[1]
+    assert seen[0][0].startswith(b"-DENIED Redis is running in protected mode") and seen[0][1] == b"+PONG\r\n"
 
 
 def test_replica_on_unix_socket_shows_its_ip_as_redis_does(pair):
