@@ -198,9 +198,14 @@ class Client(asyncio.Protocol):
         srv = self.server
         if self.unix_socket:
             self.addr = self.laddr = _unix_addr(srv)
+            if LOG.level <= 1:  # acceptUnixHandler's verbose line
+                LOG.verbose(f"Accepted connection to {self.addr[:-2]}")
         else:
-            self.addr = _fmt_addr(transport.get_extra_info("peername"))
+            peer = transport.get_extra_info("peername")
+            self.addr = _fmt_addr(peer)
             self.laddr = _fmt_addr(transport.get_extra_info("sockname"))
+            if LOG.level <= 1 and isinstance(peer, tuple):  # acceptTcpHandler's (the ip unbracketed)
+                LOG.verbose(f"Accepted {peer[0]}:{peer[1]}")
         s = transport.get_extra_info("socket")
         self.fd = s.fileno() if s is not None else -1
         if len(srv.clients) >= srv.config.maxclients:

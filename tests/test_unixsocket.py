@@ -254,14 +254,15 @@ def test_clients_over_the_socket(pair):
 
 
 def test_port_0_with_a_unix_socket_only():
-    """A stale file at the path is replaced; the readiness line names the path; shutdown removes
-    the file, as redis-server does, with the same log lines."""
+    """A stale file at the path is replaced; the readiness line names the path, a connection is
+    logged at verbose level; shutdown removes the file, as redis-server does, with the same log
+    lines."""
     logs = []
     for start in (start_raxdb, start_redis):
         path = os.path.join(_socket_dir(), "s.sock")
         with open(path, "w") as stale:
             stale.write("left by a crash")
-        srv = start("--unixsocket", path, "--port", "0")
+        srv = start("--unixsocket", path, "--port", "0", "--loglevel", "verbose")
         try:
             assert stat.S_ISSOCK(os.stat(path).st_mode)
             RawConnection(path).send(encode_command(["SHUTDOWN", "NOSAVE"]))
@@ -271,11 +272,11 @@ def test_port_0_with_a_unix_socket_only():
             assert not os.path.exists(path)
         finally:
             srv.stop()
-        wanted = ("ready to accept", "Ready to accept", "unix socket", "bye bye")
+        wanted = ("ready to accept", "Ready to accept", "Accepted", "unix socket", "bye bye")
         logs.append([line.split(" ", 5)[5].rstrip("\n").replace(path, "<sock>") for line in srv.log
                      if any(w in line for w in wanted)])
     assert logs[0] == logs[1] == ["* The server is now ready to accept connections at <sock>",
-                                  "* Removing the unix socket file.", "# Redis is now ready to exit, bye bye..."]
+                                  "- Accepted connection to <sock>", "* Removing the unix socket file.", "# Redis is now ready to exit, bye bye..."]
 
 
 @pytest.mark.parametrize("case", ["missing dir", "too long", "nowhere", "bad perm", "perm range"])
@@ -297,3 +298,20 @@ def test_start_up_failures_match_redis(case):
         assert ours_last == theirs_last
         assert "Ready to accept" not in ours.stdout
     shutil.rmtree(cwd, ignore_errors=True)
+
+
+def test_accepted_connections_are_logged_at_verbose():
+    """acceptTcpHandler's and acceptUnixHandler's verbose lines, for a TCP and a unix client."""
+    logs = []
+    for start in (start_raxdb, start_redis):
+        side = _start(start, "--loglevel", "verbose")
+        try:
+            for conn in (side.tcp(), side.unix()):
+                assert conn.call("PING") == b"+PONG\r\n"
+                conn.close()
+            assert side.srv.wait_log("Accepted connection to")
+            lines = [side.norm(line.split(" ", 5)[5].rstrip("\n")) for line in side.srv.log if "Accepted" in line]
+            logs.append([line.rsplit(":", 1)[0] + ":<port>" if "127.0.0.1" in line else line for line in lines])
+        finally:
+            side.srv.stop()
+    assert logs[0] == logs[1] == ["- Accepted 127.0.0.1:<port>", "- Accepted connection to <sock>"]
