@@ -56,6 +56,7 @@ from server.errors import NOAUTH, CommandError, c_str, unknown_subcommand, wrong
 from server.log import LOG
 from server.replmaster import is_replica as _is_replica
 from server.unixsocket import client_addr as _unix_addr
+from server.unixsocket import configured as _unix_path
 
 if TYPE_CHECKING:
     from server.core import Server
@@ -199,7 +200,7 @@ class Client(asyncio.Protocol):
         if self.unix_socket:
             self.addr = self.laddr = _unix_addr(srv)
             if LOG.level <= 1:  # acceptUnixHandler's verbose line
-                LOG.verbose(f"Accepted connection to {self.addr[:-2]}")
+                LOG.verbose(f"Accepted connection to {_unix_path(srv)}")
         else:
             peer = transport.get_extra_info("peername")
             self.addr = _fmt_addr(peer)
