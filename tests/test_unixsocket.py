@@ -35,6 +35,10 @@ class Side:
     def __init__(self, srv: ServerProcess, path: str) -> None:
         self.srv, self.path = srv, path
 
+    def stop(self) -> None:
+        self.srv.stop()
+        shutil.rmtree(os.path.dirname(self.path), ignore_errors=True)
+
     def unix(self) -> RawConnection:
         return RawConnection(self.path)
 
@@ -61,7 +65,7 @@ def pair():
     sides = (_start(start_raxdb), _start(start_redis))
     yield sides
     for side in sides:
-        side.srv.stop()
+        side.stop()
 
 
 def both(pair, *args: str) -> tuple[str, str]:
@@ -272,6 +276,7 @@ def test_port_0_with_a_unix_socket_only():
             assert not os.path.exists(path)
         finally:
             srv.stop()
+            shutil.rmtree(os.path.dirname(path), ignore_errors=True)
         wanted = ("ready to accept", "Ready to accept", "Accepted", "unix socket", "bye bye")
         logs.append([line.split(" ", 5)[5].rstrip("\n").replace(path, "<sock>") for line in srv.log
                      if any(w in line for w in wanted)])
@@ -313,5 +318,5 @@ def test_accepted_connections_are_logged_at_verbose():
             lines = [side.norm(line.split(" ", 5)[5].rstrip("\n")) for line in side.srv.log if "Accepted" in line]
             logs.append([line.rsplit(":", 1)[0] + ":<port>" if "127.0.0.1" in line else line for line in lines])
         finally:
-            side.srv.stop()
+            side.stop()
     assert logs[0] == logs[1] == ["- Accepted 127.0.0.1:<port>", "- Accepted connection to <sock>"]
