@@ -55,6 +55,8 @@ from server.commands.table import BLOCKED, TABLE, Command
 from server.errors import NOAUTH, CommandError, c_str, unknown_subcommand, wrong_arity
 from server.log import LOG
 from server.replmaster import is_replica as _is_replica
+from server.unixsocket import client_addr as _unix_addr
+from server.unixsocket import configured as _unix_path
 
 if TYPE_CHECKING:
     from server.core import Server
@@ -79,7 +81,8 @@ class Client(asyncio.Protocol):
                  "user", "tracking", "no_evict", "no_touch", "in_exec", "is_script", "block_state",
                  "tot_net_in", "tot_net_out", "last_argv", "fd", "kill_reason", "_base",
                  "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running", "obuf_soft_since",
-                 "prop_argv", "prop_prevent", "prop_force", "prop_muted", "replica")
+                 "prop_argv", "prop_prevent", "prop_force", "prop_muted", "replica",
+                 "unix_socket")
 
     is_master = False  # the replica's link to its master (server/replica.py's MasterClient)
 
@@ -113,6 +116,7 @@ class Client(asyncio.Protocol):
         self.ctime = self.last_interaction = server.now_ms
         self.last_cmd: Command | None = None
         self.addr = self.laddr = ""
+        self.unix_socket = False  # accepted on `unixsocket` (server/unixsocket.py; CLIENT_UNIX_SOCKET)
         self.fd = -1
         self.close_after_reply = False
         self.closed = False
@@ -193,10 +197,16 @@ class Client(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
         srv = self.server
-        peer = transport.get_extra_info("peername")
-        sock = transport.get_extra_info("sockname")
-        self.addr = _fmt_addr(peer)
-        self.laddr = _fmt_addr(sock)
+        if self.unix_socket:
+            self.addr = self.laddr = _unix_addr(srv)
+            if LOG.level <= 1:  # acceptUnixHandler's verbose line
+                LOG.verbose(f"Accepted connection to {_unix_path(srv)}")
+        else:
+            peer = transport.get_extra_info("peername")
+            self.addr = _fmt_addr(peer)
+            self.laddr = _fmt_addr(transport.get_extra_info("sockname"))
+            if LOG.level <= 1 and isinstance(peer, tuple):  # acceptTcpHandler's (the ip unbracketed)
+                LOG.verbose(f"Accepted {peer[0]}:{peer[1]}")
         s = transport.get_extra_info("socket")
         self.fd = s.fileno() if s is not None else -1
         if len(srv.clients) >= srv.config.maxclients:
@@ -205,7 +215,7 @@ class Client(asyncio.Protocol):
             transport.close()
             self.closed = True
             return
-        if _protected_mode_denies(srv, peer):
+        if _protected_mode_denies(self):
             srv.stat_rejected_conn += 1
             transport.write(_PROTECTED_MSG)
             transport.close()
@@ -947,15 +957,19 @@ _PROTECTED_MSG = (
     b"permanent. 2) Alternatively you can just disable the protected mode by editing the Redis "
     b"configuration file, and setting the protected mode option to 'no', and then restarting the server. "
     b"3) If you started the server manually just for testing, restart it with the '--protected-mode no' "
-    b"option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of "
+    b"option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of "
     b"the above things in order for the server to start accepting connections from the outside.\r\n"
 )
 
 
-def _protected_mode_denies(srv: Server, peer: Any) -> bool:
+def is_local_client(c: Client) -> bool:
+    """islocalClient: a unix socket client, or a TCP one from 127.0.0.1 or ::1 exactly (Redis
+    compares the address text, so the rest of 127/8 is not local)."""
+    return c.unix_socket or c.addr.rsplit(":", 1)[0] in ("127.0.0.1", "[::1]")
+
+
+def _protected_mode_denies(c: Client) -> bool:
+    srv = c.server
     if srv.config.values["protected-mode"] != "yes" or not srv.acl.default.flags & _acl.NOPASS:
         return False
-    if not isinstance(peer, tuple):
-        return False
-    host = peer[0]
-    return not (host.startswith("127.") or host == "::1" or host.startswith("::ffff:127."))
+    return not is_local_client(c)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -224,11 +225,20 @@ def _dir(args: list[bytes]) -> str:
     return os.getcwd()
 
 
+_OCTAL = re.compile(rb"[ \t\n\v\f\r]*[+-]?[0-7]+")
+
+
 def _octal(args: list[bytes]) -> str:
-    try:
-        return "%o" % int(args[0], 8)
-    except ValueError:
-        raise ConfigError("argument couldn't be parsed as an octal number") from None
+    """unixsocketperm: what strtoll(v, &end, 8) reads in full (so "" is 0), within 0..0777."""
+    v = args[0]
+    if v and not _OCTAL.fullmatch(v):
+        raise ConfigError("argument couldn't be parsed as an octal number")
+    n = int(v, 8) if v else 0
+    if not -(1 << 63) <= n < 1 << 63:
+        raise ConfigError("argument couldn't be parsed as an octal number")  # ERANGE
+    if not 0 <= n <= 0o777:
+        raise ConfigError("argument must be between 0 and 777 inclusive")
+    return "%o" % n
 
 
 def _replicaof(args: list[bytes]) -> str:

@@ -68,7 +68,8 @@ class Server:
         # running loop (in-process harnesses) the flush runs at once.
         self.pending_writes: list[Client] = []
         self.call_soon: Callable[[Callable[[], Any]], Any] = _run_now
-        self.listeners: list[asyncio.base_events.Server] = []
+        self.listeners: list[asyncio.base_events.Server] = []  # TCP: CONFIG SET port / bind replace them
+        self.unix_listener: asyncio.base_events.Server | None = None  # `unixsocket` (server/unixsocket.py)
         self.pid = os.getpid()
         self.run_id = os.urandom(20).hex()
         self.start_time = time.time()
@@ -344,7 +345,15 @@ class Server:
             LOG.warning(f"Warning: Could not create server TCP listening socket {exc}")
             LOG.warning(f"Failed listening on port {port} (TCP), aborting.")
             raise SystemExit(1) from exc
+        from server import unixsocket
+
+        unix = unixsocket.bind(self)
+        if not socks and unix is None:
+            LOG.warning("Configured to not listen anywhere, exiting.")
+            raise SystemExit(1)
         await self._serve_sockets(socks)
+        if unix is not None:
+            self.unix_listener = await unixsocket.serve(self, unix)
         self._show_banner(port)
         from server import replica
 
@@ -357,7 +366,10 @@ class Server:
             LOG.notice("Port 0: not listening on TCP")
         self._schedule_cron()
         LOG.notice(f"Server initialized (raxdb {RAXDB_VERSION}, Redis {VERSION} compatible), port {port}")
-        LOG.notice("Ready to accept connections tcp")
+        if socks:
+            LOG.notice("Ready to accept connections")
+        if unix is not None:
+            LOG.notice(f"The server is now ready to accept connections at {unixsocket.configured(self)}")
         await self.shutdown_event.wait()
         await self.close()
 
@@ -484,6 +496,11 @@ class Server:
             self.cron_handle.cancel()
         for srv in self.listeners:
             srv.close()
+        if self.unix_listener is not None:
+            from server import unixsocket
+
+            self.unix_listener.close()
+            unixsocket.remove(self)
         if self.repl.link is not None:
             self.repl.link.shutdown()
         for client in list(self.clients.values()):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from protocol import reply as R
 from protocol.request import quote_arg
+from server import unixsocket
 
 if TYPE_CHECKING:
     from server.client import Client
@@ -97,8 +98,9 @@ def feed_monitors(client: Client, argv: list[bytes], cmd: Command | None, origin
     if cmd is not None and "admin" in cmd.flags:
         return
     now = time.time()
-    line = "+%.6f [%d %s] %s\r\n" % (now, client.dbid, origin or client.addr,
-                                       " ".join(quote_arg(a) for a in redacted(argv)))
+    if origin is None:
+        origin = unixsocket.monitor_origin(srv) if client.unix_socket else client.addr
+    line = "+%.6f [%d %s] %s\r\n" % (now, client.dbid, origin, " ".join(quote_arg(a) for a in redacted(argv)))
     data = line.encode()
     for m in srv.monitors:
         m.write(data)

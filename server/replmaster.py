@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 from protocol import reply as R
 from server import propagate
 from server.log import LOG
+from server.unixsocket import PEER_IP
 
 if TYPE_CHECKING:
     from server.client import Client
@@ -95,6 +96,8 @@ class Replica:
     def ip(self) -> str:
         if self.addr:
             return self.addr
+        if self.client.unix_socket:
+            return PEER_IP
         host = self.client.addr.rsplit(":", 1)[0]
         return host[1:-1] if host.startswith("[") else host
 

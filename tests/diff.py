@@ -36,8 +36,14 @@ def encode_command(args: tuple[Any, ...] | list[Any]) -> bytes:
 class RawConnection:
     """A blocking connection that returns each reply's raw bytes (one complete RESP frame)."""
 
-    def __init__(self, port: int, timeout: float = 30.0) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    def __init__(self, port: int | str, timeout: float = 30.0) -> None:
+        """`port` on loopback, or a str: the path of a unix domain socket."""
+        if isinstance(port, str):
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sock.settimeout(timeout)
+            self.sock.connect(port)
+        else:
+            self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
         self.buf = b""
 
     def close(self) -> None:

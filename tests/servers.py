@@ -1,7 +1,8 @@
 """Start raxdb and a real redis-server on free loopback ports for the tests and benchmarks.
 
-Readiness is awaited by reading the server's log until "Ready to accept connections" (an event,
-not a sleep).  `REDIS_SERVER` may name the oracle binary; it is installed by `make test`.
+Readiness is awaited by reading the server's log until "Ready to accept connections", or "The
+server is now ready to accept connections at <path>" for a server listening on a unix socket only
+(an event, not a sleep).  `REDIS_SERVER` may name the oracle binary; it is installed by `make test`.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class ServerProcess:
                 with self._logged:
                     self.log.append(line)
                     self._logged.notify_all()
-                if "Ready to accept connections" in line:
+                if "eady to accept connections" in line:
                     ready.set()
             ready.set()
 

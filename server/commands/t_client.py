@@ -49,6 +49,8 @@ def _flags(c) -> str:
         f += "d"
     if c.close_after_reply:
         f += "c"
+    if c.unix_socket:
+        f += "U"
     if c.no_evict:
         f += "e"
     if c.no_touch:
@@ -71,7 +73,7 @@ def client_info_line(c, current=None) -> str:
         omem = 0
     me = c is current
     qbuf = _query_buffer(c, me)
-    argv_mem = _argv_mem(c.last_argv) if me else 0
+    argv_mem = _argv_mem(c.last_argv) if me or c.blocked else 0  # Redis keeps a blocked command's argv
     multi = c.multi
     multi_mem = sum(_argv_mem(argv) for _, argv in multi) if multi else 0
     last = c.last_cmd
@@ -203,16 +205,13 @@ def _kill(c, victim) -> None:
 @command("client|kill")
 def client_kill(c, argv):
     srv = c.server
-    if len(argv) == 3:  # old form: CLIENT KILL addr:port
-        for x in list(srv.clients.values()):
-            if x.addr.encode() == argv[2]:
-                _kill(c, x)
-                return R.OK
-        raise CommandError("ERR No such client")
     cid = None
     ctype = addr = laddr = user = None
     skipme = True
-    i = 2
+    old_form = len(argv) == 3  # CLIENT KILL addr:port: every client with that address, itself too
+    if old_form:
+        addr, skipme = argv[2], False
+    i = 3 if old_form else 2
     while i < len(argv):
         if i + 1 >= len(argv):
             raise CommandError(SYNTAX)
@@ -249,6 +248,10 @@ def client_kill(c, argv):
             continue
         _kill(c, x)
         killed += 1
+    if old_form:  # unix socket clients share one address
+        if not killed:
+            raise CommandError("ERR No such client")
+        return R.OK
     return R.integer(killed)
 
 

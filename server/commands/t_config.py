@@ -48,10 +48,11 @@ def config_get(c, argv):
 
 
 def is_local(c) -> bool:
-    """A loopback or unix-socket connection (the "local" setting of enable-* options)."""
-    addr = c.addr
-    return (not addr or addr.startswith("127.") or addr.startswith("[::1]") or addr.startswith("::1")
-            or addr.startswith("unix:") or addr.startswith("::ffff:127."))
+    """A local connection (islocalClient) or the server's own (no address): the "local" setting
+    of enable-* options."""
+    from server.client import is_local_client  # not at import: the client module imports the commands
+
+    return not c.addr or is_local_client(c)
 
 
 def protected_allowed(c, option: str) -> bool:

@@ -44,8 +44,9 @@
 #                                                  memory figures are not built (the one that
 #                                                  flips compares used_memory noise with 0)
 #   integration/psync2         52/0/0    52/0/0
-#   integration/psync2-reg     17/0/1    19/0/1    redis-benchmark -s: unix sockets not built (the
-#                                                  test counts vary: its kills are random)
+#   integration/psync2-reg     17/0/1    19/0/1    redis-benchmark -s: unix sockets not built then
+#                                                  (served now: see below; the test counts vary:
+#                                                  its kills are random)
 #   integration/psync2-pingoff 6/0/0     6/0/0
 #   integration/psync2-master-restart 0/2/1 4/0/0
 #   integration/block-repl     2/0/0     2/0/0
@@ -59,6 +60,20 @@
 #   unit/type/list 240/0/0, unit/expire 66/0/0, unit/functions 94/0/0, unit/type/stream-cgroups
 #   51/0/0, unit/type/string 76/0/0, unit/type/zset 312/0/0, unit/introspection 28/0/0: all pass,
 #   before and after.  unit/maxmemory runs nothing here (all external:skip).
+#
+# Unix sockets (before = 12ca3f4, after = `unixsocket` served; 2026-11-22; the suite gives every
+# spawned server a unixsocket; unit/networking and integration/aof-race are spawned since):
+#   unit                       before    after     what is left
+#   integration/psync2-reg     29/0/1    22/0/0    the exception was redis-benchmark -s failing at
+#                                        24/0/0    once (its kill found no process)
+#   integration/aof-race       0/0/1     0/0/1     before, redis-benchmark -s reached nothing; now the
+#                                                  first server's 20000 INCRs check, and the restart
+#                                                  finds the AOF gone (the suite's clean_persistence
+#                                                  removes it: redis-server 7.0.15 fails the same
+#                                                  way; the unit is not in 7.0's test list)
+#   unit/networking            2/2/1     2/2/1     the default bind is "127.0.0.1 -::1" where Redis's
+#                                                  is "* -::*", which fails the test before its
+#                                                  redis-cli -s steps; bind-source-addr not built
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=${RAXDB:-$(cd "$here/../.." && pwd)}
@@ -96,7 +111,8 @@ done
 REPL="integration/replication integration/replication-2 integration/replication-3 integration/replication-4
       integration/replication-psync integration/replication-buffer integration/psync2 integration/psync2-reg
       integration/psync2-pingoff integration/psync2-master-restart integration/block-repl integration/failover"
-SPAWNED=" unit/aofrw unit/acl unit/acl-v2 integration/aof integration/aof-multi-part $(echo $REPL) "
+SPAWNED=" unit/aofrw unit/acl unit/acl-v2 integration/aof integration/aof-multi-part unit/networking integration/aof-race 
+         $(echo $REPL) "
 units=("$@")
 if [ ${#units[@]} -eq 0 ]; then
   units=(unit/type/stream unit/type/stream-cgroups unit/type/string unit/type/incr unit/type/list
