@@ -443,8 +443,10 @@ class Server:
         from server.client import Client
 
         assert self.loop is not None
+        # create_server listens again with its own backlog (100 unless given): tcp-backlog passes on
+        backlog = int(self.config.values["tcp-backlog"])
         for sock in socks:
-            self.listeners.append(await self.loop.create_server(lambda: Client(self), sock=sock))
+            self.listeners.append(await self.loop.create_server(lambda: Client(self), sock=sock, backlog=backlog))
 
     def _rebind(self, failure: str) -> None:
         """CONFIG SET port / bind: bind the new sockets first, and only then close the old ones,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -205,3 +206,30 @@ def test_start_up_banner_names_the_pid_as_redis(logo):
                 assert f"Running mode=standalone, port={srv.port}." in log, (srv.name, log)
         finally:
             srv.stop()
+
+
+def _listen_backlogs(port: int) -> set[int]:
+    """The backlog of each socket listening on `port` (ss shows it as Send-Q)."""
+    out = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True, check=True).stdout
+    return {int(line.split()[2]) for line in out.splitlines()}
+
+
+@pytest.mark.skipif(shutil.which("ss") is None, reason="needs ss (iproute2) to read a listen backlog")
+def test_default_bind_and_tcp_backlog_as_redis():
+    """Without --bind both servers take Redis's built-in default ("* -::*": every interface,
+    protected mode keeping the unauthenticated out), and the sockets listen with tcp-backlog
+    (asyncio's create_server listened again with its own 100)."""
+    found = {}
+    for name, argv0 in (("raxdb", [sys.executable, "-m", "server"]), ("redis", [redis_binary()])):
+        port = free_port()
+        cwd = tempfile.mkdtemp(prefix=f"{name}-bind-")
+        srv = ServerProcess([*argv0, "--port", str(port), "--save", "", "--tcp-backlog", "300"], port, cwd, name)
+        try:
+            c = RawConnection(port)
+            found[name] = (c.call("CONFIG", "GET", "bind"), _listen_backlogs(port))
+            c.close()
+        finally:
+            srv.stop()
+    assert found["raxdb"] == found["redis"]
+    assert found["raxdb"][0] == b"*2\r\n$4\r\nbind\r\n$6\r\n* -::*\r\n"
+    assert found["raxdb"][1] == {300}
