@@ -32,6 +32,7 @@ from server.evict import OOM
 from server.log import LOG
 from server.scripting import convert, luanum
 from server.scripting.lua_env import BOOTSTRAP
+from server.scripting.untail import untail
 
 if TYPE_CHECKING:
     from server.client import Client
@@ -135,7 +136,7 @@ class Engine:
                                            unpack_returned_tuples=True)
         self._where: Any = None
         py = lua.table_from({
-            b"unwrap": self._unwrap, b"is_pyfunc": _is_pyfunc,
+            b"unwrap": self._unwrap, b"is_pyfunc": _is_pyfunc, b"untail": untail,
             b"random": self._random, b"randomseed": self._randomseed,
         })
         self.h = lua.execute(BOOTSTRAP, py, name="=[raxdb]")
@@ -161,7 +162,8 @@ class Engine:
         lua = self.lua
         t = lua.table()
         api = {
-            b"call": self._call, b"pcall": self._pcall, b"sha1hex": self._sha1hex,
+            b"call": self.h.front(self._call, self._call_packed),
+            b"pcall": self.h.front(self._pcall, self._pcall_packed), b"sha1hex": self._sha1hex,
             b"error_reply": self._error_reply, b"status_reply": self._status_reply, b"log": self._log,
             b"setresp": self._setresp, b"set_repl": self._set_repl,
             b"replicate_commands": _true, b"breakpoint": _false, b"debug": _none,
@@ -285,6 +287,13 @@ class Engine:
 
     def _pcall(self, *args: Any) -> Any:
         return self._command(False, args)
+
+    # more arguments than lupa passes to Python at once: their count and a table of them
+    def _call_packed(self, n: int, args: Any) -> Any:
+        return self._command(True, tuple(args[i] for i in range(1, n + 1)))
+
+    def _pcall_packed(self, n: int, args: Any) -> Any:
+        return self._command(False, tuple(args[i] for i in range(1, n + 1)))
 
     def _sha1hex(self, *args: Any) -> Any:
         if len(args) != 1 or not _is_lua_string(args[0]):
