@@ -171,7 +171,8 @@ class Client(asyncio.Protocol):
                       and not (self.resp == 2 and (self.channels or self.patterns or self.shard_channels))
                       and not srv.monitors and not srv.pause_until_ms and not self.in_exec
                       and srv.busy_script is None and not self.close_after_reply and self.tracking is None
-                      and self.user.free and not srv.repl.write_gate and not srv.replica_gate)
+                      and self.user.free and not srv.repl.write_gate and not srv.replica_gate
+                      and not srv.rdb_gate)
         if self.exact is not None:
             self.exact.auth_required = not self.authenticated
 
@@ -618,9 +619,10 @@ class Client(asyncio.Protocol):
             if srv.maxmemory and srv.busy_script is None and evict.refuses(self, cmd, argv):
                 self._reject(cmd, evict.OOM, out)
                 return
-            disk_error = srv.aof.denied_error()
+            disk_error = srv.persistence.writes_denied()
             if disk_error is not None and not self.is_master and self._disk_denies(cmd, argv):
-                # writeCommandsDeniedByDiskError: writes (and PING) wait until the AOF can be written
+                # writeCommandsDeniedByDiskError: writes (and PING) wait until a save succeeds and
+                # the AOF can be written
                 self._reject(cmd, disk_error, out)
                 return
             if srv.repl.write_gate and not srv.repl.master.enough_good_replicas() and cmd.fullname != "ping" \

@@ -140,6 +140,9 @@ class Server:
         # While a replica refuses some commands (READONLY, MASTERDOWN): no client is plain and
         # execute() asks the link (server/replica.py).
         self.replica_gate = False
+        # While a failed save refuses writes (stop-writes-on-bgsave-error; server/persistence.py):
+        # no client is plain and execute() answers MISCONF.
+        self.rdb_gate = False
         self._init_introspection()
 
     def flush_writes(self) -> None:

@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -492,6 +493,46 @@ def test_info_while_a_bgsave_runs(fresh):
     assert ours_srv.wait_log("Background saving terminated by signal 10")
     assert b"rdb_last_bgsave_status:ok" in d.ours.call("INFO", "persistence")
     d("CONFIG", "SET", "rdb-key-save-delay", "0")
+
+
+def test_failed_bgsave_refuses_writes(fresh):
+    """integration/rdb 'failed bgsave prevents writes': with save points and
+    stop-writes-on-bgsave-error, a BGSAVE that failed (its child killed) makes writes, PING,
+    writing scripts and a writing EXEC answer MISCONF; reads pass; turning the option off, or a
+    save that succeeds, lifts it."""
+    ours_srv, theirs_srv = fresh
+    d = Diff(ours_srv.port, theirs_srv.port, 2)
+    d("CONFIG", "SET", "save", "3600 1")
+    d("SET", "x", "x")
+    d("CONFIG", "SET", "rdb-key-save-delay", "10000000")
+    d("BGSAVE")
+    for srv in (ours_srv, theirs_srv):
+        path = f"/proc/{srv.proc.pid}/task/{srv.proc.pid}/children"
+        deadline = time.monotonic() + 10
+        while not open(path).read().split():
+            assert time.monotonic() < deadline, "no BGSAVE child"
+            time.sleep(0.02)
+        os.kill(int(open(path).read().split()[0]), 9)
+        assert srv.wait_log("Background saving terminated by signal 9")
+    d("CONFIG", "SET", "rdb-key-save-delay", "0")
+    d("GET", "x")
+    d("SET", "x", "y")
+    d("PING")
+    d("EVAL", "return redis.call('set', KEYS[1], 1)", "1", "x")
+    d("EVAL", "return redis.call('get', KEYS[1])", "1", "x")
+    d("EVAL", "#!lua\nreturn redis.call('set', KEYS[1], 1)", "1", "x")
+    d("EVAL", "#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])", "1", "x")
+    d("MULTI")
+    d("SET", "x", "z")
+    d("EXEC")
+    d("CONFIG", "SET", "stop-writes-on-bgsave-error", "no")
+    d("SET", "x", "y")
+    d("CONFIG", "SET", "stop-writes-on-bgsave-error", "yes")
+    d("SET", "x", "w")
+    d("SAVE")
+    d("SET", "x", "v")
+    for srv in (ours_srv, theirs_srv):
+        assert b"rdb_last_bgsave_status:ok" in RawConnection(srv.port).call("INFO", "persistence")
 
 
 def test_debug_reload_merge_replaces_functions_and_keys(diff2):

@@ -224,8 +224,9 @@ class Engine:
 
             cmd.rejected_calls += 1  # scriptVerifyWriteCommandAllow on a read-only replica
             return self._fail(raise_errors, b"-" + READONLY, True)
-        if cmd.is_write and run is not None and not run.wrote and srv.aof.state:
-            denied = srv.aof.denied_error()  # scriptVerifyWriteCommandAllow: the AOF cannot be written
+        if cmd.is_write and run is not None and not run.wrote and (srv.aof.state or srv.rdb_gate):
+            # scriptVerifyWriteCommandAllow: the last save failed, or the AOF cannot be written
+            denied = srv.persistence.writes_denied()
             if denied is not None:
                 cmd.rejected_calls += 1
                 return self._fail(raise_errors, b"-" + denied, True)
