@@ -484,7 +484,7 @@ class Persistence:
         `feed_repl` (a master starting up): a key dropped as expired is a DEL in the
         replication stream, so that replicas continuing the saved history drop it too."""
         srv = self.srv
-        loaded = expired = 0
+        loaded = expired = empty = 0
         end = len(data)
         with self.loading():
             now = srv.now_ms
@@ -510,17 +510,26 @@ class Persistence:
                     elif kind == "function":
                         self._function_loaded(item, merge)
                     elif kind == "empty":
-                        LOG.notice(f"rdbLoadObject skipping empty key: {item[1].decode(errors='replace')}")
+                        if empty < 10:  # Redis names the first ten
+                            LOG.warning(f"rdbLoadObject skipping empty key: {item[1].decode(errors='replace')}")
+                        empty += 1
                     elif kind == "resize" and item[0] >= len(srv.dbs):
                         raise LoadError("FATAL: Data file was created with a Redis server configured to "
                                         f"handle more than {len(srv.dbs)} databases. Exiting\n")
                     elif kind == "end":
                         end = item
             except rdb.RDBError as exc:
+                if isinstance(exc, rdb.ChecksumError):
+                    LOG.warning(f"Wrong RDB checksum expected: ({exc.computed:x}) but got ({exc.stored:x}). "
+                                "Aborting now.")
                 raise LoadError(f"Internal error in RDB reading: {exc}") from None
         self.stats["rdb_last_load_keys_loaded"] = loaded
         self.stats["rdb_last_load_keys_expired"] = expired
-        LOG.notice(f"Done loading RDB, keys loaded: {loaded}, keys expired: {expired}.")
+        if empty:
+            LOG.warning(f"Done loading RDB, keys loaded: {loaded}, keys expired: {expired}, "
+                        f"empty keys skipped: {empty}.")
+        else:
+            LOG.notice(f"Done loading RDB, keys loaded: {loaded}, keys expired: {expired}.")
         return end
 
     @staticmethod

@@ -28,7 +28,7 @@ import time
 import pytest
 
 from tests.diff import Diff, RawConnection, parse
-from tests.servers import ROOT, free_port, start_raxdb, start_redis
+from tests.servers import ROOT, free_port, redis_binary, start_raxdb, start_redis
 
 LIB = "#!lua name=persistlib\nredis.register_function('pf', function(keys, args) return 7 end)"
 
@@ -323,6 +323,54 @@ def test_unloadable_dump_file_stops_start_up(content):
     shutil.rmtree(d, ignore_errors=True)
 
 
+def _start_up_log(binary: list[str], content: bytes) -> tuple[int, str]:
+    """Start a server (argv `binary`) in a directory holding `content` as its dump file: its exit
+    code and log, once it has ended or answered."""
+    d = tempfile.mkdtemp(prefix="rdb-l-")
+    with open(os.path.join(d, "dump.rdb"), "wb") as f:
+        f.write(content)
+    port = free_port()
+    proc = subprocess.Popen([*binary, "--port", str(port), "--save", ""], cwd=d, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.stdout is not None
+    lines = []
+    for line in proc.stdout:  # to its end, or until it is up: then it is stopped
+        lines.append(line)
+        if "Ready to accept connections" in line:
+            proc.terminate()
+    proc.wait(30)
+    shutil.rmtree(d, ignore_errors=True)
+    return proc.returncode, "".join(lines)
+
+
+def _log_lines(text: str, *needles: str) -> list[str]:
+    """The lines of a log that contain one of `needles`, without their pid and time prefix."""
+    return [line.split(" ", 5)[-1] for line in text.splitlines() if any(n in line for n in needles)]
+
+
+def test_crc_error_and_empty_keys_are_logged_as_redis_logs_them():
+    """integration/rdb 'Server should not start if RDB is corrupted' and corrupt-dump 'load
+    corrupted rdb with empty keys': a dump file whose checksum is wrong stops start-up with
+    Redis's two lines (both checksums, then 'RDB CRC error'); empty keys are skipped, the first
+    ten by name, and counted in the 'Done loading' line."""
+    from storage.crc64 import crc64
+
+    body = b"REDIS0010\xfe\x00" + b"".join(b"\x02\x03e%02d\x00" % i for i in range(12)) + b"\x00\x01k\x01v\xff"
+    redis_argv = [redis_binary()]
+    ours_argv = [sys.executable, "-m", "server"]
+    for content, needles, code in (
+            (body + (crc64(body) ^ 1).to_bytes(8, "little"), ("checksum", "CRC error"), 1),
+            (body + crc64(body).to_bytes(8, "little"), ("empty key", "Done loading RDB"), None)):
+        ours_code, ours = _start_up_log(ours_argv, content)
+        theirs_code, theirs = _start_up_log(redis_argv, content)
+        assert _log_lines(ours, *needles)[0] == _log_lines(theirs, *needles)[0]
+        if code is None:
+            assert _log_lines(ours, *needles) == _log_lines(theirs, *needles)
+        else:
+            assert ours_code == theirs_code == code
+            assert "RDB CRC error" in ours
+
+
 def test_debug_reload_keeps_the_dataset(pair):
     _, _, ours, theirs = pair
     _build(ours)
@@ -342,6 +390,9 @@ def test_debug_reload_keeps_the_dataset(pair):
 
 def test_restore_errors_and_options(diff2):
     d = diff2
+    # a quicklist node of no bytes, plain or packed (corrupt-dump 'quicklist encoded_len is 0')
+    d("RESTORE", "l", "0", b"\x12\x01\x01\x00\x0a\x00\x8f\xc6\xc0\x57\x1c\x0a\xb3\x3c", "REPLACE")
+    d("RESTORE", "l", "0", b"\x12\x01\x02\x00\x0a\x00\xee\xf0\xdc\x9b\xeb\x94\xc9\x82", "REPLACE")
     d("SET", "src", "value")
     payload = parse(d.ours.call("DUMP", "src"))
     assert payload == parse(d.theirs.call("DUMP", "src"))
