@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import aofload, latency, obuf, propagate
+from server import aofload, latency, obuf, oomscore, propagate
 from server.commands.table import TABLE
 from server.config import Config
 from server.log import LOG
@@ -180,6 +180,7 @@ class Server:
         from server.persistence import Persistence
 
         self.persistence = Persistence(self)
+        oomscore.attach(self)
         self.aof = AOF(self)
         on = cfg.on_change.setdefault
         on("port", []).append(lambda _v: self._rebind("Unable to listen on this port. Check server logs."))
@@ -359,6 +360,7 @@ class Server:
         if port == 0:
             LOG.notice("Port 0: not listening on TCP")
         self._schedule_cron()
+        oomscore.apply(self)
         LOG.notice(f"Server initialized (raxdb {RAXDB_VERSION}, Redis {VERSION} compatible), port {port}")
         LOG.notice("Ready to accept connections tcp")
         await self.shutdown_event.wait()

@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from server import oomscore
 from server.log import LOG
 from server.numparse import strtoll
 from server.propagate import deletion
@@ -286,6 +287,7 @@ class Persistence:
                     signal.signal(sig, signal.SIG_IGN)
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
                 LOG.role = "C"  # the child's log lines say so, as Redis's do
+                oomscore.apply(self.srv, oomscore.CHILD)
                 code = 0 if work() else 1
             finally:
                 os._exit(code)
