@@ -82,6 +82,9 @@ class Client(asyncio.Protocol):
                  "prop_argv", "prop_prevent", "prop_force", "prop_muted", "replica")
 
     is_master = False  # the replica's link to its master (server/replica.py's MasterClient)
+    # mustObeyClient: the master's link or the AOF's replaying client, whose commands were
+    # checked where they first ran (a stream trim's LIMIT is not enforced again)
+    must_obey = False
 
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -876,6 +879,14 @@ class Client(asyncio.Protocol):
             args += b"'" + c_str(a, 128 - len(args)) + b"' "
         msg = b"ERR unknown command '" + c_str(argv[0], 128) + b"', with args beginning with: " + args
         self._reject(None, msg, out)
+
+
+class AOFClient(Client):
+    """The client that replays the AOF (createAOFClient; server/aofload.py): obeyed as the
+    master's link is."""
+
+    __slots__ = ()
+    must_obey = True
 
 
 def _only_bulk_payloads(data: bytes) -> bool:

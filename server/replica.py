@@ -116,6 +116,7 @@ class MasterClient(Client):
 
     __slots__ = ("link", "reploff", "read_reploff", "replid", "pending", "protocol_error")
     is_master = True
+    must_obey = True
 
     def __init__(self, srv: Server, link: Link, replid: str, reploff: int) -> None:
         super().__init__(srv)

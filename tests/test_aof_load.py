@@ -489,6 +489,31 @@ def test_debug_loadaof_reloads_what_the_files_hold(tmp_path):
     assert _tree(tmp_path / "raxdb") == _tree(tmp_path / "redis")
 
 
+def test_an_approximate_trim_with_limit_replays_exactly(tmp_path):
+    """unit/type/stream 'XADD with ~ MAXLEN and LIMIT can propagate correctly': the trim is
+    written as MAXLEN = <length> (or MINID = <first id>) with its LIMIT, which the AOF's client
+    obeys without the LIMIT (mustObeyClient): the reloaded stream is as long as before."""
+    ours, theirs = _both(tmp_path, None, "--stream-node-max-entries", "10")
+    try:
+        for c in (ours.conn, theirs.conn):
+            assert c is not None
+            for i in range(1, 101):
+                c.call("XADD", "s", f"{i}-1", "f", "v")
+                c.call("XADD", "m", f"{i}-1", "f", "v")
+            c.call("XADD", "s", "MAXLEN", "~", "55", "LIMIT", "30", "200-1", "f", "v")
+            c.call("XADD", "m", "MINID", "~", "50", "LIMIT", "30", "200-1", "f", "v")
+            c.call("XTRIM", "s", "MAXLEN", "~", "20", "LIMIT", "10")
+            c.call("CONFIG", "SET", "stream-node-max-entries", "1")
+        lengths = [[c.call("XLEN", k) for k in ("s", "m")] for c in (ours.conn, theirs.conn) if c is not None]
+        assert [c.call("DEBUG", "LOADAOF") for c in (ours.conn, theirs.conn) if c is not None] == [b"+OK\r\n"] * 2
+        assert [[c.call("XLEN", k) for k in ("s", "m")] for c in (ours.conn, theirs.conn) if c is not None] == lengths
+        assert lengths[0] == lengths[1]
+        assert ours.digest() == theirs.digest()
+    finally:
+        ours.stop()
+        theirs.stop()
+
+
 def test_debug_loadaof_without_an_aof_ends_the_process(tmp_path):
     ours, theirs = _both(tmp_path, None, "--appendonly", "no")
     for b in (ours, theirs):

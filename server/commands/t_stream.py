@@ -260,7 +260,10 @@ def parse_add_trim(c, argv: list[bytes], xadd: bool) -> TrimArgs:
         raise CommandError("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
     if not xadd and not a.trims:
         raise CommandError("ERR syntax error, XTRIM must be called with a trimming strategy")
-    if limit_given:
+    if c.must_obey:
+        # from the master or the AOF: the trim was rewritten to be exact where it first ran
+        a.limit = 0
+    elif limit_given:
         if not a.approx:
             raise CommandError("ERR syntax error, LIMIT cannot be used without the special ~ option")
     elif a.approx:
