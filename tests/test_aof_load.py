@@ -514,6 +514,24 @@ def test_an_approximate_trim_with_limit_replays_exactly(tmp_path):
         theirs.stop()
 
 
+def test_scripts_write_from_the_aof_of_a_read_only_replica(tmp_path):
+    """integration/aof 'EVAL can process writes from AOF in read-only replicas': the AOF's client
+    is obeyed (mustObeyClient), so a replayed script's writes are no READONLY error."""
+    incr = (enc("SELECT", "9") + enc("EVAL", "redis.call('set', KEYS[1], '100')", "1", "foo")
+            + enc("EVAL", "redis.call('incr', KEYS[1])", "1", "foo") * 2)
+    ours, theirs = _both(tmp_path, {"appendonly.aof.1.incr.aof": incr}, "--replica-read-only", "yes",
+                         "--replicaof", "127.0.0.1", str(free_port()),
+                         manifest="file appendonly.aof.1.incr.aof seq 1 type i\n")
+    try:
+        for b in (ours, theirs):
+            assert b.conn is not None, "".join(b.log)
+            b.conn.call("SELECT", "9")
+            assert _call(b.conn, "GET", "foo") == b"102"
+    finally:
+        ours.stop()
+        theirs.stop()
+
+
 def test_debug_loadaof_without_an_aof_ends_the_process(tmp_path):
     ours, theirs = _both(tmp_path, None, "--appendonly", "no")
     for b in (ours, theirs):

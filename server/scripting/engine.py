@@ -219,7 +219,7 @@ class Engine:
             cmd.rejected_calls += 1
             return self._fail(raise_errors, b"Write commands are not allowed from read-only scripts.", True)
         if (cmd.is_write and run is not None and not run.wrote and srv.replica_gate
-                and srv.config.values["replica-read-only"] == "yes" and not run.caller.is_master):
+                and srv.config.values["replica-read-only"] == "yes" and not run.caller.must_obey):
             from server.replica import READONLY
 
             cmd.rejected_calls += 1  # scriptVerifyWriteCommandAllow on a read-only replica
