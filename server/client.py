@@ -960,7 +960,7 @@ _PROTECTED_MSG = (
     b"permanent. 2) Alternatively you can just disable the protected mode by editing the Redis "
     b"configuration file, and setting the protected mode option to 'no', and then restarting the server. "
     b"3) If you started the server manually just for testing, restart it with the '--protected-mode no' "
-    b"option. 4) Set up an authentication password for the default user. NOTE: You only need to do one of "
+    b"option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of "
     b"the above things in order for the server to start accepting connections from the outside.\r\n"
 )
 
@@ -970,5 +970,5 @@ def _protected_mode_denies(srv: Server, peer: Any) -> bool:
         return False
     if not isinstance(peer, tuple):
         return False
-    host = peer[0]
-    return not (host.startswith("127.") or host == "::1" or host.startswith("::ffff:127."))
+    # islocalClient compares the address: 127.0.0.1 and ::1 are local, the rest of 127/8 is not
+    return peer[0] not in ("127.0.0.1", "::1", "::ffff:127.0.0.1")
