@@ -586,14 +586,13 @@ def shutdown(c, argv):
     if (abort and flags) or {b"nosave", b"save"} <= flags:
         raise CommandError(SYNTAX)
     if abort:
-        raise CommandError("ERR No shutdown in progress.")
+        if not c.server.shutdown.abort():
+            raise CommandError("ERR No shutdown in progress.")
+        return R.OK
     if b"now" not in flags and c.in_exec:
         raise CommandError("ERR SHUTDOWN without NOW or ABORT isn't allowed for DENY BLOCKING client")
     save = True if b"save" in flags else False if b"nosave" in flags else None
-    error = c.server.prepare_shutdown(save, force=b"force" in flags)
-    if error:
-        raise CommandError(error)
-    c.server.request_shutdown()
+    c.server.shutdown.command(c, save, b"now" in flags, b"force" in flags)
     return NO_REPLY
 
 
