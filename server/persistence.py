@@ -246,8 +246,7 @@ class Persistence:
         try:
             self._write_file(os.getpid(), False)
         except WriteFailed:
-            self._bgsave_status("err")
-            return False
+            return False  # the status stays: only a background save's failure sets it (rdbSave)
         LOG.notice("DB saved on disk")
         self._saved(dirty)
         return True
