@@ -11,7 +11,8 @@ reply unless the shutdown fails or SHUTDOWN ABORT cancels it: then "Errors tryin
 (the clients waiting are `waiters`; unlike Redis's BLOCKED_SHUTDOWN they are not blocked, but
 writes are paused for everyone).  Finishing logs the lagging replicas, then Server.finish_shutdown
 saves (or fails, and the server runs on) and the loop ends.  A second SIGINT while a shutdown is
-scheduled or waiting exits at once, as Redis does.
+scheduled, waiting or saving exits at once, as Redis does (during the final save, which holds the
+event loop, from a handler of its own).
 """
 
 from __future__ import annotations
@@ -45,14 +46,18 @@ class Shutdown:
     def on_signal(self, sig: int) -> None:
         """sigShutdownHandler: schedule; a second SIGINT exits now."""
         if self.asap and sig == signal.SIGINT:
-            LOG.warning("You insist... exiting now.")
-            from server.persistence import remove_quietly
-
-            remove_quietly(f"temp-{os.getpid()}.rdb")
-            os._exit(1)
+            self._insist()
         LOG.warning(f"Received {'SIGINT' if sig == signal.SIGINT else 'SIGTERM'} scheduling shutdown...")
         self.asap = True
         self.last_sig = sig
+
+    @staticmethod
+    def _insist(*_args: object) -> None:
+        LOG.warning("You insist... exiting now.")
+        from server.persistence import remove_quietly
+
+        remove_quietly(f"temp-{os.getpid()}.rdb")
+        os._exit(1)  # not a clean shutdown
 
     def cron(self) -> None:
         """serverCron's part: start what a signal scheduled, or finish a wait that is over."""
@@ -109,7 +114,16 @@ class Shutdown:
         if repl.replicas:
             LOG.notice(f"{len(repl.replicas) - lagging} of {len(repl.replicas)} replicas are in sync when "
                        "shutting down.")
-        error = self.srv.finish_shutdown(self.save, self.force)
+        if self.asap:
+            # the final save holds the event loop, so a second SIGINT must act from the signal
+            # handler itself, as Redis's does: exit now, the temp file removed
+            previous = signal.signal(signal.SIGINT, self._insist)
+            try:
+                error = self.srv.finish_shutdown(self.save, self.force)
+            finally:
+                signal.signal(signal.SIGINT, previous)
+        else:
+            error = self.srv.finish_shutdown(self.save, self.force)
         if error is not None:
             LOG.warning("Errors trying to shut down the server. Check the logs for more information.")
             self._cancel()

@@ -373,6 +373,32 @@ def test_crc_error_and_empty_keys_are_logged_as_redis_logs_them():
             assert "RDB CRC error" in ours
 
 
+@pytest.mark.parametrize("start", [start_raxdb, start_redis], ids=["raxdb", "redis"])
+def test_second_sigint_ends_the_final_save(start, tmp_path):
+    """unit/shutdown 'Temp rdb will be deleted in signal handle': a SIGINT's shutdown saves (slowly
+    here); a second SIGINT exits at once with status 1, the temp file removed."""
+    import signal
+
+    srv = start("--save", "3600 1", cwd=str(tmp_path))
+    try:
+        c = RawConnection(srv.port)
+        for i in range(20):
+            c.call("SET", f"k{i}", "v")
+        c.call("CONFIG", "SET", "rdb-key-save-delay", "100000")
+        temp = tmp_path / f"temp-{srv.proc.pid}.rdb"
+        os.kill(srv.proc.pid, signal.SIGINT)
+        deadline = time.monotonic() + 20
+        while not temp.exists():
+            assert time.monotonic() < deadline, "the final save did not start"
+            time.sleep(0.01)
+        os.kill(srv.proc.pid, signal.SIGINT)
+        assert srv.proc.wait(30) == 1
+        assert srv.wait_log("You insist... exiting now.")
+        assert not temp.exists()
+    finally:
+        srv.stop()
+
+
 def test_debug_reload_keeps_the_dataset(pair):
     _, _, ours, theirs = pair
     _build(ours)
