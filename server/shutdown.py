@@ -155,6 +155,10 @@ class Shutdown:
         self.waiters = []
         self.srv.unpause("shutdown")
 
+    def waiting(self) -> int:
+        """The SHUTDOWN clients waiting (INFO's blocked_clients counts them, BLOCKED_SHUTDOWN)."""
+        return sum(1 for c in self.waiters if not c.closed)
+
     def _replicas_caught_up(self) -> bool:
         """isReadyToShutdown: every replica acknowledged the master's offset."""
         repl = self.srv.repl

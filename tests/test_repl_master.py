@@ -636,6 +636,7 @@ def _shutdown_scenario(master: ServerProcess) -> list[object]:
     m.config_set("shutdown-timeout", 300)
     with replica_of(master) as rep:
         wait_for(lambda: caught_up(master, rep), what="the replica to catch up")
+        out.append(info(master, "clients")["connected_clients"])  # the replica is not counted
         os.kill(rep.proc.pid, signal.SIGSTOP)
         try:
             m.incr("k")
@@ -643,6 +644,8 @@ def _shutdown_scenario(master: ServerProcess) -> list[object]:
             waiting.sendall(encode_command(["SHUTDOWN"]))
             assert master.wait_log("Waiting for replicas before shutting down.")
             out.append(m.execute_command("GET", "k"))
+            fields = info(master, "server")
+            out.append((info(master, "clients")["blocked_clients"], int(fields["shutdown_in_milliseconds"]) > 0))
             out.append(m.execute_command("SHUTDOWN", "ABORT"))
             waiting.settimeout(30)
             out.append(waiting.recv(1000))
@@ -675,4 +678,5 @@ def test_shutdown_waits_for_lagging_replicas() -> None:
     with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
         got, want = _shutdown_scenario(a), _shutdown_scenario(b)
         assert got == want
-        assert got[2] == b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
+        assert got[4] == b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
+        assert got[0] == "2" and got[2] == ("1", True)
