@@ -622,7 +622,7 @@ class Client(asyncio.Protocol):
             if srv.maxmemory and srv.busy_script is None and evict.refuses(self, cmd, argv):
                 self._reject(cmd, evict.OOM, out)
                 return
-            disk_error = srv.persistence.writes_denied()
+            disk_error = srv.persistence.writes_denied() if srv.rdb_gate else srv.aof.denied_error()
             if disk_error is not None and not self.is_master and self._disk_denies(cmd, argv):
                 # writeCommandsDeniedByDiskError: writes (and PING) wait until a save succeeds and
                 # the AOF can be written
