@@ -193,10 +193,10 @@ def load_files(srv: Server, m: aofmanifest.Manifest) -> str:
 # ---- one file -----------------------------------------------------------------------------------
 def _fake_client(srv: Server) -> Client:
     """createAOFClient: no connection, authenticated, never blocking (a blocking command answers
-    at once, as for a client in EXEC)."""
-    from server.client import Client
+    at once, as for a client in EXEC), obeyed (mustObeyClient)."""
+    from server.client import AOFClient
 
-    c = Client(srv)
+    c = AOFClient(srv)
     c.authenticated = True
     c.in_exec = True
     c.plain = False

@@ -85,6 +85,9 @@ class Client(asyncio.Protocol):
                  "unix_socket")
 
     is_master = False  # the replica's link to its master (server/replica.py's MasterClient)
+    # mustObeyClient: the master's link or the AOF's replaying client, whose commands were
+    # checked where they first ran (a stream trim's LIMIT is not enforced again)
+    must_obey = False
 
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -175,7 +178,8 @@ class Client(asyncio.Protocol):
                       and not (self.resp == 2 and (self.channels or self.patterns or self.shard_channels))
                       and not srv.monitors and not srv.pause_until_ms and not self.in_exec
                       and srv.busy_script is None and not self.close_after_reply and self.tracking is None
-                      and self.user.free and not srv.repl.write_gate and not srv.replica_gate)
+                      and self.user.free and not srv.repl.write_gate and not srv.replica_gate
+                      and not srv.rdb_gate)
         if self.exact is not None:
             self.exact.auth_required = not self.authenticated
 
@@ -628,9 +632,10 @@ class Client(asyncio.Protocol):
             if srv.maxmemory and srv.busy_script is None and evict.refuses(self, cmd, argv):
                 self._reject(cmd, evict.OOM, out)
                 return
-            disk_error = srv.aof.denied_error()
+            disk_error = srv.persistence.writes_denied() if srv.rdb_gate else srv.aof.denied_error()
             if disk_error is not None and not self.is_master and self._disk_denies(cmd, argv):
-                # writeCommandsDeniedByDiskError: writes (and PING) wait until the AOF can be written
+                # writeCommandsDeniedByDiskError: writes (and PING) wait until a save succeeds and
+                # the AOF can be written
                 self._reject(cmd, disk_error, out)
                 return
             if srv.repl.write_gate and not srv.repl.master.enough_good_replicas() and cmd.fullname != "ping" \
@@ -884,6 +889,14 @@ class Client(asyncio.Protocol):
             args += b"'" + c_str(a, 128 - len(args)) + b"' "
         msg = b"ERR unknown command '" + c_str(argv[0], 128) + b"', with args beginning with: " + args
         self._reject(None, msg, out)
+
+
+class AOFClient(Client):
+    """The client that replays the AOF (createAOFClient; server/aofload.py): obeyed as the
+    master's link is."""
+
+    __slots__ = ()
+    must_obey = True
 
 
 def _only_bulk_payloads(data: bytes) -> bool:

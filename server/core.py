@@ -23,10 +23,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import aofload, latency, obuf, propagate
+from server import aofload, latency, obuf, oomscore, propagate
 from server.commands.table import TABLE
 from server.config import Config
 from server.log import LOG
+from server.shutdown import Shutdown
 from storage.keyspace import Database
 
 if TYPE_CHECKING:
@@ -141,6 +142,9 @@ class Server:
         # While a replica refuses some commands (READONLY, MASTERDOWN): no client is plain and
         # execute() asks the link (server/replica.py).
         self.replica_gate = False
+        # While a failed save refuses writes (stop-writes-on-bgsave-error; server/persistence.py):
+        # no client is plain and execute() answers MISCONF.
+        self.rdb_gate = False
         self._init_introspection()
 
     def flush_writes(self) -> None:
@@ -178,6 +182,8 @@ class Server:
         from server.persistence import Persistence
 
         self.persistence = Persistence(self)
+        oomscore.attach(self)
+        self.shutdown = Shutdown(self)  # SIGTERM, SHUTDOWN, waiting for replicas (server/shutdown.py)
         self.aof = AOF(self)
         on = cfg.on_change.setdefault
         on("port", []).append(lambda _v: self._rebind("Unable to listen on this port. Check server logs."))
@@ -365,6 +371,7 @@ class Server:
         if port == 0:
             LOG.notice("Port 0: not listening on TCP")
         self._schedule_cron()
+        oomscore.apply(self)
         LOG.notice(f"Server initialized (raxdb {RAXDB_VERSION}, Redis {VERSION} compatible), port {port}")
         if socks:
             LOG.notice("Ready to accept connections")
@@ -467,11 +474,11 @@ class Server:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def prepare_shutdown(self, save: bool | None, force: bool) -> str | None:
-        """Redis's prepareForShutdown: save first when asked, or when save points are configured
-        and NOSAVE was not given.  Returns the error text when saving fails and FORCE was not given
-        (the server keeps running), None when it may exit."""
-        LOG.warning("User requested shutdown...")
+    def finish_shutdown(self, save: bool | None, force: bool) -> str | None:
+        """finishShutdown's persistence part (server/shutdown.py runs the rest): save first when
+        asked, or when save points are configured and NOSAVE was not given.  Returns the error
+        text when saving fails and FORCE was not given (the server keeps running), None when it
+        may exit."""
         if self.persistence.in_progress():
             LOG.warning("There is a child saving an .rdb. Killing it!")
             self.persistence.kill_child()
@@ -520,6 +527,7 @@ class Server:
             return
         now = self.update_clock()
         self.cronloops += 1
+        self.shutdown.cron()
         self.persistence.cron()
         # Active expiry: bounded work per tick, like Redis's ACTIVE_EXPIRE_CYCLE time limit.  A
         # CLIENT PAUSE stops it, as in Redis, so the dataset does not change while paused.

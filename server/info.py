@@ -87,19 +87,22 @@ def _server(srv: Server) -> list[str]:
         f"executable:{os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ''}",
         f"config_file:{cfg.config_file or ''}",
         "io_threads_active:0",
+        # only while a shutdown waits for its replicas (server/shutdown.py)
+        *([f"shutdown_in_milliseconds:{srv.shutdown.deadline_ms - srv.now_ms}"] if srv.shutdown.deadline_ms else []),
     ]
 
 
 def _clients(srv: Server) -> list[str]:
     clients = list(srv.clients.values())
     return [
-        f"connected_clients:{len(clients)}",
+        f"connected_clients:{len(clients) - len(srv.repl.replicas)}",  # replicas are not counted
         "cluster_connections:0",
         f"maxclients:{srv.config.maxclients}",
         "client_recent_max_input_buffer:0",
         "client_recent_max_output_buffer:0",
-        # Redis 7.0 counts clients held by CLIENT PAUSE (BLOCKED_POSTPONE) as blocked too
-        f"blocked_clients:{srv.blocked_on_keys + sum(1 for c in clients if c.postponed())}",
+        # Redis 7.0 counts clients held by CLIENT PAUSE (BLOCKED_POSTPONE) and those waiting in
+        # SHUTDOWN (BLOCKED_SHUTDOWN) as blocked too
+        f"blocked_clients:{srv.blocked_on_keys + sum(1 for c in clients if c.postponed()) + srv.shutdown.waiting()}",
         f"tracking_clients:{srv.tracking.clients if srv.tracking is not None else 0}",
         f"clients_in_timeout_table:{sum(1 for c in clients if c.blocked and getattr(c.block_state, 'deadline_ms', 0))}",
     ]
@@ -162,7 +165,7 @@ def _memory(srv: Server) -> list[str]:
         "mem_fragmentation_bytes:0",
         "mem_not_counted_for_evict:0",
         "mem_replication_backlog:0",
-        "mem_total_replication_buffers:0",
+        f"mem_total_replication_buffers:{srv.repl.master.buffer_bytes()}",
         "mem_clients_slaves:0",
         "mem_clients_normal:0",
         "mem_cluster_links:0",

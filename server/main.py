@@ -65,19 +65,9 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _on_signal(srv, sig: int) -> None:  # type: ignore[no-untyped-def]
-    """SIGINT / SIGTERM: shut down as shutdown-on-sigint / shutdown-on-sigterm say (default: save
-    if save points are configured), like Redis; if saving fails the server keeps running."""
-    name = "SIGINT" if sig == signal.SIGINT else "SIGTERM"
-    if srv.shutting_down:
-        return
-    LOG.warning(f"Received {name} scheduling shutdown...")
-    mode = srv.config.values["shutdown-on-sigint" if sig == signal.SIGINT else "shutdown-on-sigterm"]
-    save = {"save": True, "nosave": False}.get(mode)
-    if srv.prepare_shutdown(save, force=mode == "force") is not None:
-        LOG.warning(f"{name} received but errors trying to shut down the server, check the logs for more "
-                    "information")
-        return
-    srv.request_shutdown()
+    """SIGINT / SIGTERM: a shutdown the cron starts (server/shutdown.py), as Redis schedules it."""
+    if not srv.shutting_down:
+        srv.shutdown.on_signal(sig)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from server import oomscore
 from server.log import LOG
 from server.numparse import strtoll
 from server.propagate import deletion
@@ -45,6 +46,10 @@ if TYPE_CHECKING:
     from server.core import Server
 
 BGSAVE_RETRY_DELAY = 5  # CONFIG_BGSAVE_RETRY_DELAY, seconds
+BGSAVE_ERROR = (b"MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. "
+                b"Commands that may modify the data set are disabled, because this instance is configured to "
+                b"report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). "
+                b"Please check the Redis logs for details about the RDB error.")
 
 
 _SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -114,6 +119,31 @@ class Persistence:
         self.loaded_aux: dict[bytes, bytes] = {}  # the start-up dump file's aux fields (repl-id, ...)
         self.stats.update(rdb_bgsave_in_progress=0, rdb_last_bgsave_status="ok", rdb_saves=0,
                           rdb_last_bgsave_time_sec=-1, rdb_current_bgsave_time_sec=-1)
+        on = srv.config.on_change.setdefault
+        for name in ("stop-writes-on-bgsave-error", "save"):
+            on(name, []).append(lambda _v: self._update_gate())
+
+    # ---- a failed save refuses writes (stop-writes-on-bgsave-error) ------------------------------
+    def _bgsave_status(self, status: str) -> None:
+        self.stats["rdb_last_bgsave_status"] = status
+        self._update_gate()
+
+    def _update_gate(self) -> None:
+        srv = self.srv
+        values = srv.config.values
+        gate = (values["stop-writes-on-bgsave-error"] == "yes" and bool(save_points(values["save"]))
+                and self.stats["rdb_last_bgsave_status"] == "err")
+        if gate != srv.rdb_gate:
+            srv.rdb_gate = gate
+            for c in srv.clients.values():
+                c.update_plain()
+
+    def writes_denied(self) -> bytes | None:
+        """writeCommandsDeniedByDiskError with its message: the MISCONF error writes (and PING) get
+        while the last save failed, or while the AOF cannot be written; else None."""
+        if self.srv.rdb_gate:
+            return BGSAVE_ERROR
+        return self.srv.aof.denied_error()
 
     # ---- what a snapshot holds ------------------------------------------------------------------
     def limits(self) -> rdb.Limits:
@@ -202,7 +232,7 @@ class Persistence:
         srv = self.srv
         srv.dirty -= dirty_covered
         srv.lastsave = int(time.time())
-        self.stats["rdb_last_bgsave_status"] = "ok"
+        self._bgsave_status("ok")
 
     # ---- SAVE -------------------------------------------------------------------------------------
     def save(self) -> bool:
@@ -216,8 +246,7 @@ class Persistence:
         try:
             self._write_file(os.getpid(), False)
         except WriteFailed:
-            self.stats["rdb_last_bgsave_status"] = "err"
-            return False
+            return False  # the status stays: only a background save's failure sets it (rdbSave)
         LOG.notice("DB saved on disk")
         self._saved(dirty)
         return True
@@ -257,6 +286,7 @@ class Persistence:
                     signal.signal(sig, signal.SIG_IGN)
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
                 LOG.role = "C"  # the child's log lines say so, as Redis's do
+                oomscore.apply(self.srv, oomscore.CHILD)
                 code = 0 if work() else 1
             finally:
                 os._exit(code)
@@ -329,7 +359,7 @@ class Persistence:
         try:
             pid = self.fork_child("rdb", work)
         except OSError as exc:
-            self.stats["rdb_last_bgsave_status"] = "err"
+            self._bgsave_status("err")
             LOG.warning(f"Can't save in background: fork: {exc.strerror}")
             return False
         LOG.notice(f"Background saving started by pid {pid}")
@@ -348,12 +378,12 @@ class Persistence:
             self._saved(self.dirty_before_bgsave)
         elif not bysignal:
             LOG.warning("Background saving error")
-            self.stats["rdb_last_bgsave_status"] = "err"
+            self._bgsave_status("err")
         else:
             LOG.warning(f"Background saving terminated by signal {bysignal}")
             remove_quietly(f"temp-{pid}.rdb")
             if bysignal != signal.SIGUSR1:
-                self.stats["rdb_last_bgsave_status"] = "err"
+                self._bgsave_status("err")
 
     def kill_child(self) -> None:
         """killRDBChild: stop a running BGSAVE whose snapshot is of no use any more (FLUSHALL,
@@ -455,7 +485,7 @@ class Persistence:
         `feed_repl` (a master starting up): a key dropped as expired is a DEL in the
         replication stream, so that replicas continuing the saved history drop it too."""
         srv = self.srv
-        loaded = expired = 0
+        loaded = expired = empty = 0
         end = len(data)
         with self.loading():
             now = srv.now_ms
@@ -481,17 +511,26 @@ class Persistence:
                     elif kind == "function":
                         self._function_loaded(item, merge)
                     elif kind == "empty":
-                        LOG.notice(f"rdbLoadObject skipping empty key: {item[1].decode(errors='replace')}")
+                        if empty < 10:  # Redis names the first ten
+                            LOG.warning(f"rdbLoadObject skipping empty key: {item[1].decode(errors='replace')}")
+                        empty += 1
                     elif kind == "resize" and item[0] >= len(srv.dbs):
                         raise LoadError("FATAL: Data file was created with a Redis server configured to "
                                         f"handle more than {len(srv.dbs)} databases. Exiting\n")
                     elif kind == "end":
                         end = item
             except rdb.RDBError as exc:
+                if isinstance(exc, rdb.ChecksumError):
+                    LOG.warning(f"Wrong RDB checksum expected: ({exc.computed:x}) but got ({exc.stored:x}). "
+                                "Aborting now.")
                 raise LoadError(f"Internal error in RDB reading: {exc}") from None
         self.stats["rdb_last_load_keys_loaded"] = loaded
         self.stats["rdb_last_load_keys_expired"] = expired
-        LOG.notice(f"Done loading RDB, keys loaded: {loaded}, keys expired: {expired}.")
+        if empty:
+            LOG.warning(f"Done loading RDB, keys loaded: {loaded}, keys expired: {expired}, "
+                        f"empty keys skipped: {empty}.")
+        else:
+            LOG.notice(f"Done loading RDB, keys loaded: {loaded}, keys expired: {expired}.")
         return end
 
     @staticmethod

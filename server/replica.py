@@ -93,6 +93,17 @@ def _superuser() -> User:
 SUPERUSER = _superuser()
 
 
+
+async def _connect(host: str, port: int, source: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """The link's connection, from bind-source-addr if one is set: best effort, as Redis's
+    anetTcpNonBlockBestEffortBindConnect, which connects unbound when the address cannot be bound."""
+    if source:
+        try:
+            return await asyncio.open_connection(host, port, limit=1 << 20, local_addr=(source, 0))
+        except OSError:
+            pass
+    return await asyncio.open_connection(host, port, limit=1 << 20)
+
 class SyncError(Exception):
     """The handshake or the transfer failed; the message was logged, the link starts again."""
 
@@ -105,6 +116,7 @@ class MasterClient(Client):
 
     __slots__ = ("link", "reploff", "read_reploff", "replid", "pending", "protocol_error")
     is_master = True
+    must_obey = True
 
     def __init__(self, srv: Server, link: Link, replid: str, reploff: int) -> None:
         super().__init__(srv)
@@ -342,7 +354,7 @@ class Link:
     async def _handshake(self) -> asyncio.StreamReader:
         cfg = self.srv.config.values
         try:
-            reader, writer = await asyncio.open_connection(self.host, self.port, limit=1 << 20)
+            reader, writer = await _connect(self.host, self.port, cfg["bind-source-addr"])
         except (OSError, UnicodeError) as exc:
             LOG.warning(f"Error condition on socket for SYNC: {getattr(exc, 'strerror', None) or exc}")
             raise SyncError from None

@@ -46,7 +46,7 @@ import random
 import time
 from typing import TYPE_CHECKING, Any
 
-from server import lifecycle, propagate
+from server import lifecycle, oomscore, propagate
 from server.failover import Failover
 from server.log import LOG
 from server.replmaster import Master, Replica
@@ -133,6 +133,7 @@ class Replication:
         follows at once, as serverLogRaw reads it from masterhost for every line (S or M)."""
         self.masterhost, self.masterport = host, port
         LOG.role = "M" if host is None else "S"
+        oomscore.apply(self.srv)  # the role's own score
 
     # ---- the IDs ------------------------------------------------------------------------------
     def change_replid(self) -> None:

@@ -776,6 +776,15 @@ class Master:
         self.waiting = still
 
     # ---- introspection -------------------------------------------------------------------------
+    def buffer_bytes(self) -> int:
+        """INFO's mem_total_replication_buffers: Redis 7's replicas and backlog share one buffer, from
+        the oldest byte any of them still needs to the newest, so it is the largest of the
+        backlog's held bytes and each replica's unsent ones (held for it or not yet taken by its
+        socket)."""
+        backlog = self.repl.backlog
+        held = 0 if backlog is None else backlog.histlen
+        return max([held, *(r.pending_bytes + r.client.output_size() for r in self.repl.replicas)])
+
     def info_lines(self) -> list[str]:
         values = self.srv.config.values
         lines = [f"connected_slaves:{len(self.repl.replicas)}"]

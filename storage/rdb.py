@@ -85,6 +85,14 @@ class RDBError(ValueError):
     """The bytes are not a valid RDB file or payload; the message says what was wrong."""
 
 
+class ChecksumError(RDBError):
+    """The file's CRC64 is not its contents' (the loader logs both, as Redis does)."""
+
+    def __init__(self, computed: int, stored: int) -> None:
+        super().__init__("RDB CRC error")
+        self.computed, self.stored = computed, stored
+
+
 @dataclass
 class Limits:
     """The encoding thresholds a loaded value is judged by (the server's config)."""
@@ -453,18 +461,21 @@ def _read_list(r: Reader, t: int, limits: Limits) -> Any:
         items = _ziplist_items(r.string())
         return Quicklist.from_items(items, fill, depth) if items else EMPTY
     blobs = []
+    container = _QL_PACKED
     for _ in range(r.length()):
         if t == T_LIST_QUICKLIST_2:
             container = r.length()
-            if container == _QL_PLAIN:
-                blobs.append(lpcodec.pack([r.string()]))
-                continue
-            if container != _QL_PACKED:
+            if container not in (_QL_PLAIN, _QL_PACKED):
                 raise RDBError("quicklist integrity check failed")
-            blob = r.string()
-            _listpack_items(blob)
+        blob = r.string()
+        if not blob:  # a node of no bytes, even a plain one, is refused (rdbLoadObject)
+            raise RDBError("empty quicklist node")
+        if t != T_LIST_QUICKLIST_2:
+            blob = lpcodec.pack(_ziplist_items(blob))
+        elif container == _QL_PLAIN:
+            blob = lpcodec.pack([blob])
         else:
-            blob = lpcodec.pack(_ziplist_items(r.string()))
+            _listpack_items(blob)
         blobs.append(blob)
     ql = Quicklist.from_listpacks(blobs, fill, depth)
     return ql if len(ql) else EMPTY
@@ -772,6 +783,6 @@ def read_file(data: bytes, limits: Limits) -> Iterator[tuple[str, Any]]:
     if version >= 5:
         stored = r.take(8)
         expected = int.from_bytes(stored, "little")
-        if expected and crc64(data[:r.pos - 8]) != expected:
-            raise RDBError("Wrong RDB checksum")
+        if expected and (computed := crc64(data[:r.pos - 8])) != expected:
+            raise ChecksumError(computed, expected)
     yield "end", r.pos

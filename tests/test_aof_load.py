@@ -489,6 +489,49 @@ def test_debug_loadaof_reloads_what_the_files_hold(tmp_path):
     assert _tree(tmp_path / "raxdb") == _tree(tmp_path / "redis")
 
 
+def test_an_approximate_trim_with_limit_replays_exactly(tmp_path):
+    """unit/type/stream 'XADD with ~ MAXLEN and LIMIT can propagate correctly': the trim is
+    written as MAXLEN = <length> (or MINID = <first id>) with its LIMIT, which the AOF's client
+    obeys without the LIMIT (mustObeyClient): the reloaded stream is as long as before."""
+    ours, theirs = _both(tmp_path, None, "--stream-node-max-entries", "10")
+    try:
+        for c in (ours.conn, theirs.conn):
+            assert c is not None
+            for i in range(1, 101):
+                c.call("XADD", "s", f"{i}-1", "f", "v")
+                c.call("XADD", "m", f"{i}-1", "f", "v")
+            c.call("XADD", "s", "MAXLEN", "~", "55", "LIMIT", "30", "200-1", "f", "v")
+            c.call("XADD", "m", "MINID", "~", "50", "LIMIT", "30", "200-1", "f", "v")
+            c.call("XTRIM", "s", "MAXLEN", "~", "20", "LIMIT", "10")
+            c.call("CONFIG", "SET", "stream-node-max-entries", "1")
+        lengths = [[c.call("XLEN", k) for k in ("s", "m")] for c in (ours.conn, theirs.conn) if c is not None]
+        assert [c.call("DEBUG", "LOADAOF") for c in (ours.conn, theirs.conn) if c is not None] == [b"+OK\r\n"] * 2
+        assert [[c.call("XLEN", k) for k in ("s", "m")] for c in (ours.conn, theirs.conn) if c is not None] == lengths
+        assert lengths[0] == lengths[1]
+        assert ours.digest() == theirs.digest()
+    finally:
+        ours.stop()
+        theirs.stop()
+
+
+def test_scripts_write_from_the_aof_of_a_read_only_replica(tmp_path):
+    """integration/aof 'EVAL can process writes from AOF in read-only replicas': the AOF's client
+    is obeyed (mustObeyClient), so a replayed script's writes are no READONLY error."""
+    incr = (enc("SELECT", "9") + enc("EVAL", "redis.call('set', KEYS[1], '100')", "1", "foo")
+            + enc("EVAL", "redis.call('incr', KEYS[1])", "1", "foo") * 2)
+    ours, theirs = _both(tmp_path, {"appendonly.aof.1.incr.aof": incr}, "--replica-read-only", "yes",
+                         "--replicaof", "127.0.0.1", str(free_port()),
+                         manifest="file appendonly.aof.1.incr.aof seq 1 type i\n")
+    try:
+        for b in (ours, theirs):
+            assert b.conn is not None, "".join(b.log)
+            b.conn.call("SELECT", "9")
+            assert _call(b.conn, "GET", "foo") == b"102"
+    finally:
+        ours.stop()
+        theirs.stop()
+
+
 def test_debug_loadaof_without_an_aof_ends_the_process(tmp_path):
     ours, theirs = _both(tmp_path, None, "--appendonly", "no")
     for b in (ours, theirs):

@@ -100,3 +100,28 @@ def test_paused_command_runs_once_when_an_inline_command_follows(raxdb, oracle):
             admin.call("CLIENT", "UNPAUSE")
             admin.close()
             held.close()
+
+
+def test_protected_mode_admits_only_127_0_0_1_and_the_ipv6_loopback(raxdb, oracle):
+    """Protected mode (no password, no bind given) lets in 127.0.0.1 and ::1 only, as Redis's
+    islocalClient compares the peer's address: another 127/8 address is refused with DENIED."""
+    import socket
+
+    replies = []
+    for srv in (raxdb, oracle):
+        for source in ("127.0.0.2", "127.0.0.1"):
+            s = socket.create_connection(("127.0.0.1", srv.port), timeout=10, source_address=(source, 0))
+            try:
+                s.sendall(encode_command(["PING"]))
+                data = b""
+                while not data.endswith(b"\r\n"):
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                replies.append(data)
+            finally:
+                s.close()
+    assert replies[0].startswith(b"-DENIED Redis is running in protected mode")
+    assert replies[1] == b"+PONG\r\n"
+    assert replies[:2] == replies[2:]

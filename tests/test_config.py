@@ -6,6 +6,7 @@ import os
 import socket
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -485,3 +486,60 @@ def test_hidden_configs_answer_only_to_their_exact_names(diff):
         diff("CONFIG", "SET", name, value)
         diff("CONFIG", "GET", name)
     diff("CONFIG", "SET", "key-load-delay", "0")
+
+
+def test_oom_score_adj_sets_the_process_score(fresh):
+    """unit/oom-score-adj: the score in /proc follows oom-score-adj-values for the role (relative
+    to the score before, or absolute), a BGSAVE child takes the third value, and turning it off
+    restores the score the process had; the same sequence on redis-server gives the same scores."""
+    from tests.diff import Diff
+
+    ours, theirs = fresh
+    d = Diff(ours.port, theirs.port, 2)
+
+    def scores(pid_of=lambda s: s.proc.pid) -> list[int]:
+        return [int(open(f"/proc/{pid_of(s)}/oom_score_adj").read()) for s in (ours, theirs)]
+
+    def set_scores(value: int) -> None:
+        for s in (ours, theirs):
+            with open(f"/proc/{s.proc.pid}/oom_score_adj", "w") as f:
+                f.write(f"{value}\n")
+
+    def child(s) -> int:
+        path = f"/proc/{s.proc.pid}/task/{s.proc.pid}/children"
+        deadline = time.monotonic() + 10
+        while not open(path).read().split():
+            assert time.monotonic() < deadline, "no BGSAVE child"
+            time.sleep(0.02)
+        return int(open(path).read().split()[0])
+
+    seen = [scores()]
+    d("CONFIG", "SET", "oom-score-adj-values", "10 20 30")
+    d("CONFIG", "SET", "oom-score-adj", "yes")
+    seen.append(scores())
+    d("REPLICAOF", "localhost", "1")
+    seen.append(scores())
+    d("REPLICAOF", "NO", "ONE")
+    seen.append(scores())
+    d("SET", "k", "v")
+    d("CONFIG", "SET", "rdb-key-save-delay", "1000000")
+    d("BGSAVE")
+    child_pids = {s.port: child(s) for s in (ours, theirs)}
+    deadline = time.monotonic() + 10  # the child sets its score as it starts
+    while scores(lambda s: child_pids[s.port]) != [30, 30] and time.monotonic() < deadline:
+        time.sleep(0.02)
+    seen.append(scores(lambda s: child_pids[s.port]))
+    d("CONFIG", "SET", "rdb-key-save-delay", "0")
+    d("FLUSHALL")  # ends the child
+    d("CONFIG", "SET", "oom-score-adj", "no")
+    seen.append(scores())
+    set_scores(22)
+    d("CONFIG", "SET", "oom-score-adj-values", "9 9 9", "oom-score-adj", "relative")
+    seen.append(scores())
+    d("CONFIG", "SET", "oom-score-adj", "absolute")
+    seen.append(scores())
+    d("CONFIG", "SET", "oom-score-adj", "no")
+    seen.append(scores())
+    assert [a for a, _ in seen] == [b for _, b in seen]
+    base = seen[0][0]
+    assert [a for a, _ in seen] == [base, base + 10, base + 20, base + 10, base + 30, base, 31, 9, 22]

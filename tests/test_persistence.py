@@ -23,11 +23,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import pytest
 
 from tests.diff import Diff, RawConnection, parse
-from tests.servers import ROOT, free_port, start_raxdb, start_redis
+from tests.servers import ROOT, free_port, redis_binary, start_raxdb, start_redis
 
 LIB = "#!lua name=persistlib\nredis.register_function('pf', function(keys, args) return 7 end)"
 
@@ -298,7 +299,9 @@ def test_shutdown_save_failure_keeps_serving(tmp_path):
         (tmp_path / f"temp-{srv.proc.pid}.rdb").mkdir()  # the temp file cannot be created
         c.call("SET", "k", "v")
         assert c.call("SAVE") == b"-ERR\r\n"
-        assert "rdb_last_bgsave_status:err" in parse(c.call("INFO", "persistence")).decode()
+        # as in Redis, a failed SAVE leaves the status (and writes) alone: only BGSAVE's sets it
+        assert "rdb_last_bgsave_status:ok" in parse(c.call("INFO", "persistence")).decode()
+        assert c.call("SET", "k", "w") == b"+OK\r\n"
         assert c.call("SHUTDOWN", "SAVE") == b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
         assert c.call("PING") == b"+PONG\r\n"
         assert srv.wait_log("Failed opening the temp RDB file")
@@ -322,6 +325,80 @@ def test_unloadable_dump_file_stops_start_up(content):
     shutil.rmtree(d, ignore_errors=True)
 
 
+def _start_up_log(binary: list[str], content: bytes) -> tuple[int, str]:
+    """Start a server (argv `binary`) in a directory holding `content` as its dump file: its exit
+    code and log, once it has ended or answered."""
+    d = tempfile.mkdtemp(prefix="rdb-l-")
+    with open(os.path.join(d, "dump.rdb"), "wb") as f:
+        f.write(content)
+    port = free_port()
+    proc = subprocess.Popen([*binary, "--port", str(port), "--save", ""], cwd=d, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.stdout is not None
+    lines = []
+    for line in proc.stdout:  # to its end, or until it is up: then it is stopped
+        lines.append(line)
+        if "Ready to accept connections" in line:
+            proc.terminate()
+    proc.wait(30)
+    shutil.rmtree(d, ignore_errors=True)
+    return proc.returncode, "".join(lines)
+
+
+def _log_lines(text: str, *needles: str) -> list[str]:
+    """The lines of a log that contain one of `needles`, without their pid and time prefix."""
+    return [line.split(" ", 5)[-1] for line in text.splitlines() if any(n in line for n in needles)]
+
+
+def test_crc_error_and_empty_keys_are_logged_as_redis_logs_them():
+    """integration/rdb 'Server should not start if RDB is corrupted' and corrupt-dump 'load
+    corrupted rdb with empty keys': a dump file whose checksum is wrong stops start-up with
+    Redis's two lines (both checksums, then 'RDB CRC error'); empty keys are skipped, the first
+    ten by name, and counted in the 'Done loading' line."""
+    from storage.crc64 import crc64
+
+    body = b"REDIS0010\xfe\x00" + b"".join(b"\x02\x03e%02d\x00" % i for i in range(12)) + b"\x00\x01k\x01v\xff"
+    redis_argv = [redis_binary()]
+    ours_argv = [sys.executable, "-m", "server"]
+    for content, needles, code in (
+            (body + (crc64(body) ^ 1).to_bytes(8, "little"), ("checksum", "CRC error"), 1),
+            (body + crc64(body).to_bytes(8, "little"), ("empty key", "Done loading RDB"), None)):
+        ours_code, ours = _start_up_log(ours_argv, content)
+        theirs_code, theirs = _start_up_log(redis_argv, content)
+        assert _log_lines(ours, *needles)[0] == _log_lines(theirs, *needles)[0]
+        if code is None:
+            assert _log_lines(ours, *needles) == _log_lines(theirs, *needles)
+        else:
+            assert ours_code == theirs_code == code
+            assert "RDB CRC error" in ours
+
+
+@pytest.mark.parametrize("start", [start_raxdb, start_redis], ids=["raxdb", "redis"])
+def test_second_sigint_ends_the_final_save(start, tmp_path):
+    """unit/shutdown 'Temp rdb will be deleted in signal handle': a SIGINT's shutdown saves (slowly
+    here); a second SIGINT exits at once with status 1, the temp file removed."""
+    import signal
+
+    srv = start("--save", "3600 1", cwd=str(tmp_path))
+    try:
+        c = RawConnection(srv.port)
+        for i in range(20):
+            c.call("SET", f"k{i}", "v")
+        c.call("CONFIG", "SET", "rdb-key-save-delay", "100000")
+        temp = tmp_path / f"temp-{srv.proc.pid}.rdb"
+        os.kill(srv.proc.pid, signal.SIGINT)
+        deadline = time.monotonic() + 20
+        while not temp.exists():
+            assert time.monotonic() < deadline, "the final save did not start"
+            time.sleep(0.01)
+        os.kill(srv.proc.pid, signal.SIGINT)
+        assert srv.proc.wait(30) == 1
+        assert srv.wait_log("You insist... exiting now.")
+        assert not temp.exists()
+    finally:
+        srv.stop()
+
+
 def test_debug_reload_keeps_the_dataset(pair):
     _, _, ours, theirs = pair
     _build(ours)
@@ -341,6 +418,9 @@ def test_debug_reload_keeps_the_dataset(pair):
 
 def test_restore_errors_and_options(diff2):
     d = diff2
+    # a quicklist node of no bytes, plain or packed (corrupt-dump 'quicklist encoded_len is 0')
+    d("RESTORE", "l", "0", b"\x12\x01\x01\x00\x0a\x00\x8f\xc6\xc0\x57\x1c\x0a\xb3\x3c", "REPLACE")
+    d("RESTORE", "l", "0", b"\x12\x01\x02\x00\x0a\x00\xee\xf0\xdc\x9b\xeb\x94\xc9\x82", "REPLACE")
     d("SET", "src", "value")
     payload = parse(d.ours.call("DUMP", "src"))
     assert payload == parse(d.theirs.call("DUMP", "src"))
@@ -496,6 +576,46 @@ def test_info_while_a_bgsave_runs(fresh):
     assert ours_srv.wait_log("Background saving terminated by signal 10")
     assert b"rdb_last_bgsave_status:ok" in d.ours.call("INFO", "persistence")
     d("CONFIG", "SET", "rdb-key-save-delay", "0")
+
+
+def test_failed_bgsave_refuses_writes(fresh):
+    """integration/rdb 'failed bgsave prevents writes': with save points and
+    stop-writes-on-bgsave-error, a BGSAVE that failed (its child killed) makes writes, PING,
+    writing scripts and a writing EXEC answer MISCONF; reads pass; turning the option off, or a
+    save that succeeds, lifts it."""
+    ours_srv, theirs_srv = fresh
+    d = Diff(ours_srv.port, theirs_srv.port, 2)
+    d("CONFIG", "SET", "save", "3600 1")
+    d("SET", "x", "x")
+    d("CONFIG", "SET", "rdb-key-save-delay", "10000000")
+    d("BGSAVE")
+    for srv in (ours_srv, theirs_srv):
+        path = f"/proc/{srv.proc.pid}/task/{srv.proc.pid}/children"
+        deadline = time.monotonic() + 10
+        while not open(path).read().split():
+            assert time.monotonic() < deadline, "no BGSAVE child"
+            time.sleep(0.02)
+        os.kill(int(open(path).read().split()[0]), 9)
+        assert srv.wait_log("Background saving terminated by signal 9")
+    d("CONFIG", "SET", "rdb-key-save-delay", "0")
+    d("GET", "x")
+    d("SET", "x", "y")
+    d("PING")
+    d("EVAL", "return redis.call('set', KEYS[1], 1)", "1", "x")
+    d("EVAL", "return redis.call('get', KEYS[1])", "1", "x")
+    d("EVAL", "#!lua\nreturn redis.call('set', KEYS[1], 1)", "1", "x")
+    d("EVAL", "#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])", "1", "x")
+    d("MULTI")
+    d("SET", "x", "z")
+    d("EXEC")
+    d("CONFIG", "SET", "stop-writes-on-bgsave-error", "no")
+    d("SET", "x", "y")
+    d("CONFIG", "SET", "stop-writes-on-bgsave-error", "yes")
+    d("SET", "x", "w")
+    d("SAVE")
+    d("SET", "x", "v")
+    for srv in (ours_srv, theirs_srv):
+        assert b"rdb_last_bgsave_status:ok" in RawConnection(srv.port).call("INFO", "persistence")
 
 
 def test_debug_reload_merge_replaces_functions_and_keys(diff2):

@@ -621,3 +621,62 @@ def test_flushall_during_transfer() -> None:
             assert_same_dataset(master, rep)
             assert client(rep).keys("*") == [b"after"]
             assert info(master, "stats")["sync_full"] == "2"
+
+
+# ---- (e) shutting down with replicas -----------------------------------------------------------------
+def _shutdown_scenario(master: ServerProcess) -> list[object]:
+    """SHUTDOWN waits while a replica lags (its process stopped), with writes paused; SHUTDOWN
+    ABORT ends the wait (the waiting SHUTDOWN gets the error); a SIGTERM the cron has not acted on
+    yet is aborted too; with the replica caught up, SHUTDOWN ends the server."""
+    import os
+    import signal
+
+    m = client(master)
+    out: list[object] = []
+    m.config_set("shutdown-timeout", 300)
+    with replica_of(master) as rep:
+        wait_for(lambda: caught_up(master, rep), what="the replica to catch up")
+        out.append(info(master, "clients")["connected_clients"])  # the replica is not counted
+        os.kill(rep.proc.pid, signal.SIGSTOP)
+        try:
+            m.incr("k")
+            waiting = socket.create_connection(("127.0.0.1", master.port))
+            waiting.sendall(encode_command(["SHUTDOWN"]))
+            assert master.wait_log("Waiting for replicas before shutting down.")
+            out.append(m.execute_command("GET", "k"))
+            fields = info(master, "server")
+            out.append((info(master, "clients")["blocked_clients"], int(fields["shutdown_in_milliseconds"]) > 0))
+            out.append(m.execute_command("SHUTDOWN", "ABORT"))
+            waiting.settimeout(30)
+            out.append(waiting.recv(1000))
+            waiting.close()
+            assert master.wait_log("Shutdown manually aborted.")
+            out.append(m.incr("k"))  # writes run again
+            m.execute_command("DEBUG", "PAUSE-CRON", 1)
+            os.kill(master.proc.pid, signal.SIGTERM)
+            assert master.wait_log("Received SIGTERM scheduling shutdown...")
+            out.append(m.execute_command("SHUTDOWN", "ABORT"))
+            m.execute_command("DEBUG", "PAUSE-CRON", 0)
+            try:
+                m.execute_command("SHUTDOWN", "ABORT")
+            except redis.ResponseError as e:
+                out.append(f"ERR {e}")
+        finally:
+            os.kill(rep.proc.pid, signal.SIGCONT)
+        wait_for(lambda: caught_up(master, rep), what="the replica to catch up")
+        out.append(m.ping())
+        try:
+            m.execute_command("SHUTDOWN")
+        except redis.ConnectionError:
+            out.append("closed")
+        out.append(master.proc.wait(30))
+        assert master.wait_log("1 of 1 replicas are in sync when shutting down.")
+    return out
+
+
+def test_shutdown_waits_for_lagging_replicas() -> None:
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
+        got, want = _shutdown_scenario(a), _shutdown_scenario(b)
+        assert got == want
+        assert got[4] == b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
+        assert got[0] == "2" and got[2] == ("1", True)

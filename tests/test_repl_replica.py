@@ -754,3 +754,28 @@ def test_idle_timeout_spares_the_master_link(trio: Trio) -> None:
     finally:
         t.ours.config_set("timeout", "0")
         t.m.config_set("repl-ping-replica-period", "1")
+
+
+def test_bind_source_addr_is_the_links_address(trio: Trio) -> None:
+    """unit/networking 'CONFIG SET bind-source-addr': the link to the master leaves from that
+    address (the master's INFO shows it), and one that cannot be bound is passed over."""
+    t = trio
+
+    def replica_ips() -> list[str]:
+        fields = info(t.m)
+        return sorted(re.search(r"ip=([^,]+)", v).group(1) for k, v in fields.items() if re.fullmatch(r"slave\d+", k))
+
+    t.m.execute_command("CONFIG", "SET", "protected-mode", "no")  # it admits 127.0.0.1 and ::1 only
+    try:
+        for source, want in (("127.0.0.2", ["127.0.0.2", "127.0.0.2"]), ("192.0.2.1", ["127.0.0.1", "127.0.0.1"])):
+            for r in t.replicas:
+                r.execute_command("CONFIG", "SET", "bind-source-addr", source)
+            t.point()
+            t.wait_up()
+            wait_for(lambda want=want: replica_ips() == want, what=f"replicas from {want}")
+    finally:
+        t.m.execute_command("CONFIG", "SET", "protected-mode", "yes")
+        for r in t.replicas:
+            r.execute_command("CONFIG", "SET", "bind-source-addr", "")
+        t.point()
+        t.wait_up()

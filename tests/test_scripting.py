@@ -331,6 +331,24 @@ def test_big_maps_sets_and_objects_reach_lua(diff):
                  " local o = {} for k in pairs(d) do o[#o + 1] = k end return o")
 
 
+def test_redis_call_takes_all_that_unpack_gives(diff):
+    """unit/scripting 'Script check unpack with massive arguments': redis.call and redis.pcall take
+    the 7999 values unpack() can give besides the command and key (lupa stops a Python callable at
+    7997 arguments), nils and tables among them are refused as Redis refuses them, and an error of
+    a redis.call in a tail position, in a chunk the script compiles too, names the calling line."""
+    big = "local a = {} for i = 1, 7999 do a[i] = i end "
+    ev(diff, big + "return redis.call('lpush', 'l', unpack(a))")
+    ev(diff, big + "return redis.pcall('rpush', 'l', unpack(a))")
+    ev(diff, big + "a[7000] = {} return redis.pcall('rpush', 'l', unpack(a))")
+    ev(diff, big + "a[7000] = nil return redis.call('rpush', 'l', unpack(a, 1, 7997))")
+    ev(diff, big + "\nreturn redis.call('nosuch', 'l', unpack(a))")
+    ev(diff, "local a = {} for i = 1, 8000 do a[i] = i end return redis.call('lpush', 'l', unpack(a))")
+    ev(diff, "local function f(n)\n if n == 0 then return redis.call('nosuch') end\n return f(n - 1) end\n"
+             "return f(10)")
+    ev(diff, "local f = loadstring('\\nreturn redis.call(\\'nosuch\\')', 'chunk')\nreturn f()")
+    diff("LLEN", "l")
+
+
 def test_blocking_stream_reads_refused_in_scripts(diff):
     """XREAD and XREADGROUP with BLOCK fail inside a script, naming the command as the script spelled
     it, before the timeout is even parsed."""

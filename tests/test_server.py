@@ -449,6 +449,25 @@ def test_debug_object(diff):
         assert a.groups() == b.groups(), value
 
 
+def test_debug_object_address_follows_sharing(diff):
+    """unit/type/incr: INCR rewrites an unshared counter in place (DEBUG OBJECT's address stays),
+    a shared integer has one address whichever key holds it, and leaving the shared range moves."""
+    def address(conn: RawConnection, key: str) -> bytes:
+        return re.match(rb"\+Value at:(0x[0-9a-f]+) ", conn.call("DEBUG", "OBJECT", key)).group(1)
+
+    for conn in (diff.ours, diff.theirs):
+        conn.call("SET", "c", "20000")
+        conn.call("INCR", "c")
+        first = address(conn, "c")
+        conn.call("INCRBY", "c", "7")
+        assert address(conn, "c") == first, conn
+        conn.call("SET", "a", "5")
+        conn.call("SET", "b", "4")
+        conn.call("INCR", "b")
+        assert address(conn, "a") == address(conn, "b"), conn
+        assert address(conn, "a") != address(conn, "c"), conn
+
+
 def _start_plain(kind: str) -> ServerProcess:
     """A server started with nothing but a port (enable-debug-command at its default)."""
     import os

@@ -17,6 +17,7 @@ from server import blocking, digest, evict, lazyfree, lifecycle, propagate, trac
 from server import info as info_mod
 from server.commands.args import maybe_int, option_word, positive_long
 from server.commands.t_config import help_reply, protected_allowed, protected_denied
+from server.commands.t_string import SHARED_INTS
 from server.commands.table import NO_REPLY, command
 from server.config import memtoull
 from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError, subcommand_syntax
@@ -409,10 +410,15 @@ def _debug_object(c, key: bytes) -> bytes:
     value = db.stored(key)  # the dict as it is: a key past its deadline is still shown, as in Redis
     if value is None:
         raise CommandError(NO_SUCH_KEY)
+    address = id(value)
     if is_string(value):
         enc = string_encoding(value)
         shared = enc == "int" and 0 <= int(value) < 10000
         refcount = 2147483647 if shared else 1
+        # Redis's shared integers have one address each, whichever key holds them; its INCR
+        # changes an unshared counter's robj in place, so that address stays: the bytes here are
+        # new each time, the key's record is not
+        address = id(SHARED_INTS[int(value)]) if shared else db.record_id(key)
     else:
         enc = value.encoding()
         refcount = 1
@@ -422,7 +428,7 @@ def _debug_object(c, key: bytes) -> bytes:
     access = db.access_ms(key) or c.server.now_ms
     lru = (access // 1000) & ((1 << 24) - 1)
     idle = max(0, c.server.now_ms - access) // 1000
-    text = (f"Value at:0x{id(value):x} refcount:{refcount} encoding:{enc} serializedlength:{serialized} "
+    text = (f"Value at:0x{address:x} refcount:{refcount} encoding:{enc} serializedlength:{serialized} "
             f"lru:{lru} lru_seconds_idle:{idle}")
     return R.status(text)
 
@@ -580,14 +586,13 @@ def shutdown(c, argv):
     if (abort and flags) or {b"nosave", b"save"} <= flags:
         raise CommandError(SYNTAX)
     if abort:
-        raise CommandError("ERR No shutdown in progress.")
+        if not c.server.shutdown.abort():
+            raise CommandError("ERR No shutdown in progress.")
+        return R.OK
     if b"now" not in flags and c.in_exec:
         raise CommandError("ERR SHUTDOWN without NOW or ABORT isn't allowed for DENY BLOCKING client")
     save = True if b"save" in flags else False if b"nosave" in flags else None
-    error = c.server.prepare_shutdown(save, force=b"force" in flags)
-    if error:
-        raise CommandError(error)
-    c.server.request_shutdown()
+    c.server.shutdown.command(c, save, b"now" in flags, b"force" in flags)
     return NO_REPLY
 
 

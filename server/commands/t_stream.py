@@ -260,11 +260,15 @@ def parse_add_trim(c, argv: list[bytes], xadd: bool) -> TrimArgs:
         raise CommandError("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy")
     if not xadd and not a.trims:
         raise CommandError("ERR syntax error, XTRIM must be called with a trimming strategy")
+    # From the master or the AOF (must_obey) the trim was made exact where it first ran, and no
+    # LIMIT applies; asked only where a trim is approximate or limited, off XADD's plain path.
     if limit_given:
-        if not a.approx:
+        if c.must_obey:
+            a.limit = 0
+        elif not a.approx:
             raise CommandError("ERR syntax error, LIMIT cannot be used without the special ~ option")
     elif a.approx:
-        a.limit = c.server.config.stream_node_limits[2]
+        a.limit = 0 if c.must_obey else c.server.config.stream_node_limits[2]
     else:
         a.limit = 0
     return a

@@ -364,8 +364,8 @@ def _int_value(v: bytes | bytearray) -> int:
 # Redis's shared integers (OBJ_SHARED_INTEGERS): the values 0..9999 kept as one bytes object each.
 # Counters in that range share their value, and INCR reads and writes them by lookup instead of
 # validating, parsing and formatting digits (~0.25 us of an INCR).
-_SHARED_INTS = [b"%d" % i for i in range(10000)]
-_SHARED_INT_VALUE = {b: i for i, b in enumerate(_SHARED_INTS)}
+SHARED_INTS = [b"%d" % i for i in range(10000)]
+_SHARED_INT_VALUE = {b: i for i, b in enumerate(SHARED_INTS)}
 _SHARED_INT_REPLIES = R.SMALL_INTS[1:10001]  # INCR's replies for them: reply.py's cached objects, by value
 
 
@@ -388,7 +388,7 @@ def incr(c, argv, delta: int = 1) -> bytes:
             # n >= 0 here, so only the upper bound can overflow
             if n is not None and (new := n + delta) <= INT64_MAX:
                 if 0 <= new < 10000:
-                    e.value = _SHARED_INTS[new]
+                    e.value = SHARED_INTS[new]
                     reply = _SHARED_INT_REPLIES[new]
                 else:
                     out = b"%d" % new
@@ -406,7 +406,7 @@ def incr(c, argv, delta: int = 1) -> bytes:
         new = _int_value(v) + delta
         if new > INT64_MAX or new < INT64_MIN:
             raise CommandError(OVERFLOW)
-    out = _SHARED_INTS[new] if 0 <= new < 10000 else b"%d" % new
+    out = SHARED_INTS[new] if 0 <= new < 10000 else b"%d" % new
     if v is None:
         db.add(key, out)
     else:

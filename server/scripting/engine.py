@@ -32,6 +32,7 @@ from server.evict import OOM
 from server.log import LOG
 from server.scripting import convert, luanum
 from server.scripting.lua_env import BOOTSTRAP
+from server.scripting.untail import untail
 
 if TYPE_CHECKING:
     from server.client import Client
@@ -135,7 +136,7 @@ class Engine:
                                            unpack_returned_tuples=True)
         self._where: Any = None
         py = lua.table_from({
-            b"unwrap": self._unwrap, b"is_pyfunc": _is_pyfunc,
+            b"unwrap": self._unwrap, b"is_pyfunc": _is_pyfunc, b"untail": untail,
             b"random": self._random, b"randomseed": self._randomseed,
         })
         self.h = lua.execute(BOOTSTRAP, py, name="=[raxdb]")
@@ -161,7 +162,8 @@ class Engine:
         lua = self.lua
         t = lua.table()
         api = {
-            b"call": self._call, b"pcall": self._pcall, b"sha1hex": self._sha1hex,
+            b"call": self.h.front(self._call, self._call_packed),
+            b"pcall": self.h.front(self._pcall, self._pcall_packed), b"sha1hex": self._sha1hex,
             b"error_reply": self._error_reply, b"status_reply": self._status_reply, b"log": self._log,
             b"setresp": self._setresp, b"set_repl": self._set_repl,
             b"replicate_commands": _true, b"breakpoint": _false, b"debug": _none,
@@ -217,13 +219,14 @@ class Engine:
             cmd.rejected_calls += 1
             return self._fail(raise_errors, b"Write commands are not allowed from read-only scripts.", True)
         if (cmd.is_write and run is not None and not run.wrote and srv.replica_gate
-                and srv.config.values["replica-read-only"] == "yes" and not run.caller.is_master):
+                and srv.config.values["replica-read-only"] == "yes" and not run.caller.must_obey):
             from server.replica import READONLY
 
             cmd.rejected_calls += 1  # scriptVerifyWriteCommandAllow on a read-only replica
             return self._fail(raise_errors, b"-" + READONLY, True)
-        if cmd.is_write and run is not None and not run.wrote and srv.aof.state:
-            denied = srv.aof.denied_error()  # scriptVerifyWriteCommandAllow: the AOF cannot be written
+        if cmd.is_write and run is not None and not run.wrote and (srv.aof.state or srv.rdb_gate):
+            # scriptVerifyWriteCommandAllow: the last save failed, or the AOF cannot be written
+            denied = srv.persistence.writes_denied()
             if denied is not None:
                 cmd.rejected_calls += 1
                 return self._fail(raise_errors, b"-" + denied, True)
@@ -285,6 +288,13 @@ class Engine:
 
     def _pcall(self, *args: Any) -> Any:
         return self._command(False, args)
+
+    # more arguments than lupa passes to Python at once: their count and a table of them
+    def _call_packed(self, n: int, args: Any) -> Any:
+        return self._command(True, tuple(args[i] for i in range(1, n + 1)))
+
+    def _pcall_packed(self, n: int, args: Any) -> Any:
+        return self._command(False, tuple(args[i] for i in range(1, n + 1)))
 
     def _sha1hex(self, *args: Any) -> Any:
         if len(args) != 1 or not _is_lua_string(args[0]):

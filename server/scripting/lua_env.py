@@ -11,7 +11,10 @@ point of view, which matters because a C function is never tail-called away, so 
 still reported at the calling script line.  Their errors are Python exceptions carrying the Lua value
 to raise; `unwrap` turns such a value back into what Redis would have raised (a string, or an
 {err=...} table) wherever Lua code can observe it: the pcall/xpcall overrides and the error handler.
-`type` reports those callables as functions.
+`type` reports those callables as functions.  redis.call and redis.pcall are the exception: a Lua
+function in front of the callable (`front`), as lupa passes a Python callable at most 7997
+arguments and Redis's takes more; so that a script's `return redis.call(...)` keeps the script's
+frame all the same, the chunks scripts compile are loaded with no tail calls (untail.py).
 
 `bootstrap(py)` receives a table of Python helpers and returns the table of Lua helpers the engine
 uses (the proxy of the globals, the environment table, the error handler, constructors for reply
@@ -26,7 +29,8 @@ local rawsetmetatable, rawgetmetatable, rawtostring = setmetatable, getmetatable
 local rawpcall, rawxpcall, rawerror, rawselect = pcall, xpcall, error, select
 local rawloadstring, rawload, rawsetfenv = loadstring, load, setfenv
 local dbg_getinfo, dbg_sethook = debug.getinfo, debug.sethook
-local unwrap, is_pyfunc = py.unwrap, py.is_pyfunc
+local unwrap, is_pyfunc, untail = py.unwrap, py.is_pyfunc, py.untail
+local rawdump = string.dump
 local INTERNAL = '=[raxdb]'
 
 local real_of = rawsetmetatable({}, {__mode = 'k'})   -- proxy -> protected table
@@ -127,18 +131,23 @@ local function l_xpcall(f, handler)
   return rawxpcall(f, function(e) return handler(unwrap(e)) end)
 end
 
+-- Every chunk a script compiles is loaded without tail calls (untail.py: redis.call is a Lua
+-- function, and a tail call into it would lose the calling line of its errors).
+local function no_tail_calls(f, err)
+  if f then
+    f = rawloadstring(untail(rawdump(f)))
+    rawsetfenv(f, proxy_env)
+  end
+  return f, err
+end
 local function l_loadstring(s, name)
   if rawtype(s) == 'string' and s:byte(1) == 27 then
     return nil, 'attempt to load a binary chunk'
   end
-  local f, err = rawloadstring(s, name)
-  if f then rawsetfenv(f, proxy_env) end
-  return f, err
+  return no_tail_calls(rawloadstring(s, name))
 end
 local function l_load(fn, name)
-  local f, err = rawload(fn, name)
-  if f then rawsetfenv(f, proxy_env) end
-  return f, err
+  return no_tail_calls(rawload(fn, name))
 end
 
 local function copy(t)
@@ -213,9 +222,19 @@ local function run_fcall(f, nkeys, ...)
 end
 
 local function compile(body, name)
-  local f, err = rawloadstring(body, name)
-  if f then rawsetfenv(f, proxy_env) end
-  return f, err
+  return no_tail_calls(rawloadstring(body, name))
+end
+
+-- redis.call and redis.pcall: lupa lets a Python callable take at most 7997 arguments (it checks
+-- two free slots against Lua's 8000-slot C-function limit), Redis's C function takes all that
+-- unpack() can give, so more arrive packed in a table.
+local PY_MAX_ARGS = 7997
+local function front(direct, packed)
+  return function(...)
+    local n = rawselect('#', ...)
+    if n <= PY_MAX_ARGS then return direct(...) end
+    return packed(n, {...})
+  end
 end
 
 -- Reply constructors (tables laid out as Redis builds them, so iteration orders match).  A call can
@@ -299,7 +318,7 @@ end
 
 return {
   env = env, proxy_env = proxy_env, run = run, run_eval = run_eval, run_fcall = run_fcall,
-  compile = compile, install = install,
+  compile = compile, install = install, front = front,
   protect = protect, strict = strict, use_env = use_env, mark_functions = mark_functions,
   copy = copy, new_table = function() return {} end,
   mkmap = mkmap, mkset = mkset, mkobj = mkobj, addmap = addmap, addset = addset, addobj = addobj,
