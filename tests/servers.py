@@ -72,7 +72,8 @@ COMMON = ["--save", "", "--appendonly", "no", "--enable-debug-command", "yes"]
 def start_raxdb(*extra: str, cwd: str | None = None) -> ServerProcess:
     port = free_port()
     cwd = cwd or tempfile.mkdtemp(prefix="raxdb-")
-    argv = [sys.executable, "-m", "server", "--port", str(port), *COMMON, *extra]
+    # loopback only, as the oracle below (the built-in default, as Redis's, is every interface)
+    argv = [sys.executable, "-m", "server", "--port", str(port), "--bind", "127.0.0.1", *COMMON, *extra]
     env_path = str(ROOT)
     os.environ["PYTHONPATH"] = env_path + os.pathsep + os.environ.get("PYTHONPATH", "")
     return ServerProcess(argv, port, cwd, "raxdb")
