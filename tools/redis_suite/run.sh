@@ -43,9 +43,8 @@
 #   integration/rdb            10/4/0    12/2/0    'client freed during loading' (the loading
 #                                                  state: not this sweep's), 'Test child sending
 #                                                  info' (the child's COW figures: not built)
-#   unit/networking            2/2/1     3/1/1     raxdb's default bind is 127.0.0.1 -::1 (Redis
-#                                                  7.0's: * -::*), so the default-bind test fails
-#                                                  and the protected-mode one cannot connect
+#   unit/networking            2/2/1     3/1/1     then raxdb's default bind was 127.0.0.1 -::1;
+#                                                  Redis's built-in * -::* since: 5/0/0
 #   integration/aof            39/1/0    40/0/0
 #   integration/corrupt-dump   13/29/1   16/26/1   Redis's 'integrity check failed' log lines;
 #                                                  RESTORE always validates, so the tests that
@@ -116,9 +115,7 @@
 #                                                  finds the AOF gone (the suite's clean_persistence
 #                                                  removes it: redis-server 7.0.15 fails the same
 #                                                  way; the unit is not in 7.0's test list)
-#   unit/networking            2/2/1     2/2/1     the default bind is "127.0.0.1 -::1" where Redis's
-#                                                  is "* -::*", which fails the test before its
-#                                                  redis-cli -s steps; bind-source-addr not built
+#   unit/networking            2/2/1     2/2/1     the default bind (fixed later: 5/0/0, above)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=${RAXDB:-$(cd "$here/../.." && pwd)}
