@@ -70,7 +70,10 @@ def _on_signal(srv, sig: int) -> None:  # type: ignore[no-untyped-def]
     name = "SIGINT" if sig == signal.SIGINT else "SIGTERM"
     if srv.shutting_down:
         return
-    LOG.warning(f"Received {name} scheduling shutdown...")
+    if srv.persistence.stats.get("loading"):  # the load stops, and nothing is saved (server/loading.py)
+        LOG.warning("Received shutdown signal during loading, scheduling shutdown.")
+    else:
+        LOG.warning(f"Received {name} scheduling shutdown...")
     mode = srv.config.values["shutdown-on-sigint" if sig == signal.SIGINT else "shutdown-on-sigterm"]
     save = {"save": True, "nosave": False}.get(mode)
     if srv.prepare_shutdown(save, force=mode == "force") is not None:

@@ -59,7 +59,7 @@ import hiredis
 
 from protocol import reply as R
 from protocol.request import quote_arg
-from server import propagate, tracking, watch
+from server import loading, propagate, tracking, watch
 from server.acl import User
 from server.client import Client
 from server.failover import IN_PROGRESS
@@ -328,6 +328,8 @@ class Link:
             await self._stream(reader)
         except SyncError:
             self._fail()
+        except loading.Aborted:
+            pass  # the server is shutting down (it ends the link)
         except (ConnectionError, OSError, ValueError) as exc:  # ValueError: a reply line over the limit
             LOG.warning(f"I/O error trying to sync with MASTER: {exc}")
             self._fail()
@@ -507,7 +509,7 @@ class Link:
             await self._receive(reader, mark, payload.extend)
             if mark:
                 del payload[-EOF_MARK_SIZE:]
-            self._load(bytes(payload), None)
+            await self._load(bytes(payload), None)
         else:
             tmp = f"temp-{int(time.time())}.{os.getpid()}.rdb"
             self.tmpfile = tmp
@@ -517,7 +519,7 @@ class Link:
                     f.truncate(self.transfer_read - EOF_MARK_SIZE)
                 f.flush()
                 os.fsync(f.fileno())
-            self._load(None, tmp)
+            await self._load(None, tmp)
         if mark and self.master is not None:
             self.master.send_ack()
 
@@ -546,9 +548,12 @@ class Link:
                 if tail == mark:
                     return
 
-    def _load(self, payload: bytes | None, tmp: str | None) -> None:
+    async def _load(self, payload: bytes | None, tmp: str | None) -> None:
         """The received RDB becomes this server's dataset (and, loaded from disk, its dump
-        file); the link is up.  `payload`: diskless, the RDB itself; else `tmp` names it."""
+        file); the link is up.  `payload`: diskless, the RDB itself; else `tmp` names it.
+        Clients are served while it loads (server/loading.py): answered -LOADING, or, for a
+        swapdb load continuing the history this dataset holds, served from the old dataset
+        (async_loading) until the new one replaces it."""
         from server.aof import OFF as AOF_OFF
         from server.commands.t_server import empty_data
         from server.persistence import LoadError
@@ -567,17 +572,18 @@ class Link:
                            "file to avoid any race")
             p.kill_child()
         swapdb = payload is not None and srv.config.values["repl-diskless-load"] == "swapdb"
-        old: list[Any] = []
+        temp: list[Any] | None = None
         old_functions: list[bytes] = []
+        state = loading.SYNC
         if swapdb:
-            # the dataset loads aside; it replaces the old one only once it loaded whole
-            for db in srv.dbs:
-                aside = type(db)(db.id)
-                db.swap_contents(aside)
-                old.append(aside)
+            # the dataset loads aside and replaces the old one only once it loaded whole; while
+            # it loads, the old one is served if it is an earlier point of the same history
+            temp = [_temp_db(db) for db in srv.dbs]
             functions = registry(srv)
             old_functions = [lib.code for lib in functions.libraries.values()]
             functions.flush()
+            if repl.replid == self.full[0]:
+                state = loading.ASYNC
         else:
             self.attach_to_new_master()
             LOG.notice("MASTER <-> REPLICA sync: Flushing old data")
@@ -585,6 +591,7 @@ class Link:
         LOG.notice("MASTER <-> REPLICA sync: Loading DB in memory")
         aux: dict[bytes, bytes] = {}
         try:
+            total = self.transfer_size
             if payload is None:
                 assert tmp is not None
                 dest = p.path()
@@ -592,24 +599,27 @@ class Link:
                 self.tmpfile = None
                 with open(dest, "rb") as f:
                     payload = f.read()
-            p.load_bytes(payload, merge=False, aux=aux)
+                total = len(payload)  # rdbLoad: the file's size
+            await loading.drive(srv, p.load_steps(payload, merge=False, aux=aux, total=max(0, total),
+                                                  dbs=temp, state=state))
         except (OSError, LoadError) as exc:
             where = "socket" if tmp is None else "disk"
             LOG.warning(f"Failed trying to load the MASTER synchronization DB from {where}: {exc}")
             if swapdb:
-                empty_data(srv, False, with_functions=True)
-                for db, aside in zip(srv.dbs, old, strict=True):
-                    db.swap_contents(aside)
+                registry(srv).flush()
                 for code in old_functions:
                     registry(srv).load(code, replace=True)
                 LOG.notice("MASTER <-> REPLICA sync: Discarding temporary DB in background")
+            elif tmp is None:  # a diskless load's half-loaded data goes (a disk load's stays, as in Redis)
+                empty_data(srv, False, with_functions=True)
             raise SyncError from None
-        if swapdb:
+        if temp is not None:
             self.attach_to_new_master()
             LOG.notice("MASTER <-> REPLICA sync: Swapping active DB with loaded DB")
-            for db, aside in zip(srv.dbs, old, strict=True):
+            for db, loaded in zip(srv.dbs, temp, strict=True):
+                db.swap_contents(loaded)
                 if db.watched:  # swapMainDbWithTempDb's touchAllWatchedKeysInDb
-                    watch.touch_swapped(db, aside, srv.now_ms)
+                    watch.touch_swapped(db, loaded, srv.now_ms)
             tracking.flushed(srv)
             LOG.notice("MASTER <-> REPLICA sync: Discarding old DB in background")
         srv.dirty += 1
@@ -771,6 +781,16 @@ def _current_task() -> asyncio.Task[Any] | None:
 
 
 # ---- becoming a replica, and a master again --------------------------------------------------------
+def _temp_db(db: Any) -> Any:
+    """disklessLoadInitTempDb's database: empty, of `db`'s kind, reading the same clock and
+    counting memory as `db` does, for a swapdb load to fill beside it."""
+    temp = type(db)(db.id)
+    temp.clock = db.clock
+    if db.sizes is not None:
+        temp.sizes = {}
+    return temp
+
+
 def update_gate(srv: Server) -> None:
     """`srv.replica_gate`: must commands of ordinary clients pass `Link.denies`?  On every
     replica: a read-only one refuses writes, a writable one deletes the expired keys a write
