@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -62,15 +62,18 @@ def run(steps: Steps[T]) -> T:
             return done.value  # type: ignore[no-any-return]
 
 
-async def drive(srv: Server, steps: Steps[T]) -> T:
+async def drive(srv: Server, steps: Steps[T], on_pause: Callable[[], None] | None = None) -> T:
     """The load, with the event loop serving clients at each of its pauses
-    (processEventsWhileBlocked).  Aborted when a shutdown was requested meanwhile."""
+    (processEventsWhileBlocked), where `on_pause` is called first (a replica's newline to its
+    master).  Aborted when a shutdown was requested meanwhile."""
     try:
         while True:
             try:
                 next(steps)
             except StopIteration as done:
                 return done.value  # type: ignore[no-any-return]
+            if on_pause is not None:
+                on_pause()
             await asyncio.sleep(0)
             # what the clients' commands queued in the iteration just run goes out now: the
             # loop's own flush (scheduled behind this task) would wait for the next slice

@@ -12,9 +12,12 @@ A raxdb with `masterhost` set (REPLICAOF host port, or `replicaof` in the config
 - the payload of a full resync, in both forms (`$<len>` and `$EOF:<mark>`): written to a
   temp-<time>.<pid>.rdb, renamed over the dump file and loaded after the old dataset is flushed
   and the sub-replicas dropped; or, with repl-diskless-load swapdb (or on-empty-db and no keys),
-  kept in memory and loaded from there (swapdb: the old dataset is set aside, and comes back if
-  the payload fails to load).  The payload is read whole before it is parsed, so while it comes
-  the old dataset is served, and while it loads nothing else runs (no -LOADING replies);
+  kept in memory and loaded from there (swapdb: it loads into temporary databases beside the
+  old dataset, which stays if the payload fails to load).  The payload is read whole before it
+  is parsed, so while it comes the old dataset is served; while it loads, clients are served
+  between slices of the load (server/loading.py): answered -LOADING, or, for a swapdb load
+  continuing this replica's history, served from the old dataset (async_loading) until the
+  swap; a newline goes to the master once a second meanwhile (its sign that we live);
 - the stream, applied by `MasterClient`: each command runs through `Client.execute` (so it
   propagates to this server's AOF as any command does), its reply discarded, and only once a
   command is whole (a MULTI at its EXEC) are its bytes counted in `reploff` and handed to
@@ -231,6 +234,7 @@ class Link:
         self.transfer_read = 0
         self.tmpfile: str | None = None
         self.full = (NO_REPLID, -1)  # a full resync's replid and offset (+FULLRESYNC)
+        self.newline_sent = 0  # the second of the last newline sent while loading
 
     # ---- starting and stopping ------------------------------------------------------------------
     def connect(self) -> None:
@@ -601,7 +605,7 @@ class Link:
                     payload = f.read()
                 total = len(payload)  # rdbLoad: the file's size
             await loading.drive(srv, p.load_steps(payload, merge=False, aux=aux, total=max(0, total),
-                                                  dbs=temp, state=state))
+                                                  dbs=temp, state=state), self._newline_to_master)
         except (OSError, LoadError) as exc:
             where = "socket" if tmp is None else "disk"
             LOG.warning(f"Failed trying to load the MASTER synchronization DB from {where}: {exc}")
@@ -636,6 +640,14 @@ class Link:
         LOG.notice("MASTER <-> REPLICA sync: Finished with success")
         if aof_on:
             srv.aof.start_append_only()  # restartAOFAfterSYNC
+
+    def _newline_to_master(self) -> None:
+        """replicationSendNewlineToMaster, while the payload loads: at most one newline a second
+        (best effort), which a master takes as the replica's sign of life (its ACK time)."""
+        now = int(time.time())
+        if now != self.newline_sent and self.writer is not None:
+            self.newline_sent = now
+            self.writer.write(b"\n")
 
     def attach_to_new_master(self) -> None:
         """replicationAttachToNewMaster: our history ends here; sub-replicas must resync."""
