@@ -455,7 +455,7 @@ class Persistence:
 
     def load_steps(self, data: bytes, merge: bool, aof_base: bool = False, aux: dict[bytes, bytes] | None = None,
                    feed_repl: bool = False, total: int | None = None, dbs: list[Any] | None = None,
-                   state: int = SYNC, offset: int = 0) -> Steps[int]:
+                   state: int = SYNC, offset: int = 0, functions: list[bytes] | None = None) -> Steps[int]:
         """rdbLoadRio into the (empty, unless `merge`) databases `dbs` (default: the server's);
         the offset where the RDB ended.  Pauses (yields) every loading-process-events-interval-
         bytes, as rdbLoadProgressCallback serves clients; key-load-delay slows every key.
@@ -466,7 +466,8 @@ class Persistence:
         replication stream, so that replicas continuing the saved history drop it too.
         `total`: the size INFO's progress is of (default: the data's); `offset`: where the data
         starts in it (an AOF's files count as one); `state`: loading.ASYNC for a replica's
-        swapdb load, which leaves the served dataset readable."""
+        swapdb load, which leaves the served dataset readable; `functions`, if given, receives
+        the libraries' code instead of loading them (a swapdb load swaps them in at its end)."""
         srv = self.srv
         values = srv.config.values
         delay = int(values["key-load-delay"])
@@ -504,7 +505,10 @@ class Persistence:
                         if aux is not None:
                             aux[item[0]] = item[1]
                     elif kind == "function":
-                        self._function_loaded(item, merge)
+                        if functions is not None:
+                            functions.append(item)
+                        else:
+                            self._function_loaded(item, merge)
                     elif kind == "empty":
                         LOG.notice(f"rdbLoadObject skipping empty key: {item[1].decode(errors='replace')}")
                     elif kind == "resize" and item[0] >= len(db_list):

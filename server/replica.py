@@ -509,11 +509,19 @@ class Link:
                 self.transfer_size = 0
             LOG.notice(f"MASTER <-> REPLICA sync: receiving {self.transfer_size} bytes from master {to}")
         if diskless:
-            payload = bytearray()
-            await self._receive(reader, mark, payload.extend)
-            if mark:
-                del payload[-EOF_MARK_SIZE:]
-            await self._load(bytes(payload), None)
+            # Redis parses a diskless payload as it comes: its loading state (and, for swapdb,
+            # the old dataset served aside) covers the transfer too
+            plan = self._prepare_load(True)
+            with self.srv.persistence.loading(max(0, self.transfer_size), plan.temp, plan.state):
+                payload = bytearray()
+                try:
+                    await self._receive(reader, mark, payload.extend, timed=True)
+                except SyncError:
+                    self._load_failed(plan)
+                    raise
+                if mark:
+                    del payload[-EOF_MARK_SIZE:]
+                await self._load(plan, bytes(payload), None)
         else:
             tmp = f"temp-{int(time.time())}.{os.getpid()}.rdb"
             self.tmpfile = tmp
@@ -523,7 +531,7 @@ class Link:
                     f.truncate(self.transfer_read - EOF_MARK_SIZE)
                 f.flush()
                 os.fsync(f.fileno())
-            await self._load(None, tmp)
+            await self._load(self._prepare_load(False), None, tmp)
         if mark and self.master is not None:
             self.master.send_ack()
 
@@ -532,14 +540,22 @@ class Link:
         mode = self.srv.config.values["repl-diskless-load"]
         return mode == "swapdb" or (mode == "on-empty-db" and not any(len(db) for db in self.srv.dbs))
 
-    async def _receive(self, reader: asyncio.StreamReader, mark: bytes, sink: Any) -> None:
-        """The payload's bytes to `sink`, the EOF mark's included (the caller cuts it)."""
+    async def _receive(self, reader: asyncio.StreamReader, mark: bytes, sink: Any, timed: bool = False) -> None:
+        """The payload's bytes to `sink`, the EOF mark's included (the caller cuts it).  `timed`:
+        while loading, when the cron (which watches repl-timeout) waits, each read does
+        (connRecvTimeout)."""
         tail = b""
+        timeout = int(self.srv.config.values["repl-timeout"]) if timed else None
         while True:
             want = 1 << 16 if mark else min(1 << 16, self.transfer_size - self.transfer_read)
             if want <= 0:
                 return
-            chunk = await reader.read(want)
+            try:
+                chunk = await asyncio.wait_for(reader.read(want), timeout)
+            except TimeoutError:
+                LOG.warning("Timeout receiving bulk data from MASTER... If the problem persists try to set the "
+                            "'repl-timeout' parameter in redis.conf to a larger value.")
+                raise SyncError from None
             if not chunk:
                 LOG.warning("I/O error trying to sync with MASTER: connection lost")
                 raise SyncError
@@ -552,47 +568,55 @@ class Link:
                 if tail == mark:
                     return
 
-    async def _load(self, payload: bytes | None, tmp: str | None) -> None:
-        """The received RDB becomes this server's dataset (and, loaded from disk, its dump
-        file); the link is up.  `payload`: diskless, the RDB itself; else `tmp` names it.
-        Clients are served while it loads (server/loading.py): answered -LOADING, or, for a
-        swapdb load continuing the history this dataset holds, served from the old dataset
-        (async_loading) until the new one replaces it."""
+    def _prepare_load(self, diskless: bool) -> _LoadPlan:
+        """readSyncBulkPayload's steps before the load: the AOF stopped, a saving child killed,
+        and either the old dataset flushed, or (swapdb) temporary databases to load into beside
+        it, served meanwhile (async_loading) when the payload continues this replica's history."""
         from server.aof import OFF as AOF_OFF
         from server.commands.t_server import empty_data
-        from server.persistence import LoadError
-        from server.scripting.functions import registry
 
         srv = self.srv
-        repl = srv.repl
         p = srv.persistence
-        aof_on = srv.aof.state != AOF_OFF
-        if aof_on:
+        plan = _LoadPlan(srv.aof.state != AOF_OFF)
+        if plan.aof_on:
             srv.aof.stop()  # stopAppendOnly: the AOF is rewritten from the new dataset below
         if p.has_child() and p.child_type == "rdb":
-            if payload is None:
+            if not diskless:
                 LOG.notice("Replica is about to load the RDB file received from the master, but there is a "
                            f"pending RDB child running. Killing process {p.child_pid} and removing its temp "
                            "file to avoid any race")
             p.kill_child()
-        swapdb = payload is not None and srv.config.values["repl-diskless-load"] == "swapdb"
-        temp: list[Any] | None = None
-        old_functions: list[bytes] = []
-        state = loading.SYNC
-        if swapdb:
-            # the dataset loads aside and replaces the old one only once it loaded whole; while
-            # it loads, the old one is served if it is an earlier point of the same history
-            temp = [_temp_db(db) for db in srv.dbs]
-            functions = registry(srv)
-            old_functions = [lib.code for lib in functions.libraries.values()]
-            functions.flush()
-            if repl.replid == self.full[0]:
-                state = loading.ASYNC
+        if diskless and srv.config.values["repl-diskless-load"] == "swapdb":
+            plan.temp = [_temp_db(db) for db in srv.dbs]
+            plan.functions = []
+            if srv.repl.replid == self.full[0]:
+                plan.state = loading.ASYNC
         else:
             self.attach_to_new_master()
             LOG.notice("MASTER <-> REPLICA sync: Flushing old data")
             empty_data(srv, srv.config.values["replica-lazy-flush"] == "yes", with_functions=True)
         LOG.notice("MASTER <-> REPLICA sync: Loading DB in memory")
+        return plan
+
+    def _load_failed(self, plan: _LoadPlan) -> None:
+        """A swapdb load's temporary data goes, the old dataset stays; a diskless load's
+        half-loaded data goes (a disk load's stays, as in Redis)."""
+        from server.commands.t_server import empty_data
+
+        if plan.temp is not None:
+            LOG.notice("MASTER <-> REPLICA sync: Discarding temporary DB in background")
+        else:
+            empty_data(self.srv, False, with_functions=True)
+
+    async def _load(self, plan: _LoadPlan, payload: bytes | None, tmp: str | None) -> None:
+        """The received RDB becomes this server's dataset (and, loaded from disk, its dump
+        file); the link is up.  `payload`: diskless, the RDB itself; else `tmp` names it.
+        Clients are served while it loads (server/loading.py)."""
+        from server.persistence import LoadError
+
+        srv = self.srv
+        repl = srv.repl
+        p = srv.persistence
         aux: dict[bytes, bytes] = {}
         try:
             total = self.transfer_size
@@ -605,22 +629,20 @@ class Link:
                     payload = f.read()
                 total = len(payload)  # rdbLoad: the file's size
             await loading.drive(srv, p.load_steps(payload, merge=False, aux=aux, total=max(0, total),
-                                                  dbs=temp, state=state), self._newline_to_master)
+                                                  dbs=plan.temp, state=plan.state, functions=plan.functions),
+                                self._newline_to_master)
+            if plan.functions is not None:
+                _swap_functions(srv, plan.functions)
         except (OSError, LoadError) as exc:
             where = "socket" if tmp is None else "disk"
             LOG.warning(f"Failed trying to load the MASTER synchronization DB from {where}: {exc}")
-            if swapdb:
-                registry(srv).flush()
-                for code in old_functions:
-                    registry(srv).load(code, replace=True)
-                LOG.notice("MASTER <-> REPLICA sync: Discarding temporary DB in background")
-            elif tmp is None:  # a diskless load's half-loaded data goes (a disk load's stays, as in Redis)
-                empty_data(srv, False, with_functions=True)
+            if tmp is None:
+                self._load_failed(plan)
             raise SyncError from None
-        if temp is not None:
+        if plan.temp is not None:
             self.attach_to_new_master()
             LOG.notice("MASTER <-> REPLICA sync: Swapping active DB with loaded DB")
-            for db, loaded in zip(srv.dbs, temp, strict=True):
+            for db, loaded in zip(srv.dbs, plan.temp, strict=True):
                 db.swap_contents(loaded)
                 if db.watched:  # swapMainDbWithTempDb's touchAllWatchedKeysInDb
                     watch.touch_swapped(db, loaded, srv.now_ms)
@@ -638,7 +660,7 @@ class Link:
         repl.clear_replid2()
         repl.create_backlog()
         LOG.notice("MASTER <-> REPLICA sync: Finished with success")
-        if aof_on:
+        if plan.aof_on:
             srv.aof.start_append_only()  # restartAOFAfterSYNC
 
     def _newline_to_master(self) -> None:
@@ -793,6 +815,38 @@ def _current_task() -> asyncio.Task[Any] | None:
 
 
 # ---- becoming a replica, and a master again --------------------------------------------------------
+class _LoadPlan:
+    """How a full sync's payload loads: into the server's databases, or (swapdb) into `temp`
+    with the functions collected in `functions`; `state`: loading.SYNC or ASYNC; `aof_on`: the
+    AOF was on, and restarts after."""
+
+    def __init__(self, aof_on: bool) -> None:
+        self.aof_on = aof_on
+        self.temp: list[Any] | None = None
+        self.functions: list[bytes] | None = None
+        self.state = loading.SYNC
+
+
+def _swap_functions(srv: Server, codes: list[bytes]) -> None:
+    """functionsLibCtxSwapWithCurrent: the payload's libraries replace the served ones; if one
+    fails to load, the served ones stay and the load fails (LoadError)."""
+    from server.errors import CommandError
+    from server.persistence import LoadError
+    from server.scripting.functions import registry
+
+    functions = registry(srv)
+    old = [lib.code for lib in functions.libraries.values()]
+    functions.flush()
+    try:
+        for code in codes:
+            functions.load(code, replace=False)
+    except CommandError as exc:
+        functions.flush()
+        for code in old:
+            functions.load(code, replace=True)
+        raise LoadError(f"Failed loading library: {exc}") from None
+
+
 def _temp_db(db: Any) -> Any:
     """disklessLoadInitTempDb's database: empty, of `db`'s kind, reading the same clock and
     counting memory as `db` does, for a swapdb load to fill beside it."""

@@ -16,25 +16,20 @@ import signal
 import socket
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 
 from tests.diff import RawConnection
 from tests.servers import ServerProcess, start_raxdb, start_redis
+from tests.test_repl_replica import wait_for
 
 LOADING = b"-LOADING Redis is loading the dataset in memory\r\n"
 KEYS = 2000
 SLOW = ("--key-load-delay", "1000", "--loading-process-events-interval-bytes", "1024")
 STARTERS = {"raxdb": start_raxdb, "redis": start_redis}
-
-
-def wait_for(cond: Callable[[], object], timeout: float = 60.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
+LIBRARY = (b"#!lua name=lib\nredis.register_function{function_name='which', "
+           b"callback=function() return '%s' end, flags={'no-writes'}}")
 
 
 def connect(port: int) -> RawConnection:
@@ -126,11 +121,13 @@ def loaded(conn: RawConnection) -> bool:
 
 
 def test_startup_rdb_load_serves_clients(dump: str) -> None:
-    procs = {name: start_with(name, dump) for name in STARTERS}
+    procs: dict[str, ServerProcess] = {}
+    conns: dict[str, RawConnection] = {}
+    seen = {}
     try:
-        conns = {name: connect(p.port) for name, p in procs.items()}
-        seen = {}
-        for name, conn in conns.items():
+        for name in STARTERS:  # one after the other: each is asked while it surely loads
+            procs[name] = start_with(name, dump)
+            conn = conns[name] = connect(procs[name].port)
             wait_for(lambda conn=conn: info(conn, "persistence")["loading"] == "1", what=f"{name} loading")
             seen[name] = during_load(conn)
         assert seen["raxdb"] == seen["redis"]
@@ -139,7 +136,7 @@ def test_startup_rdb_load_serves_clients(dump: str) -> None:
         totals = {name: info(c, "persistence")["loading_total_bytes"] for name, c in conns.items()}
         assert totals["raxdb"] == totals["redis"] == str(os.path.getsize(dump))
         for name, conn in conns.items():
-            wait_for(lambda conn=conn: loaded(conn), what=f"{name} loaded")
+            wait_for(lambda conn=conn: loaded(conn), timeout=60, what=f"{name} loaded")
         after = {name: (conn.call("DBSIZE"), digest(conn), conn.call("GET", "key:1"),
                         info(conn, "persistence")["rdb_last_load_keys_loaded"],
                         loading_fields(info(conn, "persistence")))
@@ -154,9 +151,10 @@ def test_startup_rdb_load_serves_clients(dump: str) -> None:
 def test_shutdown_signal_during_load_saves_nothing(dump: str) -> None:
     """SIGTERM while loading: exit 0 at once, the dump file untouched (no partial save) although
     save points are set."""
-    procs = {name: start_with(name, dump, "--save", "900 1") for name in STARTERS}
+    procs: dict[str, ServerProcess] = {}
     try:
-        for name, p in procs.items():
+        for name in STARTERS:
+            p = procs[name] = start_with(name, dump, "--save", "900 1")
             conn = connect(p.port)
             wait_for(lambda conn=conn: info(conn, "persistence")["loading"] == "1", what=f"{name} loading")
             p.proc.send_signal(signal.SIGTERM)
@@ -195,11 +193,13 @@ def aof_dir() -> Iterator[str]:
 
 
 def test_startup_aof_load_serves_clients(aof_dir: str) -> None:
-    procs = {name: start_with(name, aof_dir, "--appendonly", "yes") for name in STARTERS}
+    procs: dict[str, ServerProcess] = {}
+    conns: dict[str, RawConnection] = {}
+    seen = {}
     try:
-        conns = {name: connect(p.port) for name, p in procs.items()}
-        seen = {}
-        for name, conn in conns.items():
+        for name in STARTERS:
+            procs[name] = start_with(name, aof_dir, "--appendonly", "yes")
+            conn = conns[name] = connect(procs[name].port)
             wait_for(lambda conn=conn: info(conn, "persistence")["loading"] == "1", what=f"{name} loading")
             fields = info(conn, "persistence")
             seen[name] = (conn.call("GET", "key:1"), conn.call("PING"), loading_fields(fields),
@@ -210,7 +210,7 @@ def test_startup_aof_load_serves_clients(aof_dir: str) -> None:
         assert int(seen["raxdb"][3]) == sum(os.path.getsize(os.path.join(adir, f)) for f in os.listdir(adir)
                                             if ".manifest" not in f)
         for name, conn in conns.items():
-            wait_for(lambda conn=conn: loaded(conn), what=f"{name} loaded")
+            wait_for(lambda conn=conn: loaded(conn), timeout=60, what=f"{name} loaded")
         after = {name: (conn.call("DBSIZE"), digest(conn)) for name, conn in conns.items()}
         assert after["raxdb"] == after["redis"]
         assert after["raxdb"][0] == b":%d\r\n" % (2 * KEYS)
@@ -251,7 +251,7 @@ def test_replica_full_sync_load_serves_clients(master: ServerProcess, mode: str)
         assert seen["raxdb"] == seen["redis"]
         assert seen["raxdb"][0] == LOADING and seen["raxdb"][5]
         for name, conn in conns.items():
-            wait_for(lambda conn=conn: link_up(conn) and loaded(conn), what=f"{name} synced")
+            wait_for(lambda conn=conn: link_up(conn) and loaded(conn), timeout=60, what=f"{name} synced")
         want = (m.call("DBSIZE"), digest(m))
         for conn in conns.values():
             assert (conn.call("DBSIZE"), digest(conn)) == want
@@ -263,41 +263,47 @@ def test_replica_full_sync_load_serves_clients(master: ServerProcess, mode: str)
 def test_replica_swapdb_loads_asynchronously(master: ServerProcess) -> None:
     """repl-diskless-load swapdb, a full resync continuing the same history: the old dataset is
     served while the new one loads (async_loading:1), commands flagged no-async-loading are
-    refused, and the new dataset replaces the old at the end."""
+    refused, and the new dataset (its functions too) replaces the old at the end."""
     procs = {name: STARTERS[name]("--repl-diskless-load", "swapdb") for name in STARTERS}
     m = RawConnection(master.port)
     try:
         conns = {name: RawConnection(p.port) for name, p in procs.items()}
         m.call("SET", "marker", "old")
+        m.call("FUNCTION", "LOAD", "REPLACE", LIBRARY % b"old")
         for conn in conns.values():
             conn.call("REPLICAOF", "127.0.0.1", master.port)
         for name, conn in conns.items():
             wait_for(lambda conn=conn: link_up(conn) and conn.call("GET", "marker") == b"$3\r\nold\r\n",
                      what=f"{name} first sync")
-            assert conn.call("CONFIG", "SET", *(a.lstrip("-") for a in SLOW)) == b"+OK\r\n"
+            # slower than elsewhere: both load at once here, and are asked one after the other
+            assert conn.call("CONFIG", "SET", "key-load-delay", "2000", "loading-process-events-interval-bytes",
+                             "1024") == b"+OK\r\n"
         # the replicas' link drops, and the stream they missed is past the master's 16 KiB backlog:
         # their PSYNC gets a full resync of the same history
         assert m.call("MULTI") == b"+OK\r\n"
         m.call("CLIENT", "KILL", "TYPE", "replica")
         m.call("SET", "marker", "new")
+        m.call("FUNCTION", "LOAD", "REPLACE", LIBRARY % b"new")
         m.call("SET", "filler", "x" * 65536)
-        assert m.call("EXEC").startswith(b"*3")
+        assert m.call("EXEC").startswith(b"*4")
         seen = {}
         for name, conn in conns.items():
             wait_for(lambda conn=conn: info(conn, "persistence")["async_loading"] == "1",
                      what=f"{name} async loading")
             fields = info(conn, "persistence")
-            seen[name] = (conn.call("GET", "marker"), conn.call("PING"), conn.call("SAVE"),
+            seen[name] = (conn.call("GET", "marker"), conn.call("FCALL_RO", "which", 0), conn.call("PING"),
+                          conn.call("SAVE"), conn.call("REPLICAOF", "NO", "ONE"),
+                          conn.call("CONFIG", "SET", "appendonly", "no"),
                           fields["loading"], loading_fields(fields), _sane(fields, int(time.time())),
                           info(conn, "persistence")["async_loading"])
         assert seen["raxdb"] == seen["redis"]
-        assert seen["raxdb"][:3] == (b"$3\r\nold\r\n", b"+PONG\r\n", LOADING)
+        assert seen["raxdb"][:6] == (b"$3\r\nold\r\n", b"$3\r\nold\r\n", b"+PONG\r\n", LOADING, LOADING, LOADING)
         for name, conn in conns.items():
             wait_for(lambda conn=conn: info(conn, "persistence")["async_loading"] == "0" and link_up(conn),
-                     what=f"{name} swapped")
+                     timeout=60, what=f"{name} swapped")
         want = (m.call("DBSIZE"), digest(m))
         for conn in conns.values():
-            assert conn.call("GET", "marker") == b"$3\r\nnew\r\n"
+            assert conn.call("GET", "marker") == conn.call("FCALL_RO", "which", 0) == b"$3\r\nnew\r\n"
             assert (conn.call("DBSIZE"), digest(conn)) == want
     finally:
         for p in procs.values():
@@ -307,9 +313,10 @@ def test_replica_swapdb_loads_asynchronously(master: ServerProcess) -> None:
 def test_clients_freed_during_load(dump: str) -> None:
     """A client that connects and leaves during the load is freed then ('client freed during
     loading' in Redis's integration/rdb.tcl)."""
-    procs = {name: start_with(name, dump) for name in STARTERS}
+    procs: dict[str, ServerProcess] = {}
     try:
-        for name, p in procs.items():
+        for name in STARTERS:
+            p = procs[name] = start_with(name, dump)
             conn = connect(p.port)
             wait_for(lambda conn=conn: info(conn, "persistence")["loading"] == "1", what=f"{name} loading")
             others = [RawConnection(p.port) for _ in range(5)]
