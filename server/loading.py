@@ -13,7 +13,9 @@ inside the AOF's files).  `drive` runs such a generator from a coroutine (start-
 link): between slices it flushes the replies queued meanwhile (beforeSleep's part) and awaits one
 loop iteration, which polls the sockets without blocking and runs what is ready.  `run` drives
 the same generator to its end at once, for the loads that happen inside a command (DEBUG RELOAD,
-DEBUG LOADAOF), where the loop cannot run until the command returns.
+DEBUG LOADAOF), where the loop cannot run until the command returns.  A replica's diskless
+payload is in the loading state from its first byte, as Redis parses it while it arrives (raxdb
+reads it whole, then parses it): its clients see the same states at the same times.
 
 Why generators and not a loader thread: one thread, as Redis has.  A thread would pay the GIL
 on every key (the loader and the loop contending for it), and everything the loop runs while
