@@ -515,7 +515,7 @@ class Link:
             with self.srv.persistence.loading(max(0, self.transfer_size), plan.temp, plan.state):
                 payload = bytearray()
                 try:
-                    await self._receive(reader, mark, payload.extend, timed=True)
+                    await self._receive(reader, mark, payload.extend, diskless=True)
                 except SyncError:
                     self._load_failed(plan)
                     raise
@@ -540,12 +540,13 @@ class Link:
         mode = self.srv.config.values["repl-diskless-load"]
         return mode == "swapdb" or (mode == "on-empty-db" and not any(len(db) for db in self.srv.dbs))
 
-    async def _receive(self, reader: asyncio.StreamReader, mark: bytes, sink: Any, timed: bool = False) -> None:
-        """The payload's bytes to `sink`, the EOF mark's included (the caller cuts it).  `timed`:
-        while loading, when the cron (which watches repl-timeout) waits, each read does
-        (connRecvTimeout)."""
+    async def _receive(self, reader: asyncio.StreamReader, mark: bytes, sink: Any, diskless: bool = False) -> None:
+        """The payload's bytes to `sink`, the EOF mark's included (the caller cuts it).  `diskless`:
+        a diskless load, in the loading state, when the cron (which watches repl-timeout) waits:
+        each read does (connRecvTimeout), and a payload cut short is logged as Redis's parser
+        reports it."""
         tail = b""
-        timeout = int(self.srv.config.values["repl-timeout"]) if timed else None
+        timeout = int(self.srv.config.values["repl-timeout"]) if diskless else None
         while True:
             want = 1 << 16 if mark else min(1 << 16, self.transfer_size - self.transfer_read)
             if want <= 0:
@@ -557,7 +558,13 @@ class Link:
                             "'repl-timeout' parameter in redis.conf to a larger value.")
                 raise SyncError from None
             if not chunk:
-                LOG.warning("I/O error trying to sync with MASTER: connection lost")
+                if diskless:  # Redis's parser finds the payload cut short
+                    LOG.warning(f"Internal error in RDB reading offset {self.transfer_read}, function at "
+                                "rdb.c:3240 -> Unexpected EOF reading RDB file. Failure loading rdb format from "
+                                "socket, assuming connection error, resuming operation.")
+                    LOG.warning("Failed trying to load the MASTER synchronization DB from socket: connection lost")
+                else:
+                    LOG.warning("I/O error trying to sync with MASTER: connection lost")
                 raise SyncError
             self.lastio = time.time()
             self.srv.stat_net_repl_input_bytes += len(chunk)
