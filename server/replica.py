@@ -649,10 +649,10 @@ class Link:
         if plan.temp is not None:
             self.attach_to_new_master()
             LOG.notice("MASTER <-> REPLICA sync: Swapping active DB with loaded DB")
-            for db, loaded in zip(srv.dbs, plan.temp, strict=True):
-                db.swap_contents(loaded)
+            for db, temp in zip(srv.dbs, plan.temp, strict=True):
+                db.swap_contents(temp)  # `temp` now holds the old data, discarded with it
                 if db.watched:  # swapMainDbWithTempDb's touchAllWatchedKeysInDb
-                    watch.touch_swapped(db, loaded, srv.now_ms)
+                    watch.touch_swapped(db, temp, srv.now_ms)
             tracking.flushed(srv)
             LOG.notice("MASTER <-> REPLICA sync: Discarding old DB in background")
         srv.dirty += 1
