@@ -57,9 +57,13 @@
 # Serving clients while loading (server/loading.py; before = 12ca3f4, after = h/loading, 2026-11-22):
 #   integration/replication    35/4/0    39/0/0    the 4 were the async_loading tests (old dataset
 #                                                  served, BUSY script, -LOADING configs while a
-#                                                  swapdb payload loads); the unit still ends at
-#                                                  the 120 s timeout in 'diskless loading short
-#                                                  read'.  With --timeout 600 (runtest directly)
+#                                                  swapdb payload loads); one run of three gave
+#                                                  38/1/0: 'new database is exposed after
+#                                                  swapping' read the old value, the replica still
+#                                                  reporting the link up from before the master's
+#                                                  CLIENT KILL (a race, not reproduced).  The unit
+#                                                  still ends at the 120 s timeout in 'diskless
+#                                                  loading short read'.  With --timeout 600 (runtest directly)
 #                                                  that test passes in 138 s (278 s before) and the
 #                                                  unit reaches 55/4/0 (37/8/1 before; the four
 #                                                  'replicas drop during rdb pipe' pass now): left
