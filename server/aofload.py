@@ -47,6 +47,7 @@ import hiredis
 from protocol.hiredis_limits import limit_elements, unconsumed_probe
 from server import aofmanifest
 from server.errors import CommandError, c_str, wrong_arity
+from server.loading import AOF_EVENTS_EVERY, Steps, debug_delay, progress, run
 from server.log import LOG
 from server.numparse import strtoll
 from server.persistence import LoadError
@@ -76,15 +77,15 @@ class _BadFormat(Exception):
 
 
 # ---- start-up ---------------------------------------------------------------------------------
-def load_at_startup(srv: Server) -> bool:
+def load_at_startup(srv: Server) -> Steps[bool]:
     """loadDataFromDisk's AOF side, after aofLoadManifestFromDisk.  True when the AOF was the
     source (appendonly yes), False when the dump file is to be read instead.  Fatal on what
-    Redis exits for."""
+    Redis exits for.  A generator that pauses where Redis serves clients (server/loading.py)."""
     srv.aof.manifest = read_manifest(srv)
     if srv.config.values["appendonly"] != "yes":
         return False
     started = time.monotonic()
-    ret = load_files(srv, srv.aof.manifest)
+    ret = yield from load_files(srv, srv.aof.manifest)
     if ret in (FAILED, OPEN_ERR):
         raise Fatal
     if ret != NOT_EXIST:
@@ -150,8 +151,9 @@ def upgrade_prepare(srv: Server, m: aofmanifest.Manifest) -> None:
     LOG.notice(f"Successfully migrated an old-style AOF file ({name}) into the AOF directory ({dirname}).")
 
 
-def load_files(srv: Server, m: aofmanifest.Manifest) -> str:
-    """loadAppendOnlyFiles: the base, then the increments, in one loading state."""
+def load_files(srv: Server, m: aofmanifest.Manifest) -> Steps[str]:
+    """loadAppendOnlyFiles: the base, then the increments, in one loading state (INFO's
+    progress is of all the files' bytes, as one)."""
     aof = srv.aof
     name, dirname = aof.filename(), aof.dirname()
     if _is_file(name) and (
@@ -172,11 +174,13 @@ def load_files(srv: Server, m: aofmanifest.Manifest) -> str:
     if total == 0:
         return EMPTY
     ret = OK
-    with srv.persistence.loading():
+    done = 0  # the bytes of the files loaded before this one
+    with srv.persistence.loading(total):
         for n, info in enumerate(files, 1):
             last = n == len(files)
             started = time.monotonic()
-            ret = load_file(srv, info.name)
+            ret = yield from load_file(srv, info.name, done)
+            done = srv.persistence.stats["loading_loaded_bytes"]
             if ret == OK or (ret == TRUNCATED and last):
                 kind = "base" if info is m.base else "incr"
                 LOG.notice(f"DB loaded from {kind} file {info.name}: {time.monotonic() - started:.3f} seconds")
@@ -203,8 +207,10 @@ def _fake_client(srv: Server) -> Client:
     return c
 
 
-def load_file(srv: Server, name: str) -> str:
-    """loadSingleAppendOnlyFile: replay one file of the AOF directory."""
+def load_file(srv: Server, name: str, offset: int = 0) -> Steps[str]:
+    """loadSingleAppendOnlyFile: replay one file of the AOF directory, which starts at `offset`
+    of what the load counts; it pauses every AOF_EVENTS_EVERY commands, and key-load-delay
+    slows every command."""
     path = os.path.join(srv.aof.dirname(), name)
     try:
         with open(path, "rb") as f:
@@ -223,7 +229,7 @@ def load_file(srv: Server, name: str) -> str:
         old_style = name == srv.aof.filename()
         LOG.notice("Reading RDB preamble from AOF file..." if old_style else "Reading RDB base file on AOF loading...")
         try:
-            pos = srv.persistence.load_bytes(data, merge=False, aof_base=True)
+            pos = yield from srv.persistence.load_steps(data, merge=False, aof_base=True, offset=offset)
         except LoadError as exc:
             LOG.warning(str(exc))
             if old_style:
@@ -236,8 +242,18 @@ def load_file(srv: Server, name: str) -> str:
     truncate = srv.config.values["aof-load-truncated"] == "yes"
     valid_up_to = 0  # after the last whole command (kept only with aof-load-truncated yes, as Redis)
     valid_before_multi = 0
+    delay = int(srv.config.values["key-load-delay"])
+    loops = 0
+    progress(srv, offset + pos)
     try:
         for argv, end in _commands(data, pos):
+            loops += 1
+            if loops == AOF_EVENTS_EVERY:
+                loops = 0
+                progress(srv, offset + end)
+                yield
+            if delay:
+                debug_delay(delay)
             cmd = _replay(c, argv, name)
             if cmd is None:
                 return FAILED
@@ -271,6 +287,7 @@ def load_file(srv: Server, name: str) -> str:
                     "of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. 2) Alternatively "
                     "you can set the 'aof-load-truncated' configuration option to yes and restart the server.")
         return FAILED
+    progress(srv, offset + len(data))
     return OK
 
 
@@ -434,7 +451,7 @@ def debug_loadaof(c: Client) -> None:
     try:
         m = aof.manifest = read_manifest(srv)
         aof.delete_history()
-        ret = load_files(srv, m)
+        ret = run(load_files(srv, m))
     except Fatal:
         ret = FAILED
     if ret not in (OK, EMPTY):

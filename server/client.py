@@ -53,6 +53,7 @@ from server import tracking as _tracking
 from server.blocking import handle_ready_keys
 from server.commands.table import BLOCKED, TABLE, Command
 from server.errors import NOAUTH, CommandError, c_str, unknown_subcommand, wrong_arity
+from server.loading import ASYNC as ASYNC_LOADING
 from server.log import LOG
 from server.replmaster import is_replica as _is_replica
 from server.unixsocket import client_addr as _unix_addr
@@ -178,6 +179,7 @@ class Client(asyncio.Protocol):
                       and not (self.resp == 2 and (self.channels or self.patterns or self.shard_channels))
                       and not srv.monitors and not srv.pause_until_ms and not self.in_exec
                       and srv.busy_script is None and not self.close_after_reply and self.tracking is None
+                      and not srv.persistence.stats.get("loading")
                       and self.user.free and not srv.repl.write_gate and not srv.replica_gate
                       and not srv.rdb_gate)
         if self.exact is not None:
@@ -649,7 +651,7 @@ class Client(asyncio.Protocol):
                     self._reject(cmd, denied, out)
                     return
             if srv.persistence.stats.get("loading") and self._denied_while_loading(cmd):
-                # only reachable while a busy script replayed from the AOF lets clients in
+                # a load serves clients between its slices (server/loading.py)
                 self._reject(cmd, b"LOADING Redis is loading the dataset in memory", out)
                 return
             if srv.busy_script is not None and "allow_busy" not in cmd.flags:  # a script past its time limit
@@ -761,7 +763,12 @@ class Client(asyncio.Protocol):
 
     def _denied_while_loading(self, cmd: Command) -> bool:
         """processCommand's is_denyloading_command: not flagged `loading`, or an EXEC of a queued
-        command that is not."""
+        command that is not; during a replica's asynchronous load, which serves the old dataset,
+        is_deny_async_loading_command: flagged `no_async_loading` (or an EXEC of one)."""
+        if self.server.persistence.stats["loading"] == ASYNC_LOADING:
+            if cmd.fullname == "exec" and self.multi is not None:
+                return any("no_async_loading" in q.flags for q, _ in self.multi)
+            return "no_async_loading" in cmd.flags
         if cmd.fullname == "exec" and self.multi is not None:
             return any(not q.ok_loading for q, _ in self.multi)
         return not cmd.ok_loading

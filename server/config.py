@@ -43,6 +43,10 @@ class ConfigError(Exception):
     """A refused value; `str(exc)` is Redis's reason text."""
 
 
+class LoadingDenied(ConfigError):
+    """CONFIG SET of a DENY_LOADING_CONFIG option while loading: answered -LOADING."""
+
+
 class FatalConfigError(Exception):
     """Start-up configuration error: the full FATAL CONFIG FILE ERROR report."""
 
@@ -289,6 +293,7 @@ class Option:
     protected: bool = False
     percent: bool = False
     hidden: bool = False  # HIDDEN_CONFIG: CONFIG GET finds it by its exact name only, never by a pattern
+    deny_loading: bool = False  # DENY_LOADING_CONFIG: CONFIG SET refuses it while a dataset loads
 
     @property
     def multi_arg(self) -> bool:
@@ -362,7 +367,7 @@ def _load_table() -> tuple[dict[str, Option], dict[str, str]]:
         flags = e.get("flags", ())
         options[name] = Option(name, e["type"], e["default"], e.get("min", 0), e.get("max", 0),
                                tuple(e.get("values", ())), "immutable" in flags, "protected" in flags,
-                               "percent" in flags, "hidden" in flags)
+                               "percent" in flags, "hidden" in flags, "deny-loading" in flags)
     return options, aliases
 
 
@@ -398,6 +403,7 @@ class Config:
         self.acl_users: list[list[bytes]] = []  # `user` directives: each the name and its rules
         # CONFIG REWRITE's `user` lines (server/acl.py sets it): none with an aclfile, which holds them
         self.user_lines: Callable[[], list[str]] | None = None
+        self.loading = False  # a dataset is loading (server/loading.py): DENY_LOADING_CONFIG options wait
         self.refresh()
 
     # typed views -----------------------------------------------------------------------------
@@ -490,6 +496,8 @@ class Config:
                 failed = (name, "can't set immutable config")
             elif opt.protected and not self._protected_allowed(local):
                 failed = (name, "can't set protected config")
+            elif opt.deny_loading and self.loading:
+                failed = (name, "")
             elif any(n.lower() == name.lower() for n, _ in chosen):
                 # Redis registers an alias as a config of its own, so "hash-max-ziplist-entries"
                 # next to "hash-max-listpack-entries" is no duplicate: both are set, in order.
@@ -499,6 +507,8 @@ class Config:
             raise ConfigError("Unknown option or number of arguments for CONFIG SET - '%s'"
                               % unknown.decode(errors="replace"))
         if failed is not None:
+            if not failed[1]:  # given precedence, as clients may handle -LOADING apart from -ERR
+                raise LoadingDenied("LOADING Redis is loading the dataset in memory")
             raise ConfigError("CONFIG SET failed (possibly related to argument '%s') - %s"
                               % (failed[0].decode(errors="replace"), failed[1]))
         new: dict[str, str] = {}

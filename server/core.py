@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import aofload, latency, obuf, oomscore, propagate
+from server import aofload, latency, loading, obuf, oomscore, propagate
 from server.commands.table import TABLE
 from server.config import Config
 from server.log import LOG
@@ -364,7 +364,9 @@ class Server:
         from server import replica
 
         replica.start_from_config(self)  # a replica from the start loads as one (keys past their deadline kept)
-        self._load_dataset()
+        if not await self._load_dataset():  # a shutdown came while loading: nothing else starts
+            await self.close()
+            return
         replica.after_load(self)
         self.aof.start()
         self.aof.delete_history()  # at start-up whatever appendonly says, as Redis does
@@ -392,21 +394,25 @@ class Server:
         else:
             LOG.notice(f"Running mode=standalone, port={port}.")
 
-    def _load_dataset(self) -> None:
-        """loadDataFromDisk, before the first client is served: with appendonly yes the AOF
-        directory (server/aofload.py), otherwise the dump file, if any.  A file that cannot be
-        loaded stops the server, as Redis does, rather than serving without its data."""
+    async def _load_dataset(self) -> bool:
+        """loadDataFromDisk, the sockets listening: with appendonly yes the AOF directory
+        (server/aofload.py), otherwise the dump file, if any; clients are served meanwhile
+        (server/loading.py).  A file that cannot be loaded stops the server, as Redis does,
+        rather than serving without its data.  False when a shutdown stopped the load."""
         from server.persistence import LoadError
 
         try:
-            if not aofload.load_at_startup(self):
-                self.persistence.load_at_startup()
+            if not await loading.drive(self, aofload.load_at_startup(self)):
+                await loading.drive(self, self.persistence.load_at_startup())
+        except loading.Aborted:
+            return False
         except aofload.Fatal:
             raise SystemExit(1) from None
         except LoadError as exc:
             LOG.warning(str(exc))
             LOG.warning("Terminating server after rdb file reading failure.")
             raise SystemExit(1) from None
+        return True
 
     # ---- listening sockets ----------------------------------------------------------------------
     def _bind_sockets(self, bind: str, port: int) -> list[socket.socket]:
@@ -522,7 +528,9 @@ class Server:
         self.cron_handle = self.loop.call_later(1.0 / self.config.hz, self._cron)
 
     def _cron(self) -> None:
-        if self.cron_paused:  # DEBUG PAUSE-CRON: the tick comes, its work is skipped
+        if self.cron_paused or self.persistence.stats.get("loading"):
+            # DEBUG PAUSE-CRON, or a load (Redis runs no time events while loading, so no save,
+            # expiry or replication timeout acts on a half-loaded dataset): the tick's work is skipped
             self._schedule_cron()
             return
         now = self.update_clock()

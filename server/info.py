@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from server import evict, latency, pubsub, tracking
+from server import evict, latency, loading, pubsub, tracking
 
 if TYPE_CHECKING:
     from server.core import Server
@@ -187,9 +187,10 @@ def _scripting_stats(srv: Server) -> dict[str, int]:
 
 def _persistence(srv: Server) -> list[str]:
     g = srv.persistence_info
+    state = g("loading", 0)
     return [
-        f"loading:{g('loading', 0)}",
-        "async_loading:0",
+        f"loading:{int(state == loading.SYNC)}",
+        f"async_loading:{int(state == loading.ASYNC)}",
         "current_cow_peak:0",
         "current_cow_size:0",
         "current_cow_size_age:0",
@@ -210,6 +211,7 @@ def _persistence(srv: Server) -> list[str]:
         "module_fork_in_progress:0",
         "module_fork_last_cow_size:0",
         *srv.aof.info_enabled(),
+        *(loading.info_lines(srv) if state else ()),
     ]
 
 

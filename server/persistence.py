@@ -18,10 +18,11 @@ redis-server both ways); this module decides when and where they are written and
   compresses as rdbcompression says (see `save` for why and what it costs).
 - Save points ("save <seconds> <changes> ...") are checked every cron tick: a BGSAVE starts when
   one is reached, and after a failed one not before CONFIG_BGSAVE_RETRY_DELAY (5 s).
-- Start-up loading happens after the listening sockets are bound and before the first client is
-  served.  Keys already past their deadline are not loaded (as a master does), an empty
-  collection is skipped, and a file that fails its checks stops the server with Redis's message:
-  serving a partial dataset would lose data silently.
+- Start-up loading happens after the listening sockets are bound; clients are served while it
+  runs, answered -LOADING but for the commands flagged `loading` (server/loading.py).  Keys
+  already past their deadline are not loaded (as a master does), an empty collection is
+  skipped, and a file that fails its checks stops the server with Redis's message: serving a
+  partial dataset would lose data silently.
 """
 
 from __future__ import annotations
@@ -29,13 +30,13 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import random
 import signal
 import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from server import oomscore
+from server import loading, oomscore
+from server.loading import SYNC, Steps
 from server.log import LOG
 from server.numparse import strtoll
 from server.propagate import deletion
@@ -179,9 +180,7 @@ class Persistence:
 
         def delayed(keys: Iterator[Any]) -> Iterator[Any]:
             for item in keys:
-                us = delay if delay > 0 else int(random.randrange(-delay) == 0)
-                if us:
-                    time.sleep(us / 1e6)
+                loading.debug_delay(delay)
                 yield item
 
         for db in self.srv.dbs:
@@ -432,8 +431,9 @@ class Persistence:
                 return
 
     # ---- loading ---------------------------------------------------------------------------------
-    def load_at_startup(self) -> None:
-        """loadDataFromDisk: read the dump file if there is one; LoadError when it is unusable."""
+    def load_at_startup(self) -> Steps[None]:
+        """loadDataFromDisk: read the dump file if there is one; LoadError when it is unusable.
+        A generator: server/loading.py drives it, serving clients as it goes."""
         path = self.path()
         started = time.monotonic()
         repl = self.srv.repl
@@ -448,75 +448,103 @@ class Persistence:
             return
         except OSError as exc:
             raise LoadError(f"Fatal error loading the DB: {exc.strerror}. Exiting.") from None
-        self.load_bytes(data, merge=False, aux=self.loaded_aux, feed_repl=master)
+        yield from self.load_steps(data, merge=False, aux=self.loaded_aux, feed_repl=master)
         LOG.notice(f"DB loaded from disk: {time.monotonic() - started:.3f} seconds")
         repl.continue_saved_history(self.loaded_aux)
 
     @contextlib.contextmanager
-    def loading(self) -> Iterator[None]:
-        """startLoading / stopLoading, around a dump file's or the AOF's load: INFO shows
-        `loading:1`, the last load's key counts start again from 0, nothing expires
-        (Database.loading) and nothing is propagated (Redis's shouldPropagate is false while
-        loading: the data comes from the files it would be written to).  Nested (the AOF's RDB
-        base), it leaves the outer load in charge."""
+    def loading(self, total: int = 0, dbs: list[Any] | None = None, state: int = SYNC) -> Iterator[None]:
+        """startLoading / stopLoading, around a dump file's or the AOF's load (server/loading.py):
+        INFO shows `loading:1` and the progress of `total` bytes, the last load's key counts start
+        again from 0, clients are answered -LOADING, nothing in `dbs` (default: the server's)
+        expires (Database.loading) and nothing is propagated (Redis's shouldPropagate is false
+        while loading: the data comes from the files it would be written to).  Nested (the AOF's
+        RDB base), it leaves the outer load in charge."""
         srv = self.srv
         if self.stats.get("loading"):
             yield
             return
-        self.stats.update(loading=1, rdb_last_load_keys_loaded=0, rdb_last_load_keys_expired=0)
+        dbs = srv.dbs if dbs is None else dbs
+        loading.started(srv, state, total)
         ops, srv.also_propagate = srv.also_propagate, None
-        for db in srv.dbs:
+        for db in dbs:
             db.loading = True
         srv.update_clock()
         try:
             yield
         finally:
-            for db in srv.dbs:
+            for db in dbs:
                 db.loading = False
             srv.also_propagate = ops
-            self.stats["loading"] = 0
+            loading.stopped(srv)
 
-    def load_bytes(self, data: bytes, merge: bool, aof_base: bool = False,
-                   aux: dict[bytes, bytes] | None = None, feed_repl: bool = False) -> int:
-        """rdbLoadRio into the (empty, unless `merge`) databases; the offset where the RDB ended.
+    def load_bytes(self, data: bytes, merge: bool) -> int:
+        """`load_steps` at once, for a load inside a command (DEBUG RELOAD)."""
+        return loading.run(self.load_steps(data, merge))
+
+    def load_steps(self, data: bytes, merge: bool, aof_base: bool = False, aux: dict[bytes, bytes] | None = None,
+                   feed_repl: bool = False, total: int | None = None, dbs: list[Any] | None = None,
+                   state: int = SYNC, offset: int = 0, functions: list[bytes] | None = None) -> Steps[int]:
+        """rdbLoadRio into the (empty, unless `merge`) databases `dbs` (default: the server's);
+        the offset where the RDB ended.  Pauses (yields) every loading-process-events-interval-
+        bytes, as rdbLoadProgressCallback serves clients; key-load-delay slows every key.
         `aof_base`: the RDB is the AOF's base or preamble (RDBFLAGS_AOF_PREAMBLE), whose keys load
         even past their deadline, as the commands after it may still use them.  `aux`, if
         given, receives the RDB's aux fields (a replica reads repl-stream-db from them).
         `feed_repl` (a master starting up): a key dropped as expired is a DEL in the
-        replication stream, so that replicas continuing the saved history drop it too."""
+        replication stream, so that replicas continuing the saved history drop it too.
+        `total`: the size INFO's progress is of (default: the data's); `offset`: where the data
+        starts in it (an AOF's files count as one); `state`: loading.ASYNC for a replica's
+        swapdb load, which leaves the served dataset readable; `functions`, if given, receives
+        the libraries' code instead of loading them (a swapdb load swaps them in at its end)."""
         srv = self.srv
+        values = srv.config.values
+        delay = int(values["key-load-delay"])
+        db_list = srv.dbs if dbs is None else dbs
         loaded = expired = empty = 0
         end = len(data)
-        with self.loading():
+        stats = self.stats
+        with self.loading(len(data) if total is None else total, dbs, state):
             now = srv.now_ms
             try:
-                for kind, item in rdb.read_file(data, self.limits()):
+                for kind, item in rdb.read_file(data, self.limits(),
+                                                int(values["loading-process-events-interval-bytes"])):
                     if kind == "key":
-                        if item.db >= len(srv.dbs):
+                        if item.db >= len(db_list):
                             raise LoadError("FATAL: Data file was created with a Redis server configured to "
-                                            f"handle more than {len(srv.dbs)} databases. Exiting\n")
+                                            f"handle more than {len(db_list)} databases. Exiting\n")
                         # a replica keeps them: its master's DEL will come (rdbLoad's iAmMaster)
                         if (item.expire_ms is not None and item.expire_ms < now and not aof_base
                                 and srv.repl.masterhost is None):
                             expired += 1
                             if feed_repl:
                                 srv.repl.feed(item.db, [deletion(srv, "lazyfree-lazy-expire"), item.key])
-                            continue
-                        self._add(srv.dbs[item.db], item, now, merge)
-                        loaded += 1
+                        else:
+                            self._add(db_list[item.db], item, now, merge)
+                            loaded += 1
+                        if delay:
+                            loading.debug_delay(delay)
+                    elif kind == "tick":
+                        stats["rdb_last_load_keys_loaded"] = loaded
+                        stats["rdb_last_load_keys_expired"] = expired
+                        loading.progress(srv, offset + item)
+                        yield
                     elif kind == "aux":
                         self._aux_loaded(*item)
                         if aux is not None:
                             aux[item[0]] = item[1]
                     elif kind == "function":
-                        self._function_loaded(item, merge)
+                        if functions is not None:
+                            functions.append(item)
+                        else:
+                            self._function_loaded(item, merge)
                     elif kind == "empty":
                         if empty < 10:  # Redis names the first ten
                             LOG.warning(f"rdbLoadObject skipping empty key: {item[1].decode(errors='replace')}")
                         empty += 1
-                    elif kind == "resize" and item[0] >= len(srv.dbs):
+                    elif kind == "resize" and item[0] >= len(db_list):
                         raise LoadError("FATAL: Data file was created with a Redis server configured to "
-                                        f"handle more than {len(srv.dbs)} databases. Exiting\n")
+                                        f"handle more than {len(db_list)} databases. Exiting\n")
                     elif kind == "end":
                         end = item
             except rdb.RDBError as exc:
@@ -524,8 +552,9 @@ class Persistence:
                     LOG.warning(f"Wrong RDB checksum expected: ({exc.computed:x}) but got ({exc.stored:x}). "
                                 "Aborting now.")
                 raise LoadError(f"Internal error in RDB reading: {exc}") from None
-        self.stats["rdb_last_load_keys_loaded"] = loaded
-        self.stats["rdb_last_load_keys_expired"] = expired
+            finally:
+                stats["rdb_last_load_keys_loaded"] = loaded
+                stats["rdb_last_load_keys_expired"] = expired
         if empty:
             LOG.warning(f"Done loading RDB, keys loaded: {loaded}, keys expired: {expired}, "
                         f"empty keys skipped: {empty}.")
@@ -561,10 +590,9 @@ class Persistence:
             if strtoll(value):
                 LOG.notice("RDB is base AOF")
         elif key == b"used-mem":
-            try:
-                LOG.notice(f"RDB memory usage when created {int(value) / 1024 / 1024:.2f} Mb")
-            except ValueError:
-                return
+            used = strtoll(value)
+            LOG.notice(f"RDB memory usage when created {used / 1024 / 1024:.2f} Mb")
+            self.stats["loading_rdb_used_mem"] = used  # INFO's progress when the size is unknown
 
     def _function_loaded(self, code: bytes, replace: bool) -> None:
         from server.errors import CommandError

@@ -12,9 +12,12 @@ A raxdb with `masterhost` set (REPLICAOF host port, or `replicaof` in the config
 - the payload of a full resync, in both forms (`$<len>` and `$EOF:<mark>`): written to a
   temp-<time>.<pid>.rdb, renamed over the dump file and loaded after the old dataset is flushed
   and the sub-replicas dropped; or, with repl-diskless-load swapdb (or on-empty-db and no keys),
-  kept in memory and loaded from there (swapdb: the old dataset is set aside, and comes back if
-  the payload fails to load).  The payload is read whole before it is parsed, so while it comes
-  the old dataset is served, and while it loads nothing else runs (no -LOADING replies);
+  kept in memory and loaded from there (swapdb: it loads into temporary databases beside the
+  old dataset, which stays if the payload fails to load).  The payload is read whole before it
+  is parsed, so while it comes the old dataset is served; while it loads, clients are served
+  between slices of the load (server/loading.py): answered -LOADING, or, for a swapdb load
+  continuing this replica's history, served from the old dataset (async_loading) until the
+  swap; a newline goes to the master once a second meanwhile (its sign that we live);
 - the stream, applied by `MasterClient`: each command runs through `Client.execute` (so it
   propagates to this server's AOF as any command does), its reply discarded, and only once a
   command is whole (a MULTI at its EXEC) are its bytes counted in `reploff` and handed to
@@ -59,7 +62,7 @@ import hiredis
 
 from protocol import reply as R
 from protocol.request import quote_arg
-from server import propagate, tracking, watch
+from server import loading, propagate, tracking, watch
 from server.acl import User
 from server.client import Client
 from server.failover import IN_PROGRESS
@@ -243,6 +246,7 @@ class Link:
         self.transfer_read = 0
         self.tmpfile: str | None = None
         self.full = (NO_REPLID, -1)  # a full resync's replid and offset (+FULLRESYNC)
+        self.newline_sent = 0  # the second of the last newline sent while loading
 
     # ---- starting and stopping ------------------------------------------------------------------
     def connect(self) -> None:
@@ -340,6 +344,8 @@ class Link:
             await self._stream(reader)
         except SyncError:
             self._fail()
+        except loading.Aborted:
+            pass  # the server is shutting down (it ends the link)
         except (ConnectionError, OSError, ValueError) as exc:  # ValueError: a reply line over the limit
             LOG.warning(f"I/O error trying to sync with MASTER: {exc}")
             self._fail()
@@ -515,11 +521,19 @@ class Link:
                 self.transfer_size = 0
             LOG.notice(f"MASTER <-> REPLICA sync: receiving {self.transfer_size} bytes from master {to}")
         if diskless:
-            payload = bytearray()
-            await self._receive(reader, mark, payload.extend)
-            if mark:
-                del payload[-EOF_MARK_SIZE:]
-            self._load(bytes(payload), None)
+            # Redis parses a diskless payload as it comes: its loading state (and, for swapdb,
+            # the old dataset served aside) covers the transfer too
+            plan = self._prepare_load(True)
+            with self.srv.persistence.loading(max(0, self.transfer_size), plan.temp, plan.state):
+                payload = bytearray()
+                try:
+                    await self._receive(reader, mark, payload.extend, diskless=True)
+                except SyncError:
+                    self._load_failed(plan)
+                    raise
+                if mark:
+                    del payload[-EOF_MARK_SIZE:]
+                await self._load(plan, bytes(payload), None)
         else:
             tmp = f"temp-{int(time.time())}.{os.getpid()}.rdb"
             self.tmpfile = tmp
@@ -529,7 +543,7 @@ class Link:
                     f.truncate(self.transfer_read - EOF_MARK_SIZE)
                 f.flush()
                 os.fsync(f.fileno())
-            self._load(None, tmp)
+            await self._load(self._prepare_load(False), None, tmp)
         if mark and self.master is not None:
             self.master.send_ack()
 
@@ -538,16 +552,31 @@ class Link:
         mode = self.srv.config.values["repl-diskless-load"]
         return mode == "swapdb" or (mode == "on-empty-db" and not any(len(db) for db in self.srv.dbs))
 
-    async def _receive(self, reader: asyncio.StreamReader, mark: bytes, sink: Any) -> None:
-        """The payload's bytes to `sink`, the EOF mark's included (the caller cuts it)."""
+    async def _receive(self, reader: asyncio.StreamReader, mark: bytes, sink: Any, diskless: bool = False) -> None:
+        """The payload's bytes to `sink`, the EOF mark's included (the caller cuts it).  `diskless`:
+        a diskless load, in the loading state, when the cron (which watches repl-timeout) waits:
+        each read does (connRecvTimeout), and a payload cut short is logged as Redis's parser
+        reports it."""
         tail = b""
+        timeout = int(self.srv.config.values["repl-timeout"]) if diskless else None
         while True:
             want = 1 << 16 if mark else min(1 << 16, self.transfer_size - self.transfer_read)
             if want <= 0:
                 return
-            chunk = await reader.read(want)
+            try:
+                chunk = await asyncio.wait_for(reader.read(want), timeout)
+            except TimeoutError:
+                LOG.warning("Timeout receiving bulk data from MASTER... If the problem persists try to set the "
+                            "'repl-timeout' parameter in redis.conf to a larger value.")
+                raise SyncError from None
             if not chunk:
-                LOG.warning("I/O error trying to sync with MASTER: connection lost")
+                if diskless:  # Redis's parser finds the payload cut short
+                    LOG.warning(f"Internal error in RDB reading offset {self.transfer_read}, function at "
+                                "rdb.c:3240 -> Unexpected EOF reading RDB file. Failure loading rdb format from "
+                                "socket, assuming connection error, resuming operation.")
+                    LOG.warning("Failed trying to load the MASTER synchronization DB from socket: connection lost")
+                else:
+                    LOG.warning("I/O error trying to sync with MASTER: connection lost")
                 raise SyncError
             self.lastio = time.time()
             self.srv.stat_net_repl_input_bytes += len(chunk)
@@ -558,45 +587,58 @@ class Link:
                 if tail == mark:
                     return
 
-    def _load(self, payload: bytes | None, tmp: str | None) -> None:
-        """The received RDB becomes this server's dataset (and, loaded from disk, its dump
-        file); the link is up.  `payload`: diskless, the RDB itself; else `tmp` names it."""
+    def _prepare_load(self, diskless: bool) -> _LoadPlan:
+        """readSyncBulkPayload's steps before the load: the AOF stopped, a saving child killed,
+        and either the old dataset flushed, or (swapdb) temporary databases to load into beside
+        it, served meanwhile (async_loading) when the payload continues this replica's history."""
         from server.aof import OFF as AOF_OFF
         from server.commands.t_server import empty_data
-        from server.persistence import LoadError
-        from server.scripting.functions import registry
 
         srv = self.srv
-        repl = srv.repl
         p = srv.persistence
-        aof_on = srv.aof.state != AOF_OFF
-        if aof_on:
+        plan = _LoadPlan(srv.aof.state != AOF_OFF)
+        if plan.aof_on:
             srv.aof.stop()  # stopAppendOnly: the AOF is rewritten from the new dataset below
         if p.has_child() and p.child_type == "rdb":
-            if payload is None:
+            if not diskless:
                 LOG.notice("Replica is about to load the RDB file received from the master, but there is a "
                            f"pending RDB child running. Killing process {p.child_pid} and removing its temp "
                            "file to avoid any race")
             p.kill_child()
-        swapdb = payload is not None and srv.config.values["repl-diskless-load"] == "swapdb"
-        old: list[Any] = []
-        old_functions: list[bytes] = []
-        if swapdb:
-            # the dataset loads aside; it replaces the old one only once it loaded whole
-            for db in srv.dbs:
-                aside = type(db)(db.id)
-                db.swap_contents(aside)
-                old.append(aside)
-            functions = registry(srv)
-            old_functions = [lib.code for lib in functions.libraries.values()]
-            functions.flush()
+        if diskless and srv.config.values["repl-diskless-load"] == "swapdb":
+            plan.temp = [_temp_db(db) for db in srv.dbs]
+            plan.functions = []
+            if srv.repl.replid == self.full[0]:
+                plan.state = loading.ASYNC
         else:
             self.attach_to_new_master()
             LOG.notice("MASTER <-> REPLICA sync: Flushing old data")
             empty_data(srv, srv.config.values["replica-lazy-flush"] == "yes", with_functions=True)
         LOG.notice("MASTER <-> REPLICA sync: Loading DB in memory")
+        return plan
+
+    def _load_failed(self, plan: _LoadPlan) -> None:
+        """A swapdb load's temporary data goes, the old dataset stays; a diskless load's
+        half-loaded data goes (a disk load's stays, as in Redis)."""
+        from server.commands.t_server import empty_data
+
+        if plan.temp is not None:
+            LOG.notice("MASTER <-> REPLICA sync: Discarding temporary DB in background")
+        else:
+            empty_data(self.srv, False, with_functions=True)
+
+    async def _load(self, plan: _LoadPlan, payload: bytes | None, tmp: str | None) -> None:
+        """The received RDB becomes this server's dataset (and, loaded from disk, its dump
+        file); the link is up.  `payload`: diskless, the RDB itself; else `tmp` names it.
+        Clients are served while it loads (server/loading.py)."""
+        from server.persistence import LoadError
+
+        srv = self.srv
+        repl = srv.repl
+        p = srv.persistence
         aux: dict[bytes, bytes] = {}
         try:
+            total = self.transfer_size
             if payload is None:
                 assert tmp is not None
                 dest = p.path()
@@ -604,24 +646,25 @@ class Link:
                 self.tmpfile = None
                 with open(dest, "rb") as f:
                     payload = f.read()
-            p.load_bytes(payload, merge=False, aux=aux)
+                total = len(payload)  # rdbLoad: the file's size
+            await loading.drive(srv, p.load_steps(payload, merge=False, aux=aux, total=max(0, total),
+                                                  dbs=plan.temp, state=plan.state, functions=plan.functions),
+                                self._newline_to_master)
+            if plan.functions is not None:
+                _swap_functions(srv, plan.functions)
         except (OSError, LoadError) as exc:
             where = "socket" if tmp is None else "disk"
             LOG.warning(f"Failed trying to load the MASTER synchronization DB from {where}: {exc}")
-            if swapdb:
-                empty_data(srv, False, with_functions=True)
-                for db, aside in zip(srv.dbs, old, strict=True):
-                    db.swap_contents(aside)
-                for code in old_functions:
-                    registry(srv).load(code, replace=True)
-                LOG.notice("MASTER <-> REPLICA sync: Discarding temporary DB in background")
+            if tmp is None:
+                self._load_failed(plan)
             raise SyncError from None
-        if swapdb:
+        if plan.temp is not None:
             self.attach_to_new_master()
             LOG.notice("MASTER <-> REPLICA sync: Swapping active DB with loaded DB")
-            for db, aside in zip(srv.dbs, old, strict=True):
+            for db, temp in zip(srv.dbs, plan.temp, strict=True):
+                db.swap_contents(temp)  # `temp` now holds the old data, discarded with it
                 if db.watched:  # swapMainDbWithTempDb's touchAllWatchedKeysInDb
-                    watch.touch_swapped(db, aside, srv.now_ms)
+                    watch.touch_swapped(db, temp, srv.now_ms)
             tracking.flushed(srv)
             LOG.notice("MASTER <-> REPLICA sync: Discarding old DB in background")
         srv.dirty += 1
@@ -636,8 +679,16 @@ class Link:
         repl.clear_replid2()
         repl.create_backlog()
         LOG.notice("MASTER <-> REPLICA sync: Finished with success")
-        if aof_on:
+        if plan.aof_on:
             srv.aof.start_append_only()  # restartAOFAfterSYNC
+
+    def _newline_to_master(self) -> None:
+        """replicationSendNewlineToMaster, while the payload loads: at most one newline a second
+        (best effort), which a master takes as the replica's sign of life (its ACK time)."""
+        now = int(time.time())
+        if now != self.newline_sent and self.writer is not None:
+            self.newline_sent = now
+            self.writer.write(b"\n")
 
     def attach_to_new_master(self) -> None:
         """replicationAttachToNewMaster: our history ends here; sub-replicas must resync."""
@@ -783,6 +834,48 @@ def _current_task() -> asyncio.Task[Any] | None:
 
 
 # ---- becoming a replica, and a master again --------------------------------------------------------
+class _LoadPlan:
+    """How a full sync's payload loads: into the server's databases, or (swapdb) into `temp`
+    with the functions collected in `functions`; `state`: loading.SYNC or ASYNC; `aof_on`: the
+    AOF was on, and restarts after."""
+
+    def __init__(self, aof_on: bool) -> None:
+        self.aof_on = aof_on
+        self.temp: list[Any] | None = None
+        self.functions: list[bytes] | None = None
+        self.state = loading.SYNC
+
+
+def _swap_functions(srv: Server, codes: list[bytes]) -> None:
+    """functionsLibCtxSwapWithCurrent: the payload's libraries replace the served ones; if one
+    fails to load, the served ones stay and the load fails (LoadError)."""
+    from server.errors import CommandError
+    from server.persistence import LoadError
+    from server.scripting.functions import registry
+
+    functions = registry(srv)
+    old = [lib.code for lib in functions.libraries.values()]
+    functions.flush()
+    try:
+        for code in codes:
+            functions.load(code, replace=False)
+    except CommandError as exc:
+        functions.flush()
+        for code in old:
+            functions.load(code, replace=True)
+        raise LoadError(f"Failed loading library: {exc}") from None
+
+
+def _temp_db(db: Any) -> Any:
+    """disklessLoadInitTempDb's database: empty, of `db`'s kind, reading the same clock and
+    counting memory as `db` does, for a swapdb load to fill beside it."""
+    temp = type(db)(db.id)
+    temp.clock = db.clock
+    if db.sizes is not None:
+        temp.sizes = {}
+    return temp
+
+
 def update_gate(srv: Server) -> None:
     """`srv.replica_gate`: must commands of ordinary clients pass `Link.denies`?  On every
     replica: a read-only one refuses writes, a writable one deletes the expired keys a write

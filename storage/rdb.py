@@ -718,12 +718,14 @@ def write_file(w: Writer, aux: Iterable[tuple[bytes, bytes]], functions: Iterabl
     w.flush()
 
 
-def read_file(data: bytes, limits: Limits) -> Iterator[tuple[str, Any]]:
+def read_file(data: bytes, limits: Limits, tick: int = 0) -> Iterator[tuple[str, Any]]:
     """rdbLoadRio over a whole file's bytes, as events: ("aux", (key, value)), ("function", code),
     ("resize", (db, size, expires)), ("key", KeyRecord), ("empty", (db, key)) for a key whose
     collection was empty (Redis skips those), then ("end", offset) once the checksum checked out:
     the offset of the first byte after the RDB (an old AOF's commands follow its RDB preamble).
-    Raises RDBError with Redis's wording where it has one."""
+    With `tick`, also ("tick", offset) after the key that crosses each multiple of `tick` bytes
+    (rdbLoadProgressCallback's loading-process-events-interval-bytes: where a loader may serve
+    clients).  Raises RDBError with Redis's wording where it has one."""
     if len(data) < 9 or data[:5] != b"REDIS":
         raise RDBError("Wrong signature trying to load DB from file")
     try:
@@ -737,6 +739,7 @@ def read_file(data: bytes, limits: Limits) -> Iterator[tuple[str, Any]]:
     expire: int | None = None
     idle: int | None = None
     freq: int | None = None
+    next_tick = tick or len(data) + 1
     while True:
         t = r.byte()
         if t == OP_EXPIRETIME:
@@ -780,6 +783,9 @@ def read_file(data: bytes, limits: Limits) -> Iterator[tuple[str, Any]]:
         else:
             yield "key", KeyRecord(db, key, value, expire, idle, freq)
         expire = idle = freq = None
+        if r.pos >= next_tick:
+            yield "tick", r.pos
+            next_tick = (r.pos // tick + 1) * tick
     if version >= 5:
         stored = r.take(8)
         expected = int.from_bytes(stored, "little")

@@ -26,7 +26,11 @@ def free_port() -> int:
 
 
 class ServerProcess:
-    def __init__(self, argv: list[str], port: int, cwd: str, name: str) -> None:
+    def __init__(self, argv: list[str], port: int, cwd: str, name: str,
+                 ready_text: str | None = "eady to accept connections") -> None:
+        """`ready_text`: in the log line that says the server is up (the default matches both
+        lines above); None: return once started (a server loading a dataset listens before it
+        says so)."""
         self.port = port
         self.name = name
         self.cwd = cwd
@@ -42,11 +46,13 @@ class ServerProcess:
                 with self._logged:
                     self.log.append(line)
                     self._logged.notify_all()
-                if "eady to accept connections" in line:
+                if ready_text is not None and ready_text in line:
                     ready.set()
             ready.set()
 
         threading.Thread(target=pump, daemon=True).start()
+        if ready_text is None:
+            ready.set()
         if not ready.wait(60) or self.proc.poll() is not None:
             raise RuntimeError(f"{name} did not start:\n" + "".join(self.log))
 
@@ -69,24 +75,27 @@ class ServerProcess:
 COMMON = ["--save", "", "--appendonly", "no", "--enable-debug-command", "yes"]
 
 
-def start_raxdb(*extra: str, cwd: str | None = None) -> ServerProcess:
+def start_raxdb(*extra: str, cwd: str | None = None,
+                ready_text: str | None = "eady to accept connections") -> ServerProcess:
     port = free_port()
     cwd = cwd or tempfile.mkdtemp(prefix="raxdb-")
     # loopback only, as the oracle below (the built-in default, as Redis's, is every interface)
     argv = [sys.executable, "-m", "server", "--port", str(port), "--bind", "127.0.0.1", *COMMON, *extra]
     env_path = str(ROOT)
     os.environ["PYTHONPATH"] = env_path + os.pathsep + os.environ.get("PYTHONPATH", "")
-    return ServerProcess(argv, port, cwd, "raxdb")
+    return ServerProcess(argv, port, cwd, "raxdb", ready_text)
 
 
 def redis_binary() -> str | None:
     return os.environ.get("REDIS_SERVER") or shutil.which("redis-server")
 
 
-def start_redis(*extra: str, cwd: str | None = None) -> ServerProcess:
+def start_redis(*extra: str, cwd: str | None = None,
+                ready_text: str | None = "eady to accept connections") -> ServerProcess:
     binary = redis_binary()
     if binary is None:
         raise RuntimeError("redis-server not found: `make test` installs it")
     port = free_port()
     cwd = cwd or tempfile.mkdtemp(prefix="redis-")
-    return ServerProcess([binary, "--port", str(port), "--bind", "127.0.0.1", *COMMON, *extra], port, cwd, "redis")
+    return ServerProcess([binary, "--port", str(port), "--bind", "127.0.0.1", *COMMON, *extra], port, cwd, "redis",
+                         ready_text)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from protocol import reply as R
 from server.commands.table import command
-from server.config import ConfigError
+from server.config import ConfigError, LoadingDenied
 from server.errors import CommandError
 
 
@@ -74,6 +74,8 @@ def config_set(c, argv):
     pairs = [(argv[i], argv[i + 1]) for i in range(2, len(argv), 2)]
     try:
         c.server.config.set_many(pairs, local=is_local(c))
+    except LoadingDenied as exc:
+        raise CommandError(str(exc)) from None
     except ConfigError as exc:
         raise CommandError("ERR " + str(exc)) from None
     return R.OK

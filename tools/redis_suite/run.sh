@@ -73,16 +73,10 @@
 #
 # When replication landed (before = ffeaeb1, after = its fixes):
 #   integration/replication    30/0/1    35/4/0    no loading/async_loading state while a payload
-#                                                  loads (read whole, then loaded at once: by
-#                                                  design, server/replica.py); then 'diskless
-#                                                  loading short read' (dozens of full syncs of a
-#                                                  large dataset) outran the 120 s test timeout,
-#                                                  which ends the unit.  With --timeout 600 it
-#                                                  passes (278 s) and the unit reaches 37/8/1:
-#                                                  the four 'replicas drop during rdb pipe' tests
-#                                                  wait for log lines of Redis's pipe through the
-#                                                  parent, which raxdb's transfer has not, then
-#                                                  get_child_pid finds no fork child of a replica
+#                                                  loads (built since: see the loading table below);
+#                                                  'diskless loading short read' (dozens of full
+#                                                  syncs of a large dataset) outruns the 120 s test
+#                                                  timeout, which ends the unit
 #   integration/replication-2  5/0/1     7/0/0
 #   integration/replication-3  3/4/0     7/0/0
 #   integration/replication-4  14/0/1    16/0/0
@@ -116,6 +110,27 @@
 #                                                  removes it: redis-server 7.0.15 fails the same
 #                                                  way; the unit is not in 7.0's test list)
 #   unit/networking            2/2/1     2/2/1     the default bind (fixed later: 5/0/0, above)
+#
+# Serving clients while loading (server/loading.py; before = 12ca3f4, after = h/loading, 2026-11-22):
+#   integration/replication    35/4/0    39/0/0    the 4 were the async_loading tests (old dataset
+#                                                  served, BUSY script, -LOADING configs while a
+#                                                  swapdb payload loads); one run of three gave
+#                                                  38/1/0: 'new database is exposed after
+#                                                  swapping' read the old value, the replica still
+#                                                  reporting the link up from before the master's
+#                                                  CLIENT KILL (a race, not reproduced).  The unit
+#                                                  still ends at the 120 s timeout in 'diskless
+#                                                  loading short read'.  With --timeout 600 (runtest directly)
+#                                                  that test passes in 138 s (278 s before) and the
+#                                                  unit reaches 55/4/0 (37/8/1 before; the four
+#                                                  'replicas drop during rdb pipe' pass now): left
+#                                                  are a master's repl-timeout on a replica stalled
+#                                                  in a pipe transfer, killing a BGSAVE no replica
+#                                                  waits for any more, the watchdog (EINTR test),
+#                                                  and a master's error line to its replica
+#   integration/rdb 'client freed during loading', unit/introspection 'config during loading'
+#                              err       ok        both external:skip here: run spawned with
+#                                                  runtest --single ... --only '<test>'
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=${RAXDB:-$(cd "$here/../.." && pwd)}

@@ -1,0 +1,146 @@
+"""Serving clients while a dataset loads: Redis's LOADING state (rdb.c startLoading / stopLoading,
+rdbLoadProgressCallback, aof.c's loop, networking.c processEventsWhileBlocked).
+
+Redis loads on its one thread and, every `loading-process-events-interval-bytes` of an RDB (and
+every 1024 commands of an AOF), runs its event loop once without waiting: clients connect, and
+are answered -LOADING unless their command is flagged `loading` (INFO, CONFIG, AUTH, HELLO,
+CLIENT, SHUTDOWN, ...), which runs.  raxdb does the same on asyncio's loop.
+
+How.  A running asyncio loop cannot be re-entered from inside a callback, so the loaders are
+written as generators (`Steps`): Persistence.load_steps, aofload's load_*_steps, each `yield`ing
+at the points where Redis processes events, and `yield from` composing them (the AOF's RDB base
+inside the AOF's files).  `drive` runs such a generator from a coroutine (start-up, the replica's
+link): between slices it flushes the replies queued meanwhile (beforeSleep's part) and awaits one
+loop iteration, which polls the sockets without blocking and runs what is ready.  `run` drives
+the same generator to its end at once, for the loads that happen inside a command (DEBUG RELOAD,
+DEBUG LOADAOF), where the loop cannot run until the command returns.  A replica's diskless
+payload is in the loading state from its first byte, as Redis parses it while it arrives (raxdb
+reads it whole, then parses it): its clients see the same states at the same times.
+
+Why generators and not a loader thread: one thread, as Redis has.  A thread would pay the GIL
+on every key (the loader and the loop contending for it), and everything the loop runs while
+loading would have to be proven never to touch the databases being built.  With the generator,
+what runs between slices runs exactly where Redis runs it, against the same state, and the cost
+of loading is one comparison per key (rdb.read_file's tick) and one counter per AOF command: a
+yield happens every 2 MB by default.
+
+Invariants.  While a load runs (`stats["loading"]`: 1, or 2 for the replica's asynchronous
+swapdb load), no client takes the fast path (`Client.plain` is False, so `execute` applies
+processCommand's loading check), nothing is propagated, nothing in the databases being loaded
+expires, and the cron's work is skipped (Redis runs no time events while loading).  A shutdown
+(SIGTERM, SHUTDOWN) during a load saves nothing (prepareForShutdown forces NOSAVE while loading):
+a signal only schedules it (server/shutdown.py), and `drive` starts it at the next pause, as
+whileBlockedCron does; then it stops the generator, whose `finally` blocks leave the loading state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from server.core import Server
+
+T = TypeVar("T")
+Steps = Generator[None, None, T]
+
+LOADING_ERR = b"LOADING Redis is loading the dataset in memory"
+AOF_EVENTS_EVERY = 1024  # loadSingleAppendOnlyFile serves clients once in this many commands
+SYNC, ASYNC = 1, 2  # stats["loading"]: a plain load, or a replica's swapdb load beside the served data
+
+
+class Aborted(Exception):
+    """The server is shutting down: the load stopped half-way, and its data must not be used."""
+
+
+def run(steps: Steps[T]) -> T:
+    """The whole load at once, its pauses ignored (a load inside a running command)."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+
+async def drive(srv: Server, steps: Steps[T], on_pause: Callable[[], None] | None = None) -> T:
+    """The load, with the event loop serving clients at each of its pauses
+    (processEventsWhileBlocked), where `on_pause` is called first (a replica's newline to its
+    master).  Aborted when a shutdown was requested meanwhile."""
+    try:
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+            if on_pause is not None:
+                on_pause()
+            await asyncio.sleep(0)
+            # what the clients' commands queued in the iteration just run goes out now: the
+            # loop's own flush (scheduled behind this task) would wait for the next slice
+            if srv.pending_writes or srv.aof.buf:
+                srv.flush_writes()
+            # whileBlockedCron: the cron does not run while loading, so a signal's shutdown
+            # starts here (nothing is saved: Shutdown.prepare while loading)
+            srv.shutdown.cron()
+            if srv.shutting_down:
+                raise Aborted
+    finally:
+        steps.close()  # a cancelled or aborted load leaves the loading state (its finally blocks)
+
+
+def debug_delay(us: int) -> None:
+    """debugDelay (key-load-delay, rdb-key-save-delay): `us` microseconds, or for -N a 1 us
+    sleep once in N calls on average (the shortest sleep costs a context switch)."""
+    if us < 0:
+        us = int(random.randrange(-us) == 0)
+    if us:
+        time.sleep(us / 1e6)
+
+
+def started(srv: Server, state: int, total: int) -> None:
+    """startLoading: INFO's loading fields start again; every client leaves the fast path."""
+    srv.persistence.stats.update(loading=state, rdb_last_load_keys_loaded=0, rdb_last_load_keys_expired=0,
+                                 loading_start_time=int(time.time()), loading_total_bytes=total,
+                                 loading_rdb_used_mem=0, loading_loaded_bytes=0)
+    srv.config.loading = True
+    for c in srv.clients.values():
+        c.plain = False
+
+
+def stopped(srv: Server) -> None:
+    """stopLoading."""
+    srv.persistence.stats["loading"] = 0
+    srv.config.loading = False
+    for c in list(srv.clients.values()):
+        c.update_plain()
+
+
+def progress(srv: Server, loaded: int) -> None:
+    """loadingAbsProgress: the bytes loaded so far (and the memory peak, as Redis updates it)."""
+    srv.persistence.stats["loading_loaded_bytes"] = loaded
+    used = srv.used_memory()
+    if used > srv.memory_peak:
+        srv.memory_peak = used
+
+
+def info_lines(srv: Server) -> list[str]:
+    """INFO persistence's loading_* fields, shown only while loading (genRedisInfoString)."""
+    g: Any = srv.persistence.stats.get
+    total, used_mem, loaded = g("loading_total_bytes", 0), g("loading_rdb_used_mem", 0), g("loading_loaded_bytes", 0)
+    perc = 0.0
+    remaining = 1
+    if total:
+        perc = loaded / total * 100
+        remaining = total - loaded
+    elif used_mem:
+        # used-mem is only a (bad) estimate of the file's size: never past 99.99%
+        perc = min(99.99, loaded / used_mem * 100)
+        remaining = max(1, used_mem - loaded)
+    start = g("loading_start_time", 0)
+    elapsed = int(time.time()) - start
+    eta = 1 if elapsed == 0 else elapsed * remaining // (loaded + 1)
+    return [f"loading_start_time:{start}", f"loading_total_bytes:{total}", f"loading_rdb_used_mem:{used_mem}",
+            f"loading_loaded_bytes:{loaded}", "loading_loaded_perc:%.2f" % perc, f"loading_eta_seconds:{eta}"]
