@@ -359,6 +359,13 @@ def test_acl_log_auth_failure_shows_the_auth(acl):
         acl(*failing)
         ours, theirs = acl.both("ACL", "LOG", "1")
         assert _logged_client(ours) == _logged_client(theirs), (failing, ours, theirs)
+    # run by EXEC: the client is in MULTI still, and its argv and cmd are EXEC's
+    acl("MULTI")
+    acl("SET", "a", "b")
+    acl("AUTH", "nosuch", "secret")
+    acl("EXEC")
+    ours, theirs = acl.both("ACL", "LOG", "1")
+    assert _logged_client(ours) == _logged_client(theirs), (ours, theirs)
 
 
 def test_dryrun(acl):
