@@ -8,7 +8,8 @@ Requests are grouped by their exact arguments, and each group's set of distinct 
 against one server stops early, but the same request in the same state gets the same reply).  A
 request that appears in one run only (random keys, lock tokens) is not compared.  Replies that
 differ by nature (server times, ids, addresses, memory figures, random picks) are left out by
-command; stream entry ids (milliseconds) are masked; the members of a set and the keys of the
+command; stream entry ids (milliseconds) and 32-digit hex tokens (redis-py's Lock uuids) are
+masked; the members of a set and the keys of the
 keyspace come in hash-table order in Redis and in insertion order in raxdb (by design, README), so
 those replies are compared sorted.  Each differing request is printed with the replies only one
 server gave.  Exit status 1 if any differ.
@@ -20,32 +21,45 @@ import json
 import re
 import sys
 
-from tap import frame_end
+from tap import frame_end  # tests.diff's, put on the path by tap
 
-# replies that carry clocks, ids, addresses, sizes or random choices, so differ between any two runs
-VOLATILE = {"info", "client", "time", "lastsave", "debug", "memory", "object", "latency", "slowlog",
-            "randomkey", "srandmember", "spop", "zrandmember", "hrandfield", "xinfo", "hello", "command",
-            "config", "module", "lolwut", "role", "wait", "ttl", "pttl", "acl", "bgsave", "bgrewriteaof",
-            "save", "xadd", "xautoclaim", "xclaim", "xpending", "dump", "restore", "function", "script",
-            "sort_ro", "pubsub", "shutdown", "failover", "replicaof", "slaveof", "cluster", "readonly",
-            "readwrite", "asking", "quit", "psync", "sync", "echo", "ping", "auth", "select", "swapdb",
-            "expiretime", "pexpiretime"}
-# replies whose aggregates list a set's members or the keyspace's keys
-UNORDERED = {"keys", "scan", "smembers", "sinter", "sunion", "sdiff", "sscan"}
+# replies that carry clocks, ids, addresses, sizes or random choices, so differ between any two
+# runs: by command, and by subcommand where only some do (an empty set: all of them)
+VOLATILE: dict[str, set[str]] = {
+    name: set() for name in (
+        "info", "time", "lastsave", "debug", "memory", "latency", "slowlog", "randomkey", "srandmember",
+        "spop", "zrandmember", "hrandfield", "xinfo", "xpending", "hello", "module", "lolwut", "role", "ttl",
+        "pttl", "expiretime", "pexpiretime", "bgsave", "bgrewriteaof", "dump", "shutdown", "psync", "sync")}
+VOLATILE.update({"client": {"list", "info", "id", "kill", "getredir", "trackinginfo"},
+                 "object": {"freq", "idletime"}, "acl": {"log", "genpass"}, "function": {"dump", "stats"},
+                 "script": {"kill"}})
+# replies whose aggregates list a set's members, the keyspace's keys, or a dict's entries
+UNORDERED = {"keys", "scan", "smembers", "sinter", "sunion", "sdiff", "sscan", "config", "command", "acl",
+             "pubsub"}
 STREAM_ID = re.compile(r"\d{13}-\d+")
+TOKEN = re.compile(r"\b[0-9a-f]{32}\b")
 
 
 def sorted_frame(frame: str) -> str:
-    """An aggregate reply with its elements sorted, recursively (a scalar unchanged)."""
-    if frame[:1] not in ("*", "~"):
+    """An aggregate reply with its elements (a map's entries) sorted, recursively; a scalar
+    unchanged."""
+    if frame[:1] not in ("*", "~", "%"):
         return frame
     head = frame.find("\r\n") + 2
     children, pos = [], head
     while pos < len(frame):
         end = frame_end(frame.encode("latin-1"), pos)
+        assert end is not None, frame  # the tap logged whole frames only
         children.append(sorted_frame(frame[pos:end]))
         pos = end
+    if frame[:1] == "%":
+        children = ["".join(pair) for pair in zip(children[::2], children[1::2], strict=True)]
     return frame[:head] + "".join(sorted(children))
+
+
+def volatile(req: tuple[str, ...]) -> bool:
+    subs = VOLATILE.get(req[0].lower())
+    return subs is not None and (not subs or (len(req) > 1 and req[1].lower() in subs))
 
 
 def load(path: str) -> dict[tuple[str, ...], set[str]]:
@@ -53,9 +67,9 @@ def load(path: str) -> dict[tuple[str, ...], set[str]]:
     with open(path, encoding="utf-8") as log:
         for line in log:
             pair = json.loads(line)
-            req, reply = tuple(pair["req"]), STREAM_ID.sub("<id>", pair["rep"])
+            req, reply = tuple(pair["req"]), TOKEN.sub("<token>", STREAM_ID.sub("<id>", pair["rep"]))
             name = req[0].lower()
-            if name in VOLATILE:
+            if volatile(req):
                 continue
             grouped.setdefault(req, set()).add(sorted_frame(reply) if name in UNORDERED else reply)
     return grouped

@@ -19,37 +19,14 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from pathlib import Path
 from typing import IO
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, for tests.diff
+from tests.diff import frame_end  # noqa: E402
 
 # commands after which one request no longer gets exactly one reply frame on that connection
 UNPAIRED = {b"subscribe", b"psubscribe", b"ssubscribe", b"monitor", b"reset", b"sync", b"psync"}
-
-
-def frame_end(buf: bytes | bytearray, pos: int) -> int:
-    """The index just past the RESP frame starting at buf[pos], or -1 if it is not whole yet."""
-    line = buf.find(b"\r\n", pos)
-    if line < 0:
-        return -1
-    kind = buf[pos:pos + 1]
-    if kind in (b"$", b"=", b"!"):
-        size = int(buf[pos + 1:line])
-        if size < 0:
-            return line + 2
-        end = line + 2 + size + 2
-        return end if len(buf) >= end else -1
-    if kind in (b"*", b"~", b">", b"%", b"|"):
-        count = int(buf[pos + 1:line])
-        if kind in (b"%", b"|"):
-            count *= 2
-        end = line + 2
-        for _ in range(max(count, 0)):
-            end = frame_end(buf, end)
-            if end < 0:
-                return -1
-        if kind == b"|":  # an attribute is followed by the reply it annotates
-            return frame_end(buf, end)
-        return end
-    return line + 2  # simple string, error, integer, double, null, boolean, big number, or inline
 
 
 def request_args(frame: bytes) -> list[bytes]:
@@ -77,7 +54,22 @@ class Pairing:
         if not self.live:
             return
         self.up += data
-        while (end := frame_end(self.up, 0)) >= 0:
+        try:
+            self._split_requests()
+        except ValueError:  # not RESP (an inline command): this connection's pairing ends
+            self.live = False
+
+    def received(self, data: bytes) -> None:
+        if not self.live:
+            return
+        self.down += data
+        try:
+            self._pair_replies()
+        except ValueError:
+            self.live = False
+
+    def _split_requests(self) -> None:
+        while (end := frame_end(self.up, 0)) is not None:
             args = request_args(bytes(self.up[:end]))
             del self.up[:end]
             if len(args) > 1 and args[0].lower() == b"client" and args[1].lower() == b"reply":
@@ -86,11 +78,8 @@ class Pairing:
             if args:
                 self.requests.append(args)
 
-    def received(self, data: bytes) -> None:
-        if not self.live:
-            return
-        self.down += data
-        while (end := frame_end(self.down, 0)) >= 0:
+    def _pair_replies(self) -> None:
+        while (end := frame_end(self.down, 0)) is not None:
             frame = bytes(self.down[:end])
             del self.down[:end]
             if frame.startswith(b">") or not self.requests:
