@@ -8,11 +8,12 @@ Requests are grouped by their exact arguments, and each group's set of distinct 
 against one server stops early, but the same request in the same state gets the same reply).  A
 request that appears in one run only (random keys, lock tokens) is not compared.  Replies that
 differ by nature (server times, ids, addresses, memory figures, random picks) are left out by
-command; stream entry ids (milliseconds), 32-digit hex tokens (redis-py's Lock uuids) and
-HELLO's client id are masked; the members of a set and the keys of the
-keyspace come in hash-table order in Redis and in insertion order in raxdb (by design, README), so
-those replies are compared sorted.  Each differing request is printed with the replies only one
-server gave.  Exit status 1 if any differ.
+command, and so is what a connection reads after a random pick (SPOP).  Stream entry ids
+(milliseconds), 32-digit hex tokens (redis-py's Lock uuids) and HELLO's client id are masked.
+Replies that list a set's members, the keyspace's keys or a dict's entries (CONFIG GET, COMMAND)
+are compared sorted: Redis's hash-table order is not raxdb's insertion order (by design, README),
+and Redis seeds its dicts per process.  Known differences (KNOWN) are listed apart; each other
+differing request is printed with the replies only one server gave.  Exit status 1 if any differ.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ KNOWN = {("client", "setinfo"): "raxdb accepts 7.2's CLIENT SETINFO (README)",
          ("config", "get", "*"): "bind's default is loopback in raxdb ('* -::*' in Redis); dir and port are the run's",
          ("acl", "getuser"): "Redis lists single-command rules in its per-process seeded dict order",
          ("acl", "list"): "the same rule order"}
+# random picks: what a connection reads after one depends on it
+RANDOM = {"spop", "srandmember", "zrandmember", "hrandfield", "randomkey"}
 # replies whose aggregates list a set's members, the keyspace's keys, or a dict's entries
 UNORDERED = {"keys", "scan", "smembers", "sinter", "sunion", "sdiff", "sscan", "config", "command", "acl",
              "pubsub"}
@@ -76,9 +79,14 @@ def volatile(req: tuple[str, ...]) -> bool:
 
 def load(path: str) -> dict[tuple[str, ...], set[str]]:
     grouped: dict[tuple[str, ...], set[str]] = {}
+    after_random: set[int] = set()  # connections that made a random pick
     with open(path, encoding="utf-8") as log:
         for line in log:
             pair = json.loads(line)
+            if pair["conn"] in after_random:
+                continue
+            if pair["req"][0].lower() in RANDOM:
+                after_random.add(pair["conn"])
             reply = CLIENT_ID.sub("<client id>", TOKEN.sub("<token>", STREAM_ID.sub("<id>", pair["rep"])))
             req = tuple(pair["req"])
             name = req[0].lower()
