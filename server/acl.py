@@ -656,12 +656,16 @@ class Acl:
         c.user = self.default
         c.authenticated = self.default_open()
 
-    def authenticate(self, c: Client, username: bytes, password: bytes, cmd_name: bytes) -> bool:
-        """ACLAuthenticateUser: log the client in, or log the failure in the ACL log."""
+    def authenticate(self, c: Client, username: bytes, password: bytes, argv: list[bytes]) -> bool:
+        """ACLAuthenticateUser (`argv` is the AUTH or HELLO running): log the client in, or log
+        the failure in the ACL log."""
         u = self.users.get(username)
         if u is None or not u.check_password(password):
             ctx = CTX_MULTI if c.multi is not None or c.in_exec else CTX_TOPLEVEL  # EXEC runs in MULTI's context
-            self.add_log(c, DENIED_AUTH, ctx, cmd_name, username)
+            # the fast path sets last_argv after its batch: the entry's client-info must show this
+            # command (cmd=, argv-mem=) as Redis's does, not the one before it
+            c.last_argv = argv
+            self.add_log(c, DENIED_AUTH, ctx, argv[0], username)
             return False
         c.user = u
         c.authenticated = True

@@ -79,7 +79,7 @@ class Client(asyncio.Protocol):
                  "multi_error", "watched", "dirty_cas", "channels", "patterns", "shard_channels",
                  "ctime", "last_interaction", "last_cmd", "addr", "laddr", "close_after_reply",
                  "closed", "reply_mode", "blocked", "write_paused", "is_monitor",
-                 "user", "tracking", "no_evict", "no_touch", "in_exec", "is_script", "block_state",
+                 "user", "tracking", "no_evict", "no_touch", "in_exec", "exec_view", "is_script", "block_state",
                  "tot_net_in", "tot_net_out", "last_argv", "fd", "kill_reason", "_base",
                  "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running", "obuf_soft_since",
                  "prop_argv", "prop_prevent", "prop_force", "prop_muted", "replica",
@@ -133,6 +133,8 @@ class Client(asyncio.Protocol):
         self.no_evict = False
         self.no_touch = False
         self.in_exec = False
+        # while EXEC runs: its argv and queue, which CLIENT INFO and ACL LOG show (server/commands/t_multi.py)
+        self.exec_view: tuple[list[bytes], list] | None = None
         self.is_script = False  # the Lua engines' client (Redis's CLIENT_SCRIPT flag)
         self.tot_net_in = self.tot_net_out = 0
         self.last_argv: list[bytes] | None = None

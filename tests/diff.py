@@ -33,6 +33,36 @@ def encode_command(args: tuple[Any, ...] | list[Any]) -> bytes:
     return b"*%d\r\n" % len(parts) + b"".join(parts)
 
 
+def frame_end(buf: bytes | bytearray, pos: int) -> int | None:
+    """Index just past the RESP frame starting at buf[pos], or None if it is incomplete."""
+    nl = buf.find(b"\r\n", pos)
+    if nl < 0:
+        return None
+    t = buf[pos : pos + 1]
+    if t in (b"+", b"-", b":", b",", b"#", b"_", b"("):
+        return nl + 2
+    if t in (b"$", b"=", b"!"):
+        n = int(buf[pos + 1 : nl])
+        if n < 0:
+            return nl + 2
+        end = nl + 2 + n + 2
+        return end if len(buf) >= end else None
+    if t in (b"*", b"~", b">", b"%", b"|"):
+        n = int(buf[pos + 1 : nl])
+        if t in (b"%", b"|"):
+            n *= 2
+        p = nl + 2
+        for _ in range(max(n, 0)):
+            q = frame_end(buf, p)
+            if q is None:
+                return None
+            p = q
+        if t == b"|":  # attribute: followed by the real reply
+            return frame_end(buf, p)
+        return p
+    raise ValueError(f"bad frame start {buf[pos:pos + 20]!r}")
+
+
 class RawConnection:
     """A blocking connection that returns each reply's raw bytes (one complete RESP frame)."""
 
@@ -58,39 +88,9 @@ class RawConnection:
             raise ConnectionError("connection closed")
         self.buf += chunk
 
-    def _frame_end(self, pos: int) -> int | None:
-        """Index just past the frame starting at pos, or None if incomplete."""
-        buf = self.buf
-        nl = buf.find(b"\r\n", pos)
-        if nl < 0:
-            return None
-        t = buf[pos : pos + 1]
-        if t in (b"+", b"-", b":", b",", b"#", b"_", b"("):
-            return nl + 2
-        if t in (b"$", b"=", b"!"):
-            n = int(buf[pos + 1 : nl])
-            if n < 0:
-                return nl + 2
-            end = nl + 2 + n + 2
-            return end if len(buf) >= end else None
-        if t in (b"*", b"~", b">", b"%", b"|"):
-            n = int(buf[pos + 1 : nl])
-            if t in (b"%", b"|"):
-                n *= 2
-            p = nl + 2
-            for _ in range(max(n, 0)):
-                q = self._frame_end(p)
-                if q is None:
-                    return None
-                p = q
-            if t == b"|":  # attribute: followed by the real reply
-                return self._frame_end(p)
-            return p
-        raise ValueError(f"bad frame start {buf[pos:pos + 20]!r}")
-
     def read_frame(self) -> bytes:
         while True:
-            end = self._frame_end(0) if self.buf else None
+            end = frame_end(self.buf, 0) if self.buf else None
             if end is not None:
                 frame, self.buf = self.buf[:end], self.buf[end:]
                 return frame

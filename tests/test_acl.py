@@ -337,6 +337,37 @@ def test_acl_log(acl, raxdb, oracle):
     d("ACL", "LOG")
 
 
+_INFO_FIELDS = (b"flags", b"db", b"multi", b"argv-mem", b"cmd", b"user", b"resp")
+
+
+def _logged_client(raw: bytes) -> dict[bytes, bytes]:
+    """The newest ACL LOG entry's client-info, the fields that do not vary between two servers."""
+    entry = parse(raw)[0]
+    flat = list(entry) if isinstance(entry, list) else [x for kv in entry.items() for x in kv]
+    info = flat[flat.index(b"client-info") + 1]
+    fields = dict(f.split(b"=", 1) for f in info.split(b" "))
+    return {k: fields[k] for k in _INFO_FIELDS}
+
+
+def test_acl_log_auth_failure_shows_the_auth(acl):
+    """A failed AUTH or HELLO AUTH after other commands on a connection: its log entry's
+    client-info names the AUTH (cmd=, argv-mem=) as Redis's does, not the command before it."""
+    for failing in (("AUTH", "nosuch", "secret"), ("HELLO", str(acl.protocol), "AUTH", "nosuch", "pw"),
+                    ("AUTH", "default", "wrong")):
+        acl("SET", "a", "b")
+        acl("GET", "a")
+        acl(*failing)
+        ours, theirs = acl.both("ACL", "LOG", "1")
+        assert _logged_client(ours) == _logged_client(theirs), (failing, ours, theirs)
+    # run by EXEC: the client is in MULTI still, and its argv and cmd are EXEC's
+    acl("MULTI")
+    acl("SET", "a", "b")
+    acl("AUTH", "nosuch", "secret")
+    acl("EXEC")
+    ours, theirs = acl.both("ACL", "LOG", "1")
+    assert _logged_client(ours) == _logged_client(theirs), (ours, theirs)
+
+
 def test_dryrun(acl):
     d = acl
     d("ACL", "SETUSER", "dr", "on", "nopass", "-@all", "+get", "+publish", "%R~r*", "&c*", "(+set ~s*)")

@@ -351,6 +351,27 @@ def test_qbuf_counts_the_running_command_and_what_follows(raxdb, oracle):
     assert qbufs(raxdb.port) == qbufs(oracle.port)
 
 
+def test_a_transaction_as_client_info_and_list_show_it(raxdb, oracle):
+    """A client in MULTI, seen by another's CLIENT LIST (multi-mem= is mstate.argv_len_sums: the
+    queued arguments' bytes and 8 per argument), and by its own CLIENT INFO run by EXEC: Redis's
+    client is still in MULTI then (flags=x, multi= the queue), its argv and cmd EXEC's."""
+    shown = []
+    for port in (raxdb.port, oracle.port):
+        conn, admin = RawConnection(port), RawConnection(port)
+        conn.call("CLIENT", "SETNAME", "tx")
+        conn.call("MULTI")
+        conn.call("SET", "a", "bb")
+        conn.call("GET", "a")
+        listed = [f for f in map(fields, client_lines(admin.call("CLIENT", "LIST"))) if f["name"] == "tx"]
+        conn.call("CLIENT", "INFO")
+        own = fields(parse(conn.call("EXEC"))[2].splitlines()[0])
+        keys = ("flags", "multi", "qbuf", "argv-mem", "multi-mem", "cmd")
+        shown.append(([{k: f[k] for k in keys} for f in listed], {k: own[k] for k in keys}))
+        conn.close()
+        admin.close()
+    assert shown[0] == shown[1]
+
+
 def test_pause_holds_expiry(diff):
     """While clients are paused the dataset stays as it is: keys past their deadline read as
     missing but are neither deleted nor counted as expired until the pause ends."""

@@ -34,7 +34,7 @@ def _flags(c) -> str:
         f += "M"
     if c.channels or c.patterns or c.shard_channels:
         f += "P"
-    if c.multi is not None:
+    if c.multi is not None or c.exec_view is not None:
         f += "x"
     if c.blocked:
         f += "b"
@@ -72,13 +72,16 @@ def client_info_line(c, current=None) -> str:
     except (AttributeError, RuntimeError):
         omem = 0
     me = c is current
-    qbuf = _query_buffer(c, me)
-    argv_mem = _argv_mem(c.last_argv) if me or c.blocked else 0  # Redis keeps a blocked command's argv
-    multi = c.multi
-    multi_mem = sum(_argv_mem(argv) for _, argv in multi) if multi else 0
+    running, multi = c.last_argv, c.multi
+    if c.exec_view is not None:  # Redis's client is in MULTI, and its argv EXEC's, until EXEC ends
+        running, multi = c.exec_view
+    qbuf = _query_buffer(c, running if me else None)
+    argv_mem = _argv_mem(running) if me or c.blocked else 0  # Redis keeps a blocked command's argv
+    # mstate.argv_len_sums: each queued command's argument bytes and its argv's pointers
+    multi_mem = sum(_argv_mem(argv) + 8 * len(argv) for _, argv in multi) if multi else 0
     last = c.last_cmd
-    if me and c.last_argv:
-        cmd = srv.table.lookup(c.last_argv)
+    if me and running:
+        cmd = srv.table.lookup(running)
         last = cmd if cmd is not None else last
     cmd_name = getattr(last, "fullname", last) or "NULL"
     name = c.name.decode(errors="replace")
@@ -94,19 +97,18 @@ def client_info_line(c, current=None) -> str:
     return line
 
 
-def _query_buffer(c, me: bool) -> int:
+def _query_buffer(c, running: list[bytes] | None) -> int:
     """qbuf=: the bytes received and not yet run.  For the client asking, Redis's query buffer
-    still holds the command running (26 bytes for a multibulk CLIENT LIST), so it is counted in
-    its request form."""
+    still holds the command running (26 bytes for a multibulk CLIENT LIST; EXEC's 14 for a command
+    it runs), `running`, so it is counted in its request form."""
     exact = c.exact
     if exact is not None:
         pending = exact.pending()
     else:
         reader = getattr(c, "reader", None)
         pending = unconsumed(reader) if reader is not None else 0
-    if me and c.last_argv:
-        argv = c.last_argv
-        pending += len(b"*%d\r\n" % len(argv)) + sum(len(b"$%d\r\n" % len(a)) + len(a) + 2 for a in argv)
+    if running:
+        pending += len(b"*%d\r\n" % len(running)) + sum(len(b"$%d\r\n" % len(a)) + len(a) + 2 for a in running)
     return pending
 
 

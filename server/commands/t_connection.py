@@ -62,7 +62,7 @@ def auth(c, argv):
         user, password = b"default", argv[1]
     else:
         user, password = argv[1], argv[2]
-    if not acl.authenticate(c, user, password, argv[0]):
+    if not acl.authenticate(c, user, password, argv):
         raise CommandError(WRONGPASS)
     return R.OK
 
@@ -84,7 +84,7 @@ def hello(c, argv):
         opt = option_word(argv[i])
         more = len(argv) - i - 1
         if opt == b"auth" and more >= 2:
-            if not c.server.acl.authenticate(c, argv[i + 1], argv[i + 2], argv[0]):
+            if not c.server.acl.authenticate(c, argv[i + 1], argv[i + 2], argv):
                 raise CommandError(WRONGPASS)
             i += 3
         elif opt == b"setname" and more >= 1:

@@ -59,12 +59,14 @@ def exec_(c, argv):
     if c.dirty_cas or (c.watched and watch.expired_since_watch(c)):
         discard_transaction(c)
         return c.enc.null_array
-    # Out of MULTI before running: a queued MULTI/EXEC cannot exist, but a queued command that
-    # inspects the client (CLIENT INFO flags) must see it executing, not queueing.
+    # Out of MULTI before running, so the queued commands run rather than queue.  Redis's client
+    # stays in MULTI until EXEC ends, its argv EXEC's: a queued CLIENT INFO, or an ACL LOG entry
+    # made by a queued command, shows flags=x, multi=<queued>, cmd=exec (c.exec_view).
     c.multi = None
     c.multi_error = False
     watch.unwatch_all(c)
     c.in_exec = True
+    c.exec_view = (argv, queue)
     c.update_plain()
     srv = c.server
     replies = []
@@ -83,6 +85,7 @@ def exec_(c, argv):
             replies.append(r)
     finally:
         c.in_exec = False
+        c.exec_view = None
         c.update_plain()
     return R.array(replies)
 
