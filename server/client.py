@@ -54,6 +54,7 @@ from server.blocking import handle_ready_keys
 from server.commands.table import BLOCKED, TABLE, Command
 from server.errors import NOAUTH, CommandError, c_str, unknown_subcommand, wrong_arity
 from server.loading import ASYNC as ASYNC_LOADING
+from server.loading import LOADING_ERR
 from server.log import LOG
 from server.replmaster import is_replica as _is_replica
 from server.unixsocket import client_addr as _unix_addr
@@ -636,7 +637,7 @@ class Client(asyncio.Protocol):
             if srv.maxmemory and srv.busy_script is None and evict.refuses(self, cmd, argv):
                 self._reject(cmd, evict.OOM, out)
                 return
-            disk_error = srv.persistence.writes_denied() if srv.rdb_gate else srv.aof.denied_error()
+            disk_error = srv.persistence.writes_denied()
             if disk_error is not None and not self.is_master and self._disk_denies(cmd, argv):
                 # writeCommandsDeniedByDiskError: writes (and PING) wait until a save succeeds and
                 # the AOF can be written
@@ -654,7 +655,7 @@ class Client(asyncio.Protocol):
                     return
             if srv.persistence.stats.get("loading") and self._denied_while_loading(cmd):
                 # a load serves clients between its slices (server/loading.py)
-                self._reject(cmd, b"LOADING Redis is loading the dataset in memory", out)
+                self._reject(cmd, LOADING_ERR, out)
                 return
             if srv.busy_script is not None and "allow_busy" not in cmd.flags:  # a script past its time limit
                 from server.scripting.busy import busy_error

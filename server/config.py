@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from protocol.request import _string2ll, quote_arg, split_inline_args
+from server.loading import LOADING_ERR
 from server.numparse import string2d
 from storage.stream import node_limits
 
@@ -508,7 +509,7 @@ class Config:
                               % unknown.decode(errors="replace"))
         if failed is not None:
             if not failed[1]:  # given precedence, as clients may handle -LOADING apart from -ERR
-                raise LoadingDenied("LOADING Redis is loading the dataset in memory")
+                raise LoadingDenied(LOADING_ERR.decode())
             raise ConfigError("CONFIG SET failed (possibly related to argument '%s') - %s"
                               % (failed[0].decode(errors="replace"), failed[1]))
         new: dict[str, str] = {}

@@ -480,26 +480,24 @@ class Server:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def finish_shutdown(self, save: bool | None, force: bool) -> str | None:
+    def finish_shutdown(self, save: bool | None, force: bool) -> bool:
         """finishShutdown's persistence part (server/shutdown.py runs the rest): save first when
-        asked, or when save points are configured and NOSAVE was not given.  Returns the error
-        text when saving fails and FORCE was not given (the server keeps running), None when it
-        may exit."""
+        asked, or when save points are configured and NOSAVE was not given.  False when the AOF
+        cannot be flushed, or saving fails and FORCE was not given (the server keeps running)."""
         if self.persistence.in_progress():
             LOG.warning("There is a child saving an .rdb. Killing it!")
             self.persistence.kill_child()
         if not self.aof.prepare_shutdown(force):
-            return "ERR Errors trying to SHUTDOWN. Check logs."
+            return False
         if save is None:
             save = bool(self.config.values["save"])
         if not save:
-            return None
+            return True
         LOG.notice("Saving the final RDB snapshot before exiting.")
         if not self.persistence.save():
             LOG.warning("Error trying to save the DB, can't exit.")
-            if not force:
-                return "ERR Errors trying to SHUTDOWN. Check logs."
-        return None
+            return force
+        return True
 
     def request_shutdown(self) -> None:
         if self.shutdown_event is not None and not self.shutdown_event.is_set():

@@ -96,7 +96,6 @@ def _superuser() -> User:
 SUPERUSER = _superuser()
 
 
-
 async def _connect(host: str, port: int, source: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """The link's connection, from bind-source-addr if one is set: best effort, as Redis's
     anetTcpNonBlockBestEffortBindConnect, which connects unbound when the address cannot be bound."""
@@ -106,6 +105,7 @@ async def _connect(host: str, port: int, source: str) -> tuple[asyncio.StreamRea
         except OSError:
             pass
     return await asyncio.open_connection(host, port, limit=1 << 20)
+
 
 class SyncError(Exception):
     """The handshake or the transfer failed; the message was logged, the link starts again."""

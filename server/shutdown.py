@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from server.core import Server
 
 SHUTDOWN_ERROR = "ERR Errors trying to SHUTDOWN. Check logs."
-WAITING = "waiting"  # prepare()'s answer while the replicas catch up
 
 
 class Shutdown:
@@ -79,11 +78,11 @@ class Shutdown:
         self.waiters.append(c)
         self.prepare(save, now, force)
 
-    def prepare(self, save: bool | None, now: bool, force: bool) -> str | None:
-        """prepareForShutdown: None if the server is ending, WAITING, or the error (logged, the
-        waiting SHUTDOWN clients answered, the server running on)."""
+    def prepare(self, save: bool | None, now: bool, force: bool) -> None:
+        """prepareForShutdown: the server ends, or waits for its replicas, or (the failure logged,
+        the waiting SHUTDOWN clients answered) runs on."""
         if self.deadline_ms:
-            return WAITING
+            return
         srv = self.srv
         if srv.persistence.stats.get("loading"):
             save = False
@@ -97,10 +96,10 @@ class Shutdown:
 
             srv.pause(PAUSE_FOREVER, True, "shutdown")
             LOG.notice("Waiting for replicas before shutting down.")
-            return WAITING
-        return self.finish()
+            return
+        self.finish()
 
-    def finish(self) -> str | None:
+    def finish(self) -> None:
         """finishShutdown: the lagging replicas logged, then the save and the end of the loop; or
         the error, the shutdown cancelled."""
         repl = self.srv.repl
@@ -122,17 +121,16 @@ class Shutdown:
             # handler itself, as Redis's does: exit now, the temp file removed
             previous = signal.signal(signal.SIGINT, self._insist)
             try:
-                error = self.srv.finish_shutdown(self.save, self.force)
+                ok = self.srv.finish_shutdown(self.save, self.force)
             finally:
                 signal.signal(signal.SIGINT, previous)
         else:
-            error = self.srv.finish_shutdown(self.save, self.force)
-        if error is not None:
+            ok = self.srv.finish_shutdown(self.save, self.force)
+        if not ok:
             LOG.warning("Errors trying to shut down the server. Check the logs for more information.")
             self._cancel()
-            return error
+            return
         self.srv.request_shutdown()
-        return None
 
     def abort(self) -> bool:
         """abortShutdown: False if no shutdown was scheduled or waiting."""
