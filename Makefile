@@ -1,13 +1,16 @@
-# raxdb — `make run` serves on 127.0.0.1:6379; `make test` installs what it needs and runs the suite.
-PYTHON ?= python3
+# raxdb — `make run` serves on port 6379; `make test` installs what it needs and runs the suite.
+# The venv's interpreter: tools/pick_python.sh says why the system's PGO build comes first.
+PYTHON ?= $(shell tools/pick_python.sh)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
-STAMP  := $(VENV)/.installed
+# Named after the interpreter, so that choosing another one rebuilds the venv.
+STAMP  := $(VENV)/.installed$(subst /,-,$(PYTHON))
 
 .PHONY: run test lint bench venv redis-oracle clean
 
 $(STAMP): pyproject.toml
+	@grep -qx "executable = $$(realpath $$(command -v $(PYTHON)))" $(VENV)/pyvenv.cfg 2>/dev/null || rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet -e '.[test,spark]'
