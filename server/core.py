@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import aofload, latency, loading, obuf, oomscore, propagate
+from server import aofload, latency, loading, obuf, oomscore, propagate, supervise
 from server.commands.table import TABLE
 from server.config import Config
 from server.log import LOG
@@ -72,6 +72,8 @@ class Server:
         self.listeners: list[asyncio.base_events.Server] = []  # TCP: CONFIG SET port / bind replace them
         self.unix_listener: asyncio.base_events.Server | None = None  # `unixsocket` (server/unixsocket.py)
         self.pid = os.getpid()
+        self.supervised = "no"  # set by main (server/supervise.py): "upstart", "systemd" or "no"
+        self.daemonized = False
         self.run_id = os.urandom(20).hex()
         self.start_time = time.time()
         self.now_ms = int(self.start_time * 1000)
@@ -360,6 +362,7 @@ class Server:
         await self._serve_sockets(socks)
         if unix is not None:
             self.unix_listener = await unixsocket.serve(self, unix)
+        supervise.write_pidfile(self)
         self._show_banner(port)
         from server import replica
 
@@ -379,6 +382,7 @@ class Server:
             LOG.notice("Ready to accept connections")
         if unix is not None:
             LOG.notice(f"The server is now ready to accept connections at {unixsocket.configured(self)}")
+        supervise.ready(self)
         await self.shutdown_event.wait()
         await self.close()
 
@@ -491,12 +495,16 @@ class Server:
             return False
         if save is None:
             save = bool(self.config.values["save"])
-        if not save:
-            return True
-        LOG.notice("Saving the final RDB snapshot before exiting.")
-        if not self.persistence.save():
-            LOG.warning("Error trying to save the DB, can't exit.")
-            return force
+        if save:
+            LOG.notice("Saving the final RDB snapshot before exiting.")
+            supervise.status(self, "STATUS=Saving the final RDB snapshot\n")
+            if not self.persistence.save():
+                if not force:
+                    LOG.warning("Error trying to save the DB, can't exit.")
+                    supervise.status(self, "STATUS=Error trying to save the DB, can't exit.\n")
+                    return False
+                LOG.warning("Error trying to save the DB. Exit anyway.")
+        supervise.remove_pidfile(self)
         return True
 
     def request_shutdown(self) -> None:

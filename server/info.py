@@ -75,7 +75,7 @@ def _server(srv: Server) -> list[str]:
         "atomicvar_api:c11-builtin",
         "gcc_version:0.0.0",
         f"process_id:{srv.pid}",
-        "process_supervised:no",
+        f"process_supervised:{srv.supervised}",
         f"run_id:{srv.run_id}",
         f"tcp_port:{cfg.port}",
         f"server_time_usec:{int(now * 1_000_000)}",

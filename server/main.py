@@ -12,6 +12,7 @@ import gc
 import signal
 import sys
 
+from server import supervise
 from server.config import Config, FatalConfigError
 from server.log import LOG
 
@@ -40,11 +41,18 @@ def main(argv: list[str] | None = None) -> None:
         print(str(exc), file=sys.stderr)
         raise SystemExit(1) from None
     LOG.configure(config.values["loglevel"], config.values["logfile"])
+    # Supervision, then the fork into the background, before any thread or loop exists
+    # (server/supervise.py)
+    supervised = supervise.detect(config)
+    daemonized = config.values["daemonize"] == "yes" and supervised == "no"
+    if daemonized:
+        supervise.daemonize()
     LOG.notice("oO0OoO0OoO0Oo raxdb is starting oO0OoO0OoO0Oo")
     if config.config_file is None:
         LOG.warning("Warning: no config file specified, using the default config. In order to specify a "
                     "config file use raxdb-server /path/to/redis.conf")
     srv = Server(config)
+    srv.supervised, srv.daemonized = supervised, daemonized
     # Start-up objects (modules, the command table, config) live forever: move them out of the
     # collector's reach so generation-2 collections only walk the data, and collect young objects
     # less often (request handling allocates short-lived lists at a high rate).

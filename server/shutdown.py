@@ -22,6 +22,7 @@ import signal
 import time
 from typing import TYPE_CHECKING
 
+from server import supervise
 from server.log import LOG
 
 if TYPE_CHECKING:
@@ -88,6 +89,7 @@ class Shutdown:
             save = False
         self.save, self.force = save, force
         LOG.warning("User requested shutdown...")
+        supervise.status(srv, "STOPPING=1\n")
         if not now and int(srv.config.values["shutdown-timeout"]) and not self._replicas_caught_up():
             self.deadline_ms = srv.now_ms + int(srv.config.values["shutdown-timeout"]) * 1000
             if not srv.paused():
