@@ -115,6 +115,10 @@ class Server:
         self._sync_slowlog()
         for name in ("slowlog-log-slower-than", "latency-monitor-threshold"):
             config.on_change.setdefault(name, []).append(lambda _v: self._sync_slowlog())
+        # Sampled commands timed on every call until their first timed one (server/latency.py).
+        self.sampling_paused: list[tuple[Any, int]] = []
+        config.on_change.setdefault("latency-tracking", []).append(
+            lambda v: latency.time_next_calls(self) if v == "yes" else None)
         self.busy_script: Any = None  # a script running past busy-reply-threshold (server/scripting/busy.py)
         # maxmemory (server/evict.py): the limit in bytes (0: none), keys created since they were
         # last counted (None while there is no limit), the OOM state when the command started.
@@ -558,6 +562,8 @@ class Server:
         if self.repl.own_expires and self.active_expire_enabled and not self.pause_until_ms:
             self.repl.expire_own_keys()  # a writable replica's own keys (expireSlaveKeys)
         self.aof.cron()
+        if self.sampling_paused:
+            latency.resume_sampling(self)
         if self.config.latency_monitor_threshold and budget < 2000:
             latency.add_sample_if_needed(self, "expire-cycle", int((time.monotonic() - started) * 1000))
         if self.cronloops % max(1, self.config.hz // 10) == 0:

@@ -17,7 +17,11 @@ buckets are computed from it on demand with HdrHistogram's arithmetic at Redis's
 (values in ns from 1 to 1e9, two significant digits: sub-buckets of 1/128 of a power of two),
 so INFO's p50/p99/p99.9 print the values Redis would for the same durations.  Fast commands are
 timed one call in eight, so their histogram holds a sample of their calls; LATENCY HISTOGRAM
-reports every call (`Command.calls`) and scales the sample's cumulative counts to it.
+reports every call (`Command.calls`) and scales the sample's cumulative counts to it.  Redis times
+every call, so a command called once after latency-tracking is switched on has percentiles there:
+switching it on (`time_next_calls`) times every call of each sampled command whose next call would
+not be, until the cron tick after its first timed call (`resume_sampling`), which costs the hot
+loop nothing (it already reads `Command.sampled`).
 """
 
 from __future__ import annotations
@@ -347,3 +351,22 @@ def cdf(cmd: Command) -> list[tuple[int, int]]:
         bound = _highest_equivalent(1024 << k) // 1000
         out.append((bound, cumulative * cmd.calls // sampled))
     return out
+
+
+def time_next_calls(srv: Server) -> None:
+    """latency-tracking switched on: the next call of every sampled command is timed."""
+    for cmd in srv.table.every_command():
+        if cmd.sampled and cmd.calls & 7:
+            cmd.sampled = False
+            srv.sampling_paused.append((cmd, cmd.timed_calls))
+
+
+def resume_sampling(srv: Server) -> None:
+    """The cron's part: sampling again for the commands timed since time_next_calls."""
+    waiting = []
+    for cmd, timed in srv.sampling_paused:
+        if cmd.timed_calls > timed:
+            cmd.sampled = True
+        else:
+            waiting.append((cmd, timed))
+    srv.sampling_paused = waiting

@@ -112,3 +112,24 @@ def test_histogram_buckets_are_powers_of_two(raxdb):
         assert set(bounds) <= allowed, bounds
     finally:
         c.close()
+
+
+def test_first_call_after_tracking_is_switched_on_is_measured(fresh):
+    """Redis times every call; raxdb samples fast commands, but the first call of each after
+    latency-tracking goes from no to yes is timed (unit/info 'latencystats: disable/enable')."""
+    seen = []
+    for srv in fresh:
+        c = RawConnection(srv.port)
+        c.call("CONFIG", "RESETSTAT")
+        c.call("CONFIG", "SET", "latency-tracking", "no")
+        for _ in range(3):  # calls not a multiple of the sample period
+            c.call("SET", "a", "b")
+            c.call("INCR", "n")
+        before = sorted(_latencystats(c))
+        c.call("CONFIG", "SET", "latency-tracking", "yes")
+        c.call("SET", "a", "b")
+        c.call("INCR", "n")
+        seen.append((before, sorted(k for k in _latencystats(c) if k in ("set", "incr"))))
+        c.close()
+    assert seen[0] == seen[1], f"\n  raxdb: {seen[0]!r}\n  redis: {seen[1]!r}"
+    assert seen[0][1] == ["incr", "set"]
