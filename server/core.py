@@ -418,6 +418,7 @@ class Server:
             raise SystemExit(1) from None
         except LoadError as exc:
             LOG.warning(str(exc))
+            LOG.raw(3, exc.check_report)
             LOG.warning("Terminating server after rdb file reading failure.")
             raise SystemExit(1) from None
         return True

@@ -57,7 +57,10 @@ _SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 class LoadError(Exception):
-    """The dump file cannot be loaded; the message is what Redis logs."""
+    """The dump file cannot be loaded; the message is what Redis logs.  `check_report`: what
+    redis-check-rdb would print about it (redis-server runs it on a file it fails to load)."""
+
+    check_report = ""
 
 
 class WriteFailed(Exception):
@@ -501,7 +504,7 @@ class Persistence:
         values = srv.config.values
         delay = int(values["key-load-delay"])
         db_list = srv.dbs if dbs is None else dbs
-        loaded = expired = empty = 0
+        loaded = expired = empty = with_expire = past = 0
         end = len(data)
         stats = self.stats
         with self.loading(len(data) if total is None else total, dbs, state):
@@ -514,6 +517,9 @@ class Persistence:
                             raise LoadError("FATAL: Data file was created with a Redis server configured to "
                                             f"handle more than {len(db_list)} databases. Exiting\n")
                         # a replica keeps them: its master's DEL will come (rdbLoad's iAmMaster)
+                        if item.expire_ms is not None:  # redis-check-rdb's counts, for a report
+                            with_expire += 1
+                            past += item.expire_ms < now
                         if (item.expire_ms is not None and item.expire_ms < now and not aof_base
                                 and srv.repl.masterhost is None):
                             expired += 1
@@ -551,7 +557,12 @@ class Persistence:
                 if isinstance(exc, rdb.ChecksumError):
                     LOG.warning(f"Wrong RDB checksum expected: ({exc.computed:x}) but got ({exc.stored:x}). "
                                 "Aborting now.")
-                raise LoadError(f"Internal error in RDB reading: {exc}") from None
+                # the first report ends a load (rdbReportError exits), with redis-check-rdb's account
+                err = LoadError(rdb.report_lines(exc)[0])
+                if not isinstance(exc, rdb.ChecksumError):
+                    keys_read = loaded + expired + empty + (exc.key is not None)
+                    err.check_report = rdb.check_report(exc, keys_read, with_expire, past)
+                raise err from None
             finally:
                 stats["rdb_last_load_keys_loaded"] = loaded
                 stats["rdb_last_load_keys_expired"] = expired

@@ -82,7 +82,68 @@ EMPTY: Any = object()  # what a value reads as when its collection is empty
 
 
 class RDBError(ValueError):
-    """The bytes are not a valid RDB file or payload; the message says what was wrong."""
+    """The bytes are not a valid RDB file or payload; the message says what was wrong.
+
+    `reports` are the lines Redis's loader would log for the same failure (rdbReportCorruptRDB /
+    rdbReportReadError), innermost first: an error in a stream's listpack read, say, is followed by
+    "Stream listpacks loading failed.".  Empty for failures Redis does not report (a plain short
+    read).  `key`, `type` and `offset` say where in a file it happened (set by read_file)."""
+
+    def __init__(self, msg: str, reported: bool = False) -> None:
+        super().__init__(msg)
+        self.reports: list[str] = [msg] if reported else []
+        self.key: bytes | None = None
+        self.type: int | None = None
+        self.offset = 0
+
+
+# redis-check-rdb's names for the value types (type 19, past its table, is "unknown" there too)
+_CHECK_TYPE_NAMES = ["string", "list-linked", "set-hashtable", "zset-v1", "hash-hashtable", "zset-v2",
+                     "module-value", "", "", "hash-zipmap", "list-ziplist", "set-intset", "zset-ziplist",
+                     "hash-ziplist", "quicklist", "stream", "hash-listpack", "zset-listpack", "quicklist-v2"]
+
+
+def report_lines(exc: RDBError) -> list[str]:
+    """rdbReportError's log lines for `exc`, innermost first (its message alone if Redis would
+    not report it)."""
+    return [f"Internal error in RDB reading offset {exc.offset}, function at rdb.py -> {msg}"
+            for msg in exc.reports or [str(exc)]]
+
+
+def check_report(exc: RDBError, keys_read: int, expires: int, already_expired: int) -> str:
+    """What redis-check-rdb prints about the first failure, which redis-server runs on a dump
+    file it cannot load: where it happened, the key and its type, the counts so far."""
+    out = ["--- RDB ERROR DETECTED ---", f"[offset {exc.offset}] {report_lines(exc)[0]}"]
+    if exc.key is not None:
+        t = exc.type if exc.type is not None else -1
+        name = _CHECK_TYPE_NAMES[t] if 0 <= t < len(_CHECK_TYPE_NAMES) else "unknown"
+        out += ["[additional info] While doing: read-object-value",
+                f"[additional info] Reading key '{exc.key.decode(errors='replace')}'",
+                f"[additional info] Reading type {t} ({name})"]
+    out += [f"[info] {keys_read} keys read", f"[info] {expires} expires", f"[info] {already_expired} already expired"]
+    return "".join(line + "\n" for line in out)
+
+
+def corrupt(msg: str) -> RDBError:
+    """An error Redis reports, with its wording."""
+    return RDBError(msg, True)
+
+
+class _Context:
+    """Adds Redis's report for the part being read to an error raised inside it."""
+
+    __slots__ = ("msg",)
+
+    def __init__(self, msg: str) -> None:
+        self.msg = msg
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> bool:
+        if isinstance(exc, RDBError):
+            exc.reports.append(self.msg)
+        return False
 
 
 class ChecksumError(RDBError):
@@ -304,14 +365,19 @@ def dump(value: Any, compress: bool = True) -> bytes:
 def restore(payload: bytes, limits: Limits, check_crc: bool = True) -> Any:
     """RESTORE's value from a payload.  Returns None when the version or checksum is wrong; raises
     RDBError for a payload that does not decode (EMPTY for an empty collection)."""
-    body = unseal(payload, check_crc)
-    if body is None:
+    if unseal(payload, check_crc) is None:
         return None
-    r = Reader(body)
+    # Redis reads the value from the whole payload, its footer included: a value that runs into
+    # the footer's bytes (possible only with the checksum skipped) loads as Redis loads it.
+    r = Reader(payload)
     t = r.byte()
-    if t not in _VALUE_TYPES:
+    if t not in _VALUE_TYPES and t not in (T_MODULE, T_MODULE_2):  # rdbLoadObjectType: unreported
         raise RDBError("unknown value type")
-    return read_value(r, t, limits)
+    try:
+        return read_value(r, t, limits)
+    except RDBError as exc:
+        exc.offset = r.pos
+        raise
 
 
 # ---- reading ---------------------------------------------------------------------------------
@@ -353,7 +419,7 @@ class Reader:
             return int.from_bytes(self.take(4), "big"), False
         if b == 0x81:
             return int.from_bytes(self.take(8), "big"), False
-        raise RDBError("unknown length encoding %d" % b)
+        raise corrupt("Unknown length encoding %d in rdbLoadLen()" % (b >> 6))
 
     def length(self) -> int:
         p = self.pos
@@ -361,10 +427,7 @@ class Reader:
         if p < len(data) and data[p] < 0x40:  # the common 6-bit length, without _len's tuple
             self.pos = p + 1
             return data[p]
-        n, encoded = self._len()
-        if encoded:
-            raise RDBError("unexpected string encoding where a length belongs")
-        return n
+        return self._len()[0]  # rdbLoadLen(rdb, NULL): an encoding's number stands as the length
 
     def string(self) -> bytes:
         p = self.pos
@@ -392,11 +455,12 @@ class Reader:
             if ulen == 0:  # lzf_decompress's failure value is 0 too: Redis takes any data here
                 self.take(clen)
                 return b""
+            packed = self.take(clen)  # a short read: unreported, as rioRead's failure
             try:
-                return lzf_decompress(self.take(clen), ulen)
+                return lzf_decompress(packed, ulen)
             except ValueError as exc:
-                raise RDBError("invalid LZF compressed string") from exc
-        raise RDBError("unknown string encoding %d" % n)
+                raise corrupt("Invalid LZF compressed string") from exc
+        raise corrupt("Unknown RDB string encoding type %d" % n)
 
     def ms(self) -> int:
         return _I64.unpack(self.take(8))[0]
@@ -434,22 +498,52 @@ def read_value(r: Reader, t: int, limits: Limits) -> Any:
     if t in (T_STREAM_LISTPACKS, T_STREAM_LISTPACKS_2):
         return _read_stream(r, t)
     if t in (T_MODULE, T_MODULE_2):
-        raise RDBError("module values are not supported")
-    raise RDBError("unknown value type %d" % t)
+        with _Context("Short read module id"):
+            module_id = r.length()
+        raise corrupt("The RDB file contains module data I can't load: no matching module type "
+                      f"'{module_type_name(module_id)}'")
+    raise corrupt("Unknown RDB encoding type %d" % t)
 
 
-def _listpack_items(blob: bytes) -> list[bytes]:
+_MODULE_NAME_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+
+def module_type_name(module_id: int) -> str:
+    """moduleTypeNameByID: the 9-character type name in a module value's 64-bit id (its low 10
+    bits are the encoding version)."""
+    module_id >>= 10
+    chars = []
+    for _ in range(9):
+        chars.append(_MODULE_NAME_CHARS[module_id & 63])
+        module_id >>= 6
+    return "".join(reversed(chars))
+
+
+def _listpack_items(blob: bytes, what: str) -> list[bytes]:
+    """A listpack's entries, checked; `what` names it in Redis's report ("Hash listpack")."""
     try:
         return checked_values(blob)
     except (ValueError, IndexError) as exc:
-        raise RDBError("invalid listpack") from exc
+        raise corrupt(f"{what} integrity check failed.") from exc
 
 
-def _ziplist_items(blob: bytes) -> list[bytes]:
+def _ziplist_items(blob: bytes, what: str) -> list[bytes]:
     try:
         return ziplist_entries(blob)
     except ValueError as exc:
-        raise RDBError("invalid ziplist") from exc
+        raise corrupt(f"{what} integrity check failed.") from exc
+
+
+def _pairs(items: list[bytes], what: str) -> list[tuple[bytes, bytes]]:
+    """A hash's or sorted set's listpack or ziplist as pairs: an odd count, or a field twice, fails
+    the integrity check as the pair validators of Redis's deep sanitization do."""
+    if len(items) % 2:
+        raise corrupt(f"{what} integrity check failed.")
+    it = iter(items)
+    pairs = list(zip(it, it, strict=True))
+    if len({f for f, _ in pairs}) != len(pairs):
+        raise corrupt(f"{what} integrity check failed.")
+    return pairs
 
 
 def _read_list(r: Reader, t: int, limits: Limits) -> Any:
@@ -458,7 +552,7 @@ def _read_list(r: Reader, t: int, limits: Limits) -> Any:
         items = [r.string() for _ in range(r.length())]
         return Quicklist.from_items(items, fill, depth) if items else EMPTY
     if t == T_LIST_ZIPLIST:
-        items = _ziplist_items(r.string())
+        items = _ziplist_items(r.string(), "List ziplist")
         return Quicklist.from_items(items, fill, depth) if items else EMPTY
     blobs = []
     container = _QL_PACKED
@@ -466,16 +560,16 @@ def _read_list(r: Reader, t: int, limits: Limits) -> Any:
         if t == T_LIST_QUICKLIST_2:
             container = r.length()
             if container not in (_QL_PLAIN, _QL_PACKED):
-                raise RDBError("quicklist integrity check failed")
+                raise corrupt("Quicklist integrity check failed.")
         blob = r.string()
         if not blob:  # a node of no bytes, even a plain one, is refused (rdbLoadObject)
             raise RDBError("empty quicklist node")
         if t != T_LIST_QUICKLIST_2:
-            blob = lpcodec.pack(_ziplist_items(blob))
+            blob = lpcodec.pack(_ziplist_items(blob, "Ziplist"))
         elif container == _QL_PLAIN:
             blob = lpcodec.pack([blob])
         else:
-            _listpack_items(blob)
+            _listpack_items(blob, "Listpack")
         blobs.append(blob)
     ql = Quicklist.from_listpacks(blobs, fill, depth)
     return ql if len(ql) else EMPTY
@@ -487,7 +581,7 @@ def _read_set(r: Reader, t: int, limits: Limits) -> Any:
         try:
             ints = IntSet.from_bytes(blob)
         except (ValueError, struct.error) as exc:
-            raise RDBError("intset integrity check failed") from exc
+            raise corrupt("Intset integrity check failed.") from exc
         if not ints.values:
             return EMPTY
         s = RSet()
@@ -501,7 +595,7 @@ def _read_set(r: Reader, t: int, limits: Limits) -> Any:
     members = [r.string() for _ in range(n)]
     s = RSet.of(members, limits.set_max_intset if n <= limits.set_max_intset else 0)
     if len(s) != n:
-        raise RDBError("Duplicate set members detected")
+        raise corrupt("Duplicate set members detected")
     return s
 
 
@@ -524,9 +618,9 @@ def _read_zset(r: Reader, t: int, limits: Limits) -> Any:
             m = r.string()
             s = r.double() if t == T_ZSET_2 else r.text_double()
             if s != s:
-                raise RDBError("Zset with NAN score detected")
+                raise corrupt("Zset with NAN score detected")
             if m in seen:
-                raise RDBError("Duplicate zset fields detected")
+                raise corrupt("Duplicate zset fields detected")
             seen.add(m)
             pairs.append((s, m))
         if not pairs:
@@ -534,15 +628,11 @@ def _read_zset(r: Reader, t: int, limits: Limits) -> Any:
         pairs.sort()
         return ZSet.from_pairs(pairs, limits.zset_max_entries, limits.zset_max_value)
     blob = r.string()
-    items = _listpack_items(blob) if t == T_ZSET_LISTPACK else _ziplist_items(blob)
-    if len(items) % 2:
-        raise RDBError("sorted set listpack with an odd number of elements")
-    it = iter(items)
-    pairs = [(_score(s), m) for m, s in zip(it, it, strict=True)]
+    what = "Zset listpack" if t == T_ZSET_LISTPACK else "Zset ziplist"
+    items = _listpack_items(blob, what) if t == T_ZSET_LISTPACK else _ziplist_items(blob, what)
+    pairs = [(_score(s), m) for m, s in _pairs(items, what)]
     if not pairs:
         return EMPTY
-    if len({m for _, m in pairs}) != len(pairs):
-        raise RDBError("Duplicate zset fields detected")
     pairs.sort()
     z = ZSet.from_pairs(pairs, 1 << 62, 1 << 62)  # the listpack stays one, whatever its sizes
     if len(pairs) > limits.zset_max_entries:
@@ -561,22 +651,27 @@ def _read_hash(r: Reader, t: int, limits: Limits) -> Any:
             try:
                 pairs = zipmap_pairs(r.string())
             except ValueError as exc:
-                raise RDBError("invalid zipmap") from exc
+                raise corrupt("Zipmap integrity check failed.") from exc
+            if not pairs:  # zipmapValidateIntegrity refuses a zipmap of no pairs
+                raise corrupt("Zipmap integrity check failed.")
+            seen: set[bytes] = set()
+            for f, _ in pairs:
+                if f in seen:
+                    raise corrupt(f"Hash zipmap with dup elements, or big length ({len(f)})")
+                seen.add(f)
             as_lp = len(pairs) <= limits.hash_max_entries and all(
                 len(f) <= limits.hash_max_value and len(v) <= limits.hash_max_value for f, v in pairs)
         else:
             blob = r.string()
-            items = _listpack_items(blob) if t == T_HASH_LISTPACK else _ziplist_items(blob)
-            if len(items) % 2:
-                raise RDBError("hash listpack with an odd number of elements")
-            it = iter(items)
-            pairs = list(zip(it, it, strict=True))
+            what = "Hash listpack" if t == T_HASH_LISTPACK else "Hash ziplist"
+            items = _listpack_items(blob, what) if t == T_HASH_LISTPACK else _ziplist_items(blob, what)
+            pairs = _pairs(items, what)
             as_lp = len(pairs) <= limits.hash_max_entries
     if not pairs:
         return EMPTY
     h = Hash.from_pairs(pairs, as_lp)
     if len(h) != len(pairs):
-        raise RDBError("Duplicate hash fields detected")
+        raise corrupt("Duplicate hash fields detected")
     return h
 
 
@@ -585,77 +680,101 @@ def _read_id(r: Reader) -> int:
 
 
 def _read_stream(r: Reader, t: int) -> Stream:
+    # Read in Redis's order, each part under the report Redis adds when it fails (_Context).
     s = Stream()
-    for _ in range(r.length()):
-        key = r.string()
+    with _Context("Stream listpacks len loading failed."):
+        nodes = r.length()
+    for _ in range(nodes):
+        with _Context("Stream master ID loading failed: invalid encoding or I/O error."):
+            key = r.string()
         if len(key) != 16:
-            raise RDBError("Stream node key entry is not the size of a stream ID")
-        lp = r.string()
-        _listpack_items(lp)
+            raise corrupt("Stream node key entry is not the size of a stream ID")
+        with _Context("Stream listpacks loading failed."):
+            lp = r.string()
+        _listpack_items(lp, "Stream listpack")
         if len(lp) <= 7:
-            raise RDBError("Empty listpack inside stream")
+            raise corrupt("Empty listpack inside stream")
         if not s.rax.try_insert(key, bytearray(lp)):
-            raise RDBError("Duplicated stream node")
-    s.length = r.length()
-    s.last_id = _read_id(r)
-    if t == T_STREAM_LISTPACKS_2:
-        s.first_id = _read_id(r)
-        s.max_deleted_id = _read_id(r)
-        s.entries_added = r.length()
-    else:
+            raise corrupt("Listpack re-added with existing key")
+    with _Context("Stream object metadata loading failed."):
+        s.length = r.length()
+        s.last_id = _read_id(r)
+        if t == T_STREAM_LISTPACKS_2:
+            s.first_id = _read_id(r)
+            s.max_deleted_id = _read_id(r)
+            s.entries_added = r.length()
+    if t != T_STREAM_LISTPACKS_2:
         first = s.first_entry_id()
         s.first_id = first or 0
         s.entries_added = s.length
     s._last_valid = None
     if s.length and not len(s.rax):
-        raise RDBError("Stream length inconsistent with rax entries")
+        raise corrupt("Stream length inconsistent with rax entries")
     _check_stream_nodes(s)
-    ngroups = r.length()
+    with _Context("Stream cgroup count loading failed."):
+        ngroups = r.length()
     if ngroups:
         s.cgroups = Rax()
     for _ in range(ngroups):
-        name = r.string()
-        last_id = _read_id(r)
+        with _Context("Error reading the consumer group name from Stream"):
+            name = r.string()
+        with _Context("Stream cgroup ID loading failed."):
+            last_id = _read_id(r)
         if t == T_STREAM_LISTPACKS_2:
-            entries_read = r.length()
+            with _Context("Stream cgroup offset loading failed."):
+                entries_read = r.length()
             if entries_read > 1 << 63:
                 entries_read -= 1 << 64
         else:
             entries_read = s.estimate_entries_read(last_id)
         cg = ConsumerGroup(last_id, entries_read)
         if not s.cgroups.try_insert(name, cg):  # type: ignore[union-attr]
-            raise RDBError("Duplicated consumer group name")
-        for _ in range(r.length()):
-            key = r.take(16)
-            nack = NACK(None, r.ms())
-            nack.delivery_count = r.length()
-            if not cg.pel.try_insert(key, nack):
-                raise RDBError("Duplicated global PEL entry loading stream consumer group")
-        for _ in range(r.length()):
-            cons = Consumer(r.string(), 0)
-            cons.seen_time = r.ms()
-            if not cg.consumers.try_insert(cons.name, cons):
-                raise RDBError("Duplicate stream consumer detected")
-            for _ in range(r.length()):
+            raise corrupt(f"Duplicated consumer group name {name.decode(errors='replace')}")
+        with _Context("Stream PEL size loading failed."):
+            pel_size = r.length()
+        for _ in range(pel_size):
+            with _Context("Stream PEL ID loading failed."):
                 key = r.take(16)
+            with _Context("Stream PEL NACK loading failed."):
+                nack = NACK(None, r.ms())
+                nack.delivery_count = r.length()
+            if not cg.pel.try_insert(key, nack):
+                raise corrupt("Duplicated global PEL entry loading stream consumer group")
+        with _Context("Stream consumers num loading failed."):
+            nconsumers = r.length()
+        for _ in range(nconsumers):
+            with _Context("Error reading the consumer name from Stream group."):
+                cons = Consumer(r.string(), 0)
+            if not cg.consumers.try_insert(cons.name, cons):
+                raise corrupt("Duplicate stream consumer detected.")
+            with _Context("Stream short read reading seen time."):
+                cons.seen_time = r.ms()
+            with _Context("Stream consumer PEL num loading failed."):
+                pel_size = r.length()
+            for _ in range(pel_size):
+                with _Context("Stream short read reading PEL streamID."):
+                    key = r.take(16)
                 found = cg.pel.find(key, None)
                 if found is None:
-                    raise RDBError("Consumer entry not found in group global PEL")
+                    raise corrupt("Consumer entry not found in group global PEL")
+                # Redis re-points a NACK another consumer already owns (and would crash on it
+                # later); it is refused here, as the same duplicate
                 if found.consumer is not None or not cons.pel.try_insert(key, found):
-                    raise RDBError("Duplicated consumer PEL entry loading a stream consumer group")
+                    raise corrupt("Duplicated consumer PEL entry  loading a stream consumer group")
                 found.consumer = cons
         for _, nack in cg.pel.items():
             if nack.consumer is None:
-                raise RDBError("Stream CG PEL entry without consumer")
+                raise corrupt("Stream CG PEL entry without consumer")
     return s
 
 
 def _check_stream_nodes(s: Stream) -> None:
-    """Deep integrity of the nodes (streamValidateListpackIntegrity and the metadata)."""
+    """Deep integrity of the nodes and the metadata that describes them (Redis checks each node
+    as it reads it, streamValidateListpackIntegrity, and reports any failure as the node's)."""
     try:
         s.validate()
     except (AssertionError, ValueError, IndexError, TypeError, KeyError) as exc:
-        raise RDBError("stream integrity check failed") from exc
+        raise corrupt("Stream listpack integrity check failed.") from exc
 
 
 # ---- files -------------------------------------------------------------------------------------
@@ -772,12 +891,14 @@ def read_file(data: bytes, limits: Limits, tick: int = 0) -> Iterator[tuple[str,
         if t == OP_FUNCTION2:
             yield "function", r.string()
             continue
-        if t not in _VALUE_TYPES:
-            if t in (T_MODULE, T_MODULE_2):
-                raise RDBError("The RDB file contains module data I can't load: no matching module")
-            raise RDBError("Unknown RDB encoding type %d" % t)
+        if t not in _VALUE_TYPES and t not in (T_MODULE, T_MODULE_2):
+            raise corrupt("Unknown RDB encoding type %d" % t)
         key = r.string()
-        value = read_value(r, t, limits)
+        try:
+            value = read_value(r, t, limits)
+        except RDBError as exc:  # where, for the loader's report (redis-check-rdb's)
+            exc.key, exc.type, exc.offset = key, t, r.pos
+            raise
         if value is EMPTY:
             yield "empty", (db, key)
         else:

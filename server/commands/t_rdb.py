@@ -17,6 +17,7 @@ from server.commands.args import maybe_int, option_word
 from server.commands.table import command
 from server.errors import NOT_INTEGER, SYNTAX, CommandError
 from server.keyaccess import NOTIFY_GENERIC, lookup_read, lookup_write, modified, notify
+from server.log import LOG
 from storage import rdb
 from storage.keyspace import LFUDatabase
 
@@ -123,7 +124,10 @@ def restore(c, argv):
     p = persistence.attach(srv)
     try:
         value = rdb.restore(argv[3], p.limits(), not srv.skip_checksum_validation)
-    except rdb.RDBError:
+    except rdb.RDBError as exc:
+        if exc.reports:  # rdbReportError in a RESTORE: logged at verbose, and the client told
+            for line in rdb.report_lines(exc):
+                LOG.verbose(line)
         raise CommandError("ERR Bad data format") from None
     if value is None:
         raise CommandError("ERR DUMP payload version or checksum are wrong")

@@ -46,7 +46,8 @@
 #   unit/networking            2/2/1     3/1/1     then raxdb's default bind was 127.0.0.1 -::1;
 #                                                  Redis's built-in * -::* since: 5/0/0
 #   integration/aof            39/1/0    40/0/0
-#   integration/corrupt-dump   13/29/1   16/26/1   Redis's 'integrity check failed' log lines;
+#   integration/corrupt-dump   13/29/1   16/26/1   Redis's 'integrity check failed' log lines
+#                                                  (reported since, as Redis words them: 37/5/1);
 #                                                  RESTORE always validates, so the tests that
 #                                                  expect sanitize-dump-payload no to accept
 #                                                  (and Redis to crash later) do not apply
