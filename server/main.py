@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> None:
         LOG.warning("Warning: no config file specified, using the default config. In order to specify a "
                     "config file use raxdb-server /path/to/redis.conf")
     srv = Server(config)
+    from server import crashreport
+
+    crashreport.install(srv)  # crash reports on fatal signals, the software watchdog
     # Start-up objects (modules, the command table, config) live forever: move them out of the
     # collector's reach so generation-2 collections only walk the data, and collect young objects
     # less often (request handling allocates short-lived lists at a high rate).
