@@ -288,9 +288,14 @@ def _end_by_signal(sig: int) -> NoReturn:
     """bugReportEnd(1, sig): the END text, then death by `sig` with its default action."""
     _raw(_END)
     _remove_handlers()
+    _die_by(sig)
+
+
+def _die_by(sig: int) -> NoReturn:
+    """The signal's default action on this process (a core dumped if enabled)."""
     signal.signal(sig, signal.SIG_DFL)
     os.kill(os.getpid(), sig)
-    while True:  # the signal is delivered at once to this very thread; wait for it
+    while True:  # delivered at once to the thread that sent it; wait for it all the same
         signal.pause()
 
 
@@ -324,17 +329,9 @@ def _on_abort_signal(sig: int, frame: FrameType | None) -> None:
 
 def segfault(frame: FrameType | None) -> NoReturn:
     """DEBUG SEGFAULT: the report a fault in `frame` would give, then death by SIGSEGV."""
-    if not _crash_log_enabled():
-        _end_quietly(signal.SIGSEGV)
+    if not _crash_log_enabled():  # no handler installed: the signal kills, nothing is logged
+        _die_by(signal.SIGSEGV)
     _signal_crash(signal.SIGSEGV, frame, True)
-
-
-def _end_quietly(sig: int) -> NoReturn:
-    """No crash handlers installed: the signal's default action, nothing logged."""
-    signal.signal(sig, signal.SIG_DFL)
-    os.kill(os.getpid(), sig)
-    while True:
-        signal.pause()
 
 
 def _where(frame: FrameType | None) -> str:

@@ -122,6 +122,15 @@ def both_end(pair: tuple[Node, Node], sig: int) -> tuple[str, str]:
     return pair[0].text(), pair[1].text()
 
 
+def crashed_by(start, command: tuple[str, ...], sig: int, *extra: str) -> tuple[str, str]:
+    """A new pair started with `extra`, `command` sent to each (the lost connection its answer),
+    and both logs once both ended by `sig`."""
+    pair = start(*extra)
+    for node in pair:
+        node.command(*command)
+    return both_end(pair, sig)
+
+
 def test_debug_segfault(nodes):
     pair = nodes()
     for node in pair:
@@ -169,12 +178,19 @@ def test_sigabrt_idle_and_during_a_command(nodes):
                                                           "argv[2]: '\"5\"'"]
 
 
-def test_debug_panic_oom_assert(nodes):
+def test_sigsegv_from_outside_reaches_faulthandler(nodes):
+    """A fault signal: Redis's handler reports, raxdb's faulthandler writes the Python stacks to
+    the same log; both die of it."""
     pair = nodes()
     for node in pair:
-        node.command("DEBUG", "PANIC")
-    ours, theirs = both_end(pair, signal.SIGABRT)
-    for log in (ours, theirs):
+        os.kill(node.proc.proc.pid, signal.SIGSEGV)
+    ours, theirs = both_end(pair, signal.SIGSEGV)
+    assert "crashed by signal: 11" in theirs
+    assert "Fatal Python error: Segmentation fault" in ours and "main.py" in ours
+
+
+def test_debug_panic_oom_assert(nodes):
+    for log in crashed_by(nodes, ("DEBUG", "PANIC"), signal.SIGABRT):
         lines = report_lines(log)
         at = lines.index(START)
         assert lines[at + 1:at + 3] == ["------------------------------------------------",
@@ -182,22 +198,14 @@ def test_debug_panic_oom_assert(nodes):
         assert re.fullmatch(r"Guru Meditation: DEBUG PANIC called at Unix time \d+ #[\w.]+:\d+", lines[at + 3])
         assert titles(log) == TITLES and END in log
 
-    pair = nodes()
-    for node in pair:
-        node.command("DEBUG", "OOM")
-    ours, theirs = both_end(pair, signal.SIGABRT)
-    for log in (ours, theirs):
+    for log in crashed_by(nodes, ("DEBUG", "OOM"), signal.SIGABRT):
         lines = report_lines(log)
         assert "Out Of Memory allocating 9223372036854775807 bytes!" in lines
         assert any(re.fullmatch(r"Guru Meditation: Redis aborting for OUT OF MEMORY\. Allocating "
                                 r"9223372036854775807 bytes! #[\w.]+:\d+", line) for line in lines)
 
-    pair = nodes()
-    for node in pair:
-        node.command("DEBUG", "ASSERT")
-    ours, theirs = both_end(pair, signal.SIGABRT)
     heads = []
-    for log in (ours, theirs):
+    for log in crashed_by(nodes, ("DEBUG", "ASSERT"), signal.SIGABRT):
         lines = report_lines(log)
         at = lines.index(START)
         head = lines[at + 1:lines.index("------ STACK TRACE ------")]
@@ -213,15 +221,10 @@ def test_crash_log_disabled(nodes):
         os.kill(node.proc.proc.pid, signal.SIGABRT)
     for log in both_end(pair, signal.SIGABRT):
         assert START not in log
-    pair = nodes("--crash-log-enabled", "no")
-    for node in pair:
-        node.command("DEBUG", "SEGFAULT")
-    for log in both_end(pair, signal.SIGSEGV):
+    for log in crashed_by(nodes, ("DEBUG", "SEGFAULT"), signal.SIGSEGV, "--crash-log-enabled", "no"):
         assert START not in log
-    pair = nodes("--crash-log-enabled", "no")
-    for node in pair:
-        node.command("DEBUG", "PANIC")
-    for log in both_end(pair, signal.SIGABRT):  # the panic's lines, no stack nor report
+    # the panic's lines, no stack nor report
+    for log in crashed_by(nodes, ("DEBUG", "PANIC"), signal.SIGABRT, "--crash-log-enabled", "no"):
         assert START in log and "Guru Meditation" in log and END in log and titles(log) == []
     pair = nodes()  # turned off at run time: the handlers go (updateSighandlerEnabled)
     for node in pair:
