@@ -298,3 +298,19 @@ def test_debug_help_lines_are_redis_lines_in_redis_order(nodes):
         assert line in ours
     positions = [theirs.index(line) for line in ours[1:-1]]  # the first and last lines name the command
     assert positions == sorted(positions)
+
+
+def test_debug_restart_refused_when_the_shutdown_fails(nodes, tmp_path):
+    """The final save fails (its directory is gone): no restart, Redis's error, the server runs on."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    pair = nodes("--save", "900 1", "--dir", str(gone))
+    gone.rmdir()
+    for node in pair:
+        c = node.client
+        c.set("k", "v")
+        with pytest.raises(redis.ResponseError, match=r"^failed to restart the server\. Check server logs\.$"):
+            c.execute_command("DEBUG", "RESTART")
+        assert "Can't restart: error preparing for shutdown" in node.text()
+        assert c.get("k") == b"v"
+        assert c.config_set("save", "")  # so the fixture's SIGTERM ends it without a save to fail
