@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import aofload, latency, loading, obuf, oomscore, propagate, supervise
+from server import aofload, crashreport, latency, loading, obuf, oomscore, propagate, supervise
 from server.commands.table import TABLE
 from server.config import Config
 from server.log import LOG
@@ -81,6 +81,7 @@ class Server:
         self.shutdown_event: asyncio.Event | None = None
         self.cron_handle: asyncio.TimerHandle | None = None
         self.cronloops = 0
+        self.watchdog_period = 0  # ms, as applied (server/crashreport.py); 0: no software watchdog
         # statistics (INFO stats)
         self.stat_numconnections = 0
         self.stat_rejected_conn = 0
@@ -539,6 +540,8 @@ class Server:
         self.cron_handle = self.loop.call_later(1.0 / self.config.hz, self._cron)
 
     def _cron(self) -> None:
+        if self.watchdog_period:  # re-armed every tick: it fires when the loop is held (server/crashreport.py)
+            crashreport.schedule_watchdog(self.watchdog_period)
         if self.cron_paused or self.persistence.stats.get("loading"):
             # DEBUG PAUSE-CRON, or a load (Redis runs no time events while loading, so no save,
             # expiry or replication timeout acts on a half-loaded dataset): the tick's work is skipped

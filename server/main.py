@@ -53,6 +53,9 @@ def main(argv: list[str] | None = None) -> None:
                     "config file use raxdb-server /path/to/redis.conf")
     srv = Server(config)
     srv.supervised, srv.daemonized = supervised, daemonized
+    from server import crashreport
+
+    crashreport.install(srv)  # crash reports on fatal signals, the software watchdog
     # Start-up objects (modules, the command table, config) live forever: move them out of the
     # collector's reach so generation-2 collections only walk the data, and collect young objects
     # less often (request handling allocates short-lived lists at a high rate).

@@ -103,6 +103,15 @@ def write_atomically(tmp: str, dest: str, fill: Callable[[BinaryIO], None]) -> N
         raise WriteFailed(stage, exc) from None
 
 
+def _cwd() -> str | None:
+    """getcwd, None when the directory was removed under the server (the save then fails on
+    opening its file, and says so, rather than on this)."""
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        return None
+
+
 class Persistence:
     """The server's RDB state: the running child, the schedule, the last outcomes (INFO)."""
 
@@ -156,7 +165,7 @@ class Persistence:
         return rdb.Limits(*cfg.hash_max_listpack, *cfg.zset_max_listpack, cfg.set_max_intset_entries, fill, depth)
 
     def path(self) -> str:
-        return os.path.join(os.getcwd(), self.srv.config.values["dbfilename"])
+        return os.path.join(_cwd() or "", self.srv.config.values["dbfilename"])
 
     def _aux(self, aof_base: bool) -> list[tuple[bytes, bytes]]:
         from server.core import VERSION
@@ -224,7 +233,7 @@ class Persistence:
             write_atomically(tmp, self.path(), lambda f: self.write_to(f, compress))
         except WriteFailed as exc:
             if exc.stage == "open":
-                LOG.warning(f"Failed opening the temp RDB file {tmp} (in server root dir {os.getcwd()}) for saving: "
+                LOG.warning(f"Failed opening the temp RDB file {tmp} (in server root dir {_cwd() or 'unknown'}) for saving: "
                             f"{exc.strerror}")
             else:
                 LOG.warning(f"Write error saving DB on disk: {exc.strerror}")

@@ -9,11 +9,12 @@ figures are estimates with the same shape.
 
 from __future__ import annotations
 
+import sys
 import time
 
 from protocol import reply as R
 from protocol.request import _string2ll
-from server import blocking, digest, evict, lazyfree, lifecycle, propagate, tracking, watch
+from server import blocking, crashreport, digest, evict, lazyfree, lifecycle, propagate, tracking, watch
 from server import info as info_mod
 from server.commands.args import maybe_int, option_word, positive_long
 from server.commands.t_config import help_reply, protected_allowed, protected_denied
@@ -350,9 +351,13 @@ def memory_help(c, argv):
 
 # ---- DEBUG --------------------------------------------------------------------------------------
 _DEBUG_HELP = [
+    "ASSERT",
+    "    Crash by assertion failed.",
     "CHANGE-REPL-ID",
     "    Change the replication IDs of the instance.",
     "    Dangerous: should be used only for testing the replication subsystem.",
+    "CRASH-AND-RECOVER [<milliseconds>]",
+    "    Hard crash and restart after a <milliseconds> delay (default 0).",
     "ERROR <string>",
     "    Return a Redis protocol error with <string> as message. Useful for clients",
     "    unit tests to simulate Redis errors.",
@@ -362,6 +367,10 @@ _DEBUG_HELP = [
     "    Replicates the provided string to replicas, allowing data divergence.",
     "OBJECT <key>",
     "    Show low level info about `key` and associated value.",
+    "OOM",
+    "    Crash the server simulating an out-of-memory error.",
+    "PANIC",
+    "    Crash the server simulating a panic.",
     "POPULATE <count> [<prefix>] [<size>]",
     "    Create <count> string keys named key:<num>. If <prefix> is specified then",
     "    it is used instead of the 'key' prefix. These are not propagated to",
@@ -371,6 +380,10 @@ _DEBUG_HELP = [
     "    Reply with a test value of the specified type. <type> can be: string,",
     "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
     "    true, false.",
+    "RESTART [<milliseconds>]",
+    "    Graceful restart: save config, db, restart after a <milliseconds> delay (default 0).",
+    "SEGFAULT",
+    "    Crash the server with sigsegv.",
     "SET-ACTIVE-EXPIRE <0|1>",
     "    Setting it to 0 disables expiring keys in background when they are not",
     "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -502,6 +515,31 @@ def _debug_protocol(c, kind: bytes) -> bytes:
                        "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")
 
 
+_CRASHES = (b"segfault", b"panic", b"restart", b"crash-and-recover", b"oom", b"assert")
+_OOM_SIZE = (1 << 64) // 2 - 1  # zmalloc(SIZE_MAX/2), which Redis's allocator refuses
+
+
+def _debug_crash(c, argv: list[bytes], sub: bytes) -> bytes:
+    """DEBUG SEGFAULT / PANIC / OOM / ASSERT (the process ends: server/crashreport.py) and
+    RESTART / CRASH-AND-RECOVER [ms] (it runs again), whatever arguments follow, as in Redis."""
+    here = sys._getframe()
+    if sub == b"segfault":
+        crashreport.segfault(here)
+    if sub == b"panic":
+        crashreport.panic(f"DEBUG PANIC called at Unix time {int(time.time())}", here)
+    if sub == b"oom":
+        crashreport.out_of_memory(_OOM_SIZE, here)
+    if sub == b"assert":
+        crashreport.assert_failed(c, argv, "1 == 2", here)
+    delay = 0
+    if len(argv) >= 3:
+        delay = maybe_int(argv[2])
+        if delay is None:
+            raise CommandError(NOT_INTEGER)
+    crashreport.restart(c.server, sub == b"restart", max(0, delay))
+    raise CommandError("ERR failed to restart the server. Check server logs.")
+
+
 @command("debug")
 def debug(c, argv):
     if not protected_allowed(c, "enable-debug-command"):
@@ -517,6 +555,8 @@ def debug(c, argv):
         return R.OK
     if sub == b"object" and n == 3:
         return _debug_object(c, argv[2])
+    if sub in _CRASHES:
+        return _debug_crash(c, argv, sub)
     if sub == b"populate" and 3 <= n <= 5:
         return _debug_populate(c, argv)
     if sub == b"reload":
