@@ -23,9 +23,11 @@ import glob
 import json
 import os
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
+from typing import BinaryIO
 
 from protocol.request import _string2ll, quote_arg, split_inline_args
 from server.loading import LOADING_ERR
@@ -624,9 +626,10 @@ class Config:
                 raise FatalConfigError(f"Fatal error, can't open config file '{p}': {exc.strerror}") from None
             self.load_text(data, p)
 
-    def load_argv(self, argv: list[str]) -> None:
-        """`[config-file] [--name value ...]` as redis-server reads them: the options become config
-        lines appended after the file's text (so line numbers in errors continue the file's)."""
+    def load_argv(self, argv: list[str], stdin: BinaryIO | None = None) -> None:
+        """`[config-file] [-] [--name value ...] [-]` as redis-server reads them: the file's text,
+        then the config read from `stdin` when a lone `-` is the first or last argument, then the
+        options as config lines (so line numbers in errors continue the file's)."""
         args = list(argv)
         text = b""
         if args and not args[0].startswith("-"):
@@ -637,6 +640,11 @@ class Config:
             except OSError as exc:
                 raise FatalConfigError(f"Fatal error, can't open config file '{self.config_file}': "
                                        f"{exc.strerror}") from None
+        if args and "-" in (args[0], args[-1]) and (len(argv) == len(args) or args[-1] == "-"):
+            from server.log import LOG
+
+            LOG.warning("Reading config from stdin")
+            text += (stdin or sys.stdin.buffer).read()
         options = _options_text(args)
         if options:
             text += b"\n" + options.encode(errors="surrogateescape")
@@ -744,7 +752,7 @@ def _options_text(args: list[str]) -> str:
     last_has_value = True
     for i, a in enumerate(args):
         if a == "-" and (i == 0 or i == len(args) - 1):
-            continue  # "read the config from stdin": not supported, ignored
+            continue  # "read the config from stdin": load_argv did
         if last_has_value and a.startswith("--"):
             if parts:
                 parts.append("\n")

@@ -50,6 +50,7 @@ def _run_now(callback: Callable[[], Any]) -> None:
 
 class Server:
     def __init__(self, config: Config) -> None:
+        LOG.role = "M"  # initServer: the log's lines are the server's from here
         self.config = config
         self.table = TABLE
         self.dbs = [Database(i) for i in range(config.databases)]

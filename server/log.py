@@ -20,7 +20,9 @@ class Log:
     def __init__(self) -> None:
         self.level = LEVELS["notice"]
         self.stream: TextIO = sys.stdout
-        self.role = "M"
+        # Redis's role character: "C" until the server is initialized (its pid is not yet the
+        # server's, as in a forked child), then "M" or "S"
+        self.role = "C"
 
     def configure(self, level: str, logfile: str) -> None:
         self.level = LEVELS.get(level, 2)

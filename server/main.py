@@ -48,9 +48,11 @@ def main(argv: list[str] | None = None) -> None:
     if daemonized:
         supervise.daemonize()
     LOG.notice("oO0OoO0OoO0Oo raxdb is starting oO0OoO0OoO0Oo")
-    if config.config_file is None:
+    if not args:  # as redis-server: options alone, or a config from stdin, count as a configuration
         LOG.warning("Warning: no config file specified, using the default config. In order to specify a "
                     "config file use raxdb-server /path/to/redis.conf")
+    else:
+        LOG.warning("Configuration loaded")
     srv = Server(config)
     srv.supervised, srv.daemonized = supervised, daemonized
     from server import crashreport

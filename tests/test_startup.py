@@ -233,3 +233,47 @@ def test_default_bind_and_tcp_backlog_as_redis():
     assert found["raxdb"] == found["redis"]
     assert found["raxdb"][0] == b"*2\r\n$4\r\nbind\r\n$6\r\n* -::*\r\n"
     assert found["raxdb"][1] == {300}
+
+
+@pytest.mark.parametrize("layout", ["stdin-only", "file-then-stdin", "options-then-stdin"])
+def test_config_from_stdin_as_redis(layout, tmp_path):
+    """`redis-server -` (or a `-` last): the config read from stdin comes after the file's and
+    before the options; a bad line there is reported with the line numbers of the whole text."""
+    conf = tmp_path / "base.conf"
+    conf.write_text("maxmemory 1mb\nhz 20\n")
+    outcomes = []
+    for argv in ([sys.executable, "-m", "server"], [redis_binary()]):
+        port = free_port()
+        args = {"stdin-only": ["-"], "file-then-stdin": [str(conf), "-"],
+                "options-then-stdin": ["--hz", "30", "-"]}[layout]
+        stdin = f"port {port}\nsave ''\nmaxmemory 2mb\nbind 127.0.0.1\n"
+        proc = subprocess.Popen([*argv, *args], cwd=tmp_path, env=_env(), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(stdin)
+        proc.stdin.close()
+        log = []
+        for line in proc.stdout:
+            log.append(line)
+            if "Ready to accept connections" in line:
+                break
+        c = RawConnection(port)
+        got = [parse(c.call("CONFIG", "GET", name)) for name in ("maxmemory", "hz", "save")]
+        c.close()
+        proc.terminate()
+        proc.wait(30)
+        outcomes.append((got, any("Reading config from stdin" in line for line in log),
+                         any("Configuration loaded" in line for line in log)))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][1] and outcomes[0][2]
+
+
+def test_bad_config_from_stdin_names_its_line():
+    results = []
+    for argv in ([sys.executable, "-m", "server"], [redis_binary()]):
+        proc = subprocess.run([*argv, "-", "--port", "0"], input="save ''\nhz abc\n", env=_env(),
+                              capture_output=True, text=True, timeout=60, cwd=tempfile.gettempdir())
+        results.append((proc.returncode, re.sub(r"\(Redis [^)]*\)", "", proc.stderr),
+                        "Reading config from stdin" in proc.stdout))
+    assert results[0] == results[1]
+    assert "at line 2" in results[0][1]
