@@ -475,7 +475,6 @@ class Client(asyncio.Protocol):
                                 and self._disk_denies(cmd, argv)))):
                         last = cmd
                         calls = cmd.calls  # the calls before this one: the first of every eight is timed
-                        cmd.calls = calls + 1
                         if calls & sample and cmd.sampled:
                             t_prev = 0
                             try:
@@ -500,6 +499,9 @@ class Client(asyncio.Protocol):
                                 cmd.latency[dt // 1000] += 1
                             if dt >= srv.slowlog_ns and r is not BLOCKED:  # a blocked one logs when served
                                 self.note_slow(cmd, argv, dt)
+                        # counted once it ran, as call() counts: INFO does not see its own call yet (no
+                        # command runs itself inside its own run, so nothing counted this one meanwhile)
+                        cmd.calls = calls + 1
                         if extra:
                             if mm:
                                 _account(self, cmd, argv)

@@ -383,7 +383,8 @@ for _alias, _primary in ALIASES.items():
 # Config-file directives Redis 7.0 accepts and ignores (deprecated), with their argument counts.
 _DEPRECATED = {"list-max-ziplist-entries": (2, 2), "list-max-ziplist-value": (2, 2),
                "lua-replicate-commands": (2, 2)}
-# Directives that are not options; raxdb accepts them in files (their features are not supported).
+# Directives that are not options: rename-command and user act; loadmodule and sentinel are
+# accepted and ignored (modules and sentinel mode are not supported).
 _DIRECTIVES = {"rename-command", "user", "loadmodule", "sentinel"}
 
 
@@ -404,6 +405,7 @@ class Config:
         self.file_options: set[str] = set()  # primaries set by the config file (CONFIG REWRITE)
         self._save_loaded = False
         self.acl_users: list[list[bytes]] = []  # `user` directives: each the name and its rules
+        self.renames: list[tuple[bytes, bytes]] = []  # rename-command directives, in order
         # CONFIG REWRITE's `user` lines (server/acl.py sets it): none with an aclfile, which holds them
         self.user_lines: Callable[[], list[str]] | None = None
         self.loading = False  # a dataset is loading (server/loading.py): DENY_LOADING_CONFIG options wait
@@ -611,9 +613,25 @@ class Config:
             if err is not None:
                 raise ConfigError(err)
             return
-        if name in _DIRECTIVES and len(args) >= 2:
+        if name == "rename-command" and len(args) == 3:
+            self._rename_command(args[1], args[2])
+            return
+        if name in _DIRECTIVES and name != "rename-command" and len(args) >= 2:
             return
         raise ConfigError("Bad directive or wrong number of arguments")
+
+    def _rename_command(self, old: bytes, new: bytes) -> None:
+        """rename-command: checked here against the command table as the earlier renames left
+        it (Redis's errors stop start-up), applied by the server (CommandTable.rename)."""
+        from server.commands.table import TABLE, apply_rename
+
+        names = TABLE.names()
+        for done in self.renames:
+            apply_rename(names, *done)
+        error = apply_rename(names, old, new)
+        if error is not None:
+            raise ConfigError(error)
+        self.renames.append((old, new))
 
     def _include(self, pattern: bytes) -> None:
         path = pattern.decode(errors="surrogateescape")

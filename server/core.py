@@ -53,6 +53,8 @@ class Server:
         LOG.role = "M"  # initServer: the log's lines are the server's from here
         self.config = config
         self.table = TABLE
+        if config.renames:
+            TABLE.rename(config.renames)
         self.dbs = [Database(i) for i in range(config.databases)]
         for db in self.dbs:
             db.expired_hook = self._on_expired

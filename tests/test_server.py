@@ -797,3 +797,20 @@ def test_slowlog_of_blocked_queued_and_script_commands(raxdb, oracle):
         return out
 
     assert run(raxdb.port) == run(oracle.port)
+
+
+def test_info_does_not_count_its_own_call(fresh):
+    """A command is counted once it has run, as Redis's call() counts it: INFO's commandstats and
+    total_commands_processed do not include the INFO being answered."""
+    seen = []
+    for srv in fresh:
+        c = RawConnection(srv.port)
+        c.call("CONFIG", "RESETSTAT")
+        stats = parse(c.call("INFO", "commandstats")).decode()
+        total = info_fields(c, "stats")["total_commands_processed"]
+        c.call("INFO", "everything")
+        seen.append((sorted(re.findall(r"cmdstat_([\w|]+):calls=(\d+)", stats)), total,
+                     re.findall(r"cmdstat_info:calls=(\d+)", parse(c.call("INFO", "commandstats")).decode())))
+        c.close()
+    assert seen[0] == seen[1], f"\n  raxdb: {seen[0]!r}\n  redis: {seen[1]!r}"
+    assert seen[0][0] == [("config|resetstat", "1")]

@@ -334,7 +334,7 @@ def _resolve(argv: list[bytes]) -> Command | None:
         return cmd
     name = argv[0].lower().decode(errors="replace")
     meta = TABLE.meta.get(name)
-    if meta is None:
+    if meta is None or (cmd is None and name in TABLE.registered):  # renamed away (rename-command)
         return None
     top = Command(name, meta["info"], meta.get("docs"))
     subs = meta["info"][1][9][1]

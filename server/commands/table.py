@@ -156,6 +156,7 @@ class CommandTable:
     def __init__(self) -> None:
         self.meta = _load_meta()
         self.commands: dict[str, Command] = {}  # implemented top-level commands by lowercase name
+        self.registered: set[str] = set()  # their names, whatever rename-command did since
         self.dispatch: dict[bytes, Command] = {}  # as sent: lowercase and uppercase spellings
         # The hot loop's table: only commands without subcommands and with a handler, so a hit needs
         # nothing but the arity check.  Everything else (misses included) takes the full path.
@@ -167,6 +168,7 @@ class CommandTable:
             m = self.meta[name]
             cmd = Command(name, m["info"], m.get("docs"))
             self.commands[name] = cmd
+            self.registered.add(name)
             for key in (name.encode(), name.upper().encode()):
                 self.dispatch[key] = cmd
         return cmd
@@ -198,6 +200,31 @@ class CommandTable:
             self.fast_dispatch.pop(key, None)
         return cmd
 
+    def names(self) -> dict[bytes, Command]:
+        """The commands by the (lowercase) names they are called by now."""
+        return {name: cmd for name, cmd in self.dispatch.items() if name.islower()}
+
+    def rename(self, renames: list[tuple[bytes, bytes]]) -> None:
+        """rename-command, in order (the config file's directives, checked by `rename_error`): a
+        command is called by its new name only, or by none when that is empty.  It keeps its own
+        name where Redis shows cmd->fullname (COMMAND's replies, INFO commandstats, CLIENT LIST,
+        ACL rules); one renamed to nothing leaves COMMAND and the statistics too.  The dispatch
+        tables are changed in place: the hot loop holds their bound lookups."""
+        names = self.names()
+        for old, new in renames:
+            error = apply_rename(names, old, new)
+            assert error is None, error
+        self.dispatch.clear()
+        self.fast_dispatch.clear()
+        for name, cmd in names.items():
+            for key in (name, name.upper()):
+                self.dispatch[key] = cmd
+                if cmd.proc is not None and not cmd.subcommands:
+                    self.fast_dispatch[key] = cmd
+        kept = {id(cmd) for cmd in names.values()}
+        for name in [n for n, cmd in self.commands.items() if id(cmd) not in kept]:
+            del self.commands[name]
+
     def lookup(self, argv: list[bytes]) -> Command | None:
         cmd = self.dispatch.get(argv[0])
         if cmd is None:
@@ -226,6 +253,19 @@ class CommandTable:
             out.append(cmd)
             out.extend(cmd.subcommands.values())
         return out
+
+
+def apply_rename(names: dict[bytes, Command], old: bytes, new: bytes) -> str | None:
+    """One rename-command on a name -> command map; Redis's error for it, or None."""
+    cmd = names.pop(old.lower(), None)
+    if cmd is None:
+        return "No such command in rename-command"
+    if new:
+        if new.lower() in names:
+            names[old.lower()] = cmd
+            return "Target command name already exists"
+        names[new.lower()] = cmd
+    return None
 
 
 def _tree_map(node: Any) -> dict[str, Any]:
