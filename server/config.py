@@ -422,6 +422,7 @@ class Config:
         self.client_query_buffer_limit = int(v["client-query-buffer-limit"])
         self.requirepass = v["requirepass"]
         self.timeout = int(v["timeout"])
+        self.tcp_keepalive = int(v["tcp-keepalive"])
         self.slowlog_log_slower_than = int(v["slowlog-log-slower-than"])
         self.slowlog_max_len = int(v["slowlog-max-len"])
         self.latency_monitor_threshold = int(v["latency-monitor-threshold"])

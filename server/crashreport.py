@@ -280,10 +280,14 @@ def _die_by(sig: int) -> NoReturn:
 
 
 def _end_by_abort() -> NoReturn:
-    """bugReportEnd(0, 0) after removeSignalHandlers: the END text, then abort()."""
+    """bugReportEnd(0, 0) after removeSignalHandlers: the END text, then abort(), or exit status 1
+    with use-exit-on-panic (what Redis's tests and sanitizer builds ask for)."""
     _remove_handlers()
     _raw(_END)
     sys.stdout.flush()
+    srv = _state.srv
+    if srv is not None and srv.config.values["use-exit-on-panic"] == "yes":
+        os._exit(1)
     os.abort()
 
 

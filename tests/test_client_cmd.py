@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+
+import pytest
 
 from tests.diff import RawConnection, encode_command, parse
+from tests.servers import start_raxdb, start_redis
 
 # Redis 7.0.15's CLIENT LIST fields, in order.
 FIELDS = ["id", "addr", "laddr", "fd", "name", "age", "idle", "flags", "db", "sub", "psub", "ssub", "multi", "qbuf",
@@ -415,3 +420,34 @@ def test_randomkey_returns_while_every_key_is_dead_and_paused(raxdb):
     c.call("CLIENT", "UNPAUSE")
     assert c.call("RANDOMKEY") == b"$-1\r\n"
     c.close()
+
+
+def _keepalive_timer(port: int) -> int | None:
+    """Seconds left on the keepalive timer `ss` shows on the server's side of a connection to
+    `port` (None: no keepalive)."""
+    out = subprocess.run(["ss", "-tnoH", "state", "established", f"( sport = :{port} )"], capture_output=True,
+                         text=True, timeout=30).stdout
+    m = re.search(r"timer:\(keepalive,(?:(\d+)min)?(?:(\d+)sec)?", out)
+    return int(m[1] or 0) * 60 + int(m[2] or 0) if m else None
+
+
+@pytest.mark.parametrize("value", ["300", "60", "0"])
+def test_tcp_keepalive_as_redis(value):
+    """tcp-keepalive: a client's connection gets keepalive probes after that many idle seconds
+    (ss shows the timer on the server's side), none with 0."""
+    if shutil.which("ss") is None:
+        pytest.skip("ss (iproute2) is not installed")
+    timers = []
+    for start in (start_raxdb, start_redis):
+        srv = start("--tcp-keepalive", value)
+        try:
+            c = RawConnection(srv.port)
+            c.call("PING")
+            timers.append(_keepalive_timer(srv.port))
+            c.close()
+        finally:
+            srv.stop()
+    if value == "0":
+        assert timers == [None, None]
+    else:  # counting down from the option's value on both
+        assert all(t is not None and int(value) - 10 <= t <= int(value) for t in timers), timers

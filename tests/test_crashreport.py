@@ -315,3 +315,14 @@ def test_debug_restart_refused_when_the_shutdown_fails(nodes, tmp_path):
         assert "Can't restart: error preparing for shutdown" in node.text()
         assert c.get("k") == b"v"
         assert c.config_set("save", "")  # so the fixture's SIGTERM ends it without a save to fail
+
+
+def test_use_exit_on_panic(nodes):
+    """use-exit-on-panic yes: a panic or failed assertion ends with exit status 1, not abort()."""
+    for command in (("DEBUG", "PANIC"), ("DEBUG", "ASSERT")):
+        pair = nodes("--use-exit-on-panic", "yes")
+        for node in pair:
+            node.command(*command)
+        for node in pair:
+            assert node.wait_exit() == 1, node.text()
+            assert "Guru Meditation" in node.text() or "ASSERTION FAILED" in node.text()
