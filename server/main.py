@@ -41,6 +41,8 @@ def main(argv: list[str] | None = None) -> None:
         print(str(exc), file=sys.stderr)
         raise SystemExit(1) from None
     LOG.configure(config.values["loglevel"], config.values["logfile"])
+    if config.values["syslog-enabled"] == "yes":
+        LOG.open_syslog(config.values["syslog-ident"], config.values["syslog-facility"])
     # Supervision, then the fork into the background, before any thread or loop exists
     # (server/supervise.py)
     supervised = supervise.detect(config)

@@ -277,3 +277,86 @@ def test_bad_config_from_stdin_names_its_line():
                         "Reading config from stdin" in proc.stdout))
     assert results[0] == results[1]
     assert "at line 2" in results[0][1]
+
+
+def test_rotated_logfile_goes_on_at_its_path(tmp_path):
+    """logrotate without copytruncate renames the file: the next lines go to a new file at the
+    logfile's path, as redis-server opens it for every line."""
+    from tests.servers import start_raxdb, start_redis
+
+    for start in (start_raxdb, start_redis):
+        log = tmp_path / f"{start.__name__}.log"
+        srv = start("--logfile", str(log), ready_text=None)
+        try:
+            c = None
+            for _ in range(600):  # the log file says when it is up
+                if log.exists() and "eady to accept connections" in log.read_text():
+                    break
+                srv.wait_log("never", 0.05)
+            log.rename(tmp_path / f"{start.__name__}.log.1")
+            c = RawConnection(srv.port)
+            assert c.call("DEBUG", "LOG", "after rotation") == b"+OK\r\n"
+            assert "after rotation" in log.read_text()
+            assert "after rotation" not in (tmp_path / f"{start.__name__}.log.1").read_text()
+        finally:
+            if c is not None:
+                c.close()
+            srv.stop()
+
+
+_SYSLOG_LINE = re.compile(r"<(\d+)>\w{3} [ \d]\d \d\d:\d\d:\d\d (\S+)\[\d+\]: (.*)", re.S)
+
+
+def test_syslog_as_redis(tmp_path):
+    """syslog-enabled: every message also goes to syslog, under syslog-ident, at the facility and
+    the syslog level of its Redis level.  A datagram socket at /dev/log stands for the daemon,
+    read by a thread (a sender blocks once ten datagrams wait)."""
+    import socket as socketlib
+    import threading
+
+    from tests.servers import start_raxdb, start_redis
+
+    if os.path.exists("/dev/log") or not os.access("/dev", os.W_OK):
+        pytest.skip("needs /dev/log free and /dev writable (root in a container)")
+    sock = socketlib.socket(socketlib.AF_UNIX, socketlib.SOCK_DGRAM)
+    sock.bind("/dev/log")
+    received: list[str] = []
+    arrived = threading.Condition()
+
+    def drain() -> None:
+        while True:
+            try:
+                data = sock.recv(65536)
+            except OSError:
+                return
+            with arrived:
+                received.append(data.decode(errors="replace"))
+                arrived.notify_all()
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        seen = {}
+        for name, start in (("raxdb", start_raxdb), ("redis", start_redis)):
+            ident = f"t{name}"
+            srv = start("--syslog-enabled", "yes", "--syslog-ident", ident, "--syslog-facility", "local3")
+            try:
+                c = RawConnection(srv.port)
+                c.call("DEBUG", "LOG", "to syslog")
+                c.close()
+
+                def found(ident: str = ident) -> tuple[int, str] | None:
+                    for line in received:
+                        m = _SYSLOG_LINE.fullmatch(line)
+                        if m and m[2] == ident and m[3].startswith("DEBUG LOG"):
+                            return int(m[1]), m[3]
+                    return None
+
+                with arrived:
+                    assert arrived.wait_for(found, 20)
+                    seen[name] = found()
+            finally:
+                srv.stop()
+        assert seen["raxdb"] == seen["redis"] == (19 * 8 + 4, "DEBUG LOG: to syslog")  # local3, warning
+    finally:
+        sock.close()
+        os.unlink("/dev/log")
