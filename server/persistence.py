@@ -342,11 +342,12 @@ class Persistence:
         """Stop the running child with SIGUSR1 (Redis's "killed on purpose": no failure counted)
         and wait for it; the caller cleans up after it."""
         pid = self.child_pid
-        try:
-            os.kill(pid, signal.SIGUSR1)
-            os.waitpid(pid, 0)
-        except OSError:
-            pass
+        if pid > 0:  # never kill(-1, ...): that signals every process this user may signal
+            try:
+                os.kill(pid, signal.SIGUSR1)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
         self.child_pid = -1
         self.child_type = ""
 

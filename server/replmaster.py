@@ -393,9 +393,10 @@ class Master:
             loop.add_reader(rfd, self._pipe_readable)
         return True
 
-    def _pipe_readable(self) -> None:
+    def _pipe_readable(self, drain: bool = False) -> None:
         """rdbPipeReadHandler: forward what the child wrote; stop reading while a replica is
-        slow to take it (the pipe then fills and the child waits, as Redis's)."""
+        slow to take it (the pipe then fills and the child waits, as Redis's).  `drain`: the
+        child has exited, so the rest is in the pipe and is read to its end now."""
         fd = self.pipe_fd
         if fd < 0:
             return
@@ -429,12 +430,14 @@ class Master:
                 if c.output_size() > _PIPE_PAUSE_BYTES:
                     slow = True
             if not alive:
-                LOG.warning("Diskless rdb transfer, last replica dropped, killing fork child.")
                 self._close_pipe()
+                if drain:  # the child has exited already: its end is being handled
+                    return
+                LOG.warning("Diskless rdb transfer, last replica dropped, killing fork child.")
                 self.srv.persistence.kill_child_process()
                 self._socket_child_done(-1, 0, 10)
                 return
-            if slow:
+            if slow and not drain:
                 self._pause_pipe()
                 return
 
@@ -499,6 +502,16 @@ class Master:
     def _socket_child_done(self, pid: int, exitcode: int, bysignal: int) -> None:
         """backgroundSaveDoneHandlerSocket."""
         p = self.srv.persistence
+        if pid != -1 and self.pipe_fd >= 0 and exitcode == 0 and not bysignal:
+            # The child may be reaped before this process read all it wrote (a busy loop runs the
+            # cron first; Redis's child waits on rdb_child_exit_pipe instead): the rest is in the
+            # pipe, so it is forwarded now rather than dropped with the pipe.
+            loop = self.srv.loop
+            if self.pipe_paused:
+                self.pipe_paused = False
+            elif loop is not None:
+                loop.remove_reader(self.pipe_fd)
+            self._pipe_readable(drain=True)
         if pid != -1:
             if not bysignal and exitcode == 0:
                 LOG.notice("Background RDB transfer terminated with success")

@@ -680,3 +680,48 @@ def test_shutdown_waits_for_lagging_replicas() -> None:
         assert got == want
         assert got[4] == b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
         assert got[0] == "2" and got[2] == ("1", True)
+
+
+def _payload_complete(data: bytes) -> bool:
+    """A diskless payload ($EOF:<mark> ... <mark>) has arrived whole."""
+    if b"$EOF:" not in data:
+        return False
+    mark = data.split(b"$EOF:", 1)[1][:40]
+    return len(mark) == 40 and data.count(mark) >= 2
+
+
+@pytest.mark.parametrize("start", [start_raxdb, start_redis], ids=["raxdb", "redis"])
+def test_diskless_payload_survives_its_child_being_reaped_first(start):
+    """The child writing a small diskless payload can exit while the loop is held, and the cron
+    that reaps it can then run before the pipe is read (what made replication tests time out on
+    'link up' on a loaded machine): the payload must still reach the replica whole.  The server
+    is held twice by DEBUG SLEEP, so that the PSYNC that forks and the second sleep are read in
+    one loop iteration (the short sleeps here only order their arrival while it is held)."""
+    srv = start("--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0")
+    conns = [socket.create_connection(("127.0.0.1", srv.port), timeout=10) for _ in range(3)]
+    replica, first, second = conns
+    try:
+        replica.sendall(b"SET k v\r\nREPLCONF capa eof capa psync2\r\n")
+        got = b""
+        while got.count(b"\r\n") < 2:
+            got += replica.recv(4096)
+        first.sendall(encode_command(["DEBUG", "SLEEP", "0.5"]))
+        time.sleep(0.15)
+        replica.sendall(encode_command(["PSYNC", "?", "-1"]))
+        time.sleep(0.05)
+        second.sendall(encode_command(["DEBUG", "SLEEP", "0.5"]))
+        data = b""
+        deadline = time.monotonic() + 10
+        while not _payload_complete(data) and time.monotonic() < deadline:
+            try:
+                chunk = replica.recv(65536)
+            except TimeoutError:
+                break
+            if not chunk:
+                break
+            data += chunk
+        assert data.startswith(b"+FULLRESYNC") and _payload_complete(data), data[:120]
+    finally:
+        for c in conns:
+            c.close()
+        srv.stop()
