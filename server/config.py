@@ -383,9 +383,6 @@ for _alias, _primary in ALIASES.items():
 # Config-file directives Redis 7.0 accepts and ignores (deprecated), with their argument counts.
 _DEPRECATED = {"list-max-ziplist-entries": (2, 2), "list-max-ziplist-value": (2, 2),
                "lua-replicate-commands": (2, 2)}
-# Directives that are not options: rename-command and user act; loadmodule and sentinel are
-# accepted and ignored (modules and sentinel mode are not supported).
-_DIRECTIVES = {"rename-command", "user", "loadmodule", "sentinel"}
 
 
 def _is_glob(name: bytes) -> bool:
@@ -406,6 +403,7 @@ class Config:
         self._save_loaded = False
         self.acl_users: list[list[bytes]] = []  # `user` directives: each the name and its rules
         self.renames: list[tuple[bytes, bytes]] = []  # rename-command directives, in order
+        self.modules: list[str] = []  # loadmodule paths: start-up stops at the first (raxdb loads none)
         # CONFIG REWRITE's `user` lines (server/acl.py sets it): none with an aclfile, which holds them
         self.user_lines: Callable[[], list[str]] | None = None
         self.loading = False  # a dataset is loading (server/loading.py): DENY_LOADING_CONFIG options wait
@@ -617,7 +615,12 @@ class Config:
         if name == "rename-command" and len(args) == 3:
             self._rename_command(args[1], args[2])
             return
-        if name in _DIRECTIVES and name != "rename-command" and len(args) >= 2:
+        # Directives that are not options: rename-command and user act (above); loadmodule stops
+        # start-up as a module that fails to load does (raxdb loads none); sentinel is ignored.
+        if name == "loadmodule" and len(args) >= 2:
+            self.modules.append(args[1].decode(errors="surrogateescape"))
+            return
+        if name == "sentinel" and len(args) >= 2:
             return
         raise ConfigError("Bad directive or wrong number of arguments")
 

@@ -367,6 +367,12 @@ class Server:
         if not socks and unix is None:
             LOG.warning("Configured to not listen anywhere, exiting.")
             raise SystemExit(1)
+        if self.config.modules:  # moduleLoadFromQueue, after initServer: raxdb loads no module
+            from server.commands.t_cluster import log_load_failure
+
+            log_load_failure(self.config.modules[0])
+            LOG.warning(f"Can't load module from {self.config.modules[0]}: server aborting")
+            raise SystemExit(1)
         await self._serve_sockets(socks)
         if unix is not None:
             self.unix_listener = await unixsocket.serve(self, unix)

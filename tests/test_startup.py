@@ -360,3 +360,19 @@ def test_syslog_as_redis(tmp_path):
     finally:
         sock.close()
         os.unlink("/dev/log")
+
+
+def test_loadmodule_stops_start_up_as_a_module_that_fails_to_load(tmp_path):
+    """raxdb loads no module, so a loadmodule line stops start-up as redis-server stops when the
+    module cannot be loaded (its own reason in the first line; the abort line is Redis's)."""
+    conf = tmp_path / "m.conf"
+    conf.write_text(f"loadmodule {tmp_path}/nosuch.so\nsave ''\n")
+    outcomes = []
+    for argv in ([sys.executable, "-m", "server"], [redis_binary()]):
+        proc = subprocess.run([*argv, str(conf), "--port", str(free_port()), "--bind", "127.0.0.1"], env=_env(),
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        lines = [line.split(" ", 6)[-1] for line in proc.stdout.splitlines() if "module" in line.lower()]
+        outcomes.append((proc.returncode, [line for line in lines if line.startswith("Can't load module")],
+                         any(line.startswith(f"Module {tmp_path}/nosuch.so failed to load: ") for line in lines)))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0] == (1, [f"Can't load module from {tmp_path}/nosuch.so: server aborting"], True)

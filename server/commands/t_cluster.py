@@ -56,10 +56,15 @@ def _guard(c) -> None:
         raise protected_denied("MODULE", "enable-module-command")
 
 
+def log_load_failure(path: str) -> None:
+    """moduleLoad's dlopen failure line: raxdb loads no module."""
+    LOG.warning(f"Module {path} failed to load: raxdb does not load modules")
+
+
 @command("module|load")
 def module_load(c, argv):
     _guard(c)
-    LOG.warning(f"Module {argv[2].decode(errors='replace')} failed to load: raxdb does not load modules")
+    log_load_failure(argv[2].decode(errors="replace"))
     raise CommandError("ERR Error loading the extension. Please check the server logs.")
 
 
