@@ -314,9 +314,9 @@ def _errorstats(srv: Server) -> list[str]:
 
 
 def _latencystats(srv: Server) -> list[str]:
-    percentiles = srv.config.latency_percentiles
     if not srv.config.latency_tracking:  # the section's title alone, as Redis prints it then
         return []
+    percentiles = srv.config.latency_percentiles
     return [latency.info_line(c, percentiles) for c in srv.table.every_command() if c.latency]
 
 

@@ -12,7 +12,7 @@ import gc
 import signal
 import sys
 
-from server import supervise
+from server import crashreport, supervise
 from server.config import Config, FatalConfigError
 from server.log import LOG
 
@@ -57,8 +57,6 @@ def main(argv: list[str] | None = None) -> None:
         LOG.warning("Configuration loaded")
     srv = Server(config)
     srv.supervised, srv.daemonized = supervised, daemonized
-    from server import crashreport
-
     crashreport.install(srv)  # crash reports on fatal signals, the software watchdog
     # Start-up objects (modules, the command table, config) live forever: move them out of the
     # collector's reach so generation-2 collections only walk the data, and collect young objects

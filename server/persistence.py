@@ -526,12 +526,14 @@ class Persistence:
                         if item.db >= len(db_list):
                             raise LoadError("FATAL: Data file was created with a Redis server configured to "
                                             f"handle more than {len(db_list)} databases. Exiting\n")
-                        # a replica keeps them: its master's DEL will come (rdbLoad's iAmMaster)
-                        if item.expire_ms is not None:  # redis-check-rdb's counts, for a report
+                        drop = False
+                        if item.expire_ms is not None:  # also counted for redis-check-rdb's report
                             with_expire += 1
-                            past += item.expire_ms < now
-                        if (item.expire_ms is not None and item.expire_ms < now and not aof_base
-                                and srv.repl.masterhost is None):
+                            if item.expire_ms < now:
+                                past += 1
+                                # a replica keeps them: its master's DEL will come (rdbLoad's iAmMaster)
+                                drop = not aof_base and srv.repl.masterhost is None
+                        if drop:
                             expired += 1
                             if feed_repl:
                                 srv.repl.feed(item.db, [deletion(srv, "lazyfree-lazy-expire"), item.key])

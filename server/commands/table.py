@@ -205,7 +205,7 @@ class CommandTable:
         return {name: cmd for name, cmd in self.dispatch.items() if name.islower()}
 
     def rename(self, renames: list[tuple[bytes, bytes]]) -> None:
-        """rename-command, in order (the config file's directives, checked by `rename_error`): a
+        """rename-command, in order (the config file's directives, checked with `apply_rename`): a
         command is called by its new name only, or by none when that is empty.  It keeps its own
         name where Redis shows cmd->fullname (COMMAND's replies, INFO commandstats, CLIENT LIST,
         ACL rules); one renamed to nothing leaves COMMAND and the statistics too.  The dispatch

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -51,20 +52,19 @@ class Pairing:
         self.live = True
 
     def sent(self, data: bytes) -> None:
-        if not self.live:
-            return
-        self.up += data
-        try:
-            self._split_requests()
-        except ValueError:  # not RESP (an inline command): this connection's pairing ends
-            self.live = False
+        self._take(self.up, data, self._split_requests)
 
     def received(self, data: bytes) -> None:
+        self._take(self.down, data, self._pair_replies)
+
+    def _take(self, buf: bytearray, data: bytes, parse: Callable[[], None]) -> None:
+        """Append to one direction's buffer and parse what is whole; anything not RESP (an inline
+        command) ends this connection's pairing."""
         if not self.live:
             return
-        self.down += data
+        buf += data
         try:
-            self._pair_replies()
+            parse()
         except ValueError:
             self.live = False
 
