@@ -85,7 +85,7 @@ class Client(asyncio.Protocol):
                  "tot_net_in", "tot_net_out", "last_argv", "fd", "kill_reason", "_base",
                  "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running", "obuf_soft_since",
                  "prop_argv", "prop_prevent", "prop_force", "prop_muted", "replica",
-                 "unix_socket")
+                 "unix_socket", "woff")
 
     is_master = False  # the replica's link to its master (server/replica.py's MasterClient)
     # mustObeyClient: the master's link or the AOF's replaying client, whose commands were
@@ -135,6 +135,9 @@ class Client(asyncio.Protocol):
         self.no_evict = False
         self.no_touch = False
         self.in_exec = False
+        # Redis's c->woff, the replication offset when this client's previous command ended, as of
+        # the end of its last batch of commands (write_offset() says why not after every command)
+        self.woff = 0
         # while EXEC runs: its argv and queue, which CLIENT INFO and ACL LOG show (server/commands/t_multi.py)
         self.exec_view: tuple[list[bytes], list] | None = None
         self.is_script = False  # the Lua engines' client (Redis's CLIENT_SCRIPT flag)
@@ -340,6 +343,7 @@ class Client(asyncio.Protocol):
             if self.exact is not None:
                 self._run_exact(out)
             self.running = None
+            self.woff = srv.repl.master_repl_offset
             if out and not self.closed:
                 payload = out[0] if len(out) == 1 else _join(out)
                 if payload:
@@ -404,10 +408,25 @@ class Client(asyncio.Protocol):
         if self.exact is not None:
             self._run_exact(out)
         self.running = outer
+        self.woff = self.server.repl.master_repl_offset
         if out and not self.closed:
             self.write(out[0] if len(out) == 1 else _join(out))
         if self.close_after_reply:
             self.close()
+
+    def write_offset(self) -> int:
+        """c->woff for WAIT: the offset of the replication stream when this client's previous
+        command ended.  Redis notes it after every command; here it is noted once per batch (a
+        read event's commands, or process()'s), which costs the hot path nothing per command.
+        When a command of this client already ran in the running batch (its reply is in
+        `running`), that one is the previous command and nothing but this client ran since, so the
+        offset now is the one it ended at; otherwise the note from the last batch stands (other
+        clients' writes since then are not the client's to wait for, and a fresh connection waits
+        for nothing).  EXEC notes it once before its commands run, as Redis's woff stays what it
+        was before EXEC."""
+        if self.in_exec or not self.running:
+            return self.woff
+        return self.server.repl.master_repl_offset
 
     def has_pending_input(self) -> bool:
         """Are bytes of later commands buffered (behind a blocked command, say)?"""

@@ -744,11 +744,7 @@ class Master:
     def wait(self, c: Client, numreplicas: int, deadline_ms: int) -> Any:
         from server import blocking
 
-        # Redis's c->woff is the offset when the client's previous command ended; nothing but
-        # this client ran since (in a pipeline), or the stream grew by what WAIT must cover too
-        # (other clients' writes, PINGs), so the offset now stands for it without a per-command
-        # note on the hot path.
-        offset = self.repl.master_repl_offset
+        offset = c.write_offset()
         acked = self.count_acks(offset)
         if acked >= numreplicas or c.multi is not None or c.in_exec:
             return R.integer(acked)

@@ -284,6 +284,43 @@ def test_wait_and_min_replicas() -> None:
         assert got[3] == got[10] == got[11] == "ERR NOREPLICAS Not enough good replicas to write."
 
 
+def _woff_scenario(master: ServerProcess) -> list[object]:
+    """WAIT waits for the offset at which the client's previous command ended (c->woff), not
+    for the stream's end: with the replica stopped once it acknowledged a client's write, the
+    client's WAIT is met though another client wrote since, a connection's first command WAIT
+    waits for nothing, and a WAIT after the client's own unacknowledged write times out."""
+    import os
+    import signal
+
+    m, other = client(master), client(master)
+    out: list[object] = []
+    with replica_of(master) as rep:
+        wait_for(lambda: link_up(rep), what="master_link_status:up")
+        m.set("a", 1)
+        wait_for(lambda: f"offset={info(master)['master_repl_offset']}," in info(master).get("slave0", ""),
+                 what="the replica to acknowledge the write")
+        os.kill(rep.proc.pid, signal.SIGSTOP)
+        try:
+            other.set("b", 1)
+            out.append(m.execute_command("WAIT", 1, 100))
+            with socket.create_connection(("127.0.0.1", master.port)) as fresh:
+                fresh.sendall(encode_command(["WAIT", "1", "100"]))
+                fresh.settimeout(30)
+                out.append(fresh.recv(100))
+            m.set("c", 1)
+            out.append(m.execute_command("WAIT", 1, 100))
+        finally:
+            os.kill(rep.proc.pid, signal.SIGCONT)
+    return out
+
+
+def test_wait_counts_acks_of_the_clients_previous_command() -> None:
+    with running(start_raxdb()) as a, running(start_redis()) as b:
+        got, want = _woff_scenario(a), _woff_scenario(b)
+    assert got == want
+    assert got == [1, b":1\r\n", 0]
+
+
 # ---- (d) INFO replication and ROLE ---------------------------------------------------------------------
 def _masked_info(s: ServerProcess, rep_port: int) -> dict[str, str]:
     out = {}

@@ -65,6 +65,7 @@ def exec_(c, argv):
     c.multi = None
     c.multi_error = False
     watch.unwatch_all(c)
+    c.woff = c.write_offset()  # a WAIT inside counts acknowledgements of what came before EXEC
     c.in_exec = True
     c.exec_view = (argv, queue)
     c.update_plain()
