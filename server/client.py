@@ -84,7 +84,7 @@ class Client(asyncio.Protocol):
                  "user", "tracking", "no_evict", "no_touch", "in_exec", "exec_view", "is_script", "block_state",
                  "tot_net_in", "tot_net_out", "last_argv", "fd", "kill_reason", "_base",
                  "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running", "obuf_soft_since",
-                 "prop_argv", "prop_prevent", "prop_force", "prop_muted", "replica",
+                 "prop_argv", "prop_prevent", "prop_force", "prop_targets", "replica",
                  "unix_socket", "woff")
 
     is_master = False  # the replica's link to its master (server/replica.py's MasterClient)
@@ -157,7 +157,9 @@ class Client(asyncio.Protocol):
         self.prop_argv: list[bytes] | None = None
         self.prop_prevent = False
         self.prop_force = False
-        self.prop_muted = False  # the script client's commands while set_repl leaves the AOF out
+        # where its commands' own argv may propagate (server/propagate.py's TO_* flags): both,
+        # but for the script client's commands under redis.set_repl
+        self.prop_targets = _propagate.TO_BOTH
         self.replica: Replica | None = None  # its replica state, once it sent REPLCONF or SYNC (server/replmaster.py)
 
     def _new_reader(self) -> None:
@@ -738,7 +740,7 @@ class Client(asyncio.Protocol):
             dirty = srv.dirty
             saved = self.prop_argv, self.prop_prevent, self.prop_force
             self.prop_argv = None
-            self.prop_prevent = self.prop_muted  # a script's command under set_repl(REPL_NONE)
+            self.prop_prevent = False
             self.prop_force = False
             srv.prop_depth += 1
         try:

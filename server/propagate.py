@@ -27,8 +27,10 @@ that replays to the same result: not the command as the client sent it, but its 
   exists exactly while that list is not empty (`sync`).  An op whose argv is a `ReplOnly` goes to
   the replication stream alone (Redis's PROPAGATE_REPL target: PUBLISH and SPUBLISH force their
   propagation so that a replica's subscribers get the message, but replaying the AOF must not
-  publish it again).  It is queued only while a replication stream takes it (a master's with a
-  backlog), and then counts towards the MULTI/EXEC wrap, as in Redis.
+  publish it again), one whose argv is an `AofOnly` to the AOF alone; a script's commands go where
+  its redis.set_repl flags send them (`Client.prop_targets`, Redis's call flags).  Such an op is
+  queued only while a consumer of its kind exists, and then counts towards the MULTI/EXEC wrap,
+  which goes to both, as in Redis.
 
 Rewriting is the command's business because only the command knows what it did: the ID XADD
 picked, the members SPOP drew, the absolute deadline EXPIRE meant.  Commands build a rewritten
@@ -65,7 +67,39 @@ class ReplOnly(list):  # type: ignore[type-arg]
     __slots__ = ()
 
 
+class AofOnly(list):  # type: ignore[type-arg]
+    """An argv for the AOF only (a target with `replica_stream` skips it): a script's command
+    under redis.set_repl(redis.REPL_AOF)."""
+
+    __slots__ = ()
+
+
+# Propagation targets, Redis's PROPAGATE_AOF and PROPAGATE_REPL: `Client.prop_targets` holds the
+# call flags a command's own argv may go to (both, but for a script's commands under set_repl).
+TO_AOF, TO_REPL = 1, 2
+TO_BOTH = TO_AOF | TO_REPL
 REPL_ONLY = 2  # `Client.prop_force` for forceCommandPropagation(c, PROPAGATE_REPL); True is both
+
+
+def _takes(t: Any, argv: list[bytes]) -> bool:
+    """Does propagation target `t` (the AOF, or a replication stream) take this op?"""
+    cls = argv.__class__
+    if cls is ReplOnly:
+        return t.replica_stream
+    if cls is AofOnly:
+        return not t.replica_stream
+    return True
+
+
+def _append(srv: Server, dbid: int, argv: list[bytes], target: int) -> None:
+    """alsoPropagate with a target: an op for only one kind of consumer is queued only while one
+    consumes it (shouldPropagate), and then counts towards the MULTI/EXEC wrap, as in Redis."""
+    if target == TO_BOTH:
+        srv.also_propagate.append((dbid, argv))  # type: ignore[union-attr]
+        return
+    stream = target == TO_REPL
+    if any(t.replica_stream == stream for t in srv.propagation_targets):
+        srv.also_propagate.append((dbid, ReplOnly(argv) if stream else AofOnly(argv)))  # type: ignore[union-attr]
 
 
 def attach(srv: Server) -> None:
@@ -93,11 +127,14 @@ def note(srv: Server, c: Client, cmd: Any, argv: list[bytes], dirty: int) -> Non
     if ((srv.dirty > dirty or c.prop_force) and not c.prop_prevent and cmd.fullname != "exec"
             and ops is not None):
         if c.prop_force is REPL_ONLY and srv.dirty <= dirty:
-            # shouldPropagate(PROPAGATE_REPL): only a stream that takes it counts towards the wrap
-            if any(t.replica_stream for t in srv.propagation_targets):
-                ops.append((c.dbid, ReplOnly(c.prop_argv or argv)))
-        else:
+            target = TO_REPL & c.prop_targets
+        elif c.prop_targets == TO_BOTH:  # the common case
             ops.append((c.dbid, c.prop_argv or argv))
+            return
+        else:
+            target = c.prop_targets  # a script's call flags (redis.set_repl)
+        if target:
+            _append(srv, c.dbid, c.prop_argv or argv, target)
 
 
 def done(srv: Server, c: Client, cmd: Any, argv: list[bytes], dirty: int) -> int:
@@ -220,7 +257,7 @@ def flush(srv: Server, current: Any = None) -> None:
     if len(ops) == 1:  # a write of its own, the common case: nothing to wrap
         dbid, argv = ops[0]
         for t in targets:
-            if t.replica_stream or argv.__class__ is not ReplOnly:
+            if argv.__class__ is list or _takes(t, argv):
                 t.feed(dbid, argv)
         return
     wrap = not srv.propagate_no_multi and not (current is not None and current.touches_arbitrary_keys)
@@ -228,7 +265,7 @@ def flush(srv: Server, current: Any = None) -> None:
         if wrap:
             t.feed(ops[0][0], MULTI)
         for dbid, argv in ops:
-            if t.replica_stream or argv.__class__ is not ReplOnly:
+            if argv.__class__ is list or _takes(t, argv):
                 t.feed(dbid, argv)
         if wrap:
             t.feed(ops[-1][0], EXEC)

@@ -16,6 +16,7 @@ Waits poll a condition with a deadline; no timing is asserted.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import socket
 import time
@@ -24,6 +25,7 @@ from collections.abc import Callable, Iterator
 import pytest
 import redis
 
+from tests.aofdiff import incr_path, parse_ops
 from tests.diff import encode_command
 from tests.servers import ServerProcess, start_raxdb, start_redis
 
@@ -476,6 +478,54 @@ def test_handshake_and_stream_bytes_match_redis() -> None:
         got, want = _handshake_scenario(a), _handshake_scenario(b)
         assert got == want
         assert got[6] == b"+FULLRESYNC <id> 0" and got[8] is True and got[9] is True
+
+
+SET_REPL_SCRIPTS = [
+    "redis.set_repl(redis.REPL_AOF); redis.call('set', 'a', 1); redis.call('set', 'b', 1)",
+    "redis.set_repl(redis.REPL_REPLICA); redis.call('set', 'c', 1); redis.call('set', 'd', 1)",
+    "redis.set_repl(redis.REPL_AOF); redis.call('set', 'e', 1)",
+    "redis.set_repl(redis.REPL_REPLICA); redis.call('set', 'f', 1)",
+    "redis.set_repl(redis.REPL_SLAVE); redis.call('set', 'g', 1); redis.set_repl(redis.REPL_AOF); "
+    "redis.call('set', 'h', 1); redis.set_repl(redis.REPL_ALL); redis.call('set', 'i', 1)",
+    "redis.set_repl(redis.REPL_NONE); redis.call('set', 'j', 1); redis.set_repl(redis.REPL_ALL); "
+    "redis.call('set', 'k', 1)",
+]
+
+
+def _set_repl_scenario(master: ServerProcess) -> list[object]:
+    """What a script's writes under each redis.set_repl flag send to a replica (the stream's bytes,
+    read by a hand-made replica) and to the AOF (what the increment file grew by)."""
+    m = client(master)
+    m.config_set("repl-ping-replica-period", 3600)  # the stream holds the writes only
+    link = Link(master.port)
+    try:
+        link.call("PSYNC", "?", "-1")
+        link.payload()
+        wait_for(lambda: "state=online" in info(master).get("slave0", ""), what="the replica online")
+        path = incr_path(master)
+        start = os.path.getsize(path)
+        for script in SET_REPL_SCRIPTS:
+            m.eval(script, 0)
+        m.set("end", 1)  # the last op of both: appendfsync always has it in the file before the reply
+        end = encode_command(["SET", "end", "1"])
+        while not link.buf.endswith(end):
+            link._need(len(link.buf) + 1)
+        with open(path, "rb") as f:
+            f.seek(start)
+            aof = f.read()
+        return [parse_ops(link.buf), parse_ops(aof)]
+    finally:
+        link.close()
+
+
+def test_set_repl_sends_writes_to_the_aof_or_the_replicas() -> None:
+    opts = ("--appendonly", "yes", "--appendfsync", "always")
+    with running(start_raxdb(*opts)) as a, running(start_redis(*opts)) as b:
+        got, want = _set_repl_scenario(a), _set_repl_scenario(b)
+    assert got == want
+    stream, aof = got
+    assert [b"set", b"c", b"1"] in stream and [b"set", b"c", b"1"] not in aof
+    assert [b"set", b"a", b"1"] in aof and [b"set", b"a", b"1"] not in stream
 
 
 def _sync_scenario(master: ServerProcess) -> list[object]:

@@ -52,7 +52,7 @@ FLAG_NAMES = {b"no-writes": FLAG_NO_WRITES, b"allow-oom": FLAG_ALLOW_OOM, b"allo
               b"no-cluster": FLAG_NO_CLUSTER, b"allow-cross-slot-keys": FLAG_ALLOW_CROSS_SLOT}
 
 _LOG_LEVELS = {0: "debug", 1: "verbose", 2: "notice", 3: "warning"}
-REPL_AOF, REPL_ALL = 1, 3  # redis.set_repl()'s flags: PROPAGATE_AOF, PROPAGATE_AOF | PROPAGATE_REPL
+REPL_ALL = 3  # redis.set_repl()'s default, PROPAGATE_AOF | PROPAGATE_REPL (server/propagate.py's TO_BOTH)
 
 # cjson and cmsgpack walk nested values recursively, up to 1000 levels (Redis's limits).
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
@@ -247,15 +247,14 @@ class Engine:
         client = self.client
         if srv.monitors:
             lifecycle.feed_monitors(client, argv, cmd)
-        if run is not None and not run.repl & REPL_AOF and srv.also_propagate is not None:
-            # set_repl without REPL_AOF: the command itself is not propagated (raxdb has no replicas,
-            # so REPL_REPLICA is as REPL_NONE); what it propagates itself (XCLAIMs, expired keys'
-            # DELs) still is, as scriptCall's call flags only concern the command's own argv.
-            client.prop_muted = True
+        if run is not None and run.repl != REPL_ALL:
+            # set_repl: the command's own argv goes only where the flags say (scriptCall's call
+            # flags); what it propagates itself (XCLAIMs, expired keys' DELs) goes to both
+            client.prop_targets = run.repl
             try:
                 r = client.call(cmd, argv, log_slow=True)
             finally:
-                client.prop_muted = False
+                client.prop_targets = REPL_ALL
         else:
             r = client.call(cmd, argv, log_slow=True)  # slow-logged too, before their script
         if cmd.is_readonly and run is not None and run.caller.tracking is not None:
