@@ -432,7 +432,9 @@ def restart(srv: Server, graceful: bool, delay_ms: int) -> bool:
             LOG.warning(f"Can't restart: configuration rewrite process failed: {exc}")
             return False
     if graceful:
-        LOG.warning("User requested shutdown...")
+        from server import shutdown
+
+        shutdown.announce(srv)
         if not srv.finish_shutdown(None, False):
             LOG.warning("Can't restart: error preparing for shutdown")
             return False

@@ -32,6 +32,13 @@ if TYPE_CHECKING:
 SHUTDOWN_ERROR = "ERR Errors trying to SHUTDOWN. Check logs."
 
 
+
+def announce(srv: Server) -> None:
+    """prepareForShutdown's opening, for SHUTDOWN, signals and DEBUG RESTART alike: the log
+    line, and STOPPING=1 to a supervisor (systemd)."""
+    LOG.warning("User requested shutdown...")
+    supervise.status(srv, "STOPPING=1\n")
+
 class Shutdown:
     def __init__(self, srv: Server) -> None:
         self.srv = srv
@@ -88,8 +95,7 @@ class Shutdown:
         if srv.persistence.stats.get("loading"):
             save = False
         self.save, self.force = save, force
-        LOG.warning("User requested shutdown...")
-        supervise.status(srv, "STOPPING=1\n")
+        announce(srv)
         if not now and int(srv.config.values["shutdown-timeout"]) and not self._replicas_caught_up():
             self.deadline_ms = srv.now_ms + int(srv.config.values["shutdown-timeout"]) * 1000
             if not srv.paused():

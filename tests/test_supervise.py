@@ -120,6 +120,31 @@ def test_systemd_final_save_status(tmp_path: Path) -> None:
     assert results["raxdb"] == results["redis"] == ["STOPPING=1\n", "STATUS=Saving the final RDB snapshot\n"]
 
 
+def _restart_session(start: Callable[..., ServerProcess]) -> list[str]:
+    """The datagrams from DEBUG RESTART on: the shutdown's, then the new process's start-up (it
+    inherits NOTIFY_SOCKET)."""
+    with _notify_socket() as (sock, _):
+        s = start("--supervised", "systemd", "--enable-debug-command", "yes")
+        try:
+            _messages(sock, "READY=1\n")
+            # no reply to wait for: the old process execs (redis-server's exec keeps the
+            # connection's descriptor open, so it is not even closed)
+            with socket.create_connection(("127.0.0.1", s.port)) as conn:
+                conn.sendall(b"*2\r\n$5\r\nDEBUG\r\n$7\r\nRESTART\r\n")
+                got = _messages(sock, "READY=1\n")
+            assert _client(s.port).ping()
+            _stop(s)
+        finally:
+            s.stop()
+    return got
+
+
+def test_debug_restart_notifies_the_supervisor() -> None:
+    ours, theirs = _restart_session(start_raxdb), _restart_session(start_redis)
+    assert ours == theirs
+    assert ours[0] == "STOPPING=1\n" and ours[-1] == "READY=1\n"
+
+
 def test_systemd_without_notify_socket_is_unsupervised() -> None:
     os.environ.pop("NOTIFY_SOCKET", None)
     for start in STARTERS.values():
