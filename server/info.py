@@ -20,9 +20,10 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from server import evict, latency, loading, pubsub, tracking
+from server import latency, loading, memoverhead, pubsub, tracking
 
 if TYPE_CHECKING:
+    from server.client import Client
     from server.core import Server
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -108,19 +109,12 @@ def _clients(srv: Server) -> list[str]:
     ]
 
 
-def _memory(srv: Server) -> list[str]:
-    used = srv.used_memory()
-    peak = srv.memory_peak = max(srv.memory_peak, used)
-    if srv.maxmemory:  # used is then Redis's figure for the data (server/evict.py)
-        startup = min(evict.STARTUP, used)
-        rss = process_rss()
-    else:
-        startup = min(srv.memory_startup, used)
-        rss = used
+def _memory(srv: Server, current: Client | None = None) -> list[str]:
+    o = memoverhead.overhead(srv, current)
+    used, peak, startup, dataset = o.used, o.peak, o.startup, o.dataset
+    rss = process_rss() if srv.maxmemory else used  # used is then Redis's figure for the data
     system = total_system_memory()
     maxmem = int(srv.config.values["maxmemory"])
-    dataset = max(0, used - startup)
-    overhead = used - dataset
     scripts = _scripting_stats(srv)
     return [
         f"used_memory:{used}",
@@ -130,10 +124,10 @@ def _memory(srv: Server) -> list[str]:
         f"used_memory_peak:{peak}",
         f"used_memory_peak_human:{bytes_to_human(peak)}",
         "used_memory_peak_perc:%.2f%%" % (used * 100 / peak if peak else 100),
-        f"used_memory_overhead:{overhead}",
+        f"used_memory_overhead:{o.total}",
         f"used_memory_startup:{startup}",
         f"used_memory_dataset:{dataset}",
-        "used_memory_dataset_perc:%.2f%%" % (dataset * 100 / max(1, used - startup) if used > startup else 0),
+        "used_memory_dataset_perc:%.2f%%" % (dataset * 100 / o.net),
         f"allocator_allocated:{used}",
         f"allocator_active:{used}",
         f"allocator_resident:{rss}",
@@ -164,12 +158,12 @@ def _memory(srv: Server) -> list[str]:
         "mem_fragmentation_ratio:1.00",
         "mem_fragmentation_bytes:0",
         "mem_not_counted_for_evict:0",
-        "mem_replication_backlog:0",
-        f"mem_total_replication_buffers:{srv.repl.master.buffer_bytes()}",
-        "mem_clients_slaves:0",
-        "mem_clients_normal:0",
+        f"mem_replication_backlog:{o.repl_backlog}",
+        f"mem_total_replication_buffers:{o.repl_backlog + o.clients_slaves}",
+        f"mem_clients_slaves:{o.clients_slaves}",
+        f"mem_clients_normal:{o.clients_normal}",
         "mem_cluster_links:0",
-        "mem_aof_buffer:0",
+        f"mem_aof_buffer:{o.aof_buffer}",
         "mem_allocator:libc",
         "active_defrag_running:0",
         "lazyfree_pending_objects:0",
@@ -382,11 +376,13 @@ def requested(args: list[bytes]) -> set[str]:
     return names
 
 
-def generate(srv: Server, args: list[bytes]) -> bytes:
+def generate(srv: Server, args: list[bytes], current: Client | None = None) -> bytes:
+    """INFO's text for the sections `args` name, as the client `current` asks for it: the memory
+    section counts its running command in its query buffer, as Redis does (MEMORY STATS alike)."""
     names = requested(args)
     parts = []
     for key, (title, fn) in SECTIONS.items():
         if key in names:
-            lines = fn(srv)
+            lines = _memory(srv, current) if fn is _memory else fn(srv)
             parts.append("".join(f"{line}\r\n" for line in [f"# {title}", *lines]))
     return "\r\n".join(parts).encode(errors="surrogateescape")

@@ -323,6 +323,27 @@ def test_wait_counts_acks_of_the_clients_previous_command() -> None:
     assert got == [1, b":1\r\n", 0]
 
 
+def _backlog_memory_scenario(master: ServerProcess) -> list[object]:
+    """INFO memory's mem_replication_backlog (and MEMORY STATS' replication.backlog) hold the
+    stream a replica was sent."""
+    m = client(master)
+    with replica_of(master) as rep:
+        wait_for(lambda: link_up(rep), what="master_link_status:up")
+        m.set("k", "x" * 10_000)
+        wait_for(lambda: caught_up(master, rep), what="the replica to catch up")
+        fields = info(master, "memory")
+        backlog = int(fields["mem_replication_backlog"])
+        stats = m.memory_stats()
+        return [backlog >= 10_000, int(fields["mem_total_replication_buffers"]) >= 10_000,
+                abs(stats["replication.backlog"] - backlog) < 1000, fields["mem_clients_slaves"]]
+
+
+def test_backlog_memory_is_reported() -> None:
+    with running(start_raxdb()) as a, running(start_redis()) as b:
+        got, want = _backlog_memory_scenario(a), _backlog_memory_scenario(b)
+    assert got == want == [True, True, True, "0"]
+
+
 # ---- (d) INFO replication and ROLE ---------------------------------------------------------------------
 def _masked_info(s: ServerProcess, rep_port: int) -> dict[str, str]:
     out = {}

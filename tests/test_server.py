@@ -382,6 +382,39 @@ def test_memory_other_subcommands(diff):
     assert parse(diff.ours.call("MEMORY", "MALLOC-STATS"))
 
 
+def _memory_account(port: int) -> list[object]:
+    """A client holding a queued MULTI of 100 KB: what INFO memory and MEMORY STATS say of it."""
+    holder, asker = RawConnection(port), RawConnection(port)
+    try:
+        holder.call("MULTI")
+        for i in range(100):
+            holder.call("SET", f"k{i}", "x" * 1000)
+        # Redis's figure follows a client when its clientsCron visits it (each client once a second)
+        deadline = time.monotonic() + 10
+        while int((fields := info_fields(asker, "memory"))["mem_clients_normal"]) < 100_000:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        stats = parse(asker.call("MEMORY", "STATS"))
+        if not isinstance(stats, dict):
+            stats = dict(zip(stats[::2], stats[1::2], strict=True))
+        normal, overhead = int(fields["mem_clients_normal"]), int(fields["used_memory_overhead"])
+        startup = int(fields["used_memory_startup"])
+        return [normal >= 100_000, overhead >= startup + normal,
+                abs(stats[b"clients.normal"] - normal) < 50_000, abs(stats[b"overhead.total"] - overhead) < 50_000,
+                stats[b"startup.allocated"] == startup]
+    finally:
+        holder.close()
+        asker.close()
+
+
+def test_memory_overhead_counts_the_clients(fresh):
+    """used_memory_overhead and MEMORY STATS are one account (getMemoryOverheadData): a client's
+    queued MULTI is in mem_clients_normal, which is in the overhead (both were 0 or apart before)."""
+    ours, theirs = (_memory_account(s.port) for s in fresh)
+    assert ours == theirs == [True] * 5
+
+
 # ---- DEBUG --------------------------------------------------------------------------------------
 def test_debug(diff):
     diff("DEBUG")

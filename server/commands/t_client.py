@@ -62,11 +62,9 @@ def _argv_mem(argv) -> int:
     return sum(len(a) for a in argv) if argv else 0
 
 
-def client_info_line(c, current=None) -> str:
-    """One CLIENT LIST line (without the newline).  `current` is the client running the command
-    (its cmd= is the command in progress, as in Redis)."""
-    srv = c.server
-    now = srv.now_ms
+def _memory_parts(c, current) -> tuple[int, int, int, int, list[bytes] | None, list | None]:
+    """CLIENT LIST's memory fields (qbuf, argv-mem, multi-mem, omem), and the running argv and
+    MULTI queue they were read from."""
     try:
         omem = c.output_size()
     except (AttributeError, RuntimeError):
@@ -79,6 +77,23 @@ def client_info_line(c, current=None) -> str:
     argv_mem = _argv_mem(running) if me or c.blocked else 0  # Redis keeps a blocked command's argv
     # mstate.argv_len_sums: each queued command's argument bytes and its argv's pointers
     multi_mem = sum(_argv_mem(argv) + 8 * len(argv) for _, argv in multi) if multi else 0
+    return qbuf, argv_mem, multi_mem, omem, running, multi
+
+
+def client_memory(c, current=None) -> int:
+    """tot-mem: what the client's buffers hold (server/memoverhead.py sums it for INFO and
+    MEMORY STATS)."""
+    qbuf, argv_mem, multi_mem, omem, _, _ = _memory_parts(c, current)
+    return qbuf + argv_mem + multi_mem + omem
+
+
+def client_info_line(c, current=None) -> str:
+    """One CLIENT LIST line (without the newline).  `current` is the client running the command
+    (its cmd= is the command in progress, as in Redis)."""
+    srv = c.server
+    now = srv.now_ms
+    me = c is current
+    qbuf, argv_mem, multi_mem, omem, running, multi = _memory_parts(c, current)
     last = c.last_cmd
     if me and running:
         cmd = srv.table.lookup(running)

@@ -14,7 +14,18 @@ import time
 
 from protocol import reply as R
 from protocol.request import _string2ll
-from server import blocking, crashreport, digest, evict, lazyfree, lifecycle, propagate, tracking, watch
+from server import (
+    blocking,
+    crashreport,
+    digest,
+    evict,
+    lazyfree,
+    lifecycle,
+    memoverhead,
+    propagate,
+    tracking,
+    watch,
+)
 from server import info as info_mod
 from server.commands.args import maybe_int, option_word, positive_long
 from server.commands.t_config import help_reply, protected_allowed, protected_denied
@@ -136,7 +147,7 @@ def swapdb(c, argv):
 # ---- INFO and small introspection ---------------------------------------------------------------
 @command("info")
 def info(c, argv):
-    return c.enc.verbatim(info_mod.generate(c.server, argv[1:]))
+    return c.enc.verbatim(info_mod.generate(c.server, argv[1:], c))
 
 
 @command("time")
@@ -260,34 +271,26 @@ def memory_usage(c, argv):
 def memory_stats(c, argv):
     srv = c.server
     enc = c.enc
-    used = srv.used_memory()
-    peak = srv.memory_peak = max(srv.memory_peak, used)
-    startup = min(srv.memory_startup, used)
-    clients = sum(len(x.last_argv or ()) for x in srv.clients.values()) + 1024 * len(srv.clients)
-    keys = sum(len(db.data) for db in srv.dbs)
+    o = memoverhead.overhead(srv, c)
+    used, peak, startup, keys = o.used, o.peak, o.startup, o.keys
     pairs = [
         R.bulk(b"peak.allocated"), R.integer(peak),
         R.bulk(b"total.allocated"), R.integer(used),
         R.bulk(b"startup.allocated"), R.integer(startup),
-        R.bulk(b"replication.backlog"), R.ZERO,
-        R.bulk(b"clients.slaves"), R.ZERO,
-        R.bulk(b"clients.normal"), R.integer(clients),
+        R.bulk(b"replication.backlog"), R.integer(o.repl_backlog),
+        R.bulk(b"clients.slaves"), R.integer(o.clients_slaves),
+        R.bulk(b"clients.normal"), R.integer(o.clients_normal),
         R.bulk(b"cluster.links"), R.ZERO,
-        R.bulk(b"aof.buffer"), R.ZERO,
+        R.bulk(b"aof.buffer"), R.integer(o.aof_buffer),
         R.bulk(b"lua.caches"), R.ZERO,
         R.bulk(b"functions.caches"), R.ZERO,
     ]
-    overhead = startup + clients
-    for db in srv.dbs:
-        if db.data:
-            main, exp = 8 * len(db.slots) + 24 * len(db.data), 8 * len(db.expires) + 24 * len(db.expires)
-            overhead += main + exp
-            pairs += [R.bulk(b"db.%d" % db.id), enc.map([
-                R.bulk(b"overhead.hashtable.main"), R.integer(main),
-                R.bulk(b"overhead.hashtable.expires"), R.integer(exp),
-                R.bulk(b"overhead.hashtable.slot-to-keys"), R.ZERO])]
-    dataset = max(0, used - overhead)
-    net = max(1, used - startup)
+    for dbid, main, exp in o.dbs:
+        pairs += [R.bulk(b"db.%d" % dbid), enc.map([
+            R.bulk(b"overhead.hashtable.main"), R.integer(main),
+            R.bulk(b"overhead.hashtable.expires"), R.integer(exp),
+            R.bulk(b"overhead.hashtable.slot-to-keys"), R.ZERO])]
+    overhead, dataset, net = o.total, o.dataset, o.net
     pairs += [
         R.bulk(b"overhead.total"), R.integer(overhead),
         R.bulk(b"keys.count"), R.integer(keys),
@@ -312,7 +315,8 @@ def memory_stats(c, argv):
 
 @command("memory|doctor")
 def memory_doctor(c, argv):
-    if c.server.used_memory() - c.server.memory_startup < 5 * 1024 * 1024:
+    used = c.server.used_memory()
+    if used - memoverhead.startup_memory(c.server, used) < 5 * 1024 * 1024:
         text = (b"Hi Sam, this instance is empty or is using very little memory, my issues detector can't be "
                 b"used in these conditions. Please, leave for your mission on Earth and fill it with some data. "
                 b"The new Sam and I will be back to our programming as soon as I finished rebooting.\n")
