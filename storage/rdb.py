@@ -592,11 +592,32 @@ def _read_set(r: Reader, t: int, limits: Limits) -> Any:
     n = r.length()
     if n == 0:
         return EMPTY
-    members = [r.string() for _ in range(n)]
+    members: list[bytes] = []
+    try:
+        for _ in range(n):
+            members.append(r.string())
+    except RDBError:
+        # Redis adds each member as it reads it: a repeat before the bad bytes is what it reports
+        if _first_repeat(members) is not None:
+            raise corrupt("Duplicate set members detected") from None
+        raise
     s = RSet.of(members, limits.set_max_intset if n <= limits.set_max_intset else 0)
     if len(s) != n:
         raise corrupt("Duplicate set members detected")
     return s
+
+
+def _first_repeat(items: list[bytes]) -> int | None:
+    """The index of the first item equal to an earlier one, or None.  The loaders read a whole
+    collection and let its container find repeats (no set beside it on the way); Redis checks each
+    element as it adds it, so this finds which repeat it would have met first, only once something
+    failed."""
+    seen: set[bytes] = set()
+    for i, item in enumerate(items):
+        if item in seen:
+            return i
+        seen.add(item)
+    return None
 
 
 def _score(text: bytes) -> float:
@@ -643,9 +664,21 @@ def _read_zset(r: Reader, t: int, limits: Limits) -> Any:
 def _read_hash(r: Reader, t: int, limits: Limits) -> Any:
     if t == T_HASH:
         n = r.length()
-        pairs = [(r.string(), r.string()) for _ in range(n)]
+        pairs: list[tuple[bytes, bytes]] = []
+        try:
+            for _ in range(n):
+                pairs.append((r.string(), r.string()))
+        except RDBError:
+            _check_hash_repeats(pairs, n, limits)
+            raise
+        if not pairs:
+            return EMPTY
         as_lp = n <= limits.hash_max_entries and all(
             len(f) <= limits.hash_max_value and len(v) <= limits.hash_max_value for f, v in pairs)
+        h = Hash.from_pairs(pairs, as_lp)
+        if len(h) != len(pairs):  # a field repeated
+            _check_hash_repeats(pairs, n, limits)
+        return h
     else:
         if t == T_HASH_ZIPMAP:
             try:
@@ -654,11 +687,9 @@ def _read_hash(r: Reader, t: int, limits: Limits) -> Any:
                 raise corrupt("Zipmap integrity check failed.") from exc
             if not pairs:  # zipmapValidateIntegrity refuses a zipmap of no pairs
                 raise corrupt("Zipmap integrity check failed.")
-            seen: set[bytes] = set()
-            for f, _ in pairs:
-                if f in seen:
-                    raise corrupt(f"Hash zipmap with dup elements, or big length ({len(f)})")
-                seen.add(f)
+            j = _first_repeat([f for f, _ in pairs])
+            if j is not None:
+                raise corrupt(f"Hash zipmap with dup elements, or big length ({len(pairs[j][0])})")
             as_lp = len(pairs) <= limits.hash_max_entries and all(
                 len(f) <= limits.hash_max_value and len(v) <= limits.hash_max_value for f, v in pairs)
         else:
@@ -673,6 +704,18 @@ def _read_hash(r: Reader, t: int, limits: Limits) -> Any:
     if len(h) != len(pairs):
         raise corrupt("Duplicate hash fields detected")
     return h
+
+
+def _check_hash_repeats(pairs: list[tuple[bytes, bytes]], n: int, limits: Limits) -> None:
+    """Report a repeated field of a plain-encoded hash as Redis meets it: while the hash is still a
+    listpack (no more than hash-max-listpack-entries fields, none of the pairs before it too long),
+    its duplicate search says "Hash with dup elements"; once a hash table, adding the field fails."""
+    j = _first_repeat([f for f, _ in pairs])
+    if j is None:
+        return
+    lp = n <= limits.hash_max_entries and all(
+        len(f) <= limits.hash_max_value and len(v) <= limits.hash_max_value for f, v in pairs[:j])
+    raise corrupt("Hash with dup elements" if lp else "Duplicate hash fields detected")
 
 
 def _read_id(r: Reader) -> int:

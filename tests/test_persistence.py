@@ -587,6 +587,52 @@ def test_corrupt_payloads_are_reported_as_redis_reports_them():
         a.stop()
         b.stop()
 
+def _plain(t: int, n: int, items: list[bytes], tail: bytes = b"") -> bytes:
+    """A RESTORE payload of a plain-encoded collection of RDB type `t` announcing `n` elements (or
+    pairs): its strings (each under 64 bytes), then `tail`, sealed with a valid footer."""
+    from storage import rdb
+
+    return rdb.seal(bytes([t, n]) + b"".join(bytes([len(x)]) + x for x in items) + tail)
+
+
+def test_repeated_members_are_reported_where_redis_meets_them():
+    """A repeated set member or hash field is reported as Redis meets it, element by element: also
+    when bytes further on do not decode (0xbf: an unknown length encoding), and for a hash in the
+    words of the encoding it is filling (the listpack's duplicate search, or the hash table's add
+    once a value over hash-max-listpack-value converted it)."""
+    bad = b"\xbf"
+    sets = [_plain(2, 3, [b"a", b"b", b"a"]), _plain(2, 4, [b"a", b"b", b"a"], bad),
+            _plain(2, 3, [b"1", b"2", b"1"]), _plain(2, 4, [b"1", b"2", b"1"], bad)]
+    hashes = [_plain(4, 3, [b"f", b"1", b"g", b"2", b"f", b"3"]),
+              _plain(4, 3, [b"f", b"v" * 20, b"g", b"2", b"f", b"3"]),
+              _plain(4, 3, [b"f", b"1", b"f", b"2"], bad), _plain(4, 3, [b"f", b"v" * 20, b"f", b"2"], bad)]
+    args = ("--loglevel", "verbose", "--sanitize-dump-payload", "yes", "--hash-max-listpack-value", "10")
+    a, b = start_raxdb(*args), start_redis(*args)
+    ours, theirs = RawConnection(a.port), RawConnection(b.port)
+    try:
+        for c in (ours, theirs):
+            c.call("DEBUG", "SET-SKIP-CHECKSUM-VALIDATION", "1")
+        payloads = sets + hashes
+        replies = []
+        for i, payload in enumerate(payloads):
+            for c in (ours, theirs):
+                c.call("DEBUG", "LOG", f"payload {i}")
+            replies.append([c.call("RESTORE", "victim", "0", payload, "REPLACE") for c in (ours, theirs)])
+        for s in (a, b):
+            assert s.wait_log(f"DEBUG LOG: payload {len(payloads) - 1}")
+            s.wait_log("never", 0.5)  # the pump thread reads the log lines after the last marker
+        logged = [_reports(a.log), _reports(b.log)]
+        got, want = ([(r[k], log.get(i, [])) for i, r in enumerate(replies)] for k, log in enumerate(logged))
+        assert got == want
+        assert [x[1] for x in want] == [["Duplicate set members detected"]] * 4 + [
+            ["Hash with dup elements"], ["Duplicate hash fields detected"]] * 2
+    finally:
+        ours.close()
+        theirs.close()
+        a.stop()
+        b.stop()
+
+
 def test_flushall_counts_and_saves(fresh):
     d = Diff(fresh[0].port, fresh[1].port)
     d("SET", "a", "1")
