@@ -518,7 +518,7 @@ class AOF:
             return False
         self.stat_rewrites += 1
         try:
-            pid = p.fork_child("aof", self._rewrite_child)
+            pid = p.fork_child("aof", self._rewrite_child, "redis-aof-rewrite")
         except OSError as exc:
             self.lastbgrewrite_ok = False
             LOG.warning(f"Can't rewrite append only file in background: fork: {exc.strerror}")

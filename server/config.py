@@ -192,18 +192,16 @@ def _hostname(args: list[bytes]) -> str:
     return v
 
 
-_TITLE_VARS = {"title", "listen-addr", "server-mode", "port", "tls-port", "unixsocket", "config-file"}
+# What each variable may stand for when a template is checked: {title}, {server-mode} and an
+# unset {unixsocket} expand to nothing (server/proctitle.py).
+_TITLE_CHECK = {"port": "6379", "tls-port": "0", "bind": "*", "unixsocket": ""}
 
 
 def _proc_title(args: list[bytes]) -> str:
+    from server import proctitle
+
     v = _text(args[0])
-    rest, ok = v, bool(v)
-    while ok and "{" in rest:
-        start = rest.index("{")
-        end = rest.find("}", start)
-        ok = end > 0 and rest[start + 1 : end] in _TITLE_VARS
-        rest = rest[end + 1 :]
-    if not ok or "}" in rest:
+    if not proctitle.valid(v, _TITLE_CHECK):
         raise ConfigError("template format is invalid or contains unknown variables")
     return v
 

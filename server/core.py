@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import aofload, crashreport, latency, loading, obuf, oomscore, propagate, supervise
+from server import aofload, crashreport, latency, loading, obuf, oomscore, proctitle, propagate, supervise
 from server.commands.table import TABLE
 from server.config import Config
 from server.log import LOG
@@ -196,6 +196,8 @@ class Server:
         self.shutdown = Shutdown(self)  # SIGTERM, SHUTDOWN, waiting for replicas (server/shutdown.py)
         self.aof = AOF(self)
         on = cfg.on_change.setdefault
+        # a new template renames the process at once, whatever set-proc-title says (as Redis 7.0)
+        on("proc-title-template", []).append(lambda _v: proctitle.apply(self))
         on("port", []).append(lambda _v: self._rebind("Unable to listen on this port. Check server logs."))
         on("bind", []).append(lambda _v: self._rebind("Failed to bind to specified addresses."))
         on("loglevel", []).append(lambda v: LOG.configure(v, ""))
@@ -377,6 +379,8 @@ class Server:
         if unix is not None:
             self.unix_listener = await unixsocket.serve(self, unix)
         supervise.write_pidfile(self)
+        if self.config.values["set-proc-title"] == "yes":
+            proctitle.apply(self)
         self._show_banner(port)
         from server import replica
 

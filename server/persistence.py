@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from server import loading, oomscore
+from server import loading, oomscore, proctitle
 from server.loading import SYNC, Steps
 from server.log import LOG
 from server.numparse import strtoll
@@ -271,11 +271,13 @@ class Persistence:
         """A BGSAVE is running (child_type == CHILD_TYPE_RDB)."""
         return self.child_type == "rdb"
 
-    def fork_child(self, kind: str, work: Callable[[], bool]) -> int:
+    def fork_child(self, kind: str, work: Callable[[], bool], title: str) -> int:
         """redisFork: run `work` in a forked child that exits 0 when it returns True, 1 otherwise;
         the child's pid.  OSError when the fork fails.  The child holds a copy-on-write image of
         the dataset at the fork; it turns the collector off at once (a collection would write to,
-        and so copy, every page of the heap) and leaves with os._exit, never touching the loop."""
+        and so copy, every page of the heap) and leaves with os._exit, never touching the loop.
+        It takes `title` as its process title's {title} (server/proctitle.py), as Redis's children
+        do whatever set-proc-title says."""
         started = time.perf_counter_ns()
         # The loop's signal handling is the parent's: a SIGTERM or SIGINT sent to the child must
         # not wake the parent's loop through the wakeup fd they share (Python's C-level handler
@@ -298,6 +300,7 @@ class Persistence:
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
                 LOG.role = "C"  # the child's log lines say so, as Redis's do
                 oomscore.apply(self.srv, oomscore.CHILD)
+                proctitle.apply(self.srv, title)
                 code = 0 if work() else 1
             finally:
                 os._exit(code)
@@ -369,7 +372,7 @@ class Persistence:
             return True
 
         try:
-            pid = self.fork_child("rdb", work)
+            pid = self.fork_child("rdb", work, "redis-rdb-bgsave")
         except OSError as exc:
             self._bgsave_status("err")
             LOG.warning(f"Can't save in background: fork: {exc.strerror}")

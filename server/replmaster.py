@@ -370,7 +370,7 @@ class Master:
             return True
 
         try:
-            pid = p.fork_child("rdb", work)
+            pid = p.fork_child("rdb", work, "redis-rdb-to-slaves")
         except OSError as exc:
             os.close(rfd)
             os.close(wfd)

@@ -145,6 +145,66 @@ def test_debug_restart_notifies_the_supervisor() -> None:
     assert ours[0] == "STOPPING=1\n" and ours[-1] == "READY=1\n"
 
 
+def _cmdline(pid: int) -> list[str]:
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return [w for w in f.read().decode(errors="replace").replace("\0", " ").split(" ") if w]
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(x) for x in f.read().split()]
+
+
+_TEMPLATES = ["{invalid-var}", "{title}", "{{x}", "a}", "{", " ", "{server-mode}", "x {{", "{port", "}{",
+              "{{title}}", "{title} {port}"]
+
+
+def _title_session(start: Callable[..., ServerProcess]) -> list[object]:
+    """The process title (words of /proc/<pid>/cmdline, its {title} and port masked): at start,
+    after CONFIG SET proc-title-template, for invalid templates, and a BGSAVE child's."""
+    s = start("--rdb-key-save-delay", "300000")
+    try:
+        pid, port = s.proc.pid, str(s.port)
+        c = _client(s.port)
+
+        def masked(words: list[str]) -> list[str]:
+            head = 1 if words[:1] == ["TEST"] else 0  # the {title} word is the program's path
+            return [*words[:head], "<title>", *(w.replace(port, "<port>") for w in words[head + 1:])]
+
+        out: list[object] = [masked(_cmdline(pid))]
+        c.config_set("proc-title-template", "TEST {title} {listen-addr} {port} {tls-port} {config-file}")
+        out.append(masked(_cmdline(pid)))
+        for t in _TEMPLATES:
+            try:
+                out.append(c.config_set("proc-title-template", t))
+            except redis.ResponseError as e:
+                out.append(str(e))
+        c.config_set("proc-title-template", "{title} {listen-addr} {server-mode}")
+        c.set("k", "v")
+        c.bgsave()
+        deadline = time.monotonic() + 20
+        child: list[str] = []
+        while not (child and child[0].startswith("redis-")) and time.monotonic() < deadline:
+            try:
+                kids = _children(pid)
+                child = _cmdline(kids[0]) if kids else []
+            except OSError:  # the child ended between the two reads
+                child = []
+        out.append([w.replace(port, "<port>") for w in child])
+        return out
+    finally:
+        s.stop()
+
+
+def test_process_title_as_redis() -> None:
+    """set-proc-title: the server and its children rename themselves from proc-title-template, which
+    CONFIG SET checks and applies as Redis does (sdstemplate's rules: `{{` is a brace, a template
+    that expands to nothing is refused)."""
+    ours, theirs = _title_session(start_raxdb), _title_session(start_redis)
+    assert ours == theirs
+    assert ours[0] == ["<title>", "127.0.0.1:<port>"] and ours[-1] == ["redis-rdb-bgsave", "127.0.0.1:<port>"]
+
+
 def test_systemd_without_notify_socket_is_unsupervised() -> None:
     os.environ.pop("NOTIFY_SOCKET", None)
     for start in STARTERS.values():
