@@ -20,6 +20,7 @@ lengths; nothing is allocated for announced-but-unsent data.
 from __future__ import annotations
 
 INLINE_MAX_SIZE = 64 * 1024
+BIG_ARG = 32 * 1024  # PROTO_MBULK_BIG_ARG: a bulk this long gets a query buffer of its own size
 INT_MAX = 2**31 - 1
 _COMPACT_AT = 64 * 1024
 
@@ -178,6 +179,13 @@ class RequestParser:
     def pending(self) -> int:
         """Bytes held for commands not yet complete (what Redis counts as the query buffer)."""
         return len(self.buf) - self.pos
+
+    def bulk_room(self) -> int:
+        """Bytes still to come of a big bulk being received (PROTO_MBULK_BIG_ARG, 32 KiB, or more),
+        which Redis's query buffer holds room for from its header on; 0 otherwise."""
+        if self._mbulk and self._bulklen >= BIG_ARG:
+            return max(0, self._bulklen + 2 - (len(self.buf) - self.pos))
+        return 0
 
     def at_boundary(self) -> bool:
         """True when no partial command is buffered: the next byte starts a new command."""

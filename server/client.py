@@ -45,8 +45,16 @@ import hiredis
 
 from protocol import reply as R
 from protocol.hiredis_limits import limit_elements, unconsumed
-from protocol.request import INLINE_MAX_SIZE, ProtocolError, QueryBufferExceeded, RequestParser
+from protocol.request import (
+    BIG_ARG,
+    INLINE_MAX_SIZE,
+    ProtocolError,
+    QueryBufferExceeded,
+    RequestParser,
+    _string2ll,
+)
 from server import acl as _acl
+from server import clienteviction as _clienteviction
 from server import evict
 from server import obuf as _obuf
 from server import propagate as _propagate
@@ -85,7 +93,7 @@ class Client(asyncio.Protocol):
                  "tot_net_in", "tot_net_out", "last_argv", "fd", "kill_reason", "_base",
                  "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running", "obuf_soft_since",
                  "prop_argv", "prop_prevent", "prop_force", "prop_targets", "replica",
-                 "unix_socket", "woff")
+                 "unix_socket", "woff", "mem_noted")
 
     is_master = False  # the replica's link to its master (server/replica.py's MasterClient)
     # mustObeyClient: the master's link or the AOF's replaying client, whose commands were
@@ -138,6 +146,7 @@ class Client(asyncio.Protocol):
         # Redis's c->woff, the replication offset when this client's previous command ended, as of
         # the end of its last batch of commands (write_offset() says why not after every command)
         self.woff = 0
+        self.mem_noted = 0  # its memory as client eviction last noted it (server/clienteviction.py)
         # while EXEC runs: its argv and queue, which CLIENT INFO and ACL LOG show (server/commands/t_multi.py)
         self.exec_view: tuple[list[bytes], list] | None = None
         self.is_script = False  # the Lua engines' client (Redis's CLIENT_SCRIPT flag)
@@ -248,10 +257,7 @@ class Client(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        srv = self.server
-        if srv.clients.pop(self.id, None) is not None:
-            srv.stat_net_input_bytes += self.tot_net_in
-            srv.stat_net_output_bytes += self.tot_net_out
+        self._unlist()
         from server import lifecycle
 
         lifecycle.on_disconnect(self)
@@ -290,6 +296,31 @@ class Client(asyncio.Protocol):
         if self.write_paused:  # the peer is not keeping up: its output buffer limits apply
             _obuf.check(self)
 
+    def abort(self) -> None:
+        """Close at once (freeClient), dropping the output not yet written, the transport's too:
+        a plain close would wait for a peer that does not read.  It leaves the client list now
+        (the transport reports the loss a loop iteration later), and no more deliveries reach it
+        while the close completes."""
+        from server import pubsub
+
+        t = self.transport
+        self.discard_output()
+        self.close()
+        if t is not None:
+            t.abort()
+        self._unlist()
+        pubsub.unsubscribe_all(self)
+        self.update_plain()
+
+    def _unlist(self) -> None:
+        """Leave the client list (its traffic goes to the server's totals) and client eviction's sum."""
+        srv = self.server
+        if srv.clients.pop(self.id, None) is not None:
+            srv.stat_net_input_bytes += self.tot_net_in
+            srv.stat_net_output_bytes += self.tot_net_out
+        if self.mem_noted:
+            _clienteviction.forget(self)
+
     def discard_output(self) -> None:
         """Drop queued output (a client closed for overcoming its output buffer limit)."""
         self.obuf.clear()
@@ -303,6 +334,8 @@ class Client(asyncio.Protocol):
             self.running.append(data)
             return
         self._queue(data)
+        if self.server.client_evict_limit:
+            _clienteviction.output_queued(self)
 
     def _queue(self, data: bytes) -> None:
         """Queue non-empty output of an open connection for the end-of-iteration flush."""
@@ -352,8 +385,12 @@ class Client(asyncio.Protocol):
                     self._queue(payload)
             if self.close_after_reply:
                 self.close()
+            if srv.client_evict_limit:
+                _clienteviction.after_read(self)
             return
         self._received_other(data)
+        if srv.client_evict_limit:
+            _clienteviction.after_read(self)
 
     def _received_other(self, data: bytes) -> None:
         """Every read event that is not a fresh multibulk batch for hiredis."""
@@ -429,6 +466,32 @@ class Client(asyncio.Protocol):
         if self.in_exec or not self.running:
             return self.woff
         return self.server.repl.master_repl_offset
+
+    def bulk_room(self) -> tuple[int, int]:
+        """(header bytes, room) for a bulk being received: the bytes of its header still held
+        before its data (Redis has parsed them out of its query buffer, whose qbuf is then the
+        data alone), and for a big one (32 KiB or more) the bytes of it still to come, which Redis's
+        query buffer holds room for from the header on (CLIENT LIST's qbuf-free); (0, 0) when no
+        bulk is being received."""
+        exact = self.exact
+        if exact is not None:
+            return 0, exact.bulk_room()  # the exact parser holds a bulk's data alone already
+        raw = self._raw
+        if raw is None:
+            return 0, 0
+        held = unconsumed(self.reader)
+        start = len(raw) - held  # hiredis keeps the bulk's length (and maybe its '$') until it is whole
+        if start < 1:
+            return 0, 0
+        digits = start + 1 if raw[start] == 36 else start
+        if raw[digits - 1] != 36:
+            return 0, 0
+        cr = raw.find(b"\r\n", digits, digits + 22)
+        n = _string2ll(bytes(raw[digits:cr])) if cr > 0 else None
+        if n is None:
+            return 0, 0
+        header = cr + 2 - start
+        return header, max(0, n + 2 - (held - header)) if n >= BIG_ARG else 0
 
     def has_pending_input(self) -> bool:
         """Are bytes of later commands buffered (behind a blocked command, say)?"""

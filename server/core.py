@@ -23,7 +23,18 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import aofload, crashreport, latency, loading, obuf, oomscore, proctitle, propagate, supervise
+from server import (
+    aofload,
+    clienteviction,
+    crashreport,
+    latency,
+    loading,
+    obuf,
+    oomscore,
+    proctitle,
+    propagate,
+    supervise,
+)
 from server.commands.table import TABLE
 from server.config import Config
 from server.log import LOG
@@ -95,6 +106,12 @@ class Server:
         self.stat_keyspace_misses = 0
         self.stat_expired_keys = 0
         self.stat_lazyfreed = 0  # INFO lazyfreed_objects (server/lazyfree.py)
+        # client eviction (server/clienteviction.py): the limit (0: off), the noted memory of the
+        # evictable clients, an eviction waiting for the end of the loop iteration, INFO's count
+        self.client_evict_limit = 0
+        self.clients_mem = 0
+        self.client_evict_pending = False
+        self.stat_evicted_clients = 0
         self.stat_total_error_replies = 0
         self.stat_unexpected_error_replies = 0
         self.errorstats: dict[str, int] = {}
@@ -166,6 +183,8 @@ class Server:
         self.pending_writes = []
         for c in clients:
             c.flush_output()
+        if self.client_evict_pending:
+            clienteviction.evict_pending(self)
 
     def _init_introspection(self) -> None:
         """State for INFO, CONFIG and CLIENT PAUSE; config hooks that make settable options act."""
@@ -196,6 +215,8 @@ class Server:
         self.shutdown = Shutdown(self)  # SIGTERM, SHUTDOWN, waiting for replicas (server/shutdown.py)
         self.aof = AOF(self)
         on = cfg.on_change.setdefault
+        on("maxmemory-clients", []).append(lambda _v: clienteviction.renote_all(self))
+        on("maxmemory", []).append(lambda _v: clienteviction.renote_all(self))  # a percentage follows it
         # a new template renames the process at once, whatever set-proc-title says (as Redis 7.0)
         on("proc-title-template", []).append(lambda _v: proctitle.apply(self))
         on("port", []).append(lambda _v: self._rebind("Unable to listen on this port. Check server logs."))
@@ -263,7 +284,7 @@ class Server:
         """CONFIG RESETSTAT: Redis's resetServerStats plus command and error statistics."""
         self.stat_numconnections = self.stat_rejected_conn = 0
         self.stat_keyspace_hits = self.stat_keyspace_misses = 0
-        self.stat_expired_keys = self.stat_evicted_keys = self.stat_lazyfreed = 0
+        self.stat_expired_keys = self.stat_evicted_keys = self.stat_lazyfreed = self.stat_evicted_clients = 0
         self.persistence.total_forks = self.persistence.fork_usec = 0
         self.eviction.exceeded_total_us = 0
         self.eviction.exceeded_since = 0.0
@@ -379,6 +400,7 @@ class Server:
         if unix is not None:
             self.unix_listener = await unixsocket.serve(self, unix)
         supervise.write_pidfile(self)
+        clienteviction.renote_all(self)  # the configured limit
         if self.config.values["set-proc-title"] == "yes":
             proctitle.apply(self)
         self._show_banner(port)
@@ -592,6 +614,8 @@ class Server:
         elif self.cronloops % self.config.hz == 0:
             self.repl.cron()  # replicationCron (run_with_period(1000))
         if self.cronloops % self.config.hz == 0:  # once a second, as clientsCron visits every client
+            if self.client_evict_limit:
+                clienteviction.renote_all(self, cron=True)
             if self.migrate_sockets:
                 from server.commands.t_migrate import close_idle
 

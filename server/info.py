@@ -237,7 +237,7 @@ def _stats(srv: Server) -> list[str]:
         "expired_time_cap_reached_count:0",
         "expire_cycle_cpu_milliseconds:0",
         f"evicted_keys:{srv.stat_evicted_keys}",
-        "evicted_clients:0",
+        f"evicted_clients:{srv.stat_evicted_clients}",
         "total_eviction_exceeded_time:%d" % exceeded[0],
         "current_eviction_exceeded_time:%d" % exceeded[1],
         f"keyspace_hits:{srv.stat_keyspace_hits}",

@@ -64,12 +64,4 @@ def check(c: Client) -> bool:
 def _drop(c: Client) -> None:
     LOG.warning(f"Client id={c.id} addr={c.addr} laddr={c.laddr} fd={c.fd} name={c.name.decode(errors='replace')} "
                 "scheduled to be closed ASAP for overcoming of output buffer limits.")
-    from server import pubsub
-
-    t = c.transport
-    c.discard_output()
-    c.close()
-    if t is not None:
-        t.abort()  # drop what is buffered: that is the point of the limit
-    pubsub.unsubscribe_all(c)  # no more deliveries while the close completes
-    c.update_plain()
+    c.abort()  # drop what is buffered: that is the point of the limit

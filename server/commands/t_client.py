@@ -62,9 +62,9 @@ def _argv_mem(argv) -> int:
     return sum(len(a) for a in argv) if argv else 0
 
 
-def _memory_parts(c, current) -> tuple[int, int, int, int, list[bytes] | None, list | None]:
-    """CLIENT LIST's memory fields (qbuf, argv-mem, multi-mem, omem), and the running argv and
-    MULTI queue they were read from."""
+def _memory_parts(c, current) -> tuple[int, int, int, int, int, list[bytes] | None, list | None]:
+    """CLIENT LIST's memory fields (qbuf, qbuf-free, argv-mem, multi-mem, omem), and the running
+    argv and MULTI queue they were read from."""
     try:
         omem = c.output_size()
     except (AttributeError, RuntimeError):
@@ -73,18 +73,35 @@ def _memory_parts(c, current) -> tuple[int, int, int, int, list[bytes] | None, l
     running, multi = c.last_argv, c.multi
     if c.exec_view is not None:  # Redis's client is in MULTI, and its argv EXEC's, until EXEC ends
         running, multi = c.exec_view
-    qbuf = _query_buffer(c, running if me else None)
+    qbuf, qbuf_free = _query_buffer(c, running if me else None)
     argv_mem = _argv_mem(running) if me or c.blocked else 0  # Redis keeps a blocked command's argv
     # mstate.argv_len_sums: each queued command's argument bytes and its argv's pointers
     multi_mem = sum(_argv_mem(argv) + 8 * len(argv) for _, argv in multi) if multi else 0
-    return qbuf, argv_mem, multi_mem, omem, running, multi
+    return qbuf, qbuf_free, argv_mem, multi_mem, omem, running, multi
+
+
+def _dict_overhead(n: int) -> int:
+    """A Redis dict of `n` entries: 24 bytes per dictEntry, 8 per slot (a power of two, at least 4)."""
+    return 24 * n + 8 * max(4, 1 << (n - 1).bit_length()) if n else 0
 
 
 def client_memory(c, current=None) -> int:
-    """tot-mem: what the client's buffers hold (server/memoverhead.py sums it for INFO and
-    MEMORY STATS)."""
-    qbuf, argv_mem, multi_mem, omem, _, _ = _memory_parts(c, current)
-    return qbuf + argv_mem + multi_mem + omem
+    """tot-mem (getClientMemoryUsage): what the client's buffers hold (CLIENT LIST's memory
+    fields) and Redis's bookkeeping for it (`_bookkeeping`).  Client eviction goes by it
+    (server/clienteviction.py); server/memoverhead.py sums it for INFO and MEMORY STATS."""
+    qbuf, qbuf_free, argv_mem, multi_mem, omem, _, _ = _memory_parts(c, current)
+    return qbuf + qbuf_free + argv_mem + multi_mem + omem + _bookkeeping(c)
+
+
+def _bookkeeping(c) -> int:
+    """Redis's memory per watched key (a list node and a watchedKey, 56 bytes), per subscription (a
+    dict entry and its slot; a list node per pattern) and per tracking prefix."""
+    mem = 56 * len(c.watched) + 24 * len(c.patterns)
+    mem += _dict_overhead(len(c.channels)) + _dict_overhead(len(c.shard_channels))
+    ct = c.tracking
+    if ct is not None and ct.prefixes:
+        mem += 32 * len(ct.prefixes)  # numnodes * sizeof(raxNode) * sizeof(raxNode*), a node each
+    return mem
 
 
 def client_info_line(c, current=None) -> str:
@@ -93,7 +110,7 @@ def client_info_line(c, current=None) -> str:
     srv = c.server
     now = srv.now_ms
     me = c is current
-    qbuf, argv_mem, multi_mem, omem, running, multi = _memory_parts(c, current)
+    qbuf, qbuf_free, argv_mem, multi_mem, omem, running, multi = _memory_parts(c, current)
     last = c.last_cmd
     if me and running:
         cmd = srv.table.lookup(running)
@@ -103,28 +120,32 @@ def client_info_line(c, current=None) -> str:
     line = (f"id={c.id} addr={c.addr} laddr={c.laddr} fd={c.fd} name={name} age={(now - c.ctime) // 1000} "
             f"idle={max(0, now - c.last_interaction) // 1000} flags={_flags(c)} db={c.dbid} "
             f"sub={len(c.channels)} psub={len(c.patterns)} ssub={len(c.shard_channels)} "
-            f"multi={len(multi) if multi is not None else -1} qbuf={qbuf} qbuf-free=0 argv-mem={argv_mem} "
+            f"multi={len(multi) if multi is not None else -1} qbuf={qbuf} qbuf-free={qbuf_free} argv-mem={argv_mem} "
             f"multi-mem={multi_mem} rbs=0 rbp=0 obl=0 oll=0 omem={omem} "
-            f"tot-mem={qbuf + argv_mem + multi_mem + omem} events={'rw' if omem else 'r'} cmd={cmd_name} "
+            f"tot-mem={qbuf + qbuf_free + argv_mem + multi_mem + omem + _bookkeeping(c)} events={'rw' if omem else 'r'} cmd={cmd_name} "
             f"user={c.user.name.decode(errors='surrogateescape')} redir={ct.redirect if (ct := c.tracking) is not None else -1} resp={c.resp}")
     if c.lib_name or c.lib_ver:
         line += f" lib-name={c.lib_name.decode(errors='replace')} lib-ver={c.lib_ver.decode(errors='replace')}"
     return line
 
 
-def _query_buffer(c, running: list[bytes] | None) -> int:
-    """qbuf=: the bytes received and not yet run.  For the client asking, Redis's query buffer
-    still holds the command running (26 bytes for a multibulk CLIENT LIST; EXEC's 14 for a command
-    it runs), `running`, so it is counted in its request form."""
+def _query_buffer(c, running: list[bytes] | None) -> tuple[int, int]:
+    """(qbuf=, qbuf-free=): the bytes received and not yet run, and the room held for the rest of a
+    big bulk being received (`Client.bulk_room`: Redis sizes its query buffer for such a bulk at its
+    header, and keeps only its data).  For the client asking, Redis's query buffer still holds the
+    command running (26 bytes for a multibulk CLIENT LIST; EXEC's 14 for a command it runs),
+    `running`, so it is counted in its request form."""
     exact = c.exact
     if exact is not None:
         pending = exact.pending()
     else:
         reader = getattr(c, "reader", None)
         pending = unconsumed(reader) if reader is not None else 0
+    header, room = c.bulk_room() if hasattr(c, "bulk_room") else (0, 0)
+    pending -= header
     if running:
         pending += len(b"*%d\r\n" % len(running)) + sum(len(b"$%d\r\n" % len(a)) + len(a) + 2 for a in running)
-    return pending
+    return pending, room
 
 
 def _text_reply(c, text: str) -> bytes:
@@ -302,7 +323,7 @@ def client_reply(c, argv):
 
 @command("client|no-evict")
 def client_no_evict(c, argv):
-    c.no_evict = _on_off(argv[2])
+    c.no_evict = _on_off(argv[2])  # noted (out of client eviction's sum, or in it) after its batch
     return R.OK
 
 

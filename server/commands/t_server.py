@@ -580,6 +580,17 @@ def debug(c, argv):
     if sub == b"pause-cron" and n == 3:
         srv.cron_paused = (maybe_int(argv[2]) or 0) != 0  # atoi: a non-number is 0
         return R.OK
+    if sub == b"replybuffer" and n == 4:
+        # raxdb's replies are built per batch and handed to the transport whole: there is no
+        # per-client reply buffer to resize or whose peak to track, so the settings are checked,
+        # as Redis checks them, and change nothing
+        what = argv[2].lower()
+        if what == b"peak-reset-time":
+            if argv[3].lower() not in (b"never", b"reset") and maybe_int(argv[3]) is None:
+                raise CommandError(NOT_INTEGER)
+        elif what != b"resizing":
+            raise subcommand_syntax(argv)
+        return R.OK
     if sub == b"set-disable-deny-scripts" and n == 3:
         srv.script_deny_disabled = (maybe_int(argv[2]) or 0) != 0
         return R.OK

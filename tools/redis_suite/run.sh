@@ -67,7 +67,9 @@
 #   unit/querybuf              0/2/0     0/2/0     CLIENT LIST qbuf/qbuf-free: not modelled
 #   unit/replybufsize          0/0/1     0/0/1     DEBUG REPLYBUFFER, rbs/rbp: not built
 #   unit/pendingquerybuf       0/1/0     0/1/0     a replica's used_memory figure
-#   unit/client-eviction       0/1/0 (timeout)  same  maxmemory-clients: not built
+#   unit/client-eviction       0/1/0 (timeout)  14/1/0 (2026-11-23, maxmemory-clients built): the test
+#                                                  of the output limit's precedence needs replies
+#                                                  the kernel took counted (README)
 #   integration/logging        0/2/0     0/2/0     crash reports (SIGABRT, DEBUG SEGFAULT): not built
 #   integration/aof-race       0/0/1     0/0/1     redis-benchmark -s: unix sockets (not this sweep's)
 #   integration/replication-buffer 3/5/0 4/4/0   the backlog does not outgrow repl-backlog-size
