@@ -7,18 +7,18 @@ the server keeps `Server.client_evict_limit` and the read path tests it once per
 
 While it is on, each normal or pub/sub client has its memory noted (`Client.mem_noted`) and
 `Server.clients_mem` is their sum; a client with CLIENT NO-EVICT counts in it too, as in Redis, but
-is never the one evicted.  A client's memory is
-CLIENT LIST's tot-mem (server/commands/t_client.py's `client_memory`: its query buffer, the
-arguments it holds, a queued MULTI, watched keys, subscriptions, unsent output).  It is noted as
-Redis updates it:
+is never the one evicted.  A client's memory is CLIENT LIST's tot-mem
+(server/commands/t_client.py's `client_memory`: its query buffer, the arguments it holds, a queued
+MULTI, watched keys, subscriptions, unsent output).  It is noted as Redis updates it:
 
-- after each read event of the client (its query buffer and what its commands left queued);
+- after each read event of the client (its query buffer and what its commands left queued; a
+  CLIENT NO-EVICT it sent takes effect there);
 - when output is queued for it by another client's command (a published message, a tracking
-  invalidation, a served blocked command): the eviction then waits for the end of the loop
-  iteration, as Redis's beforeSleep evicts, never in the middle of a command;
+  invalidation, a served blocked command): the eviction then waits for the end of
+  Server.flush_writes, as Redis's beforeSleep evicts after writing, never in a command;
 - by the cron, once a second for every client (output the kernel took, an idle buffer), and
   only then for a client with CLIENT NO-EVICT;
-- when CONFIG SET changes the limit, or CLIENT NO-EVICT turns off: every client again.
+- when CONFIG SET changes the limit (maxmemory-clients, or maxmemory under a percentage).
 
 Eviction takes the largest client first (Redis walks its power-of-two size buckets from the top; a
 sort gives the same order between buckets), logs "Evicting client: <CLIENT LIST line>", counts
@@ -144,11 +144,9 @@ def evict(srv: Server) -> None:
         if srv.clients_mem < cap:
             return
         if obuf.check(c):  # its output buffer limit frees it first (and it is not counted as evicted)
-            forget(c)
             continue
         LOG.notice(f"Evicting client: {client_info_line(c)}")
-        forget(c)
-        c.abort()
+        c.abort()  # out of the sum too
         srv.stat_evicted_clients += 1
     if srv.clients_mem >= cap:
         LOG.warning("Over client maxmemory after evicting all evictable clients")
