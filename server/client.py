@@ -481,7 +481,7 @@ class Client(asyncio.Protocol):
             return 0, 0
         held = unconsumed(self.reader)
         start = len(raw) - held  # hiredis keeps the bulk's length (and maybe its '$') until it is whole
-        if start < 1:
+        if held <= 0 or start < 1:  # nothing held (the batch ended between two arguments)
             return 0, 0
         digits = start + 1 if raw[start] == 36 else start
         if raw[digits - 1] != 36:

@@ -244,9 +244,13 @@ def test_partial_bulk_in_the_query_buffer() -> None:
             out.append([_field(control, f"q{n}", "qbuf"), free >= n - sent if n >= 32768 else None,
                         _field(control, f"q{n}", "tot-mem") >= n if n >= 32768 else None])
             s.close()
+        between = _client(srv, "between")  # a command cut between two arguments: nothing held
+        between.sendall(b"*2\r\n$3\r\nGET\r\n")  # (read before the control's next request, sent after)
+        out.append([_field(control, "between", "qbuf"), control.call("INFO", "memory")[:1]])
+        between.close()
         return out
 
-    assert _run(scenario) == [[50_000, True, True], [10_000, None, None], [2_000_000, True, True]]
+    assert _run(scenario) == [[50_000, True, True], [10_000, None, None], [2_000_000, True, True], [0, b"$"]]
 
 
 def test_debug_replybuffer(diff) -> None:  # noqa: ANN001
