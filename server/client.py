@@ -472,7 +472,8 @@ class Client(asyncio.Protocol):
         before its data (Redis has parsed them out of its query buffer, whose qbuf is then the
         data alone), and for a big one (32 KiB or more) the bytes of it still to come, which Redis's
         query buffer holds room for from the header on (CLIENT LIST's qbuf-free); (0, 0) when no
-        bulk is being received."""
+        bulk is being received.  A header still incomplete counts -1: hiredis has taken its type
+        byte, which Redis still holds."""
         exact = self.exact
         if exact is not None:
             return 0, exact.bulk_room()  # the exact parser holds a bulk's data alone already
@@ -480,14 +481,13 @@ class Client(asyncio.Protocol):
         if raw is None:
             return 0, 0
         held = unconsumed(self.reader)
-        start = len(raw) - held  # hiredis keeps the bulk's length (and maybe its '$') until it is whole
-        if held <= 0 or start < 1:  # nothing held (the batch ended between two arguments)
-            return 0, 0
-        digits = start + 1 if raw[start] == 36 else start
-        if raw[digits - 1] != 36:
-            return 0, 0
-        cr = raw.find(b"\r\n", digits, digits + 22)
-        n = _string2ll(bytes(raw[digits:cr])) if cr > 0 else None
+        start = len(raw) - held  # hiredis has taken an item's type byte ('$', '*') when it reads on
+        if held < 0 or start < 1 or raw[start - 1] not in (36, 42):
+            return 0, 0  # between two arguments, or no command begun
+        cr = raw.find(b"\r\n", start, start + 22)
+        if cr < 0:
+            return -1, 0
+        n = _string2ll(bytes(raw[start:cr])) if raw[start - 1] == 36 else None
         if n is None:
             return 0, 0
         header = cr + 2 - start

@@ -257,3 +257,46 @@ def test_debug_replybuffer(diff) -> None:  # noqa: ANN001
     for args in (["RESIZING", "0"], ["RESIZING", "1"], ["PEAK-RESET-TIME", "never"], ["PEAK-RESET-TIME", "RESET"],
                  ["PEAK-RESET-TIME", "100"], ["PEAK-RESET-TIME", "abc"], ["FOO", "1"]):
         diff("DEBUG", "REPLYBUFFER", *args)
+
+
+def _read_by_server(control: RawConnection, before: int, n: int) -> None:
+    """Await the server's reading of `n` more bytes than `before` (INFO's total_net_input_bytes,
+    less the INFO requests themselves)."""
+    ask = encode_command(["INFO", "stats"])
+    deadline = time.monotonic() + 20
+    k = 0
+    while True:
+        k += 1
+        info = control.call("INFO", "stats").decode()
+        total = int(info.split("total_net_input_bytes:", 1)[1].split("\r\n", 1)[0])
+        if total - before - k * len(ask) >= n:
+            return
+        assert time.monotonic() < deadline, "the server never read the bytes"
+
+
+def test_qbuf_wherever_a_pipeline_is_cut() -> None:
+    """A client's pipeline cut at every byte of its headers (and across a 40 KB argument): qbuf is
+    what Redis shows (headers parsed out, a header's type byte kept while the header is
+    incomplete), and INFO and CLIENT LIST keep working whatever the cut."""
+    stream = (encode_command(["SET", "k", "v"]) + encode_command(["MSET", "a", "1", "b", "x" * 40000])
+              + encode_command(["RPUSH", "l", "a", "bb"]))
+    cuts = [*range(1, 40), *range(40, len(stream), 4999)]
+
+    def scenario(srv: ServerProcess) -> list[object]:
+        control = RawConnection(srv.port)
+        out = []
+        for cut in cuts:
+            s = _client(srv, "cutter")
+            info = control.call("INFO", "stats").decode()
+            before = int(info.split("total_net_input_bytes:", 1)[1].split("\r\n", 1)[0])
+            s.sendall(stream[:cut])
+            _read_by_server(control, before, cut)
+            listed = control.call("CLIENT", "LIST")
+            out.append((cut, _field(control, "cutter", "qbuf"), listed[:1], control.call("INFO", "memory")[:1]))
+            s.close()
+            while b"name=cutter" in control.call("CLIENT", "LIST"):  # gone before the next one
+                time.sleep(0.001)
+        return out
+
+    got = _run(scenario)
+    assert all(x[2:] == (b"$", b"$") for x in got) and got[0][1] == 1
