@@ -97,7 +97,7 @@ def output_queued(c: Client) -> None:
     srv = c.server
     if srv.clients_mem >= srv.client_evict_limit and not srv.client_evict_pending:
         srv.client_evict_pending = True
-        srv.call_soon(_evict_soon, srv)
+        srv.call_soon(evict_pending, srv)
 
 
 def evict_pending(srv: Server) -> None:
@@ -108,10 +108,6 @@ def evict_pending(srv: Server) -> None:
         srv.client_evict_pending = False
         if srv.client_evict_limit:
             evict(srv)
-
-
-def _evict_soon(srv: Server) -> None:
-    evict_pending(srv)
 
 
 def renote_all(srv: Server, cron: bool = False) -> None:

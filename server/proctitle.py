@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 try:
@@ -33,28 +32,24 @@ if TYPE_CHECKING:
     from server.core import Server
 
 
-def _variables(values: dict[str, str], config_file: str | None) -> dict[str, Callable[[], str]]:
-    """redisProcTitleGetVariable, from the config's values (all but {title})."""
-    def listen_addr() -> str:
-        port = int(values["port"]) or int(values["tls-port"])
-        if port:
-            binds = values["bind"].split()
-            return f"{binds[0] if binds else '*'}:{port}"
-        return f"unixsocket:{values['unixsocket']}"
-
+def _variables(title: str, values: dict[str, str], config_file: str | None) -> dict[str, str]:
+    """redisProcTitleGetVariable: each variable's text, from the config's values."""
+    port = int(values["port"]) or int(values["tls-port"])
+    binds = values["bind"].split()
     return {
-        "listen-addr": listen_addr,
-        "server-mode": lambda: "[cluster]" if values.get("cluster-enabled") == "yes" else "",
-        "config-file": lambda: config_file or "-",
-        "port": lambda: str(int(values["port"])),
-        "tls-port": lambda: str(int(values["tls-port"])),
-        "unixsocket": lambda: values["unixsocket"],
+        "title": title,
+        "listen-addr": f"{binds[0] if binds else '*'}:{port}" if port else f"unixsocket:{values['unixsocket']}",
+        "server-mode": "[cluster]" if values.get("cluster-enabled") == "yes" else "",
+        "config-file": config_file or "-",
+        "port": str(int(values["port"])),
+        "tls-port": str(int(values["tls-port"])),
+        "unixsocket": values["unixsocket"],
     }
 
 
 def expand(template: str, title: str, values: dict[str, str], config_file: str | None = None) -> str | None:
     """The template expanded and trimmed of spaces, or None when it is not a valid template."""
-    variables = _variables(values, config_file)
+    variables = _variables(title, values, config_file)
     out: list[str] = []
     p = 0
     while p < len(template):
@@ -72,13 +67,10 @@ def expand(template: str, title: str, values: dict[str, str], config_file: str |
         end = template.find("}", start + 1)
         if end < 0:
             return None
-        name = template[start + 1 : end]
-        if name == "title":
-            out.append(title)
-        elif name in variables:
-            out.append(variables[name]())
-        else:
+        value = variables.get(template[start + 1 : end])
+        if value is None:
             return None
+        out.append(value)
         p = end + 1
     return "".join(out).strip(" ")
 

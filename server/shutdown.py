@@ -32,12 +32,12 @@ if TYPE_CHECKING:
 SHUTDOWN_ERROR = "ERR Errors trying to SHUTDOWN. Check logs."
 
 
-
 def announce(srv: Server) -> None:
     """prepareForShutdown's opening, for SHUTDOWN, signals and DEBUG RESTART alike: the log
     line, and STOPPING=1 to a supervisor (systemd)."""
     LOG.warning("User requested shutdown...")
     supervise.status(srv, "STOPPING=1\n")
+
 
 class Shutdown:
     def __init__(self, srv: Server) -> None:

@@ -136,12 +136,8 @@ def _query_buffer(c, running: list[bytes] | None) -> tuple[int, int]:
     command running (26 bytes for a multibulk CLIENT LIST; EXEC's 14 for a command it runs),
     `running`, so it is counted in its request form."""
     exact = c.exact
-    if exact is not None:
-        pending = exact.pending()
-    else:
-        reader = getattr(c, "reader", None)
-        pending = unconsumed(reader) if reader is not None else 0
-    header, room = c.bulk_room() if hasattr(c, "bulk_room") else (0, 0)
+    pending = exact.pending() if exact is not None else unconsumed(c.reader)
+    header, room = c.bulk_room()
     pending -= header
     if running:
         pending += len(b"*%d\r\n" % len(running)) + sum(len(b"$%d\r\n" % len(a)) + len(a) + 2 for a in running)
