@@ -608,6 +608,8 @@ class Server:
         if self.cronloops % max(1, self.config.hz // 10) == 0:
             self.ops_samples.append((now, self.total_commands(), *self.net_bytes(), self.stat_net_repl_input_bytes,
                                      self.repl.master.repl_output_bytes))
+        if self.repl.backlog is not None:
+            self.repl.backlog.trim_more()
         if self.repl.failover.active:  # a failover's handshake moves on faster (run_with_period(100))
             if self.cronloops % max(1, self.config.hz // 10) == 0:
                 self.repl.cron()

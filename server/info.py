@@ -159,7 +159,7 @@ def _memory(srv: Server, current: Client | None = None) -> list[str]:
         "mem_fragmentation_bytes:0",
         "mem_not_counted_for_evict:0",
         f"mem_replication_backlog:{o.repl_backlog}",
-        f"mem_total_replication_buffers:{o.repl_backlog + o.clients_slaves}",
+        f"mem_total_replication_buffers:{srv.repl.master.buffer_bytes()}",
         f"mem_clients_slaves:{o.clients_slaves}",
         f"mem_clients_normal:{o.clients_normal}",
         "mem_cluster_links:0",

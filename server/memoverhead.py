@@ -74,6 +74,8 @@ def overhead(srv: Server, current: Client | None = None) -> Overhead:
         repl_backlog, clients_slaves = backlog_size, repl_buffer - backlog_size
     else:
         repl_backlog, clients_slaves = repl_buffer, 0
+    if srv.repl.backlog is not None:
+        repl_backlog += srv.repl.backlog.index_bytes()
     clients_normal = sum(client_memory(c, current) for c in list(srv.clients.values())
                          if client_class(c) != "slave")
     o = Overhead(used, peak, startup_memory(srv, used), repl_backlog, clients_slaves, clients_normal,

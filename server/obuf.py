@@ -3,7 +3,10 @@ closeClientOnOutputBufferLimitReached), per client class: normal, slave for a re
 for a client with any subscription.  `client-output-buffer-limit <class> <hard> <soft> <secs>`.
 
 What counts is the output a client has not taken yet: queued for the end-of-iteration flush plus
-what its transport still holds (`Client.output_size`).  Past the hard limit, or past the soft
+what its transport still holds (`Client.output_size`); for a replica, as in Redis 7, its share of
+the replication buffer it shares with the backlog (from the block holding the first byte it still
+needs to the last block), checked whenever a block is added, and its hard limit is never below
+the backlog's size.  Past the hard limit, or past the soft
 limit for longer than its seconds, the client is logged as Redis logs it and dropped at once, its
 unsent output discarded, so a client that does not read costs about its class's hard limit.
 
@@ -42,11 +45,15 @@ def check(c: Client) -> bool:
     if c.closed or c.transport is None:
         return False
     srv = c.server
-    hard, soft, soft_secs = srv.config.cobl.get(client_class(c), (0, 0, 0))
+    cls = client_class(c)
+    hard, soft, soft_secs = srv.config.cobl.get(cls, (0, 0, 0))
     if not (hard or soft):
         return False
-    # a replica's stream held during its full resync counts too (its output buffer in Redis)
-    used = c.output_size() if c.replica is None else c.output_size() + c.replica.pending_bytes
+    used = output_used(c)
+    if cls == "slave" and hard:
+        # a replica's hard limit below the backlog's size would drop a replica that a partial
+        # resync just let in: Redis takes the backlog's size instead
+        hard = max(hard, srv.repl.backlog.size if srv.repl.backlog is not None else 0)
     if hard and used >= hard:
         _drop(c)
         return True
@@ -59,6 +66,14 @@ def check(c: Client) -> bool:
     else:
         c.obuf_soft_since = 0
     return False
+
+
+def output_used(c: Client) -> int:
+    """getClientOutputBufferMemoryUsage: a replica's share of the replication buffer it shares
+    with the backlog (server/replication.py), any other client's unsent output."""
+    if is_replica(c):
+        return c.server.repl.master.output_share(c.replica)
+    return c.output_size()
 
 
 def _drop(c: Client) -> None:

@@ -43,13 +43,18 @@ from __future__ import annotations
 
 import os
 import random
+import struct
 import time
+from bisect import bisect_right
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from server import lifecycle, oomscore, propagate
 from server.failover import Failover
 from server.log import LOG
 from server.replmaster import Master, Replica
+from storage.alloc import size_class
+from storage.rax import Rax
 
 if TYPE_CHECKING:
     from server.client import Client
@@ -62,35 +67,151 @@ def new_replid() -> str:
     return os.urandom(20).hex()
 
 
+# Redis 7's replication buffer is a list of blocks (replBufBlock) shared by the backlog and the
+# replicas.  A block holds at least PROTO_REPLY_CHUNK_BYTES and at most a sixteenth of the backlog
+# size, takes over its allocation's slack (zmalloc_usable), and costs its allocation plus a list
+# node in repl_buffer_mem.
+_BLOCK_MIN = 16 * 1024
+_BLOCK_HEADER = 40  # sizeof(replBufBlock)
+_BLOCK_OVERHEAD = _BLOCK_HEADER + 24  # ... and sizeof(listNode)
+TRIM_BLOCKS = 64  # REPL_BACKLOG_TRIM_BLOCKS_PER_CALL
+INDEX_EVERY = 64  # REPL_BACKLOG_INDEX_PER_BLOCKS: Redis indexes every 64th block in a rax
+
+
 class Backlog:
-    """The newest `size` bytes (at least) of the replication stream.
+    """The replication backlog and the replication buffer it shares with the replicas.
+
+    As in Redis 7 (replication.c's feedReplicationBuffer and incrementalTrimReplicationBacklog),
+    the stream is appended to fixed blocks, and the backlog lets go of its oldest block only
+    while it still holds more than `size` bytes without it and no replica still needs a byte of
+    it: a replica waiting for its snapshot, or one whose socket has not taken the stream yet,
+    keeps the backlog growing past its size, which also lets a reconnecting replica resume from
+    that older history.  Trimming goes at most a given number of blocks per call (freeing many
+    at once would stall the server): when a block is added, and ten times that per cron tick.
 
     `first` is the master offset of the first byte held (repl_backlog_first_byte_offset: the
-    stream's bytes are numbered from 1), `histlen` how many bytes are held.  The buffer is a
-    bytearray trimmed from the front, which CPython does without moving the rest."""
+    stream's bytes are numbered from 1), `histlen` how many bytes are held; `buf` holds them
+    all (one bytearray trimmed from the front, which CPython does without moving the rest), and
+    the blocks are bookkeeping over it: `starts` (each block's first offset), `cum` (the
+    capacity of all blocks made before each, for a replica's share), `tail_room`, and `mem`
+    (repl_buffer_mem).  Every block but the last is full.  `held_from` answers the oldest
+    offset any replica still needs (None: none); the replication state sets it.  `index` is
+    Redis's rax of every 64th block's offset, kept only because INFO's mem_replication_backlog
+    counts its nodes (seeking goes by bisection over `starts` here)."""
 
-    __slots__ = ("buf", "size", "first")
+    __slots__ = ("buf", "size", "first", "starts", "cum", "made", "tail_room", "mem", "held_from", "index",
+                 "unindexed")
 
     def __init__(self, size: int, next_offset: int) -> None:
         self.buf = bytearray()
         self.size = size
         self.first = next_offset  # the offset the next byte appended will have
+        self.starts: list[int] = []
+        self.cum: list[int] = []
+        self.made = 0  # the capacity of every block made so far
+        self.tail_room = 0
+        self.mem = 0
+        self.held_from: Callable[[], int | None] = _no_replica
+        self.index = Rax()
+        self.unindexed = 0
 
     @property
     def histlen(self) -> int:
         return len(self.buf)
 
-    def add(self, data: bytes) -> None:
+    def add(self, data: bytes) -> bool:
+        """Append stream bytes; True if a block was added (when Redis checks replicas' limits)."""
         buf = self.buf
+        n = len(data)
+        room = self.tail_room
         buf += data
+        if n <= room:
+            self.tail_room = room - n
+            return False
+        offset = self.first + len(buf) - n + room  # the first byte past the tail block
+        n -= room
+        limit = max(self.size // 16, _BLOCK_MIN)
+        while n:
+            cap = size_class(min(max(n, _BLOCK_MIN), limit) + _BLOCK_HEADER) - _BLOCK_HEADER
+            self.starts.append(offset)
+            self.cum.append(self.made)
+            self.made += cap
+            self.mem += cap + _BLOCK_OVERHEAD
+            self._index(offset)
+            used = min(cap, n)
+            offset += used
+            n -= used
+            self.tail_room = cap - used
+            self.trim(TRIM_BLOCKS)
+        return True
+
+    def trim(self, max_blocks: int) -> None:
+        """incrementalTrimReplicationBacklog: drop up to max_blocks of the oldest blocks."""
+        buf = self.buf
         excess = len(buf) - self.size
-        if excess > 0:
-            del buf[:excess]
-            self.first += excess
+        starts = self.starts
+        if excess <= 0 or len(starts) <= 1:
+            return
+        held = self.held_from()
+        cum = self.cum
+        n = 0
+        last = min(max_blocks, len(starts) - 1)
+        while n < last:
+            if held is not None and held < starts[n + 1]:
+                break  # a replica still needs this block
+            if cum[n + 1] - cum[0] >= excess:
+                break  # without it the backlog would hold less than its size
+            n += 1
+        if n:
+            drop = cum[n] - cum[0]
+            del buf[:drop]
+            self.first += drop
+            self.mem -= drop + n * _BLOCK_OVERHEAD
+            if self.index.numele:
+                for start in starts[:n]:
+                    self.index.remove(_INDEX_KEY(start))
+            del starts[:n], cum[:n]
+
+    def _index(self, start: int) -> None:
+        """createReplicationBacklogIndex."""
+        self.unindexed += 1
+        if self.unindexed >= INDEX_EVERY:
+            self.index.insert(_INDEX_KEY(start), None)
+            self.unindexed = 0
+
+    def index_bytes(self) -> int:
+        """The index's part of mem_replication_backlog: its nodes (4 bytes each, as Redis
+        reckons a raxNode) and a pointer per key."""
+        return self.index.numnodes * 4 + self.index.numele * 8
+
+    def replica_left(self) -> None:
+        """freeReplicaReferencedReplBuffer: what the replica held may go now."""
+        self.trim(TRIM_BLOCKS)
+
+    def trim_more(self) -> None:
+        """beforeSleep's trim, ten times the usual pace (here once per cron tick)."""
+        self.trim(10 * TRIM_BLOCKS)
+
+    def share(self, offset: int) -> int:
+        """A replica's output buffer in Redis's reckoning (getClientOutputBufferMemoryUsage): the
+        blocks from the one holding `offset` (the first byte it still needs) to the last, their
+        capacity and overhead."""
+        i = max(bisect_right(self.starts, offset) - 1, 0)
+        n = len(self.starts) - i
+        return 0 if n <= 0 else self.made - self.cum[i] + n * _BLOCK_OVERHEAD
+
+    def shift(self, delta: int) -> None:
+        """Renumber the held bytes (a restarted master continuing its saved history)."""
+        self.first += delta
+        self.starts = [start + delta for start in self.starts]
+        self.index = Rax()  # rebaseReplicationBuffer: indexed again at the new offsets
+        self.unindexed = 0
+        for start in self.starts:
+            self._index(start)
 
     def resize(self, size: int) -> None:
         self.size = size
-        self.add(b"")
+        self.trim(TRIM_BLOCKS)
 
     def since(self, offset: int) -> bytes | None:
         """The bytes from master offset `offset` on, or None when the backlog no longer (or not
@@ -99,6 +220,13 @@ class Backlog:
         if start < 0 or start > len(self.buf):
             return None
         return bytes(self.buf[start:])
+
+
+_INDEX_KEY = struct.Struct(">Q").pack
+
+
+def _no_replica() -> int | None:
+    return None
 
 
 class Replication:
@@ -184,7 +312,7 @@ class Replication:
         self.replid2 = replid
         self.second_replid_offset = offset + 1
         self.master_repl_offset += offset
-        backlog.first = self.master_repl_offset - backlog.histlen + 1
+        backlog.shift(self.master_repl_offset - backlog.histlen + 1 - backlog.first)
         self.master.no_replicas_since = time.time()
 
     # ---- the backlog --------------------------------------------------------------------------
@@ -195,6 +323,7 @@ class Replication:
         if self.backlog is None:
             size = int(self.srv.config.values["repl-backlog-size"])
             self.backlog = Backlog(size, self.master_repl_offset + 1)
+            self.backlog.held_from = self.master.held_from
             self.seldb = -1
             targets = self.srv.propagation_targets
             if self not in targets:
@@ -297,10 +426,13 @@ class Replication:
         backlog = self.backlog
         if backlog is None:
             return
-        backlog.add(data)
+        added = backlog.add(data)
         self.master_repl_offset += len(data)
-        for r in self.replicas:
+        replicas = self.replicas
+        for r in replicas:
             r.send(data)
+        if added and replicas:  # Redis checks its replicas' output limits when a block is added
+            self.master.check_limits()
 
     # ---- both roles ---------------------------------------------------------------------------
     def master_link_up(self) -> bool:

@@ -11,8 +11,9 @@ disconnects it, as Redis does; its REPLCONF ACKs (no reply) report the offset it
 Invariants:
 - `Replication.replicas` holds the flagged replicas in the order they attached; the stream
   (`Replication.feed_stream`) reaches each through `Replica.send`: an online replica gets it at
-  once, one in a full resync keeps it in `pending` (the bytes since its snapshot was taken) and
-  gets it after the RDB payload; one still waiting for its snapshot to start gets nothing (its
+  once, one in a full resync notes in `pending_from` where its stream starts (the first byte
+  after its snapshot), the backlog keeps those bytes for it (Redis 7's shared replication
+  buffer: server/replication.py's Backlog) and it gets them after the RDB payload; one still waiting for its snapshot to start gets nothing (its
   snapshot will hold it).  So a replica receives exactly the stream after its +FULLRESYNC
   offset, and nothing else, in order.
 - +FULLRESYNC <replid> <offset> is written when the snapshot is taken (the fork), offset being
@@ -72,7 +73,7 @@ class Replica:
     """What a master knows of one replica connection (the CLIENT_SLAVE part of Redis's client)."""
 
     __slots__ = ("client", "flagged", "state", "port", "addr", "capa_eof", "capa_psync2", "rdb_only", "req",
-                 "pre_psync", "ack_off", "ack_time", "initial_offset", "pending", "pending_bytes",
+                 "pre_psync", "ack_off", "ack_time", "initial_offset", "pending_from",
                  "stream_on_ack", "master")
 
     def __init__(self, client: Client) -> None:
@@ -89,8 +90,9 @@ class Replica:
         self.ack_off = 0
         self.ack_time = 0
         self.initial_offset = 0  # the offset its +FULLRESYNC named
-        self.pending: list[bytes] = []
-        self.pending_bytes = 0
+        # the offset of the first stream byte held for it in the backlog while it cannot take
+        # the stream (its full resync), or None
+        self.pending_from: int | None = None
         self.stream_on_ack = False  # online, but the stream waits for its first ACK
 
     def ip(self) -> str:
@@ -117,22 +119,34 @@ class Replica:
             self.client.write(data)
             self.master.repl_output_bytes += len(data)
             return
-        self.pending.append(data)
-        self.pending_bytes += len(data)
-        hard, soft, _ = self.client.server.config.cobl.get("slave", (0, 0, 0))
-        if (hard and self.pending_bytes >= hard) or (soft and self.pending_bytes >= soft):
-            from server import obuf
-
-            obuf.check(self.client)
+        if self.pending_from is None:  # the backlog holds the stream for it from here
+            self.pending_from = self.master.repl.master_repl_offset - len(data) + 1
 
     def start_stream(self) -> None:
         """replicaStartCommandStream: what accumulated during the sync goes out, then the rest."""
         self.stream_on_ack = False
-        pending, self.pending, self.pending_bytes = self.pending, [], 0
-        if pending:
-            data = b"".join(pending)
+        start, self.pending_from = self.pending_from, None
+        if start is None:
+            return
+        backlog = self.master.repl.backlog
+        data = backlog.since(start) if backlog is not None else None
+        if data is None:  # the backlog keeps what a replica needs: this would be a bug
+            LOG.warning(f"The stream held for replica {self.name()} from offset {start} is gone: disconnecting it")
+            self.client.close()
+            return
+        if data:
             self.client.write(data)
             self.master.repl_output_bytes += len(data)
+
+    def needs_from(self) -> int | None:
+        """The oldest stream offset this replica still needs (the block Redis's replica client
+        refers to): where its held stream starts, or, online, its first byte the socket has not
+        taken; None if it takes no stream yet."""
+        if self.pending_from is not None:
+            return self.pending_from
+        if self.state != ONLINE:
+            return None
+        return self.master.repl.master_repl_offset + 1 - self.client.output_size()
 
 
 def rogue_reply(c: Client) -> None:
@@ -244,8 +258,7 @@ class Master:
                           and (not x.rdb_only or r.rdb_only)), None)
             if other is not None and (not other.capa_eof or r.capa_eof) and other.req == r.req:
                 if not r.rdb_only:
-                    r.pending = list(other.pending)
-                    r.pending_bytes = other.pending_bytes
+                    r.pending_from = other.pending_from
                 self._setup_full_resync(r, other.initial_offset)
                 LOG.notice("Waiting for end of BGSAVE for SYNC")
             else:
@@ -671,6 +684,8 @@ class Master:
             self.pipe_conns.remove(r)
         if not repl.replicas:
             self.no_replicas_since = time.time()
+        if repl.backlog is not None:
+            repl.backlog.replica_left()
         self.refresh_good_replicas()
 
     def on_disconnect(self, c: Client) -> None:
@@ -786,13 +801,29 @@ class Master:
 
     # ---- introspection -------------------------------------------------------------------------
     def buffer_bytes(self) -> int:
-        """INFO's mem_total_replication_buffers: Redis 7's replicas and backlog share one buffer, from
-        the oldest byte any of them still needs to the newest, so it is the largest of the
-        backlog's held bytes and each replica's unsent ones (held for it or not yet taken by its
-        socket)."""
+        """INFO's mem_total_replication_buffers (repl_buffer_mem): the blocks of the buffer the
+        backlog and the replicas share."""
         backlog = self.repl.backlog
-        held = 0 if backlog is None else backlog.histlen
-        return max([held, *(r.pending_bytes + r.client.output_size() for r in self.repl.replicas)])
+        return 0 if backlog is None else backlog.mem
+
+    def held_from(self) -> int | None:
+        """The oldest stream offset any replica still needs (the backlog keeps it), or None."""
+        held = [x for x in map(Replica.needs_from, self.repl.replicas) if x is not None]
+        return min(held) if held else None
+
+    def output_share(self, r: Replica) -> int:
+        """A replica's output buffer as Redis counts it: its share of the replication buffer."""
+        backlog = self.repl.backlog
+        start = r.needs_from()
+        return 0 if backlog is None or start is None else backlog.share(start)
+
+    def check_limits(self) -> None:
+        """closeClientOnOutputBufferLimitReached for every replica taking the stream."""
+        from server import obuf
+
+        for r in list(self.repl.replicas):
+            if not r.rdb_only and r.state != WAIT_BGSAVE_START:
+                obuf.check(r.client)
 
     def info_lines(self) -> list[str]:
         values = self.srv.config.values

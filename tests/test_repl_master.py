@@ -589,7 +589,8 @@ def test_replicas_share_one_diskless_transfer() -> None:
 
 
 def test_replica_output_buffer_limit() -> None:
-    with running(start_raxdb(*FAST, "--client-output-buffer-limit", "replica 256kb 0 0")) as master:
+    with running(start_raxdb(*FAST, "--client-output-buffer-limit", "replica 256kb 0 0",
+                             "--repl-backlog-size", "64kb")) as master:
         m = client(master)
         slow_transfer(m, 5000)
         with replica_of(master) as rep:
@@ -833,3 +834,83 @@ def test_diskless_payload_survives_its_child_being_reaped_first(start):
         for c in conns:
             c.close()
         srv.stop()
+
+
+# ---- Redis 7's shared replication buffer: the backlog's blocks, retention, figures -------------------
+def _buffer_figures(master: ServerProcess) -> tuple[object, ...]:
+    """The backlog and replication-buffer figures of INFO and the replica's omem in CLIENT LIST."""
+    r, m = info(master), info(master, "memory")
+    omem = re.findall(rb"omem=(\d+)", client(master).execute_command("CLIENT", "LIST", "TYPE", "replica"))
+    return (r["repl_backlog_histlen"], int(r["master_repl_offset"]) - int(r["repl_backlog_first_byte_offset"]),
+            m["mem_total_replication_buffers"], m["mem_replication_backlog"], m["mem_clients_slaves"], omem)
+
+
+def _buffer_scenario(master: ServerProcess, want: list[object] | None) -> list[object]:
+    """Writes of every size against a 16 KiB backlog (blocks of one allocation size), then a
+    bigger backlog (bigger blocks): after each, with the replica caught up, the figures.  Given
+    Redis's figures, each step waits (a while) for raxdb's to match: raxdb's trim of what a
+    replica held until its socket took it runs in the cron, Redis's as the socket takes it."""
+    m = client(master)
+    got: list[object] = []
+
+    def step() -> None:
+        wait_for(lambda: caught_up(master, rep), what="the replica to catch up")
+        if want is not None:
+            with contextlib.suppress(AssertionError):
+                wait_for(lambda: _buffer_figures(master) == want[len(got)], 5, "the figures")
+        got.append(_buffer_figures(master))
+
+    with replica_of(master, "--repl-ping-replica-period", "60") as rep:
+        step()
+        for n in (10, 1000, 5000, 20000, 70000, 300000):
+            m.set("k", "x" * n)
+            step()
+        p = m.pipeline(transaction=False)
+        for i in range(50):
+            p.set(f"k{i}", "y" * 3000)
+        p.execute()
+        step()
+        m.config_set("repl-backlog-size", "1mb")
+        m.set("z", "1")
+        step()
+        for i in range(50):
+            m.set(f"k{i}", "y" * 30000)
+        step()
+    return got
+
+
+def test_replication_buffer_figures_match_redis() -> None:
+    opts = ("--repl-backlog-size", "16384", "--repl-ping-replica-period", "60")
+    with running(start_redis(*opts)) as b:
+        want = _buffer_scenario(b, None)
+    with running(start_raxdb(*opts)) as a:
+        got = _buffer_scenario(a, want)
+    assert got == want
+    assert int(want[-1][0]) > 1024 * 1024  # the backlog holds whole blocks: a little over its size
+
+
+def _retention_scenario(master: ServerProcess) -> list[object]:
+    """A replica waiting for its snapshot holds the stream written meanwhile: the backlog grows
+    past its size, and shrinks back once that replica is gone."""
+    m = client(master)
+    m.config_set("repl-backlog-size", "16384")
+    with replica_of(master) as online:
+        wait_for(lambda: caught_up(master, online), what="the first replica")
+        slow_transfer(m, 1_000_000)
+        with replica_of(master):
+            wait_for(lambda: "state=wait_bgsave" in info(master).get("slave1", ""), what="the second to wait")
+            for i in range(20):
+                m.set(f"v{i}", "z" * 10000)
+            wait_for(lambda: caught_up(master, online), what="the first replica")
+            grown = int(info(master)["repl_backlog_histlen"]) > 200_000
+            held = int(info(master, "memory")["mem_total_replication_buffers"]) > 200_000
+        wait_for(lambda: info(master)["connected_slaves"] == "1", what="the waiting replica to go")
+        wait_for(lambda: int(info(master)["repl_backlog_histlen"]) < 50_000, what="the backlog to shrink")
+        m.config_set("rdb-key-save-delay", 0)
+        return [grown, held, int(info(master, "memory")["mem_total_replication_buffers"]) < 50_000]
+
+
+def test_waiting_replica_holds_the_backlog_as_redis() -> None:
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
+        got, want = _retention_scenario(a), _retention_scenario(b)
+    assert got == want == [True, True, True]

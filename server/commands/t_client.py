@@ -19,7 +19,7 @@ from server.commands.args import maybe_int, option_word
 from server.commands.t_config import help_reply
 from server.commands.table import NO_REPLY, command
 from server.errors import SYNTAX, CommandError, c_str, subcommand_syntax
-from server.obuf import client_class
+from server.obuf import client_class, output_used
 from server.replmaster import is_replica
 
 
@@ -66,7 +66,7 @@ def _memory_parts(c, current) -> tuple[int, int, int, int, int, list[bytes] | No
     """CLIENT LIST's memory fields (qbuf, qbuf-free, argv-mem, multi-mem, omem), and the running
     argv and MULTI queue they were read from."""
     try:
-        omem = c.output_size()
+        omem = output_used(c)
     except (AttributeError, RuntimeError):
         omem = 0
     me = c is current
