@@ -187,6 +187,7 @@ class Master:
         self.pipe_fd = -1
         self.pipe_conns: list[Replica] = []
         self.pipe_paused = False
+        self.pipe_eof = False  # the child's end of the pipe was read (its fd stays open until it exits)
         self.no_replicas_since = time.time()
         self.good_replicas = 0
         self.waiting: list[tuple[Client, Any, int, int]] = []  # WAIT: (client, its block, offset, n)
@@ -401,6 +402,7 @@ class Master:
         self.pipe_fd = rfd
         self.pipe_conns = targets
         self.pipe_paused = False
+        self.pipe_eof = False
         loop = srv.loop
         if loop is not None:
             loop.add_reader(rfd, self._pipe_readable)
@@ -429,6 +431,7 @@ class Master:
             if not data:
                 alive = sum(1 for r in self.pipe_conns if not r.client.closed)
                 LOG.warning(f"Diskless rdb transfer, done reading from pipe, {alive} replicas still up.")
+                self.pipe_eof = True
                 self._close_pipe(keep_fd=True)
                 return
             alive = 0
@@ -515,7 +518,7 @@ class Master:
     def _socket_child_done(self, pid: int, exitcode: int, bysignal: int) -> None:
         """backgroundSaveDoneHandlerSocket."""
         p = self.srv.persistence
-        if pid != -1 and self.pipe_fd >= 0 and exitcode == 0 and not bysignal:
+        if pid != -1 and self.pipe_fd >= 0 and not self.pipe_eof and exitcode == 0 and not bysignal:
             # The child may be reaped before this process read all it wrote (a busy loop runs the
             # cron first; Redis's child waits on rdb_child_exit_pipe instead): the rest is in the
             # pipe, so it is forwarded now rather than dropped with the pipe.

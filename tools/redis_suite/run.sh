@@ -72,8 +72,9 @@
 #                                                  the kernel took counted (README)
 #   integration/logging        0/2/0     0/2/0     crash reports (SIGABRT, DEBUG SEGFAULT): not built
 #   integration/aof-race       0/0/1     0/0/1     redis-benchmark -s: unix sockets (not this sweep's)
-#   integration/replication-buffer 3/5/0 4/4/0   the backlog does not outgrow repl-backlog-size
-#                                                  into Redis 7's shared replication buffer
+#   integration/replication-buffer 3/5/0 4/4/0   the backlog did not outgrow repl-backlog-size
+#                                                  into Redis 7's shared replication buffer;
+#                                                  8/0/0 since it does (2026-11-23)
 #   unit/printver 0/0/0: it only prints the version.
 #
 # When replication landed (before = ffeaeb1, after = its fixes):
