@@ -772,7 +772,7 @@ class AOF:
             f"aof_rewrites:{self.stat_rewrites}",
             f"aof_rewrites_consecutive_failures:{self.consecutive_failures}",
             f"aof_last_write_status:{'ok' if ok else 'err'}",
-            "aof_last_cow_size:0",
+            f"aof_last_cow_size:{self.srv.persistence.childinfo.aof_cow_bytes}",
         ]
 
     def info_enabled(self) -> list[str]:

@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from server import loading, oomscore, proctitle
+from server import childinfo, loading, oomscore, proctitle
 from server.loading import SYNC, Steps
 from server.log import LOG
 from server.numparse import strtoll
@@ -125,6 +125,8 @@ class Persistence:
         self.child_type = ""
         self.child_done: dict[str, Callable[[int, int, int], None]] = {"rdb": self._bgsave_done}
         self.child_started = 0.0
+        self.childinfo = childinfo.ChildInfo()  # the running child's reports (INFO's cow and progress)
+        self.childinfo_read = 0.0  # when the cron last read them
         self.dirty_before_bgsave = 0
         self.scheduled = False  # BGSAVE SCHEDULE, run when no child is active
         self.last_bgsave_try = 0
@@ -200,7 +202,7 @@ class Persistence:
                 continue
             expires = db.expires
             keys = ((k, e.value, expires.get(k)) for k, e in list(db.data.items()))
-            yield db.id, len(db.data), len(expires), delayed(keys) if delay else keys
+            yield db.id, len(db.data), len(expires), childinfo.counted(delayed(keys) if delay else keys)
 
     def write_to(self, f: Any, compress: bool, aof_base: bool = False, data: bool = True,
                  functions: bool = True) -> None:
@@ -279,6 +281,7 @@ class Persistence:
         It takes `title` as its process title's {title} (server/proctitle.py), as Redis's children
         do whatever set-proc-title says."""
         started = time.perf_counter_ns()
+        report_fd = self.childinfo.open(sum(len(db.data) for db in self.srv.dbs))
         # The loop's signal handling is the parent's: a SIGTERM or SIGINT sent to the child must
         # not wake the parent's loop through the wakeup fd they share (Python's C-level handler
         # writes to it the moment a signal arrives).  Redis's child only notes a shutdown request
@@ -289,11 +292,17 @@ class Persistence:
             pid = os.fork()
         except BaseException:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
+            if report_fd >= 0:
+                os.close(report_fd)
+            self.childinfo.reset()
             raise
         if pid == 0:
             code = 1
             try:
                 gc.disable()
+                if self.childinfo.fd >= 0:  # the parent's end: a parent that is gone then fails our writes
+                    os.close(self.childinfo.fd)
+                childinfo.start_child(report_fd, "AOF rewrite" if kind == "aof" else "RDB")
                 signal.set_wakeup_fd(-1)
                 for sig in _SHUTDOWN_SIGNALS:
                     signal.signal(sig, signal.SIG_IGN)
@@ -302,9 +311,13 @@ class Persistence:
                 oomscore.apply(self.srv, oomscore.CHILD)
                 proctitle.apply(self.srv, title)
                 code = 0 if work() else 1
+                if code == 0:
+                    childinfo.finished(childinfo.AOF_COW if kind == "aof" else childinfo.RDB_COW)
             finally:
                 os._exit(code)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
+        if report_fd >= 0:
+            os.close(report_fd)
         # INFO's total_forks / latest_fork_usec and the latency monitor's "fork" event, as redisFork
         fork_us = (time.perf_counter_ns() - started) // 1000
         self.total_forks += 1
@@ -340,6 +353,9 @@ class Persistence:
         else:
             exitcode, bysignal = os.waitstatus_to_exitcode(status), 0
         self.child_done[kind](pid, exitcode, bysignal)
+        if not bysignal and exitcode == 0:
+            self.childinfo.receive()
+        self.childinfo.reset()
 
     def kill_child_process(self) -> None:
         """Stop the running child with SIGUSR1 (Redis's "killed on purpose": no failure counted)
@@ -353,6 +369,7 @@ class Persistence:
                 pass
         self.child_pid = -1
         self.child_type = ""
+        self.childinfo.reset()
 
     # ---- BGSAVE -----------------------------------------------------------------------------------
     def bgsave(self) -> bool:
@@ -420,6 +437,10 @@ class Persistence:
         if not self.has_child() and aof.rewrite_scheduled and not aof.rewrite_limited():
             aof.rewrite_background()
         if self.has_child():
+            now = time.monotonic()
+            if now - self.childinfo_read >= 1:  # run_with_period(1000) receiveChildInfo()
+                self.childinfo_read = now
+                self.childinfo.receive()
             self.check_child()
             if self.child_type == "rdb":
                 self.stats["rdb_current_bgsave_time_sec"] = int(time.monotonic() - self.child_started)

@@ -867,3 +867,50 @@ def test_forks_are_counted(tmp_path, start):
         assert s["total_forks"] == 2 and s["latest_fork_usec"] > 0
         c.call("CONFIG", "RESETSTAT")
         assert stats(c) == {"latest_fork_usec": 0, "total_forks": 0}
+
+
+def _child_info_scenario(srv) -> list[object]:
+    """A BGSAVE slowed to 200 us a key over 10,000 keys of 500 bytes: while it runs, INFO shows
+    the child's reports (keys written of the total, copy-on-write bytes, progress), which grow
+    as writes copy pages; after it, rdb_last_cow_size holds the peak and the current figures are
+    0 again; the child logs its copy-on-write at notice level when it ends."""
+    c = RawConnection(srv.port)
+
+    def info() -> dict[str, str]:
+        text = c.call("INFO", "persistence").decode()
+        return dict(line.split(":", 1) for line in text.split("\r\n") if ":" in line)
+
+    for i in range(0, 10000, 500):
+        c.call("MSET", *[x for k in range(i, i + 500) for x in (f"key{k}", "A" * 500)])
+    c.call("CONFIG", "SET", "rdb-key-save-delay", "200")
+    c.call("BGSAVE")
+    before = info()
+    seen = []
+    key = 0
+    deadline = time.monotonic() + 60
+    while len(seen) < 2 and time.monotonic() < deadline:
+        now = info()
+        if now["rdb_bgsave_in_progress"] == "0":
+            break
+        for _ in range(16):  # copy some pages
+            c.call("SETRANGE", f"key{key}", "0", "B" * 500)
+            key += 1
+        processed = int(now["current_save_keys_processed"])
+        if processed and (not seen or processed > seen[-1][0]):
+            seen.append((processed, int(now["current_cow_size"]), float(now["current_fork_perc"]),
+                         now["current_save_keys_total"]))
+        time.sleep(0.05)
+    c.call("CONFIG", "SET", "rdb-key-save-delay", "0")
+    assert srv.wait_log("Background saving terminated with success")
+    after = info()
+    return [before["current_save_keys_total"], len(seen) >= 2, bool(seen) and seen[-1][1] > 0 and seen[-1][2] > 0,
+            {total for *_, total in seen}, int(after["rdb_last_cow_size"]) > 0,
+            [after[k] for k in ("current_cow_size", "current_save_keys_processed", "current_save_keys_total",
+                                "current_fork_perc")],
+            srv.wait_log("Fork CoW for RDB: current", 5)]
+
+
+def test_child_reports_progress_and_copy_on_write_as_redis(fresh):
+    ours, theirs = fresh
+    got, want = _child_info_scenario(ours), _child_info_scenario(theirs)
+    assert got == want == ["10000", True, True, {"10000"}, True, ["0", "0", "0", "0.00"], True]
