@@ -54,6 +54,7 @@ from protocol.request import (
     _string2ll,
 )
 from server import acl as _acl
+from server import clientbufs as _clientbufs
 from server import clienteviction as _clienteviction
 from server import evict
 from server import obuf as _obuf
@@ -93,7 +94,8 @@ class Client(asyncio.Protocol):
                  "tot_net_in", "tot_net_out", "last_argv", "fd", "kill_reason", "_base",
                  "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running", "obuf_soft_since",
                  "prop_argv", "prop_prevent", "prop_force", "prop_targets", "replica",
-                 "unix_socket", "woff", "mem_noted")
+                 "unix_socket", "woff", "mem_noted", "qb_alloc", "qb_in", "qb_visit_in", "rb_size", "rb_peak",
+                 "rb_reset")
 
     is_master = False  # the replica's link to its master (server/replica.py's MasterClient)
     # mustObeyClient: the master's link or the AOF's replaying client, whose commands were
@@ -170,6 +172,12 @@ class Client(asyncio.Protocol):
         # but for the script client's commands under redis.set_repl
         self.prop_targets = _propagate.TO_BOTH
         self.replica: Replica | None = None  # its replica state, once it sent REPLCONF or SYNC (server/replmaster.py)
+        # the sizes of Redis's query and reply buffers for it (server/clientbufs.py)
+        self.qb_alloc = self.qb_in = self.qb_visit_in = 0
+        self.rb_size = self.rb_peak = _clientbufs.RB_CHUNK
+        # createClient stamps the peak's last reset in seconds, which the cron compares with
+        # milliseconds: the first visit resets the peak; kept, as the figures then follow Redis's
+        self.rb_reset = server.now_ms // 1000
 
     def _new_reader(self) -> None:
         # Bound methods cached once per reader: creating them per read event is measurable.
@@ -248,6 +256,7 @@ class Client(asyncio.Protocol):
             self.closed = True
             return
         srv.clients[self.id] = self
+        srv.clients_cron.rotation.append(self)
         srv.mem_ok = False  # a connection counts in used_memory
         srv.stat_numconnections += 1
         if not self.authenticated:
@@ -285,10 +294,14 @@ class Client(asyncio.Protocol):
         obuf = self.obuf
         if not obuf:
             return
+        data = obuf[0] if len(obuf) == 1 else _join(obuf)
+        n = len(data)
+        if n > self.rb_peak:  # Redis's reply buffer fills up to its size before the write
+            self.rb_peak = n if n < self.rb_size else self.rb_size
         t = self.transport
         if t is not None and not self.closed:
             try:
-                t.write(obuf[0] if len(obuf) == 1 else _join(obuf))
+                t.write(data)
             except Exception as e:  # one connection's trouble must not cost the others their output
                 LOG.verbose(f"Write to client id={self.id} addr={self.addr} failed: {type(e).__name__}: {e}")
         obuf.clear()
@@ -335,7 +348,7 @@ class Client(asyncio.Protocol):
             return
         self._queue(data)
         if self.server.client_evict_limit:
-            _clienteviction.output_queued(self)
+            _clienteviction.changed(self)
 
     def _queue(self, data: bytes) -> None:
         """Queue non-empty output of an open connection for the end-of-iteration flush."""
@@ -363,7 +376,10 @@ class Client(asyncio.Protocol):
         t = _time_ns()  # time_ns: ~540 instructions cheaper than time()*1000
         srv.now_ms = now = t // 1_000_000
         self.last_interaction = now
-        self.tot_net_in += len(data)
+        n = len(data)
+        self.tot_net_in += n
+        if n >= 32768:  # clientbufs.BIG (a literal: cheaper than a global, on every read event)
+            _clientbufs.big_read(self, n)
         # `43 in data` (not b"+"): an int operand goes straight to memchr, while a bytes operand
         # makes CPython try int conversion first and raise internally (~1,700 instructions).
         if (self.exact is None and self._raw is None and data[0] == 42 and not self.blocked
@@ -386,11 +402,11 @@ class Client(asyncio.Protocol):
             if self.close_after_reply:
                 self.close()
             if srv.client_evict_limit:
-                _clienteviction.after_read(self)
+                _clienteviction.changed(self)
             return
         self._received_other(data)
         if srv.client_evict_limit:
-            _clienteviction.after_read(self)
+            _clienteviction.changed(self)
 
     def _received_other(self, data: bytes) -> None:
         """Every read event that is not a fresh multibulk batch for hiredis."""

@@ -9,13 +9,16 @@ While it is on, each normal or pub/sub client has its memory noted (`Client.mem_
 `Server.clients_mem` is their sum; a client with CLIENT NO-EVICT counts in it too, as in Redis, but
 is never the one evicted.  A client's memory is CLIENT LIST's tot-mem
 (server/commands/t_client.py's `client_memory`: its query buffer, the arguments it holds, a queued
-MULTI, watched keys, subscriptions, unsent output).  It is noted as Redis updates it:
+MULTI, watched keys, subscriptions, unsent output, and the fixed allocations Redis makes for every
+client, as server/clientbufs.py sizes them).  It is noted as Redis updates it (`changed`):
 
 - after each read event of the client (its query buffer and what its commands left queued; a
   CLIENT NO-EVICT it sent takes effect there);
 - when output is queued for it by another client's command (a published message, a tracking
-  invalidation, a served blocked command): the eviction then waits for the end of
-  Server.flush_writes, as Redis's beforeSleep evicts after writing, never in a command;
+  invalidation, a served blocked command);
+
+and an eviction either calls for waits for the end of Server.flush_writes, as Redis's beforeSleep
+evicts after writing the replies, never in a command;
 - by the cron, once a second for every client (output the kernel took, an idle buffer), and
   only then for a client with CLIENT NO-EVICT;
 - when CONFIG SET changes the limit (maxmemory-clients, or maxmemory under a percentage).
@@ -81,18 +84,11 @@ def forget(c: Client) -> None:
     c.mem_noted = 0
 
 
-def after_read(c: Client) -> None:
-    """A read event of `c` was processed: note it, and evict at once if the sum reached the limit
-    (Redis evicts before the client's next command and in beforeSleep)."""
-    note(c)
-    srv = c.server
-    if srv.clients_mem >= srv.client_evict_limit:
-        evict(srv)
-
-
-def output_queued(c: Client) -> None:
-    """Output was queued for `c` outside its own commands: note it; an eviction it calls for
-    waits for the end of the loop iteration."""
+def changed(c: Client) -> None:
+    """A read event of `c` was processed, or output was queued for it outside its own commands:
+    note it.  An eviction this calls for waits for the end of the loop iteration, after the
+    replies are written, as Redis's beforeSleep writes them before it evicts (the command that
+    took a client over the limit still gets its reply)."""
     note(c)
     srv = c.server
     if srv.clients_mem >= srv.client_evict_limit and not srv.client_evict_pending:
@@ -100,8 +96,9 @@ def output_queued(c: Client) -> None:
         srv.call_soon(evict_pending, srv)
 
 
+
 def evict_pending(srv: Server) -> None:
-    """The eviction output_queued asked for: at the end of Server.flush_writes (Redis's
+    """The eviction `changed` asked for: at the end of Server.flush_writes (Redis's
     beforeSleep evicts after writing the replies, before it waits for the next event), or by the
     callback it scheduled when no flush follows."""
     if srv.client_evict_pending:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from server import (
     aofload,
+    clientbufs,
     clienteviction,
     crashreport,
     latency,
@@ -112,6 +113,7 @@ class Server:
         self.clients_mem = 0
         self.client_evict_pending = False
         self.stat_evicted_clients = 0
+        self.clients_cron = clientbufs.ClientsCron(self)  # Redis's buffer sizes per client, resized
         self.stat_total_error_replies = 0
         self.stat_unexpected_error_replies = 0
         self.errorstats: dict[str, int] = {}
@@ -294,7 +296,10 @@ class Server:
         master.sync_full = master.sync_partial_ok = master.sync_partial_err = master.repl_output_bytes = 0
         for c in self.clients.values():
             c.out_mark -= c.tot_net_out  # keeps tot_net_out - out_mark, the bytes still queued
+            c.qb_in -= c.tot_net_in  # and the query buffer's marks (server/clientbufs.py)
+            c.qb_visit_in -= c.tot_net_in
             c.tot_net_in = c.tot_net_out = 0
+        self.clients_cron.shrinks = self.clients_cron.expands = 0
         self.errorstats.clear()
         self.ops_samples.clear()
         self.memory_peak = self.used_memory()
@@ -598,6 +603,7 @@ class Server:
             if db.expires:
                 budget -= db.active_expire(now, budget)
         propagate.flush_alone(self)
+        self.clients_cron.tick(now)
         if self.repl.own_expires and self.active_expire_enabled and not self.pause_until_ms:
             self.repl.expire_own_keys()  # a writable replica's own keys (expireSlaveKeys)
         self.aof.cron()

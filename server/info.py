@@ -99,8 +99,8 @@ def _clients(srv: Server) -> list[str]:
         f"connected_clients:{len(clients) - len(srv.repl.replicas)}",  # replicas are not counted
         "cluster_connections:0",
         f"maxclients:{srv.config.maxclients}",
-        "client_recent_max_input_buffer:0",
-        "client_recent_max_output_buffer:0",
+        "client_recent_max_input_buffer:%d" % srv.clients_cron.recent_max()[0],
+        "client_recent_max_output_buffer:%d" % srv.clients_cron.recent_max()[1],
         # Redis 7.0 counts clients held by CLIENT PAUSE (BLOCKED_POSTPONE) and those waiting in
         # SHUTDOWN (BLOCKED_SHUTDOWN) as blocked too
         f"blocked_clients:{srv.blocked_on_keys + sum(1 for c in clients if c.postponed()) + srv.shutdown.waiting()}",
@@ -260,8 +260,8 @@ def _stats(srv: Server) -> list[str]:
         f"total_writes_processed:{getattr(srv, 'stat_writes', 0)}",
         "io_threaded_reads_processed:0",
         "io_threaded_writes_processed:0",
-        "reply_buffer_shrinks:0",
-        "reply_buffer_expands:0",
+        f"reply_buffer_shrinks:{srv.clients_cron.shrinks}",
+        f"reply_buffer_expands:{srv.clients_cron.expands}",
     ]
 
 

@@ -143,6 +143,7 @@ class MasterClient(Client):
         if dbid >= 0:
             self.select(dbid)
         self.server.clients[self.id] = self
+        self.server.clients_cron.rotation.append(self)
 
     def write(self, data: bytes) -> None:
         """Replies to the master are dropped (prepareClientToWrite refuses a master client)."""

@@ -5,7 +5,7 @@ The scenarios follow Redis's own unit/client-eviction.tcl: clients grow by their
 queued MULTI, watched keys or unread output until the sum of all clients' memory reaches the limit;
 CLIENT NO-EVICT spares one; lowering the limit evicts the largest clients first, and only until
 the sum is under it.  A client's memory is compared by what follows from it, not byte for byte:
-raxdb leaves out the fixed allocations Redis makes for every client (README, Compatibility).
+its query buffer's allocation follows Redis's only in the common cases (server/clientbufs.py).
 """
 
 from __future__ import annotations
@@ -97,9 +97,8 @@ def test_query_buffer_multi_and_no_evict() -> None:
         control.call("CONFIG", "SET", "maxmemory-clients", "3000000")
         out: list[object] = []
         # Sizes keep well apart from the limit and from each other's power-of-two size class: Redis
-        # evicts by class (and in a class the client that entered it first), and its clients carry
-        # some 40 KB of fixed allocations raxdb does not count; its query buffer also keeps room
-        # for the next big argument, so it counts a queued MULTI one value early.
+        # evicts by class (and in a class the client that entered it first), and its query buffer
+        # keeps room for the next big argument, which raxdb counts as the size of the big reads.
         small = _client(srv, "small")  # 400 KB in its query buffer: stays
         _fill_query_buffer(small, 400_000)
         _wait_field(control, "small", "qbuf", 400_000)

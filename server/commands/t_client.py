@@ -14,7 +14,7 @@ from __future__ import annotations
 from protocol import reply as R
 from protocol.hiredis_limits import unconsumed
 from protocol.request import _string2ll
-from server import lifecycle, tracking
+from server import clientbufs, lifecycle, tracking
 from server.commands.args import maybe_int, option_word
 from server.commands.t_config import help_reply
 from server.commands.table import NO_REPLY, command
@@ -89,8 +89,21 @@ def client_memory(c, current=None) -> int:
     """tot-mem (getClientMemoryUsage): what the client's buffers hold (CLIENT LIST's memory
     fields) and Redis's bookkeeping for it (`_bookkeeping`).  Client eviction goes by it
     (server/clienteviction.py); server/memoverhead.py sums it for INFO and MEMORY STATS."""
-    qbuf, qbuf_free, argv_mem, multi_mem, omem, _, _ = _memory_parts(c, current)
-    return qbuf + qbuf_free + argv_mem + multi_mem + omem + _bookkeeping(c)
+    return _total(c, current, *_memory_parts(c, current))
+
+
+def _total(c, current, qbuf: int, qbuf_free: int, argv_mem: int, multi_mem: int, omem: int,
+           running: list[bytes] | None, multi: list | None) -> int:
+    """getClientMemoryUsage from the fields: the output, the query buffer's allocation, the client
+    struct and its reply buffer (server/clientbufs.py's figures), the argv being run (or a blocked
+    one, which Redis keeps) with its pointers, the MULTI queue and `_bookkeeping`."""
+    argc = len(running) if running and (c is current or c.blocked) else 0
+    queued = len(multi) if multi else 0
+    mem = omem + clientbufs.query_zmalloc(qbuf + qbuf_free) + clientbufs.CLIENT_STRUCT + c.rb_size
+    mem += argv_mem + 8 * argc + multi_mem
+    if queued:  # mstate.commands: 24-byte multiCmds, 2 at first, doubled when full
+        mem += 24 * max(2, 1 << (queued - 1).bit_length())
+    return mem + _bookkeeping(c)
 
 
 def _bookkeeping(c) -> int:
@@ -110,7 +123,8 @@ def client_info_line(c, current=None) -> str:
     srv = c.server
     now = srv.now_ms
     me = c is current
-    qbuf, qbuf_free, argv_mem, multi_mem, omem, running, multi = _memory_parts(c, current)
+    parts = _memory_parts(c, current)
+    qbuf, qbuf_free, argv_mem, multi_mem, omem, running, multi = parts
     last = c.last_cmd
     if me and running:
         cmd = srv.table.lookup(running)
@@ -121,8 +135,8 @@ def client_info_line(c, current=None) -> str:
             f"idle={max(0, now - c.last_interaction) // 1000} flags={_flags(c)} db={c.dbid} "
             f"sub={len(c.channels)} psub={len(c.patterns)} ssub={len(c.shard_channels)} "
             f"multi={len(multi) if multi is not None else -1} qbuf={qbuf} qbuf-free={qbuf_free} argv-mem={argv_mem} "
-            f"multi-mem={multi_mem} rbs=0 rbp=0 obl=0 oll=0 omem={omem} "
-            f"tot-mem={qbuf + qbuf_free + argv_mem + multi_mem + omem + _bookkeeping(c)} events={'rw' if omem else 'r'} cmd={cmd_name} "
+            f"multi-mem={multi_mem} rbs={c.rb_size} rbp={c.rb_peak} obl=0 oll=0 omem={omem} "
+            f"tot-mem={_total(c, current, *parts)} events={'rw' if omem else 'r'} cmd={cmd_name} "
             f"user={c.user.name.decode(errors='surrogateescape')} redir={ct.redirect if (ct := c.tracking) is not None else -1} resp={c.resp}")
     if c.lib_name or c.lib_ver:
         line += f" lib-name={c.lib_name.decode(errors='replace')} lib-ver={c.lib_ver.decode(errors='replace')}"
@@ -141,6 +155,8 @@ def _query_buffer(c, running: list[bytes] | None) -> tuple[int, int]:
     pending -= header
     if running:
         pending += len(b"*%d\r\n" % len(running)) + sum(len(b"$%d\r\n" % len(a)) + len(a) + 2 for a in running)
+    if not room:  # the allocation's room beyond what it holds (server/clientbufs.py)
+        room = max(0, clientbufs.query_alloc(c) - pending)
     return pending, room
 
 

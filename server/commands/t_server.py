@@ -16,6 +16,7 @@ from protocol import reply as R
 from protocol.request import _string2ll
 from server import (
     blocking,
+    clientbufs,
     crashreport,
     digest,
     evict,
@@ -581,14 +582,23 @@ def debug(c, argv):
         srv.cron_paused = (maybe_int(argv[2]) or 0) != 0  # atoi: a non-number is 0
         return R.OK
     if sub == b"replybuffer" and n == 4:
-        # raxdb's replies are built per batch and handed to the transport whole: there is no
-        # per-client reply buffer to resize or whose peak to track, so the settings are checked,
-        # as Redis checks them, and change nothing
+        # the reply buffer's modelled resizing (server/clientbufs.py)
         what = argv[2].lower()
+        cron = srv.clients_cron
         if what == b"peak-reset-time":
-            if argv[3].lower() not in (b"never", b"reset") and maybe_int(argv[3]) is None:
-                raise CommandError(NOT_INTEGER)
-        elif what != b"resizing":
+            arg = argv[3].lower()
+            if arg == b"never":
+                cron.peak_reset_ms = -1
+            elif arg == b"reset":
+                cron.peak_reset_ms = clientbufs.PEAK_RESET_MS
+            else:
+                ms = maybe_int(argv[3])
+                if ms is None:
+                    raise CommandError(NOT_INTEGER)
+                cron.peak_reset_ms = ms
+        elif what == b"resizing":
+            cron.resizing = (maybe_int(argv[3]) or 0) != 0  # atoi
+        else:
             raise subcommand_syntax(argv)
         return R.OK
     if sub == b"set-disable-deny-scripts" and n == 3:

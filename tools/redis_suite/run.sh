@@ -65,7 +65,9 @@
 #                                                  sits at its bound
 #   unit/lazyfree              4/0/0     3/1/0     RSS does not fall after FLUSHDB ASYNC (varies)
 #   unit/querybuf              0/2/0     0/2/0     CLIENT LIST qbuf/qbuf-free: not modelled
+#                                                  (2/0/0 since server/clientbufs.py, 2026-11-23)
 #   unit/replybufsize          0/0/1     0/0/1     DEBUG REPLYBUFFER, rbs/rbp: not built
+#                                                  (1/0/0 since server/clientbufs.py, 2026-11-23)
 #   unit/pendingquerybuf       0/1/0     0/1/0     a replica's used_memory figure
 #   unit/client-eviction       0/1/0 (timeout)  14/1/0 (2026-11-23, maxmemory-clients built): the test
 #                                                  of the output limit's precedence needs replies

@@ -1,0 +1,85 @@
+"""Redis's per-client buffer figures (server/clientbufs.py) against redis-server 7.0.15: CLIENT
+LIST's qbuf-free, rbs, rbp and tot-mem, INFO's reply_buffer_shrinks / _expands, DEBUG
+REPLYBUFFER.
+
+Every scenario runs on both servers.  The cron resizes the buffers at times of its own, so each
+step waits (polling CLIENT LIST, with a deadline) for the state the step is about, on each server,
+and then compares the client's whole line but for its identity and clocks (id, addr, laddr, fd,
+age, idle) and, where a peak reset may or may not have come yet, rbp.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from tests.diff import RawConnection
+from tests.servers import ServerProcess, start_raxdb, start_redis
+
+_VOLATILE = re.compile(r"\b(?:id|addr|laddr|fd|age|idle)=\S+ ?")
+
+
+def _line(obs: RawConnection, name: str, mask_peak: bool = False) -> str:
+    text = obs.call("CLIENT", "LIST").decode()
+    line = next(x for x in text.splitlines() if f" name={name} " in x)
+    line = _VOLATILE.sub("", line)
+    return re.sub(r"rbp=\d+", "rbp=?", line) if mask_peak else line
+
+
+def _wait_line(obs: RawConnection, name: str, field: str, value: str, mask_peak: bool = False) -> str:
+    deadline = time.monotonic() + 10
+    while True:
+        line = _line(obs, name, mask_peak)
+        if f" {field}={value} " in f" {line} " or time.monotonic() > deadline:
+            return line
+        time.sleep(0.05)
+
+
+def _scenario(srv: ServerProcess) -> list[object]:
+    obs = RawConnection(srv.port)
+    obs.call("SET", "big", "x" * 50_000)
+    a = RawConnection(srv.port)
+    a.call("CLIENT", "SETNAME", "a")
+    out: list[object] = []
+    # a new client: a 16 KiB reply buffer and the room of its first read; its first visit resets
+    # the peak, the next halves the buffer down to 1 KiB
+    out.append(_wait_line(obs, "a", "rbs", "1024"))
+    a.call("GET", "big")  # fills the 1 KiB buffer: it doubles
+    out.append(_wait_line(obs, "a", "rbs", "2048", mask_peak=True))
+    # idle for more than 2 seconds: the query buffer's room goes (tot-mem: 8 + 768 + rbs)
+    out.append(_wait_line(obs, "a", "qbuf-free", "0", mask_peak=True))
+    b = RawConnection(srv.port)
+    b.call("CLIENT", "SETNAME", "b")
+    b.call("MULTI")
+    for i in range(3):
+        b.call("SET", f"k{i}", "v" * 10)
+    out.append(_wait_line(obs, "b", "rbs", "1024"))  # three queued commands: 4 multiCmds
+    # with the peak never reset, a client reading big replies grows its buffer back to 16 KiB
+    obs.call("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "never")
+    deadline = time.monotonic() + 10
+    while " rbs=16384 " not in _line(obs, "a") and time.monotonic() < deadline:
+        a.call("GET", "big")
+        time.sleep(0.05)
+    out.append(_line(obs, "a"))
+    obs.call("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "reset")
+    out.append([obs.call("DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "x"),
+                obs.call("DEBUG", "REPLYBUFFER", "bogus", "1"),
+                obs.call("DEBUG", "REPLYBUFFER", "RESIZING", "0")])
+    stats = obs.call("INFO", "stats").decode()
+    out.append([int(v) > 0 for v in re.findall(r"reply_buffer_(?:shrinks|expands):(\d+)", stats)])
+    for c in (a, b, obs):
+        c.close()
+    return out
+
+
+def test_buffer_figures_follow_redis() -> None:
+    results = []
+    for start in (start_raxdb, start_redis):
+        srv = start("--enable-debug-command", "yes")
+        try:
+            results.append(_scenario(srv))
+        finally:
+            srv.stop()
+    ours, theirs = results
+    assert ours == theirs
+    assert " rbs=16384 " in f" {ours[4]} " and " qbuf-free=0 " in f" {ours[2]} "
