@@ -14,7 +14,9 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -99,3 +101,19 @@ def start_redis(*extra: str, cwd: str | None = None,
     cwd = cwd or tempfile.mkdtemp(prefix="redis-")
     return ServerProcess([binary, "--port", str(port), "--bind", "127.0.0.1", *COMMON, *extra], port, cwd, "redis",
                          ready_text)
+
+
+T = TypeVar("T")
+
+
+def run_on_both(scenario: Callable[[ServerProcess], T], *extra: str) -> tuple[T, T]:
+    """`scenario` on a fresh raxdb, then on a fresh redis-server, both started with `extra`:
+    (raxdb's result, redis-server's)."""
+    results = []
+    for start in (start_raxdb, start_redis):
+        srv = start(*extra)
+        try:
+            results.append(scenario(srv))
+        finally:
+            srv.stop()
+    return results[0], results[1]

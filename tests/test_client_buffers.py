@@ -14,7 +14,7 @@ import re
 import time
 
 from tests.diff import RawConnection
-from tests.servers import ServerProcess, start_raxdb, start_redis
+from tests.servers import ServerProcess, run_on_both
 
 _VOLATILE = re.compile(r"\b(?:id|addr|laddr|fd|age|idle)=\S+ ?")
 
@@ -73,13 +73,6 @@ def _scenario(srv: ServerProcess) -> list[object]:
 
 
 def test_buffer_figures_follow_redis() -> None:
-    results = []
-    for start in (start_raxdb, start_redis):
-        srv = start("--enable-debug-command", "yes")
-        try:
-            results.append(_scenario(srv))
-        finally:
-            srv.stop()
-    ours, theirs = results
+    ours, theirs = run_on_both(_scenario, "--enable-debug-command", "yes")
     assert ours == theirs
     assert " rbs=16384 " in f" {ours[4]} " and " qbuf-free=0 " in f" {ours[2]} "

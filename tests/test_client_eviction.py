@@ -17,20 +17,13 @@ from collections.abc import Callable
 import pytest
 
 from tests.diff import RawConnection, encode_command
-from tests.servers import ServerProcess, start_raxdb, start_redis
+from tests.servers import ServerProcess, run_on_both
 
 MB = 1024 * 1024
 
 
 def _run(scenario: Callable[[ServerProcess], list[object]]) -> list[object]:
-    results = []
-    for start in (start_raxdb, start_redis):
-        srv = start()
-        try:
-            results.append(scenario(srv))
-        finally:
-            srv.stop()
-    ours, theirs = results
+    ours, theirs = run_on_both(scenario)
     assert ours == theirs
     return ours
 
