@@ -298,6 +298,9 @@ class Client(asyncio.Protocol):
         n = len(data)
         if n > self.rb_peak:  # Redis's reply buffer fills up to its size before the write
             self.rb_peak = n if n < self.rb_size else self.rb_size
+            # the rest would be in Redis's reply list, whose limit is checked before any write
+            if n > self.rb_size and _obuf.check(self):
+                return
         t = self.transport
         if t is not None and not self.closed:
             try:

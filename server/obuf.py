@@ -10,8 +10,10 @@ the backlog's size.  Past the hard limit, or past the soft
 limit for longer than its seconds, the client is logged as Redis logs it and dropped at once, its
 unsent output discarded, so a client that does not read costs about its class's hard limit.
 
-When it is checked: after every Pub/Sub delivery (a subscriber that stopped reading), and when an
-end-of-iteration flush leaves the transport over its high-water mark (64 KiB; `write_paused`).
+When it is checked: after every Pub/Sub delivery (a subscriber that stopped reading), before an
+end-of-iteration flush writes more than the reply buffer holds (a reply over the hard limit is
+never sent: Redis closes the client as it adds the reply, before any write), and when a flush
+leaves the transport over its high-water mark (64 KiB; `write_paused`).
 Below that mark the peer is keeping up and nothing is checked, so a client that reads pays
 nothing.  Past it, reading from the client pauses too (write back-pressure), so a client's own
 replies outgrow a limit only within one batch of commands (a big pipeline, a huge KEYS), and the
@@ -70,10 +72,17 @@ def check(c: Client) -> bool:
 
 def output_used(c: Client) -> int:
     """getClientOutputBufferMemoryUsage: a replica's share of the replication buffer it shares
-    with the backlog (server/replication.py), any other client's unsent output."""
+    with the backlog (server/replication.py); for any other client its reply list: the unsent
+    output beyond what its reply buffer holds (rbs, server/clientbufs.py), in blocks of 16 KiB
+    (20464 bytes with the allocator's slack, each counted whole, as reply_bytes counts them) with
+    a 40-byte node each (listNode and clientReplyBlock)."""
     if is_replica(c):
         return c.server.repl.master.output_share(c.replica)
-    return c.output_size()
+    listed = c.output_size() - c.rb_size
+    return -(-listed // _REPLY_BLOCK) * (_REPLY_BLOCK + 40) if listed > 0 else 0
+
+
+_REPLY_BLOCK = 20464  # a reply list block: zmalloc_usable(16 KiB + its 16-byte header), less the header
 
 
 def _drop(c: Client) -> None:

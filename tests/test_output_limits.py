@@ -10,7 +10,7 @@ import time
 import pytest
 
 from tests.diff import RawConnection, encode_command
-from tests.servers import start_raxdb, start_redis
+from tests.servers import run_on_both, start_raxdb, start_redis
 
 VALUE = 256 * 1024
 GETS = 200  # 50 MB of replies if nothing stopped them
@@ -104,3 +104,42 @@ def test_a_client_that_reads_keeps_its_connection(server, admin):
         assert len(reader.call("GET", "big")) > VALUE
     assert reader.call("PING") == b"+PONG\r\n"
     reader.close()
+
+
+def _never_answered(srv) -> list[object]:
+    """Replies over the hard limit (100 kB) in one go: Redis closes the client as it adds them,
+    before any write, so the client reads nothing at all; a transaction runs whole first; a reply
+    just under the limit (with what the reply buffer holds) is sent."""
+    admin = RawConnection(srv.port)
+    admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 100000 0 0")
+    admin.call("RPUSH", "list", *(["x" * 1000] * 150))
+    admin.call("RPUSH", "small", *(["x" * 1000] * 90))
+    out: list[object] = []
+    for request in (encode_command(["LRANGE", "list", "0", "-1"]),
+                    # (Redis would not run a command pipelined after the one that passed the
+                    # limit; raxdb runs its read's whole batch first: README, Compatibility)
+                    b"".join(encode_command(c) for c in (["SET", "k", "1"], ["LRANGE", "list", "0", "-1"])),
+                    b"".join(encode_command(c) for c in (["MULTI"], ["SET", "t", "1"], ["LRANGE", "list", "0", "-1"],
+                                                          ["SET", "t", "2"], ["EXEC"])),
+                    encode_command(["LRANGE", "small", "0", "-1"])):
+        sock = socket.create_connection(("127.0.0.1", srv.port))
+        sock.settimeout(10)
+        sock.sendall(request)
+        data = b""
+        try:
+            while chunk := sock.recv(1 << 16):
+                data += chunk
+                if request.startswith(b"*4\r\n$6\r\nLRANGE\r\n$5\r\nsmall") and len(data) >= 90 * 1007:
+                    break
+        except (ConnectionResetError, TimeoutError):
+            pass
+        sock.close()
+        out.append(len(data))
+    out.append([admin.call("GET", "k"), admin.call("GET", "t")])
+    return out
+
+
+def test_replies_over_the_hard_limit_are_never_sent():
+    ours, theirs = run_on_both(_never_answered)
+    assert ours == theirs
+    assert ours[:3] == [0, 0, 0] and ours[3] > 90_000

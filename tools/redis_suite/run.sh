@@ -51,7 +51,8 @@
 #                                                  RESTORE always validates, so the tests that
 #                                                  expect sanitize-dump-payload no to accept
 #                                                  (and Redis to crash later) do not apply
-#   unit/obuf-limits           4/3/0 (timeout)  4/4/0  a normal client's limit counts what the
+#   unit/obuf-limits           4/3/0 (timeout)  4/4/0  (8/0/0 since the limit is checked before a
+#                                                  flush writes, 2026-11-23) a normal client's limit counts what the
 #                                                  kernel has not taken, so a reply the socket
 #                                                  absorbs is sent; KEYS does not stop mid-reply
 #                                                  (HRANDFIELD's test skipped: skip.txt)
