@@ -42,7 +42,8 @@
 #   integration/shutdown       0/0/0 (timeout)  5/0/0
 #   integration/rdb            10/4/0    12/2/0    'client freed during loading' (the loading
 #                                                  state: not this sweep's), 'Test child sending
-#                                                  info' (the child's COW figures: not built)
+#                                                  info' (the child's COW figures: not built);
+#                                                  14/0/0 since both were built (2026-11-23)
 #   unit/networking            2/2/1     3/1/1     then raxdb's default bind was 127.0.0.1 -::1;
 #                                                  Redis's built-in * -::* since: 5/0/0
 #   integration/aof            39/1/0    40/0/0
