@@ -257,6 +257,7 @@ class Client(asyncio.Protocol):
             return
         srv.clients[self.id] = self
         srv.clients_cron.rotation.append(self)
+        _clienteviction.note_if_noting(self)  # under a memory limit its buffers count at once
         srv.mem_ok = False  # a connection counts in used_memory
         srv.stat_numconnections += 1
         if not self.authenticated:
@@ -310,7 +311,8 @@ class Client(asyncio.Protocol):
         obuf.clear()
         self.out_mark = self.tot_net_out
         if self.write_paused:  # the peer is not keeping up: its output buffer limits apply
-            _obuf.check(self)
+            if not _obuf.check(self):
+                _clienteviction.note_if_noting(self)  # and its output counts under a memory limit
 
     def abort(self) -> None:
         """Close at once (freeClient), dropping the output not yet written, the transport's too:
@@ -410,6 +412,8 @@ class Client(asyncio.Protocol):
         self._received_other(data)
         if srv.client_evict_limit:
             _clienteviction.changed(self)
+        elif srv.maxmemory:  # a partial command held counts under a memory limit
+            _clienteviction.note_if_noting(self)
 
     def _received_other(self, data: bytes) -> None:
         """Every read event that is not a fresh multibulk batch for hiredis."""

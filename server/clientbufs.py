@@ -94,7 +94,10 @@ class ClientsCron:
         self.peak_in[(slot + 1) % PEAK_SLOTS] = 0  # the next second starts from nothing
         self.peak_out[(slot + 1) % PEAK_SLOTS] = 0
         rotation = self.rotation
+        from server.clienteviction import note_if_noting
         from server.obuf import output_used
+
+        note = note_if_noting if srv.maxmemory and not srv.client_evict_limit else None
 
         while iterations > 0 and rotation:
             c = rotation.pop()  # listRotateTailToHead: the newest client first, then backwards
@@ -105,6 +108,8 @@ class ClientsCron:
             self._resize_query(c, now_ms)
             if self.resizing:
                 self._resize_reply(c, now_ms)
+            if note is not None:  # updateClientMemoryUsage: the figure a memory limit goes by
+                note(c)
             in_usage = query_zmalloc(query_alloc(c))
             if in_usage > self.peak_in[slot]:
                 self.peak_in[slot] = in_usage

@@ -70,10 +70,12 @@ def note(c: Client, cron: bool = False) -> None:
     client's is noted by the cron alone, as Redis's clientsCron is what updates it."""
     from server.commands.t_client import client_memory
 
-    if c.no_evict and not cron:
+    if c.no_evict and not cron and c.server.client_evict_limit:
         return
     srv = c.server
     mem = client_memory(c) if counted(c) else 0
+    if mem > c.mem_noted:
+        srv.mem_ok = False  # used_memory grew: the next command measures it (server/evict.py)
     srv.clients_mem += mem - c.mem_noted
     c.mem_noted = mem
 
@@ -82,6 +84,21 @@ def forget(c: Client) -> None:
     """A closed client leaves the sum."""
     c.server.clients_mem -= c.mem_noted
     c.mem_noted = 0
+
+
+def noting(srv: Server) -> bool:
+    """Whether clients' memory is summed: for client eviction, and for a memory limit, whose
+    used_memory holds the clients' buffers as Redis's allocator counts them (server/evict.py)."""
+    return bool(srv.client_evict_limit or srv.maxmemory)
+
+
+def note_if_noting(c: Client) -> None:
+    """A client's buffers grew out of the common path (a partial command held, a flush bigger than
+    its reply buffer): noted for the memory limit when client eviction is off (`changed` notes
+    every read event while it is on)."""
+    srv = c.server
+    if srv.maxmemory and not srv.client_evict_limit and not c.closed:
+        note(c)
 
 
 def changed(c: Client) -> None:
@@ -111,14 +128,14 @@ def renote_all(srv: Server, cron: bool = False) -> None:
     """Every client noted again (the cron's visit; a new limit, which leaves CLIENT NO-EVICT ones
     to the cron), then the limit enforced."""
     srv.client_evict_limit = limit(srv)
-    if not srv.client_evict_limit:
+    if not noting(srv):
         for c in srv.clients.values():
             c.mem_noted = 0
         srv.clients_mem = 0
         return
     for c in list(srv.clients.values()):
         note(c, cron)
-    if srv.clients_mem >= srv.client_evict_limit:
+    if srv.client_evict_limit and srv.clients_mem >= srv.client_evict_limit:
         evict(srv)
 
 

@@ -6,14 +6,19 @@ CPython's pools for reuse), so a limit on RSS would evict until the database is 
 while `maxmemory` is set, raxdb counts what Redis would use for the same data:
 
     used_memory = STARTUP (redis-server 7.0's used_memory at start-up)
-                + PER_CLIENT for each connection
+                + each client's buffers as CLIENT LIST's tot-mem gives them (the sum client
+                  eviction keeps, server/clienteviction.py), plus CLIENT_REST for what else a
+                  connection allocates
                 + per database: each key's MEMORY USAGE figure (dictEntry, key sds, value), the
                   main dict's buckets, and for keys with a TTL the expires dict's entry and buckets
 
 A key's figure is the one MEMORY USAGE gives: Redis's to the byte for strings, listpacks,
-intsets and streams, the same sampled estimate for hashtable and skiplist encodings.  Output
-buffers are not counted (Redis counts them; summing them per command would cost a pass over
-every client).  Figures are kept per key in `Database.sizes`, their sum in `Database.mem`:
+intsets and streams, the same sampled estimate for hashtable and skiplist encodings.  The
+clients' figures are not summed per command (that would cost a pass over every client): each is
+noted when the client connects, when a read leaves a partial command held, when a flush leaves
+output the peer has not taken, and at the clients cron's visits (about once a second; every
+read event while client eviction is on), so a buffer that grows is counted as it grows and one
+that drains within a second.  Figures are kept per key in `Database.sizes`, their sum in `Database.mem`:
 - a key that goes (DEL, expiry, eviction, FLUSH*, ...) leaves at once (Database.delete, flush);
 - a key that is created is noted by the Database's `new_hook` (Redis's dbAdd), wherever that
   happens: MOVE or COPY into another database, a served BLMOVE's destination;
@@ -60,6 +65,9 @@ if TYPE_CHECKING:
 
 STARTUP = 875_976  # redis-server 7.0.15's used_memory_startup, measured here
 PER_CLIENT = 39_000  # 50 idle connections raised Redis's used_memory by 1.95 MB
+# ... of which a new client's tot-mem is 37,632 (its struct, reply buffer and first read's room):
+# the rest is the connection and its other allocations
+CLIENT_REST = PER_CLIENT - 37_632
 SLOWDOWN = 20  # an eviction in Python costs about 20 times one in C
 EVPOOL_SIZE = 16
 EVICT_OK, EVICT_RUNNING, EVICT_FAIL = 0, 1, 2
@@ -96,7 +104,9 @@ class EvictionState:
 # held keys while the limit was set (`Server.mem_dbs`): a database joins when a key is created in
 # it (settle) or arrives by SWAPDB (dbs_changed), and an emptied one costs one test.
 def used_memory(srv: Server) -> int:
-    total = STARTUP + PER_CLIENT * len(srv.clients)
+    # the clients' buffers as noted (server/clienteviction.py: CLIENT LIST's tot-mem) and what
+    # else each connection allocates
+    total = STARTUP + srv.clients_mem + CLIENT_REST * len(srv.clients)
     for db in srv.mem_dbs:  # alloc.dict_table_bytes inlined: every write command asks
         data = db.data
         if data:
