@@ -383,8 +383,8 @@ class Client(asyncio.Protocol):
         self.last_interaction = now
         n = len(data)
         self.tot_net_in += n
-        if n >= 32768:  # clientbufs.BIG (a literal: cheaper than a global, on every read event)
-            _clientbufs.big_read(self, n)
+        if n >= 32768:  # clientbufs.BIG, as a literal: a read that may bring a big argument
+            _clientbufs.big_read(self, data)
         # `43 in data` (not b"+"): an int operand goes straight to memchr, while a bytes operand
         # makes CPython try int conversion first and raise internally (~1,700 instructions).
         if (self.exact is None and self._raw is None and data[0] == 42 and not self.blocked
@@ -400,6 +400,8 @@ class Client(asyncio.Protocol):
                 self._run_exact(out)
             self.running = None
             self.woff = srv.repl.master_repl_offset
+            if self._raw is not None:  # a command left partly received: a big argument's room
+                _clientbufs.partial_read(self)
             if out and not self.closed:
                 payload = out[0] if len(out) == 1 else _join(out)
                 if payload:
@@ -410,6 +412,8 @@ class Client(asyncio.Protocol):
                 _clienteviction.changed(self)
             return
         self._received_other(data)
+        if self._raw is not None:
+            _clientbufs.partial_read(self)
         if srv.client_evict_limit:
             _clienteviction.changed(self)
         elif srv.maxmemory:  # a partial command held counts under a memory limit
@@ -489,6 +493,34 @@ class Client(asyncio.Protocol):
         if self.in_exec or not self.running:
             return self.woff
         return self.server.repl.master_repl_offset
+
+    def partial_args(self) -> tuple[int, int]:
+        """(bytes, count) of the arguments of a command still being received that hiredis has
+        already parsed: Redis has made them argv objects by then (argv-mem, and the argv array in
+        tot-mem), while raxdb's hiredis holds them until the command is whole.  (0, 0) when no
+        command is partly received.  A walk over the held bytes' headers: for CLIENT LIST and
+        memory notes, never per command."""
+        raw = self._raw
+        if raw is None or self.exact is not None:
+            return 0, 0
+        end = len(raw) - unconsumed(self.reader)
+        pos = 0
+        for _ in range(self._raw_done + 1):  # the commands that ran, then the partial one
+            cr = raw.find(b"\r\n", pos, end)
+            if cr < 0 or raw[pos] != 42:
+                return 0, 0
+            nargs = _string2ll(bytes(raw[pos + 1 : cr])) or 0
+            pos = cr + 2
+            size = count = 0
+            while count < nargs:
+                cr = raw.find(b"\r\n", pos, end)
+                length = _string2ll(bytes(raw[pos + 1 : cr])) if cr > pos and raw[pos] == 36 else None
+                if length is None or cr + 4 + length > end:
+                    return size, count  # the partial command: its arguments parsed so far
+                pos = cr + 4 + length
+                size += length
+                count += 1
+        return 0, 0
 
     def bulk_room(self) -> tuple[int, int]:
         """(header bytes, room) for a bulk being received: the bytes of its header still held

@@ -8,8 +8,8 @@ client_recent_max_input_buffer / _output_buffer and reply_buffer_shrinks / _expa
 client carries the figures Redis's would have:
 
 - The query buffer (`qb_alloc`, an sds's allocation): empty until the first read, which makes room
-  for a 16 KiB read (PROTO_IOBUF_LEN: 20474 bytes once the allocator's slack is taken); a read of
-  32 KiB or more (a big argument, or a large pipeline) leaves at least its size.  Reads are not
+  for a 16 KiB read (PROTO_IOBUF_LEN: 20474 bytes once the allocator's slack is taken); a big
+  argument (32 KiB or more) being received leaves room for all of it.  Reads are not
   tracked one by one, which would cost on every request: a read since the cron last set the
   figure (tot_net_in past `qb_in`) means the first read's room is there again.  The cron frees
   the room of a client idle for more than 2 seconds, and shrinks a buffer over 32 KiB to the bytes
@@ -28,6 +28,7 @@ ten times a second.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -59,10 +60,27 @@ def query_zmalloc(alloc: int) -> int:
     return size_class(max(3, sds_header(alloc)) + alloc + 1)
 
 
-def big_read(c: Client, n: int) -> None:
-    """A read of n >= 32 KiB bytes: the query buffer held at least that much."""
-    c.qb_alloc = max(query_alloc(c), n)
-    c.qb_in = c.tot_net_in
+_BIG_HEADER = re.compile(rb"\$(\d{5,})\r\n")
+
+
+def big_read(c: Client, data: bytes) -> None:
+    """A read of 32 KiB or more: an argument of 32 KiB or more in it leaves Redis's query buffer
+    with room for one as big (the fat-argument path), whichever way the reads cut it."""
+    sizes = [int(m) for m in _BIG_HEADER.findall(data)]
+    biggest = max(sizes, default=0)
+    if biggest >= BIG:
+        c.qb_alloc = max(query_alloc(c), biggest + 2)
+        c.qb_in = c.tot_net_in
+
+
+def partial_read(c: Client) -> None:
+    """A read left a command partly received: while a big argument (32 KiB or more) arrives,
+    Redis's query buffer holds room for all of it, and keeps that room after it (the fat-argument
+    path makes the next query buffer that big) until the cron shrinks it."""
+    header, room = c.bulk_room()
+    if room:
+        c.qb_alloc = max(query_alloc(c), _pending(c) - header + room)
+        c.qb_in = c.tot_net_in
 
 
 def new_reply_size(size: int) -> int:

@@ -353,6 +353,12 @@ def _proc(srv: Server) -> None:
 def refuses(c: Client, cmd: Command, argv: list[bytes]) -> bool:
     """Evict as needed before `cmd` runs; must it be refused with OOM?"""
     srv = c.server
+    if srv.client_evict_pending:  # processCommand evicts clients before keys
+        from server.clienteviction import evict_pending
+
+        evict_pending(srv)
+        if c.closed:  # the client evicted itself: its command is not run
+            return True
     if srv.mem_ok:  # within the limit when last measured, and nothing grew since
         srv.pre_command_oom = False
         return False

@@ -62,9 +62,9 @@ def _argv_mem(argv) -> int:
     return sum(len(a) for a in argv) if argv else 0
 
 
-def _memory_parts(c, current) -> tuple[int, int, int, int, int, list[bytes] | None, list | None]:
-    """CLIENT LIST's memory fields (qbuf, qbuf-free, argv-mem, multi-mem, omem), and the running
-    argv and MULTI queue they were read from."""
+def _memory_parts(c, current) -> tuple[int, int, int, int, int, int, list | None]:
+    """CLIENT LIST's memory fields (qbuf, qbuf-free, argv-mem, multi-mem, omem), the number of
+    arguments argv-mem holds, and the MULTI queue multi-mem was read from."""
     try:
         omem = output_used(c)
     except (AttributeError, RuntimeError):
@@ -74,10 +74,13 @@ def _memory_parts(c, current) -> tuple[int, int, int, int, int, list[bytes] | No
     if c.exec_view is not None:  # Redis's client is in MULTI, and its argv EXEC's, until EXEC ends
         running, multi = c.exec_view
     qbuf, qbuf_free = _query_buffer(c, running if me else None)
-    argv_mem = _argv_mem(running) if me or c.blocked else 0  # Redis keeps a blocked command's argv
+    if me or c.blocked:  # Redis keeps a blocked command's argv
+        argv_mem, argc = _argv_mem(running), len(running) if running else 0
+    else:  # or the arguments of a command still arriving
+        argv_mem, argc = c.partial_args()
     # mstate.argv_len_sums: each queued command's argument bytes and its argv's pointers
     multi_mem = sum(_argv_mem(argv) + 8 * len(argv) for _, argv in multi) if multi else 0
-    return qbuf, qbuf_free, argv_mem, multi_mem, omem, running, multi
+    return qbuf, qbuf_free, argv_mem, multi_mem, omem, argc, multi
 
 
 def _dict_overhead(n: int) -> int:
@@ -89,15 +92,14 @@ def client_memory(c, current=None) -> int:
     """tot-mem (getClientMemoryUsage): what the client's buffers hold (CLIENT LIST's memory
     fields) and Redis's bookkeeping for it (`_bookkeeping`).  Client eviction goes by it
     (server/clienteviction.py); server/memoverhead.py sums it for INFO and MEMORY STATS."""
-    return _total(c, current, *_memory_parts(c, current))
+    return _total(c, *_memory_parts(c, current))
 
 
-def _total(c, current, qbuf: int, qbuf_free: int, argv_mem: int, multi_mem: int, omem: int,
-           running: list[bytes] | None, multi: list | None) -> int:
+def _total(c, qbuf: int, qbuf_free: int, argv_mem: int, multi_mem: int, omem: int, argc: int,
+           multi: list | None) -> int:
     """getClientMemoryUsage from the fields: the output, the query buffer's allocation, the client
-    struct and its reply buffer (server/clientbufs.py's figures), the argv being run (or a blocked
-    one, which Redis keeps) with its pointers, the MULTI queue and `_bookkeeping`."""
-    argc = len(running) if running and (c is current or c.blocked) else 0
+    struct and its reply buffer (server/clientbufs.py's figures), the argv held with its
+    pointers, the MULTI queue and `_bookkeeping`."""
     queued = len(multi) if multi else 0
     mem = omem + clientbufs.query_zmalloc(qbuf + qbuf_free) + clientbufs.CLIENT_STRUCT + c.rb_size
     mem += argv_mem + 8 * argc + multi_mem
@@ -124,8 +126,9 @@ def client_info_line(c, current=None) -> str:
     now = srv.now_ms
     me = c is current
     parts = _memory_parts(c, current)
-    qbuf, qbuf_free, argv_mem, multi_mem, omem, running, multi = parts
+    qbuf, qbuf_free, argv_mem, multi_mem, omem, _, multi = parts
     last = c.last_cmd
+    running = c.exec_view[0] if c.exec_view is not None else c.last_argv
     if me and running:
         cmd = srv.table.lookup(running)
         last = cmd if cmd is not None else last
@@ -136,7 +139,7 @@ def client_info_line(c, current=None) -> str:
             f"sub={len(c.channels)} psub={len(c.patterns)} ssub={len(c.shard_channels)} "
             f"multi={len(multi) if multi is not None else -1} qbuf={qbuf} qbuf-free={qbuf_free} argv-mem={argv_mem} "
             f"multi-mem={multi_mem} rbs={c.rb_size} rbp={c.rb_peak} obl=0 oll=0 omem={omem} "
-            f"tot-mem={_total(c, current, *parts)} events={'rw' if omem else 'r'} cmd={cmd_name} "
+            f"tot-mem={_total(c, *parts)} events={'rw' if omem else 'r'} cmd={cmd_name} "
             f"user={c.user.name.decode(errors='surrogateescape')} redir={ct.redirect if (ct := c.tracking) is not None else -1} resp={c.resp}")
     if c.lib_name or c.lib_ver:
         line += f" lib-name={c.lib_name.decode(errors='replace')} lib-ver={c.lib_ver.decode(errors='replace')}"

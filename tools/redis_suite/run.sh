@@ -62,7 +62,8 @@
 #                                                  (timed since, and INFO latencystats empty while
 #                                                  tracking is off, as Redis: 17/0/0)
 #   unit/tracking              53/1/0    53/1/0    the eviction test needs Redis's used_memory
-#   unit/maxmemory             3/6/0     3/6/0     client buffers in used_memory (not modelled)
+#   unit/maxmemory             3/6/0     3/6/0     client buffers in used_memory (not modelled;
+#                                                  9/0/0 since they are, 2026-11-23)
 #   unit/memefficiency         4/1/0     5/0/0     Python's per-key overhead: the 32-byte ratio
 #                                                  sits at its bound
 #   unit/lazyfree              4/0/0     3/1/0     RSS does not fall after FLUSHDB ASYNC (varies)
@@ -73,7 +74,8 @@
 #   unit/pendingquerybuf       0/1/0     0/1/0     a replica's used_memory figure
 #   unit/client-eviction       0/1/0 (timeout)  14/1/0 (2026-11-23, maxmemory-clients built): the test
 #                                                  of the output limit's precedence needs replies
-#                                                  the kernel took counted (README)
+#                                                  the kernel took counted (README); 15/0/0
+#                                                  since limits are checked before writes
 #   integration/logging        0/2/0     0/2/0     crash reports (SIGABRT, DEBUG SEGFAULT): not built
 #   integration/aof-race       0/0/1     0/0/1     redis-benchmark -s: unix sockets (not this sweep's)
 #   integration/replication-buffer 3/5/0 4/4/0   the backlog did not outgrow repl-backlog-size
