@@ -11,6 +11,7 @@ age, idle) and, where a peak reset may or may not have come yet, rbp.
 from __future__ import annotations
 
 import re
+import socket
 import time
 
 from tests.diff import RawConnection
@@ -76,3 +77,48 @@ def test_buffer_figures_follow_redis() -> None:
     ours, theirs = run_on_both(_scenario, "--enable-debug-command", "yes")
     assert ours == theirs
     assert " rbs=16384 " in f" {ours[4]} " and " qbuf-free=0 " in f" {ours[2]} "
+
+
+def _partial_command(srv: ServerProcess) -> str:
+    """A command still arriving: Redis has made its arguments so far argv objects (argv-mem, and
+    their pointers in tot-mem) and holds only the unparsed tail."""
+    obs = RawConnection(srv.port)
+    s = socket.create_connection(("127.0.0.1", srv.port))
+    s.sendall(b"*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$4\r\ndead\r\n")
+    assert s.recv(10) == b"+OK\r\n"
+    s.sendall(b"*250\r\n" + b"".join(b"$1000\r\n" + b"x" * 1000 + b"\r\n" for _ in range(249)) + b"$1000\r\nxx")
+    line = _wait_line(obs, "dead", "argv-mem", "249000", mask_peak=True)
+    s.close()
+    return line
+
+
+def test_a_partial_command_counts_as_redis_counts_it() -> None:
+    ours, theirs = run_on_both(_partial_command)
+    assert ours == theirs
+    assert " argv-mem=249000 " in ours
+
+
+def _evicted_for_buffers(srv: ServerProcess) -> list[object]:
+    """Under maxmemory, clients' buffers count (unit/maxmemory.tcl): 50 keys of 100 kB under an
+    11 MB limit, then 30 clients each holding 250 kB of a command never finished: keys go."""
+    r = RawConnection(srv.port)
+    for j in range(50):
+        r.call("SETRANGE", str(j), "100000", "x")
+    socks = []
+    for _ in range(30):
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        s.sendall(b"*250\r\n" + b"".join(b"$1000\r\n" + b"x" * 1000 + b"\r\n" for _ in range(249)))
+        socks.append(s)
+    deadline = time.monotonic() + 10
+    while b"evicted_keys:0\r\n" in r.call("INFO", "stats") and time.monotonic() < deadline:
+        r.call("PING")  # every command measures memory first
+        time.sleep(0.05)
+    evicted = b"evicted_keys:0\r\n" not in r.call("INFO", "stats")
+    for s in socks:
+        s.close()
+    return [evicted, int(r.call("DBSIZE")[1:-2]) < 50]
+
+
+def test_clients_buffers_count_under_maxmemory() -> None:
+    ours, theirs = run_on_both(_evicted_for_buffers, "--maxmemory", "11mb", "--maxmemory-policy", "allkeys-lru")
+    assert ours == theirs == [True, True]
