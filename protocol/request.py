@@ -155,7 +155,7 @@ class QueryBufferExceeded(Exception):
 class RequestParser:
     """Incremental, exact request parser for one connection."""
 
-    __slots__ = ("buf", "pos", "max_bulk_len", "auth_required", "_argv", "_mbulk", "_bulklen", "qbuf_limit")
+    __slots__ = ("buf", "pos", "max_bulk_len", "auth_required", "_argv", "_argv_bytes", "_mbulk", "_bulklen", "qbuf_limit")
 
     def __init__(self, max_bulk_len: int = 512 * 1024 * 1024, qbuf_limit: int = 1 << 62) -> None:
         self.buf = bytearray()
@@ -166,6 +166,7 @@ class RequestParser:
         self.qbuf_limit = qbuf_limit
         self.auth_required = False
         self._argv: list[bytes] = []
+        self._argv_bytes = 0  # the bytes of _argv's arguments
         self._mbulk = 0  # arguments still expected by the current multibulk command
         self._bulklen = -1  # length of the bulk being read, -1 while at a bulk header
 
@@ -186,6 +187,10 @@ class RequestParser:
         if self._mbulk and self._bulklen >= BIG_ARG:
             return max(0, self._bulklen + 2 - (len(self.buf) - self.pos))
         return 0
+
+    def partial_args(self) -> tuple[int, int]:
+        """(bytes, count) of the arguments parsed so far of a multibulk command not yet whole."""
+        return (self._argv_bytes, len(self._argv)) if self._mbulk else (0, 0)
 
     def at_boundary(self) -> bool:
         """True when no partial command is buffered: the next byte starts a new command."""
@@ -251,6 +256,7 @@ class RequestParser:
                 return []
             self._mbulk = ll
             self._argv = []
+            self._argv_bytes = 0
             self._bulklen = -1
         argv = self._argv
         while self._mbulk:
@@ -282,6 +288,7 @@ class RequestParser:
             if ll + 2 > self.qbuf_limit:
                 raise QueryBufferExceeded
             argv.append(bytes(buf[pos : pos + ll]))
+            self._argv_bytes += ll
             self.pos = pos + ll + 2
             self._bulklen = -1
             self._mbulk -= 1

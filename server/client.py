@@ -95,7 +95,7 @@ class Client(asyncio.Protocol):
                  "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running", "obuf_soft_since",
                  "prop_argv", "prop_prevent", "prop_force", "prop_targets", "replica",
                  "unix_socket", "woff", "mem_noted", "qb_alloc", "qb_in", "qb_visit_in", "rb_size", "rb_peak",
-                 "rb_reset")
+                 "rb_reset", "_partial_scan")
 
     is_master = False  # the replica's link to its master (server/replica.py's MasterClient)
     # mustObeyClient: the master's link or the AOF's replaying client, whose commands were
@@ -178,6 +178,7 @@ class Client(asyncio.Protocol):
         # createClient stamps the peak's last reset in seconds, which the cron compares with
         # milliseconds: the first visit resets the peak; kept, as the figures then follow Redis's
         self.rb_reset = server.now_ms // 1000
+        self._partial_scan: tuple | None = None  # where partial_args stopped
 
     def _new_reader(self) -> None:
         # Bound methods cached once per reader: creating them per read event is measurable.
@@ -498,29 +499,45 @@ class Client(asyncio.Protocol):
         """(bytes, count) of the arguments of a command still being received that hiredis has
         already parsed: Redis has made them argv objects by then (argv-mem, and the argv array in
         tot-mem), while raxdb's hiredis holds them until the command is whole.  (0, 0) when no
-        command is partly received.  A walk over the held bytes' headers: for CLIENT LIST and
-        memory notes, never per command."""
+        command is partly received.  A walk over the held bytes' headers, for CLIENT LIST and
+        memory notes (never per command), resumed where the last one stopped (`_partial_scan`),
+        since a command arriving in many reads may be noted after each."""
+        if self.exact is not None:
+            return self.exact.partial_args()
         raw = self._raw
-        if raw is None or self.exact is not None:
+        if raw is None:
             return 0, 0
         end = len(raw) - unconsumed(self.reader)
-        pos = 0
-        for _ in range(self._raw_done + 1):  # the commands that ran, then the partial one
-            cr = raw.find(b"\r\n", pos, end)
-            if cr < 0 or raw[pos] != 42:
-                return 0, 0
-            nargs = _string2ll(bytes(raw[pos + 1 : cr])) or 0
-            pos = cr + 2
+        scan = self._partial_scan
+        if scan is not None and scan[0] is raw and scan[1] == self._raw_done and scan[2] <= end:
+            _, _, pos, size, count, nargs = scan
+        else:
+            pos = 0
+            skip = self._raw_done  # the commands of the held bytes that ran, then the partial one
+            while True:
+                cr = raw.find(b"\r\n", pos, min(end, pos + 24))  # a header line is short
+                if cr < 0 or raw[pos] != 42:
+                    return 0, 0
+                nargs = _string2ll(bytes(raw[pos + 1 : cr])) or 0
+                pos = cr + 2
+                if not skip:
+                    break
+                skip -= 1
+                for _ in range(nargs):
+                    bulk = _bulk_at(raw, pos, end)
+                    if bulk is None:
+                        return 0, 0
+                    pos = bulk[1]
             size = count = 0
-            while count < nargs:
-                cr = raw.find(b"\r\n", pos, end)
-                length = _string2ll(bytes(raw[pos + 1 : cr])) if cr > pos and raw[pos] == 36 else None
-                if length is None or cr + 4 + length > end:
-                    return size, count  # the partial command: its arguments parsed so far
-                pos = cr + 4 + length
-                size += length
-                count += 1
-        return 0, 0
+        while count < nargs:
+            bulk = _bulk_at(raw, pos, end)
+            if bulk is None:
+                break
+            size += bulk[0]
+            pos = bulk[1]
+            count += 1
+        self._partial_scan = (raw, self._raw_done, pos, size, count, nargs)
+        return size, count
 
     def bulk_room(self) -> tuple[int, int]:
         """(header bytes, room) for a bulk being received: the bytes of its header still held
@@ -1084,6 +1101,17 @@ def _markers_are_bulk(data: bytes, marker: bytes) -> bool:
             return False
         i = data.find(marker, i + 1)
     return True
+
+
+def _bulk_at(raw: bytearray, pos: int, end: int) -> tuple[int, int] | None:
+    """The bulk string at `pos`, if it is whole before `end`: (its length, the position after it)."""
+    cr = raw.find(b"\r\n", pos, min(end, pos + 24))
+    if cr <= pos or raw[pos] != 36:
+        return None
+    n = _string2ll(bytes(raw[pos + 1 : cr]))
+    if n is None or n < 0 or cr + 4 + n > end:
+        return None
+    return n, cr + 4 + n
 
 
 def _oversized_tail_header(buf: bytes | bytearray, max_bulk_len: int) -> bool:

@@ -9,9 +9,9 @@ client carries the figures Redis's would have:
 
 - The query buffer (`qb_alloc`, an sds's allocation): empty until the first read, which makes room
   for a 16 KiB read (PROTO_IOBUF_LEN: 20474 bytes once the allocator's slack is taken); a big
-  argument (32 KiB or more) being received leaves room for all of it.  Reads are not
-  tracked one by one, which would cost on every request: a read since the cron last set the
-  figure (tot_net_in past `qb_in`) means the first read's room is there again.  The cron frees
+  argument (32 KiB or more) being received leaves room for all of it (read off the bulk headers
+  of a read of 32 KiB or more, or of a command left partial).  Small reads are not tracked one
+  by one, which would cost on every request: a read since the cron last set the figure (tot_net_in past `qb_in`) means the first read's room is there again.  The cron frees
   the room of a client idle for more than 2 seconds, and shrinks a buffer over 32 KiB to the bytes
   read since its last visit when it is more than twice that.
 - The reply buffer (`rb_size`, `rb_peak`): 16 KiB at first, its peak the most output queued in
@@ -60,7 +60,7 @@ def query_zmalloc(alloc: int) -> int:
     return size_class(max(3, sds_header(alloc)) + alloc + 1)
 
 
-_BIG_HEADER = re.compile(rb"\$(\d{5,})\r\n")
+_BIG_HEADER = re.compile(rb"\$(\d{5,19})\r\n")  # bounded: an argument's bytes may hold anything
 
 
 def big_read(c: Client, data: bytes) -> None:
