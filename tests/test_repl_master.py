@@ -900,8 +900,12 @@ def _retention_scenario(master: ServerProcess) -> list[object]:
     with replica_of(master) as online:
         wait_for(lambda: caught_up(master, online), what="the first replica")
         slow_transfer(m, 1_000_000)
-        with replica_of(master):
-            wait_for(lambda: "state=wait_bgsave" in info(master).get("slave1", ""), what="the second to wait")
+        with replica_of(master) as waiting:
+            # its snapshot has started: the master named its offset (+FULLRESYNC) and holds the
+            # stream for it from there (ROLE's "sync": the replica is receiving the payload)
+            wait_for(lambda: client(waiting).execute_command("ROLE")[3] == b"sync"
+                     and info(master, "persistence")["rdb_bgsave_in_progress"] == "1",
+                     what="the second to wait for its snapshot")
             for i in range(20):
                 m.set(f"v{i}", "z" * 10000)
             wait_for(lambda: caught_up(master, online), what="the first replica")
