@@ -297,8 +297,8 @@ class Client(asyncio.Protocol):
         if not obuf:
             return
         data = obuf[0] if len(obuf) == 1 else _join(obuf)
-        n = len(data)
-        if n > self.rb_peak:  # Redis's reply buffer fills up to its size before the write
+        if len(data) > self.rb_peak:  # Redis's reply buffer fills up to its size before the write
+            n = len(data)
             self.rb_peak = n if n < self.rb_size else self.rb_size
             # the rest would be in Redis's reply list, whose limit is checked before any write
             if n > self.rb_size and _obuf.check(self):
@@ -401,8 +401,6 @@ class Client(asyncio.Protocol):
                 self._run_exact(out)
             self.running = None
             self.woff = srv.repl.master_repl_offset
-            if self._raw is not None:  # a command left partly received: a big argument's room
-                _clientbufs.partial_read(self)
             if out and not self.closed:
                 payload = out[0] if len(out) == 1 else _join(out)
                 if payload:
@@ -413,8 +411,6 @@ class Client(asyncio.Protocol):
                 _clienteviction.changed(self)
             return
         self._received_other(data)
-        if self._raw is not None:
-            _clientbufs.partial_read(self)
         if srv.client_evict_limit:
             _clienteviction.changed(self)
         elif srv.maxmemory:  # a partial command held counts under a memory limit
@@ -727,6 +723,7 @@ class Client(asyncio.Protocol):
                 self._raw = bytearray(base)
             self._raw_done = self._base_done = base_done + done
             self._base = base
+            _clientbufs.partial_read(self)  # a command left partly received: a big argument's room
 
     def _run_exact(self, out: list[bytes]) -> None:
         p = self.exact
