@@ -32,6 +32,8 @@ import re
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from server.clienteviction import note_if_noting
+from server.obuf import output_used
 from storage.alloc import sds_header, size_class
 
 if TYPE_CHECKING:
@@ -112,11 +114,6 @@ class ClientsCron:
         self.peak_in[(slot + 1) % PEAK_SLOTS] = 0  # the next second starts from nothing
         self.peak_out[(slot + 1) % PEAK_SLOTS] = 0
         rotation = self.rotation
-        from server.clienteviction import note_if_noting
-        from server.obuf import output_used
-
-        note = note_if_noting if srv.maxmemory and not srv.client_evict_limit else None
-
         while iterations > 0 and rotation:
             c = rotation.pop()  # listRotateTailToHead: the newest client first, then backwards
             if clients.get(c.id) is not c:  # gone: it leaves the rotation
@@ -126,8 +123,7 @@ class ClientsCron:
             self._resize_query(c, now_ms)
             if self.resizing:
                 self._resize_reply(c, now_ms)
-            if note is not None:  # updateClientMemoryUsage: the figure a memory limit goes by
-                note(c)
+            note_if_noting(c)  # updateClientMemoryUsage: the figure a memory limit goes by
             in_usage = query_zmalloc(query_alloc(c))
             if in_usage > self.peak_in[slot]:
                 self.peak_in[slot] = in_usage

@@ -2,8 +2,9 @@
 reaches the limit, the largest are disconnected until it is below again, as Redis 7.0 does.
 
 The limit (`limit`, getClientEvictionLimit) is a byte count or a percentage of maxmemory (none
-without a maxmemory), never under 128 KiB.  0 turns the feature off, and then nothing here runs:
-the server keeps `Server.client_evict_limit` and the read path tests it once per read event.
+without a maxmemory), never under 128 KiB.  0 turns the feature off: the server keeps
+`Server.client_evict_limit` and the read path tests it once per read event.  The sum is kept
+under a memory limit too (`noting`), where it is part of used_memory (server/evict.py).
 
 While it is on, each normal or pub/sub client has its memory noted (`Client.mem_noted`) and
 `Server.clients_mem` is their sum; a client with CLIENT NO-EVICT counts in it too, as in Redis, but
@@ -16,12 +17,13 @@ client, as server/clientbufs.py sizes them).  It is noted as Redis updates it (`
   CLIENT NO-EVICT it sent takes effect there);
 - when output is queued for it by another client's command (a published message, a tracking
   invalidation, a served blocked command);
-
-and an eviction either calls for waits for the end of Server.flush_writes, as Redis's beforeSleep
-evicts after writing the replies, never in a command;
 - by the cron, once a second for every client (output the kernel took, an idle buffer), and
   only then for a client with CLIENT NO-EVICT;
 - when CONFIG SET changes the limit (maxmemory-clients, or maxmemory under a percentage).
+
+An eviction the first two call for waits for the end of Server.flush_writes, as Redis's
+beforeSleep evicts after writing the replies, never in a command, or for the next command's
+memory check under a memory limit (processCommand evicts clients before keys).
 
 Eviction takes the largest client first (Redis walks its power-of-two size buckets from the top; a
 sort gives the same order between buckets), logs "Evicting client: <CLIENT LIST line>", counts
@@ -111,7 +113,6 @@ def changed(c: Client) -> None:
     if srv.clients_mem >= srv.client_evict_limit and not srv.client_evict_pending:
         srv.client_evict_pending = True
         srv.call_soon(evict_pending, srv)
-
 
 
 def evict_pending(srv: Server) -> None:

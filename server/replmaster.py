@@ -13,8 +13,8 @@ Invariants:
   (`Replication.feed_stream`) reaches each through `Replica.send`: an online replica gets it at
   once, one in a full resync notes in `pending_from` where its stream starts (the first byte
   after its snapshot), the backlog keeps those bytes for it (Redis 7's shared replication
-  buffer: server/replication.py's Backlog) and it gets them after the RDB payload; one still waiting for its snapshot to start gets nothing (its
-  snapshot will hold it).  So a replica receives exactly the stream after its +FULLRESYNC
+  buffer: server/replication.py's Backlog) and it gets them after the RDB payload; one still
+  waiting for its snapshot to start gets nothing (its snapshot will hold it).  So a replica receives exactly the stream after its +FULLRESYNC
   offset, and nothing else, in order.
 - +FULLRESYNC <replid> <offset> is written when the snapshot is taken (the fork), offset being
   master_repl_offset then, and `seldb` is reset so the next write names its database.

@@ -70,9 +70,7 @@ def _memory_parts(c, current) -> tuple[int, int, int, int, int, int, list | None
     except (AttributeError, RuntimeError):
         omem = 0
     me = c is current
-    running, multi = c.last_argv, c.multi
-    if c.exec_view is not None:  # Redis's client is in MULTI, and its argv EXEC's, until EXEC ends
-        running, multi = c.exec_view
+    running, multi = _running(c)
     qbuf, qbuf_free = _query_buffer(c, running if me else None)
     if me or c.blocked:  # Redis keeps a blocked command's argv
         argv_mem, argc = _argv_mem(running), len(running) if running else 0
@@ -81,6 +79,12 @@ def _memory_parts(c, current) -> tuple[int, int, int, int, int, int, list | None
     # mstate.argv_len_sums: each queued command's argument bytes and its argv's pointers
     multi_mem = sum(_argv_mem(argv) + 8 * len(argv) for _, argv in multi) if multi else 0
     return qbuf, qbuf_free, argv_mem, multi_mem, omem, argc, multi
+
+
+def _running(c) -> tuple[list[bytes] | None, list | None]:
+    """The argv and MULTI queue Redis's client holds: while EXEC runs it is still in MULTI, its
+    argv EXEC's, until EXEC ends."""
+    return c.exec_view if c.exec_view is not None else (c.last_argv, c.multi)
 
 
 def _dict_overhead(n: int) -> int:
@@ -128,7 +132,7 @@ def client_info_line(c, current=None) -> str:
     parts = _memory_parts(c, current)
     qbuf, qbuf_free, argv_mem, multi_mem, omem, _, multi = parts
     last = c.last_cmd
-    running = c.exec_view[0] if c.exec_view is not None else c.last_argv
+    running = _running(c)[0]
     if me and running:
         cmd = srv.table.lookup(running)
         last = cmd if cmd is not None else last
