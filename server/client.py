@@ -95,7 +95,7 @@ class Client(asyncio.Protocol):
                  "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running", "obuf_soft_since",
                  "prop_argv", "prop_prevent", "prop_force", "prop_targets", "replica",
                  "unix_socket", "woff", "mem_noted", "qb_alloc", "qb_in", "qb_visit_in", "rb_size", "rb_peak",
-                 "rb_reset", "_partial_scan")
+                 "rb_reset", "_partial_scan", "obuf_watch", "obuf_pending")
 
     is_master = False  # the replica's link to its master (server/replica.py's MasterClient)
     # mustObeyClient: the master's link or the AOF's replaying client, whose commands were
@@ -163,6 +163,8 @@ class Client(asyncio.Protocol):
         # meanwhile (a message it publishes to itself, an invalidation) joins them in order.
         self.running: list[bytes] | None = None
         self.obuf_soft_since = 0  # when its unsent output went over its soft limit (ms), or 0
+        self.obuf_watch = False  # its class has an output limit: checked after each command (server/obuf.py)
+        self.obuf_pending: list = [None, 0, 0]  # (the read event's reply list, its items, their bytes) counted
         # server/propagate.py, while propagating: the argv to propagate in place of the command's
         # own (None: its own), whether the command must not be propagated, or must be anyway.
         self.prop_argv: list[bytes] | None = None
@@ -202,7 +204,8 @@ class Client(asyncio.Protocol):
     def update_plain(self) -> None:
         """Recompute whether the fast loop may skip processCommand's extra checks."""
         srv = self.server
-        self.plain = (self.authenticated and self.multi is None and self.reply_mode == "on"
+        self.obuf_watch = _obuf.watched(self)
+        self.plain = (not self.obuf_watch and self.authenticated and self.multi is None and self.reply_mode == "on"
                       and not (self.resp == 2 and (self.channels or self.patterns or self.shard_channels))
                       and not srv.monitors and not srv.pause_until_ms and not self.in_exec
                       and srv.busy_script is None and not self.close_after_reply and self.tracking is None
@@ -367,6 +370,23 @@ class Client(asyncio.Protocol):
             pending.append(self)
             if len(pending) == 1:
                 srv.call_soon(srv.flush_writes)
+
+    def obuf_reached(self, out: list[bytes] | None, extra: int = 0) -> bool:
+        """After one command of a client whose class has an output limit: drop it if the limit is
+        reached, counting the replies of this read event not yet queued (`out`), as Redis checks
+        as each reply is added and then runs nothing more of the client's input.  Counted on from
+        the last check, so a long pipeline costs one pass over its replies.  `extra`: a reply
+        still being made (server/commands/args.py's random_picks_reply)."""
+        mark = self.obuf_pending
+        if out is None:
+            return _obuf.check(self, extra)
+        if mark[0] is not out:
+            mark[:] = out, 0, 0
+        n = mark[1]
+        if len(out) > n:
+            mark[2] += sum(map(len, out[n:]))
+            mark[1] = len(out)
+        return _obuf.check(self, mark[2] + extra)
 
     def output_size(self) -> int:
         """Bytes of output not yet taken by the kernel: queued here and in the transport."""
@@ -699,6 +719,9 @@ class Client(asyncio.Protocol):
                 if prop:
                     srv.prop_depth += 1
                     dirty = srv.dirty
+                if self.closed or (self.obuf_watch and self.obuf_reached(out)):
+                    clean = True  # dropped (at its output limit): nothing more of its input runs
+                    break
                 if self.blocked or self.close_after_reply:
                     clean = not has_data()
                     break
@@ -746,6 +769,8 @@ class Client(asyncio.Protocol):
             if argv is None:
                 break
             self.execute(argv, out)
+            if self.obuf_watch and self.obuf_reached(out):
+                return
         if p.at_boundary() and self.authenticated and not self.blocked:
             self.exact = None
             self._new_reader()

@@ -190,12 +190,11 @@ class Server:
 
     def _init_introspection(self) -> None:
         """State for INFO, CONFIG and CLIENT PAUSE; config hooks that make settable options act."""
-        from server import info
+        from server.evict import STARTUP
 
         cfg = self.config
         self.build_id = RAXDB_BUILD_ID
-        self.memory_startup = info.process_rss()
-        self.memory_peak = self.memory_startup
+        self.memory_peak = STARTUP
         # Filled in by persistence (rdb_saves, rdb_last_bgsave_status, ...); INFO shows defaults.
         self.persistence_stats: dict[str, Any] = {}
         self.persistence_info = self.persistence_stats.get
@@ -226,6 +225,13 @@ class Server:
         on("loglevel", []).append(lambda v: LOG.configure(v, ""))
         for name in ("replica-read-only", "replica-serve-stale-data"):
             on(name, []).append(lambda _v: self._replica_gate_changed())
+        # a normal or pub/sub limit set or lifted moves its clients off or back onto the fast loop
+        on("client-output-buffer-limit", []).append(lambda _v: self.update_plain_all())
+
+    def update_plain_all(self) -> None:
+        """Something every client's fast-loop eligibility depends on changed (Client.update_plain)."""
+        for c in self.clients.values():
+            c.update_plain()
 
     def _replica_gate_changed(self) -> None:
         from server.replica import update_gate  # not at start-up: server.replica imports the client
@@ -271,16 +277,12 @@ class Server:
         return i, o
 
     def used_memory(self) -> int:
-        """INFO used_memory: while maxmemory is set, what Redis would use for the same data
-        (server/evict.py keeps that figure, and evicts by it); otherwise the process's resident
-        size, as keeping the figure costs every command a pass over its keys."""
-        if self.maxmemory:
-            from server.evict import used_memory
+        """INFO used_memory: what Redis would use for the same data (server/evict.py keeps that
+        figure while maxmemory is set, and evicts by it; without a limit it is estimated when
+        asked).  The process's own size is INFO's used_memory_rss."""
+        from server.evict import info_used_memory
 
-            return used_memory(self)
-        from server.info import process_rss
-
-        return process_rss()
+        return info_used_memory(self)
 
     def reset_stats(self) -> None:
         """CONFIG RESETSTAT: Redis's resetServerStats plus command and error statistics."""
@@ -343,8 +345,7 @@ class Server:
         until = self.pause_until_ms
         if until and until < PAUSE_FOREVER and self.loop is not None:
             self.pause_handle = self.loop.call_later(max(0.0, (until - time.time() * 1000) / 1000), self._update_pause)
-        for c in self.clients.values():
-            c.update_plain()
+        self.update_plain_all()
         now_is = 0 if not until else 1 if self.pause_writes_only else 2
         if now_is < was:
             self._hold_expiry()

@@ -3,14 +3,25 @@
 Redis knows its memory to the byte from its allocator (zmalloc's counter).  raxdb cannot ask
 CPython for that cheaply, and the process's RSS does not fall when keys go (freed blocks stay in
 CPython's pools for reuse), so a limit on RSS would evict until the database is empty.  Instead,
-while `maxmemory` is set, raxdb counts what Redis would use for the same data:
+raxdb reports and evicts by what Redis would use for the same data:
 
     used_memory = STARTUP (redis-server 7.0's used_memory at start-up)
                 + each client's buffers as CLIENT LIST's tot-mem gives them (the sum client
                   eviction keeps, server/clienteviction.py), plus CLIENT_REST for what else a
                   connection allocates
+                + the replication buffer the backlog and the replicas share
+                + the AOF buffer
                 + per database: each key's MEMORY USAGE figure (dictEntry, key sds, value), the
                   main dict's buckets, and for keys with a TTL the expires dict's entry and buckets
+
+Eviction compares that less `not_counted` with the limit, as Redis does: the AOF buffer and
+what the replicas hold beyond the backlog's size (INFO's mem_not_counted_for_evict).
+
+While `maxmemory` is set the figure is kept up to date, as below.  Without a limit nothing is
+counted per command and the figure is worked out when INFO (or MEMORY STATS, or a save) asks
+(`info_used_memory`, `_estimate`): the same terms, with a big database's keys sampled.  So INFO's
+used_memory falls when keys go and a limit set from it means what it says; the process's own
+size is used_memory_rss.
 
 A key's figure is the one MEMORY USAGE gives: Redis's to the byte for strings, listpacks,
 intsets and streams, the same sampled estimate for hashtable and skiplist encodings.  The
@@ -49,6 +60,7 @@ goes on over the next loop turns (Redis's eviction timer proc) while commands ar
 from __future__ import annotations
 
 import bisect
+import itertools
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -56,6 +68,7 @@ from typing import TYPE_CHECKING, Any
 from server import latency, notify, propagate
 from server.keyaccess import NOTIFY_EVICTED, signal_modified
 from server.log import LOG
+from storage.alloc import dict_table_bytes
 
 if TYPE_CHECKING:
     from server.client import Client
@@ -104,9 +117,13 @@ class EvictionState:
 # held keys while the limit was set (`Server.mem_dbs`): a database joins when a key is created in
 # it (settle) or arrives by SWAPDB (dbs_changed), and an emptied one costs one test.
 def used_memory(srv: Server) -> int:
+    """What eviction compares with maxmemory: INFO's used_memory less `not_counted`."""
     # the clients' buffers as noted (server/clienteviction.py: CLIENT LIST's tot-mem) and what
     # else each connection allocates
     total = STARTUP + srv.clients_mem + CLIENT_REST * len(srv.clients)
+    backlog = srv.repl.backlog
+    if backlog is not None:
+        total += backlog.mem - _repl_not_counted(backlog)
     for db in srv.mem_dbs:  # alloc.dict_table_bytes inlined: every write command asks
         data = db.data
         if data:
@@ -117,6 +134,79 @@ def used_memory(srv: Server) -> int:
                 e = len(expires)
                 total += 24 * e + (32 if e <= 4 else 8 << (e - 1).bit_length())
     return total
+
+
+def _repl_not_counted(backlog: Any) -> int:
+    """The part of the replication buffer eviction leaves out (freeMemoryGetNotCountedMemory): what
+    the replicas hold beyond the backlog's configured size and its blocks' headers (a block of
+    16 KiB and a list node each, 64 bytes), so a slow replica does not make keys go."""
+    size = backlog.size
+    if backlog.mem <= size:
+        return 0
+    return max(0, backlog.mem - size - (size // 16384 + 1) * 64)
+
+
+def not_counted(srv: Server) -> int:
+    """INFO's mem_not_counted_for_evict: the replicas' part of the replication buffer and the AOF
+    buffer, in used_memory but not in what eviction compares with the limit."""
+    backlog = srv.repl.backlog
+    return (0 if backlog is None else _repl_not_counted(backlog)) + len(srv.aof.buf)
+
+
+def info_used_memory(srv: Server) -> int:
+    """INFO's used_memory, the same figure with a limit set or not: eviction's (kept per command
+    under a limit, estimated when asked without one) plus `not_counted`."""
+    counted = used_memory(srv) if srv.maxmemory else _estimate(srv)
+    return counted + not_counted(srv)
+
+
+# Without a limit nothing is counted per command: the figure is worked out when asked (INFO,
+# MEMORY STATS, a save's aux field), from the same terms.  Each database's keys are sized one by
+# one up to ESTIMATE_KEYS of them (a string in ~0.3 us); a bigger one is sampled by a stride
+# through its slot array (the same keys each time while nothing moves, so the figure does not
+# jitter between two INFOs) and scaled to its key count.  The estimate is kept until a write or a
+# change in the key count (an expiry) may have moved it.  A sample misses a rare huge key among
+# many small ones: MEMORY USAGE of that key, or a limit, gives the exact figure.
+ESTIMATE_KEYS = 4096
+
+
+def _estimate(srv: Server) -> int:
+    from server.clienteviction import counted
+    from server.commands.t_client import client_memory
+
+    clients = list(srv.clients.values())
+    total = STARTUP + CLIENT_REST * len(clients) + sum(client_memory(c) for c in clients if counted(c))
+    backlog = srv.repl.backlog
+    if backlog is not None:
+        total += backlog.mem - _repl_not_counted(backlog)
+    for db in srv.dbs:
+        data = db.data
+        if data:
+            total += _dataset_estimate(srv, db) + dict_table_bytes(len(data))
+            if db.expires:
+                total += 24 * len(db.expires) + dict_table_bytes(len(db.expires))
+    return total
+
+
+_estimates: dict[int, tuple[int, int, int]] = {}  # id(db) -> (server dirty, key count, estimate)
+
+
+def _dataset_estimate(srv: Server, db: Database) -> int:
+    data = db.data
+    n = len(data)
+    kept = _estimates.get(id(db))
+    if kept is not None and kept[0] == srv.dirty and kept[1] == n:
+        return kept[2]
+    usage = _key_usage
+    if n <= ESTIMATE_KEYS:
+        est = sum(usage(k, e.value) for k, e in data.items())
+    else:
+        sample = [k for k in db.slots[:: len(db.slots) // ESTIMATE_KEYS] if k is not None]
+        if len(sample) < 64:  # a slot array emptied by deletes: the first keys instead
+            sample = list(itertools.islice(data, ESTIMATE_KEYS))
+        est = sum(usage(k, data[k].value) for k in sample) * n // len(sample)
+    _estimates[id(db)] = (srv.dirty, n, est)
+    return est
 
 
 def dbs_changed(srv: Server) -> None:
@@ -403,7 +493,8 @@ def _apply(srv: Server, value: str, startup: bool = False) -> None:
                 db.sizes = None
                 db.mem = 0
         notify.install_new_hook(srv)
-        srv.memory_peak = srv.used_memory()
+        if not startup:  # (at start-up the peak is the start-up figure, and replication not set up)
+            srv.memory_peak = srv.used_memory()
     if limit and startup:
         if limit < 1024 * 1024:
             LOG.warning(f"WARNING: You specified a maxmemory value that is less than 1MB (current value is {limit} "

@@ -2,9 +2,10 @@
 
 Field names and section order are Redis 7.0's (checked against a live redis-server in the tests),
 so monitoring tools that parse INFO (redis_exporter, Datadog, redis-cli --stat) read raxdb
-unchanged.  Values are raxdb's own: counters it keeps are real, memory figures come from the
-process's resident size, and features raxdb lacks (replicas, forks, defragmentation, threaded I/O)
-report the idle values a Redis without them reports.
+unchanged.  Values are raxdb's own: counters it keeps are real, used_memory and its breakdown are
+what Redis would use for the same data (server/evict.py, server/memoverhead.py) while
+used_memory_rss is the process's resident size, and features raxdb lacks (defragmentation,
+threaded I/O) report the idle values a Redis without them reports.
 
 Each section is a function returning its lines; `generate()` joins the requested ones the way
 Redis does (lines end in CRLF, sections are separated by an empty line).
@@ -20,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from server import latency, loading, memoverhead, pubsub, tracking
+from server import evict, latency, loading, memoverhead, pubsub, tracking
 
 if TYPE_CHECKING:
     from server.client import Client
@@ -112,7 +113,7 @@ def _clients(srv: Server) -> list[str]:
 def _memory(srv: Server, current: Client | None = None) -> list[str]:
     o = memoverhead.overhead(srv, current)
     used, peak, startup, dataset = o.used, o.peak, o.startup, o.dataset
-    rss = process_rss() if srv.maxmemory else used  # used is then Redis's figure for the data
+    rss = process_rss()  # the process's own size; used is Redis's figure for the data
     system = total_system_memory()
     maxmem = int(srv.config.values["maxmemory"])
     scripts = _scripting_stats(srv)
@@ -157,7 +158,7 @@ def _memory(srv: Server, current: Client | None = None) -> list[str]:
         "rss_overhead_bytes:0",
         "mem_fragmentation_ratio:1.00",
         "mem_fragmentation_bytes:0",
-        "mem_not_counted_for_evict:0",
+        f"mem_not_counted_for_evict:{evict.not_counted(srv)}",
         f"mem_replication_backlog:{o.repl_backlog}",
         f"mem_total_replication_buffers:{srv.repl.master.buffer_bytes()}",
         f"mem_clients_slaves:{o.clients_slaves}",

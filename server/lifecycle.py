@@ -32,8 +32,7 @@ def on_disconnect(client: Client) -> None:
     srv = client.server
     if client.is_monitor and client in srv.monitors:
         srv.monitors.remove(client)
-        for c in srv.clients.values():
-            c.update_plain()
+        srv.update_plain_all()
     for hook in DISCONNECT_HOOKS:
         hook(client)
 
@@ -85,8 +84,7 @@ def start_monitor(client: Client) -> None:
     srv = client.server
     client.is_monitor = True
     srv.monitors.append(client)
-    for c in srv.clients.values():
-        c.update_plain()
+    srv.update_plain_all()
 
 
 def feed_monitors(client: Client, argv: list[bytes], cmd: Command | None, origin: str | None = None) -> None:

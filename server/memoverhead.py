@@ -7,9 +7,8 @@ buffer, and per database the main and expires hash tables; whatever is left is t
 raxdb keeps the same split with its own figures, computed when asked (nothing here runs per
 command):
 
-- start-up: with a memory limit, used_memory is Redis's figure for the data (server/evict.py)
-  and start-up is Redis's own (evict.STARTUP); without one, used_memory is the process's resident
-  size and start-up the size measured once the server was up;
+- start-up: used_memory is Redis's figure for the same server (server/evict.py: kept under a
+  memory limit, estimated when asked without one), so start-up is Redis's own (evict.STARTUP);
 - the replication buffer: `ReplMaster.buffer_bytes`, split as Redis splits it;
 - a client: CLIENT LIST's tot-mem (server/commands/t_client.py's `client_memory`), summed over the
   master link, pub/sub and normal clients, as Redis's clients_normal;
@@ -55,9 +54,9 @@ class Overhead:
 
 
 def startup_memory(srv: Server, used: int) -> int:
-    """used_memory_startup: Redis's own with a memory limit (used_memory is then Redis's figure),
-    the size the process had once up otherwise; never above what is used now."""
-    return min(evict.STARTUP if srv.maxmemory else srv.memory_startup, used)
+    """used_memory_startup: Redis's own (used_memory is Redis's figure for the same server), never
+    above what is used now."""
+    return min(evict.STARTUP, used)
 
 
 def overhead(srv: Server, current: Client | None = None) -> Overhead:

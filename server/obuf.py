@@ -10,15 +10,15 @@ the backlog's size.  Past the hard limit, or past the soft
 limit for longer than its seconds, the client is logged as Redis logs it and dropped at once, its
 unsent output discarded, so a client that does not read costs about its class's hard limit.
 
-When it is checked: after every Pub/Sub delivery (a subscriber that stopped reading), before an
-end-of-iteration flush writes more than the reply buffer holds (a reply over the hard limit is
-never sent: Redis closes the client as it adds the reply, before any write), and when a flush
-leaves the transport over its high-water mark (64 KiB; `write_paused`).
-Below that mark the peer is keeping up and nothing is checked, so a client that reads pays
-nothing.  Past it, reading from the client pauses too (write back-pressure), so a client's own
-replies outgrow a limit only within one batch of commands (a big pipeline, a huge KEYS), and the
-flush that writes that batch checks it.  So a limit below 64 KiB takes effect at 64 KiB for
-command replies.
+When it is checked: after every Pub/Sub delivery (a subscriber that stopped reading); after each
+command of a client whose class has a limit (`watched`: Client.obuf_reached counts the replies
+of the read event not yet queued), so that, as in Redis, nothing it pipelined after the command
+that passed the limit runs; before an end-of-iteration flush writes more than the reply buffer
+holds (a reply over the hard limit is never sent: Redis closes the client as it adds the reply,
+before any write); and when a flush leaves the transport over its high-water mark (64 KiB;
+`write_paused`).  A watched client leaves the fast loop (Client.plain): with the default limits
+that is a pub/sub client, whose own commands are few, never a normal one, so the common path pays
+nothing.
 """
 
 from __future__ import annotations
@@ -42,8 +42,20 @@ def client_class(c: Client) -> str:
     return "pubsub" if (c.channels or c.patterns or c.shard_channels) else "normal"
 
 
-def check(c: Client) -> bool:
-    """Drop `c` if its unsent output is over its class's limits; True if it was dropped."""
+def watched(c: Client) -> bool:
+    """Whether `c`'s own commands are checked one by one (Client.obuf_reached): a normal or pub/sub
+    client whose class has a limit.  Such a client leaves the fast loop (Client.update_plain), so
+    the default configuration, with no limit for normal clients, costs commands nothing."""
+    cls = client_class(c)
+    if cls != "normal" and cls != "pubsub":
+        return False
+    hard, soft, _ = c.server.config.cobl.get(cls, (0, 0, 0))
+    return bool(hard or soft)
+
+
+def check(c: Client, pending: int = 0) -> bool:
+    """Drop `c` if its unsent output (with `pending` bytes of replies not yet queued) is over its
+    class's limits; True if it was dropped."""
     if c.closed or c.transport is None:
         return False
     srv = c.server
@@ -51,7 +63,7 @@ def check(c: Client) -> bool:
     hard, soft, soft_secs = srv.config.cobl.get(cls, (0, 0, 0))
     if not (hard or soft):
         return False
-    used = output_used(c)
+    used = output_used(c, pending)
     if cls == "slave" and hard:
         # a replica's hard limit below the backlog's size would drop a replica that a partial
         # resync just let in: Redis takes the backlog's size instead
@@ -70,7 +82,7 @@ def check(c: Client) -> bool:
     return False
 
 
-def output_used(c: Client) -> int:
+def output_used(c: Client, pending: int = 0) -> int:
     """getClientOutputBufferMemoryUsage: a replica's share of the replication buffer it shares
     with the backlog (server/replication.py); for any other client its reply list: the unsent
     output beyond what its reply buffer holds (rbs, server/clientbufs.py), in blocks of 16 KiB
@@ -78,7 +90,7 @@ def output_used(c: Client) -> int:
     a 40-byte node each (listNode and clientReplyBlock)."""
     if is_replica(c):
         return c.server.repl.master.output_share(c.replica)
-    listed = c.output_size() - c.rb_size
+    listed = c.output_size() + pending - c.rb_size
     return -(-listed // _REPLY_BLOCK) * (_REPLY_BLOCK + 40) if listed > 0 else 0
 
 

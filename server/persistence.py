@@ -150,8 +150,7 @@ class Persistence:
                 and self.stats["rdb_last_bgsave_status"] == "err")
         if gate != srv.rdb_gate:
             srv.rdb_gate = gate
-            for c in srv.clients.values():
-                c.update_plain()
+            srv.update_plain_all()
 
     def writes_denied(self) -> bytes | None:
         """writeCommandsDeniedByDiskError with its message: the MISCONF error writes (and PING) get

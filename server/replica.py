@@ -886,8 +886,7 @@ def update_gate(srv: Server) -> None:
     gate = srv.repl.masterhost is not None
     if gate != srv.replica_gate:
         srv.replica_gate = gate
-        for c in srv.clients.values():
-            c.update_plain()
+        srv.update_plain_all()
     srv.repl.update_write_gate()
 
 

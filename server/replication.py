@@ -464,8 +464,7 @@ class Replication:
         self.master.refresh_good_replicas()
         if gate != self.write_gate:
             self.write_gate = gate
-            for c in self.srv.clients.values():
-                c.update_plain()
+            self.srv.update_plain_all()
 
     def cron(self) -> None:
         """replicationCron (once a second): a replica's link first (reconnecting, timeouts, ACKs:

@@ -108,17 +108,17 @@ def test_a_client_that_reads_keeps_its_connection(server, admin):
 
 def _never_answered(srv) -> list[object]:
     """Replies over the hard limit (100 kB) in one go: Redis closes the client as it adds them,
-    before any write, so the client reads nothing at all; a transaction runs whole first; a reply
-    just under the limit (with what the reply buffer holds) is sent."""
+    before any write, so the client reads nothing at all, and runs nothing it pipelined after
+    them (the SET after the LRANGE); a transaction runs whole first; a reply just under the limit
+    (with what the reply buffer holds) is sent."""
     admin = RawConnection(srv.port)
     admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 100000 0 0")
     admin.call("RPUSH", "list", *(["x" * 1000] * 150))
     admin.call("RPUSH", "small", *(["x" * 1000] * 90))
     out: list[object] = []
     for request in (encode_command(["LRANGE", "list", "0", "-1"]),
-                    # (Redis would not run a command pipelined after the one that passed the
-                    # limit; raxdb runs its read's whole batch first: README, Compatibility)
-                    b"".join(encode_command(c) for c in (["SET", "k", "1"], ["LRANGE", "list", "0", "-1"])),
+                    b"".join(encode_command(c) for c in (["SET", "k", "1"], ["LRANGE", "list", "0", "-1"],
+                                                          ["SET", "after", "1"], ["RPUSH", "small", "y"])),
                     b"".join(encode_command(c) for c in (["MULTI"], ["SET", "t", "1"], ["LRANGE", "list", "0", "-1"],
                                                           ["SET", "t", "2"], ["EXEC"])),
                     encode_command(["LRANGE", "small", "0", "-1"])):
@@ -135,7 +135,8 @@ def _never_answered(srv) -> list[object]:
             pass
         sock.close()
         out.append(len(data))
-    out.append([admin.call("GET", "k"), admin.call("GET", "t")])
+    out.append([admin.call("GET", "k"), admin.call("GET", "t"), admin.call("EXISTS", "after"),
+                admin.call("LLEN", "small")])
     return out
 
 
@@ -143,3 +144,39 @@ def test_replies_over_the_hard_limit_are_never_sent():
     ours, theirs = run_on_both(_never_answered)
     assert ours == theirs
     assert ours[:3] == [0, 0, 0] and ours[3] > 90_000
+
+
+def _huge_random_counts(srv) -> list[object]:
+    """A billion random picks under a 1 MB limit: Redis stops making them once the client is to be
+    closed, so the command ends at once and nothing is sent (raxdb makes them a chunk at a time
+    and stops alike, instead of building gigabytes first)."""
+    admin = RawConnection(srv.port)
+    admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 1000000 0 0")
+    admin.call("HSET", "h", "a", "b")
+    admin.call("SADD", "s", "a")
+    admin.call("ZADD", "z", "1", "a")
+    out: list[object] = []
+    for cmd in (["HRANDFIELD", "h", "-999999999"], ["HRANDFIELD", "h", "-99999999", "WITHVALUES"],
+                ["SRANDMEMBER", "s", "-999999999"], ["ZRANDMEMBER", "z", "-999999999"],
+                ["ZRANDMEMBER", "z", "-99999999", "WITHSCORES"]):
+        sock = socket.create_connection(("127.0.0.1", srv.port))
+        sock.settimeout(60)
+        sock.sendall(encode_command(cmd) + encode_command(["SET", "after", "1"]))
+        data = b""
+        try:
+            while chunk := sock.recv(1 << 16):
+                data += chunk
+        except ConnectionResetError:
+            pass
+        sock.close()
+        out.append((cmd[0], len(data), admin.call("EXISTS", "after")))
+    admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
+    admin.call("DEL", "h", "s", "z")
+    out.append(admin.call("SRANDMEMBER", "s", "-3"))
+    return out
+
+
+def test_huge_random_counts_stop_at_the_limit():
+    ours, theirs = run_on_both(_huge_random_counts)
+    assert ours == theirs
+    assert all(n == 0 and exists == b":0\r\n" for _, n, exists in ours[:5]), ours

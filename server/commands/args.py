@@ -8,6 +8,7 @@ floats accepted as C does).  Each parser raises CommandError with the caller's e
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from protocol.request import _string2ll
 from server.errors import NOT_FLOAT, NOT_INTEGER, NOT_POSITIVE, CommandError, c_str
@@ -60,6 +61,32 @@ def random_picks(count: int) -> int:
     if -count >= RANDOM_PICKS_LIMIT:
         raise CommandError("ERR value is out of range")
     return -count
+
+
+PICKS_CHUNK = 1024
+
+
+def random_picks_reply(c, count: int, per: int, pick: Callable[[int], list], encode: Callable[[list], bytes]
+                       ) -> bytes:
+    """The reply to a negative count: `encode(pick(n))`, an array of n * per elements.  For a client
+    whose output limit is checked per command (server/obuf.py) the picks are made and encoded a
+    chunk at a time and stop once the limit is reached, as Redis stops adding them once the client
+    is to be closed: a count of a billion then costs what the limit holds, not the whole reply
+    (the client is dropped, so nothing of it is sent)."""
+    n = random_picks(count)
+    if not c.obuf_watch or n <= PICKS_CHUNK:
+        return encode(pick(n))
+    parts = [b"*%d\r\n" % (n * per)]
+    size = len(parts[0])
+    while n:
+        k = min(n, PICKS_CHUNK)
+        n -= k
+        body = encode(pick(k))[len(b"*%d\r\n" % (k * per)):]  # without its own array header
+        parts.append(body)
+        size += len(body)
+        if c.obuf_reached(c.running, size):
+            return b""
+    return b"".join(parts)
 
 
 def option_word(arg: bytes) -> bytes:

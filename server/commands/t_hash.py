@@ -15,7 +15,7 @@ from __future__ import annotations
 from protocol import reply as R
 from server import propagate
 from server.commands import longdouble
-from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, option_word, random_picks, to_int
+from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, option_word, random_picks_reply, to_int
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
 from server.errors import NOT_FLOAT, OVERFLOW, SYNTAX, WRONGTYPE, CommandError, wrong_arity
@@ -295,21 +295,25 @@ def hrandfield(c, argv):
         return R.EMPTY_ARRAY
     d = h.d
     pairs3 = withvalues and c.resp > 2
-    if count < 0 or count == 1:
-        fields = h.random_fields(random_picks(count) if count < 0 else 1)
-    elif count >= len(d):
-        fields = list(d)
-    else:
-        fields = h.sample_fields(count)
-    if not withvalues:
-        return R.bulk_strings(fields)
-    if not pairs3:
-        return _flat_pairs(d, fields)
-    parts = []
-    for f in fields:
-        v = d[f]
-        parts.append(b"*2\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(f), f, len(v), v))
-    return b"*%d\r\n%s" % (len(fields), b"".join(parts))
+
+    def reply(fields: list[bytes]) -> bytes:
+        if not withvalues:
+            return R.bulk_strings(fields)
+        if not pairs3:
+            return _flat_pairs(d, fields)
+        parts = []
+        for f in fields:
+            v = d[f]
+            parts.append(b"*2\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(f), f, len(v), v))
+        return b"*%d\r\n%s" % (len(fields), b"".join(parts))
+
+    if count < 0:
+        return random_picks_reply(c, count, 2 if withvalues and not pairs3 else 1, h.random_fields, reply)
+    if count == 1:
+        return reply(h.random_fields(1))
+    if count >= len(d):
+        return reply(list(d))
+    return reply(h.sample_fields(count))
 
 
 # ---- HSCAN ----------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from protocol import reply as R
 from server import propagate
-from server.commands.args import INT64_MIN, option_word, random_picks, to_int
+from server.commands.args import INT64_MIN, option_word, random_picks_reply, to_int
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
 from server.errors import SYNTAX, WRONGTYPE, CommandError
@@ -199,7 +199,7 @@ def srandmember(c, argv):
     if s is None or count == 0:
         return R.EMPTY_ARRAY
     if count < 0:
-        return _array_reply(s.choices(random_picks(count)))
+        return random_picks_reply(c, count, 1, s.choices, _array_reply)
     if count >= len(s):
         return _array_reply(s.members())
     return _array_reply(s.sample(count))

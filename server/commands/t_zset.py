@@ -18,7 +18,7 @@ import math
 
 from protocol import reply as R
 from server import propagate
-from server.commands.args import INT64_MIN, option_word, random_picks, to_int
+from server.commands.args import INT64_MIN, option_word, random_picks_reply, to_int
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
 from server.errors import SYNTAX, WRONGTYPE, CommandError, c_str
@@ -694,8 +694,9 @@ def zrandmember(c, argv):
     if zs is None or count == 0:
         return R.EMPTY_ARRAY
     if count < 0:
-        pairs = zs.choices(random_picks(count))
-    elif count == 1:
+        return random_picks_reply(c, count, 2 if withscores and c.resp == 2 else 1, zs.choices,
+                                  lambda picked: pairs_reply(c, picked, withscores))
+    if count == 1:
         pairs = [zs.random_pair()]
     elif count >= len(zs):
         pairs = list(zs)

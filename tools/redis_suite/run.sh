@@ -56,22 +56,29 @@
 #                                                  flush writes, 2026-11-23) a normal client's limit counts what the
 #                                                  kernel has not taken, so a reply the socket
 #                                                  absorbs is sent; KEYS does not stop mid-reply
-#                                                  (HRANDFIELD's test skipped: skip.txt)
+#                                                  (HRANDFIELD's test skipped: skip.txt; 9/0/0
+#                                                  since random picks stop at the limit)
 #   unit/info                  16/1/0    16/1/0    fast commands are timed 1 call in 8: the first
 #                                                  SET after latency-tracking is turned on was not
 #                                                  (timed since, and INFO latencystats empty while
 #                                                  tracking is off, as Redis: 17/0/0)
 #   unit/tracking              53/1/0    53/1/0    the eviction test needs Redis's used_memory
+#                                                  (54/0/0 since used_memory is Redis's figure
+#                                                  without a limit too, 2026-11-23)
 #   unit/maxmemory             3/6/0     3/6/0     client buffers in used_memory (not modelled;
-#                                                  9/0/0 since they are, 2026-11-23)
+#                                                  9/0/0 since they are, 2026-11-23; 25/0/0 with
+#                                                  used_memory modelled without a limit too)
 #   unit/memefficiency         4/1/0     5/0/0     Python's per-key overhead: the 32-byte ratio
-#                                                  sits at its bound
-#   unit/lazyfree              4/0/0     3/1/0     RSS does not fall after FLUSHDB ASYNC (varies)
+#                                                  sits at its bound (5/0/0 for good since
+#                                                  used_memory is Redis's figure, 2026-11-23)
+#   unit/lazyfree              4/0/0     3/1/0     RSS does not fall after FLUSHDB ASYNC (varies;
+#                                                  4/0/0 since used_memory is not RSS, 2026-11-23)
 #   unit/querybuf              0/2/0     0/2/0     CLIENT LIST qbuf/qbuf-free: not modelled
 #                                                  (2/0/0 since server/clientbufs.py, 2026-11-23)
 #   unit/replybufsize          0/0/1     0/0/1     DEBUG REPLYBUFFER, rbs/rbp: not built
 #                                                  (1/0/0 since server/clientbufs.py, 2026-11-23)
-#   unit/pendingquerybuf       0/1/0     0/1/0     a replica's used_memory figure
+#   unit/pendingquerybuf       0/1/0     0/1/0     a replica's used_memory figure (1/0/0 since
+#                                                  used_memory is Redis's figure, 2026-11-23)
 #   unit/client-eviction       0/1/0 (timeout)  14/1/0 (2026-11-23, maxmemory-clients built): the test
 #                                                  of the output limit's precedence needs replies
 #                                                  the kernel took counted (README); 15/0/0
