@@ -32,7 +32,7 @@ import re
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from server.clienteviction import note_if_noting
+from server import clienteviction
 from server.obuf import output_used
 from storage.alloc import sds_header, size_class
 
@@ -114,6 +114,7 @@ class ClientsCron:
         self.peak_in[(slot + 1) % PEAK_SLOTS] = 0  # the next second starts from nothing
         self.peak_out[(slot + 1) % PEAK_SLOTS] = 0
         rotation = self.rotation
+        noting = clienteviction.noting(srv)
         while iterations > 0 and rotation:
             c = rotation.pop()  # listRotateTailToHead: the newest client first, then backwards
             if clients.get(c.id) is not c:  # gone: it leaves the rotation
@@ -123,13 +124,16 @@ class ClientsCron:
             self._resize_query(c, now_ms)
             if self.resizing:
                 self._resize_reply(c, now_ms)
-            note_if_noting(c)  # updateClientMemoryUsage: the figure a memory limit goes by
+            if noting:  # updateClientMemUsageAndBucket: client eviction's sum, and used_memory's
+                clienteviction.note(c, cron=True)
             in_usage = query_zmalloc(query_alloc(c))
             if in_usage > self.peak_in[slot]:
                 self.peak_in[slot] = in_usage
             out_usage = output_used(c)
             if out_usage > self.peak_out[slot]:
                 self.peak_out[slot] = out_usage
+        if srv.client_evict_limit and srv.clients_mem >= srv.client_evict_limit:
+            clienteviction.evict(srv)  # what the visits found (Redis's beforeSleep evicts next)
 
     def _resize_query(self, c: Client, now_ms: int) -> None:
         """clientsCronResizeQueryBuffer."""

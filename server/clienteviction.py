@@ -17,8 +17,9 @@ client, as server/clientbufs.py sizes them).  It is noted as Redis updates it (`
   CLIENT NO-EVICT it sent takes effect there);
 - when output is queued for it by another client's command (a published message, a tracking
   invalidation, a served blocked command);
-- by the cron, once a second for every client (output the kernel took, an idle buffer), and
-  only then for a client with CLIENT NO-EVICT;
+- at the clients cron's visits (server/clientbufs.py), about once a second for every client
+  (output the kernel took, an idle buffer), and only then for a client with CLIENT NO-EVICT; the
+  cron evicts if its visits found the sum over the limit;
 - when CONFIG SET changes the limit (maxmemory-clients, or maxmemory under a percentage).
 
 An eviction the first two call for waits for the end of Server.flush_writes, as Redis's
@@ -125,9 +126,10 @@ def evict_pending(srv: Server) -> None:
             evict(srv)
 
 
-def renote_all(srv: Server, cron: bool = False) -> None:
-    """Every client noted again (the cron's visit; a new limit, which leaves CLIENT NO-EVICT ones
-    to the cron), then the limit enforced."""
+def renote_all(srv: Server) -> None:
+    """A new limit (maxmemory-clients, or maxmemory under a percentage or turning used_memory's
+    noting on or off): every client noted again, CLIENT NO-EVICT ones left to the cron, then the
+    limit enforced."""
     srv.client_evict_limit = limit(srv)
     if not noting(srv):
         for c in srv.clients.values():
@@ -135,7 +137,7 @@ def renote_all(srv: Server, cron: bool = False) -> None:
         srv.clients_mem = 0
         return
     for c in list(srv.clients.values()):
-        note(c, cron)
+        note(c)
     if srv.client_evict_limit and srv.clients_mem >= srv.client_evict_limit:
         evict(srv)
 

@@ -623,8 +623,6 @@ class Server:
         elif self.cronloops % self.config.hz == 0:
             self.repl.cron()  # replicationCron (run_with_period(1000))
         if self.cronloops % self.config.hz == 0:  # once a second, as clientsCron visits every client
-            if self.client_evict_limit:
-                clienteviction.renote_all(self, cron=True)
             if self.migrate_sockets:
                 from server.commands.t_migrate import close_idle
 
