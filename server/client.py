@@ -845,8 +845,9 @@ class Client(asyncio.Protocol):
 
                 self._reject(cmd, busy_error(srv.busy_script).encode(), out)
                 return
-            if self.is_monitor and (cmd.is_readonly or self.may_replicate(cmd, argv)):
-                # A MONITOR client is a replica in Redis's eyes.
+            if (self.is_monitor or self.reply_mode == "replica") and (cmd.is_readonly or self.may_replicate(cmd, argv)):
+                # A replica, and a MONITOR client (a replica in Redis's eyes), may not touch the
+                # keyspace: client pauses do not hold them.
                 self._reject(cmd, b"ERR Replica can't interact with the keyspace", out)
                 return
             if srv.pause_until_ms and not self.is_master and self._paused_for(cmd, argv):
@@ -1044,7 +1045,7 @@ class Client(asyncio.Protocol):
         elif mode == "replica" and r:  # a replica gets the stream only: a command that replied drops it
             from server.replmaster import rogue_reply
 
-            rogue_reply(self)
+            rogue_reply(self, r)
 
     def error_reply(self, msg: bytes, cmd: Command | None = None, counted: bool = False) -> bytes:
         if cmd is not None:

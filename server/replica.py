@@ -68,6 +68,7 @@ from server.client import Client
 from server.failover import IN_PROGRESS
 from server.log import LOG
 from server.replication import NO_REPLID, disconnect_replicas
+from server.replmaster import logged_error
 
 if TYPE_CHECKING:
     from server.core import Server
@@ -209,13 +210,8 @@ class MasterClient(Client):
         behaviour built) with the command and the stream's latest bytes."""
         srv = self.server
         srv.stat_unexpected_error_replies += 1
-        # Redis logs the message its addReplyError got: without "-ERR " for most errors (they
-        # get it when replied), with the dash for those replied whole (-WRONGTYPE ...)
-        text = reply.rstrip(b"\r\n")
-        text = text[5:] if text.startswith(b"-ERR ") else text
-        err = text[:4096].decode(errors="replace")
         name = self.last_cmd.fullname if self.last_cmd is not None else "<unknown>"
-        LOG.warning(f"== CRITICAL == This replica is sending an error to its master: '{err}' "
+        LOG.warning(f"== CRITICAL == This replica is sending an error to its master: '{logged_error(reply)}' "
                     f"after processing the command '{name}'")
         backlog = srv.repl.backlog
         if backlog is not None and backlog.histlen:

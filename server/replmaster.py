@@ -149,14 +149,28 @@ class Replica:
         return self.master.repl.master_repl_offset + 1 - self.client.output_size()
 
 
-def rogue_reply(c: Client) -> None:
-    """A replica's command made a reply: it is dropped (_addReplyToBufferOrList's check)."""
+def rogue_reply(c: Client, reply: bytes) -> None:
+    """A replica's command made a reply: it is dropped (_addReplyToBufferOrList's check), and an
+    error is logged as afterErrorReply logs an error sent down a replication link."""
     from server.commands.t_client import client_info_line
 
     cmd = c.last_cmd
-    LOG.warning(f"Replica generated a reply to command '{cmd.fullname if cmd is not None else '<unknown>'}', "
-                f"disconnecting it: {client_info_line(c)}")
+    name = cmd.fullname if cmd is not None else "<unknown>"
+    LOG.warning(f"Replica generated a reply to command '{name}', disconnecting it: {client_info_line(c)}")
+    if reply[:1] == b"-":
+        c.server.stat_unexpected_error_replies += 1
+        LOG.warning(f"== CRITICAL == This master is sending an error to its replica: '{logged_error(reply)}' "
+                    f"after processing the command '{name}'")
     c.close_after_replies()
+
+
+def logged_error(reply: bytes) -> str:
+    """An error reply as afterErrorReply logs it: the text addReplyError got, so without "-ERR "
+    for most errors (they get it when replied) and with the dash for those replied whole
+    (-WRONGTYPE ...), at most 4096 bytes."""
+    text = reply.rstrip(b"\r\n")
+    text = text[5:] if text.startswith(b"-ERR ") else text
+    return text[:4096].decode(errors="replace")
 
 
 def replica_of(c: Client) -> Replica:
@@ -697,8 +711,21 @@ class Master:
         if r is None or not r.flagged:
             return
         r.flagged = False
+        self._stop_useless_snapshot(r)
         self._unlink(r)
         LOG.warning(f"Connection with replica {r.name()} lost.")
+
+    def _stop_useless_snapshot(self, r: Replica) -> None:
+        """freeClient's check: the last replica waiting for a snapshot on disk left and no save
+        point wants the file, so the child is killed (its memory freed, the next full sync or
+        BGSAVE forks at once).  With save points the snapshot still keeps the data safe."""
+        from server.persistence import save_points
+
+        p = self.srv.persistence
+        if (r.state == WAIT_BGSAVE_END and p.child_type == "rdb" and self.rdb_child_type != "socket"
+                and not save_points(self.srv.config.values["save"])
+                and not any(x is not r and x.state == WAIT_BGSAVE_END for x in self.repl.replicas)):
+            p.kill_child()
 
     def disconnect_all(self) -> None:
         """freeClient of every replica (a replica that resyncs with its own master)."""

@@ -637,6 +637,78 @@ def test_replica_timeout_and_backlog_ttl() -> None:
         assert a.wait_log("Replication backlog freed after 1 seconds without connected replicas.", 5)
 
 
+def _useless_snapshot_scenario(master: ServerProcess) -> list[object]:
+    """A snapshot on disk for two waiting replicas (each key takes a second): the first leaving
+    keeps it going for the other; the last leaving kills it (it ends without a save: LASTSAVE
+    stays), unless a save point wants the file (it ends saved)."""
+    m = client(master)
+    m.mset({str(i): i for i in range(3)})
+    m.config_set("repl-diskless-sync", "no")
+    m.config_set("rdb-key-save-delay", 1_000_000)
+    out: list[object] = []
+    for save in ("", "900 1"):
+        m.config_set("save", save)
+        lastsave = m.lastsave()
+        links = [Link(master.port), Link(master.port)]
+        for link in links:
+            link.call("REPLCONF", "listening-port", "4321")
+            link.sock.sendall(encode_command(("PSYNC", "?", "-1")))
+        wait_for(lambda: info(master).get("connected_slaves") == "2" and all(
+            "state=wait_bgsave" in info(master).get(f"slave{i}", "") for i in (0, 1))
+            and info(master, "persistence")["rdb_bgsave_in_progress"] == "1", what="the snapshot to start")
+        links[0].close()
+        wait_for(lambda: info(master)["connected_slaves"] == "1", what="the first replica to go")
+        out.append(info(master, "persistence")["rdb_bgsave_in_progress"])
+        links[1].close()
+        wait_for(lambda: info(master)["connected_slaves"] == "0", what="the second replica to go")
+        wait_for(lambda: info(master, "persistence")["rdb_bgsave_in_progress"] == "0", what="the snapshot to end")
+        out.append("saved" if m.lastsave() != lastsave else "killed")
+    return out
+
+
+def test_a_snapshot_no_replica_waits_for_is_killed() -> None:
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
+        got, want = _useless_snapshot_scenario(a), _useless_snapshot_scenario(b)
+        assert got == want == ["1", "killed", "1", "saved"]
+
+
+def _replica_command_scenario(master: ServerProcess) -> list[object]:
+    """A replica that sends a command touching the keyspace after its PSYNC: refused (client
+    pauses do not hold replicas, so they may not read or write), and since a replica must never
+    get a reply, dropped; the error counts as one the master should not have sent."""
+    m = client(master)
+    m.config_resetstat()
+    link = Link(master.port)
+    try:
+        link.call("REPLCONF", "listening-port", "4321")
+        assert link.call("PSYNC", "?", "-1").startswith(b"+FULLRESYNC")
+        link.payload()
+        link.sock.sendall(encode_command(("GET", "foo")))
+        got = b""
+        while chunk := link.sock.recv(1 << 16):  # until the master closes the link
+            got += chunk
+    finally:
+        link.close()
+
+    def fields() -> dict[str, str]:  # through `m`: a new redis-py connection's CLIENT SETINFO fails on 7.0
+        text = m.execute_command("INFO", "everything").decode()
+        return dict(line.split(":", 1) for line in text.splitlines() if ":" in line and not line.startswith("#"))
+
+    wait_for(lambda: fields()["connected_slaves"] == "0", what="the replica to go")
+    f = fields()
+    return [b"-" in got, f["unexpected_error_replies"], f["total_error_replies"],
+            "rejected_calls=1" in f.get("cmdstat_get", ""), f.get("errorstat_ERR")]
+
+
+def test_a_replica_touching_the_keyspace_is_refused_and_dropped() -> None:
+    with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
+        got, want = _replica_command_scenario(a), _replica_command_scenario(b)
+        assert got == want == [False, "1", "1", True, "count=1"]
+        assert a.wait_log("Replica generated a reply to command 'get', disconnecting it: ", 5)
+        assert a.wait_log("== CRITICAL == This master is sending an error to its replica: 'Replica can't "
+                          "interact with the keyspace' after processing the command 'get'", 5)
+
+
 # ---- REPLCONF rdb-only / rdb-filter-only (redis-cli --rdb, --functions-rdb, --replica) --------------------
 LIB = "#!lua name=repllib\nredis.register_function('rf', function(keys, args) return 1 end)"
 
