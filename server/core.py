@@ -581,13 +581,15 @@ class Server:
         self.cron_handle = self.loop.call_later(1.0 / self.config.hz, self._cron)
 
     def _cron(self) -> None:
-        if self.watchdog_period:  # re-armed every tick: it fires when the loop is held (server/crashreport.py)
-            crashreport.schedule_watchdog(self.watchdog_period)
         if self.cron_paused or self.persistence.stats.get("loading"):
             # DEBUG PAUSE-CRON, or a load (Redis runs no time events while loading, so no save,
-            # expiry or replication timeout acts on a half-loaded dataset): the tick's work is skipped
+            # expiry or replication timeout acts on a half-loaded dataset): the tick's work is
+            # skipped, the watchdog's re-arming too, so a load longer than its period is reported
+            # as Redis's blocked loop is
             self._schedule_cron()
             return
+        if self.watchdog_period:  # re-armed every tick: it fires when the loop is held (server/crashreport.py)
+            crashreport.schedule_watchdog(self.watchdog_period)
         now = self.update_clock()
         self.cronloops += 1
         self.shutdown.cron()

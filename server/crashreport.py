@@ -33,7 +33,8 @@ and _serverAssertWithInfo (the file:line is the Python caller's) and abort().
 
 The watchdog.  watchdog-period arms a one-shot ITIMER_REAL that the cron re-arms every tick (one
 test of `Server.watchdog_period` there, nothing per command); when the loop is held longer than
-the period (a long command, DEBUG SLEEP) SIGALRM's handler logs the stack as Redis's does.  The
+the period (a long command, DEBUG SLEEP), or a load takes longer (the cron re-arms nothing while a
+dataset loads, as Redis runs no timers then), SIGALRM's handler logs the stack as Redis's does.  The
 period is raised to two cron periods at least, and 0 stops the timer and ignores SIGALRM
 (applyWatchdogPeriod).  A Python handler runs only between bytecodes, so a thread held inside one
 long C call is reported when that call returns.

@@ -22,10 +22,13 @@ def replies_until_close(port: int, chunks: list[bytes], expect: int | None = Non
     """Send chunks (separately, with TCP_NODELAY); read frames until `expect` replies or the close."""
     c = RawConnection(port, timeout=10)
     c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    for ch in chunks:
-        c.send(ch)
     frames: list[bytes] = []
     closed = False
+    for ch in chunks:
+        try:
+            c.send(ch)
+        except ConnectionError:  # closed while a chunk was still going out (over a limit, say):
+            break  # what it answered before the close is read below
     try:
         while expect is None or len(frames) < expect:
             frames.append(c.read_frame())

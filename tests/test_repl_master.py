@@ -709,6 +709,26 @@ def test_a_replica_touching_the_keyspace_is_refused_and_dropped() -> None:
                           "interact with the keyspace' after processing the command 'get'", 5)
 
 
+def test_a_load_longer_than_the_watchdog_period_is_reported() -> None:
+    """Redis runs no timers while it loads, so the software watchdog is not re-armed and reports
+    a load longer than its period (replication.tcl's EINTR test: a replica's diskless load of a
+    slow master's snapshot, 100 keys of 100 kB at 10 ms each, uncompressed so that the master's
+    child writes them as it goes); the load itself goes on to its end."""
+    with running(start_redis(*FAST, "--repl-diskless-sync", "yes", "--save", "", "--rdbcompression", "no")) as master:
+        m = client(master)
+        m.execute_command("DEBUG", "POPULATE", "100", "k", "100000")
+        m.config_set("rdb-key-save-delay", 10_000)
+        for start in (start_raxdb, start_redis):
+            with running(start("--repl-diskless-load", "on-empty-db", "--watchdog-period", "200")) as rep:
+                client(rep).replicaof("127.0.0.1", master.port)
+                assert rep.wait_log("Loading DB in memory")
+                assert rep.wait_log("WATCHDOG TIMER EXPIRED"), start
+                log = "".join(rep.log)
+                assert log.index("Loading DB in memory") < log.index("WATCHDOG TIMER EXPIRED")
+                wait_for(lambda: caught_up(master, rep), what="the load to end")
+                assert client(rep).dbsize() == 100
+
+
 # ---- REPLCONF rdb-only / rdb-filter-only (redis-cli --rdb, --functions-rdb, --replica) --------------------
 LIB = "#!lua name=repllib\nredis.register_function('rf', function(keys, args) return 1 end)"
 
