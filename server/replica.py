@@ -579,6 +579,12 @@ class Link:
             self.srv.stat_net_repl_input_bytes += len(chunk)
             sink(chunk)
             self.transfer_read += len(chunk)
+            if diskless:
+                # whileBlockedCron, as loading.drive does: the cron waits while loading, so a
+                # signal's shutdown starts here (Redis parses the payload as it reads it)
+                self.srv.shutdown.cron()
+                if self.srv.shutting_down:
+                    raise loading.Aborted
             if mark:
                 tail = (tail + chunk)[-EOF_MARK_SIZE:]
                 if tail == mark:

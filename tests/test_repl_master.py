@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import signal
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -727,6 +728,26 @@ def test_a_load_longer_than_the_watchdog_period_is_reported() -> None:
                 assert log.index("Loading DB in memory") < log.index("WATCHDOG TIMER EXPIRED")
                 wait_for(lambda: caught_up(master, rep), what="the load to end")
                 assert client(rep).dbsize() == 100
+
+
+def test_a_replica_stops_at_once_when_told_during_a_diskless_load() -> None:
+    """SIGTERM while a diskless payload arrives: the replica shuts down then (Redis acts on it
+    between the reads it parses), not after the rest of the payload, so its master, still
+    sending, sees its last replica go and kills the child."""
+    for start in (start_raxdb, start_redis):
+        with running(start_redis(*FAST, "--repl-diskless-sync", "yes", "--save", "", "--rdbcompression", "no")) as master:
+            m = client(master)
+            m.execute_command("DEBUG", "POPULATE", "2000", "k", "10000")
+            m.config_set("rdb-key-save-delay", 2000)  # 4 s of snapshot, written as it goes
+            rep = start("--repl-diskless-load", "swapdb")
+            try:
+                client(rep).replicaof("127.0.0.1", master.port)
+                assert rep.wait_log("Loading DB in memory")
+                rep.proc.send_signal(signal.SIGTERM)
+                rep.proc.wait(30)
+                assert master.wait_log("Diskless rdb transfer, last replica dropped, killing fork child", 10), start
+            finally:
+                rep.stop()
 
 
 # ---- REPLCONF rdb-only / rdb-filter-only (redis-cli --rdb, --functions-rdb, --replica) --------------------
