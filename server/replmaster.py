@@ -74,7 +74,7 @@ class Replica:
 
     __slots__ = ("client", "flagged", "state", "port", "addr", "capa_eof", "capa_psync2", "rdb_only", "req",
                  "pre_psync", "ack_off", "ack_time", "initial_offset", "pending_from",
-                 "stream_on_ack", "master")
+                 "stream_on_ack", "master", "last_partial_write", "pipe_taken")
 
     def __init__(self, client: Client) -> None:
         self.client = client
@@ -94,6 +94,10 @@ class Replica:
         # the stream (its full resync), or None
         self.pending_from: int | None = None
         self.stream_on_ack = False  # online, but the stream waits for its first ACK
+        # a diskless transfer: when its socket last took bytes of the payload (unix seconds;
+        # repl_last_partial_write), and how many it had taken by then
+        self.last_partial_write = 0
+        self.pipe_taken = 0
 
     def ip(self) -> str:
         if self.addr:
@@ -410,8 +414,11 @@ class Master:
         p.stats["rdb_current_bgsave_time_sec"] = 0
         self.rdb_child_type = "socket"
         offset = self.repl.master_repl_offset
+        now = int(time.time())
         for r in targets:
             self._setup_full_resync(r, offset)
+            r.last_partial_write = now
+            r.pipe_taken = r.client.tot_net_out - r.client.output_size()
         os.set_blocking(rfd, False)
         self.pipe_fd = rfd
         self.pipe_conns = targets
@@ -753,6 +760,17 @@ class Master:
                 c = r.client
                 self.on_disconnect(c)
                 c.close()
+            elif r.state == WAIT_BGSAVE_END and self.rdb_child_type == "socket" and r in self.pipe_conns:
+                # a diskless transfer to a replica whose socket took nothing for repl-timeout
+                # (stopped, or not reading) would hold the child and the others: it goes
+                c = r.client
+                taken = c.tot_net_out - c.output_size()
+                if taken != r.pipe_taken:
+                    r.pipe_taken, r.last_partial_write = taken, now
+                elif now - r.last_partial_write > timeout:
+                    LOG.warning(f"Disconnecting timedout replica (full sync): {r.name()}")
+                    self.on_disconnect(c)
+                    c.close()  # the paused pipe resumes for the others (or the child goes)
         ttl = int(values["repl-backlog-ttl"])
         if not replicas and ttl and repl.backlog is not None and repl.masterhost is None:
             if time.time() - self.no_replicas_since > ttl:

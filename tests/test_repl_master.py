@@ -750,6 +750,26 @@ def test_a_replica_stops_at_once_when_told_during_a_diskless_load() -> None:
                 rep.stop()
 
 
+def test_a_replica_that_stops_reading_a_diskless_transfer_times_out() -> None:
+    """A replica that takes no bytes of a diskless payload for repl-timeout seconds is dropped
+    ("full sync"), so the child it held back ends: with no replica left, killed."""
+    for start in (start_raxdb, start_redis):
+        with running(start(*FAST, "--repl-diskless-sync", "yes", "--save", "", "--rdbcompression", "no",
+                           "--enable-debug-command", "yes")) as master:
+            m = client(master)
+            m.execute_command("DEBUG", "POPULATE", "2000", "k", "10000")  # 20 MB: more than the sockets hold
+            m.config_set("repl-timeout", 2)
+            link = Link(master.port)
+            try:
+                link.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                link.call("REPLCONF", "capa", "eof")
+                link.sock.sendall(encode_command(("PSYNC", "?", "-1")))  # and never read again
+                assert master.wait_log("Disconnecting timedout replica (full sync)", 30), start
+                wait_for(lambda: info(master, "persistence")["rdb_bgsave_in_progress"] == "0", what="the child to end")
+            finally:
+                link.close()
+
+
 # ---- REPLCONF rdb-only / rdb-filter-only (redis-cli --rdb, --functions-rdb, --replica) --------------------
 LIB = "#!lua name=repllib\nredis.register_function('rf', function(keys, args) return 1 end)"
 
