@@ -432,8 +432,8 @@ def test_used_memory_without_a_limit_is_sampled_steadily_and_close_to_the_count(
 @pytest.mark.parametrize("cmd", [("UNLINK", "big"), ("FLUSHDB", "ASYNC"), ("FLUSHALL",)])
 def test_used_memory_falls_when_a_big_key_goes_as_in_redis(servers, cmd):
     """Redis's lazyfree test, without a limit: 100,000 members raise used_memory by megabytes, and
-    freeing them brings it back under twice what it was (the process's resident size, which
-    used_memory was before, does not fall)."""
+    freeing them gives back nearly all of that (the process's resident size, which used_memory
+    was before, keeps much of it)."""
     for s in servers:
         c = RawConnection(s.port)
         try:
@@ -447,7 +447,9 @@ def test_used_memory_falls_when_a_big_key_goes_as_in_redis(servers, cmd):
                 if _info(c, "lazyfree_pending_objects") == "0":
                     break
             after = int(_info(c, "used_memory"))
-            assert after < peak and after < before * 2, (s, before, peak, after)
+            # Redis's test asks for less than twice the start; both servers give back nearly all
+            # of the growth (the process's resident size kept 25-99% of it)
+            assert after < before + (peak - before) // 10, (s, before, peak, after)
         finally:
             c.call("FLUSHALL")
             c.close()
