@@ -845,7 +845,7 @@ class Client(asyncio.Protocol):
 
                 self._reject(cmd, busy_error(srv.busy_script).encode(), out)
                 return
-            if (self.is_monitor or self.reply_mode == "replica") and (cmd.is_readonly or self.may_replicate(cmd, argv)):
+            if (self.is_monitor or _is_replica(self)) and (cmd.is_readonly or self.may_replicate(cmd, argv)):
                 # A replica, and a MONITOR client (a replica in Redis's eyes), may not touch the
                 # keyspace: client pauses do not hold them.
                 self._reject(cmd, b"ERR Replica can't interact with the keyspace", out)

@@ -120,10 +120,7 @@ def used_memory(srv: Server) -> int:
     """What eviction compares with maxmemory: INFO's used_memory less `not_counted`."""
     # the clients' buffers as noted (server/clienteviction.py: CLIENT LIST's tot-mem) and what
     # else each connection allocates
-    total = STARTUP + srv.clients_mem + CLIENT_REST * len(srv.clients)
-    backlog = srv.repl.backlog
-    if backlog is not None:
-        total += backlog.mem - _repl_not_counted(backlog)
+    total = STARTUP + srv.clients_mem + CLIENT_REST * len(srv.clients) + _repl_counted(srv)
     for db in srv.mem_dbs:  # alloc.dict_table_bytes inlined: every write command asks
         data = db.data
         if data:
@@ -134,6 +131,12 @@ def used_memory(srv: Server) -> int:
                 e = len(expires)
                 total += 24 * e + (32 if e <= 4 else 8 << (e - 1).bit_length())
     return total
+
+
+def _repl_counted(srv: Server) -> int:
+    """The replication buffer as eviction counts it: the backlog's part."""
+    backlog = srv.repl.backlog
+    return 0 if backlog is None else backlog.mem - _repl_not_counted(backlog)
 
 
 def _repl_not_counted(backlog: Any) -> int:
@@ -164,9 +167,10 @@ def info_used_memory(srv: Server) -> int:
 # MEMORY STATS, a save's aux field), from the same terms.  Each database's keys are sized one by
 # one up to ESTIMATE_KEYS of them (a string in ~0.3 us); a bigger one is sampled by a stride
 # through its slot array (the same keys each time while nothing moves, so the figure does not
-# jitter between two INFOs) and scaled to its key count.  The estimate is kept until a write or a
-# change in the key count (an expiry) may have moved it.  A sample misses a rare huge key among
-# many small ones: MEMORY USAGE of that key, or a limit, gives the exact figure.
+# jitter between two INFOs) and scaled to its key count.  Nothing is kept between two asks: a
+# figure kept by the dirty count would outlive a save, which sets that count back.  A sample
+# misses a rare huge key among many small ones: MEMORY USAGE of that key, or a limit, gives the
+# exact figure.
 ESTIMATE_KEYS = 4096
 
 
@@ -176,37 +180,26 @@ def _estimate(srv: Server) -> int:
 
     clients = list(srv.clients.values())
     total = STARTUP + CLIENT_REST * len(clients) + sum(client_memory(c) for c in clients if counted(c))
-    backlog = srv.repl.backlog
-    if backlog is not None:
-        total += backlog.mem - _repl_not_counted(backlog)
+    total += _repl_counted(srv)
     for db in srv.dbs:
         data = db.data
         if data:
-            total += _dataset_estimate(srv, db) + dict_table_bytes(len(data))
+            total += _dataset_estimate(db) + dict_table_bytes(len(data))
             if db.expires:
                 total += 24 * len(db.expires) + dict_table_bytes(len(db.expires))
     return total
 
 
-_estimates: dict[int, tuple[int, int, int]] = {}  # id(db) -> (server dirty, key count, estimate)
-
-
-def _dataset_estimate(srv: Server, db: Database) -> int:
+def _dataset_estimate(db: Database) -> int:
     data = db.data
     n = len(data)
-    kept = _estimates.get(id(db))
-    if kept is not None and kept[0] == srv.dirty and kept[1] == n:
-        return kept[2]
     usage = _key_usage
     if n <= ESTIMATE_KEYS:
-        est = sum(usage(k, e.value) for k, e in data.items())
-    else:
-        sample = [k for k in db.slots[:: len(db.slots) // ESTIMATE_KEYS] if k is not None]
-        if len(sample) < 64:  # a slot array emptied by deletes: the first keys instead
-            sample = list(itertools.islice(data, ESTIMATE_KEYS))
-        est = sum(usage(k, data[k].value) for k in sample) * n // len(sample)
-    _estimates[id(db)] = (srv.dirty, n, est)
-    return est
+        return sum(usage(k, e.value) for k, e in data.items())
+    sample = [k for k in db.slots[:: len(db.slots) // ESTIMATE_KEYS] if k is not None]
+    if len(sample) < 64:  # a slot array emptied by deletes: the first keys instead
+        sample = list(itertools.islice(data, ESTIMATE_KEYS))
+    return sum(usage(k, data[k].value) for k in sample) * n // len(sample)
 
 
 def dbs_changed(srv: Server) -> None:

@@ -99,6 +99,10 @@ class Replica:
         self.last_partial_write = 0
         self.pipe_taken = 0
 
+    def taken(self) -> int:
+        """The bytes its socket has taken so far (all it was sent less what is still queued)."""
+        return self.client.tot_net_out - self.client.output_size()
+
     def ip(self) -> str:
         if self.addr:
             return self.addr
@@ -418,7 +422,7 @@ class Master:
         for r in targets:
             self._setup_full_resync(r, offset)
             r.last_partial_write = now
-            r.pipe_taken = r.client.tot_net_out - r.client.output_size()
+            r.pipe_taken = r.taken()
         os.set_blocking(rfd, False)
         self.pipe_fd = rfd
         self.pipe_conns = targets
@@ -763,12 +767,12 @@ class Master:
             elif r.state == WAIT_BGSAVE_END and self.rdb_child_type == "socket" and r in self.pipe_conns:
                 # a diskless transfer to a replica whose socket took nothing for repl-timeout
                 # (stopped, or not reading) would hold the child and the others: it goes
-                c = r.client
-                taken = c.tot_net_out - c.output_size()
+                taken = r.taken()
                 if taken != r.pipe_taken:
                     r.pipe_taken, r.last_partial_write = taken, now
                 elif now - r.last_partial_write > timeout:
                     LOG.warning(f"Disconnecting timedout replica (full sync): {r.name()}")
+                    c = r.client
                     self.on_disconnect(c)
                     c.close()  # the paused pipe resumes for the others (or the child goes)
         ttl = int(values["repl-backlog-ttl"])

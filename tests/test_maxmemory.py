@@ -429,6 +429,24 @@ def test_used_memory_without_a_limit_is_sampled_steadily_and_close_to_the_count(
         _reset(raxdb.port)
 
 
+def test_used_memory_without_a_limit_follows_writes_after_a_save(raxdb):
+    """A SAVE sets the dirty count back: the same number of writes after it, to the same number of
+    keys, still changes the figure (a figure kept by dirty count and key count did not)."""
+    c = RawConnection(raxdb.port)
+    try:
+        _reset(raxdb.port)
+        assert c.call("SAVE") == b"+OK\r\n"  # the dirty count from 0: the same count below
+        c.call("MSET", *[x for i in range(5) for x in (f"k{i}", "v")])
+        before = int(_info(c, "used_memory"))
+        assert c.call("SAVE") == b"+OK\r\n"
+        c.call("MSET", *[x for i in range(5) for x in (f"k{i}", "v" * 10_000)])
+        assert int(_info(c, "used_memory")) > before + 5 * 10_000
+    finally:
+        c.call("FLUSHALL")
+        c.close()
+        _reset(raxdb.port)
+
+
 @pytest.mark.parametrize("cmd", [("UNLINK", "big"), ("FLUSHDB", "ASYNC"), ("FLUSHALL",)])
 def test_used_memory_falls_when_a_big_key_goes_as_in_redis(servers, cmd):
     """Redis's lazyfree test, without a limit: 100,000 members raise used_memory by megabytes, and
