@@ -7,14 +7,16 @@ server is now ready to accept connections at <path>" for a server listening on a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -63,6 +65,17 @@ class ServerProcess:
         (The log is read by a thread: a line the server wrote may not be in `log` yet.)"""
         with self._logged:
             return self._logged.wait_for(lambda: any(text in line for line in self.log), timeout)
+
+    @contextlib.contextmanager
+    def stopped(self) -> Iterator[None]:
+        """SIGSTOP the server for a `with` block: it neither reads, answers, ACKs nor
+        reconnects until the block ends (what a test needs when the order of two servers'
+        events must not depend on the host's load)."""
+        os.kill(self.proc.pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            os.kill(self.proc.pid, signal.SIGCONT)
 
     def stop(self) -> None:
         if self.proc.poll() is None:

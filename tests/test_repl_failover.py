@@ -12,8 +12,6 @@ everything else waits for events (INFO states, offsets), never for time.
 
 from __future__ import annotations
 
-import os
-import signal
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -114,19 +112,6 @@ def log_has(p: ServerProcess, text: str) -> bool:
     return p.wait_log(text, timeout=5)
 
 
-class Stopped:
-    """SIGSTOP a server for the duration of a `with` block: it neither ACKs nor answers."""
-
-    def __init__(self, p: ServerProcess) -> None:
-        self.pid = p.proc.pid
-
-    def __enter__(self) -> None:
-        os.kill(self.pid, signal.SIGSTOP)
-
-    def __exit__(self, *exc: object) -> None:
-        os.kill(self.pid, signal.SIGCONT)
-
-
 # ---- the errors -----------------------------------------------------------------------------------
 def test_errors(nodes: Nodes) -> None:
     """Every refusal, word for word, in Redis's order of checks."""
@@ -219,7 +204,7 @@ def test_waiting_failover_pauses_writes_and_aborts(nodes: Nodes) -> None:
         wait_for(lambda: info(r)["slave_repl_offset"] == info(m)["master_repl_offset"], what="replica synced")
         held = RawConnection(mp.port)
         try:
-            with Stopped(rp):
+            with rp.stopped():
                 m.execute_command("SET", "case", "1")
                 out: list[Any] = [m.execute_command("FAILOVER", "TO", "127.0.0.1", rp.port, "TIMEOUT", 60000),
                                   state(m), err(m, "FAILOVER", "TIMEOUT", "5"), err(m, "FAILOVER"),
@@ -249,7 +234,7 @@ def test_timeout_aborts_when_the_replica_never_catches_up(nodes: Nodes) -> None:
     def scenario(mp: ServerProcess, rp: ServerProcess) -> list[Any]:
         m, r = client(mp.port), client(rp.port)
         before = stats(m)
-        with Stopped(rp):
+        with rp.stopped():
             m.execute_command("SET", "case", "1")
             out: list[Any] = [m.execute_command("FAILOVER", "TO", "127.0.0.1", rp.port, "TIMEOUT", 300)]
             wait_state(m, "no-failover")
@@ -265,7 +250,7 @@ def test_timeout_aborts_when_the_replica_never_catches_up(nodes: Nodes) -> None:
 def test_force_fails_over_after_the_timeout(nodes: Nodes) -> None:
     def scenario(mp: ServerProcess, rp: ServerProcess) -> list[Any]:
         m, r = client(mp.port), client(rp.port)
-        with Stopped(rp):
+        with rp.stopped():
             m.execute_command("SET", "case", "2")  # the replica never acknowledges it
             out: list[Any] = [m.execute_command("FAILOVER", "TO", "127.0.0.1", rp.port, "TIMEOUT", 100, "FORCE")]
             wait_state(m, "failover-in-progress")
@@ -291,7 +276,7 @@ def test_rejected_psync_makes_the_old_master_a_master_again(nodes: Nodes) -> Non
         held = RawConnection(mp.port)
         try:
             before = stats(m)
-            with Stopped(rp):
+            with rp.stopped():
                 m.execute_command("SET", "case", "1")  # the failover waits for the replica to ACK it
                 out: list[Any] = [m.execute_command("FAILOVER", "TO", "127.0.0.1", rp.port), state(m)]
                 held.send(encode_command(["SET", "foo", "bar"]))

@@ -209,12 +209,12 @@ def test_partial_then_full_resync() -> None:
         workload(m, "a")
         with replica_of(master) as rep:
             wait_for(lambda: caught_up(master, rep), what="the first sync")
-            # killed and written to in one batch: the replica comes back behind by these writes
-            p = m.pipeline(transaction=False)
-            p.execute_command("CLIENT", "KILL", "TYPE", "replica")
-            p.set("missed", "1")
-            p.rpush("missed-list", "a", "b")
-            assert p.execute()[0] == 1
+            # killed and written to while it is stopped (so it cannot reconnect before the
+            # writes, however loaded the host): it comes back behind by these writes
+            with rep.stopped():
+                assert m.execute_command("CLIENT", "KILL", "TYPE", "replica") == 1
+                m.set("missed", "1")
+                m.rpush("missed-list", "a", "b")
             wait_for(lambda: info(master, "stats")["sync_partial_ok"] == "1", what="a partial resync")
             assert rep.wait_log("Master accepted a Partial Resynchronization", 10)
             assert master.wait_log(f"Partial resynchronization request from 127.0.0.1:{rep.port} accepted", 5)
@@ -224,10 +224,9 @@ def test_partial_then_full_resync() -> None:
 
             m.config_set("repl-backlog-size", 1)  # clamped to 16 kB, as Redis does
             assert m.config_get("repl-backlog-size") == {"repl-backlog-size": "16384"}
-            p = m.pipeline(transaction=False)
-            p.execute_command("CLIENT", "KILL", "TYPE", "replica")
-            p.set("big", "x" * 100_000)
-            p.execute()
+            with rep.stopped():
+                assert m.execute_command("CLIENT", "KILL", "TYPE", "replica") == 1
+                m.set("big", "x" * 100_000)
             wait_for(lambda: info(master, "stats")["sync_full"] == "2", what="a full resync")
             st = info(master, "stats")
             assert (st["sync_partial_ok"], st["sync_partial_err"]) == ("1", "1")
@@ -295,8 +294,6 @@ def _woff_scenario(master: ServerProcess) -> list[object]:
     for the stream's end: with the replica stopped once it acknowledged a client's write, the
     client's WAIT is met though another client wrote since, a connection's first command WAIT
     waits for nothing, and a WAIT after the client's own unacknowledged write times out."""
-    import os
-    import signal
 
     m, other = client(master), client(master)
     out: list[object] = []
@@ -305,8 +302,7 @@ def _woff_scenario(master: ServerProcess) -> list[object]:
         m.set("a", 1)
         wait_for(lambda: f"offset={info(master)['master_repl_offset']}," in info(master).get("slave0", ""),
                  what="the replica to acknowledge the write")
-        os.kill(rep.proc.pid, signal.SIGSTOP)
-        try:
+        with rep.stopped():
             other.set("b", 1)
             out.append(m.execute_command("WAIT", 1, 100))
             with socket.create_connection(("127.0.0.1", master.port)) as fresh:
@@ -315,8 +311,6 @@ def _woff_scenario(master: ServerProcess) -> list[object]:
                 out.append(fresh.recv(100))
             m.set("c", 1)
             out.append(m.execute_command("WAIT", 1, 100))
-        finally:
-            os.kill(rep.proc.pid, signal.SIGCONT)
     return out
 
 
@@ -882,8 +876,7 @@ def _shutdown_scenario(master: ServerProcess) -> list[object]:
     with replica_of(master) as rep:
         wait_for(lambda: caught_up(master, rep), what="the replica to catch up")
         out.append(info(master, "clients")["connected_clients"])  # the replica is not counted
-        os.kill(rep.proc.pid, signal.SIGSTOP)
-        try:
+        with rep.stopped():
             m.incr("k")
             waiting = socket.create_connection(("127.0.0.1", master.port))
             waiting.sendall(encode_command(["SHUTDOWN"]))
@@ -906,8 +899,6 @@ def _shutdown_scenario(master: ServerProcess) -> list[object]:
                 m.execute_command("SHUTDOWN", "ABORT")
             except redis.ResponseError as e:
                 out.append(f"ERR {e}")
-        finally:
-            os.kill(rep.proc.pid, signal.SIGCONT)
         wait_for(lambda: caught_up(master, rep), what="the replica to catch up")
         out.append(m.ping())
         try:
