@@ -14,8 +14,10 @@ link): between slices it flushes the replies queued meanwhile (beforeSleep's par
 loop iteration, which polls the sockets without blocking and runs what is ready.  `run` drives
 the same generator to its end at once, for the loads that happen inside a command (DEBUG RELOAD,
 DEBUG LOADAOF), where the loop cannot run until the command returns.  A replica's diskless
-payload is in the loading state from its first byte, as Redis parses it while it arrives (raxdb
-reads it whole, then parses it): its clients see the same states at the same times.
+payload is parsed as it arrives, as Redis's is (rdb.Arriving): when the parse runs past the bytes
+received, the generator yields how many more it needs and `drive` awaits them from the socket
+(the loop serves clients meanwhile), so a slow load reads its master's socket slowly and the
+payload is never held whole; its clients see the loading state from the payload's first byte.
 
 Why generators and not a loader thread: one thread, as Redis has.  A thread would pay the GIL
 on every key (the loader and the loop contending for it), and everything the loop runs while
@@ -38,14 +40,15 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from server.core import Server
 
 T = TypeVar("T")
-Steps = Generator[None, None, T]
+# a load's pauses: None where clients are served, or (an arriving RDB) the bytes it waits for
+Steps = Generator[int | None, None, T]
 
 LOADING_ERR = b"LOADING Redis is loading the dataset in memory"
 AOF_EVENTS_EVERY = 1024  # loadSingleAppendOnlyFile serves clients once in this many commands
@@ -60,21 +63,28 @@ def run(steps: Steps[T]) -> T:
     """The whole load at once, its pauses ignored (a load inside a running command)."""
     while True:
         try:
-            next(steps)
+            want = next(steps)
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
+        assert want is None, "an arriving RDB needs drive()"
 
 
-async def drive(srv: Server, steps: Steps[T], on_pause: Callable[[], None] | None = None) -> T:
+async def drive(srv: Server, steps: Steps[T], on_pause: Callable[[], None] | None = None,
+                fill: Callable[[int], Awaitable[None]] | None = None) -> T:
     """The load, with the event loop serving clients at each of its pauses
     (processEventsWhileBlocked), where `on_pause` is called first (a replica's newline to its
-    master).  Aborted when a shutdown was requested meanwhile."""
+    master).  Aborted when a shutdown was requested meanwhile.  `fill(n)` awaits at least n
+    more bytes of an arriving RDB (or its end), when the load asks for them."""
     try:
         while True:
             try:
-                next(steps)
+                want = next(steps)
             except StopIteration as done:
                 return done.value  # type: ignore[no-any-return]
+            if want is not None:
+                assert fill is not None, "an arriving RDB needs its fill"
+                await fill(want)  # awaiting the socket serves the loop, as a pause does
+                continue
             if on_pause is not None:
                 on_pause()
             await asyncio.sleep(0)

@@ -520,7 +520,8 @@ class Persistence:
 
     def load_steps(self, data: bytes, merge: bool, aof_base: bool = False, aux: dict[bytes, bytes] | None = None,
                    feed_repl: bool = False, total: int | None = None, dbs: list[Any] | None = None,
-                   state: int = SYNC, offset: int = 0, functions: list[bytes] | None = None) -> Steps[int]:
+                   state: int = SYNC, offset: int = 0, functions: list[bytes] | None = None,
+                   arriving: rdb.Arriving | None = None) -> Steps[int]:
         """rdbLoadRio into the (empty, unless `merge`) databases `dbs` (default: the server's);
         the offset where the RDB ended.  Pauses (yields) every loading-process-events-interval-
         bytes, as rdbLoadProgressCallback serves clients; key-load-delay slows every key.
@@ -532,7 +533,9 @@ class Persistence:
         `total`: the size INFO's progress is of (default: the data's); `offset`: where the data
         starts in it (an AOF's files count as one); `state`: loading.ASYNC for a replica's
         swapdb load, which leaves the served dataset readable; `functions`, if given, receives
-        the libraries' code instead of loading them (a swapdb load swaps them in at its end)."""
+        the libraries' code instead of loading them (a swapdb load swaps them in at its end);
+        `arriving`: `data` is the start of an RDB still arriving (a replica's diskless load),
+        and the steps yield how many more bytes they wait for (loading.drive's `fill`)."""
         srv = self.srv
         values = srv.config.values
         delay = int(values["key-load-delay"])
@@ -544,7 +547,7 @@ class Persistence:
             now = srv.now_ms
             try:
                 for kind, item in rdb.read_file(data, self.limits(),
-                                                int(values["loading-process-events-interval-bytes"])):
+                                                int(values["loading-process-events-interval-bytes"]), arriving):
                     if kind == "key":
                         if item.db >= len(db_list):
                             raise LoadError("FATAL: Data file was created with a Redis server configured to "
@@ -565,6 +568,8 @@ class Persistence:
                             loaded += 1
                         if delay:
                             loading.debug_delay(delay)
+                    elif kind == "need":
+                        yield item
                     elif kind == "tick":
                         stats["rdb_last_load_keys_loaded"] = loaded
                         stats["rdb_last_load_keys_expired"] = expired

@@ -12,12 +12,14 @@ A raxdb with `masterhost` set (REPLICAOF host port, or `replicaof` in the config
 - the payload of a full resync, in both forms (`$<len>` and `$EOF:<mark>`): written to a
   temp-<time>.<pid>.rdb, renamed over the dump file and loaded after the old dataset is flushed
   and the sub-replicas dropped; or, with repl-diskless-load swapdb (or on-empty-db and no keys),
-  kept in memory and loaded from there (swapdb: it loads into temporary databases beside the
-  old dataset, which stays if the payload fails to load).  The payload is read whole before it
-  is parsed, so while it comes the old dataset is served; while it loads, clients are served
-  between slices of the load (server/loading.py): answered -LOADING, or, for a swapdb load
-  continuing this replica's history, served from the old dataset (async_loading) until the
-  swap; a newline goes to the master once a second meanwhile (its sign that we live);
+  parsed as it arrives (`_Incoming`, rdb.Arriving), so that a slow load reads the socket slowly
+  and its master sees a slow replica, as with Redis, and the payload is never held whole
+  (swapdb: it loads into temporary databases beside the old dataset, which stays if the
+  payload fails to load); with an EOF mark, the mark must follow the RDB.  While it loads,
+  clients are served between slices of the load and while it waits for bytes
+  (server/loading.py): answered -LOADING, or, for a swapdb load continuing this replica's
+  history, served from the old dataset (async_loading) until the swap; a newline goes to the
+  master once a second meanwhile (its sign that we live);
 - the stream, applied by `MasterClient`: each command runs through `Client.execute` (so it
   propagates to this server's AOF as any command does), its reply discarded, and only once a
   command is whole (a MULTI at its EXEC) are its bytes counted in `reploff` and handed to
@@ -69,6 +71,7 @@ from server.failover import IN_PROGRESS
 from server.log import LOG
 from server.replication import NO_REPLID, disconnect_replicas
 from server.replmaster import logged_error
+from storage import rdb
 
 if TYPE_CHECKING:
     from server.core import Server
@@ -241,6 +244,8 @@ class Link:
         self.down_since = 0.0
         self.transfer_size = -1
         self.transfer_read = 0
+        self.transfer_done = False  # the whole payload came (its size read, or its EOF mark seen)
+        self.tail = b""  # the payload's last EOF_MARK_SIZE bytes so far
         self.tmpfile: str | None = None
         self.full = (NO_REPLID, -1)  # a full resync's replid and offset (+FULLRESYNC)
         self.newline_sent = 0  # the second of the last newline sent while loading
@@ -517,30 +522,28 @@ class Link:
             except ValueError:
                 self.transfer_size = 0
             LOG.notice(f"MASTER <-> REPLICA sync: receiving {self.transfer_size} bytes from master {to}")
+        self.transfer_done = False
+        self.tail = b""
         if diskless:
-            # Redis parses a diskless payload as it comes: its loading state (and, for swapdb,
-            # the old dataset served aside) covers the transfer too
+            # parsed as it comes (rdb.Arriving), as Redis does: its loading state (and, for
+            # swapdb, the old dataset served aside) covers the transfer
             plan = self._prepare_load(True)
             with self.srv.persistence.loading(max(0, self.transfer_size), plan.temp, plan.state):
-                payload = bytearray()
                 try:
-                    await self._receive(reader, mark, payload.extend, diskless=True)
+                    await self._load(plan, _Incoming(self, reader, mark))
                 except SyncError:
                     self._load_failed(plan)
                     raise
-                if mark:
-                    del payload[-EOF_MARK_SIZE:]
-                await self._load(plan, bytes(payload), None)
         else:
             tmp = f"temp-{int(time.time())}.{os.getpid()}.rdb"
             self.tmpfile = tmp
             with open(tmp, "wb") as f:
-                await self._receive(reader, mark, f.write)
+                await self.receive_payload(reader, mark, f.write)
                 if mark:
                     f.truncate(self.transfer_read - EOF_MARK_SIZE)
                 f.flush()
                 os.fsync(f.fileno())
-            await self._load(self._prepare_load(False), None, tmp)
+            await self._load(self._prepare_load(False), tmp)
         if mark and self.master is not None:
             self.master.send_ack()
 
@@ -549,19 +552,22 @@ class Link:
         mode = self.srv.config.values["repl-diskless-load"]
         return mode == "swapdb" or (mode == "on-empty-db" and not any(len(db) for db in self.srv.dbs))
 
-    async def _receive(self, reader: asyncio.StreamReader, mark: bytes, sink: Any, diskless: bool = False) -> None:
-        """The payload's bytes to `sink`, the EOF mark's included (the caller cuts it).  `diskless`:
-        a diskless load, in the loading state, when the cron (which watches repl-timeout) waits:
-        each read does (connRecvTimeout), and a payload cut short is logged as Redis's parser
-        reports it."""
-        tail = b""
+    async def receive_payload(self, reader: asyncio.StreamReader, mark: bytes, sink: Any, diskless: bool = False,
+                              want: int | None = None) -> None:
+        """The payload's bytes to `sink` (the EOF mark's included: the caller cuts it), to its
+        end (`transfer_done`) or, with `want`, until at least that many more came.
+        `diskless`: a diskless load, in the loading state, when the cron (which watches
+        repl-timeout) waits: each read does (connRecvTimeout), and a payload cut short is
+        logged as Redis's parser reports it."""
         timeout = int(self.srv.config.values["repl-timeout"]) if diskless else None
-        while True:
-            want = 1 << 16 if mark else min(1 << 16, self.transfer_size - self.transfer_read)
-            if want <= 0:
+        got = 0
+        while not self.transfer_done and (want is None or got < want):
+            n = 1 << 16 if mark else min(1 << 16, self.transfer_size - self.transfer_read)
+            if n <= 0:
+                self.transfer_done = True
                 return
             try:
-                chunk = await asyncio.wait_for(reader.read(want), timeout)
+                chunk = await asyncio.wait_for(reader.read(n), timeout)
             except TimeoutError:
                 LOG.warning("Timeout receiving bulk data from MASTER... If the problem persists try to set the "
                             "'repl-timeout' parameter in redis.conf to a larger value.")
@@ -578,6 +584,7 @@ class Link:
             self.lastio = time.time()
             self.srv.stat_net_repl_input_bytes += len(chunk)
             sink(chunk)
+            got += len(chunk)
             self.transfer_read += len(chunk)
             if diskless:
                 # whileBlockedCron, as loading.drive does: the cron waits while loading, so a
@@ -586,9 +593,10 @@ class Link:
                 if self.srv.shutting_down:
                     raise loading.Aborted
             if mark:
-                tail = (tail + chunk)[-EOF_MARK_SIZE:]
-                if tail == mark:
-                    return
+                self.tail = (self.tail + chunk)[-EOF_MARK_SIZE:]
+                self.transfer_done = self.tail == mark
+            else:
+                self.transfer_done = self.transfer_read >= self.transfer_size
 
     def _prepare_load(self, diskless: bool) -> _LoadPlan:
         """readSyncBulkPayload's steps before the load: the AOF stopped, a saving child killed,
@@ -630,36 +638,39 @@ class Link:
         else:
             empty_data(self.srv, False, with_functions=True)
 
-    async def _load(self, plan: _LoadPlan, payload: bytes | None, tmp: str | None) -> None:
+    async def _load(self, plan: _LoadPlan, source: _Incoming | str) -> None:
         """The received RDB becomes this server's dataset (and, loaded from disk, its dump
-        file); the link is up.  `payload`: diskless, the RDB itself; else `tmp` names it.
-        Clients are served while it loads (server/loading.py)."""
+        file); the link is up.  `source`: diskless, the payload arriving; else the temp file's
+        name.  Clients are served while it loads (server/loading.py)."""
         from server.persistence import LoadError
 
         srv = self.srv
         repl = srv.repl
         p = srv.persistence
         aux: dict[bytes, bytes] = {}
+        incoming = source if isinstance(source, _Incoming) else None
         try:
-            total = self.transfer_size
-            if payload is None:
-                assert tmp is not None
+            if incoming is None:
+                assert isinstance(source, str)
                 dest = p.path()
-                os.replace(tmp, dest)
+                os.replace(source, dest)
                 self.tmpfile = None
                 with open(dest, "rb") as f:
-                    payload = f.read()
-                total = len(payload)  # rdbLoad: the file's size
-            await loading.drive(srv, p.load_steps(payload, merge=False, aux=aux, total=max(0, total),
-                                                  dbs=plan.temp, state=plan.state, functions=plan.functions),
-                                self._newline_to_master)
+                    data = f.read()
+                total = len(data)  # rdbLoad: the file's size
+            else:
+                data, total = b"", self.transfer_size
+            await loading.drive(srv, p.load_steps(data, merge=False, aux=aux, total=max(0, total),
+                                                  dbs=plan.temp, state=plan.state, functions=plan.functions,
+                                                  arriving=incoming and incoming.arriving),
+                                self._newline_to_master, incoming and incoming.fill)
+            if incoming is not None:
+                await incoming.finish()
             if plan.functions is not None:
                 _swap_functions(srv, plan.functions)
-        except (OSError, LoadError) as exc:
-            where = "socket" if tmp is None else "disk"
+        except (OSError, LoadError) as exc:  # a diskless load's data goes in _transfer
+            where = "socket" if incoming is not None else "disk"
             LOG.warning(f"Failed trying to load the MASTER synchronization DB from {where}: {exc}")
-            if tmp is None:
-                self._load_failed(plan)
             raise SyncError from None
         if plan.temp is not None:
             self.attach_to_new_master()
@@ -837,6 +848,42 @@ def _current_task() -> asyncio.Task[Any] | None:
 
 
 # ---- becoming a replica, and a master again --------------------------------------------------------
+class _Incoming:
+    """A diskless payload as it arrives: the parse (rdb.Arriving) asks for bytes, `fill` reads
+    them from the master's socket (Link.receive_payload: its timeouts, counters and logs), `finish`
+    checks what follows the RDB."""
+
+    __slots__ = ("link", "reader", "mark", "arriving")
+
+    def __init__(self, link: Link, reader: asyncio.StreamReader, mark: bytes) -> None:
+        self.link = link
+        self.reader = reader
+        self.mark = mark
+        self.arriving = rdb.Arriving()
+
+    async def fill(self, want: int) -> None:
+        link = self.link
+        await link.receive_payload(self.reader, self.mark, self.arriving.add, diskless=True, want=want)
+        self.arriving.ended = link.transfer_done
+
+    async def finish(self) -> None:
+        """readSyncBulkPayload after rdbLoad: with an EOF mark the next bytes must be the mark
+        (it reads that many and compares); a sized payload is read to its size."""
+        link, a = self.link, self.arriving
+        if not self.mark:
+            while not link.transfer_done:
+                await self.fill(1 << 16)
+            return
+        rest = a.rest
+        while len(rest) < EOF_MARK_SIZE and not link.transfer_done:
+            await self.fill(EOF_MARK_SIZE - len(rest))
+            rest += b"".join(a.chunks)
+            a.chunks.clear()
+        if rest[:EOF_MARK_SIZE] != self.mark:
+            LOG.warning("Replication stream EOF marker is broken")
+            raise SyncError
+
+
 class _LoadPlan:
     """How a full sync's payload loads: into the server's databases, or (swapdb) into `temp`
     with the functions collected in `functions`; `state`: loading.SYNC or ASYNC; `aof_on`: the

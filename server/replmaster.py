@@ -95,7 +95,8 @@ class Replica:
         self.pending_from: int | None = None
         self.stream_on_ack = False  # online, but the stream waits for its first ACK
         # a diskless transfer: when its socket last took bytes of the payload (unix seconds;
-        # repl_last_partial_write), and how many it had taken by then
+        # repl_last_partial_write; 0 while it has nothing left to take), and how many it had
+        # taken by then
         self.last_partial_write = 0
         self.pipe_taken = 0
 
@@ -765,10 +766,14 @@ class Master:
                 self.on_disconnect(c)
                 c.close()
             elif r.state == WAIT_BGSAVE_END and self.rdb_child_type == "socket" and r in self.pipe_conns:
-                # a diskless transfer to a replica whose socket took nothing for repl-timeout
-                # (stopped, or not reading) would hold the child and the others: it goes
+                # a diskless transfer to a replica whose socket took nothing of what it was
+                # given for repl-timeout (stopped, or not reading) would hold the child and the
+                # others: it goes.  One with nothing left to take (waiting, like the child, on
+                # a slower one) is not timed out: Redis's repl_last_partial_write is 0 then.
                 taken = r.taken()
-                if taken != r.pipe_taken:
+                if not r.client.output_size():
+                    r.last_partial_write = 0
+                elif taken != r.pipe_taken or not r.last_partial_write:
                     r.pipe_taken, r.last_partial_write = taken, now
                 elif now - r.last_partial_write > timeout:
                     LOG.warning(f"Disconnecting timedout replica (full sync): {r.name()}")

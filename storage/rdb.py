@@ -97,6 +97,14 @@ class RDBError(ValueError):
         self.offset = 0
 
 
+class Short(RDBError):
+    """A read past the end of the bytes at hand: a truncated file, or (an `Arriving` RDB) bytes
+    that have not come yet."""
+
+    def __init__(self) -> None:
+        super().__init__("unexpected end of data")
+
+
 # redis-check-rdb's names for the value types (type 19, past its table, is "unknown" there too)
 _CHECK_TYPE_NAMES = ["string", "list-linked", "set-hashtable", "zset-v1", "hash-hashtable", "zset-v2",
                      "module-value", "", "", "hash-zipmap", "list-ziplist", "set-intset", "zset-ziplist",
@@ -393,7 +401,9 @@ class Reader:
     def take(self, n: int) -> bytes:
         p = self.pos
         end = p + n
-        if end > len(self.data) or n < 0:
+        if end > len(self.data):
+            raise Short
+        if n < 0:
             raise RDBError("unexpected end of data")
         self.pos = end
         return self.data[p:end]
@@ -401,7 +411,7 @@ class Reader:
     def byte(self) -> int:
         p = self.pos
         if p >= len(self.data):
-            raise RDBError("unexpected end of data")
+            raise Short
         self.pos = p + 1
         return self.data[p]
 
@@ -437,7 +447,7 @@ class Reader:
             if b < 0x40:  # a short plain string: most keys, fields and small values
                 end = p + 1 + b
                 if end > len(data):
-                    raise RDBError("unexpected end of data")
+                    raise Short
                 self.pos = end
                 return data[p + 1:end]
         n, encoded = self._len()
@@ -477,8 +487,9 @@ class Reader:
             return float("inf")
         if n == 255:
             return float("-inf")
+        text = self.take(n)  # outside the try: a short read is not a bad double
         try:
-            return float(self.take(n))
+            return float(text)
         except ValueError as exc:
             raise RDBError("invalid double") from exc
 
@@ -880,79 +891,166 @@ def write_file(w: Writer, aux: Iterable[tuple[bytes, bytes]], functions: Iterabl
     w.flush()
 
 
-def read_file(data: bytes, limits: Limits, tick: int = 0) -> Iterator[tuple[str, Any]]:
+class Arriving:
+    """An RDB read while it arrives (a replica's diskless load: Redis's loader reads its
+    master's socket as it parses, so a slow loader slows the transfer, and the payload is never
+    held whole).  The loader `add`s what comes; read_file, when a record runs past the bytes it
+    has, yields ("need", n): the loader adds at least n more bytes (or, at the transfer's end,
+    sets `ended`) and read_file reads that record again from its start.  Reading a record has
+    no effect until it is whole, so a second attempt has nothing to undo; asking for as many
+    bytes again as the record has so far bounds a huge record's attempts to twice its parse.
+    The bytes read are let go as the read moves on (their checksum kept); `rest` is what came
+    after the RDB (an EOF mark)."""
+
+    __slots__ = ("chunks", "ended", "rest")
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.ended = False
+        self.rest = b""
+
+    def add(self, chunk: bytes) -> None:
+        self.chunks.append(chunk)
+
+
+_LET_GO = 1 << 16
+
+
+class _Window:
+    """read_file's bytes at hand: `r` reads them; `base` is the file offset of r.data[0] and
+    `crc` the checksum of the bytes before it (let go: only an Arriving file lets any go)."""
+
+    __slots__ = ("r", "base", "crc", "arriving")
+
+    def __init__(self, data: bytes, arriving: Arriving | None) -> None:
+        self.r = Reader(data, 0)
+        self.base = 0
+        self.crc = 0
+        self.arriving = arriving
+
+    def can_wait(self) -> bool:
+        """After a short read: may more bytes come?"""
+        a = self.arriving
+        return a is not None and (bool(a.chunks) or not a.ended)
+
+    def want(self, start: int) -> int:
+        """How many more bytes to wait for before the record at `start` is read again."""
+        return max(len(self.r.data) - start, 1)
+
+    def refill(self, start: int) -> None:
+        """Take what arrived; the read restarts at `start`.  The bytes before it are let go
+        once there are 64 kB of them (checksummed in bulk: crc64 is slow on small pieces)."""
+        r = self.r
+        a = self.arriving
+        assert a is not None
+        if start >= _LET_GO:
+            self.crc = crc64(r.data[:start], self.crc)
+            self.base += start
+            r.data = r.data[start:] + b"".join(a.chunks)
+            r.pos = 0
+        else:
+            r.data += b"".join(a.chunks)
+            r.pos = start
+        a.chunks.clear()
+
+
+def read_file(data: bytes, limits: Limits, tick: int = 0,
+              arriving: Arriving | None = None) -> Iterator[tuple[str, Any]]:
     """rdbLoadRio over a whole file's bytes, as events: ("aux", (key, value)), ("function", code),
     ("resize", (db, size, expires)), ("key", KeyRecord), ("empty", (db, key)) for a key whose
     collection was empty (Redis skips those), then ("end", offset) once the checksum checked out:
     the offset of the first byte after the RDB (an old AOF's commands follow its RDB preamble).
     With `tick`, also ("tick", offset) after the key that crosses each multiple of `tick` bytes
     (rdbLoadProgressCallback's loading-process-events-interval-bytes: where a loader may serve
-    clients).  Raises RDBError with Redis's wording where it has one."""
-    if len(data) < 9 or data[:5] != b"REDIS":
+    clients).  With `arriving`, `data` is what has come so far, and ("need", n) asks for more
+    (see Arriving).  Raises RDBError with Redis's wording where it has one."""
+    win = _Window(data, arriving)
+    r = win.r
+    while len(r.data) < 9 and win.can_wait():
+        if not arriving.chunks:  # type: ignore[union-attr]
+            yield "need", 9 - len(r.data)
+        win.refill(0)
+    head = r.data[:9]
+    if len(head) < 9 or head[:5] != b"REDIS":
         raise RDBError("Wrong signature trying to load DB from file")
     try:
-        version = int(data[5:9])
+        version = int(head[5:9])
     except ValueError:
         raise RDBError("Wrong signature trying to load DB from file") from None
     if version < 1 or version > RDB_VERSION:
         raise RDBError("Can't handle RDB format version %d" % version)
-    r = Reader(data, 9)
+    r.pos = 9
     db = 0
     expire: int | None = None
     idle: int | None = None
     freq: int | None = None
-    next_tick = tick or len(data) + 1
+    next_tick = tick or 1 << 62
+    stored = b""
     while True:
-        t = r.byte()
-        if t == OP_EXPIRETIME:
-            expire = int.from_bytes(r.take(4), "little", signed=True) * 1000
-            continue
-        if t == OP_EXPIRETIME_MS:
-            expire = r.ms()
-            continue
-        if t == OP_FREQ:
-            freq = r.byte()
-            continue
-        if t == OP_IDLE:
-            idle = r.length()
-            continue
-        if t == OP_EOF:
-            break
-        if t == OP_SELECTDB:
-            db = r.length()
-            continue
-        if t == OP_RESIZEDB:
-            yield "resize", (db, r.length(), r.length())
-            continue
-        if t == OP_AUX:
-            yield "aux", (r.string(), r.string())
-            continue
-        if t == OP_MODULE_AUX:
-            raise RDBError("The RDB file contains AUX module data I can't load: no matching module")
-        if t == OP_FUNCTION_PRE_GA:
-            raise RDBError("Pre-release function format not supported.")
-        if t == OP_FUNCTION2:
-            yield "function", r.string()
-            continue
-        if t not in _VALUE_TYPES and t not in (T_MODULE, T_MODULE_2):
-            raise corrupt("Unknown RDB encoding type %d" % t)
-        key = r.string()
+        start = r.pos
         try:
-            value = read_value(r, t, limits)
-        except RDBError as exc:  # where, for the loader's report (redis-check-rdb's)
-            exc.key, exc.type, exc.offset = key, t, r.pos
-            raise
+            t = r.byte()
+            if t == OP_EXPIRETIME:
+                expire = int.from_bytes(r.take(4), "little", signed=True) * 1000
+                continue
+            if t == OP_EXPIRETIME_MS:
+                expire = r.ms()
+                continue
+            if t == OP_FREQ:
+                freq = r.byte()
+                continue
+            if t == OP_IDLE:
+                idle = r.length()
+                continue
+            if t == OP_EOF:
+                if version >= 5:
+                    stored = r.take(8)
+                break
+            if t == OP_SELECTDB:
+                db = r.length()
+                continue
+            if t == OP_RESIZEDB:
+                yield "resize", (db, r.length(), r.length())
+                continue
+            if t == OP_AUX:
+                yield "aux", (r.string(), r.string())
+                continue
+            if t == OP_MODULE_AUX:
+                raise RDBError("The RDB file contains AUX module data I can't load: no matching module")
+            if t == OP_FUNCTION_PRE_GA:
+                raise RDBError("Pre-release function format not supported.")
+            if t == OP_FUNCTION2:
+                yield "function", r.string()
+                continue
+            if t not in _VALUE_TYPES and t not in (T_MODULE, T_MODULE_2):
+                raise corrupt("Unknown RDB encoding type %d" % t)
+            key = r.string()
+            try:
+                value = read_value(r, t, limits)
+            except RDBError as exc:  # where, for the loader's report (redis-check-rdb's)
+                exc.key, exc.type, exc.offset = key, t, win.base + r.pos
+                raise
+        except Short:
+            if not win.can_wait():
+                raise
+            if not arriving.chunks:  # type: ignore[union-attr]
+                yield "need", win.want(start)
+            win.refill(start)
+            continue
         if value is EMPTY:
             yield "empty", (db, key)
         else:
             yield "key", KeyRecord(db, key, value, expire, idle, freq)
         expire = idle = freq = None
-        if r.pos >= next_tick:
-            yield "tick", r.pos
-            next_tick = (r.pos // tick + 1) * tick
-    if version >= 5:
-        stored = r.take(8)
+        if win.base + r.pos >= next_tick:
+            at = win.base + r.pos
+            yield "tick", at
+            next_tick = (at // tick + 1) * tick
+    if stored:
         expected = int.from_bytes(stored, "little")
-        if expected and (computed := crc64(data[:r.pos - 8])) != expected:
+        if expected and (computed := crc64(r.data[:r.pos - 8], win.crc)) != expected:
             raise ChecksumError(computed, expected)
-    yield "end", r.pos
+    if arriving is not None:
+        arriving.rest = r.data[r.pos:] + b"".join(arriving.chunks)
+        arriving.chunks.clear()
+    yield "end", win.base + r.pos

@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 import time
 
+import hiredis
 import pytest
 
 from tests.diff import RawConnection, encode_command
@@ -146,6 +147,21 @@ def test_replies_over_the_hard_limit_are_never_sent():
     assert ours[:3] == [0, 0, 0] and ours[3] > 90_000
 
 
+def _answer_until_closed(srv, *cmds: list[str]) -> bytes:
+    """What a fresh connection that pipelines `cmds` reads until the server closes it."""
+    sock = socket.create_connection(("127.0.0.1", srv.port))
+    sock.settimeout(60)
+    sock.sendall(b"".join(encode_command(cmd) for cmd in cmds))
+    data = b""
+    try:
+        while chunk := sock.recv(1 << 16):
+            data += chunk
+    except ConnectionResetError:
+        pass
+    sock.close()
+    return data
+
+
 def _huge_random_counts(srv) -> list[object]:
     """A billion random picks under a 1 MB limit: Redis stops making them once the client is to be
     closed, so the command ends at once and nothing is sent (raxdb makes them a chunk at a time
@@ -159,16 +175,7 @@ def _huge_random_counts(srv) -> list[object]:
     for cmd in (["HRANDFIELD", "h", "-999999999"], ["HRANDFIELD", "h", "-99999999", "WITHVALUES"],
                 ["SRANDMEMBER", "s", "-999999999"], ["ZRANDMEMBER", "z", "-999999999"],
                 ["ZRANDMEMBER", "z", "-99999999", "WITHSCORES"]):
-        sock = socket.create_connection(("127.0.0.1", srv.port))
-        sock.settimeout(60)
-        sock.sendall(encode_command(cmd) + encode_command(["SET", "after", "1"]))
-        data = b""
-        try:
-            while chunk := sock.recv(1 << 16):
-                data += chunk
-        except ConnectionResetError:
-            pass
-        sock.close()
+        data = _answer_until_closed(srv, cmd, ["SET", "after", "1"])
         out.append((cmd[0], len(data), admin.call("EXISTS", "after")))
     admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
     admin.call("DEL", "h", "s", "z")
@@ -180,3 +187,25 @@ def test_huge_random_counts_stop_at_the_limit():
     ours, theirs = run_on_both(_huge_random_counts)
     assert ours == theirs
     assert all(n == 0 and exists == b":0\r\n" for _, n, exists in ours[:5]), ours
+
+
+def _keys_under_a_limit(srv) -> list[object]:
+    """KEYS by a client whose output limit is checked per command: a reply under the limit is
+    whole (raxdb makes it a chunk of keys at a time for such a client), and one past it is never
+    sent, the client dropped and what it pipelined after not run (Redis's loop stops once the
+    client is to be closed; raxdb stops making chunks alike)."""
+    admin = RawConnection(srv.port)
+    admin.call("CONFIG", "SET", "client-output-buffer-limit", "normal 1000000 0 0")
+    admin.call("DEBUG", "POPULATE", "300000")
+    reader = hiredis.Reader()
+    reader.feed(admin.call("KEYS", "key:1999*"))
+    out: list[object] = [sorted(reader.gets())]
+    data = _answer_until_closed(srv, ["KEYS", "*"], ["SET", "after", "1"])
+    out += [len(data), admin.call("EXISTS", "after"), admin.call("DBSIZE")]
+    return out
+
+
+def test_keys_stops_at_the_limit():
+    ours, theirs = run_on_both(_keys_under_a_limit)
+    assert ours == theirs
+    assert len(ours[0]) == 111 and ours[1:] == [0, b":0\r\n", b":300000\r\n"], ours[1:]

@@ -20,6 +20,7 @@ import os
 import re
 import signal
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -744,24 +745,48 @@ def test_a_replica_stops_at_once_when_told_during_a_diskless_load() -> None:
                 rep.stop()
 
 
-def test_a_replica_that_stops_reading_a_diskless_transfer_times_out() -> None:
+def _drain(link: Link) -> None:
+    """Read a transfer as fast as it comes, to its end (the connection's close)."""
+    try:
+        while link.sock.recv(1 << 16):
+            pass
+    except OSError:
+        pass
+
+
+@pytest.mark.parametrize("with_reader", [False, True])
+def test_a_replica_that_stops_reading_a_diskless_transfer_times_out(with_reader: bool) -> None:
     """A replica that takes no bytes of a diskless payload for repl-timeout seconds is dropped
-    ("full sync"), so the child it held back ends: with no replica left, killed."""
+    ("full sync"), so the child it held back ends: with no replica left, killed.  A replica of
+    the same transfer that took every byte it was given (it waits on the stalled one) is not
+    timed out with it: the transfer goes on and ends with it (Redis times out only a replica
+    with a write left half done)."""
     for start in (start_raxdb, start_redis):
         with running(start(*FAST, "--repl-diskless-sync", "yes", "--save", "", "--rdbcompression", "no",
                            "--enable-debug-command", "yes")) as master:
             m = client(master)
             m.execute_command("DEBUG", "POPULATE", "2000", "k", "10000")  # 20 MB: more than the sockets hold
             m.config_set("repl-timeout", 2)
-            link = Link(master.port)
+            if with_reader:  # one transfer for both replicas
+                m.config_set("repl-diskless-sync-delay", 30)
+                m.config_set("repl-diskless-sync-max-replicas", 2)
+            links = [Link(master.port) for _ in range(1 + with_reader)]
             try:
-                link.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-                link.call("REPLCONF", "capa", "eof")
-                link.sock.sendall(encode_command(("PSYNC", "?", "-1")))  # and never read again
+                links[0].sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                for link in links:
+                    link.call("REPLCONF", "capa", "eof")
+                    link.sock.sendall(encode_command(("PSYNC", "?", "-1")))  # the first never reads again
+                if with_reader:
+                    reader = threading.Thread(target=_drain, args=(links[1],), daemon=True)
+                    reader.start()
                 assert master.wait_log("Disconnecting timedout replica (full sync)", 30), start
                 wait_for(lambda: info(master, "persistence")["rdb_bgsave_in_progress"] == "0", what="the child to end")
+                if with_reader:
+                    assert master.wait_log("Diskless rdb transfer, done reading from pipe, 1 replicas still up", 10)
+                    assert sum("Disconnecting timedout replica" in line for line in master.log) == 1, start
             finally:
-                link.close()
+                for link in links:
+                    link.close()
 
 
 # ---- REPLCONF rdb-only / rdb-filter-only (redis-cli --rdb, --functions-rdb, --replica) --------------------

@@ -8,7 +8,7 @@ floats accepted as C does).  Each parser raises CommandError with the caller's e
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 
 from protocol.request import _string2ll
 from server.errors import NOT_FLOAT, NOT_INTEGER, NOT_POSITIVE, CommandError, c_str
@@ -63,30 +63,44 @@ def random_picks(count: int) -> int:
     return -count
 
 
-PICKS_CHUNK = 1024
+REPLY_CHUNK = 1024  # elements made and encoded at a time by a reply that may stop at the limit
+
+
+def reply_in_chunks(c, chunks: Iterable[tuple[int, bytes]]) -> bytes:
+    """An array reply made of `chunks` ((elements, their encoding without an array header)),
+    each made only once the ones before it fit: once the client's output limit is reached
+    (server/obuf.py, checked per chunk for a client whose limit is checked per command) no
+    more are made, as Redis's loops stop adding replies to a client that is to be closed, and
+    the client is dropped (so nothing of the reply is sent)."""
+    parts = [b""]
+    count = size = 0
+    for n, body in chunks:
+        parts.append(body)
+        count += n
+        size += len(body)
+        if c.obuf_reached(c.running, size):
+            return b""
+    parts[0] = b"*%d\r\n" % count
+    return b"".join(parts)
 
 
 def random_picks_reply(c, count: int, per: int, pick: Callable[[int], list], encode: Callable[[list], bytes]
                        ) -> bytes:
-    """The reply to a negative count: `encode(pick(n))`, an array of n * per elements.  For a client
-    whose output limit is checked per command (server/obuf.py) the picks are made and encoded a
-    chunk at a time and stop once the limit is reached, as Redis stops adding them once the client
-    is to be closed: a count of a billion then costs what the limit holds, not the whole reply
-    (the client is dropped, so nothing of it is sent)."""
+    """The reply to a negative count: `encode(pick(n))`, an array of n * per elements; for a
+    client whose output limit is checked per command, made a chunk at a time and stopped at the
+    limit (reply_in_chunks): a count of a billion then costs what the limit holds."""
     n = random_picks(count)
-    if not c.obuf_watch or n <= PICKS_CHUNK:
+    if not c.obuf_watch or n <= REPLY_CHUNK:
         return encode(pick(n))
-    parts = [b"*%d\r\n" % (n * per)]
-    size = len(parts[0])
-    while n:
-        k = min(n, PICKS_CHUNK)
-        n -= k
-        body = encode(pick(k))[len(b"*%d\r\n" % (k * per)):]  # without its own array header
-        parts.append(body)
-        size += len(body)
-        if c.obuf_reached(c.running, size):
-            return b""
-    return b"".join(parts)
+
+    def chunks() -> Iterator[tuple[int, bytes]]:
+        left = n
+        while left:
+            k = min(left, REPLY_CHUNK)
+            left -= k
+            yield k * per, encode(pick(k))[len(b"*%d\r\n" % (k * per)):]  # without its own header
+
+    return reply_in_chunks(c, chunks())
 
 
 def option_word(arg: bytes) -> bytes:

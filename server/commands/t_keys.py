@@ -15,11 +15,12 @@ conversion and the base time; an absolute time already past deletes the key (a "
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 from protocol import reply as R
 from server import lazyfree, propagate
-from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, option_word
+from server.commands.args import INT64_MAX, INT64_MIN, REPLY_CHUNK, maybe_int, option_word, reply_in_chunks
 from server.commands.scanargs import parse_cursor, parse_scan_options
 from server.commands.table import command
 from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError, c_str
@@ -256,13 +257,21 @@ def _unexpired(db, keys: list[bytes], now: int) -> list[bytes]:
 def keys(c, argv):
     pattern = argv[1]
     db = c.db
-    if pattern == b"*":
-        found = list(db.data)
-    else:
-        match = compile_glob(pattern)
-        found = [k for k in db.data if match(k)]
+    now = c.server.now_ms
+    match = None if pattern == b"*" else compile_glob(pattern)
+    if c.obuf_watch and len(db.data) > REPLY_CHUNK:  # stopped at the output limit, as Redis's loop
+        every = list(db.data)
+
+        def chunks() -> Iterator[tuple[int, bytes]]:
+            for i in range(0, len(every), REPLY_CHUNK):
+                part = every[i:i + REPLY_CHUNK]
+                found = _unexpired(db, part if match is None else [k for k in part if match(k)], now)
+                yield len(found), R.bulks_body(found)
+
+        return reply_in_chunks(c, chunks())
+    found = list(db.data) if match is None else [k for k in db.data if match(k)]
     # Redis's KEYS skips expired keys without deleting them.
-    return R.bulk_array(_unexpired(db, found, c.server.now_ms))
+    return R.bulk_array(_unexpired(db, found, now))
 
 
 @command("scan")
