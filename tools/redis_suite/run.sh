@@ -159,7 +159,10 @@
 #                                                  after the stalled replica's timeout; a raxdb
 #                                                  replica reads a diskless payload whole before
 #                                                  parsing it, so it is never the slow reader the
-#                                                  test makes of it
+#                                                  test makes of it.  59/0/0 since (2026-11-23,
+#                                                  --timeout 600): the payload is parsed as it
+#                                                  arrives, and a master no longer times out the
+#                                                  fast replica that waits on the stalled one
 #   integration/rdb 'client freed during loading', unit/introspection 'config during loading'
 #                              err       ok        both external:skip here: run spawned with
 #                                                  runtest --single ... --only '<test>'
