@@ -355,6 +355,10 @@ class Persistence:
         if not bysignal and exitcode == 0:
             self.childinfo.receive()
         self.childinfo.reset()
+        # checkChildrenDone's replicationStartPendingFork: replicas waiting for a snapshot get
+        # their fork now, after the reset (before it, the new child's info pipe was the one the
+        # reset closed: the child failed with a broken pipe and its replicas' sync with it)
+        self.srv.repl.master.start_pending_fork()
 
     def kill_child_process(self) -> None:
         """Stop the running child with SIGUSR1 (Redis's "killed on purpose": no failure counted)

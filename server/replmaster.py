@@ -519,8 +519,9 @@ class Master:
 
     # ---- the child ends (backgroundSaveDoneHandler, updateSlavesWaitingBgsave) -------------------
     def _install_hooks(self) -> None:
-        """Route the end of every child through here: a snapshot for replicas is delivered, and
-        replicas still waiting get the next fork (checkChildrenDone's replicationStartPendingFork)."""
+        """Route the end of every child through here: a snapshot for replicas is delivered
+        (replicas still waiting get the next fork once the child's state is reset:
+        Persistence._reaped)."""
         if self.hooked:
             return
         self.hooked = True
@@ -537,7 +538,6 @@ class Master:
                 if kind == "rdb":  # any BGSAVE to disk: replicas waiting for it get the file
                     self.rdb_child_type = ""
                     self._bgsave_done(exitcode == 0 and not bysignal, "disk")
-            self.start_pending_fork()
 
         return done
 

@@ -789,6 +789,31 @@ def test_a_replica_that_stops_reading_a_diskless_transfer_times_out(with_reader:
                     link.close()
 
 
+def _back_to_back_scenario(master: ServerProcess) -> list[object]:
+    """A second replica asks while the first one's diskless transfer runs: it waits, and its
+    own transfer starts as the first child is reaped (checkChildrenDone), a fork that must get
+    a working info pipe of its own.  Both replicas sync once each."""
+    m = client(master)
+    slow_transfer(m, 5000)  # 300 keys: 1.5 s of snapshot
+    with replica_of(master) as first:
+        transfer_started(master)
+        with replica_of(master) as second:
+            assert master.wait_log("Waiting for next BGSAVE for SYNC", 10)
+            m.config_set("rdb-key-save-delay", 0)
+            wait_for(lambda: caught_up(master, first) and caught_up(master, second), what="both replicas")
+            stats = info(master, "stats")
+            return [stats["sync_full"], stats["sync_partial_err"], info(master, "persistence")["rdb_last_bgsave_status"],
+                    any("Background transfer error" in line or "SYNC failed" in line for line in master.log)]
+
+
+def test_a_waiting_replica_gets_its_fork_as_the_last_child_ends() -> None:
+    with running(start_raxdb(*FAST, "--repl-diskless-sync", "yes")) as a, \
+            running(start_redis(*FAST, "--repl-diskless-sync", "yes")) as b:
+        got, want = _back_to_back_scenario(a), _back_to_back_scenario(b)
+        assert got == want
+        assert got == ["2", "0", "ok", False]
+
+
 # ---- REPLCONF rdb-only / rdb-filter-only (redis-cli --rdb, --functions-rdb, --replica) --------------------
 LIB = "#!lua name=repllib\nredis.register_function('rf', function(keys, args) return 1 end)"
 
