@@ -40,7 +40,9 @@ def test_a_stopped_loading_replica_stalls_the_transfer(name: str) -> None:
     with running(start_redis("--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
                              "--rdbcompression", "no")) as master:
         m = redis.Redis(port=master.port)
-        m.execute_command("DEBUG", "POPULATE", 2000, "test", 10000)  # 20 MB: past the socket buffers
+        # 80 MB: more than the sockets hold (loopback's receive buffer grows up to tcp_rmem's
+        # maximum, 32 MB here: a 20 MB payload could all be in it before the load is stopped)
+        m.execute_command("DEBUG", "POPULATE", 8000, "test", 10000)
         with running(STARTERS[name]("--repl-diskless-load", "swapdb", "--key-load-delay", "1000",
                                     "--loading-process-events-interval-bytes", "1024")) as rep:
             r = redis.Redis(port=rep.port)
