@@ -30,7 +30,8 @@ Invariants.  Reading trusts nothing: every value is checked as deeply as Redis's
 sanitize-dump-payload does (listpacks, intsets, ziplists walked entry by entry; no duplicate
 members or fields; stream nodes, counters and PEL ownership consistent), because a value that
 loaded wrong would fail later inside a command.  Any inconsistency raises `RDBError`; a read
-past the end raises `RDBError` too.  An empty collection reads as `EMPTY` (Redis skips such keys
+past the end raises `RDBError` too (`Short`), except in a file still arriving (`Arriving`, a
+replica's diskless load), where it makes read_file wait for more bytes and read the record again.  An empty collection reads as `EMPTY` (Redis skips such keys
 when loading a file and rejects them in RESTORE).  New values get the encoding Redis 7.0 would
 give them on load, from the encoding limits in `Limits`.
 """
