@@ -446,7 +446,7 @@ def debug_loadaof(c: Client) -> None:
     srv = c.server
     aof = srv.aof
     if aof.fd >= 0:
-        aof.flush()
+        aof.flush(force=True)  # written now even behind a running everysec fsync, as flushAppendOnlyFile(1)
     empty_data(srv, False, with_functions=True)
     try:
         m = aof.manifest = read_manifest(srv)

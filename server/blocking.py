@@ -215,6 +215,10 @@ def db_server(db: Database) -> Server:
 
 
 def handle_ready_keys(srv: Server) -> None:
+    if srv.busy_script is not None:
+        # a script past its time limit serves a few commands meanwhile: the keys it signalled are
+        # served when it ends, or a waiter would see its writes half done (isInsideYieldingLongCommand)
+        return
     ready = srv.ready_keys
     while ready:
         batch = list(ready)

@@ -88,7 +88,8 @@ class Client(asyncio.Protocol):
     __slots__ = ("server", "id", "transport", "reader", "exact", "_raw", "_raw_done", "db", "dbid",
                  "resp", "enc", "name", "lib_name", "lib_ver", "authenticated", "plain", "multi",
                  "multi_error", "watched", "dirty_cas", "channels", "patterns", "shard_channels",
-                 "ctime", "last_interaction", "last_cmd", "addr", "laddr", "close_after_reply",
+                 "ctime", "last_interaction", "last_cmd", "addr", "laddr", "close_after_reply", "lua_debug",
+                 "disconnected",
                  "closed", "reply_mode", "blocked", "write_paused", "is_monitor",
                  "user", "tracking", "no_evict", "no_touch", "in_exec", "exec_view", "is_script", "block_state",
                  "tot_net_in", "tot_net_out", "last_argv", "fd", "kill_reason", "_base",
@@ -135,6 +136,8 @@ class Client(asyncio.Protocol):
         self.unix_socket = False  # accepted on `unixsocket` (server/unixsocket.py; CLIENT_UNIX_SOCKET)
         self.fd = -1
         self.close_after_reply = False
+        self.lua_debug = 0  # SCRIPT DEBUG YES / SYNC (server/scripting/ldb.py)
+        self.disconnected = False  # connection_lost has run
         self.closed = False
         self.reply_mode = "on"
         self.blocked = False
@@ -270,6 +273,9 @@ class Client(asyncio.Protocol):
         self.update_plain()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self.disconnected:  # a busy script's poll freed it already (server/scripting/busy.py)
+            return
+        self.disconnected = True
         self.closed = True
         self._unlist()
         from server import lifecycle
@@ -939,7 +945,7 @@ class Client(asyncio.Protocol):
         function that declares flags unless it declares no-writes."""
         name = cmd.fullname
         if name == "exec":
-            return self.multi is not None and any(q.is_write for q, _ in self.multi)
+            return self.multi is not None and any(self.writes(q, qargv) for q, qargv in self.multi)
         if name in evict.SCRIPT_COMMANDS:
             from server.commands.t_scripting import declared_flags
             from server.scripting.engine import FLAG_NO_WRITES

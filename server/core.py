@@ -212,6 +212,7 @@ class Server:
         from server.persistence import Persistence
 
         self.persistence = Persistence(self)
+        self.ldb_children: list[int] = []  # forked Lua debugging sessions (server/scripting/ldb.py)
         oomscore.attach(self)
         self.shutdown = Shutdown(self)  # SIGTERM, SHUTDOWN, waiting for replicas (server/shutdown.py)
         self.aof = AOF(self)
@@ -276,13 +277,14 @@ class Server:
             o += c.tot_net_out
         return i, o
 
-    def used_memory(self) -> int:
+    def used_memory(self, clients_mem: int | None = None) -> int:
         """INFO used_memory: what Redis would use for the same data (server/evict.py keeps that
         figure while maxmemory is set, and evicts by it; without a limit it is estimated when
-        asked).  The process's own size is INFO's used_memory_rss."""
+        asked, with the clients' part `clients_mem` if the caller has it).  The process's own
+        size is INFO's used_memory_rss."""
         from server.evict import info_used_memory
 
-        return info_used_memory(self)
+        return info_used_memory(self, clients_mem)
 
     def reset_stats(self) -> None:
         """CONFIG RESETSTAT: Redis's resetServerStats plus command and error statistics."""
@@ -535,6 +537,10 @@ class Server:
         """finishShutdown's persistence part (server/shutdown.py runs the rest): save first when
         asked, or when save points are configured and NOSAVE was not given.  False when the AOF
         cannot be flushed, or saving fails and FORCE was not given (the server keeps running)."""
+        if self.ldb_children:
+            from server.scripting import ldb
+
+            ldb.kill_children(self)
         if self.persistence.in_progress():
             LOG.warning("There is a child saving an .rdb. Killing it!")
             self.persistence.kill_child()

@@ -156,10 +156,11 @@ def not_counted(srv: Server) -> int:
     return (0 if backlog is None else _repl_not_counted(backlog)) + len(srv.aof.buf)
 
 
-def info_used_memory(srv: Server) -> int:
+def info_used_memory(srv: Server, clients_mem: int | None = None) -> int:
     """INFO's used_memory, the same figure with a limit set or not: eviction's (kept per command
-    under a limit, estimated when asked without one) plus `not_counted`."""
-    counted = used_memory(srv) if srv.maxmemory else _estimate(srv)
+    under a limit, estimated when asked without one) plus `not_counted`.  `clients_mem` is the
+    counted clients' tot-mem when the caller has summed it already (server/memoverhead.py)."""
+    counted = used_memory(srv) if srv.maxmemory else _estimate(srv, clients_mem)
     return counted + not_counted(srv)
 
 
@@ -174,12 +175,10 @@ def info_used_memory(srv: Server) -> int:
 ESTIMATE_KEYS = 4096
 
 
-def _estimate(srv: Server) -> int:
-    from server.clienteviction import counted
-    from server.commands.t_client import client_memory
-
-    clients = list(srv.clients.values())
-    total = STARTUP + CLIENT_REST * len(clients) + sum(client_memory(c) for c in clients if counted(c))
+def _estimate(srv: Server, clients_mem: int | None = None) -> int:
+    if clients_mem is None:
+        clients_mem = clients_counted_memory(list(srv.clients.values()))
+    total = STARTUP + CLIENT_REST * len(srv.clients) + clients_mem
     total += _repl_counted(srv)
     for db in srv.dbs:
         data = db.data
@@ -188,6 +187,18 @@ def _estimate(srv: Server) -> int:
             if db.expires:
                 total += 24 * len(db.expires) + dict_table_bytes(len(db.expires))
     return total
+
+
+def clients_counted_memory(clients: list[Client], sizes: list[int] | None = None) -> int:
+    """The tot-mem of the clients eviction counts (clienteviction.counted), from `sizes` (each
+    client's client_memory, in order) when the caller has them: sizing a client is a few
+    microseconds, and INFO memory needs the figures of every client twice."""
+    from server.clienteviction import counted
+    from server.commands.t_client import client_memory
+
+    if sizes is None:
+        return sum(client_memory(c) for c in clients if counted(c))
+    return sum(m for c, m in zip(clients, sizes, strict=True) if counted(c))
 
 
 def _dataset_estimate(db: Database) -> int:

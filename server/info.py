@@ -243,7 +243,7 @@ def _stats(srv: Server) -> list[str]:
         f"pubsubshard_channels:{shard}",
         f"latest_fork_usec:{srv.persistence.fork_usec}",
         f"total_forks:{srv.persistence.total_forks}",
-        "migrate_cached_sockets:0",
+        f"migrate_cached_sockets:{len(srv.migrate_sockets)}",
         "slave_expires_tracked_keys:0",
         "active_defrag_hits:0",
         "active_defrag_misses:0",

@@ -65,7 +65,10 @@ def overhead(srv: Server, current: Client | None = None) -> Overhead:
     from server.commands.t_client import client_memory
     from server.obuf import client_class
 
-    used = srv.used_memory()
+    # each client sized once: used_memory's estimate and clients_normal both need the figures
+    clients = list(srv.clients.values())
+    sizes = [client_memory(c) for c in clients]
+    used = srv.used_memory(evict.clients_counted_memory(clients, sizes))
     peak = srv.memory_peak = max(srv.memory_peak, used)
     repl_buffer = srv.repl.master.buffer_bytes()
     backlog_size = int(srv.config.values["repl-backlog-size"])
@@ -75,8 +78,8 @@ def overhead(srv: Server, current: Client | None = None) -> Overhead:
         repl_backlog, clients_slaves = repl_buffer, 0
     if srv.repl.backlog is not None:
         repl_backlog += srv.repl.backlog.index_bytes()
-    clients_normal = sum(client_memory(c, current) for c in list(srv.clients.values())
-                         if client_class(c) != "slave")
+    clients_normal = sum(client_memory(c, current) if c is current else m
+                         for c, m in zip(clients, sizes, strict=True) if client_class(c) != "slave")
     o = Overhead(used, peak, startup_memory(srv, used), repl_backlog, clients_slaves, clients_normal,
                  len(srv.aof.buf))
     total = o.startup + repl_backlog + clients_slaves + clients_normal + o.aof_buffer

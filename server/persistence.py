@@ -273,14 +273,45 @@ class Persistence:
         return self.child_type == "rdb"
 
     def fork_child(self, kind: str, work: Callable[[], bool], title: str) -> int:
-        """redisFork: run `work` in a forked child that exits 0 when it returns True, 1 otherwise;
-        the child's pid.  OSError when the fork fails.  The child holds a copy-on-write image of
-        the dataset at the fork; it turns the collector off at once (a collection would write to,
-        and so copy, every page of the heap) and leaves with os._exit, never touching the loop.
-        It takes `title` as its process title's {title} (server/proctitle.py), as Redis's children
-        do whatever set-proc-title says."""
-        started = time.perf_counter_ns()
+        """redisFork for the child slot (BGSAVE, AOF rewrite): run `work` in a forked child that
+        exits 0 when it returns True, 1 otherwise; the child's pid.  OSError when the fork fails.
+        The child holds a copy-on-write image of the dataset at the fork; it turns the collector
+        off at once (a collection would write to, and so copy, every page of the heap) and
+        reports its copy-on-write through the child info pipe."""
         report_fd = self.childinfo.open(sum(len(db.data) for db in self.srv.dbs))
+
+        def child() -> bool:
+            gc.disable()
+            if self.childinfo.fd >= 0:  # the parent's end: a parent that is gone then fails our writes
+                os.close(self.childinfo.fd)
+            childinfo.start_child(report_fd, "AOF rewrite" if kind == "aof" else "RDB")
+            if not work():
+                return False
+            childinfo.finished(childinfo.AOF_COW if kind == "aof" else childinfo.RDB_COW)
+            return True
+
+        try:
+            pid = self.fork(child, title)
+        except BaseException:
+            if report_fd >= 0:
+                os.close(report_fd)
+            self.childinfo.reset()
+            raise
+        if report_fd >= 0:
+            os.close(report_fd)
+        self.child_pid = pid
+        self.child_type = kind
+        self.child_started = time.monotonic()
+        return pid
+
+    def fork(self, work: Callable[[], bool], title: str | None) -> int:
+        """redisFork's common part, for the child slot's children and the Lua debugger's (which
+        run beside them): the child runs `work` and exits 0 when it returns True, 1 otherwise,
+        with os._exit, never touching the loop; the parent gets its pid (OSError when the fork
+        fails).  The child takes `title` as its process title's {title}
+        (server/proctitle.py), as Redis's children do whatever set-proc-title says; with None it
+        keeps the server's (the debugger's child, which Redis does not retitle)."""
+        started = time.perf_counter_ns()
         # The loop's signal handling is the parent's: a SIGTERM or SIGINT sent to the child must
         # not wake the parent's loop through the wakeup fd they share (Python's C-level handler
         # writes to it the moment a signal arrives).  Redis's child only notes a shutdown request
@@ -291,32 +322,22 @@ class Persistence:
             pid = os.fork()
         except BaseException:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
-            if report_fd >= 0:
-                os.close(report_fd)
-            self.childinfo.reset()
             raise
         if pid == 0:
             code = 1
             try:
-                gc.disable()
-                if self.childinfo.fd >= 0:  # the parent's end: a parent that is gone then fails our writes
-                    os.close(self.childinfo.fd)
-                childinfo.start_child(report_fd, "AOF rewrite" if kind == "aof" else "RDB")
                 signal.set_wakeup_fd(-1)
                 for sig in _SHUTDOWN_SIGNALS:
                     signal.signal(sig, signal.SIG_IGN)
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
                 LOG.role = "C"  # the child's log lines say so, as Redis's do
                 oomscore.apply(self.srv, oomscore.CHILD)
-                proctitle.apply(self.srv, title)
+                if title is not None:
+                    proctitle.apply(self.srv, title)
                 code = 0 if work() else 1
-                if code == 0:
-                    childinfo.finished(childinfo.AOF_COW if kind == "aof" else childinfo.RDB_COW)
             finally:
                 os._exit(code)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
-        if report_fd >= 0:
-            os.close(report_fd)
         # INFO's total_forks / latest_fork_usec and the latency monitor's "fork" event, as redisFork
         fork_us = (time.perf_counter_ns() - started) // 1000
         self.total_forks += 1
@@ -325,9 +346,6 @@ class Persistence:
             from server import latency
 
             latency.add_sample_if_needed(self.srv, "fork", fork_us // 1000)
-        self.child_pid = pid
-        self.child_type = kind
-        self.child_started = time.monotonic()
         return pid
 
     def check_child(self) -> None:
@@ -437,6 +455,10 @@ class Persistence:
         start one; a scheduled BGSAVE starts last (after its retry delay when the last failed)."""
         srv = self.srv
         aof = srv.aof
+        if srv.ldb_children:  # forked Lua debugging sessions that ended
+            from server.scripting import ldb
+
+            ldb.reap_children(srv)
         if not self.has_child() and aof.rewrite_scheduled and not aof.rewrite_limited():
             aof.rewrite_background()
         if self.has_child():

@@ -33,8 +33,8 @@ A raxdb with `masterhost` set (REPLICAOF host port, or `replicaof` in the config
   PSYNC (`Replication.rdb_save_info`, `after_load`).
 
 The master client obeys its master: no ACL rule (its user is "(superuser)", as Redis shows it),
-no READONLY, MASTERDOWN or disk-error refusal, no idle timeout, and (unlike Redis) no CLIENT
-PAUSE: a paused command would have to be held with the stream behind it and counted later.
+no READONLY, MASTERDOWN or disk-error refusal, no idle timeout; a CLIENT PAUSE holds it as any
+client, the stream behind the held command read but not applied (`MasterClient._run`).
 
 Invariants.  The master's stream is canonical RESP (Redis writes every replicated command as a
 multibulk of bulk strings), so a command's bytes are its re-encoding and its length is its share
@@ -121,7 +121,7 @@ class MasterClient(Client):
     It has no replies (the master reads none) except REPLCONF ACK, sent by `send`.  `reploff` is
     the offset of the last whole command applied, `read_reploff` of the last byte read."""
 
-    __slots__ = ("link", "reploff", "read_reploff", "replid", "pending", "protocol_error")
+    __slots__ = ("link", "reploff", "read_reploff", "replid", "pending", "protocol_error", "held")
     is_master = True
     must_obey = True
 
@@ -131,6 +131,7 @@ class MasterClient(Client):
         self.replid = replid
         self.reploff = self.read_reploff = reploff
         self.pending: list[bytes] = []  # a transaction's commands until its EXEC
+        self.held: list[bytes] | None = None  # a command CLIENT PAUSE holds, the stream behind it
         self.protocol_error = False
         self.authenticated = True
         self.user = SUPERUSER
@@ -173,23 +174,41 @@ class MasterClient(Client):
         self.link.lastio = time.time()
         srv.stat_net_repl_input_bytes += len(data)  # counted apart from clients' input, as in Redis
         self.read_reploff += len(data)
+        self.reader.feed(data)
+        if self.held is None:
+            self._run()
+
+    def _run(self) -> None:
+        """Apply the whole commands read, in order, until one must wait for a CLIENT PAUSE to
+        end: it is held (with the rest of the stream behind it, read but not applied, so
+        slave_read_repl_offset grows and slave_repl_offset does not) and runs on unpause, as
+        Redis postpones its master client like any other."""
+        srv = self.server
         reader = self.reader
-        reader.feed(data)
         dbs = srv.dbs
         for db in dbs:
             db.loading = True  # the master's commands see every key alive (module docstring)
         try:
             while not self.closed:
-                try:
-                    argv = reader.gets()
-                except hiredis.ProtocolError as exc:
-                    self._protocol_error(str(exc))
-                    return
-                if argv is False:
-                    return
-                if not (isinstance(argv, list) and argv and all(type(a) is bytes for a in argv)):
-                    self._protocol_error("expected a multibulk of bulk strings")
-                    return
+                argv, self.held = self.held, None
+                if argv is None:
+                    try:
+                        argv = reader.gets()
+                    except hiredis.ProtocolError as exc:
+                        self._protocol_error(str(exc))
+                        return
+                    if argv is False:
+                        return
+                    if not (isinstance(argv, list) and argv and all(type(a) is bytes for a in argv)):
+                        self._protocol_error("expected a multibulk of bulk strings")
+                        return
+                if srv.pause_until_ms:
+                    cmd = srv.table.lookup(argv)
+                    if cmd is not None and self._paused_for(cmd, argv):
+                        self.held = argv
+                        if self._resume_held not in srv.unpause_hooks:
+                            srv.unpause_hooks.append(self._resume_held)
+                        return
                 self.pending.append(propagate.encode_command(argv))
                 if len(argv) >= 2 and argv[0].lower() == b"replconf" and argv[1].lower() == b"getack":
                     self.send_ack()  # the ACK gives the offset before this command
@@ -206,6 +225,14 @@ class MasterClient(Client):
         finally:
             for db in dbs:
                 db.loading = False
+
+    def _resume_held(self) -> None:
+        srv = self.server
+        if self._resume_held in srv.unpause_hooks:
+            srv.unpause_hooks.remove(self._resume_held)
+        if self.held is not None and not self.closed:
+            srv.update_clock()
+            self._run()
 
     def _error_to_master(self, reply: bytes) -> None:
         """afterErrorReply for the master client: the master never reads the error, but a
@@ -795,6 +822,11 @@ class Link:
                         R.bulk(self.state.encode()),
                         R.integer(self.master.reploff if self.master is not None else -1)])
 
+    def serving_stale(self) -> bool:
+        """Redis's running_stale: the link is down and replica-serve-stale-data is no (only
+        commands flagged stale run, MASTERDOWN for the rest)."""
+        return self.state != CONNECTED and self.srv.config.values["replica-serve-stale-data"] == "no"
+
     def denies(self, c: Client, cmd: Any, argv: list[bytes]) -> bytes | None:
         """processCommand's replica checks for a client other than the master: READONLY for a
         write on a read-only replica, MASTERDOWN for a command not flagged stale while the link
@@ -803,10 +835,11 @@ class Link:
         read_only = cfg["replica-read-only"] == "yes"
         if read_only and c.writes(cmd, argv):
             return READONLY
-        if self.state != CONNECTED and cfg["replica-serve-stale-data"] == "no":
-            stale = "stale" in cmd.flags
+        if self.serving_stale():
             if cmd.fullname == "exec" and c.multi is not None:
-                stale = all("stale" in q.flags for q, _ in c.multi)
+                stale = all(_allows_stale(c, q, qargv) for q, qargv in c.multi)
+            else:
+                stale = _allows_stale(c, cmd, argv)
             if not stale:
                 return MASTERDOWN
         if not read_only:
@@ -817,6 +850,22 @@ class Link:
                     if q.is_write:
                         _expire_written_keys(c, q, qargv)
         return None
+
+
+def _allows_stale(c: Client, cmd: Any, argv: list[bytes]) -> bool:
+    """CMD_STALE as getCommandFlags has it: a script or function that declares flags may run
+    on a stale replica only with allow-stale; one in compatibility mode passes here and is
+    refused as it starts (scriptPrepareForRun)."""
+    from server import evict
+
+    if cmd.fullname in evict.SCRIPT_COMMANDS:
+        from server.commands.t_scripting import declared_flags
+        from server.scripting.engine import FLAG_ALLOW_STALE
+
+        flags = declared_flags(c, cmd.fullname, argv)
+        if flags is not None:
+            return bool(flags & FLAG_ALLOW_STALE)
+    return "stale" in cmd.flags
 
 
 def _expire_written_keys(c: Client, cmd: Any, argv: list[bytes]) -> None:

@@ -42,7 +42,9 @@ every other caller gets values.
 
 LFU (OBJECT FREQ under an LFU maxmemory-policy): `set_lfu(True)` swaps the database's class to
 `LFUDatabase`, whose lookups also keep Redis's logarithmic access counter with decay in `freq`, so
-the common (non-LFU) path pays nothing for it.
+the common (non-LFU) path pays nothing for it; the inlined fast paths test `lfu` and step aside.
+As in Redis, the lookup counts an access and an overwrite keeps the counter (dbOverwrite), so a
+writer counts once for each lookup Redis's makes (GETSET twice: its read, then setKey's).
 
 Hooks: `watched` (key -> watchers, for WATCH) and the `*_hook` callables are consulted only when
 non-empty or installed, so the bookkeeping costs nothing when unused.  Every key comes into being
@@ -119,7 +121,7 @@ class Entry:
 
 class Database:
     __slots__ = ("id", "data", "expires", "_heap", "_slot_of", "slots", "_free", "watched", "blocking",
-                 "freq", "clock", "signals", "expired_hook", "stat_expired",
+                 "freq", "lfu", "clock", "signals", "expired_hook", "stat_expired",
                  "ready_hook", "new_hook", "sizes", "mem", "expire_paused", "loading")
 
     def __init__(self, dbid: int) -> None:
@@ -133,6 +135,9 @@ class Database:
         self.watched: dict[bytes, list[Any]] = {}
         self.blocking: dict[bytes, Any] = {}
         self.freq: dict[bytes, int] = {}  # key -> (minutes << 8) | LFU counter, in LFU mode only
+        # LFU mode (set_lfu), which the inlined fast paths test to step aside: `freq` is empty at
+        # first after the switch, while the keys already there must start counting at once
+        self.lfu = False
         self.clock: Any = WallClock()  # anything with `now_ms`; the server installs itself
         # Must a change of one of this db's keys be signalled (Redis's signalModifiedKey)?  True
         # while clients WATCH keys here or client tracking is on; the server sets it, and the
@@ -245,7 +250,7 @@ class Database:
         calls were most of MSET's cost."""
         data = self.data
         now = self.clock.now_ms
-        if self.expires or self.blocking or self.freq or self.new_hook:
+        if self.expires or self.blocking or self.lfu or self.new_hook:
             for i in range(start, len(args), 2):
                 self.set(args[i], args[i + 1])
             return
@@ -458,6 +463,7 @@ class Database:
     def set_lfu(self, enabled: bool) -> None:
         """Start or stop keeping LFU counters (maxmemory-policy *-lfu).  Keys that exist when it
         starts have counter 0 until accessed, as data needs time to adjust in Redis too."""
+        self.lfu = enabled
         if enabled and self.__class__ is Database:
             self.__class__ = LFUDatabase
         elif not enabled and self.__class__ is LFUDatabase:
@@ -517,13 +523,12 @@ class LFUDatabase(Database):
         return v
 
     def set(self, key: bytes, value: Any, keep_ttl: bool = False) -> None:
+        """An overwrite keeps the key's counter, as dbOverwrite keeps the old object's LFU field:
+        the access is counted by the lookup every writer makes first (setKey's lookupKeyWrite)."""
         existed = key in self.data
         Database.set(self, key, value, keep_ttl)
-        now = self.clock.now_ms
-        if existed:
-            self._lfu_touch(key, now)
-        else:
-            self.freq[key] = (((now // 60000) & 0xFFFF) << 8) | LFU_INIT_VAL
+        if not existed:
+            self.freq[key] = (((self.clock.now_ms // 60000) & 0xFFFF) << 8) | LFU_INIT_VAL
 
     def add(self, key: bytes, value: Any) -> None:
         Database.add(self, key, value)

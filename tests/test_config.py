@@ -543,3 +543,46 @@ def test_oom_score_adj_sets_the_process_score(fresh):
     assert [a for a, _ in seen] == [b for _, b in seen]
     base = seen[0][0]
     assert [a for a, _ in seen] == [base, base + 10, base + 20, base + 10, base + 30, base, 31, 9, 22]
+
+
+def test_shutdown_on_signal_options_take_flags(diff):
+    """shutdown-on-sigint / -sigterm are enums of flags, several at once (raxdb took one word)."""
+    try:
+        for value in ("nosave now", "now nosave", "default now", "NOW force", "save nosave", "", "bogus",
+                      "default"):
+            diff("CONFIG", "SET", "shutdown-on-sigterm", value)
+            diff("CONFIG", "GET", "shutdown-on-sigterm")
+        diff("CONFIG", "SET", "shutdown-on-sigint", "save force")
+        diff("CONFIG", "GET", "shutdown-on-sigint")
+    finally:
+        diff.both("CONFIG", "SET", "shutdown-on-sigterm", "default", "shutdown-on-sigint", "default")
+
+
+def test_debug_config_rewrite_force_all_round_trips():
+    """DEBUG CONFIG-REWRITE-FORCE-ALL writes every option, defaults too, and a server starts from
+    that file with the same configuration (Redis's 'CONFIG REWRITE sanity'; raxdb lacked it)."""
+    d = tempfile.mkdtemp(prefix="raxdb-rwall-")
+    conf = os.path.join(d, "redis.conf")
+    with open(conf, "w") as fh:
+        fh.write(f"port {free_port()}\nenable-debug-command yes\n")
+    srv = start_with_conf(conf, d)
+    try:
+        c = RawConnection(srv.port)
+        assert c.call("CONFIG", "SET", "shutdown-on-sigterm", "nosave now") == b"+OK\r\n"
+        assert c.call("DEBUG", "CONFIG-REWRITE-FORCE-ALL") == b"+OK\r\n"
+        before = as_dict(c.call("CONFIG", "GET", "*"))
+        c.close()
+    finally:
+        srv.stop()
+    with open(conf) as fh:
+        lines = fh.read().splitlines()
+    assert "shutdown-on-sigterm nosave now" in lines and "hz 10" in lines and "maxclients 10000" in lines
+    again = start_with_conf(conf, d)
+    try:
+        c = RawConnection(again.port)
+        after = as_dict(c.call("CONFIG", "GET", "*"))
+        c.close()
+    finally:
+        again.stop()
+    apart = (b"dir", b"port")  # start_with_conf gives each start its own port
+    assert {k: v for k, v in after.items() if k not in apart} == {k: v for k, v in before.items() if k not in apart}

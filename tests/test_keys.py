@@ -523,6 +523,40 @@ def test_object_freq_under_lfu(diff):
     diff("OBJECT", "FREQ", "b")
 
 
+def test_lfu_counts_keys_made_before_the_switch(diff):
+    """Keys that exist when maxmemory-policy turns to LFU start at counter 0 and count from their
+    next access, by every command: each access below 5 adds one, so three give 3 on both servers.
+    raxdb's inlined fast paths (GET, SET, INCR, MSET, the pushes and pops, HSET) used to skip the
+    counter until some other access had filled the LFU table, and the list and hash ones always."""
+    accesses = {
+        "s": ("GET", "s"), "w": ("SET", "w", "v2"), "n": ("INCR", "n"), "m": ("MSET", "m", "v3", "m2", "v4"),
+        "lp": ("LPUSH", "lp", "x"), "rp": ("RPUSH", "rp", "x"), "lo": ("LPOP", "lo"), "ro": ("RPOP", "ro"),
+        "h": ("HSET", "h", "f", "v"),
+        "gs": ("GETSET", "gs", "v2"), "se": ("SETEX", "se", "100", "v2"), "sx": ("SET", "sx", "v2", "XX"),
+        "ap": ("APPEND", "ap", "x"), "fl": ("INCRBYFLOAT", "fl", "1.5"), "sr": ("SETRANGE", "sr", "1", "x"),
+        "ge": ("GETEX", "ge"), "hi": ("HINCRBY", "h2", "n", "1"), "lr": ("LRANGE", "lr", "0", "-1"),
+        "sa": ("SADD", "sa", "x"), "za": ("ZADD", "za", "1", "x"), "xa": ("XADD", "xa", "1-*", "f", "v"),
+    }
+    diff("MSET", "s", "v1", "w", "v1", "n", "20000", "m", "v1", "gs", "v1", "se", "v1", "sx", "v1",
+         "ap", "v1", "fl", "20000.5", "sr", "v1", "ge", "v1")  # n and fl past the shared integers
+    for key in ("lp", "rp", "lo", "ro", "lr"):
+        diff("RPUSH", key, "a", "b", "c", "d")
+    diff("HSET", "h", "f", "v0")
+    diff("HSET", "h2", "n", "1")
+    diff("SADD", "sa", "a")
+    diff("ZADD", "za", "1", "a")
+    diff("XADD", "xa", "1-1", "f", "v")
+    try:
+        diff("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")
+        for key, command in accesses.items():
+            diff("OBJECT", "FREQ", key)
+            for _ in range(3):
+                diff(*command)
+            diff("OBJECT", "FREQ", key)
+    finally:
+        diff.both("CONFIG", "SET", "maxmemory-policy", "noeviction")
+
+
 # ---- side effects: WATCH, notifications, blocked clients -----------------------------------------
 def test_writes_invalidate_watch(diff):
     for cmd in [("DEL", "k"), ("UNLINK", "k"), ("RENAME", "k", "k2"), ("RENAME", "x", "k"), ("COPY", "x", "k"),

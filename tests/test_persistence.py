@@ -792,7 +792,9 @@ def test_migrate_between_raxdb_and_redis(fresh):
             source.call("RPUSH", "l", *[f"e{i}" for i in range(300)])
             source.call("HSET", "h", "f", "v")
             source.call("SET", "keep", "1")
+            assert b"migrate_cached_sockets:0\r\n" in source.call("INFO", "stats"), name
             assert source.call("MIGRATE", "127.0.0.1", port, "s", "5", "1000") == b"+OK\r\n", name
+            assert b"migrate_cached_sockets:1\r\n" in source.call("INFO", "stats"), name  # raxdb said 0
             assert source.call("EXISTS", "s") == b":0\r\n"
             t.call("SELECT", "5")
             assert t.call("GET", "s") == b"$1\r\nv\r\n"

@@ -780,3 +780,30 @@ def test_bind_source_addr_is_the_links_address(trio: Trio) -> None:
             r.execute_command("CONFIG", "SET", "bind-source-addr", "")
         t.point()
         t.wait_up()
+
+
+def test_a_paused_replica_reads_its_master_but_applies_nothing(trio):
+    """CLIENT PAUSE holds the master client too: the stream is read (slave_read_repl_offset) but
+    not applied (slave_repl_offset, the key) until the pause ends, then applied in order (Redis's
+    unit/pause 'Test when replica paused, offset would not grow'; raxdb applied it at once)."""
+    trio.m.execute_command("SET", "paused:k", "before")
+    trio.wait_synced()
+    for r in trio.replicas:
+        assert r.execute_command("CLIENT", "PAUSE", 100000, "WRITE") == b"OK"
+    try:
+        held = int(info(trio.m)["master_repl_offset"])  # the SET starts here (a PING may come first)
+        trio.m.execute_command("SET", "paused:k", "during")
+        trio.m.execute_command("RPUSH", "paused:l", "x")
+        target = int(info(trio.m)["master_repl_offset"])
+        for r in trio.replicas:
+            wait_for(lambda r=r: int(info(r)["slave_read_repl_offset"]) >= target, what="stream read")
+            assert int(info(r)["slave_repl_offset"]) <= held
+            assert r.execute_command("GET", "paused:k") == b"before"
+    finally:
+        for r in trio.replicas:
+            r.execute_command("CLIENT", "UNPAUSE")
+    trio.wait_synced()
+    for r in trio.replicas:
+        assert r.execute_command("GET", "paused:k") == b"during"
+        assert r.execute_command("LRANGE", "paused:l", 0, -1) == [b"x"]
+    trio.m.execute_command("DEL", "paused:k", "paused:l")

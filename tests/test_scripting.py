@@ -556,6 +556,124 @@ def test_busy_script_that_wrote_is_unkillable(busy_pair):
     assert results[0] == results[1]
 
 
+def test_a_busy_script_serves_no_waiter_before_it_ends(busy_pair):
+    """A command run while a script is busy (HELLO ... SETNAME here) must not hand a blocked BLPOP
+    the list the script pushed to halfway (Redis's "Timedout scripts and unblocked command"):
+    the waiter gets the script's last push.  raxdb served it the first."""
+    body = ("redis.call('lpush', KEYS[1], 'y') "
+            "while true do if string.find(redis.call('client', 'list'), 'abortscript') then break end end "
+            "redis.call('lpush', KEYS[1], 'z') return 'done'")
+    results = []
+    for srv in busy_pair:
+        runner, waiter, other = _connected(srv.port), _connected(srv.port), _connected(srv.port)
+        try:
+            other.call("DEL", "busylist")
+            other.call("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1")  # CLIENT LIST from the script
+            waiter.send(_cmd("BLPOP", "busylist", "0"))
+            while b"blocked_clients:1" not in other.call("INFO", "clients"):
+                pass
+            runner.send(_cmd("EVAL", body, "1", "busylist"))
+            while not other.call("PING").startswith(b"-BUSY"):
+                pass
+            out = [other.call("HELLO", "2", "SETNAME", "abortscript")[:1], runner.read_frame(), waiter.read_frame(),
+                   other.call("LRANGE", "busylist", "0", "-1")]
+            results.append(out)
+        finally:
+            other.call("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0")
+            for conn in (runner, waiter, other):
+                conn.close()
+    assert results[0] == results[1]
+    assert results[0][2] == b"*2\r\n$8\r\nbusylist\r\n$1\r\nz\r\n"
+
+
+def test_a_client_that_hangs_up_during_a_busy_script_is_gone_at_once(busy_pair):
+    """A busy script sees a client that closed its connection leave (freed between the events
+    Redis processes while blocked): Redis's "not enough good replicas state change during long
+    script" waits so for a replica.  raxdb freed it only after the script, which then never ended."""
+    body = "while string.find(redis.call('client', 'list'), 'leaver', 1, true) do end return 'gone'"
+    results = []
+    for srv in busy_pair:
+        runner, leaver, other = _connected(srv.port), _connected(srv.port), _connected(srv.port)
+        try:
+            leaver.call("CLIENT", "SETNAME", "leaver")
+            other.call("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1")
+            runner.send(_cmd("EVAL", body, "0"))
+            while not other.call("PING").startswith(b"-BUSY"):
+                pass
+            leaver.close()
+            results.append([runner.read_frame(), other.call("PING")])
+        finally:
+            other.call("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0")
+            runner.close()
+            other.close()
+    assert results[0] == results[1] == [b"$4\r\ngone\r\n", b"+PONG\r\n"]
+
+
+def test_scripts_on_a_stale_replica(fresh):
+    """replica-serve-stale-data no with the link down: a script without a shebang is refused as
+    it starts, one that declares flags without allow-stale by its flags (MASTERDOWN both), and
+    an allow-stale one runs but may call only commands flagged stale; functions the same; EXEC
+    of a queued script by its flags too.  raxdb ran them all (EVAL is flagged stale)."""
+    lib = ("#!lua name=stalelib\n"
+           "redis.register_function{function_name='fresh_only', callback=function() return 1 end, flags={'no-writes'}}\n"
+           "redis.register_function{function_name='any', callback=function(k) return redis.call('get', k[1]) end, "
+           "flags={'no-writes', 'allow-stale'}}")
+    cases = [
+        ("EVAL", "return redis.call('get', KEYS[1])", "1", "x"),
+        ("EVAL", "#!lua flags=no-writes\nreturn 1", "0"),
+        ("EVAL", "#!lua flags=allow-stale,no-writes\nreturn redis.call('get', KEYS[1])", "1", "x"),
+        ("EVAL", "#!lua flags=allow-stale,no-writes\nreturn redis.pcall('get', KEYS[1])", "1", "x"),
+        ("EVAL", "#!lua flags=allow-stale,no-writes\nreturn redis.call('echo', 'foobar')", "0"),
+        ("EVALSHA", "a" * 40, "0"),
+        ("FCALL", "fresh_only", "0"), ("FCALL", "any", "1", "x"),
+    ]
+    results = []
+    for srv in fresh:
+        c, q = _connected(srv.port), _connected(srv.port)
+        try:
+            c.call("SET", "x", "v")
+            c.call("FUNCTION", "LOAD", "REPLACE", lib)
+            c.call("SCRIPT", "LOAD", "return 1")
+            c.call("CONFIG", "SET", "replica-serve-stale-data", "no")
+            q.call("MULTI")
+            q.call("EVAL", "#!lua flags=no-writes\nreturn 1", "0")
+            c.call("REPLICAOF", "127.0.0.1", "1")
+            out = [c.call(*case) for case in cases]
+            out.append(c.call("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"))  # return 1, no shebang
+            out.append(q.call("EXEC"))
+            results.append(out)
+        finally:
+            c.call("REPLICAOF", "NO", "ONE")
+            c.call("CONFIG", "SET", "replica-serve-stale-data", "yes")
+            c.close()
+            q.close()
+    assert results[0] == results[1]
+    assert results[0][0].startswith(b"-MASTERDOWN") and results[0][4] == b"$6\r\nfoobar\r\n"
+
+
+def test_exec_of_a_script_that_may_write_is_refused_on_a_replica(fresh):
+    """A queued EVAL of a script whose shebang does not say no-writes is a write: EXEC on a
+    read-only replica aborts with READONLY (Redis's "no-writes shebang flag on replica"); raxdb
+    ran it.  A no-writes script and a script without a shebang (checked as it runs) still run."""
+    results = []
+    for srv in fresh:
+        conns = [_connected(srv.port) for _ in range(4)]
+        admin, may_write, no_writes, plain = conns
+        try:
+            for c, body in ((may_write, "#!lua\nreturn 1"), (no_writes, "#!lua flags=no-writes\nreturn 2"),
+                            (plain, "return redis.call('get', KEYS[1])")):
+                c.call("MULTI")
+                c.call("EVAL", body, "1", "k")
+            admin.call("REPLICAOF", "127.0.0.1", "1")  # no master there: the role is what counts
+            results.append([may_write.call("EXEC"), no_writes.call("EXEC"), plain.call("EXEC")])
+        finally:
+            admin.call("REPLICAOF", "NO", "ONE")
+            for c in conns:
+                c.close()
+    assert results[0] == results[1]
+    assert results[0][0].startswith(b"-EXECABORT Transaction discarded because of: READONLY")
+
+
 def test_busy_answers_many_clients_and_multi(busy_pair):
     ours, _ = busy_pair
     runner = _connected(ours.port)

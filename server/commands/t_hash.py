@@ -73,7 +73,7 @@ def hset(c, argv, name: str = "hset"):
     key = argv[1]
     db = c.db
     srv = c.server
-    if db.expires:
+    if db.expires or db.lfu:
         h = lookup_or_create(c, key, Hash)
     else:  # lookup_or_create and Database.get, inline: two calls were ~800 of HSET's instructions
         e = db.data.get(key)

@@ -12,7 +12,7 @@ from server import lifecycle
 from server.commands.args import maybe_int
 from server.commands.table import command
 from server.errors import CommandError, subcommand_syntax
-from server.scripting import busy, functions, scripts
+from server.scripting import busy, functions, ldb, scripts
 from storage.glob import compile_glob
 
 
@@ -37,6 +37,12 @@ def _feed_monitors(c, argv: list[bytes]) -> None:
 
 def _eval(c, argv, ro: bool) -> bytes:
     _feed_monitors(c, argv)
+    if c.lua_debug:  # SCRIPT DEBUG: the EVAL runs under the debugger (the child's, when forked)
+        return ldb.eval_debugging(c, scripts.cache(c.server).engine, argv[1], lambda: _run_eval(c, argv, ro))
+    return _run_eval(c, argv, ro)
+
+
+def _run_eval(c, argv, ro: bool) -> bytes:
     numkeys = _check_numkeys(argv)
     sc = scripts.cache(c.server)
     sha, script = sc.load(argv[1])
@@ -45,10 +51,14 @@ def _eval(c, argv, ro: bool) -> bytes:
 
 def _evalsha(c, argv, ro: bool) -> bytes:
     _feed_monitors(c, argv)
+    sha = argv[1].lower()
+    if len(sha) != 40:  # evalShaCommand's first test, before the debugger's and numkeys
+        raise CommandError(scripts.NOSCRIPT)
+    if c.lua_debug:
+        raise CommandError("ERR Please use EVAL instead of EVALSHA for debugging")
     numkeys = _check_numkeys(argv)
     sc = scripts.cache(c.server)
-    sha = argv[1].lower()
-    script = sc.scripts.get(sha) if len(sha) == 40 else None
+    script = sc.scripts.get(sha)
     if script is None:
         raise CommandError(scripts.NOSCRIPT)
     return sc.run(c, sha, script, argv, numkeys, ro)
@@ -121,12 +131,20 @@ def script_kill(c, argv):
 
 @command("script|debug")
 def script_debug(c, argv):
+    """The debugger for this client's next EVAL (server/scripting/ldb.py); refused while replies
+    are pending: unsent ones, earlier replies of the same read, EXEC's (its array has begun)."""
+    if c.running or c.output_size() or c.exec_view is not None:
+        raise CommandError("ERR SCRIPT DEBUG must be called outside a pipeline")
     mode = argv[2].lower()
     if mode == b"no":
-        return R.OK
-    if mode in (b"yes", b"sync"):
-        raise CommandError("ERR SCRIPT DEBUG (the Lua debugger) is not supported by this server")
-    raise CommandError("ERR Use SCRIPT DEBUG YES/SYNC/NO")
+        c.lua_debug = 0
+    elif mode == b"yes":
+        c.lua_debug = ldb.YES
+    elif mode == b"sync":
+        c.lua_debug = ldb.SYNC
+    else:
+        raise CommandError("ERR Use SCRIPT DEBUG YES/SYNC/NO")
+    return R.OK
 
 
 _SCRIPT_HELP = R.array([R.status(s) for s in [

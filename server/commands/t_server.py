@@ -356,22 +356,39 @@ def memory_help(c, argv):
 
 # ---- DEBUG --------------------------------------------------------------------------------------
 _DEBUG_HELP = [
+    "AOF-FLUSH-SLEEP <microsec>",
+    "    Server will sleep before flushing the AOF, this is used for testing.",
     "ASSERT",
     "    Crash by assertion failed.",
     "CHANGE-REPL-ID",
     "    Change the replication IDs of the instance.",
     "    Dangerous: should be used only for testing the replication subsystem.",
+    "CONFIG-REWRITE-FORCE-ALL",
+    "    Like CONFIG REWRITE but writes all configuration options, including",
+    "    keywords not listed in original configuration file or default values.",
     "CRASH-AND-RECOVER [<milliseconds>]",
     "    Hard crash and restart after a <milliseconds> delay (default 0).",
+    "DIGEST",
+    "    Output a hex signature representing the current DB content.",
+    "DIGEST-VALUE <key> [<key> ...]",
+    "    Output a hex signature of the values of all the specified keys.",
     "ERROR <string>",
     "    Return a Redis protocol error with <string> as message. Useful for clients",
     "    unit tests to simulate Redis errors.",
+    "LEAK <string>",
+    "    Create a memory leak of the input string.",
     "LOG <message>",
     "    Write <message> to the server log.",
+    "HTSTATS <dbid>",
+    "    Return hash table statistics of the specified Redis database.",
+    "LOADAOF",
+    "    Flush the AOF buffers on disk and reload the AOF in memory.",
     "REPLICATE <string>",
     "    Replicates the provided string to replicas, allowing data divergence.",
     "OBJECT <key>",
     "    Show low level info about `key` and associated value.",
+    "DROP-CLUSTER-PACKET-FILTER <packet-type>",
+    "    Drop all packets that match the filtered type. Set to -1 allow all packets.",
     "OOM",
     "    Crash the server simulating an out-of-memory error.",
     "PANIC",
@@ -385,6 +402,19 @@ _DEBUG_HELP = [
     "    Reply with a test value of the specified type. <type> can be: string,",
     "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
     "    true, false.",
+    "RELOAD [option ...]",
+    "    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+    "    * MERGE: conflicting keys will be loaded from RDB.",
+    "    * NOFLUSH: the existing database will not be removed before load, but",
+    "      conflicting keys will generate an exception and kill the server.",
+    "    * NOSAVE: the database will be loaded from an existing RDB file.",
+    "    Examples:",
+    "    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
+    "      the database.",
+    "    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
+    "      existing RDB file.",
+    "    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
+    "      file to the database.",
     "RESTART [<milliseconds>]",
     "    Graceful restart: save config, db, restart after a <milliseconds> delay (default 0).",
     "SEGFAULT",
@@ -396,9 +426,143 @@ _DEBUG_HELP = [
     "QUICKLIST-PACKED-THRESHOLD <size>",
     "    Sets the threshold for elements to be inserted as plain vs packed nodes",
     "    Default value is 1GB, allows values up to 4GB. Setting to 0 restores to default.",
+    "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
+    "    Enables or disables checksum checks for RDB files and RESTORE's payload.",
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
+    "STRINGMATCH-TEST",
+    "    Run a fuzz tester against the stringmatchlen() function.",
+    "STRUCTSIZE",
+    "    Return the size of different Redis core C structures.",
+    "LISTPACK <key>",
+    "    Show low level info about the listpack encoding of <key>.",
+    "QUICKLIST <key> [<0|1>]",
+    "    Show low level info about the quicklist encoding of <key>.",
+    "    The optional argument (0 by default) sets the level of detail",
+    "CLIENT-EVICTION",
+    "    Show low level client eviction pools info (maxmemory-clients).",
+    "PAUSE-CRON <0|1>",
+    "    Stop periodic cron job processing.",
+    "REPLYBUFFER PEAK-RESET-TIME <NEVER||RESET|time>",
+    "    Sets the time (in milliseconds) to wait between client reply buffer peak resets.",
+    "    In case NEVER is provided the last observed peak will never be reset",
+    "    In case RESET is provided the peak reset time will be restored to the default value",
+    "REPLYBUFFER RESIZING <0|1>",
+    "    Enable or disable the reply buffer resize cron job",
+    "CLUSTERLINK KILL <to|from|all> <node-id>",
+    "    Kills the link based on the direction to/from (both) with the provided node.",
 ]
+
+
+def _debug_encoded(c, argv: list[bytes]) -> bytes:
+    """DEBUG LISTPACK <key> / QUICKLIST <key> [<0|1>]: Redis's reply for a value of that encoding
+    (its lpRepr and quicklistRepr print to stdout; raxdb notes the value in the log instead)."""
+    from server.commands.t_keys import _object_value, object_encoding
+
+    want = "listpack" if argv[1].lower() == b"listpack" else "quicklist"
+    if len(argv) != 3 and not (want == "quicklist" and len(argv) == 4):
+        raise subcommand_syntax(argv)
+    value = _object_value(c, argv[2])
+    if value is None:
+        raise CommandError(NO_SUCH_KEY)
+    if is_string(value) or object_encoding(value) != want:
+        raise CommandError(f"ERR Not a {want} encoded object.")
+    LOG.verbose(f"{want} of {argv[2]!r}: {value!r}")  # the log, not stdout: a daemon's stdout may be gone
+    return R.status(("Listpack" if want == "listpack" else "Quicklist") + " structure printed on stdout")
+
+
+def _debug_client_eviction(c, argv: list[bytes]) -> bytes:
+    """DEBUG CLIENT-EVICTION: the clients eviction may pick, by Redis's power-of-two buckets of
+    their noted memory (32 KiB and under, ..., 8 GiB and over)."""
+    if len(argv) != 2:
+        raise subcommand_syntax(argv)
+    srv = c.server
+    if not srv.client_evict_limit:
+        raise CommandError("ERR maxmemory-clients is disabled.")
+    sums, counts = [0] * 19, [0] * 19
+    for cl in srv.clients.values():
+        if cl.mem_noted and not cl.closed and not cl.no_evict:
+            b = max(15, min(33, cl.mem_noted.bit_length())) - 15
+            sums[b] += cl.mem_noted
+            counts[b] += 1
+    out = []
+    for j in range(19):
+        low = "bucket          0" if j == 0 else "bucket %10d" % (1 << (j - 1 + 15))
+        high = "+            : " if j == 18 else " - %10d: " % ((1 << (j + 15)) - 1)
+        out.append(f"{low}{high}tot-mem: {sums[j]:10d}, clients: {counts[j]}\n")
+    return c.enc.verbatim("".join(out).encode())
+
+
+def _debug_htstats(c, argv: list[bytes]) -> bytes:
+    """DEBUG HTSTATS <dbid>: dictGetStats of the database's main and expires tables, for a
+    chained hash table of Redis's size for that many keys (its power-of-two growth), the keys
+    spread over it by their hash: Redis's spread depends on its per-process hash seed anyway."""
+    if len(argv) != 3:
+        raise subcommand_syntax(argv)
+    dbid = maybe_int(argv[2])
+    if dbid is None:
+        raise CommandError(NOT_INTEGER)
+    srv = c.server
+    if not 0 <= dbid < len(srv.dbs):
+        raise CommandError("ERR Out of range database")
+    db = srv.dbs[dbid]
+    text = "[Dictionary HT]\n" + _table_stats(db.data) + "[Expires HT]\n" + _table_stats(db.expires)
+    return c.enc.verbatim(text.encode())
+
+
+def _table_stats(keys) -> str:
+    """_dictGetStatsHt for table 0."""
+    n = len(keys)
+    if not n:
+        return "Hash table 0 stats (main hash table):\nNo stats available for empty dictionaries\n"
+    size = max(4, 1 << (n - 1).bit_length())
+    chains = [0] * size
+    for k in keys:
+        chains[hash(k) & (size - 1)] += 1
+    slots = size - chains.count(0)
+    longest = max(chains)
+    vector = [0] * 50  # DICT_STATS_VECTLEN: chains of 49 and more counted together
+    for length in chains:
+        vector[min(length, 49)] += 1
+    lines = [f"Hash table 0 stats (main hash table):\n table size: {size}\n number of elements: {n}\n"
+             f" different slots: {slots}\n max chain length: {longest}\n"
+             f" avg chain length (counted): {n / slots:.2f}\n avg chain length (computed): {n / slots:.2f}\n"
+             " Chain length distribution:\n"]
+    for i in range(49):
+        if vector[i]:
+            lines.append(f"   {i}: {vector[i]} ({vector[i] / size * 100:.2f}%)\n")
+    return "".join(lines)
+
+
+def _debug_fixed(c, argv: list[bytes]) -> bytes:
+    """The subcommands whose reply does not depend on the data: STRUCTSIZE (a 64-bit build's C
+    structures), STRINGMATCH-TEST (the glob matcher has no C fuzz target to run), LEAK,
+    DROP-CLUSTER-PACKET-FILTER (no cluster bus here), CLUSTERLINK (cluster mode only)."""
+    sub, n = argv[1].lower(), len(argv)
+    if sub == b"structsize" and n == 2:
+        return R.bulk(b"bits:64 robj:16 dictentry:24 sdshdr5:1 sdshdr8:3 sdshdr16:5 sdshdr32:9 sdshdr64:17 ")
+    if sub == b"stringmatch-test" and n == 2:
+        return R.status("Apparently Redis did not crash: test passed")
+    if sub == b"leak" and n == 3:
+        _LEAKED.append(argv[2])
+        return R.OK
+    if sub == b"drop-cluster-packet-filter" and n == 3:
+        if maybe_int(argv[2]) is None:
+            raise CommandError(NOT_INTEGER)
+        return R.OK
+    if sub == b"clusterlink" and n == 5 and argv[2].lower() == b"kill":
+        raise CommandError("ERR Debug option only available for cluster mode enabled setup!")
+    raise subcommand_syntax(argv)
+
+
+_LEAKED: list[bytes] = []  # DEBUG LEAK's strings, never freed
+
+
+_DEBUG_LOW_LEVEL = {
+    b"listpack": _debug_encoded, b"quicklist": _debug_encoded, b"client-eviction": _debug_client_eviction,
+    b"htstats": _debug_htstats, b"structsize": _debug_fixed, b"stringmatch-test": _debug_fixed,
+    b"leak": _debug_fixed, b"drop-cluster-packet-filter": _debug_fixed, b"clusterlink": _debug_fixed,
+}
 
 
 def _debug_populate(c, argv: list[bytes]) -> bytes:
@@ -566,6 +730,16 @@ def debug(c, argv):
         return _debug_populate(c, argv)
     if sub == b"reload":
         return _debug_reload(c, argv[2:])
+    if sub in _DEBUG_LOW_LEVEL:
+        return _DEBUG_LOW_LEVEL[sub](c, argv)
+    if sub == b"config-rewrite-force-all" and n == 2:
+        from server.config import ConfigError
+
+        try:
+            srv.config.rewrite(force_all=True)
+        except ConfigError as exc:
+            raise CommandError(f"ERR CONFIG-REWRITE-FORCE-ALL failed: {str(exc).rpartition(': ')[2]}") from None
+        return R.OK
     if sub == b"loadaof" and n == 2:
         from server.aofload import debug_loadaof
 

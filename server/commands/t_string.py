@@ -34,6 +34,7 @@ from server.keyaccess import (
     lookup_write,
     modified,
     notify,
+    set_key,
     writable_string,
 )
 from storage.keyspace import EmbStr
@@ -65,7 +66,7 @@ def _delete(c, key: bytes) -> None:
 def get(c, argv):
     srv = c.server
     db = c.db
-    if not (db.expires or db.freq):
+    if not (db.expires or db.lfu):
         # Database.get inlined for the common case (no TTL to check, not LFU mode): a method
         # call is a tenth of GET's cost.
         e = db.data.get(argv[1])
@@ -159,7 +160,7 @@ def set_(c, argv):
     db = c.db
     srv = c.server
     if len(argv) == 3:
-        if db.expires or db.blocking or db.freq:
+        if db.expires or db.blocking or db.lfu:
             db.get(key, srv.now_ms)  # a stale key expires first (stats, event), as lookupKeyWrite
             db.set(key, value)
         else:
@@ -237,7 +238,7 @@ def psetex(c, argv):
 def getset(c, argv):
     key = argv[1]
     old = lookup_string(c, key)
-    c.db.set(key, argv[2])
+    set_key(c, key, argv[2])  # setKey's own lookup too, which an LFU counter sees as a second access
     modified(c, key)
     notify(c, NOTIFY_STRING, "set", key)
     if c.server.also_propagate is not None:
@@ -312,7 +313,7 @@ def _mset(c, argv) -> None:
     db = c.db
     srv = c.server
     dset = db.set
-    if db.signals or srv.notify_flags or db.expires:
+    if db.signals or srv.notify_flags or db.expires or db.lfu:  # LFU: each key looked up, as setKey does
         for i in range(1, len(argv), 2):
             key = argv[i]
             lookup_write(c, key)
@@ -376,7 +377,7 @@ def incr(c, argv, delta: int = 1) -> bytes:
     key = argv[1]
     db = c.db
     srv = c.server
-    if not (db.expires or db.freq or db.signals or srv.notify_flags):
+    if not (db.expires or db.lfu or db.signals or srv.notify_flags):
         # The common case inlined (Database.get and replace, _int_value's fast branch): no TTL,
         # not LFU mode, no WATCH or notification to feed.  Calls cost more than INCR's work.
         e = db.data.get(key)

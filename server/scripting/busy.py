@@ -8,8 +8,9 @@ without the allow-busy flag with the BUSY error, so what runs is SCRIPT KILL / F
 NOSAVE and the few connection commands Redis allows; their replies are flushed at the end of each
 poll, since the loop's own end-of-iteration flush cannot run.
 
-Limits, stated: new connections are accepted only once the script ends (they wait in the listen
-backlog); the calling client is not read (Redis protects it the same way); a script blocked inside
+A client that hangs up meanwhile is freed at once, as Redis frees it between the events it
+processes (a script may wait for a replica to go).  Limits, stated: new connections are accepted
+only once the script ends (they wait in the listen backlog); the calling client is not read (Redis protects it the same way); a script blocked inside
 one long command is not interrupted, as in Redis.
 """
 
@@ -82,7 +83,13 @@ def poll(server: Server, run: Running) -> None:
                 _eof.add(fd)
                 continue
             if not data:
-                _eof.add(fd)  # the loop sees the EOF itself once the script is over
+                # freed now, as processEventsWhileBlocked's freeClientsInAsyncFreeQueue does: a
+                # script may be waiting for it to go (a replica's link, connected_slaves)
+                _eof.add(fd)
+                t = c.transport
+                c.connection_lost(None)
+                if t is not None:
+                    t.abort()
                 continue
             try:
                 c.data_received(data)

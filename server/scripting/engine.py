@@ -145,6 +145,13 @@ class Engine:
         self.parser = convert.ReplyParser(lua, self.h)
         self.client = _script_client(server)
         self.running: Running | None = None
+        self.ldb: Any = None  # the debugging session (server/scripting/ldb.py) while one runs
+        self.ldb_lua: Any = None
+        if not functions:
+            from server.scripting import ldb
+
+            self.ldb_lua = lua.execute(ldb.LDB_LUA, lua.table_from({b"line": self._ldb_line}), self.env,
+                                       self.h.compile, name="=[raxdb]")
         self.redis = self._redis_table()
         from server.scripting import libs
 
@@ -166,7 +173,7 @@ class Engine:
             b"pcall": self.h.front(self._pcall, self._pcall_packed), b"sha1hex": self._sha1hex,
             b"error_reply": self._error_reply, b"status_reply": self._status_reply, b"log": self._log,
             b"setresp": self._setresp, b"set_repl": self._set_repl,
-            b"replicate_commands": _true, b"breakpoint": _false, b"debug": _none,
+            b"replicate_commands": _true, b"breakpoint": self._breakpoint, b"debug": self._debug,
             b"acl_check_cmd": self._acl_check_cmd,
         }
         for k, v in api.items():
@@ -182,7 +189,28 @@ class Engine:
         self.h.install(b"redis", table)
 
     def raise_error(self, msg: bytes) -> None:
+        if self.ldb is not None and self.ldb.logging():
+            self.ldb.log(b"<error> " + msg)
         raise LuaRaise(self.h.err(error_text(msg)))
+
+    # ---- the debugger's side of the library (server/scripting/ldb.py) ---------------------------
+    def _ldb_line(self, is_count: bool, line: int, in_script: bool) -> Any:
+        return self.ldb.line(is_count, line, in_script) if self.ldb is not None else None
+
+    def _breakpoint(self, *args: Any) -> bool:
+        """redis.breakpoint(): stop at the next line, when a session runs."""
+        if self.ldb is None:
+            return False
+        self.ldb.luabp = True
+        return True
+
+    def _debug(self, *args: Any) -> None:
+        """redis.debug(...): its arguments in the debugger's console, when a session runs."""
+        if self.ldb is not None:
+            from server.scripting.ldb import cat_value
+
+            self.ldb.log(b"<debug> line %d: " % self.ldb.currentline
+                         + b", ".join(cat_value(self, a) for a in args))
 
     def _command(self, raise_errors: bool, args: tuple) -> Any:
         run = self.running
@@ -198,6 +226,9 @@ class Engine:
             else:
                 return self._fail(raise_errors, b"Lua redis lib command arguments must be strings or integers")
         srv = self.server
+        session = self.ldb
+        if session is not None and session.logging():
+            session.log_command(argv)
         cmd = srv.table.lookup(argv)
         if cmd is None or cmd.proc is None and not cmd.subcommands:
             return self._fail(raise_errors, b"Unknown Redis command called from script", True)
@@ -208,6 +239,9 @@ class Engine:
         if cmd.noscript and not srv.script_deny_disabled:
             cmd.rejected_calls += 1
             return self._fail(raise_errors, b"This Redis command is not allowed from script", True)
+        if srv.replica_gate and "stale" not in cmd.flags and srv.repl.link.serving_stale():
+            cmd.rejected_calls += 1  # scriptVerifyAllowStale: only an allow-stale script gets this far
+            return self._fail(raise_errors, b"Can not execute the command on a stale replica", True)
         if run is not None and not run.caller.user.free:  # scriptVerifyACL, for the caller's user
             denied = srv.acl.check(run.caller, cmd, argv, acl.CTX_LUA)
             if denied:
@@ -261,6 +295,8 @@ class Engine:
             tracking.remember_script_read(run.caller, run.argv)
         if r is BLOCKED:
             r = client.enc.null
+        if session is not None and session.logging():
+            session.log_reply(r)
         value, err = self.parser.parse(r)
         if err is not None:
             t = self.h.cmd_err(error_text(b"-" + err))  # counted when the command failed
@@ -273,6 +309,8 @@ class Engine:
         """An error for the script.  `refused`: a command scriptCall refused (unknown, arity,
         noscript, read-only script, OOM), which counts in errorstats now, as its afterErrorReply
         does, and not again when the script passes the error on."""
+        if self.ldb is not None and self.ldb.logging():
+            self.ldb.log(b"<error> " + msg)
         if refused:
             self.server.count_error(msg[1:] if msg[:1] == b"-" else b"ERR " + msg)
             t = self.h.cmd_err(error_text(msg))
@@ -421,6 +459,8 @@ class Engine:
 
             propagate.prevent(c)  # scriptResetRun: a script travels as the effects it had, never itself
         now = srv.now_ms
+        if self.ldb is not None:
+            self.ldb_lua.start(self.ldb.tails)  # the debugger's line hook instead of the busy hook, as Redis
         try:
             if is_function:
                 ok, value = self.h.run_fcall(fn, numkeys, *argv[3:])
@@ -433,8 +473,8 @@ class Engine:
                 from server.scripting import busy
 
                 busy.leave(srv, run)
-            if run.killed or srv.shutting_down:
-                self.install_hook()  # the kill left a line hook behind
+            if run.killed or srv.shutting_down or self.ldb is not None:
+                self.install_hook()  # the kill (or the debugger) left a line hook behind
         if not ok:
             raise CommandError(self._format_error(value, name), _counted(value))
         r = convert.lua_to_resp(value, c.enc, client.resp, self.h.reply_shape)
@@ -550,10 +590,3 @@ def lua_number_text(v: int | float) -> bytes:
 def _true(*_a: Any) -> bool:
     return True
 
-
-def _false(*_a: Any) -> bool:
-    return False
-
-
-def _none(*_a: Any) -> None:
-    return None

@@ -79,6 +79,13 @@ class ScriptCache:
     def run(self, c: Client, sha: bytes, script: Script, argv: list[bytes], numkeys: int, ro_command: bool) -> bytes:
         if ro_command and script.shebang and not script.flags & eng.FLAG_NO_WRITES:
             raise CommandError("ERR Can not execute a script with write flag using *_ro command.")
+        srv = self.server
+        if not script.shebang and srv.replica_gate and srv.repl.link.serving_stale():
+            # scriptPrepareForRun's compatibility-mode check (a script with a shebang was judged
+            # by its flags before it got here)
+            from server.replica import MASTERDOWN
+
+            raise CommandError(MASTERDOWN)
         ro = ro_command or bool(script.flags & eng.FLAG_NO_WRITES)
         allow_oom = bool(script.flags & eng.FLAG_ALLOW_OOM)
         return self.engine.run(c, script.fn, sha, argv, numkeys, ro, False, allow_oom)
