@@ -18,14 +18,14 @@ and the per-request event-loop cost every Python server pays, rather than raxdb'
 
 from __future__ import annotations
 
-import asyncio
 import sys
+from pathlib import Path
 
-import hiredis
-import uvloop
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.floor_common import protocol, serve  # noqa: E402
 
 keys: dict[bytes, object] = {}
-pending: list[tuple[asyncio.Transport, bytes]] = []
 
 
 class Entry:
@@ -52,38 +52,5 @@ def mset_entries(argv: list[bytes]) -> bytes:
     return b"+OK\r\n"
 
 
-def flush() -> None:
-    for transport, data in pending:
-        transport.write(data)
-    pending.clear()
-
-
-def make_protocol(mset):
-    class Floor(asyncio.Protocol):
-        def connection_made(self, transport: asyncio.BaseTransport) -> None:
-            self.transport = transport
-            self.reader = hiredis.Reader()
-
-        def data_received(self, data: bytes) -> None:
-            reader = self.reader
-            reader.feed(data)
-            out = []
-            while (argv := reader.gets()) is not False:
-                name = argv[0]
-                out.append(mset(argv) if name == b"MSET" else b"*0\r\n" if name == b"CONFIG" else b"+OK\r\n")
-            pending.append((self.transport, b"".join(out)))  # type: ignore[arg-type]
-            if len(pending) == 1:
-                asyncio.get_running_loop().call_soon(flush)
-
-    return Floor
-
-
-async def main(port: int, entries: bool) -> None:
-    proto = make_protocol(mset_entries if entries else mset_plain)
-    server = await asyncio.get_running_loop().create_server(proto, "127.0.0.1", port)
-    await server.serve_forever()
-
-
 if __name__ == "__main__":
-    uvloop.install()
-    asyncio.run(main(int(sys.argv[1]), sys.argv[2:3] == ["entries"]))
+    serve(int(sys.argv[1]), protocol(b"MSET", mset_entries if sys.argv[2:3] == ["entries"] else mset_plain))

@@ -15,21 +15,17 @@ only the request above.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
 from pathlib import Path
 
-import hiredis
-import uvloop
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.floor_common import protocol, serve  # noqa: E402
 from storage.stream import U64, Stream, node_limits  # noqa: E402
 
 MAX_BYTES, MAX_ENTRIES, TRIM_LIMIT = node_limits(4096, 100)
 streams: dict[bytes, Stream] = {}
-pending: list[tuple[asyncio.Transport, bytes]] = []
 
 
 def xadd(argv: list[bytes], now_ms: int) -> bytes:
@@ -51,34 +47,5 @@ def xadd(argv: list[bytes], now_ms: int) -> bytes:
     return b"$%d\r\n%s\r\n" % (len(sid), sid)
 
 
-def flush() -> None:
-    for transport, data in pending:
-        transport.write(data)
-    pending.clear()
-
-
-class Floor(asyncio.Protocol):
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport
-        self.reader = hiredis.Reader()
-
-    def data_received(self, data: bytes) -> None:
-        reader = self.reader
-        reader.feed(data)
-        now_ms = time.time_ns() // 1_000_000
-        out = []
-        while (argv := reader.gets()) is not False:
-            out.append(xadd(argv, now_ms) if argv[0] == b"XADD" else b"*0\r\n" if argv[0] == b"CONFIG" else b"+OK\r\n")
-        pending.append((self.transport, b"".join(out)))  # type: ignore[arg-type]
-        if len(pending) == 1:
-            asyncio.get_running_loop().call_soon(flush)
-
-
-async def main(port: int) -> None:
-    server = await asyncio.get_running_loop().create_server(Floor, "127.0.0.1", port)
-    await server.serve_forever()
-
-
 if __name__ == "__main__":
-    uvloop.install()
-    asyncio.run(main(int(sys.argv[1])))
+    serve(int(sys.argv[1]), protocol(b"XADD", lambda argv: xadd(argv, time.time_ns() // 1_000_000)))
