@@ -67,6 +67,7 @@ from server.loading import ASYNC as ASYNC_LOADING
 from server.loading import LOADING_ERR
 from server.log import LOG
 from server.replmaster import is_replica as _is_replica
+from server.scriptflags import FLAG_NO_WRITES, script_flags
 from server.unixsocket import client_addr as _unix_addr
 from server.unixsocket import configured as _unix_path
 
@@ -946,12 +947,9 @@ class Client(asyncio.Protocol):
         name = cmd.fullname
         if name == "exec":
             return self.multi is not None and any(self.writes(q, qargv) for q, qargv in self.multi)
-        if name in evict.SCRIPT_COMMANDS:
-            from server.commands.t_scripting import declared_flags
-            from server.scripting.engine import FLAG_NO_WRITES
-
-            flags = declared_flags(self, name, argv)
-            return flags is not None and not flags & FLAG_NO_WRITES
+        flags = script_flags(self, cmd, argv)
+        if flags is not None:
+            return not flags & FLAG_NO_WRITES
         return cmd.is_write
 
     def _denied_while_loading(self, cmd: Command) -> bool:
@@ -980,13 +978,9 @@ class Client(asyncio.Protocol):
         name = cmd.fullname
         if name == "exec":
             return self.multi is not None and any(self.may_replicate(q, a) for q, a in self.multi)
-        if name in evict.SCRIPT_COMMANDS:
-            from server.commands.t_scripting import declared_flags
-            from server.scripting.engine import FLAG_NO_WRITES
-
-            flags = declared_flags(self, name, argv)
-            if flags is not None:
-                return not flags & FLAG_NO_WRITES
+        flags = script_flags(self, cmd, argv)
+        if flags is not None:
+            return not flags & FLAG_NO_WRITES
         return cmd.is_write or "may_replicate" in cmd.flags
 
     def _postpone(self, argv: list[bytes]) -> None:

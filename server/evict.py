@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING, Any
 from server import latency, notify, propagate
 from server.keyaccess import NOTIFY_EVICTED, signal_modified
 from server.log import LOG
+from server.scriptflags import FLAG_ALLOW_OOM, FLAG_NO_WRITES, script_flags
 from storage.alloc import dict_table_bytes
 
 if TYPE_CHECKING:
@@ -86,7 +87,6 @@ EVPOOL_SIZE = 16
 EVICT_OK, EVICT_RUNNING, EVICT_FAIL = 0, 1, 2
 OOM = b"OOM command not allowed when used memory > 'maxmemory'."
 _NOT_DENYOOM_IN_MULTI = frozenset(("exec", "discard", "quit", "reset"))
-SCRIPT_COMMANDS = frozenset(("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"))
 
 
 _key_usage: Callable[[bytes, Any], int]
@@ -471,13 +471,9 @@ def denies_oom(c: Client, cmd: Command, argv: list[bytes]) -> bool:
     name = cmd.fullname
     if name == "exec":
         return c.multi is not None and any(denies_oom(c, q, a) for q, a in c.multi)
-    if name in SCRIPT_COMMANDS:
-        from server.commands.t_scripting import declared_flags
-        from server.scripting.engine import FLAG_ALLOW_OOM, FLAG_NO_WRITES
-
-        flags = declared_flags(c, name, argv)
-        if flags is not None:
-            return not flags & (FLAG_ALLOW_OOM | FLAG_NO_WRITES)
+    flags = script_flags(c, cmd, argv)
+    if flags is not None:
+        return not flags & (FLAG_ALLOW_OOM | FLAG_NO_WRITES)
     return "denyoom" in cmd.flags
 
 

@@ -71,6 +71,7 @@ from server.failover import IN_PROGRESS
 from server.log import LOG
 from server.replication import NO_REPLID, disconnect_replicas
 from server.replmaster import logged_error
+from server.scriptflags import FLAG_ALLOW_STALE, script_flags
 from storage import rdb
 
 if TYPE_CHECKING:
@@ -856,15 +857,9 @@ def _allows_stale(c: Client, cmd: Any, argv: list[bytes]) -> bool:
     """CMD_STALE as getCommandFlags has it: a script or function that declares flags may run
     on a stale replica only with allow-stale; one in compatibility mode passes here and is
     refused as it starts (scriptPrepareForRun)."""
-    from server import evict
-
-    if cmd.fullname in evict.SCRIPT_COMMANDS:
-        from server.commands.t_scripting import declared_flags
-        from server.scripting.engine import FLAG_ALLOW_STALE
-
-        flags = declared_flags(c, cmd.fullname, argv)
-        if flags is not None:
-            return bool(flags & FLAG_ALLOW_STALE)
+    flags = script_flags(c, cmd, argv)
+    if flags is not None:
+        return bool(flags & FLAG_ALLOW_STALE)
     return "stale" in cmd.flags
 
 
