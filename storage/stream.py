@@ -434,7 +434,8 @@ class Stream:
     def _remove_node(self, key: bytes) -> None:
         self.rax.remove(key)
         self._release_prealloc(key)
-        self._tail = None
+        if self._tail is not None and self._tail.key == key:
+            self._tail = None  # a trim removing head nodes leaves XADD's tail record standing
         self._head = None
         self._sampled = None
 
@@ -502,7 +503,8 @@ class Stream:
             count = t.count
             if len(lp) + size >= max_bytes or count + t.deleted >= max_entries:
                 self.rax.insert(t.key, bytearray(lp))  # close the node, shrunk to its size
-                self._head = None
+                if self._head is not None and self._head[0] == t.key:
+                    self._head = None  # it held the buffer just replaced
                 self._prealloc = None
             else:
                 parts, nelems = self._encode_entry(argv, pos, new_id, (t.mms << 64) | t.mseq, same)
@@ -773,7 +775,14 @@ class Stream:
         head = self._head_node()
         if head is None:
             return None
-        for eid, _, _, _ in self._node_forward(head[1], head[2], tombstones):
+        lp = head[2]
+        if lp[6] < 128 and lp[8] == 0:  # no tombstone in the node (a small live count, then deleted 0)
+            p = self._master(lp)[3]  # so its first entry is live: read its deltas alone
+            msd, p = _rd(lp, _rd(lp, p)[1])  # past the flags
+            seqd = _rd(lp, p)[0]
+            mid = head[1]
+            return ((((mid >> 64) + msd) & U64) << 64) | (((mid & U64) + seqd) & U64)
+        for eid, _, _, _ in self._node_forward(head[1], lp, tombstones):
             return eid
         for eid, _, _ in self.entries(tombstones=tombstones):  # a node of tombstones only (loaded)
             return eid

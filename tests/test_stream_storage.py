@@ -183,6 +183,29 @@ def test_big_nodes_are_byte_identical_to_redis(values):
         srv.stop()
 
 
+def test_capped_appends_across_node_boundaries_as_redis(redis_conn):
+    """XADD's capped form as producers run it: every append followed by an approximate MAXLEN
+    trim, which drops the head node whenever a whole one lies past the cap.  The head node's
+    removal leaves the tail node's record standing, and the new first entry is read off the new
+    head node; the nodes and the metadata stay Redis's at every step, with and without tombstones
+    in the head node."""
+    redis_conn.call("DEL", "s")
+    s = Stream()
+    for i in range(1, 60):
+        argv = [b"field", b"value", b"f2", b"v%d" % (i % 4)]
+        new_id = ((1000 + i // 4) << 64) | i
+        assert s.append(argv, 0, new_id, NODE_BYTES, NODE_ENTRIES)
+        redis_conn.call("XADD", "s", enc_id(new_id), *argv)
+        if i == 30:  # a tombstone first in what becomes the head node: its first live entry follows
+            victim = ((1000 + 26 // 4) << 64) | 26  # the first entry of its node
+            assert s.delete_ids([victim]) == 1
+            redis_conn.call("XDEL", "s", enc_id(victim))
+        n = s.trim(12, None, True, 100 * NODE_ENTRIES)
+        assert redis_conn.call("XTRIM", "s", "MAXLEN", "~", "12") == b":%d\r\n" % n, i
+        s.validate()
+        assert redis_stream(redis_conn, "s") == ours(s), i
+
+
 def test_unlimited_node_saturates_its_element_count_as_redis():
     """stream-node-max-bytes 0 and -entries 0 (no limits): one node takes 14,000 entries, and its
     header's element count stops at 65535 (unknown) as Redis's does, whichever append path wrote
