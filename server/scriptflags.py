@@ -7,9 +7,10 @@ without `allow-stale` is refused on a stale replica.  A script in compatibility 
 body without a shebang, an unknown SHA or function) keeps the table's flags.
 
 Every check that asks this (is-write, may-replicate, deny-OOM, stale) goes through
-`script_flags`, so the rule of which commands carry script flags lives here once.  This module
-imports nothing of the server at load time: the client, eviction and the script engine all
-import it, and the engine itself imports eviction.
+`script_flags`, so the rule of which commands carry script flags lives here once, as do the
+flags' bits and names (a shebang's and register_function's parsers, FUNCTION LIST).  This module
+imports nothing of the server at load time: the client, eviction and the scripting modules all
+import it, and the script engine imports eviction.
 """
 from __future__ import annotations
 
@@ -21,6 +22,9 @@ FLAG_ALLOW_OOM = 2
 FLAG_ALLOW_STALE = 4
 FLAG_NO_CLUSTER = 8
 FLAG_ALLOW_CROSS_SLOT = 16
+# By name, in the order FUNCTION LIST shows them.
+FLAG_NAMES = {b"no-writes": FLAG_NO_WRITES, b"allow-oom": FLAG_ALLOW_OOM, b"allow-stale": FLAG_ALLOW_STALE,
+              b"no-cluster": FLAG_NO_CLUSTER, b"allow-cross-slot-keys": FLAG_ALLOW_CROSS_SLOT}
 
 SCRIPT_COMMANDS = frozenset(("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"))
 

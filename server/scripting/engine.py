@@ -30,13 +30,6 @@ from server.commands.table import BLOCKED
 from server.errors import CommandError
 from server.evict import OOM
 from server.log import LOG
-from server.scriptflags import (
-    FLAG_ALLOW_CROSS_SLOT,
-    FLAG_ALLOW_OOM,
-    FLAG_ALLOW_STALE,
-    FLAG_NO_CLUSTER,
-    FLAG_NO_WRITES,
-)
 from server.scripting import convert, luanum
 from server.scripting.lua_env import BOOTSTRAP
 from server.scripting.untail import untail
@@ -49,8 +42,6 @@ HOOK_INSTRUCTIONS = 100000
 REDIS_VERSION = b"7.0.15"
 REDIS_VERSION_NUM = (7 << 16) | (0 << 8) | 15
 
-FLAG_NAMES = {b"no-writes": FLAG_NO_WRITES, b"allow-oom": FLAG_ALLOW_OOM, b"allow-stale": FLAG_ALLOW_STALE,
-              b"no-cluster": FLAG_NO_CLUSTER, b"allow-cross-slot-keys": FLAG_ALLOW_CROSS_SLOT}
 
 _LOG_LEVELS = {0: "debug", 1: "verbose", 2: "notice", 3: "warning"}
 REPL_ALL = 3  # redis.set_repl()'s default, PROPAGATE_AOF | PROPAGATE_REPL (server/propagate.py's TO_BOTH)

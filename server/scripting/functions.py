@@ -25,6 +25,7 @@ from lupa.lua51 import lua_type
 
 from protocol.request import split_inline_args
 from server.errors import CommandError
+from server.scriptflags import FLAG_ALLOW_OOM, FLAG_NAMES, FLAG_NO_WRITES
 from server.scripting import convert
 from server.scripting import engine as eng
 from storage import rdb
@@ -36,9 +37,6 @@ if TYPE_CHECKING:
 _NAME_OK = re.compile(rb"[A-Za-z0-9_]+\Z")
 NAME_ERROR = "Library names can only contain letters, numbers, or underscores(_) and must be at least one " \
              "character long"
-_FLAG_ORDER = [(b"no-writes", eng.FLAG_NO_WRITES), (b"allow-oom", eng.FLAG_ALLOW_OOM),
-               (b"allow-stale", eng.FLAG_ALLOW_STALE), (b"no-cluster", eng.FLAG_NO_CLUSTER),
-               (b"allow-cross-slot-keys", eng.FLAG_ALLOW_CROSS_SLOT)]
 LOAD_TIMEOUT_MS = 500
 
 
@@ -53,7 +51,7 @@ class Function:
         self.library = library
 
     def flag_names(self) -> list[bytes]:
-        return [n for n, bit in _FLAG_ORDER if self.flags & bit]
+        return [n for n, bit in FLAG_NAMES.items() if self.flags & bit]
 
 
 class Library:
@@ -223,7 +221,7 @@ class FunctionsEngine:
                         e.raise_error(b"flags argument to redis.register_function must be a table representing "
                                       b"function flags")
                     for _, fl in v.items():
-                        bit = eng.FLAG_NAMES.get(fl) if fl.__class__ is bytes else None
+                        bit = FLAG_NAMES.get(fl) if fl.__class__ is bytes else None
                         if bit is None:
                             e.raise_error(b"unknown flag given")
                         flags |= bit
@@ -273,10 +271,10 @@ class FunctionsEngine:
             raise CommandError("ERR Number of keys can't be greater than number of args")
         if numkeys < 0:
             raise CommandError("ERR Number of keys can't be negative")
-        if ro_command and not fn.flags & eng.FLAG_NO_WRITES:
+        if ro_command and not fn.flags & FLAG_NO_WRITES:
             raise CommandError("ERR Can not execute a script with write flag using *_ro command.")
-        ro = ro_command or bool(fn.flags & eng.FLAG_NO_WRITES)
-        return self.engine.run(c, fn.fn, fn.name, argv, numkeys, ro, True, bool(fn.flags & eng.FLAG_ALLOW_OOM))
+        ro = ro_command or bool(fn.flags & FLAG_NO_WRITES)
+        return self.engine.run(c, fn.fn, fn.name, argv, numkeys, ro, True, bool(fn.flags & FLAG_ALLOW_OOM))
 
     # ---- DUMP / RESTORE ----------------------------------------------------------------------------
     def dump(self, compress: bool = True) -> bytes:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from server.errors import CommandError
+from server.scriptflags import FLAG_ALLOW_OOM, FLAG_NAMES, FLAG_NO_WRITES
 from server.scripting import engine as eng
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ def parse_shebang(body: bytes) -> tuple[int, int, bool]:
         for name in opt[6:].split(b","):
             if not name:
                 continue
-            bit = eng.FLAG_NAMES.get(name)
+            bit = FLAG_NAMES.get(name)
             if bit is None:
                 raise CommandError(b"ERR Unexpected flag in script shebang: " + name)
             flags |= bit
@@ -77,7 +78,7 @@ class ScriptCache:
         self.engine = eng.Engine(self.server, b"@user_script")
 
     def run(self, c: Client, sha: bytes, script: Script, argv: list[bytes], numkeys: int, ro_command: bool) -> bytes:
-        if ro_command and script.shebang and not script.flags & eng.FLAG_NO_WRITES:
+        if ro_command and script.shebang and not script.flags & FLAG_NO_WRITES:
             raise CommandError("ERR Can not execute a script with write flag using *_ro command.")
         srv = self.server
         if not script.shebang and srv.replica_gate and srv.repl.link.serving_stale():
@@ -86,8 +87,8 @@ class ScriptCache:
             from server.replica import MASTERDOWN
 
             raise CommandError(MASTERDOWN)
-        ro = ro_command or bool(script.flags & eng.FLAG_NO_WRITES)
-        allow_oom = bool(script.flags & eng.FLAG_ALLOW_OOM)
+        ro = ro_command or bool(script.flags & FLAG_NO_WRITES)
+        allow_oom = bool(script.flags & FLAG_ALLOW_OOM)
         return self.engine.run(c, script.fn, sha, argv, numkeys, ro, False, allow_oom)
 
 
