@@ -7,18 +7,28 @@ PIP    := $(VENV)/bin/pip
 # Named after the interpreter, so that choosing another one rebuilds the venv.
 STAMP  := $(VENV)/.installed$(subst /,-,$(PYTHON))
 
-.PHONY: run test lint bench venv redis-oracle clean
+.PHONY: run test lint bench venv build redis-oracle clean
 
 $(STAMP): pyproject.toml
 	@grep -qx "executable = $$(realpath $$(command -v $(PYTHON)))" $(VENV)/pyvenv.cfg 2>/dev/null || rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -e '.[test,spark]'
+	RAXDB_PURE=1 $(PIP) install --quiet -e '.[build,test,spark]'
 	touch $(STAMP)
 
 venv: $(STAMP)
 
-run: $(STAMP)
+# The hot modules compiled in place (setup.py says which, and why it is optional).  build_ext
+# compiles only what is older than its source, so an unchanged tree costs a second here; PURE=1
+# removes the compiled modules instead, and everything runs interpreted.
+build: $(STAMP)
+ifeq ($(PURE),1)
+	find server storage protocol -name '*.so' -delete
+else
+	$(PY) setup.py --quiet build_ext --inplace --parallel 2
+endif
+
+run: build
 	$(VENV)/bin/raxdb-server $(ARGS)
 
 # The oracle: a real redis-server 7.0 for the differential tests and benchmarks.
@@ -35,11 +45,12 @@ tests/clients/node_modules/.installed: tests/clients/package.json tests/clients/
 	npm ci --prefix tests/clients --no-audit --no-fund --loglevel=error
 	touch $@
 
-test: $(STAMP) redis-oracle lint tests/clients/node_modules/.installed
+test: build redis-oracle lint tests/clients/node_modules/.installed
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
-bench: $(STAMP) redis-oracle
+bench: build redis-oracle
 	$(PY) bench/bench.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	find server storage protocol -name '*.so' -delete

@@ -12,7 +12,7 @@ import gc
 import signal
 import sys
 
-from server import crashreport, supervise
+from server import compiled, crashreport, supervise
 from server.config import Config, FatalConfigError
 from server.log import LOG
 
@@ -50,6 +50,10 @@ def main(argv: list[str] | None = None) -> None:
     if daemonized:
         supervise.daemonize()
     LOG.notice("oO0OoO0OoO0Oo raxdb is starting oO0OoO0OoO0Oo")
+    stale = compiled.stale_modules()
+    if stale:
+        LOG.warning(f"WARNING: compiled modules older than their source, running the old code: {', '.join(stale)}; "
+                    "`make build` compiles them again")
     if not args:  # as redis-server: options alone, or a config from stdin, count as a configuration
         LOG.warning("Warning: no config file specified, using the default config. In order to specify a "
                     "config file use raxdb-server /path/to/redis.conf")

@@ -25,6 +25,7 @@ from server.commands.t_zset import parse_mpop as parse_zmpop
 from server.commands.table import command
 from server.errors import SYNTAX, CommandError
 from storage.quicklist import Quicklist
+from storage.stream import Stream
 
 _LPOP, _RPOP, _ZPOPMIN, _ZPOPMAX = b"LPOP", b"RPOP", b"ZPOPMIN", b"ZPOPMAX"
 
@@ -206,7 +207,7 @@ def block_xread(c, req) -> object:
     """XREAD / XREADGROUP with BLOCK and nothing to deliver now: wait for one of the keys.
     Served later with only the key that became ready, as Redis replies; a blocked XREADGROUP fails
     when its key is deleted or replaced (UNBLOCKED) or its group destroyed (NOGROUP)."""
-    from server.commands.t_stream import Stream, serve_xread
+    from server.commands.t_stream import serve_xread
 
     if req.timeout_ms is None or blocking.must_not_block(c):
         return c.enc.null_array

@@ -285,7 +285,6 @@ _EXHAUSTED = "ERR The stream has exhausted the last possible ID, unable to add m
 _capped: list = [None, 0]
 
 
-@command("xadd")
 def xadd(c, argv):
     if argv[2] == b"*":
         pos = 3
@@ -309,9 +308,11 @@ def xadd(c, argv):
     srv = c.server
     db = c.db
     key = argv[1]
-    s = db.get(key, srv.now_ms)
-    if s.__class__ is not Stream:
-        if s is not None:
+    v = db.get(key, srv.now_ms)
+    if v.__class__ is Stream:
+        s = v  # compiled, `s` holds only a Stream (t_stream.pxd): the other values are tested in `v`
+    else:
+        if v is not None:
             raise CommandError(WRONGTYPE)
         if a is not None and a.nomkstream:
             return c.enc.null
@@ -353,6 +354,9 @@ def xadd(c, argv):
     if srv.also_propagate is not None:
         _propagate_xadd(c, argv, a, pos - 1, s, ms, seq)
     return _id_reply(ms, seq)
+
+
+command("xadd")(xadd)  # not a decorator: compiled, xadd is a cpdef function (t_stream.pxd)
 
 
 def _propagate_xadd(c, argv: list[bytes], a: TrimArgs | None, idpos: int, s: Stream, ms: int, seq: int) -> None:

@@ -1,0 +1,72 @@
+"""Build step: the hot-path modules compiled by Cython, the rest of raxdb interpreted.
+
+raxdb is written in Python and runs as Python; this only makes the modules on the parse ->
+dispatch -> reply path (and the stream storage under XADD) run faster.  Cython compiles each of
+them from its unchanged .py source: no .pyx dialect, no C of our own.  Where a module has a `.pxd`
+beside it, that file declares a few of its classes as extension types (their slots become C
+struct fields), which only the compiler reads; the .py stays the single source of the logic.
+
+Compiling is optional in both directions:
+- `RAXDB_PURE=1` at build time (or no Cython, or no C compiler: every extension is `optional`)
+  leaves every module interpreted; the same source then runs unchanged.
+- A compiled module lives beside its .py (`build_ext --inplace`, which `make` runs before `run`,
+  `test` and `bench`), and Python imports an extension module in preference to the source.  So
+  an edited .py must be compiled again before it counts: `make` does it (build_ext rebuilds what is
+  older than its source), and server/compiled.py warns at start-up about any module that is stale.
+
+Annotations are hints here, not contracts (`annotation_typing` off): compiled code accepts what
+the interpreted code accepts, e.g. a bytearray where a parameter says bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import sysconfig
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+# The modules compiled: each costs ~10 s of compiling, so only those a benchmarked hot path runs.
+HOT_MODULES = [
+    "server.client",
+    "server.commands.t_stream",
+    "server.commands.t_string",
+    "storage.keyspace",
+    "storage.listpack",
+    "storage.rax",
+    "storage.stream",
+]
+
+
+def extensions() -> list[Extension]:
+    if os.environ.get("RAXDB_PURE"):
+        return []
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        return []
+    exts = cythonize([Extension(name, [name.replace(".", "/") + ".py"]) for name in HOT_MODULES],
+                     build_dir="build/cython", quiet=True,
+                     compiler_directives={"language_level": 3, "annotation_typing": False})
+    for ext in exts:
+        ext.optional = True  # set on cythonize's result: it does not carry the flag over
+    return exts
+
+
+class BuildExt(build_ext):
+    """A module that fails to compile runs interpreted: its older compiled copies (the build
+    directory's and the one beside the source) are removed, or Python would import them instead
+    of the source that no longer matches them."""
+
+    def build_extension(self, ext: Extension) -> None:
+        try:
+            super().build_extension(ext)
+        except Exception:
+            stale = ext.name.replace(".", "/") + sysconfig.get_config_var("EXT_SUFFIX")
+            for path in (self.get_ext_fullpath(ext.name), stale):
+                if os.path.exists(path):
+                    os.remove(path)
+            raise
+
+
+setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})

@@ -1,0 +1,25 @@
+# Declarations for compiling stream.py with Cython (setup.py); the interpreter never reads this.
+#
+# Stream and Tail become extension types: their slots are C struct fields, so XADD's dozens of
+# attribute reads and writes per entry are a pointer offset each instead of a type lookup and a
+# descriptor call (what a compiled module pays for an attribute of a plain Python object; the
+# interpreter's own specialised LOAD_ATTR is cheap, so this matters only once compiled).  Every
+# field stays a Python object and public, so other modules, the RDB code and the tests read and
+# write them as before.  `add`, `trim` and `_appended` are callable from C by a caller that knows
+# it holds a Stream (XADD, see server/commands/t_stream.pxd), from Python as ordinary methods.
+cimport cython
+
+
+cdef class Tail:
+    cdef public object key, mms, mseq, lp, fields, fsize, count, deleted, nelem, nadd, end
+
+
+cdef class Stream:
+    cdef public object rax, length, last_id, first_id, max_deleted_id, entries_added, cgroups
+    cdef public Tail _tail
+    cdef public object _head, _last_valid, _prealloc, _sampled
+
+    @cython.locals(t=Tail)
+    cpdef add(self, argv, pos, ms, seq, new_id, max_bytes, max_entries)
+    cpdef trim(self, maxlen, minid, approx, limit)
+    cpdef _appended(self, new_id)
