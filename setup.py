@@ -29,6 +29,7 @@ from setuptools.command.build_ext import build_ext
 # The modules compiled: each costs ~10 s of compiling, so only those a benchmarked hot path runs.
 HOT_MODULES = [
     "server.client",
+    "server.commands.table",
     "server.commands.t_stream",
     "server.commands.t_string",
     "storage.keyspace",

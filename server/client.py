@@ -423,7 +423,7 @@ class Client(asyncio.Protocol):
             self._feed(data)
             out: list[bytes] = []
             self.running = out
-            self._run_fast(out, t, data, 0)
+            _run_fast(self, out, t, data, 0)
             if self.exact is not None:
                 self._run_exact(out)
             self.running = None
@@ -494,7 +494,7 @@ class Client(asyncio.Protocol):
         out: list[bytes] = []
         outer, self.running = self.running, out
         if self.exact is None:
-            self._run_fast(out, 0, self._base, self._base_done)
+            _run_fast(self, out, 0, self._base, self._base_done)
         if self.exact is not None:
             self._run_exact(out)
         self.running = outer
@@ -593,167 +593,6 @@ class Client(asyncio.Protocol):
         if self.exact is not None:
             return self.exact.pending() > 0
         return self._raw is not None or self.reader.has_data()
-
-    def _run_fast(self, out: list[bytes], t_prev: int, base: bytes | bytearray, base_done: int) -> None:
-        # The per-command cost of this loop is the server's floor: keep it free of avoidable
-        # attribute loads and calls (measure with bench/instr.sh before and after a change).
-        # Timing: `t_prev` is the wall clock (ns) at the end of the last timed step, or 0.  A
-        # timed command starts from it instead of reading the clock again, so a timed command
-        # costs one clock read, and the read-event's own clock read times the first command.
-        # The interval then also holds this loop's parse and dispatch of the command, which is
-        # part of what it cost; Redis 7.0 times commands with the wall clock (ustime) as well.
-        gets = self._gets
-        has_data = self._has_data
-        srv = self.server
-        dispatch = _dispatch
-        append = out.append
-        done = 0
-        clean = False
-        last = None
-        sample = srv.sample_mask
-        track = srv.config.latency_tracking
-        ready = srv.ready_keys
-        mm = srv.maxmemory  # re-read after execute(), which may run CONFIG SET
-        # Propagating (server/propagate.py): the batch is one level of nesting, and `dirty` runs
-        # on from one command's end to the next one's start.  Re-read after execute(), which runs
-        # CONFIG SET; a command run here cannot turn propagation on or off.
-        prop = srv.also_propagate is not None
-        dirty = srv.dirty
-        extra = mm or prop  # the branch after a command: memory accounting, propagation
-        aof = srv.aof
-        if prop:
-            srv.prop_depth += 1
-        try:
-            while True:
-                try:
-                    argv = gets()
-                except hiredis.ProtocolError:
-                    argv = None
-                try:
-                    # Only a list of bytes gets through both lines: join() rejects other elements and
-                    # non-list frames (a top-level string iterates ints; a map fails argv[0]).
-                    _join(argv)
-                    cmd = dispatch(argv[0])
-                except (TypeError, KeyError):
-                    if argv is False:  # mid-frame (join rejected it): hiredis may have consumed a
-                        break  # partial command's bytes; tested here, not for every command
-                    # not a multibulk of bulk strings: the exact parser judges
-                    self._enter_exact(base, base_done + done)
-                    return
-                except IndexError:  # *0: an empty command, silently skipped as Redis does (and not
-                    # counted in `done`: the exact parser's next_command() never returns one either)
-                    if not has_data():
-                        clean = True
-                        break
-                    continue
-                done += 1
-                if cmd is not None and self.plain:
-                    # cmd.arity_ok(), inline; with a memory limit, evict first, and leave a refusal
-                    # to execute()
-                    if len(argv) in cmd.arg_counts and not (extra and (
-                            (mm and _refuses(self, cmd, argv))
-                            # an AOF that cannot be written: execute() answers a write MISCONF
-                            or (prop and not (aof.last_write_ok and aof.bio.error is None)
-                                and self._disk_denies(cmd, argv)))):
-                        last = cmd
-                        calls = cmd.calls  # the calls before this one: the first of every eight is timed
-                        if calls & sample and cmd.sampled:
-                            t_prev = 0
-                            try:
-                                r = cmd.proc(self, argv)  # type: ignore[misc]
-                            except CommandError as e:
-                                r = self.error_reply(e.msg, cmd, e.counted)
-                            except Exception as e:  # a bug must not take the connection down
-                                r = self.internal_error(cmd, e)
-                        else:
-                            t0 = t_prev or _time_ns()
-                            try:
-                                r = cmd.proc(self, argv)  # type: ignore[misc]
-                            except CommandError as e:
-                                r = self.error_reply(e.msg, cmd, e.counted)
-                            except Exception as e:
-                                r = self.internal_error(cmd, e)
-                            t_prev = _time_ns()
-                            dt = t_prev - t0
-                            cmd.usec += dt
-                            cmd.timed_calls += 1
-                            if track:  # latency-tracking, in whole microseconds as Redis records it
-                                cmd.latency[dt // 1000] += 1
-                            if dt >= srv.slowlog_ns and r is not BLOCKED:  # a blocked one logs when served
-                                self.note_slow(cmd, argv, dt)
-                        # counted once it ran, as call() counts: INFO does not see its own call yet (no
-                        # command runs itself inside its own run, so nothing counted this one meanwhile)
-                        cmd.calls = calls + 1
-                        if extra:
-                            if mm:
-                                _account(self, cmd, argv)
-                            # a rewrite left by a command that then changed nothing must not
-                            # stand in for the next one: done() clears it
-                            if prop and (srv.dirty != dirty or srv.also_propagate or self.prop_prevent
-                                         or self.prop_force or self.prop_argv is not None):
-                                dirty = _propagate.done(srv, self, cmd, argv, dirty)
-                        if r is BLOCKED:
-                            self.last_argv = argv  # what serving it reports (slow log, memory account)
-                            clean = not has_data()  # blocked on the chunk's last command: a boundary
-                            break
-                        append(r)
-                        if ready:
-                            # a write woke blocked clients: serve them now, before the next command,
-                            # each a top-level command of its own
-                            if prop:
-                                srv.prop_depth -= 1
-                                prop = False
-                                handle_ready_keys(srv)
-                                prop = True
-                                srv.prop_depth += 1
-                                dirty = srv.dirty
-                            else:
-                                handle_ready_keys(srv)
-                            t_prev = 0
-                        if not has_data():
-                            clean = True
-                            break
-                        continue
-                t_prev = 0
-                if prop:
-                    srv.prop_depth -= 1
-                    prop = False
-                self.execute(argv, out)  # its Client.call is a top-level one
-                last = self.last_cmd
-                mm = srv.maxmemory
-                prop = srv.also_propagate is not None
-                extra = mm or prop
-                if prop:
-                    srv.prop_depth += 1
-                    dirty = srv.dirty
-                if self.closed or (self.obuf_watch and self.obuf_reached(out)):
-                    clean = True  # dropped (at its output limit): nothing more of its input runs
-                    break
-                if self.blocked or self.close_after_reply:
-                    clean = not has_data()
-                    break
-                if not has_data():
-                    clean = True
-                    break
-        finally:
-            if prop:
-                srv.prop_depth -= 1
-        if last is not None:
-            self.last_cmd = last
-        if clean:
-            self._raw = None
-        elif self.exact is None:
-            if (_oversized_tail_header(base, self.server.config.proto_max_bulk_len)
-                    or unconsumed(self.reader) > INLINE_MAX_SIZE):
-                # hiredis would wait for the announced data or the header's end; Redis rejects
-                # an oversized bulk header, or a header line over 64 KiB, at once.
-                self._enter_exact(base, base_done + done)
-                return
-            if self._raw is None:
-                self._raw = bytearray(base)
-            self._raw_done = self._base_done = base_done + done
-            self._base = base
-            _clientbufs.partial_read(self)  # a command left partly received: a big argument's room
 
     def _run_exact(self, out: list[bytes]) -> None:
         p = self.exact
@@ -1091,6 +930,171 @@ class AOFClient(Client):
 
     __slots__ = ()
     must_obey = True
+
+
+def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray, base_done: int) -> None:
+    """Run the commands hiredis has complete for `c`, appending their replies to `out` (the
+    read event's batch, or process()'s).  A function rather than a Client method so that, compiled,
+    its `cmd` is a typed local (client.pxd): the command's fields are then read as C struct fields."""
+    # The per-command cost of this loop is the server's floor: keep it free of avoidable
+    # attribute loads and calls (measure with bench/instr.sh before and after a change).
+    # Timing: `t_prev` is the wall clock (ns) at the end of the last timed step, or 0.  A
+    # timed command starts from it instead of reading the clock again, so a timed command
+    # costs one clock read, and the read-event's own clock read times the first command.
+    # The interval then also holds this loop's parse and dispatch of the command, which is
+    # part of what it cost; Redis 7.0 times commands with the wall clock (ustime) as well.
+    gets = c._gets
+    has_data = c._has_data
+    srv = c.server
+    dispatch = _dispatch
+    append = out.append
+    done = 0
+    clean = False
+    last = None
+    sample = srv.sample_mask
+    track = srv.config.latency_tracking
+    ready = srv.ready_keys
+    mm = srv.maxmemory  # re-read after execute(), which may run CONFIG SET
+    # Propagating (server/propagate.py): the batch is one level of nesting, and `dirty` runs
+    # on from one command's end to the next one's start.  Re-read after execute(), which runs
+    # CONFIG SET; a command run here cannot turn propagation on or off.
+    prop = srv.also_propagate is not None
+    dirty = srv.dirty
+    extra = mm or prop  # the branch after a command: memory accounting, propagation
+    aof = srv.aof
+    if prop:
+        srv.prop_depth += 1
+    try:
+        while True:
+            try:
+                argv = gets()
+            except hiredis.ProtocolError:
+                argv = None
+            try:
+                # Only a list of bytes gets through both lines: join() rejects other elements and
+                # non-list frames (a top-level string iterates ints; a map fails argv[0]).
+                _join(argv)
+                cmd = dispatch(argv[0])
+            except (TypeError, KeyError):
+                if argv is False:  # mid-frame (join rejected it): hiredis may have consumed a
+                    break  # partial command's bytes; tested here, not for every command
+                # not a multibulk of bulk strings: the exact parser judges
+                c._enter_exact(base, base_done + done)
+                return
+            except IndexError:  # *0: an empty command, silently skipped as Redis does (and not
+                # counted in `done`: the exact parser's next_command() never returns one either)
+                if not has_data():
+                    clean = True
+                    break
+                continue
+            done += 1
+            if cmd is not None and c.plain:
+                # cmd.arity_ok(), inline; with a memory limit, evict first, and leave a refusal
+                # to execute()
+                if len(argv) in cmd.arg_counts and not (extra and (
+                        (mm and _refuses(c, cmd, argv))
+                        # an AOF that cannot be written: execute() answers a write MISCONF
+                        or (prop and not (aof.last_write_ok and aof.bio.error is None)
+                            and c._disk_denies(cmd, argv)))):
+                    last = cmd
+                    calls = cmd.calls  # the calls before this one: the first of every eight is timed
+                    if calls & sample and cmd.sampled:
+                        t_prev = 0
+                        try:
+                            r = cmd.proc(c, argv)  # type: ignore[misc]
+                        except CommandError as e:
+                            r = c.error_reply(e.msg, cmd, e.counted)
+                        except Exception as e:  # a bug must not take the connection down
+                            r = c.internal_error(cmd, e)
+                    else:
+                        t0 = t_prev or _time_ns()
+                        try:
+                            r = cmd.proc(c, argv)  # type: ignore[misc]
+                        except CommandError as e:
+                            r = c.error_reply(e.msg, cmd, e.counted)
+                        except Exception as e:
+                            r = c.internal_error(cmd, e)
+                        t_prev = _time_ns()
+                        dt = t_prev - t0
+                        cmd.usec += dt
+                        cmd.timed_calls += 1
+                        if track:  # latency-tracking, in whole microseconds as Redis records it
+                            cmd.latency[dt // 1000] += 1
+                        if dt >= srv.slowlog_ns and r is not BLOCKED:  # a blocked one logs when served
+                            c.note_slow(cmd, argv, dt)
+                    # counted once it ran, as call() counts: INFO does not see its own call yet (no
+                    # command runs itself inside its own run, so nothing counted this one meanwhile)
+                    cmd.calls = calls + 1
+                    if extra:
+                        if mm:
+                            _account(c, cmd, argv)
+                        # a rewrite left by a command that then changed nothing must not
+                        # stand in for the next one: done() clears it
+                        if prop and (srv.dirty != dirty or srv.also_propagate or c.prop_prevent
+                                     or c.prop_force or c.prop_argv is not None):
+                            dirty = _propagate.done(srv, c, cmd, argv, dirty)
+                    if r is BLOCKED:
+                        c.last_argv = argv  # what serving it reports (slow log, memory account)
+                        clean = not has_data()  # blocked on the chunk's last command: a boundary
+                        break
+                    append(r)
+                    if ready:
+                        # a write woke blocked clients: serve them now, before the next command,
+                        # each a top-level command of its own
+                        if prop:
+                            srv.prop_depth -= 1
+                            prop = False
+                            handle_ready_keys(srv)
+                            prop = True
+                            srv.prop_depth += 1
+                            dirty = srv.dirty
+                        else:
+                            handle_ready_keys(srv)
+                        t_prev = 0
+                    if not has_data():
+                        clean = True
+                        break
+                    continue
+            t_prev = 0
+            if prop:
+                srv.prop_depth -= 1
+                prop = False
+            c.execute(argv, out)  # its Client.call is a top-level one
+            last = c.last_cmd
+            mm = srv.maxmemory
+            prop = srv.also_propagate is not None
+            extra = mm or prop
+            if prop:
+                srv.prop_depth += 1
+                dirty = srv.dirty
+            if c.closed or (c.obuf_watch and c.obuf_reached(out)):
+                clean = True  # dropped (at its output limit): nothing more of its input runs
+                break
+            if c.blocked or c.close_after_reply:
+                clean = not has_data()
+                break
+            if not has_data():
+                clean = True
+                break
+    finally:
+        if prop:
+            srv.prop_depth -= 1
+    if last is not None:
+        c.last_cmd = last
+    if clean:
+        c._raw = None
+    elif c.exact is None:
+        if (_oversized_tail_header(base, c.server.config.proto_max_bulk_len)
+                or unconsumed(c.reader) > INLINE_MAX_SIZE):
+            # hiredis would wait for the announced data or the header's end; Redis rejects
+            # an oversized bulk header, or a header line over 64 KiB, at once.
+            c._enter_exact(base, base_done + done)
+            return
+        if c._raw is None:
+            c._raw = bytearray(base)
+        c._raw_done = c._base_done = base_done + done
+        c._base = base
+        _clientbufs.partial_read(c)  # a command left partly received: a big argument's room
 
 
 def _only_bulk_payloads(data: bytes) -> bool:

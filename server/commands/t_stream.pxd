@@ -1,11 +1,14 @@
 # Declarations for compiling t_stream.py with Cython (setup.py); the interpreter never reads this.
 #
 # XADD holds its stream in a local typed as the Stream extension type (storage/stream.pxd), so
-# its reads of the stream's fields and its calls of add() and trim() are C-level.  xadd is
-# registered with command() after its definition because a cpdef function takes no decorator.
+# its reads of the stream's fields and its calls of add() and trim() are C-level, as is its call
+# of _id_reply.  xadd is registered with command() after its definition because a cpdef function
+# takes no decorator.
 cimport cython
 from storage.stream cimport Stream
 
 
 @cython.locals(s=Stream)
 cpdef xadd(c, argv)
+
+cpdef _id_reply(ms, seq)

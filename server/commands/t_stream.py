@@ -417,7 +417,7 @@ def _id_reply(ms: int, seq: int) -> bytes:
     if heads[0] != ms:
         prefix = b"%d-" % ms
         heads[0] = ms
-        heads[1] = [b"", *(b"$%d\r\n%s" % (len(prefix) + d, prefix) for d in (1, 2, 3))]
+        heads[1] = [b""] + [b"$%d\r\n%s" % (len(prefix) + d, prefix) for d in (1, 2, 3)]
     return heads[1][_SEQ_DIGITS[seq]] + _SEQ_TAILS[seq]
 
 
