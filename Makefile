@@ -19,14 +19,10 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 # The hot modules compiled in place (setup.py says which, and why it is optional).  build_ext
-# compiles only what is older than its source, so an unchanged tree costs a second here; PURE=1
-# removes the compiled modules instead, and everything runs interpreted.
+# compiles only what is older than its source, so an unchanged tree costs a second here; with
+# PURE=1 it compiles nothing and removes the compiled modules, and everything runs interpreted.
 build: $(STAMP)
-ifeq ($(PURE),1)
-	find server storage protocol -name '*.so' -delete
-else
-	$(PY) setup.py --quiet build_ext --inplace --parallel 2
-endif
+	$(if $(filter 1,$(PURE)),RAXDB_PURE=1) $(PY) setup.py --quiet build_ext --inplace --parallel 2
 
 run: build
 	$(VENV)/bin/raxdb-server $(ARGS)

@@ -55,19 +55,38 @@ def extensions() -> list[Extension]:
 
 
 class BuildExt(build_ext):
-    """A module that fails to compile runs interpreted: its older compiled copies (the build
-    directory's and the one beside the source) are removed, or Python would import them instead
-    of the source that no longer matches them."""
+    """A module that is not compiled runs interpreted, so no older compiled copy of it may stay
+    beside its source, where Python would import it instead: building in place first removes the
+    compiled modules of every module no longer compiled (dropped from HOT_MODULES, or all of them
+    without Cython), and a module that fails to compile loses its copies (the build directory's
+    and the one beside the source)."""
+
+    def run(self) -> None:
+        if self.inplace:
+            built = {ext.name for ext in self.extensions}
+            for package in ("protocol", "server", "storage"):
+                for folder, _, files in os.walk(package):
+                    for name in files:
+                        if name.endswith(_SUFFIX) and _module(folder, name) not in built:
+                            os.remove(os.path.join(folder, name))
+        super().run()
 
     def build_extension(self, ext: Extension) -> None:
         try:
             super().build_extension(ext)
         except Exception:
-            stale = ext.name.replace(".", "/") + sysconfig.get_config_var("EXT_SUFFIX")
+            stale = ext.name.replace(".", "/") + _SUFFIX
             for path in (self.get_ext_fullpath(ext.name), stale):
                 if os.path.exists(path):
                     os.remove(path)
             raise
+
+
+_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")
+
+
+def _module(folder: str, filename: str) -> str:
+    return ".".join([*folder.split(os.sep), filename[: -len(_SUFFIX)]])
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": BuildExt})
