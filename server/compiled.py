@@ -1,10 +1,11 @@
 """Which of raxdb's modules run compiled, and whether a compiled one is older than its source.
 
 setup.py compiles the hot modules with Cython next to their .py files, and Python imports an
-extension module in preference to the source beside it.  So a module edited but not compiled
-again would silently run its old code: `make` rebuilds before it runs anything, and this module
-lets the server warn at start-up, and the test suite refuse to start, when that step was skipped.
-Only modules already imported are looked at (the server imports every command module first).
+extension module in preference to the source beside it.  So in a working tree a module edited
+but not compiled again would silently run its old code: `make` rebuilds before it runs anything,
+and this module lets the server warn at start-up, and the test suite refuse to start, when that
+step was skipped.  Staleness is a working tree's notion (one with setup.py at its top): an
+installed copy's files carry the times pip wrote them, which say nothing about their order.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import importlib.machinery
 import os
 import sys
 
-_PACKAGES = ("server.", "storage.", "protocol.")
+_PACKAGES = ("protocol", "server", "storage")
+_SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+_TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def compiled_modules() -> dict[str, str]:
@@ -21,19 +24,25 @@ def compiled_modules() -> dict[str, str]:
     out = {}
     for name, mod in list(sys.modules.items()):
         path = getattr(mod, "__file__", None) or ""
-        if name.startswith(_PACKAGES) and path.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
+        if name.partition(".")[0] in _PACKAGES and path.endswith(_SUFFIXES):
             out[name] = path
     return out
 
 
 def stale_modules() -> list[str]:
-    """The compiled modules whose .py (or .pxd declarations) changed after they were compiled."""
+    """The compiled modules of this working tree whose .py (or .pxd declarations) changed after
+    they were compiled, imported or not."""
+    if not os.path.exists(os.path.join(_TOP, "setup.py")):
+        return []
     stale = []
-    for name, path in sorted(compiled_modules().items()):
-        built = os.stat(path).st_mtime
-        base = os.path.join(os.path.dirname(path), name.rsplit(".", 1)[1])
-        for source in (base + ".py", base + ".pxd"):
-            if os.path.exists(source) and os.stat(source).st_mtime > built:
-                stale.append(name)
-                break
-    return stale
+    for package in _PACKAGES:
+        for folder, _, files in os.walk(os.path.join(_TOP, package)):
+            for filename in files:
+                if not filename.endswith(_SUFFIXES):
+                    continue
+                path = os.path.join(folder, filename)
+                base = os.path.join(folder, filename.split(".", 1)[0])
+                built = os.stat(path).st_mtime
+                if any(os.path.exists(src) and os.stat(src).st_mtime > built for src in (base + ".py", base + ".pxd")):
+                    stale.append(os.path.relpath(base, _TOP).replace(os.sep, "."))
+    return sorted(stale)
