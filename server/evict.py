@@ -37,7 +37,7 @@ that drains within a second.  Figures are kept per key in `Database.sizes`, thei
   finds them) and the keys noted as created are counted again (`account`), and so are a served
   blocked client's keys.
 That is a pass over a command's keys, so it only runs while maxmemory is set (setting it counts
-the whole keyspace once); the fast loop (Client._run_fast) calls `refuses` before and `account`
+the whole keyspace once); the fast loop (server/client.py's _run_fast) calls `refuses` before and `account`
 after each command then, and hands a refusal to the full processCommand path.  While the figure was
 within the limit when last measured and nothing that can grow it happened since (a write command,
 a created key, a new connection: `Server.mem_ok`), the measure before a command is skipped, so

@@ -11,7 +11,7 @@ that replays to the same result: not the command as the client sent it, but its 
   a blocking pop a plain pop), unless the command called `prevent` (EVAL: its effects are what
   travel).  `also` appends more operations as the command runs (a lazily expired key's DEL,
   XREADGROUP's XCLAIMs).  `force` propagates a command that left `dirty` alone.
-- The client's fast loop (`Client._run_fast`) does the same without `Client.call`: it counts as
+- The client's fast loop (`_run_fast` in server/client.py) does the same without `Client.call`: it counts as
   one level of nesting for its whole batch (so a script's calls do not flush on their own), carries
   `dirty` from one command's end to the next one's start (nothing between two commands of the
   loop changes the dataset; `execute()` and serving blocked clients run outside that level and
