@@ -34,7 +34,7 @@ redis-oracle:
 	@redis-server --version
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check server protocol storage pipeline tests bench tools docker
+	$(VENV)/bin/ruff check raxdb/__init__.py server protocol storage pipeline tests bench tools docker
 
 # Node client libraries (ioredis, node-redis) for the client-library tests, pinned by package-lock.json.
 tests/clients/node_modules/.installed: tests/clients/package.json tests/clients/package-lock.json
@@ -54,7 +54,7 @@ test-pure: $(STAMP) redis-oracle
 	rm -rf build/pure && mkdir -p build/pure
 	tar -cf - --exclude='*.so' --exclude=./.venv --exclude=./build --exclude=./.git --exclude=node_modules . \
 	  | tar -xf - -C build/pure
-	cd build/pure && ../../$(PY) -c 'import server.commands, server.compiled as c; assert not c.compiled_modules()'
+	cd build/pure && ../../$(PY) -c 'import raxdb.server.commands, raxdb.server.compiled as c; assert not c.compiled_modules()'
 	cd build/pure && ../../$(PY) -m pytest -q -p no:cacheprovider $(PURE_TESTS)
 
 bench: build redis-oracle
@@ -62,4 +62,4 @@ bench: build redis-oracle
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
-	find server storage protocol -name '*.so' -delete
+	find server storage protocol pipeline -name '*.so' -delete

@@ -28,14 +28,14 @@ from setuptools.command.build_ext import build_ext
 
 # The modules compiled: each costs ~10 s of compiling, so only those a benchmarked hot path runs.
 HOT_MODULES = [
-    "server.client",
-    "server.commands.table",
-    "server.commands.t_stream",
-    "server.commands.t_string",
-    "storage.keyspace",
-    "storage.listpack",
-    "storage.rax",
-    "storage.stream",
+    "raxdb.server.client",
+    "raxdb.server.commands.table",
+    "raxdb.server.commands.t_stream",
+    "raxdb.server.commands.t_string",
+    "raxdb.storage.keyspace",
+    "raxdb.storage.listpack",
+    "raxdb.storage.rax",
+    "raxdb.storage.stream",
 ]
 
 
@@ -46,7 +46,7 @@ def extensions() -> list[Extension]:
         from Cython.Build import cythonize
     except ImportError:
         return []
-    exts = cythonize([Extension(name, [name.replace(".", "/") + ".py"]) for name in HOT_MODULES],
+    exts = cythonize([Extension(name, [_source(name)]) for name in HOT_MODULES],
                      build_dir="build/cython", quiet=True,
                      compiler_directives={"language_level": 3, "annotation_typing": False})
     for ext in exts:
@@ -64,18 +64,17 @@ class BuildExt(build_ext):
     def run(self) -> None:
         if self.inplace:
             built = {ext.name for ext in self.extensions}
-            for package in ("protocol", "server", "storage"):
-                for folder, _, files in os.walk(package):
-                    for name in files:
-                        if name.endswith(_SUFFIX) and _module(folder, name) not in built:
-                            os.remove(os.path.join(folder, name))
+            for folder, _, files in os.walk("raxdb", followlinks=True):
+                for name in files:
+                    if name.endswith(_SUFFIX) and _module(folder, name) not in built:
+                        os.remove(os.path.join(folder, name))
         super().run()
 
     def build_extension(self, ext: Extension) -> None:
         try:
             super().build_extension(ext)
         except Exception:
-            stale = ext.name.replace(".", "/") + _SUFFIX
+            stale = _source(ext.name)[: -len(".py")] + _SUFFIX
             for path in (self.get_ext_fullpath(ext.name), stale):
                 if os.path.exists(path):
                     os.remove(path)
@@ -83,6 +82,11 @@ class BuildExt(build_ext):
 
 
 _SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")
+
+
+def _source(module: str) -> str:
+    """raxdb.server.client -> raxdb/server/client.py (in a checkout, raxdb/server links to server/)."""
+    return module.replace(".", "/") + ".py"
 
 
 def _module(folder: str, filename: str) -> str:

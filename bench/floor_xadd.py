@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.floor_common import protocol, serve  # noqa: E402
-from storage.stream import U64, Stream, node_limits  # noqa: E402
+from raxdb.storage.stream import U64, Stream, node_limits  # noqa: E402
 
 MAX_BYTES, MAX_ENTRIES, TRIM_LIMIT = node_limits(4096, 100)
 streams: dict[bytes, Stream] = {}

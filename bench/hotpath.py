@@ -25,11 +25,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import server.commands  # noqa: E402,F401
-from server import propagate  # noqa: E402
-from server.client import Client  # noqa: E402
-from server.config import Config  # noqa: E402
-from server.core import Server  # noqa: E402
+import raxdb.server.commands  # noqa: E402,F401
+from raxdb.server import propagate  # noqa: E402
+from raxdb.server.client import Client  # noqa: E402
+from raxdb.server.config import Config  # noqa: E402
+from raxdb.server.core import Server  # noqa: E402
 from tests.diff import encode_command  # noqa: E402
 
 RAND = b"__rand_int__"

@@ -88,13 +88,13 @@ def main() -> None:
     os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
     from pyspark.sql import SparkSession
 
-    import pipeline
+    import raxdb.spark
 
     spark = (SparkSession.builder.master("local[2]").appName("raxdb-pipeline-bench")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
              .config("spark.driver.memory", "2g").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
-    pipeline.register(spark)
+    raxdb.spark.register(spark)
 
     starters = {"raxdb": start_raxdb, "redis": start_redis}
     results: dict[str, dict[str, float]] = {}

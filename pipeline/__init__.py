@@ -1,7 +1,7 @@
 """raxdb on Spark: a PySpark (4.2+) Python Data Source for Redis streams, named `raxdb`.
 
-    import pipeline
-    pipeline.register(spark)
+    import raxdb.spark
+    raxdb.spark.register(spark)
     df = spark.read.format("raxdb").option("streams", "events").load()
 
 Batch reads, Structured Streaming reads (checkpointed per-stream offsets, admission control,
@@ -21,7 +21,7 @@ NAME = "raxdb"
 
 def register(spark) -> None:
     """Make `format("raxdb")` available in this SparkSession."""
-    from pipeline.source import RaxdbDataSource
+    from raxdb.spark.source import RaxdbDataSource
 
     spark.dataSource.register(RaxdbDataSource)
 

@@ -16,8 +16,8 @@ from typing import Any
 import hiredis
 import redis
 
-from pipeline import ids
-from pipeline.options import ConnectionOptions
+from raxdb.spark import ids
+from raxdb.spark.options import ConnectionOptions
 
 
 def client(opts: ConnectionOptions) -> redis.Redis:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline import ids
+from raxdb.spark import ids
 
 
 class OptionError(ValueError):

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import redis
 
-from pipeline import ids
-from pipeline.connection import encode_key, pipelined, scan_streams
-from pipeline.options import EARLIEST, LATEST, Bound, StreamSelection
+from raxdb.spark import ids
+from raxdb.spark.connection import encode_key, pipelined, scan_streams
+from raxdb.spark.options import EARLIEST, LATEST, Bound, StreamSelection
 
 
 class DataLossError(RuntimeError):

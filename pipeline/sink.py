@@ -38,8 +38,8 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import BinaryType, MapType, StructType
 
-from pipeline.connection import RawSession, client
-from pipeline.options import OptionError, WriteOptions
+from raxdb.spark.connection import RawSession, client
+from raxdb.spark.options import OptionError, WriteOptions
 
 QUERY_ID = "sql.streaming.queryId"
 BATCH_ID = "streaming.sql.batchId"

@@ -36,11 +36,11 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from pipeline import ids
-from pipeline.connection import RawSession, client, encode_key, pipelined, xrange_pages
-from pipeline.convert import DEFAULT_SCHEMA, PageConverter, validate_schema
-from pipeline.options import OptionError, ReadOptions
-from pipeline.planning import (
+from raxdb.spark import ids
+from raxdb.spark.connection import RawSession, client, encode_key, pipelined, xrange_pages
+from raxdb.spark.convert import DEFAULT_SCHEMA, PageConverter, validate_schema
+from raxdb.spark.options import OptionError, ReadOptions
+from raxdb.spark.planning import (
     DataLossError,
     Position,
     Range,
@@ -57,7 +57,7 @@ from pipeline.planning import (
     stream_infos,
 )
 
-log = logging.getLogger("pipeline")
+log = logging.getLogger("raxdb.spark")
 
 # getDefaultReadLimit can only return Spark's built-in limits; a time window alone is signalled
 # with a row limit no stream reaches, so Spark still distinguishes it from "read everything".
@@ -309,11 +309,11 @@ class RaxdbDataSource(DataSource):
         return StreamReader(options, schema)
 
     def writer(self, schema: StructType, overwrite: bool):
-        from pipeline.sink import BatchWriter
+        from raxdb.spark.sink import BatchWriter
 
         return BatchWriter(self.options, schema, overwrite)
 
     def streamWriter(self, schema: StructType, overwrite: bool):
-        from pipeline.sink import StreamWriter
+        from raxdb.spark.sink import StreamWriter
 
         return StreamWriter(self.options, schema, overwrite)

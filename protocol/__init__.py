@@ -6,6 +6,6 @@ hot path parses well-formed traffic with hiredis and falls back to `request.Requ
 commands, malformed frames and limits, so the two must agree on every well-formed input.
 """
 
-from protocol.request import ProtocolError, RequestParser, split_inline_args
+from raxdb.protocol.request import ProtocolError, RequestParser, split_inline_args
 
 __all__ = ["ProtocolError", "RequestParser", "split_inline_args"]

@@ -1,3 +1,3 @@
-from server.main import main
+from raxdb.server.main import main
 
 main()

@@ -35,15 +35,15 @@ import hmac
 import os
 from typing import TYPE_CHECKING, Any
 
-from protocol.request import split_inline_args
-from server.commands.table import EXTRA_COMMANDS, TABLE, Command
-from server.errors import c_str
-from server.log import LOG
-from storage.glob import glob_match
+from raxdb.protocol.request import split_inline_args
+from raxdb.server.commands.table import EXTRA_COMMANDS, TABLE, Command
+from raxdb.server.errors import c_str
+from raxdb.server.log import LOG
+from raxdb.storage.glob import glob_match
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.core import Server
+    from raxdb.server.client import Client
+    from raxdb.server.core import Server
 
 CATEGORIES = ("keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
               "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
@@ -457,7 +457,7 @@ def channel_allowed(patterns: list[bytes], channel: bytes, is_pattern: bool) -> 
 
 
 def _key_refs(cmd: Command, argv: list[bytes]) -> list[Any]:
-    from server.commands.t_command import key_refs
+    from raxdb.server.commands.t_command import key_refs
 
     try:
         refs = key_refs(cmd, argv)
@@ -767,7 +767,7 @@ class Acl:
 
     def add_log(self, c: Client, reason: int, context: int, obj: bytes, username: bytes) -> None:
         """addACLLogEntry: a recent similar entry (among the ten newest) is bumped instead."""
-        from server.commands.t_client import client_info_line
+        from raxdb.server.commands.t_client import client_info_line
 
         now = self.srv.now_ms
         cinfo = client_info_line(c, c).encode(errors="surrogateescape")
@@ -972,7 +972,7 @@ def script_denied_text(ret: int) -> bytes:
 
 
 def log_entry_reply(e: LogEntry, enc: Any, now: int) -> bytes:
-    from protocol import reply as R
+    from raxdb.protocol import reply as R
 
     return enc.map([
         R.bulk(b"count"), R.integer(e.count),

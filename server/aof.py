@@ -44,12 +44,12 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from server import aofmanifest, latency, propagate
-from server.log import LOG
-from server.persistence import WriteFailed, remove_quietly, write_atomically
+from raxdb.server import aofmanifest, latency, propagate
+from raxdb.server.log import LOG
+from raxdb.server.persistence import WriteFailed, remove_quietly, write_atomically
 
 if TYPE_CHECKING:
-    from server.core import Server
+    from raxdb.server.core import Server
 
 OFF, ON, WAIT_REWRITE = 0, 1, 2
 ITEMS_PER_CMD = 64  # AOF_REWRITE_ITEMS_PER_CMD
@@ -423,7 +423,7 @@ class AOF:
 
     # ---- turning the AOF on and off at run time -------------------------------------------------
     def _on_appendonly(self, value: str) -> None:
-        from server.config import ConfigError
+        from raxdb.server.config import ConfigError
 
         if value == "no" and self.state != OFF:
             self.stop()

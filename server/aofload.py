@@ -44,18 +44,18 @@ from typing import TYPE_CHECKING
 
 import hiredis
 
-from protocol.hiredis_limits import limit_elements, unconsumed_probe
-from server import aofmanifest
-from server.errors import CommandError, c_str, wrong_arity
-from server.loading import AOF_EVENTS_EVERY, Steps, debug_delay, progress, run
-from server.log import LOG
-from server.numparse import strtoll
-from server.persistence import LoadError
+from raxdb.protocol.hiredis_limits import limit_elements, unconsumed_probe
+from raxdb.server import aofmanifest
+from raxdb.server.errors import CommandError, c_str, wrong_arity
+from raxdb.server.loading import AOF_EVENTS_EVERY, Steps, debug_delay, progress, run
+from raxdb.server.log import LOG
+from raxdb.server.numparse import strtoll
+from raxdb.server.persistence import LoadError
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.commands.table import Command
-    from server.core import Server
+    from raxdb.server.client import Client
+    from raxdb.server.commands.table import Command
+    from raxdb.server.core import Server
 
 # loadSingleAppendOnlyFile's outcomes (Redis's AOF_OK ... AOF_TRUNCATED)
 OK, NOT_EXIST, EMPTY, OPEN_ERR, FAILED, TRUNCATED = "ok", "not-exist", "empty", "open-err", "failed", "truncated"
@@ -198,7 +198,7 @@ def load_files(srv: Server, m: aofmanifest.Manifest) -> Steps[str]:
 def _fake_client(srv: Server) -> Client:
     """createAOFClient: no connection, authenticated, never blocking (a blocking command answers
     at once, as for a client in EXEC), obeyed (mustObeyClient)."""
-    from server.client import AOFClient
+    from raxdb.server.client import AOFClient
 
     c = AOFClient(srv)
     c.authenticated = True
@@ -440,8 +440,8 @@ def debug_loadaof(c: Client) -> None:
     writes go to the file first; then the manifest is read again from disk and the files loaded,
     whatever `appendonly` says (with no directory, that is an error).  Any outcome but a clean or
     empty load ends the process, as Redis's exit(1) does."""
-    from server import propagate
-    from server.commands.t_server import empty_data
+    from raxdb.server import propagate
+    from raxdb.server.commands.t_server import empty_data
 
     srv = c.server
     aof = srv.aof

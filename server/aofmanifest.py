@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from protocol.request import quote_arg, split_inline_args
-from server.numparse import strtoll
+from raxdb.protocol.request import quote_arg, split_inline_args
+from raxdb.server.numparse import strtoll
 
 MAX_LINE = 1024  # MANIFEST_MAX_LINE
 BASE, INCR, HIST = "b", "i", "h"

@@ -37,20 +37,20 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import evict, lifecycle, propagate, tracking
-from server.commands.args import to_int
-from server.commands.table import BLOCKED
-from server.errors import CommandError
-from server.keyaccess import _ready_signaller
-from server.numparse import strtod
-from storage.quicklist import Quicklist
-from storage.stream import Stream
-from storage.zset import ZSet
+from raxdb.server import evict, lifecycle, propagate, tracking
+from raxdb.server.commands.args import to_int
+from raxdb.server.commands.table import BLOCKED
+from raxdb.server.errors import CommandError
+from raxdb.server.keyaccess import _ready_signaller
+from raxdb.server.numparse import strtod
+from raxdb.storage.quicklist import Quicklist
+from raxdb.storage.stream import Stream
+from raxdb.storage.zset import ZSet
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.core import Server
-    from storage.keyspace import Database
+    from raxdb.server.client import Client
+    from raxdb.server.core import Server
+    from raxdb.storage.keyspace import Database
 
 Serve = Callable[["Client", bytes], "bytes | None"]
 

@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from server.log import LOG
+from raxdb.server.log import LOG
 
 CURRENT, AOF_COW, RDB_COW = 0, 1, 2  # CHILD_INFO_TYPE_CURRENT_INFO, _AOF_COW_SIZE, _RDB_COW_SIZE
 _RECORD = struct.Struct("<iQQQd")  # type, keys, cow bytes, cow measured (monotonic us), progress

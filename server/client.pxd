@@ -3,7 +3,7 @@
 # The fast loop's command is typed as the Command extension type (server/commands/table.pxd),
 # so its reads of arg_counts, calls, sampled and proc, and its count of the call, are C-level.
 cimport cython
-from server.commands.table cimport Command
+from raxdb.server.commands.table cimport Command
 
 
 @cython.locals(cmd=Command, last=Command)

@@ -43,9 +43,9 @@ from typing import TYPE_CHECKING, Any
 
 import hiredis
 
-from protocol import reply as R
-from protocol.hiredis_limits import limit_elements, unconsumed
-from protocol.request import (
+from raxdb.protocol import reply as R
+from raxdb.protocol.hiredis_limits import limit_elements, unconsumed
+from raxdb.protocol.request import (
     BIG_ARG,
     INLINE_MAX_SIZE,
     ProtocolError,
@@ -53,29 +53,29 @@ from protocol.request import (
     RequestParser,
     _string2ll,
 )
-from server import acl as _acl
-from server import clientbufs as _clientbufs
-from server import clienteviction as _clienteviction
-from server import evict
-from server import obuf as _obuf
-from server import propagate as _propagate
-from server import tracking as _tracking
-from server.blocking import handle_ready_keys
-from server.commands.table import BLOCKED, TABLE, Command
-from server.errors import NOAUTH, CommandError, c_str, unknown_subcommand, wrong_arity
-from server.loading import ASYNC as ASYNC_LOADING
-from server.loading import LOADING_ERR
-from server.log import LOG
-from server.replmaster import is_replica as _is_replica
-from server.scriptflags import FLAG_NO_WRITES, script_flags
-from server.unixsocket import client_addr as _unix_addr
-from server.unixsocket import configured as _unix_path
+from raxdb.server import acl as _acl
+from raxdb.server import clientbufs as _clientbufs
+from raxdb.server import clienteviction as _clienteviction
+from raxdb.server import evict
+from raxdb.server import obuf as _obuf
+from raxdb.server import propagate as _propagate
+from raxdb.server import tracking as _tracking
+from raxdb.server.blocking import handle_ready_keys
+from raxdb.server.commands.table import BLOCKED, TABLE, Command
+from raxdb.server.errors import NOAUTH, CommandError, c_str, unknown_subcommand, wrong_arity
+from raxdb.server.loading import ASYNC as ASYNC_LOADING
+from raxdb.server.loading import LOADING_ERR
+from raxdb.server.log import LOG
+from raxdb.server.replmaster import is_replica as _is_replica
+from raxdb.server.scriptflags import FLAG_NO_WRITES, script_flags
+from raxdb.server.unixsocket import client_addr as _unix_addr
+from raxdb.server.unixsocket import configured as _unix_path
 
 if TYPE_CHECKING:
-    from server.core import Server
-    from server.replmaster import Replica
-    from server.tracking import ClientTracking
-    from storage.keyspace import Database
+    from raxdb.server.core import Server
+    from raxdb.server.replmaster import Replica
+    from raxdb.server.tracking import ClientTracking
+    from raxdb.storage.keyspace import Database
 
 _PARTIAL_LIMIT = 1024 * 1024
 _clock = time.perf_counter_ns
@@ -279,7 +279,7 @@ class Client(asyncio.Protocol):
         self.disconnected = True
         self.closed = True
         self._unlist()
-        from server import lifecycle
+        from raxdb.server import lifecycle
 
         lifecycle.on_disconnect(self)
 
@@ -330,7 +330,7 @@ class Client(asyncio.Protocol):
         a plain close would wait for a peer that does not read.  It leaves the client list now
         (the transport reports the loss a loop iteration later), and no more deliveries reach it
         while the close completes."""
-        from server import pubsub
+        from raxdb.server import pubsub
 
         t = self.transport
         self.discard_output()
@@ -687,7 +687,7 @@ class Client(asyncio.Protocol):
                 self._reject(cmd, LOADING_ERR, out)
                 return
             if srv.busy_script is not None and "allow_busy" not in cmd.flags:  # a script past its time limit
-                from server.scripting.busy import busy_error
+                from raxdb.server.scripting.busy import busy_error
 
                 self._reject(cmd, busy_error(srv.busy_script).encode(), out)
                 return
@@ -715,7 +715,7 @@ class Client(asyncio.Protocol):
             dur = _clock() - t0
             if srv.monitors and not ("admin" in cmd.flags or "skip_monitor" in cmd.flags):
                 # after the call, as Redis: the line shows the db the command left selected
-                from server import lifecycle
+                from raxdb.server import lifecycle
 
                 lifecycle.feed_monitors(self, argv, cmd)
             if dur >= srv.slowlog_ns and r is not BLOCKED:  # a blocked one logs when served
@@ -864,7 +864,7 @@ class Client(asyncio.Protocol):
         decide whether it is slow enough for them.  Called for commands run from the network, from
         EXEC and from scripts (`call(log_slow=True)`), and for a blocked command when it is served
         or released by CLIENT UNBLOCK (updateStatsOnUnblock), never when it blocks."""
-        from server import latency, lifecycle
+        from raxdb.server import latency, lifecycle
 
         srv = self.server
         slower = srv.config.slowlog_log_slower_than
@@ -882,7 +882,7 @@ class Client(asyncio.Protocol):
         elif mode == "skip_next":  # CLIENT REPLY SKIP: its own reply is dropped, then the next one
             self.reply_mode = "skip"
         elif mode == "replica" and r:  # a replica gets the stream only: a command that replied drops it
-            from server.replmaster import rogue_reply
+            from raxdb.server.replmaster import rogue_reply
 
             rogue_reply(self, r)
 
@@ -907,7 +907,7 @@ class Client(asyncio.Protocol):
             self.multi_error = True
         msg = msg.replace(b"\r", b" ").replace(b"\n", b" ")
         if cmd is not None and cmd.fullname == "exec":  # a rejected EXEC aborts the transaction
-            from server.commands.t_multi import exec_abort
+            from raxdb.server.commands.t_multi import exec_abort
 
             msg = exec_abort(self, msg)
         self.server.count_error(msg)

@@ -32,13 +32,13 @@ import re
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from server import clienteviction
-from server.obuf import output_used
-from storage.alloc import sds_header, size_class
+from raxdb.server import clienteviction
+from raxdb.server.obuf import output_used
+from raxdb.storage.alloc import sds_header, size_class
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.core import Server
+    from raxdb.server.client import Client
+    from raxdb.server.core import Server
 
 QB_FIRST = 20474  # sdsMakeRoomForNonGreedy(sdsempty(), PROTO_IOBUF_LEN): 20480 usable, less header and NUL
 BIG = 32 * 1024  # PROTO_MBULK_BIG_ARG, PROTO_RESIZE_THRESHOLD
@@ -172,7 +172,7 @@ class ClientsCron:
 
 def _pending(c: Any) -> int:
     """The bytes received and not yet run (the query buffer's length)."""
-    from protocol.hiredis_limits import unconsumed
+    from raxdb.protocol.hiredis_limits import unconsumed
 
     exact = c.exact
     return exact.pending() if exact is not None else unconsumed(c.reader)

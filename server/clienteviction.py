@@ -36,12 +36,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from server import obuf
-from server.log import LOG
+from raxdb.server import obuf
+from raxdb.server.log import LOG
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.core import Server
+    from raxdb.server.client import Client
+    from raxdb.server.core import Server
 
 MIN_LIMIT = 128 * 1024  # a smaller limit would leave no room to talk to the server at all
 
@@ -71,7 +71,7 @@ def counted(c: Client) -> bool:
 def note(c: Client, cron: bool = False) -> None:
     """updateClientMemUsageAndBucket: the client's memory now, in the sum.  A CLIENT NO-EVICT
     client's is noted by the cron alone, as Redis's clientsCron is what updates it."""
-    from server.commands.t_client import client_memory
+    from raxdb.server.commands.t_client import client_memory
 
     if c.no_evict and not cron and c.server.client_evict_limit:
         return
@@ -144,7 +144,7 @@ def renote_all(srv: Server) -> None:
 
 def evict(srv: Server) -> None:
     """evictClients: the largest evictable clients go until the sum is under the limit."""
-    from server.commands.t_client import client_info_line
+    from raxdb.server.commands.t_client import client_info_line
 
     cap = srv.client_evict_limit
     if not cap or srv.clients_mem < cap:

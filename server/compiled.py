@@ -14,9 +14,10 @@ import importlib.machinery
 import os
 import sys
 
-_PACKAGES = ("protocol", "server", "storage")
 _SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)
-_TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# raxdb/ (in a checkout, raxdb/server links to server/: abspath keeps the link in the path)
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_TOP = os.path.dirname(_PACKAGE)
 
 
 def compiled_modules() -> dict[str, str]:
@@ -24,7 +25,7 @@ def compiled_modules() -> dict[str, str]:
     out = {}
     for name, mod in list(sys.modules.items()):
         path = getattr(mod, "__file__", None) or ""
-        if name.partition(".")[0] in _PACKAGES and path.endswith(_SUFFIXES):
+        if name.partition(".")[0] == "raxdb" and path.endswith(_SUFFIXES):
             out[name] = path
     return out
 
@@ -35,14 +36,13 @@ def stale_modules() -> list[str]:
     if not os.path.exists(os.path.join(_TOP, "setup.py")):
         return []
     stale = []
-    for package in _PACKAGES:
-        for folder, _, files in os.walk(os.path.join(_TOP, package)):
-            for filename in files:
-                if not filename.endswith(_SUFFIXES):
-                    continue
-                path = os.path.join(folder, filename)
-                base = os.path.join(folder, filename.split(".", 1)[0])
-                built = os.stat(path).st_mtime
-                if any(os.path.exists(src) and os.stat(src).st_mtime > built for src in (base + ".py", base + ".pxd")):
-                    stale.append(os.path.relpath(base, _TOP).replace(os.sep, "."))
+    for folder, _, files in os.walk(_PACKAGE, followlinks=True):
+        for filename in files:
+            if not filename.endswith(_SUFFIXES):
+                continue
+            path = os.path.join(folder, filename)
+            base = os.path.join(folder, filename.split(".", 1)[0])
+            built = os.stat(path).st_mtime
+            if any(os.path.exists(src) and os.stat(src).st_mtime > built for src in (base + ".py", base + ".pxd")):
+                stale.append(os.path.relpath(base, _TOP).replace(os.sep, "."))
     return sorted(stale)

@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import BinaryIO
 
-from protocol.request import _string2ll, quote_arg, split_inline_args
-from server.loading import LOADING_ERR
-from server.numparse import string2d
-from storage.stream import node_limits
+from raxdb.protocol.request import _string2ll, quote_arg, split_inline_args
+from raxdb.server.loading import LOADING_ERR
+from raxdb.server.numparse import string2d
+from raxdb.storage.stream import node_limits
 
 REDIS_VERSION = "7.0.15"
 U64 = 2**64
@@ -198,7 +198,7 @@ _TITLE_CHECK = {"port": "6379", "tls-port": "0", "bind": "*", "unixsocket": ""}
 
 
 def _proc_title(args: list[bytes]) -> str:
-    from server import proctitle
+    from raxdb.server import proctitle
 
     v = _text(args[0])
     if not proctitle.valid(v, _TITLE_CHECK):
@@ -382,7 +382,7 @@ class Option:
 
 
 def _load_table() -> tuple[dict[str, Option], dict[str, str]]:
-    raw = json.loads(resources.files("server").joinpath("config_defaults.json").read_text())
+    raw = json.loads(resources.files("raxdb.server").joinpath("config_defaults.json").read_text())
     options: dict[str, Option] = {}
     aliases: dict[str, str] = {}
     for name, e in raw.items():
@@ -469,7 +469,7 @@ class Config:
     def matching(self, patterns: list[bytes]) -> list[tuple[bytes, bytes]]:
         """CONFIG GET: names (as given when exact, canonical when matched by a glob) and values,
         each option once.  Redis replies in hash order, so any order is as good."""
-        from storage.glob import glob_match
+        from raxdb.storage.glob import glob_match
 
         out: list[tuple[bytes, bytes]] = []
         seen: set[str] = set()
@@ -628,7 +628,7 @@ class Config:
             self._include(args[1])
             return
         if name == "user" and len(args) >= 2:  # ACL users, created at start-up (server/acl.py)
-            from server.acl import validate_user_directive
+            from raxdb.server.acl import validate_user_directive
 
             err = validate_user_directive(args, self.acl_users)
             if err is not None:
@@ -649,7 +649,7 @@ class Config:
     def _rename_command(self, old: bytes, new: bytes) -> None:
         """rename-command: checked here against the command table as the earlier renames left
         it (Redis's errors stop start-up), applied by the server (CommandTable.rename)."""
-        from server.commands.table import TABLE, apply_rename
+        from raxdb.server.commands.table import TABLE, apply_rename
 
         names = TABLE.names()
         for done in self.renames:
@@ -685,7 +685,7 @@ class Config:
                 raise FatalConfigError(f"Fatal error, can't open config file '{self.config_file}': "
                                        f"{exc.strerror}") from None
         if args and "-" in (args[0], args[-1]) and (len(argv) == len(args) or args[-1] == "-"):
-            from server.log import LOG
+            from raxdb.server.log import LOG
 
             LOG.warning("Reading config from stdin")
             text += (stdin or sys.stdin.buffer).read()
@@ -751,7 +751,7 @@ class Config:
             lines.append(marker)
             lines.extend(appended)
         text = "\n".join(line for line in lines if line is not None) + "\n"
-        from server.persistence import WriteFailed, write_atomically
+        from raxdb.server.persistence import WriteFailed, write_atomically
 
         data = text.encode("utf-8", errors="surrogateescape")
         try:

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import (
+from raxdb.server import (
     aofload,
     clientbufs,
     clienteviction,
@@ -36,15 +36,15 @@ from server import (
     propagate,
     supervise,
 )
-from server.commands.table import TABLE
-from server.config import Config
-from server.log import LOG
-from server.shutdown import Shutdown
-from storage.keyspace import Database
+from raxdb.server.commands.table import TABLE
+from raxdb.server.config import Config
+from raxdb.server.log import LOG
+from raxdb.server.shutdown import Shutdown
+from raxdb.storage.keyspace import Database
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.tracking import Tracking
+    from raxdb.server.client import Client
+    from raxdb.server.tracking import Tracking
 
 VERSION = "7.0.15"  # the Redis version raxdb speaks for (INFO redis_version, HELLO)
 RAXDB_VERSION = "0.1.0"
@@ -70,12 +70,12 @@ class Server:
         self.dbs = [Database(i) for i in range(config.databases)]
         for db in self.dbs:
             db.expired_hook = self._on_expired
-        from server.commands.t_keys import attach as attach_keyspace
+        from raxdb.server.commands.t_keys import attach as attach_keyspace
 
         attach_keyspace(self)  # dbs read the cached clock (access times); LFU follows the config
         self.clients: dict[int, Client] = {}
         self.next_client_id = 1
-        from server.acl import attach as attach_acl
+        from raxdb.server.acl import attach as attach_acl
 
         attach_acl(self).load_at_startup()  # users exist before any client (scripts' included)
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -153,19 +153,19 @@ class Server:
         self.mem_ok = False
         self.pre_command_oom = False
         self.stat_evicted_keys = 0
-        from server.notify import attach as attach_notify
+        from raxdb.server.notify import attach as attach_notify
 
         attach_notify(self)  # Pub/Sub registry, notify-keyspace-events, expiry events and WATCH
-        from server.blocking import attach as attach_blocking
+        from raxdb.server.blocking import attach as attach_blocking
 
         attach_blocking(self)  # the blocking registry, ready keys, CLIENT UNBLOCK
-        from server.evict import attach as attach_evict
+        from raxdb.server.evict import attach as attach_evict
 
         attach_evict(self)  # maxmemory: memory accounting and eviction
-        from server.propagate import attach as attach_propagate
+        from raxdb.server.propagate import attach as attach_propagate
 
         attach_propagate(self)  # also_propagate: what the AOF and replicas are fed
-        from server.replication import attach as attach_replication
+        from raxdb.server.replication import attach as attach_replication
 
         attach_replication(self)  # replication ID, offset, backlog (srv.repl)
         # While a replica refuses some commands (READONLY, MASTERDOWN): no client is plain and
@@ -190,7 +190,7 @@ class Server:
 
     def _init_introspection(self) -> None:
         """State for INFO, CONFIG and CLIENT PAUSE; config hooks that make settable options act."""
-        from server.evict import STARTUP
+        from raxdb.server.evict import STARTUP
 
         cfg = self.config
         self.build_id = RAXDB_BUILD_ID
@@ -208,8 +208,8 @@ class Server:
         self.quicklist_packed_threshold = 1024**3  # DEBUG QUICKLIST-PACKED-THRESHOLD
         # Called when a CLIENT PAUSE ends (UNPAUSE or timeout): resumes the clients it held.
         self.unpause_hooks: list[Any] = []
-        from server.aof import AOF
-        from server.persistence import Persistence
+        from raxdb.server.aof import AOF
+        from raxdb.server.persistence import Persistence
 
         self.persistence = Persistence(self)
         self.ldb_children: list[int] = []  # forked Lua debugging sessions (server/scripting/ldb.py)
@@ -235,7 +235,7 @@ class Server:
             c.update_plain()
 
     def _replica_gate_changed(self) -> None:
-        from server.replica import update_gate  # not at start-up: server.replica imports the client
+        from raxdb.server.replica import update_gate  # not at start-up: server.replica imports the client
 
         update_gate(self)
 
@@ -282,7 +282,7 @@ class Server:
         figure while maxmemory is set, and evicts by it; without a limit it is estimated when
         asked, with the clients' part `clients_mem` if the caller has it).  The process's own
         size is INFO's used_memory_rss."""
-        from server.evict import info_used_memory
+        from raxdb.server.evict import info_used_memory
 
         return info_used_memory(self, clients_mem)
 
@@ -392,14 +392,14 @@ class Server:
             LOG.warning(f"Warning: Could not create server TCP listening socket {exc}")
             LOG.warning(f"Failed listening on port {port} (TCP), aborting.")
             raise SystemExit(1) from exc
-        from server import unixsocket
+        from raxdb.server import unixsocket
 
         unix = unixsocket.bind(self)
         if not socks and unix is None:
             LOG.warning("Configured to not listen anywhere, exiting.")
             raise SystemExit(1)
         if self.config.modules:  # moduleLoadFromQueue, after initServer: raxdb loads no module
-            from server.commands.t_cluster import log_load_failure
+            from raxdb.server.commands.t_cluster import log_load_failure
 
             log_load_failure(self.config.modules[0])
             LOG.warning(f"Can't load module from {self.config.modules[0]}: server aborting")
@@ -412,7 +412,7 @@ class Server:
         if self.config.values["set-proc-title"] == "yes":
             proctitle.apply(self)
         self._show_banner(port)
-        from server import replica
+        from raxdb.server import replica
 
         replica.start_from_config(self)  # a replica from the start loads as one (keys past their deadline kept)
         if not await self._load_dataset():  # a shutdown came while loading: nothing else starts
@@ -451,7 +451,7 @@ class Server:
         (server/aofload.py), otherwise the dump file, if any; clients are served meanwhile
         (server/loading.py).  A file that cannot be loaded stops the server, as Redis does,
         rather than serving without its data.  False when a shutdown stopped the load."""
-        from server.persistence import LoadError
+        from raxdb.server.persistence import LoadError
 
         try:
             if not await loading.drive(self, aofload.load_at_startup(self)):
@@ -506,7 +506,7 @@ class Server:
         return socks
 
     async def _serve_sockets(self, socks: list[socket.socket]) -> None:
-        from server.client import Client
+        from raxdb.server.client import Client
 
         assert self.loop is not None
         # create_server listens again with its own backlog (100 unless given): tcp-backlog passes on
@@ -519,7 +519,7 @@ class Server:
         so a failure leaves the server listening where it was (Redis's changeListener)."""
         if self.loop is None:
             return
-        from server.config import ConfigError
+        from raxdb.server.config import ConfigError
 
         try:
             socks = self._bind_sockets(self.config.values["bind"], self.config.port)
@@ -538,7 +538,7 @@ class Server:
         asked, or when save points are configured and NOSAVE was not given.  False when the AOF
         cannot be flushed, or saving fails and FORCE was not given (the server keeps running)."""
         if self.ldb_children:
-            from server.scripting import ldb
+            from raxdb.server.scripting import ldb
 
             ldb.kill_children(self)
         if self.persistence.in_progress():
@@ -571,7 +571,7 @@ class Server:
         for srv in self.listeners:
             srv.close()
         if self.unix_listener is not None:
-            from server import unixsocket
+            from raxdb.server import unixsocket
 
             self.unix_listener.close()
             unixsocket.remove(self)
@@ -632,7 +632,7 @@ class Server:
             self.repl.cron()  # replicationCron (run_with_period(1000))
         if self.cronloops % self.config.hz == 0:  # once a second, as clientsCron visits every client
             if self.migrate_sockets:
-                from server.commands.t_migrate import close_idle
+                from raxdb.server.commands.t_migrate import close_idle
 
                 close_idle(self)
             # a client over its soft output limit whose output stopped growing is dropped when its

@@ -58,11 +58,11 @@ import traceback
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from server.log import LOG
+from raxdb.server.log import LOG
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.core import Server
+    from raxdb.server.client import Client
+    from raxdb.server.core import Server
 
 START_DIR = os.getcwd()
 _WARNING = 3
@@ -168,20 +168,20 @@ def _section(title: str, body: Any) -> None:
 
 
 def _info(srv: Server) -> str:
-    from server import info
+    from raxdb.server import info
 
     return info.generate(srv, [b"all"]).decode(errors="replace")
 
 
 def _client_list(srv: Server, current: Client | None) -> str:
-    from server.commands.t_client import client_info_line
+    from raxdb.server.commands.t_client import client_info_line
 
     return "".join(client_info_line(c, current) + "\n" for c in list(srv.clients.values()))
 
 
 def _config_debug(srv: Server) -> str:
     """getConfigDebugInfo: the options' lines as CONFIG REWRITE writes them (forced)."""
-    from server.config import ALIASES, OPTIONS
+    from raxdb.server.config import ALIASES, OPTIONS
 
     cfg = srv.config
     lines = []
@@ -195,7 +195,7 @@ def _config_debug(srv: Server) -> str:
 def current_client(frame: FrameType | None) -> tuple[Client, list[bytes]] | None:
     """The client executing a command, and its argv, from the frames around `frame` (Redis's
     server.current_client): the outermost frame with a Client beside an `argv` list."""
-    from server.client import Client
+    from raxdb.server.client import Client
 
     found = None
     for f, _ in traceback.walk_stack(frame):
@@ -212,7 +212,7 @@ def current_client(frame: FrameType | None) -> tuple[Client, list[bytes]] | None
 
 def _object_info(value: Any) -> None:
     """serverLogObjectDebugInfo for a stored value."""
-    from server.keyaccess import is_string, string_encoding, type_name
+    from raxdb.server.keyaccess import is_string, string_encoding, type_name
 
     enc = string_encoding(value) if is_string(value) else value.encoding()
     LOG.warning(f"Object type: {_TYPES.get(type_name(value), 0)}")
@@ -225,8 +225,8 @@ def _current_client_section(running: tuple[Client, list[bytes]] | None) -> None:
     the first argument names a key of its database, that value's description."""
     if running is None:
         return
-    from protocol.request import quote_arg
-    from server.commands.t_client import client_info_line
+    from raxdb.protocol.request import quote_arg
+    from raxdb.server.commands.t_client import client_info_line
 
     c, argv = running
     _raw("\n------ CURRENT CLIENT INFO ------\n")
@@ -294,7 +294,7 @@ def _end_by_abort() -> NoReturn:
 
 def _signal_crash(sig: int, frame: FrameType | None, killed_by_self: bool) -> NoReturn:
     """sigsegvHandler's report for a signal, then death by it."""
-    from server.core import VERSION
+    from raxdb.server.core import VERSION
 
     _start()
     LOG.warning(f"Redis {VERSION} crashed by signal: {sig}, si_code: 0")
@@ -369,7 +369,7 @@ def assert_failed(c: Client, argv: list[bytes], expression: str, frame: FrameTyp
 
 
 def _client_fields(c: Client) -> list[str]:
-    from server.commands.t_client import client_info_line
+    from raxdb.server.commands.t_client import client_info_line
 
     return [f for f in client_info_line(c, c).split(" ") if "=" in f]
 
@@ -421,7 +421,7 @@ def restart(srv: Server, graceful: bool, delay_ms: int) -> bool:
     """restartServer: for RESTART the config file rewritten and a shutdown without waiting for
     replicas first, then after `delay_ms` the process replaced by a new run of the same command
     line.  False (the reason logged) when it could not; on success it does not return."""
-    from server.config import ConfigError
+    from raxdb.server.config import ConfigError
 
     if not os.access(sys.executable, os.X_OK):
         LOG.warning(f"Can't restart: this process has no permissions to execute {sys.executable}")
@@ -433,13 +433,13 @@ def restart(srv: Server, graceful: bool, delay_ms: int) -> bool:
             LOG.warning(f"Can't restart: configuration rewrite process failed: {exc}")
             return False
     if graceful:
-        from server import shutdown
+        from raxdb.server import shutdown
 
         shutdown.announce(srv)
         if not srv.finish_shutdown(None, False):
             LOG.warning("Can't restart: error preparing for shutdown")
             return False
-        from server import unixsocket
+        from raxdb.server import unixsocket
 
         unixsocket.remove(srv)
         LOG.warning("Redis is now ready to exit, bye bye...")

@@ -13,8 +13,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from server.keyaccess import is_string
-from storage.keyspace import Database
+from raxdb.server.keyaccess import is_string
+from raxdb.storage.keyspace import Database
 
 _ZERO = bytes(20)
 # Redis's object type codes (OBJ_STRING, OBJ_LIST, ...), which start every value's digest.

@@ -65,17 +65,17 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import latency, notify, propagate
-from server.keyaccess import NOTIFY_EVICTED, signal_modified
-from server.log import LOG
-from server.scriptflags import FLAG_ALLOW_OOM, FLAG_NO_WRITES, script_flags
-from storage.alloc import dict_table_bytes
+from raxdb.server import latency, notify, propagate
+from raxdb.server.keyaccess import NOTIFY_EVICTED, signal_modified
+from raxdb.server.log import LOG
+from raxdb.server.scriptflags import FLAG_ALLOW_OOM, FLAG_NO_WRITES, script_flags
+from raxdb.storage.alloc import dict_table_bytes
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.commands.table import Command
-    from server.core import Server
-    from storage.keyspace import Database
+    from raxdb.server.client import Client
+    from raxdb.server.commands.table import Command
+    from raxdb.server.core import Server
+    from raxdb.storage.keyspace import Database
 
 STARTUP = 875_976  # redis-server 7.0.15's used_memory_startup, measured here
 PER_CLIENT = 39_000  # 50 idle connections raised Redis's used_memory by 1.95 MB
@@ -193,8 +193,8 @@ def clients_counted_memory(clients: list[Client], sizes: list[int] | None = None
     """The tot-mem of the clients eviction counts (clienteviction.counted), from `sizes` (each
     client's client_memory, in order) when the caller has them: sizing a client is a few
     microseconds, and INFO memory needs the figures of every client twice."""
-    from server.clienteviction import counted
-    from server.commands.t_client import client_memory
+    from raxdb.server.clienteviction import counted
+    from raxdb.server.commands.t_client import client_memory
 
     if sizes is None:
         return sum(client_memory(c) for c in clients if counted(c))
@@ -430,7 +430,7 @@ def _start_proc(srv: Server, state: EvictionState) -> None:
 
 
 def _proc(srv: Server) -> None:
-    from server.blocking import handle_ready_keys
+    from raxdb.server.blocking import handle_ready_keys
 
     state: EvictionState = srv.eviction
     srv.update_clock()
@@ -448,7 +448,7 @@ def refuses(c: Client, cmd: Command, argv: list[bytes]) -> bool:
     """Evict as needed before `cmd` runs; must it be refused with OOM?"""
     srv = c.server
     if srv.client_evict_pending:  # processCommand evicts clients before keys
-        from server.clienteviction import evict_pending
+        from raxdb.server.clienteviction import evict_pending
 
         evict_pending(srv)
         if c.closed:  # the client evicted itself: its command is not run
@@ -511,8 +511,8 @@ def _apply(srv: Server, value: str, startup: bool = False) -> None:
 def attach(srv: Server) -> None:
     # The command modules import the server's modules, so theirs are looked up once here.
     global _key_usage, _key_positions
-    from server.commands.t_command import key_positions
-    from server.commands.t_server import key_usage
+    from raxdb.server.commands.t_command import key_positions
+    from raxdb.server.commands.t_server import key_usage
 
     _key_usage, _key_positions = key_usage, key_positions
     srv.eviction = EvictionState()

@@ -31,14 +31,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from protocol import reply as R
-from server.errors import SYNTAX, CommandError
-from server.log import LOG
-from server.replmaster import ONLINE, Replica
+from raxdb.protocol import reply as R
+from raxdb.server.errors import SYNTAX, CommandError
+from raxdb.server.log import LOG
+from raxdb.server.replmaster import ONLINE, Replica
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.replication import Replication
+    from raxdb.server.client import Client
+    from raxdb.server.replication import Replication
 
 NO_FAILOVER, WAIT_FOR_SYNC, IN_PROGRESS = "no-failover", "waiting-for-sync", "failover-in-progress"
 
@@ -60,8 +60,8 @@ class Failover:
     # ---- FAILOVER ---------------------------------------------------------------------------------
     def command(self, c: Client, argv: list[bytes]) -> bytes:
         """failoverCommand."""
-        from server.commands.args import to_int
-        from server.core import PAUSE_FOREVER
+        from raxdb.server.commands.args import to_int
+        from raxdb.server.core import PAUSE_FOREVER
 
         if len(argv) == 2 and argv[1].lower() == b"abort":
             if self.state == NO_FAILOVER:
@@ -158,7 +158,7 @@ class Failover:
             self._start()
 
     def _start(self) -> None:
-        from server import replica
+        from raxdb.server import replica
 
         assert self.host is not None
         self.state = IN_PROGRESS
@@ -194,7 +194,7 @@ class Failover:
         else:
             LOG.notice(f"FAILOVER to any replica aborted: {why}")
         if self.state == IN_PROGRESS:
-            from server import replica
+            from raxdb.server import replica
 
             replica.unset_master(self.repl.srv)
         self.clear()

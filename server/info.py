@@ -21,11 +21,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from server import evict, latency, loading, memoverhead, pubsub, tracking
+from raxdb.server import evict, latency, loading, memoverhead, pubsub, tracking
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.core import Server
+    from raxdb.server.client import Client
+    from raxdb.server.core import Server
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -58,7 +58,7 @@ def bytes_to_human(n: float) -> str:
 
 
 def _server(srv: Server) -> list[str]:
-    from server.core import VERSION
+    from raxdb.server.core import VERSION
 
     now = time.time()
     uptime = int(now - srv.start_time)
@@ -174,7 +174,7 @@ def _memory(srv: Server, current: Client | None = None) -> list[str]:
 
 def _scripting_stats(srv: Server) -> dict[str, int]:
     try:
-        from server import scripting
+        from raxdb.server import scripting
     except ImportError:  # pragma: no cover - scripting is part of raxdb; keep INFO working without it
         return {"number_of_cached_scripts": 0, "number_of_functions": 0, "number_of_libraries": 0}
     return scripting.stats(srv)

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from protocol.request import _string2ll
-from server import tracking, watch
-from server.errors import WRONGTYPE, CommandError
-from storage.keyspace import EmbStr, RawStr
+from raxdb.protocol.request import _string2ll
+from raxdb.server import tracking, watch
+from raxdb.server.errors import WRONGTYPE, CommandError
+from raxdb.storage.keyspace import EmbStr, RawStr
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.core import Server
-    from storage.keyspace import Database
+    from raxdb.server.client import Client
+    from raxdb.server.core import Server
+    from raxdb.storage.keyspace import Database
 
 # Keyspace notification classes (notify-keyspace-events letters), as Redis's NOTIFY_* bits.
 NOTIFY_KEYSPACE = 1 << 0  # K

@@ -31,8 +31,8 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from server.commands.table import Command
-    from server.core import Server
+    from raxdb.server.commands.table import Command
+    from raxdb.server.core import Server
 
 TS_LEN = 160  # LATENCY_TS_LEN: samples kept per event
 GRAPH_COLS = 80

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from storage.stream import Stream
+from raxdb.storage.stream import Stream
 
 if TYPE_CHECKING:
-    from server.core import Server
+    from raxdb.server.core import Server
 
 THRESHOLD = 64  # LAZYFREE_THRESHOLD
 

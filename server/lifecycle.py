@@ -12,13 +12,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from protocol import reply as R
-from protocol.request import quote_arg
-from server import unixsocket
+from raxdb.protocol import reply as R
+from raxdb.protocol.request import quote_arg
+from raxdb.server import unixsocket
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.commands.table import Command
+    from raxdb.server.client import Client
+    from raxdb.server.commands.table import Command
 
 # Families append callbacks here: each is called with the client when its connection ends.
 DISCONNECT_HOOKS: list[Callable[[Client], None]] = []

@@ -1,4 +1,4 @@
-"""Entry point: `raxdb-server [/path/to/redis.conf] [--option value ...]` (also `python -m server`).
+"""Entry point: `raxdb-server [/path/to/redis.conf] [--option value ...]` (also `python -m raxdb.server`).
 
 Parses configuration exactly as redis-server does (file first, then command-line options grouped
 into config lines), refuses bad options with Redis's FATAL CONFIG FILE ERROR text and exit code 1,
@@ -12,18 +12,18 @@ import gc
 import signal
 import sys
 
-from server import compiled, crashreport, supervise
-from server.config import Config, FatalConfigError
-from server.log import LOG
+from raxdb.server import compiled, crashreport, supervise
+from raxdb.server.config import Config, FatalConfigError
+from raxdb.server.log import LOG
 
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     # Every command module, and the modules that own option validators (notify-keyspace-events),
     # load before the configuration is read, so a bad value stops start-up like any other.
-    import server.commands  # noqa: F401 - registers every command handler
-    import server.notify  # noqa: F401
-    from server.core import RAXDB_VERSION, VERSION, Server
+    import raxdb.server.commands  # noqa: F401 - registers every command handler
+    import raxdb.server.notify  # noqa: F401
+    from raxdb.server.core import RAXDB_VERSION, VERSION, Server
 
     if args and args[0] in ("-v", "--version"):
 

@@ -23,11 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from server import evict
+from raxdb.server import evict
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.core import Server
+    from raxdb.server.client import Client
+    from raxdb.server.core import Server
 
 
 @dataclass
@@ -62,8 +62,8 @@ def startup_memory(srv: Server, used: int) -> int:
 def overhead(srv: Server, current: Client | None = None) -> Overhead:
     """The account, for the client `current` asking (its running command counts in its query
     buffer, as CLIENT LIST shows it)."""
-    from server.commands.t_client import client_memory
-    from server.obuf import client_class
+    from raxdb.server.commands.t_client import client_memory
+    from raxdb.server.obuf import client_class
 
     # each client sized once: used_memory's estimate and clients_normal both need the figures
     clients = list(srv.clients.values())

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from server import config as config_mod
-from server import keyaccess, pubsub
-from server.keyaccess import (
+from raxdb.server import config as config_mod
+from raxdb.server import keyaccess, pubsub
+from raxdb.server.keyaccess import (
     NOTIFY_EVICTED,
     NOTIFY_EXPIRED,
     NOTIFY_GENERIC,
@@ -45,8 +45,8 @@ from server.keyaccess import (
 )
 
 if TYPE_CHECKING:
-    from server.core import Server
-    from storage.keyspace import Database
+    from raxdb.server.core import Server
+    from raxdb.storage.keyspace import Database
 
 # The class letters in the order Redis prints them (A stands for all of them but n).
 _CLASS_LETTERS = [("g", NOTIFY_GENERIC), ("$", NOTIFY_STRING), ("l", NOTIFY_LIST), ("s", NOTIFY_SET),

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from server.log import LOG
-from server.replmaster import is_replica
+from raxdb.server.log import LOG
+from raxdb.server.replmaster import is_replica
 
 if TYPE_CHECKING:
-    from server.client import Client
+    from raxdb.server.client import Client
 
 
 def client_class(c: Client) -> str:

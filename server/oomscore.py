@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from server.log import LOG
+from raxdb.server.log import LOG
 
 if TYPE_CHECKING:
-    from server.core import Server
+    from raxdb.server.core import Server
 
 MASTER, REPLICA, CHILD = 0, 1, 2  # CONFIG_OOM_MASTER, CONFIG_OOM_REPLICA, CONFIG_OOM_BGCHILD
 _PATH = "/proc/self/oom_score_adj"
@@ -60,7 +60,7 @@ def apply(srv: Server, process_class: int | None = None) -> bool:
 
 def attach(srv: Server) -> None:
     """Apply either option's change as Redis's updateOOMScoreAdj does."""
-    from server.config import ConfigError
+    from raxdb.server.config import ConfigError
 
     def changed(_value: str) -> None:
         if not apply(srv):

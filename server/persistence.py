@@ -35,16 +35,16 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from server import childinfo, loading, oomscore, proctitle
-from server.loading import SYNC, Steps
-from server.log import LOG
-from server.numparse import strtoll
-from server.propagate import deletion
-from storage import rdb
-from storage.keyspace import LFUDatabase
+from raxdb.server import childinfo, loading, oomscore, proctitle
+from raxdb.server.loading import SYNC, Steps
+from raxdb.server.log import LOG
+from raxdb.server.numparse import strtoll
+from raxdb.server.propagate import deletion
+from raxdb.storage import rdb
+from raxdb.storage.keyspace import LFUDatabase
 
 if TYPE_CHECKING:
-    from server.core import Server
+    from raxdb.server.core import Server
 
 BGSAVE_RETRY_DELAY = 5  # CONFIG_BGSAVE_RETRY_DELAY, seconds
 BGSAVE_ERROR = (b"MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. "
@@ -169,7 +169,7 @@ class Persistence:
         return os.path.join(_cwd() or "", self.srv.config.values["dbfilename"])
 
     def _aux(self, aof_base: bool) -> list[tuple[bytes, bytes]]:
-        from server.core import VERSION
+        from raxdb.server.core import VERSION
 
         aux = [(b"redis-ver", VERSION.encode()), (b"redis-bits", b"64"), (b"ctime", b"%d" % int(time.time())),
                (b"used-mem", b"%d" % self.srv.used_memory())]
@@ -181,7 +181,7 @@ class Persistence:
         return [*aux, (b"aof-base", b"1" if aof_base else b"0")]
 
     def _functions(self) -> list[bytes]:
-        from server.scripting.functions import registry
+        from raxdb.server.scripting.functions import registry
 
         return [lib.code for lib in registry(self.srv).libraries.values()]
 
@@ -343,7 +343,7 @@ class Persistence:
         self.total_forks += 1
         self.fork_usec = fork_us
         if self.srv.config.latency_monitor_threshold:
-            from server import latency
+            from raxdb.server import latency
 
             latency.add_sample_if_needed(self.srv, "fork", fork_us // 1000)
         return pid
@@ -456,7 +456,7 @@ class Persistence:
         srv = self.srv
         aof = srv.aof
         if srv.ldb_children:  # forked Lua debugging sessions that ended
-            from server.scripting import ldb
+            from raxdb.server.scripting import ldb
 
             ldb.reap_children(srv)
         if not self.has_child() and aof.rewrite_scheduled and not aof.rewrite_limited():
@@ -672,8 +672,8 @@ class Persistence:
             self.stats["loading_rdb_used_mem"] = used  # INFO's progress when the size is unknown
 
     def _function_loaded(self, code: bytes, replace: bool) -> None:
-        from server.errors import CommandError
-        from server.scripting.functions import registry
+        from raxdb.server.errors import CommandError
+        from raxdb.server.scripting.functions import registry
 
         try:
             registry(self.srv).load(code, replace=replace)  # MERGE replaces libraries as it replaces keys

@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - a dependency; without it the title is 
     _set = None
 
 if TYPE_CHECKING:
-    from server.core import Server
+    from raxdb.server.core import Server
 
 
 def _variables(title: str, values: dict[str, str], config_file: str | None) -> dict[str, str]:
@@ -82,7 +82,7 @@ def valid(template: str, values: dict[str, str], config_file: str | None = None)
 
 def main_title() -> str:
     """{title} for the server itself: the program as it was started (Redis's exec_argv[0]), the
-    raxdb-server script's path for `make run` and the image; started as `python -m server`, the
+    raxdb-server script's path for `make run` and the image; started as `python -m raxdb.server`, the
     program's name, as `ps` would otherwise show the package's __main__.py."""
     prog = sys.argv[0]
     return prog if os.path.basename(prog) == "raxdb-server" else "raxdb-server"

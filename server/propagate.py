@@ -54,8 +54,8 @@ from typing import TYPE_CHECKING, Any
 from hiredis import pack_command as _pack
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.core import Server
+    from raxdb.server.client import Client
+    from raxdb.server.core import Server
 
 MULTI = [b"MULTI"]
 EXEC = [b"EXEC"]

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from protocol import reply as R
-from server import lifecycle, obuf
-from storage.glob import compile_glob
+from raxdb.protocol import reply as R
+from raxdb.server import lifecycle, obuf
+from raxdb.storage.glob import compile_glob
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.core import Server
+    from raxdb.server.client import Client
+    from raxdb.server.core import Server
 
 _bulk = R.bulk
 _MESSAGE = b"$7\r\nmessage\r\n"

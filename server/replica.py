@@ -62,20 +62,20 @@ from typing import TYPE_CHECKING, Any
 
 import hiredis
 
-from protocol import reply as R
-from protocol.request import quote_arg
-from server import loading, propagate, tracking, watch
-from server.acl import User
-from server.client import Client
-from server.failover import IN_PROGRESS
-from server.log import LOG
-from server.replication import NO_REPLID, disconnect_replicas
-from server.replmaster import logged_error
-from server.scriptflags import FLAG_ALLOW_STALE, script_flags
-from storage import rdb
+from raxdb.protocol import reply as R
+from raxdb.protocol.request import quote_arg
+from raxdb.server import loading, propagate, tracking, watch
+from raxdb.server.acl import User
+from raxdb.server.client import Client
+from raxdb.server.failover import IN_PROGRESS
+from raxdb.server.log import LOG
+from raxdb.server.replication import NO_REPLID, disconnect_replicas
+from raxdb.server.replmaster import logged_error
+from raxdb.server.scriptflags import FLAG_ALLOW_STALE, script_flags
+from raxdb.storage import rdb
 
 if TYPE_CHECKING:
-    from server.core import Server
+    from raxdb.server.core import Server
 
 CONNECT, CONNECTING, HANDSHAKE, TRANSFER, CONNECTED = "connect", "connecting", "handshake", "sync", "connected"
 
@@ -139,7 +139,7 @@ class MasterClient(Client):
         self.plain = False
 
     def attach(self, transport: asyncio.Transport, dbid: int) -> None:
-        from server.client import _fmt_addr
+        from raxdb.server.client import _fmt_addr
 
         self.transport = transport
         self.addr = _fmt_addr(transport.get_extra_info("peername"))
@@ -630,8 +630,8 @@ class Link:
         """readSyncBulkPayload's steps before the load: the AOF stopped, a saving child killed,
         and either the old dataset flushed, or (swapdb) temporary databases to load into beside
         it, served meanwhile (async_loading) when the payload continues this replica's history."""
-        from server.aof import OFF as AOF_OFF
-        from server.commands.t_server import empty_data
+        from raxdb.server.aof import OFF as AOF_OFF
+        from raxdb.server.commands.t_server import empty_data
 
         srv = self.srv
         p = srv.persistence
@@ -659,7 +659,7 @@ class Link:
     def _load_failed(self, plan: _LoadPlan) -> None:
         """A swapdb load's temporary data goes, the old dataset stays; a diskless load's
         half-loaded data goes (a disk load's stays, as in Redis)."""
-        from server.commands.t_server import empty_data
+        from raxdb.server.commands.t_server import empty_data
 
         if plan.temp is not None:
             LOG.notice("MASTER <-> REPLICA sync: Discarding temporary DB in background")
@@ -670,7 +670,7 @@ class Link:
         """The received RDB becomes this server's dataset (and, loaded from disk, its dump
         file); the link is up.  `source`: diskless, the payload arriving; else the temp file's
         name.  Clients are served while it loads (server/loading.py)."""
-        from server.persistence import LoadError
+        from raxdb.server.persistence import LoadError
 
         srv = self.srv
         repl = srv.repl
@@ -868,7 +868,7 @@ def _expire_written_keys(c: Client, cmd: Any, argv: list[bytes]) -> None:
     those past their deadline (EXPIRE_FORCE_DELETE_EXPIRED) where a read only sees them
     missing: the write then makes a new key, without the old deadline.  Done for the keys the
     command names, before it runs."""
-    from server.commands.t_command import key_positions
+    from raxdb.server.commands.t_command import key_positions
 
     db = c.db
     if not db.expires:
@@ -943,9 +943,9 @@ class _LoadPlan:
 def _swap_functions(srv: Server, codes: list[bytes]) -> None:
     """functionsLibCtxSwapWithCurrent: the payload's libraries replace the served ones; if one
     fails to load, the served ones stay and the load fails (LoadError)."""
-    from server.errors import CommandError
-    from server.persistence import LoadError
-    from server.scripting.functions import registry
+    from raxdb.server.errors import CommandError
+    from raxdb.server.persistence import LoadError
+    from raxdb.server.scripting.functions import registry
 
     functions = registry(srv)
     old = [lib.code for lib in functions.libraries.values()]
@@ -1010,7 +1010,7 @@ def set_master(srv: Server, host: str, port: int) -> None:
 def unblock_all(srv: Server) -> None:
     """disconnectAllBlockedClients: what a client waits for on a master will not come from a
     replica's own writes.  Clients held by CLIENT PAUSE stay: their command has not begun."""
-    from server import blocking
+    from raxdb.server import blocking
 
     for c in list(srv.clients.values()):
         if isinstance(c.block_state, blocking.BlockState):

@@ -49,16 +49,16 @@ from bisect import bisect_right
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from server import lifecycle, oomscore, propagate
-from server.failover import Failover
-from server.log import LOG
-from server.replmaster import Master, Replica
-from storage.alloc import size_class
-from storage.rax import Rax
+from raxdb.server import lifecycle, oomscore, propagate
+from raxdb.server.failover import Failover
+from raxdb.server.log import LOG
+from raxdb.server.replmaster import Master, Replica
+from raxdb.storage.alloc import size_class
+from raxdb.storage.rax import Rax
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.core import Server
+    from raxdb.server.client import Client
+    from raxdb.server.core import Server
 
 NO_REPLID = "0" * 40
 
@@ -377,7 +377,7 @@ class Replication:
         cmd = self.srv.table.lookup(argv)
         if cmd is None:
             return
-        from server.commands.t_command import key_positions
+        from raxdb.server.commands.t_command import key_positions
 
         own = self.own_expires
         for pos in key_positions(cmd, argv):
@@ -503,7 +503,7 @@ class Replication:
         ]
 
     def role_reply(self, c: Any) -> bytes:
-        from protocol import reply as R
+        from raxdb.protocol import reply as R
 
         if self.masterhost is not None and self.link is not None:
             return self.link.role_reply(c)

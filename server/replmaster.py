@@ -44,15 +44,15 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from protocol import reply as R
-from server import propagate
-from server.log import LOG
-from server.unixsocket import PEER_IP
+from raxdb.protocol import reply as R
+from raxdb.server import propagate
+from raxdb.server.log import LOG
+from raxdb.server.unixsocket import PEER_IP
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.core import Server
-    from server.replication import Replication
+    from raxdb.server.client import Client
+    from raxdb.server.core import Server
+    from raxdb.server.replication import Replication
 
 # Replica states (replstate), and their INFO names (replstateToString).
 WAIT_BGSAVE_START, WAIT_BGSAVE_END, SEND_BULK, ONLINE, RDB_TRANSMITTED = range(5)
@@ -161,7 +161,7 @@ class Replica:
 def rogue_reply(c: Client, reply: bytes) -> None:
     """A replica's command made a reply: it is dropped (_addReplyToBufferOrList's check), and an
     error is logged as afterErrorReply logs an error sent down a replication link."""
-    from server.commands.t_client import client_info_line
+    from raxdb.server.commands.t_client import client_info_line
 
     cmd = c.last_cmd
     name = cmd.fullname if cmd is not None else "<unknown>"
@@ -223,7 +223,7 @@ class Master:
     # ---- attaching (syncCommand) ---------------------------------------------------------------
     def sync(self, c: Client, argv: list[bytes]) -> bytes:
         """SYNC and PSYNC; the reply is written here (+FULLRESYNC, +CONTINUE) or is an error."""
-        from server.errors import CommandError
+        from raxdb.server.errors import CommandError
 
         repl = self.repl
         r = c.replica
@@ -237,8 +237,8 @@ class Master:
                 raise CommandError("ERR PSYNC FAILOVER can't be sent to a master.")
             if argv[1].lower() != repl.replid.encode():
                 raise CommandError("ERR PSYNC FAILOVER replid must match my replid.")
-            from server import replica
-            from server.commands.t_client import client_info_line
+            from raxdb.server import replica
+            from raxdb.server.commands.t_client import client_info_line
 
             replica.unset_master(self.srv)
             LOG.notice(f"MASTER MODE enabled (failover request from '{client_info_line(c, c)}')")
@@ -253,7 +253,7 @@ class Master:
             raise CommandError("ERR Filtered replica requires EOF capability")
         LOG.notice(f"Replica {r.name()} asks for synchronization")
         if psync:
-            from server.commands.args import maybe_int
+            from raxdb.server.commands.args import maybe_int
 
             offset = maybe_int(argv[2])
             if offset is None:
@@ -636,8 +636,8 @@ class Master:
 
     # ---- REPLCONF ------------------------------------------------------------------------------
     def replconf(self, c: Client, argv: list[bytes]) -> bytes:
-        from server.commands.args import maybe_int, to_int
-        from server.errors import SYNTAX, CommandError
+        from raxdb.server.commands.args import maybe_int, to_int
+        from raxdb.server.errors import SYNTAX, CommandError
 
         if len(argv) % 2 == 0:
             raise CommandError(SYNTAX)
@@ -677,7 +677,7 @@ class Master:
                     raise CommandError("ERR value is out of range, value must between 0 and 1")
                 r.rdb_only = n == 1
             elif opt == b"rdb-filter-only":
-                from protocol.request import split_inline_args
+                from raxdb.protocol.request import split_inline_args
 
                 filters = split_inline_args(val)
                 if filters is None:
@@ -731,7 +731,7 @@ class Master:
         """freeClient's check: the last replica waiting for a snapshot on disk left and no save
         point wants the file, so the child is killed (its memory freed, the next full sync or
         BGSAVE forks at once).  With save points the snapshot still keeps the data safe."""
-        from server.persistence import save_points
+        from raxdb.server.persistence import save_points
 
         p = self.srv.persistence
         if (r.state == WAIT_BGSAVE_END and p.child_type == "rdb" and self.rdb_child_type != "socket"
@@ -814,7 +814,7 @@ class Master:
         return sum(1 for r in self.repl.replicas if r.state == ONLINE and r.ack_off >= offset)
 
     def wait(self, c: Client, numreplicas: int, deadline_ms: int) -> Any:
-        from server import blocking
+        from raxdb.server import blocking
 
         offset = c.write_offset()
         acked = self.count_acks(offset)
@@ -842,7 +842,7 @@ class Master:
 
     def serve_waiting(self) -> None:
         """processClientsWaitingReplicas."""
-        from server import blocking
+        from raxdb.server import blocking
 
         still = []
         for entry in self.waiting:
@@ -876,7 +876,7 @@ class Master:
 
     def check_limits(self) -> None:
         """closeClientOnOutputBufferLimitReached for every replica taking the stream."""
-        from server import obuf
+        from raxdb.server import obuf
 
         for r in list(self.repl.replicas):
             if not r.rdb_only and r.state != WAIT_BGSAVE_START:

@@ -35,6 +35,6 @@ def script_flags(c: Any, cmd: Any, argv: list[bytes]) -> int | None:
     name = cmd.fullname
     if name not in SCRIPT_COMMANDS:
         return None
-    from server.commands.t_scripting import declared_flags  # the command modules import the client
+    from raxdb.server.commands.t_scripting import declared_flags  # the command modules import the client
 
     return declared_flags(c, name, argv)

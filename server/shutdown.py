@@ -22,12 +22,12 @@ import signal
 import time
 from typing import TYPE_CHECKING
 
-from server import supervise
-from server.log import LOG
+from raxdb.server import supervise
+from raxdb.server.log import LOG
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.core import Server
+    from raxdb.server.client import Client
+    from raxdb.server.core import Server
 
 SHUTDOWN_ERROR = "ERR Errors trying to SHUTDOWN. Check logs."
 
@@ -64,7 +64,7 @@ class Shutdown:
     @staticmethod
     def _insist(*_args: object) -> None:
         LOG.warning("You insist... exiting now.")
-        from server.persistence import remove_quietly
+        from raxdb.server.persistence import remove_quietly
 
         remove_quietly(f"temp-{os.getpid()}.rdb")
         os._exit(1)  # not a clean shutdown
@@ -100,7 +100,7 @@ class Shutdown:
             self.deadline_ms = srv.now_ms + int(srv.config.values["shutdown-timeout"]) * 1000
             if not srv.paused():
                 srv.repl.master.request_acks()
-            from server.core import PAUSE_FOREVER
+            from raxdb.server.core import PAUSE_FOREVER
 
             srv.pause(PAUSE_FOREVER, True, "shutdown")
             LOG.notice("Waiting for replicas before shutting down.")
@@ -113,7 +113,7 @@ class Shutdown:
         repl = self.srv.repl
         offset = repl.master_repl_offset
         lagging = 0
-        from server.replmaster import ONLINE, STATE_NAMES
+        from raxdb.server.replmaster import ONLINE, STATE_NAMES
 
         for r in repl.replicas:
             if r.ack_off != offset:
@@ -156,7 +156,7 @@ class Shutdown:
         self.asap = False
         self.deadline_ms = 0
         self.last_sig = 0
-        from protocol import reply as R
+        from raxdb.protocol import reply as R
 
         for c in self.waiters:
             if not c.closed:

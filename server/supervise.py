@@ -32,11 +32,11 @@ import signal
 import socket
 from typing import TYPE_CHECKING
 
-from server.log import LOG
+from raxdb.server.log import LOG
 
 if TYPE_CHECKING:
-    from server.config import Config
-    from server.core import Server
+    from raxdb.server.config import Config
+    from raxdb.server.core import Server
 
 DEFAULT_PID_FILE = "/var/run/redis.pid"  # CONFIG_DEFAULT_PID_FILE
 

@@ -43,13 +43,13 @@ from __future__ import annotations
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from server.errors import c_str
-from server.obuf import client_class
+from raxdb.server.errors import c_str
+from raxdb.server.obuf import client_class
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.commands.table import Command
-    from server.core import Server
+    from raxdb.server.client import Client
+    from raxdb.server.commands.table import Command
+    from raxdb.server.core import Server
 
 _PUSH = b">2\r\n$10\r\ninvalidate\r\n"
 _MESSAGE = b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n"
@@ -220,7 +220,7 @@ def remember(c: Client, cmd: Command, argv: list[bytes]) -> None:
         return
     if (ct.optin and not ct.caching) or (ct.optout and ct.caching):
         return
-    from server.commands.t_command import key_positions
+    from raxdb.server.commands.t_command import key_positions
 
     tr = c.server.tracking
     assert tr is not None
@@ -421,7 +421,7 @@ def info_stats(srv: Server) -> tuple[int, int, int]:
 
 def tracking_info(c: Client) -> Any:
     """CLIENT TRACKINGINFO's reply."""
-    from protocol import reply as R
+    from raxdb.protocol import reply as R
 
     ct = c.tracking
     enc = c.enc

@@ -21,11 +21,11 @@ import os
 import socket
 from typing import TYPE_CHECKING
 
-from server.log import LOG
+from raxdb.server.log import LOG
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.core import Server
+    from raxdb.server.client import Client
+    from raxdb.server.core import Server
 
 # sizeof(struct sockaddr_un.sun_path) on Linux: the path and its terminating NUL must fit
 _SUN_PATH = 108
@@ -98,7 +98,7 @@ def _listen(path: bytes, perm: int, backlog: int) -> socket.socket:
 
 
 async def serve(srv: Server, sock: socket.socket) -> asyncio.base_events.Server:
-    from server.client import Client
+    from raxdb.server.client import Client
 
     def accepted() -> Client:
         client = Client(srv)

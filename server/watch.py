@@ -21,8 +21,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from storage.keyspace import Database
+    from raxdb.server.client import Client
+    from raxdb.storage.keyspace import Database
 
 
 class WatchedKey:

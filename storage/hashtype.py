@@ -26,10 +26,10 @@ import random
 from collections.abc import Iterable
 from itertools import islice
 
-from storage import lpcodec
-from storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
-from storage.lpcodec import entry_size
-from storage.slotindex import SlotIndex
+from raxdb.storage import lpcodec
+from raxdb.storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
+from raxdb.storage.lpcodec import entry_size
+from raxdb.storage.slotindex import SlotIndex
 
 
 class Hash:

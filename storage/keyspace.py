@@ -59,8 +59,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from storage.alloc import sds_grown_room, sds_new_room
-from storage.stream import Stream
+from raxdb.storage.alloc import sds_grown_room, sds_new_room
+from raxdb.storage.stream import Stream
 
 
 class RawStr(bytearray):

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from storage import listpack
-from storage.listpack import string_to_int
+from raxdb.storage import listpack
+from raxdb.storage.listpack import string_to_int
 
 LP_EMPTY = 7  # 6-byte header + 0xFF terminator
 

@@ -29,8 +29,8 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from itertools import chain, islice
 
-from storage import lpcodec
-from storage.alloc import size_class
+from raxdb.storage import lpcodec
+from raxdb.storage.alloc import size_class
 
 entry_size = lpcodec.entry_size
 LP_EMPTY = lpcodec.LP_EMPTY

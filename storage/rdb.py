@@ -43,19 +43,19 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from storage import lpcodec
-from storage.crc64 import crc64
-from storage.hashtype import Hash
-from storage.intset import IntSet, canonical_int
-from storage.listpack import checked_values
-from storage.lzf import compress as lzf_compress
-from storage.lzf import decompress as lzf_decompress
-from storage.quicklist import PackedNode, Quicklist
-from storage.rax import Rax
-from storage.set_type import RSet
-from storage.stream import NACK, U64, Consumer, ConsumerGroup, Stream
-from storage.ziplist import ziplist_entries, zipmap_pairs
-from storage.zset import ZSet
+from raxdb.storage import lpcodec
+from raxdb.storage.crc64 import crc64
+from raxdb.storage.hashtype import Hash
+from raxdb.storage.intset import IntSet, canonical_int
+from raxdb.storage.listpack import checked_values
+from raxdb.storage.lzf import compress as lzf_compress
+from raxdb.storage.lzf import decompress as lzf_decompress
+from raxdb.storage.quicklist import PackedNode, Quicklist
+from raxdb.storage.rax import Rax
+from raxdb.storage.set_type import RSet
+from raxdb.storage.stream import NACK, U64, Consumer, ConsumerGroup, Stream
+from raxdb.storage.ziplist import ziplist_entries, zipmap_pairs
+from raxdb.storage.zset import ZSet
 
 RDB_VERSION = 10
 

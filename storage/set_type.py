@@ -21,9 +21,9 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Iterator
 
-from storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
-from storage.hashscan import ScanIndex
-from storage.intset import IntSet, canonical_int
+from raxdb.storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
+from raxdb.storage.hashscan import ScanIndex
+from raxdb.storage.intset import IntSet, canonical_int
 
 
 class RSet:

@@ -44,9 +44,9 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from storage import listpack as L
-from storage.alloc import size_class
-from storage.rax import NOT_FOUND, Rax
+from raxdb.storage import listpack as L
+from raxdb.storage.alloc import size_class
+from raxdb.storage.rax import NOT_FOUND, Rax
 
 FLAG_DELETED = 1
 FLAG_SAMEFIELDS = 2

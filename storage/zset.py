@@ -43,9 +43,9 @@ from collections.abc import Iterable, Iterator
 from itertools import accumulate, chain, islice
 from operator import itemgetter
 
-from storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
-from storage.hashscan import ScanIndex
-from storage.lpcodec import LP_EMPTY, entry_size
+from raxdb.storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
+from raxdb.storage.hashscan import ScanIndex
+from raxdb.storage.lpcodec import LP_EMPTY, entry_size
 
 _score = itemgetter(0)
 _member = itemgetter(1)
@@ -504,7 +504,7 @@ class ZSet:
 
     def listpack_bytes(self) -> bytes:
         """The listpack Redis would hold for this zset (member, score, member, score, ...)."""
-        from storage.listpack import Listpack
+        from raxdb.storage.listpack import Listpack
 
         values: list[bytes | int] = []
         for s, m in self.order:

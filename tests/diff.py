@@ -19,7 +19,7 @@ from typing import Any
 
 import hiredis
 
-from protocol.request import split_inline_args
+from raxdb.protocol.request import split_inline_args
 
 
 def encode_command(args: tuple[Any, ...] | list[Any]) -> bytes:

@@ -20,9 +20,9 @@ from collections.abc import Iterator
 import redis
 from pyspark import TaskContext
 
-from pipeline.options import ConnectionOptions, Options
-from pipeline.sink import BATCH_ID, BatchWriter, StreamWriter
-from pipeline.source import RaxdbDataSource
+from raxdb.spark.options import ConnectionOptions, Options
+from raxdb.spark.sink import BATCH_ID, BatchWriter, StreamWriter
+from raxdb.spark.source import RaxdbDataSource
 
 
 class InjectedFailure(RuntimeError):

@@ -53,7 +53,7 @@ def spark():
     os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
     from pyspark.sql import SparkSession
 
-    import pipeline
+    import raxdb.spark
     from tests import pipeline_faults
 
     session = (SparkSession.builder.master("local[2,2]").appName("raxdb-pipeline-tests")
@@ -65,7 +65,7 @@ def spark():
                .config("spark.sql.streaming.numRecentProgressUpdates", "1000")
                .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
-    pipeline.register(session)
+    raxdb.spark.register(session)
     pipeline_faults.register(session)
     yield session
     session.stop()

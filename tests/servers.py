@@ -95,7 +95,7 @@ def start_raxdb(*extra: str, cwd: str | None = None,
     port = free_port()
     cwd = cwd or tempfile.mkdtemp(prefix="raxdb-")
     # loopback only, as the oracle below (the built-in default, as Redis's, is every interface)
-    argv = [sys.executable, "-m", "server", "--port", str(port), "--bind", "127.0.0.1", *COMMON, *extra]
+    argv = [sys.executable, "-m", "raxdb.server", "--port", str(port), "--bind", "127.0.0.1", *COMMON, *extra]
     env_path = str(ROOT)
     os.environ["PYTHONPATH"] = env_path + os.pathsep + os.environ.get("PYTHONPATH", "")
     return ServerProcess(argv, port, cwd, "raxdb", ready_text)

@@ -556,7 +556,7 @@ def test_user_directive_errors(bad):
 
     port = str(free_port())
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    ours = subprocess.run([sys.executable, "-m", "server", "--port", port, *bad], capture_output=True, text=True,
+    ours = subprocess.run([sys.executable, "-m", "raxdb.server", "--port", port, *bad], capture_output=True, text=True,
                           env=env, timeout=60)
     theirs = subprocess.run([redis_binary(), "--port", port, *bad], capture_output=True, text=True, timeout=60)
     assert ours.returncode == theirs.returncode == 1
@@ -581,7 +581,7 @@ def test_config_rewrite_writes_users():
         port = free_port()
         if name == "raxdb":
             os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
-            argv = [sys.executable, "-m", "server", conf, "--port", str(port), "--save", ""]
+            argv = [sys.executable, "-m", "raxdb.server", conf, "--port", str(port), "--save", ""]
         else:
             argv = [redis_binary(), conf, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
         procs.append(ServerProcess(argv, port, d, name))

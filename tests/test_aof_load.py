@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from server.propagate import encode_command
+from raxdb.server.propagate import encode_command
 from tests.diff import RawConnection, parse
 from tests.servers import COMMON, ROOT, free_port, redis_binary, start_raxdb, start_redis
 
@@ -72,7 +72,7 @@ class Boot:
     def __init__(self, kind: str, cwd: Path, *extra: str) -> None:
         self.port = free_port()
         if kind == "raxdb":
-            argv = [sys.executable, "-m", "server"]
+            argv = [sys.executable, "-m", "raxdb.server"]
         else:
             argv = [redis_binary() or "redis-server", "--bind", "127.0.0.1"]
         argv += ["--port", str(self.port), *COMMON, *AOF, *extra]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from storage.bits import bitwise, count_bits, first_bit, get_field, set_field
+from raxdb.storage.bits import bitwise, count_bits, first_bit, get_field, set_field
 from tests.diff import parse
 from tests.test_strings import _events
 

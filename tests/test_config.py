@@ -18,7 +18,7 @@ def start_with_conf(conf: str, cwd: str, *extra: str) -> ServerProcess:
     """raxdb started as `raxdb-server /path/redis.conf --port N ...` (the file must come first)."""
     port = free_port()
     os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
-    return ServerProcess([sys.executable, "-m", "server", conf, "--port", str(port), *extra], port, cwd, "raxdb")
+    return ServerProcess([sys.executable, "-m", "raxdb.server", conf, "--port", str(port), *extra], port, cwd, "raxdb")
 
 
 def as_dict(frame: bytes) -> dict[bytes, bytes]:

@@ -39,7 +39,7 @@ class Node:
         self.dir = Path(tempfile.mkdtemp(prefix=f"{kind}-", dir=tmp))
         self.logfile = self.dir / "server.log"
         port = free_port()
-        head = [redis_binary() or "redis-server"] if kind == "redis" else [sys.executable, "-m", "server"]
+        head = [redis_binary() or "redis-server"] if kind == "redis" else [sys.executable, "-m", "raxdb.server"]
         argv = [*head, *([config] if config else []), "--port", str(port), "--bind", "127.0.0.1", *COMMON,
                 "--logfile", str(self.logfile), *extra]
         self.proc = ServerProcess(argv, port, str(self.dir), kind, ready_text=None)

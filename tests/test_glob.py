@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from storage.glob import compile_glob, glob_match
+from raxdb.storage.glob import compile_glob, glob_match
 from tests.diff import RawConnection, parse
 
 PATTERN_BYTES = b"ab*?[]^-\\Az\x00\x80\xff"

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from storage import rdb
-from storage.alloc import sds_alloc, size_class
-from storage.hashtype import Hash
-from storage.lpcodec import LP_EMPTY
-from storage.quicklist import Quicklist
+from raxdb.storage import rdb
+from raxdb.storage.alloc import sds_alloc, size_class
+from raxdb.storage.hashtype import Hash
+from raxdb.storage.lpcodec import LP_EMPTY
+from raxdb.storage.quicklist import Quicklist
 from tests.diff import RawConnection, parse
 from tests.servers import start_raxdb, start_redis
 from tests.test_list_encoding import dump_nodes

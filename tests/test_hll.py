@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from storage import hll
+from raxdb.storage import hll
 from tests.diff import Diff, RawConnection
 from tests.servers import start_raxdb, start_redis
 

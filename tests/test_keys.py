@@ -650,7 +650,7 @@ class _Clock:
 
 
 def test_access_tracking_touch_and_peek():
-    from storage.keyspace import Database
+    from raxdb.storage.keyspace import Database
 
     db = Database(0)
     db.clock = _Clock(1_000_000)
@@ -672,7 +672,7 @@ def test_access_tracking_touch_and_peek():
 
 
 def test_lfu_counter_model():
-    from storage.keyspace import LFU_INIT_VAL, Database, LFUDatabase
+    from raxdb.storage.keyspace import LFU_INIT_VAL, Database, LFUDatabase
 
     db = Database(0)
     db.clock = _Clock(60_000 * 100)
@@ -699,9 +699,9 @@ def test_lfu_counter_model():
 
 
 def test_attach_follows_lfu_config():
-    from server.commands import t_keys
-    from server.config import Config
-    from storage.keyspace import Database, LFUDatabase
+    from raxdb.server.commands import t_keys
+    from raxdb.server.config import Config
+    from raxdb.storage.keyspace import Database, LFUDatabase
 
     class FakeServer:
         def __init__(self) -> None:
@@ -718,7 +718,7 @@ def test_attach_follows_lfu_config():
     srv.config.set("maxmemory-policy", b"volatile-lfu")
     assert all(db.__class__ is LFUDatabase for db in srv.dbs)
     srv.config.set("lfu-decay-time", b"7")
-    from storage.keyspace import LFU_PARAMS
+    from raxdb.storage.keyspace import LFU_PARAMS
 
     assert LFU_PARAMS["decay_time"] == 7
     srv.config.set("lfu-decay-time", b"1")

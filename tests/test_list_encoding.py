@@ -9,10 +9,10 @@ from hiredis import pack_command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from protocol import reply as R
-from storage import listpack, lpcodec, rdb
-from storage.alloc import size_class
-from storage.quicklist import PackedNode, Quicklist
+from raxdb.protocol import reply as R
+from raxdb.storage import listpack, lpcodec, rdb
+from raxdb.storage.alloc import size_class
+from raxdb.storage.quicklist import PackedNode, Quicklist
 from tests.diff import RawConnection, parse
 from tests.servers import start_raxdb, start_redis
 

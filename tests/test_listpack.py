@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from storage.listpack import (
+from raxdb.storage.listpack import (
     INT64_MAX,
     INT64_MIN,
     NUMELE_UNKNOWN,

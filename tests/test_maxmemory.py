@@ -327,10 +327,10 @@ class _Sink:
 
 
 def _in_process(n: int = 1):
-    import server.commands  # noqa: F401
-    from server.client import Client
-    from server.config import Config
-    from server.core import Server
+    import raxdb.server.commands  # noqa: F401
+    from raxdb.server.client import Client
+    from raxdb.server.config import Config
+    from raxdb.server.core import Server
 
     srv = Server(Config())
     clients = []
@@ -348,7 +348,7 @@ def _send(c, *args: str) -> None:
 
 
 def _assert_counted(srv) -> None:
-    from server.commands.t_server import key_usage
+    from raxdb.server.commands.t_server import key_usage
 
     for db in srv.dbs:
         want = {key: key_usage(key, db.stored(key)) for key in db.data}
@@ -360,8 +360,8 @@ def _assert_counted(srv) -> None:
 def test_a_new_connection_can_start_evictions():
     """A connection adds to used_memory: the next command evicts, even a read (which otherwise
     skips measuring while nothing grew since the figure was last within the limit)."""
-    from server.client import Client
-    from server.evict import used_memory
+    from raxdb.server.client import Client
+    from raxdb.server.evict import used_memory
 
     srv, (c,) = _in_process(1)
     _send(c, "CONFIG", "SET", "maxmemory-policy", "allkeys-random")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.notify import format_flags, parse_flags
+from raxdb.server.notify import format_flags, parse_flags
 from tests.diff import RawConnection, encode_command
 from tests.servers import start_raxdb, start_redis
 

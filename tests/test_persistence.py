@@ -318,7 +318,7 @@ def test_unloadable_dump_file_stops_start_up(content):
     d = tempfile.mkdtemp(prefix="rdb-c-")
     with open(os.path.join(d, "dump.rdb"), "wb") as f:
         f.write(content)
-    proc = subprocess.run([sys.executable, "-m", "server", "--port", str(free_port()), "--save", ""], cwd=d,
+    proc = subprocess.run([sys.executable, "-m", "raxdb.server", "--port", str(free_port()), "--save", ""], cwd=d,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
     assert "Terminating server after rdb file reading failure." in proc.stdout + proc.stderr
@@ -356,11 +356,11 @@ def test_crc_error_and_empty_keys_are_logged_as_redis_logs_them():
     corrupted rdb with empty keys': a dump file whose checksum is wrong stops start-up with
     Redis's two lines (both checksums, then 'RDB CRC error'); empty keys are skipped, the first
     ten by name, and counted in the 'Done loading' line."""
-    from storage.crc64 import crc64
+    from raxdb.storage.crc64 import crc64
 
     body = b"REDIS0010\xfe\x00" + b"".join(b"\x02\x03e%02d\x00" % i for i in range(12)) + b"\x00\x01k\x01v\xff"
     redis_argv = [redis_binary()]
-    ours_argv = [sys.executable, "-m", "server"]
+    ours_argv = [sys.executable, "-m", "raxdb.server"]
     for content, needles, code in (
             (body + (crc64(body) ^ 1).to_bytes(8, "little"), ("checksum", "CRC error"), 1),
             (body + crc64(body).to_bytes(8, "little"), ("empty key", "Done loading RDB"), None)):
@@ -382,7 +382,7 @@ def test_unloadable_value_gets_redis_check_rdb_account():
     body = (b"REDIS0010\xfe\x00" + b"\x00\x01a\x01x" + b"\xfc" + (10**13).to_bytes(8, "little") + b"\x00\x01b\x01y"
             + b"\x10\x01h" + bytes([len(lp)]) + lp + b"\xff")
     accounts = []
-    for argv in ([redis_binary()], [sys.executable, "-m", "server"]):
+    for argv in ([redis_binary()], [sys.executable, "-m", "raxdb.server"]):
         code, log = _start_up_log(argv, body + b"\x00" * 8)  # a zero checksum: not checked
         lines = log.splitlines()
         start = lines.index("--- RDB ERROR DETECTED ---")
@@ -590,7 +590,7 @@ def test_corrupt_payloads_are_reported_as_redis_reports_them():
 def _plain(t: int, n: int, items: list[bytes], tail: bytes = b"") -> bytes:
     """A RESTORE payload of a plain-encoded collection of RDB type `t` announcing `n` elements (or
     pairs): its strings (each under 64 bytes), then `tail`, sealed with a valid footer."""
-    from storage import rdb
+    from raxdb.storage import rdb
 
     return rdb.seal(bytes([t, n]) + b"".join(bytes([len(x)]) + x for x in items) + tail)
 

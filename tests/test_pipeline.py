@@ -30,12 +30,12 @@ from pyspark.sql.types import (  # noqa: E402
     TimestampType,
 )
 
-from pipeline import ids  # noqa: E402
-from pipeline.convert import DEFAULT_SCHEMA  # noqa: E402
-from pipeline.options import OptionError, ReadOptions, WriteOptions  # noqa: E402
-from pipeline.planning import DataLossError, share_budget  # noqa: E402
-from pipeline.sink import BatchWriter, SinkError, StreamWriter  # noqa: E402
-from pipeline.source import RaxdbDataSource  # noqa: E402
+from raxdb.spark import ids  # noqa: E402
+from raxdb.spark.convert import DEFAULT_SCHEMA  # noqa: E402
+from raxdb.spark.options import OptionError, ReadOptions, WriteOptions  # noqa: E402
+from raxdb.spark.planning import DataLossError, share_budget  # noqa: E402
+from raxdb.spark.sink import BatchWriter, SinkError, StreamWriter  # noqa: E402
+from raxdb.spark.source import RaxdbDataSource  # noqa: E402
 from tests.pipeline_fixtures import ns, options, rc, server  # noqa: E402,F401
 
 # ---------------------------------------------------------------------------------------------
@@ -525,7 +525,7 @@ def test_sink_non_idempotent_mode(server, rc, ns):
 
 
 def test_stream_writer_commit_cleans_older_markers(server, rc, ns):
-    from pipeline.sink import SinkCommit
+    from raxdb.spark.sink import SinkCommit
 
     writer = StreamWriter(options(server, stream=ns + "s", **{"idempotency.prefix": ns}),
                           ROWS_SCHEMA, False)

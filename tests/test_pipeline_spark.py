@@ -142,8 +142,8 @@ def test_example_pipeline(spark, server, rc, ns, tmp_path):
     """pipeline/examples end to end: XADD events -> windowed counts -> hashes and Parquet."""
     from collections import Counter
 
-    from pipeline.examples.produce import produce
-    from pipeline.examples.windowed_counts import start
+    from raxdb.spark.examples.produce import produce
+    from raxdb.spark.examples.windowed_counts import start
 
     stream = ns + "pageviews"
     produce(rc, stream, 3000, minutes=4)

@@ -8,7 +8,7 @@ import bisect
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from storage.rax import NOT_FOUND, Rax
+from raxdb.storage.rax import NOT_FOUND, Rax
 
 keys = st.one_of(
     st.binary(max_size=6).map(lambda b: bytes(c % 3 + 97 for c in b)),  # a small alphabet: deep sharing

@@ -15,7 +15,7 @@ import redis
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from storage import rdb
+from raxdb.storage import rdb
 from tests.servers import start_redis
 
 LIMITS = rdb.Limits()

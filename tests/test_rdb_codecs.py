@@ -13,9 +13,9 @@ import redis
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from storage import lzf
-from storage.crc64 import crc64
-from storage.lzf import compress, decompress
+from raxdb.storage import lzf
+from raxdb.storage.crc64 import crc64
+from raxdb.storage.lzf import compress, decompress
 
 RDB_TYPE_STRING = 0
 RDB_VERSION = 10  # Redis 7.0

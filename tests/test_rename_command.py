@@ -81,7 +81,7 @@ def test_bad_rename_stops_start_up_as_redis(directive):
     conf = tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False)
     conf.write("rename-command " + " ".join(f'"{w}"' for w in directive) + "\n")
     conf.close()
-    for argv in ([sys.executable, "-m", "server"], [redis_binary()]):
+    for argv in ([sys.executable, "-m", "raxdb.server"], [redis_binary()]):
         proc = subprocess.run([*argv, conf.name, "--port", "0", *COMMON], capture_output=True, text=True,
                               timeout=60, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
         outs.append((proc.returncode, re.sub(r"\(Redis [^)]*\)", "", proc.stderr)))
@@ -94,6 +94,6 @@ def test_subcommand_name_is_refused():
     conf = tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False)
     conf.write('rename-command config|get x\n')
     conf.close()
-    proc = subprocess.run([sys.executable, "-m", "server", conf.name, "--port", "0"], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "raxdb.server", conf.name, "--port", "0"], capture_output=True,
                           text=True, timeout=60, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 1 and "No such command in rename-command" in proc.stderr

@@ -407,7 +407,7 @@ def test_replicaof_in_the_config_file_and_rewrite(trio: Trio) -> None:
     once the server is a master."""
     port = trio.master_proc.port
     texts = []
-    for server in ([sys.executable, "-m", "server"], [redis_binary()]):
+    for server in ([sys.executable, "-m", "raxdb.server"], [redis_binary()]):
         d = tempfile.mkdtemp(prefix="repl-conf-")
         conf = os.path.join(d, "r.conf")
         with open(conf, "w") as f:

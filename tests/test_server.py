@@ -539,7 +539,7 @@ def _start_plain(kind: str) -> ServerProcess:
         argv = [redis_binary(), "--port", str(port), "--save", ""]
     else:
         os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
-        argv = [sys.executable, "-m", "server", "--port", str(port), "--save", ""]
+        argv = [sys.executable, "-m", "raxdb.server", "--port", str(port), "--save", ""]
     return ServerProcess(argv, port, cwd, kind)
 
 

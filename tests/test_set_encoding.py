@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from storage import rdb
-from storage.alloc import sds_alloc
-from storage.intset import IntSet, canonical_int, width_of
-from storage.set_type import RSet
+from raxdb.storage import rdb
+from raxdb.storage.alloc import sds_alloc
+from raxdb.storage.intset import IntSet, canonical_int, width_of
+from raxdb.storage.set_type import RSet
 from tests.diff import Diff, RawConnection, parse
 from tests.servers import start_raxdb, start_redis
 

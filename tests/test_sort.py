@@ -13,7 +13,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.commands.pqsort import partial_qsort
+from raxdb.server.commands.pqsort import partial_qsort
 from tests.test_blocking import sc  # noqa: F401 - the two-server blocking scenario fixture
 from tests.test_notify import check, pair  # noqa: F401 - the notification servers fixture
 

@@ -1,4 +1,4 @@
-"""Start-up and shut-down: `python -m server [redis.conf] [--option value ...]` reads configuration
+"""Start-up and shut-down: `python -m raxdb.server [redis.conf] [--option value ...]` reads configuration
 as redis-server does (its FATAL CONFIG FILE ERROR reports compared with redis-server's own), logs in
 Redis's format, and exits with status 0 on SIGINT / SIGTERM."""
 
@@ -26,7 +26,7 @@ def _env() -> dict[str, str]:
 
 def run_both(args: list[str], cwd: str) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
     """Run raxdb and redis-server with arguments that must stop start-up; (ours, theirs)."""
-    ours = subprocess.run([sys.executable, "-m", "server", *args], cwd=cwd, env=_env(), capture_output=True,
+    ours = subprocess.run([sys.executable, "-m", "raxdb.server", *args], cwd=cwd, env=_env(), capture_output=True,
                           text=True, timeout=60)
     theirs = subprocess.run([redis_binary(), *args], cwd=cwd, capture_output=True, text=True, timeout=60)
     return ours, theirs
@@ -92,7 +92,7 @@ def test_error_in_included_file_names_its_line():
 
 def test_missing_config_file():
     cwd = tempfile.mkdtemp(prefix="raxdb-missing-")
-    ours = subprocess.run([sys.executable, "-m", "server", os.path.join(cwd, "nope.conf")], cwd=cwd, env=_env(),
+    ours = subprocess.run([sys.executable, "-m", "raxdb.server", os.path.join(cwd, "nope.conf")], cwd=cwd, env=_env(),
                           capture_output=True, text=True, timeout=60)
     assert ours.returncode == 1
     assert "Fatal error, can't open config file" in ours.stderr and "nope.conf" in ours.stderr
@@ -101,7 +101,7 @@ def test_missing_config_file():
 
 def test_version_and_help():
     for flag in ("--version", "-v", "--help", "-h"):
-        r = subprocess.run([sys.executable, "-m", "server", flag], env=_env(), capture_output=True, text=True,
+        r = subprocess.run([sys.executable, "-m", "raxdb.server", flag], env=_env(), capture_output=True, text=True,
                            timeout=60)
         assert r.returncode == 0 and r.stdout
 
@@ -134,7 +134,7 @@ def test_config_file_with_comments_quotes_and_includes():
     with open(conf, "w") as fh:
         fh.write(GOOD_CONF.format(port=port, incdir=incdir))
     os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
-    srv = ServerProcess([sys.executable, "-m", "server", conf, "--maxclients", "50", "--slowlog-max-len", "30"],
+    srv = ServerProcess([sys.executable, "-m", "raxdb.server", conf, "--maxclients", "50", "--slowlog-max-len", "30"],
                         port, cwd, "raxdb-conf")
     try:
         c = RawConnection(port)
@@ -160,7 +160,7 @@ LOG_LINE = re.compile(r"\d+:[MC] \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d\.\d{3} 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_signals_shut_down_cleanly(sig):
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "server", "--port", str(port), "--save", ""],
+    proc = subprocess.Popen([sys.executable, "-m", "raxdb.server", "--port", str(port), "--save", ""],
                             cwd=tempfile.mkdtemp(prefix="raxdb-sig-"), env=_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     try:
@@ -220,7 +220,7 @@ def test_default_bind_and_tcp_backlog_as_redis():
     protected mode keeping the unauthenticated out), and the sockets listen with tcp-backlog
     (asyncio's create_server listened again with its own 100)."""
     found = {}
-    for name, argv0 in (("raxdb", [sys.executable, "-m", "server"]), ("redis", [redis_binary()])):
+    for name, argv0 in (("raxdb", [sys.executable, "-m", "raxdb.server"]), ("redis", [redis_binary()])):
         port = free_port()
         cwd = tempfile.mkdtemp(prefix=f"{name}-bind-")
         srv = ServerProcess([*argv0, "--port", str(port), "--save", "", "--tcp-backlog", "300"], port, cwd, name)
@@ -242,7 +242,7 @@ def test_config_from_stdin_as_redis(layout, tmp_path):
     conf = tmp_path / "base.conf"
     conf.write_text("maxmemory 1mb\nhz 20\n")
     outcomes = []
-    for argv in ([sys.executable, "-m", "server"], [redis_binary()]):
+    for argv in ([sys.executable, "-m", "raxdb.server"], [redis_binary()]):
         port = free_port()
         args = {"stdin-only": ["-"], "file-then-stdin": [str(conf), "-"],
                 "options-then-stdin": ["--hz", "30", "-"]}[layout]
@@ -270,7 +270,7 @@ def test_config_from_stdin_as_redis(layout, tmp_path):
 
 def test_bad_config_from_stdin_names_its_line():
     results = []
-    for argv in ([sys.executable, "-m", "server"], [redis_binary()]):
+    for argv in ([sys.executable, "-m", "raxdb.server"], [redis_binary()]):
         proc = subprocess.run([*argv, "-", "--port", "0"], input="save ''\nhz abc\n", env=_env(),
                               capture_output=True, text=True, timeout=60, cwd=tempfile.gettempdir())
         results.append((proc.returncode, re.sub(r"\(Redis [^)]*\)", "", proc.stderr),
@@ -368,7 +368,7 @@ def test_loadmodule_stops_start_up_as_a_module_that_fails_to_load(tmp_path):
     conf = tmp_path / "m.conf"
     conf.write_text(f"loadmodule {tmp_path}/nosuch.so\nsave ''\n")
     outcomes = []
-    for argv in ([sys.executable, "-m", "server"], [redis_binary()]):
+    for argv in ([sys.executable, "-m", "raxdb.server"], [redis_binary()]):
         proc = subprocess.run([*argv, str(conf), "--port", str(free_port()), "--bind", "127.0.0.1"], env=_env(),
                               capture_output=True, text=True, timeout=60, cwd=tmp_path)
         lines = [line.split(" ", 6)[-1] for line in proc.stdout.splitlines() if "module" in line.lower()]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from storage.stream import MAX_ID, U64, Stream, format_id
+from raxdb.storage.stream import MAX_ID, U64, Stream, format_id
 from tests.diff import RawConnection
 from tests.servers import start_redis
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from server.commands import longdouble
-from storage.lcs import lcs_length, lcs_walk
+from raxdb.server.commands import longdouble
+from raxdb.storage.lcs import lcs_length, lcs_walk
 from tests.diff import Diff, RawConnection, parse
 from tests.servers import start_raxdb, start_redis
 

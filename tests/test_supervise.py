@@ -236,7 +236,7 @@ def test_no_pidfile_when_the_port_cannot_be_bound(tmp_path: Path) -> None:
     port = holder.getsockname()[1]
     try:
         outcomes = {}
-        for name, argv in (("raxdb", [sys.executable, "-m", "server"]), ("redis", [redis_binary() or "redis-server"])):
+        for name, argv in (("raxdb", [sys.executable, "-m", "raxdb.server"]), ("redis", [redis_binary() or "redis-server"])):
             pidfile = tmp_path / f"{name}.pid"
             proc = subprocess.run([*argv, "--port", str(port), "--bind", "127.0.0.1", *COMMON, "--pidfile", str(pidfile)],
                                   cwd=tmp_path, capture_output=True, timeout=60,
@@ -290,6 +290,6 @@ def _daemon_session(argv: list[str], tmp_path: Path) -> tuple[int, bool, bool, b
 def test_daemonize(tmp_path: Path) -> None:
     (tmp_path / "raxdb").mkdir()
     (tmp_path / "redis").mkdir()
-    ours = _daemon_session([sys.executable, "-m", "server"], tmp_path / "raxdb")
+    ours = _daemon_session([sys.executable, "-m", "raxdb.server"], tmp_path / "raxdb")
     theirs = _daemon_session([redis_binary() or "redis-server"], tmp_path / "redis")
     assert ours == theirs == (0, True, True, True)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from storage.ziplist import ziplist_entries, zipmap_pairs
+from raxdb.storage.ziplist import ziplist_entries, zipmap_pairs
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 

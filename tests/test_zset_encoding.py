@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from storage import zset as zset_module
-from storage.alloc import size_class
-from storage.lpcodec import LP_EMPTY
-from storage.zset import (
+from raxdb.storage import zset as zset_module
+from raxdb.storage.alloc import size_class
+from raxdb.storage.lpcodec import LP_EMPTY
+from raxdb.storage.zset import (
     IN_GT,
     IN_INCR,
     IN_LT,

@@ -1,4 +1,4 @@
-"""`python -m pipeline.examples`: produce events, run the windowed-counts job once, show results."""
+"""`python -m raxdb.spark.examples`: produce events, run the windowed-counts job once, show results."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import redis
 
-from pipeline.examples.produce import produce
-from pipeline.examples.windowed_counts import spark_session, start
+from raxdb.spark.examples.produce import produce
+from raxdb.spark.examples.windowed_counts import spark_session, start
 
 
 def main() -> None:

@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
-import pipeline
+import raxdb.spark
 
 
 def spark_session(master: str = "local[*]") -> SparkSession:
@@ -34,7 +34,7 @@ def spark_session(master: str = "local[*]") -> SparkSession:
              .config("spark.ui.showConsoleProgress", "false")
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
-    pipeline.register(spark)
+    raxdb.spark.register(spark)
     return spark
 
 

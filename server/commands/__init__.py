@@ -4,7 +4,7 @@ Importing this package registers every handler in the command table (`table.TABL
 owns its family; shared argument parsing lives in `args`, shared errors in `server.errors`.
 """
 
-from server.commands import (  # noqa: F401 - imported for their registrations
+from raxdb.server.commands import (  # noqa: F401 - imported for their registrations
     t_acl,
     t_bitops,
     t_blocking,

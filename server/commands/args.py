@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator
 
-from protocol.request import _string2ll
-from server.errors import NOT_FLOAT, NOT_INTEGER, NOT_POSITIVE, CommandError, c_str
-from server.numparse import strtod
+from raxdb.protocol.request import _string2ll
+from raxdb.server.errors import NOT_FLOAT, NOT_INTEGER, NOT_POSITIVE, CommandError, c_str
+from raxdb.server.numparse import strtod
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)

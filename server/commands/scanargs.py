@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from server.commands.args import option_word, to_int
-from server.errors import SYNTAX, CommandError
+from raxdb.server.commands.args import option_word, to_int
+from raxdb.server.errors import SYNTAX, CommandError
 
 _CURSOR_RX = re.compile(rb"[+-]?\d+\Z")
 ULONG_MAX = 2**64 - 1

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import os
 
-from protocol import reply as R
-from server import acl as A
-from server.commands.args import maybe_int
-from server.commands.t_config import help_reply
-from server.commands.table import command
-from server.errors import CommandError, c_str, subcommand_syntax
+from raxdb.protocol import reply as R
+from raxdb.server import acl as A
+from raxdb.server.commands.args import maybe_int
+from raxdb.server.commands.t_config import help_reply
+from raxdb.server.commands.table import command
+from raxdb.server.errors import CommandError, c_str, subcommand_syntax
 
 
 @command("acl|setuser")

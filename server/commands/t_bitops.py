@@ -18,11 +18,11 @@ work lives in storage/bits.py; this module is argument parsing and Redis's exact
 
 from __future__ import annotations
 
-from protocol import reply as R
-from server.commands.args import INT64_MAX, maybe_int, option_word, to_int
-from server.commands.table import command
-from server.errors import SYNTAX, WRONGTYPE, CommandError, c_str
-from server.keyaccess import (
+from raxdb.protocol import reply as R
+from raxdb.server.commands.args import INT64_MAX, maybe_int, option_word, to_int
+from raxdb.server.commands.table import command
+from raxdb.server.errors import SYNTAX, WRONGTYPE, CommandError, c_str
+from raxdb.server.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_STRING,
     is_string,
@@ -33,7 +33,7 @@ from server.keyaccess import (
     set_key,
     writable_string,
 )
-from storage.bits import bitwise, count_bits, first_bit, get_field, set_field
+from raxdb.storage.bits import bitwise, count_bits, first_bit, get_field, set_field
 
 BIT_OFFSET_ERR = "ERR bit offset is not an integer or out of range"
 BIT_VALUE_ERR = "ERR bit is not an integer or out of range"

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import copy
 
-from server import blocking, propagate
-from server.commands.args import option_word
-from server.commands.t_list import _list_for_write, move_for_client, parse_mpop, pop_for_client
-from server.commands.t_zset import ZSet, bzpop_reply, first_nonempty, zmpop_reply, zpop_pairs
-from server.commands.t_zset import parse_mpop as parse_zmpop
-from server.commands.table import command
-from server.errors import SYNTAX, CommandError
-from storage.quicklist import Quicklist
-from storage.stream import Stream
+from raxdb.server import blocking, propagate
+from raxdb.server.commands.args import option_word
+from raxdb.server.commands.t_list import _list_for_write, move_for_client, parse_mpop, pop_for_client
+from raxdb.server.commands.t_zset import ZSet, bzpop_reply, first_nonempty, zmpop_reply, zpop_pairs
+from raxdb.server.commands.t_zset import parse_mpop as parse_zmpop
+from raxdb.server.commands.table import command
+from raxdb.server.errors import SYNTAX, CommandError
+from raxdb.storage.quicklist import Quicklist
+from raxdb.storage.stream import Stream
 
 _LPOP, _RPOP, _ZPOPMIN, _ZPOPMAX = b"LPOP", b"RPOP", b"ZPOPMIN", b"ZPOPMAX"
 
@@ -207,7 +207,7 @@ def block_xread(c, req) -> object:
     """XREAD / XREADGROUP with BLOCK and nothing to deliver now: wait for one of the keys.
     Served later with only the key that became ready, as Redis replies; a blocked XREADGROUP fails
     when its key is deleted or replaced (UNBLOCKED) or its group destroyed (NOGROUP)."""
-    from server.commands.t_stream import serve_xread
+    from raxdb.server.commands.t_stream import serve_xread
 
     if req.timeout_ms is None or blocking.must_not_block(c):
         return c.enc.null_array

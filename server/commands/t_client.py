@@ -11,16 +11,16 @@ is server/tracking.py.
 
 from __future__ import annotations
 
-from protocol import reply as R
-from protocol.hiredis_limits import unconsumed
-from protocol.request import _string2ll
-from server import clientbufs, lifecycle, tracking
-from server.commands.args import maybe_int, option_word
-from server.commands.t_config import help_reply
-from server.commands.table import NO_REPLY, command
-from server.errors import SYNTAX, CommandError, c_str, subcommand_syntax
-from server.obuf import client_class, output_used
-from server.replmaster import is_replica
+from raxdb.protocol import reply as R
+from raxdb.protocol.hiredis_limits import unconsumed
+from raxdb.protocol.request import _string2ll
+from raxdb.server import clientbufs, lifecycle, tracking
+from raxdb.server.commands.args import maybe_int, option_word
+from raxdb.server.commands.t_config import help_reply
+from raxdb.server.commands.table import NO_REPLY, command
+from raxdb.server.errors import SYNTAX, CommandError, c_str, subcommand_syntax
+from raxdb.server.obuf import client_class, output_used
+from raxdb.server.replmaster import is_replica
 
 
 # ---- CLIENT LIST / INFO ------------------------------------------------------------------------
@@ -217,7 +217,7 @@ def client_id(c, argv):
 
 @command("client|setname")
 def client_setname(c, argv):
-    from server.commands.t_server import validate_client_name
+    from raxdb.server.commands.t_server import validate_client_name
 
     validate_client_name(argv[2])
     c.name = argv[2]

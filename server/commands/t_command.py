@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from protocol import reply as R
-from server.commands.t_config import help_reply
-from server.commands.table import TABLE, Command, command
-from server.errors import CommandError
-from storage.glob import glob_match
+from raxdb.protocol import reply as R
+from raxdb.server.commands.t_config import help_reply
+from raxdb.server.commands.table import TABLE, Command, command
+from raxdb.server.errors import CommandError
+from raxdb.storage.glob import glob_match
 
 KeyRefs = list[tuple[int, tuple[str, ...]]]  # (argument position, key-spec flags)
 
@@ -205,7 +205,7 @@ def _keys_from_specs(specs: list[KeySpec], argv: list[bytes]) -> KeyRefs | None:
             idx = spec.fk["keynumidx"]
             if idx >= argc - first:
                 return None
-            from protocol.request import _string2ll
+            from raxdb.protocol.request import _string2ll
 
             numkeys = _string2ll(argv[first + idx])
             if numkeys is None or numkeys < 0:

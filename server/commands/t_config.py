@@ -7,10 +7,10 @@ leaves to its hash table, so clients never rely on it.
 
 from __future__ import annotations
 
-from protocol import reply as R
-from server.commands.table import command
-from server.config import ConfigError, LoadingDenied
-from server.errors import CommandError
+from raxdb.protocol import reply as R
+from raxdb.server.commands.table import command
+from raxdb.server.config import ConfigError, LoadingDenied
+from raxdb.server.errors import CommandError
 
 
 def help_reply(container: str, lines: list[str]) -> bytes:
@@ -50,7 +50,7 @@ def config_get(c, argv):
 def is_local(c) -> bool:
     """A local connection (islocalClient) or the server's own (no address): the "local" setting
     of enable-* options."""
-    from server.client import is_local_client  # not at import: the client module imports the commands
+    from raxdb.server.client import is_local_client  # not at import: the client module imports the commands
 
     return not c.addr or is_local_client(c)
 

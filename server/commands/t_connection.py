@@ -8,13 +8,13 @@ hiredis fast path.
 
 from __future__ import annotations
 
-from protocol import reply as R
-from server import acl as _acl  # by module: server.acl imports the command table, which imports this
-from server import tracking
-from server.commands.args import maybe_int, option_word
-from server.commands.table import command
-from server.core import VERSION
-from server.errors import DB_INDEX, WRONGPASS, CommandError, c_str
+from raxdb.protocol import reply as R
+from raxdb.server import acl as _acl  # by module: server.acl imports the command table, which imports this
+from raxdb.server import tracking
+from raxdb.server.commands.args import maybe_int, option_word
+from raxdb.server.commands.table import command
+from raxdb.server.core import VERSION
+from raxdb.server.errors import DB_INDEX, WRONGPASS, CommandError, c_str
 
 
 @command("ping")
@@ -97,7 +97,7 @@ def hello(c, argv):
                            "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
                            "select the RESP protocol version at the same time")
     if setname is not None:
-        from server.commands.t_server import validate_client_name
+        from raxdb.server.commands.t_server import validate_client_name
 
         validate_client_name(setname)
         c.name = setname
@@ -117,7 +117,7 @@ def hello(c, argv):
 
 @command("reset")
 def reset(c, argv):
-    from server import lifecycle
+    from raxdb.server import lifecycle
 
     for hook in lifecycle.RESET_HOOKS:
         hook(c)

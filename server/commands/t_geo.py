@@ -14,18 +14,18 @@ from __future__ import annotations
 
 from functools import partial
 
-from protocol import reply as R
-from server import propagate
-from server.commands import t_zset
-from server.commands.args import maybe_int
-from server.commands.longdouble import format_human, of_double
-from server.commands.pqsort import partial_qsort
-from server.commands.t_zset import get_zset, parse_score
-from server.commands.table import command
-from server.errors import SYNTAX, CommandError
-from storage import geohash as gh
-from storage.geohash import Shape
-from storage.zset import ZSet
+from raxdb.protocol import reply as R
+from raxdb.server import propagate
+from raxdb.server.commands import t_zset
+from raxdb.server.commands.args import maybe_int
+from raxdb.server.commands.longdouble import format_human, of_double
+from raxdb.server.commands.pqsort import partial_qsort
+from raxdb.server.commands.t_zset import get_zset, parse_score
+from raxdb.server.commands.table import command
+from raxdb.server.errors import SYNTAX, CommandError
+from raxdb.storage import geohash as gh
+from raxdb.storage.geohash import Shape
+from raxdb.storage.zset import ZSet
 
 _UNITS = {b"m": 1.0, b"km": 1000.0, b"ft": 0.3048, b"mi": 1609.34}
 

@@ -12,16 +12,30 @@ The RESP3 shapes follow Redis: HGETALL is a map, HRANDFIELD ... WITHVALUES is an
 
 from __future__ import annotations
 
-from protocol import reply as R
-from server import propagate
-from server.commands import longdouble
-from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, option_word, random_picks_reply, to_int
-from server.commands.scanargs import parse_cursor, parse_scan_options
-from server.commands.table import command
-from server.errors import NOT_FLOAT, OVERFLOW, SYNTAX, WRONGTYPE, CommandError, wrong_arity
-from server.keyaccess import NOTIFY_GENERIC, NOTIFY_HASH, lookup_or_create, lookup_read, modified, notify
-from storage.glob import glob_match
-from storage.hashtype import Hash
+from raxdb.protocol import reply as R
+from raxdb.server import propagate
+from raxdb.server.commands import longdouble
+from raxdb.server.commands.args import (
+    INT64_MAX,
+    INT64_MIN,
+    maybe_int,
+    option_word,
+    random_picks_reply,
+    to_int,
+)
+from raxdb.server.commands.scanargs import parse_cursor, parse_scan_options
+from raxdb.server.commands.table import command
+from raxdb.server.errors import NOT_FLOAT, OVERFLOW, SYNTAX, WRONGTYPE, CommandError, wrong_arity
+from raxdb.server.keyaccess import (
+    NOTIFY_GENERIC,
+    NOTIFY_HASH,
+    lookup_or_create,
+    lookup_read,
+    modified,
+    notify,
+)
+from raxdb.storage.glob import glob_match
+from raxdb.storage.hashtype import Hash
 
 _NO_LIMITS = (0, 0)  # for a hashtable-encoded hash: set_pairs checks the limits only for a listpack
 

@@ -9,11 +9,11 @@ modification (dirty, WATCH) as in Redis.
 
 from __future__ import annotations
 
-from protocol import reply as R
-from server.commands.args import option_word
-from server.commands.table import command
-from server.errors import WRONGTYPE, CommandError, c_str
-from server.keyaccess import (
+from raxdb.protocol import reply as R
+from raxdb.server.commands.args import option_word
+from raxdb.server.commands.table import command
+from raxdb.server.errors import WRONGTYPE, CommandError, c_str
+from raxdb.server.keyaccess import (
     NOTIFY_STRING,
     is_string,
     lookup_read,
@@ -22,7 +22,7 @@ from server.keyaccess import (
     notify,
     writable_string,
 )
-from storage import hll
+from raxdb.storage import hll
 
 NOT_HLL = "WRONGTYPE Key is not a valid HyperLogLog string value."
 

@@ -18,13 +18,20 @@ import weakref
 from collections.abc import Iterator
 from typing import Any
 
-from protocol import reply as R
-from server import lazyfree, propagate
-from server.commands.args import INT64_MAX, INT64_MIN, REPLY_CHUNK, maybe_int, option_word, reply_in_chunks
-from server.commands.scanargs import parse_cursor, parse_scan_options
-from server.commands.table import command
-from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError, c_str
-from server.keyaccess import (
+from raxdb.protocol import reply as R
+from raxdb.server import lazyfree, propagate
+from raxdb.server.commands.args import (
+    INT64_MAX,
+    INT64_MIN,
+    REPLY_CHUNK,
+    maybe_int,
+    option_word,
+    reply_in_chunks,
+)
+from raxdb.server.commands.scanargs import parse_cursor, parse_scan_options
+from raxdb.server.commands.table import command
+from raxdb.server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError, c_str
+from raxdb.server.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_KEY_MISS,
     is_string,
@@ -35,8 +42,8 @@ from server.keyaccess import (
     string_encoding,
     type_name,
 )
-from storage.glob import compile_glob
-from storage.keyspace import RawStr
+from raxdb.storage.glob import compile_glob
+from raxdb.storage.keyspace import RawStr
 
 SAME_OBJECT = "ERR source and destination objects are the same"
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -536,7 +543,7 @@ def object_freq(c, argv):
 
 # ---- wiring --------------------------------------------------------------------------------------
 def _apply_lfu_config(server) -> None:
-    from storage import keyspace
+    from raxdb.storage import keyspace
 
     values = server.config.values
     keyspace.LFU_PARAMS["log_factor"] = int(values.get("lfu-log-factor", "10"))

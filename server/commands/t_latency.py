@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from protocol import reply as R
-from server import latency
-from server.commands.t_config import help_reply
-from server.commands.table import command
-from server.errors import CommandError, c_str
+from raxdb.protocol import reply as R
+from raxdb.server import latency
+from raxdb.server.commands.t_config import help_reply
+from raxdb.server.commands.table import command
+from raxdb.server.errors import CommandError, c_str
 
 
 def _event(argv: list[bytes]) -> str:

@@ -21,20 +21,20 @@ from typing import Any
 
 from hiredis import pack_command
 
-from protocol import reply as R
-from protocol.reply import BULK_HEADERS as _BULK_HEADERS
-from server import propagate
-from server.commands.args import option_word, positive_long, to_int
-from server.commands.table import command
-from server.errors import NO_SUCH_KEY, OUT_OF_RANGE, SYNTAX, WRONGTYPE, CommandError
-from server.keyaccess import (
+from raxdb.protocol import reply as R
+from raxdb.protocol.reply import BULK_HEADERS as _BULK_HEADERS
+from raxdb.server import propagate
+from raxdb.server.commands.args import option_word, positive_long, to_int
+from raxdb.server.commands.table import command
+from raxdb.server.errors import NO_SUCH_KEY, OUT_OF_RANGE, SYNTAX, WRONGTYPE, CommandError
+from raxdb.server.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_LIST,
     lookup_read,
     modified,
     notify,
 )
-from storage.quicklist import Quicklist
+from raxdb.storage.quicklist import Quicklist
 
 LONG_MAX = 2**63 - 1
 LONG_MIN = -(2**63)

@@ -18,13 +18,13 @@ import socket
 import time
 from typing import Any
 
-from protocol import reply as R
-from server import propagate
-from server.commands.args import maybe_int, option_word
-from server.commands.table import command
-from server.errors import NOT_INTEGER, SYNTAX, CommandError
-from server.keyaccess import NOTIFY_GENERIC, lookup_read, modified, notify
-from storage import rdb
+from raxdb.protocol import reply as R
+from raxdb.server import propagate
+from raxdb.server.commands.args import maybe_int, option_word
+from raxdb.server.commands.table import command
+from raxdb.server.errors import NOT_INTEGER, SYNTAX, CommandError
+from raxdb.server.keyaccess import NOTIFY_GENERIC, lookup_read, modified, notify
+from raxdb.storage import rdb
 
 CACHE_ITEMS = 64  # MIGRATE_SOCKET_CACHE_ITEMS
 CACHE_TTL = 10.0  # MIGRATE_SOCKET_CACHE_TTL, seconds

@@ -13,10 +13,10 @@ sets `c.dirty_cas`, and EXEC then replies with a null array without running anyt
 
 from __future__ import annotations
 
-from protocol import reply as R
-from server import acl, lifecycle, watch
-from server.commands.table import BLOCKED, command
-from server.errors import CommandError
+from raxdb.protocol import reply as R
+from raxdb.server import acl, lifecycle, watch
+from raxdb.server.commands.table import BLOCKED, command
+from raxdb.server.errors import CommandError
 
 EXECABORT = "EXECABORT Transaction discarded because of previous errors."
 

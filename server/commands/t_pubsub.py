@@ -9,11 +9,11 @@ RESP2 subscriber may still send is the dispatcher's check.
 
 from __future__ import annotations
 
-from protocol import reply as R
-from server import propagate, pubsub
-from server.commands.table import command
-from server.errors import subcommand_syntax
-from storage.glob import compile_glob
+from raxdb.protocol import reply as R
+from raxdb.server import propagate, pubsub
+from raxdb.server.commands.table import command
+from raxdb.server.errors import subcommand_syntax
+from raxdb.storage.glob import compile_glob
 
 _bulk = R.bulk
 _integer = R.integer

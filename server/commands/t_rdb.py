@@ -11,15 +11,15 @@ as there.
 
 from __future__ import annotations
 
-from protocol import reply as R
-from server import persistence, propagate
-from server.commands.args import maybe_int, option_word
-from server.commands.table import command
-from server.errors import NOT_INTEGER, SYNTAX, CommandError
-from server.keyaccess import NOTIFY_GENERIC, lookup_read, lookup_write, modified, notify
-from server.log import LOG
-from storage import rdb
-from storage.keyspace import LFUDatabase
+from raxdb.protocol import reply as R
+from raxdb.server import persistence, propagate
+from raxdb.server.commands.args import maybe_int, option_word
+from raxdb.server.commands.table import command
+from raxdb.server.errors import NOT_INTEGER, SYNTAX, CommandError
+from raxdb.server.keyaccess import NOTIFY_GENERIC, lookup_read, lookup_write, modified, notify
+from raxdb.server.log import LOG
+from raxdb.storage import rdb
+from raxdb.storage.keyspace import LFUDatabase
 
 _IN_PROGRESS = "ERR Background save already in progress"
 

@@ -7,13 +7,13 @@ arguments in Redis's order (so the first error reported is Redis's) and format r
 
 from __future__ import annotations
 
-from protocol import reply as R
-from server import lifecycle
-from server.commands.args import maybe_int
-from server.commands.table import command
-from server.errors import CommandError, subcommand_syntax
-from server.scripting import busy, functions, ldb, scripts
-from storage.glob import compile_glob
+from raxdb.protocol import reply as R
+from raxdb.server import lifecycle
+from raxdb.server.commands.args import maybe_int
+from raxdb.server.commands.table import command
+from raxdb.server.errors import CommandError, subcommand_syntax
+from raxdb.server.scripting import busy, functions, ldb, scripts
+from raxdb.storage.glob import compile_glob
 
 
 def _check_numkeys(argv: list[bytes]) -> int:

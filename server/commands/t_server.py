@@ -12,9 +12,9 @@ from __future__ import annotations
 import sys
 import time
 
-from protocol import reply as R
-from protocol.request import _string2ll
-from server import (
+from raxdb.protocol import reply as R
+from raxdb.protocol.request import _string2ll
+from raxdb.server import (
     blocking,
     clientbufs,
     crashreport,
@@ -27,21 +27,21 @@ from server import (
     tracking,
     watch,
 )
-from server import info as info_mod
-from server.commands.args import maybe_int, option_word, positive_long
-from server.commands.t_config import help_reply, protected_allowed, protected_denied
-from server.commands.t_string import SHARED_INTS
-from server.commands.table import NO_REPLY, command
-from server.config import memtoull
-from server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError, subcommand_syntax
-from server.keyaccess import is_string, lookup_write, signal_modified, signal_ready, string_encoding
-from server.log import LOG
-from server.numparse import strtod, strtoll
-from server.persistence import LoadError
-from server.scripting import functions
-from storage import rdb
-from storage.alloc import embstr_alloc, sds_alloc
-from storage.keyspace import RawStr
+from raxdb.server import info as info_mod
+from raxdb.server.commands.args import maybe_int, option_word, positive_long
+from raxdb.server.commands.t_config import help_reply, protected_allowed, protected_denied
+from raxdb.server.commands.t_string import SHARED_INTS
+from raxdb.server.commands.table import NO_REPLY, command
+from raxdb.server.config import memtoull
+from raxdb.server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError, subcommand_syntax
+from raxdb.server.keyaccess import is_string, lookup_write, signal_modified, signal_ready, string_encoding
+from raxdb.server.log import LOG
+from raxdb.server.numparse import strtod, strtoll
+from raxdb.server.persistence import LoadError
+from raxdb.server.scripting import functions
+from raxdb.storage import rdb
+from raxdb.storage.alloc import embstr_alloc, sds_alloc
+from raxdb.storage.keyspace import RawStr
 
 
 def validate_client_name(name: bytes) -> None:
@@ -457,7 +457,7 @@ _DEBUG_HELP = [
 def _debug_encoded(c, argv: list[bytes]) -> bytes:
     """DEBUG LISTPACK <key> / QUICKLIST <key> [<0|1>]: Redis's reply for a value of that encoding
     (its lpRepr and quicklistRepr print to stdout; raxdb notes the value in the log instead)."""
-    from server.commands.t_keys import _object_value, object_encoding
+    from raxdb.server.commands.t_keys import _object_value, object_encoding
 
     want = "listpack" if argv[1].lower() == b"listpack" else "quicklist"
     if len(argv) != 3 and not (want == "quicklist" and len(argv) == 4):
@@ -733,7 +733,7 @@ def debug(c, argv):
     if sub in _DEBUG_LOW_LEVEL:
         return _DEBUG_LOW_LEVEL[sub](c, argv)
     if sub == b"config-rewrite-force-all" and n == 2:
-        from server.config import ConfigError
+        from raxdb.server.config import ConfigError
 
         try:
             srv.config.rewrite(force_all=True)
@@ -741,7 +741,7 @@ def debug(c, argv):
             raise CommandError(f"ERR CONFIG-REWRITE-FORCE-ALL failed: {str(exc).rpartition(': ')[2]}") from None
         return R.OK
     if sub == b"loadaof" and n == 2:
-        from server.aofload import debug_loadaof
+        from raxdb.server.aofload import debug_loadaof
 
         debug_loadaof(c)
         return R.OK
@@ -838,7 +838,7 @@ def shutdown(c, argv):
 # ---- LOLWUT -------------------------------------------------------------------------------------
 @command("lolwut")
 def lolwut(c, argv):
-    from server.core import VERSION
+    from raxdb.server.core import VERSION
 
     version = 0
     if len(argv) >= 3 and option_word(argv[1]) == b"version":
@@ -858,4 +858,4 @@ def lolwut(c, argv):
 
 
 # Registering the other server-side families with this one (CONFIG, CLIENT, COMMAND).
-from server.commands import t_client, t_command, t_config  # noqa: E402,F401
+from raxdb.server.commands import t_client, t_command, t_config  # noqa: E402,F401

@@ -11,13 +11,13 @@ The intset limit is read from the config at each write, so CONFIG SET applies to
 
 from __future__ import annotations
 
-from protocol import reply as R
-from server import propagate
-from server.commands.args import INT64_MIN, option_word, random_picks_reply, to_int
-from server.commands.scanargs import parse_cursor, parse_scan_options
-from server.commands.table import command
-from server.errors import SYNTAX, WRONGTYPE, CommandError
-from server.keyaccess import (
+from raxdb.protocol import reply as R
+from raxdb.server import propagate
+from raxdb.server.commands.args import INT64_MIN, option_word, random_picks_reply, to_int
+from raxdb.server.commands.scanargs import parse_cursor, parse_scan_options
+from raxdb.server.commands.table import command
+from raxdb.server.errors import SYNTAX, WRONGTYPE, CommandError
+from raxdb.server.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_SET,
     lookup_or_create,
@@ -27,8 +27,8 @@ from server.keyaccess import (
     notify,
     set_key,
 )
-from storage.glob import compile_glob
-from storage.set_type import RSet
+from raxdb.storage.glob import compile_glob
+from raxdb.storage.set_type import RSet
 
 _POSITIVE = "ERR value is out of range, must be positive"
 _LONG_RANGE = ("ERR value is out of range, value must between -9223372036854775807 and "

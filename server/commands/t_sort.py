@@ -29,12 +29,12 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from protocol import reply as R
-from server.commands.args import option_word, to_int
-from server.commands.pqsort import partial_qsort
-from server.commands.table import command
-from server.errors import SYNTAX, WRONGTYPE, CommandError, c_str
-from server.keyaccess import (
+from raxdb.protocol import reply as R
+from raxdb.server.commands.args import option_word, to_int
+from raxdb.server.commands.pqsort import partial_qsort
+from raxdb.server.commands.table import command
+from raxdb.server.errors import SYNTAX, WRONGTYPE, CommandError, c_str
+from raxdb.server.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_LIST,
     is_string,
@@ -43,11 +43,11 @@ from server.keyaccess import (
     notify,
     set_key,
 )
-from server.numparse import C_SPACE, strtod_blanks
-from storage.hashtype import Hash
-from storage.quicklist import Quicklist
-from storage.set_type import RSet
-from storage.zset import ZSet
+from raxdb.server.numparse import C_SPACE, strtod_blanks
+from raxdb.storage.hashtype import Hash
+from raxdb.storage.quicklist import Quicklist
+from raxdb.storage.set_type import RSet
+from raxdb.storage.zset import ZSet
 
 _NOT_DOUBLE = "ERR One or more scores can't be converted into double"
 _DBL_MIN = 2.2250738585072014e-308

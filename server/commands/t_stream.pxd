@@ -5,7 +5,7 @@
 # of _id_reply.  xadd is registered with command() after its definition because a cpdef function
 # takes no decorator.
 cimport cython
-from storage.stream cimport Stream
+from raxdb.storage.stream cimport Stream
 
 
 @cython.locals(s=Stream)

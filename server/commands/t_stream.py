@@ -25,12 +25,12 @@ created, moved or dropped (`propagate_xclaim`), XGROUP SETID for a last ID no XC
 
 from __future__ import annotations
 
-from protocol import reply as R
-from protocol.request import _string2ll
-from server import propagate
-from server.commands.args import option_word
-from server.commands.table import command
-from server.errors import (
+from raxdb.protocol import reply as R
+from raxdb.protocol.request import _string2ll
+from raxdb.server import propagate
+from raxdb.server.commands.args import option_word
+from raxdb.server.commands.table import command
+from raxdb.server.errors import (
     NO_SUCH_KEY,
     NOT_INTEGER,
     SYNTAX,
@@ -40,7 +40,7 @@ from server.errors import (
     subcommand_syntax,
     wrong_arity,
 )
-from server.keyaccess import (
+from raxdb.server.keyaccess import (
     NOTIFY_STREAM,
     lookup_read,
     lookup_typed,
@@ -48,7 +48,7 @@ from server.keyaccess import (
     notify,
     signal_ready,
 )
-from storage.stream import (
+from raxdb.storage.stream import (
     INVALID_ENTRIES_READ,
     MAX_ID,
     NACK,
@@ -763,7 +763,7 @@ def xreadgroup(c, argv):
 
 def _blocked_read(c, req: XReadRequest):
     """Nothing to deliver now: block (with BLOCK) or reply null; see t_blocking.block_xread."""
-    from server.commands.t_blocking import block_xread
+    from raxdb.server.commands.t_blocking import block_xread
 
     return block_xread(c, req)
 

@@ -18,13 +18,13 @@ x86-64 long double arithmetic (see longdouble.py).
 
 from __future__ import annotations
 
-from protocol import reply as R
-from server import propagate
-from server.commands import longdouble
-from server.commands.args import INT64_MAX, INT64_MIN, maybe_int, option_word, to_int
-from server.commands.table import command
-from server.errors import NOT_FLOAT, NOT_INTEGER, OVERFLOW, SYNTAX, WRONGTYPE, CommandError
-from server.keyaccess import (
+from raxdb.protocol import reply as R
+from raxdb.server import propagate
+from raxdb.server.commands import longdouble
+from raxdb.server.commands.args import INT64_MAX, INT64_MIN, maybe_int, option_word, to_int
+from raxdb.server.commands.table import command
+from raxdb.server.errors import NOT_FLOAT, NOT_INTEGER, OVERFLOW, SYNTAX, WRONGTYPE, CommandError
+from raxdb.server.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_KEY_MISS,
     NOTIFY_STRING,
@@ -37,8 +37,8 @@ from server.keyaccess import (
     set_key,
     writable_string,
 )
-from storage.keyspace import EmbStr
-from storage.lcs import lcs_length, lcs_walk
+from raxdb.storage.keyspace import EmbStr
+from raxdb.storage.lcs import lcs_length, lcs_walk
 
 _OK = R.OK
 _bulk = R.bulk

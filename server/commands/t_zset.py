@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import math
 
-from protocol import reply as R
-from server import propagate
-from server.commands.args import INT64_MIN, option_word, random_picks_reply, to_int
-from server.commands.scanargs import parse_cursor, parse_scan_options
-from server.commands.table import command
-from server.errors import SYNTAX, WRONGTYPE, CommandError, c_str
-from server.keyaccess import (
+from raxdb.protocol import reply as R
+from raxdb.server import propagate
+from raxdb.server.commands.args import INT64_MIN, option_word, random_picks_reply, to_int
+from raxdb.server.commands.scanargs import parse_cursor, parse_scan_options
+from raxdb.server.commands.table import command
+from raxdb.server.errors import SYNTAX, WRONGTYPE, CommandError, c_str
+from raxdb.server.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_ZSET,
     lookup_or_create,
@@ -32,10 +32,10 @@ from server.keyaccess import (
     notify,
     set_key,
 )
-from server.numparse import plain_decimal, string2d, strtod_blanks
-from storage.glob import compile_glob
-from storage.set_type import RSet
-from storage.zset import (
+from raxdb.server.numparse import plain_decimal, string2d, strtod_blanks
+from raxdb.storage.glob import compile_glob
+from raxdb.storage.set_type import RSet
+from raxdb.storage.zset import (
     IN_GT,
     IN_INCR,
     IN_LT,

@@ -117,7 +117,7 @@ class Command:
 
 
 def _load_meta() -> dict[str, dict[str, Any]]:
-    text = resources.files("server.commands").joinpath("redis_commands.json").read_text()
+    text = resources.files("raxdb.server.commands").joinpath("redis_commands.json").read_text()
     meta: dict[str, dict[str, Any]] = json.loads(text)["commands"]
     for name, entry in EXTRA_COMMANDS.items():
         parent, _, sub = name.partition("|")

@@ -21,11 +21,11 @@ import select
 import time
 from typing import TYPE_CHECKING
 
-from server.log import LOG
+from raxdb.server.log import LOG
 
 if TYPE_CHECKING:
-    from server.core import Server
-    from server.scripting.engine import Running
+    from raxdb.server.core import Server
+    from raxdb.server.scripting.engine import Running
 
 BUSY_SCRIPT = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 BUSY_FUNCTION = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."

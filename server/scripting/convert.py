@@ -23,7 +23,7 @@ from typing import Any
 
 from lupa.lua51 import lua_type
 
-from protocol import reply as R
+from raxdb.protocol import reply as R
 
 LLONG_MIN = -(1 << 63)
 _LLONG_LIMIT = 1 << 63

@@ -25,18 +25,18 @@ from typing import TYPE_CHECKING, Any
 
 import lupa.lua51 as lupa51
 
-from server import acl, lifecycle, tracking
-from server.commands.table import BLOCKED
-from server.errors import CommandError
-from server.evict import OOM
-from server.log import LOG
-from server.scripting import convert, luanum
-from server.scripting.lua_env import BOOTSTRAP
-from server.scripting.untail import untail
+from raxdb.server import acl, lifecycle, tracking
+from raxdb.server.commands.table import BLOCKED
+from raxdb.server.errors import CommandError
+from raxdb.server.evict import OOM
+from raxdb.server.log import LOG
+from raxdb.server.scripting import convert, luanum
+from raxdb.server.scripting.lua_env import BOOTSTRAP
+from raxdb.server.scripting.untail import untail
 
 if TYPE_CHECKING:
-    from server.client import Client
-    from server.core import Server
+    from raxdb.server.client import Client
+    from raxdb.server.core import Server
 
 HOOK_INSTRUCTIONS = 100000
 REDIS_VERSION = b"7.0.15"
@@ -140,12 +140,12 @@ class Engine:
         self.ldb: Any = None  # the debugging session (server/scripting/ldb.py) while one runs
         self.ldb_lua: Any = None
         if not functions:
-            from server.scripting import ldb
+            from raxdb.server.scripting import ldb
 
             self.ldb_lua = lua.execute(ldb.LDB_LUA, lua.table_from({b"line": self._ldb_line}), self.env,
                                        self.h.compile, name="=[raxdb]")
         self.redis = self._redis_table()
-        from server.scripting import libs
+        from raxdb.server.scripting import libs
 
         libs.install(self)
         if functions:
@@ -199,7 +199,7 @@ class Engine:
     def _debug(self, *args: Any) -> None:
         """redis.debug(...): its arguments in the debugger's console, when a session runs."""
         if self.ldb is not None:
-            from server.scripting.ldb import cat_value
+            from raxdb.server.scripting.ldb import cat_value
 
             self.ldb.log(b"<debug> line %d: " % self.ldb.currentline
                          + b", ".join(cat_value(self, a) for a in args))
@@ -246,7 +246,7 @@ class Engine:
             return self._fail(raise_errors, b"Write commands are not allowed from read-only scripts.", True)
         if (cmd.is_write and run is not None and not run.wrote and srv.replica_gate
                 and srv.config.values["replica-read-only"] == "yes" and not run.caller.must_obey):
-            from server.replica import READONLY
+            from raxdb.server.replica import READONLY
 
             cmd.rejected_calls += 1  # scriptVerifyWriteCommandAllow on a read-only replica
             return self._fail(raise_errors, b"-" + READONLY, True)
@@ -447,7 +447,7 @@ class Engine:
         run = Running(self, c, name, argv, ro, is_function, allow_oom)
         self.running = run
         if srv.also_propagate is not None:
-            from server import propagate
+            from raxdb.server import propagate
 
             propagate.prevent(c)  # scriptResetRun: a script travels as the effects it had, never itself
         now = srv.now_ms
@@ -462,7 +462,7 @@ class Engine:
             self.running = None
             srv.now_ms = now
             if run.busy:
-                from server.scripting import busy
+                from raxdb.server.scripting import busy
 
                 busy.leave(srv, run)
             if run.killed or srv.shutting_down or self.ldb is not None:
@@ -495,7 +495,7 @@ class Engine:
         run = self.running
         if run is None:
             return None
-        from server.scripting import busy
+        from raxdb.server.scripting import busy
 
         if not run.busy:
             threshold = _busy_threshold(self.server)
@@ -535,7 +535,7 @@ def _busy_threshold(srv: Server) -> int:
 
 
 def _script_client(server: Server) -> Client:
-    from server.client import Client
+    from raxdb.server.client import Client
 
     c = Client(server)
     c.addr = "lua"

@@ -42,16 +42,16 @@ from typing import TYPE_CHECKING, Any
 
 import lupa.lua51 as lupa51
 
-from protocol.request import quote_arg
-from server.commands.args import maybe_int
-from server.errors import CommandError
-from server.log import LOG
+from raxdb.protocol.request import quote_arg
+from raxdb.server.commands.args import maybe_int
+from raxdb.server.errors import CommandError
+from raxdb.server.log import LOG
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from server.client import Client
-    from server.scripting.engine import Engine
+    from raxdb.server.client import Client
+    from raxdb.server.scripting.engine import Engine
 
 YES, SYNC = 1, 2  # Client.lua_debug
 BREAKPOINTS_MAX = 64
@@ -389,7 +389,7 @@ class Session:
 
     def _tail_calls(self, source: bytes) -> Any:
         """The script's tail calls, for the Lua side's `frames` (keyed "linedefined:line")."""
-        from server.scripting.untail import tail_calls
+        from raxdb.server.scripting.untail import tail_calls
 
         if source.startswith(b"#!"):  # compiled from its newline on (scripts.py), lines unchanged
             nl = source.find(b"\n")
@@ -702,7 +702,7 @@ def _run_session(c: Client, engine: Engine, forked: bool, source: bytes, run: Ca
 
 def eval_debugging(c: Client, engine: Engine, source: bytes, run: Callable[[], bytes]) -> bytes:
     """evalGenericCommandWithDebugging: EVAL of `source` under the debugger, forked or in-process."""
-    from server.commands.table import NO_REPLY
+    from raxdb.server.commands.table import NO_REPLY
 
     srv = c.server
     if c.lua_debug == SYNC:

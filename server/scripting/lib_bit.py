@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from server.scripting.luanum import check_number
+from raxdb.server.scripting.luanum import check_number
 
 _MAGIC = 6755399441055744.0  # 2^52 + 2^51
 _pack_d = struct.Struct("<d").pack

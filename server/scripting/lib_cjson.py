@@ -21,7 +21,7 @@ from typing import Any
 
 from lupa.lua51 import lua_type
 
-from server.scripting.luanum import arg_error, check_number, check_string, number_text, raise_lua
+from raxdb.server.scripting.luanum import arg_error, check_number, check_string, number_text, raise_lua
 
 INT_MAX = 2**31 - 1
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from lupa.lua51 import lua_type
 
-from server.scripting.luanum import arg_error, check_number, check_string, raise_lua
+from raxdb.server.scripting.luanum import arg_error, check_number, check_string, raise_lua
 
 _MAX_NESTING = 16
 _f32 = struct.Struct(">f")

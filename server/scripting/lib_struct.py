@@ -12,7 +12,7 @@ from __future__ import annotations
 import struct as pystruct
 from typing import Any
 
-from server.scripting.luanum import arg_error, check_number, check_string, raise_lua
+from raxdb.server.scripting.luanum import arg_error, check_number, check_string, raise_lua
 
 _MAXINTSIZE = 32
 _MAXALIGN = 8

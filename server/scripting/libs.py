@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from server.scripting import convert, lib_bit, lib_cjson, lib_cmsgpack, lib_struct
+from raxdb.server.scripting import convert, lib_bit, lib_cjson, lib_cmsgpack, lib_struct
 
 if TYPE_CHECKING:
-    from server.scripting.engine import Engine
+    from raxdb.server.scripting.engine import Engine
 
 
 def install(engine: Engine) -> None:

@@ -90,6 +90,6 @@ def number_text(v: float | int) -> bytes:
 
 
 def raise_lua(msg: str | bytes) -> None:
-    from server.scripting.engine import LuaRaise
+    from raxdb.server.scripting.engine import LuaRaise
 
     raise LuaRaise(msg.encode() if isinstance(msg, str) else msg)

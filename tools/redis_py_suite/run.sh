@@ -92,7 +92,7 @@ start() {  # $1 = raxdb | redis; a fresh server in its own empty directory
   stop "$port"
   rm -rf "$WORK/data-$1" && mkdir -p "$WORK/data-$1"
   if [ "$1" = raxdb ]; then
-    (cd "$WORK/data-$1" && PYTHONPATH="$root" setsid "$PY" -m server.main --port "$port" "${OPTIONS[@]}" \
+    (cd "$WORK/data-$1" && PYTHONPATH="$root" setsid "$PY" -m raxdb.server --port "$port" "${OPTIONS[@]}" \
        > "$WORK/out/raxdb.log" 2>&1 &)
   else
     (cd "$WORK/data-$1" && setsid redis-server --port "$port" "${OPTIONS[@]}" > "$WORK/out/redis.log" 2>&1 &)

@@ -203,7 +203,7 @@ if [ ! -d "$WORK/redis-$VERSION" ]; then
 fi
 # the suite's spawned servers are raxdb
 mkdir -p "$WORK/redis-$VERSION/src"
-printf '#!/bin/sh\nPYTHONPATH="%s" exec "%s" -m server.main "$@"\n' "$root" "$PY" > "$WORK/redis-$VERSION/src/redis-server"
+printf '#!/bin/sh\nPYTHONPATH="%s" exec "%s" -m raxdb.server "$@"\n' "$root" "$PY" > "$WORK/redis-$VERSION/src/redis-server"
 chmod +x "$WORK/redis-$VERSION/src/redis-server"
 for tool in redis-cli redis-check-aof redis-check-rdb redis-benchmark; do
   ln -sf "$(command -v $tool)" "$WORK/redis-$VERSION/src/$tool"
@@ -242,7 +242,7 @@ for unit in "${units[@]}"; do
   redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1
   # its own directory: the suite's SAVE and DEBUG RELOAD write dump.rdb there
   mkdir -p "$WORK/data" && rm -f "$WORK/data/dump.rdb"
-  (cd "$WORK/data" && PYTHONPATH="$root" setsid "$PY" -m server.main --port "$PORT" --save "" --enable-debug-command yes \
+  (cd "$WORK/data" && PYTHONPATH="$root" setsid "$PY" -m raxdb.server --port "$PORT" --save "" --enable-debug-command yes \
      --enable-protected-configs yes > "$WORK/out/server.log" 2>&1 &)
   for _ in $(seq 100); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
   timeout "$UNIT_TIMEOUT" ./runtest --host 127.0.0.1 --port "$PORT" --single "$unit" --timeout 120 --baseport "$BASEPORT" \
