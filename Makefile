@@ -54,7 +54,7 @@ test-pure: $(STAMP) redis-oracle
 	rm -rf build/pure && mkdir -p build/pure
 	tar -cf - --exclude='*.so' --exclude=./.venv --exclude=./build --exclude=./.git --exclude=node_modules . \
 	  | tar -xf - -C build/pure
-	cd build/pure && ../../$(PY) -c 'import raxdb.server.commands, raxdb.server.compiled as c; assert not c.compiled_modules()'
+	cd build/pure && ../../$(PY) -c 'import raxdb.server.commands, raxdb.server.base.compiled as c; assert not c.compiled_modules()'
 	cd build/pure && ../../$(PY) -m pytest -q -p no:cacheprovider $(PURE_TESTS)
 
 bench: build redis-oracle

@@ -28,8 +28,8 @@ from setuptools.command.build_ext import build_ext
 
 # The modules compiled: each costs ~10 s of compiling, so only those a benchmarked hot path runs.
 HOT_MODULES = [
-    "raxdb.server.client",
-    "raxdb.server.commands.table",
+    "raxdb.server.net.client",
+    "raxdb.server.table.registry",
     "raxdb.server.commands.t_stream",
     "raxdb.server.commands.t_string",
     "raxdb.storage.keyspace",
@@ -85,7 +85,7 @@ _SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")
 
 
 def _source(module: str) -> str:
-    """raxdb.server.client -> raxdb/server/client.py (in a checkout, raxdb/server links to server/)."""
+    """raxdb.server.net.client -> raxdb/server/net/client.py (in a checkout, raxdb/server links to server/)."""
     return module.replace(".", "/") + ".py"
 
 

@@ -26,10 +26,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import raxdb.server.commands  # noqa: E402,F401
-from raxdb.server import propagate  # noqa: E402
-from raxdb.server.client import Client  # noqa: E402
-from raxdb.server.config import Config  # noqa: E402
+from raxdb.server.config.options import Config  # noqa: E402
 from raxdb.server.core import Server  # noqa: E402
+from raxdb.server.events import propagate  # noqa: E402
+from raxdb.server.net.client import Client  # noqa: E402
 from tests.diff import encode_command  # noqa: E402
 
 RAND = b"__rand_int__"

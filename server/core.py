@@ -23,28 +23,21 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from raxdb.server import (
-    aofload,
-    clientbufs,
-    clienteviction,
-    crashreport,
-    latency,
-    loading,
-    obuf,
-    oomscore,
-    proctitle,
-    propagate,
-    supervise,
-)
-from raxdb.server.commands.table import TABLE
-from raxdb.server.config import Config
-from raxdb.server.log import LOG
-from raxdb.server.shutdown import Shutdown
+from raxdb.server.admin import crashreport, supervise
+from raxdb.server.admin.shutdown import Shutdown
+from raxdb.server.base import latency, proctitle
+from raxdb.server.base.log import LOG
+from raxdb.server.config import oomscore
+from raxdb.server.config.options import Config
+from raxdb.server.conn import clientbufs, clienteviction, obuf
+from raxdb.server.events import propagate
+from raxdb.server.persistence import aofload, loading
+from raxdb.server.table.registry import TABLE
 from raxdb.storage.keyspace import Database
 
 if TYPE_CHECKING:
-    from raxdb.server.client import Client
-    from raxdb.server.tracking import Tracking
+    from raxdb.server.events.tracking import Tracking
+    from raxdb.server.net.client import Client
 
 VERSION = "7.0.15"  # the Redis version raxdb speaks for (INFO redis_version, HELLO)
 RAXDB_VERSION = "0.1.0"
@@ -75,7 +68,7 @@ class Server:
         attach_keyspace(self)  # dbs read the cached clock (access times); LFU follows the config
         self.clients: dict[int, Client] = {}
         self.next_client_id = 1
-        from raxdb.server.acl import attach as attach_acl
+        from raxdb.server.security.acl import attach as attach_acl
 
         attach_acl(self).load_at_startup()  # users exist before any client (scripts' included)
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -153,19 +146,19 @@ class Server:
         self.mem_ok = False
         self.pre_command_oom = False
         self.stat_evicted_keys = 0
-        from raxdb.server.notify import attach as attach_notify
+        from raxdb.server.events.notify import attach as attach_notify
 
         attach_notify(self)  # Pub/Sub registry, notify-keyspace-events, expiry events and WATCH
-        from raxdb.server.blocking import attach as attach_blocking
+        from raxdb.server.net.blocking import attach as attach_blocking
 
         attach_blocking(self)  # the blocking registry, ready keys, CLIENT UNBLOCK
-        from raxdb.server.evict import attach as attach_evict
+        from raxdb.server.memory.evict import attach as attach_evict
 
         attach_evict(self)  # maxmemory: memory accounting and eviction
-        from raxdb.server.propagate import attach as attach_propagate
+        from raxdb.server.events.propagate import attach as attach_propagate
 
         attach_propagate(self)  # also_propagate: what the AOF and replicas are fed
-        from raxdb.server.replication import attach as attach_replication
+        from raxdb.server.replication.state import attach as attach_replication
 
         attach_replication(self)  # replication ID, offset, backlog (srv.repl)
         # While a replica refuses some commands (READONLY, MASTERDOWN): no client is plain and
@@ -190,7 +183,7 @@ class Server:
 
     def _init_introspection(self) -> None:
         """State for INFO, CONFIG and CLIENT PAUSE; config hooks that make settable options act."""
-        from raxdb.server.evict import STARTUP
+        from raxdb.server.memory.evict import STARTUP
 
         cfg = self.config
         self.build_id = RAXDB_BUILD_ID
@@ -208,8 +201,8 @@ class Server:
         self.quicklist_packed_threshold = 1024**3  # DEBUG QUICKLIST-PACKED-THRESHOLD
         # Called when a CLIENT PAUSE ends (UNPAUSE or timeout): resumes the clients it held.
         self.unpause_hooks: list[Any] = []
-        from raxdb.server.aof import AOF
-        from raxdb.server.persistence import Persistence
+        from raxdb.server.persistence.aof import AOF
+        from raxdb.server.persistence.snapshot import Persistence
 
         self.persistence = Persistence(self)
         self.ldb_children: list[int] = []  # forked Lua debugging sessions (server/scripting/ldb.py)
@@ -235,7 +228,9 @@ class Server:
             c.update_plain()
 
     def _replica_gate_changed(self) -> None:
-        from raxdb.server.replica import update_gate  # not at start-up: server.replica imports the client
+        from raxdb.server.replication.replica import (
+            update_gate,  # not at start-up: server.replica imports the client
+        )
 
         update_gate(self)
 
@@ -282,7 +277,7 @@ class Server:
         figure while maxmemory is set, and evicts by it; without a limit it is estimated when
         asked, with the clients' part `clients_mem` if the caller has it).  The process's own
         size is INFO's used_memory_rss."""
-        from raxdb.server.evict import info_used_memory
+        from raxdb.server.memory.evict import info_used_memory
 
         return info_used_memory(self, clients_mem)
 
@@ -392,7 +387,7 @@ class Server:
             LOG.warning(f"Warning: Could not create server TCP listening socket {exc}")
             LOG.warning(f"Failed listening on port {port} (TCP), aborting.")
             raise SystemExit(1) from exc
-        from raxdb.server import unixsocket
+        from raxdb.server.net import unixsocket
 
         unix = unixsocket.bind(self)
         if not socks and unix is None:
@@ -412,7 +407,7 @@ class Server:
         if self.config.values["set-proc-title"] == "yes":
             proctitle.apply(self)
         self._show_banner(port)
-        from raxdb.server import replica
+        from raxdb.server.replication import replica
 
         replica.start_from_config(self)  # a replica from the start loads as one (keys past their deadline kept)
         if not await self._load_dataset():  # a shutdown came while loading: nothing else starts
@@ -451,7 +446,7 @@ class Server:
         (server/aofload.py), otherwise the dump file, if any; clients are served meanwhile
         (server/loading.py).  A file that cannot be loaded stops the server, as Redis does,
         rather than serving without its data.  False when a shutdown stopped the load."""
-        from raxdb.server.persistence import LoadError
+        from raxdb.server.persistence.snapshot import LoadError
 
         try:
             if not await loading.drive(self, aofload.load_at_startup(self)):
@@ -506,7 +501,7 @@ class Server:
         return socks
 
     async def _serve_sockets(self, socks: list[socket.socket]) -> None:
-        from raxdb.server.client import Client
+        from raxdb.server.net.client import Client
 
         assert self.loop is not None
         # create_server listens again with its own backlog (100 unless given): tcp-backlog passes on
@@ -519,7 +514,7 @@ class Server:
         so a failure leaves the server listening where it was (Redis's changeListener)."""
         if self.loop is None:
             return
-        from raxdb.server.config import ConfigError
+        from raxdb.server.config.options import ConfigError
 
         try:
             socks = self._bind_sockets(self.config.values["bind"], self.config.port)
@@ -571,7 +566,7 @@ class Server:
         for srv in self.listeners:
             srv.close()
         if self.unix_listener is not None:
-            from raxdb.server import unixsocket
+            from raxdb.server.net import unixsocket
 
             self.unix_listener.close()
             unixsocket.remove(self)

@@ -12,9 +12,10 @@ import gc
 import signal
 import sys
 
-from raxdb.server import compiled, crashreport, supervise
-from raxdb.server.config import Config, FatalConfigError
-from raxdb.server.log import LOG
+from raxdb.server.admin import crashreport, supervise
+from raxdb.server.base import compiled
+from raxdb.server.base.log import LOG
+from raxdb.server.config.options import Config, FatalConfigError
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -22,7 +23,7 @@ def main(argv: list[str] | None = None) -> None:
     # Every command module, and the modules that own option validators (notify-keyspace-events),
     # load before the configuration is read, so a bad value stops start-up like any other.
     import raxdb.server.commands  # noqa: F401 - registers every command handler
-    import raxdb.server.notify  # noqa: F401
+    import raxdb.server.events.notify  # noqa: F401
     from raxdb.server.core import RAXDB_VERSION, VERSION, Server
 
     if args and args[0] in ("-v", "--version"):

@@ -24,7 +24,7 @@ settings.load_profile("raxdb")
 def pytest_configure(config: pytest.Config) -> None:
     """The suite tests the code as it stands: a compiled module older than its source would run
     old code in every server the tests start (setup.py, server/compiled.py)."""
-    from raxdb.server.compiled import stale_modules
+    from raxdb.server.base.compiled import stale_modules
 
     stale = stale_modules()
     if stale:

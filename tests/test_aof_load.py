@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from raxdb.server.propagate import encode_command
+from raxdb.server.events.propagate import encode_command
 from tests.diff import RawConnection, parse
 from tests.servers import COMMON, ROOT, free_port, redis_binary, start_raxdb, start_redis
 

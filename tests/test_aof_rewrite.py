@@ -615,7 +615,7 @@ class _Clock:
 def _stub_aof(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
     from types import SimpleNamespace
 
-    from raxdb.server import aof as aofmod
+    from raxdb.server.persistence import aof as aofmod
 
     clock = _Clock()
     monkeypatch.setattr(aofmod.time, "time", clock)

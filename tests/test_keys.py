@@ -700,7 +700,7 @@ def test_lfu_counter_model():
 
 def test_attach_follows_lfu_config():
     from raxdb.server.commands import t_keys
-    from raxdb.server.config import Config
+    from raxdb.server.config.options import Config
     from raxdb.storage.keyspace import Database, LFUDatabase
 
     class FakeServer:

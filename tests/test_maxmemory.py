@@ -328,9 +328,9 @@ class _Sink:
 
 def _in_process(n: int = 1):
     import raxdb.server.commands  # noqa: F401
-    from raxdb.server.client import Client
-    from raxdb.server.config import Config
+    from raxdb.server.config.options import Config
     from raxdb.server.core import Server
+    from raxdb.server.net.client import Client
 
     srv = Server(Config())
     clients = []
@@ -360,8 +360,8 @@ def _assert_counted(srv) -> None:
 def test_a_new_connection_can_start_evictions():
     """A connection adds to used_memory: the next command evicts, even a read (which otherwise
     skips measuring while nothing grew since the figure was last within the limit)."""
-    from raxdb.server.client import Client
-    from raxdb.server.evict import used_memory
+    from raxdb.server.memory.evict import used_memory
+    from raxdb.server.net.client import Client
 
     srv, (c,) = _in_process(1)
     _send(c, "CONFIG", "SET", "maxmemory-policy", "allkeys-random")

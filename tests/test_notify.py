@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from raxdb.server.notify import format_flags, parse_flags
+from raxdb.server.events.notify import format_flags, parse_flags
 from tests.diff import RawConnection, encode_command
 from tests.servers import start_raxdb, start_redis
 

@@ -1,7 +1,11 @@
 """Command implementations, grouped by family like Redis's t_*.c files.
 
-Importing this package registers every handler in the command table (`table.TABLE`).  Each module
-owns its family; shared argument parsing lives in `args`, shared errors in `server.errors`.
+Importing this package registers every handler in the command table (`table.registry.TABLE`).
+Each module owns its family and calls down into the rooms that own shared logic; argument parsing
+lives in `table.args`, errors in `base.errors`.
+
+Rule: the top layer but the composition root; only command modules (and the entry point, which
+imports this package to register them) import a command module.
 """
 
 from raxdb.server.commands import (  # noqa: F401 - imported for their registrations

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from raxdb.server.commands.args import option_word, to_int
-from raxdb.server.errors import SYNTAX, CommandError
+from raxdb.server.base.errors import SYNTAX, CommandError
+from raxdb.server.table.args import option_word, to_int
 
 _CURSOR_RX = re.compile(rb"[+-]?\d+\Z")
 ULONG_MAX = 2**64 - 1

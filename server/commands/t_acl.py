@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 
 from raxdb.protocol import reply as R
-from raxdb.server import acl as A
-from raxdb.server.commands.args import maybe_int
+from raxdb.server.base.errors import CommandError, c_str, subcommand_syntax
 from raxdb.server.commands.t_config import help_reply
-from raxdb.server.commands.table import command
-from raxdb.server.errors import CommandError, c_str, subcommand_syntax
+from raxdb.server.security import acl as A
+from raxdb.server.table.args import maybe_int
+from raxdb.server.table.registry import command
 
 
 @command("acl|setuser")

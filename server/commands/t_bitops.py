@@ -19,10 +19,8 @@ work lives in storage/bits.py; this module is argument parsing and Redis's exact
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
-from raxdb.server.commands.args import INT64_MAX, maybe_int, option_word, to_int
-from raxdb.server.commands.table import command
-from raxdb.server.errors import SYNTAX, WRONGTYPE, CommandError, c_str
-from raxdb.server.keyaccess import (
+from raxdb.server.base.errors import SYNTAX, WRONGTYPE, CommandError, c_str
+from raxdb.server.events.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_STRING,
     is_string,
@@ -33,6 +31,8 @@ from raxdb.server.keyaccess import (
     set_key,
     writable_string,
 )
+from raxdb.server.table.args import INT64_MAX, maybe_int, option_word, to_int
+from raxdb.server.table.registry import command
 from raxdb.storage.bits import bitwise, count_bits, first_bit, get_field, set_field
 
 BIT_OFFSET_ERR = "ERR bit offset is not an integer or out of range"

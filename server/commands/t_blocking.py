@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import copy
 
-from raxdb.server import blocking, propagate
-from raxdb.server.commands.args import option_word
+from raxdb.server.base.errors import SYNTAX, CommandError
 from raxdb.server.commands.t_list import _list_for_write, move_for_client, parse_mpop, pop_for_client
 from raxdb.server.commands.t_zset import ZSet, bzpop_reply, first_nonempty, zmpop_reply, zpop_pairs
 from raxdb.server.commands.t_zset import parse_mpop as parse_zmpop
-from raxdb.server.commands.table import command
-from raxdb.server.errors import SYNTAX, CommandError
+from raxdb.server.events import propagate
+from raxdb.server.net import blocking
+from raxdb.server.table.args import option_word
+from raxdb.server.table.registry import command
 from raxdb.storage.quicklist import Quicklist
 from raxdb.storage.stream import Stream
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 from raxdb.protocol import reply as R
 from raxdb.protocol.hiredis_limits import unconsumed
 from raxdb.protocol.request import _string2ll
-from raxdb.server import clientbufs, lifecycle, tracking
-from raxdb.server.commands.args import maybe_int, option_word
+from raxdb.server.base.errors import SYNTAX, CommandError, c_str, subcommand_syntax
 from raxdb.server.commands.t_config import help_reply
-from raxdb.server.commands.table import NO_REPLY, command
-from raxdb.server.errors import SYNTAX, CommandError, c_str, subcommand_syntax
-from raxdb.server.obuf import client_class, output_used
-from raxdb.server.replmaster import is_replica
+from raxdb.server.conn import clientbufs, lifecycle
+from raxdb.server.conn.obuf import client_class, output_used
+from raxdb.server.events import tracking
+from raxdb.server.replication.master import is_replica
+from raxdb.server.table.args import maybe_int, option_word
+from raxdb.server.table.registry import NO_REPLY, command
 
 
 # ---- CLIENT LIST / INFO ------------------------------------------------------------------------

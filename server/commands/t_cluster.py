@@ -11,10 +11,10 @@ LOADEX and UNLOAD are guarded by enable-module-command first, as there.
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
+from raxdb.server.base.errors import CommandError
+from raxdb.server.base.log import LOG
 from raxdb.server.commands.t_config import help_reply, protected_allowed, protected_denied
-from raxdb.server.commands.table import TABLE, command
-from raxdb.server.errors import CommandError
-from raxdb.server.log import LOG
+from raxdb.server.table.registry import TABLE, command
 
 _DISABLED = "ERR This instance has cluster support disabled"
 

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from typing import Any
 
 from raxdb.protocol import reply as R
+from raxdb.server.base.errors import CommandError
 from raxdb.server.commands.t_config import help_reply
-from raxdb.server.commands.table import TABLE, Command, command
-from raxdb.server.errors import CommandError
+from raxdb.server.table.registry import TABLE, Command, command
 from raxdb.storage.glob import glob_match
 
 KeyRefs = list[tuple[int, tuple[str, ...]]]  # (argument position, key-spec flags)

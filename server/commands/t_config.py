@@ -8,9 +8,9 @@ leaves to its hash table, so clients never rely on it.
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
-from raxdb.server.commands.table import command
-from raxdb.server.config import ConfigError, LoadingDenied
-from raxdb.server.errors import CommandError
+from raxdb.server.base.errors import CommandError
+from raxdb.server.config.options import ConfigError, LoadingDenied
+from raxdb.server.table.registry import command
 
 
 def help_reply(container: str, lines: list[str]) -> bytes:
@@ -50,7 +50,9 @@ def config_get(c, argv):
 def is_local(c) -> bool:
     """A local connection (islocalClient) or the server's own (no address): the "local" setting
     of enable-* options."""
-    from raxdb.server.client import is_local_client  # not at import: the client module imports the commands
+    from raxdb.server.net.client import (
+        is_local_client,  # not at import: the client module imports the commands
+    )
 
     return not c.addr or is_local_client(c)
 

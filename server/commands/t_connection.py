@@ -9,12 +9,14 @@ hiredis fast path.
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
-from raxdb.server import acl as _acl  # by module: server.acl imports the command table, which imports this
-from raxdb.server import tracking
-from raxdb.server.commands.args import maybe_int, option_word
-from raxdb.server.commands.table import command
+from raxdb.server.base.errors import DB_INDEX, WRONGPASS, CommandError, c_str
 from raxdb.server.core import VERSION
-from raxdb.server.errors import DB_INDEX, WRONGPASS, CommandError, c_str
+from raxdb.server.events import tracking
+from raxdb.server.security import (
+    acl as _acl,  # by module: server.acl imports the command table, which imports this
+)
+from raxdb.server.table.args import maybe_int, option_word
+from raxdb.server.table.registry import command
 
 
 @command("ping")
@@ -117,7 +119,7 @@ def hello(c, argv):
 
 @command("reset")
 def reset(c, argv):
-    from raxdb.server import lifecycle
+    from raxdb.server.conn import lifecycle
 
     for hook in lifecycle.RESET_HOOKS:
         hook(c)

@@ -15,14 +15,14 @@ from __future__ import annotations
 from functools import partial
 
 from raxdb.protocol import reply as R
-from raxdb.server import propagate
+from raxdb.server.base.errors import SYNTAX, CommandError
 from raxdb.server.commands import t_zset
-from raxdb.server.commands.args import maybe_int
 from raxdb.server.commands.longdouble import format_human, of_double
 from raxdb.server.commands.pqsort import partial_qsort
 from raxdb.server.commands.t_zset import get_zset, parse_score
-from raxdb.server.commands.table import command
-from raxdb.server.errors import SYNTAX, CommandError
+from raxdb.server.events import propagate
+from raxdb.server.table.args import maybe_int
+from raxdb.server.table.registry import command
 from raxdb.storage import geohash as gh
 from raxdb.storage.geohash import Shape
 from raxdb.storage.zset import ZSet

@@ -13,20 +13,11 @@ The RESP3 shapes follow Redis: HGETALL is a map, HRANDFIELD ... WITHVALUES is an
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
-from raxdb.server import propagate
+from raxdb.server.base.errors import NOT_FLOAT, OVERFLOW, SYNTAX, WRONGTYPE, CommandError, wrong_arity
 from raxdb.server.commands import longdouble
-from raxdb.server.commands.args import (
-    INT64_MAX,
-    INT64_MIN,
-    maybe_int,
-    option_word,
-    random_picks_reply,
-    to_int,
-)
 from raxdb.server.commands.scanargs import parse_cursor, parse_scan_options
-from raxdb.server.commands.table import command
-from raxdb.server.errors import NOT_FLOAT, OVERFLOW, SYNTAX, WRONGTYPE, CommandError, wrong_arity
-from raxdb.server.keyaccess import (
+from raxdb.server.events import propagate
+from raxdb.server.events.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_HASH,
     lookup_or_create,
@@ -34,6 +25,15 @@ from raxdb.server.keyaccess import (
     modified,
     notify,
 )
+from raxdb.server.table.args import (
+    INT64_MAX,
+    INT64_MIN,
+    maybe_int,
+    option_word,
+    random_picks_reply,
+    to_int,
+)
+from raxdb.server.table.registry import command
 from raxdb.storage.glob import glob_match
 from raxdb.storage.hashtype import Hash
 

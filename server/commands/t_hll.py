@@ -10,10 +10,8 @@ modification (dirty, WATCH) as in Redis.
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
-from raxdb.server.commands.args import option_word
-from raxdb.server.commands.table import command
-from raxdb.server.errors import WRONGTYPE, CommandError, c_str
-from raxdb.server.keyaccess import (
+from raxdb.server.base.errors import WRONGTYPE, CommandError, c_str
+from raxdb.server.events.keyaccess import (
     NOTIFY_STRING,
     is_string,
     lookup_read,
@@ -22,6 +20,8 @@ from raxdb.server.keyaccess import (
     notify,
     writable_string,
 )
+from raxdb.server.table.args import option_word
+from raxdb.server.table.registry import command
 from raxdb.storage import hll
 
 NOT_HLL = "WRONGTYPE Key is not a valid HyperLogLog string value."

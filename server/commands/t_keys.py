@@ -19,19 +19,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from raxdb.protocol import reply as R
-from raxdb.server import lazyfree, propagate
-from raxdb.server.commands.args import (
-    INT64_MAX,
-    INT64_MIN,
-    REPLY_CHUNK,
-    maybe_int,
-    option_word,
-    reply_in_chunks,
-)
+from raxdb.server.base.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError, c_str
 from raxdb.server.commands.scanargs import parse_cursor, parse_scan_options
-from raxdb.server.commands.table import command
-from raxdb.server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError, c_str
-from raxdb.server.keyaccess import (
+from raxdb.server.events import propagate
+from raxdb.server.events.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_KEY_MISS,
     is_string,
@@ -42,6 +33,16 @@ from raxdb.server.keyaccess import (
     string_encoding,
     type_name,
 )
+from raxdb.server.memory import lazyfree
+from raxdb.server.table.args import (
+    INT64_MAX,
+    INT64_MIN,
+    REPLY_CHUNK,
+    maybe_int,
+    option_word,
+    reply_in_chunks,
+)
+from raxdb.server.table.registry import command
 from raxdb.storage.glob import compile_glob
 from raxdb.storage.keyspace import RawStr
 

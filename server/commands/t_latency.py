@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
-from raxdb.server import latency
+from raxdb.server.base import latency
+from raxdb.server.base.errors import CommandError, c_str
 from raxdb.server.commands.t_config import help_reply
-from raxdb.server.commands.table import command
-from raxdb.server.errors import CommandError, c_str
+from raxdb.server.table.registry import command
 
 
 def _event(argv: list[bytes]) -> str:

@@ -23,17 +23,17 @@ from hiredis import pack_command
 
 from raxdb.protocol import reply as R
 from raxdb.protocol.reply import BULK_HEADERS as _BULK_HEADERS
-from raxdb.server import propagate
-from raxdb.server.commands.args import option_word, positive_long, to_int
-from raxdb.server.commands.table import command
-from raxdb.server.errors import NO_SUCH_KEY, OUT_OF_RANGE, SYNTAX, WRONGTYPE, CommandError
-from raxdb.server.keyaccess import (
+from raxdb.server.base.errors import NO_SUCH_KEY, OUT_OF_RANGE, SYNTAX, WRONGTYPE, CommandError
+from raxdb.server.events import propagate
+from raxdb.server.events.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_LIST,
     lookup_read,
     modified,
     notify,
 )
+from raxdb.server.table.args import option_word, positive_long, to_int
+from raxdb.server.table.registry import command
 from raxdb.storage.quicklist import Quicklist
 
 LONG_MAX = 2**63 - 1

@@ -19,11 +19,11 @@ import time
 from typing import Any
 
 from raxdb.protocol import reply as R
-from raxdb.server import propagate
-from raxdb.server.commands.args import maybe_int, option_word
-from raxdb.server.commands.table import command
-from raxdb.server.errors import NOT_INTEGER, SYNTAX, CommandError
-from raxdb.server.keyaccess import NOTIFY_GENERIC, lookup_read, modified, notify
+from raxdb.server.base.errors import NOT_INTEGER, SYNTAX, CommandError
+from raxdb.server.events import propagate
+from raxdb.server.events.keyaccess import NOTIFY_GENERIC, lookup_read, modified, notify
+from raxdb.server.table.args import maybe_int, option_word
+from raxdb.server.table.registry import command
 from raxdb.storage import rdb
 
 CACHE_ITEMS = 64  # MIGRATE_SOCKET_CACHE_ITEMS

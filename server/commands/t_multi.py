@@ -14,9 +14,11 @@ sets `c.dirty_cas`, and EXEC then replies with a null array without running anyt
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
-from raxdb.server import acl, lifecycle, watch
-from raxdb.server.commands.table import BLOCKED, command
-from raxdb.server.errors import CommandError
+from raxdb.server.base.errors import CommandError
+from raxdb.server.conn import lifecycle
+from raxdb.server.events import watch
+from raxdb.server.security import acl
+from raxdb.server.table.registry import BLOCKED, command
 
 EXECABORT = "EXECABORT Transaction discarded because of previous errors."
 

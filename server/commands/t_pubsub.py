@@ -10,9 +10,9 @@ RESP2 subscriber may still send is the dispatcher's check.
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
-from raxdb.server import propagate, pubsub
-from raxdb.server.commands.table import command
-from raxdb.server.errors import subcommand_syntax
+from raxdb.server.base.errors import subcommand_syntax
+from raxdb.server.events import propagate, pubsub
+from raxdb.server.table.registry import command
 from raxdb.storage.glob import compile_glob
 
 _bulk = R.bulk

@@ -12,12 +12,13 @@ as there.
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
-from raxdb.server import persistence, propagate
-from raxdb.server.commands.args import maybe_int, option_word
-from raxdb.server.commands.table import command
-from raxdb.server.errors import NOT_INTEGER, SYNTAX, CommandError
-from raxdb.server.keyaccess import NOTIFY_GENERIC, lookup_read, lookup_write, modified, notify
-from raxdb.server.log import LOG
+from raxdb.server.base.errors import NOT_INTEGER, SYNTAX, CommandError
+from raxdb.server.base.log import LOG
+from raxdb.server.events import propagate
+from raxdb.server.events.keyaccess import NOTIFY_GENERIC, lookup_read, lookup_write, modified, notify
+from raxdb.server.persistence import snapshot as persistence
+from raxdb.server.table.args import maybe_int, option_word
+from raxdb.server.table.registry import command
 from raxdb.storage import rdb
 from raxdb.storage.keyspace import LFUDatabase
 

@@ -5,17 +5,19 @@ The replies and log lines are replicaofCommand's; the work is server/replica.py'
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
+from raxdb.server.base.errors import CommandError
+from raxdb.server.base.log import LOG
 from raxdb.server.commands.t_client import client_info_line
-from raxdb.server.commands.table import command
-from raxdb.server.errors import CommandError
-from raxdb.server.log import LOG
-from raxdb.server.replmaster import is_replica
+from raxdb.server.replication.master import is_replica
+from raxdb.server.table.registry import command
 
 
 @command("replicaof")
 @command("slaveof")
 def replicaof(c, argv):
-    from raxdb.server import replica  # at run time: server.replica builds on the client and ACL modules
+    from raxdb.server.replication import (
+        replica,  # at run time: server.replica builds on the client and ACL modules
+    )
 
     srv = c.server
     repl = srv.repl
@@ -41,7 +43,7 @@ def replicaof(c, argv):
 
 def _port(arg: bytes) -> int:
     """getRangeLongFromObjectOrReply(0, 65535, "Invalid master port")."""
-    from raxdb.server.commands.args import maybe_int
+    from raxdb.server.table.args import maybe_int
 
     port = maybe_int(arg)
     if port is None or not 0 <= port <= 65535:

@@ -4,10 +4,10 @@ server/failover.py's; these parse and dispatch."""
 
 from __future__ import annotations
 
-from raxdb.server import blocking
-from raxdb.server.commands.args import to_int
-from raxdb.server.commands.table import NO_REPLY, command
-from raxdb.server.errors import CommandError
+from raxdb.server.base.errors import CommandError
+from raxdb.server.net import blocking
+from raxdb.server.table.args import to_int
+from raxdb.server.table.registry import NO_REPLY, command
 
 
 @command("sync")

@@ -8,11 +8,11 @@ arguments in Redis's order (so the first error reported is Redis's) and format r
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
-from raxdb.server import lifecycle
-from raxdb.server.commands.args import maybe_int
-from raxdb.server.commands.table import command
-from raxdb.server.errors import CommandError, subcommand_syntax
+from raxdb.server.base.errors import CommandError, subcommand_syntax
+from raxdb.server.conn import lifecycle
 from raxdb.server.scripting import busy, functions, ldb, scripts
+from raxdb.server.table.args import maybe_int
+from raxdb.server.table.registry import command
 from raxdb.storage.glob import compile_glob
 
 

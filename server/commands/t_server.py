@@ -14,31 +14,37 @@ import time
 
 from raxdb.protocol import reply as R
 from raxdb.protocol.request import _string2ll
-from raxdb.server import (
-    blocking,
-    clientbufs,
-    crashreport,
-    digest,
-    evict,
-    lazyfree,
-    lifecycle,
-    memoverhead,
-    propagate,
-    tracking,
-    watch,
+from raxdb.server.admin import crashreport, digest
+from raxdb.server.admin import info as info_mod
+from raxdb.server.base.errors import (
+    DB_INDEX,
+    NO_SUCH_KEY,
+    NOT_INTEGER,
+    SYNTAX,
+    CommandError,
+    subcommand_syntax,
 )
-from raxdb.server import info as info_mod
-from raxdb.server.commands.args import maybe_int, option_word, positive_long
+from raxdb.server.base.log import LOG
+from raxdb.server.base.numparse import strtod, strtoll
 from raxdb.server.commands.t_config import help_reply, protected_allowed, protected_denied
 from raxdb.server.commands.t_string import SHARED_INTS
-from raxdb.server.commands.table import NO_REPLY, command
-from raxdb.server.config import memtoull
-from raxdb.server.errors import DB_INDEX, NO_SUCH_KEY, NOT_INTEGER, SYNTAX, CommandError, subcommand_syntax
-from raxdb.server.keyaccess import is_string, lookup_write, signal_modified, signal_ready, string_encoding
-from raxdb.server.log import LOG
-from raxdb.server.numparse import strtod, strtoll
-from raxdb.server.persistence import LoadError
+from raxdb.server.config.options import memtoull
+from raxdb.server.conn import clientbufs, lifecycle
+from raxdb.server.events import propagate, tracking, watch
+from raxdb.server.events.keyaccess import (
+    is_string,
+    lookup_write,
+    signal_modified,
+    signal_ready,
+    string_encoding,
+)
+from raxdb.server.memory import evict, lazyfree
+from raxdb.server.memory import overhead as memoverhead
+from raxdb.server.net import blocking
+from raxdb.server.persistence.snapshot import LoadError
 from raxdb.server.scripting import functions
+from raxdb.server.table.args import maybe_int, option_word, positive_long
+from raxdb.server.table.registry import NO_REPLY, command
 from raxdb.storage import rdb
 from raxdb.storage.alloc import embstr_alloc, sds_alloc
 from raxdb.storage.keyspace import RawStr
@@ -733,7 +739,7 @@ def debug(c, argv):
     if sub in _DEBUG_LOW_LEVEL:
         return _DEBUG_LOW_LEVEL[sub](c, argv)
     if sub == b"config-rewrite-force-all" and n == 2:
-        from raxdb.server.config import ConfigError
+        from raxdb.server.config.options import ConfigError
 
         try:
             srv.config.rewrite(force_all=True)
@@ -741,7 +747,7 @@ def debug(c, argv):
             raise CommandError(f"ERR CONFIG-REWRITE-FORCE-ALL failed: {str(exc).rpartition(': ')[2]}") from None
         return R.OK
     if sub == b"loadaof" and n == 2:
-        from raxdb.server.aofload import debug_loadaof
+        from raxdb.server.persistence.aofload import debug_loadaof
 
         debug_loadaof(c)
         return R.OK

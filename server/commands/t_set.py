@@ -12,12 +12,10 @@ The intset limit is read from the config at each write, so CONFIG SET applies to
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
-from raxdb.server import propagate
-from raxdb.server.commands.args import INT64_MIN, option_word, random_picks_reply, to_int
+from raxdb.server.base.errors import SYNTAX, WRONGTYPE, CommandError
 from raxdb.server.commands.scanargs import parse_cursor, parse_scan_options
-from raxdb.server.commands.table import command
-from raxdb.server.errors import SYNTAX, WRONGTYPE, CommandError
-from raxdb.server.keyaccess import (
+from raxdb.server.events import propagate
+from raxdb.server.events.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_SET,
     lookup_or_create,
@@ -27,6 +25,8 @@ from raxdb.server.keyaccess import (
     notify,
     set_key,
 )
+from raxdb.server.table.args import INT64_MIN, option_word, random_picks_reply, to_int
+from raxdb.server.table.registry import command
 from raxdb.storage.glob import compile_glob
 from raxdb.storage.set_type import RSet
 

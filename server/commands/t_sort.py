@@ -30,11 +30,10 @@ import math
 from fractions import Fraction
 
 from raxdb.protocol import reply as R
-from raxdb.server.commands.args import option_word, to_int
+from raxdb.server.base.errors import SYNTAX, WRONGTYPE, CommandError, c_str
+from raxdb.server.base.numparse import C_SPACE, strtod_blanks
 from raxdb.server.commands.pqsort import partial_qsort
-from raxdb.server.commands.table import command
-from raxdb.server.errors import SYNTAX, WRONGTYPE, CommandError, c_str
-from raxdb.server.keyaccess import (
+from raxdb.server.events.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_LIST,
     is_string,
@@ -43,7 +42,8 @@ from raxdb.server.keyaccess import (
     notify,
     set_key,
 )
-from raxdb.server.numparse import C_SPACE, strtod_blanks
+from raxdb.server.table.args import option_word, to_int
+from raxdb.server.table.registry import command
 from raxdb.storage.hashtype import Hash
 from raxdb.storage.quicklist import Quicklist
 from raxdb.storage.set_type import RSet

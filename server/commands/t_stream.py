@@ -27,10 +27,7 @@ from __future__ import annotations
 
 from raxdb.protocol import reply as R
 from raxdb.protocol.request import _string2ll
-from raxdb.server import propagate
-from raxdb.server.commands.args import option_word
-from raxdb.server.commands.table import command
-from raxdb.server.errors import (
+from raxdb.server.base.errors import (
     NO_SUCH_KEY,
     NOT_INTEGER,
     SYNTAX,
@@ -40,7 +37,8 @@ from raxdb.server.errors import (
     subcommand_syntax,
     wrong_arity,
 )
-from raxdb.server.keyaccess import (
+from raxdb.server.events import propagate
+from raxdb.server.events.keyaccess import (
     NOTIFY_STREAM,
     lookup_read,
     lookup_typed,
@@ -48,6 +46,8 @@ from raxdb.server.keyaccess import (
     notify,
     signal_ready,
 )
+from raxdb.server.table.args import option_word
+from raxdb.server.table.registry import command
 from raxdb.storage.stream import (
     INVALID_ENTRIES_READ,
     MAX_ID,

@@ -19,12 +19,10 @@ x86-64 long double arithmetic (see longdouble.py).
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
-from raxdb.server import propagate
+from raxdb.server.base.errors import NOT_FLOAT, NOT_INTEGER, OVERFLOW, SYNTAX, WRONGTYPE, CommandError
 from raxdb.server.commands import longdouble
-from raxdb.server.commands.args import INT64_MAX, INT64_MIN, maybe_int, option_word, to_int
-from raxdb.server.commands.table import command
-from raxdb.server.errors import NOT_FLOAT, NOT_INTEGER, OVERFLOW, SYNTAX, WRONGTYPE, CommandError
-from raxdb.server.keyaccess import (
+from raxdb.server.events import propagate
+from raxdb.server.events.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_KEY_MISS,
     NOTIFY_STRING,
@@ -37,6 +35,8 @@ from raxdb.server.keyaccess import (
     set_key,
     writable_string,
 )
+from raxdb.server.table.args import INT64_MAX, INT64_MIN, maybe_int, option_word, to_int
+from raxdb.server.table.registry import command
 from raxdb.storage.keyspace import EmbStr
 from raxdb.storage.lcs import lcs_length, lcs_walk
 

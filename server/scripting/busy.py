@@ -21,7 +21,7 @@ import select
 import time
 from typing import TYPE_CHECKING
 
-from raxdb.server.log import LOG
+from raxdb.server.base.log import LOG
 
 if TYPE_CHECKING:
     from raxdb.server.core import Server

@@ -25,18 +25,20 @@ from typing import TYPE_CHECKING, Any
 
 import lupa.lua51 as lupa51
 
-from raxdb.server import acl, lifecycle, tracking
-from raxdb.server.commands.table import BLOCKED
-from raxdb.server.errors import CommandError
-from raxdb.server.evict import OOM
-from raxdb.server.log import LOG
+from raxdb.server.base.errors import CommandError
+from raxdb.server.base.log import LOG
+from raxdb.server.conn import lifecycle
+from raxdb.server.events import tracking
+from raxdb.server.memory.evict import OOM
 from raxdb.server.scripting import convert, luanum
 from raxdb.server.scripting.lua_env import BOOTSTRAP
 from raxdb.server.scripting.untail import untail
+from raxdb.server.security import acl
+from raxdb.server.table.registry import BLOCKED
 
 if TYPE_CHECKING:
-    from raxdb.server.client import Client
     from raxdb.server.core import Server
+    from raxdb.server.net.client import Client
 
 HOOK_INSTRUCTIONS = 100000
 REDIS_VERSION = b"7.0.15"
@@ -246,7 +248,7 @@ class Engine:
             return self._fail(raise_errors, b"Write commands are not allowed from read-only scripts.", True)
         if (cmd.is_write and run is not None and not run.wrote and srv.replica_gate
                 and srv.config.values["replica-read-only"] == "yes" and not run.caller.must_obey):
-            from raxdb.server.replica import READONLY
+            from raxdb.server.replication.replica import READONLY
 
             cmd.rejected_calls += 1  # scriptVerifyWriteCommandAllow on a read-only replica
             return self._fail(raise_errors, b"-" + READONLY, True)
@@ -447,7 +449,7 @@ class Engine:
         run = Running(self, c, name, argv, ro, is_function, allow_oom)
         self.running = run
         if srv.also_propagate is not None:
-            from raxdb.server import propagate
+            from raxdb.server.events import propagate
 
             propagate.prevent(c)  # scriptResetRun: a script travels as the effects it had, never itself
         now = srv.now_ms
@@ -535,7 +537,7 @@ def _busy_threshold(srv: Server) -> int:
 
 
 def _script_client(server: Server) -> Client:
-    from raxdb.server.client import Client
+    from raxdb.server.net.client import Client
 
     c = Client(server)
     c.addr = "lua"

@@ -24,15 +24,15 @@ from typing import TYPE_CHECKING, Any
 from lupa.lua51 import lua_type
 
 from raxdb.protocol.request import split_inline_args
-from raxdb.server.errors import CommandError
-from raxdb.server.scriptflags import FLAG_ALLOW_OOM, FLAG_NAMES, FLAG_NO_WRITES
+from raxdb.server.base.errors import CommandError
 from raxdb.server.scripting import convert
 from raxdb.server.scripting import engine as eng
+from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NAMES, FLAG_NO_WRITES
 from raxdb.storage import rdb
 
 if TYPE_CHECKING:
-    from raxdb.server.client import Client
     from raxdb.server.core import Server
+    from raxdb.server.net.client import Client
 
 _NAME_OK = re.compile(rb"[A-Za-z0-9_]+\Z")
 NAME_ERROR = "Library names can only contain letters, numbers, or underscores(_) and must be at least one " \
@@ -262,7 +262,7 @@ class FunctionsEngine:
         fn = self.lookup(argv[1])
         if fn is None:
             raise CommandError("ERR Function not found")
-        from raxdb.server.commands.args import maybe_int
+        from raxdb.server.table.args import maybe_int
 
         numkeys = maybe_int(argv[2])
         if numkeys is None:

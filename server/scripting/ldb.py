@@ -43,14 +43,14 @@ from typing import TYPE_CHECKING, Any
 import lupa.lua51 as lupa51
 
 from raxdb.protocol.request import quote_arg
-from raxdb.server.commands.args import maybe_int
-from raxdb.server.errors import CommandError
-from raxdb.server.log import LOG
+from raxdb.server.base.errors import CommandError
+from raxdb.server.base.log import LOG
+from raxdb.server.table.args import maybe_int
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from raxdb.server.client import Client
+    from raxdb.server.net.client import Client
     from raxdb.server.scripting.engine import Engine
 
 YES, SYNC = 1, 2  # Client.lua_debug
@@ -702,7 +702,7 @@ def _run_session(c: Client, engine: Engine, forked: bool, source: bytes, run: Ca
 
 def eval_debugging(c: Client, engine: Engine, source: bytes, run: Callable[[], bytes]) -> bytes:
     """evalGenericCommandWithDebugging: EVAL of `source` under the debugger, forked or in-process."""
-    from raxdb.server.commands.table import NO_REPLY
+    from raxdb.server.table.registry import NO_REPLY
 
     srv = c.server
     if c.lua_debug == SYNC:

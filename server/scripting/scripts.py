@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from raxdb.server.errors import CommandError
-from raxdb.server.scriptflags import FLAG_ALLOW_OOM, FLAG_NAMES, FLAG_NO_WRITES
+from raxdb.server.base.errors import CommandError
 from raxdb.server.scripting import engine as eng
+from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NAMES, FLAG_NO_WRITES
 
 if TYPE_CHECKING:
-    from raxdb.server.client import Client
     from raxdb.server.core import Server
+    from raxdb.server.net.client import Client
 
 NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL."
 
@@ -84,7 +84,7 @@ class ScriptCache:
         if not script.shebang and srv.replica_gate and srv.repl.link.serving_stale():
             # scriptPrepareForRun's compatibility-mode check (a script with a shebang was judged
             # by its flags before it got here)
-            from raxdb.server.replica import MASTERDOWN
+            from raxdb.server.replication.replica import MASTERDOWN
 
             raise CommandError(MASTERDOWN)
         ro = ro_command or bool(script.flags & FLAG_NO_WRITES)

@@ -1,0 +1,6 @@
+"""A client's buffers and limits, as figures and checks that know the client only by its interface:
+query and reply buffer sizes, output buffer limits, client eviction, per-client lifecycle events
+(disconnect clean-up, MONITOR feeds, the slow log) and a client's CLIENT LIST line.
+
+Rule: imports only table/ and base/ of the server.
+"""

@@ -1,0 +1,103 @@
+"""Client output buffer limits (Redis's checkClientOutputBufferLimits and
+closeClientOnOutputBufferLimitReached), per client class: normal, slave for a replica, or pubsub
+for a client with any subscription.  `client-output-buffer-limit <class> <hard> <soft> <secs>`.
+
+What counts is the output a client has not taken yet: queued for the end-of-iteration flush plus
+what its transport still holds (`Client.output_size`); for a replica, as in Redis 7, its share of
+the replication buffer it shares with the backlog (from the block holding the first byte it still
+needs to the last block), checked whenever a block is added, and its hard limit is never below
+the backlog's size.  Past the hard limit, or past the soft
+limit for longer than its seconds, the client is logged as Redis logs it and dropped at once, its
+unsent output discarded, so a client that does not read costs about its class's hard limit.
+
+When it is checked: after every Pub/Sub delivery (a subscriber that stopped reading); after each
+command of a client whose class has a limit (`watched`: Client.obuf_reached counts the replies
+of the read event not yet queued), so that, as in Redis, nothing it pipelined after the command
+that passed the limit runs; before an end-of-iteration flush writes more than the reply buffer
+holds (a reply over the hard limit is never sent: Redis closes the client as it adds the reply,
+before any write); and when a flush leaves the transport over its high-water mark (64 KiB;
+`write_paused`).  A watched client leaves the fast loop (Client.plain): with the default limits
+that is a pub/sub client, whose own commands are few, never a normal one, so the common path pays
+nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from raxdb.server.base.log import LOG
+from raxdb.server.replication.master import is_replica
+
+if TYPE_CHECKING:
+    from raxdb.server.net.client import Client
+
+
+def client_class(c: Client) -> str:
+    """getClientType: this server's link to its master (server/replica.py), a replica
+    (server/replmaster.py), pubsub, or normal."""
+    if c.is_master:
+        return "master"
+    if is_replica(c):
+        return "slave"
+    return "pubsub" if (c.channels or c.patterns or c.shard_channels) else "normal"
+
+
+def watched(c: Client) -> bool:
+    """Whether `c`'s own commands are checked one by one (Client.obuf_reached): a normal or pub/sub
+    client whose class has a limit.  Such a client leaves the fast loop (Client.update_plain), so
+    the default configuration, with no limit for normal clients, costs commands nothing."""
+    cls = client_class(c)
+    if cls != "normal" and cls != "pubsub":
+        return False
+    hard, soft, _ = c.server.config.cobl.get(cls, (0, 0, 0))
+    return bool(hard or soft)
+
+
+def check(c: Client, pending: int = 0) -> bool:
+    """Drop `c` if its unsent output (with `pending` bytes of replies not yet queued) is over its
+    class's limits; True if it was dropped."""
+    if c.closed or c.transport is None:
+        return False
+    srv = c.server
+    cls = client_class(c)
+    hard, soft, soft_secs = srv.config.cobl.get(cls, (0, 0, 0))
+    if not (hard or soft):
+        return False
+    used = output_used(c, pending)
+    if cls == "slave" and hard:
+        # a replica's hard limit below the backlog's size would drop a replica that a partial
+        # resync just let in: Redis takes the backlog's size instead
+        hard = max(hard, srv.repl.backlog.size if srv.repl.backlog is not None else 0)
+    if hard and used >= hard:
+        _drop(c)
+        return True
+    if soft and used >= soft:
+        if not c.obuf_soft_since:
+            c.obuf_soft_since = srv.now_ms or 1  # the first time: the clock starts
+        elif srv.now_ms - c.obuf_soft_since > soft_secs * 1000:
+            _drop(c)
+            return True
+    else:
+        c.obuf_soft_since = 0
+    return False
+
+
+def output_used(c: Client, pending: int = 0) -> int:
+    """getClientOutputBufferMemoryUsage: a replica's share of the replication buffer it shares
+    with the backlog (server/replication.py); for any other client its reply list: the unsent
+    output beyond what its reply buffer holds (rbs, server/clientbufs.py), in blocks of 16 KiB
+    (20464 bytes with the allocator's slack, each counted whole, as reply_bytes counts them) with
+    a 40-byte node each (listNode and clientReplyBlock)."""
+    if is_replica(c):
+        return c.server.repl.master.output_share(c.replica)
+    listed = c.output_size() + pending - c.rb_size
+    return -(-listed // _REPLY_BLOCK) * (_REPLY_BLOCK + 40) if listed > 0 else 0
+
+
+_REPLY_BLOCK = 20464  # a reply list block: zmalloc_usable(16 KiB + its 16-byte header), less the header
+
+
+def _drop(c: Client) -> None:
+    LOG.warning(f"Client id={c.id} addr={c.addr} laddr={c.laddr} fd={c.fd} name={c.name.decode(errors='replace')} "
+                "scheduled to be closed ASAP for overcoming of output buffer limits.")
+    c.abort()  # drop what is buffered: that is the point of the limit

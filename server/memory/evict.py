@@ -1,0 +1,524 @@
+"""maxmemory: Redis's memory figure and key eviction (evict.c), for a server written in Python.
+
+Redis knows its memory to the byte from its allocator (zmalloc's counter).  raxdb cannot ask
+CPython for that cheaply, and the process's RSS does not fall when keys go (freed blocks stay in
+CPython's pools for reuse), so a limit on RSS would evict until the database is empty.  Instead,
+raxdb reports and evicts by what Redis would use for the same data:
+
+    used_memory = STARTUP (redis-server 7.0's used_memory at start-up)
+                + each client's buffers as CLIENT LIST's tot-mem gives them (the sum client
+                  eviction keeps, server/clienteviction.py), plus CLIENT_REST for what else a
+                  connection allocates
+                + the replication buffer the backlog and the replicas share
+                + the AOF buffer
+                + per database: each key's MEMORY USAGE figure (dictEntry, key sds, value), the
+                  main dict's buckets, and for keys with a TTL the expires dict's entry and buckets
+
+Eviction compares that less `not_counted` with the limit, as Redis does: the AOF buffer and
+what the replicas hold beyond the backlog's size (INFO's mem_not_counted_for_evict).
+
+While `maxmemory` is set the figure is kept up to date, as below.  Without a limit nothing is
+counted per command and the figure is worked out when INFO (or MEMORY STATS, or a save) asks
+(`info_used_memory`, `_estimate`): the same terms, with a big database's keys sampled.  So INFO's
+used_memory falls when keys go and a limit set from it means what it says; the process's own
+size is used_memory_rss.
+
+A key's figure is the one MEMORY USAGE gives: Redis's to the byte for strings, listpacks,
+intsets and streams, the same sampled estimate for hashtable and skiplist encodings.  The
+clients' figures are not summed per command (that would cost a pass over every client): each is
+noted when the client connects, when a read leaves a partial command held, when a flush leaves
+output the peer has not taken, and at the clients cron's visits (about once a second; every
+read event while client eviction is on), so a buffer that grows is counted as it grows and one
+that drains within a second.  Figures are kept per key in `Database.sizes`, their sum in `Database.mem`:
+- a key that goes (DEL, expiry, eviction, FLUSH*, ...) leaves at once (Database.delete, flush);
+- a key that is created is noted by the Database's `new_hook` (Redis's dbAdd), wherever that
+  happens: MOVE or COPY into another database, a served BLMOVE's destination;
+- after every write command its key arguments (found from its key specs, as COMMAND GETKEYS
+  finds them) and the keys noted as created are counted again (`account`), and so are a served
+  blocked client's keys.
+That is a pass over a command's keys, so it only runs while maxmemory is set (setting it counts
+the whole keyspace once); the fast loop (server/client.py's _run_fast) calls `refuses` before and `account`
+after each command then, and hands a refusal to the full processCommand path.  While the figure was
+within the limit when last measured and nothing that can grow it happened since (a write command,
+a created key, a new connection: `Server.mem_ok`), the measure before a command is skipped, so
+reads cost nothing extra.
+
+Eviction is evict.c's: before each command `perform_evictions` frees keys until used_memory is
+within maxmemory.  LRU, LFU and TTL policies keep a pool of the 16 best candidates, refilled from
+maxmemory-samples keys drawn from every database (the key idle the longest, used the least, or
+expiring the soonest goes first); the random policies take a random key from each database in
+turn.  An eviction deletes the key, counts evicted_keys, invalidates WATCHes on it and sends the
+"evicted" event.  When nothing more can be evicted (noeviction, or volatile-* with no TTL left),
+a command that may grow memory (denyoom, EXEC of such commands, a script not declared
+no-writes or allow-oom, anything queued in MULTI) is refused with -OOM, as processCommand does;
+a script sees the state from its start (`pre_command_oom`, Redis's pre_command_oom_state).
+The loop checks the clock every 16 evictions against maxmemory-eviction-tenacity's limit, scaled
+by SLOWDOWN because an eviction here costs about that many times a C one, and when it runs out it
+goes on over the next loop turns (Redis's eviction timer proc) while commands are let through.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from raxdb.server.base import latency
+from raxdb.server.base.log import LOG
+from raxdb.server.events import notify, propagate
+from raxdb.server.events.keyaccess import NOTIFY_EVICTED, signal_modified
+from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NO_WRITES, script_flags
+from raxdb.storage.alloc import dict_table_bytes
+
+if TYPE_CHECKING:
+    from raxdb.server.core import Server
+    from raxdb.server.net.client import Client
+    from raxdb.server.table.registry import Command
+    from raxdb.storage.keyspace import Database
+
+STARTUP = 875_976  # redis-server 7.0.15's used_memory_startup, measured here
+PER_CLIENT = 39_000  # 50 idle connections raised Redis's used_memory by 1.95 MB
+# ... of which a new client's tot-mem is 37,632 (its struct, reply buffer and first read's room):
+# the rest is the connection and its other allocations
+CLIENT_REST = PER_CLIENT - 37_632
+SLOWDOWN = 20  # an eviction in Python costs about 20 times one in C
+EVPOOL_SIZE = 16
+EVICT_OK, EVICT_RUNNING, EVICT_FAIL = 0, 1, 2
+OOM = b"OOM command not allowed when used memory > 'maxmemory'."
+_NOT_DENYOOM_IN_MULTI = frozenset(("exec", "discard", "quit", "reset"))
+
+
+_key_usage: Callable[[bytes, Any], int]
+_key_positions: Callable[[Command, list[bytes]], tuple[int, ...] | list[int]]
+
+
+class EvictionState:
+    """What evict.c keeps in statics and server fields: the candidate pool, the next database
+    for the random policies, the timer proc, and the time spent over the limit."""
+
+    __slots__ = ("pool", "next_db", "proc_running", "exceeded_since", "exceeded_total_us")
+
+    def __init__(self) -> None:
+        self.pool: list[tuple[int, int, bytes]] = []  # (score, dbid, key), best (highest) last
+        self.next_db = 0
+        self.proc_running = False
+        self.exceeded_since = 0.0  # monotonic seconds when used memory went over, 0 if within
+        self.exceeded_total_us = 0
+
+    def exceeded_us(self) -> tuple[int, int]:
+        """(total, current) microseconds spent over maxmemory (INFO's eviction_exceeded_time)."""
+        cur = int((time.monotonic() - self.exceeded_since) * 1e6) if self.exceeded_since else 0
+        return self.exceeded_total_us + cur, cur
+
+
+# ---- the memory figure ---------------------------------------------------------------------------
+# Every command asks for the figure (perform_evictions), so it walks only the databases that have
+# held keys while the limit was set (`Server.mem_dbs`): a database joins when a key is created in
+# it (settle) or arrives by SWAPDB (dbs_changed), and an emptied one costs one test.
+def used_memory(srv: Server) -> int:
+    """What eviction compares with maxmemory: INFO's used_memory less `not_counted`."""
+    # the clients' buffers as noted (server/clienteviction.py: CLIENT LIST's tot-mem) and what
+    # else each connection allocates
+    total = STARTUP + srv.clients_mem + CLIENT_REST * len(srv.clients) + _repl_counted(srv)
+    for db in srv.mem_dbs:  # alloc.dict_table_bytes inlined: every write command asks
+        data = db.data
+        if data:
+            n = len(data)
+            total += db.mem + (32 if n <= 4 else 8 << (n - 1).bit_length())
+            expires = db.expires
+            if expires:
+                e = len(expires)
+                total += 24 * e + (32 if e <= 4 else 8 << (e - 1).bit_length())
+    return total
+
+
+def _repl_counted(srv: Server) -> int:
+    """The replication buffer as eviction counts it: the backlog's part."""
+    backlog = srv.repl.backlog
+    return 0 if backlog is None else backlog.mem - _repl_not_counted(backlog)
+
+
+def _repl_not_counted(backlog: Any) -> int:
+    """The part of the replication buffer eviction leaves out (freeMemoryGetNotCountedMemory): what
+    the replicas hold beyond the backlog's configured size and its blocks' headers (a block of
+    16 KiB and a list node each, 64 bytes), so a slow replica does not make keys go."""
+    size = backlog.size
+    if backlog.mem <= size:
+        return 0
+    return max(0, backlog.mem - size - (size // 16384 + 1) * 64)
+
+
+def not_counted(srv: Server) -> int:
+    """INFO's mem_not_counted_for_evict: the replicas' part of the replication buffer and the AOF
+    buffer, in used_memory but not in what eviction compares with the limit."""
+    backlog = srv.repl.backlog
+    return (0 if backlog is None else _repl_not_counted(backlog)) + len(srv.aof.buf)
+
+
+def info_used_memory(srv: Server, clients_mem: int | None = None) -> int:
+    """INFO's used_memory, the same figure with a limit set or not: eviction's (kept per command
+    under a limit, estimated when asked without one) plus `not_counted`.  `clients_mem` is the
+    counted clients' tot-mem when the caller has summed it already (server/memoverhead.py)."""
+    counted = used_memory(srv) if srv.maxmemory else _estimate(srv, clients_mem)
+    return counted + not_counted(srv)
+
+
+# Without a limit nothing is counted per command: the figure is worked out when asked (INFO,
+# MEMORY STATS, a save's aux field), from the same terms.  Each database's keys are sized one by
+# one up to ESTIMATE_KEYS of them (a string in ~0.3 us); a bigger one is sampled by a stride
+# through its slot array (the same keys each time while nothing moves, so the figure does not
+# jitter between two INFOs) and scaled to its key count.  Nothing is kept between two asks: a
+# figure kept by the dirty count would outlive a save, which sets that count back.  A sample
+# misses a rare huge key among many small ones: MEMORY USAGE of that key, or a limit, gives the
+# exact figure.
+ESTIMATE_KEYS = 4096
+
+
+def _estimate(srv: Server, clients_mem: int | None = None) -> int:
+    if clients_mem is None:
+        clients_mem = clients_counted_memory(list(srv.clients.values()))
+    total = STARTUP + CLIENT_REST * len(srv.clients) + clients_mem
+    total += _repl_counted(srv)
+    for db in srv.dbs:
+        data = db.data
+        if data:
+            total += _dataset_estimate(db) + dict_table_bytes(len(data))
+            if db.expires:
+                total += 24 * len(db.expires) + dict_table_bytes(len(db.expires))
+    return total
+
+
+def clients_counted_memory(clients: list[Client], sizes: list[int] | None = None) -> int:
+    """The tot-mem of the clients eviction counts (clienteviction.counted), from `sizes` (each
+    client's client_memory, in order) when the caller has them: sizing a client is a few
+    microseconds, and INFO memory needs the figures of every client twice."""
+    from raxdb.server.commands.t_client import client_memory
+    from raxdb.server.conn.clienteviction import counted
+
+    if sizes is None:
+        return sum(client_memory(c) for c in clients if counted(c))
+    return sum(m for c, m in zip(clients, sizes, strict=True) if counted(c))
+
+
+def _dataset_estimate(db: Database) -> int:
+    data = db.data
+    n = len(data)
+    usage = _key_usage
+    if n <= ESTIMATE_KEYS:
+        return sum(usage(k, e.value) for k, e in data.items())
+    sample = [k for k in db.slots[:: len(db.slots) // ESTIMATE_KEYS] if k is not None]
+    if len(sample) < 64:  # a slot array emptied by deletes: the first keys instead
+        sample = list(itertools.islice(data, ESTIMATE_KEYS))
+    return sum(usage(k, data[k].value) for k in sample) * n // len(sample)
+
+
+def dbs_changed(srv: Server) -> None:
+    """Keys may have moved between databases without being created (SWAPDB): list anew the
+    databases that hold any."""
+    srv.mem_dbs = [db for db in srv.dbs if db.data]
+
+
+def _count(db: Database, key: bytes) -> None:
+    """Count `key` again (or forget it, if it is gone)."""
+    sizes = db.sizes
+    if sizes is None:
+        return
+    old = sizes.get(key, 0)
+    e = db.data.get(key)  # db.stored(key), inlined: every write command counts its keys
+    if e is None:
+        if old:
+            del sizes[key]
+            db.mem -= old
+        return
+    new = _key_usage(key, e.value)
+    if new != old:
+        sizes[key] = new
+        db.mem += new - old
+
+
+def settle(srv: Server) -> None:
+    """Count the keys created since the last call."""
+    srv.mem_ok = False
+    created = srv.mem_created
+    dbs = srv.mem_dbs
+    while created:
+        db, key = created.pop()
+        if db not in dbs:
+            dbs.append(db)
+        _count(db, key)
+
+
+def account(c: Client, cmd: Command | None, argv: list[bytes] | None) -> None:
+    """After a command ran: count its keys again if it may have written them."""
+    if cmd is not None and argv is not None and cmd.is_write:
+        c.server.mem_ok = False
+        db = c.db
+        positions = cmd.fixed_key_positions.get(len(argv))  # key_positions' cache, inlined: a call per write
+        if positions is None:
+            positions = _key_positions(cmd, argv)
+        for pos in positions:
+            _count(db, argv[pos])
+    if c.server.mem_created:
+        settle(c.server)
+
+
+def recount(srv: Server) -> None:
+    """Count every key from scratch (accounting starts, or a check of the running figures)."""
+    for db in srv.dbs:
+        db.sizes = {}
+        db.mem = 0
+        for key in db.data:
+            _count(db, key)
+    dbs_changed(srv)
+
+
+# ---- eviction ------------------------------------------------------------------------------------
+def _time_limit_s(srv: Server) -> float:
+    """evictionTimeLimitUs, scaled by SLOWDOWN, in seconds."""
+    t = int(srv.config.values["maxmemory-eviction-tenacity"])
+    if t <= 10:
+        us = 50.0 * t
+    elif t < 100:
+        us = 500.0 * 1.15 ** (t - 10)
+    else:
+        return float("inf")
+    return us * SLOWDOWN / 1e6
+
+
+def _is_safe(srv: Server) -> bool:
+    """isSafeToPerformEvictions: not while a script runs past its limit, nor while clients are
+    paused (the dataset must then stand still), nor on a replica that ignores maxmemory (its
+    master evicts for it)."""
+    if srv.repl.masterhost is not None and srv.config.values["replica-ignore-maxmemory"] == "yes":
+        return False
+    return srv.busy_script is None and not (srv.pause_until_ms and srv.paused())
+
+
+def _populate(srv: Server, state: EvictionState, db: Database, volatile: bool, mode: str) -> None:
+    """evictionPoolPopulate: sample keys of `db` into the pool, which keeps the 16 best."""
+    pool = state.pool
+    now = srv.now_ms
+    for key in db.sample_keys(int(srv.config.values["maxmemory-samples"]), volatile):
+        if mode == "lru":
+            atime = db.access_ms(key)
+            score = 0 if atime is None else now - atime
+        elif mode == "lfu":
+            score = 255 - db.lfu_counter(key, now)
+        else:  # ttl: the sooner the deadline, the better the candidate
+            score = (1 << 64) - db.expires.get(key, 0)
+        if any(e[1] == db.id and e[2] == key for e in pool):
+            continue
+        if len(pool) >= EVPOOL_SIZE:
+            if score <= pool[0][0]:
+                continue
+            pool.pop(0)
+        bisect.insort(pool, (score, db.id, key), key=lambda e: e[0])
+
+
+def _pick(srv: Server, state: EvictionState, policy: str) -> tuple[Database, bytes] | None:
+    """The next key to evict under `policy`, or None if there is nothing to evict."""
+    volatile = policy.startswith("volatile")
+    if policy.endswith("random"):
+        dbs = srv.dbs
+        n = len(dbs)
+        for _ in range(n):
+            state.next_db += 1
+            db = dbs[state.next_db % n]
+            if volatile:
+                keys = db.sample_keys(1, True)
+                if keys:
+                    return db, keys[0]
+            elif db.data:
+                key = db.random_key()
+                if key is not None:
+                    return db, key
+        return None
+    mode = policy.split("-", 1)[1]
+    pool = state.pool
+    while True:
+        total = 0
+        for db in srv.dbs:
+            n = len(db.expires) if volatile else len(db.data)
+            if n:
+                _populate(srv, state, db, volatile, mode)
+                total += n
+        if not total:
+            return None
+        while pool:
+            _, dbid, key = pool.pop()
+            db = srv.dbs[dbid]
+            if key in (db.expires if volatile else db.data):
+                return db, key
+            # a ghost: the key went since it was sampled
+
+
+def _evict(srv: Server, db: Database, key: bytes) -> int:
+    """Delete `key` as an eviction; the bytes it freed."""
+    sizes = db.sizes
+    freed = (sizes.get(key, 0) if sizes is not None else 0) + (24 if key in db.expires else 0)
+    db.delete(key)
+    srv.stat_evicted_keys += 1
+    if db.signals:
+        signal_modified(srv, None, db, key)
+    notify.notify_db(srv, db.id, NOTIFY_EVICTED, "evicted", key)
+    propagate.deleted(srv, db.id, key, "lazyfree-lazy-eviction")
+    return freed
+
+
+def perform_evictions(srv: Server) -> int:
+    """performEvictions: EVICT_OK when memory is within the limit (or was brought there),
+    EVICT_RUNNING when the time ran out and the timer goes on, EVICT_FAIL when it can't be."""
+    if not _is_safe(srv):
+        return EVICT_OK
+    state: EvictionState = srv.eviction
+    if srv.mem_created:
+        settle(srv)
+    used = used_memory(srv)
+    if used <= srv.maxmemory:
+        result = EVICT_OK
+        srv.mem_ok = True
+    else:
+        policy = srv.config.values["maxmemory-policy"]
+        if policy == "noeviction":
+            result = EVICT_FAIL
+        else:
+            result = _evict_until(srv, state, policy, used - srv.maxmemory)
+            propagate.flush_alone(srv)  # the DELs go out now, before the command that made room
+    if result == EVICT_OK:
+        if state.exceeded_since:
+            state.exceeded_total_us += int((time.monotonic() - state.exceeded_since) * 1e6)
+            state.exceeded_since = 0.0
+    elif not state.exceeded_since:
+        state.exceeded_since = time.monotonic()
+    return result
+
+
+def _evict_until(srv: Server, state: EvictionState, policy: str, tofree: int) -> int:
+    freed = 0
+    keys_freed = 0
+    start = time.monotonic()
+    limit = _time_limit_s(srv)
+    monitored = srv.config.latency_monitor_threshold  # the eviction-del / -cycle latency events
+    result = EVICT_OK
+    while freed < tofree:
+        picked = _pick(srv, state, policy)
+        if picked is None:
+            result = EVICT_FAIL
+            break
+        t = time.monotonic() if monitored else 0.0
+        freed += _evict(srv, *picked)
+        if monitored:
+            latency.add_sample_if_needed(srv, "eviction-del", int((time.monotonic() - t) * 1000))
+        keys_freed += 1
+        if keys_freed % 16 == 0 and time.monotonic() - start > limit:
+            _start_proc(srv, state)
+            break
+    if monitored:
+        latency.add_sample_if_needed(srv, "eviction-cycle", int((time.monotonic() - start) * 1000))
+    if result == EVICT_FAIL:
+        return result
+    return EVICT_RUNNING if state.proc_running else EVICT_OK
+
+
+def _start_proc(srv: Server, state: EvictionState) -> None:
+    """startEvictionTimeProc: keep evicting on the next loop turns."""
+    if state.proc_running or srv.loop is None:
+        return
+    state.proc_running = True
+    srv.loop.call_soon(_proc, srv)
+
+
+def _proc(srv: Server) -> None:
+    from raxdb.server.net.blocking import handle_ready_keys
+
+    state: EvictionState = srv.eviction
+    srv.update_clock()
+    running = bool(srv.maxmemory) and perform_evictions(srv) == EVICT_RUNNING
+    if srv.ready_keys:  # an evicted stream fails the XREADGROUPs blocked on it (beforeSleep's part)
+        handle_ready_keys(srv)
+    if running:
+        srv.loop.call_soon(_proc, srv)  # type: ignore[union-attr]
+    else:
+        state.proc_running = False
+
+
+# ---- processCommand's maxmemory step ------------------------------------------------------------
+def refuses(c: Client, cmd: Command, argv: list[bytes]) -> bool:
+    """Evict as needed before `cmd` runs; must it be refused with OOM?"""
+    srv = c.server
+    if srv.client_evict_pending:  # processCommand evicts clients before keys
+        from raxdb.server.conn.clienteviction import evict_pending
+
+        evict_pending(srv)
+        if c.closed:  # the client evicted itself: its command is not run
+            return True
+    if srv.mem_ok:  # within the limit when last measured, and nothing grew since
+        srv.pre_command_oom = False
+        return False
+    oom = srv.pre_command_oom = perform_evictions(srv) == EVICT_FAIL
+    if not oom:
+        return False
+    if c.multi is not None and cmd.fullname not in _NOT_DENYOOM_IN_MULTI:
+        return True  # queuing costs memory too
+    return denies_oom(c, cmd, argv)
+
+
+def denies_oom(c: Client, cmd: Command, argv: list[bytes]) -> bool:
+    """Is the command, with its arguments, one Redis refuses when out of memory (getCommandFlags
+    has CMD_DENYOOM)?  EXEC is if a queued command is; a script or function that declares flags
+    is unless it declares no-writes or allow-oom."""
+    name = cmd.fullname
+    if name == "exec":
+        return c.multi is not None and any(denies_oom(c, q, a) for q, a in c.multi)
+    flags = script_flags(c, cmd, argv)
+    if flags is not None:
+        return not flags & (FLAG_ALLOW_OOM | FLAG_NO_WRITES)
+    return "denyoom" in cmd.flags
+
+
+# ---- configuration -------------------------------------------------------------------------------
+def _apply(srv: Server, value: str, startup: bool = False) -> None:
+    limit = int(value)
+    was = srv.maxmemory
+    srv.maxmemory = limit
+    srv.mem_ok = False
+    if bool(limit) != bool(was):
+        if limit:
+            srv.mem_created = []
+            recount(srv)
+        else:
+            srv.mem_created = None
+            for db in srv.dbs:
+                db.sizes = None
+                db.mem = 0
+        notify.install_new_hook(srv)
+        if not startup:  # (at start-up the peak is the start-up figure, and replication not set up)
+            srv.memory_peak = srv.used_memory()
+    if limit and startup:
+        if limit < 1024 * 1024:
+            LOG.warning(f"WARNING: You specified a maxmemory value that is less than 1MB (current value is {limit} "
+                        "bytes). Are you sure this is what you really want?")
+    elif limit:
+        used = used_memory(srv)
+        if limit < used:
+            LOG.warning(f"WARNING: the new maxmemory value set via CONFIG SET ({limit}) is smaller than the "
+                        f"current memory usage ({used}). This will result in key eviction and/or the inability "
+                        "to accept new write commands depending on the maxmemory-policy.")
+        _start_proc(srv, srv.eviction)
+
+
+def attach(srv: Server) -> None:
+    # The command modules import the server's modules, so theirs are looked up once here.
+    global _key_usage, _key_positions
+    from raxdb.server.commands.t_command import key_positions
+    from raxdb.server.commands.t_server import key_usage
+
+    _key_usage, _key_positions = key_usage, key_positions
+    srv.eviction = EvictionState()
+    srv.config.on_change.setdefault("maxmemory", []).append(lambda v: _apply(srv, v))
+    value = srv.config.values["maxmemory"]
+    if int(value):
+        _apply(srv, value, startup=True)
+

@@ -1,0 +1,696 @@
+"""RDB persistence: SAVE, BGSAVE, save points, the final save at shutdown, and loading the dump
+file at start-up, as Redis's rdb.c and serverCron do them.
+
+The bytes are storage/rdb.py's (Redis 7.0's format, so a dump.rdb moves between raxdb and
+redis-server both ways); this module decides when and where they are written and read.
+
+- A save writes `temp-<pid>.rdb` in `dir`, flushes and fsyncs it, then renames it over
+  `dbfilename`: a crash mid-save leaves the previous snapshot intact (rdbSave).
+- BGSAVE forks.  The child holds a copy-on-write image of the dataset as it was at the fork, so
+  the snapshot is consistent while the parent keeps serving; it writes the file and leaves with
+  os._exit, never touching the event loop.  There is one child slot (`fork_child`, `child_type`),
+  shared with server/aof.py's rewrite as Redis shares it: whoever finds it taken schedules itself
+  or fails with Redis's reply, and `check_child` hands a reaped child to its kind's handler.  The child turns the cyclic collector off at once: a
+  collection would write to, and so copy, every page of the heap (start-up's gc.freeze in
+  server/main.py stays as it is in the parent).  The parent polls the child from the cron (checkChildrenDone), as Redis does, and only
+  then counts the save: `dirty` loses the changes the snapshot covered, LASTSAVE moves.
+- A foreground save (SAVE, shutdown, FLUSHALL, DEBUG RELOAD) writes strings without LZF; BGSAVE
+  compresses as rdbcompression says (see `save` for why and what it costs).
+- Save points ("save <seconds> <changes> ...") are checked every cron tick: a BGSAVE starts when
+  one is reached, and after a failed one not before CONFIG_BGSAVE_RETRY_DELAY (5 s).
+- Start-up loading happens after the listening sockets are bound; clients are served while it
+  runs, answered -LOADING but for the commands flagged `loading` (server/loading.py).  Keys
+  already past their deadline are not loaded (as a master does), an empty collection is
+  skipped, and a file that fails its checks stops the server with Redis's message: serving a
+  partial dataset would lose data silently.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from raxdb.server.base import proctitle
+from raxdb.server.base.log import LOG
+from raxdb.server.base.numparse import strtoll
+from raxdb.server.config import oomscore
+from raxdb.server.events.propagate import deletion
+from raxdb.server.persistence import childinfo, loading
+from raxdb.server.persistence.loading import SYNC, Steps
+from raxdb.storage import rdb
+from raxdb.storage.keyspace import LFUDatabase
+
+if TYPE_CHECKING:
+    from raxdb.server.core import Server
+
+BGSAVE_RETRY_DELAY = 5  # CONFIG_BGSAVE_RETRY_DELAY, seconds
+BGSAVE_ERROR = (b"MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. "
+                b"Commands that may modify the data set are disabled, because this instance is configured to "
+                b"report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). "
+                b"Please check the Redis logs for details about the RDB error.")
+
+
+_SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+class LoadError(Exception):
+    """The dump file cannot be loaded; the message is what Redis logs.  `check_report`: what
+    redis-check-rdb would print about it (redis-server runs it on a file it fails to load)."""
+
+    check_report = ""
+
+
+class WriteFailed(Exception):
+    """`write_atomically` failed at `stage` ("open", "write", "fsync" or "rename"); each caller
+    logs Redis's message for its file and stage."""
+
+    def __init__(self, stage: str, exc: OSError) -> None:
+        super().__init__(exc.strerror)
+        self.stage = stage
+        self.strerror = exc.strerror or str(exc)
+
+
+def remove_quietly(path: str) -> None:
+    """Remove a temp or history file that may not be there (bg_unlink's failures go unreported)."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def write_atomically(tmp: str, dest: str, fill: Callable[[BinaryIO], None]) -> None:
+    """The temp-file dance every durable file here takes (the RDB, the AOF base, the AOF manifest):
+    write `tmp`, flush, fsync, rename it over `dest`, so a crash leaves the old `dest` whole.  The
+    temp file is removed when anything fails (WriteFailed names the stage)."""
+    try:
+        f = open(tmp, "wb")  # noqa: SIM115 - closed below on every path
+    except OSError as exc:
+        raise WriteFailed("open", exc) from None
+    stage = "write"
+    try:
+        with f:
+            fill(f)
+            f.flush()
+            stage = "fsync"
+            os.fsync(f.fileno())
+        stage = "rename"
+        os.replace(tmp, dest)
+    except OSError as exc:
+        remove_quietly(tmp)
+        raise WriteFailed(stage, exc) from None
+
+
+def _cwd() -> str | None:
+    """getcwd, None when the directory was removed under the server (the save then fails on
+    opening its file, and says so, rather than on this)."""
+    try:
+        return os.getcwd()
+    except FileNotFoundError:
+        return None
+
+
+class Persistence:
+    """The server's RDB state: the running child, the schedule, the last outcomes (INFO)."""
+
+    def __init__(self, srv: Server) -> None:
+        self.srv = srv
+        self.total_forks = 0  # INFO total_forks (CONFIG RESETSTAT clears it)
+        self.fork_usec = 0  # INFO latest_fork_usec: how long the last fork took the parent
+        # The one forked child (Redis allows one at a time): its pid (-1: none), its kind ("rdb"
+        # for BGSAVE, "aof" for BGREWRITEAOF), and what to call when it is reaped.
+        self.child_pid = -1
+        self.child_type = ""
+        self.child_done: dict[str, Callable[[int, int, int], None]] = {"rdb": self._bgsave_done}
+        self.child_started = 0.0
+        self.childinfo = childinfo.ChildInfo()  # the running child's reports (INFO's cow and progress)
+        self.childinfo_read = 0.0  # when the cron last read them
+        self.dirty_before_bgsave = 0
+        self.scheduled = False  # BGSAVE SCHEDULE, run when no child is active
+        self.last_bgsave_try = 0
+        self.stats = srv.persistence_stats
+        self.loaded_aux: dict[bytes, bytes] = {}  # the start-up dump file's aux fields (repl-id, ...)
+        self.stats.update(rdb_bgsave_in_progress=0, rdb_last_bgsave_status="ok", rdb_saves=0,
+                          rdb_last_bgsave_time_sec=-1, rdb_current_bgsave_time_sec=-1)
+        on = srv.config.on_change.setdefault
+        for name in ("stop-writes-on-bgsave-error", "save"):
+            on(name, []).append(lambda _v: self._update_gate())
+
+    # ---- a failed save refuses writes (stop-writes-on-bgsave-error) ------------------------------
+    def _bgsave_status(self, status: str) -> None:
+        self.stats["rdb_last_bgsave_status"] = status
+        self._update_gate()
+
+    def _update_gate(self) -> None:
+        srv = self.srv
+        values = srv.config.values
+        gate = (values["stop-writes-on-bgsave-error"] == "yes" and bool(save_points(values["save"]))
+                and self.stats["rdb_last_bgsave_status"] == "err")
+        if gate != srv.rdb_gate:
+            srv.rdb_gate = gate
+            srv.update_plain_all()
+
+    def writes_denied(self) -> bytes | None:
+        """writeCommandsDeniedByDiskError with its message: the MISCONF error writes (and PING) get
+        while the last save failed, or while the AOF cannot be written; else None."""
+        if self.srv.rdb_gate:
+            return BGSAVE_ERROR
+        return self.srv.aof.denied_error()
+
+    # ---- what a snapshot holds ------------------------------------------------------------------
+    def limits(self) -> rdb.Limits:
+        cfg = self.srv.config
+        fill, depth = cfg.list_options
+        return rdb.Limits(*cfg.hash_max_listpack, *cfg.zset_max_listpack, cfg.set_max_intset_entries, fill, depth)
+
+    def path(self) -> str:
+        return os.path.join(_cwd() or "", self.srv.config.values["dbfilename"])
+
+    def _aux(self, aof_base: bool) -> list[tuple[bytes, bytes]]:
+        from raxdb.server.core import VERSION
+
+        aux = [(b"redis-ver", VERSION.encode()), (b"redis-bits", b"64"), (b"ctime", b"%d" % int(time.time())),
+               (b"used-mem", b"%d" % self.srv.used_memory())]
+        repl = self.srv.repl
+        stream_db = None if aof_base else repl.rdb_save_info()
+        if stream_db is not None:  # rdbSaveInfoAuxFields with an rsi: what a replica PSYNCs from
+            aux += [(b"repl-stream-db", b"%d" % stream_db), (b"repl-id", repl.replid.encode()),
+                    (b"repl-offset", b"%d" % repl.master_repl_offset)]
+        return [*aux, (b"aof-base", b"1" if aof_base else b"0")]
+
+    def _functions(self) -> list[bytes]:
+        from raxdb.server.scripting.functions import registry
+
+        return [lib.code for lib in registry(self.srv).libraries.values()]
+
+    def snapshot(self) -> Iterator[tuple[int, int, int, Iterator[tuple[bytes, Any, int | None]]]]:
+        """Every non-empty database as (id, keys, keys with a deadline, (key, value, deadline ms or
+        None) ...): what an RDB save and an AOF rewrite both walk, rdb-key-save-delay included
+        (debugDelay: microseconds per key, or a 1 us sleep once in -N keys)."""
+        delay = int(self.srv.config.values["rdb-key-save-delay"])
+
+        def delayed(keys: Iterator[Any]) -> Iterator[Any]:
+            for item in keys:
+                loading.debug_delay(delay)
+                yield item
+
+        for db in self.srv.dbs:
+            if not db.data:
+                continue
+            expires = db.expires
+            keys = ((k, e.value, expires.get(k)) for k, e in list(db.data.items()))
+            yield db.id, len(db.data), len(expires), childinfo.counted(delayed(keys) if delay else keys)
+
+    def write_to(self, f: Any, compress: bool, aof_base: bool = False, data: bool = True,
+                 functions: bool = True) -> None:
+        """The whole dataset as an RDB file into the binary file `f`; `compress`: LZF strings as
+        rdbcompression asks (see `save`); `aof_base`: the file is an AOF's base (its aux field
+        `aof-base` says so, as rdbSaveInfoAuxFields writes it for RDBFLAGS_AOF_PREAMBLE);
+        `data`, `functions`: False leaves the keys or the functions out (a replica's
+        REPLCONF rdb-filter-only)."""
+        srv = self.srv
+        now = srv.now_ms
+        values = srv.config.values
+        policy = values["maxmemory-policy"]
+
+        def idle(dbid: int, key: bytes) -> int | None:
+            access = srv.dbs[dbid].access_ms(key)
+            return max(0, now - access) // 1000 if access is not None else 0
+
+        def freq(dbid: int, key: bytes) -> int | None:
+            return srv.dbs[dbid].lfu_counter(key, now)
+
+        w = rdb.Writer(compress, f.write)
+        rdb.write_file(w, self._aux(aof_base), self._functions() if functions else [],
+                       self.snapshot() if data else iter(()), idle if "lru" in policy else None,
+                       freq if "lfu" in policy else None, checksum=values["rdbchecksum"] == "yes")
+
+    def _write_file(self, pid: int, compress: bool) -> None:
+        """rdbSave's file dance: a temp file, fsynced, renamed over the dump file."""
+        tmp = f"temp-{pid}.rdb"
+        try:
+            write_atomically(tmp, self.path(), lambda f: self.write_to(f, compress))
+        except WriteFailed as exc:
+            if exc.stage == "open":
+                LOG.warning(f"Failed opening the temp RDB file {tmp} (in server root dir {_cwd() or 'unknown'}) for saving: "
+                            f"{exc.strerror}")
+            else:
+                LOG.warning(f"Write error saving DB on disk: {exc.strerror}")
+            raise
+
+    def _saved(self, dirty_covered: int) -> None:
+        srv = self.srv
+        srv.dirty -= dirty_covered
+        srv.lastsave = int(time.time())
+        self._bgsave_status("ok")
+
+    # ---- SAVE -------------------------------------------------------------------------------------
+    def save(self) -> bool:
+        """A foreground save (SAVE, FLUSHALL with save points, DEBUG RELOAD, shutdown).  The server
+        is stopped while it runs, so it writes strings without LZF whatever rdbcompression says:
+        pure-Python LZF is ~5x the rest of a save (100k mixed keys: 6.1 s against 1.2 s) for a file
+        ~8% smaller on short values, and a shutdown that outlasts its supervisor's patience
+        (docker stop waits 10 s) loses what it was saving.  BGSAVE, which blocks nothing,
+        compresses as configured; DUMP, MIGRATE and DEBUG OBJECT always follow rdbcompression."""
+        dirty = self.srv.dirty
+        try:
+            self._write_file(os.getpid(), False)
+        except WriteFailed:
+            return False  # the status stays: only a background save's failure sets it (rdbSave)
+        LOG.notice("DB saved on disk")
+        self._saved(dirty)
+        return True
+
+    # ---- the child (BGSAVE, BGREWRITEAOF) --------------------------------------------------------
+    def has_child(self) -> bool:
+        """hasActiveChildProcess: a BGSAVE or an AOF rewrite is running."""
+        return self.child_pid != -1
+
+    def in_progress(self) -> bool:
+        """A BGSAVE is running (child_type == CHILD_TYPE_RDB)."""
+        return self.child_type == "rdb"
+
+    def fork_child(self, kind: str, work: Callable[[], bool], title: str) -> int:
+        """redisFork for the child slot (BGSAVE, AOF rewrite): run `work` in a forked child that
+        exits 0 when it returns True, 1 otherwise; the child's pid.  OSError when the fork fails.
+        The child holds a copy-on-write image of the dataset at the fork; it turns the collector
+        off at once (a collection would write to, and so copy, every page of the heap) and
+        reports its copy-on-write through the child info pipe."""
+        report_fd = self.childinfo.open(sum(len(db.data) for db in self.srv.dbs))
+
+        def child() -> bool:
+            gc.disable()
+            if self.childinfo.fd >= 0:  # the parent's end: a parent that is gone then fails our writes
+                os.close(self.childinfo.fd)
+            childinfo.start_child(report_fd, "AOF rewrite" if kind == "aof" else "RDB")
+            if not work():
+                return False
+            childinfo.finished(childinfo.AOF_COW if kind == "aof" else childinfo.RDB_COW)
+            return True
+
+        try:
+            pid = self.fork(child, title)
+        except BaseException:
+            if report_fd >= 0:
+                os.close(report_fd)
+            self.childinfo.reset()
+            raise
+        if report_fd >= 0:
+            os.close(report_fd)
+        self.child_pid = pid
+        self.child_type = kind
+        self.child_started = time.monotonic()
+        return pid
+
+    def fork(self, work: Callable[[], bool], title: str | None) -> int:
+        """redisFork's common part, for the child slot's children and the Lua debugger's (which
+        run beside them): the child runs `work` and exits 0 when it returns True, 1 otherwise,
+        with os._exit, never touching the loop; the parent gets its pid (OSError when the fork
+        fails).  The child takes `title` as its process title's {title}
+        (server/proctitle.py), as Redis's children do whatever set-proc-title says; with None it
+        keeps the server's (the debugger's child, which Redis does not retitle)."""
+        started = time.perf_counter_ns()
+        # The loop's signal handling is the parent's: a SIGTERM or SIGINT sent to the child must
+        # not wake the parent's loop through the wakeup fd they share (Python's C-level handler
+        # writes to it the moment a signal arrives).  Redis's child only notes a shutdown request
+        # it never acts on, so it finishes its file.  The signals stay blocked across the fork,
+        # so one sent before the child has let go of the fd waits, and is then ignored.
+        signal.pthread_sigmask(signal.SIG_BLOCK, _SHUTDOWN_SIGNALS)
+        try:
+            pid = os.fork()
+        except BaseException:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
+            raise
+        if pid == 0:
+            code = 1
+            try:
+                signal.set_wakeup_fd(-1)
+                for sig in _SHUTDOWN_SIGNALS:
+                    signal.signal(sig, signal.SIG_IGN)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
+                LOG.role = "C"  # the child's log lines say so, as Redis's do
+                oomscore.apply(self.srv, oomscore.CHILD)
+                if title is not None:
+                    proctitle.apply(self.srv, title)
+                code = 0 if work() else 1
+            finally:
+                os._exit(code)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
+        # INFO's total_forks / latest_fork_usec and the latency monitor's "fork" event, as redisFork
+        fork_us = (time.perf_counter_ns() - started) // 1000
+        self.total_forks += 1
+        self.fork_usec = fork_us
+        if self.srv.config.latency_monitor_threshold:
+            from raxdb.server.base import latency
+
+            latency.add_sample_if_needed(self.srv, "fork", fork_us // 1000)
+        return pid
+
+    def check_child(self) -> None:
+        """checkChildrenDone: reap a finished child and hand its end to its kind's handler, as
+        (pid, exit code, signal that killed it or 0)."""
+        if self.child_pid == -1:
+            return
+        try:
+            pid, status = os.waitpid(self.child_pid, os.WNOHANG)
+        except ChildProcessError:
+            pid, status = self.child_pid, 1 << 8
+        if pid == 0:
+            return
+        self._reaped(status)
+
+    def _reaped(self, status: int) -> None:
+        pid, kind = self.child_pid, self.child_type
+        self.child_pid = -1
+        self.child_type = ""
+        if os.WIFSIGNALED(status):
+            exitcode, bysignal = -1, os.WTERMSIG(status)
+        else:
+            exitcode, bysignal = os.waitstatus_to_exitcode(status), 0
+        self.child_done[kind](pid, exitcode, bysignal)
+        if not bysignal and exitcode == 0:
+            self.childinfo.receive()
+        self.childinfo.reset()
+        # checkChildrenDone's replicationStartPendingFork: replicas waiting for a snapshot get
+        # their fork now, after the reset (before it, the new child's info pipe was the one the
+        # reset closed: the child failed with a broken pipe and its replicas' sync with it)
+        self.srv.repl.master.start_pending_fork()
+
+    def kill_child_process(self) -> None:
+        """Stop the running child with SIGUSR1 (Redis's "killed on purpose": no failure counted)
+        and wait for it; the caller cleans up after it."""
+        pid = self.child_pid
+        if pid > 0:  # never kill(-1, ...): that signals every process this user may signal
+            try:
+                os.kill(pid, signal.SIGUSR1)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+        self.child_pid = -1
+        self.child_type = ""
+        self.childinfo.reset()
+
+    # ---- BGSAVE -----------------------------------------------------------------------------------
+    def bgsave(self) -> bool:
+        """rdbSaveBackground: fork a child that writes the snapshot; False if the fork failed."""
+        if self.has_child():
+            return False
+        srv = self.srv
+        self.dirty_before_bgsave = srv.dirty
+        self.last_bgsave_try = int(time.time())
+
+        def work() -> bool:
+            try:
+                self._write_file(os.getpid(), self.srv.config.values["rdbcompression"] == "yes")
+            except WriteFailed:
+                return False
+            LOG.notice("DB saved on disk")
+            return True
+
+        try:
+            pid = self.fork_child("rdb", work, "redis-rdb-bgsave")
+        except OSError as exc:
+            self._bgsave_status("err")
+            LOG.warning(f"Can't save in background: fork: {exc.strerror}")
+            return False
+        LOG.notice(f"Background saving started by pid {pid}")
+        self.stats["rdb_saves"] += 1
+        self.stats["rdb_current_bgsave_time_sec"] = 0
+        self.stats["rdb_bgsave_in_progress"] = 1
+        return True
+
+    def _bgsave_done(self, pid: int, exitcode: int, bysignal: int) -> None:
+        """backgroundSaveDoneHandlerDisk."""
+        self.stats["rdb_last_bgsave_time_sec"] = int(time.monotonic() - self.child_started)
+        self.stats["rdb_bgsave_in_progress"] = 0
+        self.stats["rdb_current_bgsave_time_sec"] = -1
+        if not bysignal and exitcode == 0:
+            LOG.notice("Background saving terminated with success")
+            self._saved(self.dirty_before_bgsave)
+        elif not bysignal:
+            LOG.warning("Background saving error")
+            self._bgsave_status("err")
+        else:
+            LOG.warning(f"Background saving terminated by signal {bysignal}")
+            remove_quietly(f"temp-{pid}.rdb")
+            if bysignal != signal.SIGUSR1:
+                self._bgsave_status("err")
+
+    def kill_child(self) -> None:
+        """killRDBChild: stop a running BGSAVE whose snapshot is of no use any more (FLUSHALL,
+        shutdown); an AOF rewrite is left alone."""
+        if self.child_type != "rdb":
+            return
+        pid = self.child_pid
+        self.kill_child_process()
+        # its end as when reaped (Redis reaps it later): the handler cleans up, and one that
+        # replication installed fails the replicas waiting for this snapshot
+        self.child_done["rdb"](pid, -1, signal.SIGUSR1)
+
+    def cron(self) -> None:
+        """serverCron's part, in its order: a scheduled AOF rewrite starts when no child runs;
+        a running child is reaped when done; with none, save points and the AOF's growth may
+        start one; a scheduled BGSAVE starts last (after its retry delay when the last failed)."""
+        srv = self.srv
+        aof = srv.aof
+        if srv.ldb_children:  # forked Lua debugging sessions that ended
+            from raxdb.server.scripting import ldb
+
+            ldb.reap_children(srv)
+        if not self.has_child() and aof.rewrite_scheduled and not aof.rewrite_limited():
+            aof.rewrite_background()
+        if self.has_child():
+            now = time.monotonic()
+            if now - self.childinfo_read >= 1:  # run_with_period(1000) receiveChildInfo()
+                self.childinfo_read = now
+                self.childinfo.receive()
+            self.check_child()
+            if self.child_type == "rdb":
+                self.stats["rdb_current_bgsave_time_sec"] = int(time.monotonic() - self.child_started)
+        else:
+            self._save_points()
+            aof.auto_rewrite()
+        if not self.has_child() and self.scheduled and self._retry_ok():
+            if self.bgsave():
+                self.scheduled = False
+
+    def _retry_ok(self) -> bool:
+        return (int(time.time()) - self.last_bgsave_try > BGSAVE_RETRY_DELAY
+                or self.stats["rdb_last_bgsave_status"] == "ok")
+
+    def _save_points(self) -> None:
+        srv = self.srv
+        if not srv.dirty:
+            return
+        now = int(time.time())
+        retry_ok = self._retry_ok()
+        for seconds, changes in save_points(srv.config.values["save"]):
+            if srv.dirty >= changes and now - srv.lastsave > seconds and retry_ok:
+                LOG.notice(f"{changes} changes in {seconds} seconds. Saving...")
+                self.bgsave()
+                return
+
+    # ---- loading ---------------------------------------------------------------------------------
+    def load_at_startup(self) -> Steps[None]:
+        """loadDataFromDisk: read the dump file if there is one; LoadError when it is unusable.
+        A generator: server/loading.py drives it, serving clients as it goes."""
+        path = self.path()
+        started = time.monotonic()
+        repl = self.srv.repl
+        master = repl.masterhost is None
+        if master:  # the DELs of keys that expired meanwhile go to its stream (RDBFLAGS_FEED_REPL)
+            repl.create_backlog()
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            repl.continue_saved_history({})
+            return
+        except OSError as exc:
+            raise LoadError(f"Fatal error loading the DB: {exc.strerror}. Exiting.") from None
+        yield from self.load_steps(data, merge=False, aux=self.loaded_aux, feed_repl=master)
+        LOG.notice(f"DB loaded from disk: {time.monotonic() - started:.3f} seconds")
+        repl.continue_saved_history(self.loaded_aux)
+
+    @contextlib.contextmanager
+    def loading(self, total: int = 0, dbs: list[Any] | None = None, state: int = SYNC) -> Iterator[None]:
+        """startLoading / stopLoading, around a dump file's or the AOF's load (server/loading.py):
+        INFO shows `loading:1` and the progress of `total` bytes, the last load's key counts start
+        again from 0, clients are answered -LOADING, nothing in `dbs` (default: the server's)
+        expires (Database.loading) and nothing is propagated (Redis's shouldPropagate is false
+        while loading: the data comes from the files it would be written to).  Nested (the AOF's
+        RDB base), it leaves the outer load in charge."""
+        srv = self.srv
+        if self.stats.get("loading"):
+            yield
+            return
+        dbs = srv.dbs if dbs is None else dbs
+        loading.started(srv, state, total)
+        ops, srv.also_propagate = srv.also_propagate, None
+        for db in dbs:
+            db.loading = True
+        srv.update_clock()
+        try:
+            yield
+        finally:
+            for db in dbs:
+                db.loading = False
+            srv.also_propagate = ops
+            loading.stopped(srv)
+
+    def load_bytes(self, data: bytes, merge: bool) -> int:
+        """`load_steps` at once, for a load inside a command (DEBUG RELOAD)."""
+        return loading.run(self.load_steps(data, merge))
+
+    def load_steps(self, data: bytes, merge: bool, aof_base: bool = False, aux: dict[bytes, bytes] | None = None,
+                   feed_repl: bool = False, total: int | None = None, dbs: list[Any] | None = None,
+                   state: int = SYNC, offset: int = 0, functions: list[bytes] | None = None,
+                   arriving: rdb.Arriving | None = None) -> Steps[int]:
+        """rdbLoadRio into the (empty, unless `merge`) databases `dbs` (default: the server's);
+        the offset where the RDB ended.  Pauses (yields) every loading-process-events-interval-
+        bytes, as rdbLoadProgressCallback serves clients; key-load-delay slows every key.
+        `aof_base`: the RDB is the AOF's base or preamble (RDBFLAGS_AOF_PREAMBLE), whose keys load
+        even past their deadline, as the commands after it may still use them.  `aux`, if
+        given, receives the RDB's aux fields (a replica reads repl-stream-db from them).
+        `feed_repl` (a master starting up): a key dropped as expired is a DEL in the
+        replication stream, so that replicas continuing the saved history drop it too.
+        `total`: the size INFO's progress is of (default: the data's); `offset`: where the data
+        starts in it (an AOF's files count as one); `state`: loading.ASYNC for a replica's
+        swapdb load, which leaves the served dataset readable; `functions`, if given, receives
+        the libraries' code instead of loading them (a swapdb load swaps them in at its end);
+        `arriving`: `data` is the start of an RDB still arriving (a replica's diskless load),
+        and the steps yield how many more bytes they wait for (loading.drive's `fill`)."""
+        srv = self.srv
+        values = srv.config.values
+        delay = int(values["key-load-delay"])
+        db_list = srv.dbs if dbs is None else dbs
+        loaded = expired = empty = with_expire = past = 0
+        end = len(data)
+        stats = self.stats
+        with self.loading(len(data) if total is None else total, dbs, state):
+            now = srv.now_ms
+            try:
+                for kind, item in rdb.read_file(data, self.limits(),
+                                                int(values["loading-process-events-interval-bytes"]), arriving):
+                    if kind == "key":
+                        if item.db >= len(db_list):
+                            raise LoadError("FATAL: Data file was created with a Redis server configured to "
+                                            f"handle more than {len(db_list)} databases. Exiting\n")
+                        drop = False
+                        if item.expire_ms is not None:  # also counted for redis-check-rdb's report
+                            with_expire += 1
+                            if item.expire_ms < now:
+                                past += 1
+                                # a replica keeps them: its master's DEL will come (rdbLoad's iAmMaster)
+                                drop = not aof_base and srv.repl.masterhost is None
+                        if drop:
+                            expired += 1
+                            if feed_repl:
+                                srv.repl.feed(item.db, [deletion(srv, "lazyfree-lazy-expire"), item.key])
+                        else:
+                            self._add(db_list[item.db], item, now, merge)
+                            loaded += 1
+                        if delay:
+                            loading.debug_delay(delay)
+                    elif kind == "need":
+                        yield item
+                    elif kind == "tick":
+                        stats["rdb_last_load_keys_loaded"] = loaded
+                        stats["rdb_last_load_keys_expired"] = expired
+                        loading.progress(srv, offset + item)
+                        yield
+                    elif kind == "aux":
+                        self._aux_loaded(*item)
+                        if aux is not None:
+                            aux[item[0]] = item[1]
+                    elif kind == "function":
+                        if functions is not None:
+                            functions.append(item)
+                        else:
+                            self._function_loaded(item, merge)
+                    elif kind == "empty":
+                        if empty < 10:  # Redis names the first ten
+                            LOG.warning(f"rdbLoadObject skipping empty key: {item[1].decode(errors='replace')}")
+                        empty += 1
+                    elif kind == "resize" and item[0] >= len(db_list):
+                        raise LoadError("FATAL: Data file was created with a Redis server configured to "
+                                        f"handle more than {len(db_list)} databases. Exiting\n")
+                    elif kind == "end":
+                        end = item
+            except rdb.RDBError as exc:
+                if isinstance(exc, rdb.ChecksumError):
+                    LOG.warning(f"Wrong RDB checksum expected: ({exc.computed:x}) but got ({exc.stored:x}). "
+                                "Aborting now.")
+                # the first report ends a load (rdbReportError exits), with redis-check-rdb's account
+                err = LoadError(rdb.report_lines(exc)[0])
+                if not isinstance(exc, rdb.ChecksumError):
+                    keys_read = loaded + expired + empty + (exc.key is not None)
+                    err.check_report = rdb.check_report(exc, keys_read, with_expire, past)
+                raise err from None
+            finally:
+                stats["rdb_last_load_keys_loaded"] = loaded
+                stats["rdb_last_load_keys_expired"] = expired
+        if empty:
+            LOG.warning(f"Done loading RDB, keys loaded: {loaded}, keys expired: {expired}, "
+                        f"empty keys skipped: {empty}.")
+        else:
+            LOG.notice(f"Done loading RDB, keys loaded: {loaded}, keys expired: {expired}.")
+        return end
+
+    @staticmethod
+    def _add(db: Any, item: rdb.KeyRecord, now: int, merge: bool) -> None:
+        key = item.key
+        if key in db.data:
+            if not merge:
+                raise LoadError(f"RDB has duplicated key '{key.decode(errors='replace')}' in DB {item.db}")
+            db.delete(key)
+        db.add(key, item.value)
+        if item.expire_ms is not None:
+            db.set_expire(key, item.expire_ms)
+        if item.idle_s is not None:
+            db.data[key].atime = now - item.idle_s * 1000
+        if item.freq is not None and isinstance(db, LFUDatabase):
+            db.freq[key] = (((now // 60000) & 0xFFFF) << 8) | item.freq
+
+    def _aux_loaded(self, key: bytes, value: bytes) -> None:
+        if key == b"redis-ver":
+            LOG.notice(f"Loading RDB produced by version {value.decode(errors='replace')}")
+        elif key == b"ctime":
+            try:
+                age = int(time.time()) - int(value)
+            except ValueError:
+                return
+            LOG.notice(f"RDB age {max(0, age)} seconds")
+        elif key == b"aof-base":
+            if strtoll(value):
+                LOG.notice("RDB is base AOF")
+        elif key == b"used-mem":
+            used = strtoll(value)
+            LOG.notice(f"RDB memory usage when created {used / 1024 / 1024:.2f} Mb")
+            self.stats["loading_rdb_used_mem"] = used  # INFO's progress when the size is unknown
+
+    def _function_loaded(self, code: bytes, replace: bool) -> None:
+        from raxdb.server.base.errors import CommandError
+        from raxdb.server.scripting.functions import registry
+
+        try:
+            registry(self.srv).load(code, replace=replace)  # MERGE replaces libraries as it replaces keys
+        except CommandError as exc:
+            raise LoadError(f"Failed loading library: {exc}") from None
+
+
+def save_points(spec: str) -> list[tuple[int, int]]:
+    """The `save` option as (seconds, changes) pairs."""
+    words = spec.split()
+    return [(int(words[i]), int(words[i + 1])) for i in range(0, len(words) - 1, 2)]
+
+
+def attach(srv: Server) -> Persistence:
+    p = getattr(srv, "persistence", None)
+    if p is None:
+        p = srv.persistence = Persistence(srv)  # type: ignore[attr-defined]
+    return p

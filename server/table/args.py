@@ -1,0 +1,109 @@
+"""Argument parsing shared by every command family, with Redis's exact acceptance rules.
+
+Integers follow string2ll (no '+', no spaces, no leading zeros, int64 range); doubles follow
+strtod as Redis calls it (server.numparse: no leading space, no trailing junk; inf accepted; hex
+floats accepted as C does).  Each parser raises CommandError with the caller's error text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator
+
+from raxdb.protocol.request import _string2ll
+from raxdb.server.base.errors import NOT_FLOAT, NOT_INTEGER, NOT_POSITIVE, CommandError, c_str
+from raxdb.server.base.numparse import strtod
+
+INT64_MAX = 2**63 - 1
+INT64_MIN = -(2**63)
+
+def to_int(arg: bytes, err: str = NOT_INTEGER) -> int:
+    v = _string2ll(arg)
+    if v is None:
+        raise CommandError(err)
+    return v
+
+
+def maybe_int(arg: bytes) -> int | None:
+    return _string2ll(arg)
+
+
+def to_float(arg: bytes, err: str = NOT_FLOAT) -> float:
+    v = strtod(arg)
+    if v is None or math.isnan(v):
+        raise CommandError(err)
+    return v
+
+
+def positive_long(arg: bytes, msg: str = NOT_POSITIVE) -> int:
+    """getPositiveLongFromObjectOrReply: an int64 >= 0, else `msg` (for non-numbers too)."""
+    v = maybe_int(arg)
+    if v is None or v < 0:
+        raise CommandError(msg)
+    return v
+
+
+def to_nonneg_int(arg: bytes, err: str = NOT_INTEGER) -> int:
+    v = to_int(arg, err)
+    if v < 0:
+        raise CommandError(err)
+    return v
+
+
+# A negative count asks SRANDMEMBER / ZRANDMEMBER / HRANDFIELD for that many picks with repeats.
+# Redis 7.0 accepts up to LONG_MAX of them and then builds the reply until memory runs out; raxdb
+# refuses a count no reply could carry, with the error Redis gives just past its own bound.
+RANDOM_PICKS_LIMIT = 1 << 32
+
+
+def random_picks(count: int) -> int:
+    """The number of picks a negative count asks for, or "value is out of range" past the limit."""
+    if -count >= RANDOM_PICKS_LIMIT:
+        raise CommandError("ERR value is out of range")
+    return -count
+
+
+REPLY_CHUNK = 1024  # elements made and encoded at a time by a reply that may stop at the limit
+
+
+def reply_in_chunks(c, chunks: Iterable[tuple[int, bytes]]) -> bytes:
+    """An array reply made of `chunks` ((elements, their encoding without an array header)),
+    each made only once the ones before it fit: once the client's output limit is reached
+    (server/obuf.py, checked per chunk for a client whose limit is checked per command) no
+    more are made, as Redis's loops stop adding replies to a client that is to be closed, and
+    the client is dropped (so nothing of the reply is sent)."""
+    parts = [b""]
+    count = size = 0
+    for n, body in chunks:
+        parts.append(body)
+        count += n
+        size += len(body)
+        if c.obuf_reached(c.running, size):
+            return b""
+    parts[0] = b"*%d\r\n" % count
+    return b"".join(parts)
+
+
+def random_picks_reply(c, count: int, per: int, pick: Callable[[int], list], encode: Callable[[list], bytes]
+                       ) -> bytes:
+    """The reply to a negative count: `encode(pick(n))`, an array of n * per elements; for a
+    client whose output limit is checked per command, made a chunk at a time and stopped at the
+    limit (reply_in_chunks): a count of a billion then costs what the limit holds."""
+    n = random_picks(count)
+    if not c.obuf_watch or n <= REPLY_CHUNK:
+        return encode(pick(n))
+
+    def chunks() -> Iterator[tuple[int, bytes]]:
+        left = n
+        while left:
+            k = min(left, REPLY_CHUNK)
+            left -= k
+            yield k * per, encode(pick(k))[len(b"*%d\r\n" % (k * per)):]  # without its own header
+
+    return reply_in_chunks(c, chunks())
+
+
+def option_word(arg: bytes) -> bytes:
+    """An option keyword as Redis's strcasecmp sees it: lower-cased and ended by its first NUL byte
+    (Redis compares keywords as C strings, so "REPLACE\\0x" is REPLACE)."""
+    return c_str(arg).lower()
