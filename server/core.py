@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import errno
+import functools
 import os
 import socket
 import time
@@ -150,8 +151,12 @@ class Server:
 
         attach_notify(self)  # Pub/Sub registry, notify-keyspace-events, expiry events and WATCH
         from raxdb.server.net.blocking import attach as attach_blocking
+        from raxdb.server.net.blocking import handle_ready_keys
 
         attach_blocking(self)  # the blocking registry, ready keys, CLIENT UNBLOCK
+        # Hook: serving the clients blocked on keys that became ready, for the layers below net/
+        # that make keys ready outside a command (eviction's timer).
+        self.serve_ready_keys: Callable[[], None] = functools.partial(handle_ready_keys, self)
         from raxdb.server.memory.evict import attach as attach_evict
 
         attach_evict(self)  # maxmemory: memory accounting and eviction
@@ -387,6 +392,7 @@ class Server:
             LOG.warning(f"Warning: Could not create server TCP listening socket {exc}")
             LOG.warning(f"Failed listening on port {port} (TCP), aborting.")
             raise SystemExit(1) from exc
+        from raxdb.server.conn import unixaddr
         from raxdb.server.net import unixsocket
 
         unix = unixsocket.bind(self)
@@ -424,7 +430,7 @@ class Server:
         if socks:
             LOG.notice("Ready to accept connections")
         if unix is not None:
-            LOG.notice(f"The server is now ready to accept connections at {unixsocket.configured(self)}")
+            LOG.notice(f"The server is now ready to accept connections at {unixaddr.configured(self)}")
         supervise.ready(self)
         await self.shutdown_event.wait()
         await self.close()

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from raxdb.server.base import latency
+from raxdb.server.base.loading import ASYNC, SYNC
 from raxdb.server.events import pubsub, tracking
 from raxdb.server.memory import evict
 from raxdb.server.memory import overhead as memoverhead
@@ -188,8 +189,8 @@ def _persistence(srv: Server) -> list[str]:
     g = srv.persistence_info
     state = g("loading", 0)
     return [
-        f"loading:{int(state == loading.SYNC)}",
-        f"async_loading:{int(state == loading.ASYNC)}",
+        f"loading:{int(state == SYNC)}",
+        f"async_loading:{int(state == ASYNC)}",
         *srv.persistence.childinfo.info_lines(),
         f"rdb_changes_since_last_save:{srv.dirty}",
         f"rdb_bgsave_in_progress:{g('rdb_bgsave_in_progress', 0)}",

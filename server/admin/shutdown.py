@@ -64,7 +64,7 @@ class Shutdown:
     @staticmethod
     def _insist(*_args: object) -> None:
         LOG.warning("You insist... exiting now.")
-        from raxdb.server.persistence.snapshot import remove_quietly
+        from raxdb.server.base.files import remove_quietly
 
         remove_quietly(f"temp-{os.getpid()}.rdb")
         os._exit(1)  # not a clean shutdown

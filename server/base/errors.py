@@ -37,6 +37,17 @@ WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
 NOT_POSITIVE = "ERR value is out of range, must be positive"
 TIMEOUT_NEGATIVE = "ERR timeout is negative"
 TIMEOUT_NOT_FLOAT = "ERR timeout is not a float or out of range"
+# a replica's refusals (replication/replica.py), which scripts meet too
+READONLY = b"READONLY You can't write against a read only replica."
+MASTERDOWN = b"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+# a script past busy-reply-threshold (scripting/busy.py): what every other command gets
+BUSY_SCRIPT = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+BUSY_FUNCTION = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+
+
+def busy_error(is_function: bool) -> str:
+    """The BUSY reply while a script (or a function) runs past busy-reply-threshold."""
+    return BUSY_FUNCTION if is_function else BUSY_SCRIPT
 
 
 def wrongtype() -> CommandError:

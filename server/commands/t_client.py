@@ -17,9 +17,8 @@ from raxdb.protocol.request import _string2ll
 from raxdb.server.base.errors import SYNTAX, CommandError, c_str, subcommand_syntax
 from raxdb.server.commands.t_config import help_reply
 from raxdb.server.conn import clientbufs, lifecycle
-from raxdb.server.conn.obuf import client_class, output_used
+from raxdb.server.conn.obuf import client_class, is_replica, output_used
 from raxdb.server.events import tracking
-from raxdb.server.replication.master import is_replica
 from raxdb.server.table.args import maybe_int, option_word
 from raxdb.server.table.registry import NO_REPLY, command
 

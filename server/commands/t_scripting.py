@@ -8,9 +8,9 @@ arguments in Redis's order (so the first error reported is Redis's) and format r
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
-from raxdb.server.base.errors import CommandError, subcommand_syntax
+from raxdb.server.base.errors import CommandError, busy_error, subcommand_syntax
 from raxdb.server.conn import lifecycle
-from raxdb.server.scripting import busy, functions, ldb, scripts
+from raxdb.server.scripting import functions, ldb, scripts
 from raxdb.server.table.args import maybe_int
 from raxdb.server.table.registry import command
 from raxdb.storage.glob import compile_glob
@@ -115,7 +115,7 @@ def _kill(c, want_function: bool) -> bytes:
     if run is None:
         raise CommandError("NOTBUSY No scripts in execution right now.")
     if run.is_function != want_function:
-        raise CommandError(busy.busy_error(run))
+        raise CommandError(busy_error(run.is_function))
     if run.wrote:
         raise CommandError("UNKILLABLE Sorry the script already executed write commands against the dataset. "
                            "You can either wait the script termination or kill the server in a hard way using "

@@ -30,8 +30,8 @@ from importlib import resources
 from typing import BinaryIO
 
 from raxdb.protocol.request import _string2ll, quote_arg, split_inline_args
+from raxdb.server.base.loading import LOADING_ERR
 from raxdb.server.base.numparse import string2d
-from raxdb.server.persistence.loading import LOADING_ERR
 from raxdb.storage.stream import node_limits
 
 REDIS_VERSION = "7.0.15"
@@ -751,7 +751,7 @@ class Config:
             lines.append(marker)
             lines.extend(appended)
         text = "\n".join(line for line in lines if line is not None) + "\n"
-        from raxdb.server.persistence.snapshot import WriteFailed, write_atomically
+        from raxdb.server.base.files import WriteFailed, write_atomically
 
         data = text.encode("utf-8", errors="surrogateescape")
         try:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from raxdb.protocol import reply as R
 from raxdb.protocol.request import quote_arg
-from raxdb.server.net import unixsocket
+from raxdb.server.conn import unixaddr
 
 if TYPE_CHECKING:
     from raxdb.server.net.client import Client
@@ -97,7 +97,7 @@ def feed_monitors(client: Client, argv: list[bytes], cmd: Command | None, origin
         return
     now = time.time()
     if origin is None:
-        origin = unixsocket.monitor_origin(srv) if client.unix_socket else client.addr
+        origin = unixaddr.monitor_origin(srv) if client.unix_socket else client.addr
     line = "+%.6f [%d %s] %s\r\n" % (now, client.dbid, origin, " ".join(quote_arg(a) for a in redacted(argv)))
     data = line.encode()
     for m in srv.monitors:

@@ -26,15 +26,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from raxdb.server.base.log import LOG
-from raxdb.server.replication.master import is_replica
 
 if TYPE_CHECKING:
     from raxdb.server.net.client import Client
 
 
+def is_replica(c: Client) -> bool:
+    """A replica's link (it sent SYNC / PSYNC, or REPLCONF's listening-port: replication/master.py
+    sets `c.replica` and flags it)."""
+    r = c.replica
+    return r is not None and r.flagged
+
+
 def client_class(c: Client) -> str:
-    """getClientType: this server's link to its master (server/replica.py), a replica
-    (server/replmaster.py), pubsub, or normal."""
+    """getClientType: this server's link to its master (replication/replica.py), a replica
+    (replication/master.py), pubsub, or normal."""
     if c.is_master:
         return "master"
     if is_replica(c):

@@ -431,13 +431,11 @@ def _start_proc(srv: Server, state: EvictionState) -> None:
 
 
 def _proc(srv: Server) -> None:
-    from raxdb.server.net.blocking import handle_ready_keys
-
     state: EvictionState = srv.eviction
     srv.update_clock()
     running = bool(srv.maxmemory) and perform_evictions(srv) == EVICT_RUNNING
     if srv.ready_keys:  # an evicted stream fails the XREADGROUPs blocked on it (beforeSleep's part)
-        handle_ready_keys(srv)
+        srv.serve_ready_keys()
     if running:
         srv.loop.call_soon(_proc, srv)  # type: ignore[union-attr]
     else:

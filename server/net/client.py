@@ -53,20 +53,20 @@ from raxdb.protocol.request import (
     RequestParser,
     _string2ll,
 )
-from raxdb.server.base.errors import NOAUTH, CommandError, c_str, unknown_subcommand, wrong_arity
+from raxdb.server.base.errors import NOAUTH, CommandError, busy_error, c_str, unknown_subcommand, wrong_arity
+from raxdb.server.base.loading import ASYNC as ASYNC_LOADING
+from raxdb.server.base.loading import LOADING_ERR
 from raxdb.server.base.log import LOG
 from raxdb.server.conn import clientbufs as _clientbufs
 from raxdb.server.conn import clienteviction as _clienteviction
 from raxdb.server.conn import obuf as _obuf
+from raxdb.server.conn.obuf import is_replica as _is_replica
+from raxdb.server.conn.unixaddr import client_addr as _unix_addr
+from raxdb.server.conn.unixaddr import configured as _unix_path
 from raxdb.server.events import propagate as _propagate
 from raxdb.server.events import tracking as _tracking
 from raxdb.server.memory import evict
 from raxdb.server.net.blocking import handle_ready_keys
-from raxdb.server.net.unixsocket import client_addr as _unix_addr
-from raxdb.server.net.unixsocket import configured as _unix_path
-from raxdb.server.persistence.loading import ASYNC as ASYNC_LOADING
-from raxdb.server.persistence.loading import LOADING_ERR
-from raxdb.server.replication.master import is_replica as _is_replica
 from raxdb.server.security import acl as _acl
 from raxdb.server.table.registry import BLOCKED, TABLE, Command
 from raxdb.server.table.scriptflags import FLAG_NO_WRITES, script_flags
@@ -687,9 +687,7 @@ class Client(asyncio.Protocol):
                 self._reject(cmd, LOADING_ERR, out)
                 return
             if srv.busy_script is not None and "allow_busy" not in cmd.flags:  # a script past its time limit
-                from raxdb.server.scripting.busy import busy_error
-
-                self._reject(cmd, busy_error(srv.busy_script).encode(), out)
+                self._reject(cmd, busy_error(srv.busy_script.is_function).encode(), out)
                 return
             if (self.is_monitor or _is_replica(self)) and (cmd.is_readonly or self.may_replicate(cmd, argv)):
                 # A replica, and a MONITOR client (a replica in Redis's eyes), may not touch the

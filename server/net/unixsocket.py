@@ -22,6 +22,7 @@ import socket
 from typing import TYPE_CHECKING
 
 from raxdb.server.base.log import LOG
+from raxdb.server.conn.unixaddr import configured
 
 if TYPE_CHECKING:
     from raxdb.server.core import Server
@@ -29,22 +30,6 @@ if TYPE_CHECKING:
 
 # sizeof(struct sockaddr_un.sun_path) on Linux: the path and its terminating NUL must fit
 _SUN_PATH = 108
-PEER_IP = "/unixsocket"  # anetFdToString's "ip" of an AF_UNIX peer (a replica's ip in INFO)
-
-
-def configured(srv: Server) -> str:
-    """The socket's path, '' when the server has none."""
-    return srv.config.values["unixsocket"]
-
-
-def client_addr(srv: Server) -> str:
-    """addr and laddr of a unix socket client (genClientAddrString)."""
-    return configured(srv) + ":0"
-
-
-def monitor_origin(srv: Server) -> str:
-    """What a MONITOR line shows for a command a unix socket client ran."""
-    return "unix:" + configured(srv)
 
 
 def bind(srv: Server) -> socket.socket | None:

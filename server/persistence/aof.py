@@ -45,10 +45,10 @@ import time
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from raxdb.server.base import latency
+from raxdb.server.base.files import WriteFailed, remove_quietly, write_atomically
 from raxdb.server.base.log import LOG
 from raxdb.server.events import propagate
 from raxdb.server.persistence import aofmanifest
-from raxdb.server.persistence.snapshot import WriteFailed, remove_quietly, write_atomically
 
 if TYPE_CHECKING:
     from raxdb.server.core import Server

@@ -50,9 +50,7 @@ T = TypeVar("T")
 # a load's pauses: None where clients are served, or (an arriving RDB) the bytes it waits for
 Steps = Generator[int | None, None, T]
 
-LOADING_ERR = b"LOADING Redis is loading the dataset in memory"
 AOF_EVENTS_EVERY = 1024  # loadSingleAppendOnlyFile serves clients once in this many commands
-SYNC, ASYNC = 1, 2  # stats["loading"]: a plain load, or a replica's swapdb load beside the served data
 
 
 class Aborted(Exception):

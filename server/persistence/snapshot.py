@@ -33,15 +33,17 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base import proctitle
+from raxdb.server.base.files import WriteFailed, remove_quietly, write_atomically
+from raxdb.server.base.loading import SYNC
 from raxdb.server.base.log import LOG
 from raxdb.server.base.numparse import strtoll
 from raxdb.server.config import oomscore
 from raxdb.server.events.propagate import deletion
 from raxdb.server.persistence import childinfo, loading
-from raxdb.server.persistence.loading import SYNC, Steps
+from raxdb.server.persistence.loading import Steps
 from raxdb.storage import rdb
 from raxdb.storage.keyspace import LFUDatabase
 
@@ -63,46 +65,6 @@ class LoadError(Exception):
     redis-check-rdb would print about it (redis-server runs it on a file it fails to load)."""
 
     check_report = ""
-
-
-class WriteFailed(Exception):
-    """`write_atomically` failed at `stage` ("open", "write", "fsync" or "rename"); each caller
-    logs Redis's message for its file and stage."""
-
-    def __init__(self, stage: str, exc: OSError) -> None:
-        super().__init__(exc.strerror)
-        self.stage = stage
-        self.strerror = exc.strerror or str(exc)
-
-
-def remove_quietly(path: str) -> None:
-    """Remove a temp or history file that may not be there (bg_unlink's failures go unreported)."""
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
-def write_atomically(tmp: str, dest: str, fill: Callable[[BinaryIO], None]) -> None:
-    """The temp-file dance every durable file here takes (the RDB, the AOF base, the AOF manifest):
-    write `tmp`, flush, fsync, rename it over `dest`, so a crash leaves the old `dest` whole.  The
-    temp file is removed when anything fails (WriteFailed names the stage)."""
-    try:
-        f = open(tmp, "wb")  # noqa: SIM115 - closed below on every path
-    except OSError as exc:
-        raise WriteFailed("open", exc) from None
-    stage = "write"
-    try:
-        with f:
-            fill(f)
-            f.flush()
-            stage = "fsync"
-            os.fsync(f.fileno())
-        stage = "rename"
-        os.replace(tmp, dest)
-    except OSError as exc:
-        remove_quietly(tmp)
-        raise WriteFailed(stage, exc) from None
 
 
 def _cwd() -> str | None:

@@ -46,8 +46,8 @@ from typing import TYPE_CHECKING, Any
 
 from raxdb.protocol import reply as R
 from raxdb.server.base.log import LOG
+from raxdb.server.conn.unixaddr import PEER_IP
 from raxdb.server.events import propagate
-from raxdb.server.net.unixsocket import PEER_IP
 
 if TYPE_CHECKING:
     from raxdb.server.core import Server
@@ -187,11 +187,6 @@ def replica_of(c: Client) -> Replica:
     if r is None:
         r = c.replica = Replica(c)
     return r
-
-
-def is_replica(c: Client) -> bool:
-    r = c.replica
-    return r is not None and r.flagged
 
 
 class Master:

@@ -64,6 +64,8 @@ import hiredis
 
 from raxdb.protocol import reply as R
 from raxdb.protocol.request import quote_arg
+from raxdb.server.base.errors import MASTERDOWN, READONLY
+from raxdb.server.base.loading import ASYNC, SYNC
 from raxdb.server.base.log import LOG
 from raxdb.server.events import propagate, tracking, watch
 from raxdb.server.net.client import Client
@@ -80,8 +82,6 @@ if TYPE_CHECKING:
 
 CONNECT, CONNECTING, HANDSHAKE, TRANSFER, CONNECTED = "connect", "connecting", "handshake", "sync", "connected"
 
-READONLY = b"READONLY You can't write against a read only replica."
-MASTERDOWN = b"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
 EOF_MARK_SIZE = 40  # RDB_EOF_MARK_SIZE (CONFIG_RUN_ID_SIZE)
 SYNTHESIZED = ("Before turning into a replica, using my own master parameters to synthesize a cached master: "
                "I may be able to synchronize with the new master with just a partial transfer.")
@@ -649,7 +649,7 @@ class Link:
             plan.temp = [_temp_db(db) for db in srv.dbs]
             plan.functions = []
             if srv.repl.replid == self.full[0]:
-                plan.state = loading.ASYNC
+                plan.state = ASYNC
         else:
             self.attach_to_new_master()
             LOG.notice("MASTER <-> REPLICA sync: Flushing old data")
@@ -938,7 +938,7 @@ class _LoadPlan:
         self.aof_on = aof_on
         self.temp: list[Any] | None = None
         self.functions: list[bytes] | None = None
-        self.state = loading.SYNC
+        self.state = SYNC
 
 
 def _swap_functions(srv: Server, codes: list[bytes]) -> None:

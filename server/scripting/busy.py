@@ -27,14 +27,6 @@ if TYPE_CHECKING:
     from raxdb.server.core import Server
     from raxdb.server.scripting.engine import Running
 
-BUSY_SCRIPT = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
-BUSY_FUNCTION = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
-
-
-def busy_error(run: Running) -> str:
-    return BUSY_FUNCTION if run.is_function else BUSY_SCRIPT
-
-
 def enter(server: Server, run: Running) -> None:
     run.busy = True
     server.busy_script = run  # type: ignore[attr-defined]

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import lupa.lua51 as lupa51
 
-from raxdb.server.base.errors import CommandError
+from raxdb.server.base.errors import READONLY, CommandError
 from raxdb.server.base.log import LOG
 from raxdb.server.conn import lifecycle
 from raxdb.server.events import tracking
@@ -248,7 +248,6 @@ class Engine:
             return self._fail(raise_errors, b"Write commands are not allowed from read-only scripts.", True)
         if (cmd.is_write and run is not None and not run.wrote and srv.replica_gate
                 and srv.config.values["replica-read-only"] == "yes" and not run.caller.must_obey):
-            from raxdb.server.replication.replica import READONLY
 
             cmd.rejected_calls += 1  # scriptVerifyWriteCommandAllow on a read-only replica
             return self._fail(raise_errors, b"-" + READONLY, True)

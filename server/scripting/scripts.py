@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from raxdb.server.base.errors import CommandError
+from raxdb.server.base.errors import MASTERDOWN, CommandError
 from raxdb.server.scripting import engine as eng
 from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NAMES, FLAG_NO_WRITES
 
@@ -84,7 +84,6 @@ class ScriptCache:
         if not script.shebang and srv.replica_gate and srv.repl.link.serving_stale():
             # scriptPrepareForRun's compatibility-mode check (a script with a shebang was judged
             # by its flags before it got here)
-            from raxdb.server.replication.replica import MASTERDOWN
 
             raise CommandError(MASTERDOWN)
         ro = ro_command or bool(script.flags & FLAG_NO_WRITES)
