@@ -25,7 +25,7 @@ from raxdb.server.base.log import LOG
 
 if TYPE_CHECKING:
     from raxdb.server.core import Server
-    from raxdb.server.scripting.engine import Running
+    from raxdb.server.scripting.interfaces import Running
 
 def enter(server: Server, run: Running) -> None:
     run.busy = True

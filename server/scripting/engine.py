@@ -32,6 +32,7 @@ from raxdb.server.events import tracking
 from raxdb.server.memory.evict import OOM
 from raxdb.server.scripting import convert, luanum
 from raxdb.server.scripting.lua_env import BOOTSTRAP
+from raxdb.server.scripting.luanum import LuaRaise
 from raxdb.server.scripting.untail import untail
 from raxdb.server.security import acl
 from raxdb.server.table.registry import BLOCKED
@@ -50,14 +51,6 @@ REPL_ALL = 3  # redis.set_repl()'s default, PROPAGATE_AOF | PROPAGATE_REPL (serv
 
 # cjson and cmsgpack walk nested values recursively, up to 1000 levels (Redis's limits).
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
-
-
-class LuaRaise(Exception):
-    """Raised by Python called from Lua; `value` is the Lua error value (string or table)."""
-
-    def __init__(self, value: Any) -> None:
-        super().__init__(value)
-        self.value = value
 
 
 def sha1hex(data: bytes) -> bytes:

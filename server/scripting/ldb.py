@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from raxdb.server.net.client import Client
-    from raxdb.server.scripting.engine import Engine
+    from raxdb.server.scripting.interfaces import Engine
 
 YES, SYNC = 1, 2  # Client.lua_debug
 BREAKPOINTS_MAX = 64

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from raxdb.server.scripting import convert, lib_bit, lib_cjson, lib_cmsgpack, lib_struct
 
 if TYPE_CHECKING:
-    from raxdb.server.scripting.engine import Engine
+    from raxdb.server.scripting.interfaces import Engine
 
 
 def install(engine: Engine) -> None:

@@ -1,5 +1,6 @@
 """Lua 5.1 number semantics the libraries need: converting strings to numbers (lua_tonumber) and
-argument checking with the messages luaL_check* produces.
+argument checking with the messages luaL_check* produces, and raising a Lua error from Python
+(LuaRaise).  Rule: imports nothing of the server; the engine and the bundled libraries use it.
 
 lupa hands Lua numbers to Python as int (integral values) or float, and Lua strings as bytes.
 """
@@ -89,7 +90,15 @@ def number_text(v: float | int) -> bytes:
     return b"%.14g" % f
 
 
-def raise_lua(msg: str | bytes) -> None:
-    from raxdb.server.scripting.engine import LuaRaise
+class LuaRaise(Exception):
+    """Raised by Python called from Lua; `value` is the Lua error value (string or table).  The
+    engine's call wrapper turns it into a Lua error; it lives here, below the engine, because
+    the bundled libraries raise it too."""
 
+    def __init__(self, value: Any) -> None:
+        super().__init__(value)
+        self.value = value
+
+
+def raise_lua(msg: str | bytes) -> None:
     raise LuaRaise(msg.encode() if isinstance(msg, str) else msg)

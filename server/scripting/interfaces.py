@@ -1,0 +1,39 @@
+"""The engine and a running script as the engine's helpers see them (busy.py, ldb.py, libs.py).
+
+The engine (engine.py) imports its helpers and hands itself, or the script it runs, to them; they
+name those objects through these protocols so that no helper imports the engine back.  Rule:
+annotations only, no behaviour; engine.Engine and engine.Running satisfy them structurally.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class Running(Protocol):
+    """What is executing now (engine.Running)."""
+
+    engine: Engine
+    caller: Any  # the client whose EVAL / FCALL runs it
+    name: bytes
+    argv: list[bytes]
+    start: float  # time.monotonic() at its start
+    ro: bool
+    allow_oom: bool
+    wrote: bool
+    killed: bool
+    busy: bool  # past busy-reply-threshold: other clients are answered BUSY
+    is_function: bool
+    repl: int
+
+
+class Engine(Protocol):
+    """One Lua state with Redis's sandbox (engine.Engine)."""
+
+    server: Any
+    chunk_name: bytes
+    lua: Any  # the lupa LuaRuntime
+    h: Any  # the bootstrap's helper table
+    running: Running | None
+    ldb: Any  # the debugging session while one runs
+    ldb_lua: Any
