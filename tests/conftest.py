@@ -12,8 +12,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hypothesis import settings  # noqa: E402
 
-from tests.diff import Diff, RawConnection  # noqa: E402
-from tests.servers import start_raxdb, start_redis  # noqa: E402
+from tests.support.diff import Diff, RawConnection  # noqa: E402
+from tests.support.servers import start_raxdb, start_redis  # noqa: E402
 
 # Property tests assert behaviour, never speed: no per-example deadline (on a loaded machine the
 # default 200 ms failed a correct HLL merge example that took 357 ms once and 22 ms on replay).
@@ -71,8 +71,8 @@ def aof_pair():
 
 @pytest.fixture
 def aofdiff(aof_pair):
-    """tests/aofdiff.py: both servers FLUSHALLed (not in the files' comparison), then compared."""
-    from tests.aofdiff import AofDiff
+    """tests/support/aofdiff.py: both servers FLUSHALLed (not in the files' comparison), then compared."""
+    from tests.support.aofdiff import AofDiff
 
     for s in aof_pair:
         _flush(s.port)

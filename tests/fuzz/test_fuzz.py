@@ -1,4 +1,4 @@
-"""Differential fuzzing: random command sequences (tests/fuzzgen.py) sent to raxdb and to
+"""Differential fuzzing: random command sequences (tests/support/fuzzgen.py) sent to raxdb and to
 redis-server 7.0, every reply compared.
 
 Each seed is one reproducible session: FLUSHALL, then a few hundred commands drawn from every
@@ -25,8 +25,8 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.diff import RawConnection, parse
-from tests.fuzzgen import FAMILIES, KEYS, LEX_KEY, Gen
+from tests.support.diff import RawConnection, parse
+from tests.support.fuzzgen import FAMILIES, KEYS, LEX_KEY, Gen
 
 STEPS = 300
 SEEDS = 128

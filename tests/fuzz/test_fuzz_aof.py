@@ -1,12 +1,12 @@
-"""Differential fuzzing of propagation: random command sequences (tests/fuzzgen.py) sent to raxdb
+"""Differential fuzzing of propagation: random command sequences (tests/support/fuzzgen.py) sent to raxdb
 and redis-server 7.0, both appending to an AOF, comparing after every command its reply and the
-operations each server appended (tests/aofdiff.py).
+operations each server appended (tests/support/aofdiff.py).
 
 Each seed is one reproducible session over the generator's shared keys: FLUSHALL, then STEPS
 commands from every family but streams (their propagation, XADD's IDs and XREADGROUP's XCLAIMs, is
 tested with the stream commands), plus `extras` here, the writes whose propagation is a rewrite
 the generator does not reach (absolute deadlines, GEOADD and the GEO stores, the HyperLogLog
-commands, RESTORE), with the encoding thresholds at their defaults or tiny, as tests/test_fuzz.py
+commands, RESTORE), with the encoding thresholds at their defaults or tiny, as tests/fuzz/test_fuzz.py
 runs them.  Deadlines a relative TTL became are masked (the servers read the clock apart);
 everything else, the rewritten commands, their spelling, SELECTs and MULTI/EXEC wraps, must be
 the same bytes.  Active expiry is off and no TTL runs out during a run: the keys that expire are
@@ -14,7 +14,7 @@ set past their deadline (SET ... EXAT 1), so lazy expiry happens at the same com
 
 Left out, because their outcome is random in Redis and not only in raxdb: SPOP, SRANDMEMBER,
 HRANDFIELD, ZRANDMEMBER and RANDOMKEY (the generator never emits them; SPOP's propagation is
-tested in tests/test_propagation_keys.py on what each server drew).  A mismatch is shrunk (commands
+tested in tests/unit/test_propagation_keys.py on what each server drew).  A mismatch is shrunk (commands
 dropped one at a time while some command still differs) and reported as the short sequence.
 """
 
@@ -24,9 +24,9 @@ import random
 
 import pytest
 
-from tests.aofdiff import AofDiff, mask
-from tests.fuzzgen import FAMILIES, Gen
-from tests.test_fuzz import DEFAULTS, SMALL, _shrink, equivalent
+from tests.fuzz.test_fuzz import DEFAULTS, SMALL, _shrink, equivalent
+from tests.support.aofdiff import AofDiff, mask
+from tests.support.fuzzgen import FAMILIES, Gen
 
 STEPS = 250
 SEEDS = 64

@@ -28,9 +28,9 @@ import random
 
 import pytest
 
-from tests.diff import RawConnection, encode_command
-from tests.fuzzgen import Gen
-from tests.test_fuzz import DEFAULTS, SMALL, equivalent, keyspace_messages
+from tests.fuzz.test_fuzz import DEFAULTS, SMALL, equivalent, keyspace_messages
+from tests.support.diff import RawConnection, encode_command
+from tests.support.fuzzgen import Gen
 
 BLOCKERS = 3
 STEPS = 150

@@ -19,7 +19,7 @@ import random
 
 import pytest
 
-from tests.diff import RawConnection, parse
+from tests.support.diff import RawConnection, parse
 
 SKIP = {"port", "bind", "unixsocket", "unixsocketperm", "dir", "logfile", "requirepass", "maxclients", "timeout",
         "client-output-buffer-limit", "appendonly", "save", "maxmemory", "watchdog-period", "tls-port",

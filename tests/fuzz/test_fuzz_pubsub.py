@@ -18,7 +18,7 @@ import random
 
 import pytest
 
-from tests.diff import RawConnection, encode_command, parse
+from tests.support.diff import RawConnection, encode_command, parse
 
 CHANNELS = ["ch1", "ch2", "news.a", "news.b", "hello", "hallo", "h[a]llo", "x"]
 PATTERNS = ["news.*", "ch?", "h[ae]llo", "*", "h\\[a\\]llo", "ch[^1]", "nomatch*"]

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from raxdb.server.propagate import encode_command
-from tests.diff import RawConnection, parse
-from tests.servers import COMMON, ROOT, free_port, redis_binary, start_raxdb, start_redis
+from tests.support.diff import RawConnection, parse
+from tests.support.servers import COMMON, ROOT, free_port, redis_binary, start_raxdb, start_redis
 
 AOF = ("--appendonly", "yes", "--appendfsync", "always")
 DIR = "appendonlydir"

@@ -22,8 +22,8 @@ from contextlib import contextmanager
 import hiredis
 import pytest
 
-from tests.diff import RawConnection
-from tests.servers import COMMON, ServerProcess, free_port, redis_binary, start_raxdb, start_redis
+from tests.support.diff import RawConnection
+from tests.support.servers import COMMON, ServerProcess, free_port, redis_binary, start_raxdb, start_redis
 
 DONE = "Background AOF rewrite finished successfully"
 # Tests that read a file right after a reply: with everysec a write may be postponed past the

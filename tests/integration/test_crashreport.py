@@ -19,7 +19,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from tests.servers import COMMON, ROOT, ServerProcess, free_port, redis_binary
+from tests.support.servers import COMMON, ROOT, ServerProcess, free_port, redis_binary
 
 os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
 

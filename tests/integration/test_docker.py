@@ -10,9 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.servers import free_port, start_raxdb
+from tests.support.servers import free_port, start_raxdb
 
-DOCKER = Path(__file__).resolve().parent.parent / "docker"
+DOCKER = Path(__file__).resolve().parents[2] / "docker"
 
 
 def _healthcheck(port: int) -> int:

@@ -20,9 +20,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.diff import RawConnection
-from tests.servers import ServerProcess, start_raxdb, start_redis
-from tests.test_repl_replica import wait_for
+from tests.integration.test_repl_replica import wait_for
+from tests.support.diff import RawConnection
+from tests.support.servers import ServerProcess, start_raxdb, start_redis
 
 LOADING = b"-LOADING Redis is loading the dataset in memory\r\n"
 KEYS = 2000

@@ -28,8 +28,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.diff import Diff, RawConnection, parse
-from tests.servers import ROOT, free_port, redis_binary, start_raxdb, start_redis
+from tests.support.diff import Diff, RawConnection, parse
+from tests.support.servers import ROOT, free_port, redis_binary, start_raxdb, start_redis
 
 LIB = "#!lua name=persistlib\nredis.register_function('pf', function(keys, args) return 7 end)"
 

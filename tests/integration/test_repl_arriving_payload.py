@@ -21,8 +21,8 @@ import hiredis
 import pytest
 import redis
 
-from tests.servers import ServerProcess, start_raxdb, start_redis
-from tests.test_repl_master import info, wait_for
+from tests.integration.test_repl_master import info, wait_for
+from tests.support.servers import ServerProcess, start_raxdb, start_redis
 
 STARTERS: dict[str, Callable[..., ServerProcess]] = {"raxdb": start_raxdb, "redis": start_redis}
 

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 import redis
 
-from tests.diff import RawConnection, encode_command
-from tests.servers import ServerProcess, start_raxdb, start_redis
-from tests.test_repl_replica import FAST, client, info, wait_for
+from tests.integration.test_repl_replica import FAST, client, info, wait_for
+from tests.support.diff import RawConnection, encode_command
+from tests.support.servers import ServerProcess, start_raxdb, start_redis
 
 PAIRINGS = [("redis", "redis"), ("raxdb", "raxdb"), ("raxdb", "redis"), ("redis", "raxdb")]
 

@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterator
 import pytest
 import redis
 
-from tests.aofdiff import incr_path, parse_ops
-from tests.diff import encode_command
-from tests.servers import ServerProcess, start_raxdb, start_redis
+from tests.support.aofdiff import incr_path, parse_ops
+from tests.support.diff import encode_command
+from tests.support.servers import ServerProcess, start_raxdb, start_redis
 
 FAST = ("--repl-diskless-sync-delay", "0", "--repl-ping-replica-period", "1")
 

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator
 import pytest
 import redis
 
-from tests.diff import RawConnection
-from tests.servers import COMMON, ServerProcess, free_port, redis_binary, start_raxdb, start_redis
+from tests.support.diff import RawConnection
+from tests.support.servers import COMMON, ServerProcess, free_port, redis_binary, start_raxdb, start_redis
 
 FAST = ("--repl-diskless-sync-delay", "0", "--repl-ping-replica-period", "1")
 

@@ -13,9 +13,19 @@ from collections.abc import Callable
 
 import redis
 
-from tests.diff import encode_command
-from tests.servers import ServerProcess, start_raxdb, start_redis
-from tests.test_repl_master import FAST, Link, caught_up, client, info, link_up, replica_of, running, wait_for
+from tests.integration.test_repl_master import (
+    FAST,
+    Link,
+    caught_up,
+    client,
+    info,
+    link_up,
+    replica_of,
+    running,
+    wait_for,
+)
+from tests.support.diff import encode_command
+from tests.support.servers import ServerProcess, start_raxdb, start_redis
 
 
 def _try(c: redis.Redis, *args: object) -> object:

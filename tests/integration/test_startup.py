@@ -14,8 +14,8 @@ import tempfile
 
 import pytest
 
-from tests.diff import RawConnection, parse
-from tests.servers import ROOT, ServerProcess, free_port, redis_binary
+from tests.support.diff import RawConnection, parse
+from tests.support.servers import ROOT, ServerProcess, free_port, redis_binary
 
 
 def _env() -> dict[str, str]:
@@ -193,7 +193,7 @@ def test_signals_shut_down_cleanly(sig):
 def test_start_up_banner_names_the_pid_as_redis(logo):
     """With always-show-logo, both servers print " PID: <pid>" once listening (Redis's own test
     suite waits for that line before it connects); without it, the one "Running mode" line."""
-    from tests.servers import start_raxdb, start_redis
+    from tests.support.servers import start_raxdb, start_redis
 
     for start in (start_raxdb, start_redis):
         srv = start("--always-show-logo", logo)
@@ -282,7 +282,7 @@ def test_bad_config_from_stdin_names_its_line():
 def test_rotated_logfile_goes_on_at_its_path(tmp_path):
     """logrotate without copytruncate renames the file: the next lines go to a new file at the
     logfile's path, as redis-server opens it for every line."""
-    from tests.servers import start_raxdb, start_redis
+    from tests.support.servers import start_raxdb, start_redis
 
     for start in (start_raxdb, start_redis):
         log = tmp_path / f"{start.__name__}.log"
@@ -314,7 +314,7 @@ def test_syslog_as_redis(tmp_path):
     import socket as socketlib
     import threading
 
-    from tests.servers import start_raxdb, start_redis
+    from tests.support.servers import start_raxdb, start_redis
 
     if os.path.exists("/dev/log") or not os.access("/dev", os.W_OK):
         pytest.skip("needs /dev/log free and /dev writable (root in a container)")

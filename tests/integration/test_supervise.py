@@ -17,7 +17,15 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.servers import COMMON, ROOT, ServerProcess, free_port, redis_binary, start_raxdb, start_redis
+from tests.support.servers import (
+    COMMON,
+    ROOT,
+    ServerProcess,
+    free_port,
+    redis_binary,
+    start_raxdb,
+    start_redis,
+)
 
 STARTERS = {"raxdb": start_raxdb, "redis": start_redis}
 

@@ -1,9 +1,9 @@
 """The pipeline's parts without a Spark job: the readers and writers are plain Python objects, so
 planning, reading, admission control, data-loss detection and the idempotent sink are exercised
-here directly against redis-server and raxdb (fast, many cases).  tests/test_pipeline_spark.py
+here directly against redis-server and raxdb (fast, many cases).  tests/pipeline/test_pipeline_spark.py
 proves the same paths inside real Spark jobs."""
 
-# ruff: noqa: F811  (pytest fixtures imported from tests/pipeline_fixtures.py are parameters here)
+# ruff: noqa: F811  (pytest fixtures imported from tests/support/pipeline_fixtures.py are parameters here)
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from raxdb.spark.options import OptionError, ReadOptions, WriteOptions  # noqa: 
 from raxdb.spark.planning import DataLossError, share_budget  # noqa: E402
 from raxdb.spark.sink import BatchWriter, SinkError, StreamWriter  # noqa: E402
 from raxdb.spark.source import RaxdbDataSource  # noqa: E402
-from tests.pipeline_fixtures import ns, options, rc, server  # noqa: E402,F401
+from tests.support.pipeline_fixtures import ns, options, rc, server  # noqa: E402,F401
 
 # ---------------------------------------------------------------------------------------------
 # IDs and options (no server)

@@ -5,7 +5,7 @@ the middle of a batch, resumes from its checkpoint with no loss and no duplicate
 raises or skips when trimming passed the checkpoint.  Spark actions are slow, so each test packs
 several checks into few jobs."""
 
-# ruff: noqa: F811  (pytest fixtures imported from tests/pipeline_fixtures.py are parameters here)
+# ruff: noqa: F811  (pytest fixtures imported from tests/support/pipeline_fixtures.py are parameters here)
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ pytest.importorskip("pyarrow")
 
 from pyspark.errors import StreamingQueryException  # noqa: E402
 
-from tests.pipeline_fixtures import ns, options, rc, server, spark  # noqa: E402,F401
+from tests.support.pipeline_fixtures import ns, options, rc, server, spark  # noqa: E402,F401
 
 
 def fill(rc, key: str, count: int, start: int = 0, ids=None) -> None:

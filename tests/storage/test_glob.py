@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from raxdb.storage.glob import compile_glob, glob_match
-from tests.diff import RawConnection, parse
+from tests.support.diff import RawConnection, parse
 
 PATTERN_BYTES = b"ab*?[]^-\\Az\x00\x80\xff"
 KEY_BYTES = b"abAz-]^[\\*?\x00\x80\xff"

@@ -16,7 +16,7 @@ from raxdb.storage.listpack import (
     encode_entry,
     string_to_int,
 )
-from tests.diff import RawConnection
+from tests.support.diff import RawConnection
 
 
 def model_value(v: bytes | int) -> bytes | int:

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from raxdb.storage import rdb
-from tests.servers import start_redis
+from tests.support.servers import start_redis
 
 LIMITS = rdb.Limits()
 

@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from raxdb.storage.stream import MAX_ID, U64, Stream, format_id
-from tests.diff import RawConnection
-from tests.servers import start_redis
+from tests.support.diff import RawConnection
+from tests.support.servers import start_redis
 
 NODE_ENTRIES = 5
 NODE_BYTES = 300

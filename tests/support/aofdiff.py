@@ -22,8 +22,8 @@ from typing import Any
 
 import hiredis
 
-from tests.diff import RawConnection
-from tests.servers import ServerProcess
+from tests.support.diff import RawConnection
+from tests.support.servers import ServerProcess
 
 
 def incr_path(server: ServerProcess) -> str:

@@ -1,4 +1,4 @@
-"""Random Redis commands for the differential fuzz test (tests/test_fuzz.py).
+"""Random Redis commands for the differential fuzz test (tests/fuzz/test_fuzz.py).
 
 `Gen(rng).<family>()` returns one command (a list of str) of that family: strings, keys, lists,
 hashes, sets, zsets or streams.  Every family draws its keys from the same six names, so commands
@@ -191,7 +191,7 @@ class Gen:
             # Only total orders: a hashtable set or a skiplist sorted set loads its elements in its
             # dict's order, which differs between the servers, so ALPHA with a BY pattern (ties
             # keep the load order) and LIMIT on an unsorted (BY nosort) set would differ, and a
-            # STORE would carry the difference on.  tests/test_sort.py covers those on lists.
+            # STORE would carry the difference on.  tests/unit/type/test_sort.py covers those on lists.
             a = [c, k()]
             by = r.choice([None, None, "nosort", "k*", "{t}*->f1"])
             if by is not None:
@@ -518,7 +518,7 @@ class Gen:
         raise AssertionError(c)
 
     def blocking(self):
-        """A blocking command over the shared keys, for tests/test_fuzz.py's blocked clients: pops,
+        """A blocking command over the shared keys, for tests/fuzz/test_fuzz.py's blocked clients: pops,
         moves and stream reads that wait forever (or 1000 s) when they find nothing."""
         r, k = self.r, self.key
         c = r.choice(["BLPOP", "BRPOP", "BLMOVE", "BRPOPLPUSH", "BLMPOP", "BZPOPMIN", "BZPOPMAX", "BZMPOP",

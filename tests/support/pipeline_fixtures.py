@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import redis
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 
@@ -54,7 +54,7 @@ def spark():
     from pyspark.sql import SparkSession
 
     import raxdb.spark
-    from tests import pipeline_faults
+    from tests.support import pipeline_faults
 
     session = (SparkSession.builder.master("local[2,2]").appName("raxdb-pipeline-tests")
                .config("spark.ui.enabled", "false")

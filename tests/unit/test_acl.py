@@ -15,8 +15,8 @@ import tempfile
 
 import pytest
 
-from tests.diff import Diff, parse
-from tests.servers import start_raxdb, start_redis
+from tests.support.diff import Diff, parse
+from tests.support.servers import start_raxdb, start_redis
 
 _BULK = re.compile(rb"\$(\d+)\r\n")
 
@@ -552,7 +552,7 @@ def test_user_directive_errors(bad):
     import subprocess
     import sys
 
-    from tests.servers import ROOT, free_port, redis_binary
+    from tests.support.servers import ROOT, free_port, redis_binary
 
     port = str(free_port())
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -568,7 +568,7 @@ def test_config_rewrite_writes_users():
     """CONFIG REWRITE replaces the file's `user` lines in place and appends the rest, every user."""
     import sys
 
-    from tests.servers import ROOT, ServerProcess, free_port, redis_binary
+    from tests.support.servers import ROOT, ServerProcess, free_port, redis_binary
 
     procs = []
     confs = []

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.diff import RawConnection, encode_command
+from tests.support.diff import RawConnection, encode_command
 
 
 class Side:

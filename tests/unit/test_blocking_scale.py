@@ -37,7 +37,7 @@ from bench.blocking_bench import (
     clients_field,
     connect,
 )
-from tests.diff import encode_command
+from tests.support.diff import encode_command
 
 KEYS = 100
 PER_KEY = 10

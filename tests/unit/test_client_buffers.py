@@ -14,8 +14,8 @@ import re
 import socket
 import time
 
-from tests.diff import RawConnection
-from tests.servers import ServerProcess, run_on_both
+from tests.support.diff import RawConnection
+from tests.support.servers import ServerProcess, run_on_both
 
 _VOLATILE = re.compile(r"\b(?:id|addr|laddr|fd|age|idle)=\S+ ?")
 

@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from tests.diff import RawConnection, encode_command, parse
-from tests.servers import start_raxdb, start_redis
+from tests.support.diff import RawConnection, encode_command, parse
+from tests.support.servers import start_raxdb, start_redis
 
 # Redis 7.0.15's CLIENT LIST fields, in order.
 FIELDS = ["id", "addr", "laddr", "fd", "name", "age", "idle", "flags", "db", "sub", "psub", "ssub", "multi", "qbuf",

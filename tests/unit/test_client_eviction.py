@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.diff import RawConnection, encode_command
-from tests.servers import ServerProcess, run_on_both
+from tests.support.diff import RawConnection, encode_command
+from tests.support.servers import ServerProcess, run_on_both
 
 MB = 1024 * 1024
 

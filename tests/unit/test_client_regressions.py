@@ -1,4 +1,4 @@
-"""Differences from Redis 7.0 found by running client libraries (tests/clients/) against raxdb,
+"""Differences from Redis 7.0 found by running client libraries (tests/libraries/) against raxdb,
 each reduced to a minimal differential test.
 
 How they are found: the job-queue tests' traffic against redis-server is captured with MONITOR and
@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.diff import RawConnection, encode_command
+from tests.support.diff import RawConnection, encode_command
 
 
 # Dramatiq's Redis result backend waits for a result with BRPOPLPUSH; on a timeout Redis 7.0 replies

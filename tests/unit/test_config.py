@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from tests.diff import RawConnection, parse
-from tests.servers import ROOT, ServerProcess, free_port, start_raxdb
+from tests.support.diff import RawConnection, parse
+from tests.support.servers import ROOT, ServerProcess, free_port, start_raxdb
 
 
 def start_with_conf(conf: str, cwd: str, *extra: str) -> ServerProcess:
@@ -492,7 +492,7 @@ def test_oom_score_adj_sets_the_process_score(fresh):
     """unit/oom-score-adj: the score in /proc follows oom-score-adj-values for the role (relative
     to the score before, or absolute), a BGSAVE child takes the third value, and turning it off
     restores the score the process had; the same sequence on redis-server gives the same scores."""
-    from tests.diff import Diff
+    from tests.support.diff import Diff
 
     ours, theirs = fresh
     d = Diff(ours.port, theirs.port, 2)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tests.diff import RawConnection, parse
+from tests.support.diff import RawConnection, parse
 
 FAR = 99999999999  # seconds: year 5138
 FAR_MS = FAR * 1000

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tests.diff import RawConnection, parse
+from tests.support.diff import RawConnection, parse
 
 LIB1 = "#!lua name=lib1\nredis.register_function('f1', function(keys, args) return {keys, args} end)"
 LIBX = ("#!lua name=x\nredis.register_function{function_name='ab', callback=function() return 1 end, "
@@ -217,7 +217,7 @@ def test_load_timeout(fdiff):
 
 @pytest.fixture(scope="module")
 def busy_pair():
-    from tests.servers import start_raxdb, start_redis
+    from tests.support.servers import start_raxdb, start_redis
 
     ours = start_raxdb("--busy-reply-threshold", "100")
     try:
@@ -231,7 +231,7 @@ def busy_pair():
 
 
 def test_busy_function_killed(busy_pair):
-    from tests.diff import encode_command
+    from tests.support.diff import encode_command
 
     spin = "#!lua name=busylib\nredis.register_function('spin', function(keys, args) local i = 0 while true do i = i + 1 end end)"
     results = []

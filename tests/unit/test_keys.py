@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.diff import RawConnection, parse
+from tests.support.diff import RawConnection, parse
 
 
 def mkeys(diff, *pairs):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from tests.diff import RawConnection, parse
+from tests.support.diff import RawConnection, parse
 
 
 def test_replies_with_the_monitor_off(diff):

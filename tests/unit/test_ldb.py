@@ -12,7 +12,7 @@ import subprocess
 import hiredis
 import pytest
 
-from tests.servers import start_raxdb, start_redis
+from tests.support.servers import start_raxdb, start_redis
 
 _POINTER = re.compile(rb"0x[0-9a-f]+")
 

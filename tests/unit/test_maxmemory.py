@@ -13,9 +13,9 @@ import random
 
 import pytest
 
-from tests.diff import Diff, RawConnection, parse
-from tests.fuzzgen import Gen
-from tests.servers import start_raxdb, start_redis
+from tests.support.diff import Diff, RawConnection, parse
+from tests.support.fuzzgen import Gen
+from tests.support.servers import start_raxdb, start_redis
 
 OOM = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n"
 LIB = """#!lua name=memlib
@@ -342,7 +342,7 @@ def _in_process(n: int = 1):
 
 
 def _send(c, *args: str) -> None:
-    from tests.diff import encode_command
+    from tests.support.diff import encode_command
 
     c.data_received(encode_command(list(args)))
 

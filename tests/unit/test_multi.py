@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tests.diff import RawConnection
+from tests.support.diff import RawConnection
 
 
 def test_basic_transaction(diff):

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from raxdb.server.notify import format_flags, parse_flags
-from tests.diff import RawConnection, encode_command
-from tests.servers import start_raxdb, start_redis
+from tests.support.diff import RawConnection, encode_command
+from tests.support.servers import start_raxdb, start_redis
 
 SYNC = b"*3\r\n$7\r\nmessage\r\n$4\r\nsync\r\n$1\r\n.\r\n"
 

@@ -1,6 +1,6 @@
 """client-output-buffer-limit for the normal class, against redis-server 7.0: a client that
 pipelines big replies and does not read is closed once its unsent output passes the hard limit,
-or stays past the soft limit for its seconds, and a client that reads is not.  (The pubsub class: tests/test_pubsub.py.)"""
+or stays past the soft limit for its seconds, and a client that reads is not.  (The pubsub class: tests/unit/test_pubsub.py.)"""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import time
 import hiredis
 import pytest
 
-from tests.diff import RawConnection, encode_command
-from tests.servers import run_on_both, start_raxdb, start_redis
+from tests.support.diff import RawConnection, encode_command
+from tests.support.servers import run_on_both, start_raxdb, start_redis
 
 VALUE = 256 * 1024
 GETS = 200  # 50 MB of replies if nothing stopped them

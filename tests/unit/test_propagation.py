@@ -1,8 +1,8 @@
-"""Propagation to the AOF against redis-server's (tests/aofdiff.py): what each command appends."""
+"""Propagation to the AOF against redis-server's (tests/support/aofdiff.py): what each command appends."""
 
 from __future__ import annotations
 
-from tests.diff import encode_command
+from tests.support.diff import encode_command
 
 
 def test_plain_writes_and_select(aofdiff):
@@ -65,7 +65,7 @@ def test_pipelined_commands_propagate_as_sent_one_by_one(aofdiff):
 
 def test_a_failed_rewriting_command_leaves_no_rewrite_behind(aofdiff):
     """GEOADD rewrites itself to ZADD, then fails on a list: the next write is appended as itself
-    (a leftover rewrite stood in for it; found by tests/test_fuzz_aof.py)."""
+    (a leftover rewrite stood in for it; found by tests/fuzz/test_fuzz_aof.py)."""
     aofdiff.run("LPUSH", "l", "x")
     aofdiff.run("SET", "k", "v")
     assert aofdiff.run("GEOADD", "l", "13.361389", "40.7", "b")[0].startswith(b"-WRONGTYPE")

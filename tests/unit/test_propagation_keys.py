@@ -1,5 +1,5 @@
 """What the key, string and collection commands, expiry and eviction append to the AOF, against
-redis-server 7.0 (tests/aofdiff.py).
+redis-server 7.0 (tests/support/aofdiff.py).
 
 Each case is a command sequence sent to both servers (after a FLUSHALL that is not compared); what
 each appended must be the same operations, argument for argument, with the absolute deadlines a
@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from tests.aofdiff import mask
-from tests.diff import parse
-from tests.servers import start_redis
+from tests.support.aofdiff import mask
+from tests.support.diff import parse
+from tests.support.servers import start_redis
 
 
 def _resolve(arg: str) -> str:

@@ -1,5 +1,5 @@
 """Propagation of streams, served blocked clients, scripts and functions, MULTI/EXEC and PUBLISH:
-what raxdb appends to its AOF against what redis-server 7.0 appends (tests/aofdiff.py).
+what raxdb appends to its AOF against what redis-server 7.0 appends (tests/support/aofdiff.py).
 
 XADD's generated IDs and XCLAIM's TIME are clock readings that differ between the two servers:
 XCLAIM's TIME is masked (mask_times), and a generated ID is checked against the ID each server
@@ -15,8 +15,8 @@ import time
 import hiredis
 import pytest
 
-from tests.aofdiff import AofDiff, mask
-from tests.diff import RawConnection
+from tests.support.aofdiff import AofDiff, mask
+from tests.support.diff import RawConnection
 
 _GEN_ID = re.compile(rb"^(\d{13})-(\d+)$")
 
@@ -72,7 +72,7 @@ def _blocked(c: RawConnection) -> int:
 
 
 def _encode(cmd: tuple) -> bytes:
-    from tests.diff import encode_command
+    from tests.support.diff import encode_command
 
     return encode_command(cmd)
 

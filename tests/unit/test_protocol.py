@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.diff import RawConnection, encode_command
-from tests.servers import start_raxdb, start_redis
+from tests.support.diff import RawConnection, encode_command
+from tests.support.servers import start_raxdb, start_redis
 
 
 def replies_until_close(port: int, chunks: list[bytes], expect: int | None = None) -> tuple[list[bytes], bool]:

@@ -7,8 +7,8 @@ import socket
 
 import pytest
 
-from tests.diff import RawConnection, encode_command
-from tests.servers import start_raxdb, start_redis
+from tests.support.diff import RawConnection, encode_command
+from tests.support.servers import start_raxdb, start_redis
 
 
 def frames(conn: RawConnection, args, n: int) -> list[bytes]:

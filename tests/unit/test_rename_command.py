@@ -12,8 +12,8 @@ import tempfile
 
 import pytest
 
-from tests.diff import Diff, parse
-from tests.servers import COMMON, ROOT, redis_binary, start_raxdb, start_redis
+from tests.support.diff import Diff, parse
+from tests.support.servers import COMMON, ROOT, redis_binary, start_raxdb, start_redis
 
 RENAMES = ("--rename-command", "FLUSHALL", "", "--rename-command", "get", "fetch",
            "--rename-command", "CONFIG", "myconfig", "--rename-command", "fetch", "grab")

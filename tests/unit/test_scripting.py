@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from tests.diff import RawConnection
-from tests.servers import start_raxdb, start_redis
+from tests.support.diff import RawConnection
+from tests.support.servers import start_raxdb, start_redis
 
 
 def ev(diff, body: str, *args) -> bytes:
@@ -507,7 +507,7 @@ def _connected(port: int) -> RawConnection:
 
 
 def _cmd(*args) -> bytes:
-    from tests.diff import encode_command
+    from tests.support.diff import encode_command
 
     return encode_command(args)
 
@@ -772,7 +772,7 @@ def test_rejected_script_calls_count_for_their_command(fresh):
     rejected call of that command, not as a call (INFO commandstats)."""
     import re
 
-    from tests.diff import Diff
+    from tests.support.diff import Diff
 
     d = Diff(fresh[0].port, fresh[1].port)
     d("EVAL_RO", "return redis.pcall('set', 'x', 'y')", "1", "x")
@@ -811,7 +811,7 @@ def test_script_errors_count_once_in_errorstats(fresh):
     "Consistent eval error reporting")."""
     import re
 
-    from tests.diff import Diff
+    from tests.support.diff import Diff
 
     d = Diff(fresh[0].port, fresh[1].port)
     pick = re.compile(rb"(errorstat_\w+:count=\d+|total_error_replies:\d+)")

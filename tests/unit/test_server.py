@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from tests.diff import RawConnection, encode_command, parse
-from tests.servers import ROOT, ServerProcess, free_port, redis_binary, start_raxdb
+from tests.support.diff import RawConnection, encode_command, parse
+from tests.support.servers import ROOT, ServerProcess, free_port, redis_binary, start_raxdb
 
 
 def info_sections(frame: bytes) -> list[tuple[str, list[str]]]:

@@ -50,7 +50,7 @@ def test_pipeline_mixed_inline(diff):
 
 
 def test_protocol_errors_close_connection(raxdb, oracle):
-    from tests.diff import RawConnection
+    from tests.support.diff import RawConnection
 
     for bad in [b"*abc\r\n", b"*1\r\n:1\r\n", b"*1\r\n$-1\r\n", b"*1\r\n$999999999999\r\n",
                 b'"unbalanced\r\n', b"*3000000000\r\n", b"*1\r\n$4\r\nPING\r\n*1\r\n+PING\r\n"]:

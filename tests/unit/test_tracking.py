@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from tests.diff import RawConnection, encode_command
+from tests.support.diff import RawConnection, encode_command
 
 Opener = Callable[..., RawConnection]
 

@@ -21,10 +21,10 @@ import time
 import pytest
 import redis
 
-from tests.diff import RawConnection, encode_command, parse
-from tests.servers import ServerProcess, start_raxdb, start_redis
-from tests.test_client_cmd import client_lines, fields
-from tests.test_startup import run_both
+from tests.integration.test_startup import run_both
+from tests.support.diff import RawConnection, encode_command, parse
+from tests.support.servers import ServerProcess, start_raxdb, start_redis
+from tests.unit.test_client_cmd import client_lines, fields
 
 MEMORY = ("qbuf-free", "rbs", "rbp", "tot-mem")  # buffer internals, for TCP clients as much as these
 

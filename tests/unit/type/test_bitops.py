@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from raxdb.storage.bits import bitwise, count_bits, first_bit, get_field, set_field
-from tests.diff import parse
-from tests.test_strings import _events
+from tests.support.diff import parse
+from tests.unit.type.test_strings import _events
 
 HYPOTHESIS = settings(max_examples=60, deadline=None,
                       suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -512,7 +512,7 @@ def test_bitmap_encodings(diff):
 
 def test_watch_is_invalidated_only_by_real_changes(raxdb, oracle):
     """Writes that change nothing (same bit, same field value, empty SETRANGE) leave WATCH alone."""
-    from tests.diff import RawConnection
+    from tests.support.diff import RawConnection
 
     steps = [
         ("SET", "k", "\x80"), ("SETBIT", "k", "0", "1"), ("SETBIT", "k", "1", "0"), ("SETBIT", "k", "1", "1"),

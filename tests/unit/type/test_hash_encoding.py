@@ -14,9 +14,9 @@ from raxdb.storage.alloc import sds_alloc, size_class
 from raxdb.storage.hashtype import Hash
 from raxdb.storage.lpcodec import LP_EMPTY
 from raxdb.storage.quicklist import Quicklist
-from tests.diff import RawConnection, parse
-from tests.servers import start_raxdb, start_redis
-from tests.test_list_encoding import dump_nodes
+from tests.support.diff import RawConnection, parse
+from tests.support.servers import start_raxdb, start_redis
+from tests.unit.type.test_list_encoding import dump_nodes
 
 fields = st.one_of(st.sampled_from([b"a", b"b", b"c", b"d", b"e", b"12", b"-3"]), st.binary(max_size=12))
 values = st.one_of(st.sampled_from([b"", b"1", b"007", b"x" * 8, b"y" * 9]), st.binary(max_size=12),

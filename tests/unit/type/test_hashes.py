@@ -6,7 +6,7 @@ hashtable-encoded hashes order is compared as a set, and HRANDFIELD's randomness
 import pytest
 import redis
 
-from tests.diff import parse
+from tests.support.diff import parse
 
 BIG = "9223372036854775807"
 SMALL = "-9223372036854775808"

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from raxdb.storage import hll
-from tests.diff import Diff, RawConnection
-from tests.servers import start_raxdb, start_redis
+from tests.support.diff import Diff, RawConnection
+from tests.support.servers import start_raxdb, start_redis
 
 
 def _elements(seed: int, n: int) -> list[str]:
@@ -149,7 +149,7 @@ def test_corrupted_sparse(diff):
 def test_sparse_with_a_truncated_opcode_after_its_registers(diff, tail):
     """Bytes past the 16384 registers, ending in an XZERO cut short: PFADD rewrites the opcodes
     before them and leaves the tail as it is (no NUL added for the missing byte).  Found by
-    tests/test_fuzz_aof.py."""
+    tests/fuzz/test_fuzz_aof.py."""
     diff("PFMERGE", "k")
     diff("APPEND", "k", tail)
     diff("PFADD", "k", "d", "a")
@@ -268,7 +268,7 @@ def notify_pair():
 
 
 def test_keyspace_events(notify_pair):
-    from tests.test_notify import check
+    from tests.unit.test_notify import check
 
     check(notify_pair, [
         ("PFADD", "h", "a"), ("PFADD", "h", "a"), ("PFADD", "h"), ("PFADD", "g"), ("PFCOUNT", "h"),
@@ -352,7 +352,7 @@ def test_pfadd_batches_byte_exact_at_small_limit(small_sparse_pair, batches):
 
 
 def test_config_set_sparse_limit(small_sparse_pair):
-    from tests.test_set_encoding import _config_set_or_skip
+    from tests.unit.type.test_set_encoding import _config_set_or_skip
 
     ours, theirs = small_sparse_pair
     d = Diff(ours.port, theirs.port)

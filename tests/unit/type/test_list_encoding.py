@@ -13,8 +13,8 @@ from raxdb.protocol import reply as R
 from raxdb.storage import listpack, lpcodec, rdb
 from raxdb.storage.alloc import size_class
 from raxdb.storage.quicklist import PackedNode, Quicklist
-from tests.diff import RawConnection, parse
-from tests.servers import start_raxdb, start_redis
+from tests.support.diff import RawConnection, parse
+from tests.support.servers import start_raxdb, start_redis
 
 # ---- elements ---------------------------------------------------------------------------------
 ints = st.integers(min_value=-(2**63), max_value=2**63 - 1).map(lambda i: b"%d" % i)

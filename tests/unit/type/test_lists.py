@@ -3,8 +3,8 @@ and error path, including Redis's argument-checking order (which error wins when
 
 import pytest
 
-from tests.diff import RawConnection
-from tests.servers import start_raxdb, start_redis
+from tests.support.diff import RawConnection
+from tests.support.servers import start_raxdb, start_redis
 
 BIG = "9223372036854775807"
 SMALL = "-9223372036854775808"

@@ -18,8 +18,8 @@ from raxdb.storage import rdb
 from raxdb.storage.alloc import sds_alloc
 from raxdb.storage.intset import IntSet, canonical_int, width_of
 from raxdb.storage.set_type import RSet
-from tests.diff import Diff, RawConnection, parse
-from tests.servers import start_raxdb, start_redis
+from tests.support.diff import Diff, RawConnection, parse
+from tests.support.servers import start_raxdb, start_redis
 
 ints = st.one_of(st.integers(-40, 40), st.integers(-(2**63), 2**63 - 1),
                  st.sampled_from([32767, 32768, -32768, -32769, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1]))

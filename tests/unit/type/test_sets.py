@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.diff import parse
+from tests.support.diff import parse
 
 
 def test_sadd_and_reads_on_intset(diff):
@@ -385,7 +385,7 @@ def test_encoding_conversion_at_default_intset_limit(diff):
 
 @pytest.fixture(scope="module")
 def notify_pair():
-    from tests.servers import start_raxdb, start_redis
+    from tests.support.servers import start_raxdb, start_redis
 
     ours = start_raxdb("--notify-keyspace-events", "KEA")
     theirs = start_redis("--notify-keyspace-events", "KEA")
@@ -395,7 +395,7 @@ def notify_pair():
 
 
 def test_keyspace_events(notify_pair):
-    from tests.test_notify import check
+    from tests.unit.test_notify import check
 
     check(notify_pair, [
         ("SADD", "s", "1", "2", "3"), ("SADD", "s", "1"), ("SREM", "s", "9"), ("SREM", "s", "1"),

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from raxdb.server.commands.pqsort import partial_qsort
-from tests.test_blocking import sc  # noqa: F401 - the two-server blocking scenario fixture
-from tests.test_notify import check, pair  # noqa: F401 - the notification servers fixture
+from tests.unit.test_blocking import sc  # noqa: F401 - the two-server blocking scenario fixture
+from tests.unit.test_notify import check, pair  # noqa: F401 - the notification servers fixture
 
 
 def test_numeric_alpha_desc_and_limit(diff):

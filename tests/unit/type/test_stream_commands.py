@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from tests.diff import Diff, RawConnection, encode_command, parse
-from tests.servers import start_raxdb, start_redis
+from tests.support.diff import Diff, RawConnection, encode_command, parse
+from tests.support.servers import start_raxdb, start_redis
 
 MAX = "18446744073709551615"
 
@@ -174,7 +174,7 @@ def test_xadd_capped_form_repeated(configured):
     add("new", "MAXLEN", "~", "6", "*", "f", "1")
     assert shape("new") == (1, 1)
     # The same options before an explicit ID are not the capped form: a repeated ID must still be
-    # rejected, not replaced by an automatic one (found by tests/test_fuzz.py).
+    # rejected, not replaced by an automatic one (found by tests/fuzz/test_fuzz.py).
     for ident in ("0-0", "5-1", "5-*", "5"):
         for _ in range(3):
             add("e", "MAXLEN", "~", "6", ident, "f", "1")

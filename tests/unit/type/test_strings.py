@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from raxdb.server.commands import longdouble
 from raxdb.storage.lcs import lcs_length, lcs_walk
-from tests.diff import Diff, RawConnection, parse
-from tests.servers import start_raxdb, start_redis
+from tests.support.diff import Diff, RawConnection, parse
+from tests.support.servers import start_raxdb, start_redis
 
 HYPOTHESIS = settings(max_examples=60, deadline=None,
                       suppress_health_check=[HealthCheck.function_scoped_fixture])

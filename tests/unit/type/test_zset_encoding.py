@@ -36,9 +36,9 @@ from raxdb.storage.zset import (
     ZSet,
     _SkipOrder,
 )
-from tests.diff import Diff, RawConnection, parse
-from tests.servers import start_raxdb, start_redis
-from tests.test_set_encoding import KEY_OVERHEAD, _dump_blob
+from tests.support.diff import Diff, RawConnection, parse
+from tests.support.servers import start_raxdb, start_redis
+from tests.unit.type.test_set_encoding import KEY_OVERHEAD, _dump_blob
 
 scores = st.one_of(st.integers(-5, 5).map(float), st.sampled_from([0.5, -0.0, 0.0, math.inf, -math.inf, 1e300]),
                    st.floats(allow_nan=False, width=64))
@@ -355,7 +355,7 @@ def test_encodings_follow_redis_at_thresholds(tiny_zset_pair, seq):
 
 
 def test_config_set_applies_to_next_write(tiny_zset_pair):
-    from tests.test_set_encoding import _config_set_or_skip
+    from tests.unit.type.test_set_encoding import _config_set_or_skip
 
     d = tiny_zset_pair
     d("FLUSHALL")

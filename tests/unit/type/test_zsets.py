@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.diff import parse
+from tests.support.diff import parse
 
 LONG = "L" * 70  # longer than zset-max-listpack-value: forces the skiplist encoding
 
@@ -591,7 +591,7 @@ def test_same_score_member_order(diff, enc):
 
 @pytest.fixture(scope="module")
 def notify_pair():
-    from tests.servers import start_raxdb, start_redis
+    from tests.support.servers import start_raxdb, start_redis
 
     ours = start_raxdb("--notify-keyspace-events", "KEA")
     theirs = start_redis("--notify-keyspace-events", "KEA")
@@ -601,7 +601,7 @@ def notify_pair():
 
 
 def test_keyspace_events(notify_pair):
-    from tests.test_notify import check
+    from tests.unit.test_notify import check
 
     check(notify_pair, [
         ("ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d", "5", "e"), ("ZADD", "z", "1", "a"),
