@@ -46,10 +46,9 @@ test: build redis-oracle lint tests/libraries/node_modules/.installed
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 # The interpreted fallback stays honest: the tests of the compiled modules' own types and of the
-# hot path, run in a copy of the tree without its compiled modules (the tests run the tree they
-# sit in, tests/support/servers.py's ROOT).
-PURE_TESTS ?= tests/unit/test_smoke.py tests/storage/test_stream_storage.py tests/unit/type/test_stream_commands.py tests/unit/type/test_strings.py \
-              tests/storage/test_rax.py tests/storage/test_listpack.py tests/unit/test_protocol.py
+# hot path (the files marked `pure`), run in a copy of the tree without its compiled modules (the
+# tests run the tree they sit in, tests/support/servers.py's ROOT).
+PURE_TESTS ?= -m pure
 test-pure: $(STAMP) redis-oracle
 	rm -rf build/pure && mkdir -p build/pure
 	tar -cf - --exclude='*.so' --exclude=./.venv --exclude=./build --exclude=./.git --exclude=node_modules . \

@@ -217,6 +217,7 @@ DAMAGE = {
 }
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("case", sorted(DAMAGE))
 def test_damaged_directory_as_redis(tmp_path, case):
     files, extra = DAMAGE[case]
@@ -232,6 +233,7 @@ MANIFESTS = {
 }
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("appendonly", ["yes", "no"])
 @pytest.mark.parametrize("case", sorted(MANIFESTS))
 def test_manifest_errors_stop_start_up_even_without_appendonly(tmp_path, case, appendonly):
@@ -242,6 +244,7 @@ def test_manifest_errors_stop_start_up_even_without_appendonly(tmp_path, case, a
     _same_outcome(tmp_path, ours, theirs)
 
 
+@pytest.mark.oracle
 def test_keys_do_not_expire_while_loading(tmp_path):
     """A key past its deadline is alive while the AOF replays (a deadline set in the past too),
     so what a later command moved out of it survives; it expires once loading ends."""
@@ -277,6 +280,7 @@ def _rdb_with(tmp_path: Path, *commands: tuple[str, ...]) -> bytes:
     return (d / "dump.rdb").read_bytes()
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("preamble", [False, True])
 def test_old_single_file_is_upgraded(tmp_path, preamble):
     head = _rdb_with(tmp_path, ("SET", "r", "1"), ("HSET", "h", "f", "v")) if preamble else b""
@@ -289,12 +293,14 @@ def test_old_single_file_is_upgraded(tmp_path, preamble):
     _same_outcome(tmp_path, ours, theirs)
 
 
+@pytest.mark.oracle
 def test_old_file_beside_a_manifest_is_left_alone(tmp_path):
     ours, theirs = _both(tmp_path, {"appendonly.aof.1.base.aof": BASE, "appendonly.aof.1.incr.aof": b""},
                          top={"appendonly.aof": GOOD})
     _same_outcome(tmp_path, ours, theirs)
 
 
+@pytest.mark.oracle
 def test_old_file_waits_for_debug_loadaof_without_appendonly(tmp_path):
     """With appendonly no, start-up neither reads nor moves the old file; DEBUG LOADAOF runs
     loadAppendOnlyFiles, which upgrades it and loads it."""
@@ -374,7 +380,7 @@ def _aof_sizes(c: RawConnection) -> dict[str, int]:
     return {k: int(v) for k, v in re.findall(r"(aof_(?:current|base)_size):(\d+)", info)}
 
 
-@pytest.mark.parametrize("start", [start_raxdb, start_redis], ids=["raxdb", "redis"])
+@pytest.mark.parametrize("start", [start_raxdb, pytest.param(start_redis, marks=pytest.mark.oracle)], ids=["raxdb", "redis"])
 def test_sizes_after_a_restart_count_the_loaded_files(tmp_path, start):
     """loadAppendOnlyFiles: aof_current_size is every loaded file, aof_base_size the base alone
     (auto-aof-rewrite measures growth from them); a base made at start-up counts for nothing."""
@@ -432,6 +438,7 @@ def _load_in(start: Any, d: Path) -> tuple[Any, ...]:
         srv.stop()
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("writer", ["redis", "raxdb"])
 def test_directory_loads_in_the_other_server(tmp_path, writer):
     """A directory either server wrote loads in both to the writer's dataset, with the same
@@ -462,6 +469,7 @@ def test_directory_loads_in_the_other_server(tmp_path, writer):
 
 
 # ---- (d) DEBUG LOADAOF ------------------------------------------------------------------------------
+@pytest.mark.oracle
 def test_debug_loadaof_reloads_what_the_files_hold(tmp_path):
     """The buffered writes reach the file, the dataset is replaced by what the files hold (a
     command appended to the increment behind the server's back included), dirty goes to 0, the
@@ -492,6 +500,7 @@ def test_debug_loadaof_reloads_what_the_files_hold(tmp_path):
     assert _tree(tmp_path / "raxdb") == _tree(tmp_path / "redis")
 
 
+@pytest.mark.oracle
 def test_an_approximate_trim_with_limit_replays_exactly(tmp_path):
     """unit/type/stream 'XADD with ~ MAXLEN and LIMIT can propagate correctly': the trim is
     written as MAXLEN = <length> (or MINID = <first id>) with its LIMIT, which the AOF's client
@@ -517,6 +526,7 @@ def test_an_approximate_trim_with_limit_replays_exactly(tmp_path):
         theirs.stop()
 
 
+@pytest.mark.oracle
 def test_scripts_write_from_the_aof_of_a_read_only_replica(tmp_path):
     """integration/aof 'EVAL can process writes from AOF in read-only replicas': the AOF's client
     is obeyed (mustObeyClient), so a replayed script's writes are no READONLY error."""
@@ -535,6 +545,7 @@ def test_scripts_write_from_the_aof_of_a_read_only_replica(tmp_path):
         theirs.stop()
 
 
+@pytest.mark.oracle
 def test_debug_loadaof_without_an_aof_ends_the_process(tmp_path):
     ours, theirs = _both(tmp_path, None, "--appendonly", "no")
     for b in (ours, theirs):
@@ -547,6 +558,7 @@ def test_debug_loadaof_without_an_aof_ends_the_process(tmp_path):
     theirs.stop()
 
 
+@pytest.mark.oracle
 def test_debug_loadaof_with_appendonly_no_reads_an_existing_directory(tmp_path):
     ours, theirs = _both(tmp_path, {"appendonly.aof.1.base.aof": BASE, "appendonly.aof.1.incr.aof": GOOD},
                          "--appendonly", "no")
@@ -558,7 +570,7 @@ def test_debug_loadaof_with_appendonly_no_reads_an_existing_directory(tmp_path):
 
 
 # ---- while a replayed script is busy ------------------------------------------------------------------
-@pytest.mark.parametrize("start", [start_raxdb, start_redis], ids=["raxdb", "redis"])
+@pytest.mark.parametrize("start", [start_raxdb, pytest.param(start_redis, marks=pytest.mark.oracle)], ids=["raxdb", "redis"])
 def test_clients_get_loading_while_a_replayed_script_is_busy(tmp_path, start):
     """A slow EVAL in the AOF lets clients in while DEBUG LOADAOF replays it: they are refused
     with LOADING, not BUSY (processCommand checks loading first), and the script's write stays."""

@@ -155,6 +155,7 @@ def seed(sides: tuple[Side, Side], n: int = 5) -> None:
 
 
 # ---- BGREWRITEAOF ----------------------------------------------------------------------------------
+@pytest.mark.oracle
 def test_bgrewriteaof_layout_manifest_and_check_aof():
     with pair("--appendonly", "yes", *ALWAYS) as sides:
         assert sides[0].listing() == sides[1].listing()
@@ -183,6 +184,7 @@ def test_bgrewriteaof_layout_manifest_and_check_aof():
         assert "All AOF files and manifest are valid" in check.stdout
 
 
+@pytest.mark.oracle
 def test_bgrewriteaof_with_appendonly_off_and_history_kept():
     with pair() as sides:
         seed(sides, 2)
@@ -219,6 +221,7 @@ def test_bgrewriteaof_with_appendonly_off_and_history_kept():
         assert sides[0].manifest() == sides[1].manifest()
 
 
+@pytest.mark.oracle
 def test_history_order_in_the_manifest():
     with pair("--appendonly", "yes", "--aof-disable-auto-gc", "yes") as sides:
         seed(sides, 2)
@@ -237,6 +240,7 @@ def test_history_order_in_the_manifest():
             "file appendonly.aof.3.incr.aof seq 3 type i\n")
 
 
+@pytest.mark.oracle
 def test_info_during_and_after_rewrite():
     with pair("--appendonly", "yes", "--rdb-key-save-delay", "1000000", *ALWAYS) as sides:
         seed(sides, 3)
@@ -283,6 +287,7 @@ def test_info_during_and_after_rewrite():
             assert int(info["aof_current_size"]) == aof_sizes(s) > int(info["aof_base_size"])
 
 
+@pytest.mark.oracle
 def test_sigterm_to_the_child_is_not_the_servers():
     with pair("--appendonly", "yes", "--rdb-key-save-delay", "300000") as sides:
         seed(sides, 4)
@@ -296,6 +301,7 @@ def test_sigterm_to_the_child_is_not_the_servers():
         assert [s.info()["aof_last_bgrewrite_status"] for s in sides] == ["ok", "ok"]
 
 
+@pytest.mark.oracle
 def test_bgsave_and_bgrewriteaof_exclude_each_other():
     with pair("--appendonly", "yes", "--rdb-key-save-delay", "1000000") as sides:
         seed(sides, 3)
@@ -322,6 +328,7 @@ def test_bgsave_and_bgrewriteaof_exclude_each_other():
             s.signal_child(signal.SIGUSR1)
 
 
+@pytest.mark.oracle
 def test_config_set_appendonly_yes_then_no():
     with pair("--rdb-key-save-delay", "500000", *ALWAYS) as sides:
         seed(sides, 3)
@@ -359,6 +366,7 @@ def test_config_set_appendonly_yes_then_no():
         assert sides[0].manifest() == sides[1].manifest()
 
 
+@pytest.mark.oracle
 def test_shutdown_waits_for_the_initial_aof():
     with pair("--rdb-key-save-delay", "1000000") as sides:
         seed(sides, 2)
@@ -375,6 +383,7 @@ def test_shutdown_waits_for_the_initial_aof():
         assert sides[0].listing() == sides[1].listing() == ["temp-appendonly.aof.incr"]
 
 
+@pytest.mark.oracle
 def test_appendonly_yes_refused_when_the_directory_cannot_be_used():
     with pair() as sides:
         for s in sides:
@@ -391,6 +400,7 @@ def test_appendonly_yes_refused_when_the_directory_cannot_be_used():
         assert both(sides, "CONFIG", "GET", "appendonly") == b"*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n"
 
 
+@pytest.mark.oracle
 def test_appendonly_yes_while_bgsave_runs_is_scheduled():
     with pair("--rdb-key-save-delay", "1000000") as sides:
         seed(sides, 2)
@@ -414,6 +424,7 @@ def test_appendonly_yes_while_bgsave_runs_is_scheduled():
             redis.stop()
 
 
+@pytest.mark.oracle
 def test_auto_rewrite_on_growth():
     with pair("--appendonly", "yes", "--auto-aof-rewrite-min-size", "1000",
               "--auto-aof-rewrite-percentage", "100") as sides:
@@ -431,6 +442,7 @@ def test_auto_rewrite_on_growth():
             assert int(info["aof_base_size"]) == aof_sizes(s) == int(info["aof_current_size"])
 
 
+@pytest.mark.oracle
 def test_automatic_rewrites_back_off_after_three_failures():
     with pair("--appendonly", "yes", "--auto-aof-rewrite-min-size", "100", "--rdb-key-save-delay", "1000000") as sides:
         both(sides, "SET", "big", "v" * 200)
@@ -453,6 +465,7 @@ def test_automatic_rewrites_back_off_after_three_failures():
             [("0", "ok")] * 2
 
 
+@pytest.mark.oracle
 def test_base_as_commands_is_redis_byte_for_byte():
     # One key per database: the order of keys and of listpack/intset members is then Redis's
     # own, so the whole base can be compared.
@@ -481,6 +494,7 @@ def test_base_as_commands_is_redis_byte_for_byte():
         assert check.returncode == 0, check.stdout
 
 
+@pytest.mark.oracle
 def test_timestamp_annotations():
     with pair("--appendonly", "yes", "--aof-timestamp-enabled", "yes", *ALWAYS) as sides:
         both(sides, "SET", "a", "1")
@@ -499,6 +513,7 @@ def test_timestamp_annotations():
             assert rest == b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n"
 
 
+@pytest.mark.oracle
 def test_writes_during_rewrite_survive_a_restart_in_redis():
     ours = Side(start_raxdb("--appendonly", "yes", "--rdb-key-save-delay", "50000"))
     try:
@@ -527,6 +542,7 @@ def test_writes_during_rewrite_survive_a_restart_in_redis():
         ours.srv.stop()
 
 
+@pytest.mark.oracle
 def test_shutdown_kills_the_rewrite_and_keeps_the_aof():
     with pair("--appendonly", "yes", "--rdb-key-save-delay", "1000000") as sides:
         seed(sides, 3)
@@ -542,6 +558,7 @@ def test_shutdown_kills_the_rewrite_and_keeps_the_aof():
         assert sides[0].read("appendonly.aof.2.incr.aof") == sides[1].read("appendonly.aof.2.incr.aof")
 
 
+@pytest.mark.oracle
 def test_a_child_that_cannot_write_fails_the_rewrite():
     with pair("--appendonly", "yes", xfsz=True) as sides:
         both(sides, "SET", "big", os.urandom(2000).hex())  # incompressible
@@ -574,6 +591,7 @@ def test_a_child_that_cannot_write_fails_the_rewrite():
                 for i in infos] == [("1", "1", "3")] * 2
 
 
+@pytest.mark.oracle
 def test_write_error_refuses_writes_until_it_clears():
     # appendfsync no: always would exit on the error, everysec may postpone the failing write
     with pair("--appendonly", "yes", "--appendfsync", "no", xfsz=True) as sides:
@@ -662,6 +680,7 @@ def test_everysec_postpones_a_write_while_an_fsync_runs(tmp_path, monkeypatch):
     assert not a.buf and a.delayed_fsync == 1
 
 
+@pytest.mark.oracle
 def test_appendonly_yes_inside_a_pipeline_feeds_the_writes_behind_it():
     """CONFIG SET appendonly yes and writes after it in one pipelined batch: the writes reach the
     temporary increment (a batch read the propagation state when it began), so they are in the

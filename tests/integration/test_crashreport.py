@@ -21,6 +21,8 @@ from redis.retry import Retry
 
 from tests.support.servers import COMMON, ROOT, ServerProcess, free_port, redis_binary
 
+pytestmark = pytest.mark.oracle
+
 os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
 
 KINDS = ("raxdb", "redis")

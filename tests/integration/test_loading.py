@@ -24,6 +24,8 @@ from tests.integration.test_repl_replica import wait_for
 from tests.support.diff import RawConnection
 from tests.support.servers import ServerProcess, start_raxdb, start_redis
 
+pytestmark = pytest.mark.oracle
+
 LOADING = b"-LOADING Redis is loading the dataset in memory\r\n"
 KEYS = 2000
 SLOW = ("--key-load-delay", "1000", "--loading-process-events-interval-bytes", "1024")

@@ -139,6 +139,7 @@ def _same_value(ours: RawConnection, theirs: RawConnection, key: str, their_key:
         assert info_ours == info_theirs, key
 
 
+@pytest.mark.oracle
 def test_dump_payloads_are_redis_bytes(pair):
     _, _, ours, theirs = pair
     _build(ours)
@@ -151,6 +152,7 @@ def test_dump_payloads_are_redis_bytes(pair):
     assert ours.call("DUMP", "missing") == theirs.call("DUMP", "missing")
 
 
+@pytest.mark.oracle
 def test_payloads_cross_over_both_ways(pair):
     _, _, ours, theirs = pair
     _build(ours)
@@ -165,6 +167,7 @@ def test_payloads_cross_over_both_ways(pair):
                 assert ours.call("DEBUG", "DIGEST-VALUE", key + suffix) == theirs.call("DEBUG", "DIGEST-VALUE", key)
 
 
+@pytest.mark.oracle
 def test_debug_object_serialized_length(pair):
     _, _, ours, theirs = pair
     _build(ours)
@@ -218,6 +221,7 @@ def _load_in_both(d: str) -> tuple[tuple, tuple]:
     return states[0], states[1]
 
 
+@pytest.mark.oracle
 def test_dump_file_from_redis_loads_in_raxdb(tmp_path):
     with _serving(start_redis, tmp_path) as (_, theirs):
         _build(theirs)
@@ -228,6 +232,7 @@ def test_dump_file_from_redis_loads_in_raxdb(tmp_path):
     assert ours[0] == digest
 
 
+@pytest.mark.oracle
 def test_load_counts_keys_and_drops_expired_ones(tmp_path):
     with _serving(start_redis, tmp_path) as (_, theirs):
         theirs.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
@@ -242,6 +247,7 @@ def test_load_counts_keys_and_drops_expired_ones(tmp_path):
         assert parse(c.call("DBSIZE")) == 2
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("how", ["save", "bgsave", "shutdown"])
 def test_dump_file_from_raxdb_loads_in_redis(how):
     d = tempfile.mkdtemp(prefix="rdb-y-")
@@ -351,6 +357,7 @@ def _log_lines(text: str, *needles: str) -> list[str]:
     return [line.split(" ", 5)[-1] for line in text.splitlines() if any(n in line for n in needles)]
 
 
+@pytest.mark.oracle
 def test_crc_error_and_empty_keys_are_logged_as_redis_logs_them():
     """integration/rdb 'Server should not start if RDB is corrupted' and corrupt-dump 'load
     corrupted rdb with empty keys': a dump file whose checksum is wrong stops start-up with
@@ -374,6 +381,7 @@ def test_crc_error_and_empty_keys_are_logged_as_redis_logs_them():
             assert "RDB CRC error" in ours
 
 
+@pytest.mark.oracle
 def test_unloadable_value_gets_redis_check_rdb_account():
     """A dump file whose hash listpack is damaged: the server logs the report and then, as
     redis-server runs redis-check-rdb on a file it cannot load, where it failed (offset, key,
@@ -394,7 +402,7 @@ def test_unloadable_value_gets_redis_check_rdb_account():
     assert accounts[0][2][1] == "[offset 46] Hash listpack integrity check failed."
     assert accounts[0][2][-3:] == ["[info] 3 keys read", "[info] 1 expires", "[info] 0 already expired"]
 
-@pytest.mark.parametrize("start", [start_raxdb, start_redis], ids=["raxdb", "redis"])
+@pytest.mark.parametrize("start", [start_raxdb, pytest.param(start_redis, marks=pytest.mark.oracle)], ids=["raxdb", "redis"])
 def test_second_sigint_ends_the_final_save(start, tmp_path):
     """unit/shutdown 'Temp rdb will be deleted in signal handle': a SIGINT's shutdown saves (slowly
     here); a second SIGINT exits at once with status 1, the temp file removed."""
@@ -420,6 +428,7 @@ def test_second_sigint_ends_the_final_save(start, tmp_path):
         srv.stop()
 
 
+@pytest.mark.oracle
 def test_debug_reload_keeps_the_dataset(pair):
     _, _, ours, theirs = pair
     _build(ours)
@@ -499,6 +508,7 @@ def _corrupt_payloads(theirs: RawConnection) -> Iterator[tuple[str, bytes]]:
             yield key, v + good[-10:]
 
 
+@pytest.mark.oracle
 def test_corrupt_payloads_never_break_the_server(pair):
     """Truncated and bit-flipped payloads of every type: RESTORE either refuses them with "Bad data
     format" or gives a value every read command then handles."""
@@ -544,6 +554,7 @@ def _reports(log: list[str]) -> dict[int, list[str]]:
     return out
 
 
+@pytest.mark.oracle
 def test_corrupt_payloads_are_reported_as_redis_reports_them():
     """The same corrupt payloads against both servers, deeply sanitized: the same replies, and the
     same reports logged (rdbReportCorruptRDB's lines at verbose: "Hash ziplist integrity check
@@ -595,6 +606,7 @@ def _plain(t: int, n: int, items: list[bytes], tail: bytes = b"") -> bytes:
     return rdb.seal(bytes([t, n]) + b"".join(bytes([len(x)]) + x for x in items) + tail)
 
 
+@pytest.mark.oracle
 def test_repeated_members_are_reported_where_redis_meets_them():
     """A repeated set member or hash field is reported as Redis meets it, element by element: also
     when bytes further on do not decode (0xbf: an unknown length encoding), and for a hash in the
@@ -648,6 +660,7 @@ def test_flushall_counts_and_saves(fresh):
     d("EXEC")
 
 
+@pytest.mark.oracle
 def test_flushall_with_save_points_saves_the_empty_dataset():
     dirs = [tempfile.mkdtemp(prefix="rdb-fa-") for _ in range(2)]
     ours_srv, theirs_srv = start_raxdb("--save", "3600 100", cwd=dirs[0]), start_redis("--save", "3600 100", cwd=dirs[1])
@@ -825,6 +838,7 @@ def test_migrate_between_raxdb_and_redis(fresh):
         target_srv.stop()
 
 
+@pytest.mark.oracle
 def test_migrate_reconnects_when_the_target_restarted(raxdb, tmp_path):
     """A cached connection the target closed is replaced once, transparently."""
     c = RawConnection(raxdb.port)
@@ -845,7 +859,7 @@ def test_migrate_reconnects_when_the_target_restarted(raxdb, tmp_path):
         target.stop()
 
 
-@pytest.mark.parametrize("start", [start_raxdb, start_redis], ids=["raxdb", "redis"])
+@pytest.mark.parametrize("start", [start_raxdb, pytest.param(start_redis, marks=pytest.mark.oracle)], ids=["raxdb", "redis"])
 def test_forks_are_counted(tmp_path, start):
     """INFO total_forks / latest_fork_usec count BGSAVE's and BGREWRITEAOF's forks (redisFork), and
     CONFIG RESETSTAT clears them."""

@@ -35,6 +35,7 @@ def running(srv: ServerProcess) -> Iterator[ServerProcess]:
         srv.stop()
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("name", list(STARTERS))
 def test_a_stopped_loading_replica_stalls_the_transfer(name: str) -> None:
     with running(start_redis("--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0",
@@ -106,7 +107,7 @@ class FakeMaster:
             c.close()
 
 
-@pytest.mark.parametrize("name", list(STARTERS))
+@pytest.mark.parametrize("name", ["raxdb", pytest.param("redis", marks=pytest.mark.oracle)])
 @pytest.mark.parametrize("trailer", [MARK, b"x" * 40])
 def test_the_eof_mark_must_follow_the_rdb(name: str, trailer: bytes) -> None:
     fake = FakeMaster(trailer)

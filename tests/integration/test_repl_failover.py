@@ -22,6 +22,8 @@ from tests.integration.test_repl_replica import FAST, client, info, wait_for
 from tests.support.diff import RawConnection, encode_command
 from tests.support.servers import ServerProcess, start_raxdb, start_redis
 
+pytestmark = pytest.mark.oracle
+
 PAIRINGS = [("redis", "redis"), ("raxdb", "raxdb"), ("raxdb", "redis"), ("redis", "raxdb")]
 
 

@@ -164,6 +164,7 @@ def assert_same_dataset(master: ServerProcess, rep: ServerProcess) -> None:
 
 
 # ---- (a) full sync and streaming -------------------------------------------------------------------
+@pytest.mark.oracle
 @pytest.mark.parametrize("diskless", ["yes", "no"])
 def test_full_sync_and_stream(diskless: str) -> None:
     with running(start_raxdb(*FAST, "--repl-diskless-sync", diskless)) as master:
@@ -184,6 +185,7 @@ def test_full_sync_and_stream(diskless: str) -> None:
             assert info(rep)["master_replid"] == info(master)["master_replid"]
 
 
+@pytest.mark.oracle
 def test_writes_during_slow_transfer() -> None:
     with running(start_raxdb(*FAST)) as master:
         m = client(master)
@@ -204,6 +206,7 @@ def test_writes_during_slow_transfer() -> None:
 
 
 # ---- (b) partial resync ------------------------------------------------------------------------------
+@pytest.mark.oracle
 def test_partial_then_full_resync() -> None:
     with running(start_raxdb(*FAST)) as master:
         m = client(master)
@@ -282,6 +285,7 @@ def _wait_scenario(master: ServerProcess) -> list[object]:
     return out
 
 
+@pytest.mark.oracle
 def test_wait_and_min_replicas() -> None:
     with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
         got, want = _wait_scenario(a), _wait_scenario(b)
@@ -315,6 +319,7 @@ def _woff_scenario(master: ServerProcess) -> list[object]:
     return out
 
 
+@pytest.mark.oracle
 def test_wait_counts_acks_of_the_clients_previous_command() -> None:
     with running(start_raxdb()) as a, running(start_redis()) as b:
         got, want = _woff_scenario(a), _woff_scenario(b)
@@ -337,6 +342,7 @@ def _backlog_memory_scenario(master: ServerProcess) -> list[object]:
                 abs(stats["replication.backlog"] - backlog) < 1000, fields["mem_clients_slaves"]]
 
 
+@pytest.mark.oracle
 def test_backlog_memory_is_reported() -> None:
     with running(start_raxdb()) as a, running(start_redis()) as b:
         got, want = _backlog_memory_scenario(a), _backlog_memory_scenario(b)
@@ -375,6 +381,7 @@ def _info_scenario(master: ServerProcess) -> tuple[dict[str, str], list[object],
                                                        ("sync_full", "sync_partial_ok", "sync_partial_err")}
 
 
+@pytest.mark.oracle
 def test_info_and_role_match_redis() -> None:
     with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
         got, want = _info_scenario(a), _info_scenario(b)
@@ -493,6 +500,7 @@ def _handshake_scenario(master: ServerProcess) -> list[object]:
     return out
 
 
+@pytest.mark.oracle
 def test_handshake_and_stream_bytes_match_redis() -> None:
     with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
         got, want = _handshake_scenario(a), _handshake_scenario(b)
@@ -538,6 +546,7 @@ def _set_repl_scenario(master: ServerProcess) -> list[object]:
         link.close()
 
 
+@pytest.mark.oracle
 def test_set_repl_sends_writes_to_the_aof_or_the_replicas() -> None:
     opts = ("--appendonly", "yes", "--appendfsync", "always")
     with running(start_raxdb(*opts)) as a, running(start_redis(*opts)) as b:
@@ -563,6 +572,7 @@ def _sync_scenario(master: ServerProcess) -> list[object]:
         link.close()
 
 
+@pytest.mark.oracle
 def test_old_sync_matches_redis() -> None:
     with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
         got, want = _sync_scenario(a), _sync_scenario(b)
@@ -571,6 +581,7 @@ def test_old_sync_matches_redis() -> None:
 
 
 # ---- several replicas, one transfer; the replica output buffer limit ---------------------------------------
+@pytest.mark.oracle
 def test_replicas_share_one_diskless_transfer() -> None:
     with running(start_raxdb("--repl-diskless-sync-delay", "60", "--repl-diskless-sync-max-replicas", "2")) as master:
         m = client(master)
@@ -587,6 +598,7 @@ def test_replicas_share_one_diskless_transfer() -> None:
                 assert_same_dataset(master, r2)
 
 
+@pytest.mark.oracle
 def test_replica_output_buffer_limit() -> None:
     with running(start_raxdb(*FAST, "--client-output-buffer-limit", "replica 256kb 0 0",
                              "--repl-backlog-size", "64kb")) as master:
@@ -625,6 +637,7 @@ def _timeout_scenario(master: ServerProcess) -> list[object]:
         link.close()
 
 
+@pytest.mark.oracle
 def test_replica_timeout_and_backlog_ttl() -> None:
     with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
         got, want = _timeout_scenario(a), _timeout_scenario(b)
@@ -662,6 +675,7 @@ def _useless_snapshot_scenario(master: ServerProcess) -> list[object]:
     return out
 
 
+@pytest.mark.oracle
 def test_a_snapshot_no_replica_waits_for_is_killed() -> None:
     with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
         got, want = _useless_snapshot_scenario(a), _useless_snapshot_scenario(b)
@@ -696,6 +710,7 @@ def _replica_command_scenario(master: ServerProcess) -> list[object]:
             "rejected_calls=1" in f.get("cmdstat_get", ""), f.get("errorstat_ERR")]
 
 
+@pytest.mark.oracle
 def test_a_replica_touching_the_keyspace_is_refused_and_dropped() -> None:
     with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
         got, want = _replica_command_scenario(a), _replica_command_scenario(b)
@@ -705,6 +720,7 @@ def test_a_replica_touching_the_keyspace_is_refused_and_dropped() -> None:
                           "interact with the keyspace' after processing the command 'get'", 5)
 
 
+@pytest.mark.oracle
 def test_a_load_longer_than_the_watchdog_period_is_reported() -> None:
     """Redis runs no timers while it loads, so the software watchdog is not re-armed and reports
     a load longer than its period (replication.tcl's EINTR test: a replica's diskless load of a
@@ -725,6 +741,7 @@ def test_a_load_longer_than_the_watchdog_period_is_reported() -> None:
                 assert client(rep).dbsize() == 100
 
 
+@pytest.mark.oracle
 def test_a_replica_stops_at_once_when_told_during_a_diskless_load() -> None:
     """SIGTERM while a diskless payload arrives: the replica shuts down then (Redis acts on it
     between the reads it parses), not after the rest of the payload, so its master, still
@@ -754,6 +771,7 @@ def _drain(link: Link) -> None:
         pass
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("with_reader", [False, True])
 def test_a_replica_that_stops_reading_a_diskless_transfer_times_out(with_reader: bool) -> None:
     """A replica that takes no bytes of a diskless payload for repl-timeout seconds is dropped
@@ -806,6 +824,7 @@ def _back_to_back_scenario(master: ServerProcess) -> list[object]:
                     any("Background transfer error" in line or "SYNC failed" in line for line in master.log)]
 
 
+@pytest.mark.oracle
 def test_a_waiting_replica_gets_its_fork_as_the_last_child_ends() -> None:
     with running(start_raxdb(*FAST, "--repl-diskless-sync", "yes")) as a, \
             running(start_redis(*FAST, "--repl-diskless-sync", "yes")) as b:
@@ -840,6 +859,7 @@ def _filtered_scenario(master: ServerProcess) -> list[object]:
     return out
 
 
+@pytest.mark.oracle
 def test_filtered_rdb_matches_redis() -> None:
     with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
         got, want = _filtered_scenario(a), _filtered_scenario(b)
@@ -884,6 +904,7 @@ def _psync_scenario(master: ServerProcess) -> list[object]:
     return out
 
 
+@pytest.mark.oracle
 def test_psync_answers_match_redis() -> None:
     with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
         got, want = _psync_scenario(a), _psync_scenario(b)
@@ -895,6 +916,7 @@ def test_psync_answers_match_redis() -> None:
                           f"'{'f' * 40}'", 5)
 
 
+@pytest.mark.oracle
 def test_flushall_during_transfer() -> None:
     """FLUSHALL kills the snapshot's child: the replica's sync fails, it resyncs from scratch."""
     with running(start_raxdb(*FAST)) as master:
@@ -960,6 +982,7 @@ def _shutdown_scenario(master: ServerProcess) -> list[object]:
     return out
 
 
+@pytest.mark.oracle
 def test_shutdown_waits_for_lagging_replicas() -> None:
     with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
         got, want = _shutdown_scenario(a), _shutdown_scenario(b)
@@ -976,7 +999,7 @@ def _payload_complete(data: bytes) -> bool:
     return len(mark) == 40 and data.count(mark) >= 2
 
 
-@pytest.mark.parametrize("start", [start_raxdb, start_redis], ids=["raxdb", "redis"])
+@pytest.mark.parametrize("start", [start_raxdb, pytest.param(start_redis, marks=pytest.mark.oracle)], ids=["raxdb", "redis"])
 def test_diskless_payload_survives_its_child_being_reaped_first(start):
     """The child writing a small diskless payload can exit while the loop is held, and the cron
     that reaps it can then run before the pipe is read (what made replication tests time out on
@@ -1056,6 +1079,7 @@ def _buffer_scenario(master: ServerProcess, want: list[object] | None) -> list[o
     return got
 
 
+@pytest.mark.oracle
 def test_replication_buffer_figures_match_redis() -> None:
     opts = ("--repl-backlog-size", "16384", "--repl-ping-replica-period", "60")
     with running(start_redis(*opts)) as b:
@@ -1091,6 +1115,7 @@ def _retention_scenario(master: ServerProcess) -> list[object]:
         return [grown, held, int(info(master, "memory")["mem_total_replication_buffers"]) < 50_000]
 
 
+@pytest.mark.oracle
 def test_waiting_replica_holds_the_backlog_as_redis() -> None:
     with running(start_raxdb(*FAST)) as a, running(start_redis(*FAST)) as b:
         got, want = _retention_scenario(a), _retention_scenario(b)

@@ -19,6 +19,8 @@ import redis
 from tests.support.diff import RawConnection
 from tests.support.servers import COMMON, ServerProcess, free_port, redis_binary, start_raxdb, start_redis
 
+pytestmark = pytest.mark.oracle
+
 FAST = ("--repl-diskless-sync-delay", "0", "--repl-ping-replica-period", "1")
 
 

@@ -11,6 +11,7 @@ import glob
 import os
 from collections.abc import Callable
 
+import pytest
 import redis
 
 from tests.integration.test_repl_master import (
@@ -26,6 +27,8 @@ from tests.integration.test_repl_master import (
 )
 from tests.support.diff import encode_command
 from tests.support.servers import ServerProcess, start_raxdb, start_redis
+
+pytestmark = pytest.mark.oracle
 
 
 def _try(c: redis.Redis, *args: object) -> object:

@@ -42,6 +42,7 @@ BAD_ARGS = [
 ]
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("args", BAD_ARGS, ids=lambda a: " ".join(a))
 def test_bad_options_stop_startup_like_redis(args):
     cwd = tempfile.mkdtemp(prefix="raxdb-start-")
@@ -63,6 +64,7 @@ BAD_FILES = {
 }
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("name", list(BAD_FILES))
 def test_bad_config_files_like_redis(name):
     cwd = tempfile.mkdtemp(prefix="raxdb-conf-")
@@ -77,6 +79,7 @@ def test_bad_config_files_like_redis(name):
     assert ours.stderr == theirs.stderr
 
 
+@pytest.mark.oracle
 def test_error_in_included_file_names_its_line():
     cwd = tempfile.mkdtemp(prefix="raxdb-inc-")
     inc = os.path.join(cwd, "inc.conf")
@@ -189,6 +192,7 @@ def test_signals_shut_down_cleanly(sig):
         assert LOG_LINE.fullmatch(line), line
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("logo", ["yes", "no"])
 def test_start_up_banner_names_the_pid_as_redis(logo):
     """With always-show-logo, both servers print " PID: <pid>" once listening (Redis's own test
@@ -214,6 +218,7 @@ def _listen_backlogs(port: int) -> set[int]:
     return {int(line.split()[2]) for line in out.splitlines()}
 
 
+@pytest.mark.oracle
 @pytest.mark.skipif(shutil.which("ss") is None, reason="needs ss (iproute2) to read a listen backlog")
 def test_default_bind_and_tcp_backlog_as_redis():
     """Without --bind both servers take Redis's built-in default ("* -::*": every interface,
@@ -235,6 +240,7 @@ def test_default_bind_and_tcp_backlog_as_redis():
     assert found["raxdb"][1] == {300}
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("layout", ["stdin-only", "file-then-stdin", "options-then-stdin"])
 def test_config_from_stdin_as_redis(layout, tmp_path):
     """`redis-server -` (or a `-` last): the config read from stdin comes after the file's and
@@ -268,6 +274,7 @@ def test_config_from_stdin_as_redis(layout, tmp_path):
     assert outcomes[0][1] and outcomes[0][2]
 
 
+@pytest.mark.oracle
 def test_bad_config_from_stdin_names_its_line():
     results = []
     for argv in ([sys.executable, "-m", "raxdb.server"], [redis_binary()]):
@@ -279,6 +286,7 @@ def test_bad_config_from_stdin_names_its_line():
     assert "at line 2" in results[0][1]
 
 
+@pytest.mark.oracle
 def test_rotated_logfile_goes_on_at_its_path(tmp_path):
     """logrotate without copytruncate renames the file: the next lines go to a new file at the
     logfile's path, as redis-server opens it for every line."""
@@ -307,6 +315,7 @@ def test_rotated_logfile_goes_on_at_its_path(tmp_path):
 _SYSLOG_LINE = re.compile(r"<(\d+)>\w{3} [ \d]\d \d\d:\d\d:\d\d (\S+)\[\d+\]: (.*)", re.S)
 
 
+@pytest.mark.oracle
 def test_syslog_as_redis(tmp_path):
     """syslog-enabled: every message also goes to syslog, under syslog-ident, at the facility and
     the syslog level of its Redis level.  A datagram socket at /dev/log stands for the daemon,
@@ -362,6 +371,7 @@ def test_syslog_as_redis(tmp_path):
         os.unlink("/dev/log")
 
 
+@pytest.mark.oracle
 def test_loadmodule_stops_start_up_as_a_module_that_fails_to_load(tmp_path):
     """raxdb loads no module, so a loadmodule line stops start-up as redis-server stops when the
     module cannot be loaded (its own reason in the first line; the abort line is Redis's)."""

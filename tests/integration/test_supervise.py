@@ -92,6 +92,7 @@ def _systemd_session(start: Callable[..., ServerProcess], *args: str, socket_nam
     return {"ready": ready, "stopping": stopping, "supervised": supervised, "rc": rc, "logged": noticed}
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("mode", ["systemd", "auto"])
 def test_systemd_notifications_as_redis(mode: str) -> None:
     ours = _systemd_session(start_raxdb, "--supervised", mode)
@@ -107,6 +108,7 @@ def test_systemd_abstract_socket() -> None:
     assert ours["ready"][-1] == "READY=1\n" and ours["supervised"] == "systemd"
 
 
+@pytest.mark.oracle
 def test_systemd_final_save_status(tmp_path: Path) -> None:
     """The final save is announced between STOPPING=1 and the exit."""
     results = {}
@@ -147,6 +149,7 @@ def _restart_session(start: Callable[..., ServerProcess]) -> list[str]:
     return got
 
 
+@pytest.mark.oracle
 def test_debug_restart_notifies_the_supervisor() -> None:
     ours, theirs = _restart_session(start_raxdb), _restart_session(start_redis)
     assert ours == theirs
@@ -204,6 +207,7 @@ def _title_session(start: Callable[..., ServerProcess]) -> list[object]:
         s.stop()
 
 
+@pytest.mark.oracle
 def test_process_title_as_redis() -> None:
     """set-proc-title: the server and its children rename themselves from proc-title-template, which
     CONFIG SET checks and applies as Redis does (sdstemplate's rules: `{{` is a brace, a template
@@ -213,6 +217,7 @@ def test_process_title_as_redis() -> None:
     assert ours[0] == ["<title>", "127.0.0.1:<port>"] and ours[-1] == ["redis-rdb-bgsave", "127.0.0.1:<port>"]
 
 
+@pytest.mark.oracle
 def test_systemd_without_notify_socket_is_unsupervised() -> None:
     os.environ.pop("NOTIFY_SOCKET", None)
     for start in STARTERS.values():
@@ -224,6 +229,7 @@ def test_systemd_without_notify_socket_is_unsupervised() -> None:
             s.stop()
 
 
+@pytest.mark.oracle
 def test_pidfile_written_and_removed(tmp_path: Path) -> None:
     for name, start in STARTERS.items():
         pidfile = tmp_path / f"{name}.pid"
@@ -237,6 +243,7 @@ def test_pidfile_written_and_removed(tmp_path: Path) -> None:
             s.stop()
 
 
+@pytest.mark.oracle
 def test_no_pidfile_when_the_port_cannot_be_bound(tmp_path: Path) -> None:
     holder = socket.socket()
     holder.bind(("127.0.0.1", 0))
@@ -295,6 +302,7 @@ def _daemon_session(argv: list[str], tmp_path: Path) -> tuple[int, bool, bool, b
     return launched, pid != launcher.pid and serves, not pidfile.exists(), logfile.stat().st_size > 0
 
 
+@pytest.mark.oracle
 def test_daemonize(tmp_path: Path) -> None:
     (tmp_path / "raxdb").mkdir()
     (tmp_path / "redis").mkdir()

@@ -30,7 +30,7 @@ def _ensure_packages() -> None:
 
 
 @pytest.mark.parametrize("driver", ["ioredis", "node-redis-resp2", "node-redis-resp3"])
-@pytest.mark.parametrize("server", ["raxdb", "oracle"])
+@pytest.mark.parametrize("server", ["raxdb", pytest.param("oracle", marks=pytest.mark.oracle)])
 def test_bullmq(request, server, driver):
     _ensure_packages()
     port = request.getfixturevalue(server).port

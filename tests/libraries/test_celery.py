@@ -18,7 +18,7 @@ import pytest
 WAIT = 20  # seconds; a bound on each result wait, never a pause
 
 
-@pytest.fixture(scope="module", params=["raxdb", "oracle"])
+@pytest.fixture(scope="module", params=["raxdb", pytest.param("oracle", marks=pytest.mark.oracle)])
 def celery_app(request):
     # module scope: Celery keeps task names in a process-wide registry, so one app per server
     from celery import Celery

@@ -17,7 +17,7 @@ import pytest
 WAIT_MS = 20_000  # a bound on each result wait, never a pause
 
 
-@pytest.fixture(params=["raxdb", "oracle"])
+@pytest.fixture(params=["raxdb", pytest.param("oracle", marks=pytest.mark.oracle)])
 def app(request):
     import dramatiq
     from dramatiq.brokers.redis import MAINTENANCE_SCALE, RedisBroker

@@ -18,7 +18,7 @@ import pytest
 WAIT = 20  # seconds; a bound on each result wait, never a pause
 
 
-@pytest.fixture(params=["raxdb", "oracle"])
+@pytest.fixture(params=["raxdb", pytest.param("oracle", marks=pytest.mark.oracle)])
 def app(request):
     from huey import PriorityRedisHuey
 

@@ -18,6 +18,8 @@ from raxdb.storage.listpack import (
 )
 from tests.support.diff import RawConnection
 
+pytestmark = pytest.mark.pure
+
 
 def model_value(v: bytes | int) -> bytes | int:
     """What a listpack hands back for an appended value: canonical int strings become ints."""

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import bisect
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from raxdb.storage.rax import NOT_FOUND, Rax
+
+pytestmark = pytest.mark.pure
 
 keys = st.one_of(
     st.binary(max_size=6).map(lambda b: bytes(c % 3 + 97 for c in b)),  # a small alphabet: deep sharing

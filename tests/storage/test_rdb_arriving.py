@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 from raxdb.storage import rdb
 from tests.support.servers import start_redis
 
+pytestmark = pytest.mark.oracle
+
 LIMITS = rdb.Limits()
 
 

@@ -12,6 +12,8 @@ from raxdb.storage.stream import MAX_ID, U64, Stream, format_id
 from tests.support.diff import RawConnection
 from tests.support.servers import start_redis
 
+pytestmark = pytest.mark.pure
+
 NODE_ENTRIES = 5
 NODE_BYTES = 300
 
@@ -142,6 +144,7 @@ def apply(s: Stream, conn: RawConnection | None, op, ids: list[int]) -> None:
             assert conn.call(*args) == b":%d\r\n" % n, args
 
 
+@pytest.mark.oracle
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops)
 def test_nodes_are_byte_identical_to_redis(redis_conn, oplist):
@@ -157,6 +160,7 @@ def test_nodes_are_byte_identical_to_redis(redis_conn, oplist):
             assert b"$16\r\nradix-tree-nodes\r\n:%d\r\n" % s.rax.numnodes in info
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("values", [[b"x", b"yy"], [b"x", b"7"], [b"a" * 63, b"b" * 64]])
 def test_big_nodes_are_byte_identical_to_redis(values):
     """Nodes of up to 300 entries: the master entry's count passes 127 (where it stops fitting one
@@ -183,6 +187,7 @@ def test_big_nodes_are_byte_identical_to_redis(values):
         srv.stop()
 
 
+@pytest.mark.oracle
 def test_capped_appends_across_node_boundaries_as_redis(redis_conn):
     """XADD's capped form as producers run it: every append followed by an approximate MAXLEN
     trim, which drops the head node whenever a whole one lies past the cap.  The head node's
@@ -206,6 +211,7 @@ def test_capped_appends_across_node_boundaries_as_redis(redis_conn):
         assert redis_stream(redis_conn, "s") == ours(s), i
 
 
+@pytest.mark.oracle
 def test_unlimited_node_saturates_its_element_count_as_redis():
     """stream-node-max-bytes 0 and -entries 0 (no limits): one node takes 14,000 entries, and its
     header's element count stops at 65535 (unknown) as Redis's does, whichever append path wrote

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 
-@pytest.fixture(params=["redis", "raxdb"])
+@pytest.fixture(params=[pytest.param("redis", marks=pytest.mark.oracle), "raxdb"])
 def server(request):
     if request.param == "redis":
         return request.getfixturevalue("oracle")

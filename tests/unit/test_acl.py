@@ -18,6 +18,8 @@ import pytest
 from tests.support.diff import Diff, parse
 from tests.support.servers import start_raxdb, start_redis
 
+pytestmark = pytest.mark.oracle
+
 _BULK = re.compile(rb"\$(\d+)\r\n")
 
 

@@ -14,8 +14,12 @@ import re
 import socket
 import time
 
+import pytest
+
 from tests.support.diff import RawConnection
 from tests.support.servers import ServerProcess, run_on_both
+
+pytestmark = pytest.mark.oracle
 
 _VOLATILE = re.compile(r"\b(?:id|addr|laddr|fd|age|idle)=\S+ ?")
 

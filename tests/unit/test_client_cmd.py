@@ -437,6 +437,7 @@ def _keepalive_timer(port: int) -> int | None:
     return int(m[1] or 0) * 60 + int(m[2] or 0) if m else None
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("value", ["300", "60", "0"])
 def test_tcp_keepalive_as_redis(value):
     """tcp-keepalive: a client's connection gets keepalive probes after that many idle seconds

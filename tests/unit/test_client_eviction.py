@@ -19,6 +19,8 @@ import pytest
 from tests.support.diff import RawConnection, encode_command
 from tests.support.servers import ServerProcess, run_on_both
 
+pytestmark = pytest.mark.oracle
+
 MB = 1024 * 1024
 
 

@@ -9,6 +9,8 @@ import pytest
 
 from tests.support.diff import RawConnection, parse
 
+pytestmark = pytest.mark.oracle
+
 LIB1 = "#!lua name=lib1\nredis.register_function('f1', function(keys, args) return {keys, args} end)"
 LIBX = ("#!lua name=x\nredis.register_function{function_name='ab', callback=function() return 1 end, "
         "description='d', flags={'no-writes', 'allow-oom'}}\nredis.register_function('cd', function() return 2 end)")

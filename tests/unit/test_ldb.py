@@ -264,7 +264,7 @@ def test_redis_cli_ldb(raxdb, oracle, tmp_path):
     assert "<value> x = 11" in outputs[0][0] and "(Lua debugging session ended -- dataset changes rolled back)" in outputs[0][0]
 
 
-@pytest.mark.parametrize("start", [start_raxdb, start_redis], ids=["raxdb", "redis"])
+@pytest.mark.parametrize("start", [start_raxdb, pytest.param(start_redis, marks=pytest.mark.oracle)], ids=["raxdb", "redis"])
 def test_shutdown_ends_forked_sessions(start):
     srv = start()
     try:

@@ -77,6 +77,7 @@ def _info(conn: RawConnection, field: str) -> str:
     raise KeyError(field)
 
 
+@pytest.mark.oracle
 def test_commands_that_may_grow_memory_are_refused(mdiff):
     d = mdiff
     d("SET", "a", "1")
@@ -121,6 +122,7 @@ def test_commands_that_may_grow_memory_are_refused(mdiff):
     d("MGET", "a", "b", "k", "x", "y")
 
 
+@pytest.mark.oracle
 def test_exec_is_refused_when_memory_ran_out_after_queueing(servers):
     for s in servers:
         _reset(s.port)
@@ -155,6 +157,7 @@ def _fill(d: Diff) -> None:
     d("SELECT", "0")
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("policy", POLICIES)
 def test_every_evictable_key_goes_before_a_refusal(mdiff2, servers, policy):
     d = mdiff2
@@ -172,6 +175,7 @@ def test_every_evictable_key_goes_before_a_refusal(mdiff2, servers, policy):
     d("SET", "new", "x")
 
 
+@pytest.mark.oracle
 def test_evictions_send_events_and_touch_watches(servers):
     got = []
     for s in servers:
@@ -198,6 +202,7 @@ def test_evictions_send_events_and_touch_watches(servers):
     assert got[0][2][2] in (b"*-1\r\n", b"_\r\n")  # the evicted WATCHed key aborted EXEC
 
 
+@pytest.mark.oracle
 def test_resetstat_clears_evicted_keys(mdiff2):
     d = mdiff2
     d("SET", "a", "1")
@@ -210,6 +215,7 @@ def test_resetstat_clears_evicted_keys(mdiff2):
     assert _info(d.ours, "evicted_keys") == _info(d.theirs, "evicted_keys") == "0"
 
 
+@pytest.mark.oracle
 def test_a_budget_keeps_about_as_many_keys_as_redis(servers):
     """The same budget above each server's own used_memory keeps about the same number of keys:
     raxdb's figure is Redis's formula, not its allocator's count, so within 25%."""
@@ -271,6 +277,7 @@ def test_used_memory_is_the_counted_figure_with_a_limit_or_without(raxdb, limit)
         _reset(raxdb.port)
 
 
+@pytest.mark.oracle
 def test_a_limit_given_at_start_up():
     got = []
     for start in (start_raxdb, start_redis):
@@ -447,6 +454,7 @@ def test_used_memory_without_a_limit_follows_writes_after_a_save(raxdb):
         _reset(raxdb.port)
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("cmd", [("UNLINK", "big"), ("FLUSHDB", "ASYNC"), ("FLUSHALL",)])
 def test_used_memory_falls_when_a_big_key_goes_as_in_redis(servers, cmd):
     """Redis's lazyfree test, without a limit: 100,000 members raise used_memory by megabytes, and
@@ -473,6 +481,7 @@ def test_used_memory_falls_when_a_big_key_goes_as_in_redis(servers, cmd):
             c.close()
 
 
+@pytest.mark.oracle
 def test_a_limit_set_from_used_memory_without_one_evicts_as_in_redis(servers):
     """Redis's tracking test sets maxmemory to 100 kB over what INFO reported without a limit
     (used_memory less mem_not_counted_for_evict); a 200 kB bitmap must then evict the one key with

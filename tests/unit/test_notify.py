@@ -71,6 +71,7 @@ def check(pair, commands) -> None:
     assert a == b, f"\n  raxdb: {a!r}\n  redis: {b!r}"
 
 
+@pytest.mark.oracle
 def test_string_and_generic_events(pair):
     check(pair, [
         ("SET", "k", "v"), ("SET", "k", "v", "EX", "100"), ("APPEND", "k", "x"), ("INCR", "n"),
@@ -81,10 +82,12 @@ def test_string_and_generic_events(pair):
     ])
 
 
+@pytest.mark.oracle
 def test_other_databases(pair):
     check(pair, [("SELECT", "3"), ("SET", "k", "v"), ("DEL", "k"), ("SELECT", "0")])
 
 
+@pytest.mark.oracle
 def test_list_and_set_events(pair):
     check(pair, [
         ("RPUSH", "l", "a", "b", "c"), ("LPOP", "l"), ("LSET", "l", "0", "x"), ("LTRIM", "l", "0", "0"),
@@ -92,6 +95,7 @@ def test_list_and_set_events(pair):
     ])
 
 
+@pytest.mark.oracle
 def test_expired_event(pair):
     ours, theirs = pair
     results = []
@@ -119,6 +123,7 @@ def test_expired_event(pair):
     assert results[0] == results[1]
 
 
+@pytest.mark.oracle
 def test_hash_zset_stream_events(pair):
     check(pair, [
         ("HSET", "h", "a", "1", "b", "2"), ("HINCRBY", "h", "a", "2"), ("HINCRBYFLOAT", "h", "a", "0.5"),
@@ -131,6 +136,7 @@ def test_hash_zset_stream_events(pair):
     ])
 
 
+@pytest.mark.oracle
 def test_new_key_events_follow_config_set():
     """'n' is kept in the flags even where CONFIG GET cannot show it ("KEAn" reads back "AKE"), and
     switching between two values that print alike still turns "new" events on and off."""

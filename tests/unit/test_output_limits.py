@@ -17,7 +17,7 @@ VALUE = 256 * 1024
 GETS = 200  # 50 MB of replies if nothing stopped them
 
 
-@pytest.fixture(params=["raxdb", "redis"])
+@pytest.fixture(params=["raxdb", pytest.param("redis", marks=pytest.mark.oracle)])
 def server(request):
     srv = start_raxdb() if request.param == "raxdb" else start_redis()
     try:
@@ -141,6 +141,7 @@ def _never_answered(srv) -> list[object]:
     return out
 
 
+@pytest.mark.oracle
 def test_replies_over_the_hard_limit_are_never_sent():
     ours, theirs = run_on_both(_never_answered)
     assert ours == theirs
@@ -183,6 +184,7 @@ def _huge_random_counts(srv) -> list[object]:
     return out
 
 
+@pytest.mark.oracle
 def test_huge_random_counts_stop_at_the_limit():
     ours, theirs = run_on_both(_huge_random_counts)
     assert ours == theirs
@@ -205,6 +207,7 @@ def _keys_under_a_limit(srv) -> list[object]:
     return out
 
 
+@pytest.mark.oracle
 def test_keys_stops_at_the_limit():
     ours, theirs = run_on_both(_keys_under_a_limit)
     assert ours == theirs

@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from tests.support.diff import RawConnection, encode_command
 from tests.support.servers import start_raxdb, start_redis
 
+pytestmark = pytest.mark.pure
+
 
 def replies_until_close(port: int, chunks: list[bytes], expect: int | None = None) -> tuple[list[bytes], bool]:
     """Send chunks (separately, with TCP_NODELAY); read frames until `expect` replies or the close."""
@@ -289,6 +291,7 @@ def pair(request):
     return request.getfixturevalue(request.cls.PAIR)
 
 
+@pytest.mark.oracle
 class TestLimits:
     """Limits configured at start-up, on a dedicated pair of servers."""
 
@@ -319,6 +322,7 @@ class TestLimits:
                 c.close()
 
 
+@pytest.mark.oracle
 def test_query_buffer_limit_closes_connection(qbuf_pair):
     """The unparsed query buffer (in practice, one pending bulk) over client-query-buffer-limit:
     the client is closed with no reply, whether the bulk arrives at once or in pieces; bulks
@@ -331,6 +335,7 @@ def test_query_buffer_limit_closes_connection(qbuf_pair):
     assert same(*qbuf_pair, [two], 1)[0] == b"+OK\r\n"
 
 
+@pytest.mark.oracle
 class TestUnauthenticated:
     PAIR = "auth_pair"
 

@@ -31,6 +31,7 @@ def renamed():
         b.stop()
 
 
+@pytest.mark.oracle
 def test_renamed_commands_answer_to_their_new_names(renamed):
     d = renamed
     d.script("""
@@ -61,6 +62,7 @@ def test_renamed_commands_answer_to_their_new_names(renamed):
     """)
 
 
+@pytest.mark.oracle
 def test_introspection_keeps_the_commands_own_names(renamed):
     d = renamed
     d("MYCONFIG", "RESETSTAT")
@@ -75,6 +77,7 @@ def test_introspection_keeps_the_commands_own_names(renamed):
     assert [n for n in lists[0] if n not in extras] == lists[1]
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("directive", [["nosuch", "x"], ["get", "set"], ["get"]], ids=["unknown", "taken", "arity"])
 def test_bad_rename_stops_start_up_as_redis(directive):
     outs = []

@@ -512,6 +512,7 @@ def _cmd(*args) -> bytes:
     return encode_command(args)
 
 
+@pytest.mark.oracle
 def test_busy_script_killed(busy_pair):
     def actions(other):
         out = [other.call("GET", "x"), other.call("SCRIPT", "EXISTS", "x"), other.call("FUNCTION", "KILL")]
@@ -523,6 +524,7 @@ def test_busy_script_killed(busy_pair):
     assert _busy_session(ours.port, body, actions) == _busy_session(theirs.port, body, actions)
 
 
+@pytest.mark.oracle
 def test_busy_script_with_pcall_is_still_killed(busy_pair):
     def actions(other):
         return [other.call("SCRIPT", "KILL")]
@@ -532,6 +534,7 @@ def test_busy_script_with_pcall_is_still_killed(busy_pair):
     assert _busy_session(ours.port, body, actions) == _busy_session(theirs.port, body, actions)
 
 
+@pytest.mark.oracle
 def test_busy_script_that_wrote_is_unkillable(busy_pair):
     ours, theirs = busy_pair
     results = []
@@ -556,6 +559,7 @@ def test_busy_script_that_wrote_is_unkillable(busy_pair):
     assert results[0] == results[1]
 
 
+@pytest.mark.oracle
 def test_a_busy_script_serves_no_waiter_before_it_ends(busy_pair):
     """A command run while a script is busy (HELLO ... SETNAME here) must not hand a blocked BLPOP
     the list the script pushed to halfway (Redis's "Timedout scripts and unblocked command"):
@@ -586,6 +590,7 @@ def test_a_busy_script_serves_no_waiter_before_it_ends(busy_pair):
     assert results[0][2] == b"*2\r\n$8\r\nbusylist\r\n$1\r\nz\r\n"
 
 
+@pytest.mark.oracle
 def test_a_client_that_hangs_up_during_a_busy_script_is_gone_at_once(busy_pair):
     """A busy script sees a client that closed its connection leave (freed between the events
     Redis processes while blocked): Redis's "not enough good replicas state change during long
@@ -674,6 +679,7 @@ def test_exec_of_a_script_that_may_write_is_refused_on_a_replica(fresh):
     assert results[0][0].startswith(b"-EXECABORT Transaction discarded because of: READONLY")
 
 
+@pytest.mark.oracle
 def test_busy_answers_many_clients_and_multi(busy_pair):
     ours, _ = busy_pair
     runner = _connected(ours.port)

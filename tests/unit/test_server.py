@@ -543,6 +543,7 @@ def _start_plain(kind: str) -> ServerProcess:
     return ServerProcess(argv, port, cwd, kind)
 
 
+@pytest.mark.oracle
 def test_debug_disabled():
     ours, theirs = _start_plain("raxdb"), _start_plain("redis")
     try:

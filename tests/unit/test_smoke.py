@@ -1,5 +1,9 @@
 """First contact: the server answers like redis-server for the basics, in both protocols."""
 
+import pytest
+
+pytestmark = pytest.mark.pure
+
 
 def test_ping_echo(diff):
     diff("PING")

@@ -26,6 +26,8 @@ from tests.support.diff import RawConnection, encode_command, parse
 from tests.support.servers import ServerProcess, start_raxdb, start_redis
 from tests.unit.test_client_cmd import client_lines, fields
 
+pytestmark = pytest.mark.oracle
+
 MEMORY = ("qbuf-free", "rbs", "rbp", "tot-mem")  # buffer internals, for TCP clients as much as these
 
 

@@ -121,6 +121,7 @@ def same_encoding_and_content(conns, key="h"):
     return enc
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("script,final", [
     ([("HSET", "h", "a", "1", "b", "2", "c", "3", "d", "4")], "listpack"),
     ([("HSET", "h", "a", "1", "b", "2", "c", "3", "d", "4", "e", "5")], "hashtable"),
@@ -177,6 +178,7 @@ def hash_scripts(draw):
     return out
 
 
+@pytest.mark.oracle
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(hash_scripts())
 def test_random_writes_same_encoding_and_order(small_limit_servers, script):
@@ -187,6 +189,7 @@ def test_random_writes_same_encoding_and_order(small_limit_servers, script):
         same_encoding_and_content(conns)
 
 
+@pytest.mark.oracle
 def test_config_set_applies_to_next_write(small_limit_servers):
     conns = small_limit_servers
     probe = conns[0].call("CONFIG", "SET", "hash-max-listpack-entries", "4")

@@ -237,6 +237,7 @@ def small_sparse_pair():
     theirs.stop()
 
 
+@pytest.mark.oracle
 def test_promotion_at_configured_sparse_limit(small_sparse_pair):
     ours, theirs = small_sparse_pair
     for port in (ours.port, theirs.port):
@@ -267,6 +268,7 @@ def notify_pair():
     theirs.stop()
 
 
+@pytest.mark.oracle
 def test_keyspace_events(notify_pair):
     from tests.unit.test_notify import check
 
@@ -336,6 +338,7 @@ def test_pfadd_vs_model(elements, sparse_max):
     assert len(dense) == hll.DENSE_SIZE
 
 
+@pytest.mark.oracle
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.lists(st.binary(min_size=1, max_size=12), min_size=1, max_size=15), max_size=8))
 def test_pfadd_batches_byte_exact_at_small_limit(small_sparse_pair, batches):
@@ -351,6 +354,7 @@ def test_pfadd_batches_byte_exact_at_small_limit(small_sparse_pair, batches):
         d.close()
 
 
+@pytest.mark.oracle
 def test_config_set_sparse_limit(small_sparse_pair):
     from tests.unit.type.test_set_encoding import _config_set_or_skip
 

@@ -263,6 +263,7 @@ def run_on_redis(conn: RawConnection, prog) -> list[tuple]:
     return real
 
 
+@pytest.mark.oracle
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.function_scoped_fixture])
 @given(st.sampled_from([-1, -2, 4, 9, 0]), st.sampled_from([0, 1]), programs())
@@ -306,6 +307,7 @@ def test_object_encoding_is_quicklist(diff):
     diff("OBJECT", "ENCODING", "l")
 
 
+@pytest.mark.oracle
 def test_options_fixed_at_creation(plain_redis):
     """A list keeps the fill it was created with (quicklistSetOptions), as redis does."""
     conn = plain_redis
@@ -328,6 +330,7 @@ def small_node_servers():
     theirs.stop()
 
 
+@pytest.mark.oracle
 def test_commands_over_small_compressed_nodes(small_node_servers):
     """Every list command over many tiny, mostly compressed nodes gives redis's replies."""
     ours, theirs = small_node_servers

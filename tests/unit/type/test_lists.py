@@ -6,6 +6,8 @@ import pytest
 from tests.support.diff import RawConnection
 from tests.support.servers import start_raxdb, start_redis
 
+pytestmark = pytest.mark.oracle
+
 BIG = "9223372036854775807"
 SMALL = "-9223372036854775808"
 

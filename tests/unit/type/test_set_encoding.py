@@ -147,6 +147,7 @@ def plain_oracle():
     srv.stop()
 
 
+@pytest.mark.oracle
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(ints, min_size=1, max_size=40))
 def test_intset_bytes_equal_redis(plain_oracle, values):
@@ -186,6 +187,7 @@ commands = st.lists(st.one_of(
 ), max_size=25)
 
 
+@pytest.mark.oracle
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(commands)
 def test_encodings_follow_redis_at_threshold(tiny_intset_pair, seq):
@@ -208,6 +210,7 @@ def _config_set_or_skip(d, name, value):
     assert ours == theirs
 
 
+@pytest.mark.oracle
 def test_config_set_applies_to_next_write(tiny_intset_pair):
     d = tiny_intset_pair
     _config_set_or_skip(d, "set-max-intset-entries", "5")

@@ -394,6 +394,7 @@ def notify_pair():
     theirs.stop()
 
 
+@pytest.mark.oracle
 def test_keyspace_events(notify_pair):
     from tests.unit.test_notify import check
 

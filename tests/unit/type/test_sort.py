@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -227,6 +228,7 @@ def test_store_wakes_blocked_pop_and_invalidates_watch(sc):  # noqa: F811
     sc.call("watcher", "EXEC")
 
 
+@pytest.mark.oracle
 def test_store_events(pair):  # noqa: F811
     check(pair, [
         ("RPUSH", "l", "2", "1"), ("SORT", "l", "STORE", "dst"), ("SORT", "l", "LIMIT", "9", "1", "STORE", "dst"),

@@ -13,6 +13,8 @@ import pytest
 from tests.support.diff import Diff, RawConnection, encode_command, parse
 from tests.support.servers import start_raxdb, start_redis
 
+pytestmark = pytest.mark.pure
+
 MAX = "18446744073709551615"
 
 _TIMES = [
@@ -142,6 +144,7 @@ def test_xadd_arity_and_options(diff):
     """)
 
 
+@pytest.mark.oracle
 def test_xadd_capped_form_repeated(configured):
     """`MAXLEN ~ <n> *` on every XADD, as capped-stream producers send it (raxdb reuses its last
     parse of those options): lengths, node counts and errors stay Redis's while the options repeat,
@@ -268,6 +271,7 @@ def test_xrange_bounds_and_count(diff):
     """)
 
 
+@pytest.mark.oracle
 def test_xrange_across_nodes(configured):
     diff = configured("--stream-node-max-entries", "3", "--stream-node-max-bytes", "0")
     fill(diff, n=20)
@@ -309,6 +313,7 @@ def test_xdel(diff):
     """)
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("strategy", ["MAXLEN", "MINID"])
 def test_xtrim_exact_and_approx(configured, strategy):
     diff = configured("--stream-node-max-entries", "4")
@@ -331,6 +336,7 @@ def test_xtrim_exact_and_approx(configured, strategy):
     diff("EXISTS", "s")
 
 
+@pytest.mark.oracle
 def test_approx_trim_default_limit(configured):
     # Without LIMIT, `~` trims at most 100 * stream-node-max-entries entries (10000 when that is 0).
     diff = configured("--stream-node-max-entries", "2")
@@ -367,6 +373,7 @@ def test_xtrim_errors(diff):
     """)
 
 
+@pytest.mark.oracle
 def test_xadd_with_trimming(configured):
     diff = configured("--stream-node-max-entries", "3")
     for i in range(1, 15):
@@ -378,6 +385,7 @@ def test_xadd_with_trimming(configured):
         diff("XINFO", "STREAM", k)
 
 
+@pytest.mark.oracle
 def test_capped_stream_with_auto_ids(configured):
     """`XADD key MAXLEN ~ n * ...`, the capped stream's usual form (parsed inline by raxdb): auto IDs
     differ between the servers, so lengths, node counts and the trimmed first entries are compared."""
@@ -401,6 +409,7 @@ def test_capped_stream_with_auto_ids(configured):
         assert ours[pos:pos + 30].split(b"\r\n")[:3] == theirs[theirs.index(field):][:30].split(b"\r\n")[:3]
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("max_bytes", ["100", "1"])
 def test_node_limits_by_bytes(configured, max_bytes):
     diff = configured("--stream-node-max-bytes", max_bytes)

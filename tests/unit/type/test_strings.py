@@ -16,6 +16,8 @@ from raxdb.storage.lcs import lcs_length, lcs_walk
 from tests.support.diff import Diff, RawConnection, parse
 from tests.support.servers import start_raxdb, start_redis
 
+pytestmark = pytest.mark.pure
+
 HYPOTHESIS = settings(max_examples=60, deadline=None,
                       suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -547,6 +549,7 @@ def small_bulk():
     theirs.stop()
 
 
+@pytest.mark.oracle
 def test_append_setrange_size_limit(small_bulk):
     d = small_bulk
     d("FLUSHALL")
@@ -563,6 +566,7 @@ def test_append_setrange_size_limit(small_bulk):
     d("STRLEN", "new")
 
 
+@pytest.mark.oracle
 def test_lcs_memory_limit(small_bulk):
     d = small_bulk
     d("FLUSHALL")

@@ -296,6 +296,7 @@ dump_scores = st.one_of(st.integers(-(2**53), 2**53).map(float), st.floats(allow
                         st.sampled_from([0.0, -0.0, 1.5, 1e17, 2.0**60, -(2.0**63)]))
 
 
+@pytest.mark.oracle
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.dictionaries(st.binary(min_size=0, max_size=40), dump_scores, min_size=1, max_size=30))
 def test_listpack_bytes_equal_redis(plain_oracle, model):
@@ -342,6 +343,7 @@ zcommands = st.lists(st.one_of(
 ), max_size=25)
 
 
+@pytest.mark.oracle
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(zcommands)
 def test_encodings_follow_redis_at_thresholds(tiny_zset_pair, seq):
@@ -354,6 +356,7 @@ def test_encodings_follow_redis_at_thresholds(tiny_zset_pair, seq):
             d("ZRANGE", k, "0", "-1", "WITHSCORES")
 
 
+@pytest.mark.oracle
 def test_config_set_applies_to_next_write(tiny_zset_pair):
     from tests.unit.type.test_set_encoding import _config_set_or_skip
 
