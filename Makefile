@@ -37,19 +37,18 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check raxdb/__init__.py server protocol storage pipeline tests bench tools docker
 
 # Node client libraries (ioredis, node-redis) for the client-library tests, pinned by package-lock.json.
-tests/clients/node_modules/.installed: tests/clients/package.json tests/clients/package-lock.json
-	npm ci --prefix tests/clients --no-audit --no-fund --loglevel=error
+tests/libraries/node_modules/.installed: tests/libraries/package.json tests/libraries/package-lock.json
+	npm ci --prefix tests/libraries --no-audit --no-fund --loglevel=error
 	touch $@
 
-test: build redis-oracle lint tests/clients/node_modules/.installed
+test: build redis-oracle lint tests/libraries/node_modules/.installed
 	$(MAKE) --no-print-directory test-pure
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 # The interpreted fallback stays honest: the tests of the compiled modules' own types and of the
-# hot path, run in a copy of the tree without its compiled modules (the tests run the tree they
-# sit in, tests/servers.py's ROOT).
-PURE_TESTS ?= tests/test_smoke.py tests/test_stream_storage.py tests/test_stream_commands.py tests/test_strings.py \
-              tests/test_rax.py tests/test_listpack.py tests/test_protocol.py
+# hot path (the files marked `pure`), run in a copy of the tree without its compiled modules (the
+# tests run the tree they sit in, tests/support/servers.py's ROOT).
+PURE_TESTS ?= -m pure
 test-pure: $(STAMP) redis-oracle
 	rm -rf build/pure && mkdir -p build/pure
 	tar -cf - --exclude='*.so' --exclude=./.venv --exclude=./build --exclude=./.git --exclude=node_modules . \

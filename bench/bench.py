@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.servers import start_raxdb, start_redis  # noqa: E402
+from tests.support.servers import start_raxdb, start_redis  # noqa: E402
 
 # name -> redis-benchmark arguments (-t test, or a literal command after the options)
 WORKLOADS: dict[str, list[str]] = {

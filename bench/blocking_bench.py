@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/blocking_bench.py [--keys 1000] [--per-key 10] [--servers raxdb,redis]
 
-A benchmark, not a test (tests/test_blocking_scale.py proves the same properties at a smaller size
+A benchmark, not a test (tests/unit/test_blocking_scale.py proves the same properties at a smaller size
 with no timing).  For each server, started here with --maxclients 20000 after this process raised
 its open-file limit (the servers inherit it; redis-server would otherwise lower maxclients to fit):
 
@@ -40,7 +40,7 @@ import hiredis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.diff import encode_command  # noqa: E402
+from tests.support.diff import encode_command  # noqa: E402
 
 HOST = "127.0.0.1"
 FD_LIMIT = 65536
@@ -420,7 +420,7 @@ def main() -> None:
         sys.exit(f"open-file limit {limit} is too low for the {need} connections this run needs")
     print(f"open-file limit {limit} (inherited by the servers), maxclients {maxclients}")
 
-    from tests.servers import start_raxdb, start_redis
+    from tests.support.servers import start_raxdb, start_redis
 
     starters = {"redis": start_redis, "raxdb": start_raxdb}
     results: dict[str, tuple[Run, dict[str, list[float]]]] = {}

@@ -30,7 +30,7 @@ from raxdb.server.config.options import Config  # noqa: E402
 from raxdb.server.core import Server  # noqa: E402
 from raxdb.server.events import propagate  # noqa: E402
 from raxdb.server.net.client import Client  # noqa: E402
-from tests.diff import encode_command  # noqa: E402
+from tests.support.diff import encode_command  # noqa: E402
 
 RAND = b"__rand_int__"
 # As redis-benchmark 7.0 formats them (-d 3, -r 100000 replaces __rand_int__ by 12 digits).

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
-from tests.servers import start_raxdb, start_redis  # noqa: E402
+from tests.support.servers import start_raxdb, start_redis  # noqa: E402
 
 
 def fill(port: int, key: str, entries: int) -> float:

@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.diff import RawConnection, encode_command  # noqa: E402
-from tests.servers import start_raxdb, start_redis  # noqa: E402
+from tests.support.diff import RawConnection, encode_command  # noqa: E402
+from tests.support.servers import start_raxdb, start_redis  # noqa: E402
 
 
 def dataset(n: int) -> list[tuple]:

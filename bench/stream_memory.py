@@ -4,7 +4,7 @@ Adds N entries of two small fields (`XADD bench:stream * name v<i % 1000> seq <i
 fresh raxdb and a fresh redis-server, and reports bytes per entry for both: raxdb as the growth of
 the process's resident set (VmRSS in /proc/<pid>/status, what the machine really gives it), Redis as
 the growth of INFO used_memory (what its allocator holds for data).  Both servers are started by
-tests/servers.py with persistence off.  Target: raxdb within 2x of Redis.
+tests/support/servers.py with persistence off.  Target: raxdb within 2x of Redis.
 
     .venv/bin/python bench/stream_memory.py [--entries 1000000] [--batch 1000]
 
@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.diff import RawConnection, encode_command  # noqa: E402
-from tests.servers import start_raxdb, start_redis  # noqa: E402
+from tests.support.diff import RawConnection, encode_command  # noqa: E402
+from tests.support.servers import start_raxdb, start_redis  # noqa: E402
 
 
 def rss_bytes(pid: int) -> int:

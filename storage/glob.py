@@ -1,6 +1,6 @@
 """Redis's glob matching (KEYS, SCAN MATCH, PSUBSCRIBE, CONFIG GET, ...), exact to the byte.
 
-Semantics, as redis-server 7.0 behaves (proven against it by tests/test_glob.py):
+Semantics, as redis-server 7.0 behaves (proven against it by tests/storage/test_glob.py):
 - `*` matches any run of bytes, `?` one byte, `\\x` the byte x (a trailing lone `\\` is literal);
 - `[...]` one byte from a class: `^` first negates, `\\x` inside is x (case-sensitive even when
   folding case), `a-b` is a range whose ends may come in either order; the range test compares C

@@ -1,5 +1,6 @@
 """Shared fixtures: one raxdb and one redis-server per test session (and a `fresh` pair per test),
-the differential `diff` fixture (RESP2 and RESP3), and redis-py clients."""
+the differential `diff` fixture (RESP2 and RESP3), and redis-py clients; and the markers each test
+gets from its folder and fixtures (pyproject.toml lists them)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,36 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hypothesis import settings  # noqa: E402
 
-from tests.diff import Diff, RawConnection  # noqa: E402
-from tests.servers import start_raxdb, start_redis  # noqa: E402
+from tests.support.diff import Diff, RawConnection  # noqa: E402
+from tests.support.servers import start_raxdb, start_redis  # noqa: E402
 
 # Property tests assert behaviour, never speed: no per-example deadline (on a loaded machine the
 # default 200 ms failed a correct HLL merge example that took 357 ms once and 22 ms on replay).
 settings.register_profile("raxdb", deadline=None)
 settings.load_profile("raxdb")
+
+
+TESTS = Path(__file__).resolve().parent
+# The folders that are layers, each its own marker (a test in unit/type/ is `unit` and `type`).
+LAYERS = frozenset({"unit", "type", "storage", "integration", "fuzz", "libraries", "pipeline"})
+# The fixtures below that start a real redis-server: a test needing any of them, directly or
+# through another fixture (diff, diff2, aofdiff), is `oracle`.  Tests that start one themselves
+# (start_redis, run_on_both, redis_binary) carry the marker in their own file.
+REDIS_FIXTURES = frozenset({"oracle", "fresh", "aof_pair"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects on the markers
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        path = item.path.resolve()
+        for folder in path.relative_to(TESTS).parts[:-1] if path.is_relative_to(TESTS) else ():
+            if folder in LAYERS:
+                item.add_marker(folder)
+        needs = set(getattr(item, "fixturenames", ()))
+        if needs & REDIS_FIXTURES:
+            item.add_marker("oracle")
+        if "spark" in needs:
+            item.add_marker("spark")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -71,8 +95,8 @@ def aof_pair():
 
 @pytest.fixture
 def aofdiff(aof_pair):
-    """tests/aofdiff.py: both servers FLUSHALLed (not in the files' comparison), then compared."""
-    from tests.aofdiff import AofDiff
+    """tests/support/aofdiff.py: both servers FLUSHALLed (not in the files' comparison), then compared."""
+    from tests.support.aofdiff import AofDiff
 
     for s in aof_pair:
         _flush(s.port)

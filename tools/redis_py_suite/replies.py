@@ -22,7 +22,7 @@ import json
 import re
 import sys
 
-from tap import frame_end  # tests.diff's, put on the path by tap
+from tap import frame_end  # tests.support.diff's, put on the path by tap
 
 # replies that carry clocks, ids, addresses, sizes or random choices, so differ between any two
 # runs: by command, and by subcommand where only some do (an empty set: all of them)

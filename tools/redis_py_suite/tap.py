@@ -23,8 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, for tests.diff
-from tests.diff import frame_end  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the checkout, for tests.support.diff
+from tests.support.diff import frame_end  # noqa: E402
 
 # commands after which one request no longer gets exactly one reply frame on that connection
 UNPAIRED = {b"subscribe", b"psubscribe", b"ssubscribe", b"monitor", b"reset", b"sync", b"psync"}

@@ -1,0 +1,1 @@
+"""The test suite, grouped as Redis groups its own (conftest.py marks each test by its folder)."""

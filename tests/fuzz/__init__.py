@@ -1,0 +1,1 @@
+"""Differential fuzzing: random commands, blocking, pub/sub, CONFIG SET, AOF propagation and protocol bytes."""

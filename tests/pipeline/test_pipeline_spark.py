@@ -1,0 +1,165 @@
+"""The pipeline inside real Spark jobs (one shared local[2,4] SparkSession), against redis-server
+and raxdb: batch reads equal XRANGE; the sink stays exactly-once under injected task failures; a
+Trigger.AvailableNow query reads every entry exactly once over several triggers and, killed in
+the middle of a batch, resumes from its checkpoint with no loss and no duplicate; failOnDataLoss
+raises or skips when trimming passed the checkpoint.  Spark actions are slow, so each test packs
+several checks into few jobs."""
+
+# ruff: noqa: F811  (pytest fixtures imported from tests/support/pipeline_fixtures.py are parameters here)
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("pyspark")
+pytest.importorskip("pyarrow")
+
+from pyspark.errors import StreamingQueryException  # noqa: E402
+
+from tests.support.pipeline_fixtures import ns, options, rc, server, spark  # noqa: E402,F401
+
+
+def fill(rc, key: str, count: int, start: int = 0, ids=None) -> None:
+    pipe = rc.pipeline(transaction=False)
+    for i in range(start, start + count):
+        pipe.xadd(key, {"n": i, "kind": "even" if i % 2 == 0 else "odd"},
+                  id=ids(i) if ids else "*")
+    pipe.execute()
+
+
+def out_numbers(rc, key: str) -> list[int]:
+    return sorted(int(fields[b"n"]) for _, fields in rc.xrange(key))
+
+
+def test_batch_read_equals_xrange(spark, server, rc, ns):
+    a, b = ns + "s:a", ns + "s:b"
+    fill(rc, a, 300, ids=lambda i: f"{1000 + i // 3}-{i % 3}")
+    fill(rc, b, 50, start=500, ids=lambda i: f"{i}-7")
+    opts = options(server, streams=ns + "s:*", minPartitions=5,
+                   startingOffsets=json.dumps({a: "1010-1"}), endingOffsets="1090")
+    df = spark.read.format("raxdb").options(**opts).load()
+    assert df.rdd.getNumPartitions() == 5
+    rows = df.collect()
+    expected = [(a, i.decode(), {k.decode(): v.decode() for k, v in f.items()})
+                for i, f in rc.xrange(a, "(1010-1", "(1090-0")]
+    expected += [(b, i.decode(), {k.decode(): v.decode() for k, v in f.items()})
+                 for i, f in rc.xrange(b, "-", "(1090-0")]
+    got = sorted(((r.stream, r.id, dict(r.fields)) for r in rows), key=lambda t: (t[0], t[1]))
+    assert got == sorted(expected, key=lambda t: (t[0], t[1])) and len(got) == 50 + 238
+    assert {(r.ms, r.seq) for r in rows if r.id == "1011-2"} == {(1011, 2)}
+
+    typed = (spark.read.format("raxdb").schema("stream string, ms timestamp, n int, kind string")
+             .options(**options(server, streams=a, startingOffsets="1099")).load().collect())
+    assert [(r.stream, r.ms.timestamp(), r.n, r.kind) for r in typed] == [
+        (a, 1.099, n, "odd" if n % 2 else "even") for n in (297, 298, 299)]
+
+
+def test_batch_sink_exactly_once_under_task_failures(spark, server, rc, ns):
+    rc.set(ns + "fault", 1)
+    out = ns + "out"
+    # Partition 0 fails after its transaction committed, partition 1 after queueing its commands
+    # in MULTI but before EXEC; each is retried once.
+    (spark.range(0, 1000, numPartitions=2).selectExpr("id as n", "concat('e', id) as name")
+     .write.format("raxdb_faulty").mode("append")
+     .options(**options(server, stream=out, batchSize=64, **{
+         "idempotency.prefix": ns + "m:", "fault.key": ns + "fault", "fault.when": "mixed"}))
+     .save())
+    assert rc.get(ns + "fault:count") == b"2"  # every partition's first attempt failed
+    assert out_numbers(rc, out) == list(range(1000))  # and the retries wrote each row once
+    assert rc.keys(ns + "m:*") == []  # markers go when the job commits
+
+
+def test_stream_available_now_restart_exactly_once(spark, server, rc, ns, tmp_path):
+    src, out = ns + "src", ns + "out"
+    fill(rc, src + ":a", 200)
+    fill(rc, src + ":b", 100, start=1000)
+    checkpoint = str(tmp_path / "checkpoint")
+
+    def start(**fault):
+        stream = (spark.readStream.format("raxdb")
+                  .options(**options(server, streams=src + ":*", startingOffsets="earliest",
+                                     maxRecordsPerTrigger=100, consumerGroup="spark")).load())
+        return (stream.writeStream.format("raxdb_faulty")
+                .options(**options(server, stream=out, **{"idempotency.prefix": ns + "m:"}, **fault))
+                .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
+
+    # Run 1 dies in micro-batch 1, on every attempt, after the partitions' writes committed.
+    rc.set(ns + "fault", 1)
+    query = start(**{"fault.key": ns + "fault", "fault.batch": "1", "fault.attempts": 99})
+    with pytest.raises(StreamingQueryException, match="injected failure"):
+        query.awaitTermination()
+    assert int(rc.get(ns + "fault:count")) >= 2
+    assert rc.xlen(out) == 200  # batches 0 and 1 are in the sink; batch 1 is not checkpointed
+
+    # More events arrive while the query is down; run 2 restarts from the checkpoint.
+    fill(rc, src + ":a", 50, start=200)
+    rc.delete(ns + "fault")
+    query = start()
+    query.awaitTermination()
+    assert query.exception() is None
+    assert out_numbers(rc, out) == list(range(250)) + list(range(1000, 1100))
+
+    progress = [p for p in query.recentProgress if p["numInputRows"]]
+    assert len(progress) >= 3 and all(p["numInputRows"] <= 100 for p in progress)
+    assert sum(p["numInputRows"] for p in progress) == 250  # batch 1 replayed, then 150 new
+    source = query.lastProgress["sources"][0]
+    end = source["endOffset"] if isinstance(source["endOffset"], dict) else json.loads(source["endOffset"])
+    assert end[src + ":a"]["entriesRead"] == 250 and end[src + ":b"]["entriesRead"] == 100
+    for key, read in ((src + ":a", 250), (src + ":b", 100)):
+        group = rc.xinfo_groups(key)[0]
+        assert (group["entries-read"], group["lag"]) == (read, 0)
+
+
+def test_stream_fail_on_data_loss(spark, server, rc, ns, tmp_path):
+    key, out = ns + "t", ns + "out"
+    fill(rc, key, 10)
+    checkpoint = str(tmp_path / "checkpoint")
+
+    def run(fail_on_data_loss: str):
+        return (spark.readStream.format("raxdb")
+                .options(**options(server, streams=key, startingOffsets="earliest",
+                                   failOnDataLoss=fail_on_data_loss)).load()
+                .writeStream.format("raxdb").options(**options(server, stream=out))
+                .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
+
+    run("true").awaitTermination()
+    assert out_numbers(rc, out) == list(range(10))
+
+    fill(rc, key, 10, start=10)
+    rc.xtrim(key, maxlen=4, approximate=False)  # entries 10..15 go before the query read them
+    with pytest.raises(StreamingQueryException, match="6 entries .* were trimmed"):
+        run("true").awaitTermination()
+    assert out_numbers(rc, out) == list(range(10))
+
+    run("false").awaitTermination()
+    assert out_numbers(rc, out) == list(range(10)) + [16, 17, 18, 19]
+
+
+@pytest.mark.parametrize("server", ["raxdb"], indirect=True)  # once per suite: Spark time is dear
+def test_example_pipeline(spark, server, rc, ns, tmp_path):
+    """pipeline/examples end to end: XADD events -> windowed counts -> hashes and Parquet."""
+    from collections import Counter
+
+    from raxdb.spark.examples.produce import produce
+    from raxdb.spark.examples.windowed_counts import start
+
+    stream = ns + "pageviews"
+    produce(rc, stream, 3000, minutes=4)
+    expected = Counter((int(i.split(b"-")[0]) // 60_000, f[b"page"].decode()) for i, f in rc.xrange(stream))
+    for query in start(spark, options(server), stream, tmp_path, max_per_trigger=1000, prefix=ns + "counts:"):
+        query.awaitTermination()
+        assert query.exception() is None
+    hashes = [rc.hgetall(k) for k in rc.keys(ns + "counts:*")]
+    assert len(hashes) == len({minute for minute, _ in expected})
+    per_page = Counter()
+    for counts in hashes:
+        per_page.update({page.decode(): int(n) for page, n in counts.items()})
+    assert per_page == Counter(page for (_, page) in expected.elements())
+    closed = spark.read.parquet(str(tmp_path / "counts.parquet")).collect()
+    assert closed and all(expected[(int(r.window_start.timestamp()) // 60, r.page)] == r["count"]
+                          for r in closed)
+    # foreachBatch wrote with writeId {queryId}:{batchId}:hashes: only the last batch keeps markers
+    ledgers = rc.keys("raxdb-sink:*:{queryId}:{batchId}:hashes:batches")
+    assert len(ledgers) == 1 and len(rc.hkeys(ledgers[0])) == 1

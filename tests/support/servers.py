@@ -1,0 +1,132 @@
+"""Start raxdb and a real redis-server on free loopback ports for the tests and benchmarks.
+
+Readiness is awaited by reading the server's log until "Ready to accept connections", or "The
+server is now ready to accept connections at <path>" for a server listening on a unix socket only
+(an event, not a sleep).  `REDIS_SERVER` may name the oracle binary; it is installed by `make test`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ServerProcess:
+    def __init__(self, argv: list[str], port: int, cwd: str, name: str,
+                 ready_text: str | None = "eady to accept connections") -> None:
+        """`ready_text`: in the log line that says the server is up (the default matches both
+        lines above); None: return once started (a server loading a dataset listens before it
+        says so)."""
+        self.port = port
+        self.name = name
+        self.cwd = cwd
+        self.log: list[str] = []
+        self._logged = threading.Condition()
+        self.proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     bufsize=1)
+        ready = threading.Event()
+
+        def pump() -> None:
+            assert self.proc.stdout is not None
+            for line in self.proc.stdout:
+                with self._logged:
+                    self.log.append(line)
+                    self._logged.notify_all()
+                if ready_text is not None and ready_text in line:
+                    ready.set()
+            ready.set()
+
+        threading.Thread(target=pump, daemon=True).start()
+        if ready_text is None:
+            ready.set()
+        if not ready.wait(60) or self.proc.poll() is not None:
+            raise RuntimeError(f"{name} did not start:\n" + "".join(self.log))
+
+    def wait_log(self, text: str, timeout: float = 30.0) -> bool:
+        """Has the server logged a line containing `text`, by now or within `timeout` seconds?
+        (The log is read by a thread: a line the server wrote may not be in `log` yet.)"""
+        with self._logged:
+            return self._logged.wait_for(lambda: any(text in line for line in self.log), timeout)
+
+    @contextlib.contextmanager
+    def stopped(self) -> Iterator[None]:
+        """SIGSTOP the server for a `with` block: it neither reads, answers, ACKs nor
+        reconnects until the block ends (what a test needs when the order of two servers'
+        events must not depend on the host's load)."""
+        os.kill(self.proc.pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            os.kill(self.proc.pid, signal.SIGCONT)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+COMMON = ["--save", "", "--appendonly", "no", "--enable-debug-command", "yes"]
+
+
+def start_raxdb(*extra: str, cwd: str | None = None,
+                ready_text: str | None = "eady to accept connections") -> ServerProcess:
+    port = free_port()
+    cwd = cwd or tempfile.mkdtemp(prefix="raxdb-")
+    # loopback only, as the oracle below (the built-in default, as Redis's, is every interface)
+    argv = [sys.executable, "-m", "raxdb.server", "--port", str(port), "--bind", "127.0.0.1", *COMMON, *extra]
+    env_path = str(ROOT)
+    os.environ["PYTHONPATH"] = env_path + os.pathsep + os.environ.get("PYTHONPATH", "")
+    return ServerProcess(argv, port, cwd, "raxdb", ready_text)
+
+
+def redis_binary() -> str | None:
+    return os.environ.get("REDIS_SERVER") or shutil.which("redis-server")
+
+
+def start_redis(*extra: str, cwd: str | None = None,
+                ready_text: str | None = "eady to accept connections") -> ServerProcess:
+    binary = redis_binary()
+    if binary is None:
+        raise RuntimeError("redis-server not found: `make test` installs it")
+    port = free_port()
+    cwd = cwd or tempfile.mkdtemp(prefix="redis-")
+    return ServerProcess([binary, "--port", str(port), "--bind", "127.0.0.1", *COMMON, *extra], port, cwd, "redis",
+                         ready_text)
+
+
+T = TypeVar("T")
+
+
+def run_on_both(scenario: Callable[[ServerProcess], T], *extra: str) -> tuple[T, T]:
+    """`scenario` on a fresh raxdb, then on a fresh redis-server, both started with `extra`:
+    (raxdb's result, redis-server's)."""
+    results = []
+    for start in (start_raxdb, start_redis):
+        srv = start(*extra)
+        try:
+            results.append(scenario(srv))
+        finally:
+            srv.stop()
+    return results[0], results[1]

@@ -1,0 +1,376 @@
+"""The front end against hostile and unusual input, compared with redis-server 7.0.
+
+Everything here is differential: the same bytes go to raxdb and to redis-server, and the replies
+(and whether the connection is closed) must be the same.  The point is the hand-over between the
+hiredis fast path and the exact parser: frames split at every byte, malformed frames after valid
+ones, headers that announce more than a limit allows.
+"""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.support.diff import RawConnection, encode_command
+from tests.support.servers import start_raxdb, start_redis
+
+pytestmark = pytest.mark.pure
+
+
+def replies_until_close(port: int, chunks: list[bytes], expect: int | None = None) -> tuple[list[bytes], bool]:
+    """Send chunks (separately, with TCP_NODELAY); read frames until `expect` replies or the close."""
+    c = RawConnection(port, timeout=10)
+    c.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    frames: list[bytes] = []
+    closed = False
+    for ch in chunks:
+        try:
+            c.send(ch)
+        except ConnectionError:  # closed while a chunk was still going out (over a limit, say):
+            break  # what it answered before the close is read below
+    try:
+        while expect is None or len(frames) < expect:
+            frames.append(c.read_frame())
+    except ConnectionError:
+        closed = True
+    if expect is not None and not closed:
+        # the server must not have closed it: a PING still answers
+        c.send(b"*1\r\n$4\r\nPING\r\n")
+        try:
+            frames.append(c.read_frame())
+        except ConnectionError:
+            closed = True
+    c.close()
+    return frames, closed
+
+
+def same(raxdb, oracle, chunks: list[bytes], expect: int | None = None) -> list[bytes]:
+    ours = replies_until_close(raxdb.port, chunks, expect)
+    theirs = replies_until_close(oracle.port, chunks, expect)
+    assert ours == theirs, f"{chunks!r}\n  raxdb: {ours!r}\n  redis: {theirs!r}"
+    return ours[0]
+
+
+PIPELINE = (
+    encode_command(["SET", "k", "v" * 40])
+    + b"GET k\r\n"
+    + encode_command(["ECHO", "a\r\n+b"])
+    + b'ECHO "x y" \'z\'\r\n\r\n'
+    + encode_command(["MSET", "a", "1", "b", "=2"])
+    + b"*0\r\n"
+    + encode_command(["MGET", "a", "b", "k"])
+    + b"*-1\r\n"
+    + encode_command(["INCR", "a"])
+)
+PIPELINE_REPLIES = 7
+
+
+def test_pipeline_whole(raxdb, oracle):
+    _flush(raxdb, oracle)
+    replies = same(raxdb, oracle, [PIPELINE], PIPELINE_REPLIES)
+    assert len(replies) == PIPELINE_REPLIES + 1
+
+
+@pytest.mark.parametrize("chunks", [
+    [encode_command(["SET", "q", "1"]) + encode_command(["GET", "q"]) + encode_command(["QUIT"])
+     + encode_command(["PING"])],
+    [b"SET q 2\r\nGET q\r\nQUIT\r\nPING\r\n"],
+    [encode_command(["GET", "q"]), encode_command(["QUIT"])],
+])
+def test_quit_replies_then_closes(raxdb, oracle, chunks):
+    # Replies are queued and flushed once per loop iteration: QUIT's close must not drop them,
+    # and nothing after QUIT runs.
+    replies = same(raxdb, oracle, chunks)
+    assert replies[-1] == b"+OK\r\n"
+
+
+@pytest.mark.parametrize("cut", range(1, len(PIPELINE)))
+def test_pipeline_split_at_every_byte(raxdb, oracle, cut):
+    same(raxdb, oracle, [PIPELINE[:cut], PIPELINE[cut:]], PIPELINE_REPLIES)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(min_value=1, max_value=len(PIPELINE) - 1), min_size=2, max_size=12, unique=True))
+def test_pipeline_split_many(raxdb, oracle, cuts):
+    cuts = sorted(cuts)
+    bounds = [0, *cuts, len(PIPELINE)]
+    chunks = [PIPELINE[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    same(raxdb, oracle, chunks, PIPELINE_REPLIES)
+
+
+def test_arguments_starting_with_plus_or_equals(diff2):
+    """Valid arguments that begin with '+' or '=' (XRANGE - +, ZRANGEBYSCORE +inf, base64) parse as
+    bulks; a '+'/'=' frame in the same place is still a protocol error (BAD_FRAMES)."""
+    data = (encode_command(["ECHO", "+"]) + encode_command(["ECHO", "+inf"]) + encode_command(["ECHO", "=x"])
+            + encode_command(["SET", "k", "a\n$2"]) + encode_command(["ECHO", "+OK\r\n"])
+            + encode_command(["ECHO", "x\r\n+y"]) + encode_command(["ZCOUNT", "z", "-inf", "+inf"])
+            + encode_command(["ECHO", "+"]) * 3 + encode_command(["ECHO", "\n$1\r\n+\r\n"]))
+    diff2.ours.send(data)
+    diff2.theirs.send(data)
+    for _ in range(11):
+        assert diff2.ours.read_frame() == diff2.theirs.read_frame()
+
+
+BAD_FRAMES = [
+    b"*abc\r\n",
+    b"*1\r\n:1\r\n",
+    b"*1\r\n+PING\r\n",
+    b"*1\r\n=8\r\ntxt:PING\r\n",
+    b"*2\r\n$4\r\nECHO\r\n_\r\n",
+    b"*1\r\n$-1\r\n",
+    b"*1\r\n$abc\r\n",
+    b"*1\r\n$-5\r\n",
+    b"*1\r\n$999999999999\r\n",
+    b"*1\r\n$2147483648\r\n",
+    b"*1\r\n$536870913\r\n",
+    b"*3000000000\r\n",
+    b"*99999999999999999999\r\n",
+    b"*2\r\n$4\r\nECHO\r\n*1\r\n$1\r\na\r\n",
+    b'"unbalanced\r\n',
+    b"ECHO 'a\r\n",
+    b'ECHO "a"b\r\n',
+    b"*1\r\n$4\r\nPING\r\n*1\r\n+PING\r\n",
+    b"*1\r\n$4\r\nPING\r\nPING\r\n*1\r\n:1\r\n",
+    b"PING\r\n*1\r\n%1\r\n",
+    b"*2\r\n$4\r\nECHO\r\n+OK\r\n",
+    b"*3\r\n$4\r\nECHO\r\n$3\r\nx$2\r\n+O\r\n",
+    b"*2\r\n$4\r\nECHO\r\n$1\r\n+\r\n*1\r\n+PING\r\n",
+    b"*3\r\n$4\r\nECHO\r\n$4\r\n+inf\r\n+1\r\n",
+    b"*2\r\n$4\r\nECHO\r\n$4\r\n+inf\r\n*2\r\n$4\r\nECHO\r\n=5\r\ntxt:x\r\n",
+    b"*1\r\n\r\n",  # "got ' '": the CR is printed as a space
+    b"*1048576\r\n\r\n",
+    b"*1\r\n\xc8\r\n",  # the byte goes out raw
+    b"*1\r\n\nx\r\n",
+]
+
+
+@pytest.mark.parametrize("frame", BAD_FRAMES)
+def test_bad_frames(raxdb, oracle, frame):
+    replies = same(raxdb, oracle, [frame])
+    assert replies and replies[-1].startswith(b"-ERR Protocol error")
+
+
+@pytest.mark.parametrize("frame", BAD_FRAMES)
+def test_bad_frames_after_valid_partial(raxdb, oracle, frame):
+    """The same errors when the frame arrives after a valid command split across reads."""
+    first = encode_command(["ECHO", "hello"])
+    same(raxdb, oracle, [first[:7], first[7:] + frame])
+
+
+def test_too_big_inline(raxdb, oracle):
+    replies = same(raxdb, oracle, [b"A" * 70000])
+    assert replies == [b"-ERR Protocol error: too big inline request\r\n"]
+
+
+def test_too_big_mbulk_count_string(raxdb, oracle):
+    same(raxdb, oracle, [b"*" + b"1" * 70000])
+
+
+def test_too_big_bulk_count_string(raxdb, oracle):
+    same(raxdb, oracle, [b"*1\r\n$" + b"1" * 70000])
+
+
+def test_inline_forms(diff2):
+    for line in [b'ECHO "a\\x41\\n\\t\\"b"', b"ECHO 'it\\'s'", b"  ECHO    spaced   ", b'ECHO ""', b"ECHO ''",
+                 b'ECHO "\\xZZ"', b"ECHO a\tb", b"PING\n", b"ECHO \"a b\" 'c d'", b"ECHO \x41"]:
+        ours, theirs = diff2.raw(line + b"\r\n")
+        assert ours == theirs, line
+
+
+def test_inline_nul_before_newline_waits(raxdb, oracle):
+    """Redis finds the line end with strchr, which stops at NUL: the request waits, and the
+    connection is closed only when the 64 KiB inline limit is passed."""
+    replies = same(raxdb, oracle, [b"echo a\0b\r\nPING\r\n", b"x" * 70000])
+    assert replies == [b"-ERR Protocol error: too big inline request\r\n"]
+
+
+def test_empty_lines_and_empty_commands_have_no_reply(diff2):
+    ours, theirs = diff2.raw(b"\r\n\n   \r\n*0\r\n*-1\r\nPING\r\n")
+    assert ours == theirs == b"+PONG\r\n"
+
+
+def test_binary_safe_keys(diff):
+    for key in [b"", b"\0", b"a\0b", b"\r\n", b"\xff\xfe", b" ", b"*1\r\n$1\r\n"]:
+        diff("SET", key, key + b"v")
+        diff("GET", key)
+        diff("EXISTS", key)
+    diff("MGET", b"", b"\0", b"missing")
+
+
+def test_client_bytes_in_error_texts(diff):
+    # Redis prints client arguments into error texts with C's "%s": raw bytes, each cut at a NUL
+    # (found by a protocol fuzz); the subcommand as typed, not capitalised.
+    for name in [b"\0", b"a\0b", b"\xff\xfe", b"x" * 200, b"a\r\nb"]:
+        diff(name)
+        diff(name, b"1\0x", b"\xff", b"", b"y" * 150)
+        diff("OBJECT", name)
+        diff("XINFO", name)
+        diff("CLIENT", name, "x", "y", "z")
+        diff("HELLO", "3", name)
+        diff("XCLAIM", "s", "g", "c", "0", "1-1", name)
+        diff("XREADGROUP", "GROUP", name, "c", "STREAMS", name, ">")
+        diff("XGROUP", "SETID", name, name, "$")
+    diff("XADD", "s", "1-1", "f", "v")
+    for group in [b"g\0h", b"\xff"]:
+        diff("XGROUP", "CREATECONSUMER", "s", group, "c")
+        diff("XACK", "s", group, "1-1")
+        diff("XPENDING", "s", group)
+        diff("XCLAIM", "s", group, "c", "0", "1-1")
+    diff("client", "unblock", "1", "2", "3")
+    diff("client", "pause", "10", "all", "x")
+    diff("slowlog", "get", "1", "2")
+    diff("pubsub", "numpat", "x")
+    diff("xinfo", "help", "x")
+
+
+def test_huge_counts_in_arguments(diff):
+    diff("SET", "k", "v")
+    diff("GETRANGE", "k", "0", "99999999999999999999")
+    diff("GETRANGE", "k", "-99999999999999999999", "1")
+    diff("INCRBY", "n", "99999999999999999999")
+
+
+def _flush(raxdb, oracle) -> None:
+    for port in (raxdb.port, oracle.port):
+        c = RawConnection(port)
+        c.call("FLUSHALL")
+        c.close()
+
+
+def _rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+@pytest.mark.parametrize("header", [b"*2147483647\r\n", b"*1\r\n$536870912\r\n", b"*2\r\n$3\r\nSET\r\n$500000000\r\n"])
+def test_hostile_headers_cost_no_memory(raxdb, header):
+    """A header announcing ~2^31 arguments or a 512 MB bulk allocates nothing up front, and the
+    server keeps serving other clients while that connection waits."""
+    pid = raxdb.proc.pid
+    before = _rss_kb(pid)
+    hostile = [RawConnection(raxdb.port) for _ in range(5)]
+    for h in hostile:
+        h.send(header)
+    other = RawConnection(raxdb.port)
+    assert other.call("PING") == b"+PONG\r\n"  # served after the hostile headers were read
+    assert _rss_kb(pid) - before < 20_000  # under 20 MB for five such clients
+    for h in hostile + [other]:
+        h.close()
+
+
+def _pair(*opts: str):
+    ours, theirs = start_raxdb(*opts), start_redis(*opts)
+    yield ours, theirs
+    ours.stop()
+    theirs.stop()
+
+
+@pytest.fixture(scope="module")
+def limits_pair():
+    yield from _pair("--proto-max-bulk-len", "1mb", "--maxclients", "3")
+
+
+@pytest.fixture(scope="module")
+def qbuf_pair():
+    yield from _pair("--proto-max-bulk-len", "4mb", "--client-query-buffer-limit", "1mb")
+
+
+@pytest.fixture(scope="module")
+def auth_pair():
+    yield from _pair("--requirepass", "secret")
+
+
+@pytest.fixture
+def pair(request):
+    return request.getfixturevalue(request.cls.PAIR)
+
+
+@pytest.mark.oracle
+class TestLimits:
+    """Limits configured at start-up, on a dedicated pair of servers."""
+
+    PAIR = "limits_pair"
+
+    def test_bulk_over_proto_max_bulk_len(self, pair):
+        same(*pair, [b"*2\r\n$4\r\nECHO\r\n$1048577\r\n"])
+
+    def test_bulk_at_proto_max_bulk_len(self, pair):
+        payload = b"x" * (1024 * 1024)
+        replies = same(*pair, [encode_command([b"SET", b"big", payload]), encode_command([b"STRLEN", b"big"])], 2)
+        assert replies[:2] == [b"+OK\r\n", b":1048576\r\n"]
+
+    def test_maxclients(self, pair):
+        for srv in pair:
+            conns = [RawConnection(srv.port) for _ in range(3)]
+            for c in conns:
+                assert c.call("PING") == b"+PONG\r\n"
+            extra = RawConnection(srv.port)
+            frames = []
+            try:
+                while True:
+                    frames.append(extra.read_frame())
+            except ConnectionError:
+                pass
+            assert frames == [b"-ERR max number of clients reached\r\n"], srv.name
+            for c in conns + [extra]:
+                c.close()
+
+
+@pytest.mark.oracle
+def test_query_buffer_limit_closes_connection(qbuf_pair):
+    """The unparsed query buffer (in practice, one pending bulk) over client-query-buffer-limit:
+    the client is closed with no reply, whether the bulk arrives at once or in pieces; bulks
+    under the limit are fine even when the whole command is larger."""
+    big = encode_command([b"SET", b"k", b"x" * 1_500_000])
+    assert same(*qbuf_pair, [big]) == []
+    assert same(*qbuf_pair, [big[:500_000], big[500_000:]]) == []
+    assert same(*qbuf_pair, [encode_command([b"ECHO", b"ok"]) + big]) == [b"$2\r\nok\r\n"]
+    two = encode_command([b"MSET", b"a", b"x" * 900_000, b"b", b"y" * 900_000])
+    assert same(*qbuf_pair, [two], 1)[0] == b"+OK\r\n"
+
+
+@pytest.mark.oracle
+class TestUnauthenticated:
+    PAIR = "auth_pair"
+
+    def test_noauth(self, pair):
+        same(*pair, [encode_command(["GET", "k"])], 1)
+        same(*pair, [b"GET k\r\n"], 1)
+
+    def test_unauthenticated_multibulk_length(self, pair):
+        same(*pair, [b"*11\r\n"])
+
+    def test_unauthenticated_bulk_length(self, pair):
+        same(*pair, [b"*2\r\n$4\r\nECHO\r\n$16385\r\n"])
+
+    def test_auth_then_fast_path(self, pair):
+        cmds = [encode_command(["AUTH", "wrong"]), encode_command(["AUTH", "secret"]),
+                encode_command(["SET", "k", "v"]), encode_command(["GET", "k"]), b"*11\r\n" + b"$1\r\na\r\n" * 11]
+        same(*pair, [b"".join(cmds)], 5)
+        same(*pair, cmds, 5)
+
+
+def test_large_pipeline_in_one_write(diff2):
+    n = 20000
+    data = b"".join(encode_command(["INCR", "counter"]) for _ in range(n))
+    diff2.ours.send(data)
+    diff2.theirs.send(data)
+    for i in range(1, n + 1):
+        ours, theirs = diff2.ours.read_frame(), diff2.theirs.read_frame()
+        assert ours == theirs == b":%d\r\n" % i
+
+
+def test_other_clients_unaffected_by_protocol_error(raxdb):
+    good = RawConnection(raxdb.port)
+    bad = RawConnection(raxdb.port)
+    bad.send(b"*1\r\n:1\r\n")
+    assert bad.read_frame().startswith(b"-ERR Protocol error")
+    assert good.call("PING") == b"+PONG\r\n"
+    good.close()
+    bad.close()

@@ -1,0 +1,1 @@
+"""The data types: their commands against redis-server, and their encodings against models and Redis's bytes."""

@@ -1,0 +1,230 @@
+"""The set encodings against plain models (hypothesis), and against redis-server at small thresholds.
+
+- `IntSet` / `RSet` vs a Python set: membership, size, ascending iteration while an intset, the
+  width never narrowing, conversion to "hashtable" exactly when Redis converts (a non-integer
+  member, or more than set-max-intset-entries members) and never back.
+- Intset bytes equal the intset inside redis-server's DUMP payload for the same members.
+- Command sequences on servers started with a tiny set-max-intset-entries give the same encodings
+  and the same (ordered, for intsets) replies as Redis.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from raxdb.storage import rdb
+from raxdb.storage.alloc import sds_alloc
+from raxdb.storage.intset import IntSet, canonical_int, width_of
+from raxdb.storage.set_type import RSet
+from tests.support.diff import Diff, RawConnection, parse
+from tests.support.servers import start_raxdb, start_redis
+
+ints = st.one_of(st.integers(-40, 40), st.integers(-(2**63), 2**63 - 1),
+                 st.sampled_from([32767, 32768, -32768, -32769, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1]))
+int_members = ints.map(lambda v: b"%d" % v)
+odd_members = st.sampled_from([b"01", b"+1", b" 1", b"-0", b"1.0", b"", b"a", b"b", b"9223372036854775808",
+                               b"-9223372036854775809", b"x" * 30])
+members = st.one_of(int_members, int_members, int_members, odd_members)
+
+
+def test_canonical_int():
+    for ok in [b"0", b"-1", b"9223372036854775807", b"-9223372036854775808", b"123"]:
+        assert canonical_int(ok) == int(ok)
+    for bad in [b"", b"-", b"01", b"+1", b" 1", b"1 ", b"-0", b"1.0", b"9223372036854775808", b"1_0", b"0x1"]:
+        assert canonical_int(bad) is None
+
+
+@given(st.lists(ints, max_size=60))
+def test_intset_model(values):
+    s = IntSet()
+    model: set[int] = set()
+    width = 2
+    for v in values:
+        assert s.add(v) == (v not in model)
+        model.add(v)
+        width = max(width, width_of(v))
+        assert s.width == width
+    assert list(s) == sorted(model)
+    for v in values[::2]:
+        assert s.remove(v) == (v in model)
+        model.discard(v)
+    assert list(s) == sorted(model)
+    assert s.width == width  # never narrows
+    blob = s.to_bytes()
+    assert len(blob) == s.blob_len()
+    back = IntSet.from_bytes(blob)
+    assert list(back) == list(s) and back.width == s.width
+
+
+ops = st.lists(st.tuples(st.sampled_from(["add", "add", "add", "rem", "pop", "spop"]), members,
+                         st.integers(0, 30)), max_size=80)
+
+
+@given(ops, st.integers(0, 12))
+def test_rset_model(seq, max_ints):
+    s = RSet()
+    model: set[bytes] = set()
+    converted = False
+    for op, m, k in seq:
+        if op == "add":
+            added = s.add(m, max_ints)
+            assert added == (m not in model)
+            model.add(m)
+            if canonical_int(m) is None or len(model) > max_ints:
+                converted = True
+        elif op == "rem":
+            assert s.remove(m) == (m in model)
+            model.discard(m)
+        elif op == "pop" and model:
+            p = s.pop_random()
+            assert p in model
+            model.remove(p)
+        elif op == "spop" and len(model) > 1:
+            count = min(k, len(model) - 1) or 1
+            popped, replacement = s.spop_many(count, max_ints)
+            assert len(popped) == count and len(set(popped)) == count and set(popped) <= model
+            model -= set(popped)
+            if replacement is not None:
+                s = replacement
+                converted = not (all(canonical_int(x) is not None for x in model) and len(model) <= max_ints)
+        assert len(s) == len(model)
+        assert set(s.members()) == model
+        assert all(x in s for x in model)
+        assert s.encoding() == ("hashtable" if converted else "intset")
+        if s.is_intset():
+            assert s.members() == sorted(model, key=int)
+    if model:
+        assert s.random_member() in model
+        k = len(model) // 2 + 1
+        sample = s.sample(k)
+        assert len(set(sample)) == k and set(sample) <= model
+        assert set(s.choices(5)) <= model
+        cp = s.copy()
+        cp.add(b"only-in-copy", max_ints)
+        assert b"only-in-copy" not in s
+
+
+@given(st.sets(st.binary(max_size=6), min_size=1, max_size=300), st.integers(1, 40),
+       st.lists(st.binary(max_size=6), max_size=40))
+def test_rset_scan_returns_stable_members(stable, count, churn):
+    s = RSet()
+    for m in stable:
+        s.add(b"s" + m, 0)
+    seen: set[bytes] = set()
+    cursor = 0
+    i = 0
+    while True:
+        cursor, batch = s.scan(cursor, count)
+        seen.update(batch)
+        if i < len(churn):  # add and remove other members between calls: the table resizes
+            s.add(b"c" + churn[i], 0)
+            if i % 3 == 0:
+                s.remove(b"c" + churn[i // 2])
+            i += 1
+        if cursor == 0:
+            break
+    assert {b"s" + m for m in stable} <= seen
+
+
+# ---- byte format against redis-server's DUMP ---------------------------------------------------
+KEY_OVERHEAD = sds_alloc(1) + 24  # a one-byte key's sds + its dictEntry, as MEMORY USAGE adds
+
+
+def _dump_blob(payload: bytes) -> tuple[int, bytes]:
+    """(RDB type, string) of a DUMP payload whose value is stored as one string."""
+    return payload[0], rdb.Reader(payload, 1).string()
+
+
+@pytest.fixture(scope="module")
+def plain_oracle():
+    """A redis-server that does not LZF-compress strings in DUMP payloads."""
+    srv = start_redis("--rdbcompression", "no")
+    conn = RawConnection(srv.port)
+    yield conn
+    conn.close()
+    srv.stop()
+
+
+@pytest.mark.oracle
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(ints, min_size=1, max_size=40))
+def test_intset_bytes_equal_redis(plain_oracle, values):
+    plain_oracle.call("DEL", "s")
+    plain_oracle.call("SADD", "s", *[str(v) for v in values])
+    payload = parse(plain_oracle.call("DUMP", "s"))
+    rtype, blob = _dump_blob(payload)
+    assert rtype == 11  # RDB_TYPE_SET_INTSET
+    s = IntSet()
+    for v in values:
+        s.add(v)
+    assert s.to_bytes() == blob
+    rs = RSet.of([b"%d" % v for v in values], 512)
+    assert parse(plain_oracle.call("MEMORY", "USAGE", "s")) == rs.mem_usage() + KEY_OVERHEAD
+
+
+# ---- command sequences at a tiny threshold -------------------------------------------------------
+@pytest.fixture(scope="module")
+def tiny_intset_pair():
+    ours = start_raxdb("--set-max-intset-entries", "5")
+    theirs = start_redis("--set-max-intset-entries", "5")
+    d = Diff(ours.port, theirs.port)
+    yield d
+    d.close()
+    ours.stop()
+    theirs.stop()
+
+
+small_members = st.one_of(st.integers(-3, 8).map(str), st.sampled_from(["a", "b", "07"]))
+commands = st.lists(st.one_of(
+    st.tuples(st.just("SADD"), st.sampled_from(["s", "t"]), st.lists(small_members, min_size=1, max_size=4)),
+    st.tuples(st.just("SREM"), st.sampled_from(["s", "t"]), st.lists(small_members, min_size=1, max_size=3)),
+    st.tuples(st.just("SINTERSTORE"), st.just("u"), st.just(["s", "t"])),
+    st.tuples(st.just("SUNIONSTORE"), st.just("u"), st.just(["s", "t"])),
+    st.tuples(st.just("SDIFFSTORE"), st.just("u"), st.just(["s", "t"])),
+    st.tuples(st.just("SMOVE"), st.just("s"), st.tuples(st.just("t"), small_members).map(list)),
+), max_size=25)
+
+
+@pytest.mark.oracle
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(commands)
+def test_encodings_follow_redis_at_threshold(tiny_intset_pair, seq):
+    d = tiny_intset_pair
+    d("FLUSHALL")
+    for name, key, args in seq:
+        d(name, key, *args)
+        for k in ("s", "t", "u"):
+            enc = d("OBJECT", "ENCODING", k)
+            if enc == b"$6\r\nintset\r\n":
+                d("SMEMBERS", k)  # ascending: byte-exact
+            else:
+                d.unordered("SMEMBERS", k)
+
+
+def _config_set_or_skip(d, name, value):
+    ours, theirs = d.both("CONFIG", "SET", name, value)
+    if ours.startswith(b"-ERR unknown command"):
+        pytest.fail("CONFIG SET not available in raxdb")
+    assert ours == theirs
+
+
+@pytest.mark.oracle
+def test_config_set_applies_to_next_write(tiny_intset_pair):
+    d = tiny_intset_pair
+    _config_set_or_skip(d, "set-max-intset-entries", "5")
+    d("FLUSHALL")
+    d("SADD", "s", "1", "2", "3", "4")
+    _config_set_or_skip(d, "set-max-intset-entries", "2")
+    d("OBJECT", "ENCODING", "s")  # nothing converts until the next write
+    d("SADD", "s", "2")
+    d("OBJECT", "ENCODING", "s")  # no element added: still an intset
+    d("SADD", "s", "9")
+    d("OBJECT", "ENCODING", "s")
+    d("SADD", "t", "1", "2")
+    d("OBJECT", "ENCODING", "t")
+    _config_set_or_skip(d, "set-max-intset-entries", "5")
+    d("SINTERSTORE", "u", "s")
+    d("OBJECT", "ENCODING", "u")
+    d("SMEMBERS", "u")
