@@ -29,7 +29,7 @@ from raxdb.server.base.log import LOG
 from raxdb.server.replication.master import is_replica
 
 if TYPE_CHECKING:
-    from raxdb.server.net.client import Client
+    from raxdb.server.base.interfaces import Client
 
 
 def client_class(c: Client) -> str:

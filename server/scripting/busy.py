@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from raxdb.server.base.log import LOG
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
     from raxdb.server.scripting.engine import Running
 
 BUSY_SCRIPT = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."

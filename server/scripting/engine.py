@@ -37,7 +37,7 @@ from raxdb.server.security import acl
 from raxdb.server.table.registry import BLOCKED
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
     from raxdb.server.net.client import Client
 
 HOOK_INSTRUCTIONS = 100000
