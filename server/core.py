@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, Any
 from raxdb.server.admin import crashreport, supervise
 from raxdb.server.admin.shutdown import Shutdown
 from raxdb.server.base import latency, proctitle
+from raxdb.server.base.interfaces import PAUSE_FOREVER
 from raxdb.server.base.log import LOG
+from raxdb.server.base.version import RAXDB_BUILD_ID, RAXDB_VERSION, VERSION
 from raxdb.server.config import oomscore
 from raxdb.server.config.options import Config
 from raxdb.server.conn import clientbufs, clienteviction, obuf
@@ -39,11 +41,6 @@ from raxdb.storage.keyspace import Database
 if TYPE_CHECKING:
     from raxdb.server.events.tracking import Tracking
     from raxdb.server.net.client import Client
-
-VERSION = "7.0.15"  # the Redis version raxdb speaks for (INFO redis_version, HELLO)
-RAXDB_VERSION = "0.1.0"
-RAXDB_BUILD_ID = "7261786462000001"  # INFO redis_build_id: fixed per raxdb release
-PAUSE_FOREVER = 1 << 62  # a pause with no deadline (FAILOVER's: LLONG_MAX in Redis)
 
 # bind addresses with a '-' prefix are skipped when they fail for one of these reasons
 _UNAVAILABLE = {errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT, errno.EPROTONOSUPPORT, errno.ESOCKTNOSUPPORT,

@@ -24,7 +24,8 @@ def main(argv: list[str] | None = None) -> None:
     # load before the configuration is read, so a bad value stops start-up like any other.
     import raxdb.server.commands  # noqa: F401 - registers every command handler
     import raxdb.server.events.notify  # noqa: F401
-    from raxdb.server.core import RAXDB_VERSION, VERSION, Server
+    from raxdb.server.base.version import RAXDB_VERSION, VERSION
+    from raxdb.server.core import Server
 
     if args and args[0] in ("-v", "--version"):
 

@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from raxdb.server.base.log import LOG
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
     from raxdb.server.net.client import Client
 
 START_DIR = os.getcwd()
@@ -294,7 +294,7 @@ def _end_by_abort() -> NoReturn:
 
 def _signal_crash(sig: int, frame: FrameType | None, killed_by_self: bool) -> NoReturn:
     """sigsegvHandler's report for a signal, then death by it."""
-    from raxdb.server.core import VERSION
+    from raxdb.server.base.version import VERSION
 
     _start()
     LOG.warning(f"Redis {VERSION} crashed by signal: {sig}, si_code: 0")

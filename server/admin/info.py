@@ -29,7 +29,7 @@ from raxdb.server.memory import overhead as memoverhead
 from raxdb.server.persistence import loading
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
     from raxdb.server.net.client import Client
 
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -63,7 +63,7 @@ def bytes_to_human(n: float) -> str:
 
 
 def _server(srv: Server) -> list[str]:
-    from raxdb.server.core import VERSION
+    from raxdb.server.base.version import VERSION
 
     now = time.time()
     uptime = int(now - srv.start_time)

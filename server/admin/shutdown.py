@@ -26,7 +26,7 @@ from raxdb.server.admin import supervise
 from raxdb.server.base.log import LOG
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
     from raxdb.server.net.client import Client
 
 SHUTDOWN_ERROR = "ERR Errors trying to SHUTDOWN. Check logs."
@@ -100,7 +100,7 @@ class Shutdown:
             self.deadline_ms = srv.now_ms + int(srv.config.values["shutdown-timeout"]) * 1000
             if not srv.paused():
                 srv.repl.master.request_acks()
-            from raxdb.server.core import PAUSE_FOREVER
+            from raxdb.server.base.interfaces import PAUSE_FOREVER
 
             srv.pause(PAUSE_FOREVER, True, "shutdown")
             LOG.notice("Waiting for replicas before shutting down.")

@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING
 from raxdb.server.base.log import LOG
 
 if TYPE_CHECKING:
+    from raxdb.server.base.interfaces import Server
     from raxdb.server.config.options import Config
-    from raxdb.server.core import Server
 
 DEFAULT_PID_FILE = "/var/run/redis.pid"  # CONFIG_DEFAULT_PID_FILE
 

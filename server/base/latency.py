@@ -31,8 +31,7 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
-    from raxdb.server.table.registry import Command
+    from raxdb.server.base.interfaces import Command, Server
 
 TS_LEN = 160  # LATENCY_TS_LEN: samples kept per event
 GRAPH_COLS = 80

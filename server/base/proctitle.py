@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - a dependency; without it the title is 
     _set = None
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
 
 
 def _variables(title: str, values: dict[str, str], config_file: str | None) -> dict[str, str]:

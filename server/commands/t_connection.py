@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import DB_INDEX, WRONGPASS, CommandError, c_str
-from raxdb.server.core import VERSION
+from raxdb.server.base.version import VERSION
 from raxdb.server.events import tracking
 from raxdb.server.security import (
     acl as _acl,  # by module: server.acl imports the command table, which imports this

@@ -844,7 +844,7 @@ def shutdown(c, argv):
 # ---- LOLWUT -------------------------------------------------------------------------------------
 @command("lolwut")
 def lolwut(c, argv):
-    from raxdb.server.core import VERSION
+    from raxdb.server.base.version import VERSION
 
     version = 0
     if len(argv) >= 3 and option_word(argv[1]) == b"version":

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from raxdb.server.base.log import LOG
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
 
 MASTER, REPLICA, CHILD = 0, 1, 2  # CONFIG_OOM_MASTER, CONFIG_OOM_REPLICA, CONFIG_OOM_BGCHILD
 _PATH = "/proc/self/oom_score_adj"

@@ -37,8 +37,7 @@ from raxdb.server.conn.obuf import output_used
 from raxdb.storage.alloc import sds_header, size_class
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
-    from raxdb.server.net.client import Client
+    from raxdb.server.base.interfaces import Client, Server
 
 QB_FIRST = 20474  # sdsMakeRoomForNonGreedy(sdsempty(), PROTO_IOBUF_LEN): 20480 usable, less header and NUL
 BIG = 32 * 1024  # PROTO_MBULK_BIG_ARG, PROTO_RESIZE_THRESHOLD

@@ -40,8 +40,7 @@ from raxdb.server.base.log import LOG
 from raxdb.server.conn import obuf
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
-    from raxdb.server.net.client import Client
+    from raxdb.server.base.interfaces import Client, Server
 
 MIN_LIMIT = 128 * 1024  # a smaller limit would leave no room to talk to the server at all
 

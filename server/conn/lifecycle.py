@@ -17,7 +17,7 @@ from raxdb.protocol.request import quote_arg
 from raxdb.server.conn import unixaddr
 
 if TYPE_CHECKING:
-    from raxdb.server.net.client import Client
+    from raxdb.server.base.interfaces import Client
     from raxdb.server.table.registry import Command
 
 # Families append callbacks here: each is called with the client when its connection ends.

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from raxdb.server.base.log import LOG
 
 if TYPE_CHECKING:
-    from raxdb.server.net.client import Client
+    from raxdb.server.base.interfaces import Client
 
 
 def is_replica(c: Client) -> bool:

@@ -17,8 +17,7 @@ from raxdb.server.events import tracking, watch
 from raxdb.storage.keyspace import EmbStr, RawStr
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
-    from raxdb.server.net.client import Client
+    from raxdb.server.base.interfaces import Client, Server
     from raxdb.storage.keyspace import Database
 
 # Keyspace notification classes (notify-keyspace-events letters), as Redis's NOTIFY_* bits.

@@ -45,7 +45,7 @@ from raxdb.server.events.keyaccess import (
 )
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
     from raxdb.storage.keyspace import Database
 
 # The class letters in the order Redis prints them (A stands for all of them but n).

@@ -54,8 +54,7 @@ from typing import TYPE_CHECKING, Any
 from hiredis import pack_command as _pack
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
-    from raxdb.server.net.client import Client
+    from raxdb.server.base.interfaces import Client, Server
 
 MULTI = [b"MULTI"]
 EXEC = [b"EXEC"]

@@ -24,8 +24,7 @@ from raxdb.server.conn import lifecycle, obuf
 from raxdb.storage.glob import compile_glob
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
-    from raxdb.server.net.client import Client
+    from raxdb.server.base.interfaces import Client, Server
 
 _bulk = R.bulk
 _MESSAGE = b"$7\r\nmessage\r\n"

@@ -47,8 +47,7 @@ from raxdb.server.base.errors import c_str
 from raxdb.server.conn.obuf import client_class
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
-    from raxdb.server.net.client import Client
+    from raxdb.server.base.interfaces import Client, Server
     from raxdb.server.table.registry import Command
 
 _PUSH = b">2\r\n$10\r\ninvalidate\r\n"

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from raxdb.server.net.client import Client
+    from raxdb.server.base.interfaces import Client
     from raxdb.storage.keyspace import Database
 
 

@@ -73,8 +73,7 @@ from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NO_WRITES, scrip
 from raxdb.storage.alloc import dict_table_bytes
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
-    from raxdb.server.net.client import Client
+    from raxdb.server.base.interfaces import Client, Server
     from raxdb.server.table.registry import Command
     from raxdb.storage.keyspace import Database
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from raxdb.storage.stream import Stream
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
 
 THRESHOLD = 64  # LAZYFREE_THRESHOLD
 

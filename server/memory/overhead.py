@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING
 from raxdb.server.memory import evict
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
-    from raxdb.server.net.client import Client
+    from raxdb.server.base.interfaces import Client, Server
 
 
 @dataclass

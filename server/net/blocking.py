@@ -50,7 +50,7 @@ from raxdb.storage.stream import Stream
 from raxdb.storage.zset import ZSet
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
     from raxdb.server.net.client import Client
     from raxdb.storage.keyspace import Database
 

@@ -72,9 +72,8 @@ from raxdb.server.table.registry import BLOCKED, TABLE, Command
 from raxdb.server.table.scriptflags import FLAG_NO_WRITES, script_flags
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Replica, Server
     from raxdb.server.events.tracking import ClientTracking
-    from raxdb.server.replication.master import Replica
     from raxdb.storage.keyspace import Database
 
 _PARTIAL_LIMIT = 1024 * 1024

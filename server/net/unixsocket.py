@@ -25,7 +25,7 @@ from raxdb.server.base.log import LOG
 from raxdb.server.conn.unixaddr import configured
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
     from raxdb.server.net.client import Client
 
 # sizeof(struct sockaddr_un.sun_path) on Linux: the path and its terminating NUL must fit

@@ -51,7 +51,7 @@ from raxdb.server.events import propagate
 from raxdb.server.persistence import aofmanifest
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
 
 OFF, ON, WAIT_REWRITE = 0, 1, 2
 ITEMS_PER_CMD = 64  # AOF_REWRITE_ITEMS_PER_CMD

@@ -53,7 +53,7 @@ from raxdb.server.persistence.loading import AOF_EVENTS_EVERY, Steps, debug_dela
 from raxdb.server.persistence.snapshot import LoadError
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
     from raxdb.server.net.client import Client
     from raxdb.server.table.registry import Command
 

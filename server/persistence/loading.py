@@ -44,7 +44,7 @@ from collections.abc import Awaitable, Callable, Generator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
 
 T = TypeVar("T")
 # a load's pauses: None where clients are served, or (an arriving RDB) the bytes it waits for

@@ -48,7 +48,7 @@ from raxdb.storage import rdb
 from raxdb.storage.keyspace import LFUDatabase
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
 
 BGSAVE_RETRY_DELAY = 5  # CONFIG_BGSAVE_RETRY_DELAY, seconds
 BGSAVE_ERROR = (b"MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. "
@@ -133,7 +133,7 @@ class Persistence:
         return os.path.join(_cwd() or "", self.srv.config.values["dbfilename"])
 
     def _aux(self, aof_base: bool) -> list[tuple[bytes, bytes]]:
-        from raxdb.server.core import VERSION
+        from raxdb.server.base.version import VERSION
 
         aux = [(b"redis-ver", VERSION.encode()), (b"redis-bits", b"64"), (b"ctime", b"%d" % int(time.time())),
                (b"used-mem", b"%d" % self.srv.used_memory())]

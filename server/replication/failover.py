@@ -60,7 +60,7 @@ class Failover:
     # ---- FAILOVER ---------------------------------------------------------------------------------
     def command(self, c: Client, argv: list[bytes]) -> bytes:
         """failoverCommand."""
-        from raxdb.server.core import PAUSE_FOREVER
+        from raxdb.server.base.interfaces import PAUSE_FOREVER
         from raxdb.server.table.args import to_int
 
         if len(argv) == 2 and argv[1].lower() == b"abort":

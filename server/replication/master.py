@@ -50,7 +50,7 @@ from raxdb.server.conn.unixaddr import PEER_IP
 from raxdb.server.events import propagate
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
     from raxdb.server.net.client import Client
     from raxdb.server.replication.state import Replication
 

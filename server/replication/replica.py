@@ -78,7 +78,7 @@ from raxdb.server.table.scriptflags import FLAG_ALLOW_STALE, script_flags
 from raxdb.storage import rdb
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
 
 CONNECT, CONNECTING, HANDSHAKE, TRANSFER, CONNECTED = "connect", "connecting", "handshake", "sync", "connected"
 

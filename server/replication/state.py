@@ -59,7 +59,7 @@ from raxdb.storage.alloc import size_class
 from raxdb.storage.rax import Rax
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
     from raxdb.server.net.client import Client
 
 NO_REPLID = "0" * 40

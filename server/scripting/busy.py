@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING
 from raxdb.server.base.log import LOG
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
     from raxdb.server.scripting.interfaces import Running
+
 
 def enter(server: Server, run: Running) -> None:
     run.busy = True

@@ -27,6 +27,7 @@ import lupa.lua51 as lupa51
 
 from raxdb.server.base.errors import READONLY, CommandError
 from raxdb.server.base.log import LOG
+from raxdb.server.base.version import VERSION
 from raxdb.server.conn import lifecycle
 from raxdb.server.events import tracking
 from raxdb.server.memory.evict import OOM
@@ -38,12 +39,13 @@ from raxdb.server.security import acl
 from raxdb.server.table.registry import BLOCKED
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
     from raxdb.server.net.client import Client
 
 HOOK_INSTRUCTIONS = 100000
-REDIS_VERSION = b"7.0.15"
-REDIS_VERSION_NUM = (7 << 16) | (0 << 8) | 15
+REDIS_VERSION = VERSION.encode()
+_MAJOR, _MINOR, _PATCH = map(int, VERSION.split("."))
+REDIS_VERSION_NUM = (_MAJOR << 16) | (_MINOR << 8) | _PATCH
 
 
 _LOG_LEVELS = {0: "debug", 1: "verbose", 2: "notice", 3: "warning"}

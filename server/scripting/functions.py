@@ -31,7 +31,7 @@ from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NAMES, FLAG_NO_W
 from raxdb.storage import rdb
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
     from raxdb.server.net.client import Client
 
 _NAME_OK = re.compile(rb"[A-Za-z0-9_]+\Z")

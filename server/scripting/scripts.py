@@ -17,7 +17,7 @@ from raxdb.server.scripting import engine as eng
 from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NAMES, FLAG_NO_WRITES
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
+    from raxdb.server.base.interfaces import Server
     from raxdb.server.net.client import Client
 
 NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL."

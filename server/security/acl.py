@@ -42,8 +42,7 @@ from raxdb.server.table.registry import EXTRA_COMMANDS, TABLE, Command
 from raxdb.storage.glob import glob_match
 
 if TYPE_CHECKING:
-    from raxdb.server.core import Server
-    from raxdb.server.net.client import Client
+    from raxdb.server.base.interfaces import Client, Server
 
 CATEGORIES = ("keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
               "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",

@@ -1,0 +1,429 @@
+"""The server's and a client's shape as the lower layers see them: raxdb's server.h.
+
+What it is.  `typing.Protocol` classes for the objects a layer names in its annotations but may
+not import, because their classes live in a layer above it: `Server` (server/core.py's Server,
+the composition root), `Client` (server/net/client.py's Client), and the objects those two hold
+that lower layers reach through them: `Replication` (`Server.repl`, server/replication/state.py),
+`Replica` (`Client.replica`, server/replication/master.py), `Tracking` and `ClientTracking`
+(`Server.tracking`, `Client.tracking`, server/events/tracking.py) and `Command` (a command table
+entry, server/table/registry.py, which base/ names).  A module below core writes
+`from raxdb.server.base.interfaces import Server, Client` (under `if TYPE_CHECKING:` or not) where
+it would otherwise import the class from above; a layer at or above a class's own may still import
+the class itself (net/, commands/, admin/ name net/client.py's Client).  Each protocol declares
+the members of the concrete class the code uses, with the concrete class's annotations (every
+public attribute and method, as server.h declares the whole struct redisServer); a type that
+lives above base/ is another protocol of this module where one is declared, `Any` otherwise
+(Config, Acl, Persistence, AOF and the like).  Private members are left out, but for
+`Server._hold_expiry`, which server/replication/replica.py calls.
+
+Its rule.  It imports nothing of raxdb.server but base/ (and of the rest only protocol/'s and
+storage/'s types, for annotations); it is declarations only, with no runtime behaviour: nothing
+here is instantiated, registered or checked at run time (no `runtime_checkable`), and the one
+value besides the protocols is `PAUSE_FOREVER`, the deadline `Server.pause` takes for a pause
+without one.  The concrete classes do not inherit from these protocols: they satisfy them
+structurally.
+
+Its invariant.  Every member declared here exists, with the declared type, on every instance of
+the concrete class once it is constructed: on a Server when `Server.__init__` (and the `attach`
+functions it calls) returned, on a Client when `Client.__init__` returned.  Members a module
+creates lazily, on first use (`script_cache`, `functions_engine`, `latency_events`, read with
+`getattr(srv, name, None)`), are not declared.  An attribute a lower layer starts to use is
+declared here in the same change: tests/test_interfaces.py checks that each declared member is
+there (a method with the declared parameters), and that every public member of a Server and a
+Client is declared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from raxdb.protocol.reply import Encoder
+    from raxdb.protocol.request import RequestParser
+    from raxdb.storage.keyspace import Database
+
+PAUSE_FOREVER = 1 << 62  # Server.pause's deadline for a pause with none (FAILOVER's: LLONG_MAX in Redis)
+
+
+class Command(Protocol):
+    """One command or subcommand of the command table (server/table/registry.py's Command)."""
+
+    proc: Callable[..., bytes] | None  # the handler: handler(client, argv) -> the encoded reply
+    arity: int
+    arg_counts: range
+    name: str
+    fullname: str
+    flags: frozenset[str]
+    first_key: int
+    last_key: int
+    key_step: int
+    acl_categories: tuple[str, ...]
+    info: list[Any]
+    docs: Any
+    parent: Command | None
+    subcommands: dict[bytes, Command]
+    is_write: bool
+    is_readonly: bool
+    touches_arbitrary_keys: bool
+    calls: int
+    usec: int
+    rejected_calls: int
+    failed_calls: int
+    ok_in_pubsub: bool
+    ok_loading: bool
+    no_auth: bool
+    queue_in_multi: bool
+    is_blocking: bool
+    noscript: bool
+    sampled: bool
+    timed_calls: int
+    fixed_key_positions: dict[int, tuple[int, ...]]
+    latency: collections.defaultdict[int, int]
+
+    def arity_ok(self, n: int) -> bool: ...
+    def usec_total(self) -> int: ...
+    def reset_stats(self) -> None: ...
+
+
+class ClientTracking(Protocol):
+    """A client's CLIENT TRACKING state (server/events/tracking.py's ClientTracking)."""
+
+    redirect: int
+    bcast: bool
+    optin: bool
+    optout: bool
+    noloop: bool
+    caching: bool
+    broken: bool
+    prefixes: dict[bytes, None]
+
+
+class Tracking(Protocol):
+    """The server's client-side caching state (server/events/tracking.py's Tracking)."""
+
+    server: Server
+    table: dict[bytes, dict[int, None]]
+    items: int
+    prefixes: dict[bytes, Any]
+    clients: int
+    current: Client | None
+    pending: list[bytes | None]
+    broadcast_due: bool
+    over_limit_runs: int
+
+
+class Replica(Protocol):
+    """What a master knows of one replica connection (server/replication/master.py's Replica)."""
+
+    client: Client
+    flagged: bool
+    state: int
+    port: int
+    addr: str | None
+    capa_eof: bool
+    capa_psync2: bool
+    rdb_only: bool
+    req: int
+    pre_psync: bool
+    ack_off: int
+    ack_time: int
+    initial_offset: int
+    pending_from: int | None
+    stream_on_ack: bool
+    master: Any
+    last_partial_write: int
+    pipe_taken: int
+
+    def taken(self) -> int: ...
+    def ip(self) -> str: ...
+    def name(self) -> str: ...
+    def send(self, data: bytes) -> None: ...
+    def start_stream(self) -> None: ...
+    def needs_from(self) -> int | None: ...
+
+
+class Replication(Protocol):
+    """The replication state, `Server.repl` (server/replication/state.py's Replication)."""
+
+    srv: Server
+    replid: str
+    replid2: str
+    master_repl_offset: int
+    second_replid_offset: int
+    backlog: Any
+    seldb: int
+    replicas: list[Replica]
+    masterhost: str | None
+    masterport: int
+    link: Any
+    own_expires: dict[bytes, int]
+    write_gate: bool
+    master: Any
+    failover: Any
+
+    def set_master_address(self, host: str | None, port: int) -> None: ...
+    def change_replid(self) -> None: ...
+    def clear_replid2(self) -> None: ...
+    def shift_replid(self) -> None: ...
+    @staticmethod
+    def saved_history(aux: dict[bytes, bytes]) -> tuple[str, int, int] | None: ...
+    def continue_saved_history(self, aux: dict[bytes, bytes]) -> None: ...
+    def create_backlog(self) -> None: ...
+    def free_backlog(self) -> None: ...
+    @property
+    def replica_stream(self) -> bool: ...
+    def feed(self, dbid: int, argv: list[bytes]) -> None: ...
+    def expire_own_keys(self) -> None: ...
+    def feed_stream(self, data: bytes) -> None: ...
+    def master_link_up(self) -> bool: ...
+    def rdb_save_info(self) -> int | None: ...
+    def update_write_gate(self) -> None: ...
+    def cron(self) -> None: ...
+    def info(self) -> list[str]: ...
+    def replicas_info_lines(self) -> list[str]: ...
+    def backlog_info_lines(self) -> list[str]: ...
+    def role_reply(self, c: Any) -> bytes: ...
+
+
+class Server(Protocol):
+    """The server (server/core.py's Server): its state and the methods lower layers call."""
+
+    # configuration, command table, databases, clients
+    config: Any
+    table: Any
+    dbs: list[Database]
+    clients: dict[int, Client]
+    next_client_id: int
+    acl: Any  # server/security/acl.py's Acl
+    # the event loop and the sockets
+    loop: asyncio.AbstractEventLoop | None
+    pending_writes: list[Client]
+    call_soon: Callable[[Callable[[], Any]], Any]
+    listeners: list[asyncio.base_events.Server]
+    unix_listener: asyncio.base_events.Server | None
+    # the process
+    pid: int
+    supervised: str
+    daemonized: bool
+    run_id: str
+    build_id: str
+    start_time: float
+    now_ms: int
+    shutting_down: bool
+    shutdown_event: asyncio.Event | None
+    cron_handle: asyncio.TimerHandle | None
+    cronloops: int
+    cron_paused: bool
+    watchdog_period: int
+    # statistics (INFO stats)
+    stat_numconnections: int
+    stat_rejected_conn: int
+    stat_net_input_bytes: int
+    stat_net_output_bytes: int
+    stat_net_repl_input_bytes: int
+    stat_keyspace_hits: int
+    stat_keyspace_misses: int
+    stat_expired_keys: int
+    stat_evicted_keys: int
+    stat_lazyfreed: int
+    stat_evicted_clients: int
+    stat_total_error_replies: int
+    stat_unexpected_error_replies: int
+    errorstats: dict[str, int]
+    ops_samples: collections.deque[tuple[int, ...]]  # (time ms, commands, net in, out, repl in, out)
+    # client eviction and buffers
+    client_evict_limit: int
+    clients_mem: int
+    client_evict_pending: bool
+    clients_cron: Any  # server/conn/clientbufs.py's ClientsCron
+    # slow log, latency
+    slowlog: collections.deque[Any]
+    slowlog_next_id: int
+    slowlog_ns: int
+    sample_mask: int
+    sampling_paused: list[tuple[Any, int]]
+    # MONITOR, dirty, WATCH, notifications, Pub/Sub, client-side caching
+    monitors: list[Client]
+    dirty: int
+    lastsave: int
+    watchers: int
+    notify_flags: int
+    pubsub: Any  # server/events/pubsub.py's Registry
+    tracking: Tracking | None
+    # CLIENT PAUSE
+    pause_until_ms: int
+    pause_writes_only: bool
+    pauses: dict[str, tuple[int, bool]]
+    pause_handle: asyncio.TimerHandle | None
+    unpause_hooks: list[Any]
+    # blocking commands (server/net/blocking.py)
+    ready_keys: dict[tuple[int, bytes], None]
+    blocked_on_keys: int
+    blocked_by_type: dict[str, int]
+    serve_ready_keys: Callable[[], None]  # hook (core.py): serve the clients blocked on ready keys
+    busy_script: Any  # a script past busy-reply-threshold (server/scripting/engine.py's Running), or None
+    # maxmemory (server/memory/evict.py)
+    maxmemory: int
+    mem_created: list[tuple[Database, bytes]] | None
+    mem_dbs: list[Database]
+    mem_ok: bool
+    pre_command_oom: bool
+    memory_peak: int
+    eviction: Any  # server/memory/evict.py's EvictionState
+    # propagation (server/events/propagate.py) and replication
+    also_propagate: list[tuple[int, Any]] | None
+    propagation_targets: list[Any]
+    prop_depth: int
+    propagate_no_multi: bool
+    repl: Replication
+    replica_gate: bool
+    rdb_gate: bool
+    # persistence, shutdown
+    persistence: Any  # server/persistence/snapshot.py's Persistence
+    persistence_stats: dict[str, Any]
+    persistence_info: Callable[..., Any]
+    aof: Any  # server/persistence/aof.py's AOF
+    shutdown: Any  # server/admin/shutdown.py's Shutdown
+    ldb_children: list[int]
+    # DEBUG's switches, MIGRATE's connections
+    active_expire_enabled: bool
+    migrate_sockets: dict[bytes, Any]
+    skip_checksum_validation: bool
+    script_deny_disabled: bool
+    quicklist_packed_threshold: int
+
+    def flush_writes(self) -> None: ...
+    def update_plain_all(self) -> None: ...
+    def update_clock(self) -> int: ...
+    def count_error(self, msg: bytes) -> None: ...
+    def total_commands(self) -> int: ...
+    def net_bytes(self) -> tuple[int, int]: ...
+    def used_memory(self, clients_mem: int | None = None) -> int: ...
+    def reset_stats(self) -> None: ...
+    def pause(self, until_ms: int, writes_only: bool, purpose: str = "client") -> None: ...
+    def unpause(self, purpose: str = "client") -> None: ...
+    def paused(self) -> bool: ...
+    def _hold_expiry(self, hold: bool = True) -> None: ...
+    def db(self, index: int) -> Database: ...
+    async def serve(self) -> None: ...
+    def finish_shutdown(self, save: bool | None, force: bool) -> bool: ...
+    def request_shutdown(self) -> None: ...
+    async def close(self) -> None: ...
+    def instantaneous_ops(self) -> int: ...
+    def instantaneous_kbps(self) -> tuple[float, float, float, float]: ...
+
+
+class Client(Protocol):
+    """A client connection (server/net/client.py's Client, and its subclasses): its state and the
+    methods lower layers call.  The hot path's private state (`_raw`, `_base`, ...) is left out."""
+
+    server: Server
+    id: int
+    transport: asyncio.Transport | None
+    reader: Any  # hiredis.Reader
+    exact: RequestParser | None
+    db: Database
+    dbid: int
+    resp: int
+    enc: Encoder
+    name: bytes
+    lib_name: bytes
+    lib_ver: bytes
+    user: Any  # server/security/acl.py's User
+    authenticated: bool
+    plain: bool
+    is_master: bool
+    must_obey: bool
+    # MULTI, WATCH
+    multi: list[tuple[Command, list[bytes]]] | None
+    multi_error: bool
+    watched: list[tuple[Database, bytes]]
+    dirty_cas: bool
+    in_exec: bool
+    exec_view: tuple[list[bytes], list[Any]] | None
+    # Pub/Sub, MONITOR, client-side caching
+    channels: dict[bytes, None]
+    patterns: dict[bytes, None]
+    shard_channels: dict[bytes, None]
+    is_monitor: bool
+    tracking: ClientTracking | None
+    # the connection
+    ctime: int
+    last_interaction: int
+    last_cmd: Command | None
+    last_argv: list[bytes] | None
+    addr: str
+    laddr: str
+    unix_socket: bool
+    fd: int
+    close_after_reply: bool
+    disconnected: bool
+    closed: bool
+    kill_reason: str
+    reply_mode: str
+    lua_debug: int
+    is_script: bool
+    no_evict: bool
+    no_touch: bool
+    # blocking
+    blocked: bool
+    block_state: Any
+    write_paused: bool
+    # output
+    tot_net_in: int
+    tot_net_out: int
+    obuf: list[bytes]
+    out_mark: int
+    running: list[bytes] | None
+    obuf_soft_since: int
+    obuf_watch: bool
+    obuf_pending: list[Any]
+    # propagation, replication
+    prop_argv: list[bytes] | None
+    prop_prevent: bool
+    prop_force: bool
+    prop_targets: int
+    woff: int
+    replica: Replica | None
+    # memory: client eviction, Redis's buffer sizes
+    mem_noted: int
+    qb_alloc: int
+    qb_in: int
+    qb_visit_in: int
+    rb_size: int
+    rb_peak: int
+    rb_reset: int
+
+    def close_after_replies(self) -> None: ...
+    def update_plain(self) -> None: ...
+    def select(self, dbid: int) -> None: ...
+    def set_protocol(self, version: int) -> None: ...
+    def idle_timeout_applies(self) -> bool: ...
+    def connection_made(self, transport: asyncio.BaseTransport) -> None: ...
+    def connection_lost(self, exc: Exception | None) -> None: ...
+    def pause_writing(self) -> None: ...
+    def resume_writing(self) -> None: ...
+    def close(self) -> None: ...
+    def flush_output(self) -> None: ...
+    def abort(self) -> None: ...
+    def discard_output(self) -> None: ...
+    def write(self, data: bytes) -> None: ...
+    def obuf_reached(self, out: list[bytes] | None, extra: int = 0) -> bool: ...
+    def output_size(self) -> int: ...
+    def data_received(self, data: bytes) -> None: ...
+    def process(self) -> None: ...
+    def write_offset(self) -> int: ...
+    def partial_args(self) -> tuple[int, int]: ...
+    def bulk_room(self) -> tuple[int, int]: ...
+    def has_pending_input(self) -> bool: ...
+    def execute(self, argv: list[bytes], out: list[bytes]) -> None: ...
+    def call(self, cmd: Command, argv: list[bytes], t0: int | None = None, log_slow: bool = False) -> Any: ...
+    def writes(self, cmd: Command, argv: list[bytes]) -> bool: ...
+    def may_replicate(self, cmd: Command, argv: list[bytes]) -> bool: ...
+    def postponed(self) -> bool: ...
+    def note_slow(self, cmd: Command, argv: list[bytes], ns: int) -> None: ...
+    def error_reply(self, msg: bytes, cmd: Command | None = None, counted: bool = False) -> bytes: ...
+    def internal_error(self, cmd: Command, exc: Exception) -> bytes: ...
