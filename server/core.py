@@ -63,7 +63,7 @@ class Server:
         self.dbs = [Database(i) for i in range(config.databases)]
         for db in self.dbs:
             db.expired_hook = self._on_expired
-        from raxdb.server.commands.t_keys import attach as attach_keyspace
+        from raxdb.server.memory.lru import attach as attach_keyspace
 
         attach_keyspace(self)  # dbs read the cached clock (access times); LFU follows the config
         self.clients: dict[int, Client] = {}
@@ -394,7 +394,7 @@ class Server:
             LOG.warning("Configured to not listen anywhere, exiting.")
             raise SystemExit(1)
         if self.config.modules:  # moduleLoadFromQueue, after initServer: raxdb loads no module
-            from raxdb.server.commands.t_cluster import log_load_failure
+            from raxdb.server.admin.modules import log_load_failure
 
             log_load_failure(self.config.modules[0])
             LOG.warning(f"Can't load module from {self.config.modules[0]}: server aborting")
@@ -627,7 +627,7 @@ class Server:
             self.repl.cron()  # replicationCron (run_with_period(1000))
         if self.cronloops % self.config.hz == 0:  # once a second, as clientsCron visits every client
             if self.migrate_sockets:
-                from raxdb.server.commands.t_migrate import close_idle
+                from raxdb.server.net.migratecache import close_idle
 
                 close_idle(self)
             # a client over its soft output limit whose output stopped growing is dropped when its

@@ -908,7 +908,7 @@ class Client(asyncio.Protocol):
             self.multi_error = True
         msg = msg.replace(b"\r", b" ").replace(b"\n", b" ")
         if cmd is not None and cmd.fullname == "exec":  # a rejected EXEC aborts the transaction
-            from raxdb.server.commands.t_multi import exec_abort
+            from raxdb.server.events.watch import exec_abort
 
             msg = exec_abort(self, msg)
         self.server.count_error(msg)

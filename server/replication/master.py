@@ -161,7 +161,7 @@ class Replica:
 def rogue_reply(c: Client, reply: bytes) -> None:
     """A replica's command made a reply: it is dropped (_addReplyToBufferOrList's check), and an
     error is logged as afterErrorReply logs an error sent down a replication link."""
-    from raxdb.server.commands.t_client import client_info_line
+    from raxdb.server.conn.clientinfo import client_info_line
 
     cmd = c.last_cmd
     name = cmd.fullname if cmd is not None else "<unknown>"
@@ -237,7 +237,7 @@ class Master:
                 raise CommandError("ERR PSYNC FAILOVER can't be sent to a master.")
             if argv[1].lower() != repl.replid.encode():
                 raise CommandError("ERR PSYNC FAILOVER replid must match my replid.")
-            from raxdb.server.commands.t_client import client_info_line
+            from raxdb.server.conn.clientinfo import client_info_line
             from raxdb.server.replication import replica
 
             replica.unset_master(self.srv)
