@@ -33,8 +33,12 @@ redis-oracle:
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools >/dev/null; }
 	@redis-server --version
 
+# ruff, then the rule of the house: import-linter's contracts (pyproject.toml) keep the layers in
+# order, tools/import_cycles.py keeps each circle inside one folder and at most four modules.
 lint: $(STAMP)
-	$(VENV)/bin/ruff check raxdb/__init__.py server protocol storage pipeline tests bench tools docker
+	$(VENV)/bin/ruff check raxdb/__init__.py server protocol storage pipeline tests bench tools docker setup.py
+	PYTHONPATH=$(CURDIR) $(VENV)/bin/lint-imports
+	$(PY) tools/import_cycles.py --check
 
 # Node client libraries (ioredis, node-redis) for the client-library tests, pinned by package-lock.json.
 tests/libraries/node_modules/.installed: tests/libraries/package.json tests/libraries/package-lock.json

@@ -61,7 +61,7 @@ class Server:
         self.dbs = [Database(i) for i in range(config.databases)]
         for db in self.dbs:
             db.expired_hook = self._on_expired
-        from raxdb.server.commands.t_keys import attach as attach_keyspace
+        from raxdb.server.memory.lru import attach as attach_keyspace
 
         attach_keyspace(self)  # dbs read the cached clock (access times); LFU follows the config
         self.clients: dict[int, Client] = {}
@@ -154,6 +154,12 @@ class Server:
         # Hook: serving the clients blocked on keys that became ready, for the layers below net/
         # that make keys ready outside a command (eviction's timer).
         self.serve_ready_keys: Callable[[], None] = functools.partial(handle_ready_keys, self)
+        from raxdb.server.scripting import functions, scripts
+
+        # Hooks: the script cache and the function libraries, made when first used, for the layers
+        # below scripting/ that judge a script by the flags it declares (table/scriptflags.py).
+        self.script_cache_of: Callable[[], Any] = functools.partial(scripts.cache, self)
+        self.function_registry: Callable[[], Any] = functools.partial(functions.registry, self)
         from raxdb.server.memory.evict import attach as attach_evict
 
         attach_evict(self)  # maxmemory: memory accounting and eviction
@@ -397,7 +403,7 @@ class Server:
             LOG.warning("Configured to not listen anywhere, exiting.")
             raise SystemExit(1)
         if self.config.modules:  # moduleLoadFromQueue, after initServer: raxdb loads no module
-            from raxdb.server.commands.t_cluster import log_load_failure
+            from raxdb.server.admin.modules import log_load_failure
 
             log_load_failure(self.config.modules[0])
             LOG.warning(f"Can't load module from {self.config.modules[0]}: server aborting")
@@ -630,7 +636,7 @@ class Server:
             self.repl.cron()  # replicationCron (run_with_period(1000))
         if self.cronloops % self.config.hz == 0:  # once a second, as clientsCron visits every client
             if self.migrate_sockets:
-                from raxdb.server.commands.t_migrate import close_idle
+                from raxdb.server.net.migratecache import close_idle
 
                 close_idle(self)
             # a client over its soft output limit whose output stopped growing is dropped when its

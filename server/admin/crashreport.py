@@ -174,7 +174,7 @@ def _info(srv: Server) -> str:
 
 
 def _client_list(srv: Server, current: Client | None) -> str:
-    from raxdb.server.commands.t_client import client_info_line
+    from raxdb.server.conn.clientinfo import client_info_line
 
     return "".join(client_info_line(c, current) + "\n" for c in list(srv.clients.values()))
 
@@ -226,7 +226,7 @@ def _current_client_section(running: tuple[Client, list[bytes]] | None) -> None:
     if running is None:
         return
     from raxdb.protocol.request import quote_arg
-    from raxdb.server.commands.t_client import client_info_line
+    from raxdb.server.conn.clientinfo import client_info_line
 
     c, argv = running
     _raw("\n------ CURRENT CLIENT INFO ------\n")
@@ -369,7 +369,7 @@ def assert_failed(c: Client, argv: list[bytes], expression: str, frame: FrameTyp
 
 
 def _client_fields(c: Client) -> list[str]:
-    from raxdb.server.commands.t_client import client_info_line
+    from raxdb.server.conn.clientinfo import client_info_line
 
     return [f for f in client_info_line(c, c).split(" ") if "=" in f]
 

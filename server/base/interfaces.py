@@ -264,6 +264,8 @@ class Server(Protocol):
     blocked_on_keys: int
     blocked_by_type: dict[str, int]
     serve_ready_keys: Callable[[], None]  # hook (core.py): serve the clients blocked on ready keys
+    script_cache_of: Callable[[], Any]  # hook (core.py): the EVAL script cache, made when first used
+    function_registry: Callable[[], Any]  # hook (core.py): the FUNCTION libraries, made when first used
     busy_script: Any  # a script past busy-reply-threshold (server/scripting/engine.py's Running), or None
     # maxmemory (server/memory/evict.py)
     maxmemory: int

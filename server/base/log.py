@@ -88,4 +88,13 @@ class Log:
         self.log(3, msg)
 
 
+def logged_error(reply: bytes) -> str:
+    """An error reply as afterErrorReply logs it: the text addReplyError got, so without "-ERR "
+    for most errors (they get it when replied) and with the dash for those replied whole
+    (-WRONGTYPE ...), at most 4096 bytes."""
+    text = reply.rstrip(b"\r\n")
+    text = text[5:] if text.startswith(b"-ERR ") else text
+    return text[:4096].decode(errors="replace")
+
+
 LOG = Log()

@@ -2,171 +2,30 @@
 
 CLIENT LIST / INFO lines carry the same fields in the same order as Redis 7.0 (plus lib-name and
 lib-ver once a client has sent CLIENT SETINFO, as 7.2 shows them), so tools that parse them keep
-working; buffer figures are raxdb's own.  CLIENT PAUSE keeps its state on the Server
-(`Server.pause`, `Server.paused`); which commands wait and holding them is the dispatcher's job
+working; buffer figures are raxdb's own.  The line, a client's memory and the rule for its name
+are conn/clientinfo.py's (the log, the ACL log and client eviction use them too); here they are
+parsed for and answered.  CLIENT PAUSE keeps its state on the Server (`Server.pause`,
+`Server.paused`); which commands wait and holding them is the dispatcher's job
 (`Client._paused_for`).
 CLIENT TRACKING / CACHING / GETREDIR / TRACKINGINFO parse and answer here; the tracking itself
-is server/tracking.py.
+is events/tracking.py.
 """
 
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
-from raxdb.protocol.hiredis_limits import unconsumed
 from raxdb.protocol.request import _string2ll
 from raxdb.server.base.errors import SYNTAX, CommandError, c_str, subcommand_syntax
 from raxdb.server.commands.t_config import help_reply
-from raxdb.server.conn import clientbufs, lifecycle
-from raxdb.server.conn.obuf import client_class, is_replica, output_used
+from raxdb.server.conn import lifecycle
+from raxdb.server.conn.clientinfo import client_info_line, validate_client_name
+from raxdb.server.conn.obuf import client_class
 from raxdb.server.events import tracking
 from raxdb.server.table.args import maybe_int, option_word
 from raxdb.server.table.registry import NO_REPLY, command
 
 
 # ---- CLIENT LIST / INFO ------------------------------------------------------------------------
-def _flags(c) -> str:
-    f = ""
-    if is_replica(c):
-        f += "S"
-    if c.is_monitor:
-        f += "O"
-    if c.is_master:
-        f += "M"
-    if c.channels or c.patterns or c.shard_channels:
-        f += "P"
-    if c.multi is not None or c.exec_view is not None:
-        f += "x"
-    if c.blocked:
-        f += "b"
-    ct = c.tracking
-    if ct is not None:
-        f += "t"
-        if ct.broken:
-            f += "R"
-        if ct.bcast:
-            f += "B"
-    if c.dirty_cas:
-        f += "d"
-    if c.close_after_reply:
-        f += "c"
-    if c.unix_socket:
-        f += "U"
-    if c.no_evict:
-        f += "e"
-    if c.no_touch:
-        f += "T"
-    return f or "N"
-
-
-def _argv_mem(argv) -> int:
-    return sum(len(a) for a in argv) if argv else 0
-
-
-def _memory_parts(c, current) -> tuple[int, int, int, int, int, int, list | None]:
-    """CLIENT LIST's memory fields (qbuf, qbuf-free, argv-mem, multi-mem, omem), the number of
-    arguments argv-mem holds, and the MULTI queue multi-mem was read from."""
-    try:
-        omem = output_used(c)
-    except (AttributeError, RuntimeError):
-        omem = 0
-    me = c is current
-    running, multi = _running(c)
-    qbuf, qbuf_free = _query_buffer(c, running if me else None)
-    if me or c.blocked:  # Redis keeps a blocked command's argv
-        argv_mem, argc = _argv_mem(running), len(running) if running else 0
-    else:  # or the arguments of a command still arriving
-        argv_mem, argc = c.partial_args()
-    # mstate.argv_len_sums: each queued command's argument bytes and its argv's pointers
-    multi_mem = sum(_argv_mem(argv) + 8 * len(argv) for _, argv in multi) if multi else 0
-    return qbuf, qbuf_free, argv_mem, multi_mem, omem, argc, multi
-
-
-def _running(c) -> tuple[list[bytes] | None, list | None]:
-    """The argv and MULTI queue Redis's client holds: while EXEC runs it is still in MULTI, its
-    argv EXEC's, until EXEC ends."""
-    return c.exec_view if c.exec_view is not None else (c.last_argv, c.multi)
-
-
-def _dict_overhead(n: int) -> int:
-    """A Redis dict of `n` entries: 24 bytes per dictEntry, 8 per slot (a power of two, at least 4)."""
-    return 24 * n + 8 * max(4, 1 << (n - 1).bit_length()) if n else 0
-
-
-def client_memory(c, current=None) -> int:
-    """tot-mem (getClientMemoryUsage): what the client's buffers hold (CLIENT LIST's memory
-    fields) and Redis's bookkeeping for it (`_bookkeeping`).  Client eviction goes by it
-    (server/clienteviction.py); server/memoverhead.py sums it for INFO and MEMORY STATS."""
-    return _total(c, *_memory_parts(c, current))
-
-
-def _total(c, qbuf: int, qbuf_free: int, argv_mem: int, multi_mem: int, omem: int, argc: int,
-           multi: list | None) -> int:
-    """getClientMemoryUsage from the fields: the output, the query buffer's allocation, the client
-    struct and its reply buffer (server/clientbufs.py's figures), the argv held with its
-    pointers, the MULTI queue and `_bookkeeping`."""
-    queued = len(multi) if multi else 0
-    mem = omem + clientbufs.query_zmalloc(qbuf + qbuf_free) + clientbufs.CLIENT_STRUCT + c.rb_size
-    mem += argv_mem + 8 * argc + multi_mem
-    if queued:  # mstate.commands: 24-byte multiCmds, 2 at first, doubled when full
-        mem += 24 * max(2, 1 << (queued - 1).bit_length())
-    return mem + _bookkeeping(c)
-
-
-def _bookkeeping(c) -> int:
-    """Redis's memory per watched key (a list node and a watchedKey, 56 bytes), per subscription (a
-    dict entry and its slot; a list node per pattern) and per tracking prefix."""
-    mem = 56 * len(c.watched) + 24 * len(c.patterns)
-    mem += _dict_overhead(len(c.channels)) + _dict_overhead(len(c.shard_channels))
-    ct = c.tracking
-    if ct is not None and ct.prefixes:
-        mem += 32 * len(ct.prefixes)  # numnodes * sizeof(raxNode) * sizeof(raxNode*), a node each
-    return mem
-
-
-def client_info_line(c, current=None) -> str:
-    """One CLIENT LIST line (without the newline).  `current` is the client running the command
-    (its cmd= is the command in progress, as in Redis)."""
-    srv = c.server
-    now = srv.now_ms
-    me = c is current
-    parts = _memory_parts(c, current)
-    qbuf, qbuf_free, argv_mem, multi_mem, omem, _, multi = parts
-    last = c.last_cmd
-    running = _running(c)[0]
-    if me and running:
-        cmd = srv.table.lookup(running)
-        last = cmd if cmd is not None else last
-    cmd_name = getattr(last, "fullname", last) or "NULL"
-    name = c.name.decode(errors="replace")
-    line = (f"id={c.id} addr={c.addr} laddr={c.laddr} fd={c.fd} name={name} age={(now - c.ctime) // 1000} "
-            f"idle={max(0, now - c.last_interaction) // 1000} flags={_flags(c)} db={c.dbid} "
-            f"sub={len(c.channels)} psub={len(c.patterns)} ssub={len(c.shard_channels)} "
-            f"multi={len(multi) if multi is not None else -1} qbuf={qbuf} qbuf-free={qbuf_free} argv-mem={argv_mem} "
-            f"multi-mem={multi_mem} rbs={c.rb_size} rbp={c.rb_peak} obl=0 oll=0 omem={omem} "
-            f"tot-mem={_total(c, *parts)} events={'rw' if omem else 'r'} cmd={cmd_name} "
-            f"user={c.user.name.decode(errors='surrogateescape')} redir={ct.redirect if (ct := c.tracking) is not None else -1} resp={c.resp}")
-    if c.lib_name or c.lib_ver:
-        line += f" lib-name={c.lib_name.decode(errors='replace')} lib-ver={c.lib_ver.decode(errors='replace')}"
-    return line
-
-
-def _query_buffer(c, running: list[bytes] | None) -> tuple[int, int]:
-    """(qbuf=, qbuf-free=): the bytes received and not yet run, and the room held for the rest of a
-    big bulk being received (`Client.bulk_room`: Redis sizes its query buffer for such a bulk at its
-    header, and keeps only its data).  For the client asking, Redis's query buffer still holds the
-    command running (26 bytes for a multibulk CLIENT LIST; EXEC's 14 for a command it runs),
-    `running`, so it is counted in its request form."""
-    exact = c.exact
-    pending = exact.pending() if exact is not None else unconsumed(c.reader)
-    header, room = c.bulk_room()
-    pending -= header
-    if running:
-        pending += len(b"*%d\r\n" % len(running)) + sum(len(b"$%d\r\n" % len(a)) + len(a) + 2 for a in running)
-    if not room:  # the allocation's room beyond what it holds (server/clientbufs.py)
-        room = max(0, clientbufs.query_alloc(c) - pending)
-    return pending, room
-
-
 def _text_reply(c, text: str) -> bytes:
     return c.enc.verbatim(text.encode(errors="replace"))
 
@@ -217,8 +76,6 @@ def client_id(c, argv):
 
 @command("client|setname")
 def client_setname(c, argv):
-    from raxdb.server.commands.t_server import validate_client_name
-
     validate_client_name(argv[2])
     c.name = argv[2]
     return R.OK

@@ -4,15 +4,16 @@ raxdb runs as Redis does with cluster-enabled no and no modules loaded.  CLUSTER
 subcommand), ASKING, READONLY and READWRITE therefore answer "This instance has cluster support
 disabled" after the usual arity, unknown-subcommand and script checks, and MODULE LIST is empty,
 so cluster-aware clients and tools that probe for modules see a standalone server rather than
-unknown commands.  Loading a module fails as a missing library does in Redis; MODULE LOAD,
-LOADEX and UNLOAD are guarded by enable-module-command first, as there.
+unknown commands.  Loading a module fails as a missing library does in Redis (the log line is
+admin/modules.py's, which start-up's loadmodule logs too); MODULE LOAD, LOADEX and UNLOAD are
+guarded by enable-module-command first, as there.
 """
 
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
+from raxdb.server.admin.modules import log_load_failure
 from raxdb.server.base.errors import CommandError
-from raxdb.server.base.log import LOG
 from raxdb.server.commands.t_config import help_reply, protected_allowed, protected_denied
 from raxdb.server.table.registry import TABLE, command
 
@@ -54,11 +55,6 @@ def module_list(c, argv):
 def _guard(c) -> None:
     if not protected_allowed(c, "enable-module-command"):
         raise protected_denied("MODULE", "enable-module-command")
-
-
-def log_load_failure(path: str) -> None:
-    """moduleLoad's dlopen failure line: raxdb loads no module."""
-    LOG.warning(f"Module {path} failed to load: raxdb does not load modules")
 
 
 @command("module|load")

@@ -99,7 +99,7 @@ def hello(c, argv):
                            "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
                            "select the RESP protocol version at the same time")
     if setname is not None:
-        from raxdb.server.commands.t_server import validate_client_name
+        from raxdb.server.conn.clientinfo import validate_client_name
 
         validate_client_name(setname)
         c.name = setname

@@ -10,11 +10,12 @@ Every write calls `modified` (WATCH, dirty counter) and `notify` with Redis's ev
 created by RENAME, COPY or MOVE may wake blocked clients (the Database signals what it creates).  Expire arguments
 follow expireGenericCommand: options first, then the integer, then overflow checks on the unit
 conversion and the base time; an absolute time already past deletes the key (a "del" event).
+OBJECT IDLETIME and FREQ read the access times and LFU counters memory/lru.py keeps in step with
+the maxmemory-policy.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -33,7 +34,7 @@ from raxdb.server.events.keyaccess import (
     string_encoding,
     type_name,
 )
-from raxdb.server.memory import lazyfree
+from raxdb.server.memory import lazyfree, lru
 from raxdb.server.table.args import (
     INT64_MAX,
     INT64_MIN,
@@ -449,7 +450,6 @@ def persist(c, argv):
 
 
 # ---- OBJECT --------------------------------------------------------------------------------------
-_LFU_POLICIES = ("allkeys-lfu", "volatile-lfu")
 _NO_SHARED_INT_POLICIES = ("allkeys-lru", "volatile-lru", "allkeys-lfu", "volatile-lfu")
 _ADJUST = ("Please note that when switching between policies at runtime LRU and LFU data will take some "
            "time to adjust.")
@@ -481,8 +481,8 @@ def _policy(c) -> str:
 
 
 def _lfu_selected(c) -> bool:
-    lfu = _policy(c) in _LFU_POLICIES
-    attach(c.server)
+    lfu = _policy(c) in lru.LFU_POLICIES
+    lru.attach(c.server)
     return lfu
 
 
@@ -540,32 +540,3 @@ def object_freq(c, argv):
         raise CommandError("ERR An LFU maxmemory policy is not selected, access frequency not tracked. "
                            + _ADJUST)
     return R.integer(c.db.lfu_counter(key, c.server.now_ms))
-
-
-# ---- wiring --------------------------------------------------------------------------------------
-def _apply_lfu_config(server) -> None:
-    from raxdb.storage import keyspace
-
-    values = server.config.values
-    keyspace.LFU_PARAMS["log_factor"] = int(values.get("lfu-log-factor", "10"))
-    keyspace.LFU_PARAMS["decay_time"] = int(values.get("lfu-decay-time", "1"))
-    lfu = values.get("maxmemory-policy") in _LFU_POLICIES
-    for db in server.dbs:
-        db.set_lfu(lfu)
-
-
-_attached: weakref.WeakSet[Any] = weakref.WeakSet()
-
-
-def attach(server) -> None:
-    """Give the databases the server's cached clock and follow the LFU settings.  Idempotent;
-    meant to be called once at start-up (OBJECT also calls it, in case nobody did)."""
-    if server in _attached:
-        return
-    _attached.add(server)
-    for db in server.dbs:
-        db.clock = server
-    _apply_lfu_config(server)
-    hooks = server.config.on_change
-    for name in ("maxmemory-policy", "lfu-log-factor", "lfu-decay-time"):
-        hooks.setdefault(name, []).append(lambda _v, s=server: _apply_lfu_config(s))

@@ -5,7 +5,8 @@ credentials were given and SELECT when the target connection is not already on t
 Like Redis, the command runs synchronously: the server waits for the target's replies (each
 read and write bounded by the timeout), which is what makes a MIGRATE atomic for the keys it
 moves.  Connections are cached per host:port (at most 64; dropped after 10 s unused, or on any
-error) and remember the database they last selected.  A socket error before anything was
+error) and remember the database they last selected: the cache is net/migratecache.py's, whose
+idle connections the server's cron closes.  A socket error before anything was
 acknowledged is retried once on a new connection, unless it was a timeout.  Source keys are
 deleted only for RESTOREs the target acknowledged; without COPY, each such key is deleted with
 the usual signals (WATCH, tracking, a "del" event, dirty).
@@ -13,84 +14,14 @@ the usual signals (WATCH, tracking, a "del" event, dirty).
 
 from __future__ import annotations
 
-import random
-import socket
-import time
-from typing import Any
-
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import NOT_INTEGER, SYNTAX, CommandError
 from raxdb.server.events import propagate
 from raxdb.server.events.keyaccess import NOTIFY_GENERIC, lookup_read, modified, notify
+from raxdb.server.net import migratecache
 from raxdb.server.table.args import maybe_int, option_word
 from raxdb.server.table.registry import command
 from raxdb.storage import rdb
-
-CACHE_ITEMS = 64  # MIGRATE_SOCKET_CACHE_ITEMS
-CACHE_TTL = 10.0  # MIGRATE_SOCKET_CACHE_TTL, seconds
-
-
-class _Cached:
-    __slots__ = ("sock", "last_dbid", "last_use", "buf")
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.last_dbid = -1
-        self.last_use = time.monotonic()
-        self.buf = b""
-
-    def read_line(self, timeout: float) -> bytes:
-        """syncReadLine: one reply line (without CRLF); OSError on a timeout or a closed socket."""
-        deadline = time.monotonic() + timeout
-        while b"\r\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("read timeout")
-            self.sock.settimeout(left)
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                raise ConnectionResetError("connection closed")
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\r\n", 1)
-        return line
-
-
-def close_idle(srv: Any) -> None:
-    """migrateCloseTimedoutSockets, from the cron."""
-    cache = srv.migrate_sockets
-    now = time.monotonic()
-    for name, cs in list(cache.items()):
-        if now - cs.last_use > CACHE_TTL:
-            cs.sock.close()
-            del cache[name]
-
-
-def _close(srv: Any, name: bytes) -> None:
-    cs = srv.migrate_sockets.pop(name, None)
-    if cs is not None:
-        cs.sock.close()
-
-
-def _get_socket(srv: Any, host: bytes, port: bytes, timeout: float) -> _Cached:
-    cache = srv.migrate_sockets
-    name = host + b":" + port
-    cs = cache.get(name)
-    if cs is not None:
-        cs.last_use = time.monotonic()
-        return cs
-    if len(cache) >= CACHE_ITEMS:
-        _close(srv, random.choice(list(cache)))
-    try:
-        sock = socket.create_connection((host.decode(errors="replace"), int(port)), timeout=timeout)
-    except ConnectionRefusedError:
-        # Redis connects without blocking and a refused connection still polls writable, so
-        # what fails, and what it reports, is the first write
-        raise CommandError("IOERR error or timeout writing to target instance") from None
-    except (OSError, ValueError):
-        raise CommandError("IOERR error or timeout connecting to the client") from None
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    cs = cache[name] = _Cached(sock)
-    return cs
 
 
 def _bulk_command(*args: bytes) -> bytes:
@@ -143,7 +74,7 @@ def migrate(c, argv):
     secs = timeout / 1000
     may_retry = True
     while True:
-        cs = _get_socket(srv, argv[1], argv[2], secs)
+        cs = migratecache.get_socket(srv, argv[1], argv[2], secs)
         out = []
         if password is not None:
             out.append(_bulk_command(b"AUTH", username, password) if username is not None
@@ -186,7 +117,7 @@ def migrate(c, argv):
             for _ in moving:
                 replies.append(cs.read_line(secs))
         except OSError as exc:
-            _close(srv, name)
+            migratecache.close(srv, name)
             if not replies and may_retry and not isinstance(exc, TimeoutError):
                 may_retry = False  # a cached connection the target closed: once more on a new one
                 continue

@@ -7,8 +7,11 @@ EXECABORT.  EXEC runs the queue through `Client.call` — stats, errorstats and 
 as if each command had been sent alone — with `c.in_exec` set so blocking commands answer at once
 instead of blocking.  Nothing else runs in between: the event loop is not re-entered.
 
-WATCH is optimistic locking (server/watch.py): any write to a watched key, its expiry, FLUSH, SWAPDB
-sets `c.dirty_cas`, and EXEC then replies with a null array without running anything.
+WATCH is optimistic locking (events/watch.py): any write to a watched key, its expiry, FLUSH, SWAPDB
+sets `c.dirty_cas`, and EXEC then replies with a null array without running anything.  Ending a
+transaction (`discard_transaction`: after EXEC, DISCARD, EXECABORT, RESET) and the EXECABORT of an
+EXEC the dispatcher rejects (`exec_abort`) are events/watch.py's too, where the dispatcher
+(net/client.py) reaches them.
 """
 
 from __future__ import annotations
@@ -21,15 +24,6 @@ from raxdb.server.security import acl
 from raxdb.server.table.registry import BLOCKED, command
 
 EXECABORT = "EXECABORT Transaction discarded because of previous errors."
-
-
-def discard_transaction(c) -> None:
-    """Leave MULTI state and release WATCHes (after EXEC, DISCARD, EXECABORT)."""
-    c.multi = None
-    c.multi_error = False
-    c.dirty_cas = False
-    watch.unwatch_all(c)
-    c.update_plain()
 
 
 @command("multi")
@@ -46,7 +40,7 @@ def multi(c, argv):
 def discard(c, argv):
     if c.multi is None:
         raise CommandError("ERR DISCARD without MULTI")
-    discard_transaction(c)
+    watch.discard_transaction(c)
     return R.OK
 
 
@@ -56,10 +50,10 @@ def exec_(c, argv):
     if queue is None:
         raise CommandError("ERR EXEC without MULTI")
     if c.multi_error:
-        discard_transaction(c)
+        watch.discard_transaction(c)
         raise CommandError(EXECABORT)
     if c.dirty_cas or (c.watched and watch.expired_since_watch(c)):
-        discard_transaction(c)
+        watch.discard_transaction(c)
         return c.enc.null_array
     # Out of MULTI before running, so the queued commands run rather than queue.  Redis's client
     # stays in MULTI until EXEC ends, its argv EXEC's: a queued CLIENT INFO, or an ACL LOG entry
@@ -113,17 +107,8 @@ def unwatch(c, argv):
 
 def _reset(c) -> None:
     if c.multi is not None or c.watched or c.dirty_cas:
-        discard_transaction(c)
+        watch.discard_transaction(c)
 
 
 lifecycle.RESET_HOOKS.append(_reset)
 lifecycle.DISCONNECT_HOOKS.append(watch.unwatch_all)
-
-
-def exec_abort(c, msg: bytes) -> bytes:
-    """EXEC rejected before running (arity, NOAUTH, RESP2 subscribed context): Redis discards the
-    transaction and reports why.  `msg` is the rejection; the EXECABORT text is returned."""
-    discard_transaction(c)
-    if msg.startswith(b"ERR "):
-        msg = msg[4:]
-    return b"EXECABORT Transaction discarded because of: " + msg

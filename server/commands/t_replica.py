@@ -7,7 +7,7 @@ from __future__ import annotations
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import CommandError
 from raxdb.server.base.log import LOG
-from raxdb.server.commands.t_client import client_info_line
+from raxdb.server.conn.clientinfo import client_info_line
 from raxdb.server.conn.obuf import is_replica
 from raxdb.server.table.registry import command
 

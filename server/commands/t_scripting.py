@@ -173,30 +173,6 @@ def script_help(c, argv):
     return _SCRIPT_HELP
 
 
-def declared_flags(c, name: str, argv: list[bytes]) -> int | None:
-    """The flags the script or function that EVAL*/EVALSHA*/FCALL* `argv` would run declares, or
-    None when it runs in compatibility mode (an EVAL script without a shebang, an unknown SHA or
-    function): processCommand then judges the command by the script's flags (evalGetCommandFlags,
-    fcallGetCommandFlags) instead of the command's own."""
-    if name.startswith("fcall"):
-        fn = functions.registry(c.server).lookup(argv[1])
-        return None if fn is None else fn.flags
-    sc = scripts.cache(c.server)
-    if name.startswith("evalsha"):
-        script = sc.scripts.get(argv[1].lower()) if len(argv[1]) == 40 else None
-    else:
-        script = sc.scripts.get(scripts.eng.sha1hex(argv[1]))
-        if script is None:  # not loaded yet: the body's shebang says
-            try:
-                flags, _, shebang = scripts.parse_shebang(argv[1])
-            except CommandError:
-                return None
-            return flags if shebang else None
-    if script is None:
-        return None
-    return script.flags if script.shebang else None
-
-
 # ---- FCALL / FUNCTION ----------------------------------------------------------------------------
 
 @command("fcall")

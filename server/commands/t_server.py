@@ -4,7 +4,9 @@ INFO, TIME, LASTSAVE, ROLE, SLOWLOG, MONITOR, MEMORY, DEBUG, SHUTDOWN, LOLWUT.
 CONFIG, CLIENT and COMMAND live in t_config, t_client and t_command (imported at the bottom so
 importing this family registers them all).  Replies and errors are Redis 7.0's word for word;
 where raxdb has no equivalent of a Redis internal (allocator statistics, RDB serialisation) the
-figures are estimates with the same shape.
+figures are estimates with the same shape.  What other rooms share is called down into: emptying
+every database (persistence/emptydata.py, for FLUSHALL and DEBUG RELOAD), a key's MEMORY USAGE
+figure (memory/usage.py), the memory account (memory/overhead.py).
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ import sys
 import time
 
 from raxdb.protocol import reply as R
-from raxdb.protocol.request import _string2ll
 from raxdb.server.admin import crashreport, digest
 from raxdb.server.admin import info as info_mod
 from raxdb.server.base.errors import (
@@ -40,21 +41,13 @@ from raxdb.server.events.keyaccess import (
 )
 from raxdb.server.memory import evict, lazyfree
 from raxdb.server.memory import overhead as memoverhead
+from raxdb.server.memory.usage import key_usage
 from raxdb.server.net import blocking
+from raxdb.server.persistence.emptydata import empty_data
 from raxdb.server.persistence.snapshot import LoadError
-from raxdb.server.scripting import functions
 from raxdb.server.table.args import maybe_int, option_word, positive_long
 from raxdb.server.table.registry import NO_REPLY, command
 from raxdb.storage import rdb
-from raxdb.storage.alloc import embstr_alloc, sds_alloc
-from raxdb.storage.keyspace import RawStr
-
-
-def validate_client_name(name: bytes) -> None:
-    """CLIENT SETNAME / HELLO SETNAME: no spaces, newlines or other non-printable bytes."""
-    for b in name:
-        if b < 33 or b > 126:
-            raise CommandError("ERR Client names cannot contain spaces, newlines or special characters.")
 
 
 # ---- keyspace-wide ------------------------------------------------------------------------------
@@ -78,26 +71,6 @@ def flushdb(c, argv):
     c.server.dirty += n
     propagate.force(c)  # replayed even when the database was already empty
     return R.OK
-
-
-def empty_data(srv, lazy: bool, with_functions: bool = False) -> int:
-    """emptyData(-1): every database emptied, with the signals a flush gives (WATCH, tracking,
-    blocked stream readers); returns how many keys went.  `with_functions`: the function libraries
-    too (EMPTYDB_NO_FLAGS: DEBUG RELOAD and LOADAOF; FLUSHALL keeps them)."""
-    removed = 0
-    for db in srv.dbs:
-        if db.watched:
-            watch.touch_flushed(db)
-        blocking.signal_deleted_streams(db)
-        n = db.flush()
-        if lazy:
-            lazyfree.flushed_async(srv, n)
-        removed += n
-    tracking.flushed(srv)
-    srv.repl.own_expires.clear()  # flushSlaveKeysWithExpireList
-    if with_functions:
-        functions.registry(srv).flush()
-    return removed
 
 
 @command("flushall")
@@ -226,33 +199,6 @@ def monitor(c, argv):
 
 
 # ---- MEMORY -------------------------------------------------------------------------------------
-def value_usage(v, samples: int = 5) -> int:
-    """Bytes the value object occupies, estimated like Redis's objectComputeSize from the first
-    `samples` elements or nodes of an aggregate (0: all of them)."""
-    if v.__class__ is bytes:
-        # string_encoding's rule for a value as SET leaves it, inlined: memory accounting sizes
-        # every key a write command touches (server/evict.py)
-        n = len(v)
-        if n > 44:
-            return 16 + sds_alloc(n)
-        return 16 if n <= 20 and _string2ll(v) is not None else embstr_alloc(n)
-    if is_string(v):
-        enc = string_encoding(v)
-        if enc == "int":
-            return 16
-        if enc == "embstr":
-            return embstr_alloc(len(v))
-        if v.__class__ is RawStr:  # its allocation, or its bytes' if rewritten past it (HLL)
-            return 16 + max(v.size, sds_alloc(len(v)))
-        return 16 + sds_alloc(len(v))
-    return int(v.mem_usage(samples))
-
-
-def key_usage(key: bytes, value, samples: int = 5) -> int:
-    """MEMORY USAGE: the dict entry, the key string and the value."""
-    return 24 + sds_alloc(len(key)) + value_usage(value, samples)
-
-
 @command("memory|usage")
 def memory_usage(c, argv):
     samples = 5  # OBJ_COMPUTE_SIZE_DEF_SAMPLES

@@ -9,7 +9,7 @@ under a memory limit too (`noting`), where it is part of used_memory (server/evi
 While it is on, each normal or pub/sub client has its memory noted (`Client.mem_noted`) and
 `Server.clients_mem` is their sum; a client with CLIENT NO-EVICT counts in it too, as in Redis, but
 is never the one evicted.  A client's memory is CLIENT LIST's tot-mem
-(server/commands/t_client.py's `client_memory`: its query buffer, the arguments it holds, a queued
+(conn/clientinfo.py's `client_memory`: its query buffer, the arguments it holds, a queued
 MULTI, watched keys, subscriptions, unsent output, and the fixed allocations Redis makes for every
 client, as server/clientbufs.py sizes them).  It is noted as Redis updates it (`changed`):
 
@@ -70,7 +70,7 @@ def counted(c: Client) -> bool:
 def note(c: Client, cron: bool = False) -> None:
     """updateClientMemUsageAndBucket: the client's memory now, in the sum.  A CLIENT NO-EVICT
     client's is noted by the cron alone, as Redis's clientsCron is what updates it."""
-    from raxdb.server.commands.t_client import client_memory
+    from raxdb.server.conn.clientinfo import client_memory
 
     if c.no_evict and not cron and c.server.client_evict_limit:
         return
@@ -143,7 +143,7 @@ def renote_all(srv: Server) -> None:
 
 def evict(srv: Server) -> None:
     """evictClients: the largest evictable clients go until the sum is under the limit."""
-    from raxdb.server.commands.t_client import client_info_line
+    from raxdb.server.conn.clientinfo import client_info_line
 
     cap = srv.client_evict_limit
     if not cap or srv.clients_mem < cap:

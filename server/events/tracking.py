@@ -219,7 +219,7 @@ def remember(c: Client, cmd: Command, argv: list[bytes]) -> None:
         return
     if (ct.optin and not ct.caching) or (ct.optout and ct.caching):
         return
-    from raxdb.server.commands.t_command import key_positions
+    from raxdb.server.table.getkeys import key_positions
 
     tr = c.server.tracking
     assert tr is not None

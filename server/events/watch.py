@@ -1,4 +1,5 @@
-"""WATCH bookkeeping: which clients watch which keys, and invalidating them (CAS for MULTI/EXEC).
+"""WATCH bookkeeping: which clients watch which keys, and invalidating them (CAS for MULTI/EXEC);
+and the end of a transaction, which releases them.
 
 Two indexes point at the same `WatchedKey` records: `db.watched[key]` (who watches this key, so a
 write finds its watchers in O(watchers)) and `client.watched` (what this client watches, so EXEC,
@@ -14,6 +15,12 @@ Writers reach `touch` through keyaccess.signal_modified, behind the `db.signals`
 WATCH sets (and the last UNWATCH of a db clears, unless client tracking needs it), so databases
 nobody watches pay one test.  Whole-database changes call `touch_flushed(db)` (FLUSHDB,
 FLUSHALL: before emptying) and `touch_swapped(db1, db2, now_ms)` (SWAPDB: before swapping).
+
+A transaction ends (`discard_transaction`) after EXEC, DISCARD, an EXECABORT and RESET: the client
+leaves MULTI state (its queue, its queueing error, `dirty_cas`) and its WATCHes go.  An EXEC the
+dispatcher rejects before it runs (arity, NOAUTH, a RESP2 subscribed context) ends it the same way,
+and `exec_abort` gives the EXECABORT error that replaces the rejection (net/client.py calls it;
+the MULTI/EXEC commands are commands/t_multi.py).
 """
 
 from __future__ import annotations
@@ -133,3 +140,22 @@ def expired_since_watch(c: Client) -> bool:
         if not w.expired and _is_expired(w.db, w.key, now):
             return True
     return False
+
+
+# ---- the end of a transaction ---------------------------------------------------------------------
+def discard_transaction(c: Client) -> None:
+    """Leave MULTI state and release WATCHes (after EXEC, DISCARD, EXECABORT)."""
+    c.multi = None
+    c.multi_error = False
+    c.dirty_cas = False
+    unwatch_all(c)
+    c.update_plain()
+
+
+def exec_abort(c: Client, msg: bytes) -> bytes:
+    """EXEC rejected before running (arity, NOAUTH, RESP2 subscribed context): Redis discards the
+    transaction and reports why.  `msg` is the rejection; the EXECABORT text is returned."""
+    discard_transaction(c)
+    if msg.startswith(b"ERR "):
+        msg = msg[4:]
+    return b"EXECABORT Transaction discarded because of: " + msg

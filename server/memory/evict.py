@@ -193,8 +193,8 @@ def clients_counted_memory(clients: list[Client], sizes: list[int] | None = None
     """The tot-mem of the clients eviction counts (clienteviction.counted), from `sizes` (each
     client's client_memory, in order) when the caller has them: sizing a client is a few
     microseconds, and INFO memory needs the figures of every client twice."""
-    from raxdb.server.commands.t_client import client_memory
     from raxdb.server.conn.clienteviction import counted
+    from raxdb.server.conn.clientinfo import client_memory
 
     if sizes is None:
         return sum(client_memory(c) for c in clients if counted(c))
@@ -507,10 +507,11 @@ def _apply(srv: Server, value: str, startup: bool = False) -> None:
 
 
 def attach(srv: Server) -> None:
-    # The command modules import the server's modules, so theirs are looked up once here.
+    # A key's figure (memory/usage.py) and where a command names keys (table/getkeys.py), bound
+    # once to the module globals the per-write paths read.
     global _key_usage, _key_positions
-    from raxdb.server.commands.t_command import key_positions
-    from raxdb.server.commands.t_server import key_usage
+    from raxdb.server.memory.usage import key_usage
+    from raxdb.server.table.getkeys import key_positions
 
     _key_usage, _key_positions = key_usage, key_positions
     srv.eviction = EvictionState()

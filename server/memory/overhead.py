@@ -10,7 +10,7 @@ command):
 - start-up: used_memory is Redis's figure for the same server (server/evict.py: kept under a
   memory limit, estimated when asked without one), so start-up is Redis's own (evict.STARTUP);
 - the replication buffer: `ReplMaster.buffer_bytes`, split as Redis splits it;
-- a client: CLIENT LIST's tot-mem (server/commands/t_client.py's `client_memory`), summed over the
+- a client: CLIENT LIST's tot-mem (conn/clientinfo.py's `client_memory`), summed over the
   master link, pub/sub and normal clients, as Redis's clients_normal;
 - a database's tables: 24 bytes per entry (dictEntry) and 8 per slot, as Redis prices its dicts.
 
@@ -61,7 +61,7 @@ def startup_memory(srv: Server, used: int) -> int:
 def overhead(srv: Server, current: Client | None = None) -> Overhead:
     """The account, for the client `current` asking (its running command counts in its query
     buffer, as CLIENT LIST shows it)."""
-    from raxdb.server.commands.t_client import client_memory
+    from raxdb.server.conn.clientinfo import client_memory
     from raxdb.server.conn.obuf import client_class
 
     # each client sized once: used_memory's estimate and clients_normal both need the figures

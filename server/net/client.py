@@ -56,10 +56,11 @@ from raxdb.protocol.request import (
 from raxdb.server.base.errors import NOAUTH, CommandError, busy_error, c_str, unknown_subcommand, wrong_arity
 from raxdb.server.base.loading import ASYNC as ASYNC_LOADING
 from raxdb.server.base.loading import LOADING_ERR
-from raxdb.server.base.log import LOG
+from raxdb.server.base.log import LOG, logged_error
 from raxdb.server.conn import clientbufs as _clientbufs
 from raxdb.server.conn import clienteviction as _clienteviction
 from raxdb.server.conn import obuf as _obuf
+from raxdb.server.conn.clientinfo import client_info_line
 from raxdb.server.conn.obuf import is_replica as _is_replica
 from raxdb.server.conn.unixaddr import client_addr as _unix_addr
 from raxdb.server.conn.unixaddr import configured as _unix_path
@@ -880,8 +881,6 @@ class Client(asyncio.Protocol):
         elif mode == "skip_next":  # CLIENT REPLY SKIP: its own reply is dropped, then the next one
             self.reply_mode = "skip"
         elif mode == "replica" and r:  # a replica gets the stream only: a command that replied drops it
-            from raxdb.server.replication.master import rogue_reply
-
             rogue_reply(self, r)
 
     def error_reply(self, msg: bytes, cmd: Command | None = None, counted: bool = False) -> bytes:
@@ -905,7 +904,7 @@ class Client(asyncio.Protocol):
             self.multi_error = True
         msg = msg.replace(b"\r", b" ").replace(b"\n", b" ")
         if cmd is not None and cmd.fullname == "exec":  # a rejected EXEC aborts the transaction
-            from raxdb.server.commands.t_multi import exec_abort
+            from raxdb.server.events.watch import exec_abort
 
             msg = exec_abort(self, msg)
         self.server.count_error(msg)
@@ -1156,6 +1155,19 @@ def _oversized_tail_header(buf: bytes | bytearray, max_bulk_len: int) -> bool:
     if tail[i] == 42:
         return len(digits) >= 10
     return len(digits) > 19 or int(digits) > max_bulk_len
+
+
+def rogue_reply(c: Client, reply: bytes) -> None:
+    """A replica's command made a reply: it is dropped (_addReplyToBufferOrList's check), and an
+    error is logged as afterErrorReply logs an error sent down a replication link."""
+    cmd = c.last_cmd
+    name = cmd.fullname if cmd is not None else "<unknown>"
+    LOG.warning(f"Replica generated a reply to command '{name}', disconnecting it: {client_info_line(c)}")
+    if reply[:1] == b"-":
+        c.server.stat_unexpected_error_replies += 1
+        LOG.warning(f"== CRITICAL == This master is sending an error to its replica: '{logged_error(reply)}' "
+                    f"after processing the command '{name}'")
+    c.close_after_replies()
 
 
 def keep_alive(sock: Any, interval: int) -> None:

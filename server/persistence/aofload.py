@@ -440,8 +440,8 @@ def debug_loadaof(c: Client) -> None:
     writes go to the file first; then the manifest is read again from disk and the files loaded,
     whatever `appendonly` says (with no directory, that is an error).  Any outcome but a clean or
     empty load ends the process, as Redis's exit(1) does."""
-    from raxdb.server.commands.t_server import empty_data
     from raxdb.server.events import propagate
+    from raxdb.server.persistence.emptydata import empty_data
 
     srv = c.server
     aof = srv.aof

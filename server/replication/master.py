@@ -158,30 +158,6 @@ class Replica:
         return self.master.repl.master_repl_offset + 1 - self.client.output_size()
 
 
-def rogue_reply(c: Client, reply: bytes) -> None:
-    """A replica's command made a reply: it is dropped (_addReplyToBufferOrList's check), and an
-    error is logged as afterErrorReply logs an error sent down a replication link."""
-    from raxdb.server.commands.t_client import client_info_line
-
-    cmd = c.last_cmd
-    name = cmd.fullname if cmd is not None else "<unknown>"
-    LOG.warning(f"Replica generated a reply to command '{name}', disconnecting it: {client_info_line(c)}")
-    if reply[:1] == b"-":
-        c.server.stat_unexpected_error_replies += 1
-        LOG.warning(f"== CRITICAL == This master is sending an error to its replica: '{logged_error(reply)}' "
-                    f"after processing the command '{name}'")
-    c.close_after_replies()
-
-
-def logged_error(reply: bytes) -> str:
-    """An error reply as afterErrorReply logs it: the text addReplyError got, so without "-ERR "
-    for most errors (they get it when replied) and with the dash for those replied whole
-    (-WRONGTYPE ...), at most 4096 bytes."""
-    text = reply.rstrip(b"\r\n")
-    text = text[5:] if text.startswith(b"-ERR ") else text
-    return text[:4096].decode(errors="replace")
-
-
 def replica_of(c: Client) -> Replica:
     r = c.replica
     if r is None:
@@ -232,7 +208,7 @@ class Master:
                 raise CommandError("ERR PSYNC FAILOVER can't be sent to a master.")
             if argv[1].lower() != repl.replid.encode():
                 raise CommandError("ERR PSYNC FAILOVER replid must match my replid.")
-            from raxdb.server.commands.t_client import client_info_line
+            from raxdb.server.conn.clientinfo import client_info_line
             from raxdb.server.replication import replica
 
             replica.unset_master(self.srv)

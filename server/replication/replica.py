@@ -66,12 +66,11 @@ from raxdb.protocol import reply as R
 from raxdb.protocol.request import quote_arg
 from raxdb.server.base.errors import MASTERDOWN, READONLY
 from raxdb.server.base.loading import ASYNC, SYNC
-from raxdb.server.base.log import LOG
+from raxdb.server.base.log import LOG, logged_error
 from raxdb.server.events import propagate, tracking, watch
 from raxdb.server.net.client import Client
 from raxdb.server.persistence import loading
 from raxdb.server.replication.failover import IN_PROGRESS
-from raxdb.server.replication.master import logged_error
 from raxdb.server.replication.state import NO_REPLID, disconnect_replicas
 from raxdb.server.security.acl import User
 from raxdb.server.table.scriptflags import FLAG_ALLOW_STALE, script_flags
@@ -631,8 +630,8 @@ class Link:
         """readSyncBulkPayload's steps before the load: the AOF stopped, a saving child killed,
         and either the old dataset flushed, or (swapdb) temporary databases to load into beside
         it, served meanwhile (async_loading) when the payload continues this replica's history."""
-        from raxdb.server.commands.t_server import empty_data
         from raxdb.server.persistence.aof import OFF as AOF_OFF
+        from raxdb.server.persistence.emptydata import empty_data
 
         srv = self.srv
         p = srv.persistence
@@ -660,7 +659,7 @@ class Link:
     def _load_failed(self, plan: _LoadPlan) -> None:
         """A swapdb load's temporary data goes, the old dataset stays; a diskless load's
         half-loaded data goes (a disk load's stays, as in Redis)."""
-        from raxdb.server.commands.t_server import empty_data
+        from raxdb.server.persistence.emptydata import empty_data
 
         if plan.temp is not None:
             LOG.notice("MASTER <-> REPLICA sync: Discarding temporary DB in background")
@@ -869,7 +868,7 @@ def _expire_written_keys(c: Client, cmd: Any, argv: list[bytes]) -> None:
     those past their deadline (EXPIRE_FORCE_DELETE_EXPIRED) where a read only sees them
     missing: the write then makes a new key, without the old deadline.  Done for the keys the
     command names, before it runs."""
-    from raxdb.server.commands.t_command import key_positions
+    from raxdb.server.table.getkeys import key_positions
 
     db = c.db
     if not db.expires:

@@ -379,7 +379,7 @@ class Replication:
         cmd = self.srv.table.lookup(argv)
         if cmd is None:
             return
-        from raxdb.server.commands.t_command import key_positions
+        from raxdb.server.table.getkeys import key_positions
 
         own = self.own_expires
         for pos in key_positions(cmd, argv):

@@ -2,8 +2,9 @@
 
 A script body is compiled once and cached under the hex sha1 of its text, as Redis does; EVALSHA
 and SCRIPT EXISTS look it up case-insensitively.  A body starting with `#!lua` declares flags
-(`#!lua flags=no-writes,allow-oom`); the shebang line is not Lua, so the chunk compiled starts at
-its newline, which keeps line numbers in error messages equal to Redis's.  Scripts without a
+(`#!lua flags=no-writes,allow-oom`, read by table/scriptflags.py's parse_shebang, which the
+dispatcher's checks of a script's flags share); the shebang line is not Lua, so the chunk compiled
+starts at its newline, which keeps line numbers in error messages equal to Redis's.  Scripts without a
 shebang run in Redis's compatibility mode (no flags, writes allowed).  SCRIPT FLUSH drops the cache
 and starts a fresh Lua state, as Redis does.
 """
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base.errors import MASTERDOWN, CommandError
 from raxdb.server.scripting import engine as eng
-from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NAMES, FLAG_NO_WRITES
+from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NO_WRITES, parse_shebang
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
@@ -31,31 +32,6 @@ class Script:
         self.fn = fn
         self.flags = flags
         self.shebang = shebang
-
-
-def parse_shebang(body: bytes) -> tuple[int, int, bool]:
-    """(flags, offset of the Lua code, has shebang); CommandError with Redis's text if invalid."""
-    if not body.startswith(b"#!"):
-        return 0, 0, False
-    nl = body.find(b"\n")
-    if nl < 0:
-        raise CommandError("ERR Invalid script shebang")
-    parts = body[:nl].split()
-    if not parts or parts[0] != b"#!lua":
-        engine_name = parts[0] if parts else b"#!"
-        raise CommandError(b"ERR Unexpected engine in script shebang: " + engine_name)
-    flags = 0
-    for opt in parts[1:]:
-        if not opt.startswith(b"flags="):
-            raise CommandError(b"ERR Unknown lua shebang option: " + opt)
-        for name in opt[6:].split(b","):
-            if not name:
-                continue
-            bit = FLAG_NAMES.get(name)
-            if bit is None:
-                raise CommandError(b"ERR Unexpected flag in script shebang: " + name)
-            flags |= bit
-    return flags, nl, True
 
 
 class ScriptCache:

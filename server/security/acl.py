@@ -456,7 +456,7 @@ def channel_allowed(patterns: list[bytes], channel: bytes, is_pattern: bool) -> 
 
 
 def _key_refs(cmd: Command, argv: list[bytes]) -> list[Any]:
-    from raxdb.server.commands.t_command import key_refs
+    from raxdb.server.table.getkeys import key_refs
 
     try:
         refs = key_refs(cmd, argv)
@@ -766,7 +766,7 @@ class Acl:
 
     def add_log(self, c: Client, reason: int, context: int, obj: bytes, username: bytes) -> None:
         """addACLLogEntry: a recent similar entry (among the ten newest) is bumped instead."""
-        from raxdb.server.commands.t_client import client_info_line
+        from raxdb.server.conn.clientinfo import client_info_line
 
         now = self.srv.now_ms
         cinfo = client_info_line(c, c).encode(errors="surrogateescape")

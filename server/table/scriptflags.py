@@ -8,13 +8,20 @@ body without a shebang, an unknown SHA or function) keeps the table's flags.
 
 Every check that asks this (is-write, may-replicate, deny-OOM, stale) goes through
 `script_flags`, so the rule of which commands carry script flags lives here once, as do the
-flags' bits and names (a shebang's and register_function's parsers, FUNCTION LIST).  This module
-imports nothing of the server at load time: the client, eviction and the scripting modules all
-import it, and the script engine imports eviction.
+flags' bits and names (register_function's parser and FUNCTION LIST read them) and the shebang's
+parser (`parse_shebang`, which the script cache uses as it loads a script).  `script_flags` is on
+the dispatch path: for a command that is no script command it costs one set lookup.
+
+Rule: imports only base/ of the server (the client, eviction, replication and the scripting modules
+all import it).  The scripting state it reads (the script cache, the function libraries) is
+scripting/'s, reached through the attributes it keeps on the server, never by import.
 """
 from __future__ import annotations
 
+import hashlib
 from typing import Any
+
+from raxdb.server.base.errors import CommandError
 
 # Shebang `flags=` / register_function flags, as bits.
 FLAG_NO_WRITES = 1
@@ -29,12 +36,62 @@ FLAG_NAMES = {b"no-writes": FLAG_NO_WRITES, b"allow-oom": FLAG_ALLOW_OOM, b"allo
 SCRIPT_COMMANDS = frozenset(("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"))
 
 
+def parse_shebang(body: bytes) -> tuple[int, int, bool]:
+    """(flags, offset of the Lua code, has shebang); CommandError with Redis's text if invalid."""
+    if not body.startswith(b"#!"):
+        return 0, 0, False
+    nl = body.find(b"\n")
+    if nl < 0:
+        raise CommandError("ERR Invalid script shebang")
+    parts = body[:nl].split()
+    if not parts or parts[0] != b"#!lua":
+        engine_name = parts[0] if parts else b"#!"
+        raise CommandError(b"ERR Unexpected engine in script shebang: " + engine_name)
+    flags = 0
+    for opt in parts[1:]:
+        if not opt.startswith(b"flags="):
+            raise CommandError(b"ERR Unknown lua shebang option: " + opt)
+        for name in opt[6:].split(b","):
+            if not name:
+                continue
+            bit = FLAG_NAMES.get(name)
+            if bit is None:
+                raise CommandError(b"ERR Unexpected flag in script shebang: " + name)
+            flags |= bit
+    return flags, nl, True
+
+
 def script_flags(c: Any, cmd: Any, argv: list[bytes]) -> int | None:
     """The flags the script `argv` would run declares, or None when `cmd` is no script command
     or its script runs in compatibility mode: the caller then judges by the command's own flags."""
     name = cmd.fullname
     if name not in SCRIPT_COMMANDS:
         return None
-    from raxdb.server.commands.t_scripting import declared_flags  # the command modules import the client
-
     return declared_flags(c, name, argv)
+
+
+def declared_flags(c: Any, name: str, argv: list[bytes]) -> int | None:
+    """The flags the script or function that EVAL*/EVALSHA*/FCALL* `argv` would run declares, or
+    None when it runs in compatibility mode (an EVAL script without a shebang, an unknown SHA or
+    function): processCommand then judges the command by the script's flags (evalGetCommandFlags,
+    fcallGetCommandFlags) instead of the command's own.  The function libraries and the script
+    cache come through the server's hooks (core.py wires them to scripting/, which makes each
+    when first used, as the commands that run scripts do)."""
+    srv = c.server
+    if name.startswith("fcall"):
+        fn = srv.function_registry().lookup(argv[1])
+        return None if fn is None else fn.flags
+    scripts = srv.script_cache_of().scripts
+    if name.startswith("evalsha"):
+        script = scripts.get(argv[1].lower()) if len(argv[1]) == 40 else None
+    else:
+        script = scripts.get(hashlib.sha1(argv[1]).hexdigest().encode())  # the script cache's key
+        if script is None:  # not loaded yet: the body's shebang says
+            try:
+                flags, _, shebang = parse_shebang(argv[1])
+            except CommandError:
+                return None
+            return flags if shebang else None
+    if script is None:
+        return None
+    return script.flags if script.shebang else None

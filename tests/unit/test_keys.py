@@ -699,8 +699,8 @@ def test_lfu_counter_model():
 
 
 def test_attach_follows_lfu_config():
-    from raxdb.server.commands import t_keys
     from raxdb.server.config.options import Config
+    from raxdb.server.memory import lru
     from raxdb.storage.keyspace import Database, LFUDatabase
 
     class FakeServer:
@@ -710,8 +710,8 @@ def test_attach_follows_lfu_config():
             self.now_ms = 12345
 
     srv = FakeServer()
-    t_keys.attach(srv)
-    t_keys.attach(srv)  # idempotent
+    lru.attach(srv)
+    lru.attach(srv)  # idempotent
     assert all(db.clock is srv for db in srv.dbs)
     srv.dbs[0].set(b"k", b"v")
     assert srv.dbs[0].access_ms(b"k") == 12345

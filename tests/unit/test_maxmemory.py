@@ -355,7 +355,7 @@ def _send(c, *args: str) -> None:
 
 
 def _assert_counted(srv) -> None:
-    from raxdb.server.commands.t_server import key_usage
+    from raxdb.server.memory.usage import key_usage
 
     for db in srv.dbs:
         want = {key: key_usage(key, db.stored(key)) for key in db.data}
