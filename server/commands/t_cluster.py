@@ -14,7 +14,8 @@ from __future__ import annotations
 from raxdb.protocol import reply as R
 from raxdb.server.admin.modules import log_load_failure
 from raxdb.server.base.errors import CommandError
-from raxdb.server.commands.t_config import help_reply, protected_allowed, protected_denied
+from raxdb.server.commands.t_config import help_reply
+from raxdb.server.security.protected import protected_allowed, protected_denied
 from raxdb.server.table.registry import TABLE, command
 
 _DISABLED = "ERR This instance has cluster support disabled"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import CommandError
 from raxdb.server.config.options import ConfigError, LoadingDenied
+from raxdb.server.security.protected import is_local
 from raxdb.server.table.registry import command
 
 
@@ -45,28 +46,6 @@ def config_get(c, argv):
         flat.append(R.bulk(name))
         flat.append(R.bulk(value))
     return c.enc.map(flat)
-
-
-def is_local(c) -> bool:
-    """A local connection (islocalClient) or the server's own (no address): the "local" setting
-    of enable-* options."""
-    from raxdb.server.net.client import (
-        is_local_client,  # not at import: the client module imports the commands
-    )
-
-    return not c.addr or is_local_client(c)
-
-
-def protected_allowed(c, option: str) -> bool:
-    """May `c` run a command that enable-debug-command / enable-module-command guards?"""
-    mode = c.server.config.values[option]
-    return mode == "yes" or (mode == "local" and is_local(c))
-
-
-def protected_denied(name: str, option: str) -> CommandError:
-    return CommandError(f"ERR {name} command not allowed. If the {option} option is set to \"local\", you can "
-                        "run it from a local connection, otherwise you need to set this option in the "
-                        "configuration file, and then restart the server.")
 
 
 @command("config|set")

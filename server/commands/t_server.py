@@ -27,7 +27,7 @@ from raxdb.server.base.errors import (
 )
 from raxdb.server.base.log import LOG
 from raxdb.server.base.numparse import strtod, strtoll
-from raxdb.server.commands.t_config import help_reply, protected_allowed, protected_denied
+from raxdb.server.commands.t_config import help_reply
 from raxdb.server.commands.t_string import SHARED_INTS
 from raxdb.server.config.options import memtoull
 from raxdb.server.conn import clientbufs, lifecycle
@@ -45,6 +45,7 @@ from raxdb.server.memory.usage import key_usage
 from raxdb.server.net import blocking
 from raxdb.server.persistence.emptydata import empty_data
 from raxdb.server.persistence.snapshot import LoadError
+from raxdb.server.security.protected import protected_allowed, protected_denied
 from raxdb.server.table.args import maybe_int, option_word, positive_long
 from raxdb.server.table.registry import NO_REPLY, command
 from raxdb.storage import rdb

@@ -32,6 +32,7 @@ from typing import BinaryIO
 from raxdb.protocol.request import _string2ll, quote_arg, split_inline_args
 from raxdb.server.base.loading import LOADING_ERR
 from raxdb.server.base.numparse import string2d
+from raxdb.server.security.protected import enabled
 from raxdb.storage.stream import node_limits
 
 REDIS_VERSION = "7.0.15"
@@ -520,7 +521,7 @@ class Config:
             opt = OPTIONS[canon]
             if opt.immutable:
                 failed = (name, "can't set immutable config")
-            elif opt.protected and not self._protected_allowed(local):
+            elif opt.protected and not enabled(self.values["enable-protected-configs"], local):
                 failed = (name, "can't set protected config")
             elif opt.deny_loading and self.loading:
                 failed = (name, "")
@@ -554,10 +555,6 @@ class Config:
         except _ApplyError as exc:
             raise ConfigError(f"CONFIG SET failed (possibly related to argument '{exc.name}') - {exc.reason}") \
                 from None
-
-    def _protected_allowed(self, local: bool) -> bool:
-        mode = self.values["enable-protected-configs"]
-        return mode == "yes" or (mode == "local" and local)
 
     def _apply(self, new: dict[str, str]) -> None:
         old = {name: self.values[name] for name in new}

@@ -69,6 +69,7 @@ from raxdb.server.events import tracking as _tracking
 from raxdb.server.memory import evict
 from raxdb.server.net.blocking import handle_ready_keys
 from raxdb.server.security import acl as _acl
+from raxdb.server.security.protected import DENIED, protected_mode_denies
 from raxdb.server.table.registry import BLOCKED, TABLE, Command
 from raxdb.server.table.scriptflags import FLAG_NO_WRITES, script_flags
 
@@ -257,9 +258,9 @@ class Client(asyncio.Protocol):
             transport.close()
             self.closed = True
             return
-        if _protected_mode_denies(self):
+        if protected_mode_denies(self):
             srv.stat_rejected_conn += 1
-            transport.write(_PROTECTED_MSG)
+            transport.write(DENIED)
             transport.close()
             self.closed = True
             return
@@ -1191,31 +1192,3 @@ def _fmt_addr(addr: Any) -> str:
         host, port = addr[0], addr[1]
         return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     return str(addr)
-
-
-_PROTECTED_MSG = (
-    b"-DENIED Redis is running in protected mode because protected mode is enabled and no password is set "
-    b"for the default user. In this mode connections are only accepted from the loopback interface. If you "
-    b"want to connect from external computers to Redis you may adopt one of the following solutions: 1) "
-    b"Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback "
-    b"interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis "
-    b"is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change "
-    b"permanent. 2) Alternatively you can just disable the protected mode by editing the Redis "
-    b"configuration file, and setting the protected mode option to 'no', and then restarting the server. "
-    b"3) If you started the server manually just for testing, restart it with the '--protected-mode no' "
-    b"option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of "
-    b"the above things in order for the server to start accepting connections from the outside.\r\n"
-)
-
-
-def is_local_client(c: Client) -> bool:
-    """islocalClient: a unix socket client, or a TCP one from 127.0.0.1 or ::1 exactly (Redis
-    compares the address text, so the rest of 127/8 is not local)."""
-    return c.unix_socket or c.addr.rsplit(":", 1)[0] in ("127.0.0.1", "[::1]")
-
-
-def _protected_mode_denies(c: Client) -> bool:
-    srv = c.server
-    if srv.config.values["protected-mode"] != "yes" or not srv.acl.default.flags & _acl.NOPASS:
-        return False
-    return not is_local_client(c)
