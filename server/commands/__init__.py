@@ -11,7 +11,6 @@ imports this package to register them) import a command module.
 from raxdb.server.commands import (  # noqa: F401 - imported for their registrations
     t_acl,
     t_bitops,
-    t_blocking,
     t_cluster,
     t_connection,
     t_geo,

@@ -27,8 +27,8 @@ def _cluster_disabled(c, argv):
 
 for _name in ("asking", "readonly", "readwrite"):
     command(_name)(_cluster_disabled)
-for _sub in TABLE.meta["cluster"]["info"][1][9][1]:
-    command(_sub[1][0])(_cluster_disabled)
+for _sub in TABLE.meta["cluster"].subcommands:
+    command(_sub)(_cluster_disabled)
 
 
 _MODULE_HELP = [

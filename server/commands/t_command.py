@@ -18,6 +18,7 @@ from typing import Any
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import CommandError
 from raxdb.server.commands.t_config import help_reply
+from raxdb.server.table import metadata
 from raxdb.server.table.getkeys import KEYS_PROCS, KeyRefs, key_refs, key_specs
 from raxdb.server.table.registry import TABLE, Command, command
 from raxdb.storage.glob import glob_match
@@ -25,30 +26,16 @@ from raxdb.storage.glob import glob_match
 
 # ---- metadata trees ----------------------------------------------------------------------------
 def _implemented_info(cmd: Command) -> Any:
-    """cmd.info with the subcommand list cut down to implemented subcommands."""
+    """cmd's COMMAND INFO tree with the subcommand list cut down to implemented subcommands."""
     if not cmd.subcommands:
-        return cmd.info
-    tag, items = cmd.info
-    subs = [sub.info for sub in cmd.subcommands.values()]
-    return [tag, [*items[:9], ["*", subs]]]
+        return cmd.meta.info
+    return metadata.info_tree(cmd.meta, [sub.meta for sub in cmd.subcommands.values()])
 
 
 def _implemented_docs(cmd: Command) -> Any:
-    docs = cmd.docs
-    if docs is None or not cmd.subcommands:
-        return docs
-    tag, items = docs
-    out = []
-    for i in range(0, len(items), 2):
-        if items[i] == "subcommands":
-            subs = []
-            for sub in cmd.subcommands.values():
-                if sub.docs is not None:
-                    subs.extend([sub.fullname, sub.docs])
-            out.extend(["subcommands", ["%", subs]])
-        else:
-            out.extend([items[i], items[i + 1]])
-    return [tag, out]
+    if not cmd.subcommands:
+        return cmd.meta.docs
+    return metadata.docs_tree(cmd.meta, [sub.meta for sub in cmd.subcommands.values()])
 
 
 def _info_reply(cmd: Command | None, enc: R.Encoder) -> bytes:
@@ -150,17 +137,14 @@ def _resolve(argv: list[bytes]) -> Command | None:
     meta = TABLE.meta.get(name)
     if meta is None or (cmd is None and name in TABLE.registered):  # renamed away (rename-command)
         return None
-    top = Command(name, meta["info"], meta.get("docs"))
-    subs = meta["info"][1][9][1]
-    if not subs:
+    top = Command(name, meta)
+    if not meta.subcommands:
         return top
     if len(argv) < 2:
         return None
-    full = f"{name}|{argv[1].lower().decode(errors='replace')}"
-    for info in subs:
-        if info[1][0] == full:
-            return Command(full.split("|", 1)[1], info, None, parent=top)
-    return None
+    sub = argv[1].lower().decode(errors="replace")
+    sub_meta = meta.subcommands.get(f"{name}|{sub}")
+    return None if sub_meta is None else Command(sub, sub_meta, parent=top)
 
 
 def _getkeys(argv: list[bytes]) -> KeyRefs:

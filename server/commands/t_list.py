@@ -7,8 +7,9 @@ deleted: Redis never keeps empty lists) and dirty += elements touched.  Clients 
 woken by the Database when it creates the list (Redis's dbAdd), never by a push onto an existing
 list, as in Redis.
 
-The pop and move logic used by the blocking forms lives here too (`pop_for_client`,
-`move_for_client`): t_blocking calls them when a blocked client is served.
+The blocking forms (BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP) are here too, at the end, over the
+same pop and move logic (`pop_for_client`, `move_for_client`), which serves them when a blocked
+client's key is ready.
 
 List options (list-max-listpack-size, list-compress-depth) are read from the config when a list is
 created, as Redis's quicklistSetOptions does; CONFIG SET applies to lists created afterwards.
@@ -32,6 +33,7 @@ from raxdb.server.events.keyaccess import (
     modified,
     notify,
 )
+from raxdb.server.net import blocking
 from raxdb.server.table.args import option_word, positive_long, to_int
 from raxdb.server.table.registry import command
 from raxdb.storage.quicklist import Quicklist
@@ -448,3 +450,116 @@ def rpoplpush(c, argv):
     r = move_for_client(c, argv[1], argv[2], False, True)
     return c.enc.null if r is None else r
 
+
+
+# ---- blocking forms -------------------------------------------------------------------------------
+# BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP run as their non-blocking form first and block through
+# server/net/blocking.py only when there is nothing to return; the same pop_for_client /
+# move_for_client serve them later.  A command that did not block travels as its non-blocking form
+# (BLPOP as LPOP, BLMPOP as a pop with the count it took, BLMOVE as LMOVE with the client's
+# LEFT/RIGHT, BRPOPLPUSH as RPOPLPUSH); a served one travels the same way, BLMOVE's LEFT/RIGHT then
+# spelled lower-case, as Redis's shared objects are.
+_LPOP, _RPOP = b"LPOP", b"RPOP"
+
+
+def _list_pop(c, key: bytes, head: bool, count: int | None, served: bool) -> bytes | None:
+    """pop_for_client, propagated as LPOP/RPOP (with the count it took for BLMPOP)."""
+    if c.server.also_propagate is None:
+        return pop_for_client(c, key, head, count)
+    ql = c.db.get(key, c.server.now_ms)
+    llen = ql.count if ql.__class__ is Quicklist else 0
+    r = pop_for_client(c, key, head, count)
+    if r is not None:
+        op = [_LPOP if head else _RPOP, key]
+        if count is not None:
+            op.append(b"%d" % min(count, llen))
+        blocking.propagate_as(c, op, served)
+    return r
+
+
+def _first_ready(c, keys: list[bytes], head: bool, count: int | None) -> bytes | None:
+    """The non-blocking attempt: keys in order, WRONGTYPE for the first non-list met before a
+    non-empty list, else the pop from that list."""
+    for key in keys:
+        if _list_for_write(c, key) is not None:
+            return _list_pop(c, key, head, count, False)
+    return None
+
+
+def _bpop(c, argv, head: bool):
+    keys = argv[1:-1]
+    deadline = blocking.parse_timeout(argv[-1], c.server.now_ms)
+    r = _first_ready(c, keys, head, None)
+    if r is not None:
+        return r
+    if blocking.must_not_block(c):
+        return c.enc.null_array
+    return blocking.block(c, keys, deadline, lambda cl, key: _list_pop(cl, key, head, None, True), btype="list")
+
+
+@command("blpop")
+def blpop(c, argv):
+    return _bpop(c, argv, True)
+
+
+@command("brpop")
+def brpop(c, argv):
+    return _bpop(c, argv, False)
+
+
+def _move_op(src: bytes, dst: bytes, wheres: list[bytes] | None) -> list[bytes]:
+    return [b"RPOPLPUSH", src, dst] if wheres is None else [b"LMOVE", src, dst, *wheres]
+
+
+def _bmove(c, src: bytes, dst: bytes, from_head: bool, to_head: bool, timeout: bytes,
+           wheres: list[bytes] | None = None):
+    """BLMOVE (`wheres`: its LEFT/RIGHT arguments as sent) or BRPOPLPUSH (None)."""
+    deadline = blocking.parse_timeout(timeout, c.server.now_ms)
+    r = move_for_client(c, src, dst, from_head, to_head)
+    if r is not None:
+        if c.server.also_propagate is not None:
+            blocking.propagate_as(c, _move_op(src, dst, wheres), False)
+        return r
+    if blocking.must_not_block(c):
+        return c.enc.null
+    # Redis 7.0 answers a timed-out (or CLIENT UNBLOCKed) move with a null array, like the pops, even
+    # though the non-blocking path above gives a null bulk: RESP2 *-1 versus $-1
+
+    def serve(cl, key: bytes) -> bytes | None:
+        # A source that now holds another type has nothing for a list waiter, who stays blocked
+        # (Redis serves list waiters only from a list); a destination of another type is the
+        # waiter's WRONGTYPE error.
+        v = cl.db.get(src, cl.server.now_ms)
+        if v is None or v.__class__ is not Quicklist:
+            return None
+        r = move_for_client(cl, src, dst, from_head, to_head)
+        if r is not None and cl.server.also_propagate is not None:
+            words = None if wheres is None else [b"left" if from_head else b"right", b"left" if to_head else b"right"]
+            blocking.propagate_as(cl, _move_op(src, dst, words), True)
+        return r
+
+    return blocking.block(c, [src], deadline, serve, btype="list")
+
+
+@command("brpoplpush")
+def brpoplpush(c, argv):
+    return _bmove(c, argv[1], argv[2], False, True, argv[3])
+
+
+@command("blmove")
+def blmove(c, argv):
+    from_head, to_head = _where(argv[3]), _where(argv[4])
+    return _bmove(c, argv[1], argv[2], from_head, to_head, argv[5], argv[3:5])
+
+
+@command("blmpop")
+def blmpop(c, argv):
+    deadline = blocking.parse_timeout(argv[1], c.server.now_ms)
+    keys, head, count = parse_mpop(argv, 2)
+    n = 1 if count == -1 else count
+    r = _first_ready(c, keys, head, n)
+    if r is not None:
+        return r
+    if blocking.must_not_block(c):
+        return c.enc.null_array
+    return blocking.block(c, keys, deadline, lambda cl, key: _list_pop(cl, key, head, n, True), btype="list")

@@ -12,8 +12,7 @@ complete reply, or None when no key has anything to deliver yet ("block, or repl
 implementation keeps the XReadRequest of a blocked client and calls serve_xread again when
 one of `req.keys` is signalled (the Database signals a stream it creates, deletes or overwrites;
 XADD signals; XGROUP DESTROY signals so that readers waiting on a destroyed group get their
-NOGROUP error).  The blocking itself is
-t_blocking.block_xread.
+NOGROUP error).  The blocking itself is `_blocked_read`, through server/net/blocking.py.
 
 Propagation (server/propagate.py) is t_stream.c's, built only while something consumes it: XADD
 travels with its generated ID and its approximate trim made exact (`_propagate_xadd`; XTRIM's trim
@@ -24,6 +23,8 @@ created, moved or dropped (`propagate_xclaim`), XGROUP SETID for a last ID no XC
 """
 
 from __future__ import annotations
+
+import copy
 
 from raxdb.protocol import reply as R
 from raxdb.protocol.request import _string2ll
@@ -46,6 +47,7 @@ from raxdb.server.events.keyaccess import (
     notify,
     signal_ready,
 )
+from raxdb.server.net import blocking
 from raxdb.server.table.args import option_word
 from raxdb.server.table.registry import command
 from raxdb.storage.stream import (
@@ -762,10 +764,26 @@ def xreadgroup(c, argv):
 
 
 def _blocked_read(c, req: XReadRequest):
-    """Nothing to deliver now: block (with BLOCK) or reply null; see t_blocking.block_xread."""
-    from raxdb.server.commands.t_blocking import block_xread
+    """XREAD / XREADGROUP with nothing to deliver now: reply null, or with BLOCK wait for one of
+    the keys.  Served later with only the key that became ready, as Redis replies; a blocked
+    XREADGROUP fails when its key is deleted or replaced (UNBLOCKED) or its group destroyed
+    (NOGROUP).  A served XREADGROUP propagates its XCLAIMs from serve_xread; XREAD nothing."""
+    if req.timeout_ms is None or blocking.must_not_block(c):
+        return c.enc.null_array
 
-    return block_xread(c, req)
+    def serve(cl, key: bytes) -> bytes | None:
+        if req.group is not None:
+            s = cl.db.get(key, cl.server.now_ms)
+            if s is None or s.__class__ is not Stream:
+                raise CommandError("UNBLOCKED the stream key no longer exists")
+            if s.group(req.group) is None:
+                raise CommandError("NOGROUP the consumer group this client was blocked on no longer exists")
+        one = copy.copy(req)
+        idx = req.keys.index(key)
+        one.keys, one.ids = [key], [req.ids[idx]]
+        return serve_xread(cl, one, blocked=True)
+
+    return blocking.block(c, list(req.keys), req.timeout_ms, serve, btype="stream")
 
 
 # ---- XGROUP -------------------------------------------------------------------------------------

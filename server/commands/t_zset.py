@@ -6,10 +6,11 @@ sees: options first, then scores / ranges, then the key's type.  Score arguments
 zslParseRange does (leading spaces and "" accepted, "(" for exclusive).  Scores print as %.17g,
 RESP2 bulk / RESP3 double; WITHSCORES replies are flat in RESP2 and [member, score] pairs in RESP3.
 
-For the blocking family (BZPOPMIN, BZPOPMAX, BZMPOP): `zpop_pairs` pops and does the keyspace
-bookkeeping, `parse_mpop` parses `numkeys key... MIN|MAX [COUNT n]`, and `zmpop_reply` /
-`bzpop_reply` build the replies.  Blocked clients are woken by the Database when a zset is created
-(Redis's dbAdd); adding to an existing zset, or a STORE over an existing key, wakes no one.
+The blocking family (BZPOPMIN, BZPOPMAX, BZMPOP) is here too, beside the pops whose parts it
+shares: `zpop_pairs` pops and does the keyspace bookkeeping, `parse_mpop` parses `numkeys key...
+MIN|MAX [COUNT n]`, and `zmpop_reply` / `bzpop_reply` build the replies.  Blocked clients are
+woken by the Database when a zset is created (Redis's dbAdd); adding to an existing zset, or a
+STORE over an existing key, wakes no one.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from raxdb.server.events.keyaccess import (
     notify,
     set_key,
 )
+from raxdb.server.net import blocking
 from raxdb.server.table.args import INT64_MIN, option_word, random_picks_reply, to_int
 from raxdb.server.table.registry import command
 from raxdb.storage.glob import compile_glob
@@ -671,6 +673,63 @@ def zmpop(c, argv):
     key, zs = found
     propagate.rewrite_count_pop(c, b"ZPOPMAX" if from_max else b"ZPOPMIN", key, min(count, len(zs)))
     return zmpop_reply(c, key, zpop_pairs(c, key, zs, from_max, count))
+
+
+# ---- blocking pops -------------------------------------------------------------------------------
+# BZPOPMIN, BZPOPMAX and BZMPOP pop at once when they can and block through server/net/blocking.py
+# when not; the same pops serve them later.  Either way they travel as ZPOPMIN / ZPOPMAX (BZMPOP
+# with the count it took).
+_ZPOPMIN, _ZPOPMAX = b"ZPOPMIN", b"ZPOPMAX"
+
+
+def _zpop_for(c, key: bytes, from_max: bool, count: int | None, served: bool = False) -> bytes | None:
+    """Pop for BZPOPMIN/BZPOPMAX (count None) or BZMPOP, propagated as ZPOPMIN/ZPOPMAX (with the
+    count it took)."""
+    zs = c.db.get(key, c.server.now_ms)
+    if zs is None or zs.__class__ is not ZSet or not len(zs):
+        return None
+    if c.server.also_propagate is not None:
+        op = [_ZPOPMAX if from_max else _ZPOPMIN, key]
+        if count is not None:
+            op.append(b"%d" % min(count, len(zs)))
+        blocking.propagate_as(c, op, served)
+    pairs = zpop_pairs(c, key, zs, from_max, 1 if count is None else count)
+    return bzpop_reply(c, key, pairs[0]) if count is None else zmpop_reply(c, key, pairs)
+
+
+def _bzpop(c, argv, from_max: bool):
+    keys = argv[1:-1]
+    deadline = blocking.parse_timeout(argv[-1], c.server.now_ms)
+    found = first_nonempty(c, keys)
+    if found is not None:
+        return _zpop_for(c, found[0], from_max, None)
+    if blocking.must_not_block(c):
+        return c.enc.null_array
+    return blocking.block(c, keys, deadline, lambda cl, key: _zpop_for(cl, key, from_max, None, True),
+                          btype="zset")
+
+
+@command("bzpopmin")
+def bzpopmin(c, argv):
+    return _bzpop(c, argv, False)
+
+
+@command("bzpopmax")
+def bzpopmax(c, argv):
+    return _bzpop(c, argv, True)
+
+
+@command("bzmpop")
+def bzmpop(c, argv):
+    deadline = blocking.parse_timeout(argv[1], c.server.now_ms)
+    keys, from_max, count = parse_mpop(argv, 2)
+    found = first_nonempty(c, keys)
+    if found is not None:
+        return _zpop_for(c, found[0], from_max, count)
+    if blocking.must_not_block(c):
+        return c.enc.null_array
+    return blocking.block(c, keys, deadline, lambda cl, key: _zpop_for(cl, key, from_max, count, True),
+                          btype="zset")
 
 
 # ---- ZRANDMEMBER ---------------------------------------------------------------------------------

@@ -115,6 +115,16 @@ def must_not_block(c: Client) -> bool:
     return c.in_exec
 
 
+def propagate_as(c: Client, argv: list[bytes], served: bool) -> None:
+    """Propagate a blocking command as `argv` (its non-blocking form, blocked.c's and
+    t_list.c/t_zset.c's rewrites): its rewrite when it ran at once (the command's own call
+    propagates it), one more op when it was served later (flushed by handle_ready_keys)."""
+    if served:
+        propagate.also(c.server, c.dbid, argv)
+    else:
+        propagate.rewrite(c, argv)
+
+
 def block(c: Client, keys: list[bytes], deadline_ms: int, serve: Serve,
           timeout_reply: Callable[[Client], bytes] = null_array, btype: str | None = None) -> object:
     """Block `c` on `keys` for values of `btype` ("list", "zset", "stream"; None for WAIT)."""

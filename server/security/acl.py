@@ -12,7 +12,7 @@ channels and the command rules found by Redis's best-fit over the categories fol
 commands.  One deliberate difference: Redis emits single-command rules in its command dict's
 order, which is seeded at random per process; raxdb emits them in command-table order.
 
-The command universe is the metadata table (redis_commands.json), not the implemented commands,
+The command universe is the metadata table (table/metadata.py), not the implemented commands,
 so category counts, and therefore the rules ACL LIST shows, are Redis's.  Commands newer than
 7.0 that raxdb accepts (CLIENT SETINFO) take their bits from categories like the rest but are
 left out of counting and description, which Redis 7.0 could not show.
@@ -43,6 +43,7 @@ from raxdb.storage.glob import glob_match
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Client, Server
+    from raxdb.server.table.metadata import CommandMeta
 
 CATEGORIES = ("keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
               "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking", "dangerous",
@@ -114,13 +115,13 @@ class AclCommand:
 
     __slots__ = ("id", "fullname", "parent", "subs", "cats", "no_auth", "mask", "extra")
 
-    def __init__(self, cid: int, fullname: str, info: list[Any], parent: AclCommand | None, extra: bool) -> None:
+    def __init__(self, cid: int, meta: CommandMeta, parent: AclCommand | None, extra: bool) -> None:
         self.id = cid
-        self.fullname = fullname
+        self.fullname = meta.name
         self.parent = parent
         self.subs: dict[str, AclCommand] = {}
-        self.cats = frozenset(f[1][1:] for f in info[1][6][1])
-        self.no_auth = any(f[1] == "no_auth" for f in info[1][2][1])
+        self.cats = frozenset(cat[1:] for cat in meta.acl_categories)
+        self.no_auth = "no_auth" in meta.flags
         self.mask = 1 << cid  # its bit and its subcommands' (ACLChangeSelectorPerm's reach)
         self.extra = extra
 
@@ -131,13 +132,11 @@ class Universe:
         self.by_name: dict[str, AclCommand] = {}
         nid = 0
         for name, meta in TABLE.meta.items():
-            info = meta["info"]
-            top = AclCommand(nid, name, info, None, name in EXTRA_COMMANDS)
+            top = AclCommand(nid, meta, None, name in EXTRA_COMMANDS)
             nid += 1
             self.top[name] = self.by_name[name] = top
-            for sub_info in info[1][9][1]:
-                full = sub_info[1][0]
-                sub = AclCommand(nid, full, sub_info, top, full in EXTRA_COMMANDS)
+            for full, sub_meta in meta.subcommands.items():
+                sub = AclCommand(nid, sub_meta, top, full in EXTRA_COMMANDS)
                 nid += 1
                 top.subs[full.split("|", 1)[1]] = sub
                 self.by_name[full] = sub

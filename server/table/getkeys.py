@@ -53,7 +53,7 @@ _SPECS: dict[str, list[KeySpec]] = {}
 def key_specs(cmd: Command) -> list[KeySpec]:
     specs = _SPECS.get(cmd.fullname)
     if specs is None:
-        specs = _SPECS[cmd.fullname] = [KeySpec(n) for n in cmd.info[1][8][1]]
+        specs = _SPECS[cmd.fullname] = [KeySpec(n) for n in cmd.meta.key_specs]
     return specs
 
 

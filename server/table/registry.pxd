@@ -1,4 +1,4 @@
-# Declarations for compiling table.py with Cython (setup.py); the interpreter never reads this.
+# Declarations for compiling registry.py with Cython (setup.py); the interpreter never reads this.
 #
 # Command becomes an extension type whose fields (every one a public Python object, as its
 # __slots__ were) are C struct fields: the fast loop (server/client.pxd) reads and counts five of
@@ -7,7 +7,7 @@
 
 cdef class Command:
     cdef public object proc, arity, arg_counts, name, fullname, flags, first_key, last_key, key_step
-    cdef public object acl_categories, info, docs, parent, subcommands, is_write, is_readonly
+    cdef public object acl_categories, meta, parent, subcommands, is_write, is_readonly
     cdef public object touches_arbitrary_keys, calls, usec, rejected_calls, failed_calls, ok_in_pubsub
     cdef public object ok_loading, no_auth, queue_in_multi, is_blocking, noscript, sampled, timed_calls
     cdef public object fixed_key_positions, latency

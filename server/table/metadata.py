@@ -1,0 +1,144 @@
+"""Redis 7.0's command metadata, decoded once into named fields.
+
+The data is redis-server 7.0's own COMMAND and COMMAND DOCS replies, stored as typed JSON trees in
+commands/info/<group>.json and commands/docs/<group>.json (tools/gen_commands.py writes them and
+describes the layout: a line per command or subcommand, a container's subcommands put back by
+`load`).  Each command becomes a `CommandMeta`: what the server reads (arity, flags, key
+positions, ACL categories, tips, key specs, subcommands) as fields, and the trees themselves,
+which COMMAND INFO and COMMAND DOCS render as they are (`info_tree` and `docs_tree` cut a
+container's down to some of its subcommands).  This module is the only one that knows where
+things sit in the trees.
+
+When.  The command table calls `load` on import: the info files are decoded then, once, and
+nothing is decoded per command call.  The docs files (most of the bytes, read by COMMAND DOCS
+alone) are read on the first `docs` asked for, all of them at once, and kept.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from importlib import resources
+from typing import Any, NamedTuple
+
+Tree = Any  # a typed JSON tree: see tools/gen_commands.py
+
+
+class CommandMeta(NamedTuple):
+    """One command or subcommand of the table."""
+
+    name: str  # as COMMAND names it: "get", "client|kill"
+    arity: int
+    flags: tuple[str, ...]  # COMMAND INFO's flags: "write", "readonly", "denyoom", ...
+    first_key: int
+    last_key: int
+    key_step: int
+    acl_categories: tuple[str, ...]  # "@read", "@string", ...
+    tips: tuple[str, ...]  # "nondeterministic_output", "request_policy:all_shards", ...
+    key_specs: tuple[Tree, ...]  # each a typed map (flags, begin_search, find_keys), as COMMAND INFO has it
+    subcommands: dict[str, CommandMeta]  # by full name ("config|get"), in table order
+    info: Tree  # the COMMAND INFO entry, subcommands included
+
+    @property
+    def docs(self) -> Tree | None:
+        """The COMMAND DOCS entry (a map), subcommands included; None where Redis has none."""
+        return docs_tree(self, self.subcommands.values()) if self.subcommands else _own_docs(self.name)
+
+
+_new_meta = tuple.__new__  # a CommandMeta from its fields in order, without NamedTuple's keyword call
+
+
+def _decode(info: Tree, subs: list[CommandMeta]) -> CommandMeta:
+    """A CommandMeta from a command's own COMMAND INFO entry (a container's with its placeholder
+    for the subcommands) and its subcommands."""
+    f = info[1]
+    meta = _new_meta(CommandMeta, (
+        f[0], f[1], tuple([x[1] for x in f[2][1]]), f[3], f[4], f[5], tuple([x[1] for x in f[6][1]]),
+        tuple(f[7][1]), tuple(f[8][1]), {s.name: s for s in subs}, info))
+    if subs:
+        meta = meta._replace(info=info_tree(meta, subs))
+    return meta
+
+
+def info_tree(meta: CommandMeta, subs: Iterable[CommandMeta]) -> Tree:
+    """The container's COMMAND INFO entry listing `subs` as its subcommands."""
+    tag, fields = meta.info
+    return [tag, [*fields[:9], ["*", [s.info for s in subs]]]]
+
+
+def docs_tree(meta: CommandMeta, subs: Iterable[CommandMeta]) -> Tree | None:
+    """The container's COMMAND DOCS entry listing `subs` (those that have docs) as its
+    subcommands, where its own entry has them."""
+    docs = _own_docs(meta.name)
+    if docs is None:
+        return None
+    tag, items = docs
+    out = []
+    for i in range(0, len(items), 2):
+        if items[i] == "subcommands":
+            flat = []
+            for s in subs:
+                sub_docs = s.docs
+                if sub_docs is not None:
+                    flat.extend([s.name, sub_docs])
+            out.extend(["subcommands", ["%", flat]])
+        else:
+            out.extend([items[i], items[i + 1]])
+    return [tag, out]
+
+
+def _read(part: str) -> dict[str, Tree]:
+    """Every group file of commands/<part>/ as one name -> tree dict."""
+    trees: dict[str, Tree] = {}
+    for path in resources.files(__package__).joinpath("commands").joinpath(part).iterdir():
+        if path.name.endswith(".json"):
+            trees.update(json.loads(path.read_text()))
+    return trees
+
+
+_DOCS: dict[str, Tree] | None = None  # the docs files, read on first use
+_NEW_DOCS: dict[str, Tree] = {}  # the docs of the commands made by `new`
+
+
+def _own_docs(name: str) -> Tree | None:
+    """A command's own COMMAND DOCS entry (a container's with its placeholder)."""
+    global _DOCS
+    if _DOCS is None:
+        _DOCS = _read("docs")
+    docs = _DOCS.get(name)
+    return _NEW_DOCS.get(name) if docs is None else docs
+
+
+def new(name: str, arity: int, flags: Iterable[str], first_key: int, last_key: int, key_step: int,
+        acl_categories: Iterable[str], summary: str, since: str, group: str, complexity: str) -> CommandMeta:
+    """A command Redis 7.0 lacks (no key specs, tips, arguments or subcommands), with the trees a
+    newer Redis gives it."""
+    info = ["*", [name, arity, ["~", [["+", f] for f in flags]], first_key, last_key, key_step,
+                  ["~", [["+", a] for a in acl_categories]], ["~", []], ["~", []], ["~", []]]]
+    _NEW_DOCS[name] = ["%", ["summary", summary, "since", since, "group", group, "complexity", complexity]]
+    return _decode(info, [])
+
+
+def load(extra: Iterable[CommandMeta] = ()) -> dict[str, CommandMeta]:
+    """The top-level commands by name (sorted), each with its subcommands; `extra` adds commands,
+    or subcommands after their container's own ("client|setinfo"), that are not in the files."""
+    infos = _read("info")
+    subs: dict[str, list[CommandMeta]] = {}
+    tops: list[str] = []
+    for name in sorted(infos):
+        parent, bar, _ = name.partition("|")
+        if bar:
+            subs.setdefault(parent, []).append(_decode(infos[name], []))
+        else:
+            tops.append(name)
+    more: list[CommandMeta] = []
+    for meta in extra:
+        parent, bar, _ = meta.name.partition("|")
+        if bar:
+            subs.setdefault(parent, []).append(meta)
+        else:
+            more.append(meta)
+    table = {name: _decode(infos[name], subs.get(name, [])) for name in tops}
+    for meta in more:
+        table[meta.name] = meta
+    return table
