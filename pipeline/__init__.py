@@ -16,13 +16,13 @@ the lookup.
 
 from __future__ import annotations
 
+from raxdb.spark.source import RaxdbDataSource
+
 NAME = "raxdb"
 
 
 def register(spark) -> None:
     """Make `format("raxdb")` available in this SparkSession."""
-    from raxdb.spark.source import RaxdbDataSource
-
     spark.dataSource.register(RaxdbDataSource)
 
 

@@ -56,6 +56,7 @@ from raxdb.spark.planning import (
     skip_lost,
     stream_infos,
 )
+from raxdb.spark.sink import BatchWriter, StreamWriter
 
 log = logging.getLogger("raxdb.spark")
 
@@ -309,11 +310,7 @@ class RaxdbDataSource(DataSource):
         return StreamReader(options, schema)
 
     def writer(self, schema: StructType, overwrite: bool):
-        from raxdb.spark.sink import BatchWriter
-
         return BatchWriter(self.options, schema, overwrite)
 
     def streamWriter(self, schema: StructType, overwrite: bool):
-        from raxdb.spark.sink import StreamWriter
-
         return StreamWriter(self.options, schema, overwrite)

@@ -25,16 +25,34 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from raxdb.server.admin import crashreport, supervise
+from raxdb.server.admin.modules import log_load_failure
 from raxdb.server.admin.shutdown import Shutdown
 from raxdb.server.base import latency, proctitle
 from raxdb.server.base.interfaces import PAUSE_FOREVER
 from raxdb.server.base.log import LOG
 from raxdb.server.base.version import RAXDB_BUILD_ID, RAXDB_VERSION, VERSION
 from raxdb.server.config import oomscore
-from raxdb.server.config.options import Config
-from raxdb.server.conn import clientbufs, clienteviction, obuf
+from raxdb.server.config.options import Config, ConfigError
+from raxdb.server.conn import clientbufs, clienteviction, obuf, unixaddr
 from raxdb.server.events import propagate
+from raxdb.server.events.notify import attach as attach_notify
+from raxdb.server.events.propagate import attach as attach_propagate
+from raxdb.server.memory.evict import STARTUP, info_used_memory
+from raxdb.server.memory.evict import attach as attach_evict
+from raxdb.server.memory.lru import attach as attach_keyspace
+from raxdb.server.net import unixsocket
+from raxdb.server.net.blocking import attach as attach_blocking
+from raxdb.server.net.blocking import handle_ready_keys
+from raxdb.server.net.client import Client
+from raxdb.server.net.migratecache import close_idle
 from raxdb.server.persistence import aofload, loading
+from raxdb.server.persistence.aof import AOF
+from raxdb.server.persistence.snapshot import LoadError, Persistence
+from raxdb.server.replication import replica
+from raxdb.server.replication.replica import update_gate
+from raxdb.server.replication.state import attach as attach_replication
+from raxdb.server.scripting import functions, ldb, scripts
+from raxdb.server.security.acl import attach as attach_acl
 from raxdb.server.table.registry import TABLE
 from raxdb.storage.keyspace import Database
 
@@ -61,13 +79,9 @@ class Server:
         self.dbs = [Database(i) for i in range(config.databases)]
         for db in self.dbs:
             db.expired_hook = self._on_expired
-        from raxdb.server.memory.lru import attach as attach_keyspace
-
         attach_keyspace(self)  # dbs read the cached clock (access times); LFU follows the config
         self.clients: dict[int, Client] = {}
         self.next_client_id = 1
-        from raxdb.server.security.acl import attach as attach_acl
-
         attach_acl(self).load_at_startup()  # users exist before any client (scripts' included)
         self.loop: asyncio.AbstractEventLoop | None = None
         # Clients with queued output (Client.obuf), flushed once per loop iteration after its reads
@@ -144,30 +158,17 @@ class Server:
         self.mem_ok = False
         self.pre_command_oom = False
         self.stat_evicted_keys = 0
-        from raxdb.server.events.notify import attach as attach_notify
-
         attach_notify(self)  # Pub/Sub registry, notify-keyspace-events, expiry events and WATCH
-        from raxdb.server.net.blocking import attach as attach_blocking
-        from raxdb.server.net.blocking import handle_ready_keys
-
         attach_blocking(self)  # the blocking registry, ready keys, CLIENT UNBLOCK
         # Hook: serving the clients blocked on keys that became ready, for the layers below net/
         # that make keys ready outside a command (eviction's timer).
         self.serve_ready_keys: Callable[[], None] = functools.partial(handle_ready_keys, self)
-        from raxdb.server.scripting import functions, scripts
-
         # Hooks: the script cache and the function libraries, made when first used, for the layers
         # below scripting/ that judge a script by the flags it declares (table/scriptflags.py).
         self.script_cache_of: Callable[[], Any] = functools.partial(scripts.cache, self)
         self.function_registry: Callable[[], Any] = functools.partial(functions.registry, self)
-        from raxdb.server.memory.evict import attach as attach_evict
-
         attach_evict(self)  # maxmemory: memory accounting and eviction
-        from raxdb.server.events.propagate import attach as attach_propagate
-
         attach_propagate(self)  # also_propagate: what the AOF and replicas are fed
-        from raxdb.server.replication.state import attach as attach_replication
-
         attach_replication(self)  # replication ID, offset, backlog (srv.repl)
         # While a replica refuses some commands (READONLY, MASTERDOWN): no client is plain and
         # execute() asks the link (server/replica.py).
@@ -191,8 +192,6 @@ class Server:
 
     def _init_introspection(self) -> None:
         """State for INFO, CONFIG and CLIENT PAUSE; config hooks that make settable options act."""
-        from raxdb.server.memory.evict import STARTUP
-
         cfg = self.config
         self.build_id = RAXDB_BUILD_ID
         self.memory_peak = STARTUP
@@ -209,9 +208,6 @@ class Server:
         self.quicklist_packed_threshold = 1024**3  # DEBUG QUICKLIST-PACKED-THRESHOLD
         # Called when a CLIENT PAUSE ends (UNPAUSE or timeout): resumes the clients it held.
         self.unpause_hooks: list[Any] = []
-        from raxdb.server.persistence.aof import AOF
-        from raxdb.server.persistence.snapshot import Persistence
-
         self.persistence = Persistence(self)
         self.ldb_children: list[int] = []  # forked Lua debugging sessions (server/scripting/ldb.py)
         oomscore.attach(self)
@@ -236,10 +232,6 @@ class Server:
             c.update_plain()
 
     def _replica_gate_changed(self) -> None:
-        from raxdb.server.replication.replica import (
-            update_gate,  # not at start-up: server.replica imports the client
-        )
-
         update_gate(self)
 
     # ---- clock and stats ---------------------------------------------------------------------
@@ -285,8 +277,6 @@ class Server:
         figure while maxmemory is set, and evicts by it; without a limit it is estimated when
         asked, with the clients' part `clients_mem` if the caller has it).  The process's own
         size is INFO's used_memory_rss."""
-        from raxdb.server.memory.evict import info_used_memory
-
         return info_used_memory(self, clients_mem)
 
     def reset_stats(self) -> None:
@@ -395,16 +385,11 @@ class Server:
             LOG.warning(f"Warning: Could not create server TCP listening socket {exc}")
             LOG.warning(f"Failed listening on port {port} (TCP), aborting.")
             raise SystemExit(1) from exc
-        from raxdb.server.conn import unixaddr
-        from raxdb.server.net import unixsocket
-
         unix = unixsocket.bind(self)
         if not socks and unix is None:
             LOG.warning("Configured to not listen anywhere, exiting.")
             raise SystemExit(1)
         if self.config.modules:  # moduleLoadFromQueue, after initServer: raxdb loads no module
-            from raxdb.server.admin.modules import log_load_failure
-
             log_load_failure(self.config.modules[0])
             LOG.warning(f"Can't load module from {self.config.modules[0]}: server aborting")
             raise SystemExit(1)
@@ -416,8 +401,6 @@ class Server:
         if self.config.values["set-proc-title"] == "yes":
             proctitle.apply(self)
         self._show_banner(port)
-        from raxdb.server.replication import replica
-
         replica.start_from_config(self)  # a replica from the start loads as one (keys past their deadline kept)
         if not await self._load_dataset():  # a shutdown came while loading: nothing else starts
             await self.close()
@@ -455,8 +438,6 @@ class Server:
         (server/aofload.py), otherwise the dump file, if any; clients are served meanwhile
         (server/loading.py).  A file that cannot be loaded stops the server, as Redis does,
         rather than serving without its data.  False when a shutdown stopped the load."""
-        from raxdb.server.persistence.snapshot import LoadError
-
         try:
             if not await loading.drive(self, aofload.load_at_startup(self)):
                 await loading.drive(self, self.persistence.load_at_startup())
@@ -510,8 +491,6 @@ class Server:
         return socks
 
     async def _serve_sockets(self, socks: list[socket.socket]) -> None:
-        from raxdb.server.net.client import Client
-
         assert self.loop is not None
         # create_server listens again with its own backlog (100 unless given): tcp-backlog passes on
         backlog = int(self.config.values["tcp-backlog"])
@@ -523,8 +502,6 @@ class Server:
         so a failure leaves the server listening where it was (Redis's changeListener)."""
         if self.loop is None:
             return
-        from raxdb.server.config.options import ConfigError
-
         try:
             socks = self._bind_sockets(self.config.values["bind"], self.config.port)
         except OSError as exc:
@@ -542,8 +519,6 @@ class Server:
         asked, or when save points are configured and NOSAVE was not given.  False when the AOF
         cannot be flushed, or saving fails and FORCE was not given (the server keeps running)."""
         if self.ldb_children:
-            from raxdb.server.scripting import ldb
-
             ldb.kill_children(self)
         if self.persistence.in_progress():
             LOG.warning("There is a child saving an .rdb. Killing it!")
@@ -575,8 +550,6 @@ class Server:
         for srv in self.listeners:
             srv.close()
         if self.unix_listener is not None:
-            from raxdb.server.net import unixsocket
-
             self.unix_listener.close()
             unixsocket.remove(self)
         if self.repl.link is not None:
@@ -636,8 +609,6 @@ class Server:
             self.repl.cron()  # replicationCron (run_with_period(1000))
         if self.cronloops % self.config.hz == 0:  # once a second, as clientsCron visits every client
             if self.migrate_sockets:
-                from raxdb.server.net.migratecache import close_idle
-
                 close_idle(self)
             # a client over its soft output limit whose output stopped growing is dropped when its
             # seconds run out (growing output is checked as it grows)

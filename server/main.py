@@ -16,6 +16,7 @@ from raxdb.server.admin import crashreport, supervise
 from raxdb.server.base import compiled
 from raxdb.server.base.log import LOG
 from raxdb.server.config.options import Config, FatalConfigError
+from raxdb.server.core import Server
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -25,8 +26,6 @@ def main(argv: list[str] | None = None) -> None:
     import raxdb.server.commands  # noqa: F401 - registers every command handler
     import raxdb.server.events.notify  # noqa: F401
     from raxdb.server.base.version import RAXDB_VERSION, VERSION
-    from raxdb.server.core import Server
-
     if args and args[0] in ("-v", "--version"):
 
         print(f"raxdb v={RAXDB_VERSION} (Redis {VERSION} compatible)")

@@ -45,6 +45,7 @@ from operator import itemgetter
 
 from raxdb.storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
 from raxdb.storage.hashscan import ScanIndex
+from raxdb.storage.listpack import Listpack
 from raxdb.storage.lpcodec import LP_EMPTY, entry_size
 
 _score = itemgetter(0)
@@ -504,8 +505,6 @@ class ZSet:
 
     def listpack_bytes(self) -> bytes:
         """The listpack Redis would hold for this zset (member, score, member, score, ...)."""
-        from raxdb.storage.listpack import Listpack
-
         values: list[bytes | int] = []
         for s, m in self.order:
             values.append(m)

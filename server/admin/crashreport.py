@@ -58,7 +58,15 @@ import traceback
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from raxdb.protocol.request import quote_arg
+from raxdb.server.admin import info, shutdown
 from raxdb.server.base.log import LOG
+from raxdb.server.base.version import VERSION
+from raxdb.server.config.options import ALIASES, OPTIONS, ConfigError
+from raxdb.server.conn.clientinfo import client_info_line
+from raxdb.server.events.keyaccess import is_string, string_encoding, type_name
+from raxdb.server.net import unixsocket
+from raxdb.server.net.client import Client
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
@@ -168,21 +176,15 @@ def _section(title: str, body: Any) -> None:
 
 
 def _info(srv: Server) -> str:
-    from raxdb.server.admin import info
-
     return info.generate(srv, [b"all"]).decode(errors="replace")
 
 
 def _client_list(srv: Server, current: Client | None) -> str:
-    from raxdb.server.conn.clientinfo import client_info_line
-
     return "".join(client_info_line(c, current) + "\n" for c in list(srv.clients.values()))
 
 
 def _config_debug(srv: Server) -> str:
     """getConfigDebugInfo: the options' lines as CONFIG REWRITE writes them (forced)."""
-    from raxdb.server.config.options import ALIASES, OPTIONS
-
     cfg = srv.config
     lines = []
     for name in _DEBUG_CONFIG:
@@ -195,8 +197,6 @@ def _config_debug(srv: Server) -> str:
 def current_client(frame: FrameType | None) -> tuple[Client, list[bytes]] | None:
     """The client executing a command, and its argv, from the frames around `frame` (Redis's
     server.current_client): the outermost frame with a Client beside an `argv` list."""
-    from raxdb.server.net.client import Client
-
     found = None
     for f, _ in traceback.walk_stack(frame):
         local = f.f_locals
@@ -212,8 +212,6 @@ def current_client(frame: FrameType | None) -> tuple[Client, list[bytes]] | None
 
 def _object_info(value: Any) -> None:
     """serverLogObjectDebugInfo for a stored value."""
-    from raxdb.server.events.keyaccess import is_string, string_encoding, type_name
-
     enc = string_encoding(value) if is_string(value) else value.encoding()
     LOG.warning(f"Object type: {_TYPES.get(type_name(value), 0)}")
     LOG.warning(f"Object encoding: {_ENCODINGS.get(enc, 0)}")
@@ -225,7 +223,6 @@ def _current_client_section(running: tuple[Client, list[bytes]] | None) -> None:
     the first argument names a key of its database, that value's description."""
     if running is None:
         return
-    from raxdb.protocol.request import quote_arg
     from raxdb.server.conn.clientinfo import client_info_line
 
     c, argv = running
@@ -294,8 +291,6 @@ def _end_by_abort() -> NoReturn:
 
 def _signal_crash(sig: int, frame: FrameType | None, killed_by_self: bool) -> NoReturn:
     """sigsegvHandler's report for a signal, then death by it."""
-    from raxdb.server.base.version import VERSION
-
     _start()
     LOG.warning(f"Redis {VERSION} crashed by signal: {sig}, si_code: 0")
     if killed_by_self:
@@ -421,8 +416,6 @@ def restart(srv: Server, graceful: bool, delay_ms: int) -> bool:
     """restartServer: for RESTART the config file rewritten and a shutdown without waiting for
     replicas first, then after `delay_ms` the process replaced by a new run of the same command
     line.  False (the reason logged) when it could not; on success it does not return."""
-    from raxdb.server.config.options import ConfigError
-
     if not os.access(sys.executable, os.X_OK):
         LOG.warning(f"Can't restart: this process has no permissions to execute {sys.executable}")
         return False
@@ -433,14 +426,10 @@ def restart(srv: Server, graceful: bool, delay_ms: int) -> bool:
             LOG.warning(f"Can't restart: configuration rewrite process failed: {exc}")
             return False
     if graceful:
-        from raxdb.server.admin import shutdown
-
         shutdown.announce(srv)
         if not srv.finish_shutdown(None, False):
             LOG.warning("Can't restart: error preparing for shutdown")
             return False
-        from raxdb.server.net import unixsocket
-
         unixsocket.remove(srv)
         LOG.warning("Redis is now ready to exit, bye bye...")
     schedule_watchdog(0)  # an armed timer would outlive the exec and kill the new image

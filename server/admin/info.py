@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from raxdb.server.base import latency
 from raxdb.server.base.loading import ASYNC, SYNC
+from raxdb.server.base.version import VERSION
 from raxdb.server.events import pubsub, tracking
 from raxdb.server.memory import evict
 from raxdb.server.memory import overhead as memoverhead
@@ -63,8 +64,6 @@ def bytes_to_human(n: float) -> str:
 
 
 def _server(srv: Server) -> list[str]:
-    from raxdb.server.base.version import VERSION
-
     now = time.time()
     uptime = int(now - srv.start_time)
     u = platform.uname()

@@ -22,8 +22,12 @@ import signal
 import time
 from typing import TYPE_CHECKING
 
+from raxdb.protocol import reply as R
 from raxdb.server.admin import supervise
+from raxdb.server.base.files import remove_quietly
+from raxdb.server.base.interfaces import PAUSE_FOREVER
 from raxdb.server.base.log import LOG
+from raxdb.server.replication.master import ONLINE, STATE_NAMES
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
@@ -64,8 +68,6 @@ class Shutdown:
     @staticmethod
     def _insist(*_args: object) -> None:
         LOG.warning("You insist... exiting now.")
-        from raxdb.server.base.files import remove_quietly
-
         remove_quietly(f"temp-{os.getpid()}.rdb")
         os._exit(1)  # not a clean shutdown
 
@@ -100,8 +102,6 @@ class Shutdown:
             self.deadline_ms = srv.now_ms + int(srv.config.values["shutdown-timeout"]) * 1000
             if not srv.paused():
                 srv.repl.master.request_acks()
-            from raxdb.server.base.interfaces import PAUSE_FOREVER
-
             srv.pause(PAUSE_FOREVER, True, "shutdown")
             LOG.notice("Waiting for replicas before shutting down.")
             return
@@ -113,8 +113,6 @@ class Shutdown:
         repl = self.srv.repl
         offset = repl.master_repl_offset
         lagging = 0
-        from raxdb.server.replication.master import ONLINE, STATE_NAMES
-
         for r in repl.replicas:
             if r.ack_off != offset:
                 lagging += 1
@@ -156,8 +154,6 @@ class Shutdown:
         self.asap = False
         self.deadline_ms = 0
         self.last_sig = 0
-        from raxdb.protocol import reply as R
-
         for c in self.waiters:
             if not c.closed:
                 c.write(R.error(SHUTDOWN_ERROR.encode()))

@@ -11,6 +11,8 @@ from __future__ import annotations
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import DB_INDEX, WRONGPASS, CommandError, c_str
 from raxdb.server.base.version import VERSION
+from raxdb.server.conn import lifecycle
+from raxdb.server.conn.clientinfo import validate_client_name
 from raxdb.server.events import tracking
 from raxdb.server.security import (
     acl as _acl,  # by module: server.acl imports the command table, which imports this
@@ -99,8 +101,6 @@ def hello(c, argv):
                            "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
                            "select the RESP protocol version at the same time")
     if setname is not None:
-        from raxdb.server.conn.clientinfo import validate_client_name
-
         validate_client_name(setname)
         c.name = setname
     if ver is not None:
@@ -119,8 +119,6 @@ def hello(c, argv):
 
 @command("reset")
 def reset(c, argv):
-    from raxdb.server.conn import lifecycle
-
     for hook in lifecycle.RESET_HOOKS:
         hook(c)
     c.select(0)

@@ -9,6 +9,7 @@ from raxdb.server.base.errors import CommandError
 from raxdb.server.base.log import LOG
 from raxdb.server.conn.clientinfo import client_info_line
 from raxdb.server.conn.obuf import is_replica
+from raxdb.server.table.args import maybe_int
 from raxdb.server.table.registry import command
 
 
@@ -43,8 +44,6 @@ def replicaof(c, argv):
 
 def _port(arg: bytes) -> int:
     """getRangeLongFromObjectOrReply(0, 65535, "Invalid master port")."""
-    from raxdb.server.table.args import maybe_int
-
     port = maybe_int(arg)
     if port is None or not 0 <= port <= 65535:
         raise CommandError("ERR Invalid master port")

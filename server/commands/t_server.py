@@ -27,9 +27,11 @@ from raxdb.server.base.errors import (
 )
 from raxdb.server.base.log import LOG
 from raxdb.server.base.numparse import strtod, strtoll
+from raxdb.server.base.version import VERSION
 from raxdb.server.commands.t_config import help_reply
+from raxdb.server.commands.t_keys import _object_value, object_encoding
 from raxdb.server.commands.t_string import SHARED_INTS
-from raxdb.server.config.options import memtoull
+from raxdb.server.config.options import ConfigError, memtoull
 from raxdb.server.conn import clientbufs, lifecycle
 from raxdb.server.events import propagate, tracking, watch
 from raxdb.server.events.keyaccess import (
@@ -43,6 +45,7 @@ from raxdb.server.memory import evict, lazyfree
 from raxdb.server.memory import overhead as memoverhead
 from raxdb.server.memory.usage import key_usage
 from raxdb.server.net import blocking
+from raxdb.server.persistence.aofload import debug_loadaof
 from raxdb.server.persistence.emptydata import empty_data
 from raxdb.server.persistence.snapshot import LoadError
 from raxdb.server.security.protected import protected_allowed, protected_denied
@@ -410,8 +413,6 @@ _DEBUG_HELP = [
 def _debug_encoded(c, argv: list[bytes]) -> bytes:
     """DEBUG LISTPACK <key> / QUICKLIST <key> [<0|1>]: Redis's reply for a value of that encoding
     (its lpRepr and quicklistRepr print to stdout; raxdb notes the value in the log instead)."""
-    from raxdb.server.commands.t_keys import _object_value, object_encoding
-
     want = "listpack" if argv[1].lower() == b"listpack" else "quicklist"
     if len(argv) != 3 and not (want == "quicklist" and len(argv) == 4):
         raise subcommand_syntax(argv)
@@ -686,16 +687,12 @@ def debug(c, argv):
     if sub in _DEBUG_LOW_LEVEL:
         return _DEBUG_LOW_LEVEL[sub](c, argv)
     if sub == b"config-rewrite-force-all" and n == 2:
-        from raxdb.server.config.options import ConfigError
-
         try:
             srv.config.rewrite(force_all=True)
         except ConfigError as exc:
             raise CommandError(f"ERR CONFIG-REWRITE-FORCE-ALL failed: {str(exc).rpartition(': ')[2]}") from None
         return R.OK
     if sub == b"loadaof" and n == 2:
-        from raxdb.server.persistence.aofload import debug_loadaof
-
         debug_loadaof(c)
         return R.OK
     if sub == b"set-skip-checksum-validation" and n == 3:
@@ -791,8 +788,6 @@ def shutdown(c, argv):
 # ---- LOLWUT -------------------------------------------------------------------------------------
 @command("lolwut")
 def lolwut(c, argv):
-    from raxdb.server.base.version import VERSION
-
     version = 0
     if len(argv) >= 3 and option_word(argv[1]) == b"version":
         v = maybe_int(argv[2])

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from raxdb.server.base.log import LOG
+from raxdb.server.config.options import ConfigError
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
@@ -60,8 +61,6 @@ def apply(srv: Server, process_class: int | None = None) -> bool:
 
 def attach(srv: Server) -> None:
     """Apply either option's change as Redis's updateOOMScoreAdj does."""
-    from raxdb.server.config.options import ConfigError
-
     def changed(_value: str) -> None:
         if not apply(srv):
             raise ConfigError("Failed to set current oom_score_adj. Check server logs.")

@@ -30,9 +30,14 @@ from importlib import resources
 from typing import BinaryIO
 
 from raxdb.protocol.request import _string2ll, quote_arg, split_inline_args
+from raxdb.server.base import proctitle
+from raxdb.server.base.files import WriteFailed, write_atomically
 from raxdb.server.base.loading import LOADING_ERR
+from raxdb.server.base.log import LOG
 from raxdb.server.base.numparse import string2d
 from raxdb.server.security.protected import enabled
+from raxdb.server.table.registry import TABLE, apply_rename
+from raxdb.storage.glob import glob_match
 from raxdb.storage.stream import node_limits
 
 REDIS_VERSION = "7.0.15"
@@ -199,8 +204,6 @@ _TITLE_CHECK = {"port": "6379", "tls-port": "0", "bind": "*", "unixsocket": ""}
 
 
 def _proc_title(args: list[bytes]) -> str:
-    from raxdb.server.base import proctitle
-
     v = _text(args[0])
     if not proctitle.valid(v, _TITLE_CHECK):
         raise ConfigError("template format is invalid or contains unknown variables")
@@ -470,8 +473,6 @@ class Config:
     def matching(self, patterns: list[bytes]) -> list[tuple[bytes, bytes]]:
         """CONFIG GET: names (as given when exact, canonical when matched by a glob) and values,
         each option once.  Redis replies in hash order, so any order is as good."""
-        from raxdb.storage.glob import glob_match
-
         out: list[tuple[bytes, bytes]] = []
         seen: set[str] = set()
         for pat in patterns:
@@ -646,8 +647,6 @@ class Config:
     def _rename_command(self, old: bytes, new: bytes) -> None:
         """rename-command: checked here against the command table as the earlier renames left
         it (Redis's errors stop start-up), applied by the server (CommandTable.rename)."""
-        from raxdb.server.table.registry import TABLE, apply_rename
-
         names = TABLE.names()
         for done in self.renames:
             apply_rename(names, *done)
@@ -682,8 +681,6 @@ class Config:
                 raise FatalConfigError(f"Fatal error, can't open config file '{self.config_file}': "
                                        f"{exc.strerror}") from None
         if args and "-" in (args[0], args[-1]) and (len(argv) == len(args) or args[-1] == "-"):
-            from raxdb.server.base.log import LOG
-
             LOG.warning("Reading config from stdin")
             text += (stdin or sys.stdin.buffer).read()
         options = _options_text(args)
@@ -748,8 +745,6 @@ class Config:
             lines.append(marker)
             lines.extend(appended)
         text = "\n".join(line for line in lines if line is not None) + "\n"
-        from raxdb.server.base.files import WriteFailed, write_atomically
-
         data = text.encode("utf-8", errors="surrogateescape")
         try:
             write_atomically(f"{self.config_file}.tmp-{os.getpid()}", self.config_file, lambda f: f.write(data))

@@ -32,6 +32,7 @@ import re
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from raxdb.protocol.hiredis_limits import unconsumed
 from raxdb.server.conn import clienteviction
 from raxdb.server.conn.obuf import output_used
 from raxdb.storage.alloc import sds_header, size_class
@@ -171,7 +172,5 @@ class ClientsCron:
 
 def _pending(c: Any) -> int:
     """The bytes received and not yet run (the query buffer's length)."""
-    from raxdb.protocol.hiredis_limits import unconsumed
-
     exact = c.exact
     return exact.pending() if exact is not None else unconsumed(c.reader)

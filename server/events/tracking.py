@@ -43,8 +43,10 @@ from __future__ import annotations
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
+from raxdb.protocol import reply as R
 from raxdb.server.base.errors import c_str
 from raxdb.server.conn.obuf import client_class
+from raxdb.server.table.getkeys import key_positions
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Client, Server
@@ -219,8 +221,6 @@ def remember(c: Client, cmd: Command, argv: list[bytes]) -> None:
         return
     if (ct.optin and not ct.caching) or (ct.optout and ct.caching):
         return
-    from raxdb.server.table.getkeys import key_positions
-
     tr = c.server.tracking
     assert tr is not None
     table = tr.table
@@ -420,8 +420,6 @@ def info_stats(srv: Server) -> tuple[int, int, int]:
 
 def tracking_info(c: Client) -> Any:
     """CLIENT TRACKINGINFO's reply."""
-    from raxdb.protocol import reply as R
-
     ct = c.tracking
     enc = c.enc
     flags = [b"on" if ct is not None else b"off"]

@@ -67,8 +67,12 @@ from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base import latency
 from raxdb.server.base.log import LOG
+from raxdb.server.conn.clienteviction import counted
+from raxdb.server.conn.clientinfo import client_memory
 from raxdb.server.events import notify, propagate
 from raxdb.server.events.keyaccess import NOTIFY_EVICTED, signal_modified
+from raxdb.server.memory.usage import key_usage
+from raxdb.server.table.getkeys import key_positions
 from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NO_WRITES, script_flags
 from raxdb.storage.alloc import dict_table_bytes
 
@@ -193,9 +197,6 @@ def clients_counted_memory(clients: list[Client], sizes: list[int] | None = None
     """The tot-mem of the clients eviction counts (clienteviction.counted), from `sizes` (each
     client's client_memory, in order) when the caller has them: sizing a client is a few
     microseconds, and INFO memory needs the figures of every client twice."""
-    from raxdb.server.conn.clienteviction import counted
-    from raxdb.server.conn.clientinfo import client_memory
-
     if sizes is None:
         return sum(client_memory(c) for c in clients if counted(c))
     return sum(m for c, m in zip(clients, sizes, strict=True) if counted(c))
@@ -510,9 +511,6 @@ def attach(srv: Server) -> None:
     # A key's figure (memory/usage.py) and where a command names keys (table/getkeys.py), bound
     # once to the module globals the per-write paths read.
     global _key_usage, _key_positions
-    from raxdb.server.memory.usage import key_usage
-    from raxdb.server.table.getkeys import key_positions
-
     _key_usage, _key_positions = key_usage, key_positions
     srv.eviction = EvictionState()
     srv.config.on_change.setdefault("maxmemory", []).append(lambda v: _apply(srv, v))

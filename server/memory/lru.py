@@ -19,12 +19,12 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from raxdb.storage import keyspace
+
 LFU_POLICIES = ("allkeys-lfu", "volatile-lfu")
 
 
 def _apply_lfu_config(server) -> None:
-    from raxdb.storage import keyspace
-
     values = server.config.values
     keyspace.LFU_PARAMS["log_factor"] = int(values.get("lfu-log-factor", "10"))
     keyspace.LFU_PARAMS["decay_time"] = int(values.get("lfu-decay-time", "1"))

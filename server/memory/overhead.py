@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from raxdb.server.conn.clientinfo import client_memory
+from raxdb.server.conn.obuf import client_class
 from raxdb.server.memory import evict
 
 if TYPE_CHECKING:
@@ -61,9 +63,6 @@ def startup_memory(srv: Server, used: int) -> int:
 def overhead(srv: Server, current: Client | None = None) -> Overhead:
     """The account, for the client `current` asking (its running command counts in its query
     buffer, as CLIENT LIST shows it)."""
-    from raxdb.server.conn.clientinfo import client_memory
-    from raxdb.server.conn.obuf import client_class
-
     # each client sized once: used_memory's estimate and clients_normal both need the figures
     clients = list(srv.clients.values())
     sizes = [client_memory(c) for c in clients]

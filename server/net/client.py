@@ -53,19 +53,23 @@ from raxdb.protocol.request import (
     RequestParser,
     _string2ll,
 )
+from raxdb.server.base import latency
 from raxdb.server.base.errors import NOAUTH, CommandError, busy_error, c_str, unknown_subcommand, wrong_arity
 from raxdb.server.base.loading import ASYNC as ASYNC_LOADING
 from raxdb.server.base.loading import LOADING_ERR
 from raxdb.server.base.log import LOG, logged_error
 from raxdb.server.conn import clientbufs as _clientbufs
 from raxdb.server.conn import clienteviction as _clienteviction
+from raxdb.server.conn import lifecycle
 from raxdb.server.conn import obuf as _obuf
 from raxdb.server.conn.clientinfo import client_info_line
 from raxdb.server.conn.obuf import is_replica as _is_replica
 from raxdb.server.conn.unixaddr import client_addr as _unix_addr
 from raxdb.server.conn.unixaddr import configured as _unix_path
 from raxdb.server.events import propagate as _propagate
+from raxdb.server.events import pubsub
 from raxdb.server.events import tracking as _tracking
+from raxdb.server.events.watch import exec_abort
 from raxdb.server.memory import evict
 from raxdb.server.net.blocking import handle_ready_keys
 from raxdb.server.security import acl as _acl
@@ -280,8 +284,6 @@ class Client(asyncio.Protocol):
         self.disconnected = True
         self.closed = True
         self._unlist()
-        from raxdb.server.conn import lifecycle
-
         lifecycle.on_disconnect(self)
 
     def pause_writing(self) -> None:
@@ -331,8 +333,6 @@ class Client(asyncio.Protocol):
         a plain close would wait for a peer that does not read.  It leaves the client list now
         (the transport reports the loss a loop iteration later), and no more deliveries reach it
         while the close completes."""
-        from raxdb.server.events import pubsub
-
         t = self.transport
         self.discard_output()
         self.close()
@@ -714,8 +714,6 @@ class Client(asyncio.Protocol):
             dur = _clock() - t0
             if srv.monitors and not ("admin" in cmd.flags or "skip_monitor" in cmd.flags):
                 # after the call, as Redis: the line shows the db the command left selected
-                from raxdb.server.conn import lifecycle
-
                 lifecycle.feed_monitors(self, argv, cmd)
             if dur >= srv.slowlog_ns and r is not BLOCKED:  # a blocked one logs when served
                 self.note_slow(cmd, argv, dur)
@@ -863,9 +861,6 @@ class Client(asyncio.Protocol):
         decide whether it is slow enough for them.  Called for commands run from the network, from
         EXEC and from scripts (`call(log_slow=True)`), and for a blocked command when it is served
         or released by CLIENT UNBLOCK (updateStatsOnUnblock), never when it blocks."""
-        from raxdb.server.base import latency
-        from raxdb.server.conn import lifecycle
-
         srv = self.server
         slower = srv.config.slowlog_log_slower_than
         if 0 <= slower * 1000 <= ns:
@@ -905,8 +900,6 @@ class Client(asyncio.Protocol):
             self.multi_error = True
         msg = msg.replace(b"\r", b" ").replace(b"\n", b" ")
         if cmd is not None and cmd.fullname == "exec":  # a rejected EXEC aborts the transaction
-            from raxdb.server.events.watch import exec_abort
-
             msg = exec_abort(self, msg)
         self.server.count_error(msg)
         self._emit(b"-" + msg + b"\r\n", out)

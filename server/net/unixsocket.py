@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from raxdb.server.base.log import LOG
 from raxdb.server.conn.unixaddr import configured
+from raxdb.server.net.client import Client
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
@@ -83,8 +84,6 @@ def _listen(path: bytes, perm: int, backlog: int) -> socket.socket:
 
 
 async def serve(srv: Server, sock: socket.socket) -> asyncio.base_events.Server:
-    from raxdb.server.net.client import Client
-
     def accepted() -> Client:
         client = Client(srv)
         client.unix_socket = True

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from raxdb.server.base import latency
 from raxdb.server.base.files import WriteFailed, remove_quietly, write_atomically
 from raxdb.server.base.log import LOG
+from raxdb.server.config.options import ConfigError
 from raxdb.server.events import propagate
 from raxdb.server.persistence import aofmanifest
 
@@ -425,8 +426,6 @@ class AOF:
 
     # ---- turning the AOF on and off at run time -------------------------------------------------
     def _on_appendonly(self, value: str) -> None:
-        from raxdb.server.config.options import ConfigError
-
         if value == "no" and self.state != OFF:
             self.stop()
         elif value == "yes" and self.state == OFF and not self.start_append_only():

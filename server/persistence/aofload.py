@@ -48,7 +48,10 @@ from raxdb.protocol.hiredis_limits import limit_elements, unconsumed_probe
 from raxdb.server.base.errors import CommandError, c_str, wrong_arity
 from raxdb.server.base.log import LOG
 from raxdb.server.base.numparse import strtoll
+from raxdb.server.events import propagate
+from raxdb.server.net.client import AOFClient
 from raxdb.server.persistence import aofmanifest
+from raxdb.server.persistence.emptydata import empty_data
 from raxdb.server.persistence.loading import AOF_EVENTS_EVERY, Steps, debug_delay, progress, run
 from raxdb.server.persistence.snapshot import LoadError
 
@@ -198,8 +201,6 @@ def load_files(srv: Server, m: aofmanifest.Manifest) -> Steps[str]:
 def _fake_client(srv: Server) -> Client:
     """createAOFClient: no connection, authenticated, never blocking (a blocking command answers
     at once, as for a client in EXEC), obeyed (mustObeyClient)."""
-    from raxdb.server.net.client import AOFClient
-
     c = AOFClient(srv)
     c.authenticated = True
     c.in_exec = True
@@ -440,9 +441,6 @@ def debug_loadaof(c: Client) -> None:
     writes go to the file first; then the manifest is read again from disk and the files loaded,
     whatever `appendonly` says (with no directory, that is an error).  Any outcome but a clean or
     empty load ends the process, as Redis's exit(1) does."""
-    from raxdb.server.events import propagate
-    from raxdb.server.persistence.emptydata import empty_data
-
     srv = c.server
     aof = srv.aof
     if aof.fd >= 0:

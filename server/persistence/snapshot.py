@@ -35,15 +35,18 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from raxdb.server.base import proctitle
+from raxdb.server.base import latency, proctitle
+from raxdb.server.base.errors import CommandError
 from raxdb.server.base.files import WriteFailed, remove_quietly, write_atomically
 from raxdb.server.base.loading import SYNC
 from raxdb.server.base.log import LOG
 from raxdb.server.base.numparse import strtoll
+from raxdb.server.base.version import VERSION
 from raxdb.server.config import oomscore
 from raxdb.server.events.propagate import deletion
 from raxdb.server.persistence import childinfo, loading
 from raxdb.server.persistence.loading import Steps
+from raxdb.server.scripting.functions import registry
 from raxdb.storage import rdb
 from raxdb.storage.keyspace import LFUDatabase
 
@@ -133,8 +136,6 @@ class Persistence:
         return os.path.join(_cwd() or "", self.srv.config.values["dbfilename"])
 
     def _aux(self, aof_base: bool) -> list[tuple[bytes, bytes]]:
-        from raxdb.server.base.version import VERSION
-
         aux = [(b"redis-ver", VERSION.encode()), (b"redis-bits", b"64"), (b"ctime", b"%d" % int(time.time())),
                (b"used-mem", b"%d" % self.srv.used_memory())]
         repl = self.srv.repl
@@ -145,8 +146,6 @@ class Persistence:
         return [*aux, (b"aof-base", b"1" if aof_base else b"0")]
 
     def _functions(self) -> list[bytes]:
-        from raxdb.server.scripting.functions import registry
-
         return [lib.code for lib in registry(self.srv).libraries.values()]
 
     def snapshot(self) -> Iterator[tuple[int, int, int, Iterator[tuple[bytes, Any, int | None]]]]:
@@ -307,8 +306,6 @@ class Persistence:
         self.total_forks += 1
         self.fork_usec = fork_us
         if self.srv.config.latency_monitor_threshold:
-            from raxdb.server.base import latency
-
             latency.add_sample_if_needed(self.srv, "fork", fork_us // 1000)
         return pid
 
@@ -636,7 +633,6 @@ class Persistence:
             self.stats["loading_rdb_used_mem"] = used  # INFO's progress when the size is unknown
 
     def _function_loaded(self, code: bytes, replace: bool) -> None:
-        from raxdb.server.base.errors import CommandError
         from raxdb.server.scripting.functions import registry
 
         try:

@@ -33,8 +33,10 @@ from typing import TYPE_CHECKING
 
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import SYNTAX, CommandError
+from raxdb.server.base.interfaces import PAUSE_FOREVER
 from raxdb.server.base.log import LOG
 from raxdb.server.replication.master import ONLINE, Replica
+from raxdb.server.table.args import to_int
 
 if TYPE_CHECKING:
     from raxdb.server.net.client import Client
@@ -60,9 +62,6 @@ class Failover:
     # ---- FAILOVER ---------------------------------------------------------------------------------
     def command(self, c: Client, argv: list[bytes]) -> bytes:
         """failoverCommand."""
-        from raxdb.server.base.interfaces import PAUSE_FOREVER
-        from raxdb.server.table.args import to_int
-
         if len(argv) == 2 and argv[1].lower() == b"abort":
             if self.state == NO_FAILOVER:
                 raise CommandError("ERR No failover in progress.")

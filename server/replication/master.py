@@ -45,9 +45,16 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from raxdb.protocol import reply as R
+from raxdb.protocol.request import split_inline_args
+from raxdb.server.base.errors import CommandError
 from raxdb.server.base.log import LOG
+from raxdb.server.conn import obuf
+from raxdb.server.conn.clientinfo import client_info_line
 from raxdb.server.conn.unixaddr import PEER_IP
 from raxdb.server.events import propagate
+from raxdb.server.net import blocking
+from raxdb.server.persistence.snapshot import save_points
+from raxdb.server.table.args import maybe_int
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
@@ -194,8 +201,6 @@ class Master:
     # ---- attaching (syncCommand) ---------------------------------------------------------------
     def sync(self, c: Client, argv: list[bytes]) -> bytes:
         """SYNC and PSYNC; the reply is written here (+FULLRESYNC, +CONTINUE) or is an error."""
-        from raxdb.server.base.errors import CommandError
-
         repl = self.repl
         r = c.replica
         if r is not None and r.flagged:
@@ -208,7 +213,6 @@ class Master:
                 raise CommandError("ERR PSYNC FAILOVER can't be sent to a master.")
             if argv[1].lower() != repl.replid.encode():
                 raise CommandError("ERR PSYNC FAILOVER replid must match my replid.")
-            from raxdb.server.conn.clientinfo import client_info_line
             from raxdb.server.replication import replica
 
             replica.unset_master(self.srv)
@@ -224,8 +228,6 @@ class Master:
             raise CommandError("ERR Filtered replica requires EOF capability")
         LOG.notice(f"Replica {r.name()} asks for synchronization")
         if psync:
-            from raxdb.server.table.args import maybe_int
-
             offset = maybe_int(argv[2])
             if offset is None:
                 LOG.warning(f"Replica {r.name()} asks for synchronization but with a wrong offset")
@@ -648,8 +650,6 @@ class Master:
                     raise CommandError("ERR value is out of range, value must between 0 and 1")
                 r.rdb_only = n == 1
             elif opt == b"rdb-filter-only":
-                from raxdb.protocol.request import split_inline_args
-
                 filters = split_inline_args(val)
                 if filters is None:
                     raise CommandError("ERR Missing rdb-filter-only values")
@@ -702,8 +702,6 @@ class Master:
         """freeClient's check: the last replica waiting for a snapshot on disk left and no save
         point wants the file, so the child is killed (its memory freed, the next full sync or
         BGSAVE forks at once).  With save points the snapshot still keeps the data safe."""
-        from raxdb.server.persistence.snapshot import save_points
-
         p = self.srv.persistence
         if (r.state == WAIT_BGSAVE_END and p.child_type == "rdb" and self.rdb_child_type != "socket"
                 and not save_points(self.srv.config.values["save"])
@@ -785,8 +783,6 @@ class Master:
         return sum(1 for r in self.repl.replicas if r.state == ONLINE and r.ack_off >= offset)
 
     def wait(self, c: Client, numreplicas: int, deadline_ms: int) -> Any:
-        from raxdb.server.net import blocking
-
         offset = c.write_offset()
         acked = self.count_acks(offset)
         if acked >= numreplicas or c.multi is not None or c.in_exec:
@@ -847,8 +843,6 @@ class Master:
 
     def check_limits(self) -> None:
         """closeClientOnOutputBufferLimitReached for every replica taking the stream."""
-        from raxdb.server.conn import obuf
-
         for r in list(self.repl.replicas):
             if not r.rdb_only and r.state != WAIT_BGSAVE_START:
                 obuf.check(r.client)

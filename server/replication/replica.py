@@ -64,15 +64,21 @@ import hiredis
 
 from raxdb.protocol import reply as R
 from raxdb.protocol.request import quote_arg
-from raxdb.server.base.errors import MASTERDOWN, READONLY
+from raxdb.server.base.errors import MASTERDOWN, READONLY, CommandError
 from raxdb.server.base.loading import ASYNC, SYNC
 from raxdb.server.base.log import LOG, logged_error
 from raxdb.server.events import propagate, tracking, watch
-from raxdb.server.net.client import Client
+from raxdb.server.net import blocking
+from raxdb.server.net.client import Client, _fmt_addr
 from raxdb.server.persistence import loading
+from raxdb.server.persistence.aof import OFF as AOF_OFF
+from raxdb.server.persistence.emptydata import empty_data
+from raxdb.server.persistence.snapshot import LoadError
 from raxdb.server.replication.failover import IN_PROGRESS
 from raxdb.server.replication.state import NO_REPLID, disconnect_replicas
+from raxdb.server.scripting.functions import registry
 from raxdb.server.security.acl import User
+from raxdb.server.table.getkeys import key_positions
 from raxdb.server.table.scriptflags import FLAG_ALLOW_STALE, script_flags
 from raxdb.storage import rdb
 
@@ -139,8 +145,6 @@ class MasterClient(Client):
         self.plain = False
 
     def attach(self, transport: asyncio.Transport, dbid: int) -> None:
-        from raxdb.server.net.client import _fmt_addr
-
         self.transport = transport
         self.addr = _fmt_addr(transport.get_extra_info("peername"))
         self.laddr = _fmt_addr(transport.get_extra_info("sockname"))
@@ -630,9 +634,6 @@ class Link:
         """readSyncBulkPayload's steps before the load: the AOF stopped, a saving child killed,
         and either the old dataset flushed, or (swapdb) temporary databases to load into beside
         it, served meanwhile (async_loading) when the payload continues this replica's history."""
-        from raxdb.server.persistence.aof import OFF as AOF_OFF
-        from raxdb.server.persistence.emptydata import empty_data
-
         srv = self.srv
         p = srv.persistence
         plan = _LoadPlan(srv.aof.state != AOF_OFF)
@@ -868,8 +869,6 @@ def _expire_written_keys(c: Client, cmd: Any, argv: list[bytes]) -> None:
     those past their deadline (EXPIRE_FORCE_DELETE_EXPIRED) where a read only sees them
     missing: the write then makes a new key, without the old deadline.  Done for the keys the
     command names, before it runs."""
-    from raxdb.server.table.getkeys import key_positions
-
     db = c.db
     if not db.expires:
         return
@@ -943,10 +942,6 @@ class _LoadPlan:
 def _swap_functions(srv: Server, codes: list[bytes]) -> None:
     """functionsLibCtxSwapWithCurrent: the payload's libraries replace the served ones; if one
     fails to load, the served ones stay and the load fails (LoadError)."""
-    from raxdb.server.base.errors import CommandError
-    from raxdb.server.persistence.snapshot import LoadError
-    from raxdb.server.scripting.functions import registry
-
     functions = registry(srv)
     old = [lib.code for lib in functions.libraries.values()]
     functions.flush()
@@ -1010,8 +1005,6 @@ def set_master(srv: Server, host: str, port: int) -> None:
 def unblock_all(srv: Server) -> None:
     """disconnectAllBlockedClients: what a client waits for on a master will not come from a
     replica's own writes.  Clients held by CLIENT PAUSE stay: their command has not begun."""
-    from raxdb.server.net import blocking
-
     for c in list(srv.clients.values()):
         if isinstance(c.block_state, blocking.BlockState):
             blocking.finish(c, c.error_reply(b"UNBLOCKED force unblock from blocking operation, instance state "

@@ -49,12 +49,14 @@ from bisect import bisect_right
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from raxdb.protocol import reply as R
 from raxdb.server.base.log import LOG
 from raxdb.server.config import oomscore
 from raxdb.server.conn import lifecycle
 from raxdb.server.events import propagate
 from raxdb.server.replication.failover import Failover
 from raxdb.server.replication.master import Master, Replica
+from raxdb.server.table.getkeys import key_positions
 from raxdb.storage.alloc import size_class
 from raxdb.storage.rax import Rax
 
@@ -379,8 +381,6 @@ class Replication:
         cmd = self.srv.table.lookup(argv)
         if cmd is None:
             return
-        from raxdb.server.table.getkeys import key_positions
-
         own = self.own_expires
         for pos in key_positions(cmd, argv):
             key = argv[pos]
@@ -505,8 +505,6 @@ class Replication:
         ]
 
     def role_reply(self, c: Any) -> bytes:
-        from raxdb.protocol import reply as R
-
         if self.masterhost is not None and self.link is not None:
             return self.link.role_reply(c)
         return R.array([R.bulk(b"master"), R.integer(self.master_repl_offset),

@@ -29,9 +29,11 @@ from raxdb.server.base.errors import READONLY, CommandError
 from raxdb.server.base.log import LOG
 from raxdb.server.base.version import VERSION
 from raxdb.server.conn import lifecycle
-from raxdb.server.events import tracking
+from raxdb.server.events import propagate, tracking
 from raxdb.server.memory.evict import OOM
-from raxdb.server.scripting import convert, luanum
+from raxdb.server.net.client import Client
+from raxdb.server.scripting import busy, convert, ldb, libs, luanum
+from raxdb.server.scripting.ldb import cat_value
 from raxdb.server.scripting.lua_env import BOOTSTRAP
 from raxdb.server.scripting.luanum import LuaRaise
 from raxdb.server.scripting.untail import untail
@@ -137,13 +139,9 @@ class Engine:
         self.ldb: Any = None  # the debugging session (server/scripting/ldb.py) while one runs
         self.ldb_lua: Any = None
         if not functions:
-            from raxdb.server.scripting import ldb
-
             self.ldb_lua = lua.execute(ldb.LDB_LUA, lua.table_from({b"line": self._ldb_line}), self.env,
                                        self.h.compile, name="=[raxdb]")
         self.redis = self._redis_table()
-        from raxdb.server.scripting import libs
-
         libs.install(self)
         if functions:
             # Functions run without the EVAL-only globals and redis members.
@@ -196,8 +194,6 @@ class Engine:
     def _debug(self, *args: Any) -> None:
         """redis.debug(...): its arguments in the debugger's console, when a session runs."""
         if self.ldb is not None:
-            from raxdb.server.scripting.ldb import cat_value
-
             self.ldb.log(b"<debug> line %d: " % self.ldb.currentline
                          + b", ".join(cat_value(self, a) for a in args))
 
@@ -443,8 +439,6 @@ class Engine:
         run = Running(self, c, name, argv, ro, is_function, allow_oom)
         self.running = run
         if srv.also_propagate is not None:
-            from raxdb.server.events import propagate
-
             propagate.prevent(c)  # scriptResetRun: a script travels as the effects it had, never itself
         now = srv.now_ms
         if self.ldb is not None:
@@ -458,8 +452,6 @@ class Engine:
             self.running = None
             srv.now_ms = now
             if run.busy:
-                from raxdb.server.scripting import busy
-
                 busy.leave(srv, run)
             if run.killed or srv.shutting_down or self.ldb is not None:
                 self.install_hook()  # the kill (or the debugger) left a line hook behind
@@ -531,8 +523,6 @@ def _busy_threshold(srv: Server) -> int:
 
 
 def _script_client(server: Server) -> Client:
-    from raxdb.server.net.client import Client
-
     c = Client(server)
     c.addr = "lua"
     c.authenticated = True

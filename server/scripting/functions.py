@@ -27,6 +27,7 @@ from raxdb.protocol.request import split_inline_args
 from raxdb.server.base.errors import CommandError
 from raxdb.server.scripting import convert
 from raxdb.server.scripting import engine as eng
+from raxdb.server.table.args import maybe_int
 from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NAMES, FLAG_NO_WRITES
 from raxdb.storage import rdb
 
@@ -262,8 +263,6 @@ class FunctionsEngine:
         fn = self.lookup(argv[1])
         if fn is None:
             raise CommandError("ERR Function not found")
-        from raxdb.server.table.args import maybe_int
-
         numkeys = maybe_int(argv[2])
         if numkeys is None:
             raise CommandError("ERR Bad number of keys provided")

@@ -45,7 +45,9 @@ import lupa.lua51 as lupa51
 from raxdb.protocol.request import quote_arg
 from raxdb.server.base.errors import CommandError
 from raxdb.server.base.log import LOG
+from raxdb.server.scripting.untail import tail_calls
 from raxdb.server.table.args import maybe_int
+from raxdb.server.table.registry import NO_REPLY
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -389,8 +391,6 @@ class Session:
 
     def _tail_calls(self, source: bytes) -> Any:
         """The script's tail calls, for the Lua side's `frames` (keyed "linedefined:line")."""
-        from raxdb.server.scripting.untail import tail_calls
-
         if source.startswith(b"#!"):  # compiled from its newline on (scripts.py), lines unchanged
             nl = source.find(b"\n")
             source = source[nl:] if nl >= 0 else b""
@@ -702,8 +702,6 @@ def _run_session(c: Client, engine: Engine, forked: bool, source: bytes, run: Ca
 
 def eval_debugging(c: Client, engine: Engine, source: bytes, run: Callable[[], bytes]) -> bytes:
     """evalGenericCommandWithDebugging: EVAL of `source` under the debugger, forked or in-process."""
-    from raxdb.server.table.registry import NO_REPLY
-
     srv = c.server
     if c.lua_debug == SYNC:
         LOG.warning("Redis synchronous debugging eval session started")

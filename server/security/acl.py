@@ -35,9 +35,12 @@ import hmac
 import os
 from typing import TYPE_CHECKING, Any
 
+from raxdb.protocol import reply as R
 from raxdb.protocol.request import split_inline_args
 from raxdb.server.base.errors import c_str
 from raxdb.server.base.log import LOG
+from raxdb.server.conn.clientinfo import client_info_line
+from raxdb.server.table.getkeys import key_refs
 from raxdb.server.table.registry import EXTRA_COMMANDS, TABLE, Command
 from raxdb.storage.glob import glob_match
 
@@ -455,8 +458,6 @@ def channel_allowed(patterns: list[bytes], channel: bytes, is_pattern: bool) -> 
 
 
 def _key_refs(cmd: Command, argv: list[bytes]) -> list[Any]:
-    from raxdb.server.table.getkeys import key_refs
-
     try:
         refs = key_refs(cmd, argv)
     except Exception:  # arguments the command itself will refuse
@@ -765,8 +766,6 @@ class Acl:
 
     def add_log(self, c: Client, reason: int, context: int, obj: bytes, username: bytes) -> None:
         """addACLLogEntry: a recent similar entry (among the ten newest) is bumped instead."""
-        from raxdb.server.conn.clientinfo import client_info_line
-
         now = self.srv.now_ms
         cinfo = client_info_line(c, c).encode(errors="surrogateescape")
         log = self.log
@@ -970,8 +969,6 @@ def script_denied_text(ret: int) -> bytes:
 
 
 def log_entry_reply(e: LogEntry, enc: Any, now: int) -> bytes:
-    from raxdb.protocol import reply as R
-
     return enc.map([
         R.bulk(b"count"), R.integer(e.count),
         R.bulk(b"reason"), R.bulk(_REASON_NAMES.get(e.reason, b"unknown")),
