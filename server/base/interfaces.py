@@ -61,8 +61,7 @@ class Command(Protocol):
     last_key: int
     key_step: int
     acl_categories: tuple[str, ...]
-    info: list[Any]
-    docs: Any
+    meta: Any  # table/metadata.py's CommandMeta: arity, flags, key specs, COMMAND INFO / DOCS trees
     parent: Command | None
     subcommands: dict[bytes, Command]
     is_write: bool

@@ -486,15 +486,20 @@ def _first_ready(c, keys: list[bytes], head: bool, count: int | None) -> bytes |
     return None
 
 
-def _bpop(c, argv, head: bool):
-    keys = argv[1:-1]
-    deadline = blocking.parse_timeout(argv[-1], c.server.now_ms)
-    r = _first_ready(c, keys, head, None)
+def _pop_or_block(c, keys: list[bytes], deadline: int, head: bool, count: int | None):
+    """BLPOP / BRPOP (count None) and BLMPOP: pop from the first non-empty list now, or block
+    on all of `keys` until `deadline`."""
+    r = _first_ready(c, keys, head, count)
     if r is not None:
         return r
     if blocking.must_not_block(c):
         return c.enc.null_array
-    return blocking.block(c, keys, deadline, lambda cl, key: _list_pop(cl, key, head, None, True), btype="list")
+    return blocking.block(c, keys, deadline, lambda cl, key: _list_pop(cl, key, head, count, True), btype="list")
+
+
+def _bpop(c, argv, head: bool):
+    deadline = blocking.parse_timeout(argv[-1], c.server.now_ms)
+    return _pop_or_block(c, argv[1:-1], deadline, head, None)
 
 
 @command("blpop")
@@ -556,10 +561,4 @@ def blmove(c, argv):
 def blmpop(c, argv):
     deadline = blocking.parse_timeout(argv[1], c.server.now_ms)
     keys, head, count = parse_mpop(argv, 2)
-    n = 1 if count == -1 else count
-    r = _first_ready(c, keys, head, n)
-    if r is not None:
-        return r
-    if blocking.must_not_block(c):
-        return c.enc.null_array
-    return blocking.block(c, keys, deadline, lambda cl, key: _list_pop(cl, key, head, n, True), btype="list")
+    return _pop_or_block(c, keys, deadline, head, 1 if count == -1 else count)

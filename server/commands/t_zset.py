@@ -697,16 +697,21 @@ def _zpop_for(c, key: bytes, from_max: bool, count: int | None, served: bool = F
     return bzpop_reply(c, key, pairs[0]) if count is None else zmpop_reply(c, key, pairs)
 
 
-def _bzpop(c, argv, from_max: bool):
-    keys = argv[1:-1]
-    deadline = blocking.parse_timeout(argv[-1], c.server.now_ms)
+def _pop_or_block(c, keys: list[bytes], deadline: int, from_max: bool, count: int | None):
+    """BZPOPMIN / BZPOPMAX (count None) and BZMPOP: pop from the first non-empty sorted set now,
+    or block on all of `keys` until `deadline`."""
     found = first_nonempty(c, keys)
     if found is not None:
-        return _zpop_for(c, found[0], from_max, None)
+        return _zpop_for(c, found[0], from_max, count)
     if blocking.must_not_block(c):
         return c.enc.null_array
-    return blocking.block(c, keys, deadline, lambda cl, key: _zpop_for(cl, key, from_max, None, True),
+    return blocking.block(c, keys, deadline, lambda cl, key: _zpop_for(cl, key, from_max, count, True),
                           btype="zset")
+
+
+def _bzpop(c, argv, from_max: bool):
+    deadline = blocking.parse_timeout(argv[-1], c.server.now_ms)
+    return _pop_or_block(c, argv[1:-1], deadline, from_max, None)
 
 
 @command("bzpopmin")
@@ -723,13 +728,7 @@ def bzpopmax(c, argv):
 def bzmpop(c, argv):
     deadline = blocking.parse_timeout(argv[1], c.server.now_ms)
     keys, from_max, count = parse_mpop(argv, 2)
-    found = first_nonempty(c, keys)
-    if found is not None:
-        return _zpop_for(c, found[0], from_max, count)
-    if blocking.must_not_block(c):
-        return c.enc.null_array
-    return blocking.block(c, keys, deadline, lambda cl, key: _zpop_for(cl, key, from_max, count, True),
-                          btype="zset")
+    return _pop_or_block(c, keys, deadline, from_max, count)
 
 
 # ---- ZRANDMEMBER ---------------------------------------------------------------------------------

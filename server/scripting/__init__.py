@@ -1,12 +1,19 @@
 """Lua scripting: EVAL scripts and FUNCTION libraries on lupa's Lua 5.1, as Redis 7.0 runs them.
 
-engine.py    one sandboxed Lua state with the `redis` library (call/pcall, replies, errors, hook)
-lua_env.py   the Lua side of the sandbox (read-only globals, pcall semantics, error handler)
-convert.py   RESP reply <-> Lua value conversions, both protocols
-lib_*.py     the bundled libraries: bit, struct, cjson, cmsgpack
-scripts.py   the EVAL script cache and shebang flags
-functions.py FUNCTION libraries (LOAD, FCALL, DUMP/RESTORE)
-busy.py      answering other clients while a script runs past busy-reply-threshold
+engine.py     one sandboxed Lua state with the `redis` library (call/pcall, replies, errors, hook)
+lua_env.py    the Lua side of the sandbox (read-only globals, pcall semantics, error handler)
+convert.py    RESP reply <-> Lua value conversions, both protocols
+luanum.py     Lua 5.1 number semantics and argument checks, and LuaRaise (a Lua error from Python)
+lib_*.py      the bundled libraries: bit, struct, cjson, cmsgpack (libs.py installs them)
+untail.py     compiled chunks with tail calls made plain calls (an error keeps the script's line)
+scripts.py    the EVAL script cache and shebang flags
+functions.py  FUNCTION libraries (LOAD, FCALL, DUMP/RESTORE)
+busy.py       answering other clients while a script runs past busy-reply-threshold
+ldb.py        the Lua debugger (SCRIPT DEBUG, redis-cli --ldb)
+interfaces.py the engine and a running script as busy.py, ldb.py and libs.py see them
+
+Rule: imports only the layers below it (net and everything under it); inside, the engine imports
+its helpers and they name it through interfaces.py, never by importing it back.
 """
 
 
