@@ -62,7 +62,6 @@ from __future__ import annotations
 import bisect
 import itertools
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base import latency
@@ -91,10 +90,6 @@ EVPOOL_SIZE = 16
 EVICT_OK, EVICT_RUNNING, EVICT_FAIL = 0, 1, 2
 OOM = b"OOM command not allowed when used memory > 'maxmemory'."
 _NOT_DENYOOM_IN_MULTI = frozenset(("exec", "discard", "quit", "reset"))
-
-
-_key_usage: Callable[[bytes, Any], int]
-_key_positions: Callable[[Command, list[bytes]], tuple[int, ...] | list[int]]
 
 
 class EvictionState:
@@ -205,7 +200,7 @@ def clients_counted_memory(clients: list[Client], sizes: list[int] | None = None
 def _dataset_estimate(db: Database) -> int:
     data = db.data
     n = len(data)
-    usage = _key_usage
+    usage = key_usage
     if n <= ESTIMATE_KEYS:
         return sum(usage(k, e.value) for k, e in data.items())
     sample = [k for k in db.slots[:: len(db.slots) // ESTIMATE_KEYS] if k is not None]
@@ -232,7 +227,7 @@ def _count(db: Database, key: bytes) -> None:
             del sizes[key]
             db.mem -= old
         return
-    new = _key_usage(key, e.value)
+    new = key_usage(key, e.value)
     if new != old:
         sizes[key] = new
         db.mem += new - old
@@ -257,7 +252,7 @@ def account(c: Client, cmd: Command | None, argv: list[bytes] | None) -> None:
         db = c.db
         positions = cmd.fixed_key_positions.get(len(argv))  # key_positions' cache, inlined: a call per write
         if positions is None:
-            positions = _key_positions(cmd, argv)
+            positions = key_positions(cmd, argv)
         for pos in positions:
             _count(db, argv[pos])
     if c.server.mem_created:
@@ -508,10 +503,6 @@ def _apply(srv: Server, value: str, startup: bool = False) -> None:
 
 
 def attach(srv: Server) -> None:
-    # A key's figure (memory/usage.py) and where a command names keys (table/getkeys.py), bound
-    # once to the module globals the per-write paths read.
-    global _key_usage, _key_positions
-    _key_usage, _key_positions = key_usage, key_positions
     srv.eviction = EvictionState()
     srv.config.on_change.setdefault("maxmemory", []).append(lambda v: _apply(srv, v))
     value = srv.config.values["maxmemory"]
