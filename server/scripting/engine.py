@@ -17,7 +17,6 @@ see lua_env.py for how scripts observe them.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import sys
 import time
@@ -39,6 +38,7 @@ from raxdb.server.scripting.luanum import LuaRaise
 from raxdb.server.scripting.untail import untail
 from raxdb.server.security import acl
 from raxdb.server.table.registry import BLOCKED
+from raxdb.server.table.scriptflags import sha1hex
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
@@ -51,14 +51,10 @@ REDIS_VERSION_NUM = (_MAJOR << 16) | (_MINOR << 8) | _PATCH
 
 
 _LOG_LEVELS = {0: "debug", 1: "verbose", 2: "notice", 3: "warning"}
-REPL_ALL = 3  # redis.set_repl()'s default, PROPAGATE_AOF | PROPAGATE_REPL (server/propagate.py's TO_BOTH)
+REPL_ALL = 3  # redis.set_repl()'s default, PROPAGATE_AOF | PROPAGATE_REPL (server/events/propagate.py's TO_BOTH)
 
 # cjson and cmsgpack walk nested values recursively, up to 1000 levels (Redis's limits).
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
-
-
-def sha1hex(data: bytes) -> bytes:
-    return hashlib.sha1(data).hexdigest().encode()
 
 
 def error_text(msg: bytes) -> bytes:

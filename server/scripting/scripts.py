@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base.errors import MASTERDOWN, CommandError
 from raxdb.server.scripting import engine as eng
-from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NO_WRITES, parse_shebang
+from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NO_WRITES, parse_shebang, sha1hex
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
@@ -41,7 +41,7 @@ class ScriptCache:
         self.scripts: dict[bytes, Script] = {}
 
     def load(self, body: bytes) -> tuple[bytes, Script]:
-        sha = eng.sha1hex(body)
+        sha = sha1hex(body)
         script = self.scripts.get(sha)
         if script is None:
             flags, start, shebang = parse_shebang(body)

@@ -70,6 +70,12 @@ def script_flags(c: Any, cmd: Any, argv: list[bytes]) -> int | None:
     return declared_flags(c, name, argv)
 
 
+def sha1hex(data: bytes) -> bytes:
+    """A script's SHA1 in lowercase hex: the script cache's key (EVALSHA's argument) and what
+    redis.sha1hex() returns."""
+    return hashlib.sha1(data).hexdigest().encode()
+
+
 def declared_flags(c: Any, name: str, argv: list[bytes]) -> int | None:
     """The flags the script or function that EVAL*/EVALSHA*/FCALL* `argv` would run declares, or
     None when it runs in compatibility mode (an EVAL script without a shebang, an unknown SHA or
@@ -85,7 +91,7 @@ def declared_flags(c: Any, name: str, argv: list[bytes]) -> int | None:
     if name.startswith("evalsha"):
         script = scripts.get(argv[1].lower()) if len(argv[1]) == 40 else None
     else:
-        script = scripts.get(hashlib.sha1(argv[1]).hexdigest().encode())  # the script cache's key
+        script = scripts.get(sha1hex(argv[1]))
         if script is None:  # not loaded yet: the body's shebang says
             try:
                 flags, _, shebang = parse_shebang(argv[1])
