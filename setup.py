@@ -12,7 +12,7 @@ Compiling is optional in both directions:
 - A compiled module lives beside its .py (`build_ext --inplace`, which `make` runs before `run`,
   `test` and `bench`), and Python imports an extension module in preference to the source.  So
   an edited .py must be compiled again before it counts: `make` does it (build_ext rebuilds what is
-  older than its source), and server/compiled.py warns at start-up about any module that is stale.
+  older than its source), and server/base/compiled.py warns at start-up about any module that is stale.
 
 Annotations are hints here, not contracts (`annotation_typing` off): compiled code accepts what
 the interpreted code accepts, e.g. a bytearray where a parameter says bytes.

@@ -12,7 +12,7 @@ nothing here passes or fails.
                                     [--server-args "--maxmemory 1gb --maxmemory-policy allkeys-lru"]
 
 `--server-args` starts both servers with those options (a memory limit, say, under which raxdb
-counts memory after every write as server/evict.py describes).
+counts memory after every write as server/memory/evict.py describes).
 
 `--memory` also runs bench/stream_memory.py (bytes per stream entry, raxdb vs Redis).
 """

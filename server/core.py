@@ -90,9 +90,9 @@ class Server:
         self.pending_writes: list[Client] = []
         self.call_soon: Callable[[Callable[[], Any]], Any] = _run_now
         self.listeners: list[asyncio.base_events.Server] = []  # TCP: CONFIG SET port / bind replace them
-        self.unix_listener: asyncio.base_events.Server | None = None  # `unixsocket` (server/unixsocket.py)
+        self.unix_listener: asyncio.base_events.Server | None = None  # `unixsocket` (server/net/unixsocket.py)
         self.pid = os.getpid()
-        self.supervised = "no"  # set by main (server/supervise.py): "upstart", "systemd" or "no"
+        self.supervised = "no"  # set by main (server/admin/supervise.py): "upstart", "systemd" or "no"
         self.daemonized = False
         self.run_id = os.urandom(20).hex()
         self.start_time = time.time()
@@ -101,18 +101,18 @@ class Server:
         self.shutdown_event: asyncio.Event | None = None
         self.cron_handle: asyncio.TimerHandle | None = None
         self.cronloops = 0
-        self.watchdog_period = 0  # ms, as applied (server/crashreport.py); 0: no software watchdog
+        self.watchdog_period = 0  # ms, as applied (server/admin/crashreport.py); 0: no software watchdog
         # statistics (INFO stats)
         self.stat_numconnections = 0
         self.stat_rejected_conn = 0
         self.stat_net_input_bytes = 0
         self.stat_net_output_bytes = 0
-        self.stat_net_repl_input_bytes = 0  # what a replica reads from its master (server/replica.py)
+        self.stat_net_repl_input_bytes = 0  # what a replica reads from its master (server/replication/replica.py)
         self.stat_keyspace_hits = 0
         self.stat_keyspace_misses = 0
         self.stat_expired_keys = 0
-        self.stat_lazyfreed = 0  # INFO lazyfreed_objects (server/lazyfree.py)
-        # client eviction (server/clienteviction.py): the limit (0: off), the noted memory of the
+        self.stat_lazyfreed = 0  # INFO lazyfreed_objects (server/memory/lazyfree.py)
+        # client eviction (server/conn/clienteviction.py): the limit (0: off), the noted memory of the
         # evictable clients, an eviction waiting for the end of the loop iteration, INFO's count
         self.client_evict_limit = 0
         self.clients_mem = 0
@@ -133,7 +133,7 @@ class Server:
         self.pause_writes_only = False
         self.pauses: dict[str, tuple[int, bool]] = {}  # purpose -> (until ms, writes only)
         self.watchers = 0  # clients with WATCHed keys (guards modified-key work)
-        # Client-side caching (server/tracking.py): None until the first CLIENT TRACKING ON.
+        # Client-side caching (server/events/tracking.py): None until the first CLIENT TRACKING ON.
         self.tracking: Tracking | None = None
         self.notify_flags = 0  # keyspace notification classes enabled (0: none)
         # The duration (ns) from which a command goes to Client.note_slow: slowlog-log-slower-than or
@@ -143,12 +143,12 @@ class Server:
         self._sync_slowlog()
         for name in ("slowlog-log-slower-than", "latency-monitor-threshold"):
             config.on_change.setdefault(name, []).append(lambda _v: self._sync_slowlog())
-        # Sampled commands timed on every call until their first timed one (server/latency.py).
+        # Sampled commands timed on every call until their first timed one (server/base/latency.py).
         self.sampling_paused: list[tuple[Any, int]] = []
         config.on_change.setdefault("latency-tracking", []).append(
             lambda v: latency.time_next_calls(self) if v == "yes" else None)
         self.busy_script: Any = None  # a script running past busy-reply-threshold (server/scripting/busy.py)
-        # maxmemory (server/evict.py): the limit in bytes (0: none), keys created since they were
+        # maxmemory (server/memory/evict.py): the limit in bytes (0: none), keys created since they were
         # last counted (None while there is no limit), the OOM state when the command started.
         self.maxmemory = 0
         self.mem_created: list[tuple[Database, bytes]] | None = None
@@ -171,16 +171,16 @@ class Server:
         attach_propagate(self)  # also_propagate: what the AOF and replicas are fed
         attach_replication(self)  # replication ID, offset, backlog (srv.repl)
         # While a replica refuses some commands (READONLY, MASTERDOWN): no client is plain and
-        # execute() asks the link (server/replica.py).
+        # execute() asks the link (server/replication/replica.py).
         self.replica_gate = False
-        # While a failed save refuses writes (stop-writes-on-bgsave-error; server/persistence.py):
+        # While a failed save refuses writes (stop-writes-on-bgsave-error; server/persistence/snapshot.py):
         # no client is plain and execute() answers MISCONF.
         self.rdb_gate = False
         self._init_introspection()
 
     def flush_writes(self) -> None:
         """Write every client's queued output, one write per client (Redis's
-        handleClientsWithPendingWrites, which runs in beforeSleep): see server/client.py."""
+        handleClientsWithPendingWrites, which runs in beforeSleep): see server/net/client.py."""
         if self.aof.buf:  # the AOF is written (and fsynced, if always) before any reply goes out
             self.aof.flush()
         clients = self.pending_writes
@@ -211,7 +211,7 @@ class Server:
         self.persistence = Persistence(self)
         self.ldb_children: list[int] = []  # forked Lua debugging sessions (server/scripting/ldb.py)
         oomscore.attach(self)
-        self.shutdown = Shutdown(self)  # SIGTERM, SHUTDOWN, waiting for replicas (server/shutdown.py)
+        self.shutdown = Shutdown(self)  # SIGTERM, SHUTDOWN, waiting for replicas (server/admin/shutdown.py)
         self.aof = AOF(self)
         on = cfg.on_change.setdefault
         on("maxmemory-clients", []).append(lambda _v: clienteviction.renote_all(self))
@@ -273,7 +273,7 @@ class Server:
         return i, o
 
     def used_memory(self, clients_mem: int | None = None) -> int:
-        """INFO used_memory: what Redis would use for the same data (server/evict.py keeps that
+        """INFO used_memory: what Redis would use for the same data (server/memory/evict.py keeps that
         figure while maxmemory is set, and evicts by it; without a limit it is estimated when
         asked, with the clients' part `clients_mem` if the caller has it).  The process's own
         size is INFO's used_memory_rss."""
@@ -293,7 +293,7 @@ class Server:
         master.sync_full = master.sync_partial_ok = master.sync_partial_err = master.repl_output_bytes = 0
         for c in self.clients.values():
             c.out_mark -= c.tot_net_out  # keeps tot_net_out - out_mark, the bytes still queued
-            c.qb_in -= c.tot_net_in  # and the query buffer's marks (server/clientbufs.py)
+            c.qb_in -= c.tot_net_in  # and the query buffer's marks (server/conn/clientbufs.py)
             c.qb_visit_in -= c.tot_net_in
             c.tot_net_in = c.tot_net_out = 0
         self.clients_cron.shrinks = self.clients_cron.expands = 0
@@ -307,7 +307,7 @@ class Server:
     # ---- CLIENT PAUSE --------------------------------------------------------------------------
     def pause(self, until_ms: int, writes_only: bool, purpose: str = "client") -> None:
         """pauseClients: a pause for `purpose` ("client": CLIENT PAUSE; "failover": FAILOVER,
-        server/failover.py).  Each purpose keeps its own pause, as Redis's pause_purpose does, so
+        server/replication/failover.py).  Each purpose keeps its own pause, as Redis's pause_purpose does, so
         CLIENT UNPAUSE does not end a failover's pause; within one purpose a later deadline wins
         and ALL wins over WRITE.  What is in force is the most restrictive of them."""
         old = self.pauses.get(purpose)
@@ -435,8 +435,8 @@ class Server:
 
     async def _load_dataset(self) -> bool:
         """loadDataFromDisk, the sockets listening: with appendonly yes the AOF directory
-        (server/aofload.py), otherwise the dump file, if any; clients are served meanwhile
-        (server/loading.py).  A file that cannot be loaded stops the server, as Redis does,
+        (server/persistence/aofload.py), otherwise the dump file, if any; clients are served meanwhile
+        (server/persistence/loading.py).  A file that cannot be loaded stops the server, as Redis does,
         rather than serving without its data.  False when a shutdown stopped the load."""
         try:
             if not await loading.drive(self, aofload.load_at_startup(self)):
@@ -515,7 +515,7 @@ class Server:
         task.add_done_callback(self._tasks.discard)
 
     def finish_shutdown(self, save: bool | None, force: bool) -> bool:
-        """finishShutdown's persistence part (server/shutdown.py runs the rest): save first when
+        """finishShutdown's persistence part (server/admin/shutdown.py runs the rest): save first when
         asked, or when save points are configured and NOSAVE was not given.  False when the AOF
         cannot be flushed, or saving fails and FORCE was not given (the server keeps running)."""
         if self.ldb_children:
@@ -571,7 +571,7 @@ class Server:
             # as Redis's blocked loop is
             self._schedule_cron()
             return
-        if self.watchdog_period:  # re-armed every tick: it fires when the loop is held (server/crashreport.py)
+        if self.watchdog_period:  # re-armed every tick: it fires when the loop is held (server/admin/crashreport.py)
             crashreport.schedule_watchdog(self.watchdog_period)
         now = self.update_clock()
         self.cronloops += 1

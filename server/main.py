@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     if config.values["syslog-enabled"] == "yes":
         LOG.open_syslog(config.values["syslog-ident"], config.values["syslog-facility"])
     # Supervision, then the fork into the background, before any thread or loop exists
-    # (server/supervise.py)
+    # (server/admin/supervise.py)
     supervised = supervise.detect(config)
     daemonized = config.values["daemonize"] == "yes" and supervised == "no"
     if daemonized:
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _on_signal(srv, sig: int) -> None:  # type: ignore[no-untyped-def]
-    """SIGINT / SIGTERM: a shutdown the cron starts (server/shutdown.py), as Redis schedules it."""
+    """SIGINT / SIGTERM: a shutdown the cron starts (server/admin/shutdown.py), as Redis schedules it."""
     if not srv.shutting_down:
         srv.shutdown.on_signal(sig)
 

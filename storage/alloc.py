@@ -57,7 +57,7 @@ def sds_alloc_sum(lengths: Iterable[int]) -> int:
         return sum(map(sds_alloc, lengths))
 
 
-# Memory accounting sizes every key a write command touches (server/evict.py): keys and short
+# Memory accounting sizes every key a write command touches (server/memory/evict.py): keys and short
 # values are looked up rather than computed.
 _SDS_TABLE_LEN = 1024
 _SDS_TABLE = tuple(size_class(sds_header(n) + n + 1) for n in range(_SDS_TABLE_LEN))

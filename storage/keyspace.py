@@ -163,7 +163,7 @@ class Database:
         # see what the command saw when it was logged, or what it moved elsewhere is lost; keys
         # still past their deadline expire once loading ends.
         self.loading = False
-        # Memory accounting (server/evict.py, only while maxmemory is set; None otherwise): key ->
+        # Memory accounting (server/memory/evict.py, only while maxmemory is set; None otherwise): key ->
         # the bytes last counted for it, and their sum.  A deleted key leaves here at once; the
         # server re-counts the keys a command touched after it runs.
         self.sizes: dict[bytes, int] | None = None

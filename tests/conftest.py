@@ -47,7 +47,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """The suite tests the code as it stands: a compiled module older than its source would run
-    old code in every server the tests start (setup.py, server/compiled.py)."""
+    old code in every server the tests start (setup.py, server/base/compiled.py)."""
     from raxdb.server.base.compiled import stale_modules
 
     stale = stale_modules()

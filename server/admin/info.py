@@ -3,7 +3,7 @@
 Field names and section order are Redis 7.0's (checked against a live redis-server in the tests),
 so monitoring tools that parse INFO (redis_exporter, Datadog, redis-cli --stat) read raxdb
 unchanged.  Values are raxdb's own: counters it keeps are real, used_memory and its breakdown are
-what Redis would use for the same data (server/evict.py, server/memoverhead.py) while
+what Redis would use for the same data (server/memory/evict.py, server/memory/overhead.py) while
 used_memory_rss is the process's resident size, and features raxdb lacks (defragmentation,
 threaded I/O) report the idle values a Redis without them reports.
 
@@ -93,7 +93,7 @@ def _server(srv: Server) -> list[str]:
         f"executable:{os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ''}",
         f"config_file:{cfg.config_file or ''}",
         "io_threads_active:0",
-        # only while a shutdown waits for its replicas (server/shutdown.py)
+        # only while a shutdown waits for its replicas (server/admin/shutdown.py)
         *([f"shutdown_in_milliseconds:{srv.shutdown.deadline_ms - srv.now_ms}"] if srv.shutdown.deadline_ms else []),
     ]
 

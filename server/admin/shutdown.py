@@ -58,7 +58,7 @@ class Shutdown:
         """sigShutdownHandler: schedule; a second SIGINT exits now."""
         if self.asap and sig == signal.SIGINT:
             self._insist()
-        if self.srv.persistence.stats.get("loading"):  # acted on between slices (server/loading.py)
+        if self.srv.persistence.stats.get("loading"):  # acted on between slices (server/persistence/loading.py)
             LOG.warning("Received shutdown signal during loading, scheduling shutdown.")
         else:
             LOG.warning(f"Received {'SIGINT' if sig == signal.SIGINT else 'SIGTERM'} scheduling shutdown...")

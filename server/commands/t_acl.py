@@ -1,6 +1,6 @@
 """ACL SETUSER / GETUSER / DELUSER / LIST / USERS / WHOAMI / CAT / GENPASS / DRYRUN / LOG / LOAD / SAVE / HELP.
 
-The model, checks and log live in server/acl.py; these are Redis 7.0's aclCommand replies over
+The model, checks and log live in server/security/acl.py; these are Redis 7.0's aclCommand replies over
 it, error texts word for word.
 """
 

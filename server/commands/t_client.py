@@ -256,7 +256,7 @@ def client_unblock(c, argv):
     return R.ONE if hook(target, as_error) else R.ZERO
 
 
-# ---- client-side caching (server/tracking.py) ------------------------------------------------
+# ---- client-side caching (server/events/tracking.py) ------------------------------------------------
 @command("client|tracking")
 def client_tracking(c, argv):
     prefixes: list[bytes] = []

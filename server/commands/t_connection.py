@@ -1,7 +1,7 @@
 """Connection commands: PING, ECHO, SELECT, QUIT, HELLO, AUTH, RESET (CLIENT lives in t_server).
 
 HELLO switches the connection's protocol and replies with the server map; AUTH and HELLO AUTH log
-in as an ACL user (server/acl.py; requirepass is the `default` user's password), a failure going to
+in as an ACL user (server/security/acl.py; requirepass is the `default` user's password), a failure going to
 the ACL log.  After a successful AUTH the connection may move from the exact parser back to the
 hiredis fast path.
 """

@@ -1,4 +1,4 @@
-"""LATENCY subcommands (Redis's latencyCommand), over server/latency.py's monitor and histograms."""
+"""LATENCY subcommands (Redis's latencyCommand), over server/base/latency.py's monitor and histograms."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Each (un)subscription is confirmed by its own frame — an array in RESP2, a push in RESP3 — so a
 command naming several channels returns several frames in one reply.  The counts in those frames are
 Redis 7.0's: channels plus patterns for SUBSCRIBE/PSUBSCRIBE and their opposites, shard channels
-alone for SSUBSCRIBE/SUNSUBSCRIBE.  The state and the delivery live in server/pubsub.py; what a
+alone for SSUBSCRIBE/SUNSUBSCRIBE.  The state and the delivery live in server/events/pubsub.py; what a
 RESP2 subscriber may still send is the dispatcher's check.
 """
 

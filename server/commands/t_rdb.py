@@ -1,7 +1,7 @@
 """The commands of Redis's rdb.c and cluster.c that move data in RDB form: SAVE, BGSAVE, DUMP and
 RESTORE, and aof.c's BGREWRITEAOF, which shares BGSAVE's one child.
 
-SAVE and BGSAVE hand over to server/persistence.py, BGREWRITEAOF to server/aof.py.  DUMP and RESTORE use storage/rdb.py's
+SAVE and BGSAVE hand over to server/persistence/snapshot.py, BGREWRITEAOF to server/persistence/aof.py.  DUMP and RESTORE use storage/rdb.py's
 payloads, which are byte-compatible with redis-server's: a payload DUMPed by one restores in the
 other.  RESTORE checks in restoreCommand's order (options, then BUSYKEY, then the TTL, then the
 payload's version and checksum, then its decoding), so the error a client sees for a bad request

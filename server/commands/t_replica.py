@@ -1,6 +1,6 @@
 """REPLICAOF / SLAVEOF: make this server a replica of another, or a master again (NO ONE).
 
-The replies and log lines are replicaofCommand's; the work is server/replica.py's."""
+The replies and log lines are replicaofCommand's; the work is server/replication/replica.py's."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The master side's commands: SYNC, PSYNC, REPLCONF, WAIT and FAILOVER (replication.c's syncCommand,
-replconfCommand, waitCommand, failoverCommand).  The logic is server/replmaster.py's and
-server/failover.py's; these parse and dispatch."""
+replconfCommand, waitCommand, failoverCommand).  The logic is server/replication/master.py's and
+server/replication/failover.py's; these parse and dispatch."""
 
 from __future__ import annotations
 

@@ -643,7 +643,7 @@ _OOM_SIZE = (1 << 64) // 2 - 1  # zmalloc(SIZE_MAX/2), which Redis's allocator r
 
 
 def _debug_crash(c, argv: list[bytes], sub: bytes) -> bytes:
-    """DEBUG SEGFAULT / PANIC / OOM / ASSERT (the process ends: server/crashreport.py) and
+    """DEBUG SEGFAULT / PANIC / OOM / ASSERT (the process ends: server/admin/crashreport.py) and
     RESTART / CRASH-AND-RECOVER [ms] (it runs again), whatever arguments follow, as in Redis."""
     here = sys._getframe()
     if sub == b"segfault":
@@ -706,7 +706,7 @@ def debug(c, argv):
         srv.cron_paused = (maybe_int(argv[2]) or 0) != 0  # atoi: a non-number is 0
         return R.OK
     if sub == b"replybuffer" and n == 4:
-        # the reply buffer's modelled resizing (server/clientbufs.py)
+        # the reply buffer's modelled resizing (server/conn/clientbufs.py)
         what = argv[2].lower()
         cron = srv.clients_cron
         if what == b"peak-reset-time":

@@ -14,7 +14,7 @@ one of `req.keys` is signalled (the Database signals a stream it creates, delete
 XADD signals; XGROUP DESTROY signals so that readers waiting on a destroyed group get their
 NOGROUP error).  The blocking itself is `_blocked_read`, through server/net/blocking.py.
 
-Propagation (server/propagate.py) is t_stream.c's, built only while something consumes it: XADD
+Propagation (server/events/propagate.py) is t_stream.c's, built only while something consumes it: XADD
 travels with its generated ID and its approximate trim made exact (`_propagate_xadd`; XTRIM's trim
 too), so that a replay keeps the same entries; XREADGROUP, XCLAIM and XAUTOCLAIM never travel
 themselves but as what they did to the group: an XCLAIM ... FORCE JUSTID LASTID per NACK they

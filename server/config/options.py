@@ -199,7 +199,7 @@ def _hostname(args: list[bytes]) -> str:
 
 
 # What each variable may stand for when a template is checked: {title}, {server-mode} and an
-# unset {unixsocket} expand to nothing (server/proctitle.py).
+# unset {unixsocket} expand to nothing (server/base/proctitle.py).
 _TITLE_CHECK = {"port": "6379", "tls-port": "0", "bind": "*", "unixsocket": ""}
 
 
@@ -258,7 +258,7 @@ def _replicaof(args: list[bytes]) -> str:
     port = args[1].decode(errors="replace")
     if not (port.isdigit() and port.isascii() and int(port) <= 65535):
         raise ConfigError("Invalid master port")
-    return f"{_text(args[0])} {int(port)}"  # server/replica.py connects at start-up
+    return f"{_text(args[0])} {int(port)}"  # server/replication/replica.py connects at start-up
 
 
 def _bind(args: list[bytes]) -> str:
@@ -430,9 +430,9 @@ class Config:
         self.acl_users: list[list[bytes]] = []  # `user` directives: each the name and its rules
         self.renames: list[tuple[bytes, bytes]] = []  # rename-command directives, in order
         self.modules: list[str] = []  # loadmodule paths: start-up stops at the first (raxdb loads none)
-        # CONFIG REWRITE's `user` lines (server/acl.py sets it): none with an aclfile, which holds them
+        # CONFIG REWRITE's `user` lines (server/security/acl.py sets it): none with an aclfile, which holds them
         self.user_lines: Callable[[], list[str]] | None = None
-        self.loading = False  # a dataset is loading (server/loading.py): DENY_LOADING_CONFIG options wait
+        self.loading = False  # a dataset is loading (server/persistence/loading.py): DENY_LOADING_CONFIG options wait
         self.refresh()
 
     # typed views -----------------------------------------------------------------------------
@@ -625,7 +625,7 @@ class Config:
         if name == "include" and len(args) == 2:
             self._include(args[1])
             return
-        if name == "user" and len(args) >= 2:  # ACL users, created at start-up (server/acl.py)
+        if name == "user" and len(args) >= 2:  # ACL users, created at start-up (server/security/acl.py)
             from raxdb.server.security.acl import validate_user_directive
 
             err = validate_user_directive(args, self.acl_users)

@@ -4,20 +4,20 @@ reaches the limit, the largest are disconnected until it is below again, as Redi
 The limit (`limit`, getClientEvictionLimit) is a byte count or a percentage of maxmemory (none
 without a maxmemory), never under 128 KiB.  0 turns the feature off: the server keeps
 `Server.client_evict_limit` and the read path tests it once per read event.  The sum is kept
-under a memory limit too (`noting`), where it is part of used_memory (server/evict.py).
+under a memory limit too (`noting`), where it is part of used_memory (server/memory/evict.py).
 
 While it is on, each normal or pub/sub client has its memory noted (`Client.mem_noted`) and
 `Server.clients_mem` is their sum; a client with CLIENT NO-EVICT counts in it too, as in Redis, but
 is never the one evicted.  A client's memory is CLIENT LIST's tot-mem
 (conn/clientinfo.py's `client_memory`: its query buffer, the arguments it holds, a queued
 MULTI, watched keys, subscriptions, unsent output, and the fixed allocations Redis makes for every
-client, as server/clientbufs.py sizes them).  It is noted as Redis updates it (`changed`):
+client, as server/conn/clientbufs.py sizes them).  It is noted as Redis updates it (`changed`):
 
 - after each read event of the client (its query buffer and what its commands left queued; a
   CLIENT NO-EVICT it sent takes effect there);
 - when output is queued for it by another client's command (a published message, a tracking
   invalidation, a served blocked command);
-- at the clients cron's visits (server/clientbufs.py), about once a second for every client
+- at the clients cron's visits (server/conn/clientbufs.py), about once a second for every client
   (output the kernel took, an idle buffer), and only then for a client with CLIENT NO-EVICT; the
   cron evicts if its visits found the sum over the limit;
 - when CONFIG SET changes the limit (maxmemory-clients, or maxmemory under a percentage).
@@ -77,7 +77,7 @@ def note(c: Client, cron: bool = False) -> None:
     srv = c.server
     mem = client_memory(c) if counted(c) else 0
     if mem > c.mem_noted:
-        srv.mem_ok = False  # used_memory grew: the next command measures it (server/evict.py)
+        srv.mem_ok = False  # used_memory grew: the next command measures it (server/memory/evict.py)
     srv.clients_mem += mem - c.mem_noted
     c.mem_noted = mem
 
@@ -90,7 +90,7 @@ def forget(c: Client) -> None:
 
 def noting(srv: Server) -> bool:
     """Whether clients' memory is summed: for client eviction, and for a memory limit, whose
-    used_memory holds the clients' buffers as Redis's allocator counts them (server/evict.py)."""
+    used_memory holds the clients' buffers as Redis's allocator counts them (server/memory/evict.py)."""
     return bool(srv.client_evict_limit or srv.maxmemory)
 
 

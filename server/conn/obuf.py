@@ -90,8 +90,8 @@ def check(c: Client, pending: int = 0) -> bool:
 
 def output_used(c: Client, pending: int = 0) -> int:
     """getClientOutputBufferMemoryUsage: a replica's share of the replication buffer it shares
-    with the backlog (server/replication.py); for any other client its reply list: the unsent
-    output beyond what its reply buffer holds (rbs, server/clientbufs.py), in blocks of 16 KiB
+    with the backlog (server/replication/state.py); for any other client its reply list: the unsent
+    output beyond what its reply buffer holds (rbs, server/conn/clientbufs.py), in blocks of 16 KiB
     (20464 bytes with the allocator's slack, each counted whole, as reply_bytes counts them) with
     a 40-byte node each (listNode and clientReplyBlock)."""
     if is_replica(c):

@@ -166,7 +166,7 @@ def attach(server: Server) -> None:
 def install_new_hook(server: Server) -> None:
     """Give the databases the `new_hook` that the server's state asks for: Redis's dbAdd side
     effects, the "new" event while notify-keyspace-events has 'n', and the note of a created key
-    while maxmemory is set (server/evict.py counts it after the command); None if neither."""
+    while maxmemory is set (server/memory/evict.py counts it after the command); None if neither."""
     created = server.mem_created
     publish_new = bool(server.notify_flags & NOTIFY_NEW)
 

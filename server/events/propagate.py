@@ -11,7 +11,7 @@ that replays to the same result: not the command as the client sent it, but its 
   a blocking pop a plain pop), unless the command called `prevent` (EVAL: its effects are what
   travel).  `also` appends more operations as the command runs (a lazily expired key's DEL,
   XREADGROUP's XCLAIMs).  `force` propagates a command that left `dirty` alone.
-- The client's fast loop (`_run_fast` in server/client.py) does the same without `Client.call`: it counts as
+- The client's fast loop (`_run_fast` in server/net/client.py) does the same without `Client.call`: it counts as
   one level of nesting for its whole batch (so a script's calls do not flush on their own), carries
   `dirty` from one command's end to the next one's start (nothing between two commands of the
   loop changes the dataset; `execute()` and serving blocked clients run outside that level and
@@ -23,7 +23,7 @@ that replays to the same result: not the command as the client sent it, but its 
   DEL of the key it found expired, replays atomically; `no_multi` leaves the wrap out (the
   active expire cycle and eviction, as Redis does, and commands that may touch arbitrary keys).
 - A consumer is any object with `feed(dbid, argv)` and `replica_stream` in
-  `srv.propagation_targets` (server/aof.py's AOF, server/replication.py's stream): the op list
+  `srv.propagation_targets` (server/persistence/aof.py's AOF, server/replication/state.py's stream): the op list
   exists exactly while that list is not empty (`sync`).  An op whose argv is a `ReplOnly` goes to
   the replication stream alone (Redis's PROPAGATE_REPL target: PUBLISH and SPUBLISH force their
   propagation so that a replica's subscribers get the message, but replaying the AOF must not
@@ -137,7 +137,7 @@ def note(srv: Server, c: Client, cmd: Any, argv: list[bytes], dirty: int) -> Non
 
 
 def done(srv: Server, c: Client, cmd: Any, argv: list[bytes], dirty: int) -> int:
-    """A command the fast loop ran at the top level (server/client.py's `_run_fast`) is over:
+    """A command the fast loop ran at the top level (server/net/client.py's `_run_fast`) is over:
     `note` it, clear the client's rewrite and flags for the next one, and flush, as the
     outermost `Client.call` does.  Returns `srv.dirty`, the next command's starting point."""
     note(srv, c, cmd, argv, dirty)

@@ -11,7 +11,7 @@ client being served, so nothing of its own is pending).  A message is encoded on
 RESP2 arrays and RESP3 push frames differ only in the first byte.
 
 Slow subscribers: after each delivery the subscriber's unsent output is checked against
-client-output-buffer-limit for the pubsub class (server/obuf.py), so a subscriber that does not
+client-output-buffer-limit for the pubsub class (server/conn/obuf.py), so a subscriber that does not
 read costs at most about the hard limit in memory.
 """
 
@@ -156,7 +156,7 @@ def _fan_out(server: Server, subs: dict[Client, None], body: bytes) -> None:
 
 
 def deliver(server: Server, c: Client, data: bytes) -> None:
-    """Write `data` to a subscriber and enforce its output buffer limits (server/obuf.py)."""
+    """Write `data` to a subscriber and enforce its output buffer limits (server/conn/obuf.py)."""
     if c.closed:
         return
     c.write(data)

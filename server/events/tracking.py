@@ -27,7 +27,7 @@ a pipeline sees `+OK` then the push, and MULTI's push follows EXEC's array.
 Cost when nobody tracks: nothing on the fast loop, and one slot test per write.  A tracking
 client is not `plain`, so its commands take execute(), which ends them with `after_command`,
 and `Client.call()` remembers their reads.  Writers reach `invalidate` through
-the signal guard every writer already has (`Database.signals`, see server/keyaccess.py), set on
+the signal guard every writer already has (`Database.signals`, see server/events/keyaccess.py), set on
 every database from the first CLIENT TRACKING ON on.  The table, once made, lives as long as the
 server, as Redis's does: keys remembered for clients that have left are dropped lazily, by the
 next change of the key, and count in INFO until then.

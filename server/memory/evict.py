@@ -7,7 +7,7 @@ raxdb reports and evicts by what Redis would use for the same data:
 
     used_memory = STARTUP (redis-server 7.0's used_memory at start-up)
                 + each client's buffers as CLIENT LIST's tot-mem gives them (the sum client
-                  eviction keeps, server/clienteviction.py), plus CLIENT_REST for what else a
+                  eviction keeps, server/conn/clienteviction.py), plus CLIENT_REST for what else a
                   connection allocates
                 + the replication buffer the backlog and the replicas share
                 + the AOF buffer
@@ -37,7 +37,7 @@ that drains within a second.  Figures are kept per key in `Database.sizes`, thei
   finds them) and the keys noted as created are counted again (`account`), and so are a served
   blocked client's keys.
 That is a pass over a command's keys, so it only runs while maxmemory is set (setting it counts
-the whole keyspace once); the fast loop (server/client.py's _run_fast) calls `refuses` before and `account`
+the whole keyspace once); the fast loop (server/net/client.py's _run_fast) calls `refuses` before and `account`
 after each command then, and hands a refusal to the full processCommand path.  While the figure was
 within the limit when last measured and nothing that can grow it happened since (a write command,
 a created key, a new connection: `Server.mem_ok`), the measure before a command is skipped, so
@@ -117,7 +117,7 @@ class EvictionState:
 # it (settle) or arrives by SWAPDB (dbs_changed), and an emptied one costs one test.
 def used_memory(srv: Server) -> int:
     """What eviction compares with maxmemory: INFO's used_memory less `not_counted`."""
-    # the clients' buffers as noted (server/clienteviction.py: CLIENT LIST's tot-mem) and what
+    # the clients' buffers as noted (server/conn/clienteviction.py: CLIENT LIST's tot-mem) and what
     # else each connection allocates
     total = STARTUP + srv.clients_mem + CLIENT_REST * len(srv.clients) + _repl_counted(srv)
     for db in srv.mem_dbs:  # alloc.dict_table_bytes inlined: every write command asks
@@ -158,7 +158,7 @@ def not_counted(srv: Server) -> int:
 def info_used_memory(srv: Server, clients_mem: int | None = None) -> int:
     """INFO's used_memory, the same figure with a limit set or not: eviction's (kept per command
     under a limit, estimated when asked without one) plus `not_counted`.  `clients_mem` is the
-    counted clients' tot-mem when the caller has summed it already (server/memoverhead.py)."""
+    counted clients' tot-mem when the caller has summed it already (server/memory/overhead.py)."""
     counted = used_memory(srv) if srv.maxmemory else _estimate(srv, clients_mem)
     return counted + not_counted(srv)
 

@@ -7,7 +7,7 @@ buffer, and per database the main and expires hash tables; whatever is left is t
 raxdb keeps the same split with its own figures, computed when asked (nothing here runs per
 command):
 
-- start-up: used_memory is Redis's figure for the same server (server/evict.py: kept under a
+- start-up: used_memory is Redis's figure for the same server (server/memory/evict.py: kept under a
   memory limit, estimated when asked without one), so start-up is Redis's own (evict.STARTUP);
 - the replication buffer: `ReplMaster.buffer_bytes`, split as Redis splits it;
 - a client: CLIENT LIST's tot-mem (conn/clientinfo.py's `client_memory`), summed over the

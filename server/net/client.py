@@ -104,7 +104,7 @@ class Client(asyncio.Protocol):
                  "unix_socket", "woff", "mem_noted", "qb_alloc", "qb_in", "qb_visit_in", "rb_size", "rb_peak",
                  "rb_reset", "_partial_scan", "obuf_watch", "obuf_pending")
 
-    is_master = False  # the replica's link to its master (server/replica.py's MasterClient)
+    is_master = False  # the replica's link to its master (server/replication/replica.py's MasterClient)
     # mustObeyClient: the master's link or the AOF's replaying client, whose commands were
     # checked where they first ran (a stream trim's LIMIT is not enforced again)
     must_obey = False
@@ -139,7 +139,7 @@ class Client(asyncio.Protocol):
         self.ctime = self.last_interaction = server.now_ms
         self.last_cmd: Command | None = None
         self.addr = self.laddr = ""
-        self.unix_socket = False  # accepted on `unixsocket` (server/unixsocket.py; CLIENT_UNIX_SOCKET)
+        self.unix_socket = False  # accepted on `unixsocket` (server/net/unixsocket.py; CLIENT_UNIX_SOCKET)
         self.fd = -1
         self.close_after_reply = False
         self.lua_debug = 0  # SCRIPT DEBUG YES / SYNC (server/scripting/ldb.py)
@@ -150,14 +150,14 @@ class Client(asyncio.Protocol):
         self.block_state: Any = None
         self.write_paused = False
         self.is_monitor = False
-        self.tracking: ClientTracking | None = None  # CLIENT TRACKING state (server/tracking.py)
+        self.tracking: ClientTracking | None = None  # CLIENT TRACKING state (server/events/tracking.py)
         self.no_evict = False
         self.no_touch = False
         self.in_exec = False
         # Redis's c->woff, the replication offset when this client's previous command ended, as of
         # the end of its last batch of commands (write_offset() says why not after every command)
         self.woff = 0
-        self.mem_noted = 0  # its memory as client eviction last noted it (server/clienteviction.py)
+        self.mem_noted = 0  # its memory as client eviction last noted it (server/conn/clienteviction.py)
         # while EXEC runs: its argv and queue, which CLIENT INFO and ACL LOG show (server/commands/t_multi.py)
         self.exec_view: tuple[list[bytes], list] | None = None
         self.is_script = False  # the Lua engines' client (Redis's CLIENT_SCRIPT flag)
@@ -172,18 +172,18 @@ class Client(asyncio.Protocol):
         # meanwhile (a message it publishes to itself, an invalidation) joins them in order.
         self.running: list[bytes] | None = None
         self.obuf_soft_since = 0  # when its unsent output went over its soft limit (ms), or 0
-        self.obuf_watch = False  # its class has an output limit: checked after each command (server/obuf.py)
+        self.obuf_watch = False  # its class has an output limit: checked after each command (server/conn/obuf.py)
         self.obuf_pending: list = [None, 0, 0]  # (the read event's reply list, its items, their bytes) counted
-        # server/propagate.py, while propagating: the argv to propagate in place of the command's
+        # server/events/propagate.py, while propagating: the argv to propagate in place of the command's
         # own (None: its own), whether the command must not be propagated, or must be anyway.
         self.prop_argv: list[bytes] | None = None
         self.prop_prevent = False
         self.prop_force = False
-        # where its commands' own argv may propagate (server/propagate.py's TO_* flags): both,
+        # where its commands' own argv may propagate (server/events/propagate.py's TO_* flags): both,
         # but for the script client's commands under redis.set_repl
         self.prop_targets = _propagate.TO_BOTH
-        self.replica: Replica | None = None  # its replica state, once it sent REPLCONF or SYNC (server/replmaster.py)
-        # the sizes of Redis's query and reply buffers for it (server/clientbufs.py)
+        self.replica: Replica | None = None  # its replica state, once it sent REPLCONF or SYNC (server/replication/master.py)
+        # the sizes of Redis's query and reply buffers for it (server/conn/clientbufs.py)
         self.qb_alloc = self.qb_in = self.qb_visit_in = 0
         self.rb_size = self.rb_peak = _clientbufs.RB_CHUNK
         # createClient stamps the peak's last reset in seconds, which the cron compares with
@@ -384,7 +384,7 @@ class Client(asyncio.Protocol):
         reached, counting the replies of this read event not yet queued (`out`), as Redis checks
         as each reply is added and then runs nothing more of the client's input.  Counted on from
         the last check, so a long pipeline costs one pass over its replies.  `extra`: a reply
-        still being made (server/commands/args.py's random_picks_reply)."""
+        still being made (server/table/args.py's random_picks_reply)."""
         mark = self.obuf_pending
         if out is None:
             return _obuf.check(self, extra)
@@ -678,13 +678,13 @@ class Client(asyncio.Protocol):
                 # min-replicas-to-write (only with the gate set: clients then skip the fast loop)
                 self._reject(cmd, b"NOREPLICAS Not enough good replicas to write.", out)
                 return
-            if srv.replica_gate and not self.is_master:  # READONLY, MASTERDOWN (server/replica.py)
+            if srv.replica_gate and not self.is_master:  # READONLY, MASTERDOWN (server/replication/replica.py)
                 denied = srv.repl.link.denies(self, cmd, argv)
                 if denied is not None:
                     self._reject(cmd, denied, out)
                     return
             if srv.persistence.stats.get("loading") and self._denied_while_loading(cmd):
-                # a load serves clients between its slices (server/loading.py)
+                # a load serves clients between its slices (server/persistence/loading.py)
                 self._reject(cmd, LOADING_ERR, out)
                 return
             if srv.busy_script is not None and "allow_busy" not in cmd.flags:  # a script past its time limit
@@ -697,7 +697,7 @@ class Client(asyncio.Protocol):
                 return
             if srv.pause_until_ms and not self.is_master and self._paused_for(cmd, argv):
                 # CLIENT PAUSE: hold the command (and everything pipelined behind it) until unpaused.
-                # Not a replica's master stream (server/replica.py applies it whole, in order).
+                # Not a replica's master stream (server/replication/replica.py applies it whole, in order).
                 self._postpone(argv)
                 return
             if self.multi is not None and cmd.queue_in_multi:
@@ -737,7 +737,7 @@ class Client(asyncio.Protocol):
         if tr is not None:
             outer, tr.current = tr.current, self  # its invalidations now wait for its reply
         ops = srv.also_propagate
-        if ops is not None:  # server/propagate.py: note what the command changes
+        if ops is not None:  # server/events/propagate.py: note what the command changes
             dirty = srv.dirty
             saved = self.prop_argv, self.prop_prevent, self.prop_force
             self.prop_argv = None
@@ -916,7 +916,7 @@ class Client(asyncio.Protocol):
 
 
 class AOFClient(Client):
-    """The client that replays the AOF (createAOFClient; server/aofload.py): obeyed as the
+    """The client that replays the AOF (createAOFClient; server/persistence/aofload.py): obeyed as the
     master's link is."""
 
     __slots__ = ()
@@ -946,7 +946,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     track = srv.config.latency_tracking
     ready = srv.ready_keys
     mm = srv.maxmemory  # re-read after execute(), which may run CONFIG SET
-    # Propagating (server/propagate.py): the batch is one level of nesting, and `dirty` runs
+    # Propagating (server/events/propagate.py): the batch is one level of nesting, and `dirty` runs
     # on from one command's end to the next one's start.  Re-read after execute(), which runs
     # CONFIG SET; a command run here cannot turn propagation on or off.
     prop = srv.also_propagate is not None

@@ -4,13 +4,13 @@ fsynced and rewritten while the server runs (aof.c's writing side).
 Layout (Redis 7.0's multi-part AOF, so the directory moves between raxdb and redis-server):
 `dir`/`appenddirname`/ holds `appendfilename`.manifest, one base file (`.<seq>.base.rdb`, an RDB
 snapshot, with aof-use-rdb-preamble yes; `.<seq>.base.aof`, commands, with no) and incremental
-files (`.<seq>.incr.aof`, commands in RESP).  The manifest (server/aofmanifest.py) lists them.
+files (`.<seq>.incr.aof`, commands in RESP).  The manifest (server/persistence/aofmanifest.py) lists them.
 
 State (`state`, Redis's aof_state): OFF, ON, or WAIT_REWRITE (CONFIG SET appendonly yes until its
 first rewrite is done; what is fed meanwhile goes to a temporary increment, which the rewrite's
 end renames into the manifest, so nothing written after the fork is lost).
 
-Feeding: server/propagate.py hands every propagated operation to `feed`, which appends it to
+Feeding: server/events/propagate.py hands every propagated operation to `feed`, which appends it to
 `buf` in RESP, with a SELECT first whenever the database differs from the last one written
 (`selected_db`), and a "#TS:<unix seconds>" line when aof-timestamp-enabled and the second
 changed.  `flush` (flushAppendOnlyFile) writes `buf` to the open increment before any reply of
@@ -28,7 +28,7 @@ replies already promised durability.
 Rewriting (BGREWRITEAOF, auto-aof-rewrite-*, appendonly yes at run time): the parent first opens
 a new increment and writes the manifest naming it, so everything after the fork is in files the
 manifest already lists and no rewrite buffer is needed.  A forked child (the one child slot of
-server/persistence.py, shared with BGSAVE) writes the new base; when it is reaped the parent
+server/persistence/snapshot.py, shared with BGSAVE) writes the new base; when it is reaped the parent
 renames it into the directory, turns the old base and the increments the base now covers into
 history, writes the manifest, then deletes the history files.
 """
@@ -112,7 +112,7 @@ class Bio:
 
 
 class AOF:
-    replica_stream = False  # a propagation target that skips PUBLISH (server/propagate.py)
+    replica_stream = False  # a propagation target that skips PUBLISH (server/events/propagate.py)
 
     def __init__(self, srv: Server) -> None:
         self.srv = srv
@@ -177,7 +177,7 @@ class AOF:
     def start(self) -> None:
         """appendonly yes at start-up (aofOpenIfNeededOnServerStart): the manifest's last increment
         is opened for appending; with no AOF yet, a base of the dataset and a first increment are
-        created.  `manifest` is what start-up loading read (server/aofload.py)."""
+        created.  `manifest` is what start-up loading read (server/persistence/aofload.py)."""
         if self.srv.config.values["appendonly"] != "yes":
             return
         os.makedirs(self.dirname(), exist_ok=True)

@@ -4,8 +4,8 @@ loadSingleAppendOnlyFile, aofUpgradePrepare and DEBUG LOADAOF.
 Which data a start-up loads: the manifest is read first whatever `appendonly` says (a manifest
 Redis refuses stops the server even with appendonly no, as aofLoadManifestFromDisk does); with
 appendonly yes the dataset then comes from the AOF directory and dump.rdb is not read, otherwise
-from dump.rdb (server/persistence.py).  With no directory or manifest there is nothing to load, and
-server/aof.py's `AOF.start` creates the base and the first increment from the (empty) dataset.
+from dump.rdb (server/persistence/snapshot.py).  With no directory or manifest there is nothing to load, and
+server/persistence/aof.py's `AOF.start` creates the base and the first increment from the (empty) dataset.
 
 The files, in the manifest's order: the base (an RDB if it starts with "REDIS", loaded by
 Persistence.load_bytes like any dump file, keys past their deadline included; otherwise
@@ -83,7 +83,7 @@ class _BadFormat(Exception):
 def load_at_startup(srv: Server) -> Steps[bool]:
     """loadDataFromDisk's AOF side, after aofLoadManifestFromDisk.  True when the AOF was the
     source (appendonly yes), False when the dump file is to be read instead.  Fatal on what
-    Redis exits for.  A generator that pauses where Redis serves clients (server/loading.py)."""
+    Redis exits for.  A generator that pauses where Redis serves clients (server/persistence/loading.py)."""
     srv.aof.manifest = read_manifest(srv)
     if srv.config.values["appendonly"] != "yes":
         return False

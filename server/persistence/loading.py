@@ -31,7 +31,7 @@ swapdb load), no client takes the fast path (`Client.plain` is False, so `execut
 processCommand's loading check), nothing is propagated, nothing in the databases being loaded
 expires, and the cron's work is skipped (Redis runs no time events while loading).  A shutdown
 (SIGTERM, SHUTDOWN) during a load saves nothing (prepareForShutdown forces NOSAVE while loading):
-a signal only schedules it (server/shutdown.py), and `drive` starts it at the next pause, as
+a signal only schedules it (server/admin/shutdown.py), and `drive` starts it at the next pause, as
 whileBlockedCron does; then it stops the generator, whose `finally` blocks leave the loading state.
 """
 

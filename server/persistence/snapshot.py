@@ -9,7 +9,7 @@ redis-server both ways); this module decides when and where they are written and
 - BGSAVE forks.  The child holds a copy-on-write image of the dataset as it was at the fork, so
   the snapshot is consistent while the parent keeps serving; it writes the file and leaves with
   os._exit, never touching the event loop.  There is one child slot (`fork_child`, `child_type`),
-  shared with server/aof.py's rewrite as Redis shares it: whoever finds it taken schedules itself
+  shared with server/persistence/aof.py's rewrite as Redis shares it: whoever finds it taken schedules itself
   or fails with Redis's reply, and `check_child` hands a reaped child to its kind's handler.  The child turns the cyclic collector off at once: a
   collection would write to, and so copy, every page of the heap (start-up's gc.freeze in
   server/main.py stays as it is in the parent).  The parent polls the child from the cron (checkChildrenDone), as Redis does, and only
@@ -19,7 +19,7 @@ redis-server both ways); this module decides when and where they are written and
 - Save points ("save <seconds> <changes> ...") are checked every cron tick: a BGSAVE starts when
   one is reached, and after a failed one not before CONFIG_BGSAVE_RETRY_DELAY (5 s).
 - Start-up loading happens after the listening sockets are bound; clients are served while it
-  runs, answered -LOADING but for the commands flagged `loading` (server/loading.py).  Keys
+  runs, answered -LOADING but for the commands flagged `loading` (server/persistence/loading.py).  Keys
   already past their deadline are not loaded (as a master does), an empty collection is
   skipped, and a file that fails its checks stops the server with Redis's message: serving a
   partial dataset would lose data silently.
@@ -272,7 +272,7 @@ class Persistence:
         run beside them): the child runs `work` and exits 0 when it returns True, 1 otherwise,
         with os._exit, never touching the loop; the parent gets its pid (OSError when the fork
         fails).  The child takes `title` as its process title's {title}
-        (server/proctitle.py), as Redis's children do whatever set-proc-title says; with None it
+        (server/base/proctitle.py), as Redis's children do whatever set-proc-title says; with None it
         keeps the server's (the debugger's child, which Redis does not retitle)."""
         started = time.perf_counter_ns()
         # The loop's signal handling is the parent's: a SIGTERM or SIGINT sent to the child must
@@ -456,7 +456,7 @@ class Persistence:
     # ---- loading ---------------------------------------------------------------------------------
     def load_at_startup(self) -> Steps[None]:
         """loadDataFromDisk: read the dump file if there is one; LoadError when it is unusable.
-        A generator: server/loading.py drives it, serving clients as it goes."""
+        A generator: server/persistence/loading.py drives it, serving clients as it goes."""
         path = self.path()
         started = time.monotonic()
         repl = self.srv.repl
@@ -477,7 +477,7 @@ class Persistence:
 
     @contextlib.contextmanager
     def loading(self, total: int = 0, dbs: list[Any] | None = None, state: int = SYNC) -> Iterator[None]:
-        """startLoading / stopLoading, around a dump file's or the AOF's load (server/loading.py):
+        """startLoading / stopLoading, around a dump file's or the AOF's load (server/persistence/loading.py):
         INFO shows `loading:1` and the progress of `total` bytes, the last load's key counts start
         again from 0, clients are answered -LOADING, nothing in `dbs` (default: the server's)
         expires (Database.loading) and nothing is propagated (Redis's shouldPropagate is false

@@ -9,7 +9,7 @@ The steps, as Redis takes them:
    while clients are paused, since it would move the offset); once the target's ACKed offset is
    the master's offset (any replica's, without TO), the state becomes failover-in-progress and
    this server becomes a replica of the target (replicationSetMaster);
-3. its link sends PSYNC <replid> <offset> FAILOVER (server/replica.py); the target, whose
+3. its link sends PSYNC <replid> <offset> FAILOVER (server/replication/replica.py); the target, whose
    replid is ours, promotes itself (replicationUnsetMaster) and continues our stream with
    +CONTINUE; that reply (or a +FULLRESYNC) ends the failover and the pause.  Any other reply
    aborts it: this server is a master again.

@@ -1,6 +1,6 @@
 """The master side of replication: replicas attaching (SYNC/PSYNC), full and partial resyncs,
 the stream's delivery, ACKs, WAIT and min-replicas-to-write, as Redis 7.0's replication.c does
-them for a master.  Shared state (IDs, offset, backlog, `feed`) is server/replication.py's.
+them for a master.  Shared state (IDs, offset, backlog, `feed`) is server/replication/state.py's.
 
 A client becomes a replica with SYNC or PSYNC; its `Client.replica` (a `Replica`) is created by
 its first REPLCONF (listening-port, capa, ...) or by the SYNC itself, and `flagged` says it is a
@@ -13,7 +13,7 @@ Invariants:
   (`Replication.feed_stream`) reaches each through `Replica.send`: an online replica gets it at
   once, one in a full resync notes in `pending_from` where its stream starts (the first byte
   after its snapshot), the backlog keeps those bytes for it (Redis 7's shared replication
-  buffer: server/replication.py's Backlog) and it gets them after the RDB payload; one still
+  buffer: server/replication/state.py's Backlog) and it gets them after the RDB payload; one still
   waiting for its snapshot to start gets nothing (its snapshot will hold it).  So a replica receives exactly the stream after its +FULLRESYNC
   offset, and nothing else, in order.
 - +FULLRESYNC <replid> <offset> is written when the snapshot is taken (the fork), offset being
@@ -207,7 +207,7 @@ class Master:
             return b""  # already a replica: ignored
         psync = argv[0].lower() == b"psync"
         if psync and len(argv) > 3 and argv[3].lower() == b"failover":
-            # our master fails over to us (server/failover.py): it continues as our replica
+            # our master fails over to us (server/replication/failover.py): it continues as our replica
             LOG.warning(f"Failover request received for replid {argv[1].decode(errors='replace')}.")
             if repl.masterhost is None:
                 raise CommandError("ERR PSYNC FAILOVER can't be sent to a master.")

@@ -8,7 +8,7 @@ A raxdb with `masterhost` set (REPLICAOF host port, or `replicaof` in the config
   listening-port and ip-address, REPLCONF capa eof capa psync2, then PSYNC with the cached
   master (`cached`: the replid and offset of the history this dataset continues, kept when a
   link drops and when a master becomes a replica) or `PSYNC ? -1`; a master failing over to its
-  replica adds FAILOVER, and the reply ends or aborts the failover (server/failover.py);
+  replica adds FAILOVER, and the reply ends or aborts the failover (server/replication/failover.py);
 - the payload of a full resync, in both forms (`$<len>` and `$EOF:<mark>`): written to a
   temp-<time>.<pid>.rdb, renamed over the dump file and loaded after the old dataset is flushed
   and the sub-replicas dropped; or, with repl-diskless-load swapdb (or on-empty-db and no keys),
@@ -17,7 +17,7 @@ A raxdb with `masterhost` set (REPLICAOF host port, or `replicaof` in the config
   (swapdb: it loads into temporary databases beside the old dataset, which stays if the
   payload fails to load); with an EOF mark, the mark must follow the RDB.  While it loads,
   clients are served between slices of the load and while it waits for bytes
-  (server/loading.py): answered -LOADING, or, for a swapdb load continuing this replica's
+  (server/persistence/loading.py): answered -LOADING, or, for a swapdb load continuing this replica's
   history, served from the old dataset (async_loading) until the swap; a newline goes to the
   master once a second meanwhile (its sign that we live);
 - the stream, applied by `MasterClient`: each command runs through `Client.execute` (so it
@@ -44,7 +44,7 @@ expireIfNeeded treats keys as alive for the master client.  Between commands, ev
 sees a key past its deadline as missing without deleting it (`Database.expire_paused`, held
 while `masterhost` is set), and active expiry is off: the master's DEL removes it.  A writable
 replica's own writes are the exception, as in Redis: a write deletes the expired keys it names,
-and keys its clients gave a deadline expire by themselves (server/replication.py).
+and keys its clients gave a deadline expire by themselves (server/replication/state.py).
 
 Why a coroutine and a stream reader rather than a protocol state machine: the handshake is a
 strict request/reply sequence that happens once per link; written sequentially it reads as
@@ -465,7 +465,7 @@ class Link:
             replid, offset = "?", "-1"
         psync = [b"PSYNC", replid.encode(), offset.encode()]
         failover = repl.failover
-        if failover.state == IN_PROGRESS:  # the target promotes itself on this PSYNC (server/failover.py)
+        if failover.state == IN_PROGRESS:  # the target promotes itself on this PSYNC (server/replication/failover.py)
             psync.append(b"FAILOVER")
         writer.write(propagate.encode_command(psync))
         reply = ""
@@ -670,7 +670,7 @@ class Link:
     async def _load(self, plan: _LoadPlan, source: _Incoming | str) -> None:
         """The received RDB becomes this server's dataset (and, loaded from disk, its dump
         file); the link is up.  `source`: diskless, the payload arriving; else the temp file's
-        name.  Clients are served while it loads (server/loading.py)."""
+        name.  Clients are served while it loads (server/persistence/loading.py)."""
         from raxdb.server.persistence.snapshot import LoadError
 
         srv = self.srv

@@ -13,7 +13,7 @@ This module holds that state for both roles (`srv.repl`, a `Replication`):
 - `backlog`: None until the first replica attaches (createReplicationBacklog), then a `Backlog`;
   a master starting from a dump file that names its history has one from the start
   (`continue_saved_history`), so that its replicas resync partially after a restart;
-- `feed(dbid, argv)`: the propagation target (server/propagate.py) a master registers while it
+- `feed(dbid, argv)`: the propagation target (server/events/propagate.py) a master registers while it
   has a backlog: encodes the write, with a SELECT when `seldb` differs (`seldb` is -1 after a new
   full sync, so the next write names its database), and hands the bytes to `feed_stream`;
 - `feed_stream(data)`: appends bytes to the backlog and to every online replica, advancing the
@@ -23,13 +23,13 @@ This module holds that state for both roles (`srv.repl`, a `Replication`):
   the stream: it only notes the keys a writable replica's clients gave a deadline
   (`own_expires`), the only keys a replica expires itself (`expire_own_keys`, expireSlaveKeys);
 - PUBLISH reaches the stream but not the AOF: `replica_stream` marks this target as one that
-  takes server/propagate.py's ReplOnly ops;
+  takes server/events/propagate.py's ReplOnly ops;
 - `masterhost`/`masterport`: None/0 on a master; set (with the log's role letter) only by
-  `set_master_address`, which REPLICAOF calls (server/replica.py);
+  `set_master_address`, which REPLICAOF calls (server/replication/replica.py);
 - `info` and `role_reply`: INFO replication and ROLE, each role answering for itself;
-- `master`: the master side's state and logic (server/replmaster.py: SYNC/PSYNC/REPLCONF, full
+- `master`: the master side's state and logic (server/replication/master.py: SYNC/PSYNC/REPLCONF, full
   resyncs, ACKs, WAIT, min-replicas-to-write); `replicas` holds its `Replica`s;
-- `failover`: FAILOVER's state and logic (server/failover.py: the coordinated handover of the
+- `failover`: FAILOVER's state and logic (server/replication/failover.py: the coordinated handover of the
   master role to a replica; INFO's master_failover_state);
 - `rdb_save_info`: the repl-stream-db an RDB written now records (rdbPopulateSaveInfo), so that
   a replica restarted from it can PSYNC;
@@ -242,10 +242,10 @@ class Replication:
         self.second_replid_offset = -1
         self.backlog: Backlog | None = None
         self.seldb = -1  # the database the stream last SELECTed (-1: name it with the next write)
-        self.replicas: list[Replica] = []  # attached replicas, in attach order (server/replmaster.py)
+        self.replicas: list[Replica] = []  # attached replicas, in attach order (server/replication/master.py)
         self.masterhost: str | None = None
         self.masterport = 0
-        self.link: Any = None  # the replica side's link to its master (server/replica.py)
+        self.link: Any = None  # the replica side's link to its master (server/replication/replica.py)
         # A writable replica's keys that its own clients gave a deadline: key -> bitmap of dbids
         # (Redis's slaveKeysWithExpire).  Only these expire on a replica (`expire_own_keys`);
         # the master's keys wait for the master's DEL.
@@ -254,7 +254,7 @@ class Replication:
         # processCommand's checks (Client.update_plain), which refuse them without good replicas.
         self.write_gate = False
         self.master = Master(self)
-        self.failover = Failover(self)  # FAILOVER's state (server/failover.py)
+        self.failover = Failover(self)  # FAILOVER's state (server/replication/failover.py)
         on = srv.config.on_change.setdefault
         on("repl-backlog-size", []).append(self._on_backlog_size)
         for name in ("min-replicas-to-write", "min-replicas-max-lag"):
@@ -350,7 +350,7 @@ class Replication:
     # ---- feeding ------------------------------------------------------------------------------
     @property
     def replica_stream(self) -> bool:
-        """As a propagation target: does it take PUBLISH (server/propagate.py's ReplOnly)?  A
+        """As a propagation target: does it take PUBLISH (server/events/propagate.py's ReplOnly)?  A
         master's stream does; a replica proxies its master's."""
         return self.masterhost is None
 
@@ -445,7 +445,7 @@ class Replication:
     def rdb_save_info(self) -> int | None:
         """rdbPopulateSaveInfo: the repl-stream-db to record in an RDB written now, or None when
         it records no replication info.  A master with a backlog records the db its stream last
-        selected; a replica its master client's db, or its cached master's (server/replica.py),
+        selected; a replica its master client's db, or its cached master's (server/replication/replica.py),
         so that it continues by PSYNC after a restart."""
         if self.masterhost is None and self.backlog is not None:
             return max(self.seldb, 0)
@@ -470,7 +470,7 @@ class Replication:
 
     def cron(self) -> None:
         """replicationCron (once a second): a replica's link first (reconnecting, timeouts, ACKs:
-        server/replica.py), then the master side's pings, timeouts, backlog TTL and pending
+        server/replication/replica.py), then the master side's pings, timeouts, backlog TTL and pending
         forks.  A failover's wait is checked first, as Redis does."""
         self.failover.update()
         if self.link is not None:

@@ -69,7 +69,7 @@ REPLY_CHUNK = 1024  # elements made and encoded at a time by a reply that may st
 def reply_in_chunks(c, chunks: Iterable[tuple[int, bytes]]) -> bytes:
     """An array reply made of `chunks` ((elements, their encoding without an array header)),
     each made only once the ones before it fit: once the client's output limit is reached
-    (server/obuf.py, checked per chunk for a client whose limit is checked per command) no
+    (server/conn/obuf.py, checked per chunk for a client whose limit is checked per command) no
     more are made, as Redis's loops stop adding replies to a client that is to be closed, and
     the client is dropped (so nothing of the reply is sent)."""
     parts = [b""]

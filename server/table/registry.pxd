@@ -1,7 +1,7 @@
 # Declarations for compiling registry.py with Cython (setup.py); the interpreter never reads this.
 #
 # Command becomes an extension type whose fields (every one a public Python object, as its
-# __slots__ were) are C struct fields: the fast loop (server/client.pxd) reads and counts five of
+# __slots__ were) are C struct fields: the fast loop (server/net/client.pxd) reads and counts five of
 # them per command, which a compiled module otherwise pays a type lookup and a descriptor call for.
 
 

@@ -74,7 +74,7 @@ class Command:
         self.queue_in_multi = self.fullname not in ("exec", "discard", "multi", "watch", "quit", "reset")
         self.is_blocking = "blocking" in self.flags
         # CMD_TOUCHES_ARBITRARY_KEYS (not shown by COMMAND INFO): the DELs of keys it finds expired
-        # are propagated without a MULTI/EXEC around them (server/propagate.py)
+        # are propagated without a MULTI/EXEC around them (server/events/propagate.py)
         self.touches_arbitrary_keys = self.fullname in ("randomkey", "scan")
         self.noscript = "noscript" in self.flags
         # O(1) commands are timed on one call in eight (usec is extrapolated), which saves a clock
@@ -82,9 +82,9 @@ class Command:
         self.sampled = "fast" in self.flags or self.fullname in _SAMPLED_EXTRA
         self.calls = self.usec = self.rejected_calls = self.failed_calls = self.timed_calls = 0
         # Key positions by argument count, for commands whose keys sit at fixed positions: filled
-        # and read by memory accounting (server/evict.py), which counts a write's keys after it.
+        # and read by memory accounting (server/memory/evict.py), which counts a write's keys after it.
         self.fixed_key_positions: dict[int, tuple[int, ...]] = {}
-        # Timed calls by duration in microseconds (latency-tracking; server/latency.py); a
+        # Timed calls by duration in microseconds (latency-tracking; server/base/latency.py); a
         # defaultdict, so the hot loop counts with one `+= 1`.
         self.latency: defaultdict[int, int] = defaultdict(int)
 

@@ -3,7 +3,7 @@
 and to redis-server 7.0 on a fresh connection; the write side is then shut, and everything the
 server sends until it closes must be byte-identical.
 
-Left out of the pool, and documented in server/client.py: frames that announce more than the
+Left out of the pool, and documented in server/net/client.py: frames that announce more than the
 stream holds (a huge bulk length, a nested array, a cut command).  Redis rejects some of those as
 soon as the header line is complete, raxdb when the command completes, so whether an error or
 nothing comes back before the close depends on the bytes behind them.  This fuzz found the NUL

@@ -1,4 +1,4 @@
-"""Loading the AOF (server/aofload.py) against redis-server: restarts, directories crossing between
+"""Loading the AOF (server/persistence/aofload.py) against redis-server: restarts, directories crossing between
 the two servers, damaged directories, DEBUG LOADAOF and the pre-7.0 single-file upgrade.
 
 Damage is judged differentially: the same directory is copied for each server, and the exit

@@ -1,4 +1,4 @@
-"""Crash reports, the software watchdog and DEBUG's crash subcommands (server/crashreport.py),
+"""Crash reports, the software watchdog and DEBUG's crash subcommands (server/admin/crashreport.py),
 differential: each scenario runs against raxdb and redis-server 7.0.15, each writing a logfile,
 and the two must end the same way (the same signal, or running on) and log the same report
 shape: the banners, section titles and headline lines, in the same order."""

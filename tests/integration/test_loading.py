@@ -1,4 +1,4 @@
-"""Serving clients while a dataset loads (server/loading.py), raxdb next to redis-server 7.0.
+"""Serving clients while a dataset loads (server/persistence/loading.py), raxdb next to redis-server 7.0.
 
 Each scenario runs on both servers at once: a load made slow with key-load-delay (and events
 served every 1 KiB, loading-process-events-interval-bytes) at start-up from a dump file, from

@@ -1,4 +1,4 @@
-"""FAILOVER (server/failover.py) and INFO's total_net_repl_output_bytes, differentially.
+"""FAILOVER (server/replication/failover.py) and INFO's total_net_repl_output_bytes, differentially.
 
 Every scenario runs on a master and its replica in four pairings: redis-server with a redis-server
 replica (the oracle), raxdb with a raxdb replica, raxdb with a redis-server replica and the

@@ -1,4 +1,4 @@
-"""Running as a service (server/supervise.py), each scenario run against redis-server too:
+"""Running as a service (server/admin/supervise.py), each scenario run against redis-server too:
 `pidfile`, `daemonize yes`, and `supervised systemd|auto` talking to a NOTIFY_SOCKET the test
 listens on, as systemd would."""
 

@@ -1,4 +1,4 @@
-"""ACL users (server/acl.py), differential against redis-server 7.0.
+"""ACL users (server/security/acl.py), differential against redis-server 7.0.
 
 Redis lists single-command rules ("+get -hset") in its command dict's order, which is seeded at
 random per process, so rule strings are compared with each run of single-command rules sorted

@@ -1,4 +1,4 @@
-"""Redis's per-client buffer figures (server/clientbufs.py) against redis-server 7.0.15: CLIENT
+"""Redis's per-client buffer figures (server/conn/clientbufs.py) against redis-server 7.0.15: CLIENT
 LIST's qbuf-free, rbs, rbp and tot-mem, INFO's reply_buffer_shrinks / _expands, DEBUG
 REPLYBUFFER.
 

@@ -1,11 +1,11 @@
-"""Client eviction (maxmemory-clients, server/clienteviction.py), each scenario run against raxdb
+"""Client eviction (maxmemory-clients, server/conn/clienteviction.py), each scenario run against raxdb
 and redis-server 7.0 and compared: which clients are disconnected, INFO's evicted_clients, the log.
 
 The scenarios follow Redis's own unit/client-eviction.tcl: clients grow by their query buffer, a
 queued MULTI, watched keys or unread output until the sum of all clients' memory reaches the limit;
 CLIENT NO-EVICT spares one; lowering the limit evicts the largest clients first, and only until
 the sum is under it.  A client's memory is compared by what follows from it, not byte for byte:
-its query buffer's allocation follows Redis's only in the common cases (server/clientbufs.py).
+its query buffer's allocation follows Redis's only in the common cases (server/conn/clientbufs.py).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ def test_transaction_wraps_its_writes(aofdiff):
     aofdiff.check()
 
 
-# One pipeline, sent as one write: raxdb runs it in its fast loop (server/client.py's
+# One pipeline, sent as one write: raxdb runs it in its fast loop (server/net/client.py's
 # `_run_fast`), through `execute()` only where a command needs processCommand's checks (MULTI,
 # EXEC); what each command propagates must not depend on which of the two ran it.
 PIPELINE = [

@@ -75,9 +75,9 @@
 #   unit/lazyfree              4/0/0     3/1/0     RSS does not fall after FLUSHDB ASYNC (varies;
 #                                                  4/0/0 since used_memory is not RSS, 2026-11-23)
 #   unit/querybuf              0/2/0     0/2/0     CLIENT LIST qbuf/qbuf-free: not modelled
-#                                                  (2/0/0 since server/clientbufs.py, 2026-11-23)
+#                                                  (2/0/0 since server/conn/clientbufs.py, 2026-11-23)
 #   unit/replybufsize          0/0/1     0/0/1     DEBUG REPLYBUFFER, rbs/rbp: not built
-#                                                  (1/0/0 since server/clientbufs.py, 2026-11-23)
+#                                                  (1/0/0 since server/conn/clientbufs.py, 2026-11-23)
 #   unit/pendingquerybuf       0/1/0     0/1/0     a replica's used_memory figure (1/0/0 since
 #                                                  used_memory is Redis's figure, 2026-11-23)
 #   unit/client-eviction       0/1/0 (timeout)  14/1/0 (2026-11-23, maxmemory-clients built): the test
@@ -131,7 +131,7 @@
 #                                                  way; the unit is not in 7.0's test list)
 #   unit/networking            2/2/1     2/2/1     the default bind (fixed later: 5/0/0, above)
 #
-# Serving clients while loading (server/loading.py; before = 12ca3f4, after = h/loading, 2026-11-22):
+# Serving clients while loading (server/persistence/loading.py; before = 12ca3f4, after = h/loading, 2026-11-22):
 #   integration/replication    35/4/0    39/0/0    the 4 were the async_loading tests (old dataset
 #                                                  served, BUSY script, -LOADING configs while a
 #                                                  swapdb payload loads); one run of three gave
