@@ -1,0 +1,157 @@
+"""Memory per key, and SAVE / load time, for every key shape: raxdb against redis-server.
+
+Each row fills a fresh raxdb and a fresh redis-server (both started by tests/support/servers.py with
+persistence off) with the same keys through pipelined batches, and reports the growth of each
+process's resident set (VmRSS in /proc/<pid>/status) divided by the number of keys (or of members,
+for the rows of one large collection).  RSS is what the machine gives each process, allocator
+slack and fragmentation included, so both servers are measured the same way.  The `save` row times
+SAVE of 1M string keys of 100 bytes and the start-up load of the file that SAVE wrote (the
+server's own "DB loaded from disk" figure).
+
+    .venv/bin/python bench/keyspace_memory.py [--only hash10,save] [--scale 0.2]
+
+Targets (issue #33): every row at most 1.5x of redis-server (strings with a TTL 1.7x), SAVE and
+load at most 2x.  Not part of the test suite: it takes a few minutes and the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.support.diff import RawConnection, encode_command  # noqa: E402
+from tests.support.servers import ServerProcess, start_raxdb, start_redis  # noqa: E402
+
+Commands = Callable[[int], Iterator[tuple]]
+
+
+def _strings(size: int, ttl: bool = False) -> Commands:
+    value = b"v" * size
+    extra = (b"EX", b"100000") if ttl else ()
+    return lambda n: ((b"SET", b"key:%010d" % i, value, *extra) for i in range(n))
+
+
+def _small(cmd: bytes, prefix: bytes, members: Callable[[int], list[bytes]]) -> Commands:
+    return lambda n: ((cmd, prefix + b"%010d" % i, *members(i)) for i in range(n))
+
+
+def _one_big(cmd: bytes, key: bytes, args: Callable[[int], tuple], per: int = 100) -> Commands:
+    """Members added `per` at a time to one key (so the 1M-member rows send 10,000 commands)."""
+    return lambda n: ((cmd, key, *[a for j in range(i, min(n, i + per)) for a in args(j)])
+                      for i in range(0, n, per))
+
+
+_HASH10 = [x for j in range(10) for x in (b"field:%d" % j, b"value:%d" % j)]
+_ZSET10 = [x for j in range(10) for x in (b"%d" % j, b"member:%d" % j)]
+_LIST10 = [b"item:%d" % j for j in range(10)]
+
+# name -> (description, keys at scale 1, commands, count per command: key or member)
+ROWS: dict[str, tuple[str, int, Commands, bool]] = {
+    "string10": ("string, 10-byte value", 200_000, _strings(10), False),
+    "string10ttl": ("string, 10-byte value, with a TTL", 200_000, _strings(10, ttl=True), False),
+    "string100": ("string, 100-byte value", 1_000_000, _strings(100), False),
+    "hash10": ("hash of 10 fields (listpack)", 200_000, _small(b"HSET", b"h:", lambda i: _HASH10), False),
+    "zset10": ("sorted set of 10 (listpack)", 200_000, _small(b"ZADD", b"z:", lambda i: _ZSET10), False),
+    "intset10": ("set of 10 integers (intset)", 200_000,
+                 _small(b"SADD", b"s:", lambda i: [b"%d" % (i * 10 + j) for j in range(10)]), False),
+    "list10": ("list of 10 (quicklist of one listpack)", 200_000, _small(b"RPUSH", b"l:", lambda i: _LIST10), False),
+    "bighash": ("one hash, 1M fields (hashtable)", 1_000_000,
+                _one_big(b"HSET", b"bighash", lambda j: (b"field:%d" % j, b"value:%d" % j)), True),
+    "bigzset": ("one sorted set, 1M members (skiplist)", 1_000_000,
+                _one_big(b"ZADD", b"bigzset", lambda j: (b"%d" % j, b"member:%d" % j)), True),
+    "bigset": ("one set, 1M strings (hashtable)", 1_000_000,
+               _one_big(b"SADD", b"bigset", lambda j: (b"member:%d" % j,)), True),
+}
+
+
+def rss_bytes(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS")
+
+
+def fill(conn: RawConnection, commands: Iterator[tuple], batch: int = 1000) -> None:
+    while True:
+        chunk = [encode_command(c) for _, c in zip(range(batch), commands, strict=False)]
+        if not chunk:
+            return
+        conn.send(b"".join(chunk))
+        for _ in chunk:
+            reply = conn.read_frame()
+            if reply.startswith(b"-"):
+                raise RuntimeError(f"command failed: {reply!r}")
+
+
+def bytes_per_key(start: Callable[..., ServerProcess], commands: Commands, n: int) -> float:
+    srv = start()
+    try:
+        conn = RawConnection(srv.port, timeout=600)
+        conn.call("PING")
+        before = rss_bytes(srv.proc.pid)
+        fill(conn, commands(n))
+        after = rss_bytes(srv.proc.pid)
+        conn.close()
+        return (after - before) / n
+    finally:
+        srv.stop()
+
+
+def save_and_load(start: Callable[..., ServerProcess], n: int) -> tuple[float, float]:
+    """Seconds for SAVE of `n` 100-byte string keys, and for loading the file at start-up."""
+    d = tempfile.mkdtemp(prefix="keyspace-bench-")
+    srv = start(cwd=d)
+    try:
+        conn = RawConnection(srv.port, timeout=600)
+        fill(conn, _strings(100)(n))
+        t = time.perf_counter()
+        assert conn.call("SAVE") == b"+OK\r\n"
+        save_s = time.perf_counter() - t
+    finally:
+        srv.stop()
+    srv = start(cwd=d)
+    try:
+        assert srv.wait_log("DB loaded from disk", 600)
+        line = next(x for x in srv.log if "DB loaded from disk" in x)
+        load_s = float(re.search(r"([\d.]+) seconds", line).group(1))  # type: ignore[union-attr]
+    finally:
+        srv.stop()
+        os.remove(os.path.join(d, "dump.rdb"))
+        os.rmdir(d)
+    return save_s, load_s
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", default="", help="comma-separated rows (%s, save)" % ", ".join(ROWS))
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply every row's key count")
+    args = ap.parse_args()
+    only = set(filter(None, args.only.split(",")))
+    print(f"{'key shape':42} {'redis':>9} {'raxdb':>9} {'ratio':>7}   (RSS growth, bytes per key or member)")
+    for name, (label, n, commands, _) in ROWS.items():
+        if only and name not in only:
+            continue
+        n = max(1000, int(n * args.scale))
+        theirs = bytes_per_key(start_redis, commands, n)
+        ours = bytes_per_key(start_raxdb, commands, n)
+        print(f"{label:42} {theirs:9.1f} {ours:9.1f} {ours / theirs:6.2f}x", flush=True)
+    if not only or "save" in only:
+        n = max(1000, int(1_000_000 * args.scale))
+        theirs = save_and_load(start_redis, n)
+        ours = save_and_load(start_raxdb, n)
+        for i, what in enumerate(("SAVE", "load at start-up")):
+            label = f"{what}, {n:,} strings of 100 bytes (s)"
+            print(f"{label:42} {theirs[i]:9.2f} {ours[i]:9.2f} {ours[i] / theirs[i]:6.2f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()
