@@ -17,28 +17,20 @@ key present for the whole iteration is returned at least once, as Redis guarante
 per visited slot and no per-cursor server state.  When the database becomes empty the array
 restarts compact (no key can then be present for a whole iteration in progress).
 
-Values and access times (OBJECT IDLETIME): `data` maps key -> `Entry`, a two-slot record of the
-value and the time in ms of the key's last touching lookup or write.  This is Redis's robj header
-(type, encoding, lru) cut down to what Python does not already know: the stamp lives next to the
-value pointer that every lookup loads anyway, so touching a key costs one attribute store on a
-cache line already in hand.  The first design kept the stamps in a second dict, and on a big
-keyspace that dict's cache misses were 22% of GET's and 24% of SET's CPU at -P 16 over 100k random
-keys, ~0.35 us per key in MSET (measured by leaving the writes out).  Measured and rejected before
-this record: a shared stamp object (no steady gain), a small "young" dict folded in by the cron
-(slower), a list of touched keys folded in by the cron (slower: GET 2.6 -> 3.0 us, MSET 12 -> 17
-us per request at -P 16; the fold pays the same misses plus a membership filter), immutable
-(value, stamp) tuples (each touch allocates and rewrites the dict entry: slower GETs).  The price
-of the record is that it is a GC-tracked object per key: young collections see each new key once
-or twice, and a full collection traverses every key, 75-100 ms per million keys on a 2.8 GHz Xeon.
-Full collections are rare: CPython runs one only once the long-lived objects have grown by 25%
-since the last, and with server/main.py's thresholds only every ~4M container allocations.  RSS per
-string key (1M keys by SET): 285 bytes against 279 with the dict.
+Records: `data` maps key -> `Entry`, the key's record: its value, the time in ms of its last
+touching lookup or write (OBJECT IDLETIME, LRU eviction) and its position in `slots`.  This is
+Redis's robj header (type, encoding, lru) cut down to what Python does not already know, with the
+dictEntry's place in the table beside it: one object per key, read by every lookup anyway, so
+touching a key is one store on a record already in hand, and deleting one finds its slot there.
+Compiled (keyspace.pxd), the time and slot are C integers.  The price of a record is that it is a
+GC-tracked object per key: a full collection traverses every key, which server/main.py's
+thresholds keep rare.
 `get` (every lookup that touches, GET and the keyaccess helpers included) and `set`/`add` stamp the
 entry; `peek` is the lookup that does not touch (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS,
 OBJECT).  `replace` swaps the value and keeps the stamp.  `set`/`add` read the time from `clock`,
 which the server points at itself (t_keys.attach) so they use the cached command time.  Only this
-module and the inlined fast paths of GET, SET and INCR (server/commands/t_string.py) see entries;
-every other caller gets values.
+module and the inlined fast paths of the type commands (server/commands/t_string.py and others)
+see entries; every other caller gets values.
 
 LFU (OBJECT FREQ under an LFU maxmemory-policy): `set_lfu(True)` swaps the database's class to
 `LFUDatabase`, whose lookups also keep Redis's logarithmic access counter with decay in `freq`, so
@@ -110,17 +102,19 @@ class WallClock:
 
 
 class Entry:
-    """A key's value and the time (ms) of its last access; see the module essay."""
+    """A key's value, the time (ms) of its last access and its position in the SCAN slot array;
+    see the module essay."""
 
-    __slots__ = ("value", "atime")
+    __slots__ = ("value", "atime", "slot")
 
-    def __init__(self, value: Any, atime: int) -> None:
+    def __init__(self, value: Any, atime: int, slot: int) -> None:
         self.value = value
         self.atime = atime
+        self.slot = slot
 
 
 class Database:
-    __slots__ = ("id", "data", "expires", "_heap", "_slot_of", "slots", "_free", "watched", "blocking",
+    __slots__ = ("id", "data", "expires", "_heap", "slots", "_free", "watched", "blocking",
                  "freq", "lfu", "clock", "signals", "expired_hook", "stat_expired",
                  "ready_hook", "new_hook", "sizes", "mem", "expire_paused", "loading")
 
@@ -129,7 +123,6 @@ class Database:
         self.data: dict[bytes, Entry] = {}
         self.expires: dict[bytes, int] = {}
         self._heap: list[tuple[int, bytes]] = []
-        self._slot_of: dict[bytes, int] = {}
         self.slots: list[bytes | None] = []
         self._free: list[int] = []
         self.watched: dict[bytes, list[Any]] = {}
@@ -230,8 +223,7 @@ class Database:
         """Create or overwrite `key`; an overwrite drops the TTL unless keep_ttl (SET's semantics)."""
         e = self.data.get(key)
         if e is None:
-            self._add_slot(key)
-            self.data[key] = Entry(value, self.clock.now_ms)
+            self.data[key] = Entry(value, self.clock.now_ms, self._add_slot(key))
             if self.blocking or self.new_hook is not None:
                 self._created(key, value)
             return
@@ -258,16 +250,14 @@ class Database:
             key = args[i]
             e = data.get(key)
             if e is None:
-                self._add_slot(key)
-                data[key] = Entry(args[i + 1], now)
+                data[key] = Entry(args[i + 1], now, self._add_slot(key))
             else:
                 e.value = args[i + 1]
                 e.atime = now
 
     def add(self, key: bytes, value: Any) -> None:
         """Create `key`, which must not exist."""
-        self._add_slot(key)
-        self.data[key] = Entry(value, self.clock.now_ms)
+        self.data[key] = Entry(value, self.clock.now_ms, self._add_slot(key))
         if self.blocking or self.new_hook is not None:
             self._created(key, value)
 
@@ -298,12 +288,11 @@ class Database:
         if sizes is not None:
             self.mem -= sizes.pop(key, 0)
         if data:
-            slot = self._slot_of.pop(key)
+            slot = e.slot
             self.slots[slot] = None
             self._free.append(slot)
         else:
             # Empty: no key can be mid-iteration, so the slot array restarts compact.
-            self._slot_of = {}
             self.slots = []
             self._free = []
         return True
@@ -336,7 +325,6 @@ class Database:
         self.data = {}
         self.expires = {}
         self._heap = []
-        self._slot_of = {}
         self.slots = []
         self._free = []
         self.freq = {}
@@ -347,7 +335,7 @@ class Database:
 
     def swap_contents(self, other: Database) -> None:
         """SWAPDB: exchange keyspaces; hooks, watchers and blocked clients stay with the db number."""
-        for name in ("data", "expires", "_heap", "_slot_of", "slots", "_free", "freq", "sizes", "mem"):
+        for name in ("data", "expires", "_heap", "slots", "_free", "freq", "sizes", "mem"):
             a, b = getattr(self, name), getattr(other, name)
             setattr(self, name, b)
             setattr(other, name, a)
@@ -388,14 +376,15 @@ class Database:
         return done
 
     # ---- iteration -----------------------------------------------------------------------------
-    def _add_slot(self, key: bytes) -> None:
+    def _add_slot(self, key: bytes) -> int:
+        """A free position of the slot array, now holding `key` (the new Entry keeps it)."""
         if self._free:
             slot = self._free.pop()
             self.slots[slot] = key
         else:
             slot = len(self.slots)
             self.slots.append(key)
-        self._slot_of[key] = slot
+        return slot
 
     def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
         """Keys from slot `cursor` on: about `count` of them, visiting at most 10 * count slots
