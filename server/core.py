@@ -586,7 +586,7 @@ class Server:
         for db in self.dbs:
             if budget <= 0:
                 break
-            if db.expires:
+            if db.nexpires:
                 budget -= db.active_expire(now, budget)
         propagate.flush_alone(self)
         self.clients_cron.tick(now)

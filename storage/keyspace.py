@@ -5,11 +5,16 @@ Values: strings are `bytes` (Redis's int/embstr/raw encodings are inferred from 
 was modified in place by APPEND/SETRANGE/SETBIT: Redis's `raw`).  Every other type is an object
 with a `type_name` attribute.
 
-Expiry: `expires` maps key -> absolute deadline in ms.  Keys expire lazily (any lookup with the
-cached command time past the deadline deletes them) and actively: a heap of (deadline, key) lets the
-cron reclaim expired keys in deadline order with bounded work per call.  The heap may hold stale
-entries (TTL changed or key deleted); they are skipped by checking `expires` and rebuilt when the
-heap grows past twice the live TTL count.
+Expiry: a key's absolute deadline in ms is in its record (`Entry.expire`, NO_TTL when it has none,
+so a lookup's test is one comparison), and each key with a deadline also holds a position in
+`ttl_keys`, an array of keys with holes reused like the SCAN slots (`Entry.tslot`, -1 without
+one).  `expires` is a read-only mapping view (key -> deadline) over them for the callers that ask
+(TTL, INFO's expires=, persistence, eviction); `nexpires` is its length, what the hot paths test.
+Keys expire lazily (a lookup with the cached command time past the deadline deletes them) and
+actively: the cron walks `ttl_keys` from a cursor in steps of 20 keys, as Redis's
+activeExpireCycle samples the expires dict, deleting those past their deadline, and goes on while
+more than a tenth of a step had expired (Redis's ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE).  A key
+with a deadline thus costs one array slot beyond the key itself.
 
 SCAN: `slots` is an append-mostly array in which each key keeps its position for as long as it
 exists; deleted positions become holes reused by later keys.  A SCAN cursor is a slot position, so a
@@ -45,7 +50,6 @@ through `set`, `set_pairs` or `add` (Redis's dbAdd), which is where `new_hook` f
 
 from __future__ import annotations
 
-import heapq
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -101,28 +105,77 @@ class WallClock:
         return int(time.time() * 1000)
 
 
-class Entry:
-    """A key's value, the time (ms) of its last access and its position in the SCAN slot array;
-    see the module essay."""
+INT64_MAX = (1 << 63) - 1
+NO_TTL = INT64_MAX  # Entry.expire of a key without a deadline: never <= the time
+ACTIVE_EXPIRE_STEP = 20  # keys visited per step (Redis's ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP)
 
-    __slots__ = ("value", "atime", "slot")
+
+class Entry:
+    """A key's record: its value, the time (ms) of its last access, its position in the SCAN slot
+    array, its deadline (ms, NO_TTL if none) and its position in `ttl_keys` (-1 if none); see the
+    module essay."""
+
+    __slots__ = ("value", "atime", "slot", "tslot", "expire")
 
     def __init__(self, value: Any, atime: int, slot: int) -> None:
         self.value = value
         self.atime = atime
         self.slot = slot
+        self.tslot = -1
+        self.expire = NO_TTL
+
+
+class Expires:
+    """The keys with a deadline and their deadlines, as a read-only mapping (Redis's db->expires,
+    seen from outside the keyspace)."""
+
+    __slots__ = ("db",)
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def __len__(self) -> int:
+        return self.db.nexpires
+
+    def __bool__(self) -> bool:
+        return self.db.nexpires > 0
+
+    def get(self, key: bytes, default: int | None = None) -> int | None:
+        e = self.db.data.get(key)
+        return default if e is None or e.tslot < 0 else e.expire
+
+    def __contains__(self, key: object) -> bool:
+        e = self.db.data.get(key)  # type: ignore[call-overload]
+        return e is not None and e.tslot >= 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        return (k for k in self.db.ttl_keys if k is not None)
+
+    def keys(self) -> Iterator[bytes]:
+        return iter(self)
+
+    def items(self) -> Iterator[tuple[bytes, int]]:
+        data = self.db.data
+        return ((k, data[k].expire) for k in self.db.ttl_keys if k is not None)
+
+    def values(self) -> Iterator[int]:
+        data = self.db.data
+        return (data[k].expire for k in self.db.ttl_keys if k is not None)
 
 
 class Database:
-    __slots__ = ("id", "data", "expires", "_heap", "slots", "_free", "watched", "blocking",
+    __slots__ = ("id", "data", "expires", "nexpires", "ttl_keys", "_ttl_free", "_ttl_cursor", "slots", "_free", "watched", "blocking",
                  "freq", "lfu", "clock", "signals", "expired_hook", "stat_expired",
                  "ready_hook", "new_hook", "sizes", "mem", "expire_paused", "loading")
 
     def __init__(self, dbid: int) -> None:
         self.id = dbid
         self.data: dict[bytes, Entry] = {}
-        self.expires: dict[bytes, int] = {}
-        self._heap: list[tuple[int, bytes]] = []
+        self.expires = Expires(self)
+        self.nexpires = 0
+        self.ttl_keys: list[bytes | None] = []
+        self._ttl_free: list[int] = []
+        self._ttl_cursor = 0
         self.slots: list[bytes | None] = []
         self._free: list[int] = []
         self.watched: dict[bytes, list[Any]] = {}
@@ -166,26 +219,24 @@ class Database:
     def get(self, key: bytes, now_ms: int) -> Any:
         """The live value of `key` or None, expiring it first if its deadline has passed; a hit
         counts as an access (OBJECT IDLETIME)."""
-        if self.expires:
-            when = self.expires.get(key)
-            if when is not None and when <= now_ms and not self.loading:
-                self._expire(key)
-                return None
         e = self.data.get(key)
         if e is None:
+            return None
+        if e.expire <= now_ms and e.tslot >= 0 and not self.loading:
+            self._expire(key)
             return None
         e.atime = now_ms
         return e.value
 
     def peek(self, key: bytes, now_ms: int) -> Any:
         """Like `get` but not an access (Redis's LOOKUP_NOTOUCH)."""
-        if self.expires:
-            when = self.expires.get(key)
-            if when is not None and when <= now_ms and not self.loading:
-                self._expire(key)
-                return None
         e = self.data.get(key)
-        return None if e is None else e.value
+        if e is None:
+            return None
+        if e.expire <= now_ms and e.tslot >= 0 and not self.loading:
+            self._expire(key)
+            return None
+        return e.value
 
     def stored(self, key: bytes) -> Any:
         """The value as stored, even past its deadline and without touching it (a bare dictFind:
@@ -213,7 +264,14 @@ class Database:
         return 0 if e is None else max(0, now_ms - e.atime)
 
     def ttl_ms(self, key: bytes) -> int | None:
-        return self.expires.get(key)
+        """The key's deadline in ms, or None if it has none (or does not exist)."""
+        e = self.data.get(key)
+        return None if e is None or e.tslot < 0 else e.expire
+
+    def records(self) -> Iterator[tuple[bytes, Any, int | None]]:
+        """(key, value, deadline or None) for every key, expired or not, from a snapshot of the
+        keys (what a dump writes)."""
+        return ((k, e.value, None if e.tslot < 0 else e.expire) for k, e in list(self.data.items()))
 
     def __len__(self) -> int:
         return len(self.data)
@@ -227,8 +285,8 @@ class Database:
             if self.blocking or self.new_hook is not None:
                 self._created(key, value)
             return
-        if not keep_ttl and self.expires:
-            self.expires.pop(key, None)
+        if not keep_ttl and e.tslot >= 0:
+            self._drop_ttl(e)
         if self.blocking and key in self.blocking and self.ready_hook is not None and e.value.__class__ is Stream:
             # Overwriting a stream wakes its waiters (a blocked XREADGROUP then fails), as Redis's
             # dbOverwrite does; overwriting any other type wakes no one, even when the new value
@@ -242,7 +300,7 @@ class Database:
         calls were most of MSET's cost."""
         data = self.data
         now = self.clock.now_ms
-        if self.expires or self.blocking or self.lfu or self.new_hook:
+        if self.nexpires or self.blocking or self.lfu or self.new_hook:
             for i in range(start, len(args), 2):
                 self.set(args[i], args[i + 1])
             return
@@ -280,8 +338,8 @@ class Database:
             return False
         if self.blocking and key in self.blocking and self.ready_hook is not None and e.value.__class__ is Stream:
             self.ready_hook(self, key, e.value)  # dbGenericDelete: a blocked XREADGROUP must fail
-        if self.expires:
-            self.expires.pop(key, None)
+        if e.tslot >= 0:
+            self._drop_ttl(e)
         if self.freq:
             self.freq.pop(key, None)
         sizes = self.sizes
@@ -305,26 +363,47 @@ class Database:
         return e.value
 
     def set_expire(self, key: bytes, when_ms: int) -> None:
-        self.expires[key] = when_ms
-        heap = self._heap
-        heapq.heappush(heap, (when_ms, key))
-        if len(heap) > 2 * len(self.expires) + 1024:
-            self._rebuild_heap()
+        """Give the existing `key` the deadline `when_ms` (ms)."""
+        e = self.data[key]
+        if e.tslot < 0:
+            if self._ttl_free:
+                e.tslot = self._ttl_free.pop()
+                self.ttl_keys[e.tslot] = key
+            else:
+                e.tslot = len(self.ttl_keys)
+                self.ttl_keys.append(key)
+            self.nexpires += 1
+        e.expire = when_ms
 
-    def _rebuild_heap(self) -> None:
-        """The expiry heap anew from `expires`, without the stale entries of keys deleted or
-        re-timed since they were pushed."""
-        self._heap = [(w, k) for k, w in self.expires.items()]
-        heapq.heapify(self._heap)
+    def _drop_ttl(self, e: Entry) -> None:
+        """Forget the deadline of the record `e`, which has one."""
+        slot = e.tslot
+        e.tslot = -1
+        e.expire = NO_TTL
+        self.nexpires -= 1
+        if self.nexpires:
+            self.ttl_keys[slot] = None
+            self._ttl_free.append(slot)
+        else:  # none left: the array restarts compact
+            self.ttl_keys = []
+            self._ttl_free = []
+            self._ttl_cursor = 0
 
     def persist(self, key: bytes) -> bool:
-        return self.expires.pop(key, None) is not None
+        """Remove the key's deadline; False if it had none."""
+        e = self.data.get(key)
+        if e is None or e.tslot < 0:
+            return False
+        self._drop_ttl(e)
+        return True
 
     def flush(self) -> int:
         n = len(self.data)
         self.data = {}
-        self.expires = {}
-        self._heap = []
+        self.nexpires = 0
+        self.ttl_keys = []
+        self._ttl_free = []
+        self._ttl_cursor = 0
         self.slots = []
         self._free = []
         self.freq = {}
@@ -335,7 +414,8 @@ class Database:
 
     def swap_contents(self, other: Database) -> None:
         """SWAPDB: exchange keyspaces; hooks, watchers and blocked clients stay with the db number."""
-        for name in ("data", "expires", "_heap", "slots", "_free", "freq", "sizes", "mem"):
+        for name in ("data", "nexpires", "ttl_keys", "_ttl_free", "_ttl_cursor", "slots", "_free", "freq", "sizes",
+                     "mem"):
             a, b = getattr(self, name), getattr(other, name)
             setattr(self, name, b)
             setattr(other, name, a)
@@ -350,8 +430,8 @@ class Database:
             self.expired_hook(self, key)
 
     def expire_if_needed(self, key: bytes, now_ms: int) -> bool:
-        when = self.expires.get(key)
-        if when is not None and when <= now_ms and not self.loading:
+        e = self.data.get(key)
+        if e is not None and e.expire <= now_ms and e.tslot >= 0 and not self.loading:
             self._expire(key)
             return True
         return False
@@ -362,17 +442,38 @@ class Database:
         return when_ms <= now_ms and not self.loading
 
     def active_expire(self, now_ms: int, budget: int) -> int:
-        """Delete up to `budget` keys whose deadline has passed; returns how many were deleted."""
-        heap, expires = self._heap, self.expires
+        """Delete up to `budget` keys whose deadline has passed, walking `ttl_keys` on from where
+        the last call stopped, in steps of ACTIVE_EXPIRE_STEP keys, until a step finds at most a
+        tenth of its keys expired or the walk has gone round once.  Returns how many were
+        deleted."""
+        if self.loading or self.expire_paused:
+            return 0
+        data = self.data
+        pos = self._ttl_cursor
+        walked = 0
         done = 0
-        while heap and done < budget:
-            when, key = heap[0]
-            if when > now_ms:
+        while done < budget and self.nexpires:
+            keys = self.ttl_keys  # anew each step: the array restarts when its last key goes
+            n = len(keys)
+            sampled = expired = 0
+            while sampled < ACTIVE_EXPIRE_STEP and walked < n and done < budget:
+                if pos >= n:
+                    pos = 0
+                key = keys[pos]
+                pos += 1
+                walked += 1
+                if key is None:
+                    continue
+                sampled += 1
+                if data[key].expire <= now_ms:
+                    self._expire(key)
+                    expired += 1
+                    done += 1
+                    if not self.nexpires:
+                        break
+            if expired * 10 <= sampled or walked >= n:
                 break
-            heapq.heappop(heap)
-            if expires.get(key) == when:
-                self._expire(key)
-                done += 1
+        self._ttl_cursor = pos if self.nexpires else 0
         return done
 
     # ---- iteration -----------------------------------------------------------------------------
@@ -419,27 +520,23 @@ class Database:
 
     def sample_keys(self, count: int, volatile: bool) -> list[bytes]:
         """Up to `count` random keys, with a TTL only if `volatile` (Redis's dictGetSomeKeys on the
-        main or the expires dict, for eviction): not uniform and possibly repeated, as there.
-        Keys with a TTL are drawn from the expiry heap, whose stale entries are skipped."""
+        main or the expires dict, for eviction): not uniform and possibly repeated, as there."""
         rand = random.randrange
         out: list[bytes] = []
         if volatile:
-            expires = self.expires
-            if not expires:
+            if not self.nexpires:
                 return out
-            for attempt in range(2):
-                heap = self._heap
-                n = len(heap)
-                for _ in range(count * 4):
-                    when, key = heap[rand(n)]
-                    if expires.get(key) == when:
-                        out.append(key)
-                        if len(out) == count:
-                            return out
-                if out or attempt:
-                    break
-                # Mostly stale entries (keys deleted or re-timed since): compact, draw again.
-                self._rebuild_heap()
+            keys = self.ttl_keys
+            n = len(keys)
+            for _ in range(count * 4):
+                key = keys[rand(n)]
+                if key is not None:
+                    out.append(key)
+                    if len(out) == count:
+                        break
+            if not out:  # mostly holes: draw from the live keys
+                live = [k for k in keys if k is not None]
+                out = random.choices(live, k=min(count, len(live)))
             return out
         if self.data:
             out = [self.random_key() for _ in range(count)]  # type: ignore[misc]

@@ -66,7 +66,7 @@ def _delete(c, key: bytes) -> None:
 def get(c, argv):
     srv = c.server
     db = c.db
-    if not (db.expires or db.lfu):
+    if not (db.nexpires or db.lfu):
         # Database.get inlined for the common case (no TTL to check, not LFU mode): a method
         # call is a tenth of GET's cost.
         e = db.data.get(argv[1])
@@ -160,7 +160,7 @@ def set_(c, argv):
     db = c.db
     srv = c.server
     if len(argv) == 3:
-        if db.expires or db.blocking or db.lfu:
+        if db.nexpires or db.blocking or db.lfu:
             db.get(key, srv.now_ms)  # a stale key expires first (stats, event), as lookupKeyWrite
             db.set(key, value)
         else:
@@ -313,7 +313,7 @@ def _mset(c, argv) -> None:
     db = c.db
     srv = c.server
     dset = db.set
-    if db.signals or srv.notify_flags or db.expires or db.lfu:  # LFU: each key looked up, as setKey does
+    if db.signals or srv.notify_flags or db.nexpires or db.lfu:  # LFU: each key looked up, as setKey does
         for i in range(1, len(argv), 2):
             key = argv[i]
             lookup_write(c, key)
@@ -377,7 +377,7 @@ def incr(c, argv, delta: int = 1) -> bytes:
     key = argv[1]
     db = c.db
     srv = c.server
-    if not (db.expires or db.lfu or db.signals or srv.notify_flags):
+    if not (db.nexpires or db.lfu or db.signals or srv.notify_flags):
         # The common case inlined (Database.get and replace, _int_value's fast branch): no TTL,
         # not LFU mode, no WATCH or notification to feed.  Calls cost more than INCR's work.
         e = db.data.get(key)

@@ -162,9 +162,8 @@ class Persistence:
         for db in self.srv.dbs:
             if not db.data:
                 continue
-            expires = db.expires
-            keys = ((k, e.value, expires.get(k)) for k, e in list(db.data.items()))
-            yield db.id, len(db.data), len(expires), childinfo.counted(delayed(keys) if delay else keys)
+            keys = db.records()
+            yield db.id, len(db.data), db.nexpires, childinfo.counted(delayed(keys) if delay else keys)
 
     def write_to(self, f: Any, compress: bool, aof_base: bool = False, data: bool = True,
                  functions: bool = True) -> None:
