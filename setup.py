@@ -34,6 +34,8 @@ HOT_MODULES = [
     "raxdb.server.commands.t_string",
     "raxdb.storage.keyspace",
     "raxdb.storage.listpack",
+    "raxdb.storage.lzf",
+    "raxdb.storage.rdb",
     "raxdb.storage.rax",
     "raxdb.storage.stream",
 ]

@@ -469,7 +469,7 @@ class Reader:
             packed = self.take(clen)  # a short read: unreported, as rioRead's failure
             try:
                 return lzf_decompress(packed, ulen)
-            except ValueError as exc:
+            except (ValueError, OverflowError) as exc:  # Overflow: compiled, a length past int64
                 raise corrupt("Invalid LZF compressed string") from exc
         raise corrupt("Unknown RDB string encoding type %d" % n)
 

@@ -1,0 +1,39 @@
+# Declarations for compiling rdb.py with Cython (setup.py); the interpreter never reads this.
+#
+# A file's every length, string and key goes through Reader and Writer: as extension types with
+# typed fields and C-callable methods, and with the loops that drive them (read_file,
+# write_file, read_value, write_value) knowing their types, each is a C call over a byte
+# buffer instead of a method lookup and Python int arithmetic.  The fields stay public: the
+# function library's dump and the loaders' windows read them.
+cimport cython
+
+
+cdef class Writer:
+    cdef public bytearray buf
+    cdef public object compress, sink, chunk, crc
+
+    cpdef flush(self)
+    cpdef maybe_flush(self)
+    cpdef length(self, n)
+    cpdef string(self, s)
+
+
+cdef class Reader:
+    cdef public bytes data
+    cdef public Py_ssize_t pos
+
+    cpdef bytes take(self, n)  # n untyped: a corrupt file's length may not fit a C integer
+    @cython.locals(p=cython.Py_ssize_t)
+    cpdef int byte(self) except -1
+    @cython.locals(p=cython.Py_ssize_t, data=bytes)
+    cpdef length(self)
+    @cython.locals(p=cython.Py_ssize_t, data=bytes, b=cython.int, end=cython.Py_ssize_t)
+    cpdef bytes string(self)
+
+
+@cython.locals(w=Writer)
+cpdef int write_value(w, value) except -1
+
+
+@cython.locals(r=Reader)
+cpdef read_value(r, int t, limits)
