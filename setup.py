@@ -32,6 +32,7 @@ HOT_MODULES = [
     "raxdb.server.table.registry",
     "raxdb.server.commands.t_stream",
     "raxdb.server.commands.t_string",
+    "raxdb.storage.crc64",
     "raxdb.storage.keyspace",
     "raxdb.storage.listpack",
     "raxdb.storage.lzf",
