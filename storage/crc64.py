@@ -55,9 +55,10 @@ _BULK_LARGE = 65536  # and from this one N=256 beats N=64
 _SEGMENT = 1 << 20  # long inputs go through the column method a MiB at a time (cache-friendlier)
 
 
-def _build_tables() -> tuple[list[list[int]], list[list[bytes]]]:
+def _build_tables(all_of_them: bool = True) -> tuple[list[list[int]], list[list[bytes]]]:
     """(_T, _TR): _T[d][b] is the CRC contribution of byte b followed by d zero bytes, for d < 256;
-    _TR[d][m] is the 256-byte translation table giving byte m (little-endian) of _T[d][b]."""
+    _TR[d][m] is the 256-byte translation table giving byte m (little-endian) of _T[d][b].
+    Without `all_of_them`, _T[0] alone and no _TR."""
     t0 = []
     for i in range(256):
         c = i
@@ -65,6 +66,8 @@ def _build_tables() -> tuple[list[list[int]], list[list[bytes]]]:
             c = (c >> 1) ^ _POLY_REFLECTED if c & 1 else c >> 1
         t0.append(c)
     tables = [t0]
+    if not all_of_them:
+        return tables, []
     for _ in range(255):
         tables.append([(v >> 8) ^ t0[v & 0xFF] for v in tables[-1]])
     translations = []
@@ -74,14 +77,20 @@ def _build_tables() -> tuple[list[list[int]], list[list[bytes]]]:
     return tables, translations
 
 
-_T, _TR = _build_tables()
-_BYTE_TABLE = array("Q", _T[0])
-# Is this module the compiled one?  Its file is then the extension module, not the source.
+# Is this module the compiled one?  Its file is then the extension module, not the source, and
+# it needs only the byte table (the interpreted methods' tables take ~25 ms to build).
 _COMPILED = not __file__.endswith((".py", ".pyc"))
-_SLICE16 = tuple(_T[15 - k] for k in range(16))
-# Advancing a CRC over N bytes: byte m of the CRC meets table N-1-m.
-_SHIFT = {n: tuple(_T[n - 1 - m] for m in range(8)) for n in (64, 256)}
-_COLUMNS = {n: [_TR[n - 1 - k] for k in range(n)] for n in (64, 256)}
+_T, _TR = _build_tables(not _COMPILED)
+_BYTE_TABLE = array("Q", _T[0])
+if _COMPILED:  # crc64() is the byte loop alone
+    _SLICE16: tuple = ()
+    _SHIFT: dict = {}
+    _COLUMNS: dict = {}
+else:
+    _SLICE16 = tuple(_T[15 - k] for k in range(16))
+    # Advancing a CRC over N bytes: byte m of the CRC meets table N-1-m.
+    _SHIFT = {n: tuple(_T[n - 1 - m] for m in range(8)) for n in (64, 256)}
+    _COLUMNS = {n: [_TR[n - 1 - k] for k in range(n)] for n in (64, 256)}
 del _T, _TR  # only the tables referenced above stay alive
 _BIG_ENDIAN = sys.byteorder == "big"
 

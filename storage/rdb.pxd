@@ -37,3 +37,7 @@ cpdef int write_value(w, value) except -1
 
 @cython.locals(r=Reader)
 cpdef read_value(r, int t, limits)
+
+
+cdef class KeyRecord:
+    cdef public object db, key, value, expire_ms, idle_s, freq

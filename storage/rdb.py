@@ -833,16 +833,20 @@ def _check_stream_nodes(s: Stream) -> None:
 
 
 # ---- files -------------------------------------------------------------------------------------
-@dataclass
 class KeyRecord:
-    """One key of a file being read: its database, name, value, and what came with it."""
+    """One key of a file being read: its database, name, value, and what came with it (a loaded
+    file makes one per key, so it is a slotted record, an extension type compiled)."""
 
-    db: int
-    key: bytes
-    value: Any
-    expire_ms: int | None
-    idle_s: int | None
-    freq: int | None
+    __slots__ = ("db", "key", "value", "expire_ms", "idle_s", "freq")
+
+    def __init__(self, db: int, key: bytes, value: Any, expire_ms: int | None, idle_s: int | None,
+                 freq: int | None) -> None:
+        self.db = db
+        self.key = key
+        self.value = value
+        self.expire_ms = expire_ms
+        self.idle_s = idle_s
+        self.freq = freq
 
 
 def write_file(w: Writer, aux: Iterable[tuple[bytes, bytes]], functions: Iterable[bytes],

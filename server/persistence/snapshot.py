@@ -480,8 +480,8 @@ class Persistence:
         INFO shows `loading:1` and the progress of `total` bytes, the last load's key counts start
         again from 0, clients are answered -LOADING, nothing in `dbs` (default: the server's)
         expires (Database.loading) and nothing is propagated (Redis's shouldPropagate is false
-        while loading: the data comes from the files it would be written to).  Nested (the AOF's
-        RDB base), it leaves the outer load in charge."""
+        while loading: the data comes from the files it would be written to), and the cycle
+        collector waits.  Nested (the AOF's RDB base), it leaves the outer load in charge."""
         srv = self.srv
         if self.stats.get("loading"):
             yield
@@ -492,9 +492,15 @@ class Persistence:
         for db in dbs:
             db.loading = True
         srv.update_clock()
+        # A load makes a record per key and no garbage cycles: the collector, which would walk
+        # the growing dataset again and again as it counts the new objects, waits until the end.
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             yield
         finally:
+            if collecting:
+                gc.enable()
             for db in dbs:
                 db.loading = False
             srv.also_propagate = ops
@@ -526,6 +532,7 @@ class Persistence:
         values = srv.config.values
         delay = int(values["key-load-delay"])
         db_list = srv.dbs if dbs is None else dbs
+        ndbs = len(db_list)
         loaded = expired = empty = with_expire = past = 0
         end = len(data)
         stats = self.stats
@@ -535,9 +542,21 @@ class Persistence:
                 for kind, item in rdb.read_file(data, self.limits(),
                                                 int(values["loading-process-events-interval-bytes"]), arriving):
                     if kind == "key":
-                        if item.db >= len(db_list):
+                        if item.db >= ndbs:
                             raise LoadError("FATAL: Data file was created with a Redis server configured to "
-                                            f"handle more than {len(db_list)} databases. Exiting\n")
+                                            f"handle more than {ndbs} databases. Exiting\n")
+                        if item.expire_ms is None and item.idle_s is None and item.freq is None:
+                            # the common key, _add inlined: a load pays this per key
+                            db = db_list[item.db]
+                            key = item.key
+                            if key in db.data:
+                                self._add(db, item, now, merge)  # a duplicate: merged or an error
+                            else:
+                                db.add(key, item.value)
+                            loaded += 1
+                            if delay:
+                                loading.debug_delay(delay)
+                            continue
                         drop = False
                         if item.expire_ms is not None:  # also counted for redis-check-rdb's report
                             with_expire += 1
