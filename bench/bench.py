@@ -14,7 +14,8 @@ nothing here passes or fails.
 `--server-args` starts both servers with those options (a memory limit, say, under which raxdb
 counts memory after every write as server/memory/evict.py describes).
 
-`--memory` also runs bench/stream_memory.py (bytes per stream entry, raxdb vs Redis).
+`--memory` also runs bench/keyspace_memory.py (bytes per key of every key shape, SAVE and load
+times) and bench/stream_memory.py (bytes per stream entry), raxdb beside Redis.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tests.support.diff import RawConnection, encode_command  # noqa: E402
 from tests.support.servers import start_raxdb, start_redis  # noqa: E402
 
 # name -> redis-benchmark arguments (-t test, or a literal command after the options)
@@ -46,6 +48,11 @@ WORKLOADS: dict[str, list[str]] = {
     "SPOP": ["-t", "spop"],
     "ZADD": ["-t", "zadd"],
     "LRANGE_100": ["-t", "lrange_100"],
+    # many small keys (prepared: 100,000 hashes and sorted sets of 10, as a job queue keeps them)
+    "HSET_SMALL": ["--", "HSET", "h:__rand_int__", "field:3", "value:new"],
+    "HGET_SMALL": ["--", "HGET", "h:__rand_int__", "field:3"],
+    "ZADD_SMALL": ["--", "ZADD", "z:__rand_int__", "5", "member:5"],
+    "ZSCORE_SMALL": ["--", "ZSCORE", "z:__rand_int__", "member:7"],
     "XADD": ["--", "XADD", "bench:stream", "MAXLEN", "~", "100000", "*", "field", "value", "f2", "v2"],
     "XRANGE_10": ["--", "XRANGE", "bench:stream", "-", "+", "COUNT", "10"],
 }
@@ -72,11 +79,24 @@ def run_benchmark(port: int, args: list[str], pipeline: int, requests: int) -> f
     return float(rows[-1][1])
 
 
+SMALL_KEYS = 100_000  # the -r of every workload: __rand_int__ is 12 digits below it
+
+
 def prepare(port: int) -> None:
     """Data the read workloads need: a stream for XRANGE, lists for LRANGE (redis-benchmark's own
-    LRANGE test pushes first)."""
+    LRANGE test pushes first), and the small hashes and sorted sets of the *_SMALL workloads."""
     subprocess.run(["redis-benchmark", "-p", str(port), "-c", "10", "-n", "2000", "-q", "XADD", "bench:stream",
                     "*", "field", "value", "f2", "v2"], capture_output=True, timeout=120)
+    conn = RawConnection(port, timeout=600)
+    fields = [x for j in range(10) for x in (b"field:%d" % j, b"value:%d" % j)]
+    members = [x for j in range(10) for x in (b"%d" % j, b"member:%d" % j)]
+    for start in range(0, SMALL_KEYS, 1000):
+        batch = range(start, start + 1000)
+        conn.send(b"".join(encode_command([b"HSET", b"h:%012d" % i, *fields]) for i in batch)
+                  + b"".join(encode_command([b"ZADD", b"z:%012d" % i, *members]) for i in batch))
+        for _ in range(2 * len(batch)):
+            conn.read_frame()
+    conn.close()
 
 
 def main() -> None:
@@ -117,7 +137,8 @@ def main() -> None:
         ours.stop()
         theirs.stop()
     if opts.memory:
-        subprocess.run([sys.executable, str(Path(__file__).with_name("stream_memory.py"))], check=False)
+        for script in ("keyspace_memory.py", "stream_memory.py"):
+            subprocess.run([sys.executable, str(Path(__file__).with_name(script))], check=False)
 
 
 if __name__ == "__main__":
