@@ -66,15 +66,17 @@ def _delete(c, key: bytes) -> None:
 def get(c, argv):
     srv = c.server
     db = c.db
-    if not (db.nexpires or db.lfu):
-        # Database.get inlined for the common case (no TTL to check, not LFU mode): a method
-        # call is a tenth of GET's cost.
+    if not db.lfu:
+        # Database.get inlined for the common case (not LFU mode, the key not past a deadline:
+        # only a key with one has an `expire` that can be): a method call is a tenth of GET's cost.
         e = db.data.get(argv[1])
         if e is None:
             v = None
-        else:
+        elif e.expire > srv.now_ms:
             e.atime = srv.now_ms
             v = e.value
+        else:
+            v = db.get(argv[1], srv.now_ms)
     else:
         v = db.get(argv[1], srv.now_ms)
     if v is None:
@@ -160,17 +162,16 @@ def set_(c, argv):
     db = c.db
     srv = c.server
     if len(argv) == 3:
-        if db.nexpires or db.blocking or db.lfu:
+        e = None if db.blocking or db.lfu else db.data.get(key)
+        if e is not None and e.tslot < 0:
+            # Database.set's overwrite, inlined: no TTL or waiter to drop, not LFU mode.
+            e.value = value
+            e.atime = srv.now_ms
+        elif e is None and not (db.blocking or db.lfu):
+            db.add(key, value)
+        else:
             db.get(key, srv.now_ms)  # a stale key expires first (stats, event), as lookupKeyWrite
             db.set(key, value)
-        else:
-            e = db.data.get(key)
-            if e is not None:
-                # Database.set's overwrite, inlined: no TTL or waiter to drop, not LFU mode.
-                e.value = value
-                e.atime = srv.now_ms
-            else:
-                db.add(key, value)
         if db.signals or srv.notify_flags:
             modified(c, key)
             notify(c, NOTIFY_STRING, "set", key)
