@@ -27,9 +27,9 @@ touching lookup or write (OBJECT IDLETIME, LRU eviction) and its position in `sl
 Redis's robj header (type, encoding, lru) cut down to what Python does not already know, with the
 dictEntry's place in the table beside it: one object per key, read by every lookup anyway, so
 touching a key is one store on a record already in hand, and deleting one finds its slot there.
-Compiled (keyspace.pxd), the time and slot are C integers.  The price of a record is that it is a
-GC-tracked object per key: a full collection traverses every key, which server/main.py's
-thresholds keep rare.
+Compiled (keyspace.pxd), the times and slots are C integers and the record is outside the cycle
+collector (no value refers back to its record); interpreted, it is a GC-tracked object per key,
+which a full collection traverses, and server/main.py's thresholds keep those rare.
 `get` (every lookup that touches, GET and the keyaccess helpers included) and `set`/`add` stamp the
 entry; `peek` is the lookup that does not touch (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS,
 OBJECT).  `replace` swaps the value and keeps the stamp.  `set`/`add` read the time from `clock`,
@@ -57,6 +57,13 @@ from typing import Any
 
 from raxdb.storage.alloc import sds_grown_room, sds_new_room
 from raxdb.storage.stream import Stream
+
+try:  # compiled, the decorators below are Cython's; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython: they do nothing
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(cclass=lambda cls: cls, no_gc=lambda cls: cls)
 
 
 class RawStr(bytearray):
@@ -110,6 +117,8 @@ NO_TTL = INT64_MAX  # Entry.expire of a key without a deadline: never <= the tim
 ACTIVE_EXPIRE_STEP = 20  # keys visited per step (Redis's ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP)
 
 
+@cython.no_gc  # compiled: no cycle-collector header (keyspace.pxd)
+@cython.cclass
 class Entry:
     """A key's record: its value, the time (ms) of its last access, its position in the SCAN slot
     array, its deadline (ms, NO_TTL if none) and its position in `ttl_keys` (-1 if none); see the
