@@ -33,8 +33,10 @@ HOT_MODULES = [
     "raxdb.server.commands.t_stream",
     "raxdb.server.commands.t_string",
     "raxdb.storage.keyspace",
+    "raxdb.storage.intset",
     "raxdb.storage.listpack",
     "raxdb.storage.rax",
+    "raxdb.storage.set_type",
     "raxdb.storage.stream",
 ]
 
