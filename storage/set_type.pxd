@@ -27,11 +27,12 @@ cdef class RSet:  # @cython.no_gc is on the class in set_type.py: Cython reads i
 
 
 cdef unsigned long long _rng
+cdef object _DUMMY
 
 @cython.locals(x=cython.ulonglong)
 cdef unsigned long long _rand() noexcept
 cpdef Py_ssize_t _below(Py_ssize_t n) except -1
 
-@cython.locals(so=SetPtr, table=EntryPtr, key=ObjPtr, mask=Py_ssize_t)
-cpdef bytes _pick(set s)
+@cython.locals(so=SetPtr, table=EntryPtr, key=ObjPtr, dummy=ObjPtr, mask=Py_ssize_t)
+cpdef object _pick(set s)
 cpdef Py_ssize_t _slots(set s) except -1

@@ -77,17 +77,25 @@ def _below(n: int) -> int:
 def _pick(s: set) -> bytes:
     """A member of the non-empty set `s`, uniformly at random."""
     if _COMPILED:
-        # Draw slots of the table until one holds a member (not empty, not a deleted entry's
-        # dummy, which is not bytes): every member has the same chance.  SetPtr and the C types
-        # are declared in set_type.pxd and exist only compiled.
+        # Draw slots of the table until one holds a member (neither empty nor the dummy a removal
+        # leaves): every member has the same chance.  SetPtr, ObjPtr and the C types are declared
+        # in set_type.pxd and exist only compiled.
         so = cython.cast(SetPtr, s)  # noqa: F821
         mask = so.mask
         table = so.table
+        dummy = cython.cast(ObjPtr, _DUMMY)  # noqa: F821
         while True:
             key = table[(_rand() >> 16) & mask].key
-            if key != cython.NULL and type(cython.cast(object, key)) is bytes:
+            if key != cython.NULL and key != dummy:
                 return cython.cast(object, key)
     return next(islice(s, _below(len(s)), None))
+
+
+def _dummy() -> object:
+    """Compiled only: the object CPython leaves in a set's table where a member was removed."""
+    s = {0, 1}
+    s.discard(0)
+    return cython.cast(object, cython.cast(SetPtr, s).table[0].key)  # noqa: F821 (hash(0) is 0: slot 0)
 
 
 def _slots(s: set) -> int:
@@ -96,6 +104,9 @@ def _slots(s: set) -> int:
         return cython.cast(SetPtr, s).mask + 1  # noqa: F821
     extra = sys.getsizeof(s) - _EMPTY_SET_SIZE  # sys.getsizeof counts an allocated table's slots
     return extra // 16 if extra > 0 else 8
+
+
+_DUMMY = _dummy() if _COMPILED else None
 
 
 @cython.no_gc  # (compiled: no GC header, see set_type.pxd)
