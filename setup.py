@@ -34,10 +34,12 @@ HOT_MODULES = [
     "raxdb.server.commands.t_string",
     "raxdb.storage.crc64",
     "raxdb.storage.keyspace",
+    "raxdb.storage.intset",
     "raxdb.storage.listpack",
     "raxdb.storage.lzf",
     "raxdb.storage.rdb",
     "raxdb.storage.rax",
+    "raxdb.storage.set_type",
     "raxdb.storage.stream",
 ]
 

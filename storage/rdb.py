@@ -43,10 +43,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from raxdb.storage import lpcodec
+from raxdb.storage import intset, lpcodec
 from raxdb.storage.crc64 import crc64
 from raxdb.storage.hashtype import Hash
-from raxdb.storage.intset import IntSet, canonical_int
+from raxdb.storage.intset import canonical_int
 from raxdb.storage.listpack import checked_values
 from raxdb.storage.lzf import compress as lzf_compress
 from raxdb.storage.lzf import decompress as lzf_decompress
@@ -275,11 +275,12 @@ def write_value(w: Writer, value: Any) -> int:
             w.string(v)
         return T_HASH
     if kind == "set":
-        if value.ints is not None:
-            w.string(value.ints.to_bytes())
+        members = value.data
+        if members.__class__ is bytes:  # the intset's own bytes
+            w.string(members)
             return T_SET_INTSET
-        w.length(len(value.items))
-        for m in value.items:
+        w.length(len(members))
+        for m in members:
             w.string(m)
         return T_SET
     if kind == "zset":
@@ -589,18 +590,17 @@ def _read_list(r: Reader, t: int, limits: Limits) -> Any:
 
 def _read_set(r: Reader, t: int, limits: Limits) -> Any:
     if t == T_SET_INTSET:
-        blob = r.string()
+        blob = bytes(r.string())
         try:
-            ints = IntSet.from_bytes(blob)
-        except (ValueError, struct.error) as exc:
+            intset.validate(blob)
+        except ValueError as exc:
             raise corrupt("Intset integrity check failed.") from exc
-        if not ints.values:
+        n = intset.length(blob)
+        if not n:
             return EMPTY
-        s = RSet()
-        s.ints = ints
-        if len(ints.values) > limits.set_max_intset:
-            s = RSet.of([b"%d" % v for v in ints.values], 0)
-        return s
+        if n > limits.set_max_intset:
+            return RSet(set(intset.members(blob)))
+        return RSet(blob)  # the bytes as loaded
     n = r.length()
     if n == 0:
         return EMPTY

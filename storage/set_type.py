@@ -1,189 +1,309 @@
-"""The set value type (TYPE "set") with Redis 7.0's two encodings.
+"""The set value type (TYPE "set") with Redis 7.0's two encodings, held as Redis holds them.
 
-- "intset" while every member is the canonical text of an int64 and there are at most
-  set-max-intset-entries of them (`storage.intset.IntSet`, iterated in ascending order);
-- "hashtable" otherwise.  Redis 7.0 converts intset -> hashtable on the first non-integer member or
-  when the count passes the limit, and never back (only SPOP with a large count rebuilds the set and
-  may land on an intset again; see `spop_many`).
+An `RSet` is a two-field wrapper (Redis's robj): `data` is the value itself, either
+- an intset blob (`bytes`, see `storage.intset`): OBJECT ENCODING "intset", while every member is
+  the canonical text of an int64 and there are at most set-max-intset-entries of them; the bytes
+  are Redis's, so DUMP / RDB write them as they are and RESTORE / RDB load keep the bytes given;
+- a Python `set` of the members (`bytes`): "hashtable" otherwise.
+and `_scan` caches SSCAN's index of a hashtable (below).  Redis 7.0 has no listpack sets (7.2
+added them).  It converts intset -> hashtable on the first non-integer member or when the count
+passes the limit, and never back; only SPOP with a large count rebuilds the set and may land on
+an intset again (`spop_many`).  The limit is passed in by the caller (read from the config at
+write time) so that CONFIG SET applies to the next write, as in Redis.
 
-Hashtable layout: `items` (a list) plus `pos` (member -> index in `items`).  Membership, add and
-remove are O(1) (removal moves the last item into the hole), and a uniformly random member is one
-`random.choice` away, which SPOP / SRANDMEMBER need and a Python `set` cannot give.  SSCAN walks a
-virtual hash table (`storage.hashscan`) whose index is cached in `_scan` and dropped by every
-mutation, so cursors keep Redis's guarantees while members move inside `items`.
+Random members (SPOP, SRANDMEMBER) of a hashtable come from CPython's own set table, the way
+Redis's dictGetRandomKey draws a random bucket until it finds a full one: compiled (setup.py),
+`_pick` reads the table through the PySetObject declarations in set_type.pxd and draws random slots
+until one holds a member, so each draw is uniform over the members and costs O(table size /
+members).  To keep that ratio bounded, as Redis's htNeedsResize does, a removal that leaves the
+table under 1/10 full rebuilds the set at its size (`_shrink`).  Interpreted, the same functions
+walk the set to a random position (O(n) per draw, correct and uniform, for the build without a C
+compiler); SRANDMEMBER / SPOP of many members copy the members to a list once instead.
 
-The limit is passed in by the caller (read from the config at write time) so that CONFIG SET applies
-to the next write, as in Redis.
+SSCAN walks a virtual hash table (`storage.hashscan`) whose index is built on the first SSCAN and
+dropped by every mutation, so cursors keep Redis's guarantee (a member present for the whole
+iteration is returned at least once) whatever happens to the Python set's own table; an intset
+is returned whole by the first call, as Redis returns its compact encodings.
 """
 
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Iterable, Iterator
+from itertools import islice
 
+from raxdb.storage import intset
 from raxdb.storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
 from raxdb.storage.hashscan import ScanIndex
-from raxdb.storage.intset import IntSet, canonical_int
+from raxdb.storage.intset import canonical_int
+
+try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
+    import cython
+
+    _COMPILED = cython.compiled
+except ImportError:  # interpreted without Cython: the class decorators below do nothing
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(cclass=lambda cls: cls, no_gc=lambda cls: cls)
+    _COMPILED = False
+
+_rng = random.getrandbits(64) | 1  # _rand's state (compiled: a C unsigned 64-bit)
+_random = random.random
+_EMPTY_SET_SIZE = sys.getsizeof(set())
+_MIN_FILL = 10  # HASHTABLE_MIN_FILL: a table under 1/10 full is rebuilt smaller
 
 
+# ---- CPython's set table -------------------------------------------------------------------------
+def _rand() -> int:
+    """Compiled only: the next number of a xorshift64* generator, a C unsigned 64-bit (a few
+    instructions where random.getrandbits is a Python call; Redis draws with random())."""
+    global _rng
+    x = _rng
+    x ^= x >> 12
+    x ^= x << 25
+    x ^= x >> 27
+    _rng = x
+    return x * cython.cast(cython.ulonglong, 2685821657736338717)
+
+
+def _below(n: int) -> int:
+    """A random integer in [0, n)."""
+    if _COMPILED:
+        return (_rand() >> 16) % n  # 48 random bits: the bias is below n / 2**48
+    return int(_random() * n)
+
+
+def _pick(s: set) -> bytes:
+    """A member of the non-empty set `s`, uniformly at random."""
+    if _COMPILED:
+        # Draw slots of the table until one holds a member (neither empty nor the dummy a removal
+        # leaves): every member has the same chance.  SetPtr, ObjPtr and the C types are declared
+        # in set_type.pxd and exist only compiled.
+        so = cython.cast(SetPtr, s)  # noqa: F821
+        mask = so.mask
+        table = so.table
+        dummy = cython.cast(ObjPtr, _DUMMY)  # noqa: F821
+        while True:
+            key = table[(_rand() >> 16) & mask].key
+            if key != cython.NULL and key != dummy:
+                return cython.cast(object, key)
+    return next(islice(s, _below(len(s)), None))
+
+
+def _dummy() -> object:
+    """Compiled only: the object CPython leaves in a set's table where a member was removed."""
+    s = {0, 1}
+    s.discard(0)
+    return cython.cast(object, cython.cast(SetPtr, s).table[0].key)  # noqa: F821 (hash(0) is 0: slot 0)
+
+
+def _slots(s: set) -> int:
+    """The number of slots of `s`'s table (8 while it uses the set's built-in small table)."""
+    if _COMPILED:
+        return cython.cast(SetPtr, s).mask + 1  # noqa: F821
+    extra = sys.getsizeof(s) - _EMPTY_SET_SIZE  # sys.getsizeof counts an allocated table's slots
+    return extra // 16 if extra > 0 else 8
+
+
+_DUMMY = _dummy() if _COMPILED else None
+
+
+@cython.no_gc  # (compiled: no GC header, see set_type.pxd)
+@cython.cclass
 class RSet:
     type_name = "set"
-    __slots__ = ("ints", "items", "pos", "_scan")
+    __slots__ = ("data", "_scan")
 
-    def __init__(self) -> None:
-        self.ints: IntSet | None = IntSet()
-        self.items: list[bytes] = []
-        self.pos: dict[bytes, int] = {}
+    def __init__(self, data: bytes | set[bytes] = intset.EMPTY) -> None:
+        self.data = data
         self._scan: ScanIndex | None = None
 
     @classmethod
     def of(cls, members: Iterable[bytes], max_ints: int) -> RSet:
-        """A set holding `members`, encoded as Redis would after adding them one by one."""
-        s = cls()
-        add = s.add
-        for m in members:
-            add(m, max_ints)
-        return s
+        """A set holding `members`, encoded as Redis would after adding them one by one to a new
+        set: an intset if they are all integers and no more than `max_ints` (its width the widest
+        any needs), a hashtable otherwise."""
+        table = set(members)
+        if len(table) <= max_ints:
+            vals = []
+            for m in table:
+                v = canonical_int(m)
+                if v is None:
+                    return cls(table)
+                vals.append(v)
+            vals.sort()
+            return cls(intset.from_values(vals))
+        return cls(table)
 
     # ---- contract ------------------------------------------------------------------------------
     def __len__(self) -> int:
-        ints = self.ints
-        return len(ints.values) if ints is not None else len(self.items)
+        d = self.data
+        if type(d) is bytes:
+            return (len(d) - 8) // d[0]  # intset.length, inlined: SADD and SREM ask it
+        return len(d)
 
     def encoding(self) -> str:
-        return "intset" if self.ints is not None else "hashtable"
+        return "intset" if type(self.data) is bytes else "hashtable"
 
     def copy(self) -> RSet:
-        s = RSet()
-        if self.ints is not None:
-            s.ints = self.ints.copy()
-        else:
-            s.ints = None
-            s.items = self.items.copy()
-            s.pos = self.pos.copy()
-        return s
+        d = self.data
+        return RSet(d if type(d) is bytes else d.copy())  # an intset's bytes are immutable
 
     def mem_usage(self, samples: int = 5) -> int:
-        """MEMORY USAGE's estimate: exact for an intset (its allocation), for a hashtable the
-        dict's tables plus the average of `samples` entries (sds + dictEntry) times the count."""
-        if self.ints is not None:
-            return 16 + size_class(self.ints.blob_len())
-        items = self.items
-        n = len(items)
+        """MEMORY USAGE's estimate: exact for an intset (the robj and its blob's allocation), for a
+        hashtable Redis's dict (its bucket array) plus the average of the first `samples` entries
+        (sds + dictEntry) times the count."""
+        d = self.data
+        if type(d) is bytes:
+            return 16 + size_class(len(d))
+        n = len(d)
         size = 16 + 56 + dict_table_bytes(n)
         if n:
-            some = items[:max(1, samples)]
-            k = len(some)
-            size += int((sds_alloc_sum(map(len, some)) + 24 * k) / k * n)
+            k = min(samples, n) if samples > 0 else n
+            size += int((sds_alloc_sum(map(len, islice(d, k))) + 24 * k) / k * n)
         return size
 
     # ---- membership and updates ----------------------------------------------------------------
     def __contains__(self, m: bytes) -> bool:
-        ints = self.ints
-        if ints is None:
-            return m in self.pos
+        d = self.data
+        if type(d) is not bytes:
+            return m in d
         v = canonical_int(m)
-        return v is not None and v in ints
+        return v is not None and intset.contains(d, v)
 
     def add(self, m: bytes, max_ints: int) -> bool:
-        ints = self.ints
-        if ints is not None:
-            v = canonical_int(m)
-            if v is not None:
-                if not ints.add(v):
-                    return False
-                if len(ints.values) > max_ints:
-                    self._to_table()
-                return True
-            self._to_table()
-        pos = self.pos
-        if m in pos:
+        d = self.data
+        if type(d) is not bytes:
+            if m in d:
+                return False
+            d.add(m)
+            self._scan = None
+            return True
+        v = canonical_int(m)
+        if v is None:  # not an integer: convert, then add
+            self.data = d = set(intset.members(d))
+            d.add(m)
+            self._scan = None
+            return True
+        new = intset.add(d, v)
+        if new is None:
             return False
-        pos[m] = len(self.items)
-        self.items.append(m)
-        self._scan = None
+        if (len(new) - 8) // new[0] > max_ints:
+            self.data = set(intset.members(new))
+        else:
+            self.data = new
         return True
 
     def remove(self, m: bytes) -> bool:
-        ints = self.ints
-        if ints is not None:
-            v = canonical_int(m)
-            return v is not None and ints.remove(v)
-        i = self.pos.pop(m, None)
-        if i is None:
+        d = self.data
+        if type(d) is not bytes:
+            if m not in d:
+                return False
+            d.discard(m)
+            self._scan = None
+            self._shrink()
+            return True
+        v = canonical_int(m)
+        if v is None:
             return False
-        items = self.items
-        last = items.pop()
-        if i < len(items):
-            items[i] = last
-            self.pos[last] = i
-        self._scan = None
+        new = intset.remove(d, v)
+        if new is None:
+            return False
+        self.data = new
         return True
 
-    def _to_table(self) -> None:
-        ints = self.ints
-        assert ints is not None
-        self.items = items = [b"%d" % v for v in ints.values]
-        self.pos = {m: i for i, m in enumerate(items)}
-        self.ints = None
-        self._scan = None
+    def _shrink(self) -> None:
+        """Rebuild a hashtable whose table is under 1/10 full (deletions leave it as large as it
+        grew): random draws stay cheap and the memory goes back, as Redis's dictResize does."""
+        d = self.data
+        slots = _slots(d)
+        if slots > 8 and len(d) * _MIN_FILL < slots:
+            self.data = set(d)
 
     # ---- reading -------------------------------------------------------------------------------
     def members(self) -> list[bytes]:
-        """Every member in this encoding's iteration order (ascending numbers for an intset).
-        The list may be internal: callers must not mutate it."""
-        ints = self.ints
-        if ints is not None:
-            return [b"%d" % v for v in ints.values]
-        return self.items
+        """Every member in this encoding's iteration order (ascending numbers for an intset), as
+        a new list."""
+        d = self.data
+        if type(d) is bytes:
+            return intset.members(d)
+        return list(d)
 
     def __iter__(self) -> Iterator[bytes]:
-        return iter(self.members())
+        d = self.data
+        return iter(intset.members(d)) if type(d) is bytes else iter(d)
 
     def is_intset(self) -> bool:
-        return self.ints is not None
+        return type(self.data) is bytes
 
     # ---- randomness ----------------------------------------------------------------------------
     def random_member(self) -> bytes:
-        ints = self.ints
-        if ints is not None:
-            return b"%d" % random.choice(ints.values)
-        return random.choice(self.items)
+        d = self.data
+        if type(d) is bytes:
+            return b"%d" % intset.get(d, _below((len(d) - 8) // d[0]))
+        return _pick(d)
 
     def pop_random(self) -> bytes:
-        ints = self.ints
-        if ints is not None:
-            vals = ints.values
-            return b"%d" % ints.pop_at(random.randrange(len(vals)))
-        m = random.choice(self.items)
-        self.remove(m)
+        d = self.data
+        if type(d) is bytes:
+            v, self.data = intset.remove_at(d, _below((len(d) - 8) // d[0]))
+            return b"%d" % v
+        m = _pick(d)
+        d.discard(m)
+        self._scan = None
+        self._shrink()
         return m
 
     def sample(self, k: int) -> list[bytes]:
         """`k` distinct random members (k <= len)."""
-        ints = self.ints
-        if ints is not None:
-            return [b"%d" % v for v in random.sample(ints.values, k)]
-        return random.sample(self.items, k)
+        d = self.data
+        if type(d) is bytes:
+            return [b"%d" % v for v in random.sample(intset.values(d), k)]
+        if _COMPILED and k * 3 <= len(d):
+            # few of many: draw until k distinct (SRANDMEMBER's CASE 4), in the order drawn
+            picked: dict[bytes, None] = {}
+            while len(picked) < k:
+                picked[_pick(d)] = None
+            return list(picked)
+        return random.sample(list(d), k)
 
     def choices(self, k: int) -> list[bytes]:
         """`k` random members, with repetition."""
-        ints = self.ints
-        if ints is not None:
-            return [b"%d" % v for v in random.choices(ints.values, k=k)]
-        return random.choices(self.items, k=k)
+        d = self.data
+        if type(d) is bytes:
+            return [b"%d" % v for v in random.choices(intset.values(d), k=k)]
+        if _COMPILED and k < len(d):
+            return [_pick(d) for _ in range(k)]
+        return random.choices(list(d), k=k)
 
     def spop_many(self, count: int, max_ints: int) -> tuple[list[bytes], RSet | None]:
         """Pop `count` (< len) distinct random members.  Returns (popped, replacement): when most of
         the set goes, Redis builds a new set from the few survivors (so its encoding is chosen
         afresh, possibly intset again) and the caller must store `replacement` under the key."""
+        d = self.data
         n = len(self)
         remaining = n - count
-        if remaining * 5 > count:
-            popped = self.sample(count)
-            for m in popped:
-                self.remove(m)
+        if remaining * 5 > count:  # SPOP's CASE 2: draw and remove `count` members
+            if type(d) is bytes:
+                vals = intset.values(d)
+                gone = random.sample(vals, count)
+                out = set(gone)
+                self.data = intset.pack(d[0], [v for v in vals if v not in out])  # the width stays
+                return [b"%d" % v for v in gone], None
+            if _COMPILED:
+                popped = []
+                for _ in range(count):
+                    m = _pick(d)
+                    d.discard(m)
+                    popped.append(m)
+            else:
+                popped = random.sample(list(d), count)
+                d.difference_update(popped)
+            self._scan = None
+            self._shrink()
             return popped, None
+        # CASE 3: draw the few that stay, build the new set from them, reply with the rest
         keep = self.sample(remaining)
         kept = set(keep)
         popped = [m for m in self.members() if m not in kept]
@@ -191,9 +311,10 @@ class RSet:
 
     # ---- SSCAN ---------------------------------------------------------------------------------
     def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
-        if self.ints is not None:
-            return 0, self.members()
+        d = self.data
+        if type(d) is bytes:
+            return 0, intset.members(d)
         idx = self._scan
         if idx is None:
-            idx = self._scan = ScanIndex(self.items, len(self.items))
+            idx = self._scan = ScanIndex(d, len(d))
         return idx.scan(cursor, count)

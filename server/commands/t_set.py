@@ -65,8 +65,7 @@ def sadd(c, argv):
     key = argv[1]
     s = lookup_or_create(c, key, RSet)
     db = c.db
-    # the limit only matters while the set is an intset
-    limit = c.server.config.set_max_intset_entries if s.ints is not None else 0
+    limit = c.server.config.set_max_intset_entries
     if len(argv) == 3:  # one member, the benchmarked shape: no loop
         if not s.add(argv[2], limit):
             return R.ZERO
@@ -269,10 +268,10 @@ def intersection(sets: list[RSet | None], limit: int = 0) -> list[bytes]:
     rest = [s for s in ordered[1:] if s is not first]
     if not rest:
         out = first.members()
-        return out[:limit] if limit else list(out)
-    if all(s.ints is None for s in ordered):
-        pos = [s.pos for s in rest]
-        out = [m for m in first.items if all(m in p for p in pos)]
+        return out[:limit] if limit else out
+    if not any(s.is_intset() for s in ordered):  # every set a hashtable: test the Python sets
+        tables = [s.data for s in rest]
+        out = [m for m in first.data if all(m in t for t in tables)]
         return out[:limit] if limit else out
     out = []
     for m in first.members():
@@ -287,13 +286,7 @@ def intersection(sets: list[RSet | None], limit: int = 0) -> list[bytes]:
 
 
 def union(sets: list[RSet | None], limit: int) -> RSet:
-    out = RSet()
-    add = out.add
-    for s in sets:
-        if s is not None:
-            for m in s.members():
-                add(m, limit)
-    return out
+    return RSet.of([m for s in sets if s is not None for m in s], limit)
 
 
 def difference(sets: list[RSet | None], limit: int) -> RSet:

@@ -1,6 +1,6 @@
 """The set encodings against plain models (hypothesis), and against redis-server at small thresholds.
 
-- `IntSet` / `RSet` vs a Python set: membership, size, ascending iteration while an intset, the
+- `storage.intset`'s functions and `RSet` vs a Python set: membership, size, ascending iteration while an intset, the
   width never narrowing, conversion to "hashtable" exactly when Redis converts (a non-integer
   member, or more than set-max-intset-entries members) and never back.
 - Intset bytes equal the intset inside redis-server's DUMP payload for the same members.
@@ -14,12 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from raxdb.storage import rdb
+from raxdb.storage import intset, rdb
 from raxdb.storage.alloc import sds_alloc
-from raxdb.storage.intset import IntSet, canonical_int, width_of
+from raxdb.storage.intset import canonical_int, width_of
 from raxdb.storage.set_type import RSet
 from tests.support.diff import Diff, RawConnection, parse
 from tests.support.servers import start_raxdb, start_redis
+
+pytestmark = pytest.mark.pure  # set_type.py and intset.py are compiled: run interpreted too
 
 ints = st.one_of(st.integers(-40, 40), st.integers(-(2**63), 2**63 - 1),
                  st.sampled_from([32767, 32768, -32768, -32769, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1]))
@@ -38,24 +40,55 @@ def test_canonical_int():
 
 @given(st.lists(ints, max_size=60))
 def test_intset_model(values):
-    s = IntSet()
+    blob = intset.EMPTY
     model: set[int] = set()
     width = 2
     for v in values:
-        assert s.add(v) == (v not in model)
+        new = intset.add(blob, v)
+        assert (new is not None) == (v not in model)
+        blob = new if new is not None else blob
         model.add(v)
         width = max(width, width_of(v))
-        assert s.width == width
-    assert list(s) == sorted(model)
+        assert intset.width(blob) == width
+        assert intset.contains(blob, v)
+    assert intset.values(blob) == sorted(model)
     for v in values[::2]:
-        assert s.remove(v) == (v in model)
+        new = intset.remove(blob, v)
+        assert (new is not None) == (v in model)
+        blob = new if new is not None else blob
         model.discard(v)
-    assert list(s) == sorted(model)
-    assert s.width == width  # never narrows
-    blob = s.to_bytes()
-    assert len(blob) == s.blob_len()
-    back = IntSet.from_bytes(blob)
-    assert list(back) == list(s) and back.width == s.width
+        assert not intset.contains(blob, v)
+    assert intset.values(blob) == sorted(model)
+    assert intset.width(blob) == width  # never narrows
+    assert all(intset.contains(blob, v) for v in model)
+    assert len(blob) == 8 + width * len(model) and intset.length(blob) == len(model)
+    assert int.from_bytes(blob[4:8], "little") == len(model)  # the header's length field
+    assert [intset.get(blob, i) for i in range(len(model))] == sorted(model)
+    intset.validate(blob)
+
+
+@given(st.lists(ints, min_size=1, max_size=30, unique=True), st.data())
+def test_intset_remove_at_and_pack(values, data):
+    blob = intset.from_values(sorted(values))
+    assert intset.width(blob) == max(map(width_of, values))
+    i = data.draw(st.integers(0, len(values) - 1))
+    v, rest = intset.remove_at(blob, i)
+    assert v == sorted(values)[i]
+    assert intset.values(rest) == sorted(set(values) - {v}) and intset.width(rest) == intset.width(blob)
+    assert intset.pack(intset.width(rest), intset.values(rest)) == rest
+    intset.validate(rest)
+
+
+@pytest.mark.parametrize("blob", [
+    b"", b"\x02\x00\x00\x00", b"\x03\x00\x00\x00\x01\x00\x00\x00\x05\x00\x05",   # short, unknown width
+    b"\x02\x00\x00\x00\x02\x00\x00\x00\x05\x00",                                # count past the end
+    b"\x02\x00\x00\x00\x01\x00\x00\x00\x05\x00\x06\x00",                      # bytes past the count
+    b"\x02\x00\x00\x00\x02\x00\x00\x00\x05\x00\x05\x00",                      # a repeat
+    b"\x02\x00\x00\x00\x02\x00\x00\x00\x06\x00\x05\x00",                      # out of order
+])
+def test_intset_validate_refuses(blob):
+    with pytest.raises(ValueError):
+        intset.validate(blob)
 
 
 ops = st.lists(st.tuples(st.sampled_from(["add", "add", "add", "rem", "pop", "spop"]), members,
@@ -156,10 +189,11 @@ def test_intset_bytes_equal_redis(plain_oracle, values):
     payload = parse(plain_oracle.call("DUMP", "s"))
     rtype, blob = _dump_blob(payload)
     assert rtype == 11  # RDB_TYPE_SET_INTSET
-    s = IntSet()
+    b = intset.EMPTY
     for v in values:
-        s.add(v)
-    assert s.to_bytes() == blob
+        b = intset.add(b, v) or b
+    assert b == blob
+    assert RSet.of([b"%d" % v for v in values], 512).data == blob  # built at once: the same bytes
     rs = RSet.of([b"%d" % v for v in values], 512)
     assert parse(plain_oracle.call("MEMORY", "USAGE", "s")) == rs.mem_usage() + KEY_OVERHEAD
 
@@ -228,3 +262,91 @@ def test_config_set_applies_to_next_write(tiny_intset_pair):
     d("SINTERSTORE", "u", "s")
     d("OBJECT", "ENCODING", "u")
     d("SMEMBERS", "u")
+
+
+# ---- the bytes held, against Redis's DUMP after every step ---------------------------------------
+wide_members = st.one_of(
+    st.integers(-3, 6).map(str),
+    st.sampled_from(["32767", "-32769", "2147483648", "-9223372036854775808", "9223372036854775807",
+                     "70000", "-70000", "a", "07"]))
+dump_steps = st.lists(st.one_of(
+    st.tuples(st.just("SADD"), st.sampled_from(["s", "t"]), st.lists(wide_members, min_size=1, max_size=4)),
+    st.tuples(st.just("SREM"), st.sampled_from(["s", "t"]), st.lists(wide_members, min_size=1, max_size=3)),
+    st.tuples(st.just("SMOVE"), st.just("s"), st.tuples(st.just("t"), wide_members).map(list)),
+    st.tuples(st.sampled_from(["SINTERSTORE", "SUNIONSTORE", "SDIFFSTORE"]), st.just("u"), st.just(["s", "t"])),
+    st.tuples(st.just("SPOP"), st.sampled_from(["s", "t"]), st.just(["100"])),  # the whole set: not random
+), max_size=25)
+
+
+def _members_of(payload: bytes) -> set[bytes]:
+    return set(rdb.restore(payload, rdb.Limits()).members())
+
+
+@pytest.mark.oracle
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(dump_steps)
+def test_dump_payloads_equal_redis_after_every_step(tiny_intset_pair, seq):
+    """An intset's DUMP payload is byte for byte Redis's after every command (widths, upgrades,
+    removals that keep the width, conversions at 5 members, sets rebuilt by the store commands),
+    and so is the payload after RESTOREing Redis's own bytes: the loaded bytes are kept."""
+    d = tiny_intset_pair
+    d("FLUSHALL")
+    for name, key, args in seq:
+        if name == "SPOP":  # the whole set in an order of its own: compared below as a DUMP
+            d.both(name, key, *args)
+        else:
+            d(name, key, *args)
+        for k in ("s", "t", "u"):
+            ours, theirs = (parse(x) for x in d.both("DUMP", k))
+            if theirs is None:
+                assert ours is None
+            elif theirs[0] == 11:  # RDB_TYPE_SET_INTSET
+                assert ours == theirs
+                d("RESTORE", "r", "0", theirs, "REPLACE")
+                assert parse(d.both("DUMP", "r")[0]) == theirs
+            else:
+                assert ours[0] == theirs[0] == 2 and _members_of(ours) == _members_of(theirs)
+
+
+def _intset_payload(blob: bytes) -> bytes:
+    w = rdb.Writer(compress=False)
+    w.buf.append(rdb.T_SET_INTSET)
+    w.string(blob)
+    return rdb.seal(w.buf)
+
+
+def test_loading_keeps_the_intset_bytes():
+    # int64 width although every member would fit in int16 (what removing a wide member leaves)
+    blob = intset.pack(8, [-3, 1, 7])
+    s = rdb.restore(_intset_payload(blob), rdb.Limits())
+    assert s.encoding() == "intset" and s.data == blob and intset.width(s.data) == 8
+    assert rdb.dump(s) == _intset_payload(blob)
+    s.add(b"2", 512)
+    assert intset.values(s.data) == [-3, 1, 2, 7] and intset.width(s.data) == 8
+    # more members than set-max-intset-entries: converted on load, as Redis does
+    big = rdb.restore(_intset_payload(intset.pack(2, list(range(10)))), rdb.Limits(set_max_intset=5))
+    assert big.encoding() == "hashtable" and sorted(big.members(), key=int) == [b"%d" % i for i in range(10)]
+
+
+@pytest.mark.parametrize("blob", [b"\x02\x00\x00\x00\x02\x00\x00\x00\x05\x00\x05\x00",
+                                  b"\x05\x00\x00\x00\x01\x00\x00\x00\x05\x00\x05\x00\x00\x00",
+                                  b"\x02\x00\x00\x00\x03\x00\x00\x00\x05\x00"])
+def test_loading_a_bad_intset_is_refused(blob):
+    with pytest.raises(rdb.RDBError, match="Intset integrity check failed"):
+        rdb.restore(_intset_payload(blob), rdb.Limits())
+
+
+def test_random_draws_reach_every_member_and_a_drained_table_shrinks():
+    from raxdb.storage.set_type import _slots
+
+    s = RSet.of([b"m%d" % i for i in range(5)], 512)
+    assert {s.random_member() for _ in range(2000)} == set(s.members())  # (missed: p < 1e-190)
+    big = RSet.of([b"m%d" % i for i in range(5000)], 512)
+    grown = _slots(big.data)
+    popped = {big.pop_random() for _ in range(4900)}
+    assert len(popped) == 4900 and len(big) == 100
+    assert set(big.members()) == {b"m%d" % i for i in range(5000)} - popped
+    assert _slots(big.data) * 8 <= grown  # rebuilt at its size on the way down
+    assert _slots(big.data) <= 10 * len(big)
+    taken, replacement = big.spop_many(60, 512)
+    assert replacement is None and len(taken) == 60 and len(big) == 40 and not set(taken) & set(big.members())

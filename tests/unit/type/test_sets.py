@@ -11,6 +11,8 @@ import pytest
 
 from tests.support.diff import parse
 
+pytestmark = pytest.mark.pure  # set_type.py and intset.py are compiled: run interpreted too
+
 
 def test_sadd_and_reads_on_intset(diff):
     diff("SADD", "s", "3", "1", "2", "-5", "1")

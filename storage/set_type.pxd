@@ -1,0 +1,38 @@
+# Declarations for compiling set_type.py with Cython (setup.py); the interpreter never reads this.
+#
+# RSet becomes an extension type of two C fields without a GC header (a set of bytes, an intset's
+# bytes and a scan index cannot hold a reference cycle back to it): 32 bytes per value, Redis's
+# robj is 16.  The PySetObject declarations (CPython's Include/cpython/setobject.h) let `_pick`
+# and `_slots` read a set's table directly: random members without copying the set.
+cimport cython
+from cpython.object cimport PyObject
+
+cdef extern from "Python.h":
+    ctypedef struct setentry:
+        PyObject *key
+        Py_hash_t hash
+    ctypedef struct PySetObject:
+        Py_ssize_t fill
+        Py_ssize_t used
+        Py_ssize_t mask
+        setentry *table
+
+ctypedef PySetObject *SetPtr
+ctypedef setentry *EntryPtr
+ctypedef PyObject *ObjPtr
+
+
+cdef class RSet:  # @cython.no_gc is on the class in set_type.py: Cython reads it only there
+    cdef public object data, _scan
+
+
+cdef unsigned long long _rng
+cdef object _DUMMY
+
+@cython.locals(x=cython.ulonglong)
+cdef unsigned long long _rand() noexcept
+cpdef Py_ssize_t _below(Py_ssize_t n) except -1
+
+@cython.locals(so=SetPtr, table=EntryPtr, key=ObjPtr, dummy=ObjPtr, mask=Py_ssize_t)
+cpdef object _pick(set s)
+cpdef Py_ssize_t _slots(set s) except -1
