@@ -34,6 +34,7 @@ HOT_MODULES = [
     "raxdb.server.commands.t_string",
     "raxdb.storage.keyspace",
     "raxdb.storage.listpack",
+    "raxdb.storage.quicklist",
     "raxdb.storage.rax",
     "raxdb.storage.stream",
 ]
