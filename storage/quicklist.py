@@ -1,9 +1,12 @@
 """The list type: Redis 7.0's quicklist, a sequence of nodes each holding one listpack.
 
-Representation.  A `Quicklist` keeps `nodes`, a Python list, and `count`, its number of elements.
-A plain node is a `bytearray` holding exactly the listpack a Redis quicklistNode points to: the
-header (total bytes, element count), the entries, the terminator.  A node's byte size is its
-len() and its element count is in its header, so nothing else is kept per node.  The bytes are
+Representation.  A `Quicklist` keeps its nodes and `count`, its number of elements.  A plain node
+is a `bytearray` holding exactly the listpack a Redis quicklistNode points to: the header (total
+bytes, element count), the entries, the terminator.  A node's byte size is its len() and its
+element count is in its header, so nothing else is kept per node.  The nodes are held in `_n`: the
+node itself when there is exactly one (most lists: no list object beside it), a Python list when
+there are more, None when there are none; `nodes` reads them as a list either way.  So a small
+list's value is the Quicklist object and one bytearray around Redis's listpack bytes.  The bytes are
 edited in place as Redis edits its listpacks (lpAppend, lpPrepend, lpInsert, lpReplace, lpDelete),
 through storage.listpack's typed operations: a push appends or prepends one entry, a pop deletes
 one (memmoving what follows, as lpDelete does), LINDEX seeks from the nearer end of the nearer
@@ -27,7 +30,9 @@ compress, else the `depth` nodes at each end stay plain and every interior node 
 a zlib-compressed listpack, a `PackedNode`).  A packed node is unpacked for an operation that
 edits it; a read decodes a temporary copy.
 
-Invariants: no node is empty; `count` is the sum of the nodes' counts; a plain node's header
+Invariants: no node is empty; `_n` is a list only when there are two nodes or more (between
+operations: one that works by position takes the list from `_list()` and folds it back with
+`_tidy()`); `count` is the sum of the nodes' counts; a plain node's header
 count is exact (fill and the byte limits keep a node under 32768 elements, and a loaded listpack
 of 65535 or more is split, so the header never saturates); the end nodes are plain; when depth > 0
 every node outside the end windows of 48 bytes or more is packed (between operations).  Elements
@@ -111,15 +116,47 @@ def _bytes(node: bytearray | PackedNode) -> bytes | bytearray:
 
 class Quicklist:
     type_name = "list"
-    __slots__ = ("nodes", "count", "fill", "depth", "size_limit")
+    __slots__ = ("_n", "count", "fill", "depth", "size_limit")
 
     def __init__(self, fill: int = -2, depth: int = 0) -> None:
-        self.nodes: list[bytearray | PackedNode] = []
+        # The nodes: None (no node), the node itself (exactly one: a bytearray, never packed), or a
+        # list of them (two or more; one or none only within an operation).  A list of one node
+        # would cost a list object and its slot array beside every small list, a quarter of it.
+        self._n: bytearray | list[bytearray | PackedNode] | None = None
         self.count = 0
         fill = max(-5, min(FILL_MAX, fill))
         self.fill = fill
         self.depth = max(0, min(COMPRESS_MAX, depth))
         self.size_limit = _SIZE_LEVELS[-fill - 1] if fill < 0 else SAFETY_LIMIT
+
+    @property
+    def nodes(self) -> list[bytearray | PackedNode]:
+        """The nodes, first to last (to read: a lone node comes in a new list)."""
+        n = self._n
+        if n.__class__ is list:
+            return n  # type: ignore[return-value]
+        return [] if n is None else [n]  # type: ignore[list-item]
+
+    def _list(self) -> list[bytearray | PackedNode]:
+        """The nodes as a list that stays this list's, for an operation that works by position;
+        `_tidy` folds it back when it ends with one node or none."""
+        n = self._n
+        if n.__class__ is list:
+            return n  # type: ignore[return-value]
+        nodes = [] if n is None else [n]
+        self._n = nodes
+        return nodes  # type: ignore[return-value]
+
+    def _tidy(self) -> None:
+        n = self._n
+        if n.__class__ is list:
+            if not n:
+                self._n = None
+            elif len(n) == 1:  # type: ignore[arg-type]
+                node = n[0]  # type: ignore[index]
+                if node.__class__ is PackedNode:  # an end node: never packed at rest
+                    node = bytearray(node.listpack())
+                self._n = node
 
     # ---- the value contract -------------------------------------------------------------------
     def __len__(self) -> int:
@@ -132,14 +169,19 @@ class Quicklist:
         new = Quicklist(self.fill, self.depth)
         new.size_limit = self.size_limit
         new.count = self.count
-        out = new.nodes
-        for node in self.nodes:
+        n = self._n
+        if n is None or n.__class__ is bytearray:
+            new._n = None if n is None else bytearray(n)  # type: ignore[arg-type]
+            return new
+        out = []
+        for node in n:  # type: ignore[union-attr]
             if node.__class__ is PackedNode:
                 p = PackedNode.__new__(PackedNode)
                 p.blob, p.count, p.sz = node.blob, node.count, node.sz
                 out.append(p)
             else:
                 out.append(bytearray(node))
+        new._n = out
         return new
 
     def mem_usage(self, samples: int = 5) -> int:
@@ -164,16 +206,19 @@ class Quicklist:
         skipped.  One of 65535 elements or more, which Redis's 16-bit node count could not hold
         either, is pushed element by element instead, so no node's header count saturates."""
         ql = cls(fill, depth)
-        nodes = ql.nodes
+        nodes = ql._list()
         for blob in blobs:
             n = count_of(blob)
             if n >= NUMELE_UNKNOWN:
-                ql.extend_tail(values(blob, HEADER, n))
+                ql._tidy()
+                ql.extend(values(blob, HEADER, n), 0, False)
+                nodes = ql._list()
             elif n:
                 nodes.append(bytearray(blob))
                 ql.count += n
         if ql.depth:
             ql._settle()
+        ql._tidy()
         return ql
 
     @classmethod
@@ -189,36 +234,48 @@ class Quicklist:
         return _size(node) + n + INSERT_OVERHEAD <= self.size_limit and (fill < 0 or _count(node) < fill)
 
     def push_tail(self, v: bytes) -> None:
-        nodes = self.nodes
         self.count += 1
-        if nodes:
-            node = nodes[-1]  # an end node: never packed
-            fill = self.fill
-            if (len(node) + len(v) + INSERT_OVERHEAD <= self.size_limit
-                    and (fill < 0 or (node[4] | (node[5] << 8)) < fill)):
-                push_value(node, v, False)
-                return
-            nodes.append(from_encoded(encode_entry(v), 1))
-            if self.depth:
-                self._settle_ends()
+        n = self._n
+        if n.__class__ is bytearray:
+            node = n
+        elif n is None:
+            self._n = from_encoded(encode_entry(v), 1)
+            return
         else:
-            self.nodes = [from_encoded(encode_entry(v), 1)]  # a list of one slot, not four
+            node = n[-1]  # an end node: never packed
+        fill = self.fill
+        if len(node) + len(v) + INSERT_OVERHEAD <= self.size_limit and (fill < 0 or (node[4] | (node[5] << 8)) < fill):
+            push_value(node, v, False)
+            return
+        new = from_encoded(encode_entry(v), 1)
+        if n.__class__ is bytearray:
+            self._n = [n, new]
+        else:
+            n.append(new)
+        if self.depth:
+            self._settle_ends()
 
     def push_head(self, v: bytes) -> None:
-        nodes = self.nodes
         self.count += 1
-        if nodes:
-            node = nodes[0]  # an end node: never packed
-            fill = self.fill
-            if (len(node) + len(v) + INSERT_OVERHEAD <= self.size_limit
-                    and (fill < 0 or (node[4] | (node[5] << 8)) < fill)):
-                push_value(node, v, True)
-                return
-            nodes.insert(0, from_encoded(encode_entry(v), 1))
-            if self.depth:
-                self._settle_ends()
+        n = self._n
+        if n.__class__ is bytearray:
+            node = n
+        elif n is None:
+            self._n = from_encoded(encode_entry(v), 1)
+            return
         else:
-            self.nodes = [from_encoded(encode_entry(v), 1)]
+            node = n[0]  # an end node: never packed
+        fill = self.fill
+        if len(node) + len(v) + INSERT_OVERHEAD <= self.size_limit and (fill < 0 or (node[4] | (node[5] << 8)) < fill):
+            push_value(node, v, True)
+            return
+        new = from_encoded(encode_entry(v), 1)
+        if n.__class__ is bytearray:
+            self._n = [new, n]
+        else:
+            n.insert(0, new)
+        if self.depth:
+            self._settle_ends()
 
     def extend(self, args: list[bytes], start: int, head: bool) -> None:
         """Push args[start:] at the head (each becoming the new first) or the tail, node by node:
@@ -229,12 +286,15 @@ class Quicklist:
         i = start
         end = len(args)
         while i < end:
-            nodes = self.nodes
+            n = self._n
             node = None
             size = LP_EMPTY
             cnt = 0
-            if nodes:
-                node = nodes[0] if head else nodes[-1]  # an end node: never packed
+            if n is not None:
+                if n.__class__ is bytearray:
+                    node = n
+                else:
+                    node = n[0] if head else n[-1]  # an end node: never packed
                 size = len(node)
                 cnt = node[4] | (node[5] << 8)
                 if size + len(args[i]) > room or (fill >= 0 and cnt >= fill):
@@ -265,13 +325,15 @@ class Quicklist:
                     append_encoded(node, chunk, k)
                 continue
             node = from_encoded(chunk, k)
-            if not nodes:
-                self.nodes = [node]
+            if n is None:
+                self._n = node
                 continue
-            if head:
-                nodes.insert(0, node)
+            if n.__class__ is bytearray:
+                self._n = [node, n] if head else [n, node]
+            elif head:
+                n.insert(0, node)
             else:
-                nodes.append(node)
+                n.append(node)
             if self.depth:
                 self._settle_ends()
 
@@ -283,25 +345,41 @@ class Quicklist:
 
     def pop_head(self) -> bytes:
         """Remove and return the first element (the list must not be empty)."""
-        nodes = self.nodes
-        node = nodes[0]
         self.count -= 1
+        n = self._n
+        if n.__class__ is bytearray:
+            node = n
+            if (node[4] | (node[5] << 8)) > 1:
+                return pop_value(node, True)
+            self._n = None
+            return value_at(node, HEADER)
+        node = n[0]  # an end node: never packed
         if (node[4] | (node[5] << 8)) > 1:
             return pop_value(node, True)
-        del nodes[0]
+        del n[0]
         if self.depth:
             self._settle_ends()
+        if len(n) == 1:
+            self._n = n[0]
         return value_at(node, HEADER)
 
     def pop_tail(self) -> bytes:
-        nodes = self.nodes
-        node = nodes[-1]
         self.count -= 1
+        n = self._n
+        if n.__class__ is bytearray:
+            node = n
+            if (node[4] | (node[5] << 8)) > 1:
+                return pop_value(node, False)
+            self._n = None
+            return value_at(node, HEADER)
+        node = n[-1]  # an end node: never packed
         if (node[4] | (node[5] << 8)) > 1:
             return pop_value(node, False)
-        del nodes[-1]
+        del n[-1]
         if self.depth:
             self._settle_ends()
+        if len(n) == 1:
+            self._n = n[0]
         return value_at(node, HEADER)
 
     def pop_many(self, n: int, from_head: bool) -> list[bytes]:
@@ -314,7 +392,9 @@ class Quicklist:
     def _locate(self, index: int) -> tuple[int, int]:
         """(node position, offset in node) of element `index` (0 <= index < count), walking from
         the nearer end as Redis's quicklistGetIteratorAtIdx does."""
-        nodes = self.nodes
+        nodes = self._n
+        if nodes.__class__ is bytearray:
+            return 0, index
         if index < (self.count >> 1) + 1:
             for ni in range(len(nodes)):
                 n = _count(nodes[ni])
@@ -337,8 +417,11 @@ class Quicklist:
             index += count
         if index < 0 or index >= count:
             return None
+        n = self._n
+        if n.__class__ is bytearray:
+            return value_at(n, offset_at(n, index))
         ni, off = self._locate(index)
-        lp = _bytes(self.nodes[ni])
+        lp = _bytes(n[ni])
         return value_at(lp, offset_at(lp, off))
 
     def set(self, index: int, v: bytes) -> bool:
@@ -348,11 +431,13 @@ class Quicklist:
             index += count
         if index < 0 or index >= count:
             return False
+        self._list()
         ni, off = self._locate(index)
         node = self._plain_at(ni)
         replace_at(node, offset_at(node, off), encode_entry(v))
         if self.depth:
             self._settle()
+        self._tidy()
         return True
 
     def bulks(self, start: int, stop: int) -> bytes:
@@ -361,7 +446,10 @@ class Quicklist:
         want = stop - start
         if want <= 0:
             return b""
-        nodes = self.nodes
+        nodes = self._n
+        if nodes.__class__ is bytearray:  # one node: one call
+            node = nodes
+            return bulks(node, offset_at(node, start) if start else HEADER, want)
         if start == 0:
             ni, off = 0, 0
             node = nodes[0]  # an end node: never packed
@@ -424,7 +512,7 @@ class Quicklist:
         node if it has room; else into the neighbour when inserting at the node's edge and the
         neighbour has room; else into a new node at that edge; else split the node at the pivot
         and merge what the split left behind with its neighbours where they fit."""
-        nodes = self.nodes
+        nodes = self._list()
         ni, off = self._locate(index)
         node = nodes[ni]
         n = len(v)
@@ -468,6 +556,7 @@ class Quicklist:
                 self._merge_around(ni + 1)
         if self.depth:
             self._settle()
+        self._tidy()
 
     def _can_merge(self, a: bytearray | PackedNode, b: bytearray | PackedNode) -> bool:
         fill = self.fill
@@ -476,7 +565,7 @@ class Quicklist:
 
     def _merge(self, i: int) -> None:
         """Concatenate nodes i and i+1 into one node at position i (lpMerge)."""
-        nodes = self.nodes
+        nodes = self._n
         a, b = nodes[i], nodes[i + 1]
         node = bytearray(_bytes(a))
         tail = _bytes(b)
@@ -487,7 +576,7 @@ class Quicklist:
     def _merge_around(self, ci: int) -> None:
         """Redis's _quicklistMergeNodes around the node at position ci: the two nodes before it,
         the two after it, then the centre with its previous and its next neighbour."""
-        nodes = self.nodes
+        nodes = self._n
         if ci >= 2 and self._can_merge(nodes[ci - 1], nodes[ci - 2]):
             self._merge(ci - 2)
             ci -= 1
@@ -502,13 +591,15 @@ class Quicklist:
     # ---- deletions -----------------------------------------------------------------------------
     def trim(self, start: int, stop: int) -> None:
         """Keep only elements [start, stop) (LTRIM), dropping whole nodes where possible."""
+        self._list()
         self._del_head(start)
         self._del_tail(self.count - (stop - start))
         if self.depth:
             self._settle()
+        self._tidy()
 
     def _del_head(self, n: int) -> None:
-        nodes = self.nodes
+        nodes = self._n
         self.count -= n
         drop = 0
         while n > 0:
@@ -523,7 +614,7 @@ class Quicklist:
             del nodes[:drop]
 
     def _del_tail(self, n: int) -> None:
-        nodes = self.nodes
+        nodes = self._n
         self.count -= n
         drop = 0
         last = len(nodes) - 1
@@ -542,7 +633,7 @@ class Quicklist:
     def remove(self, v: bytes, limit: int) -> int:
         """LREM: delete up to |limit| elements equal to v (all if 0), from the tail when limit < 0.
         Returns how many were removed."""
-        nodes = self.nodes
+        nodes = self._list()
         todo = -limit if limit < 0 else (limit or self.count)
         removed = 0
         order = range(len(nodes) - 1, -1, -1) if limit < 0 else range(len(nodes))
@@ -567,19 +658,22 @@ class Quicklist:
         self.count -= removed
         if self.depth:
             self._settle()
+        self._tidy()
         return removed
 
     # ---- compression (list-compress-depth) -----------------------------------------------------
     def _plain_at(self, i: int) -> bytearray:
-        node = self.nodes[i]
+        nodes = self._n
+        node = nodes[i]
         if node.__class__ is PackedNode:
             node = bytearray(node.listpack())
-            self.nodes[i] = node
+            nodes[i] = node
         return node
 
     def _settle_ends(self) -> None:
-        """After the node count changed at an end: unpack the end windows, pack their borders."""
-        nodes, d = self.nodes, self.depth
+        """After the node count changed at an end: unpack the end windows, pack their borders.
+        (This and the rest below work on the list of nodes, there when there are two or more.)"""
+        nodes, d = self._n, self.depth
         n = len(nodes)
         for i in range(min(d, n)):
             if nodes[i].__class__ is PackedNode:
@@ -596,7 +690,7 @@ class Quicklist:
     def _settle(self) -> None:
         """After a middle operation: every node outside the end windows packed again."""
         self._settle_ends()
-        nodes, d = self.nodes, self.depth
+        nodes, d = self._n, self.depth
         for i in range(d, len(nodes) - d):
             node = nodes[i]
             if node.__class__ is bytearray and len(node) >= MIN_COMPRESS_BYTES:

@@ -453,7 +453,7 @@ def test_small_list_value_size():
     per = (tracemalloc.get_traced_memory()[0] - before - sys.getsizeof(lists)) / len(lists)
     tracemalloc.stop()
     assert [ql.node_shape() for ql in lists[:1]] == [[(10, 87)]]
-    assert per <= 300, per
+    assert per <= 240, per  # 208 compiled, 216 interpreted; a list object beside the lone node would add 64
 
 
 # ---- DUMP payloads, byte for byte, after every command -------------------------------------------
