@@ -38,6 +38,7 @@ HOT_MODULES = [
     "raxdb.storage.listpack",
     "raxdb.storage.lzf",
     "raxdb.storage.rdb",
+    "raxdb.storage.quicklist",
     "raxdb.storage.rax",
     "raxdb.storage.set_type",
     "raxdb.storage.stream",

@@ -34,6 +34,13 @@ Module-level helpers work on a bare bytearray, for callers that keep many listpa
 wrapper object per buffer (stream nodes): `new_buffer()`, `encode_entry(v)`, `encode_int_entry(i)`,
 `append_encoded(buf, chunk, n)`, `get_value(buf, p)`, `next_offset(buf, p)`, `prev_offset(buf, p)`,
 `replace_at(buf, p, chunk)`, `num_elements(buf)`, `string_to_int(b)`.
+
+Typed operations on a bare buffer, one call per step of a command (listpack.pxd types them, so
+compiled they read the bytes through a C pointer; the list type's quicklist nodes are edited with
+them): `count_of(buf)`, `offset_at(buf, index)`, `skip(buf, p, n)`, `value_at(buf, p)`,
+`values(buf, p, n)`, `bulks(buf, p, n)` (the RESP bulk strings of n entries), `push_value(buf, v,
+head)`, `pop_value(buf, head)`, `from_encoded(chunk, n)`, `delete_indexes(buf, indexes)`, and
+`checked_count(buf)` (the deep integrity check, without decoding a value).
 """
 
 from __future__ import annotations
@@ -522,3 +529,372 @@ class Listpack:
         header = num_elements(buf)
         if header != NUMELE_UNKNOWN and header != n:
             raise ValueError("listpack: element count %d, header says %d" % (n, header))
+
+
+# ---- typed operations on a bare buffer ---------------------------------------------------------
+# One call per step of a command (a push, a pop, a range, a seek), for callers that keep many
+# listpacks as bare bytearrays (a quicklist's nodes).  listpack.pxd types them: compiled, `s` is a
+# pointer into the buffer and every byte read is a C load, so these are the fast paths; the
+# functions above stay the general codec they fall back on for the rare encodings.  A pointer is
+# only valid until the buffer is resized: each function takes it again after it edits.
+
+# Whether this module runs compiled: `bulks` writes byte by byte when it does, and slices when it
+# does not (a Python step per byte would be slower than the interpreter's slicing).
+_COMPILED = not __file__.endswith(".py")
+_DECIMALS = [b"%d" % i for i in range(128)]  # the 7-bit integers as replies spell them
+
+
+def _span(s: bytes | bytearray, p: int) -> int:
+    """Total bytes of the entry at p, back-length included (entry_size, typed)."""
+    b = s[p]
+    if b < 0x80:
+        return 2
+    if b < 0xC0:
+        return (b & 0x3F) + 2
+    if b < 0xE0:
+        return 3
+    if b < 0xF0:
+        n = (((b & 0x0F) << 8) | s[p + 1]) + 2
+        return n + 1 if n <= 127 else n + 2
+    if b == 0xF0:
+        n = (s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16) | (s[p + 4] << 24)) + 5
+        return n + _backlen_size(n)
+    if b == 0xF1:
+        return 4
+    if b == 0xF2:
+        return 5
+    if b == 0xF3:
+        return 6
+    if b == 0xF4:
+        return 10
+    raise ValueError("listpack: bad encoding byte 0x%02x at %d" % (b, p))
+
+
+def _prev(s: bytes | bytearray, q: int) -> int:
+    """The entry that ends at q (q past the header): its back-length read right to left."""
+    q -= 1
+    b = s[q]
+    size = b & 127
+    shift = 0
+    while b & 128:
+        q -= 1
+        shift += 7
+        b = s[q]
+        size |= (b & 127) << shift
+    return q - size
+
+
+def _value(s: bytes | bytearray, buf: bytes | bytearray, p: int) -> bytes:
+    """The entry at p as bytes (get_bytes), the short strings and 7-bit integers inline."""
+    b = s[p]
+    if b < 0x80:
+        return _DECIMALS[b]
+    if b < 0xC0:
+        v = s[p + 1:p + 1 + (b & 0x3F)]
+    elif 0xE0 <= b < 0xF0:
+        v = s[p + 2:p + 2 + (((b & 0x0F) << 8) | s[p + 1])]
+    else:
+        return get_bytes(buf, p)
+    return v if _COMPILED else bytes(v)  # compiled, a pointer's slice is bytes already
+
+
+def _put_header(buf: bytearray, count: int) -> None:
+    """Store the header of `buf` after an edit: its byte length and element count."""
+    n = len(buf)
+    buf[0] = n & 0xFF
+    buf[1] = (n >> 8) & 0xFF
+    buf[2] = (n >> 16) & 0xFF
+    buf[3] = (n >> 24) & 0xFF
+    buf[4] = count & 0xFF
+    buf[5] = count >> 8
+
+
+def count_of(buf: bytes | bytearray) -> int:
+    """The number of elements (lpLength): the header's count, or a scan when it is saturated."""
+    s = buf
+    n = s[4] | (s[5] << 8)
+    if n != NUMELE_UNKNOWN:
+        return n
+    n = 0
+    p = HEADER_SIZE
+    while s[p] != EOF:
+        p += _span(s, p)
+        n += 1
+    return n
+
+
+def offset_at(buf: bytes | bytearray, index: int) -> int:
+    """Offset of element `index`, 0 <= index < count_of(buf), walking from the nearer end (lpSeek)."""
+    s = buf
+    n = count_of(buf)
+    if index <= n >> 1:
+        p = HEADER_SIZE
+        for _i in range(index):
+            p += _span(s, p)
+        return p
+    p = len(buf) - 1
+    for _i in range(n - index):
+        p = _prev(s, p)
+    return p
+
+
+def skip(buf: bytes | bytearray, p: int, n: int) -> int:
+    """The offset n entries after p (the terminator's offset when they run to the end)."""
+    s = buf
+    for _i in range(n):
+        p += _span(s, p)
+    return p
+
+
+def value_at(buf: bytes | bytearray, p: int) -> bytes:
+    """The element at p as bytes, integers in decimal (get_bytes, typed)."""
+    s = buf
+    return _value(s, buf, p)
+
+
+def values(buf: bytes | bytearray, p: int, n: int) -> list[bytes]:
+    """The n elements from offset p as bytes, integers in decimal."""
+    s = buf
+    out = []
+    for _i in range(n):
+        out.append(_value(s, buf, p))
+        p += _span(s, p)
+    return out
+
+
+def from_encoded(chunk: bytes, n: int) -> bytearray:
+    """A new listpack of the `n` entries encoded back to back in `chunk`, allocated at its exact
+    size (a buffer grown entry by entry keeps the slack of its last growth)."""
+    size = HEADER_SIZE + len(chunk) + 1
+    buf = bytearray(size)
+    buf[HEADER_SIZE:size - 1] = chunk
+    buf[size - 1] = EOF
+    _put_header(buf, n)
+    return buf
+
+
+def push_value(buf: bytearray, v: bytes, head: bool) -> None:
+    """lpPrepend (head) or lpAppend of one element, stored as Redis stores it (a canonical int64
+    string as an integer)."""
+    s = v
+    n = len(v)
+    count = buf[4] | (buf[5] << 8)
+    if count < NUMELE_UNKNOWN:
+        count += 1
+    if 0 < n < 64 and s[0] > 57:  # a short string that cannot be an integer (starts past '9')
+        if head:
+            buf[HEADER_SIZE:HEADER_SIZE] = b"%c%s%c" % (0x80 | n, v, n + 1)
+        else:
+            buf[len(buf) - 1] = 0x80 | n  # over the terminator
+            buf += v
+            buf.append(n + 1)
+            buf.append(EOF)
+    elif head:
+        buf[HEADER_SIZE:HEADER_SIZE] = encode_entry(v)
+    else:
+        end = len(buf) - 1
+        buf[end:end + 1] = encode_entry(v)
+        buf.append(EOF)
+    _put_header(buf, count)
+
+
+def pop_value(buf: bytearray, head: bool) -> bytes:
+    """Remove the first (head) or last element and return it as bytes (lpGet + lpDelete)."""
+    s = buf
+    count = s[4] | (s[5] << 8)
+    if head:
+        p = HEADER_SIZE
+        q = p + _span(s, p)
+    else:
+        q = len(buf) - 1
+        p = _prev(s, q)
+    v = _value(s, buf, p)
+    del buf[p:q]
+    if count < NUMELE_UNKNOWN:
+        count -= 1
+    _put_header(buf, count)
+    return v
+
+
+def _digits(u: int) -> int:
+    """Decimal digits of u >= 0."""
+    d = 1
+    while u >= 10:
+        u //= 10
+        d += 1
+    return d
+
+
+def bulks(buf: bytes | bytearray, p: int, n: int) -> bytes:
+    """The n elements from offset p as RESP bulk strings, back to back (integers in decimal):
+    what LRANGE sends.  Compiled, it is written straight from the entries into one buffer, with
+    no object per element; interpreted, each element is formatted (a Python step per byte would
+    cost more than that)."""
+    if not _COMPILED:
+        return b"".join([b"$%d\r\n%s\r\n" % (len(v), v) for v in values(buf, p, n)])
+    s = buf
+    # Pass 1, the reply's size: a string's bytes, an integer's decimal digits, plus "$<len>\r\n"
+    # and "\r\n" each.  The common entries (7-bit integers, strings under 4 KB) are measured
+    # inline, the others through get_bytes, whose results pass 2 takes from `rare`.
+    rare = []
+    total = 0
+    q = p
+    for _e in range(n):
+        b = s[q]
+        if b < 0x80:
+            ln = 1 if b < 10 else (2 if b < 100 else 3)
+            q += 2
+        elif b < 0xC0:
+            ln = b & 0x3F
+            q += ln + 2
+        elif 0xE0 <= b < 0xF0:
+            ln = ((b & 0x0F) << 8) | s[q + 1]
+            q += ln + 3 if ln <= 125 else ln + 4
+        else:
+            v = get_bytes(buf, q)
+            rare.append(v)
+            ln = len(v)
+            q += _span(s, q)
+        total += ln + (6 if ln < 10 else (7 if ln < 100 else (8 if ln < 1000 else _digits(ln) + 5)))
+    out = bytearray(total)
+    d = out
+    k = 0
+    r = 0
+    for _e in range(n):
+        b = s[p]
+        x = 0
+        t = s
+        if b < 0x80:
+            x = b
+            ln = 1 if x < 10 else (2 if x < 100 else 3)
+            start = -1
+            p += 2
+        elif b < 0xC0:
+            ln = b & 0x3F
+            start = p + 1
+            p += ln + 2
+        elif 0xE0 <= b < 0xF0:
+            ln = ((b & 0x0F) << 8) | s[p + 1]
+            start = p + 2
+            p += ln + 3 if ln <= 125 else ln + 4
+        else:
+            v = rare[r]
+            r += 1
+            t = v
+            ln = len(v)
+            start = 0
+            p += _span(s, p)
+        # "$<len>\r\n", the digits written from the last
+        d[k] = 36
+        k += 1 if ln < 10 else (2 if ln < 100 else (3 if ln < 1000 else _digits(ln)))
+        j = k
+        u = ln
+        while True:
+            d[j] = 48 + u % 10
+            u //= 10
+            if not u:
+                break
+            j -= 1
+        d[k + 1] = 13
+        d[k + 2] = 10
+        k += 3
+        if start < 0:  # a 7-bit integer: its digits
+            j = k + ln - 1
+            u = x
+            while True:
+                d[j] = 48 + u % 10
+                u //= 10
+                if not u:
+                    break
+                j -= 1
+        else:
+            for i in range(ln):
+                d[k + i] = t[start + i]
+        k += ln
+        d[k] = 13
+        d[k + 1] = 10
+        k += 2
+    return bytes(out)
+
+
+def delete_indexes(buf: bytearray, indexes: list[int]) -> None:
+    """Delete the elements at `indexes` (ascending), keeping every other entry's bytes as they are
+    (lpDelete, one pass)."""
+    if not indexes:
+        return
+    s = buf
+    kept = [bytes(buf[:HEADER_SIZE])]
+    p = HEADER_SIZE
+    i = 0
+    start = p
+    for idx in indexes:
+        while i < idx:
+            p += _span(s, p)
+            i += 1
+        kept.append(bytes(buf[start:p]))
+        p += _span(s, p)
+        i += 1
+        start = p
+    kept.append(bytes(buf[start:]))
+    count = s[4] | (s[5] << 8)
+    buf[:] = b"".join(kept)
+    _put_header(buf, count - len(indexes) if count != NUMELE_UNKNOWN else count)
+
+
+def checked_count(buf: bytes | bytearray) -> int:
+    """The element count of a well-formed listpack, checking its layout as `checked_values` does
+    (total bytes, terminator, each entry's encoding, bounds and back-length, the header's count)
+    without decoding a value: loading an RDB file or a RESTORE payload keeps the bytes.  Raises
+    ValueError for a malformed listpack."""
+    s = buf
+    n = len(buf)
+    if n < HEADER_SIZE + 1 or (s[0] | (s[1] << 8) | (s[2] << 16) | (s[3] << 24)) != n or s[n - 1] != EOF:
+        raise ValueError("listpack: bad header or terminator")
+    end = n - 1
+    p = HEADER_SIZE
+    count = 0
+    while p < end:
+        b = s[p]
+        if b < 0x80:
+            size = 1
+        elif b < 0xC0:
+            size = 1 + (b & 0x3F)
+        elif b < 0xE0:
+            size = 2
+        elif b < 0xF0:
+            if p + 1 >= end:
+                raise ValueError("listpack: bad entry at %d" % p)
+            size = 2 + (((b & 0x0F) << 8) | s[p + 1])
+        elif b == 0xF0:
+            if p + 5 > end:
+                raise ValueError("listpack: bad entry at %d" % p)
+            size = 5 + (s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16) | (s[p + 4] << 24))
+        elif b == 0xF1:
+            size = 3
+        elif b == 0xF2:
+            size = 4
+        elif b == 0xF3:
+            size = 5
+        elif b == 0xF4:
+            size = 9
+        else:
+            raise ValueError("listpack: bad encoding byte 0x%02x at %d" % (b, p))
+        width = 1 if size <= 127 else (2 if size < 16383 else (3 if size < 2097151 else (4 if size < 268435455 else 5)))
+        q = p + size
+        if q + width > end:
+            raise ValueError("listpack: bad entry at %d" % p)
+        # the back-length: 7-bit groups, most significant first, every byte but the first flagged
+        for j in range(width):
+            want = (size >> (7 * (width - 1 - j))) & 127
+            if j:
+                want |= 128
+            if s[q + j] != want:
+                raise ValueError("listpack: bad backlen at %d" % p)
+        p = q + width
+        count += 1
+    if p != end:
+        raise ValueError("listpack: entries overrun the terminator")
+    header = s[4] | (s[5] << 8)
+    if header != NUMELE_UNKNOWN and header != count:
+        raise ValueError("listpack: element count %d, header says %d" % (count, header))
+    return count

@@ -1,40 +1,71 @@
-"""The list type: Redis 7.0's quicklist, a sequence of nodes each holding what one listpack would.
+"""The list type: Redis 7.0's quicklist, a sequence of nodes each holding one listpack.
 
-Representation.  A node is a `deque` of element bytes (O(1) at both ends, C-speed slicing through
-islice) that also tracks `sz`, the exact byte size the node's listpack has in Redis (computed with
-`storage.lpcodec.entry_size`).  Node boundaries therefore evolve exactly as Redis's do: the same
-fill rule decides when a push opens a new node, LINSERT splits and merges nodes as Redis's
-_quicklistInsert does, pops/LREM/LTRIM drop emptied nodes and never merge, LSET replaces in place.
-That keeps DUMP / RDB output (one listpack per node) and MEMORY USAGE faithful, while the hot
-commands (push/pop/range) only touch Python-native deques.  Listpack bytes are produced on demand
-(`listpacks()`), never on the push/pop path: a pure-Python byte codec per push would be far slower.
+Representation.  A `Quicklist` keeps its nodes and `count`, its number of elements.  A plain node
+is a `bytearray` holding exactly the listpack a Redis quicklistNode points to: the header (total
+bytes, element count), the entries, the terminator.  A node's byte size is its len() and its
+element count is in its header, so nothing else is kept per node.  The nodes are held in `_n`: the
+node itself when there is exactly one (most lists: no list object beside it), a Python list when
+there are more, None when there are none; `nodes` reads them as a list either way.  So a small
+list's value is the Quicklist object and one bytearray around Redis's listpack bytes.  The bytes are
+edited in place as Redis edits its listpacks (lpAppend, lpPrepend, lpInsert, lpReplace, lpDelete),
+through storage.listpack's typed operations: a push appends or prepends one entry, a pop deletes
+one (memmoving what follows, as lpDelete does), LINDEX seeks from the nearer end of the nearer
+node, LRANGE writes RESP bulk strings straight from the entries.  A bytearray and not bytes: a
+push at the tail grows the buffer in place (over-allocated, as list.append is) and a pop at the
+head shifts the node's bytes once, where an immutable node would copy the whole listpack for
+every push and pop of a queue.  DUMP, RDB and replication write the bytes as they are, and
+loading keeps the bytes it read.
+
+Node boundaries evolve exactly as Redis's do: a push goes into the end node while
+_quicklistNodeAllowInsert lets it (the node's bytes + the element's length + 8 within the fill's
+byte limit, and under a positive fill fewer elements than the fill), else into a new node;
+LINSERT fills, spills into a neighbour, or splits the node at the pivot and merges what the split
+left behind with its neighbours as _quicklistInsert does; pops, LREM and LTRIM drop emptied nodes
+and never merge; LSET replaces in place (Redis 7.0 never splits there).
 
 Options are fixed per list at creation, as Redis's quicklistSetOptions does: `fill`
 (list-max-listpack-size: negative = a byte limit of 4/8/16/32/64 KB, positive = an element count
 with an 8 KB safety limit; clamped to [-5, 32767]) and `depth` (list-compress-depth: 0 = never
-compress, else the `depth` nodes at each end stay plain and every interior node is kept packed as a
-zlib-compressed listpack).  Packed nodes (`PackedNode`) are only unpacked for an operation that
-reaches into them; read-only access decodes a temporary copy.
+compress, else the `depth` nodes at each end stay plain and every interior node is kept packed as
+a zlib-compressed listpack, a `PackedNode`).  A packed node is unpacked for an operation that
+edits it; a read decodes a temporary copy.
 
-Invariants: no node is empty; `count` is the total number of elements; `node.sz` is the exact
-listpack size of its elements; when depth > 0 the end nodes are plain and (between operations)
-every node outside the end windows is packed.  Elements of 1 GB or more (Redis's "plain" nodes) are
-not modelled: proto-max-bulk-len keeps them out.
+Invariants: no node is empty; `_n` is a list only when there are two nodes or more (between
+operations: one that works by position takes the list from `_list()` and folds it back with
+`_tidy()`); `count` is the sum of the nodes' counts; a plain node's header
+count is exact (fill and the byte limits keep a node under 32768 elements, and a loaded listpack
+of 65535 or more is split, so the header never saturates); the end nodes are plain; when depth > 0
+every node outside the end windows of 48 bytes or more is packed (between operations).  Elements
+of 1 GB or more (Redis's "plain" nodes) are not modelled: proto-max-bulk-len keeps them out.
 """
 
 from __future__ import annotations
 
 import zlib
-from collections import deque
 from collections.abc import Iterable, Iterator
-from itertools import chain, islice
 
-from raxdb.storage import lpcodec
 from raxdb.storage.alloc import size_class
+from raxdb.storage.listpack import (
+    NUMELE_UNKNOWN,
+    append_encoded,
+    bulks,
+    count_of,
+    delete_at,
+    delete_indexes,
+    encode_entry,
+    from_encoded,
+    insert_encoded,
+    offset_at,
+    pop_value,
+    push_value,
+    replace_at,
+    skip,
+    value_at,
+    values,
+)
 
-entry_size = lpcodec.entry_size
-LP_EMPTY = lpcodec.LP_EMPTY
-
+LP_EMPTY = 7  # an empty listpack: 6-byte header + terminator
+HEADER = 6  # the first entry's offset
 _SIZE_LEVELS = (4096, 8192, 16384, 32768, 65536)  # list-max-listpack-size -1 .. -5
 SAFETY_LIMIT = 8192  # byte cap of a count-limited node
 INSERT_OVERHEAD = 8  # Redis's pessimistic per-element estimate when deciding if a node has room
@@ -44,86 +75,88 @@ COMPRESS_MAX = 65535
 MIN_COMPRESS_BYTES = 48  # smaller nodes are never compressed, as in Redis
 
 
-class Node(deque):
-    """A plain node: its elements, plus the byte size its listpack has, plus `ulen`: a length
-    every element has, or -1.  `ulen` lets LRANGE encode a run of equal-length elements with one
-    join, without a len() per element (most of an LRANGE of 100 short elements).  Constructing a
-    node computes it; an element added in place turns it to -1 unless its length is ulen;
-    removals keep it (what remains still has that length), so it may stay -1 after the odd
-    element is gone, which only costs the general encoding."""
-
-    __slots__ = ("sz", "ulen")
-
-    def __init__(self, items: Iterable[bytes] = ()) -> None:
-        super().__init__(items)
-        self.ulen = _common_len(self)
-
-    def took(self, v: bytes) -> None:
-        """Account for `v`, just inserted into this node: its listpack size and `ulen`.  (The
-        pushes do the same inline, with a shortcut for entry_size.)"""
-        self.sz += entry_size(v)
-        if len(v) != self.ulen:
-            self.ulen = -1
-
-
-def _common_len(items: Node | list[bytes]) -> int:
-    """The length every element of `items` has, or -1 if they differ or there are none."""
-    if not items:
-        return -1
-    lens = set(map(len, items))
-    return lens.pop() if len(lens) == 1 else -1
-
-
 class PackedNode:
-    """A compressed interior node (list-compress-depth): zlib over the node's listpack bytes."""
+    """A compressed interior node (list-compress-depth): zlib over the node's listpack bytes,
+    with its element count and byte size."""
 
     __slots__ = ("blob", "count", "sz")
 
-    def __init__(self, node: Node) -> None:
-        self.blob = zlib.compress(lpcodec.pack(node), 1)
-        self.count = len(node)
-        self.sz = node.sz
+    def __init__(self, node: bytearray) -> None:
+        self.blob = zlib.compress(node, 1)
+        self.count = node[4] | (node[5] << 8)
+        self.sz = len(node)
 
     def __len__(self) -> int:
         return self.count
 
-    def items(self) -> list[bytes]:
-        return lpcodec.unpack(zlib.decompress(self.blob))
-
-    def unpack(self) -> Node:
-        node = Node(self.items())
-        node.sz = self.sz
-        return node
+    def listpack(self) -> bytes:
+        return zlib.decompress(self.blob)
 
 
-def _new_node(items: Iterable[bytes]) -> Node:
-    node = Node(items)
-    node.sz = LP_EMPTY + sum(map(entry_size, node))
-    return node
+def _count(node: bytearray | PackedNode) -> int:
+    """A node's element count."""
+    if node.__class__ is bytearray:
+        return node[4] | (node[5] << 8)  # type: ignore[index]
+    return node.count  # type: ignore[union-attr]
 
 
-def _items(node) -> Node | list[bytes]:
-    return node.items() if node.__class__ is PackedNode else node
+def _size(node: bytearray | PackedNode) -> int:
+    """A node's listpack bytes."""
+    if node.__class__ is bytearray:
+        return len(node)  # type: ignore[arg-type]
+    return node.sz  # type: ignore[union-attr]
+
+
+def _bytes(node: bytearray | PackedNode) -> bytes | bytearray:
+    """A node's listpack, decompressed when packed (to read, not to edit)."""
+    if node.__class__ is bytearray:
+        return node  # type: ignore[return-value]
+    return zlib.decompress(node.blob)  # type: ignore[union-attr]
 
 
 class Quicklist:
     type_name = "list"
-    __slots__ = ("nodes", "count", "fill", "depth", "size_limit", "max_count", "room")
+    __slots__ = ("_n", "count", "fill", "depth", "size_limit")
 
     def __init__(self, fill: int = -2, depth: int = 0) -> None:
-        self.nodes: list[Node | PackedNode] = []
+        # The nodes: None (no node), the node itself (exactly one: a bytearray, never packed), or a
+        # list of them (two or more; one or none only within an operation).  A list of one node
+        # would cost a list object and its slot array beside every small list, a quarter of it.
+        self._n: bytearray | list[bytearray | PackedNode] | None = None
         self.count = 0
         fill = max(-5, min(FILL_MAX, fill))
         self.fill = fill
         self.depth = max(0, min(COMPRESS_MAX, depth))
-        if fill < 0:
-            self.size_limit = _SIZE_LEVELS[-fill - 1]
-            self.max_count = 1 << 62
-        else:
-            self.size_limit = SAFETY_LIMIT
-            self.max_count = fill
-        # A node takes one more element of length n while node.sz + n <= room.
-        self.room = self.size_limit - INSERT_OVERHEAD
+        self.size_limit = _SIZE_LEVELS[-fill - 1] if fill < 0 else SAFETY_LIMIT
+
+    @property
+    def nodes(self) -> list[bytearray | PackedNode]:
+        """The nodes, first to last (to read: a lone node comes in a new list)."""
+        n = self._n
+        if n.__class__ is list:
+            return n  # type: ignore[return-value]
+        return [] if n is None else [n]  # type: ignore[list-item]
+
+    def _list(self) -> list[bytearray | PackedNode]:
+        """The nodes as a list that stays this list's, for an operation that works by position;
+        `_tidy` folds it back when it ends with one node or none."""
+        n = self._n
+        if n.__class__ is list:
+            return n  # type: ignore[return-value]
+        nodes = [] if n is None else [n]
+        self._n = nodes
+        return nodes  # type: ignore[return-value]
+
+    def _tidy(self) -> None:
+        n = self._n
+        if n.__class__ is list:
+            if not n:
+                self._n = None
+            elif len(n) == 1:  # type: ignore[arg-type]
+                node = n[0]  # type: ignore[index]
+                if node.__class__ is PackedNode:  # an end node: never packed at rest
+                    node = bytearray(node.listpack())
+                self._n = node
 
     # ---- the value contract -------------------------------------------------------------------
     def __len__(self) -> int:
@@ -134,17 +167,21 @@ class Quicklist:
 
     def copy(self) -> Quicklist:
         new = Quicklist(self.fill, self.depth)
+        new.size_limit = self.size_limit
         new.count = self.count
-        out = new.nodes
-        for node in self.nodes:
+        n = self._n
+        if n is None or n.__class__ is bytearray:
+            new._n = None if n is None else bytearray(n)  # type: ignore[arg-type]
+            return new
+        out = []
+        for node in n:  # type: ignore[union-attr]
             if node.__class__ is PackedNode:
                 p = PackedNode.__new__(PackedNode)
                 p.blob, p.count, p.sz = node.blob, node.count, node.sz
                 out.append(p)
             else:
-                n = Node(node)
-                n.sz = node.sz
-                out.append(n)
+                out.append(bytearray(node))
+        new._n = out
         return new
 
     def mem_usage(self, samples: int = 5) -> int:
@@ -155,33 +192,33 @@ class Quicklist:
         if not nodes:
             return 16 + 40
         sample = nodes[:samples] if samples > 0 else nodes  # SAMPLES 0: every node
-        total = sum(40 + size_class(n.sz) for n in sample)
+        total = sum(40 + size_class(_size(n)) for n in sample)
         return 16 + 40 + int(total / len(sample) * len(nodes))
 
     # ---- building and serialising (RDB / DUMP / RESTORE) ---------------------------------------
     def listpacks(self) -> list[bytes]:
         """One listpack per node, exactly the bytes Redis keeps (RDB_TYPE_LIST_QUICKLIST_2 body)."""
-        out = []
-        for node in self.nodes:
-            if node.__class__ is PackedNode:
-                out.append(zlib.decompress(node.blob))
-            else:
-                out.append(lpcodec.pack(node))
-        return out
+        return [bytes(node) if node.__class__ is bytearray else node.listpack() for node in self.nodes]
 
     @classmethod
     def from_listpacks(cls, blobs: Iterable[bytes], fill: int = -2, depth: int = 0) -> Quicklist:
-        """Rebuild from node listpacks (empty ones are skipped, as Redis's loader does)."""
+        """Keep each (validated) listpack as a node, as Redis's loader does; empty ones are
+        skipped.  One of 65535 elements or more, which Redis's 16-bit node count could not hold
+        either, is pushed element by element instead, so no node's header count saturates."""
         ql = cls(fill, depth)
+        nodes = ql._list()
         for blob in blobs:
-            items = lpcodec.unpack(blob)
-            if items:
-                node = Node(items)
-                node.sz = len(blob)
-                ql.nodes.append(node)
-                ql.count += len(node)
+            n = count_of(blob)
+            if n >= NUMELE_UNKNOWN:
+                ql._tidy()
+                ql.extend(values(blob, HEADER, n), 0, False)
+                nodes = ql._list()
+            elif n:
+                nodes.append(bytearray(blob))
+                ql.count += n
         if ql.depth:
             ql._settle()
+        ql._tidy()
         return ql
 
     @classmethod
@@ -191,118 +228,183 @@ class Quicklist:
         return ql
 
     # ---- ends: push / pop ----------------------------------------------------------------------
-    def _room(self, node, v: bytes) -> bool:
-        """Redis's _quicklistNodeAllowInsert for a packed-list node."""
-        return node.sz + len(v) <= self.room and len(node) < self.max_count
+    def _room(self, node: bytearray | PackedNode, n: int) -> bool:
+        """Redis's _quicklistNodeAllowInsert for an element of n bytes."""
+        fill = self.fill
+        return _size(node) + n + INSERT_OVERHEAD <= self.size_limit and (fill < 0 or _count(node) < fill)
 
     def push_tail(self, v: bytes) -> None:
-        nodes = self.nodes
         self.count += 1
-        if nodes:
-            node = nodes[-1]
-            n = len(v)
-            sz = node.sz + n
-            if sz <= self.room and len(node) < self.max_count:
-                node.append(v)
-                if n != node.ulen:
-                    node.ulen = -1
-                # entry_size's short-string case inline: a string of 1-63 bytes whose first byte
-                # is past '9' (`v >= b":"`, one comparison; b"" is below it) is never stored as an
-                # integer.  The call is a fifth of a push.
-                node.sz = sz + 2 if n < 64 and v >= b":" else sz - n + entry_size(v)
-                return
-        node = Node((v,))
-        node.sz = LP_EMPTY + entry_size(v)
-        nodes.append(node)
+        n = self._n
+        if n.__class__ is bytearray:
+            node = n
+        elif n is None:
+            self._n = from_encoded(encode_entry(v), 1)
+            return
+        else:
+            node = n[-1]  # an end node: never packed
+        fill = self.fill
+        if len(node) + len(v) + INSERT_OVERHEAD <= self.size_limit and (fill < 0 or (node[4] | (node[5] << 8)) < fill):
+            push_value(node, v, False)
+            return
+        new = from_encoded(encode_entry(v), 1)
+        if n.__class__ is bytearray:
+            self._n = [n, new]
+        else:
+            n.append(new)
         if self.depth:
             self._settle_ends()
 
     def push_head(self, v: bytes) -> None:
-        nodes = self.nodes
         self.count += 1
-        if nodes:
-            node = nodes[0]
-            n = len(v)
-            sz = node.sz + n
-            if sz <= self.room and len(node) < self.max_count:
-                node.appendleft(v)
-                if n != node.ulen:
-                    node.ulen = -1
-                # entry_size's short-string case inline: a string of 1-63 bytes whose first byte
-                # is past '9' (`v >= b":"`, one comparison; b"" is below it) is never stored as an
-                # integer.  The call is a fifth of a push.
-                node.sz = sz + 2 if n < 64 and v >= b":" else sz - n + entry_size(v)
-                return
-        node = Node((v,))
-        node.sz = LP_EMPTY + entry_size(v)
-        nodes.insert(0, node)
+        n = self._n
+        if n.__class__ is bytearray:
+            node = n
+        elif n is None:
+            self._n = from_encoded(encode_entry(v), 1)
+            return
+        else:
+            node = n[0]  # an end node: never packed
+        fill = self.fill
+        if len(node) + len(v) + INSERT_OVERHEAD <= self.size_limit and (fill < 0 or (node[4] | (node[5] << 8)) < fill):
+            push_value(node, v, True)
+            return
+        new = from_encoded(encode_entry(v), 1)
+        if n.__class__ is bytearray:
+            self._n = [new, n]
+        else:
+            n.insert(0, new)
         if self.depth:
             self._settle_ends()
 
     def extend(self, args: list[bytes], start: int, head: bool) -> None:
-        """Push args[start:] one by one at the head (each becomes the new first) or the tail."""
-        push = self.push_head if head else self.push_tail
-        for i in range(start, len(args)):
-            push(args[i])
+        """Push args[start:] at the head (each becoming the new first) or the tail, node by node:
+        as many as the end node takes (the pushes' rule, element by element) go in with one
+        splice, and a new node is built at its exact size."""
+        room = self.size_limit - INSERT_OVERHEAD
+        fill = self.fill
+        i = start
+        end = len(args)
+        while i < end:
+            n = self._n
+            node = None
+            size = LP_EMPTY
+            cnt = 0
+            if n is not None:
+                if n.__class__ is bytearray:
+                    node = n
+                else:
+                    node = n[0] if head else n[-1]  # an end node: never packed
+                size = len(node)
+                cnt = node[4] | (node[5] << 8)
+                if size + len(args[i]) > room or (fill >= 0 and cnt >= fill):
+                    node = None  # full: the first element opens a new node
+                    size = LP_EMPTY
+                    cnt = 0
+            first = i
+            entries = []
+            while i < end:
+                v = args[i]
+                if i > first or node is not None:
+                    if size + len(v) > room or (fill >= 0 and cnt >= fill):
+                        break
+                e = encode_entry(v)
+                entries.append(e)
+                size += len(e)
+                cnt += 1
+                i += 1
+            k = i - first
+            self.count += k
+            if head:
+                entries.reverse()
+            chunk = b"".join(entries)
+            if node is not None:
+                if head:
+                    insert_encoded(node, HEADER, chunk, k)
+                else:
+                    append_encoded(node, chunk, k)
+                continue
+            node = from_encoded(chunk, k)
+            if n is None:
+                self._n = node
+                continue
+            if n.__class__ is bytearray:
+                self._n = [node, n] if head else [n, node]
+            elif head:
+                n.insert(0, node)
+            else:
+                n.append(node)
+            if self.depth:
+                self._settle_ends()
 
     def extend_tail(self, items: Iterable[bytes]) -> None:
-        push = self.push_tail
-        for v in items:
-            push(v)
+        self.extend(items if items.__class__ is list else list(items), 0, False)
 
     def extend_head(self, items: Iterable[bytes]) -> None:
-        push = self.push_head
-        for v in items:
-            push(v)
+        self.extend(items if items.__class__ is list else list(items), 0, True)
 
     def pop_head(self) -> bytes:
         """Remove and return the first element (the list must not be empty)."""
-        nodes = self.nodes
-        node = nodes[0]
-        v = node.popleft()
         self.count -= 1
-        if node:
-            n = len(v)
-            node.sz -= n + 2 if n < 64 and v >= b":" else entry_size(v)  # as the pushes
-        else:
-            del nodes[0]
-            if self.depth:
-                self._settle_ends()
-        return v
+        n = self._n
+        if n.__class__ is bytearray:
+            node = n
+            if (node[4] | (node[5] << 8)) > 1:
+                return pop_value(node, True)
+            self._n = None
+            return value_at(node, HEADER)
+        node = n[0]  # an end node: never packed
+        if (node[4] | (node[5] << 8)) > 1:
+            return pop_value(node, True)
+        del n[0]
+        if self.depth:
+            self._settle_ends()
+        if len(n) == 1:
+            self._n = n[0]
+        return value_at(node, HEADER)
 
     def pop_tail(self) -> bytes:
-        nodes = self.nodes
-        node = nodes[-1]
-        v = node.pop()
         self.count -= 1
-        if node:
-            n = len(v)
-            node.sz -= n + 2 if n < 64 and v >= b":" else entry_size(v)  # as the pushes
-        else:
-            del nodes[-1]
-            if self.depth:
-                self._settle_ends()
-        return v
+        n = self._n
+        if n.__class__ is bytearray:
+            node = n
+            if (node[4] | (node[5] << 8)) > 1:
+                return pop_value(node, False)
+            self._n = None
+            return value_at(node, HEADER)
+        node = n[-1]  # an end node: never packed
+        if (node[4] | (node[5] << 8)) > 1:
+            return pop_value(node, False)
+        del n[-1]
+        if self.depth:
+            self._settle_ends()
+        if len(n) == 1:
+            self._n = n[0]
+        return value_at(node, HEADER)
 
     def pop_many(self, n: int, from_head: bool) -> list[bytes]:
-        pop = self.pop_head if from_head else self.pop_tail
-        return [pop() for _ in range(min(n, self.count))]
+        n = min(n, self.count)
+        if from_head:
+            return [self.pop_head() for _ in range(n)]
+        return [self.pop_tail() for _ in range(n)]
 
     # ---- positional access ---------------------------------------------------------------------
     def _locate(self, index: int) -> tuple[int, int]:
         """(node position, offset in node) of element `index` (0 <= index < count), walking from
         the nearer end as Redis's quicklistGetIteratorAtIdx does."""
-        nodes = self.nodes
+        nodes = self._n
+        if nodes.__class__ is bytearray:
+            return 0, index
         if index < (self.count >> 1) + 1:
-            for ni, node in enumerate(nodes):
-                n = len(node)
+            for ni in range(len(nodes)):
+                n = _count(nodes[ni])
                 if index < n:
                     return ni, index
                 index -= n
         else:
             back = self.count - 1 - index
             for ni in range(len(nodes) - 1, -1, -1):
-                n = len(nodes[ni])
+                n = _count(nodes[ni])
                 if back < n:
                     return ni, n - 1 - back
                 back -= n
@@ -315,13 +417,12 @@ class Quicklist:
             index += count
         if index < 0 or index >= count:
             return None
-        nodes = self.nodes
-        if index == 0:
-            return _items(nodes[0])[0]
-        if index == count - 1:
-            return _items(nodes[-1])[-1]
+        n = self._n
+        if n.__class__ is bytearray:
+            return value_at(n, offset_at(n, index))
         ni, off = self._locate(index)
-        return _items(nodes[ni])[off]
+        lp = _bytes(n[ni])
+        return value_at(lp, offset_at(lp, off))
 
     def set(self, index: int, v: bytes) -> bool:
         """LSET: replace in place (Redis 7.0 never splits the node); False if out of range."""
@@ -330,69 +431,80 @@ class Quicklist:
             index += count
         if index < 0 or index >= count:
             return False
+        self._list()
         ni, off = self._locate(index)
         node = self._plain_at(ni)
-        old = node[off]
-        node[off] = v
-        if len(v) != node.ulen:
-            node.ulen = -1
-        node.sz += entry_size(v) - entry_size(old)
+        replace_at(node, offset_at(node, off), encode_entry(v))
         if self.depth:
             self._settle()
+        self._tidy()
         return True
 
-    def range(self, start: int, stop: int) -> tuple[list[bytes], int]:
-        """Elements [start, stop) for 0 <= start <= stop <= count, and a length all of them
-        have (or -1: unknown or mixed)."""
-        if start >= stop:
-            return [], -1
+    def bulks(self, start: int, stop: int) -> bytes:
+        """Elements [start, stop) (0 <= start <= stop <= count) as RESP bulk strings, back to
+        back: LRANGE's reply after its array header."""
         want = stop - start
-        nodes = self.nodes
+        if want <= 0:
+            return b""
+        nodes = self._n
+        if nodes.__class__ is bytearray:  # one node: one call
+            node = nodes
+            return bulks(node, offset_at(node, start) if start else HEADER, want)
         if start == 0:
             ni, off = 0, 0
-            head = nodes[0]  # an end node: never packed
-            if want <= len(head):  # LRANGE 0 n within the first node: one C-level copy
-                return list(islice(head, want)), head.ulen
+            node = nodes[0]  # an end node: never packed
+            if want <= (node[4] | (node[5] << 8)):  # LRANGE 0 n within the first node: one call
+                return bulks(node, HEADER, want)
         else:
             ni, off = self._locate(start)
-        out: list[bytes] = []
-        extend = out.extend
-        ulen = -2  # none seen yet
+        out = []
         while want > 0:
-            node = nodes[ni]
-            if ulen != -1:
-                u = node.ulen if node.__class__ is Node else -1
-                ulen = u if ulen == -2 or u == ulen else -1
-            items = _items(node)
-            n = len(items)
-            if off == 0 and n <= want:
-                extend(items)
-                want -= n
-            else:
-                take = min(want, n - off)
-                extend(islice(items, off, off + take))
-                want -= take
+            lp = _bytes(nodes[ni])
+            take = min(want, _count(nodes[ni]) - off)
+            out.append(bulks(lp, offset_at(lp, off) if off else HEADER, take))
+            want -= take
             ni += 1
             off = 0
-        return out, ulen
+        return b"".join(out)
+
+    def range(self, start: int, stop: int) -> list[bytes]:
+        """Elements [start, stop) for 0 <= start <= stop <= count."""
+        want = stop - start
+        if want <= 0:
+            return []
+        nodes = self.nodes
+        ni, off = self._locate(start)
+        out: list[bytes] = []
+        while want > 0:
+            lp = _bytes(nodes[ni])
+            take = min(want, _count(nodes[ni]) - off)
+            out += values(lp, offset_at(lp, off) if off else HEADER, take)
+            want -= take
+            ni += 1
+            off = 0
+        return out
 
     def __iter__(self) -> Iterator[bytes]:
         for node in self.nodes:
-            yield from _items(node)
+            yield from values(_bytes(node), HEADER, _count(node))
 
     def iter_reversed(self) -> Iterator[bytes]:
         for node in reversed(self.nodes):
-            yield from reversed(_items(node))
+            items = values(_bytes(node), HEADER, _count(node))
+            items.reverse()
+            yield from items
 
     # ---- LINSERT -------------------------------------------------------------------------------
     def find(self, pivot: bytes) -> int:
-        """Index of the first element equal to `pivot`, or -1."""
+        """Index of the first element equal to `pivot` (lpCompare: an integer entry equals the
+        string that spells it canonically), or -1."""
         base = 0
         for node in self.nodes:
-            items = _items(node)
+            n = _count(node)
+            items = values(_bytes(node), HEADER, n)
             if pivot in items:
                 return base + items.index(pivot)
-            base += len(items)
+            base += n
         return -1
 
     def insert(self, index: int, v: bytes, after: bool) -> None:
@@ -400,63 +512,71 @@ class Quicklist:
         node if it has room; else into the neighbour when inserting at the node's edge and the
         neighbour has room; else into a new node at that edge; else split the node at the pivot
         and merge what the split left behind with its neighbours where they fit."""
-        nodes = self.nodes
+        nodes = self._list()
         ni, off = self._locate(index)
         node = nodes[ni]
-        full = not self._room(node, v)
-        at_tail = after and off == len(node) - 1
+        n = len(v)
+        cnt = _count(node)
+        full = not self._room(node, n)
+        at_tail = after and off == cnt - 1
         at_head = not after and off == 0
         has_next = ni + 1 < len(nodes)
         has_prev = ni > 0
         self.count += 1
         if not full:
             node = self._plain_at(ni)
-            node.insert(off + 1 if after else off, v)
-            node.took(v)
-        elif at_tail and has_next and self._room(nodes[ni + 1], v):
-            nxt = self._plain_at(ni + 1)
-            nxt.appendleft(v)
-            nxt.took(v)
-        elif at_head and has_prev and self._room(nodes[ni - 1], v):
-            prev = self._plain_at(ni - 1)
-            prev.append(v)
-            prev.took(v)
-        elif (at_tail and has_next) or (at_head and has_prev):
-            nodes.insert(ni + 1 if after else ni, _new_node((v,)))
-        else:
-            items = list(_items(node))
+            p = offset_at(node, off)
             if after:
-                keep, moved = items[:off + 1], items[off + 1:]
-                moved.insert(0, v)
-                nodes[ni] = _new_node(keep)
-                nodes.insert(ni + 1, _new_node(moved))
+                p = skip(node, p, 1)
+            insert_encoded(node, p, encode_entry(v), 1)
+        elif at_tail and has_next and self._room(nodes[ni + 1], n):
+            push_value(self._plain_at(ni + 1), v, True)
+        elif at_head and has_prev and self._room(nodes[ni - 1], n):
+            push_value(self._plain_at(ni - 1), v, False)
+        elif (at_tail and has_next) or (at_head and has_prev):
+            nodes.insert(ni + 1 if after else ni, from_encoded(encode_entry(v), 1))
+        else:
+            # _quicklistSplitNode: the entries past the pivot (after) or before it move to a new
+            # node, which takes v at its edge next to the pivot; then merge around the old node.
+            node = self._plain_at(ni)
+            if after:
+                q = skip(node, offset_at(node, off), 1)
+                moved = cnt - off - 1
+                new = from_encoded(bytes(node[q:len(node) - 1]), moved)
+                delete_at(node, q, moved)
+                push_value(new, v, True)
+                nodes.insert(ni + 1, new)
                 self._merge_around(ni)
             else:
-                moved, keep = items[:off], items[off:]
-                moved.append(v)
-                nodes[ni] = _new_node(keep)
-                nodes.insert(ni, _new_node(moved))
+                q = offset_at(node, off)
+                new = from_encoded(bytes(node[HEADER:q]), off)
+                delete_at(node, HEADER, off)
+                push_value(new, v, False)
+                nodes.insert(ni, new)
                 self._merge_around(ni + 1)
         if self.depth:
             self._settle()
+        self._tidy()
 
-    def _can_merge(self, a, b) -> bool:
-        return (a.sz + b.sz - MERGE_CREDIT <= self.size_limit
-                and len(a) + len(b) <= self.max_count)
+    def _can_merge(self, a: bytearray | PackedNode, b: bytearray | PackedNode) -> bool:
+        fill = self.fill
+        return (_size(a) + _size(b) - MERGE_CREDIT <= self.size_limit
+                and (fill < 0 or _count(a) + _count(b) <= fill))
 
     def _merge(self, i: int) -> None:
-        """Concatenate nodes i and i+1 into one node at position i."""
-        nodes = self.nodes
+        """Concatenate nodes i and i+1 into one node at position i (lpMerge)."""
+        nodes = self._n
         a, b = nodes[i], nodes[i + 1]
-        node = Node(chain(_items(a), _items(b)))
-        node.sz = a.sz + b.sz - LP_EMPTY
+        node = bytearray(_bytes(a))
+        tail = _bytes(b)
+        append_encoded(node, bytes(tail[HEADER:len(tail) - 1]), _count(b))
         nodes[i] = node
         del nodes[i + 1]
 
     def _merge_around(self, ci: int) -> None:
         """Redis's _quicklistMergeNodes around the node at position ci: the two nodes before it,
         the two after it, then the centre with its previous and its next neighbour."""
-        nodes = self.nodes
+        nodes = self._n
         if ci >= 2 and self._can_merge(nodes[ci - 1], nodes[ci - 2]):
             self._merge(ci - 2)
             ci -= 1
@@ -471,44 +591,41 @@ class Quicklist:
     # ---- deletions -----------------------------------------------------------------------------
     def trim(self, start: int, stop: int) -> None:
         """Keep only elements [start, stop) (LTRIM), dropping whole nodes where possible."""
+        self._list()
         self._del_head(start)
         self._del_tail(self.count - (stop - start))
         if self.depth:
             self._settle()
+        self._tidy()
 
     def _del_head(self, n: int) -> None:
-        nodes = self.nodes
+        nodes = self._n
         self.count -= n
         drop = 0
         while n > 0:
-            node = nodes[drop]
-            k = len(node)
+            k = _count(nodes[drop])
             if k <= n:
                 drop += 1
                 n -= k
             else:
-                node = self._plain_at(drop)
-                removed = [node.popleft() for _ in range(n)]
-                node.sz -= sum(map(entry_size, removed))
+                delete_at(self._plain_at(drop), HEADER, n)
                 n = 0
         if drop:
             del nodes[:drop]
 
     def _del_tail(self, n: int) -> None:
-        nodes = self.nodes
+        nodes = self._n
         self.count -= n
         drop = 0
         last = len(nodes) - 1
         while n > 0:
-            node = nodes[last - drop]
-            k = len(node)
+            k = _count(nodes[last - drop])
             if k <= n:
                 drop += 1
                 n -= k
             else:
                 node = self._plain_at(last - drop)
-                removed = [node.pop() for _ in range(n)]
-                node.sz -= sum(map(entry_size, removed))
+                delete_at(node, offset_at(node, k - n), n)
                 n = 0
         if drop:
             del nodes[len(nodes) - drop:]
@@ -516,89 +633,72 @@ class Quicklist:
     def remove(self, v: bytes, limit: int) -> int:
         """LREM: delete up to |limit| elements equal to v (all if 0), from the tail when limit < 0.
         Returns how many were removed."""
-        nodes = self.nodes
+        nodes = self._list()
         todo = -limit if limit < 0 else (limit or self.count)
         removed = 0
         order = range(len(nodes) - 1, -1, -1) if limit < 0 else range(len(nodes))
         emptied = []
-        esz = entry_size(v)
         for ni in order:
             if removed == todo:
                 break
-            items = _items(nodes[ni])
-            hits = items.count(v)
+            n = _count(nodes[ni])
+            items = values(_bytes(nodes[ni]), HEADER, n)
+            hits = [i for i in range(n) if items[i] == v]
             if not hits:
                 continue
-            take = min(hits, todo - removed)
-            kept = _without(items, v, take, limit < 0)
+            take = min(len(hits), todo - removed)
+            hits = hits[len(hits) - take:] if limit < 0 else hits[:take]
             removed += take
-            if kept:
-                node = Node(kept)
-                node.sz = nodes[ni].sz - take * esz
-                nodes[ni] = node
-            else:
+            if take == n:
                 emptied.append(ni)
+            else:
+                delete_indexes(self._plain_at(ni), hits)
         for ni in sorted(emptied, reverse=True):
             del nodes[ni]
         self.count -= removed
         if self.depth:
             self._settle()
+        self._tidy()
         return removed
 
     # ---- compression (list-compress-depth) -----------------------------------------------------
-    def _plain_at(self, i: int) -> Node:
-        node = self.nodes[i]
+    def _plain_at(self, i: int) -> bytearray:
+        nodes = self._n
+        node = nodes[i]
         if node.__class__ is PackedNode:
-            node = node.unpack()
-            self.nodes[i] = node
+            node = bytearray(node.listpack())
+            nodes[i] = node
         return node
 
     def _settle_ends(self) -> None:
-        """After the node count changed at an end: unpack the end windows, pack their borders."""
-        nodes, d = self.nodes, self.depth
+        """After the node count changed at an end: unpack the end windows, pack their borders.
+        (This and the rest below work on the list of nodes, there when there are two or more.)"""
+        nodes, d = self._n, self.depth
         n = len(nodes)
         for i in range(min(d, n)):
             if nodes[i].__class__ is PackedNode:
-                nodes[i] = nodes[i].unpack()
+                self._plain_at(i)
             j = n - 1 - i
             if nodes[j].__class__ is PackedNode:
-                nodes[j] = nodes[j].unpack()
+                self._plain_at(j)
         if n > 2 * d:
             for i in (d, n - 1 - d):
                 node = nodes[i]
-                if node.__class__ is Node and node.sz >= MIN_COMPRESS_BYTES:
+                if node.__class__ is bytearray and len(node) >= MIN_COMPRESS_BYTES:
                     nodes[i] = PackedNode(node)
 
     def _settle(self) -> None:
         """After a middle operation: every node outside the end windows packed again."""
         self._settle_ends()
-        nodes, d = self.nodes, self.depth
+        nodes, d = self._n, self.depth
         for i in range(d, len(nodes) - d):
             node = nodes[i]
-            if node.__class__ is Node and node.sz >= MIN_COMPRESS_BYTES:
+            if node.__class__ is bytearray and len(node) >= MIN_COMPRESS_BYTES:
                 nodes[i] = PackedNode(node)
 
     def node_shape(self) -> list[tuple[int, int]]:
         """(element count, listpack bytes) per node: what DUMP would show (tests, DEBUG)."""
-        return [(len(n), n.sz) for n in self.nodes]
+        return [(_count(n), _size(n)) for n in self.nodes]
 
     def is_packed(self) -> list[bool]:
         return [n.__class__ is PackedNode for n in self.nodes]
-
-
-def _without(items, v: bytes, take: int, from_tail: bool) -> list[bytes]:
-    """`items` minus `take` occurrences of v, counted from the chosen end."""
-    if from_tail:
-        out = list(items)
-        out.reverse()
-        out = _without(out, v, take, False)
-        out.reverse()
-        return out
-    out = []
-    append = out.append
-    for x in items:
-        if take and x == v:
-            take -= 1
-        else:
-            append(x)
-    return out

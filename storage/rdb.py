@@ -43,11 +43,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from raxdb.storage import intset, lpcodec
+from raxdb.storage import intset
 from raxdb.storage.crc64 import crc64
 from raxdb.storage.hashtype import Hash
 from raxdb.storage.intset import canonical_int
-from raxdb.storage.listpack import checked_values
+from raxdb.storage.listpack import Listpack, checked_count, checked_values
 from raxdb.storage.lzf import compress as lzf_compress
 from raxdb.storage.lzf import decompress as lzf_decompress
 from raxdb.storage.quicklist import PackedNode, Quicklist
@@ -301,15 +301,18 @@ def write_value(w: Writer, value: Any) -> int:
 def _write_list(w: Writer, ql: Quicklist) -> int:
     nodes = ql.nodes
     w.length(len(nodes))
-    for node, lp in zip(nodes, ql.listpacks(), strict=True):
+    for node in nodes:
         w.length(_QL_PACKED)
         if node.__class__ is PackedNode:
             # A compressed node is saved as the LZF blob quicklist compression keeps for it.
+            lp = node.listpack()
             packed = lzf_compress(lp, len(lp))
             if packed is not None and len(packed) + _QL_MIN_COMPRESS_IMPROVE < len(lp):
                 w.lzf_blob(packed, len(lp))
                 continue
-        w.string(lp)
+            w.string(lp)
+        else:
+            w.string(node)  # the node's listpack, the bytes the list holds
     return T_LIST_QUICKLIST_2
 
 
@@ -578,11 +581,14 @@ def _read_list(r: Reader, t: int, limits: Limits) -> Any:
         if not blob:  # a node of no bytes, even a plain one, is refused (rdbLoadObject)
             raise RDBError("empty quicklist node")
         if t != T_LIST_QUICKLIST_2:
-            blob = lpcodec.pack(_ziplist_items(blob, "Ziplist"))
+            blob = Listpack.from_values(_ziplist_items(blob, "Ziplist")).bytes()
         elif container == _QL_PLAIN:
-            blob = lpcodec.pack([blob])
+            blob = Listpack.from_values([blob]).bytes()
         else:
-            _listpack_items(blob, "Listpack")
+            try:  # checked, not decoded: the node keeps these bytes
+                checked_count(blob)
+            except (ValueError, IndexError) as exc:
+                raise corrupt("Listpack integrity check failed.") from exc
         blobs.append(blob)
     ql = Quicklist.from_listpacks(blobs, fill, depth)
     return ql if len(ql) else EMPTY

@@ -293,7 +293,7 @@ def lrange(c, argv):
     if ql is None:
         return R.EMPTY_ARRAY
     a, b = _clamp_range(start, end, ql.count)
-    return R.bulk_strings(*ql.range(a, b))
+    return R.array_header(b - a) + ql.bulks(a, b)
 
 
 @command("lpos")
