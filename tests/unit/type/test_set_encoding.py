@@ -1,11 +1,15 @@
 """The set encodings against plain models (hypothesis), and against redis-server at small thresholds.
 
-- `storage.intset`'s functions and `RSet` vs a Python set: membership, size, ascending iteration while an intset, the
-  width never narrowing, conversion to "hashtable" exactly when Redis converts (a non-integer
-  member, or more than set-max-intset-entries members) and never back.
-- Intset bytes equal the intset inside redis-server's DUMP payload for the same members.
+- `storage.intset`'s functions and `RSet` vs a Python set: membership, size, ascending iteration
+  while an intset, the width never narrowing, conversion to "hashtable" exactly when Redis converts
+  (a non-integer member, or more than set-max-intset-entries members) and never back;
+  `canonical_int` against string2ll's rule; malformed intsets refused.
+- Intset bytes equal the intset inside redis-server's DUMP payload for the same members, and every
+  set's DUMP payload equals Redis's after every step of random commands (hashtables, whose order
+  is their own, compared as member sets); loading keeps the bytes it is given.
 - Command sequences on servers started with a tiny set-max-intset-entries give the same encodings
   and the same (ordered, for intsets) replies as Redis.
+- Random draws from a hashtable reach every member, and a drained table is rebuilt smaller.
 """
 
 from __future__ import annotations
@@ -36,6 +40,25 @@ def test_canonical_int():
         assert canonical_int(ok) == int(ok)
     for bad in [b"", b"-", b"01", b"+1", b" 1", b"1 ", b"-0", b"1.0", b"9223372036854775808", b"1_0", b"0x1"]:
         assert canonical_int(bad) is None
+
+
+def _string2ll(m: bytes) -> int | None:
+    """The reference: canonical decimal text of an int64 and nothing else."""
+    try:
+        v = int(m.decode("ascii"), 10)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return v if -(2**63) <= v < 2**63 and str(v).encode() == m else None
+
+
+digit_texts = st.text("-0123456789", max_size=21).map(str.encode)
+
+
+@given(st.one_of(digit_texts, st.binary(max_size=22), ints.map(lambda v: b"%d" % v),
+                 st.integers(2**63 - 3, 2**64 + 3).map(lambda v: b"%d" % v),
+                 st.integers(-(2**64) - 3, -(2**63) + 3).map(lambda v: b"%d" % v)))
+def test_canonical_int_is_string2ll(m):
+    assert canonical_int(m) == _string2ll(m)
 
 
 @given(st.lists(ints, max_size=60))
