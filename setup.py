@@ -36,6 +36,7 @@ HOT_MODULES = [
     "raxdb.storage.listpack",
     "raxdb.storage.rax",
     "raxdb.storage.stream",
+    "raxdb.storage.zset",
 ]
 
 
