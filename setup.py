@@ -42,6 +42,7 @@ HOT_MODULES = [
     "raxdb.storage.rax",
     "raxdb.storage.set_type",
     "raxdb.storage.stream",
+    "raxdb.storage.zset",
 ]
 
 

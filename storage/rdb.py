@@ -285,10 +285,10 @@ def write_value(w: Writer, value: Any) -> int:
         return T_SET
     if kind == "zset":
         if value.is_listpack():
-            w.string(value.listpack_bytes())
+            w.string(value.lp)  # the bytes held, as they are
             return T_ZSET_LISTPACK
         w.length(len(value))
-        for s, m in value.order.islice(reverse=True):  # highest first: the loader inserts at the head
+        for s, m in value.sk.order.islice(reverse=True):  # highest first: the loader inserts at the head
             w.string(m)
             w.double(s)
         return T_ZSET_2
@@ -667,13 +667,16 @@ def _read_zset(r: Reader, t: int, limits: Limits) -> Any:
         pairs.sort()
         return ZSet.from_pairs(pairs, limits.zset_max_entries, limits.zset_max_value)
     blob = r.string()
-    what = "Zset listpack" if t == T_ZSET_LISTPACK else "Zset ziplist"
-    items = _listpack_items(blob, what) if t == T_ZSET_LISTPACK else _ziplist_items(blob, what)
-    pairs = [(_score(s), m) for m, s in _pairs(items, what)]
+    if t == T_ZSET_LISTPACK:
+        items = _listpack_items(blob, "Zset listpack")
+        pairs = [(_score(s), m) for m, s in _pairs(items, "Zset listpack")]
+    else:  # a ziplist becomes the listpack of the same entries, as Redis converts it on load
+        items = _ziplist_items(blob, "Zset ziplist")
+        pairs = [(_score(s), m) for m, s in _pairs(items, "Zset ziplist")]
+        blob = lpcodec.pack(items)
     if not pairs:
         return EMPTY
-    pairs.sort()
-    z = ZSet.from_pairs(pairs, 1 << 62, 1 << 62)  # the listpack stays one, whatever its sizes
+    z = ZSet.from_listpack(blob, pairs)  # the bytes are kept: the listpack stays one, whatever its sizes
     if len(pairs) > limits.zset_max_entries:
         z.to_skiplist()
     return z

@@ -2,30 +2,40 @@
 
 Order.  Elements are ordered by (score, member), members compared as bytes (memcmp, then length) -
 exactly Redis's skiplist and listpack order - so every range, rank and pop is a slice of one sorted
-sequence of `(score, member)` pairs, `order`, and `scores` maps member -> score for O(1) ZSCORE.
+sequence of (score, member) pairs.
 
-Encodings.  "listpack" while there are at most zset-max-listpack-entries elements and no member is
-longer than zset-max-listpack-value bytes; "skiplist" beyond, and never back (Redis 7.0 converts
-back only when a *new* value is built by a STORE command: `ZSet.from_pairs`).  The two encodings
-share the code; what differs is the `order` container:
-- listpack: `_PairList`, a plain sorted Python list (bisect + list insert: for <= 128 elements
-  the fastest structure CPython has, and the same O(n) insert as a listpack);
-- skiplist: `_SkipOrder`, sorted sublists of at most 1000 pairs with their scores alongside
-  (searches bisect in C; an insert or delete moves at most one sublist's pointers; a rank bisects
-  prefix sums of the sublist lengths, rebuilt after a change of size).
-Both expose the same small interface (add, remove, bisect_left/right, indexing and slices, del of
-a slice, islice), so swapping a container is local to `_convert`.
+Encodings.  A `ZSet` holds one of two representations, and `lp is None` says which:
+- listpack (`lp`, a `bytes`): Redis's listpack, byte for byte - member, score, member, score, ...
+  in that order, each member as lpInsertString stores it (a canonical integer string as an
+  integer) and each score as zzlInsertAt writes it: an integer when integral within +-2^62
+  (double2ll), else d2string's %.17g text.  The bytes ARE the value: DUMP, RDB and MEMORY USAGE
+  read them as they are, loading keeps the payload it was given, and every command works on them
+  the way t_zset.c's zzl* functions do (`zzl_find`, `zzl_insert`, `zzl_delete_range`, ranges walking
+  the entries), building a new `bytes` where Redis reallocs and moves the tail.  An integral score
+  stored as an integer reads back without its sign of zero, so -0 becomes 0 in a listpack (ZSCORE
+  prints "0") while the skiplist keeps -0, as Redis does.
+- skiplist (`sk`, a `_Skiplist`): a dict member -> score (ZSCORE in O(1)) beside `_SkipOrder`, sorted
+  sublists of at most 1000 pairs with their scores in C-double arrays (searches bisect in C; an
+  insert or delete moves at most one sublist's pointers; a rank bisects prefix sums of the sublist
+  lengths).
 
-Bytes.  The real listpack bytes are observable only through DEBUG LISTPACK / DUMP-style consumers
-and MEMORY USAGE, never on the hot path, so they are produced on demand by `listpack_bytes()`
-(`storage.listpack`, Redis's byte format; a listpack's bytes depend only on its element sequence,
-member then score: an integer when it is one, else Redis's d2string text).  MEMORY USAGE needs only
-their length: once asked for, it is kept (`lp_bytes`) by adding and subtracting the entry sizes
-each change touches, so a write under maxmemory (which sizes what it wrote) costs no packing.  Keeping a Python-native hot form is what lets ZADD
-keep up with redis-server; re-encoding a byte listpack per write would not.  What the listpack form
-changes observably is kept: integral scores are stored as integers, so -0.0 reads back as 0 (the
-listpack encoding stores 0.0 where the skiplist keeps -0.0: ZSCORE prints "0" or "-0" as Redis
-does) and ZSCAN of a listpack prints 1e17 as 100000000000000000 (`listpack_score_text`).
+"listpack" while there are at most zset-max-listpack-entries elements and no member is longer than
+zset-max-listpack-value bytes (and the listpack stays under lpSafeToAdd's 1 GiB); "skiplist" beyond,
+and never back: Redis 7.0 converts back only when a *new* value is built by a STORE command
+(`ZSet.from_pairs`).  The limits are the caller's, read from the config at write time.
+
+Invariants.  A listpack's pairs are sorted and its members distinct (a loaded payload that is not
+sorted is re-encoded sorted, see `from_listpack`); its header counts its elements as Redis keeps the
+count (65535 = unknown, counted again by `__len__`, which writes the count back as lpLength does).
+Exactly one of `lp` and `sk` is set.
+
+The byte walks.  The functions on listpack bytes (zzl_*, and the entry readers `_next`, `_int_at`,
+`_score_at`, `_entry_bytes`) read Redis's listpack layout, which storage/listpack.py defines and
+writes (`encode_entry`, `Listpack.from_values`, `checked_values` for validation).  They are here,
+not calls into that module, because they run once per entry of every lookup: compiled (setup.py
+HOT_MODULES, with the C types of zset.pxd) each is a few instructions on a `const unsigned char *`,
+where a call into another module per entry would cost more than the whole walk.  Interpreted, the
+same source indexes the `bytes` object.
 
 Lex ranges.  Redis documents BYLEX only for elements of equal score.  With mixed scores its answer
 depends on the encoding's walk: the listpack walk is linear (first element >= min, then while
@@ -37,16 +47,16 @@ from __future__ import annotations
 
 import math
 import random
+import struct
 from array import array
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 from itertools import accumulate, chain, islice
 from operator import itemgetter
 
 from raxdb.storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
 from raxdb.storage.hashscan import ScanIndex
-from raxdb.storage.listpack import Listpack
-from raxdb.storage.lpcodec import LP_EMPTY, entry_size
+from raxdb.storage.listpack import Listpack, encode_entry, encode_int_entry, encode_str_entry, string_to_int
 
 _score = itemgetter(0)
 _member = itemgetter(1)
@@ -56,6 +66,12 @@ _TWO62 = float(2**62)
 # zadd() input flags and results (Redis's ZADD_IN_* / ZADD_OUT_*).
 IN_INCR, IN_NX, IN_XX, IN_GT, IN_LT = 1, 2, 4, 8, 16
 OUT_NOP, OUT_NAN, OUT_ADDED, OUT_UPDATED = 1, 2, 4, 8
+
+_HDR = 6  # a listpack's header: total bytes (u32), element count (u16)
+_EOF = 0xFF
+_UNKNOWN = 65535  # the header's count once saturated
+_EMPTY_LP = b"\x07\x00\x00\x00\x00\x00\xff"
+_SAFETY = 1 << 30  # LISTPACK_MAX_SAFETY_SIZE: lpSafeToAdd refuses to grow a listpack past it
 
 
 def format_score(d: float) -> bytes:
@@ -70,37 +86,384 @@ def format_score(d: float) -> bytes:
 def listpack_score(d: float) -> int | bytes:
     """How a listpack holds a score (zzlInsertAt): integral values within +-2^62 (double2ll) as
     integers, others as d2string text."""
-    if -_TWO62 <= d <= _TWO62 and d == int(d):
+    if -_TWO62 <= d <= _TWO62 and d % 1.0 == 0.0:
         return int(d)
     return format_score(d)
 
 
-def listpack_score_text(d: float) -> bytes:
-    """The text a listpack score reads back as (ZSCAN of a listpack)."""
-    v = listpack_score(d)
-    return b"%d" % v if v.__class__ is int else v  # type: ignore[return-value]
+# ---- reading listpack entries ------------------------------------------------------------------
+# `s` is the listpack's bytes (compiled: a pointer into them), `p` the offset of an entry.
+def _backlen_size(n: int) -> int:
+    """Bytes of the back-length of an entry whose encoding and data take n bytes."""
+    if n <= 127:
+        return 1
+    if n < 16383:
+        return 2
+    if n < 2097151:
+        return 3
+    if n < 268435455:
+        return 4
+    return 5
 
 
-class _PairList(list):
-    """The listpack encoding's order: a sorted list with _SkipOrder's method names."""
+def _next(s, p: int) -> int:  # noqa: ANN001 - bytes, or a C pointer once compiled
+    """The offset just past the entry at p (encoding, data and back-length)."""
+    b = s[p]
+    if b < 0x80:  # 7-bit integer
+        return p + 2
+    if b < 0xC0:  # string of up to 63 bytes
+        return p + (b & 0x3F) + 2
+    if b < 0xE0:  # 13-bit integer
+        return p + 3
+    if b < 0xF0:  # string of up to 4095 bytes: a body of at most 4097, a back-length of 1 or 2
+        n = (((b & 0x0F) << 8) | s[p + 1]) + 2
+        return p + n + (1 if n <= 127 else 2)
+    if b == 0xF0:  # 32-bit string length
+        n = (s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16) | (s[p + 4] << 24)) + 5
+        return p + n + _backlen_size(n)
+    if b == 0xF1:  # 16, 24, 32 and 64-bit integers
+        return p + 4
+    if b == 0xF2:
+        return p + 5
+    if b == 0xF3:
+        return p + 6
+    return p + 10
 
-    __slots__ = ()
 
-    def add(self, pair: tuple[float, bytes]) -> None:
-        insort(self, pair)
+def _is_str(b: int) -> bool:
+    """Whether an entry whose first byte is b holds a string (else an integer)."""
+    return 0x80 <= b < 0xC0 or 0xE0 <= b <= 0xF0
 
-    def remove(self, pair: tuple[float, bytes]) -> None:  # type: ignore[override]
-        del self[bisect_left(self, pair)]
 
-    def bisect_left(self, pair: tuple) -> int:
-        return bisect_left(self, pair)
+def _str_start(s, p: int) -> int:  # noqa: ANN001
+    """Where the data of the string entry at p starts."""
+    b = s[p]
+    if b < 0xC0:
+        return p + 1
+    if b < 0xF0:
+        return p + 2
+    return p + 5
 
-    def bisect_right(self, pair: tuple) -> int:
-        return bisect_right(self, pair)
 
-    def islice(self, start: int | None = None, stop: int | None = None, reverse: bool = False) -> Iterator:
-        part = self[start:stop]
-        return reversed(part) if reverse else iter(part)
+def _str_len(s, p: int) -> int:  # noqa: ANN001
+    """The length of the string entry at p."""
+    b = s[p]
+    if b < 0xC0:
+        return b & 0x3F
+    if b < 0xF0:
+        return ((b & 0x0F) << 8) | s[p + 1]
+    return s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16) | (s[p + 4] << 24)
+
+
+def _int_at(s, p: int) -> int:  # noqa: ANN001
+    """The value of the integer entry at p.  Built from signed high bytes and unsigned low ones,
+    so that the same arithmetic is exact in Python and in C's 64-bit integers."""
+    b = s[p]
+    if b < 0x80:
+        return b
+    if b < 0xE0:
+        v = ((b & 0x1F) << 8) | s[p + 1]
+        return v - 8192 if v >= 4096 else v
+    if b == 0xF1:
+        hi = s[p + 2]
+        if hi >= 128:
+            hi -= 256
+        return hi * 256 + s[p + 1]
+    if b == 0xF2:
+        hi = s[p + 3]
+        if hi >= 128:
+            hi -= 256
+        return (hi * 256 + s[p + 2]) * 256 + s[p + 1]
+    lo = s[p + 4]  # widened first: compiled, s[i] * 256 would be a C int
+    lo = ((lo * 256 + s[p + 3]) * 256 + s[p + 2]) * 256 + s[p + 1]
+    if b == 0xF3:
+        return lo - 4294967296 if lo >= 2147483648 else lo
+    hi = s[p + 8]
+    if hi >= 128:
+        hi -= 256
+    hi = ((hi * 256 + s[p + 7]) * 256 + s[p + 6]) * 256 + s[p + 5]
+    return hi * 4294967296 + lo
+
+
+def _score_at(s, p: int) -> float:  # noqa: ANN001
+    """The score held by the entry at p (zzlGetScore): an integer, or text read as strtod reads
+    it (the text was checked when the listpack was loaded)."""
+    if _is_str(s[p]):
+        q = _str_start(s, p)
+        return float(s[q:q + _str_len(s, p)])
+    return float(_int_at(s, p))
+
+
+def _entry_bytes(s, p: int) -> bytes:  # noqa: ANN001
+    """The entry at p as Redis replies with it: a string as it is, an integer in decimal."""
+    if _is_str(s[p]):
+        q = _str_start(s, p)
+        return s[q:q + _str_len(s, p)]
+    return b"%d" % _int_at(s, p)
+
+
+_pack_header = struct.Struct("<IH").pack  # total bytes, element count
+
+
+def _count_plus(lp: bytes, delta: int) -> int:
+    """The header's element count after adding `delta` elements (it stays unknown once
+    saturated, as lpInsert / lpDelete keep it)."""
+    count = lp[4] | (lp[5] << 8)
+    if count != _UNKNOWN:
+        count += delta
+        if count > _UNKNOWN:
+            count = _UNKNOWN
+    return count
+
+
+def _splice(lp: bytes, a: int, b: int, chunk: bytes, delta: int) -> bytes:
+    """A new listpack: `lp` with the bytes [a, b) replaced by `chunk`, holding `delta` more
+    elements.  (Compiled, the slices are taken through the C pointer: no slice objects.)"""
+    s = lp
+    n = len(lp)
+    return b"".join((_pack_header(n - (b - a) + len(chunk), _count_plus(lp, delta)), s[_HDR:a], chunk, s[b:n]))
+
+
+# ---- the listpack encoding: t_zset.c's zzl* functions ----------------------------------------------
+def zzl_length(lp: bytes) -> int:
+    """Elements (members and scores) in the listpack, counted when the header does not know."""
+    n = lp[4] | (lp[5] << 8)
+    if n != _UNKNOWN:
+        return n
+    s = lp
+    n = 0
+    p = _HDR
+    while s[p] != _EOF:
+        p = _next(s, p)
+        n += 1
+    return n
+
+
+def zzl_find(lp: bytes, member: bytes, want_rank: bool = False) -> int:
+    """zzlFind: the offset of `member`'s entry (or, with want_rank, its rank), -1 when absent.
+    Members compare as lpCompare does: a string entry by its bytes, an integer entry by value
+    against the member read as an integer.  The common entries (a short string or a 7-bit
+    integer member, a 7-bit or 13-bit integer or a short text score) are stepped over inline."""
+    s = lp
+    n = len(member)
+    last = member[n - 1] if n else 0
+    isint = False
+    iv = 0
+    if n and (member[0] == 45 or 48 <= member[0] <= 57):  # "-" or a digit: maybe an integer
+        v = string_to_int(member)
+        if v is not None:
+            isint = True
+            iv = v
+    rank = 0
+    p = _HDR
+    while True:
+        b = s[p]
+        if 0x80 <= b < 0xC0:  # a string of up to 63 bytes
+            ln = b & 0x3F
+            if ln == n and (n == 0 or (s[p + n] == last and _same(s, p + 1, member, n))):
+                return rank if want_rank else p
+            p += ln + 2
+        elif b < 0x80:  # a 7-bit integer
+            if isint and b == iv:
+                return rank if want_rank else p
+            p += 2
+        elif b == _EOF:
+            return -1
+        else:
+            if _is_str(b):
+                if _str_len(s, p) == n:
+                    q = _str_start(s, p)
+                    if s[q + n - 1] == last and _same(s, q, member, n):
+                        return rank if want_rank else p
+            elif isint and _int_at(s, p) == iv:
+                return rank if want_rank else p
+            p = _next(s, p)
+        b = s[p]  # the score
+        if b < 0x80:
+            p += 2
+        elif b < 0xE0:
+            p += 3 if b >= 0xC0 else (b & 0x3F) + 2
+        else:
+            p = _next(s, p)
+        rank += 1
+
+
+def _same(s, q: int, member: bytes, n: int) -> bool:  # noqa: ANN001
+    """Whether the n bytes at q are `member`'s."""
+    for i in range(n):
+        if s[q + i] != member[i]:
+            return False
+    return True
+
+
+def zzl_score(lp: bytes, p: int) -> float:
+    """The score of the member whose entry is at p."""
+    s = lp
+    return _score_at(s, _next(s, p))
+
+
+def _insert_at(s, member: bytes, score: float, skip: int) -> int:  # noqa: ANN001
+    """zzlInsert's walk: the offset of the first pair scoring higher than `score`, or as high
+    with a greater member (the terminator's offset if none), passing over the pair at `skip`.
+    A short string member and a small integer score are read inline."""
+    p = _HDR
+    while True:
+        b = s[p]
+        if b == _EOF:
+            return p
+        q = p + (b & 0x3F) + 2 if 0x80 <= b < 0xC0 else _next(s, p)
+        if p != skip:
+            b = s[q]
+            if b < 0x80:
+                sc = b
+            elif 0xC0 <= b < 0xE0:
+                sc = _int_at(s, q)
+            else:
+                sc = _score_at(s, q)
+            if sc > score or (sc == score and _entry_bytes(s, p) > member):
+                return p
+        b = s[q]
+        if b < 0x80:
+            p = q + 2
+        elif b < 0xE0:
+            p = q + (3 if b >= 0xC0 else (b & 0x3F) + 2)
+        else:
+            p = _next(s, q)
+
+
+def _score_entry(score: float) -> bytes:
+    """The entry zzlInsertAt writes for a score: an integer when integral within +-2^62
+    (double2ll), else d2string's text (which never reads as an integer)."""
+    if -_TWO62 <= score <= _TWO62 and score % 1.0 == 0.0:
+        return encode_int_entry(int(score))
+    return encode_str_entry(format_score(score))
+
+
+def zzl_insert(lp: bytes, member: bytes, score: float) -> bytes:
+    """zzlInsert: the listpack with (member, score) added in order (`member` is not in it)."""
+    p = _insert_at(lp, member, score, -1)
+    return _splice(lp, p, p, encode_entry(member) + _score_entry(score), 2)
+
+
+def zzl_update(lp: bytes, p: int, member: bytes, score: float) -> bytes:
+    """zsetAdd's zzlDelete + zzlInsert of the member whose entry is at p, with a new score, in one
+    walk and one new listpack.  The member's entry is re-encoded, as zzlInsert encodes it, unless
+    it already is that encoding: a short string that does not read as an integer, or a 7-bit
+    integer (a payload from elsewhere may hold a member in another)."""
+    s = lp
+    n = len(lp)
+    q = _next(s, p)
+    end = _next(s, q)
+    at = _insert_at(s, member, score, p)
+    b = s[p]
+    if b < 0x80 or (b < 0xC0 and (not member or not (member[0] == 45 or 48 <= member[0] <= 57))):
+        if at == p or at == end:  # the same place: only the score's entry changes
+            return _splice(lp, q, end, _score_entry(score), 0)
+        pair = s[p:q] + _score_entry(score)
+    else:
+        pair = encode_entry(member) + _score_entry(score)
+        if at == p or at == end:
+            return _splice(lp, p, end, pair, 0)
+    head = _pack_header(n - (end - p) + len(pair), _count_plus(lp, 0))
+    if at < p:
+        return b"".join((head, s[_HDR:at], pair, s[at:p], s[end:n]))
+    return b"".join((head, s[_HDR:p], s[end:at], pair, s[at:n]))
+
+
+def zzl_delete(lp: bytes, p: int) -> bytes:
+    """zzlDelete: the listpack without the pair whose member entry is at p."""
+    s = lp
+    return _splice(lp, p, _next(s, _next(s, p)), b"", -2)
+
+
+def _seek(s, rank: int) -> int:  # noqa: ANN001
+    """The offset of the member entry of `rank` (or of the terminator past the last pair)."""
+    p = _HDR
+    while rank > 0:
+        b = s[p]
+        if b == _EOF:
+            break
+        p = p + (b & 0x3F) + 2 if 0x80 <= b < 0xC0 else _next(s, p)
+        b = s[p]
+        if b < 0x80:
+            p += 2
+        elif b < 0xE0:
+            p += 3 if b >= 0xC0 else (b & 0x3F) + 2
+        else:
+            p = _next(s, p)
+        rank -= 1
+    return p
+
+
+def zzl_delete_range(lp: bytes, start: int, stop: int) -> bytes:
+    """zzlDeleteRangeByRank: the listpack without the pairs of ranks [start, stop)."""
+    s = lp
+    a = _seek(s, start)
+    b = a
+    n = 0
+    while n < stop - start and s[b] != _EOF:
+        b = _next(s, _next(s, b))
+        n += 1
+    return _splice(lp, a, b, b"", -2 * n)
+
+
+def zzl_pairs(lp: bytes, start: int = 0, stop: int = -1) -> list[tuple[float, bytes]]:
+    """The (score, member) pairs of ranks [start, stop) (stop -1: to the end), in order."""
+    s = lp
+    p = _seek(s, start)
+    out = []
+    n = stop - start if stop >= 0 else -1
+    while n != 0 and s[p] != _EOF:
+        q = _next(s, p)
+        out.append((_score_at(s, q), _entry_bytes(s, p)))
+        p = _next(s, q)
+        n -= 1
+    return out
+
+
+def zzl_score_bounds(lp: bytes, lo: float, loex: bool, hi: float, hiex: bool) -> tuple[int, int]:
+    """Ranks [first, last + 1) of the run zzlFirstInRange finds and ZCOUNT walks: from the first
+    element scoring above the minimum, while it scores within the maximum."""
+    s = lp
+    rank = 0
+    p = _HDR
+    while s[p] != _EOF:
+        q = _next(s, p)
+        sc = _score_at(s, q)
+        if sc > lo or (not loex and sc == lo):
+            break
+        p = _next(s, q)
+        rank += 1
+    first = rank
+    while s[p] != _EOF:
+        q = _next(s, p)
+        sc = _score_at(s, q)
+        if sc > hi or (hiex and sc == hi):
+            break
+        p = _next(s, q)
+        rank += 1
+    return first, rank
+
+
+def zzl_items(lp: bytes) -> list[bytes]:
+    """member, score, member, score... as the listpack holds them (ZSCAN of a listpack replies with
+    the score entries' own text: 1e17 reads back as 100000000000000000)."""
+    s = lp
+    out = []
+    p = _HDR
+    while s[p] != _EOF:
+        out.append(_entry_bytes(s, p))
+        p = _next(s, p)
+    return out
+
+
+def pack_pairs(pairs: Iterable[tuple[float, bytes]]) -> bytes:
+    """The listpack zzlInsertAt would build by appending `pairs` (sorted, distinct members)."""
+    values: list[bytes | int] = []
+    for s, m in pairs:
+        values.append(m)
+        values.append(listpack_score(s))
+    return Listpack.from_values(values).bytes()
 
 
 # Sublist sizes of the skiplist order: a sublist splits above 2 * _LOAD elements and is merged
@@ -422,227 +785,86 @@ class LexRange:
 _SKIPLIST_HEADER = size_class(24 + 32 * 16)  # zslCreate's header node, of ZSKIPLIST_MAXLEVEL levels
 
 
-def _pair_bytes(score: float, member: bytes) -> int:
-    """Bytes a member and its score take in the listpack."""
-    return entry_size(member) + entry_size(listpack_score_text(score))
+def _lex_possible(first: bytes, last: bytes, r: LexRange) -> bool:
+    """zzlIsInLexRange / zslIsInLexRange, given the lowest and highest members."""
+    return not r.empty() and r.gte_min(last) and r.lte_max(first)
 
 
-class ZSet:
-    type_name = "zset"
-    __slots__ = ("scores", "order", "_scan", "lp_bytes")
+def _lex_walk_pairs(pairs: list[tuple[float, bytes]], r: LexRange, reverse: bool) -> list[tuple[float, bytes]]:
+    """The listpack's lex walk over its pairs: from the first element >= min (the last <= max),
+    nothing unless it is also <= max (>= min), then on while the elements stay in range."""
+    if not pairs or not _lex_possible(pairs[0][1], pairs[-1][1], r):
+        return []
+    enter, stay = (r.lte_max, r.gte_min) if reverse else (r.gte_min, r.lte_max)
+    out: list[tuple[float, bytes]] = []
+    started = False
+    for pair in (reversed(pairs) if reverse else pairs):
+        m = pair[1]
+        if not started:
+            if not enter(m):
+                continue
+            started = True
+        if not stay(m):
+            break
+        out.append(pair)
+    return out
 
-    def __init__(self) -> None:
-        self.scores: dict[bytes, float] = {}
-        self.order: _PairList | _SkipOrder = _PairList()
-        self._scan: ScanIndex | None = None
-        # The listpack's entries' bytes, kept from the first MEMORY USAGE of a listpack value
-        # on (accounting under maxmemory asks after every write; packing costs the whole set),
-        # None while not asked for or once a skiplist.
-        self.lp_bytes: int | None = None
 
-    @classmethod
-    def from_pairs(cls, pairs: list[tuple[float, bytes]], max_entries: int, max_value: int) -> ZSet:
-        """A new value holding `pairs` (sorted, distinct members), encoded as ZUNIONSTORE & co
-        leave it: built as a skiplist, then a listpack when it fits the limits."""
-        z = cls()
-        z.scores = {m: s for s, m in pairs}
-        if len(pairs) > max_entries or any(len(m) > max_value for _, m in pairs):
-            z.order = _SkipOrder(pairs)
-        else:
-            if any(s == 0 for s, _ in pairs):
-                pairs = [(0.0 if s == 0 else s, m) for s, m in pairs]
-                z.scores = {m: s for s, m in pairs}
-            z.order = _PairList(pairs)
-        return z
+class _Skiplist:
+    """The skiplist encoding: `scores` maps member -> score, `order` holds the (score, member)
+    pairs sorted, `scan` is ZSCAN's bucket index (dropped by every change)."""
 
-    @classmethod
-    def built_by_adds(cls, pairs: list[tuple[float, bytes]], listpack: bool, max_entries: int,
-                      max_value: int) -> ZSet:
-        """A new value made by adding `pairs` (distinct members) one by one, in the given order,
-        to an empty listpack (or skiplist) value - ZRANGESTORE's way.  The order matters: members
-        added while it is still a listpack lose a negative zero."""
-        z = cls()
-        if not listpack:
-            z._convert()
-        add = z.add
-        for s, m in pairs:
-            add(m, s, 0, max_entries, max_value)
-        return z
+    __slots__ = ("scores", "order", "scan")
 
-    # ---- contract ------------------------------------------------------------------------------
-    def __len__(self) -> int:
-        return len(self.scores)
+    def __init__(self, pairs: list[tuple[float, bytes]]) -> None:
+        """`pairs` sorted, members distinct."""
+        self.scores: dict[bytes, float] = {m: s for s, m in pairs}
+        self.order = _SkipOrder(pairs)
+        self.scan: ScanIndex | None = None
 
-    def is_listpack(self) -> bool:
-        return self.order.__class__ is _PairList
+    def copy(self) -> _Skiplist:
+        new = _Skiplist.__new__(_Skiplist)
+        new.scores = self.scores.copy()
+        new.order = self.order.copy()
+        new.scan = None
+        return new
 
-    def encoding(self) -> str:
-        return "listpack" if self.order.__class__ is _PairList else "skiplist"
-
-    def copy(self) -> ZSet:
-        z = ZSet()
-        z.scores = self.scores.copy()
-        z.order = self.order.copy() if self.order.__class__ is _SkipOrder else _PairList(self.order)
-        return z
-
-    def mem_usage(self, samples: int = 5) -> int:
-        """MEMORY USAGE's estimate: exact for a listpack (its allocation); for a skiplist the
-        structures plus the average of the first `samples` elements (sds, dictEntry, a node of
-        the average 1.33 levels) times the count."""
-        if self.order.__class__ is _PairList:
-            size = self.lp_bytes
-            if size is None:
-                size = self.lp_bytes = sum(_pair_bytes(s, m) for s, m in self.order)
-            return 16 + size_class(LP_EMPTY + size)
-        n = len(self.scores)
-        # robj + zset + zskiplist + dict + table + the 32-level header node
-        size = 16 + 16 + 32 + 56 + dict_table_bytes(n) + _SKIPLIST_HEADER
-        if n:
-            some = self.order[:max(1, samples)]
-            k = len(some)
-            size += int((sds_alloc_sum(map(len, map(_member, some))) + (24 + 48) * k) / k * n)
-        return size
-
-    def listpack_bytes(self) -> bytes:
-        """The listpack Redis would hold for this zset (member, score, member, score, ...)."""
-        values: list[bytes | int] = []
-        for s, m in self.order:
-            values.append(m)
-            values.append(listpack_score(s))
-        return Listpack.from_values(values).bytes()
-
-    def _convert(self) -> None:
-        self.order = _SkipOrder(self.order)
-        self.lp_bytes = None
-
-    def to_skiplist(self) -> None:
-        """Convert a listpack value for good (SORT does, as Redis's zsetConvert)."""
-        if self.order.__class__ is _PairList:
-            self._convert()
-
-    # ---- updates -------------------------------------------------------------------------------
-    def add(self, member: bytes, score: float, flags: int, max_entries: int, max_value: int
-            ) -> tuple[int, float]:
-        """Redis's zsetAdd: returns (OUT_* flag, resulting score)."""
-        scores = self.scores
-        cur = scores.get(member)
-        if cur is not None:
-            if flags & IN_NX:
-                return OUT_NOP, cur
-            if flags & IN_INCR:
-                score += cur
-                if score != score:
-                    return OUT_NAN, cur
-            if (flags & IN_LT and score >= cur) or (flags & IN_GT and score <= cur):
-                return OUT_NOP, cur
-            if score != cur:
-                return OUT_UPDATED, self.move(member, cur, score)
-            return 0, score
-        if flags & IN_XX:
-            return OUT_NOP, 0.0
-        self.insert(member, score, max_entries, max_value)
-        return OUT_ADDED, score
-
-    def insert(self, member: bytes, score: float, max_entries: int, max_value: int) -> None:
-        """zsetAdd's insertion of a member that is not in the set (converting to a skiplist
-        first when the listpack limits would be exceeded)."""
-        order = self.order
-        if order.__class__ is _PairList:
-            if len(order) + 1 > max_entries or len(member) > max_value:
-                self._convert()
-                order = self.order
-            elif score == 0:
-                score = 0.0  # a listpack keeps d2string text: "-0" reads back as 0
-        order.add((score, member))
+    def insert(self, member: bytes, score: float) -> None:
+        self.order.add((score, member))
         self.scores[member] = score
-        self._scan = None
-        if self.lp_bytes is not None:
-            self.lp_bytes += _pair_bytes(score, member)
+        self.scan = None
 
-    def move(self, member: bytes, cur: float, score: float) -> float:
-        """zsetAdd's update: the member, now at score `cur`, gets `score` (!= cur); returns the
-        score stored."""
+    def move(self, member: bytes, cur: float, score: float) -> None:
         order = self.order
-        if order.__class__ is _PairList and score == 0:
-            score = 0.0  # see insert(): no negative zero in a listpack
         order.remove((cur, member))
         order.add((score, member))
         self.scores[member] = score
-        if self.lp_bytes is not None:
-            self.lp_bytes += _pair_bytes(score, member) - _pair_bytes(cur, member)
-        return score
 
     def delete(self, member: bytes) -> bool:
         score = self.scores.pop(member, None)
         if score is None:
             return False
         self.order.remove((score, member))
-        self._scan = None
-        if self.lp_bytes is not None:
-            self.lp_bytes -= _pair_bytes(score, member)
+        self.scan = None
         return True
 
-    def delete_slice(self, lo: int, hi: int) -> int:
-        """Remove the elements at ranks [lo, hi); returns how many."""
-        if hi <= lo:
-            return 0
+    def take(self, lo: int, hi: int) -> list[tuple[float, bytes]]:
+        """Remove and return the pairs of ranks [lo, hi)."""
         order = self.order
-        scores = self.scores
         gone = order[lo:hi]
+        scores = self.scores
         for _, m in gone:
             del scores[m]
         del order[lo:hi]
-        self._scan = None
-        self._forget(gone)
-        return hi - lo
+        self.scan = None
+        return gone
 
-    def _forget(self, pairs: list[tuple[float, bytes]]) -> None:
-        """Take removed pairs out of the kept listpack length."""
-        if self.lp_bytes is not None:
-            self.lp_bytes -= sum(_pair_bytes(s, m) for s, m in pairs)
-
-    def pop(self, count: int, from_max: bool) -> list[tuple[float, bytes]]:
-        """Remove and return up to `count` lowest (or highest) elements, in pop order."""
-        order = self.order
-        n = len(order)
-        count = min(count, n)
-        if from_max:
-            taken = order[n - count:]
-            taken.reverse()
-            lo, hi = n - count, n
-        else:
-            taken = order[:count]
-            lo, hi = 0, count
-        scores = self.scores
-        for _, m in taken:
-            del scores[m]
-        del order[lo:hi]
-        self._scan = None
-        self._forget(taken)
-        return taken
-
-    # ---- reads ---------------------------------------------------------------------------------
-    def score(self, member: bytes) -> float | None:
-        return self.scores.get(member)
-
-    def rank(self, member: bytes, reverse: bool = False) -> int | None:
+    def rank(self, member: bytes) -> int:
         s = self.scores.get(member)
-        if s is None:
-            return None
-        r = self.order.bisect_left((s, member))
-        return len(self.scores) - 1 - r if reverse else r
+        return -1 if s is None else self.order.bisect_left((s, member))
 
-    def __iter__(self) -> Iterator[tuple[float, bytes]]:
-        return iter(self.order)
-
-    def rank_slice(self, start: int, stop: int) -> list[tuple[float, bytes]]:
-        return self.order[start:stop]
-
-    # score ranges: ranks [lo, hi) of the elements inside `r`
     def score_bounds(self, r: ScoreRange) -> tuple[int, int]:
         order = self.order
-        if r.empty() or not order:
-            return 0, 0
         if r.minex:
             lo = len(order) if r.min == _INF else order.bisect_left((math.nextafter(r.min, _INF),))
         else:
@@ -653,21 +875,9 @@ class ZSet:
             hi = len(order) if r.max == _INF else order.bisect_left((math.nextafter(r.max, _INF),))
         return lo, max(lo, hi)
 
-    # lex ranges: Redis's zzl/zsl First/LastInLexRange
-    def _lex_possible(self, r: LexRange) -> bool:
-        order = self.order
-        return bool(order) and not r.empty() and r.gte_min(order[-1][1]) and r.lte_max(order[0][1])
-
     def lex_first(self, r: LexRange) -> int | None:
-        """Rank of the first element in the range (the walk's starting point), or None."""
-        if not self._lex_possible(r):
-            return None
         order = self.order
-        if order.__class__ is _PairList:
-            gte = r.gte_min
-            for i, (_, m) in enumerate(order):
-                if gte(m):
-                    return i if r.lte_max(m) else None
+        if not _lex_possible(order[0][1], order[-1][1], r):
             return None
         if r.minkind < 0:
             i = 0
@@ -680,16 +890,8 @@ class ZSet:
         return i
 
     def lex_last(self, r: LexRange) -> int | None:
-        """Rank of the last element in the range (the reverse walk's starting point), or None."""
-        if not self._lex_possible(r):
-            return None
         order = self.order
-        if order.__class__ is _PairList:
-            lte = r.lte_max
-            for i in range(len(order) - 1, -1, -1):
-                m = order[i][1]
-                if lte(m):
-                    return i if r.gte_min(m) else None
+        if not _lex_possible(order[0][1], order[-1][1], r):
             return None
         if r.maxkind > 0:
             i = len(order) - 1
@@ -702,8 +904,6 @@ class ZSet:
         return i
 
     def lex_walk(self, r: LexRange, reverse: bool) -> Iterator[tuple[float, bytes]]:
-        """The elements a lex range walk visits: from the first (last) in range while <= max
-        (>= min)."""
         order = self.order
         if reverse:
             i = self.lex_last(r)
@@ -722,9 +922,263 @@ class ZSet:
                 return
             yield pair
 
+
+class ZSet:
+    """A sorted set: `lp` (listpack bytes) or `sk` (a _Skiplist), the other None."""
+
+    type_name = "zset"
+    __slots__ = ("lp", "sk")
+
+    def __init__(self) -> None:
+        self.lp = _EMPTY_LP
+        self.sk = None
+
+    @classmethod
+    def from_pairs(cls, pairs: list[tuple[float, bytes]], max_entries: int, max_value: int) -> ZSet:
+        """A new value holding `pairs` (sorted, distinct members), encoded as ZUNIONSTORE & co
+        leave it: built as a skiplist, then a listpack when it fits the limits
+        (zsetConvertToListpackIfNeeded)."""
+        z = ZSet.__new__(ZSet)
+        lengths = [len(m) for _, m in pairs]
+        if len(pairs) > max_entries or (lengths and max(lengths) > max_value) or sum(lengths) > _SAFETY:
+            z.lp = None
+            z.sk = _Skiplist(pairs)
+        else:
+            z.lp = pack_pairs(pairs)
+            z.sk = None
+        return z
+
+    @classmethod
+    def from_listpack(cls, lp: bytes, pairs: list[tuple[float, bytes]]) -> ZSet:
+        """A loaded listpack value (RESTORE, RDB) keeping the bytes it came in, given their
+        decoded pairs in listpack order (checked by the loader: distinct members, valid scores).
+        Redis keeps an unsorted payload as it is and its walks then misbehave; this keeps the
+        invariant instead and re-encodes such a payload sorted."""
+        z = ZSet.__new__(ZSet)
+        z.sk = None
+        if all(pairs[i] < pairs[i + 1] for i in range(len(pairs) - 1)):
+            z.lp = bytes(lp)
+        else:
+            z.lp = pack_pairs(sorted(pairs))
+        return z
+
+    @classmethod
+    def built_by_adds(cls, pairs: list[tuple[float, bytes]], listpack: bool, max_entries: int,
+                      max_value: int) -> ZSet:
+        """A new value made by adding `pairs` (distinct members) one by one, in the given order,
+        to an empty listpack (or skiplist) value - ZRANGESTORE's way.  The order matters: members
+        added while it is still a listpack lose a negative zero."""
+        z = cls()
+        if not listpack:
+            z._convert()
+        add = z.add
+        for s, m in pairs:
+            add(m, s, 0, max_entries, max_value)
+        return z
+
+    # ---- contract ------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        lp = self.lp
+        if lp is None:
+            return len(self.sk.scores)
+        n = lp[4] | (lp[5] << 8)
+        if n == _UNKNOWN:
+            n = zzl_length(lp)
+            if n < _UNKNOWN:  # lpLength writes a count that fits again back to the header
+                self.lp = _splice(lp, _HDR, _HDR, b"", n - _UNKNOWN)
+        return n >> 1
+
+    def is_listpack(self) -> bool:
+        return self.lp is not None
+
+    def encoding(self) -> str:
+        return "skiplist" if self.lp is None else "listpack"
+
+    def copy(self) -> ZSet:
+        z = ZSet.__new__(ZSet)
+        z.lp = self.lp  # bytes: shared until either side changes, which builds new bytes
+        z.sk = None if self.sk is None else self.sk.copy()
+        return z
+
+    def mem_usage(self, samples: int = 5) -> int:
+        """MEMORY USAGE's estimate: exact for a listpack (robj + its allocation); for a skiplist
+        the structures plus the average of the first `samples` elements (sds, dictEntry, a node
+        of the average 1.33 levels) times the count."""
+        lp = self.lp
+        if lp is not None:
+            return 16 + size_class(len(lp))
+        n = len(self.sk.scores)
+        # robj + zset + zskiplist + dict + table + the 32-level header node
+        size = 16 + 16 + 32 + 56 + dict_table_bytes(n) + _SKIPLIST_HEADER
+        if n:
+            some = self.sk.order[:max(1, samples)]
+            k = len(some)
+            size += int((sds_alloc_sum(map(len, map(_member, some))) + (24 + 48) * k) / k * n)
+        return size
+
+    def listpack_bytes(self) -> bytes:
+        """The listpack held (DUMP and RDB write it as it is)."""
+        lp = self.lp
+        return pack_pairs(self.sk.order) if lp is None else lp
+
+    def _convert(self) -> None:
+        """zsetConvert to a skiplist."""
+        self.sk = _Skiplist(zzl_pairs(self.lp))
+        self.lp = None
+
+    def to_skiplist(self) -> None:
+        """Convert a listpack value for good (SORT does, as Redis's zsetConvert)."""
+        if self.lp is not None:
+            self._convert()
+
+    # ---- updates -------------------------------------------------------------------------------
+    def add(self, member: bytes, score: float, flags: int, max_entries: int, max_value: int
+            ) -> tuple[int, float]:
+        """Redis's zsetAdd: returns (OUT_* flag, resulting score)."""
+        lp = self.lp
+        p = -1
+        if lp is not None:
+            p = zzl_find(lp, member)
+            cur = zzl_score(lp, p) if p >= 0 else None
+        else:
+            cur = self.sk.scores.get(member)
+        if cur is not None:
+            if flags & IN_NX:
+                return OUT_NOP, cur
+            if flags & IN_INCR:
+                score += cur
+                if score != score:
+                    return OUT_NAN, cur
+            if (flags & IN_LT and score >= cur) or (flags & IN_GT and score <= cur):
+                return OUT_NOP, cur
+            if score != cur:
+                if lp is not None:  # removed and inserted again, as zsetAdd does
+                    self.lp = zzl_update(lp, p, member, score)
+                else:
+                    self.sk.move(member, cur, score)
+                return OUT_UPDATED, score
+            return 0, score
+        if flags & IN_XX:
+            return OUT_NOP, 0.0
+        if lp is not None:
+            n = lp[4] | (lp[5] << 8)
+            if n == _UNKNOWN:
+                n = 2 * len(self)
+                lp = self.lp
+            # checked *before* inserting, as zsetAdd does: too many, too long, or too big
+            if (n >> 1) + 1 <= max_entries and len(member) <= max_value and len(lp) + len(member) <= _SAFETY:
+                self.lp = zzl_insert(lp, member, score)
+                return OUT_ADDED, score
+            self._convert()
+        self.sk.insert(member, score)
+        return OUT_ADDED, score
+
+    def delete(self, member: bytes) -> bool:
+        lp = self.lp
+        if lp is None:
+            return self.sk.delete(member)
+        p = zzl_find(lp, member)
+        if p < 0:
+            return False
+        self.lp = zzl_delete(lp, p)
+        return True
+
+    def delete_slice(self, lo: int, hi: int) -> int:
+        """Remove the elements at ranks [lo, hi); returns how many."""
+        if hi <= lo:
+            return 0
+        lp = self.lp
+        if lp is None:
+            self.sk.take(lo, hi)
+        else:
+            self.lp = zzl_delete_range(lp, lo, hi)
+        return hi - lo
+
+    def pop(self, count: int, from_max: bool) -> list[tuple[float, bytes]]:
+        """Remove and return up to `count` lowest (or highest) elements, in pop order."""
+        n = len(self)
+        count = min(count, n)
+        lo, hi = (n - count, n) if from_max else (0, count)
+        lp = self.lp
+        if lp is None:
+            taken = self.sk.take(lo, hi)
+        else:
+            taken = zzl_pairs(lp, lo, hi)
+            self.lp = zzl_delete_range(lp, lo, hi)
+        if from_max:
+            taken.reverse()
+        return taken
+
+    # ---- reads ---------------------------------------------------------------------------------
+    def score(self, member: bytes) -> float | None:
+        lp = self.lp
+        if lp is None:
+            return self.sk.scores.get(member)
+        p = zzl_find(lp, member)
+        return None if p < 0 else zzl_score(lp, p)
+
+    def rank(self, member: bytes, reverse: bool = False) -> int | None:
+        lp = self.lp
+        r = self.sk.rank(member) if lp is None else zzl_find(lp, member, True)
+        if r < 0:
+            return None
+        return len(self) - 1 - r if reverse else r
+
+    def __iter__(self) -> Iterator[tuple[float, bytes]]:
+        lp = self.lp
+        return iter(self.sk.order) if lp is None else iter(zzl_pairs(lp))
+
+    def members(self) -> list[bytes]:
+        """Every member: in order for a listpack, as the skiplist's dict holds them otherwise."""
+        lp = self.lp
+        return list(self.sk.scores) if lp is None else [m for _, m in zzl_pairs(lp)]
+
+    def rank_slice(self, start: int, stop: int) -> list[tuple[float, bytes]]:
+        lp = self.lp
+        return self.sk.order[start:stop] if lp is None else zzl_pairs(lp, start, max(start, stop))
+
+    def score_bounds(self, r: ScoreRange) -> tuple[int, int]:
+        """Ranks [lo, hi) of the elements inside `r`."""
+        if r.empty() or not len(self):
+            return 0, 0
+        lp = self.lp
+        if lp is None:
+            return self.sk.score_bounds(r)
+        return zzl_score_bounds(lp, r.min, r.minex, r.max, r.maxex)
+
+    # lex ranges: Redis's zzl/zsl First/LastInLexRange
+    def lex_first(self, r: LexRange) -> int | None:
+        """Rank of the first element in the range (the walk's starting point), or None."""
+        lp = self.lp
+        if lp is not None:
+            pairs = zzl_pairs(lp)
+            walk = _lex_walk_pairs(pairs, r, False)
+            return pairs.index(walk[0]) if walk else None
+        return self.sk.lex_first(r) if len(self) else None
+
+    def lex_last(self, r: LexRange) -> int | None:
+        """Rank of the last element in the range (the reverse walk's starting point), or None."""
+        lp = self.lp
+        if lp is not None:
+            pairs = zzl_pairs(lp)
+            walk = _lex_walk_pairs(pairs, r, True)
+            return pairs.index(walk[0]) if walk else None
+        return self.sk.lex_last(r) if len(self) else None
+
+    def lex_walk(self, r: LexRange, reverse: bool) -> Iterator[tuple[float, bytes]]:
+        """The elements a lex range walk visits: from the first (last) in range while <= max
+        (>= min)."""
+        lp = self.lp
+        if lp is not None:
+            return iter(_lex_walk_pairs(zzl_pairs(lp), r, reverse))
+        if not len(self):
+            return iter(())
+        return self.sk.lex_walk(r, reverse)
+
     def lex_count(self, r: LexRange) -> int:
-        if self.order.__class__ is _PairList:
-            return sum(1 for _ in self.lex_walk(r, False))
+        lp = self.lp
+        if lp is not None:
+            return len(_lex_walk_pairs(zzl_pairs(lp), r, False))
         first = self.lex_first(r)
         if first is None:
             return 0
@@ -733,27 +1187,41 @@ class ZSet:
 
     # ---- randomness ----------------------------------------------------------------------------
     def random_pair(self) -> tuple[float, bytes]:
-        order = self.order
-        return order[random.randrange(len(order))]
+        lp = self.lp
+        if lp is None:
+            order = self.sk.order
+            return order[random.randrange(len(order))]
+        i = random.randrange(len(self))
+        return zzl_pairs(lp, i, i + 1)[0]
 
     def sample(self, k: int) -> list[tuple[float, bytes]]:
-        order = self.order
+        lp = self.lp
+        order = self.sk.order if lp is None else zzl_pairs(lp)
         return [order[i] for i in random.sample(range(len(order)), k)]
 
     def choices(self, k: int) -> list[tuple[float, bytes]]:
-        order = self.order
+        lp = self.lp
+        if lp is not None:
+            return random.choices(zzl_pairs(lp), k=k)
+        order = self.sk.order
         n = len(order)
-        if order.__class__ is _PairList:
-            return random.choices(order, k=k)
         return [order[random.randrange(n)] for _ in range(k)]
 
     # ---- ZSCAN ---------------------------------------------------------------------------------
     def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
-        """(next cursor, members); a listpack returns everything at once, as Redis does (print
-        its scores with `listpack_score_text`)."""
-        if self.order.__class__ is _PairList:
-            return 0, [m for _, m in self.order]
-        idx = self._scan
+        """(next cursor, member, score text, member, score text...): a listpack returns everything
+        at once with the score entries' own text, as Redis does; a skiplist prints %.17g."""
+        lp = self.lp
+        if lp is not None:
+            return 0, zzl_items(lp)
+        sk = self.sk
+        idx = sk.scan
         if idx is None:
-            idx = self._scan = ScanIndex(self.scores, len(self.scores))
-        return idx.scan(cursor, count)
+            idx = sk.scan = ScanIndex(sk.scores, len(sk.scores))
+        nxt, members = idx.scan(cursor, count)
+        scores = sk.scores
+        out = []
+        for m in members:
+            out.append(m)
+            out.append(format_score(scores[m]))
+        return nxt, out

@@ -25,7 +25,7 @@ from raxdb.server.table.args import maybe_int
 from raxdb.server.table.registry import command
 from raxdb.storage import geohash as gh
 from raxdb.storage.geohash import Shape
-from raxdb.storage.zset import ZSet
+from raxdb.storage.zset import ScoreRange, ZSet
 
 _UNITS = {b"m": 1.0, b"km": 1000.0, b"ft": 0.3048, b"mi": 1609.34}
 
@@ -297,7 +297,6 @@ def _points_within(zs: ZSet, shape: Shape, limit: int) -> list[tuple[float, floa
     shape, cell by cell; with `limit` (ANY), stop once that many are found."""
     found: list[tuple[float, float, float, float, bytes]] = []
     cells = shape.cells()
-    order = zs.order
     last = 0
     for i, (bits, step) in enumerate(cells):
         if bits == 0 and step == 0:
@@ -308,9 +307,8 @@ def _points_within(zs: ZSet, shape: Shape, limit: int) -> list[tuple[float, floa
             break
         lo = bits << (52 - step * 2)
         hi = (bits + 1) << (52 - step * 2)
-        for score, member in order.islice(order.bisect_left((float(lo), b""))):
-            if score >= hi:
-                break
+        first, end = zs.score_bounds(ScoreRange(float(lo), False, float(hi), True))
+        for score, member in zs.rank_slice(first, end):
             lon, lat = gh.decode(score)
             inside, dist = shape.contains(lon, lat)
             if inside:

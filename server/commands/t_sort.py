@@ -173,7 +173,9 @@ def _sort(c, argv: list[bytes], readonly: bool) -> bytes:
         if cls is Quicklist:
             ordered = list(value.iter_reversed() if desc else value)
         else:
-            ordered = [m for _, m in (value.order.islice(reverse=desc))]
+            ordered = [m for _, m in value]
+            if desc:
+                ordered.reverse()
         elems = ordered[start:end + 1] if end >= start else []
         start, end = 0, len(elems) - 1
     elif cls is Quicklist:
@@ -181,7 +183,7 @@ def _sort(c, argv: list[bytes], readonly: bool) -> bytes:
     elif cls is RSet:
         elems = value.members()
     else:
-        elems = list(value.scores)
+        elems = value.members()
 
     if not dontsort:
         elems = _sorted(c, elems, sortby, alpha, desc, store is not None, start, end)

@@ -51,7 +51,6 @@ from raxdb.storage.zset import (
     ScoreRange,
     ZSet,
     format_score,
-    listpack_score_text,
 )
 
 NOT_FLOAT = "ERR value is not a valid float"
@@ -265,12 +264,11 @@ def zadd(c, argv):
             zs = lookup_or_create(c, key, ZSet)
             db = c.db
             srv = c.server
-            cur = zs.scores.get(member)
-            if cur is None:
-                zs.insert(member, score, *listpack_limits(c))
+            max_entries, max_value = listpack_limits(c)
+            out = zs.add(member, score, 0, max_entries, max_value)[0]
+            if out == OUT_ADDED:
                 reply = R.ONE
-            elif cur != score:
-                zs.move(member, cur, score)
+            elif out == OUT_UPDATED:
                 reply = R.ZERO
             else:
                 return R.ZERO
@@ -300,7 +298,7 @@ def zscore(c, argv):
     zs = get_zset(c, argv[1])
     if zs is None:
         return c.enc.null
-    s = zs.scores.get(argv[2])
+    s = zs.score(argv[2])
     return c.enc.null if s is None else c.enc.double(s)
 
 
@@ -311,7 +309,7 @@ def zmscore(c, argv):
     null = c.enc.null
     if zs is None:
         return b"*%d\r\n" % len(members) + null * len(members)
-    get = zs.scores.get
+    get = zs.score
     d = c.enc.double
     out = []
     for m in members:
@@ -778,7 +776,7 @@ def _src_pairs(v) -> list[tuple[float, bytes]]:
 
 def _src_score(v, m: bytes) -> float | None:
     if v.__class__ is ZSet:
-        return v.scores.get(m)
+        return v.score(m)
     return 1.0 if m in v else None
 
 
@@ -950,15 +948,13 @@ def zscan(c, argv):
     zs = get_zset(c, argv[1])
     if zs is None:
         return b"*2\r\n$1\r\n0\r\n*0\r\n"
-    nxt, members = zs.scan(cursor, opts.count)
-    if opts.match is not None:
-        match = compile_glob(opts.match)
-        members = [m for m in members if match(m)]
-    scores = zs.scores
-    text = listpack_score_text if zs.is_listpack() else format_score
+    nxt, items = zs.scan(cursor, opts.count)  # member, score text, member, score text...
+    match = None if opts.match is None else compile_glob(opts.match)
     parts = []
-    for m in members:
-        f = text(scores[m])
-        parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(m), m, len(f), f))
+    for i in range(0, len(items), 2):
+        m = items[i]
+        if match is None or match(m):
+            f = items[i + 1]
+            parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(m), m, len(f), f))
     cur = b"%d" % nxt
-    return b"*2\r\n$%d\r\n%s\r\n*%d\r\n" % (len(cur), cur, 2 * len(members)) + b"".join(parts)
+    return b"*2\r\n$%d\r\n%s\r\n*%d\r\n" % (len(cur), cur, 2 * len(parts)) + b"".join(parts)

@@ -1,0 +1,94 @@
+# Declarations for compiling zset.py with Cython (setup.py); the interpreter never reads this.
+#
+# The listpack walks (zzl_*) run once per entry of every lookup, insert and range of a listpack
+# sorted set, so their offsets, entry bytes and scores are C integers and doubles, and the
+# listpack is read through a `const unsigned char *` into the bytes object (`s = lp`): an entry's
+# first byte is a load, not an indexing call.  The readers of one entry are C functions; the
+# zzl_* functions are cpdef, callable from C inside the module and from Python as before.  ZSet
+# is an extension type so that its two slots are struct fields; both stay public.  Members are
+# typed `bytes` (every command argument is), so that their bytes are read as C chars.
+cimport cython
+
+
+# The listpack constants, as C constants of the walks (no module-dict lookup per entry).
+cdef Py_ssize_t _HDR, _UNKNOWN, _SAFETY
+cdef unsigned int _EOF
+
+
+cdef class ZSet:
+    cdef public bytes lp
+    cdef public object sk
+
+
+cdef Py_ssize_t _backlen_size(Py_ssize_t n) noexcept
+
+@cython.locals(b=cython.uint, n=Py_ssize_t)
+cdef Py_ssize_t _next(const unsigned char *s, Py_ssize_t p) noexcept
+
+cdef bint _is_str(unsigned int b) noexcept
+
+@cython.locals(b=cython.uint)
+cdef Py_ssize_t _str_start(const unsigned char *s, Py_ssize_t p) noexcept
+
+@cython.locals(b=cython.uint)
+cdef Py_ssize_t _str_len(const unsigned char *s, Py_ssize_t p) noexcept
+
+@cython.locals(b=cython.uint, v=cython.longlong, hi=cython.longlong, lo=cython.longlong)
+cdef long long _int_at(const unsigned char *s, Py_ssize_t p) noexcept
+
+@cython.locals(q=Py_ssize_t)
+cdef double _score_at(const unsigned char *s, Py_ssize_t p) except? -1.0
+
+@cython.locals(q=Py_ssize_t)
+cdef bytes _entry_bytes(const unsigned char *s, Py_ssize_t p)
+
+@cython.locals(count=Py_ssize_t)
+cdef Py_ssize_t _count_plus(bytes lp, Py_ssize_t delta) except -1
+
+@cython.locals(s="const unsigned char *", n=Py_ssize_t)
+cdef bytes _splice(bytes lp, Py_ssize_t a, Py_ssize_t b, bytes chunk, Py_ssize_t delta)
+
+@cython.locals(p=Py_ssize_t, b=cython.uint)
+cdef Py_ssize_t _seek(const unsigned char *s, Py_ssize_t rank) noexcept
+
+@cython.locals(i=Py_ssize_t)
+cdef bint _same(const unsigned char *s, Py_ssize_t q, bytes member, Py_ssize_t n) noexcept
+
+@cython.locals(s="const unsigned char *", n=Py_ssize_t, p=Py_ssize_t)
+cpdef Py_ssize_t zzl_length(bytes lp) except -1
+
+@cython.locals(s="const unsigned char *", n=Py_ssize_t, last=cython.uint, iv=cython.longlong, isint=bint,
+               rank=Py_ssize_t, p=Py_ssize_t, b=cython.uint, q=Py_ssize_t, ln=Py_ssize_t)
+cpdef Py_ssize_t zzl_find(bytes lp, bytes member, bint want_rank=*) except -2
+
+@cython.locals(s="const unsigned char *")
+cpdef double zzl_score(bytes lp, Py_ssize_t p) except? -1.0
+
+@cython.locals(p=Py_ssize_t, q=Py_ssize_t, sc=cython.double, b=cython.uint)
+cdef Py_ssize_t _insert_at(const unsigned char *s, bytes member, double score, Py_ssize_t skip) except -1
+
+cdef bytes _score_entry(double score)
+
+cpdef object listpack_score(double d)
+
+@cython.locals(p=Py_ssize_t)
+cpdef bytes zzl_insert(bytes lp, bytes member, double score)
+
+@cython.locals(s="const unsigned char *", n=Py_ssize_t, q=Py_ssize_t, end=Py_ssize_t, at=Py_ssize_t, b=cython.uint)
+cpdef bytes zzl_update(bytes lp, Py_ssize_t p, bytes member, double score)
+
+@cython.locals(s="const unsigned char *")
+cpdef bytes zzl_delete(bytes lp, Py_ssize_t p)
+
+@cython.locals(s="const unsigned char *", a=Py_ssize_t, b=Py_ssize_t, n=Py_ssize_t)
+cpdef bytes zzl_delete_range(bytes lp, Py_ssize_t start, Py_ssize_t stop)
+
+@cython.locals(s="const unsigned char *", p=Py_ssize_t, q=Py_ssize_t, n=Py_ssize_t)
+cpdef list zzl_pairs(bytes lp, Py_ssize_t start=*, Py_ssize_t stop=*)
+
+@cython.locals(s="const unsigned char *", rank=Py_ssize_t, first=Py_ssize_t, p=Py_ssize_t, q=Py_ssize_t,
+               sc=cython.double)
+cpdef tuple zzl_score_bounds(bytes lp, double lo, bint loex, double hi, bint hiex)
+
+@cython.locals(s="const unsigned char *", p=Py_ssize_t)
+cpdef list zzl_items(bytes lp)
