@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from raxdb.storage import intset
+from raxdb.storage import intset, lpcodec
 from raxdb.storage.crc64 import crc64
 from raxdb.storage.hashtype import Hash
 from raxdb.storage.intset import canonical_int
