@@ -4,7 +4,9 @@ raxdb is written in Python and runs as Python; this only makes the modules on th
 dispatch -> reply path (and the stream storage under XADD) run faster.  Cython compiles each of
 them from its unchanged .py source: no .pyx dialect, no C of our own.  Where a module has a `.pxd`
 beside it, that file declares a few of its classes as extension types (their slots become C
-struct fields), which only the compiler reads; the .py stays the single source of the logic.
+struct fields) and a few functions' arguments and locals as C types (listpack.py's walks over a
+listpack held as bytes), which only the compiler reads; the .py stays the single source of the
+logic.
 
 Compiling is optional in both directions:
 - `RAXDB_PURE=1` at build time (or no Cython, or no C compiler: every extension is `optional`)
@@ -15,7 +17,8 @@ Compiling is optional in both directions:
   older than its source), and server/base/compiled.py warns at start-up about any module that is stale.
 
 Annotations are hints here, not contracts (`annotation_typing` off): compiled code accepts what
-the interpreted code accepts, e.g. a bytearray where a parameter says bytes.
+the interpreted code accepts, e.g. a bytearray where a parameter says bytes.  Only a type a .pxd
+declares is a contract (listpack.py's functions over a listpack held as bytes take bytes).
 """
 
 from __future__ import annotations
@@ -30,9 +33,11 @@ from setuptools.command.build_ext import build_ext
 HOT_MODULES = [
     "raxdb.server.net.client",
     "raxdb.server.table.registry",
+    "raxdb.server.commands.t_hash",
     "raxdb.server.commands.t_stream",
     "raxdb.server.commands.t_string",
     "raxdb.storage.crc64",
+    "raxdb.storage.hashtype",
     "raxdb.storage.keyspace",
     "raxdb.storage.intset",
     "raxdb.storage.listpack",

@@ -2,195 +2,299 @@
 hash-max-listpack-entries fields or once a field or value is longer than hash-max-listpack-value
 bytes.  As in Redis, conversion is one way (a hashtable never goes back to a listpack).
 
-Representation: both encodings keep the fields in one insertion-ordered dict, because that *is*
-the listpack's observable behaviour: a new field goes at the end, an updated field keeps its
-place, a deleted one closes the gap, so HGETALL / HKEYS / HSCAN of a small hash reply in exactly
-Redis's order.  The encoding is a flag that decides thresholds, OBJECT ENCODING, MEMORY USAGE,
-HSCAN's shape (a listpack hash is returned whole with cursor 0) and the serialised form
-(`listpack()` gives the bytes Redis would keep).  Keeping the data Python-native means HSET/HGET
-are dict operations; the listpack bytes are produced only when observed.
+Representation.  A `Hash` has two slots, `lp` and `d`; exactly one of them is set.
 
-MEMORY USAGE of a listpack hash is its listpack's allocation.  Packing it to learn its length would
-cost a write under `maxmemory` (which sizes every key a command wrote) the whole hash, so the
-length of its entries is kept (`lp_bytes`) from the first time it is asked for: from then on each
-change adds and subtracts the entry sizes it touches, as lpInsert/lpDelete move Redis's lpBytes.
+- listpack encoding: `lp` is the listpack itself, field, value, field, value, ... byte for byte
+  as Redis keeps it, held as one immutable `bytes` object.  Commands work on it as t_hash.c does:
+  a lookup walks the fields (`listpack.find_key`, lpFind with skip 1), an update replaces the
+  value entry where it stands (lpReplace), a new field and its value are appended at the tail
+  (lpAppend), a deletion removes both entries (lpDeleteRange).  So HGETALL / HKEYS / HSCAN of a
+  small hash reply in Redis's order, the bytes are the DUMP / RDB payload as they stand, and
+  MEMORY USAGE is their allocation.  Why `bytes` and not a bytearray: a write builds the next
+  buffer (Redis's lpInsert reallocs and moves the same bytes), and in exchange a hash costs its
+  listpack plus a 33-byte header, with no separate buffer, no over-allocation, a COPY that shares
+  the bytes and a DUMP that copies nothing.  Invariant: every element is in its canonical
+  encoding (what lpAppend writes), so a field is found by comparing encoded bytes; a listpack
+  loaded from outside that breaks it (a valid but non-canonical encoding another writer chose) is
+  re-encoded on load.
+- hashtable encoding: `d` is a `_Table`, a dict of field -> value with one extra slot, `index`,
+  the `SlotIndex` (storage/slotindex.py) built the first time the hash is scanned or sampled, for
+  SCAN-stable cursors and O(1) random fields; from then on every field insertion and deletion
+  keeps it current.
 
-A hashtable-encoded hash gets a `SlotIndex` (storage/slotindex.py) the first time it is scanned
-or sampled, for SCAN-stable cursors and O(1) random fields; from then on every field insertion
-and deletion keeps it current.
+Compiled (hashtype.pxd), Hash is an extension type of the same size, and the listpack functions
+are C calls.  Callers outside this module use the methods (get, items, flat, set_pairs, delete,
+listpack, ...), never the slots' contents, except for `lp is not None` as the test of the
+encoding.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from itertools import islice
 
-from raxdb.storage import lpcodec
 from raxdb.storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
-from raxdb.storage.lpcodec import entry_size
+from raxdb.storage.listpack import (
+    EMPTY,
+    NUMELE_UNKNOWN,
+    append_pair,
+    build,
+    checked_values,
+    count_of,
+    elements,
+    encode_entry,
+    entry_end,
+    find_key,
+    pair_value,
+    replace_value,
+    replace_values,
+    splice,
+)
+from raxdb.storage.lpcodec import LP_EMPTY, entry_size
 from raxdb.storage.slotindex import SlotIndex
+
+_UNKNOWN = NUMELE_UNKNOWN
+
+
+class _Table(dict):
+    """The hashtable encoding: field -> value, and the SCAN / random-pick index once built."""
+
+    __slots__ = ("index",)
+
+
+def _table(pairs: Iterable[tuple[bytes, bytes]]) -> _Table:
+    t = _Table(pairs)
+    t.index = None
+    return t
+
+
+def _pairs_of(flat: list[bytes]) -> Iterator[tuple[bytes, bytes]]:
+    """(field, value) pairs of a flat field, value, field, value, ... list."""
+    it = iter(flat)
+    return zip(it, it, strict=True)
+
+
+def _pack(pairs: Iterable[tuple[bytes, bytes]]) -> bytes:
+    """The canonical listpack of distinct field/value pairs."""
+    enc = encode_entry
+    chunks = []
+    for f, v in pairs:
+        chunks.append(enc(f))
+        chunks.append(enc(v))
+    return build(b"".join(chunks), len(chunks))
 
 
 class Hash:
     type_name = "hash"
-    __slots__ = ("d", "lp", "index", "lp_bytes")
+    __slots__ = ("lp", "d")
 
     def __init__(self) -> None:
-        self.d: dict[bytes, bytes] = {}
-        self.lp = True  # listpack encoding
-        self.index: SlotIndex | None = None
-        # the listpack's entries' bytes (its length less header and terminator) while it is one
-        # and someone asked for its size; None otherwise
-        self.lp_bytes: int | None = None
+        self.lp: bytes | None = EMPTY  # the listpack while listpack-encoded, else None
+        self.d: _Table | None = None  # the hashtable once converted
 
     # ---- the value contract -------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self.d)
+        lp = self.lp
+        if lp is None:
+            return len(self.d)  # type: ignore[arg-type]
+        n = lp[4] | (lp[5] << 8)
+        if n == _UNKNOWN:
+            n = count_of(lp)
+        return n >> 1
 
     def encoding(self) -> str:
-        return "listpack" if self.lp else "hashtable"
+        return "hashtable" if self.lp is None else "listpack"
 
     def copy(self) -> Hash:
         h = Hash()
-        h.d = self.d.copy()
-        h.lp = self.lp
+        if self.lp is None:
+            h.lp = None
+            h.d = _table(self.d)  # type: ignore[arg-type]
+        else:
+            h.lp = self.lp  # immutable: the copy shares it until either changes
         return h
 
     def mem_usage(self, samples: int = 5) -> int:
-        """Redis's estimate: the listpack's allocation, or the dict's tables plus the average of
-        the first `samples` entries (two sds strings and a dictEntry) times the field count."""
+        """Redis's estimate: the robj and the listpack's allocation, or the dict's tables plus the
+        average of the first `samples` entries (two sds strings and a dictEntry) times the field
+        count."""
+        lp = self.lp
+        if lp is not None:
+            return 16 + size_class(len(lp))
         d = self.d
-        if self.lp:
-            size = self.lp_bytes
-            if size is None:
-                size = self.lp_bytes = sum(map(entry_size, d)) + sum(map(entry_size, d.values()))
-            return 16 + size_class(lpcodec.LP_EMPTY + size)
-        n = len(d)
+        n = len(d)  # type: ignore[arg-type]
         size = 16 + 56 + dict_table_bytes(n)
         if n:
             k = min(samples, n) if samples > 0 else n  # SAMPLES 0: every field
-            total = (sds_alloc_sum(map(len, islice(d, k))) + sds_alloc_sum(map(len, islice(d.values(), k)))
+            total = (sds_alloc_sum(map(len, islice(d, k))) + sds_alloc_sum(map(len, islice(d.values(), k)))  # type: ignore[union-attr]
                      + 24 * k)
             size += int(total / k * n)
         return size
 
+    def __repr__(self) -> str:
+        return f"Hash({self.encoding()}, {dict(self.items())!r})"
+
     # ---- encoding ------------------------------------------------------------------------------
     def to_hashtable(self) -> None:
-        self.lp = False
-        self.lp_bytes = None
+        lp = self.lp
+        if lp is None:
+            return
+        self.d = _table(_pairs_of(elements(lp)))
+        self.lp = None
 
-    def listpack(self) -> bytes:
-        """The listpack Redis keeps for this hash (field, value, field, value, ...)."""
-        return lpcodec.pack(_flatten(self.d))
+    def listpack(self) -> bytes | None:
+        """The listpack Redis keeps for this hash (field, value, field, value, ...): the bytes held,
+        or None for a hashtable."""
+        return self.lp
 
     @classmethod
-    def from_listpack(cls, blob: bytes) -> Hash:
-        items = lpcodec.unpack(blob)
+    def from_listpack(cls, blob: bytes, items: list[bytes] | None = None) -> Hash:
+        """A listpack hash holding `blob`, a well-formed listpack of distinct field/value pairs whose
+        elements are `items` (decoded, and so checked, here when not given).  Kept as it is when its
+        elements are canonically encoded (so the same bytes are saved again), re-encoded otherwise;
+        a saturated element count that fits is written back, as Redis's load (lpLength) does."""
+        if items is None:
+            items = checked_values(blob)
+        blob = bytes(blob)
+        if sum(map(entry_size, items)) + LP_EMPTY != len(blob):
+            blob = _pack(_pairs_of(items))
+        elif blob[4] | (blob[5] << 8) == _UNKNOWN and len(items) < _UNKNOWN:
+            n = len(items)
+            blob = blob[:4] + bytes((n & 0xFF, n >> 8)) + blob[6:]
         h = cls()
-        it = iter(items)
-        h.d = dict(zip(it, it, strict=True))
+        h.lp = blob
         return h
 
     @classmethod
     def from_pairs(cls, pairs: Iterable[tuple[bytes, bytes]], listpack: bool = True) -> Hash:
+        """A hash of `pairs` (a repeated field keeps its first place and its last value)."""
         h = cls()
-        h.d = dict(pairs)
-        h.lp = listpack
+        d = _table(pairs)
+        if listpack:
+            h.lp = _pack(d.items())
+        else:
+            h.lp = None
+            h.d = d
         return h
 
-    # ---- fields --------------------------------------------------------------------------------
+    # ---- reading -------------------------------------------------------------------------------
+    def get(self, field: bytes) -> bytes | None:
+        lp = self.lp
+        if lp is None:
+            return self.d.get(field)  # type: ignore[union-attr]
+        return pair_value(lp, field)
+
+    def __contains__(self, field: bytes) -> bool:
+        lp = self.lp
+        if lp is None:
+            return field in self.d  # type: ignore[operator]
+        return find_key(lp, field) >= 0
+
+    def flat(self) -> list[bytes]:
+        """field, value, field, value, ... in the hash's order."""
+        lp = self.lp
+        if lp is not None:
+            return elements(lp)
+        out: list[bytes] = []
+        append = out.append
+        for f, v in self.d.items():  # type: ignore[union-attr]
+            append(f)
+            append(v)
+        return out
+
+    def items(self) -> Iterator[tuple[bytes, bytes]]:
+        lp = self.lp
+        if lp is None:
+            return iter(self.d.items())  # type: ignore[union-attr]
+        return _pairs_of(elements(lp))
+
+    def fields(self) -> list[bytes]:
+        lp = self.lp
+        if lp is None:
+            return list(self.d)  # type: ignore[arg-type]
+        return elements(lp)[::2]
+
+    def values(self) -> list[bytes]:
+        lp = self.lp
+        if lp is None:
+            return list(self.d.values())  # type: ignore[union-attr]
+        return elements(lp)[1::2]
+
+    def as_dict(self) -> dict[bytes, bytes]:
+        """field -> value, in the hash's order; the hashtable itself for that encoding (read it,
+        do not change it)."""
+        lp = self.lp
+        if lp is None:
+            return self.d  # type: ignore[return-value]
+        return dict(_pairs_of(elements(lp)))
+
+    # ---- writing -------------------------------------------------------------------------------
     def set_pairs(self, args: list[bytes], start: int, max_entries: int, max_value: int) -> int:
         """Set the field/value pairs args[start:] as HSET does, converting to a hashtable when a
         field or value is longer than max_value (checked before inserting, as Redis's
-        hashTypeTryConversion) or the hash ends up with more than max_entries fields.
-        Returns how many fields are new."""
-        n = len(args)
+        hashTypeTryConversion) or the hash ends up with more than max_entries fields (checked
+        after each pair, updates too, as hashTypeSet does).  Returns how many fields are new."""
+        return _set_pairs(self, args, start, max_entries, max_value)
+
+    def _table_set(self, args: list[bytes], start: int) -> int:
         d = self.d
-        if n - start == 2:  # the common single-pair write, without the loops
-            f, v = args[start], args[start + 1]
-            if self.lp and (len(f) > max_value or len(v) > max_value):
-                self.to_hashtable()
-            if self.lp_bytes is not None:
-                new = self.set(f, v)
-            else:  # set(), inlined
-                new = f not in d
-                d[f] = v
-                if new and self.index is not None:
-                    self.index.add(f)
-            if self.lp and len(d) > max_entries:  # checked on updates too, as Redis does
-                self.to_hashtable()
-            return new
-        if self.lp:
-            for i in range(start, n):
-                if len(args[i]) > max_value:
-                    self.to_hashtable()
-                    break
+        idx = d.index  # type: ignore[union-attr]
         created = 0
-        if self.index is None and self.lp_bytes is None:
-            for i in range(start, n, 2):
-                f = args[i]
-                if f not in d:
-                    created += 1
-                d[f] = args[i + 1]
-        else:
-            for i in range(start, n, 2):
-                created += self.set(args[i], args[i + 1])
-        if self.lp and len(d) > max_entries:
-            self.to_hashtable()
+        for i in range(start, len(args), 2):
+            f = args[i]
+            if f not in d:  # type: ignore[operator]
+                created += 1
+                if idx is not None:
+                    idx.add(f)
+            d[f] = args[i + 1]  # type: ignore[index]
         return created
 
-    def set(self, field: bytes, value: bytes) -> bool:
-        """Set a field; True if it is new."""
-        d = self.d
-        old = d.get(field)
-        d[field] = value
-        if self.lp_bytes is not None:
-            self.lp_bytes += entry_size(value) + (entry_size(field) if old is None else -entry_size(old))
-        if old is None and self.index is not None:
-            self.index.add(field)
-        return old is None
-
     def delete(self, field: bytes) -> bool:
+        lp = self.lp
+        if lp is not None:
+            p = find_key(lp, field)
+            if p < 0:
+                return False
+            self.lp = splice(lp, p, entry_end(lp, entry_end(lp, p)), b"", -2)
+            return True
         d = self.d
-        old = d.pop(field, None)
-        if old is None:
+        if d.pop(field, None) is None:  # type: ignore[union-attr]
             return False
-        if self.lp_bytes is not None:
-            self.lp_bytes -= entry_size(field) + entry_size(old)
-        if self.index is not None:
-            self.index.discard(field)
+        if d.index is not None:  # type: ignore[union-attr]
+            d.index.discard(field)  # type: ignore[union-attr]
         return True
 
+    # ---- scanning and sampling -----------------------------------------------------------------
     def _index(self) -> SlotIndex:
-        idx = self.index
+        d = self.d
+        idx = d.index  # type: ignore[union-attr]
         if idx is None:
-            idx = self.index = SlotIndex(self.d)
+            idx = d.index = SlotIndex(d)  # type: ignore[union-attr,arg-type]
         return idx
 
     def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
         """Fields for one HSCAN step: a listpack hash returns all of them and cursor 0."""
-        if self.lp:
-            return 0, list(self.d)
+        if self.lp is not None:
+            return 0, self.fields()
         return self._index().scan(cursor, count)
 
     def random_field(self) -> bytes:
-        if self.lp:
-            return random.choice(list(self.d))
+        if self.lp is not None:
+            return random.choice(self.fields())
         return self._index().random_member()
 
     def random_fields(self, count: int) -> list[bytes]:
         """`count` fields chosen independently (repetitions allowed)."""
-        if self.lp:
-            return random.choices(list(self.d), k=count)
+        if self.lp is not None:
+            return random.choices(self.fields(), k=count)
         pick = self._index().random_member
         return [pick() for _ in range(count)]
 
     def sample_fields(self, count: int) -> list[bytes]:
         """`count` distinct random fields (count < len)."""
-        d = self.d
-        if self.lp or count * 3 > len(d):
-            return random.sample(list(d), count)
+        if self.lp is not None or count * 3 > len(self):
+            return random.sample(self.fields(), count)
         pick = self._index().random_member
         chosen: dict[bytes, None] = {}
         while len(chosen) < count:
@@ -198,10 +302,53 @@ class Hash:
         return list(chosen)
 
 
-def _flatten(d: dict[bytes, bytes]) -> list[bytes]:
-    out: list[bytes] = []
-    for f, v in d.items():
-        out.append(f)
-        out.append(v)
-    return out
-
+def _set_pairs(h: Hash, args: list[bytes], start: int, max_entries: int, max_value: int) -> int:
+    """Hash.set_pairs (a module function so that, compiled, its locals are C integers)."""
+    n = len(args)
+    lp = h.lp
+    if lp is not None:
+        for i in range(start, n):
+            if len(args[i]) > max_value:
+                h.to_hashtable()
+                lp = None
+                break
+    if lp is None:
+        return h._table_set(args, start)
+    if n - start == 2:  # the common single-pair write
+        f = args[start]
+        p = find_key(lp, f)
+        if p < 0:
+            lp = append_pair(lp, f, args[start + 1])
+            created = 1
+        else:
+            lp = replace_value(lp, entry_end(lp, p), args[start + 1])
+            created = 0
+    else:
+        # Several pairs build the new listpack once: the values of fields already there are
+        # replaced where they stand, the fields that are new are appended in the order of their
+        # first appearance with their last value, which is the listpack that setting each pair
+        # in turn builds.  Checking the count once at the end converts exactly when Redis's check
+        # after each pair would have (the count only grows).
+        changes: dict[int, bytes] = {}
+        pending: dict[bytes, bytes] = {}
+        for i in range(start, n, 2):
+            f = args[i]
+            if f in pending:
+                pending[f] = args[i + 1]
+                continue
+            p = find_key(lp, f)
+            if p < 0:
+                pending[f] = args[i + 1]
+            else:
+                changes[entry_end(lp, p)] = args[i + 1]
+        created = len(pending)
+        appended = []
+        for f, v in pending.items():
+            appended.append(f)
+            appended.append(v)
+        lp = replace_values(lp, changes, appended)
+    h.lp = lp
+    count = lp[4] | (lp[5] << 8)
+    if (count if count != _UNKNOWN else count_of(lp)) >> 1 > max_entries:
+        h.to_hashtable()
+    return created

@@ -62,3 +62,37 @@ cpdef Py_ssize_t checked_count(buf) except -1
 
 @cython.locals(size=Py_ssize_t, buf=bytearray)
 cpdef bytearray from_encoded(bytes chunk, Py_ssize_t n)
+
+
+# The functions over a listpack held as immutable bytes (a small hash's): `buf` is typed bytes.
+@cython.locals(n=Py_ssize_t)
+cdef bint _plain(bytes v) except -1
+
+@cython.locals(s='const unsigned char *')
+cpdef Py_ssize_t entry_end(bytes buf, Py_ssize_t p) except -1
+
+@cython.locals(s='const unsigned char *', n=Py_ssize_t, p=Py_ssize_t, end=Py_ssize_t, last=Py_ssize_t,
+               head=cython.uchar, tail=cython.uchar)
+cpdef Py_ssize_t find_key(bytes buf, bytes key) except -2
+
+@cython.locals(s='const unsigned char *', p=Py_ssize_t)
+cpdef object pair_value(bytes buf, bytes key)
+
+@cython.locals(s='const unsigned char *', p=Py_ssize_t, q=Py_ssize_t, end=Py_ssize_t, b=cython.uchar)
+cpdef list elements(bytes buf)
+
+@cython.locals(s='const unsigned char *', q=Py_ssize_t, n=Py_ssize_t, t=Py_ssize_t)
+cpdef bytes replace_value(bytes buf, Py_ssize_t p, bytes value)
+
+@cython.locals(s='const unsigned char *', count=Py_ssize_t, end=Py_ssize_t, n=Py_ssize_t, m=Py_ssize_t,
+               t=Py_ssize_t)
+cpdef bytes append_pair(bytes buf, bytes key, bytes value)
+
+@cython.locals(s='const unsigned char *', prev=Py_ssize_t, count=Py_ssize_t, n=Py_ssize_t)
+cpdef bytes replace_values(bytes buf, dict changes, list appended)
+
+@cython.locals(n=Py_ssize_t)
+cdef int _add_entry(list pieces, bytes v) except -1
+
+@cython.locals(count=Py_ssize_t, n=Py_ssize_t)
+cpdef bytes splice(bytes buf, Py_ssize_t p, Py_ssize_t q, bytes chunk, Py_ssize_t delta)

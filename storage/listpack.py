@@ -898,3 +898,199 @@ def checked_count(buf: bytes | bytearray) -> int:
     if header != NUMELE_UNKNOWN and header != count:
         raise ValueError("listpack: element count %d, header says %d" % (count, header))
     return count
+
+
+
+# ---- listpacks held as immutable bytes ----------------------------------------------------------
+# A value that keeps its listpack as one `bytes` object (a small hash) pays neither a bytearray's
+# header nor its over-allocation, and its DUMP / RDB payload is that object itself.  An edit builds
+# the next bytes from the old ones (Redis's lpInsert / lpDelete realloc and memmove the same bytes).
+# These functions read such a buffer (bytes only: their compiled form indexes it as bytes) and build
+# the next one.  They rely on the rule lpAppend keeps, that each element is in its canonical
+# encoding (a canonical int64 string as the smallest integer encoding, any other string in the
+# smallest string encoding): an element is then equal to a string exactly when their encoded bytes
+# are equal, which is what lets `find_key` compare bytes where lpFind decodes.  A listpack loaded
+# from elsewhere is checked for that rule, and re-encoded if it breaks it, by its owner.
+
+EMPTY = _EMPTY
+_pack_header_bytes = struct.Struct("<IH").pack
+_BYTE = [bytes((i,)) for i in range(256)]  # one-byte pieces of the buffers joined below
+
+
+def _plain(v: bytes) -> bool:
+    """Whether v is stored as a 6-bit string (shorter than 64 bytes and no canonical int64): its
+    entry is then 0x80 | len, v, len + 1."""
+    n = len(v)
+    return n < 64 and not (n and v[0] <= 57 and string_to_int(v) is not None)
+
+
+def entry_end(buf: bytes, p: int) -> int:
+    """The offset just past the entry at p (lpSkip): the next element's, or the terminator's."""
+    s = buf
+    return p + _span(s, p)
+
+
+def find_key(buf: bytes, key: bytes) -> int:
+    """The offset of the first element at an even index (a hash's field, a sorted set's member)
+    equal to `key`, or -1: lpFind(lp, lpFirst(lp), key, skip=1).  A string shorter than 64 bytes
+    that is no integer, the usual field, is matched on its encoding byte, its last byte and then
+    the whole, without building its entry."""
+    s = buf
+    n = len(key)
+    p = HEADER_SIZE
+    end = len(buf) - 1
+    if _plain(key):
+        head = 0x80 | n
+        tail = key[n - 1] if n else 0
+        last = end - n - 2  # the entry (head, n bytes, back-length) ends before the terminator
+        while p <= last:
+            if s[p] == head and (n == 0 or (s[p + n] == tail and buf.startswith(key, p + 1))):
+                return p
+            p += _span(s, p)
+            if p < end:  # the value (a listpack of pairs always has one)
+                p += _span(s, p)
+        return -1
+    entry = encode_entry(key)
+    head = entry[0]
+    last = end - len(entry)
+    while p <= last:
+        if s[p] == head and buf.startswith(entry, p):
+            return p
+        p += _span(s, p)
+        if p < end:
+            p += _span(s, p)
+    return -1
+
+
+def pair_value(buf: bytes, key: bytes) -> bytes | None:
+    """The element after the even-indexed element equal to `key` (a hash field's value), or None."""
+    p = find_key(buf, key)
+    if p < 0:
+        return None
+    s = buf
+    return value_at(buf, p + _span(s, p))
+
+
+def elements(buf: bytes) -> list[bytes]:
+    """Every element as bytes, integers in decimal, in order (no checks: a buffer this process
+    built or validated)."""
+    s = buf
+    out = []
+    p = HEADER_SIZE
+    end = len(buf) - 1
+    while p < end:
+        b = s[p]
+        if 0x80 <= b < 0xC0:
+            q = p + 1 + (b & 0x3F)
+            out.append(s[p + 1 : q])
+            p = q + 1
+        elif b < 0x80:
+            out.append(b"%d" % b)
+            p += 2
+        else:
+            out.append(get_bytes(buf, p))
+            p += _span(s, p)
+    return out
+
+
+def replace_value(buf: bytes, p: int, value: bytes) -> bytes:
+    """`buf` with the element at p replaced by `value` in its canonical encoding (lpReplace).
+    A value of the same 6-bit string length as the old one changes only its bytes."""
+    s = buf
+    q = p + _span(s, p)
+    if _plain(value):
+        n = len(value)
+        if s[p] == 0x80 | n:
+            return b"".join((s[0 : p + 1], value, s[q - 1 : len(buf)]))
+        t = len(buf) - (q - p) + n + 2
+        return b"".join((_BYTE[t & 255], _BYTE[(t >> 8) & 255], _BYTE[(t >> 16) & 255], _BYTE[t >> 24],
+                         s[4:p], _BYTE[0x80 | n], value, _BYTE[n + 1], s[q : len(buf)]))
+    entry = encode_entry(value)
+    t = len(buf) - (q - p) + len(entry)
+    return b"".join((_BYTE[t & 255], _BYTE[(t >> 8) & 255], _BYTE[(t >> 16) & 255], _BYTE[t >> 24],
+                     s[4:p], entry, s[q : len(buf)]))
+
+
+def append_pair(buf: bytes, key: bytes, value: bytes) -> bytes:
+    """`buf` with `key` and `value` appended at the tail (two lpAppend)."""
+    s = buf
+    count = (s[4] | (s[5] << 8)) + 2
+    if count >= NUMELE_UNKNOWN:  # saturating (or saturated): splice keeps the rule
+        end = len(buf) - 1
+        return splice(buf, end, end, encode_entry(key) + encode_entry(value), 2)
+    if _plain(key) and _plain(value):
+        n = len(key)
+        m = len(value)
+        t = len(buf) + n + m + 4
+        return b"".join((_BYTE[t & 255], _BYTE[(t >> 8) & 255], _BYTE[(t >> 16) & 255], _BYTE[t >> 24],
+                         _BYTE[count & 255], _BYTE[count >> 8], s[HEADER_SIZE : len(buf) - 1],
+                         _BYTE[0x80 | n], key, _BYTE[n + 1], _BYTE[0x80 | m], value, _BYTE[m + 1], b"\xff"))
+    chunk = encode_entry(key) + encode_entry(value)
+    t = len(buf) + len(chunk)
+    return b"".join((_BYTE[t & 255], _BYTE[(t >> 8) & 255], _BYTE[(t >> 16) & 255], _BYTE[t >> 24],
+                     _BYTE[count & 255], _BYTE[count >> 8], s[HEADER_SIZE : len(buf) - 1], chunk, b"\xff"))
+
+
+def replace_values(buf: bytes, changes: dict[int, bytes], appended: list[bytes]) -> bytes:
+    """`buf` with the element at each offset of `changes` replaced by the value given for it and
+    the elements of `appended` added at the tail, each in its canonical encoding: several
+    lpReplace and lpAppend calls, building the new buffer once."""
+    s = buf
+    pieces = []
+    add = pieces.append
+    prev = HEADER_SIZE
+    for p in sorted(changes):
+        add(s[prev:p])
+        _add_entry(pieces, changes[p])
+        prev = p + _span(s, p)
+    add(s[prev : len(buf) - 1])
+    for v in appended:
+        _add_entry(pieces, v)
+    add(b"\xff")
+    body = b"".join(pieces)
+    count = s[4] | (s[5] << 8)
+    if count != NUMELE_UNKNOWN:
+        count += len(appended)
+        if count > NUMELE_UNKNOWN:
+            count = NUMELE_UNKNOWN
+    out = _pack_header_bytes(len(body) + HEADER_SIZE, count) + body
+    if count == NUMELE_UNKNOWN:  # as splice: counted again and written back when it fits
+        n = count_of(out)
+        if n < NUMELE_UNKNOWN:
+            out = out[:4] + bytes((n & 0xFF, n >> 8)) + out[HEADER_SIZE:]
+    return out
+
+
+def _add_entry(pieces: list[bytes], v: bytes) -> None:
+    """Add v's canonical entry to pieces to be joined: a 6-bit string as its length byte, itself
+    and its back-length byte (no entry built), anything else through encode_entry."""
+    if _plain(v):
+        n = len(v)
+        pieces.append(_BYTE[0x80 | n])
+        pieces.append(v)
+        pieces.append(_BYTE[n + 1])
+    else:
+        pieces.append(encode_entry(v))
+
+
+def build(chunk: bytes, count: int) -> bytes:
+    """A listpack of the `count` complete entries encoded back to back in `chunk`."""
+    return _pack_header_bytes(len(chunk) + 7, count if count < NUMELE_UNKNOWN else NUMELE_UNKNOWN) + chunk + b"\xff"
+
+
+def splice(buf: bytes, p: int, q: int, chunk: bytes, delta: int) -> bytes:
+    """`buf` with the entries in buf[p:q] replaced by the complete entries in `chunk`, whose count
+    differs from theirs by `delta`: the header's total and count follow, the count saturating at
+    65535 ("unknown") as lpInsert leaves it.  A saturated count is counted again and written back
+    when it fits, as the lpLength that every hash or sorted set write makes would."""
+    count = buf[4] | (buf[5] << 8)
+    if count != NUMELE_UNKNOWN:
+        count += delta
+        if count > NUMELE_UNKNOWN:
+            count = NUMELE_UNKNOWN
+    out = b"".join((_pack_header_bytes(len(buf) - (q - p) + len(chunk), count), buf[HEADER_SIZE:p], chunk, buf[q:]))
+    if count == NUMELE_UNKNOWN:
+        n = count_of(out)
+        if n < NUMELE_UNKNOWN:
+            out = out[:4] + bytes((n & 0xFF, n >> 8)) + out[HEADER_SIZE:]
+    return out

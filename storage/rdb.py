@@ -266,11 +266,12 @@ def write_value(w: Writer, value: Any) -> int:
     if kind == "list":
         return _write_list(w, value)
     if kind == "hash":
-        if value.lp:
-            w.string(value.listpack())
+        lp = value.listpack()
+        if lp is not None:  # the bytes held are the payload
+            w.string(lp)
             return T_HASH_LISTPACK
-        w.length(len(value.d))
-        for f, v in value.d.items():
+        w.length(len(value))
+        for f, v in value.items():
             w.string(f)
             w.string(v)
         return T_HASH
@@ -719,6 +720,8 @@ def _read_hash(r: Reader, t: int, limits: Limits) -> Any:
             items = _listpack_items(blob, what) if t == T_HASH_LISTPACK else _ziplist_items(blob, what)
             pairs = _pairs(items, what)
             as_lp = len(pairs) <= limits.hash_max_entries
+            if as_lp and pairs and t == T_HASH_LISTPACK:  # checked: the hash keeps these bytes
+                return Hash.from_listpack(blob, items)
     if not pairs:
         return EMPTY
     h = Hash.from_pairs(pairs, as_lp)

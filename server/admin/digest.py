@@ -53,7 +53,7 @@ def value_digest(db: Database, key: bytes, value: Any, digest: bytearray) -> Non
                 _mix(element, b"%.17g" % score)
                 _xor(digest, bytes(element))
         elif kind == "hash":
-            for field, val in value.d.items():
+            for field, val in value.items():
                 element = bytearray(_ZERO)
                 _mix(element, field)
                 _mix(element, val)

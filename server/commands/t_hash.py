@@ -8,6 +8,10 @@ never converts back to a listpack.
 Argument checks run in Redis's order, because that decides which error a client sees (HINCRBY
 parses its increment before looking the key up; HSCAN parses options only once the key exists).
 The RESP3 shapes follow Redis: HGETALL is a map, HRANDFIELD ... WITHVALUES is an array of pairs.
+
+The handlers reach a hash only through Hash's methods (a small hash is listpack bytes, see
+storage/hashtype.py).  The module is compiled (setup.py's HOT_MODULES): HSET / HGET / HMGET /
+HGETALL / HINCRBY on many small hashes are what job queues (BullMQ, RQ, Celery) send.
 """
 
 from __future__ import annotations
@@ -100,7 +104,7 @@ def hset(c, argv, name: str = "hset"):
             if h.__class__ is not Hash:
                 raise CommandError(WRONGTYPE)
     # the limits only matter while the hash is a listpack (a hashtable never converts back)
-    max_entries, max_value = _limits(srv) if h.lp else _NO_LIMITS
+    max_entries, max_value = _limits(srv) if h.lp is not None else _NO_LIMITS
     created = h.set_pairs(argv, 2, max_entries, max_value)
     if db.signals or srv.notify_flags:
         modified(c, key)
@@ -121,7 +125,7 @@ def hmset(c, argv):
 def hsetnx(c, argv):
     key = argv[1]
     h = lookup_or_create(c, key, Hash)
-    if argv[2] in h.d:
+    if argv[2] in h:
         return R.ZERO
     _set_fields(c, h, argv, 2)
     _written(c, key, "hset")
@@ -143,7 +147,7 @@ def hdel(c, argv):
     for i in range(2, len(argv)):
         if h.delete(argv[i]):
             deleted += 1
-            if not h.d:
+            if not len(h):
                 c.db.delete(key)
                 emptied = True
                 break
@@ -161,7 +165,7 @@ def hincrby(c, argv):
     incr = to_int(argv[3])
     key, field = argv[1], argv[2]
     h = lookup_or_create(c, key, Hash)
-    cur = h.d.get(field)
+    cur = h.get(field)
     if cur is None:
         value = 0
     else:
@@ -185,7 +189,7 @@ def hincrbyfloat(c, argv):
         raise CommandError("ERR value is NaN or Infinity")
     key, field = argv[1], argv[2]
     h = lookup_or_create(c, key, Hash)
-    cur = h.d.get(field)
+    cur = h.get(field)
     if cur is None:
         value = (0, 0)
     else:
@@ -209,7 +213,7 @@ def hget(c, argv):
     h = _hash_for_read(c, argv[1])
     if h is None:
         return c.enc.null
-    v = h.d.get(argv[2])
+    v = h.get(argv[2])
     return c.enc.null if v is None else b"$%d\r\n%s\r\n" % (len(v), v)
 
 
@@ -219,7 +223,7 @@ def hmget(c, argv):
     null = c.enc.null
     if h is None:
         return R.array([null] * (len(argv) - 2))
-    get = h.d.get
+    get = h.get
     parts = []
     for i in range(2, len(argv)):
         v = get(argv[i])
@@ -227,7 +231,7 @@ def hmget(c, argv):
     return R.array(parts)
 
 
-def _flat_pairs(d: dict[bytes, bytes], fields) -> bytes:
+def _flat_pairs(d: dict[bytes, bytes], fields: list[bytes]) -> bytes:
     """field, value, field, value, ... as one array of bulk strings."""
     flat = []
     append = flat.append
@@ -249,38 +253,38 @@ def hgetall(c, argv):
     h = _hash_for_read(c, argv[1])
     if h is None:
         return c.enc.map([])
-    d = h.d
-    return _as_map(c, _flat_pairs(d, d), len(d))
+    flat = h.flat()
+    return _as_map(c, R.bulk_strings(flat), len(flat) >> 1)
 
 
 @command("hkeys")
 def hkeys(c, argv):
     h = _hash_for_read(c, argv[1])
-    return R.EMPTY_ARRAY if h is None else R.bulk_strings(list(h.d))
+    return R.EMPTY_ARRAY if h is None else R.bulk_strings(h.fields())
 
 
 @command("hvals")
 def hvals(c, argv):
     h = _hash_for_read(c, argv[1])
-    return R.EMPTY_ARRAY if h is None else R.bulk_strings(list(h.d.values()))
+    return R.EMPTY_ARRAY if h is None else R.bulk_strings(h.values())
 
 
 @command("hlen")
 def hlen(c, argv):
     h = _hash_for_read(c, argv[1])
-    return R.ZERO if h is None else R.integer(len(h.d))
+    return R.ZERO if h is None else R.integer(len(h))
 
 
 @command("hexists")
 def hexists(c, argv):
     h = _hash_for_read(c, argv[1])
-    return R.ONE if h is not None and argv[2] in h.d else R.ZERO
+    return R.ONE if h is not None and argv[2] in h else R.ZERO
 
 
 @command("hstrlen")
 def hstrlen(c, argv):
     h = _hash_for_read(c, argv[1])
-    v = None if h is None else h.d.get(argv[2])
+    v = None if h is None else h.get(argv[2])
     return R.ZERO if v is None else R.integer(len(v))
 
 
@@ -307,7 +311,7 @@ def hrandfield(c, argv):
     h = _hash_for_read(c, argv[1])
     if h is None or count == 0:
         return R.EMPTY_ARRAY
-    d = h.d
+    d = h.as_dict()
     pairs3 = withvalues and c.resp > 2
 
     def reply(fields: list[bytes]) -> bytes:
@@ -346,4 +350,4 @@ def hscan(c, argv):
     if pat is not None:
         fields = [f for f in fields if glob_match(pat, f)]
     cur = b"%d" % nxt
-    return b"*2\r\n$%d\r\n%s\r\n%s" % (len(cur), cur, _flat_pairs(h.d, fields))
+    return b"*2\r\n$%d\r\n%s\r\n%s" % (len(cur), cur, _flat_pairs(h.as_dict(), fields))

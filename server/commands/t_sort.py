@@ -72,7 +72,7 @@ def lookup_by_pattern(c, pattern: bytes, elem: bytes) -> bytes | bytearray | Non
     if v is None:
         return None
     if field is not None:
-        return v.d.get(field) if v.__class__ is Hash else None
+        return v.get(field) if v.__class__ is Hash else None
     return v if is_string(v) else None
 
 

@@ -904,7 +904,7 @@ def write_commands(srv: Server, f: BinaryIO) -> None:
                     _batched(parts, b"ZADD", key, items, 2)
                 elif kind == "hash":
                     items = []
-                    for field, val in value.d.items():
+                    for field, val in value.items():
                         items += (field, val)
                     _batched(parts, b"HMSET", key, items, 2)
                 elif kind == "stream":

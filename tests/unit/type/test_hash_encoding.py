@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from raxdb.storage import rdb
 from raxdb.storage.alloc import sds_alloc, size_class
 from raxdb.storage.hashtype import Hash
-from raxdb.storage.lpcodec import LP_EMPTY
+from raxdb.storage.listpack import Listpack, backlen_bytes, encode_entry
 from raxdb.storage.quicklist import Quicklist
 from tests.support.diff import RawConnection, parse
 from tests.support.servers import start_raxdb, start_redis
@@ -32,6 +32,11 @@ hash_ops = st.one_of(
     st.tuples(st.just("rand"), st.integers(1, 6)),
     st.tuples(st.just("size")),  # MEMORY USAGE: from then on the listpack's length is kept
 )
+
+
+def packed(model: dict[bytes, bytes]) -> bytes:
+    """The listpack Redis builds for these pairs in this order, through the generic codec."""
+    return Listpack.from_values([x for pair in model.items() for x in pair]).bytes()
 
 
 @settings(max_examples=400, deadline=None)
@@ -65,10 +70,10 @@ def test_hash_matches_dict_model(program):
                 if cursor == 0:
                     break
             assert sorted(seen) == sorted(model)
-            if h.lp:
+            if h.encoding() == "listpack":
                 assert seen == list(model)  # a listpack hash is returned whole, in order
-        elif op[0] == "size" and h.lp:
-            assert h.mem_usage() == 16 + size_class(len(h.listpack()))
+        elif op[0] == "size" and listpack:
+            assert h.mem_usage() == 16 + size_class(len(packed(model)))
         elif op[0] == "rand" and model:
             assert h.random_field() in model
             assert set(h.random_fields(op[1])) <= set(model)
@@ -76,18 +81,48 @@ def test_hash_matches_dict_model(program):
             if k > 0:
                 picked = h.sample_fields(k)
                 assert len(picked) == len(set(picked)) == k and set(picked) <= set(model)
-        assert h.d == model
-        assert list(h.d) == list(model)  # insertion order kept, as the listpack keeps it
-        if h.lp_bytes is not None:  # kept through every change since
-            assert h.lp_bytes == len(h.listpack()) - LP_EMPTY
         assert h.encoding() == ("listpack" if listpack else "hashtable")
         assert len(h) == len(model)
+        assert dict(h.items()) == model
+        for f in list(model)[:3] + [b"absent", b"12", b""]:
+            assert h.get(f) == model.get(f) and (f in h) == (f in model)
+        if listpack:
+            # the bytes held are the listpack Redis keeps: field order is insertion order, an
+            # update keeps its place, a deletion closes the gap
+            assert h.listpack() == packed(model)
+            assert h.flat() == [x for pair in model.items() for x in pair]
+        else:
+            assert h.listpack() is None
+            assert sorted(h.flat()[::2]) == sorted(model)
     copy = h.copy()
-    assert copy.d == model and copy.encoding() == h.encoding()
+    assert dict(copy.items()) == model and copy.encoding() == h.encoding()
     h.set_pairs([b"after-copy", b"1"], 0, 512, 64)
-    assert copy.d == model
-    if model and copy.lp:
-        assert Hash.from_listpack(copy.listpack()).d == model
+    h.delete(next(iter(model), b"-"))
+    assert dict(copy.items()) == model
+    if model and copy.encoding() == "listpack":
+        again = Hash.from_listpack(copy.listpack())
+        assert again.listpack() == copy.listpack() and dict(again.items()) == model
+
+
+@given(st.lists(st.tuples(fields, values), min_size=1, max_size=20, unique_by=lambda p: p[0]))
+def test_non_canonical_listpack_is_re_encoded(pairs):
+    """A listpack another writer encoded valid but not as lpAppend would (integers as strings,
+    short strings with the 12-bit length) is re-encoded on load, so fields are still found."""
+    chunks = []
+    for f, v in pairs:
+        for x in (f, v):
+            chunks.append(b"%c%c%s%s" % (0xE0, len(x), x, backlen_bytes(len(x) + 2)) if len(x) % 2
+                          else encode_entry(x))
+    blob = Listpack.from_values([]).bytes()
+    blob = (len(blob) + sum(map(len, chunks))).to_bytes(4, "little") + (2 * len(pairs)).to_bytes(2, "little") \
+        + b"".join(chunks) + b"\xff"
+    h = Hash.from_listpack(blob)
+    model = dict(pairs)
+    assert h.listpack() == packed(model)
+    for f, v in pairs:
+        assert h.get(f) == v
+    if h.listpack() == blob:  # nothing was odd-length: kept as it came
+        assert all(len(x) % 2 == 0 for p in pairs for x in p)
 
 
 # ---- thresholds against redis-server ----------------------------------------------------------
@@ -260,3 +295,93 @@ def test_memory_usage_differential(diff):
     diff("OBJECT", "ENCODING", "t")
     diff("MEMORY", "USAGE", "t")
     diff("MEMORY", "USAGE", "t", "SAMPLES", "0")
+
+
+# ---- DUMP payloads against redis-server, after every command ------------------------------------
+@pytest.fixture(scope="module")
+def dump_servers():
+    """raxdb and redis with 12-entry / 130-byte listpack limits, so that random programs cross
+    both thresholds, and 64-byte (12-bit encoded) and 126-byte (2-byte back-length) strings
+    still live in listpacks."""
+    opts = ("--hash-max-listpack-entries", "12", "--hash-max-listpack-value", "130")
+    ours, theirs = start_raxdb(*opts), start_redis(*opts)
+    a, b = RawConnection(ours.port), RawConnection(theirs.port)
+    yield a, b
+    a.close()
+    b.close()
+    ours.stop()
+    theirs.stop()
+
+
+dump_fields = st.one_of(st.sampled_from([b"a", b"b", b"c", b"0", b"12", b"-7", b"007", b"f" * 64, b""]),
+                        st.binary(min_size=1, max_size=6))
+dump_values = st.one_of(
+    st.sampled_from([b"", b"0", b"-0", b"01", b"+1", b"127", b"128", b"-4096", b"4095", b"32768",
+                     b"9223372036854775807", b"-9223372036854775808", b"9223372036854775808",
+                     b"x" * 63, b"x" * 64, b"y" * 125, b"y" * 126, b"z" * 131]),
+    st.integers(-(2**40), 2**40).map(lambda i: b"%d" % i),
+    st.binary(max_size=20),
+)
+dump_commands = st.one_of(
+    st.lists(st.tuples(dump_fields, dump_values), min_size=1, max_size=4).map(
+        lambda ps: ("HSET", "h", *[x for p in ps for x in p])),
+    st.lists(dump_fields, min_size=1, max_size=3).map(lambda fs: ("HDEL", "h", *fs)),
+    st.tuples(st.just("HSETNX"), st.just("h"), dump_fields, dump_values),
+    st.tuples(st.just("HINCRBY"), st.just("h"), dump_fields, st.integers(-300, 300).map(str)),
+    st.tuples(st.just("HINCRBYFLOAT"), st.just("h"), dump_fields, st.sampled_from(["0.5", "-1", "3"])),
+    st.tuples(st.just("HGET"), st.just("h"), dump_fields),
+    st.tuples(st.just("HMGET"), st.just("h"), dump_fields, dump_fields),
+    st.tuples(st.just("HSTRLEN"), st.just("h"), dump_fields),
+    st.tuples(st.just("HEXISTS"), st.just("h"), dump_fields),
+    st.just(("HLEN", "h")),
+    # RESTORE redis-server's DUMP into both: a listpack's bytes are kept as they came, and a
+    # hashtable's fields small enough become a listpack in the payload's order on both
+    st.just(("RESTORE-REDIS",)),
+)
+
+
+def hash_dict(conn) -> dict:
+    flat = parse(conn.call("HGETALL", "h"))
+    return dict(zip(flat[::2], flat[1::2], strict=True))
+
+
+@pytest.mark.oracle
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(dump_commands, min_size=1, max_size=30))
+def test_dump_payload_equals_redis_after_every_command(dump_servers, program):
+    """The same random commands on both servers; after each, the same reply, the same encoding,
+    and while a listpack the same DUMP payload byte for byte (RDB type, the listpack's bytes, the
+    RDB version and the CRC).  A hashtable's order is its own, so it is compared as a dict."""
+    conns = dump_servers
+    both(conns, "DEL", "h")
+    for cmd in program:
+        if cmd[0] == "RESTORE-REDIS":
+            payload = parse(conns[1].call("DUMP", "h"))
+            if payload is not None:
+                for conn in conns:
+                    assert conn.call("RESTORE", "h", "0", payload, "REPLACE") == b"+OK\r\n"
+        else:
+            both(conns, *cmd)
+        enc = both(conns, "OBJECT", "ENCODING", "h")
+        if enc == b"$8\r\nlistpack\r\n":
+            both(conns, "DUMP", "h")
+            both(conns, "HGETALL", "h")
+            both(conns, "MEMORY", "USAGE", "h")
+        elif enc == b"$9\r\nhashtable\r\n":
+            assert hash_dict(conns[0]) == hash_dict(conns[1])
+
+
+@pytest.mark.oracle
+def test_restore_keeps_redis_bytes_and_dump_gives_them_back(dump_servers):
+    """A listpack hash DUMPed by redis-server and RESTOREd into raxdb is held as those bytes: its
+    DUMP is redis-server's payload again, and reads and writes work on it."""
+    ours, theirs = dump_servers
+    both(dump_servers, "DEL", "h", "k")
+    theirs.call("HSET", "h", "a", "1", "b", "x" * 64, "-5", "9223372036854775807", "", "")
+    payload = parse(theirs.call("DUMP", "h"))
+    assert ours.call("RESTORE", "k", "0", payload) == b"+OK\r\n"
+    assert parse(ours.call("DUMP", "k")) == payload
+    theirs.call("RESTORE", "k", "0", payload)
+    for cmd in (("HGET", "k", "-5"), ("HGETALL", "k"), ("HSET", "k", "-5", "6", "c", "7"), ("HDEL", "k", "b"),
+                ("DUMP", "k"), ("OBJECT", "ENCODING", "k")):
+        both(dump_servers, *cmd)

@@ -1,0 +1,157 @@
+"""The listpack functions over immutable bytes (storage/listpack.py's second half): each checked
+against the `Listpack` class, the generic codec whose bytes are tested against redis-server's in
+test_listpack.py.  Run compiled, these are the typed functions of listpack.pxd."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from raxdb.storage import listpack as L
+from raxdb.storage.listpack import NUMELE_UNKNOWN, Listpack, encode_entry, entry_size
+
+pytestmark = pytest.mark.pure
+
+# Every encoding: 7-bit, 13-bit, 16/24/32/64-bit integers; 6-bit, 12-bit and 32-bit strings, with
+# back-lengths of 1 and 2 bytes; strings that look like numbers but are not canonical.
+values = st.one_of(
+    st.integers(-(2**63), 2**63 - 1).map(lambda i: b"%d" % i),
+    st.integers(-5000, 5000).map(lambda i: b"%d" % i),
+    st.binary(max_size=70),
+    st.sampled_from([b"", b"0", b"-0", b"01", b"+1", b" 1", b"x" * 63, b"x" * 64, b"y" * 125, b"y" * 126,
+                     b"z" * 4095, b"z" * 4096, b"\x80", b"\xff" * 3]),
+)
+
+
+def as_bytes(v: bytes | int) -> bytes:
+    return b"%d" % v if isinstance(v, int) else v
+
+
+@settings(max_examples=300)
+@given(st.lists(values, max_size=30))
+def test_reading_matches_listpack(items):
+    lp = Listpack.from_values(items)
+    buf = lp.bytes()
+    assert L.elements(buf) == items  # canonical strings come back as they went in
+    assert L.count_of(buf) == len(items)
+    offsets = []
+    p = lp.first()
+    while p is not None:
+        offsets.append(p)
+        assert L.entry_end(buf, p) == p + entry_size(buf, p)
+        assert L.value_at(buf, p) == as_bytes(lp.get(p))
+        p = lp.next(p)
+    assert offsets == [lp.seek(i) for i in range(len(items))]
+
+
+@settings(max_examples=300)
+@given(st.lists(values, max_size=30), st.lists(values, min_size=1, max_size=8))
+def test_find_key_is_lpfind_with_skip_one(items, probes):
+    """find_key compares encoded bytes; the class's find decodes, as lpFind does: same answers,
+    values never match, and a key appearing inside another element's bytes is not found there."""
+    lp = Listpack.from_values(items)
+    buf = lp.bytes()
+    for key in probes + items[:4] + [b"\x81" + k + b"\x02" for k in items[:2]]:
+        p = lp.find(key, skip=1)
+        assert L.find_key(buf, key) == (-1 if p is None else p), key
+        if p is None:
+            assert L.pair_value(buf, key) is None
+        elif lp.next(p) is not None:
+            assert L.pair_value(buf, key) == as_bytes(lp.get(lp.next(p)))
+
+
+def test_find_key_skips_lookalikes_inside_other_entries():
+    inner = encode_entry(b"f")  # b"\x81f\x02"
+    buf = Listpack.from_values([b"a" + inner, inner + b"b", b"v" + inner, b"x", b"f", b"1"]).bytes()
+    assert buf.count(inner) == 4
+    assert L.find_key(buf, b"f") == Listpack(bytearray(buf)).seek(4)
+    buf = Listpack.from_values([b"g", b"f", b"h", b"1"]).bytes()  # "f" only as a value
+    assert L.find_key(buf, b"f") == -1
+
+
+edits = st.lists(st.tuples(st.integers(0, 40), st.integers(0, 3), st.lists(values, max_size=3)), max_size=20)
+
+
+@settings(max_examples=300)
+@given(st.lists(values, max_size=20), edits)
+def test_splice_matches_listpack_edits(items, program):
+    lp = Listpack.from_values(items)
+    buf = lp.bytes()
+    model = list(items)
+    for index, drop, new in program:
+        index = min(index, len(model))
+        drop = min(drop, len(model) - index)
+        p = lp.seek(index) if index < len(model) else len(lp.buf) - 1
+        q = p
+        for _ in range(drop):
+            q = L.entry_end(buf, q)
+        buf = L.splice(buf, p, q, b"".join(map(encode_entry, new)), len(new) - drop)
+        model[index:index + drop] = new
+        lp = Listpack.from_values(model)
+        assert buf == lp.bytes()
+        Listpack.from_bytes(buf)  # well formed
+
+
+@settings(max_examples=300)
+@given(st.lists(values, max_size=20), st.lists(st.tuples(st.integers(0, 40), values, values), max_size=10))
+def test_replace_value_and_append_pair_match_listpack_edits(items, program):
+    """replace_value is lpReplace and append_pair two lpAppend: the same bytes as the class's
+    operations, whatever the old and new encodings."""
+    lp = Listpack.from_values(items)
+    buf = lp.bytes()
+    for index, a, b in program:
+        if lp.buf[6] != 0xFF and index % 2:
+            p = lp.seek(index % len(lp))
+            buf = L.replace_value(buf, p, a)
+            lp.replace(p, a)
+        else:
+            buf = L.append_pair(buf, a, b)
+            lp.append(a)
+            lp.append(b)
+        assert buf == lp.bytes()
+
+
+@settings(max_examples=300)
+@given(st.lists(values, max_size=20), st.dictionaries(st.integers(0, 40), values, max_size=6),
+       st.lists(values, max_size=6))
+def test_replace_values_is_several_replaces_and_appends(items, changes, appended):
+    lp = Listpack.from_values(items)
+    by_offset = {lp.seek(i % len(items)): v for i, v in changes.items()} if items else {}
+    buf = L.replace_values(lp.bytes(), by_offset, appended)
+    for p in sorted(by_offset, reverse=True):  # from the tail, so that offsets before stay put
+        lp.replace(p, by_offset[p])
+    for v in appended:
+        lp.append(v)
+    assert buf == lp.bytes()
+
+
+def test_append_pair_near_the_saturated_count():
+    for start in (NUMELE_UNKNOWN - 4, NUMELE_UNKNOWN - 3, NUMELE_UNKNOWN - 2):
+        lp = Listpack.from_values([b"f"] * start)
+        buf = lp.bytes()
+        for _ in range(3):
+            buf = L.append_pair(buf, b"k", b"12")
+            lp.append(b"k")
+            lp.append(b"12")
+            assert buf == lp.bytes()
+
+
+def test_build_and_splice_saturated_count():
+    half = (NUMELE_UNKNOWN + 1) // 2
+    chunk = encode_entry(b"f") * (NUMELE_UNKNOWN + 1)
+    buf = L.build(chunk, NUMELE_UNKNOWN + 1)
+    assert buf[4:6] == b"\xff\xff" and buf == Listpack.from_values([b"f"] * (NUMELE_UNKNOWN + 1)).bytes()
+    assert L.count_of(buf) == NUMELE_UNKNOWN + 1 == 2 * half
+    # appending keeps it unknown; deleting two then counts again (65534 fits) and writes it back,
+    # as the lpLength after every hash write does in Redis
+    end = len(buf) - 1
+    grown = L.splice(buf, end, end, encode_entry(b"g") * 2, 2)
+    assert grown[4:6] == b"\xff\xff" and L.count_of(grown) == NUMELE_UNKNOWN + 3
+    shrunk = L.splice(buf, 6, 6 + 6, b"", -2)
+    assert shrunk[4:6] == (NUMELE_UNKNOWN - 1).to_bytes(2, "little")
+    # a count reaching 65535 exactly is "unknown" too (lpInsert's write of 65535)
+    below = L.build(encode_entry(b"f") * (NUMELE_UNKNOWN - 1), NUMELE_UNKNOWN - 1)
+    end = len(below) - 1
+    assert L.splice(below, end, end, encode_entry(b"f"), 1)[4:6] == b"\xff\xff"
+
