@@ -9,6 +9,7 @@ cimport cython
 
 cdef bint _COMPILED
 cdef list _DECIMALS
+cdef list _BYTE
 
 @cython.locals(b=cython.uint, n=Py_ssize_t)
 cdef Py_ssize_t _span(const unsigned char* s, Py_ssize_t p) except -1
@@ -42,7 +43,7 @@ cpdef list values(buf, Py_ssize_t p, Py_ssize_t n)
 @cython.locals(s="const unsigned char*", n=Py_ssize_t, count=Py_ssize_t, end=Py_ssize_t)
 cpdef push_value(bytearray buf, v, bint head)
 
-@cython.locals(s="const unsigned char*", count=Py_ssize_t, p=Py_ssize_t, q=Py_ssize_t)
+@cython.locals(s="const unsigned char*", count=Py_ssize_t, p=Py_ssize_t, q=Py_ssize_t, k=Py_ssize_t, n=Py_ssize_t)
 cpdef bytes pop_value(bytearray buf, bint head)
 
 @cython.locals(s="const unsigned char*", d="unsigned char*", t="const unsigned char*", total=Py_ssize_t,

@@ -542,6 +542,7 @@ class Listpack:
 # does not (a Python step per byte would be slower than the interpreter's slicing).
 _COMPILED = not __file__.endswith(".py")
 _DECIMALS = [b"%d" % i for i in range(128)]  # the 7-bit integers as replies spell them
+_BYTE = [bytes((i,)) for i in range(256)]
 
 
 def _span(s: bytes | bytearray, p: int) -> int:
@@ -683,7 +684,7 @@ def push_value(buf: bytearray, v: bytes, head: bool) -> None:
         count += 1
     if 0 < n < 64 and s[0] > 57:  # a short string that cannot be an integer (starts past '9')
         if head:
-            buf[HEADER_SIZE:HEADER_SIZE] = b"%c%s%c" % (0x80 | n, v, n + 1)
+            buf[HEADER_SIZE:HEADER_SIZE] = _BYTE[0x80 | n] + v + _BYTE[n + 1]  # concatenation: cheaper than %
         else:
             buf[len(buf) - 1] = 0x80 | n  # over the terminator
             buf += v
@@ -702,16 +703,28 @@ def pop_value(buf: bytearray, head: bool) -> bytes:
     """Remove the first (head) or last element and return it as bytes (lpGet + lpDelete)."""
     s = buf
     count = s[4] | (s[5] << 8)
-    if head:
-        p = HEADER_SIZE
-        q = p + _span(s, p)
-    else:
-        q = len(buf) - 1
-        p = _prev(s, q)
-    v = _value(s, buf, p)
-    del buf[p:q]
     if count < NUMELE_UNKNOWN:
         count -= 1
+    if head:
+        q = HEADER_SIZE + _span(s, HEADER_SIZE)
+        v = _value(s, buf, HEADER_SIZE)
+        # The header moves up over the popped entry and the bytes before it are dropped: a
+        # bytearray advances its start for that instead of moving the rest of the node (it
+        # copies once half its allocation is unused), so a queue's pops do not shift the node.
+        k = q - HEADER_SIZE
+        n = len(buf) - k
+        buf[k] = n & 0xFF
+        buf[k + 1] = (n >> 8) & 0xFF
+        buf[k + 2] = (n >> 16) & 0xFF
+        buf[k + 3] = (n >> 24) & 0xFF
+        buf[k + 4] = count & 0xFF
+        buf[k + 5] = count >> 8
+        del buf[:k]
+        return v
+    q = len(buf) - 1
+    p = _prev(s, q)
+    v = _value(s, buf, p)
+    del buf[p:q]
     _put_header(buf, count)
     return v
 
