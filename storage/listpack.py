@@ -542,7 +542,7 @@ class Listpack:
 # does not (a Python step per byte would be slower than the interpreter's slicing).
 _COMPILED = not __file__.endswith(".py")
 _DECIMALS = [b"%d" % i for i in range(128)]  # the 7-bit integers as replies spell them
-_BYTE = [bytes((i,)) for i in range(256)]
+_BYTE = [bytes((i,)) for i in range(256)]  # one-byte pieces of the entries and headers joined below
 
 
 def _span(s: bytes | bytearray, p: int) -> int:
@@ -927,7 +927,6 @@ def checked_count(buf: bytes | bytearray) -> int:
 
 EMPTY = _EMPTY
 _pack_header_bytes = struct.Struct("<IH").pack
-_BYTE = [bytes((i,)) for i in range(256)]  # one-byte pieces of the buffers joined below
 
 
 def _plain(v: bytes) -> bool:
