@@ -91,7 +91,7 @@ def make_client(setup_commands: int = 200_000) -> Client:
     db = c.db
     for i in range(0 if os.environ.get("HOTPATH_LIGHT") else 100_000):
         for key, value in ((b"key:%012d" % i, b"xxx"), (b"counter:%012d" % i, b"%d" % (i % 97))):
-            if key not in db.data:
+            if key not in db:
                 db.add(key, value)
     # The list holds more than the pop workloads take, as after `make bench`'s pushes (the 200 the
     # set-up pushed ran out in the first batches: LPOP and RPOP measured a missing key)

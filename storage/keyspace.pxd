@@ -1,17 +1,94 @@
 # Declarations for compiling keyspace.py with Cython (setup.py); the interpreter never reads this.
 #
-# Entry, one per key, becomes an extension type whose times and positions are C integers, and
-# without a cycle-collector header (the no_gc decorator on the class in keyspace.py: Cython reads
-# it only there): a record refers to its value alone and no value refers back to a record, so no
-# cycle can pass through one, and a full collection no longer visits a record per key.  48 bytes,
-# no int objects of its own (the interpreted class holds five object references).  The fields
-# stay public, so the inlined fast paths of the type commands and the RDB code read and write
-# them as attributes.
+# Database becomes an extension type: its arrays are cpython.array objects whose items the helpers
+# below read and write through the array's C data pointer (the `cython.compiled` branch of each),
+# and the lookups every command makes (get, peek, set, find, ...) are cpdef methods, C calls for a
+# compiled caller that knows the type.  The attributes stay public, for the interpreted callers
+# and the tests.
+cimport cython
+from cpython cimport array
+
+cdef Py_ssize_t _MIN_INDEX
+cdef Py_ssize_t _META
+cdef Py_ssize_t _U32
+
+cdef unsigned int _u32(array.array a, Py_ssize_t i) noexcept
+cdef void _set_u32(array.array a, Py_ssize_t i, unsigned int v) noexcept
+cdef int _i32(array.array a, Py_ssize_t i) noexcept
+cdef void _set_i32(array.array a, Py_ssize_t i, int v) noexcept
+cdef long long _i64(array.array a, Py_ssize_t i) noexcept
+cdef void _set_i64(array.array a, Py_ssize_t i, long long v) noexcept
+
+cdef unsigned int _stamp(long long ms) noexcept
 
 
-cdef class Entry:
-    cdef public object value
-    cdef public long long atime
-    cdef public long long expire
-    cdef public int slot
-    cdef public int tslot
+cdef class Database:
+    cdef public object id
+    cdef public list _keys
+    cdef public list _values
+    cdef public array.array _meta
+    cdef public list _free
+    cdef public array.array _index
+    cdef public Py_ssize_t _mask
+    cdef public Py_ssize_t count
+    cdef public array.array _ttl_pos
+    cdef public array.array _ttl_when
+    cdef public list _ttl_free
+    cdef public Py_ssize_t _ttl_cursor
+    cdef public Py_ssize_t nexpires
+    cdef public dict freq
+    cdef public object expires, watched, blocking, clock, expired_hook, ready_hook, new_hook, sizes
+    cdef public bint lfu, signals, expire_paused, loading
+    cdef public long long stat_expired, mem
+    cdef object __weakref__
+
+    @cython.locals(index=array.array, meta=array.array, keys=list, mask=Py_ssize_t, i=Py_ssize_t,
+                   p=Py_ssize_t)
+    cdef Py_ssize_t _slot(self, object key, unsigned int h) except -1
+
+    cpdef Py_ssize_t find(self, object key) except -2
+
+    @cython.locals(index=array.array, mask=Py_ssize_t, meta=array.array, keys=list, p=Py_ssize_t,
+                   i=Py_ssize_t)
+    cdef _rebuild_index(self, Py_ssize_t size)
+
+    @cython.locals(h=cython.uint, p=Py_ssize_t, meta=array.array, index=array.array, mask=Py_ssize_t,
+                   i=Py_ssize_t)
+    cdef Py_ssize_t _insert(self, object key, object value, long long now_ms) except -1
+
+    @cython.locals(index=array.array, meta=array.array, mask=Py_ssize_t, p=Py_ssize_t, j=Py_ssize_t,
+                   q=Py_ssize_t, k=Py_ssize_t, size=Py_ssize_t)
+    cdef _remove(self, Py_ssize_t i)
+
+    @cython.locals(t=cython.uint)
+    cdef long long _deadline(self, Py_ssize_t p) except? -1
+
+    @cython.locals(p=Py_ssize_t, t=cython.uint)
+    cpdef object get(self, object key, long long now_ms)
+
+    @cython.locals(p=Py_ssize_t, t=cython.uint)
+    cpdef object peek(self, object key, long long now_ms)
+
+    @cython.locals(p=Py_ssize_t)
+    cpdef object stored(self, object key)
+
+    cpdef object value_at(self, Py_ssize_t p)
+    cpdef put_at(self, Py_ssize_t p, object value, long long now_ms)
+
+    @cython.locals(now=cython.longlong, p=Py_ssize_t, old=object)
+    cpdef set(self, object key, object value, bint keep_ttl=*)
+
+    @cython.locals(now=cython.longlong, stamp=cython.uint, i=Py_ssize_t, p=Py_ssize_t)
+    cpdef set_pairs(self, list args, Py_ssize_t start)
+
+    @cython.locals(now=cython.longlong)
+    cpdef add(self, object key, object value)
+
+    @cython.locals(i=Py_ssize_t, p=Py_ssize_t)
+    cpdef bint delete(self, object key) except -1
+
+    @cython.locals(p=Py_ssize_t, t=cython.uint)
+    cpdef set_expire(self, object key, long long when_ms)
+
+    @cython.locals(t=cython.uint)
+    cdef _drop_ttl(self, Py_ssize_t p)

@@ -5,41 +5,40 @@ Values: strings are `bytes` (Redis's int/embstr/raw encodings are inferred from 
 was modified in place by APPEND/SETRANGE/SETBIT: Redis's `raw`).  Every other type is an object
 with a `type_name` attribute.
 
-Expiry: a key's absolute deadline in ms is in its record (`Entry.expire`, NO_TTL when it has none,
-so a lookup's test is one comparison), and each key with a deadline also holds a position in
-`ttl_keys`, an array of keys with holes reused like the SCAN slots (`Entry.tslot`, -1 without
-one).  `expires` is a read-only mapping view (key -> deadline) over them for the callers that ask
-(TTL, INFO's expires=, persistence, eviction); `nexpires` is its length, what the hot paths test.
-Keys expire lazily (a lookup with the cached command time past the deadline deletes them) and
-actively: the cron walks `ttl_keys` from a cursor in steps of 20 keys, as Redis's
-activeExpireCycle samples the expires dict, deleting those past their deadline, and goes on while
-more than a tenth of a step had expired (Redis's ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE).  A key
-with a deadline thus costs one array slot beyond the key itself.
+The table.  A key lives at a position of parallel arrays: `_keys` and `_values` (lists), and
+`_meta`, three uint32 per position: the low 32 bits of the key's hash, the stamp of its last
+access (OBJECT IDLETIME and LRU eviction: hundredths of a second, modulo 2**32, see `_stamp`) and
+its slot in the deadline arrays plus one (0: no deadline).  `_index` is an open-addressed table of
+positions (int32, -1 empty), at most two thirds full, probed linearly from the hash's low bits; a
+delete moves the later keys of its run back, so there are no tombstones.  A key costs its two
+list slots, 12 bytes of `_meta` and 6-12 bytes of index beside its key and value objects: where a
+dict of records paid a dict entry, a record object and a SCAN slot per key.  Compiled
+(keyspace.pxd), Database is an extension type and the arrays are read through C pointers.
 
-SCAN: `slots` is an append-mostly array in which each key keeps its position for as long as it
-exists; deleted positions become holes reused by later keys.  A SCAN cursor is a slot position, so a
-key present for the whole iteration is returned at least once, as Redis guarantees, with O(1) work
-per visited slot and no per-cursor server state.  When the database becomes empty the array
-restarts compact (no key can then be present for a whole iteration in progress).
+Positions are stable: a key keeps its position for as long as it exists, deleted positions become
+holes that later keys reuse, and only an empty database restarts at 0.  A SCAN cursor is a
+position, so a key present for the whole iteration is returned at least once, as Redis
+guarantees, with O(1) work per visited position and no per-cursor server state.
 
-Records: `data` maps key -> `Entry`, the key's record: its value, the time in ms of its last
-touching lookup or write (OBJECT IDLETIME, LRU eviction) and its position in `slots`.  This is
-Redis's robj header (type, encoding, lru) cut down to what Python does not already know, with the
-dictEntry's place in the table beside it: one object per key, read by every lookup anyway, so
-touching a key is one store on a record already in hand, and deleting one finds its slot there.
-Compiled (keyspace.pxd), the times and slots are C integers and the record is outside the cycle
-collector (no value refers back to its record); interpreted, it is a GC-tracked object per key,
-which a full collection traverses, and server/main.py's thresholds keep those rare.
-`get` (every lookup that touches, GET and the keyaccess helpers included) and `set`/`add` stamp the
-entry; `peek` is the lookup that does not touch (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS,
-OBJECT).  `replace` swaps the value and keeps the stamp.  `set`/`add` read the time from `clock`,
-which the server points at itself (t_keys.attach) so they use the cached command time.  Only this
-module and the inlined fast paths of the type commands (server/commands/t_string.py and others)
-see entries; every other caller gets values.
+Expiry: a key with a deadline holds a slot in `_ttl_pos` (its position) and `_ttl_when` (its
+absolute deadline in ms), arrays with holes reused like the positions.  `expires` is a read-only
+mapping view (key -> deadline) for the callers that ask (TTL, INFO's expires=, persistence,
+eviction); `nexpires` is its length, what the hot paths test.  Keys expire lazily (a lookup with
+the cached command time past the deadline deletes them) and actively: the cron walks the deadline
+arrays from a cursor in steps of 20 keys, as Redis's activeExpireCycle samples the expires dict,
+deleting those past their deadline, and goes on while more than a tenth of a step had expired
+(Redis's ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE).  A deadline costs 12 bytes beside the key.
 
-LFU (OBJECT FREQ under an LFU maxmemory-policy): `set_lfu(True)` swaps the database's class to
-`LFUDatabase`, whose lookups also keep Redis's logarithmic access counter with decay in `freq`, so
-the common (non-LFU) path pays nothing for it; the inlined fast paths test `lfu` and step aside.
+Lookups.  `get` (every lookup that touches) and `set`/`add` stamp the access time; `peek` is the
+lookup that does not touch (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS, OBJECT); `stored` and
+`find` see a key even past its deadline (a bare dictFind).  `replace` swaps the value and keeps the
+stamp; `find` + `value_at` + `put_at` are the fast paths' read-modify-write of one key (INCR).
+`set`/`add` read the time from `clock`, which the server points at itself (t_keys.attach) so
+they use the cached command time.
+
+LFU (OBJECT FREQ under an LFU maxmemory-policy): after `set_lfu(True)` lookups also keep Redis's
+logarithmic access counter with decay in `freq` (key -> counter), so the common (non-LFU) path
+pays one test for it; the inlined fast paths test `lfu` and step aside.
 As in Redis, the lookup counts an access and an overwrite keeps the counter (dbOverwrite), so a
 writer counts once for each lookup Redis's makes (GETSET twice: its read, then setKey's).
 
@@ -52,6 +51,7 @@ from __future__ import annotations
 
 import random
 import time
+from array import array
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -63,7 +63,7 @@ try:  # compiled, the decorators below are Cython's; interpreted, Cython may be 
 except ImportError:  # interpreted without Cython: they do nothing
     from types import SimpleNamespace
 
-    cython = SimpleNamespace(cclass=lambda cls: cls, no_gc=lambda cls: cls)
+    cython = SimpleNamespace(cclass=lambda cls: cls, compiled=False)
 
 
 class RawStr(bytearray):
@@ -113,25 +113,77 @@ class WallClock:
 
 
 INT64_MAX = (1 << 63) - 1
-NO_TTL = INT64_MAX  # Entry.expire of a key without a deadline: never <= the time
+NO_TTL = INT64_MAX  # what a deadline array holds for a key without one: never <= the time
 ACTIVE_EXPIRE_STEP = 20  # keys visited per step (Redis's ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP)
+_MIN_INDEX = 8  # the index's smallest size (a power of two)
+_META = 3  # uint32 fields per position in `_meta`: hash, access second, TTL slot + 1
+_META_ZERO = bytes(4 * _META)
+_U32 = 0xFFFFFFFF
 
 
-@cython.no_gc  # compiled: no cycle-collector header (keyspace.pxd)
-@cython.cclass
-class Entry:
-    """A key's record: its value, the time (ms) of its last access, its position in the SCAN slot
-    array, its deadline (ms, NO_TTL if none) and its position in `ttl_keys` (-1 if none); see the
-    module essay."""
+# ---- the typed arrays ----------------------------------------------------------------------------
+# Compiled, an array's items are read and written through its C data pointer (keyspace.pxd types
+# the arrays as cpython.array); interpreted, through indexing.  Bounds are the callers' to keep.
+def _u32(a: array, i: int) -> int:
+    if cython.compiled:
+        return a.data.as_uints[i]
+    return a[i]
 
-    __slots__ = ("value", "atime", "slot", "tslot", "expire")
 
-    def __init__(self, value: Any, atime: int, slot: int) -> None:
-        self.value = value
-        self.atime = atime
-        self.slot = slot
-        self.tslot = -1
-        self.expire = NO_TTL
+def _set_u32(a: array, i: int, v: int) -> None:
+    if cython.compiled:
+        a.data.as_uints[i] = v
+    else:
+        a[i] = v
+
+
+def _i32(a: array, i: int) -> int:
+    if cython.compiled:
+        return a.data.as_ints[i]
+    return a[i]
+
+
+def _set_i32(a: array, i: int, v: int) -> None:
+    if cython.compiled:
+        a.data.as_ints[i] = v
+    else:
+        a[i] = v
+
+
+def _i64(a: array, i: int) -> int:
+    if cython.compiled:
+        return a.data.as_longlongs[i]
+    return a[i]
+
+
+def _set_i64(a: array, i: int, v: int) -> None:
+    if cython.compiled:
+        a.data.as_longlongs[i] = v
+    else:
+        a[i] = v
+
+
+def _empty_index(size: int) -> array:
+    """An index of `size` slots (a power of two), all empty (-1)."""
+    index = array("i")
+    index.frombytes(b"\xff" * (4 * size))
+    return index
+
+
+def _stamp(ms: int) -> int:
+    """A key's access stamp for a time in ms: hundredths of a second, modulo 2**32 (an idle time is
+    a difference of stamps, right up to 248 days, where Redis's 24-bit LRU clock of seconds wraps
+    at 194)."""
+    return (ms // 10) & _U32
+
+
+def _records(keys: list, values: list, meta: array, when: array) -> Iterator[tuple[bytes, Any, int | None]]:
+    """Database.records over copies of its arrays."""
+    for p in range(len(keys)):
+        k = keys[p]
+        if k is not None:
+            t = meta[p * _META + 2]
+            yield k, values[p], (None if t == 0 else when[t - 1])
 
 
 class Expires:
@@ -150,48 +202,37 @@ class Expires:
         return self.db.nexpires > 0
 
     def get(self, key: bytes, default: int | None = None) -> int | None:
-        e = self.db.data.get(key)
-        return default if e is None or e.tslot < 0 else e.expire
+        when = self.db.ttl_ms(key)
+        return default if when is None else when
 
     def __contains__(self, key: object) -> bool:
-        e = self.db.data.get(key)  # type: ignore[call-overload]
-        return e is not None and e.tslot >= 0
+        return self.db.ttl_ms(key) is not None  # type: ignore[arg-type]
 
     def __iter__(self) -> Iterator[bytes]:
-        return (k for k in self.db.ttl_keys if k is not None)
+        return iter([k for k, _ in self.db.deadlines()])
 
     def keys(self) -> Iterator[bytes]:
         return iter(self)
 
     def items(self) -> Iterator[tuple[bytes, int]]:
-        data = self.db.data
-        return ((k, data[k].expire) for k in self.db.ttl_keys if k is not None)
+        return iter(self.db.deadlines())
 
     def values(self) -> Iterator[int]:
-        data = self.db.data
-        return (data[k].expire for k in self.db.ttl_keys if k is not None)
+        return iter([w for _, w in self.db.deadlines()])
 
 
+@cython.cclass
 class Database:
-    __slots__ = ("id", "data", "expires", "nexpires", "ttl_keys", "_ttl_free", "_ttl_cursor", "slots", "_free", "watched", "blocking",
-                 "freq", "lfu", "clock", "signals", "expired_hook", "stat_expired",
-                 "ready_hook", "new_hook", "sizes", "mem", "expire_paused", "loading")
+    """One logical database (see the module essay); compiled, an extension type (keyspace.pxd)."""
 
     def __init__(self, dbid: int) -> None:
         self.id = dbid
-        self.data: dict[bytes, Entry] = {}
+        self._reset()
         self.expires = Expires(self)
-        self.nexpires = 0
-        self.ttl_keys: list[bytes | None] = []
-        self._ttl_free: list[int] = []
-        self._ttl_cursor = 0
-        self.slots: list[bytes | None] = []
-        self._free: list[int] = []
         self.watched: dict[bytes, list[Any]] = {}
         self.blocking: dict[bytes, Any] = {}
-        self.freq: dict[bytes, int] = {}  # key -> (minutes << 8) | LFU counter, in LFU mode only
-        # LFU mode (set_lfu), which the inlined fast paths test to step aside: `freq` is empty at
-        # first after the switch, while the keys already there must start counting at once
+        # LFU mode (set_lfu): `freq` holds key -> (minutes << 8) | LFU counter, empty at first
+        # after the switch, while the keys already there must start counting at once
         self.lfu = False
         self.clock: Any = WallClock()  # anything with `now_ms`; the server installs itself
         # Must a change of one of this db's keys be signalled (Redis's signalModifiedKey)?  True
@@ -224,107 +265,295 @@ class Database:
         self.sizes: dict[bytes, int] | None = None
         self.mem = 0
 
+    def _reset(self) -> None:
+        """No keys: every array empty, positions restarting at 0."""
+        self._keys: list[bytes | None] = []
+        self._values: list[Any] = []
+        self._meta = array("I")
+        self._free: list[int] = []
+        self._index = _empty_index(_MIN_INDEX)
+        self._mask = _MIN_INDEX - 1
+        self.count = 0
+        self._ttl_pos = array("i")
+        self._ttl_when = array("q")
+        self._ttl_free: list[int] = []
+        self._ttl_cursor = 0
+        self.nexpires = 0
+        self.freq: dict[bytes, int] = {}
+
+    # ---- the table -----------------------------------------------------------------------------
+    def _slot(self, key: bytes, h: int) -> int:
+        """The index slot holding `key`'s position, or the empty slot where it would go (`h` is
+        the low 32 bits of its hash)."""
+        index = self._index
+        meta = self._meta
+        keys = self._keys
+        mask = self._mask
+        i = h & mask
+        while True:
+            p = _i32(index, i)
+            if p < 0:
+                return i
+            if _u32(meta, p * _META) == h:
+                k = keys[p]
+                if k is key or k == key:
+                    return i
+            i = (i + 1) & mask
+
+    def find(self, key: bytes) -> int:
+        """The key's position, or -1: expired or not, without touching it."""
+        return _i32(self._index, self._slot(key, hash(key) & _U32))
+
+    def _rebuild_index(self, size: int) -> None:
+        """A new index of `size` slots over every live position."""
+        index = _empty_index(size)
+        mask = size - 1
+        meta = self._meta
+        keys = self._keys
+        for p in range(len(keys)):
+            if keys[p] is not None:
+                i = _u32(meta, p * _META) & mask
+                while _i32(index, i) >= 0:
+                    i = (i + 1) & mask
+                _set_i32(index, i, p)
+        self._index = index
+        self._mask = mask
+
+    def _insert(self, key: bytes, value: Any, now_ms: int) -> int:
+        """Add `key`, which is not here, with `value`: its position."""
+        h = hash(key) & _U32
+        if (self.count + 1) * 3 > (self._mask + 1) * 2:  # at most two thirds full
+            self._rebuild_index((self._mask + 1) * 2)
+        if self._free:
+            p = self._free.pop()
+            self._keys[p] = key
+            self._values[p] = value
+        else:
+            p = len(self._keys)
+            self._keys.append(key)
+            self._values.append(value)
+            self._meta.frombytes(_META_ZERO)
+        meta = self._meta
+        _set_u32(meta, p * _META, h)
+        _set_u32(meta, p * _META + 1, _stamp(now_ms))
+        _set_u32(meta, p * _META + 2, 0)
+        index = self._index
+        mask = self._mask
+        i = h & mask
+        while _i32(index, i) >= 0:
+            i = (i + 1) & mask
+        _set_i32(index, i, p)
+        self.count += 1
+        return p
+
+    def _remove(self, i: int) -> None:
+        """Take the key whose position is in index slot `i` out of the table (its TTL, if any,
+        already dropped).  Linear probing deletes by moving back each later key of the run that
+        may sit at `i`, so the index needs no tombstones."""
+        index = self._index
+        meta = self._meta
+        mask = self._mask
+        p = _i32(index, i)
+        j = i
+        while True:
+            j = (j + 1) & mask
+            q = _i32(index, j)
+            if q < 0:
+                break
+            k = _u32(meta, q * _META) & mask  # where q's key would sit
+            if (i < j and (k <= i or k > j)) or (i > j and k <= i and k > j):
+                _set_i32(index, i, q)
+                i = j
+        _set_i32(index, i, -1)
+        self.count -= 1
+        if not self.count:
+            # Empty: no key can be mid-iteration, so the positions restart compact.
+            freq = self.freq
+            self._reset()
+            self.freq = freq
+            return
+        self._keys[p] = None
+        self._values[p] = None
+        self._free.append(p)
+        size = mask + 1
+        if size > _MIN_INDEX and self.count * 8 < size:  # an eighth full: a quarter of the size
+            self._rebuild_index(size // 4 if size > 4 * _MIN_INDEX else _MIN_INDEX)
+
+    def _deadline(self, p: int) -> int:
+        """The deadline of the key at position p: NO_TTL when it has none."""
+        t = _u32(self._meta, p * _META + 2)
+        return NO_TTL if t == 0 else _i64(self._ttl_when, t - 1)
+
     # ---- lookups -------------------------------------------------------------------------------
     def get(self, key: bytes, now_ms: int) -> Any:
         """The live value of `key` or None, expiring it first if its deadline has passed; a hit
-        counts as an access (OBJECT IDLETIME)."""
-        e = self.data.get(key)
-        if e is None:
+        counts as an access (OBJECT IDLETIME, LFU)."""
+        p = _i32(self._index, self._slot(key, hash(key) & _U32))
+        if p < 0:
             return None
-        if e.expire <= now_ms and e.tslot >= 0 and not self.loading:
+        t = _u32(self._meta, p * _META + 2)
+        if t and _i64(self._ttl_when, t - 1) <= now_ms and not self.loading:
             self._expire(key)
             return None
-        e.atime = now_ms
-        return e.value
+        _set_u32(self._meta, p * _META + 1, _stamp(now_ms))
+        if self.lfu:
+            self._lfu_touch(key, now_ms)
+        return self._values[p]
 
     def peek(self, key: bytes, now_ms: int) -> Any:
         """Like `get` but not an access (Redis's LOOKUP_NOTOUCH)."""
-        e = self.data.get(key)
-        if e is None:
+        p = _i32(self._index, self._slot(key, hash(key) & _U32))
+        if p < 0:
             return None
-        if e.expire <= now_ms and e.tslot >= 0 and not self.loading:
+        t = _u32(self._meta, p * _META + 2)
+        if t and _i64(self._ttl_when, t - 1) <= now_ms and not self.loading:
             self._expire(key)
             return None
-        return e.value
+        return self._values[p]
 
     def stored(self, key: bytes) -> Any:
         """The value as stored, even past its deadline and without touching it (a bare dictFind:
         MEMORY USAGE sizes a key that has expired but was not yet reclaimed, as Redis does)."""
-        e = self.data.get(key)
-        return None if e is None else e.value
+        p = _i32(self._index, self._slot(key, hash(key) & _U32))
+        return None if p < 0 else self._values[p]
+
+    def value_at(self, p: int) -> Any:
+        """The value at position p (from `find`)."""
+        return self._values[p]
+
+    def put_at(self, p: int, value: Any, now_ms: int) -> None:
+        """Store `value` at position p (from `find`) as an access at now_ms: the fast paths'
+        overwrite of a key they found without a TTL, outside LFU mode."""
+        self._values[p] = value
+        _set_u32(self._meta, p * _META + 1, _stamp(now_ms))
 
     def record_id(self, key: bytes) -> int:
         """A number naming the key's record while the key exists (DEBUG OBJECT's address of a value
         that is not shared): INCR rewrites a counter in that record as Redis rewrites the robj in
         place, so the number stays put where the bytes object does not."""
-        return id(self.data[key])
+        return id(self._values) + 16 * self.find(key)
 
     def exists(self, key: bytes, now_ms: int) -> bool:
         return self.peek(key, now_ms) is not None
 
     def access_ms(self, key: bytes) -> int | None:
-        """The time of the key's last access, or None if there is no such key."""
-        e = self.data.get(key)
-        return None if e is None else e.atime
+        """The time of the key's last access, to a hundredth of a second (from the clock's time
+        and the key's idle time), or None if there is no such key."""
+        now = self.clock.now_ms
+        return None if self.find(key) < 0 else now - self.idle_ms(key, now)
 
     def idle_ms(self, key: bytes, now_ms: int) -> int:
-        """Milliseconds since the key's last access (0 for a missing key)."""
-        e = self.data.get(key)
-        return 0 if e is None else max(0, now_ms - e.atime)
+        """Milliseconds since the key's last access, to a hundredth of a second (0 for a missing
+        key, or one stamped after now_ms)."""
+        p = self.find(key)
+        if p < 0:
+            return 0
+        d = (_stamp(now_ms) - _u32(self._meta, p * _META + 1)) & _U32
+        return 0 if d >= 0x80000000 else d * 10
+
+    def set_access_ms(self, key: bytes, ms: int) -> None:
+        """Make the key's last access `ms` (RESTORE IDLETIME, a loaded LRU idle time)."""
+        p = self.find(key)
+        if p >= 0:
+            _set_u32(self._meta, p * _META + 1, _stamp(ms))
 
     def ttl_ms(self, key: bytes) -> int | None:
         """The key's deadline in ms, or None if it has none (or does not exist)."""
-        e = self.data.get(key)
-        return None if e is None or e.tslot < 0 else e.expire
+        p = self.find(key)
+        if p < 0:
+            return None
+        t = _u32(self._meta, p * _META + 2)
+        return None if t == 0 else _i64(self._ttl_when, t - 1)
 
     def records(self) -> Iterator[tuple[bytes, Any, int | None]]:
         """(key, value, deadline or None) for every key, expired or not, from a snapshot of the
-        keys (what a dump writes)."""
-        return ((k, e.value, None if e.tslot < 0 else e.expire) for k, e in list(self.data.items()))
+        arrays (what a dump writes)."""
+        return _records(list(self._keys), list(self._values), array("I", self._meta), array("q", self._ttl_when))
+
+    def items(self) -> list[tuple[bytes, Any]]:
+        """(key, value) for every key, expired or not, as a snapshot."""
+        values = self._values
+        return [(k, values[p]) for p, k in enumerate(self._keys) if k is not None]
+
+    def key_list(self) -> list[bytes]:
+        """Every key, expired or not, as a snapshot."""
+        return [k for k in self._keys if k is not None]
+
+    def deadlines(self) -> list[tuple[bytes, int]]:
+        """(key, deadline) for every key with one, as a snapshot."""
+        keys = self._keys
+        when = self._ttl_when
+        return [(keys[p], _i64(when, t)) for t, p in enumerate(self._ttl_pos) if p >= 0]
 
     def __len__(self) -> int:
-        return len(self.data)
+        return self.count
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def __contains__(self, key: object) -> bool:
+        """Whether the key is stored, expired or not (a bare dictFind)."""
+        return self.find(key) >= 0  # type: ignore[arg-type]
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.key_list())
+
+    def keys(self) -> Iterator[bytes]:
+        return iter(self.key_list())
+
+    def positions(self) -> int:
+        """How many positions the arrays hold, live or free (what SCAN cursors range over)."""
+        return len(self._keys)
 
     # ---- writes --------------------------------------------------------------------------------
     def set(self, key: bytes, value: Any, keep_ttl: bool = False) -> None:
         """Create or overwrite `key`; an overwrite drops the TTL unless keep_ttl (SET's semantics)."""
-        e = self.data.get(key)
-        if e is None:
-            self.data[key] = Entry(value, self.clock.now_ms, self._add_slot(key))
+        now = self.clock.now_ms
+        p = _i32(self._index, self._slot(key, hash(key) & _U32))
+        if p < 0:
+            self._insert(key, value, now)
+            if self.lfu:
+                self.freq[key] = (((now // 60000) & 0xFFFF) << 8) | LFU_INIT_VAL
             if self.blocking or self.new_hook is not None:
                 self._created(key, value)
             return
-        if not keep_ttl and e.tslot >= 0:
-            self._drop_ttl(e)
-        if self.blocking and key in self.blocking and self.ready_hook is not None and e.value.__class__ is Stream:
+        if not keep_ttl and _u32(self._meta, p * _META + 2):
+            self._drop_ttl(p)
+        old = self._values[p]
+        if self.blocking and key in self.blocking and self.ready_hook is not None and old.__class__ is Stream:
             # Overwriting a stream wakes its waiters (a blocked XREADGROUP then fails), as Redis's
             # dbOverwrite does; overwriting any other type wakes no one, even when the new value
             # is what they wait for (ZUNIONSTORE over a set leaves BZPOPMIN blocked in 7.0).
-            self.ready_hook(self, key, e.value)
-        e.value = value
-        e.atime = self.clock.now_ms
+            self.ready_hook(self, key, old)
+        # An overwrite keeps the LFU counter, as dbOverwrite keeps the old object's: the access
+        # was counted by the lookup every writer makes first (setKey's lookupKeyWrite).
+        self._values[p] = value
+        _set_u32(self._meta, p * _META + 1, _stamp(now))
 
     def set_pairs(self, args: list[bytes], start: int) -> None:
         """`set` for each key, value pair of args[start:] (MSET), in one call: per-pair method
         calls were most of MSET's cost."""
-        data = self.data
-        now = self.clock.now_ms
         if self.nexpires or self.blocking or self.lfu or self.new_hook:
             for i in range(start, len(args), 2):
                 self.set(args[i], args[i + 1])
             return
+        now = self.clock.now_ms
+        stamp = _stamp(now)
         for i in range(start, len(args), 2):
             key = args[i]
-            e = data.get(key)
-            if e is None:
-                data[key] = Entry(args[i + 1], now, self._add_slot(key))
+            p = _i32(self._index, self._slot(key, hash(key) & _U32))
+            if p < 0:
+                self._insert(key, args[i + 1], now)
             else:
-                e.value = args[i + 1]
-                e.atime = now
+                self._values[p] = args[i + 1]
+                _set_u32(self._meta, p * _META + 1, stamp)
 
     def add(self, key: bytes, value: Any) -> None:
         """Create `key`, which must not exist."""
-        self.data[key] = Entry(value, self.clock.now_ms, self._add_slot(key))
+        now = self.clock.now_ms
+        self._insert(key, value, now)
+        if self.lfu:
+            self.freq[key] = (((now // 60000) & 0xFFFF) << 8) | LFU_INIT_VAL
         if self.blocking or self.new_hook is not None:
             self._created(key, value)
 
@@ -338,84 +567,80 @@ class Database:
 
     def replace(self, key: bytes, value: Any) -> None:
         """Swap the value object of an existing key in place, keeping its TTL and access time."""
-        self.data[key].value = value
+        self._values[self.find(key)] = value
 
     def delete(self, key: bytes) -> bool:
-        data = self.data
-        e = data.pop(key, None)
-        if e is None:
+        i = self._slot(key, hash(key) & _U32)
+        p = _i32(self._index, i)
+        if p < 0:
             return False
-        if self.blocking and key in self.blocking and self.ready_hook is not None and e.value.__class__ is Stream:
-            self.ready_hook(self, key, e.value)  # dbGenericDelete: a blocked XREADGROUP must fail
-        if e.tslot >= 0:
-            self._drop_ttl(e)
+        value = self._values[p]
+        if self.blocking and key in self.blocking and self.ready_hook is not None and value.__class__ is Stream:
+            self.ready_hook(self, key, value)  # dbGenericDelete: a blocked XREADGROUP must fail
+            i = self._slot(key, hash(key) & _U32)  # the hook may have changed the table
+            p = _i32(self._index, i)
+            if p < 0:
+                return True
+        if _u32(self._meta, p * _META + 2):
+            self._drop_ttl(p)
         if self.freq:
             self.freq.pop(key, None)
         sizes = self.sizes
         if sizes is not None:
             self.mem -= sizes.pop(key, 0)
-        if data:
-            slot = e.slot
-            self.slots[slot] = None
-            self._free.append(slot)
-        else:
-            # Empty: no key can be mid-iteration, so the slot array restarts compact.
-            self.slots = []
-            self._free = []
+        self._remove(i)
         return True
 
     def pop(self, key: bytes) -> Any:
-        e = self.data.get(key)
-        if e is None:
-            return None
-        self.delete(key)
-        return e.value
+        value = self.stored(key)
+        if value is not None:
+            self.delete(key)
+        return value
 
     def set_expire(self, key: bytes, when_ms: int) -> None:
         """Give the existing `key` the deadline `when_ms` (ms)."""
-        e = self.data[key]
-        if e.tslot < 0:
+        p = self.find(key)
+        t = _u32(self._meta, p * _META + 2)
+        if t == 0:
             if self._ttl_free:
-                e.tslot = self._ttl_free.pop()
-                self.ttl_keys[e.tslot] = key
+                t = self._ttl_free.pop()
+                _set_i32(self._ttl_pos, t, p)
             else:
-                e.tslot = len(self.ttl_keys)
-                self.ttl_keys.append(key)
+                t = len(self._ttl_pos)
+                self._ttl_pos.append(p)
+                self._ttl_when.append(0)
+            _set_u32(self._meta, p * _META + 2, t + 1)
             self.nexpires += 1
-        e.expire = when_ms
+        else:
+            t -= 1
+        _set_i64(self._ttl_when, t, when_ms)
 
-    def _drop_ttl(self, e: Entry) -> None:
-        """Forget the deadline of the record `e`, which has one."""
-        slot = e.tslot
-        e.tslot = -1
-        e.expire = NO_TTL
+    def _drop_ttl(self, p: int) -> None:
+        """Forget the deadline of the key at position p, which has one."""
+        t = _u32(self._meta, p * _META + 2) - 1
+        _set_u32(self._meta, p * _META + 2, 0)
         self.nexpires -= 1
         if self.nexpires:
-            self.ttl_keys[slot] = None
-            self._ttl_free.append(slot)
-        else:  # none left: the array restarts compact
-            self.ttl_keys = []
+            _set_i32(self._ttl_pos, t, -1)
+            _set_i64(self._ttl_when, t, NO_TTL)
+            self._ttl_free.append(t)
+        else:  # none left: the arrays restart compact
+            self._ttl_pos = array("i")
+            self._ttl_when = array("q")
             self._ttl_free = []
             self._ttl_cursor = 0
 
     def persist(self, key: bytes) -> bool:
         """Remove the key's deadline; False if it had none."""
-        e = self.data.get(key)
-        if e is None or e.tslot < 0:
+        p = self.find(key)
+        if p < 0 or not _u32(self._meta, p * _META + 2):
             return False
-        self._drop_ttl(e)
+        self._drop_ttl(p)
         return True
 
     def flush(self) -> int:
-        n = len(self.data)
-        self.data = {}
-        self.nexpires = 0
-        self.ttl_keys = []
-        self._ttl_free = []
-        self._ttl_cursor = 0
-        self.slots = []
-        self._free = []
-        self.freq = {}
+        n = self.count
+        self._reset()
         if self.sizes is not None:
             self.sizes = {}
             self.mem = 0
@@ -423,11 +648,19 @@ class Database:
 
     def swap_contents(self, other: Database) -> None:
         """SWAPDB: exchange keyspaces; hooks, watchers and blocked clients stay with the db number."""
-        for name in ("data", "nexpires", "ttl_keys", "_ttl_free", "_ttl_cursor", "slots", "_free", "freq", "sizes",
-                     "mem"):
-            a, b = getattr(self, name), getattr(other, name)
-            setattr(self, name, b)
-            setattr(other, name, a)
+        mine = self._state()
+        self._restore(other._state())
+        other._restore(mine)
+
+    def _state(self) -> tuple:
+        return (self._keys, self._values, self._meta, self._free, self._index, self._mask, self.count,
+                self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
+                self.sizes, self.mem)
+
+    def _restore(self, s: tuple) -> None:
+        (self._keys, self._values, self._meta, self._free, self._index, self._mask, self.count,
+         self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
+         self.sizes, self.mem) = s
 
     # ---- expiry --------------------------------------------------------------------------------
     def _expire(self, key: bytes) -> None:
@@ -439,8 +672,8 @@ class Database:
             self.expired_hook(self, key)
 
     def expire_if_needed(self, key: bytes, now_ms: int) -> bool:
-        e = self.data.get(key)
-        if e is not None and e.expire <= now_ms and e.tslot >= 0 and not self.loading:
+        p = self.find(key)
+        if p >= 0 and self._deadline(p) <= now_ms and not self.loading:
             self._expire(key)
             return True
         return False
@@ -451,31 +684,31 @@ class Database:
         return when_ms <= now_ms and not self.loading
 
     def active_expire(self, now_ms: int, budget: int) -> int:
-        """Delete up to `budget` keys whose deadline has passed, walking `ttl_keys` on from where
-        the last call stopped, in steps of ACTIVE_EXPIRE_STEP keys, until a step finds at most a
-        tenth of its keys expired or the walk has gone round once.  Returns how many were
-        deleted."""
+        """Delete up to `budget` keys whose deadline has passed, walking the deadline arrays on
+        from where the last call stopped, in steps of ACTIVE_EXPIRE_STEP keys, until a step finds
+        at most a tenth of its keys expired or the walk has gone round once.  Returns how many
+        were deleted."""
         if self.loading or self.expire_paused:
             return 0
-        data = self.data
         pos = self._ttl_cursor
         walked = 0
         done = 0
         while done < budget and self.nexpires:
-            keys = self.ttl_keys  # anew each step: the array restarts when its last key goes
-            n = len(keys)
+            ttl_pos = self._ttl_pos  # anew each step: the arrays restart when their last key goes
+            n = len(ttl_pos)
             sampled = expired = 0
             while sampled < ACTIVE_EXPIRE_STEP and walked < n and done < budget:
                 if pos >= n:
                     pos = 0
-                key = keys[pos]
+                p = _i32(ttl_pos, pos)
+                when = _i64(self._ttl_when, pos)
                 pos += 1
                 walked += 1
-                if key is None:
+                if p < 0:
                     continue
                 sampled += 1
-                if data[key].expire <= now_ms:
-                    self._expire(key)
+                if when <= now_ms:
+                    self._expire(self._keys[p])
                     expired += 1
                     done += 1
                     if not self.nexpires:
@@ -486,22 +719,13 @@ class Database:
         return done
 
     # ---- iteration -----------------------------------------------------------------------------
-    def _add_slot(self, key: bytes) -> int:
-        """A free position of the slot array, now holding `key` (the new Entry keeps it)."""
-        if self._free:
-            slot = self._free.pop()
-            self.slots[slot] = key
-        else:
-            slot = len(self.slots)
-            self.slots.append(key)
-        return slot
-
     def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
-        """Keys from slot `cursor` on: about `count` of them, visiting at most 10 * count slots
-        (Redis's bound on empty buckets per call).  Returns (next cursor or 0 when done, keys).
+        """Keys from position `cursor` on: about `count` of them, visiting at most 10 * count
+        positions (Redis's bound on empty buckets per call).  Returns (next cursor or 0 when done,
+        keys).
 
         Any cursor is accepted: one past the end finishes the iteration."""
-        slots = self.slots
+        slots = self._keys
         n = len(slots)
         count = max(count, 1)
         keys: list[bytes] = []
@@ -513,19 +737,23 @@ class Database:
             pos = end
         return (0 if pos >= n else pos), keys
 
+    def key_stride(self, step: int) -> list[bytes]:
+        """Every `step`-th position's key, holes left out: the same keys while nothing moves."""
+        return [k for k in self._keys[::step] if k is not None]
+
     def random_key(self) -> bytes | None:
-        """A random key (not uniform, like Redis's): probes the slot array, which is at least a
+        """A random key (not uniform, like Redis's): probes the positions, which are at least a
         quarter full unless many keys were deleted; then falls back to a linear pick."""
-        if not self.data:
+        if not self.count:
             return None
-        slots = self.slots
+        slots = self._keys
         n = len(slots)
         rand = random.randrange
-        for _ in range(64 if len(self.data) * 4 < n else 1 << 30):
+        for _ in range(64 if self.count * 4 < n else 1 << 30):
             k = slots[rand(n)]
             if k is not None:
                 return k
-        return random.choice(list(self.data))
+        return random.choice(self.key_list())
 
     def sample_keys(self, count: int, volatile: bool) -> list[bytes]:
         """Up to `count` random keys, with a TTL only if `volatile` (Redis's dictGetSomeKeys on the
@@ -535,35 +763,29 @@ class Database:
         if volatile:
             if not self.nexpires:
                 return out
-            keys = self.ttl_keys
-            n = len(keys)
+            ttl_pos = self._ttl_pos
+            n = len(ttl_pos)
             for _ in range(count * 4):
-                key = keys[rand(n)]
-                if key is not None:
-                    out.append(key)
+                p = _i32(ttl_pos, rand(n))
+                if p >= 0:
+                    out.append(self._keys[p])
                     if len(out) == count:
                         break
             if not out:  # mostly holes: draw from the live keys
-                live = [k for k in keys if k is not None]
+                live = [k for k, _ in self.deadlines()]
                 out = random.choices(live, k=min(count, len(live)))
             return out
-        if self.data:
+        if self.count:
             out = [self.random_key() for _ in range(count)]  # type: ignore[misc]
         return out
-
-    def keys(self) -> Iterator[bytes]:
-        return iter(self.data)
 
     # ---- LFU -----------------------------------------------------------------------------------
     def set_lfu(self, enabled: bool) -> None:
         """Start or stop keeping LFU counters (maxmemory-policy *-lfu).  Keys that exist when it
         starts have counter 0 until accessed, as data needs time to adjust in Redis too."""
-        self.lfu = enabled
-        if enabled and self.__class__ is Database:
-            self.__class__ = LFUDatabase
-        elif not enabled and self.__class__ is LFUDatabase:
-            self.__class__ = Database
+        if self.lfu and not enabled:
             self.freq = {}
+        self.lfu = enabled
 
     def lfu_counter(self, key: bytes, now_ms: int) -> int:
         """The decayed LFU counter (OBJECT FREQ)."""
@@ -571,6 +793,24 @@ class Database:
         if packed is None:
             return 0
         return _lfu_decayed(packed, now_ms // 60000)
+
+    def set_lfu_counter(self, key: bytes, counter: int, now_ms: int) -> None:
+        """Give the key the LFU counter `counter` as of now (RESTORE FREQ, a loaded LFU field);
+        nothing outside LFU mode."""
+        if self.lfu:
+            self.freq[key] = (((now_ms // 60000) & 0xFFFF) << 8) | counter
+
+    def _lfu_touch(self, key: bytes, now_ms: int) -> None:
+        minutes = (now_ms // 60000) & 0xFFFF
+        packed = self.freq.get(key)
+        counter = 0 if packed is None else _lfu_decayed(packed, minutes)
+        self.freq[key] = (minutes << 8) | _lfu_incremented(counter)
+
+    def copy_lfu(self, src: bytes, dst_db: Database, dst: bytes) -> None:
+        """COPY/MOVE: `dst` in dst_db gets src's LFU counter, if it has one."""
+        f = self.freq.get(src)
+        if f is not None:
+            dst_db.freq[dst] = f
 
 
 # lfu-log-factor and lfu-decay-time, kept current by the server's config hooks.
@@ -598,33 +838,3 @@ def _lfu_incremented(counter: int) -> int:
     if random.random() < 1.0 / (base * LFU_PARAMS["log_factor"] + 1):
         counter += 1
     return counter
-
-
-class LFUDatabase(Database):
-    """A Database that also counts accesses the LFU way (see `Database.set_lfu`)."""
-
-    __slots__ = ()
-
-    def _lfu_touch(self, key: bytes, now_ms: int) -> None:
-        minutes = (now_ms // 60000) & 0xFFFF
-        packed = self.freq.get(key)
-        counter = 0 if packed is None else _lfu_decayed(packed, minutes)
-        self.freq[key] = (minutes << 8) | _lfu_incremented(counter)
-
-    def get(self, key: bytes, now_ms: int) -> Any:
-        v = Database.get(self, key, now_ms)
-        if v is not None:
-            self._lfu_touch(key, now_ms)
-        return v
-
-    def set(self, key: bytes, value: Any, keep_ttl: bool = False) -> None:
-        """An overwrite keeps the key's counter, as dbOverwrite keeps the old object's LFU field:
-        the access is counted by the lookup every writer makes first (setKey's lookupKeyWrite)."""
-        existed = key in self.data
-        Database.set(self, key, value, keep_ttl)
-        if not existed:
-            self.freq[key] = (((self.clock.now_ms // 60000) & 0xFFFF) << 8) | LFU_INIT_VAL
-
-    def add(self, key: bytes, value: Any) -> None:
-        Database.add(self, key, value)
-        self.freq[key] = (((self.clock.now_ms // 60000) & 0xFFFF) << 8) | LFU_INIT_VAL

@@ -85,10 +85,10 @@ def dataset_digest(dbs: list[Database]) -> str:
     """DEBUG DIGEST: every database's id mixed in, then its key/value digests XORed."""
     final = bytearray(_ZERO)
     for db in dbs:
-        if not db.data:
+        if not db:
             continue
         _mix(final, db.id.to_bytes(4, "big"))
-        for key in list(db.data):
+        for key in db.key_list():
             digest = bytearray(_ZERO)
             _mix(digest, key)
             value_digest(db, key, db.stored(key), digest)

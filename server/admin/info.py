@@ -322,8 +322,8 @@ def _keyspace(srv: Server) -> list[str]:
     out = []
     now = srv.now_ms
     for db in srv.dbs:
-        if db.data:
-            out.append(f"db{db.id}:keys={len(db.data)},expires={len(db.expires)},avg_ttl={avg_ttl(db, now)}")
+        if db:
+            out.append(f"db{db.id}:keys={len(db)},expires={len(db.expires)},avg_ttl={avg_ttl(db, now)}")
     return out
 
 

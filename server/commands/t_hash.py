@@ -91,18 +91,12 @@ def hset(c, argv, name: str = "hset"):
     key = argv[1]
     db = c.db
     srv = c.server
-    if db.expires or db.lfu:
-        h = lookup_or_create(c, key, Hash)
-    else:  # lookup_or_create and Database.get, inline: two calls were ~800 of HSET's instructions
-        e = db.data.get(key)
-        if e is None:
-            h = Hash()
-            db.add(key, h)
-        else:
-            e.atime = srv.now_ms
-            h = e.value
-            if h.__class__ is not Hash:
-                raise CommandError(WRONGTYPE)
+    h = db.get(key, srv.now_ms)  # lookup_or_create, inline
+    if h is None:
+        h = Hash()
+        db.add(key, h)
+    elif h.__class__ is not Hash:
+        raise CommandError(WRONGTYPE)
     # the limits only matter while the hash is a listpack (a hashtable never converts back)
     max_entries, max_value = _limits(srv) if h.lp is not None else _NO_LIMITS
     created = h.set_pairs(argv, 2, max_entries, max_value)

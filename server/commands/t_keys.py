@@ -268,8 +268,8 @@ def keys(c, argv):
     db = c.db
     now = c.server.now_ms
     match = None if pattern == b"*" else compile_glob(pattern)
-    if c.obuf_watch and len(db.data) > REPLY_CHUNK:  # stopped at the output limit, as Redis's loop
-        every = list(db.data)
+    if c.obuf_watch and len(db) > REPLY_CHUNK:  # stopped at the output limit, as Redis's loop
+        every = db.key_list()
 
         def chunks() -> Iterator[tuple[int, bytes]]:
             for i in range(0, len(every), REPLY_CHUNK):
@@ -278,7 +278,7 @@ def keys(c, argv):
                 yield len(found), R.bulks_body(found)
 
         return reply_in_chunks(c, chunks())
-    found = list(db.data) if match is None else [k for k in db.data if match(k)]
+    found = db.key_list() if match is None else [k for k in db.key_list() if match(k)]
     # Redis's KEYS skips expired keys without deleting them.
     return R.bulk_array(_unexpired(db, found, now))
 
@@ -313,7 +313,7 @@ def randomkey(c, argv):
     # While a CLIENT PAUSE holds expiry, keys past their deadline stay: if every key has a TTL
     # they may all be dead, so after 100 tries the key drawn is returned anyway (Redis 7.2's
     # guard; 7.0 would loop forever).
-    tries = 100 if db.expire_paused and len(db.expires) == len(db.data) else -1
+    tries = 100 if db.expire_paused and len(db.expires) == len(db) else -1
     while True:
         key = db.random_key()
         if key is None:

@@ -99,15 +99,7 @@ def _pusher(head: bool, only_existing: bool) -> Callable[[Any, list[bytes]], byt
         key = argv[1]
         db = c.db
         srv = c.server
-        # Database.get, inline while no key has a TTL and LFU is off: a Python call is ~400 of a push's ~10,000
-        # instructions (bench/instr.sh LPUSH 16)
-        if db.expires or db.lfu:
-            ql = db.get(key, srv.now_ms)
-        elif (e := db.data.get(key)) is not None:
-            e.atime = srv.now_ms
-            ql = e.value
-        else:
-            ql = None
+        ql = db.get(key, srv.now_ms)
         if ql is None:
             if only_existing:
                 return R.ZERO
@@ -159,13 +151,7 @@ def _popper(head: bool) -> Callable[[Any, list[bytes]], bytes]:
         if len(argv) == 2:
             db = c.db
             srv = c.server
-            if db.expires or db.lfu:  # Database.get, inline as in the pushes
-                ql = db.get(key, srv.now_ms)
-            elif (e := db.data.get(key)) is not None:
-                e.atime = srv.now_ms
-                ql = e.value
-            else:
-                return c.enc.null
+            ql = db.get(key, srv.now_ms)
             if ql is None:
                 return c.enc.null
             if ql.__class__ is not Quicklist:

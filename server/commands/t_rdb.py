@@ -20,7 +20,6 @@ from raxdb.server.persistence import snapshot as persistence
 from raxdb.server.table.args import maybe_int, option_word
 from raxdb.server.table.registry import command
 from raxdb.storage import rdb
-from raxdb.storage.keyspace import LFUDatabase
 
 _IN_PROGRESS = "ERR Background save already in progress"
 
@@ -151,11 +150,11 @@ def restore(c, argv):
         db.set_expire(key, ttl)
         if not absttl and srv.also_propagate is not None:  # the deadline made absolute
             propagate.rewrite(c, [*argv[:2], b"%d" % ttl, *argv[3:], b"ABSTTL"])
-    if isinstance(db, LFUDatabase):
+    if db.lfu:
         if freq >= 0:
-            db.freq[key] = (((now // 60000) & 0xFFFF) << 8) | freq
+            db.set_lfu_counter(key, freq, now)
     elif idle >= 0:
-        db.data[key].atime = now - idle * 1000
+        db.set_access_ms(key, now - idle * 1000)
     modified(c, key)
     notify(c, NOTIFY_GENERIC, "restore", key)
     return R.OK

@@ -121,9 +121,9 @@ def swapdb(c, argv):
         # Client tracking hears nothing: its keys are not per database.
         for d in (da, db_):
             for key in list(d.blocking):
-                e = d.data.get(key)
-                if e is not None:
-                    signal_ready(d, key, e.value)
+                value = d.stored(key)
+                if value is not None:
+                    signal_ready(d, key, value)
     srv.dirty += 1  # even SWAPDB n n: Redis replays it all the same
     return R.OK
 
@@ -460,7 +460,7 @@ def _debug_htstats(c, argv: list[bytes]) -> bytes:
     if not 0 <= dbid < len(srv.dbs):
         raise CommandError("ERR Out of range database")
     db = srv.dbs[dbid]
-    text = "[Dictionary HT]\n" + _table_stats(db.data) + "[Expires HT]\n" + _table_stats(db.expires)
+    text = "[Dictionary HT]\n" + _table_stats(db.key_list()) + "[Expires HT]\n" + _table_stats(db.expires)
     return c.enc.verbatim(text.encode())
 
 

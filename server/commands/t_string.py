@@ -66,19 +66,7 @@ def _delete(c, key: bytes) -> None:
 def get(c, argv):
     srv = c.server
     db = c.db
-    if not db.lfu:
-        # Database.get inlined for the common case (not LFU mode, the key not past a deadline:
-        # only a key with one has an `expire` that can be): a method call is a tenth of GET's cost.
-        e = db.data.get(argv[1])
-        if e is None:
-            v = None
-        elif e.expire > srv.now_ms:
-            e.atime = srv.now_ms
-            v = e.value
-        else:
-            v = db.get(argv[1], srv.now_ms)
-    else:
-        v = db.get(argv[1], srv.now_ms)
+    v = db.get(argv[1], srv.now_ms)
     if v is None:
         srv.stat_keyspace_misses += 1
         if srv.notify_flags & NOTIFY_KEY_MISS:
@@ -162,16 +150,9 @@ def set_(c, argv):
     db = c.db
     srv = c.server
     if len(argv) == 3:
-        e = None if db.blocking or db.lfu else db.data.get(key)
-        if e is not None and e.tslot < 0:
-            # Database.set's overwrite, inlined: no TTL or waiter to drop, not LFU mode.
-            e.value = value
-            e.atime = srv.now_ms
-        elif e is None and not (db.blocking or db.lfu):
-            db.add(key, value)
-        else:
+        if db.nexpires or db.blocking or db.lfu:
             db.get(key, srv.now_ms)  # a stale key expires first (stats, event), as lookupKeyWrite
-            db.set(key, value)
+        db.set(key, value)
         if db.signals or srv.notify_flags:
             modified(c, key)
             notify(c, NOTIFY_STRING, "set", key)
@@ -379,10 +360,10 @@ def incr(c, argv, delta: int = 1) -> bytes:
     db = c.db
     srv = c.server
     if not (db.nexpires or db.lfu or db.signals or srv.notify_flags):
-        # The common case inlined (Database.get and replace, _int_value's fast branch): no TTL,
-        # not LFU mode, no WATCH or notification to feed.  Calls cost more than INCR's work.
-        e = db.data.get(key)
-        v = None if e is None else e.value
+        # The common case inlined (one lookup for Database.get and replace, _int_value's fast
+        # branch): no TTL, not LFU mode, no WATCH or notification to feed.
+        p = db.find(key)
+        v = None if p < 0 else db.value_at(p)
         if v.__class__ is bytes:
             n = _SHARED_INT_VALUE.get(v)
             if n is None and 0 < len(v) <= 18 and v.isdigit() and (v[0] != 48 or len(v) == 1):
@@ -390,13 +371,12 @@ def incr(c, argv, delta: int = 1) -> bytes:
             # n >= 0 here, so only the upper bound can overflow
             if n is not None and (new := n + delta) <= INT64_MAX:
                 if 0 <= new < 10000:
-                    e.value = SHARED_INTS[new]
+                    db.put_at(p, SHARED_INTS[new], srv.now_ms)
                     reply = _SHARED_INT_REPLIES[new]
                 else:
                     out = b"%d" % new
-                    e.value = out
+                    db.put_at(p, out, srv.now_ms)
                     reply = b":%s\r\n" % out
-                e.atime = srv.now_ms
                 srv.dirty += 1
                 return reply
     v = db.get(key, srv.now_ms)

@@ -45,7 +45,7 @@ class WatchedKey:
 def _is_expired(db: Database, key: bytes, now_ms: int) -> bool:
     """Stored but past its deadline (the same test Database.get applies)."""
     when = db.expires.get(key)
-    return when is not None and when <= now_ms and key in db.data
+    return when is not None and when <= now_ms and key in db
 
 
 def watch_key(c: Client, key: bytes) -> None:
@@ -93,7 +93,7 @@ def touch(db: Database, key: bytes) -> None:
     if not watchers:
         return
     for w in list(watchers):
-        if w.expired and key not in db.data:
+        if w.expired and key not in db:
             # The dead key it watched is now gone: logically nothing changed.
             w.expired = False
             continue
@@ -115,8 +115,8 @@ def _touch_all(emptied: Database, replaced_with: Database | None, now: int) -> N
     if not emptied.watched:
         return
     for key, watchers in list(emptied.watched.items()):
-        in_emptied = key in emptied.data
-        in_new = replaced_with is not None and key in replaced_with.data
+        in_emptied = key in emptied
+        in_new = replaced_with is not None and key in replaced_with
         if not (in_emptied or in_new):
             continue
         new_expired = in_new and _is_expired(replaced_with, key, now)  # type: ignore[arg-type]

@@ -60,7 +60,6 @@ goes on over the next loop turns (Redis's eviction timer proc) while commands ar
 from __future__ import annotations
 
 import bisect
-import itertools
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -121,9 +120,8 @@ def used_memory(srv: Server) -> int:
     # else each connection allocates
     total = STARTUP + srv.clients_mem + CLIENT_REST * len(srv.clients) + _repl_counted(srv)
     for db in srv.mem_dbs:  # alloc.dict_table_bytes inlined: every write command asks
-        data = db.data
-        if data:
-            n = len(data)
+        n = len(db)
+        if n:
             total += db.mem + (32 if n <= 4 else 8 << (n - 1).bit_length())
             expires = db.expires
             if expires:
@@ -180,9 +178,8 @@ def _estimate(srv: Server, clients_mem: int | None = None) -> int:
     total = STARTUP + CLIENT_REST * len(srv.clients) + clients_mem
     total += _repl_counted(srv)
     for db in srv.dbs:
-        data = db.data
-        if data:
-            total += _dataset_estimate(db) + dict_table_bytes(len(data))
+        if db:
+            total += _dataset_estimate(db) + dict_table_bytes(len(db))
             if db.expires:
                 total += 24 * len(db.expires) + dict_table_bytes(len(db.expires))
     return total
@@ -198,21 +195,20 @@ def clients_counted_memory(clients: list[Client], sizes: list[int] | None = None
 
 
 def _dataset_estimate(db: Database) -> int:
-    data = db.data
-    n = len(data)
+    n = len(db)
     usage = key_usage
     if n <= ESTIMATE_KEYS:
-        return sum(usage(k, e.value) for k, e in data.items())
-    sample = [k for k in db.slots[:: len(db.slots) // ESTIMATE_KEYS] if k is not None]
-    if len(sample) < 64:  # a slot array emptied by deletes: the first keys instead
-        sample = list(itertools.islice(data, ESTIMATE_KEYS))
-    return sum(usage(k, data[k].value) for k in sample) * n // len(sample)
+        return sum(usage(k, v) for k, v in db.items())
+    sample = db.key_stride(db.positions() // ESTIMATE_KEYS)
+    if len(sample) < 64:  # positions emptied by deletes: the first keys instead
+        sample = db.key_list()[:ESTIMATE_KEYS]
+    return sum(usage(k, db.stored(k)) for k in sample) * n // len(sample)
 
 
 def dbs_changed(srv: Server) -> None:
     """Keys may have moved between databases without being created (SWAPDB): list anew the
     databases that hold any."""
-    srv.mem_dbs = [db for db in srv.dbs if db.data]
+    srv.mem_dbs = [db for db in srv.dbs if db]
 
 
 def _count(db: Database, key: bytes) -> None:
@@ -221,13 +217,13 @@ def _count(db: Database, key: bytes) -> None:
     if sizes is None:
         return
     old = sizes.get(key, 0)
-    e = db.data.get(key)  # db.stored(key), inlined: every write command counts its keys
-    if e is None:
+    value = db.stored(key)
+    if value is None:
         if old:
             del sizes[key]
             db.mem -= old
         return
-    new = key_usage(key, e.value)
+    new = key_usage(key, value)
     if new != old:
         sizes[key] = new
         db.mem += new - old
@@ -264,7 +260,7 @@ def recount(srv: Server) -> None:
     for db in srv.dbs:
         db.sizes = {}
         db.mem = 0
-        for key in db.data:
+        for key in db.key_list():
             _count(db, key)
     dbs_changed(srv)
 
@@ -325,7 +321,7 @@ def _pick(srv: Server, state: EvictionState, policy: str) -> tuple[Database, byt
                 keys = db.sample_keys(1, True)
                 if keys:
                     return db, keys[0]
-            elif db.data:
+            elif db:
                 key = db.random_key()
                 if key is not None:
                     return db, key
@@ -335,7 +331,7 @@ def _pick(srv: Server, state: EvictionState, policy: str) -> tuple[Database, byt
     while True:
         total = 0
         for db in srv.dbs:
-            n = len(db.expires) if volatile else len(db.data)
+            n = len(db.expires) if volatile else len(db)
             if n:
                 _populate(srv, state, db, volatile, mode)
                 total += n
@@ -344,7 +340,7 @@ def _pick(srv: Server, state: EvictionState, policy: str) -> tuple[Database, byt
         while pool:
             _, dbid, key = pool.pop()
             db = srv.dbs[dbid]
-            if key in (db.expires if volatile else db.data):
+            if key in (db.expires if volatile else db):
                 return db, key
             # a ghost: the key went since it was sampled
 

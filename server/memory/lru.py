@@ -2,7 +2,7 @@
 time of the key's last access (LRU, read from the server's cached clock) or, under an LFU
 maxmemory-policy, its access frequency counter (LFU, with lfu-log-factor and lfu-decay-time).
 
-The databases keep it (storage/keyspace.py: access times, and LFUDatabase's counters); `attach`
+The databases keep it (storage/keyspace.py: access times and, in LFU mode, counters); `attach`
 gives them the server's cached clock and switches them to and from LFU as the configuration says,
 at start-up (server/core.py) and whenever maxmemory-policy, lfu-log-factor or lfu-decay-time
 change.  Eviction (memory/evict.py) and OBJECT IDLETIME / FREQ (commands/t_keys.py) read it.
@@ -10,7 +10,7 @@ change.  Eviction (memory/evict.py) and OBJECT IDLETIME / FREQ (commands/t_keys.
 Rule: imports only the layers below memory/ (events, config, security, conn, table, base).
 
 Invariants: `attach` is idempotent (one set of configuration hooks per server, however often it is
-called: OBJECT calls it too, in case nobody did); the databases keep LFU counters (LFUDatabase)
+called: OBJECT calls it too, in case nobody did); the databases keep LFU counters (Database.lfu)
 exactly while an LFU policy is configured, with the configuration's counter parameters.
 """
 

@@ -82,11 +82,11 @@ def overhead(srv: Server, current: Client | None = None) -> Overhead:
                  len(srv.aof.buf))
     total = o.startup + repl_backlog + clients_slaves + clients_normal + o.aof_buffer
     for db in srv.dbs:
-        if db.data:
-            main = 24 * len(db.data) + 8 * len(db.slots)
+        if db:
+            main = 24 * len(db) + 8 * db.positions()
             expires = 32 * len(db.expires)
             o.dbs.append((db.id, main, expires))
             total += main + expires
-            o.keys += len(db.data)
+            o.keys += len(db)
     o.total = total
     return o

@@ -295,14 +295,12 @@ def signal_deleted_streams(db: Database, replaced_with: Database | None = None) 
     if not db.blocking:
         return
     for key in list(db.blocking):
-        e = db.data.get(key)
-        if e is None or e.value.__class__ is not Stream:
+        value = db.stored(key)
+        if value.__class__ is not Stream:
             continue
-        if replaced_with is not None:
-            f = replaced_with.data.get(key)
-            if f is not None and f.value.__class__ is Stream:
-                continue
-        signal_ready(db, key, e.value)
+        if replaced_with is not None and replaced_with.stored(key).__class__ is Stream:
+            continue
+        signal_ready(db, key, value)
 
 
 def attach(srv: Server) -> None:

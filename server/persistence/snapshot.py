@@ -48,7 +48,6 @@ from raxdb.server.persistence import childinfo, loading
 from raxdb.server.persistence.loading import Steps
 from raxdb.server.scripting.functions import registry
 from raxdb.storage import rdb
-from raxdb.storage.keyspace import LFUDatabase
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
@@ -160,10 +159,10 @@ class Persistence:
                 yield item
 
         for db in self.srv.dbs:
-            if not db.data:
+            if not db:
                 continue
             keys = db.records()
-            yield db.id, len(db.data), db.nexpires, childinfo.counted(delayed(keys) if delay else keys)
+            yield db.id, len(db), db.nexpires, childinfo.counted(delayed(keys) if delay else keys)
 
     def write_to(self, f: Any, compress: bool, aof_base: bool = False, data: bool = True,
                  functions: bool = True) -> None:
@@ -240,7 +239,7 @@ class Persistence:
         The child holds a copy-on-write image of the dataset at the fork; it turns the collector
         off at once (a collection would write to, and so copy, every page of the heap) and
         reports its copy-on-write through the child info pipe."""
-        report_fd = self.childinfo.open(sum(len(db.data) for db in self.srv.dbs))
+        report_fd = self.childinfo.open(sum(len(db) for db in self.srv.dbs))
 
         def child() -> bool:
             gc.disable()
@@ -549,7 +548,7 @@ class Persistence:
                             # the common key, _add inlined: a load pays this per key
                             db = db_list[item.db]
                             key = item.key
-                            if key in db.data:
+                            if key in db:
                                 self._add(db, item, now, merge)  # a duplicate: merged or an error
                             else:
                                 db.add(key, item.value)
@@ -621,7 +620,7 @@ class Persistence:
     @staticmethod
     def _add(db: Any, item: rdb.KeyRecord, now: int, merge: bool) -> None:
         key = item.key
-        if key in db.data:
+        if key in db:
             if not merge:
                 raise LoadError(f"RDB has duplicated key '{key.decode(errors='replace')}' in DB {item.db}")
             db.delete(key)
@@ -629,9 +628,9 @@ class Persistence:
         if item.expire_ms is not None:
             db.set_expire(key, item.expire_ms)
         if item.idle_s is not None:
-            db.data[key].atime = now - item.idle_s * 1000
-        if item.freq is not None and isinstance(db, LFUDatabase):
-            db.freq[key] = (((now // 60000) & 0xFFFF) << 8) | item.freq
+            db.set_access_ms(key, now - item.idle_s * 1000)
+        if item.freq is not None:
+            db.set_lfu_counter(key, item.freq, now)
 
     def _aux_loaded(self, key: bytes, value: bytes) -> None:
         if key == b"redis-ver":

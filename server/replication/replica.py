@@ -960,6 +960,7 @@ def _temp_db(db: Any) -> Any:
     counting memory as `db` does, for a swapdb load to fill beside it."""
     temp = type(db)(db.id)
     temp.clock = db.clock
+    temp.set_lfu(db.lfu)
     if db.sizes is not None:
         temp.sizes = {}
     return temp

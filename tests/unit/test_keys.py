@@ -672,13 +672,13 @@ def test_access_tracking_touch_and_peek():
 
 
 def test_lfu_counter_model():
-    from raxdb.storage.keyspace import LFU_INIT_VAL, Database, LFUDatabase
+    from raxdb.storage.keyspace import LFU_INIT_VAL, Database
 
     db = Database(0)
     db.clock = _Clock(60_000 * 100)
     db.set(b"old", b"v")
     db.set_lfu(True)
-    assert db.__class__ is LFUDatabase
+    assert db.lfu
     assert db.lfu_counter(b"old", db.clock.now_ms) == 0  # existed before LFU was on
     db.set(b"k", b"v")
     now = db.clock.now_ms
@@ -695,13 +695,13 @@ def test_lfu_counter_model():
     db.delete(b"k")
     assert b"k" not in db.freq
     db.set_lfu(False)
-    assert db.__class__ is Database and not db.freq
+    assert not db.lfu and not db.freq
 
 
 def test_attach_follows_lfu_config():
     from raxdb.server.config.options import Config
     from raxdb.server.memory import lru
-    from raxdb.storage.keyspace import Database, LFUDatabase
+    from raxdb.storage.keyspace import Database
 
     class FakeServer:
         def __init__(self) -> None:
@@ -716,14 +716,14 @@ def test_attach_follows_lfu_config():
     srv.dbs[0].set(b"k", b"v")
     assert srv.dbs[0].access_ms(b"k") == 12345
     srv.config.set("maxmemory-policy", b"volatile-lfu")
-    assert all(db.__class__ is LFUDatabase for db in srv.dbs)
+    assert all(db.lfu for db in srv.dbs)
     srv.config.set("lfu-decay-time", b"7")
     from raxdb.storage.keyspace import LFU_PARAMS
 
     assert LFU_PARAMS["decay_time"] == 7
     srv.config.set("lfu-decay-time", b"1")
     srv.config.set("maxmemory-policy", b"allkeys-lru")
-    assert all(db.__class__ is Database for db in srv.dbs)
+    assert not any(db.lfu for db in srv.dbs)
 
 
 def _hits_misses(conn: RawConnection) -> tuple[int, int]:

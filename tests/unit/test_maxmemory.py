@@ -358,10 +358,10 @@ def _assert_counted(srv) -> None:
     from raxdb.server.memory.usage import key_usage
 
     for db in srv.dbs:
-        want = {key: key_usage(key, db.stored(key)) for key in db.data}
+        want = {key: key_usage(key, db.stored(key)) for key in db.key_list()}
         assert db.sizes == want, f"db {db.id}"
         assert db.mem == sum(want.values())
-        assert db in srv.mem_dbs or not db.data, f"db {db.id} left out of the figure"
+        assert db in srv.mem_dbs or not db, f"db {db.id} left out of the figure"
 
 
 def test_a_new_connection_can_start_evictions():
@@ -380,7 +380,7 @@ def test_a_new_connection_can_start_evictions():
     assert srv.mem_ok and srv.stat_evicted_keys == 0
     Client(srv).connection_made(_Sink())  # type: ignore[arg-type]
     _send(c, "GET", "k1")
-    assert srv.stat_evicted_keys == 50 and not srv.dbs[0].data
+    assert srv.stat_evicted_keys == 50 and not srv.dbs[0]
 
 
 @pytest.mark.parametrize("seed", range(12))
