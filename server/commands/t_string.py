@@ -62,7 +62,6 @@ def _delete(c, key: bytes) -> None:
 
 
 # ---- GET / SET ----------------------------------------------------------------------------------
-@command("get")
 def get(c, argv):
     srv = c.server
     db = c.db
@@ -80,6 +79,9 @@ def get(c, argv):
     if is_string(v):  # EmbStr
         return _bulk(v)
     raise CommandError(WRONGTYPE)
+
+
+command("get")(get)  # not a decorator: compiled, a cpdef function (t_string.pxd)
 
 
 def expire_ms(c, arg: bytes, unit_seconds: bool, relative: bool, cmdname: str) -> int:
@@ -144,7 +146,6 @@ def _expire_of(c, flags: int, expire: bytes, cmdname: str) -> int:
     return expire_ms(c, expire, bool(flags & (_EX | _EXAT)), bool(flags & (_EX | _PX)), cmdname)
 
 
-@command("set")
 def set_(c, argv):
     key, value = argv[1], argv[2]
     db = c.db
@@ -180,6 +181,9 @@ def set_(c, argv):
         # NUL, as Redis's C-string test skips them
         propagate.rewrite(c, argv[:3] + [a for a in argv[3:] if option_word(a) != b"get"])
     return old_reply if old_reply is not None else _OK
+
+
+command("set")(set_)  # not a decorator: compiled, a cpdef function (t_string.pxd)
 
 
 @command("setnx")
@@ -352,7 +356,6 @@ _SHARED_INT_VALUE = {b: i for i, b in enumerate(SHARED_INTS)}
 _SHARED_INT_REPLIES = R.SMALL_INTS[1:10001]  # INCR's replies for them: reply.py's cached objects, by value
 
 
-@command("incr")
 def incr(c, argv, delta: int = 1) -> bytes:
     """INCR, and through `delta` DECR, INCRBY and DECRBY: one body, entered without a second call
     by INCR, the one redis-benchmark (and most counters) send."""
@@ -399,6 +402,9 @@ def incr(c, argv, delta: int = 1) -> bytes:
     else:
         srv.dirty += 1
     return b":%s\r\n" % out
+
+
+command("incr")(incr)  # not a decorator: compiled, a cpdef function (t_string.pxd)
 
 
 @command("decr")

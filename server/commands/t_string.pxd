@@ -1,0 +1,18 @@
+# Declarations for compiling t_string.py with Cython (setup.py); the interpreter never reads this.
+#
+# GET, SET and INCR hold their database in a local typed as the Database extension type
+# (storage/keyspace.pxd), so their lookups and writes (get, set, find, value_at, put_at) are C calls
+# through its vtable instead of Python method calls.  They are registered with command() after
+# their definitions because a cpdef function takes no decorator.
+cimport cython
+from raxdb.storage.keyspace cimport Database
+
+
+@cython.locals(db=Database)
+cpdef get(c, argv)
+
+@cython.locals(db=Database)
+cpdef set_(c, argv)
+
+@cython.locals(db=Database, p=Py_ssize_t)
+cpdef incr(c, argv, delta=*)
