@@ -1,0 +1,214 @@
+"""The keyspace's own table (storage/keyspace.py) against a dict model (hypothesis).
+
+- Random sequences of SET (with and without KEEPTTL), add, delete, deadlines given and removed,
+  lookups at a moving clock (lazy expiry), active expiry, FLUSH and SWAPDB leave the table holding
+  exactly the model's keys, values and deadlines: length, `stored`, `ttl_ms`, `nexpires`,
+  `expires`, `key_list`, `items` and `deadlines` agree after every step, and every key is found
+  through the index whatever deletions moved (back-shift deletion, index growth and shrinking).
+- A SCAN from cursor 0 to 0, with keys added and deleted between its calls, returns every key
+  present for the whole iteration (Redis's guarantee), and only keys that existed at some point.
+- Random picks (random_key, sample_keys, volatile ones) return live keys, and reach every key.
+- Access stamps: idle_ms follows the clock and is reset by a touching lookup, not by `peek`.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from raxdb.storage.keyspace import Database
+
+pytestmark = pytest.mark.pure  # keyspace.py is compiled: run interpreted too
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now_ms = 1_000_000
+
+
+def _db() -> tuple[Database, Clock]:
+    db = Database(0)
+    clock = Clock()
+    db.clock = clock
+    return db, clock
+
+
+keys = st.one_of(st.sampled_from([b"k%d" % i for i in range(40)]), st.binary(max_size=5))
+ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("set"), keys, st.binary(max_size=3), st.booleans()),
+        st.tuples(st.just("add"), keys, st.binary(max_size=3)),
+        st.tuples(st.just("del"), keys),
+        st.tuples(st.just("expire"), keys, st.integers(-50, 500)),
+        st.tuples(st.just("persist"), keys),
+        st.tuples(st.just("get"), keys),
+        st.tuples(st.just("tick"), st.integers(0, 300)),
+        st.tuples(st.just("active"), st.integers(1, 30)),
+        st.tuples(st.just("bulk_add"), st.integers(0, 120)),
+        st.tuples(st.just("bulk_del"), st.integers(0, 200)),
+        st.tuples(st.just("flush")),
+        st.tuples(st.just("swap")),
+    ),
+    max_size=60,
+)
+
+
+def _check(db: Database, model: dict[bytes, bytes], ttl: dict[bytes, int]) -> None:
+    assert len(db) == len(model)
+    assert bool(db) == bool(model)
+    assert sorted(db.key_list()) == sorted(model)
+    assert dict(db.items()) == model
+    for k, v in model.items():
+        assert k in db
+        assert db.stored(k) == v
+        assert db.ttl_ms(k) == ttl.get(k)
+    assert db.nexpires == len(ttl) == len(db.expires)
+    assert dict(db.deadlines()) == ttl
+    assert dict(db.expires.items()) == ttl
+    assert b"absent-key" not in db or b"absent-key" in model
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops)
+def test_table_follows_a_dict_model(seq):
+    db, clock = _db()
+    other, _ = _db()
+    other.clock = clock
+    model: dict[bytes, bytes] = {}
+    ttl: dict[bytes, int] = {}
+    other_model: dict[bytes, bytes] = {}
+    other_ttl: dict[bytes, int] = {}
+    serial = 0
+    for op in seq:
+        kind = op[0]
+        if kind == "set":
+            _, k, v, keep = op
+            if k in model and not keep:
+                ttl.pop(k, None)
+            db.set(k, v, keep_ttl=keep)
+            model[k] = v
+        elif kind == "add":
+            _, k, v = op
+            if k not in model:
+                db.add(k, v)
+                model[k] = v
+        elif kind == "del":
+            assert db.delete(op[1]) == (op[1] in model)
+            model.pop(op[1], None)
+            ttl.pop(op[1], None)
+        elif kind == "expire":
+            _, k, delta = op
+            if k in model:
+                db.set_expire(k, clock.now_ms + delta)
+                ttl[k] = clock.now_ms + delta
+        elif kind == "persist":
+            assert db.persist(op[1]) == (op[1] in ttl)
+            ttl.pop(op[1], None)
+        elif kind == "get":
+            k = op[1]
+            live = k in model and (k not in ttl or ttl[k] > clock.now_ms)
+            assert db.get(k, clock.now_ms) == (model[k] if live else None)
+            if k in model and not live:  # expired lazily
+                del model[k]
+                ttl.pop(k, None)
+        elif kind == "tick":
+            clock.now_ms += op[1]
+        elif kind == "active":
+            due = {k for k, when in ttl.items() if when <= clock.now_ms}
+            done = db.active_expire(clock.now_ms, op[1])
+            assert done <= min(op[1], len(due))
+            for k in due:
+                if k not in db:
+                    del model[k]
+                    del ttl[k]
+            assert len(due) - done == sum(1 for k in due if k in model)
+        elif kind == "bulk_add":
+            for _ in range(op[1]):
+                serial += 1
+                k = b"bulk:%d" % serial
+                db.add(k, b"v")
+                model[k] = b"v"
+                if serial % 3 == 0:
+                    db.set_expire(k, clock.now_ms + serial % 400)
+                    ttl[k] = clock.now_ms + serial % 400
+        elif kind == "bulk_del":
+            for k in [k for k in model if k.startswith(b"bulk:")][: op[1]]:
+                assert db.delete(k)
+                del model[k]
+                ttl.pop(k, None)
+        elif kind == "flush":
+            assert db.flush() == len(model)
+            model.clear()
+            ttl.clear()
+        elif kind == "swap":
+            db.swap_contents(other)
+            model, other_model = other_model, model
+            ttl, other_ttl = other_ttl, ttl
+        _check(db, model, ttl)
+    _check(other, other_model, other_ttl)
+
+
+@settings(max_examples=150, deadline=None)
+@given(n=st.integers(0, 300), count=st.sampled_from([1, 2, 7, 40]),
+       churn=st.lists(st.tuples(st.integers(0, 25), st.integers(0, 25)), max_size=40), seed=st.integers(0, 2**16))
+def test_scan_returns_every_key_present_throughout(n, count, churn, seed):
+    db, _ = _db()
+    for i in range(n):
+        db.add(b"s:%d" % i, b"v")
+    stable = {b"s:%d" % i for i in range(n) if (i * 7 + seed) % 3}
+    ever = set(db.key_list())
+    serial = 0
+    seen: set[bytes] = set()
+    cursor = 0
+    steps = iter(churn)
+    while True:
+        cursor, found = db.scan(cursor, count)
+        seen.update(found)
+        adds, dels = next(steps, (0, 0))
+        for _ in range(adds):
+            serial += 1
+            k = b"new:%d" % serial
+            db.add(k, b"v")
+            ever.add(k)
+        for k in [k for k in db.key_list() if k not in stable][:dels]:
+            db.delete(k)
+        if cursor == 0:
+            break
+    assert stable <= seen
+    assert seen <= ever
+
+
+def test_random_picks_are_live_and_reach_every_key():
+    db, clock = _db()
+    for i in range(200):
+        db.add(b"r:%d" % i, b"v")
+        if i % 2:
+            db.set_expire(b"r:%d" % i, clock.now_ms + 10_000)
+    for i in range(0, 200, 4):  # holes among the positions
+        db.delete(b"r:%d" % i)
+    live = set(db.key_list())
+    volatile = {k for k, _ in db.deadlines()}
+    drawn = {db.random_key() for _ in range(5000)}
+    assert drawn == live
+    sampled = {k for _ in range(500) for k in db.sample_keys(5, True)}
+    assert sampled == volatile
+    assert {k for _ in range(500) for k in db.sample_keys(5, False)} <= live
+    for k in list(live):
+        db.delete(k)
+    assert db.random_key() is None and db.sample_keys(3, True) == [] and db.sample_keys(3, False) == []
+
+
+def test_idle_time_follows_touching_lookups_only():
+    db, clock = _db()
+    db.set(b"k", b"v")
+    clock.now_ms += 5_000
+    assert db.idle_ms(b"k", clock.now_ms) == 5_000
+    db.peek(b"k", clock.now_ms)
+    assert db.idle_ms(b"k", clock.now_ms) == 5_000
+    db.get(b"k", clock.now_ms)
+    assert db.idle_ms(b"k", clock.now_ms) == 0
+    clock.now_ms += 1_230
+    assert db.idle_ms(b"k", clock.now_ms) == 1_230
+    db.set_access_ms(b"k", clock.now_ms - 60_000)
+    assert db.idle_ms(b"k", clock.now_ms) == 60_000
