@@ -12,62 +12,75 @@
 # compared with memcmp.
 cimport cython
 from cpython cimport array
-from libc.string cimport memcmp
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.string cimport memcmp, memcpy
 from raxdb.storage.listpack cimport (append_pair, count_of, elements, entry_end, find_key, pair_value,
                                     replace_value, replace_values, splice)
 
 cdef Py_ssize_t _MIN_INDEX
 cdef Py_ssize_t _U32
+cdef unsigned long long _EMPTY
+cdef Py_ssize_t _MAX_FIELD
 
-cdef unsigned int _u32(array.array a, Py_ssize_t i) noexcept
-cdef void _set_u32(array.array a, Py_ssize_t i, unsigned int v) noexcept
-cdef int _i32(array.array a, Py_ssize_t i) noexcept
-cdef void _set_i32(array.array a, Py_ssize_t i, int v) noexcept
-cdef bint _has_prefix(bytes item, object field, Py_ssize_t n) except -1
+cdef unsigned long long _u64(array.array a, Py_ssize_t i) noexcept
+cdef void _set_u64(array.array a, Py_ssize_t i, unsigned long long v) noexcept
+
+@cython.locals(n=Py_ssize_t, k=Py_ssize_t, out=bytes, dst="unsigned char*")
+cdef bytes _item(object field, object value)
+
+@cython.locals(s="const unsigned char*")
+cdef Py_ssize_t _field_len(bytes item) noexcept
+
+@cython.locals(k=Py_ssize_t)
+cdef bint _is_field(bytes item, object field, Py_ssize_t n) except -1
+
+@cython.locals(n=Py_ssize_t, k=Py_ssize_t)
+cdef bytes _field_of(bytes item)
+
+@cython.locals(n=Py_ssize_t)
+cdef bytes _value_of(bytes item)
 
 
 cdef class _Table:
     cdef public list items
-    cdef public array.array meta
     cdef public array.array free
     cdef public array.array index
     cdef public Py_ssize_t mask
     cdef public Py_ssize_t count
 
-    @cython.locals(index=array.array, meta=array.array, items=list, mask=Py_ssize_t, n=Py_ssize_t,
-                   i=Py_ssize_t, p=Py_ssize_t)
-    cdef Py_ssize_t _slot(self, object field, unsigned int h) except -1
+    @cython.locals(index=array.array, items=list, mask=Py_ssize_t, n=Py_ssize_t, i=Py_ssize_t,
+                   e=cython.ulonglong)
+    cdef Py_ssize_t _slot(self, object field, unsigned long long h) except -1
 
+    @cython.locals(e=cython.ulonglong)
     cpdef Py_ssize_t find(self, object field) except -2
 
-    @cython.locals(p=Py_ssize_t, item=bytes)
+    @cython.locals(e=cython.ulonglong)
     cpdef object get(self, object field)
 
-    @cython.locals(h=cython.uint, i=Py_ssize_t, p=Py_ssize_t, mask=Py_ssize_t, n=Py_ssize_t, items=list,
-                   meta=array.array, free=array.array)
+    @cython.locals(h=cython.ulonglong, e=cython.ulonglong, i=Py_ssize_t, p=Py_ssize_t, mask=Py_ssize_t,
+                   n=Py_ssize_t, items=list, free=array.array)
     cpdef Py_ssize_t set(self, object field, object value) except -1
 
     @cython.locals(i=Py_ssize_t)
     cpdef bint delete(self, object field) except -1
 
-    @cython.locals(index=array.array, mask=Py_ssize_t, meta=array.array, items=list, p=Py_ssize_t,
-                   i=Py_ssize_t)
+    @cython.locals(old=array.array, index=array.array, mask=Py_ssize_t, j=Py_ssize_t, i=Py_ssize_t,
+                   e=cython.ulonglong)
     cdef _rebuild_index(self, Py_ssize_t size)
 
-    @cython.locals(index=array.array, meta=array.array, items=list, mask=Py_ssize_t, p=Py_ssize_t,
-                   j=Py_ssize_t, q=Py_ssize_t, k=Py_ssize_t, n=Py_ssize_t, size=Py_ssize_t)
+    @cython.locals(index=array.array, items=list, mask=Py_ssize_t, p=Py_ssize_t, j=Py_ssize_t,
+                   e=cython.ulonglong, k=Py_ssize_t, n=Py_ssize_t, size=Py_ssize_t)
     cdef _remove(self, Py_ssize_t i)
 
-    @cython.locals(meta=array.array, items=list, out=list, p=Py_ssize_t, n=Py_ssize_t)
+    @cython.locals(out=list, n=Py_ssize_t, k=Py_ssize_t, item=object)
     cpdef list flat(self)
 
-    @cython.locals(meta=array.array, items=list, out=list, p=Py_ssize_t)
+    @cython.locals(items=list, out=list, p=Py_ssize_t)
     cpdef list fields(self, Py_ssize_t start=*, Py_ssize_t stop=*)
 
-    @cython.locals(meta=array.array, items=list, out=list, p=Py_ssize_t)
     cpdef list values(self)
 
-    @cython.locals(item=bytes)
     cpdef bytes field_at(self, Py_ssize_t p)
 
     @cython.locals(n=Py_ssize_t, end=Py_ssize_t)

@@ -17,16 +17,17 @@ Representation.  A `Hash` has two slots, `lp` and `d`; exactly one of them is se
   encoding (what lpAppend writes), so a field is found by comparing encoded bytes; a listpack
   loaded from outside that breaks it (a valid but non-canonical encoding another writer chose) is
   re-encoded on load.
-- hashtable encoding: `d` is a `_Table`, an open-addressed table packed into parallel arrays, in
-  the manner of the keyspace's table (storage/keyspace.py).  A field and its value are ONE `bytes`
-  object, `field + value`, in the list `items` at the field's position; `meta` holds two uint32 per
-  position, the low 32 bits of hash(field) and the field's length (where the field ends in the
-  item); `index` is an int32 array of positions (-1 empty), a power of two in size and at most two
-  thirds full, probed linearly from the hash's low bits.  A field costs one object (two in a dict:
-  the field and the value), a list slot, 8 bytes of `meta` and 6-12 bytes of index.  A lookup
-  compares the stored hash and length, then the item's prefix (memcmp compiled); HGET returns the
-  item's tail, a fresh `bytes`.  A delete moves the later positions of its probe run back, so the
-  index has no tombstones; it shrinks to a quarter when an eighth full.
+- hashtable encoding: `d` is a `_Table`, an open-addressed table of the keyspace's kind
+  (storage/keyspace.py).  A field and its value are ONE `bytes` object, the item: the field's
+  length (one byte below 128, else four), the field, the value; `items` is the list of items, each
+  at its field's position.  `index` is a uint64 array, a power of two in size and at most two
+  thirds full, probed linearly from the hash's low bits; a used slot holds the low 32 bits of
+  hash(field) above the field's position (all ones: empty).  A field costs one object (a dict
+  costs two, the field and the value, plus 24 bytes of entry), a list slot and 12-24 bytes of
+  index.  A lookup reads the index, then only the item of a slot whose hash matches (length, then
+  memcmp compiled): three memory reads where a dict makes four.  HGET returns the item's tail, a
+  fresh `bytes`.  A delete moves the later entries of its probe run back (their hashes are in the
+  index), so there are no tombstones; the index shrinks to a quarter when an eighth full.
 
   Positions are stable: a field keeps its position for as long as it exists; a deleted position
   becomes a hole (None) listed in `free` and reused by a later field, except that holes at the end
@@ -81,64 +82,102 @@ except ImportError:  # interpreted without Cython
 _UNKNOWN = NUMELE_UNKNOWN
 _MIN_INDEX = 8  # the index's smallest size (a power of two)
 _U32 = 0xFFFFFFFF
+_EMPTY = 0xFFFFFFFFFFFFFFFF  # an empty index slot
+_MAX_FIELD = 0x7FFFFFFF  # the longest field an item's four-byte length holds
+_HEADS = [bytes((n,)) for n in range(0x80)]  # one-byte field lengths (interpreted _item)
 
 
-# ---- the typed arrays ----------------------------------------------------------------------------
+# ---- the typed arrays and the items --------------------------------------------------------------
 # Compiled, an array's items are read and written through its C data pointer (hashtype.pxd types
-# the arrays as cpython.array); interpreted, through indexing.  Bounds are the callers' to keep.
-# (The helpers of storage/keyspace.py's table, which follows the same pattern.)
-def _u32(a: array, i: int) -> int:
+# the arrays as cpython.array) and an item is built and compared through its bytes' pointer;
+# interpreted, through indexing and bytes methods.  Bounds are the callers' to keep.
+def _u64(a: array, i: int) -> int:
     if cython.compiled:
-        return a.data.as_uints[i]
+        return a.data.as_ulonglongs[i]
     return a[i]
 
 
-def _set_u32(a: array, i: int, v: int) -> None:
+def _set_u64(a: array, i: int, v: int) -> None:
     if cython.compiled:
-        a.data.as_uints[i] = v
-    else:
-        a[i] = v
-
-
-def _i32(a: array, i: int) -> int:
-    if cython.compiled:
-        return a.data.as_ints[i]
-    return a[i]
-
-
-def _set_i32(a: array, i: int, v: int) -> None:
-    if cython.compiled:
-        a.data.as_ints[i] = v
+        a.data.as_ulonglongs[i] = v
     else:
         a[i] = v
 
 
 def _empty_index(size: int) -> array:
-    """An index of `size` slots (a power of two), all empty (-1)."""
-    index = array("i")
-    index.frombytes(b"\xff" * (4 * size))
+    """An index of `size` slots (a power of two), all empty."""
+    index = array("Q")
+    index.frombytes(b"\xff" * (8 * size))
     return index
 
 
-def _has_prefix(item: bytes, field: bytes, n: int) -> bool:
-    """Does `item` start with `field`, whose length `n` is at most len(item)?"""
+def _item(field: bytes, value: bytes) -> bytes:
+    """The item of a field and its value: the field's length (one byte below 128, else four bytes,
+    big-endian, with the top bit set), the field, the value."""
+    n = len(field)
+    if n > _MAX_FIELD:
+        raise OverflowError("hash field too long")
+    k = 1 if n < 0x80 else 4
     if cython.compiled:
-        return memcmp(cython.cast(cython.p_char, item), cython.cast(cython.p_char, field), n) == 0  # noqa: F821 (declared in hashtype.pxd)
-    return item.startswith(field)
+        out = PyBytes_FromStringAndSize(cython.NULL, k + n + len(value))  # noqa: F821 (hashtype.pxd)
+        dst = cython.cast(cython.p_uchar, cython.cast(cython.p_char, out))
+        if k == 1:
+            dst[0] = n
+        else:
+            dst[0] = 0x80 | (n >> 24)
+            dst[1] = (n >> 16) & 0xFF
+            dst[2] = (n >> 8) & 0xFF
+            dst[3] = n & 0xFF
+        memcpy(dst + k, cython.cast(cython.p_char, field), n)  # noqa: F821
+        memcpy(dst + k + n, cython.cast(cython.p_char, value), len(value))  # noqa: F821
+        return out
+    head = _HEADS[n] if k == 1 else (n | 0x80000000).to_bytes(4, "big")
+    return b"".join((head, field, value))
+
+
+def _field_len(item: bytes) -> int:
+    """The length of the field in `item`."""
+    if cython.compiled:
+        s = cython.cast(cython.p_uchar, cython.cast(cython.p_char, item))
+        if s[0] < 0x80:
+            return s[0]
+        return ((s[0] & 0x7F) << 24) | (s[1] << 16) | (s[2] << 8) | s[3]
+    b = item[0]
+    return b if b < 0x80 else int.from_bytes(item[:4], "big") & _MAX_FIELD
+
+
+def _is_field(item: bytes, field: bytes, n: int) -> bool:
+    """Is `field`, of length `n`, the field of `item`?"""
+    if _field_len(item) != n:
+        return False
+    k = 1 if n < 0x80 else 4
+    if cython.compiled:
+        return memcmp(cython.cast(cython.p_char, item) + k, cython.cast(cython.p_char, field), n) == 0  # noqa: F821
+    return item.startswith(field, k)
+
+
+def _field_of(item: bytes) -> bytes:
+    n = _field_len(item)
+    k = 1 if n < 0x80 else 4
+    return item[k:k + n]
+
+
+def _value_of(item: bytes) -> bytes:
+    n = _field_len(item)
+    return item[(1 if n < 0x80 else 4) + n:]
 
 
 class _Table:
     """The hashtable encoding: fields and values packed by position (see the module docstring)."""
 
-    __slots__ = ("items", "meta", "index", "free", "mask", "count")
+    __slots__ = ("items", "free", "index", "mask", "count")
 
     def __init__(self) -> None:
         self.clear()
 
     def clear(self) -> None:
         """No fields: every array empty, positions restarting at 0."""
-        self.items: list[bytes | None] = []  # field + value at each position, None for a hole
-        self.meta = array("I")  # per position: hash(field) & _U32, len(field)
+        self.items: list[bytes | None] = []  # the item at each position, None for a hole
         self.free = array("i")  # holes to reuse (and stale positions past the end, see above)
         self.index = _empty_index(_MIN_INDEX)
         self.mask = _MIN_INDEX - 1
@@ -147,7 +186,6 @@ class _Table:
     def copy(self) -> _Table:
         t = _Table()
         t.items = self.items[:]  # the items are immutable: shared
-        t.meta = self.meta[:]
         t.free = self.free[:]
         t.index = self.index[:]
         t.mask = self.mask
@@ -156,52 +194,49 @@ class _Table:
 
     # ---- lookup --------------------------------------------------------------------------------
     def _slot(self, field: bytes, h: int) -> int:
-        """The index slot holding `field`'s position, or the empty slot where it would go (`h` is
-        the low 32 bits of its hash)."""
+        """The index slot holding `field`'s entry, or the empty slot where it would go (`h` is the
+        low 32 bits of its hash)."""
         index = self.index
-        meta = self.meta
         items = self.items
         mask = self.mask
         n = len(field)
         i = h & mask
         while True:
-            p = _i32(index, i)
-            if p < 0:
+            e = _u64(index, i)
+            if e == _EMPTY:
                 return i
-            if _u32(meta, 2 * p) == h and _u32(meta, 2 * p + 1) == n and _has_prefix(items[p], field, n):
+            if e >> 32 == h and _is_field(items[e & _U32], field, n):  # type: ignore[arg-type]
                 return i
             i = (i + 1) & mask
 
     def find(self, field: bytes) -> int:
         """The field's position, or -1."""
-        return _i32(self.index, self._slot(field, hash(field) & _U32))
+        e = _u64(self.index, self._slot(field, hash(field) & _U32))
+        return -1 if e == _EMPTY else e & _U32
 
     def get(self, field: bytes) -> bytes | None:
-        p = _i32(self.index, self._slot(field, hash(field) & _U32))
-        if p < 0:
+        e = _u64(self.index, self._slot(field, hash(field) & _U32))
+        if e == _EMPTY:
             return None
-        item: bytes = self.items[p]  # type: ignore[assignment]
-        return item[_u32(self.meta, 2 * p + 1):]
+        return _value_of(self.items[e & _U32])  # type: ignore[arg-type]
 
     # ---- writing -------------------------------------------------------------------------------
     def set(self, field: bytes, value: bytes) -> int:
-        """Set `field` to `value`: 1 if the field is new, 0 if it was there (it keeps its place).
-        A field is at most 4 GiB - 1 long (its length is a uint32; OverflowError beyond)."""
+        """Set `field` to `value`: 1 if the field is new, 0 if it was there (it keeps its place)."""
         h = hash(field) & _U32
         i = self._slot(field, h)
-        p = _i32(self.index, i)
-        if p >= 0:
-            self.items[p] = field + value
+        e = _u64(self.index, i)
+        if e != _EMPTY:
+            self.items[e & _U32] = _item(field, value)
             return 0
         mask = self.mask
         if (self.count + 1) * 3 > (mask + 1) * 2:  # at most two thirds full
             self._rebuild_index((mask + 1) * 2)
             mask = self.mask
             i = h & mask
-            while _i32(self.index, i) >= 0:
+            while _u64(self.index, i) != _EMPTY:
                 i = (i + 1) & mask
         items = self.items
-        meta = self.meta
         free = self.free
         n = len(items)
         p = -1
@@ -211,59 +246,53 @@ class _Table:
                 break
             p = -1
         if p >= 0:
-            items[p] = field + value
-            _set_u32(meta, 2 * p, h)
-            _set_u32(meta, 2 * p + 1, len(field))
+            items[p] = _item(field, value)
         else:
             p = n
-            meta.append(h)
-            meta.append(len(field))
-            items.append(field + value)
-        _set_i32(self.index, i, p)
+            items.append(_item(field, value))
+        _set_u64(self.index, i, (h << 32) | p)
         self.count += 1
         return 1
 
     def delete(self, field: bytes) -> bool:
         i = self._slot(field, hash(field) & _U32)
-        if _i32(self.index, i) < 0:
+        if _u64(self.index, i) == _EMPTY:
             return False
         self._remove(i)
         return True
 
     def _rebuild_index(self, size: int) -> None:
-        """A new index of `size` slots over every live position."""
+        """A new index of `size` slots over the entries of the current one."""
+        old = self.index
         index = _empty_index(size)
         mask = size - 1
-        meta = self.meta
-        items = self.items
-        for p in range(len(items)):
-            if items[p] is not None:
-                i = _u32(meta, 2 * p) & mask
-                while _i32(index, i) >= 0:
+        for j in range(len(old)):
+            e = _u64(old, j)
+            if e != _EMPTY:
+                i = (e >> 32) & mask
+                while _u64(index, i) != _EMPTY:
                     i = (i + 1) & mask
-                _set_i32(index, i, p)
+                _set_u64(index, i, e)
         self.index = index
         self.mask = mask
 
     def _remove(self, i: int) -> None:
-        """Take the field whose position is in index slot `i` out.  Linear probing deletes by moving
-        back each later position of the run that may sit at `i`, so the index needs no
-        tombstones."""
+        """Take the field whose entry is in index slot `i` out.  Linear probing deletes by moving
+        back each later entry of the run that may sit at `i`, so the index needs no tombstones."""
         index = self.index
-        meta = self.meta
         mask = self.mask
-        p = _i32(index, i)
+        p = _u64(index, i) & _U32
         j = i
         while True:
             j = (j + 1) & mask
-            q = _i32(index, j)
-            if q < 0:
+            e = _u64(index, j)
+            if e == _EMPTY:
                 break
-            k = _u32(meta, 2 * q) & mask  # where q's field would sit
+            k = (e >> 32) & mask  # where that entry's field would sit
             if (i < j and (k <= i or k > j)) or (i > j and k <= i and k > j):
-                _set_i32(index, i, q)
+                _set_u64(index, i, e)
                 i = j
-        _set_i32(index, i, -1)
+        _set_u64(index, i, _EMPTY)
         self.count -= 1
         if not self.count:
             self.clear()  # empty: no field can be mid-scan, so the positions restart compact
@@ -277,7 +306,6 @@ class _Table:
             while items[n - 1] is None:  # (stops: a field lives below, count > 0)
                 n -= 1
             del items[n:]
-            del meta[2 * n:]
         else:
             self.free.append(p)
         size = mask + 1
@@ -289,19 +317,16 @@ class _Table:
         """field, value, field, value, ... in position order."""
         out: list[bytes] = []
         append = out.append
-        meta = self.meta
-        items = self.items
-        for p in range(len(items)):
-            item = items[p]
+        for item in self.items:
             if item is not None:
-                n = _u32(meta, 2 * p + 1)
-                append(item[:n])
-                append(item[n:])
+                n = _field_len(item)
+                k = 1 if n < 0x80 else 4
+                append(item[k:k + n])
+                append(item[k + n:])
         return out
 
     def fields(self, start: int = 0, stop: int = -1) -> list[bytes]:
         """The fields at positions start to stop (-1: the end), in position order."""
-        meta = self.meta
         items = self.items
         if stop < 0 or stop > len(items):
             stop = len(items)
@@ -309,39 +334,28 @@ class _Table:
         for p in range(start, stop):
             item = items[p]
             if item is not None:
-                out.append(item[:_u32(meta, 2 * p + 1)])
+                out.append(_field_of(item))
         return out
 
     def values(self) -> list[bytes]:
         """The values, in position order."""
-        meta = self.meta
-        items = self.items
-        out: list[bytes] = []
-        for p in range(len(items)):
-            item = items[p]
-            if item is not None:
-                out.append(item[_u32(meta, 2 * p + 1):])
-        return out
+        return [_value_of(item) for item in self.items if item is not None]
 
     def field_at(self, p: int) -> bytes:
         """The field at live position `p`."""
-        item: bytes = self.items[p]  # type: ignore[assignment]
-        return item[:_u32(self.meta, 2 * p + 1)]
+        return _field_of(self.items[p])  # type: ignore[arg-type]
 
     def sizes(self, k: int) -> tuple[list[int], list[int]]:
         """The lengths of the first `k` fields (k <= count) and of their values."""
-        meta = self.meta
-        items = self.items
         flens: list[int] = []
         vlens: list[int] = []
-        p = 0
-        while len(flens) < k:
-            item = items[p]
+        for item in self.items:
+            if len(flens) == k:
+                break
             if item is not None:
-                n = _u32(meta, 2 * p + 1)
+                n = _field_len(item)
                 flens.append(n)
-                vlens.append(len(item) - n)
-            p += 1
+                vlens.append(len(item) - n - (1 if n < 0x80 else 4))
         return flens, vlens
 
     # ---- scanning and sampling -----------------------------------------------------------------

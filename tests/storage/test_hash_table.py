@@ -97,22 +97,39 @@ def test_hashtable_matches_dict_model(max_entries, program):
     assert dict(copy.items()) == model
 
 
+@pytest.mark.parametrize("n", [0, 1, 127, 128, 300, 70_000])
+def test_long_fields(n):
+    """Fields of every length class of the item's header (one byte below 128, four from 128)."""
+    h = Hash()
+    f, g = b"f" * n, b"g" * n + b"x"
+    h.set_pairs([f, b"v" * n, g, b"", b"short", b"w"], 0, 0, 64)
+    assert h.encoding() == "hashtable"
+    assert h.get(f) == b"v" * n and h.get(g) == b"" and h.get(b"short") == b"w"
+    assert h.get(f + b"v") is None and (n == 0 or h.get(f[:-1]) is None)
+    assert sorted(h.flat()) == sorted([f, b"v" * n, g, b"", b"short", b"w"])
+    assert h.mem_usage(0) > 0
+
+
 def check_table(h: Hash) -> None:
-    """The table's invariants: every live position indexed once and found from its hash's slot
-    without crossing an empty slot, listed free positions below the end are holes, and the index
-    at most two thirds full."""
+    """The table's invariants: every live position indexed once, under its field's hash, and found
+    from that hash's slot without crossing an empty slot; listed free positions below the end are
+    holes; no hole at the end; the index at most two thirds full."""
     t = h.d
     items, index, mask = t.items, t.index, t.mask
+    empty = 2**64 - 1
     live = [p for p in range(len(items)) if items[p] is not None]
-    assert sorted(p for p in index if p >= 0) == live == sorted(set(live))
+    assert sorted(e & 0xFFFFFFFF for e in index if e != empty) == live
     assert t.count == len(live) and 3 * t.count <= 2 * (mask + 1)
-    assert not items or items[-1] is not None  # no hole at the end
+    assert not items or items[-1] is not None
     for p in t.free:
         assert p >= len(items) or items[p] is None
-    for p in live:
-        i = t.meta[2 * p] & mask
-        while index[i] != p:
-            assert index[i] >= 0
+    for j, e in enumerate(index):
+        if e == empty:
+            continue
+        assert e >> 32 == hash(t.field_at(e & 0xFFFFFFFF)) & 0xFFFFFFFF
+        i = (e >> 32) & mask
+        while i != j:
+            assert index[i] != empty
             i = (i + 1) & mask
 
 
