@@ -5,16 +5,96 @@
 # `def` methods, since a cpdef method would add a vtable pointer to every hash.  The listpack
 # functions they call on every HSET / HGET are cimported, so those are C calls instead of calls
 # through the listpack module's attributes.
+#
+# _Table (one per hashtable-encoded hash, so its vtable pointer does not count) is an extension
+# type with cpdef lookups: Hash types `d` as _Table, so HGET / HSET / HDEL on a hashtable are C
+# calls, its arrays are cpython.array objects read through their C data pointers, and a field is
+# compared with memcmp.
 cimport cython
+from cpython cimport array
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.string cimport memcmp, memcpy
 from raxdb.storage.listpack cimport (append_pair, count_of, elements, entry_end, find_key, pair_value,
                                     replace_value, replace_values, splice)
+
+cdef Py_ssize_t _MIN_INDEX
+cdef Py_ssize_t _U32
+cdef unsigned long long _EMPTY
+cdef Py_ssize_t _MAX_FIELD
+
+cdef unsigned long long _u64(array.array a, Py_ssize_t i) noexcept
+cdef void _set_u64(array.array a, Py_ssize_t i, unsigned long long v) noexcept
+
+@cython.locals(n=Py_ssize_t, k=Py_ssize_t, out=bytes, dst="unsigned char*")
+cdef bytes _item(object field, object value)
+
+@cython.locals(s="const unsigned char*")
+cdef Py_ssize_t _field_len(bytes item) noexcept
+
+@cython.locals(k=Py_ssize_t)
+cdef bint _is_field(bytes item, object field, Py_ssize_t n) except -1
+
+@cython.locals(n=Py_ssize_t, k=Py_ssize_t)
+cdef bytes _field_of(bytes item)
+
+@cython.locals(n=Py_ssize_t)
+cdef bytes _value_of(bytes item)
+
+
+cdef class _Table:
+    cdef public list items
+    cdef public array.array free
+    cdef public array.array index
+    cdef public Py_ssize_t mask
+    cdef public Py_ssize_t count
+
+    @cython.locals(index=array.array, items=list, mask=Py_ssize_t, n=Py_ssize_t, i=Py_ssize_t,
+                   e=cython.ulonglong)
+    cdef Py_ssize_t _slot(self, object field, unsigned long long h) except -1
+
+    @cython.locals(e=cython.ulonglong)
+    cpdef Py_ssize_t find(self, object field) except -2
+
+    @cython.locals(e=cython.ulonglong)
+    cpdef object get(self, object field)
+
+    @cython.locals(h=cython.ulonglong, e=cython.ulonglong, i=Py_ssize_t, p=Py_ssize_t, mask=Py_ssize_t,
+                   n=Py_ssize_t, items=list, free=array.array)
+    cpdef Py_ssize_t set(self, object field, object value) except -1
+
+    @cython.locals(i=Py_ssize_t)
+    cpdef bint delete(self, object field) except -1
+
+    @cython.locals(old=array.array, index=array.array, mask=Py_ssize_t, j=Py_ssize_t, i=Py_ssize_t,
+                   e=cython.ulonglong)
+    cdef _rebuild_index(self, Py_ssize_t size)
+
+    @cython.locals(index=array.array, items=list, mask=Py_ssize_t, p=Py_ssize_t, j=Py_ssize_t,
+                   e=cython.ulonglong, k=Py_ssize_t, n=Py_ssize_t, size=Py_ssize_t)
+    cdef _remove(self, Py_ssize_t i)
+
+    @cython.locals(out=list, n=Py_ssize_t, k=Py_ssize_t, item=object)
+    cpdef list flat(self)
+
+    @cython.locals(items=list, out=list, p=Py_ssize_t)
+    cpdef list fields(self, Py_ssize_t start=*, Py_ssize_t stop=*)
+
+    cpdef list values(self)
+
+    cpdef bytes field_at(self, Py_ssize_t p)
+
+    @cython.locals(n=Py_ssize_t, end=Py_ssize_t)
+    cpdef tuple scan(self, Py_ssize_t cursor, Py_ssize_t count)
+
+    @cython.locals(items=list, n=Py_ssize_t, p=Py_ssize_t)
+    cpdef Py_ssize_t random_position(self) except -1
 
 
 cdef class Hash:
     cdef public bytes lp
-    cdef public object d
+    cdef public _Table d
 
 
 @cython.locals(n=Py_ssize_t, i=Py_ssize_t, p=Py_ssize_t, end=Py_ssize_t, count=Py_ssize_t, created=Py_ssize_t,
-               lp=bytes)
+               lp=bytes, d=_Table)
 cpdef Py_ssize_t _set_pairs(Hash h, args, Py_ssize_t start, Py_ssize_t max_entries, Py_ssize_t max_value) except -1

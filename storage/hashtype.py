@@ -17,22 +17,41 @@ Representation.  A `Hash` has two slots, `lp` and `d`; exactly one of them is se
   encoding (what lpAppend writes), so a field is found by comparing encoded bytes; a listpack
   loaded from outside that breaks it (a valid but non-canonical encoding another writer chose) is
   re-encoded on load.
-- hashtable encoding: `d` is a `_Table`, a dict of field -> value with one extra slot, `index`,
-  the `SlotIndex` (storage/slotindex.py) built the first time the hash is scanned or sampled, for
-  SCAN-stable cursors and O(1) random fields; from then on every field insertion and deletion
-  keeps it current.
+- hashtable encoding: `d` is a `_Table`, an open-addressed table of the keyspace's kind
+  (storage/keyspace.py).  A field and its value are ONE `bytes` object, the item: the field's
+  length (one byte below 128, else four), the field, the value; `items` is the list of items, each
+  at its field's position.  `index` is a uint64 array, a power of two in size and at most two
+  thirds full, probed linearly from the hash's low bits; a used slot holds the low 32 bits of
+  hash(field) above the field's position (all ones: empty).  A field costs one object (a dict
+  costs two, the field and the value, plus 24 bytes of entry), a list slot and 12-24 bytes of
+  index.  A lookup reads the index, then only the item of a slot whose hash matches (length, then
+  memcmp compiled): three memory reads where a dict makes four.  HGET returns the item's tail, a
+  fresh `bytes`.  A delete moves the later entries of its probe run back (their hashes are in the
+  index), so there are no tombstones; the index shrinks to a quarter when an eighth full.
 
-Compiled (hashtype.pxd), Hash is an extension type of the same size, and the listpack functions
-are C calls.  Callers outside this module use the methods (get, items, flat, set_pairs, delete,
-listpack, ...), never the slots' contents, except for `lp is not None` as the test of the
-encoding.
+  Positions are stable: a field keeps its position for as long as it exists; a deleted position
+  becomes a hole (None) listed in `free` and reused by a later field, except that holes at the end
+  of `items` are cut off at once (so `free` may list positions past the end: stale, skipped when
+  popped; `items` only grows by appending once `free` is exhausted, so a listed position below the
+  end is always a hole).  An empty table restarts at position 0.  Hence an HSCAN cursor is a
+  position, and a field present for the whole iteration is returned at least once, as Redis
+  guarantees, with no per-cursor state; and a random field is a random position retried over holes
+  (uniform over the fields), or a pick from the live positions collected once when holes are most
+  of `items`.  The iteration order (HGETALL, HKEYS, ...) is the positions' order, which Redis does
+  not define for a hashtable either.
+
+Compiled (hashtype.pxd), Hash is an extension type of the same size, the listpack functions are C
+calls, and `_Table` is an extension type whose arrays are read through their C data pointers and
+whose lookups are C methods.  Callers outside this module use the methods (get, items, flat,
+set_pairs, delete, listpack, ...), never the slots' contents, except for `lp is not None` as the
+test of the encoding.
 """
 
 from __future__ import annotations
 
 import random
+from array import array
 from collections.abc import Iterable, Iterator
-from itertools import islice
 
 from raxdb.storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
 from raxdb.storage.listpack import (
@@ -52,20 +71,325 @@ from raxdb.storage.listpack import (
     splice,
 )
 from raxdb.storage.lpcodec import LP_EMPTY, entry_size
-from raxdb.storage.slotindex import SlotIndex
+
+try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
 
 _UNKNOWN = NUMELE_UNKNOWN
+_MIN_INDEX = 8  # the index's smallest size (a power of two)
+_U32 = 0xFFFFFFFF
+_EMPTY = 0xFFFFFFFFFFFFFFFF  # an empty index slot
+_MAX_FIELD = 0x7FFFFFFF  # the longest field an item's four-byte length holds
+_HEADS = [bytes((n,)) for n in range(0x80)]  # one-byte field lengths (interpreted _item)
 
 
-class _Table(dict):
-    """The hashtable encoding: field -> value, and the SCAN / random-pick index once built."""
+# ---- the typed arrays and the items --------------------------------------------------------------
+# Compiled, an array's items are read and written through its C data pointer (hashtype.pxd types
+# the arrays as cpython.array) and an item is built and compared through its bytes' pointer;
+# interpreted, through indexing and bytes methods.  Bounds are the callers' to keep.
+def _u64(a: array, i: int) -> int:
+    if cython.compiled:
+        return a.data.as_ulonglongs[i]
+    return a[i]
 
-    __slots__ = ("index",)
+
+def _set_u64(a: array, i: int, v: int) -> None:
+    if cython.compiled:
+        a.data.as_ulonglongs[i] = v
+    else:
+        a[i] = v
+
+
+def _empty_index(size: int) -> array:
+    """An index of `size` slots (a power of two), all empty."""
+    index = array("Q")
+    index.frombytes(b"\xff" * (8 * size))
+    return index
+
+
+def _item(field: bytes, value: bytes) -> bytes:
+    """The item of a field and its value: the field's length (one byte below 128, else four bytes,
+    big-endian, with the top bit set), the field, the value."""
+    n = len(field)
+    if n > _MAX_FIELD:
+        raise OverflowError("hash field too long")
+    k = 1 if n < 0x80 else 4
+    if cython.compiled:
+        out = PyBytes_FromStringAndSize(cython.NULL, k + n + len(value))  # noqa: F821 (hashtype.pxd)
+        dst = cython.cast(cython.p_uchar, cython.cast(cython.p_char, out))
+        if k == 1:
+            dst[0] = n
+        else:
+            dst[0] = 0x80 | (n >> 24)
+            dst[1] = (n >> 16) & 0xFF
+            dst[2] = (n >> 8) & 0xFF
+            dst[3] = n & 0xFF
+        memcpy(dst + k, cython.cast(cython.p_char, field), n)  # noqa: F821
+        memcpy(dst + k + n, cython.cast(cython.p_char, value), len(value))  # noqa: F821
+        return out
+    head = _HEADS[n] if k == 1 else (n | 0x80000000).to_bytes(4, "big")
+    return b"".join((head, field, value))
+
+
+def _field_len(item: bytes) -> int:
+    """The length of the field in `item`."""
+    if cython.compiled:
+        s = cython.cast(cython.p_uchar, cython.cast(cython.p_char, item))
+        if s[0] < 0x80:
+            return s[0]
+        return ((s[0] & 0x7F) << 24) | (s[1] << 16) | (s[2] << 8) | s[3]
+    b = item[0]
+    return b if b < 0x80 else int.from_bytes(item[:4], "big") & _MAX_FIELD
+
+
+def _is_field(item: bytes, field: bytes, n: int) -> bool:
+    """Is `field`, of length `n`, the field of `item`?"""
+    if _field_len(item) != n:
+        return False
+    k = 1 if n < 0x80 else 4
+    if cython.compiled:
+        return memcmp(cython.cast(cython.p_char, item) + k, cython.cast(cython.p_char, field), n) == 0  # noqa: F821
+    return item.startswith(field, k)
+
+
+def _field_of(item: bytes) -> bytes:
+    n = _field_len(item)
+    k = 1 if n < 0x80 else 4
+    return item[k:k + n]
+
+
+def _value_of(item: bytes) -> bytes:
+    n = _field_len(item)
+    return item[(1 if n < 0x80 else 4) + n:]
+
+
+class _Table:
+    """The hashtable encoding: fields and values packed by position (see the module docstring)."""
+
+    __slots__ = ("items", "free", "index", "mask", "count")
+
+    def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        """No fields: every array empty, positions restarting at 0."""
+        self.items: list[bytes | None] = []  # the item at each position, None for a hole
+        self.free = array("i")  # holes to reuse (and stale positions past the end, see above)
+        self.index = _empty_index(_MIN_INDEX)
+        self.mask = _MIN_INDEX - 1
+        self.count = 0
+
+    def copy(self) -> _Table:
+        t = _Table()
+        t.items = self.items[:]  # the items are immutable: shared
+        t.free = self.free[:]
+        t.index = self.index[:]
+        t.mask = self.mask
+        t.count = self.count
+        return t
+
+    # ---- lookup --------------------------------------------------------------------------------
+    def _slot(self, field: bytes, h: int) -> int:
+        """The index slot holding `field`'s entry, or the empty slot where it would go (`h` is the
+        low 32 bits of its hash)."""
+        index = self.index
+        items = self.items
+        mask = self.mask
+        n = len(field)
+        i = h & mask
+        while True:
+            e = _u64(index, i)
+            if e == _EMPTY:
+                return i
+            if e >> 32 == h and _is_field(items[e & _U32], field, n):  # type: ignore[arg-type]
+                return i
+            i = (i + 1) & mask
+
+    def find(self, field: bytes) -> int:
+        """The field's position, or -1."""
+        e = _u64(self.index, self._slot(field, hash(field) & _U32))
+        return -1 if e == _EMPTY else e & _U32
+
+    def get(self, field: bytes) -> bytes | None:
+        e = _u64(self.index, self._slot(field, hash(field) & _U32))
+        if e == _EMPTY:
+            return None
+        return _value_of(self.items[e & _U32])  # type: ignore[arg-type]
+
+    # ---- writing -------------------------------------------------------------------------------
+    def set(self, field: bytes, value: bytes) -> int:
+        """Set `field` to `value`: 1 if the field is new, 0 if it was there (it keeps its place)."""
+        h = hash(field) & _U32
+        i = self._slot(field, h)
+        e = _u64(self.index, i)
+        if e != _EMPTY:
+            self.items[e & _U32] = _item(field, value)
+            return 0
+        mask = self.mask
+        if (self.count + 1) * 3 > (mask + 1) * 2:  # at most two thirds full
+            self._rebuild_index((mask + 1) * 2)
+            mask = self.mask
+            i = h & mask
+            while _u64(self.index, i) != _EMPTY:
+                i = (i + 1) & mask
+        items = self.items
+        free = self.free
+        n = len(items)
+        p = -1
+        while len(free):
+            p = free.pop()
+            if p < n:  # a hole (else a stale position, cut off the end since)
+                break
+            p = -1
+        if p >= 0:
+            items[p] = _item(field, value)
+        else:
+            p = n
+            items.append(_item(field, value))
+        _set_u64(self.index, i, (h << 32) | p)
+        self.count += 1
+        return 1
+
+    def delete(self, field: bytes) -> bool:
+        i = self._slot(field, hash(field) & _U32)
+        if _u64(self.index, i) == _EMPTY:
+            return False
+        self._remove(i)
+        return True
+
+    def _rebuild_index(self, size: int) -> None:
+        """A new index of `size` slots over the entries of the current one."""
+        old = self.index
+        index = _empty_index(size)
+        mask = size - 1
+        for j in range(len(old)):
+            e = _u64(old, j)
+            if e != _EMPTY:
+                i = (e >> 32) & mask
+                while _u64(index, i) != _EMPTY:
+                    i = (i + 1) & mask
+                _set_u64(index, i, e)
+        self.index = index
+        self.mask = mask
+
+    def _remove(self, i: int) -> None:
+        """Take the field whose entry is in index slot `i` out.  Linear probing deletes by moving
+        back each later entry of the run that may sit at `i`, so the index needs no tombstones."""
+        index = self.index
+        mask = self.mask
+        p = _u64(index, i) & _U32
+        j = i
+        while True:
+            j = (j + 1) & mask
+            e = _u64(index, j)
+            if e == _EMPTY:
+                break
+            k = (e >> 32) & mask  # where that entry's field would sit
+            if (i < j and (k <= i or k > j)) or (i > j and k <= i and k > j):
+                _set_u64(index, i, e)
+                i = j
+        _set_u64(index, i, _EMPTY)
+        self.count -= 1
+        if not self.count:
+            self.clear()  # empty: no field can be mid-scan, so the positions restart compact
+            return
+        items = self.items
+        items[p] = None
+        n = len(items)
+        if p == n - 1:
+            # Holes at the end are cut off: no field lives past them, so no cursor can miss one,
+            # and the table does not keep the room of fields deleted from its end.
+            while items[n - 1] is None:  # (stops: a field lives below, count > 0)
+                n -= 1
+            del items[n:]
+        else:
+            self.free.append(p)
+        size = mask + 1
+        if size > _MIN_INDEX and self.count * 8 < size:  # an eighth full: a quarter of the size
+            self._rebuild_index(size // 4 if size > 4 * _MIN_INDEX else _MIN_INDEX)
+
+    # ---- reading in bulk -----------------------------------------------------------------------
+    def flat(self) -> list[bytes]:
+        """field, value, field, value, ... in position order."""
+        out: list[bytes] = []
+        append = out.append
+        for item in self.items:
+            if item is not None:
+                n = _field_len(item)
+                k = 1 if n < 0x80 else 4
+                append(item[k:k + n])
+                append(item[k + n:])
+        return out
+
+    def fields(self, start: int = 0, stop: int = -1) -> list[bytes]:
+        """The fields at positions start to stop (-1: the end), in position order."""
+        items = self.items
+        if stop < 0 or stop > len(items):
+            stop = len(items)
+        out: list[bytes] = []
+        for p in range(start, stop):
+            item = items[p]
+            if item is not None:
+                out.append(_field_of(item))
+        return out
+
+    def values(self) -> list[bytes]:
+        """The values, in position order."""
+        return [_value_of(item) for item in self.items if item is not None]
+
+    def field_at(self, p: int) -> bytes:
+        """The field at live position `p`."""
+        return _field_of(self.items[p])  # type: ignore[arg-type]
+
+    def sizes(self, k: int) -> tuple[list[int], list[int]]:
+        """The lengths of the first `k` fields (k <= count) and of their values."""
+        flens: list[int] = []
+        vlens: list[int] = []
+        for item in self.items:
+            if len(flens) == k:
+                break
+            if item is not None:
+                n = _field_len(item)
+                flens.append(n)
+                vlens.append(len(item) - n - (1 if n < 0x80 else 4))
+        return flens, vlens
+
+    # ---- scanning and sampling -----------------------------------------------------------------
+    def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
+        """Fields in at least `count` positions from `cursor`: (next cursor or 0, fields)."""
+        n = len(self.items)
+        if cursor >= n:
+            return 0, []
+        end = min(n, cursor + max(count, 1))
+        return (0 if end >= n else end), self.fields(cursor, end)
+
+    def live_positions(self) -> list[int]:
+        items = self.items
+        return [p for p in range(len(items)) if items[p] is not None]
+
+    def sparse(self) -> bool:
+        """Are holes most positions (so that retrying random positions would be slow)?"""
+        return self.count * 4 < len(self.items)
+
+    def random_position(self) -> int:
+        """A uniformly random live position (the table is neither empty nor sparse)."""
+        items = self.items
+        n = len(items)
+        while True:
+            p = random.randrange(n)
+            if items[p] is not None:
+                return p
 
 
 def _table(pairs: Iterable[tuple[bytes, bytes]]) -> _Table:
-    t = _Table(pairs)
-    t.index = None
+    """A table of `pairs` (a repeated field keeps its first place and its last value)."""
+    t = _Table()
+    for f, v in pairs:
+        t.set(f, v)
     return t
 
 
@@ -97,7 +421,7 @@ class Hash:
     def __len__(self) -> int:
         lp = self.lp
         if lp is None:
-            return len(self.d)  # type: ignore[arg-type]
+            return self.d.count  # type: ignore[union-attr]
         n = lp[4] | (lp[5] << 8)
         if n == _UNKNOWN:
             n = count_of(lp)
@@ -110,7 +434,7 @@ class Hash:
         h = Hash()
         if self.lp is None:
             h.lp = None
-            h.d = _table(self.d)  # type: ignore[arg-type]
+            h.d = self.d.copy()  # type: ignore[union-attr]
         else:
             h.lp = self.lp  # immutable: the copy shares it until either changes
         return h
@@ -123,12 +447,12 @@ class Hash:
         if lp is not None:
             return 16 + size_class(len(lp))
         d = self.d
-        n = len(d)  # type: ignore[arg-type]
+        n = d.count  # type: ignore[union-attr]
         size = 16 + 56 + dict_table_bytes(n)
         if n:
             k = min(samples, n) if samples > 0 else n  # SAMPLES 0: every field
-            total = (sds_alloc_sum(map(len, islice(d, k))) + sds_alloc_sum(map(len, islice(d.values(), k)))  # type: ignore[union-attr]
-                     + 24 * k)
+            flens, vlens = d.sizes(k)  # type: ignore[union-attr]
+            total = sds_alloc_sum(flens) + sds_alloc_sum(vlens) + 24 * k
             size += int(total / k * n)
         return size
 
@@ -170,12 +494,11 @@ class Hash:
     def from_pairs(cls, pairs: Iterable[tuple[bytes, bytes]], listpack: bool = True) -> Hash:
         """A hash of `pairs` (a repeated field keeps its first place and its last value)."""
         h = cls()
-        d = _table(pairs)
         if listpack:
-            h.lp = _pack(d.items())
+            h.lp = _pack(dict(pairs).items())
         else:
             h.lp = None
-            h.d = d
+            h.d = _table(pairs)
         return h
 
     # ---- reading -------------------------------------------------------------------------------
@@ -188,7 +511,7 @@ class Hash:
     def __contains__(self, field: bytes) -> bool:
         lp = self.lp
         if lp is None:
-            return field in self.d  # type: ignore[operator]
+            return self.d.find(field) >= 0  # type: ignore[union-attr]
         return find_key(lp, field) >= 0
 
     def flat(self) -> list[bytes]:
@@ -196,38 +519,36 @@ class Hash:
         lp = self.lp
         if lp is not None:
             return elements(lp)
-        out: list[bytes] = []
-        append = out.append
-        for f, v in self.d.items():  # type: ignore[union-attr]
-            append(f)
-            append(v)
-        return out
+        return self.d.flat()  # type: ignore[union-attr]
 
     def items(self) -> Iterator[tuple[bytes, bytes]]:
-        lp = self.lp
-        if lp is None:
-            return iter(self.d.items())  # type: ignore[union-attr]
-        return _pairs_of(elements(lp))
+        return _pairs_of(self.flat())
 
     def fields(self) -> list[bytes]:
         lp = self.lp
         if lp is None:
-            return list(self.d)  # type: ignore[arg-type]
+            return self.d.fields()  # type: ignore[union-attr]
         return elements(lp)[::2]
 
     def values(self) -> list[bytes]:
         lp = self.lp
         if lp is None:
-            return list(self.d.values())  # type: ignore[union-attr]
+            return self.d.values()  # type: ignore[union-attr]
         return elements(lp)[1::2]
 
     def as_dict(self) -> dict[bytes, bytes]:
-        """field -> value, in the hash's order; the hashtable itself for that encoding (read it,
-        do not change it)."""
+        """field -> value, in the hash's order (a new dict)."""
+        return dict(self.items())
+
+    def values_of(self, fields: list[bytes]) -> list[bytes]:
+        """The values of `fields`, each of them in the hash (HSCAN's and HRANDFIELD's replies): a
+        listpack is decoded once, a hashtable looked up field by field."""
         lp = self.lp
-        if lp is None:
-            return self.d  # type: ignore[return-value]
-        return dict(_pairs_of(elements(lp)))
+        if lp is not None:
+            d = dict(_pairs_of(elements(lp)))
+            return [d[f] for f in fields]
+        get = self.d.get  # type: ignore[union-attr]
+        return [get(f) for f in fields]  # type: ignore[misc]
 
     # ---- writing -------------------------------------------------------------------------------
     def set_pairs(self, args: list[bytes], start: int, max_entries: int, max_value: int) -> int:
@@ -237,19 +558,6 @@ class Hash:
         after each pair, updates too, as hashTypeSet does).  Returns how many fields are new."""
         return _set_pairs(self, args, start, max_entries, max_value)
 
-    def _table_set(self, args: list[bytes], start: int) -> int:
-        d = self.d
-        idx = d.index  # type: ignore[union-attr]
-        created = 0
-        for i in range(start, len(args), 2):
-            f = args[i]
-            if f not in d:  # type: ignore[operator]
-                created += 1
-                if idx is not None:
-                    idx.add(f)
-            d[f] = args[i + 1]  # type: ignore[index]
-        return created
-
     def delete(self, field: bytes) -> bool:
         lp = self.lp
         if lp is not None:
@@ -258,48 +566,48 @@ class Hash:
                 return False
             self.lp = splice(lp, p, entry_end(lp, entry_end(lp, p)), b"", -2)
             return True
-        d = self.d
-        if d.pop(field, None) is None:  # type: ignore[union-attr]
-            return False
-        if d.index is not None:  # type: ignore[union-attr]
-            d.index.discard(field)  # type: ignore[union-attr]
-        return True
+        return self.d.delete(field)  # type: ignore[union-attr]
 
     # ---- scanning and sampling -----------------------------------------------------------------
-    def _index(self) -> SlotIndex:
-        d = self.d
-        idx = d.index  # type: ignore[union-attr]
-        if idx is None:
-            idx = d.index = SlotIndex(d)  # type: ignore[union-attr,arg-type]
-        return idx
-
     def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
-        """Fields for one HSCAN step: a listpack hash returns all of them and cursor 0."""
+        """Fields for one HSCAN step: a listpack hash returns all of them and cursor 0; a hashtable
+        `count` positions from the cursor, a position (see the module docstring)."""
         if self.lp is not None:
             return 0, self.fields()
-        return self._index().scan(cursor, count)
+        return self.d.scan(cursor, count)  # type: ignore[union-attr]
 
     def random_field(self) -> bytes:
         if self.lp is not None:
             return random.choice(self.fields())
-        return self._index().random_member()
+        d = self.d
+        if d.sparse():  # type: ignore[union-attr]
+            return d.field_at(random.choice(d.live_positions()))  # type: ignore[union-attr]
+        return d.field_at(d.random_position())  # type: ignore[union-attr]
 
     def random_fields(self, count: int) -> list[bytes]:
         """`count` fields chosen independently (repetitions allowed)."""
         if self.lp is not None:
             return random.choices(self.fields(), k=count)
-        pick = self._index().random_member
-        return [pick() for _ in range(count)]
+        d = self.d
+        if d.sparse():  # type: ignore[union-attr]
+            positions = random.choices(d.live_positions(), k=count)  # type: ignore[union-attr]
+        else:
+            pick = d.random_position  # type: ignore[union-attr]
+            positions = [pick() for _ in range(count)]
+        at = d.field_at  # type: ignore[union-attr]
+        return [at(p) for p in positions]
 
     def sample_fields(self, count: int) -> list[bytes]:
         """`count` distinct random fields (count < len)."""
-        if self.lp is not None or count * 3 > len(self):
+        d = self.d
+        if self.lp is not None or count * 3 > d.count or d.sparse():  # type: ignore[union-attr]
             return random.sample(self.fields(), count)
-        pick = self._index().random_member
-        chosen: dict[bytes, None] = {}
+        pick = d.random_position  # type: ignore[union-attr]
+        chosen: dict[int, None] = {}
         while len(chosen) < count:
             chosen[pick()] = None
-        return list(chosen)
+        at = d.field_at  # type: ignore[union-attr]
+        return [at(p) for p in chosen]
 
 
 def _set_pairs(h: Hash, args: list[bytes], start: int, max_entries: int, max_value: int) -> int:
@@ -313,7 +621,11 @@ def _set_pairs(h: Hash, args: list[bytes], start: int, max_entries: int, max_val
                 lp = None
                 break
     if lp is None:
-        return h._table_set(args, start)
+        d = h.d
+        created = 0
+        for i in range(start, n, 2):
+            created += d.set(args[i], args[i + 1])  # type: ignore[union-attr]
+        return created
     if n - start == 2:  # the common single-pair write
         f = args[start]
         p = find_key(lp, f)

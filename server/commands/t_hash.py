@@ -225,13 +225,13 @@ def hmget(c, argv):
     return R.array(parts)
 
 
-def _flat_pairs(d: dict[bytes, bytes], fields: list[bytes]) -> bytes:
+def _flat_pairs(fields: list[bytes], values: list[bytes]) -> bytes:
     """field, value, field, value, ... as one array of bulk strings."""
     flat = []
     append = flat.append
-    for f in fields:
+    for f, v in zip(fields, values, strict=True):
         append(f)
-        append(d[f])
+        append(v)
     return R.bulk_strings(flat)
 
 
@@ -305,17 +305,16 @@ def hrandfield(c, argv):
     h = _hash_for_read(c, argv[1])
     if h is None or count == 0:
         return R.EMPTY_ARRAY
-    d = h.as_dict()
     pairs3 = withvalues and c.resp > 2
 
     def reply(fields: list[bytes]) -> bytes:
         if not withvalues:
             return R.bulk_strings(fields)
+        values = h.values_of(fields)
         if not pairs3:
-            return _flat_pairs(d, fields)
+            return _flat_pairs(fields, values)
         parts = []
-        for f in fields:
-            v = d[f]
+        for f, v in zip(fields, values, strict=True):
             parts.append(b"*2\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(f), f, len(v), v))
         return b"*%d\r\n%s" % (len(fields), b"".join(parts))
 
@@ -323,8 +322,8 @@ def hrandfield(c, argv):
         return random_picks_reply(c, count, 2 if withvalues and not pairs3 else 1, h.random_fields, reply)
     if count == 1:
         return reply(h.random_fields(1))
-    if count >= len(d):
-        return reply(list(d))
+    if count >= len(h):
+        return reply(h.fields())
     return reply(h.sample_fields(count))
 
 
@@ -344,4 +343,4 @@ def hscan(c, argv):
     if pat is not None:
         fields = [f for f in fields if glob_match(pat, f)]
     cur = b"%d" % nxt
-    return b"*2\r\n$%d\r\n%s\r\n%s" % (len(cur), cur, _flat_pairs(h.as_dict(), fields))
+    return b"*2\r\n$%d\r\n%s\r\n%s" % (len(cur), cur, _flat_pairs(fields, h.values_of(fields)))

@@ -1,0 +1,160 @@
+"""The hashtable encoding of a hash (`storage.hashtype._Table` through `Hash`): a property test of
+random HSET / HDEL / full HSCAN / HRANDFIELD programs against a dict model, across the listpack ->
+hashtable conversion and through many deletions (holes reused, holes cut off the end, the index
+shrinking, the table emptied and refilled).  A scan interleaved with writes must return every
+field present for the whole scan at least once, as Redis guarantees."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from raxdb.storage.hashtype import Hash
+
+pytestmark = pytest.mark.pure  # hashtype.py is compiled: run interpreted too
+
+# few distinct fields, so that deletes hit, updates happen and positions are reused
+fields = st.integers(0, 300).map(lambda i: b"f%d" % i) | st.binary(max_size=6)
+values = st.binary(max_size=8) | st.sampled_from([b"", b"1", b"x" * 70])
+
+ops = st.one_of(
+    st.tuples(st.just("set"), st.lists(st.tuples(fields, values), min_size=1, max_size=30)),
+    st.tuples(st.just("del"), st.lists(fields, min_size=1, max_size=30)),
+    st.tuples(st.just("delall")),  # every field but a few, one by one: holes, shrink, emptying
+    st.tuples(st.just("scan"), st.integers(1, 20), st.lists(st.tuples(fields, values), max_size=5),
+              st.lists(fields, max_size=5)),
+    st.tuples(st.just("rand"), st.integers(1, 8)),
+)
+
+
+def full_scan(h: Hash, count: int, adds: list, dels: list[bytes], model: dict[bytes, bytes]) -> None:
+    """HSCAN from cursor 0 to 0 while writing between steps: every field present throughout is
+    returned, and nothing that was never in the hash."""
+    before = set(model)
+    ever = set(model)
+    removed: set[bytes] = set()
+    seen: list[bytes] = []
+    cursor, step = 0, 0
+    while True:
+        cursor, got = h.scan(cursor, count)
+        seen.extend(got)
+        if step < len(adds):  # a write between steps
+            f, v = adds[step]
+            h.set_pairs([f, v], 0, 0, 64)
+            model[f] = v
+            ever.add(f)
+        if step < len(dels):
+            f = dels[step]
+            h.delete(f)
+            if model.pop(f, None) is not None:
+                removed.add(f)
+        step += 1
+        if cursor == 0:
+            break
+        assert step < 100_000
+    assert (before - removed) <= set(seen) <= ever
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 40), st.lists(ops, max_size=25))
+def test_hashtable_matches_dict_model(max_entries, program):
+    h = Hash()
+    model: dict[bytes, bytes] = {}
+    for op in program:
+        if op[0] == "set":
+            args = [x for pair in op[1] for x in pair]
+            new = len({f for f, _ in op[1]} - set(model))
+            assert h.set_pairs(args, 0, max_entries, 64) == new
+            model.update(op[1])
+        elif op[0] == "del":
+            for f in op[1]:
+                assert h.delete(f) == (f in model)
+                model.pop(f, None)
+        elif op[0] == "delall":
+            for f in list(model)[3:]:
+                assert h.delete(f)
+                del model[f]
+        elif op[0] == "scan":
+            full_scan(h, op[1], op[2], op[3], model)
+        elif op[0] == "rand" and model:
+            assert h.random_field() in model
+            assert set(h.random_fields(op[1])) <= set(model)
+            k = min(op[1], len(model) - 1)
+            if k > 0:
+                picked = h.sample_fields(k)
+                assert len(picked) == len(set(picked)) == k and set(picked) <= set(model)
+        assert len(h) == len(model)
+        flat = h.flat()
+        assert len(flat) == 2 * len(model) and dict(zip(flat[::2], flat[1::2], strict=True)) == model
+        assert sorted(h.fields()) == sorted(model) and sorted(h.values()) == sorted(model.values())
+        for f in list(model)[:5] + [b"absent", b"f1", b""]:
+            assert h.get(f) == model.get(f) and (f in h) == (f in model)
+        if h.encoding() == "hashtable":
+            check_table(h)
+    copy = h.copy()
+    h.set_pairs([b"after-copy", b"1"], 0, 0, 64)
+    assert dict(copy.items()) == model
+
+
+@pytest.mark.parametrize("n", [0, 1, 127, 128, 300, 70_000])
+def test_long_fields(n):
+    """Fields of every length class of the item's header (one byte below 128, four from 128)."""
+    h = Hash()
+    f, g = b"f" * n, b"g" * n + b"x"
+    h.set_pairs([f, b"v" * n, g, b"", b"short", b"w"], 0, 0, 64)
+    assert h.encoding() == "hashtable"
+    assert h.get(f) == b"v" * n and h.get(g) == b"" and h.get(b"short") == b"w"
+    assert h.get(f + b"v") is None and (n == 0 or h.get(f[:-1]) is None)
+    assert sorted(h.flat()) == sorted([f, b"v" * n, g, b"", b"short", b"w"])
+    assert h.mem_usage(0) > 0
+
+
+def check_table(h: Hash) -> None:
+    """The table's invariants: every live position indexed once, under its field's hash, and found
+    from that hash's slot without crossing an empty slot; listed free positions below the end are
+    holes; no hole at the end; the index at most two thirds full."""
+    t = h.d
+    items, index, mask = t.items, t.index, t.mask
+    empty = 2**64 - 1
+    live = [p for p in range(len(items)) if items[p] is not None]
+    assert sorted(e & 0xFFFFFFFF for e in index if e != empty) == live
+    assert t.count == len(live) and 3 * t.count <= 2 * (mask + 1)
+    assert not items or items[-1] is not None
+    for p in t.free:
+        assert p >= len(items) or items[p] is None
+    for j, e in enumerate(index):
+        if e == empty:
+            continue
+        assert e >> 32 == hash(t.field_at(e & 0xFFFFFFFF)) & 0xFFFFFFFF
+        i = (e >> 32) & mask
+        while i != j:
+            assert index[i] != empty
+            i = (i + 1) & mask
+
+
+def test_big_table_grows_shrinks_and_keeps_cursors():
+    """A table grown past 10k fields and mostly emptied: the index shrinks, a scan started
+    before the deletions still returns every survivor, random picks stay uniform-ish."""
+    h = Hash()
+    n = 12_000
+    h.set_pairs([x for i in range(n) for x in (b"field:%d" % i, b"value:%d" % i)], 0, 128, 64)
+    assert h.encoding() == "hashtable" and len(h) == n
+    big = h.d.mask
+    cursor, seen = h.scan(0, 100)
+    survivors = {b"field:%d" % i for i in range(0, n, 97)}
+    for i in range(n):
+        if b"field:%d" % i not in survivors:
+            assert h.delete(b"field:%d" % i)
+    assert h.d.mask < big // 8
+    assert h.d.sparse()
+    while cursor:
+        cursor, got = h.scan(cursor, 100)
+        seen.extend(got)
+    assert survivors <= set(seen)
+    assert set(h.random_fields(500)) <= survivors
+    assert len(set(h.random_fields(2000))) > len(survivors) // 2
+    assert h.get(b"field:97") == b"value:97" and h.get(b"field:98") is None
+    for f in survivors:
+        h.delete(f)
+    assert len(h) == 0 and h.d.items == [] and h.d.mask == 7
