@@ -4,7 +4,8 @@ everything is plain data structures driven by the command layer on the loop thre
 Value contract (what `storage.keyspace.Database` holds per key):
 - strings are `bytes` (int/embstr/raw inferred from content), `keyspace.EmbStr` (a bytes subclass
   for the rare value Redis holds embstr although it reads as an integer) or `bytearray` (raw,
-  modified in place); `isinstance(v, (bytes, bytearray))` is the string test;
+  modified in place); `keyspace.is_string` is the string test (by exact class: a set of integers
+  is kept as an `Intset`, a bytes subclass, see set_type.py);
 - every other type is an object with
     `type_name`  class attribute: "list", "hash", "set", "zset" or "stream" (TYPE, SCAN TYPE),
     `encoding()` the OBJECT ENCODING name it really has now ("listpack", "quicklist", "hashtable",

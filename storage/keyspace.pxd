@@ -52,9 +52,11 @@ cdef class Database:
                    i=Py_ssize_t)
     cdef _rebuild_index(self, Py_ssize_t size)
 
-    @cython.locals(h=cython.uint, p=Py_ssize_t, meta=array.array, index=array.array, mask=Py_ssize_t,
-                   i=Py_ssize_t)
+    @cython.locals(h=cython.uint)
     cdef Py_ssize_t _insert(self, object key, object value, long long now_ms) except -1
+    @cython.locals(p=Py_ssize_t, mask=Py_ssize_t, meta=array.array, index=array.array)
+    cdef Py_ssize_t _insert_at(self, object key, object value, long long now_ms, unsigned int h,
+                               Py_ssize_t i) except -1
 
     @cython.locals(index=array.array, meta=array.array, mask=Py_ssize_t, p=Py_ssize_t, j=Py_ssize_t,
                    q=Py_ssize_t, k=Py_ssize_t, size=Py_ssize_t)
@@ -83,6 +85,8 @@ cdef class Database:
 
     @cython.locals(now=cython.longlong)
     cpdef add(self, object key, object value)
+    @cython.locals(h=cython.uint, i=Py_ssize_t, now=cython.longlong)
+    cpdef bint add_new(self, object key, object value) except -1
 
     @cython.locals(i=Py_ssize_t, p=Py_ssize_t)
     cpdef bint delete(self, object key) except -1

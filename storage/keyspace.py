@@ -102,6 +102,13 @@ class EmbStr(bytes):
     __slots__ = ()
 
 
+def is_string(value: Any) -> bool:
+    """The value contract's string test (storage/__init__.py): bytes, EmbStr, bytearray or RawStr,
+    by exact class, since a set's `Intset` is a bytes subclass too."""
+    cls = value.__class__
+    return cls is bytes or cls is bytearray or cls is EmbStr or cls is RawStr
+
+
 class WallClock:
     """The default clock of a Database; the server installs itself (its cached `now_ms`) instead."""
 
@@ -321,9 +328,14 @@ class Database:
 
     def _insert(self, key: bytes, value: Any, now_ms: int) -> int:
         """Add `key`, which is not here, with `value`: its position."""
-        h = hash(key) & _U32
+        return self._insert_at(key, value, now_ms, hash(key) & _U32, -1)
+
+    def _insert_at(self, key: bytes, value: Any, now_ms: int, h: int, i: int) -> int:
+        """`_insert` for a key whose hash's low 32 bits are `h` and whose probe ended at the empty
+        index slot `i` (-1: not probed yet)."""
         if (self.count + 1) * 3 > (self._mask + 1) * 2:  # at most two thirds full
             self._rebuild_index((self._mask + 1) * 2)
+            i = -1
         if self._free:
             p = self._free.pop()
             self._keys[p] = key
@@ -338,10 +350,11 @@ class Database:
         _set_u32(meta, p * _META + 1, _stamp(now_ms))
         _set_u32(meta, p * _META + 2, 0)
         index = self._index
-        mask = self._mask
-        i = h & mask
-        while _i32(index, i) >= 0:
-            i = (i + 1) & mask
+        if i < 0:
+            mask = self._mask
+            i = h & mask
+            while _i32(index, i) >= 0:
+                i = (i + 1) & mask
         _set_i32(index, i, p)
         self.count += 1
         return p
@@ -556,6 +569,21 @@ class Database:
             self.freq[key] = (((now // 60000) & 0xFFFF) << 8) | LFU_INIT_VAL
         if self.blocking or self.new_hook is not None:
             self._created(key, value)
+
+    def add_new(self, key: bytes, value: Any) -> bool:
+        """`add` if `key` is not stored (True), else nothing (False): one probe for both, what a
+        load does for each key."""
+        h = hash(key) & _U32
+        i = self._slot(key, h)
+        if _i32(self._index, i) >= 0:
+            return False
+        now = self.clock.now_ms
+        self._insert_at(key, value, now, h, i)
+        if self.lfu:
+            self.freq[key] = (((now // 60000) & 0xFFFF) << 8) | LFU_INIT_VAL
+        if self.blocking or self.new_hook is not None:
+            self._created(key, value)
+        return True
 
     def _created(self, key: bytes, value: Any) -> None:
         """Redis's dbAdd side effects: waiters on the key are signalled (only here and for a stream

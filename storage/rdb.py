@@ -47,12 +47,13 @@ from raxdb.storage import intset, lpcodec
 from raxdb.storage.crc64 import crc64
 from raxdb.storage.hashtype import Hash
 from raxdb.storage.intset import canonical_int
+from raxdb.storage.keyspace import is_string
 from raxdb.storage.listpack import Listpack, checked_count, checked_values
 from raxdb.storage.lzf import compress as lzf_compress
 from raxdb.storage.lzf import decompress as lzf_decompress
 from raxdb.storage.quicklist import PackedNode, Quicklist
 from raxdb.storage.rax import Rax
-from raxdb.storage.set_type import RSet
+from raxdb.storage.set_type import Intset, RSet
 from raxdb.storage.stream import NACK, U64, Consumer, ConsumerGroup, Stream
 from raxdb.storage.ziplist import ziplist_entries, zipmap_pairs
 from raxdb.storage.zset import ZSet
@@ -259,7 +260,10 @@ class Writer:
 
 def write_value(w: Writer, value: Any) -> int:
     """Write `value`'s body as Redis 7.0's rdbSaveObject does; returns its type byte."""
-    if isinstance(value, (bytes, bytearray)):
+    if value.__class__ is Intset:  # a set's intset bytes, as held
+        w.string(value)
+        return T_SET_INTSET
+    if is_string(value):
         w.string(value)
         return T_STRING
     kind = value.type_name
@@ -607,7 +611,7 @@ def _read_set(r: Reader, t: int, limits: Limits) -> Any:
             return EMPTY
         if n > limits.set_max_intset:
             return RSet(set(intset.members(blob)))
-        return RSet(blob)  # the bytes as loaded
+        return Intset(blob)  # the bytes as loaded
     n = r.length()
     if n == 0:
         return EMPTY
@@ -623,7 +627,7 @@ def _read_set(r: Reader, t: int, limits: Limits) -> Any:
     s = RSet.of(members, limits.set_max_intset if n <= limits.set_max_intset else 0)
     if len(s) != n:
         raise corrupt("Duplicate set members detected")
-    return s
+    return s.stored()
 
 
 def _first_repeat(items: list[bytes]) -> int | None:

@@ -18,6 +18,24 @@ cdef extern from "Python.h":
         setentry *table
 
 ctypedef PySetObject *SetPtr
+# Intset (set_type.py): a bytes subclass made without Py_TPFLAGS_HAVE_GC.  A class statement
+# gives every subclass a GC header (16 bytes per instance, a 48-byte intset then costs 112 where a
+# bytes object costs 96); a type from a spec without the flag has none, and bytes' own allocation
+# and deallocation serve it unchanged (its instances hold no references to trace).
+cdef extern from *:
+    """
+    static PyObject *raxdb_plain_bytes_subclass(const char *name) {
+        PyType_Slot slots[] = {{0, NULL}};
+        PyType_Spec spec = {name, 0, 0, Py_TPFLAGS_DEFAULT, slots};
+        PyObject *bases = PyTuple_Pack(1, (PyObject *)&PyBytes_Type);
+        if (bases == NULL) return NULL;
+        PyObject *type = PyType_FromSpecWithBases(&spec, bases);
+        Py_DECREF(bases);
+        return type;
+    }
+    """
+    object _plain_bytes_subclass "raxdb_plain_bytes_subclass"(const char *name)
+
 ctypedef setentry *EntryPtr
 ctypedef PyObject *ObjPtr
 

@@ -1,11 +1,21 @@
 """The set value type (TYPE "set") with Redis 7.0's two encodings, held as Redis holds them.
 
-An `RSet` is a two-field wrapper (Redis's robj): `data` is the value itself, either
-- an intset blob (`bytes`, see `storage.intset`): OBJECT ENCODING "intset", while every member is
-  the canonical text of an int64 and there are at most set-max-intset-entries of them; the bytes
-  are Redis's, so DUMP / RDB write them as they are and RESTORE / RDB load keep the bytes given;
-- a Python `set` of the members (`bytes`): "hashtable" otherwise.
-and `_scan` caches SSCAN's index of a hashtable (below).  Redis 7.0 has no listpack sets (7.2
+What the keyspace keeps for a set depends on its encoding:
+- an intset (OBJECT ENCODING "intset", while every member is the canonical text of an int64 and
+  there are at most set-max-intset-entries of them) is kept as its bytes alone, an `Intset`: the
+  blob `storage.intset` reads, in Redis's format, so DUMP / RDB write it as it is and RESTORE / RDB
+  load keep the bytes given.  No wrapper: a small set of numbers is a key with one value object,
+  as in Redis (compiled, `Intset` has no GC header either, see set_type.pxd);
+- a hashtable is kept as an `RSet` whose `data` is a Python `set` of the members (`bytes`).
+Commands work on an `RSet` either way: `as_set` gives one for any stored set (for an `Intset`, a
+new RSet over a copy of its bytes), and after a write `stored()` says what the keyspace must keep
+(a new `Intset`, or the RSet itself once it is a hashtable).  So an RSet in the keyspace is always
+a hashtable, an `Intset` is immutable (shared freely, by COPY too), and `len()` of an `Intset` is
+its byte length, not its member count: size it through `as_set`.
+
+An `RSet` is a two-field wrapper (Redis's robj): `data` is either an intset blob (exact `bytes`,
+only while a command works on it) or the Python set, and `_scan` caches SSCAN's index of a
+hashtable (below).  Redis 7.0 has no listpack sets (7.2
 added them).  It converts intset -> hashtable on the first non-integer member or when the count
 passes the limit, and never back; only SPOP with a large count rebuilds the set and may land on
 an intset again (`spop_many`).  The limit is passed in by the caller (read from the config at
@@ -32,6 +42,7 @@ import random
 import sys
 from collections.abc import Iterable, Iterator
 from itertools import islice
+from typing import Any
 
 from raxdb.storage import intset
 from raxdb.storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
@@ -237,6 +248,12 @@ class RSet:
     def is_intset(self) -> bool:
         return type(self.data) is bytes
 
+    def stored(self) -> Any:
+        """What the keyspace keeps for this set: an intset as an `Intset` of its bytes, a
+        hashtable as this RSet."""
+        d = self.data
+        return Intset(d) if type(d) is bytes else self
+
     # ---- randomness ----------------------------------------------------------------------------
     def random_member(self) -> bytes:
         d = self.data
@@ -318,3 +335,47 @@ class RSet:
         if idx is None:
             idx = self._scan = ScanIndex(d, len(d))
         return idx.scan(cursor, count)
+
+
+# ---- the stored form of an intset ----------------------------------------------------------------
+def _intset_encoding(self: bytes) -> str:
+    return "intset"
+
+
+def _intset_copy(self: bytes) -> bytes:
+    return self  # immutable: a copy may share it
+
+
+def _intset_mem_usage(self: bytes, samples: int = 5) -> int:
+    return 16 + size_class(len(self))  # as RSet counts an intset: Redis's robj and the blob
+
+
+def _intset_type() -> type:
+    """`Intset`: a bytes subclass holding an intset blob, with the value contract's attributes
+    (`type_name`, `encoding()`, `copy()`, `mem_usage()`; storage/__init__.py).  Compiled, made by
+    C without a GC header (its instances refer to nothing but their type), so an intset costs
+    what a bytes object of its length costs; interpreted, a plain subclass."""
+    if _COMPILED:
+        cls = _plain_bytes_subclass(b"raxdb.storage.set_type.Intset")  # noqa: F821 (set_type.pxd)
+    else:
+        cls = type("Intset", (bytes,), {"__slots__": (), "__module__": __name__})
+    cls.type_name = "set"
+    cls.encoding = _intset_encoding
+    cls.copy = _intset_copy
+    cls.mem_usage = _intset_mem_usage
+    return cls
+
+
+Intset = _intset_type()
+
+
+def as_set(v: Any) -> RSet | None:
+    """The RSet to work on for a stored value: the value itself when it is an RSet, a new RSet
+    over a copy of the bytes of an `Intset` (the intset functions take exact bytes), None when
+    `v` is not a set."""
+    cls = v.__class__
+    if cls is RSet:
+        return v
+    if cls is Intset:
+        return RSet(bytes(v))
+    return None

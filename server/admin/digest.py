@@ -15,6 +15,7 @@ from typing import Any
 
 from raxdb.server.events.keyaccess import is_string
 from raxdb.storage.keyspace import Database
+from raxdb.storage.set_type import as_set
 
 _ZERO = bytes(20)
 # Redis's object type codes (OBJ_STRING, OBJ_LIST, ...), which start every value's digest.
@@ -44,7 +45,7 @@ def value_digest(db: Database, key: bytes, value: Any, digest: bytearray) -> Non
             for element in value:
                 _mix(digest, element)
         elif kind == "set":
-            for member in value:
+            for member in as_set(value):
                 _xor(digest, member)
         elif kind == "zset":
             for score, member in value:

@@ -1,5 +1,9 @@
 """Set commands (Redis's t_set.c): SADD .. SSCAN over `storage.set_type.RSet`.
 
+Each command works on an RSet: the stored one for a hashtable, one made by `as_set` over a copy of
+an intset's bytes (the keyspace keeps an intset as a bare `Intset`).  So a write ends by storing
+what the RSet says the key holds now (`_keep`): a new `Intset`, or the RSet once converted.
+
 Replies follow Redis 7.0 exactly: SMEMBERS / SINTER / SUNION / SDIFF / SPOP-with-count are RESP3 sets
 (`~`), SRANDMEMBER-with-count and SMISMEMBER are arrays.  Where Redis's output order is
 deterministic it is reproduced: an intset iterates in ascending order, and SUNION / SDIFF / SPOP of
@@ -18,7 +22,6 @@ from raxdb.server.events import propagate
 from raxdb.server.events.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_SET,
-    lookup_or_create,
     lookup_read,
     lookup_write,
     modified,
@@ -28,7 +31,7 @@ from raxdb.server.events.keyaccess import (
 from raxdb.server.table.args import INT64_MIN, option_word, random_picks_reply, to_int
 from raxdb.server.table.registry import command
 from raxdb.storage.glob import compile_glob
-from raxdb.storage.set_type import RSet
+from raxdb.storage.set_type import RSet, as_set
 
 _POSITIVE = "ERR value is out of range, must be positive"
 _LONG_RANGE = ("ERR value is out of range, value must between -9223372036854775807 and "
@@ -47,11 +50,26 @@ def _array_reply(members: list[bytes]) -> bytes:
     return R.bulk_strings(members)
 
 
-def _get_set(c, key: bytes, write: bool = False) -> RSet | None:
-    v = lookup_write(c, key) if write else lookup_read(c, key)
-    if v is not None and v.__class__ is not RSet:
+def _set_of(v) -> RSet | None:
+    """The RSet to work on for a looked-up value (None for a missing key), WRONGTYPE if not a set."""
+    if v is None or v.__class__ is RSet:
+        return v
+    s = as_set(v)
+    if s is None:
         raise CommandError(WRONGTYPE)
-    return v
+    return s
+
+
+def _get_set(c, key: bytes) -> RSet | None:
+    return _set_of(lookup_read(c, key))
+
+
+def _keep(c, key: bytes, stored, s: RSet) -> None:
+    """After a write to `s`, made from `stored` (the key's value): store what the key holds now,
+    when that is a new object (always after an intset changed)."""
+    new = s.stored()
+    if new is not stored:
+        c.db.replace(key, new)
 
 
 def _deleted(c, key: bytes) -> None:
@@ -63,8 +81,9 @@ def _deleted(c, key: bytes) -> None:
 @command("sadd")
 def sadd(c, argv):
     key = argv[1]
-    s = lookup_or_create(c, key, RSet)
     db = c.db
+    v = db.get(key, c.server.now_ms)  # lookupKeyWrite
+    s = RSet() if v is None else _set_of(v)
     limit = c.server.config.set_max_intset_entries
     if len(argv) == 3:  # one member, the benchmarked shape: no loop
         if not s.add(argv[2], limit):
@@ -78,6 +97,10 @@ def sadd(c, argv):
                 added += 1
         if not added:
             return R.ZERO
+    if v is None:  # dbAdd: a new set always gains its first member
+        db.add(key, s.stored())
+    elif s is not v:
+        _keep(c, key, v, s)
     srv = c.server
     if db.signals or srv.notify_flags:
         modified(c, key)
@@ -91,7 +114,8 @@ def sadd(c, argv):
 @command("srem")
 def srem(c, argv):
     key = argv[1]
-    s = _get_set(c, key, True)
+    v = lookup_write(c, key)
+    s = _set_of(v)
     if s is None:
         return R.ZERO
     removed = 0
@@ -104,6 +128,8 @@ def srem(c, argv):
         notify(c, NOTIFY_SET, "srem", key)
         if not len(s):
             _deleted(c, key)
+        else:
+            _keep(c, key, v, s)
         modified(c, key)
         c.server.dirty += removed - 1
     return R.integer(removed)
@@ -142,13 +168,16 @@ def scard(c, argv):
 def spop(c, argv):
     key = argv[1]
     if len(argv) == 2:
-        s = _get_set(c, key, True)
+        v = lookup_write(c, key)
+        s = _set_of(v)
         if s is None:
             return c.enc.null
         m = s.pop_random()
         notify(c, NOTIFY_SET, "spop", key)
         if not len(s):
             _deleted(c, key)
+        else:
+            _keep(c, key, v, s)
         modified(c, key)
         if c.server.also_propagate is not None:  # the member drawn, so a replay removes the same
             propagate.rewrite(c, [b"SREM", key, m])
@@ -158,7 +187,8 @@ def spop(c, argv):
     count = to_int(argv[2], _POSITIVE)
     if count < 0:
         raise CommandError(_POSITIVE)
-    s = _get_set(c, key, True)
+    v = lookup_write(c, key)
+    s = _set_of(v)
     if s is None or count == 0:
         return c.enc.set_header(0)
     limit = max_intset(c)
@@ -171,7 +201,9 @@ def spop(c, argv):
     else:
         members, replacement = s.spop_many(count, limit)
         if replacement is not None:
-            c.db.replace(key, replacement)
+            c.db.replace(key, replacement.stored())
+        else:
+            _keep(c, key, v, s)
         notify(c, NOTIFY_SET, "spop", key)
         srv = c.server
         if srv.also_propagate is not None:  # one SREM per member drawn, in the reply's order
@@ -207,24 +239,32 @@ def srandmember(c, argv):
 @command("smove")
 def smove(c, argv):
     src_key, dst_key, m = argv[1], argv[2], argv[3]
-    src = lookup_write(c, src_key)
-    dst = lookup_write(c, dst_key)
-    if src is None:
+    src_v = lookup_write(c, src_key)
+    dst_v = lookup_write(c, dst_key)
+    if src_v is None:
         return R.ZERO
-    if src.__class__ is not RSet or (dst is not None and dst.__class__ is not RSet):
-        raise CommandError(WRONGTYPE)
-    if src is dst:
+    src = _set_of(src_v)
+    dst = _set_of(dst_v)
+    if src_key == dst_key:  # Redis compares the objects: one key, one object
         return R.ONE if m in src else R.ZERO
     if not src.remove(m):
         return R.ZERO
     notify(c, NOTIFY_SET, "srem", src_key)
     if not len(src):
         _deleted(c, src_key)
-    if dst is None:
+    else:
+        _keep(c, src_key, src_v, src)
+    if dst is None:  # dbAdd (before the source's signal, as in Redis) of a new set of the member
         dst = RSet()
-        c.db.add(dst_key, dst)
+        dst.add(m, max_intset(c))
+        c.db.add(dst_key, dst.stored())
+        added = True
+    else:
+        added = dst.add(m, max_intset(c))
+        if added:
+            _keep(c, dst_key, dst_v, dst)
     modified(c, src_key)
-    if dst.add(m, max_intset(c)):
+    if added:
         modified(c, dst_key)
         notify(c, NOTIFY_SET, "sadd", dst_key)
     return R.ONE
@@ -249,13 +289,7 @@ def sscan(c, argv):
 def _sources(c, keys: list[bytes], write: bool) -> list[RSet | None]:
     """Every key's set (None when missing), type-checking all of them first as Redis 7.0 does."""
     look = lookup_write if write else lookup_read
-    sets = []
-    for k in keys:
-        v = look(c, k)
-        if v is not None and v.__class__ is not RSet:
-            raise CommandError(WRONGTYPE)
-        sets.append(v)
-    return sets
+    return [_set_of(look(c, k)) for k in keys]
 
 
 def intersection(sets: list[RSet | None], limit: int = 0) -> list[bytes]:
@@ -302,7 +336,7 @@ def difference(sets: list[RSet | None], limit: int) -> RSet:
 def _store(c, dst: bytes, result: RSet, event: str) -> bytes:
     n = len(result)
     if n:
-        set_key(c, dst, result)
+        set_key(c, dst, result.stored())
         notify(c, NOTIFY_SET, event, dst)
         modified(c, dst)
     elif c.db.delete(dst):

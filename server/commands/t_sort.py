@@ -46,7 +46,7 @@ from raxdb.server.table.args import option_word, to_int
 from raxdb.server.table.registry import command
 from raxdb.storage.hashtype import Hash
 from raxdb.storage.quicklist import Quicklist
-from raxdb.storage.set_type import RSet
+from raxdb.storage.set_type import Intset, RSet, as_set
 from raxdb.storage.zset import ZSet
 
 _NOT_DOUBLE = "ERR One or more scores can't be converted into double"
@@ -150,6 +150,8 @@ def _sort(c, argv: list[bytes], readonly: bool) -> bytes:
         j += 1
 
     value = lookup_read(c, argv[1])
+    if value.__class__ is Intset:
+        value = as_set(value)
     cls = value.__class__
     if value is not None and cls is not Quicklist and cls is not RSet and cls is not ZSet:
         raise CommandError(WRONGTYPE)

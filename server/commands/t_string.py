@@ -287,7 +287,7 @@ def mget(c, argv):
             parts.append(null)
             continue
         hits += 1
-        if isinstance(v, (bytes, bytearray)):
+        if is_string(v):
             parts.append(_bulk(v))
         else:
             parts.append(null)

@@ -36,7 +36,7 @@ from raxdb.server.net import blocking
 from raxdb.server.table.args import INT64_MIN, option_word, random_picks_reply, to_int
 from raxdb.server.table.registry import command
 from raxdb.storage.glob import compile_glob
-from raxdb.storage.set_type import RSet
+from raxdb.storage.set_type import Intset, RSet, as_set
 from raxdb.storage.zset import (
     IN_GT,
     IN_INCR,
@@ -860,7 +860,9 @@ def zsetop_generic(c, argv: list[bytes], numkeys_idx: int, dst: bytes | None, op
     srcs = []
     for k in keys:
         v = look(c, k)
-        if v is not None and v.__class__ is not ZSet and v.__class__ is not RSet:
+        if v.__class__ is Intset:
+            v = as_set(v)
+        elif v is not None and v.__class__ is not ZSet and v.__class__ is not RSet:
             raise CommandError(WRONGTYPE)
         srcs.append(v)
     weights = [1.0] * numkeys

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from raxdb.protocol.request import _string2ll
 from raxdb.server.base.errors import WRONGTYPE, CommandError
 from raxdb.server.events import tracking, watch
-from raxdb.storage.keyspace import EmbStr, RawStr
+from raxdb.storage.keyspace import EmbStr, RawStr, is_string
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Client, Server
@@ -43,13 +43,8 @@ _notifier: list[Any] = [None]
 _ready_signaller: list[Any] = [None]
 
 
-def is_string(value: Any) -> bool:
-    """Strings are the only values that are bytes (or EmbStr) or bytearray; see storage's contract."""
-    return isinstance(value, (bytes, bytearray))
-
-
 def type_name(value: Any) -> str:
-    return "string" if isinstance(value, (bytes, bytearray)) else value.type_name
+    return "string" if is_string(value) else value.type_name
 
 
 def string_encoding(v: bytes | bytearray) -> str:
@@ -103,7 +98,7 @@ def set_key(c: Client, key: bytes, value: Any) -> None:
 
 def lookup_string(c: Client, key: bytes, write: bool = False) -> bytes | bytearray | None:
     v = lookup_write(c, key) if write else lookup_read(c, key)
-    if v is not None and not isinstance(v, (bytes, bytearray)):
+    if v is not None and not is_string(v):
         raise CommandError(WRONGTYPE)
     return v
 

@@ -50,6 +50,8 @@ from raxdb.server.base.log import LOG
 from raxdb.server.config.options import ConfigError
 from raxdb.server.events import propagate
 from raxdb.server.persistence import aofmanifest
+from raxdb.storage.keyspace import is_string
+from raxdb.storage.set_type import as_set
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
@@ -889,14 +891,14 @@ def write_commands(srv: Server, f: BinaryIO) -> None:
         _command(parts, b"SELECT", b"%d" % dbid)
         for key, value, expire in keys:
             start = len(parts)
-            if isinstance(value, (bytes, bytearray)):
+            if is_string(value):
                 _command(parts, b"SET", key, bytes(value))
             else:
                 kind = value.type_name
                 if kind == "list":
                     _batched(parts, b"RPUSH", key, list(value), 1)
                 elif kind == "set":
-                    _batched(parts, b"SADD", key, list(value), 1)
+                    _batched(parts, b"SADD", key, as_set(value).members(), 1)
                 elif kind == "zset":
                     items: list[bytes] = []
                     for score, member in value:

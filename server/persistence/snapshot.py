@@ -548,10 +548,8 @@ class Persistence:
                             # the common key, _add inlined: a load pays this per key
                             db = db_list[item.db]
                             key = item.key
-                            if key in db:
+                            if not db.add_new(key, item.value):
                                 self._add(db, item, now, merge)  # a duplicate: merged or an error
-                            else:
-                                db.add(key, item.value)
                             loaded += 1
                             if delay:
                                 loading.debug_delay(delay)

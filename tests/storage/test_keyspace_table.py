@@ -39,6 +39,7 @@ ops = st.lists(
     st.one_of(
         st.tuples(st.just("set"), keys, st.binary(max_size=3), st.booleans()),
         st.tuples(st.just("add"), keys, st.binary(max_size=3)),
+        st.tuples(st.just("add_new"), keys, st.binary(max_size=3)),
         st.tuples(st.just("del"), keys),
         st.tuples(st.just("expire"), keys, st.integers(-50, 500)),
         st.tuples(st.just("persist"), keys),
@@ -93,6 +94,10 @@ def test_table_follows_a_dict_model(seq):
             if k not in model:
                 db.add(k, v)
                 model[k] = v
+        elif kind == "add_new":  # a load's add: stored keys, expired or not, are left alone
+            _, k, v = op
+            assert db.add_new(k, v) == (k not in model)
+            model.setdefault(k, v)
         elif kind == "del":
             assert db.delete(op[1]) == (op[1] in model)
             model.pop(op[1], None)

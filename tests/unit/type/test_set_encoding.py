@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from raxdb.storage import intset, rdb
 from raxdb.storage.alloc import sds_alloc
 from raxdb.storage.intset import canonical_int, width_of
-from raxdb.storage.set_type import RSet
+from raxdb.storage.set_type import Intset, RSet, as_set
 from tests.support.diff import Diff, RawConnection, parse
 from tests.support.servers import start_raxdb, start_redis
 
@@ -302,7 +302,7 @@ dump_steps = st.lists(st.one_of(
 
 
 def _members_of(payload: bytes) -> set[bytes]:
-    return set(rdb.restore(payload, rdb.Limits()).members())
+    return set(as_set(rdb.restore(payload, rdb.Limits())).members())
 
 
 @pytest.mark.oracle
@@ -341,14 +341,16 @@ def _intset_payload(blob: bytes) -> bytes:
 def test_loading_keeps_the_intset_bytes():
     # int64 width although every member would fit in int16 (what removing a wide member leaves)
     blob = intset.pack(8, [-3, 1, 7])
-    s = rdb.restore(_intset_payload(blob), rdb.Limits())
-    assert s.encoding() == "intset" and s.data == blob and intset.width(s.data) == 8
-    assert rdb.dump(s) == _intset_payload(blob)
+    stored = rdb.restore(_intset_payload(blob), rdb.Limits())
+    assert stored.__class__ is Intset and stored.encoding() == "intset" and stored == blob
+    assert rdb.dump(stored) == _intset_payload(blob)
+    s = as_set(stored)
     s.add(b"2", 512)
     assert intset.values(s.data) == [-3, 1, 2, 7] and intset.width(s.data) == 8
+    assert s.stored().__class__ is Intset and s.stored() == s.data
     # more members than set-max-intset-entries: converted on load, as Redis does
     big = rdb.restore(_intset_payload(intset.pack(2, list(range(10)))), rdb.Limits(set_max_intset=5))
-    assert big.encoding() == "hashtable" and sorted(big.members(), key=int) == [b"%d" % i for i in range(10)]
+    assert big.__class__ is RSet and big.encoding() == "hashtable" and sorted(big.members(), key=int) == [b"%d" % i for i in range(10)]
 
 
 @pytest.mark.parametrize("blob", [b"\x02\x00\x00\x00\x02\x00\x00\x00\x05\x00\x05\x00",
@@ -373,3 +375,22 @@ def test_random_draws_reach_every_member_and_a_drained_table_shrinks():
     assert _slots(big.data) <= 10 * len(big)
     taken, replacement = big.spop_many(60, 512)
     assert replacement is None and len(taken) == 60 and len(big) == 40 and not set(taken) & set(big.members())
+
+
+def test_the_keyspace_keeps_an_intset_as_its_bytes():
+    """An intset is stored bare (an `Intset`, the value contract's attributes, not a string) and
+    a hashtable as its RSet; `as_set` and `stored()` go between the two."""
+    from raxdb.storage.keyspace import is_string
+
+    small = RSet.of([b"3", b"1", b"2"], 512)
+    kept = small.stored()
+    assert kept.__class__ is Intset and kept == small.data and not is_string(kept)
+    assert (kept.type_name, kept.encoding(), kept.mem_usage()) == ("set", "intset", small.mem_usage())
+    assert kept.copy() is kept  # immutable: a copy shares it
+    view = as_set(kept)
+    assert view.__class__ is RSet and view.members() == [b"1", b"2", b"3"]
+    assert view.add(b"x", 512) and view.stored() is view  # converted: the RSet itself is kept
+    assert as_set(kept).members() == [b"1", b"2", b"3"]  # the stored bytes did not change
+    table = RSet.of([b"a"], 512)
+    assert table.stored() is table and as_set(table) is table
+    assert as_set(b"1") is None and as_set(None) is None

@@ -430,3 +430,20 @@ def test_generic_commands_on_sets(diff):
     diff.unordered("SMEMBERS", "i3")
     ours, theirs = (parse(x) for x in diff.both("SCAN", "0", "TYPE", "set"))
     assert ours[0] == theirs[0] == b"0" and sorted(ours[1]) == sorted(theirs[1]) == [b"h3", b"i3"]
+
+
+
+def test_a_copied_intset_and_its_original_stay_apart(diff):
+    """The keyspace keeps an intset as immutable bytes that COPY may share: every write to one key
+    leaves the other as it was, and two keys are never taken for one (SMOVE between them moves)."""
+    steps = [
+        "SADD a 1 2 3", "COPY a b", "SMOVE a b 1", "SMEMBERS a", "SMEMBERS b", "SMOVE b a 1",
+        "SMEMBERS a", "SMEMBERS b", "COPY a c", "SADD c 4", "SREM a 3",
+        "SPOP b 3",  # the whole set: ascending, not random
+        "SMEMBERS a", "SMEMBERS b", "SMEMBERS c", "COPY c d", "SINTER c d", "SDIFF c d",
+        "SUNIONSTORE e c d", "SDIFFSTORE c c d", "EXISTS c", "SMEMBERS d", "SMEMBERS e",
+        "SADD d x",  # the copy converts; the set it came from does not
+        "OBJECT ENCODING d", "OBJECT ENCODING e",
+    ]
+    for step in steps:
+        diff(*step.split())
