@@ -2,7 +2,8 @@
 
 Parses configuration exactly as redis-server does (file first, then command-line options grouped
 into config lines), refuses bad options with Redis's FATAL CONFIG FILE ERROR text and exit code 1,
-then runs the server on uvloop until SIGINT/SIGTERM or SHUTDOWN.
+then runs the server on uvloop (asyncio's own loop where uvloop is not installed) until
+SIGINT/SIGTERM or SHUTDOWN.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import asyncio
 import gc
 import signal
 import sys
+from collections.abc import Callable
 
 from raxdb.server.admin import crashreport, supervise
 from raxdb.server.base import compiled
@@ -51,6 +53,8 @@ def main(argv: list[str] | None = None) -> None:
     if daemonized:
         supervise.daemonize()
     LOG.notice("oO0OoO0OoO0Oo raxdb is starting oO0OoO0OoO0Oo")
+    if not compiled.compiled_modules():
+        LOG.notice("No compiled modules: running interpreted (built with RAXDB_PURE=1 or without a C compiler)")
     stale = compiled.stale_modules()
     if stale:
         LOG.warning(f"WARNING: compiled modules older than their source, running the old code: {', '.join(stale)}; "
@@ -69,17 +73,23 @@ def main(argv: list[str] | None = None) -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(10000, 20, 20)
-    try:
-        import uvloop
-
-        runner = asyncio.Runner(loop_factory=uvloop.new_event_loop)
-    except ImportError:  # pragma: no cover - uvloop is a dependency; keep running without it
-        runner = asyncio.Runner()
+    runner = asyncio.Runner(loop_factory=_loop_factory())
     with runner:
         loop = runner.get_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, _on_signal, srv, sig)
         runner.run(srv.serve())
+
+
+def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop; without uvloop (optional: no wheel for the platform, as on Windows, and
+    no C compiler), asyncio's own, and the log says so."""
+    try:
+        import uvloop
+    except ImportError:
+        LOG.notice("uvloop is not installed: running on asyncio's own event loop (slower)")
+        return None
+    return uvloop.new_event_loop
 
 
 def _on_signal(srv, sig: int) -> None:  # type: ignore[no-untyped-def]
