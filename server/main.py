@@ -14,20 +14,30 @@ import signal
 import sys
 from collections.abc import Callable
 
-from raxdb.server.admin import crashreport, supervise
 from raxdb.server.base import compiled
 from raxdb.server.base.log import LOG
-from raxdb.server.config.options import Config, FatalConfigError
-from raxdb.server.core import Server
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = sys.argv[1:] if argv is None else argv
+    # The collector sleeps through start-up: the imports and the tables they build allocate many
+    # objects that live forever and few cycles, and each collection on the way would walk them all
+    # again.  They are frozen once the server is built (`_serve`): gc.freeze's documented pattern.
+    gc.disable()
+    try:
+        _main(sys.argv[1:] if argv is None else argv)
+    finally:
+        gc.enable()
+
+
+def _main(args: list[str]) -> None:
     # Every command module, and the modules that own option validators (notify-keyspace-events),
     # load before the configuration is read, so a bad value stops start-up like any other.
     import raxdb.server.commands  # noqa: F401 - registers every command handler
     import raxdb.server.events.notify  # noqa: F401
+    from raxdb.server.admin import crashreport, supervise
     from raxdb.server.base.version import RAXDB_VERSION, VERSION
+    from raxdb.server.config.options import Config, FatalConfigError
+    from raxdb.server.core import Server
     if args and args[0] in ("-v", "--version"):
 
         print(f"raxdb v={RAXDB_VERSION} (Redis {VERSION} compatible)")
@@ -70,9 +80,9 @@ def main(argv: list[str] | None = None) -> None:
     # Start-up objects (modules, the command table, config) live forever: move them out of the
     # collector's reach so generation-2 collections only walk the data, and collect young objects
     # less often (request handling allocates short-lived lists at a high rate).
-    gc.collect()
     gc.freeze()
     gc.set_threshold(10000, 20, 20)
+    gc.enable()
     runner = asyncio.Runner(loop_factory=_loop_factory())
     with runner:
         loop = runner.get_loop()
