@@ -1,20 +1,28 @@
-# raxdb — `make run` serves on port 6379; `make test` installs what it needs and runs the suite.
+# raxdb — `make run` serves on port 6379 (installing only what serving needs); `make test` installs
+# what it needs and runs the suite; `make docker` builds the image.
 # The venv's interpreter: tools/pick_python.sh says why the system's PGO build comes first.
 PYTHON ?= $(shell tools/pick_python.sh)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
-# Named after the interpreter, so that choosing another one rebuilds the venv.
-STAMP  := $(VENV)/.installed$(subst /,-,$(PYTHON))
+# Two stamps, named after the interpreter (choosing another one rebuilds the venv): what serving
+# needs, the package and the `build` extra that compiles it (`make run`), and what the tests, the
+# lint and the benchmarks add, the `test` and `spark` extras (`make test`, `make lint`, `make bench`).
+STAMP      := $(VENV)/.installed$(subst /,-,$(PYTHON))
+TEST_STAMP := $(VENV)/.installed-test$(subst /,-,$(PYTHON))
 
-.PHONY: run test test-pure lint bench venv build redis-oracle clean
+.PHONY: run test test-pure lint bench venv build redis-oracle docker clean
 
 $(STAMP): pyproject.toml
 	@grep -qx "executable = $$(realpath $$(command -v $(PYTHON)))" $(VENV)/pyvenv.cfg 2>/dev/null || rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	RAXDB_PURE=1 $(PIP) install --quiet -e '.[build,test,spark]'
+	RAXDB_PURE=1 $(PIP) install --quiet -e '.[build]'
 	touch $(STAMP)
+
+$(TEST_STAMP): $(STAMP)
+	RAXDB_PURE=1 $(PIP) install --quiet -e '.[build,test,spark]'
+	touch $(TEST_STAMP)
 
 venv: $(STAMP)
 
@@ -35,7 +43,7 @@ redis-oracle:
 
 # ruff, then the rule of the house: import-linter's contracts (pyproject.toml) keep the layers in
 # order, tools/import_cycles.py keeps each circle inside one folder and at most four modules.
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check raxdb/__init__.py server protocol storage pipeline tests bench tools docker setup.py
 	PYTHONPATH=$(CURDIR) $(VENV)/bin/lint-imports
 	$(PY) tools/import_cycles.py --check
@@ -45,7 +53,7 @@ tests/libraries/node_modules/.installed: tests/libraries/package.json tests/libr
 	npm ci --prefix tests/libraries --no-audit --no-fund --loglevel=error
 	touch $@
 
-test: build redis-oracle lint tests/libraries/node_modules/.installed
+test: build $(TEST_STAMP) redis-oracle lint tests/libraries/node_modules/.installed
 	$(MAKE) --no-print-directory test-pure
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
@@ -53,15 +61,26 @@ test: build redis-oracle lint tests/libraries/node_modules/.installed
 # hot path (the files marked `pure`), run in a copy of the tree without its compiled modules (the
 # tests run the tree they sit in, tests/support/servers.py's ROOT).
 PURE_TESTS ?= -m pure
-test-pure: $(STAMP) redis-oracle
+test-pure: $(TEST_STAMP) redis-oracle
 	rm -rf build/pure && mkdir -p build/pure
 	tar -cf - --exclude='*.so' --exclude=./.venv --exclude=./build --exclude=./.git --exclude=node_modules . \
 	  | tar -xf - -C build/pure
 	cd build/pure && ../../$(PY) -c 'import raxdb.server.commands, raxdb.server.base.compiled as c; assert not c.compiled_modules()'
 	cd build/pure && ../../$(PY) -m pytest -q -p no:cacheprovider $(PURE_TESTS)
 
-bench: build redis-oracle
+bench: build $(TEST_STAMP) redis-oracle
 	$(PY) bench/bench.py $(BENCH_ARGS)
+	$(PY) bench/startup.py
+
+# The image (docker/Dockerfile), with docker or podman: whichever is installed and has a running
+# engine.  Where there is none it says so and fails, rather than pretend to have built something.
+ENGINE ?= $(firstword $(foreach e,docker podman,$(shell command -v $(e) 2>/dev/null)))
+docker:
+	@if [ -z "$(ENGINE)" ]; then \
+	  echo "make docker: no container engine here (neither docker nor podman is installed); nothing built" >&2; exit 1; fi
+	@$(ENGINE) info >/dev/null 2>&1 || { \
+	  echo "make docker: $(ENGINE) is installed but its engine is not running or not reachable; nothing built" >&2; exit 1; }
+	$(ENGINE) build -f docker/Dockerfile -t raxdb .
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

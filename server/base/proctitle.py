@@ -13,8 +13,9 @@ so "{title}" alone is refused).  The result loses its leading and trailing space
 that one routine, for the config check and for setting the title alike.
 
 Setting the title uses the setproctitle package (Redis carries its own copy of the same technique:
-the argv area is overwritten, the environment moved out of the way); without it, titles are
-computed and checked but not shown.
+the argv area is overwritten, the environment moved out of the way).  It is optional (a platform
+without a wheel for it and without a C compiler can still serve): without it, titles are computed
+and checked but not shown, and the first attempt to show one says so in the log.
 """
 
 from __future__ import annotations
@@ -23,10 +24,13 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from raxdb.server.base.log import LOG
+
 try:
     from setproctitle import setproctitle as _set
-except ImportError:  # pragma: no cover - a dependency; without it the title is not shown
+except ImportError:  # optional: without it the title is not shown (`apply` logs it once)
     _set = None
+_unshown_logged = False
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
@@ -93,5 +97,12 @@ def apply(srv: Server, title: str | None = None) -> None:
     cfg = srv.config
     text = expand(cfg.values["proc-title-template"], title if title is not None else main_title(), cfg.values,
                   cfg.config_file)
-    if text is not None and _set is not None:
+    if text is None:
+        return
+    if _set is not None:
         _set(text)
+        return
+    global _unshown_logged
+    if not _unshown_logged:
+        _unshown_logged = True
+        LOG.notice("setproctitle is not installed: the process title stays as it is")

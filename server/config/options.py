@@ -26,7 +26,6 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 from typing import BinaryIO
 
 from raxdb.protocol.request import _string2ll, quote_arg, split_inline_args
@@ -386,7 +385,9 @@ class Option:
 
 
 def _load_table() -> tuple[dict[str, Option], dict[str, str]]:
-    raw = json.loads(resources.files("raxdb.server.config").joinpath("config_defaults.json").read_text())
+    # a plain file beside this module, as server/table/metadata.py reads its own (why: there)
+    with open(os.path.join(os.path.dirname(__file__), "config_defaults.json"), encoding="utf-8") as f:
+        raw = json.load(f)
     options: dict[str, Option] = {}
     aliases: dict[str, str] = {}
     for name, e in raw.items():

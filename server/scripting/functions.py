@@ -21,12 +21,8 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from lupa.lua51 import lua_type
-
 from raxdb.protocol.request import split_inline_args
 from raxdb.server.base.errors import CommandError
-from raxdb.server.scripting import convert
-from raxdb.server.scripting import engine as eng
 from raxdb.server.table.args import maybe_int
 from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NAMES, FLAG_NO_WRITES
 from raxdb.storage import rdb
@@ -104,6 +100,10 @@ def parse_metadata(code: bytes) -> tuple[bytes, int]:
 
 class FunctionsEngine:
     def __init__(self, server: Server) -> None:
+        # Lua (lupa, the engine, its conversions) is imported by the first library, not at start-up:
+        # a server that never loads a function never loads Lua.
+        from raxdb.server.scripting import engine as eng
+
         self.server = server
         self.engine = eng.Engine(server, b"@user_function", functions=True)
         self.libraries: dict[bytes, Library] = {}
@@ -135,6 +135,11 @@ class FunctionsEngine:
         return name
 
     def _run_library(self, name: bytes, code: bytes, start: int) -> Library:
+        from lupa.lua51 import lua_type
+
+        from raxdb.server.scripting import convert
+        from raxdb.server.scripting import engine as eng
+
         e = self.engine
         h = e.h
         f, err = h.compile(code[start:], b"@user_function")
@@ -193,6 +198,10 @@ class FunctionsEngine:
         return self.functions.get(name.lower())
 
     def _register_function(self, *args: Any) -> None:
+        from lupa.lua51 import lua_type
+
+        from raxdb.server.scripting import engine as eng
+
         e = self.engine
         lib = self._loading
         if lib is None:
@@ -254,6 +263,8 @@ class FunctionsEngine:
         self._drop(name)
 
     def flush(self) -> None:
+        from raxdb.server.scripting import engine as eng
+
         self.libraries = {}
         self.functions = {}
         self.engine = eng.Engine(self.server, b"@user_function", functions=True)

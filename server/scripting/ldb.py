@@ -40,8 +40,6 @@ import time
 from array import array
 from typing import TYPE_CHECKING, Any
 
-import lupa.lua51 as lupa51
-
 from raxdb.protocol.request import quote_arg
 from raxdb.server.base.errors import CommandError
 from raxdb.server.base.log import LOG
@@ -197,7 +195,9 @@ def cat_value(engine: Engine, v: Any, level: int = 0) -> bytes:
     if level == MAX_VALUES_DEPTH:
         return b"<max recursion level reached! Nested table?>"
     level += 1
-    kind = lupa51.lua_type(v)
+    from lupa.lua51 import lua_type  # imported with the engine, by the script being debugged
+
+    kind = lua_type(v)
     if kind is None:  # a plain value, or a Python callable (a C function to Lua)
         if v is None:
             return b"nil"
@@ -652,7 +652,9 @@ def _lua_text(engine: Engine, value: Any) -> bytes:
         return value
     if isinstance(value, (int, float)):
         return b"%.14g" % value
-    if lupa51.lua_type(value) == "table":
+    from lupa.lua51 import lua_type  # as cat_value
+
+    if lua_type(value) == "table":
         err = value[b"err"]
         if isinstance(err, bytes):
             return err

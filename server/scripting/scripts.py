@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base.errors import MASTERDOWN, CommandError
-from raxdb.server.scripting import engine as eng
 from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NO_WRITES, parse_shebang, sha1hex
 
 if TYPE_CHECKING:
@@ -36,8 +35,11 @@ class Script:
 
 class ScriptCache:
     def __init__(self, server: Server) -> None:
+        # Lua (lupa and the engine) is imported here, by the first script, not at start-up
+        from raxdb.server.scripting.engine import Engine
+
         self.server = server
-        self.engine = eng.Engine(server, b"@user_script")
+        self.engine = Engine(server, b"@user_script")
         self.scripts: dict[bytes, Script] = {}
 
     def load(self, body: bytes) -> tuple[bytes, Script]:
@@ -50,8 +52,10 @@ class ScriptCache:
         return sha, script
 
     def flush(self) -> None:
+        from raxdb.server.scripting.engine import Engine
+
         self.scripts = {}
-        self.engine = eng.Engine(self.server, b"@user_script")
+        self.engine = Engine(self.server, b"@user_script")
 
     def run(self, c: Client, sha: bytes, script: Script, argv: list[bytes], numkeys: int, ro_command: bool) -> bytes:
         if ro_command and script.shebang and not script.flags & FLAG_NO_WRITES:

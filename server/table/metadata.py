@@ -17,8 +17,8 @@ alone) are read on the first `docs` asked for, all of them at once, and kept.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
-from importlib import resources
 from typing import Any, NamedTuple
 
 Tree = Any  # a typed JSON tree: see tools/gen_commands.py
@@ -90,9 +90,13 @@ def docs_tree(meta: CommandMeta, subs: Iterable[CommandMeta]) -> Tree | None:
 def _read(part: str) -> dict[str, Tree]:
     """Every group file of commands/<part>/ as one name -> tree dict."""
     trees: dict[str, Tree] = {}
-    for path in resources.files(__package__).joinpath("commands").joinpath(part).iterdir():
-        if path.name.endswith(".json"):
-            trees.update(json.loads(path.read_text()))
+    # Plain files beside this module (the package is installed unzipped: it has extension modules);
+    # importlib.resources would cost start-up the import of zipfile, tempfile and pathlib.
+    folder = os.path.join(os.path.dirname(__file__), "commands", part)
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".json"):
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                trees.update(json.load(f))
     return trees
 
 

@@ -31,17 +31,17 @@ def free_port() -> int:
 
 class ServerProcess:
     def __init__(self, argv: list[str], port: int, cwd: str, name: str,
-                 ready_text: str | None = "eady to accept connections") -> None:
+                 ready_text: str | None = "eady to accept connections", env: dict[str, str] | None = None) -> None:
         """`ready_text`: in the log line that says the server is up (the default matches both
         lines above); None: return once started (a server loading a dataset listens before it
-        says so)."""
+        says so).  `env`: the process's environment (default: this one's)."""
         self.port = port
         self.name = name
         self.cwd = cwd
         self.log: list[str] = []
         self._logged = threading.Condition()
         self.proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                     bufsize=1)
+                                     bufsize=1, env=env)
         ready = threading.Event()
 
         def pump() -> None:

@@ -1,0 +1,92 @@
+"""`make bench`'s start-up line: from process spawn to the first PONG, raxdb against redis-server 7.0.
+
+Each server is started `--runs` times (alternating, so that a burst of load on a shared machine
+falls on both), each time on a free loopback port in a fresh empty directory with persistence off
+(`--save "" --appendonly no`), its log discarded.  The time runs from just before the spawn to the
+first `+PONG` read: the client retries the connection and the PING every millisecond until the
+server answers.  The report gives the median, the fastest and the slowest of each, and the ratio
+of the medians (raxdb / redis).  One uncounted start of each comes first, and raxdb runs with
+PYTHONDONTWRITEBYTECODE unset: what is measured is a start with the bytecode cached and the files
+in the page cache, as every start after an install (pip compiles the bytecode) or after the first
+`make run` is.  A benchmark, not a test: nothing here passes or fails.
+
+    .venv/bin/python bench/startup.py [--runs N] [--server-args "--databases 1"]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.support.servers import free_port, redis_binary  # noqa: E402
+
+PERSISTENCE_OFF = ["--save", "", "--appendonly", "no"]
+
+
+def _pong(port: int) -> bool:
+    """One connection and one PING: True on +PONG, False while the server does not listen yet."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(b"*1\r\n$4\r\nPING\r\n")
+            return s.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def time_to_pong(argv: list[str], env: dict[str, str] | None = None) -> float:
+    """Seconds from spawning `argv` (which gets `--port <free>` and the options above) to its first PONG."""
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="startup-") as cwd:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([*argv, "--port", str(port), "--bind", "127.0.0.1", *PERSISTENCE_OFF], cwd=cwd,
+                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = t0 + 60
+            while not _pong(port):
+                if proc.poll() is not None or time.perf_counter() > deadline:
+                    raise RuntimeError(f"{argv[0]} did not answer PING (exit status {proc.poll()})")
+                time.sleep(0.001)
+            return time.perf_counter() - t0
+        finally:
+            proc.terminate()
+            proc.wait(30)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--server-args", default="", help="options for both servers")
+    opts = ap.parse_args()
+    extra = opts.server_args.split()
+    binary = redis_binary()
+    if binary is None:
+        sys.exit("redis-server not found: `make redis-oracle` installs it")
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    servers = {"redis": ([binary, *extra], None), "raxdb": ([sys.executable, "-m", "raxdb.server", *extra], env)}
+    for argv, server_env in servers.values():
+        time_to_pong(argv, server_env)
+    times: dict[str, list[float]] = {name: [] for name in servers}
+    for _ in range(opts.runs):
+        for name, (argv, server_env) in servers.items():
+            times[name].append(time_to_pong(argv, server_env) * 1000)
+    med = {name: statistics.median(t) for name, t in times.items()}
+    print(f"{'start-up':12s} {'runs':>4s} {'redis ms':>9s} {'raxdb ms':>9s} {'ratio':>7s}"
+          f"   (spawn to first PONG, median; raxdb min-max {min(times['raxdb']):.0f}-{max(times['raxdb']):.0f},"
+          f" redis {min(times['redis']):.0f}-{max(times['redis']):.0f})")
+    print(f"{'PING':12s} {opts.runs:4d} {med['redis']:9.1f} {med['raxdb']:9.1f} {med['raxdb'] / med['redis']:6.1f}x",
+          flush=True)
+
+
+if __name__ == "__main__":
+    main()
