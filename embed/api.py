@@ -12,7 +12,8 @@ point, raxdb.server.main (the arguments `raxdb-server` takes; `main` in a child 
 `run_embedded` in a thread), never through its internals (an import-linter contract).
 
 Defaults: the loopback address, a free port, a temporary working directory removed afterwards,
-persistence off (`save ""`, `appendonly no`).  `config` takes any redis.conf option and wins over
+persistence off (`save ""`, `appendonly no`), and a replica's first sync at once
+(`repl-diskless-sync-delay 0`: Redis's default waits 5 s for more replicas to share it).  `config` takes any redis.conf option and wins over
 the defaults; `.config` is everything the server was started with.
 
 Two modes, "process" the default:
@@ -234,7 +235,7 @@ class EmbeddedServer:
             os.makedirs(self.dir, exist_ok=True)
         self.port = self._port_arg if self._port_arg is not None else _free_port(self.host)
         options: dict[str, list[str]] = {"bind": [self.host], "port": [str(self.port)], "save": [""],
-                                         "appendonly": ["no"], "dir": [self.dir]}
+                                         "appendonly": ["no"], "repl-diskless-sync-delay": ["0"], "dir": [self.dir]}
         if self.mode == "thread":
             options["set-proc-title"] = ["no"]  # the caller's process title is not the server's
         if self._unixsocket_arg:

@@ -52,6 +52,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("raxdb_mode", default="process", help="process (default) or thread")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Bad options stop the run before any test, as pytest's own usage errors do."""
+    _config(config)
+    _protocol(config)
+    _mode(config)
+
+
 def _config(pytestconfig: pytest.Config) -> dict[str, str | list[str]]:
     """The ini file's options, then the command line's; an option given more than once (in one
     place) is repeated, as redis.conf repeats `rename-command` or `user`."""

@@ -59,7 +59,7 @@ def test_defaults():
         assert srv.url == f"redis://127.0.0.1:{srv.port}/0"
         assert srv.host == "127.0.0.1" and srv.port > 0 and srv.pid != os.getpid()
         assert srv.config == {"bind": "127.0.0.1", "port": str(srv.port), "save": "", "appendonly": "no",
-                              "dir": srv.dir}
+                              "repl-diskless-sync-delay": "0", "dir": srv.dir}
         assert client.config_get("save") == {"save": ""}
         assert client.config_get("appendonly") == {"appendonly": "no"}
         assert client.config_get("dir") == {"dir": os.path.realpath(srv.dir)}
