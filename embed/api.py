@@ -30,10 +30,11 @@ Two modes, "process" the default:
   caller's GIL, the process's log and command table (rename-command), its working directory (`dir`
   changes it, as redis-server's does; it is restored on stop), and a fatal server error that exits
   ends the caller.  For a quick server in a script or a notebook; a test suite wants "process".
-  Measured on the development machine (2 cores, compiled modules), start to first PONG, medians of
-  10: process 0.39 s, thread 0.03 s after the first start (whose imports cost about 0.35 s).  The
-  process mode is the default because it is the one that cannot harm its caller, and for a test
-  session that starts once the difference is one interpreter start.
+  Measured on the development machine (2 shared cores, compiled modules), start() to the first
+  PONG, medians of 10: process 0.47-0.55 s every time (an interpreter start and the server's
+  imports); thread 0.38-0.46 s for the first start in a process (the same imports), then 2-4 ms.
+  "process" is the default because it is the one that cannot harm its caller; a test session pays
+  its cost once, and raxdb_factory's extra servers once each.
 
 Invariants:
 - start() returns only once the server serves (listening, its data loaded): readiness is the server's
