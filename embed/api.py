@@ -57,12 +57,13 @@ import os
 import select
 import shutil
 import signal
+import site
 import socket
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
-import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
@@ -177,23 +178,31 @@ class EmbeddedServer:
     def start(self) -> Self:
         """Start it and return once it serves; ServeError if it cannot."""
         self._check_not_started()
-        for attempt in range(_ATTEMPTS):
-            self._launch()
-            if self._wait_ready():
-                return self
-            self._after_failure(attempt)
+        try:
+            for attempt in range(_ATTEMPTS):
+                self._launch()
+                if self._wait_ready():
+                    return self
+                self._after_failure(attempt)
+        except BaseException:  # ServeError, and a Ctrl-C during the wait: no server left behind
+            self.stop()
+            raise
         raise AssertionError("unreachable")  # _after_failure raises on the last attempt
 
     async def astart(self) -> Self:
         """start() for a coroutine: the child is spawned on the loop's thread (a few milliseconds;
         its PR_SET_PDEATHSIG follows the thread that spawns it, and the loop's lives as long as the
-        loop), and the wait for readiness runs in a worker thread so the loop goes on meanwhile."""
+        loop), and the loop goes on while the server starts."""
         self._check_not_started()
-        for attempt in range(_ATTEMPTS):
-            self._launch()
-            if await asyncio.to_thread(self._wait_ready):
-                return self
-            self._after_failure(attempt)
+        try:
+            for attempt in range(_ATTEMPTS):
+                self._launch()
+                if await self._await_ready():
+                    return self
+                self._after_failure(attempt)
+        except BaseException:  # a cancelled task included: the server it was starting is stopped
+            self.stop()
+            raise
         raise AssertionError("unreachable")
 
     def stop(self) -> None:
@@ -305,7 +314,6 @@ class EmbeddedServer:
 
     def _wait_ready(self) -> bool:
         """True once the server serves; False if it ended first; ServeError after `timeout`."""
-        deadline = time.monotonic() + self.timeout
         if self._thread is not None:
             if not self._thread_ready.wait(self.timeout):
                 return self._timed_out()
@@ -313,17 +321,35 @@ class EmbeddedServer:
                 self._thread.join()
                 return False
             return True
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([self._status_fd], [], [], remaining)[0]:
-                return self._timed_out()
-            if not os.read(self._status_fd, 64):  # EOF: the child exited before it served
-                assert self._proc is not None
-                self._proc.wait()
-                return False
-            os.close(self._status_fd)
-            self._status_fd = -1
-            return True
+        if not select.select([self._status_fd], [], [], self.timeout)[0]:
+            return self._timed_out()
+        return self._read_status()
+
+    async def _await_ready(self) -> bool:
+        """_wait_ready on the loop: the status pipe watched by the loop itself, so a cancelled
+        start leaves no thread behind reading a descriptor that stop() closes."""
+        if self._thread is not None:
+            return await asyncio.to_thread(self._wait_ready)
+        loop = asyncio.get_running_loop()
+        readable = loop.create_future()
+        loop.add_reader(self._status_fd, lambda: readable.done() or readable.set_result(None))
+        try:
+            await asyncio.wait_for(readable, self.timeout)
+        except TimeoutError:
+            return self._timed_out()
+        finally:
+            loop.remove_reader(self._status_fd)
+        return self._read_status()
+
+    def _read_status(self) -> bool:
+        """The status pipe is readable: "ready" (written at once: one read gets it), or EOF."""
+        if not os.read(self._status_fd, 64):  # the child exited before it served
+            assert self._proc is not None
+            self._proc.wait()
+            return False
+        os.close(self._status_fd)
+        self._status_fd = -1
+        return True
 
     def _timed_out(self) -> bool:
         log = self.log
@@ -335,7 +361,7 @@ class EmbeddedServer:
         log = self.log
         code = self._proc.returncode if self._proc is not None else None
         self.stop()
-        in_use = os.strerror(errno.EADDRINUSE) in log
+        in_use = f"Failed listening on port {self.port} (TCP)" in log and os.strerror(errno.EADDRINUSE) in log
         if in_use and self._port_arg is None and attempt + 1 < _ATTEMPTS:
             self.dir = "" if not self._keep_dir else self.dir  # a new temporary directory, as a new start
             return
@@ -356,6 +382,8 @@ class EmbeddedServer:
     def _stop_thread(self) -> None:
         thread = self._thread
         assert thread is not None
+        if self._thread_stop is None and thread.is_alive():
+            self._thread_ready.wait(self.timeout)  # still starting (a cancelled start): stopped once it serves
         if self._thread_stop is not None:
             self._thread_stop()
         thread.join(STOP_TIMEOUT)
@@ -400,11 +428,16 @@ def _free_port(host: str) -> int:
 
 
 def _child_env() -> dict[str, str]:
-    """The child imports the same raxdb as this process: its folder first on PYTHONPATH (a
-    checkout is not on the child's path otherwise, as its working directory is the server's)."""
+    """The child imports the same raxdb as this process: a checkout's folder goes first on
+    PYTHONPATH (it is not on the child's path otherwise, as the child's working directory is the
+    server's); an installed raxdb is found by the same interpreter anyway, and its site-packages
+    put on PYTHONPATH would come before the standard library."""
     import raxdb
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(raxdb.__file__)))  # links not resolved
     env = dict(os.environ)
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    installed = {os.path.abspath(p) for p in (*site.getsitepackages(), site.getusersitepackages(),
+                                              sysconfig.get_path("purelib"), sysconfig.get_path("platlib"))}
+    if root not in installed:
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env

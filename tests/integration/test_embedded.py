@@ -160,6 +160,21 @@ async def test_async_with():
 
 
 @pytest.mark.parametrize("mode", ["process", "thread"])
+async def test_a_cancelled_async_start_leaves_no_server(mode: str):
+    import asyncio
+
+    srv = raxdb.serve(mode=mode)  # type: ignore[arg-type]
+    task = asyncio.create_task(srv.astart())
+    while srv.pid is None:  # until the task has spawned it and waits for it to serve
+        await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert_gone(srv)
+    assert not os.path.exists(srv.dir)
+
+
+@pytest.mark.parametrize("mode", ["process", "thread"])
 def test_bad_option_raises_with_the_servers_report(mode: str):
     cwd = os.getcwd()
     with pytest.raises(raxdb.ServeError) as info:
