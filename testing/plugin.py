@@ -5,8 +5,8 @@ Fixtures (all named raxdb_*, so they cannot collide with a project's own):
   worker is a session of its own process); a raxdb.embed.EmbeddedServer (`.host`, `.port`, `.url`).
 - `raxdb_url` (session): its `redis://host:port/0`.
 - `raxdb_client`: a redis-py client on it, the server flushed (FLUSHALL) before the test.
-- `raxdb_async_client`: the same with redis.asyncio; needs pytest-asyncio (or anyio's plugin
-  is not supported: the fixture is pytest-asyncio's).
+- `raxdb_async_client`: the same with redis.asyncio; a pytest-asyncio fixture, so it needs
+  pytest-asyncio (anyio's pytest plugin alone does not run it).
 - `raxdb_factory`: `raxdb_factory(config={...}, **serve_options)` starts more servers, e.g. a
   replica of `raxdb_server`; each is stopped at the end of the test.
 
@@ -25,12 +25,13 @@ that fixture's teardown, a failing test's included.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
 if TYPE_CHECKING:
     from raxdb.embed import EmbeddedServer
+    from raxdb.embed.api import Mode
 
 try:  # the async client fixture is pytest-asyncio's; without it, the fixture says what is missing
     import pytest_asyncio
@@ -81,11 +82,11 @@ def _protocol(pytestconfig: pytest.Config) -> int:
     return int(value)
 
 
-def _mode(pytestconfig: pytest.Config) -> str:
+def _mode(pytestconfig: pytest.Config) -> Mode:
     value = pytestconfig.getoption("raxdb_mode") or pytestconfig.getini("raxdb_mode")
     if value not in ("process", "thread"):
         raise pytest.UsageError(f"raxdb_mode must be process or thread, not {value!r}")
-    return value
+    return cast("Mode", value)
 
 
 def _redis() -> Any:
@@ -101,7 +102,7 @@ def raxdb_server(pytestconfig: pytest.Config) -> Iterator[EmbeddedServer]:
     """One raxdb server for the session (for each pytest-xdist worker)."""
     from raxdb.embed import serve
 
-    with serve(_config(pytestconfig), mode=_mode(pytestconfig)) as srv:  # type: ignore[arg-type]
+    with serve(_config(pytestconfig), mode=_mode(pytestconfig)) as srv:
         yield srv
 
 

@@ -72,6 +72,7 @@ PROJECT_TESTS = textwrap.dedent('''
         assert raxdb_client.config_get("maxmemory") == {"maxmemory": str(20 * 1024 * 1024)}  # --raxdb-config
 
 
+    @pytest.mark.asyncio  # pytest-asyncio's default, strict mode
     async def test_async_client(raxdb_async_client, pytestconfig):
         assert await raxdb_async_client.dbsize() == 0
         await raxdb_async_client.set("a", 1)
@@ -118,7 +119,7 @@ PROJECT_TESTS = textwrap.dedent('''
 
 PROJECT_INI = textwrap.dedent("""
     [pytest]
-    asyncio_mode = auto
+    asyncio_default_fixture_loop_scope = function
     raxdb_config =
         hz=25
 """)
@@ -159,8 +160,9 @@ class Project:
 
 
 def outcome(result: subprocess.CompletedProcess[str]) -> dict[str, int]:
+    """pytest's summary line as counts: {"passed": 9, "skipped": 2}; warnings count too."""
     tail = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
-    return {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|skipped|error)", tail)}
+    return {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|skipped|errors?|warnings?)", tail)}
 
 
 # ---- against this checkout ------------------------------------------------------------------------
@@ -169,15 +171,16 @@ def checkout_project(tmp_path: Path) -> Project:
     """The plugins named explicitly, autoloading off: the venv's installed raxdb may be another
     checkout's, whose entry points may or may not name the plugin."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-    command = [sys.executable, "-m", "pytest", "-p", "raxdb.testing.plugin", "-p", "pytest_asyncio.plugin",
+    command = [sys.executable, "-m", "pytest", "-p", "pytest_asyncio.plugin", "-p", "raxdb.testing.plugin",
                "-p", "no:cacheprovider", "-q", "--raxdb-config", "maxmemory=20mb"]
     return Project(write_project(tmp_path / "project"), command, env)
 
 
+@pytest.mark.parametrize("mode", ["process", "thread"])
 @pytest.mark.parametrize("protocol", ["2", "3"])
-def test_fixtures_in_a_project(checkout_project: Project, tmp_path: Path, protocol: str):
+def test_fixtures_in_a_project(checkout_project: Project, tmp_path: Path, protocol: str, mode: str):
     notes = tmp_path / "notes"
-    result = checkout_project.run("--raxdb-protocol", protocol, RAXDB_TEST_NOTES=str(notes))
+    result = checkout_project.run("--raxdb-protocol", protocol, "--raxdb-mode", mode, RAXDB_TEST_NOTES=str(notes))
     assert result.returncode == 0, result.stdout + result.stderr
     assert outcome(result) == {"passed": 9, "skipped": 2}
     assert_all_gone(notes)  # stopped by the fixtures, not by their parent's death: gone at once
