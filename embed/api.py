@@ -36,6 +36,9 @@ Two modes, "process" the default:
   "process" is the default because it is the one that cannot harm its caller; a test session pays
   its cost once, and raxdb_factory's extra servers once each.
 
+Where: POSIX (Linux, macOS): the child's pipes are watched with select() and passed by number.
+PR_SET_PDEATHSIG is Linux's; elsewhere the pipe alone ties the child to its parent.
+
 Invariants:
 - start() returns only once the server serves (listening, its data loaded): readiness is the server's
   own on_ready event (a line on a pipe, an Event for a thread), not a log line read or a port polled.
