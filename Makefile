@@ -44,7 +44,7 @@ redis-oracle:
 # ruff, then the rule of the house: import-linter's contracts (pyproject.toml) keep the layers in
 # order, tools/import_cycles.py keeps each circle inside one folder and at most four modules.
 lint: $(TEST_STAMP)
-	$(VENV)/bin/ruff check raxdb/__init__.py server protocol storage pipeline tests bench tools docker setup.py
+	$(VENV)/bin/ruff check raxdb/__init__.py raxdb/_version.py server protocol storage pipeline embed testing tests bench tools docker setup.py
 	PYTHONPATH=$(CURDIR) $(VENV)/bin/lint-imports
 	$(PY) tools/import_cycles.py --check
 

@@ -94,6 +94,9 @@ class Server:
         self.pid = os.getpid()
         self.supervised = "no"  # set by main (server/admin/supervise.py): "upstart", "systemd" or "no"
         self.daemonized = False
+        # Called once on the loop when the server serves (listening, its data loaded): how an
+        # embedding caller (raxdb.embed, through main) learns that it is up without reading the log.
+        self.on_ready: Callable[[], None] | None = None
         self.run_id = os.urandom(20).hex()
         self.start_time = time.time()
         self.now_ms = int(self.start_time * 1000)
@@ -418,6 +421,8 @@ class Server:
         if unix is not None:
             LOG.notice(f"The server is now ready to accept connections at {unixaddr.configured(self)}")
         supervise.ready(self)
+        if self.on_ready is not None:
+            self.on_ready()
         await self.shutdown_event.wait()
         await self.close()
 

@@ -3,7 +3,13 @@
 Parses configuration exactly as redis-server does (file first, then command-line options grouped
 into config lines), refuses bad options with Redis's FATAL CONFIG FILE ERROR text and exit code 1,
 then runs the server on uvloop (asyncio's own loop where uvloop is not installed) until
-SIGINT/SIGTERM or SHUTDOWN.
+SIGINT/SIGTERM or SHUTDOWN.  Start-up imports what it needs inside the functions below, so that
+importing this module (as raxdb.embed does) costs nothing.
+
+The embedding API (raxdb.embed) starts servers through here only: `main(argv, on_ready)` in a child
+process it spawned, `run_embedded` in a thread of its caller.  Only `main` touches what belongs to
+the whole process (signal handlers, the crash handlers, the collector's settings, daemonizing,
+supervision); `run_embedded` leaves them as its caller has them.
 """
 
 from __future__ import annotations
@@ -13,30 +19,31 @@ import gc
 import signal
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
 
 from raxdb.server.base import compiled
 from raxdb.server.base.log import LOG
 
+if TYPE_CHECKING:
+    from raxdb.server.config.options import Config
+    from raxdb.server.core import Server
 
-def main(argv: list[str] | None = None) -> None:
+
+def main(argv: list[str] | None = None, on_ready: Callable[[], None] | None = None) -> None:
+    """`on_ready`: called on the loop once the server serves (raxdb.embed's child process)."""
     # The collector sleeps through start-up: the imports and the tables they build allocate many
     # objects that live forever and few cycles, and each collection on the way would walk them all
-    # again.  They are frozen once the server is built (`_serve`): gc.freeze's documented pattern.
+    # again.  They are frozen once the server is built: gc.freeze's documented pattern.
     gc.disable()
     try:
-        _main(sys.argv[1:] if argv is None else argv)
+        _main(sys.argv[1:] if argv is None else argv, on_ready)
     finally:
         gc.enable()
 
 
-def _main(args: list[str]) -> None:
-    # Every command module, and the modules that own option validators (notify-keyspace-events),
-    # load before the configuration is read, so a bad value stops start-up like any other.
-    import raxdb.server.commands  # noqa: F401 - registers every command handler
-    import raxdb.server.events.notify  # noqa: F401
+def _main(args: list[str], on_ready: Callable[[], None] | None) -> None:
     from raxdb.server.admin import crashreport, supervise
     from raxdb.server.base.version import RAXDB_VERSION, VERSION
-    from raxdb.server.config.options import Config, FatalConfigError
     from raxdb.server.core import Server
     if args and args[0] in ("-v", "--version"):
 
@@ -47,12 +54,7 @@ def _main(args: list[str]) -> None:
               "Examples:\n  raxdb-server (run with embedded defaults)\n  raxdb-server --port 7777\n"
               "  raxdb-server /etc/redis/6379.conf --loglevel verbose")
         return
-    config = Config()
-    try:
-        config.load_argv(args)
-    except FatalConfigError as exc:
-        print(str(exc), file=sys.stderr)
-        raise SystemExit(1) from None
+    config = load_config(args, sys.stderr)
     LOG.configure(config.values["loglevel"], config.values["logfile"])
     if config.values["syslog-enabled"] == "yes":
         LOG.open_syslog(config.values["syslog-ident"], config.values["syslog-facility"])
@@ -76,6 +78,7 @@ def _main(args: list[str]) -> None:
         LOG.warning("Configuration loaded")
     srv = Server(config)
     srv.supervised, srv.daemonized = supervised, daemonized
+    srv.on_ready = on_ready
     crashreport.install(srv)  # crash reports on fatal signals, the software watchdog
     # Start-up objects (modules, the command table, config) live forever: move them out of the
     # collector's reach so generation-2 collections only walk the data, and collect young objects
@@ -83,23 +86,77 @@ def _main(args: list[str]) -> None:
     gc.freeze()
     gc.set_threshold(10000, 20, 20)
     gc.enable()
-    runner = asyncio.Runner(loop_factory=_loop_factory())
-    with runner:
+    with _runner() as runner:
         loop = runner.get_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, _on_signal, srv, sig)
         runner.run(srv.serve())
 
 
-def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
-    """uvloop's event loop; without uvloop (optional: no wheel for the platform, as on Windows, and
-    no C compiler), asyncio's own, and the log says so."""
+def load_config(args: list[str], errors: TextIO) -> Config:
+    """The configuration `args` give, as redis-server reads it; a bad one writes Redis's FATAL
+    CONFIG FILE ERROR report to `errors` and raises SystemExit(1)."""
+    # Every command module, and the modules that own option validators (notify-keyspace-events),
+    # load before the configuration is read, so a bad value stops start-up like any other.
+    import raxdb.server.commands  # noqa: F401 - registers every command handler
+    import raxdb.server.events.notify  # noqa: F401
+    from raxdb.server.config.options import Config, FatalConfigError
+
+    config = Config()
+    try:
+        config.load_argv(args)
+    except FatalConfigError as exc:
+        print(str(exc), file=errors, flush=True)
+        raise SystemExit(1) from None
+    return config
+
+
+def run_embedded(args: list[str], log: TextIO, on_ready: Callable[[Callable[[], None]], None]) -> None:
+    """A server on a new event loop in the calling thread (not the main thread: no signal handler
+    is installed), until it is stopped or SHUTDOWN.  Its log goes to `log` unless `logfile` is set;
+    a failure to start is logged there and raises SystemExit(1), as the process would exit.
+    `on_ready(stop)`, called on the loop once it serves, gets a function any thread may call to
+    stop it (a shutdown as SIGTERM's, without the save when that fails).  Process-wide state is left
+    alone, but the log and the command table are the process's, shared by the servers it runs, and
+    `dir` changes the process's working directory, as it does redis-server's."""
+    from raxdb.server.core import Server
+
+    config = load_config(args, log)
+    LOG.configure(config.values["loglevel"], config.values["logfile"])
+    if not config.values["logfile"]:
+        LOG.stream = log
+    LOG.notice("oO0OoO0OoO0Oo raxdb is starting oO0OoO0OoO0Oo (embedded, in a thread)")
+    srv = Server(config)
+    with _runner() as runner:
+        loop = runner.get_loop()
+
+        def stop() -> None:
+            try:
+                loop.call_soon_threadsafe(_stop_embedded, srv)
+            except RuntimeError:  # the loop is closed: the server already stopped (SHUTDOWN)
+                pass
+
+        srv.on_ready = lambda: on_ready(stop)
+        runner.run(srv.serve())
+
+
+def _stop_embedded(srv: Server) -> None:
+    if srv.shutting_down:
+        return
+    srv.shutdown.prepare(None, True, False)
+    if not srv.shutting_down:  # the final save failed: stop all the same, the caller asked
+        srv.request_shutdown()
+
+
+def _runner() -> asyncio.Runner:
+    """A runner on uvloop's event loop; without uvloop (optional: no wheel for the platform, as on
+    Windows, and no C compiler), on asyncio's own, and the log says so."""
     try:
         import uvloop
     except ImportError:
         LOG.notice("uvloop is not installed: running on asyncio's own event loop (slower)")
-        return None
-    return uvloop.new_event_loop
+        return asyncio.Runner()
+    return asyncio.Runner(loop_factory=uvloop.new_event_loop)
 
 
 def _on_signal(srv, sig: int) -> None:  # type: ignore[no-untyped-def]

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 # the installed package's subpackages and the repository folders they come from
 PACKAGES = {"raxdb.server": "server", "raxdb.protocol": "protocol", "raxdb.storage": "storage",
-            "raxdb.spark": "pipeline"}
+            "raxdb.spark": "pipeline", "raxdb.embed": "embed", "raxdb.testing": "testing"}
 MAX_CIRCLE = 4
 
 

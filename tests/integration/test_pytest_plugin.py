@@ -1,0 +1,291 @@
+"""The pytest plugin (raxdb/testing/plugin.py) as a project outside the repository uses it: a small
+test project in a temporary directory using every fixture and raxdb.serve(), run by pytest in a
+subprocess, in RESP2 and RESP3; its servers gone after the session, after a failing test and after
+the test process is killed with SIGKILL (checked by pid and port).
+
+Two ways: against this checkout (the plugin named with -p: this tree's entry points are not the
+installed ones), and `venv`: a fresh venv where the checkout is pip-installed as a user would
+install it (pytest then finds the plugin by its pytest11 entry point alone), also under
+pytest-xdist with 2 workers.  The second needs PyPI (pip's cache helps) and takes a minute or two;
+one venv serves the whole module."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import venv
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.integration.test_embedded import refuses, wait_gone
+from tests.support.servers import ROOT
+
+PROJECT_TESTS = textwrap.dedent('''
+    """A user's tests of the raxdb fixtures."""
+    import os
+    import sys
+
+    import pytest
+    import redis
+
+    import raxdb
+
+    NOTES = os.environ.get("RAXDB_TEST_NOTES")
+
+
+    def note(srv, kind="other"):
+        """The servers started, for the outer test to check they are gone (and, under xdist, that
+        each worker had its own session server)."""
+        if NOTES:
+            with open(NOTES, "a") as fh:
+                fh.write(f"{srv.pid} {srv.port} {kind} {os.environ.get('PYTEST_XDIST_WORKER', '-')}\\n")
+
+
+    def protocol(config):
+        return int(config.getoption("raxdb_protocol") or config.getini("raxdb_protocol"))
+
+
+    def test_server_and_url(raxdb_server, raxdb_url):
+        note(raxdb_server, "session")
+        assert raxdb_url == raxdb_server.url == f"redis://127.0.0.1:{raxdb_server.port}/0"
+        assert redis.Redis.from_url(raxdb_url).ping()
+
+
+    @pytest.mark.parametrize("n", range(3))
+    def test_client_flushed_and_protocol(raxdb_server, raxdb_client, pytestconfig, n):
+        note(raxdb_server, "session")
+        assert raxdb_client.dbsize() == 0  # whatever the test before left
+        raxdb_client.set(f"k{n}", "v")
+        assert raxdb_client.get(f"k{n}") == b"v"
+        assert int(raxdb_client.client_info()["resp"]) == protocol(pytestconfig)
+
+
+    def test_config_from_ini_and_command_line(raxdb_client):
+        assert raxdb_client.config_get("hz") == {"hz": "25"}  # ini raxdb_config
+        assert raxdb_client.config_get("maxmemory") == {"maxmemory": str(20 * 1024 * 1024)}  # --raxdb-config
+
+
+    @pytest.mark.asyncio  # pytest-asyncio's default, strict mode
+    async def test_async_client(raxdb_async_client, pytestconfig):
+        assert await raxdb_async_client.dbsize() == 0
+        await raxdb_async_client.set("a", 1)
+        assert await raxdb_async_client.get("a") == b"1"
+        assert int((await raxdb_async_client.client_info())["resp"]) == protocol(pytestconfig)
+
+
+    def test_factory_replica(raxdb_server, raxdb_client, raxdb_factory):
+        replica = raxdb_factory(config={"replicaof": f"{raxdb_server.host} {raxdb_server.port}"})
+        note(replica)
+        # the replica has the write once it acknowledged it (WAIT outlasts redis-py's 5 s timeout)
+        master = redis.Redis.from_url(raxdb_server.url, socket_timeout=None)
+        assert master.set("r", "1") and master.wait(1, 60000) == 1
+        assert redis.Redis.from_url(replica.url).get("r") == b"1"
+
+
+    def test_factory_own_config(raxdb_factory):
+        srv = raxdb_factory(config={"maxmemory-policy": "allkeys-lru"})
+        note(srv)
+        client = redis.Redis.from_url(srv.url)
+        assert client.config_get("maxmemory-policy") == {"maxmemory-policy": "allkeys-lru"}
+        assert client.config_get("hz") == {"hz": "25"}  # the session's options under its own
+
+
+    def test_serve_directly():
+        with raxdb.serve(config={"databases": 4}) as srv:
+            note(srv)
+            assert redis.Redis.from_url(srv.url).config_get("databases") == {"databases": "4"}
+
+
+    @pytest.mark.skipif(not os.environ.get("RAXDB_TEST_FAIL"), reason="the outer test asks for a failure")
+    def test_fails(raxdb_factory):
+        note(raxdb_factory())
+        assert False, "fails on purpose"
+
+
+    @pytest.mark.skipif(not os.environ.get("RAXDB_TEST_BLOCK"), reason="the outer test kills this run")
+    def test_blocks(raxdb_server, raxdb_factory):
+        note(raxdb_server, "session")
+        note(raxdb_factory())
+        print("blocking", flush=True)
+        sys.stdin.readline()  # until the outer test kills the process
+''')
+
+PROJECT_INI = textwrap.dedent("""
+    [pytest]
+    asyncio_default_fixture_loop_scope = function
+    raxdb_config =
+        hz=25
+""")
+
+
+def write_project(where: Path) -> Path:
+    where.mkdir(parents=True, exist_ok=True)
+    (where / "pytest.ini").write_text(PROJECT_INI)
+    (where / "test_with_raxdb.py").write_text(PROJECT_TESTS)
+    return where
+
+
+def noted(path: Path) -> list[tuple[int, int, str, str]]:
+    """(pid, port, kind, xdist worker) of each server the project's tests noted (one a test)."""
+    return [(int(p), int(q), kind, worker)
+            for p, q, kind, worker in (line.split() for line in path.read_text().splitlines())]
+
+
+def assert_all_gone(notes: Path, timeout: float = 0.0) -> None:
+    servers = noted(notes)
+    assert servers
+    for pid, port, _, _ in set(servers):
+        assert wait_gone(pid, timeout), f"server pid {pid} (port {port}) still runs"
+        assert refuses("127.0.0.1", port)
+
+
+class Project:
+    """A test project and the pytest command that runs it."""
+
+    def __init__(self, path: Path, command: list[str], env: dict[str, str]) -> None:
+        self.path = path
+        self.command = command
+        self.env = env
+
+    def run(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*self.command, *args], cwd=self.path, env={**self.env, **env}, capture_output=True,
+                              text=True, timeout=600)
+
+
+def outcome(result: subprocess.CompletedProcess[str]) -> dict[str, int]:
+    """pytest's summary line as counts: {"passed": 9, "skipped": 2}; warnings count too."""
+    tail = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
+    return {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|skipped|errors?|warnings?)", tail)}
+
+
+# ---- against this checkout ------------------------------------------------------------------------
+@pytest.fixture
+def checkout_project(tmp_path: Path) -> Project:
+    """The plugins named explicitly, autoloading off: the venv's installed raxdb may be another
+    checkout's, whose entry points may or may not name the plugin."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    command = [sys.executable, "-m", "pytest", "-p", "pytest_asyncio.plugin", "-p", "raxdb.testing.plugin",
+               "-p", "no:cacheprovider", "-q", "--raxdb-config", "maxmemory=20mb"]
+    return Project(write_project(tmp_path / "project"), command, env)
+
+
+@pytest.mark.parametrize("mode", ["process", "thread"])
+@pytest.mark.parametrize("protocol", ["2", "3"])
+def test_fixtures_in_a_project(checkout_project: Project, tmp_path: Path, protocol: str, mode: str):
+    notes = tmp_path / "notes"
+    result = checkout_project.run("--raxdb-protocol", protocol, "--raxdb-mode", mode, RAXDB_TEST_NOTES=str(notes))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert outcome(result) == {"passed": 9, "skipped": 2}
+    assert_all_gone(notes)  # stopped by the fixtures, not by their parent's death: gone at once
+
+
+def test_servers_gone_after_a_failing_test(checkout_project: Project, tmp_path: Path):
+    notes = tmp_path / "notes"
+    result = checkout_project.run("-k", "fails or server_and_url", RAXDB_TEST_NOTES=str(notes), RAXDB_TEST_FAIL="1")
+    assert result.returncode == 1
+    assert outcome(result) == {"passed": 1, "failed": 1}
+    assert "fails on purpose" in result.stdout
+    assert len(set(noted(notes))) == 2
+    assert_all_gone(notes)
+
+
+def test_servers_gone_after_the_test_process_is_killed(checkout_project: Project, tmp_path: Path):
+    notes = tmp_path / "notes"
+    proc = subprocess.Popen([*checkout_project.command, "-s", "-k", "blocks"], cwd=checkout_project.path,
+                            env={**checkout_project.env, "RAXDB_TEST_NOTES": str(notes), "RAXDB_TEST_BLOCK": "1"},
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # until the test says it is blocked, its servers started
+            if "blocking" in line:
+                break
+        assert len(set(noted(notes))) == 2
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert_all_gone(notes, timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_unknown_options_are_usage_errors(checkout_project: Project):
+    result = checkout_project.run("--raxdb-config", "no-equals-sign")
+    assert result.returncode == 4  # pytest's usage error
+    assert "expected KEY=VALUE" in result.stderr
+
+
+def test_a_bad_server_option_fails_with_the_servers_report(checkout_project: Project):
+    result = checkout_project.run("-k", "server_and_url", "--raxdb-config", "no-such-option=1")
+    assert result.returncode == 1
+    assert "Bad directive or wrong number of arguments" in result.stdout
+
+
+@pytest.mark.oracle
+def test_the_plugin_does_not_disturb_this_suite():
+    """This repository's own tests keep their fixtures with the plugin loaded (as it is once
+    raxdb is installed with the entry point): a sample of them, using the conftest's `raxdb`,
+    `oracle` and `diff` fixtures beside the plugin's."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "raxdb.testing.plugin", "-p", "no:cacheprovider", "-q",
+                             "tests/unit/test_smoke.py"],
+                            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert outcome(result).get("passed", 0) > 0
+
+
+# ---- installed in a fresh venv, as a user would -------------------------------------------------
+IGNORED = shutil.ignore_patterns(".git", ".venv", "build", "node_modules", "*.so", "__pycache__", "*.egg-info",
+                                 ".pytest_cache", ".ruff_cache", "tests", "bench", "docker")
+
+
+@pytest.fixture(scope="module")
+def venv_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
+    """A venv without the system's packages, the checkout (a copy: the build writes beside its
+    source) installed interpreted (RAXDB_PURE=1: compiling takes minutes) with redis-py, pytest,
+    pytest-asyncio and pytest-xdist from PyPI."""
+    base = tmp_path_factory.mktemp("venv-project")
+    source = base / "raxdb-src"
+    shutil.copytree(ROOT, source, symlinks=True, ignore=IGNORED)
+    env_dir = base / "venv"
+    venv.EnvBuilder(with_pip=True, system_site_packages=False).create(env_dir)
+    python = str(env_dir / "bin" / "python")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(source), "redis",
+                    "pytest", "pytest-asyncio", "pytest-xdist"], env={**env, "RAXDB_PURE": "1"}, check=True,
+                   timeout=900, cwd=base)
+    command = [python, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--raxdb-config", "maxmemory=20mb"]
+    yield Project(write_project(base / "project"), command, env)
+
+
+@pytest.mark.venv
+def test_installed_package_is_what_pytest_loads(venv_project: Project):
+    result = subprocess.run([venv_project.command[0], "-c", "import raxdb, raxdb.testing.plugin; print(raxdb.__file__)"],
+                            cwd=venv_project.path, env=venv_project.env, capture_output=True, text=True, check=True)
+    assert "site-packages" in result.stdout  # not this checkout
+
+
+@pytest.mark.venv
+@pytest.mark.parametrize("protocol", ["2", "3"])
+@pytest.mark.parametrize("workers", [None, "2"], ids=["one-process", "xdist-2"])
+def test_installed_plugin(venv_project: Project, tmp_path: Path, protocol: str, workers: str | None):
+    notes = tmp_path / "notes"
+    args = ["--raxdb-protocol", protocol, *(["-n", workers] if workers else [])]
+    result = venv_project.run(*args, RAXDB_TEST_NOTES=str(notes))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert outcome(result) == {"passed": 9, "skipped": 2}
+    sessions: dict[str, set[int]] = {}
+    for pid, _, kind, worker in noted(notes):
+        if kind == "session":
+            sessions.setdefault(worker, set()).add(pid)
+    # one session server per session: per worker under xdist (the tests are spread over both)
+    assert sorted(sessions) == (["gw0", "gw1"] if workers else ["-"])
+    assert all(len(pids) == 1 for pids in sessions.values())
+    assert len(set.union(*sessions.values())) == len(sessions)
+    assert_all_gone(notes)
