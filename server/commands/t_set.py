@@ -66,7 +66,8 @@ def _get_set(c, key: bytes) -> RSet | None:
 
 def _keep(c, key: bytes, stored, s: RSet) -> None:
     """After a write to `s`, made from `stored` (the key's value): store what the key holds now,
-    when that is a new object (always after an intset changed)."""
+    when that is a new object (always after an intset changed; never for a hashtable, written in
+    place, so callers may skip the call when `s is stored`)."""
     new = s.stored()
     if new is not stored:
         c.db.replace(key, new)
@@ -83,7 +84,12 @@ def sadd(c, argv):
     key = argv[1]
     db = c.db
     v = db.get(key, c.server.now_ms)  # lookupKeyWrite
-    s = RSet() if v is None else _set_of(v)
+    if v is None:
+        s = RSet()
+    elif v.__class__ is RSet:  # a hashtable: written in place
+        s = v
+    else:
+        s = _set_of(v)
     limit = c.server.config.set_max_intset_entries
     if len(argv) == 3:  # one member, the benchmarked shape: no loop
         if not s.add(argv[2], limit):
@@ -128,7 +134,7 @@ def srem(c, argv):
         notify(c, NOTIFY_SET, "srem", key)
         if not len(s):
             _deleted(c, key)
-        else:
+        elif s is not v:
             _keep(c, key, v, s)
         modified(c, key)
         c.server.dirty += removed - 1
@@ -176,7 +182,7 @@ def spop(c, argv):
         notify(c, NOTIFY_SET, "spop", key)
         if not len(s):
             _deleted(c, key)
-        else:
+        elif s is not v:
             _keep(c, key, v, s)
         modified(c, key)
         if c.server.also_propagate is not None:  # the member drawn, so a replay removes the same
@@ -202,7 +208,7 @@ def spop(c, argv):
         members, replacement = s.spop_many(count, limit)
         if replacement is not None:
             c.db.replace(key, replacement.stored())
-        else:
+        elif s is not v:
             _keep(c, key, v, s)
         notify(c, NOTIFY_SET, "spop", key)
         srv = c.server
