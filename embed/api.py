@@ -72,6 +72,8 @@ from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import IO, Literal, Self
 
+from raxdb.embed import template
+
 Mode = Literal["process", "thread"]
 ConfigValue = str | int | float | bool | Iterable[str | int | float | bool]
 
@@ -137,7 +139,7 @@ class EmbeddedServer:
         self.pid: int | None = None
         self._started = False
         # process mode
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: subprocess.Popen[bytes] | template.ForkedServer | None = None
         self._output: IO[bytes] | None = None  # the child's stdout and stderr, an unlinked file
         self._final_log = ""  # the output, kept once the file is closed
         self._status_fd = -1
@@ -268,16 +270,14 @@ class EmbeddedServer:
         self._output = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _release
         status_r, status_w = os.pipe()
         life_r, life_w = os.pipe()
-        # PR_SET_PDEATHSIG fires when the spawning thread ends: asked for only from the main thread
-        pdeathsig = "1" if threading.current_thread() is threading.main_thread() else "0"
-        cmd = [sys.executable, "-m", "raxdb.embed.child", str(status_w), str(life_r), str(os.getpid()), pdeathsig,
-               "--", *argv]
+        env = _child_env()
         try:
-            # its own session: a Ctrl-C at the terminal reaches the caller, which stops the server,
-            # not the server directly
-            self._proc = subprocess.Popen(cmd, cwd=self.dir, env=_child_env(), stdin=subprocess.DEVNULL,
-                                          stdout=self._output, stderr=subprocess.STDOUT,
-                                          pass_fds=(status_w, life_r), start_new_session=True)
+            try:  # forked from this process's template (raxdb/embed/template.py), where there is one
+                self._proc = template.fork_server(argv, self.dir, env, (status_w, life_r, self._output.fileno()))
+            except ChildProcessError as exc:  # it could not fork (EAGAIN, ENOMEM): neither could we
+                raise ServeError(f"raxdb did not start: {exc}", "") from None
+            if self._proc is None:
+                self._proc = self._popen(argv, env, status_w, life_r)
         except BaseException:
             os.close(status_r)
             os.close(life_w)
@@ -287,6 +287,17 @@ class EmbeddedServer:
             os.close(life_r)
         self._status_fd, self._life_fd = status_r, life_w
         self.pid = self._proc.pid
+
+    def _popen(self, argv: list[str], env: dict[str, str], status_w: int, life_r: int) -> subprocess.Popen[bytes]:
+        """`python -m raxdb.embed.child`: the spawn without a template."""
+        # PR_SET_PDEATHSIG fires when the spawning thread ends: asked for only from the main thread
+        pdeathsig = "1" if threading.current_thread() is threading.main_thread() else "0"
+        cmd = [sys.executable, "-m", "raxdb.embed.child", str(status_w), str(life_r), str(os.getpid()), pdeathsig,
+               "--", *argv]
+        # its own session: a Ctrl-C at the terminal reaches the caller, which stops the server,
+        # not the server directly
+        return subprocess.Popen(cmd, cwd=self.dir, env=env, stdin=subprocess.DEVNULL, stdout=self._output,
+                                stderr=subprocess.STDOUT, pass_fds=(status_w, life_r), start_new_session=True)
 
     def _spawn_thread(self, argv: list[str]) -> None:
         from raxdb.server.main import run_embedded
@@ -399,6 +410,8 @@ class EmbeddedServer:
             if fd >= 0:
                 os.close(fd)
         self._status_fd = self._life_fd = -1
+        if isinstance(self._proc, template.ForkedServer):
+            self._proc.close()
         if self._output is not None:
             self._final_log = self.log
             self._output.close()
