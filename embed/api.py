@@ -17,24 +17,29 @@ persistence off (`save ""`, `appendonly no`), and a replica's first sync at once
 the defaults; `.config` is everything the server was started with.
 
 Two modes, "process" the default:
-- "process": a child process (`python -m raxdb.embed.child`, then raxdb-server's own main).  It has
+- "process": a process of its own, running raxdb-server's own main (raxdb/embed/child.py).  It has
   its own interpreter, so its own GIL (a busy caller does not slow the server, nor the server the
   caller), its own event loop (no interference with the caller's asyncio loop or its policy), its own
   signal handlers, crash handlers, process title, working directory and log; BGSAVE forks a small
   process, not the caller; a server that crashes or calls exit (SHUTDOWN, a fatal AOF error) takes
-  only itself down.  It cannot outlive its parent (raxdb/embed/child.py: PR_SET_PDEATHSIG on Linux,
-  and a pipe that reaches EOF when the parent dies, even by SIGKILL).  It costs an interpreter
-  start and the server's imports on each start.
+  only itself down.  It cannot outlive the caller (PR_SET_PDEATHSIG on Linux, and a pipe that
+  reaches EOF when the caller dies, even by SIGKILL).  The first process-mode start in a calling
+  process starts a template (raxdb/embed/template.py: an interpreter that imports the server once)
+  and every start forks a fresh server from it, so only the first pays for an interpreter and the
+  imports; the server is then the template's child, not the caller's (`.pid` is its pid all the
+  same).  Without fork (not POSIX), when the template fails, or with RAXDB_SERVE_TEMPLATE=0 in the
+  environment, each server is spawned instead (`python -m raxdb.embed.child`).
 - "thread": the server on a new event loop in a thread of the calling process.  It starts faster
   once the server's modules are imported (the first start pays for the imports), but it shares the
   caller's GIL, the process's log and command table (rename-command), its working directory (`dir`
   changes it, as redis-server's does; it is restored on stop), and a fatal server error that exits
   ends the caller.  For a quick server in a script or a notebook; a test suite wants "process".
   Measured on the development machine (2 shared cores, compiled modules), start() to the first
-  PONG, medians of 10: process 0.47-0.55 s every time (an interpreter start and the server's
-  imports); thread 0.38-0.46 s for the first start in a process (the same imports), then 2-4 ms.
-  "process" is the default because it is the one that cannot harm its caller; a test session pays
-  its cost once, and raxdb_factory's extra servers once each.
+  PONG, `bench/startup.py --runs 15` (2026-11-25): process, the first start in a process 0.29-0.42 s
+  (the template: an interpreter and the imports), later starts 30-31 ms median (a fork and the
+  server's own start; redis-server's spawn: 19 ms, so 1.6x; spawned without the template, every
+  start cost 0.47-0.55 s); thread 0.10-0.12 s for the first start (the imports), then 3-6 ms.
+  "process" is the default because it is the one that cannot harm its caller.
 
 Where: POSIX (Linux, macOS): the child's pipes are watched with select() and passed by number.
 PR_SET_PDEATHSIG is Linux's; elsewhere the pipe alone ties the child to its parent.
