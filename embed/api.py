@@ -200,9 +200,10 @@ class EmbeddedServer:
         raise AssertionError("unreachable")  # _after_failure raises on the last attempt
 
     async def astart(self) -> Self:
-        """start() for a coroutine: the child is spawned on the loop's thread (a few milliseconds;
-        its PR_SET_PDEATHSIG follows the thread that spawns it, and the loop's lives as long as the
-        loop), and the loop goes on while the server starts."""
+        """start() for a coroutine: the server is forked (or spawned) on the loop's thread (a few
+        milliseconds; PR_SET_PDEATHSIG follows the thread that spawns a process, and the loop's lives
+        as long as the loop; the first start in a process also waits there for the template's
+        imports, once), and the loop goes on while the server starts."""
         self._check_not_started()
         try:
             for attempt in range(_ATTEMPTS):

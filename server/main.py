@@ -98,6 +98,9 @@ def preload() -> None:
     imports, and the event loop's), and do nothing else: no loop, no thread, no handler, no
     configuration.  For a process that forks servers (raxdb.embed's template): each fork then
     starts at load_config with these modules imported once for all of them."""
+    # The codec getaddrinfo loads for a host name (`bind`), on each start otherwise: 6 ms of imports
+    import encodings.idna  # noqa: F401
+
     import raxdb.server.admin.crashreport  # noqa: F401
     import raxdb.server.admin.supervise  # noqa: F401
     import raxdb.server.base.version  # noqa: F401
@@ -105,9 +108,6 @@ def preload() -> None:
     import raxdb.server.core  # noqa: F401
     import raxdb.server.events.notify  # noqa: F401
     from raxdb.server.config.options import Config  # noqa: F401
-
-    # The codec getaddrinfo loads for a host name (`bind`), on each start otherwise: 6 ms of imports
-    import encodings.idna  # noqa: F401
 
     try:
         import uvloop  # noqa: F401
