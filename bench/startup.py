@@ -10,6 +10,12 @@ PYTHONDONTWRITEBYTECODE unset: what is measured is a start with the bytecode cac
 in the page cache, as every start after an install (pip compiles the bytecode) or after the first
 `make run` is.  A benchmark, not a test: nothing here passes or fails.
 
+The serve() rows: `--runs` starts of raxdb.serve() (process mode) in this one Python process, from
+the call to start() to the first PONG (start() returns once the server serves; the PING confirms
+it), then stop().  The first start in a process spawns the template (raxdb/embed/template.py: an
+interpreter and the server's imports) and is reported apart; later starts fork from it.  Their
+median is compared with redis-server's; thread mode's later starts are shown beside for comparison.
+
     .venv/bin/python bench/startup.py [--runs N] [--server-args "--databases 1"]
 """
 
@@ -62,6 +68,24 @@ def time_to_pong(argv: list[str], env: dict[str, str] | None = None) -> float:
             proc.wait(30)
 
 
+def serve_times(runs: int, mode: str) -> list[float]:
+    """Milliseconds from serve().start() to the first PONG, `runs` + 1 times in this process (the
+    first start first: it pays for the template, or in thread mode for the imports)."""
+    import raxdb
+
+    times = []
+    for _ in range(runs + 1):
+        t0 = time.perf_counter()
+        srv = raxdb.serve(mode=mode).start()  # type: ignore[arg-type]
+        try:
+            if not _pong(srv.port):
+                raise RuntimeError(f"serve() returned before the server answered PING:\n{srv.log}")
+            times.append((time.perf_counter() - t0) * 1000)
+        finally:
+            srv.stop()
+    return times
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=15)
@@ -81,11 +105,17 @@ def main() -> None:
         for name, (argv, server_env) in servers.items():
             times[name].append(time_to_pong(argv, server_env) * 1000)
     med = {name: statistics.median(t) for name, t in times.items()}
-    print(f"{'start-up':12s} {'runs':>4s} {'redis ms':>9s} {'raxdb ms':>9s} {'ratio':>7s}"
+    print(f"{'start-up':16s} {'runs':>4s} {'redis ms':>9s} {'raxdb ms':>9s} {'ratio':>7s}"
           f"   (spawn to first PONG, median; raxdb min-max {min(times['raxdb']):.0f}-{max(times['raxdb']):.0f},"
           f" redis {min(times['redis']):.0f}-{max(times['redis']):.0f})")
-    print(f"{'PING':12s} {opts.runs:4d} {med['redis']:9.1f} {med['raxdb']:9.1f} {med['raxdb'] / med['redis']:6.1f}x",
+    print(f"{'PING':16s} {opts.runs:4d} {med['redis']:9.1f} {med['raxdb']:9.1f} {med['raxdb'] / med['redis']:6.1f}x",
           flush=True)
+    for mode in ("process", "thread"):
+        first, *later = serve_times(opts.runs, mode)
+        ms = statistics.median(later)
+        print(f"{'serve() ' + mode:16s} {opts.runs:4d} {med['redis']:9.1f} {ms:9.1f} {ms / med['redis']:6.1f}x"
+              f"   (later starts, median, min-max {min(later):.0f}-{max(later):.0f}; first start {first:.0f})",
+              flush=True)
 
 
 if __name__ == "__main__":

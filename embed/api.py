@@ -17,24 +17,29 @@ persistence off (`save ""`, `appendonly no`), and a replica's first sync at once
 the defaults; `.config` is everything the server was started with.
 
 Two modes, "process" the default:
-- "process": a child process (`python -m raxdb.embed.child`, then raxdb-server's own main).  It has
+- "process": a process of its own, running raxdb-server's own main (raxdb/embed/child.py).  It has
   its own interpreter, so its own GIL (a busy caller does not slow the server, nor the server the
   caller), its own event loop (no interference with the caller's asyncio loop or its policy), its own
   signal handlers, crash handlers, process title, working directory and log; BGSAVE forks a small
   process, not the caller; a server that crashes or calls exit (SHUTDOWN, a fatal AOF error) takes
-  only itself down.  It cannot outlive its parent (raxdb/embed/child.py: PR_SET_PDEATHSIG on Linux,
-  and a pipe that reaches EOF when the parent dies, even by SIGKILL).  It costs an interpreter
-  start and the server's imports on each start.
+  only itself down.  It cannot outlive the caller (PR_SET_PDEATHSIG on Linux, and a pipe that
+  reaches EOF when the caller dies, even by SIGKILL).  The first process-mode start in a calling
+  process starts a template (raxdb/embed/template.py: an interpreter that imports the server once)
+  and every start forks a fresh server from it, so only the first pays for an interpreter and the
+  imports; the server is then the template's child, not the caller's (`.pid` is its pid all the
+  same).  Without fork (not POSIX), when the template fails, or with RAXDB_SERVE_TEMPLATE=0 in the
+  environment, each server is spawned instead (`python -m raxdb.embed.child`).
 - "thread": the server on a new event loop in a thread of the calling process.  It starts faster
   once the server's modules are imported (the first start pays for the imports), but it shares the
   caller's GIL, the process's log and command table (rename-command), its working directory (`dir`
   changes it, as redis-server's does; it is restored on stop), and a fatal server error that exits
   ends the caller.  For a quick server in a script or a notebook; a test suite wants "process".
   Measured on the development machine (2 shared cores, compiled modules), start() to the first
-  PONG, medians of 10: process 0.47-0.55 s every time (an interpreter start and the server's
-  imports); thread 0.38-0.46 s for the first start in a process (the same imports), then 2-4 ms.
-  "process" is the default because it is the one that cannot harm its caller; a test session pays
-  its cost once, and raxdb_factory's extra servers once each.
+  PONG, `bench/startup.py --runs 15` (2026-11-25): process, the first start in a process 0.29-0.42 s
+  (the template: an interpreter and the imports), later starts 30-31 ms median (a fork and the
+  server's own start; redis-server's spawn: 19 ms, so 1.6x; spawned without the template, every
+  start cost 0.47-0.55 s); thread 0.10-0.12 s for the first start (the imports), then 3-6 ms.
+  "process" is the default because it is the one that cannot harm its caller.
 
 Where: POSIX (Linux, macOS): the child's pipes are watched with select() and passed by number.
 PR_SET_PDEATHSIG is Linux's; elsewhere the pipe alone ties the child to its parent.
@@ -71,6 +76,8 @@ import traceback
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import IO, Literal, Self
+
+from raxdb.embed import template
 
 Mode = Literal["process", "thread"]
 ConfigValue = str | int | float | bool | Iterable[str | int | float | bool]
@@ -137,7 +144,7 @@ class EmbeddedServer:
         self.pid: int | None = None
         self._started = False
         # process mode
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: subprocess.Popen[bytes] | template.ForkedServer | None = None
         self._output: IO[bytes] | None = None  # the child's stdout and stderr, an unlinked file
         self._final_log = ""  # the output, kept once the file is closed
         self._status_fd = -1
@@ -193,9 +200,10 @@ class EmbeddedServer:
         raise AssertionError("unreachable")  # _after_failure raises on the last attempt
 
     async def astart(self) -> Self:
-        """start() for a coroutine: the child is spawned on the loop's thread (a few milliseconds;
-        its PR_SET_PDEATHSIG follows the thread that spawns it, and the loop's lives as long as the
-        loop), and the loop goes on while the server starts."""
+        """start() for a coroutine: the server is forked (or spawned) on the loop's thread (a few
+        milliseconds; PR_SET_PDEATHSIG follows the thread that spawns a process, and the loop's lives
+        as long as the loop; the first start in a process also waits there for the template's
+        imports, once), and the loop goes on while the server starts."""
         self._check_not_started()
         try:
             for attempt in range(_ATTEMPTS):
@@ -268,16 +276,14 @@ class EmbeddedServer:
         self._output = tempfile.TemporaryFile()  # noqa: SIM115 - closed by _release
         status_r, status_w = os.pipe()
         life_r, life_w = os.pipe()
-        # PR_SET_PDEATHSIG fires when the spawning thread ends: asked for only from the main thread
-        pdeathsig = "1" if threading.current_thread() is threading.main_thread() else "0"
-        cmd = [sys.executable, "-m", "raxdb.embed.child", str(status_w), str(life_r), str(os.getpid()), pdeathsig,
-               "--", *argv]
+        env = _child_env()
         try:
-            # its own session: a Ctrl-C at the terminal reaches the caller, which stops the server,
-            # not the server directly
-            self._proc = subprocess.Popen(cmd, cwd=self.dir, env=_child_env(), stdin=subprocess.DEVNULL,
-                                          stdout=self._output, stderr=subprocess.STDOUT,
-                                          pass_fds=(status_w, life_r), start_new_session=True)
+            try:  # forked from this process's template (raxdb/embed/template.py), where there is one
+                self._proc = template.fork_server(argv, self.dir, env, (status_w, life_r, self._output.fileno()))
+            except ChildProcessError as exc:  # it could not fork (EAGAIN, ENOMEM): neither could we
+                raise ServeError(f"raxdb did not start: {exc}", "") from None
+            if self._proc is None:
+                self._proc = self._popen(argv, env, status_w, life_r)
         except BaseException:
             os.close(status_r)
             os.close(life_w)
@@ -287,6 +293,17 @@ class EmbeddedServer:
             os.close(life_r)
         self._status_fd, self._life_fd = status_r, life_w
         self.pid = self._proc.pid
+
+    def _popen(self, argv: list[str], env: dict[str, str], status_w: int, life_r: int) -> subprocess.Popen[bytes]:
+        """`python -m raxdb.embed.child`: the spawn without a template."""
+        # PR_SET_PDEATHSIG fires when the spawning thread ends: asked for only from the main thread
+        pdeathsig = "1" if threading.current_thread() is threading.main_thread() else "0"
+        cmd = [sys.executable, "-m", "raxdb.embed.child", str(status_w), str(life_r), str(os.getpid()), pdeathsig,
+               "--", *argv]
+        # its own session: a Ctrl-C at the terminal reaches the caller, which stops the server,
+        # not the server directly
+        return subprocess.Popen(cmd, cwd=self.dir, env=env, stdin=subprocess.DEVNULL, stdout=self._output,
+                                stderr=subprocess.STDOUT, pass_fds=(status_w, life_r), start_new_session=True)
 
     def _spawn_thread(self, argv: list[str]) -> None:
         from raxdb.server.main import run_embedded
@@ -399,6 +416,8 @@ class EmbeddedServer:
             if fd >= 0:
                 os.close(fd)
         self._status_fd = self._life_fd = -1
+        if isinstance(self._proc, template.ForkedServer):
+            self._proc.close()
         if self._output is not None:
             self._final_log = self.log
             self._output.close()

@@ -1,4 +1,5 @@
-"""The process raxdb.serve() spawns: `python -m raxdb.embed.child STATUS LIFE PARENT PDEATHSIG -- ARGS...`.
+"""The process raxdb.serve() spawns: `python -m raxdb.embed.child STATUS LIFE PARENT PDEATHSIG -- ARGS...`,
+and what a server forked by raxdb/embed/template.py runs (run(), with the same arguments).
 
 Rule: this module only ties a server's life to its parent and reports readiness; the server is
 raxdb.server.main's, started with the same arguments `raxdb-server` takes.
@@ -57,7 +58,12 @@ def _watch_parent(life_fd: int) -> None:
 
 def main(argv: list[str]) -> None:
     status_fd, life_fd, parent, pdeathsig = int(argv[0]), int(argv[1]), int(argv[2]), argv[3] == "1"
-    args = argv[5:] if argv[4:5] == ["--"] else argv[4:]
+    run(status_fd, life_fd, parent, pdeathsig, argv[5:] if argv[4:5] == ["--"] else argv[4:])
+
+
+def run(status_fd: int, life_fd: int, parent: int, pdeathsig: bool, args: list[str]) -> None:
+    """Tie this process to `parent`, then run the server with `args` until it stops: this module's
+    main, and a server forked by raxdb/embed/template.py (whose parent is the template)."""
     if pdeathsig:
         _die_with_parent_linux()
     if os.getppid() != parent:  # the parent is already gone

@@ -93,6 +93,28 @@ def _main(args: list[str], on_ready: Callable[[], None] | None) -> None:
         runner.run(srv.serve())
 
 
+def preload() -> None:
+    """Import what start-up imports before it reads a configuration (main's and load_config's
+    imports, and the event loop's), and do nothing else: no loop, no thread, no handler, no
+    configuration.  For a process that forks servers (raxdb.embed's template): each fork then
+    starts at load_config with these modules imported once for all of them."""
+    # The codec getaddrinfo loads for a host name (`bind`), on each start otherwise: 6 ms of imports
+    import encodings.idna  # noqa: F401
+
+    import raxdb.server.admin.crashreport  # noqa: F401
+    import raxdb.server.admin.supervise  # noqa: F401
+    import raxdb.server.base.version  # noqa: F401
+    import raxdb.server.commands  # noqa: F401
+    import raxdb.server.core  # noqa: F401
+    import raxdb.server.events.notify  # noqa: F401
+    from raxdb.server.config.options import Config  # noqa: F401
+
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:  # _runner says so when it starts the loop
+        pass
+
+
 def load_config(args: list[str], errors: TextIO) -> Config:
     """The configuration `args` give, as redis-server reads it; a bad one writes Redis's FATAL
     CONFIG FILE ERROR report to `errors` and raises SystemExit(1)."""

@@ -38,6 +38,7 @@ is returned whole by the first call, as Redis returns its compact encodings.
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 from collections.abc import Iterable, Iterator
@@ -60,6 +61,18 @@ except ImportError:  # interpreted without Cython: the class decorators below do
     _COMPILED = False
 
 _rng = random.getrandbits(64) | 1  # _rand's state (compiled: a C unsigned 64-bit)
+
+
+def _reseed() -> None:
+    """A forked process draws its own numbers: a server forked from raxdb.embed's template (which
+    imported this module once for all of them) must not repeat its siblings' SRANDMEMBER / SPOP
+    picks.  `random` reseeds itself in a forked child first (it registered its hook earlier)."""
+    global _rng
+    _rng = random.getrandbits(64) | 1
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(after_in_child=_reseed)
 _random = random.random
 _EMPTY_SET_SIZE = sys.getsizeof(set())
 _MIN_FILL = 10  # HASHTABLE_MIN_FILL: a table under 1/10 full is rebuilt smaller

@@ -1,6 +1,7 @@
 """raxdb.serve() (raxdb/embed/): the defaults, options, modes, failures, and that a server is gone
 (its port refusing connections, its pid gone) after the block, after an exception in it, and after
-its parent process is killed with SIGKILL.
+its parent process is killed with SIGKILL; process mode's servers forked from the template
+(raxdb/embed/template.py), fresh each, and the template gone with its caller.
 
 Waits are on events: the server's exit through a pidfd (or the parent's pipe), never a sleep."""
 
@@ -20,7 +21,7 @@ import pytest
 import redis
 
 import raxdb
-from raxdb.embed import api
+from raxdb.embed import api, template
 from tests.support.servers import ROOT
 
 
@@ -35,6 +36,12 @@ def wait_gone(pid: int, timeout: float = 60.0) -> bool:
         return bool(select.select([fd], [], [], timeout)[0])
     finally:
         os.close(fd)
+
+
+def parent_of(pid: int) -> int:
+    """The parent's pid, from /proc/<pid>/stat (the field after the command's closing parenthesis)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
 
 
 def refuses(host: str, port: int) -> bool:
@@ -235,10 +242,11 @@ def test_gone_after_shutdown_command():
 PARENT = textwrap.dedent("""
     import sys, threading
     import raxdb
+    from raxdb.embed import template
 
     def start():
-        srv = raxdb.serve().start()
-        print(srv.port, srv.pid, flush=True)
+        first, second = raxdb.serve().start(), raxdb.serve().start()  # the template's first fork, then another
+        print(first.port, first.pid, second.port, second.pid, template.template_pid() or 0, flush=True)
 
     if sys.argv[1] == "main":
         start()
@@ -251,20 +259,27 @@ PARENT = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("spawner", ["main", "thread"])
-def test_gone_after_the_parent_is_killed(spawner: str):
-    """SIGKILL leaves the parent no chance to stop its server: the child notices (PR_SET_PDEATHSIG
-    when spawned from the main thread, the pipe reaching EOF in both cases) and stops itself."""
+@pytest.mark.parametrize("switch", ["1", "0"])
+def test_gone_after_the_parent_is_killed(spawner: str, switch: str):
+    """SIGKILL leaves the parent no chance to stop its servers: the child notices (PR_SET_PDEATHSIG
+    when spawned from the main thread, the pipe reaching EOF in both cases) and stops itself; with
+    the template (switch "1"), the template too (its socket's EOF), and its servers with it."""
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env[template.ENV_SWITCH] = switch
     parent = subprocess.Popen([sys.executable, "-c", PARENT, spawner], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               env=env, text=True)
     try:
         assert parent.stdout is not None
-        port, pid = map(int, parent.stdout.readline().split())
-        assert redis.Redis(port=port).ping()  # alive, its spawning thread ended or not
+        port1, pid1, port2, pid2, forker = map(int, parent.stdout.readline().split())
+        assert redis.Redis(port=port1).ping() and redis.Redis(port=port2).ping()  # alive, its spawner ended or not
+        expected_parent = forker if switch == "1" else parent.pid
+        assert parent_of(pid1) == parent_of(pid2) == expected_parent
+        assert (forker != 0) == (switch == "1")
         parent.send_signal(signal.SIGKILL)
         parent.wait()
-        assert wait_gone(pid), "the server outlived its parent"
-        assert refuses("127.0.0.1", port)
+        assert wait_gone(pid1) and wait_gone(pid2), "a server outlived its parent"
+        assert not forker or wait_gone(forker), "the template outlived its caller"
+        assert refuses("127.0.0.1", port1) and refuses("127.0.0.1", port2)
     finally:
         parent.kill()
         parent.wait()
@@ -278,7 +293,7 @@ def test_import_raxdb_imports_neither_server_nor_embed():
 
 
 def test_serve_from_many_threads():
-    """Servers started concurrently get distinct ports and all serve."""
+    """Servers started concurrently get distinct ports and all serve, each forked by the template."""
     servers: list[raxdb.EmbeddedServer] = []
     lock = threading.Lock()
 
@@ -287,14 +302,83 @@ def test_serve_from_many_threads():
         with lock:
             servers.append(srv)
 
-    threads = [threading.Thread(target=start) for _ in range(3)]
+    threads = [threading.Thread(target=start) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     try:
-        assert len({s.port for s in servers}) == 3
+        assert len({s.port for s in servers}) == 4
         assert all(redis.Redis.from_url(s.url).ping() for s in servers)
+        assert {parent_of(s.pid) for s in servers if s.pid} == {template.template_pid()}
     finally:
         for s in servers:
             s.stop()
+    for s in servers:
+        assert_gone(s)
+
+
+def test_later_starts_fork_from_the_template():
+    """After the first process-mode start, servers are forked by the template (their parent), not
+    spawned by this process; each is fresh; stop() returns once the pid is gone (reaped)."""
+    pids = []
+    for n in range(3):
+        with raxdb.serve() as srv:
+            assert srv.pid is not None
+            pids.append(srv.pid)
+            forker = template.template_pid()
+            assert forker is not None and forker != os.getpid()
+            assert parent_of(srv.pid) == forker
+            client = redis.Redis.from_url(srv.url)
+            assert client.dbsize() == 0  # nothing of the server before
+            client.set("n", n)
+            assert client.info("server")["process_id"] == srv.pid
+            client.close()
+        with pytest.raises(ProcessLookupError):
+            os.kill(srv.pid, 0)  # not even a zombie: the template reaped it before stop() returned
+    assert len(set(pids)) == 3
+    assert template.template_pid() == forker  # one template for them all
+
+
+def test_a_bad_start_through_the_template_leaves_it_working():
+    with raxdb.serve():  # the template runs
+        forker = template.template_pid()
+    with pytest.raises(raxdb.ServeError, match="Bad directive or wrong number of arguments") as info:
+        raxdb.serve({"no-such-option": "yes"}).start()
+    assert "exit status 1" in str(info.value)
+    with raxdb.serve() as srv:
+        assert redis.Redis.from_url(srv.url).ping()
+        assert srv.pid is not None and parent_of(srv.pid) == forker == template.template_pid()
+
+
+def test_template_switched_off(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv(template.ENV_SWITCH, "0")
+    with raxdb.serve() as srv:
+        assert srv.pid is not None and parent_of(srv.pid) == os.getpid()  # spawned: our child
+        assert redis.Redis.from_url(srv.url).ping()
+    assert_gone(srv)
+
+
+KILLED_TEMPLATE = textwrap.dedent("""
+    import os, select, signal, redis, raxdb
+    from raxdb.embed import template
+
+    doomed = raxdb.serve().start()
+    forker = template.template_pid()
+    os.kill(forker, signal.SIGKILL)  # the template dies (the caller does not): its servers follow it
+    fd = os.pidfd_open(doomed.pid)
+    assert select.select([fd], [], [], 60)[0], "a server outlived its template"
+    with raxdb.serve() as srv:  # no template now: spawned as without one
+        assert redis.Redis.from_url(srv.url).ping()
+        assert int(open(f"/proc/{srv.pid}/stat").read().rsplit(")", 1)[1].split()[1]) == os.getpid()
+    doomed.stop()
+    print("ok", flush=True)
+""")
+
+
+def test_a_dead_template_falls_back_to_spawning():
+    """In a process of its own: the test session's servers are the template's children too."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-c", KILLED_TEMPLATE], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.strip() == "ok", done.stderr
