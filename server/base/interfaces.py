@@ -207,6 +207,7 @@ class Server(Protocol):
     pid: int
     supervised: str
     daemonized: bool
+    on_ready: Callable[[], None] | None  # called once it serves (raxdb.embed's readiness)
     run_id: str
     build_id: str
     start_time: float
