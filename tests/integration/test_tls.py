@@ -261,3 +261,20 @@ def test_bad_configuration_stops_startup(certs: Certs, case: str, tmp_path: Path
     theirs = _startup_failure([binary, *common, *args], str(tmp_path))
     assert ours == theirs
     assert ours[0] == 1 and ours[1][-1] == "Failed to configure TLS. Check logs for more info."
+
+
+def test_config_set_tls_port(certs: Certs) -> None:
+    """tls-port set at run time opens the TLS listener (the context built then), 0 closes it."""
+    srv = start_raxdb("--tls-cert-file", certs["server_crt"], "--tls-key-file", certs["server_key"],
+                      "--tls-ca-cert-file", certs["ca_crt"])
+    try:
+        plain = redis.Redis(port=srv.port)
+        port = free_port()
+        assert plain.config_set("tls-port", str(port))
+        assert client(certs, port).ping()
+        assert plain.config_set("tls-port", "0")
+        with pytest.raises(redis.ConnectionError):
+            client(certs, port).ping()
+        assert plain.ping()
+    finally:
+        srv.stop()
