@@ -40,7 +40,7 @@ from raxdb.server.events.propagate import attach as attach_propagate
 from raxdb.server.memory.evict import STARTUP, info_used_memory
 from raxdb.server.memory.evict import attach as attach_evict
 from raxdb.server.memory.lru import attach as attach_keyspace
-from raxdb.server.net import unixsocket
+from raxdb.server.net import tls, unixsocket
 from raxdb.server.net.blocking import attach as attach_blocking
 from raxdb.server.net.blocking import handle_ready_keys
 from raxdb.server.net.client import Client
@@ -91,6 +91,7 @@ class Server:
         self.call_soon: Callable[[Callable[[], Any]], Any] = _run_now
         self.listeners: list[asyncio.base_events.Server] = []  # TCP: CONFIG SET port / bind replace them
         self.unix_listener: asyncio.base_events.Server | None = None  # `unixsocket` (server/net/unixsocket.py)
+        self.tls_listeners: list[asyncio.base_events.Server] = []  # `tls-port` (server/net/tls.py)
         self.pid = os.getpid()
         self.supervised = "no"  # set by main (server/admin/supervise.py): "upstart", "systemd" or "no"
         self.daemonized = False
@@ -223,6 +224,8 @@ class Server:
         on("proc-title-template", []).append(lambda _v: proctitle.apply(self))
         on("port", []).append(lambda _v: self._rebind("Unable to listen on this port. Check server logs."))
         on("bind", []).append(lambda _v: self._rebind("Failed to bind to specified addresses."))
+        tls.attach(self)  # tls-* options rebuild the context
+        on("tls-port", []).append(lambda _v: self._rebind_tls())
         on("loglevel", []).append(lambda v: LOG.configure(v, ""))
         for name in ("replica-read-only", "replica-serve-stale-data"):
             on(name, []).append(lambda _v: self._replica_gate_changed())
@@ -382,14 +385,12 @@ class Server:
         self.call_soon = self.loop.call_soon
         self.shutdown_event = asyncio.Event()
         port = self.config.port
-        try:
-            socks = self._bind_sockets(self.config.values["bind"], port)
-        except OSError as exc:
-            LOG.warning(f"Warning: Could not create server TCP listening socket {exc}")
-            LOG.warning(f"Failed listening on port {port} (TCP), aborting.")
-            raise SystemExit(1) from exc
+        tls.configure_at_startup(self)
+        tls_port = int(self.config.values["tls-port"])
+        socks = self._bind_or_exit(port, "TCP")
+        tls_socks = self._bind_or_exit(tls_port, "TLS")
         unix = unixsocket.bind(self)
-        if not socks and unix is None:
+        if not socks and not tls_socks and unix is None:
             LOG.warning("Configured to not listen anywhere, exiting.")
             raise SystemExit(1)
         if self.config.modules:  # moduleLoadFromQueue, after initServer: raxdb loads no module
@@ -397,13 +398,14 @@ class Server:
             LOG.warning(f"Can't load module from {self.config.modules[0]}: server aborting")
             raise SystemExit(1)
         await self._serve_sockets(socks)
+        await self._serve_tls_sockets(tls_socks)
         if unix is not None:
             self.unix_listener = await unixsocket.serve(self, unix)
         supervise.write_pidfile(self)
         clienteviction.renote_all(self)  # the configured limit
         if self.config.values["set-proc-title"] == "yes":
             proctitle.apply(self)
-        self._show_banner(port)
+        self._show_banner(port or tls_port)
         replica.start_from_config(self)  # a replica from the start loads as one (keys past their deadline kept)
         if not await self._load_dataset():  # a shutdown came while loading: nothing else starts
             await self.close()
@@ -416,7 +418,7 @@ class Server:
         self._schedule_cron()
         oomscore.apply(self)
         LOG.notice(f"Server initialized (raxdb {RAXDB_VERSION}, Redis {VERSION} compatible), port {port}")
-        if socks:
+        if socks or tls_socks:
             LOG.notice("Ready to accept connections")
         if unix is not None:
             LOG.notice(f"The server is now ready to accept connections at {unixaddr.configured(self)}")
@@ -495,6 +497,15 @@ class Server:
             raise
         return socks
 
+    def _bind_or_exit(self, port: int, kind: str) -> list[socket.socket]:
+        """Start-up's sockets for `port` (TCP or TLS); a failure ends start-up as Redis's does."""
+        try:
+            return self._bind_sockets(self.config.values["bind"], port)
+        except OSError as exc:
+            LOG.warning(f"Warning: Could not create server TCP listening socket {exc}")
+            LOG.warning(f"Failed listening on port {port} ({kind}), aborting.")
+            raise SystemExit(1) from exc
+
     async def _serve_sockets(self, socks: list[socket.socket]) -> None:
         assert self.loop is not None
         # create_server listens again with its own backlog (100 unless given): tcp-backlog passes on
@@ -502,20 +513,41 @@ class Server:
         for sock in socks:
             self.listeners.append(await self.loop.create_server(lambda: Client(self), sock=sock, backlog=backlog))
 
+    async def _serve_tls_sockets(self, socks: list[socket.socket]) -> None:
+        await tls.serve(self, socks)
+
     def _rebind(self, failure: str) -> None:
         """CONFIG SET port / bind: bind the new sockets first, and only then close the old ones,
-        so a failure leaves the server listening where it was (Redis's changeListener)."""
+        so a failure leaves the server listening where it was (Redis's changeListener).  `bind`
+        moves the TLS listeners too."""
         if self.loop is None:
             return
+        self._replace_listeners(self.config.port, self.listeners, self._serve_sockets, failure)
+        if self.tls_listeners:
+            self._rebind_tls()
+
+    def _rebind_tls(self) -> None:
+        """CONFIG SET tls-port (applyTLSPort): the context first, when there is none yet."""
+        if self.loop is None:
+            return
+        port = int(self.config.values["tls-port"])
+        if port and self.tls_context is None:
+            tls.reconfigure(self, force=True)
+        self._replace_listeners(port, self.tls_listeners, self._serve_tls_sockets,
+                                "Unable to listen on this port. Check server logs.")
+
+    def _replace_listeners(self, port: int, listeners: list[asyncio.base_events.Server],
+                           serve: Callable[[list[socket.socket]], Any], failure: str) -> None:
+        assert self.loop is not None
         try:
-            socks = self._bind_sockets(self.config.values["bind"], self.config.port)
+            socks = self._bind_sockets(self.config.values["bind"], port)
         except OSError as exc:
             LOG.warning(f"Failed to bind: {exc}")
             raise ConfigError(failure) from None
-        for srv in self.listeners:
+        for srv in listeners:
             srv.close()
-        self.listeners = []
-        task = self.loop.create_task(self._serve_sockets(socks))
+        listeners.clear()
+        task = self.loop.create_task(serve(socks))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -554,6 +586,7 @@ class Server:
             self.cron_handle.cancel()
         for srv in self.listeners:
             srv.close()
+        tls.close(self)
         if self.unix_listener is not None:
             self.unix_listener.close()
             unixsocket.remove(self)

@@ -83,7 +83,7 @@ def _server(srv: Server) -> list[str]:
         f"process_id:{srv.pid}",
         f"process_supervised:{srv.supervised}",
         f"run_id:{srv.run_id}",
-        f"tcp_port:{cfg.port}",
+        f"tcp_port:{cfg.port or cfg.values['tls-port']}",  # the TLS port when only it listens, as Redis
         f"server_time_usec:{int(now * 1_000_000)}",
         f"uptime_in_seconds:{uptime}",
         f"uptime_in_days:{uptime // 86400}",

@@ -203,6 +203,9 @@ class Server(Protocol):
     call_soon: Callable[[Callable[[], Any]], Any]
     listeners: list[asyncio.base_events.Server]
     unix_listener: asyncio.base_events.Server | None
+    tls_listeners: list[asyncio.base_events.Server]
+    tls_context: Any  # ssl.SSLContext | None (server/net/tls.py)
+    tls_sockets: list[Any]  # the bound tls-port sockets the TLS listeners take duplicates of
     # the process
     pid: int
     supervised: str

@@ -555,6 +555,8 @@ class Config:
         try:
             self._apply(new)
         except _ApplyError as exc:
+            LOG.warning(f"Failed applying new configuration. Possibly related to new {exc.name} setting. "
+                        "Restoring previous settings.")
             raise ConfigError(f"CONFIG SET failed (possibly related to argument '{exc.name}') - {exc.reason}") \
                 from None
 

@@ -1,5 +1,5 @@
 """The network side: the client connection (an asyncio Protocol with the parse -> dispatch -> reply
-hot path), blocking operations and the ready-keys queue, the unix socket listener, and MIGRATE's
+hot path), blocking operations and the ready-keys queue, the unix socket and TLS listeners, and MIGRATE's
 cached connections to other servers.
 
 Rule: imports only the layers below it (memory, events, config, security, conn, table, base);

@@ -1,0 +1,210 @@
+"""TLS for clients: the SSLContext built from the `tls-*` options, and the listener on `tls-port`.
+
+Rule: what TLS adds to a client connection lives here and nowhere else.  The server (core) binds
+the tls-port sockets exactly as it binds `port`'s and hands them to `serve`; a client accepted
+here is a plain Client once its handshake is done, so the command path has no TLS check at all.
+
+Invariants:
+- `srv.tls_context` is None until TLS is wanted (tls-port set, or tls-replication / tls-cluster
+  yes: Redis's tlsConfigure condition) and from then on the context of the current options; a
+  CONFIG SET that changes them builds a new one, and only a good one replaces the old (new
+  connections use it, connections already open keep theirs), as Redis's tlsConfigure does.
+- Building follows tlsConfigure's order and log wording: the first problem is logged at warning
+  level and the build fails; start-up then logs "Failed to configure TLS. Check logs for more
+  info." and exits 1, CONFIG SET answers "Unable to update TLS configuration. Check server logs.".
+- The listeners are the event loop's own TLS servers (create_server(ssl=...)): a Client exists
+  once the handshake is done, and a failed handshake (a plain-text client, no or an untrusted
+  certificate) drops the connection with nothing of it left.  A listener's context is fixed, so a
+  new context replaces the listeners, on the same bound sockets (`srv.tls_sockets`): nothing
+  queued in the backlog is lost.  (Per-connection start_tls would let the server log a failed
+  handshake as Redis does, but under uvloop 0.23 a server-side start_tls stalls later accepts.)
+
+What the ssl module cannot set is accepted and stored but not applied: tls-ciphersuites (the
+TLSv1.3 suites: OpenSSL's defaults are used), tls-session-cache-size and -timeout (OpenSSL's
+defaults, 20480 and 300 s, are Redis's defaults too).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+import ssl
+from typing import TYPE_CHECKING
+
+from raxdb.server.base.log import LOG
+from raxdb.server.config.options import ConfigError
+from raxdb.server.net.client import Client
+
+if TYPE_CHECKING:
+    from raxdb.server.base.interfaces import Server
+
+UPDATE_FAILED = "Unable to update TLS configuration. Check server logs."
+
+# the options a context is built from: changing one at run time rebuilds it
+CONTEXT_OPTIONS = ("tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-dh-params-file", "tls-ca-cert-file",
+                   "tls-ca-cert-dir", "tls-auth-clients", "tls-protocols", "tls-ciphers", "tls-ciphersuites",
+                   "tls-prefer-server-ciphers", "tls-session-caching", "tls-session-cache-size",
+                   "tls-session-cache-timeout", "tls-replication", "tls-cluster")
+
+_VERIFY = {"yes": ssl.CERT_REQUIRED, "optional": ssl.CERT_OPTIONAL, "no": ssl.CERT_NONE}
+_PROTOCOLS = {"tlsv1": ssl.TLSVersion.TLSv1, "tlsv1.1": ssl.TLSVersion.TLSv1_1, "tlsv1.2": ssl.TLSVersion.TLSv1_2,
+              "tlsv1.3": ssl.TLSVersion.TLSv1_3}
+_DEFAULT_PROTOCOLS = (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3)  # REDIS_TLS_PROTO_DEFAULT
+# "[SSL: WRONG_VERSION_NUMBER] wrong version number (_ssl.c:992)": the reason text in the middle
+_SSL_TEXT = re.compile(r"^\[[^\]]*\]\s*(.*?)(?:\s*\(_ssl\.c:\d+\))?$")
+
+# listeners being replaced: the loop keeps only weak references to tasks
+_relisten: set[asyncio.Task[None]] = set()
+
+
+class BuildFailed(Exception):
+    """The context could not be built; the reason has been logged."""
+
+
+def wanted(values: dict[str, str]) -> bool:
+    """Does the server need a context (tlsConfigure is called at start-up)?"""
+    return values["tls-port"] != "0" or values["tls-replication"] == "yes" or values["tls-cluster"] == "yes"
+
+
+def describe(exc: BaseException) -> str:
+    """An OpenSSL-like "<library> routines::<reason>" for an ssl error, strerror for a system one."""
+    if isinstance(exc, ssl.SSLError):
+        text = str(exc.args[1]) if len(exc.args) > 1 else str(exc)
+        m = _SSL_TEXT.match(text)
+        reason = m.group(1) if m else text
+        return f"{exc.library} routines::{reason}" if exc.library else reason
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"system library::{exc.strerror}"
+    return str(exc) or type(exc).__name__
+
+
+def _fail(msg: str) -> BuildFailed:
+    LOG.warning(msg)
+    return BuildFailed(msg)
+
+
+def _protocol_range(spec: str) -> tuple[ssl.TLSVersion, ssl.TLSVersion]:
+    """tls-protocols ("TLSv1.2 TLSv1.3", any case) as the lowest and highest version allowed."""
+    if not spec.strip():
+        return _DEFAULT_PROTOCOLS
+    versions = [_PROTOCOLS.get(word.lower()) for word in spec.split()]
+    if None in versions:
+        raise _fail("Invalid tls-protocols specified. Use a combination of 'TLSv1', 'TLSv1.1', 'TLSv1.2' and "
+                    "'TLSv1.3'.")
+    return min(versions), max(versions)  # type: ignore[type-var]
+
+
+def build(values: dict[str, str]) -> ssl.SSLContext:
+    """The server-side context of the tls-* options (tlsConfigure's checks, in its order);
+    BuildFailed, the reason logged, when one is wrong."""
+    cert, key = values["tls-cert-file"], values["tls-key-file"]
+    ca_file, ca_dir = values["tls-ca-cert-file"], values["tls-ca-cert-dir"]
+    if not cert:
+        raise _fail("No tls-cert-file configured!")
+    if not key:
+        raise _fail("No tls-key-file configured!")
+    if ((values["tls-auth-clients"] != "no" or values["tls-replication"] == "yes" or values["tls-cluster"] == "yes")
+            and not ca_file and not ca_dir):
+        raise _fail("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, "
+                    "tls-replication or tls-auth-clients are enabled!")
+    lowest, highest = _protocol_range(values["tls-protocols"])
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        ctx.minimum_version, ctx.maximum_version = lowest, highest
+    except ValueError as exc:  # a version this OpenSSL no longer offers
+        raise _fail(f"Failed to configure TLS protocols: {exc}") from None
+    ctx.options |= ssl.OP_NO_COMPRESSION | getattr(ssl, "OP_NO_RENEGOTIATION", 0)
+    if values["tls-prefer-server-ciphers"] == "yes":
+        ctx.options |= ssl.OP_CIPHER_SERVER_PREFERENCE
+    if values["tls-session-caching"] == "no":
+        ctx.options |= ssl.OP_NO_TICKET
+    try:  # the certificate alone first: its failure and the key's are told apart, as Redis does
+        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=cert)
+    except (ssl.SSLError, OSError) as exc:
+        raise _fail(f"Failed to load certificate: {cert}: {describe(exc)}") from None
+    password = values["tls-key-file-pass"].encode()
+    try:  # a callable password: an encrypted key without one fails instead of prompting
+        ctx.load_cert_chain(cert, key, password=lambda: password)
+    except (ssl.SSLError, OSError) as exc:
+        raise _fail(f"Failed to load private key: {key}: {describe(exc)}") from None
+    if ca_file or ca_dir:
+        try:
+            ctx.load_verify_locations(cafile=ca_file or None, capath=ca_dir or None)
+        except (ssl.SSLError, OSError) as exc:
+            raise _fail(f"Failed to configure CA certificate(s) file/directory: {describe(exc)}") from None
+    if values["tls-dh-params-file"]:
+        try:
+            ctx.load_dh_params(values["tls-dh-params-file"])
+        except (ssl.SSLError, OSError) as exc:
+            raise _fail(f"Failed to load {values['tls-dh-params-file']}: {describe(exc)}") from None
+    if values["tls-ciphers"]:
+        try:
+            ctx.set_ciphers(values["tls-ciphers"])
+        except ssl.SSLError:
+            raise _fail(f"Failed to configure ciphers: {values['tls-ciphers']}") from None
+    ctx.verify_mode = _VERIFY[values["tls-auth-clients"]]
+    return ctx
+
+
+def configure_at_startup(srv: Server) -> None:
+    """initServer's tlsConfigure: build the context when TLS is wanted, or end start-up."""
+    if not wanted(srv.config.values):
+        return
+    try:
+        srv.tls_context = build(srv.config.values)
+    except BuildFailed:
+        LOG.warning("Failed to configure TLS. Check logs for more info.")
+        raise SystemExit(1) from None
+
+
+def reconfigure(srv: Server, force: bool = False) -> None:
+    """CONFIG SET of a context option (or of tls-port, `force`): a new context for new
+    connections, or ConfigError leaving the old one in place."""
+    if not (force or wanted(srv.config.values)):
+        return
+    try:
+        srv.tls_context = build(srv.config.values)
+    except BuildFailed:
+        raise ConfigError(UPDATE_FAILED) from None
+    if srv.tls_sockets and srv.loop is not None:  # the listeners take the new context
+        task = srv.loop.create_task(_listen(srv))
+        _relisten.add(task)
+        task.add_done_callback(_relisten.discard)
+
+
+def attach(srv: Server) -> None:
+    """The CONFIG SET hooks that rebuild the context."""
+    srv.tls_context = None
+    srv.tls_sockets = []
+    for name in CONTEXT_OPTIONS:
+        srv.config.on_change.setdefault(name, []).append(lambda _v: reconfigure(srv))
+
+
+async def serve(srv: Server, socks: list[socket.socket]) -> None:
+    """Listen on the bound tls-port sockets (replacing those listened on before)."""
+    for sock in srv.tls_sockets:
+        sock.close()
+    srv.tls_sockets = socks
+    await _listen(srv)
+
+
+async def _listen(srv: Server) -> None:
+    """Listeners on `srv.tls_sockets` with the current context.  Each takes a duplicate of its
+    socket, so that closing it (for a new context) leaves the socket bound, its backlog kept."""
+    assert srv.loop is not None
+    for listener in srv.tls_listeners:
+        listener.close()
+    srv.tls_listeners.clear()
+    backlog = int(srv.config.values["tcp-backlog"])
+    for sock in srv.tls_sockets:
+        srv.tls_listeners.append(await srv.loop.create_server(lambda: Client(srv), sock=sock.dup(), backlog=backlog,
+                                                              ssl=srv.tls_context))
+
+
+def close(srv: Server) -> None:
+    for listener in srv.tls_listeners:
+        listener.close()
+    for sock in srv.tls_sockets:
+        sock.close()
+    srv.tls_sockets = []

@@ -1,0 +1,280 @@
+"""TLS for clients (issue #35, first slice): the tls-* options, the listener on tls-port, client
+certificates, a context rebuilt by CONFIG SET, bad input at the handshake and at start-up.
+
+Certificates are made by the test with the openssl command (as Redis's utils/gen-test-certs.sh
+makes its own): a CA, two server certificates signed by it (the second for the CONFIG SET
+rotation), a client certificate signed by it, and a client certificate signed by an unrelated CA
+(untrusted).  Wherever Redis's behaviour is the reference, the same scenario runs against
+redis-server 7.0 and the results are compared.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import socket
+import ssl
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from tests.support.servers import ROOT, ServerProcess, free_port, redis_binary, start_raxdb, start_redis
+
+pytestmark = pytest.mark.skipif(shutil.which("openssl") is None or shutil.which("redis-cli") is None,
+                                reason="needs the openssl command and redis-cli")
+
+Certs = dict[str, str]
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def _signed(d: Path, name: str, ca: str, ext: str | None = None) -> None:
+    _openssl("genrsa", "-out", f"{name}.key", "2048", cwd=d)
+    _openssl("req", "-new", "-sha256", "-subj", f"/O=raxdb-test/CN={name}", "-key", f"{name}.key", "-out",
+             f"{name}.csr", cwd=d)
+    extra = ["-extfile", "san.ext"] if ext else []
+    _openssl("x509", "-req", "-sha256", "-in", f"{name}.csr", "-CA", f"{ca}.crt", "-CAkey", f"{ca}.key",
+             "-CAcreateserial", "-days", "30", "-out", f"{name}.crt", *extra, cwd=d)
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
+    d = tmp_path_factory.mktemp("tls")
+    for ca in ("ca", "otherca"):
+        _openssl("genrsa", "-out", f"{ca}.key", "2048", cwd=d)
+        _openssl("req", "-x509", "-new", "-nodes", "-sha256", "-key", f"{ca}.key", "-days", "30", "-subj",
+                 f"/O=raxdb-test/CN={ca}", "-out", f"{ca}.crt", cwd=d)
+    (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    _signed(d, "server", "ca", ext="san.ext")
+    _signed(d, "server2", "ca", ext="san.ext")
+    _signed(d, "client", "ca")
+    _signed(d, "stranger", "otherca")  # a client certificate the server's CA did not sign
+    (d / "bad.key").write_text("not a key\n")
+    return {p.stem + p.suffix.replace(".", "_"): str(p) for p in d.iterdir()}
+
+
+def tls_args(c: Certs, port: int, *extra: str) -> list[str]:
+    return ["--tls-port", str(port), "--tls-cert-file", c["server_crt"], "--tls-key-file", c["server_key"],
+            "--tls-ca-cert-file", c["ca_crt"], *extra]
+
+
+def start_both(c: Certs, *extra: str) -> Iterator[tuple[str, ServerProcess, int]]:
+    """raxdb, then redis-server, each with a TLS port beside its TCP one: (name, server, tls port)."""
+    for name, start in (("raxdb", start_raxdb), ("redis", start_redis)):
+        port = free_port()
+        srv = start(*tls_args(c, port, *extra))
+        try:
+            yield name, srv, port
+        finally:
+            srv.stop()
+
+
+def client(c: Certs, port: int, cert: str | None = "client", **kw: Any) -> redis.Redis:
+    """redis-py over TLS (a `rediss://` URL), with the client certificate `cert` or none."""
+    opts: dict[str, Any] = {"ssl_ca_certs": c["ca_crt"], "ssl_cert_reqs": "required", "socket_timeout": 20}
+    if cert is not None:
+        opts.update(ssl_certfile=c[f"{cert}_crt"], ssl_keyfile=c[f"{cert}_key"])
+    opts.update(kw)
+    return redis.Redis.from_url(f"rediss://127.0.0.1:{port}", **opts)
+
+
+def cli(c: Certs, port: int, *args: str, cert: bool = True) -> str:
+    cmd = ["redis-cli", "-h", "127.0.0.1", "-p", str(port), "--tls", "--cacert", c["ca_crt"]]
+    if cert:
+        cmd += ["--cert", c["client_crt"], "--key", c["client_key"]]
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=30).stdout
+
+
+def on_both(c: Certs, scenario: Callable[[ServerProcess, int], Any], *extra: str) -> tuple[Any, Any]:
+    results = [scenario(srv, port) for _name, srv, port in start_both(c, *extra)]
+    return results[0], results[1]
+
+
+def test_config_get_tls_matches_redis(certs: Certs) -> None:
+    def scenario(_srv: ServerProcess, port: int) -> dict[str, str]:
+        r = client(certs, port, decode_responses=True)
+        got = r.config_get("tls-*")
+        got.pop("tls-port")  # a free port each
+        return got
+
+    ours, theirs = on_both(certs, scenario)
+    assert ours == theirs
+
+
+def test_redis_cli_side_by_side(certs: Certs) -> None:
+    commands = [["PING"], ["SET", "k", "v"], ["GET", "k"], ["INCR", "n"], ["RPUSH", "l", "a", "b"],
+                ["LRANGE", "l", "0", "-1"], ["CONFIG", "GET", "tls-auth-clients"], ["CONFIG", "SET", "tls-auth-clients",
+                                                                                     "maybe"]]
+
+    def scenario(_srv: ServerProcess, port: int) -> list[str]:
+        return [cli(certs, port, *cmd) for cmd in commands]
+
+    ours, theirs = on_both(certs, scenario)
+    assert ours == theirs
+    assert ours[0] == "PONG\n"
+
+
+def test_tls_auth_clients(certs: Certs) -> None:
+    """yes (the default) refuses a client without a certificate and one the CA did not sign;
+    optional accepts the first and still refuses the second; no asks for none."""
+    def scenario(_srv: ServerProcess, port: int) -> list[str]:
+        outcome = []
+        for mode in ("yes", "optional", "no"):
+            admin = client(certs, port)
+            admin.config_set("tls-auth-clients", mode)
+            for cert in (None, "stranger", "client"):
+                try:
+                    outcome.append(f"{mode} {cert}: {client(certs, port, cert=cert).ping()}")
+                except redis.ConnectionError:
+                    outcome.append(f"{mode} {cert}: refused")
+            admin.config_set("tls-auth-clients", "yes")
+        return outcome
+
+    ours, theirs = on_both(certs, scenario)
+    assert ours == theirs
+    assert "yes None: refused" in ours and "optional None: True" in ours and "optional stranger: refused" in ours
+    assert "no stranger: True" in ours
+
+
+def test_plain_client_on_tls_port_is_dropped(certs: Certs) -> None:
+    port = free_port()
+    srv = start_raxdb(*tls_args(certs, port))
+    try:
+        r = client(certs, port)
+        r.set("k", "before")
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as plain:
+            plain.sendall(b"*1\r\n$4\r\nPING\r\n")
+            assert plain.recv(100) == b""  # closed, no reply
+        assert r.get("k") == b"before"  # the TLS client is still served
+        assert client(certs, port).ping()
+        assert srv.proc.poll() is None
+    finally:
+        srv.stop()
+
+
+def test_clients_over_tls_are_clients(certs: Certs) -> None:
+    """CLIENT LIST, INFO and the ACL/AUTH flow as over TCP."""
+    def scenario(srv: ServerProcess, port: int) -> list[Any]:
+        r = client(certs, port, decode_responses=True)
+        r.acl_setuser("alice", enabled=True, passwords=["+secret"], commands=["+ping", "+client"], keys=[])
+        u = client(certs, port, decode_responses=True, username="alice", password="secret")
+        listed = u.client_list()
+        bad = client(certs, port, username="alice", password="wrong")
+        try:
+            bad.ping()
+            auth = "accepted"
+        except redis.AuthenticationError as exc:
+            auth = str(exc)
+        return [u.ping(), sorted(c["user"] for c in listed), {c["laddr"] for c in listed} == {f"127.0.0.1:{port}"},
+                r.info("server")["tcp_port"] == srv.port, auth]
+
+    ours, theirs = on_both(certs, scenario)
+    assert ours == theirs
+
+
+def test_tls_only_with_port_0(certs: Certs) -> None:
+    def scenario(start: Callable[..., ServerProcess]) -> list[Any]:
+        port = free_port()
+        srv = start(*tls_args(certs, port), "--port", "0")
+        try:
+            r = client(certs, port, decode_responses=True)
+            return [r.ping(), r.config_get("port"), r.info("server")["tcp_port"] == port]
+        finally:
+            srv.stop()
+
+    assert scenario(start_raxdb) == scenario(start_redis) == [True, {"port": "0"}, True]
+
+
+def _peer_cn(certs: Certs, port: int) -> str:
+    ctx = ssl.create_default_context(cafile=certs["ca_crt"])
+    ctx.load_cert_chain(certs["client_crt"], certs["client_key"])
+    with socket.create_connection(("127.0.0.1", port), timeout=20) as raw, \
+            ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+        subject = dict(item[0] for item in s.getpeercert()["subject"])  # type: ignore[index]
+        return str(subject["commonName"])
+
+
+def test_config_set_certificate_for_new_connections(certs: Certs) -> None:
+    def scenario(_srv: ServerProcess, port: int) -> list[Any]:
+        r = client(certs, port)
+        before = _peer_cn(certs, port)
+        ok = r.config_set("tls-cert-file", certs["server2_crt"], "tls-key-file", certs["server2_key"])
+        return [before, ok, _peer_cn(certs, port), r.ping()]  # the old connection still works
+
+    ours, theirs = on_both(certs, scenario)
+    assert ours == theirs == ["server", True, "server2", True]
+
+
+def test_config_set_bad_files_refused(certs: Certs) -> None:
+    def scenario(srv: ServerProcess, port: int) -> list[str]:
+        r = client(certs, port)
+        errors = []
+        for pairs in (("tls-cert-file", "/nonexistent.crt"), ("tls-key-file", certs["bad_key"]),
+                      ("tls-key-file", certs["client_key"]), ("tls-protocols", "TLSv9"),
+                      ("tls-ciphers", "NO-SUCH-CIPHER"), ("tls-ca-cert-file", "/nonexistent.crt")):
+            try:
+                r.config_set(*pairs)
+                errors.append("OK")
+            except redis.ResponseError as exc:
+                errors.append(str(exc))
+        assert srv.wait_log("Failed to load private key: " + certs["client_key"])
+        assert srv.wait_log("Failed applying new configuration. Possibly related to new tls-ciphers setting.")
+        errors.append(str(sorted(r.config_get("tls-cert-file", "tls-key-file").items())))
+        r.config_set("tls-protocols", "TLSv1.3")
+        errors.append(str(client(certs, port).ping()))
+        return errors
+
+    ours, theirs = on_both(certs, scenario)
+    assert ours == theirs
+
+
+def _startup_failure(argv: list[str], cwd: str) -> tuple[int, list[str]]:
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=60,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    lines = [line.split(" # ", 1)[1] for line in proc.stdout.splitlines() if " # " in line]
+    # OpenSSL's reason text (and its error code) differ between the ssl module and Redis's build
+    reason = re.compile(r": (error:[0-9A-F]+:)?[^:]*(library|routines)::.*$")
+    return proc.returncode, [reason.sub("", line) for line in lines if "TLS" in line or "Failed" in line]
+
+
+@pytest.mark.parametrize("case", ["bad-key", "no-cert", "mismatch", "no-ca"])
+def test_bad_configuration_stops_startup(certs: Certs, case: str, tmp_path: Path) -> None:
+    port = str(free_port())
+    args = {"bad-key": ["--tls-cert-file", certs["server_crt"], "--tls-key-file", certs["bad_key"],
+                        "--tls-ca-cert-file", certs["ca_crt"]],
+            "no-cert": ["--tls-cert-file", str(tmp_path / "none.crt"), "--tls-key-file", certs["server_key"],
+                        "--tls-ca-cert-file", certs["ca_crt"]],
+            "mismatch": ["--tls-cert-file", certs["server_crt"], "--tls-key-file", certs["client_key"],
+                         "--tls-ca-cert-file", certs["ca_crt"]],
+            "no-ca": ["--tls-cert-file", certs["server_crt"], "--tls-key-file", certs["server_key"]]}[case]
+    common = ["--port", "0", "--tls-port", port, "--save", ""]
+    binary = redis_binary()
+    assert binary is not None
+    ours = _startup_failure([sys.executable, "-m", "raxdb.server", *common, *args], str(tmp_path))
+    theirs = _startup_failure([binary, *common, *args], str(tmp_path))
+    assert ours == theirs
+    assert ours[0] == 1 and ours[1][-1] == "Failed to configure TLS. Check logs for more info."
+
+
+def test_config_set_tls_port(certs: Certs) -> None:
+    """tls-port set at run time opens the TLS listener (the context built then), 0 closes it."""
+    srv = start_raxdb("--tls-cert-file", certs["server_crt"], "--tls-key-file", certs["server_key"],
+                      "--tls-ca-cert-file", certs["ca_crt"])
+    try:
+        plain = redis.Redis(port=srv.port)
+        port = free_port()
+        assert plain.config_set("tls-port", str(port))
+        assert client(certs, port).ping()
+        assert plain.config_set("tls-port", "0")
+        with pytest.raises(redis.ConnectionError):
+            client(certs, port).ping()
+        assert plain.ping()
+    finally:
+        srv.stop()
