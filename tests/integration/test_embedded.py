@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import textwrap
-import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -294,19 +294,8 @@ def test_import_raxdb_imports_neither_server_nor_embed():
 
 def test_serve_from_many_threads():
     """Servers started concurrently get distinct ports and all serve, each forked by the template."""
-    servers: list[raxdb.EmbeddedServer] = []
-    lock = threading.Lock()
-
-    def start() -> None:
-        srv = raxdb.serve().start()
-        with lock:
-            servers.append(srv)
-
-    threads = [threading.Thread(target=start) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    with ThreadPoolExecutor(4) as pool:
+        servers = list(pool.map(lambda _: raxdb.serve().start(), range(4)))
     try:
         assert len({s.port for s in servers}) == 4
         assert all(redis.Redis.from_url(s.url).ping() for s in servers)
