@@ -31,6 +31,8 @@ from raxdb.server.base import latency, proctitle
 from raxdb.server.base.interfaces import PAUSE_FOREVER
 from raxdb.server.base.log import LOG
 from raxdb.server.base.version import RAXDB_BUILD_ID, RAXDB_VERSION, VERSION
+from raxdb.server.cluster.manager import Cluster
+from raxdb.server.cluster.routing import route
 from raxdb.server.config import oomscore
 from raxdb.server.config.options import Config, ConfigError
 from raxdb.server.conn import clientbufs, clienteviction, obuf, unixaddr
@@ -180,6 +182,10 @@ class Server:
         # While a failed save refuses writes (stop-writes-on-bgsave-error; server/persistence/snapshot.py):
         # no client is plain and execute() answers MISCONF.
         self.rdb_gate = False
+        # Cluster mode (server/cluster/): made in serve() when cluster-enabled is yes; while it is,
+        # no client is plain and execute() asks `cluster_route` where each command's slot is served.
+        self.cluster: Cluster | None = None
+        self.cluster_route: Callable[[Any, Any, list[bytes]], bytes | None] | None = None
         self._init_introspection()
 
     def flush_writes(self) -> None:
@@ -390,6 +396,7 @@ class Server:
         socks = self._bind_or_exit(port, "TCP")
         tls_socks = self._bind_or_exit(tls_port, "TLS")
         unix = unixsocket.bind(self)
+        bus_socks = self._start_cluster()
         if not socks and not tls_socks and unix is None:
             LOG.warning("Configured to not listen anywhere, exiting.")
             raise SystemExit(1)
@@ -399,6 +406,8 @@ class Server:
             raise SystemExit(1)
         await self._serve_sockets(socks)
         await self._serve_tls_sockets(tls_socks)
+        if self.cluster is not None:
+            await self.cluster.start(bus_socks)
         if unix is not None:
             self.unix_listener = await unixsocket.serve(self, unix)
         supervise.write_pidfile(self)
@@ -497,6 +506,19 @@ class Server:
             raise
         return socks
 
+    def _start_cluster(self) -> list[socket.socket]:
+        """clusterInit: nodes.conf loaded or made, the routing hook wired, the bus port bound."""
+        if self.config.values["cluster-enabled"] != "yes":
+            return []
+        cluster = self.cluster = Cluster(self)
+        self.cluster_route = functools.partial(route, cluster)
+        port = cluster.bus_port()
+        if port > 65535:
+            LOG.warning("Redis port number too high. Cluster communication port is 10,000 port numbers "
+                        "higher than your Redis port. Your Redis port number must be 55535 or less.")
+            raise SystemExit(1)
+        return self._bind_or_exit(port, "cluster bus")
+
     def _bind_or_exit(self, port: int, kind: str) -> list[socket.socket]:
         """Start-up's sockets for `port` (TCP or TLS); a failure ends start-up as Redis's does."""
         try:
@@ -592,6 +614,8 @@ class Server:
             unixsocket.remove(self)
         if self.repl.link is not None:
             self.repl.link.shutdown()
+        if self.cluster is not None:
+            self.cluster.close()
         for client in list(self.clients.values()):
             client.close()
         LOG.warning("Redis is now ready to exit, bye bye...")

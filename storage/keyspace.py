@@ -271,6 +271,9 @@ class Database:
         # server re-counts the keys a command touched after it runs.
         self.sizes: dict[bytes, int] | None = None
         self.mem = 0
+        # Cluster mode (storage/slots.py's SlotIndex, installed by the cluster): the keys of each
+        # hash slot, kept by _insert_at and _remove.  None in a standalone server.
+        self.slot_keys: Any = None
 
     def _reset(self) -> None:
         """No keys: every array empty, positions restarting at 0."""
@@ -357,6 +360,8 @@ class Database:
                 i = (i + 1) & mask
         _set_i32(index, i, p)
         self.count += 1
+        if self.slot_keys is not None:
+            self.slot_keys.add(key)
         return p
 
     def _remove(self, i: int) -> None:
@@ -367,6 +372,8 @@ class Database:
         meta = self._meta
         mask = self._mask
         p = _i32(index, i)
+        if self.slot_keys is not None:
+            self.slot_keys.discard(self._keys[p])
         j = i
         while True:
             j = (j + 1) & mask
@@ -669,6 +676,8 @@ class Database:
     def flush(self) -> int:
         n = self.count
         self._reset()
+        if self.slot_keys is not None:
+            self.slot_keys.clear()
         if self.sizes is not None:
             self.sizes = {}
             self.mem = 0
@@ -683,12 +692,12 @@ class Database:
     def _state(self) -> tuple:
         return (self._keys, self._values, self._meta, self._free, self._index, self._mask, self.count,
                 self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
-                self.sizes, self.mem)
+                self.sizes, self.mem, self.slot_keys)
 
     def _restore(self, s: tuple) -> None:
         (self._keys, self._values, self._meta, self._free, self._index, self._mask, self.count,
          self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
-         self.sizes, self.mem) = s
+         self.sizes, self.mem, self.slot_keys) = s
 
     # ---- expiry --------------------------------------------------------------------------------
     def _expire(self, key: bytes) -> None:

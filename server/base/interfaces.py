@@ -286,6 +286,10 @@ class Server(Protocol):
     repl: Replication
     replica_gate: bool
     rdb_gate: bool
+    # cluster mode (server/cluster/): the Cluster, None when cluster-enabled is no; the hook
+    # (core.py) that routes a command to its slot's node: None to serve it, else the error text
+    cluster: Any
+    cluster_route: Callable[[Any, Any, list[bytes]], bytes | None] | None
     # persistence, shutdown
     persistence: Any  # server/persistence/snapshot.py's Persistence
     persistence_stats: dict[str, Any]

@@ -69,7 +69,7 @@ from raxdb.server.conn.unixaddr import configured as _unix_path
 from raxdb.server.events import propagate as _propagate
 from raxdb.server.events import pubsub
 from raxdb.server.events import tracking as _tracking
-from raxdb.server.events.watch import exec_abort
+from raxdb.server.events.watch import discard_transaction, exec_abort
 from raxdb.server.memory import evict
 from raxdb.server.net.blocking import handle_ready_keys
 from raxdb.server.security import acl as _acl
@@ -102,7 +102,7 @@ class Client(asyncio.Protocol):
                  "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running", "obuf_soft_since",
                  "prop_argv", "prop_prevent", "prop_force", "prop_targets", "replica",
                  "unix_socket", "woff", "mem_noted", "qb_alloc", "qb_in", "qb_visit_in", "rb_size", "rb_peak",
-                 "rb_reset", "_partial_scan", "obuf_watch", "obuf_pending")
+                 "rb_reset", "_partial_scan", "obuf_watch", "obuf_pending", "cluster_flags")
 
     is_master = False  # the replica's link to its master (server/replication/replica.py's MasterClient)
     # mustObeyClient: the master's link or the AOF's replaying client, whose commands were
@@ -127,6 +127,7 @@ class Client(asyncio.Protocol):
         self.lib_ver = b""
         server.acl.set_default_auth(self)  # self.user and self.authenticated
         self.plain = True
+        self.cluster_flags = 0  # ASKING, READONLY (server/cluster/routing.py)
         self.multi: list[tuple[Command, list[bytes]]] | None = None
         self.multi_error = False
         self.watched: list[tuple[Database, bytes]] = []
@@ -220,7 +221,7 @@ class Client(asyncio.Protocol):
                       and srv.busy_script is None and not self.close_after_reply and self.tracking is None
                       and not srv.persistence.stats.get("loading")
                       and self.user.free and not srv.repl.write_gate and not srv.replica_gate
-                      and not srv.rdb_gate)
+                      and not srv.rdb_gate and srv.cluster_route is None)
         if self.exact is not None:
             self.exact.auth_required = not self.authenticated
 
@@ -664,6 +665,11 @@ class Client(asyncio.Protocol):
                 if denied:
                     self._reject(cmd, _acl.denied_text(denied, cmd), out)
                     return
+            if srv.cluster_route is not None and not self.must_obey:  # cluster mode: the slot's node
+                denied = srv.cluster_route(self, cmd, argv)
+                if denied is not None:
+                    self._redirect(cmd, denied, out)
+                    return
             if srv.maxmemory and srv.busy_script is None and evict.refuses(self, cmd, argv):
                 self._reject(cmd, evict.OOM, out)
                 return
@@ -901,6 +907,16 @@ class Client(asyncio.Protocol):
         msg = msg.replace(b"\r", b" ").replace(b"\n", b" ")
         if cmd is not None and cmd.fullname == "exec":  # a rejected EXEC aborts the transaction
             msg = exec_abort(self, msg)
+        self.server.count_error(msg)
+        self._emit(b"-" + msg + b"\r\n", out)
+
+    def _redirect(self, cmd: Command, msg: bytes, out: list[bytes]) -> None:
+        """clusterRedirectClient: EXEC's transaction is discarded, a queued command flags it."""
+        cmd.rejected_calls += 1
+        if cmd.fullname == "exec":
+            discard_transaction(self)
+        elif self.multi is not None:
+            self.multi_error = True
         self.server.count_error(msg)
         self._emit(b"-" + msg + b"\r\n", out)
 

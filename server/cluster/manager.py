@@ -1,0 +1,173 @@
+"""The cluster of a server started with `cluster-enabled yes`: its configuration, its cron, its hooks.
+
+What it is.  `Cluster` is what `srv.cluster` holds in cluster mode (None otherwise): the
+ClusterState (state.py), loaded from cluster-config-file or created with a new node ID (and
+saved at once, as clusterInit does); myself's announced address from the configuration
+(port, tls-port, cluster-port, cluster-announce-*); the bus (bus.py); the cron (clusterCron,
+every 100 ms); saving nodes.conf after every configuration change; and the slot index of db 0,
+which CLUSTER COUNTKEYSINSLOT and GETKEYSINSLOT read.
+
+Rule: the layers below reach the cluster only through the hooks core.py wires (`cluster_route`,
+declared in base/interfaces.py); commands/t_cluster.py and admin/info.py read and change it here.
+
+Invariants: after any change of nodes, slots or epochs, `changed()` has saved nodes.conf before
+the command that made it replies (clusterSaveConfigOrDie in beforeSleep, which runs before
+replies are written).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from raxdb.server.base.log import LOG
+from raxdb.server.cluster import nodesconf
+from raxdb.server.cluster.state import MASTER, MYSELF, NOFAILOVER, ClusterState, Node, now_ms
+from raxdb.storage.slots import SlotIndex
+
+if TYPE_CHECKING:
+    from raxdb.server.base.interfaces import Server
+
+CRON_S = 0.1
+PORT_INCR = 10000
+
+
+class Cluster:
+    def __init__(self, srv: Server) -> None:
+        self.srv = srv
+        values = srv.config.values
+        self.path = values["cluster-config-file"]
+        self.st = self._load()
+        self.bus: Any = None  # bus.py's Bus, once serving
+        self.cron_handle: Any = None
+        self.iteration = 0
+        self.refresh_myself()
+        srv.dbs[0].slot_keys = SlotIndex()
+        self.save_or_die()
+
+    # ---- configuration -------------------------------------------------------------------------
+    def _load(self) -> ClusterState:
+        try:
+            with open(self.path) as f:
+                text = f.read()
+        except FileNotFoundError:
+            text = ""
+        if not text.strip():
+            myself = Node(None, MYSELF | MASTER)
+            LOG.notice(f"No cluster configuration found, I'm {myself.name}")
+            return ClusterState(myself)
+        try:
+            st = nodesconf.parse(text)
+        except nodesconf.ConfigFileError as e:
+            LOG.warning(str(e))
+            raise SystemExit(1) from None
+        LOG.notice(f"Node configuration loaded, I'm {st.myself.name[:40]}")
+        return st
+
+    def values(self) -> dict[str, str]:
+        return self.srv.config.values
+
+    def announced_ports(self) -> tuple[int, int, int]:
+        """deriveAnnouncedPorts: (port, pport, cport) as the bus announces them."""
+        v = self.values()
+        tls = v.get("tls-cluster") == "yes"
+        port = int(v["tls-port"]) if tls else self.srv.config.port
+        pport = self.srv.config.port if tls else 0
+        cport = int(v["cluster-port"]) or self.srv.config.port + PORT_INCR
+        port = int(v["cluster-announce-tls-port" if tls else "cluster-announce-port"]) or port
+        if tls:
+            pport = int(v["cluster-announce-port"]) or pport
+        cport = int(v["cluster-announce-bus-port"]) or cport
+        return port, pport, cport
+
+    def bus_port(self) -> int:
+        return int(self.values()["cluster-port"]) or self.srv.config.port + PORT_INCR
+
+    def refresh_myself(self) -> None:
+        """clusterUpdateMyselfAnnouncedPorts, ...Ip, ...Hostname, ...Flags."""
+        me = self.st.myself
+        me.port, me.pport, me.cport = self.announced_ports()
+        v = self.values()
+        if v["cluster-announce-ip"]:
+            me.ip = v["cluster-announce-ip"]
+        me.hostname = v["cluster-announce-hostname"]
+        if v["cluster-replica-no-failover"] == "yes":
+            me.flags |= NOFAILOVER
+        else:
+            me.flags &= ~NOFAILOVER
+
+    def save(self) -> str | None:
+        """nodes.conf rewritten: None, or the error's text."""
+        try:
+            nodesconf.save(self.st, self.path)
+        except OSError as e:
+            return e.strerror or str(e)
+        return None
+
+    def save_or_die(self) -> None:
+        err = self.save()
+        if err is not None:
+            LOG.warning(f"Fatal: can't update cluster config file: {err}")
+            raise SystemExit(1)
+
+    def changed(self, state: bool = True) -> None:
+        """The configuration changed: update the state and save nodes.conf."""
+        if state:
+            self.update_state()
+        self.save_or_die()
+
+    def update_state(self) -> None:
+        v = self.values()
+        word = self.st.update_state(v["cluster-require-full-coverage"] == "yes", int(v["cluster-node-timeout"]))
+        if word is not None:
+            LOG.warning(f"Cluster state changed: {word}")
+
+    def node_timeout(self) -> int:
+        return int(self.values()["cluster-node-timeout"])
+
+    # ---- keys ----------------------------------------------------------------------------------
+    def count_keys(self, slot: int) -> int:
+        return self.srv.dbs[0].slot_keys.count(slot)
+
+    def keys_in_slot(self, slot: int, limit: int) -> list[bytes]:
+        return self.srv.dbs[0].slot_keys.keys(slot, limit)
+
+    def delete_keys_in_slot(self, slot: int) -> int:
+        """delKeysInSlot: the keys of a slot this node lost (as DELs to replicas and the AOF)."""
+        db = self.srv.dbs[0]
+        keys = self.keys_in_slot(slot, 1 << 62)
+        for k in keys:
+            db.delete(k)
+        return len(keys)
+
+    # ---- running -------------------------------------------------------------------------------
+    async def start(self, socks: list[Any]) -> None:
+        from raxdb.server.cluster.bus import Bus  # noqa: PLC0415 (the bus needs a running loop)
+
+        self.bus = Bus(self)
+        await self.bus.listen(socks)
+        self.st.first_update_ms = now_ms()
+        self._schedule()
+
+    def _schedule(self) -> None:
+        loop = self.srv.loop
+        if loop is not None:
+            self.cron_handle = loop.call_later(CRON_S, self._cron)
+
+    def _cron(self) -> None:
+        try:
+            self.iteration += 1
+            if self.bus is not None:
+                self.bus.cron(self.iteration)
+            self.update_state()
+        except Exception as e:  # the cron must go on
+            LOG.warning(f"cluster cron: {e!r}")
+        self._schedule()
+
+    def close(self) -> None:
+        if self.cron_handle is not None:
+            self.cron_handle.cancel()
+        if self.bus is not None:
+            self.bus.close()
+        if os.path.exists(self.path):
+            self.save()

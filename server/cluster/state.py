@@ -1,0 +1,288 @@
+"""The cluster's view from this node: the nodes it knows, who serves each slot, the epochs.
+
+What it is.  Redis's clusterState and clusterNode (cluster.h): `Node` is one node as this node
+knows it (name, flags, address, config epoch, slots, replica links, ping/pong times, its bus
+links); `ClusterState` holds myself, every known node by name, the owner of each of the 16384
+slots, the slots being migrated or imported, currentEpoch and lastVoteEpoch, the cluster's
+ok/fail state (clusterUpdateState) and the bus statistics.  `describe` renders a node as one line
+of CLUSTER NODES and nodes.conf (clusterGenNodeDescription).
+
+Rule: no asyncio and no command replies here; the bus (bus.py) and the commands
+(commands/t_cluster.py) change the state through these methods, and `save` writes nodes.conf
+(nodesconf.py) whenever the configuration changed, as clusterSaveConfigOrDie does.
+
+Invariants: `slots[s]` is the node serving slot s (None: unassigned) and s is set in that node's
+`slots` bitmap, and in no other node's; `nodes[myself.name] is myself`; a node name is 40
+lowercase hex characters.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from typing import Any
+
+from raxdb.storage.slots import SLOTS
+
+NAMELEN = 40
+
+# clusterNode flags (cluster.h)
+MASTER = 1
+SLAVE = 2
+PFAIL = 4
+FAIL = 8
+MYSELF = 16
+HANDSHAKE = 32
+NOADDR = 64
+MEET = 128
+MIGRATE_TO = 256
+NOFAILOVER = 512
+
+# representClusterNodeFlags's order and words
+FLAG_WORDS = ((MYSELF, "myself"), (MASTER, "master"), (SLAVE, "slave"), (PFAIL, "fail?"), (FAIL, "fail"),
+              (HANDSHAKE, "handshake"), (NOADDR, "noaddr"), (NOFAILOVER, "nofailover"))
+
+OK, FAILED = 0, 1
+WRITABLE_DELAY_MS = 2000  # CLUSTER_WRITABLE_DELAY: a master waits this long before turning ok
+
+
+def random_name() -> str:
+    return os.urandom(NAMELEN // 2).hex()
+
+
+def valid_name(name: str) -> bool:
+    return len(name) == NAMELEN and all(ch in "0123456789abcdef" for ch in name)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Node:
+    """One node of the cluster (clusterNode)."""
+
+    def __init__(self, name: str | None, flags: int) -> None:
+        self.name = name if name is not None else random_name()
+        self.flags = flags
+        self.ctime = now_ms()
+        self.config_epoch = 0
+        self.slots = bytearray(SLOTS // 8)  # the wire's bitmap: bit s of byte s // 8, low bit first
+        self.numslots = 0
+        self.slaveof: Node | None = None
+        self.replicas: list[Node] = []
+        self.ping_sent = 0
+        self.pong_received = 0
+        self.data_received = 0
+        self.repl_offset = 0  # the replication offset it last announced
+        self.ip = ""
+        self.hostname = ""
+        self.port = 0
+        self.pport = 0
+        self.cport = 0
+        self.link: Any = None  # the outbound bus link (bus.py), None while not connected
+        self.inbound_link: Any = None
+        self.fail_reports: dict[str, int] = {}  # reporter name -> time
+
+    def has_slot(self, s: int) -> bool:
+        return bool(self.slots[s >> 3] & (1 << (s & 7)))
+
+    def is_master(self) -> bool:
+        return bool(self.flags & MASTER)
+
+    def is_replica(self) -> bool:
+        return bool(self.flags & SLAVE)
+
+    def flag_words(self) -> str:
+        words = [w for bit, w in FLAG_WORDS if self.flags & bit]
+        return ",".join(words) if words else "noflags"
+
+    def slot_ranges(self) -> list[tuple[int, int]]:
+        """The node's slots as (first, last) runs, ascending."""
+        out: list[tuple[int, int]] = []
+        start = -1
+        bits = self.slots
+        for s in range(SLOTS + 1):
+            on = s < SLOTS and bits[s >> 3] & (1 << (s & 7))
+            if on and start < 0:
+                start = s
+            elif not on and start >= 0:
+                out.append((start, s - 1))
+                start = -1
+        return out
+
+    def epoch(self) -> int:
+        """nodeEpoch: a replica shows its master's config epoch."""
+        if self.is_replica() and self.slaveof is not None:
+            return self.slaveof.config_epoch
+        return self.config_epoch
+
+
+class ClusterState:
+    def __init__(self, myself: Node) -> None:
+        self.myself = myself
+        self.nodes: dict[str, Node] = {myself.name: myself}
+        self.slots: list[Node | None] = [None] * SLOTS
+        self.migrating: dict[int, Node] = {}
+        self.importing: dict[int, Node] = {}
+        self.current_epoch = 0
+        self.last_vote_epoch = 0
+        self.state = FAILED
+        self.size = 1
+        self.sent = [0] * 11  # bus messages by type (CLUSTERMSG_TYPE_COUNT)
+        self.received = [0] * 11
+        self.pfail_nodes = 0
+        self.links_limit_exceeded = 0
+        self.first_update_ms = 0
+        self.minority_since_ms = 0
+        self.blacklist: dict[str, int] = {}  # CLUSTER FORGET: name -> until (s)
+
+    # ---- nodes ---------------------------------------------------------------------------------
+    def add_node(self, node: Node) -> None:
+        self.nodes[node.name] = node
+
+    def lookup(self, name: str) -> Node | None:
+        return self.nodes.get(name)
+
+    def del_node(self, node: Node) -> None:
+        """clusterDelNode: its slots become unassigned, its links close, reports about it go."""
+        for s in range(SLOTS):
+            if self.importing.get(s) is node:
+                del self.importing[s]
+            if self.migrating.get(s) is node:
+                del self.migrating[s]
+            if self.slots[s] is node:
+                self.del_slot(s)
+        for other in self.nodes.values():
+            other.fail_reports.pop(node.name, None)
+            if other.slaveof is node:
+                other.slaveof = None
+        if node.slaveof is not None and node in node.slaveof.replicas:
+            node.slaveof.replicas.remove(node)
+        self.nodes.pop(node.name, None)
+        for link in (node.link, node.inbound_link):
+            if link is not None:
+                link.drop()
+
+    def rename(self, node: Node, name: str) -> None:
+        del self.nodes[node.name]
+        node.name = name
+        self.nodes[name] = node
+
+    # ---- slots ---------------------------------------------------------------------------------
+    def add_slot(self, node: Node, s: int) -> bool:
+        if self.slots[s] is not None:
+            return False
+        node.slots[s >> 3] |= 1 << (s & 7)
+        node.numslots += 1
+        self.slots[s] = node
+        return True
+
+    def del_slot(self, s: int) -> bool:
+        node = self.slots[s]
+        if node is None:
+            return False
+        node.slots[s >> 3] &= ~(1 << (s & 7)) & 0xFF
+        node.numslots -= 1
+        self.slots[s] = None
+        return True
+
+    def del_node_slots(self, node: Node) -> int:
+        n = 0
+        for s in range(SLOTS):
+            if self.slots[s] is node:
+                self.del_slot(s)
+                n += 1
+        return n
+
+    def set_master(self, node: Node) -> None:
+        """clusterSetNodeAsMaster."""
+        if node.is_master():
+            return
+        if node.slaveof is not None and node in node.slaveof.replicas:
+            node.slaveof.replicas.remove(node)
+        node.flags = (node.flags & ~SLAVE) | MASTER
+        node.slaveof = None
+
+    # ---- state ---------------------------------------------------------------------------------
+    def update_state(self, full_coverage: bool, node_timeout: int) -> str | None:
+        """clusterUpdateState: the new state's word when it changed, else None."""
+        now = now_ms()
+        if not self.first_update_ms:
+            self.first_update_ms = now
+        if self.myself.is_master() and self.state == FAILED and now - self.first_update_ms < WRITABLE_DELAY_MS:
+            return None
+        new = OK
+        if full_coverage:
+            for owner in self.slots:
+                if owner is None or owner.flags & FAIL:
+                    new = FAILED
+                    break
+        size = reachable = 0
+        for node in self.nodes.values():
+            if node.is_master() and node.numslots:
+                size += 1
+                if not node.flags & (FAIL | PFAIL):
+                    reachable += 1
+        self.size = size
+        if reachable < size // 2 + 1:
+            new = FAILED
+            self.minority_since_ms = now
+        if new == self.state:
+            return None
+        rejoin = min(max(node_timeout, 500), 5000)
+        if new == OK and self.myself.is_master() and now - self.minority_since_ms < rejoin:
+            return None
+        self.state = new
+        return "ok" if new == OK else "fail"
+
+    def slots_in_state(self, flag: int) -> int:
+        return sum(1 for n in self.slots if n is not None and n.flags & flag)
+
+    def assigned(self) -> int:
+        return sum(1 for n in self.slots if n is not None)
+
+    def bump_epoch(self) -> bool:
+        """clusterBumpConfigEpochWithoutConsensus: True when myself took a new config epoch."""
+        top = max(n.config_epoch for n in self.nodes.values())
+        if self.myself.config_epoch == 0 or self.myself.config_epoch != top:
+            self.current_epoch += 1
+            self.myself.config_epoch = self.current_epoch
+            return True
+        return False
+
+    def handle_epoch_collision(self, sender: Node) -> bool:
+        """clusterHandleConfigEpochCollision: of two masters with one config epoch, the one with
+        the smaller name takes a new one."""
+        me = self.myself
+        if sender.config_epoch != me.config_epoch or not sender.is_master() or not me.is_master():
+            return False
+        if sender.name <= me.name:
+            return False
+        self.current_epoch += 1
+        me.config_epoch = self.current_epoch
+        return True
+
+    def random_node(self) -> Node:
+        return random.choice(list(self.nodes.values()))
+
+
+def describe(st: ClusterState, node: Node, endpoint_port: int | None = None) -> str:
+    """clusterGenNodeDescription: one line of CLUSTER NODES and nodes.conf (no newline)."""
+    port = node.port if endpoint_port is None else endpoint_port
+    addr = f"{node.ip}:{port}@{node.cport}"
+    if node.hostname:
+        addr += "," + node.hostname
+    parts = [node.name, addr, node.flag_words(),
+             node.slaveof.name if node.slaveof is not None else "-",
+             str(node.ping_sent), str(node.pong_received), str(node.epoch()),
+             "connected" if node.link is not None or node.flags & MYSELF else "disconnected"]
+    if node.is_master():
+        for a, b in node.slot_ranges():
+            parts.append(str(a) if a == b else f"{a}-{b}")
+    if node is st.myself:
+        for s, target in sorted(st.migrating.items()):
+            parts.append(f"[{s}->-{target.name}]")
+        for s, source in sorted(st.importing.items()):
+            parts.append(f"[{s}-<-{source.name}]")
+    return " ".join(parts)

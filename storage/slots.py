@@ -1,0 +1,78 @@
+"""Redis Cluster's hash slots: the slot of a key, and a per-slot index of a database's keys.
+
+What it is.  `key_hash_slot` is Redis's keyHashSlot: CRC16 (the XMODEM variant of Redis's crc16.c:
+polynomial 0x1021, initial value 0, no reflection, no final xor) of the key, or of its hash tag
+(the bytes between the first `{` and the first `}` after it, when there is at least one), modulo
+16384.  `binascii.crc_hqx(data, 0)` is exactly that CRC, computed in C.  `SlotIndex` keeps, for a
+database in cluster mode, the keys of each slot (CLUSTER COUNTKEYSINSLOT, GETKEYSINSLOT, the
+count of keys in slots a node gives up), fed by the database's insert and remove.
+
+Rule: pure code, no server imports; the database calls `add`/`discard` only when an index is
+installed (cluster mode), so a standalone server pays one `is None` test per key created or removed.
+
+Invariants: `count(s)` is the number of keys of slot `s` in the database; `keys(s)` yields them in
+insertion order.
+"""
+
+from __future__ import annotations
+
+from binascii import crc_hqx
+
+SLOTS = 16384
+
+
+def crc16(data: bytes) -> int:
+    """Redis's crc16 (CRC-16/XMODEM)."""
+    return crc_hqx(data, 0)
+
+
+def key_hash_slot(key: bytes) -> int:
+    """Redis's keyHashSlot: the slot of `key`, by its hash tag when it has a non-empty one."""
+    s = key.find(b"{")
+    if s >= 0:
+        e = key.find(b"}", s + 1)
+        if e > s + 1:
+            return crc_hqx(key[s + 1:e], 0) & 0x3FFF
+    return crc_hqx(key, 0) & 0x3FFF
+
+
+class SlotIndex:
+    """The keys of a database by slot: a dict per non-empty slot (an ordered set)."""
+
+    __slots__ = ("by_slot",)
+
+    def __init__(self) -> None:
+        self.by_slot: dict[int, dict[bytes, None]] = {}
+
+    def add(self, key: bytes) -> None:
+        s = key_hash_slot(key)
+        keys = self.by_slot.get(s)
+        if keys is None:
+            keys = self.by_slot[s] = {}
+        keys[key] = None
+
+    def discard(self, key: bytes) -> None:
+        s = key_hash_slot(key)
+        keys = self.by_slot.get(s)
+        if keys is not None:
+            keys.pop(key, None)
+            if not keys:
+                del self.by_slot[s]
+
+    def clear(self) -> None:
+        self.by_slot.clear()
+
+    def count(self, slot: int) -> int:
+        keys = self.by_slot.get(slot)
+        return 0 if keys is None else len(keys)
+
+    def keys(self, slot: int, limit: int) -> list[bytes]:
+        keys = self.by_slot.get(slot)
+        if not keys:
+            return []
+        out = []
+        for k in keys:
+            if len(out) >= limit:
+                break
+            out.append(k)
+        return out
