@@ -442,12 +442,13 @@ class Server:
         when the log is a terminal or always-show-logo is set (Redis's test suite starts servers so
         and waits for " PID: <pid>"), otherwise the one "Running mode" line."""
         values = self.config.values
+        mode = "cluster" if self.cluster is not None else "standalone"
         stream = LOG.stream
         if values["always-show-logo"] == "yes" or (not values["logfile"] and stream.isatty()):
             LOG.raw(2, f"\n    raxdb {RAXDB_VERSION}, speaking Redis {VERSION} (64 bit)\n"
-                       f"    Running in standalone mode\n    Port: {port}\n    PID: {self.pid}\n\n")
+                       f"    Running in {mode} mode\n    Port: {port}\n    PID: {self.pid}\n\n")
         else:
-            LOG.notice(f"Running mode=standalone, port={port}.")
+            LOG.notice(f"Running mode={mode}, port={port}.")
 
     async def _load_dataset(self) -> bool:
         """loadDataFromDisk, the sockets listening: with appendonly yes the AOF directory

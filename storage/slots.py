@@ -10,8 +10,8 @@ count of keys in slots a node gives up), fed by the database's insert and remove
 Rule: pure code, no server imports; the database calls `add`/`discard` only when an index is
 installed (cluster mode), so a standalone server pays one `is None` test per key created or removed.
 
-Invariants: `count(s)` is the number of keys of slot `s` in the database; `keys(s)` yields them in
-insertion order.
+Invariants: `count(s)` is the number of keys of slot `s` in the database; `keys(s, n)` gives the
+first n of them newest first (an overwritten key keeps its place), as Redis's GETKEYSINSLOT does.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class SlotIndex:
         if not keys:
             return []
         out = []
-        for k in keys:
+        for k in reversed(keys):  # newest first, as Redis's slot lists (slotToKeyAddEntry adds at the head)
             if len(out) >= limit:
                 break
             out.append(k)

@@ -102,7 +102,8 @@ def _clients(srv: Server) -> list[str]:
     clients = list(srv.clients.values())
     return [
         f"connected_clients:{len(clients) - len(srv.repl.replicas)}",  # replicas are not counted
-        "cluster_connections:0",
+        # getClusterConnectionsCount: two links for each other node
+        f"cluster_connections:{(len(srv.cluster.st.nodes) - 1) * 2 if srv.cluster is not None else 0}",
         f"maxclients:{srv.config.maxclients}",
         "client_recent_max_input_buffer:%d" % srv.clients_cron.recent_max()[0],
         "client_recent_max_output_buffer:%d" % srv.clients_cron.recent_max()[1],
@@ -315,7 +316,7 @@ def _latencystats(srv: Server) -> list[str]:
 
 
 def _cluster(srv: Server) -> list[str]:
-    return ["cluster_enabled:0"]
+    return ["cluster_enabled:1" if srv.cluster is not None else "cluster_enabled:0"]
 
 
 def _keyspace(srv: Server) -> list[str]:

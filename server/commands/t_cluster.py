@@ -111,6 +111,12 @@ def _slot(arg: bytes) -> int:
     return s
 
 
+def _syntax(argv: list[bytes]) -> CommandError:
+    """addReplySubcommandSyntaxError: the subcommand as the client spelled it."""
+    return CommandError(f"ERR unknown subcommand or wrong number of arguments for "
+                        f"'{argv[1][:128].decode(errors='replace')}'. Try CLUSTER HELP.")
+
+
 def _node(cl, arg: bytes, unknown: str = "ERR Unknown node %s") -> Node:
     name = arg.decode("latin-1")
     n = cl.st.lookup(name) if valid_name(name) else None
@@ -391,7 +397,7 @@ def cluster_setslot(c, argv):
 def cluster_meet(c, argv):
     cl = _cl(c)
     if len(argv) > 5:
-        raise CommandError("ERR unknown subcommand or wrong number of arguments for 'meet'. Try CLUSTER HELP.")
+        raise _syntax(argv)
     try:
         port = to_int(argv[3])
     except CommandError:
@@ -480,7 +486,7 @@ def cluster_reset(c, argv):
             raise CommandError(SYNTAX)
         hard = mode == b"hard"
     elif len(argv) > 3:
-        raise CommandError("ERR unknown subcommand or wrong number of arguments for 'reset'. Try CLUSTER HELP.")
+        raise _syntax(argv)
     st = cl.st
     if st.myself.is_master() and len(c.server.dbs[0]):
         raise CommandError("ERR CLUSTER RESET can't be called with master nodes containing keys")

@@ -42,6 +42,8 @@ def select(c, argv):
     n = maybe_int(argv[1])
     if n is None:
         raise CommandError("ERR value is not an integer or out of range")
+    if c.server.cluster is not None and n != 0:
+        raise CommandError("ERR SELECT is not allowed in cluster mode")
     if not 0 <= n < len(c.server.dbs):
         raise CommandError(DB_INDEX)
     c.select(n)

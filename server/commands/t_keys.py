@@ -207,6 +207,8 @@ def copy(c, argv):
             raise CommandError(SYNTAX)
         j += 1
     db = c.db
+    if c.server.cluster is not None and dst_db is not db:
+        raise CommandError("ERR Copying to another database is not allowed in cluster mode")
     if dst_db is db and src == dst:
         raise CommandError(SAME_OBJECT)
     v = lookup_read(c, src)
@@ -227,6 +229,8 @@ def copy(c, argv):
 
 @command("move")
 def move(c, argv):
+    if c.server.cluster is not None:
+        raise CommandError("ERR MOVE is not allowed in cluster mode")
     key = argv[1]
     db = c.db
     dst_db = _db_index(c, argv[2])

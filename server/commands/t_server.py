@@ -98,6 +98,8 @@ def dbsize(c, argv):
 @command("swapdb")
 def swapdb(c, argv):
     srv = c.server
+    if srv.cluster is not None:
+        raise CommandError("ERR SWAPDB is not allowed in cluster mode")
     a, b = maybe_int(argv[1]), maybe_int(argv[2])
     if a is None:
         raise CommandError("ERR invalid first DB index")

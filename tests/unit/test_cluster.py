@@ -1,0 +1,277 @@
+"""Cluster mode on one node, differentially: raxdb and redis-server 7.0, both started with
+cluster-enabled yes, get the same commands and must give the same bytes (CLUSTER KEYSLOT, the
+CLUSTER subcommands' errors, CLUSTERDOWN / CROSSSLOT in commands and transactions, CLUSTER INFO
+once all slots are served, GETKEYSINSLOT's order).  The bus between nodes is
+tests/integration/test_cluster_bus.py's."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from raxdb.server.cluster import nodesconf
+from raxdb.server.cluster.state import HANDSHAKE, MASTER, MYSELF, SLAVE, ClusterState, Node
+from raxdb.storage.slots import key_hash_slot
+from tests.support.diff import Diff, parse
+from tests.support.servers import free_port, start_raxdb, start_redis
+
+pytestmark = pytest.mark.oracle
+
+
+def _cluster_args() -> tuple[str, ...]:
+    return ("--cluster-enabled", "yes", "--cluster-port", str(free_port()), "--cluster-node-timeout", "1000")
+
+
+@pytest.fixture(scope="module")
+def pair():
+    a, b = start_raxdb(*_cluster_args()), start_redis(*_cluster_args())
+    try:
+        yield a, b
+    finally:
+        a.stop()
+        b.stop()
+
+
+@pytest.fixture
+def cdiff(pair):
+    """A Diff on the two cluster nodes, both without keys or slots before the test."""
+    d = Diff(pair[0].port, pair[1].port)
+    d.both("FLUSHALL")
+    d.both("CLUSTER", "RESET", "HARD")
+    yield d
+    d.close()
+
+
+def _wait_state(d: Diff, word: bytes, deadline_s: float = 20.0) -> None:
+    """Until both nodes report cluster_state:<word> (a master waits 2 s after start-up and after
+    a minority before it turns ok, as Redis's clusterUpdateState)."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        ours, theirs = d.both("CLUSTER", "INFO")
+        if all(b"cluster_state:" + word in r for r in (ours, theirs)):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"cluster_state never became {word!r}:\n{ours!r}\n{theirs!r}")
+
+
+KEYS = [b"", b"foo", b"bar", b"{user1000}.following", b"{user1000}.followers", b"foo{}{bar}", b"foo{{bar}}zap",
+        b"foo{bar}{zap}", b"{}", b"{", b"}", b"}{", b"a{b", b"a}b{c}", b"\x00\xff{\x01}", b"123456789"]
+
+
+def test_keyslot(cdiff):
+    for key in KEYS:
+        cdiff("CLUSTER", "KEYSLOT", key)
+    assert key_hash_slot(b"123456789") == 0x31C3 & 0x3FFF  # CRC16/XMODEM's check value
+
+
+def test_slot_errors(cdiff):
+    cdiff.script("""
+        CLUSTER ADDSLOTS 16384
+        CLUSTER ADDSLOTS -1
+        CLUSTER ADDSLOTS abc
+        CLUSTER ADDSLOTS 3 3
+        CLUSTER DELSLOTS 3
+        CLUSTER ADDSLOTSRANGE 1 2 3
+        CLUSTER ADDSLOTSRANGE 5 3
+        CLUSTER DELSLOTSRANGE 1 2 3
+        CLUSTER ADDSLOTS 7
+        CLUSTER ADDSLOTS 7
+        CLUSTER ADDSLOTSRANGE 5 9
+        CLUSTER DELSLOTSRANGE 5 9
+        CLUSTER DELSLOTS 7
+        CLUSTER COUNTKEYSINSLOT 16384
+        CLUSTER COUNTKEYSINSLOT x
+        CLUSTER GETKEYSINSLOT 1 -1
+        CLUSTER GETKEYSINSLOT 16384 1
+        CLUSTER SETSLOT 1 foo
+        CLUSTER SETSLOT 1 migrating
+        CLUSTER SETSLOT 99999 stable
+        CLUSTER SETSLOT 1 node abc
+        CLUSTER SETSLOT 1 migrating 0123456789012345678901234567890123456789
+        CLUSTER SETSLOT 1 importing 0123456789012345678901234567890123456789
+        CLUSTER RESET foo
+        CLUSTER SET-CONFIG-EPOCH -1
+        CLUSTER SET-CONFIG-EPOCH x
+        CLUSTER FORGET abc
+        CLUSTER COUNT-FAILURE-REPORTS abc
+        CLUSTER MEET 127.0.0.1 x
+        CLUSTER MEET 127.0.0.1 1 x
+        CLUSTER MEET 127.0.0.1 1 2 3
+        CLUSTER MEET foo 1
+        CLUSTER MEET 127.0.0.1 0
+        CLUSTER MEET 127.0.0.1 70000
+        CLUSTER foo
+        CLUSTER KEYSLOT
+        SELECT 1
+        SELECT 0
+        SWAPDB 0 1
+        READONLY
+        READWRITE
+        ASKING
+        CLUSTER HELP
+    """)
+
+
+def test_setslot_on_own_slot(cdiff):
+    cdiff("CLUSTER", "ADDSLOTS", "1")
+    cdiff("CLUSTER", "SETSLOT", "1", "IMPORTING", "0123456789012345678901234567890123456789")
+    cdiff("CLUSTER", "SETSLOT", "2", "MIGRATING", "0123456789012345678901234567890123456789")
+    cdiff("CLUSTER", "SETSLOT", "1", "STABLE")
+    ours, theirs = cdiff.both("CLUSTER", "MYID")
+    cdiff.ours.call("CLUSTER", "SETSLOT", "2", "NODE", parse(ours))
+    cdiff.theirs.call("CLUSTER", "SETSLOT", "2", "NODE", parse(theirs))
+    cdiff("CLUSTER", "COUNTKEYSINSLOT", "2")
+    cdiff("CLUSTER", "SETSLOT", "1", "IMPORTING", "x" * 40)
+
+
+def test_bumpepoch_and_set_config_epoch(cdiff):
+    cdiff("CLUSTER", "SET-CONFIG-EPOCH", "5")
+    cdiff("CLUSTER", "SET-CONFIG-EPOCH", "6")
+    cdiff("CLUSTER", "BUMPEPOCH")
+    cdiff("CLUSTER", "RESET", "HARD")
+    cdiff("CLUSTER", "BUMPEPOCH")
+    cdiff("CLUSTER", "BUMPEPOCH")
+
+
+def test_unserved_slots_and_crossslot(cdiff):
+    cdiff.script("""
+        SET foo bar
+        GET foo
+        PING
+        MSET a 1 b 2
+        CLUSTER ADDSLOTSRANGE 0 16383
+        MSET a 1 b 2
+        MSET {a}1 1 {a}2 2
+        MGET {a}1 {a}2 {b}
+    """)
+
+
+def test_cluster_info_all_slots(cdiff):
+    cdiff("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+    _wait_state(cdiff, b"ok")
+    cdiff("CLUSTER", "INFO")
+    cdiff("CLUSTER", "COUNTKEYSINSLOT", "0")
+    cdiff("CLUSTER", "DELSLOTS", "100")
+    _wait_state(cdiff, b"fail")
+    cdiff("CLUSTER", "INFO")
+    cdiff("SET", "foo", "bar")  # served slot, cluster down
+    cdiff("CLUSTER", "FLUSHSLOTS")
+    cdiff("CLUSTER", "INFO")
+
+
+def test_info_cluster_section(cdiff):
+    cdiff("INFO", "cluster")
+
+
+def test_transactions_one_slot(cdiff):
+    cdiff("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+    _wait_state(cdiff, b"ok")
+    cdiff.script("""
+        MULTI
+        SET a 1
+        SET b 2
+        EXEC
+        MULTI
+        SET {a}1 1
+        SET {a}2 2
+        EXEC
+        MULTI
+        MSET a 1 b 2
+        SET a 1
+        EXEC
+        EVAL "return redis.call('get', KEYS[1])" 2 a b
+        EVAL "return 1" 1 {a}x
+    """)
+
+
+def test_keys_in_slot(cdiff):
+    cdiff("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+    _wait_state(cdiff, b"ok")
+    slot = str(key_hash_slot(b"t"))
+    for k in ("{t}1", "{t}2", "{t}3"):
+        cdiff("SET", k, "v")
+    cdiff("CLUSTER", "GETKEYSINSLOT", slot, "10")
+    cdiff("DEL", "{t}2")
+    cdiff("SET", "{t}2", "w")
+    cdiff("SET", "{t}1", "overwritten")  # keeps its place
+    cdiff("CLUSTER", "GETKEYSINSLOT", slot, "2")
+    cdiff("CLUSTER", "GETKEYSINSLOT", slot, "10")
+    cdiff("CLUSTER", "COUNTKEYSINSLOT", slot)
+    cdiff("CLUSTER", "FLUSHSLOTS")
+    cdiff("CLUSTER", "RESET")
+    cdiff("FLUSHALL")
+    cdiff("CLUSTER", "COUNTKEYSINSLOT", slot)
+    cdiff("CLUSTER", "FLUSHSLOTS")
+
+
+def test_move_copy_refused(cdiff):
+    cdiff("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+    _wait_state(cdiff, b"ok")
+    cdiff.script("""
+        SET {a}1 v
+        MOVE {a}1 1
+        COPY {a}1 {a}2 DB 1
+        COPY {a}1 {a}2 DB 0
+    """)
+
+
+def test_nodes_conf_round_trip():
+    me = Node(None, MYSELF | MASTER)
+    me.ip, me.port, me.cport, me.hostname = "127.0.0.1", 7000, 17000, "a.example"
+    st = ClusterState(me)
+    other = Node(None, MASTER)
+    other.ip, other.port, other.cport, other.config_epoch = "10.0.0.2", 7001, 17001, 3
+    replica = Node(None, SLAVE)
+    replica.ip, replica.port, replica.cport, replica.slaveof = "::1", 7002, 17002, other
+    other.replicas.append(replica)
+    shaking = Node(None, HANDSHAKE)
+    for n in (other, replica, shaking):
+        st.add_node(n)
+    for s in range(0, 100):
+        st.add_slot(me, s)
+    st.add_slot(me, 5000)
+    for s in range(100, 200):
+        st.add_slot(other, s)
+    st.migrating[5] = other
+    st.importing[150] = other
+    st.current_epoch, st.last_vote_epoch = 7, 2
+    text = nodesconf.render(st)
+    assert text.endswith("vars currentEpoch 7 lastVoteEpoch 2\n")
+    assert shaking.name not in text
+    assert f"[5->-{other.name}]" in text and f"[150-<-{other.name}]" in text
+    back = nodesconf.parse(text)
+    assert nodesconf.render(back) == text
+    assert back.myself.name == me.name and back.myself.hostname == "a.example"
+    assert back.slots[5000] is back.myself and back.slots[150].name == other.name
+    assert back.nodes[replica.name].slaveof is back.nodes[other.name]
+    with pytest.raises(nodesconf.ConfigFileError):
+        nodesconf.parse(text.replace("myself,", ""))
+
+
+def test_nodes_conf_survives_restart(tmp_path):
+    args = _cluster_args()
+    srv = start_raxdb(*args, cwd=str(tmp_path))
+    try:
+        d = Diff(srv.port, srv.port)
+        myid = d.ours.call("CLUSTER", "MYID")
+        d.ours.call("CLUSTER", "ADDSLOTSRANGE", "0", "99")
+        d.ours.call("CLUSTER", "SETSLOT", "5", "STABLE")
+        d.ours.call("CLUSTER", "SET-CONFIG-EPOCH", "9")
+        nodes = parse(d.ours.call("CLUSTER", "NODES"))
+        d.close()
+    finally:
+        srv.stop()
+    text = (tmp_path / "nodes.conf").read_text()
+    assert text.splitlines()[-1] == "vars currentEpoch 9 lastVoteEpoch 0"
+    srv = start_raxdb(*args, cwd=str(tmp_path))
+    try:
+        d = Diff(srv.port, srv.port)
+        assert d.ours.call("CLUSTER", "MYID") == myid
+        after = parse(d.ours.call("CLUSTER", "NODES"))
+        # every field but the address (the restarted server has another port)
+        assert [f for i, f in enumerate(after.split()) if i != 1] == [f for i, f in enumerate(nodes.split()) if i != 1]
+        assert after.split()[1].startswith(b":%d@" % srv.port)
+        d.close()
+    finally:
+        srv.stop()
