@@ -1,0 +1,179 @@
+"""The cluster bus: raxdb nodes meet redis-server 7.0 nodes and each other (Redis 7.0's binary
+messages, PING/PONG/MEET and gossip), agree on the slot map, and redirect clients to each other
+with MOVED and ASK as Redis words them; bad packets on the cluster port are logged and dropped.
+
+Every wait polls CLUSTER NODES / CLUSTER INFO until the expected event, with a deadline."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+from collections.abc import Callable
+
+import pytest
+
+from raxdb.storage.slots import key_hash_slot
+from tests.support.diff import RawConnection, parse
+from tests.support.servers import ServerProcess, free_port, start_raxdb, start_redis
+
+pytestmark = pytest.mark.oracle
+
+DEADLINE_S = 30.0
+
+
+class Node:
+    def __init__(self, srv: ServerProcess, cport: int) -> None:
+        self.srv = srv
+        self.cport = cport
+        self.conn = RawConnection(srv.port)
+        self.id = parse(self.call("CLUSTER", "MYID")).decode()
+
+    def call(self, *args: object) -> bytes:
+        return self.conn.call(*args)
+
+    def nodes(self) -> dict[str, list[str]]:
+        text = parse(self.call("CLUSTER", "NODES")).decode()
+        return {line.split()[0]: line.split() for line in text.splitlines()}
+
+    def close(self) -> None:
+        self.conn.close()
+        self.srv.stop()
+
+
+def _start(kind: Callable[..., ServerProcess]) -> Node:
+    cport = free_port()
+    srv = kind("--cluster-enabled", "yes", "--cluster-port", str(cport), "--cluster-node-timeout", "3000")
+    return Node(srv, cport)
+
+
+@pytest.fixture
+def nodes():
+    started: list[Node] = []
+
+    def make(kind: str) -> Node:
+        node = _start(start_raxdb if kind == "raxdb" else start_redis)
+        started.append(node)
+        return node
+
+    yield make
+    for n in started:
+        n.close()
+
+
+def _until(what: str, cond: Callable[[], bool]) -> None:
+    end = time.monotonic() + DEADLINE_S
+    while time.monotonic() < end:
+        if cond():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _sees(a: Node, b: Node, slots: list[str]) -> bool:
+    """Does `a` list `b` under its real ID as a connected master serving `slots`?"""
+    line = a.nodes().get(b.id)
+    return (line is not None and line[2] == "master" and line[7] == "connected" and line[8:] == slots
+            and line[1].startswith(f"127.0.0.1:{b.srv.port}@{b.cport}"))
+
+
+def _key_in(node_slots: range, tag: str = "") -> bytes:
+    for i in range(100000):
+        k = f"{tag}k{i}".encode()
+        if key_hash_slot(k) in node_slots:
+            return k
+    raise AssertionError("no key found")
+
+
+def _form(a: Node, b: Node) -> None:
+    """Slots split between a and b, a MEETs b; both see each other and turn ok."""
+    assert a.call("CLUSTER", "ADDSLOTSRANGE", "0", "8191") == b"+OK\r\n"
+    assert b.call("CLUSTER", "ADDSLOTSRANGE", "8192", "16383") == b"+OK\r\n"
+    assert a.call("CLUSTER", "MEET", "127.0.0.1", str(b.srv.port), str(b.cport)) == b"+OK\r\n"
+    _until("both nodes to list each other", lambda: _sees(a, b, ["8192-16383"]) and _sees(b, a, ["0-8191"]))
+    for n in (a, b):
+        _until("cluster_state:ok", lambda n=n: b"cluster_state:ok" in n.call("CLUSTER", "INFO"))
+
+
+@pytest.mark.parametrize("first", ["raxdb", "redis"])
+def test_meet_with_redis(nodes, first):
+    """raxdb MEETs redis-server, and the reverse: each lists the other with its slots; each
+    redirects to the other with the same MOVED and ASK texts."""
+    a = nodes(first)
+    b = nodes("redis" if first == "raxdb" else "raxdb")
+    _form(a, b)
+    rax, red = (a, b) if first == "raxdb" else (b, a)
+    low, high = range(0, 8192), range(8192, 16384)
+    rax_slots, red_slots = (low, high) if first == "raxdb" else (high, low)
+    k_red, k_rax = _key_in(red_slots), _key_in(rax_slots)
+    assert rax.call("GET", k_red) == b"-MOVED %d 127.0.0.1:%d\r\n" % (key_hash_slot(k_red), red.srv.port)
+    assert red.call("GET", k_rax) == b"-MOVED %d 127.0.0.1:%d\r\n" % (key_hash_slot(k_rax), rax.srv.port)
+    assert rax.call("SET", k_rax, "v") == b"+OK\r\n"
+    # a slot migrating from each node to the other: ASK for a missing key, TRYAGAIN for a mix
+    for src, dst, k in ((rax, red, k_rax), (red, rax, k_red)):
+        slot = key_hash_slot(k)
+        assert src.call("SET", k, "v") == b"+OK\r\n"
+        assert src.call("CLUSTER", "SETSLOT", slot, "MIGRATING", dst.id) == b"+OK\r\n"
+        missing = _key_in(range(slot, slot + 1), "missing")
+        assert src.call("GET", missing) == b"-ASK %d 127.0.0.1:%d\r\n" % (slot, dst.srv.port)
+        assert src.call("GET", k) == b"$1\r\nv\r\n"  # a key still here is served here
+        assert src.call("MGET", k, missing).startswith(b"-TRYAGAIN Multiple keys request during rehashing")
+        assert dst.call("CLUSTER", "SETSLOT", slot, "IMPORTING", src.id) == b"+OK\r\n"
+        assert dst.call("GET", missing) == b"-MOVED %d 127.0.0.1:%d\r\n" % (slot, src.srv.port)
+        assert dst.call("ASKING") == b"+OK\r\n"
+        assert dst.call("GET", missing) == b"$-1\r\n"
+        assert dst.call("GET", missing).startswith(b"-MOVED")  # ASKING lasts one command
+        for n in (src, dst):
+            assert n.call("CLUSTER", "SETSLOT", slot, "STABLE") == b"+OK\r\n"
+    info = parse(rax.call("CLUSTER", "INFO")).decode()
+    assert "cluster_known_nodes:2" in info and "cluster_size:2" in info
+    assert "cluster_stats_messages_pong_received:" in info
+
+
+def test_three_nodes_by_gossip(nodes):
+    """Two raxdb nodes and a redis-server: raxdb1 MEETs the other two, and the gossip section
+    introduces raxdb2 and redis-server to each other."""
+    r1, r2, rs = nodes("raxdb"), nodes("raxdb"), nodes("redis")
+    ranges = {r1: ("0", "5000"), r2: ("5001", "10000"), rs: ("10001", "16383")}
+    for n, (lo, hi) in ranges.items():
+        n.call("CLUSTER", "ADDSLOTSRANGE", lo, hi)
+    r1.call("CLUSTER", "MEET", "127.0.0.1", str(r2.srv.port), str(r2.cport))
+    r1.call("CLUSTER", "MEET", "127.0.0.1", str(rs.srv.port), str(rs.cport))
+    for a in ranges:
+        for b, (lo, hi) in ranges.items():
+            if a is not b:
+                _until(f"{a.srv.name} to see {b.srv.name}", lambda a=a, b=b, lo=lo, hi=hi: _sees(a, b, [f"{lo}-{hi}"]))
+    for n in ranges:
+        _until("cluster_state:ok", lambda n=n: b"cluster_state:ok" in n.call("CLUSTER", "INFO"))
+        assert b"cluster_known_nodes:3" in n.call("CLUSTER", "INFO")
+
+
+def _header(totlen: int, msg_type: int = 0, count: int = 0) -> bytes:
+    return struct.pack(">4sIHHHH", b"RCmb", totlen, 1, 7000, msg_type, count)
+
+
+def test_bad_packets_are_dropped(nodes):
+    """Garbage, an oversized length, a truncated message and a message whose length does not
+    match its type: each is logged, the link closed or the packet ignored, the node serves on."""
+    node = nodes("raxdb")
+
+    def send(data: bytes, expect_close: bool) -> None:
+        with socket.create_connection(("127.0.0.1", node.cport), timeout=10) as s:
+            s.sendall(data)
+            if expect_close:
+                s.settimeout(10)
+                assert s.recv(10) == b""  # the node dropped the link
+        assert node.call("PING") == b"+PONG\r\n"
+
+    send(b"GET / HTTP/1.1\r\n\r\n", True)
+    assert node.srv.wait_log("Bad message length or signature received from Cluster bus.")
+    send(_header(0x7FFFFFFF), True)
+    send(_header(100), True)  # shorter than any message
+    send(_header(4000) + b"\0" * 100, False)  # truncated, then the client goes away
+    # a PING that claims 5 gossip entries but carries none: ignored with Redis's log line
+    ping = bytearray(2256)
+    ping[:16] = _header(2256, 0, 5)
+    send(bytes(ping), False)
+    assert node.srv.wait_log("Received invalid ping packet of length 2256 but expected length 2776")
+    info = parse(node.call("CLUSTER", "INFO")).decode()
+    assert "cluster_known_nodes:1" in info  # nobody was added
