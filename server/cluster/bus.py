@@ -464,7 +464,7 @@ class Bus:
                     if now + 500 >= pong > node.pong_received:
                         node.pong_received = pong
                 continue
-            if sender is not None and not g.flags & NOADDR and g.name not in st.blacklist \
+            if sender is not None and not g.flags & NOADDR and st.blacklist.get(g.name, 0) <= now // 1000 \
                     and len(g.name) == 40:
                 node = Node(g.name, g.flags & ~(MYSELF | HANDSHAKE | MEET))
                 node.ip, node.port, node.cport, node.pport = g.ip, g.port, g.cport, g.pport

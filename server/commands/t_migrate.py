@@ -98,7 +98,9 @@ def migrate(c, argv):
                     continue
                 ttl = max(ttl, 1)
             moving.append(key)
-            args = [b"RESTORE", key, b"%d" % ttl, rdb.dump(value, compress)]
+            # RESTORE-ASKING in cluster mode: the target may still be importing the slot
+            verb = b"RESTORE-ASKING" if c.server.cluster is not None else b"RESTORE"
+            args = [verb, key, b"%d" % ttl, rdb.dump(value, compress)]
             if replace:
                 args.append(b"REPLACE")
             out.append(_bulk_command(*args))

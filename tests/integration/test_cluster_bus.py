@@ -6,8 +6,10 @@ Every wait polls CLUSTER NODES / CLUSTER INFO until the expected event, with a d
 
 from __future__ import annotations
 
+import shutil
 import socket
 import struct
+import subprocess
 import time
 from collections.abc import Callable
 
@@ -177,3 +179,51 @@ def test_bad_packets_are_dropped(nodes):
     assert node.srv.wait_log("Received invalid ping packet of length 2256 but expected length 2776")
     info = parse(node.call("CLUSTER", "INFO")).decode()
     assert "cluster_known_nodes:1" in info  # nobody was added
+
+
+def test_reshard_between_raxdb_and_redis(nodes):
+    """redis-cli --cluster reshard moves slots, and their keys (MIGRATE, RESTORE-ASKING, SETSLOT
+    NODE), from a raxdb node to a redis-server node and back; --cluster check agrees after each."""
+    cli = shutil.which("redis-cli")
+    if cli is None:
+        pytest.skip("redis-cli not installed")
+    rax, red = nodes("raxdb"), nodes("redis")
+    _form(rax, red)
+    keys = {}
+    for i in range(3000):  # about 7 keys in each block of 40 slots
+        k = f"key:{i}".encode()
+        owner = rax if key_hash_slot(k) < 8192 else red
+        assert owner.call("SET", k, str(i)) == b"+OK\r\n"
+        keys[k] = str(i).encode()
+    for src, dst in ((rax, red), (red, rax)):
+        before = _slot_map(rax)
+        out = subprocess.run([cli, "--cluster", "reshard", f"127.0.0.1:{rax.srv.port}", "--cluster-from", src.id,
+                              "--cluster-to", dst.id, "--cluster-slots", "40", "--cluster-yes"],
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stdout + out.stderr
+        check = subprocess.run([cli, "--cluster", "check", f"127.0.0.1:{red.srv.port}"], capture_output=True,
+                               text=True, timeout=60)
+        assert "[OK] All nodes agree about slots configuration." in check.stdout, check.stdout
+        assert "[OK] All 16384 slots covered." in check.stdout
+        assert "[WARNING]" not in check.stdout, check.stdout  # no slot left open
+        after = _slot_map(rax)
+        assert after == _slot_map(red)
+        moved = [s for s in range(16384) if before[s] != after[s]]
+        assert len(moved) == 40 and all(before[s] == src.id and after[s] == dst.id for s in moved)
+        by_id = {rax.id: rax, red.id: red}
+        for k, v in keys.items():
+            assert by_id[after[key_hash_slot(k)]].call("GET", k) == b"$%d\r\n%s\r\n" % (len(v), v), k
+        assert any(key_hash_slot(k) in moved for k in keys)  # keys really travelled
+
+
+def _slot_map(node: Node) -> list[str]:
+    """The owner's ID of every slot, from `node`'s CLUSTER NODES."""
+    owners = [""] * 16384
+    for name, fields in node.nodes().items():
+        for item in fields[8:]:
+            if item.startswith("["):
+                continue
+            lo, _, hi = item.partition("-")
+            for s in range(int(lo), int(hi or lo) + 1):
+                owners[s] = name
+    return owners
