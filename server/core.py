@@ -32,7 +32,7 @@ from raxdb.server.base.interfaces import PAUSE_FOREVER
 from raxdb.server.base.log import LOG
 from raxdb.server.base.version import RAXDB_BUILD_ID, RAXDB_VERSION, VERSION
 from raxdb.server.cluster.manager import Cluster
-from raxdb.server.cluster.routing import route
+from raxdb.server.cluster.routing import route, script_check
 from raxdb.server.config import oomscore
 from raxdb.server.config.options import Config, ConfigError
 from raxdb.server.conn import clientbufs, clienteviction, obuf, unixaddr
@@ -186,6 +186,7 @@ class Server:
         # no client is plain and execute() asks `cluster_route` where each command's slot is served.
         self.cluster: Cluster | None = None
         self.cluster_route: Callable[[Any, Any, list[bytes]], bytes | None] | None = None
+        self.cluster_script_check: Callable[[Any, Any, list[bytes]], bytes | None] | None = None
         self._init_introspection()
 
     def flush_writes(self) -> None:
@@ -513,6 +514,7 @@ class Server:
             return []
         cluster = self.cluster = Cluster(self)
         self.cluster_route = functools.partial(route, cluster)
+        self.cluster_script_check = functools.partial(script_check, cluster)
         port = cluster.bus_port()
         if port > 65535:
             LOG.warning("Redis port number too high. Cluster communication port is 10,000 port numbers "

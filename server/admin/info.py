@@ -305,7 +305,9 @@ def _commandstats(srv: Server) -> list[str]:
 
 
 def _errorstats(srv: Server) -> list[str]:
-    return [f"errorstat_{code}:count={n}" for code, n in srv.errorstats.items()]
+    # Redis keeps them in a rax: sorted by their bytes
+    return [f"errorstat_{code}:count={n}" for code, n in sorted(srv.errorstats.items(),
+                                                                 key=lambda kv: kv[0].encode(errors="surrogateescape"))]
 
 
 def _latencystats(srv: Server) -> list[str]:

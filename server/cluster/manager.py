@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base.log import LOG
 from raxdb.server.cluster import nodesconf
-from raxdb.server.cluster.state import MASTER, MYSELF, NOFAILOVER, ClusterState, Node, now_ms
+from raxdb.server.cluster.state import MASTER, MYSELF, NOFAILOVER, OK, ClusterState, Node, now_ms
 from raxdb.storage.slots import SlotIndex
 
 if TYPE_CHECKING:
@@ -158,8 +158,9 @@ class Cluster:
         try:
             self.iteration += 1
             if self.bus is not None:
-                self.bus.cron(self.iteration)
-            self.update_state()
+                self.bus.cron(self.iteration)  # updates the state itself when a node times out
+            if self.st.state != OK:  # clusterCron: an ok state changes only through an event
+                self.update_state()
         except Exception as e:  # the cron must go on
             LOG.warning(f"cluster cron: {e!r}")
         self._schedule()

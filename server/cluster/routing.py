@@ -29,12 +29,18 @@ if TYPE_CHECKING:
 
 ASKING = 1
 READONLY = 2
+ASKED = 4  # the command running now came after ASKING (a script's commands inherit it)
 
-CROSSSLOT = b"CROSSSLOT Keys in request don't hash to the same slot"
-TRYAGAIN = b"TRYAGAIN Multiple keys request during rehashing of slot"
-DOWN = b"CLUSTERDOWN The cluster is down"
-DOWN_RO = b"CLUSTERDOWN The cluster is down and only accepts read commands"
-UNBOUND = b"CLUSTERDOWN Hash slot not served"
+# getNodeByQuery's error codes
+NONE, CROSS_SLOT, UNSTABLE, ASK, MOVED, DOWN_STATE, DOWN_UNBOUND, DOWN_RO_STATE = range(8)
+
+TEXTS = {
+    CROSS_SLOT: b"CROSSSLOT Keys in request don't hash to the same slot",
+    UNSTABLE: b"TRYAGAIN Multiple keys request during rehashing of slot",
+    DOWN_STATE: b"CLUSTERDOWN The cluster is down",
+    DOWN_RO_STATE: b"CLUSTERDOWN The cluster is down and only accepts read commands",
+    DOWN_UNBOUND: b"CLUSTERDOWN Hash slot not served",
+}
 
 _PUBSUBSHARD = frozenset(("spublish", "ssubscribe", "sunsubscribe"))
 
@@ -51,33 +57,50 @@ def endpoint(cluster: Cluster, node: Any) -> str:
 
 def route(cluster: Cluster, c: Any, cmd: Any, argv: list[bytes]) -> bytes | None:
     """None when this node serves the command, else the error reply's text (no '-', no CRLF)."""
-    asking = c.cluster_flags & ASKING
+    flags = c.cluster_flags
+    asking = flags & ASKING
     name = cmd.fullname
+    flags &= ~ASKED
     if name != "asking" and (c.multi is None or name == "exec"):
-        c.cluster_flags &= ~ASKING
+        flags &= ~ASKING  # resetClient: ASKING lasts one command, or the transaction
+    c.cluster_flags = flags | (ASKED if asking else 0)
     if name == "exec":
         if c.multi is None:
             return None
         commands = c.multi
     else:
         commands = ((cmd, argv),)
+    code, slot, node = query(cluster, c.server, commands, bool(asking), bool(flags & READONLY))
+    if code == NONE:
+        return None
+    if code in (ASK, MOVED):
+        return _redirect(cluster, c, b"ASK" if code == ASK else b"MOVED", slot, node)
+    return TEXTS[code]
+
+
+def query(cluster: Cluster, srv: Any, commands: Any, asking: bool, readonly: bool) -> tuple[int, int, Any]:
+    """getNodeByQuery for (cmd, argv) pairs: (error code, the keys' slot or -1, the node to go
+    to or None)."""
     st = cluster.st
     myself = st.myself
-    db = c.server.dbs[0]
-    now = c.server.now_ms
+    db = srv.dbs[0]
+    now = srv.now_ms
     first: bytes | None = None
-    slot = 0
+    slot = -1
     owner = None
     migrating = importing = multiple = False
     missing = existing = 0
     pubsubshard = False
     writes = False
+    asking_cmd = False
     for qcmd, qargv in commands:
         positions = key_positions(qcmd, qargv)
         if not positions:
             continue
         if "write" in qcmd.flags:
             writes = True
+        if "asking" in qcmd.flags:
+            asking_cmd = True
         if qcmd.fullname in _PUBSUBSHARD:
             pubsubshard = True
         for p in positions:
@@ -87,14 +110,14 @@ def route(cluster: Cluster, c: Any, cmd: Any, argv: list[bytes]) -> bytes | None
                 first, slot = key, this
                 owner = st.slots[slot]
                 if owner is None:
-                    return UNBOUND
+                    return DOWN_UNBOUND, slot, None
                 if owner is myself and slot in st.migrating:
                     migrating = True
                 elif slot in st.importing:
                     importing = True
             elif key != first:
                 if this != slot:
-                    return CROSSSLOT
+                    return CROSS_SLOT, slot, None
                 multiple = True
             if (migrating or importing) and not pubsubshard:
                 if db.peek(key, now) is None:
@@ -102,31 +125,62 @@ def route(cluster: Cluster, c: Any, cmd: Any, argv: list[bytes]) -> bytes | None
                 else:
                     existing += 1
     if owner is None:
-        return None
+        return NONE, -1, myself
     if st.state != OK:
         values = cluster.values()
         if pubsubshard:
             if values["cluster-allow-pubsubshard-when-down"] != "yes":
-                return DOWN
+                return DOWN_STATE, slot, None
         elif values["cluster-allow-reads-when-down"] != "yes":
-            return DOWN
+            return DOWN_STATE, slot, None
         elif writes:
-            return DOWN_RO
-    if (migrating or importing) and name == "migrate":
-        return None
+            return DOWN_RO_STATE, slot, None
+    if (migrating or importing) and any(q.fullname == "migrate" for q, _a in commands):
+        return NONE, slot, myself
     if migrating and missing:
         if existing:
-            return TRYAGAIN
-        return _redirect(cluster, c, b"ASK", slot, st.migrating[slot])
-    if importing and (asking or "asking" in cmd.flags):
+            return UNSTABLE, slot, None
+        return ASK, slot, st.migrating[slot]
+    if importing and (asking or asking_cmd):
         if multiple and missing:
-            return TRYAGAIN
-        return None
-    if (c.cluster_flags & READONLY or pubsubshard) and not writes and myself.is_replica() \
-            and myself.slaveof is owner:
-        return None
+            return UNSTABLE, slot, None
+        return NONE, slot, myself
+    if (readonly or pubsubshard) and not writes and myself.is_replica() and myself.slaveof is owner:
+        return NONE, slot, myself
     if owner is not myself:
-        return _redirect(cluster, c, b"MOVED", slot, owner)
+        return MOVED, slot, owner
+    return NONE, slot, myself
+
+
+def _declared_slot(run: Any) -> int:
+    """The caller's c->slot: the slot of the keys EVAL / FCALL declared, -1 for none."""
+    argv = run.argv
+    cmd = run.caller.server.table.lookup(argv)
+    positions = key_positions(cmd, argv) if cmd is not None else ()
+    return key_hash_slot(argv[positions[0]]) if positions else -1
+
+
+def script_check(cluster: Cluster, run: Any, cmd: Any, argv: list[bytes]) -> bytes | None:
+    """scriptVerifyClusterState: None, or the error (without "ERR ") a script's command gets."""
+    caller = run.caller
+    if caller.must_obey:
+        return None
+    flags = caller.cluster_flags
+    code, slot, _node = query(cluster, caller.server, ((cmd, argv),), bool(flags & (ASKING | ASKED)),
+                              bool(flags & READONLY))
+    if code == DOWN_RO_STATE:
+        return b"Script attempted to execute a write command while the cluster is down and readonly"
+    if code == DOWN_STATE:
+        return b"Script attempted to execute a command while the cluster is down"
+    if code != NONE:
+        return b"Script attempted to access a non local key in a cluster node"
+    if slot != -1 and not run.cross_slot:
+        if run.cluster_slot is None:
+            run.cluster_slot = _declared_slot(run)
+        if run.cluster_slot == -1:
+            run.cluster_slot = slot
+        elif run.cluster_slot != slot:
+            return b"Script attempted to access keys that do not hash to the same slot"
     return None
 
 

@@ -96,10 +96,10 @@ class Running:
     """What is executing now: for SCRIPT KILL, FUNCTION STATS, the busy handling."""
 
     __slots__ = ("engine", "caller", "name", "argv", "start", "ro", "allow_oom", "wrote", "killed", "busy",
-                 "is_function", "repl")
+                 "is_function", "repl", "cross_slot", "cluster_slot")
 
     def __init__(self, engine: Engine, caller: Client, name: bytes, argv: list[bytes], ro: bool,
-                 is_function: bool, allow_oom: bool = False) -> None:
+                 is_function: bool, allow_oom: bool = False, cross_slot: bool = True) -> None:
         self.engine = engine
         self.caller = caller
         self.name = name
@@ -112,6 +112,10 @@ class Running:
         self.busy = False
         self.is_function = is_function
         self.repl = REPL_ALL  # redis.set_repl(): where the commands it calls propagate
+        # cluster mode: may its commands touch keys of several slots (allow-cross-slot-keys, or a
+        # script without a shebang), and the slot they are held to (server/cluster/routing.py)
+        self.cross_slot = cross_slot
+        self.cluster_slot: int | None = None
 
 
 class Engine:
@@ -258,6 +262,11 @@ class Engine:
             return self._fail(raise_errors, b"-" + OOM, True)
         if cmd.is_write and run is not None:
             run.wrote = True
+        if srv.cluster_script_check is not None and run is not None:
+            denied = srv.cluster_script_check(run, cmd, argv)  # scriptVerifyClusterState
+            if denied is not None:
+                cmd.rejected_calls += 1
+                return self._fail(raise_errors, denied, True)
         client = self.client
         if srv.monitors:
             lifecycle.feed_monitors(client, argv, cmd)
@@ -422,7 +431,7 @@ class Engine:
         return f
 
     def run(self, c: Client, fn: Any, name: bytes, argv: list[bytes], numkeys: int, ro: bool,
-            is_function: bool, allow_oom: bool = False) -> bytes:
+            is_function: bool, allow_oom: bool = False, cross_slot: bool = True) -> bytes:
         """Run `fn` for client `c` with argv[3:] as keys (the first `numkeys`) and arguments: as
         KEYS/ARGV for a script, as the callback's parameters for a function.  The encoded reply, or
         CommandError for an error reply."""
@@ -432,7 +441,7 @@ class Engine:
         client.dbid = c.dbid
         if client.resp != 2:
             client.set_protocol(2)
-        run = Running(self, c, name, argv, ro, is_function, allow_oom)
+        run = Running(self, c, name, argv, ro, is_function, allow_oom, cross_slot)
         self.running = run
         if srv.also_propagate is not None:
             propagate.prevent(c)  # scriptResetRun: a script travels as the effects it had, never itself

@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING, Any
 from raxdb.protocol.request import split_inline_args
 from raxdb.server.base.errors import CommandError
 from raxdb.server.table.args import maybe_int
-from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NAMES, FLAG_NO_WRITES
+from raxdb.server.table.scriptflags import (
+    FLAG_ALLOW_CROSS_SLOT,
+    FLAG_ALLOW_OOM,
+    FLAG_NAMES,
+    FLAG_NO_CLUSTER,
+    FLAG_NO_WRITES,
+    NO_CLUSTER,
+)
 from raxdb.storage import rdb
 
 if TYPE_CHECKING:
@@ -281,10 +288,13 @@ class FunctionsEngine:
             raise CommandError("ERR Number of keys can't be greater than number of args")
         if numkeys < 0:
             raise CommandError("ERR Number of keys can't be negative")
+        if fn.flags & FLAG_NO_CLUSTER and self.server.cluster is not None:
+            raise CommandError(NO_CLUSTER)
         if ro_command and not fn.flags & FLAG_NO_WRITES:
             raise CommandError("ERR Can not execute a script with write flag using *_ro command.")
         ro = ro_command or bool(fn.flags & FLAG_NO_WRITES)
-        return self.engine.run(c, fn.fn, fn.name, argv, numkeys, ro, True, bool(fn.flags & FLAG_ALLOW_OOM))
+        return self.engine.run(c, fn.fn, fn.name, argv, numkeys, ro, True, bool(fn.flags & FLAG_ALLOW_OOM),
+                               bool(fn.flags & FLAG_ALLOW_CROSS_SLOT))
 
     # ---- DUMP / RESTORE ----------------------------------------------------------------------------
     def dump(self, compress: bool = True) -> bytes:

@@ -14,7 +14,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base.errors import MASTERDOWN, CommandError
-from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NO_WRITES, parse_shebang, sha1hex
+from raxdb.server.table.scriptflags import (
+    FLAG_ALLOW_CROSS_SLOT,
+    FLAG_ALLOW_OOM,
+    FLAG_NO_CLUSTER,
+    FLAG_NO_WRITES,
+    NO_CLUSTER,
+    parse_shebang,
+    sha1hex,
+)
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
@@ -58,6 +66,8 @@ class ScriptCache:
         self.engine = Engine(self.server, b"@user_script")
 
     def run(self, c: Client, sha: bytes, script: Script, argv: list[bytes], numkeys: int, ro_command: bool) -> bytes:
+        if script.shebang and script.flags & FLAG_NO_CLUSTER and self.server.cluster is not None:
+            raise CommandError(NO_CLUSTER)
         if ro_command and script.shebang and not script.flags & FLAG_NO_WRITES:
             raise CommandError("ERR Can not execute a script with write flag using *_ro command.")
         srv = self.server
@@ -68,7 +78,9 @@ class ScriptCache:
             raise CommandError(MASTERDOWN)
         ro = ro_command or bool(script.flags & FLAG_NO_WRITES)
         allow_oom = bool(script.flags & FLAG_ALLOW_OOM)
-        return self.engine.run(c, script.fn, sha, argv, numkeys, ro, False, allow_oom)
+        # a script without a shebang (compatibility mode) may touch keys of any slot
+        cross_slot = not script.shebang or bool(script.flags & FLAG_ALLOW_CROSS_SLOT)
+        return self.engine.run(c, script.fn, sha, argv, numkeys, ro, False, allow_oom, cross_slot)
 
 
 def cache(server: Server) -> ScriptCache:

@@ -29,6 +29,7 @@ FLAG_ALLOW_OOM = 2
 FLAG_ALLOW_STALE = 4
 FLAG_NO_CLUSTER = 8
 FLAG_ALLOW_CROSS_SLOT = 16
+NO_CLUSTER = "ERR Can not run script on cluster, 'no-cluster' flag is set."  # scriptPrepareForRun
 # By name, in the order FUNCTION LIST shows them.
 FLAG_NAMES = {b"no-writes": FLAG_NO_WRITES, b"allow-oom": FLAG_ALLOW_OOM, b"allow-stale": FLAG_ALLOW_STALE,
               b"no-cluster": FLAG_NO_CLUSTER, b"allow-cross-slot-keys": FLAG_ALLOW_CROSS_SLOT}

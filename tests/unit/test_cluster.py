@@ -275,3 +275,31 @@ def test_nodes_conf_survives_restart(tmp_path):
         d.close()
     finally:
         srv.stop()
+
+
+def test_scripts_in_cluster_mode(cdiff):
+    """scriptVerifyClusterState: a script's commands are held to one slot unless it allows
+    cross-slot keys (scripts without a shebang do), and to slots this node serves."""
+    cdiff("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+    _wait_state(cdiff, b"ok")
+    cross = "redis.call('set','{a}x','1'); return redis.call('set','b','1')"
+    cdiff("EVAL", cross, "0")
+    cdiff("EVAL", "#!lua\n" + cross, "0")
+    cdiff("EVAL", "#!lua flags=allow-cross-slot-keys\n" + cross, "0")
+    cdiff("EVAL", "#!lua\nreturn redis.call('set','b','1')", "1", "a")
+    cdiff("EVAL", "#!lua\nreturn redis.call('set','{a}y','1')", "1", "a")
+    cdiff("EVAL", "#!lua\nredis.call('get','b'); return redis.call('get', '{b}x')", "0")
+    cdiff("EVAL", "#!lua flags=no-cluster\nreturn 1", "0")
+    cdiff("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function{function_name='f', callback=function(k) "
+          "redis.call('set','{a}1','1'); return redis.call('set','b','1') end}")
+    cdiff("FCALL", "f", "0")
+    cdiff("FUNCTION", "FLUSH")
+    cdiff("CONFIG", "SET", "cluster-require-full-coverage", "no")
+    cdiff("CLUSTER", "DELSLOTS", str(key_hash_slot(b"x")))
+    cdiff("EVAL", "return redis.call('get','x')", "0")
+    cdiff("CONFIG", "SET", "cluster-require-full-coverage", "yes")
+    cdiff("CLUSTER", "INFO")  # still ok: the state is computed again on an event, not on a setting
+    cdiff("CLUSTER", "DELSLOTS", str(key_hash_slot(b"zzz")))
+    _wait_state(cdiff, b"fail")
+    cdiff("EVAL", "return redis.call('get','a')", "0")
+    cdiff("INFO", "errorstats")
