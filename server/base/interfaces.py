@@ -351,6 +351,7 @@ class Client(Protocol):
     # MULTI, WATCH
     multi: list[tuple[Command, list[bytes]]] | None
     multi_error: bool
+    cluster_flags: int  # ASKING, READONLY, ASKED (server/cluster/routing.py)
     watched: list[tuple[Database, bytes]]
     dirty_cas: bool
     in_exec: bool

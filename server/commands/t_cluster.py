@@ -125,6 +125,13 @@ def _node(cl, arg: bytes, unknown: str = "ERR Unknown node %s") -> Node:
     return n
 
 
+def _master(cl, arg: bytes, unknown: str = "ERR Unknown node %s") -> Node:
+    n = _node(cl, arg, unknown)
+    if n.is_replica():
+        raise CommandError("ERR Target node is not a master")
+    return n
+
+
 # ---- the cluster's state -----------------------------------------------------------------------
 def info_text(cl) -> str:
     """CLUSTER INFO's text (clusterGenClusterInfo)."""
@@ -354,24 +361,16 @@ def cluster_setslot(c, argv):
     if action == b"migrating" and n == 5:
         if st.slots[s] is not me:
             raise CommandError(f"ERR I'm not the owner of hash slot {s}")
-        target = _node(cl, argv[4], "ERR I don't know about node %s")
-        if target.is_replica():
-            raise CommandError("ERR Target node is not a master")
-        st.migrating[s] = target
+        st.migrating[s] = _master(cl, argv[4], "ERR I don't know about node %s")
     elif action == b"importing" and n == 5:
         if st.slots[s] is me:
             raise CommandError(f"ERR I'm already the owner of hash slot {s}")
-        source = _node(cl, argv[4], "ERR I don't know about node %s")
-        if source.is_replica():
-            raise CommandError("ERR Target node is not a master")
-        st.importing[s] = source
+        st.importing[s] = _master(cl, argv[4], "ERR I don't know about node %s")
     elif action == b"stable" and n == 4:
         st.importing.pop(s, None)
         st.migrating.pop(s, None)
     elif action == b"node" and n == 5:
-        target = _node(cl, argv[4])
-        if target.is_replica():
-            raise CommandError("ERR Target node is not a master")
+        target = _master(cl, argv[4])
         keys = cl.count_keys(s)
         if st.slots[s] is me and target is not me and keys:
             raise CommandError(f"ERR Can't assign hashslot {s} to a different node while I still hold keys "
