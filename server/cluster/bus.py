@@ -6,7 +6,7 @@ preamble ("RCmb" and totlen) and hands each complete one to `Bus.process` (clust
 `Bus.cron` is clusterCron's network part: connect to nodes without a link (a MEET to a node
 CLUSTER MEET added, a PING otherwise), ping a random node every second and any node whose last
 pong is older than half the node timeout, drop handshakes that time out, mark nodes that do not
-answer in time as PFAIL.  Processing follows Redis 7.0: PING and MEET get a PONG; MEET adds its
+answer in time as PFAIL, and as FAIL (told to every node) once a majority of masters report them.  Processing follows Redis 7.0: PING and MEET get a PONG; MEET adds its
 unknown sender in handshake; a PONG ends a handshake by renaming the node; epochs, roles, the
 served slots (clusterUpdateSlotsConfigWith), config epoch collisions, the gossip section
 (unknown nodes from a known sender are added), the hostname extension, FAIL and UPDATE.
@@ -292,6 +292,7 @@ class Bus:
             if failing is not None and not failing.flags & (FAIL | MYSELF):
                 LOG.notice(f"FAIL message received from {m.sender} about {m.about}")
                 failing.flags = (failing.flags | FAIL) & ~PFAIL
+                failing.fail_time = now
                 save = True
         elif t == wire.UPDATE and sender is not None:
             n = st.lookup(m.about)
@@ -370,10 +371,8 @@ class Bus:
             if node.flags & PFAIL:
                 node.flags &= ~PFAIL
                 self.cluster.update_state()
-            elif node.flags & FAIL and (node.is_replica() or not node.numslots):
-                LOG.notice(f"Clear FAIL state for node {node.name}: is reachable again.")
-                node.flags &= ~FAIL
-                save = True
+            elif node.flags & FAIL:
+                save |= self._clear_failure(node, now)
         if sender is None:
             return save
         # roles
@@ -451,14 +450,65 @@ class Bus:
         for s in lost:
             self.cluster.delete_keys_in_slot(s)
 
+    def _clear_failure(self, node: Node, now: int) -> bool:
+        """clearNodeFailureIfNeeded: a replica or a master without slots is back at once; a master
+        with slots once twice the node timeout has passed since it failed (its replicas had
+        that long to take over)."""
+        if node.is_replica() or not node.numslots:
+            LOG.notice(f"Clear FAIL state for node {node.name}: {'replica' if node.is_replica() else 'master without slots'}"
+                       " is reachable again.")
+        elif now - node.fail_time > self.cluster.node_timeout() * 2:
+            LOG.notice(f"Clear FAIL state for node {node.name}: is reachable again and nobody is serving its slots "
+                       "after some time.")
+        else:
+            return False
+        node.flags &= ~FAIL
+        self.cluster.update_state()
+        return True
+
+    def mark_failing_if_needed(self, node: Node, now: int) -> bool:
+        """markNodeAsFailingIfNeeded: PFAIL here and reported by a majority of the masters
+        (counting myself, a master) within twice the node timeout: FAIL, and told to everyone."""
+        st = self.st
+        if not node.flags & PFAIL or node.flags & FAIL:
+            return False
+        validity = self.cluster.node_timeout() * 2
+        for name, when in list(node.fail_reports.items()):
+            if now - when > validity:
+                del node.fail_reports[name]
+        failures = len(node.fail_reports) + (1 if st.myself.is_master() else 0)
+        if failures < st.size // 2 + 1:
+            return False
+        LOG.notice(f"Marking node {node.name} as failing (quorum reached).")
+        node.flags = (node.flags & ~PFAIL) | FAIL
+        node.fail_time = now
+        m = self.header(wire.FAIL)
+        m.about = node.name
+        data = wire.encode(m)
+        for other in st.nodes.values():  # clusterBroadcastMessage
+            link = other.link
+            if link is not None and link.transport is not None and not other.flags & (MYSELF | HANDSHAKE):
+                link.send(data)
+                st.sent[wire.FAIL] += 1
+        self.cluster.update_state()
+        return True
+
     def _gossip_section(self, m: wire.Message, sender: Node | None) -> bool:
-        """clusterProcessGossipSection (failure reports aside: failover is not built yet)."""
+        """clusterProcessGossipSection: failure reports from masters, pong times, new nodes."""
         st = self.st
         added = False
         now = now_ms()
         for g in m.gossip:
             node = st.lookup(g.name)
             if node is not None:
+                if sender is not None and sender.is_master() and node is not st.myself:
+                    if g.flags & (FAIL | PFAIL):
+                        if sender.name not in node.fail_reports:
+                            LOG.verbose(f"Node {sender.name} reported node {node.name} as not reachable.")
+                        node.fail_reports[sender.name] = now
+                        added |= self.mark_failing_if_needed(node, now)
+                    elif node.fail_reports.pop(sender.name, None) is not None:
+                        LOG.verbose(f"Node {sender.name} reported node {node.name} is back online.")
                 if not g.flags & (FAIL | PFAIL) and node.ping_sent == 0 and not node.fail_reports:
                     pong = g.pong_received * 1000
                     if now + 500 >= pong > node.pong_received:
@@ -522,5 +572,7 @@ class Bus:
                 node.flags |= PFAIL
                 LOG.debug(f"*** NODE {node.name} possibly failing")
                 update = True
+                if self.mark_failing_if_needed(node, now):  # a lone master needs no reports
+                    self.cluster.save_or_die()
         if update:
             self.cluster.update_state()

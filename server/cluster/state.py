@@ -74,6 +74,7 @@ class Node:
         self.ping_sent = 0
         self.pong_received = 0
         self.data_received = 0
+        self.fail_time = 0
         self.repl_offset = 0  # the replication offset it last announced
         self.ip = ""
         self.hostname = ""

@@ -227,3 +227,28 @@ def _slot_map(node: Node) -> list[str]:
             for s in range(int(lo), int(hi or lo) + 1):
                 owners[s] = name
     return owners
+
+
+@pytest.mark.parametrize("victim", ["raxdb", "redis"])
+def test_failure_detection(nodes, victim):
+    """A master that stops answering is PFAIL after cluster-node-timeout, then FAIL once a
+    majority of masters report it (raxdb counts reports and sends FAIL, redis-server too), and the
+    cluster goes down because its slots are not served."""
+    kinds = ["raxdb", "redis", victim] if victim == "raxdb" else ["raxdb", "raxdb", "redis"]
+    ns = [nodes(k) for k in kinds]
+    bounds = [("0", "5000"), ("5001", "10000"), ("10001", "16383")]
+    for n, (lo, hi) in zip(ns, bounds, strict=True):
+        n.call("CLUSTER", "ADDSLOTSRANGE", lo, hi)
+    for n in ns[1:]:
+        ns[0].call("CLUSTER", "MEET", "127.0.0.1", str(n.srv.port), str(n.cport))
+    for a in ns:
+        for b, (lo, hi) in zip(ns, bounds, strict=True):
+            if a is not b:
+                _until("the three nodes to meet", lambda a=a, b=b, lo=lo, hi=hi: _sees(a, b, [f"{lo}-{hi}"]))
+    dead = ns[2]
+    dead.srv.stop()
+    for n in ns[:2]:
+        _until(f"{n.srv.name} to flag the stopped node as fail",
+               lambda n=n: n.nodes()[dead.id][2] == "master,fail")
+        _until("cluster_state:fail", lambda n=n: b"cluster_state:fail" in n.call("CLUSTER", "INFO"))
+        assert n.call("GET", _key_in(range(10001, 16384))) == b"-CLUSTERDOWN The cluster is down\r\n"
