@@ -688,16 +688,19 @@ class Database:
         mine = self._state()
         self._restore(other._state())
         other._restore(mine)
+        for db in (self, other):  # a slot index stays with its db (cluster mode's db 0): rebuilt
+            if db.slot_keys is not None:
+                db.slot_keys.rebuild(db.key_list())
 
     def _state(self) -> tuple:
         return (self._keys, self._values, self._meta, self._free, self._index, self._mask, self.count,
                 self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
-                self.sizes, self.mem, self.slot_keys)
+                self.sizes, self.mem)
 
     def _restore(self, s: tuple) -> None:
         (self._keys, self._values, self._meta, self._free, self._index, self._mask, self.count,
          self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
-         self.sizes, self.mem, self.slot_keys) = s
+         self.sizes, self.mem) = s
 
     # ---- expiry --------------------------------------------------------------------------------
     def _expire(self, key: bytes) -> None:

@@ -62,6 +62,12 @@ class SlotIndex:
     def clear(self) -> None:
         self.by_slot.clear()
 
+    def rebuild(self, keys: list[bytes]) -> None:
+        """The index of a database whose contents were swapped in (a diskless load's swapdb)."""
+        self.by_slot.clear()
+        for k in keys:
+            self.add(k)
+
     def count(self, slot: int) -> int:
         keys = self.by_slot.get(slot)
         return 0 if keys is None else len(keys)

@@ -41,9 +41,14 @@ class Cluster:
         self.bus: Any = None  # bus.py's Bus, once serving
         self.cron_handle: Any = None
         self.iteration = 0
+        self.announced_ip = ""
         self.refresh_myself()
         srv.dbs[0].slot_keys = SlotIndex()
         self.save_or_die()
+        on = srv.config.on_change.setdefault
+        for name in ("cluster-announce-ip", "cluster-announce-port", "cluster-announce-bus-port",
+                     "cluster-announce-tls-port", "cluster-announce-hostname", "cluster-replica-no-failover"):
+            on(name, []).append(lambda _v: self._announce_changed())
 
     # ---- configuration -------------------------------------------------------------------------
     def _load(self) -> ClusterState:
@@ -88,13 +93,20 @@ class Cluster:
         me = self.st.myself
         me.port, me.pport, me.cport = self.announced_ports()
         v = self.values()
-        if v["cluster-announce-ip"]:
-            me.ip = v["cluster-announce-ip"]
+        ip = v["cluster-announce-ip"]
+        if ip != self.announced_ip:  # clusterUpdateMyselfIp: none announced, learn it again
+            me.ip = ip
+            self.announced_ip = ip
         me.hostname = v["cluster-announce-hostname"]
         if v["cluster-replica-no-failover"] == "yes":
             me.flags |= NOFAILOVER
         else:
             me.flags &= ~NOFAILOVER
+
+    def _announce_changed(self) -> None:
+        """CONFIG SET of an announced address: myself's line and the next messages show it."""
+        self.refresh_myself()
+        self.save_or_die()
 
     def save(self) -> str | None:
         """nodes.conf rewritten: None, or the error's text."""

@@ -52,7 +52,7 @@ def endpoint(cluster: Cluster, node: Any) -> str:
         return node.ip
     if kind == "hostname":
         return node.hostname or "?"
-    return "?"
+    return ""  # unknown-endpoint: MOVED <slot> :<port>
 
 
 def route(cluster: Cluster, c: Any, cmd: Any, argv: list[bytes]) -> bytes | None:

@@ -303,3 +303,63 @@ def test_scripts_in_cluster_mode(cdiff):
     _wait_state(cdiff, b"fail")
     cdiff("EVAL", "return redis.call('get','a')", "0")
     cdiff("INFO", "errorstats")
+
+
+def _masked(d: Diff, *args: object) -> None:
+    """`args` on both nodes, the replies compared with each node's ID (40 bytes) masked."""
+    ids = [parse(conn.call("CLUSTER", "MYID")) for conn in (d.ours, d.theirs)]
+    ours, theirs = d.both(*args)
+    ours, theirs = ours.replace(ids[0], b"X" * 40), theirs.replace(ids[1], b"X" * 40)
+    assert ours == theirs, f"{args!r}\n  raxdb: {ours!r}\n  redis: {theirs!r}"
+
+
+def test_announced_address_and_endpoints(cdiff):
+    """cluster-announce-* and cluster-preferred-endpoint-type, set at run time, in CLUSTER NODES,
+    SLOTS and SHARDS."""
+    cdiff("CLUSTER", "ADDSLOTSRANGE", "0", "99")
+    cdiff("CLUSTER", "ADDSLOTS", "200")
+    try:
+        cdiff("CONFIG", "SET", "cluster-announce-port", "1234")  # the two servers' own ports differ
+        cdiff("CONFIG", "SET", "cluster-announce-bus-port", "2345")
+        _masked(cdiff, "CLUSTER", "NODES")
+        for name, value in (("cluster-announce-ip", "10.1.2.3"), ("cluster-announce-hostname", "h.example")):
+            cdiff("CONFIG", "SET", name, value)
+            _masked(cdiff, "CLUSTER", "NODES")
+        for kind in ("ip", "hostname", "unknown-endpoint"):
+            cdiff("CONFIG", "SET", "cluster-preferred-endpoint-type", kind)
+            for sub in ("SLOTS", "SHARDS"):
+                _masked(cdiff, "CLUSTER", sub)
+                cdiff.both("HELLO", "3")
+                _masked(cdiff, "CLUSTER", sub)
+                cdiff.both("HELLO", "2")
+    finally:
+        for name, value in (("cluster-announce-ip", ""), ("cluster-announce-port", "0"),
+                            ("cluster-announce-bus-port", "0"), ("cluster-announce-hostname", ""),
+                            ("cluster-preferred-endpoint-type", "ip")):
+            cdiff.both("CONFIG", "SET", name, value)
+
+
+def test_slot_index_follows_the_keyspace():
+    """The per-slot index of a database: kept by every insert and delete, emptied by a flush and
+    by deleting the last key, rebuilt when a diskless load swaps contents in."""
+    from raxdb.storage.keyspace import Database
+    from raxdb.storage.slots import SlotIndex
+
+    db = Database(0)
+    db.slot_keys = SlotIndex()
+    slot = key_hash_slot(b"t")
+    db.set_pairs([b"{t}1", b"a", b"{t}2", b"b", b"other", b"c"], 0)
+    db.add(b"{t}3", b"c")
+    db.set(b"{t}1", b"overwritten")
+    assert db.slot_keys.keys(slot, 10) == [b"{t}3", b"{t}2", b"{t}1"]
+    db.delete(b"{t}2")
+    assert db.slot_keys.count(slot) == 2 and db.slot_keys.count(key_hash_slot(b"other")) == 1
+    loaded = Database(0)
+    loaded.add(b"{t}9", b"x")
+    db.swap_contents(loaded)
+    assert db.slot_keys.keys(slot, 10) == [b"{t}9"] and loaded.slot_keys is None
+    db.delete(b"{t}9")
+    assert db.slot_keys.count(slot) == 0 and not db.slot_keys.by_slot
+    db.add(b"{t}1", b"a")
+    db.flush()
+    assert db.slot_keys.count(slot) == 0
