@@ -41,6 +41,7 @@ from raxdb.server.cluster.state import (
     SLAVE,
     Node,
     now_ms,
+    valid_name,
 )
 from raxdb.storage.slots import SLOTS
 
@@ -269,6 +270,9 @@ class Bus:
             m = wire.decode(data)
         except wire.WireError as e:
             LOG.warning(str(e))
+            return
+        if not valid_name(m.sender):  # a node must never be named (or renamed) after garbage
+            LOG.warning(f"Received a {wire.type_name(t)} packet with an invalid sender name; ignored")
             return
         now = now_ms()
         sender = self._sender(link, m)
@@ -515,7 +519,7 @@ class Bus:
                         node.pong_received = pong
                 continue
             if sender is not None and not g.flags & NOADDR and st.blacklist.get(g.name, 0) <= now // 1000 \
-                    and len(g.name) == 40:
+                    and valid_name(g.name) and g.ip:
                 node = Node(g.name, g.flags & ~(MYSELF | HANDSHAKE | MEET))
                 node.ip, node.port, node.cport, node.pport = g.ip, g.port, g.cport, g.pport
                 st.add_node(node)

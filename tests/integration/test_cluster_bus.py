@@ -177,8 +177,38 @@ def test_bad_packets_are_dropped(nodes):
     ping[:16] = _header(2256, 0, 5)
     send(bytes(ping), False)
     assert node.srv.wait_log("Received invalid ping packet of length 2256 but expected length 2776")
+    meet = bytearray(2256)
+    meet[:16] = _header(2256, 2, 0)
+    meet[40:80] = b"z" * 40  # not a node name
+    send(bytes(meet), False)
+    assert node.srv.wait_log("Received a meet packet with an invalid sender name; ignored")
     info = parse(node.call("CLUSTER", "INFO")).decode()
     assert "cluster_known_nodes:1" in info  # nobody was added
+
+
+def test_meet_from_an_unknown_node(nodes):
+    """A MEET from a node nobody knows: a PONG in Redis's format comes back at once, the sender is
+    added in handshake, and dropped when the handshake times out (nothing listens on its bus)."""
+    node = nodes("raxdb")
+    name = b"ab" * 20
+    meet = bytearray(2256)
+    meet[:16] = _header(2256, 2, 0)
+    meet[40:80] = name
+    struct.pack_into(">HH", meet, 2246, 0, free_port())  # pport, cport
+    with socket.create_connection(("127.0.0.1", node.cport), timeout=10) as s:
+        s.sendall(bytes(meet))
+        pong = b""
+        while len(pong) < 2256:
+            chunk = s.recv(65536)
+            assert chunk
+            pong += chunk
+    sig, totlen, ver, port, msg_type, count = struct.unpack_from(">4sIHHHH", pong)
+    assert (sig, totlen, ver, port, msg_type, count) == (b"RCmb", 2256, 1, node.srv.port, 1, 0)
+    assert pong[40:80] == node.id.encode()
+    handshake = [f for n, f in node.nodes().items() if f[2] == "handshake"]
+    assert len(handshake) == 1 and handshake[0][1].startswith("127.0.0.1:7000@")
+    _until("the handshake to time out", lambda: len(node.nodes()) == 1)
+    assert b"+PONG" in node.call("PING")
 
 
 def test_reshard_between_raxdb_and_redis(nodes):
