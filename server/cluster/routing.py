@@ -69,6 +69,15 @@ def route(cluster: Cluster, c: Any, cmd: Any, argv: list[bytes]) -> bytes | None
             return None
         commands = c.multi
     else:
+        # the common case first: one key, in a stable slot this node serves, the cluster ok
+        positions = key_positions(cmd, argv)
+        if not positions:
+            return None
+        st = cluster.st
+        if len(positions) == 1 and st.state == OK:
+            slot = key_hash_slot(argv[positions[0]])
+            if st.slots[slot] is st.myself and slot not in st.migrating and slot not in st.importing:
+                return None
         commands = ((cmd, argv),)
     code, slot, node = query(cluster, c.server, commands, bool(asking), bool(flags & READONLY))
     if code == NONE:
