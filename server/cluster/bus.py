@@ -526,6 +526,17 @@ class Bus:
                 added = True
         return added
 
+    def _free_link_over_limit(self, node: Node, link: Link | None, limit: int, direction: str) -> None:
+        """clusterNodeCronFreeLinkOnBufferLimitReached: a peer that does not read loses its link."""
+        if link is None or link.transport is None:
+            return
+        used = link.transport.get_write_buffer_size()
+        if used > limit:
+            LOG.warning(f"Freeing cluster link({direction} node {node.name}, used memory: {used}) due to "
+                        "exceeding send buffer memory limit.")
+            link.drop()
+            self.st.links_limit_exceeded += 1
+
     # ---- cron --------------------------------------------------------------------------------------
     def cron(self, iteration: int) -> None:
         """clusterCron's links and pings (every 100 ms)."""
@@ -534,7 +545,11 @@ class Bus:
         timeout = self.cluster.node_timeout()
         handshake_timeout = max(timeout, 1000)
         st.pfail_nodes = 0
+        limit = self.cluster.sendbuf_limit()
         for node in list(st.nodes.values()):
+            if limit:
+                self._free_link_over_limit(node, node.link, limit, "to")
+                self._free_link_over_limit(node, node.inbound_link, limit, "from")
             if node.flags & (MYSELF | NOADDR):
                 continue
             if node.flags & PFAIL:

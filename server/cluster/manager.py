@@ -134,6 +134,10 @@ class Cluster:
         if word is not None:
             LOG.warning(f"Cluster state changed: {word}")
 
+    def sendbuf_limit(self) -> int:
+        """cluster-link-sendbuf-limit in bytes (0: none)."""
+        return int(self.values()["cluster-link-sendbuf-limit"])
+
     def node_timeout(self) -> int:
         return int(self.values()["cluster-node-timeout"])
 

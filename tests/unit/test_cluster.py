@@ -363,3 +363,49 @@ def test_slot_index_follows_the_keyspace():
     db.add(b"{t}1", b"a")
     db.flush()
     assert db.slot_keys.count(slot) == 0
+
+
+def test_link_over_sendbuf_limit_is_freed():
+    """cluster-link-sendbuf-limit: the cron frees a link whose unsent bytes pass the limit, and
+    counts it (total_cluster_links_buffer_limit_exceeded); a link under it stays."""
+    from raxdb.server.cluster.bus import Bus, Link
+
+    class Transport:
+        def __init__(self, pending: int) -> None:
+            self.pending = pending
+            self.aborted = False
+
+        def get_write_buffer_size(self) -> int:
+            return self.pending
+
+        def abort(self) -> None:
+            self.aborted = True
+
+    class Cluster:
+        def __init__(self) -> None:
+            self.st = ClusterState(Node(None, MYSELF | MASTER))
+
+        def sendbuf_limit(self) -> int:
+            return 1000
+
+        def node_timeout(self) -> int:
+            return 15000
+
+        def update_state(self) -> None:
+            pass
+
+    cluster = Cluster()
+    bus = Bus(cluster)  # type: ignore[arg-type]
+    redials: list[Node] = []
+    bus.connect = redials.append  # type: ignore[method-assign]  # the cron dials a freed link again
+    full, fine = Node(None, MASTER), Node(None, MASTER)
+    for node, pending in ((full, 5000), (fine, 10)):
+        cluster.st.add_node(node)
+        node.link = Link(bus, node, False)
+        node.link.transport = Transport(pending)  # type: ignore[assignment]
+        node.pong_received = node.data_received = 2**62  # nothing else for the cron to do
+    transport = full.link.transport
+    bus.cron(1)
+    assert transport.aborted and full.link is None and cluster.st.links_limit_exceeded == 1
+    assert redials == [full]
+    assert fine.link is not None and not fine.link.transport.aborted
