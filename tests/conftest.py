@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from hypothesis import settings  # noqa: E402
 
 from tests.support.diff import Diff, RawConnection  # noqa: E402
-from tests.support.servers import start_raxdb, start_redis  # noqa: E402
+from tests.support.servers import server_pair, start_raxdb, start_redis  # noqa: E402
 
 # Property tests assert behaviour, never speed: no per-example deadline (on a loaded machine the
 # default 200 ms failed a correct HLL merge example that took 357 ms once and 22 ms on replay).
@@ -73,24 +73,15 @@ def oracle():
 def fresh():
     """A new (raxdb, redis-server) pair for one test: for state the session's servers may still
     hold from earlier tests (counters, connections being closed, global monitors)."""
-    a, b = start_raxdb(), start_redis()
-    try:
-        yield a, b
-    finally:
-        a.stop()
-        b.stop()
+    with server_pair() as pair:
+        yield pair
 
 
 @pytest.fixture(scope="module")
 def aof_pair():
     """raxdb and redis-server appending to AOFs (appendfsync always), per test module."""
-    args = ("--appendonly", "yes", "--appendfsync", "always")
-    a, b = start_raxdb(*args), start_redis(*args)
-    try:
-        yield a, b
-    finally:
-        a.stop()
-        b.stop()
+    with server_pair("--appendonly", "yes", "--appendfsync", "always") as pair:
+        yield pair
 
 
 @pytest.fixture

@@ -116,6 +116,19 @@ def start_redis(*extra: str, cwd: str | None = None,
                          ready_text)
 
 
+@contextlib.contextmanager
+def server_pair(*extra: str, ours: tuple[str, ...] = (),
+                theirs: tuple[str, ...] = ()) -> Iterator[tuple[ServerProcess, ServerProcess]]:
+    """A fresh raxdb and a fresh redis-server, both started with `extra` (and raxdb with `ours`,
+    redis-server with `theirs`: a port each needs for itself), stopped at the end."""
+    a, b = start_raxdb(*extra, *ours), start_redis(*extra, *theirs)
+    try:
+        yield a, b
+    finally:
+        a.stop()
+        b.stop()
+
+
 T = TypeVar("T")
 
 

@@ -14,7 +14,7 @@ from raxdb.server.cluster import nodesconf
 from raxdb.server.cluster.state import HANDSHAKE, MASTER, MYSELF, SLAVE, ClusterState, Node
 from raxdb.storage.slots import key_hash_slot
 from tests.support.diff import Diff, parse
-from tests.support.servers import free_port, start_raxdb, start_redis
+from tests.support.servers import free_port, server_pair, start_raxdb
 
 pytestmark = pytest.mark.oracle
 
@@ -25,12 +25,10 @@ def _cluster_args() -> tuple[str, ...]:
 
 @pytest.fixture(scope="module")
 def pair():
-    a, b = start_raxdb(*_cluster_args()), start_redis(*_cluster_args())
-    try:
-        yield a, b
-    finally:
-        a.stop()
-        b.stop()
+    bus = ("--cluster-enabled", "yes", "--cluster-node-timeout", "1000")
+    with server_pair(*bus, ours=("--cluster-port", str(free_port())),
+                     theirs=("--cluster-port", str(free_port()))) as servers:
+        yield servers
 
 
 @pytest.fixture
