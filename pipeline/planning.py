@@ -12,6 +12,11 @@ entry (`entries-added - length`), and it is carried forward by counting the entr
 a batch; it is None when a position was given as an arbitrary ID or timestamp in the middle of a
 stream, until a batch reaches the end of the stream.
 
+A stream deleted and re-created is a reset (is_reset): its last ID went back, or its
+entries-added fell below a position's counter.  A planned micro-batch (start, end] is checked
+again when its partitions are made (check_batch), which is what catches a batch replayed from the
+offset log after retention removed part of its range.
+
 Every function here is deterministic in its inputs (the offsets and the snapshots passed in), so
 Spark replaying a batch from its offset log plans exactly the same partitions.
 """

@@ -11,7 +11,11 @@ writes.  So:
   race and writes nothing);
 - a micro-batch replayed after a crash skips the partitions that had committed;
 - a task that dies before EXEC leaves nothing behind (the server drops an unfinished MULTI with
-  the connection).
+  the connection);
+- a task whose connection drops (server restart, failover) reconnects within retryTimeout and
+  redoes its transaction from the marker check: the EXEC that may have run before the loss set
+  the marker, so the partition is written once either way (Replayable keeps the partition's
+  commands for that).
 
 MULTI/EXEC + WATCH was chosen over a Lua script because it needs no scripting support and every
 Redis-compatible server has it.  Commands are streamed into the transaction in chunks (`batchSize`),
