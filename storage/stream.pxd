@@ -23,7 +23,7 @@ cdef Py_ssize_t _int_size(unsigned int b) noexcept
 @cython.locals(s="const unsigned char*", end=Py_ssize_t, mms=cython.ulonglong, mseq=cython.ulonglong,
                nmf=Py_ssize_t, flags=cython.longlong, msd=cython.longlong, seqd=cython.longlong,
                nf=Py_ssize_t, i=Py_ssize_t, n=Py_ssize_t, ms=cython.ulonglong, seq=cython.ulonglong,
-               parts=list, fbulks=list, heads=list, v=bytes, vals=list)
+               parts=list, fbulks=list, heads=list, v=bytes, vals=list, text=bytes)
 cpdef _resp_entries(master_id, bytearray lp, Py_ssize_t p, list mfields, list ids, list items)
 
 

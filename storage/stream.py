@@ -180,7 +180,7 @@ def _resp_entries(master_id: int, lp: bytearray, p: int, mfields: list[bytes], i
     mseq = master_id & U64
     nmf = len(mfields)
     fbulks = [b"$%d\r\n%s\r\n" % (len(f), f) for f in mfields]
-    same_head = b"*%d\r\n" % (2 * nmf)
+    same_tail = b"\r\n*%d\r\n" % (2 * nmf)  # after the ID: the field/value array's header
     heads = _BULK_HEADS
     while p < end:
         flags = _int_at(s, p)
@@ -189,31 +189,39 @@ def _resp_entries(master_id: int, lp: bytearray, p: int, mfields: list[bytes], i
         p += _int_size(s[p])
         seqd = _int_at(s, p)
         p += _int_size(s[p])
-        if flags & FLAG_SAMEFIELDS:
-            vals = lp_values(lp, p, nmf)
-            p = lp_skip(lp, p, nmf)
-            parts = [b"", same_head]
-            for i in range(nmf):
-                v = vals[i]
-                n = len(v)
-                parts += (fbulks[i], heads[n] if n < 256 else b"$%d\r\n" % n, v, b"\r\n")
-        else:
+        nf = nmf
+        if not flags & FLAG_SAMEFIELDS:
             nf = _int_at(s, p)
             p += _int_size(s[p])
-            vals = lp_values(lp, p, 2 * nf)
-            p = lp_skip(lp, p, 2 * nf)
-            parts = [b"", b"*%d\r\n" % (2 * nf)]
-            for i in range(2 * nf):
-                v = vals[i]
-                n = len(v)
-                parts += (heads[n] if n < 256 else b"$%d\r\n" % n, v, b"\r\n")
-        p += _int_size(s[p])  # lp-count
         if flags & FLAG_DELETED:
+            p = lp_skip(lp, p, (nf if flags & FLAG_SAMEFIELDS else 2 * nf) + 1)  # values, lp-count
             continue
         ms = (mms + msd) & U64
         seq = (mseq + seqd) & U64
         text = b"%d-%d" % (ms, seq)
-        parts[0] = b"*2\r\n$%d\r\n%s\r\n" % (len(text), text)
+        parts = [b"*2\r\n", heads[len(text)], text]
+        if flags & FLAG_SAMEFIELDS:
+            parts.append(same_tail)
+            vals = lp_values(lp, p, nmf)
+            p = lp_skip(lp, p, nmf)
+            for i in range(nmf):
+                v = vals[i]
+                n = len(v)
+                parts.append(fbulks[i])
+                parts.append(heads[n] if n < 256 else b"$%d\r\n" % n)
+                parts.append(v)
+                parts.append(b"\r\n")
+        else:
+            parts.append(b"\r\n*%d\r\n" % (2 * nf))
+            vals = lp_values(lp, p, 2 * nf)
+            p = lp_skip(lp, p, 2 * nf)
+            for i in range(2 * nf):
+                v = vals[i]
+                n = len(v)
+                parts.append(heads[n] if n < 256 else b"$%d\r\n" % n)
+                parts.append(v)
+                parts.append(b"\r\n")
+        p += _int_size(s[p])  # lp-count
         ids.append((int(ms) << 64) | seq)  # int(): a 128-bit number, not a C one
         items.append(b"".join(parts))
 
