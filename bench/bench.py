@@ -55,7 +55,14 @@ WORKLOADS: dict[str, list[str]] = {
     "ZSCORE_SMALL": ["--", "ZSCORE", "z:__rand_int__", "member:7"],
     "XADD": ["--", "XADD", "bench:stream", "MAXLEN", "~", "100000", "*", "field", "value", "f2", "v2"],
     "XRANGE_10": ["--", "XRANGE", "bench:stream", "-", "+", "COUNT", "10"],
+    # large pages (what a Spark read task asks for) from a random place in a 100,000-entry stream
+    # whose field values are integers (stored as listpack integers) or strings (prepared)
+    "XRANGE_1000_INT": ["--", "XRANGE", "bench:xint", "__rand_int__", "+", "COUNT", "1000"],
+    "XRANGE_1000_STR": ["--", "XRANGE", "bench:xstr", "__rand_int__", "+", "COUNT", "1000"],
 }
+# Requests per run where a request is much bigger than the usual one (default: 100,000 at -P 1,
+# 1,000,000 at -P 16).
+REQUESTS = {"XRANGE_1000_INT": 5000, "XRANGE_1000_STR": 5000}
 PIPELINES = (1, 16)
 
 
@@ -83,7 +90,7 @@ SMALL_KEYS = 100_000  # the -r of every workload: __rand_int__ is 12 digits belo
 
 
 def prepare(port: int) -> None:
-    """Data the read workloads need: a stream for XRANGE, lists for LRANGE (redis-benchmark's own
+    """Data the read workloads need: streams for XRANGE, lists for LRANGE (redis-benchmark's own
     LRANGE test pushes first), and the small hashes and sorted sets of the *_SMALL workloads."""
     subprocess.run(["redis-benchmark", "-p", str(port), "-c", "10", "-n", "2000", "-q", "XADD", "bench:stream",
                     "*", "field", "value", "f2", "v2"], capture_output=True, timeout=120)
@@ -94,6 +101,16 @@ def prepare(port: int) -> None:
         batch = range(start, start + 1000)
         conn.send(b"".join(encode_command([b"HSET", b"h:%012d" % i, *fields]) for i in batch)
                   + b"".join(encode_command([b"ZADD", b"z:%012d" % i, *members]) for i in batch))
+        for _ in range(2 * len(batch)):
+            conn.read_frame()
+    # One entry per ms 1..SMALL_KEYS (so __rand_int__ is a place in the stream), three fields:
+    # integers of 1 to 10 digits, or strings of the same lengths.
+    for start in range(1, SMALL_KEYS + 1, 1000):
+        batch = range(start, min(start + 1000, SMALL_KEYS + 1))
+        conn.send(b"".join(encode_command([b"XADD", b"bench:xint", b"%d-0" % i, b"n", b"%d" % i, b"kind", b"%d" % (i % 7),
+                                           b"ts", b"%d" % (1_700_000_000 + i)]) for i in batch)
+                  + b"".join(encode_command([b"XADD", b"bench:xstr", b"%d-0" % i, b"n", b"v%d" % i, b"kind", b"k%d" % (i % 7),
+                                             b"ts", b"t%d" % (1_700_000_000 + i)]) for i in batch))
         for _ in range(2 * len(batch)):
             conn.read_frame()
     conn.close()
@@ -117,7 +134,7 @@ def main() -> None:
               f" {'redis us/op':>12s} {'raxdb us/op':>12s} {'cpu ratio':>10s}")
         for name in names:
             for p in PIPELINES:
-                requests = (100_000 if p == 1 else 1_000_000) // (5 if opts.quick else 1)
+                requests = REQUESTS.get(name, 100_000 if p == 1 else 1_000_000) // (5 if opts.quick else 1)
                 best = {"redis": 0.0, "raxdb": 0.0}
                 cpu = {"redis": 0.0, "raxdb": 0.0}
                 for _ in range(opts.rounds):

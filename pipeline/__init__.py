@@ -7,23 +7,54 @@
 Batch reads, Structured Streaming reads (checkpointed per-stream offsets, admission control,
 Trigger.AvailableNow, failOnDataLoss, consumer-group progress) and an exactly-once sink (XADD,
 HSET, SET) over redis-py; it works against raxdb and any Redis 7 server.  Modules: `options`
-(option parsing), `ids` (stream ID arithmetic), `connection` (redis-py plumbing), `planning`
-(offsets, data loss, admission control, partitions), `convert` (XRANGE pages -> Arrow),
-`source` (the DataSource and its readers), `sink` (the writers).  Documentation:
+(option parsing), `ids` (stream ID arithmetic), `connection` (redis-py plumbing, retries),
+`planning` (offsets, data loss, admission control, partitions), `convert` (XRANGE pages ->
+Arrow), `source` (the DataSource and its readers), `sink` (the writers).  Documentation:
 pipeline/README.md.  The name is not `redis` because a Scala data source of that name would win
 the lookup.
+
+Spark's Python workers import this package (they unpickle the source's classes), so it needs only
+what `pip install 'raxdb[spark]'` installs (pyspark, pyarrow, redis-py; hiredis when present) and
+never the server's modules; a worker without one of them gets one message saying what to install
+or set, instead of a bare ModuleNotFoundError.
 """
 
 from __future__ import annotations
 
-from raxdb.spark.source import RaxdbDataSource
+import os
+import sys
+
+try:
+    import pyarrow  # noqa: F401
+    import redis  # noqa: F401
+    from pyspark.sql.datasource import DataSource  # noqa: F401
+except ImportError as e:
+    raise ImportError(
+        f"raxdb.spark needs {e.name or 'pyspark, pyarrow and redis'} in the Python that runs it "
+        f"({sys.executable}): run `pip install 'raxdb[spark]'` there, or point Spark's Python workers at "
+        f"an interpreter that has it with PYSPARK_PYTHON (or the spark.pyspark.python setting)") from e
+
+from raxdb.spark.source import RaxdbDataSource  # noqa: E402
 
 NAME = "raxdb"
 
 
 def register(spark) -> None:
-    """Make `format("raxdb")` available in this SparkSession."""
-    spark.dataSource.register(RaxdbDataSource)
+    """Make `format("raxdb")` available in this SparkSession.
+
+    Spark starts its Python workers with PYSPARK_PYTHON (or spark.pyspark.python), or `python3`
+    from PATH when neither is set, which usually lacks this package.  When neither is set and the master is local (the workers run
+    on this machine), the source is registered with this interpreter as its workers' Python, so
+    a session built the plain way works; Spark's other Python code keeps its own setting."""
+    sc = spark.sparkContext
+    default = sc.pythonExec
+    chosen = "PYSPARK_PYTHON" in os.environ or sc.getConf().get("spark.pyspark.python") is not None
+    if not chosen and sc.master.startswith("local") and sys.executable:
+        sc.pythonExec = sys.executable
+    try:
+        spark.dataSource.register(RaxdbDataSource)
+    finally:
+        sc.pythonExec = default
 
 
 __all__ = ["NAME", "register"]

@@ -6,18 +6,82 @@ one redis-py `Connection` directly via `RawSession`: replies come back as hiredi
 bytes without redis-py's per-command response callbacks (which would build a dict per entry), and
 a request can be sent before the previous reply is consumed, so the server works on the next page
 while this process converts the current one.
+
+A server restart or failover shows as ConnectionError (refused, reset) or a `LOADING` reply
+(redis-py's BusyLoadingError, a ConnectionError) or a timeout.  `Backoff` is the one retry policy:
+waits doubling from 50 ms to 1 s, for at most `retryTimeout` seconds from the first failure of an
+outage (a success starts the count again); redis-py's own retries are switched off so that this
+bound is the only one.  What is retried is each caller's business: a whole planning step, the rest
+of a read range, a sink transaction from its marker check.
+
+hiredis is used when present (faster command packing); redis-py alone is enough.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar
 
-import hiredis
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from raxdb.spark import ids
 from raxdb.spark.options import ConnectionOptions
+
+try:
+    import hiredis
+except ImportError:  # optional: redis-py packs commands itself
+    hiredis = None
+
+log = logging.getLogger("raxdb.spark")
+T = TypeVar("T")
+
+# What a restarting or failing-over server looks like to a client (BusyLoadingError, the LOADING
+# reply, is a ConnectionError).
+RETRYABLE = (redis.ConnectionError, redis.TimeoutError)
+
+
+class Backoff:
+    """Waits between attempts during one outage, bounded by the connection's retryTimeout."""
+
+    FIRST, LONGEST = 0.05, 1.0
+
+    def __init__(self, opts: ConnectionOptions, what: str) -> None:
+        self.limit = opts.retry_timeout
+        self.what = what
+        self.since: float | None = None
+        self.delay = self.FIRST
+
+    def reset(self) -> None:
+        self.since = None
+        self.delay = self.FIRST
+
+    def wait(self, error: Exception) -> None:
+        """Sleep before the next attempt, or raise once the outage has lasted retryTimeout."""
+        now = time.monotonic()
+        if self.since is None:
+            self.since = now
+        left = self.since + self.limit - now
+        if left <= 0:
+            raise redis.ConnectionError(
+                f"{self.what}: the server was unreachable for {self.limit:g}s ({error}); the option "
+                f"'retryTimeout' sets how long to keep retrying") from error
+        log.warning("%s: %s; retrying (for up to %.0fs more)", self.what, error, left)
+        time.sleep(min(self.delay, left))
+        self.delay = min(self.delay * 2, self.LONGEST)
+
+
+def retrying(opts: ConnectionOptions, what: str, call: Callable[[], T]) -> T:
+    """call() until it does not fail with a connection error, within retryTimeout."""
+    backoff = Backoff(opts, what)
+    while True:
+        try:
+            return call()
+        except RETRYABLE as e:
+            backoff.wait(e)
 
 
 def client(opts: ConnectionOptions) -> redis.Redis:
@@ -25,6 +89,7 @@ def client(opts: ConnectionOptions) -> redis.Redis:
     kwargs: dict[str, Any] = dict(
         host=opts.host, port=opts.port, db=opts.db, username=opts.username, password=opts.password,
         socket_connect_timeout=opts.connect_timeout, socket_timeout=opts.socket_timeout, protocol=2,
+        retry=Retry(NoBackoff(), 0),
     )
     if opts.tls:
         kwargs.update(ssl=True, ssl_ca_certs=opts.tls_ca_cert, ssl_certfile=opts.tls_cert,
@@ -58,7 +123,10 @@ class RawSession:
     def send_many(self, commands: Sequence[Sequence[Any]]) -> None:
         # hiredis (redis-py's own packer backend) directly: redis-py's per-command wrapper
         # (splitting the name on spaces, re-tupling the arguments) costs more than the packing.
-        self.conn.send_packed_command([b"".join(map(hiredis.pack_command, commands))])
+        if hiredis is not None:
+            self.conn.send_packed_command([b"".join(map(hiredis.pack_command, commands))])
+        else:
+            self.conn.send_packed_command(self.conn.pack_commands(commands))
 
     def read(self) -> Any:
         return self.conn.read_response()
@@ -106,8 +174,13 @@ def encode_key(key: str) -> bytes:
 
 
 def pipelined(r: redis.Redis, commands: Iterable[Sequence[Any]]) -> list[Any]:
-    """Run commands in one round trip; error replies come back as exception objects, not raised."""
+    """Run commands in one round trip; error replies come back as exception objects, not raised,
+    except `LOADING` (a server still loading its data): that one is raised, to be retried."""
     pipe = r.pipeline(transaction=False)
     for command in commands:
         pipe.execute_command(*command)
-    return pipe.execute(raise_on_error=False)
+    replies = pipe.execute(raise_on_error=False)
+    for reply in replies:
+        if isinstance(reply, RETRYABLE):
+            raise reply
+    return replies

@@ -85,6 +85,7 @@ class ConnectionOptions:
     tls_verify: bool = True
     connect_timeout: float = 10.0
     socket_timeout: float = 60.0
+    retry_timeout: float = 60.0
 
     @classmethod
     def parse(cls, opts: Options) -> ConnectionOptions:
@@ -101,10 +102,17 @@ class ConnectionOptions:
             tls_verify=opts.bool("tls.verify", True),
             connect_timeout=opts.float("connectTimeout", 10.0) or 10.0,
             socket_timeout=opts.float("socketTimeout", 60.0) or 60.0,
+            retry_timeout=_non_negative("retryTimeout", opts.float("retryTimeout", 60.0)),
         )
 
     def __repr__(self) -> str:  # never print the password into Spark logs
         return f"ConnectionOptions(host={self.host!r}, port={self.port}, db={self.db}, tls={self.tls})"
+
+
+def _non_negative(name: str, value: float | None) -> float:
+    if value is None or value < 0:
+        raise OptionError(f"option {name!r} must be a number of seconds >= 0, got {value!r}")
+    return value
 
 
 # ---------------------------------------------------------------------------------------------

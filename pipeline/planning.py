@@ -12,6 +12,11 @@ entry (`entries-added - length`), and it is carried forward by counting the entr
 a batch; it is None when a position was given as an arbitrary ID or timestamp in the middle of a
 stream, until a batch reaches the end of the stream.
 
+A stream deleted and re-created is a reset (is_reset): its last ID went back, or its
+entries-added fell below a position's counter.  A planned micro-batch (start, end] is checked
+again when its partitions are made (check_batch), which is what catches a batch replayed from the
+offset log after retention removed part of its range.
+
 Every function here is deterministic in its inputs (the offsets and the snapshots passed in), so
 Spark replaying a batch from its offset log plans exactly the same partitions.
 """
@@ -145,15 +150,34 @@ def resolve_end(bound: Bound, info: StreamInfo) -> Position:
     return Position(position_id, counter_at(position_id, info))
 
 
+def is_reset(pos: Position, info: StreamInfo) -> bool:
+    """Whether the stream was deleted and re-created since `pos` was read from it: its last ID
+    went back before the position, or fewer entries were ever added to it than the position had
+    already read (a re-created stream with `*` IDs is later than the old one, but starts counting
+    from zero).  A stream that is missing or was never written (entries-added 0) is not a reset:
+    there is nothing to compare with yet."""
+    if not info.entries_added:
+        return False
+    return info.last_id < pos.id or (pos.entries_read is not None and info.entries_added < pos.entries_read)
+
+
+def reset_message(key: str, pos: Position, info: StreamInfo) -> str:
+    if info.last_id < pos.id:
+        why = f"its last ID {ids.fmt(info.last_id)} is before the checkpointed position {ids.fmt(pos.id)}"
+    else:
+        why = (f"it holds {info.entries_added} entries ever added, fewer than the {pos.entries_read} "
+               f"the checkpoint has read")
+    return f"stream {key!r} was reset: {why} (was the key deleted and re-created?)"
+
+
 def check_loss(key: str, start: Position, info: StreamInfo) -> str | None:
     """A description of the entries after `start` that can no longer be read, or None.
 
-    Two cases: the stream was deleted and re-created (its last ID went backwards), or trimming
-    (or XDEL) removed unread entries from its head (see the module docstring).  With an unknown
-    counter only XDEL is visible, through max-deleted-entry-id."""
-    if info.entries_added and info.last_id < start.id:
-        return (f"stream {key!r} was reset: its last ID {ids.fmt(info.last_id)} is before the "
-                f"checkpointed position {ids.fmt(start.id)} (was the key deleted and re-created?)")
+    Two cases: the stream was deleted and re-created (is_reset), or trimming (or XDEL) removed
+    unread entries from its head (see the module docstring).  With an unknown counter only XDEL
+    is visible, through max-deleted-entry-id."""
+    if is_reset(start, info):
+        return reset_message(key, start, info)
     if info.first_entry is not None and info.first_entry <= start.id:
         return None  # the head has not passed the checkpoint
     if start.entries_read is not None:
@@ -169,9 +193,45 @@ def check_loss(key: str, start: Position, info: StreamInfo) -> str | None:
     return None
 
 
+def batch_start(start: Position, end: Position) -> Position:
+    """Where a micro-batch (start, end] really starts: a batch planned after a reset (its end is
+    before its start, by ID or by counter) reads the re-created stream from its beginning."""
+    if end.id < start.id or (end.entries_read is not None and start.entries_read is not None
+                             and end.entries_read < start.entries_read):
+        return Position(ids.ZERO, 0)
+    return start
+
+
+def check_batch(key: str, start: Position, end: Position, info: StreamInfo) -> str | None:
+    """A description of the entries of a planned micro-batch (start, end] the stream no longer
+    holds, or None.  This is what catches a batch replayed from the offset log after retention
+    removed part of its range while the query was down: both ends carry entriesRead, so the batch
+    should read `end - start` entries, and since trimming removes the oldest entries first, those
+    of them among the `entries-added - length` removed ones are lost.  Unknown counters: no check
+    (the next batch's check_loss still sees XDEL through max-deleted-entry-id)."""
+    start = batch_start(start, end)
+    if start.entries_read is None or end.entries_read is None:
+        return None
+    planned = end.entries_read - start.entries_read
+    if planned <= 0:
+        return None
+    where = f"micro-batch ({ids.fmt(start.id)}, {ids.fmt(end.id)}] of stream {key!r}"
+    if not info.entries_added:
+        return f"the {planned} entries of the {where} are gone: the stream no longer exists"
+    if is_reset(end, info):
+        return f"the {planned} entries of the {where} are gone: " + reset_message(key, end, info)
+    if info.first_entry is not None and info.first_entry <= start.id:
+        return None
+    lost = min(info.removed, end.entries_read) - start.entries_read
+    if lost <= 0:
+        return None
+    return (f"{lost} of the {planned} entries of the {where} were trimmed or deleted before they were "
+            f"read (first entry now {ids.fmt(info.first_entry) if info.first_entry is not None else 'none'})")
+
+
 def skip_lost(start: Position, info: StreamInfo) -> Position:
     """The position to continue from after data loss was reported and skipped."""
-    if info.entries_added and info.last_id < start.id:  # reset stream: read it from its start
+    if is_reset(start, info):  # a re-created stream: read it from its start
         return Position(ids.ZERO, 0)
     if info.first_entry is None or info.first_entry > start.id:
         return Position(start.id, info.removed)

@@ -11,7 +11,11 @@ writes.  So:
   race and writes nothing);
 - a micro-batch replayed after a crash skips the partitions that had committed;
 - a task that dies before EXEC leaves nothing behind (the server drops an unfinished MULTI with
-  the connection).
+  the connection);
+- a task whose connection drops (server restart, failover) reconnects within retryTimeout and
+  redoes its transaction from the marker check: the EXEC that may have run before the loss set
+  the marker, so the partition is written once either way (Replayable keeps the partition's
+  commands for that).
 
 MULTI/EXEC + WATCH was chosen over a Lua script because it needs no scripting support and every
 Redis-compatible server has it.  Commands are streamed into the transaction in chunks (`batchSize`),
@@ -38,7 +42,7 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import BinaryType, MapType, StructType
 
-from raxdb.spark.connection import RawSession, client
+from raxdb.spark.connection import RETRYABLE, Backoff, RawSession, client, retrying
 from raxdb.spark.options import OptionError, WriteOptions
 
 QUERY_ID = "sql.streaming.queryId"
@@ -249,6 +253,21 @@ def _send_and_check(session: RawSession, chunk: Sequence[tuple], expect_queued: 
     return errors
 
 
+class Replayable:
+    """The chunks of a partition, kept once produced, so that a transaction cut off by a lost
+    connection can be queued again from its first command (Spark's rows are read only once)."""
+
+    def __init__(self, chunks: Iterator[list[tuple]]) -> None:
+        self._rest = chunks
+        self._seen: list[list[tuple]] = []
+
+    def __iter__(self) -> Iterator[list[tuple]]:
+        yield from list(self._seen)
+        for chunk in self._rest:
+            self._seen.append(chunk)
+            yield chunk
+
+
 def write_partition(opts: WriteOptions, builder: CommandBuilder, batches: Iterator[pa.RecordBatch],
                     scope: str | None, query_id: str | None) -> SinkCommit:
     context = _task_context()
@@ -258,20 +277,55 @@ def write_partition(opts: WriteOptions, builder: CommandBuilder, batches: Iterat
     first = next(chunks, None)
     if first is None:  # an empty partition writes nothing and needs no marker
         return SinkCommit(partition, query_id=query_id)
-    with RawSession(opts.connection) as session:
-        if not opts.idempotent or scope is None:
-            count, errors = 0, []
-            for chunk in _prepend(first, chunks):
-                errors += _send_and_check(session, chunk, expect_queued=False)
-                count += len(chunk)
-            expiries = builder.expiries(touched)
-            if expiries:
-                errors += _send_and_check(session, expiries, expect_queued=False)
-            if errors:
-                raise SinkError(_summary(errors))
-            return SinkCommit(partition, query_id=query_id, commands=count)
-        return _transactional(opts, builder, session, _prepend(first, chunks), touched,
-                              f"{opts.idempotency_prefix}{scope}:{partition}", partition, query_id)
+    backoff = Backoff(opts.connection, f"writing partition {partition}")
+    if not opts.idempotent or scope is None:
+        return _at_least_once(opts, builder, _prepend(first, chunks), touched, partition, query_id, backoff)
+    # A lost connection drops the unfinished MULTI with it, and the EXEC that may have run before
+    # the loss also set the marker: so the whole transaction is tried again from its marker check.
+    replay = Replayable(_prepend(first, chunks))
+    marker = f"{opts.idempotency_prefix}{scope}:{partition}"
+    while True:
+        try:
+            with RawSession(opts.connection) as session:
+                return _transactional(opts, builder, session, iter(replay), touched, marker, partition,
+                                      query_id)
+        except RETRYABLE as e:
+            backoff.wait(e)
+
+
+def _at_least_once(opts: WriteOptions, builder: CommandBuilder, chunks: Iterator[list[tuple]], touched: set,
+                   partition: int, query_id: str | None, backoff: Backoff) -> SinkCommit:
+    """idempotent=false: pipelined chunks; a chunk cut off by a lost connection is sent again."""
+    errors: list[str] = []
+    session: list[RawSession] = []  # the open session, if any
+
+    def send(chunk: Sequence[tuple]) -> None:
+        while True:
+            try:
+                if not session:
+                    session.append(RawSession(opts.connection))
+                errors.extend(_send_and_check(session[0], chunk, expect_queued=False))
+                backoff.reset()
+                return
+            except RETRYABLE as e:
+                if session:
+                    session.pop().close()
+                backoff.wait(e)
+
+    count = 0
+    try:
+        for chunk in chunks:
+            send(chunk)
+            count += len(chunk)
+        expiries = builder.expiries(touched)
+        if expiries:
+            send(expiries)
+    finally:
+        if session:
+            session.pop().close()
+    if errors:
+        raise SinkError(_summary(errors))
+    return SinkCommit(partition, query_id=query_id, commands=count)
 
 
 def _prepend(first: list, rest: Iterator[list]) -> Iterator[list]:
@@ -412,6 +466,11 @@ def _forget_older_batches(opts: WriteOptions, done: list[SinkCommit], batch_id: 
     ledger = f"{opts.idempotency_prefix}{query_ids.pop()}:{name}:batches" if name \
         else f"{opts.idempotency_prefix}{query_ids.pop()}:batches"
     markers = "\n".join(m.marker for m in done if m.marker)
+    retrying(opts.connection, "committing the sink's batch",
+             lambda: _record_and_forget(opts, ledger, batch_id, markers))
+
+
+def _record_and_forget(opts: WriteOptions, ledger: str, batch_id: int, markers: str) -> None:
     r = client(opts.connection)
     try:
         r.hset(ledger, str(batch_id), markers)
@@ -430,9 +489,13 @@ def _forget_older_batches(opts: WriteOptions, done: list[SinkCommit], batch_id: 
 def _delete(opts: WriteOptions, markers: list[str]) -> None:
     if not markers:
         return
-    r = client(opts.connection)
-    try:
-        for i in range(0, len(markers), 1000):
-            r.delete(*markers[i:i + 1000])
-    finally:
-        r.close()
+
+    def delete() -> None:
+        r = client(opts.connection)
+        try:
+            for i in range(0, len(markers), 1000):
+                r.delete(*markers[i:i + 1000])
+        finally:
+            r.close()
+
+    retrying(opts.connection, "deleting the sink's markers", delete)

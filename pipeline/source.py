@@ -37,7 +37,16 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from raxdb.spark import ids
-from raxdb.spark.connection import RawSession, client, encode_key, pipelined, xrange_pages
+from raxdb.spark.connection import (
+    RETRYABLE,
+    Backoff,
+    RawSession,
+    client,
+    encode_key,
+    pipelined,
+    retrying,
+    xrange_pages,
+)
 from raxdb.spark.convert import DEFAULT_SCHEMA, PageConverter, validate_schema
 from raxdb.spark.options import OptionError, ReadOptions
 from raxdb.spark.planning import (
@@ -46,6 +55,8 @@ from raxdb.spark.planning import (
     Range,
     StreamInfo,
     advance,
+    batch_start,
+    check_batch,
     check_loss,
     discover,
     plan_splits,
@@ -80,11 +91,24 @@ def display_name(key: str) -> str:
 
 
 def read_partition(options: ReadOptions, schema: StructType, part: RangePartition) -> Iterator:
+    """The range's entries as Arrow batches.  A connection lost mid-range (server restart,
+    failover) resumes after the last entry handed out, so the rows are the same as without it."""
     converter = PageConverter(schema)
     name = display_name(part.key)
-    with RawSession(options.connection) as session:
-        for page in xrange_pages(session, encode_key(part.key), part.lo, part.hi, options.page_size):
-            yield converter.convert(name, page)
+    key = encode_key(part.key)
+    lo = part.lo
+    backoff = Backoff(options.connection, f"reading {name!r}")
+    while True:
+        try:
+            with RawSession(options.connection) as session:
+                for page in xrange_pages(session, key, lo, part.hi, options.page_size):
+                    batch = converter.convert(name, page)
+                    lo = ids.parse(page[-1][0])
+                    backoff.reset()
+                    yield batch
+            return
+        except RETRYABLE as e:
+            backoff.wait(e)
 
 
 def _estimate(lo: int, hi: int, start: Position, end: Position, info: StreamInfo) -> int:
@@ -104,12 +128,16 @@ class BatchReader(DataSourceReader):
 
     def partitions(self) -> list[RangePartition]:
         opts = self.options
-        r = client(opts.connection)
-        try:
-            keys = discover(r, opts.streams)
-            infos = stream_infos(r, keys)
-        finally:
-            r.close()
+
+        def snapshot() -> tuple[list[str], dict[str, StreamInfo]]:
+            r = client(opts.connection)
+            try:
+                keys = discover(r, opts.streams)
+                return keys, stream_infos(r, keys)
+            finally:
+                r.close()
+
+        keys, infos = retrying(opts.connection, "planning the batch read", snapshot)
         assert opts.ending is not None
         ranges = []
         for key in keys:
@@ -144,6 +172,10 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._target: dict[str, StreamInfo] | None = None  # Trigger.AvailableNow snapshot
         self._latest: dict | None = None
         self._published: str | None = None
+        self._skipped: set[tuple[str, str]] = set()  # (key, start) whose loss latestOffset reported
+
+    def _retrying(self, what: str, call):
+        return retrying(self.options.connection, what, call)
 
     @property
     def redis(self):
@@ -151,14 +183,15 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._redis = client(self.options.connection)
         return self._redis
 
+    def _snapshot(self) -> dict[str, StreamInfo]:
+        return stream_infos(self.redis, discover(self.redis, self.options.streams))
+
     def initialOffset(self) -> dict:
-        keys = discover(self.redis, self.options.streams)
-        infos = stream_infos(self.redis, keys)
-        return {k: resolve_start(self.options.starting.for_key(k), infos[k]).to_json() for k in keys}
+        infos = self._retrying("planning the first micro-batch", self._snapshot)
+        return {k: resolve_start(self.options.starting.for_key(k), infos[k]).to_json() for k in infos}
 
     def prepareForTriggerAvailableNow(self) -> None:
-        keys = discover(self.redis, self.options.streams)
-        self._target = stream_infos(self.redis, keys)
+        self._target = self._retrying("planning Trigger.AvailableNow", self._snapshot)
 
     def getDefaultReadLimit(self) -> ReadLimit:
         if self.options.max_records_per_trigger is not None:
@@ -168,6 +201,10 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadAllAvailable()
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        # Planning only reads (and moves the consumer group, idempotently): safe to run again.
+        return self._retrying("planning a micro-batch", lambda: self._latest_offset(start, limit))
+
+    def _latest_offset(self, start: dict, limit: ReadLimit) -> dict:
         opts = self.options
         if opts.consumer_group:
             self._publish(start)
@@ -192,6 +229,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                         raise DataLossError(problem + ". The query cannot read them; restart it with "
                                             "failOnDataLoss=false to skip the lost entries.")
                     log.warning("%s; skipped (failOnDataLoss=false)", problem)
+                    self._skipped.add((key, json.dumps(start[key], sort_keys=True)))
                     pos = skip_lost(pos, info)
             hi, exact = info.last_id, info.entries_added
             if self._target is not None:
@@ -227,7 +265,8 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         backlogs = {}
         for key, (pos, _hi, exact) in pending.items():
             known = exact is not None and pos.entries_read is not None
-            backlogs[key] = exact - pos.entries_read if known else infos[key].length
+            # A pending key has at least one entry to read, whatever the counters say.
+            backlogs[key] = max(exact - pos.entries_read if known else infos[key].length, 1)
         shares = share_budget(max_rows, backlogs, at_least_one=True) if max_rows is not None else None
         for key, (pos, hi, _exact) in pending.items():
             share = shares.get(key, 0) if shares is not None else None
@@ -247,13 +286,28 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._latest
 
     def partitions(self, start: dict, end: dict) -> list[RangePartition]:
+        """One range per key, from the two offsets alone (a replayed batch plans the same ranges),
+        after checking the stream still holds them: a batch replayed from the offset log after
+        retention trimmed part of its range must not read fewer rows in silence."""
         parts = []
+        bounds = {}
         for key in sorted(end):
             e = Position.from_json(end[key])
-            s = Position.from_json(start[key]) if key in start else Position(ids.ZERO, 0)
-            lo = s.id if e.id >= s.id else ids.ZERO  # a re-created stream is read from its start
-            if e.id > lo:
-                parts.append(RangePartition(key, lo, e.id))
+            # A key new in this batch: its start counter was never checkpointed (unknown).
+            s = batch_start(Position.from_json(start[key]) if key in start else Position(ids.ZERO, None), e)
+            if e.id > s.id:
+                bounds[key] = (s, e)
+                parts.append(RangePartition(key, s.id, e.id))
+        if bounds:
+            infos = self._retrying("checking a micro-batch", lambda: stream_infos(self.redis, list(bounds)))
+            for key, (s, e) in bounds.items():
+                problem = check_batch(key, s, e, infos[key])
+                if problem is None or (key, json.dumps(start.get(key), sort_keys=True)) in self._skipped:
+                    continue
+                if self.options.fail_on_data_loss:
+                    raise DataLossError(problem + ". The query cannot read them; restart it with "
+                                        "failOnDataLoss=false to read what is left.")
+                log.warning("%s; reading what is left (failOnDataLoss=false)", problem)
         return parts
 
     def read(self, partition: RangePartition) -> Iterator:
@@ -279,6 +333,8 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if isinstance(reply, Exception) and "NOGROUP" in str(reply):
                 try:
                     self.redis.execute_command(*setid_args("CREATE", key, pos))
+                except RETRYABLE:
+                    raise
                 except Exception as e:  # the stream may have been deleted meanwhile
                     log.warning("consumer group %s on %s not created: %s", group, key, e)
         self._published = text

@@ -586,14 +586,26 @@ def _prev(s: bytes | bytearray, q: int) -> int:
 
 
 def _value(s: bytes | bytearray, buf: bytes | bytearray, p: int) -> bytes:
-    """The entry at p as bytes (get_bytes), the short strings and 7-bit integers inline."""
+    """The entry at p as bytes (get_bytes), the short strings and the integers up to 32 bits inline."""
     b = s[p]
     if b < 0x80:
         return _DECIMALS[b]
     if b < 0xC0:
         v = s[p + 1:p + 1 + (b & 0x3F)]
-    elif 0xE0 <= b < 0xF0:
+    elif b < 0xE0:  # 13-bit integer
+        x = ((b & 0x1F) << 8) | s[p + 1]
+        return b"%d" % (x - 8192 if x >= 4096 else x)
+    elif b < 0xF0:
         v = s[p + 2:p + 2 + (((b & 0x0F) << 8) | s[p + 1])]
+    elif b == 0xF1:  # 16-, 24- and 32-bit integers, little-endian two's complement
+        x = s[p + 1] | (s[p + 2] << 8)
+        return b"%d" % (x - 0x10000 if x >= 0x8000 else x)
+    elif b == 0xF2:
+        x = s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16)
+        return b"%d" % (x - 0x1000000 if x >= 0x800000 else x)
+    elif b == 0xF3:
+        x = s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16) | (s[p + 4] << 24)
+        return b"%d" % (x - 0x100000000 if x >= 0x80000000 else x)
     else:
         return get_bytes(buf, p)
     return v if _COMPILED else bytes(v)  # compiled, a pointer's slice is bytes already

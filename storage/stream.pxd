@@ -8,6 +8,23 @@
 # write them as before.  `add`, `trim` and `_appended` are callable from C by a caller that knows
 # it holds a Stream (XADD, see server/commands/t_stream.pxd), from Python as ordinary methods.
 cimport cython
+from raxdb.storage.listpack cimport skip as lp_skip, values as lp_values
+
+cdef list _BULK_HEADS
+
+
+# _resp_entries walks a node through a pointer `s` (a bytearray's buffer); the ID parts are C
+# unsigned 64-bit numbers, whose wrap-around is the `& U64` of the interpreted code.
+@cython.locals(b=cython.uint, x=cython.longlong)
+cdef long long _int_at(const unsigned char* s, Py_ssize_t p) except? -1
+
+cdef Py_ssize_t _int_size(unsigned int b) noexcept
+
+@cython.locals(s="const unsigned char*", end=Py_ssize_t, mms=cython.ulonglong, mseq=cython.ulonglong,
+               nmf=Py_ssize_t, flags=cython.longlong, msd=cython.longlong, seqd=cython.longlong,
+               nf=Py_ssize_t, i=Py_ssize_t, n=Py_ssize_t, ms=cython.ulonglong, seq=cython.ulonglong,
+               parts=list, fbulks=list, heads=list, v=bytes, vals=list, text=bytes)
+cpdef _resp_entries(master_id, bytearray lp, Py_ssize_t p, list mfields, list ids, list items)
 
 
 cdef class Tail:

@@ -46,6 +46,8 @@ from typing import Any
 
 from raxdb.storage import listpack as L
 from raxdb.storage.alloc import size_class
+from raxdb.storage.listpack import skip as lp_skip
+from raxdb.storage.listpack import values as lp_values
 from raxdb.storage.rax import NOT_FOUND, Rax
 
 FLAG_DELETED = 1
@@ -118,6 +120,123 @@ def _set_int(buf: bytearray, p: int, v: int) -> None:
         L.replace_at(buf, p, _int_entry(v))
 
 
+def entry_resp(eid: int, fields: list[bytes], values: list[bytes]) -> bytes:
+    """One entry as every stream reply shows it, RESP2 and RESP3 alike: [id, [field, value, ...]].
+    The `encode` of the replies; node views built with it are decoded by _resp_entries."""
+    s = b"%d-%d" % (eid >> 64, eid & U64)
+    parts = [b"*2\r\n$%d\r\n%s\r\n*%d\r\n" % (len(s), s, 2 * len(fields))]
+    for f, v in zip(fields, values, strict=True):
+        parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(f), f, len(v), v))
+    return b"".join(parts)
+
+
+_BULK_HEADS = [b"$%d\r\n" % n for n in range(256)]  # "$<len>\r\n" of the common short bulks
+
+
+def _int_at(s: bytes | bytearray, p: int) -> int:
+    """The integer element at p (the entries' flags, ID deltas and counts are always integers)."""
+    b = s[p]
+    if b < 0x80:
+        return b
+    if 0xC0 <= b < 0xE0:
+        x = ((b & 0x1F) << 8) | s[p + 1]
+        return x - 8192 if x >= 4096 else x
+    if b == 0xF1:
+        x = s[p + 1] | (s[p + 2] << 8)
+        return x - 0x10000 if x >= 0x8000 else x
+    if b == 0xF2:
+        x = s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16)
+        return x - 0x1000000 if x >= 0x800000 else x
+    if b == 0xF3:
+        x = s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16) | (s[p + 4] << 24)
+        return x - 0x100000000 if x >= 0x80000000 else x
+    if b == 0xF4:
+        return int.from_bytes(bytes(s[p + 1 : p + 9]), "little", signed=True)
+    raise ValueError("stream: bad integer encoding 0x%02x at %d" % (b, p))
+
+
+def _int_size(b: int) -> int:
+    """Bytes of an integer element (back-length included) from its first byte."""
+    if b < 0x80:
+        return 2
+    if b < 0xE0:
+        return 3
+    if b == 0xF1:
+        return 4
+    if b == 0xF2:
+        return 5
+    return 6 if b == 0xF3 else 10
+
+
+def _resp_entries(master_id: int, lp: bytearray, p: int, mfields: list[bytes], ids: list[int],
+                  items: list[bytes]) -> None:
+    """Append the ID and entry_resp(...) of each live entry of the node from offset p to ids and
+    items, straight from the listpack: what large XRANGE pages cost when their nodes are not in a
+    view yet.  Compiled (stream.pxd), the integers are read through a C pointer, each entry's
+    values come from one listpack call, and each entry is one join of ready-made pieces."""
+    s = lp
+    end = len(lp) - 1
+    mms = master_id >> 64
+    mseq = master_id & U64
+    nmf = len(mfields)
+    fbulks = [b"$%d\r\n%s\r\n" % (len(f), f) for f in mfields]
+    same_tail = b"\r\n*%d\r\n" % (2 * nmf)  # after the ID: the field/value array's header
+    heads = _BULK_HEADS
+    while p < end:
+        flags = _int_at(s, p)
+        p += _int_size(s[p])
+        msd = _int_at(s, p)
+        p += _int_size(s[p])
+        seqd = _int_at(s, p)
+        p += _int_size(s[p])
+        nf = nmf
+        if not flags & FLAG_SAMEFIELDS:
+            nf = _int_at(s, p)
+            p += _int_size(s[p])
+        if flags & FLAG_DELETED:
+            p = lp_skip(lp, p, (nf if flags & FLAG_SAMEFIELDS else 2 * nf) + 1)  # values, lp-count
+            continue
+        ms = (mms + msd) & U64
+        seq = (mseq + seqd) & U64
+        text = b"%d-%d" % (ms, seq)
+        parts = [b"*2\r\n", heads[len(text)], text]
+        if flags & FLAG_SAMEFIELDS:
+            parts.append(same_tail)
+            vals = lp_values(lp, p, nmf)
+            p = lp_skip(lp, p, nmf)
+            for i in range(nmf):
+                v = vals[i]
+                n = len(v)
+                parts.append(fbulks[i])
+                parts.append(heads[n] if n < 256 else b"$%d\r\n" % n)
+                parts.append(v)
+                parts.append(b"\r\n")
+        else:
+            parts.append(b"\r\n*%d\r\n" % (2 * nf))
+            vals = lp_values(lp, p, 2 * nf)
+            p = lp_skip(lp, p, 2 * nf)
+            for i in range(2 * nf):
+                v = vals[i]
+                n = len(v)
+                parts.append(heads[n] if n < 256 else b"$%d\r\n" % n)
+                parts.append(v)
+                parts.append(b"\r\n")
+        p += _int_size(s[p])  # lp-count
+        ids.append((int(ms) << 64) | seq)  # int(): a 128-bit number, not a C one
+        items.append(b"".join(parts))
+
+
+def _fill_view(master_id: int, lp: bytearray, start: int, mfields: list[bytes], encode: Callable,
+               ids: list[int], items: list[Any]) -> None:
+    """Decode the node's entries from offset start (0: the first) into a view's ids and items."""
+    if encode is entry_resp:
+        _resp_entries(master_id, lp, start or Stream._master(lp)[3], mfields, ids, items)
+        return
+    for eid, _, fields, values in Stream._node_forward(master_id, lp, False, start, mfields):
+        ids.append(eid)
+        items.append(encode(eid, fields, values))
+
+
 class NodeView:
     """A node's live entries decoded once: their IDs (ascending) and encode(id, fields, values).
 
@@ -156,9 +275,7 @@ def node_view(master_id: int, lp: bytearray, encode: Callable[[int, list[bytes],
             start = v.size - 1 + csize - v.count_size
             ids = v.ids
             items = v.items
-            for eid, _, fields, values in Stream._node_forward(master_id, lp, False, start, v.mfields):
-                ids.append(eid)
-                items.append(encode(eid, fields, values))
+            _fill_view(master_id, lp, start, v.mfields, encode, ids, items)
             v.head = bytes(lp[:18])
             v.size = len(lp)
             v.count_size = csize
@@ -174,9 +291,7 @@ def node_view(master_id: int, lp: bytearray, encode: Callable[[int, list[bytes],
     v.mfields = Stream._master(lp)[2]
     v.ids = ids = []
     v.items = items = []
-    for eid, _, fields, values in Stream._node_forward(master_id, lp, False, 0, v.mfields):
-        ids.append(eid)
-        items.append(encode(eid, fields, values))
+    _fill_view(master_id, lp, 0, v.mfields, encode, ids, items)
     v.head = bytes(lp[:18])
     v.size = len(lp)
     return ids, items

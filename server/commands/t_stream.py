@@ -58,6 +58,7 @@ from raxdb.storage.stream import (
     Consumer,
     ConsumerGroup,
     Stream,
+    entry_resp,
     format_id,
     id_key,
     key_id,
@@ -156,13 +157,9 @@ def _bulk_id(i: int) -> bytes:
 
 
 # ---- replies ------------------------------------------------------------------------------------
-def entry_reply(eid: int, fields: list[bytes], values: list[bytes]) -> bytes:
-    """One entry as every stream reply shows it: [id, [field, value, ...]]."""
-    s = b"%d-%d" % (eid >> 64, eid & U64)
-    parts = [b"*2\r\n$%d\r\n%s\r\n*%d\r\n" % (len(s), s, 2 * len(fields))]
-    for f, v in zip(fields, values, strict=True):
-        parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(f), f, len(v), v))
-    return b"".join(parts)
+# One entry as every stream reply shows it: [id, [field, value, ...]].  The storage's encoder, so
+# that node views built with it are encoded straight from the listpack (storage/stream.py).
+entry_reply = entry_resp
 
 
 def range_reply(s: Stream, start: int, end: int, count: int, reverse: bool) -> tuple[int, list[bytes]]:

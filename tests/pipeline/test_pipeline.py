@@ -399,6 +399,61 @@ def test_stream_reset_is_data_loss(server, rc, ns):
     assert ns_of(lenient.batch()) == [2]
 
 
+def test_replayed_batch_checks_its_range(server, rc, ns):
+    """A micro-batch planned, then replayed (a fresh reader, as after a driver restart) once
+    trimming removed part of its range: partitions() reports the shortfall, or reads what is left."""
+    key = ns + "p"
+    fill(rc, key, 20)
+    first = Driver(server, streams=key, startingOffsets="earliest", maxRecordsPerTrigger=10)
+    first.batch()
+    start = first.offset
+    end = first.reader.latestOffset(start, first.limit)  # batch 1 planned: entries 10..19
+    rc.xtrim(key, maxlen=4, approximate=False)  # 10..15 go before the batch ran
+    strict = RaxdbDataSource(options(server, streams=key)).streamReader(DEFAULT_SCHEMA)
+    with pytest.raises(DataLossError, match=r"6 of the 10 entries of the micro-batch"):
+        strict.partitions(start, end)
+    lenient = RaxdbDataSource(options(server, streams=key, failOnDataLoss="false")).streamReader(DEFAULT_SCHEMA)
+    rows = [r for part in lenient.partitions(start, end) for b in lenient.read(part) for r in b.to_pylist()]
+    assert ns_of(rows) == [16, 17, 18, 19]
+
+
+def test_recreated_stream_with_later_ids_is_a_reset(server, rc, ns):
+    key = ns + "c"
+    fill(rc, key, 10)
+    strict = Driver(server, streams=key, startingOffsets="earliest", maxRecordsPerTrigger=2)
+    lenient = Driver(server, streams=key, startingOffsets="earliest", maxRecordsPerTrigger=2,
+                     failOnDataLoss="false")
+    strict.drain(), lenient.drain()
+    rc.delete(key)
+    fill(rc, key, 3, start=100)  # `*` IDs: after the checkpoint, but entries-added 3 < 10 read
+    with pytest.raises(DataLossError, match="was reset: it holds 3 entries ever added"):
+        strict.batch()
+    assert [ns_of(b) for b in lenient.drain()] == [[100, 101], [102]]
+
+
+def test_read_resumes_after_a_lost_connection(server, rc, ns):
+    """The read task's connection is killed after its first page: it reconnects and goes on
+    after the last entry it handed out (same rows, none twice)."""
+    key = ns + "k"
+    fill(rc, key, 50)
+    driver = Driver(server, streams=key, startingOffsets="earliest", pageSize=10)
+    end = driver.reader.latestOffset(driver.offset, driver.limit)
+    (part,) = driver.reader.partitions(driver.offset, end)
+    rows = []
+    for i, batch in enumerate(driver.reader.read(part)):
+        rows.extend(batch.to_pylist())
+        if i == 0:
+            assert rc.client_kill_filter(_type="normal", skipme=True) >= 1
+    assert ns_of(rows) == list(range(50))
+
+
+def test_retry_timeout_option():
+    assert ReadOptions.parse({"streams": "s"}, True).connection.retry_timeout == 60
+    assert ReadOptions.parse({"streams": "s", "retryTimeout": "0"}, True).connection.retry_timeout == 0
+    with pytest.raises(OptionError, match="retryTimeout"):
+        ReadOptions.parse({"streams": "s", "retryTimeout": "-1"}, True)
+
+
 def test_stream_consumer_group_progress(server, rc, ns):
     key = ns + "g"
     fill(rc, key, 20)

@@ -2,7 +2,9 @@
 and raxdb: batch reads equal XRANGE; the sink stays exactly-once under injected task failures; a
 Trigger.AvailableNow query reads every entry exactly once over several triggers and, killed in
 the middle of a batch, resumes from its checkpoint with no loss and no duplicate; failOnDataLoss
-raises or skips when trimming passed the checkpoint.  Spark actions are slow, so each test packs
+raises or skips when trimming passed the checkpoint, and when it removed part of a micro-batch
+replayed from the offset log, or when the stream was deleted and re-created; SIGKILL+restarts of
+the server during a read and during a sink write leave the query running and exactly-once.  Spark actions are slow, so each test packs
 several checks into few jobs."""
 
 # ruff: noqa: F811  (pytest fixtures imported from tests/support/pipeline_fixtures.py are parameters here)
@@ -10,8 +12,14 @@ several checks into few jobs."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
 
 import pytest
+import redis
 
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
@@ -163,3 +171,163 @@ def test_example_pipeline(spark, server, rc, ns, tmp_path):
     # foreachBatch wrote with writeId {queryId}:{batchId}:hashes: only the last batch keeps markers
     ledgers = rc.keys("raxdb-sink:*:{queryId}:{batchId}:hashes:batches")
     assert len(ledgers) == 1 and len(rc.hkeys(ledgers[0])) == 1
+
+
+def test_stream_replay_after_trim_is_data_loss(spark, server, rc, ns, tmp_path):
+    """Run 1 dies in micro-batch 1 (entries 100..199 planned, nothing written); retention trims
+    half of that range while the query is down; the replay from the offset log must say so."""
+    key, out = ns + "src", ns + "out"
+    fill(rc, key, 200)
+    checkpoint = str(tmp_path / "checkpoint")
+
+    def start(fail_on_data_loss: str = "true", **fault):
+        return (spark.readStream.format("raxdb")
+                .options(**options(server, streams=key, startingOffsets="earliest", maxRecordsPerTrigger=100,
+                                   failOnDataLoss=fail_on_data_loss)).load()
+                .writeStream.format("raxdb_faulty").options(**options(server, stream=out, **fault))
+                .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
+
+    rc.set(ns + "fault", 1)
+    query = start(**{"fault.key": ns + "fault", "fault.when": "mid-partition", "fault.batch": "1",
+                     "fault.attempts": 99})
+    with pytest.raises(StreamingQueryException, match="injected failure"):
+        query.awaitTermination()
+    assert out_numbers(rc, out) == list(range(100))
+
+    rc.xtrim(key, maxlen=50, approximate=False)  # 100..149 of the planned batch go unread
+    with pytest.raises(StreamingQueryException, match=r"DataLossError: 50 of the 100 entries of the micro-batch"):
+        start().awaitTermination()
+    assert out_numbers(rc, out) == list(range(100))
+
+    query = start("false")
+    query.awaitTermination()
+    assert query.exception() is None
+    assert out_numbers(rc, out) == list(range(100)) + list(range(150, 200))
+
+
+def test_stream_recreated_stream_is_a_reset(spark, server, rc, ns, tmp_path):
+    """A stream deleted and re-created with `*` IDs (all later than the checkpoint, fewer entries
+    added than the checkpoint had read): failOnDataLoss=true fails, false reads the new stream
+    from its start, in limited micro-batches (no negative backlog, no stall)."""
+    key, out = ns + "src", ns + "out"
+    fill(rc, key, 10)
+    checkpoint = str(tmp_path / "checkpoint")
+
+    def run(fail_on_data_loss: str):
+        query = (spark.readStream.format("raxdb")
+                 .options(**options(server, streams=key, startingOffsets="earliest", maxRecordsPerTrigger=2,
+                                    failOnDataLoss=fail_on_data_loss)).load()
+                 .writeStream.format("raxdb").options(**options(server, stream=out))
+                 .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
+        query.awaitTermination()
+        return query
+
+    run("true")
+    assert out_numbers(rc, out) == list(range(10))
+    rc.delete(key)
+    fill(rc, key, 3, start=100)
+    with pytest.raises(StreamingQueryException, match="was reset: it holds 3 entries ever added, fewer than the 10"):
+        run("true")
+    assert out_numbers(rc, out) == list(range(10))
+    query = run("false")
+    assert out_numbers(rc, out) == list(range(10)) + [100, 101, 102]
+    assert sum(p["numInputRows"] for p in query.recentProgress) == 3
+
+
+class RestartableServer:
+    """A server of the test's own kind (raxdb or redis-server) with appendfsync always, that the
+    test SIGKILLs and starts again on the same port and data, as a crash and a supervisor would."""
+
+    def __init__(self, kind: str, directory) -> None:
+        from tests.support.servers import free_port
+
+        self.kind, self.dir, self.port = kind, str(directory), free_port()
+        self.process = self._start()
+
+    def _start(self):
+        from tests.support.servers import start_raxdb, start_redis
+
+        starter = start_raxdb if self.kind == "raxdb" else start_redis
+        return starter("--appendonly", "yes", "--appendfsync", "always", "--port", str(self.port), cwd=self.dir)
+
+    def restart(self) -> None:
+        self.process.proc.kill()
+        self.process.proc.wait()
+        self.process = self._start()
+
+    def restart_when_asked(self, signal_keys: list[str], times: int) -> threading.Thread:
+        """A thread that restarts the server each time a task RPUSHes one of `signal_keys`."""
+        def loop() -> None:
+            for _ in range(times):
+                client = redis.Redis(port=self.port, protocol=2, socket_timeout=None)
+                try:
+                    if client.blpop(signal_keys, timeout=300) is None:
+                        return
+                finally:
+                    client.close()
+                self.restart()
+
+        thread = threading.Thread(target=loop, daemon=True)
+        thread.start()
+        return thread
+
+    def stop(self) -> None:
+        self.process.stop()
+
+
+def test_stream_survives_server_restarts(spark, server, ns, tmp_path):
+    """The server is SIGKILLed and restarted while a micro-batch reads (after its first page) and
+    while another writes (rows queued in MULTI, no EXEC yet): the query goes on without a task
+    retry, and every entry reaches the sink exactly once."""
+    own = RestartableServer(server.name, tmp_path)
+    try:
+        rc = redis.Redis(port=own.port, protocol=2)
+        src, out = ns + "src", ns + "out"
+        fill(rc, src, 400)
+        rc.set(ns + "read", 1)
+        rc.set(ns + "write", 1)
+        restarter = own.restart_when_asked([ns + "read:restart", ns + "write:restart"], times=2)
+        query = (spark.readStream.format("raxdb_faulty")
+                 .options(**options(own, streams=src, startingOffsets="earliest", maxRecordsPerTrigger=200,
+                                    pageSize=50, **{"fault.key": ns + "read", "fault.when": "restart",
+                                                    "fault.batch": "0"})).load()
+                 .writeStream.format("raxdb_faulty")
+                 .options(**options(own, stream=out, batchSize=20, **{
+                     "fault.key": ns + "write", "fault.when": "restart", "fault.batch": "1"}))
+                 .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True).start())
+        query.awaitTermination()
+        restarter.join(60)
+        assert not restarter.is_alive()  # both restarts happened
+        rc = redis.Redis(port=own.port, protocol=2)
+        assert rc.exists(ns + "read", ns + "write") == 0  # both switches were used
+        assert rc.get(ns + "read:retried") is None and rc.get(ns + "write:retried") is None
+        assert out_numbers(rc, out) == list(range(400))
+    finally:
+        own.stop()
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("server", ["raxdb"], indirect=True)
+def test_user_built_session_without_pyspark_python(server, rc, ns, tmp_path):
+    """A job that builds its own SparkSession the plain way, with neither PYSPARK_PYTHON nor
+    PYTHONPATH set and run outside the checkout, reads a stream (its workers would otherwise run
+    the `python3` on PATH).  A process of its own: one JVM holds one SparkContext."""
+    key = ns + "s"
+    fill(rc, key, 25)
+    script = tmp_path / "job.py"
+    script.write_text(textwrap.dedent(f"""
+        from pyspark.sql import SparkSession
+
+        import raxdb.spark
+
+        spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
+        raxdb.spark.register(spark)
+        rows = (spark.read.format("raxdb").option("host", "127.0.0.1").option("port", {server.port})
+                .option("streams", {key!r}).load().collect())
+        print("ROWS", sorted(int(r.fields["n"]) for r in rows))
+        spark.stop()
+    """))
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYTHONPATH")}
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert f"ROWS {list(range(25))}" in done.stdout, done.stdout + done.stderr[-3000:]

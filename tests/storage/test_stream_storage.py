@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from raxdb.storage.stream import MAX_ID, U64, Stream, format_id
+from raxdb.storage.stream import MAX_ID, U64, Stream, entry_resp, format_id
 from tests.support.diff import RawConnection
 from tests.support.servers import start_redis
 
@@ -261,6 +261,8 @@ def test_node_views_follow_every_change(oplist, queries):
                 want = want[:count]
             assert s.encoded_range(lo, hi, count, rev, enc) == want
             assert [x for _, x in s.encoded(lo, hi, rev, enc)][:count or None] == want
+            # the replies' encoder has its own walk over the listpack (_resp_entries)
+            assert s.encoded_range(lo, hi, count, rev, entry_resp) == [entry_resp(*w) for w in want]
         for eid in ids[-3:]:
             got = s.get(eid)
             assert s.encoded_entry(eid, enc) == (None if got is None else enc(eid, *got))
@@ -334,3 +336,24 @@ def test_view_extension_across_counter_encodings():
             assert got == [enc(e, f, v) for e, f, v in s.entries()]
     s.validate()
     assert s.rax.numele == 1
+
+
+def test_reply_walk_over_every_element_encoding():
+    """entry_resp's node walk reads every listpack encoding a value can have (integers of 7, 13,
+    16, 24, 32 and 64 bits, negative ones, strings of 6-, 12- and 32-bit lengths, bulks of 256
+    bytes and more) and entries with their own fields, as the generic decode does."""
+    samples = [b"0", b"127", b"128", b"-1", b"4095", b"-4096", b"32767", b"-32768", b"8388607", b"-8388608",
+               b"2147483647", b"-2147483648", b"2147483648", b"9223372036854775807", b"-9223372036854775808",
+               b"", b"x", b"y" * 63, b"z" * 64, b"w" * 255, b"v" * 256, b"u" * 4095, b"t" * 4096, b"01"]
+    s = Stream()
+    eid = 1 << 64
+    for i, v in enumerate(samples):
+        fields = [b"f", v] if i % 3 else [b"f", v, b"g", b"%d" % i]  # master fields, or others
+        eid += (1 << 64) * (1 if i % 2 else 5000) + i
+        assert s.append(fields, 0, eid, 1 << 20, 100)
+    s.delete_ids([s.first_entry_id()])
+    from raxdb.storage import stream as S
+    S._views.clear()
+    got = s.encoded_range(0, MAX_ID, 0, False, entry_resp)
+    assert got == [entry_resp(e, f, v) for e, f, v in s.entries()]
+    assert len(got) == len(samples) - 1
