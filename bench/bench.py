@@ -30,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import lua_workloads  # noqa: E402
 from tests.support.diff import RawConnection, encode_command  # noqa: E402
 from tests.support.servers import start_raxdb, start_redis  # noqa: E402
 
@@ -55,6 +56,8 @@ WORKLOADS: dict[str, list[str]] = {
     "ZSCORE_SMALL": ["--", "ZSCORE", "z:__rand_int__", "member:7"],
     "XADD": ["--", "XADD", "bench:stream", "MAXLEN", "~", "100000", "*", "field", "value", "f2", "v2"],
     "XRANGE_10": ["--", "XRANGE", "bench:stream", "-", "+", "COUNT", "10"],
+    # scripts (bench/lua_workloads.py, loaded by prepare): the bridge between Lua and the server
+    **{name: ["--", *(a.decode() for a in cmd)] for name, cmd in lua_workloads.WORKLOADS.items()},
 }
 PIPELINES = (1, 16)
 
@@ -84,7 +87,8 @@ SMALL_KEYS = 100_000  # the -r of every workload: __rand_int__ is 12 digits belo
 
 def prepare(port: int) -> None:
     """Data the read workloads need: a stream for XRANGE, lists for LRANGE (redis-benchmark's own
-    LRANGE test pushes first), and the small hashes and sorted sets of the *_SMALL workloads."""
+    LRANGE test pushes first), the small hashes and sorted sets of the *_SMALL and EVALSHA_MIX
+    workloads, and the scripts and functions library of the scripting rows."""
     subprocess.run(["redis-benchmark", "-p", str(port), "-c", "10", "-n", "2000", "-q", "XADD", "bench:stream",
                     "*", "field", "value", "f2", "v2"], capture_output=True, timeout=120)
     conn = RawConnection(port, timeout=600)
@@ -96,6 +100,9 @@ def prepare(port: int) -> None:
                   + b"".join(encode_command([b"ZADD", b"z:%012d" % i, *members]) for i in batch))
         for _ in range(2 * len(batch)):
             conn.read_frame()
+    for cmd in lua_workloads.setup_commands():
+        conn.send(encode_command(cmd))
+        conn.read_frame()
     conn.close()
 
 
