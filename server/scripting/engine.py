@@ -17,6 +17,7 @@ see lua_env.py for how scripts observe them.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import time
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import lupa.lua51 as lupa51
 
+from raxdb.protocol import reply as R
 from raxdb.server.base.errors import READONLY, CommandError
 from raxdb.server.base.log import LOG
 from raxdb.server.base.version import VERSION
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
     from raxdb.server.net.client import Client
 
 HOOK_INSTRUCTIONS = 100000
+_LLONG_LIMIT = 1 << 63
 REDIS_VERSION = VERSION.encode()
 _MAJOR, _MINOR, _PATCH = map(int, VERSION.split("."))
 REDIS_VERSION_NUM = (_MAJOR << 16) | (_MINOR << 8) | _PATCH
@@ -94,14 +97,17 @@ RAND = Rand48()
 
 
 class Running:
-    """What is executing now: for SCRIPT KILL, FUNCTION STATS, the busy handling."""
+    """What is executing now: for SCRIPT KILL, FUNCTION STATS, the busy handling.  An engine keeps
+    one and `begin`s it for each run (an object made per EVALSHA cost more than its fields)."""
 
     __slots__ = ("engine", "caller", "name", "argv", "start", "ro", "allow_oom", "wrote", "killed", "busy",
                  "is_function", "repl", "guarded")
 
-    def __init__(self, engine: Engine, caller: Client, name: bytes, argv: list[bytes], ro: bool,
-                 is_function: bool, allow_oom: bool = False) -> None:
+    def __init__(self, engine: Engine) -> None:
         self.engine = engine
+
+    def begin(self, caller: Client, name: bytes, argv: list[bytes], ro: bool, is_function: bool,
+              allow_oom: bool) -> None:
         self.caller = caller
         self.name = name
         self.argv = argv
@@ -116,7 +122,7 @@ class Running:
         # Can a command the script calls be refused other than for being a first write
         # (engine._refusal)?  Settled at the start: what it depends on changes only through
         # commands a script may not call (ACL, CONFIG, REPLICAOF).
-        srv = engine.server
+        srv = self.engine.server
         self.guarded = not caller.user.free or ro or srv.replica_gate or bool(srv.maxmemory)
 
 
@@ -144,6 +150,7 @@ class Engine:
         self._cmd_err = self.h.cmd_err
         self.client = _script_client(server)
         self.running: Running | None = None
+        self._spare: Running | None = Running(self)  # the Running the next run begins
         self.ldb: Any = None  # the debugging session (server/scripting/ldb.py) while one runs
         self.ldb_lua: Any = None
         if not functions:
@@ -164,8 +171,10 @@ class Engine:
         lua = self.lua
         t = lua.table()
         api = {
-            b"call": self.h.front(self._call, self._call_packed),
-            b"pcall": self.h.front(self._pcall, self._pcall_packed), b"sha1hex": self._sha1hex,
+            # partials of _command: one Python frame per redis.call, not two
+            b"call": self.h.front(functools.partial(self._command, True), self._call_packed),
+            b"pcall": self.h.front(functools.partial(self._command, False), self._pcall_packed),
+            b"sha1hex": self._sha1hex,
             b"error_reply": self._error_reply, b"status_reply": self._status_reply, b"log": self._log,
             b"setresp": self._setresp, b"set_repl": self._set_repl,
             b"replicate_commands": _true, b"breakpoint": self._breakpoint, b"debug": self._debug,
@@ -205,7 +214,7 @@ class Engine:
             self.ldb.log(b"<debug> line %d: " % self.ldb.currentline
                          + b", ".join(cat_value(self, a) for a in args))
 
-    def _command(self, raise_errors: bool, args: tuple) -> Any:
+    def _command(self, raise_errors: bool, *args: Any) -> Any:
         """redis.call / redis.pcall (Redis's scriptCall): the command's reply as a Lua value.
 
         The checks a called command passes are Redis's, in Redis's order (`_refusal`); a run whose
@@ -296,18 +305,12 @@ class Engine:
             raise LuaRaise(t)
         return t
 
-    def _call(self, *args: Any) -> Any:
-        return self._command(True, args)
-
-    def _pcall(self, *args: Any) -> Any:
-        return self._command(False, args)
-
     # more arguments than lupa passes to Python at once: their count and a table of them
     def _call_packed(self, n: int, args: Any) -> Any:
-        return self._command(True, tuple(args[i] for i in range(1, n + 1)))
+        return self._command(True, *[args[i] for i in range(1, n + 1)])
 
     def _pcall_packed(self, n: int, args: Any) -> Any:
-        return self._command(False, tuple(args[i] for i in range(1, n + 1)))
+        return self._command(False, *[args[i] for i in range(1, n + 1)])
 
     def _sha1hex(self, *args: Any) -> Any:
         if len(args) != 1 or not _is_lua_string(args[0]):
@@ -428,7 +431,11 @@ class Engine:
         client.dbid = c.dbid
         if client.resp != 2:
             client.set_protocol(2)
-        run = Running(self, c, name, argv, ro, is_function, allow_oom)
+        run = self._spare
+        if run is None:  # a run inside a run (none is expected: scripts cannot call EVAL or FCALL)
+            run = Running(self)
+        self._spare = None
+        run.begin(c, name, argv, ro, is_function, allow_oom)
         self.running = run
         if srv.also_propagate is not None:
             propagate.prevent(c)  # scriptResetRun: a script travels as the effects it had, never itself
@@ -439,6 +446,8 @@ class Engine:
             ok, value = (self.h.run_fcall if is_function else self.h.run_eval)(fn, numkeys, *argv[3:])
         finally:
             self.running = None
+            run.caller = run.argv = None  # nothing of the caller's kept alive between runs
+            self._spare = run
             srv.now_ms = now
             if run.busy:
                 busy.leave(srv, run)
@@ -446,6 +455,8 @@ class Engine:
                 self.install_hook()  # the kill (or the debugger) left a line hook behind
         if not ok:
             raise CommandError(self._format_error(value, name), _counted(value))
+        if value.__class__ is int and -_LLONG_LIMIT <= value < _LLONG_LIMIT:
+            return R.integer(value)  # the commonest reply, without the general conversion
         r = convert.lua_to_resp(value, c.enc, client.resp, self.h.reply_shape)
         if r[0] == 45:  # an error reply: counted in errorstats unless a called command's, counted already
             raise CommandError(r[1:-2], _counted(value))
