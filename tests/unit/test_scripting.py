@@ -163,6 +163,13 @@ def test_keys_and_argv(diff):
     ev(diff, "return {KEYS[1], ARGV[1], #KEYS, #ARGV}", 1, "k", "a")
     ev(diff, "return {KEYS, ARGV}", 2, "k1", "k2", "a1", "a2")
     ev(diff, "return KEYS[2]", 1, "k")
+    # KEYS is built as the argument list with ARGV moved out: its length, iteration and growth are
+    # those of a table of the keys alone
+    ev(diff, "local n, m = 0, 0 for _ in pairs(KEYS) do n = n + 1 end for _ in pairs(ARGV) do m = m + 1 end "
+             "return {n, m, #KEYS, #ARGV, select('#', unpack(KEYS))}", 2, "k1", "k2", "a1", "a2", "a3")
+    ev(diff, "KEYS[#KEYS + 1] = 'x' table.insert(KEYS, 'y') "
+             "return {#KEYS, KEYS[2], KEYS[3], table.getn(KEYS), select('#', unpack(KEYS))}", 1, "k", "a1", "a2")
+    ev(diff, "return {#KEYS, #ARGV, next(KEYS), ARGV[2]}", 0, "a1", "a2")
     ev(diff, "return 1", 2, "k")
     ev(diff, "return 1", -1)
     ev(diff, "return 1", "abc")
