@@ -14,6 +14,10 @@ nothing here passes or fails.
 `--server-args` starts both servers with those options (a memory limit, say, under which raxdb
 counts memory after every write as server/memory/evict.py describes).
 
+The scripting rows (EVALSHA_*, FCALL_*) run bench/lua_workloads.py's scripts, loaded by `prepare`;
+the queue rows (BULLMQ_ADD, BULLMQ_WORK; `--only BULLMQ`) run bench/bullmq_bench.mjs with Node.js
+and tests/libraries' packages (BullMQ on ioredis), and give jobs/s instead of ops/s.
+
 `--memory` also runs bench/keyspace_memory.py (bytes per key of every key shape, SAVE and load
 times) and bench/stream_memory.py (bytes per stream entry), raxdb beside Redis.
 """
@@ -23,7 +27,9 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -60,6 +66,9 @@ WORKLOADS: dict[str, list[str]] = {
     **{name: ["--", *(a.decode() for a in cmd)] for name, cmd in lua_workloads.WORKLOADS.items()},
 }
 PIPELINES = (1, 16)
+# BullMQ (bench/bullmq_bench.mjs): jobs added with addBulk, then processed by a Worker of concurrency 50
+BULLMQ_JOBS = 5000
+NODE_MODULES = Path(__file__).resolve().parent.parent / "tests" / "libraries" / "node_modules"
 
 
 def cpu_seconds(pid: int) -> float:
@@ -106,6 +115,38 @@ def prepare(port: int) -> None:
     conn.close()
 
 
+def bullmq_seconds(port: int, jobs: int) -> tuple[float, float]:
+    """BullMQ's addBulk and a Worker's processing of `jobs` jobs against a server: seconds each."""
+    script = Path(__file__).with_name("bullmq_bench.mjs")
+    out = subprocess.run(["node", str(script), str(port), str(jobs)], capture_output=True, text=True,
+                         timeout=600)
+    if out.returncode != 0:
+        raise RuntimeError(f"bullmq_bench.mjs failed:\n{out.stderr[-2000:]}")
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    return got["add_s"], got["process_s"]
+
+
+def bench_bullmq(ours, theirs, rounds: int, jobs: int) -> None:
+    """The queue row: jobs/s of BullMQ's add and process on both servers, best of `rounds`, and
+    their ratio.  Skipped, saying why, without Node.js or tests/libraries' packages (`make test`
+    installs them)."""
+    if not shutil.which("node") or not (NODE_MODULES / "bullmq").is_dir():
+        print("BULLMQ: skipped (needs node and tests/libraries/node_modules: npm ci --prefix tests/libraries)")
+        return
+    best = {"redis": [0.0, 0.0], "raxdb": [0.0, 0.0]}
+    for _ in range(rounds):
+        for label, srv in (("redis", theirs), ("raxdb", ours)):
+            try:
+                secs = bullmq_seconds(srv.port, jobs)
+            except (RuntimeError, subprocess.TimeoutExpired, ValueError) as exc:
+                print(f"  BULLMQ on {label}: {exc}", file=sys.stderr)
+                continue
+            best[label] = [max(b, jobs / s) for b, s in zip(best[label], secs, strict=True)]
+    for i, what in enumerate(("BULLMQ_ADD", "BULLMQ_WORK")):
+        r, x = best["redis"][i], best["raxdb"][i]
+        print(f"{what:12s} {'':>3s} {r:13,.0f} {x:13,.0f} {(x / r if r else 0.0):7.2f}x   (jobs/s)", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="fewer requests (a rough look)")
@@ -114,7 +155,8 @@ def main() -> None:
     ap.add_argument("--memory", action="store_true")
     ap.add_argument("--server-args", default="", help="options for both servers")
     opts = ap.parse_args()
-    names = [n for n in WORKLOADS if not opts.only or n in opts.only.upper().split(",")]
+    only = opts.only.upper().split(",") if opts.only else []
+    names = [n for n in WORKLOADS if not only or n in only]
     extra = opts.server_args.split()
     ours, theirs = start_raxdb(*extra), start_redis(*extra)
     try:
@@ -140,6 +182,8 @@ def main() -> None:
                 cpu_ratio = us["redis"] / us["raxdb"] if us["raxdb"] else 0.0
                 print(f"{name:12s} {p:3d} {best['redis']:13,.0f} {best['raxdb']:13,.0f} {ratio:7.2f}x"
                       f" {us['redis']:12.2f} {us['raxdb']:12.2f} {cpu_ratio:9.2f}x", flush=True)
+        if not only or "BULLMQ" in only:
+            bench_bullmq(ours, theirs, opts.rounds, BULLMQ_JOBS // (5 if opts.quick else 1))
     finally:
         ours.stop()
         theirs.stop()
