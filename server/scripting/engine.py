@@ -288,6 +288,8 @@ class Engine:
             if raise_errors:
                 raise LuaRaise(err)
             return err
+        if t == 42 and client.resp == 2:  # *
+            return self.parser.array2(r)
         return self.parser.parse(client.enc.null if r is BLOCKED else r)[0]
 
     def _fail(self, raise_errors: bool, msg: bytes, refused: bool = False) -> Any:

@@ -68,6 +68,14 @@ REPLIES = [
     "redis.call('hset','h','f','v','g','w'); return redis.call('hgetall','h')",
     "redis.call('hset','h','f','v'); redis.setresp(3); local r = redis.call('hgetall','h'); return r.map.f",
     "redis.call('rpush','l','a','b'); return redis.call('lrange','l',0,-1)",
+    # RESP2 arrays (read by hiredis when they hold only integers, bulks, nulls and arrays): nulls
+    # inside are false, nested arrays tables, and a status or error inside keeps its table
+    "redis.call('hset','h','f','v'); local r = redis.call('hmget','h','f','nof','f'); return {type(r[2]), #r, r[3]}",
+    "redis.call('xadd','x','1-1','a','1'); local r = redis.call('xrange','x','-','+'); return {r[1][1], r[1][2]}",
+    "local r = redis.call('scan', 0, 'count', 1000); return {type(r[1]), type(r[2])}",
+    "redis.call('set','k','+OK\r\n-ERR'); return redis.call('mget','k','k','nokey')",
+    "return redis.call('zrange', 'nozset', 0, -1)", "return #redis.call('zrange', 'nozset', 0, -1)",
+    "redis.call('zadd','z',1,'a',2,'b'); return redis.call('zrange','z',0,-1,'withscores')",
     "return redis.call('select', '1')",
     "redis.call('select', '1') redis.call('set','indb1','x') return redis.call('get', 'indb1')",
 ]
