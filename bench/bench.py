@@ -14,6 +14,10 @@ nothing here passes or fails.
 `--server-args` starts both servers with those options (a memory limit, say, under which raxdb
 counts memory after every write as server/memory/evict.py describes).
 
+The scripting rows (EVALSHA_*, FCALL_*) run bench/lua_workloads.py's scripts, loaded by `prepare`;
+the queue rows (BULLMQ_ADD, BULLMQ_WORK; `--only BULLMQ`) run bench/bullmq_bench.mjs with Node.js
+and tests/libraries' packages (BullMQ on ioredis), and give jobs/s instead of ops/s.
+
 `--memory` also runs bench/keyspace_memory.py (bytes per key of every key shape, SAVE and load
 times) and bench/stream_memory.py (bytes per stream entry), raxdb beside Redis.
 """
@@ -23,13 +27,16 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import lua_workloads  # noqa: E402
 from tests.support.diff import RawConnection, encode_command  # noqa: E402
 from tests.support.servers import start_raxdb, start_redis  # noqa: E402
 
@@ -59,11 +66,16 @@ WORKLOADS: dict[str, list[str]] = {
     # whose field values are integers (stored as listpack integers) or strings (prepared)
     "XRANGE_1000_INT": ["--", "XRANGE", "bench:xint", "__rand_int__", "+", "COUNT", "1000"],
     "XRANGE_1000_STR": ["--", "XRANGE", "bench:xstr", "__rand_int__", "+", "COUNT", "1000"],
+    # scripts (bench/lua_workloads.py, loaded by prepare): the bridge between Lua and the server
+    **{name: ["--", *(a.decode() for a in cmd)] for name, cmd in lua_workloads.WORKLOADS.items()},
 }
 # Requests per run where a request is much bigger than the usual one (default: 100,000 at -P 1,
 # 1,000,000 at -P 16).
 REQUESTS = {"XRANGE_1000_INT": 5000, "XRANGE_1000_STR": 5000}
 PIPELINES = (1, 16)
+# BullMQ (bench/bullmq_bench.mjs): jobs added with addBulk, then processed by a Worker of concurrency 50
+BULLMQ_JOBS = 5000
+NODE_MODULES = Path(__file__).resolve().parent.parent / "tests" / "libraries" / "node_modules"
 
 
 def cpu_seconds(pid: int) -> float:
@@ -91,7 +103,8 @@ SMALL_KEYS = 100_000  # the -r of every workload: __rand_int__ is 12 digits belo
 
 def prepare(port: int) -> None:
     """Data the read workloads need: streams for XRANGE, lists for LRANGE (redis-benchmark's own
-    LRANGE test pushes first), and the small hashes and sorted sets of the *_SMALL workloads."""
+    LRANGE test pushes first), the small hashes and sorted sets of the *_SMALL and EVALSHA_MIX
+    workloads, and the scripts and functions library of the scripting rows."""
     subprocess.run(["redis-benchmark", "-p", str(port), "-c", "10", "-n", "2000", "-q", "XADD", "bench:stream",
                     "*", "field", "value", "f2", "v2"], capture_output=True, timeout=120)
     conn = RawConnection(port, timeout=600)
@@ -113,7 +126,42 @@ def prepare(port: int) -> None:
                                              b"ts", b"t%d" % (1_700_000_000 + i)]) for i in batch))
         for _ in range(2 * len(batch)):
             conn.read_frame()
+    for cmd in lua_workloads.setup_commands():
+        conn.send(encode_command(cmd))
+        conn.read_frame()
     conn.close()
+
+
+def bullmq_seconds(port: int, jobs: int) -> tuple[float, float]:
+    """BullMQ's addBulk and a Worker's processing of `jobs` jobs against a server: seconds each."""
+    script = Path(__file__).with_name("bullmq_bench.mjs")
+    out = subprocess.run(["node", str(script), str(port), str(jobs)], capture_output=True, text=True,
+                         timeout=600)
+    if out.returncode != 0:
+        raise RuntimeError(f"bullmq_bench.mjs failed:\n{out.stderr[-2000:]}")
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    return got["add_s"], got["process_s"]
+
+
+def bench_bullmq(ours, theirs, rounds: int, jobs: int) -> None:
+    """The queue row: jobs/s of BullMQ's add and process on both servers, best of `rounds`, and
+    their ratio.  Skipped, saying why, without Node.js or tests/libraries' packages (`make test`
+    installs them)."""
+    if not shutil.which("node") or not (NODE_MODULES / "bullmq").is_dir():
+        print("BULLMQ: skipped (needs node and tests/libraries/node_modules: npm ci --prefix tests/libraries)")
+        return
+    best = {"redis": [0.0, 0.0], "raxdb": [0.0, 0.0]}
+    for _ in range(rounds):
+        for label, srv in (("redis", theirs), ("raxdb", ours)):
+            try:
+                secs = bullmq_seconds(srv.port, jobs)
+            except (RuntimeError, subprocess.TimeoutExpired, ValueError) as exc:
+                print(f"  BULLMQ on {label}: {exc}", file=sys.stderr)
+                continue
+            best[label] = [max(b, jobs / s) for b, s in zip(best[label], secs, strict=True)]
+    for i, what in enumerate(("BULLMQ_ADD", "BULLMQ_WORK")):
+        r, x = best["redis"][i], best["raxdb"][i]
+        print(f"{what:12s} {'':>3s} {r:13,.0f} {x:13,.0f} {(x / r if r else 0.0):7.2f}x   (jobs/s)", flush=True)
 
 
 def main() -> None:
@@ -124,7 +172,8 @@ def main() -> None:
     ap.add_argument("--memory", action="store_true")
     ap.add_argument("--server-args", default="", help="options for both servers")
     opts = ap.parse_args()
-    names = [n for n in WORKLOADS if not opts.only or n in opts.only.upper().split(",")]
+    only = opts.only.upper().split(",") if opts.only else []
+    names = [n for n in WORKLOADS if not only or n in only]
     extra = opts.server_args.split()
     ours, theirs = start_raxdb(*extra), start_redis(*extra)
     try:
@@ -150,6 +199,8 @@ def main() -> None:
                 cpu_ratio = us["redis"] / us["raxdb"] if us["raxdb"] else 0.0
                 print(f"{name:12s} {p:3d} {best['redis']:13,.0f} {best['raxdb']:13,.0f} {ratio:7.2f}x"
                       f" {us['redis']:12.2f} {us['raxdb']:12.2f} {cpu_ratio:9.2f}x", flush=True)
+        if not only or "BULLMQ" in only:
+            bench_bullmq(ours, theirs, opts.rounds, BULLMQ_JOBS // (5 if opts.quick else 1))
     finally:
         ours.stop()
         theirs.stop()

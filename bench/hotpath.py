@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import raxdb.server.commands  # noqa: E402,F401
+from bench import lua_workloads  # noqa: E402
 from raxdb.server.config.options import Config  # noqa: E402
 from raxdb.server.core import Server  # noqa: E402
 from raxdb.server.events import propagate  # noqa: E402
@@ -50,6 +51,7 @@ WORKLOADS: dict[str, list[bytes]] = {
     "LRANGE_100": [b"LRANGE", b"mylist", b"0", b"99"],
     "XADD": [b"XADD", b"bench:stream", b"MAXLEN", b"~", b"100000", b"*", b"field", b"value", b"f2", b"v2"],
     "XRANGE_10": [b"XRANGE", b"bench:stream", b"-", b"+", b"COUNT", b"10"],
+    **lua_workloads.WORKLOADS,  # EVALSHA_INCR, EVALSHA_MIX, FCALL_INCR
 }
 # Data the read and pop workloads find, as `make bench` leaves it before them.
 SETUP = ["SET", "INCR", "LPUSH", "SADD", "HSET", "ZADD", "XADD"]
@@ -93,6 +95,8 @@ def make_client(setup_commands: int = 200_000) -> Client:
         for key, value in ((b"key:%012d" % i, b"xxx"), (b"counter:%012d" % i, b"%d" % (i % 97))):
             if key not in db:
                 db.add(key, value)
+    # the scripting workloads' scripts and functions library
+    c.data_received(b"".join(encode_command(cmd) for cmd in lua_workloads.setup_commands()))
     # The list holds more than the pop workloads take, as after `make bench`'s pushes (the 200 the
     # set-up pushed ran out in the first batches: LPOP and RPOP measured a missing key)
     ql = db.get(b"mylist", srv.now_ms)
@@ -119,10 +123,22 @@ def fill_stream(c: Client) -> None:
         i += 1
 
 
+def fill_small(c: Client) -> None:
+    """EVALSHA_MIX's 100,000 small hashes and sorted sets of 10, as bench.py's prepare makes them."""
+    fields = [x for j in range(10) for x in (b"field:%d" % j, b"value:%d" % j)]
+    members = [x for j in range(10) for x in (b"%d" % j, b"member:%d" % j)]
+    for start in range(0, 100_000, 1000):
+        c.data_received(b"".join(encode_command([b"HSET", b"h:%012d" % i, *fields])
+                                 + encode_command([b"ZADD", b"z:%012d" % i, *members])
+                                 for i in range(start, start + 1000)))
+
+
 def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000) -> float:
     c = make_client(setup_commands)
     if name == "XADD":
         fill_stream(c)
+    elif name == "EVALSHA_MIX":
+        fill_small(c)
     chunks = batches(name, pipeline, random.Random(1))
     n = commands // pipeline
     t = time.process_time()

@@ -50,7 +50,8 @@ def _run_eval(c, argv, ro: bool) -> bytes:
 
 
 def _evalsha(c, argv, ro: bool) -> bytes:
-    _feed_monitors(c, argv)
+    if c.server.monitors:
+        _feed_monitors(c, argv)
     sha = argv[1].lower()
     if len(sha) != 40:  # evalShaCommand's first test, before the debugger's and numkeys
         raise CommandError(scripts.NOSCRIPT)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import hiredis
 from lupa.lua51 import lua_type
 
 from raxdb.protocol import reply as R
@@ -76,13 +77,31 @@ def chunked(make: Any, add: Any) -> Any:
 class ReplyParser:
     """RESP reply bytes -> Lua values, for one Lua state's helpers."""
 
-    __slots__ = ("table_from", "h", "mkmap", "mkset")
+    __slots__ = ("table_from", "h", "mkmap", "mkset", "reader")
 
     def __init__(self, lua: Any, helpers: Any) -> None:
         self.table_from = lua.table_from
         self.h = helpers
         self.mkmap = chunked(helpers.mkmap, helpers.addmap)
         self.mkset = chunked(helpers.mkset, helpers.addset)
+        self.reader = hiredis.Reader()
+
+    def array2(self, data: bytes) -> Any:
+        """A RESP2 array reply (HGETALL, HMGET, ZRANGE, ...) as a Lua table: parsed by hiredis when
+        it holds only integers, bulks, nulls and arrays, whose values hiredis keeps apart (a status
+        or an error it would not: those replies, and any whose bulks merely look as if they held
+        one, go to the general parser)."""
+        if b"\r\n+" in data or b"\r\n-" in data:
+            return self.parse(data)[0]
+        reader = self.reader
+        reader.feed(data)
+        items = reader.gets()
+        if items is None:
+            return False  # *-1, the null array
+        for x in items:
+            if x is None or x.__class__ is list:
+                return self.table_from(_lua_items(items, self.table_from))
+        return self.table_from(items)
 
     def parse(self, data: bytes) -> tuple[Any, bytes | None]:
         """(value, None) or (None, error message) when the reply is an error."""
@@ -169,6 +188,19 @@ class _Aggregate:
                 self._value()
             return self._value()
         raise ValueError(f"unexpected reply type {chr(t)!r}")
+
+
+def _lua_items(items: list, table_from: Any) -> list:
+    """hiredis's values as Redis's Lua sees them in RESP2: a null is false, an array a table."""
+    out = []
+    for x in items:
+        if x is None:
+            out.append(False)
+        elif x.__class__ is list:
+            out.append(table_from(_lua_items(x, table_from)))
+        else:
+            out.append(x)
+    return out
 
 
 def _parse_double(text: bytes) -> float:

@@ -17,13 +17,16 @@ see lua_env.py for how scripts observe them.
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import time
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 import lupa.lua51 as lupa51
 
+from raxdb.protocol import reply as R
 from raxdb.server.base.errors import READONLY, CommandError
 from raxdb.server.base.log import LOG
 from raxdb.server.base.version import VERSION
@@ -45,6 +48,7 @@ if TYPE_CHECKING:
     from raxdb.server.net.client import Client
 
 HOOK_INSTRUCTIONS = 100000
+_LLONG_LIMIT = 1 << 63
 REDIS_VERSION = VERSION.encode()
 _MAJOR, _MINOR, _PATCH = map(int, VERSION.split("."))
 REDIS_VERSION_NUM = (_MAJOR << 16) | (_MINOR << 8) | _PATCH
@@ -93,14 +97,17 @@ RAND = Rand48()
 
 
 class Running:
-    """What is executing now: for SCRIPT KILL, FUNCTION STATS, the busy handling."""
+    """What is executing now: for SCRIPT KILL, FUNCTION STATS, the busy handling.  An engine keeps
+    one and `begin`s it for each run (an object made per EVALSHA cost more than its fields)."""
 
     __slots__ = ("engine", "caller", "name", "argv", "start", "ro", "allow_oom", "wrote", "killed", "busy",
-                 "is_function", "repl", "cross_slot", "cluster_slot")
+                 "is_function", "repl", "guarded", "cross_slot", "cluster_slot")
 
-    def __init__(self, engine: Engine, caller: Client, name: bytes, argv: list[bytes], ro: bool,
-                 is_function: bool, allow_oom: bool = False, cross_slot: bool = True) -> None:
+    def __init__(self, engine: Engine) -> None:
         self.engine = engine
+
+    def begin(self, caller: Client, name: bytes, argv: list[bytes], ro: bool, is_function: bool,
+              allow_oom: bool, cross_slot: bool) -> None:
         self.caller = caller
         self.name = name
         self.argv = argv
@@ -112,6 +119,11 @@ class Running:
         self.busy = False
         self.is_function = is_function
         self.repl = REPL_ALL  # redis.set_repl(): where the commands it calls propagate
+        # Can a command the script calls be refused other than for being a first write
+        # (engine._refusal)?  Settled at the start: what it depends on changes only through
+        # commands a script may not call (ACL, CONFIG, REPLICAOF).
+        srv = self.engine.server
+        self.guarded = not caller.user.free or ro or srv.replica_gate or bool(srv.maxmemory)
         # cluster mode: may its commands touch keys of several slots (allow-cross-slot-keys, or a
         # script without a shebang), and the slot they are held to (server/cluster/routing.py)
         self.cross_slot = cross_slot
@@ -130,12 +142,19 @@ class Engine:
             b"unwrap": self._unwrap, b"is_pyfunc": _is_pyfunc, b"untail": untail,
             b"random": self._random, b"randomseed": self._randomseed,
         })
-        self.h = lua.execute(BOOTSTRAP, py, name="=[raxdb]")
+        # The Lua helpers, each read out of their table once: reading a member of a Lua table
+        # through lupa costs a lookup, a registry reference and a wrapper object (~0.7 us), which
+        # the hot helpers (run_eval, reply_shape, ok, err) would otherwise pay on every call.
+        self.h = SimpleNamespace(**{k.decode(): v for k, v in lua.execute(BOOTSTRAP, py, name="=[raxdb]").items()})
         self._where = self.h.where
         self.env = self.h.env
         self.parser = convert.ReplyParser(lua, self.h)
+        self._dispatch = server.table.dispatch.get  # changed in place by rename-command
+        self._lookup = server.table.lookup
+        self._cmd_err = self.h.cmd_err
         self.client = _script_client(server)
         self.running: Running | None = None
+        self._spare: Running | None = Running(self)  # the Running the next run begins
         self.ldb: Any = None  # the debugging session (server/scripting/ldb.py) while one runs
         self.ldb_lua: Any = None
         if not functions:
@@ -156,8 +175,10 @@ class Engine:
         lua = self.lua
         t = lua.table()
         api = {
-            b"call": self.h.front(self._call, self._call_packed),
-            b"pcall": self.h.front(self._pcall, self._pcall_packed), b"sha1hex": self._sha1hex,
+            # partials of _command: one Python frame per redis.call, not two
+            b"call": self.h.front(functools.partial(self._command, True), self._call_packed),
+            b"pcall": self.h.front(functools.partial(self._command, False), self._pcall_packed),
+            b"sha1hex": self._sha1hex,
             b"error_reply": self._error_reply, b"status_reply": self._status_reply, b"log": self._log,
             b"setresp": self._setresp, b"set_repl": self._set_repl,
             b"replicate_commands": _true, b"breakpoint": self._breakpoint, b"debug": self._debug,
@@ -197,10 +218,13 @@ class Engine:
             self.ldb.log(b"<debug> line %d: " % self.ldb.currentline
                          + b", ".join(cat_value(self, a) for a in args))
 
-    def _command(self, raise_errors: bool, args: tuple) -> Any:
-        run = self.running
-        if not args:
-            return self._fail(raise_errors, b"Please specify at least one argument for this redis lib call")
+    def _command(self, raise_errors: bool, *args: Any) -> Any:
+        """redis.call / redis.pcall (Redis's scriptCall): the command's reply as a Lua value.
+
+        The checks a called command passes are Redis's, in Redis's order (`_refusal`); a run whose
+        caller and server make none of them possible (`Running.guarded` false) skips them for
+        commands that cannot trip them: any command once the script has written, a non-write one
+        before."""
         argv = []
         for a in args:
             cls = a.__class__
@@ -210,58 +234,33 @@ class Engine:
                 argv.append(b"%.17g" % a)
             else:
                 return self._fail(raise_errors, b"Lua redis lib command arguments must be strings or integers")
-        srv = self.server
+        if not argv:
+            return self._fail(raise_errors, b"Please specify at least one argument for this redis lib call")
         session = self.ldb
         if session is not None and session.logging():
             session.log_command(argv)
-        cmd = srv.table.lookup(argv)
-        if cmd is None or cmd.proc is None and not cmd.subcommands:
-            return self._fail(raise_errors, b"Unknown Redis command called from script", True)
+        cmd = self._dispatch(argv[0])
+        if cmd is None or cmd.subcommands or cmd.proc is None:
+            cmd = self._lookup(argv)
+            if cmd is None or cmd.proc is None and not cmd.subcommands:
+                return self._fail(raise_errors, b"Unknown Redis command called from script", True)
         # Refusals of a command that exists count as its rejected calls (scriptCall's error path).
-        if cmd.proc is None or not cmd.arity_ok(len(argv)):
+        if cmd.proc is None or len(argv) not in cmd.arg_counts:
             cmd.rejected_calls += 1
             return self._fail(raise_errors, b"Wrong number of args calling Redis command from script", True)
+        srv = self.server
         if cmd.noscript and not srv.script_deny_disabled:
             cmd.rejected_calls += 1
             return self._fail(raise_errors, b"This Redis command is not allowed from script", True)
-        if srv.replica_gate and "stale" not in cmd.flags and srv.repl.link.serving_stale():
-            cmd.rejected_calls += 1  # scriptVerifyAllowStale: only an allow-stale script gets this far
-            return self._fail(raise_errors, b"Can not execute the command on a stale replica", True)
-        if run is not None and not run.caller.user.free:  # scriptVerifyACL, for the caller's user
-            denied = srv.acl.check(run.caller, cmd, argv, acl.CTX_LUA)
-            if denied:
+        run = self.running
+        is_write = cmd.is_write
+        if run is None or run.guarded or is_write and not run.wrote:
+            refused = _refusal(srv, run, cmd, argv)
+            if refused is not None:
                 cmd.rejected_calls += 1
-                return self._fail(raise_errors, acl.script_denied_text(denied), True)
-        if run is not None and run.ro and (cmd.is_write or "may_replicate" in cmd.flags):
-            # a read-only script may not PUBLISH either: it could replicate (and CLIENT PAUSE
-            # WRITE lets read-only scripts run)
-            cmd.rejected_calls += 1
-            return self._fail(raise_errors, b"Write commands are not allowed from read-only scripts.", True)
-        if (cmd.is_write and run is not None and not run.wrote and srv.replica_gate
-                and srv.config.values["replica-read-only"] == "yes" and not run.caller.must_obey):
-
-            cmd.rejected_calls += 1  # scriptVerifyWriteCommandAllow on a read-only replica
-            return self._fail(raise_errors, b"-" + READONLY, True)
-        if cmd.is_write and run is not None and not run.wrote and (srv.aof.state or srv.rdb_gate):
-            # scriptVerifyWriteCommandAllow: the last save failed, or the AOF cannot be written
-            denied = srv.persistence.writes_denied()
-            if denied is not None:
-                cmd.rejected_calls += 1
-                return self._fail(raise_errors, b"-" + denied, True)
-        if (cmd.is_write and run is not None and not run.wrote and srv.repl.write_gate
-                and not srv.repl.master.enough_good_replicas()):
-            # scriptVerifyWriteCommandAllow: min-replicas-to-write (a script without flags; one with
-            # flags was refused before it ran)
-            cmd.rejected_calls += 1
-            return self._fail(raise_errors, b"-NOREPLICAS Not enough good replicas to write.", True)
-        if (srv.maxmemory and srv.pre_command_oom and run is not None and not run.allow_oom and not run.wrote
-                and "denyoom" in cmd.flags):
-            # scriptVerifyOOM: out of memory when the script started, and nothing written yet (a
-            # script is never stopped halfway through its writes)
-            cmd.rejected_calls += 1
-            return self._fail(raise_errors, b"-" + OOM, True)
-        if cmd.is_write and run is not None:
-            run.wrote = True
+                return self._fail(raise_errors, refused, True)
+            if is_write and run is not None:
+                run.wrote = True
         if srv.cluster_script_check is not None and run is not None:
             denied = srv.cluster_script_check(run, cmd, argv)  # scriptVerifyClusterState
             if denied is not None:
@@ -275,24 +274,32 @@ class Engine:
             # flags); what it propagates itself (XCLAIMs, expired keys' DELs) goes to both
             client.prop_targets = run.repl
             try:
-                r = client.call(cmd, argv, log_slow=True)
+                r = client.call(cmd, argv, None, True)
             finally:
                 client.prop_targets = REPL_ALL
         else:
-            r = client.call(cmd, argv, log_slow=True)  # slow-logged too, before their script
-        if cmd.is_readonly and run is not None and run.caller.tracking is not None:
+            r = client.call(cmd, argv, None, True)  # slow-logged too, before their script
+        if run is not None and run.caller.tracking is not None and cmd.is_readonly:
             tracking.remember_script_read(run.caller, run.argv)
-        if r is BLOCKED:
-            r = client.enc.null
-        if session is not None and session.logging():
-            session.log_reply(r)
-        value, err = self.parser.parse(r)
-        if err is not None:
-            t = self.h.cmd_err(error_text(b"-" + err))  # counted when the command failed
+        if session is not None:
+            if r is BLOCKED:
+                r = client.enc.null
+            if session.logging():
+                session.log_reply(r)
+        # the replies scripts get most, converted here; the rest by the parser
+        t = r[0] if r is not BLOCKED else 0
+        if t == 58:  # :
+            return int(r[1:-2])
+        if t == 36 and r[1] != 45:  # $, not the null bulk
+            return r[r.index(b"\r\n") + 2:-2]
+        if t == 45:  # -
+            err = self._cmd_err(error_text(r[:-2]))  # counted when the command failed
             if raise_errors:
-                raise LuaRaise(t)
-            return t
-        return value
+                raise LuaRaise(err)
+            return err
+        if t == 42 and client.resp == 2:  # *
+            return self.parser.array2(r)
+        return self.parser.parse(client.enc.null if r is BLOCKED else r)[0]
 
     def _fail(self, raise_errors: bool, msg: bytes, refused: bool = False) -> Any:
         """An error for the script.  `refused`: a command scriptCall refused (unknown, arity,
@@ -309,18 +316,12 @@ class Engine:
             raise LuaRaise(t)
         return t
 
-    def _call(self, *args: Any) -> Any:
-        return self._command(True, args)
-
-    def _pcall(self, *args: Any) -> Any:
-        return self._command(False, args)
-
     # more arguments than lupa passes to Python at once: their count and a table of them
     def _call_packed(self, n: int, args: Any) -> Any:
-        return self._command(True, tuple(args[i] for i in range(1, n + 1)))
+        return self._command(True, *[args[i] for i in range(1, n + 1)])
 
     def _pcall_packed(self, n: int, args: Any) -> Any:
-        return self._command(False, tuple(args[i] for i in range(1, n + 1)))
+        return self._command(False, *[args[i] for i in range(1, n + 1)])
 
     def _sha1hex(self, *args: Any) -> Any:
         if len(args) != 1 or not _is_lua_string(args[0]):
@@ -441,7 +442,11 @@ class Engine:
         client.dbid = c.dbid
         if client.resp != 2:
             client.set_protocol(2)
-        run = Running(self, c, name, argv, ro, is_function, allow_oom, cross_slot)
+        run = self._spare
+        if run is None:  # a run inside a run (none is expected: scripts cannot call EVAL or FCALL)
+            run = Running(self)
+        self._spare = None
+        run.begin(c, name, argv, ro, is_function, allow_oom, cross_slot)
         self.running = run
         if srv.also_propagate is not None:
             propagate.prevent(c)  # scriptResetRun: a script travels as the effects it had, never itself
@@ -449,12 +454,11 @@ class Engine:
         if self.ldb is not None:
             self.ldb_lua.start(self.ldb.tails)  # the debugger's line hook instead of the busy hook, as Redis
         try:
-            if is_function:
-                ok, value = self.h.run_fcall(fn, numkeys, *argv[3:])
-            else:
-                ok, value = self.h.run_eval(fn, numkeys, *argv[3:])
+            ok, value = (self.h.run_fcall if is_function else self.h.run_eval)(fn, numkeys, *argv[3:])
         finally:
             self.running = None
+            run.caller = run.argv = None  # nothing of the caller's kept alive between runs
+            self._spare = run
             srv.now_ms = now
             if run.busy:
                 busy.leave(srv, run)
@@ -462,6 +466,8 @@ class Engine:
                 self.install_hook()  # the kill (or the debugger) left a line hook behind
         if not ok:
             raise CommandError(self._format_error(value, name), _counted(value))
+        if value.__class__ is int and -_LLONG_LIMIT <= value < _LLONG_LIMIT:
+            return R.integer(value)  # the commonest reply, without the general conversion
         r = convert.lua_to_resp(value, c.enc, client.resp, self.h.reply_shape)
         if r[0] == 45:  # an error reply: counted in errorstats unless a called command's, counted already
             raise CommandError(r[1:-2], _counted(value))
@@ -499,6 +505,42 @@ class Engine:
         if run.killed or self.server.shutting_down:
             return self.h.err(b"ERR Script killed by user with SCRIPT KILL...")
         return None
+
+
+def _refusal(srv: Server, run: Running | None, cmd: Any, argv: list[bytes]) -> bytes | None:
+    """Why scriptCall refuses a command the script may call (after the noscript check), in Redis's
+    order, or None: a stale replica, the caller's ACL, a read-only script, and the checks of a
+    script's first write (scriptVerifyWriteCommandAllow, scriptVerifyOOM)."""
+    if srv.replica_gate and "stale" not in cmd.flags and srv.repl.link.serving_stale():
+        return b"Can not execute the command on a stale replica"  # scriptVerifyAllowStale
+    if run is not None and not run.caller.user.free:  # scriptVerifyACL, for the caller's user
+        denied = srv.acl.check(run.caller, cmd, argv, acl.CTX_LUA)
+        if denied:
+            return acl.script_denied_text(denied)
+    if run is None:
+        return None
+    if run.ro and (cmd.is_write or "may_replicate" in cmd.flags):
+        # a read-only script may not PUBLISH either: it could replicate (and CLIENT PAUSE
+        # WRITE lets read-only scripts run)
+        return b"Write commands are not allowed from read-only scripts."
+    first_write = cmd.is_write and not run.wrote
+    if (first_write and srv.replica_gate and srv.config.values["replica-read-only"] == "yes"
+            and not run.caller.must_obey):
+        return b"-" + READONLY  # scriptVerifyWriteCommandAllow on a read-only replica
+    if first_write and (srv.aof.state or srv.rdb_gate):
+        # scriptVerifyWriteCommandAllow: the last save failed, or the AOF cannot be written
+        denied = srv.persistence.writes_denied()
+        if denied is not None:
+            return b"-" + denied
+    if first_write and srv.repl.write_gate and not srv.repl.master.enough_good_replicas():
+        # scriptVerifyWriteCommandAllow: min-replicas-to-write (a script without flags; one with
+        # flags was refused before it ran)
+        return b"-NOREPLICAS Not enough good replicas to write."
+    if srv.maxmemory and srv.pre_command_oom and not run.allow_oom and not run.wrote and "denyoom" in cmd.flags:
+        # scriptVerifyOOM: out of memory when the script started, and nothing written yet (a
+        # script is never stopped halfway through its writes)
+        return b"-" + OOM
+    return None
 
 
 def _counted(err: Any) -> bool:

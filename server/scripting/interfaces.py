@@ -25,6 +25,7 @@ class Running(Protocol):
     busy: bool  # past busy-reply-threshold: other clients are answered BUSY
     is_function: bool
     repl: int
+    guarded: bool  # may a called command be refused other than as a first write (engine._refusal)
 
 
 class Engine(Protocol):

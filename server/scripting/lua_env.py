@@ -203,11 +203,15 @@ local function run(f, ...)
 end
 
 -- One call per EVAL / FCALL: build KEYS and ARGV (or the callback's keys and args) from the
--- flat argument list and run protected.  Returns ok and the first result.
+-- flat argument list and run protected.  Returns ok and the first result.  The keys table is the
+-- argument list itself with the arguments moved out (its length is still the number of keys: its
+-- only border is there), which spares a third table per call.
 local function split(nkeys, ...)
-  local all, keys, args = {...}, {}, {}
-  for i = 1, nkeys do keys[i] = all[i] end
-  for i = nkeys + 1, rawselect('#', ...) do args[i - nkeys] = all[i] end
+  local keys, args = {...}, {}
+  for i = nkeys + 1, rawselect('#', ...) do
+    args[i - nkeys] = keys[i]
+    keys[i] = nil
+  end
   return keys, args
 end
 local function run_eval(f, nkeys, ...)
@@ -215,9 +219,14 @@ local function run_eval(f, nkeys, ...)
   local ok, v = rawxpcall(f, err_handler)
   return ok, v
 end
+-- A function's call, as one closure made once: its callee and arguments are upvalues set for the
+-- call (FCALL never nests: a function cannot call FCALL).
+local fc_f, fc_keys, fc_args
+local function fcall_body() return fc_f(fc_keys, fc_args) end
 local function run_fcall(f, nkeys, ...)
-  local keys, args = split(nkeys, ...)
-  local ok, v = rawxpcall(function() return f(keys, args) end, err_handler)
+  fc_f, fc_keys, fc_args = f, split(nkeys, ...)
+  local ok, v = rawxpcall(fcall_body, err_handler)
+  fc_f, fc_keys, fc_args = nil, nil, nil
   return ok, v
 end
 

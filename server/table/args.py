@@ -25,7 +25,15 @@ def to_int(arg: bytes, err: str = NOT_INTEGER) -> int:
 
 
 def maybe_int(arg: bytes) -> int | None:
+    if arg.__class__ is bytes:  # counts (numkeys, ...) are mostly small: a lookup, not a parse
+        v = _SMALL_INTS.get(arg)
+        if v is not None:
+            return v
     return _string2ll(arg)
+
+
+# the canonical spellings of 0..255, which string2ll reads as themselves
+_SMALL_INTS = {b"%d" % i: i for i in range(256)}
 
 
 def to_float(arg: bytes, err: str = NOT_FLOAT) -> float:

@@ -288,6 +288,10 @@ def test_denials_in_multi_and_scripts(acl, raxdb, oracle):
         u("EVAL", "return redis.call('get', 'k9')", "0")
         u("EVAL", "return redis.call('publish', 'zz', 'x')", "0")
         u("EVAL", "return redis.call('get', KEYS[1])", "1", "k9")
+        # refused after the script has written (checks that only a first write runs must not
+        # skip the ACL's)
+        u("EVAL", "redis.call('set', 'r2', 'x') return redis.call('set', 'k1', 'x')", "0")
+        u("EVAL", "redis.call('set', 'r2', 'y') return redis.pcall('get', 'k1')", "0")
         u("EVAL", "return {redis.acl_check_cmd('get', 'r1'), redis.acl_check_cmd('hset', 'r1', 'f', 'v')}", "0")
     finally:
         u.close()

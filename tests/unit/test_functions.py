@@ -38,6 +38,14 @@ def test_load_and_call(fdiff):
     fdiff("FCALL", "f1", "abc")
     fdiff("FCALL", "f1", "-1")
     fdiff("FCALL", "f1", "3", "a")
+    # a function's call runs through one closure made once: an error leaves nothing behind for
+    # the next call
+    fdiff("FUNCTION", "LOAD", "#!lua name=e\nredis.register_function('boom', function(keys, args) "
+          "return redis.call('incr', keys[1]) end)")
+    fdiff("SET", "s", "text")
+    fdiff("FCALL", "boom", "1", "s")
+    fdiff("FCALL", "f1", "1", "k1", "a1", "a2")
+    fdiff("FCALL", "boom", "1", "n")
     fdiff("FCALL", "nosuch", "0")
     fdiff("FCALL", "nosuch", "abc")
     fdiff("FCALL")

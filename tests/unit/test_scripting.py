@@ -68,6 +68,14 @@ REPLIES = [
     "redis.call('hset','h','f','v','g','w'); return redis.call('hgetall','h')",
     "redis.call('hset','h','f','v'); redis.setresp(3); local r = redis.call('hgetall','h'); return r.map.f",
     "redis.call('rpush','l','a','b'); return redis.call('lrange','l',0,-1)",
+    # RESP2 arrays (read by hiredis when they hold only integers, bulks, nulls and arrays): nulls
+    # inside are false, nested arrays tables, and a status or error inside keeps its table
+    "redis.call('hset','h','f','v'); local r = redis.call('hmget','h','f','nof','f'); return {type(r[2]), #r, r[3]}",
+    "redis.call('xadd','x','1-1','a','1'); local r = redis.call('xrange','x','-','+'); return {r[1][1], r[1][2]}",
+    "local r = redis.call('scan', 0, 'count', 1000); return {type(r[1]), type(r[2])}",
+    "redis.call('set','k','+OK\r\n-ERR'); return redis.call('mget','k','k','nokey')",
+    "return redis.call('zrange', 'nozset', 0, -1)", "return #redis.call('zrange', 'nozset', 0, -1)",
+    "redis.call('zadd','z',1,'a',2,'b'); return redis.call('zrange','z',0,-1,'withscores')",
     "return redis.call('select', '1')",
     "redis.call('select', '1') redis.call('set','indb1','x') return redis.call('get', 'indb1')",
 ]
@@ -163,6 +171,13 @@ def test_keys_and_argv(diff):
     ev(diff, "return {KEYS[1], ARGV[1], #KEYS, #ARGV}", 1, "k", "a")
     ev(diff, "return {KEYS, ARGV}", 2, "k1", "k2", "a1", "a2")
     ev(diff, "return KEYS[2]", 1, "k")
+    # KEYS is built as the argument list with ARGV moved out: its length, iteration and growth are
+    # those of a table of the keys alone
+    ev(diff, "local n, m = 0, 0 for _ in pairs(KEYS) do n = n + 1 end for _ in pairs(ARGV) do m = m + 1 end "
+             "return {n, m, #KEYS, #ARGV, select('#', unpack(KEYS))}", 2, "k1", "k2", "a1", "a2", "a3")
+    ev(diff, "KEYS[#KEYS + 1] = 'x' table.insert(KEYS, 'y') "
+             "return {#KEYS, KEYS[2], KEYS[3], table.getn(KEYS), select('#', unpack(KEYS))}", 1, "k", "a1", "a2")
+    ev(diff, "return {#KEYS, #ARGV, next(KEYS), ARGV[2]}", 0, "a1", "a2")
     ev(diff, "return 1", 2, "k")
     ev(diff, "return 1", -1)
     ev(diff, "return 1", "abc")
