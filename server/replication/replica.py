@@ -453,7 +453,11 @@ class Link:
         """receiveSynchronousResponse: one reply line; with `keepalive`, "" for the newlines a
         master sends while it prepares."""
         while True:
-            line = await reader.readline()
+            try:
+                line = await reader.readline()
+            except ssl.SSLError as exc:  # the master refused our certificate (after the TLS 1.3 handshake)
+                LOG.warning(f"Failed to read response from the server: {tls.describe(exc)}")
+                line = b""
             if not line:
                 LOG.warning("Master did not respond to command during SYNC handshake")
                 raise SyncError
