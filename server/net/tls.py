@@ -110,6 +110,8 @@ def _context(values: dict[str, str], server_side: bool, cert: str, key: str, pas
     ctx.options |= ssl.OP_NO_COMPRESSION | getattr(ssl, "OP_NO_RENEGOTIATION", 0)
     if values["tls-prefer-server-ciphers"] == "yes":
         ctx.options |= ssl.OP_CIPHER_SERVER_PREFERENCE
+    else:  # the ssl module sets it in every new context; OpenSSL's (and Redis's) default is off
+        ctx.options &= ~ssl.OP_CIPHER_SERVER_PREFERENCE
     if values["tls-session-caching"] == "no":
         ctx.options |= ssl.OP_NO_TICKET
     try:  # the certificate alone first: its failure and the key's are told apart, as Redis does

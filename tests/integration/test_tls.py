@@ -352,3 +352,53 @@ def test_client_info_over_tls_matches_redis(certs: Certs) -> None:
     assert ours[0] == theirs[0]
     assert ours[1] == theirs[1] | {"laddr": ours[1]["laddr"]}
     assert ours[2:] == theirs[2:]
+
+
+def test_prefer_server_ciphers(certs: Certs) -> None:
+    """TLSv1.2 with two ciphers in opposite orders: the client's choice wins unless
+    tls-prefer-server-ciphers is yes (OpenSSL's default, which the ssl module alone would flip)."""
+    def negotiated(port: int) -> str:
+        ctx = ssl.create_default_context(cafile=certs["ca_crt"])
+        ctx.load_cert_chain(certs["client_crt"], certs["client_key"])
+        ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+        ctx.set_ciphers("AES256-SHA256:AES128-SHA256")
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as raw, \
+                ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+            return s.cipher()[0]  # type: ignore[index]
+
+    def scenario(_srv: ServerProcess, port: int) -> list[str]:
+        r = client(certs, port)
+        r.config_set("tls-protocols", "TLSv1.2")
+        r.config_set("tls-ciphers", "AES128-SHA256:AES256-SHA256")
+        chosen = [negotiated(port)]
+        r.config_set("tls-prefer-server-ciphers", "yes")
+        return [*chosen, negotiated(port)]
+
+    ours, theirs = on_both(certs, scenario)
+    assert ours == theirs == ["AES256-SHA256", "AES128-SHA256"]
+
+
+def test_killed_and_quitting_tls_clients_leave_at_once(certs: Certs) -> None:
+    """CLIENT KILL and QUIT free a TLS client at once, as over TCP (a TLS close waits for the
+    peer's close_notify; the client list must not)."""
+    def scenario(_srv: ServerProcess, port: int) -> list[Any]:
+        r = client(certs, port)
+        others = [client(certs, port) for _ in range(3)]
+        for o in others:
+            o.ping()
+        before = _connected(r)
+        killed = r.client_kill_filter(skipme=True)
+        after_kill = _connected(r)
+        ctx = ssl.create_default_context(cafile=certs["ca_crt"])
+        ctx.load_cert_chain(certs["client_crt"], certs["client_key"])
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as raw, \
+                ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+            s.sendall(b"PING\r\nQUIT\r\n")
+            got = b""
+            while not got.endswith(b"+OK\r\n"):
+                got += s.recv(100)
+            after_quit = _connected(r)
+        return [before, killed, after_kill, got, after_quit, r.ping()]
+
+    ours, theirs = on_both(certs, scenario)
+    assert ours == theirs == [4, 3, 1, b"+PONG\r\n+OK\r\n", 1, True]
