@@ -402,3 +402,19 @@ def test_killed_and_quitting_tls_clients_leave_at_once(certs: Certs) -> None:
 
     ours, theirs = on_both(certs, scenario)
     assert ours == theirs == [4, 3, 1, b"+PONG\r\n+OK\r\n", 1, True]
+
+
+def test_redis_cli_without_a_client_certificate(certs: Certs) -> None:
+    """redis-cli --tls with no certificate: refused while tls-auth-clients is yes, served once it is
+    optional or no."""
+    def scenario(_srv: ServerProcess, port: int) -> list[str]:
+        admin = client(certs, port)
+        out = []
+        for mode in ("yes", "optional", "no"):
+            admin.config_set("tls-auth-clients", mode)
+            out.append(f"{mode}: {cli(certs, port, 'PING', cert=False).strip() or '(refused)'}")
+        return out
+
+    ours, theirs = on_both(certs, scenario)
+    assert ours == theirs
+    assert ours[1:] == ["optional: PONG", "no: PONG"] and "PONG" not in ours[0]
