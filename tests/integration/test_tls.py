@@ -418,3 +418,43 @@ def test_redis_cli_without_a_client_certificate(certs: Certs) -> None:
     ours, theirs = on_both(certs, scenario)
     assert ours == theirs
     assert ours[1:] == ["optional: PONG", "no: PONG"] and "PONG" not in ours[0]
+
+
+def test_tls_client_during_a_busy_script(certs: Certs) -> None:
+    """A busy script serves plain clients from its hook; a TLS client's bytes belong to the TLS
+    layer, so it is answered once the script ends (Redis answers it -BUSY meanwhile: a known
+    difference), and its connection stays whole."""
+    port = free_port()
+    srv = start_raxdb(*tls_args(certs, port), "--busy-reply-threshold", "10")
+    ctx = ssl.create_default_context(cafile=certs["ca_crt"])
+    ctx.load_cert_chain(certs["client_crt"], certs["client_key"])
+    try:
+        plain = redis.Redis(port=srv.port)
+        plain.set("k", "v")
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as raw, \
+                ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s, \
+                socket.create_connection(("127.0.0.1", srv.port), timeout=20) as looping:
+            s.sendall(b"PING\r\n")
+            assert s.recv(100) == b"+PONG\r\n"
+            looping.sendall(b"*3\r\n$4\r\nEVAL\r\n$17\r\nwhile true do end\r\n$1\r\n0\r\n")
+            deadline = time.monotonic() + 30
+            while True:  # the script is busy once plain commands get -BUSY
+                try:
+                    plain.ping()
+                except redis.ResponseError as exc:
+                    assert str(exc).startswith("BUSY")
+                    break
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+            s.sendall(b"GET k\r\n")
+            assert plain.script_kill()
+            got = b""
+            while not got.endswith(b"\r\n") or got == b"$1\r\n":
+                got += s.recv(100)
+            assert got == b"$1\r\nv\r\n"
+            s.sendall(b"PING\r\n")
+            assert s.recv(100) == b"+PONG\r\n"
+            assert looping.recv(200).startswith(b"-ERR Script killed by user with SCRIPT KILL")
+        assert srv.proc.poll() is None
+    finally:
+        srv.stop()

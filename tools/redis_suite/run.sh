@@ -9,6 +9,7 @@
 # tree; needs the openssl command and Tcl's tls package, Debian's tcl-tls), runtest gets --tls,
 # and the external raxdb listens on a TLS port only (port 0) with the options the suite gives its
 # spawned servers (server, client and CA certificates, DH params, tls-replication and tls-cluster).
+# The tests that cannot work over TLS yet are skipped by name (skip-tls.txt, each with its reason).
 #
 # Needs tclsh and redis 7.0.15's source: $SRC (default /work/redis-src/redis_7.0.15.orig.tar.gz) if it
 # is there, else Debian's source repository (a deb-src entry is added if none is there).  The
@@ -243,6 +244,9 @@ if [ -n "${TLS:-}" ]; then
   [ -f tests/tls/redis.dh ] || ./utils/gen-test-certs.sh >/dev/null 2>&1
   t="$WORK/redis-$VERSION/tests/tls"
   tlsflag=(--tls)
+  while IFS= read -r name; do  # skip-tls.txt's names, after skip.txt's (--skiptest appends)
+    [[ -z "$name" || "$name" == \#* ]] || tlsflag+=(--skiptest "$name")
+  done < "$here/skip-tls.txt"
   cli=(redis-cli -p "$PORT" --tls --cacert "$t/ca.crt" --cert "$t/client.crt" --key "$t/client.key")
   listen=(--port 0 --tls-port "$PORT" --tls-cert-file "$t/server.crt" --tls-key-file "$t/server.key"
           --tls-client-cert-file "$t/client.crt" --tls-client-key-file "$t/client.key" --tls-dh-params-file "$t/redis.dh"
@@ -252,8 +256,8 @@ for unit in "${units[@]}"; do
   out="$WORK/out/$(echo "$unit" | tr / _).out"
   if [[ -n "${SPAWN_ALL:-}" || "$SPAWNED" == *" $unit "* ]]; then
     rm -rf tests/tmp/*
-    timeout "$UNIT_TIMEOUT" ./runtest --single "$unit" --clients 1 --timeout 120 --baseport "$BASEPORT" "${tlsflag[@]}" \
-      --skipfile "$here/skip.txt" > "$out" 2>&1
+    timeout "$UNIT_TIMEOUT" ./runtest --single "$unit" --clients 1 --timeout 120 --baseport "$BASEPORT" \
+      --skipfile "$here/skip.txt" "${tlsflag[@]}" > "$out" 2>&1
     echo "$unit ok=$(grep -c '\[.*ok.*\]' "$out") err=$(grep -c '^\[.*err.*\]' "$out") exception=$(grep -c '\[.*exception.*\]' "$out") (spawned)"
     continue
   fi
@@ -264,8 +268,7 @@ for unit in "${units[@]}"; do
      --enable-protected-configs yes > "$WORK/out/server.log" 2>&1 &)
   for _ in $(seq 100); do "${cli[@]}" ping >/dev/null 2>&1 && break; sleep 0.1; done
   timeout "$UNIT_TIMEOUT" ./runtest --host 127.0.0.1 --port "$PORT" --single "$unit" --timeout 120 --baseport "$BASEPORT" \
-    "${tlsflag[@]}" \
-    --skipfile "$here/skip.txt" > "$out" 2>&1
+    --skipfile "$here/skip.txt" "${tlsflag[@]}" > "$out" 2>&1
   echo "$unit ok=$(grep -c '\[.*ok.*\]' "$out") err=$(grep -c '^\[.*err.*\]' "$out") exception=$(grep -c '\[.*exception.*\]' "$out")"
 done
 "${cli[@]}" shutdown nosave >/dev/null 2>&1
