@@ -8,9 +8,10 @@ tls-replication yes, MIGRATE's with tls-cluster yes) take `srv.tls_client_contex
 
 Invariants:
 - `srv.tls_context` (and `srv.tls_client_context` beside it) is None until TLS is wanted
-  (tls-port set, or tls-replication / tls-cluster yes: Redis's tlsConfigure condition) and from then on the context of the current options; a
-  CONFIG SET that changes them builds a new one, and only a good one replaces the old (new
-  connections use it, connections already open keep theirs), as Redis's tlsConfigure does.
+  (tls-port set, or tls-replication / tls-cluster yes: Redis's tlsConfigure condition) and from
+  then on the context of the current options; a CONFIG SET that changes them builds new ones, and
+  only good ones replace the old (new connections use them, connections already open keep
+  theirs), as Redis's tlsConfigure does.
 - Building follows tlsConfigure's order and log wording: the first problem is logged at warning
   level and the build fails; start-up then logs "Failed to configure TLS. Check logs for more
   info." and exits 1, CONFIG SET answers "Unable to update TLS configuration. Check server logs.".

@@ -109,18 +109,18 @@ SUPERUSER = _superuser()
 
 
 async def _connect(host: str, port: int, source: str,
-                   tls: ssl.SSLContext | None) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+                   context: ssl.SSLContext | None) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """The link's connection, from bind-source-addr if one is set: best effort, as Redis's
     anetTcpNonBlockBestEffortBindConnect, which connects unbound when the address cannot be bound.
-    With `tls` (tls-replication yes) it is a TLS connection, the handshake done before it returns."""
+    With a `context` (tls-replication yes) it is a TLS connection, its handshake done before it returns."""
     if source:
         try:
-            return await asyncio.open_connection(host, port, limit=1 << 20, local_addr=(source, 0), ssl=tls)
+            return await asyncio.open_connection(host, port, limit=1 << 20, local_addr=(source, 0), ssl=context)
         except ssl.SSLError:
             raise
         except OSError:
             pass
-    return await asyncio.open_connection(host, port, limit=1 << 20, ssl=tls)
+    return await asyncio.open_connection(host, port, limit=1 << 20, ssl=context)
 
 
 class SyncError(Exception):
