@@ -70,6 +70,7 @@ test-pure: $(TEST_STAMP) redis-oracle
 
 bench: build $(TEST_STAMP) redis-oracle
 	$(PY) bench/bench.py $(BENCH_ARGS)
+	$(PY) bench/bench.py --tls --only SET,GET,INCR,LRANGE_100
 	$(PY) bench/startup.py
 
 # The image (docker/Dockerfile), with docker or podman: whichever is installed and has a running

@@ -8,8 +8,12 @@ at -P 1 ops/s is bound by the client and by latency, and on a shared or virtual 
 by 10-20% between identical runs, while CPU per request moves much less.  A benchmark, not a test:
 nothing here passes or fails.
 
-    .venv/bin/python bench/bench.py [--quick] [--rounds N] [--only SET,GET] [--memory]
+    .venv/bin/python bench/bench.py [--quick] [--rounds N] [--only SET,GET] [--memory] [--tls]
                                     [--server-args "--maxmemory 1gb --maxmemory-policy allkeys-lru"]
+
+`--tls` runs the workloads over TLS instead (redis-benchmark --tls, with a client certificate,
+against each server's tls-port; certificates made for the run as tests/support/tlscerts.py makes
+them); `make bench` runs a few workloads that way after the plain table.
 
 `--server-args` starts both servers with those options (a memory limit, say, under which raxdb
 counts memory after every write as server/memory/evict.py describes).
@@ -32,13 +36,15 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import lua_workloads  # noqa: E402
 from tests.support.diff import RawConnection, encode_command  # noqa: E402
-from tests.support.servers import start_raxdb, start_redis  # noqa: E402
+from tests.support.servers import free_port, start_raxdb, start_redis  # noqa: E402
+from tests.support.tlscerts import make_certs, tls_args  # noqa: E402
 
 # name -> redis-benchmark arguments (-t test, or a literal command after the options)
 WORKLOADS: dict[str, list[str]] = {
@@ -84,9 +90,10 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_benchmark(port: int, args: list[str], pipeline: int, requests: int) -> float:
+def run_benchmark(port: int, args: list[str], pipeline: int, requests: int, tls: list[str]) -> float:
+    """ops/s of one workload; `tls`: redis-benchmark's TLS options, [] for plain TCP."""
     opts = ["redis-benchmark", "-p", str(port), "-c", "50", "-n", str(requests), "-P", str(pipeline), "--csv",
-            "-r", "100000"]
+            "-r", "100000", *tls]
     if args and args[0] == "--":
         cmd = opts + args[1:]
     else:
@@ -170,12 +177,23 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--only", default="")
     ap.add_argument("--memory", action="store_true")
+    ap.add_argument("--tls", action="store_true", help="over TLS (each server's tls-port)")
     ap.add_argument("--server-args", default="", help="options for both servers")
     opts = ap.parse_args()
     only = opts.only.upper().split(",") if opts.only else []
     names = [n for n in WORKLOADS if not only or n in only]
     extra = opts.server_args.split()
-    ours, theirs = start_raxdb(*extra), start_redis(*extra)
+    tls: list[str] = []
+    tls_ports = {}
+    if opts.tls:
+        certs = make_certs(Path(tempfile.mkdtemp(prefix="bench-tls-")))
+        tls = ["--tls", "--cacert", certs["ca_crt"], "--cert", certs["client_crt"], "--key", certs["client_key"]]
+        tls_ports = {"raxdb": free_port(), "redis": free_port()}
+        ours = start_raxdb(*tls_args(certs, tls_ports["raxdb"]), *extra)
+        theirs = start_redis(*tls_args(certs, tls_ports["redis"]), *extra)
+        print("over TLS (redis-benchmark --tls, a client certificate)")
+    else:
+        ours, theirs = start_raxdb(*extra), start_redis(*extra)
     try:
         for srv in (ours, theirs):
             prepare(srv.port)
@@ -190,7 +208,8 @@ def main() -> None:
                     for label, srv in (("redis", theirs), ("raxdb", ours)):
                         try:
                             c0 = cpu_seconds(srv.proc.pid)
-                            best[label] = max(best[label], run_benchmark(srv.port, WORKLOADS[name], p, requests))
+                            port = tls_ports.get(label, srv.port)
+                            best[label] = max(best[label], run_benchmark(port, WORKLOADS[name], p, requests, tls))
                             cpu[label] += cpu_seconds(srv.proc.pid) - c0
                         except (RuntimeError, subprocess.TimeoutExpired) as exc:
                             print(f"  {name} -P {p} on {label}: {exc}", file=sys.stderr)

@@ -205,6 +205,7 @@ class Server(Protocol):
     unix_listener: asyncio.base_events.Server | None
     tls_listeners: list[asyncio.base_events.Server]
     tls_context: Any  # ssl.SSLContext | None (server/net/tls.py)
+    tls_client_context: Any  # ssl.SSLContext | None: outgoing connections' side
     tls_sockets: list[Any]  # the bound tls-port sockets the TLS listeners take duplicates of
     # the process
     pid: int

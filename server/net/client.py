@@ -301,8 +301,14 @@ class Client(asyncio.Protocol):
         if not self.closed:
             self.flush_output()  # queued output goes first (QUIT's reply, a killed client's last replies)
             self.closed = True
-            if self.transport is not None:
-                self.transport.close()
+            t = self.transport
+            if t is not None:
+                t.close()
+                if t.get_extra_info("ssl_object") is not None:
+                    # a TLS close sends close_notify and waits for the peer's (up to 30 s) before the
+                    # transport reports the loss: the client is freed now, as Redis frees it, while
+                    # its last output and the TLS close go on (the later report finds it gone)
+                    self.connection_lost(None)
 
     def flush_output(self) -> None:
         """Write the queued output with one write and empty the queue (Server.flush_writes calls

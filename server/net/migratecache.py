@@ -7,6 +7,9 @@ it).  MIGRATE (commands/t_migrate.py) takes a connection with `get_socket` and d
 
 Rule: imports only the layers below it (memory, events, config, security, conn, table, base).
 
+With tls-cluster yes a connection is a TLS one, made with the client side of server/net/tls.py's
+contexts, its handshake done (blocking, within MIGRATE's timeout) before it is cached.
+
 Invariants: at most CACHE_ITEMS (64) connections, a random one closed to make room for a new one;
 one unused for more than CACHE_TTL (10 s) is closed by the next cron visit; each remembers the
 database it last selected on its target (`last_dbid`, -1 when unknown), so MIGRATE sends SELECT
@@ -87,5 +90,11 @@ def get_socket(srv: Any, host: bytes, port: bytes, timeout: float) -> Cached:
     except (OSError, ValueError):
         raise CommandError("IOERR error or timeout connecting to the client") from None
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if srv.config.values["tls-cluster"] == "yes":  # migrateGetSocket takes connCreateTLS then
+        try:
+            sock = srv.tls_client_context.wrap_socket(sock)
+        except (OSError, ValueError):
+            sock.close()
+            raise CommandError("IOERR error or timeout connecting to the client") from None
     cs = cache[name] = Cached(sock)
     return cs

@@ -1,14 +1,17 @@
-"""TLS for clients: the SSLContext built from the `tls-*` options, and the listener on `tls-port`.
+"""TLS: the SSLContexts built from the `tls-*` options, and the listener on `tls-port`.
 
-Rule: what TLS adds to a client connection lives here and nowhere else.  The server (core) binds
-the tls-port sockets exactly as it binds `port`'s and hands them to `serve`; a client accepted
-here is a plain Client once its handshake is done, so the command path has no TLS check at all.
+Rule: what TLS adds to a connection lives here and nowhere else.  The server (core) binds the
+tls-port sockets exactly as it binds `port`'s and hands them to `serve`; a client accepted here
+is a plain Client once its handshake is done, so the command path has no TLS check at all.  The
+connections this server opens where Redis opens them with connCreateTLS (a replica's link with
+tls-replication yes, MIGRATE's with tls-cluster yes) take `srv.tls_client_context`.
 
 Invariants:
-- `srv.tls_context` is None until TLS is wanted (tls-port set, or tls-replication / tls-cluster
-  yes: Redis's tlsConfigure condition) and from then on the context of the current options; a
-  CONFIG SET that changes them builds a new one, and only a good one replaces the old (new
-  connections use it, connections already open keep theirs), as Redis's tlsConfigure does.
+- `srv.tls_context` (and `srv.tls_client_context` beside it) is None until TLS is wanted
+  (tls-port set, or tls-replication / tls-cluster yes: Redis's tlsConfigure condition) and from
+  then on the context of the current options; a CONFIG SET that changes them builds new ones, and
+  only good ones replace the old (new connections use them, connections already open keep
+  theirs), as Redis's tlsConfigure does.
 - Building follows tlsConfigure's order and log wording: the first problem is logged at warning
   level and the build fails; start-up then logs "Failed to configure TLS. Check logs for more
   info." and exits 1, CONFIG SET answers "Unable to update TLS configuration. Check server logs.".
@@ -43,7 +46,8 @@ UPDATE_FAILED = "Unable to update TLS configuration. Check server logs."
 
 # the options a context is built from: changing one at run time rebuilds it
 CONTEXT_OPTIONS = ("tls-cert-file", "tls-key-file", "tls-key-file-pass", "tls-dh-params-file", "tls-ca-cert-file",
-                   "tls-ca-cert-dir", "tls-auth-clients", "tls-protocols", "tls-ciphers", "tls-ciphersuites",
+                   "tls-ca-cert-dir", "tls-auth-clients", "tls-client-cert-file", "tls-client-key-file",
+                   "tls-client-key-file-pass", "tls-protocols", "tls-ciphers", "tls-ciphersuites",
                    "tls-prefer-server-ciphers", "tls-session-caching", "tls-session-cache-size",
                    "tls-session-cache-timeout", "tls-replication", "tls-cluster")
 
@@ -95,21 +99,11 @@ def _protocol_range(spec: str) -> tuple[ssl.TLSVersion, ssl.TLSVersion]:
     return min(versions), max(versions)  # type: ignore[type-var]
 
 
-def build(values: dict[str, str]) -> ssl.SSLContext:
-    """The server-side context of the tls-* options (tlsConfigure's checks, in its order);
-    BuildFailed, the reason logged, when one is wrong."""
-    cert, key = values["tls-cert-file"], values["tls-key-file"]
+def _context(values: dict[str, str], server_side: bool, cert: str, key: str, password: str) -> ssl.SSLContext:
+    """createSSLContext: one context of the options, with the certificate `cert` and its key."""
     ca_file, ca_dir = values["tls-ca-cert-file"], values["tls-ca-cert-dir"]
-    if not cert:
-        raise _fail("No tls-cert-file configured!")
-    if not key:
-        raise _fail("No tls-key-file configured!")
-    if ((values["tls-auth-clients"] != "no" or values["tls-replication"] == "yes" or values["tls-cluster"] == "yes")
-            and not ca_file and not ca_dir):
-        raise _fail("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, "
-                    "tls-replication or tls-auth-clients are enabled!")
     lowest, highest = _protocol_range(values["tls-protocols"])
-    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER if server_side else ssl.PROTOCOL_TLS_CLIENT)
     try:
         ctx.minimum_version, ctx.maximum_version = lowest, highest
     except ValueError as exc:  # a version this OpenSSL no longer offers
@@ -117,15 +111,17 @@ def build(values: dict[str, str]) -> ssl.SSLContext:
     ctx.options |= ssl.OP_NO_COMPRESSION | getattr(ssl, "OP_NO_RENEGOTIATION", 0)
     if values["tls-prefer-server-ciphers"] == "yes":
         ctx.options |= ssl.OP_CIPHER_SERVER_PREFERENCE
+    else:  # the ssl module sets it in every new context; OpenSSL's (and Redis's) default is off
+        ctx.options &= ~ssl.OP_CIPHER_SERVER_PREFERENCE
     if values["tls-session-caching"] == "no":
         ctx.options |= ssl.OP_NO_TICKET
     try:  # the certificate alone first: its failure and the key's are told apart, as Redis does
         ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cafile=cert)
     except (ssl.SSLError, OSError) as exc:
         raise _fail(f"Failed to load certificate: {cert}: {describe(exc)}") from None
-    password = values["tls-key-file-pass"].encode()
+    secret = password.encode()
     try:  # a callable password: an encrypted key without one fails instead of prompting
-        ctx.load_cert_chain(cert, key, password=lambda: password)
+        ctx.load_cert_chain(cert, key, password=lambda: secret)
     except (ssl.SSLError, OSError) as exc:
         raise _fail(f"Failed to load private key: {key}: {describe(exc)}") from None
     if ca_file or ca_dir:
@@ -143,8 +139,37 @@ def build(values: dict[str, str]) -> ssl.SSLContext:
             ctx.set_ciphers(values["tls-ciphers"])
         except ssl.SSLError:
             raise _fail(f"Failed to configure ciphers: {values['tls-ciphers']}") from None
-    ctx.verify_mode = _VERIFY[values["tls-auth-clients"]]
     return ctx
+
+
+def build(values: dict[str, str]) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """The server-side and the client-side context of the tls-* options (tlsConfigure's checks,
+    in its order); BuildFailed, the reason logged, when one is wrong.
+
+    The client side (replication, MIGRATE) presents tls-client-cert-file / tls-client-key-file
+    when both are set, else the server's own certificate, as Redis's connections made with
+    redis_tls_client_ctx or redis_tls_ctx do; it checks the peer's certificate against the CA
+    and, like Redis, not its host name."""
+    if not values["tls-cert-file"]:
+        raise _fail("No tls-cert-file configured!")
+    if not values["tls-key-file"]:
+        raise _fail("No tls-key-file configured!")
+    if ((values["tls-auth-clients"] != "no" or values["tls-replication"] == "yes" or values["tls-cluster"] == "yes")
+            and not values["tls-ca-cert-file"] and not values["tls-ca-cert-dir"]):
+        raise _fail("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, "
+                    "tls-replication or tls-auth-clients are enabled!")
+    server = _context(values, True, values["tls-cert-file"], values["tls-key-file"],
+                      values["tls-key-file-pass"])
+    server.verify_mode = _VERIFY[values["tls-auth-clients"]]
+    if values["tls-client-cert-file"] and values["tls-client-key-file"]:
+        client = _context(values, False, values["tls-client-cert-file"],
+                          values["tls-client-key-file"], values["tls-client-key-file-pass"])
+    else:
+        client = _context(values, False, values["tls-cert-file"], values["tls-key-file"],
+                          values["tls-key-file-pass"])
+    client.check_hostname = False
+    client.verify_mode = ssl.CERT_REQUIRED
+    return server, client
 
 
 def configure_at_startup(srv: Server) -> None:
@@ -152,7 +177,7 @@ def configure_at_startup(srv: Server) -> None:
     if not wanted(srv.config.values):
         return
     try:
-        srv.tls_context = build(srv.config.values)
+        srv.tls_context, srv.tls_client_context = build(srv.config.values)
     except BuildFailed:
         LOG.warning("Failed to configure TLS. Check logs for more info.")
         raise SystemExit(1) from None
@@ -164,7 +189,7 @@ def reconfigure(srv: Server, force: bool = False) -> None:
     if not (force or wanted(srv.config.values)):
         return
     try:
-        srv.tls_context = build(srv.config.values)
+        srv.tls_context, srv.tls_client_context = build(srv.config.values)
     except BuildFailed:
         raise ConfigError(UPDATE_FAILED) from None
     if srv.tls_sockets and srv.loop is not None:  # the listeners take the new context
@@ -175,7 +200,7 @@ def reconfigure(srv: Server, force: bool = False) -> None:
 
 def attach(srv: Server) -> None:
     """The CONFIG SET hooks that rebuild the context."""
-    srv.tls_context = None
+    srv.tls_context = srv.tls_client_context = None
     srv.tls_sockets = []
     for name in CONTEXT_OPTIONS:
         srv.config.on_change.setdefault(name, []).append(lambda _v: reconfigure(srv))

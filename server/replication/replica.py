@@ -57,6 +57,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import ssl
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -68,7 +69,7 @@ from raxdb.server.base.errors import MASTERDOWN, READONLY, CommandError
 from raxdb.server.base.loading import ASYNC, SYNC
 from raxdb.server.base.log import LOG, logged_error
 from raxdb.server.events import propagate, tracking, watch
-from raxdb.server.net import blocking
+from raxdb.server.net import blocking, tls
 from raxdb.server.net.client import Client, _fmt_addr
 from raxdb.server.persistence import loading
 from raxdb.server.persistence.aof import OFF as AOF_OFF
@@ -107,15 +108,19 @@ def _superuser() -> User:
 SUPERUSER = _superuser()
 
 
-async def _connect(host: str, port: int, source: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+async def _connect(host: str, port: int, source: str,
+                   context: ssl.SSLContext | None) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """The link's connection, from bind-source-addr if one is set: best effort, as Redis's
-    anetTcpNonBlockBestEffortBindConnect, which connects unbound when the address cannot be bound."""
+    anetTcpNonBlockBestEffortBindConnect, which connects unbound when the address cannot be bound.
+    With a `context` (tls-replication yes) it is a TLS connection, its handshake done before it returns."""
     if source:
         try:
-            return await asyncio.open_connection(host, port, limit=1 << 20, local_addr=(source, 0))
+            return await asyncio.open_connection(host, port, limit=1 << 20, local_addr=(source, 0), ssl=context)
+        except ssl.SSLError:
+            raise
         except OSError:
             pass
-    return await asyncio.open_connection(host, port, limit=1 << 20)
+    return await asyncio.open_connection(host, port, limit=1 << 20, ssl=context)
 
 
 class SyncError(Exception):
@@ -394,9 +399,11 @@ class Link:
     async def _handshake(self) -> asyncio.StreamReader:
         cfg = self.srv.config.values
         try:
-            reader, writer = await _connect(self.host, self.port, cfg["bind-source-addr"])
+            reader, writer = await _connect(self.host, self.port, cfg["bind-source-addr"],
+                                            self.srv.tls_client_context if cfg["tls-replication"] == "yes" else None)
         except (OSError, UnicodeError) as exc:
-            LOG.warning(f"Error condition on socket for SYNC: {getattr(exc, 'strerror', None) or exc}")
+            why = tls.describe(exc) if isinstance(exc, ssl.SSLError) else getattr(exc, "strerror", None) or exc
+            LOG.warning(f"Error condition on socket for SYNC: {why}")
             raise SyncError from None
         self.writer = writer
         self.lastio = time.time()
@@ -414,7 +421,9 @@ class Link:
         if auth:
             user = cfg["masteruser"]
             out.append([b"AUTH", *([user.encode()] if user else []), auth.encode()])
-        port = int(cfg["replica-announce-port"]) or self.srv.config.port
+        # the port to announce: with TLS replication, the TLS one (syncWithMaster's choice)
+        port = int(cfg["replica-announce-port"]) or (
+            int(cfg["tls-port"]) if cfg["tls-replication"] == "yes" and cfg["tls-port"] != "0" else self.srv.config.port)
         out.append([b"REPLCONF", b"listening-port", b"%d" % port])
         ip = cfg["replica-announce-ip"]
         if ip:
@@ -444,7 +453,11 @@ class Link:
         """receiveSynchronousResponse: one reply line; with `keepalive`, "" for the newlines a
         master sends while it prepares."""
         while True:
-            line = await reader.readline()
+            try:
+                line = await reader.readline()
+            except ssl.SSLError as exc:  # the master refused our certificate (after the TLS 1.3 handshake)
+                LOG.warning(f"Failed to read response from the server: {tls.describe(exc)}")
+                line = b""
             if not line:
                 LOG.warning("Master did not respond to command during SYNC handshake")
                 raise SyncError

@@ -1,21 +1,21 @@
 """TLS for clients (issue #35, first slice): the tls-* options, the listener on tls-port, client
 certificates, a context rebuilt by CONFIG SET, bad input at the handshake and at start-up.
 
-Certificates are made by the test with the openssl command (as Redis's utils/gen-test-certs.sh
-makes its own): a CA, two server certificates signed by it (the second for the CONFIG SET
-rotation), a client certificate signed by it, and a client certificate signed by an unrelated CA
-(untrusted).  Wherever Redis's behaviour is the reference, the same scenario runs against
-redis-server 7.0 and the results are compared.
+Certificates are made by the test with the openssl command (tests/support/tlscerts.py).
+Wherever Redis's behaviour is the reference, the same scenario runs against redis-server 7.0 and
+the results are compared.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
-import shutil
 import socket
 import ssl
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,45 +24,14 @@ import pytest
 import redis
 
 from tests.support.servers import ROOT, ServerProcess, free_port, redis_binary, start_raxdb, start_redis
+from tests.support.tlscerts import HAVE_TOOLS, Certs, cli, client, make_certs, tls_args
 
-pytestmark = pytest.mark.skipif(shutil.which("openssl") is None or shutil.which("redis-cli") is None,
-                                reason="needs the openssl command and redis-cli")
-
-Certs = dict[str, str]
-
-
-def _openssl(*args: str, cwd: Path) -> None:
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
-
-
-def _signed(d: Path, name: str, ca: str, ext: str | None = None) -> None:
-    _openssl("genrsa", "-out", f"{name}.key", "2048", cwd=d)
-    _openssl("req", "-new", "-sha256", "-subj", f"/O=raxdb-test/CN={name}", "-key", f"{name}.key", "-out",
-             f"{name}.csr", cwd=d)
-    extra = ["-extfile", "san.ext"] if ext else []
-    _openssl("x509", "-req", "-sha256", "-in", f"{name}.csr", "-CA", f"{ca}.crt", "-CAkey", f"{ca}.key",
-             "-CAcreateserial", "-days", "30", "-out", f"{name}.crt", *extra, cwd=d)
+pytestmark = pytest.mark.skipif(not HAVE_TOOLS, reason="needs the openssl command and redis-cli")
 
 
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
-    d = tmp_path_factory.mktemp("tls")
-    for ca in ("ca", "otherca"):
-        _openssl("genrsa", "-out", f"{ca}.key", "2048", cwd=d)
-        _openssl("req", "-x509", "-new", "-nodes", "-sha256", "-key", f"{ca}.key", "-days", "30", "-subj",
-                 f"/O=raxdb-test/CN={ca}", "-out", f"{ca}.crt", cwd=d)
-    (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    _signed(d, "server", "ca", ext="san.ext")
-    _signed(d, "server2", "ca", ext="san.ext")
-    _signed(d, "client", "ca")
-    _signed(d, "stranger", "otherca")  # a client certificate the server's CA did not sign
-    (d / "bad.key").write_text("not a key\n")
-    return {p.stem + p.suffix.replace(".", "_"): str(p) for p in d.iterdir()}
-
-
-def tls_args(c: Certs, port: int, *extra: str) -> list[str]:
-    return ["--tls-port", str(port), "--tls-cert-file", c["server_crt"], "--tls-key-file", c["server_key"],
-            "--tls-ca-cert-file", c["ca_crt"], *extra]
+    return make_certs(tmp_path_factory.mktemp("tls"))
 
 
 def start_both(c: Certs, *extra: str) -> Iterator[tuple[str, ServerProcess, int]]:
@@ -74,22 +43,6 @@ def start_both(c: Certs, *extra: str) -> Iterator[tuple[str, ServerProcess, int]
             yield name, srv, port
         finally:
             srv.stop()
-
-
-def client(c: Certs, port: int, cert: str | None = "client", **kw: Any) -> redis.Redis:
-    """redis-py over TLS (a `rediss://` URL), with the client certificate `cert` or none."""
-    opts: dict[str, Any] = {"ssl_ca_certs": c["ca_crt"], "ssl_cert_reqs": "required", "socket_timeout": 20}
-    if cert is not None:
-        opts.update(ssl_certfile=c[f"{cert}_crt"], ssl_keyfile=c[f"{cert}_key"])
-    opts.update(kw)
-    return redis.Redis.from_url(f"rediss://127.0.0.1:{port}", **opts)
-
-
-def cli(c: Certs, port: int, *args: str, cert: bool = True) -> str:
-    cmd = ["redis-cli", "-h", "127.0.0.1", "-p", str(port), "--tls", "--cacert", c["ca_crt"]]
-    if cert:
-        cmd += ["--cert", c["client_crt"], "--key", c["client_key"]]
-    return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=30).stdout
 
 
 def on_both(c: Certs, scenario: Callable[[ServerProcess, int], Any], *extra: str) -> tuple[Any, Any]:
@@ -276,5 +229,232 @@ def test_config_set_tls_port(certs: Certs) -> None:
         with pytest.raises(redis.ConnectionError):
             client(certs, port).ping()
         assert plain.ping()
+    finally:
+        srv.stop()
+
+
+def test_expired_client_certificate_refused(certs: Certs) -> None:
+    """A certificate the CA signed but that has expired is refused as an untrusted one is, and
+    accepted once tls-auth-clients is no (the certificate is then not asked for)."""
+    def scenario(_srv: ServerProcess, port: int) -> list[str]:
+        outcome = []
+        for mode in ("yes", "optional", "no"):
+            client(certs, port).config_set("tls-auth-clients", mode)
+            try:
+                outcome.append(f"{mode}: {client(certs, port, cert='expired').ping()}")
+            except redis.ConnectionError:
+                outcome.append(f"{mode}: refused")
+        return outcome
+
+    ours, theirs = on_both(certs, scenario)
+    assert ours == theirs == ["yes: refused", "optional: refused", "no: True"]
+
+
+def _fds(pid: int) -> int:
+    return len(list(Path(f"/proc/{pid}/fd").iterdir()))
+
+
+async def _tls_pings(certs: Certs, port: int, n: int) -> list[bytes]:
+    """`n` TLS connections opened at once, each sending PING: the replies (b"" for a failure)."""
+    ctx = ssl.create_default_context(cafile=certs["ca_crt"])
+    ctx.load_cert_chain(certs["client_crt"], certs["client_key"])
+
+    async def one() -> bytes:
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=ctx)
+        except OSError:
+            return b""
+        try:
+            writer.write(b"PING\r\n")
+            return await reader.readline()
+        finally:
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+    return list(await asyncio.gather(*(one() for _ in range(n))))
+
+
+def _connected(r: redis.Redis) -> int:
+    return int(r.info("clients")["connected_clients"])
+
+
+def _wait_connected(r: redis.Redis, n: int) -> None:
+    deadline = time.monotonic() + 60
+    while _connected(r) != n:
+        assert time.monotonic() < deadline, f"connected_clients stays at {_connected(r)}, not {n}"
+        time.sleep(0.05)
+
+
+def test_bad_handshakes_and_a_crowd_leak_nothing(certs: Certs) -> None:
+    """A plain-RESP client, handshakes cut halfway (after the ClientHello's first bytes, and after
+    the whole ClientHello), and 500 TLS clients at once: each is served or dropped as Redis does,
+    the TLS client already connected keeps being served, and the server's file descriptors come
+    back to their count before."""
+    hello = _client_hello(certs)
+
+    def scenario(srv: ServerProcess, port: int) -> list[Any]:
+        r = client(certs, port)
+        r.set("k", "before")
+        asyncio.run(_tls_pings(certs, port, 10))  # the loop's own descriptors opened once
+        _wait_connected(r, 1)
+        fds = _fds(srv.proc.pid)
+        out: list[Any] = []
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as plain:
+            plain.sendall(b"*1\r\n$4\r\nPING\r\n")
+            try:  # closed without a RESP reply (reset when the close left our bytes unread)
+                out.append(plain.recv(100))
+            except ConnectionResetError:
+                out.append(b"")
+        for cut in (hello[:20], hello):
+            with socket.create_connection(("127.0.0.1", port), timeout=20) as half:
+                half.sendall(cut)
+                out.append(r.get("k"))  # served while the handshake hangs
+        replies = asyncio.run(_tls_pings(certs, port, 500))
+        out.append(sorted(set(replies)))
+        out.append(replies.count(b"+PONG\r\n"))
+        _wait_connected(r, 1)
+        out.append(r.get("k"))
+        out.append(_fds(srv.proc.pid) - fds)
+        out.append(srv.proc.poll())
+        return out
+
+    ours, theirs = on_both(certs, scenario)
+    assert ours == theirs
+    assert ours[-4:] == [500, b"before", 0, None]
+
+
+def _client_hello(certs: Certs) -> bytes:
+    """The first flight of a TLS client (its ClientHello), as sent on the wire."""
+    ctx = ssl.create_default_context(cafile=certs["ca_crt"])
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = ctx.wrap_bio(incoming, outgoing, server_hostname="127.0.0.1")
+    with contextlib.suppress(ssl.SSLWantReadError):
+        tls.do_handshake()
+    return outgoing.read()
+
+
+def test_client_info_over_tls_matches_redis(certs: Certs) -> None:
+    """CLIENT INFO of a TLS client: the same fields with the same values (those that do not vary
+    by run: its address, age, buffers) as Redis's; INFO's sections list the same fields."""
+    def scenario(_srv: ServerProcess, port: int) -> list[Any]:
+        r = client(certs, port, decode_responses=True)
+        r.client_setname("tls-one")
+        line = r.execute_command("CLIENT", "INFO")
+        info = dict(f.split("=", 1) for f in line.split())
+        kept = {k: v for k, v in info.items() if k in ("name", "flags", "db", "sub", "psub", "ssub", "multi", "cmd",
+                                                       "user", "redir", "resp", "laddr")}
+        sections = {name: sorted(r.info(name)) for name in ("server", "clients", "stats")}
+        # lib-name and lib-ver: redis-py's CLIENT SETINFO, which raxdb has (7.2's) and 7.0 refuses
+        return [[f for f in info if not f.startswith("lib-")], kept, sections["clients"], sections["stats"]]
+
+    ours, theirs = on_both(certs, scenario)
+    assert ours[0] == theirs[0]
+    assert ours[1] == theirs[1] | {"laddr": ours[1]["laddr"]}
+    assert ours[2:] == theirs[2:]
+
+
+def test_prefer_server_ciphers(certs: Certs) -> None:
+    """TLSv1.2 with two ciphers in opposite orders: the client's choice wins unless
+    tls-prefer-server-ciphers is yes (OpenSSL's default, which the ssl module alone would flip)."""
+    def negotiated(port: int) -> str:
+        ctx = ssl.create_default_context(cafile=certs["ca_crt"])
+        ctx.load_cert_chain(certs["client_crt"], certs["client_key"])
+        ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+        ctx.set_ciphers("AES256-SHA256:AES128-SHA256")
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as raw, \
+                ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+            return s.cipher()[0]  # type: ignore[index]
+
+    def scenario(_srv: ServerProcess, port: int) -> list[str]:
+        r = client(certs, port)
+        r.config_set("tls-protocols", "TLSv1.2")
+        r.config_set("tls-ciphers", "AES128-SHA256:AES256-SHA256")
+        chosen = [negotiated(port)]
+        r.config_set("tls-prefer-server-ciphers", "yes")
+        return [*chosen, negotiated(port)]
+
+    ours, theirs = on_both(certs, scenario)
+    assert ours == theirs == ["AES256-SHA256", "AES128-SHA256"]
+
+
+def test_killed_and_quitting_tls_clients_leave_at_once(certs: Certs) -> None:
+    """CLIENT KILL and QUIT free a TLS client at once, as over TCP (a TLS close waits for the
+    peer's close_notify; the client list must not)."""
+    def scenario(_srv: ServerProcess, port: int) -> list[Any]:
+        r = client(certs, port)
+        others = [client(certs, port) for _ in range(3)]
+        for o in others:
+            o.ping()
+        before = _connected(r)
+        killed = r.client_kill_filter(skipme=True)
+        after_kill = _connected(r)
+        ctx = ssl.create_default_context(cafile=certs["ca_crt"])
+        ctx.load_cert_chain(certs["client_crt"], certs["client_key"])
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as raw, \
+                ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+            s.sendall(b"PING\r\nQUIT\r\n")
+            got = b""
+            while not got.endswith(b"+OK\r\n"):
+                got += s.recv(100)
+            after_quit = _connected(r)
+        return [before, killed, after_kill, got, after_quit, r.ping()]
+
+    ours, theirs = on_both(certs, scenario)
+    assert ours == theirs == [4, 3, 1, b"+PONG\r\n+OK\r\n", 1, True]
+
+
+def test_redis_cli_without_a_client_certificate(certs: Certs) -> None:
+    """redis-cli --tls with no certificate: refused while tls-auth-clients is yes, served once it is
+    optional or no."""
+    def scenario(_srv: ServerProcess, port: int) -> list[str]:
+        admin = client(certs, port)
+        out = []
+        for mode in ("yes", "optional", "no"):
+            admin.config_set("tls-auth-clients", mode)
+            out.append(f"{mode}: {cli(certs, port, 'PING', cert=False).strip() or '(refused)'}")
+        return out
+
+    ours, theirs = on_both(certs, scenario)
+    assert ours == theirs
+    assert ours[1:] == ["optional: PONG", "no: PONG"] and "PONG" not in ours[0]
+
+
+def test_tls_client_during_a_busy_script(certs: Certs) -> None:
+    """A busy script serves plain clients from its hook; a TLS client's bytes belong to the TLS
+    layer, so it is answered once the script ends (Redis answers it -BUSY meanwhile: a known
+    difference), and its connection stays whole."""
+    port = free_port()
+    srv = start_raxdb(*tls_args(certs, port), "--busy-reply-threshold", "10")
+    ctx = ssl.create_default_context(cafile=certs["ca_crt"])
+    ctx.load_cert_chain(certs["client_crt"], certs["client_key"])
+    try:
+        plain = redis.Redis(port=srv.port)
+        plain.set("k", "v")
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as raw, \
+                ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s, \
+                socket.create_connection(("127.0.0.1", srv.port), timeout=20) as looping:
+            s.sendall(b"PING\r\n")
+            assert s.recv(100) == b"+PONG\r\n"
+            looping.sendall(b"*3\r\n$4\r\nEVAL\r\n$17\r\nwhile true do end\r\n$1\r\n0\r\n")
+            deadline = time.monotonic() + 30
+            while True:  # the script is busy once plain commands get -BUSY
+                try:
+                    plain.ping()
+                except redis.ResponseError as exc:
+                    assert str(exc).startswith("BUSY")
+                    break
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+            s.sendall(b"GET k\r\n")
+            assert plain.script_kill()
+            got = b""
+            while not got.endswith(b"\r\n") or got == b"$1\r\n":
+                got += s.recv(100)
+            assert got == b"$1\r\nv\r\n"
+            s.sendall(b"PING\r\n")
+            assert s.recv(100) == b"+PONG\r\n"
+            assert looping.recv(200).startswith(b"-ERR Script killed by user with SCRIPT KILL")
+        assert srv.proc.poll() is None
     finally:
         srv.stop()

@@ -1,6 +1,7 @@
 """ioredis and node-redis (npm, versions pinned in package-lock.json) against raxdb.
 
-The checks live in node_clients.mjs; this test installs the packages if needed (`npm ci`, which
+The checks live in node_clients.mjs (tls_clients.mjs: the same clients over TLS, raxdb beside
+redis-server); this test installs the packages if needed (`npm ci`, which
 `make test` also runs) and requires every check to pass.
 """
 
@@ -9,6 +10,9 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+
+from tests.support.servers import free_port, start_raxdb, start_redis
+from tests.support.tlscerts import make_certs, tls_args
 
 HERE = Path(__file__).resolve().parent
 CHECKS = ["ioredis basic", "ioredis pipeline", "ioredis multi/watch", "ioredis defineCommand", "ioredis pubsub",
@@ -31,3 +35,24 @@ def test_node_clients(raxdb):
     passed = {line[3:] for line in proc.stdout.splitlines() if line.startswith("ok ")}
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert passed == set(CHECKS)
+
+
+def test_node_clients_over_tls(tmp_path):
+    """ioredis's and node-redis's `tls` options (CA, client certificate) against raxdb's TLS port
+    and redis-server's: the same replies, and the same refusal without a client certificate."""
+    _ensure_packages()
+    certs = make_certs(tmp_path)
+    outputs = []
+    for start in (start_raxdb, start_redis):
+        port = free_port()
+        srv = start(*tls_args(certs, port))
+        try:
+            proc = subprocess.run(["node", "tls_clients.mjs", str(port), str(tmp_path)], cwd=HERE,
+                                  capture_output=True, text=True, timeout=300)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            outputs.append(proc.stdout.splitlines())
+        finally:
+            srv.stop()
+    assert outputs[0] == outputs[1]
+    assert [line.split()[0] for line in outputs[0]] == ["ioredis", "ioredis", "node-redis", "node-redis"]
+    assert "ioredis no-cert refused" in outputs[0]

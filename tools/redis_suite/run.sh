@@ -3,6 +3,13 @@
 # Debian's source package) against raxdb: a finder of differences, not part of `make test`.
 #
 #   tools/redis_suite/run.sh [unit ...]        e.g. tools/redis_suite/run.sh unit/type/stream integration/aof
+#   TLS=1 tools/redis_suite/run.sh unit/tls unit/type/incr     the suite's TLS mode (runtest --tls)
+#
+# TLS=1: the certificates are the suite's own (utils/gen-test-certs.sh, made once in the unpacked
+# tree; needs the openssl command and Tcl's tls package, Debian's tcl-tls), runtest gets --tls,
+# and the external raxdb listens on a TLS port only (port 0) with the options the suite gives its
+# spawned servers (server, client and CA certificates, DH params, tls-replication and tls-cluster).
+# The tests that cannot work over TLS yet are skipped by name (skip-tls.txt, each with its reason).
 #
 # Needs tclsh and redis 7.0.15's source: $SRC (default /work/redis-src/redis_7.0.15.orig.tar.gz) if it
 # is there, else Debian's source repository (a deb-src entry is added if none is there).  The
@@ -218,7 +225,9 @@ OWN="unit/auth unit/client-eviction unit/limits unit/maxmemory unit/obuf-limits 
      integration/convert-ziplist-zset-on-load integration/convert-zipmap-hash-on-load integration/corrupt-dump
      integration/corrupt-dump-fuzzer integration/dismiss-mem integration/logging integration/redis-benchmark
      integration/shutdown"
-SPAWNED=" unit/aofrw unit/acl unit/acl-v2 integration/aof integration/aof-multi-part $(echo $REPL) $(echo $OWN) "
+# unit/tls: its replica test overrides tls-cert-file and omits the client certificate, which only
+# a server started for it can take (a CONFIG SET of the certificate alone fails on its old key)
+SPAWNED=" unit/aofrw unit/acl unit/acl-v2 unit/tls integration/aof integration/aof-multi-part $(echo $REPL) $(echo $OWN) "
 units=("$@")
 if [ ${#units[@]} -eq 0 ]; then
   units=(unit/type/stream unit/type/stream-cgroups unit/type/string unit/type/incr unit/type/list
@@ -230,23 +239,36 @@ if [ ${#units[@]} -eq 0 ]; then
          unit/introspection-2 unit/querybuf unit/replybufsize unit/printver integration/redis-cli $REPL $OWN)
 fi
 cd "$WORK/redis-$VERSION"
+tlsflag=() cli=(redis-cli -p "$PORT") listen=(--port "$PORT")
+if [ -n "${TLS:-}" ]; then
+  [ -f tests/tls/redis.dh ] || ./utils/gen-test-certs.sh >/dev/null 2>&1
+  t="$WORK/redis-$VERSION/tests/tls"
+  tlsflag=(--tls)
+  while IFS= read -r name; do  # skip-tls.txt's names, after skip.txt's (--skiptest appends)
+    [[ -z "$name" || "$name" == \#* ]] || tlsflag+=(--skiptest "$name")
+  done < "$here/skip-tls.txt"
+  cli=(redis-cli -p "$PORT" --tls --cacert "$t/ca.crt" --cert "$t/client.crt" --key "$t/client.key")
+  listen=(--port 0 --tls-port "$PORT" --tls-cert-file "$t/server.crt" --tls-key-file "$t/server.key"
+          --tls-client-cert-file "$t/client.crt" --tls-client-key-file "$t/client.key" --tls-dh-params-file "$t/redis.dh"
+          --tls-ca-cert-file "$t/ca.crt" --tls-replication yes --tls-cluster yes)
+fi
 for unit in "${units[@]}"; do
   out="$WORK/out/$(echo "$unit" | tr / _).out"
   if [[ -n "${SPAWN_ALL:-}" || "$SPAWNED" == *" $unit "* ]]; then
     rm -rf tests/tmp/*
     timeout "$UNIT_TIMEOUT" ./runtest --single "$unit" --clients 1 --timeout 120 --baseport "$BASEPORT" \
-      --skipfile "$here/skip.txt" > "$out" 2>&1
+      --skipfile "$here/skip.txt" "${tlsflag[@]}" > "$out" 2>&1
     echo "$unit ok=$(grep -c '\[.*ok.*\]' "$out") err=$(grep -c '^\[.*err.*\]' "$out") exception=$(grep -c '\[.*exception.*\]' "$out") (spawned)"
     continue
   fi
-  redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1
+  "${cli[@]}" shutdown nosave >/dev/null 2>&1
   # its own directory: the suite's SAVE and DEBUG RELOAD write dump.rdb there
   mkdir -p "$WORK/data" && rm -f "$WORK/data/dump.rdb"
-  (cd "$WORK/data" && PYTHONPATH="$root" setsid "$PY" -m raxdb.server --port "$PORT" --save "" --enable-debug-command yes \
+  (cd "$WORK/data" && PYTHONPATH="$root" setsid "$PY" -m raxdb.server "${listen[@]}" --save "" --enable-debug-command yes \
      --enable-protected-configs yes > "$WORK/out/server.log" 2>&1 &)
-  for _ in $(seq 100); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  for _ in $(seq 100); do "${cli[@]}" ping >/dev/null 2>&1 && break; sleep 0.1; done
   timeout "$UNIT_TIMEOUT" ./runtest --host 127.0.0.1 --port "$PORT" --single "$unit" --timeout 120 --baseport "$BASEPORT" \
-    --skipfile "$here/skip.txt" > "$out" 2>&1
+    --skipfile "$here/skip.txt" "${tlsflag[@]}" > "$out" 2>&1
   echo "$unit ok=$(grep -c '\[.*ok.*\]' "$out") err=$(grep -c '^\[.*err.*\]' "$out") exception=$(grep -c '\[.*exception.*\]' "$out")"
 done
-redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1
+"${cli[@]}" shutdown nosave >/dev/null 2>&1
