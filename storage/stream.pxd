@@ -48,7 +48,7 @@ cdef Py_ssize_t _put_elem(unsigned char* d, Py_ssize_t k, const unsigned char* s
 @cython.locals(s="const unsigned char*", d="unsigned char*", end=Py_ssize_t, mms=cython.ulonglong,
                mseq=cython.ulonglong, nmf=Py_ssize_t, nfb=Py_ssize_t, rem=Py_ssize_t, k=Py_ssize_t,
                flags=cython.longlong, msd=cython.longlong, seqd=cython.longlong, nf=Py_ssize_t,
-               i=Py_ssize_t, j=Py_ssize_t, ln=Py_ssize_t, ms=cython.ulonglong, seq=cython.ulonglong,
+               i=Py_ssize_t, _i=Py_ssize_t, j=Py_ssize_t, ln=Py_ssize_t, ms=cython.ulonglong, seq=cython.ulonglong,
                fld=bytes, f="const unsigned char*", out=bytearray)
 cpdef bytearray _resp_write(master_id, bytearray lp, Py_ssize_t p, list mfields, list ids, list offs,
                             Py_ssize_t base)

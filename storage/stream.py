@@ -379,7 +379,7 @@ def _resp_write(master_id: int, lp: bytearray, p: int, mfields: list[bytes], ids
                 k = _put_elem(d, k + ln + 2, s, p)
                 p += _span_at(s, p)
         else:
-            for i in range(2 * nf):
+            for _i in range(2 * nf):
                 k = _put_elem(d, k, s, p)
                 p += _span_at(s, p)
         p += _int_size(s[p])  # lp-count
