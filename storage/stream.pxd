@@ -26,6 +26,33 @@ cdef Py_ssize_t _int_size(unsigned int b) noexcept
                parts=list, fbulks=list, heads=list, v=bytes, vals=list, text=bytes)
 cpdef _resp_entries(master_id, bytearray lp, Py_ssize_t p, list mfields, list ids, list items)
 
+cdef bint _COMPILED
+
+# _resp_write writes a node's replies into one bytearray through a C pointer `d`: the helpers
+# below write at an offset and return the offset after what they wrote.
+@cython.locals(n=Py_ssize_t)
+cdef Py_ssize_t _udigits(unsigned long long u) noexcept
+
+@cython.locals(n=Py_ssize_t, j=Py_ssize_t)
+cdef Py_ssize_t _put_u(unsigned char* d, Py_ssize_t k, unsigned long long u) noexcept
+
+cdef Py_ssize_t _put_head(unsigned char* d, Py_ssize_t k, unsigned char c, unsigned long long n) noexcept
+
+@cython.locals(b=cython.uint, n=Py_ssize_t)
+cdef Py_ssize_t _span_at(const unsigned char* s, Py_ssize_t p) noexcept
+
+@cython.locals(b=cython.uint, x=cython.longlong, u=cython.ulonglong, ln=Py_ssize_t, st=Py_ssize_t,
+               i=Py_ssize_t)
+cdef Py_ssize_t _put_elem(unsigned char* d, Py_ssize_t k, const unsigned char* s, Py_ssize_t p) except -1
+
+@cython.locals(s="const unsigned char*", d="unsigned char*", end=Py_ssize_t, mms=cython.ulonglong,
+               mseq=cython.ulonglong, nmf=Py_ssize_t, nfb=Py_ssize_t, rem=Py_ssize_t, k=Py_ssize_t,
+               flags=cython.longlong, msd=cython.longlong, seqd=cython.longlong, nf=Py_ssize_t,
+               i=Py_ssize_t, _i=Py_ssize_t, j=Py_ssize_t, ln=Py_ssize_t, ms=cython.ulonglong, seq=cython.ulonglong,
+               fld=bytes, f="const unsigned char*", out=bytearray)
+cpdef bytearray _resp_write(master_id, bytearray lp, Py_ssize_t p, list mfields, list ids, list offs,
+                            Py_ssize_t base)
+
 
 cdef class Tail:
     cdef public object key, mms, mseq, lp, fields, fsize, count, deleted, nelem, nadd, end

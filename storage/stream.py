@@ -34,6 +34,9 @@ Reads that answer clients go through `encoded_range` / `encoded`, which serve ea
 NodeView: its live entries decoded once and kept already encoded by the caller's function (the RESP
 entry reply), checked against the node's header on every use and extended in place when the node
 only grew.  The listpacks stay the single source of truth; views are a bounded cache of them.
+A view of the replies' encoder (entry_resp) holds its node's replies as one buffer written from the
+listpack in C, with each entry's offset, so an XRANGE / XREAD page is one slice per node it spans
+(`resp_range`); the same header check drops or extends it.
 """
 
 from __future__ import annotations
@@ -226,15 +229,198 @@ def _resp_entries(master_id: int, lp: bytearray, p: int, mfields: list[bytes], i
         items.append(b"".join(parts))
 
 
-def _fill_view(master_id: int, lp: bytearray, start: int, mfields: list[bytes], encode: Callable,
-               ids: list[int], items: list[Any]) -> None:
-    """Decode the node's entries from offset start (0: the first) into a view's ids and items."""
-    if encode is entry_resp:
-        _resp_entries(master_id, lp, start or Stream._master(lp)[3], mfields, ids, items)
+_COMPILED = not __file__.endswith(".py")
+
+
+def _udigits(u: int) -> int:
+    """Decimal digits of u >= 0."""
+    n = 1
+    while u >= 10:
+        u //= 10
+        n += 1
+    return n
+
+
+def _put_u(d: bytearray, k: int, u: int) -> int:
+    """Write u >= 0 in decimal at d[k:]; the offset after it."""
+    n = _udigits(u)
+    j = k + n - 1
+    while True:
+        d[j] = 48 + u % 10
+        u //= 10
+        if not u:
+            break
+        j -= 1
+    return k + n
+
+
+def _put_head(d: bytearray, k: int, c: int, n: int) -> int:
+    """Write `<c><n>\\r\\n` (a bulk's or an array's header) at d[k:]; the offset after it."""
+    d[k] = c
+    k = _put_u(d, k + 1, n)
+    d[k] = 13
+    d[k + 1] = 10
+    return k + 2
+
+
+def _span_at(s: bytes | bytearray, p: int) -> int:
+    """Bytes of the listpack element at p, back-length included."""
+    b = s[p]
+    if b < 0x80:
+        return 2
+    if b < 0xC0:
+        return (b & 0x3F) + 2
+    if b < 0xE0:
+        return 3
+    if b < 0xF0:
+        n = ((b & 0x0F) << 8) | s[p + 1]
+        return n + 3 if n <= 125 else n + 4
+    if b == 0xF0:
+        n = (s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16) | (s[p + 4] << 24)) + 5
+        return n + (1 if n < 128 else 2 if n < 16384 else 3 if n < 2097152 else 4 if n < 268435456 else 5)
+    return _int_size(b)
+
+
+def _put_elem(d: bytearray, k: int, s: bytes | bytearray, p: int) -> int:
+    """Write the listpack element at p as a RESP bulk string at d[k:] (an integer in decimal);
+    the offset after it."""
+    b = s[p]
+    if b < 0x80 or 0xC0 <= b < 0xE0 or b > 0xF0:
+        x = _int_at(s, p)
+        if x < 0:
+            u = -(x + 1)
+            u += 1  # -x without overflowing for the most negative 64-bit integer
+            k = _put_head(d, k, 36, _udigits(u) + 1)
+            d[k] = 45
+            k = _put_u(d, k + 1, u)
+        else:
+            u = x
+            k = _put_head(d, k, 36, _udigits(u))
+            k = _put_u(d, k, u)
+    else:
+        if b < 0xC0:
+            ln = b & 0x3F
+            st = p + 1
+        elif b < 0xF0:
+            ln = ((b & 0x0F) << 8) | s[p + 1]
+            st = p + 2
+        else:
+            ln = s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16) | (s[p + 4] << 24)
+            st = p + 5
+        k = _put_head(d, k, 36, ln)
+        for i in range(ln):
+            d[k + i] = s[st + i]
+        k += ln
+    d[k] = 13
+    d[k + 1] = 10
+    return k + 2
+
+
+def _resp_write(master_id: int, lp: bytearray, p: int, mfields: list[bytes], ids: list[int],
+                offs: list[int], base: int) -> bytearray:
+    """The entry_resp(...) of each live entry of the node from offset p, back to back in one
+    buffer, written byte by byte from the listpack (compiled: C loops, no object per value);
+    each entry's ID is appended to ids and its offset (plus base) to offs.  The buffer is
+    allocated at an upper bound of the reply's size and cut to it at the end: an element of
+    the listpack takes at least 2 bytes and becomes at most 27 (a 64-bit integer's bulk) or
+    its length plus 15 (a string's), and an entry adds at most 80 bytes of headers (its ID,
+    array headers) and its master fields' bulks."""
+    s = lp
+    end = len(lp) - 1
+    mms = master_id >> 64
+    mseq = master_id & U64
+    nmf = len(mfields)
+    nfb = 0
+    for fld in mfields:
+        nfb += len(fld) + 15
+    rem = end - p
+    out = bytearray(15 * rem + (rem // 8 + 1) * (80 + nfb))
+    d = out
+    k = 0
+    while p < end:
+        flags = _int_at(s, p)
+        p += _int_size(s[p])
+        msd = _int_at(s, p)
+        p += _int_size(s[p])
+        seqd = _int_at(s, p)
+        p += _int_size(s[p])
+        nf = nmf
+        if not flags & FLAG_SAMEFIELDS:
+            nf = _int_at(s, p)
+            p += _int_size(s[p])
+        if flags & FLAG_DELETED:
+            p = lp_skip(lp, p, (nf if flags & FLAG_SAMEFIELDS else 2 * nf) + 1)  # values, lp-count
+            continue
+        ms = (mms + msd) & U64
+        seq = (mseq + seqd) & U64
+        ids.append((int(ms) << 64) | seq)  # int(): a 128-bit number, not a C one
+        offs.append(base + k)
+        d[k] = 42  # "*2\r\n"
+        d[k + 1] = 50
+        d[k + 2] = 13
+        d[k + 3] = 10
+        k = _put_head(d, k + 4, 36, _udigits(ms) + 1 + _udigits(seq))
+        k = _put_u(d, k, ms)
+        d[k] = 45
+        k = _put_u(d, k + 1, seq)
+        d[k] = 13
+        d[k + 1] = 10
+        k = _put_head(d, k + 2, 42, 2 * nf)
+        if flags & FLAG_SAMEFIELDS:
+            for i in range(nmf):
+                fld = mfields[i]
+                f = fld
+                ln = len(fld)
+                k = _put_head(d, k, 36, ln)
+                for j in range(ln):
+                    d[k + j] = f[j]
+                d[k + ln] = 13
+                d[k + ln + 1] = 10
+                k = _put_elem(d, k + ln + 2, s, p)
+                p += _span_at(s, p)
+        else:
+            for _i in range(2 * nf):
+                k = _put_elem(d, k, s, p)
+                p += _span_at(s, p)
+        p += _int_size(s[p])  # lp-count
+    del out[k:]
+    return out
+
+
+def _resp_node(master_id: int, lp: bytearray, p: int, mfields: list[bytes], ids: list[int],
+               offs: list[int], base: int) -> bytes | bytearray:
+    """The replies of the node's live entries from offset p as one buffer (see _resp_write);
+    interpreted, one entry_resp-like join per entry (a Python step per byte would cost more)."""
+    if _COMPILED:
+        return _resp_write(master_id, lp, p, mfields, ids, offs, base)
+    items: list[bytes] = []
+    _resp_entries(master_id, lp, p, mfields, ids, items)
+    for it in items:
+        offs.append(base)
+        base += len(it)
+    return b"".join(items)
+
+
+def _fill_view(v: NodeView, master_id: int, lp: bytearray, start: int) -> None:
+    """Decode the node's entries from offset start (0: the first) into the view.  A view of the
+    replies' encoder keeps them in one buffer, `buf`, the entry k being buf[offs[k]:offs[k + 1]]
+    (offs ends with len(buf)); its `items` are cut from it only when asked for."""
+    if v.encode is entry_resp:
+        offs = v.offs
+        base = offs.pop()
+        chunk = _resp_node(master_id, lp, start or Stream._master(lp)[3], v.mfields, v.ids, offs, base)
+        if base:
+            v.buf += chunk
+        else:
+            v.buf = chunk
+        offs.append(len(v.buf))
+        v.items = None
         return
-    for eid, _, fields, values in Stream._node_forward(master_id, lp, False, start, mfields):
+    ids = v.ids
+    items = v.items
+    for eid, _, fields, values in Stream._node_forward(master_id, lp, False, start, v.mfields):
         ids.append(eid)
-        items.append(encode(eid, fields, values))
+        items.append(v.encode(eid, fields, values))
 
 
 class NodeView:
@@ -248,7 +434,7 @@ class NodeView:
     following the tail of a stream pay for what is new only.
     """
 
-    __slots__ = ("lp", "head", "size", "count_size", "deleted", "mfields", "encode", "ids", "items")
+    __slots__ = ("lp", "head", "size", "count_size", "deleted", "mfields", "encode", "ids", "items", "buf", "offs")
 
 
 VIEWS_MAX = 256
@@ -264,22 +450,19 @@ def _counters(lp: bytearray) -> tuple[int, int, int]:
     return count, p - 6, _rd(lp, p)[0]
 
 
-def node_view(master_id: int, lp: bytearray, encode: Callable[[int, list[bytes], list[bytes]], Any]
-              ) -> tuple[list[int], list[Any]]:
+def _view(master_id: int, lp: bytearray, encode: Callable[[int, list[bytes], list[bytes]], Any]) -> NodeView:
+    """The node's current view for `encode`, made, extended or rebuilt as the node's header says."""
     v = _views.get(id(lp))
     if v is not None and v.lp is lp and v.encode is encode:
         if v.head == lp[:18]:
-            return v.ids, v.items
+            return v
         _, csize, deleted = _counters(lp)
         if deleted == v.deleted and len(lp) > v.size:
-            start = v.size - 1 + csize - v.count_size
-            ids = v.ids
-            items = v.items
-            _fill_view(master_id, lp, start, v.mfields, encode, ids, items)
+            _fill_view(v, master_id, lp, v.size - 1 + csize - v.count_size)
             v.head = bytes(lp[:18])
             v.size = len(lp)
             v.count_size = csize
-            return ids, items
+            return v
     else:
         if len(_views) >= VIEWS_MAX:
             del _views[next(iter(_views))]
@@ -289,12 +472,26 @@ def node_view(master_id: int, lp: bytearray, encode: Callable[[int, list[bytes],
         _views[id(lp)] = v
     _, v.count_size, v.deleted = _counters(lp)
     v.mfields = Stream._master(lp)[2]
-    v.ids = ids = []
-    v.items = items = []
-    _fill_view(master_id, lp, 0, v.mfields, encode, ids, items)
+    v.ids = []
+    v.items = []
+    v.buf = b""
+    v.offs = [0]
+    _fill_view(v, master_id, lp, 0)
     v.head = bytes(lp[:18])
     v.size = len(lp)
-    return ids, items
+    return v
+
+
+def node_view(master_id: int, lp: bytearray, encode: Callable[[int, list[bytes], list[bytes]], Any]
+              ) -> tuple[list[int], list[Any]]:
+    """(IDs, encoded entries) of the node's live entries, from its view."""
+    v = _view(master_id, lp, encode)
+    items = v.items
+    if items is None:
+        buf = v.buf
+        offs = v.offs
+        v.items = items = [bytes(buf[offs[k]:offs[k + 1]]) for k in range(len(offs) - 1)]
+    return v.ids, items
 
 
 class Tail:
@@ -847,6 +1044,35 @@ class Stream:
             if (i > 0) if reverse else (j < len(ids)):
                 break
         return out
+
+    def resp_range(self, start: int, end: int, count: int, reverse: bool) -> tuple[int, bytes | bytearray]:
+        """(n, the entry_resp(...) of those n entries back to back): what encoded_range(...,
+        entry_resp) joins, served forwards as slices of the nodes' reply buffers (no object
+        per entry)."""
+        if reverse:
+            items = self.encoded_range(start, end, count, True, entry_resp)
+            return len(items), b"".join(items)
+        chunks = []
+        n = 0
+        if start > end:
+            return 0, b""
+        for _, master_id, lp in self._nodes_from(start, False):
+            if master_id > end:
+                break
+            v = _view(master_id, lp, entry_resp)
+            ids = v.ids
+            i = bisect_left(ids, start) if start > master_id else 0
+            j = bisect_right(ids, end) if ids and ids[-1] > end else len(ids)
+            if count and n + j - i >= count:
+                j = i + count - n
+                count = -1
+            if j > i:
+                offs = v.offs
+                chunks.append(v.buf[offs[i]:offs[j]])  # a copy: the view's buffer grows in place
+                n += j - i
+            if count < 0 or j < len(ids):
+                break
+        return n, chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     def encoded_entry(self, eid: int, encode: Callable[[int, list[bytes], list[bytes]], Any]) -> Any:
         """encode(...) of the live entry eid, or None."""

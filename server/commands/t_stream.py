@@ -482,8 +482,8 @@ def _xrange(c, argv, reverse: bool) -> bytes:
         raise CommandError(WRONGTYPE)
     if count == 0:
         return c.enc.null_array
-    items = s.encoded_range(start, end, count if count > 0 else 0, reverse, entry_reply)
-    return b"*%d\r\n%s" % (len(items), b"".join(items))
+    n, replies = s.resp_range(start, end, count if count > 0 else 0, reverse)
+    return b"*%d\r\n%s" % (n, replies)
 
 
 @command("xrange")
@@ -728,15 +728,17 @@ def serve_xread(c, req: XReadRequest, blocked: bool = False) -> bytes | None:
                 items = _serve_history(c, s, cons, gt, req.count)
             else:
                 items = _serve_group(c, s, cg, cons, gt, req.count, req.noack, key, req.group)  # type: ignore[arg-type]
+            n = len(items)
         else:
             if (s.last_id if blocked else s.length and s.last_valid_id()) <= gt:
                 continue
-            items = range_reply(s, gt + 1, MAX_ID, req.count, False)[1]
+            n, body = s.resp_range(gt + 1, MAX_ID, req.count, False)
+            items = [body]
         served += 1
         if not resp3:
             parts.append(b"*2\r\n")
         parts.append(b"$%d\r\n%s\r\n" % (len(key), key))
-        parts.append(b"*%d\r\n" % len(items))
+        parts.append(b"*%d\r\n" % n)
         parts += items
     if not served:
         return None

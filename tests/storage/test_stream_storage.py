@@ -4,6 +4,8 @@ with the stream in Redis's DUMP payload; plus a model check of reads in both dir
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -263,6 +265,9 @@ def test_node_views_follow_every_change(oplist, queries):
             assert [x for _, x in s.encoded(lo, hi, rev, enc)][:count or None] == want
             # the replies' encoder has its own walk over the listpack (_resp_entries)
             assert s.encoded_range(lo, hi, count, rev, entry_resp) == [entry_resp(*w) for w in want]
+            # XRANGE's and XREAD's pages: slices of the nodes' reply buffers
+            n, body = s.resp_range(lo, hi, count, rev)
+            assert (n, bytes(body)) == (len(want), b"".join(entry_resp(*w) for w in want))
         for eid in ids[-3:]:
             got = s.get(eid)
             assert s.encoded_entry(eid, enc) == (None if got is None else enc(eid, *got))
@@ -357,3 +362,20 @@ def test_reply_walk_over_every_element_encoding():
     got = s.encoded_range(0, MAX_ID, 0, False, entry_resp)
     assert got == [entry_resp(e, f, v) for e, f, v in s.entries()]
     assert len(got) == len(samples) - 1
+    S._views.clear()
+    n, body = s.resp_range(0, MAX_ID, 0, False)
+    assert (n, bytes(body)) == (len(got), b"".join(got))
+    # the buffer writer itself, node by node (interpreted too, where _resp_node does not call it)
+    it = s.rax.iterator()
+    it.seek("^", b"")
+    while it.next():
+        lp = it.value
+        mid = S.key_id(it.key)
+        ids: list[int] = []
+        offs: list[int] = []
+        _, _, mfields, first = Stream._master(lp)
+        out = S._resp_write(mid, lp, first, mfields, ids, offs, 7)
+        want = [(e, entry_resp(e, f, v)) for e, f, v in s.entries(mid, Stream._node_last_id(mid, lp))]
+        assert ids == [e for e, _ in want]
+        assert bytes(out) == b"".join(r for _, r in want)
+        assert offs == list(itertools.accumulate([7] + [len(r) for _, r in want[:-1]]))
