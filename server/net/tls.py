@@ -15,12 +15,13 @@ Invariants:
 - Building follows tlsConfigure's order and log wording: the first problem is logged at warning
   level and the build fails; start-up then logs "Failed to configure TLS. Check logs for more
   info." and exits 1, CONFIG SET answers "Unable to update TLS configuration. Check server logs.".
-- The listeners are the event loop's own TLS servers (create_server(ssl=...)): a Client exists
-  once the handshake is done, and a failed handshake (a plain-text client, no or an untrusted
-  certificate) drops the connection with nothing of it left.  A listener's context is fixed, so a
-  new context replaces the listeners, on the same bound sockets (`srv.tls_sockets`): nothing
-  queued in the backlog is lost.  (Per-connection start_tls would let the server log a failed
-  handshake as Redis does, but under uvloop 0.23 a server-side start_tls stalls later accepts.)
+- The listeners accept plain TCP connections; raxdb's own TLS layer (`Link`: an ssl.SSLObject
+  between two ssl.MemoryBIO) does the handshake with the context current at the accept, then
+  decrypts what arrives into the Client's data_received and encrypts what the Client writes.  A
+  Client exists once the handshake is done; a failed handshake is logged as Redis logs it ("Error
+  accepting a client connection: <OpenSSL error>") and the connection dropped, nothing of it left.
+  Because the layer is ours, a busy script's poll (server/scripting/busy.py) reads a TLS client's
+  socket like any other and passes the bytes through `Link.feed`.
 
 What the ssl module cannot set is accepted and stored but not applied: tls-ciphersuites (the
 TLSv1.3 suites: OpenSSL's defaults are used), tls-session-cache-size and -timeout (OpenSSL's
@@ -29,11 +30,12 @@ defaults, 20480 and 300 s, are Redis's defaults too).
 
 from __future__ import annotations
 
+import _ssl
 import asyncio
 import re
 import socket
 import ssl
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base.log import LOG
 from raxdb.server.config.options import ConfigError
@@ -58,8 +60,6 @@ _DEFAULT_PROTOCOLS = (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3)  # REDIS_T
 # "[SSL: WRONG_VERSION_NUMBER] wrong version number (_ssl.c:992)": the reason text in the middle
 _SSL_TEXT = re.compile(r"^\[[^\]]*\]\s*(.*?)(?:\s*\(_ssl\.c:\d+\))?$")
 
-# listeners being replaced: the loop keeps only weak references to tasks
-_relisten: set[asyncio.Task[None]] = set()
 
 
 class BuildFailed(Exception):
@@ -192,10 +192,6 @@ def reconfigure(srv: Server, force: bool = False) -> None:
         srv.tls_context, srv.tls_client_context = build(srv.config.values)
     except BuildFailed:
         raise ConfigError(UPDATE_FAILED) from None
-    if srv.tls_sockets and srv.loop is not None:  # the listeners take the new context
-        task = srv.loop.create_task(_listen(srv))
-        _relisten.add(task)
-        task.add_done_callback(_relisten.discard)
 
 
 def attach(srv: Server) -> None:
@@ -215,16 +211,16 @@ async def serve(srv: Server, socks: list[socket.socket]) -> None:
 
 
 async def _listen(srv: Server) -> None:
-    """Listeners on `srv.tls_sockets` with the current context.  Each takes a duplicate of its
-    socket, so that closing it (for a new context) leaves the socket bound, its backlog kept."""
+    """Plain TCP listeners on `srv.tls_sockets`, each connection a `Link` (which takes the
+    context current at its accept).  Each takes a duplicate of its socket, so that closing it
+    leaves the socket bound."""
     assert srv.loop is not None
     for listener in srv.tls_listeners:
         listener.close()
     srv.tls_listeners.clear()
     backlog = int(srv.config.values["tcp-backlog"])
     for sock in srv.tls_sockets:
-        srv.tls_listeners.append(await srv.loop.create_server(lambda: Client(srv), sock=sock.dup(), backlog=backlog,
-                                                              ssl=srv.tls_context))
+        srv.tls_listeners.append(await srv.loop.create_server(lambda: Link(srv), sock=sock.dup(), backlog=backlog))
 
 
 def close(srv: Server) -> None:
@@ -233,3 +229,138 @@ def close(srv: Server) -> None:
     for sock in srv.tls_sockets:
         sock.close()
     srv.tls_sockets = []
+
+
+def _openssl_error(exc: ssl.SSLError) -> str:
+    """OpenSSL 3's ERR_error_string of the error ("error:0A00010B:SSL routines::wrong version
+    number"), the text Redis logs; the packed code is rebuilt from the library and reason names."""
+    text = describe(exc)
+    lib_code = next((code for code, name in _ssl.lib_codes_to_names.items() if name == exc.library), None)
+    pair = _ssl.err_names_to_codes.get(exc.reason or "")
+    if lib_code is None or pair is None or pair[0] != lib_code:
+        return text
+    return f"error:{(lib_code & 0xFF) << 23 | pair[1] & 0x7FFFFF:08X}:{text}"
+
+
+class Link(asyncio.Protocol):
+    """One tls-port connection: the TCP transport's protocol below, the Client's transport above.
+
+    Invariants: the SSLObject's context is the one current at the accept; the Client exists
+    (`self.client`) only once the handshake is done; whatever the SSLObject puts in `_out` is
+    written to the TCP transport before control returns to the loop."""
+
+    def __init__(self, srv: Server) -> None:
+        self.srv = srv
+        self._in, self._out = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self.ssl = srv.tls_context.wrap_bio(self._in, self._out, server_side=True)
+        self.raw: asyncio.Transport | None = None
+        self.client: Client | None = None
+
+    # ---- the TCP transport's protocol ----------------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.raw = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self.feed(data)
+
+    def eof_received(self) -> bool:
+        if self.client is None:  # the peer left halfway through the handshake
+            s = self.get_extra_info("socket")
+            fd = s.fileno() if s is not None else -1
+            LOG.warning("Error accepting a client connection: error:0A000126:SSL routines::unexpected eof "
+                        f"while reading (conn: fd={fd})")
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.client is not None:
+            self.client.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        if self.client is not None:
+            self.client.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self.client is not None:
+            self.client.resume_writing()
+
+    def feed(self, data: bytes) -> None:
+        """Bytes read from the socket (by the loop, or by a busy script's poll): the handshake's,
+        then the Client's once decrypted."""
+        self._in.write(data)
+        tls = self.ssl
+        if self.client is None:
+            try:
+                tls.do_handshake()
+            except ssl.SSLWantReadError:
+                self._flush()
+                return
+            except ssl.SSLError as exc:  # clientAcceptHandler's log line; the connection goes
+                self._flush()
+                LOG.warning(f"Error accepting a client connection: {_openssl_error(exc)}")
+                if self.raw is not None:
+                    self.raw.abort()
+                return
+            self._flush()
+            self.client = Client(self.srv)
+            self.client.connection_made(self)  # type: ignore[arg-type]
+        chunks = []
+        try:
+            while True:
+                chunk = tls.read(262144)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        except ssl.SSLWantReadError:
+            pass
+        except ssl.SSLError:  # close_notify or a bad record: the connection ends, as in Redis
+            if self.raw is not None:
+                self.raw.close()
+        self._flush()  # a read may answer (a key update)
+        if chunks and not self.client.closed:
+            self.client.data_received(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+
+    def _flush(self) -> None:
+        if self._out.pending and self.raw is not None and not self.raw.is_closing():
+            self.raw.write(self._out.read())
+
+    # ---- the Client's transport ----------------------------------------------------------------
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        tls = self.ssl
+        while view:
+            n = tls.write(view)
+            view = view[n:]
+        self._flush()
+
+    def close(self) -> None:
+        if self.raw is not None:
+            self.raw.close()
+
+    def abort(self) -> None:
+        if self.raw is not None:
+            self.raw.abort()
+
+    def is_closing(self) -> bool:
+        return self.raw is None or self.raw.is_closing()
+
+    def pause_reading(self) -> None:
+        if self.raw is not None:
+            self.raw.pause_reading()
+
+    def resume_reading(self) -> None:
+        if self.raw is not None:
+            self.raw.resume_reading()
+
+    def get_write_buffer_size(self) -> int:
+        return self.raw.get_write_buffer_size() if self.raw is not None else 0
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        if name == "ssl_object":
+            return self.ssl
+        if name == "sslcontext":
+            return self.ssl.context
+        if name == "peercert":
+            return self.ssl.getpeercert()
+        if name == "cipher":
+            return self.ssl.cipher()
+        return self.raw.get_extra_info(name, default) if self.raw is not None else default

@@ -11,9 +11,9 @@ poll, since the loop's own end-of-iteration flush cannot run.
 A client that hangs up meanwhile is freed at once, as Redis frees it between the events it
 processes (a script may wait for a replica to go).  Limits, stated: new connections are accepted
 only once the script ends (they wait in the listen backlog); the calling client is not read (Redis protects it the same way); a script blocked inside
-one long command is not interrupted, as in Redis; TLS clients are not read either (their bytes
-must pass through the loop's TLS layer), so SCRIPT KILL reaches a busy script over TCP or the
-unix socket only, where Redis takes it over TLS too.
+one long command is not interrupted, as in Redis.  A TLS client's socket is read like any other;
+its bytes go through its transport's `feed` (server/net/tls.py's Link: decrypted there, then the
+Client's data_received), so it gets BUSY and SCRIPT KILL reaches the script over TLS too.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from raxdb.server.base.log import LOG
 
 if TYPE_CHECKING:
-    from raxdb.server.base.interfaces import Client, Server
+    from raxdb.server.base.interfaces import Server
     from raxdb.server.scripting.interfaces import Running
 
 
@@ -52,18 +52,11 @@ def leave(server: Server, run: Running) -> None:
 _eof: set[int] = set()
 
 
-def _tls(c: Client) -> bool:
-    """A TLS client's bytes are the event loop's TLS layer's to decrypt: reading its socket here
-    would take them from it, so it waits for the script's end (see the module's limits)."""
-    t = c.transport
-    return t is not None and t.get_extra_info("ssl_object") is not None
-
-
 def poll(server: Server, run: Running) -> None:
     """Read and serve whatever other clients sent, without blocking."""
     fds = {}
     for c in server.clients.values():
-        if c is run.caller or c.closed or c.fd < 0 or c.fd in _eof or _tls(c):
+        if c is run.caller or c.closed or c.fd < 0 or c.fd in _eof:
             continue
         fds[c.fd] = c
     if not fds:
@@ -94,7 +87,8 @@ def poll(server: Server, run: Running) -> None:
                     t.abort()
                 continue
             try:
-                c.data_received(data)
+                feed = getattr(c.transport, "feed", None)  # a TLS link decrypts them first
+                (feed or c.data_received)(data)
             except Exception as e:  # one client's trouble must not kill the script
                 LOG.warning(f"Error serving client id={c.id} during a busy script: {type(e).__name__}: {e}")
                 c.close()

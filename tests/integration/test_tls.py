@@ -420,41 +420,77 @@ def test_redis_cli_without_a_client_certificate(certs: Certs) -> None:
     assert ours[1:] == ["optional: PONG", "no: PONG"] and "PONG" not in ours[0]
 
 
-def test_tls_client_during_a_busy_script(certs: Certs) -> None:
-    """A busy script serves plain clients from its hook; a TLS client's bytes belong to the TLS
-    layer, so it is answered once the script ends (Redis answers it -BUSY meanwhile: a known
-    difference), and its connection stays whole."""
-    port = free_port()
-    srv = start_raxdb(*tls_args(certs, port), "--busy-reply-threshold", "10")
+def _line(s: ssl.SSLSocket) -> bytes:
+    got = b""
+    while not got.endswith(b"\r\n"):
+        chunk = s.recv(200)
+        assert chunk, got
+        got += chunk
+    return got
+
+
+def test_tls_client_during_a_busy_script_matches_redis(certs: Certs) -> None:
+    """While a script is busy, a TLS client is served from the script's hook as a plain one is:
+    it gets -BUSY, and its SCRIPT KILL stops the script (the TLS layer is raxdb's own, so the
+    busy poll reads its socket and decrypts)."""
     ctx = ssl.create_default_context(cafile=certs["ca_crt"])
     ctx.load_cert_chain(certs["client_crt"], certs["client_key"])
-    try:
-        plain = redis.Redis(port=srv.port)
-        plain.set("k", "v")
+
+    def scenario(srv: ServerProcess, port: int) -> list[bytes]:
+        redis.Redis(port=srv.port).set("k", "v")
+        replies: list[bytes] = []
         with socket.create_connection(("127.0.0.1", port), timeout=20) as raw, \
                 ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s, \
                 socket.create_connection(("127.0.0.1", srv.port), timeout=20) as looping:
-            s.sendall(b"PING\r\n")
-            assert s.recv(100) == b"+PONG\r\n"
+            s.sendall(b"EXISTS k\r\n")
+            replies.append(_line(s))
             looping.sendall(b"*3\r\n$4\r\nEVAL\r\n$17\r\nwhile true do end\r\n$1\r\n0\r\n")
             deadline = time.monotonic() + 30
-            while True:  # the script is busy once plain commands get -BUSY
-                try:
-                    plain.ping()
-                except redis.ResponseError as exc:
-                    assert str(exc).startswith("BUSY")
+            while True:  # over TLS, the script is busy once a PING gets -BUSY
+                s.sendall(b"PING\r\n")
+                got = _line(s)
+                if got.startswith(b"-BUSY"):
+                    replies.append(got)
                     break
-                assert time.monotonic() < deadline
+                assert got == b"+PONG\r\n" and time.monotonic() < deadline
                 time.sleep(0.01)
-            s.sendall(b"GET k\r\n")
-            assert plain.script_kill()
-            got = b""
-            while not got.endswith(b"\r\n") or got == b"$1\r\n":
-                got += s.recv(100)
-            assert got == b"$1\r\nv\r\n"
+            s.sendall(b"SCRIPT KILL\r\n")
+            replies.append(_line(s))
+            replies.append(_line(looping))  # type: ignore[arg-type]
             s.sendall(b"PING\r\n")
-            assert s.recv(100) == b"+PONG\r\n"
-            assert looping.recv(200).startswith(b"-ERR Script killed by user with SCRIPT KILL")
+            replies.append(_line(s))
         assert srv.proc.poll() is None
-    finally:
-        srv.stop()
+        return replies
+
+    ours, theirs = on_both(certs, scenario, "--busy-reply-threshold", "10")
+    assert ours == theirs
+    assert ours[1].startswith(b"-BUSY") and ours[2] == b"+OK\r\n" and ours[4] == b"+PONG\r\n"
+
+
+def test_failed_handshake_is_logged_as_redis_logs_it(certs: Certs) -> None:
+    """A plain-text client, a client without the certificate tls-auth-clients asks for and one that
+    leaves halfway: each is dropped with Redis's "Error accepting a client connection" line."""
+    no_cert = ssl.create_default_context(cafile=certs["ca_crt"])
+
+    def scenario(srv: ServerProcess, port: int) -> list[str]:
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as plain:
+            plain.sendall(b"*1\r\n$4\r\nPING\r\n")
+            with contextlib.suppress(ConnectionResetError):
+                assert plain.recv(100) == b""
+        assert srv.wait_log("Error accepting a client connection: ")
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as raw, \
+                no_cert.wrap_socket(raw, server_hostname="127.0.0.1") as s, \
+                contextlib.suppress(ssl.SSLError, ConnectionResetError):
+            s.sendall(b"PING\r\n")
+            s.recv(100)
+        assert srv.wait_log("did not return a certificate")
+        socket.create_connection(("127.0.0.1", port), timeout=20).close()
+        assert srv.wait_log("unexpected eof")
+        lines = [line.split("# ", 1)[1].strip() for line in srv.log if "Error accepting" in line]
+        # Redis adds " (conn: fd=N)" when the handshake fails within the accept itself, which
+        # depends on whether the client's bytes had arrived by then
+        return [re.sub(r" \(conn: [^)]*\)$", "", line) for line in lines]
+
+    ours, theirs = on_both(certs, scenario)
+    assert ours == theirs
+    assert ours[0] == "Error accepting a client connection: error:0A00010B:SSL routines::wrong version number"
