@@ -230,7 +230,18 @@ def lua_to_resp(v: Any, enc: R.Encoder, script_resp: int, shape: Any) -> bytes:
     if cls is int or cls is float:
         return R.integer(lua_number_to_int(v))
     out: list[bytes] = []
-    todo: list[tuple[Any, int]] = [(v, 2)]
+    todo: list[tuple[Any, int]] = []
+    if v is not None and cls is not bool and lua_type(v) == "table":
+        # the tables scripts return most, a status ({ok=...}) and a flat array of strings and
+        # numbers, straight from their shape; any other one's shape starts the general walk
+        parts = shape(v)
+        if parts.__class__ is tuple:
+            flat = _flat_reply(parts)
+            if flat is not None:
+                return flat
+        _table_to_resp(v, enc, shape, 2, out, todo, parts)
+    else:
+        todo.append((v, 2))
     while todo:
         v, used = todo.pop()
         cls = v.__class__
@@ -252,10 +263,33 @@ def lua_to_resp(v: Any, enc: R.Encoder, script_resp: int, shape: Any) -> bytes:
     return out[0] if len(out) == 1 else b"".join(out)
 
 
+def _flat_reply(parts: tuple) -> bytes | None:
+    """A table's reply from its shape when it is a status or an array of only strings and numbers
+    (no member needs a walk of its own), else None."""
+    kind = parts[0]
+    if kind == 2:
+        return b"+" + clean(parts[1]) + b"\r\n"
+    if kind != 8:
+        return None
+    items = parts[1:]
+    out = [b"*%d\r\n" % len(items)]
+    for x in items:
+        cls = x.__class__
+        if cls is bytes:
+            out.append(R.bulk(x))
+        elif cls is int or cls is float:
+            out.append(R.integer(lua_number_to_int(x)))
+        else:
+            return None
+    return b"".join(out)
+
+
 def _table_to_resp(t: Any, enc: R.Encoder, shape: Any, used: int, out: list[bytes],
-                   todo: list[tuple[Any, int]]) -> None:
-    """Emit a table's reply, or its header with its members queued on `todo` (last first)."""
-    parts = shape(t)
+                   todo: list[tuple[Any, int]], parts: Any = None) -> None:
+    """Emit a table's reply, or its header with its members queued on `todo` (last first);
+    `parts`: its shape, when the caller has read it already."""
+    if parts is None:
+        parts = shape(t)
     if parts.__class__ is not tuple:  # kind 8 alone: an empty array
         out.append(b"*0\r\n")
         return

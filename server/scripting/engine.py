@@ -152,6 +152,9 @@ class Engine:
         self._dispatch = server.table.dispatch.get  # changed in place by rename-command
         self._lookup = server.table.lookup
         self._cmd_err = self.h.cmd_err
+        self._run_eval = self.h.run_eval
+        self._run_fcall = self.h.run_fcall
+        self._shape = self.h.reply_shape
         self.client = _script_client(server)
         self.running: Running | None = None
         self._spare: Running | None = Running(self)  # the Running the next run begins
@@ -234,6 +237,11 @@ class Engine:
                 argv.append(b"%.17g" % a)
             else:
                 return self._fail(raise_errors, b"Lua redis lib command arguments must be strings or integers")
+        return self._call_argv(raise_errors, argv)
+
+    def _call_argv(self, raise_errors: bool, argv: list[bytes]) -> Any:
+        """_command's body once its arguments are bytes (a method of its own so that, compiled, it
+        holds the run and the command in typed locals: engine.pxd)."""
         if not argv:
             return self._fail(raise_errors, b"Please specify at least one argument for this redis lib call")
         session = self.ldb
@@ -454,7 +462,7 @@ class Engine:
         if self.ldb is not None:
             self.ldb_lua.start(self.ldb.tails)  # the debugger's line hook instead of the busy hook, as Redis
         try:
-            ok, value = (self.h.run_fcall if is_function else self.h.run_eval)(fn, numkeys, *argv[3:])
+            ok, value = (self._run_fcall if is_function else self._run_eval)(fn, numkeys, *argv[3:])
         finally:
             self.running = None
             run.caller = run.argv = None  # nothing of the caller's kept alive between runs
@@ -468,7 +476,7 @@ class Engine:
             raise CommandError(self._format_error(value, name), _counted(value))
         if value.__class__ is int and -_LLONG_LIMIT <= value < _LLONG_LIMIT:
             return R.integer(value)  # the commonest reply, without the general conversion
-        r = convert.lua_to_resp(value, c.enc, client.resp, self.h.reply_shape)
+        r = convert.lua_to_resp(value, c.enc, client.resp, self._shape)
         if r[0] == 45:  # an error reply: counted in errorstats unless a called command's, counted already
             raise CommandError(r[1:-2], _counted(value))
         return r
