@@ -31,6 +31,7 @@ from raxdb.server.base import latency, proctitle
 from raxdb.server.base.interfaces import PAUSE_FOREVER
 from raxdb.server.base.log import LOG
 from raxdb.server.base.version import RAXDB_BUILD_ID, RAXDB_VERSION, VERSION
+from raxdb.server.cluster import blocked as cluster_blocked
 from raxdb.server.cluster.manager import Cluster
 from raxdb.server.cluster.routing import route, script_check
 from raxdb.server.config import oomscore
@@ -515,6 +516,7 @@ class Server:
         cluster = self.cluster = Cluster(self)
         self.cluster_route = functools.partial(route, cluster)
         self.cluster_script_check = functools.partial(script_check, cluster)
+        cluster.cron_hooks.append(functools.partial(cluster_blocked.redirect, cluster))
         port = cluster.bus_port()
         if port > 65535:
             LOG.warning("Redis port number too high. Cluster communication port is 10,000 port numbers "

@@ -28,7 +28,8 @@ import socket
 from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base.log import LOG
-from raxdb.server.cluster import wire
+from raxdb.server.cluster import bustls, wire
+from raxdb.server.cluster import pubsub as cluster_pubsub
 from raxdb.server.cluster.state import (
     FAIL,
     HANDSHAKE,
@@ -134,8 +135,9 @@ class Bus:
 
     async def listen(self, socks: list[socket.socket]) -> None:
         loop = asyncio.get_running_loop()
+        context = bustls.accept_context(self.cluster)
         for sock in socks:
-            self.listeners.append(await loop.create_server(lambda: Link(self, None, True), sock=sock))
+            self.listeners.append(await loop.create_server(lambda: Link(self, None, True), sock=sock, ssl=context))
 
     def close(self) -> None:
         for srv in self.listeners:
@@ -159,9 +161,10 @@ class Bus:
     async def _connect(self, link: Link, node: Node) -> None:
         loop = asyncio.get_running_loop()
         timeout = max(self.cluster.node_timeout(), 1000) / 1000
+        context = bustls.connect_context(self.cluster)
         try:
-            await asyncio.wait_for(loop.create_connection(lambda: link, node.ip, node.cport), timeout)
-        except (TimeoutError, OSError) as e:
+            await asyncio.wait_for(loop.create_connection(lambda: link, node.ip, node.cport, ssl=context), timeout)
+        except (TimeoutError, OSError) as e:  # ssl.SSLError is an OSError
             if node.ping_sent == 0:
                 node.ping_sent = now_ms()
             LOG.verbose(f"Connection with Node {node.name} at {node.ip}:{node.cport} failed: {e}")
@@ -298,6 +301,8 @@ class Bus:
                 failing.flags = (failing.flags | FAIL) & ~PFAIL
                 failing.fail_time = now
                 save = True
+        elif t in (wire.PUBLISH, wire.PUBLISHSHARD) and sender is not None:
+            cluster_pubsub.received(self.cluster, m)
         elif t == wire.UPDATE and sender is not None:
             n = st.lookup(m.about)
             if n is not None and n.config_epoch < m.update_epoch:

@@ -2,7 +2,7 @@
 
 What it is.  `Cluster` is what `srv.cluster` holds in cluster mode (None otherwise): the
 ClusterState (state.py), loaded from cluster-config-file or created with a new node ID (and
-saved at once, as clusterInit does); myself's announced address from the configuration
+saved at once, as clusterInit does) and locked (conflock.py); myself's announced address from the configuration
 (port, tls-port, cluster-port, cluster-announce-*); the bus (bus.py); the cron (clusterCron,
 every 100 ms); saving nodes.conf after every configuration change; and the slot index of db 0,
 which CLUSTER COUNTKEYSINSLOT and GETKEYSINSLOT read.
@@ -18,10 +18,13 @@ replies are written).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base.log import LOG
 from raxdb.server.cluster import nodesconf
+from raxdb.server.cluster import pubsub as cluster_pubsub
+from raxdb.server.cluster.conflock import ConfigLock
 from raxdb.server.cluster.state import MASTER, MYSELF, NOFAILOVER, OK, ClusterState, Node, now_ms
 from raxdb.storage.slots import SlotIndex
 
@@ -38,12 +41,16 @@ class Cluster:
         values = srv.config.values
         self.path = values["cluster-config-file"]
         self.st = self._load()
+        self.lock = ConfigLock(self.path)
+        self.lock.acquire()  # before saving: a node that may not use the file must not write it
         self.bus: Any = None  # bus.py's Bus, once serving
         self.cron_handle: Any = None
+        self.cron_hooks: list[Callable[[], None]] = []  # run by the cron, after the bus's part
         self.iteration = 0
         self.announced_ip = ""
         self.refresh_myself()
         srv.dbs[0].slot_keys = SlotIndex()
+        cluster_pubsub.attach(self)
         self.save_or_die()
         on = srv.config.on_change.setdefault
         for name in ("cluster-announce-ip", "cluster-announce-port", "cluster-announce-bus-port",
@@ -114,6 +121,7 @@ class Cluster:
             nodesconf.save(self.st, self.path)
         except OSError as e:
             return e.strerror or str(e)
+        self.lock.follow()
         return None
 
     def save_or_die(self) -> None:
@@ -140,6 +148,10 @@ class Cluster:
 
     def node_timeout(self) -> int:
         return int(self.values()["cluster-node-timeout"])
+
+    def publish(self, channel: bytes, message: bytes, shard: bool) -> None:
+        """PUBLISH / SPUBLISH ran here: the other nodes (of this shard, for SPUBLISH) get it."""
+        cluster_pubsub.propagate(self, channel, message, shard)
 
     # ---- keys ----------------------------------------------------------------------------------
     def count_keys(self, slot: int) -> int:
@@ -177,6 +189,8 @@ class Cluster:
                 self.bus.cron(self.iteration)  # updates the state itself when a node times out
             if self.st.state != OK:  # clusterCron: an ok state changes only through an event
                 self.update_state()
+            for hook in self.cron_hooks:  # e.g. blocked.py's redirection of blocked clients
+                hook()
         except Exception as e:  # the cron must go on
             LOG.warning(f"cluster cron: {e!r}")
         self._schedule()
@@ -188,3 +202,4 @@ class Cluster:
             self.bus.close()
         if os.path.exists(self.path):
             self.save()
+        self.lock.release()

@@ -83,7 +83,7 @@ def route(cluster: Cluster, c: Any, cmd: Any, argv: list[bytes]) -> bytes | None
     if code == NONE:
         return None
     if code in (ASK, MOVED):
-        return _redirect(cluster, c, b"ASK" if code == ASK else b"MOVED", slot, node)
+        return redirect_text(cluster, c, b"ASK" if code == ASK else b"MOVED", slot, node)
     return TEXTS[code]
 
 
@@ -193,7 +193,16 @@ def script_check(cluster: Cluster, run: Any, cmd: Any, argv: list[bytes]) -> byt
     return None
 
 
-def _redirect(cluster: Cluster, c: Any, kind: bytes, slot: int, node: Any) -> bytes:
-    use_pport = cluster.values().get("tls-cluster") == "yes" and not getattr(c, "is_tls", False)
-    port = node.pport if use_pport and node.pport else node.port
+def use_pport(cluster: Cluster, c: Any) -> bool:
+    """With tls-cluster yes the nodes announce their TLS port: a client that is not on TLS is
+    given the plaintext port instead (clusterRedirectClient's and CLUSTER NODES/SLOTS's use_pport)."""
+    if cluster.values().get("tls-cluster") != "yes":
+        return False
+    transport = getattr(c, "transport", None)
+    return transport is not None and transport.get_extra_info("ssl_object") is None
+
+
+def redirect_text(cluster: Cluster, c: Any, kind: bytes, slot: int, node: Any) -> bytes:
+    """clusterRedirectClient's MOVED / ASK text (without '-')."""
+    port = node.pport if use_pport(cluster, c) and node.pport else node.port
     return b"%s %d %s:%d" % (kind, slot, endpoint(cluster, node).encode(), port)

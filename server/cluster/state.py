@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import random
 import time
+from collections.abc import Callable
 from typing import Any
 
 from raxdb.storage.slots import SLOTS
@@ -137,6 +138,9 @@ class ClusterState:
         self.first_update_ms = 0
         self.minority_since_ms = 0
         self.blacklist: dict[str, int] = {}  # CLUSTER FORGET: name -> until (s)
+        # called with (slot, owner) before a slot loses its owner (clusterDelSlot's
+        # removeChannelsInSlot: server/cluster/pubsub.py); None until the cluster wires it
+        self.on_del_slot: Callable[[int, Node], None] | None = None
 
     # ---- nodes ---------------------------------------------------------------------------------
     def add_node(self, node: Node) -> None:
@@ -183,6 +187,8 @@ class ClusterState:
         node = self.slots[s]
         if node is None:
             return False
+        if self.on_del_slot is not None:
+            self.on_del_slot(s, node)
         node.slots[s >> 3] &= ~(1 << (s & 7)) & 0xFF
         node.numslots -= 1
         self.slots[s] = None

@@ -7,7 +7,8 @@ PING, PONG and MEET carry `count` gossip entries of 104 bytes (name, ping_sent a
 seconds, ip, port, cport, flags, pport, unused), then, when mflags[0] has EXT_DATA, `extensions`
 extensions (length, type, 2 unused bytes, data padded to a multiple of 8; type 0 is the
 announced hostname, NUL-terminated).  FAIL carries a node name; UPDATE a config epoch, a name and
-a slots bitmap.
+a slots bitmap; PUBLISH and PUBLISHSHARD the channel's and the message's lengths (32 bits each),
+then the channel and the message, back to back (clusterSendPublish's totlen: no padding).
 
 Rule: pure functions; a malformed message is a WireError naming what is wrong (the bus logs it and
 ignores the packet, as clusterProcessPacket does); nothing here knows the cluster state.
@@ -26,6 +27,7 @@ VERSION = 1
 HEADER = struct.Struct(">4sIHHHHQQQ40s2048s40s46sH30sHHHB3s")
 GOSSIP = struct.Struct(">40sII46sHHHHH")
 EXT_HEADER = struct.Struct(">IHH")
+PUBLISH_LENS = struct.Struct(">II")
 HEADER_LEN = HEADER.size  # 2256 (CLUSTERMSG_MIN_LEN)
 IP_LEN = 46  # NET_IP_STR_LEN
 
@@ -82,6 +84,8 @@ class Message:
     about: str = ""  # FAIL's node; UPDATE's node
     update_epoch: int = 0
     update_slots: bytes = b""
+    channel: bytes = b""  # PUBLISH's and PUBLISHSHARD's
+    message: bytes = b""
 
 
 def encode(m: Message) -> bytes:
@@ -103,6 +107,8 @@ def encode(m: Message) -> bytes:
         body += m.about.encode()
     elif m.type == UPDATE:
         body += struct.pack(">Q40s2048s", m.update_epoch, m.about.encode(), m.update_slots)
+    elif m.type in (PUBLISH, PUBLISHSHARD):
+        body += PUBLISH_LENS.pack(len(m.channel), len(m.message)) + m.channel + m.message
     count = len(m.gossip) if m.type in (PING, PONG, MEET) else 0
     slaveof = m.slaveof.encode() if m.slaveof else NULL_NAME
     header = HEADER.pack(SIG, HEADER_LEN + len(body), VERSION, m.port, m.type, count,
@@ -176,4 +182,9 @@ def decode(data: bytes) -> Message:
     elif t == UPDATE:
         m.update_epoch, about, m.update_slots = struct.unpack_from(">Q40s2048s", data, pos)
         m.about = _cstr(about)
+    elif t in (PUBLISH, PUBLISHSHARD):
+        channel_len, message_len = PUBLISH_LENS.unpack_from(data, pos)
+        pos += PUBLISH_LENS.size
+        m.channel = data[pos:pos + channel_len]
+        m.message = data[pos + channel_len:pos + channel_len + message_len]
     return m

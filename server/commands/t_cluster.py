@@ -24,7 +24,7 @@ from raxdb.protocol import reply as R
 from raxdb.server.admin.modules import log_load_failure
 from raxdb.server.base.errors import SYNTAX, CommandError, wrong_arity
 from raxdb.server.base.log import LOG
-from raxdb.server.cluster.routing import ASKING, READONLY, endpoint
+from raxdb.server.cluster.routing import ASKING, READONLY, endpoint, use_pport
 from raxdb.server.cluster.state import FAIL, HANDSHAKE, MEET, PFAIL, Node, describe, valid_name
 from raxdb.server.commands.t_config import help_reply
 from raxdb.server.security.protected import protected_allowed, protected_denied
@@ -170,7 +170,8 @@ def cluster_myid(c, argv):
 def cluster_nodes(c, argv):
     cl = _cl(c)
     st = cl.st
-    text = "".join(describe(st, n) + "\n" for n in st.nodes.values())
+    pport = use_pport(cl, c)
+    text = "".join(describe(st, n, n.pport if pport and n.pport else None) + "\n" for n in st.nodes.values())
     return c.enc.verbatim(text.encode())
 
 
@@ -183,7 +184,8 @@ def _node_reply(c, cl, n: Node) -> bytes:
         extra += [R.bulk(b"ip"), R.bulk(n.ip.encode())]
     if kind != "hostname" and n.hostname:
         extra += [R.bulk(b"hostname"), R.bulk(n.hostname.encode())]
-    return R.array([first, R.integer(n.port), R.bulk(n.name.encode()), c.enc.map(extra)])
+    port = n.pport if use_pport(cl, c) and n.pport else n.port
+    return R.array([first, R.integer(port), R.bulk(n.name.encode()), c.enc.map(extra)])
 
 
 @command("cluster|slots")
@@ -208,8 +210,14 @@ def _shard_node(c, cl, n: Node) -> bytes:
     else:
         health = b"online"
     offset = getattr(c.server.repl, "master_repl_offset", 0) if n is st.myself else n.repl_offset
-    pairs = [R.bulk(b"id"), R.bulk(n.name.encode()), R.bulk(b"port"), R.integer(n.port),
-             R.bulk(b"ip"), R.bulk(n.ip.encode()), R.bulk(b"endpoint"), R.bulk(endpoint(cl, n).encode())]
+    tls = cl.values()["tls-cluster"] == "yes"  # the announced port is the TLS one
+    plain, tls_port = (n.pport, n.port) if tls else (n.port, 0)
+    pairs = [R.bulk(b"id"), R.bulk(n.name.encode())]
+    if plain:
+        pairs += [R.bulk(b"port"), R.integer(plain)]
+    if tls_port:
+        pairs += [R.bulk(b"tls-port"), R.integer(tls_port)]
+    pairs += [R.bulk(b"ip"), R.bulk(n.ip.encode()), R.bulk(b"endpoint"), R.bulk(endpoint(cl, n).encode())]
     if n.hostname:
         pairs += [R.bulk(b"hostname"), R.bulk(n.hostname.encode())]
     pairs += [R.bulk(b"role"), R.bulk(b"master" if n.is_master() else b"replica"),

@@ -19,10 +19,6 @@ _bulk = R.bulk
 _integer = R.integer
 
 
-def _frame(c, kind: bytes, name: bytes | None, count: int) -> bytes:
-    return c.enc.push_header(3) + _bulk(kind) + (c.enc.null if name is None else _bulk(name)) + _integer(count)
-
-
 def _confirm(c, frames: bytes) -> bytes:
     """(Un)subscribe confirmations are sent as pushes (Redis's CLIENT_PUSHING), so CLIENT REPLY OFF
     or SKIP does not hold them back, in RESP2 as in RESP3: they then go out beside the reply path."""
@@ -36,7 +32,7 @@ def _subscribe(c, argv, kind: str, word: bytes, count) -> bytes:
     out = []
     for name in argv[1:]:
         pubsub.subscribe(c, kind, name)
-        out.append(_frame(c, word, name, count(c)))
+        out.append(pubsub.frame(c, word, name, count(c)))
     c.update_plain()
     return _confirm(c, b"".join(out))
 
@@ -44,11 +40,11 @@ def _subscribe(c, argv, kind: str, word: bytes, count) -> bytes:
 def _unsubscribe(c, argv, kind: str, word: bytes, mine: dict[bytes, None], count) -> bytes:
     names = argv[1:] if len(argv) > 1 else list(mine)
     if not names:
-        return _confirm(c, _frame(c, word, None, count(c)))
+        return _confirm(c, pubsub.frame(c, word, None, count(c)))
     out = []
     for name in names:
         pubsub.unsubscribe(c, kind, name)
-        out.append(_frame(c, word, name, count(c)))
+        out.append(pubsub.frame(c, word, name, count(c)))
     c.update_plain()
     return _confirm(c, b"".join(out))
 
@@ -87,17 +83,27 @@ def sunsubscribe(c, argv):
     return _unsubscribe(c, argv, "shard", b"sunsubscribe", c.shard_channels, _shard_count)
 
 
+def _propagate(c, argv, shard: bool) -> None:
+    """A replica's subscribers get it too (not the AOF); in cluster mode every node's do (the
+    shard's nodes' for SPUBLISH), through the cluster bus instead (server/cluster/pubsub.py)."""
+    cl = c.server.cluster
+    if cl is None:
+        propagate.force(c, repl_only=True)
+    else:
+        cl.publish(argv[1], argv[2], shard)
+
+
 @command("publish")
 def publish(c, argv):
     n = pubsub.publish(c.server, argv[1], argv[2])
-    propagate.force(c, repl_only=True)  # a replica's subscribers get it too (not the AOF)
+    _propagate(c, argv, False)
     return _integer(n)
 
 
 @command("spublish")
 def spublish(c, argv):
     n = pubsub.spublish(c.server, argv[1], argv[2])
-    propagate.force(c, repl_only=True)
+    _propagate(c, argv, True)
     return _integer(n)
 
 

@@ -6,6 +6,10 @@ per-client ordered sets `c.channels`, `c.patterns`, `c.shard_channels` that the 
 change together in `subscribe`/`unsubscribe`, and a client's entries go when it disconnects or sends
 RESET.
 
+In cluster mode the registry also indexes the shard channels by hash slot (`by_slot`, set by
+server/cluster/pubsub.py; None otherwise), as Redis's slots_to_channels does, so that a node that
+loses a slot finds that slot's channels without scanning them all.
+
 Delivery writes each message straight to the subscriber's transport (the subscriber is not the
 client being served, so nothing of its own is pending).  A message is encoded once per protocol:
 RESP2 arrays and RESP3 push frames differ only in the first byte.
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING
 from raxdb.protocol import reply as R
 from raxdb.server.conn import lifecycle, obuf
 from raxdb.storage.glob import compile_glob
+from raxdb.storage.slots import key_hash_slot
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Client, Server
@@ -33,13 +38,14 @@ _SMESSAGE = b"$8\r\nsmessage\r\n"
 
 
 class Registry:
-    __slots__ = ("channels", "patterns", "matchers", "shard")
+    __slots__ = ("channels", "patterns", "matchers", "shard", "by_slot")
 
     def __init__(self) -> None:
         self.channels: dict[bytes, dict[Client, None]] = {}
         self.patterns: dict[bytes, dict[Client, None]] = {}
         self.matchers: dict[bytes, object] = {}  # pattern -> compiled glob
         self.shard: dict[bytes, dict[Client, None]] = {}
+        self.by_slot: dict[int, dict[bytes, None]] | None = None  # cluster mode: slot -> its shard channels
 
 
 def attach(server: Server) -> None:
@@ -74,8 +80,11 @@ def subscribe(c: Client, kind: str, name: bytes) -> bool:
     subs = table.get(name)
     if subs is None:
         subs = table[name] = {}
+        reg = registry(c.server)
         if kind == "pattern":
-            registry(c.server).matchers[name] = compile_glob(name)
+            reg.matchers[name] = compile_glob(name)
+        elif kind == "shard" and reg.by_slot is not None:
+            reg.by_slot.setdefault(key_hash_slot(name), {})[name] = None
     subs[c] = None
     return True
 
@@ -90,9 +99,21 @@ def unsubscribe(c: Client, kind: str, name: bytes) -> bool:
         subs.pop(c, None)
         if not subs:
             del table[name]
+            reg = registry(c.server)
             if kind == "pattern":
-                registry(c.server).matchers.pop(name, None)
+                reg.matchers.pop(name, None)
+            elif kind == "shard" and reg.by_slot is not None:
+                _unindex(reg.by_slot, name)
     return True
+
+
+def _unindex(by_slot: dict[int, dict[bytes, None]], name: bytes) -> None:
+    slot = key_hash_slot(name)
+    names = by_slot.get(slot)
+    if names is not None:
+        names.pop(name, None)
+        if not names:
+            del by_slot[slot]
 
 
 def unsubscribe_all(c: Client) -> None:
@@ -100,6 +121,11 @@ def unsubscribe_all(c: Client) -> None:
     for kind, mine in (("channel", c.channels), ("pattern", c.patterns), ("shard", c.shard_channels)):
         for name in list(mine):
             unsubscribe(c, kind, name)
+
+
+def frame(c: Client, kind: bytes, name: bytes | None, count: int) -> bytes:
+    """A (un)subscription's confirmation: [kind, name, count], an array in RESP2, a push in RESP3."""
+    return c.enc.push_header(3) + _bulk(kind) + (c.enc.null if name is None else _bulk(name)) + R.integer(count)
 
 
 def subscription_count(c: Client) -> int:

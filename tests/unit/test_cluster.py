@@ -13,7 +13,7 @@ import pytest
 from raxdb.server.cluster import nodesconf
 from raxdb.server.cluster.state import HANDSHAKE, MASTER, MYSELF, SLAVE, ClusterState, Node
 from raxdb.storage.slots import key_hash_slot
-from tests.support.diff import Diff, parse
+from tests.support.diff import Diff, RawConnection, encode_command, parse
 from tests.support.servers import free_port, server_pair, start_raxdb
 
 pytestmark = pytest.mark.oracle
@@ -407,3 +407,127 @@ def test_link_over_sendbuf_limit_is_freed():
     assert transport.aborted and full.link is None and cluster.st.links_limit_exceeded == 1
     assert redials == [full]
     assert fine.link is not None and not fine.link.transport.aborted
+
+
+# ---- pub/sub and blocked clients on a single node (issue #36: cluster pub/sub) -----------------
+def _subscriber(port: int, resp3: bool, *cmd: object) -> tuple[RawConnection, list[bytes]]:
+    conn = RawConnection(port)
+    if resp3:
+        conn.call("HELLO", "3")
+    conn.send(encode_command(cmd))
+    return conn, [conn.read_frame() for _ in cmd[1:]]
+
+
+def test_sunsubscribe_when_the_slot_goes(cdiff, pair):
+    """DELSLOTS of a slot with shard channels: each of its subscribers gets a sunsubscribe push
+    per channel of that slot (channels in byte order, subscription counts after each), in RESP2
+    and RESP3; channels of other slots stay; the slot's channels are then not served here."""
+    d = cdiff
+    d("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+    slot = key_hash_slot(b"{x}")
+    subs = []
+    for resp3, channels in ((False, (b"b{x}", b"a{x}")), (True, (b"a{x}",))):
+        for srv in pair:
+            subs.append(_subscriber(srv.port, resp3, "SSUBSCRIBE", *channels))
+        assert subs[-1][1] == subs[-2][1]
+    others = [_subscriber(srv.port, False, "SSUBSCRIBE", "other") for srv in pair]
+    d.unordered("PUBSUB", "SHARDCHANNELS")
+    d("PUBSUB", "SHARDNUMSUB", "a{x}", "b{x}", "other", "none")
+    d("CLUSTER", "DELSLOTS", slot)
+    for i in range(0, len(subs), 2):
+        (ours, _), (theirs, _) = subs[i], subs[i + 1]
+        frames = [(ours.read_frame(), theirs.read_frame()) for _ in range(2 if i == 0 else 1)]
+        for a, b in frames:
+            assert a == b and b"sunsubscribe" in a
+    d("PUBSUB", "SHARDNUMSUB", "a{x}", "b{x}", "other")
+    d("PUBSUB", "SHARDCHANNELS")
+    d("SPUBLISH", "other", "still")
+    assert others[0][0].read_frame() == others[1][0].read_frame()
+    assert subs[0][0].call("PING") == subs[1][0].call("PING")  # the RESP2 client left pubsub mode
+    d("SSUBSCRIBE", "a{x}")  # CLUSTERDOWN Hash slot not served
+    for conn, _ in subs + others:
+        conn.close()
+
+
+@pytest.mark.parametrize("block", [("BLPOP", "{b}l", "0"), ("BZPOPMIN", "{b}z", "0"),
+                                   ("XREAD", "BLOCK", "0", "STREAMS", "{b}s", "$")])
+def test_blocked_client_when_the_cluster_fails(cdiff, pair, block):
+    """A blocked client in a cluster that fails: -CLUSTERDOWN The cluster is down; on a key of
+    a slot no node serves any more while the cluster stays ok (cluster-require-full-coverage no):
+    -CLUSTERDOWN Hash slot not served."""
+    d = cdiff
+    slot = key_hash_slot(b"{b}")
+    try:
+        for coverage in ("yes", "no"):
+            d("CONFIG", "SET", "cluster-require-full-coverage", coverage)
+            d("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+            _wait_state(d, b"ok")
+            blocked = [RawConnection(srv.port) for srv in pair]
+            for conn in blocked:
+                conn.send(encode_command(block))
+            _until_blocked(d, 1)
+            # full coverage: another slot goes, the cluster fails (the key's slot going as well
+            # would make redis-server's reply depend on whether its cron runs before its state
+            # update); without it, the key's own slot goes and the cluster stays ok
+            gone = (slot + 1) % 16384 if coverage == "yes" else slot
+            d("CLUSTER", "DELSLOTS", gone)
+            replies = [conn.read_frame() for conn in blocked]
+            assert replies[0] == replies[1] == (b"-CLUSTERDOWN The cluster is down\r\n" if coverage == "yes" else
+                                                b"-CLUSTERDOWN Hash slot not served\r\n"), replies
+            d("CLUSTER", "ADDSLOTS", gone)
+            d("CLUSTER", "DELSLOTSRANGE", "0", "16383")
+            for conn in blocked:
+                conn.close()
+    finally:
+        d("CONFIG", "SET", "cluster-require-full-coverage", "yes")
+
+
+def _until_blocked(d: Diff, n: int) -> None:
+    end = time.monotonic() + 20
+    while time.monotonic() < end:
+        ours, theirs = d.both("INFO", "clients")
+        if all(f"blocked_clients:{n}\r".encode() in r for r in (ours, theirs)):
+            return
+        time.sleep(0.02)
+    raise AssertionError("the clients never blocked")
+
+
+def test_publish_message_on_the_wire():
+    """PUBLISH and PUBLISHSHARD as clusterSendPublish writes them: totlen = header + 8 + the
+    channel and message lengths (no padding); decode gives them back."""
+    from raxdb.server.cluster import wire
+
+    for t in (wire.PUBLISH, wire.PUBLISHSHARD):
+        m = wire.Message(type=t, sender="a" * 40, channel=b"ch", message=b"\x00hello\r\n")
+        data = wire.encode(m)
+        assert len(data) == wire.HEADER_LEN + 8 + 2 + 8
+        assert int.from_bytes(data[4:8], "big") == len(data)
+        assert data[wire.HEADER_LEN:wire.HEADER_LEN + 8] == b"\0\0\0\x02\0\0\0\x08"
+        back = wire.decode(data)
+        assert (back.type, back.channel, back.message) == (t, b"ch", b"\x00hello\r\n")
+    with pytest.raises(wire.WireError):
+        wire.decode(data[:-1] + b"")  # totlen no longer matches
+
+
+def test_nodes_conf_lock(tmp_path):
+    """clusterLockConfig: a second node on a nodes.conf in use exits 1 with Redis's line, also
+    after the first saved the file again (the lock follows the new file); the same for
+    redis-server."""
+    from tests.support.servers import start_redis
+
+    for start in (start_raxdb, start_redis):
+        cwd = tmp_path / start.__name__
+        cwd.mkdir()
+        first = start(*_cluster_args(), cwd=str(cwd))
+        try:
+            conn = RawConnection(first.port)
+            for _ in range(2):
+                second = start(*_cluster_args(), cwd=str(cwd), ready_text=None)
+                assert second.proc.wait(30) == 1
+                assert second.wait_log("Sorry, the cluster configuration file nodes.conf is already used by a "
+                                       "different Redis Cluster node. Please make sure that different nodes use "
+                                       "different cluster configuration files.")
+                assert conn.call("CLUSTER", "SAVECONFIG") == b"+OK\r\n"
+            conn.close()
+        finally:
+            first.stop()
