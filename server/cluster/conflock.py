@@ -29,30 +29,35 @@ class ConfigLock:
         self.path = path
         self.fd = -1
 
-    def _take(self) -> int:
-        """A descriptor of the file holding the lock; OSError when it cannot be had."""
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    def _open(self) -> int:
+        return os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+
+    @staticmethod
+    def _lock(fd: int) -> None:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(fd)
             raise
-        return fd
 
     def acquire(self) -> None:
         """clusterLockConfig, at start-up: the lock, or the fatal log line and exit 1."""
         try:
-            self.fd = self._take()
+            fd = self._open()
+        except OSError as e:
+            LOG.warning(f"Can't open {self.path} in order to acquire a lock: {e.strerror}")
+            raise SystemExit(1) from None
+        try:
+            self._lock(fd)
         except OSError as e:
             if e.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                 LOG.warning(f"Sorry, the cluster configuration file {self.path} is already used by a different "
                             "Redis Cluster node. Please make sure that different nodes use different cluster "
                             "configuration files.")
-            elif e.filename is not None and not os.path.exists(self.path):
-                LOG.warning(f"Can't open {self.path} in order to acquire a lock: {e.strerror}")
             else:
                 LOG.warning(f"Impossible to lock {self.path}: {e.strerror}")
             raise SystemExit(1) from None
+        self.fd = fd
         os.register_at_fork(after_in_child=self._close)
 
     def follow(self) -> None:
@@ -60,7 +65,8 @@ class ConfigLock:
         if self.fd < 0:
             return
         try:
-            fd = self._take()
+            fd = self._open()
+            self._lock(fd)
         except OSError as e:  # not fatal: the node goes on, as Redis goes on if a later lock fails
             LOG.warning(f"Impossible to lock {self.path}: {e.strerror}")
             return

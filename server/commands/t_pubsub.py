@@ -83,28 +83,27 @@ def sunsubscribe(c, argv):
     return _unsubscribe(c, argv, "shard", b"sunsubscribe", c.shard_channels, _shard_count)
 
 
-def _propagate(c, argv, shard: bool) -> None:
+def _publish(c, argv, shard: bool) -> bytes:
     """A replica's subscribers get it too (not the AOF); in cluster mode every node's do (the
-    shard's nodes' for SPUBLISH), through the cluster bus instead (server/cluster/pubsub.py)."""
-    cl = c.server.cluster
-    if cl is None:
+    shard's nodes' for SPUBLISH), through the cluster bus instead of the replication stream, as
+    in Redis 7.0 (server/cluster/pubsub.py).  The reply counts this node's receivers."""
+    srv = c.server
+    n = (pubsub.spublish if shard else pubsub.publish)(srv, argv[1], argv[2])
+    if srv.cluster is None:
         propagate.force(c, repl_only=True)
     else:
-        cl.publish(argv[1], argv[2], shard)
+        srv.cluster.publish(argv[1], argv[2], shard)
+    return _integer(n)
 
 
 @command("publish")
 def publish(c, argv):
-    n = pubsub.publish(c.server, argv[1], argv[2])
-    _propagate(c, argv, False)
-    return _integer(n)
+    return _publish(c, argv, False)
 
 
 @command("spublish")
 def spublish(c, argv):
-    n = pubsub.spublish(c.server, argv[1], argv[2])
-    _propagate(c, argv, True)
-    return _integer(n)
+    return _publish(c, argv, True)
 
 
 # ---- PUBSUB -----------------------------------------------------------------------------------

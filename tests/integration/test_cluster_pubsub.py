@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from raxdb.storage.slots import key_hash_slot
-from tests.integration.test_cluster_bus import Node, _form, _key_in, _start, _until
+from tests.integration import test_cluster_bus as bus_tests
+from tests.integration.test_cluster_bus import Node, _form, _key_in, _until
 from tests.support.diff import RawConnection, encode_command, parse
 from tests.support.servers import free_port, start_raxdb, start_redis
 
@@ -19,18 +20,7 @@ pytestmark = pytest.mark.oracle
 LOW, HIGH = range(0, 8192), range(8192, 16384)
 
 
-@pytest.fixture
-def nodes():
-    started: list[Node] = []
-
-    def make(kind: str) -> Node:
-        node = _start(start_raxdb if kind == "raxdb" else start_redis)
-        started.append(node)
-        return node
-
-    yield make
-    for n in started:
-        n.close()
+nodes = bus_tests.nodes  # the fixture: raxdb and redis-server cluster nodes, stopped after the test
 
 
 def _pair(nodes, first: str) -> tuple[Node, Node]:

@@ -531,3 +531,23 @@ def test_nodes_conf_lock(tmp_path):
             conn.close()
         finally:
             first.stop()
+
+
+def test_pubsubshard_when_down(cdiff):
+    """A cluster that is down still serves SSUBSCRIBE / SPUBLISH of its own slots while
+    cluster-allow-pubsubshard-when-down is yes (the default), CLUSTERDOWN when no; an unserved
+    slot is CLUSTERDOWN Hash slot not served either way."""
+    d = cdiff
+    d("CLUSTER", "ADDSLOTSRANGE", "0", "8000")  # not full coverage: the cluster is down
+    ours = next(k for k in (b"c%d" % i for i in range(10000)) if key_hash_slot(k) <= 8000)
+    theirs = next(k for k in (b"c%d" % i for i in range(10000)) if key_hash_slot(k) > 8000)
+    try:
+        for allow in ("yes", "no"):
+            d("CONFIG", "SET", "cluster-allow-pubsubshard-when-down", allow)
+            d("SPUBLISH", ours, "m")
+            d("SPUBLISH", theirs, "m")
+            d("SSUBSCRIBE", theirs)
+            d("GET", ours)  # reads are not allowed while down (cluster-allow-reads-when-down no)
+        d("SSUBSCRIBE", ours)  # (allow no): CLUSTERDOWN; a subscriber would stay subscribed
+    finally:
+        d("CONFIG", "SET", "cluster-allow-pubsubshard-when-down", "yes")
