@@ -4,7 +4,8 @@ Rule: what TLS adds to a connection lives here and nowhere else.  The server (co
 tls-port sockets exactly as it binds `port`'s and hands them to `serve`; a client accepted here
 is a plain Client once its handshake is done, so the command path has no TLS check at all.  The
 connections this server opens where Redis opens them with connCreateTLS (a replica's link with
-tls-replication yes, MIGRATE's with tls-cluster yes) take `srv.tls_client_context`.
+tls-replication yes, MIGRATE's and the cluster bus's with tls-cluster yes: server/cluster/bustls.py)
+take `srv.tls_client_context`.
 
 Invariants:
 - `srv.tls_context` (and `srv.tls_client_context` beside it) is None until TLS is wanted
