@@ -61,6 +61,7 @@ class Link(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.buf = bytearray()
         self.closed = False
+        self.raw: Any = None  # the protocol below, when it is not this link: tls-cluster's TLS layer
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -107,8 +108,9 @@ class Link(asyncio.Protocol):
         """freeClusterLink: close and forget the link."""
         if not self.closed:
             self.closed = True
-            if self.transport is not None:
-                self.transport.abort()
+            below = self.transport if self.transport is not None else self.raw  # a TLS handshake under way
+            if below is not None and below is not self:
+                below.abort()
         self.bus.lost(self)
 
     def peer_ip(self) -> str:
@@ -135,9 +137,9 @@ class Bus:
 
     async def listen(self, socks: list[socket.socket]) -> None:
         loop = asyncio.get_running_loop()
-        context = bustls.accept_context(self.cluster)
         for sock in socks:
-            self.listeners.append(await loop.create_server(lambda: Link(self, None, True), sock=sock, ssl=context))
+            self.listeners.append(await loop.create_server(lambda: bustls.wrap(self.cluster, Link(self, None, True)),
+                                                           sock=sock))
 
     def close(self) -> None:
         for srv in self.listeners:
@@ -161,10 +163,10 @@ class Bus:
     async def _connect(self, link: Link, node: Node) -> None:
         loop = asyncio.get_running_loop()
         timeout = max(self.cluster.node_timeout(), 1000) / 1000
-        context = bustls.connect_context(self.cluster)
         try:
-            await asyncio.wait_for(loop.create_connection(lambda: link, node.ip, node.cport, ssl=context), timeout)
-        except (TimeoutError, OSError) as e:  # ssl.SSLError is an OSError
+            _t, link.raw = await asyncio.wait_for(
+                loop.create_connection(lambda: bustls.wrap(self.cluster, link), node.ip, node.cport), timeout)
+        except (TimeoutError, OSError) as e:
             if node.ping_sent == 0:
                 node.ping_sent = now_ms()
             LOG.verbose(f"Connection with Node {node.name} at {node.ip}:{node.cport} failed: {e}")

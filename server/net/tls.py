@@ -36,6 +36,7 @@ import asyncio
 import re
 import socket
 import ssl
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base.log import LOG
@@ -244,28 +245,41 @@ def _openssl_error(exc: ssl.SSLError) -> str:
 
 
 class Link(asyncio.Protocol):
-    """One tls-port connection: the TCP transport's protocol below, the Client's transport above.
+    """One TLS connection: the TCP transport's protocol below, the transport of the protocol above.
 
-    Invariants: the SSLObject's context is the one current at the accept; the Client exists
-    (`self.client`) only once the handshake is done; whatever the SSLObject puts in `_out` is
-    written to the TCP transport before control returns to the loop."""
+    Above is a Client (a tls-port connection, made once the handshake is done), or `upper`, a
+    protocol given at the start: a cluster bus link (server/cluster/bus.py), accepted on the
+    cluster port or opened by this node (`server_side` False: this side says hello first).  A
+    failed handshake is logged by `failure_log` (default: Redis's line for a client) and the
+    connection dropped; an `upper` hears of the loss whether or not the handshake was done.
 
-    def __init__(self, srv: Server) -> None:
+    Invariants: the SSLObject's context is the one current at the accept (or the connect); the
+    upper protocol's connection_made runs once the handshake is done (`self.client` is set
+    then); whatever the SSLObject puts in `_out` is written to the TCP transport before control
+    returns to the loop."""
+
+    def __init__(self, srv: Server, upper: asyncio.Protocol | None = None, context: ssl.SSLContext | None = None,
+                 server_side: bool = True, failure_log: Callable[[str], None] | None = None) -> None:
         self.srv = srv
         self._in, self._out = ssl.MemoryBIO(), ssl.MemoryBIO()
-        self.ssl = srv.tls_context.wrap_bio(self._in, self._out, server_side=True)
+        ctx = context if context is not None else srv.tls_context
+        self.ssl = ctx.wrap_bio(self._in, self._out, server_side=server_side)
         self.raw: asyncio.Transport | None = None
-        self.client: Client | None = None
+        self.client: Any = None  # the Client, or `upper`, once the handshake is done
+        self.upper = upper
+        self.failure_log = failure_log
 
     # ---- the TCP transport's protocol ----------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.raw = transport  # type: ignore[assignment]
+        if not self.ssl.server_side:
+            self.feed(b"")  # the client's hello
 
     def data_received(self, data: bytes) -> None:
         self.feed(data)
 
     def eof_received(self) -> bool:
-        if self.client is None:  # the peer left halfway through the handshake
+        if self.client is None and self.upper is None:  # the peer left halfway through the handshake
             s = self.get_extra_info("socket")
             fd = s.fileno() if s is not None else -1
             LOG.warning("Error accepting a client connection: error:0A000126:SSL routines::unexpected eof "
@@ -275,6 +289,8 @@ class Link(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if self.client is not None:
             self.client.connection_lost(exc)
+        elif self.upper is not None:
+            self.upper.connection_lost(exc)
 
     def pause_writing(self) -> None:
         if self.client is not None:
@@ -297,13 +313,16 @@ class Link(asyncio.Protocol):
                 return
             except ssl.SSLError as exc:  # clientAcceptHandler's log line; the connection goes
                 self._flush()
-                LOG.warning(f"Error accepting a client connection: {_openssl_error(exc)}")
+                if self.failure_log is None:
+                    LOG.warning(f"Error accepting a client connection: {_openssl_error(exc)}")
+                else:
+                    self.failure_log(_openssl_error(exc))
                 if self.raw is not None:
                     self.raw.abort()
                 return
             self._flush()
-            self.client = Client(self.srv)
-            self.client.connection_made(self)  # type: ignore[arg-type]
+            self.client = Client(self.srv) if self.upper is None else self.upper
+            self.client.connection_made(self)
         chunks = []
         try:
             while True:

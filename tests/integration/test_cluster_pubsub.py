@@ -7,6 +7,8 @@ Every wait reads a frame (with the connection's timeout) or polls with a deadlin
 
 from __future__ import annotations
 
+import socket
+
 import pytest
 
 from raxdb.storage.slots import key_hash_slot
@@ -230,3 +232,30 @@ def test_tls_cluster_meet(tls_nodes, certs, first):
     assert a.call("PUBLISH", "tls", "over tls") == b":0\r\n"
     assert parse(sub.read_frame()) == [b"message", b"tls", b"over tls"]
     sub.close()
+
+
+@pytest.mark.parametrize("kind", ["raxdb", "redis"])
+def test_tls_bus_refuses_plain_tcp(certs, kind):
+    """A plain-TCP peer on a tls-cluster bus port: the handshake fails, the connection is closed
+    with Redis's verbose line, the node serves on."""
+    from tests.support.tlscerts import tls_args
+
+    start = start_raxdb if kind == "raxdb" else start_redis
+    cport = free_port()
+    srv = start("--cluster-enabled", "yes", "--cluster-port", str(cport), "--loglevel", "verbose",
+                *tls_args(certs, free_port(), "--tls-cluster", "yes"))
+    try:
+        with socket.create_connection(("127.0.0.1", cport), timeout=20) as s:
+            s.sendall(b"RCmb" + bytes(2252))
+            try:
+                while s.recv(100):  # a TLS alert at most, then the close (or a reset)
+                    pass
+            except ConnectionResetError:
+                pass
+        assert srv.wait_log("Error accepting cluster node connection: error:0A00010B:SSL routines::wrong version "
+                            "number")
+        conn = RawConnection(srv.port)
+        assert conn.call("PING") == b"+PONG\r\n"
+        conn.close()
+    finally:
+        srv.stop()
