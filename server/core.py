@@ -516,7 +516,7 @@ class Server:
         cluster = self.cluster = Cluster(self)
         self.cluster_route = functools.partial(route, cluster)
         self.cluster_script_check = functools.partial(script_check, cluster)
-        cluster.cron_hooks.append(functools.partial(cluster_blocked.redirect, cluster))
+        cluster.cron_hooks.append(cluster_blocked.Redirector(cluster))
         port = cluster.bus_port()
         if port > 65535:
             LOG.warning("Redis port number too high. Cluster communication port is 10,000 port numbers "

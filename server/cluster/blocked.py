@@ -1,8 +1,8 @@
 """Clients blocked on keys in cluster mode: redirected when their slot moves or the cluster fails
 (Redis 7.0's clusterRedirectBlockedClientIfNeeded, which clientsCron runs for blocked clients).
 
-What it is.  `redirect(cluster)` runs from the cluster's cron (every 100 ms) and looks at every
-client blocked on keys for a value (BLPOP, BLMOVE, BZPOPMIN, XREAD BLOCK, XREADGROUP...; WAIT
+What it is.  `redirect(cluster)` runs from the cluster's cron (`Redirector`: on the next tick
+after a change, and once a second) and looks at every client blocked on keys for a value (BLPOP, BLMOVE, BZPOPMIN, XREAD BLOCK, XREADGROUP...; WAIT
 blocks on no key and is left alone).  With the cluster down, each is unblocked with
 "-CLUSTERDOWN The cluster is down" (even when reads are allowed while down: only a write could
 wake it, and none may come).  Otherwise its first key's slot decides (all its keys share one):
@@ -28,6 +28,27 @@ from raxdb.storage.slots import key_hash_slot
 
 if TYPE_CHECKING:
     from raxdb.server.cluster.manager import Cluster
+
+
+class Redirector:
+    """The cron's hook: a pass over the blocked clients when the cluster's state changed, a slot
+    lost its owner or the importing slots changed since the last pass, and once a second anyway
+    (as clientsCron visits every client about once a second), not every 100 ms."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.mark: tuple[int, int, int] | None = None
+
+    def __call__(self) -> None:
+        cluster = self.cluster
+        if not cluster.srv.blocked_on_keys:
+            return
+        st = cluster.st
+        mark = (st.state, st.slot_losses, len(st.importing))
+        if mark == self.mark and cluster.iteration % 10:
+            return
+        self.mark = mark
+        redirect(cluster)
 
 
 def redirect(cluster: Cluster) -> None:

@@ -141,6 +141,7 @@ class ClusterState:
         # called with (slot, owner) before a slot loses its owner (clusterDelSlot's
         # removeChannelsInSlot: server/cluster/pubsub.py); None until the cluster wires it
         self.on_del_slot: Callable[[int, Node], None] | None = None
+        self.slot_losses = 0  # slots that lost their owner, ever (a change mark for blocked.py)
 
     # ---- nodes ---------------------------------------------------------------------------------
     def add_node(self, node: Node) -> None:
@@ -189,6 +190,7 @@ class ClusterState:
             return False
         if self.on_del_slot is not None:
             self.on_del_slot(s, node)
+        self.slot_losses += 1
         node.slots[s >> 3] &= ~(1 << (s & 7)) & 0xFF
         node.numslots -= 1
         self.slots[s] = None
