@@ -224,8 +224,14 @@ def test_tls_cluster_meet(tls_nodes, certs, first):
             node = shard[3][0]
             assert node[0:6:2] == [b"id", b"port", b"tls-port"]
             assert {node[3], node[5]} in ({rax.srv.port, tls_port[rax]}, {red.srv.port, tls_port[red]})
-    k = _key_in(HIGH)  # a plain client is sent to the plaintext port
+    k = _key_in(HIGH)  # a plain client is sent to the plaintext port, a TLS client to the TLS port
     assert a.call("GET", k) == b"-MOVED %d 127.0.0.1:%d\r\n" % (key_hash_slot(k), b.srv.port)
+    with tlscerts.client(certs, tls_port[a]) as r:
+        conn = r.connection_pool.get_connection()
+        conn.send_command("GET", k)
+        with pytest.raises(Exception, match=f"{key_hash_slot(k)} 127.0.0.1:{tls_port[b]}$"):
+            conn.read_response()
+        r.connection_pool.release(conn)
     # and PUBLISH over the TLS bus
     sub = RawConnection(b.srv.port)
     sub.call("SUBSCRIBE", "tls")
