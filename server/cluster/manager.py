@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base.log import LOG
 from raxdb.server.cluster import nodesconf
+from raxdb.server.cluster.failover import Failover
 from raxdb.server.cluster.state import MASTER, MYSELF, NOFAILOVER, OK, ClusterState, Node, now_ms
 from raxdb.storage.slots import SlotIndex
 
@@ -39,6 +40,7 @@ class Cluster:
         self.path = values["cluster-config-file"]
         self.st = self._load()
         self.bus: Any = None  # bus.py's Bus, once serving
+        self.failover = Failover(self)  # elections and manual failover (failover.py)
         self.cron_handle: Any = None
         self.iteration = 0
         self.announced_ip = ""
@@ -175,6 +177,7 @@ class Cluster:
             self.iteration += 1
             if self.bus is not None:
                 self.bus.cron(self.iteration)  # updates the state itself when a node times out
+                self.failover.cron()  # replication, elections, manual failover, replica migration
             if self.st.state != OK:  # clusterCron: an ok state changes only through an event
                 self.update_state()
         except Exception as e:  # the cron must go on
