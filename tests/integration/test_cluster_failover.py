@@ -278,12 +278,12 @@ def _same_error(rax: bytes, red: bytes, text: bytes) -> None:
     assert rax == red == b"-ERR " + text + b"\r\n", (rax, red)
 
 
-@pytest.mark.parametrize("masters_kind", ["redis", "raxdb"])
-def test_mixed_cluster_replicas_and_failover(cluster, masters_kind):
-    """3 masters of one kind, 3 replicas of the other, made by redis-cli --cluster create:
-    sync, READONLY, topology; a killed master replaced by its replica, the cluster ok on every
-    node, the old master rejoining as a replica; manual failovers both ways."""
-    replicas_kind = "raxdb" if masters_kind == "redis" else "redis"
+@pytest.mark.parametrize(("masters_kind", "replicas_kind"), [("redis", "raxdb"), ("raxdb", "redis"), ("raxdb", "raxdb")])
+def test_mixed_cluster_replicas_and_failover(cluster, masters_kind, replicas_kind):
+    """3 masters of one kind, 3 replicas of the other (or all raxdb), made by redis-cli
+    --cluster create: sync, READONLY, topology; a killed master replaced by its replica, the
+    cluster ok on every node, the old master rejoining as a replica; manual failovers both ways;
+    a raxdb replica restarted from its nodes.conf replicates again; CLUSTER RESET of a replica."""
     nodes = cluster([masters_kind] * 3 + [replicas_kind] * 3)
     masters, replicas = nodes[:3], nodes[3:]
     _create(nodes)
@@ -328,6 +328,18 @@ def test_mixed_cluster_replicas_and_failover(cluster, masters_kind):
     _manual_failover(nodes, next(r for r in replicas if r is not heir))
     for n in nodes:
         assert b"cluster_state:ok" in n.call("CLUSTER", "INFO")
+    # a raxdb replica killed and restarted: nodes.conf says whose replica it is, it syncs again
+    rax_replica = next(n for n in nodes if n.kind == "raxdb" and _role(n, n)[0] == "slave")
+    its_master = _master_of(nodes, rax_replica)
+    rax_replica.kill()
+    rax_replica.restart()
+    _until("the restarted replica to sync", lambda: _synced(rax_replica, its_master))
+    assert _role(rax_replica, rax_replica) == ("slave", its_master.id)
+    # CLUSTER RESET of a replica: a master again, its data and every other node forgotten
+    assert parse(rax_replica.call("DBSIZE")) != 0
+    assert rax_replica.call("CLUSTER", "RESET") == b"+OK\r\n"
+    assert rax_replica.info("replication")["role"] == "master" and parse(rax_replica.call("DBSIZE")) == 0
+    assert list(rax_replica.nodes()) == [rax_replica.id] and _role(rax_replica, rax_replica) == ("master", "-")
 
 
 def _meet_all(nodes: list[Node]) -> None:
@@ -407,3 +419,25 @@ def test_replicate_failover_force_takeover(cluster):
               if "master" in f[2].split(",") and "fail" not in f[2].split(",")}
     assert epochs[r3.id] > max(e for name, e in epochs.items() if name != r3.id)  # the greatest, unique
     assert r3.srv.wait_log("Taking over the master (user request).")
+
+
+def test_replica_migration(cluster):
+    """A master whose only replica fails is orphaned: one of the two raxdb replicas of another
+    master (the one with the smaller name, as clusterHandleSlaveMigration picks it) moves to it,
+    leaving its old master cluster-migration-barrier (1) replica."""
+    a, a1, a2, b, b1, c, c1 = cluster(["raxdb", "raxdb", "raxdb", "redis", "redis", "redis", "redis"])
+    nodes = [a, a1, a2, b, b1, c, c1]
+    for n, (lo, hi) in zip((a, b, c), ((0, 5460), (5461, 10922), (10923, 16383)), strict=True):
+        assert n.call("CLUSTER", "ADDSLOTSRANGE", lo, hi) == b"+OK\r\n"
+    _meet_all(nodes)
+    for r, m in ((a1, a), (a2, a), (b1, b), (c1, c)):
+        assert r.call("CLUSTER", "REPLICATE", m.id) == b"+OK\r\n"
+    _until("every node to see the replicas", lambda: _agree(
+        nodes, [a, b, c], {a1.id: a.id, a2.id: a.id, b1.id: b.id, c1.id: c.id}))
+    mover, stayer = sorted((a1, a2), key=lambda n: n.id)
+    b1.kill()
+    live = [n for n in nodes if n is not b1]
+    _until("the replica with the smaller name to migrate to the orphaned master", lambda: _agree(
+        live, [a, b, c], {mover.id: b.id, stayer.id: a.id, c1.id: c.id}))
+    assert mover.srv.wait_log(f"Migrating to orphaned master {b.id}")
+    _until("the migrated replica to sync", lambda: _synced(mover, b))
