@@ -9,7 +9,9 @@ pong is older than half the node timeout, drop handshakes that time out, mark no
 answer in time as PFAIL, and as FAIL (told to every node) once a majority of masters report them.  Processing follows Redis 7.0: PING and MEET get a PONG; MEET adds its
 unknown sender in handshake; a PONG ends a handshake by renaming the node; epochs, roles, the
 served slots (clusterUpdateSlotsConfigWith), config epoch collisions, the gossip section
-(unknown nodes from a known sender are added), the hostname extension, FAIL and UPDATE.
+(unknown nodes from a known sender are added), the hostname extension, FAIL and UPDATE; the
+election's FAILOVER_AUTH_REQUEST / ACK and MFSTART go to failover.py, a lost master's replicas
+follow the new one through replicas.py.
 
 Rule: bad input never takes the server down: a wrong signature or an oversized length is logged
 and the link dropped; a message whose length does not match its type is logged and ignored; an

@@ -3,9 +3,10 @@
 What it is.  `Cluster` is what `srv.cluster` holds in cluster mode (None otherwise): the
 ClusterState (state.py), loaded from cluster-config-file or created with a new node ID (and
 saved at once, as clusterInit does); myself's announced address from the configuration
-(port, tls-port, cluster-port, cluster-announce-*); the bus (bus.py); the cron (clusterCron,
-every 100 ms); saving nodes.conf after every configuration change; and the slot index of db 0,
-which CLUSTER COUNTKEYSINSLOT and GETKEYSINSLOT read.
+(port, tls-port, cluster-port, cluster-announce-*); the bus (bus.py); elections and manual
+failover (failover.py); the cron (clusterCron, every 100 ms); saving nodes.conf after every
+configuration change; and the slot index of db 0, which CLUSTER COUNTKEYSINSLOT and
+GETKEYSINSLOT read.
 
 Rule: the layers below reach the cluster only through the hooks core.py wires (`cluster_route`,
 declared in base/interfaces.py); commands/t_cluster.py and admin/info.py read and change it here.

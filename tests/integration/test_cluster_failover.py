@@ -24,6 +24,7 @@ from collections.abc import Callable
 import pytest
 
 from raxdb.storage.slots import key_hash_slot
+from tests.integration.test_cluster_bus import Node as BusNode
 from tests.support.diff import RawConnection, parse
 from tests.support.servers import ServerProcess, free_port, start_raxdb, start_redis
 
@@ -33,22 +34,17 @@ DEADLINE_S = 40.0
 NODE_TIMEOUT = "1000"
 
 
-class Node:
+class Node(BusNode):
+    """A cluster node of either kind (its CLUSTER NODES, calls: test_cluster_bus.py's), which
+    can be killed and started again on its port and directory."""
+
     def __init__(self, kind: str) -> None:
         self.kind = kind
-        self.cport = free_port()
+        cport = free_port()
         start = start_raxdb if kind == "raxdb" else start_redis
-        self.srv = start("--cluster-enabled", "yes", "--cluster-port", str(self.cport),
-                         "--cluster-node-timeout", NODE_TIMEOUT, "--repl-diskless-sync-delay", "0")
-        self.conn = RawConnection(self.srv.port)
-        self.id = parse(self.call("CLUSTER", "MYID")).decode()
-
-    def call(self, *args: object) -> bytes:
-        return self.conn.call(*args)
-
-    def nodes(self) -> dict[str, list[str]]:
-        text = parse(self.call("CLUSTER", "NODES")).decode()
-        return {line.split()[0]: line.split() for line in text.splitlines()}
+        srv = start("--cluster-enabled", "yes", "--cluster-port", str(cport),
+                    "--cluster-node-timeout", NODE_TIMEOUT, "--repl-diskless-sync-delay", "0")
+        super().__init__(srv, cport)
 
     def info(self, section: str) -> dict[str, str]:
         text = parse(self.call("INFO", section)).decode()
@@ -65,10 +61,6 @@ class Node:
         old = self.srv
         self.srv = ServerProcess(list(old.proc.args), old.port, old.cwd, old.name)
         self.conn = RawConnection(self.srv.port)
-
-    def close(self) -> None:
-        self.conn.close()
-        self.srv.stop()
 
 
 def _until(what: str, cond: Callable[[], bool], deadline_s: float = DEADLINE_S) -> None:
