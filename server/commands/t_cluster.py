@@ -215,13 +215,13 @@ def cluster_slots(c, argv):
 
 def _shard_node(c, cl, n: Node) -> bytes:
     st = cl.st
+    offset = replicas.my_offset(cl) if n is st.myself else n.repl_offset
     if n.flags & FAIL:
         health = b"fail"
-    elif n.is_replica() and n is not st.myself and n.repl_offset == 0:
+    elif n.is_replica() and offset == 0:
         health = b"loading"
     else:
         health = b"online"
-    offset = replicas.my_offset(cl) if n is st.myself else n.repl_offset
     pairs = [R.bulk(b"id"), R.bulk(n.name.encode()), R.bulk(b"port"), R.integer(n.port),
              R.bulk(b"ip"), R.bulk(n.ip.encode()), R.bulk(b"endpoint"), R.bulk(endpoint(cl, n).encode())]
     if n.hostname:

@@ -433,3 +433,32 @@ def test_replica_migration(cluster):
         live, [a, b, c], {mover.id: b.id, stayer.id: a.id, c1.id: c.id}))
     assert mover.srv.wait_log(f"Migrating to orphaned master {b.id}")
     _until("the migrated replica to sync", lambda: _synced(mover, b))
+
+
+def test_replica_validity_factor(cluster):
+    """cluster-replica-validity-factor: a raxdb replica that has had nothing from its master for
+    longer than repl-ping-replica-period + node timeout * factor when the master fails (here the
+    master hangs: the link stays up, silent) does not stand for election, and says why once its
+    master has been failing for node timeout + 5 s; CLUSTER FAILOVER FORCE still promotes it,
+    and the master, back, becomes its replica."""
+    m1, m2, m3, r = cluster(["redis", "redis", "redis", "raxdb"])
+    nodes = [m1, m2, m3, r]
+    for n, (lo, hi) in zip((m1, m2, m3), ((0, 5460), (5461, 10922), (10923, 16383)), strict=True):
+        assert n.call("CLUSTER", "ADDSLOTSRANGE", lo, hi) == b"+OK\r\n"
+    _meet_all(nodes)
+    for name, value in (("cluster-replica-validity-factor", "1"), ("repl-ping-replica-period", "1")):
+        assert r.call("CONFIG", "SET", name, value) == b"+OK\r\n"
+    assert r.call("CLUSTER", "REPLICATE", m1.id) == b"+OK\r\n"
+    _until("the replica known everywhere", lambda: _agree(nodes, [m1, m2, m3], {r.id: m1.id}))
+    k = _keys_of(m1, 1, "v")[0]
+    assert m1.call("SET", k, "1") == b"+OK\r\n"
+    _until("the replica to sync", lambda: _synced(r, m1))
+    # the master sends nothing for 4 s (its own ping period is 10 s), then hangs
+    _until("4 s without the master's stream", lambda: int(r.info("replication")["master_last_io_seconds_ago"]) >= 4)
+    with m1.srv.stopped():
+        assert r.srv.wait_log("Currently unable to failover: Disconnected from master for longer than allowed.")
+        assert _role(r, r) == ("slave", m1.id) and "fail" in r.nodes()[m1.id][2].split(",")
+        assert r.call("CLUSTER", "FAILOVER", "FORCE") == b"+OK\r\n"
+        _until("the replica elected anyway", lambda: _agree([m2, m3, r], [r, m2, m3], {}))
+        assert r.call("GET", k) == b"$1\r\n1\r\n"
+    _until("the old master to follow", lambda: _agree(nodes, [r, m2, m3], {m1.id: r.id}))
