@@ -31,7 +31,7 @@ from tests.support.servers import ServerProcess, free_port, start_raxdb, start_r
 pytestmark = pytest.mark.oracle
 
 DEADLINE_S = 40.0
-NODE_TIMEOUT = "1000"
+NODE_TIMEOUT = "1500"  # small for fast failovers, not so small that a busy host fails nodes
 
 
 class Node(BusNode):
