@@ -451,6 +451,7 @@ class Bus:
             node.link.drop()
         node.flags &= ~NOADDR
         LOG.warning(f"Address updated for node {node.name}, now {ip}:{m.port}")
+        replicas.master_moved(self.cluster, node)
         return True
 
     def update_slots_with(self, sender: Node, epoch: int, slots: bytes) -> None:

@@ -125,6 +125,13 @@ def ensure_replicating(cluster: Cluster) -> None:
         replica.set_master(cluster.srv, master.ip, master.port)
 
 
+def master_moved(cluster: Cluster, node: Node) -> None:
+    """nodeUpdateAddressIfNeeded: my master's new address is where replication goes now."""
+    me = cluster.st.myself
+    if me.is_replica() and me.slaveof is node:
+        replica.set_master(cluster.srv, node.ip, node.port)
+
+
 def ok_replicas(n: Node) -> int:
     """clusterCountNonFailingSlaves."""
     return sum(1 for r in n.replicas if not r.flags & FAIL)
