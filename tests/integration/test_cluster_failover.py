@@ -192,6 +192,8 @@ def _check_topology(nodes: list[Node], masters: list[Node], replicas: list[Node]
         assert viewer.call("CLUSTER", "SLOTS").count(b"\r\n$40\r\n") == 6
         shards = viewer.call("CLUSTER", "SHARDS")
         assert shards.count(b"$7\r\nreplica\r\n") == 3 and shards.count(b"$6\r\nmaster\r\n") == 3
+    # every node, of either kind, gives the same CLUSTER SLOTS, byte for byte
+    assert len({viewer.call("CLUSTER", "SLOTS") for viewer in nodes}) == 1
     return pairs
 
 
