@@ -464,3 +464,35 @@ def test_replica_validity_factor(cluster):
         _until("the replica elected anyway", lambda: _agree([m2, m3, r], [r, m2, m3], {}))
         assert r.call("GET", k) == b"$1\r\n1\r\n"
     _until("the old master to follow", lambda: _agree(nodes, [r, m2, m3], {m1.id: r.id}))
+
+
+def test_manual_failover_times_out(cluster):
+    """A manual failover not done in 5 s is aborted on both sides: the masters of a raxdb replica
+    and of a redis-server replica hang right after CLUSTER FAILOVER; each replica gives up
+    ("Manual failover timed out.") and stays a replica; the masters, back, take the late MFSTART,
+    pause their writers, and let them go when their own 5 s are over."""
+    m_red, m_rax, m3, r_rax, r_red = cluster(["redis", "raxdb", "redis", "raxdb", "redis"])
+    nodes = [m_red, m_rax, m3, r_rax, r_red]
+    for n, (lo, hi) in zip((m_red, m_rax, m3), ((0, 5460), (5461, 10922), (10923, 16383)), strict=True):
+        assert n.call("CLUSTER", "ADDSLOTSRANGE", lo, hi) == b"+OK\r\n"
+    _meet_all(nodes)
+    for r, m in ((r_rax, m_red), (r_red, m_rax)):
+        assert r.call("CLUSTER", "REPLICATE", m.id) == b"+OK\r\n"
+        assert r.call("CONFIG", "SET", "cluster-replica-no-failover", "yes") == b"+OK\r\n"
+    _until("the replicas known everywhere", lambda: _agree(nodes, [m_red, m_rax, m3], {r_rax.id: m_red.id,
+                                                                                        r_red.id: m_rax.id}))
+    for r, m in ((r_rax, m_red), (r_red, m_rax)):
+        _until("the replica to sync", lambda r=r, m=m: _synced(r, m))
+    # two masters of three hang: no majority can flag them FAIL
+    with m_red.srv.stopped(), m_rax.srv.stopped():
+        for r in (r_rax, r_red):
+            assert r.call("CLUSTER", "FAILOVER") == b"+OK\r\n"
+        for r in (r_rax, r_red):
+            assert r.srv.wait_log("Manual failover timed out.")
+    for r, m in ((r_rax, m_red), (r_red, m_rax)):
+        assert m.srv.wait_log("Manual failover requested by replica " + r.id)
+        assert m.srv.wait_log("Manual failover timed out.")
+        k = _keys_of(m, 1, "after")[0]
+        assert m.call("SET", k, "1") == b"+OK\r\n"  # writers go again
+        _until("the replica to sync", lambda r=r, m=m: _synced(r, m))
+        assert _role(r, r)[1] == m.id and "slave" in _role(m, r)[0]
