@@ -511,3 +511,15 @@ def test_failover_state_machine():
     assert not ask(candidates[1], 7, config_epoch=2)  # claims slots that epoch 3 serves
     assert ask(candidates[1], 8)
     assert not ask(master, 9)  # a master asks for nothing
+
+
+def test_config_rewrite_keeps_no_replicaof_in_cluster_mode():
+    """rewriteConfigReplicaOfOption: a cluster replica's master is nodes.conf's, so CONFIG
+    REWRITE writes no replicaof line (a standalone replica keeps its own)."""
+    from raxdb.server.config.options import OPTIONS, Config
+
+    config = Config()
+    config.values["replicaof"] = "127.0.0.1 7000"
+    assert config._rewrite_lines(OPTIONS["replicaof"]) == ["replicaof 127.0.0.1 7000"]
+    config.values["cluster-enabled"] = "yes"
+    assert config._rewrite_lines(OPTIONS["replicaof"]) == []
