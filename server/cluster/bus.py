@@ -216,7 +216,7 @@ class Bus:
         nodes = list(st.nodes.values())
         fresh = len(nodes) - 2
         wanted = min(max(len(nodes) // 10, 3), fresh)
-        if link.node is not None and t == wire.PING:
+        if link.node is not None and not link.inbound and t == wire.PING:  # a PONG comes back on this link
             link.node.ping_sent = now_ms()
         self.pings_sent += 1
         m = self.header(t)

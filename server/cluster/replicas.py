@@ -25,7 +25,18 @@ from typing import TYPE_CHECKING
 
 from raxdb.server.base.errors import CommandError
 from raxdb.server.base.log import LOG
-from raxdb.server.cluster.state import FAIL, MASTER, MIGRATE_TO, NOADDR, OK, PFAIL, SLAVE, Node, now_ms
+from raxdb.server.cluster.state import (
+    FAIL,
+    HANDSHAKE,
+    MASTER,
+    MIGRATE_TO,
+    NOADDR,
+    OK,
+    PFAIL,
+    SLAVE,
+    Node,
+    now_ms,
+)
 from raxdb.server.replication import replica
 
 if TYPE_CHECKING:
@@ -146,7 +157,7 @@ def migration_cron(cluster: Cluster) -> None:
         return
     orphaned = max_replicas = mine = 0
     for node in st.nodes.values():
-        if node is me or not node.is_master() or node.flags & FAIL:
+        if node is me or not node.is_master() or node.flags & (FAIL | NOADDR | HANDSHAKE):
             continue
         ok = ok_replicas(node)
         if ok == 0 and node.numslots and node.flags & MIGRATE_TO:
