@@ -192,9 +192,22 @@ def _check_topology(nodes: list[Node], masters: list[Node], replicas: list[Node]
         assert viewer.call("CLUSTER", "SLOTS").count(b"\r\n$40\r\n") == 6
         shards = viewer.call("CLUSTER", "SHARDS")
         assert shards.count(b"$7\r\nreplica\r\n") == 3 and shards.count(b"$6\r\nmaster\r\n") == 3
-    # every node, of either kind, gives the same CLUSTER SLOTS, byte for byte
+    # every node, of either kind, gives the same CLUSTER SLOTS, byte for byte, and the same
+    # CLUSTER SHARDS but for the order of the shards and the offsets each node last heard
     assert len({viewer.call("CLUSTER", "SLOTS") for viewer in nodes}) == 1
+    assert len({_shards(viewer) for viewer in nodes}) == 1
     return pairs
+
+
+def _shards(viewer: Node) -> str:
+    """CLUSTER SHARDS with the shards sorted and replication offsets left out."""
+    out = []
+    for shard in parse(viewer.call("CLUSTER", "SHARDS")):
+        fields = dict(zip(shard[::2], shard[1::2], strict=True))
+        nodes = [[x for pair in zip(n[::2], n[1::2], strict=True) if pair[0] != b"replication-offset" for x in pair]
+                 for n in fields[b"nodes"]]
+        out.append(repr((fields[b"slots"], nodes)))
+    return "\n".join(sorted(out))
 
 
 def _array(reply: bytes) -> list[bytes]:
