@@ -9,7 +9,9 @@ pong is older than half the node timeout, drop handshakes that time out, mark no
 answer in time as PFAIL, and as FAIL (told to every node) once a majority of masters report them.  Processing follows Redis 7.0: PING and MEET get a PONG; MEET adds its
 unknown sender in handshake; a PONG ends a handshake by renaming the node; epochs, roles, the
 served slots (clusterUpdateSlotsConfigWith), config epoch collisions, the gossip section
-(unknown nodes from a known sender are added), the hostname extension, FAIL and UPDATE.
+(unknown nodes from a known sender are added), the hostname extension, FAIL and UPDATE; the
+election's FAILOVER_AUTH_REQUEST / ACK and MFSTART go to failover.py, a lost master's replicas
+follow the new one through replicas.py.
 
 Rule: bad input never takes the server down: a wrong signature or an oversized length is logged
 and the link dropped; a message whose length does not match its type is logged and ignored; an
@@ -28,13 +30,14 @@ import socket
 from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base.log import LOG
-from raxdb.server.cluster import bustls, wire
+from raxdb.server.cluster import bustls, replicas, wire
 from raxdb.server.cluster import pubsub as cluster_pubsub
 from raxdb.server.cluster.state import (
     FAIL,
     HANDSHAKE,
     MASTER,
     MEET,
+    MIGRATE_TO,
     MYSELF,
     NOADDR,
     NOFAILOVER,
@@ -200,11 +203,11 @@ class Bus:
         me = st.myself
         master = me.slaveof if me.is_replica() and me.slaveof is not None else me
         port, pport, cport = self.cluster.announced_ports()
-        repl = self.cluster.srv.repl
         return wire.Message(
             type=t, sender=me.name, port=port, pport=pport, cport=cport, flags=me.flags & 0xFFFF,
             state=st.state, current_epoch=st.current_epoch, config_epoch=master.config_epoch,
-            offset=getattr(repl, "master_repl_offset", 0), myslots=bytes(master.slots),
+            offset=replicas.my_offset(self.cluster), mflags0=self.cluster.failover.header_flags(),
+            myslots=bytes(master.slots),
             slaveof=me.slaveof.name if me.slaveof is not None else None,
             myip=self.cluster.values()["cluster-announce-ip"])
 
@@ -218,7 +221,7 @@ class Bus:
         nodes = list(st.nodes.values())
         fresh = len(nodes) - 2
         wanted = min(max(len(nodes) // 10, 3), fresh)
-        if link.node is not None and t == wire.PING:
+        if link.node is not None and not link.inbound and t == wire.PING:  # a PONG comes back on this link
             link.node.ping_sent = now_ms()
         self.pings_sent += 1
         m = self.header(t)
@@ -240,6 +243,16 @@ class Bus:
                 m.gossip.append(self._gossip(n))
         m.hostname = st.myself.hostname or None
         self.send(link, m)
+
+    def broadcast(self, m: wire.Message) -> None:
+        """clusterBroadcastMessage: to every node with a link, not in handshake."""
+        st = self.st
+        data = wire.encode(m)
+        for node in st.nodes.values():
+            link = node.link
+            if link is not None and link.transport is not None and not node.flags & (MYSELF | HANDSHAKE):
+                link.send(data)
+                st.sent[m.type] += 1
 
     def broadcast_pong(self) -> None:
         """clusterBroadcastPong(CLUSTER_BROADCAST_ALL): tell every connected node our config now."""
@@ -292,6 +305,7 @@ class Bus:
             if m.config_epoch > sender.config_epoch:
                 sender.config_epoch = m.config_epoch
                 save = True
+            self.cluster.failover.offset_seen(sender, m)
         if t in (wire.PING, wire.MEET):
             save |= self._ping_or_meet(link, m, sender)
         if t in (wire.PING, wire.PONG, wire.MEET):
@@ -305,6 +319,12 @@ class Bus:
                 save = True
         elif t in (wire.PUBLISH, wire.PUBLISHSHARD) and sender is not None:
             cluster_pubsub.received(self.cluster, m)
+        elif t == wire.AUTH_REQUEST and sender is not None:
+            self.cluster.failover.auth_request(sender, m)
+        elif t == wire.AUTH_ACK and sender is not None:
+            self.cluster.failover.auth_ack(sender, m)
+        elif t == wire.MFSTART and sender is not None:
+            self.cluster.failover.mfstart(sender, link)
         elif t == wire.UPDATE and sender is not None:
             n = st.lookup(m.about)
             if n is not None and n.config_epoch < m.update_epoch:
@@ -395,12 +415,12 @@ class Bus:
             master = st.lookup(m.slaveof)
             if sender.is_master():
                 st.del_node_slots(sender)
-                sender.flags = (sender.flags & ~(MASTER | 256)) | SLAVE
+                sender.flags = (sender.flags & ~(MASTER | MIGRATE_TO)) | SLAVE
                 save = True
             if master is not None and sender.slaveof is not master:
-                if sender.slaveof is not None and sender in sender.slaveof.replicas:
-                    sender.slaveof.replicas.remove(sender)
-                master.replicas.append(sender)
+                if sender.slaveof is not None:
+                    st.remove_replica(sender.slaveof, sender)
+                st.add_replica(master, sender)
                 sender.slaveof = master
                 save = True
         # served slots
@@ -438,26 +458,36 @@ class Bus:
             node.link.drop()
         node.flags &= ~NOADDR
         LOG.warning(f"Address updated for node {node.name}, now {ip}:{m.port}")
+        replicas.master_moved(self.cluster, node)
         return True
 
     def update_slots_with(self, sender: Node, epoch: int, slots: bytes) -> None:
-        """clusterUpdateSlotsConfigWith: take the slots a newer (or the only) claim gives `sender`."""
+        """clusterUpdateSlotsConfigWith: take the slots a newer (or the only) claim gives `sender`;
+        a master left without slots, or a replica whose master was, follows the node that took
+        them (replicas.follow_slots), else the keys of slots this node lost go."""
         st = self.st
         if sender is st.myself:
             LOG.warning("Discarding UPDATE message about myself.")
             return
+        curmaster = st.myself if st.myself.is_master() else st.myself.slaveof
         lost: list[int] = []
+        claimed = taken = 0
         for s in range(SLOTS):
             if not slots[s >> 3] & (1 << (s & 7)):
                 continue
+            claimed += 1
             owner = st.slots[s]
             if owner is sender or s in st.importing:
                 continue
             if owner is None or owner.config_epoch < epoch:
                 if owner is st.myself and self.cluster.count_keys(s):
                     lost.append(s)
+                if owner is not None and owner is curmaster:
+                    taken += 1
                 st.del_slot(s)
                 st.add_slot(sender, s)
+        if replicas.follow_slots(self.cluster, sender, curmaster, taken, claimed):
+            return
         for s in lost:
             self.cluster.delete_keys_in_slot(s)
 
@@ -495,12 +525,7 @@ class Bus:
         node.fail_time = now
         m = self.header(wire.FAIL)
         m.about = node.name
-        data = wire.encode(m)
-        for other in st.nodes.values():  # clusterBroadcastMessage
-            link = other.link
-            if link is not None and link.transport is not None and not other.flags & (MYSELF | HANDSHAKE):
-                link.send(data)
-                st.sent[wire.FAIL] += 1
+        self.broadcast(m)
         self.cluster.update_state()
         return True
 

@@ -4,9 +4,10 @@ What it is.  `Cluster` is what `srv.cluster` holds in cluster mode (None otherwi
 ClusterState (state.py), loaded from cluster-config-file or created with a new node ID (and
 saved at once, as clusterInit does), the file locked first (conflock.py); myself's announced
 address from the configuration (port, tls-port, cluster-port, cluster-announce-*); the bus
-(bus.py); the cron (clusterCron, every 100 ms, then its hooks: blocked.py's); saving nodes.conf
-after every configuration change; the slot index of db 0, which CLUSTER COUNTKEYSINSLOT and
-GETKEYSINSLOT read; and PUBLISH / SPUBLISH to the other nodes (pubsub.py).
+(bus.py); elections and manual failover (failover.py); the cron (clusterCron, every 100 ms, then
+its hooks: blocked.py's); saving nodes.conf after every configuration change; the slot index of
+db 0, which CLUSTER COUNTKEYSINSLOT and GETKEYSINSLOT read; and PUBLISH / SPUBLISH to the other
+nodes (pubsub.py).
 
 Rule: the layers below reach the cluster only through the hooks core.py wires (`cluster_route`,
 declared in base/interfaces.py); commands/t_cluster.py and admin/info.py read and change it here.
@@ -26,6 +27,7 @@ from raxdb.server.base.log import LOG
 from raxdb.server.cluster import nodesconf
 from raxdb.server.cluster import pubsub as cluster_pubsub
 from raxdb.server.cluster.conflock import ConfigLock
+from raxdb.server.cluster.failover import Failover
 from raxdb.server.cluster.state import MASTER, MYSELF, NOFAILOVER, OK, ClusterState, Node, now_ms
 from raxdb.storage.slots import SlotIndex
 
@@ -45,6 +47,7 @@ class Cluster:
         self.lock = ConfigLock(self.path)
         self.lock.acquire()  # before saving: a node that may not use the file must not write it
         self.bus: Any = None  # bus.py's Bus, once serving
+        self.failover = Failover(self)  # elections and manual failover (failover.py)
         self.cron_handle: Any = None
         self.cron_hooks: list[Callable[[], None]] = []  # run by the cron, after the bus's part
         self.iteration = 0
@@ -188,6 +191,7 @@ class Cluster:
             self.iteration += 1
             if self.bus is not None:
                 self.bus.cron(self.iteration)  # updates the state itself when a node times out
+                self.failover.cron()  # replication, elections, manual failover, replica migration
             if self.st.state != OK:  # clusterCron: an ok state changes only through an event
                 self.update_state()
             for hook in self.cron_hooks:  # e.g. blocked.py's redirection of blocked clients

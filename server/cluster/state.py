@@ -85,6 +85,8 @@ class Node:
         self.link: Any = None  # the outbound bus link (bus.py), None while not connected
         self.inbound_link: Any = None
         self.fail_reports: dict[str, int] = {}  # reporter name -> time
+        self.voted_time = 0  # when this node voted for a replica of this master (failover.py)
+        self.orphaned_time = 0  # since when this master has had no working replica (replicas.py)
 
     def has_slot(self, s: int) -> bool:
         return bool(self.slots[s >> 3] & (1 << (s & 7)))
@@ -205,13 +207,31 @@ class ClusterState:
         return n
 
     def set_master(self, node: Node) -> None:
-        """clusterSetNodeAsMaster."""
+        """clusterSetNodeAsMaster: a replica that becomes a master (another node's takes
+        MIGRATE_TO: it had replicas to migrate back)."""
         if node.is_master():
             return
-        if node.slaveof is not None and node in node.slaveof.replicas:
-            node.slaveof.replicas.remove(node)
+        if node.slaveof is not None:
+            self.remove_replica(node.slaveof, node)
+            if node is not self.myself:
+                node.flags |= MIGRATE_TO
         node.flags = (node.flags & ~SLAVE) | MASTER
         node.slaveof = None
+
+    @staticmethod
+    def add_replica(master: Node, node: Node) -> None:
+        """clusterNodeAddSlave: a master with replicas is a target of replica migration."""
+        if node not in master.replicas:
+            master.replicas.append(node)
+            master.flags |= MIGRATE_TO
+
+    @staticmethod
+    def remove_replica(master: Node, node: Node) -> None:
+        """clusterNodeRemoveSlave."""
+        if node in master.replicas:
+            master.replicas.remove(node)
+            if not master.replicas:
+                master.flags &= ~MIGRATE_TO
 
     # ---- state ---------------------------------------------------------------------------------
     def update_state(self, full_coverage: bool, node_timeout: int) -> str | None:
@@ -253,7 +273,7 @@ class ClusterState:
 
     def bump_epoch(self) -> bool:
         """clusterBumpConfigEpochWithoutConsensus: True when myself took a new config epoch."""
-        top = max(n.config_epoch for n in self.nodes.values())
+        top = max(max(n.config_epoch for n in self.nodes.values()), self.current_epoch)  # clusterGetMaxEpoch
         if self.myself.config_epoch == 0 or self.myself.config_epoch != top:
             self.current_epoch += 1
             self.myself.config_epoch = self.current_epoch

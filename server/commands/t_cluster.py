@@ -6,9 +6,9 @@ after the usual arity, unknown-subcommand and script checks, as a standalone red
 does.  In cluster mode (server/cluster/) the subcommands of a single node and a static cluster
 run here with Redis's replies and error texts: INFO, MYID, NODES, SLOTS, SHARDS, MEET, FORGET,
 ADDSLOTS(RANGE), DELSLOTS(RANGE), FLUSHSLOTS, SETSLOT, KEYSLOT, COUNTKEYSINSLOT,
-GETKEYSINSLOT, SAVECONFIG, SET-CONFIG-EPOCH, BUMPEPOCH, RESET, COUNT-FAILURE-REPORTS, LINKS.
-REPLICATE, REPLICAS/SLAVES and FAILOVER (replicas and failover are not built yet) answer an error
-that says so.
+GETKEYSINSLOT, SAVECONFIG, SET-CONFIG-EPOCH, BUMPEPOCH, RESET, COUNT-FAILURE-REPORTS, LINKS,
+REPLICATE, REPLICAS/SLAVES and FAILOVER (their work is cluster/replicas.py's and
+cluster/failover.py's).
 
 MODULE LIST is empty, so tools that probe for modules see a standalone server rather than
 unknown commands.  Loading a module fails as a missing library does in Redis (the log line is
@@ -24,9 +24,11 @@ from raxdb.protocol import reply as R
 from raxdb.server.admin.modules import log_load_failure
 from raxdb.server.base.errors import SYNTAX, CommandError, wrong_arity
 from raxdb.server.base.log import LOG
+from raxdb.server.cluster import replicas
 from raxdb.server.cluster.routing import ASKING, READONLY, endpoint, use_pport
 from raxdb.server.cluster.state import FAIL, HANDSHAKE, MEET, PFAIL, Node, describe, valid_name
 from raxdb.server.commands.t_config import help_reply
+from raxdb.server.persistence.emptydata import empty_data
 from raxdb.server.security.protected import protected_allowed, protected_denied
 from raxdb.server.table.args import to_int
 from raxdb.server.table.registry import TABLE, command
@@ -188,28 +190,40 @@ def _node_reply(c, cl, n: Node) -> bytes:
     return R.array([first, R.integer(port), R.bulk(n.name.encode()), c.enc.map(extra)])
 
 
+def _replica_available(cl, n: Node) -> bool:
+    """isReplicaAvailable: not failing, and it has applied some of its master's stream."""
+    if n.flags & FAIL:
+        return False
+    return (replicas.slave_offset(cl) if n is cl.st.myself else n.repl_offset) != 0
+
+
 @command("cluster|slots")
 def cluster_slots(c, argv):
+    """clusterReplyMultiBulkSlots: runs of slots with one owner, in slot order."""
     cl = _cl(c)
+    slots = cl.st.slots
     out = []
-    for n in cl.st.nodes.values():
-        if not n.is_master() or not n.numslots:
+    start = 0
+    for s in range(1, SLOTS + 1):
+        n = slots[start]
+        if s < SLOTS and slots[s] is n:
             continue
-        replicas = [_node_reply(c, cl, r) for r in n.replicas if not r.flags & FAIL]
-        for a, b in n.slot_ranges():
-            out.append(R.array([R.integer(a), R.integer(b), _node_reply(c, cl, n), *replicas]))
+        if n is not None:
+            nodes = [_node_reply(c, cl, n)] + [_node_reply(c, cl, r) for r in n.replicas if _replica_available(cl, r)]
+            out.append(R.array([R.integer(start), R.integer(s - 1), *nodes]))
+        start = s
     return R.array(out)
 
 
 def _shard_node(c, cl, n: Node) -> bytes:
     st = cl.st
+    offset = replicas.my_offset(cl) if n is st.myself else n.repl_offset
     if n.flags & FAIL:
         health = b"fail"
-    elif n.is_replica() and n is not st.myself and n.repl_offset == 0:
+    elif n.is_replica() and offset == 0:
         health = b"loading"
     else:
         health = b"online"
-    offset = getattr(c.server.repl, "master_repl_offset", 0) if n is st.myself else n.repl_offset
     tls = cl.values()["tls-cluster"] == "yes"  # the announced port is the TLS one
     plain, tls_port = (n.pport, n.port) if tls else (n.port, 0)
     pairs = [R.bulk(b"id"), R.bulk(n.name.encode())]
@@ -497,7 +511,10 @@ def cluster_reset(c, argv):
     st = cl.st
     if st.myself.is_master() and len(c.server.dbs[0]):
         raise CommandError("ERR CLUSTER RESET can't be called with master nodes containing keys")
-    st.set_master(st.myself)
+    if st.myself.is_replica():  # a replica turns master, and forgets its master's data
+        replicas.become_master(cl)
+        empty_data(c.server, False, with_functions=True)
+    cl.failover.reset_manual()
     st.migrating.clear()
     st.importing.clear()
     st.del_node_slots(st.myself)
@@ -514,14 +531,31 @@ def cluster_reset(c, argv):
     return R.OK
 
 
-def _not_built(c, argv):
-    _cl(c)
-    raise CommandError(f"ERR CLUSTER {argv[1].decode(errors='replace').upper()} is not supported by raxdb yet "
-                       "(replicas and failover are not built)")
+@command("cluster|replicate")
+def cluster_replicate(c, argv):
+    cl = _cl(c)
+    name = argv[2].decode("latin-1")
+    replicas.replicate(cl, cl.st.lookup(name) if valid_name(name) else None, name)
+    return R.OK
 
 
-for _sub in ("cluster|replicate", "cluster|replicas", "cluster|slaves", "cluster|failover"):
-    command(_sub)(_not_built)
+@command("cluster|replicas")
+@command("cluster|slaves")
+def cluster_replicas(c, argv):
+    cl = _cl(c)
+    n = _node(cl, argv[2])
+    if n.is_replica():
+        raise CommandError("ERR The specified node is not a master")
+    return R.bulk_array([describe(cl.st, r).encode() for r in n.replicas])
+
+
+@command("cluster|failover")
+def cluster_failover(c, argv):
+    cl = _cl(c)
+    if len(argv) > 3:
+        raise _syntax(argv)
+    cl.failover.manual(argv)
+    return R.OK
 
 
 @command("cluster|help")

@@ -21,6 +21,8 @@ def replicaof(c, argv):
     )
 
     srv = c.server
+    if srv.cluster is not None:  # a cluster's replicas follow CLUSTER REPLICATE and failovers
+        raise CommandError("ERR REPLICAOF not allowed in cluster mode.")
     repl = srv.repl
     if repl.failover.active:
         raise CommandError("ERR REPLICAOF not allowed while failing over.")

@@ -24,6 +24,8 @@ def replconf(c, argv):
 
 @command("failover")
 def failover(c, argv):
+    if c.server.cluster is not None:
+        raise CommandError("ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead.")
     return c.server.repl.failover.command(c, argv)
 
 

@@ -760,8 +760,9 @@ class Config:
     def _rewrite_lines(self, opt: Option) -> list[str] | None:
         """The config lines that express the option's current value (None: never written)."""
         name, value = opt.name, self.values[opt.name]
-        if name == "replicaof":  # rewriteConfigReplicaOfOption: a master drops the line
-            return [f"replicaof {value}"] if value else []
+        if name == "replicaof":  # rewriteConfigReplicaOfOption: a master drops the line, and a
+            # cluster node too (its master is nodes.conf's)
+            return [f"replicaof {value}"] if value and self.values["cluster-enabled"] != "yes" else []
         kind = opt.kind
         if kind == "string" or name in ("dir", "cluster-announce-hostname", "proc-title-template"):
             return [f"{name} {repr_arg(value)}"]

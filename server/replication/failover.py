@@ -54,6 +54,7 @@ class Failover:
         self.host: str | None = None  # target_replica_host
         self.port = 0
         self.check_pending = False
+        self.cluster_mf = False  # a cluster manual failover pauses writers (server/cluster/failover.py)
 
     @property
     def active(self) -> bool:
@@ -200,6 +201,6 @@ class Failover:
 
     # ---- what else it changes ---------------------------------------------------------------------
     def pings_held(self) -> bool:
-        """replicationCron's PING is skipped while a failover with a TIMEOUT holds clients paused
-        (it would move the offset the replicas must reach)."""
-        return bool(self.end_ms) and self.repl.srv.paused()
+        """replicationCron's PING is skipped while a failover with a TIMEOUT, or a cluster's manual
+        failover, holds clients paused (it would move the offset the replicas must reach)."""
+        return (bool(self.end_ms) or self.cluster_mf) and self.repl.srv.paused()

@@ -551,3 +551,119 @@ def test_pubsubshard_when_down(cdiff):
         d("SSUBSCRIBE", ours)  # (allow no): CLUSTERDOWN; a subscriber would stay subscribed
     finally:
         d("CONFIG", "SET", "cluster-allow-pubsubshard-when-down", "yes")
+
+
+def test_replica_commands_on_a_lone_master(cdiff):
+    """CLUSTER REPLICATE, REPLICAS / SLAVES and FAILOVER on a master that knows no other node,
+    and REPLICAOF / SLAVEOF / FAILOVER, which cluster mode refuses: Redis's replies and errors."""
+    cdiff.script("""
+        CLUSTER REPLICATE abc
+        CLUSTER REPLICATE 0123456789012345678901234567890123456789
+        CLUSTER REPLICATE a b
+        CLUSTER REPLICAS abc
+        CLUSTER SLAVES 0123456789012345678901234567890123456789
+        CLUSTER FAILOVER
+        CLUSTER FAILOVER FORCE
+        CLUSTER FAILOVER takeover
+        CLUSTER FAILOVER foo
+        CLUSTER FAILOVER force extra
+        REPLICAOF 127.0.0.1 1
+        REPLICAOF NO ONE
+        SLAVEOF no one
+        FAILOVER
+        FAILOVER ABORT
+    """)
+    ids = [parse(conn.call("CLUSTER", "MYID")) for conn in (cdiff.ours, cdiff.theirs)]
+    ours, theirs = cdiff.ours.call("CLUSTER", "REPLICATE", ids[0]), cdiff.theirs.call("CLUSTER", "REPLICATE", ids[1])
+    assert ours == theirs == b"-ERR Can't replicate myself\r\n"
+    for sub in ("REPLICAS", "SLAVES"):
+        ours, theirs = cdiff.ours.call("CLUSTER", sub, ids[0]), cdiff.theirs.call("CLUSTER", sub, ids[1])
+        assert ours == theirs == b"*0\r\n"
+
+
+def test_failover_state_machine():
+    """The vote rules of clusterSendFailoverAuthIfNeeded on a master, without a network: one
+    vote per epoch, only for a replica whose master is FAIL (or with FORCEACK), not twice for
+    one master within 2 * node timeout, never for slots a newer config epoch serves."""
+    from raxdb.server.cluster import wire
+    from raxdb.server.cluster.failover import Failover
+    from raxdb.server.cluster.state import FAIL
+
+    sent: list[tuple[str, int]] = []
+
+    class Link:
+        transport = object()
+
+    class Bus:
+        def header(self, t: int) -> wire.Message:
+            return wire.Message(type=t)
+
+        def send(self, link: object, m: wire.Message) -> None:
+            sent.append((link.name, m.type))  # type: ignore[attr-defined]
+
+    class Cluster:
+        def __init__(self) -> None:
+            self.st = ClusterState(Node(None, MYSELF | MASTER))
+            self.bus = Bus()
+            self.saved = 0
+
+        def node_timeout(self) -> int:
+            return 1000
+
+        def save_or_die(self) -> None:
+            self.saved += 1
+
+    cl = Cluster()
+    st = cl.st
+    for s in range(100):
+        st.add_slot(st.myself, s)
+    master = Node(None, MASTER)
+    master.config_epoch = 3
+    for s in range(100, 200):
+        st.add_slot(master, s)
+    voter = Failover(cl)  # type: ignore[arg-type]
+    candidates = []
+    for _ in range(2):
+        r = Node(None, SLAVE)
+        r.slaveof = master
+        r.link = Link()
+        r.link.name = r.name  # type: ignore[attr-defined]
+        master.replicas.append(r)
+        candidates.append(r)
+    for n in (master, *candidates):
+        st.add_node(n)
+    claim = bytearray(2048)
+    for s in range(100, 200):
+        claim[s >> 3] |= 1 << (s & 7)
+
+    def ask(r: Node, epoch: int, config_epoch: int = 3, force: bool = False) -> bool:
+        st.current_epoch = max(st.current_epoch, epoch)  # as the bus does on any message
+        m = wire.Message(type=wire.AUTH_REQUEST, current_epoch=epoch, config_epoch=config_epoch,
+                         myslots=bytes(claim), mflags0=wire.FLAG0_FORCEACK if force else 0)
+        before = len(sent)
+        voter.auth_request(r, m)
+        return len(sent) > before
+
+    assert not ask(candidates[0], 4)  # its master is up
+    assert ask(candidates[0], 5, force=True)  # a manual failover's request
+    assert st.last_vote_epoch == 5 and cl.saved == 1 and sent[-1] == (candidates[0].name, wire.AUTH_ACK)
+    master.flags |= FAIL
+    assert not ask(candidates[1], 5)  # one vote per epoch
+    assert not ask(candidates[1], 6)  # this master was voted about less than 2 * node timeout ago
+    master.voted_time = 0
+    assert not ask(candidates[1], 4)  # an older epoch than ours
+    assert not ask(candidates[1], 7, config_epoch=2)  # claims slots that epoch 3 serves
+    assert ask(candidates[1], 8)
+    assert not ask(master, 9)  # a master asks for nothing
+
+
+def test_config_rewrite_keeps_no_replicaof_in_cluster_mode():
+    """rewriteConfigReplicaOfOption: a cluster replica's master is nodes.conf's, so CONFIG
+    REWRITE writes no replicaof line (a standalone replica keeps its own)."""
+    from raxdb.server.config.options import OPTIONS, Config
+
+    config = Config()
+    config.values["replicaof"] = "127.0.0.1 7000"
+    assert config._rewrite_lines(OPTIONS["replicaof"]) == ["replicaof 127.0.0.1 7000"]
+    config.values["cluster-enabled"] = "yes"
+    assert config._rewrite_lines(OPTIONS["replicaof"]) == []
