@@ -1,0 +1,142 @@
+"""cmsgpack.unpack's common case decoded in Lua, in front of lib_cmsgpack's Python `unpack`.
+
+Job queues (BullMQ) pass every job's options as MessagePack and unpack them in each script; in
+Python each unpack crossed into Python and back once per table built (~6-20 us where Redis takes
+~1.5).  This decoder runs in the script's own Lua state and builds the tables as lua-cmsgpack's
+mp_decode_to_lua_array / _hash do (a new table, one settable per element, in input order), so
+they behave alike under `#`, `next` and `pairs`.
+
+Rule: it answers only an input of exactly one value made of nil, booleans, integers of up to 32
+bits, strings, arrays and maps (a nil key is lua_settable's error, as there), nested less than MP_DEPTH deep; anything
+else (floats, 64-bit integers, ext types, several values, short or bad input, a nil map key, a
+non-string argument) goes, untouched, to the Python `unpack`, which owns every error message.
+Decoding has no side effects, so giving up part way and starting again in Python is safe.
+
+The chunk is loaded under the sandbox's internal source name, so the debugger and the kill hook
+skip its frames; `where` reports the line of the script that called `cmsgpack.unpack`, one level
+further up than lua_env's `where` since the Python unpack is now called by this front.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+UNPACK_CHUNK = r"""
+local sbyte, ssub, rawtype, rawerror, dbg_getinfo = string.byte, string.sub, type, error, debug.getinfo
+local MP_DEPTH = 64
+local value
+
+local function array(s, p, n, depth)
+  if depth >= MP_DEPTH then return nil, nil end
+  local t = {}
+  for i = 1, n do
+    local v
+    v, p = value(s, p, depth + 1)
+    if p == nil then return nil, nil end
+    t[i] = v
+  end
+  return t, p
+end
+
+local function map(s, p, n, depth)
+  if depth >= MP_DEPTH then return nil, nil end
+  local t = {}
+  for _ = 1, n do
+    local k, v
+    k, p = value(s, p, depth + 1)
+    if p == nil then return nil, nil end
+    v, p = value(s, p, depth + 1)
+    if p == nil then return nil, nil end
+    if k == nil then rawerror('table index is nil', 0) end  -- lua_settable's, from C: unplaced
+    t[k] = v
+  end
+  return t, p
+end
+
+-- a string of n bytes from index p; nil, nil when the input is short
+local function str(s, p, n)
+  local e = p + n - 1
+  if e > #s then return nil, nil end
+  return ssub(s, p, e), e + 1
+end
+
+-- the value at index p: it and the index after it, or nil, nil for "ask Python".  No tail calls
+-- (`local v, q = f() return v, q`): a tail-called frame would hide the script's line from the
+-- error handler's walk up the stack.
+value = function(s, p, depth)
+  local b = sbyte(s, p)
+  if b == nil then return nil, nil end
+  if b <= 0x7f then return b, p + 1 end
+  if b >= 0xe0 then return b - 256, p + 1 end
+  if b >= 0xa0 and b <= 0xbf then local v, q = str(s, p + 1, b - 0xa0) return v, q end
+  if b >= 0x90 and b <= 0x9f then local v, q = array(s, p + 1, b - 0x90, depth) return v, q end
+  if b >= 0x80 and b <= 0x8f then local v, q = map(s, p + 1, b - 0x80, depth) return v, q end
+  if b == 0xc0 then return nil, p + 1 end
+  if b == 0xc2 then return false, p + 1 end
+  if b == 0xc3 then return true, p + 1 end
+  if b == 0xcc or b == 0xd0 then
+    local x = sbyte(s, p + 1)
+    if x == nil then return nil, nil end
+    if b == 0xd0 and x >= 0x80 then x = x - 0x100 end
+    return x, p + 2
+  end
+  if b == 0xcd or b == 0xd1 or b == 0xda or b == 0xdc or b == 0xde then
+    local x, y = sbyte(s, p + 1, p + 2)
+    if y == nil then return nil, nil end
+    local n = x * 0x100 + y
+    if b == 0xcd then return n, p + 3 end
+    if b == 0xd1 then
+      if n >= 0x8000 then n = n - 0x10000 end
+      return n, p + 3
+    end
+    if b == 0xdc then local v, q = array(s, p + 3, n, depth) return v, q end
+    if b == 0xde then local v, q = map(s, p + 3, n, depth) return v, q end
+    local v, q = str(s, p + 3, n) return v, q
+  end
+  if b == 0xce or b == 0xd2 or b == 0xdb or b == 0xdd or b == 0xdf then
+    local w, x, y, z = sbyte(s, p + 1, p + 4)
+    if z == nil then return nil, nil end
+    local n = ((w * 0x100 + x) * 0x100 + y) * 0x100 + z
+    if b == 0xce then return n, p + 5 end
+    if b == 0xd2 then
+      if n >= 0x80000000 then n = n - 0x100000000 end
+      return n, p + 5
+    end
+    if b == 0xdd then local v, q = array(s, p + 5, n, depth) return v, q end
+    if b == 0xdf then local v, q = map(s, p + 5, n, depth) return v, q end
+    local v, q = str(s, p + 5, n) return v, q
+  end
+  if b == 0xd9 then
+    local n = sbyte(s, p + 1)
+    if n == nil then return nil, nil end
+    local v, q = str(s, p + 2, n) return v, q
+  end
+  return nil, nil  -- floats, 64-bit integers, ext and bin types, 0xc1: Python's
+end
+
+local function wrap(py_unpack)
+  return function(...)  -- (a C function tail-called keeps this frame: `where` counts it)
+    local s = ...
+    if rawtype(s) == 'string' then
+      local v, p = value(s, 1, 0)
+      if p ~= nil and p > #s then return v end
+    end
+    return py_unpack(...)
+  end
+end
+
+-- where for the Python unpack behind the front: the caller of cmsgpack.unpack is level 4
+local function where()
+  local info = dbg_getinfo(4, 'Sl')
+  if info and info.currentline > 0 then return info.short_src .. ':' .. info.currentline .. ': ' end
+  return ''
+end
+
+return wrap, where
+"""
+
+
+def load(lua: Any) -> tuple[Any, Any]:
+    """The chunk in `lua`: (wrap, where), `wrap(py_unpack)` making the front of a Python unpack
+    whose errors are placed by `where`."""
+    return lua.execute(UNPACK_CHUNK, name="=[raxdb]")
