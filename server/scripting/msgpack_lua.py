@@ -7,10 +7,12 @@ mp_decode_to_lua_array / _hash do (a new table, one settable per element, in inp
 they behave alike under `#`, `next` and `pairs`.
 
 Rule: it answers only an input of exactly one value made of nil, booleans, integers of up to 32
-bits, strings, arrays and maps (a nil key is lua_settable's error, as there), nested less than MP_DEPTH deep; anything
-else (floats, 64-bit integers, ext types, several values, short or bad input, a nil map key, a
-non-string argument) goes, untouched, to the Python `unpack`, which owns every error message.
-Decoding has no side effects, so giving up part way and starting again in Python is safe.
+bits, floats other than zeros, subnormals, infinities and NaN (BullMQ's timestamps are float64s),
+strings, arrays and maps (a nil key raises lua_settable's error, as there), nested less than
+MP_DEPTH deep; anything else (64-bit integers, ext and bin types, several values, short or bad
+input, a non-string argument) goes, untouched, to the Python `unpack`, which owns every other
+error message.  Decoding has no side effects, so giving up part way and starting again in Python
+is safe.
 
 The chunk is loaded under the sandbox's internal source name, so the debugger and the kill hook
 skip its frames; `where` reports the line of the script that called `cmsgpack.unpack`, one level
@@ -23,6 +25,7 @@ from typing import Any
 
 UNPACK_CHUNK = r"""
 local sbyte, ssub, rawtype, rawerror, dbg_getinfo = string.byte, string.sub, type, error, debug.getinfo
+local floor, ldexp = math.floor, math.ldexp
 local MP_DEPTH = 64
 local value
 
@@ -106,12 +109,31 @@ value = function(s, p, depth)
     if b == 0xdf then local v, q = map(s, p + 5, n, depth) return v, q end
     local v, q = str(s, p + 5, n) return v, q
   end
+  if b == 0xcb then  -- float64, normal numbers: (2^52 + mantissa) * 2^(exponent - 1075), exact
+    local a1, a2, a3, a4, a5, a6, a7, a8 = sbyte(s, p + 1, p + 8)
+    if a8 == nil then return nil, nil end
+    local e = (a1 % 0x80) * 0x10 + floor(a2 / 0x10)
+    if e == 0 or e == 0x7ff then return nil, nil end  -- zeros, subnormals, inf, NaN: Python's
+    local m = ((a2 % 0x10) * 0x1000000 + a3 * 0x10000 + a4 * 0x100 + a5) * 0x1000000 + a6 * 0x10000 + a7 * 0x100 + a8
+    local v = ldexp(m + 0x10000000000000, e - 1075)
+    if a1 >= 0x80 then v = -v end
+    return v, p + 9
+  end
+  if b == 0xca then  -- float32, likewise
+    local a1, a2, a3, a4 = sbyte(s, p + 1, p + 4)
+    if a4 == nil then return nil, nil end
+    local e = (a1 % 0x80) * 2 + floor(a2 / 0x80)
+    if e == 0 or e == 0xff then return nil, nil end
+    local v = ldexp((a2 % 0x80) * 0x10000 + a3 * 0x100 + a4 + 0x800000, e - 150)
+    if a1 >= 0x80 then v = -v end
+    return v, p + 5
+  end
   if b == 0xd9 then
     local n = sbyte(s, p + 1)
     if n == nil then return nil, nil end
     local v, q = str(s, p + 2, n) return v, q
   end
-  return nil, nil  -- floats, 64-bit integers, ext and bin types, 0xc1: Python's
+  return nil, nil  -- 64-bit integers, ext and bin types, 0xc1: Python's
 end
 
 local function wrap(py_unpack)

@@ -8,6 +8,8 @@ walks a map in, and the wording and position of errors, direct, under pcall and 
 
 from __future__ import annotations
 
+import struct
+
 import pytest
 
 
@@ -31,6 +33,7 @@ def show(expr: str) -> str:
         "    for k, x in pairs(v) do out[#out + 1] = d(k, depth + 1) .. '=' .. d(x, depth + 1) end "
         "    return '{' .. table.concat(out, ',') .. '}' "
         "  end "
+        "  if t == 'number' then return 'number:' .. string.format('%.17g', v) end "
         "  return t .. ':' .. tostring(v) "
         "end "
         f"local r = {{{expr}}} "
@@ -70,10 +73,19 @@ BOUNDARIES = [
     b"\xa4name\xa3job\xa3age\xce\x00\x01\x51\x80",
 ]
 
+FLOATS = [1.5, -1.5, 1795620383764.0, 0.1, -0.1, 1e300, -1e-300, 1.7976931348623157e308, 2.2250738585072014e-308,
+          5e-324, 0.0, -0.0, float("inf"), float("-inf"), float("nan"), 2.0 ** 52 + 1, 3.0, -2.0 ** 63]
+FLOATS32 = [1.5, -0.25, 3.4e38, 1.17549435e-38, 1e-40, 0.0, -0.0, float("inf"), float("nan"), 16777215.0]
+BOUNDARIES += [b"\xcb" + struct.pack(">d", f) for f in FLOATS] + [b"\xca" + struct.pack(">f", f) for f in FLOATS32]
+BOUNDARIES += [b"\x92\xcb" + struct.pack(">d", 1e10) + b"\xca" + struct.pack(">f", -3.5),  # floats inside tables
+               b"\x81\xcb" + struct.pack(">d", 2.5) + b"\xa1v"]  # a float key
+
 ERRORS = [
     b"", b"\x91", b"\x92\x01", b"\xa3ab", b"\xd9", b"\xd9\x05ab", b"\xda\x00", b"\xdb\x00\x00\x00\x09abc",
     b"\xcc", b"\xcd\x01", b"\xce\x01\x02\x03", b"\xd0", b"\xd1\x01", b"\xd2\x01\x02", b"\xdc\x00\x01",
     b"\xdd\x00\x00\x00\x01", b"\x81\xa1a", b"\xde\x00\x01\x01", b"\xdf\x00\x00", b"\x92\x01\xc1",
+    b"\xcb\x3f\xf8\x00", b"\xca\x3f", b"\x91\xcb\x3f\xf8\x00\x00\x00\x00\x00",
+    b"\x81\xcb\x7f\xf8\x00\x00\x00\x00\x00\x00\x01",  # a NaN key
 ]
 
 
