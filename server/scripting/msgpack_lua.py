@@ -27,6 +27,12 @@ UNPACK_CHUNK = r"""
 local sbyte, ssub, rawtype, rawerror, dbg_getinfo = string.byte, string.sub, type, error, debug.getinfo
 local floor, ldexp = math.floor, math.ldexp
 local MP_DEPTH = 64
+-- the types followed by a 1-, 2- or 4-byte count: unsigned / signed integers, str, array, map
+local WIDTH = {[0xcc] = 1, [0xcd] = 2, [0xce] = 4, [0xd0] = 1, [0xd1] = 2, [0xd2] = 4, [0xd9] = 1, [0xda] = 2,
+               [0xdb] = 4, [0xdc] = 2, [0xdd] = 4, [0xde] = 2, [0xdf] = 4}
+local KIND = {[0xcc] = 'u', [0xcd] = 'u', [0xce] = 'u', [0xd0] = 'i', [0xd1] = 'i', [0xd2] = 'i', [0xd9] = 's',
+              [0xda] = 's', [0xdb] = 's', [0xdc] = 'a', [0xdd] = 'a', [0xde] = 'm', [0xdf] = 'm'}
+local SIGN = {[1] = 0x80, [2] = 0x8000, [4] = 0x80000000}
 local value
 
 local function array(s, p, n, depth)
@@ -77,37 +83,20 @@ value = function(s, p, depth)
   if b == 0xc0 then return nil, p + 1 end
   if b == 0xc2 then return false, p + 1 end
   if b == 0xc3 then return true, p + 1 end
-  if b == 0xcc or b == 0xd0 then
-    local x = sbyte(s, p + 1)
-    if x == nil then return nil, nil end
-    if b == 0xd0 and x >= 0x80 then x = x - 0x100 end
-    return x, p + 2
-  end
-  if b == 0xcd or b == 0xd1 or b == 0xda or b == 0xdc or b == 0xde then
-    local x, y = sbyte(s, p + 1, p + 2)
-    if y == nil then return nil, nil end
-    local n = x * 0x100 + y
-    if b == 0xcd then return n, p + 3 end
-    if b == 0xd1 then
-      if n >= 0x8000 then n = n - 0x10000 end
-      return n, p + 3
+  local k = WIDTH[b]
+  if k ~= nil then  -- a big-endian count of k bytes: an integer, or a length of what follows
+    local n, q = 0, p + k
+    if q > #s then return nil, nil end
+    for i = p + 1, q do n = n * 0x100 + sbyte(s, i) end
+    local kind = KIND[b]
+    if kind == 'u' then return n, q + 1 end
+    if kind == 'i' then
+      if n >= SIGN[k] then n = n - 2 * SIGN[k] end
+      return n, q + 1
     end
-    if b == 0xdc then local v, q = array(s, p + 3, n, depth) return v, q end
-    if b == 0xde then local v, q = map(s, p + 3, n, depth) return v, q end
-    local v, q = str(s, p + 3, n) return v, q
-  end
-  if b == 0xce or b == 0xd2 or b == 0xdb or b == 0xdd or b == 0xdf then
-    local w, x, y, z = sbyte(s, p + 1, p + 4)
-    if z == nil then return nil, nil end
-    local n = ((w * 0x100 + x) * 0x100 + y) * 0x100 + z
-    if b == 0xce then return n, p + 5 end
-    if b == 0xd2 then
-      if n >= 0x80000000 then n = n - 0x100000000 end
-      return n, p + 5
-    end
-    if b == 0xdd then local v, q = array(s, p + 5, n, depth) return v, q end
-    if b == 0xdf then local v, q = map(s, p + 5, n, depth) return v, q end
-    local v, q = str(s, p + 5, n) return v, q
+    if kind == 'a' then local v, r = array(s, q + 1, n, depth) return v, r end
+    if kind == 'm' then local v, r = map(s, q + 1, n, depth) return v, r end
+    local v, r = str(s, q + 1, n) return v, r
   end
   if b == 0xcb then  -- float64, normal numbers: (2^52 + mantissa) * 2^(exponent - 1075), exact
     local a1, a2, a3, a4, a5, a6, a7, a8 = sbyte(s, p + 1, p + 8)
@@ -127,11 +116,6 @@ value = function(s, p, depth)
     local v = ldexp((a2 % 0x80) * 0x10000 + a3 * 0x100 + a4 + 0x800000, e - 150)
     if a1 >= 0x80 then v = -v end
     return v, p + 5
-  end
-  if b == 0xd9 then
-    local n = sbyte(s, p + 1)
-    if n == nil then return nil, nil end
-    local v, q = str(s, p + 2, n) return v, q
   end
   return nil, nil  -- 64-bit integers, ext and bin types, 0xc1: Python's
 end
