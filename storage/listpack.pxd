@@ -61,6 +61,10 @@ cpdef delete_indexes(bytearray buf, list indexes)
                want=cython.uint, header=Py_ssize_t)
 cpdef Py_ssize_t checked_count(buf) except -1
 
+@cython.locals(s="const unsigned char*", lv=Py_ssize_t, out=list, i=Py_ssize_t, b=cython.uint, ln=Py_ssize_t,
+               start=Py_ssize_t, x=cython.longlong)
+cpdef list equal_indexes(buf, Py_ssize_t p, Py_ssize_t n, bytes v, long long iv, bint is_int)
+
 @cython.locals(size=Py_ssize_t, buf=bytearray)
 cpdef bytearray from_encoded(bytes chunk, Py_ssize_t n)
 

@@ -675,6 +675,62 @@ def values(buf: bytes | bytearray, p: int, n: int) -> list[bytes]:
     return out
 
 
+def equal_indexes(buf: bytes | bytearray, p: int, n: int, v: bytes, iv: int, is_int: bool) -> list[int]:
+    """The indexes among the n elements from offset p that equal v as lpCompare compares them: a
+    string entry by its bytes, an integer entry by value against iv (v as an int64; is_int false
+    when v spells none canonically).  Nothing is decoded to bytes (LREM's and LPOS's scan)."""
+    s = buf
+    lv = len(v)
+    out = []
+    for i in range(n):
+        b = s[p]
+        if b < 0x80:
+            if is_int and iv == b:
+                out.append(i)
+            p += 2
+            continue
+        if b < 0xC0:
+            ln = b & 0x3F
+            if ln == lv and buf.startswith(v, p + 1):
+                out.append(i)
+            p += ln + 2
+            continue
+        if b < 0xE0:
+            if is_int:
+                x = ((b & 0x1F) << 8) | s[p + 1]
+                if iv == (x - 8192 if x >= 4096 else x):
+                    out.append(i)
+            p += 3
+            continue
+        if b <= 0xF0:  # strings of 12- and 32-bit lengths
+            if b < 0xF0:
+                ln = ((b & 0x0F) << 8) | s[p + 1]
+                start = p + 2
+            else:
+                ln = s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16) | (s[p + 4] << 24)
+                start = p + 5
+            if ln == lv and buf.startswith(v, start):
+                out.append(i)
+            p += _span(s, p)
+            continue
+        if is_int:
+            if b == 0xF1:
+                x = s[p + 1] | (s[p + 2] << 8)
+                x = x - 0x10000 if x >= 0x8000 else x
+            elif b == 0xF2:
+                x = s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16)
+                x = x - 0x1000000 if x >= 0x800000 else x
+            elif b == 0xF3:
+                x = s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16) | (s[p + 4] << 24)
+                x = x - 0x100000000 if x >= 0x80000000 else x
+            else:
+                x = int.from_bytes(buf[p + 1:p + 9], "little", signed=True)
+            if iv == x:
+                out.append(i)
+        p += _span(s, p)
+    return out
+
+
 def from_encoded(chunk: bytes, n: int) -> bytearray:
     """A new listpack of the `n` entries encoded back to back in `chunk`, allocated at its exact
     size (a buffer grown entry by entry keeps the slack of its last growth)."""

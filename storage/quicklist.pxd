@@ -7,8 +7,8 @@
 # and call storage/listpack.pxd's typed operations as C functions.  Every field stays public, so
 # the commands, the RDB code and the tests read and write them as before.
 cimport cython
-from raxdb.storage.listpack cimport (bulks, count_of, from_encoded, offset_at, pop_value, push_value, skip,
-                                     value_at, values)
+from raxdb.storage.listpack cimport (bulks, count_of, equal_indexes, from_encoded, offset_at, pop_value,
+                                     push_value, skip, value_at, values)
 
 cpdef Py_ssize_t _count(node) except -1
 cpdef Py_ssize_t _size(node) except -1

@@ -53,6 +53,7 @@ from raxdb.storage.listpack import (
     delete_at,
     delete_indexes,
     encode_entry,
+    equal_indexes,
     from_encoded,
     insert_encoded,
     offset_at,
@@ -60,6 +61,7 @@ from raxdb.storage.listpack import (
     push_value,
     replace_at,
     skip,
+    string_to_int,
     value_at,
     values,
 )
@@ -638,12 +640,12 @@ class Quicklist:
         removed = 0
         order = range(len(nodes) - 1, -1, -1) if limit < 0 else range(len(nodes))
         emptied = []
+        iv = string_to_int(v)  # an integer entry equals v only when v spells it (lpCompare)
         for ni in order:
             if removed == todo:
                 break
             n = _count(nodes[ni])
-            items = values(_bytes(nodes[ni]), HEADER, n)
-            hits = [i for i in range(n) if items[i] == v]
+            hits = equal_indexes(_bytes(nodes[ni]), HEADER, n, v, iv or 0, iv is not None)
             if not hits:
                 continue
             take = min(len(hits), todo - removed)
@@ -651,6 +653,9 @@ class Quicklist:
             removed += take
             if take == n:
                 emptied.append(ni)
+            elif take == 1:  # a queue's LREM of one job id: cut it out in place
+                node = self._plain_at(ni)
+                delete_at(node, offset_at(node, hits[0]), 1)
             else:
                 delete_indexes(self._plain_at(ni), hits)
         for ni in sorted(emptied, reverse=True):

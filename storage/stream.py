@@ -93,6 +93,26 @@ def format_id(i: int) -> bytes:
     return b"%d-%d" % (i >> 64, i & U64)
 
 
+def _encode_items(parts: list[bytes], argv: list[bytes], start: int, step: int) -> None:
+    """parts += the entries of argv[start::step], as encode_entry writes them.  A string shorter
+    than 64 bytes that cannot be an integer (empty, or its first byte above '9') is joined from
+    its precomputed head and tail, as add()'s common case does, and a short canonical decimal
+    (what string_to_int accepts: digits, no leading zero) is an integer entry; the rest take the
+    encoder.  Job
+    queues' events (a job id among short words, fields that change from event to event) come
+    through here, not through add()'s common case."""
+    for i in range(start, len(argv), step):
+        v = argv[i]
+        n = len(v)
+        if n < 64 and (n == 0 or v[0] > 57):
+            parts += (_STR6_HEAD[n], v, _STR6_TAIL[n])
+        elif 0 < n < 10 and v.isdigit() and (v[0] != 48 or n == 1):  # a canonical decimal (a job id)
+            x = int(v)
+            parts.append(_SMALL_INTS[x + 4096] if x < 4096 else _int_entry(x))
+        else:
+            parts.append(_encode(v))
+
+
 def _as_int64(v: int) -> int:
     """A uint64 difference stored as C stores it in an int64 field."""
     v &= U64
@@ -868,11 +888,11 @@ class Stream:
         nf = (len(argv) - pos) // 2
         parts = [b"\x02\x01" if same else b"\x00\x01", _int_entry(msd), _int_entry(seqd)]
         if same:
-            parts += map(_encode, argv[pos + 1 :: 2])
+            _encode_items(parts, argv, pos + 1, 2)
             parts.append(_int_entry(nf + 3))
             return parts, nf + 4
         parts.append(_int_entry(nf))
-        parts += map(_encode, argv[pos:])
+        _encode_items(parts, argv, pos, 1)
         parts.append(_int_entry(2 * nf + 4))
         return parts, 2 * nf + 5
 

@@ -3,14 +3,16 @@
 Packing: integral numbers that fit int64 take the smallest integer encoding, other numbers float32
 when that is exact and float64 otherwise; strings are str (fixstr/str8/str16/str32); a table whose
 keys are exactly 1..n is an array, any other table a map (pairs in `next` order); tables nested 16
-deep, functions and userdata pack as nil.  Unpacking: every MessagePack type but ext, maps and arrays
-as Lua tables, uint64 read as int64 as 0.4.0 does.
+deep, functions and userdata pack as nil.  Unpacking: every MessagePack type but ext and bin (0.4.0
+predates bin: bad format), maps and arrays as Lua tables, uint64 read as int64 as 0.4.0 does.
+`unpack` is reached through a Lua front that decodes the common inputs itself (msgpack_lua.py).
 """
 
 from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from lupa.lua51 import lua_type
@@ -137,6 +139,10 @@ class _BadFormat(Exception):
     pass
 
 
+class _BadKey(Exception):
+    pass
+
+
 class _Reader:
     __slots__ = ("data", "pos", "table_from", "mkobj")
 
@@ -181,11 +187,11 @@ class _Reader:
             return _num(int.from_bytes(self.take(8), "big", signed=True))
         if b in (0xD0, 0xD1, 0xD2, 0xD3):
             return _num(int.from_bytes(self.take(1 << (b - 0xD0)), "big", signed=True))
-        if b in (0xD9, 0xC4):
+        if b == 0xD9:  # lua-cmsgpack 0.4.0 knows no bin types (0xc4-0xc6): bad format
             return self.take(self.take(1)[0])
-        if b in (0xDA, 0xC5):
+        if b == 0xDA:
             return self.take(int.from_bytes(self.take(2), "big"))
-        if b in (0xDB, 0xC6):
+        if b == 0xDB:
             return self.take(int.from_bytes(self.take(4), "big"))
         if b == 0xDC:
             return self.array(int.from_bytes(self.take(2), "big"))
@@ -203,8 +209,15 @@ class _Reader:
     def map(self, n: int) -> Any:
         flat = []
         for _ in range(n):
-            flat.append(self.value())
-            flat.append(self.value())
+            k = self.value()
+            v = self.value()
+            # lua-cmsgpack sets each pair as it reads it: lua_settable's errors, unplaced (a C frame)
+            if k is None:
+                raise _BadKey("table index is nil")
+            if k != k:
+                raise _BadKey("table index is NaN")
+            flat.append(k)
+            flat.append(v)
         return self.mkobj(*flat)
 
 
@@ -212,7 +225,11 @@ def _num(v: int) -> int | float:
     return float(v) if abs(v) >= 1 << 53 else v
 
 
-def make(where, table_from, mkobj) -> dict[bytes, Any]:  # type: ignore[no-untyped-def]
+def make(where, table_from, mkobj, unpack_where=None) -> dict[bytes, Any]:  # type: ignore[no-untyped-def]
+    """The library's members.  `unpack_where`: where for `unpack`'s errors when a front
+    (msgpack_lua.py) calls it, one frame further from the script than the others."""
+    unpack_at = unpack_where or where
+
     def pack(*args: Any) -> bytes:
         if not args:
             raise_lua(arg_error(where(), 0, "pack", "MessagePack pack needs input."))
@@ -221,11 +238,11 @@ def make(where, table_from, mkobj) -> dict[bytes, Any]:  # type: ignore[no-untyp
             _pack_value(v, out, 0)
         return bytes(out)
 
-    def unpack_full(data: bytes, limit: int, offset: int, all_values: bool) -> tuple:
+    def unpack_full(data: bytes, limit: int, offset: int, all_values: bool, at: Callable[[], str]) -> tuple:
         if offset < 0 or limit < 0:
-            raise_lua(f"{where()}Invalid request to unpack with offset of {offset} and limit of {limit}.")
+            raise_lua(f"{at()}Invalid request to unpack with offset of {offset} and limit of {limit}.")
         if offset > len(data):
-            raise_lua(f"{where()}Start offset {offset} greater than input length {len(data)}.")
+            raise_lua(f"{at()}Start offset {offset} greater than input length {len(data)}.")
         r = _Reader(data, offset, table_from, mkobj)
         out: list[Any] = []
         if all_values:
@@ -234,26 +251,28 @@ def make(where, table_from, mkobj) -> dict[bytes, Any]:  # type: ignore[no-untyp
             try:
                 out.append(r.value())
             except _Eof:
-                raise_lua(f"{where()}Missing bytes in input.")
+                raise_lua(f"{at()}Missing bytes in input.")
             except _BadFormat:
-                raise_lua(f"{where()}Bad data format in input.")
+                raise_lua(f"{at()}Bad data format in input.")
+            except _BadKey as e:
+                raise_lua(str(e))
         if all_values:
             return tuple(out)
         return (-1 if r.pos >= len(data) else r.pos, *out)
 
     def unpack(*args: Any) -> tuple:
-        return unpack_full(check_string(args, 0, "unpack", where), 0, 0, True)
+        return unpack_full(check_string(args, 0, "unpack", unpack_at), 0, 0, True, unpack_at)
 
     def unpack_one(*args: Any) -> tuple:
         data = check_string(args, 0, "unpack_one", where)
         offset = int(check_number(args, 1, "unpack_one", where)) if len(args) > 1 and args[1] is not None else 0
-        return unpack_full(data, 1, offset, False)
+        return unpack_full(data, 1, offset, False, where)
 
     def unpack_limit(*args: Any) -> tuple:
         data = check_string(args, 0, "unpack_limit", where)
         limit = int(check_number(args, 1, "unpack_limit", where)) if len(args) > 1 and args[1] is not None else 0
         offset = int(check_number(args, 2, "unpack_limit", where)) if len(args) > 2 and args[2] is not None else 0
-        return unpack_full(data, limit, offset, False)
+        return unpack_full(data, limit, offset, False, where)
 
     return {
         b"pack": pack, b"unpack": unpack, b"unpack_one": unpack_one, b"unpack_limit": unpack_limit,

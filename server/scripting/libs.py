@@ -1,11 +1,12 @@
 """Install the libraries Redis bundles into an engine's script environment: bit, struct, cjson,
-cmsgpack (Python implementations, lib_*.py).  Each becomes a protected table, like Redis's."""
+cmsgpack (Python implementations, lib_*.py; cmsgpack.unpack behind a Lua front for its common
+case, msgpack_lua.py).  Each becomes a protected table, like Redis's."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from raxdb.server.scripting import convert, lib_bit, lib_cjson, lib_cmsgpack, lib_struct
+from raxdb.server.scripting import convert, lib_bit, lib_cjson, lib_cmsgpack, lib_struct, msgpack_lua
 
 if TYPE_CHECKING:
     from raxdb.server.scripting.interfaces import Engine
@@ -20,11 +21,18 @@ def install(engine: Engine) -> None:
         return where().decode(errors="replace")
 
     mkobj = convert.chunked(h.mkobj, h.addobj)
+    wrap_unpack, front_where = msgpack_lua.load(lua)
+
+    def unpack_where() -> str:
+        return front_where().decode(errors="replace")
+
+    cmsgpack = lib_cmsgpack.make(lua_where, lua.table_from, mkobj, unpack_where)
+    cmsgpack[b"unpack"] = wrap_unpack(cmsgpack[b"unpack"])
     libs = {
         b"bit": lib_bit.make(lua_where),
         b"struct": lib_struct.make(lua_where),
         b"cjson": lib_cjson.make(lua_where, lua.table_from, mkobj),
-        b"cmsgpack": lib_cmsgpack.make(lua_where, lua.table_from, mkobj),
+        b"cmsgpack": cmsgpack,
     }
     for name, members in libs.items():
         t = lua.table()

@@ -14,8 +14,11 @@ from raxdb.storage.listpack import (
     Listpack,
     backlen_bytes,
     encode_entry,
+    equal_indexes,
+    from_encoded,
     string_to_int,
 )
+from raxdb.storage.listpack import values as lp_values
 from tests.support.diff import RawConnection
 
 pytestmark = pytest.mark.pure
@@ -275,3 +278,37 @@ def test_bytes_equal_redis_saturated_count(redis_conn):
     redis_conn.call(*args)
     assert lp.buf[4:6] == b"\xff\xff"
     assert redis_hash_listpack(redis_conn, "lp:h") == lp.bytes()
+
+
+# ---- equal_indexes: LREM's scan, lpCompare without decoding ---------------------------------------
+def _entry_as_string(s: bytes) -> bytes:
+    """A string entry for s even when s spells an integer (as a listpack Redis did not write may
+    hold it), at the smallest string encoding of its length."""
+    n = len(s)
+    if n < 64:
+        return bytes((0x80 | n,)) + s + bytes((n + 1,))
+    if n < 4096:
+        body = bytes((0xE0 | (n >> 8), n & 0xFF)) + s
+    else:
+        body = b"\xf0" + n.to_bytes(4, "little") + s
+    return body + backlen_bytes(len(body))
+
+
+lp_items = st.one_of(
+    st.integers(-(1 << 63), (1 << 63) - 1).map(lambda i: b"%d" % i),
+    st.sampled_from([b"0", b"-1", b"1", b"127", b"128", b"4095", b"-4096", b"32767", b"-32769", b"8388608",
+                     b"2147483648", b"-2147483649", b"01", b"+1", b"-0", b" 1", b"", b"a", b"1a"]),
+    st.binary(max_size=8), st.sampled_from([b"x" * 63, b"y" * 64, b"z" * 4095, b"w" * 4096]),
+)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(lp_items, st.booleans()), max_size=30), st.one_of(lp_items, st.sampled_from([b"", b"5"])))
+def test_equal_indexes_is_lpcompare(entries, v):
+    # each element as the encoder stores it, or (the flag) forced into a string entry
+    chunk = b"".join(_entry_as_string(s) if raw else encode_entry(s) for s, raw in entries)
+    buf = from_encoded(chunk, len(entries))
+    iv = string_to_int(v)
+    want = [i for i, x in enumerate(lp_values(buf, 6, len(entries))) if x == v]
+    assert equal_indexes(buf, 6, len(entries), v, iv or 0, iv is not None) == want
+    assert equal_indexes(bytes(buf), 6, len(entries), v, iv or 0, iv is not None) == want
