@@ -21,7 +21,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base.log import LOG
-from raxdb.server.cluster import nodesconf
+from raxdb.server.cluster import nodesconf, routing
 from raxdb.server.cluster.state import MASTER, MYSELF, NOFAILOVER, OK, ClusterState, Node, now_ms
 from raxdb.storage.slots import SlotIndex
 
@@ -177,6 +177,7 @@ class Cluster:
                 self.bus.cron(self.iteration)  # updates the state itself when a node times out
             if self.st.state != OK:  # clusterCron: an ok state changes only through an event
                 self.update_state()
+            routing.redirect_blocked(self, self.srv)
         except Exception as e:  # the cron must go on
             LOG.warning(f"cluster cron: {e!r}")
         self._schedule()

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from raxdb.server.cluster.state import OK
+from raxdb.server.net import blocking
 from raxdb.server.table.getkeys import key_positions
 from raxdb.storage.slots import key_hash_slot
 
@@ -191,6 +192,38 @@ def script_check(cluster: Cluster, run: Any, cmd: Any, argv: list[bytes]) -> byt
         elif run.cluster_slot != slot:
             return b"Script attempted to access keys that do not hash to the same slot"
     return None
+
+
+def redirect_blocked(cluster: Cluster, srv: Any) -> None:
+    """clusterRedirectBlockedClientIfNeeded, for every client blocked on keys (BLPOP, BZPOPMIN,
+    XREAD, ...; not WAIT): while the cluster is down it gets CLUSTERDOWN The cluster is down;
+    when its keys' slot is unassigned, CLUSTERDOWN Hash slot not served; when another node
+    serves it and this one does not import it, MOVED to that node (a READONLY client's read of
+    its master's slot stays on a replica).  It is unblocked with that error, as a write that could
+    serve it here may never come.  Redis's clientsCron runs this; the cluster cron does here."""
+    st = cluster.st
+    myself = st.myself
+    for db in srv.dbs:
+        if not db.blocking:
+            continue
+        waiting = dict.fromkeys(c for queue in db.blocking.values() for c in queue)
+        for c in waiting:
+            state = c.block_state
+            if not isinstance(state, blocking.BlockState) or state.btype is None or not state.keys:
+                continue
+            if st.state != OK:
+                text = TEXTS[DOWN_STATE]
+            else:
+                slot = key_hash_slot(state.keys[0])  # a blocking command's keys share one slot
+                node = st.slots[slot]
+                cmd = c.last_cmd
+                if c.cluster_flags & READONLY and cmd is not None and "write" not in cmd.flags \
+                        and myself.is_replica() and myself.slaveof is node:
+                    node = myself
+                if node is myself or slot in st.importing:
+                    continue
+                text = TEXTS[DOWN_UNBOUND] if node is None else _redirect(cluster, c, b"MOVED", slot, node)
+            blocking.finish(c, c.error_reply(text))
 
 
 def _redirect(cluster: Cluster, c: Any, kind: bytes, slot: int, node: Any) -> bytes:

@@ -188,14 +188,15 @@ def _node_reply(c, cl, n: Node) -> bytes:
 
 @command("cluster|slots")
 def cluster_slots(c, argv):
+    """In slot order, as clusterReplyMultiBulkSlots walks the slot table (each node's runs are the
+    table's runs), so every node of a cluster gives the same reply."""
     cl = _cl(c)
+    runs = sorted((a, b, n) for n in cl.st.nodes.values() if n.is_master() and n.numslots
+                  for a, b in n.slot_ranges())
     out = []
-    for n in cl.st.nodes.values():
-        if not n.is_master() or not n.numslots:
-            continue
+    for a, b, n in runs:
         replicas = [_node_reply(c, cl, r) for r in n.replicas if not r.flags & FAIL]
-        for a, b in n.slot_ranges():
-            out.append(R.array([R.integer(a), R.integer(b), _node_reply(c, cl, n), *replicas]))
+        out.append(R.array([R.integer(a), R.integer(b), _node_reply(c, cl, n), *replicas]))
     return R.array(out)
 
 
