@@ -42,6 +42,7 @@ class Cluster:
         self.cron_handle: Any = None
         self.iteration = 0
         self.announced_ip = ""
+        self.drop_filter = -1  # DEBUG DROP-CLUSTER-PACKET-FILTER: the bus ignores messages of this type
         self.refresh_myself()
         srv.dbs[0].slot_keys = SlotIndex()
         self.save_or_die()

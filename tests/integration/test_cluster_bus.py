@@ -198,6 +198,42 @@ def test_blocked_client_follows_its_slot(nodes):
     waiter.close()
 
 
+def _link_times(node: Node, peer: Node) -> dict[str, int]:
+    """CLUSTER LINKS of `node`: the create-time of its "to" and "from" links with `peer`."""
+    out = {}
+    for link in parse(node.call("CLUSTER", "LINKS")):
+        fields = dict(zip(link[::2], link[1::2], strict=True))
+        if fields[b"node"].decode() == peer.id:
+            out[fields[b"direction"].decode()] = fields[b"create-time"]
+    return out
+
+
+def test_debug_cluster_links_and_packet_filter(nodes):
+    """DEBUG DROP-CLUSTER-PACKET-FILTER 1 makes the node ignore PONGs: its ping to the peer stays
+    unanswered (CLUSTER NODES' ping-sent stays set; the peer's own PINGs still prove it alive, and
+    no second ping goes out while one waits, as in Redis).  DEBUG CLUSTERLINK KILL TO frees the
+    outbound link: the cron makes a new one, whose PING (the filter reset) is answered; KILL FROM
+    frees the inbound one, and the peer connects again."""
+    rax, red = nodes("raxdb"), nodes("redis")
+    _form(rax, red)
+    _until("both links", lambda: set(_link_times(rax, red)) == {"to", "from"})
+    assert rax.call("DEBUG", "DROP-CLUSTER-PACKET-FILTER", "1") == b"+OK\r\n"
+
+    def unanswered_for(ms: int) -> bool:
+        sent = int(rax.nodes()[red.id][4])
+        return sent != 0 and time.time() * 1000 - sent > ms
+
+    _until("a ping unanswered for 2 s", lambda: unanswered_for(2000))
+    assert rax.call("DEBUG", "DROP-CLUSTER-PACKET-FILTER", "-1") == b"+OK\r\n"
+    before = _link_times(rax, red)
+    assert rax.call("DEBUG", "CLUSTERLINK", "KILL", "TO", red.id) == b"+OK\r\n"
+    _until("a new outbound link", lambda: _link_times(rax, red).get("to", 0) > before["to"])
+    _until("the PONG on it", lambda: rax.nodes()[red.id][4] == "0")
+    assert rax.call("DEBUG", "CLUSTERLINK", "KILL", "FROM", red.id) == b"+OK\r\n"
+    _until("a new inbound link", lambda: _link_times(rax, red).get("from", 0) > before["from"])
+    assert rax.nodes()[red.id][2] == "master"
+
+
 def _header(totlen: int, msg_type: int = 0, count: int = 0) -> bytes:
     return struct.pack(">4sIHHHH", b"RCmb", totlen, 1, 7000, msg_type, count)
 
