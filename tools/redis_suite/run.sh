@@ -238,12 +238,13 @@ sed -i 's/^set ::redis_base_port 30000$/set ::redis_base_port [expr {[info exist
   "$WORK/redis-$VERSION/tests/instances.tcl"
 sed -i 's/^set ::instances_count 20 ;/set ::instances_count [expr {[info exists ::env(CLUSTER_INSTANCES)] ? $::env(CLUSTER_INSTANCES) : 20}] ;/' \
   "$WORK/redis-$VERSION/tests/cluster/run.tcl"
-# the instances a runtest-cluster file needs: its largest cluster (masters + replicas), at least 10
+# the instances a runtest-cluster file needs: its largest cluster (masters + replicas), at least 10;
+# 27-endpoints and 28-cluster-shards count on the suite's 20 (their instance 19, "21 lines")
 cluster_instances() {
   case "$1" in
-    05-slave-selection) echo 18 ;;
-    07-replica-migration) echo 15 ;;
-    12-replica-migration-2|12.1-replica-migration-3|15-cluster-slots) echo 20 ;;
+    *05-slave-selection) echo 18 ;;
+    *07-replica-migration) echo 15 ;;
+    *12-replica-migration-2|*12.1-replica-migration-3|*15-cluster-slots|*27-endpoints|*28-cluster-shards) echo 20 ;;
     *) echo 10 ;;
   esac
 }
