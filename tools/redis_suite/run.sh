@@ -13,12 +13,14 @@
 # here): it spawns src/redis-server (the raxdb wrapper) with a config file per instance, so every
 # node is a raxdb.  runtest-cluster has no option for its base port or its instance count: the
 # unpacked tree's tests/instances.tcl and tests/cluster/run.tcl read them from CLUSTER_BASEPORT
-# (default 30000; BASEPORT+500 here) and CLUSTER_INSTANCES (the suite's 20; here each file gets
-# what its clusters need, 10 for most: see cluster_instances below).  A runtest-cluster file stops
+# (default 30000; here BASEPORT + PORTCOUNT/2, the upper half of the units' range) and
+# CLUSTER_INSTANCES (the suite's 20; here each file gets what its clusters need, 10 for most: see
+# cluster_instances below).  A runtest-cluster file stops
 # at its first failing test ("Jumping to next unit"), so its report line has ok, the failed
-# test's name and how many of its tests did not run.  Files that cannot work yet are skipped
-# (skip-cluster.txt, each with its reason) unless named.  Ports: the units use BASEPORT ..
-# BASEPORT+PORTCOUNT-1 (PORTCOUNT default 8000, the suite's), their cluster buses 10000 above.
+# test's name.  Files that cannot work yet are skipped (skip-cluster.txt, each with its reason)
+# unless named.  Ports: the units use BASEPORT .. BASEPORT+PORTCOUNT-1 (PORTCOUNT default 8000,
+# the suite's), their cluster buses 10000 above.  The per-test results table of the cluster
+# suites is docs/testing.md's "Redis Cluster's suites".
 #
 # TLS=1: the certificates are the suite's own (utils/gen-test-certs.sh, made once in the unpacked
 # tree; needs the openssl command and Tcl's tls package, Debian's tcl-tls), runtest gets --tls,
