@@ -178,7 +178,8 @@ class Cluster:
                 self.bus.cron(self.iteration)  # updates the state itself when a node times out
             if self.st.state != OK:  # clusterCron: an ok state changes only through an event
                 self.update_state()
-            routing.redirect_blocked(self, self.srv)
+            if self.iteration % 10 == 0:  # clientsCron visits each client about once a second
+                routing.redirect_blocked(self, self.srv)
         except Exception as e:  # the cron must go on
             LOG.warning(f"cluster cron: {e!r}")
         self._schedule()

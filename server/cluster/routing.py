@@ -200,7 +200,8 @@ def redirect_blocked(cluster: Cluster, srv: Any) -> None:
     when its keys' slot is unassigned, CLUSTERDOWN Hash slot not served; when another node
     serves it and this one does not import it, MOVED to that node (a READONLY client's read of
     its master's slot stays on a replica).  It is unblocked with that error, as a write that could
-    serve it here may never come.  Redis's clientsCron runs this; the cluster cron does here."""
+    serve it here may never come.  Redis's clientsCron runs this for each client about once a
+    second; the cluster cron does here, once a second."""
     st = cluster.st
     myself = st.myself
     for db in srv.dbs:
