@@ -284,6 +284,9 @@ class Bus:
             return  # another protocol version: ignored, as Redis does
         if t < len(st.received):
             st.received[t] += 1
+        if t == self.cluster.drop_filter:
+            LOG.warning("Dropping packet that matches debug drop filter")
+            return
         try:
             m = wire.decode(data)
         except wire.WireError as e:

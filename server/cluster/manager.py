@@ -52,6 +52,7 @@ class Cluster:
         self.cron_hooks: list[Callable[[], None]] = []  # run by the cron, after the bus's part
         self.iteration = 0
         self.announced_ip = ""
+        self.drop_filter = -1  # DEBUG DROP-CLUSTER-PACKET-FILTER: the bus ignores messages of this type
         self.refresh_myself()
         srv.dbs[0].slot_keys = SlotIndex()
         cluster_pubsub.attach(self)

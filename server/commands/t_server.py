@@ -493,7 +493,9 @@ def _table_stats(keys) -> str:
 def _debug_fixed(c, argv: list[bytes]) -> bytes:
     """The subcommands whose reply does not depend on the data: STRUCTSIZE (a 64-bit build's C
     structures), STRINGMATCH-TEST (the glob matcher has no C fuzz target to run), LEAK,
-    DROP-CLUSTER-PACKET-FILTER (no cluster bus here), CLUSTERLINK (cluster mode only)."""
+    DROP-CLUSTER-PACKET-FILTER (the bus ignores messages of that type; -1 none), CLUSTERLINK
+    KILL TO|FROM|ALL <node> (frees the node's outbound, inbound or both bus links; the cron
+    reconnects)."""
     sub, n = argv[1].lower(), len(argv)
     if sub == b"structsize" and n == 2:
         return R.bulk(b"bits:64 robj:16 dictentry:24 sdshdr5:1 sdshdr8:3 sdshdr16:5 sdshdr32:9 sdshdr64:17 ")
@@ -503,12 +505,32 @@ def _debug_fixed(c, argv: list[bytes]) -> bytes:
         _LEAKED.append(argv[2])
         return R.OK
     if sub == b"drop-cluster-packet-filter" and n == 3:
-        if maybe_int(argv[2]) is None:
+        kind = maybe_int(argv[2])
+        if kind is None:
             raise CommandError(NOT_INTEGER)
+        if c.server.cluster is not None:
+            c.server.cluster.drop_filter = kind
         return R.OK
     if sub == b"clusterlink" and n == 5 and argv[2].lower() == b"kill":
-        raise CommandError("ERR Debug option only available for cluster mode enabled setup!")
+        return _debug_clusterlink_kill(c, argv)
     raise subcommand_syntax(argv)
+
+
+def _debug_clusterlink_kill(c, argv: list[bytes]) -> bytes:
+    cl = c.server.cluster
+    if cl is None:
+        raise CommandError("ERR Debug option only available for cluster mode enabled setup!")
+    node = cl.st.lookup(argv[4].decode(errors="replace"))
+    if node is None:
+        raise CommandError(b"ERR Unknown node " + argv[4])
+    direction = argv[3].lower()
+    links = {b"to": (node.link,), b"from": (node.inbound_link,), b"all": (node.link, node.inbound_link)}
+    for link in links.get(direction, ()):
+        if link is not None:
+            link.drop()
+    if direction not in links:  # Redis replies the error and then +OK too: two replies
+        return c.error_reply(CommandError(b"ERR Unknown direction " + argv[3]).msg) + R.OK
+    return R.OK
 
 
 _LEAKED: list[bytes] = []  # DEBUG LEAK's strings, never freed

@@ -150,6 +150,90 @@ def test_three_nodes_by_gossip(nodes):
         assert b"cluster_known_nodes:3" in n.call("CLUSTER", "INFO")
 
 
+def test_cluster_slots_in_slot_order(nodes):
+    """CLUSTER SLOTS lists the ranges by slot, as redis-server walks its slot table, whichever
+    node is asked: two raxdb nodes and a redis-server with interleaved ranges give the same reply
+    (Redis's suite waits for every node's reply to match before its cluster tests)."""
+    r1, r2, rs = nodes("raxdb"), nodes("raxdb"), nodes("redis")
+    r1.call("CLUSTER", "ADDSLOTSRANGE", "0", "99", "5000", "5099")
+    r2.call("CLUSTER", "ADDSLOTSRANGE", "100", "199", "6000", "16383")
+    rs.call("CLUSTER", "ADDSLOTSRANGE", "200", "4999", "5100", "5999")
+    r2.call("CLUSTER", "MEET", "127.0.0.1", str(r1.srv.port), str(r1.cport))
+    r2.call("CLUSTER", "MEET", "127.0.0.1", str(rs.srv.port), str(rs.cport))
+    ns = (r1, r2, rs)
+    _until("the three nodes to meet", lambda: all(len(n.nodes()) == 3 and all(
+        f[7] == "connected" and f[8:] for f in n.nodes().values()) for n in ns))
+    replies = [n.call("CLUSTER", "SLOTS") for n in ns]
+    assert replies[0] == replies[1] == replies[2]
+    starts = [r[0] for r in parse(replies[2])]
+    assert starts == [0, 100, 200, 5000, 5100, 6000]
+
+
+def test_blocked_client_follows_its_slot(nodes):
+    """A client blocked on a key whose slot moves to another node is answered MOVED to it
+    (clusterRedirectBlockedClientIfNeeded), on a raxdb node as on a redis-server node; once the
+    cluster is down, a blocked client gets CLUSTERDOWN The cluster is down."""
+    rax, red = nodes("raxdb"), nodes("redis")
+    _form(rax, red)
+    replies = {}
+    for holder, other, slots in ((rax, red, range(0, 8192)), (red, rax, range(8192, 16384))):
+        key = _key_in(slots, "blocked")
+        slot = key_hash_slot(key)
+        waiter = RawConnection(holder.srv.port)
+        waiter.send(b"*3\r\n$5\r\nBLPOP\r\n$%d\r\n%s\r\n$1\r\n0\r\n" % (len(key), key))
+        _until("the client to block", lambda h=holder: b"blocked_clients:1" in h.call("INFO", "clients"))
+        for n in (other, holder):
+            assert n.call("CLUSTER", "SETSLOT", slot, "NODE", other.id) == b"+OK\r\n"
+        replies[holder] = waiter.read_frame()
+        waiter.close()
+        assert replies[holder] == b"-MOVED %d 127.0.0.1:%d\r\n" % (slot, other.srv.port)
+        _until("no client blocked", lambda h=holder: b"blocked_clients:0" in h.call("INFO", "clients"))
+    moved = key_hash_slot(_key_in(range(0, 8192), "blocked"))
+    key = _key_in(range(moved + 1, 8192) if moved < 4096 else range(0, moved), "down")  # a slot rax kept
+    waiter = RawConnection(rax.srv.port)
+    waiter.send(b"*3\r\n$5\r\nBLPOP\r\n$%d\r\n%s\r\n$1\r\n0\r\n" % (len(key), key))
+    _until("the client to block", lambda: b"blocked_clients:1" in rax.call("INFO", "clients"))
+    red.srv.stop()
+    assert waiter.read_frame() == b"-CLUSTERDOWN The cluster is down\r\n"
+    waiter.close()
+
+
+def _link_times(node: Node, peer: Node) -> dict[str, int]:
+    """CLUSTER LINKS of `node`: the create-time of its "to" and "from" links with `peer`."""
+    out = {}
+    for link in parse(node.call("CLUSTER", "LINKS")):
+        fields = dict(zip(link[::2], link[1::2], strict=True))
+        if fields[b"node"].decode() == peer.id:
+            out[fields[b"direction"].decode()] = fields[b"create-time"]
+    return out
+
+
+def test_debug_cluster_links_and_packet_filter(nodes):
+    """DEBUG DROP-CLUSTER-PACKET-FILTER 1 makes the node ignore PONGs: its ping to the peer stays
+    unanswered (CLUSTER NODES' ping-sent stays set; the peer's own PINGs still prove it alive, and
+    no second ping goes out while one waits, as in Redis).  DEBUG CLUSTERLINK KILL TO frees the
+    outbound link: the cron makes a new one, whose PING (the filter reset) is answered; KILL FROM
+    frees the inbound one, and the peer connects again."""
+    rax, red = nodes("raxdb"), nodes("redis")
+    _form(rax, red)
+    _until("both links", lambda: set(_link_times(rax, red)) == {"to", "from"})
+    assert rax.call("DEBUG", "DROP-CLUSTER-PACKET-FILTER", "1") == b"+OK\r\n"
+
+    def unanswered_for(ms: int) -> bool:
+        sent = int(rax.nodes()[red.id][4])
+        return sent != 0 and time.time() * 1000 - sent > ms
+
+    _until("a ping unanswered for 2 s", lambda: unanswered_for(2000))
+    assert rax.call("DEBUG", "DROP-CLUSTER-PACKET-FILTER", "-1") == b"+OK\r\n"
+    before = _link_times(rax, red)
+    assert rax.call("DEBUG", "CLUSTERLINK", "KILL", "TO", red.id) == b"+OK\r\n"
+    _until("a new outbound link", lambda: _link_times(rax, red).get("to", 0) > before["to"])
+    _until("the PONG on it", lambda: rax.nodes()[red.id][4] == "0")
+    assert rax.call("DEBUG", "CLUSTERLINK", "KILL", "FROM", red.id) == b"+OK\r\n"
+    _until("a new inbound link", lambda: _link_times(rax, red).get("from", 0) > before["from"])
+    assert rax.nodes()[red.id][2] == "master"
+
+
 def _header(totlen: int, msg_type: int = 0, count: int = 0) -> bytes:
     return struct.pack(">4sIHHHH", b"RCmb", totlen, 1, 7000, msg_type, count)
 

@@ -667,3 +667,20 @@ def test_config_rewrite_keeps_no_replicaof_in_cluster_mode():
     assert config._rewrite_lines(OPTIONS["replicaof"]) == ["replicaof 127.0.0.1 7000"]
     config.values["cluster-enabled"] = "yes"
     assert config._rewrite_lines(OPTIONS["replicaof"]) == []
+
+
+def test_debug_cluster_subcommands(cdiff):
+    """DEBUG CLUSTERLINK KILL and DROP-CLUSTER-PACKET-FILTER reply as Redis 7.0's, errors included:
+    an unknown node, and an unknown direction, which Redis answers with the error and then +OK."""
+    ours_id = parse(cdiff.ours.call("CLUSTER", "MYID"))
+    theirs_id = parse(cdiff.theirs.call("CLUSTER", "MYID"))
+    cdiff("DEBUG", "CLUSTERLINK", "KILL", "to", "0123456789012345678901234567890123456789")
+    cdiff("DEBUG", "CLUSTERLINK", "KILL", "to")
+    cdiff("DEBUG", "DROP-CLUSTER-PACKET-FILTER", "x")
+    cdiff("DEBUG", "DROP-CLUSTER-PACKET-FILTER", "1")
+    cdiff("DEBUG", "DROP-CLUSTER-PACKET-FILTER", "-1")
+    for conn, node_id in ((cdiff.ours, ours_id), (cdiff.theirs, theirs_id)):
+        conn.send(b"*5\r\n$5\r\nDEBUG\r\n$11\r\nCLUSTERLINK\r\n$4\r\nKILL\r\n$8\r\nsideways\r\n$40\r\n%s\r\n" % node_id)
+        assert conn.read_frame() == b"-ERR Unknown direction sideways\r\n"
+        assert conn.read_frame() == b"+OK\r\n"
+    cdiff("PING")

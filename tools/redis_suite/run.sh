@@ -4,6 +4,23 @@
 #
 #   tools/redis_suite/run.sh [unit ...]        e.g. tools/redis_suite/run.sh unit/type/stream integration/aof
 #   TLS=1 tools/redis_suite/run.sh unit/tls unit/type/incr     the suite's TLS mode (runtest --tls)
+#   CLUSTER=1 tools/redis_suite/run.sh                          the cluster units and runtest-cluster
+#   tools/redis_suite/run.sh unit/cluster/misc cluster/00-base  one cluster unit, one runtest-cluster file
+#
+# Redis Cluster: the spawned units of tests/unit that start cluster-enabled servers (unit/cluster,
+# unit/cluster-scripting, unit/cluster/misc, links, announced-endpoints; tagged external:skip, so
+# spawned), and runtest-cluster's suite (tests/cluster/tests/NN-name.tcl, named cluster/NN-name
+# here): it spawns src/redis-server (the raxdb wrapper) with a config file per instance, so every
+# node is a raxdb.  runtest-cluster has no option for its base port or its instance count: the
+# unpacked tree's tests/instances.tcl and tests/cluster/run.tcl read them from CLUSTER_BASEPORT
+# (default 30000; here BASEPORT + PORTCOUNT/2, the upper half of the units' range) and
+# CLUSTER_INSTANCES (the suite's 20; here each file gets what its clusters need, 10 for most: see
+# cluster_instances below).  A runtest-cluster file stops
+# at its first failing test ("Jumping to next unit"), so its report line has ok, the failed
+# test's name.  Files that cannot work yet are skipped (skip-cluster.txt, each with its reason)
+# unless named.  Ports: the units use BASEPORT .. BASEPORT+PORTCOUNT-1 (PORTCOUNT default 8000,
+# the suite's), their cluster buses 10000 above.  The per-test results table of the cluster
+# suites is docs/testing.md's "Redis Cluster's suites".
 #
 # TLS=1: the certificates are the suite's own (utils/gen-test-certs.sh, made once in the unpacked
 # tree; needs the openssl command and Tcl's tls package, Debian's tcl-tls), runtest gets --tls,
@@ -191,6 +208,8 @@ WORK=${WORK:-/tmp/redis-suite}
 PORT=${PORT:-7190}
 UNIT_TIMEOUT=${UNIT_TIMEOUT:-900}
 BASEPORT=${BASEPORT:-21111}  # the suite's own ports start here; two runs at once need their own
+PORTCOUNT=${PORTCOUNT:-8000}  # ... and span this many (cluster buses are 10000 above them)
+CLUSTER_BASEPORT=${CLUSTER_BASEPORT:-$((BASEPORT + PORTCOUNT / 2))}  # runtest-cluster's instances
 VERSION=7.0.15
 mkdir -p "$WORK/out"
 # a tree unpacked by an older version of this script had DEBUG LOADAOF rewritten away: unpack anew
@@ -215,6 +234,23 @@ chmod +x "$WORK/redis-$VERSION/src/redis-server"
 for tool in redis-cli redis-check-aof redis-check-rdb redis-benchmark; do
   ln -sf "$(command -v $tool)" "$WORK/redis-$VERSION/src/$tool"
 done
+# runtest-cluster: its base port and instance count from the environment (it has no option for them)
+sed -i 's/^set ::redis_base_port 30000$/set ::redis_base_port [expr {[info exists ::env(CLUSTER_BASEPORT)] ? $::env(CLUSTER_BASEPORT) : 30000}]/
+        s/^set ::redis_port_count 1024$/set ::redis_port_count [expr {[info exists ::env(CLUSTER_PORTCOUNT)] ? $::env(CLUSTER_PORTCOUNT) : 1024}]/' \
+  "$WORK/redis-$VERSION/tests/instances.tcl"
+sed -i 's/^set ::instances_count 20 ;/set ::instances_count [expr {[info exists ::env(CLUSTER_INSTANCES)] ? $::env(CLUSTER_INSTANCES) : 20}] ;/' \
+  "$WORK/redis-$VERSION/tests/cluster/run.tcl"
+# the instances a runtest-cluster file needs: its largest cluster (masters + replicas), at least 10;
+# 27-endpoints and 28-cluster-shards count on the suite's 20 (their instance 19, "21 lines")
+cluster_instances() {
+  case "$1" in
+    *05-slave-selection) echo 18 ;;
+    *07-replica-migration) echo 15 ;;
+    *12-replica-migration-2|*12.1-replica-migration-3|*15-cluster-slots|*27-endpoints|*28-cluster-shards) echo 20 ;;
+    *) echo 10 ;;
+  esac
+}
+CLUSTER_UNITS="unit/cluster unit/cluster-scripting unit/cluster/misc unit/cluster/links unit/cluster/announced-endpoints"
 REPL="integration/replication integration/replication-2 integration/replication-3 integration/replication-4
       integration/replication-psync integration/replication-buffer integration/psync2 integration/psync2-reg
       integration/psync2-pingoff integration/psync2-master-restart integration/block-repl integration/failover"
@@ -227,9 +263,16 @@ OWN="unit/auth unit/client-eviction unit/limits unit/maxmemory unit/obuf-limits 
      integration/shutdown"
 # unit/tls: its replica test overrides tls-cert-file and omits the client certificate, which only
 # a server started for it can take (a CONFIG SET of the certificate alone fails on its old key)
-SPAWNED=" unit/aofrw unit/acl unit/acl-v2 unit/tls integration/aof integration/aof-multi-part $(echo $REPL) $(echo $OWN) "
+SPAWNED=" unit/aofrw unit/acl unit/acl-v2 unit/tls integration/aof integration/aof-multi-part $(echo $REPL) $(echo $OWN) $CLUSTER_UNITS "
 units=("$@")
-if [ ${#units[@]} -eq 0 ]; then
+if [ ${#units[@]} -eq 0 ] && [ -n "${CLUSTER:-}" ]; then
+  units=($CLUSTER_UNITS)
+  for f in "$WORK/redis-$VERSION"/tests/cluster/tests/*.tcl; do
+    name=$(basename "$f" .tcl)
+    if grep -qx "$name" "$here/skip-cluster.txt"; then echo "cluster/$name skipped (skip-cluster.txt)"; continue; fi
+    units+=("cluster/$name")
+  done
+elif [ ${#units[@]} -eq 0 ]; then
   units=(unit/type/stream unit/type/stream-cgroups unit/type/string unit/type/incr unit/type/list
          unit/type/list-2 unit/type/list-3 unit/type/hash unit/type/set unit/type/zset unit/expire
          unit/keyspace unit/scan unit/sort unit/bitops unit/bitfield unit/hyperloglog unit/multi
@@ -254,9 +297,23 @@ if [ -n "${TLS:-}" ]; then
 fi
 for unit in "${units[@]}"; do
   out="$WORK/out/$(echo "$unit" | tr / _).out"
+  if [[ "$unit" == cluster/* ]]; then
+    name=${unit#cluster/}
+    rm -rf tests/cluster/tmp/*
+    CLUSTER_BASEPORT=$CLUSTER_BASEPORT CLUSTER_PORTCOUNT=$((PORTCOUNT / 2)) \
+      CLUSTER_INSTANCES=${CLUSTER_INSTANCES:-$(cluster_instances "$name")} \
+      timeout "$UNIT_TIMEOUT" ./runtest-cluster --single "$name.tcl" ${TLS:+--tls} > "$out" 2>&1
+    # ok counts the "(init)" tests every file starts with too; a file stops at its first failure
+    plain=$(sed 's/\x1b\[[0-9;]*m//g' "$out")
+    ok=$(grep -c '^[0-9:]*> .*: OK$' <<< "$plain")
+    failed=$(grep -m1 'FAILED' <<< "$plain")
+    whole=$(grep -q '^GOOD! No errors.$' <<< "$plain" && echo " (whole)")
+    echo "$unit ok=$ok$whole${failed:+ failed: $failed}"
+    continue
+  fi
   if [[ -n "${SPAWN_ALL:-}" || "$SPAWNED" == *" $unit "* ]]; then
     rm -rf tests/tmp/*
-    timeout "$UNIT_TIMEOUT" ./runtest --single "$unit" --clients 1 --timeout 120 --baseport "$BASEPORT" \
+    timeout "$UNIT_TIMEOUT" ./runtest --single "$unit" --clients 1 --timeout 120 --baseport "$BASEPORT" --portcount "$PORTCOUNT" \
       --skipfile "$here/skip.txt" "${tlsflag[@]}" > "$out" 2>&1
     echo "$unit ok=$(grep -c '\[.*ok.*\]' "$out") err=$(grep -c '^\[.*err.*\]' "$out") exception=$(grep -c '\[.*exception.*\]' "$out") (spawned)"
     continue
@@ -267,7 +324,7 @@ for unit in "${units[@]}"; do
   (cd "$WORK/data" && PYTHONPATH="$root" setsid "$PY" -m raxdb.server "${listen[@]}" --save "" --enable-debug-command yes \
      --enable-protected-configs yes > "$WORK/out/server.log" 2>&1 &)
   for _ in $(seq 100); do "${cli[@]}" ping >/dev/null 2>&1 && break; sleep 0.1; done
-  timeout "$UNIT_TIMEOUT" ./runtest --host 127.0.0.1 --port "$PORT" --single "$unit" --timeout 120 --baseport "$BASEPORT" \
+  timeout "$UNIT_TIMEOUT" ./runtest --host 127.0.0.1 --port "$PORT" --single "$unit" --timeout 120 --baseport "$BASEPORT" --portcount "$PORTCOUNT" \
     --skipfile "$here/skip.txt" "${tlsflag[@]}" > "$out" 2>&1
   echo "$unit ok=$(grep -c '\[.*ok.*\]' "$out") err=$(grep -c '^\[.*err.*\]' "$out") exception=$(grep -c '\[.*exception.*\]' "$out")"
 done
