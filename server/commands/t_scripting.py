@@ -52,16 +52,20 @@ def _run_eval(c, argv, ro: bool) -> bytes:
 def _evalsha(c, argv, ro: bool) -> bytes:
     if c.server.monitors:
         _feed_monitors(c, argv)
-    sha = argv[1].lower()
+    sha = argv[1]
     if len(sha) != 40:  # evalShaCommand's first test, before the debugger's and numkeys
         raise CommandError(scripts.NOSCRIPT)
     if c.lua_debug:
         raise CommandError("ERR Please use EVAL instead of EVALSHA for debugging")
     numkeys = _check_numkeys(argv)
     sc = scripts.cache(c.server)
-    script = sc.scripts.get(sha)
+    known = sc.scripts
+    script = known.get(sha)  # the cache's keys are lower case, as clients mostly send them
     if script is None:
-        raise CommandError(scripts.NOSCRIPT)
+        sha = sha.lower()
+        script = known.get(sha)
+        if script is None:
+            raise CommandError(scripts.NOSCRIPT)
     return sc.run(c, sha, script, argv, numkeys, ro)
 
 

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from raxdb.server.net.client import Client
 
 HOOK_INSTRUCTIONS = 100000
-_LLONG_LIMIT = 1 << 63
+_LLONG_MIN, _LLONG_LIMIT = -(1 << 63), 1 << 63
 REDIS_VERSION = VERSION.encode()
 _MAJOR, _MINOR, _PATCH = map(int, VERSION.split("."))
 REDIS_VERSION_NUM = (_MAJOR << 16) | (_MINOR << 8) | _PATCH
@@ -172,6 +172,11 @@ class Engine:
                 self.redis[name] = None
         self.install_redis(self.redis)
         self.install_hook()
+        # Every call lupa makes into Lua looks up the global `debug.traceback` for lua_pcall's
+        # message handler (two table reads per EVALSHA); the Lua code run here captured what it
+        # needs of `debug`, scripts never see these globals (they run in `env`), and the calls into
+        # Lua (run_eval, run_fcall, the reply helpers) catch their errors themselves.
+        lua.globals()[b"debug"] = None
 
     # ---- the redis library -----------------------------------------------------------------
     def _redis_table(self) -> Any:
@@ -263,10 +268,13 @@ class Engine:
         run = self.running
         is_write = cmd.is_write
         if run is None or run.guarded or is_write and not run.wrote:
-            refused = _refusal(srv, run, cmd, argv)
-            if refused is not None:
-                cmd.rejected_calls += 1
-                return self._fail(raise_errors, refused, True)
+            # unguarded, a first write can be refused only behind these gates (_refusal's
+            # persistence and min-replicas checks): closed, it needs no _refusal
+            if run is None or run.guarded or srv.aof.state or srv.rdb_gate or srv.repl.write_gate:
+                refused = _refusal(srv, run, cmd, argv)
+                if refused is not None:
+                    cmd.rejected_calls += 1
+                    return self._fail(raise_errors, refused, True)
             if is_write and run is not None:
                 run.wrote = True
         if srv.cluster_script_check is not None and run is not None:
@@ -474,7 +482,7 @@ class Engine:
                 self.install_hook()  # the kill (or the debugger) left a line hook behind
         if not ok:
             raise CommandError(self._format_error(value, name), _counted(value))
-        if value.__class__ is int and -_LLONG_LIMIT <= value < _LLONG_LIMIT:
+        if value.__class__ is int and _LLONG_MIN <= value < _LLONG_LIMIT:
             return R.integer(value)  # the commonest reply, without the general conversion
         r = convert.lua_to_resp(value, c.enc, client.resp, self._shape)
         if r[0] == 45:  # an error reply: counted in errorstats unless a called command's, counted already

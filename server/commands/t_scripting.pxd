@@ -1,0 +1,16 @@
+# Declarations for compiling t_scripting.py with Cython (setup.py); the interpreter never reads this.
+#
+# EVALSHA's and EVAL's path to the script cache is C calls: the cache and its entry are held in
+# locals typed as scripts.pxd's extension types, so `sc.run` is a call through its vtable (not a
+# Python method call with six arguments), and the helpers between the handler and it are cpdef.
+cimport cython
+from raxdb.server.scripting.scripts cimport Script, ScriptCache
+
+
+cpdef _check_numkeys(argv)
+
+@cython.locals(sc=ScriptCache, script=Script)
+cpdef _run_eval(c, argv, ro)
+
+@cython.locals(sc=ScriptCache, script=Script)
+cpdef _evalsha(c, argv, ro)
