@@ -39,19 +39,6 @@ class ClusterNode:
     def port(self) -> int:
         return self.srv.port
 
-    def _hold_open(self, s_conn: redis.Redis) -> None:
-        """Keeps the batch open until the source has sent an ASK for it (a client came for a key
-        that left), or for HOLD_S at most, or until stopped: a slot moved faster than any
-        client's command would prove nothing about ASK."""
-        start = self._asks(s_conn)
-        end = time.monotonic() + HOLD_S
-        while not self._stop_asked.is_set() and time.monotonic() < end and self._asks(s_conn) == start:
-            time.sleep(0.05)
-
-    @staticmethod
-    def _asks(conn: redis.Redis) -> int:
-        return conn.info("errorstats").get("errorstat_ASK", {}).get("count", 0)
-
     def stop(self) -> None:
         self.conn.close()
         self.srv.stop()
