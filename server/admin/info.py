@@ -73,7 +73,7 @@ def _server(srv: Server) -> list[str]:
         "redis_git_sha1:00000000",
         "redis_git_dirty:0",
         f"redis_build_id:{srv.build_id}",
-        "redis_mode:standalone",
+        f"redis_mode:{'cluster' if srv.cluster is not None else 'standalone'}",
         f"os:{u.system} {u.release} {u.machine}",
         "arch_bits:64",
         "monotonic_clock:POSIX clock_gettime",

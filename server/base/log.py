@@ -45,8 +45,11 @@ class Log:
 
     def _write(self, text: str) -> None:
         if self.path is None:
-            self.stream.write(text)
-            self.stream.flush()
+            try:
+                self.stream.write(text)
+                self.stream.flush()
+            except OSError:
+                pass  # as Redis: a closed stdout (its reader gone: EPIPE) loses the line, not the server
             return
         try:
             with open(self.path, "a") as fh:

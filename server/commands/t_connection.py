@@ -108,13 +108,14 @@ def hello(c, argv):
     if ver is not None:
         c.set_protocol(ver)
     enc = c.enc
+    srv = c.server
     return enc.map([
         R.bulk(b"server"), R.bulk(b"redis"),
         R.bulk(b"version"), R.bulk(VERSION.encode()),
         R.bulk(b"proto"), R.integer(c.resp),
         R.bulk(b"id"), R.integer(c.id),
-        R.bulk(b"mode"), R.bulk(b"standalone"),
-        R.bulk(b"role"), R.bulk(b"master"),
+        R.bulk(b"mode"), R.bulk(b"cluster" if srv.cluster is not None else b"standalone"),
+        R.bulk(b"role"), R.bulk(b"replica" if srv.repl.masterhost is not None else b"master"),
         R.bulk(b"modules"), R.EMPTY_ARRAY,
     ])
 

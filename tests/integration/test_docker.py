@@ -133,3 +133,70 @@ def test_other_commands_run_as_given(entrypoint_env, tmp_path):
                          cwd=tmp_path, capture_output=True, text=True, timeout=30)
     assert out.returncode == 0
     assert out.stdout == "hello from the image\n"
+
+
+def _compose_value(text: str, env: dict[str, str]) -> str:
+    """Compose's interpolation of `${VAR}`, `${VAR:-default}` and `${VAR:?error}`."""
+    def one(m: re.Match[str]) -> str:
+        name, op, rest = m.group(1), m.group(2), m.group(3)
+        if env.get(name):
+            return env[name]
+        assert op != ":?", f"compose would stop: {name} unset ({rest})"
+        return rest if op == ":-" else ""
+    return re.sub(r"\$\{(\w+)(?:(:[-?])([^}]*))?\}", one, text)
+
+
+def test_cluster_compose_example(entrypoint_env, tmp_path):
+    """docker/compose.cluster.yaml without a container engine: six nodes started with the
+    commands it gives them (through the entry point, each published port mapped to a free one here),
+    then its cluster-create job's redis-cli command (CLUSTER_REPLICAS=0 until cluster replicas are
+    built): the cluster forms, and a cluster client reaches every node at the announced address."""
+    yaml = pytest.importorskip("yaml")
+    from redis.cluster import RedisCluster
+
+    from tests.support.cluster import ClusterNode, wait_agreed
+
+    spec = yaml.safe_load((DOCKER / "compose.cluster.yaml").read_text())
+    nodes = {name: svc for name, svc in spec["services"].items() if name.startswith("raxdb-")}
+    assert len(nodes) == 6 and set(spec["volumes"]) == set(nodes)
+    # every published port is the node's own port or bus port, under the same number
+    remap: dict[str, str] = {}
+    for svc in nodes.values():
+        for mapping in svc["ports"]:
+            outside, inside = mapping.split(":")
+            assert outside == inside
+            remap[inside] = str(free_port())
+    env = {"ANNOUNCE_IP": "127.0.0.1", "CLUSTER_REPLICAS": "0"}
+    started: list[ClusterNode] = []
+    try:
+        for name, svc in nodes.items():
+            args = [remap.get(a, a) for a in (_compose_value(str(a), env) for a in svc["command"])]
+            cwd = tmp_path / name
+            cwd.mkdir()
+            port = int(args[args.index("--port") + 1])
+            assert args[args.index("--cluster-announce-port") + 1] == str(port)
+            assert args[args.index("--cluster-announce-bus-port") + 1] == args[args.index("--cluster-port") + 1]
+            assert svc["environment"]["RAXDB_PORT"] == next(k for k, v in remap.items() if v == str(port))
+            srv = _start(entrypoint_env, cwd, port, *args, "--bind", "127.0.0.1")
+            started.append(ClusterNode(srv, redis.Redis(port=port, decode_responses=True)))
+        job = spec["services"]["cluster-create"]
+        assert set(job["depends_on"]) == set(nodes)
+        argv = [_compose_value(str(a), env) for a in job["command"]]
+        argv = [re.sub(r":(\d+)$", lambda m: ":" + remap[m.group(1)], a) for a in argv]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=180)
+        assert out.returncode == 0 and "[OK] All 16384 slots covered." in out.stdout, out.stdout + out.stderr
+        for n in started:
+            n.id = n.conn.execute_command("CLUSTER", "MYID")
+        wait_agreed(started)
+        rc = RedisCluster(host="127.0.0.1", port=started[0].port, decode_responses=True)
+        try:
+            assert {node.port for node in rc.get_primaries()} == {n.port for n in started}
+            for i in range(200):
+                rc.set(f"k{i}", i)
+            assert [rc.get(f"k{i}") for i in range(200)] == [str(i) for i in range(200)]
+            assert all(n.conn.dbsize() > 0 for n in started)
+        finally:
+            rc.close()
+    finally:
+        for n in started:
+            n.stop()

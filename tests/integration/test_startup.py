@@ -386,3 +386,32 @@ def test_loadmodule_stops_start_up_as_a_module_that_fails_to_load(tmp_path):
                          any(line.startswith(f"Module {tmp_path}/nosuch.so failed to load: ") for line in lines)))
     assert outcomes[0] == outcomes[1]
     assert outcomes[0] == (1, [f"Can't load module from {tmp_path}/nosuch.so: server aborting"], True)
+
+
+@pytest.mark.parametrize("binary", ["raxdb", "redis"])
+def test_sigterm_with_the_log_reader_gone(binary, tmp_path):
+    """A server logging to stdout whose reader has gone (the pipe's read end closed, as when the
+    process that started it dies): SIGTERM still shuts it down, as redis-server, which drops the
+    log lines it cannot write."""
+    if binary == "redis" and redis_binary() is None:
+        pytest.skip("redis-server not installed")
+    port = free_port()
+    argv = ([sys.executable, "-m", "raxdb.server"] if binary == "raxdb" else [redis_binary()]) + [
+        "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    proc = subprocess.Popen(argv, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if b"eady to accept connections" in line:
+                break
+        proc.stdout.close()
+        conn = RawConnection(port)
+        assert conn.call("PING") == b"+PONG\r\n"  # a reply does not go through the log
+        conn.close()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0

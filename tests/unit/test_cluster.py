@@ -6,6 +6,7 @@ tests/integration/test_cluster_bus.py's."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -684,3 +685,14 @@ def test_debug_cluster_subcommands(cdiff):
         assert conn.read_frame() == b"-ERR Unknown direction sideways\r\n"
         assert conn.read_frame() == b"+OK\r\n"
     cdiff("PING")
+
+
+def test_hello_and_info_say_cluster(cdiff):
+    """HELLO's `mode` and INFO's `redis_mode` are "cluster" in cluster mode (cluster clients read
+    HELLO on connect), in RESP2 and RESP3; the client ids differ, so they are masked."""
+    for proto in ("3", "2"):
+        ours, theirs = (re.sub(rb"(\$2\r\nid\r\n:)\d+", rb"\1N", r) for r in cdiff.both("HELLO", proto))
+        assert ours == theirs, f"raxdb: {ours!r}\nredis: {theirs!r}"
+        assert b"\r\ncluster\r\n" in ours
+    ours, theirs = (re.search(rb"redis_mode:\w+", r).group() for r in cdiff.both("INFO", "server"))
+    assert ours == theirs == b"redis_mode:cluster"
