@@ -20,11 +20,12 @@ cdef long long _int_at(const unsigned char* s, Py_ssize_t p) except? -1
 
 cdef Py_ssize_t _int_size(unsigned int b) noexcept
 
-# _entry_head: both walks' reading of an entry's header, inline in each; its results go to `h`,
-# the walker's C array (a list interpreted).
+# _entry_head: both walks' reading of an entry's header (deleted entries skipped), inline in each;
+# its results go to `h`, the walk's C array (a list interpreted).
 @cython.locals(flags=cython.longlong, msd=cython.longlong, seqd=cython.longlong, nf=Py_ssize_t)
-cdef inline Py_ssize_t _entry_head(bytearray lp, const unsigned char* s, Py_ssize_t p, unsigned long long mms,
-                                   unsigned long long mseq, Py_ssize_t nmf, unsigned long long* h) except -1
+cdef inline Py_ssize_t _entry_head(bytearray lp, const unsigned char* s, Py_ssize_t p, Py_ssize_t end,
+                                   unsigned long long mms, unsigned long long mseq, Py_ssize_t nmf,
+                                   unsigned long long* h) except -1
 
 @cython.locals(s="const unsigned char*", end=Py_ssize_t, mms=cython.ulonglong, mseq=cython.ulonglong,
                nmf=Py_ssize_t, flags=cython.ulonglong, h="unsigned long long[4]",

@@ -181,28 +181,31 @@ def _int_size(b: int) -> int:
     return 6 if b == 0xF3 else 10
 
 
-def _entry_head(lp: bytearray, s: bytes | bytearray, p: int, mms: int, mseq: int, nmf: int, h: list[int]) -> int:
-    """Read the header of the node's entry at p (lp's buffer is `s`, a pointer compiled; the
-    master entry's ID is mms-mseq and it has nmf fields): h[0] = its flags, h[3] = its number of
-    fields, and, if it is live, h[1] and h[2] = its ID's ms and seq; the offset of its first
-    value, or for a deleted entry the offset of the next entry (its values and lp-count skipped).
-    The node walks' one reading of the entry layout (see Stream); `h` is a C array compiled."""
-    flags = _int_at(s, p)
-    p += _int_size(s[p])
-    msd = _int_at(s, p)
-    p += _int_size(s[p])
-    seqd = _int_at(s, p)
-    p += _int_size(s[p])
-    nf = nmf
-    if not flags & FLAG_SAMEFIELDS:
-        nf = _int_at(s, p)
+def _entry_head(lp: bytearray, s: bytes | bytearray, p: int, end: int, mms: int, mseq: int, nmf: int,
+                h: list[int]) -> int:
+    """The offset of the first value of the node's next live entry from offset p (deleted ones,
+    their values and lp-count are skipped), or end (the node's terminator) when none is left;
+    the entry's flags, ID (ms, seq) and number of fields go to h[0:4].  lp's buffer is `s`, a
+    pointer compiled; the master entry's ID is mms-mseq and it has nmf fields.  The node walks'
+    one reading of the entry layout (see Stream); `h` is the walk's C array compiled."""
+    while p < end:
+        flags = _int_at(s, p)
         p += _int_size(s[p])
-    h[0] = flags
-    h[3] = nf
-    if flags & FLAG_DELETED:
-        return lp_skip(lp, p, (nf if flags & FLAG_SAMEFIELDS else 2 * nf) + 1)  # values, lp-count
-    h[1] = (mms + msd) & U64
-    h[2] = (mseq + seqd) & U64
+        msd = _int_at(s, p)
+        p += _int_size(s[p])
+        seqd = _int_at(s, p)
+        p += _int_size(s[p])
+        nf = nmf
+        if not flags & FLAG_SAMEFIELDS:
+            nf = _int_at(s, p)
+            p += _int_size(s[p])
+        if not flags & FLAG_DELETED:
+            h[0] = flags
+            h[1] = (mms + msd) & U64
+            h[2] = (mseq + seqd) & U64
+            h[3] = nf
+            return p
+        p = lp_skip(lp, p, (nf if flags & FLAG_SAMEFIELDS else 2 * nf) + 1)  # values, lp-count
     return p
 
 
@@ -221,11 +224,11 @@ def _resp_entries(master_id: int, lp: bytearray, p: int, mfields: list[bytes], i
     same_tail = b"\r\n*%d\r\n" % (2 * nmf)  # after the ID: the field/value array's header
     heads = _BULK_HEADS
     h = [0, 0, 0, 0]
-    while p < end:
-        p = _entry_head(lp, s, p, mms, mseq, nmf, h)
+    while True:
+        p = _entry_head(lp, s, p, end, mms, mseq, nmf, h)
+        if p >= end:
+            break
         flags = h[0]
-        if flags & FLAG_DELETED:
-            continue
         ms = h[1]
         seq = h[2]
         nf = h[3]
@@ -348,11 +351,11 @@ def _resp_write(master_id: int, lp: bytearray, p: int, mfields: list[bytes], ids
     d = out
     k = 0
     h = [0, 0, 0, 0]
-    while p < end:
-        p = _entry_head(lp, s, p, mms, mseq, nmf, h)
+    while True:
+        p = _entry_head(lp, s, p, end, mms, mseq, nmf, h)
+        if p >= end:
+            break
         flags = h[0]
-        if flags & FLAG_DELETED:
-            continue
         ms = h[1]
         seq = h[2]
         nf = h[3]
