@@ -33,7 +33,7 @@ from raxdb.server.base.log import LOG
 from raxdb.server.base.version import RAXDB_BUILD_ID, RAXDB_VERSION, VERSION
 from raxdb.server.cluster import blocked as cluster_blocked
 from raxdb.server.cluster.manager import Cluster
-from raxdb.server.cluster.routing import route, script_check
+from raxdb.server.cluster.routing import local, route, script_check
 from raxdb.server.config import oomscore
 from raxdb.server.config.options import Config, ConfigError
 from raxdb.server.conn import clientbufs, clienteviction, obuf, unixaddr
@@ -184,9 +184,11 @@ class Server:
         # no client is plain and execute() answers MISCONF.
         self.rdb_gate = False
         # Cluster mode (server/cluster/): made in serve() when cluster-enabled is yes; while it is,
-        # no client is plain and execute() asks `cluster_route` where each command's slot is served.
+        # the fast loop runs a command only if `cluster_local` says its slot is served here as it
+        # stands, and execute() asks `cluster_route` where each command's slot is served.
         self.cluster: Cluster | None = None
         self.cluster_route: Callable[[Any, Any, list[bytes]], bytes | None] | None = None
+        self.cluster_local: Callable[[Any, Any, list[bytes]], bool] | None = None
         self.cluster_script_check: Callable[[Any, Any, list[bytes]], bytes | None] | None = None
         self._init_introspection()
 
@@ -515,6 +517,7 @@ class Server:
             return []
         cluster = self.cluster = Cluster(self)
         self.cluster_route = functools.partial(route, cluster)
+        self.cluster_local = functools.partial(local, cluster)
         self.cluster_script_check = functools.partial(script_check, cluster)
         cluster.cron_hooks.append(cluster_blocked.Redirector(cluster))
         port = cluster.bus_port()

@@ -8,7 +8,7 @@
 # write them as before.  `add`, `trim` and `_appended` are callable from C by a caller that knows
 # it holds a Stream (XADD, see server/commands/t_stream.pxd), from Python as ordinary methods.
 cimport cython
-from raxdb.storage.listpack cimport skip as lp_skip, values as lp_values
+from raxdb.storage.listpack cimport _span as lp_span, skip as lp_skip, values as lp_values
 
 cdef list _BULK_HEADS
 
@@ -20,8 +20,15 @@ cdef long long _int_at(const unsigned char* s, Py_ssize_t p) except? -1
 
 cdef Py_ssize_t _int_size(unsigned int b) noexcept
 
+# _entry_head: both walks' reading of an entry's header (deleted entries skipped), inline in each;
+# its results go to `h`, the walk's C array (a list interpreted).
+@cython.locals(flags=cython.longlong, msd=cython.longlong, seqd=cython.longlong, nf=Py_ssize_t)
+cdef inline Py_ssize_t _entry_head(bytearray lp, const unsigned char* s, Py_ssize_t p, Py_ssize_t end,
+                                   unsigned long long mms, unsigned long long mseq, Py_ssize_t nmf,
+                                   unsigned long long* h) except -1
+
 @cython.locals(s="const unsigned char*", end=Py_ssize_t, mms=cython.ulonglong, mseq=cython.ulonglong,
-               nmf=Py_ssize_t, flags=cython.longlong, msd=cython.longlong, seqd=cython.longlong,
+               nmf=Py_ssize_t, flags=cython.ulonglong, h="unsigned long long[4]",
                nf=Py_ssize_t, i=Py_ssize_t, n=Py_ssize_t, ms=cython.ulonglong, seq=cython.ulonglong,
                parts=list, fbulks=list, heads=list, v=bytes, vals=list, text=bytes)
 cpdef _resp_entries(master_id, bytearray lp, Py_ssize_t p, list mfields, list ids, list items)
@@ -38,16 +45,13 @@ cdef Py_ssize_t _put_u(unsigned char* d, Py_ssize_t k, unsigned long long u) noe
 
 cdef Py_ssize_t _put_head(unsigned char* d, Py_ssize_t k, unsigned char c, unsigned long long n) noexcept
 
-@cython.locals(b=cython.uint, n=Py_ssize_t)
-cdef Py_ssize_t _span_at(const unsigned char* s, Py_ssize_t p) noexcept
-
 @cython.locals(b=cython.uint, x=cython.longlong, u=cython.ulonglong, ln=Py_ssize_t, st=Py_ssize_t,
                i=Py_ssize_t)
 cdef Py_ssize_t _put_elem(unsigned char* d, Py_ssize_t k, const unsigned char* s, Py_ssize_t p) except -1
 
 @cython.locals(s="const unsigned char*", d="unsigned char*", end=Py_ssize_t, mms=cython.ulonglong,
                mseq=cython.ulonglong, nmf=Py_ssize_t, nfb=Py_ssize_t, rem=Py_ssize_t, k=Py_ssize_t,
-               flags=cython.longlong, msd=cython.longlong, seqd=cython.longlong, nf=Py_ssize_t,
+               flags=cython.ulonglong, h="unsigned long long[4]", nf=Py_ssize_t,
                i=Py_ssize_t, _i=Py_ssize_t, j=Py_ssize_t, ln=Py_ssize_t, ms=cython.ulonglong, seq=cython.ulonglong,
                fld=bytes, f="const unsigned char*", out=bytearray)
 cpdef bytearray _resp_write(master_id, bytearray lp, Py_ssize_t p, list mfields, list ids, list offs,

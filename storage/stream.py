@@ -53,6 +53,16 @@ from raxdb.storage.listpack import skip as lp_skip
 from raxdb.storage.listpack import values as lp_values
 from raxdb.storage.rax import NOT_FOUND, Rax
 
+try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
+
+if not cython.compiled:  # compiled, stream.pxd cimports it: a C function
+    from raxdb.storage.listpack import _span as lp_span
+
 FLAG_DELETED = 1
 FLAG_SAMEFIELDS = 2
 U64 = (1 << 64) - 1
@@ -191,6 +201,34 @@ def _int_size(b: int) -> int:
     return 6 if b == 0xF3 else 10
 
 
+def _entry_head(lp: bytearray, s: bytes | bytearray, p: int, end: int, mms: int, mseq: int, nmf: int,
+                h: list[int]) -> int:
+    """The offset of the first value of the node's next live entry from offset p (deleted ones,
+    their values and lp-count are skipped), or end (the node's terminator) when none is left;
+    the entry's flags, ID (ms, seq) and number of fields go to h[0:4].  lp's buffer is `s`, a
+    pointer compiled; the master entry's ID is mms-mseq and it has nmf fields.  The node walks'
+    one reading of the entry layout (see Stream); `h` is the walk's C array compiled."""
+    while p < end:
+        flags = _int_at(s, p)
+        p += _int_size(s[p])
+        msd = _int_at(s, p)
+        p += _int_size(s[p])
+        seqd = _int_at(s, p)
+        p += _int_size(s[p])
+        nf = nmf
+        if not flags & FLAG_SAMEFIELDS:
+            nf = _int_at(s, p)
+            p += _int_size(s[p])
+        if not flags & FLAG_DELETED:
+            h[0] = flags
+            h[1] = (mms + msd) & U64
+            h[2] = (mseq + seqd) & U64
+            h[3] = nf
+            return p
+        p = lp_skip(lp, p, (nf if flags & FLAG_SAMEFIELDS else 2 * nf) + 1)  # values, lp-count
+    return p
+
+
 def _resp_entries(master_id: int, lp: bytearray, p: int, mfields: list[bytes], ids: list[int],
                   items: list[bytes]) -> None:
     """Append the ID and entry_resp(...) of each live entry of the node from offset p to ids and
@@ -205,22 +243,15 @@ def _resp_entries(master_id: int, lp: bytearray, p: int, mfields: list[bytes], i
     fbulks = [b"$%d\r\n%s\r\n" % (len(f), f) for f in mfields]
     same_tail = b"\r\n*%d\r\n" % (2 * nmf)  # after the ID: the field/value array's header
     heads = _BULK_HEADS
-    while p < end:
-        flags = _int_at(s, p)
-        p += _int_size(s[p])
-        msd = _int_at(s, p)
-        p += _int_size(s[p])
-        seqd = _int_at(s, p)
-        p += _int_size(s[p])
-        nf = nmf
-        if not flags & FLAG_SAMEFIELDS:
-            nf = _int_at(s, p)
-            p += _int_size(s[p])
-        if flags & FLAG_DELETED:
-            p = lp_skip(lp, p, (nf if flags & FLAG_SAMEFIELDS else 2 * nf) + 1)  # values, lp-count
-            continue
-        ms = (mms + msd) & U64
-        seq = (mseq + seqd) & U64
+    h = [0, 0, 0, 0]
+    while True:
+        p = _entry_head(lp, s, p, end, mms, mseq, nmf, h)
+        if p >= end:
+            break
+        flags = h[0]
+        ms = h[1]
+        seq = h[2]
+        nf = h[3]
         text = b"%d-%d" % (ms, seq)
         parts = [b"*2\r\n", heads[len(text)], text]
         if flags & FLAG_SAMEFIELDS:
@@ -283,24 +314,6 @@ def _put_head(d: bytearray, k: int, c: int, n: int) -> int:
     return k + 2
 
 
-def _span_at(s: bytes | bytearray, p: int) -> int:
-    """Bytes of the listpack element at p, back-length included."""
-    b = s[p]
-    if b < 0x80:
-        return 2
-    if b < 0xC0:
-        return (b & 0x3F) + 2
-    if b < 0xE0:
-        return 3
-    if b < 0xF0:
-        n = ((b & 0x0F) << 8) | s[p + 1]
-        return n + 3 if n <= 125 else n + 4
-    if b == 0xF0:
-        n = (s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16) | (s[p + 4] << 24)) + 5
-        return n + (1 if n < 128 else 2 if n < 16384 else 3 if n < 2097152 else 4 if n < 268435456 else 5)
-    return _int_size(b)
-
-
 def _put_elem(d: bytearray, k: int, s: bytes | bytearray, p: int) -> int:
     """Write the listpack element at p as a RESP bulk string at d[k:] (an integer in decimal);
     the offset after it."""
@@ -357,22 +370,15 @@ def _resp_write(master_id: int, lp: bytearray, p: int, mfields: list[bytes], ids
     out = bytearray(15 * rem + (rem // 8 + 1) * (80 + nfb))
     d = out
     k = 0
-    while p < end:
-        flags = _int_at(s, p)
-        p += _int_size(s[p])
-        msd = _int_at(s, p)
-        p += _int_size(s[p])
-        seqd = _int_at(s, p)
-        p += _int_size(s[p])
-        nf = nmf
-        if not flags & FLAG_SAMEFIELDS:
-            nf = _int_at(s, p)
-            p += _int_size(s[p])
-        if flags & FLAG_DELETED:
-            p = lp_skip(lp, p, (nf if flags & FLAG_SAMEFIELDS else 2 * nf) + 1)  # values, lp-count
-            continue
-        ms = (mms + msd) & U64
-        seq = (mseq + seqd) & U64
+    h = [0, 0, 0, 0]
+    while True:
+        p = _entry_head(lp, s, p, end, mms, mseq, nmf, h)
+        if p >= end:
+            break
+        flags = h[0]
+        ms = h[1]
+        seq = h[2]
+        nf = h[3]
         ids.append((int(ms) << 64) | seq)  # int(): a 128-bit number, not a C one
         offs.append(base + k)
         d[k] = 42  # "*2\r\n"
@@ -397,11 +403,11 @@ def _resp_write(master_id: int, lp: bytearray, p: int, mfields: list[bytes], ids
                 d[k + ln] = 13
                 d[k + ln + 1] = 10
                 k = _put_elem(d, k + ln + 2, s, p)
-                p += _span_at(s, p)
+                p += lp_span(s, p)
         else:
             for _i in range(2 * nf):
                 k = _put_elem(d, k, s, p)
-                p += _span_at(s, p)
+                p += lp_span(s, p)
         p += _int_size(s[p])  # lp-count
     del out[k:]
     return out

@@ -12,8 +12,13 @@ Rule: decides and words the reply; the dispatcher (net/client.py) emits it, coun
 discards or flags the transaction.  The cluster's clients flags live on the client as
 `cluster_flags` (ASKING, READONLY).
 
+The fast loop (net/client.py) runs a command without execute() when `local` says route() would
+serve it here and change nothing: no key or one key in a stable slot of this node, the cluster
+ok, no ASKING pending; everything else goes through execute() and route().
+
 Invariants: a command without keys is served here whatever the slot map says; the ASKING flag
-lasts for one command, or until EXEC ends the transaction it was given in.
+lasts for one command, or until EXEC ends the transaction it was given in; `local` is True only
+where route() returns None and leaves `cluster_flags` unchanged.
 """
 
 from __future__ import annotations
@@ -73,11 +78,8 @@ def route(cluster: Cluster, c: Any, cmd: Any, argv: list[bytes]) -> bytes | None
         positions = key_positions(cmd, argv)
         if not positions:
             return None
-        st = cluster.st
-        if len(positions) == 1 and st.state == OK:
-            slot = key_hash_slot(argv[positions[0]])
-            if st.slots[slot] is st.myself and slot not in st.migrating and slot not in st.importing:
-                return None
+        if len(positions) == 1 and _stable_here(cluster.st, argv[positions[0]]):
+            return None
         commands = ((cmd, argv),)
     code, slot, node = query(cluster, c.server, commands, bool(asking), bool(flags & READONLY))
     if code == NONE:
@@ -85,6 +87,32 @@ def route(cluster: Cluster, c: Any, cmd: Any, argv: list[bytes]) -> bytes | None
     if code in (ASK, MOVED):
         return redirect_text(cluster, c, b"ASK" if code == ASK else b"MOVED", slot, node)
     return TEXTS[code]
+
+
+def _stable_here(st: Any, key: bytes) -> bool:
+    """The key's slot is served by this node and stable (neither migrating nor importing), and
+    the cluster is ok: a command on it alone is served here, whatever the client's flags."""
+    if st.state != OK:
+        return False
+    slot = key_hash_slot(key)
+    return st.slots[slot] is st.myself and slot not in st.migrating and slot not in st.importing
+
+
+def local(cluster: Cluster, c: Any, cmd: Any, argv: list[bytes]) -> bool:
+    """The fast loop's check (net/client.py, the `cluster_local` hook): True when route() would
+    serve the command here and leave the client's flags as they are, so the loop may run it;
+    False sends it to execute() and route(), which decide.  True only for a client without
+    ASKING (or ASKED, which route() clears), and a command whose key positions are fixed for its
+    argument count (known once route() has seen such a call) with no key or one key in a stable
+    slot this node serves."""
+    if c.cluster_flags & (ASKING | ASKED):
+        return False
+    positions = cmd.fixed_key_positions.get(len(argv))
+    if positions is None:
+        return False
+    if not positions:
+        return True  # a command without keys is served here whatever the slot map says
+    return len(positions) == 1 and _stable_here(cluster.st, argv[positions[0]])
 
 
 def query(cluster: Cluster, srv: Any, commands: Any, asking: bool, readonly: bool) -> tuple[int, int, Any]:

@@ -30,8 +30,10 @@ pauses until it drains (write back-pressure).
 
 Dispatch.  `plain` is true while nothing about this client or the server needs the full
 processCommand checks (auth, an ACL user with restrictions, MULTI, RESP2 pub/sub, CLIENT PAUSE,
-CLIENT REPLY, MONITOR); the fast loop then does only lookup, arity, call, stats.  Everything else
-goes through `execute()`, which follows Redis's processCommand order.
+CLIENT REPLY, MONITOR); the fast loop then does only lookup, arity, call, stats.  In cluster mode
+it also asks the server's `cluster_local` hook, which lets a command stay when it has no key or one
+key whose slot this node serves, stable, the cluster ok.  Everything else goes through
+`execute()`, which follows Redis's processCommand order.
 """
 
 from __future__ import annotations
@@ -212,7 +214,8 @@ class Client(asyncio.Protocol):
         self.plain = False
 
     def update_plain(self) -> None:
-        """Recompute whether the fast loop may skip processCommand's extra checks."""
+        """Recompute whether the fast loop may skip processCommand's extra checks (in cluster
+        mode all but the slot's, which the loop asks `cluster_local` about per command)."""
         srv = self.server
         self.obuf_watch = _obuf.watched(self)
         self.plain = (not self.obuf_watch and self.authenticated and self.multi is None and self.reply_mode == "on"
@@ -221,7 +224,7 @@ class Client(asyncio.Protocol):
                       and srv.busy_script is None and not self.close_after_reply and self.tracking is None
                       and not srv.persistence.stats.get("loading")
                       and self.user.free and not srv.repl.write_gate and not srv.replica_gate
-                      and not srv.rdb_gate and srv.cluster_route is None)
+                      and not srv.rdb_gate)
         if self.exact is not None:
             self.exact.auth_required = not self.authenticated
 
@@ -967,6 +970,9 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     sample = srv.sample_mask
     track = srv.config.latency_tracking
     ready = srv.ready_keys
+    # cluster mode: does route() serve the command here as it stands (server/cluster/routing.py's
+    # `local`)?  None standalone.  Fixed for the server's life (cluster-enabled is read at start).
+    local = srv.cluster_local
     mm = srv.maxmemory  # re-read after execute(), which may run CONFIG SET
     # Propagating (server/events/propagate.py): the batch is one level of nesting, and `dirty` runs
     # on from one command's end to the next one's start.  Re-read after execute(), which runs
@@ -1001,7 +1007,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                     break
                 continue
             done += 1
-            if cmd is not None and c.plain:
+            if cmd is not None and c.plain and (local is None or local(c, cmd, argv)):
                 # cmd.arity_ok(), inline; with a memory limit, evict first, and leave a refusal
                 # to execute()
                 if len(argv) in cmd.arg_counts and not (extra and (

@@ -184,6 +184,26 @@ def test_transactions_one_slot(cdiff):
     """)
 
 
+def test_pipelined_commands_each_routed(cdiff):
+    """A batch sent in one write, which the fast loop runs without execute() while a command's
+    slot is served here and stable: each command is still routed as it comes, so a slot given up
+    inside the batch is refused to the commands after it, and ASKING / READONLY mean the same."""
+    cdiff("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+    _wait_state(cdiff, b"ok")
+    slot = str(key_hash_slot(b"foo"))
+    batch = [("SET", "foo", "1"), ("GET", "foo"), ("PING",), ("READONLY",), ("GET", "foo"), ("READWRITE",),
+             ("ASKING",), ("GET", "foo"), ("GET", "foo"), ("SET", "bar", "2"),
+             ("CLUSTER", "DELSLOTS", slot), ("GET", "foo"), ("SET", "{foo}x", "3"), ("GET", "{foo}x"),
+             ("INCR", "{foo}n")]
+    data = b"".join(encode_command(args) for args in batch)
+    cdiff.ours.send(data)
+    cdiff.theirs.send(data)
+    for args in batch:
+        ours, theirs = cdiff.ours.read_frame(), cdiff.theirs.read_frame()
+        assert ours == theirs, f"{args!r}\n  raxdb: {ours!r}\n  redis: {theirs!r}"
+    assert ours.startswith(b"-CLUSTERDOWN Hash slot not served")
+
+
 def test_keys_in_slot(cdiff):
     cdiff("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
     _wait_state(cdiff, b"ok")
