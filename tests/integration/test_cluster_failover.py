@@ -311,6 +311,11 @@ def test_mixed_cluster_replicas_and_failover(cluster, masters_kind, replicas_kin
         assert r.call("READONLY") == b"+OK\r\n"
         assert r.call("GET", k) == b"$%d\r\n%s\r\n" % (len(k), k)
         assert r.call("SET", k, "x") == moved  # READONLY is for reads
+        # a script's declared flags decide (getCommandFlags): one that may write is MOVED, a
+        # no-writes one reads here
+        assert r.call("EVAL", "#!lua\nreturn redis.call('del', KEYS[1])", "1", k) == moved
+        assert r.call("EVAL", "#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])", "1", k) \
+            == b"$%d\r\n%s\r\n" % (len(k), k)
         assert r.call("READWRITE") == b"+OK\r\n"
         assert r.call("REPLICAOF", "NO", "ONE") == b"-ERR REPLICAOF not allowed in cluster mode.\r\n"
     # SIGKILL a master: its replica (the other kind) is elected, the cluster is ok everywhere
