@@ -420,10 +420,13 @@ class Server:
             proctitle.apply(self)
         self._show_banner(port or tls_port)
         replica.start_from_config(self)  # a replica from the start loads as one (keys past their deadline kept)
+        # so does a cluster node that nodes.conf names a replica (its master's address comes later)
+        self.repl.cluster_replica = self.cluster is not None and self.cluster.st.myself.is_replica()
         if not await self._load_dataset():  # a shutdown came while loading: nothing else starts
             await self.close()
             return
         replica.after_load(self)
+        self.repl.cluster_replica = False  # from now on the cluster's role changes say it
         self.aof.start()
         self.aof.delete_history()  # at start-up whatever appendonly says, as Redis does
         if port == 0:

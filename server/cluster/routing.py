@@ -81,7 +81,9 @@ def route(cluster: Cluster, c: Any, cmd: Any, argv: list[bytes]) -> bytes | None
         if len(positions) == 1 and _stable_here(cluster.st, argv[positions[0]]):
             return None
         commands = ((cmd, argv),)
-    code, slot, node = query(cluster, c.server, commands, bool(asking), bool(flags & READONLY))
+    # is_write_command as getCommandFlags has it: a script's declared flags, EXEC's queued writes
+    code, slot, node = query(cluster, c.server, commands, bool(asking), bool(flags & READONLY),
+                             c.writes(cmd, argv))
     if code == NONE:
         return None
     if code in (ASK, MOVED):
@@ -115,9 +117,11 @@ def local(cluster: Cluster, c: Any, cmd: Any, argv: list[bytes]) -> bool:
     return len(positions) == 1 and _stable_here(cluster.st, argv[positions[0]])
 
 
-def query(cluster: Cluster, srv: Any, commands: Any, asking: bool, readonly: bool) -> tuple[int, int, Any]:
+def query(cluster: Cluster, srv: Any, commands: Any, asking: bool, readonly: bool,
+          is_write: bool = False) -> tuple[int, int, Any]:
     """getNodeByQuery for (cmd, argv) pairs: (error code, the keys' slot or -1, the node to go
-    to or None)."""
+    to or None).  `is_write`: the client's command writes by its effective flags (an EVAL of a
+    script that may write, an EXEC of a write); the commands' own `write` flags count as well."""
     st = cluster.st
     myself = st.myself
     db = srv.dbs[0]
@@ -128,7 +132,7 @@ def query(cluster: Cluster, srv: Any, commands: Any, asking: bool, readonly: boo
     migrating = importing = multiple = False
     missing = existing = 0
     pubsubshard = False
-    writes = False
+    writes = is_write
     asking_cmd = False
     for qcmd, qargv in commands:
         positions = key_positions(qcmd, qargv)

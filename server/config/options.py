@@ -191,6 +191,9 @@ def _percentiles(args: list[bytes]) -> str:
 
 
 def _hostname(args: list[bytes]) -> str:
+    """isValidAnnouncedHostname: the length (in bytes, NET_HOST_STR_LEN) first, then the characters."""
+    if len(args[0]) >= 256:
+        raise ConfigError("Hostnames must be less than 256 characters")
     v = _text(args[0])
     if any(not (ch.isascii() and (ch.isalnum() or ch in "-.")) for ch in v):
         raise ConfigError("Hostnames may only contain alphanumeric characters, hyphens or dots")

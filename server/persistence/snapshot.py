@@ -458,7 +458,7 @@ class Persistence:
         path = self.path()
         started = time.monotonic()
         repl = self.srv.repl
-        master = repl.masterhost is None
+        master = repl.i_am_master()
         if master:  # the DELs of keys that expired meanwhile go to its stream (RDBFLAGS_FEED_REPL)
             repl.create_backlog()
         try:
@@ -560,7 +560,7 @@ class Persistence:
                             if item.expire_ms < now:
                                 past += 1
                                 # a replica keeps them: its master's DEL will come (rdbLoad's iAmMaster)
-                                drop = not aof_base and srv.repl.masterhost is None
+                                drop = not aof_base and srv.repl.i_am_master()
                         if drop:
                             expired += 1
                             if feed_repl:

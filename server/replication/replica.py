@@ -133,7 +133,7 @@ class MasterClient(Client):
     It has no replies (the master reads none) except REPLCONF ACK, sent by `send`.  `reploff` is
     the offset of the last whole command applied, `read_reploff` of the last byte read."""
 
-    __slots__ = ("link", "reploff", "read_reploff", "replid", "pending", "protocol_error", "held")
+    __slots__ = ("link", "reploff", "read_reploff", "replid", "pending", "protocol_error", "held", "closed_at")
     is_master = True
     must_obey = True
 
@@ -148,6 +148,14 @@ class MasterClient(Client):
         self.authenticated = True
         self.user = SUPERUSER
         self.plain = False
+        self.closed_at = 0.0  # when it was closed: the link is down since then (repl_down_since)
+
+    def close(self) -> None:
+        # a CLIENT KILL frees Redis's master client at once; the stream task sees the end later
+        # (after a DEBUG SLEEP of the same EXEC, say): the link is down from now on
+        if not self.closed:
+            self.closed_at = time.time()
+        super().close()
 
     def attach(self, transport: asyncio.Transport, dbid: int) -> None:
         self.transport = transport
@@ -355,7 +363,7 @@ class Link:
             LOG.notice("Caching the disconnected master state.")
             self.cached = (master.replid, master.reploff, master.reploff, master.dbid)
         self.state = CONNECT
-        self.down_since = time.time()
+        self.down_since = master.closed_at or time.time()
 
     def _free_master(self, master: MasterClient) -> None:
         master.close()
@@ -1065,10 +1073,14 @@ def after_load(srv: Server) -> None:
     (repl-id, repl-offset, repl-stream-db), which the master may continue with a PSYNC."""
     link = srv.repl.link
     history = srv.repl.saved_history(srv.persistence.loaded_aux)
-    if link is None or history is None:
+    if srv.repl.i_am_master() or history is None:
         return  # a master's own history (replid2): Replication.continue_saved_history
     replid, offset, dbid = history
     srv.repl.replid = replid
     srv.repl.master_repl_offset = offset
+    if link is None:
+        # a cluster replica whose master the cron names later: set_master synthesizes the
+        # cached master from this history (replicationCacheMasterUsingMyself)
+        return
     LOG.notice(SYNTHESIZED)
     link.cached = (replid, offset, offset, dbid)

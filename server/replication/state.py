@@ -246,6 +246,9 @@ class Replication:
         self.masterhost: str | None = None
         self.masterport = 0
         self.link: Any = None  # the replica side's link to its master (server/replication/replica.py)
+        # A cluster node that nodes.conf names a replica, set before the dump file loads: its
+        # master's address comes later (the cluster's cron), but it loads as a replica (iAmMaster)
+        self.cluster_replica = False
         # A writable replica's keys that its own clients gave a deadline: key -> bitmap of dbids
         # (Redis's slaveKeysWithExpire).  Only these expire on a replica (`expire_own_keys`);
         # the master's keys wait for the master's DEL.
@@ -285,6 +288,10 @@ class Replication:
         self.change_replid()
 
     # ---- the history a dump file names (loadDataFromDisk) -------------------------------------
+    def i_am_master(self) -> bool:
+        """iAmMaster: no master configured, and not a cluster replica."""
+        return self.masterhost is None and not self.cluster_replica
+
     @staticmethod
     def saved_history(aux: dict[bytes, bytes]) -> tuple[str, int, int] | None:
         """The repl-id, repl-offset and repl-stream-db a dump file recorded (rdbPopulateSaveInfo),

@@ -311,6 +311,11 @@ def test_mixed_cluster_replicas_and_failover(cluster, masters_kind, replicas_kin
         assert r.call("READONLY") == b"+OK\r\n"
         assert r.call("GET", k) == b"$%d\r\n%s\r\n" % (len(k), k)
         assert r.call("SET", k, "x") == moved  # READONLY is for reads
+        # a script's declared flags decide (getCommandFlags): one that may write is MOVED, a
+        # no-writes one reads here
+        assert r.call("EVAL", "#!lua\nreturn redis.call('del', KEYS[1])", "1", k) == moved
+        assert r.call("EVAL", "#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])", "1", k) \
+            == b"$%d\r\n%s\r\n" % (len(k), k)
         assert r.call("READWRITE") == b"+OK\r\n"
         assert r.call("REPLICAOF", "NO", "ONE") == b"-ERR REPLICAOF not allowed in cluster mode.\r\n"
     # SIGKILL a master: its replica (the other kind) is elected, the cluster is ok everywhere
@@ -338,10 +343,16 @@ def test_mixed_cluster_replicas_and_failover(cluster, masters_kind, replicas_kin
     # a raxdb replica killed and restarted: nodes.conf says whose replica it is, it syncs again
     rax_replica = next(n for n in nodes if n.kind == "raxdb" and _role(n, n)[0] == "slave")
     its_master = _master_of(nodes, rax_replica)
+    # ... from its dump file, which names the master's history: loaded as a replica's (Redis's
+    # loadDataFromDisk for a cluster replica), it continues with a partial resync
+    assert rax_replica.call("SAVE") == b"+OK\r\n"
+    partial = int(its_master.info("stats")["sync_partial_ok"])
     rax_replica.kill()
     rax_replica.restart()
     _until("the restarted replica to sync", lambda: _synced(rax_replica, its_master))
     assert _role(rax_replica, rax_replica) == ("slave", its_master.id)
+    assert int(its_master.info("stats")["sync_partial_ok"]) == partial + 1
+    assert rax_replica.info("replication")["master_replid"] == its_master.info("replication")["master_replid"]
     # CLUSTER RESET of a replica: a master again, its data and every other node forgotten
     assert parse(rax_replica.call("DBSIZE")) != 0
     assert rax_replica.call("CLUSTER", "RESET") == b"+OK\r\n"

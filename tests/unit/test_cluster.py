@@ -358,6 +358,17 @@ def test_announced_address_and_endpoints(cdiff):
             cdiff.both("CONFIG", "SET", name, value)
 
 
+def test_announced_hostname_validation(cdiff):
+    """isValidAnnouncedHostname's errors, the length checked before the characters (Redis's
+    cluster/27-endpoints)."""
+    try:
+        for value in ("x" * 256, "x" * 255, "x" * 300 + "?", "?" + "x" * 300, "?.com",
+                      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-."):
+            cdiff("CONFIG", "SET", "cluster-announce-hostname", value)
+    finally:
+        cdiff.both("CONFIG", "SET", "cluster-announce-hostname", "")
+
+
 def test_slot_index_follows_the_keyspace():
     """The per-slot index of a database: kept by every insert and delete, emptied by a flush and
     by deleting the last key, rebuilt when a diskless load swaps contents in."""
