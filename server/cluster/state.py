@@ -102,17 +102,30 @@ class Node:
         return ",".join(words) if words else "noflags"
 
     def slot_ranges(self) -> list[tuple[int, int]]:
-        """The node's slots as (first, last) runs, ascending."""
+        """The node's slots as (first, last) runs, ascending.  Walked a byte (8 slots) at a time:
+        CLUSTER NODES / SHARDS and every nodes.conf save call it once per master, and whole bytes
+        (none or all of their slots) are the common case."""
         out: list[tuple[int, int]] = []
         start = -1
-        bits = self.slots
-        for s in range(SLOTS + 1):
-            on = s < SLOTS and bits[s >> 3] & (1 << (s & 7))
-            if on and start < 0:
-                start = s
-            elif not on and start >= 0:
-                out.append((start, s - 1))
-                start = -1
+        for i, byte in enumerate(self.slots):
+            if byte == 0:
+                if start >= 0:
+                    out.append((start, (i << 3) - 1))
+                    start = -1
+            elif byte == 0xFF:
+                if start < 0:
+                    start = i << 3
+            else:
+                base = i << 3
+                for b in range(8):
+                    if byte & (1 << b):
+                        if start < 0:
+                            start = base + b
+                    elif start >= 0:
+                        out.append((start, base + b - 1))
+                        start = -1
+        if start >= 0:
+            out.append((start, SLOTS - 1))
         return out
 
     def epoch(self) -> int:

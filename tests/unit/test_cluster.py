@@ -10,6 +10,7 @@ import re
 import time
 
 import pytest
+from hypothesis import given, settings, strategies
 
 from raxdb.server.cluster import nodesconf
 from raxdb.server.cluster.state import HANDSHAKE, MASTER, MYSELF, SLAVE, ClusterState, Node
@@ -727,3 +728,24 @@ def test_hello_and_info_say_cluster(cdiff):
         assert b"\r\ncluster\r\n" in ours
     ours, theirs = (re.search(rb"redis_mode:\w+", r).group() for r in cdiff.both("INFO", "server"))
     assert ours == theirs == b"redis_mode:cluster"
+
+
+@settings(max_examples=300, deadline=None)
+@given(strategies.lists(strategies.tuples(strategies.integers(0, 16383), strategies.integers(0, 40)), max_size=12),
+       strategies.booleans())
+def test_slot_ranges_are_the_bitmaps_runs(runs, full):
+    """Node.slot_ranges walks the bitmap a byte at a time: its runs are those of the slots one by
+    one, for runs inside a byte, across bytes, at both ends and over whole bytes."""
+    node = Node(None, MASTER)
+    owned = set(range(16384)) if full else set()
+    for first, length in runs:
+        owned ^= set(range(first, min(first + length, 16383) + 1))
+    for s in owned:
+        node.slots[s >> 3] |= 1 << (s & 7)
+    expected: list[tuple[int, int]] = []
+    for s in sorted(owned):
+        if expected and expected[-1][1] == s - 1:
+            expected[-1] = (expected[-1][0], s)
+        else:
+            expected.append((s, s))
+    assert node.slot_ranges() == expected
