@@ -366,3 +366,28 @@ def test_failure_detection(nodes, victim):
                lambda n=n: n.nodes()[dead.id][2] == "master,fail")
         _until("cluster_state:fail", lambda n=n: b"cluster_state:fail" in n.call("CLUSTER", "INFO"))
         assert n.call("GET", _key_in(range(10001, 16384))) == b"-CLUSTERDOWN The cluster is down\r\n"
+
+
+@pytest.mark.parametrize("kinds", [("raxdb", "raxdb"), ("raxdb", "redis"), ("redis", "raxdb")])
+def test_config_epoch_collision(nodes, kinds):
+    """Two masters that meet with the same config epoch (clusterHandleConfigEpochCollision): the
+    one with the smaller node ID takes a new, greater epoch; the other keeps its own; both agree
+    on the result and on the slot map, and serve on."""
+    a, b = (nodes(k) for k in kinds)
+    for n in (a, b):
+        assert n.call("CLUSTER", "SET-CONFIG-EPOCH", "5") == b"+OK\r\n"
+    # a second SET-CONFIG-EPOCH is refused as Redis refuses it (the node has an epoch now)
+    assert a.call("CLUSTER", "SET-CONFIG-EPOCH", "6") == b"-ERR Node config epoch is already non-zero\r\n"
+    _form(a, b)
+    low, high = sorted((a, b), key=lambda n: n.id)
+
+    def epochs(viewer: Node) -> dict[str, int]:
+        return {name: int(f[6]) for name, f in viewer.nodes().items()}
+
+    _until("the smaller ID to take a new config epoch",
+           lambda: all(epochs(v) == {low.id: 6, high.id: 5} for v in (a, b)))
+    for n in (a, b):
+        info = parse(n.call("CLUSTER", "INFO")).decode()
+        assert "cluster_current_epoch:6" in info and "cluster_state:ok" in info
+        assert _slot_map(n) == _slot_map(a)
+        assert n.call("PING") == b"+PONG\r\n"
