@@ -195,7 +195,9 @@ class Server:
     def flush_writes(self) -> None:
         """Write every client's queued output, one write per client (Redis's
         handleClientsWithPendingWrites, which runs in beforeSleep): see server/net/client.py."""
-        self.cluster_before_sleep()
+        cl = self.cluster
+        if cl is not None and cl.todo:  # cluster_before_sleep, inline: this runs once per pass
+            cl.before_sleep()
         if self.aof.buf:  # the AOF is written (and fsynced, if always) before any reply goes out
             self.aof.flush()
         clients = self.pending_writes

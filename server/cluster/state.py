@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -29,9 +30,9 @@ from raxdb.storage.slots import SLOTS
 
 NAMELEN = 40
 _CHUNK = 64  # slot_ranges reads the bitmap this many bytes at a time
-_CHUNK_SLOTS = _CHUNK * 8
 _NONE = bytes(_CHUNK)
-_ALL = b"\xff" * _CHUNK
+_FEW_RUNS = 8  # up to this many runs in a chunk, slot_ranges finds them with integer operations
+_ONES = re.compile("1+")
 
 # clusterNode flags (cluster.h)
 MASTER = 1
@@ -115,10 +116,11 @@ class Node:
 
     def slot_ranges(self) -> list[tuple[int, int]]:
         """The node's slots as (first, last) runs, ascending.  The bitmap is read 512 slots (64
-        bytes) at a time: a chunk with none or all of them costs one comparison, any other is read
-        as an integer whose runs of set bits are found with integer operations (the lowest set
-        bit, then the trailing ones), a few steps per run.  CLUSTER SLOTS / NODES / SHARDS and
-        every nodes.conf save call this once per node."""
+        bytes) at a time: a chunk with none of them costs one comparison; any other is read as an
+        integer, whose runs of set bits come from integer operations (the lowest set bit, then
+        the trailing ones: a few steps per run) or, in a chunk of many short runs, from a regular
+        expression over its bits written out.  CLUSTER SLOTS / NODES / SHARDS and every
+        nodes.conf save call this once per node."""
         out: list[tuple[int, int]] = []
         bitmap = self.slots
         start = end = -1  # the run being built: slots start .. end - 1
@@ -126,29 +128,28 @@ class Node:
             chunk = bitmap[i:i + _CHUNK]
             if chunk == _NONE:
                 continue
-            base = i << 3
-            if chunk == _ALL:
-                if base == end:
-                    end = base + _CHUNK_SLOTS
-                else:
-                    if start >= 0:
-                        out.append((start, end - 1))
-                    start, end = base, base + _CHUNK_SLOTS
-                continue
             x = int.from_bytes(chunk, "little")
-            while x:
-                low = (x & -x).bit_length() - 1  # the next set bit
-                x >>= low
-                base += low
-                ones = (~x & (x + 1)).bit_length() - 1  # the set bits from there on
-                if base == end:
-                    end = base + ones
+            if (x ^ (x << 1)).bit_count() > _FEW_RUNS * 2:  # each run has two edges
+                spans = [m.span() for m in _ONES.finditer(f"{x:0{_CHUNK * 8}b}"[::-1])]
+            else:
+                spans = []
+                offset = 0
+                while x:
+                    low = (x & -x).bit_length() - 1  # the next set bit
+                    x >>= low
+                    offset += low
+                    ones = (~x & (x + 1)).bit_length() - 1  # the set bits from there on
+                    spans.append((offset, offset + ones))
+                    x >>= ones
+                    offset += ones
+            base = i << 3
+            for a, b in spans:
+                if base + a == end:
+                    end = base + b
                 else:
                     if start >= 0:
                         out.append((start, end - 1))
-                    start, end = base, base + ones
-                x >>= ones
-                base += ones
+                    start, end = base + a, base + b
         if start >= 0:
             out.append((start, end - 1))
         return out

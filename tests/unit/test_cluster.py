@@ -370,6 +370,29 @@ def test_announced_address_and_endpoints(cdiff):
             cdiff.both("CONFIG", "SET", name, value)
 
 
+def test_cluster_slots_of_scattered_slots(cdiff, pair):
+    """CLUSTER SLOTS, NODES and SHARDS over scattered runs (single slots, runs across bytes and
+    across slot_ranges' 512-slot chunks, whole chunks, both ends of the table), byte for byte
+    with redis-server's in RESP2 and RESP3, as the slots come and go."""
+    cdiff("CLUSTER", "ADDSLOTSRANGE", "0", "0", "7", "9", "510", "1024", "1536", "2047", "5000", "5000",
+          "16376", "16383")
+    cdiff("CLUSTER", "ADDSLOTS", "12", "14", "4095", "4097")
+    resp3 = Diff(pair[0].port, pair[1].port, protocol=3)
+    try:
+        cdiff("CONFIG", "SET", "cluster-announce-port", "1234")  # the two servers' own ports differ
+        cdiff("CONFIG", "SET", "cluster-announce-bus-port", "2345")
+        for step in (None, ("DELSLOTSRANGE", "512", "1023"), ("DELSLOTS", "0", "16383"), ("ADDSLOTS", "4096")):
+            if step is not None:
+                cdiff("CLUSTER", *step)
+            for d in (cdiff, resp3):
+                for sub in ("SLOTS", "NODES", "SHARDS"):
+                    _masked(d, "CLUSTER", sub)
+    finally:
+        resp3.close()
+        for name in ("cluster-announce-port", "cluster-announce-bus-port"):
+            cdiff.both("CONFIG", "SET", name, "0")
+
+
 def test_announced_hostname_validation(cdiff):
     """isValidAnnouncedHostname's errors, the length checked before the characters (Redis's
     cluster/27-endpoints)."""
@@ -813,3 +836,23 @@ def test_replicaof_no_one_allowed_in_cluster_mode(tmp_path):
         conn.close()
     finally:
         srv.stop()
+
+
+@pytest.mark.parametrize("density", [0.02, 0.33, 0.5, 0.9, 0.99])
+def test_slot_ranges_of_many_short_runs(density):
+    """Chunks of many short runs (slot_ranges reads those from the bits written out): the runs
+    of random slot sets, seeded, are those of the slots one by one."""
+    import random
+
+    rng = random.Random(int(density * 100))
+    owned = [s for s in range(16384) if rng.random() < density]
+    node = Node(None, MASTER)
+    for s in owned:
+        node.slots[s >> 3] |= 1 << (s & 7)
+    expected: list[tuple[int, int]] = []
+    for s in owned:
+        if expected and expected[-1][1] == s - 1:
+            expected[-1] = (expected[-1][0], s)
+        else:
+            expected.append((s, s))
+    assert node.slot_ranges() == expected
