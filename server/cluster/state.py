@@ -31,6 +31,7 @@ from raxdb.storage.slots import SLOTS
 NAMELEN = 40
 _CHUNK = 64  # slot_ranges reads the bitmap this many bytes at a time
 _NONE = bytes(_CHUNK)
+_ALL = b"\xff" * _CHUNK
 _FEW_RUNS = 8  # up to this many runs in a chunk, slot_ranges finds them with integer operations
 _ONES = re.compile("1+")
 
@@ -71,6 +72,26 @@ def valid_name(name: str) -> bool:
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def _chunk_runs(chunk: bytes | bytearray) -> list[tuple[int, int]]:
+    """The runs of set bits of a piece of a slot bitmap, as (first, last + 1) bit offsets: from
+    integer operations (the lowest set bit, then the trailing ones: a few steps per run) or, when
+    it has many short runs, from a regular expression over its bits written out."""
+    x = int.from_bytes(chunk, "little")
+    if (x ^ (x << 1)).bit_count() > _FEW_RUNS * 2:  # each run has two edges
+        return [m.span() for m in _ONES.finditer(f"{x:0{len(chunk) * 8}b}"[::-1])]
+    spans = []
+    offset = 0
+    while x:
+        low = (x & -x).bit_length() - 1  # the next set bit
+        x >>= low
+        offset += low
+        ones = (~x & (x + 1)).bit_length() - 1  # the set bits from there on
+        spans.append((offset, offset + ones))
+        x >>= ones
+        offset += ones
+    return spans
 
 
 class Node:
@@ -116,11 +137,9 @@ class Node:
 
     def slot_ranges(self) -> list[tuple[int, int]]:
         """The node's slots as (first, last) runs, ascending.  The bitmap is read 512 slots (64
-        bytes) at a time: a chunk with none of them costs one comparison; any other is read as an
-        integer, whose runs of set bits come from integer operations (the lowest set bit, then
-        the trailing ones: a few steps per run) or, in a chunk of many short runs, from a regular
-        expression over its bits written out.  CLUSTER SLOTS / NODES / SHARDS and every
-        nodes.conf save call this once per node."""
+        bytes) at a time: a chunk with none or all of them costs a comparison or two; any other is
+        read by `_chunk_runs`.  CLUSTER SLOTS / NODES / SHARDS and every nodes.conf save call
+        this once per node."""
         out: list[tuple[int, int]] = []
         bitmap = self.slots
         start = end = -1  # the run being built: slots start .. end - 1
@@ -128,22 +147,8 @@ class Node:
             chunk = bitmap[i:i + _CHUNK]
             if chunk == _NONE:
                 continue
-            x = int.from_bytes(chunk, "little")
-            if (x ^ (x << 1)).bit_count() > _FEW_RUNS * 2:  # each run has two edges
-                spans = [m.span() for m in _ONES.finditer(f"{x:0{_CHUNK * 8}b}"[::-1])]
-            else:
-                spans = []
-                offset = 0
-                while x:
-                    low = (x & -x).bit_length() - 1  # the next set bit
-                    x >>= low
-                    offset += low
-                    ones = (~x & (x + 1)).bit_length() - 1  # the set bits from there on
-                    spans.append((offset, offset + ones))
-                    x >>= ones
-                    offset += ones
             base = i << 3
-            for a, b in spans:
+            for a, b in ((0, _CHUNK * 8),) if chunk == _ALL else _chunk_runs(chunk):
                 if base + a == end:
                     end = base + b
                 else:
