@@ -195,6 +195,9 @@ class Server:
     def flush_writes(self) -> None:
         """Write every client's queued output, one write per client (Redis's
         handleClientsWithPendingWrites, which runs in beforeSleep): see server/net/client.py."""
+        cl = self.cluster
+        if cl is not None and cl.todo:  # cluster_before_sleep, inline: this runs once per pass
+            cl.before_sleep()
         if self.aof.buf:  # the AOF is written (and fsynced, if always) before any reply goes out
             self.aof.flush()
         clients = self.pending_writes
@@ -203,6 +206,13 @@ class Server:
             c.flush_output()
         if self.client_evict_pending:
             clienteviction.evict_pending(self)
+
+    def cluster_before_sleep(self) -> None:
+        """The cluster's deferred work (clusterBeforeSleep: its state, nodes.conf), before any
+        reply is written, as Redis's beforeSleep does it before handleClientsWithPendingWrites."""
+        cl = self.cluster
+        if cl is not None and cl.todo:
+            cl.before_sleep()
 
     def _init_introspection(self) -> None:
         """State for INFO, CONFIG and CLIENT PAUSE; config hooks that make settable options act."""

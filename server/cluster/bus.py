@@ -300,14 +300,14 @@ class Bus:
         if sender is not None:
             sender.data_received = now
             sender.repl_offset = m.offset
-        save = False
+        save = fsync = False  # what Redis asks of its beforeSleep: a save, an fsynced one
         if sender is not None and not sender.flags & HANDSHAKE:
             if m.current_epoch > st.current_epoch:
                 st.current_epoch = m.current_epoch
-                save = True
+                save = fsync = True
             if m.config_epoch > sender.config_epoch:
                 sender.config_epoch = m.config_epoch
-                save = True
+                save = fsync = True
             self.cluster.failover.offset_seen(sender, m)
         if t in (wire.PING, wire.MEET):
             save |= self._ping_or_meet(link, m, sender)
@@ -334,9 +334,9 @@ class Bus:
                 st.set_master(n)
                 n.config_epoch = m.update_epoch
                 self.update_slots_with(n, m.update_epoch, m.update_slots)
-                save = True
+                save = fsync = True
         if save:
-            self.cluster.changed()
+            self.cluster.changed(fsync=fsync)
 
     def _sender(self, link: Link, m: wire.Message) -> Node | None:
         """getNodeFromLinkAndMsg."""
@@ -443,6 +443,7 @@ class Bus:
                         self.send_update(sender.link, owner)
                         break
         if sender.is_master() and st.myself.is_master() and st.handle_epoch_collision(sender):
+            self.cluster.save_or_die()  # at once, as clusterHandleConfigEpochCollision saves
             LOG.verbose(f"WARNING: configEpoch collision with node {sender.name}. configEpoch set to "
                         f"{st.myself.config_epoch}")
             save = True
@@ -475,6 +476,7 @@ class Bus:
         curmaster = st.myself if st.myself.is_master() else st.myself.slaveof
         lost: list[int] = []
         claimed = taken = 0
+        moved = False
         for s in range(SLOTS):
             if not slots[s >> 3] & (1 << (s & 7)):
                 continue
@@ -489,6 +491,9 @@ class Bus:
                     taken += 1
                 st.del_slot(s)
                 st.add_slot(sender, s)
+                moved = True
+        if moved:  # clusterUpdateSlotsConfigWith's SAVE_CONFIG | UPDATE_STATE | FSYNC_CONFIG
+            self.cluster.changed(fsync=True)
         if replicas.follow_slots(self.cluster, sender, curmaster, taken, claimed):
             return
         for s in lost:
@@ -627,6 +632,6 @@ class Bus:
                 LOG.debug(f"*** NODE {node.name} possibly failing")
                 update = True
                 if self.mark_failing_if_needed(node, now):  # a lone master needs no reports
-                    self.cluster.save_or_die()
+                    self.cluster.changed()
         if update:
             self.cluster.update_state()

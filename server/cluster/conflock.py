@@ -5,14 +5,14 @@ starting at once race on one inode) and takes an exclusive, non-blocking flock o
 cannot is told, in Redis's words, that another node uses the file, and exits 1.  The lock is held
 by an open descriptor for the life of the process.
 
-Rule: nodes.conf is saved atomically (nodesconf.save writes a new file and renames it over the
-old one), so after each save the lock moves to the new file (`follow`): the old inode's lock
-would guard nothing, since a node starting later opens the new one.  A forked child (BGSAVE)
-closes its copy of the descriptor, as redisFork does, so a child that outlives a killed parent
-does not keep the file locked.
+Rule: an fsynced save of nodes.conf replaces the file (nodesconf.save writes a new file and
+renames it over the old one), so after it the lock moves to the new file (`follow`): the old
+inode's lock would guard nothing, since a node starting later opens the new one.  Other saves
+write the locked file in place.  A forked child (BGSAVE) closes its copy of the descriptor, as
+redisFork does, so a child that outlives a killed parent does not keep the file locked.
 
 Invariants: while the node runs, `fd` is an open descriptor of the file at `path` holding the
-flock (but for the instant between a save's rename and `follow`).
+flock (but for the instant between an fsynced save's rename and `follow`).
 """
 
 from __future__ import annotations

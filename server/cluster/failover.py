@@ -20,7 +20,9 @@ What it is.  `Failover` holds clusterState's failover_auth_* and mf_* fields and
 
 Rule: decisions and log lines are Redis's; messages go through the bus (bus.py), replication
 changes through replicas.py.  Work Redis defers to beforeSleep (CLUSTER_TODO_HANDLE_FAILOVER)
-runs at the end of this loop iteration (`soon`).
+runs at the end of this loop iteration (`soon`, through the Cluster's before_sleep).  nodes.conf is
+saved at once, fsynced, before a vote or an election's request goes out: the bus writes a message
+at once, where Redis queues it and its beforeSleep has saved the epochs before the write.
 
 Invariants: `mf_end` is 0 exactly when no manual failover is in progress; on a master, `mf_replica`
 is set and writes are paused (purpose "cluster-failover") while it is; `auth_sent` means this
@@ -36,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from raxdb.server.base.errors import SYNTAX, CommandError
 from raxdb.server.base.log import LOG
 from raxdb.server.cluster import replicas, wire
-from raxdb.server.cluster.state import FAIL, HANDSHAKE, MYSELF, NOFAILOVER, Node, now_ms
+from raxdb.server.cluster.state import FAIL, HANDSHAKE, MYSELF, NOFAILOVER, TODO_HANDLE_FAILOVER, Node, now_ms
 from raxdb.storage.slots import SLOTS
 
 if TYPE_CHECKING:
@@ -72,19 +74,16 @@ class Failover:
         self.mf_can_start = False
         self.mf_replica: Node | None = None  # on a master: the replica that sent MFSTART
         self.mf_master_offset = -1
-        self.pending = False
 
     # ---- helpers -------------------------------------------------------------------------------
     def soon(self) -> None:
-        """clusterDoBeforeSleep(CLUSTER_TODO_HANDLE_FAILOVER): at the end of this iteration."""
-        loop = self.cluster.srv.loop
-        if self.pending or loop is None:
-            return
-        self.pending = True
-        loop.call_soon(self._before_sleep)
+        """clusterDoBeforeSleep(CLUSTER_TODO_HANDLE_FAILOVER): at the end of this iteration (not
+        without a running loop: the cron's next tick does it)."""
+        if self.cluster.srv.loop is not None:
+            self.cluster.do_before_sleep(TODO_HANDLE_FAILOVER)
 
-    def _before_sleep(self) -> None:
-        self.pending = False
+    def before_sleep(self) -> None:
+        """clusterBeforeSleep's failover part."""
         if self.cluster.st.myself.is_replica():
             self.handle_manual()
             self.handle_replica()
@@ -207,9 +206,10 @@ class Failover:
             m = cluster.bus.header(wire.AUTH_REQUEST)
             if self.mf_end:
                 m.mflags0 |= wire.FLAG0_FORCEACK
+            cluster.update_state()
+            cluster.save_or_die()  # the new currentEpoch on disk before the request leaves
             cluster.bus.broadcast(m)
             self.auth_sent = True
-            cluster.changed()
             return
         if self.auth_count >= quorum:
             LOG.warning("Failover election won: I'm the new master.")

@@ -5,16 +5,25 @@ ClusterState (state.py), loaded from cluster-config-file or created with a new n
 saved at once, as clusterInit does), the file locked first (conflock.py); myself's announced
 address from the configuration (port, tls-port, cluster-port, cluster-announce-*); the bus
 (bus.py); elections and manual failover (failover.py); the cron (clusterCron, every 100 ms, then
-its hooks: blocked.py's); saving nodes.conf after every configuration change; the slot index of
+its hooks: blocked.py's); the work deferred to the end of the event-loop pass (`todo`, Redis's
+clusterDoBeforeSleep / clusterBeforeSleep: the cluster's state, nodes.conf); the slot index of
 db 0, which CLUSTER COUNTKEYSINSLOT and GETKEYSINSLOT read; and PUBLISH / SPUBLISH to the other
 nodes (pubsub.py).
 
 Rule: the layers below reach the cluster only through the hooks core.py wires (`cluster_route`,
 declared in base/interfaces.py); commands/t_cluster.py and admin/info.py read and change it here.
+A change of nodes, slots or epochs calls `changed()` (or `do_before_sleep`), which only sets
+`todo`: the state is updated and nodes.conf saved once per loop pass, fsynced only when a change
+asked for it (an epoch, a vote, slots taken from another node), as Redis does.  Where Redis saves
+at once (an epoch collision, a replica taking its master's place, CLUSTER SAVECONFIG) or where the
+bus would send a message that Redis sends only after its beforeSleep has saved (a vote, an
+election, the PONGs after an imported slot's epoch bump), `save_or_die` saves at once.
 
-Invariants: after any change of nodes, slots or epochs, `changed()` has saved nodes.conf before
-the command that made it replies (clusterSaveConfigOrDie in beforeSleep, which runs before
-replies are written).
+Invariants: `todo` is done before any reply is written (core.py's flush_writes and a closing
+client's last flush run `before_sleep` first, as Redis's beforeSleep runs clusterBeforeSleep before
+handleClientsWithPendingWrites), so a command that changed the configuration replies only once
+nodes.conf holds the change; with `todo` set, a callback that runs it is scheduled (a change with
+no reply behind it, e.g. from the bus or the cron, is saved at the end of its loop pass too).
 """
 
 from __future__ import annotations
@@ -28,7 +37,19 @@ from raxdb.server.cluster import nodesconf
 from raxdb.server.cluster import pubsub as cluster_pubsub
 from raxdb.server.cluster.conflock import ConfigLock
 from raxdb.server.cluster.failover import Failover
-from raxdb.server.cluster.state import MASTER, MYSELF, NOFAILOVER, OK, ClusterState, Node, now_ms
+from raxdb.server.cluster.state import (
+    MASTER,
+    MYSELF,
+    NOFAILOVER,
+    OK,
+    TODO_FSYNC_CONFIG,
+    TODO_HANDLE_FAILOVER,
+    TODO_SAVE_CONFIG,
+    TODO_UPDATE_STATE,
+    ClusterState,
+    Node,
+    now_ms,
+)
 from raxdb.storage.slots import SlotIndex
 
 if TYPE_CHECKING:
@@ -53,6 +74,8 @@ class Cluster:
         self.iteration = 0
         self.announced_ip = ""
         self.drop_filter = -1  # DEBUG DROP-CLUSTER-PACKET-FILTER: the bus ignores messages of this type
+        self.todo = 0  # TODO_* flags: work for the end of this loop pass (before_sleep)
+        self._todo_scheduled = False  # a callback that runs before_sleep is scheduled
         self.refresh_myself()
         srv.dbs[0].slot_keys = SlotIndex()
         cluster_pubsub.attach(self)
@@ -118,28 +141,56 @@ class Cluster:
     def _announce_changed(self) -> None:
         """CONFIG SET of an announced address: myself's line and the next messages show it."""
         self.refresh_myself()
-        self.save_or_die()
+        self.do_before_sleep(TODO_SAVE_CONFIG)
 
-    def save(self) -> str | None:
-        """nodes.conf rewritten: None, or the error's text."""
+    def save(self, fsync: bool = True) -> str | None:
+        """nodes.conf rewritten (clusterSaveConfig): None, or the error's text."""
+        self.todo &= ~(TODO_SAVE_CONFIG | TODO_FSYNC_CONFIG) if fsync else ~TODO_SAVE_CONFIG
         try:
-            nodesconf.save(self.st, self.path)
+            replaced = nodesconf.save(self.st, self.path, fsync)
         except OSError as e:
             return e.strerror or str(e)
-        self.lock.follow()
+        if replaced:
+            self.lock.follow()
         return None
 
-    def save_or_die(self) -> None:
-        err = self.save()
+    def save_or_die(self, fsync: bool = True) -> None:
+        """clusterSaveConfigOrDie: saved now, or the fatal log line and exit 1."""
+        err = self.save(fsync)
         if err is not None:
             LOG.warning(f"Fatal: can't update cluster config file: {err}")
             raise SystemExit(1)
 
-    def changed(self, state: bool = True) -> None:
-        """The configuration changed: update the state and save nodes.conf."""
-        if state:
+    def changed(self, state: bool = True, fsync: bool = False) -> None:
+        """The configuration changed: the state updated (`state`) and nodes.conf saved (fsynced
+        with `fsync`) at the end of this loop pass, before any reply is written."""
+        self.do_before_sleep((TODO_UPDATE_STATE if state else 0) | TODO_SAVE_CONFIG
+                             | (TODO_FSYNC_CONFIG if fsync else 0))
+
+    def do_before_sleep(self, flags: int) -> None:
+        """clusterDoBeforeSleep: `flags` done by before_sleep, which a callback of the loop runs if
+        no reply's flush does first (without a running loop, at once)."""
+        self.todo |= flags
+        if not self._todo_scheduled:
+            self._todo_scheduled = True
+            self.srv.call_soon(self._scheduled_before_sleep)
+
+    def _scheduled_before_sleep(self) -> None:
+        self._todo_scheduled = False
+        self.before_sleep()
+
+    def before_sleep(self) -> None:
+        """clusterBeforeSleep: the failover's work, the state, nodes.conf, as `todo` asks."""
+        flags = self.todo
+        self.todo = 0
+        if flags & TODO_HANDLE_FAILOVER:
+            self.failover.before_sleep()
+            flags |= self.todo  # what the failover changed is saved in this pass too
+            self.todo = 0
+        if flags & TODO_UPDATE_STATE:
             self.update_state()
-        self.save_or_die()
+        if flags & TODO_SAVE_CONFIG:
+            self.save_or_die(bool(flags & TODO_FSYNC_CONFIG))
 
     def update_state(self) -> None:
         v = self.values()

@@ -8,18 +8,20 @@ ok/fail state (clusterUpdateState) and the bus statistics.  `describe` renders a
 of CLUSTER NODES and nodes.conf (clusterGenNodeDescription).
 
 Rule: no asyncio and no command replies here; the bus (bus.py) and the commands
-(commands/t_cluster.py) change the state through these methods, and `save` writes nodes.conf
-(nodesconf.py) whenever the configuration changed, as clusterSaveConfigOrDie does.
+(commands/t_cluster.py) change the state through these methods, and the Cluster (manager.py)
+saves nodes.conf (nodesconf.py) after they did, as clusterBeforeSleep does.
 
 Invariants: `slots[s]` is the node serving slot s (None: unassigned) and s is set in that node's
-`slots` bitmap, and in no other node's; `nodes[myself.name] is myself`; a node name is 40
-lowercase hex characters.
+`slots` bitmap, and in no other node's; a node's `numslots` counts its bits, and a node that serves
+a slot is in `nodes` (del_node frees its slots first), so sums over `nodes` count `slots`;
+`nodes[myself.name] is myself`; a node name is 40 lowercase hex characters.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -27,6 +29,11 @@ from typing import Any
 from raxdb.storage.slots import SLOTS
 
 NAMELEN = 40
+_CHUNK = 64  # slot_ranges reads the bitmap this many bytes at a time
+_NONE = bytes(_CHUNK)
+_ALL = b"\xff" * _CHUNK
+_FEW_RUNS = 8  # up to this many runs in a chunk, slot_ranges finds them with integer operations
+_ONES = re.compile("1+")
 
 # clusterNode flags (cluster.h)
 MASTER = 1
@@ -45,6 +52,13 @@ FLAG_WORDS = ((MYSELF, "myself"), (MASTER, "master"), (SLAVE, "slave"), (PFAIL, 
               (HANDSHAKE, "handshake"), (NOADDR, "noaddr"), (NOFAILOVER, "nofailover"))
 
 OK, FAILED = 0, 1
+
+# clusterDoBeforeSleep's flags (cluster.h's CLUSTER_TODO_*): the work manager.py's before_sleep
+# does at the end of the loop pass, in this order
+TODO_HANDLE_FAILOVER = 1
+TODO_UPDATE_STATE = 2
+TODO_SAVE_CONFIG = 4
+TODO_FSYNC_CONFIG = 8
 WRITABLE_DELAY_MS = 2000  # CLUSTER_WRITABLE_DELAY: a master waits this long before turning ok
 
 
@@ -58,6 +72,26 @@ def valid_name(name: str) -> bool:
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
+
+
+def _chunk_runs(chunk: bytes | bytearray) -> list[tuple[int, int]]:
+    """The runs of set bits of a piece of a slot bitmap, as (first, last + 1) bit offsets: from
+    integer operations (the lowest set bit, then the trailing ones: a few steps per run) or, when
+    it has many short runs, from a regular expression over its bits written out."""
+    x = int.from_bytes(chunk, "little")
+    if (x ^ (x << 1)).bit_count() > _FEW_RUNS * 2:  # each run has two edges
+        return [m.span() for m in _ONES.finditer(f"{x:0{len(chunk) * 8}b}"[::-1])]
+    spans = []
+    offset = 0
+    while x:
+        low = (x & -x).bit_length() - 1  # the next set bit
+        x >>= low
+        offset += low
+        ones = (~x & (x + 1)).bit_length() - 1  # the set bits from there on
+        spans.append((offset, offset + ones))
+        x >>= ones
+        offset += ones
+    return spans
 
 
 class Node:
@@ -102,30 +136,27 @@ class Node:
         return ",".join(words) if words else "noflags"
 
     def slot_ranges(self) -> list[tuple[int, int]]:
-        """The node's slots as (first, last) runs, ascending.  Walked a byte (8 slots) at a time:
-        CLUSTER NODES / SHARDS and every nodes.conf save call it once per master, and whole bytes
-        (none or all of their slots) are the common case."""
+        """The node's slots as (first, last) runs, ascending.  The bitmap is read 512 slots (64
+        bytes) at a time: a chunk with none or all of them costs a comparison or two; any other is
+        read by `_chunk_runs`.  CLUSTER SLOTS / NODES / SHARDS and every nodes.conf save call
+        this once per node."""
         out: list[tuple[int, int]] = []
-        start = -1
-        for i, byte in enumerate(self.slots):
-            if byte == 0:
-                if start >= 0:
-                    out.append((start, (i << 3) - 1))
-                    start = -1
-            elif byte == 0xFF:
-                if start < 0:
-                    start = i << 3
-            else:
-                base = i << 3
-                for b in range(8):
-                    if byte & (1 << b):
-                        if start < 0:
-                            start = base + b
-                    elif start >= 0:
-                        out.append((start, base + b - 1))
-                        start = -1
+        bitmap = self.slots
+        start = end = -1  # the run being built: slots start .. end - 1
+        for i in range(0, len(bitmap), _CHUNK):
+            chunk = bitmap[i:i + _CHUNK]
+            if chunk == _NONE:
+                continue
+            base = i << 3
+            for a, b in ((0, _CHUNK * 8),) if chunk == _ALL else _chunk_runs(chunk):
+                if base + a == end:
+                    end = base + b
+                else:
+                    if start >= 0:
+                        out.append((start, end - 1))
+                    start, end = base + a, base + b
         if start >= 0:
-            out.append((start, SLOTS - 1))
+            out.append((start, end - 1))
         return out
 
     def epoch(self) -> int:
@@ -213,8 +244,8 @@ class ClusterState:
 
     def del_node_slots(self, node: Node) -> int:
         n = 0
-        for s in range(SLOTS):
-            if self.slots[s] is node:
+        for a, b in node.slot_ranges():
+            for s in range(a, b + 1):
                 self.del_slot(s)
                 n += 1
         return n
@@ -255,11 +286,15 @@ class ClusterState:
         if self.myself.is_master() and self.state == FAILED and now - self.first_update_ms < WRITABLE_DELAY_MS:
             return None
         new = OK
-        if full_coverage:
-            for owner in self.slots:
-                if owner is None or owner.flags & FAIL:
-                    new = FAILED
-                    break
+        if full_coverage:  # every slot served, by a node not failing: counted per node (the invariant)
+            covered = 0
+            for node in self.nodes.values():
+                if node.numslots:
+                    covered += node.numslots
+                    if node.flags & FAIL:
+                        new = FAILED
+            if covered < SLOTS:
+                new = FAILED
         size = reachable = 0
         for node in self.nodes.values():
             if node.is_master() and node.numslots:
@@ -279,10 +314,10 @@ class ClusterState:
         return "ok" if new == OK else "fail"
 
     def slots_in_state(self, flag: int) -> int:
-        return sum(1 for n in self.slots if n is not None and n.flags & flag)
+        return sum(n.numslots for n in self.nodes.values() if n.flags & flag)
 
     def assigned(self) -> int:
-        return sum(1 for n in self.slots if n is not None)
+        return sum(n.numslots for n in self.nodes.values())
 
     def bump_epoch(self) -> bool:
         """clusterBumpConfigEpochWithoutConsensus: True when myself took a new config epoch."""

@@ -19,6 +19,7 @@ guarded by enable-module-command first, as there.
 from __future__ import annotations
 
 import ipaddress
+from operator import itemgetter
 
 from raxdb.protocol import reply as R
 from raxdb.server.admin.modules import log_load_failure
@@ -199,19 +200,20 @@ def _replica_available(cl, n: Node) -> bool:
 
 @command("cluster|slots")
 def cluster_slots(c, argv):
-    """clusterReplyMultiBulkSlots: runs of slots with one owner, in slot order."""
+    """clusterReplyMultiBulkSlots: runs of slots with one owner, in slot order.  The runs are each
+    owner's (Node.slot_ranges, from its bitmap: the same runs as a walk of the slot table, since
+    a slot is in its owner's bitmap and no other's); an owner's entries are made once per call."""
     cl = _cl(c)
-    slots = cl.st.slots
+    runs = [(a, b, n) for n in cl.st.nodes.values() if n.numslots for a, b in n.slot_ranges()]
+    runs.sort(key=itemgetter(0))
+    entries: dict[str, list[bytes]] = {}
     out = []
-    start = 0
-    for s in range(1, SLOTS + 1):
-        n = slots[start]
-        if s < SLOTS and slots[s] is n:
-            continue
-        if n is not None:
+    for a, b, n in runs:
+        nodes = entries.get(n.name)
+        if nodes is None:
             nodes = [_node_reply(c, cl, n)] + [_node_reply(c, cl, r) for r in n.replicas if _replica_available(cl, r)]
-            out.append(R.array([R.integer(start), R.integer(s - 1), *nodes]))
-        start = s
+            entries[n.name] = nodes
+        out.append(R.array([R.integer(a), R.integer(b), *nodes]))
     return R.array(out)
 
 
@@ -402,9 +404,12 @@ def cluster_setslot(c, argv):
         st.del_slot(s)
         st.add_slot(target, s)
         if target is me and s in st.importing:
-            if st.bump_epoch():
+            bumped = st.bump_epoch()
+            if bumped:
                 LOG.warning(f"configEpoch updated after importing slot {s}")
             del st.importing[s]
+            if bumped:  # saved, fsynced, before the PONGs tell it (Redis's are sent after beforeSleep)
+                cl.save_or_die()
             if cl.bus is not None:
                 cl.bus.broadcast_pong()
     else:
@@ -493,7 +498,7 @@ def cluster_bumpepoch(c, argv):
     cl = _cl(c)
     bumped = cl.st.bump_epoch()
     if bumped:
-        cl.changed()
+        cl.changed(state=False, fsync=True)
     return R.status(b"%s %d" % (b"BUMPED" if bumped else b"STILL", cl.st.myself.config_epoch))
 
 
@@ -527,7 +532,7 @@ def cluster_reset(c, argv):
         old = st.myself.name
         st.rename(st.myself, Node(None, 0).name)
         LOG.notice(f"Node hard reset, now I'm {st.myself.name} (was {old})")
-    cl.changed()
+    cl.changed(fsync=True)
     return R.OK
 
 

@@ -693,6 +693,11 @@ class Config:
         if options:
             text += b"\n" + options.encode(errors="surrogateescape")
         self.load_text(text, self.config_file or "command line")
+        # loadServerConfigFromString's sanity check, once every line (the options' too) is read:
+        # no line to quote, so the report has only the reason
+        if self.values["cluster-enabled"] == "yes" and self.values["replicaof"]:
+            raise FatalConfigError(f"\n*** FATAL CONFIG FILE ERROR (Redis {REDIS_VERSION}) ***\n"
+                                   "replicaof directive not allowed in cluster mode")
 
     # CONFIG REWRITE ---------------------------------------------------------------------------
     def rewrite(self, force_all: bool = False) -> None:

@@ -302,6 +302,8 @@ class Client(asyncio.Protocol):
 
     def close(self) -> None:
         if not self.closed:
+            if self.obuf:  # what flush_writes does before any reply (nodes.conf saved before QUIT's +OK)
+                self.server.cluster_before_sleep()
             self.flush_output()  # queued output goes first (QUIT's reply, a killed client's last replies)
             self.closed = True
             t = self.transport

@@ -6,8 +6,11 @@ tests/integration/test_cluster_bus.py's."""
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies
@@ -16,7 +19,15 @@ from raxdb.server.cluster import nodesconf
 from raxdb.server.cluster.state import HANDSHAKE, MASTER, MYSELF, SLAVE, ClusterState, Node
 from raxdb.storage.slots import key_hash_slot
 from tests.support.diff import Diff, RawConnection, encode_command, parse
-from tests.support.servers import free_port, server_pair, start_raxdb
+from tests.support.servers import (
+    ROOT,
+    ServerProcess,
+    free_port,
+    redis_binary,
+    server_pair,
+    start_raxdb,
+    start_redis,
+)
 
 pytestmark = pytest.mark.oracle
 
@@ -359,6 +370,29 @@ def test_announced_address_and_endpoints(cdiff):
             cdiff.both("CONFIG", "SET", name, value)
 
 
+def test_cluster_slots_of_scattered_slots(cdiff, pair):
+    """CLUSTER SLOTS, NODES and SHARDS over scattered runs (single slots, runs across bytes and
+    across slot_ranges' 512-slot chunks, whole chunks, both ends of the table), byte for byte
+    with redis-server's in RESP2 and RESP3, as the slots come and go."""
+    cdiff("CLUSTER", "ADDSLOTSRANGE", "0", "0", "7", "9", "510", "1024", "1536", "2047", "5000", "5000",
+          "16376", "16383")
+    cdiff("CLUSTER", "ADDSLOTS", "12", "14", "4095", "4097")
+    resp3 = Diff(pair[0].port, pair[1].port, protocol=3)
+    try:
+        cdiff("CONFIG", "SET", "cluster-announce-port", "1234")  # the two servers' own ports differ
+        cdiff("CONFIG", "SET", "cluster-announce-bus-port", "2345")
+        for step in (None, ("DELSLOTSRANGE", "512", "1023"), ("DELSLOTS", "0", "16383"), ("ADDSLOTS", "4096")):
+            if step is not None:
+                cdiff("CLUSTER", *step)
+            for d in (cdiff, resp3):
+                for sub in ("SLOTS", "NODES", "SHARDS"):
+                    _masked(d, "CLUSTER", sub)
+    finally:
+        resp3.close()
+        for name in ("cluster-announce-port", "cluster-announce-bus-port"):
+            cdiff.both("CONFIG", "SET", name, "0")
+
+
 def test_announced_hostname_validation(cdiff):
     """isValidAnnouncedHostname's errors, the length checked before the characters (Redis's
     cluster/27-endpoints)."""
@@ -546,8 +580,6 @@ def test_nodes_conf_lock(tmp_path):
     """clusterLockConfig: a second node on a nodes.conf in use exits 1 with Redis's line, also
     after the first saved the file again (the lock follows the new file); the same for
     redis-server."""
-    from tests.support.servers import start_redis
-
     for start in (start_raxdb, start_redis):
         cwd = tmp_path / start.__name__
         cwd.mkdir()
@@ -731,11 +763,13 @@ def test_hello_and_info_say_cluster(cdiff):
 
 
 @settings(max_examples=300, deadline=None)
-@given(strategies.lists(strategies.tuples(strategies.integers(0, 16383), strategies.integers(0, 40)), max_size=12),
+@given(strategies.lists(strategies.tuples(strategies.integers(0, 16383),
+                                         strategies.one_of(strategies.integers(0, 40), strategies.integers(500, 1200))),
+                        max_size=12),
        strategies.booleans())
 def test_slot_ranges_are_the_bitmaps_runs(runs, full):
-    """Node.slot_ranges walks the bitmap a byte at a time: its runs are those of the slots one by
-    one, for runs inside a byte, across bytes, at both ends and over whole bytes."""
+    """Node.slot_ranges reads the bitmap 512 slots at a time: its runs are those of the slots one
+    by one, for runs inside a byte, across bytes and chunks, at both ends and over whole chunks."""
     node = Node(None, MASTER)
     owned = set(range(16384)) if full else set()
     for first, length in runs:
@@ -744,6 +778,79 @@ def test_slot_ranges_are_the_bitmaps_runs(runs, full):
         node.slots[s >> 3] |= 1 << (s & 7)
     expected: list[tuple[int, int]] = []
     for s in sorted(owned):
+        if expected and expected[-1][1] == s - 1:
+            expected[-1] = (expected[-1][0], s)
+        else:
+            expected.append((s, s))
+    assert node.slot_ranges() == expected
+
+
+def _start_with_file(kind: str, conf: Path, cwd: Path) -> ServerProcess:
+    """A server whose first argument is `conf` (as redis-server wants its config file), expected
+    to stop at start-up."""
+    if kind == "raxdb":
+        argv = [sys.executable, "-m", "raxdb.server", str(conf)]
+        os.environ["PYTHONPATH"] = str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")
+    else:
+        binary = redis_binary()
+        assert binary, "redis-server is required"
+        argv = [binary, str(conf)]
+    argv += ["--port", str(free_port()), "--bind", "127.0.0.1", "--cluster-port", str(free_port())]
+    return ServerProcess(argv, 0, str(cwd), kind, ready_text=None)
+
+
+@pytest.mark.parametrize("where", ["file", "argv", "slaveof"])
+def test_replicaof_refused_in_cluster_mode(tmp_path, where):
+    """A replicaof (or slaveof) line with cluster-enabled yes, in the config file (before the
+    cluster-enabled line) or as options: exit 1 and the same FATAL CONFIG FILE ERROR report as
+    redis-server 7.0's (no line quoted: the check runs once every line is read)."""
+    reports = []
+    for kind in ("raxdb", "redis"):
+        cwd = tmp_path / kind
+        cwd.mkdir()
+        conf = cwd / "node.conf"
+        if where == "argv":
+            start = start_raxdb if kind == "raxdb" else start_redis
+            srv = start("--replicaof", "127.0.0.1", "6390", *_cluster_args(), cwd=str(cwd), ready_text=None)
+        else:
+            line = "replicaof" if where == "file" else "slaveof"
+            conf.write_text(f"{line} 127.0.0.1 6390\ncluster-enabled yes\n")
+            srv = _start_with_file(kind, conf, cwd)
+        try:
+            assert srv.proc.wait(30) == 1
+            assert srv.wait_log("replicaof directive not allowed in cluster mode", 10)
+            log = "".join(srv.log)
+            reports.append(log[log.index("*** FATAL"):].strip())
+        finally:
+            srv.stop()
+    assert reports[0] == reports[1] == ("*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\n"
+                                        "replicaof directive not allowed in cluster mode")
+
+
+def test_replicaof_no_one_allowed_in_cluster_mode(tmp_path):
+    """`replicaof no one` names no master: a cluster node starts with it."""
+    srv = start_raxdb("--replicaof", "no", "one", *_cluster_args(), cwd=str(tmp_path))
+    try:
+        conn = RawConnection(srv.port)
+        assert conn.call("CLUSTER", "MYID").startswith(b"$40\r\n")
+        conn.close()
+    finally:
+        srv.stop()
+
+
+@pytest.mark.parametrize("density", [0.02, 0.33, 0.5, 0.9, 0.99])
+def test_slot_ranges_of_many_short_runs(density):
+    """Chunks of many short runs (slot_ranges reads those from the bits written out): the runs
+    of random slot sets, seeded, are those of the slots one by one."""
+    import random
+
+    rng = random.Random(int(density * 100))
+    owned = [s for s in range(16384) if rng.random() < density]
+    node = Node(None, MASTER)
+    for s in owned:
+        node.slots[s >> 3] |= 1 << (s & 7)
+    expected: list[tuple[int, int]] = []
+    for s in owned:
         if expected and expected[-1][1] == s - 1:
             expected[-1] = (expected[-1][0], s)
         else:
