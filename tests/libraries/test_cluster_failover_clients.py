@@ -58,6 +58,8 @@ TRANSIENT = re.compile("|".join([
 
 
 class Cluster:
+    """The module's cluster: its nodes (a killed one until restarted) and whose turn it is."""
+
     def __init__(self, nodes: list[ClusterNode]) -> None:
         self.nodes = nodes
         self.turn = 0  # which shard fails over next: a new one each time (a shard that just had an
