@@ -13,9 +13,7 @@ Every wait polls the nodes with a deadline (no fixed sleeps)."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import subprocess
 import threading
 import time
@@ -26,7 +24,7 @@ import pytest
 from raxdb.storage.slots import key_hash_slot
 from tests.integration.test_cluster_bus import Node as BusNode
 from tests.support.diff import RawConnection, parse
-from tests.support.servers import ServerProcess, free_port, start_raxdb, start_redis
+from tests.support.servers import free_port, start_raxdb, start_redis
 
 pytestmark = pytest.mark.oracle
 
@@ -53,13 +51,11 @@ class Node(BusNode):
     def kill(self) -> None:
         """SIGKILL: no goodbye on the bus, no last save."""
         self.conn.close()
-        os.kill(self.srv.proc.pid, signal.SIGKILL)
-        self.srv.proc.wait()
+        self.srv.kill()
 
     def restart(self) -> None:
         """The same command line, port and directory (so its nodes.conf)."""
-        old = self.srv
-        self.srv = ServerProcess(list(old.proc.args), old.port, old.cwd, old.name)
+        self.srv = self.srv.restarted()
         self.conn = RawConnection(self.srv.port)
 
 

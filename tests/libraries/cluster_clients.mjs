@@ -5,23 +5,13 @@
 // reads back every key whose SET was acknowledged, prints {"acked":N,"nerrors":N,"nwrong":N,
 // "errors":[...],"wrong":[...]} (the first 20 failures and mismatches) and reads a line from
 // stdin: "more" for another round, anything else to quit.
-import Redis from "ioredis";
 import { createInterface } from "node:readline";
-import { createCluster } from "redis";
+import { connect } from "./cluster_connect.mjs";
 
 const [client, portArg, keysArg, tag] = process.argv.slice(2);
 const port = Number(portArg);
 const total = Number(keysArg);
 const IN_FLIGHT = 200;
-
-function connect() {
-  if (client === "ioredis") {
-    // retries enough for a slot that stays open while its keys move (ASK/MOVED each count one)
-    return new Redis.Cluster([{ host: "127.0.0.1", port }], { maxRedirections: 64 });
-  }
-  const resp = client === "node-redis-resp3" ? 3 : 2;
-  return createCluster({ rootNodes: [{ socket: { host: "127.0.0.1", port } }], RESP: resp, maxCommandRedirections: 64 });
-}
 
 async function round(c, r, acked, errors, wrong) {
   const key = (i) => `${tag}:${r}:${i}`;
@@ -43,8 +33,7 @@ async function round(c, r, acked, errors, wrong) {
 }
 
 async function main() {
-  const c = connect();
-  if (client !== "ioredis") await c.connect();
+  const c = await connect(client, [port]);
   const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
   for (let r = 0; ; r++) {
     const acked = [];

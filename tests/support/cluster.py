@@ -1,5 +1,7 @@
-"""A live Redis Cluster for the client tests: masters (raxdb, redis-server or a mix) joined by
-`redis-cli --cluster create`, and a SlotMover that keeps migrating slots while clients work.
+"""A live Redis Cluster for the client tests: masters (raxdb, redis-server or a mix), with or
+without a replica each, joined by `redis-cli --cluster create`; nodes that can be SIGKILLed and
+restarted on their port and directory (their nodes.conf); and a SlotMover that keeps migrating
+slots while clients work.
 
 The SlotMover does what `redis-cli --cluster reshard` does for each slot (SETSLOT IMPORTING on the
 target, MIGRATING on the source, GETKEYSINSLOT + MIGRATE until the slot is empty, SETSLOT NODE on
@@ -43,6 +45,29 @@ class ClusterNode:
         self.conn.close()
         self.srv.stop()
 
+    def kill(self) -> None:
+        """SIGKILL: no goodbye on the bus, no last save."""
+        self.conn.close()
+        self.srv.kill()
+
+    def restart(self) -> None:
+        """The same command line, port and directory (so its nodes.conf)."""
+        self.srv = self.srv.restarted()
+        self.conn = redis.Redis(port=self.srv.port, decode_responses=True)
+
+    def roles(self) -> dict[str, tuple[str, str]]:
+        """Every node's (flags without "myself", master ID or "-") as this node sees it."""
+        out = {}
+        for line in self.conn.execute_command("CLUSTER", "NODES").splitlines():
+            fields = line.split()
+            out[fields[0]] = (",".join(f for f in fields[2].split(",") if f != "myself"), fields[3])
+        return out
+
+    def synced_with(self, offset: int) -> bool:
+        """Is this replica's link up, with at least `offset` of its master's stream applied?"""
+        rep = self.conn.info("replication")
+        return rep.get("master_link_status") == "up" and int(rep.get("slave_repl_offset", -1)) >= offset
+
 
 def until(what: str, cond: Callable[[], bool], deadline_s: float = DEADLINE_S) -> None:
     end = time.monotonic() + deadline_s
@@ -53,28 +78,38 @@ def until(what: str, cond: Callable[[], bool], deadline_s: float = DEADLINE_S) -
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def start_node(kind: str, *extra: str) -> ClusterNode:
+def start_node(kind: str, *extra: str, node_timeout: int = 5000) -> ClusterNode:
     """A node with cluster-enabled yes, its bus on a free port (port + 10000 may not exist)."""
     start = start_raxdb if kind == "raxdb" else start_redis
-    srv = start("--cluster-enabled", "yes", "--cluster-port", str(free_port()), "--cluster-node-timeout", "5000",
-                *extra)
+    # no diskless-sync delay: a replica (a restarted master too) syncs at once
+    srv = start("--cluster-enabled", "yes", "--cluster-port", str(free_port()), "--cluster-node-timeout",
+                str(node_timeout), "--repl-diskless-sync-delay", "0", *extra)
     return ClusterNode(srv, redis.Redis(port=srv.port, decode_responses=True))
 
 
-def create_cluster(kinds: list[str]) -> list[ClusterNode]:
-    """One master per entry of `kinds`, joined by redis-cli --cluster create, every node ok."""
+def create_cluster(kinds: list[str], replicas: list[str] | None = None, node_timeout: int = 5000) -> list[ClusterNode]:
+    """One master per entry of `kinds` (and, with `replicas`, one replica per master, of the kinds
+    listed, as redis-cli --cluster create --cluster-replicas 1 pairs them), every node ok and each
+    replica synced."""
     cli = shutil.which("redis-cli")
     assert cli, "redis-cli is required (installed with redis-server by `make test`)"
+    assert replicas is None or len(replicas) == len(kinds)
     nodes: list[ClusterNode] = []
     try:
-        for kind in kinds:
-            nodes.append(start_node(kind))
-        out = subprocess.run([cli, "--cluster", "create", *(f"127.0.0.1:{n.port}" for n in nodes), "--cluster-yes"],
+        for kind in [*kinds, *(replicas or [])]:
+            nodes.append(start_node(kind, node_timeout=node_timeout))
+        out = subprocess.run([cli, "--cluster", "create", *(f"127.0.0.1:{n.port}" for n in nodes),
+                              *(("--cluster-replicas", "1") if replicas else ()), "--cluster-yes"],
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0 and "[OK] All 16384 slots covered." in out.stdout, out.stdout + out.stderr
         for n in nodes:
             n.id = n.conn.execute_command("CLUSTER", "MYID")
         wait_agreed(nodes)
+        if replicas:
+            until("every node to list every replica", lambda: all(
+                sum(f.startswith("slave") for f, _ in n.roles().values()) == len(replicas) for n in nodes))
+            for n in nodes[len(kinds):]:
+                until("the replicas to sync", lambda n=n: n.synced_with(0))
     except BaseException:
         for n in nodes:
             n.stop()

@@ -79,6 +79,15 @@ class ServerProcess:
         finally:
             os.kill(self.proc.pid, signal.SIGCONT)
 
+    def kill(self) -> None:
+        """SIGKILL: no goodbye to peers, no last save."""
+        os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def restarted(self) -> ServerProcess:
+        """The same command line, port and directory (so its files), started again."""
+        return ServerProcess(list(self.proc.args), self.port, self.cwd, self.name)
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
