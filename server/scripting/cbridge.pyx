@@ -1,5 +1,6 @@
 # cython: language_level=3
-"""redis.call and redis.pcall as C functions of the engine's own Lua state (the C-API bridge).
+"""The scripting engine's crossings into and out of Lua through the Lua C API (the C-API bridge):
+redis.call and redis.pcall as C functions, and the call into a script.
 
 What it is.  lupa runs Lua 5.1 statically linked into its extension module, which exports the Lua
 C API as dynamic symbols.  This module resolves those symbols (dlsym on lupa's already loaded
@@ -8,7 +9,11 @@ are `lua_CFunction`s: their arguments are read straight off the Lua stack into t
 command path takes (`Engine._reply_of`), and the common replies (integer, bulk, null, status,
 error, RESP2 arrays of those) are pushed onto the Lua stack directly, without lupa's generic
 crossing (an argument tuple built by concatenation, a kwargs dict, a Lua function in front).  The
-rest of a reply goes through `Engine._to_lua`, the converter the interpreted path uses.
+rest of a reply goes through `Engine._to_lua`, the converter the interpreted path uses.  And
+`Bridge.run` calls a script (EVAL, EVALSHA, FCALL) as lua_env.py's run_eval / run_fcall do: KEYS and
+ARGV built with lua_createtable from the argv, the function run by lua_pcall under the same error
+handler; its result comes back as lupa would give it (numbers, strings, booleans made here; a
+table through lupa, which alone makes its objects), for `Engine.run` to convert as before.
 
 Its rule.  It is the one module of raxdb written as C-level Cython (a .pyx): a bridge to a C API
 cannot be plain Python.  It is optional in every way: not built (RAXDB_PURE=1, no compiler), not
@@ -29,11 +34,18 @@ Invariants.
   by the Bridge (`reply`) so they outlive the Python frame.
 - The Lua stack is balanced: each C function returns exactly the values it pushed above its
   arguments (one), or raises one error value; `bind` restores the top it found.
+- lupa reads whatever it finds on the Lua stack as the results of its own calls, so nothing of
+  this module's stays on the stack while Python code runs: redis.call's frame is emptied once its
+  arguments are read (as lupa's crossing empties it), and a script's result leaves the stack
+  before lupa is asked to wrap it.
+- A run's arguments reach `_l_run` as pointers into the caller's argv (bytes, alive and unchanged
+  through the run); they are read before the script starts, so a nested use could not see them.
 - Errors keep Redis's texts and shapes: a refused or failed command is the same {err=...} table
   the interpreted path builds, raised by redis.call and returned by redis.pcall.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from cpython.ref cimport PyObject
 
 from raxdb.server.scripting.engine cimport Engine
@@ -86,6 +98,10 @@ cdef extern from *:
         void (*setfield)(lua_State *, int, const char *);
         int (*error)(lua_State *);
         int (*checkstack)(lua_State *, int);
+        int (*toboolean)(lua_State *, int);
+        void (*call)(lua_State *, int, int);
+        int (*pcall)(lua_State *, int, int, int);
+        int (*ref)(lua_State *, int);
     } rx;
 
     /* The API's entry points out of lupa's module (already loaded: RTLD_NOLOAD); 0 if any is missing. */
@@ -103,6 +119,8 @@ cdef extern from *:
         RX_SYM(rawgeti, "lua_rawgeti") RX_SYM(rawseti, "lua_rawseti")
         RX_SYM(getfield, "lua_getfield") RX_SYM(setfield, "lua_setfield")
         RX_SYM(error, "lua_error") RX_SYM(checkstack, "lua_checkstack")
+        RX_SYM(toboolean, "lua_toboolean") RX_SYM(call, "lua_call") RX_SYM(pcall, "lua_pcall")
+        RX_SYM(ref, "luaL_ref")
         #undef RX_SYM
         return 1;
     }
@@ -186,8 +204,9 @@ cdef extern from *:
     }
 
     /* lupa's number conversion (py_from_lua): an integral value as an integer. */
-    static int rx_is_integral(lua_Number n) {
+    static int rx_integral(lua_Number n, long long *out) {
         ptrdiff_t i = (ptrdiff_t)n;
+        *out = (long long)i;
         return n == (lua_Number)i;
     }
     """
@@ -220,12 +239,16 @@ cdef extern from *:
         void (*setfield)(lua_State *, int, const char *) nogil
         int (*error)(lua_State *) nogil
         int (*checkstack)(lua_State *, int) nogil
+        int (*toboolean)(lua_State *, int) nogil
+        void (*call)(lua_State *, int, int) nogil
+        int (*pcall)(lua_State *, int, int, int) nogil
+        int (*ref)(lua_State *, int) nogil
     rx_api rx
     int rx_resolve(const char *path)
     int rx_number_arg(lua_Number n, char *buf, int size) nogil
     int rx_push_reply(lua_State *L, const char *p, Py_ssize_t len, int resp) nogil
     void rx_push_cmd_err(lua_State *L, const char *s, Py_ssize_t len) nogil
-    int rx_is_integral(lua_Number n) nogil
+    int rx_integral(lua_Number n, long long *out) nogil
 
 
 # What the Python part of a call leaves for its C part to do (each after the GIL part returned).
@@ -243,6 +266,12 @@ cdef struct rx_state:
     const char *buf      # bytes held by the Bridge's `reply`
     Py_ssize_t len
     int resp             # the script client's protocol (redis.setresp)
+    # a run's arguments, for _l_run: pointers into the caller's argv (alive through the run)
+    const char **args
+    Py_ssize_t *lens
+    Py_ssize_t nargs, nkeys, cap
+    bint fcall
+    int env_ref          # the scripts' global environment (lua_env.py's env), a registry reference
 
 
 cdef bint _resolved = False
@@ -257,6 +286,88 @@ cdef class Bridge:
     cdef Py_ssize_t ref_offset   # of lupa's _LuaObject._ref (an int)
     cdef object reply            # what st.buf points into, while the C part reads it
     cdef rx_state st
+    cdef object handler, box, env  # the error handler (lua_env.py's err_handler); a {false} table
+    cdef int run_ref             # _l_run as a closure over st, a registry reference
+
+    def __dealloc__(self):
+        PyMem_Free(self.st.args)
+        PyMem_Free(self.st.lens)
+
+    def run(self, fn: object, Py_ssize_t numkeys, list argv, bint is_function) -> tuple | None:
+        """Run `fn` as lua_env.py's run_eval / run_fcall do (KEYS and ARGV from argv[3:], the
+        first `numkeys` keys; protected by the error handler): (ok, its first result or the
+        error) as lupa would give them, or None when `fn` or an argument is not what this path
+        takes (then lupa's path runs it)."""
+        cdef lua_State *L = self.L
+        cdef Py_ssize_t n = len(argv) - 3, i
+        cdef int top, status
+        if n < 0 or numkeys < 0 or numkeys > n or type(fn) is not self.function_type:
+            return None
+        if n > self.st.cap and not self._reserve(n):
+            return None
+        for i in range(n):
+            a = argv[i + 3]
+            if type(a) is not bytes:
+                return None
+            self.st.args[i] = PyBytes_AS_STRING(a)
+            self.st.lens[i] = PyBytes_GET_SIZE(a)
+        self.st.nargs = n
+        self.st.nkeys = numkeys
+        self.st.fcall = is_function
+        top = rx.gettop(L)
+        self._push_object(self.handler)
+        rx.rawgeti(L, RX_REGISTRYINDEX, self.run_ref)
+        self._push_object(fn)
+        status = rx.pcall(L, 1, 1, top + 1)
+        self.st.nargs = 0
+        return status == 0, self._take(top + 2, top)
+
+    cdef bint _reserve(self, Py_ssize_t n):
+        cdef Py_ssize_t cap = max(n, 2 * self.st.cap, 16)
+        cdef void *a = PyMem_Realloc(self.st.args, cap * sizeof(char *))
+        if a == NULL:
+            return False
+        self.st.args = <const char **>a
+        a = PyMem_Realloc(self.st.lens, cap * sizeof(Py_ssize_t))
+        if a == NULL:
+            return False
+        self.st.lens = <Py_ssize_t *>a
+        self.st.cap = cap
+        return True
+
+    cdef object _take(self, int idx, int top):
+        """The Lua value at `idx` as lupa's py_from_lua makes it (a table, a function and the
+        rest through lupa itself, from the box), and the stack back at `top` (lupa reads what it
+        finds on the stack as its results: nothing of ours may stay there when it is called)."""
+        cdef lua_State *L = self.L
+        cdef int t = rx.type(L, idx)
+        cdef size_t size
+        cdef const char *s
+        cdef long long i
+        cdef lua_Number d
+        v = None
+        if t == RX_TNUMBER:
+            d = rx.tonumber(L, idx)
+            v = i if rx_integral(d, &i) else d
+        elif t == RX_TSTRING:
+            s = rx.tolstring(L, idx, &size)
+            v = PyBytes_FromStringAndSize(s, <Py_ssize_t>size)
+        elif t == RX_TBOOLEAN:
+            v = rx.toboolean(L, idx) != 0
+        if t == RX_TNIL or t == RX_TNUMBER or t == RX_TSTRING or t == RX_TBOOLEAN:
+            rx.settop(L, top)
+            return v
+        self._push_object(self.box)
+        rx.pushvalue(L, idx)
+        rx.rawseti(L, -2, 1)  # into the box's array slot: no allocation
+        rx.settop(L, top)
+        try:
+            return self.box[1]
+        finally:
+            self._push_object(self.box)
+            rx.pushboolean(L, 0)
+            rx.rawseti(L, -2, 1)
+            rx.settop(L, -2)
 
     def install_calls(self, table: object) -> None:
         """Make `table`.call and .pcall (the engine's redis table, a lupa table) the C functions."""
@@ -361,7 +472,13 @@ cdef int _py_call(rx_state *st, lua_State *L, bint raise_errors) noexcept with g
             elif t == RX_TNUMBER:
                 argv.append(PyBytes_FromStringAndSize(buf, rx_number_arg(rx.tonumber(L, i), buf, 64)))
             else:
-                return b._push_value(eng._fail(raise_errors, b"Lua redis lib command arguments must be strings or integers"))
+                argv = None
+                break
+        # the arguments are read: the frame is emptied as lupa's crossing empties it (lupa's
+        # calls made from Python below read whatever they find on the stack as their results)
+        rx.settop(L, 0)
+        if argv is None:
+            return b._push_value(eng._fail(raise_errors, b"Lua redis lib command arguments must be strings or integers"))
         r = eng._reply_of(raise_errors, argv)
         if type(r) is not bytes:
             return b._push_value(r)  # a refusal's error, when pcall returns it
@@ -397,6 +514,34 @@ cdef int _raise(Bridge b, Engine eng, BaseException e) noexcept:
     except BaseException:
         b._hold(b"Internal error in redis.call")
         return RAISE_STRING
+
+
+# ---- the call into a script ----------------------------------------------------------------------
+cdef int _l_run(lua_State *L) noexcept nogil:
+    """Called protected by Bridge.run with the script's function: KEYS and ARGV built here, where
+    an allocation error is the run's error (as in lua_env.py's run_eval / run_fcall), then the
+    function called (EVAL: no arguments, KEYS and ARGV its globals; FCALL: the two tables)."""
+    cdef rx_state *st = <rx_state *>rx.touserdata(L, rx_upvalueindex(1))
+    cdef Py_ssize_t i, n = st.nargs, k = st.nkeys
+    rx.createtable(L, <int>k, 0)
+    for i in range(k):
+        rx.pushlstring(L, st.args[i], <size_t>st.lens[i])
+        rx.rawseti(L, -2, <int>(i + 1))
+    rx.createtable(L, <int>(n - k), 0)
+    for i in range(k, n):
+        rx.pushlstring(L, st.args[i], <size_t>st.lens[i])
+        rx.rawseti(L, -2, <int>(i - k + 1))
+    if st.fcall:
+        rx.call(L, 2, 1)
+        return 1
+    rx.rawgeti(L, RX_REGISTRYINDEX, st.env_ref)
+    rx.pushvalue(L, 2)
+    rx.setfield(L, -2, "KEYS")
+    rx.pushvalue(L, 3)
+    rx.setfield(L, -2, "ARGV")
+    rx.settop(L, 1)
+    rx.call(L, 0, 1)
+    return 1
 
 
 # ---- binding to an engine's Lua state -----------------------------------------------------------
@@ -441,7 +586,21 @@ def bind(engine: object) -> Bridge | None:
     if (<unsigned char *>L)[sizeof(void *)] != RX_TTHREAD:  # CommonHeader: next, tt
         return None
     b.L = L
-    return b if _proves(b, runtime, g, f) else None
+    if not _proves(b, runtime, g, f):
+        return None
+    b.handler = engine.h.handler
+    b.box = runtime.table(False)
+    env = engine.env
+    if type(b.handler) is not b.function_type or type(env) is not b.table_type:
+        return None
+    b.env = env  # held: its registry reference is st.env_ref
+    b.st.env_ref = (<int *>(<char *><PyObject *>env + b.ref_offset))[0]
+    cdef int top = rx.gettop(L)
+    rx.pushlightuserdata(L, <void *>&b.st)
+    rx.pushcclosure(L, <lua_CFunction>_l_run, 1)
+    b.run_ref = rx.ref(L, RX_REGISTRYINDEX)
+    rx.settop(L, top)
+    return b
 
 
 cdef bint _runtime_holds(object runtime, lua_State *L):

@@ -488,7 +488,11 @@ class Engine:
         if self.ldb is not None:
             self.ldb_lua.start(self.ldb.tails)  # the debugger's line hook instead of the busy hook, as Redis
         try:
-            ok, value = (self._run_fcall if is_function else self._run_eval)(fn, numkeys, *argv[3:])
+            # cbridge's call into Lua (not under the debugger, whose hooks expect lupa's frames)
+            res = self.bridge.run(fn, numkeys, argv, is_function) if self.bridge is not None and self.ldb is None else None
+            if res is None:
+                res = (self._run_fcall if is_function else self._run_eval)(fn, numkeys, *argv[3:])
+            ok, value = res
         finally:
             self.running = None
             run.caller = run.argv = None  # nothing of the caller's kept alive between runs

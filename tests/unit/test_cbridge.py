@@ -103,3 +103,41 @@ def test_negative_zero_argument(diff):
 def test_replies(diff, body):
     diff("DEL", "k", "n", "l", "h", "z")
     diff("EVAL", body, 0)
+
+
+CALLS = [
+    # the call into the script: KEYS and ARGV as Redis builds them, the result and errors back
+    ("return {#KEYS, #ARGV, KEYS[1], ARGV[1], KEYS[2]}", 1, "k", "a\0b", ""),
+    ("return {#KEYS, #ARGV}", 0), ("return {#KEYS, #ARGV, KEYS[3]}", 3, "a", "b", "c"),
+    ("KEYS[1] = 'x' ARGV[9] = 1 return {KEYS[1], #ARGV}", 1, "k", "a"),
+    ("return nil", 0), ("return 2^63", 0), ("return -2^63", 0), ("return 0/0", 0), ("return 'x'", 0),
+    ("return {ok='s'}", 0), ("error({err='-CODE mine'})", 0), ("error('plain')", 0), ("error(nil)", 0),
+    ("local t = setmetatable({}, {__index=function() error('deep') end}) return t.x", 0),
+    ("return redis.call('nosuch')", 0), ("return #redis.call('lrange', KEYS[1], 0, -1)", 1, "nosuch"),
+    ("return coroutine.wrap(function() return redis.call('incr', 'n') end)()", 0),
+]
+
+
+@pytest.mark.parametrize("call", CALLS, ids=lambda c: c[0][:40])
+def test_script_calls(diff, call):
+    diff("DEL", "n")
+    diff("EVAL", *call)
+
+
+def test_function_calls(diff):
+    diff("FUNCTION", "FLUSH")
+    diff("FUNCTION", "LOAD", "#!lua name=lib\n"
+         "redis.register_function('f', function(keys, args) return {#keys, #args, keys[1], args[2]} end)\n"
+         "redis.register_function('g', function(keys, args) return redis.call('incr', keys[1]) end)\n"
+         "redis.register_function('h', function(keys, args) error('no ' .. args[1]) end)")
+    diff("FCALL", "f", 2, "k1", "k2", "a1", "a2")
+    diff("FCALL", "f", 0)
+    diff("FCALL", "g", 1, "n")
+    diff("FCALL", "h", 0, "way")
+    diff("FUNCTION", "FLUSH")
+
+
+@pytest.mark.skipif(not BUILT, reason="lupa's call into Lua refuses more than ~8,000 arguments")
+def test_a_script_takes_any_number_of_arguments(diff):
+    args = [str(i) for i in range(10000)]
+    diff("EVAL", "return {#KEYS, #ARGV, KEYS[5000], ARGV[5000]}", 5000, *args)
