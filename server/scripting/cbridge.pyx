@@ -38,6 +38,9 @@ Invariants.
   this module's stays on the stack while Python code runs: redis.call's frame is emptied once its
   arguments are read (as lupa's crossing empties it), and a script's result leaves the stack
   before lupa is asked to wrap it.
+- A script may call redis.call from a coroutine: while its Python part runs, lupa's runtime points
+  at the calling thread's state (lupa's `_state`, swapped and restored as lupa's own crossing does)
+  and values are pushed on that thread (`Bridge.cur`), never on the suspended main thread.
 - A run's arguments reach `_l_run` as pointers into the caller's argv (bytes, alive and unchanged
   through the run); they are read before the script starts, so a nested use could not see them.
 - Errors keep Redis's texts and shapes: a refused or failed command is the same {err=...} table
@@ -284,6 +287,8 @@ cdef class Bridge:
     cdef Engine engine
     cdef object runtime, table_type, function_type
     cdef Py_ssize_t ref_offset   # of lupa's _LuaObject._ref (an int)
+    cdef Py_ssize_t state_offset  # of lupa's LuaRuntime._state
+    cdef lua_State *cur          # the thread values are pushed on: L, or a calling coroutine's
     cdef object reply            # what st.buf points into, while the C part reads it
     cdef rx_state st
     cdef object handler, box, env  # the error handler (lua_env.py's err_handler); a {false} table
@@ -388,13 +393,13 @@ cdef class Bridge:
         cdef type t = type(v)
         if t is not self.table_type and t is not self.function_type:
             return False
-        rx.rawgeti(self.L, RX_REGISTRYINDEX, (<int *>(<char *><PyObject *>v + self.ref_offset))[0])
+        rx.rawgeti(self.cur, RX_REGISTRYINDEX, (<int *>(<char *><PyObject *>v + self.ref_offset))[0])
         return True
 
     cdef int _push_value(self, object v) except -1:
         """A Python value as lupa would push it; RET_PUSHED, or RET_STRING with st.buf set for a
         string (pushing it allocates: the C part does it)."""
-        cdef lua_State *L = self.L
+        cdef lua_State *L = self.cur
         cdef type t = type(v)
         if v is None:
             rx.pushnil(L)
@@ -455,8 +460,21 @@ cdef inline int _finish(lua_State *L, rx_state *st, int code, bint raise_errors)
 
 
 cdef int _py_call(rx_state *st, lua_State *L, bint raise_errors) noexcept with gil:
-    """The Python part of redis.call: the arguments as argv, the command run by the engine."""
+    """The Python part of redis.call, with lupa's runtime pointed at the calling thread's state
+    (a coroutine's, when a script calls from one), as lupa's own crossing points it: the lupa
+    calls made below work on the stack of the thread that runs."""
     cdef Bridge b = <Bridge>st.bridge
+    cdef lua_State **slot = <lua_State **>(<char *><PyObject *>b.runtime + b.state_offset)
+    cdef lua_State *saved = slot[0]
+    slot[0] = b.cur = L
+    try:
+        return _py_call_argv(st, b, L, raise_errors)
+    finally:
+        slot[0] = saved
+        b.cur = b.L
+
+
+cdef int _py_call_argv(rx_state *st, Bridge b, lua_State *L, bint raise_errors) noexcept:
     cdef Engine eng = b.engine
     cdef int n = rx.gettop(L), i, t
     cdef size_t size
@@ -493,12 +511,18 @@ cdef int _py_call(rx_state *st, lua_State *L, bint raise_errors) noexcept with g
 
 
 cdef int _py_convert(rx_state *st, lua_State *L, bint raise_errors) noexcept with gil:
-    """A reply rx_push_reply leaves to the Python converter."""
+    """A reply rx_push_reply leaves to the Python converter (lupa pointed as in _py_call)."""
     cdef Bridge b = <Bridge>st.bridge
+    cdef lua_State **slot = <lua_State **>(<char *><PyObject *>b.runtime + b.state_offset)
+    cdef lua_State *saved = slot[0]
+    slot[0] = b.cur = L
     try:
         return b._push_value(b.engine._to_lua(raise_errors, b.reply))
     except BaseException as e:
         return _raise(b, b.engine, e)
+    finally:
+        slot[0] = saved
+        b.cur = b.L
 
 
 cdef int _raise(Bridge b, Engine eng, BaseException e) noexcept:
@@ -581,11 +605,12 @@ def bind(engine: object) -> Bridge | None:
         return None
     cdef lua_State *L = (<lua_State **>(<char *><PyObject *>g + found + sizeof(void *)))[0]
     b.ref_offset = found + 2 * sizeof(void *)
-    if L == NULL or not _runtime_holds(runtime, L):
+    b.state_offset = 0 if L == NULL else _runtime_holds(runtime, L)
+    if b.state_offset == 0:
         return None
     if (<unsigned char *>L)[sizeof(void *)] != RX_TTHREAD:  # CommonHeader: next, tt
         return None
-    b.L = L
+    b.L = b.cur = L
     if not _proves(b, runtime, g, f):
         return None
     b.handler = engine.h.handler
@@ -603,13 +628,14 @@ def bind(engine: object) -> Bridge | None:
     return b
 
 
-cdef bint _runtime_holds(object runtime, lua_State *L):
+cdef Py_ssize_t _runtime_holds(object runtime, lua_State *L):
+    """The offset of the runtime's lua_State field (its _state), or 0."""
     cdef Py_ssize_t off = sizeof(PyObject), limit = type(runtime).__basicsize__ - sizeof(void *)
     while off <= limit:
         if (<void **>(<char *><PyObject *>runtime + off))[0] == <void *>L:
-            return True
+            return off
         off += sizeof(void *)
-    return False
+    return 0
 
 
 cdef bint _proves(Bridge b, object runtime, object g, object f):

@@ -85,6 +85,8 @@ REPLIES = [
     "return redis.call('set', 'k', 'v', 'xx', 'nx')",
     "local co = coroutine.create(function() return redis.call('echo', 'in') end)"
     " local ok, v = coroutine.resume(co) return {tostring(ok), v}",
+    "local co = coroutine.create(function() return redis.pcall('nosuch'), redis.call('set', 'k', 'b'),"
+    " redis.call('hgetall', 'nokey'), redis.call('get', 'k') end) return {coroutine.resume(co)}",
 ]
 
 
@@ -97,6 +99,12 @@ def test_arguments(diff, body):
 @pytest.mark.skipif(not BUILT, reason="lupa hands Python an integral -0.0 as the int 0: only the C path keeps its sign")
 def test_negative_zero_argument(diff):
     diff("EVAL", "return redis.call('set', 'k', -0.0) and redis.call('get', 'k')", 0)
+
+
+@pytest.mark.skipif(not BUILT, reason="lupa's crossing raises its wrapped Python exception, which a coroutine's resume shows")
+def test_an_error_raised_in_a_coroutine(diff):
+    diff("EVAL", "local co = coroutine.create(function() return redis.call('nosuch') end)"
+                 " local ok, e = coroutine.resume(co) return {tostring(ok), type(e), type(e) == 'table' and e.err}", 0)
 
 
 @pytest.mark.parametrize("body", REPLIES)
