@@ -2,7 +2,11 @@
 
 raxdb is written in Python and runs as Python; this only makes the modules on the parse ->
 dispatch -> reply path (and the stream storage under XADD) run faster.  Cython compiles each of
-them from its unchanged .py source: no .pyx dialect, no C of our own.  Where a module has a `.pxd`
+them from its unchanged .py source: no .pyx dialect, no C of our own, with one exception:
+server/scripting/cbridge.pyx, the scripting engine's crossing into Lua through the Lua C API that
+lupa's module exports (redis.call as a C function), which cannot be written as plain Python.  It
+is as optional as the rest: without it the engine uses lupa's own crossing, with the same
+behaviour.  Where a module has a `.pxd`
 beside it, that file declares a few of its classes as extension types (their slots become C
 struct fields) and a few functions' arguments and locals as C types (listpack.py's walks over a
 listpack held as bytes), which only the compiler reads; the .py stays the single source of the
@@ -57,6 +61,10 @@ HOT_MODULES = [
     "raxdb.storage.zset",
 ]
 
+# The one module written as C-level Cython (a .pyx, not a .py): redis.call as a C function of the
+# Lua state lupa runs, through the Lua C API lupa's module exports (cbridge.pyx says how and why).
+CBRIDGE = Extension("raxdb.server.scripting.cbridge", ["raxdb/server/scripting/cbridge.pyx"])
+
 
 def extensions() -> list[Extension]:
     if os.environ.get("RAXDB_PURE"):
@@ -65,7 +73,7 @@ def extensions() -> list[Extension]:
         from Cython.Build import cythonize
     except ImportError:
         return []
-    exts = cythonize([Extension(name, [_source(name)]) for name in HOT_MODULES],
+    exts = cythonize([Extension(name, [_source(name)]) for name in HOT_MODULES] + [CBRIDGE],
                      build_dir="build/cython", quiet=True,
                      compiler_directives={"language_level": 3, "annotation_typing": False})
     for ext in exts:

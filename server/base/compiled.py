@@ -44,6 +44,6 @@ def stale_modules() -> list[str]:
             path = os.path.join(folder, filename)
             base = os.path.join(folder, filename.split(".", 1)[0])
             built = os.stat(path).st_mtime
-            if any(os.path.exists(src) and os.stat(src).st_mtime > built for src in (base + ".py", base + ".pxd")):
+            if any(os.path.exists(src) and os.stat(src).st_mtime > built for src in (base + ".py", base + ".pxd", base + ".pyx")):
                 stale.append(os.path.relpath(base, _TOP).replace(os.sep, "."))
     return sorted(stale)

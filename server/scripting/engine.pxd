@@ -4,7 +4,8 @@
 # busy.py, ldb.py, the cluster check and the tests read and write them as before) are C struct
 # fields, read per EVALSHA and per redis.call with a pointer offset instead of the type lookup and
 # descriptor call a compiled module pays for an attribute of a plain Python object.  `_call_argv`
-# (redis.call's body) and `run` hold their Running and Command in typed locals; `begin` is callable from C.
+# (redis.call's body, `_reply_of` and `_to_lua`) and `run` hold their Running and Command in typed
+# locals; `begin` is callable from C, and so are `_reply_of` and `_to_lua` (cbridge.pyx's redis.call).
 cimport cython
 from raxdb.server.table.registry cimport Command
 
@@ -18,11 +19,13 @@ cdef class Running:
 
 cdef class Engine:
     cdef public object server, chunk_name, functions, lua, _where, h, env, parser, _dispatch, _lookup
-    cdef public object _cmd_err, _run_eval, _run_fcall, _shape, client, ldb, ldb_lua, redis
+    cdef public object _cmd_err, _run_eval, _run_fcall, _shape, client, ldb, ldb_lua, redis, bridge
     cdef public Running running, _spare
 
-    @cython.locals(run=Running, cmd=Command)
     cpdef _call_argv(self, raise_errors, list argv)
+    @cython.locals(run=Running, cmd=Command)
+    cpdef _reply_of(self, raise_errors, list argv)
+    cpdef _to_lua(self, raise_errors, bytes r)
     @cython.locals(run=Running)
     cpdef run(self, c, fn, name, argv, numkeys, ro, is_function, allow_oom=*, cross_slot=*)
 

@@ -164,6 +164,11 @@ class Engine:
             self.ldb_lua = lua.execute(ldb.LDB_LUA, lua.table_from({b"line": self._ldb_line}), self.env,
                                        self.h.compile, name="=[raxdb]")
         self.redis = self._redis_table()
+        # redis.call and redis.pcall as C functions of this Lua state when cbridge is built and
+        # lupa checks out (server/scripting/cbridge.pyx); else lupa's crossing into `_command`
+        self.bridge = _bridge(self)
+        if self.bridge is not None:
+            self.bridge.install_calls(self.redis)
         libs.install(self)
         if functions:
             # Functions run without the EVAL-only globals and redis members.
@@ -238,15 +243,25 @@ class Engine:
             cls = a.__class__
             if cls is bytes:
                 argv.append(a)
-            elif cls is int or cls is float:
+            elif cls is int:
                 argv.append(b"%.17g" % a)
+            elif cls is float:
+                argv.append(convert.format_double(a))  # %.17g as C prints it: a NaN keeps its sign
             else:
                 return self._fail(raise_errors, b"Lua redis lib command arguments must be strings or integers")
         return self._call_argv(raise_errors, argv)
 
     def _call_argv(self, raise_errors: bool, argv: list[bytes]) -> Any:
-        """_command's body once its arguments are bytes (a method of its own so that, compiled, it
-        holds the run and the command in typed locals: engine.pxd)."""
+        """_command's body once its arguments are bytes: the command's reply as a Lua value."""
+        r = self._reply_of(raise_errors, argv)
+        if r.__class__ is not bytes:
+            return r  # a refusal: the error _fail made
+        return self._to_lua(raise_errors, r)
+
+    def _reply_of(self, raise_errors: bool, argv: list[bytes]) -> Any:
+        """The command's reply (RESP bytes, a blocked command's as the null), or the error value of
+        a refusal (`_fail`'s).  A method of its own so that, compiled, it holds the run and the
+        command in typed locals (engine.pxd), and so that cbridge's redis.call can take the bytes."""
         if not argv:
             return self._fail(raise_errors, b"Please specify at least one argument for this redis lib call")
         session = self.ldb
@@ -297,13 +312,16 @@ class Engine:
             r = client.call(cmd, argv, None, True)  # slow-logged too, before their script
         if run is not None and run.caller.tracking is not None and cmd.is_readonly:
             tracking.remember_script_read(run.caller, run.argv)
-        if session is not None:
-            if r is BLOCKED:
-                r = client.enc.null
-            if session.logging():
-                session.log_reply(r)
-        # the replies scripts get most, converted here; the rest by the parser
-        t = r[0] if r is not BLOCKED else 0
+        if r is BLOCKED:
+            r = client.enc.null
+        if session is not None and session.logging():
+            session.log_reply(r)
+        return r
+
+    def _to_lua(self, raise_errors: bool, r: bytes) -> Any:
+        """A command's reply as the Lua value redis.call returns (an error reply raised, for
+        redis.call): the replies scripts get most converted here, the rest by the parser."""
+        t = r[0]
         if t == 58:  # :
             return int(r[1:-2])
         if t == 36 and r[1] != 45:  # $, not the null bulk
@@ -313,9 +331,9 @@ class Engine:
             if raise_errors:
                 raise LuaRaise(err)
             return err
-        if t == 42 and client.resp == 2:  # *
+        if t == 42 and self.client.resp == 2:  # *
             return self.parser.array2(r)
-        return self.parser.parse(client.enc.null if r is BLOCKED else r)[0]
+        return self.parser.parse(r)[0]
 
     def _fail(self, raise_errors: bool, msg: bytes, refused: bool = False) -> Any:
         """An error for the script.  `refused`: a command scriptCall refused (unknown, arity,
@@ -470,7 +488,11 @@ class Engine:
         if self.ldb is not None:
             self.ldb_lua.start(self.ldb.tails)  # the debugger's line hook instead of the busy hook, as Redis
         try:
-            ok, value = (self._run_fcall if is_function else self._run_eval)(fn, numkeys, *argv[3:])
+            # cbridge's call into Lua (not under the debugger, whose hooks expect lupa's frames)
+            res = self.bridge.run(fn, numkeys, argv, is_function) if self.bridge is not None and self.ldb is None else None
+            if res is None:
+                res = (self._run_fcall if is_function else self._run_eval)(fn, numkeys, *argv[3:])
+            ok, value = res
         finally:
             self.running = None
             run.caller = run.argv = None  # nothing of the caller's kept alive between runs
@@ -557,6 +579,20 @@ def _refusal(srv: Server, run: Running | None, cmd: Any, argv: list[bytes]) -> b
         # script is never stopped halfway through its writes)
         return b"-" + OOM
     return None
+
+
+def _bridge(engine: Engine) -> Any:
+    """cbridge's crossing for `engine`, or None: not built (RAXDB_PURE=1, no compiler), or lupa's
+    objects not laid out as it checks."""
+    try:
+        from raxdb.server.scripting import cbridge  # type: ignore[attr-defined]  # a .pyx, built or absent
+    except ImportError:
+        return None
+    try:
+        return cbridge.bind(engine)
+    except Exception as e:  # noqa: BLE001 - whatever went wrong, lupa's own path works
+        LOG.warning(f"Scripting's C bridge not used: {type(e).__name__}: {e}")
+        return None
 
 
 def _counted(err: Any) -> bool:

@@ -326,7 +326,7 @@ local function install(name, t)
 end
 
 return {
-  env = env, proxy_env = proxy_env, run = run, run_eval = run_eval, run_fcall = run_fcall,
+  env = env, proxy_env = proxy_env, run = run, run_eval = run_eval, run_fcall = run_fcall, handler = err_handler,
   compile = compile, install = install, front = front,
   protect = protect, strict = strict, use_env = use_env, mark_functions = mark_functions,
   copy = copy, new_table = function() return {} end,

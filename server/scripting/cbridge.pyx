@@ -1,0 +1,671 @@
+# cython: language_level=3
+"""The scripting engine's crossings into and out of Lua through the Lua C API (the C-API bridge):
+redis.call and redis.pcall as C functions, and the call into a script.
+
+What it is.  lupa runs Lua 5.1 statically linked into its extension module, which exports the Lua
+C API as dynamic symbols.  This module resolves those symbols (dlsym on lupa's already loaded
+module) and reaches the `lua_State` lupa's `LuaRuntime` runs, so that redis.call and redis.pcall
+are `lua_CFunction`s: their arguments are read straight off the Lua stack into the argv the
+command path takes (`Engine._reply_of`), and the common replies (integer, bulk, null, status,
+error, RESP2 arrays of those) are pushed onto the Lua stack directly, without lupa's generic
+crossing (an argument tuple built by concatenation, a kwargs dict, a Lua function in front).  The
+rest of a reply goes through `Engine._to_lua`, the converter the interpreted path uses.  And
+`Bridge.run` calls a script (EVAL, EVALSHA, FCALL) as lua_env.py's run_eval / run_fcall do: KEYS and
+ARGV built with lua_createtable from the argv, the function run by lua_pcall under the same error
+handler; its result comes back as lupa would give it (numbers, strings, booleans made here; a
+table through lupa, which alone makes its objects), for `Engine.run` to convert as before.
+
+Its rule.  It is the one module of raxdb written as C-level Cython (a .pyx): a bridge to a C API
+cannot be plain Python.  It is optional in every way: not built (RAXDB_PURE=1, no compiler), not
+importable, or lupa's objects not laid out as `bind` checks at start-up, and the engine keeps
+lupa's path (`Engine._command`), which behaves identically.  It decides nothing about commands:
+every check, the command's run and the slow conversions stay in engine.py.
+
+Invariants.
+- `bind` derives the lua_State and lupa's registry-reference field from lupa's objects (found by
+  their known neighbours, not by fixed offsets) and proves them against values set through lupa
+  (a global read back through the C API, registry references compared raw); any disagreement
+  returns None and nothing is used.
+- No Lua error ever crosses a Python frame: the part of a call that touches Python
+  (`_py_call`, `_py_convert`) runs with the GIL, holds its references only in its own frame, and
+  pushes only what cannot raise (nil, booleans, numbers, registry references); what allocates in
+  Lua (strings, tables) and `lua_error` happen after it returned, in the C function, where a
+  longjmp crosses only Lua's and this module's C frames.  The bytes such a push reads are held
+  by the Bridge (`reply`) so they outlive the Python frame.
+- The Lua stack is balanced: each C function returns exactly the values it pushed above its
+  arguments (one), or raises one error value; `bind` restores the top it found.
+- lupa reads whatever it finds on the Lua stack as the results of its own calls, so nothing of
+  this module's stays on the stack while Python code runs: redis.call's frame is emptied once its
+  arguments are read (as lupa's crossing empties it), and a script's result leaves the stack
+  before lupa is asked to wrap it.
+- A script may call redis.call from a coroutine: while its Python part runs, lupa's runtime points
+  at the calling thread's state (lupa's `_state`, swapped and restored as lupa's own crossing does)
+  and values are pushed on that thread (`Bridge.cur`), never on the suspended main thread.
+- A run's arguments reach `_l_run` as pointers into the caller's argv (bytes, alive and unchanged
+  through the run); they are read before the script starts, so a nested use could not see them.
+- Errors keep Redis's texts and shapes: a refused or failed command is the same {err=...} table
+  the interpreted path builds, raised by redis.call and returned by redis.pcall.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.mem cimport PyMem_Free, PyMem_Realloc
+from cpython.ref cimport PyObject
+
+from raxdb.server.scripting.engine cimport Engine
+
+from raxdb.server.scripting import engine as _engine_module
+from raxdb.server.scripting.luanum import LuaRaise
+
+cdef extern from *:
+    """
+    #include <dlfcn.h>
+    #include <stdio.h>
+    #include <stdlib.h>
+    #include <string.h>
+    #include <stddef.h>
+
+    /* Lua 5.1's C API, as lupa.lua51 exports it (declared here: no Lua headers are installed). */
+    typedef struct lua_State lua_State;
+    typedef double lua_Number;
+    typedef int (*lua_CFunction)(lua_State *L);
+    #define RX_REGISTRYINDEX (-10000)
+    #define RX_GLOBALSINDEX (-10002)
+    #define rx_upvalueindex(i) (RX_GLOBALSINDEX - (i))
+    #define RX_TNIL 0
+    #define RX_TBOOLEAN 1
+    #define RX_TNUMBER 3
+    #define RX_TSTRING 4
+    #define RX_TTABLE 5
+    #define RX_TFUNCTION 6
+    #define RX_TTHREAD 8
+
+    static struct {
+        int (*gettop)(lua_State *);
+        void (*settop)(lua_State *, int);
+        int (*type)(lua_State *, int);
+        lua_Number (*tonumber)(lua_State *, int);
+        const char *(*tolstring)(lua_State *, int, size_t *);
+        void *(*touserdata)(lua_State *, int);
+        int (*rawequal)(lua_State *, int, int);
+        void (*pushnil)(lua_State *);
+        void (*pushnumber)(lua_State *, lua_Number);
+        void (*pushlstring)(lua_State *, const char *, size_t);
+        void (*pushboolean)(lua_State *, int);
+        void (*pushlightuserdata)(lua_State *, void *);
+        void (*pushcclosure)(lua_State *, lua_CFunction, int);
+        void (*pushvalue)(lua_State *, int);
+        void (*createtable)(lua_State *, int, int);
+        void (*rawgeti)(lua_State *, int, int);
+        void (*rawseti)(lua_State *, int, int);
+        void (*getfield)(lua_State *, int, const char *);
+        void (*setfield)(lua_State *, int, const char *);
+        int (*error)(lua_State *);
+        int (*checkstack)(lua_State *, int);
+        int (*toboolean)(lua_State *, int);
+        void (*call)(lua_State *, int, int);
+        int (*pcall)(lua_State *, int, int, int);
+        int (*ref)(lua_State *, int);
+    } rx;
+
+    /* The API's entry points out of lupa's module (already loaded: RTLD_NOLOAD); 0 if any is missing. */
+    static int rx_resolve(const char *path) {
+        void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+        if (h == NULL) return 0;
+        #define RX_SYM(field, name) if ((*(void **)&rx.field = dlsym(h, name)) == NULL) return 0;
+        RX_SYM(gettop, "lua_gettop") RX_SYM(settop, "lua_settop") RX_SYM(type, "lua_type")
+        RX_SYM(tonumber, "lua_tonumber") RX_SYM(tolstring, "lua_tolstring")
+        RX_SYM(touserdata, "lua_touserdata") RX_SYM(rawequal, "lua_rawequal")
+        RX_SYM(pushnil, "lua_pushnil") RX_SYM(pushnumber, "lua_pushnumber")
+        RX_SYM(pushlstring, "lua_pushlstring") RX_SYM(pushboolean, "lua_pushboolean")
+        RX_SYM(pushlightuserdata, "lua_pushlightuserdata") RX_SYM(pushcclosure, "lua_pushcclosure")
+        RX_SYM(pushvalue, "lua_pushvalue") RX_SYM(createtable, "lua_createtable")
+        RX_SYM(rawgeti, "lua_rawgeti") RX_SYM(rawseti, "lua_rawseti")
+        RX_SYM(getfield, "lua_getfield") RX_SYM(setfield, "lua_setfield")
+        RX_SYM(error, "lua_error") RX_SYM(checkstack, "lua_checkstack")
+        RX_SYM(toboolean, "lua_toboolean") RX_SYM(call, "lua_call") RX_SYM(pcall, "lua_pcall")
+        RX_SYM(ref, "luaL_ref")
+        #undef RX_SYM
+        return 1;
+    }
+
+    /* Redis's luaArgsToRedisArgv: a number argument as "%.17g" (lua_tolstring would lose precision). */
+    static int rx_number_arg(lua_Number n, char *buf, int size) {
+        return snprintf(buf, size, "%.17g", (double)n);
+    }
+
+    /* A reply pushed as the Lua value convert.py's parser makes of it, for the shapes handled here:
+       integer, bulk, null bulk (false), status ({ok=...}) and, when the script's protocol is RESP2,
+       an array of integers, bulks and null bulks (a null array is false).  1 when pushed, 0 (and
+       the stack as it was) for any other shape: the caller converts those in Python. */
+    static int rx_push_reply(lua_State *L, const char *p, Py_ssize_t len, int resp) {
+        const char *end = p + len, *q;
+        char *e;
+        long long n, m, i;
+        int top;
+        if (len < 3) return 0;
+        switch (p[0]) {
+        case ':':
+            rx.pushnumber(L, (lua_Number)strtoll(p + 1, NULL, 10));
+            return 1;
+        case '$':
+            if (p[1] == '-') { rx.pushboolean(L, 0); return 1; }
+            q = memchr(p, '\\r', len);
+            if (q == NULL || q + 2 > end - 2) return 0;
+            rx.pushlstring(L, q + 2, (size_t)(end - 2 - (q + 2)));
+            return 1;
+        case '+':
+            rx.createtable(L, 0, 1);
+            rx.pushlstring(L, p + 1, (size_t)(len - 3));
+            rx.setfield(L, -2, "ok");
+            return 1;
+        case '*':
+            if (resp != 2) return 0;
+            n = strtoll(p + 1, &e, 10);
+            if (*e != '\\r') return 0;
+            if (n < 0) { rx.pushboolean(L, 0); return 1; }
+            if (n > 0x7fffffff) return 0;
+            top = rx.gettop(L);
+            rx.createtable(L, (int)n, 0);
+            q = e + 2;
+            for (i = 1; i <= n; i++) {
+                if (q >= end) goto other;
+                if (*q == ':') {
+                    m = strtoll(q + 1, &e, 10);
+                    rx.pushnumber(L, (lua_Number)m);
+                    q = e + 2;
+                } else if (*q == '$') {
+                    m = strtoll(q + 1, &e, 10);
+                    if (m < 0) {
+                        rx.pushboolean(L, 0);
+                        q = e + 2;
+                    } else {
+                        if (e + 2 + m + 2 > end) goto other;
+                        rx.pushlstring(L, e + 2, (size_t)m);
+                        q = e + 2 + m + 2;
+                    }
+                } else {
+                    goto other;
+                }
+                rx.rawseti(L, -2, (int)i);
+            }
+            return 1;
+        other:
+            rx.settop(L, top);
+            return 0;
+        }
+        return 0;
+    }
+
+    /* The error of a command the script called: {err = s, ignore_err_stats_update = true}, as
+       lua_env.py's cmd_err builds it. */
+    static void rx_push_cmd_err(lua_State *L, const char *s, Py_ssize_t len) {
+        rx.createtable(L, 0, 2);
+        rx.pushlstring(L, s, (size_t)len);
+        rx.setfield(L, -2, "err");
+        rx.pushboolean(L, 1);
+        rx.setfield(L, -2, "ignore_err_stats_update");
+    }
+
+    /* lupa's number conversion (py_from_lua): an integral value as an integer. */
+    static int rx_integral(lua_Number n, long long *out) {
+        ptrdiff_t i = (ptrdiff_t)n;
+        *out = (long long)i;
+        return n == (lua_Number)i;
+    }
+    """
+    ctypedef struct lua_State
+    ctypedef double lua_Number
+    ctypedef int (*lua_CFunction)(lua_State *L) noexcept nogil
+    int RX_REGISTRYINDEX, RX_GLOBALSINDEX, RX_TNIL, RX_TBOOLEAN, RX_TNUMBER, RX_TSTRING, RX_TTABLE
+    int RX_TFUNCTION, RX_TTHREAD
+    int rx_upvalueindex(int i) nogil
+
+    ctypedef struct rx_api:
+        int (*gettop)(lua_State *) nogil
+        void (*settop)(lua_State *, int) nogil
+        int (*type)(lua_State *, int) nogil
+        lua_Number (*tonumber)(lua_State *, int) nogil
+        const char *(*tolstring)(lua_State *, int, size_t *) nogil
+        void *(*touserdata)(lua_State *, int) nogil
+        int (*rawequal)(lua_State *, int, int) nogil
+        void (*pushnil)(lua_State *) nogil
+        void (*pushnumber)(lua_State *, lua_Number) nogil
+        void (*pushlstring)(lua_State *, const char *, size_t) nogil
+        void (*pushboolean)(lua_State *, int) nogil
+        void (*pushlightuserdata)(lua_State *, void *) nogil
+        void (*pushcclosure)(lua_State *, lua_CFunction, int) nogil
+        void (*pushvalue)(lua_State *, int) nogil
+        void (*createtable)(lua_State *, int, int) nogil
+        void (*rawgeti)(lua_State *, int, int) nogil
+        void (*rawseti)(lua_State *, int, int) nogil
+        void (*getfield)(lua_State *, int, const char *) nogil
+        void (*setfield)(lua_State *, int, const char *) nogil
+        int (*error)(lua_State *) nogil
+        int (*checkstack)(lua_State *, int) nogil
+        int (*toboolean)(lua_State *, int) nogil
+        void (*call)(lua_State *, int, int) nogil
+        int (*pcall)(lua_State *, int, int, int) nogil
+        int (*ref)(lua_State *, int) nogil
+    rx_api rx
+    int rx_resolve(const char *path)
+    int rx_number_arg(lua_Number n, char *buf, int size) nogil
+    int rx_push_reply(lua_State *L, const char *p, Py_ssize_t len, int resp) nogil
+    void rx_push_cmd_err(lua_State *L, const char *s, Py_ssize_t len) nogil
+    int rx_integral(lua_Number n, long long *out) nogil
+
+
+# What the Python part of a call leaves for its C part to do (each after the GIL part returned).
+cdef enum:
+    RET_PUSHED = 0       # the value is on the stack: return it
+    RET_REPLY = 1        # the reply (bytes) is in st.buf: convert it
+    RET_STRING = 2       # st.buf is a string value: push and return it
+    RET_CMD_ERR = 3      # st.buf is an error reply's text: its {err=...} table, raised or returned
+    RAISE_PUSHED = 4     # the error value is on the stack: raise it
+    RAISE_STRING = 5     # st.buf is the error (a string): push and raise it
+
+
+cdef struct rx_state:
+    PyObject *bridge     # the Bridge (borrowed: it owns this struct)
+    const char *buf      # bytes held by the Bridge's `reply`
+    Py_ssize_t len
+    int resp             # the script client's protocol (redis.setresp)
+    # a run's arguments, for _l_run: pointers into the caller's argv (alive through the run)
+    const char **args
+    Py_ssize_t *lens
+    Py_ssize_t nargs, nkeys, cap
+    bint fcall
+    int env_ref          # the scripts' global environment (lua_env.py's env), a registry reference
+
+
+cdef bint _resolved = False
+
+
+cdef class Bridge:
+    """One engine's crossing: its lua_State, how to push lupa's objects, and redis.call's state."""
+
+    cdef lua_State *L
+    cdef Engine engine
+    cdef object runtime, table_type, function_type
+    cdef Py_ssize_t ref_offset   # of lupa's _LuaObject._ref (an int)
+    cdef Py_ssize_t state_offset  # of lupa's LuaRuntime._state
+    cdef lua_State *cur          # the thread values are pushed on: L, or a calling coroutine's
+    cdef object reply            # what st.buf points into, while the C part reads it
+    cdef rx_state st
+    cdef object handler, box, env  # the error handler (lua_env.py's err_handler); a {false} table
+    cdef int run_ref             # _l_run as a closure over st, a registry reference
+
+    def __dealloc__(self):
+        PyMem_Free(self.st.args)
+        PyMem_Free(self.st.lens)
+
+    def run(self, fn: object, Py_ssize_t numkeys, list argv, bint is_function) -> tuple | None:
+        """Run `fn` as lua_env.py's run_eval / run_fcall do (KEYS and ARGV from argv[3:], the
+        first `numkeys` keys; protected by the error handler): (ok, its first result or the
+        error) as lupa would give them, or None when `fn` or an argument is not what this path
+        takes (then lupa's path runs it)."""
+        cdef lua_State *L = self.L
+        cdef Py_ssize_t n = len(argv) - 3, i
+        cdef int top, status
+        if n < 0 or numkeys < 0 or numkeys > n or type(fn) is not self.function_type:
+            return None
+        if n > self.st.cap and not self._reserve(n):
+            return None
+        for i in range(n):
+            a = argv[i + 3]
+            if type(a) is not bytes:
+                return None
+            self.st.args[i] = PyBytes_AS_STRING(a)
+            self.st.lens[i] = PyBytes_GET_SIZE(a)
+        self.st.nargs = n
+        self.st.nkeys = numkeys
+        self.st.fcall = is_function
+        top = rx.gettop(L)
+        self._push_object(self.handler)
+        rx.rawgeti(L, RX_REGISTRYINDEX, self.run_ref)
+        self._push_object(fn)
+        status = rx.pcall(L, 1, 1, top + 1)
+        self.st.nargs = 0
+        return status == 0, self._take(top + 2, top)
+
+    cdef bint _reserve(self, Py_ssize_t n):
+        cdef Py_ssize_t cap = max(n, 2 * self.st.cap, 16)
+        cdef void *a = PyMem_Realloc(self.st.args, cap * sizeof(char *))
+        if a == NULL:
+            return False
+        self.st.args = <const char **>a
+        a = PyMem_Realloc(self.st.lens, cap * sizeof(Py_ssize_t))
+        if a == NULL:
+            return False
+        self.st.lens = <Py_ssize_t *>a
+        self.st.cap = cap
+        return True
+
+    cdef object _take(self, int idx, int top):
+        """The Lua value at `idx` as lupa's py_from_lua makes it (a table, a function and the
+        rest through lupa itself, from the box), and the stack back at `top` (lupa reads what it
+        finds on the stack as its results: nothing of ours may stay there when it is called)."""
+        cdef lua_State *L = self.L
+        cdef int t = rx.type(L, idx)
+        cdef size_t size
+        cdef const char *s
+        cdef long long i
+        cdef lua_Number d
+        v = None
+        if t == RX_TNUMBER:
+            d = rx.tonumber(L, idx)
+            v = i if rx_integral(d, &i) else d
+        elif t == RX_TSTRING:
+            s = rx.tolstring(L, idx, &size)
+            v = PyBytes_FromStringAndSize(s, <Py_ssize_t>size)
+        elif t == RX_TBOOLEAN:
+            v = rx.toboolean(L, idx) != 0
+        if t == RX_TNIL or t == RX_TNUMBER or t == RX_TSTRING or t == RX_TBOOLEAN:
+            rx.settop(L, top)
+            return v
+        self._push_object(self.box)
+        rx.pushvalue(L, idx)
+        rx.rawseti(L, -2, 1)  # into the box's array slot: no allocation
+        rx.settop(L, top)
+        try:
+            return self.box[1]
+        finally:
+            self._push_object(self.box)
+            rx.pushboolean(L, 0)
+            rx.rawseti(L, -2, 1)
+            rx.settop(L, -2)
+
+    def install_calls(self, table: object) -> None:
+        """Make `table`.call and .pcall (the engine's redis table, a lupa table) the C functions."""
+        cdef lua_State *L = self.L
+        cdef int top = rx.gettop(L)
+        if not self._push_object(table):
+            raise TypeError("not a table of this engine")
+        rx.pushlightuserdata(L, <void *>&self.st)
+        rx.pushcclosure(L, <lua_CFunction>_l_call, 1)
+        rx.setfield(L, -2, "call")
+        rx.pushlightuserdata(L, <void *>&self.st)
+        rx.pushcclosure(L, <lua_CFunction>_l_pcall, 1)
+        rx.setfield(L, -2, "pcall")
+        rx.settop(L, top)
+
+    cdef bint _push_object(self, object v):
+        """Push a lupa table or function of this runtime by its registry reference (no allocation)."""
+        cdef type t = type(v)
+        if t is not self.table_type and t is not self.function_type:
+            return False
+        rx.rawgeti(self.cur, RX_REGISTRYINDEX, (<int *>(<char *><PyObject *>v + self.ref_offset))[0])
+        return True
+
+    cdef int _push_value(self, object v) except -1:
+        """A Python value as lupa would push it; RET_PUSHED, or RET_STRING with st.buf set for a
+        string (pushing it allocates: the C part does it)."""
+        cdef lua_State *L = self.cur
+        cdef type t = type(v)
+        if v is None:
+            rx.pushnil(L)
+        elif v is True or v is False:
+            rx.pushboolean(L, v is True)
+        elif t is int:
+            rx.pushnumber(L, <lua_Number>(<long long>v))
+        elif t is float:
+            rx.pushnumber(L, <lua_Number>(<double>v))
+        elif t is bytes:
+            self._hold(v)
+            return RET_STRING
+        elif not self._push_object(v):
+            raise TypeError(f"cannot pass {t.__name__} to Lua")
+        return RET_PUSHED
+
+    cdef inline void _hold(self, bytes b):
+        self.reply = b
+        self.st.buf = PyBytes_AS_STRING(b)
+        self.st.len = PyBytes_GET_SIZE(b)
+
+
+# ---- redis.call / redis.pcall ------------------------------------------------------------------
+cdef int _l_call(lua_State *L) noexcept nogil:
+    return _call(L, 1)
+
+
+cdef int _l_pcall(lua_State *L) noexcept nogil:
+    return _call(L, 0)
+
+
+cdef inline int _call(lua_State *L, bint raise_errors) noexcept nogil:
+    cdef rx_state *st = <rx_state *>rx.touserdata(L, rx_upvalueindex(1))
+    cdef int code = _py_call(st, L, raise_errors)
+    if code == RET_REPLY:
+        if not rx_push_reply(L, st.buf, st.len, st.resp):
+            code = _py_convert(st, L, raise_errors)
+        else:
+            return 1
+    return _finish(L, st, code, raise_errors)
+
+
+cdef inline int _finish(lua_State *L, rx_state *st, int code, bint raise_errors) noexcept nogil:
+    """The C part of a call: what allocates and what raises, after the Python part returned."""
+    if code == RET_PUSHED:
+        return 1
+    if code == RET_STRING:
+        rx.pushlstring(L, st.buf, <size_t>st.len)
+        return 1
+    if code == RET_CMD_ERR:
+        rx_push_cmd_err(L, st.buf, st.len)
+        if not raise_errors:
+            return 1
+        return rx.error(L)
+    if code == RAISE_STRING:
+        rx.pushlstring(L, st.buf, <size_t>st.len)
+    return rx.error(L)  # RAISE_PUSHED, RAISE_STRING
+
+
+cdef int _py_call(rx_state *st, lua_State *L, bint raise_errors) noexcept with gil:
+    """The Python part of redis.call, with lupa's runtime pointed at the calling thread's state
+    (a coroutine's, when a script calls from one), as lupa's own crossing points it: the lupa
+    calls made below work on the stack of the thread that runs."""
+    cdef Bridge b = <Bridge>st.bridge
+    cdef lua_State **slot = <lua_State **>(<char *><PyObject *>b.runtime + b.state_offset)
+    cdef lua_State *saved = slot[0]
+    slot[0] = b.cur = L
+    try:
+        return _py_call_argv(st, b, L, raise_errors)
+    finally:
+        slot[0] = saved
+        b.cur = b.L
+
+
+cdef int _py_call_argv(rx_state *st, Bridge b, lua_State *L, bint raise_errors) noexcept:
+    cdef Engine eng = b.engine
+    cdef int n = rx.gettop(L), i, t
+    cdef size_t size
+    cdef const char *s
+    cdef char buf[64]
+    cdef list argv = []
+    try:
+        for i in range(1, n + 1):
+            t = rx.type(L, i)
+            if t == RX_TSTRING:
+                s = rx.tolstring(L, i, &size)
+                argv.append(PyBytes_FromStringAndSize(s, <Py_ssize_t>size))
+            elif t == RX_TNUMBER:
+                argv.append(PyBytes_FromStringAndSize(buf, rx_number_arg(rx.tonumber(L, i), buf, 64)))
+            else:
+                argv = None
+                break
+        # the arguments are read: the frame is emptied as lupa's crossing empties it (lupa's
+        # calls made from Python below read whatever they find on the stack as their results)
+        rx.settop(L, 0)
+        if argv is None:
+            return b._push_value(eng._fail(raise_errors, b"Lua redis lib command arguments must be strings or integers"))
+        r = eng._reply_of(raise_errors, argv)
+        if type(r) is not bytes:
+            return b._push_value(r)  # a refusal's error, when pcall returns it
+        st.resp = eng.client.resp
+        if (<bytes>r)[0] == 45:  # -: the error of a called command (counted in errorstats already)
+            b._hold(_engine_module.error_text((<bytes>r)[:-2]))
+            return RET_CMD_ERR
+        b._hold(<bytes>r)
+        return RET_REPLY
+    except BaseException as e:
+        return _raise(b, eng, e)
+
+
+cdef int _py_convert(rx_state *st, lua_State *L, bint raise_errors) noexcept with gil:
+    """A reply rx_push_reply leaves to the Python converter (lupa pointed as in _py_call)."""
+    cdef Bridge b = <Bridge>st.bridge
+    cdef lua_State **slot = <lua_State **>(<char *><PyObject *>b.runtime + b.state_offset)
+    cdef lua_State *saved = slot[0]
+    slot[0] = b.cur = L
+    try:
+        return b._push_value(b.engine._to_lua(raise_errors, b.reply))
+    except BaseException as e:
+        return _raise(b, b.engine, e)
+    finally:
+        slot[0] = saved
+        b.cur = b.L
+
+
+cdef int _raise(Bridge b, Engine eng, BaseException e) noexcept:
+    """An exception of the Python part as the Lua error lupa's crossing would have raised (what
+    the error handler's `unwrap` makes of it)."""
+    cdef int code
+    try:
+        if isinstance(e, LuaRaise):
+            code = b._push_value(e.value)
+        else:
+            code = b._push_value(eng._unwrap(e))
+        return RAISE_STRING if code == RET_STRING else RAISE_PUSHED
+    except BaseException:
+        b._hold(b"Internal error in redis.call")
+        return RAISE_STRING
+
+
+# ---- the call into a script ----------------------------------------------------------------------
+cdef int _l_run(lua_State *L) noexcept nogil:
+    """Called protected by Bridge.run with the script's function: KEYS and ARGV built here, where
+    an allocation error is the run's error (as in lua_env.py's run_eval / run_fcall), then the
+    function called (EVAL: no arguments, KEYS and ARGV its globals; FCALL: the two tables)."""
+    cdef rx_state *st = <rx_state *>rx.touserdata(L, rx_upvalueindex(1))
+    cdef Py_ssize_t i, n = st.nargs, k = st.nkeys
+    rx.createtable(L, <int>k, 0)
+    for i in range(k):
+        rx.pushlstring(L, st.args[i], <size_t>st.lens[i])
+        rx.rawseti(L, -2, <int>(i + 1))
+    rx.createtable(L, <int>(n - k), 0)
+    for i in range(k, n):
+        rx.pushlstring(L, st.args[i], <size_t>st.lens[i])
+        rx.rawseti(L, -2, <int>(i - k + 1))
+    if st.fcall:
+        rx.call(L, 2, 1)
+        return 1
+    rx.rawgeti(L, RX_REGISTRYINDEX, st.env_ref)
+    rx.pushvalue(L, 2)
+    rx.setfield(L, -2, "KEYS")
+    rx.pushvalue(L, 3)
+    rx.setfield(L, -2, "ARGV")
+    rx.settop(L, 1)
+    rx.call(L, 0, 1)
+    return 1
+
+
+# ---- binding to an engine's Lua state -----------------------------------------------------------
+def bind(engine: object) -> Bridge | None:
+    """A Bridge for `engine`'s lupa runtime, or None when lupa's objects are not what this module
+    expects (then nothing of it is used)."""
+    global _resolved
+    import lupa.lua51 as lupa51
+
+    if not isinstance(engine, Engine):
+        return None
+    if not _resolved:
+        _resolved = bool(rx_resolve(lupa51.__file__.encode()))
+        if not _resolved:
+            return None
+    runtime = engine.lua
+    if type(runtime) is not lupa51.LuaRuntime:
+        return None
+    cdef Bridge b = Bridge.__new__(Bridge)
+    b.engine = engine
+    b.runtime = runtime
+    b.st.bridge = <PyObject *>b
+    g = runtime.globals()
+    f = runtime.eval("function() end")
+    b.table_type = type(g)
+    b.function_type = type(f)
+    # A lupa object: PyObject_HEAD, (a vtable,) its runtime, its lua_State, its registry reference.
+    cdef Py_ssize_t off, limit = type(g).__basicsize__ - sizeof(void *) * 2 - sizeof(int)
+    cdef Py_ssize_t found = -1
+    off = sizeof(PyObject)
+    while off <= limit:
+        if (<void **>(<char *><PyObject *>g + off))[0] == <void *><PyObject *>runtime:
+            found = off
+            break
+        off += sizeof(void *)
+    if found < 0 or type(f).__basicsize__ < type(g).__basicsize__:
+        return None
+    cdef lua_State *L = (<lua_State **>(<char *><PyObject *>g + found + sizeof(void *)))[0]
+    b.ref_offset = found + 2 * sizeof(void *)
+    b.state_offset = 0 if L == NULL else _runtime_holds(runtime, L)
+    if b.state_offset == 0:
+        return None
+    if (<unsigned char *>L)[sizeof(void *)] != RX_TTHREAD:  # CommonHeader: next, tt
+        return None
+    b.L = b.cur = L
+    if not _proves(b, runtime, g, f):
+        return None
+    b.handler = engine.h.handler
+    b.box = runtime.table(False)
+    env = engine.env
+    if type(b.handler) is not b.function_type or type(env) is not b.table_type:
+        return None
+    b.env = env  # held: its registry reference is st.env_ref
+    b.st.env_ref = (<int *>(<char *><PyObject *>env + b.ref_offset))[0]
+    cdef int top = rx.gettop(L)
+    rx.pushlightuserdata(L, <void *>&b.st)
+    rx.pushcclosure(L, <lua_CFunction>_l_run, 1)
+    b.run_ref = rx.ref(L, RX_REGISTRYINDEX)
+    rx.settop(L, top)
+    return b
+
+
+cdef Py_ssize_t _runtime_holds(object runtime, lua_State *L):
+    """The offset of the runtime's lua_State field (its _state), or 0."""
+    cdef Py_ssize_t off = sizeof(PyObject), limit = type(runtime).__basicsize__ - sizeof(void *)
+    while off <= limit:
+        if (<void **>(<char *><PyObject *>runtime + off))[0] == <void *>L:
+            return off
+        off += sizeof(void *)
+    return 0
+
+
+cdef bint _proves(Bridge b, object runtime, object g, object f):
+    """Values set through lupa read back through the C API, at the derived state and references."""
+    cdef lua_State *L = b.L
+    cdef int top = rx.gettop(L)
+    cdef size_t size
+    cdef const char *s
+    cdef bint ok
+    token = b"raxdb-cbridge-%x" % id(b)
+    name = b"__raxdb_cbridge_probe"
+    g[name] = token
+    try:
+        rx.getfield(L, RX_GLOBALSINDEX, name)
+        s = rx.tolstring(L, -1, &size) if rx.type(L, -1) == RX_TSTRING else NULL
+        ok = s != NULL and s[:size] == token
+        rx.settop(L, top)
+        if not ok:
+            return False
+        b._push_object(g)
+        rx.pushvalue(L, RX_GLOBALSINDEX)
+        ok = rx.rawequal(L, -1, -2)
+        rx.settop(L, top)
+        if not ok:
+            return False
+        g[name] = f
+        b._push_object(f)
+        rx.getfield(L, RX_GLOBALSINDEX, name)
+        ok = rx.type(L, -1) == RX_TFUNCTION and rx.rawequal(L, -1, -2)
+        rx.settop(L, top)
+        return ok
+    finally:
+        g[name] = None

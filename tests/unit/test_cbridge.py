@@ -1,0 +1,151 @@
+"""server/scripting/cbridge.pyx, redis.call as a C function of the Lua state: bound when it is
+built, its arguments and replies as Redis's (differentially, RESP2 and RESP3), and the engine's
+fallback to lupa's crossing when the binding does not check out.  The same differential cases run
+interpreted in `make test-pure` (the file is marked `pure`), where lupa's crossing serves them."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+pytestmark = pytest.mark.pure
+
+BUILT = importlib.util.find_spec("raxdb.server.scripting.cbridge") is not None
+
+
+def _server():
+    import raxdb.server.commands  # noqa: F401 - registers the handlers
+    from raxdb.server.config.options import Config
+    from raxdb.server.core import Server
+
+    return Server(Config())
+
+
+@pytest.mark.skipif(not BUILT, reason="cbridge is not built (an interpreted tree)")
+def test_the_engine_binds_its_lua_state():
+    from raxdb.server.scripting import cbridge
+    from raxdb.server.scripting.engine import Engine
+
+    eng = Engine(_server(), b"@user_script")
+    assert eng.bridge is not None
+    # the C functions replaced lupa's crossing: a C function cannot be dumped, a Lua one can
+    ok, err = eng.lua.execute("return pcall(string.dump, ...)", eng.redis[b"call"])
+    assert (ok, err) == (False, b"unable to dump given function")
+    assert cbridge.bind(object()) is None
+
+
+def test_without_the_bridge_the_engine_uses_lupas_crossing(monkeypatch):
+    from raxdb.server.net.client import Client
+    from raxdb.server.scripting import engine
+
+    monkeypatch.setattr(engine, "_bridge", lambda _eng: None)
+    srv = _server()
+    eng = engine.Engine(srv, b"@user_script")
+    assert eng.bridge is None
+    f = eng.compile(b"return {redis.call('set', KEYS[1], ARGV[1]), redis.call('get', KEYS[1]),"
+                    b" redis.pcall('nosuch')}")
+    c = Client(srv)
+    reply = eng.run(c, f, b"sha", [b"EVAL", b"body", b"1", b"k", b"v"], 1, False, False)
+    assert reply == b"*3\r\n+OK\r\n$1\r\nv\r\n-ERR Unknown Redis command called from script\r\n"
+
+
+ARGUMENTS = [
+    # numbers as Redis formats them (%.17g), strings with any bytes, refused types
+    "return redis.call('set', 'k', 0.1) and redis.call('get', 'k')",
+    "return redis.call('set', 'k', 1/3) and redis.call('get', 'k')",
+    "return redis.call('set', 'k', 1e300) and redis.call('get', 'k')",
+    "return redis.call('set', 'k', 2^53 + 1) and redis.call('get', 'k')",
+    "return redis.call('set', 'k', 1/0) and redis.call('get', 'k')",
+    "return redis.call('set', 'k', 0/0) and redis.call('get', 'k')",
+    "return redis.call('set', 'k', 'a\\0b\\r\\n') and redis.call('get', 'k')",
+    "return redis.call('set', 'k', true)", "return redis.pcall('set', 'k', {})",
+    "return redis.pcall('set', 'k', nil)", "return redis.call()", "return redis.pcall()",
+    "return redis.call('SET', 'k', '') and redis.call('strlen', 'k')",
+    "return type(redis.call)", "return redis.call(1)",
+]
+
+REPLIES = [
+    # the shapes converted in C, and those left to the converter
+    "return redis.call('incrby', 'n', -7)", "return redis.call('get', 'nosuch')",
+    "return redis.call('set', 'k', 'v')", "return redis.pcall('incr', 'k')",
+    "local e = redis.pcall('incr', 'k') return {type(e), e.err, tostring(e.ignore_err_stats_update)}",
+    "redis.call('rpush', 'l', 'a', '', 'c') return redis.call('lrange', 'l', 0, -1)",
+    "return redis.call('lrange', 'nosuch', 0, -1)",
+    "redis.call('set', 'k', 'v') return redis.call('mget', 'k', 'nosuch', 'k')",
+    "redis.call('hset', 'h', 'f', '1') return redis.call('hgetall', 'h')",
+    "redis.call('zadd', 'z', 1, 'a', 2.5, 'b') return redis.call('zrange', 'z', 0, -1, 'withscores')",
+    "redis.call('set', 'k', 'v') return redis.call('scan', 0)",
+    "return redis.call('blpop', 'nosuch', 0)", "return redis.call('echo', '-ERR not an error')",
+    "return redis.call('echo', '+OK')", "return redis.call('echo', '*1')",
+    "redis.setresp(3) redis.call('hset', 'h', 'f', '1') return redis.call('hgetall', 'h')",
+    "redis.setresp(3) return redis.call('get', 'nosuch')",
+    "redis.setresp(3) return {redis.call('lrange', 'nosuch', 0, -1), redis.call('exists', 'x')}",
+    "local ok, e = pcall(redis.call, 'incr', 'k') return {tostring(ok), e}",
+    "return redis.call('set', 'k', 'v', 'xx', 'nx')",
+    "local co = coroutine.create(function() return redis.call('echo', 'in') end)"
+    " local ok, v = coroutine.resume(co) return {tostring(ok), v}",
+    "local co = coroutine.create(function() return redis.pcall('nosuch'), redis.call('set', 'k', 'b'),"
+    " redis.call('hgetall', 'nokey'), redis.call('get', 'k') end) return {coroutine.resume(co)}",
+]
+
+
+@pytest.mark.parametrize("body", ARGUMENTS)
+def test_arguments(diff, body):
+    diff("DEL", "k")
+    diff("EVAL", body, 0)
+
+
+@pytest.mark.skipif(not BUILT, reason="lupa hands Python an integral -0.0 as the int 0: only the C path keeps its sign")
+def test_negative_zero_argument(diff):
+    diff("EVAL", "return redis.call('set', 'k', -0.0) and redis.call('get', 'k')", 0)
+
+
+@pytest.mark.skipif(not BUILT, reason="lupa's crossing raises its wrapped Python exception, which a coroutine's resume shows")
+def test_an_error_raised_in_a_coroutine(diff):
+    diff("EVAL", "local co = coroutine.create(function() return redis.call('nosuch') end)"
+                 " local ok, e = coroutine.resume(co) return {tostring(ok), type(e), type(e) == 'table' and e.err}", 0)
+
+
+@pytest.mark.parametrize("body", REPLIES)
+def test_replies(diff, body):
+    diff("DEL", "k", "n", "l", "h", "z")
+    diff("EVAL", body, 0)
+
+
+CALLS = [
+    # the call into the script: KEYS and ARGV as Redis builds them, the result and errors back
+    ("return {#KEYS, #ARGV, KEYS[1], ARGV[1], KEYS[2]}", 1, "k", "a\0b", ""),
+    ("return {#KEYS, #ARGV}", 0), ("return {#KEYS, #ARGV, KEYS[3]}", 3, "a", "b", "c"),
+    ("KEYS[1] = 'x' ARGV[9] = 1 return {KEYS[1], #ARGV}", 1, "k", "a"),
+    ("return nil", 0), ("return 2^63", 0), ("return -2^63", 0), ("return 0/0", 0), ("return 'x'", 0),
+    ("return {ok='s'}", 0), ("error({err='-CODE mine'})", 0), ("error('plain')", 0), ("error(nil)", 0),
+    ("local t = setmetatable({}, {__index=function() error('deep') end}) return t.x", 0),
+    ("return redis.call('nosuch')", 0), ("return #redis.call('lrange', KEYS[1], 0, -1)", 1, "nosuch"),
+    ("return coroutine.wrap(function() return redis.call('incr', 'n') end)()", 0),
+]
+
+
+@pytest.mark.parametrize("call", CALLS, ids=lambda c: c[0][:40])
+def test_script_calls(diff, call):
+    diff("DEL", "n")
+    diff("EVAL", *call)
+
+
+def test_function_calls(diff):
+    diff("FUNCTION", "FLUSH")
+    diff("FUNCTION", "LOAD", "#!lua name=lib\n"
+         "redis.register_function('f', function(keys, args) return {#keys, #args, keys[1], args[2]} end)\n"
+         "redis.register_function('g', function(keys, args) return redis.call('incr', keys[1]) end)\n"
+         "redis.register_function('h', function(keys, args) error('no ' .. args[1]) end)")
+    diff("FCALL", "f", 2, "k1", "k2", "a1", "a2")
+    diff("FCALL", "f", 0)
+    diff("FCALL", "g", 1, "n")
+    diff("FCALL", "h", 0, "way")
+    diff("FUNCTION", "FLUSH")
+
+
+@pytest.mark.skipif(not BUILT, reason="lupa's call into Lua refuses more than ~8,000 arguments")
+def test_a_script_takes_any_number_of_arguments(diff):
+    args = [str(i) for i in range(10000)]
+    diff("EVAL", "return {#KEYS, #ARGV, KEYS[5000], ARGV[5000]}", 5000, *args)
