@@ -5,14 +5,13 @@ starting at once race on one inode) and takes an exclusive, non-blocking flock o
 cannot is told, in Redis's words, that another node uses the file, and exits 1.  The lock is held
 by an open descriptor for the life of the process.
 
-Rule: nodes.conf is saved atomically (nodesconf.save writes a new file and renames it over the
-old one), so after each save the lock moves to the new file (`follow`): the old inode's lock
-would guard nothing, since a node starting later opens the new one.  A forked child (BGSAVE)
+Rule: nodes.conf is rewritten in place (nodesconf.save, as Redis 7.0), so the inode the lock is
+on stays the file's for the life of the node.  A forked child (BGSAVE)
 closes its copy of the descriptor, as redisFork does, so a child that outlives a killed parent
 does not keep the file locked.
 
 Invariants: while the node runs, `fd` is an open descriptor of the file at `path` holding the
-flock (but for the instant between a save's rename and `follow`).
+flock.
 """
 
 from __future__ import annotations
@@ -59,19 +58,6 @@ class ConfigLock:
             raise SystemExit(1) from None
         self.fd = fd
         os.register_at_fork(after_in_child=self._close)
-
-    def follow(self) -> None:
-        """After a save replaced the file: hold the lock on the new one, let the old one go."""
-        if self.fd < 0:
-            return
-        try:
-            fd = self._open()
-            self._lock(fd)
-        except OSError as e:  # not fatal: the node goes on, as Redis goes on if a later lock fails
-            LOG.warning(f"Impossible to lock {self.path}: {e.strerror}")
-            return
-        os.close(self.fd)
-        self.fd = fd
 
     def _close(self) -> None:
         if self.fd >= 0:

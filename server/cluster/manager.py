@@ -14,7 +14,10 @@ declared in base/interfaces.py); commands/t_cluster.py and admin/info.py read an
 
 Invariants: after any change of nodes, slots or epochs, `changed()` has saved nodes.conf before
 the command that made it replies (clusterSaveConfigOrDie in beforeSleep, which runs before
-replies are written).
+replies are written).  A save is fsynced when an epoch, a node's config epoch or myself's role
+changed since the last fsynced one: the changes Redis saves with CLUSTER_TODO_FSYNC_CONFIG (epoch
+bumps, votes, newer config epochs from the bus, failovers, myself turned replica, CLUSTER RESET);
+the others (slots assigned or opened, flags, new nodes) are written without one, as Redis's.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ class Cluster:
         self.st = self._load()
         self.lock = ConfigLock(self.path)
         self.lock.acquire()  # before saving: a node that may not use the file must not write it
+        self.fsynced: tuple[Any, ...] = ()  # _epochs() at the last fsynced save
         self.bus: Any = None  # bus.py's Bus, once serving
         self.failover = Failover(self)  # elections and manual failover (failover.py)
         self.cron_handle: Any = None
@@ -120,13 +124,25 @@ class Cluster:
         self.refresh_myself()
         self.save_or_die()
 
-    def save(self) -> str | None:
-        """nodes.conf rewritten: None, or the error's text."""
+    def _epochs(self) -> tuple[Any, ...]:
+        """What a save must fsync when it changed (see the module's invariants)."""
+        st = self.st
+        me = st.myself
+        return (st.current_epoch, st.last_vote_epoch, me.name, me.slaveof and me.slaveof.name,
+                sorted((n.name, n.config_epoch) for n in st.nodes.values()))
+
+    def save(self, fsync: bool | None = None) -> str | None:
+        """nodes.conf rewritten (fsynced if `fsync`, or when None if the epochs changed since
+        the last fsync): None, or the error's text."""
+        epochs = self._epochs()
+        if fsync is None:
+            fsync = epochs != self.fsynced
         try:
-            nodesconf.save(self.st, self.path)
+            nodesconf.save(self.st, self.path, fsync)
         except OSError as e:
             return e.strerror or str(e)
-        self.lock.follow()
+        if fsync:
+            self.fsynced = epochs
         return None
 
     def save_or_die(self) -> None:
@@ -207,5 +223,5 @@ class Cluster:
         if self.bus is not None:
             self.bus.close()
         if os.path.exists(self.path):
-            self.save()
+            self.save(fsync=True)
         self.lock.release()
