@@ -538,7 +538,7 @@ class Server:
             LOG.warning("Redis port number too high. Cluster communication port is 10,000 port numbers "
                         "higher than your Redis port. Your Redis port number must be 55535 or less.")
             raise SystemExit(1)
-        return self._bind_or_exit(port, "cluster bus")
+        return self._bind_or_exit(port, "cluster")
 
     def _bind_or_exit(self, port: int, kind: str) -> list[socket.socket]:
         """Start-up's sockets for `port` (TCP or TLS); a failure ends start-up as Redis's does."""

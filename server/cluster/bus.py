@@ -44,10 +44,10 @@ from raxdb.server.cluster.state import (
     PFAIL,
     SLAVE,
     Node,
+    bitmap_slots,
     now_ms,
     valid_name,
 )
-from raxdb.storage.slots import SLOTS
 
 if TYPE_CHECKING:
     from raxdb.server.cluster.manager import Cluster
@@ -433,15 +433,9 @@ class Bus:
             self.update_slots_with(sender, m.config_epoch, m.myslots)
             save = True
         if dirty:
-            bits = m.myslots
-            for s in range(SLOTS):
-                if bits[s >> 3] & (1 << (s & 7)):
-                    owner = st.slots[s]
-                    if owner is sender or owner is None:
-                        continue
-                    if owner.config_epoch > m.config_epoch:
-                        self.send_update(sender.link, owner)
-                        break
+            newer = st.newer_owner(sender, m.config_epoch, int.from_bytes(m.myslots, "little"))
+            if newer is not None:
+                self.send_update(sender.link, newer)
         if sender.is_master() and st.myself.is_master() and st.handle_epoch_collision(sender):
             self.cluster.save_or_die()  # at once, as clusterHandleConfigEpochCollision saves
             LOG.verbose(f"WARNING: configEpoch collision with node {sender.name}. configEpoch set to "
@@ -475,24 +469,19 @@ class Bus:
             return
         curmaster = st.myself if st.myself.is_master() else st.myself.slaveof
         lost: list[int] = []
-        claimed = taken = 0
-        moved = False
-        for s in range(SLOTS):
-            if not slots[s >> 3] & (1 << (s & 7)):
-                continue
-            claimed += 1
+        claim = int.from_bytes(slots, "little")
+        claimed = claim.bit_count()
+        taken = 0
+        take = st.slots_to_take(sender, epoch, claim)
+        for s in bitmap_slots(take):
             owner = st.slots[s]
-            if owner is sender or s in st.importing:
-                continue
-            if owner is None or owner.config_epoch < epoch:
-                if owner is st.myself and self.cluster.count_keys(s):
-                    lost.append(s)
-                if owner is not None and owner is curmaster:
-                    taken += 1
-                st.del_slot(s)
-                st.add_slot(sender, s)
-                moved = True
-        if moved:  # clusterUpdateSlotsConfigWith's SAVE_CONFIG | UPDATE_STATE | FSYNC_CONFIG
+            if owner is st.myself and self.cluster.count_keys(s):
+                lost.append(s)
+            if owner is not None and owner is curmaster:
+                taken += 1
+            st.del_slot(s)
+            st.add_slot(sender, s)
+        if take:  # clusterUpdateSlotsConfigWith's SAVE_CONFIG | UPDATE_STATE | FSYNC_CONFIG
             self.cluster.changed(fsync=True)
         if replicas.follow_slots(self.cluster, sender, curmaster, taken, claimed):
             return

@@ -113,7 +113,7 @@ class Cluster:
         tls = v.get("tls-cluster") == "yes"
         port = int(v["tls-port"]) if tls else self.srv.config.port
         pport = self.srv.config.port if tls else 0
-        cport = int(v["cluster-port"]) or self.srv.config.port + PORT_INCR
+        cport = self.bus_port()
         port = int(v["cluster-announce-tls-port" if tls else "cluster-announce-port"]) or port
         if tls:
             pport = int(v["cluster-announce-port"]) or pport
@@ -121,7 +121,11 @@ class Cluster:
         return port, pport, cport
 
     def bus_port(self) -> int:
-        return int(self.values()["cluster-port"]) or self.srv.config.port + PORT_INCR
+        """The port the bus listens on: cluster-port, else the data port's + 10000, the TLS port's
+        under tls-cluster (clusterInit; a TLS-only node has port 0)."""
+        v = self.values()
+        port = int(v["tls-port"]) if v.get("tls-cluster") == "yes" else self.srv.config.port
+        return int(v["cluster-port"]) or port + PORT_INCR
 
     def refresh_myself(self) -> None:
         """clusterUpdateMyselfAnnouncedPorts, ...Ip, ...Hostname, ...Flags."""
@@ -258,5 +262,5 @@ class Cluster:
         if self.bus is not None:
             self.bus.close()
         if os.path.exists(self.path):
-            self.save()
+            self.save(fsync=True)
         self.lock.release()

@@ -469,7 +469,7 @@ def cluster_forget(c, argv):
 
 @command("cluster|saveconfig")
 def cluster_saveconfig(c, argv):
-    err = _cl(c).save()
+    err = _cl(c).save(fsync=True)
     if err is not None:
         raise CommandError(f"ERR error saving the cluster node config: {err}")
     return R.OK

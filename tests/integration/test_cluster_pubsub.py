@@ -265,3 +265,34 @@ def test_tls_bus_refuses_plain_tcp(certs, kind):
         conn.close()
     finally:
         srv.stop()
+
+
+def _port_with_free_bus() -> int:
+    """A free port whose + 10000 is free too (the default bus port)."""
+    while True:
+        port = free_port()
+        if port + 10000 < 65536:
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", port + 10000))
+                except OSError:
+                    continue
+            return port
+
+
+@pytest.mark.parametrize("kind", ["raxdb", "redis"])
+def test_tls_only_node_bus_port(certs, kind):
+    """A TLS-only node (port 0, tls-cluster yes) without cluster-port: its bus listens on the TLS
+    port + 10000 (clusterInit) and announces it, as redis-server's; raxdb took port 0's + 10000."""
+    from tests.support.tlscerts import cli, tls_args
+
+    tls_port = _port_with_free_bus()
+    start = start_raxdb if kind == "raxdb" else start_redis
+    srv = start("--cluster-enabled", "yes", "--port", "0", *tls_args(certs, tls_port, "--tls-cluster", "yes"))
+    try:
+        myself = next(line for line in cli(certs, tls_port, "CLUSTER", "NODES").splitlines() if "myself" in line)
+        assert myself.split()[1].endswith(f":{tls_port}@{tls_port + 10000}")  # no IP until a peer tells
+        with socket.create_connection(("127.0.0.1", tls_port + 10000), timeout=20):
+            pass
+    finally:
+        srv.stop()

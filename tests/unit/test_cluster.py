@@ -856,3 +856,63 @@ def test_slot_ranges_of_many_short_runs(density):
         else:
             expected.append((s, s))
     assert node.slot_ranges() == expected
+
+
+_SLOT_RUNS = strategies.lists(strategies.tuples(strategies.integers(0, 16383), strategies.integers(0, 3000)), max_size=6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(strategies.lists(strategies.tuples(_SLOT_RUNS, strategies.integers(0, 5)), min_size=1, max_size=5),
+       _SLOT_RUNS, strategies.integers(0, 5), strategies.integers(0, 4), strategies.lists(strategies.integers(0, 16383),
+                                                                                          max_size=20))
+def test_claimed_slots_against_the_slot_by_slot_rules(owners, claim_runs, epoch, who, importing):
+    """ClusterState.slots_to_take and newer_owner answer on int bitmaps what clusterProcessPacket
+    and clusterUpdateSlotsConfigWith ask slot by slot: the same slots and node as the loops."""
+    st = ClusterState(Node(None, MASTER | MYSELF))
+    nodes = [st.myself] + [Node(None, MASTER) for _ in owners[1:]]
+    for node, (runs, node_epoch) in zip(nodes, owners, strict=True):
+        st.add_node(node)
+        node.config_epoch = node_epoch
+        for first, length in runs:
+            for s in range(first, min(first + length, 16383) + 1):
+                st.add_slot(node, s)  # a slot another node took first stays that node's
+    for s in importing:
+        st.importing[s] = nodes[-1]
+    sender = nodes[who % len(nodes)]
+    claim = 0
+    for first, length in claim_runs:
+        for s in range(first, min(first + length, 16383) + 1):
+            claim |= 1 << s
+    take, newer = 0, None
+    for s in range(16384):
+        if not claim >> s & 1:
+            continue
+        owner = st.slots[s]
+        if owner is not sender and s not in st.importing and (owner is None or owner.config_epoch < epoch):
+            take |= 1 << s
+        if newer is None and owner is not None and owner is not sender and owner.config_epoch > epoch:
+            newer = owner
+    assert st.slots_to_take(sender, epoch, claim) == take
+    assert st.newer_owner(sender, epoch, claim) is newer
+
+
+def test_nodes_conf_saved_in_place(tmp_path):
+    """nodesconf.save rewrites the file in place, as Redis 7.0's clusterSaveConfig: the inode
+    (which carries the node's lock) stays, a shorter text is padded then truncated, and the
+    file parses back to the same nodes."""
+    path = str(tmp_path / "nodes.conf")
+    st = ClusterState(Node(None, MASTER | MYSELF))
+    others = [Node(None, MASTER) for _ in range(4)]
+    for i, node in enumerate(others):
+        node.ip, node.port, node.cport = "127.0.0.1", 7000 + i, 17000 + i
+        st.add_node(node)
+        st.add_slot(node, i * 3)
+    nodesconf.save(st, path)
+    inode = (tmp_path / "nodes.conf").stat().st_ino
+    for node in others[1:]:
+        st.del_node(node)
+    nodesconf.save(st, path, fsync=False)
+    assert (tmp_path / "nodes.conf").stat().st_ino == inode
+    text = (tmp_path / "nodes.conf").read_text()
+    assert text == nodesconf.render(st)
+    assert set(nodesconf.parse(text).nodes) == {st.myself.name, others[0].name}
