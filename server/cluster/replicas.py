@@ -83,6 +83,17 @@ def set_master(cluster: Cluster, n: Node) -> None:
     cluster.failover.reset_manual()
 
 
+def gave_last_slot(cluster: Cluster, target: Node) -> None:
+    """CLUSTER SETSLOT <slot> NODE <target> took myself's last slot: a master left without slots
+    becomes `target`'s replica, when cluster-allow-replica-migration allows (clusterCommand)."""
+    me = cluster.st.myself
+    if me.numslots or target is me or cluster.values()["cluster-allow-replica-migration"] != "yes":
+        return
+    LOG.warning(f"Configuration change detected. Reconfiguring myself as a replica of {target.name}")
+    set_master(cluster, target)
+    cluster.changed(fsync=True)
+
+
 def replicate(cluster: Cluster, n: Node | None, name: str) -> None:
     """CLUSTER REPLICATE <node-id>: the checks of clusterCommand, in its order, then
     clusterSetMaster."""

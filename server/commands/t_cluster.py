@@ -401,8 +401,11 @@ def cluster_setslot(c, argv):
                                "for this hash slot.")
         if not keys:
             st.migrating.pop(s, None)
+        was_mine = st.slots[s] is me
         st.del_slot(s)
         st.add_slot(target, s)
+        if was_mine:
+            replicas.gave_last_slot(cl, target)
         if target is me and s in st.importing:
             bumped = st.bump_epoch()
             if bumped:

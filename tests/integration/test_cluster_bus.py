@@ -391,3 +391,26 @@ def test_config_epoch_collision(nodes, kinds):
         assert "cluster_current_epoch:6" in info and "cluster_state:ok" in info
         assert _slot_map(n) == _slot_map(a)
         assert n.call("PING") == b"+PONG\r\n"
+
+
+@pytest.mark.parametrize("allow", ["yes", "no"])
+@pytest.mark.parametrize("kind", ["raxdb", "redis"])
+def test_setslot_node_of_the_last_slot(nodes, kind, allow):
+    """CLUSTER SETSLOT <slot> NODE <other> on a master that gives its last slot away (Redis 7.0's
+    clusterCommand): with cluster-allow-replica-migration yes it becomes the other's replica at
+    once; with no it stays a master without slots."""
+    a, b = nodes(kind), nodes("raxdb")
+    assert a.call("CONFIG", "SET", "cluster-allow-replica-migration", allow) == b"+OK\r\n"
+    assert a.call("CLUSTER", "ADDSLOTS", "0") == b"+OK\r\n"
+    assert b.call("CLUSTER", "ADDSLOTSRANGE", "1", "16383") == b"+OK\r\n"
+    assert a.call("CLUSTER", "MEET", "127.0.0.1", str(b.srv.port), str(b.cport)) == b"+OK\r\n"
+    _until("both nodes to list each other", lambda: _sees(a, b, ["1-16383"]) and _sees(b, a, ["0"]))
+    assert a.call("CLUSTER", "SETSLOT", "0", "NODE", b.id) == b"+OK\r\n"
+    me = a.nodes()[a.id]
+    if allow == "yes":
+        assert me[2] == "myself,slave" and me[3] == b.id and me[8:] == []
+        assert a.srv.wait_log(f"Configuration change detected. Reconfiguring myself as a replica of {b.id}")
+        _until("b to list a as its replica", lambda: b.nodes()[a.id][2:4] == ["slave", b.id])
+        _until("a to replicate b", lambda: b"master_link_status:up" in a.call("INFO", "replication"))
+    else:
+        assert me[2] == "myself,master" and me[3] == "-" and me[8:] == []
