@@ -238,7 +238,9 @@ class Engine:
             cls = a.__class__
             if cls is bytes:
                 argv.append(a)
-            elif cls is int or cls is float:
+            elif cls is int:  # lupa's integral numbers: below 2^53, "%.17g" is their decimal digits
+                argv.append(b"%d" % a if -9007199254740992 <= a <= 9007199254740992 else b"%.17g" % a)
+            elif cls is float:
                 argv.append(b"%.17g" % a)
             else:
                 return self._fail(raise_errors, b"Lua redis lib command arguments must be strings or integers")
