@@ -51,6 +51,7 @@ WORKLOADS: dict[str, list[bytes]] = {
     "LRANGE_100": [b"LRANGE", b"mylist", b"0", b"99"],
     "XADD": [b"XADD", b"bench:stream", b"MAXLEN", b"~", b"100000", b"*", b"field", b"value", b"f2", b"v2"],
     "XRANGE_10": [b"XRANGE", b"bench:stream", b"-", b"+", b"COUNT", b"10"],
+    "XRANGE_1000_INT": [b"XRANGE", b"bench:xint", RAND, b"+", b"COUNT", b"1000"],
     **lua_workloads.WORKLOADS,  # EVALSHA_INCR, EVALSHA_MIX, FCALL_INCR
 }
 # Data the read and pop workloads find, as `make bench` leaves it before them.
@@ -77,12 +78,14 @@ def batches(name: str, pipeline: int, rnd: random.Random) -> list[bytes]:
     return [b"".join(one() for _ in range(pipeline)) for _ in range(VARIANTS)]
 
 
-def make_client(setup_commands: int = 200_000) -> Client:
+def make_client(setup_commands: int = 200_000, counting: bool = False) -> Client:
     import gc
 
     srv = Server(Config())
     c = Client(srv)
     c.connection_made(StubTransport())  # type: ignore[arg-type]
+    if counting:  # before the set-up, whose commands are slow under callgrind too
+        quiet(c)
     rnd = random.Random(7)
     for name in SETUP:
         for chunk in batches(name, 100, rnd)[: max(1, setup_commands // 100 // len(SETUP))]:
@@ -133,12 +136,32 @@ def fill_small(c: Client) -> None:
                                  for i in range(start, start + 1000)))
 
 
-def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000) -> float:
-    c = make_client(setup_commands)
+def quiet(c: Client) -> None:
+    """The slow log and the latency monitor off, for counting under callgrind: a command runs ~50x
+    slower there, and on a loaded host some cross the slow log's 10 ms (or the monitor's threshold),
+    so their interpreted code would run a load-dependent number of times (see docs/speed-log.md)."""
+    c.data_received(encode_command([b"CONFIG", b"SET", b"slowlog-log-slower-than", b"-1",
+                                    b"latency-monitor-threshold", b"0"]))
+    assert c.server.config.slowlog_log_slower_than == -1 and c.server.config.latency_monitor_threshold == 0
+
+
+def fill_xint(c: Client) -> None:
+    """XRANGE_1000_INT's stream as bench.py's prepare makes it: one entry per ms 1..100,000 (so
+    __rand_int__ is a place in it), three fields holding integers of 1 to 10 digits."""
+    for start in range(1, 100_001, 1000):
+        c.data_received(b"".join(encode_command([b"XADD", b"bench:xint", b"%d-0" % i, b"n", b"%d" % i, b"kind",
+                                                 b"%d" % (i % 7), b"ts", b"%d" % (1_700_000_000 + i)])
+                                 for i in range(start, min(start + 1000, 100_001))))
+
+
+def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, counting: bool = False) -> float:
+    c = make_client(setup_commands, counting)
     if name == "XADD":
         fill_stream(c)
     elif name == "EVALSHA_MIX":
         fill_small(c)
+    elif name == "XRANGE_1000_INT":
+        fill_xint(c)
     chunks = batches(name, pipeline, random.Random(1))
     n = commands // pipeline
     t = time.process_time()
@@ -149,9 +172,10 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000) 
 
 
 def main() -> None:
-    if "--once" in sys.argv:  # one run, for bench/instr.sh under callgrind
+    if "--once" in sys.argv:  # one run, for bench/instr.sh under callgrind (slow log and latency monitor off)
         i = sys.argv.index("--once")
-        run(sys.argv[i + 1], int(sys.argv[i + 2]), int(sys.argv[i + 3]), setup_commands=int(sys.argv[i + 4]))
+        run(sys.argv[i + 1], int(sys.argv[i + 2]), int(sys.argv[i + 3]), setup_commands=int(sys.argv[i + 4]),
+            counting=True)
         return
     if "--profile" in sys.argv:
         import cProfile

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Instructions per command on the hot path, deterministic (callgrind counts instructions, so other
 # load on the machine does not move it).  Two runs differing only in the number of measured
-# commands; their difference is divided out, so set-up and interpreter start-up cancel.
+# commands; their difference is divided out, so set-up and interpreter start-up cancel.  hotpath.py's
+# --once turns the slow log and the latency monitor off: under callgrind commands run ~50x slower,
+# and those crossing the slow log's 10 ms would run its interpreted code a load-dependent number of times.
 # Usage: bench/instr.sh [WORKLOAD PIPELINE]   (workloads: bench/hotpath.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -23,7 +23,14 @@ cdef bytes _value(const unsigned char* s, object buf, Py_ssize_t p)
 @cython.locals(n=Py_ssize_t)
 cdef int _put_header(bytearray buf, Py_ssize_t count) except -1
 
-cdef Py_ssize_t _digits(unsigned long long u) noexcept
+# Decimal digits of u (the interpreted build's copy is in listpack.py): defined here, so that
+# stream.pxd's cimport inlines it too instead of calling through the module's function pointer.
+cdef inline Py_ssize_t _digits(unsigned long long u) noexcept:
+    cdef Py_ssize_t d = 1
+    while u >= 10:
+        u //= 10
+        d += 1
+    return d
 
 @cython.locals(s="const unsigned char*", n=Py_ssize_t, p=Py_ssize_t)
 cpdef Py_ssize_t count_of(buf) except -1

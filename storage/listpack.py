@@ -48,6 +48,13 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
+try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
+
 HEADER_SIZE = 6
 EOF = 0xFF
 NUMELE_UNKNOWN = 65535
@@ -797,13 +804,14 @@ def pop_value(buf: bytearray, head: bool) -> bytes:
     return v
 
 
-def _digits(u: int) -> int:
-    """Decimal digits of u >= 0."""
-    d = 1
-    while u >= 10:
-        u //= 10
-        d += 1
-    return d
+if not cython.compiled:  # compiled, listpack.pxd holds it, inline (stream.py writes with it too)
+    def _digits(u: int) -> int:
+        """Decimal digits of u >= 0."""
+        d = 1
+        while u >= 10:
+            u //= 10
+            d += 1
+        return d
 
 
 def bulks(buf: bytes | bytearray, p: int, n: int) -> bytes:

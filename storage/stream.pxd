@@ -8,7 +8,7 @@
 # write them as before.  `add`, `trim` and `_appended` are callable from C by a caller that knows
 # it holds a Stream (XADD, see server/commands/t_stream.pxd), from Python as ordinary methods.
 cimport cython
-from raxdb.storage.listpack cimport _span as lp_span, skip as lp_skip, values as lp_values
+from raxdb.storage.listpack cimport _digits, _span as lp_span, skip as lp_skip, values as lp_values
 
 cdef list _BULK_HEADS
 
@@ -37,9 +37,6 @@ cdef bint _COMPILED
 
 # _resp_write writes a node's replies into one bytearray through a C pointer `d`: the helpers
 # below write at an offset and return the offset after what they wrote.
-@cython.locals(n=Py_ssize_t)
-cdef Py_ssize_t _udigits(unsigned long long u) noexcept
-
 @cython.locals(n=Py_ssize_t, j=Py_ssize_t)
 cdef Py_ssize_t _put_u(unsigned char* d, Py_ssize_t k, unsigned long long u) noexcept
 

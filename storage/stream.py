@@ -60,7 +60,8 @@ except ImportError:  # interpreted without Cython
 
     cython = SimpleNamespace(compiled=False)
 
-if not cython.compiled:  # compiled, stream.pxd cimports it: a C function
+if not cython.compiled:  # compiled, stream.pxd cimports them: a C function, and an inline one
+    from raxdb.storage.listpack import _digits
     from raxdb.storage.listpack import _span as lp_span
 
 FLAG_DELETED = 1
@@ -283,18 +284,9 @@ def _resp_entries(master_id: int, lp: bytearray, p: int, mfields: list[bytes], i
 _COMPILED = not __file__.endswith(".py")
 
 
-def _udigits(u: int) -> int:
-    """Decimal digits of u >= 0."""
-    n = 1
-    while u >= 10:
-        u //= 10
-        n += 1
-    return n
-
-
 def _put_u(d: bytearray, k: int, u: int) -> int:
     """Write u >= 0 in decimal at d[k:]; the offset after it."""
-    n = _udigits(u)
+    n = _digits(u)
     j = k + n - 1
     while True:
         d[j] = 48 + u % 10
@@ -323,12 +315,12 @@ def _put_elem(d: bytearray, k: int, s: bytes | bytearray, p: int) -> int:
         if x < 0:
             u = -(x + 1)
             u += 1  # -x without overflowing for the most negative 64-bit integer
-            k = _put_head(d, k, 36, _udigits(u) + 1)
+            k = _put_head(d, k, 36, _digits(u) + 1)
             d[k] = 45
             k = _put_u(d, k + 1, u)
         else:
             u = x
-            k = _put_head(d, k, 36, _udigits(u))
+            k = _put_head(d, k, 36, _digits(u))
             k = _put_u(d, k, u)
     else:
         if b < 0xC0:
@@ -385,7 +377,7 @@ def _resp_write(master_id: int, lp: bytearray, p: int, mfields: list[bytes], ids
         d[k + 1] = 50
         d[k + 2] = 13
         d[k + 3] = 10
-        k = _put_head(d, k + 4, 36, _udigits(ms) + 1 + _udigits(seq))
+        k = _put_head(d, k + 4, 36, _digits(ms) + 1 + _digits(seq))
         k = _put_u(d, k, ms)
         d[k] = 45
         k = _put_u(d, k + 1, seq)

@@ -91,6 +91,8 @@ class ReplyParser:
         it holds only integers, bulks, nulls and arrays, whose values hiredis keeps apart (a status
         or an error it would not: those replies, and any whose bulks merely look as if they held
         one, go to the general parser)."""
+        if data == b"*0\r\n":  # an empty array (ZRANGEBYSCORE or LRANGE of nothing): nothing to parse
+            return self.table_from()
         if b"\r\n+" in data or b"\r\n-" in data:
             return self.parse(data)[0]
         reader = self.reader
@@ -239,6 +241,8 @@ def lua_to_resp(v: Any, enc: R.Encoder, script_resp: int, shape: Any) -> bytes:
             flat = _flat_reply(parts)
             if flat is not None:
                 return flat
+        elif parts == 8:  # kind 8 alone: an empty array ({})
+            return b"*0\r\n"
         _table_to_resp(v, enc, shape, 2, out, todo, parts)
     else:
         todo.append((v, 2))

@@ -243,8 +243,8 @@ class Engine:
             cls = a.__class__
             if cls is bytes:
                 argv.append(a)
-            elif cls is int:
-                argv.append(b"%.17g" % a)
+            elif cls is int:  # lupa's integral numbers: below 2^53, "%.17g" is their decimal digits
+                argv.append(b"%d" % a if -9007199254740992 <= a <= 9007199254740992 else b"%.17g" % a)
             elif cls is float:
                 argv.append(convert.format_double(a))  # %.17g as C prints it: a NaN keeps its sign
             else:

@@ -10,7 +10,8 @@ limited to 1000, errors worded and positioned exactly as cjson words them.
 
 Decoding tries Python's C json parser first for speed and falls back to the exact tokenizer below
 for anything it rejects (and for inputs where the two could disagree), so the accepted language and
-every error message are cjson's.
+every error message are cjson's.  `encode` is reached through a Lua front that encodes the common
+inputs itself while the settings are the defaults (cjson_lua.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from lupa.lua51 import lua_type
 from raxdb.server.scripting.luanum import arg_error, check_number, check_string, number_text, raise_lua
 
 INT_MAX = 2**31 - 1
+_INF = float("inf")
 
 
 class Config:
@@ -43,6 +45,11 @@ class Config:
         self.keep_buffer = True
         self.encode_invalid = 0  # 0 off (an error), 1 on (written as inf / nan), 2 null
         self.decode_invalid = True
+
+    def encode_default(self) -> bool:
+        """Whether the settings encoding reads are lua-cjson's defaults (cjson_lua.py's `fast`)."""
+        return (not self.sparse_convert and self.sparse_ratio == 2 and self.sparse_safe == 10
+                and self.encode_max_depth == 1000 and self.precision == 14 and self.encode_invalid == 0)
 
 
 class Null:
@@ -126,9 +133,10 @@ def _encode_table(t: Any, out: list[bytes], depth: int, cfg: Config) -> None:
     top = 0
     is_array = True
     for k, _ in items:
-        if (k.__class__ is int or k.__class__ is float) and k >= 1 and k == int(k):
-            if k > top:
-                top = int(k)
+        kc = k.__class__
+        if (kc is int or kc is float) and k >= 1 and (kc is int or k.is_integer() or k == _INF):  # floor(k) == k
+            if k > top:  # lua_array_length's `max` is a C int: 2^31 and above set it to INT_MIN
+                top = int(k) if k < 2**31 else -2**31
         else:
             is_array = False
             break
@@ -394,17 +402,21 @@ def _reject_constant(name: str) -> float:
     raise ValueError(name)
 
 
-def make(where, table_from, mkobj) -> dict[bytes, Any]:  # type: ignore[no-untyped-def]
+def make(where, table_from, mkobj, encode_where=None, set_fast=None) -> dict[bytes, Any]:  # type: ignore[no-untyped-def]
+    """The library's members.  `encode_where`: where for `encode`'s errors when a front
+    (cjson_lua.py) calls it, one frame further from the script than the others; `set_fast(bool)`
+    tells that front whether the encode settings are the defaults, after each settings call."""
     cfg = Config()
+    encode_at = encode_where or where
 
     def encode(*args: Any) -> bytes:
         if len(args) != 1:
-            raise_lua(arg_error(where(), 1, "encode", "expected 1 argument"))
+            raise_lua(arg_error(encode_at(), 1, "encode", "expected 1 argument"))
         out: list[bytes] = []
         try:
             _encode(args[0], out, 0, cfg)
         except _EncodeError as e:
-            raise_lua(f"{where()}{e}")
+            raise_lua(f"{encode_at()}{e}")
         return b"".join(out)
 
     def decode(*args: Any) -> Any:
@@ -433,7 +445,7 @@ def make(where, table_from, mkobj) -> dict[bytes, Any]:  # type: ignore[no-untyp
         b"encode": encode, b"decode": decode, b"null": NULL, b"_NAME": b"cjson", b"_VERSION": b"2.1.0",
         b"new": lambda *_a: None,  # a second instance with its own settings: not provided
     }
-    lib.update(_settings(cfg, where))
+    lib.update(_settings(cfg, where, set_fast))
     return lib
 
 
@@ -441,7 +453,7 @@ def make(where, table_from, mkobj) -> dict[bytes, Any]:  # type: ignore[no-untyp
 _ON_OFF = ("off", "on")
 
 
-def _settings(cfg: Config, where) -> dict[bytes, Any]:  # type: ignore[no-untyped-def]
+def _settings(cfg: Config, where, set_fast=None) -> dict[bytes, Any]:  # type: ignore[no-untyped-def]
     """cjson.encode_max_depth(...) and the rest: each sets what it is given (nil leaves a setting as
     it is) and returns the settings, with lua-cjson's checks and its error texts (which name
     argument #1 for any out-of-range integer, as lua-cjson does)."""
@@ -512,9 +524,22 @@ def _settings(cfg: Config, where) -> dict[bytes, Any]:  # type: ignore[no-untype
         cfg.decode_invalid = bool(option("decode_invalid_numbers", args, 0, int(cfg.decode_invalid), _ON_OFF))
         return cfg.decode_invalid
 
+    def telling(setting):  # type: ignore[no-untyped-def]
+        """An encode setting that tells the Lua front whether the defaults still hold (also after
+        an error part way: a setting may be changed before a later argument is refused)."""
+        if set_fast is None:
+            return setting
+
+        def told(*args: Any) -> Any:
+            try:
+                return setting(*args)
+            finally:
+                set_fast(cfg.encode_default())
+        return told
+
     return {
-        b"encode_sparse_array": encode_sparse_array, b"encode_max_depth": encode_max_depth,
-        b"decode_max_depth": decode_max_depth, b"encode_number_precision": encode_number_precision,
-        b"encode_keep_buffer": encode_keep_buffer, b"encode_invalid_numbers": encode_invalid_numbers,
+        b"encode_sparse_array": telling(encode_sparse_array), b"encode_max_depth": telling(encode_max_depth),
+        b"decode_max_depth": decode_max_depth, b"encode_number_precision": telling(encode_number_precision),
+        b"encode_keep_buffer": encode_keep_buffer, b"encode_invalid_numbers": telling(encode_invalid_numbers),
         b"decode_invalid_numbers": decode_invalid_numbers,
     }

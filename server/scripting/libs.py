@@ -1,12 +1,20 @@
 """Install the libraries Redis bundles into an engine's script environment: bit, struct, cjson,
-cmsgpack (Python implementations, lib_*.py; cmsgpack.unpack behind a Lua front for its common
-case, msgpack_lua.py).  Each becomes a protected table, like Redis's."""
+cmsgpack (Python implementations, lib_*.py; cmsgpack.unpack and cjson.encode behind Lua fronts for
+their common cases, msgpack_lua.py and cjson_lua.py).  Each becomes a protected table, like Redis's."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from raxdb.server.scripting import convert, lib_bit, lib_cjson, lib_cmsgpack, lib_struct, msgpack_lua
+from raxdb.server.scripting import (
+    cjson_lua,
+    convert,
+    lib_bit,
+    lib_cjson,
+    lib_cmsgpack,
+    lib_struct,
+    msgpack_lua,
+)
 
 if TYPE_CHECKING:
     from raxdb.server.scripting.interfaces import Engine
@@ -28,10 +36,14 @@ def install(engine: Engine) -> None:
 
     cmsgpack = lib_cmsgpack.make(lua_where, lua.table_from, mkobj, unpack_where)
     cmsgpack[b"unpack"] = wrap_unpack(cmsgpack[b"unpack"])
+    wrap_encode, set_fast = cjson_lua.load(lua)
+    # both fronts keep one Lua frame between the script and the Python callable: one `where`
+    cjson = lib_cjson.make(lua_where, lua.table_from, mkobj, unpack_where, set_fast)
+    cjson[b"encode"] = wrap_encode(cjson[b"encode"])
     libs = {
         b"bit": lib_bit.make(lua_where),
         b"struct": lib_struct.make(lua_where),
-        b"cjson": lib_cjson.make(lua_where, lua.table_from, mkobj),
+        b"cjson": cjson,
         b"cmsgpack": cmsgpack,
     }
     for name, members in libs.items():
