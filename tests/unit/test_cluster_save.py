@@ -17,11 +17,12 @@ import pytest
 from raxdb.server.cluster import nodesconf
 from tests.support.diff import RawConnection, encode_command, parse
 from tests.support.servers import free_port, start_raxdb, start_redis
+from tests.support.transport import SinkTransport
 
 pytestmark = pytest.mark.oracle
 
 
-class _Transport:
+class _Transport(SinkTransport):
     """A client's transport that records, at each write, the slots nodes.conf gives myself."""
 
     def __init__(self, path: Path) -> None:
@@ -30,15 +31,6 @@ class _Transport:
 
     def write(self, data: bytes) -> None:
         self.writes.append((data, _my_line(self.path)))
-
-    def get_extra_info(self, name: str, default=None):  # noqa: ANN001
-        return ("127.0.0.1", 1) if name in ("peername", "sockname") else default
-
-    def get_write_buffer_size(self) -> int:
-        return 0
-
-    def close(self) -> None:
-        pass
 
 
 def _my_line(path: Path) -> str:

@@ -16,6 +16,7 @@ import pytest
 from tests.support.diff import Diff, RawConnection, parse
 from tests.support.fuzzgen import Gen
 from tests.support.servers import start_raxdb, start_redis
+from tests.support.transport import SinkTransport
 
 OOM = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n"
 LIB = """#!lua name=memlib
@@ -319,20 +320,6 @@ def test_eviction_past_its_time_limit_goes_on_over_later_turns(raxdb):
 
 
 # ---- the running figure, in process ---------------------------------------------------------------
-class _Sink:
-    def write(self, data: bytes) -> None:
-        pass
-
-    def get_extra_info(self, name: str, default=None):  # noqa: ANN001
-        return ("127.0.0.1", 1) if name in ("peername", "sockname") else default
-
-    def get_write_buffer_size(self) -> int:
-        return 0
-
-    def close(self) -> None:
-        pass
-
-
 def _in_process(n: int = 1):
     import raxdb.server.commands  # noqa: F401
     from raxdb.server.config.options import Config
@@ -343,7 +330,7 @@ def _in_process(n: int = 1):
     clients = []
     for _ in range(n):
         c = Client(srv)
-        c.connection_made(_Sink())  # type: ignore[arg-type]
+        c.connection_made(SinkTransport())  # type: ignore[arg-type]
         clients.append(c)
     return srv, clients
 
@@ -378,7 +365,7 @@ def test_a_new_connection_can_start_evictions():
     _send(c, "CONFIG", "SET", "maxmemory", str(used_memory(srv) + 1000))
     _send(c, "GET", "k1")
     assert srv.mem_ok and srv.stat_evicted_keys == 0
-    Client(srv).connection_made(_Sink())  # type: ignore[arg-type]
+    Client(srv).connection_made(SinkTransport())  # type: ignore[arg-type]
     _send(c, "GET", "k1")
     assert srv.stat_evicted_keys == 50 and not srv.dbs[0]
 
