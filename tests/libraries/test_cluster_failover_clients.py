@@ -51,6 +51,9 @@ TRANSIENT = re.compile("|".join([
     r"Connection is closed", r"Socket closed unexpectedly", r"Connection refused", r"Connection reset",
     # node-redis: the commands queued for a dead node when it drops that node's client
     r"^Disconnects client$",
+    # ioredis: its redirection budget (maxRedirections, 16) spent while the nodes still disagree
+    # about who serves the dead master's slots (some MOVED to the dead master, some to its heir)
+    r"^Too many Cluster redirections\. Last error: ReplyError: MOVED ",
     # redis-py 8.1 asyncio: a full re-initialization (after a connection error) closes connections
     # other tasks are writing to
     r"^AttributeError: 'NoneType' object has no attribute 'writelines'$",

@@ -82,11 +82,13 @@ class Faults:
                 return
             if client.delete(self.key) != 1:
                 return
-            client.rpush(self.key + ":restart", 1)
             try:
+                client.rpush(self.key + ":restart", 1)
                 client.blpop([self.key + ":never"], timeout=120)
             except redis.ConnectionError:
-                return  # the server went away: back to the read or write
+                # the server went away: back to the read or write.  It may go before RPUSH's own
+                # reply is read: the test restarts it as soon as it sees the push.
+                return
             raise InjectedFailure("the test did not restart the server")
         finally:
             client.close()
