@@ -16,6 +16,7 @@ from collections.abc import Callable
 import pytest
 
 from raxdb.storage.slots import key_hash_slot
+from tests.support.cluster import until
 from tests.support.diff import RawConnection, parse
 from tests.support.servers import ServerProcess, free_port, start_raxdb, start_redis
 
@@ -64,12 +65,7 @@ def nodes():
 
 
 def _until(what: str, cond: Callable[[], bool]) -> None:
-    end = time.monotonic() + DEADLINE_S
-    while time.monotonic() < end:
-        if cond():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+    until(what, cond, DEADLINE_S)
 
 
 def _sees(a: Node, b: Node, slots: list[str]) -> bool:
