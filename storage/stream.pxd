@@ -66,5 +66,7 @@ cdef class Stream:
 
     @cython.locals(t=Tail)
     cpdef add(self, argv, pos, ms, seq, new_id, max_bytes, max_entries)
+    @cython.locals(t=Tail)
+    cpdef _append_slow(self, argv, pos, ms, seq, new_id, max_bytes, max_entries)
     cpdef trim(self, maxlen, minid, approx, limit)
     cpdef _appended(self, new_id)
