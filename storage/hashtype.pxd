@@ -14,7 +14,7 @@ cimport cython
 from cpython cimport array
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.string cimport memcmp, memcpy
-from raxdb.storage.listpack cimport (append_pair, count_of, elements, entry_end, find_key, pair_value,
+from raxdb.storage.listpack cimport (append_pair, bulks, count_of, elements, entry_end, find_key, pair_value,
                                     replace_value, replace_values, splice)
 
 cdef Py_ssize_t _MIN_INDEX

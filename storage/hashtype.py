@@ -56,9 +56,11 @@ from collections.abc import Iterable, Iterator
 from raxdb.storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
 from raxdb.storage.listpack import (
     EMPTY,
+    HEADER_SIZE,
     NUMELE_UNKNOWN,
     append_pair,
     build,
+    bulks,
     checked_values,
     count_of,
     elements,
@@ -520,6 +522,16 @@ class Hash:
         if lp is not None:
             return elements(lp)
         return self.d.flat()  # type: ignore[union-attr]
+
+    def flat_bulks(self) -> tuple[int, bytes] | None:
+        """flat() as RESP bulk strings back to back, with their number, written straight from a
+        listpack's entries (LRANGE's encoder: no bytes object per element); None for a hashtable,
+        whose elements the caller takes from flat()."""
+        lp = self.lp
+        if lp is None:
+            return None
+        n = count_of(lp)
+        return n, bulks(lp, HEADER_SIZE, n)
 
     def items(self) -> Iterator[tuple[bytes, bytes]]:
         return _pairs_of(self.flat())

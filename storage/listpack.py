@@ -137,10 +137,22 @@ for _v in range(-4096, 4096):
 del _v, _body
 
 
+_INT16_ENTRY = struct.Struct("<BhB").pack  # encoding byte, the value, its back-length
+_INT32_ENTRY = struct.Struct("<BiB").pack
+_INT64_ENTRY = struct.Struct("<BqB").pack
+
+
 def encode_int_entry(v: int) -> bytes:
-    """The complete entry for the integer v (lpAppendInteger); v must fit int64."""
+    """The complete entry for the integer v (lpAppendInteger); v must fit int64.  The 16-, 32- and
+    64-bit ones are packed in one call (timestamps, the common large values, are 64-bit)."""
     if -4096 <= v <= 4095:
         return _SMALL_INT_ENTRIES[v + 4096]
+    if -32768 <= v <= 32767:
+        return _INT16_ENTRY(0xF1, v, 3)
+    if not -8388608 <= v <= 8388607:
+        if -2147483648 <= v <= 2147483647:
+            return _INT32_ENTRY(0xF3, v, 5)
+        return _INT64_ENTRY(0xF4, v, 9)
     body = _encode_int_body(v)
     return body + bytes((len(body),))
 
@@ -1150,15 +1162,19 @@ def replace_values(buf: bytes, changes: dict[int, bytes], appended: list[bytes])
 
 
 def _add_entry(pieces: list[bytes], v: bytes) -> None:
-    """Add v's canonical entry to pieces to be joined: a 6-bit string as its length byte, itself
-    and its back-length byte (no entry built), anything else through encode_entry."""
-    if _plain(v):
-        n = len(v)
+    """Add v's canonical entry to pieces to be joined (encode_entry's): a 6-bit string as its
+    length byte, itself and its back-length byte (no entry built)."""
+    n = len(v)
+    # a string that may be an integer is parsed once here, not again by encode_entry
+    i = string_to_int(v) if n and v[0] <= 57 else None
+    if i is not None:
+        pieces.append(encode_int_entry(i))
+    elif n < 64:
         pieces.append(_BYTE[0x80 | n])
         pieces.append(v)
         pieces.append(_BYTE[n + 1])
     else:
-        pieces.append(encode_entry(v))
+        pieces.append(encode_str_entry(v))
 
 
 def build(chunk: bytes, count: int) -> bytes:

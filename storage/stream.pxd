@@ -6,7 +6,9 @@
 # interpreter's own specialised LOAD_ATTR is cheap, so this matters only once compiled).  Every
 # field stays a Python object and public, so other modules, the RDB code and the tests read and
 # write them as before.  `add`, `trim` and `_appended` are callable from C by a caller that knows
-# it holds a Stream (XADD, see server/commands/t_stream.pxd), from Python as ordinary methods.
+# it holds a Stream (XADD, see server/commands/t_stream.pxd), from Python as ordinary methods;
+# `_append_slow` (add's general case: other fields, integer values, a new node) is a C method of
+# add's with the tail typed, so its reads of the Tail's fields are C-level too.
 cimport cython
 from raxdb.storage.listpack cimport _digits, _span as lp_span, skip as lp_skip, values as lp_values
 
@@ -66,5 +68,7 @@ cdef class Stream:
 
     @cython.locals(t=Tail)
     cpdef add(self, argv, pos, ms, seq, new_id, max_bytes, max_entries)
+    @cython.locals(t=Tail)
+    cpdef _append_slow(self, argv, pos, ms, seq, new_id, max_bytes, max_entries)
     cpdef trim(self, maxlen, minid, approx, limit)
     cpdef _appended(self, new_id)

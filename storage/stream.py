@@ -124,6 +124,24 @@ def _encode_items(parts: list[bytes], argv: list[bytes], start: int, step: int) 
             parts.append(_encode(v))
 
 
+def _encode_entry(argv: list[bytes], pos: int, msd: int, seqd: int, same: bool) -> tuple[list[bytes], int]:
+    """The elements of one entry (flags, deltas, [fields,] values, lp-count), and their number.
+    msd / seqd: the ID's parts less the master's, as plain differences (stored as C stores them in
+    int64 fields, see _as_int64); the small ones, and the counts, are taken from _SMALL_INTS."""
+    nf = (len(argv) - pos) // 2
+    parts = [b"\x02\x01" if same else b"\x00\x01",
+             _SMALL_INTS[msd + 4096] if -4096 <= msd < 4096 else _int_entry(_as_int64(msd)),
+             _SMALL_INTS[seqd + 4096] if -4096 <= seqd < 4096 else _int_entry(_as_int64(seqd))]
+    if same:
+        _encode_items(parts, argv, pos + 1, 2)
+        parts.append(_SMALL_INTS[nf + 4099] if nf < 4093 else _int_entry(nf + 3))
+        return parts, nf + 4
+    parts.append(_SMALL_INTS[nf + 4096] if nf < 4096 else _int_entry(nf))
+    _encode_items(parts, argv, pos, 1)
+    parts.append(_SMALL_INTS[2 * nf + 4100] if nf < 2046 else _int_entry(2 * nf + 4))
+    return parts, 2 * nf + 5
+
+
 def _as_int64(v: int) -> int:
     """A uint64 difference stored as C stores it in an int64 field."""
     v &= U64
@@ -802,7 +820,7 @@ class Stream:
                         parts += (_STR6_HEAD[n], v, _STR6_TAIL[n])  # IndexError past 63 bytes
                         size += n
                 except IndexError:  # a longer value: the general encoder
-                    return self._append_slow(argv, pos, new_id, max_bytes, max_entries)
+                    return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries)
                 lp = t.lp
                 count = t.count
                 n = t.nelem + t.nadd  # the header's element count after it (saturating is slow-path work)
@@ -816,9 +834,10 @@ class Stream:
                     _pack_header_count(lp, 0, len(lp), n, count)
                     self._appended(new_id)
                     return True
-        return self._append_slow(argv, pos, new_id, max_bytes, max_entries)
+        return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries)
 
-    def _append_slow(self, argv: list[bytes], pos: int, new_id: int, max_bytes: int, max_entries: int) -> bool:
+    def _append_slow(self, argv: list[bytes], pos: int, ms: int, seq: int, new_id: int, max_bytes: int,
+                     max_entries: int) -> bool:
         """append() for everything but the common case: a first node, other fields, values that may
         be integers, a full tail node."""
         t = self._tail
@@ -837,7 +856,7 @@ class Stream:
                     self._head = None  # it held the buffer just replaced
                 self._prealloc = None
             else:
-                parts, nelems = self._encode_entry(argv, pos, new_id, (t.mms << 64) | t.mseq, same)
+                parts, nelems = _encode_entry(argv, pos, ms - t.mms, seq - t.mseq, same)
                 _set_int(lp, 6, count + 1)
                 t.count = count + 1
                 parts.append(b"\xff")
@@ -860,7 +879,7 @@ class Stream:
         head = [b"\x01\x01\x00\x01", _int_entry(nf)]
         head += map(_encode, fields)
         head.append(b"\x00\x01")
-        parts, nelems = self._encode_entry(argv, pos, new_id, new_id, True)
+        parts, nelems = _encode_entry(argv, pos, 0, 0, True)
         L.append_encoded(lp, b"".join(head + parts), nf + 4 + nelems)
         self.rax.insert(key, lp)
         self._prealloc = (key, max(7, min(STREAM_PREALLOC, max_bytes)))  # lpNew(prealloc)
@@ -876,23 +895,6 @@ class Stream:
         self.last_id = self._last_valid = new_id
         if self.length == 1:
             self.first_id = new_id
-
-    @staticmethod
-    def _encode_entry(argv: list[bytes], pos: int, new_id: int, master_id: int, same: bool
-                      ) -> tuple[list[bytes], int]:
-        """The elements of one entry (flags, deltas, [fields,] values, lp-count), and their number."""
-        msd = _as_int64((new_id >> 64) - (master_id >> 64))
-        seqd = _as_int64((new_id & U64) - (master_id & U64))
-        nf = (len(argv) - pos) // 2
-        parts = [b"\x02\x01" if same else b"\x00\x01", _int_entry(msd), _int_entry(seqd)]
-        if same:
-            _encode_items(parts, argv, pos + 1, 2)
-            parts.append(_int_entry(nf + 3))
-            return parts, nf + 4
-        parts.append(_int_entry(nf))
-        _encode_items(parts, argv, pos, 1)
-        parts.append(_int_entry(2 * nf + 4))
-        return parts, 2 * nf + 5
 
     # ---- reading ---------------------------------------------------------------------------------
     @staticmethod

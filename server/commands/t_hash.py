@@ -247,6 +247,10 @@ def hgetall(c, argv):
     h = _hash_for_read(c, argv[1])
     if h is None:
         return c.enc.map([])
+    got = h.flat_bulks()
+    if got is not None:  # a listpack: its entries written as the reply's bulks
+        n, body = got
+        return _as_map(c, R.array_header(n) + body, n >> 1)
     flat = h.flat()
     return _as_map(c, R.bulk_strings(flat), len(flat) >> 1)
 

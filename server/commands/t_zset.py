@@ -74,6 +74,8 @@ def parse_score(arg: bytes, err: str = NOT_FLOAT) -> float:
 def _range_bound(arg: bytes) -> tuple[float, bool]:
     """A score bound as zslParseRange reads it: strtod over the C string, so the argument ends at
     its first NUL ("1\\0x" is 1)."""
+    if arg.isdigit() and len(arg) < 300:  # plain digits, the common bound: plain_decimal's case
+        return float(arg), False
     arg = c_str(arg)
     ex = arg[:1] == b"("
     s = arg[1:] if ex else arg
@@ -471,6 +473,8 @@ def zrange_generic(c, argv: list[bytes], key_idx: int, dst: bytes | None, ranget
         pairs = score_range(zs, srange, reverse, offset, limit)
     else:
         pairs = lex_range(zs, lrange, reverse, offset, limit)
+    if not pairs and not store:
+        return R.EMPTY_ARRAY  # an empty range (or no key) in either protocol
     if store:
         # Redis starts a listpack unless a rank range is known to be too long, then adds the
         # elements in emission order (the conversion point decides which scores lose a -0)

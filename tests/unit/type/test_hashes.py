@@ -321,6 +321,24 @@ def test_hgetall_resp3_map(diff):
     assert out.startswith(b"%2\r\n" if diff.protocol == 3 else b"*4\r\n")
 
 
+def test_hgetall_listpack_every_encoding(diff):
+    """A listpack hash's HGETALL is written from its entries: every integer width (7-bit, 13-,
+    16-, 24-, 32-, 64-bit, negative), 6- and 12-bit strings, and strings that look numeric but
+    are not canonical, in Redis's order and bytes."""
+    diff("CONFIG", "SET", "hash-max-listpack-value", "5000")
+    try:
+        values = ["0", "7", "127", "128", "-1", "4095", "-4096", "4096", "32767", "-32768", "8388607",
+                  "-8388608", "2147483647", "-2147483648", "2147483648", BIG, SMALL, "007", "-0", "1e3",
+                  "", "x" * 63, "y" * 64, "z" * 4095, "\x00\xff"]
+        args = [x for i, v in enumerate(values) for x in ("f%d" % i, v)]
+        diff("HSET", "h", *args)
+        diff("HSET", "h", "12", "34", "-5", "")  # integer-encoded fields
+        diff("OBJECT", "ENCODING", "h")
+        diff("HGETALL", "h")
+    finally:
+        diff("CONFIG", "SET", "hash-max-listpack-value", "64")
+
+
 def test_wrongtype(diff):
     diff("RPUSH", "l", "a")
     for cmd in [("HSET", "l", "a", "1"), ("HMSET", "l", "a", "1"), ("HGET", "l", "a"), ("HMGET", "l", "a"),
