@@ -51,7 +51,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from cpython.ref cimport PyObject
 
-from raxdb.server.scripting.engine cimport Engine
+from raxdb.server.scripting.engine cimport Crossing, Engine
 
 from raxdb.server.scripting import engine as _engine_module
 from raxdb.server.scripting.luanum import LuaRaise
@@ -280,8 +280,9 @@ cdef struct rx_state:
 cdef bint _resolved = False
 
 
-cdef class Bridge:
-    """One engine's crossing: its lua_State, how to push lupa's objects, and redis.call's state."""
+cdef class Bridge(Crossing):
+    """One engine's crossing: its lua_State, how to push lupa's objects, and redis.call's state.
+    A Crossing (engine.pxd), so that `Engine.run`'s call of `run` is a C call."""
 
     cdef lua_State *L
     cdef Engine engine
@@ -298,7 +299,7 @@ cdef class Bridge:
         PyMem_Free(self.st.args)
         PyMem_Free(self.st.lens)
 
-    def run(self, fn: object, Py_ssize_t numkeys, list argv, bint is_function) -> tuple | None:
+    cpdef run(self, fn, Py_ssize_t numkeys, list argv, bint is_function):
         """Run `fn` as lua_env.py's run_eval / run_fcall do (KEYS and ARGV from argv[3:], the
         first `numkeys` keys; protected by the error handler): (ok, its first result or the
         error) as lupa would give them, or None when `fn` or an argument is not what this path

@@ -10,6 +10,10 @@ cimport cython
 from raxdb.server.table.registry cimport Command
 
 
+cdef class Crossing:
+    cpdef run(self, fn, Py_ssize_t numkeys, list argv, bint is_function)
+
+
 cdef class Running:
     cdef public object engine, caller, name, argv, start, ro, allow_oom, wrote, killed, busy
     cdef public object is_function, repl, guarded, cross_slot, cluster_slot
@@ -19,14 +23,15 @@ cdef class Running:
 
 cdef class Engine:
     cdef public object server, chunk_name, functions, lua, _where, h, env, parser, _dispatch, _lookup
-    cdef public object _cmd_err, _run_eval, _run_fcall, _shape, client, ldb, ldb_lua, redis, bridge
+    cdef public object _cmd_err, _run_eval, _run_fcall, _shape, client, ldb, ldb_lua, redis
+    cdef public Crossing bridge
     cdef public Running running, _spare
 
     cpdef _call_argv(self, raise_errors, list argv)
     @cython.locals(run=Running, cmd=Command)
     cpdef _reply_of(self, raise_errors, list argv)
     cpdef _to_lua(self, raise_errors, bytes r)
-    @cython.locals(run=Running)
+    @cython.locals(run=Running, bridge=Crossing)
     cpdef run(self, c, fn, name, argv, numkeys, ro, is_function, allow_oom=*, cross_slot=*)
 
 
