@@ -13,3 +13,6 @@ cdef class ScriptCache:
     cdef public object server, engine, scripts
 
     cpdef run(self, c, sha, Script script, argv, numkeys, ro_command)
+
+
+cpdef ScriptCache cache(server)
