@@ -7,6 +7,7 @@
 # (redis.call's body, `_reply_of` and `_to_lua`) and `run` hold their Running and Command in typed
 # locals; `begin` is callable from C, and so are `_reply_of` and `_to_lua` (cbridge.pyx's redis.call).
 cimport cython
+from raxdb.server.scripting.runner cimport Runner
 from raxdb.server.table.registry cimport Command
 
 
@@ -21,7 +22,7 @@ cdef class Running:
     cpdef begin(self, caller, name, argv, ro, is_function, allow_oom, cross_slot)
 
 
-cdef class Engine:
+cdef class Engine(Runner):
     cdef public object server, chunk_name, functions, lua, _where, h, env, parser, _dispatch, _lookup
     cdef public object _cmd_err, _run_eval, _run_fcall, _shape, client, ldb, ldb_lua, redis
     cdef public Crossing bridge

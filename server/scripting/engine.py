@@ -38,6 +38,7 @@ from raxdb.server.scripting import busy, convert, ldb, libs, luanum
 from raxdb.server.scripting.ldb import cat_value
 from raxdb.server.scripting.lua_env import BOOTSTRAP
 from raxdb.server.scripting.luanum import LuaRaise
+from raxdb.server.scripting.runner import Runner
 from raxdb.server.scripting.untail import untail
 from raxdb.server.security import acl
 from raxdb.server.table.registry import BLOCKED
@@ -145,7 +146,7 @@ class Running:
         self.cluster_slot: int | None = None
 
 
-class Engine:
+class Engine(Runner):
     def __init__(self, server: Server, chunk_name: bytes, functions: bool = False) -> None:
         self.server = server
         self.chunk_name = chunk_name  # b"@user_script" or b"@user_function"

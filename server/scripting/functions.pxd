@@ -3,9 +3,11 @@
 # Function (a registered function) and FunctionsEngine become extension types, so FCALL's reads of
 # the registry, the function's flags and its callback are C struct fields, and `registry` and
 # `call` are C calls from t_scripting.pxd's handlers (cimported) rather than Python calls between
-# compiled modules.  The engine stays a Python object here: cimporting its type would import Lua
-# with this module, at start-up (functions.py says why not).
+# compiled modules.  The engine is held as a Runner (runner.pxd), so `call` calls it through its
+# method table: cimporting the engine's own type would import Lua with this module, at start-up
+# (functions.py says why not).
 cimport cython
+from raxdb.server.scripting.runner cimport Runner
 
 
 cdef class Function:
@@ -13,7 +15,8 @@ cdef class Function:
 
 
 cdef class FunctionsEngine:
-    cdef public object server, engine, libraries, functions, load_env, _loading
+    cdef public object server, libraries, functions, load_env, _loading
+    cdef public Runner engine
 
     cpdef lookup(self, name)
     @cython.locals(fn=Function)
