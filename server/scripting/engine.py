@@ -107,8 +107,9 @@ class Crossing:
 
     __slots__ = ()
 
-    def run(self, fn: Any, numkeys: int, argv: list[bytes], is_function: bool) -> tuple[bool, Any] | None:
-        """(ok, the result or the error) of running `fn`, or None when it cannot: lupa's path runs it."""
+    def run(self, fn: Any, numkeys: int, argv: list[bytes], is_function: bool) -> tuple[bool, Any] | bytes | None:
+        """(ok, the result or the error) of running `fn`, or for an integral number result its
+        encoded integer reply (bytes), or None when it cannot: lupa's path runs it."""
         return None
 
 
@@ -510,7 +511,6 @@ class Engine(Runner):
             res = bridge.run(fn, numkeys, argv, is_function) if bridge is not None and self.ldb is None else None
             if res is None:
                 res = (self._run_fcall if is_function else self._run_eval)(fn, numkeys, *argv[3:])
-            ok, value = res
         finally:
             self.running = None
             run.caller = run.argv = None  # nothing of the caller's kept alive between runs
@@ -520,6 +520,9 @@ class Engine(Runner):
                 busy.leave(srv, run)
             if run.killed or srv.shutting_down or self.ldb is not None:
                 self.install_hook()  # the kill (or the debugger) left a line hook behind
+        if res.__class__ is bytes:
+            return res  # the bridge's reply to an integral number, encoded as below
+        ok, value = res
         if not ok:
             raise CommandError(self._format_error(value, name), _counted(value))
         if value.__class__ is int and _LLONG_MIN <= value < _LLONG_LIMIT:
