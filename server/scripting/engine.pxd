@@ -6,6 +6,9 @@
 # descriptor call a compiled module pays for an attribute of a plain Python object.  `_call_argv`
 # (redis.call's body, `_reply_of` and `_to_lua`) and `run` hold their Running and Command in typed
 # locals; `begin` is callable from C, and so are `_reply_of` and `_to_lua` (cbridge.pyx's redis.call).
+# Crossing is the type cbridge's Bridge subclasses, so `run`'s call of the bridge goes through its
+# method table; Engine is a runner.Runner, so the script cache's and the function registry's call
+# of `run` does too.
 cimport cython
 from raxdb.server.scripting.runner cimport Runner
 from raxdb.server.table.registry cimport Command
