@@ -46,6 +46,7 @@ HOT_MODULES = [
     "raxdb.server.scripting.engine",
     "raxdb.server.scripting.scripts",
     "raxdb.server.scripting.functions",
+    "raxdb.server.scripting.runner",
     "raxdb.server.scripting.convert",
     "raxdb.storage.crc64",
     "raxdb.storage.hashtype",

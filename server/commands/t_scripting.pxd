@@ -3,11 +3,16 @@
 # EVALSHA's and EVAL's path to the script cache is C calls: the cache and its entry are held in
 # locals typed as scripts.pxd's extension types, so `sc.run` is a call through its vtable (not a
 # Python method call with six arguments), and the helpers between the handler and it are cpdef.
+# scripts and functions are cimported as modules too (beside the .py's imports of them), so that
+# `scripts.cache(...)` and `functions.registry(...).call(...)`, cpdef there, are C calls.
 cimport cython
+from raxdb.server.scripting cimport functions, scripts
 from raxdb.server.scripting.scripts cimport Script, ScriptCache
 
 
 cpdef _check_numkeys(argv)
+
+cpdef _feed_monitors(c, argv)
 
 @cython.locals(sc=ScriptCache, script=Script)
 cpdef _run_eval(c, argv, ro)

@@ -11,6 +11,7 @@ functions.py  FUNCTION libraries (LOAD, FCALL, DUMP/RESTORE)
 busy.py       answering other clients while a script runs past busy-reply-threshold
 ldb.py        the Lua debugger (SCRIPT DEBUG, redis-cli --ldb)
 interfaces.py the engine and a running script as busy.py, ldb.py and libs.py see them
+runner.py     the engine as scripts.py and functions.py call it (a C call when compiled)
 
 Rule: imports only the layers below it (net and everything under it); inside, the engine imports
 its helpers and they name it through interfaces.py, never by importing it back.

@@ -13,7 +13,9 @@ rest of a reply goes through `Engine._to_lua`, the converter the interpreted pat
 `Bridge.run` calls a script (EVAL, EVALSHA, FCALL) as lua_env.py's run_eval / run_fcall do: KEYS and
 ARGV built with lua_createtable from the argv, the function run by lua_pcall under the same error
 handler; its result comes back as lupa would give it (numbers, strings, booleans made here; a
-table through lupa, which alone makes its objects), for `Engine.run` to convert as before.
+table through lupa, which alone makes its objects), for `Engine.run` to convert as before, except
+an integral number, the commonest result, which comes back as the integer reply `Engine.run`
+would make of it.
 
 Its rule.  It is the one module of raxdb written as C-level Cython (a .pyx): a bridge to a C API
 cannot be plain Python.  It is optional in every way: not built (RAXDB_PURE=1, no compiler), not
@@ -51,8 +53,9 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from cpython.ref cimport PyObject
 
-from raxdb.server.scripting.engine cimport Engine
+from raxdb.server.scripting.engine cimport Crossing, Engine
 
+from raxdb.protocol.reply import SMALL_INTS as _SMALL_INT_REPLIES
 from raxdb.server.scripting import engine as _engine_module
 from raxdb.server.scripting.luanum import LuaRaise
 
@@ -206,6 +209,11 @@ cdef extern from *:
         rx.setfield(L, -2, "ignore_err_stats_update");
     }
 
+    /* A script's integer result as reply.integer encodes it (":<n>\\r\\n"); its length. */
+    static int rx_integer_reply(long long n, char *buf, int size) {
+        return snprintf(buf, size, ":%lld\\r\\n", n);
+    }
+
     /* lupa's number conversion (py_from_lua): an integral value as an integer. */
     static int rx_integral(lua_Number n, long long *out) {
         ptrdiff_t i = (ptrdiff_t)n;
@@ -252,6 +260,7 @@ cdef extern from *:
     int rx_push_reply(lua_State *L, const char *p, Py_ssize_t len, int resp) nogil
     void rx_push_cmd_err(lua_State *L, const char *s, Py_ssize_t len) nogil
     int rx_integral(lua_Number n, long long *out) nogil
+    int rx_integer_reply(long long n, char *buf, int size) nogil
 
 
 # What the Python part of a call leaves for its C part to do (each after the GIL part returned).
@@ -280,8 +289,9 @@ cdef struct rx_state:
 cdef bint _resolved = False
 
 
-cdef class Bridge:
-    """One engine's crossing: its lua_State, how to push lupa's objects, and redis.call's state."""
+cdef class Bridge(Crossing):
+    """One engine's crossing: its lua_State, how to push lupa's objects, and redis.call's state.
+    A Crossing (engine.pxd), so that `Engine.run`'s call of `run` is a C call."""
 
     cdef lua_State *L
     cdef Engine engine
@@ -298,14 +308,17 @@ cdef class Bridge:
         PyMem_Free(self.st.args)
         PyMem_Free(self.st.lens)
 
-    def run(self, fn: object, Py_ssize_t numkeys, list argv, bint is_function) -> tuple | None:
+    cpdef run(self, fn, Py_ssize_t numkeys, list argv, bint is_function):
         """Run `fn` as lua_env.py's run_eval / run_fcall do (KEYS and ARGV from argv[3:], the
         first `numkeys` keys; protected by the error handler): (ok, its first result or the
         error) as lupa would give them, or None when `fn` or an argument is not what this path
-        takes (then lupa's path runs it)."""
+        takes (then lupa's path runs it).  A result that is an integral number (the commonest)
+        comes back as its encoded integer reply (bytes), what `Engine.run` would make of it."""
         cdef lua_State *L = self.L
         cdef Py_ssize_t n = len(argv) - 3, i
-        cdef int top, status
+        cdef int top, status, size
+        cdef long long v
+        cdef char buf[32]
         if n < 0 or numkeys < 0 or numkeys > n or type(fn) is not self.function_type:
             return None
         if n > self.st.cap and not self._reserve(n):
@@ -325,6 +338,13 @@ cdef class Bridge:
         self._push_object(fn)
         status = rx.pcall(L, 1, 1, top + 1)
         self.st.nargs = 0
+        if status == 0 and rx.type(L, top + 2) == RX_TNUMBER and rx_integral(rx.tonumber(L, top + 2), &v):
+            # lupa would give an int (always within a long long here): reply.integer's reply
+            rx.settop(L, top)
+            if -1 <= v <= 10000:
+                return (<list>_SMALL_INT_REPLIES)[v + 1]
+            size = rx_integer_reply(v, buf, sizeof(buf))
+            return PyBytes_FromStringAndSize(buf, size)
         return status == 0, self._take(top + 2, top)
 
     cdef bint _reserve(self, Py_ssize_t n):

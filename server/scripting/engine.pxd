@@ -6,8 +6,16 @@
 # descriptor call a compiled module pays for an attribute of a plain Python object.  `_call_argv`
 # (redis.call's body, `_reply_of` and `_to_lua`) and `run` hold their Running and Command in typed
 # locals; `begin` is callable from C, and so are `_reply_of` and `_to_lua` (cbridge.pyx's redis.call).
+# Crossing is the type cbridge's Bridge subclasses, so `run`'s call of the bridge goes through its
+# method table; Engine is a runner.Runner, so the script cache's and the function registry's call
+# of `run` does too.
 cimport cython
+from raxdb.server.scripting.runner cimport Runner
 from raxdb.server.table.registry cimport Command
+
+
+cdef class Crossing:
+    cpdef run(self, fn, Py_ssize_t numkeys, list argv, bint is_function)
 
 
 cdef class Running:
@@ -17,16 +25,17 @@ cdef class Running:
     cpdef begin(self, caller, name, argv, ro, is_function, allow_oom, cross_slot)
 
 
-cdef class Engine:
+cdef class Engine(Runner):
     cdef public object server, chunk_name, functions, lua, _where, h, env, parser, _dispatch, _lookup
-    cdef public object _cmd_err, _run_eval, _run_fcall, _shape, client, ldb, ldb_lua, redis, bridge
+    cdef public object _cmd_err, _run_eval, _run_fcall, _shape, client, ldb, ldb_lua, redis
+    cdef public Crossing bridge
     cdef public Running running, _spare
 
     cpdef _call_argv(self, raise_errors, list argv)
     @cython.locals(run=Running, cmd=Command)
     cpdef _reply_of(self, raise_errors, list argv)
     cpdef _to_lua(self, raise_errors, bytes r)
-    @cython.locals(run=Running)
+    @cython.locals(run=Running, bridge=Crossing)
     cpdef run(self, c, fn, name, argv, numkeys, ro, is_function, allow_oom=*, cross_slot=*)
 
 

@@ -38,6 +38,7 @@ from raxdb.server.scripting import busy, convert, ldb, libs, luanum
 from raxdb.server.scripting.ldb import cat_value
 from raxdb.server.scripting.lua_env import BOOTSTRAP
 from raxdb.server.scripting.luanum import LuaRaise
+from raxdb.server.scripting.runner import Runner
 from raxdb.server.scripting.untail import untail
 from raxdb.server.security import acl
 from raxdb.server.table.registry import BLOCKED
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
 
 HOOK_INSTRUCTIONS = 100000
 _LLONG_MIN, _LLONG_LIMIT = -(1 << 63), 1 << 63
+_monotonic = time.monotonic  # read per run: one global, not a global and an attribute
+_SMALL_INT_REPLIES = R.SMALL_INTS  # reply.integer's cached replies of -1..10000, by value + 1
 REDIS_VERSION = VERSION.encode()
 _MAJOR, _MINOR, _PATCH = map(int, VERSION.split("."))
 REDIS_VERSION_NUM = (_MAJOR << 16) | (_MINOR << 8) | _PATCH
@@ -96,6 +99,20 @@ class Rand48:
 RAND = Rand48()
 
 
+class Crossing:
+    """The call into Lua that `Engine.run` makes when cbridge is built: cbridge's Bridge subclasses
+    this, and engine.pxd declares it an extension type, so that the compiled `Engine.run` calls the
+    bridge through its method table rather than as a Python method.  The interpreted build has no
+    bridge (the engine's `bridge` is None) and never makes one of these."""
+
+    __slots__ = ()
+
+    def run(self, fn: Any, numkeys: int, argv: list[bytes], is_function: bool) -> tuple[bool, Any] | bytes | None:
+        """(ok, the result or the error) of running `fn`, or for an integral number result its
+        encoded integer reply (bytes), or None when it cannot: lupa's path runs it."""
+        return None
+
+
 class Running:
     """What is executing now: for SCRIPT KILL, FUNCTION STATS, the busy handling.  An engine keeps
     one and `begin`s it for each run (an object made per EVALSHA cost more than its fields)."""
@@ -111,7 +128,7 @@ class Running:
         self.caller = caller
         self.name = name
         self.argv = argv
-        self.start = time.monotonic()
+        self.start = _monotonic()
         self.ro = ro
         self.allow_oom = allow_oom  # declared allow-oom: writes even when used memory > maxmemory
         self.wrote = False
@@ -130,7 +147,7 @@ class Running:
         self.cluster_slot: int | None = None
 
 
-class Engine:
+class Engine(Runner):
     def __init__(self, server: Server, chunk_name: bytes, functions: bool = False) -> None:
         self.server = server
         self.chunk_name = chunk_name  # b"@user_script" or b"@user_function"
@@ -166,9 +183,10 @@ class Engine:
         self.redis = self._redis_table()
         # redis.call and redis.pcall as C functions of this Lua state when cbridge is built and
         # lupa checks out (server/scripting/cbridge.pyx); else lupa's crossing into `_command`
-        self.bridge = _bridge(self)
-        if self.bridge is not None:
-            self.bridge.install_calls(self.redis)
+        bridge = _bridge(self)
+        self.bridge = bridge
+        if bridge is not None:
+            bridge.install_calls(self.redis)
         libs.install(self)
         if functions:
             # Functions run without the EVAL-only globals and redis members.
@@ -489,10 +507,10 @@ class Engine:
             self.ldb_lua.start(self.ldb.tails)  # the debugger's line hook instead of the busy hook, as Redis
         try:
             # cbridge's call into Lua (not under the debugger, whose hooks expect lupa's frames)
-            res = self.bridge.run(fn, numkeys, argv, is_function) if self.bridge is not None and self.ldb is None else None
+            bridge = self.bridge
+            res = bridge.run(fn, numkeys, argv, is_function) if bridge is not None and self.ldb is None else None
             if res is None:
                 res = (self._run_fcall if is_function else self._run_eval)(fn, numkeys, *argv[3:])
-            ok, value = res
         finally:
             self.running = None
             run.caller = run.argv = None  # nothing of the caller's kept alive between runs
@@ -502,10 +520,15 @@ class Engine:
                 busy.leave(srv, run)
             if run.killed or srv.shutting_down or self.ldb is not None:
                 self.install_hook()  # the kill (or the debugger) left a line hook behind
+        if res.__class__ is bytes:
+            return res  # the bridge's reply to an integral number, encoded as below
+        ok, value = res
         if not ok:
             raise CommandError(self._format_error(value, name), _counted(value))
         if value.__class__ is int and _LLONG_MIN <= value < _LLONG_LIMIT:
-            return R.integer(value)  # the commonest reply, without the general conversion
+            # the commonest reply, without the general conversion: reply.integer's, inline (a call
+            # of the interpreted reply module costs more than the rest of this return)
+            return _SMALL_INT_REPLIES[value + 1] if -1 <= value <= 10000 else b":%d\r\n" % value
         r = convert.lua_to_resp(value, c.enc, client.resp, self._shape)
         if r[0] == 45:  # an error reply: counted in errorstats unless a called command's, counted already
             raise CommandError(r[1:-2], _counted(value))

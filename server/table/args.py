@@ -32,8 +32,10 @@ def maybe_int(arg: bytes) -> int | None:
     return _string2ll(arg)
 
 
-# the canonical spellings of 0..255, which string2ll reads as themselves
-_SMALL_INTS = {b"%d" % i: i for i in range(256)}
+# the canonical spellings of 0..255, which string2ll reads as themselves; public for compiled hot
+# paths (EVALSHA's and FCALL's numkeys), where a call of this interpreted module costs more than
+# the check it makes
+SMALL_INTS = _SMALL_INTS = {b"%d" % i: i for i in range(256)}
 
 
 def to_float(arg: bytes, err: str = NOT_FLOAT) -> float:

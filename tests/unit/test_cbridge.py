@@ -123,6 +123,12 @@ CALLS = [
     ("local t = setmetatable({}, {__index=function() error('deep') end}) return t.x", 0),
     ("return redis.call('nosuch')", 0), ("return #redis.call('lrange', KEYS[1], 0, -1)", 1, "nosuch"),
     ("return coroutine.wrap(function() return redis.call('incr', 'n') end)()", 0),
+    # a number result, encoded by Bridge.run when integral: the cached replies' edges, past them,
+    # the largest integral doubles, -0, and the non-integral ones the general conversion truncates
+    ("return -1", 0), ("return -2", 0), ("return 10000", 0), ("return 10001", 0), ("return 0", 0),
+    ("return -0", 0), ("return 2^53", 0), ("return -2^53 - 2", 0), ("return 2^62", 0), ("return -2^63 + 2^11", 0),
+    ("return 3.7", 0), ("return -3.7", 0), ("return -0.5", 0), ("return 1e300", 0), ("return -1/0", 0),
+    ("return tonumber(ARGV[1])", 0, "123456789012"), ("return redis.call('incr', 'n'), 5", 0),
 ]
 
 
