@@ -6,7 +6,10 @@
 # descriptor call a compiled module pays for an attribute of a plain Python object.  `_call_argv`
 # (redis.call's body, `_reply_of` and `_to_lua`) and `run` hold their Running and Command in typed
 # locals; `begin` is callable from C, and so are `_reply_of` and `_to_lua` (cbridge.pyx's redis.call).
+# The command itself runs through client.pxd's `call_command`, cimported: a C call, not a method call
+# on the Python `Client`.
 cimport cython
+from raxdb.server.net.client cimport call_command
 from raxdb.server.table.registry cimport Command
 
 
