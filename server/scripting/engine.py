@@ -273,7 +273,7 @@ class Engine:
             if cmd is None or cmd.proc is None and not cmd.subcommands:
                 return self._fail(raise_errors, b"Unknown Redis command called from script", True)
         # Refusals of a command that exists count as its rejected calls (scriptCall's error path).
-        if cmd.proc is None or len(argv) not in cmd.arg_counts:
+        if cmd.proc is None or not cmd.arity_ok(len(argv)):
             cmd.rejected_calls += 1
             return self._fail(raise_errors, b"Wrong number of args calling Redis command from script", True)
         srv = self.server
