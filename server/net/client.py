@@ -742,53 +742,12 @@ class Client(asyncio.Protocol):
                 _tracking.after_command(self, self.last_cmd)
 
     def call(self, cmd: Command, argv: list[bytes], t0: int | None = None, log_slow: bool = False) -> Any:
-        """Run a resolved, arity-checked command: the reply bytes (or BLOCKED), with its stats.
+        """Run a resolved, arity-checked command: the reply bytes (or BLOCKED), with its stats
+        (`call_command`, which compiled code calls directly).
 
         Used by `execute()`, EXEC and scripts.  The fast loop in `_run_fast` inlines the same
         steps on purpose: a method call per command is measurable there."""
-        if t0 is None:
-            t0 = _clock()
-        self.last_argv = argv
-        srv = self.server
-        tr = srv.tracking if self.tracking is not None else None
-        if tr is not None:
-            outer, tr.current = tr.current, self  # its invalidations now wait for its reply
-        ops = srv.also_propagate
-        if ops is not None:  # server/events/propagate.py: note what the command changes
-            dirty = srv.dirty
-            saved = self.prop_argv, self.prop_prevent, self.prop_force
-            self.prop_argv = None
-            self.prop_prevent = False
-            self.prop_force = False
-            srv.prop_depth += 1
-        try:
-            r = cmd.proc(self, argv)  # type: ignore[misc]
-        except CommandError as e:
-            r = self.error_reply(e.msg, cmd, e.counted)
-        except Exception as e:  # a bug must not take the connection down
-            r = self.internal_error(cmd, e)
-        if tr is not None:
-            tr.current = outer
-        if ops is not None:
-            srv.prop_depth -= 1
-            _propagate.note(srv, self, cmd, argv, dirty)
-            self.prop_argv, self.prop_prevent, self.prop_force = saved
-            if not srv.prop_depth:  # the outermost call: afterCommand's propagatePendingCommands
-                _propagate.flush(srv, cmd)
-        cmd.calls += 1
-        cmd.timed_calls += 1
-        dt = _clock() - t0
-        cmd.usec += dt
-        if self.server.config.latency_tracking:
-            cmd.latency[dt // 1000] += 1
-        if log_slow and dt >= self.server.slowlog_ns:  # EXEC's and scripts' commands (execute() logs its own)
-            self.note_slow(cmd, argv, dt)
-        self.last_cmd = cmd
-        if self.tracking is not None and cmd.is_readonly:
-            _tracking.remember_read(self, cmd, argv)
-        if self.server.maxmemory:
-            evict.account(self, cmd, argv)
-        return r
+        return call_command(self, cmd, argv, t0, log_slow)
 
     def _disk_denies(self, cmd: Command, argv: list[bytes]) -> bool:
         """processCommand's is_write_command or PING, which a disk error refuses."""
@@ -949,6 +908,57 @@ class AOFClient(Client):
     __slots__ = ()
     must_obey = True
 
+
+
+def call_command(c: Client, cmd: Command, argv: list[bytes], t0: int | None, log_slow: bool) -> Any:
+    """`Client.call`'s body, a function of its own so that compiled callers (the scripting engine's
+    redis.call, engine.pxd) reach it as a C call, without a method lookup and argument parsing.
+    The server is read once: a command cannot replace `c.server`."""
+    if t0 is None:
+        t0 = _clock()
+    c.last_argv = argv
+    srv = c.server
+    tr = srv.tracking if c.tracking is not None else None
+    if tr is not None:
+        outer, tr.current = tr.current, c  # its invalidations now wait for its reply
+    ops = srv.also_propagate
+    if ops is not None:  # server/events/propagate.py: note what the command changes
+        dirty = srv.dirty
+        saved = c.prop_argv, c.prop_prevent, c.prop_force
+        c.prop_argv = None
+        c.prop_prevent = False
+        c.prop_force = False
+        srv.prop_depth += 1
+    try:
+        r = cmd.proc(c, argv)  # type: ignore[misc]
+    except CommandError as e:
+        r = c.error_reply(e.msg, cmd, e.counted)
+    except Exception as e:  # a bug must not take the connection down
+        r = c.internal_error(cmd, e)
+    if tr is not None:
+        tr.current = outer
+    if ops is not None:
+        srv.prop_depth -= 1
+        _propagate.note(srv, c, cmd, argv, dirty)
+        c.prop_argv, c.prop_prevent, c.prop_force = saved
+        if not srv.prop_depth:  # the outermost call: afterCommand's propagatePendingCommands
+            _propagate.flush(srv, cmd)
+    cmd.calls += 1
+    cmd.timed_calls += 1
+    dt = _clock() - t0
+    cmd.usec += dt
+    if srv.config.latency_tracking:
+        cmd.latency[dt // 1000] += 1
+    if log_slow and dt >= srv.slowlog_ns:  # EXEC's and scripts' commands (execute() logs its own)
+        c.note_slow(cmd, argv, dt)
+    c.last_cmd = cmd
+    # is_readonly first: no command that reads turns tracking on or off, so the client's
+    # tracking after a read is the one it ran with
+    if cmd.is_readonly and c.tracking is not None:
+        _tracking.remember_read(c, cmd, argv)
+    if srv.maxmemory:
+        evict.account(c, cmd, argv)
+    return r
 
 def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray, base_done: int) -> None:
     """Run the commands hiredis has complete for `c`, appending their replies to `out` (the

@@ -520,10 +520,12 @@ cdef int _py_call_argv(rx_state *st, Bridge b, lua_State *L, bint raise_errors) 
         r = eng._reply_of(raise_errors, argv)
         if type(r) is not bytes:
             return b._push_value(r)  # a refusal's error, when pcall returns it
-        st.resp = eng.client.resp
-        if (<bytes>r)[0] == 45:  # -: the error of a called command (counted in errorstats already)
+        t = (<bytes>r)[0]
+        if t == 45:  # -: the error of a called command (counted in errorstats already)
             b._hold(_engine_module.error_text((<bytes>r)[:-2]))
             return RET_CMD_ERR
+        if t == 42:  # *: rx_push_reply reads the protocol for arrays only (redis.setresp)
+            st.resp = eng.client.resp
         b._hold(<bytes>r)
         return RET_REPLY
     except BaseException as e:

@@ -8,8 +8,10 @@
 # locals; `begin` is callable from C, and so are `_reply_of` and `_to_lua` (cbridge.pyx's redis.call).
 # Crossing is the type cbridge's Bridge subclasses, so `run`'s call of the bridge goes through its
 # method table; Engine is a runner.Runner, so the script cache's and the function registry's call
-# of `run` does too.
+# of `run` does too.  The command itself runs through client.pxd's `call_command`, cimported: a C
+# call, not a method call on the Python `Client`.
 cimport cython
+from raxdb.server.net.client cimport call_command
 from raxdb.server.scripting.runner cimport Runner
 from raxdb.server.table.registry cimport Command
 

@@ -3,9 +3,9 @@
 The server has two, like Redis 7.0: one for EVAL scripts, one for FUNCTION libraries
 (server/scripting/functions.py).  A script runs on the event loop thread, start to finish, so
 nothing interleaves with it: that is the atomicity guarantee.  Commands issued by `redis.call` run
-through `Client.call` on a private client (Redis's "lua client"): same handlers, same stats, same
-keyspace effects and wake-ups as a client's command, with the caller's database at the start and
-`in_exec` set so blocking commands answer at once instead of blocking.
+through `Client.call`'s body (`call_command`) on a private client (Redis's "lua client"): same
+handlers, same stats, same keyspace effects and wake-ups as a client's command, with the caller's
+database at the start and `in_exec` set so blocking commands answer at once instead of blocking.
 
 A count hook fires every `HOOK_INSTRUCTIONS` Lua instructions; past busy-reply-threshold it hands
 control to server/scripting/busy.py, which answers other clients (BUSY, SCRIPT KILL, SHUTDOWN
@@ -33,7 +33,7 @@ from raxdb.server.base.version import VERSION
 from raxdb.server.conn import lifecycle
 from raxdb.server.events import propagate, tracking
 from raxdb.server.memory.evict import OOM
-from raxdb.server.net.client import Client
+from raxdb.server.net.client import Client, call_command
 from raxdb.server.scripting import busy, convert, ldb, libs, luanum
 from raxdb.server.scripting.ldb import cat_value
 from raxdb.server.scripting.lua_env import BOOTSTRAP
@@ -291,7 +291,7 @@ class Engine(Runner):
             if cmd is None or cmd.proc is None and not cmd.subcommands:
                 return self._fail(raise_errors, b"Unknown Redis command called from script", True)
         # Refusals of a command that exists count as its rejected calls (scriptCall's error path).
-        if cmd.proc is None or len(argv) not in cmd.arg_counts:
+        if cmd.proc is None or not cmd.arity_ok(len(argv)):
             cmd.rejected_calls += 1
             return self._fail(raise_errors, b"Wrong number of args calling Redis command from script", True)
         srv = self.server
@@ -323,12 +323,12 @@ class Engine(Runner):
             # flags); what it propagates itself (XCLAIMs, expired keys' DELs) goes to both
             client.prop_targets = run.repl
             try:
-                r = client.call(cmd, argv, None, True)
+                r = call_command(client, cmd, argv, None, True)
             finally:
                 client.prop_targets = REPL_ALL
         else:
-            r = client.call(cmd, argv, None, True)  # slow-logged too, before their script
-        if run is not None and run.caller.tracking is not None and cmd.is_readonly:
+            r = call_command(client, cmd, argv, None, True)  # slow-logged too, before their script
+        if cmd.is_readonly and run is not None and run.caller.tracking is not None:
             tracking.remember_script_read(run.caller, run.argv)
         if r is BLOCKED:
             r = client.enc.null

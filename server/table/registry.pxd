@@ -3,6 +3,8 @@
 # Command becomes an extension type whose fields (every one a public Python object, as its
 # __slots__ were) are C struct fields: the fast loop (server/net/client.pxd) reads and counts five of
 # them per command, which a compiled module otherwise pays a type lookup and a descriptor call for.
+# `arity_ok` is callable from C (the scripting engine's redis.call checks every command's arity).
+cimport cython
 
 
 cdef class Command:
@@ -11,3 +13,6 @@ cdef class Command:
     cdef public object touches_arbitrary_keys, calls, usec, rejected_calls, failed_calls, ok_in_pubsub
     cdef public object ok_loading, no_auth, queue_in_multi, is_blocking, noscript, sampled, timed_calls
     cdef public object fixed_key_positions, latency
+
+    @cython.locals(arity=Py_ssize_t)
+    cpdef bint arity_ok(self, Py_ssize_t n)
