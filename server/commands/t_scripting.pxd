@@ -4,9 +4,10 @@
 # locals typed as scripts.pxd's extension types, so `sc.run` is a call through its vtable (not a
 # Python method call with six arguments), and the helpers between the handler and it are cpdef.
 # scripts and functions are cimported as modules too (beside the .py's imports of them), so that
-# `scripts.cache(...)` and `functions.registry(...).call(...)`, cpdef there, are C calls.
+# `scripts.cache(...)`, `functions.registry(...).call(...)` and `runner.numkeys(...)`, cpdef there,
+# are C calls.
 cimport cython
-from raxdb.server.scripting cimport functions, scripts
+from raxdb.server.scripting cimport functions, runner, scripts
 from raxdb.server.scripting.scripts cimport Script, ScriptCache
 
 

@@ -10,27 +10,13 @@ from __future__ import annotations
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import CommandError, busy_error, subcommand_syntax
 from raxdb.server.conn import lifecycle
-from raxdb.server.scripting import functions, ldb, scripts
-from raxdb.server.table.args import SMALL_INTS, maybe_int
+from raxdb.server.scripting import functions, ldb, runner, scripts
 from raxdb.server.table.registry import command
 from raxdb.storage.glob import compile_glob
 
-_small_int = SMALL_INTS.get
-
 
 def _check_numkeys(argv: list[bytes]) -> int:
-    a = argv[2]
-    # maybe_int's first step inline (a small count is a lookup), the interpreted call only past it
-    n = _small_int(a) if a.__class__ is bytes else None
-    if n is None:
-        n = maybe_int(a)
-    if n is None:
-        raise CommandError("ERR value is not an integer or out of range")
-    if n > len(argv) - 3:
-        raise CommandError("ERR Number of keys can't be greater than number of args")
-    if n < 0:
-        raise CommandError("ERR Number of keys can't be negative")
-    return n
+    return runner.numkeys(argv, "ERR value is not an integer or out of range")
 
 
 def _feed_monitors(c, argv: list[bytes]) -> None:

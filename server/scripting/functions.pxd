@@ -7,6 +7,7 @@
 # method table: cimporting the engine's own type would import Lua with this module, at start-up
 # (functions.py says why not).
 cimport cython
+from raxdb.server.scripting cimport runner
 from raxdb.server.scripting.runner cimport Runner
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from raxdb.protocol.request import split_inline_args
 from raxdb.server.base.errors import CommandError
-from raxdb.server.table.args import SMALL_INTS, maybe_int
+from raxdb.server.scripting import runner
 from raxdb.server.table.scriptflags import (
     FLAG_ALLOW_CROSS_SLOT,
     FLAG_ALLOW_OOM,
@@ -42,7 +42,6 @@ _NAME_OK = re.compile(rb"[A-Za-z0-9_]+\Z")
 NAME_ERROR = "Library names can only contain letters, numbers, or underscores(_) and must be at least one " \
              "character long"
 LOAD_TIMEOUT_MS = 500
-_small_int = SMALL_INTS.get
 
 
 class Function:
@@ -282,17 +281,7 @@ class FunctionsEngine:
         fn = self.lookup(argv[1])
         if fn is None:
             raise CommandError("ERR Function not found")
-        a = argv[2]
-        # maybe_int's first step inline (a small count is a lookup), the interpreted call only past it
-        numkeys = _small_int(a) if a.__class__ is bytes else None
-        if numkeys is None:
-            numkeys = maybe_int(a)
-        if numkeys is None:
-            raise CommandError("ERR Bad number of keys provided")
-        if numkeys > len(argv) - 3:
-            raise CommandError("ERR Number of keys can't be greater than number of args")
-        if numkeys < 0:
-            raise CommandError("ERR Number of keys can't be negative")
+        numkeys = runner.numkeys(argv, "ERR Bad number of keys provided")
         if fn.flags & FLAG_NO_CLUSTER and self.server.cluster is not None:
             raise CommandError(NO_CLUSTER)
         if ro_command and not fn.flags & FLAG_NO_WRITES:
