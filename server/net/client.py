@@ -909,7 +909,6 @@ class AOFClient(Client):
     must_obey = True
 
 
-
 def call_command(c: Client, cmd: Command, argv: list[bytes], t0: int | None, log_slow: bool) -> Any:
     """`Client.call`'s body, a function of its own so that compiled callers (the scripting engine's
     redis.call, engine.pxd) reach it as a C call, without a method lookup and argument parsing.
@@ -959,6 +958,7 @@ def call_command(c: Client, cmd: Command, argv: list[bytes], t0: int | None, log
     if srv.maxmemory:
         evict.account(c, cmd, argv)
     return r
+
 
 def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray, base_done: int) -> None:
     """Run the commands hiredis has complete for `c`, appending their replies to `out` (the
