@@ -37,6 +37,8 @@ from setuptools.command.build_ext import build_ext
 HOT_MODULES = [
     "raxdb.server.net.client",
     "raxdb.server.table.registry",
+    "raxdb.server.table.args",
+    "raxdb.server.events.keyaccess",
     "raxdb.server.commands.t_hash",
     "raxdb.server.commands.t_list",
     "raxdb.server.commands.t_stream",

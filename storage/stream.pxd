@@ -13,6 +13,23 @@ cimport cython
 from raxdb.storage.listpack cimport _digits, _span as lp_span, skip as lp_skip, values as lp_values
 
 cdef list _BULK_HEADS
+cdef list _SMALL_INTS, _STR6_HEAD, _STR6_TAIL
+cdef object _int_entry, _encode
+
+# XADD's general entry (stream.py's _encode_entry / _encode_items / _small_int): C functions over
+# the argument list, with C-sized counters and value lengths, called from _append_slow by C calls.
+@cython.locals(i=Py_ssize_t, n=Py_ssize_t, end=Py_ssize_t, v=bytes, x=cython.longlong)
+cdef int _encode_items(list parts, argv, Py_ssize_t start, Py_ssize_t step) except -1
+
+@cython.locals(nf=Py_ssize_t, parts=list)
+cdef tuple _encode_entry(argv, Py_ssize_t pos, msd, seqd, bint same)
+
+cdef bytes _small_int(v)
+
+@cython.locals(size=Py_ssize_t, i=Py_ssize_t)
+cdef Py_ssize_t _args_size(argv, Py_ssize_t pos) except -1
+
+cdef _set_int(bytearray buf, Py_ssize_t p, v)
 
 
 # _resp_entries walks a node through a pointer `s` (a bytearray's buffer); the ID parts are C
@@ -68,7 +85,7 @@ cdef class Stream:
 
     @cython.locals(t=Tail)
     cpdef add(self, argv, pos, ms, seq, new_id, max_bytes, max_entries)
-    @cython.locals(t=Tail)
-    cpdef _append_slow(self, argv, pos, ms, seq, new_id, max_bytes, max_entries)
+    @cython.locals(t=Tail, lp=bytearray, size=Py_ssize_t, small=bint)
+    cpdef _append_slow(self, argv, pos, ms, seq, new_id, max_bytes, max_entries, int same)
     cpdef trim(self, maxlen, minid, approx, limit)
     cpdef _appended(self, new_id)

@@ -104,7 +104,7 @@ def format_id(i: int) -> bytes:
     return b"%d-%d" % (i >> 64, i & U64)
 
 
-def _encode_items(parts: list[bytes], argv: list[bytes], start: int, step: int) -> None:
+def _encode_items(parts: list[bytes], argv: list[bytes], start: int, step: int) -> int:
     """parts += the entries of argv[start::step], as encode_entry writes them.  A string shorter
     than 64 bytes that cannot be an integer (empty, or its first byte above '9') is joined from
     its precomputed head and tail, as add()'s common case does, and a short canonical decimal
@@ -112,7 +112,8 @@ def _encode_items(parts: list[bytes], argv: list[bytes], start: int, step: int) 
     encoder.  Job
     queues' events (a job id among short words, fields that change from event to event) come
     through here, not through add()'s common case."""
-    for i in range(start, len(argv), step):
+    end = len(argv)
+    for i in range(start, end, step):
         v = argv[i]
         n = len(v)
         if n < 64 and (n == 0 or v[0] > 57):
@@ -122,24 +123,39 @@ def _encode_items(parts: list[bytes], argv: list[bytes], start: int, step: int) 
             parts.append(_SMALL_INTS[x + 4096] if x < 4096 else _int_entry(x))
         else:
             parts.append(_encode(v))
+    return 0
 
 
 def _encode_entry(argv: list[bytes], pos: int, msd: int, seqd: int, same: bool) -> tuple[list[bytes], int]:
     """The elements of one entry (flags, deltas, [fields,] values, lp-count), and their number.
     msd / seqd: the ID's parts less the master's, as plain differences (stored as C stores them in
-    int64 fields, see _as_int64); the small ones, and the counts, are taken from _SMALL_INTS."""
+    int64 fields, see _as_int64)."""
     nf = (len(argv) - pos) // 2
-    parts = [b"\x02\x01" if same else b"\x00\x01",
-             _SMALL_INTS[msd + 4096] if -4096 <= msd < 4096 else _int_entry(_as_int64(msd)),
-             _SMALL_INTS[seqd + 4096] if -4096 <= seqd < 4096 else _int_entry(_as_int64(seqd))]
+    parts = [b"\x02\x01" if same else b"\x00\x01", _small_int(msd), _small_int(seqd)]
     if same:
         _encode_items(parts, argv, pos + 1, 2)
-        parts.append(_SMALL_INTS[nf + 4099] if nf < 4093 else _int_entry(nf + 3))
+        parts.append(_small_int(nf + 3))
         return parts, nf + 4
-    parts.append(_SMALL_INTS[nf + 4096] if nf < 4096 else _int_entry(nf))
+    parts.append(_small_int(nf))
     _encode_items(parts, argv, pos, 1)
-    parts.append(_SMALL_INTS[2 * nf + 4100] if nf < 2046 else _int_entry(2 * nf + 4))
+    parts.append(_small_int(2 * nf + 4))
     return parts, 2 * nf + 5
+
+
+def _small_int(v: int) -> bytes:
+    """The complete entry of the integer v as a C int64 field stores it: from _SMALL_INTS when
+    -4096 <= v < 4096 (every count and most ID deltas), else encoded."""
+    if -4096 <= v < 4096:
+        return _SMALL_INTS[v + 4096]
+    return _int_entry(_as_int64(v))
+
+
+def _args_size(argv: list[bytes], pos: int) -> int:
+    """The bytes of argv[pos:] together (what an entry adds to a node, before encoding)."""
+    size = 0
+    for i in range(pos, len(argv)):
+        size += len(argv[i])
+    return size
 
 
 def _as_int64(v: int) -> int:
@@ -804,49 +820,54 @@ class Stream:
         entry whose live count stays a 7-bit int) is inline: the entry's pieces joined once onto
         the node, one header write that also stores the count."""
         t = self._tail
-        if t is not None and argv[pos::2] == t.fields:
-            values = argv[pos + 1 :: 2]
-            # A value that could be stored as an integer starts with a digit or '-' (below ':'),
-            # and so does the smallest value when any does: one C-level min() rules them all out.
-            if min(values) >= b":":
-                msd = ms - t.mms
-                seqd = seq - t.mseq
-                parts = [b"\x02\x01", _SMALL_INTS[msd + 4096] if msd < 4096 else _int_entry(_as_int64(msd)),
-                         _SMALL_INTS[seqd + 4096] if -4096 <= seqd < 4096 else _int_entry(_as_int64(seqd))]
-                size = t.fsize
-                try:
-                    for v in values:
-                        n = len(v)
-                        parts += (_STR6_HEAD[n], v, _STR6_TAIL[n])  # IndexError past 63 bytes
-                        size += n
-                except IndexError:  # a longer value: the general encoder
-                    return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries)
-                lp = t.lp
-                count = t.count
-                n = t.nelem + t.nadd  # the header's element count after it (saturating is slow-path work)
-                if (count < 127 and n < 65535 and len(lp) + size < max_bytes
-                        and count + t.deleted < max_entries):
-                    parts.append(t.end)
-                    del lp[-1]  # the terminator (slice assignment over it is 2x slower)
-                    lp += b"".join(parts)
-                    t.count = count = count + 1
-                    t.nelem = n
-                    _pack_header_count(lp, 0, len(lp), n, count)
-                    self._appended(new_id)
-                    return True
-        return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries)
+        if t is None:
+            return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, -1)
+        if argv[pos::2] != t.fields:  # other fields (a job queue's events mostly)
+            return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, 0)
+        values = argv[pos + 1 :: 2]
+        # A value that could be stored as an integer starts with a digit or '-' (below ':'),
+        # and so does the smallest value when any does: one C-level min() rules them all out.
+        if min(values) >= b":":
+            msd = ms - t.mms
+            seqd = seq - t.mseq
+            parts = [b"\x02\x01", _SMALL_INTS[msd + 4096] if msd < 4096 else _int_entry(_as_int64(msd)),
+                     _SMALL_INTS[seqd + 4096] if -4096 <= seqd < 4096 else _int_entry(_as_int64(seqd))]
+            size = t.fsize
+            try:
+                for v in values:
+                    n = len(v)
+                    parts += (_STR6_HEAD[n], v, _STR6_TAIL[n])  # IndexError past 63 bytes
+                    size += n
+            except IndexError:  # a longer value: the general encoder
+                return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, 1)
+            lp = t.lp
+            count = t.count
+            n = t.nelem + t.nadd  # the header's element count after it (saturating is slow-path work)
+            if (count < 127 and n < 65535 and len(lp) + size < max_bytes
+                    and count + t.deleted < max_entries):
+                parts.append(t.end)
+                del lp[-1]  # the terminator (slice assignment over it is 2x slower)
+                lp += b"".join(parts)
+                t.count = count = count + 1
+                t.nelem = n
+                _pack_header_count(lp, 0, len(lp), n, count)
+                self._appended(new_id)
+                return True
+        return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, 1)
 
     def _append_slow(self, argv: list[bytes], pos: int, ms: int, seq: int, new_id: int, max_bytes: int,
-                     max_entries: int) -> bool:
+                     max_entries: int, same: int) -> bool:
         """append() for everything but the common case: a first node, other fields, values that may
-        be integers, a full tail node."""
+        be integers, a full tail node.  `same`: whether the fields are the tail node's master
+        fields, as add() found (1 or 0), or -1 when add() had no tail to compare with."""
         t = self._tail
         if t is None and self.rax.numele:
             t = self._load_tail()
         if t is not None:
             lp = t.lp
-            same = argv[pos::2] == t.fields
-            size = sum(map(len, argv[pos:]))
+            if same < 0:
+                same = argv[pos::2] == t.fields
+            size = _args_size(argv, pos)
             if size > LISTPACK_MAX_SIZE:
                 return False
             count = t.count
@@ -857,8 +878,12 @@ class Stream:
                 self._prealloc = None
             else:
                 parts, nelems = _encode_entry(argv, pos, ms - t.mms, seq - t.mseq, same)
-                _set_int(lp, 6, count + 1)
-                t.count = count + 1
+                count += 1
+                # A live count that stays a 7-bit int is written with the header, after the entry.
+                small = count < 128 and lp[6] < 128
+                if not small:
+                    _set_int(lp, 6, count)
+                t.count = count
                 parts.append(b"\xff")
                 del lp[-1]
                 lp += b"".join(parts)
@@ -866,10 +891,13 @@ class Stream:
                 if n != 65535:
                     n += nelems
                     t.nelem = n = n if n < 65535 else 65535
-                _pack_header(lp, 0, len(lp), n)
+                if small:
+                    _pack_header_count(lp, 0, len(lp), n, count)
+                else:
+                    _pack_header(lp, 0, len(lp), n)
                 self._appended(new_id)
                 return True
-        elif sum(map(len, argv[pos:])) > LISTPACK_MAX_SIZE:
+        elif _args_size(argv, pos) > LISTPACK_MAX_SIZE:
             return False
         # A new node: the master entry (count 1, deleted 0, the fields, 0), then the entry.
         key = new_id.to_bytes(16, "big")

@@ -420,14 +420,27 @@ def _id_reply(ms: int, seq: int) -> bytes:
     return heads[1][_SEQ_DIGITS[seq]] + _SEQ_TAILS[seq]
 
 
+# The options of the last `XTRIM <key> MAXLEN ~ <n>` parsed (argv[2:5]) and their TrimArgs: as
+# with XADD's _capped, a capped stream's trimmer sends the same options every time (BullMQ, from
+# its scripts).  Only the LIMIT depends on the caller, so it is taken per call.
+_trim_capped: list = [None, None]
+
+
 @command("xtrim")
 def xtrim(c, argv):
-    a = parse_add_trim(c, argv, False)
+    if len(argv) == 5 and argv[2:5] == _trim_capped[0]:
+        a = _trim_capped[1]
+        limit = 0 if c.must_obey else c.server.config.stream_node_limits[2]
+    else:
+        a = parse_add_trim(c, argv, False)
+        limit = a.limit
+        if len(argv) == 5 and a.approx and a.maxlen is not None:  # exactly `MAXLEN ~ <n>`
+            _trim_capped[:] = argv[2:5], a
     key = argv[1]
     s = _stream_write(c, key)
     if s is None:
         return R.ZERO
-    deleted = _trim(s, a)
+    deleted = s.trim(a.maxlen, a.minid, a.approx, limit)
     if deleted:
         notify(c, NOTIFY_STREAM, "xtrim", key)
         if a.approx and c.server.also_propagate is not None:

@@ -347,6 +347,32 @@ def test_approx_trim_default_limit(configured):
     diff("XINFO", "STREAM", "s")
 
 
+@pytest.mark.oracle
+def test_xtrim_same_approx_options_again(configured):
+    # The same `MAXLEN ~ <n>` sent again and again (a capped stream's trimmer, BullMQ's scripts):
+    # parsed once and reused, the LIMIT still taken from the configuration of each call, the key's
+    # type still checked.
+    diff = configured("--stream-node-max-entries", "2")
+    fill(diff, n=450)
+    for _ in range(3):
+        diff("XTRIM", "s", "MAXLEN", "~", "10")
+        diff("XINFO", "STREAM", "s")
+    diff("CONFIG", "SET", "stream-node-max-entries", "1")
+    fill(diff, n=250, start=500)
+    for _ in range(2):
+        diff("XTRIM", "s", "MAXLEN", "~", "10")
+        diff("XLEN", "s")
+    diff("XTRIM", "nokey", "MAXLEN", "~", "10")
+    diff("SET", "str", "x")
+    diff("XTRIM", "str", "MAXLEN", "~", "10")
+    diff("XTRIM", "s", "maxlen", "~", "10")
+    diff("XTRIM", "s", "MAXLEN", "~", "10", "LIMIT", "1")
+    diff("XTRIM", "s", "MAXLEN", "~", "-1")
+    diff("XTRIM", "s", "MAXLEN", "~", "10")
+    diff("XINFO", "STREAM", "s")
+    diff("CONFIG", "SET", "stream-node-max-entries", "2")  # the servers are shared by the module's tests
+
+
 def test_xtrim_errors(diff):
     fill(diff, n=3)
     diff.script("""

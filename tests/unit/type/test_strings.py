@@ -965,3 +965,26 @@ def test_memory_usage_follows_sds_growth(diff, script):
         diff(*cmd)
         diff("MEMORY", "USAGE", "k")
         diff("OBJECT", "ENCODING", "k")
+
+
+_INTEGER_EDGES = ["0", "1", "-1", "00", "01", "-0", "-01", "+1", "-", "", " 1", "1 ", "1_0", "1a", "١", "--1",
+                  "1.0", "1795641062959", "-1795641062959", "999999999999999999", "-999999999999999999",
+                  "9223372036854775806", "9223372036854775807", "9223372036854775808", "-9223372036854775807",
+                  "-9223372036854775808", "-9223372036854775809", "18446744073709551616",
+                  "99999999999999999999", "-99999999999999999999", "999999999999999999999", "1\x00"]
+
+
+@pytest.mark.parametrize("arg", _INTEGER_EDGES)
+def test_integer_argument_edges(diff, arg):
+    # string2ll's rules (protocol/request.py's _string2ll, through INCRBY, HINCRBY, DECRBY, SET's
+    # PX and LRANGE's indexes): the digits checked at once rather than byte by byte.
+    diff("SET", "n", "5")
+    diff("INCRBY", "n", arg)
+    diff("DECRBY", "n", arg)
+    diff("HINCRBY", "h", "f", arg)
+    diff("HSET", "h", "g", arg)
+    diff("HINCRBY", "h", "g", "1")
+    diff("SET", "s", arg)
+    diff("INCR", "s")
+    diff("SET", "p", "v", "PX", arg)
+    diff("LRANGE", "nolist", arg, "1")
