@@ -1020,9 +1020,9 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 continue
             done += 1
             if cmd is not None and c.plain and (local is None or local(c, cmd, argv)):
-                # cmd.arity_ok(), inline; with a memory limit, evict first, and leave a refusal
-                # to execute()
-                if len(argv) in cmd.arg_counts and not (extra and (
+                # the arity test execute() and redis.call make too (a C call, compiled); with a
+                # memory limit, evict first, and leave a refusal to execute()
+                if cmd.arity_ok(len(argv)) and not (extra and (
                         (mm and _refuses(c, cmd, argv))
                         # an AOF that cannot be written: execute() answers a write MISCONF
                         or (prop and not (aof.last_write_ok and aof.bio.error is None)
