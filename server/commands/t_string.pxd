@@ -4,7 +4,10 @@
 # (storage/keyspace.pxd), so their lookups and writes (get, set, find, value_at, put_at) are C calls
 # through its vtable instead of Python method calls.  They are registered with command() after
 # their definitions because a cpdef function takes no decorator.
+# INCR holds the server as Server's field base (server/base/fields.pxd): its clock, dirty count and
+# notification classes are C struct fields.
 cimport cython
+from raxdb.server.base.fields cimport ServerFields
 from raxdb.storage.keyspace cimport Database
 
 
@@ -14,5 +17,5 @@ cpdef get(c, argv)
 @cython.locals(db=Database)
 cpdef set_(c, argv)
 
-@cython.locals(db=Database, p=Py_ssize_t)
+@cython.locals(db=Database, p=Py_ssize_t, srv=ServerFields)
 cpdef incr(c, argv, delta=*)
