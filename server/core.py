@@ -8,6 +8,9 @@ The cached clock: `now_ms` is refreshed at every read event and cron tick, and c
 for expiry decisions, so a key cannot expire half-way through a command or a pipeline batch
 (Redis's server.mstime plays the same role).
 
+The fields the per-command paths read (the clock, propagation's state, the memory limit, ...) are
+declared in the base class, server/base/fields.py's ServerFields: compiled, C struct fields.
+
 Bookkeeping that most workloads never use (WATCH, keyspace notifications, blocked clients,
 MONITOR, CLIENT PAUSE) is guarded by emptiness checks so it costs nothing until it is used.
 """
@@ -28,6 +31,7 @@ from raxdb.server.admin import crashreport, supervise
 from raxdb.server.admin.modules import log_load_failure
 from raxdb.server.admin.shutdown import Shutdown
 from raxdb.server.base import latency, proctitle
+from raxdb.server.base.fields import ServerFields
 from raxdb.server.base.interfaces import PAUSE_FOREVER
 from raxdb.server.base.log import LOG
 from raxdb.server.base.version import RAXDB_BUILD_ID, RAXDB_VERSION, VERSION
@@ -72,7 +76,7 @@ def _run_now(callback: Callable[[], Any]) -> None:
     callback()
 
 
-class Server:
+class Server(ServerFields):
     def __init__(self, config: Config) -> None:
         LOG.role = "M"  # initServer: the log's lines are the server's from here
         self.config = config

@@ -53,7 +53,6 @@ class Command(Protocol):
 
     proc: Callable[..., bytes] | None  # the handler: handler(client, argv) -> the encoded reply
     arity: int
-    arg_counts: range
     name: str
     fullname: str
     flags: frozenset[str]

@@ -5,8 +5,10 @@
 # Python method call with six arguments), and the helpers between the handler and it are cpdef.
 # scripts and functions are cimported as modules too (beside the .py's imports of them), so that
 # `scripts.cache(...)`, `functions.registry(...).call(...)` and `runner.numkeys(...)`, cpdef there,
-# are C calls.
+# are C calls.  EVALSHA's client is typed as Client's field base (server/base/fields.pxd): its
+# server, the monitors and its debugging mode are C struct fields.
 cimport cython
+from raxdb.server.base.fields cimport ClientFields
 from raxdb.server.scripting cimport functions, runner, scripts
 from raxdb.server.scripting.scripts cimport Script, ScriptCache
 
@@ -19,4 +21,4 @@ cpdef _feed_monitors(c, argv)
 cpdef _run_eval(c, argv, ro)
 
 @cython.locals(sc=ScriptCache, script=Script)
-cpdef _evalsha(c, argv, ro)
+cpdef _evalsha(ClientFields c, argv, ro)

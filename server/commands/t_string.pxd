@@ -4,7 +4,11 @@
 # (storage/keyspace.pxd), so their lookups and writes (get, set, find, value_at, put_at) are C calls
 # through its vtable instead of Python method calls.  They are registered with command() after
 # their definitions because a cpdef function takes no decorator.
+# INCR holds its client and the server as their classes' field bases (server/base/fields.pxd): the
+# client's database and server, the server's clock, dirty count and notification classes are C
+# struct fields.
 cimport cython
+from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.storage.keyspace cimport Database
 
 
@@ -14,5 +18,5 @@ cpdef get(c, argv)
 @cython.locals(db=Database)
 cpdef set_(c, argv)
 
-@cython.locals(db=Database, p=Py_ssize_t)
-cpdef incr(c, argv, delta=*)
+@cython.locals(db=Database, p=Py_ssize_t, srv=ServerFields)
+cpdef incr(ClientFields c, argv, delta=*)

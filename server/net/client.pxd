@@ -1,10 +1,13 @@
 # Declarations for compiling client.py with Cython (setup.py); the interpreter never reads this.
 #
 # The fast loop's command is typed as the Command extension type (server/table/registry.pxd),
-# so its reads of arg_counts, calls, sampled and proc, and its count of the call, are C-level.
+# so its reads of calls, sampled and proc, its arity test and its count of the call, are C-level.
 # `call_command` (Client.call's body) is cpdef with its command typed the same way: the scripting
-# engine (engine.pxd) cimports it and calls it from C for every redis.call.
+# engine (engine.pxd) cimports it and calls it from C for every redis.call.  Its client and server
+# are typed as the field bases of Client and Server (server/base/fields.pxd): the fields it reads
+# and writes of them are C struct fields.
 cimport cython
+from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.table.registry cimport Command
 
 
@@ -12,4 +15,5 @@ from raxdb.server.table.registry cimport Command
 cpdef _run_fast(c, out, t_prev, base, base_done)
 
 
-cpdef call_command(c, Command cmd, argv, t0, bint log_slow)
+@cython.locals(srv=ServerFields)
+cpdef call_command(ClientFields c, Command cmd, argv, t0, bint log_slow)

@@ -34,6 +34,10 @@ CLIENT REPLY, MONITOR); the fast loop then does only lookup, arity, call, stats.
 it also asks the server's `cluster_local` hook, which lets a command stay when it has no key or one
 key whose slot this node serves, stable, the cluster ok.  Everything else goes through
 `execute()`, which follows Redis's processCommand order.
+
+Fields.  What the per-command paths read of a client (its server, database, protocol, tracking,
+last command, ACL user) is declared in its base class, server/base/fields.py's ClientFields:
+compiled, C struct fields for `call_command` and the scripting engine, which type the client so.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from raxdb.protocol.request import (
 )
 from raxdb.server.base import latency
 from raxdb.server.base.errors import NOAUTH, CommandError, busy_error, c_str, unknown_subcommand, wrong_arity
+from raxdb.server.base.fields import ClientFields
 from raxdb.server.base.loading import ASYNC as ASYNC_LOADING
 from raxdb.server.base.loading import LOADING_ERR
 from raxdb.server.base.log import LOG, logged_error
@@ -92,15 +97,16 @@ _dispatch = TABLE.fast_dispatch.get  # the hot loop's lookup, bound once (the ta
 _refuses, _account = evict.refuses, evict.account
 
 
-class Client(asyncio.Protocol):
-    __slots__ = ("server", "id", "transport", "reader", "exact", "_raw", "_raw_done", "db", "dbid",
-                 "resp", "enc", "name", "lib_name", "lib_ver", "authenticated", "plain", "multi",
+class Client(ClientFields, asyncio.Protocol):
+    # server, db, dbid, resp, enc, tracking, last_argv, last_cmd, user and lua_debug: ClientFields's
+    __slots__ = ("id", "transport", "reader", "exact", "_raw", "_raw_done", "name", "lib_name", "lib_ver",
+                 "authenticated", "plain", "multi",
                  "multi_error", "watched", "dirty_cas", "channels", "patterns", "shard_channels",
-                 "ctime", "last_interaction", "last_cmd", "addr", "laddr", "close_after_reply", "lua_debug",
+                 "ctime", "last_interaction", "addr", "laddr", "close_after_reply",
                  "disconnected",
                  "closed", "reply_mode", "blocked", "write_paused", "is_monitor",
-                 "user", "tracking", "no_evict", "no_touch", "in_exec", "exec_view", "is_script", "block_state",
-                 "tot_net_in", "tot_net_out", "last_argv", "fd", "kill_reason", "_base",
+                 "no_evict", "no_touch", "in_exec", "exec_view", "is_script", "block_state",
+                 "tot_net_in", "tot_net_out", "fd", "kill_reason", "_base",
                  "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running", "obuf_soft_since",
                  "prop_argv", "prop_prevent", "prop_force", "prop_targets", "replica",
                  "unix_socket", "woff", "mem_noted", "qb_alloc", "qb_in", "qb_visit_in", "rb_size", "rb_peak",
@@ -1020,9 +1026,9 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 continue
             done += 1
             if cmd is not None and c.plain and (local is None or local(c, cmd, argv)):
-                # cmd.arity_ok(), inline; with a memory limit, evict first, and leave a refusal
-                # to execute()
-                if len(argv) in cmd.arg_counts and not (extra and (
+                # the arity test execute() and redis.call make too (a C call, compiled); with a
+                # memory limit, evict first, and leave a refusal to execute()
+                if cmd.arity_ok(len(argv)) and not (extra and (
                         (mm and _refuses(c, cmd, argv))
                         # an AOF that cannot be written: execute() answers a write MISCONF
                         or (prop and not (aof.last_write_ok and aof.bio.error is None)

@@ -3,7 +3,11 @@
 # Script (a cache entry) and ScriptCache become extension types, so EVALSHA's reads of the cache,
 # the entry's flags and its compiled chunk are C struct fields.  The engine is held as a Runner
 # (runner.pxd), so `run` calls it through its method table: cimporting the engine's own type would
-# import Lua with this module, at start-up (scripts.py says why not).
+# import Lua with this module, at start-up (scripts.py says why not).  The server and the calling
+# client are typed as the field bases of Server and Client (server/base/fields.pxd): EVALSHA's
+# reads of them are C struct fields.
+cimport cython
+from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.scripting.runner cimport Runner
 
 
@@ -12,10 +16,12 @@ cdef class Script:
 
 
 cdef class ScriptCache:
-    cdef public object server, scripts
+    cdef public object scripts
+    cdef public ServerFields server
     cdef public Runner engine
 
-    cpdef run(self, c, sha, Script script, argv, numkeys, ro_command)
+    @cython.locals(srv=ServerFields)
+    cpdef run(self, ClientFields c, sha, Script script, argv, numkeys, ro_command)
 
 
 cpdef ScriptCache cache(server)

@@ -3,12 +3,13 @@
 # Command becomes an extension type whose fields (every one a public Python object, as its
 # __slots__ were) are C struct fields: the fast loop (server/net/client.pxd) reads and counts five of
 # them per command, which a compiled module otherwise pays a type lookup and a descriptor call for.
-# `arity_ok` is callable from C (the scripting engine's redis.call checks every command's arity).
+# `arity_ok` is callable from C (the fast loop and the scripting engine's redis.call test every
+# command's arity with it).
 cimport cython
 
 
 cdef class Command:
-    cdef public object proc, arity, arg_counts, name, fullname, flags, first_key, last_key, key_step
+    cdef public object proc, arity, name, fullname, flags, first_key, last_key, key_step
     cdef public object acl_categories, meta, parent, subcommands, is_write, is_readonly
     cdef public object touches_arbitrary_keys, calls, usec, rejected_calls, failed_calls, ok_in_pubsub
     cdef public object ok_loading, no_auth, queue_in_multi, is_blocking, noscript, sampled, timed_calls

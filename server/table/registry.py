@@ -44,7 +44,7 @@ _UNLISTED_FLAGS = {name: frozenset({"may_replicate"})
 class Command:
     """One command or subcommand.  Hot-path fields first; stats are plain ints."""
 
-    __slots__ = ("proc", "arity", "arg_counts", "name", "fullname", "flags", "first_key", "last_key", "key_step",
+    __slots__ = ("proc", "arity", "name", "fullname", "flags", "first_key", "last_key", "key_step",
                  "acl_categories", "meta", "parent", "subcommands", "is_write", "is_readonly",
                  "touches_arbitrary_keys", "calls", "usec", "rejected_calls", "failed_calls", "ok_in_pubsub",
                  "ok_loading", "no_auth", "queue_in_multi", "is_blocking", "noscript", "sampled",
@@ -54,10 +54,6 @@ class Command:
         self.name = name
         self.fullname = f"{parent.name}|{name}" if parent else name
         self.arity: int = meta.arity
-        # The argument counts (the name included) it may be called with: at least -arity for a
-        # variadic command (negative arity), exactly arity for a fixed one.  A range, so the hot
-        # loop's test is one C-level `n in cmd.arg_counts` for both kinds.
-        self.arg_counts = range(-self.arity, 1 << 62) if self.arity < 0 else range(self.arity, self.arity + 1)
         self.flags = frozenset(meta.flags) | _UNLISTED_FLAGS.get(meta.name, frozenset())
         self.first_key, self.last_key, self.key_step = meta.first_key, meta.last_key, meta.key_step
         self.acl_categories = meta.acl_categories
@@ -89,9 +85,9 @@ class Command:
         self.latency: defaultdict[int, int] = defaultdict(int)
 
     def arity_ok(self, n: int) -> bool:
-        """May the command be called with n arguments (its name included)?  `arg_counts`'s test
-        read off `arity`: compiled (registry.pxd), two C comparisons, where `n in range(...)`
-        compares, subtracts and divides Python ints."""
+        """May the command be called with n arguments (its name included): at least -arity for a
+        variadic command (negative arity), exactly arity for a fixed one?  The one arity test of
+        the fast loop, execute() and redis.call: compiled (registry.pxd), two C comparisons."""
         arity = self.arity
         return n == arity if arity >= 0 else n >= -arity
 

@@ -1,0 +1,16 @@
+# Declarations for compiling fields.py with Cython (setup.py); the interpreter never reads this.
+#
+# ServerFields and ClientFields become extension types: the base classes of Server and Client,
+# whose fields (each a public Python object, read and written by Python code as attributes as
+# before) are C struct fields for the compiled modules that cimport these and type a local with
+# them (server/net/client.pxd's call_command, server/scripting/engine.pxd).
+
+
+cdef class ServerFields:
+    cdef public object also_propagate, prop_depth, dirty, now_ms, shutting_down, maxmemory, slowlog_ns
+    cdef public object monitors, replica_gate, rdb_gate, aof, repl, cluster, cluster_script_check, config
+    cdef public object tracking, notify_flags
+
+
+cdef class ClientFields:
+    cdef public object server, db, dbid, resp, enc, tracking, last_argv, last_cmd, user, lua_debug

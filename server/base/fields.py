@@ -1,0 +1,35 @@
+"""The fields of the server and of a client that the per-command paths read, as base classes.
+
+`Server` (server/core.py) and `Client` (server/net/client.py) are plain Python classes (a client is
+an asyncio.Protocol); an attribute of one, read from a compiled module, costs a type lookup and a
+descriptor call or a dict lookup (~130 instructions).  Their hot fields live here instead, in a
+base class each: compiled (fields.pxd), the base is an extension type whose fields are C struct
+fields, so a compiled module that holds the server or the client in a typed local (`call_command`,
+redis.call's path in server/scripting/engine.py) reads and writes them with a pointer offset.  To
+Python code nothing changes: each field is an attribute of the object as before, declared in
+server/base/interfaces.py, set where it always was.  Interpreted, these are plain base classes
+with __slots__.  Rule: fields only, no behaviour and no defaults (every one is set by the
+subclass's __init__ or the attach functions it calls).
+"""
+
+from __future__ import annotations
+
+
+class ServerFields:
+    """What a command's call, redis.call and a script's entry read of the server: propagation's op
+    list, depth and dirty count, the cached clock, the shutdown flag, the memory limit, the slow
+    log's threshold, the monitors, the write gates (replica, save, AOF, replication), the cluster
+    and its script check, the configuration, client-side caching's state and the keyspace
+    notification classes."""
+
+    __slots__ = ("also_propagate", "prop_depth", "dirty", "now_ms", "shutting_down", "maxmemory", "slowlog_ns",
+                 "monitors", "replica_gate", "rdb_gate", "aof", "repl", "cluster", "cluster_script_check",
+                 "config", "tracking", "notify_flags")
+
+
+class ClientFields:
+    """What a command's call and a script's entry read of a client: its server, database, protocol
+    and reply encoding, tracking state, last command and its arguments, ACL user and debugging
+    mode (SCRIPT DEBUG)."""
+
+    __slots__ = ("server", "db", "dbid", "resp", "enc", "tracking", "last_argv", "last_cmd", "user", "lua_debug")
