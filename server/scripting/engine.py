@@ -108,8 +108,9 @@ class Crossing:
     __slots__ = ()
 
     def run(self, fn: Any, numkeys: int, argv: list[bytes], is_function: bool) -> tuple[bool, Any] | bytes | None:
-        """(ok, the result or the error) of running `fn`, or for an integral number result its
-        encoded integer reply (bytes), or None when it cannot: lupa's path runs it."""
+        """(ok, the result or the error) of running `fn`, or the result's reply already encoded as
+        `Engine.run` would encode it (bytes; an error reply one not yet in errorstats), or None
+        when it cannot: lupa's path runs it."""
         return None
 
 
@@ -520,8 +521,11 @@ class Engine(Runner):
                 busy.leave(srv, run)
             if run.killed or srv.shutting_down or self.ldb is not None:
                 self.install_hook()  # the kill (or the debugger) left a line hook behind
-        if res.__class__ is bytes:
-            return res  # the bridge's reply to an integral number, encoded as below
+        if res.__class__ is bytes:  # the bridge's reply, encoded as below
+            if res[0] != 45:
+                return res
+            # a script's own {err=...} (the bridge leaves any that may be counted already to below)
+            raise CommandError(res[1:-2])
         ok, value = res
         if not ok:
             raise CommandError(self._format_error(value, name), _counted(value))
