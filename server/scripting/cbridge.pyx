@@ -243,8 +243,11 @@ cdef extern from *:
        table, userdata, deeper nesting, a top-level error whose errorstats count needs more than a
        raw read) gives 0 and is left to convert.py.  Tables are read raw, as Redis reads them; no
        call here allocates in Lua or can raise (the stack room was reserved by _l_run). */
-    #define RX_REPLY_DEPTH 32
-    #define RX_REPLY_SLOTS (RX_REPLY_DEPTH + 8)
+    /* A level of nesting holds one stack slot (its table), the deepest level three more: 16 slots
+       in all, fewer than the LUA_MINSTACK (20) Lua guarantees a C function on entry, so that
+       reserving them in _l_run never grows the stack (which a collection would shrink again). */
+    #define RX_REPLY_DEPTH 12
+    #define RX_REPLY_SLOTS 16
     enum { RX_KEY_ERR, RX_KEY_OK, RX_KEY_DOUBLE, RX_KEY_BIG_NUMBER, RX_KEY_VERBATIM, RX_KEY_MAP,
            RX_KEY_SET, RX_KEY_IGNORE, RX_NKEYS };
     static const char *const rx_key_names[RX_NKEYS] = {

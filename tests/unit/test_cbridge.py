@@ -187,9 +187,12 @@ RESULTS = [
     "redis.setresp(3) return {true, false, 1, 'x', {double = 0.5}}", "redis.setresp(3) return true",
     "redis.setresp(3) return false", "redis.setresp(3) return {1, {2, 'x'}, {ok = 'y'}}",
     "redis.setresp(3) return {map = {k = {1, 2}}}", "redis.setresp(3) redis.setresp(2) return {true, false}",
-    # nesting past what rx_conv converts (32 levels)
+    # nesting up to and past what rx_conv converts (12 levels)
     "local t = {} local c = t for i = 1, 40 do c[1] = {} c = c[1] end c[1] = 'deep' return t",
-    "local t = {1} local c = t for i = 1, 31 do c[2] = {i} c = c[2] end return t",
+    "local t = {1} local c = t for i = 1, 10 do c[2] = {i} c = c[2] end return t",
+    "local t = {1} local c = t for i = 1, 11 do c[2] = {i, {err = 'e'}} c = c[2] end return t",
+    "local t = {1} local c = t for i = 1, 12 do c[2] = {i} c = c[2] end return t",
+    "local t = {1} local c = t for i = 1, 13 do c[2] = {i, x = 1} c = c[2] end return t",
     # larger replies than the kept buffer
     "local t = {} for i = 1, 20000 do t[i] = i % 7 == 0 and {i, 'v' .. i} or i end return t",
     "return {string.rep('x', 3000000), 1}",
