@@ -501,7 +501,7 @@ cdef class Bridge(Crossing):
         error) as lupa would give them, or None when `fn` or an argument is not what this path
         takes (then lupa's path runs it).  A result that is an integral number (the commonest),
         or one `rx_conv` converts, comes back as its encoded reply (bytes), what `Engine.run`
-        would make of it; an error reply among those is one not yet counted in errorstats."""
+        would make of it, and an error reply (one not yet in errorstats) as (None, its text)."""
         cdef lua_State *L = self.L
         cdef Py_ssize_t n = len(argv) - 3, i
         cdef int top, status, size
@@ -543,7 +543,7 @@ cdef class Bridge(Crossing):
 
     cdef object _reply(self, int idx):
         """The result at `idx` as the reply convert.py's lua_to_resp would make of it, encoded by
-        rx_conv, or None when rx_conv leaves it to convert.py (or the script switched to RESP3):
+        rx_conv (an error reply as (None, its text)), or None when rx_conv leaves it to convert.py (or the script switched to RESP3):
         the stack is as it was either way, the result still at `idx` for `_take`."""
         cdef Engine eng = self.engine
         cdef Running run = eng.running
@@ -558,7 +558,12 @@ cdef class Bridge(Crossing):
         self.out.len = 0
         ok = rx_conv(self.L, &self.out, idx, 0)
         rx.settop(self.L, idx)
-        r = PyBytes_FromStringAndSize(self.out.p, <Py_ssize_t>self.out.len) if ok else None
+        if not ok:
+            r = None
+        elif self.out.p[0] == 45:  # -: an error reply, its text for Engine.run's CommandError
+            r = (None, PyBytes_FromStringAndSize(self.out.p + 1, <Py_ssize_t>self.out.len - 3))
+        else:
+            r = PyBytes_FromStringAndSize(self.out.p, <Py_ssize_t>self.out.len)
         if self.out.cap > 1 << 20:  # a large reply's buffer is not kept for the next run
             free(self.out.p)
             self.out.p = NULL
