@@ -12,10 +12,12 @@ crossing (an argument tuple built by concatenation, a kwargs dict, a Lua functio
 rest of a reply goes through `Engine._to_lua`, the converter the interpreted path uses.  And
 `Bridge.run` calls a script (EVAL, EVALSHA, FCALL) as lua_env.py's run_eval / run_fcall do: KEYS and
 ARGV built with lua_createtable from the argv, the function run by lua_pcall under the same error
-handler; its result comes back as lupa would give it (numbers, strings, booleans made here; a
-table through lupa, which alone makes its objects), for `Engine.run` to convert as before, except
-an integral number, the commonest result, which comes back as the integer reply `Engine.run`
-would make of it.
+handler.  Its result comes back as the reply `Engine.run` would make of it, encoded here straight
+off the Lua stack: an integral number (the commonest) as its integer reply, and, while the script
+is at RESP2, strings, numbers, booleans, nil and tables of the common shapes (arrays of those,
+nested; {ok=...} and {err=...}) by `rx_conv`, which follows convert.py's `lua_to_resp` rule for
+rule.  Anything else comes back as lupa would give it (numbers, strings, booleans made here; a
+table through lupa, which alone makes its objects) for convert.py to convert, as before.
 
 Its rule.  It is the one module of raxdb written as C-level Cython (a .pyx): a bridge to a C API
 cannot be plain Python.  It is optional in every way: not built (RAXDB_PURE=1, no compiler), not
@@ -36,6 +38,11 @@ Invariants.
   by the Bridge (`reply`) so they outlive the Python frame.
 - The Lua stack is balanced: each C function returns exactly the values it pushed above its
   arguments (one), or raises one error value; `bind` restores the top it found.
+- A result is converted after the protected call returned, outside any Lua protection: `rx_conv`
+  makes only calls that neither allocate in Lua nor raise (raw reads, lua_next from a key the
+  table holds, pushes into stack room `_l_run` reserved while still protected) and writes the
+  reply into its own C buffer, so giving up part way (a shape it leaves to convert.py) discards
+  the buffer and leaves the stack as it was, the result still there for lupa.
 - lupa reads whatever it finds on the Lua stack as the results of its own calls, so nothing of
   this module's stays on the stack while Python code runs: redis.call's frame is emptied once its
   arguments are read (as lupa's crossing empties it), and a script's result leaves the stack
@@ -52,8 +59,10 @@ Invariants.
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from cpython.ref cimport PyObject
+from libc.stdlib cimport free
+from libc.string cimport strlen
 
-from raxdb.server.scripting.engine cimport Crossing, Engine
+from raxdb.server.scripting.engine cimport Crossing, Engine, Running
 
 from raxdb.protocol.reply import SMALL_INTS as _SMALL_INT_REPLIES
 from raxdb.server.scripting import engine as _engine_module
@@ -62,6 +71,7 @@ from raxdb.server.scripting.luanum import LuaRaise
 cdef extern from *:
     """
     #include <dlfcn.h>
+    #include <limits.h>
     #include <stdio.h>
     #include <stdlib.h>
     #include <string.h>
@@ -100,6 +110,9 @@ cdef extern from *:
         void (*createtable)(lua_State *, int, int);
         void (*rawgeti)(lua_State *, int, int);
         void (*rawseti)(lua_State *, int, int);
+        void (*rawget)(lua_State *, int);
+        int (*next)(lua_State *, int);
+        int (*getmetatable)(lua_State *, int);
         void (*getfield)(lua_State *, int, const char *);
         void (*setfield)(lua_State *, int, const char *);
         int (*error)(lua_State *);
@@ -123,6 +136,7 @@ cdef extern from *:
         RX_SYM(pushlightuserdata, "lua_pushlightuserdata") RX_SYM(pushcclosure, "lua_pushcclosure")
         RX_SYM(pushvalue, "lua_pushvalue") RX_SYM(createtable, "lua_createtable")
         RX_SYM(rawgeti, "lua_rawgeti") RX_SYM(rawseti, "lua_rawseti")
+        RX_SYM(rawget, "lua_rawget") RX_SYM(next, "lua_next") RX_SYM(getmetatable, "lua_getmetatable")
         RX_SYM(getfield, "lua_getfield") RX_SYM(setfield, "lua_setfield")
         RX_SYM(error, "lua_error") RX_SYM(checkstack, "lua_checkstack")
         RX_SYM(toboolean, "lua_toboolean") RX_SYM(call, "lua_call") RX_SYM(pcall, "lua_pcall")
@@ -220,6 +234,164 @@ cdef extern from *:
         *out = (long long)i;
         return n == (lua_Number)i;
     }
+
+    /* ---- a script's result as its reply: Redis 7.0's luaReplyToRedisReply as convert.py's
+       lua_to_resp implements it, for a script at RESP2 (no redis.setresp(3)): a string, a number
+       (truncated; NaN and out of range LLONG_MIN), a boolean (true :1, false the caller's null),
+       nil and a function (the caller's null), a table with an err or ok string, and an array (up
+       to its first nil) of those, nested up to RX_REPLY_DEPTH.  Everything else (a RESP3 shape's
+       table, userdata, deeper nesting, a top-level error whose errorstats count needs more than a
+       raw read) gives 0 and is left to convert.py.  Tables are read raw, as Redis reads them; no
+       call here allocates in Lua or can raise (the stack room was reserved by _l_run). */
+    /* A level of nesting holds one stack slot (its table), the deepest level three more: 16 slots
+       in all, fewer than the LUA_MINSTACK (20) Lua guarantees a C function on entry, so that
+       reserving them in _l_run never grows the stack (which a collection would shrink again). */
+    #define RX_REPLY_DEPTH 12
+    #define RX_REPLY_SLOTS 16
+    enum { RX_KEY_ERR, RX_KEY_OK, RX_KEY_DOUBLE, RX_KEY_BIG_NUMBER, RX_KEY_VERBATIM, RX_KEY_MAP,
+           RX_KEY_SET, RX_KEY_IGNORE, RX_NKEYS };
+    static const char *const rx_key_names[RX_NKEYS] = {
+        "err", "ok", "double", "big_number", "verbatim_string", "map", "set", "ignore_err_stats_update"};
+
+    typedef struct {
+        char *p;                 /* the reply so far (malloc'd, kept between runs) */
+        size_t len, cap;
+        const char *null;        /* the caller's null reply */
+        size_t null_len;
+        int keys[RX_NKEYS];      /* rx_key_names' strings, registry references */
+    } rx_out;
+
+    static int rx_put(rx_out *o, const char *s, size_t n) {
+        if (o->cap - o->len < n) {
+            size_t cap = o->cap ? o->cap : 256;
+            char *p;
+            while (cap - o->len < n) {
+                if (cap > ((size_t)-1) / 4) return 0;
+                cap *= 2;
+            }
+            p = realloc(o->p, cap);
+            if (p == NULL) return 0;
+            o->p = p;
+            o->cap = cap;
+        }
+        memcpy(o->p + o->len, s, n);
+        o->len += n;
+        return 1;
+    }
+
+    static int rx_put_head(rx_out *o, char type, long long n) {
+        char b[32];
+        int k = snprintf(b, sizeof(b), "%c%lld\\r\\n", type, n);
+        return rx_put(o, b, (size_t)k);
+    }
+
+    /* A status or an error: its text with CR and LF as spaces (convert.clean). */
+    static int rx_put_line(rx_out *o, char type, const char *s, size_t n) {
+        size_t i, start = o->len + 1;
+        if (!rx_put(o, &type, 1) || !rx_put(o, s, n) || !rx_put(o, "\\r\\n", 2)) return 0;
+        for (i = start; i < start + n; i++)
+            if (o->p[i] == '\\r' || o->p[i] == '\\n') o->p[i] = ' ';
+        return 1;
+    }
+
+    /* convert.py's lua_number_to_int: C's truncation; NaN and out of range LLONG_MIN. */
+    static long long rx_reply_int(lua_Number d) {
+        if (d >= -9223372036854775808.0 && d < 9223372036854775808.0) return (long long)d;
+        return LLONG_MIN;
+    }
+
+    /* t[key] pushed, raw (t an absolute index); its type. */
+    static int rx_field(lua_State *L, int t, const rx_out *o, int key) {
+        rx.rawgeti(L, RX_REGISTRYINDEX, o->keys[key]);
+        rx.rawget(L, t);
+        return rx.type(L, -1);
+    }
+
+    static int rx_conv(lua_State *L, rx_out *o, int idx, int depth);
+
+    static int rx_conv_table(lua_State *L, rx_out *o, int t, int depth) {
+        int top = rx.gettop(L), k;
+        long long n = 0, i;
+        size_t size;
+        const char *s;
+        if (depth >= RX_REPLY_DEPTH) return 0;
+        for (;;) {  /* the array's length: up to the first nil, as Redis reads it */
+            rx.rawgeti(L, t, (int)(n + 1));
+            k = rx.type(L, -1);
+            rx.settop(L, top);
+            if (k == RX_TNIL) break;
+            if (++n >= 0x7fffffff) return 0;
+        }
+        /* a key past those (t[n] is one, so lua_next cannot raise): then it may be a status, an
+           error or a RESP3 shape, checked in Redis's order; a plain array has none */
+        if (n == 0) rx.pushnil(L); else rx.pushnumber(L, (lua_Number)n);
+        if (rx.next(L, t)) {
+            rx.settop(L, top);
+            if (rx_field(L, t, o, RX_KEY_ERR) == RX_TSTRING) {
+                s = rx.tolstring(L, -1, &size);  /* held by t */
+                if (depth == 0) {
+                    /* the reply's errorstats count: engine.py's _counted reads
+                       ignore_err_stats_update through a metatable; only a plain table whose
+                       field is nil or false (counted now) is decided here */
+                    if (rx.getmetatable(L, t)) { rx.settop(L, top); return 0; }
+                    k = rx_field(L, t, o, RX_KEY_IGNORE);
+                    if (k != RX_TNIL && !(k == RX_TBOOLEAN && !rx.toboolean(L, -1))) {
+                        rx.settop(L, top);
+                        return 0;
+                    }
+                }
+                k = rx_put_line(o, '-', s, size);
+                rx.settop(L, top);
+                return k;
+            }
+            rx.settop(L, top);
+            if (rx_field(L, t, o, RX_KEY_OK) == RX_TSTRING) {
+                s = rx.tolstring(L, -1, &size);
+                k = rx_put_line(o, '+', s, size);
+                rx.settop(L, top);
+                return k;
+            }
+            k = rx_field(L, t, o, RX_KEY_DOUBLE) == RX_TNUMBER
+                || rx_field(L, t, o, RX_KEY_BIG_NUMBER) == RX_TSTRING
+                || rx_field(L, t, o, RX_KEY_VERBATIM) == RX_TTABLE
+                || rx_field(L, t, o, RX_KEY_MAP) == RX_TTABLE
+                || rx_field(L, t, o, RX_KEY_SET) == RX_TTABLE;
+            rx.settop(L, top);
+            if (k) return 0;  /* a RESP3 shape: convert.py's */
+        }
+        if (!rx_put_head(o, '*', n)) return 0;
+        for (i = 1; i <= n; i++) {
+            rx.rawgeti(L, t, (int)i);
+            k = rx_conv(L, o, top + 1, depth + 1);
+            rx.settop(L, top);
+            if (!k) return 0;
+        }
+        return 1;
+    }
+
+    /* The value at idx (absolute) appended to o->p as its reply; 0 when it is left to convert.py
+       (o->p then holds a part: the caller discards it).  The stack is as it was, either way. */
+    static int rx_conv(lua_State *L, rx_out *o, int idx, int depth) {
+        size_t size;
+        const char *s;
+        switch (rx.type(L, idx)) {
+        case RX_TSTRING:
+            s = rx.tolstring(L, idx, &size);
+            return rx_put_head(o, '$', (long long)size) && rx_put(o, s, size) && rx_put(o, "\\r\\n", 2);
+        case RX_TNUMBER:
+            return rx_put_head(o, ':', rx_reply_int(rx.tonumber(L, idx)));
+        case RX_TBOOLEAN:
+            if (rx.toboolean(L, idx)) return rx_put(o, ":1\\r\\n", 4);
+            return rx_put(o, o->null, o->null_len);
+        case RX_TNIL:
+        case RX_TFUNCTION:
+        case RX_TTHREAD:
+            return rx_put(o, o->null, o->null_len);
+        case RX_TTABLE:
+            return rx_conv_table(L, o, idx, depth);
+        }
+        return 0;  /* userdata: what lupa makes of it is convert.py's to judge */
+    }
     """
     ctypedef struct lua_State
     ctypedef double lua_Number
@@ -246,6 +418,9 @@ cdef extern from *:
         void (*createtable)(lua_State *, int, int) nogil
         void (*rawgeti)(lua_State *, int, int) nogil
         void (*rawseti)(lua_State *, int, int) nogil
+        void (*rawget)(lua_State *, int) nogil
+        int (*next)(lua_State *, int) nogil
+        int (*getmetatable)(lua_State *, int) nogil
         void (*getfield)(lua_State *, int, const char *) nogil
         void (*setfield)(lua_State *, int, const char *) nogil
         int (*error)(lua_State *) nogil
@@ -261,6 +436,15 @@ cdef extern from *:
     void rx_push_cmd_err(lua_State *L, const char *s, Py_ssize_t len) nogil
     int rx_integral(lua_Number n, long long *out) nogil
     int rx_integer_reply(long long n, char *buf, int size) nogil
+    int RX_REPLY_SLOTS, RX_NKEYS
+    const char *const rx_key_names[]
+    ctypedef struct rx_out:
+        char *p
+        size_t len, cap
+        const char *null
+        size_t null_len
+        int keys[8]
+    int rx_conv(lua_State *L, rx_out *o, int idx, int depth) nogil
 
 
 # What the Python part of a call leaves for its C part to do (each after the GIL part returned).
@@ -284,6 +468,7 @@ cdef struct rx_state:
     Py_ssize_t nargs, nkeys, cap
     bint fcall
     int env_ref          # the scripts' global environment (lua_env.py's env), a registry reference
+    bint room            # _l_run reserved the stack room rx_conv may use (RX_REPLY_SLOTS)
 
 
 cdef bint _resolved = False
@@ -303,17 +488,20 @@ cdef class Bridge(Crossing):
     cdef rx_state st
     cdef object handler, box, env  # the error handler (lua_env.py's err_handler); a {false} table
     cdef int run_ref             # _l_run as a closure over st, a registry reference
+    cdef rx_out out              # a result's reply as rx_conv writes it, and the keys it reads
 
     def __dealloc__(self):
         PyMem_Free(self.st.args)
         PyMem_Free(self.st.lens)
+        free(self.out.p)
 
     cpdef run(self, fn, Py_ssize_t numkeys, list argv, bint is_function):
         """Run `fn` as lua_env.py's run_eval / run_fcall do (KEYS and ARGV from argv[3:], the
         first `numkeys` keys; protected by the error handler): (ok, its first result or the
         error) as lupa would give them, or None when `fn` or an argument is not what this path
-        takes (then lupa's path runs it).  A result that is an integral number (the commonest)
-        comes back as its encoded integer reply (bytes), what `Engine.run` would make of it."""
+        takes (then lupa's path runs it).  A result that is an integral number (the commonest),
+        or one `rx_conv` converts, comes back as its encoded reply (bytes), what `Engine.run`
+        would make of it, and an error reply (one not yet in errorstats) as (None, its text)."""
         cdef lua_State *L = self.L
         cdef Py_ssize_t n = len(argv) - 3, i
         cdef int top, status, size
@@ -336,16 +524,51 @@ cdef class Bridge(Crossing):
         self._push_object(self.handler)
         rx.rawgeti(L, RX_REGISTRYINDEX, self.run_ref)
         self._push_object(fn)
+        self.st.room = False
         status = rx.pcall(L, 1, 1, top + 1)
         self.st.nargs = 0
-        if status == 0 and rx.type(L, top + 2) == RX_TNUMBER and rx_integral(rx.tonumber(L, top + 2), &v):
-            # lupa would give an int (always within a long long here): reply.integer's reply
-            rx.settop(L, top)
-            if -1 <= v <= 10000:
-                return (<list>_SMALL_INT_REPLIES)[v + 1]
-            size = rx_integer_reply(v, buf, sizeof(buf))
-            return PyBytes_FromStringAndSize(buf, size)
+        if status == 0:
+            if rx.type(L, top + 2) == RX_TNUMBER and rx_integral(rx.tonumber(L, top + 2), &v):
+                # lupa would give an int (always within a long long here): reply.integer's reply
+                rx.settop(L, top)
+                if -1 <= v <= 10000:
+                    return (<list>_SMALL_INT_REPLIES)[v + 1]
+                size = rx_integer_reply(v, buf, sizeof(buf))
+                return PyBytes_FromStringAndSize(buf, size)
+            r = self._reply(top + 2)
+            if r is not None:
+                rx.settop(L, top)
+                return r
         return status == 0, self._take(top + 2, top)
+
+    cdef object _reply(self, int idx):
+        """The result at `idx` as the reply convert.py's lua_to_resp would make of it, encoded by
+        rx_conv (an error reply as (None, its text)), or None when rx_conv leaves it to convert.py (or the script switched to RESP3):
+        the stack is as it was either way, the result still at `idx` for `_take`."""
+        cdef Engine eng = self.engine
+        cdef Running run = eng.running
+        cdef bint ok
+        if not self.st.room or run is None or eng.client.resp != 2:
+            return None
+        null = run.caller.enc.null  # the caller's null (RESP2's or RESP3's), held through rx_conv
+        if type(null) is not bytes:
+            return None
+        self.out.null = PyBytes_AS_STRING(null)
+        self.out.null_len = PyBytes_GET_SIZE(null)
+        self.out.len = 0
+        ok = rx_conv(self.L, &self.out, idx, 0)
+        rx.settop(self.L, idx)
+        if not ok:
+            r = None
+        elif self.out.p[0] == 45:  # -: an error reply, its text for Engine.run's CommandError
+            r = (None, PyBytes_FromStringAndSize(self.out.p + 1, <Py_ssize_t>self.out.len - 3))
+        else:
+            r = PyBytes_FromStringAndSize(self.out.p, <Py_ssize_t>self.out.len)
+        if self.out.cap > 1 << 20:  # a large reply's buffer is not kept for the next run
+            free(self.out.p)
+            self.out.p = NULL
+            self.out.cap = 0
+        return r
 
     cdef bint _reserve(self, Py_ssize_t n):
         cdef Py_ssize_t cap = max(n, 2 * self.st.cap, 16)
@@ -579,14 +802,17 @@ cdef int _l_run(lua_State *L) noexcept nogil:
         rx.rawseti(L, -2, <int>(i - k + 1))
     if st.fcall:
         rx.call(L, 2, 1)
-        return 1
-    rx.rawgeti(L, RX_REGISTRYINDEX, st.env_ref)
-    rx.pushvalue(L, 2)
-    rx.setfield(L, -2, "KEYS")
-    rx.pushvalue(L, 3)
-    rx.setfield(L, -2, "ARGV")
-    rx.settop(L, 1)
-    rx.call(L, 0, 1)
+    else:
+        rx.rawgeti(L, RX_REGISTRYINDEX, st.env_ref)
+        rx.pushvalue(L, 2)
+        rx.setfield(L, -2, "KEYS")
+        rx.pushvalue(L, 3)
+        rx.setfield(L, -2, "ARGV")
+        rx.settop(L, 1)
+        rx.call(L, 0, 1)
+    # the room Bridge._reply's rx_conv will use once this returns, reserved here where growing the
+    # stack (an allocation) may raise; the stack keeps it when the call returns
+    st.room = rx.checkstack(L, RX_REPLY_SLOTS) != 0
     return 1
 
 
@@ -646,6 +872,10 @@ def bind(engine: object) -> Bridge | None:
     rx.pushlightuserdata(L, <void *>&b.st)
     rx.pushcclosure(L, <lua_CFunction>_l_run, 1)
     b.run_ref = rx.ref(L, RX_REGISTRYINDEX)
+    cdef int k
+    for k in range(RX_NKEYS):  # the keys rx_conv reads, as strings it can push without allocating
+        rx.pushlstring(L, rx_key_names[k], strlen(rx_key_names[k]))
+        b.out.keys[k] = rx.ref(L, RX_REGISTRYINDEX)
     rx.settop(L, top)
     return b
 

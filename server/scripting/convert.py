@@ -14,6 +14,9 @@ LLONG_MIN as C's conversion does on x86), string -> bulk, boolean -> 1 / null wi
 verbatim_string, map, set it has, else an array up to the first nil.  Tables are read raw, as Redis
 reads them (a metatable's __index is never asked, so `return _G` is an empty array), through one
 Lua call per table (`reply_shape`) rather than a lupa lookup per field, which also halves the cost.
+When cbridge is built, a script's result of the common shapes (a script at RESP2; strings, numbers,
+booleans, nil, {ok=}, {err=} and arrays of them) is encoded in C by cbridge.pyx's `rx_conv`, which
+follows `lua_to_resp` rule for rule: a change to these rules is made in both.
 """
 
 from __future__ import annotations

@@ -108,8 +108,9 @@ class Crossing:
     __slots__ = ()
 
     def run(self, fn: Any, numkeys: int, argv: list[bytes], is_function: bool) -> tuple[bool, Any] | bytes | None:
-        """(ok, the result or the error) of running `fn`, or for an integral number result its
-        encoded integer reply (bytes), or None when it cannot: lupa's path runs it."""
+        """(ok, the result or the error) of running `fn`, or the result's reply already encoded as
+        `Engine.run` would encode it (bytes), or (None, its text) for an error reply not yet in
+        errorstats, or None when it cannot: lupa's path runs it."""
         return None
 
 
@@ -521,9 +522,11 @@ class Engine(Runner):
             if run.killed or srv.shutting_down or self.ldb is not None:
                 self.install_hook()  # the kill (or the debugger) left a line hook behind
         if res.__class__ is bytes:
-            return res  # the bridge's reply to an integral number, encoded as below
+            return res  # the bridge's reply, encoded as below
         ok, value = res
         if not ok:
+            if ok is None:  # the bridge's error reply (a script's own {err=...}): counted, as below
+                raise CommandError(value)
             raise CommandError(self._format_error(value, name), _counted(value))
         if value.__class__ is int and _LLONG_MIN <= value < _LLONG_LIMIT:
             # the commonest reply, without the general conversion: reply.integer's, inline (a call

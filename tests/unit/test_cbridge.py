@@ -155,3 +155,87 @@ def test_function_calls(diff):
 def test_a_script_takes_any_number_of_arguments(diff):
     args = [str(i) for i in range(10000)]
     diff("EVAL", "return {#KEYS, #ARGV, KEYS[5000], ARGV[5000]}", 5000, *args)
+
+
+RESULTS = [
+    # a script's result as its reply (rx_conv in C, or convert.py for what it leaves): arrays up to
+    # the first nil, numbers truncated, booleans, statuses and errors at any depth, hash parts
+    "return {KEYS[1], ARGV[1], 1, 2, {3, 'x'}}", "return {1, {2, {3, {4, {}}}}, 'a\\0b', ''}",
+    "return {1, nil, 3}", "return {nil, 2}", "local t = {1, 2, 3} t[5] = 5 return t",
+    "return {1.5, -1.5, 0.1, -0.0, 1e300, -1e300, 1/0, -1/0, 0/0, 2^53 + 1, 2^63, -2^63, 2^64}",
+    "return {2^53, 2^53 + 2, -2^53 - 2, 2^62 + 2^11, 9007199254740993}",
+    "return -0.0", "return 1.99", "return -1.99", "return 0/0",
+    "return {true, false, true}", "return true", "return false", "return nil", "return ''", "return 'x\\r\\ny'",
+    "return {}", "return {{}, {{}}}", "return {a = 1, b = 2}", "return {1, 2, a = 1}", "return {[2] = 2}",
+    "return {[1.5] = 1, 7}", "return {ok = 'fine'}", "return {ok = 'a\\r\\nb'}", "return {ok = ''}",
+    "return {ok = 5}", "return {ok = {}}", "return {1, 2, ok = 'x'}", "return {ok = 'o', err = 'e'}",
+    "return {err = 'my error'}", "return {err = '-MINE with\\nnewline'}", "return {err = 5}", "return {err = ''}",
+    "return {err = 'x', ignore_err_stats_update = false}", "return {err = 'x', ignore_err_stats_update = true}",
+    "return {1, {err = 'nested'}, {ok = 'nested'}, {err = 'x', ignore_err_stats_update = true}}",
+    "return {redis.error_reply('E1'), redis.status_reply('S1')}", "return redis.error_reply('ERR mine')",
+    "return redis.status_reply('QUEUED')", "return redis.pcall('nosuch')", "return {redis.pcall('nosuch')}",
+    "return setmetatable({1, 2}, {__index = function() return 3 end})",
+    "return setmetatable({err = 'meta'}, {__index = {ignore_err_stats_update = true}})",
+    "return setmetatable({}, {__index = {err = 'hidden'}})", "return {setmetatable({ok = 's'}, {})}",
+    "return {print, coroutine.create(print), 1}", "return print", "return {1, print, 2}",
+    # the RESP3 shapes (convert.py's), alone and nested, with a RESP2 script protocol
+    "return {double = 1.5}", "return {double = 1/3}", "return {double = 'x'}", "return {1, {double = 2.5}}",
+    "return {big_number = '123456789012345678901234567890'}", "return {big_number = 5}",
+    "return {verbatim_string = {format = 'txt', string = 'hi'}}", "return {verbatim_string = {format = 1}}",
+    "return {map = {a = 1}}", "return {set = {a = true}}", "return {1, {map = {x = 'y'}}, {set = {z = true}}}",
+    # scripts at RESP3 (redis.setresp(3)): booleans and the shapes as RESP3 replies
+    "redis.setresp(3) return {true, false, 1, 'x', {double = 0.5}}", "redis.setresp(3) return true",
+    "redis.setresp(3) return false", "redis.setresp(3) return {1, {2, 'x'}, {ok = 'y'}}",
+    "redis.setresp(3) return {map = {k = {1, 2}}}", "redis.setresp(3) redis.setresp(2) return {true, false}",
+    # nesting up to and past what rx_conv converts (12 levels)
+    "local t = {} local c = t for i = 1, 40 do c[1] = {} c = c[1] end c[1] = 'deep' return t",
+    "local t = {1} local c = t for i = 1, 10 do c[2] = {i} c = c[2] end return t",
+    "local t = {1} local c = t for i = 1, 11 do c[2] = {i, {err = 'e'}} c = c[2] end return t",
+    "local t = {1} local c = t for i = 1, 12 do c[2] = {i} c = c[2] end return t",
+    "local t = {1} local c = t for i = 1, 13 do c[2] = {i, x = 1} c = c[2] end return t",
+    # larger replies than the kept buffer
+    "local t = {} for i = 1, 20000 do t[i] = i % 7 == 0 and {i, 'v' .. i} or i end return t",
+    "return {string.rep('x', 3000000), 1}",
+]
+
+
+@pytest.mark.parametrize("body", RESULTS)
+def test_results(diff, body):
+    diff("EVAL", body, 1, "k", "v")
+
+
+def test_function_results(diff):
+    diff("FUNCTION", "FLUSH")
+    diff("FUNCTION", "LOAD", "#!lua name=tables\n"
+         "redis.register_function('arr', function(keys, args) return {keys[1], args[1], 1.5, {true, false}, {}} end)\n"
+         "redis.register_function('st', function(keys, args) return {ok = args[1]} end)\n"
+         "redis.register_function('er', function(keys, args) return {err = args[1]} end)\n"
+         "redis.register_function('mixed', function(keys, args) return {{err = 'in'}, {ok = 'in'}, nil, 4} end)\n"
+         "redis.register_function('r3', function(keys, args) redis.setresp(3) return {true, {map = {a = 1}}} end)")
+    diff("FCALL", "arr", 1, "k", "a")
+    diff("FCALL", "st", 0, "fine")
+    diff("FCALL", "er", 0, "ERR bad\nthing")
+    diff("FCALL", "mixed", 0)
+    diff("FCALL", "r3", 0)
+    diff("FUNCTION", "FLUSH")
+
+
+def test_result_errors_count_in_errorstats(fresh):
+    """A script's returned error counts once in errorstats, unless it is a called command's."""
+    import re
+
+    from tests.support.diff import Diff
+
+    d = Diff(fresh[0].port, fresh[1].port)
+    pick = re.compile(rb"(errorstat_\w+:count=\d+|total_error_replies:\d+)")
+    bad = []
+    for body in ("return {err = 'MINE x'}", "return {err = 'ERR x', ignore_err_stats_update = false}",
+                 "return {err = 'ERR x', ignore_err_stats_update = 0}",
+                 "return redis.pcall('nosuch')", "return {redis.pcall('nosuch')}",
+                 "return redis.error_reply('OWN reply')", "return {ok = 'fine'}"):
+        d("CONFIG", "RESETSTAT")
+        d("EVAL", body, 0)
+        ours, theirs = d.both("INFO", "all")
+        if sorted(pick.findall(ours)) != sorted(pick.findall(theirs)):
+            bad.append((body, pick.findall(ours), pick.findall(theirs)))
+    assert not bad, bad
