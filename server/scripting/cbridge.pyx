@@ -39,8 +39,7 @@ Invariants.
 - The Lua stack is balanced: each C function returns exactly the values it pushed above its
   arguments (one), or raises one error value; `bind` restores the top it found.
 - A result is converted after the protected call returned, outside any Lua protection: `rx_conv`
-  makes only calls that neither allocate in Lua nor raise (raw reads, lua_next from a key the
-  table holds, pushes into stack room `_l_run` reserved while still protected) and writes the
+  makes only calls that neither allocate in Lua nor raise (raw reads, lua_next from nil, pushes into stack room `_l_run` reserved while still protected) and writes the
   reply into its own C buffer, so giving up part way (a shape it leaves to convert.py) discards
   the buffer and leaves the stack as it was, the result still there for lupa.
 - lupa reads whatever it finds on the Lua stack as the results of its own calls, so nothing of
@@ -322,11 +321,18 @@ cdef extern from *:
             if (k == RX_TNIL) break;
             if (++n >= 0x7fffffff) return 0;
         }
-        /* a key past those (t[n] is one, so lua_next cannot raise): then it may be a status, an
-           error or a RESP3 shape, checked in Redis's order; a plain array has none */
-        if (n == 0) rx.pushnil(L); else rx.pushnumber(L, (lua_Number)n);
-        if (rx.next(L, t)) {
+        /* a status, an error or a RESP3 shape, checked in Redis's order, by raw reads of their
+           keys; an empty array part is first asked whether the table has any key at all (a
+           lua_next from nil, which cannot raise).  No cheaper test proves a non-empty array has
+           no other keys: a lua_next from its last index skips the hash part's nodes before that
+           index's when the index itself lives in the hash part. */
+        k = 1;
+        if (n == 0) {
+            rx.pushnil(L);
+            k = rx.next(L, t);
             rx.settop(L, top);
+        }
+        if (k) {
             if (rx_field(L, t, o, RX_KEY_ERR) == RX_TSTRING) {
                 s = rx.tolstring(L, -1, &size);  /* held by t */
                 if (depth == 0) {

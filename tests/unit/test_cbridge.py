@@ -193,6 +193,11 @@ RESULTS = [
     "local t = {1} local c = t for i = 1, 11 do c[2] = {i, {err = 'e'}} c = c[2] end return t",
     "local t = {1} local c = t for i = 1, 12 do c[2] = {i} c = c[2] end return t",
     "local t = {1} local c = t for i = 1, 13 do c[2] = {i, x = 1} c = c[2] end return t",
+    # err and ok beside an array part whose index 1 is a node of the hash part (set into a free
+    # node, no rehash), after other nodes: found by their raw reads, not from the array's last key
+    "local t = {} t.k33 = 1 t.k10 = 1 t.k17 = 1 t.k18 = 1 t.k29 = 1 t[1] = 'a' t.ok = 'O' t.k18 = nil t.k29 = nil return t",
+    "local t = {} for i = 1, 12 do t['k' .. i] = i end t[1] = 'a' t.err = 'E' t.ok = 'O' return t",
+    "local t = {} for i = 1, 12 do t['k' .. i] = i end t[1] = 'a' t.ok = 'O' t.k3 = nil return {t, 2}",
     # larger replies than the kept buffer
     "local t = {} for i = 1, 20000 do t[i] = i % 7 == 0 and {i, 'v' .. i} or i end return t",
     "return {string.rep('x', 3000000), 1}",
