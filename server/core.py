@@ -270,9 +270,11 @@ class Server(ServerFields):
         return now
 
     def count_error(self, msg: bytes) -> None:
-        """errorstats: the error code is the reply's first word."""
-        sp = msg.find(b" ")
-        code = (msg[:sp] if sp > 0 else msg).decode(errors="replace")
+        """errorstats: the error code is the reply's first word (`msg` is the reply without its
+        "-"), as afterErrorReply finds it: a space within the reply's first 32 bytes ends it,
+        else the code is ERR."""
+        sp = msg.find(b" ", 0, 31)
+        code = msg[:sp].decode(errors="replace") if sp >= 0 else "ERR"
         self.errorstats[code] = self.errorstats.get(code, 0) + 1
         self.stat_total_error_replies += 1
 

@@ -15,8 +15,8 @@ ARGV built with lua_createtable from the argv, the function run by lua_pcall und
 handler.  Its result comes back as the reply `Engine.run` would make of it, encoded here straight
 off the Lua stack: an integral number (the commonest) as its integer reply, and, while the script
 is at RESP2, strings, numbers, booleans, nil and tables of the common shapes (arrays of those,
-nested; {ok=...} and {err=...}) by `rx_conv`, which follows convert.py's `lua_to_resp` rule for
-rule.  Anything else comes back as lupa would give it (numbers, strings, booleans made here; a
+nested; {ok=...}, and {err=...} at the top) by `rx_conv`, which follows convert.py's
+`lua_to_resp` rule for rule.  Anything else comes back as lupa would give it (numbers, strings, booleans made here; a
 table through lupa, which alone makes its objects) for convert.py to convert, as before.
 
 Its rule.  It is the one module of raxdb written as C-level Cython (a .pyx): a bridge to a C API
@@ -212,14 +212,14 @@ cdef extern from *:
         return 0;
     }
 
-    /* The error of a command the script called: {err = s, ignore_err_stats_update = true}, as
+    /* The error of a command the script called: {err = s, ignore_error_stats_update = true}, as
        lua_env.py's cmd_err builds it. */
     static void rx_push_cmd_err(lua_State *L, const char *s, Py_ssize_t len) {
         rx.createtable(L, 0, 2);
         rx.pushlstring(L, s, (size_t)len);
         rx.setfield(L, -2, "err");
         rx.pushboolean(L, 1);
-        rx.setfield(L, -2, "ignore_err_stats_update");
+        rx.setfield(L, -2, "ignore_error_stats_update");
     }
 
     /* A script's integer result as reply.integer encodes it (":<n>\\r\\n"); its length. */
@@ -237,10 +237,11 @@ cdef extern from *:
     /* ---- a script's result as its reply: Redis 7.0's luaReplyToRedisReply as convert.py's
        lua_to_resp implements it, for a script at RESP2 (no redis.setresp(3)): a string, a number
        (truncated; NaN and out of range LLONG_MIN), a boolean (true :1, false the caller's null),
-       nil and a function (the caller's null), a table with an err or ok string, and an array (up
-       to its first nil) of those, nested up to RX_REPLY_DEPTH.  Everything else (a RESP3 shape's
-       table, userdata, deeper nesting, a top-level error whose errorstats count needs more than a
-       raw read) gives 0 and is left to convert.py.  Tables are read raw, as Redis reads them; no
+       nil and a function (the caller's null), a table with an ok string, a table with an err
+       string at the top, and an array (up to its first nil) of those, nested up to
+       RX_REPLY_DEPTH.  Everything else (a RESP3 shape's table, userdata, deeper nesting, an error
+       inside an array, which engine.py counts in errorstats, a top-level error whose errorstats
+       count needs more than a raw read) gives 0 and is left to convert.py.  Tables are read raw, as Redis reads them; no
        call here allocates in Lua or can raise (the stack room was reserved by _l_run). */
     /* A level of nesting holds one stack slot (its table), the deepest level three more: 16 slots
        in all, fewer than the LUA_MINSTACK (20) Lua guarantees a C function on entry, so that
@@ -250,7 +251,7 @@ cdef extern from *:
     enum { RX_KEY_ERR, RX_KEY_OK, RX_KEY_DOUBLE, RX_KEY_BIG_NUMBER, RX_KEY_VERBATIM, RX_KEY_MAP,
            RX_KEY_SET, RX_KEY_IGNORE, RX_NKEYS };
     static const char *const rx_key_names[RX_NKEYS] = {
-        "err", "ok", "double", "big_number", "verbatim_string", "map", "set", "ignore_err_stats_update"};
+        "err", "ok", "double", "big_number", "verbatim_string", "map", "set", "ignore_error_stats_update"};
 
     typedef struct {
         char *p;                 /* the reply so far (malloc'd, kept between runs) */
@@ -335,16 +336,15 @@ cdef extern from *:
         if (k) {
             if (rx_field(L, t, o, RX_KEY_ERR) == RX_TSTRING) {
                 s = rx.tolstring(L, -1, &size);  /* held by t */
-                if (depth == 0) {
-                    /* the reply's errorstats count: engine.py's _counted reads
-                       ignore_err_stats_update through a metatable; only a plain table whose
-                       field is nil or false (counted now) is decided here */
-                    if (rx.getmetatable(L, t)) { rx.settop(L, top); return 0; }
-                    k = rx_field(L, t, o, RX_KEY_IGNORE);
-                    if (k != RX_TNIL && !(k == RX_TBOOLEAN && !rx.toboolean(L, -1))) {
-                        rx.settop(L, top);
-                        return 0;
-                    }
+                /* the error's errorstats count: engine.py's _counted reads
+                   ignore_error_stats_update through a metatable; only a plain table at the top
+                   whose field is nil or false (counted now) is decided here.  An error inside an
+                   array counts too, as Redis counts it: engine.py's, through convert.py. */
+                if (depth > 0 || rx.getmetatable(L, t)) { rx.settop(L, top); return 0; }
+                k = rx_field(L, t, o, RX_KEY_IGNORE);
+                if (k != RX_TNIL && !(k == RX_TBOOLEAN && !rx.toboolean(L, -1))) {
+                    rx.settop(L, top);
+                    return 0;
                 }
                 k = rx_put_line(o, '-', s, size);
                 rx.settop(L, top);

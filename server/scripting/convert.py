@@ -226,9 +226,11 @@ _STACK_SLOTS = 8000 - 4
 _STACK_LIMIT = b"-ERR reached lua stack limit\r\n"
 
 
-def lua_to_resp(v: Any, enc: R.Encoder, script_resp: int, shape: Any) -> bytes:
+def lua_to_resp(v: Any, enc: R.Encoder, script_resp: int, shape: Any, errors: list | None = None) -> bytes:
     """A script's return value as the caller's reply (enc is the caller's protocol; shape is the
-    Lua helper `reply_shape`, which reads a table the raw way Redis does)."""
+    Lua helper `reply_shape`, which reads a table the raw way Redis does).  `errors`, when given,
+    gets (table, text) for each {err=...} table made a reply, for errorstats (Redis counts each,
+    at any depth)."""
     cls = v.__class__
     if cls is bytes:
         return R.bulk(v)
@@ -246,7 +248,7 @@ def lua_to_resp(v: Any, enc: R.Encoder, script_resp: int, shape: Any) -> bytes:
                 return flat
         elif parts == 8:  # kind 8 alone: an empty array ({})
             return b"*0\r\n"
-        _table_to_resp(v, enc, shape, 2, out, todo, parts)
+        _table_to_resp(v, enc, shape, 2, out, todo, errors, parts)
     else:
         todo.append((v, 2))
     while todo:
@@ -266,7 +268,7 @@ def lua_to_resp(v: Any, enc: R.Encoder, script_resp: int, shape: Any) -> bytes:
         elif v is None or lua_type(v) != "table":
             out.append(enc.null)
         else:
-            _table_to_resp(v, enc, shape, used, out, todo)
+            _table_to_resp(v, enc, shape, used, out, todo, errors)
     return out[0] if len(out) == 1 else b"".join(out)
 
 
@@ -292,7 +294,7 @@ def _flat_reply(parts: tuple) -> bytes | None:
 
 
 def _table_to_resp(t: Any, enc: R.Encoder, shape: Any, used: int, out: list[bytes],
-                   todo: list[tuple[Any, int]], parts: Any = None) -> None:
+                   todo: list[tuple[Any, int]], errors: list | None, parts: Any = None) -> None:
     """Emit a table's reply, or its header with its members queued on `todo` (last first);
     `parts`: its shape, when the caller has read it already."""
     if parts is None:
@@ -307,7 +309,10 @@ def _table_to_resp(t: Any, enc: R.Encoder, shape: Any, used: int, out: list[byte
         used += 1
         todo.extend([(x, used) for x in reversed(items)])
     elif kind == 1:
-        out.append(b"-" + clean(parts[1]) + b"\r\n")
+        text = clean(parts[1])
+        if errors is not None:
+            errors.append((t, text))
+        out.append(b"-" + text + b"\r\n")
     elif kind == 2:
         out.append(b"+" + clean(parts[1]) + b"\r\n")
     elif kind == 3:

@@ -532,10 +532,30 @@ class Engine(Runner):
             # the commonest reply, without the general conversion: reply.integer's, inline (a call
             # of the interpreted reply module costs more than the rest of this return)
             return _SMALL_INT_REPLIES[value + 1] if -1 <= value <= 10000 else b":%d\r\n" % value
-        r = convert.lua_to_resp(value, c.enc, client.resp, self._shape)
+        errors: list = []
+        r = convert.lua_to_resp(value, c.enc, client.resp, self._shape, errors)
         if r[0] == 45:  # an error reply: counted in errorstats unless a called command's, counted already
             raise CommandError(r[1:-2], _counted(value))
+        if errors:
+            self._count_inner_errors(argv, errors)
         return r
+
+    def _count_inner_errors(self, argv: list[bytes], errors: list) -> None:
+        """The errors inside a script's array reply, counted as Redis's luaReplyToRedisReply counts
+        them: each in errorstats, or, one a called command raised (counted already), in the
+        script command's failed_calls; and the script command failed once if any was counted
+        (call()'s error-count delta)."""
+        cmd = self._lookup(argv)
+        counted = False
+        for t, text in errors:
+            if _counted(t):
+                if cmd is not None:
+                    cmd.failed_calls += 1
+            else:
+                self.server.count_error(text)
+                counted = True
+        if counted and cmd is not None:
+            cmd.failed_calls += 1
 
     def install_hook(self) -> None:
         """The count hook, installed once: it costs nothing until a script runs long."""
@@ -626,7 +646,7 @@ def _counted(err: Any) -> bool:
     if lupa51.lua_type(err) != "table":
         return False
     try:
-        return bool(err[b"ignore_err_stats_update"])
+        return err[b"ignore_error_stats_update"] is True  # lua_isboolean and true, as Redis reads it
     except Exception:  # noqa: BLE001 - a script's own table may have an __index that raises
         return False
 

@@ -334,8 +334,8 @@ return {
   reply_shape = reply_shape,
   ok = function(s) return {ok = s} end,
   err = function(s) return {err = s} end,
-  -- the error of a command the script called: already in errorstats (Redis's ignore_err_stats_update)
-  cmd_err = function(s) return {err = s, ignore_err_stats_update = true} end,
+  -- the error of a command the script called: already in errorstats (Redis's ignore_error_stats_update)
+  cmd_err = function(s) return {err = s, ignore_error_stats_update = true} end,
   double = function(d) return {double = d} end,
   big_number = function(s) return {big_number = s} end,
   verbatim = function(f, s) return {verbatim_string = {format = f, string = s}} end,

@@ -69,7 +69,7 @@ REPLIES = [
     # the shapes converted in C, and those left to the converter
     "return redis.call('incrby', 'n', -7)", "return redis.call('get', 'nosuch')",
     "return redis.call('set', 'k', 'v')", "return redis.pcall('incr', 'k')",
-    "local e = redis.pcall('incr', 'k') return {type(e), e.err, tostring(e.ignore_err_stats_update)}",
+    "local e = redis.pcall('incr', 'k') return {type(e), e.err, tostring(e.ignore_error_stats_update)}",
     "redis.call('rpush', 'l', 'a', '', 'c') return redis.call('lrange', 'l', 0, -1)",
     "return redis.call('lrange', 'nosuch', 0, -1)",
     "redis.call('set', 'k', 'v') return redis.call('mget', 'k', 'nosuch', 'k')",
@@ -170,12 +170,12 @@ RESULTS = [
     "return {[1.5] = 1, 7}", "return {ok = 'fine'}", "return {ok = 'a\\r\\nb'}", "return {ok = ''}",
     "return {ok = 5}", "return {ok = {}}", "return {1, 2, ok = 'x'}", "return {ok = 'o', err = 'e'}",
     "return {err = 'my error'}", "return {err = '-MINE with\\nnewline'}", "return {err = 5}", "return {err = ''}",
-    "return {err = 'x', ignore_err_stats_update = false}", "return {err = 'x', ignore_err_stats_update = true}",
-    "return {1, {err = 'nested'}, {ok = 'nested'}, {err = 'x', ignore_err_stats_update = true}}",
+    "return {err = 'x', ignore_error_stats_update = false}", "return {err = 'x', ignore_error_stats_update = true}",
+    "return {1, {err = 'nested'}, {ok = 'nested'}, {err = 'x', ignore_error_stats_update = true}}",
     "return {redis.error_reply('E1'), redis.status_reply('S1')}", "return redis.error_reply('ERR mine')",
     "return redis.status_reply('QUEUED')", "return redis.pcall('nosuch')", "return {redis.pcall('nosuch')}",
     "return setmetatable({1, 2}, {__index = function() return 3 end})",
-    "return setmetatable({err = 'meta'}, {__index = {ignore_err_stats_update = true}})",
+    "return setmetatable({err = 'meta'}, {__index = {ignore_error_stats_update = true}})",
     "return setmetatable({}, {__index = {err = 'hidden'}})", "return {setmetatable({ok = 's'}, {})}",
     "return {print, coroutine.create(print), 1}", "return print", "return {1, print, 2}",
     # the RESP3 shapes (convert.py's), alone and nested, with a RESP2 script protocol
@@ -226,18 +226,30 @@ def test_function_results(diff):
 
 
 def test_result_errors_count_in_errorstats(fresh):
-    """A script's returned error counts once in errorstats, unless it is a called command's."""
+    """A script's returned errors count in errorstats (at any depth, under their first word within
+    32 bytes, else ERR), unless a called command's; a pcall's error table has Redis's keys."""
     import re
 
     from tests.support.diff import Diff
 
     d = Diff(fresh[0].port, fresh[1].port)
-    pick = re.compile(rb"(errorstat_\w+:count=\d+|total_error_replies:\d+)")
+    pick = re.compile(rb"(errorstat_\w*:count=\d+|total_error_replies:\d+|cmdstat_eval:calls=\d+|failed_calls=\d+)")
     bad = []
-    for body in ("return {err = 'MINE x'}", "return {err = 'ERR x', ignore_err_stats_update = false}",
-                 "return {err = 'ERR x', ignore_err_stats_update = 0}",
+    for body in ("return {err = 'MINE x'}", "return {err = 'ERR x', ignore_error_stats_update = false}",
+                 "return {err = 'ERR x', ignore_error_stats_update = 0}",
+                 "return {err = 'ERR x', ignore_error_stats_update = true}",
+                 "return setmetatable({err = 'META x'}, {__index = {ignore_error_stats_update = true}})",
                  "return redis.pcall('nosuch')", "return {redis.pcall('nosuch')}",
-                 "return redis.error_reply('OWN reply')", "return {ok = 'fine'}"):
+                 "return {redis.pcall('nosuch'), redis.pcall('nosuch'), {err = 'MINE y'}}",
+                 "return redis.error_reply('OWN reply')", "return {ok = 'fine'}",
+                 # the code is the first word within 32 bytes, else ERR; errors inside arrays count
+                 "return {err = 'x'}", "return {err = ' leading space'}",
+                 "return {err = 'A23456789012345678901234567890 word of 30'}",
+                 "return {err = 'A234567890123456789012345678901 word of 31'}",
+                 "return {1, {err = 'NEST y'}, {2, {err = 'DEEP z'}}, {err = 'x'}}",
+                 "return {1, {err = 'FLAG y', ignore_error_stats_update = true}}",
+                 "local e = redis.pcall('nosuch') local r = {} for k in pairs(e) do r[#r + 1] = k end "
+                 "table.sort(r) return r"):
         d("CONFIG", "RESETSTAT")
         d("EVAL", body, 0)
         ours, theirs = d.both("INFO", "all")
