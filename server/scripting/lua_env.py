@@ -74,25 +74,69 @@ end
 
 local function see(t) return real_of[t] or t end
 
+-- A builtin's argument error as luaL_argerror words it, raised at the line of the script that
+-- called the builtin (level 3: past this function and the wrapper).
+local function badarg(n, name, why)
+  rawerror('bad argument #' .. n .. " to '" .. name .. "' (" .. why .. ')', 3)
+end
+
+local function l_type(v)
+  local t = rawtype(v)
+  if t == 'userdata' and pyfuncs[v] then return 'function' end
+  return t
+end
+local function l_tostring(v)
+  if pyfuncs[v] then return 'function: ' .. (rawtostring(v):match('0x%x+') or 'builtin') end
+  return rawtostring(v)
+end
+
+-- The wrapped builtins check their arguments as the C builtins do (luaL_checktype, checkany),
+-- before the raw function could fail at a line of this file under its local's name.  Not
+-- `next`, `type` and `tostring`: a script calls them in its loops (`next` is pairs' iterator),
+-- where a check or a vararg function costs every step; their argument errors keep this file's
+-- wording (next of a non-table, type() and tostring() with no argument at all).
+local function table_expected(v, nargs, n)
+  return 'table expected, got ' .. (nargs < n and 'no value' or l_type(v))
+end
 local function l_next(t, k) return rawnext(see(t), k) end
-local function l_pairs(t)
-  if rawtype(t) ~= 'table' then return pairs(t) end
+local function l_pairs(...)
+  local t = ...
+  if rawtype(t) ~= 'table' then badarg(1, 'pairs', table_expected(t, rawselect('#', ...), 1)) end
   return l_next, t, nil
 end
-local function l_ipairs(t) return rawipairs(see(t)) end
-local function l_rawget(t, k) return rawrawget(see(t), k) end
-local function l_rawset(t, k, v)
+local function l_ipairs(...)
+  local t = ...
+  if rawtype(t) ~= 'table' then badarg(1, 'ipairs', table_expected(t, rawselect('#', ...), 1)) end
+  return rawipairs(see(t))
+end
+local function l_rawget(...)
+  local t, k = ...
+  local n = rawselect('#', ...)
+  if rawtype(t) ~= 'table' then badarg(1, 'rawget', table_expected(t, n, 1)) end
+  if n < 2 then badarg(2, 'rawget', 'value expected') end
+  return rawrawget(see(t), k)
+end
+local function l_rawset(...)
+  local t, k, v = ...
+  local n = rawselect('#', ...)
+  if rawtype(t) ~= 'table' then badarg(1, 'rawset', table_expected(t, n, 1)) end
+  if n < 3 then badarg(n + 1, 'rawset', 'value expected') end
   if real_of[t] then rawerror('Attempt to modify a readonly table', 0) end
   return rawrawset(t, k, v)
 end
-local function l_setmetatable(t, mt)
+local function l_setmetatable(...)
+  local t, mt = ...
+  if rawtype(t) ~= 'table' then badarg(1, 'setmetatable', table_expected(t, rawselect('#', ...), 1)) end
+  if mt ~= nil and rawtype(mt) ~= 'table' then badarg(2, 'setmetatable', 'nil or table expected') end
   if real_of[t] then rawerror('Attempt to modify a readonly table', 0) end
   return rawsetmetatable(t, mt)
 end
 -- The metatable of a protected table is as read-only as the table (a script that rewrote the
 -- globals' __index would lift the undefined-global check for every later script).
 local mt_views = rawsetmetatable({}, {__mode = 'k'})
-local function l_getmetatable(t)
+local function l_getmetatable(...)
+  if rawselect('#', ...) == 0 then badarg(1, 'getmetatable', 'value expected') end
+  local t = ...
   local real = real_of[t]
   local mt = rawgetmetatable(real or t)
   if real and rawtype(mt) == 'table' then
@@ -104,15 +148,6 @@ local function l_getmetatable(t)
     return view
   end
   return mt
-end
-local function l_type(v)
-  local t = rawtype(v)
-  if t == 'userdata' and pyfuncs[v] then return 'function' end
-  return t
-end
-local function l_tostring(v)
-  if pyfuncs[v] then return 'function: ' .. (rawtostring(v):match('0x%x+') or 'builtin') end
-  return rawtostring(v)
 end
 
 -- pcall as Redis 7.0 patches it: a raised {err=...} table is returned as its err string.
@@ -126,8 +161,14 @@ local function fix_pcall(ok, ...)
   end
   return false, e
 end
-local function l_pcall(...) return fix_pcall(rawpcall(...)) end
-local function l_xpcall(f, handler)
+local function l_pcall(...)
+  -- Redis's pcall (luaRedisPcall) with nothing to call calls its own result placeholder
+  if rawselect('#', ...) == 0 then return false, 'attempt to call a boolean value' end
+  return fix_pcall(rawpcall(...))
+end
+local function l_xpcall(...)
+  if rawselect('#', ...) < 2 then badarg(2, 'xpcall', 'value expected') end
+  local f, handler = ...
   return rawxpcall(f, function(e) return handler(unwrap(e)) end)
 end
 

@@ -159,6 +159,15 @@ SANDBOX = [
     "return redis.breakpoint()", "return redis.debug('x')", "redis.log(redis.LOG_WARNING, 'hello', 1)",
     "return redis.acl_check_cmd('get', 'x')", "return redis.acl_check_cmd('nosuch')",
     "return {type(cjson.null), tostring(cjson.null)}",
+    # the wrapped builtins' argument errors, worded and placed as the C builtins raise them
+    "return pairs('x')", "return pairs()", "return pairs(nil)", "return ipairs(5)", "return ipairs()",
+    "return rawget('x', 1)", "return rawget({})", "return rawget()",
+    "return rawset(5, 1, 2)", "return rawset({}, 1)", "return rawset({})", "return setmetatable(5, {})",
+    "return setmetatable({}, 5)", "return setmetatable()", "return getmetatable()",
+    "return type(nil)", "return tostring(nil)", "return xpcall()",
+    "return xpcall(function() return 1 end)", "local ok, e = pcall() return {tostring(ok), tostring(e)}",
+    "return {pcall(pcall)}", "return rawset(_G, 'a', 1)", "return setmetatable(_G, {})",
+    "return {xpcall(function() error('x') end, function(e) return 'h:' .. e end)}",
 ]
 
 
