@@ -18,13 +18,13 @@ from __future__ import annotations
 class ServerFields:
     """What a command's call, redis.call and a script's entry read of the server: propagation's op
     list, depth and dirty count, the cached clock, the shutdown flag, the memory limit, the slow
-    log's threshold, the monitors, the write gates (replica, save, AOF, replication), the cluster
-    and its script check, the configuration, client-side caching's state and the keyspace
-    notification classes."""
+    log's threshold and timing sample, the monitors, the write gates (replica, save, AOF,
+    replication), the cluster and its script check, the configuration, client-side caching's
+    state and the keyspace notification classes."""
 
     __slots__ = ("also_propagate", "prop_depth", "dirty", "now_ms", "shutting_down", "maxmemory", "slowlog_ns",
-                 "monitors", "replica_gate", "rdb_gate", "aof", "repl", "cluster", "cluster_script_check",
-                 "config", "tracking", "notify_flags")
+                 "sample_mask", "monitors", "replica_gate", "rdb_gate", "aof", "repl", "cluster",
+                 "cluster_script_check", "config", "tracking", "notify_flags")
 
 
 class ClientFields:

@@ -11,9 +11,9 @@ from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.table.registry cimport Command
 
 
-@cython.locals(cmd=Command, last=Command)
+@cython.locals(cmd=Command, last=Command, calls=cython.longlong, sample=cython.longlong)
 cpdef _run_fast(c, out, t_prev, base, base_done)
 
 
-@cython.locals(srv=ServerFields)
+@cython.locals(srv=ServerFields, calls=cython.longlong, timed=cython.bint, dt=cython.longlong)
 cpdef call_command(ClientFields c, Command cmd, argv, t0, bint log_slow)

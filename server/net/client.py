@@ -918,11 +918,17 @@ class AOFClient(Client):
 def call_command(c: Client, cmd: Command, argv: list[bytes], t0: int | None, log_slow: bool) -> Any:
     """`Client.call`'s body, a function of its own so that compiled callers (the scripting engine's
     redis.call, engine.pxd) reach it as a C call, without a method lookup and argument parsing.
-    The server is read once: a command cannot replace `c.server`."""
-    if t0 is None:
+    The server is read once: a command cannot replace `c.server`.
+
+    Timing is the fast loop's: a caller that started the clock (`t0`, execute()) is timed; for the
+    rest (EXEC's and scripts' commands) a sampled command is timed on the first call of every
+    eight, as `_run_fast` times it, and every call of the others."""
+    srv = c.server
+    calls = cmd.calls  # the calls before this one (no command runs itself inside its own run)
+    timed = t0 is not None or not (calls & srv.sample_mask and cmd.sampled)
+    if timed and t0 is None:
         t0 = _clock()
     c.last_argv = argv
-    srv = c.server
     tr = srv.tracking if c.tracking is not None else None
     if tr is not None:
         outer, tr.current = tr.current, c  # its invalidations now wait for its reply
@@ -949,13 +955,14 @@ def call_command(c: Client, cmd: Command, argv: list[bytes], t0: int | None, log
         if not srv.prop_depth:  # the outermost call: afterCommand's propagatePendingCommands
             _propagate.flush(srv, cmd)
     cmd.calls += 1
-    cmd.timed_calls += 1
-    dt = _clock() - t0
-    cmd.usec += dt
-    if srv.config.latency_tracking:
-        cmd.latency[dt // 1000] += 1
-    if log_slow and dt >= srv.slowlog_ns:  # EXEC's and scripts' commands (execute() logs its own)
-        c.note_slow(cmd, argv, dt)
+    if timed:
+        cmd.timed_calls += 1
+        dt = _clock() - t0
+        cmd.usec += dt
+        if srv.config.latency_tracking:
+            cmd.latency[dt // 1000] += 1
+        if log_slow and dt >= srv.slowlog_ns:  # EXEC's and scripts' commands (execute() logs its own)
+            c.note_slow(cmd, argv, dt)
     c.last_cmd = cmd
     # is_readonly first: no command that reads turns tracking on or off, so the client's
     # tracking after a read is the one it ran with

@@ -1,8 +1,9 @@
 # Declarations for compiling registry.py with Cython (setup.py); the interpreter never reads this.
 #
-# Command becomes an extension type whose fields (every one a public Python object, as its
-# __slots__ were) are C struct fields: the fast loop (server/net/client.pxd) reads and counts five of
-# them per command, which a compiled module otherwise pays a type lookup and a descriptor call for.
+# Command becomes an extension type whose fields (public, as its __slots__ were) are C struct
+# fields: the fast loop (server/net/client.pxd) reads and counts five of them per command, which a
+# compiled module otherwise pays a type lookup and a descriptor call for.  The call counters are
+# C integers (Python code reads and sets them as ints, as before).
 # `arity_ok` is callable from C (the fast loop and the scripting engine's redis.call test every
 # command's arity with it).
 cimport cython
@@ -11,9 +12,11 @@ cimport cython
 cdef class Command:
     cdef public object proc, arity, name, fullname, flags, first_key, last_key, key_step
     cdef public object acl_categories, meta, parent, subcommands, is_write, is_readonly
-    cdef public object touches_arbitrary_keys, calls, usec, rejected_calls, failed_calls, ok_in_pubsub
-    cdef public object ok_loading, no_auth, queue_in_multi, is_blocking, noscript, sampled, timed_calls
+    cdef public object touches_arbitrary_keys, ok_in_pubsub
+    cdef public object ok_loading, no_auth, queue_in_multi, is_blocking, noscript, sampled
     cdef public object fixed_key_positions, latency
+    # the counters as C integers: counting a call allocates no int object
+    cdef public long long calls, usec, rejected_calls, failed_calls, timed_calls
 
     @cython.locals(arity=Py_ssize_t)
     cpdef bint arity_ok(self, Py_ssize_t n)
