@@ -110,6 +110,7 @@ cdef extern from *:
         void (*rawgeti)(lua_State *, int, int);
         void (*rawseti)(lua_State *, int, int);
         void (*rawget)(lua_State *, int);
+        void (*rawset)(lua_State *, int);
         int (*next)(lua_State *, int);
         int (*getmetatable)(lua_State *, int);
         void (*getfield)(lua_State *, int, const char *);
@@ -135,7 +136,7 @@ cdef extern from *:
         RX_SYM(pushlightuserdata, "lua_pushlightuserdata") RX_SYM(pushcclosure, "lua_pushcclosure")
         RX_SYM(pushvalue, "lua_pushvalue") RX_SYM(createtable, "lua_createtable")
         RX_SYM(rawgeti, "lua_rawgeti") RX_SYM(rawseti, "lua_rawseti")
-        RX_SYM(rawget, "lua_rawget") RX_SYM(next, "lua_next") RX_SYM(getmetatable, "lua_getmetatable")
+        RX_SYM(rawget, "lua_rawget") RX_SYM(rawset, "lua_rawset") RX_SYM(next, "lua_next") RX_SYM(getmetatable, "lua_getmetatable")
         RX_SYM(getfield, "lua_getfield") RX_SYM(setfield, "lua_setfield")
         RX_SYM(error, "lua_error") RX_SYM(checkstack, "lua_checkstack")
         RX_SYM(toboolean, "lua_toboolean") RX_SYM(call, "lua_call") RX_SYM(pcall, "lua_pcall")
@@ -398,6 +399,129 @@ cdef extern from *:
         }
         return 0;  /* userdata: what lupa makes of it is convert.py's to judge */
     }
+
+    /* ---- cmsgpack.unpack's common case: msgpack_lua.py's Lua decoder, rule for rule, in C.  An
+       input of exactly one value made of nil, booleans, integers of up to 32 bits, floats other
+       than zeros, subnormals, infinities and NaN, strings, arrays and maps, nested less than
+       RX_MP_DEPTH deep, is decoded here; anything else is left to the Python `unpack` (0 returned,
+       the stack's partial values dropped by the caller).  Tables are built as lua-cmsgpack builds
+       them (an empty new table, one raw set per element, in input order: the same layout, so the
+       same `#` and `next` order); a nil map key raises lua_settable's "table index is nil" from
+       this C frame, unplaced, as there. */
+    #define RX_MP_DEPTH 64
+
+    static int rx_mp_value(lua_State *L, const unsigned char **pp, const unsigned char *end, int depth);
+
+    /* A table of n elements (a map: n pairs) whose encoding starts at *pp. */
+    static int rx_mp_table(lua_State *L, const unsigned char **pp, const unsigned char *end,
+                           unsigned long n, int depth, int map) {
+        unsigned long i;
+        if (depth >= RX_MP_DEPTH || !rx.checkstack(L, 3)) return 0;
+        rx.createtable(L, 0, 0);
+        for (i = 1; i <= n; i++) {
+            if (map) {
+                if (!rx_mp_value(L, pp, end, depth + 1) || !rx_mp_value(L, pp, end, depth + 1)) return 0;
+                rx.rawset(L, -3);
+            } else {
+                if (i > INT_MAX || !rx_mp_value(L, pp, end, depth + 1)) return 0;
+                rx.rawseti(L, -2, (int)i);
+            }
+        }
+        return 1;
+    }
+
+    /* The value at *pp pushed, *pp moved past it; 0 when it is left to Python. */
+    static int rx_mp_value(lua_State *L, const unsigned char **pp, const unsigned char *end, int depth) {
+        const unsigned char *p = *pp;
+        unsigned int b;
+        unsigned long n = 0;
+        unsigned long long bits = 0;
+        int k = 0, i, kind = 0;
+        double d;
+        float f;
+        unsigned int bits32;
+        if (p >= end) return 0;
+        b = *p++;
+        if (b <= 0x7f) { rx.pushnumber(L, (lua_Number)b); *pp = p; return 1; }
+        if (b >= 0xe0) { rx.pushnumber(L, (lua_Number)((int)b - 256)); *pp = p; return 1; }
+        if (b >= 0xa0 && b <= 0xbf) { n = b - 0xa0; kind = 's'; }
+        else if (b >= 0x90 && b <= 0x9f) { n = b - 0x90; kind = 'a'; }
+        else if (b >= 0x80 && b <= 0x8f) { n = b - 0x80; kind = 'm'; }
+        else {
+            switch (b) {
+            case 0xc0: rx.pushnil(L); *pp = p; return 1;
+            case 0xc2: rx.pushboolean(L, 0); *pp = p; return 1;
+            case 0xc3: rx.pushboolean(L, 1); *pp = p; return 1;
+            case 0xcc: k = 1; kind = 'u'; break;
+            case 0xcd: k = 2; kind = 'u'; break;
+            case 0xce: k = 4; kind = 'u'; break;
+            case 0xd0: k = 1; kind = 'i'; break;
+            case 0xd1: k = 2; kind = 'i'; break;
+            case 0xd2: k = 4; kind = 'i'; break;
+            case 0xd9: k = 1; kind = 's'; break;
+            case 0xda: k = 2; kind = 's'; break;
+            case 0xdb: k = 4; kind = 's'; break;
+            case 0xdc: k = 2; kind = 'a'; break;
+            case 0xdd: k = 4; kind = 'a'; break;
+            case 0xde: k = 2; kind = 'm'; break;
+            case 0xdf: k = 4; kind = 'm'; break;
+            case 0xcb:  /* float64: normal numbers only */
+                if (end - p < 8) return 0;
+                for (i = 0; i < 8; i++) bits = (bits << 8) | p[i];
+                if (((bits >> 52) & 0x7ff) == 0 || ((bits >> 52) & 0x7ff) == 0x7ff) return 0;
+                memcpy(&d, &bits, 8);
+                rx.pushnumber(L, (lua_Number)d);
+                *pp = p + 8;
+                return 1;
+            case 0xca:  /* float32, likewise */
+                if (end - p < 4) return 0;
+                bits32 = ((unsigned int)p[0] << 24) | ((unsigned int)p[1] << 16) | ((unsigned int)p[2] << 8) | p[3];
+                if (((bits32 >> 23) & 0xff) == 0 || ((bits32 >> 23) & 0xff) == 0xff) return 0;
+                memcpy(&f, &bits32, 4);
+                rx.pushnumber(L, (lua_Number)f);
+                *pp = p + 4;
+                return 1;
+            default:  /* 64-bit integers, ext and bin types, 0xc1 */
+                return 0;
+            }
+            if (end - p < k) return 0;
+            for (i = 0; i < k; i++) n = (n << 8) | p[i];
+            p += k;
+            if (kind == 'u') { rx.pushnumber(L, (lua_Number)n); *pp = p; return 1; }
+            if (kind == 'i') {
+                long long v = (long long)n;
+                if (v >= (1LL << (8 * k - 1))) v -= 1LL << (8 * k);
+                rx.pushnumber(L, (lua_Number)v);
+                *pp = p;
+                return 1;
+            }
+        }
+        if (kind == 's') {
+            if ((unsigned long)(end - p) < n) return 0;
+            rx.pushlstring(L, (const char *)p, (size_t)n);
+            *pp = p + n;
+            return 1;
+        }
+        *pp = p;
+        return rx_mp_table(L, pp, end, n, depth, kind == 'm');
+    }
+
+    /* The lua_CFunction: for a string argument decoded whole, true and its value; else nothing
+       (the Lua front then calls the Python unpack, which decodes, or raises, from the start). */
+    static int rx_mp_unpack(lua_State *L) {
+        size_t len;
+        const unsigned char *p, *end;
+        int top = rx.gettop(L);
+        if (top < 1 || rx.type(L, 1) != RX_TSTRING) return 0;
+        p = (const unsigned char *)rx.tolstring(L, 1, &len);  /* held by the argument */
+        end = p + len;
+        rx.pushboolean(L, 1);
+        if (!rx_mp_value(L, &p, end, 0) || p != end) {
+            rx.settop(L, top);
+            return 0;
+        }
+        return 2;
+    }
     """
     ctypedef struct lua_State
     ctypedef double lua_Number
@@ -425,6 +549,7 @@ cdef extern from *:
         void (*rawgeti)(lua_State *, int, int) nogil
         void (*rawseti)(lua_State *, int, int) nogil
         void (*rawget)(lua_State *, int) nogil
+        void (*rawset)(lua_State *, int) nogil
         int (*next)(lua_State *, int) nogil
         int (*getmetatable)(lua_State *, int) nogil
         void (*getfield)(lua_State *, int, const char *) nogil
@@ -451,6 +576,7 @@ cdef extern from *:
         size_t null_len
         int keys[8]
     int rx_conv(lua_State *L, rx_out *o, int idx, int depth) nogil
+    int rx_mp_unpack(lua_State *L) nogil
 
 
 # What the Python part of a call leaves for its C part to do (each after the GIL part returned).
@@ -622,6 +748,23 @@ cdef class Bridge(Crossing):
             rx.pushboolean(L, 0)
             rx.rawseti(L, -2, 1)
             rx.settop(L, -2)
+
+    def mp_unpack(self) -> object:
+        """cmsgpack.unpack's common case as a C function of this Lua state (`rx_mp_unpack`), as
+        the lupa function msgpack_lua.py's front calls: true and the value, or nothing."""
+        cdef lua_State *L = self.L
+        cdef int top = rx.gettop(L)
+        self._push_object(self.box)
+        rx.pushcclosure(L, <lua_CFunction>rx_mp_unpack, 0)
+        rx.rawseti(L, -2, 1)  # into the box's array slot, as _take passes a value to lupa
+        rx.settop(L, top)
+        try:
+            return self.box[1]
+        finally:
+            self._push_object(self.box)
+            rx.pushboolean(L, 0)
+            rx.rawseti(L, -2, 1)
+            rx.settop(L, top)
 
     def install_calls(self, table: object) -> None:
         """Make `table`.call and .pcall (the engine's redis table, a lupa table) the C functions."""

@@ -38,3 +38,4 @@ class Engine(Protocol):
     running: Running | None
     ldb: Any  # the debugging session while one runs
     ldb_lua: Any
+    bridge: Any  # the C bridge (cbridge.Bridge), or None

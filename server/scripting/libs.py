@@ -35,7 +35,8 @@ def install(engine: Engine) -> None:
         return front_where().decode(errors="replace")
 
     cmsgpack = lib_cmsgpack.make(lua_where, lua.table_from, mkobj, unpack_where)
-    cmsgpack[b"unpack"] = wrap_unpack(cmsgpack[b"unpack"])
+    bridge = engine.bridge  # its C decoder of unpack's common case, when built
+    cmsgpack[b"unpack"] = wrap_unpack(cmsgpack[b"unpack"], bridge.mp_unpack() if bridge is not None else None)
     wrap_encode, set_fast = cjson_lua.load(lua)
     # both fronts keep one Lua frame between the script and the Python callable: one `where`
     cjson = lib_cjson.make(lua_where, lua.table_from, mkobj, unpack_where, set_fast)

@@ -1,4 +1,4 @@
-"""cmsgpack.unpack's common case decoded in Lua, in front of lib_cmsgpack's Python `unpack`.
+"""cmsgpack.unpack's common case decoded in Lua (or in C), in front of lib_cmsgpack's Python `unpack`.
 
 Job queues (BullMQ) pass every job's options as MessagePack and unpack them in each script; in
 Python each unpack crossed into Python and back once per table built (~6-20 us where Redis takes
@@ -12,7 +12,8 @@ strings, arrays and maps (a nil key raises lua_settable's error, as there), nest
 MP_DEPTH deep; anything else (64-bit integers, ext and bin types, several values, short or bad
 input, a non-string argument) goes, untouched, to the Python `unpack`, which owns every other
 error message.  Decoding has no side effects, so giving up part way and starting again in Python
-is safe.
+is safe.  When the C bridge is built (cbridge.pyx), its `rx_mp_unpack` decodes the same inputs by
+the same rules, building the same tables, and this Lua decoder is not used.
 
 The chunk is loaded under the sandbox's internal source name, so the debugger and the kill hook
 skip its frames; `where` reports the line of the script that called `cmsgpack.unpack`, one level
@@ -120,7 +121,16 @@ value = function(s, p, depth)
   return nil, nil  -- 64-bit integers, ext and bin types, 0xc1: Python's
 end
 
-local function wrap(py_unpack)
+-- the front of py_unpack; with `decode` (cbridge's rx_mp_unpack: true and the value, or nothing),
+-- the common case is decoded by it, in C, instead of by `value`
+local function wrap(py_unpack, decode)
+  if decode ~= nil then
+    return function(...)
+      local ok, v = decode(...)
+      if ok then return v end
+      return py_unpack(...)
+    end
+  end
   return function(...)  -- (a C function tail-called keeps this frame: `where` counts it)
     local s = ...
     if rawtype(s) == 'string' then
@@ -143,6 +153,6 @@ return wrap, where
 
 
 def load(lua: Any) -> tuple[Any, Any]:
-    """The chunk in `lua`: (wrap, where), `wrap(py_unpack)` making the front of a Python unpack
-    whose errors are placed by `where`."""
+    """The chunk in `lua`: (wrap, where), `wrap(py_unpack, decode)` making the front of a Python
+    unpack (with cbridge's C decoder when `decode` is not None) whose errors are placed by `where`."""
     return lua.execute(UNPACK_CHUNK, name="=[raxdb]")
