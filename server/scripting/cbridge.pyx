@@ -71,6 +71,7 @@ cdef extern from *:
     """
     #include <dlfcn.h>
     #include <limits.h>
+    #include <math.h>
     #include <stdio.h>
     #include <stdlib.h>
     #include <string.h>
@@ -145,8 +146,22 @@ cdef extern from *:
         return 1;
     }
 
-    /* Redis's luaArgsToRedisArgv: a number argument as "%.17g" (lua_tolstring would lose precision). */
+    /* Redis's luaArgsToRedisArgv: a number argument as "%.17g" (lua_tolstring would lose precision).
+       An integral number below 1e17 in magnitude (a count, a score, a timestamp) prints as its
+       decimal digits under "%.17g": those are written here without snprintf's float formatting.
+       -0.0 is integral but prints "-0": snprintf's. */
     static int rx_number_arg(lua_Number n, char *buf, int size) {
+        char tmp[24];
+        unsigned long long u;
+        int k = 0, len = 0;
+        if (n > -1e17 && n < 1e17 && n == (lua_Number)(long long)n && !(n == 0 && signbit(n)) && size >= 20) {
+            u = n < 0 ? (unsigned long long)(-(long long)n) : (unsigned long long)(long long)n;
+            do { tmp[k++] = (char)('0' + u % 10); u /= 10; } while (u);
+            if (n < 0) buf[len++] = '-';
+            while (k) buf[len++] = tmp[--k];
+            buf[len] = 0;
+            return len;
+        }
         return snprintf(buf, size, "%.17g", (double)n);
     }
 

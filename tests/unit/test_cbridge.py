@@ -63,6 +63,14 @@ ARGUMENTS = [
     "return redis.pcall('set', 'k', nil)", "return redis.call()", "return redis.pcall()",
     "return redis.call('SET', 'k', '') and redis.call('strlen', 'k')",
     "return type(redis.call)", "return redis.call(1)",
+    # integral numbers, which the C path prints without snprintf below 1e17: the edges of that
+    "return {redis.call('echo', 0), redis.call('echo', 1), redis.call('echo', -1), redis.call('echo', 0.0)}",
+    "return {redis.call('echo', 1e16), redis.call('echo', 99999999999999999), redis.call('echo', 1e17),"
+    " redis.call('echo', -1e17), redis.call('echo', -99999999999999990), redis.call('echo', 123456789012345678)}",
+    "return {redis.call('echo', 2^53), redis.call('echo', -2^53), redis.call('echo', 2^63), redis.call('echo', -2^63),"
+    " redis.call('echo', 2^64), redis.call('echo', 1795662486531), redis.call('echo', -1795662486531)}",
+    "return {redis.call('echo', 2^52 + 0.5), redis.call('echo', 1e15 + 0.5), redis.call('echo', -1.5),"
+    " redis.call('echo', 1e-5)}",
 ]
 
 REPLIES = [
