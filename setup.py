@@ -35,6 +35,8 @@ from setuptools.command.build_ext import build_ext
 
 # The modules compiled: each costs ~10 s of compiling, so only those a benchmarked hot path runs.
 HOT_MODULES = [
+    "raxdb.protocol.reply",
+    "raxdb.protocol.request",
     "raxdb.server.base.fields",
     "raxdb.server.net.client",
     "raxdb.server.table.registry",

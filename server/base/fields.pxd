@@ -9,7 +9,7 @@
 cdef class ServerFields:
     cdef public object also_propagate, prop_depth, dirty, now_ms, shutting_down, maxmemory, slowlog_ns, sample_mask
     cdef public object monitors, replica_gate, rdb_gate, aof, repl, cluster, cluster_script_check, config
-    cdef public object tracking, notify_flags
+    cdef public object tracking, notify_flags, stat_keyspace_hits, stat_keyspace_misses
 
 
 cdef class ClientFields:

@@ -20,11 +20,12 @@ class ServerFields:
     list, depth and dirty count, the cached clock, the shutdown flag, the memory limit, the slow
     log's threshold and timing sample, the monitors, the write gates (replica, save, AOF,
     replication), the cluster and its script check, the configuration, client-side caching's
-    state and the keyspace notification classes."""
+    state, the keyspace notification classes and the keyspace hit and miss counts."""
 
     __slots__ = ("also_propagate", "prop_depth", "dirty", "now_ms", "shutting_down", "maxmemory", "slowlog_ns",
                  "sample_mask", "monitors", "replica_gate", "rdb_gate", "aof", "repl", "cluster",
-                 "cluster_script_check", "config", "tracking", "notify_flags")
+                 "cluster_script_check", "config", "tracking", "notify_flags", "stat_keyspace_hits",
+                 "stat_keyspace_misses")
 
 
 class ClientFields:

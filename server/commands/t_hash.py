@@ -57,7 +57,9 @@ def _hash_for_read(c, key: bytes) -> Hash | None:
 
 
 def _hash_for_write(c, key: bytes) -> Hash | None:
-    v = c.db.get(key, c.server.now_ms)
+    db = c.db
+    srv = c.server
+    v = db.get(key, srv.now_ms)
     if v is not None and v.__class__ is not Hash:
         raise CommandError(WRONGTYPE)
     return v
@@ -65,7 +67,8 @@ def _hash_for_write(c, key: bytes) -> Hash | None:
 
 def _written(c, key: bytes, event: str, dirty: int = 1) -> None:
     srv = c.server
-    if c.db.signals or srv.notify_flags:
+    db = c.db
+    if db.signals or srv.notify_flags:
         modified(c, key)
         notify(c, NOTIFY_HASH, event, key)
         srv.dirty += dirty - 1
@@ -80,7 +83,6 @@ def _set_fields(c, h: Hash, argv: list[bytes], start: int) -> int:
 
 
 # ---- writes ---------------------------------------------------------------------------------------
-@command("hset")
 def hset(c, argv, name: str = "hset"):
     """HSET, and HMSET's body (which replies +OK instead): the reply is the number of new fields.
     One function for both, so HSET, the benchmarked hash write, costs one Python call (and
@@ -109,10 +111,15 @@ def hset(c, argv, name: str = "hset"):
     return R.integer(created)
 
 
-@command("hmset")
+command("hset")(hset)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
+
+
 def hmset(c, argv):
     hset(c, argv, "hmset")
     return R.OK
+
+
+command("hmset")(hmset)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
 
 
 @command("hsetnx")
@@ -154,7 +161,6 @@ def hdel(c, argv):
     return R.integer(deleted)
 
 
-@command("hincrby")
 def hincrby(c, argv):
     incr = to_int(argv[3])
     key, field = argv[1], argv[2]
@@ -172,6 +178,9 @@ def hincrby(c, argv):
     _set_one(c, h, field, b"%d" % new)
     _written(c, key, "hincrby")
     return R.integer(new)
+
+
+command("hincrby")(hincrby)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
 
 
 @command("hincrbyfloat")
@@ -202,7 +211,6 @@ def hincrbyfloat(c, argv):
 
 
 # ---- reads ----------------------------------------------------------------------------------------
-@command("hget")
 def hget(c, argv):
     h = _hash_for_read(c, argv[1])
     if h is None:
@@ -211,7 +219,9 @@ def hget(c, argv):
     return c.enc.null if v is None else b"$%d\r\n%s\r\n" % (len(v), v)
 
 
-@command("hmget")
+command("hget")(hget)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
+
+
 def hmget(c, argv):
     h = _hash_for_read(c, argv[1])
     null = c.enc.null
@@ -223,6 +233,9 @@ def hmget(c, argv):
         v = get(argv[i])
         parts.append(null if v is None else b"$%d\r\n%s\r\n" % (len(v), v))
     return R.array(parts)
+
+
+command("hmget")(hmget)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
 
 
 def _flat_pairs(fields: list[bytes], values: list[bytes]) -> bytes:
@@ -242,7 +255,6 @@ def _as_map(c, flat_array: bytes, pairs: int) -> bytes:
     return b"%%%d\r\n" % pairs + flat_array[flat_array.index(b"\n") + 1:]
 
 
-@command("hgetall")
 def hgetall(c, argv):
     h = _hash_for_read(c, argv[1])
     if h is None:
@@ -253,6 +265,9 @@ def hgetall(c, argv):
         return _as_map(c, R.array_header(n) + body, n >> 1)
     flat = h.flat()
     return _as_map(c, R.bulk_strings(flat), len(flat) >> 1)
+
+
+command("hgetall")(hgetall)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
 
 
 @command("hkeys")

@@ -75,7 +75,8 @@ def writable_string(c: Client, key: bytes, v: bytes | bytearray) -> RawStr:
 def lookup_read(c: Client, key: bytes) -> Any:
     """The value for a read command, counting keyspace hits and misses."""
     srv = c.server
-    v = c.db.get(key, srv.now_ms)
+    db = c.db
+    v = db.get(key, srv.now_ms)
     if v is None:
         srv.stat_keyspace_misses += 1
         if srv.notify_flags & NOTIFY_KEY_MISS:
@@ -86,7 +87,9 @@ def lookup_read(c: Client, key: bytes) -> Any:
 
 
 def lookup_write(c: Client, key: bytes) -> Any:
-    return c.db.get(key, c.server.now_ms)
+    srv = c.server
+    db = c.db
+    return db.get(key, srv.now_ms)
 
 
 def set_key(c: Client, key: bytes, value: Any) -> None:
@@ -116,7 +119,8 @@ def lookup_or_create(c: Client, key: bytes, cls: type) -> Any:
     value if it is an instance of `cls`, a new empty `cls()` added under `key` if missing,
     WRONGTYPE otherwise."""
     db = c.db
-    v = db.get(key, c.server.now_ms)
+    srv = c.server
+    v = db.get(key, srv.now_ms)
     if v is None:
         v = cls()
         db.add(key, v)
@@ -128,9 +132,10 @@ def lookup_or_create(c: Client, key: bytes, cls: type) -> Any:
 def modified(c: Client, key: bytes, db: Database | None = None) -> None:
     """signalModifiedKey for a command's write: WATCHes and client tracking hear of the key."""
     d = c.db if db is None else db
+    srv = c.server
     if d.signals:
-        signal_modified(c.server, c, d, key)
-    c.server.dirty += 1
+        signal_modified(srv, c, d, key)
+    srv.dirty += 1
 
 
 def signal_modified(srv: Server, c: Client | None, db: Database, key: bytes) -> None:

@@ -1,0 +1,9 @@
+# Declarations for compiling request.py with Cython (setup.py); the interpreter never reads this.
+#
+# string2ll is cpdef: the argument parsers (server/table/args.pxd) and the hot handlers that
+# cimport it call it in C; `n` and the first byte are C integers.
+cimport cython
+
+
+@cython.locals(n=Py_ssize_t, c=cython.int)
+cpdef object _string2ll(b)

@@ -1,0 +1,42 @@
+# Declarations for compiling t_hash.py with Cython (setup.py); the interpreter never reads this.
+#
+# The handlers job queues' scripts call (HSET, HMSET, HINCRBY, HGET, HMGET, HGETALL) are cpdef
+# functions whose client is its class's field base and whose server and database are typed
+# (server/base/fields.pxd, storage/keyspace.pxd): their reads of them are C struct fields and
+# their lookups C calls, as are the key lookups and signals (server/events/keyaccess.pxd), the
+# integer parsers (server/table/args.pxd) and this module's helpers.  The cpdef handlers are registered with command() after their definitions
+# because a cpdef function takes no decorator.
+cimport cython
+from raxdb.server.base.fields cimport ClientFields, ServerFields
+from raxdb.server.events.keyaccess cimport lookup_or_create, lookup_read, modified, notify
+from raxdb.server.table.args cimport maybe_int, to_int
+from raxdb.storage.keyspace cimport Database
+
+
+cdef _limits(srv)
+
+cdef _hash_for_read(ClientFields c, key)
+
+@cython.locals(db=Database, srv=ServerFields)
+cdef _hash_for_write(ClientFields c, key)
+
+@cython.locals(db=Database, srv=ServerFields)
+cdef _written(ClientFields c, key, event, dirty=*)
+
+cdef _set_fields(ClientFields c, h, argv, start)
+
+cdef _set_one(ClientFields c, h, field, value)
+
+@cython.locals(db=Database, srv=ServerFields, n=Py_ssize_t)
+cpdef hset(ClientFields c, argv, name=*)
+
+cpdef hmset(ClientFields c, argv)
+
+cpdef hincrby(ClientFields c, argv)
+
+cpdef hget(ClientFields c, argv)
+
+@cython.locals(i=Py_ssize_t)
+cpdef hmget(ClientFields c, argv)
+
+cpdef hgetall(ClientFields c, argv)
