@@ -4,12 +4,26 @@
 # in them `s` is a pointer into the listpack, so a byte read is a C load rather than an indexing
 # call that boxes an int, and the helpers they share are C functions.  The cpdef functions stay
 # callable from Python; storage/quicklist.pxd cimports them, so a quicklist's push, pop, seek and
-# range are C calls.  The rest of the module compiles as before, untyped.
+# range are C calls.  The rest of the module compiles as before, untyped, but for the entry
+# encoders below.
 cimport cython
 
 cdef bint _COMPILED
 cdef list _DECIMALS
 cdef list _BYTE
+
+# The entry encoders every store of a value goes through (hash, sorted set, list, stream) are
+# cpdef: C calls inside this module and for the modules that cimport them.
+@cython.locals(n=Py_ssize_t, c=cython.int)
+cpdef object string_to_int(b)
+
+cpdef bytes encode_int_entry(v)
+
+@cython.locals(n=Py_ssize_t)
+cpdef bytes encode_str_entry(s)
+
+@cython.locals(n=Py_ssize_t)
+cpdef bytes encode_entry(v)
 
 @cython.locals(b=cython.uint, n=Py_ssize_t)
 cdef Py_ssize_t _span(const unsigned char* s, Py_ssize_t p) except -1
