@@ -39,6 +39,7 @@ HOT_MODULES = [
     "raxdb.protocol.request",
     "raxdb.server.base.errors",
     "raxdb.server.base.fields",
+    "raxdb.server.base.numparse",
     "raxdb.server.net.client",
     "raxdb.server.table.registry",
     "raxdb.server.table.args",

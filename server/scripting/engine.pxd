@@ -40,7 +40,8 @@ cdef class Running:
 
 
 cdef class Engine(Runner):
-    cdef public object chunk_name, functions, lua, _where, h, env, parser, _dispatch, _lookup
+    cdef public object chunk_name, functions, lua, _where, h, env, parser, _lookup
+    cdef public dict _commands
     cdef public object _cmd_err, _run_eval, _run_fcall, _shape, ldb, ldb_lua, redis
     cdef public ServerFields server
     cdef public ClientFields client

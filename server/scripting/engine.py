@@ -167,7 +167,7 @@ class Engine(Runner):
         self._where = self.h.where
         self.env = self.h.env
         self.parser = convert.ReplyParser(lua, self.h)
-        self._dispatch = server.table.dispatch.get  # changed in place by rename-command
+        self._commands = server.table.dispatch  # by name; changed in place by rename-command
         self._lookup = server.table.lookup
         self._cmd_err = self.h.cmd_err
         self._run_eval = self.h.run_eval
@@ -286,7 +286,7 @@ class Engine(Runner):
         session = self.ldb
         if session is not None and session.logging():
             session.log_command(argv)
-        cmd = self._dispatch(argv[0])
+        cmd = self._commands.get(argv[0])  # a dict's get: a C call, compiled (engine.pxd)
         if cmd is None or cmd.subcommands or cmd.proc is None:
             cmd = self._lookup(argv)
             if cmd is None or cmd.proc is None and not cmd.subcommands:
