@@ -35,7 +35,7 @@ cdef Py_ssize_t _prev(const unsigned char* s, Py_ssize_t q) noexcept
 cdef bytes _value(const unsigned char* s, object buf, Py_ssize_t p)
 
 @cython.locals(n=Py_ssize_t)
-cdef int _put_header(bytearray buf, Py_ssize_t count) except -1
+cpdef int _put_header(bytearray buf, Py_ssize_t count) except -1
 
 # Decimal digits of u (the interpreted build's copy is in listpack.py): defined here, so that
 # stream.pxd's cimport inlines it too instead of calling through the module's function pointer.

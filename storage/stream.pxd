@@ -11,10 +11,10 @@
 # add's with the tail typed, so its reads of the Tail's fields are C-level too.
 cimport cython
 from raxdb.storage.listpack cimport _digits, _span as lp_span, skip as lp_skip, values as lp_values
+from raxdb.storage.listpack cimport _put_header, encode_entry as _encode, encode_int_entry as _int_entry
 
 cdef list _BULK_HEADS
 cdef list _SMALL_INTS, _STR6_HEAD, _STR6_TAIL
-cdef object _int_entry, _encode
 
 # XADD's general entry (stream.py's _encode_entry / _encode_items / _small_int): C functions over
 # the argument list, with C-sized counters and value lengths, called from _append_slow by C calls.

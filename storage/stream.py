@@ -42,13 +42,15 @@ listpack in C, with each entry's offset, so an XRANGE / XREAD page is one slice 
 from __future__ import annotations
 
 import itertools
-import struct
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from raxdb.storage import listpack as L
 from raxdb.storage.alloc import size_class
+from raxdb.storage.listpack import _put_header
+from raxdb.storage.listpack import encode_entry as _encode
+from raxdb.storage.listpack import encode_int_entry as _int_entry
 from raxdb.storage.listpack import skip as lp_skip
 from raxdb.storage.listpack import values as lp_values
 from raxdb.storage.rax import NOT_FOUND, Rax
@@ -71,13 +73,9 @@ MAX_ID = (1 << 128) - 1
 LISTPACK_MAX_SIZE = 1 << 30
 INVALID_ENTRIES_READ = -1
 
-_int_entry = L.encode_int_entry
-_encode = L.encode_entry
 _SMALL_INTS = L._SMALL_INT_ENTRIES  # complete entries of -4096..4095, indexed by value + 4096
 _STR6_HEAD = [bytes((0x80 | n,)) for n in range(64)]
 _STR6_TAIL = [bytes((n + 1,)) for n in range(64)]
-_pack_header = struct.Struct("<IH").pack_into
-_pack_header_count = struct.Struct("<IHB").pack_into  # the header, then a live count below 128
 
 
 def node_limits(max_bytes: int, max_entries: int) -> tuple[int, int, int]:
@@ -117,7 +115,9 @@ def _encode_items(parts: list[bytes], argv: list[bytes], start: int, step: int) 
         v = argv[i]
         n = len(v)
         if n < 64 and (n == 0 or v[0] > 57):
-            parts += (_STR6_HEAD[n], v, _STR6_TAIL[n])
+            parts.append(_STR6_HEAD[n])
+            parts.append(v)
+            parts.append(_STR6_TAIL[n])
         elif 0 < n < 10 and v.isdigit() and (v[0] != 48 or n == 1):  # a canonical decimal (a job id)
             x = int(v)
             parts.append(_SMALL_INTS[x + 4096] if x < 4096 else _int_entry(x))
@@ -836,7 +836,9 @@ class Stream:
             try:
                 for v in values:
                     n = len(v)
-                    parts += (_STR6_HEAD[n], v, _STR6_TAIL[n])  # IndexError past 63 bytes
+                    parts.append(_STR6_HEAD[n])  # IndexError past 63 bytes, before any append
+                    parts.append(v)
+                    parts.append(_STR6_TAIL[n])
                     size += n
             except IndexError:  # a longer value: the general encoder
                 return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, 1)
@@ -850,7 +852,8 @@ class Stream:
                 lp += b"".join(parts)
                 t.count = count = count + 1
                 t.nelem = n
-                _pack_header_count(lp, 0, len(lp), n, count)
+                _put_header(lp, n)
+                lp[6] = count  # the master entry's live count, a 7-bit int entry
                 self._appended(new_id)
                 return True
         return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, 1)
@@ -891,10 +894,9 @@ class Stream:
                 if n != 65535:
                     n += nelems
                     t.nelem = n = n if n < 65535 else 65535
+                _put_header(lp, n)
                 if small:
-                    _pack_header_count(lp, 0, len(lp), n, count)
-                else:
-                    _pack_header(lp, 0, len(lp), n)
+                    lp[6] = count  # the master entry's live count, a 7-bit int entry
                 self._appended(new_id)
                 return True
         elif _args_size(argv, pos) > LISTPACK_MAX_SIZE:
@@ -905,7 +907,7 @@ class Stream:
         fields = argv[pos::2]
         nf = len(fields)
         head = [b"\x01\x01\x00\x01", _int_entry(nf)]
-        head += map(_encode, fields)
+        head += [_encode(f) for f in fields]
         head.append(b"\x00\x01")
         parts, nelems = _encode_entry(argv, pos, 0, 0, True)
         L.append_encoded(lp, b"".join(head + parts), nf + 4 + nelems)

@@ -403,7 +403,9 @@ def _explicit_id(last: int, a: TrimArgs) -> int:
 
 _SEQ_TAILS = [b"%d\r\n" % i for i in range(1000)]
 _SEQ_DIGITS = [1 if i < 10 else 2 if i < 100 else 3 for i in range(1000)]
-_reply_heads: list = [-1, None]  # ms, then the bulk headers "$<len>\r\n<ms>-" by sequence digit count
+# ms, its "<ms>-" and the bulk headers "$<len>\r\n<ms>-" by sequence digit count, each made
+# when first needed for that ms (XADDs a millisecond apart, a job queue's, need one of the three)
+_reply_heads: list = [-1, b"", [None, None, None, None]]
 
 
 def _id_reply(ms: int, seq: int) -> bytes:
@@ -414,10 +416,15 @@ def _id_reply(ms: int, seq: int) -> bytes:
         return b"$%d\r\n%s\r\n" % (len(sid), sid)
     heads = _reply_heads
     if heads[0] != ms:
-        prefix = b"%d-" % ms
         heads[0] = ms
-        heads[1] = [b""] + [b"$%d\r\n%s" % (len(prefix) + d, prefix) for d in (1, 2, 3)]
-    return heads[1][_SEQ_DIGITS[seq]] + _SEQ_TAILS[seq]
+        heads[1] = b"%d-" % ms
+        heads[2] = [None, None, None, None]
+    d = _SEQ_DIGITS[seq]
+    head = heads[2][d]
+    if head is None:
+        prefix = heads[1]
+        head = heads[2][d] = R.BULK_HEADERS[len(prefix) + d] + prefix
+    return head + _SEQ_TAILS[seq]
 
 
 # The options of the last `XTRIM <key> MAXLEN ~ <n>` parsed (argv[2:5]) and their TrimArgs: as
