@@ -294,8 +294,7 @@ def sscan(c, argv):
 # ---- multi-key algebra -------------------------------------------------------------------------
 def _sources(c, keys: list[bytes], write: bool) -> list[RSet | None]:
     """Every key's set (None when missing), type-checking all of them first as Redis 7.0 does."""
-    look = lookup_write if write else lookup_read
-    return [_set_of(look(c, k)) for k in keys]
+    return [_set_of(lookup_write(c, k) if write else lookup_read(c, k)) for k in keys]
 
 
 def intersection(sets: list[RSet | None], limit: int = 0) -> list[bytes]:

@@ -1,10 +1,12 @@
 # Declarations for compiling t_stream.py with Cython (setup.py); the interpreter never reads this.
 #
+# The key lookups and signals (server/events/keyaccess.pxd) are C calls.
 # XADD holds its stream in a local typed as the Stream extension type (storage/stream.pxd), so
 # its reads of the stream's fields and its calls of add() and trim() are C-level, as is its call
 # of _id_reply.  xadd is registered with command() after its definition because a cpdef function
 # takes no decorator.
 cimport cython
+from raxdb.server.events.keyaccess cimport lookup_read, modified, notify
 from raxdb.storage.stream cimport Stream
 
 

@@ -1,5 +1,7 @@
 # Declarations for compiling t_string.py with Cython (setup.py); the interpreter never reads this.
 #
+# The key lookups and signals (server/events/keyaccess.pxd) and the integer parsers
+# (server/table/args.pxd) are C calls.
 # GET, SET and INCR hold their database in a local typed as the Database extension type
 # (storage/keyspace.pxd), so their lookups and writes (get, set, find, value_at, put_at) are C calls
 # through its vtable instead of Python method calls.  They are registered with command() after
@@ -9,6 +11,8 @@
 # struct fields.
 cimport cython
 from raxdb.server.base.fields cimport ClientFields, ServerFields
+from raxdb.server.events.keyaccess cimport lookup_read, lookup_write, modified, notify
+from raxdb.server.table.args cimport maybe_int, to_int
 from raxdb.storage.keyspace cimport Database
 
 

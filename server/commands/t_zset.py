@@ -860,10 +860,9 @@ def zsetop_generic(c, argv: list[bytes], numkeys_idx: int, dst: bytes | None, op
     if numkeys > n - numkeys_idx - 1:
         raise CommandError(SYNTAX)
     keys = argv[numkeys_idx + 1:numkeys_idx + 1 + numkeys]
-    look = lookup_write if dst is not None else lookup_read
     srcs = []
     for k in keys:
-        v = look(c, k)
+        v = lookup_write(c, k) if dst is not None else lookup_read(c, k)
         if v.__class__ is Intset:
             v = as_set(v)
         elif v is not None and v.__class__ is not ZSet and v.__class__ is not RSet:
