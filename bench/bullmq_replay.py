@@ -8,7 +8,10 @@ the server process's CPU (/proc) per job: no Node.js and no blocking in the meas
 moves less with the host's load than the live BULLMQ rows of bench/bench.py do.  The scripts'
 timestamps are replayed as recorded, so every round does the same work (it starts with FLUSHALL).
 
-    .venv/bin/python bench/bullmq_replay.py [--jobs 5000] [--rounds 3]
+    .venv/bin/python bench/bullmq_replay.py [--jobs 5000] [--rounds 3] [--save FILE]
+
+`--save FILE` also writes the captured commands (a JSON list of argument lists, latin-1 text) for
+bench/bullmq_instr.sh, which replays them in process and counts instructions per job.
 
 Needs node and tests/libraries' packages, as the BULLMQ rows do.
 """
@@ -16,6 +19,7 @@ Needs node and tests/libraries' packages, as the BULLMQ rows do.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import socket
@@ -127,10 +131,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=5000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--save", help="write the captured commands to this file (JSON) for bullmq_instr.sh")
     opts = ap.parse_args()
     ours, theirs = start_raxdb(), start_redis()
     try:
         cmds = capture(theirs.port, opts.jobs)
+        if opts.save:
+            Path(opts.save).write_text(json.dumps([[a.decode("latin-1") for a in argv] for argv in cmds]))
         batches = [b"".join(encode_command(a) for a in cmds[i:i + DEPTH]) for i in range(0, len(cmds), DEPTH)]
         counts = [len(cmds[i:i + DEPTH]) for i in range(0, len(cmds), DEPTH)]
         print(f"{len(cmds)} commands for {opts.jobs} jobs")
