@@ -424,6 +424,11 @@ cdef extern from *:
        same `#` and `next` order); a nil map key raises lua_settable's "table index is nil" from
        this C frame, unplaced, as there. */
     #define RX_MP_DEPTH 64
+    /* 0xcc..0xdf, the types followed by a big-endian count: its width in bytes (0: not decoded
+       here) and what it counts (an unsigned or signed integer's value, a string's, an array's or a
+       map's length) */
+    static const int RX_MP_WIDTH[20] = {1, 2, 4, 0, 1, 2, 4, 0, 0, 0, 0, 0, 0, 1, 2, 4, 2, 4, 2, 4};
+    static const char RX_MP_KIND[21] = "uuu-iii------sssaamm";
 
     static int rx_mp_value(lua_State *L, const unsigned char **pp, const unsigned char *end, int depth);
 
@@ -467,19 +472,6 @@ cdef extern from *:
             case 0xc0: rx.pushnil(L); *pp = p; return 1;
             case 0xc2: rx.pushboolean(L, 0); *pp = p; return 1;
             case 0xc3: rx.pushboolean(L, 1); *pp = p; return 1;
-            case 0xcc: k = 1; kind = 'u'; break;
-            case 0xcd: k = 2; kind = 'u'; break;
-            case 0xce: k = 4; kind = 'u'; break;
-            case 0xd0: k = 1; kind = 'i'; break;
-            case 0xd1: k = 2; kind = 'i'; break;
-            case 0xd2: k = 4; kind = 'i'; break;
-            case 0xd9: k = 1; kind = 's'; break;
-            case 0xda: k = 2; kind = 's'; break;
-            case 0xdb: k = 4; kind = 's'; break;
-            case 0xdc: k = 2; kind = 'a'; break;
-            case 0xdd: k = 4; kind = 'a'; break;
-            case 0xde: k = 2; kind = 'm'; break;
-            case 0xdf: k = 4; kind = 'm'; break;
             case 0xcb:  /* float64: normal numbers only */
                 if (end - p < 8) return 0;
                 for (i = 0; i < 8; i++) bits = (bits << 8) | p[i];
@@ -496,8 +488,10 @@ cdef extern from *:
                 rx.pushnumber(L, (lua_Number)f);
                 *pp = p + 4;
                 return 1;
-            default:  /* 64-bit integers, ext and bin types, 0xc1 */
-                return 0;
+            default:  /* a count of 1, 2 or 4 bytes follows; else 64-bit integers, ext and bin types, 0xc1 */
+                if (b < 0xcc || b > 0xdf || RX_MP_WIDTH[b - 0xcc] == 0) return 0;
+                k = RX_MP_WIDTH[b - 0xcc];
+                kind = RX_MP_KIND[b - 0xcc];
             }
             if (end - p < k) return 0;
             for (i = 0; i < k; i++) n = (n << 8) | p[i];
