@@ -748,7 +748,14 @@ cdef class Bridge(Crossing):
             return v
         self._push_object(self.box)
         rx.pushvalue(L, idx)
-        rx.rawseti(L, -2, 1)  # into the box's array slot: no allocation
+        return self._boxed(top)
+
+    cdef object _boxed(self, int top):
+        """lupa's object for the value on top of the stack, with the box just below it: the value
+        set into the box's array slot (a raw set, no allocation), the stack back at `top`, the
+        object read through lupa and the slot cleared again."""
+        cdef lua_State *L = self.L
+        rx.rawseti(L, -2, 1)
         rx.settop(L, top)
         try:
             return self.box[1]
@@ -765,15 +772,7 @@ cdef class Bridge(Crossing):
         cdef int top = rx.gettop(L)
         self._push_object(self.box)
         rx.pushcclosure(L, <lua_CFunction>rx_mp_unpack, 0)
-        rx.rawseti(L, -2, 1)  # into the box's array slot, as _take passes a value to lupa
-        rx.settop(L, top)
-        try:
-            return self.box[1]
-        finally:
-            self._push_object(self.box)
-            rx.pushboolean(L, 0)
-            rx.rawseti(L, -2, 1)
-            rx.settop(L, top)
+        return self._boxed(top)
 
     def install_calls(self, table: object) -> None:
         """Make `table`.call and .pcall (the engine's redis table, a lupa table) the C functions."""
