@@ -830,8 +830,7 @@ class Stream:
         if min(values) >= b":":
             msd = ms - t.mms
             seqd = seq - t.mseq
-            parts = [b"\x02\x01", _SMALL_INTS[msd + 4096] if msd < 4096 else _int_entry(_as_int64(msd)),
-                     _SMALL_INTS[seqd + 4096] if -4096 <= seqd < 4096 else _int_entry(_as_int64(seqd))]
+            parts = [b"\x02\x01", _small_int(msd), _small_int(seqd)]
             size = t.fsize
             try:
                 for v in values:

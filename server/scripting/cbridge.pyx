@@ -16,8 +16,9 @@ handler.  Its result comes back as the reply `Engine.run` would make of it, enco
 off the Lua stack: an integral number (the commonest) as its integer reply, and, while the script
 is at RESP2, strings, numbers, booleans, nil and tables of the common shapes (arrays of those,
 nested; {ok=...}, and {err=...} at the top) by `rx_conv`, which follows convert.py's
-`lua_to_resp` rule for rule.  Anything else comes back as lupa would give it (numbers, strings, booleans made here; a
-table through lupa, which alone makes its objects) for convert.py to convert, as before.
+`lua_to_resp` rule for rule.  Anything else comes back as lupa would give it (numbers, strings,
+booleans made here; a table through lupa, which alone makes its objects) for convert.py to
+convert, as before.
 
 Its rule.  It is the one module of raxdb written as C-level Cython (a .pyx): a bridge to a C API
 cannot be plain Python.  It is optional in every way: not built (RAXDB_PURE=1, no compiler), not
@@ -39,8 +40,9 @@ Invariants.
 - The Lua stack is balanced: each C function returns exactly the values it pushed above its
   arguments (one), or raises one error value; `bind` restores the top it found.
 - A result is converted after the protected call returned, outside any Lua protection: `rx_conv`
-  makes only calls that neither allocate in Lua nor raise (raw reads, lua_next from nil, pushes into stack room `_l_run` reserved while still protected) and writes the
-  reply into its own C buffer, so giving up part way (a shape it leaves to convert.py) discards
+  makes only calls that neither allocate in Lua nor raise (raw reads, lua_next from nil, pushes
+  into stack room `_l_run` reserved while still protected) and writes the reply into its own C
+  buffer, so giving up part way (a shape it leaves to convert.py) discards
   the buffer and leaves the stack as it was, the result still there for lupa.
 - lupa reads whatever it finds on the Lua stack as the results of its own calls, so nothing of
   this module's stays on the stack while Python code runs: redis.call's frame is emptied once its
@@ -137,7 +139,8 @@ cdef extern from *:
         RX_SYM(pushlightuserdata, "lua_pushlightuserdata") RX_SYM(pushcclosure, "lua_pushcclosure")
         RX_SYM(pushvalue, "lua_pushvalue") RX_SYM(createtable, "lua_createtable")
         RX_SYM(rawgeti, "lua_rawgeti") RX_SYM(rawseti, "lua_rawseti")
-        RX_SYM(rawget, "lua_rawget") RX_SYM(rawset, "lua_rawset") RX_SYM(next, "lua_next") RX_SYM(getmetatable, "lua_getmetatable")
+        RX_SYM(rawget, "lua_rawget") RX_SYM(rawset, "lua_rawset") RX_SYM(next, "lua_next")
+        RX_SYM(getmetatable, "lua_getmetatable")
         RX_SYM(getfield, "lua_getfield") RX_SYM(setfield, "lua_setfield")
         RX_SYM(error, "lua_error") RX_SYM(checkstack, "lua_checkstack")
         RX_SYM(toboolean, "lua_toboolean") RX_SYM(call, "lua_call") RX_SYM(pcall, "lua_pcall")
@@ -257,8 +260,9 @@ cdef extern from *:
        string at the top, and an array (up to its first nil) of those, nested up to
        RX_REPLY_DEPTH.  Everything else (a RESP3 shape's table, userdata, deeper nesting, an error
        inside an array, which engine.py counts in errorstats, a top-level error whose errorstats
-       count needs more than a raw read) gives 0 and is left to convert.py.  Tables are read raw, as Redis reads them; no
-       call here allocates in Lua or can raise (the stack room was reserved by _l_run). */
+       count needs more than a raw read) gives 0 and is left to convert.py.  Tables are read raw,
+       as Redis reads them; no call here allocates in Lua or can raise (the stack room was
+       reserved by _l_run). */
     /* A level of nesting holds one stack slot (its table), the deepest level three more: 16 slots
        in all, fewer than the LUA_MINSTACK (20) Lua guarantees a C function on entry, so that
        reserving them in _l_run never grows the stack (which a collection would shrink again). */
@@ -482,7 +486,8 @@ cdef extern from *:
                 return 1;
             case 0xca:  /* float32, likewise */
                 if (end - p < 4) return 0;
-                bits32 = ((unsigned int)p[0] << 24) | ((unsigned int)p[1] << 16) | ((unsigned int)p[2] << 8) | p[3];
+                bits32 = ((unsigned int)p[0] << 24) | ((unsigned int)p[1] << 16)
+                         | ((unsigned int)p[2] << 8) | p[3];
                 if (((bits32 >> 23) & 0xff) == 0 || ((bits32 >> 23) & 0xff) == 0xff) return 0;
                 memcpy(&f, &bits32, 4);
                 rx.pushnumber(L, (lua_Number)f);
@@ -684,8 +689,9 @@ cdef class Bridge(Crossing):
 
     cdef object _reply(self, int idx):
         """The result at `idx` as the reply convert.py's lua_to_resp would make of it, encoded by
-        rx_conv (an error reply as (None, its text)), or None when rx_conv leaves it to convert.py (or the script switched to RESP3):
-        the stack is as it was either way, the result still at `idx` for `_take`."""
+        rx_conv (an error reply as (None, its text)), or None when rx_conv leaves it to convert.py
+        (or the script switched to RESP3): the stack is as it was either way, the result still at
+        `idx` for `_take`."""
         cdef Engine eng = self.engine
         cdef Running run = eng.running
         cdef bint ok

@@ -33,8 +33,8 @@ def maybe_int(arg: bytes) -> int | None:
 
 
 # the canonical spellings of 0..255, which string2ll reads as themselves; public for compiled hot
-# paths (EVALSHA's and FCALL's numkeys), where a call of this interpreted module costs more than
-# the check it makes
+# paths (EVALSHA's and FCALL's numkeys), where a call into this module costs more than the check
+# it makes
 SMALL_INTS = _SMALL_INTS = {b"%d" % i: i for i in range(256)}
 
 
