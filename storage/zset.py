@@ -174,15 +174,21 @@ def _int_at(s, p: int) -> int:  # noqa: ANN001
         if hi >= 128:
             hi -= 256
         return (hi * 256 + s[p + 2]) * 256 + s[p + 1]
-    lo = s[p + 4]  # widened first: compiled, s[i] * 256 would be a C int
-    lo = ((lo * 256 + s[p + 3]) * 256 + s[p + 2]) * 256 + s[p + 1]
+    # The 32- and 64-bit entries built the same way, from the signed top byte down.  No literal
+    # here is 2^31 or more: compiled, Cython makes such a literal a Python int, and the arithmetic
+    # around it Python arithmetic (64-bit scores, such as millisecond timestamps, are common).
     if b == 0xF3:
-        return lo - 4294967296 if lo >= 2147483648 else lo
+        hi = s[p + 4]
+        if hi >= 128:
+            hi -= 256
+        return ((hi * 256 + s[p + 3]) * 256 + s[p + 2]) * 256 + s[p + 1]
     hi = s[p + 8]
     if hi >= 128:
         hi -= 256
     hi = ((hi * 256 + s[p + 7]) * 256 + s[p + 6]) * 256 + s[p + 5]
-    return hi * 4294967296 + lo
+    lo = s[p + 4]  # widened first: compiled, s[i] * 256 would be a C int
+    lo = ((lo * 256 + s[p + 3]) * 256 + s[p + 2]) * 256 + s[p + 1]
+    return hi * 65536 * 65536 + lo
 
 
 def _score_at(s, p: int) -> float:  # noqa: ANN001
