@@ -241,9 +241,25 @@ cdef extern from *:
         rx.setfield(L, -2, "ignore_error_stats_update");
     }
 
+    /* A protocol line of one integer, "<type><n>\\r\\n", written into buf (room for 24 bytes);
+       its length.  Digit by digit rather than by snprintf, whose format parsing cost more than
+       the line (a script's array reply writes one per element). */
+    static int rx_int_line(char *buf, char type, long long n) {
+        char tmp[20];
+        unsigned long long u = n < 0 ? 0ULL - (unsigned long long)n : (unsigned long long)n;
+        int k = 0, len = 0;
+        do { tmp[k++] = (char)('0' + u % 10); u /= 10; } while (u);
+        buf[len++] = type;
+        if (n < 0) buf[len++] = '-';
+        while (k) buf[len++] = tmp[--k];
+        buf[len++] = '\\r';
+        buf[len++] = '\\n';
+        return len;
+    }
+
     /* A script's integer result as reply.integer encodes it (":<n>\\r\\n"); its length. */
     static int rx_integer_reply(long long n, char *buf, int size) {
-        return snprintf(buf, size, ":%lld\\r\\n", n);
+        return rx_int_line(buf, ':', n);
     }
 
     /* lupa's number conversion (py_from_lua): an integral value as an integer. */
@@ -301,8 +317,7 @@ cdef extern from *:
 
     static int rx_put_head(rx_out *o, char type, long long n) {
         char b[32];
-        int k = snprintf(b, sizeof(b), "%c%lld\\r\\n", type, n);
-        return rx_put(o, b, (size_t)k);
+        return rx_put(o, b, (size_t)rx_int_line(b, type, n));
     }
 
     /* A status or an error: its text with CR and LF as spaces (convert.clean). */
