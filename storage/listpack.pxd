@@ -7,6 +7,8 @@
 # range are C calls.  The rest of the module compiles as before, untyped, but for the entry
 # encoders below.
 cimport cython
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from libc.string cimport memcpy
 
 cdef bint _COMPILED
 cdef list _DECIMALS
@@ -14,15 +16,19 @@ cdef list _BYTE
 
 # The entry encoders every store of a value goes through (hash, sorted set, list, stream) are
 # cpdef: C calls inside this module and for the modules that cimport them.
-@cython.locals(n=Py_ssize_t, c=cython.int)
+# string_to_int reads up to 18 digits into a C integer; encode_int_entry and encode_entry (for a
+# string under 64 bytes) write the entry straight into a new bytes object.
+@cython.locals(n=Py_ssize_t, c=cython.uint, s="const unsigned char*", i=Py_ssize_t, acc=cython.longlong)
 cpdef object string_to_int(b)
 
+@cython.locals(x=cython.longlong, u=cython.ulonglong, enc=cython.uint, size=Py_ssize_t, k=Py_ssize_t,
+               out=bytes, d="unsigned char*")
 cpdef bytes encode_int_entry(v)
 
 @cython.locals(n=Py_ssize_t)
 cpdef bytes encode_str_entry(s)
 
-@cython.locals(n=Py_ssize_t)
+@cython.locals(n=Py_ssize_t, out=bytes, d="unsigned char*")
 cpdef bytes encode_entry(v)
 
 @cython.locals(b=cython.uint, n=Py_ssize_t)

@@ -69,22 +69,32 @@ def string_to_int(b: bytes | bytearray) -> int | None:
     n = len(b)
     if n == 0 or n > 20:
         return None
-    c = b[0]
-    if 49 <= c <= 57:
-        if n == 1:
-            return c - 48
-        if not b.isdigit():
+    if b.__class__ is not bytes and b.__class__ is not bytearray:
+        b = bytes(b)  # a memoryview: compiled, `s` below takes bytes or a bytearray
+    s = b  # compiled, a pointer to its bytes (listpack.pxd)
+    c = s[0]
+    i = 0
+    if c == 45:  # '-', then a digit 1-9
+        if n == 1 or not 49 <= s[1] <= 57:
+            return None
+        i = 1
+    elif not 49 <= c <= 57:
+        return 0 if c == 48 and n == 1 else None
+    if n - i > 18:  # 19 digits or more: int64's edge, checked in Python's integers
+        if not b[i:].isdigit():
             return None
         v = int(b)
-        return v if v <= INT64_MAX else None
-    if c == 45:
-        if n == 1 or not 49 <= b[1] <= 57 or (n > 2 and not b[2:].isdigit()):
+        return v if INT64_MIN <= v <= INT64_MAX else None
+    # At most 18 digits: read in a C integer, compiled, which none of them can overflow (job
+    # queues store 13-digit timestamps in hashes and sorted sets on every write).
+    acc = 0
+    while i < n:
+        c = s[i]
+        if c < 48 or c > 57:
             return None
-        v = int(b)
-        return v if v >= INT64_MIN else None
-    if c == 48 and n == 1:
-        return 0
-    return None
+        acc = acc * 10 + (c - 48)
+        i += 1
+    return -acc if s[0] == 45 else acc
 
 
 def backlen_bytes(size: int) -> bytes:
@@ -143,8 +153,30 @@ _INT64_ENTRY = struct.Struct("<BqB").pack
 
 
 def encode_int_entry(v: int) -> bytes:
-    """The complete entry for the integer v (lpAppendInteger); v must fit int64.  The 16-, 32- and
-    64-bit ones are packed in one call (timestamps, the common large values, are 64-bit)."""
+    """The complete entry for the integer v (lpAppendInteger); v must fit int64.  Compiled, the
+    entry is written into a new bytes object; interpreted, the 16-, 32- and 64-bit ones are packed
+    in one call (timestamps, the common large values, are 64-bit)."""
+    if cython.compiled:
+        x = v
+        if -4096 <= x <= 4095:
+            return _SMALL_INT_ENTRIES[x + 4096]
+        if -32768 <= x <= 32767:
+            enc, size = 0xF1, 2
+        elif -8388608 <= x <= 8388607:
+            enc, size = 0xF2, 3
+        elif -2147483647 - 1 <= x <= 2147483647:  # no literal of 2^31: it would be a Python int
+            enc, size = 0xF3, 4
+        else:
+            enc, size = 0xF4, 8
+        out = PyBytes_FromStringAndSize(cython.NULL, size + 2)  # noqa: F821 (listpack.pxd)
+        d = cython.cast(cython.p_uchar, cython.cast(cython.p_char, out))
+        d[0] = enc
+        u = x  # two's complement, little-endian
+        for k in range(size):
+            d[1 + k] = u & 0xFF
+            u >>= 8
+        d[size + 1] = size + 1
+        return out
     if -4096 <= v <= 4095:
         return _SMALL_INT_ENTRIES[v + 4096]
     if -32768 <= v <= 32767:
@@ -177,6 +209,13 @@ def encode_entry(v: bytes | int) -> bytes:
         if i is not None:
             return encode_int_entry(i)
     if n < 64:
+        if cython.compiled and v.__class__ is bytes:
+            out = PyBytes_FromStringAndSize(cython.NULL, n + 2)  # noqa: F821 (listpack.pxd)
+            d = cython.cast(cython.p_uchar, cython.cast(cython.p_char, out))
+            d[0] = 0x80 | n
+            memcpy(d + 1, cython.cast(cython.p_char, v), n)  # noqa: F821 (listpack.pxd)
+            d[n + 1] = n + 1
+            return out
         return b"%c%s%c" % (0x80 | n, v, n + 1)
     return encode_str_entry(bytes(v))  # type: ignore[arg-type]
 

@@ -155,3 +155,30 @@ def test_build_and_splice_saturated_count():
     end = len(below) - 1
     assert L.splice(below, end, end, encode_entry(b"f"), 1)[4:6] == b"\xff\xff"
 
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(values, st.text("0123456789-", max_size=22).map(str.encode), st.integers(-(2**65), 2**65)
+                 .map(lambda i: b"%d" % i)))
+def test_entry_encoding_is_lpstringtoint64s(v):
+    """string_to_int is string2ll (a canonical decimal within int64, else None), and encode_entry
+    writes the entry that holds it: the smallest integer encoding for such a decimal, the string
+    otherwise, one entry that reads back as `v`.  Compiled, the digits are read in C and the entry
+    written into a new bytes object: bytes, a bytearray and a memoryview give the same."""
+    try:
+        n = int(v)
+        canonical = b"%d" % n == v and -(2**63) <= n < 2**63
+    except ValueError:
+        canonical = False
+    for arg in (v, bytearray(v), memoryview(v)):
+        assert L.string_to_int(arg) == (n if canonical else None)
+    entry = encode_entry(v)
+    assert encode_entry(bytearray(v)) == entry
+    assert L.checked_values(L.build(entry, 1)) == [v]
+    assert entry_size(entry, 0) == len(entry)
+    if canonical:
+        assert entry == L.encode_int_entry(n)
+        assert entry[0] < 0x80 or entry[0] >= 0xC0  # an integer encoding
+        assert len(entry) == min(k for k, (lo, hi) in ((2, (0, 127)), (3, (-4096, 4095)), (4, (-(2**15), 2**15 - 1)),
+                                                        (5, (-(2**23), 2**23 - 1)), (6, (-(2**31), 2**31 - 1)),
+                                                        (10, (-(2**63), 2**63 - 1))) if lo <= n <= hi)
