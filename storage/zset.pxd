@@ -64,6 +64,10 @@ cpdef Py_ssize_t zzl_find(bytes lp, bytes member, bint want_rank=*) except -2
 @cython.locals(s="const unsigned char *")
 cpdef double zzl_score(bytes lp, Py_ssize_t p) except? -1.0
 
+@cython.locals(n=Py_ssize_t, q=Py_ssize_t, ln=Py_ssize_t, i=Py_ssize_t, v=cython.longlong, u=cython.ulonglong,
+               pw=cython.ulonglong, c=cython.uint)
+cdef bint _entry_after(const unsigned char *s, Py_ssize_t p, bytes member) except -1
+
 @cython.locals(p=Py_ssize_t, q=Py_ssize_t, sc=cython.double, b=cython.uint)
 cdef Py_ssize_t _insert_at(const unsigned char *s, bytes member, double score, Py_ssize_t skip) except -1
 

@@ -326,7 +326,7 @@ def _insert_at(s, member: bytes, score: float, skip: int) -> int:  # noqa: ANN00
                 sc = _int_at(s, q)
             else:
                 sc = _score_at(s, q)
-            if sc > score or (sc == score and _entry_bytes(s, p) > member):
+            if sc > score or (sc == score and _entry_after(s, p, member)):
                 return p
         b = s[q]
         if b < 0x80:
@@ -335,6 +335,45 @@ def _insert_at(s, member: bytes, score: float, skip: int) -> int:  # noqa: ANN00
             p = q + (3 if b >= 0xC0 else (b & 0x3F) + 2)
         else:
             p = _next(s, q)
+
+
+def _entry_after(s, p: int, member: bytes) -> bool:  # noqa: ANN001
+    """Whether the entry at p, as text (an integer in decimal), sorts after `member` in memcmp
+    order, the longer one after when one is the other's start: `_entry_bytes(s, p) > member`
+    without making the bytes (members of equal score, such as jobs completed in the same
+    millisecond, are compared at each step of an insert's walk)."""
+    n = len(member)
+    if _is_str(s[p]):
+        q = _str_start(s, p)
+        ln = _str_len(s, p)
+        for i in range(ln if ln < n else n):
+            if s[q + i] != member[i]:
+                return s[q + i] > member[i]
+        return ln > n
+    v = _int_at(s, p)
+    i = 0
+    if v < 0:
+        if n == 0:
+            return True
+        if member[0] != 45:  # "-"
+            return 45 > member[0]
+        i = 1
+        u = -(v + 1)  # |v| - 1, which fits int64 even for its minimum
+        u += 1
+    else:
+        u = v
+    pw = 1
+    while u // pw >= 10:
+        pw *= 10
+    while pw:
+        if i >= n:
+            return True  # member is a start of the entry's digits
+        c = 48 + (u // pw) % 10
+        if c != member[i]:
+            return c > member[i]
+        i += 1
+        pw //= 10
+    return False  # the entry's text is member itself or its start
 
 
 def _score_entry(score: float) -> bytes:

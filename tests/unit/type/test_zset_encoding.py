@@ -44,6 +44,7 @@ from raxdb.storage.zset import (
     _SkipOrder,
     pack_pairs,
     zzl_find,
+    zzl_insert,
     zzl_items,
     zzl_pairs,
 )
@@ -192,6 +193,26 @@ def test_integer_score_entries_read_back(ints):
     lp = Listpack.from_values(values).bytes()
     assert [s for s, _ in zzl_pairs(lp)] == [float(v) for v in ints]
     assert zzl_items(lp) == checked_values(lp)
+
+
+member_texts = st.one_of(
+    st.integers(-(2**63), 2**63 - 1).map(lambda i: b"%d" % i),
+    st.integers(-200, 200).map(lambda i: b"%d" % i),
+    st.text("-0129a", max_size=5).map(str.encode),
+)
+
+
+@pytest.mark.pure
+@settings(max_examples=200, deadline=None)
+@given(st.lists(member_texts, unique=True, max_size=40))
+def test_equal_scores_insert_in_member_order(members):
+    """Members of one score, integers (stored as integer entries) and strings mixed, inserted one
+    by one: the listpack holds them in memcmp order of their text, as Redis's zzlInsert does
+    (the compiled walk compares an integer entry's digits without making its text)."""
+    lp = pack_pairs([])
+    for m in members:
+        lp = zzl_insert(lp, m, 7.0)
+    assert [m for _, m in zzl_pairs(lp)] == sorted(members)
 
 
 def _raw_listpack(*entries: bytes) -> bytes:
