@@ -5,12 +5,16 @@
 # its reads of the stream's fields and its calls of add() and trim() are C-level, as is its call
 # of _id_reply.  xadd is registered with command() after its definition because a cpdef function
 # takes no decorator.
+# XADD's client, server and database are typed too (server/base/fields.pxd, storage/keyspace.pxd),
+# as the hash handlers' are: their fields are C struct fields and the database's get a C call.
 cimport cython
+from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.events.keyaccess cimport lookup_read, modified, notify
+from raxdb.storage.keyspace cimport Database
 from raxdb.storage.stream cimport Stream
 
 
-@cython.locals(s=Stream)
-cpdef xadd(c, argv)
+@cython.locals(s=Stream, srv=ServerFields, db=Database)
+cpdef xadd(ClientFields c, argv)
 
 cpdef _id_reply(ms, seq)

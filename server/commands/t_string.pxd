@@ -12,15 +12,24 @@
 cimport cython
 from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.events.keyaccess cimport lookup_read, lookup_write, modified, notify
-from raxdb.server.table.args cimport maybe_int, to_int
+from raxdb.server.table.args cimport maybe_int, option_word, to_int
 from raxdb.storage.keyspace cimport Database
 
 
 @cython.locals(db=Database)
 cpdef get(c, argv)
 
-@cython.locals(db=Database)
-cpdef set_(c, argv)
+# SET with options (a job queue's lock: SET key token PX 30000) parses them and computes the expire
+# time through cpdef helpers, C calls, with its client, server and database typed as INCR's are.
+@cython.locals(n=Py_ssize_t, j=Py_ssize_t)
+cpdef tuple parse_string_options(argv, Py_ssize_t start, bint getex=*)
+
+cpdef _expire_of(c, flags, expire, cmdname)
+
+cpdef expire_ms(ClientFields c, arg, unit_seconds, relative, cmdname)
+
+@cython.locals(db=Database, srv=ServerFields)
+cpdef set_(ClientFields c, argv)
 
 @cython.locals(db=Database, p=Py_ssize_t, srv=ServerFields)
 cpdef incr(ClientFields c, argv, delta=*)
