@@ -20,6 +20,11 @@ cdef class ZSet:
     cdef public object sk
 
 
+# ZSet.add's body, cpdef: the compiled handlers (server/commands/t_zset.pxd) call it in C.
+@cython.locals(p=Py_ssize_t, n=Py_ssize_t)
+cpdef tuple zset_add(ZSet z, bytes member, double score, long flags, Py_ssize_t max_entries, Py_ssize_t max_value)
+
+
 cdef Py_ssize_t _backlen_size(Py_ssize_t n) noexcept
 
 @cython.locals(b=cython.uint, n=Py_ssize_t)

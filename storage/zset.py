@@ -1080,43 +1080,7 @@ class ZSet:
     def add(self, member: bytes, score: float, flags: int, max_entries: int, max_value: int
             ) -> tuple[int, float]:
         """Redis's zsetAdd: returns (OUT_* flag, resulting score)."""
-        lp = self.lp
-        p = -1
-        if lp is not None:
-            p = zzl_find(lp, member)
-            cur = zzl_score(lp, p) if p >= 0 else None
-        else:
-            cur = self.sk.scores.get(member)
-        if cur is not None:
-            if flags & IN_NX:
-                return OUT_NOP, cur
-            if flags & IN_INCR:
-                score += cur
-                if score != score:
-                    return OUT_NAN, cur
-            if (flags & IN_LT and score >= cur) or (flags & IN_GT and score <= cur):
-                return OUT_NOP, cur
-            if score != cur:
-                if lp is not None:  # removed and inserted again, as zsetAdd does
-                    self.lp = zzl_update(lp, p, member, score)
-                else:
-                    self.sk.move(member, cur, score)
-                return OUT_UPDATED, score
-            return 0, score
-        if flags & IN_XX:
-            return OUT_NOP, 0.0
-        if lp is not None:
-            n = lp[4] | (lp[5] << 8)
-            if n == _UNKNOWN:
-                n = 2 * len(self)
-                lp = self.lp
-            # checked *before* inserting, as zsetAdd does: too many, too long, or too big
-            if (n >> 1) + 1 <= max_entries and len(member) <= max_value and len(lp) + len(member) <= _SAFETY:
-                self.lp = zzl_insert(lp, member, score)
-                return OUT_ADDED, score
-            self._convert()
-        self.sk.insert(member, score)
-        return OUT_ADDED, score
+        return zset_add(self, member, score, flags, max_entries, max_value)
 
     def delete(self, member: bytes) -> bool:
         lp = self.lp
@@ -1270,3 +1234,47 @@ class ZSet:
             out.append(m)
             out.append(format_score(scores[m]))
         return nxt, out
+
+
+def zset_add(z: ZSet, member: bytes, score: float, flags: int, max_entries: int, max_value: int
+             ) -> tuple[int, float]:
+    """ZSet.add's body, a module function so that the compiled handlers call it in C (zset.pxd):
+    ZSet's methods stay def methods, since a cpdef method would add a vtable pointer to every
+    sorted set."""
+    lp = z.lp
+    p = -1
+    if lp is not None:
+        p = zzl_find(lp, member)
+        cur = zzl_score(lp, p) if p >= 0 else None
+    else:
+        cur = z.sk.scores.get(member)
+    if cur is not None:
+        if flags & IN_NX:
+            return OUT_NOP, cur
+        if flags & IN_INCR:
+            score += cur
+            if score != score:
+                return OUT_NAN, cur
+        if (flags & IN_LT and score >= cur) or (flags & IN_GT and score <= cur):
+            return OUT_NOP, cur
+        if score != cur:
+            if lp is not None:  # removed and inserted again, as zsetAdd does
+                z.lp = zzl_update(lp, p, member, score)
+            else:
+                z.sk.move(member, cur, score)
+            return OUT_UPDATED, score
+        return 0, score
+    if flags & IN_XX:
+        return OUT_NOP, 0.0
+    if lp is not None:
+        n = lp[4] | (lp[5] << 8)
+        if n == _UNKNOWN:
+            n = 2 * len(z)
+            lp = z.lp
+        # checked *before* inserting, as zsetAdd does: too many, too long, or too big
+        if (n >> 1) + 1 <= max_entries and len(member) <= max_value and len(lp) + len(member) <= _SAFETY:
+            z.lp = zzl_insert(lp, member, score)
+            return OUT_ADDED, score
+        z._convert()
+    z.sk.insert(member, score)
+    return OUT_ADDED, score

@@ -2,5 +2,23 @@
 #
 # The key lookups and signals (server/events/keyaccess.pxd) and the integer parsers
 # (server/table/args.pxd) this module's handlers call are C calls.
+# ZADD and ZCARD, which job queues' scripts call most, hold their client, server and database
+# typed (server/base/fields.pxd, storage/keyspace.pxd) and their sorted set as the ZSet extension
+# type, and ZADD adds through zset_add (storage/zset.pxd): C calls and C struct fields, as the hash
+# handlers have them.  They are registered with command() after their definitions because a cpdef
+# function takes no decorator.
+cimport cython
+from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.events.keyaccess cimport lookup_or_create, lookup_read, lookup_write, modified, notify
-from raxdb.server.table.args cimport to_int
+from raxdb.server.table.args cimport option_word, to_int
+from raxdb.storage.keyspace cimport Database
+from raxdb.storage.zset cimport ZSet, zset_add
+
+
+cpdef get_zset(ClientFields c, key, write=*)
+
+@cython.locals(zs=ZSet, db=Database, srv=ServerFields)
+cpdef zadd(ClientFields c, argv)
+
+@cython.locals(zs=ZSet)
+cpdef zcard(ClientFields c, argv)

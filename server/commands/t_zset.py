@@ -51,6 +51,7 @@ from raxdb.storage.zset import (
     ScoreRange,
     ZSet,
     format_score,
+    zset_add,
 )
 
 NOT_FLOAT = "ERR value is not a valid float"
@@ -254,7 +255,6 @@ def _zadd(c, argv: list[bytes], flags: int) -> bytes:
     return R.integer(added + updated if ch else added)
 
 
-@command("zadd")
 def zadd(c, argv):
     # The shape clients send most, `ZADD key <plain number> member`, skips option parsing and
     # does _zadd's bookkeeping inline (the benchmarked sorted-set write).
@@ -266,8 +266,8 @@ def zadd(c, argv):
             zs = lookup_or_create(c, key, ZSet)
             db = c.db
             srv = c.server
-            max_entries, max_value = listpack_limits(c)
-            out = zs.add(member, score, 0, max_entries, max_value)[0]
+            max_entries, max_value = srv.config.zset_max_listpack  # listpack_limits, inline
+            out = zset_add(zs, member, score, 0, max_entries, max_value)[0]
             if out == OUT_ADDED:
                 reply = R.ONE
             elif out == OUT_UPDATED:
@@ -283,16 +283,21 @@ def zadd(c, argv):
     return _zadd(c, argv, 0)
 
 
+command("zadd")(zadd)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 @command("zincrby")
 def zincrby(c, argv):
     return _zadd(c, argv, IN_INCR)
 
 
 # ---- simple reads --------------------------------------------------------------------------------
-@command("zcard")
 def zcard(c, argv):
     zs = get_zset(c, argv[1])
     return R.integer(len(zs)) if zs is not None else R.ZERO
+
+
+command("zcard")(zcard)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 @command("zscore")
