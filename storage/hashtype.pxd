@@ -97,4 +97,9 @@ cdef class Hash:
 
 @cython.locals(n=Py_ssize_t, i=Py_ssize_t, p=Py_ssize_t, end=Py_ssize_t, count=Py_ssize_t, created=Py_ssize_t,
                lp=bytes, d=_Table)
-cpdef Py_ssize_t _set_pairs(Hash h, args, Py_ssize_t start, Py_ssize_t max_entries, Py_ssize_t max_value) except -1
+cpdef Py_ssize_t hash_set_pairs(Hash h, args, Py_ssize_t start, Py_ssize_t max_entries,
+                                 Py_ssize_t max_value) except -1
+
+# Hash.get's body, cpdef like hash_set_pairs: the compiled hash commands (server/commands/
+# t_hash.pxd) call both in C.
+cpdef hash_get(Hash h, field)

@@ -505,10 +505,7 @@ class Hash:
 
     # ---- reading -------------------------------------------------------------------------------
     def get(self, field: bytes) -> bytes | None:
-        lp = self.lp
-        if lp is None:
-            return self.d.get(field)  # type: ignore[union-attr]
-        return pair_value(lp, field)
+        return hash_get(self, field)
 
     def __contains__(self, field: bytes) -> bool:
         lp = self.lp
@@ -568,7 +565,7 @@ class Hash:
         field or value is longer than max_value (checked before inserting, as Redis's
         hashTypeTryConversion) or the hash ends up with more than max_entries fields (checked
         after each pair, updates too, as hashTypeSet does).  Returns how many fields are new."""
-        return _set_pairs(self, args, start, max_entries, max_value)
+        return hash_set_pairs(self, args, start, max_entries, max_value)
 
     def delete(self, field: bytes) -> bool:
         lp = self.lp
@@ -622,8 +619,9 @@ class Hash:
         return [at(p) for p in chosen]
 
 
-def _set_pairs(h: Hash, args: list[bytes], start: int, max_entries: int, max_value: int) -> int:
-    """Hash.set_pairs (a module function so that, compiled, its locals are C integers)."""
+def hash_set_pairs(h: Hash, args: list[bytes], start: int, max_entries: int, max_value: int) -> int:
+    """Hash.set_pairs's body: a module function so that, compiled, its locals are C integers and
+    the compiled hash commands call it in C (hashtype.pxd)."""
     n = len(args)
     lp = h.lp
     if lp is not None:
@@ -676,3 +674,13 @@ def _set_pairs(h: Hash, args: list[bytes], start: int, max_entries: int, max_val
     if (count if count != _UNKNOWN else count_of(lp)) >> 1 > max_entries:
         h.to_hashtable()
     return created
+
+
+def hash_get(h: Hash, field: bytes) -> bytes | None:
+    """Hash.get's body, a module function that the compiled hash commands call in C
+    (hashtype.pxd): Hash keeps def methods only (a cpdef method would add a vtable pointer to
+    every hash)."""
+    lp = h.lp
+    if lp is None:
+        return h.d.get(field)
+    return pair_value(lp, field)

@@ -4,12 +4,14 @@
 # functions whose client is its class's field base and whose server and database are typed
 # (server/base/fields.pxd, storage/keyspace.pxd): their reads of them are C struct fields and
 # their lookups C calls, as are the key lookups and signals (server/events/keyaccess.pxd), the
-# integer parsers (server/table/args.pxd) and this module's helpers.  The cpdef handlers are
-# registered with command() after their definitions because a cpdef function takes no decorator.
+# integer parsers (server/table/args.pxd), the hash's get and set (storage/hashtype.pxd) and this
+# module's helpers.  The cpdef handlers are registered with command() after their definitions
+# because a cpdef function takes no decorator.
 cimport cython
 from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.events.keyaccess cimport lookup_or_create, lookup_read, modified, notify
 from raxdb.server.table.args cimport maybe_int, to_int
+from raxdb.storage.hashtype cimport Hash, hash_get, hash_set_pairs
 from raxdb.storage.keyspace cimport Database
 
 

@@ -39,7 +39,7 @@ from raxdb.server.table.args import (
 )
 from raxdb.server.table.registry import command
 from raxdb.storage.glob import glob_match
-from raxdb.storage.hashtype import Hash
+from raxdb.storage.hashtype import Hash, hash_get, hash_set_pairs
 
 _NO_LIMITS = (0, 0)  # for a hashtable-encoded hash: set_pairs checks the limits only for a listpack
 
@@ -79,7 +79,7 @@ def _written(c, key: bytes, event: str, dirty: int = 1) -> None:
 def _set_fields(c, h: Hash, argv: list[bytes], start: int) -> int:
     """Set the field/value pairs argv[start:] under the current thresholds; new-field count."""
     max_entries, max_value = _limits(c.server)
-    return h.set_pairs(argv, start, max_entries, max_value)
+    return hash_set_pairs(h, argv, start, max_entries, max_value)
 
 
 # ---- writes ---------------------------------------------------------------------------------------
@@ -101,7 +101,7 @@ def hset(c, argv, name: str = "hset"):
         raise CommandError(WRONGTYPE)
     # the limits only matter while the hash is a listpack (a hashtable never converts back)
     max_entries, max_value = _limits(srv) if h.lp is not None else _NO_LIMITS
-    created = h.set_pairs(argv, 2, max_entries, max_value)
+    created = hash_set_pairs(h, argv, 2, max_entries, max_value)
     if db.signals or srv.notify_flags:
         modified(c, key)
         notify(c, NOTIFY_HASH, "hset", key)
@@ -165,7 +165,7 @@ def hincrby(c, argv):
     incr = to_int(argv[3])
     key, field = argv[1], argv[2]
     h = lookup_or_create(c, key, Hash)
-    cur = h.get(field)
+    cur = hash_get(h, field)
     if cur is None:
         value = 0
     else:
@@ -192,7 +192,7 @@ def hincrbyfloat(c, argv):
         raise CommandError("ERR value is NaN or Infinity")
     key, field = argv[1], argv[2]
     h = lookup_or_create(c, key, Hash)
-    cur = h.get(field)
+    cur = hash_get(h, field)
     if cur is None:
         value = (0, 0)
     else:
@@ -215,7 +215,7 @@ def hget(c, argv):
     h = _hash_for_read(c, argv[1])
     if h is None:
         return c.enc.null
-    v = h.get(argv[2])
+    v = hash_get(h, argv[2])
     return c.enc.null if v is None else b"$%d\r\n%s\r\n" % (len(v), v)
 
 
@@ -227,10 +227,9 @@ def hmget(c, argv):
     null = c.enc.null
     if h is None:
         return R.array([null] * (len(argv) - 2))
-    get = h.get
     parts = []
     for i in range(2, len(argv)):
-        v = get(argv[i])
+        v = hash_get(h, argv[i])
         parts.append(null if v is None else b"$%d\r\n%s\r\n" % (len(v), v))
     return R.array(parts)
 
@@ -297,7 +296,7 @@ def hexists(c, argv):
 @command("hstrlen")
 def hstrlen(c, argv):
     h = _hash_for_read(c, argv[1])
-    v = None if h is None else h.get(argv[2])
+    v = None if h is None else hash_get(h, argv[2])
     return R.ZERO if v is None else R.integer(len(v))
 
 
