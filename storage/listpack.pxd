@@ -83,6 +83,9 @@ cpdef bytes bulks(buf, Py_ssize_t p, Py_ssize_t n)
                idx=Py_ssize_t, kept=list)
 cpdef delete_indexes(bytearray buf, list indexes)
 
+@cython.locals(s="const unsigned char*", q=Py_ssize_t, n=Py_ssize_t, total=Py_ssize_t)
+cpdef delete_at(bytearray buf, Py_ssize_t p, Py_ssize_t count=*)
+
 @cython.locals(s="const unsigned char*", n=Py_ssize_t, end=Py_ssize_t, p=Py_ssize_t, count=Py_ssize_t,
                b=cython.uint, size=Py_ssize_t, width=Py_ssize_t, q=Py_ssize_t, j=Py_ssize_t,
                want=cython.uint, header=Py_ssize_t)

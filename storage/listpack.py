@@ -403,17 +403,18 @@ def replace_at(buf: bytearray, p: int, entry: bytes) -> None:
 
 
 def delete_at(buf: bytearray, p: int, count: int = 1) -> None:
-    """Delete up to `count` consecutive elements starting at p."""
+    """Delete up to `count` consecutive elements starting at p (compiled, a C walk: listpack.pxd)."""
+    s = buf
     q = p
     n = 0
-    while n < count and buf[q] != EOF:
-        q += entry_size(buf, q)
+    while n < count and s[q] != EOF:
+        q += _span(s, q)
         n += 1
-    del buf[p:q]
+    del buf[p:q]  # `s` is not read past this: the bytearray may move
     total = buf[4] | (buf[5] << 8)
     if total != NUMELE_UNKNOWN:
         total -= n
-    _set_header(buf, total)
+    _put_header(buf, total)
 
 
 class Listpack:

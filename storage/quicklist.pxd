@@ -7,12 +7,16 @@
 # and call storage/listpack.pxd's typed operations as C functions.  Every field stays public, so
 # the commands, the RDB code and the tests read and write them as before.
 cimport cython
-from raxdb.storage.listpack cimport (bulks, count_of, equal_indexes, from_encoded, offset_at, pop_value,
-                                     push_value, skip, value_at, values)
+from raxdb.storage.listpack cimport (bulks, count_of, delete_at, delete_indexes, equal_indexes, from_encoded,
+                                     offset_at, pop_value, push_value, skip, value_at, values)
 
 cpdef Py_ssize_t _count(node) except -1
 cpdef Py_ssize_t _size(node) except -1
 cpdef object _bytes(node)
+
+# LREM's steps on one node (Quicklist.remove): C calls.
+cdef list _lrem_hits(node, bytes v, iv, limit, left)  # Python ints: LREM takes any int64
+cdef _cut(bytearray node, list hits)
 
 
 cdef class Quicklist:

@@ -116,6 +116,24 @@ def _bytes(node: bytearray | PackedNode) -> bytes | bytearray:
     return zlib.decompress(node.blob)  # type: ignore[union-attr]
 
 
+def _lrem_hits(node: bytearray | PackedNode, v: bytes, iv: int | None, limit: int, left: int) -> list[int]:
+    """The indexes in `node` of the elements LREM removes there: those equal to v (iv: v as an
+    int64, None when it spells none), at most `left` of them, the last ones when it removes from
+    the tail (limit < 0)."""
+    hits = equal_indexes(_bytes(node), HEADER, _count(node), v, iv or 0, iv is not None)
+    if len(hits) > left:
+        hits = hits[len(hits) - left:] if limit < 0 else hits[:left]
+    return hits
+
+
+def _cut(node: bytearray, hits: list[int]) -> None:
+    """Delete the elements at the ascending indexes `hits` from a plain node (not all of them)."""
+    if len(hits) == 1:  # a queue's LREM of one job id: cut it out in place
+        delete_at(node, offset_at(node, hits[0]), 1)
+    else:
+        delete_indexes(node, hits)
+
+
 class Quicklist:
     type_name = "list"
     __slots__ = ("_n", "count", "fill", "depth", "size_limit")
@@ -635,29 +653,33 @@ class Quicklist:
     def remove(self, v: bytes, limit: int) -> int:
         """LREM: delete up to |limit| elements equal to v (all if 0), from the tail when limit < 0.
         Returns how many were removed."""
-        nodes = self._list()
         todo = -limit if limit < 0 else (limit or self.count)
+        iv = string_to_int(v)  # an integer entry equals v only when v spells it (lpCompare)
+        node = self._n
+        if node.__class__ is bytearray:  # one node (a job queue's lists): no list of nodes made
+            hits = _lrem_hits(node, v, iv, limit, todo)
+            if hits:
+                if len(hits) == _count(node):
+                    self._n = None
+                else:
+                    _cut(node, hits)
+                self.count -= len(hits)
+            return len(hits)
+        nodes = self._list()
         removed = 0
         order = range(len(nodes) - 1, -1, -1) if limit < 0 else range(len(nodes))
         emptied = []
-        iv = string_to_int(v)  # an integer entry equals v only when v spells it (lpCompare)
         for ni in order:
             if removed == todo:
                 break
-            n = _count(nodes[ni])
-            hits = equal_indexes(_bytes(nodes[ni]), HEADER, n, v, iv or 0, iv is not None)
+            hits = _lrem_hits(nodes[ni], v, iv, limit, todo - removed)
             if not hits:
                 continue
-            take = min(len(hits), todo - removed)
-            hits = hits[len(hits) - take:] if limit < 0 else hits[:take]
-            removed += take
-            if take == n:
+            removed += len(hits)
+            if len(hits) == _count(nodes[ni]):
                 emptied.append(ni)
-            elif take == 1:  # a queue's LREM of one job id: cut it out in place
-                node = self._plain_at(ni)
-                delete_at(node, offset_at(node, hits[0]), 1)
             else:
-                delete_indexes(self._plain_at(ni), hits)
+                _cut(self._plain_at(ni), hits)
         for ni in sorted(emptied, reverse=True):
             del nodes[ni]
         self.count -= removed
