@@ -2,5 +2,28 @@
 #
 # The key lookups and signals (server/events/keyaccess.pxd) and the integer parsers
 # (server/table/args.pxd) this module's handlers call are C calls.
+# LREM and the move of RPOPLPUSH / LMOVE, which job queues' scripts call on every job, hold their
+# client and database typed (server/base/fields.pxd, storage/keyspace.pxd) and their lists as the
+# Quicklist extension type (storage/quicklist.pxd), and their helpers are C calls, as the hash
+# handlers have them.  The cpdef handlers are registered with command() after their definitions
+# because a cpdef function takes no decorator.
+cimport cython
+from raxdb.server.base.fields cimport ClientFields
 from raxdb.server.events.keyaccess cimport lookup_read, modified, notify
 from raxdb.server.table.args cimport to_int
+from raxdb.storage.keyspace cimport Database
+from raxdb.storage.quicklist cimport Quicklist
+
+
+@cython.locals(db=Database)
+cpdef _list_for_write(ClientFields c, key)
+
+cpdef _drop_if_empty(ClientFields c, key, Quicklist ql)
+
+@cython.locals(ql=Quicklist)
+cpdef lrem(ClientFields c, argv)
+
+@cython.locals(sql=Quicklist, dql=Quicklist, db=Database)
+cpdef move_for_client(ClientFields c, src, dst, bint from_head, bint to_head)
+
+cpdef rpoplpush(ClientFields c, argv)

@@ -48,7 +48,8 @@ def new_list(srv) -> Quicklist:
 
 def _list_for_write(c, key: bytes) -> Quicklist | None:
     """lookupKeyWrite + checkType: the list at key, None if missing, WRONGTYPE otherwise."""
-    v = c.db.get(key, c.server.now_ms)
+    db = c.db
+    v = db.get(key, c.server.now_ms)
     if v is not None and v.__class__ is not Quicklist:
         raise CommandError(WRONGTYPE)
     return v
@@ -361,7 +362,6 @@ def ltrim(c, argv):
     return R.OK
 
 
-@command("lrem")
 def lrem(c, argv):
     key = argv[1]
     limit = to_int(argv[2])
@@ -375,6 +375,9 @@ def lrem(c, argv):
         modified(c, key)
         c.server.dirty += removed - 1
     return R.integer(removed)
+
+
+command("lrem")(lrem)  # not a decorator: compiled, a cpdef function (t_list.pxd)
 
 
 @command("linsert")
@@ -431,10 +434,12 @@ def lmove(c, argv):
     return c.enc.null if r is None else r
 
 
-@command("rpoplpush")
 def rpoplpush(c, argv):
     r = move_for_client(c, argv[1], argv[2], False, True)
     return c.enc.null if r is None else r
+
+
+command("rpoplpush")(rpoplpush)  # not a decorator: compiled, a cpdef function (t_list.pxd)
 
 
 
