@@ -37,7 +37,7 @@ cdef Py_ssize_t _span(const unsigned char* s, Py_ssize_t p) except -1
 @cython.locals(b=cython.uint, size=Py_ssize_t, shift=cython.uint)
 cdef Py_ssize_t _prev(const unsigned char* s, Py_ssize_t q) noexcept
 
-@cython.locals(b=cython.uint, x=cython.longlong)
+@cython.locals(b=cython.uint, x=cython.longlong, i=Py_ssize_t)
 cdef bytes _value(const unsigned char* s, object buf, Py_ssize_t p)
 
 @cython.locals(n=Py_ssize_t)

@@ -645,7 +645,7 @@ def _prev(s: bytes | bytearray, q: int) -> int:
 
 
 def _value(s: bytes | bytearray, buf: bytes | bytearray, p: int) -> bytes:
-    """The entry at p as bytes (get_bytes), the short strings and the integers up to 32 bits inline."""
+    """The entry at p as bytes (get_bytes), the strings under 4 KB and the integers inline."""
     b = s[p]
     if b < 0x80:
         return _DECIMALS[b]
@@ -662,9 +662,16 @@ def _value(s: bytes | bytearray, buf: bytes | bytearray, p: int) -> bytes:
     elif b == 0xF2:
         x = s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16)
         return b"%d" % (x - 0x1000000 if x >= 0x800000 else x)
-    elif b == 0xF3:
-        x = s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16) | (s[p + 4] << 24)
-        return b"%d" % (x - 0x100000000 if x >= 0x80000000 else x)
+    elif b == 0xF3 or b == 0xF4:  # 32- and 64-bit: from the signed top byte down, no literal of
+        # 2^31 or more (compiled, Cython would make it a Python int, and the arithmetic Python's)
+        i = 4 if b == 0xF3 else 8
+        x = s[p + i]
+        if x >= 128:
+            x -= 256
+        while i > 1:
+            i -= 1
+            x = x * 256 + s[p + i]
+        return b"%d" % x
     else:
         return get_bytes(buf, p)
     return v if _COMPILED else bytes(v)  # compiled, a pointer's slice is bytes already
@@ -876,7 +883,7 @@ def bulks(buf: bytes | bytearray, p: int, n: int) -> bytes:
     s = buf
     # Pass 1, the reply's size: a string's bytes, an integer's decimal digits, plus "$<len>\r\n"
     # and "\r\n" each.  The common entries (7-bit integers, strings under 4 KB) are measured
-    # inline, the others through get_bytes, whose results pass 2 takes from `rare`.
+    # inline, the others through _value, whose results pass 2 takes from `rare`.
     rare = []
     total = 0
     q = p
@@ -892,7 +899,7 @@ def bulks(buf: bytes | bytearray, p: int, n: int) -> bytes:
             ln = ((b & 0x0F) << 8) | s[q + 1]
             q += ln + 3 if ln <= 125 else ln + 4
         else:
-            v = get_bytes(buf, q)
+            v = _value(s, buf, q)
             rare.append(v)
             ln = len(v)
             q += _span(s, q)
