@@ -22,3 +22,16 @@ cpdef zadd(ClientFields c, argv)
 
 @cython.locals(zs=ZSet)
 cpdef zcard(ClientFields c, argv)
+
+# ZRANGEBYSCORE's path (a job queue's look for due jobs): the range parsing, the range and the
+# reply are C calls from the handlers.
+cpdef _range_bound(arg)
+
+cpdef parse_score_range(lo, hi)
+
+cpdef score_range(zs, r, reverse, offset=*, limit=*)
+
+cpdef pairs_reply(c, pairs, withscores)
+
+@cython.locals(n=Py_ssize_t, j=Py_ssize_t)
+cpdef zrange_generic(c, argv, Py_ssize_t key_idx, dst, rangetype, reverse)
