@@ -7,7 +7,9 @@
 # integer parsers (server/table/args.pxd), the hash's get and set (storage/hashtype.pxd) and this
 # module's helpers.  The cpdef handlers are registered with command() after their definitions
 # because a cpdef function takes no decorator.
+# The reply encoders R.integer, R.bulk and R.array are C calls too (protocol/reply.pxd).
 cimport cython
+from raxdb.protocol cimport reply as R
 from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.events.keyaccess cimport lookup_or_create, lookup_read, modified, notify
 from raxdb.server.table.args cimport maybe_int, to_int

@@ -7,7 +7,9 @@
 # Quicklist extension type (storage/quicklist.pxd), and their helpers are C calls, as the hash
 # handlers have them.  The cpdef handlers are registered with command() after their definitions
 # because a cpdef function takes no decorator.
+# The reply encoders R.integer, R.bulk and R.array are C calls too (protocol/reply.pxd).
 cimport cython
+from raxdb.protocol cimport reply as R
 from raxdb.server.base.fields cimport ClientFields
 from raxdb.server.events.keyaccess cimport lookup_read, modified, notify
 from raxdb.server.table.args cimport to_int

@@ -7,7 +7,9 @@
 # type, and ZADD adds through zset_add (storage/zset.pxd): C calls and C struct fields, as the hash
 # handlers have them.  They are registered with command() after their definitions because a cpdef
 # function takes no decorator.
+# The reply encoders R.integer, R.bulk and R.array are C calls too (protocol/reply.pxd).
 cimport cython
+from raxdb.protocol cimport reply as R
 from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.events.keyaccess cimport lookup_or_create, lookup_read, lookup_write, modified, notify
 from raxdb.server.table.args cimport option_word, to_int
