@@ -153,15 +153,22 @@ cdef extern from *:
        An integral number below 1e17 in magnitude (a count, a score, a timestamp) prints as its
        decimal digits under "%.17g": those are written here without snprintf's float formatting.
        -0.0 is integral but prints "-0": snprintf's. */
-    static int rx_number_arg(lua_Number n, char *buf, int size) {
-        char tmp[24];
-        unsigned long long u;
+    /* n in decimal (a '-' first when negative) written at buf, which has room for 20 bytes; the
+       number of bytes written.  redis.call's integral arguments and the reply lines below use it. */
+    static int rx_decimal(char *buf, long long n) {
+        char tmp[20];
+        unsigned long long u = n < 0 ? 0ULL - (unsigned long long)n : (unsigned long long)n;
         int k = 0, len = 0;
+        do { tmp[k++] = (char)('0' + u % 10); u /= 10; } while (u);
+        if (n < 0) buf[len++] = '-';
+        while (k) buf[len++] = tmp[--k];
+        return len;
+    }
+
+    static int rx_number_arg(lua_Number n, char *buf, int size) {
+        int len;
         if (n > -1e17 && n < 1e17 && n == (lua_Number)(long long)n && !(n == 0 && signbit(n)) && size >= 20) {
-            u = n < 0 ? (unsigned long long)(-(long long)n) : (unsigned long long)(long long)n;
-            do { tmp[k++] = (char)('0' + u % 10); u /= 10; } while (u);
-            if (n < 0) buf[len++] = '-';
-            while (k) buf[len++] = tmp[--k];
+            len = rx_decimal(buf, (long long)n);
             buf[len] = 0;
             return len;
         }
@@ -245,13 +252,8 @@ cdef extern from *:
        its length.  Digit by digit rather than by snprintf, whose format parsing cost more than
        the line (a script's array reply writes one per element). */
     static int rx_int_line(char *buf, char type, long long n) {
-        char tmp[20];
-        unsigned long long u = n < 0 ? 0ULL - (unsigned long long)n : (unsigned long long)n;
-        int k = 0, len = 0;
-        do { tmp[k++] = (char)('0' + u % 10); u /= 10; } while (u);
-        buf[len++] = type;
-        if (n < 0) buf[len++] = '-';
-        while (k) buf[len++] = tmp[--k];
+        int len = 1 + rx_decimal(buf + 1, n);
+        buf[0] = type;
         buf[len++] = '\\r';
         buf[len++] = '\\n';
         return len;
