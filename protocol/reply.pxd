@@ -3,9 +3,61 @@
 # The encoders most command replies go through are cpdef: the compiled command modules cimport
 # this module as R (beside their `from raxdb.protocol import reply as R`), so R.integer, R.bulk
 # and R.array are C calls there; the reply constants (R.OK, R.ZERO, ...) stay module attributes.
+#
+# The decimal writers below are inline, defined here so that every module that cimports them
+# (the compiled command modules, listpack, zset and stream, which write replies straight from
+# their entries) gets them inline; reply.py holds their interpreted twins.  `put_u` and
+# `put_head` write into a buffer sized beforehand (digits() tells how much a number needs).
+cimport cython
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.string cimport memcpy
 
 cpdef bytes integer(n)
 
+@cython.locals(n=Py_ssize_t, k=Py_ssize_t, d="unsigned char*", out=bytes)
 cpdef bytes bulk(b)
 
+@cython.locals(n=Py_ssize_t, total=Py_ssize_t, k=Py_ssize_t, m=Py_ssize_t, d="unsigned char*", out=bytes)
 cpdef bytes array(items)
+
+
+cdef inline Py_ssize_t digits(unsigned long long u) noexcept:
+    """Decimal digits of u."""
+    cdef Py_ssize_t d = 1
+    while u >= 10:
+        u //= 10
+        d += 1
+    return d
+
+
+cdef inline Py_ssize_t put_u(unsigned char* d, Py_ssize_t k, unsigned long long u) noexcept:
+    """u in decimal at d[k:]; the offset after it."""
+    cdef Py_ssize_t end = k + digits(u)
+    k = end
+    while True:
+        k -= 1
+        d[k] = 48 + u % 10
+        u //= 10
+        if not u:
+            break
+    return end
+
+
+cdef inline Py_ssize_t put_head(unsigned char* d, Py_ssize_t k, unsigned char c, unsigned long long n) noexcept:
+    """`<c><n>\r\n` (a bulk's or an array's header) at d[k:]; the offset after it."""
+    d[k] = c
+    k = put_u(d, k + 1, n)
+    d[k] = 13
+    d[k + 1] = 10
+    return k + 2
+
+
+cdef inline bytes decimal(long long x):
+    """x in decimal, as b"%d" % x spells it."""
+    cdef unsigned long long u = (0ULL - <unsigned long long>x) if x < 0 else <unsigned long long>x
+    cdef Py_ssize_t neg = x < 0
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, neg + digits(u))
+    cdef unsigned char* d = <unsigned char*>PyBytes_AS_STRING(out)
+    d[0] = 45
+    put_u(d, neg, u)
+    return out

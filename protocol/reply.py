@@ -6,6 +6,11 @@ shapes (bulk, integer, status, error, array header) are module functions; the sh
 differs between RESP2 and RESP3 (null, map, set, double, boolean, big number, verbatim, push) live on
 the two `Encoder` instances, `RESP2` and `RESP3`, and a connection holds the one it speaks.
 
+Compiled (reply.pxd), `bulk` and `array` write their frame into one new bytes object, and the
+decimal writers (`digits`, `put_u`, `put_head`, `decimal`) are inline C functions that storage's
+reply writers (a listpack's LRANGE reply, a stream node's entries) share; the interpreted build
+has their twins at the end of this module.
+
 Invariants: every function returns complete frames; `array()` and friends take already-encoded
 elements; doubles print like Redis (`%.17g`, `inf`, `-inf`, `nan`).
 """
@@ -14,6 +19,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+
+try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
 
 OK = b"+OK\r\n"
 PONG = b"+PONG\r\n"
@@ -42,6 +54,14 @@ _join = b"".join
 
 def bulk(b: bytes) -> bytes:
     n = len(b)
+    if cython.compiled and type(b) is bytes:  # written into one new bytes object
+        out = PyBytes_FromStringAndSize(cython.NULL, n + digits(n) + 5)  # noqa: F821 (reply.pxd)
+        d = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))  # noqa: F821
+        k = put_head(d, 0, 36, n)
+        memcpy(d + k, PyBytes_AS_STRING(b), n)  # noqa: F821
+        d[k + n] = 13
+        d[k + n + 1] = 10
+        return out
     if n < 4096:
         return _join((_BULK_HEADERS[n], b, b"\r\n"))
     return b"$%d\r\n%s\r\n" % (n, b)
@@ -68,6 +88,21 @@ def error(msg: bytes | str) -> bytes:
 
 
 def array(items: list[bytes] | tuple[bytes, ...]) -> bytes:
+    if cython.compiled and type(items) is list:  # the header and the elements copied into one
+        n = len(items)                           # new bytes object, when they are all bytes
+        total = 0
+        for it in items:
+            if type(it) is not bytes:
+                return b"*%d\r\n%s" % (n, b"".join(items))
+            total += len(it)
+        out = PyBytes_FromStringAndSize(cython.NULL, total + digits(n) + 3)  # noqa: F821 (reply.pxd)
+        d = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))  # noqa: F821
+        k = put_head(d, 0, 42, n)
+        for it in items:
+            m = len(it)
+            memcpy(d + k, PyBytes_AS_STRING(it), m)  # noqa: F821
+            k += m
+        return out
     return b"*%d\r\n%s" % (len(items), b"".join(items))
 
 
@@ -75,9 +110,43 @@ def array_header(n: int) -> bytes:
     return b"*%d\r\n" % n
 
 
+if not cython.compiled:  # compiled, reply.pxd holds these inline (see there)
+    def digits(u: int) -> int:
+        """Decimal digits of u >= 0."""
+        d = 1
+        while u >= 10:
+            u //= 10
+            d += 1
+        return d
+
+    def put_u(d: bytearray, k: int, u: int) -> int:
+        """u >= 0 in decimal at d[k:]; the offset after it."""
+        end = k + digits(u)
+        k = end
+        while True:
+            k -= 1
+            d[k] = 48 + u % 10
+            u //= 10
+            if not u:
+                break
+        return end
+
+    def put_head(d: bytearray, k: int, c: int, n: int) -> int:
+        """`<c><n>\\r\\n` (a bulk's or an array's header) at d[k:]; the offset after it."""
+        d[k] = c
+        k = put_u(d, k + 1, n)
+        d[k] = 13
+        d[k + 1] = 10
+        return k + 2
+
+    def decimal(x: int) -> bytes:
+        """x in decimal, as b"%d" % x spells it."""
+        return b"%d" % x
+
+
 def bulk_array(items: Iterable[bytes]) -> bytes:
     """An array of bulk strings from any iterable (bulk_strings, which needs a sequence)."""
-    return bulk_strings(items if items.__class__ is list or items.__class__ is tuple else list(items))
+    return bulk_strings(items if type(items) is list or type(items) is tuple else list(items))
 
 
 # One bulk's closing CRLF plus the next bulk's header: joining elements of one length with the

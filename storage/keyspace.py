@@ -83,7 +83,7 @@ class RawStr(bytearray):
         s = cls(value)
         n = len(value)
         s.size, s.cap = sds_new_room(n)
-        if n > 44 and value.__class__ is bytes and s.cap - n > n // 10:
+        if n > 44 and type(value) is bytes and s.cap - n > n // 10:
             s.cap = n
         return s
 
@@ -97,7 +97,7 @@ class EmbStr(bytes):
     """A string value that Redis keeps embstr-encoded whatever its content: INCRBYFLOAT builds its
     result with createStringObjectFromLongDouble, which never tries the int encoding, so "3" stays
     embstr there while SET's "3" becomes int.  Only such values carry the class; the hot paths test
-    `__class__ is bytes` and send it to their general branch, which treats it as any string."""
+    `type(v) is bytes` and send it to their general branch, which treats it as any string."""
 
     __slots__ = ()
 
@@ -105,7 +105,7 @@ class EmbStr(bytes):
 def is_string(value: Any) -> bool:
     """The value contract's string test (storage/__init__.py): bytes, EmbStr, bytearray or RawStr,
     by exact class, since a set's `Intset` is a bytes subclass too."""
-    cls = value.__class__
+    cls = type(value)
     return cls is bytes or cls is bytearray or cls is EmbStr or cls is RawStr
 
 
@@ -540,7 +540,7 @@ class Database:
         if not keep_ttl and _u32(self._meta, p * _META + 2):
             self._drop_ttl(p)
         old = self._values[p]
-        if self.blocking and key in self.blocking and self.ready_hook is not None and old.__class__ is Stream:
+        if self.blocking and key in self.blocking and self.ready_hook is not None and type(old) is Stream:
             # Overwriting a stream wakes its waiters (a blocked XREADGROUP then fails), as Redis's
             # dbOverwrite does; overwriting any other type wakes no one, even when the new value
             # is what they wait for (ZUNIONSTORE over a set leaves BZPOPMIN blocked in 7.0).
@@ -610,7 +610,7 @@ class Database:
         if p < 0:
             return False
         value = self._values[p]
-        if self.blocking and key in self.blocking and self.ready_hook is not None and value.__class__ is Stream:
+        if self.blocking and key in self.blocking and self.ready_hook is not None and type(value) is Stream:
             self.ready_hook(self, key, value)  # dbGenericDelete: a blocked XREADGROUP must fail
             i = self._slot(key, hash(key) & _U32)  # the hook may have changed the table
             p = _i32(self._index, i)

@@ -10,6 +10,8 @@ cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.string cimport memcpy
 
+from raxdb.protocol.reply cimport decimal, digits as _digits, put_head, put_u
+
 cdef bint _COMPILED
 cdef list _DECIMALS
 cdef list _BYTE
@@ -43,14 +45,6 @@ cdef bytes _value(const unsigned char* s, object buf, Py_ssize_t p)
 @cython.locals(n=Py_ssize_t)
 cpdef int _put_header(bytearray buf, Py_ssize_t count) except -1
 
-# Decimal digits of u (the interpreted build's copy is in listpack.py): defined here, so that
-# stream.pxd's cimport inlines it too instead of calling through the module's function pointer.
-cdef inline Py_ssize_t _digits(unsigned long long u) noexcept:
-    cdef Py_ssize_t d = 1
-    while u >= 10:
-        u //= 10
-        d += 1
-    return d
 
 @cython.locals(s="const unsigned char*", n=Py_ssize_t, p=Py_ssize_t)
 cpdef Py_ssize_t count_of(buf) except -1
@@ -74,7 +68,7 @@ cpdef push_value(bytearray buf, v, bint head)
 cpdef bytes pop_value(bytearray buf, bint head)
 
 @cython.locals(s="const unsigned char*", d="unsigned char*", t="const unsigned char*", total=Py_ssize_t,
-               q=Py_ssize_t, b=cython.uint, ln=Py_ssize_t, k=Py_ssize_t, j=Py_ssize_t, u=cython.ulonglong,
+               q=Py_ssize_t, b=cython.uint, ln=Py_ssize_t, k=Py_ssize_t,
                x=cython.uint, start=Py_ssize_t, i=Py_ssize_t, _e=Py_ssize_t, r=Py_ssize_t, out=bytearray,
                rare=list, v=bytes)
 cpdef bytes bulks(buf, Py_ssize_t p, Py_ssize_t n)

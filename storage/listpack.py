@@ -55,6 +55,10 @@ except ImportError:  # interpreted without Cython
 
     cython = SimpleNamespace(compiled=False)
 
+if not cython.compiled:  # compiled, listpack.pxd cimports them inline from reply.pxd
+    from raxdb.protocol.reply import decimal, put_head, put_u
+    from raxdb.protocol.reply import digits as _digits
+
 HEADER_SIZE = 6
 EOF = 0xFF
 NUMELE_UNKNOWN = 65535
@@ -69,7 +73,7 @@ def string_to_int(b: bytes | bytearray) -> int | None:
     n = len(b)
     if n == 0 or n > 20:
         return None
-    if b.__class__ is not bytes and b.__class__ is not bytearray:
+    if type(b) is not bytes and type(b) is not bytearray:
         b = bytes(b)  # a memoryview: compiled, `s` below takes bytes or a bytearray
     s = b  # compiled, a pointer to its bytes (listpack.pxd)
     c = s[0]
@@ -201,7 +205,7 @@ def encode_str_entry(s: bytes) -> bytes:
 
 def encode_entry(v: bytes | int) -> bytes:
     """The complete entry for v as lpAppend/lpAppendInteger store it: canonical int strings as ints."""
-    if v.__class__ is int:
+    if type(v) is int:
         return encode_int_entry(v)  # type: ignore[arg-type]
     n = len(v)  # type: ignore[arg-type]
     if n and v[0] <= 57:  # type: ignore[index]
@@ -209,7 +213,7 @@ def encode_entry(v: bytes | int) -> bytes:
         if i is not None:
             return encode_int_entry(i)
     if n < 64:
-        if cython.compiled and v.__class__ is bytes:
+        if cython.compiled and type(v) is bytes:
             out = PyBytes_FromStringAndSize(cython.NULL, n + 2)  # noqa: F821 (listpack.pxd)
             d = cython.cast(cython.p_uchar, cython.cast(cython.p_char, out))
             d[0] = 0x80 | n
@@ -307,7 +311,7 @@ def get_value(buf: bytearray | bytes, p: int) -> int | bytes:
 
 def get_bytes(buf: bytearray | bytes, p: int) -> bytes:
     v = get_value(buf, p)
-    return b"%d" % v if v.__class__ is int else v  # type: ignore[return-value]
+    return b"%d" % v if type(v) is int else v  # type: ignore[return-value]
 
 
 def checked_values(buf: bytes | bytearray) -> list[bytes]:
@@ -522,7 +526,7 @@ class Listpack:
         as_int = string_to_int(value)
         while buf[p] != EOF:
             v = get_value(buf, p)
-            if v == value if v.__class__ is bytes else (as_int is not None and v == as_int):
+            if v == value if type(v) is bytes else (as_int is not None and v == as_int):
                 return p
             p += entry_size(buf, p)
             for _ in range(skip):
@@ -653,15 +657,15 @@ def _value(s: bytes | bytearray, buf: bytes | bytearray, p: int) -> bytes:
         v = s[p + 1:p + 1 + (b & 0x3F)]
     elif b < 0xE0:  # 13-bit integer
         x = ((b & 0x1F) << 8) | s[p + 1]
-        return b"%d" % (x - 8192 if x >= 4096 else x)
+        return decimal(x - 8192 if x >= 4096 else x)
     elif b < 0xF0:
         v = s[p + 2:p + 2 + (((b & 0x0F) << 8) | s[p + 1])]
     elif b == 0xF1:  # 16-, 24- and 32-bit integers, little-endian two's complement
         x = s[p + 1] | (s[p + 2] << 8)
-        return b"%d" % (x - 0x10000 if x >= 0x8000 else x)
+        return decimal(x - 0x10000 if x >= 0x8000 else x)
     elif b == 0xF2:
         x = s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16)
-        return b"%d" % (x - 0x1000000 if x >= 0x800000 else x)
+        return decimal(x - 0x1000000 if x >= 0x800000 else x)
     elif b == 0xF3 or b == 0xF4:  # 32- and 64-bit: from the signed top byte down, no literal of
         # 2^31 or more (compiled, Cython would make it a Python int, and the arithmetic Python's)
         i = 4 if b == 0xF3 else 8
@@ -671,7 +675,7 @@ def _value(s: bytes | bytearray, buf: bytes | bytearray, p: int) -> bytes:
         while i > 1:
             i -= 1
             x = x * 256 + s[p + i]
-        return b"%d" % x
+        return decimal(x)
     else:
         return get_bytes(buf, p)
     return v if _COMPILED else bytes(v)  # compiled, a pointer's slice is bytes already
@@ -863,16 +867,6 @@ def pop_value(buf: bytearray, head: bool) -> bytes:
     return v
 
 
-if not cython.compiled:  # compiled, listpack.pxd holds it, inline (stream.py writes with it too)
-    def _digits(u: int) -> int:
-        """Decimal digits of u >= 0."""
-        d = 1
-        while u >= 10:
-            u //= 10
-            d += 1
-        return d
-
-
 def bulks(buf: bytes | bytearray, p: int, n: int) -> bytes:
     """The n elements from offset p as RESP bulk strings, back to back (integers in decimal):
     what LRANGE sends.  Compiled, it is written straight from the entries into one buffer, with
@@ -932,29 +926,9 @@ def bulks(buf: bytes | bytearray, p: int, n: int) -> bytes:
             ln = len(v)
             start = 0
             p += _span(s, p)
-        # "$<len>\r\n", the digits written from the last
-        d[k] = 36
-        k += 1 if ln < 10 else (2 if ln < 100 else (3 if ln < 1000 else _digits(ln)))
-        j = k
-        u = ln
-        while True:
-            d[j] = 48 + u % 10
-            u //= 10
-            if not u:
-                break
-            j -= 1
-        d[k + 1] = 13
-        d[k + 2] = 10
-        k += 3
+        k = put_head(d, k, 36, ln)
         if start < 0:  # a 7-bit integer: its digits
-            j = k + ln - 1
-            u = x
-            while True:
-                d[j] = 48 + u % 10
-                u //= 10
-                if not u:
-                    break
-                j -= 1
+            put_u(d, k, x)
         else:
             for i in range(ln):
                 d[k + i] = t[start + i]

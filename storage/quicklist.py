@@ -97,21 +97,21 @@ class PackedNode:
 
 def _count(node: bytearray | PackedNode) -> int:
     """A node's element count."""
-    if node.__class__ is bytearray:
+    if type(node) is bytearray:
         return node[4] | (node[5] << 8)  # type: ignore[index]
     return node.count  # type: ignore[union-attr]
 
 
 def _size(node: bytearray | PackedNode) -> int:
     """A node's listpack bytes."""
-    if node.__class__ is bytearray:
+    if type(node) is bytearray:
         return len(node)  # type: ignore[arg-type]
     return node.sz  # type: ignore[union-attr]
 
 
 def _bytes(node: bytearray | PackedNode) -> bytes | bytearray:
     """A node's listpack, decompressed when packed (to read, not to edit)."""
-    if node.__class__ is bytearray:
+    if type(node) is bytearray:
         return node  # type: ignore[return-value]
     return zlib.decompress(node.blob)  # type: ignore[union-attr]
 
@@ -153,7 +153,7 @@ class Quicklist:
     def nodes(self) -> list[bytearray | PackedNode]:
         """The nodes, first to last (to read: a lone node comes in a new list)."""
         n = self._n
-        if n.__class__ is list:
+        if type(n) is list:
             return n  # type: ignore[return-value]
         return [] if n is None else [n]  # type: ignore[list-item]
 
@@ -161,7 +161,7 @@ class Quicklist:
         """The nodes as a list that stays this list's, for an operation that works by position;
         `_tidy` folds it back when it ends with one node or none."""
         n = self._n
-        if n.__class__ is list:
+        if type(n) is list:
             return n  # type: ignore[return-value]
         nodes = [] if n is None else [n]
         self._n = nodes
@@ -169,12 +169,12 @@ class Quicklist:
 
     def _tidy(self) -> None:
         n = self._n
-        if n.__class__ is list:
+        if type(n) is list:
             if not n:
                 self._n = None
             elif len(n) == 1:  # type: ignore[arg-type]
                 node = n[0]  # type: ignore[index]
-                if node.__class__ is PackedNode:  # an end node: never packed at rest
+                if type(node) is PackedNode:  # an end node: never packed at rest
                     node = bytearray(node.listpack())
                 self._n = node
 
@@ -190,12 +190,12 @@ class Quicklist:
         new.size_limit = self.size_limit
         new.count = self.count
         n = self._n
-        if n is None or n.__class__ is bytearray:
+        if n is None or type(n) is bytearray:
             new._n = None if n is None else bytearray(n)  # type: ignore[arg-type]
             return new
         out = []
         for node in n:  # type: ignore[union-attr]
-            if node.__class__ is PackedNode:
+            if type(node) is PackedNode:
                 p = PackedNode.__new__(PackedNode)
                 p.blob, p.count, p.sz = node.blob, node.count, node.sz
                 out.append(p)
@@ -218,7 +218,7 @@ class Quicklist:
     # ---- building and serialising (RDB / DUMP / RESTORE) ---------------------------------------
     def listpacks(self) -> list[bytes]:
         """One listpack per node, exactly the bytes Redis keeps (RDB_TYPE_LIST_QUICKLIST_2 body)."""
-        return [bytes(node) if node.__class__ is bytearray else node.listpack() for node in self.nodes]
+        return [bytes(node) if type(node) is bytearray else node.listpack() for node in self.nodes]
 
     @classmethod
     def from_listpacks(cls, blobs: Iterable[bytes], fill: int = -2, depth: int = 0) -> Quicklist:
@@ -256,7 +256,7 @@ class Quicklist:
     def push_tail(self, v: bytes) -> None:
         self.count += 1
         n = self._n
-        if n.__class__ is bytearray:
+        if type(n) is bytearray:
             node = n
         elif n is None:
             self._n = from_encoded(encode_entry(v), 1)
@@ -268,7 +268,7 @@ class Quicklist:
             push_value(node, v, False)
             return
         new = from_encoded(encode_entry(v), 1)
-        if n.__class__ is bytearray:
+        if type(n) is bytearray:
             self._n = [n, new]
         else:
             n.append(new)
@@ -278,7 +278,7 @@ class Quicklist:
     def push_head(self, v: bytes) -> None:
         self.count += 1
         n = self._n
-        if n.__class__ is bytearray:
+        if type(n) is bytearray:
             node = n
         elif n is None:
             self._n = from_encoded(encode_entry(v), 1)
@@ -290,7 +290,7 @@ class Quicklist:
             push_value(node, v, True)
             return
         new = from_encoded(encode_entry(v), 1)
-        if n.__class__ is bytearray:
+        if type(n) is bytearray:
             self._n = [new, n]
         else:
             n.insert(0, new)
@@ -311,7 +311,7 @@ class Quicklist:
             size = LP_EMPTY
             cnt = 0
             if n is not None:
-                if n.__class__ is bytearray:
+                if type(n) is bytearray:
                     node = n
                 else:
                     node = n[0] if head else n[-1]  # an end node: never packed
@@ -348,7 +348,7 @@ class Quicklist:
             if n is None:
                 self._n = node
                 continue
-            if n.__class__ is bytearray:
+            if type(n) is bytearray:
                 self._n = [node, n] if head else [n, node]
             elif head:
                 n.insert(0, node)
@@ -358,16 +358,16 @@ class Quicklist:
                 self._settle_ends()
 
     def extend_tail(self, items: Iterable[bytes]) -> None:
-        self.extend(items if items.__class__ is list else list(items), 0, False)
+        self.extend(items if type(items) is list else list(items), 0, False)
 
     def extend_head(self, items: Iterable[bytes]) -> None:
-        self.extend(items if items.__class__ is list else list(items), 0, True)
+        self.extend(items if type(items) is list else list(items), 0, True)
 
     def pop_head(self) -> bytes:
         """Remove and return the first element (the list must not be empty)."""
         self.count -= 1
         n = self._n
-        if n.__class__ is bytearray:
+        if type(n) is bytearray:
             node = n
             if (node[4] | (node[5] << 8)) > 1:
                 return pop_value(node, True)
@@ -386,7 +386,7 @@ class Quicklist:
     def pop_tail(self) -> bytes:
         self.count -= 1
         n = self._n
-        if n.__class__ is bytearray:
+        if type(n) is bytearray:
             node = n
             if (node[4] | (node[5] << 8)) > 1:
                 return pop_value(node, False)
@@ -413,7 +413,7 @@ class Quicklist:
         """(node position, offset in node) of element `index` (0 <= index < count), walking from
         the nearer end as Redis's quicklistGetIteratorAtIdx does."""
         nodes = self._n
-        if nodes.__class__ is bytearray:
+        if type(nodes) is bytearray:
             return 0, index
         if index < (self.count >> 1) + 1:
             for ni in range(len(nodes)):
@@ -438,7 +438,7 @@ class Quicklist:
         if index < 0 or index >= count:
             return None
         n = self._n
-        if n.__class__ is bytearray:
+        if type(n) is bytearray:
             return value_at(n, offset_at(n, index))
         ni, off = self._locate(index)
         lp = _bytes(n[ni])
@@ -467,7 +467,7 @@ class Quicklist:
         if want <= 0:
             return b""
         nodes = self._n
-        if nodes.__class__ is bytearray:  # one node: one call
+        if type(nodes) is bytearray:  # one node: one call
             node = nodes
             return bulks(node, offset_at(node, start) if start else HEADER, want)
         if start == 0:
@@ -656,7 +656,7 @@ class Quicklist:
         todo = -limit if limit < 0 else (limit or self.count)
         iv = string_to_int(v)  # an integer entry equals v only when v spells it (lpCompare)
         node = self._n
-        if node.__class__ is bytearray:  # one node (a job queue's lists): no list of nodes made
+        if type(node) is bytearray:  # one node (a job queue's lists): no list of nodes made
             hits = _lrem_hits(node, v, iv, limit, todo)
             if hits:
                 if len(hits) == _count(node):
@@ -692,7 +692,7 @@ class Quicklist:
     def _plain_at(self, i: int) -> bytearray:
         nodes = self._n
         node = nodes[i]
-        if node.__class__ is PackedNode:
+        if type(node) is PackedNode:
             node = bytearray(node.listpack())
             nodes[i] = node
         return node
@@ -703,15 +703,15 @@ class Quicklist:
         nodes, d = self._n, self.depth
         n = len(nodes)
         for i in range(min(d, n)):
-            if nodes[i].__class__ is PackedNode:
+            if type(nodes[i]) is PackedNode:
                 self._plain_at(i)
             j = n - 1 - i
-            if nodes[j].__class__ is PackedNode:
+            if type(nodes[j]) is PackedNode:
                 self._plain_at(j)
         if n > 2 * d:
             for i in (d, n - 1 - d):
                 node = nodes[i]
-                if node.__class__ is bytearray and len(node) >= MIN_COMPRESS_BYTES:
+                if type(node) is bytearray and len(node) >= MIN_COMPRESS_BYTES:
                     nodes[i] = PackedNode(node)
 
     def _settle(self) -> None:
@@ -720,7 +720,7 @@ class Quicklist:
         nodes, d = self._n, self.depth
         for i in range(d, len(nodes) - d):
             node = nodes[i]
-            if node.__class__ is bytearray and len(node) >= MIN_COMPRESS_BYTES:
+            if type(node) is bytearray and len(node) >= MIN_COMPRESS_BYTES:
                 nodes[i] = PackedNode(node)
 
     def node_shape(self) -> list[tuple[int, int]]:
@@ -728,4 +728,4 @@ class Quicklist:
         return [(_count(n), _size(n)) for n in self.nodes]
 
     def is_packed(self) -> list[bool]:
-        return [n.__class__ is PackedNode for n in self.nodes]
+        return [type(n) is PackedNode for n in self.nodes]

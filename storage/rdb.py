@@ -260,7 +260,7 @@ class Writer:
 
 def write_value(w: Writer, value: Any) -> int:
     """Write `value`'s body as Redis 7.0's rdbSaveObject does; returns its type byte."""
-    if value.__class__ is Intset:  # a set's intset bytes, as held
+    if type(value) is Intset:  # a set's intset bytes, as held
         w.string(value)
         return T_SET_INTSET
     if is_string(value):
@@ -281,7 +281,7 @@ def write_value(w: Writer, value: Any) -> int:
         return T_HASH
     if kind == "set":
         members = value.data
-        if members.__class__ is bytes:  # the intset's own bytes
+        if type(members) is bytes:  # the intset's own bytes
             w.string(members)
             return T_SET_INTSET
         w.length(len(members))
@@ -308,7 +308,7 @@ def _write_list(w: Writer, ql: Quicklist) -> int:
     w.length(len(nodes))
     for node in nodes:
         w.length(_QL_PACKED)
-        if node.__class__ is PackedNode:
+        if type(node) is PackedNode:
             # A compressed node is saved as the LZF blob quicklist compression keeps for it.
             lp = node.listpack()
             packed = lzf_compress(lp, len(lp))

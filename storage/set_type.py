@@ -386,7 +386,7 @@ def as_set(v: Any) -> RSet | None:
     """The RSet to work on for a stored value: the value itself when it is an RSet, a new RSet
     over a copy of the bytes of an `Intset` (the intset functions take exact bytes), None when
     `v` is not a set."""
-    cls = v.__class__
+    cls = type(v)
     if cls is RSet:
         return v
     if cls is Intset:

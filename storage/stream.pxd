@@ -10,7 +10,8 @@
 # `_append_slow` (add's general case: other fields, integer values, a new node) is a C method of
 # add's with the tail typed, so its reads of the Tail's fields are C-level too.
 cimport cython
-from raxdb.storage.listpack cimport _digits, _span as lp_span, skip as lp_skip, values as lp_values
+from raxdb.protocol.reply cimport digits as _digits, put_head as _put_head, put_u as _put_u
+from raxdb.storage.listpack cimport _span as lp_span, skip as lp_skip, values as lp_values
 from raxdb.storage.listpack cimport _put_header, encode_entry as _encode, encode_int_entry as _int_entry
 
 cdef list _BULK_HEADS
@@ -55,12 +56,8 @@ cpdef _resp_entries(master_id, bytearray lp, Py_ssize_t p, list mfields, list id
 cdef bint _COMPILED
 
 # _resp_write writes a node's replies into one bytearray through a C pointer `d`: the helpers
-# below write at an offset and return the offset after what they wrote.
-@cython.locals(n=Py_ssize_t, j=Py_ssize_t)
-cdef Py_ssize_t _put_u(unsigned char* d, Py_ssize_t k, unsigned long long u) noexcept
-
-cdef Py_ssize_t _put_head(unsigned char* d, Py_ssize_t k, unsigned char c, unsigned long long n) noexcept
-
+# (protocol/reply.pxd's decimal writers, and _put_elem) write at an offset and return the offset
+# after what they wrote.
 @cython.locals(b=cython.uint, x=cython.longlong, u=cython.ulonglong, ln=Py_ssize_t, st=Py_ssize_t,
                i=Py_ssize_t)
 cdef Py_ssize_t _put_elem(unsigned char* d, Py_ssize_t k, const unsigned char* s, Py_ssize_t p) except -1

@@ -62,8 +62,10 @@ except ImportError:  # interpreted without Cython
 
     cython = SimpleNamespace(compiled=False)
 
-if not cython.compiled:  # compiled, stream.pxd cimports them: a C function, and an inline one
-    from raxdb.storage.listpack import _digits
+if not cython.compiled:  # compiled, stream.pxd cimports them: a C function, and inline ones
+    from raxdb.protocol.reply import digits as _digits
+    from raxdb.protocol.reply import put_head as _put_head
+    from raxdb.protocol.reply import put_u as _put_u
     from raxdb.storage.listpack import _span as lp_span
 
 FLAG_DELETED = 1
@@ -177,7 +179,7 @@ def _rd(buf: bytearray, p: int) -> tuple[Any, int]:
 
 def _rd_bytes(buf: bytearray, p: int) -> tuple[bytes, int]:
     v, q = _rd(buf, p)
-    return (b"%d" % v if v.__class__ is int else v), q
+    return (b"%d" % v if type(v) is int else v), q
 
 
 def _set_int(buf: bytearray, p: int, v: int) -> None:
@@ -316,28 +318,6 @@ def _resp_entries(master_id: int, lp: bytearray, p: int, mfields: list[bytes], i
 
 
 _COMPILED = not __file__.endswith(".py")
-
-
-def _put_u(d: bytearray, k: int, u: int) -> int:
-    """Write u >= 0 in decimal at d[k:]; the offset after it."""
-    n = _digits(u)
-    j = k + n - 1
-    while True:
-        d[j] = 48 + u % 10
-        u //= 10
-        if not u:
-            break
-        j -= 1
-    return k + n
-
-
-def _put_head(d: bytearray, k: int, c: int, n: int) -> int:
-    """Write `<c><n>\\r\\n` (a bulk's or an array's header) at d[k:]; the offset after it."""
-    d[k] = c
-    k = _put_u(d, k + 1, n)
-    d[k] = 13
-    d[k + 1] = 10
-    return k + 2
 
 
 def _put_elem(d: bytearray, k: int, s: bytes | bytearray, p: int) -> int:

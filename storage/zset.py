@@ -692,7 +692,7 @@ class _SkipOrder:
         return o[k] + j
 
     def __getitem__(self, i):  # noqa: ANN001, ANN204 - an int or a slice, as a list
-        if i.__class__ is slice:
+        if type(i) is slice:
             start, stop, step = i.indices(self._len)
             if step != 1:
                 raise ValueError("slice step not supported")

@@ -51,7 +51,7 @@ def _limits(srv) -> tuple[int, int]:
 
 def _hash_for_read(c, key: bytes) -> Hash | None:
     v = lookup_read(c, key)
-    if v is not None and v.__class__ is not Hash:
+    if v is not None and type(v) is not Hash:
         raise CommandError(WRONGTYPE)
     return v
 
@@ -60,7 +60,7 @@ def _hash_for_write(c, key: bytes) -> Hash | None:
     db = c.db
     srv = c.server
     v = db.get(key, srv.now_ms)
-    if v is not None and v.__class__ is not Hash:
+    if v is not None and type(v) is not Hash:
         raise CommandError(WRONGTYPE)
     return v
 
@@ -97,7 +97,7 @@ def hset(c, argv, name: str = "hset"):
     if h is None:
         h = Hash()
         db.add(key, h)
-    elif h.__class__ is not Hash:
+    elif type(h) is not Hash:
         raise CommandError(WRONGTYPE)
     # the limits only matter while the hash is a listpack (a hashtable never converts back)
     max_entries, max_value = _limits(srv) if h.lp is not None else _NO_LIMITS
@@ -216,7 +216,7 @@ def hget(c, argv):
     if h is None:
         return c.enc.null
     v = hash_get(h, argv[2])
-    return c.enc.null if v is None else b"$%d\r\n%s\r\n" % (len(v), v)
+    return c.enc.null if v is None else R.bulk(v)
 
 
 command("hget")(hget)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
@@ -230,7 +230,7 @@ def hmget(c, argv):
     parts = []
     for i in range(2, len(argv)):
         v = hash_get(h, argv[i])
-        parts.append(null if v is None else b"$%d\r\n%s\r\n" % (len(v), v))
+        parts.append(null if v is None else R.bulk(v))
     return R.array(parts)
 
 
@@ -309,7 +309,7 @@ def hrandfield(c, argv):
         if h is None:
             return c.enc.null
         f = h.random_field()
-        return b"$%d\r\n%s\r\n" % (len(f), f)
+        return R.bulk(f)
     count = to_int(argv[2])
     if count < -INT64_MAX:
         raise CommandError(f"ERR value is out of range, value must between {-INT64_MAX} and {INT64_MAX}")

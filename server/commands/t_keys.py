@@ -182,7 +182,7 @@ def renamenx(c, argv):
 
 def copy_value(v: Any) -> Any:
     """An independent copy of a stored value (bytes are immutable and can be shared)."""
-    cls = v.__class__
+    cls = type(v)
     if cls is RawStr or cls is bytearray:
         return bytearray(v)  # dupStringObject: an exact copy
     if isinstance(v, bytes):  # EmbStr too
@@ -513,7 +513,7 @@ def object_refcount(c, argv):
     v = _object_value(c, argv[2])
     if v is None:
         return c.enc.null
-    if v.__class__ is bytes and len(v) <= 20:
+    if type(v) is bytes and len(v) <= 20:
         n = maybe_int(v)
         if (n is not None and 0 <= n < SHARED_INTEGERS
                 and (c.server.config.values.get("maxmemory", "0") == "0"

@@ -23,7 +23,6 @@ from typing import Any
 from hiredis import pack_command
 
 from raxdb.protocol import reply as R
-from raxdb.protocol.reply import BULK_HEADERS as _BULK_HEADERS
 from raxdb.server.base.errors import NO_SUCH_KEY, OUT_OF_RANGE, SYNTAX, WRONGTYPE, CommandError
 from raxdb.server.events import propagate
 from raxdb.server.events.keyaccess import (
@@ -50,14 +49,14 @@ def _list_for_write(c, key: bytes) -> Quicklist | None:
     """lookupKeyWrite + checkType: the list at key, None if missing, WRONGTYPE otherwise."""
     db = c.db
     v = db.get(key, c.server.now_ms)
-    if v is not None and v.__class__ is not Quicklist:
+    if v is not None and type(v) is not Quicklist:
         raise CommandError(WRONGTYPE)
     return v
 
 
 def _list_for_read(c, key: bytes) -> Quicklist | None:
     v = lookup_read(c, key)
-    if v is not None and v.__class__ is not Quicklist:
+    if v is not None and type(v) is not Quicklist:
         raise CommandError(WRONGTYPE)
     return v
 
@@ -106,7 +105,7 @@ def _pusher(head: bool, only_existing: bool) -> Callable[[Any, list[bytes]], byt
                 return R.ZERO
             ql = new_list(srv)
             db.add(key, ql)
-        elif ql.__class__ is not Quicklist:
+        elif type(ql) is not Quicklist:
             raise CommandError(WRONGTYPE)
         n = len(argv)
         if n == 3:
@@ -122,7 +121,7 @@ def _pusher(head: bool, only_existing: bool) -> Callable[[Any, list[bytes]], byt
             srv.dirty += n - 3
         else:
             srv.dirty += n - 2
-        return b":%d\r\n" % ql.count
+        return R.integer(ql.count)
 
     return push
 
@@ -155,16 +154,14 @@ def _popper(head: bool) -> Callable[[Any, list[bytes]], bytes]:
             ql = db.get(key, srv.now_ms)
             if ql is None:
                 return c.enc.null
-            if ql.__class__ is not Quicklist:
+            if type(ql) is not Quicklist:
                 raise CommandError(WRONGTYPE)
             v = ql.pop_head() if head else ql.pop_tail()
             if ql.count and not db.signals and not srv.notify_flags:
                 srv.dirty += 1  # what _popped amounts to here, without its calls (benchmarked path)
             else:
                 _popped(c, key, ql, head, 1)
-            n = len(v)
-            # the cached header and a concatenation: cheaper than %-formatting the bulk reply
-            return _BULK_HEADERS[n] + v + b"\r\n" if n < 4096 else b"$%d\r\n%s\r\n" % (n, v)
+            return R.bulk(v)
         count = positive_long(argv[2], "ERR value is out of range, must be positive")
         ql = _list_for_write(c, key)
         if ql is None:
@@ -187,7 +184,7 @@ def pop_for_client(c, key: bytes, head: bool, count: int | None, with_key: bool 
     The reply is [key, element] for count None (BLPOP/BRPOP), [key, [elements]] otherwise
     (LMPOP/BLMPOP); without the key it is the element or the array of elements."""
     v = c.db.get(key, c.server.now_ms)
-    if v is None or v.__class__ is not Quicklist or not v.count:
+    if v is None or type(v) is not Quicklist or not v.count:
         return None
     if count is None:
         item = v.pop_head() if head else v.pop_tail()
@@ -255,7 +252,7 @@ def lindex(c, argv):
     if ql is None:
         return c.enc.null
     v = ql.index(to_int(argv[2]))
-    return c.enc.null if v is None else b"$%d\r\n%s\r\n" % (len(v), v)
+    return c.enc.null if v is None else R.bulk(v)
 
 
 def _clamp_range(start: int, end: int, n: int) -> tuple[int, int]:
@@ -424,7 +421,7 @@ def move_for_client(c, src: bytes, dst: bytes, from_head: bool, to_head: bool) -
     _drop_if_empty(c, src, sql)
     modified(c, src)
     c.server.dirty -= 1
-    return b"$%d\r\n%s\r\n" % (len(v), v)
+    return R.bulk(v)
 
 
 @command("lmove")
@@ -458,7 +455,7 @@ def _list_pop(c, key: bytes, head: bool, count: int | None, served: bool) -> byt
     if c.server.also_propagate is None:
         return pop_for_client(c, key, head, count)
     ql = c.db.get(key, c.server.now_ms)
-    llen = ql.count if ql.__class__ is Quicklist else 0
+    llen = ql.count if type(ql) is Quicklist else 0
     r = pop_for_client(c, key, head, count)
     if r is not None:
         op = [_LPOP if head else _RPOP, key]
@@ -526,7 +523,7 @@ def _bmove(c, src: bytes, dst: bytes, from_head: bool, to_head: bool, timeout: b
         # (Redis serves list waiters only from a list); a destination of another type is the
         # waiter's WRONGTYPE error.
         v = cl.db.get(src, cl.server.now_ms)
-        if v is None or v.__class__ is not Quicklist:
+        if v is None or type(v) is not Quicklist:
             return None
         r = move_for_client(cl, src, dst, from_head, to_head)
         if r is not None and cl.server.also_propagate is not None:

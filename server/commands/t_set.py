@@ -52,7 +52,7 @@ def _array_reply(members: list[bytes]) -> bytes:
 
 def _set_of(v) -> RSet | None:
     """The RSet to work on for a looked-up value (None for a missing key), WRONGTYPE if not a set."""
-    if v is None or v.__class__ is RSet:
+    if v is None or type(v) is RSet:
         return v
     s = as_set(v)
     if s is None:
@@ -86,7 +86,7 @@ def sadd(c, argv):
     v = db.get(key, c.server.now_ms)  # lookupKeyWrite
     if v is None:
         s = RSet()
-    elif v.__class__ is RSet:  # a hashtable: written in place
+    elif type(v) is RSet:  # a hashtable: written in place
         s = v
     else:
         s = _set_of(v)

@@ -308,7 +308,7 @@ def xadd(c, argv):
     db = c.db
     key = argv[1]
     v = db.get(key, srv.now_ms)
-    if v.__class__ is Stream:
+    if type(v) is Stream:
         s = v  # compiled, `s` holds only a Stream (t_stream.pxd): the other values are tested in `v`
     else:
         if v is not None:
@@ -498,7 +498,7 @@ def _xrange(c, argv, reverse: bool) -> bytes:
         lookup_read(c, argv[1])  # counts the miss (and notifies it)
         return _EMPTY
     srv.stat_keyspace_hits += 1
-    if s.__class__ is not Stream:
+    if type(s) is not Stream:
         raise CommandError(WRONGTYPE)
     if count == 0:
         return c.enc.null_array
@@ -729,7 +729,7 @@ def serve_xread(c, req: XReadRequest, blocked: bool = False) -> bytes | None:
             srv.stat_keyspace_hits += 1  # Redis looks each key up again here
         else:
             s = lookup_read(c, key)
-        if s is None or s.__class__ is not Stream:
+        if s is None or type(s) is not Stream:
             continue
         if req.group is not None:
             cg = s.group(req.group)
@@ -793,7 +793,7 @@ def _blocked_read(c, req: XReadRequest):
     def serve(cl, key: bytes) -> bytes | None:
         if req.group is not None:
             s = cl.db.get(key, cl.server.now_ms)
-            if s is None or s.__class__ is not Stream:
+            if s is None or type(s) is not Stream:
                 raise CommandError("UNBLOCKED the stream key no longer exists")
             if s.group(req.group) is None:
                 raise CommandError("NOGROUP the consumer group this client was blocked on no longer exists")

@@ -72,7 +72,7 @@ def get(c, argv):
             notify(c, NOTIFY_KEY_MISS, "keymiss", argv[1])
         return c.enc.null
     srv.stat_keyspace_hits += 1
-    cls = v.__class__
+    cls = type(v)
     if cls is bytes or cls is bytearray:
         n = len(v)  # R.bulk inlined: the call is a twentieth of GET's cost
         return _join((_BULK_HEADERS[n], v, b"\r\n")) if n < 4096 else _bulk(v)
@@ -367,7 +367,7 @@ def incr(c, argv, delta: int = 1) -> bytes:
         # branch): no TTL, not LFU mode, no WATCH or notification to feed.
         p = db.find(key)
         v = None if p < 0 else db.value_at(p)
-        if v.__class__ is bytes:
+        if type(v) is bytes:
             n = _SHARED_INT_VALUE.get(v)
             if n is None and 0 < len(v) <= 18 and v.isdigit() and (v[0] != 48 or len(v) == 1):
                 n = int(v)

@@ -121,7 +121,7 @@ def listpack_limits(c) -> tuple[int, int]:
 
 def get_zset(c, key: bytes, write: bool = False) -> ZSet | None:
     v = lookup_write(c, key) if write else lookup_read(c, key)
-    if v is not None and v.__class__ is not ZSet:
+    if v is not None and type(v) is not ZSet:
         raise CommandError(WRONGTYPE)
     return v
 
@@ -225,7 +225,7 @@ def _zadd(c, argv: list[bytes], flags: int) -> bytes:
             return c.enc.null if incr else R.ZERO
         zs = ZSet()
         db.add(key, zs)
-    elif zs.__class__ is not ZSet:
+    elif type(zs) is not ZSet:
         raise CommandError(WRONGTYPE)
     max_entries, max_value = listpack_limits(c)
     added = updated = 0
@@ -693,7 +693,7 @@ def _zpop_for(c, key: bytes, from_max: bool, count: int | None, served: bool = F
     """Pop for BZPOPMIN/BZPOPMAX (count None) or BZMPOP, propagated as ZPOPMIN/ZPOPMAX (with the
     count it took)."""
     zs = c.db.get(key, c.server.now_ms)
-    if zs is None or zs.__class__ is not ZSet or not len(zs):
+    if zs is None or type(zs) is not ZSet or not len(zs):
         return None
     if c.server.also_propagate is not None:
         op = [_ZPOPMAX if from_max else _ZPOPMIN, key]
@@ -778,13 +778,13 @@ _OP_NAMES = {UNION: "zunion", INTER: "zinter", DIFF: "zdiff"}
 
 
 def _src_pairs(v) -> list[tuple[float, bytes]]:
-    if v.__class__ is ZSet:
+    if type(v) is ZSet:
         return list(v)
     return [(1.0, m) for m in v.members()]
 
 
 def _src_score(v, m: bytes) -> float | None:
-    if v.__class__ is ZSet:
+    if type(v) is ZSet:
         return v.score(m)
     return 1.0 if m in v else None
 
@@ -868,9 +868,9 @@ def zsetop_generic(c, argv: list[bytes], numkeys_idx: int, dst: bytes | None, op
     srcs = []
     for k in keys:
         v = lookup_write(c, k) if dst is not None else lookup_read(c, k)
-        if v.__class__ is Intset:
+        if type(v) is Intset:
             v = as_set(v)
-        elif v is not None and v.__class__ is not ZSet and v.__class__ is not RSet:
+        elif v is not None and type(v) is not ZSet and type(v) is not RSet:
             raise CommandError(WRONGTYPE)
         srcs.append(v)
     weights = [1.0] * numkeys

@@ -51,7 +51,7 @@ def string_encoding(v: bytes | bytearray) -> str:
     """Redis's encoding of a string value: raw once modified in place (bytearray), embstr when
     Redis skipped the int attempt (EmbStr), else int (a string2ll integer), embstr (at most 44
     bytes) or raw, as tryObjectEncoding leaves a value SET stored."""
-    cls = v.__class__
+    cls = type(v)
     if cls is RawStr or cls is bytearray:
         return "raw"
     if cls is EmbStr:
@@ -65,7 +65,7 @@ def writable_string(c: Client, key: bytes, v: bytes | bytearray) -> RawStr:
     """The key's string value as a RawStr (Redis's dbUnshareStringValue): the stored value itself
     when it already is one, else a raw copy that replaces it.  Callers that lengthen it call its
     `make_room` first, so that its allocation follows sds's."""
-    if v.__class__ is RawStr:
+    if type(v) is RawStr:
         return v  # type: ignore[return-value]
     buf = RawStr.of(v)
     c.db.replace(key, buf)
@@ -109,7 +109,7 @@ def lookup_string(c: Client, key: bytes, write: bool = False) -> bytes | bytearr
 def lookup_typed(c: Client, key: bytes, cls: type, write: bool = False) -> Any:
     """The value if it is an instance of `cls`, None if missing, WRONGTYPE otherwise."""
     v = lookup_write(c, key) if write else lookup_read(c, key)
-    if v is not None and v.__class__ is not cls:
+    if v is not None and type(v) is not cls:
         raise CommandError(WRONGTYPE)
     return v
 
@@ -124,7 +124,7 @@ def lookup_or_create(c: Client, key: bytes, cls: type) -> Any:
     if v is None:
         v = cls()
         db.add(key, v)
-    elif v.__class__ is not cls:
+    elif type(v) is not cls:
         raise CommandError(WRONGTYPE)
     return v
 

@@ -82,7 +82,7 @@ REPL_ONLY = 2  # `Client.prop_force` for forceCommandPropagation(c, PROPAGATE_RE
 
 def _takes(t: Any, argv: list[bytes]) -> bool:
     """Does propagation target `t` (the AOF, or a replication stream) take this op?"""
-    cls = argv.__class__
+    cls = type(argv)
     if cls is ReplOnly:
         return t.replica_stream
     if cls is AofOnly:
@@ -256,7 +256,7 @@ def flush(srv: Server, current: Any = None) -> None:
     if len(ops) == 1:  # a write of its own, the common case: nothing to wrap
         dbid, argv = ops[0]
         for t in targets:
-            if argv.__class__ is list or _takes(t, argv):
+            if type(argv) is list or _takes(t, argv):
                 t.feed(dbid, argv)
         return
     wrap = not srv.propagate_no_multi and not (current is not None and current.touches_arbitrary_keys)
@@ -264,7 +264,7 @@ def flush(srv: Server, current: Any = None) -> None:
         if wrap:
             t.feed(ops[0][0], MULTI)
         for dbid, argv in ops:
-            if argv.__class__ is list or _takes(t, argv):
+            if type(argv) is list or _takes(t, argv):
                 t.feed(dbid, argv)
         if wrap:
             t.feed(ops[-1][0], EXEC)

@@ -104,7 +104,7 @@ class ReplyParser:
         if items is None:
             return False  # *-1, the null array
         for x in items:
-            if x is None or x.__class__ is list:
+            if x is None or type(x) is list:
                 return self.table_from(_lua_items(items, self.table_from))
         return self.table_from(items)
 
@@ -201,7 +201,7 @@ def _lua_items(items: list, table_from: Any) -> list:
     for x in items:
         if x is None:
             out.append(False)
-        elif x.__class__ is list:
+        elif type(x) is list:
             out.append(table_from(_lua_items(x, table_from)))
         else:
             out.append(x)
@@ -231,7 +231,7 @@ def lua_to_resp(v: Any, enc: R.Encoder, script_resp: int, shape: Any, errors: li
     Lua helper `reply_shape`, which reads a table the raw way Redis does).  `errors`, when given,
     gets (table, text) for each {err=...} table made a reply, for errorstats (Redis counts each,
     at any depth)."""
-    cls = v.__class__
+    cls = type(v)
     if cls is bytes:
         return R.bulk(v)
     if cls is int or cls is float:
@@ -242,7 +242,7 @@ def lua_to_resp(v: Any, enc: R.Encoder, script_resp: int, shape: Any, errors: li
         # the tables scripts return most, a status ({ok=...}) and a flat array of strings and
         # numbers, straight from their shape; any other one's shape starts the general walk
         parts = shape(v)
-        if parts.__class__ is tuple:
+        if type(parts) is tuple:
             flat = _flat_reply(parts)
             if flat is not None:
                 return flat
@@ -253,7 +253,7 @@ def lua_to_resp(v: Any, enc: R.Encoder, script_resp: int, shape: Any, errors: li
         todo.append((v, 2))
     while todo:
         v, used = todo.pop()
-        cls = v.__class__
+        cls = type(v)
         if used > _STACK_SLOTS:  # checked on entry, whatever the value's type
             out.append(_STACK_LIMIT)
         elif cls is bytes:
@@ -283,7 +283,7 @@ def _flat_reply(parts: tuple) -> bytes | None:
     items = parts[1:]
     out = [b"*%d\r\n" % len(items)]
     for x in items:
-        cls = x.__class__
+        cls = type(x)
         if cls is bytes:
             out.append(R.bulk(x))
         elif cls is int or cls is float:
@@ -299,7 +299,7 @@ def _table_to_resp(t: Any, enc: R.Encoder, shape: Any, used: int, out: list[byte
     `parts`: its shape, when the caller has read it already."""
     if parts is None:
         parts = shape(t)
-    if parts.__class__ is not tuple:  # kind 8 alone: an empty array
+    if type(parts) is not tuple:  # kind 8 alone: an empty array
         out.append(b"*0\r\n")
         return
     kind = parts[0]
@@ -338,7 +338,7 @@ def _long_array(t: Any, n: int, shape: Any) -> tuple[Any, ...]:
     items: list[Any] = []
     for i in range(1, n + 1, _SLICE):
         got = shape(t, i, min(n, i + _SLICE - 1))
-        if got.__class__ is tuple:
+        if type(got) is tuple:
             items.extend(got)
         else:
             items.append(got)

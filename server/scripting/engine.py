@@ -259,7 +259,7 @@ class Engine(Runner):
         before."""
         argv = []
         for a in args:
-            cls = a.__class__
+            cls = type(a)
             if cls is bytes:
                 argv.append(a)
             elif cls is int:  # lupa's integral numbers: below 2^53, "%.17g" is their decimal digits
@@ -273,7 +273,7 @@ class Engine(Runner):
     def _call_argv(self, raise_errors: bool, argv: list[bytes]) -> Any:
         """_command's body once its arguments are bytes: the command's reply as a Lua value."""
         r = self._reply_of(raise_errors, argv)
-        if r.__class__ is not bytes:
+        if type(r) is not bytes:
             return r  # a refusal: the error _fail made
         return self._to_lua(raise_errors, r)
 
@@ -382,13 +382,13 @@ class Engine(Runner):
         return sha1hex(_lua_tostring(args[0]))
 
     def _error_reply(self, *args: Any) -> Any:
-        if len(args) != 1 or args[0].__class__ is not bytes:
+        if len(args) != 1 or type(args[0]) is not bytes:
             return self.h.err(b"ERR wrong number or type of arguments")
         msg = args[0]
         return self.h.err(error_text(msg if msg[:1] == b"-" else b"-" + msg))
 
     def _status_reply(self, *args: Any) -> Any:
-        if len(args) != 1 or args[0].__class__ is not bytes:
+        if len(args) != 1 or type(args[0]) is not bytes:
             return self.h.err(b"ERR wrong number or type of arguments")
         return self.h.ok(args[0])
 
@@ -396,7 +396,7 @@ class Engine(Runner):
         if len(args) < 2:
             self.raise_error(b"redis.log() requires two arguments or more.")
         level = args[0]
-        if level.__class__ is not int and level.__class__ is not float:
+        if type(level) is not int and type(level) is not float:
             self.raise_error(b"First argument must be a number (log level).")
         name = _LOG_LEVELS.get(int(level)) if level == int(level) else None
         if name is None:
@@ -408,7 +408,7 @@ class Engine(Runner):
         if len(args) != 1:
             self.raise_error(b"redis.setresp() requires one argument.")
         v = args[0]
-        if (v.__class__ is not int and v.__class__ is not float) or v not in (2, 3):
+        if (type(v) is not int and type(v) is not float) or v not in (2, 3):
             self.raise_error(b"RESP version must be 2 or 3.")
         self.client.set_protocol(int(v))
 
@@ -521,14 +521,14 @@ class Engine(Runner):
                 busy.leave(srv, run)
             if run.killed or srv.shutting_down or self.ldb is not None:
                 self.install_hook()  # the kill (or the debugger) left a line hook behind
-        if res.__class__ is bytes:
+        if type(res) is bytes:
             return res  # the bridge's reply, encoded as below
         ok, value = res
         if not ok:
             if ok is None:  # the bridge's error reply (a script's own {err=...}): counted, as below
                 raise CommandError(value)
             raise CommandError(self._format_error(value, name), _counted(value))
-        if value.__class__ is int and _LLONG_MIN <= value < _LLONG_LIMIT:
+        if type(value) is int and _LLONG_MIN <= value < _LLONG_LIMIT:
             # the commonest reply, without the general conversion: reply.integer's, inline (a call
             # of the interpreted reply module costs more than the rest of this return)
             return _SMALL_INT_REPLIES[value + 1] if -1 <= value <= 10000 else b":%d\r\n" % value
@@ -683,13 +683,13 @@ def _is_pyfunc(v: Any) -> bool:
 
 def _is_lua_string(v: Any) -> bool:
     """lua_isstring: strings and numbers."""
-    cls = v.__class__
+    cls = type(v)
     return cls is bytes or cls is int or cls is float
 
 
 def _lua_tostring(v: Any) -> bytes:
     """Lua's tostring for strings and numbers (numbers print as %.14g)."""
-    cls = v.__class__
+    cls = type(v)
     if cls is bytes:
         return v
     if cls is int or cls is float:

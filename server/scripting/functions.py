@@ -238,7 +238,7 @@ class FunctionsEngine:
                         e.raise_error(b"flags argument to redis.register_function must be a table representing "
                                       b"function flags")
                     for _, fl in v.items():
-                        bit = FLAG_NAMES.get(fl) if fl.__class__ is bytes else None
+                        bit = FLAG_NAMES.get(fl) if type(fl) is bytes else None
                         if bit is None:
                             e.raise_error(b"unknown flag given")
                         flags |= bit

@@ -25,7 +25,7 @@ def to_int(arg: bytes, err: str = NOT_INTEGER) -> int:
 
 
 def maybe_int(arg: bytes) -> int | None:
-    if arg.__class__ is bytes:  # counts (numkeys, ...) are mostly small: a lookup, not a parse
+    if type(arg) is bytes:  # counts (numkeys, ...) are mostly small: a lookup, not a parse
         v = _SMALL_INTS.get(arg)
         if v is not None:
             return v

@@ -43,6 +43,8 @@ def test_reading_matches_listpack(items):
         assert L.value_at(buf, p) == as_bytes(lp.get(p))
         p = lp.next(p)
     assert offsets == [lp.seek(i) for i in range(len(items))]
+    # LRANGE's reply written from the entries: each as a bulk, integers in decimal
+    assert L.bulks(buf, 6, len(items)) == b"".join([b"$%d\r\n%s\r\n" % (len(v), v) for v in items])
 
 
 @settings(max_examples=300)
