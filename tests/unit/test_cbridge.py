@@ -33,6 +33,37 @@ def test_the_engine_binds_its_lua_state():
     ok, err = eng.lua.execute("return pcall(string.dump, ...)", eng.redis[b"call"])
     assert (ok, err) == (False, b"unable to dump given function")
     assert cbridge.bind(object()) is None
+    assert eng.bridge.pooled  # the Lua state's small blocks come from the bridge's pool
+
+
+# A script that allocates in every size class and past the pool's largest (512 bytes): strings,
+# tables grown and shrunk by the collector, a coroutine's stack, strings grown by concatenation.
+ALLOCATING = """
+local t = {}
+for i = 1, tonumber(ARGV[1]) do t[i] = string.rep('x', i % 700) .. i end
+local s = ''
+for i = 1, 300 do s = s .. i end
+local co = coroutine.create(function(a) for i = 1, 50 do a = a .. coroutine.yield(#a) end return a end)
+local n = 0
+for i = 1, 60 do local ok, v = coroutine.resume(co, tostring(i)) n = n + (tonumber(v) or #tostring(v)) end
+local m = {}
+for i = 1, 300 do m['k' .. i] = {i, tostring(i), {i}} end
+m = nil
+collectgarbage('collect')
+redis.call('set', KEYS[1], s)
+return {#t, t[#t], n, redis.call('get', KEYS[1]), redis.call('strlen', KEYS[1])}
+"""
+
+
+def test_scripts_that_allocate_across_script_flushes(diff):
+    # SCRIPT FLUSH closes the Lua state (and its pool with it) and opens another
+    for n in (1, 700, 5000, 3):
+        diff("EVAL", ALLOCATING, 1, "k", n)
+        diff("SCRIPT", "FLUSH")
+    diff("FUNCTION", "LOAD", "#!lua name=alloc\nredis.register_function('alloc', function(k, a)"
+         " local t = {} for i = 1, 3000 do t[i] = string.rep('y', i % 600) end return #t end)")
+    diff("FCALL", "alloc", 0)
+    diff("FUNCTION", "FLUSH")
 
 
 def test_without_the_bridge_the_engine_uses_lupas_crossing(monkeypatch):
