@@ -23,15 +23,40 @@ cdef list _BYTE
 @cython.locals(n=Py_ssize_t, c=cython.uint, s="const unsigned char*", i=Py_ssize_t, acc=cython.longlong)
 cpdef object string_to_int(b)
 
-@cython.locals(x=cython.longlong, u=cython.ulonglong, enc=cython.uint, size=Py_ssize_t, k=Py_ssize_t,
-               out=bytes, d="unsigned char*")
+@cython.locals(x=cython.longlong, out=bytes)
 cpdef bytes encode_int_entry(v)
 
 @cython.locals(n=Py_ssize_t)
 cpdef bytes encode_str_entry(s)
 
-@cython.locals(n=Py_ssize_t, out=bytes, d="unsigned char*")
+@cython.locals(n=Py_ssize_t, out=bytes)
 cpdef bytes encode_entry(v)
+
+# The in-place entry writers: sized by encoded_size, written through a pointer at an offset, each
+# returning the offset after what it wrote (replace_values, append_pair, stream.pxd's appends).
+@cython.locals(n=Py_ssize_t)
+cpdef Py_ssize_t encoded_size(bytes v) except -1
+
+cdef Py_ssize_t _int_entry_size(long long x) noexcept
+
+@cython.locals(n=Py_ssize_t)
+cdef Py_ssize_t put_entry(unsigned char* d, Py_ssize_t k, bytes v) except -1
+
+@cython.locals(u=cython.ulonglong, enc=cython.uint, size=Py_ssize_t, j=Py_ssize_t)
+cdef Py_ssize_t _put_int(unsigned char* d, Py_ssize_t k, long long x) noexcept
+
+@cython.locals(head=Py_ssize_t)
+cdef Py_ssize_t _put_str(unsigned char* d, Py_ssize_t k, bytes v, Py_ssize_t n) noexcept
+
+@cython.locals(n=Py_ssize_t, shift=cython.int, j=Py_ssize_t)
+cdef Py_ssize_t _put_backlen(unsigned char* d, Py_ssize_t k, Py_ssize_t size) noexcept
+
+cdef Py_ssize_t _backlen_size(Py_ssize_t size) noexcept
+
+cdef void _put_header_at(unsigned char* d, Py_ssize_t total, Py_ssize_t count) noexcept
+
+@cython.locals(count=Py_ssize_t)
+cdef Py_ssize_t _grown_count(const unsigned char* s, Py_ssize_t added) noexcept
 
 @cython.locals(b=cython.uint, n=Py_ssize_t)
 cdef Py_ssize_t _span(const unsigned char* s, Py_ssize_t p) except -1
@@ -114,10 +139,11 @@ cpdef list elements(bytes buf)
 cpdef bytes replace_value(bytes buf, Py_ssize_t p, bytes value)
 
 @cython.locals(s='const unsigned char *', count=Py_ssize_t, end=Py_ssize_t, n=Py_ssize_t, m=Py_ssize_t,
-               t=Py_ssize_t)
+               t=Py_ssize_t, out=bytes, d="unsigned char*")
 cpdef bytes append_pair(bytes buf, bytes key, bytes value)
 
-@cython.locals(s='const unsigned char *', prev=Py_ssize_t, count=Py_ssize_t, n=Py_ssize_t)
+@cython.locals(s='const unsigned char *', prev=Py_ssize_t, count=Py_ssize_t, n=Py_ssize_t, total=Py_ssize_t,
+               k=Py_ssize_t, p=Py_ssize_t, offs=list, out=bytes, d="unsigned char*")
 cpdef bytes replace_values(bytes buf, dict changes, list appended)
 
 @cython.locals(n=Py_ssize_t)

@@ -164,22 +164,8 @@ def encode_int_entry(v: int) -> bytes:
         x = v
         if -4096 <= x <= 4095:
             return _SMALL_INT_ENTRIES[x + 4096]
-        if -32768 <= x <= 32767:
-            enc, size = 0xF1, 2
-        elif -8388608 <= x <= 8388607:
-            enc, size = 0xF2, 3
-        elif -2147483647 - 1 <= x <= 2147483647:  # no literal of 2^31: it would be a Python int
-            enc, size = 0xF3, 4
-        else:
-            enc, size = 0xF4, 8
-        out = PyBytes_FromStringAndSize(cython.NULL, size + 2)  # noqa: F821 (listpack.pxd)
-        d = cython.cast(cython.p_uchar, cython.cast(cython.p_char, out))
-        d[0] = enc
-        u = x  # two's complement, little-endian
-        for k in range(size):
-            d[1 + k] = u & 0xFF
-            u >>= 8
-        d[size + 1] = size + 1
+        out = PyBytes_FromStringAndSize(cython.NULL, _int_entry_size(x))  # noqa: F821 (listpack.pxd)
+        _put_int(cython.cast(cython.p_uchar, cython.cast(cython.p_char, out)), 0, x)
         return out
     if -4096 <= v <= 4095:
         return _SMALL_INT_ENTRIES[v + 4096]
@@ -215,13 +201,122 @@ def encode_entry(v: bytes | int) -> bytes:
     if n < 64:
         if cython.compiled and type(v) is bytes:
             out = PyBytes_FromStringAndSize(cython.NULL, n + 2)  # noqa: F821 (listpack.pxd)
-            d = cython.cast(cython.p_uchar, cython.cast(cython.p_char, out))
-            d[0] = 0x80 | n
-            memcpy(d + 1, cython.cast(cython.p_char, v), n)  # noqa: F821 (listpack.pxd)
-            d[n + 1] = n + 1
+            _put_str(cython.cast(cython.p_uchar, cython.cast(cython.p_char, out)), 0, v, n)
             return out
         return b"%c%s%c" % (0x80 | n, v, n + 1)
     return encode_str_entry(bytes(v))  # type: ignore[arg-type]
+
+
+# ---- entries written in place --------------------------------------------------------------------
+# A caller sizes its buffer with encoded_size, then writes each entry with put_entry at an offset,
+# which returns the offset after it: a hash's listpack rebuilt in one pass (replace_values) and
+# a stream entry appended to its node.  Compiled, `d` is a pointer into the buffer (listpack.pxd);
+# interpreted, the bytearray itself.
+
+def encoded_size(v: bytes) -> int:
+    """The bytes of v's canonical entry, len(encode_entry(v)), without building it."""
+    n = len(v)
+    if n and v[0] <= 57:
+        i = string_to_int(v)
+        if i is not None:
+            return _int_entry_size(i)
+    if n < 64:
+        return n + 2
+    if n < 4096:
+        return n + 2 + _backlen_size(n + 2)
+    return n + 5 + _backlen_size(n + 5)
+
+
+def _int_entry_size(x: int) -> int:
+    """The bytes of the integer x's entry (x an int64)."""
+    if 0 <= x <= 127:
+        return 2
+    if -4096 <= x <= 4095:
+        return 3
+    if -32768 <= x <= 32767:
+        return 4
+    if -8388608 <= x <= 8388607:
+        return 5
+    if -2147483647 - 1 <= x <= 2147483647:  # no literal of 2^31: compiled, a Python int
+        return 6
+    return 10
+
+
+def put_entry(d: bytearray, k: int, v: bytes) -> int:
+    """Write v's canonical entry (encode_entry's bytes) at d[k:], which has room for
+    encoded_size(v) bytes; the offset after it."""
+    n = len(v)
+    if n and v[0] <= 57:
+        i = string_to_int(v)
+        if i is not None:
+            return _put_int(d, k, i)
+    return _put_str(d, k, v, n)
+
+
+def _put_int(d: bytearray, k: int, x: int) -> int:
+    """Write the integer x's entry (lpEncodeIntegerGetType's smallest) at d[k:]."""
+    if 0 <= x <= 127:
+        d[k] = x
+        d[k + 1] = 1
+        return k + 2
+    if -4096 <= x <= 4095:
+        u = x & 0x1FFF  # 13-bit two's complement
+        d[k] = 0xC0 | (u >> 8)
+        d[k + 1] = u & 0xFF
+        d[k + 2] = 2
+        return k + 3
+    if -32768 <= x <= 32767:
+        enc, size = 0xF1, 2
+    elif -8388608 <= x <= 8388607:
+        enc, size = 0xF2, 3
+    elif -2147483647 - 1 <= x <= 2147483647:
+        enc, size = 0xF3, 4
+    else:
+        enc, size = 0xF4, 8
+    d[k] = enc
+    u = x  # two's complement, little-endian (interpreted, >> keeps the sign and & 0xFF the byte)
+    for j in range(size):
+        d[k + 1 + j] = u & 0xFF
+        u >>= 8
+    d[k + 1 + size] = size + 1
+    return k + size + 2
+
+
+def _put_str(d: bytearray, k: int, v: bytes, n: int) -> int:
+    """Write v (n bytes) as a string entry at d[k:]: 6-, 12- or 32-bit length, then its back-length."""
+    if n < 64:
+        d[k] = 0x80 | n
+        head = 1
+    elif n < 4096:
+        d[k] = 0xE0 | (n >> 8)
+        d[k + 1] = n & 0xFF
+        head = 2
+    else:
+        d[k] = 0xF0
+        d[k + 1] = n & 0xFF
+        d[k + 2] = (n >> 8) & 0xFF
+        d[k + 3] = (n >> 16) & 0xFF
+        d[k + 4] = n >> 24
+        head = 5
+    if cython.compiled:
+        memcpy(d + k + head, cython.cast(cython.p_char, v), n)  # noqa: F821 (listpack.pxd)
+    else:
+        d[k + head:k + head + n] = v
+    return _put_backlen(d, k + head + n, head + n)
+
+
+def _put_backlen(d: bytearray, k: int, size: int) -> int:
+    """Write the back-length of an entry whose <encoding + data> is `size` bytes (backlen_bytes's)."""
+    if size <= 127:
+        d[k] = size
+        return k + 1
+    n = _backlen_size(size)
+    shift = 7 * (n - 1)
+    d[k] = size >> shift
+    for j in range(1, n):
+        shift -= 7
+        d[k + j] = ((size >> shift) & 127) | 128
+    return k + n
 
 
 def _body_size(buf: bytearray | bytes, p: int) -> int:
@@ -683,13 +778,17 @@ def _value(s: bytes | bytearray, buf: bytes | bytearray, p: int) -> bytes:
 
 def _put_header(buf: bytearray, count: int) -> None:
     """Store the header of `buf` after an edit: its byte length and element count."""
-    n = len(buf)
-    buf[0] = n & 0xFF
-    buf[1] = (n >> 8) & 0xFF
-    buf[2] = (n >> 16) & 0xFF
-    buf[3] = (n >> 24) & 0xFF
-    buf[4] = count & 0xFF
-    buf[5] = count >> 8
+    _put_header_at(buf, len(buf), count)
+
+
+def _put_header_at(d: bytearray, total: int, count: int) -> None:
+    """Write a listpack header (total bytes, element count) at d[0:6]."""
+    d[0] = total & 0xFF
+    d[1] = (total >> 8) & 0xFF
+    d[2] = (total >> 16) & 0xFF
+    d[3] = total >> 24
+    d[4] = count & 0xFF
+    d[5] = count >> 8
 
 
 def count_of(buf: bytes | bytearray) -> int:
@@ -1139,6 +1238,16 @@ def append_pair(buf: bytes, key: bytes, value: bytes) -> bytes:
     if count >= NUMELE_UNKNOWN:  # saturating (or saturated): splice keeps the rule
         end = len(buf) - 1
         return splice(buf, end, end, encode_entry(key) + encode_entry(value), 2)
+    if cython.compiled:  # written into one new bytes object
+        n = len(buf)
+        t = n + encoded_size(key) + encoded_size(value)
+        out = PyBytes_FromStringAndSize(cython.NULL, t)  # noqa: F821 (listpack.pxd)
+        d = cython.cast(cython.p_uchar, cython.cast(cython.p_char, out))
+        m = HEADER_SIZE
+        memcpy(d + m, s + m, n - 1 - m)  # noqa: F821
+        d[put_entry(d, put_entry(d, n - 1, key), value)] = EOF
+        _put_header_at(d, t, count)
+        return out
     if _plain(key) and _plain(value):
         n = len(key)
         m = len(value)
@@ -1155,8 +1264,35 @@ def append_pair(buf: bytes, key: bytes, value: bytes) -> bytes:
 def replace_values(buf: bytes, changes: dict[int, bytes], appended: list[bytes]) -> bytes:
     """`buf` with the element at each offset of `changes` replaced by the value given for it and
     the elements of `appended` added at the tail, each in its canonical encoding: several
-    lpReplace and lpAppend calls, building the new buffer once."""
+    lpReplace and lpAppend calls, building the new buffer once.  Compiled, it is sized first and
+    written in one pass into a new bytes object."""
     s = buf
+    if cython.compiled:
+        offs = sorted(changes)
+        total = len(buf)
+        for p in offs:
+            total += encoded_size(changes[p]) - _span(s, p)
+        for v in appended:
+            total += encoded_size(v)
+        out = PyBytes_FromStringAndSize(cython.NULL, total)  # noqa: F821 (listpack.pxd)
+        d = cython.cast(cython.p_uchar, cython.cast(cython.p_char, out))
+        k = prev = HEADER_SIZE
+        for p in offs:
+            memcpy(d + k, s + prev, p - prev)  # noqa: F821
+            k = put_entry(d, k + p - prev, changes[p])
+            prev = p + _span(s, p)
+        memcpy(d + k, s + prev, len(buf) - 1 - prev)  # noqa: F821
+        k += len(buf) - 1 - prev
+        for v in appended:
+            k = put_entry(d, k, v)
+        d[k] = EOF
+        count = _grown_count(s, len(appended))
+        _put_header_at(d, total, count)
+        if count == NUMELE_UNKNOWN:  # as splice: counted again and written back when it fits
+            n = count_of(out)
+            if n < NUMELE_UNKNOWN:
+                _put_header_at(d, total, n)
+        return out
     pieces = []
     add = pieces.append
     prev = HEADER_SIZE
@@ -1169,17 +1305,23 @@ def replace_values(buf: bytes, changes: dict[int, bytes], appended: list[bytes])
         _add_entry(pieces, v)
     add(b"\xff")
     body = b"".join(pieces)
-    count = s[4] | (s[5] << 8)
-    if count != NUMELE_UNKNOWN:
-        count += len(appended)
-        if count > NUMELE_UNKNOWN:
-            count = NUMELE_UNKNOWN
+    count = _grown_count(s, len(appended))
     out = _pack_header_bytes(len(body) + HEADER_SIZE, count) + body
     if count == NUMELE_UNKNOWN:  # as splice: counted again and written back when it fits
         n = count_of(out)
         if n < NUMELE_UNKNOWN:
             out = out[:4] + bytes((n & 0xFF, n >> 8)) + out[HEADER_SIZE:]
     return out
+
+
+def _grown_count(s: bytes, added: int) -> int:
+    """The header's element count of listpack s with `added` more, saturating at 65535."""
+    count = s[4] | (s[5] << 8)
+    if count != NUMELE_UNKNOWN:
+        count += added
+        if count > NUMELE_UNKNOWN:
+            count = NUMELE_UNKNOWN
+    return count
 
 
 def _add_entry(pieces: list[bytes], v: bytes) -> None:

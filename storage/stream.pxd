@@ -13,17 +13,17 @@ cimport cython
 from raxdb.protocol.reply cimport digits as _digits, put_head as _put_head, put_u as _put_u
 from raxdb.storage.listpack cimport _span as lp_span, skip as lp_skip, values as lp_values
 from raxdb.storage.listpack cimport _put_header, encode_entry as _encode, encode_int_entry as _int_entry
+from raxdb.storage.listpack cimport _int_entry_size, _put_int, encoded_size, put_entry
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_Resize
 
 cdef list _BULK_HEADS
 cdef list _SMALL_INTS, _STR6_HEAD, _STR6_TAIL
 
-# XADD's general entry (stream.py's _encode_entry / _encode_items / _small_int): C functions over
-# the argument list, with C-sized counters and value lengths, called from _append_slow by C calls.
-@cython.locals(i=Py_ssize_t, n=Py_ssize_t, end=Py_ssize_t, v=bytes, x=cython.longlong)
-cdef int _encode_items(list parts, argv, Py_ssize_t start, Py_ssize_t step) except -1
-
-@cython.locals(nf=Py_ssize_t, parts=list)
-cdef tuple _encode_entry(argv, Py_ssize_t pos, msd, seqd, bint same)
+# XADD's general entry (stream.py's _append_entry): written into the node by listpack's in-place
+# writers, with C-sized counters and offsets, called from _append_slow by a C call.
+@cython.locals(nf=Py_ssize_t, a=cython.longlong, b=cython.longlong, start=Py_ssize_t, step=Py_ssize_t,
+               last=Py_ssize_t, size=Py_ssize_t, end=Py_ssize_t, i=Py_ssize_t, k=Py_ssize_t, d="unsigned char*")
+cdef Py_ssize_t _append_entry(bytearray lp, argv, Py_ssize_t pos, msd, seqd, bint same) except -1
 
 cdef bytes _small_int(v)
 

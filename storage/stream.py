@@ -62,10 +62,11 @@ except ImportError:  # interpreted without Cython
 
     cython = SimpleNamespace(compiled=False)
 
-if not cython.compiled:  # compiled, stream.pxd cimports them: a C function, and inline ones
+if not cython.compiled:  # compiled, stream.pxd cimports them: C functions, and inline ones
     from raxdb.protocol.reply import digits as _digits
     from raxdb.protocol.reply import put_head as _put_head
     from raxdb.protocol.reply import put_u as _put_u
+    from raxdb.storage.listpack import _int_entry_size, _put_int, encoded_size, put_entry
     from raxdb.storage.listpack import _span as lp_span
 
 FLAG_DELETED = 1
@@ -104,44 +105,49 @@ def format_id(i: int) -> bytes:
     return b"%d-%d" % (i >> 64, i & U64)
 
 
-def _encode_items(parts: list[bytes], argv: list[bytes], start: int, step: int) -> int:
-    """parts += the entries of argv[start::step], as encode_entry writes them.  A string shorter
-    than 64 bytes that cannot be an integer (empty, or its first byte above '9') is joined from
-    its precomputed head and tail, as add()'s common case does, and a short canonical decimal
-    (what string_to_int accepts: digits, no leading zero) is an integer entry; the rest take the
-    encoder.  Job
-    queues' events (a job id among short words, fields that change from event to event) come
-    through here, not through add()'s common case."""
+def _append_entry(lp: bytearray, argv: list[bytes], pos: int, msd: int, seqd: int, same: bool) -> int:
+    """Append one entry's elements to node lp, over its terminator: flags, the ID's parts less the
+    master's, [the field count and fields,] the values, the lp-count; their number.  Each element
+    is written as encode_entry writes it (a canonical decimal as an integer entry: a job queue's
+    job ids), after sizing them all, into the node resized once (compiled: through a pointer).
+    msd / seqd are plain differences, stored as C stores them in int64 fields (_as_int64).  Job
+    queues' events (fields that change from event to event) come through here, not through
+    add()'s common case."""
+    nf = (len(argv) - pos) // 2
+    a = _as_int64(msd)
+    b = _as_int64(seqd)
+    if same:
+        start = pos + 1
+        step = 2
+        last = nf + 3  # the lp-count: the entry's elements but itself
+    else:
+        start = pos
+        step = 1
+        last = 2 * nf + 4
+    size = 2 + _int_entry_size(a) + _int_entry_size(b) + _int_entry_size(last)
+    if not same:
+        size += _int_entry_size(nf)
     end = len(argv)
     for i in range(start, end, step):
-        v = argv[i]
-        n = len(v)
-        if n < 64 and (n == 0 or v[0] > 57):
-            parts.append(_STR6_HEAD[n])
-            parts.append(v)
-            parts.append(_STR6_TAIL[n])
-        elif 0 < n < 10 and v.isdigit() and (v[0] != 48 or n == 1):  # a canonical decimal (a job id)
-            x = int(v)
-            parts.append(_SMALL_INTS[x + 4096] if x < 4096 else _int_entry(x))
-        else:
-            parts.append(_encode(v))
-    return 0
-
-
-def _encode_entry(argv: list[bytes], pos: int, msd: int, seqd: int, same: bool) -> tuple[list[bytes], int]:
-    """The elements of one entry (flags, deltas, [fields,] values, lp-count), and their number.
-    msd / seqd: the ID's parts less the master's, as plain differences (stored as C stores them in
-    int64 fields, see _as_int64)."""
-    nf = (len(argv) - pos) // 2
-    parts = [b"\x02\x01" if same else b"\x00\x01", _small_int(msd), _small_int(seqd)]
-    if same:
-        _encode_items(parts, argv, pos + 1, 2)
-        parts.append(_small_int(nf + 3))
-        return parts, nf + 4
-    parts.append(_small_int(nf))
-    _encode_items(parts, argv, pos, 1)
-    parts.append(_small_int(2 * nf + 4))
-    return parts, 2 * nf + 5
+        size += encoded_size(argv[i])
+    k = len(lp) - 1
+    if cython.compiled:
+        PyByteArray_Resize(lp, k + 1 + size)  # noqa: F821 (stream.pxd)
+        d = cython.cast(cython.p_uchar, PyByteArray_AS_STRING(lp))  # noqa: F821
+    else:
+        lp.extend(bytes(size))
+        d = lp
+    d[k] = 2 if same else 0  # the flags, a 7-bit integer entry
+    d[k + 1] = 1
+    k = _put_int(d, k + 2, a)
+    k = _put_int(d, k, b)
+    if not same:
+        k = _put_int(d, k, nf)
+    for i in range(start, end, step):
+        k = put_entry(d, k, argv[i])
+    k = _put_int(d, k, last)
+    d[k] = 0xFF
+    return last + 1
 
 
 def _small_int(v: int) -> bytes:
@@ -859,16 +865,13 @@ class Stream:
                     self._head = None  # it held the buffer just replaced
                 self._prealloc = None
             else:
-                parts, nelems = _encode_entry(argv, pos, ms - t.mms, seq - t.mseq, same)
                 count += 1
                 # A live count that stays a 7-bit int is written with the header, after the entry.
                 small = count < 128 and lp[6] < 128
                 if not small:
                     _set_int(lp, 6, count)
                 t.count = count
-                parts.append(b"\xff")
-                del lp[-1]
-                lp += b"".join(parts)
+                nelems = _append_entry(lp, argv, pos, ms - t.mms, seq - t.mseq, same)
                 n = t.nelem
                 if n != 65535:
                     n += nelems
@@ -888,8 +891,8 @@ class Stream:
         head = [b"\x01\x01\x00\x01", _int_entry(nf)]
         head += [_encode(f) for f in fields]
         head.append(b"\x00\x01")
-        parts, nelems = _encode_entry(argv, pos, 0, 0, True)
-        L.append_encoded(lp, b"".join(head + parts), nf + 4 + nelems)
+        L.append_encoded(lp, b"".join(head), nf + 4)
+        _put_header(lp, nf + 4 + _append_entry(lp, argv, pos, 0, 0, True))
         self.rax.insert(key, lp)
         self._prealloc = (key, max(7, min(STREAM_PREALLOC, max_bytes)))  # lpNew(prealloc)
         self._tail = t = Tail(key, new_id, lp, fields)

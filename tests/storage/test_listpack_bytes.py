@@ -184,3 +184,10 @@ def test_entry_encoding_is_lpstringtoint64s(v):
         assert len(entry) == min(k for k, (lo, hi) in ((2, (0, 127)), (3, (-4096, 4095)), (4, (-(2**15), 2**15 - 1)),
                                                         (5, (-(2**23), 2**23 - 1)), (6, (-(2**31), 2**31 - 1)),
                                                         (10, (-(2**63), 2**63 - 1))) if lo <= n <= hi)
+
+
+@settings(max_examples=300)
+@given(values)
+def test_encoded_size_is_the_entrys_length(v):
+    # the in-place writers (replace_values, append_pair, a stream entry) size their buffer with it
+    assert L.encoded_size(v) == len(encode_entry(v))

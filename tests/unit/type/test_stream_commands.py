@@ -206,6 +206,27 @@ def test_xadd_fields_encodings(diff):
     diff("XREVRANGE", "s", "+", "9")
 
 
+def test_xadd_general_entries_are_redis_bytes(diff):
+    # Entries whose fields differ from the master's are written element by element into the node:
+    # DUMP (the node listpacks, byte for byte) shows every encoding as Redis's, with integer values
+    # of each width, strings of 6-, 12- and 32-bit lengths, and ID deltas past 13 and 32 bits.
+    diff.script("""
+        XADD g 1-1 f x
+        XADD g 1-2 a 0 b 127 c 128 d -4096 e 4095 f 4096
+        XADD g 1-3 a -32768 b 32767 c -8388608 d 8388607 e -2147483648 f 2147483647
+        XADD g 1-4 a -9223372036854775808 b 9223372036854775807 c 9223372036854775808 d 01 e -0 f +1
+        XADD g 4097-5 f x
+        XADD g 9000000000-7 f 12345678901234
+        XADD g 9000000000-4294967296 j 1
+    """)
+    diff("XADD", "g", "9000000001-0", "a", "x" * 63, "b", "y" * 64, "c", "z" * 125, "d", "w" * 126)
+    diff("XADD", "g", "9000000001-1", "a", "v" * 4095, "b", "u" * 4096)
+    diff("XADD", "g", "9000000001-2", "f", "x" * 200, "g", "1")
+    diff("XRANGE", "g", "-", "+")
+    ours, theirs = diff.both("DUMP", "g")
+    assert ours == theirs
+
+
 def test_xadd_wrongtype(diff):
     diff("SET", "str", "x")
     for cmd in [("XADD", "str", "*", "a", "1"), ("XLEN", "str"), ("XRANGE", "str", "-", "+"),
