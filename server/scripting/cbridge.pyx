@@ -61,9 +61,9 @@ Invariants.
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
-from cpython.ref cimport PyObject
+from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
 from libc.stdlib cimport free
-from libc.string cimport strlen
+from libc.string cimport memcmp, strlen
 
 from raxdb.server.scripting.engine cimport Crossing, Engine, Running
 
@@ -706,6 +706,12 @@ cdef extern from *:
     int rx_mp_unpack(lua_State *L) nogil
 
 
+# The Bridge's cache of command names: its size (a power of two) and the longest name it holds.
+cdef enum:
+    RX_NAMES = 64
+    RX_NAME_MAX = 32
+
+
 # What the Python part of a call leaves for its C part to do (each after the GIL part returned).
 cdef enum:
     RET_PUSHED = 0       # the value is on the stack: return it
@@ -749,8 +755,17 @@ cdef class Bridge(Crossing):
     cdef int run_ref             # _l_run as a closure over st, a registry reference
     cdef rx_out out              # a result's reply as rx_conv writes it, and the keys it reads
     cdef readonly bint pooled    # whether the state's small blocks come from rx_pool_alloc
+    # redis.call's command names as bytes, by the address of their Lua string (interned: the
+    # same name in a script is the same string each call), so that a call's argv[0] is an object
+    # whose hash is cached for the command table's lookup, not a new one; an entry is used only
+    # when its bytes are the string's (an address may be another string's after a collection).
+    cdef const char *name_at[RX_NAMES]
+    cdef PyObject *name_obj[RX_NAMES]
 
     def __dealloc__(self):
+        cdef int i
+        for i in range(RX_NAMES):
+            Py_XDECREF(self.name_obj[i])
         PyMem_Free(self.st.args)
         PyMem_Free(self.st.lens)
         free(self.out.p)
@@ -1006,7 +1021,10 @@ cdef int _py_call_argv(rx_state *st, Bridge b, lua_State *L, bint raise_errors) 
             t = rx.type(L, i)
             if t == RX_TSTRING:
                 s = rx.tolstring(L, i, &size)
-                argv.append(PyBytes_FromStringAndSize(s, <Py_ssize_t>size))
+                if i == 1 and size <= RX_NAME_MAX:
+                    argv.append(_command_name(b, s, size))
+                else:
+                    argv.append(PyBytes_FromStringAndSize(s, <Py_ssize_t>size))
             elif t == RX_TNUMBER:
                 argv.append(PyBytes_FromStringAndSize(buf, rx_number_arg(rx.tonumber(L, i), buf, 64)))
             else:
@@ -1030,6 +1048,22 @@ cdef int _py_call_argv(rx_state *st, Bridge b, lua_State *L, bint raise_errors) 
         return RET_REPLY
     except BaseException as e:
         return _raise(b, eng, e)
+
+
+cdef inline object _command_name(Bridge b, const char *s, size_t size):
+    """The bytes of redis.call's first argument, `size` bytes at s (a Lua string's), from the
+    Bridge's cache of names when they are there (see Bridge.name_at)."""
+    cdef size_t h = (<size_t>s >> 4) & (RX_NAMES - 1)
+    cdef PyObject *o = b.name_obj[h]
+    if (o != NULL and b.name_at[h] == s and <size_t>PyBytes_GET_SIZE(<object>o) == size
+            and memcmp(PyBytes_AS_STRING(<object>o), s, size) == 0):
+        return <object>o
+    v = PyBytes_FromStringAndSize(s, <Py_ssize_t>size)
+    Py_INCREF(v)
+    Py_XDECREF(o)
+    b.name_obj[h] = <PyObject *>v
+    b.name_at[h] = s
+    return v
 
 
 cdef int _py_convert(rx_state *st, lua_State *L, bint raise_errors) noexcept with gil:

@@ -55,6 +55,26 @@ return {#t, t[#t], n, redis.call('get', KEYS[1]), redis.call('strlen', KEYS[1])}
 """
 
 
+def test_command_names_made_at_run_time(diff):
+    # redis.call's names as new strings each call, in any case, more of them than the bridge's
+    # cache of names holds, collected between calls (an address then holds another string), and
+    # one longer than any it caches
+    diff("EVAL", """
+        local out = {}
+        for i = 1, 200 do
+            local name = ({'set', 'SET', 'sEt', 'get', 'GET', 'incr', 'strlen'})[i % 7 + 1]
+            local junk = string.rep('n', i % 40) .. i
+            local ok, r = pcall(redis.call, name .. '', KEYS[1], tostring(i))
+            local ok2, r2 = pcall(redis.call, junk, KEYS[1])
+            if i % 50 == 0 then collectgarbage('collect') end
+            out[#out + 1] = ok and (type(r) == 'table' and (r.ok or r.err) or r) or r.err
+            out[#out + 1] = r2.err
+        end
+        out[#out + 1] = redis.pcall(string.rep('x', 40)).err
+        return out
+    """, 1, "k")
+
+
 def test_scripts_that_allocate_across_script_flushes(diff):
     # SCRIPT FLUSH closes the Lua state (and its pool with it) and opens another
     for n in (1, 700, 5000, 3):
