@@ -27,6 +27,8 @@ cdef Py_ssize_t _append_entry(bytearray lp, argv, Py_ssize_t pos, msd, seqd, bin
 
 cdef bytes _small_int(v)
 
+cdef _as_int64(v)
+
 @cython.locals(size=Py_ssize_t, i=Py_ssize_t)
 cdef Py_ssize_t _args_size(argv, Py_ssize_t pos) except -1
 

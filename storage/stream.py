@@ -128,8 +128,10 @@ def _append_entry(lp: bytearray, argv: list[bytes], pos: int, msd: int, seqd: in
     if not same:
         size += _int_entry_size(nf)
     end = len(argv)
-    for i in range(start, end, step):
+    i = start
+    while i < end:  # not range(start, end, step): a step that is a variable makes it a Python loop
         size += encoded_size(argv[i])
+        i += step
     k = len(lp) - 1
     if cython.compiled:
         PyByteArray_Resize(lp, k + 1 + size)  # noqa: F821 (stream.pxd)
@@ -143,8 +145,10 @@ def _append_entry(lp: bytearray, argv: list[bytes], pos: int, msd: int, seqd: in
     k = _put_int(d, k, b)
     if not same:
         k = _put_int(d, k, nf)
-    for i in range(start, end, step):
+    i = start
+    while i < end:
         k = put_entry(d, k, argv[i])
+        i += step
     k = _put_int(d, k, last)
     d[k] = 0xFF
     return last + 1
@@ -168,6 +172,8 @@ def _args_size(argv: list[bytes], pos: int) -> int:
 
 def _as_int64(v: int) -> int:
     """A uint64 difference stored as C stores it in an int64 field."""
+    if -2147483647 <= v <= 2147483647:  # the common case (no literal of 2^31: compiled, a Python int)
+        return v
     v &= U64
     return v - (1 << 64) if v >> 63 else v
 
