@@ -960,7 +960,7 @@ def call_command(c: Client, cmd: Command, argv: list[bytes], t0: int | None, log
         dt = _clock() - t0
         cmd.usec += dt
         if srv.config.latency_tracking:
-            cmd.latency[dt // 1000] += 1
+            cmd.note_latency(dt)
         if log_slow and dt >= srv.slowlog_ns:  # EXEC's and scripts' commands (execute() logs its own)
             c.note_slow(cmd, argv, dt)
     c.last_cmd = cmd
@@ -1063,7 +1063,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                         cmd.usec += dt
                         cmd.timed_calls += 1
                         if track:  # latency-tracking, in whole microseconds as Redis records it
-                            cmd.latency[dt // 1000] += 1
+                            cmd.note_latency(dt)
                         if dt >= srv.slowlog_ns and r is not BLOCKED:  # a blocked one logs when served
                             c.note_slow(cmd, argv, dt)
                     # counted once it ran, as call() counts: INFO does not see its own call yet (no

@@ -4,8 +4,8 @@
 # fields: the fast loop (server/net/client.pxd) reads and counts five of them per command, which a
 # compiled module otherwise pays a type lookup and a descriptor call for.  The call counters are
 # C integers (Python code reads and sets them as ints, as before).
-# `arity_ok` is callable from C (the fast loop and the scripting engine's redis.call test every
-# command's arity with it).
+# `arity_ok` and `note_latency` are callable from C (the fast loop and the scripting engine's
+# redis.call test every command's arity with the first; the timed calls count with the second).
 cimport cython
 
 
@@ -20,3 +20,6 @@ cdef class Command:
 
     @cython.locals(arity=Py_ssize_t)
     cpdef bint arity_ok(self, Py_ssize_t n)
+
+    @cython.locals(us=cython.longlong, hist=dict)
+    cpdef note_latency(self, long long ns)
