@@ -7,7 +7,8 @@
 
 
 cdef class ServerFields:
-    cdef public object also_propagate, prop_depth, dirty, now_ms, shutting_down, maxmemory, slowlog_ns, sample_mask
+    cdef public object also_propagate, prop_depth, dirty, now_ms, shutting_down, maxmemory, slowlog_ns
+    cdef public long long sample_mask  # a C integer: every call's sampling test reads it
     cdef public object monitors, replica_gate, rdb_gate, aof, repl, cluster, cluster_script_check, config
     cdef public object tracking, notify_flags, stat_keyspace_hits, stat_keyspace_misses
 

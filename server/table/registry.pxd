@@ -11,9 +11,11 @@ cimport cython
 
 cdef class Command:
     cdef public object proc, arity, name, fullname, flags, first_key, last_key, key_step
-    cdef public object acl_categories, meta, parent, subcommands, is_write, is_readonly
+    cdef public object acl_categories, meta, parent, subcommands
     cdef public object touches_arbitrary_keys, ok_in_pubsub
-    cdef public object ok_loading, no_auth, queue_in_multi, is_blocking, noscript, sampled
+    cdef public object ok_loading, no_auth, queue_in_multi, is_blocking
+    # the flags every call tests, as C truth values (Python code reads and sets them as bools)
+    cdef public bint is_write, is_readonly, noscript, sampled
     cdef public object fixed_key_positions, latency
     # the counters as C integers: counting a call allocates no int object
     cdef public long long calls, usec, rejected_calls, failed_calls, timed_calls
