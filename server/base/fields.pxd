@@ -9,7 +9,8 @@
 cdef class ServerFields:
     cdef public object also_propagate, prop_depth, dirty, now_ms, shutting_down, maxmemory, slowlog_ns
     cdef public long long sample_mask  # a C integer: every call's sampling test reads it
-    cdef public object monitors, replica_gate, rdb_gate, aof, repl, cluster, cluster_script_check, config
+    cdef public object replica_gate, rdb_gate, aof, repl, cluster, cluster_script_check, config
+    cdef public list monitors  # typed: its truth test (every redis.call's) is a C size check
     cdef public object tracking, notify_flags, stat_keyspace_hits, stat_keyspace_misses
 
 

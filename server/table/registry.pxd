@@ -11,7 +11,8 @@ cimport cython
 
 cdef class Command:
     cdef public object proc, arity, name, fullname, flags, first_key, last_key, key_step
-    cdef public object acl_categories, meta, parent, subcommands
+    cdef public object acl_categories, meta, parent
+    cdef public dict subcommands  # typed: its truth test (every redis.call's) is a C size check
     cdef public object touches_arbitrary_keys, ok_in_pubsub
     cdef public object ok_loading, no_auth, queue_in_multi, is_blocking
     # the flags every call tests, as C truth values (Python code reads and sets them as bools)
