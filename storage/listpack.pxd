@@ -56,7 +56,7 @@ cdef Py_ssize_t _backlen_size(Py_ssize_t size) noexcept
 cdef void _put_header_at(unsigned char* d, Py_ssize_t total, Py_ssize_t count) noexcept
 
 @cython.locals(count=Py_ssize_t)
-cdef Py_ssize_t _grown_count(const unsigned char* s, Py_ssize_t added) noexcept
+cpdef Py_ssize_t grown_count(bytes buf, Py_ssize_t added) except -1
 
 @cython.locals(b=cython.uint, n=Py_ssize_t)
 cdef Py_ssize_t _span(const unsigned char* s, Py_ssize_t p) except -1

@@ -1286,7 +1286,7 @@ def replace_values(buf: bytes, changes: dict[int, bytes], appended: list[bytes])
         for v in appended:
             k = put_entry(d, k, v)
         d[k] = EOF
-        count = _grown_count(s, len(appended))
+        count = grown_count(buf, len(appended))
         _put_header_at(d, total, count)
         if count == NUMELE_UNKNOWN:  # as splice: counted again and written back when it fits
             n = count_of(out)
@@ -1305,7 +1305,7 @@ def replace_values(buf: bytes, changes: dict[int, bytes], appended: list[bytes])
         _add_entry(pieces, v)
     add(b"\xff")
     body = b"".join(pieces)
-    count = _grown_count(s, len(appended))
+    count = grown_count(buf, len(appended))
     out = _pack_header_bytes(len(body) + HEADER_SIZE, count) + body
     if count == NUMELE_UNKNOWN:  # as splice: counted again and written back when it fits
         n = count_of(out)
@@ -1314,9 +1314,11 @@ def replace_values(buf: bytes, changes: dict[int, bytes], appended: list[bytes])
     return out
 
 
-def _grown_count(s: bytes, added: int) -> int:
-    """The header's element count of listpack s with `added` more, saturating at 65535."""
-    count = s[4] | (s[5] << 8)
+def grown_count(buf: bytes, added: int) -> int:
+    """The header's element count of listpack `buf` with `added` more elements (fewer when
+    negative), saturating at 65535 ("unknown"), which it then stays, as lpInsert and lpDelete keep
+    it."""
+    count = buf[4] | (buf[5] << 8)
     if count != NUMELE_UNKNOWN:
         count += added
         if count > NUMELE_UNKNOWN:
@@ -1350,11 +1352,7 @@ def splice(buf: bytes, p: int, q: int, chunk: bytes, delta: int) -> bytes:
     differs from theirs by `delta`: the header's total and count follow, the count saturating at
     65535 ("unknown") as lpInsert leaves it.  A saturated count is counted again and written back
     when it fits, as the lpLength that every hash or sorted set write makes would."""
-    count = buf[4] | (buf[5] << 8)
-    if count != NUMELE_UNKNOWN:
-        count += delta
-        if count > NUMELE_UNKNOWN:
-            count = NUMELE_UNKNOWN
+    count = grown_count(buf, delta)
     out = b"".join((_pack_header_bytes(len(buf) - (q - p) + len(chunk), count), buf[HEADER_SIZE:p], chunk, buf[q:]))
     if count == NUMELE_UNKNOWN:
         n = count_of(out)

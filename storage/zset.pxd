@@ -8,6 +8,7 @@
 # is an extension type so that its two slots are struct fields; both stay public.  Members are
 # typed `bytes` (every command argument is), so that their bytes are read as C chars.
 cimport cython
+from raxdb.storage.listpack cimport grown_count
 
 
 # The listpack constants, as C constants of the walks (no module-dict lookup per entry).
@@ -46,9 +47,6 @@ cdef double _score_at(const unsigned char *s, Py_ssize_t p) except? -1.0
 
 @cython.locals(q=Py_ssize_t)
 cdef bytes _entry_bytes(const unsigned char *s, Py_ssize_t p)
-
-@cython.locals(count=Py_ssize_t)
-cdef Py_ssize_t _count_plus(bytes lp, Py_ssize_t delta) except -1
 
 @cython.locals(s="const unsigned char *", n=Py_ssize_t)
 cdef bytes _splice(bytes lp, Py_ssize_t a, Py_ssize_t b, bytes chunk, Py_ssize_t delta)

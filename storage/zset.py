@@ -56,7 +56,14 @@ from operator import itemgetter
 
 from raxdb.storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
 from raxdb.storage.hashscan import ScanIndex
-from raxdb.storage.listpack import Listpack, encode_entry, encode_int_entry, encode_str_entry, string_to_int
+from raxdb.storage.listpack import (
+    Listpack,
+    encode_entry,
+    encode_int_entry,
+    encode_str_entry,
+    grown_count,
+    string_to_int,
+)
 
 _score = itemgetter(0)
 _member = itemgetter(1)
@@ -211,23 +218,12 @@ def _entry_bytes(s, p: int) -> bytes:  # noqa: ANN001
 _pack_header = struct.Struct("<IH").pack  # total bytes, element count
 
 
-def _count_plus(lp: bytes, delta: int) -> int:
-    """The header's element count after adding `delta` elements (it stays unknown once
-    saturated, as lpInsert / lpDelete keep it)."""
-    count = lp[4] | (lp[5] << 8)
-    if count != _UNKNOWN:
-        count += delta
-        if count > _UNKNOWN:
-            count = _UNKNOWN
-    return count
-
-
 def _splice(lp: bytes, a: int, b: int, chunk: bytes, delta: int) -> bytes:
     """A new listpack: `lp` with the bytes [a, b) replaced by `chunk`, holding `delta` more
     elements.  (Compiled, the slices are taken through the C pointer: no slice objects.)"""
     s = lp
     n = len(lp)
-    return b"".join((_pack_header(n - (b - a) + len(chunk), _count_plus(lp, delta)), s[_HDR:a], chunk, s[b:n]))
+    return b"".join((_pack_header(n - (b - a) + len(chunk), grown_count(lp, delta)), s[_HDR:a], chunk, s[b:n]))
 
 
 # ---- the listpack encoding: t_zset.c's zzl* functions ----------------------------------------------
@@ -409,7 +405,7 @@ def zzl_update(lp: bytes, p: int, member: bytes, score: float) -> bytes:
         pair = encode_entry(member) + _score_entry(score)
         if at == p or at == end:
             return _splice(lp, p, end, pair, 0)
-    head = _pack_header(n - (end - p) + len(pair), _count_plus(lp, 0))
+    head = _pack_header(n - (end - p) + len(pair), grown_count(lp, 0))
     if at < p:
         return b"".join((head, s[_HDR:at], pair, s[at:p], s[end:n]))
     return b"".join((head, s[_HDR:p], s[end:at], pair, s[at:n]))
