@@ -170,6 +170,16 @@ def _set_i64(a: array, i: int, v: int) -> None:
         a[i] = v
 
 
+def _grow(a: array, n: int, zero: bytes) -> None:
+    """Append `n` items to `a`; `zero` is their bytes (their values are the caller's to set).
+    Compiled, a resize of the array in place (over-allocated, as list.append is), without the
+    method call frombytes costs."""
+    if cython.compiled:
+        resize_smart(a, len(a) + n)  # noqa: F821 (keyspace.pxd cimports it)
+    else:
+        a.frombytes(zero)
+
+
 def _empty_index(size: int) -> array:
     """An index of `size` slots (a power of two), all empty (-1)."""
     index = array("i")
@@ -347,7 +357,7 @@ class Database:
             p = len(self._keys)
             self._keys.append(key)
             self._values.append(value)
-            self._meta.frombytes(_META_ZERO)
+            _grow(self._meta, _META, _META_ZERO)
         meta = self._meta
         _set_u32(meta, p * _META, h)
         _set_u32(meta, p * _META + 1, _stamp(now_ms))

@@ -31,5 +31,5 @@ cpdef expire_ms(ClientFields c, arg, unit_seconds, relative, cmdname)
 @cython.locals(db=Database, srv=ServerFields)
 cpdef set_(ClientFields c, argv)
 
-@cython.locals(db=Database, p=Py_ssize_t, srv=ServerFields)
+@cython.locals(db=Database, p=Py_ssize_t, srv=ServerFields, small=cython.bint)
 cpdef incr(ClientFields c, argv, delta=*)

@@ -391,7 +391,8 @@ def incr(c, argv, delta: int = 1) -> bytes:
         new = _int_value(v) + delta
         if new > INT64_MAX or new < INT64_MIN:
             raise CommandError(OVERFLOW)
-    out = SHARED_INTS[new] if 0 <= new < 10000 else b"%d" % new
+    small = 0 <= new < 10000
+    out = SHARED_INTS[new] if small else b"%d" % new
     if v is None:
         db.add(key, out)
     else:
@@ -401,7 +402,7 @@ def incr(c, argv, delta: int = 1) -> bytes:
         notify(c, NOTIFY_STRING, "incrby", key)
     else:
         srv.dirty += 1
-    return b":%s\r\n" % out
+    return _SHARED_INT_REPLIES[new] if small else b":%s\r\n" % out
 
 
 command("incr")(incr)  # not a decorator: compiled, a cpdef function (t_string.pxd)
