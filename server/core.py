@@ -176,6 +176,7 @@ class Server(ServerFields):
         self.serve_ready_keys: Callable[[], None] = functools.partial(handle_ready_keys, self)
         # Hooks: the script cache and the function libraries, made when first used, for the layers
         # below scripting/ that judge a script by the flags it declares (table/scriptflags.py).
+        self.script_cache: Any = None  # EVAL's cache, made by the first script (server/scripting/scripts.py)
         self.script_cache_of: Callable[[], Any] = functools.partial(scripts.cache, self)
         self.function_registry: Callable[[], Any] = functools.partial(functions.registry, self)
         attach_evict(self)  # maxmemory: memory accounting and eviction

@@ -1,9 +1,11 @@
 # Declarations for compiling fields.py with Cython (setup.py); the interpreter never reads this.
 #
 # ServerFields and ClientFields become extension types: the base classes of Server and Client,
-# whose fields (each a public Python object, read and written by Python code as attributes as
-# before) are C struct fields for the compiled modules that cimport these and type a local with
-# them (server/net/client.pxd's call_command, server/scripting/engine.pxd).
+# whose fields (each public, read and written by Python code as attributes as before) are C struct
+# fields for the compiled modules that cimport these and type a local with them
+# (server/net/client.pxd's call_command and read path, server/scripting/engine.pxd).  A bint field
+# reads back as a bool whatever was stored (only truth-tested fields are bint); a long long one
+# holds byte counts, offsets and milliseconds.
 
 
 cdef class ServerFields:
@@ -12,7 +14,20 @@ cdef class ServerFields:
     cdef public object replica_gate, rdb_gate, aof, repl, cluster, cluster_script_check, config
     cdef public list monitors  # typed: its truth test (every redis.call's) is a C size check
     cdef public object tracking, notify_flags, stat_keyspace_hits, stat_keyspace_misses
+    # the read event's: blocked clients' keys to serve, the cluster's slot test, the clients
+    # with output to flush (typed: its length test and append are C), the client eviction limit
+    cdef public dict ready_keys
+    cdef public list pending_writes
+    cdef public object cluster_local, client_evict_limit
+    cdef public object script_cache  # EVAL's script cache (server/scripting/scripts.py), None until the first script
 
 
 cdef class ClientFields:
     cdef public object server, db, dbid, resp, enc, tracking, last_argv, last_cmd, user, lua_debug
+    # the read event's (data_received, _run_fast, _queue, flush_output): the parsers and their
+    # bound methods, the partial batch, the transport, the propagation overrides
+    cdef public object exact, reader, _raw, _raw_done, _base, _base_done, _gets, _has_data, _feed
+    cdef public object running, transport, prop_argv, prop_force
+    cdef public bint plain, closed, blocked, close_after_reply, obuf_watch, write_paused, prop_prevent
+    cdef public long long tot_net_in, tot_net_out, out_mark, woff, last_interaction, rb_peak, rb_size
+    cdef public list obuf  # typed: its truth test, length and append are C

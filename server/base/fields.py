@@ -5,7 +5,8 @@ an asyncio.Protocol); an attribute of one, read from a compiled module, costs a 
 descriptor call or a dict lookup (~130 instructions).  Their hot fields live here instead, in a
 base class each: compiled (fields.pxd), the base is an extension type whose fields are C struct
 fields, so a compiled module that holds the server or the client in a typed local (`call_command`,
-redis.call's path in server/scripting/engine.py) reads and writes them with a pointer offset.  To
+redis.call's path in server/scripting/engine.py, the read event's path in server/net/client.py)
+reads and writes them with a pointer offset.  To
 Python code nothing changes: each field is an attribute of the object as before, declared in
 server/base/interfaces.py, set where it always was.  Interpreted, these are plain base classes
 with __slots__.  Rule: fields only, no behaviour and no defaults (every one is set by the
@@ -20,17 +21,25 @@ class ServerFields:
     list, depth and dirty count, the cached clock, the shutdown flag, the memory limit, the slow
     log's threshold and timing sample, the monitors, the write gates (replica, save, AOF,
     replication), the cluster and its script check, the configuration, client-side caching's
-    state, the keyspace notification classes and the keyspace hit and miss counts."""
+    state, the keyspace notification classes and the keyspace hit and miss counts; and what a read
+    event reads: the keys that woke blocked clients, the cluster's slot test, the clients with
+    output to flush and the client eviction limit; and EVALSHA's script cache."""
 
     __slots__ = ("also_propagate", "prop_depth", "dirty", "now_ms", "shutting_down", "maxmemory", "slowlog_ns",
                  "sample_mask", "monitors", "replica_gate", "rdb_gate", "aof", "repl", "cluster",
                  "cluster_script_check", "config", "tracking", "notify_flags", "stat_keyspace_hits",
-                 "stat_keyspace_misses")
+                 "stat_keyspace_misses", "ready_keys", "pending_writes", "cluster_local", "client_evict_limit",
+                 "script_cache")
 
 
 class ClientFields:
     """What a command's call and a script's entry read of a client: its server, database, protocol
     and reply encoding, tracking state, last command and its arguments, ACL user and debugging
-    mode (SCRIPT DEBUG)."""
+    mode (SCRIPT DEBUG); and what its read events read and write: its parsers, the partial batch,
+    its state flags, byte counts and output queue, its transport and propagation overrides."""
 
-    __slots__ = ("server", "db", "dbid", "resp", "enc", "tracking", "last_argv", "last_cmd", "user", "lua_debug")
+    __slots__ = ("server", "db", "dbid", "resp", "enc", "tracking", "last_argv", "last_cmd", "user", "lua_debug",
+                 "exact", "reader", "_raw", "_raw_done", "_base", "_base_done", "_gets", "_has_data", "_feed",
+                 "running", "transport", "prop_argv", "prop_force", "plain", "closed", "blocked",
+                 "close_after_reply", "obuf_watch", "write_paused", "prop_prevent", "tot_net_in", "tot_net_out",
+                 "out_mark", "woff", "last_interaction", "rb_peak", "rb_size", "obuf")

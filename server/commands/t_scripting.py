@@ -42,7 +42,8 @@ def _run_eval(c, argv, ro: bool) -> bytes:
 
 
 def _evalsha(c, argv, ro: bool) -> bytes:
-    if c.server.monitors:
+    srv = c.server
+    if srv.monitors:
         _feed_monitors(c, argv)
     sha = argv[1]
     if len(sha) != 40:  # evalShaCommand's first test, before the debugger's and numkeys
@@ -50,7 +51,7 @@ def _evalsha(c, argv, ro: bool) -> bytes:
     if c.lua_debug:
         raise CommandError("ERR Please use EVAL instead of EVALSHA for debugging")
     numkeys = _check_numkeys(argv)
-    sc = scripts.cache(c.server)
+    sc = scripts.cache(srv)
     known = sc.scripts
     script = known.get(sha)  # the cache's keys are lower case, as clients mostly send them
     if script is None:

@@ -98,19 +98,14 @@ _refuses, _account = evict.refuses, evict.account
 
 
 class Client(ClientFields, asyncio.Protocol):
-    # server, db, dbid, resp, enc, tracking, last_argv, last_cmd, user and lua_debug: ClientFields's
-    __slots__ = ("id", "transport", "reader", "exact", "_raw", "_raw_done", "name", "lib_name", "lib_ver",
-                 "authenticated", "plain", "multi",
+    # the fields the command calls and the read event use are ClientFields's (server/base/fields.py)
+    __slots__ = ("id", "name", "lib_name", "lib_ver", "authenticated", "multi",
                  "multi_error", "watched", "dirty_cas", "channels", "patterns", "shard_channels",
-                 "ctime", "last_interaction", "addr", "laddr", "close_after_reply",
-                 "disconnected",
-                 "closed", "reply_mode", "blocked", "write_paused", "is_monitor",
+                 "ctime", "addr", "laddr", "disconnected", "reply_mode", "is_monitor",
                  "no_evict", "no_touch", "in_exec", "exec_view", "is_script", "block_state",
-                 "tot_net_in", "tot_net_out", "fd", "kill_reason", "_base",
-                 "_base_done", "_gets", "_has_data", "_feed", "obuf", "out_mark", "running", "obuf_soft_since",
-                 "prop_argv", "prop_prevent", "prop_force", "prop_targets", "replica",
-                 "unix_socket", "woff", "mem_noted", "qb_alloc", "qb_in", "qb_visit_in", "rb_size", "rb_peak",
-                 "rb_reset", "_partial_scan", "obuf_watch", "obuf_pending", "cluster_flags")
+                 "fd", "kill_reason", "obuf_soft_since", "prop_targets", "replica",
+                 "unix_socket", "mem_noted", "qb_alloc", "qb_in", "qb_visit_in",
+                 "rb_reset", "_partial_scan", "obuf_pending", "cluster_flags")
 
     is_master = False  # the replica's link to its master (server/replication/replica.py's MasterClient)
     # mustObeyClient: the master's link or the AOF's replaying client, whose commands were
@@ -324,27 +319,7 @@ class Client(ClientFields, asyncio.Protocol):
     def flush_output(self) -> None:
         """Write the queued output with one write and empty the queue (Server.flush_writes calls
         this for every client with output, once per loop iteration)."""
-        obuf = self.obuf
-        if not obuf:
-            return
-        data = obuf[0] if len(obuf) == 1 else _join(obuf)
-        if len(data) > self.rb_peak:  # Redis's reply buffer fills up to its size before the write
-            n = len(data)
-            self.rb_peak = n if n < self.rb_size else self.rb_size
-            # the rest would be in Redis's reply list, whose limit is checked before any write
-            if n > self.rb_size and _obuf.check(self):
-                return
-        t = self.transport
-        if t is not None and not self.closed:
-            try:
-                t.write(data)
-            except Exception as e:  # one connection's trouble must not cost the others their output
-                LOG.verbose(f"Write to client id={self.id} addr={self.addr} failed: {type(e).__name__}: {e}")
-        obuf.clear()
-        self.out_mark = self.tot_net_out
-        if self.write_paused:  # the peer is not keeping up: its output buffer limits apply
-            if not _obuf.check(self):
-                _clienteviction.note_if_noting(self)  # and its output counts under a memory limit
+        flush_output(self)
 
     def abort(self) -> None:
         """Close at once (freeClient), dropping the output not yet written, the transport's too:
@@ -381,21 +356,9 @@ class Client(ClientFields, asyncio.Protocol):
         if self.running is not None:
             self.running.append(data)
             return
-        self._queue(data)
+        queue_output(self, data)
         if self.server.client_evict_limit:
             _clienteviction.changed(self)
-
-    def _queue(self, data: bytes) -> None:
-        """Queue non-empty output of an open connection for the end-of-iteration flush."""
-        self.tot_net_out += len(data)
-        obuf = self.obuf
-        obuf.append(data)
-        if len(obuf) == 1:
-            srv = self.server
-            pending = srv.pending_writes
-            pending.append(self)
-            if len(pending) == 1:
-                srv.call_soon(srv.flush_writes)
 
     def obuf_reached(self, out: list[bytes] | None, extra: int = 0) -> bool:
         """After one command of a client whose class has an output limit: drop it if the limit is
@@ -424,43 +387,7 @@ class Client(ClientFields, asyncio.Protocol):
 
     # ---- reading -------------------------------------------------------------------------------
     def data_received(self, data: bytes) -> None:
-        srv = self.server
-        t = _time_ns()  # time_ns: ~540 instructions cheaper than time()*1000
-        srv.now_ms = now = t // 1_000_000
-        self.last_interaction = now
-        n = len(data)
-        self.tot_net_in += n
-        if n >= 32768:  # clientbufs.BIG, as a literal: a read that may bring a big argument
-            _clientbufs.big_read(self, data)
-        # `43 in data` (not b"+"): an int operand goes straight to memchr, while a bytes operand
-        # makes CPython try int conversion first and raise internally (~1,700 instructions).
-        if (self.exact is None and self._raw is None and data[0] == 42 and not self.blocked
-                and ((43 not in data and 61 not in data) or _only_bulk_payloads(data))):
-            # The common case, inlined: a fresh batch of multibulk commands for hiredis.  This is
-            # process() without its call and its blocked/closed checks; calling process() here
-            # costs ~680 instructions per unpipelined request (+4%, bench/instr.sh SET 1).
-            self._feed(data)
-            out: list[bytes] = []
-            self.running = out
-            _run_fast(self, out, t, data, 0)
-            if self.exact is not None:
-                self._run_exact(out)
-            self.running = None
-            self.woff = srv.repl.master_repl_offset
-            if out and not self.closed:
-                payload = out[0] if len(out) == 1 else _join(out)
-                if payload:
-                    self._queue(payload)
-            if self.close_after_reply:
-                self.close()
-            if srv.client_evict_limit:
-                _clienteviction.changed(self)
-            return
-        self._received_other(data)
-        if srv.client_evict_limit:
-            _clienteviction.changed(self)
-        elif srv.maxmemory:  # a partial command held counts under a memory limit
-            _clienteviction.note_if_noting(self)
+        read_event(self, data)
 
     def _received_other(self, data: bytes) -> None:
         """Every read event that is not a fresh multibulk batch for hiredis."""
@@ -915,6 +842,89 @@ class AOFClient(Client):
     must_obey = True
 
 
+# ---- the read event's path ------------------------------------------------------------------------
+# Module functions rather than Client methods so that, compiled, the client and the server are
+# typed as their field bases (client.pxd): what these read and write of them are C struct fields.
+
+def read_event(c: Client, data: bytes) -> None:
+    """Client.data_received's body: a read event's bytes, run."""
+    srv = c.server
+    t = _time_ns()  # time_ns: ~540 instructions cheaper than time()*1000
+    srv.now_ms = now = t // 1_000_000
+    c.last_interaction = now
+    n = len(data)
+    c.tot_net_in += n
+    if n >= 32768:  # clientbufs.BIG, as a literal: a read that may bring a big argument
+        _clientbufs.big_read(c, data)
+    # `43 in data` (not b"+"): an int operand goes straight to memchr, while a bytes operand
+    # makes CPython try int conversion first and raise internally (~1,700 instructions).
+    if (c.exact is None and c._raw is None and data[0] == 42 and not c.blocked
+            and ((43 not in data and 61 not in data) or _only_bulk_payloads(data))):
+        # The common case, inlined: a fresh batch of multibulk commands for hiredis.  This is
+        # process() without its call and its blocked/closed checks; calling process() here
+        # costs ~680 instructions per unpipelined request (+4%, bench/instr.sh SET 1).
+        c._feed(data)
+        out: list[bytes] = []
+        c.running = out
+        _run_fast(c, out, t, data, 0)
+        if c.exact is not None:
+            c._run_exact(out)
+        c.running = None
+        c.woff = srv.repl.master_repl_offset
+        if out and not c.closed:
+            payload = out[0] if len(out) == 1 else _join(out)
+            if payload:
+                queue_output(c, payload)
+        if c.close_after_reply:
+            c.close()
+        if srv.client_evict_limit:
+            _clienteviction.changed(c)
+        return
+    c._received_other(data)
+    if srv.client_evict_limit:
+        _clienteviction.changed(c)
+    elif srv.maxmemory:  # a partial command held counts under a memory limit
+        _clienteviction.note_if_noting(c)
+
+
+def flush_output(c: Client) -> None:
+    """Client.flush_output's body: the queued output written with one write, the queue emptied."""
+    obuf = c.obuf
+    if not obuf:
+        return
+    data = obuf[0] if len(obuf) == 1 else _join(obuf)
+    n = len(data)
+    if n > c.rb_peak:  # Redis's reply buffer fills up to its size before the write
+        c.rb_peak = n if n < c.rb_size else c.rb_size
+        # the rest would be in Redis's reply list, whose limit is checked before any write
+        if n > c.rb_size and _obuf.check(c):
+            return
+    t = c.transport
+    if t is not None and not c.closed:
+        try:
+            t.write(data)
+        except Exception as e:  # one connection's trouble must not cost the others their output
+            LOG.verbose(f"Write to client id={c.id} addr={c.addr} failed: {type(e).__name__}: {e}")
+    obuf.clear()
+    c.out_mark = c.tot_net_out
+    if c.write_paused:  # the peer is not keeping up: its output buffer limits apply
+        if not _obuf.check(c):
+            _clienteviction.note_if_noting(c)  # and its output counts under a memory limit
+
+
+def queue_output(c: Client, data: bytes) -> None:
+    """Queue non-empty output of an open connection for the end-of-iteration flush."""
+    c.tot_net_out += len(data)
+    obuf = c.obuf
+    obuf.append(data)
+    if len(obuf) == 1:
+        srv = c.server
+        pending = srv.pending_writes
+        pending.append(c)
+        if len(pending) == 1:
+            srv.call_soon(srv.flush_writes)
+
+
 def call_command(c: Client, cmd: Command, argv: list[bytes], t0: int | None, log_slow: bool) -> Any:
     """`Client.call`'s body, a function of its own so that compiled callers (the scripting engine's
     redis.call, engine.pxd) reach it as a C call, without a method lookup and argument parsing.
@@ -988,7 +998,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     has_data = c._has_data
     srv = c.server
     dispatch = _dispatch
-    append = out.append
+
     done = 0
     clean = False
     last = None
@@ -1081,7 +1091,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                         c.last_argv = argv  # what serving it reports (slow log, memory account)
                         clean = not has_data()  # blocked on the chunk's last command: a boundary
                         break
-                    append(r)
+                    out.append(r)
                     if ready:
                         # a write woke blocked clients: serve them now, before the next command,
                         # each a top-level command of its own

@@ -70,7 +70,7 @@ from raxdb.server.base.loading import ASYNC, SYNC
 from raxdb.server.base.log import LOG, logged_error
 from raxdb.server.events import propagate, tracking, watch
 from raxdb.server.net import blocking, tls
-from raxdb.server.net.client import Client, _fmt_addr
+from raxdb.server.net.client import Client, _fmt_addr, queue_output
 from raxdb.server.persistence import loading
 from raxdb.server.persistence.aof import OFF as AOF_OFF
 from raxdb.server.persistence.emptydata import empty_data
@@ -173,7 +173,7 @@ class MasterClient(Client):
 
     def send(self, data: bytes) -> None:
         if not self.closed and self.transport is not None:
-            self._queue(data)
+            queue_output(self, data)
 
     def send_ack(self) -> None:
         self.send(propagate.encode_command([b"REPLCONF", b"ACK", b"%d" % self.reploff]))

@@ -21,7 +21,7 @@ its helpers and they name it through interfaces.py, never by importing it back.
 def stats(server) -> dict[str, int]:  # type: ignore[no-untyped-def]
     """Counts for INFO memory (number_of_cached_scripts, number_of_functions, number_of_libraries);
     creates nothing when scripting was never used."""
-    sc = getattr(server, "script_cache", None)
+    sc = server.script_cache
     fe = getattr(server, "functions_engine", None)
     return {
         "number_of_cached_scripts": len(sc.scripts) if sc is not None else 0,

@@ -16,7 +16,7 @@ cdef class Script:
 
 
 cdef class ScriptCache:
-    cdef public object scripts
+    cdef public dict scripts  # typed: EVALSHA's lookup is a C dict lookup
     cdef public ServerFields server
     cdef public Runner engine
 
@@ -24,4 +24,5 @@ cdef class ScriptCache:
     cpdef run(self, ClientFields c, sha, Script script, argv, numkeys, ro_command)
 
 
+@cython.locals(srv=ServerFields)
 cpdef ScriptCache cache(server)

@@ -84,7 +84,8 @@ class ScriptCache:
 
 
 def cache(server: Server) -> ScriptCache:
-    sc = getattr(server, "script_cache", None)
+    srv = server  # typed when compiled (scripts.pxd): script_cache is a C struct field
+    sc = srv.script_cache
     if sc is None:
-        sc = server.script_cache = ScriptCache(server)  # type: ignore[attr-defined]
+        sc = srv.script_cache = ScriptCache(server)
     return sc
