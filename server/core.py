@@ -50,7 +50,7 @@ from raxdb.server.memory.lru import attach as attach_keyspace
 from raxdb.server.net import tls, unixsocket
 from raxdb.server.net.blocking import attach as attach_blocking
 from raxdb.server.net.blocking import handle_ready_keys
-from raxdb.server.net.client import Client
+from raxdb.server.net.client import Client, flush_clients
 from raxdb.server.net.migratecache import close_idle
 from raxdb.server.persistence import aofload, loading
 from raxdb.server.persistence.aof import AOF
@@ -207,8 +207,7 @@ class Server(ServerFields):
             self.aof.flush()
         clients = self.pending_writes
         self.pending_writes = []
-        for c in clients:
-            c.flush_output()
+        flush_clients(clients)
         if self.client_evict_pending:
             clienteviction.evict_pending(self)
 

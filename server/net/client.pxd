@@ -25,6 +25,10 @@ cpdef read_event(ClientFields c, data)
 cpdef flush_output(ClientFields c)
 
 
+@cython.locals(c=ClientFields)
+cpdef flush_clients(list clients)
+
+
 @cython.locals(srv=ServerFields, obuf=list, pending=list)
 cpdef queue_output(ClientFields c, data)
 

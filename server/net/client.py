@@ -912,6 +912,13 @@ def flush_output(c: Client) -> None:
             _clienteviction.note_if_noting(c)  # and its output counts under a memory limit
 
 
+def flush_clients(clients: list[Client]) -> None:
+    """Each client's queued output written (Server.flush_writes' loop, here so that, compiled, it
+    is a C loop of C calls)."""
+    for c in clients:
+        flush_output(c)
+
+
 def queue_output(c: Client, data: bytes) -> None:
     """Queue non-empty output of an open connection for the end-of-iteration flush."""
     c.tot_net_out += len(data)

@@ -60,6 +60,7 @@ Invariants.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.mem cimport PyMem_Free, PyMem_Realloc
 from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
 from libc.stdlib cimport free
@@ -1015,21 +1016,26 @@ cdef int _py_call_argv(rx_state *st, Bridge b, lua_State *L, bint raise_errors) 
     cdef size_t size
     cdef const char *s
     cdef char buf[64]
-    cdef list argv = []
+    # sized once and filled in place (PyList_SET_ITEM takes the reference it is given); a list
+    # left partly filled by a bad argument is dropped, and a list frees its empty slots as such
+    cdef list argv = PyList_New(n)
+    cdef object v
     try:
         for i in range(1, n + 1):
             t = rx.type(L, i)
             if t == RX_TSTRING:
                 s = rx.tolstring(L, i, &size)
                 if i == 1 and size <= RX_NAME_MAX:
-                    argv.append(_command_name(b, s, size))
+                    v = _command_name(b, s, size)
                 else:
-                    argv.append(PyBytes_FromStringAndSize(s, <Py_ssize_t>size))
+                    v = PyBytes_FromStringAndSize(s, <Py_ssize_t>size)
             elif t == RX_TNUMBER:
-                argv.append(PyBytes_FromStringAndSize(buf, rx_number_arg(rx.tonumber(L, i), buf, 64)))
+                v = PyBytes_FromStringAndSize(buf, rx_number_arg(rx.tonumber(L, i), buf, 64))
             else:
                 argv = None
                 break
+            Py_INCREF(v)
+            PyList_SET_ITEM(argv, i - 1, v)
         # the arguments are read: the frame is emptied as lupa's crossing empties it (lupa's
         # calls made from Python below read whatever they find on the stack as their results)
         rx.settop(L, 0)
