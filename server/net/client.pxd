@@ -7,17 +7,35 @@
 # are typed as the field bases of Client and Server (server/base/fields.pxd): the fields it reads
 # and writes of them are C struct fields.  So are the read event's: `read_event`
 # (data_received's body), `_run_fast`, `queue_output` and `flush_output`.
+#
+# The clocks are inline here (client.py holds their interpreted twins, time.time_ns and
+# time.perf_counter_ns): a clock_gettime each, where a call of the time module's functions costs
+# ~450 instructions, once per read event and twice per timed command.
 cimport cython
+from libc.time cimport timespec
+from posix.time cimport CLOCK_MONOTONIC, CLOCK_REALTIME, clock_gettime
 from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.table.registry cimport Command
 
 
+cdef inline long long _time_ns() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return <long long>ts.tv_sec * 1000000000 + ts.tv_nsec
+
+
+cdef inline long long _clock() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return <long long>ts.tv_sec * 1000000000 + ts.tv_nsec
+
+
 @cython.locals(cmd=Command, last=Command, calls=cython.longlong, sample=cython.longlong, srv=ServerFields,
-               ready=dict)
-cpdef _run_fast(ClientFields c, list out, t_prev, base, base_done)
+               ready=dict, dispatch=dict, t0=cython.longlong, dt=cython.longlong)
+cpdef _run_fast(ClientFields c, list out, long long t_prev, base, base_done)
 
 
-@cython.locals(srv=ServerFields, n=Py_ssize_t, out=list)
+@cython.locals(srv=ServerFields, n=Py_ssize_t, out=list, t=cython.longlong, now=cython.longlong)
 cpdef read_event(ClientFields c, data)
 
 
@@ -33,5 +51,6 @@ cpdef flush_clients(list clients)
 cpdef queue_output(ClientFields c, data)
 
 
-@cython.locals(srv=ServerFields, calls=cython.longlong, timed=cython.bint, dt=cython.longlong)
+@cython.locals(srv=ServerFields, calls=cython.longlong, timed=cython.bint, start=cython.longlong,
+               dt=cython.longlong)
 cpdef call_command(ClientFields c, Command cmd, argv, t0, bint log_slow)

@@ -49,6 +49,13 @@ from typing import TYPE_CHECKING, Any
 
 import hiredis
 
+try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
+
 from raxdb.protocol import reply as R
 from raxdb.protocol.hiredis_limits import limit_elements, unconsumed
 from raxdb.protocol.request import (
@@ -90,10 +97,11 @@ if TYPE_CHECKING:
     from raxdb.storage.keyspace import Database
 
 _PARTIAL_LIMIT = 1024 * 1024
-_clock = time.perf_counter_ns
-_time_ns = time.time_ns
+if not cython.compiled:  # compiled, client.pxd holds these inline: clock_gettime, not a Python call
+    _clock = time.perf_counter_ns
+    _time_ns = time.time_ns
 _join = b"".join
-_dispatch = TABLE.fast_dispatch.get  # the hot loop's lookup, bound once (the table is global)
+_fast_dispatch = TABLE.fast_dispatch  # the hot loop's table (global; changed in place, never replaced)
 _refuses, _account = evict.refuses, evict.account
 
 
@@ -943,8 +951,9 @@ def call_command(c: Client, cmd: Command, argv: list[bytes], t0: int | None, log
     srv = c.server
     calls = cmd.calls  # the calls before this one (no command runs itself inside its own run)
     timed = t0 is not None or not (calls & srv.sample_mask and cmd.sampled)
-    if timed and t0 is None:
-        t0 = _clock()
+    start = 0  # the clock at the start, a C integer compiled (client.pxd)
+    if timed:
+        start = _clock() if t0 is None else t0
     c.last_argv = argv
     tr = srv.tracking if c.tracking is not None else None
     if tr is not None:
@@ -974,7 +983,7 @@ def call_command(c: Client, cmd: Command, argv: list[bytes], t0: int | None, log
     cmd.calls += 1
     if timed:
         cmd.timed_calls += 1
-        dt = _clock() - t0
+        dt = _clock() - start
         cmd.usec += dt
         if srv.config.latency_tracking:
             cmd.note_latency(dt)
@@ -1004,7 +1013,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     gets = c._gets
     has_data = c._has_data
     srv = c.server
-    dispatch = _dispatch
+    dispatch = _fast_dispatch  # typed (client.pxd): its get is a C dict lookup
 
     done = 0
     clean = False
@@ -1035,7 +1044,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 # Only a list of bytes gets through both lines: join() rejects other elements and
                 # non-list frames (a top-level string iterates ints; a map fails argv[0]).
                 _join(argv)
-                cmd = dispatch(argv[0])
+                cmd = dispatch.get(argv[0])
             except (TypeError, KeyError):
                 if argv is False:  # mid-frame (join rejected it): hiredis may have consumed a
                     break  # partial command's bytes; tested here, not for every command
