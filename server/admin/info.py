@@ -314,7 +314,7 @@ def _latencystats(srv: Server) -> list[str]:
     if not srv.config.latency_tracking:  # the section's title alone, as Redis prints it then
         return []
     percentiles = srv.config.latency_percentiles
-    return [latency.info_line(c, percentiles) for c in srv.table.every_command() if c.latency]
+    return [latency.info_line(c, percentiles) for c in srv.table.every_command() if c.latency_histogram()]
 
 
 def _cluster(srv: Server) -> list[str]:

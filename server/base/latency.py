@@ -11,17 +11,17 @@ Commands reach the monitor through the slow-log check they already pay (`Server.
 lowers its threshold to the monitor's), so the monitor costs the hot loop nothing, and fast
 commands are seen when timed: one call in eight, as the slow log sees them.
 
-The histograms.  Each timed command call adds its duration, in whole microseconds as Redis
-records it, to `Command.latency` (microseconds -> calls).  Percentiles and LATENCY HISTOGRAM's
-buckets are computed from it on demand with HdrHistogram's arithmetic at Redis's settings
-(values in ns from 1 to 1e9, two significant digits: sub-buckets of 1/128 of a power of two),
-so INFO's p50/p99/p99.9 print the values Redis would for the same durations.  Fast commands are
-timed one call in eight, so their histogram holds a sample of their calls; LATENCY HISTOGRAM
-reports every call (`Command.calls`) and scales the sample's cumulative counts to it.  Redis times
-every call, so a command called once after latency-tracking is switched on has percentiles there:
-switching it on (`time_next_calls`) times every call of each sampled command whose next call would
-not be, until the cron tick after its first timed call (`resume_sampling`), which costs the hot
-loop nothing (it already reads `Command.sampled`).
+The histograms.  Each timed command call adds its duration, in whole microseconds as Redis records
+it, to the command's histogram (`Command.latency_histogram()`: microseconds -> calls).  Percentiles
+and LATENCY HISTOGRAM's buckets are computed from it on demand with HdrHistogram's arithmetic at
+Redis's settings (values in ns from 1 to 1e9, two significant digits: sub-buckets of 1/128 of a
+power of two), so INFO's p50/p99/p99.9 print the values Redis would for the same durations.  Fast
+commands are timed one call in eight, so their histogram holds a sample of their calls; LATENCY
+HISTOGRAM reports every call (`Command.calls`) and scales the sample's cumulative counts to it.
+Redis times every call, so a command called once after latency-tracking is switched on has
+percentiles there: switching it on (`time_next_calls`) times every call of each sampled command
+whose next call would not be, until the cron tick after its first timed call (`resume_sampling`),
+which costs the hot loop nothing (it already reads `Command.sampled`).
 """
 
 from __future__ import annotations
@@ -325,8 +325,9 @@ def info_line(cmd: Command, percentiles: list[tuple[str, float]]) -> str:
     """INFO latencystats: latency_percentiles_usec_<command>:p50=...,p99=...,p99.9=...
     (`percentiles`: latency-tracking-info-percentiles' labels, as the config prints them, and
     values)."""
-    buckets = _sub_buckets(cmd.latency)
-    total = sum(cmd.latency.values())
+    hist = cmd.latency_histogram()
+    buckets = _sub_buckets(hist)
+    total = sum(hist.values())
     parts = [f"p{label}={percentile(buckets, total, p) / 1000.0:.3f}" for label, p in percentiles]
     return f"latency_percentiles_usec_{cmd.fullname}:" + ",".join(parts)
 
@@ -335,7 +336,7 @@ def cdf(cmd: Command) -> list[tuple[int, int]]:
     """LATENCY HISTOGRAM's histogram_usec: (bucket, cumulative calls) for the powers-of-two levels
     from 1024 ns up (hdr_iter_log from 1024, base 2), where the count grows; the sample's counts
     scaled to every call."""
-    hist = cmd.latency
+    hist = cmd.latency_histogram()
     sampled = sum(hist.values())
     if not sampled:
         return []

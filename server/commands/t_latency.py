@@ -64,7 +64,7 @@ def latency_histogram(c, argv):
     enc = c.enc
     pairs = []
     for cmd in cmds:
-        if cmd.latency:
+        if cmd.latency_histogram():
             buckets = []
             for bound, cumulative in latency.cdf(cmd):
                 buckets += [R.integer(bound), R.integer(cumulative)]

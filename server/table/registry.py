@@ -19,10 +19,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
+
 from raxdb.server.table import metadata
 from raxdb.server.table.metadata import CommandMeta
 
 Handler = Callable[..., bytes]
+
+# Timed calls under this many microseconds are counted in a C array of the command, compiled
+# (registry.pxd's _latency_small has this many slots); the rest in its dict.
+LATENCY_SMALL = 16
 
 # Sentinels a handler may return instead of reply bytes.
 BLOCKED = object()  # the client is now blocked; its reply comes later
@@ -80,7 +91,8 @@ class Command:
         # and read by memory accounting (server/memory/evict.py), which counts a write's keys after it.
         self.fixed_key_positions: dict[int, tuple[int, ...]] = {}
         # Timed calls by duration in microseconds (latency-tracking; server/base/latency.py),
-        # counted by note_latency.
+        # counted by note_latency; compiled, those under LATENCY_SMALL us count in a C array
+        # instead (registry.pxd), so read them with latency_histogram().
         self.latency: dict[int, int] = {}
 
     def arity_ok(self, n: int) -> bool:
@@ -93,10 +105,23 @@ class Command:
     def note_latency(self, ns: int) -> None:
         """Count a timed call that took `ns` nanoseconds, in whole microseconds as Redis records
         it (latency-tracking).  Compiled (registry.pxd), a C call of the fast loop and of
-        Client.call, with the histogram a typed dict."""
+        Client.call, and a short call (most of them) one C increment: no int objects, no dict."""
         us = ns // 1000
+        if cython.compiled and 0 <= us < LATENCY_SMALL:
+            self._latency_small[us] += 1
+            return
         hist = self.latency
         hist[us] = hist.get(us, 0) + 1
+
+    def latency_histogram(self) -> dict[int, int]:
+        """Timed calls by microseconds (a new dict): what note_latency counted."""
+        hist = dict(self.latency)
+        if cython.compiled:
+            for us in range(LATENCY_SMALL):
+                n = self._latency_small[us]
+                if n:
+                    hist[us] = hist.get(us, 0) + n
+        return hist
 
     def usec_total(self) -> int:
         """Microseconds spent, extrapolated for sampled commands (INFO commandstats usec)."""
@@ -108,6 +133,9 @@ class Command:
     def reset_stats(self) -> None:
         self.calls = self.usec = self.rejected_calls = self.failed_calls = self.timed_calls = 0
         self.latency = {}
+        if cython.compiled:
+            for us in range(LATENCY_SMALL):
+                self._latency_small[us] = 0
         for sub in self.subcommands.values():
             sub.reset_stats()
 
