@@ -21,6 +21,11 @@ cdef class ZSet:
     cdef public object sk
 
 
+# ZSet.__len__'s body, with its count a C integer.
+@cython.locals(lp=bytes, n=Py_ssize_t)
+cpdef Py_ssize_t zset_length(ZSet z) except -1
+
+
 # ZSet.add's body, cpdef: the compiled handlers (server/commands/t_zset.pxd) call it in C.
 @cython.locals(p=Py_ssize_t, n=Py_ssize_t)
 cpdef tuple zset_add(ZSet z, bytes member, double score, long flags, Py_ssize_t max_entries, Py_ssize_t max_value)

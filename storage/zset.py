@@ -1019,15 +1019,7 @@ class ZSet:
 
     # ---- contract ------------------------------------------------------------------------------
     def __len__(self) -> int:
-        lp = self.lp
-        if lp is None:
-            return len(self.sk.scores)
-        n = lp[4] | (lp[5] << 8)
-        if n == _UNKNOWN:
-            n = zzl_length(lp)
-            if n < _UNKNOWN:  # lpLength writes a count that fits again back to the header
-                self.lp = _splice(lp, _HDR, _HDR, b"", n - _UNKNOWN)
-        return n >> 1
+        return zset_length(self)
 
     def is_listpack(self) -> bool:
         return self.lp is not None
@@ -1274,3 +1266,17 @@ def zset_add(z: ZSet, member: bytes, score: float, flags: int, max_entries: int,
         z._convert()
     z.sk.insert(member, score)
     return OUT_ADDED, score
+
+
+def zset_length(z: ZSet) -> int:
+    """ZSet.__len__'s body (ZCARD's count), a function so that, compiled, its count is a C integer
+    (zset.pxd)."""
+    lp = z.lp
+    if lp is None:
+        return len(z.sk.scores)
+    n = lp[4] | (lp[5] << 8)
+    if n == _UNKNOWN:
+        n = zzl_length(lp)
+        if n < _UNKNOWN:  # lpLength writes a count that fits again back to the header
+            z.lp = _splice(lp, _HDR, _HDR, b"", n - _UNKNOWN)
+    return n >> 1

@@ -17,7 +17,7 @@ from raxdb.storage.hashtype cimport Hash, hash_get, hash_set_pairs
 from raxdb.storage.keyspace cimport Database
 
 
-cdef _limits(srv)
+cdef tuple _limits(ServerFields srv)
 
 cdef _hash_for_read(ClientFields c, key)
 

@@ -707,10 +707,11 @@ cdef extern from *:
     int rx_mp_unpack(lua_State *L) nogil
 
 
-# The Bridge's cache of command names: its size (a power of two) and the longest name it holds.
+# The Bridge's cache of redis.call's short string arguments: its size (a power of two) and the
+# longest string it holds.
 cdef enum:
-    RX_NAMES = 64
-    RX_NAME_MAX = 32
+    RX_STRINGS = 256
+    RX_STRING_MAX = 32
 
 
 # What the Python part of a call leaves for its C part to do (each after the GIL part returned).
@@ -756,17 +757,19 @@ cdef class Bridge(Crossing):
     cdef int run_ref             # _l_run as a closure over st, a registry reference
     cdef rx_out out              # a result's reply as rx_conv writes it, and the keys it reads
     cdef readonly bint pooled    # whether the state's small blocks come from rx_pool_alloc
-    # redis.call's command names as bytes, by the address of their Lua string (interned: the
-    # same name in a script is the same string each call), so that a call's argv[0] is an object
-    # whose hash is cached for the command table's lookup, not a new one; an entry is used only
-    # when its bytes are the string's (an address may be another string's after a collection).
-    cdef const char *name_at[RX_NAMES]
-    cdef PyObject *name_obj[RX_NAMES]
+    # redis.call's short string arguments as bytes, by the address of their Lua string (interned:
+    # a command name, a constant, or a key of KEYS is the same string each time a script passes
+    # it), so that a call's argv holds objects whose hash is cached (the command table's lookup,
+    # the keyspace's), not new ones; an entry is used only when its bytes are the string's (an
+    # address may be another string's after a collection).  Bytes are immutable: a command that
+    # keeps one (a field, a value) keeps what a new object would have held.
+    cdef const char *str_at[RX_STRINGS]
+    cdef PyObject *str_obj[RX_STRINGS]
 
     def __dealloc__(self):
         cdef int i
-        for i in range(RX_NAMES):
-            Py_XDECREF(self.name_obj[i])
+        for i in range(RX_STRINGS):
+            Py_XDECREF(self.str_obj[i])
         PyMem_Free(self.st.args)
         PyMem_Free(self.st.lens)
         free(self.out.p)
@@ -1025,8 +1028,8 @@ cdef int _py_call_argv(rx_state *st, Bridge b, lua_State *L, bint raise_errors) 
             t = rx.type(L, i)
             if t == RX_TSTRING:
                 s = rx.tolstring(L, i, &size)
-                if i == 1 and size <= RX_NAME_MAX:
-                    v = _command_name(b, s, size)
+                if size <= RX_STRING_MAX:
+                    v = _short_bytes(b, s, size)
                 else:
                     v = PyBytes_FromStringAndSize(s, <Py_ssize_t>size)
             elif t == RX_TNUMBER:
@@ -1056,19 +1059,19 @@ cdef int _py_call_argv(rx_state *st, Bridge b, lua_State *L, bint raise_errors) 
         return _raise(b, eng, e)
 
 
-cdef inline object _command_name(Bridge b, const char *s, size_t size):
-    """The bytes of redis.call's first argument, `size` bytes at s (a Lua string's), from the
-    Bridge's cache of names when they are there (see Bridge.name_at)."""
-    cdef size_t h = (<size_t>s >> 4) & (RX_NAMES - 1)
-    cdef PyObject *o = b.name_obj[h]
-    if (o != NULL and b.name_at[h] == s and <size_t>PyBytes_GET_SIZE(<object>o) == size
+cdef inline object _short_bytes(Bridge b, const char *s, size_t size):
+    """The bytes of a short redis.call argument, `size` bytes at s (a Lua string's), from the
+    Bridge's cache when they are there (see Bridge.str_at)."""
+    cdef size_t h = (<size_t>s >> 4) & (RX_STRINGS - 1)
+    cdef PyObject *o = b.str_obj[h]
+    if (o != NULL and b.str_at[h] == s and <size_t>PyBytes_GET_SIZE(<object>o) == size
             and memcmp(PyBytes_AS_STRING(<object>o), s, size) == 0):
         return <object>o
     v = PyBytes_FromStringAndSize(s, <Py_ssize_t>size)
     Py_INCREF(v)
     Py_XDECREF(o)
-    b.name_obj[h] = <PyObject *>v
-    b.name_at[h] = s
+    b.str_obj[h] = <PyObject *>v
+    b.str_at[h] = s
     return v
 
 

@@ -75,6 +75,33 @@ def test_command_names_made_at_run_time(diff):
     """, 1, "k")
 
 
+def test_short_arguments_made_at_run_time(diff):
+    # redis.call's short arguments (keys, fields, values) as new strings each call, more distinct
+    # ones than the bridge's cache of short strings holds, collected between calls (an address
+    # then holds another string, of the same length or not), beside the same ones passed again
+    # and ones just longer than any it caches; what each call stored is read back
+    diff("EVAL", """
+        local out = {}
+        for i = 1, 1500 do
+            local key = 'k' .. (i % 120)
+            local field = string.rep('f', i % 33) .. (i % 7)
+            local value = tostring(i * 7919 % 1000)
+            redis.call('hset', key, field, value)
+            redis.call('hset', KEYS[1], key, value)
+            if i % 100 == 0 then collectgarbage('collect') end
+            if i % 97 == 0 then
+                out[#out + 1] = redis.call('hget', key, field)
+                out[#out + 1] = redis.call('hget', KEYS[1], 'k' .. (i % 120))
+            end
+        end
+        out[#out + 1] = redis.call('hlen', KEYS[1])
+        out[#out + 1] = redis.call('hlen', 'k5')
+        return out
+    """, 1, "h")
+    diff("HGETALL", "k17")
+    diff("HGETALL", "h")
+
+
 def test_scripts_that_allocate_across_script_flushes(diff):
     # SCRIPT FLUSH closes the Lua state (and its pool with it) and opens another
     for n in (1, 700, 5000, 3):
