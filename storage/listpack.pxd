@@ -23,8 +23,14 @@ cdef list _BYTE
 @cython.locals(n=Py_ssize_t, c=cython.uint, s="const unsigned char*", i=Py_ssize_t, acc=cython.longlong)
 cpdef object string_to_int(b)
 
-@cython.locals(x=cython.longlong, out=bytes)
+@cython.locals(x=cython.longlong)
 cpdef bytes encode_int_entry(v)
+
+@cython.locals(out=bytes)
+cdef bytes _int_entry(long long x)
+
+@cython.locals(n=Py_ssize_t, out=bytes)
+cpdef bytes backlen_bytes(Py_ssize_t size)
 
 @cython.locals(n=Py_ssize_t)
 cpdef bytes encode_str_entry(s)
@@ -42,7 +48,7 @@ cdef Py_ssize_t _int_entry_size(long long x) noexcept
 @cython.locals(n=Py_ssize_t)
 cdef Py_ssize_t put_entry(unsigned char* d, Py_ssize_t k, bytes v) except -1
 
-@cython.locals(u=cython.ulonglong, enc=cython.uint, size=Py_ssize_t, j=Py_ssize_t)
+@cython.locals(u=cython.ulonglong, size=Py_ssize_t, j=Py_ssize_t)
 cdef Py_ssize_t _put_int(unsigned char* d, Py_ssize_t k, long long x) noexcept
 
 @cython.locals(head=Py_ssize_t)

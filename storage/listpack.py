@@ -103,16 +103,14 @@ def string_to_int(b: bytes | bytearray) -> int | None:
 
 def backlen_bytes(size: int) -> bytes:
     """The reverse-encoded length of an entry whose <encoding + data> is `size` bytes."""
-    if size <= 127:
-        return bytes((size,))
-    if size < 16383:
-        return bytes((size >> 7, (size & 127) | 128))
-    if size < 2097151:
-        return bytes((size >> 14, ((size >> 7) & 127) | 128, (size & 127) | 128))
-    if size < 268435455:
-        return bytes((size >> 21, ((size >> 14) & 127) | 128, ((size >> 7) & 127) | 128, (size & 127) | 128))
-    return bytes((size >> 28, ((size >> 21) & 127) | 128, ((size >> 14) & 127) | 128,
-                  ((size >> 7) & 127) | 128, (size & 127) | 128))
+    n = _backlen_size(size)
+    if cython.compiled:
+        out = PyBytes_FromStringAndSize(cython.NULL, n)  # noqa: F821 (listpack.pxd)
+        _put_backlen(cython.cast(cython.p_uchar, cython.cast(cython.p_char, out)), 0, size)
+        return out
+    d = bytearray(n)
+    _put_backlen(d, 0, size)
+    return bytes(d)
 
 
 def _backlen_size(size: int) -> int:
@@ -127,28 +125,15 @@ def _backlen_size(size: int) -> int:
     return 5
 
 
-def _encode_int_body(v: int) -> bytes:
-    if 0 <= v <= 127:
-        return bytes((v,))
-    if -4096 <= v <= 4095:
-        if v < 0:
-            v += 8192
-        return bytes(((v >> 8) | 0xC0, v & 0xFF))
-    if -32768 <= v <= 32767:
-        return b"\xf1" + v.to_bytes(2, "little", signed=True)
-    if -8388608 <= v <= 8388607:
-        return b"\xf2" + v.to_bytes(3, "little", signed=True)
-    if -2147483648 <= v <= 2147483647:
-        return b"\xf3" + v.to_bytes(4, "little", signed=True)
-    return b"\xf4" + v.to_bytes(8, "little", signed=True)
-
-
-# Complete entries (encoding + data + backlen) of the small integers, the common stream fields.
-_SMALL_INT_ENTRIES = [b""] * 8192
-for _v in range(-4096, 4096):
-    _body = _encode_int_body(_v)
-    _SMALL_INT_ENTRIES[_v + 4096] = _body + bytes((len(_body),))
-del _v, _body
+def _int_entry(x: int) -> bytes:
+    """The complete entry of the integer x (an int64), a new bytes object, as _put_int writes it."""
+    if cython.compiled:
+        out = PyBytes_FromStringAndSize(cython.NULL, _int_entry_size(x))  # noqa: F821 (listpack.pxd)
+        _put_int(cython.cast(cython.p_uchar, cython.cast(cython.p_char, out)), 0, x)
+        return out
+    d = bytearray(_int_entry_size(x))
+    _put_int(d, 0, x)
+    return bytes(d)
 
 
 _INT16_ENTRY = struct.Struct("<BhB").pack  # encoding byte, the value, its back-length
@@ -164,9 +149,7 @@ def encode_int_entry(v: int) -> bytes:
         x = v
         if -4096 <= x <= 4095:
             return _SMALL_INT_ENTRIES[x + 4096]
-        out = PyBytes_FromStringAndSize(cython.NULL, _int_entry_size(x))  # noqa: F821 (listpack.pxd)
-        _put_int(cython.cast(cython.p_uchar, cython.cast(cython.p_char, out)), 0, x)
-        return out
+        return _int_entry(x)
     if -4096 <= v <= 4095:
         return _SMALL_INT_ENTRIES[v + 4096]
     if -32768 <= v <= 32767:
@@ -175,8 +158,7 @@ def encode_int_entry(v: int) -> bytes:
         if -2147483648 <= v <= 2147483647:
             return _INT32_ENTRY(0xF3, v, 5)
         return _INT64_ENTRY(0xF4, v, 9)
-    body = _encode_int_body(v)
-    return body + bytes((len(body),))
+    return _int_entry(v)
 
 
 def encode_str_entry(s: bytes) -> bytes:
@@ -265,15 +247,8 @@ def _put_int(d: bytearray, k: int, x: int) -> int:
         d[k + 1] = u & 0xFF
         d[k + 2] = 2
         return k + 3
-    if -32768 <= x <= 32767:
-        enc, size = 0xF1, 2
-    elif -8388608 <= x <= 8388607:
-        enc, size = 0xF2, 3
-    elif -2147483647 - 1 <= x <= 2147483647:
-        enc, size = 0xF3, 4
-    else:
-        enc, size = 0xF4, 8
-    d[k] = enc
+    size = _int_entry_size(x) - 2  # the value's bytes: 2, 3, 4 or 8 (16, 24, 32 or 64 bits)
+    d[k] = 0xF4 if size == 8 else 0xEF + size  # 0xF1, 0xF2, 0xF3: lpEncodeIntegerGetType's types
     u = x  # two's complement, little-endian (interpreted, >> keeps the sign and & 0xFF the byte)
     for j in range(size):
         d[k + 1 + j] = u & 0xFF
@@ -317,6 +292,11 @@ def _put_backlen(d: bytearray, k: int, size: int) -> int:
         shift -= 7
         d[k + j] = ((size >> shift) & 127) | 128
     return k + n
+
+
+# Complete entries (encoding + data + backlen) of the small integers, the common stream fields
+# (built here, once the writers it uses are defined).
+_SMALL_INT_ENTRIES = [_int_entry(_v) for _v in range(-4096, 4096)]
 
 
 def _body_size(buf: bytearray | bytes, p: int) -> int:
