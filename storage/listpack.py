@@ -1268,11 +1268,7 @@ def replace_values(buf: bytes, changes: dict[int, bytes], appended: list[bytes])
         d[k] = EOF
         count = grown_count(buf, len(appended))
         _put_header_at(d, total, count)
-        if count == NUMELE_UNKNOWN:  # as splice: counted again and written back when it fits
-            n = count_of(out)
-            if n < NUMELE_UNKNOWN:
-                _put_header_at(d, total, n)
-        return out
+        return _recounted(out) if count == NUMELE_UNKNOWN else out
     pieces = []
     add = pieces.append
     prev = HEADER_SIZE
@@ -1287,11 +1283,7 @@ def replace_values(buf: bytes, changes: dict[int, bytes], appended: list[bytes])
     body = b"".join(pieces)
     count = grown_count(buf, len(appended))
     out = _pack_header_bytes(len(body) + HEADER_SIZE, count) + body
-    if count == NUMELE_UNKNOWN:  # as splice: counted again and written back when it fits
-        n = count_of(out)
-        if n < NUMELE_UNKNOWN:
-            out = out[:4] + bytes((n & 0xFF, n >> 8)) + out[HEADER_SIZE:]
-    return out
+    return _recounted(out) if count == NUMELE_UNKNOWN else out
 
 
 def grown_count(buf: bytes, added: int) -> int:
@@ -1304,6 +1296,16 @@ def grown_count(buf: bytes, added: int) -> int:
         if count > NUMELE_UNKNOWN:
             count = NUMELE_UNKNOWN
     return count
+
+
+def _recounted(out: bytes) -> bytes:
+    """`out`, a listpack just built whose header's count saturated: its entries counted again,
+    and the count written back when it fits, as the lpLength that every hash or sorted set write
+    makes would (the rare path: a listpack past 65,534 entries)."""
+    n = count_of(out)
+    if n < NUMELE_UNKNOWN:
+        return out[:4] + bytes((n & 0xFF, n >> 8)) + out[HEADER_SIZE:]
+    return out
 
 
 def _add_entry(pieces: list[bytes], v: bytes) -> None:
@@ -1334,8 +1336,4 @@ def splice(buf: bytes, p: int, q: int, chunk: bytes, delta: int) -> bytes:
     when it fits, as the lpLength that every hash or sorted set write makes would."""
     count = grown_count(buf, delta)
     out = b"".join((_pack_header_bytes(len(buf) - (q - p) + len(chunk), count), buf[HEADER_SIZE:p], chunk, buf[q:]))
-    if count == NUMELE_UNKNOWN:
-        n = count_of(out)
-        if n < NUMELE_UNKNOWN:
-            out = out[:4] + bytes((n & 0xFF, n >> 8)) + out[HEADER_SIZE:]
-    return out
+    return _recounted(out) if count == NUMELE_UNKNOWN else out

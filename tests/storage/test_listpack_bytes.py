@@ -158,6 +158,20 @@ def test_build_and_splice_saturated_count():
     assert L.splice(below, end, end, encode_entry(b"f"), 1)[4:6] == b"\xff\xff"
 
 
+def test_replace_values_counts_a_stale_unknown_count_again():
+    # a header left "unknown" over fewer entries (Redis's lpDelete does not count again; an RDB
+    # may carry one): a hash write counts them and writes the count back, as lpLength does
+    stale = L.build(encode_entry(b"f") + encode_entry(b"v") + encode_entry(b"g") + encode_entry(b"7"),
+                    NUMELE_UNKNOWN)
+    assert stale[4:6] == b"\xff\xff"
+    out = L.replace_values(stale, {L.HEADER_SIZE + 3: b"w"}, [b"h", b"8"])
+    assert out[4:6] == (6).to_bytes(2, "little")
+    assert out == Listpack.from_values([b"f", b"w", b"g", b"7", b"h", b"8"]).bytes()
+    # still past the limit: it stays "unknown"
+    full = L.build(encode_entry(b"f") * NUMELE_UNKNOWN, NUMELE_UNKNOWN)
+    assert L.replace_values(full, {}, [b"x", b"y"])[4:6] == b"\xff\xff"
+
+
 
 @settings(max_examples=400, deadline=None)
 @given(st.one_of(values, st.text("0123456789-", max_size=22).map(str.encode), st.integers(-(2**65), 2**65)
