@@ -36,7 +36,7 @@ cpdef _run_fast(ClientFields c, list out, long long t_prev, base, base_done)
 
 
 @cython.locals(srv=ServerFields, n=Py_ssize_t, out=list, t=cython.longlong, now=cython.longlong)
-cpdef read_event(ClientFields c, data)
+cpdef read_event(ClientFields c, bytes data)
 
 
 @cython.locals(n=Py_ssize_t, obuf=list)

@@ -395,7 +395,7 @@ class Client(ClientFields, asyncio.Protocol):
 
     # ---- reading -------------------------------------------------------------------------------
     def data_received(self, data: bytes) -> None:
-        read_event(self, data)
+        read_event(self, data if type(data) is bytes else bytes(data))
 
     def _received_other(self, data: bytes) -> None:
         """Every read event that is not a fresh multibulk batch for hiredis."""

@@ -12,4 +12,7 @@ cdef class Runner:
     cpdef run(self, ClientFields c, fn, name, argv, numkeys, ro, is_function, allow_oom=*, cross_slot=*)
 
 
+cdef dict _SMALL
+
+
 cpdef numkeys(argv, not_a_count)

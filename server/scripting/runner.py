@@ -16,7 +16,7 @@ from typing import Any
 from raxdb.server.base.errors import CommandError
 from raxdb.server.table.args import SMALL_INTS, maybe_int
 
-_small_int = SMALL_INTS.get
+_SMALL = SMALL_INTS  # typed when compiled (runner.pxd): its get is a C dict lookup
 
 
 def numkeys(argv: list[bytes], not_a_count: str) -> int:
@@ -24,7 +24,7 @@ def numkeys(argv: list[bytes], not_a_count: str) -> int:
     what is not an integer (each command words it its own way), then too many, then negative."""
     a = argv[2]
     # maybe_int's first step inline (a small count is a lookup), the interpreted call only past it
-    n = _small_int(a) if type(a) is bytes else None
+    n = _SMALL.get(a) if type(a) is bytes else None
     if n is None:
         n = maybe_int(a)
     if n is None:
