@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Instructions per request of a live server, the event loop included: raxdb-server runs under
+# callgrind, redis-benchmark drives it over loopback, the counters are zeroed after a warm-up and
+# dumped after N requests.  bench/instr.sh feeds a client in process instead (no uvloop, no
+# transport); this counts what -P 1 costs end to end in user space (the system calls are the
+# same as redis-server's: one read and one write per request).  Under callgrind a command runs
+# ~50x slower, so time-based work (the cron, latency buckets) weighs more than it does live; the
+# cron runs at hz 1, and the slow log and the latency monitor are off, as in instr.sh (a command
+# slowed past their thresholds would run their code a load-dependent number of times).
+# Usage: bench/live_instr.sh P N [-r KEYSPACE] [-w WARMUP] -- COMMAND ARG...
+#   e.g. bench/live_instr.sh 1 6000 -- INCR counter:__rand_int__
+# The scripts and the library of bench/lua_workloads.py are loaded first (EVALSHA <sha>, FCALL).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-.venv/bin/python}
+export PYTHONHASHSEED=${PYTHONHASHSEED:-0}
+p=$1; n=$2; shift 2
+keys=100000; warm=2000
+while [ "$1" != "--" ]; do
+  case $1 in -r) keys=$2; shift 2 ;; -w) warm=$2; shift 2 ;; *) echo "unknown option $1" >&2; exit 2 ;; esac
+done
+shift
+port=$("$PY" -c "from tests.support.servers import free_port; print(free_port())")
+out=$(mktemp -d)
+valgrind --tool=callgrind --callgrind-out-file="$out/cg.%p" "$PY" -m raxdb.server --port "$port" --bind 127.0.0.1 \
+  --save "" --appendonly no --hz 1 --slowlog-log-slower-than -1 --latency-monitor-threshold 0 >"$out/log" 2>&1 &
+vg=$!
+for _ in $(seq 120); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 1; done
+"$PY" - "$port" <<'EOF'
+import sys
+import redis
+from bench.lua_workloads import setup_commands
+r = redis.Redis(port=int(sys.argv[1]))
+for cmd in setup_commands():
+    r.execute_command(*cmd)
+EOF
+redis-benchmark -p "$port" -c 50 -n "$warm" -P "$p" -r "$keys" "$@" >/dev/null
+callgrind_control -z "$vg" >/dev/null 2>&1
+redis-benchmark -p "$port" -c 50 -n "$n" -P "$p" -r "$keys" "$@" >/dev/null
+callgrind_control -d "$vg" >/dev/null 2>&1
+redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
+wait "$vg" || true
+total=$(callgrind_annotate "$(ls "$out"/cg.*.1 | head -1)" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+rm -r "$out"
+echo "$* -P $p: $((total / n)) instructions/request (live, $n requests)"
