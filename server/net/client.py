@@ -325,8 +325,8 @@ class Client(ClientFields, asyncio.Protocol):
                     self.connection_lost(None)
 
     def flush_output(self) -> None:
-        """Write the queued output with one write and empty the queue (Server.flush_writes calls
-        this for every client with output, once per loop iteration)."""
+        """Write the queued output with one write and empty the queue (what Server.flush_writes
+        does for every client with output once per loop iteration, through flush_clients)."""
         flush_output(self)
 
     def abort(self) -> None:
