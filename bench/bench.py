@@ -2,7 +2,9 @@
 
 Both servers run on this machine with the same options; each workload runs against each server in
 turn (alternating, best of `--rounds`), with 50 clients at -P 1 and -P 16, and the report gives
-ops/s for both and the ratio raxdb/redis.  It also reports each server's CPU time (user + system, from
+ops/s for both and the ratio raxdb/redis of the best rounds, then the median of each round's own
+ratio ("paired": the two servers' runs of a round are back to back, so a slow minute on the host
+weighs on both; steadier than the best rounds' ratio when ops/s swing).  It also reports each server's CPU time (user + system, from
 /proc) per request, averaged over the rounds, and their ratio (redis CPU / raxdb CPU, "cpu ratio"):
 at -P 1 ops/s is bound by the client and by latency, and on a shared or virtual machine ops/s swings
 by 10-20% between identical runs, while CPU per request moves much less.  A benchmark, not a test:
@@ -34,6 +36,7 @@ import io
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -197,26 +200,32 @@ def main() -> None:
     try:
         for srv in (ours, theirs):
             prepare(srv.port)
-        print(f"{'workload':12s} {'-P':>3s} {'redis ops/s':>13s} {'raxdb ops/s':>13s} {'ratio':>7s}"
+        print(f"{'workload':12s} {'-P':>3s} {'redis ops/s':>13s} {'raxdb ops/s':>13s} {'ratio':>7s} {'paired':>7s}"
               f" {'redis us/op':>12s} {'raxdb us/op':>12s} {'cpu ratio':>10s}")
         for name in names:
             for p in PIPELINES:
                 requests = REQUESTS.get(name, 100_000 if p == 1 else 1_000_000) // (5 if opts.quick else 1)
                 best = {"redis": 0.0, "raxdb": 0.0}
                 cpu = {"redis": 0.0, "raxdb": 0.0}
+                pairs = []  # each round's raxdb/redis ratio, when both of its runs gave a result
                 for _ in range(opts.rounds):
+                    got = {}
                     for label, srv in (("redis", theirs), ("raxdb", ours)):
                         try:
                             c0 = cpu_seconds(srv.proc.pid)
                             port = tls_ports.get(label, srv.port)
-                            best[label] = max(best[label], run_benchmark(port, WORKLOADS[name], p, requests, tls))
+                            got[label] = run_benchmark(port, WORKLOADS[name], p, requests, tls)
+                            best[label] = max(best[label], got[label])
                             cpu[label] += cpu_seconds(srv.proc.pid) - c0
                         except (RuntimeError, subprocess.TimeoutExpired) as exc:
                             print(f"  {name} -P {p} on {label}: {exc}", file=sys.stderr)
+                    if got.get("redis") and "raxdb" in got:
+                        pairs.append(got["raxdb"] / got["redis"])
                 ratio = best["raxdb"] / best["redis"] if best["redis"] else 0.0
+                paired = statistics.median(pairs) if pairs else 0.0
                 us = {k: v * 1e6 / (requests * opts.rounds) for k, v in cpu.items()}
                 cpu_ratio = us["redis"] / us["raxdb"] if us["raxdb"] else 0.0
-                print(f"{name:12s} {p:3d} {best['redis']:13,.0f} {best['raxdb']:13,.0f} {ratio:7.2f}x"
+                print(f"{name:12s} {p:3d} {best['redis']:13,.0f} {best['raxdb']:13,.0f} {ratio:7.2f}x {paired:6.2f}x"
                       f" {us['redis']:12.2f} {us['raxdb']:12.2f} {cpu_ratio:9.2f}x", flush=True)
         if not only or "BULLMQ" in only:
             bench_bullmq(ours, theirs, opts.rounds, BULLMQ_JOBS // (5 if opts.quick else 1))
