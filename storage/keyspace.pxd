@@ -19,7 +19,7 @@ cdef int _i32(array.array a, Py_ssize_t i) noexcept
 cdef void _set_i32(array.array a, Py_ssize_t i, int v) noexcept
 cdef long long _i64(array.array a, Py_ssize_t i) noexcept
 cdef void _set_i64(array.array a, Py_ssize_t i, long long v) noexcept
-cdef void _grow(array.array a, Py_ssize_t n, bytes zero) except *
+cdef void _grow(array.array a, Py_ssize_t n) except *
 
 cdef unsigned int _stamp(long long ms) noexcept
 

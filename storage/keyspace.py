@@ -124,7 +124,6 @@ NO_TTL = INT64_MAX  # what a deadline array holds for a key without one: never <
 ACTIVE_EXPIRE_STEP = 20  # keys visited per step (Redis's ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP)
 _MIN_INDEX = 8  # the index's smallest size (a power of two)
 _META = 3  # uint32 fields per position in `_meta`: hash, access second, TTL slot + 1
-_META_ZERO = bytes(4 * _META)
 _U32 = 0xFFFFFFFF
 
 
@@ -170,14 +169,13 @@ def _set_i64(a: array, i: int, v: int) -> None:
         a[i] = v
 
 
-def _grow(a: array, n: int, zero: bytes) -> None:
-    """Append `n` items to `a`; `zero` is their bytes (their values are the caller's to set).
-    Compiled, a resize of the array in place (over-allocated, as list.append is), without the
-    method call frombytes costs."""
+def _grow(a: array, n: int) -> None:
+    """Append `n` items to `a` (their values are the caller's to set).  Compiled, a resize of the
+    array in place (over-allocated, as list.append is), without the method call frombytes costs."""
     if cython.compiled:
         resize_smart(a, len(a) + n)  # noqa: F821 (keyspace.pxd cimports it)
     else:
-        a.frombytes(zero)
+        a.frombytes(bytes(a.itemsize * n))
 
 
 def _empty_index(size: int) -> array:
@@ -357,7 +355,7 @@ class Database:
             p = len(self._keys)
             self._keys.append(key)
             self._values.append(value)
-            _grow(self._meta, _META, _META_ZERO)
+            _grow(self._meta, _META)
         meta = self._meta
         _set_u32(meta, p * _META, h)
         _set_u32(meta, p * _META + 1, _stamp(now_ms))

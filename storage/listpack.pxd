@@ -148,7 +148,7 @@ cpdef bytes replace_value(bytes buf, Py_ssize_t p, bytes value)
                t=Py_ssize_t, out=bytes, d="unsigned char*")
 cpdef bytes append_pair(bytes buf, bytes key, bytes value)
 
-@cython.locals(s='const unsigned char *', prev=Py_ssize_t, count=Py_ssize_t, n=Py_ssize_t, total=Py_ssize_t,
+@cython.locals(s='const unsigned char *', prev=Py_ssize_t, count=Py_ssize_t, total=Py_ssize_t,
                k=Py_ssize_t, p=Py_ssize_t, offs=list, out=bytes, d="unsigned char*")
 cpdef bytes replace_values(bytes buf, dict changes, list appended)
 

@@ -314,7 +314,8 @@ def _latencystats(srv: Server) -> list[str]:
     if not srv.config.latency_tracking:  # the section's title alone, as Redis prints it then
         return []
     percentiles = srv.config.latency_percentiles
-    return [latency.info_line(c, percentiles) for c in srv.table.every_command() if c.latency_histogram()]
+    return [latency.info_line(c, hist, percentiles) for c in srv.table.every_command()
+            if (hist := c.latency_histogram())]
 
 
 def _cluster(srv: Server) -> list[str]:

@@ -19,12 +19,13 @@ cdef class ServerFields:
     cdef public dict ready_keys
     cdef public list pending_writes
     cdef public object cluster_local, client_evict_limit
-    cdef public object script_cache  # EVAL's script cache (server/scripting/scripts.py), None until the first script
+    # EVAL's script cache (server/scripting/scripts.py), None until the first script
+    cdef public object script_cache
 
 
 cdef class ClientFields:
     cdef public object server, db, dbid, resp, enc, tracking, last_argv, last_cmd, user, lua_debug
-    # the read event's (data_received, _run_fast, _queue, flush_output): the parsers and their
+    # the read event's (read_event, _run_fast, queue_output, flush_output): the parsers and their
     # bound methods, the partial batch, the transport, the propagation overrides
     cdef public object exact, reader, _raw, _raw_done, _base, _base_done, _gets, _has_data, _feed
     cdef public object running, transport, prop_argv, prop_force

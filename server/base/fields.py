@@ -6,9 +6,8 @@ descriptor call or a dict lookup (~130 instructions).  Their hot fields live her
 base class each: compiled (fields.pxd), the base is an extension type whose fields are C struct
 fields, so a compiled module that holds the server or the client in a typed local (`call_command`,
 redis.call's path in server/scripting/engine.py, the read event's path in server/net/client.py)
-reads and writes them with a pointer offset.  To
-Python code nothing changes: each field is an attribute of the object as before, declared in
-server/base/interfaces.py, set where it always was.  Interpreted, these are plain base classes
+reads and writes them with a pointer offset.  To Python code nothing changes: each field is an
+attribute of the object as before, declared in server/base/interfaces.py, set where it always was.  Interpreted, these are plain base classes
 with __slots__.  Rule: fields only, no behaviour and no defaults (every one is set by the
 subclass's __init__ or the attach functions it calls).
 """

@@ -321,22 +321,20 @@ def percentile(buckets: list[tuple[int, int]], total: int, p: float) -> int:
     return 0
 
 
-def info_line(cmd: Command, percentiles: list[tuple[str, float]]) -> str:
+def info_line(cmd: Command, hist: dict[int, int], percentiles: list[tuple[str, float]]) -> str:
     """INFO latencystats: latency_percentiles_usec_<command>:p50=...,p99=...,p99.9=...
-    (`percentiles`: latency-tracking-info-percentiles' labels, as the config prints them, and
-    values)."""
-    hist = cmd.latency_histogram()
+    (`hist`: the command's latency_histogram(); `percentiles`: latency-tracking-info-percentiles'
+    labels, as the config prints them, and values)."""
     buckets = _sub_buckets(hist)
     total = sum(hist.values())
     parts = [f"p{label}={percentile(buckets, total, p) / 1000.0:.3f}" for label, p in percentiles]
     return f"latency_percentiles_usec_{cmd.fullname}:" + ",".join(parts)
 
 
-def cdf(cmd: Command) -> list[tuple[int, int]]:
+def cdf(cmd: Command, hist: dict[int, int]) -> list[tuple[int, int]]:
     """LATENCY HISTOGRAM's histogram_usec: (bucket, cumulative calls) for the powers-of-two levels
     from 1024 ns up (hdr_iter_log from 1024, base 2), where the count grows; the sample's counts
-    scaled to every call."""
-    hist = cmd.latency_histogram()
+    scaled to every call (`hist`: the command's latency_histogram())."""
     sampled = sum(hist.values())
     if not sampled:
         return []

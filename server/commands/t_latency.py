@@ -64,9 +64,10 @@ def latency_histogram(c, argv):
     enc = c.enc
     pairs = []
     for cmd in cmds:
-        if cmd.latency_histogram():
+        hist = cmd.latency_histogram()
+        if hist:
             buckets = []
-            for bound, cumulative in latency.cdf(cmd):
+            for bound, cumulative in latency.cdf(cmd, hist):
                 buckets += [R.integer(bound), R.integer(cumulative)]
             pairs += [R.bulk(cmd.fullname.encode()),
                       enc.map([R.bulk(b"calls"), R.integer(cmd.calls), R.bulk(b"histogram_usec"), enc.map(buckets)])]

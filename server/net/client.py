@@ -36,8 +36,11 @@ key whose slot this node serves, stable, the cluster ok.  Everything else goes t
 `execute()`, which follows Redis's processCommand order.
 
 Fields.  What the per-command paths read of a client (its server, database, protocol, tracking,
-last command, ACL user) is declared in its base class, server/base/fields.py's ClientFields:
-compiled, C struct fields for `call_command` and the scripting engine, which type the client so.
+last command, ACL user) and what its read events use (its parsers, partial batch, state flags,
+byte counts, output queue, transport) is declared in its base class, server/base/fields.py's
+ClientFields: compiled, C struct fields for the functions that type the client so (`read_event`,
+`_run_fast`, `queue_output`, `flush_output`, `call_command`; the scripting engine).  That is why
+those bodies are module functions, which Client's methods call.
 """
 
 from __future__ import annotations
@@ -857,7 +860,7 @@ class AOFClient(Client):
 def read_event(c: Client, data: bytes) -> None:
     """Client.data_received's body: a read event's bytes, run."""
     srv = c.server
-    t = _time_ns()  # time_ns: ~540 instructions cheaper than time()*1000
+    t = _time_ns()  # the wall clock in ns (compiled, clock_gettime: client.pxd)
     srv.now_ms = now = t // 1_000_000
     c.last_interaction = now
     n = len(data)
@@ -1014,7 +1017,6 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     has_data = c._has_data
     srv = c.server
     dispatch = _fast_dispatch  # typed (client.pxd): its get is a C dict lookup
-
     done = 0
     clean = False
     last = None

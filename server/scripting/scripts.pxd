@@ -24,5 +24,4 @@ cdef class ScriptCache:
     cpdef run(self, ClientFields c, sha, Script script, argv, numkeys, ro_command)
 
 
-@cython.locals(srv=ServerFields)
-cpdef ScriptCache cache(server)
+cpdef ScriptCache cache(ServerFields server)

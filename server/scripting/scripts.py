@@ -84,8 +84,7 @@ class ScriptCache:
 
 
 def cache(server: Server) -> ScriptCache:
-    srv = server  # typed when compiled (scripts.pxd): script_cache is a C struct field
-    sc = srv.script_cache
+    sc = server.script_cache  # compiled, a C struct field (scripts.pxd types the server)
     if sc is None:
-        sc = srv.script_cache = ScriptCache(server)
+        sc = server.script_cache = ScriptCache(server)
     return sc
