@@ -12,6 +12,9 @@ cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.string cimport memcpy
 
+cdef list _SMALL_INTS  # a C global: integer's lookup is a list item read, not a module dict's
+
+@cython.locals(i=Py_ssize_t)
 cpdef bytes integer(n)
 
 @cython.locals(n=Py_ssize_t, k=Py_ssize_t, d="unsigned char*", out=bytes)

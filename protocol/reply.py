@@ -43,7 +43,8 @@ SMALL_INTS = _SMALL_INTS = [b":%d\r\n" % i for i in range(-1, 10001)]  # index n
 
 def integer(n: int) -> bytes:
     if -1 <= n <= 10000:
-        return _SMALL_INTS[n + 1]
+        i = n  # compiled, a C integer (reply.pxd): n is in range
+        return _SMALL_INTS[i + 1]
     return b":%d\r\n" % n
 
 

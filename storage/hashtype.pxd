@@ -90,10 +90,13 @@ cdef class _Table:
     cpdef Py_ssize_t random_position(self) except -1
 
 
-cdef class Hash:
+cdef class Hash:  # @cython.no_gc is on the class in the .py: Cython reads it only there
     cdef public bytes lp
     cdef public _Table d
 
+
+@cython.locals(h=Hash)
+cpdef Hash new_hash()
 
 @cython.locals(n=Py_ssize_t, i=Py_ssize_t, p=Py_ssize_t, end=Py_ssize_t, count=Py_ssize_t, created=Py_ssize_t,
                lp=bytes, d=_Table)

@@ -79,7 +79,7 @@ try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython
 except ImportError:  # interpreted without Cython
     from types import SimpleNamespace
 
-    cython = SimpleNamespace(compiled=False)
+    cython = SimpleNamespace(compiled=False, cclass=lambda cls: cls, no_gc=lambda cls: cls)
 
 _UNKNOWN = NUMELE_UNKNOWN
 _MIN_INDEX = 8  # the index's smallest size (a power of two)
@@ -411,6 +411,8 @@ def _pack(pairs: Iterable[tuple[bytes, bytes]]) -> bytes:
     return build(b"".join(chunks), len(chunks))
 
 
+@cython.no_gc  # compiled: no GC header, untracked (it holds bytes and its own tables, never a cycle)
+@cython.cclass
 class Hash:
     type_name = "hash"
     __slots__ = ("lp", "d")
@@ -617,6 +619,15 @@ class Hash:
             chosen[pick()] = None
         at = d.field_at  # type: ignore[union-attr]
         return [at(p) for p in chosen]
+
+
+def new_hash() -> Hash:
+    """An empty hash (a listpack) as a new key gets it; compiled, a C call that skips __init__'s
+    call through the type (HSET's creation)."""
+    h = Hash.__new__(Hash)
+    h.lp = EMPTY
+    h.d = None
+    return h
 
 
 def hash_set_pairs(h: Hash, args: list[bytes], start: int, max_entries: int, max_value: int) -> int:

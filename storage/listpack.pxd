@@ -155,5 +155,13 @@ cpdef bytes replace_values(bytes buf, dict changes, list appended)
 @cython.locals(n=Py_ssize_t)
 cdef int _add_entry(list pieces, bytes v) except -1
 
-@cython.locals(count=Py_ssize_t, n=Py_ssize_t)
+@cython.locals(count=Py_ssize_t, n=Py_ssize_t, out=bytes)
+cpdef bytes spliced(bytes buf, Py_ssize_t p, Py_ssize_t q, bytes chunk, Py_ssize_t delta)
+
+@cython.locals(out=bytes)
 cpdef bytes splice(bytes buf, Py_ssize_t p, Py_ssize_t q, bytes chunk, Py_ssize_t delta)
+
+# A new listpack with a gap for the caller to write entries into (append_pair, spliced, zset's
+# zzl_insert): compiled only.
+@cython.locals(n=Py_ssize_t, t=Py_ssize_t, h=Py_ssize_t, out=bytes, d="unsigned char*", s="const unsigned char*")
+cdef bytes with_gap(bytes buf, Py_ssize_t p, Py_ssize_t q, Py_ssize_t size, Py_ssize_t count)

@@ -1220,13 +1220,9 @@ def append_pair(buf: bytes, key: bytes, value: bytes) -> bytes:
         return splice(buf, end, end, encode_entry(key) + encode_entry(value), 2)
     if cython.compiled:  # written into one new bytes object
         n = len(buf)
-        t = n + encoded_size(key) + encoded_size(value)
-        out = PyBytes_FromStringAndSize(cython.NULL, t)  # noqa: F821 (listpack.pxd)
+        out = with_gap(buf, n - 1, n - 1, encoded_size(key) + encoded_size(value), count)
         d = cython.cast(cython.p_uchar, cython.cast(cython.p_char, out))
-        m = HEADER_SIZE
-        memcpy(d + m, s + m, n - 1 - m)  # noqa: F821
-        d[put_entry(d, put_entry(d, n - 1, key), value)] = EOF
-        _put_header_at(d, t, count)
+        put_entry(d, put_entry(d, n - 1, key), value)
         return out
     if _plain(key) and _plain(value):
         n = len(key)
@@ -1329,11 +1325,37 @@ def build(chunk: bytes, count: int) -> bytes:
     return _pack_header_bytes(len(chunk) + 7, count if count < NUMELE_UNKNOWN else NUMELE_UNKNOWN) + chunk + b"\xff"
 
 
-def splice(buf: bytes, p: int, q: int, chunk: bytes, delta: int) -> bytes:
+def spliced(buf: bytes, p: int, q: int, chunk: bytes, delta: int) -> bytes:
     """`buf` with the entries in buf[p:q] replaced by the complete entries in `chunk`, whose count
     differs from theirs by `delta`: the header's total and count follow, the count saturating at
-    65535 ("unknown") as lpInsert leaves it.  A saturated count is counted again and written back
-    when it fits, as the lpLength that every hash or sorted set write makes would."""
+    65535 ("unknown") as lpInsert leaves it, and left so (a sorted set counts again when asked)."""
     count = grown_count(buf, delta)
-    out = b"".join((_pack_header_bytes(len(buf) - (q - p) + len(chunk), count), buf[HEADER_SIZE:p], chunk, buf[q:]))
-    return _recounted(out) if count == NUMELE_UNKNOWN else out
+    if cython.compiled:
+        n = len(chunk)
+        out = with_gap(buf, p, q, n, count)
+        memcpy(cython.cast(cython.p_char, out) + p, cython.cast(cython.p_char, chunk), n)  # noqa: F821
+        return out
+    return b"".join((_pack_header_bytes(len(buf) - (q - p) + len(chunk), count), buf[HEADER_SIZE:p], chunk, buf[q:]))
+
+
+def splice(buf: bytes, p: int, q: int, chunk: bytes, delta: int) -> bytes:
+    """`spliced`, and a saturated count counted again and written back when it fits, as the
+    lpLength that every hash write makes would."""
+    out = spliced(buf, p, q, chunk, delta)
+    return _recounted(out) if (out[4] | (out[5] << 8)) == NUMELE_UNKNOWN else out
+
+
+def with_gap(buf: bytes, p: int, q: int, size: int, count: int) -> bytes:
+    """Compiled only: a new listpack, `buf` with buf[p:q] replaced by `size` bytes left for the
+    caller to write complete entries into (through the new object's pointer: nothing else holds
+    it yet), the header written for the new total and `count`."""
+    n = len(buf)
+    t = n - (q - p) + size
+    out = PyBytes_FromStringAndSize(cython.NULL, t)  # noqa: F821 (listpack.pxd)
+    d = cython.cast(cython.p_uchar, cython.cast(cython.p_char, out))
+    s = buf
+    h = HEADER_SIZE
+    memcpy(d + h, s + h, p - h)  # noqa: F821
+    memcpy(d + p + size, s + q, n - q)  # noqa: F821
+    _put_header_at(d, t, count)
+    return out

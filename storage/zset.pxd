@@ -8,7 +8,8 @@
 # is an extension type so that its two slots are struct fields; both stay public.  Members are
 # typed `bytes` (every command argument is), so that their bytes are read as C chars.
 cimport cython
-from raxdb.storage.listpack cimport grown_count
+from raxdb.storage.listpack cimport (
+    _int_entry_size, _put_int, _put_str, encoded_size, grown_count, put_entry, spliced, with_gap)
 
 
 # The listpack constants, as C constants of the walks (no module-dict lookup per entry).
@@ -16,7 +17,7 @@ cdef Py_ssize_t _HDR, _UNKNOWN, _SAFETY
 cdef unsigned int _EOF
 
 
-cdef class ZSet:
+cdef class ZSet:  # @cython.no_gc is on the class in the .py: Cython reads it only there
     cdef public bytes lp
     cdef public object sk
 
@@ -53,9 +54,6 @@ cdef double _score_at(const unsigned char *s, Py_ssize_t p) except? -1.0
 @cython.locals(q=Py_ssize_t)
 cdef bytes _entry_bytes(const unsigned char *s, Py_ssize_t p)
 
-@cython.locals(s="const unsigned char *", n=Py_ssize_t)
-cdef bytes _splice(bytes lp, Py_ssize_t a, Py_ssize_t b, bytes chunk, Py_ssize_t delta)
-
 @cython.locals(p=Py_ssize_t, b=cython.uint)
 cdef Py_ssize_t _seek(const unsigned char *s, Py_ssize_t rank) noexcept
 
@@ -81,9 +79,11 @@ cdef Py_ssize_t _insert_at(const unsigned char *s, bytes member, double score, P
 
 cdef bytes _score_entry(double score)
 
+cdef bint _integral(double score) noexcept
+
 cpdef object listpack_score(double d)
 
-@cython.locals(p=Py_ssize_t)
+@cython.locals(p=Py_ssize_t, size=Py_ssize_t, x=cython.longlong, out=bytes, d="unsigned char*", text=bytes)
 cpdef bytes zzl_insert(bytes lp, bytes member, double score)
 
 @cython.locals(s="const unsigned char *", n=Py_ssize_t, q=Py_ssize_t, end=Py_ssize_t, at=Py_ssize_t, b=cython.uint)

@@ -62,8 +62,19 @@ from raxdb.storage.listpack import (
     encode_int_entry,
     encode_str_entry,
     grown_count,
+    spliced,
     string_to_int,
 )
+
+try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False, cclass=lambda cls: cls, no_gc=lambda cls: cls)
+
+if not cython.compiled:  # compiled, zset.pxd cimports them: zzl_insert's in-place writers
+    from raxdb.storage.listpack import _int_entry_size, _put_int, _put_str, encoded_size, put_entry, with_gap
 
 _score = itemgetter(0)
 _member = itemgetter(1)
@@ -90,10 +101,15 @@ def format_score(d: float) -> bytes:
     return b"%.17g" % d
 
 
+def _integral(score: float) -> bool:
+    """Whether zzlInsertAt stores the score as an integer entry (double2ll's test)."""
+    return -_TWO62 <= score <= _TWO62 and score % 1.0 == 0.0
+
+
 def listpack_score(d: float) -> int | bytes:
     """How a listpack holds a score (zzlInsertAt): integral values within +-2^62 (double2ll) as
     integers, others as d2string text."""
-    if -_TWO62 <= d <= _TWO62 and d % 1.0 == 0.0:
+    if _integral(d):
         return int(d)
     return format_score(d)
 
@@ -216,14 +232,6 @@ def _entry_bytes(s, p: int) -> bytes:  # noqa: ANN001
 
 
 _pack_header = struct.Struct("<IH").pack  # total bytes, element count
-
-
-def _splice(lp: bytes, a: int, b: int, chunk: bytes, delta: int) -> bytes:
-    """A new listpack: `lp` with the bytes [a, b) replaced by `chunk`, holding `delta` more
-    elements.  (Compiled, the slices are taken through the C pointer: no slice objects.)"""
-    s = lp
-    n = len(lp)
-    return b"".join((_pack_header(n - (b - a) + len(chunk), grown_count(lp, delta)), s[_HDR:a], chunk, s[b:n]))
 
 
 # ---- the listpack encoding: t_zset.c's zzl* functions ----------------------------------------------
@@ -375,7 +383,7 @@ def _entry_after(s, p: int, member: bytes) -> bool:  # noqa: ANN001
 def _score_entry(score: float) -> bytes:
     """The entry zzlInsertAt writes for a score: an integer when integral within +-2^62
     (double2ll), else d2string's text (which never reads as an integer)."""
-    if -_TWO62 <= score <= _TWO62 and score % 1.0 == 0.0:
+    if _integral(score):
         return encode_int_entry(int(score))
     return encode_str_entry(format_score(score))
 
@@ -383,7 +391,20 @@ def _score_entry(score: float) -> bytes:
 def zzl_insert(lp: bytes, member: bytes, score: float) -> bytes:
     """zzlInsert: the listpack with (member, score) added in order (`member` is not in it)."""
     p = _insert_at(lp, member, score, -1)
-    return _splice(lp, p, p, encode_entry(member) + _score_entry(score), 2)
+    if cython.compiled:  # the two entries written into the new listpack: no entry objects, no join
+        size = encoded_size(member)
+        if _integral(score):
+            x = cython.cast(cython.longlong, score)
+            out = with_gap(lp, p, p, size + _int_entry_size(x), grown_count(lp, 2))
+            d = cython.cast(cython.p_uchar, cython.cast(cython.p_char, out))
+            _put_int(d, put_entry(d, p, member), x)
+        else:
+            text = format_score(score)  # %.17g text: under 64 bytes, a 6-bit string entry
+            out = with_gap(lp, p, p, size + len(text) + 2, grown_count(lp, 2))
+            d = cython.cast(cython.p_uchar, cython.cast(cython.p_char, out))
+            _put_str(d, put_entry(d, p, member), text, len(text))
+        return out
+    return spliced(lp, p, p, encode_entry(member) + _score_entry(score), 2)
 
 
 def zzl_update(lp: bytes, p: int, member: bytes, score: float) -> bytes:
@@ -399,12 +420,12 @@ def zzl_update(lp: bytes, p: int, member: bytes, score: float) -> bytes:
     b = s[p]
     if b < 0x80 or (b < 0xC0 and (not member or not (member[0] == 45 or 48 <= member[0] <= 57))):
         if at == p or at == end:  # the same place: only the score's entry changes
-            return _splice(lp, q, end, _score_entry(score), 0)
+            return spliced(lp, q, end, _score_entry(score), 0)
         pair = s[p:q] + _score_entry(score)
     else:
         pair = encode_entry(member) + _score_entry(score)
         if at == p or at == end:
-            return _splice(lp, p, end, pair, 0)
+            return spliced(lp, p, end, pair, 0)
     head = _pack_header(n - (end - p) + len(pair), grown_count(lp, 0))
     if at < p:
         return b"".join((head, s[_HDR:at], pair, s[at:p], s[end:n]))
@@ -414,7 +435,7 @@ def zzl_update(lp: bytes, p: int, member: bytes, score: float) -> bytes:
 def zzl_delete(lp: bytes, p: int) -> bytes:
     """zzlDelete: the listpack without the pair whose member entry is at p."""
     s = lp
-    return _splice(lp, p, _next(s, _next(s, p)), b"", -2)
+    return spliced(lp, p, _next(s, _next(s, p)), b"", -2)
 
 
 def _seek(s, rank: int) -> int:  # noqa: ANN001
@@ -445,7 +466,7 @@ def zzl_delete_range(lp: bytes, start: int, stop: int) -> bytes:
     while n < stop - start and s[b] != _EOF:
         b = _next(s, _next(s, b))
         n += 1
-    return _splice(lp, a, b, b"", -2 * n)
+    return spliced(lp, a, b, b"", -2 * n)
 
 
 def zzl_pairs(lp: bytes, start: int = 0, stop: int = -1) -> list[tuple[float, bytes]]:
@@ -964,6 +985,8 @@ class _Skiplist:
             yield pair
 
 
+@cython.no_gc  # compiled: no GC header, untracked (it holds bytes and its own tables, never a cycle)
+@cython.cclass
 class ZSet:
     """A sorted set: `lp` (listpack bytes) or `sk` (a _Skiplist), the other None."""
 
@@ -1278,5 +1301,5 @@ def zset_length(z: ZSet) -> int:
     if n == _UNKNOWN:
         n = zzl_length(lp)
         if n < _UNKNOWN:  # lpLength writes a count that fits again back to the header
-            z.lp = _splice(lp, _HDR, _HDR, b"", n - _UNKNOWN)
+            z.lp = spliced(lp, _HDR, _HDR, b"", n - _UNKNOWN)
     return n >> 1

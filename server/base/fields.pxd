@@ -5,13 +5,21 @@
 # fields for the compiled modules that cimport these and type a local with them
 # (server/net/client.pxd's call_command and read path, server/scripting/engine.pxd).  A bint field
 # reads back as a bool whatever was stored (only truth-tested fields are bint); a long long one
-# holds byte counts, offsets and milliseconds.
+# holds byte counts, offsets and milliseconds.  ConfigFields is Config's base (server/config/
+# options.py): the server's config field is typed with it, so a typed server's encoding thresholds
+# are two pointer offsets away.
+
+
+cdef class ConfigFields:
+    cdef public tuple list_options, hash_max_listpack, zset_max_listpack, stream_node_limits
+    cdef public object set_max_intset_entries
 
 
 cdef class ServerFields:
     cdef public object also_propagate, prop_depth, dirty, now_ms, shutting_down, maxmemory, slowlog_ns
     cdef public long long sample_mask  # a C integer: every call's sampling test reads it
-    cdef public object replica_gate, rdb_gate, aof, repl, cluster, cluster_script_check, config
+    cdef public object replica_gate, rdb_gate, aof, repl, cluster, cluster_script_check
+    cdef public ConfigFields config  # typed: the encoding thresholds are C struct fields
     cdef public list monitors  # typed: its truth test (every redis.call's) is a C size check
     cdef public object tracking, notify_flags, stat_keyspace_hits, stat_keyspace_misses
     # the read event's: blocked clients' keys to serve, the cluster's slot test, the clients

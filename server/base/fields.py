@@ -1,18 +1,29 @@
-"""The fields of the server and of a client that the per-command paths read, as base classes.
+"""The fields of the server, a client and the configuration that the per-command paths read, as
+base classes.
 
-`Server` (server/core.py) and `Client` (server/net/client.py) are plain Python classes (a client is
-an asyncio.Protocol); an attribute of one, read from a compiled module, costs a type lookup and a
-descriptor call or a dict lookup (~130 instructions).  Their hot fields live here instead, in a
-base class each: compiled (fields.pxd), the base is an extension type whose fields are C struct
-fields, so a compiled module that holds the server or the client in a typed local (`call_command`,
-redis.call's path in server/scripting/engine.py, the read event's path in server/net/client.py)
-reads and writes them with a pointer offset.  To Python code nothing changes: each field is an
-attribute of the object as before, declared in server/base/interfaces.py, set where it always was.  Interpreted, these are plain base classes
-with __slots__.  Rule: fields only, no behaviour and no defaults (every one is set by the
-subclass's __init__ or the attach functions it calls).
+`Server` (server/core.py), `Client` (server/net/client.py) and `Config` (server/config/options.py)
+are plain Python classes (a client is an asyncio.Protocol); an attribute of one, read from a
+compiled module, costs a type lookup and a descriptor call or a dict lookup (~130 instructions).
+Their hot fields live here instead, in a base class each: compiled (fields.pxd), the base is an
+extension type whose fields are C struct fields, so a compiled module that holds the server or the
+client in a typed local (`call_command`, redis.call's path in server/scripting/engine.py, the read
+event's path in server/net/client.py, the type commands' writes) reads and writes them with a
+pointer offset.  To Python code nothing changes: each field is an attribute of the object as
+before, declared in server/base/interfaces.py (the configuration's in Config), set where it always
+was.  Interpreted, these are plain base classes with __slots__.  Rule: fields only, no behaviour
+and no defaults (every one is set by the subclass's __init__ or the attach functions it calls).
 """
 
 from __future__ import annotations
+
+
+class ConfigFields:
+    """What the type commands' writes read of the configuration: the encoding thresholds, parsed
+    by Config.refresh once per change (list-max-listpack-size with list-compress-depth, the hash
+    and sorted-set listpack limits, set-max-intset-entries, the stream node limits)."""
+
+    __slots__ = ("list_options", "hash_max_listpack", "zset_max_listpack", "set_max_intset_entries",
+                 "stream_node_limits")
 
 
 class ServerFields:

@@ -13,6 +13,13 @@ from __future__ import annotations
 import math
 import re
 
+try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
+
 _FLOAT_RX = re.compile(
     rb"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?)\Z",
     re.IGNORECASE,
@@ -54,6 +61,23 @@ def _mantissa_nonzero(arg: bytes) -> bool:
     if s.startswith(b"0x"):
         return any(ch not in b"0." for ch in s[2:].split(b"p")[0])
     return any(ch in b"123456789" for ch in s.split(b"e")[0])
+
+
+def digits_value(arg: bytes) -> int:
+    """The value of `arg` when it is 1 to 15 ASCII digits, else -1: the commonest number argument,
+    which a double holds exactly (so float() and strtod read it alike), read without either."""
+    n = len(arg)
+    if not cython.compiled:
+        return int(arg) if 0 < n <= 15 and arg.isdigit() else -1
+    if n == 0 or n > 15:
+        return -1
+    v = 0
+    for i in range(n):
+        c = arg[i]
+        if c < 48 or c > 57:
+            return -1
+        v = v * 10 + (c - 48)
+    return v
 
 
 def plain_decimal(arg: bytes) -> bool:

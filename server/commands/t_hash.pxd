@@ -13,7 +13,7 @@ from raxdb.protocol cimport reply as R
 from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.events.keyaccess cimport lookup_or_create, lookup_read, modified, notify
 from raxdb.server.table.args cimport maybe_int, to_int
-from raxdb.storage.hashtype cimport Hash, hash_get, hash_set_pairs
+from raxdb.storage.hashtype cimport Hash, hash_get, hash_set_pairs, new_hash
 from raxdb.storage.keyspace cimport Database
 
 
@@ -31,7 +31,7 @@ cdef _set_fields(ClientFields c, h, argv, start)
 
 cdef _set_one(ClientFields c, h, field, value)
 
-@cython.locals(db=Database, srv=ServerFields, n=Py_ssize_t)
+@cython.locals(db=Database, srv=ServerFields, n=Py_ssize_t, h=Hash)
 cpdef hset(ClientFields c, argv, name=*)
 
 cpdef hmset(ClientFields c, argv)

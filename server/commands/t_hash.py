@@ -39,7 +39,7 @@ from raxdb.server.table.args import (
 )
 from raxdb.server.table.registry import command
 from raxdb.storage.glob import glob_match
-from raxdb.storage.hashtype import Hash, hash_get, hash_set_pairs
+from raxdb.storage.hashtype import Hash, hash_get, hash_set_pairs, new_hash
 
 _NO_LIMITS = (0, 0)  # for a hashtable-encoded hash: set_pairs checks the limits only for a listpack
 
@@ -93,12 +93,14 @@ def hset(c, argv, name: str = "hset"):
     key = argv[1]
     db = c.db
     srv = c.server
-    h = db.get(key, srv.now_ms)  # lookup_or_create, inline
-    if h is None:
-        h = Hash()
+    v = db.get(key, srv.now_ms)  # lookup_or_create, inline
+    if v is None:
+        h = new_hash()
         db.add(key, h)
-    elif type(h) is not Hash:
+    elif type(v) is not Hash:
         raise CommandError(WRONGTYPE)
+    else:
+        h = v
     # the limits only matter while the hash is a listpack (a hashtable never converts back)
     max_entries, max_value = _limits(srv) if h.lp is not None else _NO_LIMITS
     created = hash_set_pairs(h, argv, 2, max_entries, max_value)

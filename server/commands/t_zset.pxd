@@ -5,12 +5,13 @@
 # ZADD and ZCARD, which job queues' scripts call most, hold their client, server and database
 # typed (server/base/fields.pxd, storage/keyspace.pxd) and their sorted set as the ZSet extension
 # type, and ZADD adds through zset_add (storage/zset.pxd): C calls and C struct fields, as the hash
-# handlers have them.  They are registered with command() after their definitions because a cpdef
-# function takes no decorator.
+# handlers have them.  A score of plain digits is read in C (server/base/numparse.pxd).  They are
+# registered with command() after their definitions because a cpdef function takes no decorator.
 # The reply encoders R.integer, R.bulk and R.array are C calls too (protocol/reply.pxd).
 cimport cython
 from raxdb.protocol cimport reply as R
 from raxdb.server.base.fields cimport ClientFields, ServerFields
+from raxdb.server.base.numparse cimport digits_value
 from raxdb.server.events.keyaccess cimport lookup_or_create, lookup_read, lookup_write, modified, notify
 from raxdb.server.table.args cimport option_word, to_int
 from raxdb.storage.keyspace cimport Database
@@ -19,7 +20,7 @@ from raxdb.storage.zset cimport ZSet, zset_add
 
 cpdef get_zset(ClientFields c, key, write=*)
 
-@cython.locals(zs=ZSet, db=Database, srv=ServerFields)
+@cython.locals(zs=ZSet, db=Database, srv=ServerFields, v=cython.longlong, score=cython.double)
 cpdef zadd(ClientFields c, argv)
 
 @cython.locals(zs=ZSet)
@@ -27,6 +28,7 @@ cpdef zcard(ClientFields c, argv)
 
 # ZRANGEBYSCORE's path (a job queue's look for due jobs): the range parsing, the range and the
 # reply are C calls from the handlers.
+@cython.locals(whole=cython.longlong)
 cpdef _range_bound(arg)
 
 cpdef parse_score_range(lo, hi)

@@ -19,7 +19,7 @@ import math
 
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import SYNTAX, WRONGTYPE, CommandError, c_str
-from raxdb.server.base.numparse import plain_decimal, string2d, strtod_blanks
+from raxdb.server.base.numparse import digits_value, plain_decimal, string2d, strtod_blanks
 from raxdb.server.commands.scanargs import parse_cursor, parse_scan_options
 from raxdb.server.events import propagate
 from raxdb.server.events.keyaccess import (
@@ -75,8 +75,9 @@ def parse_score(arg: bytes, err: str = NOT_FLOAT) -> float:
 def _range_bound(arg: bytes) -> tuple[float, bool]:
     """A score bound as zslParseRange reads it: strtod over the C string, so the argument ends at
     its first NUL ("1\\0x" is 1)."""
-    if arg.isdigit() and len(arg) < 300:  # plain digits, the common bound: plain_decimal's case
-        return float(arg), False
+    whole = digits_value(arg)
+    if whole >= 0:  # plain digits, the common bound
+        return float(whole), False
     arg = c_str(arg)
     ex = arg[:1] == b"("
     s = arg[1:] if ex else arg
@@ -260,26 +261,31 @@ def zadd(c, argv):
     # does _zadd's bookkeeping inline (the benchmarked sorted-set write).
     if len(argv) == 4:
         arg = argv[2]
-        if (arg.isdigit() and len(arg) < 300) or plain_decimal(arg):
-            key, member = argv[1], argv[3]
+        v = digits_value(arg)
+        if v >= 0:
+            score = float(v)
+        elif plain_decimal(arg):
             score = float(arg)
-            zs = lookup_or_create(c, key, ZSet)
-            db = c.db
-            srv = c.server
-            max_entries, max_value = srv.config.zset_max_listpack  # listpack_limits, inline
-            out = zset_add(zs, member, score, 0, max_entries, max_value)[0]
-            if out == OUT_ADDED:
-                reply = R.ONE
-            elif out == OUT_UPDATED:
-                reply = R.ZERO
-            else:
-                return R.ZERO
-            if db.signals or srv.notify_flags:
-                modified(c, key)
-                notify(c, NOTIFY_ZSET, "zadd", key)
-            else:
-                srv.dirty += 1
-            return reply
+        else:
+            return _zadd(c, argv, 0)
+        key, member = argv[1], argv[3]
+        zs = lookup_or_create(c, key, ZSet)
+        db = c.db
+        srv = c.server
+        max_entries, max_value = srv.config.zset_max_listpack  # listpack_limits, inline
+        out = zset_add(zs, member, score, 0, max_entries, max_value)[0]
+        if out == OUT_ADDED:
+            reply = R.integer(1)  # the shared reply, through a C call (R.ONE is a module attribute)
+        elif out == OUT_UPDATED:
+            reply = R.integer(0)
+        else:
+            return R.integer(0)
+        if db.signals or srv.notify_flags:
+            modified(c, key)
+            notify(c, NOTIFY_ZSET, "zadd", key)
+        else:
+            srv.dirty += 1
+        return reply
     return _zadd(c, argv, 0)
 
 

@@ -30,6 +30,7 @@ from typing import BinaryIO
 
 from raxdb.protocol.request import _string2ll, quote_arg, split_inline_args
 from raxdb.server.base import proctitle
+from raxdb.server.base.fields import ConfigFields
 from raxdb.server.base.files import WriteFailed, write_atomically
 from raxdb.server.base.loading import LOADING_ERR
 from raxdb.server.base.log import LOG
@@ -419,7 +420,7 @@ def _is_glob(name: bytes) -> bool:
     return any(ch in name for ch in b"*?[")
 
 
-class Config:
+class Config(ConfigFields):
     def __init__(self) -> None:
         self.values: dict[str, str] = {}
         for name, opt in OPTIONS.items():

@@ -215,6 +215,31 @@ def test_equal_scores_insert_in_member_order(members):
     assert [m for _, m in zzl_pairs(lp)] == sorted(members)
 
 
+@pytest.mark.pure
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(EDGE_STRS) | member_texts | st.binary(max_size=70), scores, max_size=30))
+def test_inserts_write_the_bytes_pack_pairs_writes(model):
+    """zzl_insert one pair at a time (compiled, both entries are written into the new listpack in
+    place) ends with the bytes pack_pairs encodes for the same pairs sorted: members of every
+    string width and integer-like ones, scores integral (integer entries) or not (text)."""
+    lp = pack_pairs([])
+    for m, s in model.items():
+        lp = zzl_insert(lp, m, s)
+    assert lp == pack_pairs(sorted((s, m) for m, s in model.items()))
+
+
+@pytest.mark.pure
+def test_an_insert_leaves_a_saturated_count_unknown():
+    """A listpack whose header count is 65535 ("unknown") keeps it through an insert, as lpInsert
+    does; the entries are written all the same."""
+    lp = pack_pairs([(1.0, b"a")])
+    lp = lp[:4] + b"\xff\xff" + lp[6:]
+    for score, text in ((2.5, b"2.5"), (7.0, b"7")):
+        out = zzl_insert(lp, b"b", score)
+        assert out[4:6] == b"\xff\xff"
+        assert checked_values(out) == [b"a", b"1", b"b", text]
+
+
 def _raw_listpack(*entries: bytes) -> bytes:
     """A listpack of entries encoded by hand (encoding, data, back-length each)."""
     body = b"".join(entries)
