@@ -37,6 +37,9 @@ cdef inline long long _clock() noexcept nogil:  # time.perf_counter_ns
 cpdef _run_fast(ClientFields c, list out, long long t_prev, base, base_done)
 
 
+cdef bint _is_argv(frame) except -1
+
+
 @cython.locals(srv=ServerFields, n=Py_ssize_t, out=list, t=cython.longlong, now=cython.longlong)
 cpdef read_event(ClientFields c, bytes data)
 

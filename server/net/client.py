@@ -1042,23 +1042,19 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 argv = gets()
             except hiredis.ProtocolError:
                 argv = None
-            try:
-                # Only a list of bytes gets through both lines: join() rejects other elements and
-                # non-list frames (a top-level string iterates ints; a map fails argv[0]).
-                _join(argv)
-                cmd = dispatch.get(argv[0])
-            except (TypeError, KeyError):
-                if argv is False:  # mid-frame (join rejected it): hiredis may have consumed a
-                    break  # partial command's bytes; tested here, not for every command
+            if not _is_argv(argv):
+                if argv is False:  # mid-frame: hiredis may have consumed a partial command's
+                    break  # bytes; tested here, not for every command
                 # not a multibulk of bulk strings: the exact parser judges
                 c._enter_exact(base, base_done + done)
                 return
-            except IndexError:  # *0: an empty command, silently skipped as Redis does (and not
+            if not argv:  # *0: an empty command, silently skipped as Redis does (and not
                 # counted in `done`: the exact parser's next_command() never returns one either)
                 if not has_data():
                     clean = True
                     break
                 continue
+            cmd = dispatch.get(argv[0])
             done += 1
             if cmd is not None and c.plain and (local is None or local(c, cmd, argv)):
                 # the arity test execute() and redis.call make too (a C call, compiled); with a
@@ -1167,6 +1163,24 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
         c._raw_done = c._base_done = base_done + done
         c._base = base
         _clientbufs.partial_read(c)  # a command left partly received: a big argument's room
+
+
+def _is_argv(frame: Any) -> bool:
+    """Whether a frame hiredis parsed is a list of bytes, a command the fast loop runs (anything
+    else, a top-level string, a map, a nested array, is the exact parser's to judge).  Compiled,
+    a type test per element; interpreted, join() makes the same test in C."""
+    if type(frame) is not list:
+        return False
+    if cython.compiled:
+        for a in frame:
+            if type(a) is not bytes:
+                return False
+        return True
+    try:
+        _join(frame)
+    except TypeError:
+        return False
+    return True
 
 
 def _only_bulk_payloads(data: bytes) -> bool:
