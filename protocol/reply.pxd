@@ -14,6 +14,12 @@ from libc.string cimport memcpy
 
 cdef list _SMALL_INTS  # a C global: integer's lookup is a list item read, not a module dict's
 
+# The protocol's shapes as an extension type: a typed client's `c.enc.null` (every miss of a read
+# command) is two pointer reads (server/base/fields.pxd types ClientFields.enc with it).
+cdef class Encoder:
+    cdef public object version
+    cdef public bytes null, null_array, true, false
+
 @cython.locals(i=Py_ssize_t)
 cpdef bytes integer(n)
 

@@ -5,20 +5,36 @@
 # fields for the compiled modules that cimport these and type a local with them
 # (server/net/client.pxd's call_command and read path, server/scripting/engine.pxd).  A bint field
 # reads back as a bool whatever was stored (only truth-tested fields are bint); a long long one
-# holds byte counts, offsets and milliseconds.  ConfigFields is Config's base (server/config/
-# options.py): the server's config field is typed with it, so a typed server's encoding thresholds
-# are two pointer offsets away.
+# holds byte counts, offsets and milliseconds.  ConfigFields, ReplFields and AofFields are the
+# bases of Config, Replication and AOF: the server's fields holding those are typed with them, so
+# a typed server's encoding thresholds, replication offset and write gates are two pointer
+# offsets away.
+
+
+from raxdb.protocol.reply cimport Encoder
 
 
 cdef class ConfigFields:
     cdef public tuple list_options, hash_max_listpack, zset_max_listpack, stream_node_limits
     cdef public object set_max_intset_entries
+    cdef public bint latency_tracking
+
+
+cdef class ReplFields:
+    cdef public long long master_repl_offset
+    cdef public bint write_gate
+
+
+cdef class AofFields:
+    cdef public int state
 
 
 cdef class ServerFields:
     cdef public object also_propagate, prop_depth, dirty, now_ms, shutting_down, maxmemory, slowlog_ns
     cdef public long long sample_mask  # a C integer: every call's sampling test reads it
-    cdef public object replica_gate, rdb_gate, aof, repl, cluster, cluster_script_check
+    cdef public object replica_gate, rdb_gate, cluster, cluster_script_check
+    cdef public ReplFields repl  # typed, as config: the offset and the write gate are C fields
+    cdef public AofFields aof
     cdef public ConfigFields config  # typed: the encoding thresholds are C struct fields
     cdef public list monitors  # typed: its truth test (every redis.call's) is a C size check
     cdef public object tracking, notify_flags, stat_keyspace_hits, stat_keyspace_misses
@@ -32,7 +48,8 @@ cdef class ServerFields:
 
 
 cdef class ClientFields:
-    cdef public object server, db, dbid, resp, enc, tracking, last_argv, last_cmd, user, lua_debug
+    cdef public object server, db, dbid, resp, tracking, last_argv, last_cmd, user, lua_debug
+    cdef public Encoder enc  # typed: its null reply and the like are C fields
     # the read event's (read_event, _run_fast, queue_output, flush_output): the parsers and their
     # bound methods, the partial batch, the transport, the propagation overrides
     cdef public object exact, reader, _raw, _raw_done, _base, _base_done, _gets, _has_data, _feed

@@ -1,8 +1,9 @@
 """The fields of the server, a client and the configuration that the per-command paths read, as
 base classes.
 
-`Server` (server/core.py), `Client` (server/net/client.py) and `Config` (server/config/options.py)
-are plain Python classes (a client is an asyncio.Protocol); an attribute of one, read from a
+`Server` (server/core.py), `Client` (server/net/client.py), `Config` (server/config/options.py),
+`Replication` (server/replication/state.py) and `AOF` (server/persistence/aof.py) are plain Python
+classes (a client is an asyncio.Protocol); an attribute of one, read from a
 compiled module, costs a type lookup and a descriptor call or a dict lookup (~130 instructions).
 Their hot fields live here instead, in a base class each: compiled (fields.pxd), the base is an
 extension type whose fields are C struct fields, so a compiled module that holds the server or the
@@ -20,10 +21,25 @@ from __future__ import annotations
 class ConfigFields:
     """What the type commands' writes read of the configuration: the encoding thresholds, parsed
     by Config.refresh once per change (list-max-listpack-size with list-compress-depth, the hash
-    and sorted-set listpack limits, set-max-intset-entries, the stream node limits)."""
+    and sorted-set listpack limits, set-max-intset-entries, the stream node limits); and what
+    every timed command reads: latency-tracking."""
 
     __slots__ = ("list_options", "hash_max_listpack", "zset_max_listpack", "set_max_intset_entries",
-                 "stream_node_limits")
+                 "stream_node_limits", "latency_tracking")
+
+
+class ReplFields:
+    """What a read event and a script's first write read of replication (Replication's base): the
+    master offset (a client's write offset, for WAIT) and the min-replicas write gate."""
+
+    __slots__ = ("master_repl_offset", "write_gate")
+
+
+class AofFields:
+    """What a script's first write reads of the AOF (AOF's base): its state (OFF, ON,
+    WAIT_REWRITE)."""
+
+    __slots__ = ("state",)
 
 
 class ServerFields:

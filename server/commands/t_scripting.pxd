@@ -6,7 +6,7 @@
 # scripts and functions are cimported as modules too (beside the .py's imports of them), so that
 # `scripts.cache(...)`, `functions.registry(...).call(...)` and `runner.numkeys(...)`, cpdef there,
 # are C calls.  EVALSHA's client and server are typed as their field bases (server/base/fields.pxd):
-# its server, the monitors and its debugging mode are C struct fields; so is the cache's dict.
+# its server, the monitors and its debugging mode are C struct fields; the cache's find is a C call.
 cimport cython
 from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.scripting cimport functions, runner, scripts
@@ -20,5 +20,5 @@ cpdef _feed_monitors(c, argv)
 @cython.locals(sc=ScriptCache, script=Script)
 cpdef _run_eval(c, argv, ro)
 
-@cython.locals(sc=ScriptCache, script=Script, srv=ServerFields, known=dict)
+@cython.locals(sc=ScriptCache, script=Script, srv=ServerFields)
 cpdef _evalsha(ClientFields c, argv, ro)

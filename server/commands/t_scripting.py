@@ -52,11 +52,10 @@ def _evalsha(c, argv, ro: bool) -> bytes:
         raise CommandError("ERR Please use EVAL instead of EVALSHA for debugging")
     numkeys = _check_numkeys(argv)
     sc = scripts.cache(srv)
-    known = sc.scripts
-    script = known.get(sha)  # the cache's keys are lower case, as clients mostly send them
+    script = sc.find(sha)  # the cache's keys are lower case, as clients mostly send them
     if script is None:
         sha = sha.lower()
-        script = known.get(sha)
+        script = sc.find(sha)
         if script is None:
             raise CommandError(scripts.NOSCRIPT)
     return sc.run(c, sha, script, argv, numkeys, ro)

@@ -45,6 +45,7 @@ import time
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from raxdb.server.base import latency
+from raxdb.server.base.fields import AofFields
 from raxdb.server.base.files import WriteFailed, remove_quietly, write_atomically
 from raxdb.server.base.log import LOG
 from raxdb.server.config.options import ConfigError
@@ -113,7 +114,7 @@ class Bio:
                     self.pending -= 1
 
 
-class AOF:
+class AOF(AofFields):
     replica_stream = False  # a propagation target that skips PUBLISH (server/events/propagate.py)
 
     def __init__(self, srv: Server) -> None:

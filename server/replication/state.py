@@ -50,6 +50,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from raxdb.protocol import reply as R
+from raxdb.server.base.fields import ReplFields
 from raxdb.server.base.log import LOG
 from raxdb.server.config import oomscore
 from raxdb.server.conn import lifecycle
@@ -233,7 +234,7 @@ def _no_replica() -> int | None:
     return None
 
 
-class Replication:
+class Replication(ReplFields):
     def __init__(self, srv: Server) -> None:
         self.srv = srv
         self.replid = new_replid()

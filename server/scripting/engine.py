@@ -44,13 +44,20 @@ from raxdb.server.security import acl
 from raxdb.server.table.registry import BLOCKED
 from raxdb.server.table.scriptflags import sha1hex
 
+try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython
+    cython = SimpleNamespace(compiled=False)
+
+if not cython.compiled:  # compiled, engine.pxd cimports it: client.pxd's inline clock_gettime
+    from raxdb.server.net.client import _clock  # CLOCK_MONOTONIC in ns, time.monotonic's clock
+
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
     from raxdb.server.net.client import Client
 
 HOOK_INSTRUCTIONS = 100000
 _LLONG_MIN, _LLONG_LIMIT = -(1 << 63), 1 << 63
-_monotonic = time.monotonic  # read per run: one global, not a global and an attribute
 _SMALL_INT_REPLIES = R.SMALL_INTS  # reply.integer's cached replies of -1..10000, by value + 1
 REDIS_VERSION = VERSION.encode()
 _MAJOR, _MINOR, _PATCH = map(int, VERSION.split("."))
@@ -129,7 +136,7 @@ class Running:
         self.caller = caller
         self.name = name
         self.argv = argv
-        self.start = _monotonic()
+        self.start = _clock() / 1e9  # time.monotonic()'s value, without its call
         self.ro = ro
         self.allow_oom = allow_oom  # declared allow-oom: writes even when used memory > maxmemory
         self.wrote = False

@@ -14,19 +14,13 @@ from __future__ import annotations
 from typing import Any
 
 from raxdb.server.base.errors import CommandError
-from raxdb.server.table.args import SMALL_INTS, maybe_int
-
-_SMALL = SMALL_INTS  # typed when compiled (runner.pxd): its get is a C dict lookup
+from raxdb.server.table.args import maybe_int
 
 
 def numkeys(argv: list[bytes], not_a_count: str) -> int:
     """EVAL's, EVALSHA's and FCALL's numkeys (argv[2]) in Redis's order of checks: `not_a_count` for
     what is not an integer (each command words it its own way), then too many, then negative."""
-    a = argv[2]
-    # maybe_int's first step inline (a small count is a lookup), the interpreted call only past it
-    n = _SMALL.get(a) if type(a) is bytes else None
-    if n is None:
-        n = maybe_int(a)
+    n = maybe_int(argv[2])
     if n is None:
         raise CommandError(not_a_count)
     if n > len(argv) - 3:

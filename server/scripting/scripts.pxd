@@ -19,6 +19,10 @@ cdef class ScriptCache:
     cdef public dict scripts  # typed: EVALSHA's lookup is a C dict lookup
     cdef public ServerFields server
     cdef public Runner engine
+    cdef list _recent_sha, _recent  # find's memory: C struct fields, typed lists
+
+    @cython.locals(i=cython.int, known=bytes)
+    cpdef Script find(self, bytes sha)
 
     @cython.locals(srv=ServerFields)
     cpdef run(self, ClientFields c, sha, Script script, argv, numkeys, ro_command)

@@ -49,6 +49,27 @@ class ScriptCache:
         self.server = server
         self.engine = Engine(server, b"@user_script")
         self.scripts: dict[bytes, Script] = {}
+        self._forget()
+
+    def _forget(self) -> None:
+        """Empty `find`'s memory of recent lookups (the cache is new)."""
+        self._recent_sha: list[bytes | None] = [None] * 16
+        self._recent: list[Script | None] = [None] * 16
+
+    def find(self, sha: bytes) -> Script | None:
+        """The script cached under `sha` (40 bytes, as EVALSHA checked), or None.  The last one
+        found for each value of the sha's first byte's low four bits is remembered: a job queue's
+        few scripts, run over and over, are found by comparing their 40 bytes, not by hashing
+        them (EVALSHA's argument is a new bytes object each time)."""
+        i = sha[0] & 15
+        known = self._recent_sha[i]
+        if known is not None and known == sha:
+            return self._recent[i]
+        script = self.scripts.get(sha)
+        if script is not None:
+            self._recent_sha[i] = sha
+            self._recent[i] = script
+        return script
 
     def load(self, body: bytes) -> tuple[bytes, Script]:
         sha = sha1hex(body)
@@ -63,6 +84,7 @@ class ScriptCache:
         from raxdb.server.scripting.engine import Engine
 
         self.scripts = {}
+        self._forget()
         self.engine = Engine(self.server, b"@user_script")
 
     def run(self, c: Client, sha: bytes, script: Script, argv: list[bytes], numkeys: int, ro_command: bool) -> bytes:

@@ -3,11 +3,14 @@
 # The integer parsers every command's arguments go through, and option_word, are cpdef (C calls
 # for the compiled handlers that cimport them), and string2ll (protocol/request.pxd) is a C call
 # inside them.
+cimport cython
 from raxdb.protocol.request cimport _string2ll
+from raxdb.server.base.numparse cimport digits_value
 
 
 cpdef to_int(arg, err=*)
 
+@cython.locals(n=Py_ssize_t, v=cython.longlong)
 cpdef maybe_int(arg)
 
 cpdef bytes option_word(arg)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from raxdb.protocol.request import _string2ll
 from raxdb.server.base.errors import NOT_FLOAT, NOT_INTEGER, NOT_POSITIVE, CommandError, c_str
-from raxdb.server.base.numparse import strtod
+from raxdb.server.base.numparse import digits_value, strtod
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
@@ -25,17 +25,13 @@ def to_int(arg: bytes, err: str = NOT_INTEGER) -> int:
 
 
 def maybe_int(arg: bytes) -> int | None:
-    if type(arg) is bytes:  # counts (numkeys, ...) are mostly small: a lookup, not a parse
-        v = _SMALL_INTS.get(arg)
-        if v is not None:
-            return v
+    if type(arg) is bytes:  # counts (numkeys, ...) are mostly plain digits: read without string2ll
+        n = len(arg)
+        if n == 1 or n > 1 and arg[0] != 48:  # no leading zero: string2ll's canonical form
+            v = digits_value(arg)
+            if v >= 0:
+                return v
     return _string2ll(arg)
-
-
-# the canonical spellings of 0..255, which string2ll reads as themselves; public for compiled hot
-# paths (EVALSHA's and FCALL's numkeys), where a call into this module costs more than the check
-# it makes
-SMALL_INTS = _SMALL_INTS = {b"%d" % i: i for i in range(256)}
 
 
 def to_float(arg: bytes, err: str = NOT_FLOAT) -> float:
