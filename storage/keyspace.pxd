@@ -86,7 +86,8 @@ cdef class Database:
     cpdef set_pairs(self, list args, Py_ssize_t start)
 
     @cython.locals(now=cython.longlong)
-    cpdef add(self, object key, object value)
+    @cython.locals(now=cython.longlong)
+    cpdef add(self, object key, object value, long long now_ms=*)
     @cython.locals(h=cython.uint, i=Py_ssize_t, now=cython.longlong)
     cpdef bint add_new(self, object key, object value) except -1
 

@@ -576,9 +576,10 @@ class Database:
                 self._values[p] = args[i + 1]
                 _set_u32(self._meta, p * _META + 1, stamp)
 
-    def add(self, key: bytes, value: Any) -> None:
-        """Create `key`, which must not exist."""
-        now = self.clock.now_ms
+    def add(self, key: bytes, value: Any, now_ms: int = -1) -> None:
+        """Create `key`, which must not exist; `now_ms`, the clock's time when the caller has it
+        (a command's lookup has just read it), else read here."""
+        now = now_ms if now_ms >= 0 else self.clock.now_ms
         self._insert(key, value, now)
         if self.lfu:
             self.freq[key] = (((now // 60000) & 0xFFFF) << 8) | LFU_INIT_VAL

@@ -31,7 +31,7 @@ cdef _set_fields(ClientFields c, h, argv, start)
 
 cdef _set_one(ClientFields c, h, field, value)
 
-@cython.locals(db=Database, srv=ServerFields, n=Py_ssize_t, h=Hash)
+@cython.locals(db=Database, srv=ServerFields, n=Py_ssize_t, h=Hash, now=cython.longlong)
 cpdef hset(ClientFields c, argv, name=*)
 
 cpdef hmset(ClientFields c, argv)

@@ -93,10 +93,11 @@ def hset(c, argv, name: str = "hset"):
     key = argv[1]
     db = c.db
     srv = c.server
-    v = db.get(key, srv.now_ms)  # lookup_or_create, inline
+    now = srv.now_ms
+    v = db.get(key, now)  # lookup_or_create, inline
     if v is None:
         h = new_hash()
-        db.add(key, h)
+        db.add(key, h, now)
     elif type(v) is not Hash:
         raise CommandError(WRONGTYPE)
     else:

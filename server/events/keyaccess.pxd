@@ -16,7 +16,7 @@ cpdef lookup_read(ClientFields c, key)
 @cython.locals(srv=ServerFields, db=Database)
 cpdef lookup_write(ClientFields c, key)
 
-@cython.locals(srv=ServerFields, db=Database)
+@cython.locals(srv=ServerFields, db=Database, now=cython.longlong)
 cpdef lookup_or_create(ClientFields c, key, cls)
 
 @cython.locals(d=Database, srv=ServerFields)

@@ -120,10 +120,11 @@ def lookup_or_create(c: Client, key: bytes, cls: type) -> Any:
     WRONGTYPE otherwise."""
     db = c.db
     srv = c.server
-    v = db.get(key, srv.now_ms)
+    now = srv.now_ms
+    v = db.get(key, now)
     if v is None:
         v = cls()
-        db.add(key, v)
+        db.add(key, v, now)
     elif type(v) is not cls:
         raise CommandError(WRONGTYPE)
     return v

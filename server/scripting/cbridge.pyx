@@ -765,6 +765,10 @@ cdef class Bridge(Crossing):
     # keeps one (a field, a value) keeps what a new object would have held.
     cdef const char *str_at[RX_STRINGS]
     cdef PyObject *str_obj[RX_STRINGS]
+    # The command table's own name objects (the engine's dispatch dict's keys, each mapped to
+    # itself): a command name entering the cache above is the table's key object when it is one,
+    # so that _reply_of's lookup finds it by identity, without comparing bytes.
+    cdef dict name_keys
 
     def __dealloc__(self):
         cdef int i
@@ -1029,7 +1033,7 @@ cdef int _py_call_argv(rx_state *st, Bridge b, lua_State *L, bint raise_errors) 
             if t == RX_TSTRING:
                 s = rx.tolstring(L, i, &size)
                 if size <= RX_STRING_MAX:
-                    v = _short_bytes(b, s, size)
+                    v = _short_bytes(b, s, size, i == 1)
                 else:
                     v = PyBytes_FromStringAndSize(s, <Py_ssize_t>size)
             elif t == RX_TNUMBER:
@@ -1059,15 +1063,18 @@ cdef int _py_call_argv(rx_state *st, Bridge b, lua_State *L, bint raise_errors) 
         return _raise(b, eng, e)
 
 
-cdef inline object _short_bytes(Bridge b, const char *s, size_t size):
+cdef inline object _short_bytes(Bridge b, const char *s, size_t size, bint name):
     """The bytes of a short redis.call argument, `size` bytes at s (a Lua string's), from the
-    Bridge's cache when they are there (see Bridge.str_at)."""
+    Bridge's cache when they are there (see Bridge.str_at); `name`: the command's name, made the
+    command table's key object when it is one (Bridge.name_keys)."""
     cdef size_t h = (<size_t>s >> 4) & (RX_STRINGS - 1)
     cdef PyObject *o = b.str_obj[h]
     if (o != NULL and b.str_at[h] == s and <size_t>PyBytes_GET_SIZE(<object>o) == size
             and memcmp(PyBytes_AS_STRING(<object>o), s, size) == 0):
         return <object>o
     v = PyBytes_FromStringAndSize(s, <Py_ssize_t>size)
+    if name:
+        v = b.name_keys.get(v, v)
     Py_INCREF(v)
     Py_XDECREF(o)
     b.str_obj[h] = <PyObject *>v
@@ -1154,6 +1161,7 @@ def bind(engine: object) -> Bridge | None:
         return None
     cdef Bridge b = Bridge.__new__(Bridge)
     b.engine = engine
+    b.name_keys = {name: name for name in engine._commands}
     b.runtime = runtime
     b.st.bridge = <PyObject *>b
     g = runtime.globals()
