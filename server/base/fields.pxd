@@ -5,10 +5,10 @@
 # fields for the compiled modules that cimport these and type a local with them
 # (server/net/client.pxd's call_command and read path, server/scripting/engine.pxd).  A bint field
 # reads back as a bool whatever was stored (only truth-tested fields are bint); a long long one
-# holds byte counts, offsets and milliseconds.  ConfigFields, ReplFields and AofFields are the
-# bases of Config, Replication and AOF: the server's fields holding those are typed with them, so
-# a typed server's encoding thresholds, replication offset and write gates are two pointer
-# offsets away.
+# holds byte counts, offsets and milliseconds.  ConfigFields, ReplFields, AofFields and UserFields
+# are the bases of Config, Replication, AOF and acl.User: the fields holding those are typed with
+# them, so a typed server's encoding thresholds, replication offset and write gates, and a typed
+# client's user's `free`, are two pointer offsets away.
 
 
 from raxdb.protocol.reply cimport Encoder
@@ -27,6 +27,10 @@ cdef class ReplFields:
 
 cdef class AofFields:
     cdef public int state
+
+
+cdef class UserFields:
+    cdef public bint free
 
 
 cdef class ServerFields:
@@ -48,7 +52,8 @@ cdef class ServerFields:
 
 
 cdef class ClientFields:
-    cdef public object server, db, dbid, resp, tracking, last_argv, last_cmd, user, lua_debug
+    cdef public object server, db, dbid, resp, tracking, last_argv, last_cmd, lua_debug
+    cdef public UserFields user  # typed: a script's start reads whether it is free of ACL rules
     cdef public Encoder enc  # typed: its null reply and the like are C fields
     # the read event's (read_event, _run_fast, queue_output, flush_output): the parsers and their
     # bound methods, the partial batch, the transport, the propagation overrides

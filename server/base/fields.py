@@ -2,8 +2,8 @@
 base classes.
 
 `Server` (server/core.py), `Client` (server/net/client.py), `Config` (server/config/options.py),
-`Replication` (server/replication/state.py) and `AOF` (server/persistence/aof.py) are plain Python
-classes (a client is an asyncio.Protocol); an attribute of one, read from a
+`Replication` (server/replication/state.py), `AOF` (server/persistence/aof.py) and `User`
+(server/security/acl.py) are plain Python classes (a client is an asyncio.Protocol); an attribute of one, read from a
 compiled module, costs a type lookup and a descriptor call or a dict lookup (~130 instructions).
 Their hot fields live here instead, in a base class each: compiled (fields.pxd), the base is an
 extension type whose fields are C struct fields, so a compiled module that holds the server or the
@@ -40,6 +40,13 @@ class AofFields:
     WAIT_REWRITE)."""
 
     __slots__ = ("state",)
+
+
+class UserFields:
+    """What a script's start reads of its caller's ACL user (User's base): whether some selector
+    allows every command, key and channel (`free`: no ACL check is needed)."""
+
+    __slots__ = ("free",)
 
 
 class ServerFields:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from raxdb.protocol import reply as R
 from raxdb.protocol.request import split_inline_args
 from raxdb.server.base.errors import c_str
+from raxdb.server.base.fields import UserFields
 from raxdb.server.base.log import LOG
 from raxdb.server.conn.clientinfo import client_info_line
 from raxdb.server.table.getkeys import key_refs
@@ -466,8 +467,8 @@ def _key_refs(cmd: Command, argv: list[bytes]) -> list[Any]:
 
 
 # ---- users -------------------------------------------------------------------------------------
-class User:
-    __slots__ = ("name", "flags", "passwords", "selectors", "free", "_descr")
+class User(UserFields):  # `free` is UserFields' (server/base/fields.py)
+    __slots__ = ("name", "flags", "passwords", "selectors", "_descr")
 
     def __init__(self, name: bytes, pubsub_default: int = 0) -> None:
         self.name = name
