@@ -34,7 +34,7 @@ lookup that does not touch (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS, OBJECT); 
 `find` see a key even past its deadline (a bare dictFind).  `replace` swaps the value and keeps the
 stamp; `find` + `value_at` + `put_at` are the fast paths' read-modify-write of one key (INCR).
 `set`/`add` read the time from `clock`, which the server points at itself (t_keys.attach) so
-they use the cached command time.
+they use the cached command time (`add` takes it from a caller that has just read it).
 
 LFU (OBJECT FREQ under an LFU maxmemory-policy): after `set_lfu(True)` lookups also keep Redis's
 logarithmic access counter with decay in `freq` (key -> counter), so the common (non-LFU) path

@@ -11,7 +11,7 @@
 # struct fields.
 cimport cython
 from raxdb.server.base.fields cimport ClientFields, ServerFields
-from raxdb.server.events.keyaccess cimport lookup_read, lookup_write, modified, notify
+from raxdb.server.events.keyaccess cimport lookup_read, lookup_write, modified, notify, written
 from raxdb.server.table.args cimport maybe_int, option_word, to_int
 from raxdb.storage.keyspace cimport Database
 

@@ -34,6 +34,7 @@ from raxdb.server.events.keyaccess import (
     notify,
     set_key,
     writable_string,
+    written,
 )
 from raxdb.server.table.args import INT64_MAX, INT64_MIN, maybe_int, option_word, to_int
 from raxdb.server.table.registry import command
@@ -154,11 +155,7 @@ def set_(c, argv):
         if db.nexpires or db.blocking or db.lfu:
             db.get(key, srv.now_ms)  # a stale key expires first (stats, event), as lookupKeyWrite
         db.set(key, value)
-        if db.signals or srv.notify_flags:
-            modified(c, key)
-            notify(c, NOTIFY_STRING, "set", key)
-        else:
-            srv.dirty += 1
+        written(c, key, NOTIFY_STRING, "set")
         return _OK
     flags, expire = parse_string_options(argv, 3)
     when = None if expire is None else _expire_of(c, flags, expire, "set")
@@ -397,11 +394,7 @@ def incr(c, argv, delta: int = 1) -> bytes:
         db.add(key, out)
     else:
         db.replace(key, out)
-    if db.signals or srv.notify_flags:
-        modified(c, key)
-        notify(c, NOTIFY_STRING, "incrby", key)
-    else:
-        srv.dirty += 1
+    written(c, key, NOTIFY_STRING, "incrby")
     return _SHARED_INT_REPLIES[new] if small else b":%s\r\n" % out
 
 

@@ -12,7 +12,7 @@ cimport cython
 from raxdb.protocol cimport reply as R
 from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.base.numparse cimport digits_value
-from raxdb.server.events.keyaccess cimport lookup_or_create, lookup_read, lookup_write, modified, notify
+from raxdb.server.events.keyaccess cimport lookup_or_create, lookup_read, lookup_write, modified, notify, written
 from raxdb.server.table.args cimport option_word, to_int
 from raxdb.storage.keyspace cimport Database
 from raxdb.storage.zset cimport ZSet, zset_add
@@ -20,7 +20,7 @@ from raxdb.storage.zset cimport ZSet, zset_add
 
 cpdef get_zset(ClientFields c, key, write=*)
 
-@cython.locals(zs=ZSet, db=Database, srv=ServerFields, v=cython.longlong, score=cython.double)
+@cython.locals(zs=ZSet, srv=ServerFields, v=cython.longlong, score=cython.double)
 cpdef zadd(ClientFields c, argv)
 
 @cython.locals(zs=ZSet)

@@ -31,6 +31,7 @@ from raxdb.server.events.keyaccess import (
     modified,
     notify,
     set_key,
+    written,
 )
 from raxdb.server.net import blocking
 from raxdb.server.table.args import INT64_MIN, option_word, random_picks_reply, to_int
@@ -270,7 +271,6 @@ def zadd(c, argv):
             return _zadd(c, argv, 0)
         key, member = argv[1], argv[3]
         zs = lookup_or_create(c, key, ZSet)
-        db = c.db
         srv = c.server
         max_entries, max_value = srv.config.zset_max_listpack  # listpack_limits, inline
         out = zset_add(zs, member, score, 0, max_entries, max_value)[0]
@@ -280,11 +280,7 @@ def zadd(c, argv):
             reply = R.integer(0)
         else:
             return R.integer(0)
-        if db.signals or srv.notify_flags:
-            modified(c, key)
-            notify(c, NOTIFY_ZSET, "zadd", key)
-        else:
-            srv.dirty += 1
+        written(c, key, NOTIFY_ZSET, "zadd")
         return reply
     return _zadd(c, argv, 0)
 

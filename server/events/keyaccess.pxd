@@ -24,3 +24,6 @@ cpdef modified(ClientFields c, key, db=*)
 
 @cython.locals(srv=ServerFields)
 cpdef notify(ClientFields c, cls, event, key, dbid=*)
+
+@cython.locals(srv=ServerFields, db=Database)
+cpdef written(ClientFields c, key, cls, event)

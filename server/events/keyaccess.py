@@ -139,6 +139,19 @@ def modified(c: Client, key: bytes, db: Database | None = None) -> None:
     srv.dirty += 1
 
 
+def written(c: Client, key: bytes, cls: int, event: str) -> None:
+    """A command's write of `key` in its database, signalled: signalModifiedKey and the keyspace
+    event when anyone listens (watches, tracking, notifications), else only the dirty count that
+    `modified` keeps (the one test the hot writes make)."""
+    srv = c.server
+    db = c.db
+    if db.signals or srv.notify_flags:
+        modified(c, key)
+        notify(c, cls, event, key)
+    else:
+        srv.dirty += 1
+
+
 def signal_modified(srv: Server, c: Client | None, db: Database, key: bytes) -> None:
     """The listeners of signalModifiedKey, for a write by `c` or (None) an expiry or eviction."""
     if db.watched:

@@ -3,6 +3,7 @@ Lua <-> RESP conversions, error texts and positions, the bundled libraries, busy
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import threading
 
@@ -415,6 +416,37 @@ def test_shebang_flags(diff):
     for body in ["#!lua\nreturn 1", "#!lua flags=no-writes\nreturn 1", "return redis.call('set','a','1')",
                  "return redis.pcall('set','a','1')", "return redis.call('get','a')"]:
         diff("EVAL_RO", body, 0)
+
+
+def test_evalsha_finds_each_of_many_scripts_and_none_after_a_flush(diff):
+    """EVALSHA of 40 cached scripts, in turn and in both cases (many share their sha's first byte,
+    by which the cache remembers the last script it found), then none once SCRIPT FLUSH has run,
+    then the ones loaded again: each reply beside redis-server's."""
+    bodies = [f"return {i}" for i in range(40)]
+    shas = [hashlib.sha1(b.encode()).hexdigest() for b in bodies]
+    for b in bodies:
+        diff("SCRIPT", "LOAD", b)
+    for _ in range(2):
+        for sha in shas + shas[::-1]:
+            diff("EVALSHA", sha, 0)
+            diff("EVALSHA", sha.upper(), 0)
+    diff("SCRIPT", "FLUSH")
+    for sha in shas:
+        diff("EVALSHA", sha, 0)
+    for b in bodies[:5]:
+        diff("EVAL", b, 0)
+    for sha in shas[:10]:
+        diff("EVALSHA", sha, 0)
+
+
+@pytest.mark.parametrize("numkeys", ["0", "1", "2", "00", "01", "007", "+1", "-0", "-1", " 1", "1 ", "",
+                                     "1.0", "0x1", "999999999999999", "9999999999999999999999"])
+def test_numkeys_is_read_as_redis_reads_it(diff, numkeys):
+    """numkeys of EVAL, EVALSHA and FCALL: plain digits (read without string2ll), and what
+    string2ll refuses or reads otherwise (leading zeros, signs, blanks, too many digits)."""
+    diff("EVAL", "return #KEYS", numkeys, "a", "b")
+    diff("EVALSHA", hashlib.sha1(b"return #KEYS").hexdigest(), numkeys, "a", "b")
+    diff("FCALL", "nosuchfunction", numkeys, "a", "b")
 
 
 def test_script_cache_commands(diff):
