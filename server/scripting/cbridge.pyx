@@ -766,8 +766,10 @@ cdef class Bridge(Crossing):
     cdef const char *str_at[RX_STRINGS]
     cdef PyObject *str_obj[RX_STRINGS]
     # The command table's own name objects (the engine's dispatch dict's keys, each mapped to
-    # itself): a command name entering the cache above is the table's key object when it is one,
-    # so that _reply_of's lookup finds it by identity, without comparing bytes.
+    # itself, as they are at bind: rename-command is applied at start-up, before any script): a
+    # command name entering the cache above is the table's key object when it is one, so that
+    # _reply_of's lookup finds it by identity, without comparing bytes.  A name missing here is
+    # still looked up, by value.
     cdef dict name_keys
 
     def __dealloc__(self):
