@@ -17,6 +17,9 @@ cdef unsigned int _u32(array.array a, Py_ssize_t i) noexcept
 cdef void _set_u32(array.array a, Py_ssize_t i, unsigned int v) noexcept
 cdef int _i32(array.array a, Py_ssize_t i) noexcept
 cdef void _set_i32(array.array a, Py_ssize_t i, int v) noexcept
+cdef unsigned char _u8(array.array a, Py_ssize_t i) noexcept
+cdef void _set_u8(array.array a, Py_ssize_t i, unsigned char v) noexcept
+cdef unsigned char _tag(unsigned int h) noexcept
 cdef long long _i64(array.array a, Py_ssize_t i) noexcept
 cdef void _set_i64(array.array a, Py_ssize_t i, long long v) noexcept
 cdef void _grow(array.array a, Py_ssize_t n) except *
@@ -31,6 +34,7 @@ cdef class Database:
     cdef public array.array _meta
     cdef public list _free
     cdef public array.array _index
+    cdef public array.array _tags
     cdef public Py_ssize_t _mask
     cdef public Py_ssize_t count
     cdef public array.array _ttl_pos
@@ -44,24 +48,26 @@ cdef class Database:
     cdef public long long stat_expired, mem
     cdef object __weakref__
 
-    @cython.locals(index=array.array, meta=array.array, keys=list, mask=Py_ssize_t, i=Py_ssize_t,
-                   p=Py_ssize_t)
+    @cython.locals(tags=array.array, index=array.array, keys=list, mask=Py_ssize_t, i=Py_ssize_t,
+                   t=cython.uchar, tag=cython.uchar)
     cdef Py_ssize_t _slot(self, object key, unsigned int h) except -1
+
+    cdef Py_ssize_t _pos(self, object key, unsigned int h) except -2
 
     cpdef Py_ssize_t find(self, object key) except -2
 
-    @cython.locals(index=array.array, mask=Py_ssize_t, meta=array.array, keys=list, p=Py_ssize_t,
-                   i=Py_ssize_t)
+    @cython.locals(index=array.array, tags=array.array, mask=Py_ssize_t, meta=array.array, keys=list,
+                   p=Py_ssize_t, i=Py_ssize_t, h=cython.uint)
     cdef _rebuild_index(self, Py_ssize_t size)
 
     @cython.locals(h=cython.uint)
     cdef Py_ssize_t _insert(self, object key, object value, long long now_ms) except -1
-    @cython.locals(p=Py_ssize_t, mask=Py_ssize_t, meta=array.array, index=array.array)
+    @cython.locals(p=Py_ssize_t, mask=Py_ssize_t, meta=array.array, index=array.array, tags=array.array)
     cdef Py_ssize_t _insert_at(self, object key, object value, long long now_ms, unsigned int h,
                                Py_ssize_t i) except -1
 
-    @cython.locals(index=array.array, meta=array.array, mask=Py_ssize_t, p=Py_ssize_t, j=Py_ssize_t,
-                   q=Py_ssize_t, k=Py_ssize_t, size=Py_ssize_t)
+    @cython.locals(index=array.array, tags=array.array, meta=array.array, mask=Py_ssize_t, p=Py_ssize_t,
+                   j=Py_ssize_t, q=Py_ssize_t, k=Py_ssize_t, size=Py_ssize_t)
     cdef _remove(self, Py_ssize_t i)
 
     @cython.locals(t=cython.uint)

@@ -10,10 +10,12 @@ The table.  A key lives at a position of parallel arrays: `_keys` and `_values` 
 access (OBJECT IDLETIME and LRU eviction: hundredths of a second, modulo 2**32, see `_stamp`) and
 its slot in the deadline arrays plus one (0: no deadline).  `_index` is an open-addressed table of
 positions (int32, -1 empty), at most two thirds full, probed linearly from the hash's low bits; a
-delete moves the later keys of its run back, so there are no tombstones.  A key costs its two
-list slots, 12 bytes of `_meta` and 6-12 bytes of index beside its key and value objects: where a
-dict of records paid a dict entry, a record object and a SCAN slot per key.  Compiled
-(keyspace.pxd), Database is an extension type and the arrays are read through C pointers.
+delete moves the later keys of its run back, so there are no tombstones.  Beside it `_tags` holds
+a byte per slot: 0 empty, else 0x80 and the hash's top seven bits, so that a probe passes the
+slots of other keys reading one line of tags, not their positions and hashes.  A key costs its
+two list slots, 12 bytes of `_meta` and 7.5-15 bytes of index and tags beside its key and value
+objects: where a dict of records paid a dict entry, a record object and a SCAN slot per key.
+Compiled (keyspace.pxd), Database is an extension type and the arrays are read through C pointers.
 
 Positions are stable: a key keeps its position for as long as it exists, deleted positions become
 holes that later keys reuse, and only an empty database restarts at 0.  A SCAN cursor is a
@@ -156,6 +158,19 @@ def _set_i32(a: array, i: int, v: int) -> None:
         a[i] = v
 
 
+def _u8(a: array, i: int) -> int:
+    if cython.compiled:
+        return a.data.as_uchars[i]
+    return a[i]
+
+
+def _set_u8(a: array, i: int, v: int) -> None:
+    if cython.compiled:
+        a.data.as_uchars[i] = v
+    else:
+        a[i] = v
+
+
 def _i64(a: array, i: int) -> int:
     if cython.compiled:
         return a.data.as_longlongs[i]
@@ -183,6 +198,19 @@ def _empty_index(size: int) -> array:
     index = array("i")
     index.frombytes(b"\xff" * (4 * size))
     return index
+
+
+def _empty_tags(size: int) -> array:
+    """The index's tags for `size` slots, all empty (0)."""
+    tags = array("B")
+    tags.frombytes(bytes(size))
+    return tags
+
+
+def _tag(h: int) -> int:
+    """A slot's tag for a key whose hash's low 32 bits are h: its top seven bits, and 0x80 (0 is
+    an empty slot)."""
+    return 0x80 | (h >> 25)
 
 
 def _stamp(ms: int) -> int:
@@ -290,6 +318,7 @@ class Database:
         self._meta = array("I")
         self._free: list[int] = []
         self._index = _empty_index(_MIN_INDEX)
+        self._tags = _empty_tags(_MIN_INDEX)
         self._mask = _MIN_INDEX - 1
         self.count = 0
         self._ttl_pos = array("i")
@@ -302,39 +331,52 @@ class Database:
     # ---- the table -----------------------------------------------------------------------------
     def _slot(self, key: bytes, h: int) -> int:
         """The index slot holding `key`'s position, or the empty slot where it would go (`h` is
-        the low 32 bits of its hash)."""
+        the low 32 bits of its hash).  The probe reads the tags, one byte a slot: a slot whose tag
+        differs is passed without reading its position, its hash or its key (each a cache miss
+        in a big table); one whose tag matches (the key's, or 1 in 128 others) compares the key."""
+        tags = self._tags
         index = self._index
-        meta = self._meta
         keys = self._keys
         mask = self._mask
+        tag = _tag(h)
         i = h & mask
         while True:
-            p = _i32(index, i)
-            if p < 0:
+            t = _u8(tags, i)
+            if t == 0:
                 return i
-            if _u32(meta, p * _META) == h:
-                k = keys[p]
+            if t == tag:
+                k = keys[_i32(index, i)]
                 if k is key or k == key:
                     return i
             i = (i + 1) & mask
 
+    def _pos(self, key: bytes, h: int) -> int:
+        """The position of `key` (`h`: its hash's low 32 bits), or -1: `_slot`'s probe for the
+        callers that need only the position, so that a key not stored costs the tags' line alone."""
+        i = self._slot(key, h)
+        return _i32(self._index, i) if _u8(self._tags, i) else -1
+
     def find(self, key: bytes) -> int:
         """The key's position, or -1: expired or not, without touching it."""
-        return _i32(self._index, self._slot(key, hash(key) & _U32))
+        return self._pos(key, hash(key) & _U32)
 
     def _rebuild_index(self, size: int) -> None:
         """A new index of `size` slots over every live position."""
         index = _empty_index(size)
+        tags = _empty_tags(size)
         mask = size - 1
         meta = self._meta
         keys = self._keys
         for p in range(len(keys)):
             if keys[p] is not None:
-                i = _u32(meta, p * _META) & mask
-                while _i32(index, i) >= 0:
+                h = _u32(meta, p * _META)
+                i = h & mask
+                while _u8(tags, i):
                     i = (i + 1) & mask
                 _set_i32(index, i, p)
+                _set_u8(tags, i, _tag(h))
         self._index = index
+        self._tags = tags
         self._mask = mask
 
     def _insert(self, key: bytes, value: Any, now_ms: int) -> int:
@@ -361,12 +403,14 @@ class Database:
         _set_u32(meta, p * _META + 1, _stamp(now_ms))
         _set_u32(meta, p * _META + 2, 0)
         index = self._index
+        tags = self._tags
         if i < 0:
             mask = self._mask
             i = h & mask
-            while _i32(index, i) >= 0:
+            while _u8(tags, i):
                 i = (i + 1) & mask
         _set_i32(index, i, p)
+        _set_u8(tags, i, _tag(h))
         self.count += 1
         if self.slot_keys is not None:
             self.slot_keys.add(key)
@@ -377,6 +421,7 @@ class Database:
         already dropped).  Linear probing deletes by moving back each later key of the run that
         may sit at `i`, so the index needs no tombstones."""
         index = self._index
+        tags = self._tags
         meta = self._meta
         mask = self._mask
         p = _i32(index, i)
@@ -391,8 +436,10 @@ class Database:
             k = _u32(meta, q * _META) & mask  # where q's key would sit
             if (i < j and (k <= i or k > j)) or (i > j and k <= i and k > j):
                 _set_i32(index, i, q)
+                _set_u8(tags, i, _u8(tags, j))
                 i = j
         _set_i32(index, i, -1)
+        _set_u8(tags, i, 0)
         self.count -= 1
         if not self.count:
             # Empty: no key can be mid-iteration, so the positions restart compact.
@@ -416,7 +463,7 @@ class Database:
     def get(self, key: bytes, now_ms: int) -> Any:
         """The live value of `key` or None, expiring it first if its deadline has passed; a hit
         counts as an access (OBJECT IDLETIME, LFU)."""
-        p = _i32(self._index, self._slot(key, hash(key) & _U32))
+        p = self._pos(key, hash(key) & _U32)
         if p < 0:
             return None
         t = _u32(self._meta, p * _META + 2)
@@ -430,7 +477,7 @@ class Database:
 
     def peek(self, key: bytes, now_ms: int) -> Any:
         """Like `get` but not an access (Redis's LOOKUP_NOTOUCH)."""
-        p = _i32(self._index, self._slot(key, hash(key) & _U32))
+        p = self._pos(key, hash(key) & _U32)
         if p < 0:
             return None
         t = _u32(self._meta, p * _META + 2)
@@ -442,7 +489,7 @@ class Database:
     def stored(self, key: bytes) -> Any:
         """The value as stored, even past its deadline and without touching it (a bare dictFind:
         MEMORY USAGE sizes a key that has expired but was not yet reclaimed, as Redis does)."""
-        p = _i32(self._index, self._slot(key, hash(key) & _U32))
+        p = self._pos(key, hash(key) & _U32)
         return None if p < 0 else self._values[p]
 
     def value_at(self, p: int) -> Any:
@@ -537,7 +584,7 @@ class Database:
     def set(self, key: bytes, value: Any, keep_ttl: bool = False) -> None:
         """Create or overwrite `key`; an overwrite drops the TTL unless keep_ttl (SET's semantics)."""
         now = self.clock.now_ms
-        p = _i32(self._index, self._slot(key, hash(key) & _U32))
+        p = self._pos(key, hash(key) & _U32)
         if p < 0:
             self._insert(key, value, now)
             if self.lfu:
@@ -569,7 +616,7 @@ class Database:
         stamp = _stamp(now)
         for i in range(start, len(args), 2):
             key = args[i]
-            p = _i32(self._index, self._slot(key, hash(key) & _U32))
+            p = self._pos(key, hash(key) & _U32)
             if p < 0:
                 self._insert(key, args[i + 1], now)
             else:
@@ -591,7 +638,7 @@ class Database:
         load does for each key."""
         h = hash(key) & _U32
         i = self._slot(key, h)
-        if _i32(self._index, i) >= 0:
+        if _u8(self._tags, i):
             return False
         now = self.clock.now_ms
         self._insert_at(key, value, now, h, i)
@@ -615,16 +662,16 @@ class Database:
 
     def delete(self, key: bytes) -> bool:
         i = self._slot(key, hash(key) & _U32)
-        p = _i32(self._index, i)
-        if p < 0:
+        if not _u8(self._tags, i):
             return False
+        p = _i32(self._index, i)
         value = self._values[p]
         if self.blocking and key in self.blocking and self.ready_hook is not None and type(value) is Stream:
             self.ready_hook(self, key, value)  # dbGenericDelete: a blocked XREADGROUP must fail
             i = self._slot(key, hash(key) & _U32)  # the hook may have changed the table
-            p = _i32(self._index, i)
-            if p < 0:
+            if not _u8(self._tags, i):
                 return True
+            p = _i32(self._index, i)
         if _u32(self._meta, p * _META + 2):
             self._drop_ttl(p)
         if self.freq:
@@ -702,12 +749,12 @@ class Database:
                 db.slot_keys.rebuild(db.key_list())
 
     def _state(self) -> tuple:
-        return (self._keys, self._values, self._meta, self._free, self._index, self._mask, self.count,
+        return (self._keys, self._values, self._meta, self._free, self._index, self._tags, self._mask, self.count,
                 self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
                 self.sizes, self.mem)
 
     def _restore(self, s: tuple) -> None:
-        (self._keys, self._values, self._meta, self._free, self._index, self._mask, self.count,
+        (self._keys, self._values, self._meta, self._free, self._index, self._tags, self._mask, self.count,
          self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
          self.sizes, self.mem) = s
 

@@ -68,6 +68,12 @@ def _check(db: Database, model: dict[bytes, bytes], ttl: dict[bytes, int]) -> No
     assert dict(db.deadlines()) == ttl
     assert dict(db.expires.items()) == ttl
     assert b"absent-key" not in db or b"absent-key" in model
+    # each index slot's tag: 0 where the slot is empty, else 0x80 and its key's hash's top bits
+    keys_at = db._keys
+    for i in range(len(db._index)):
+        p = db._index[i]
+        want = 0 if p < 0 else 0x80 | ((hash(keys_at[p]) & 0xFFFFFFFF) >> 25)
+        assert db._tags[i] == want, (i, p)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
