@@ -194,17 +194,19 @@ def _grow(a: array, n: int) -> None:
 
 
 def _empty_index(size: int) -> array:
-    """An index of `size` slots (a power of two), all empty (-1)."""
-    index = array("i")
-    index.frombytes(b"\xff" * (4 * size))
-    return index
+    """An index of `size` slots (a power of two), all empty (-1).  Made by repetition, so that no
+    temporary of its size is allocated beside it (a big freed block can stay in the heap, and in
+    the resident set)."""
+    return array("i", _EMPTY_SLOT) * size
 
 
 def _empty_tags(size: int) -> array:
-    """The index's tags for `size` slots, all empty (0)."""
-    tags = array("B")
-    tags.frombytes(bytes(size))
-    return tags
+    """The index's tags for `size` slots, all empty (0); made as _empty_index is."""
+    return array("B", _EMPTY_TAG) * size
+
+
+_EMPTY_SLOT = (-1,)
+_EMPTY_TAG = (0,)
 
 
 def _tag(h: int) -> int:
