@@ -2,8 +2,9 @@
 
 raxdb is written in Python and runs as Python; this only makes the modules on the parse ->
 dispatch -> reply path (and the stream storage under XADD) run faster.  Cython compiles each of
-them from its unchanged .py source: no .pyx dialect, no C of our own, with one exception:
-server/scripting/cbridge.pyx, the scripting engine's crossing into Lua through the Lua C API that
+them from its unchanged .py source: no .pyx dialect, no C of our own, with two exceptions:
+storage/rdbwalk.pyx (a snapshot's writer, which must read the keyspace without touching reference
+counts) and server/scripting/cbridge.pyx, the scripting engine's crossing into Lua through the Lua C API that
 lupa's module exports (redis.call as a C function), which cannot be written as plain Python.  It
 is as optional as the rest: without it the engine uses lupa's own crossing, with the same
 behaviour.  Where a module has a `.pxd`
@@ -75,6 +76,10 @@ HOT_MODULES = [
 # The one module written as C-level Cython (a .pyx, not a .py): redis.call as a C function of the
 # Lua state lupa runs, through the Lua C API lupa's module exports (cbridge.pyx says how and why).
 CBRIDGE = Extension("raxdb.server.scripting.cbridge", ["raxdb/server/scripting/cbridge.pyx"])
+# The other (storage/rdbwalk.pyx): a snapshot's RDB writer, which reads the keyspace through
+# borrowed references so that a forked child does not copy the heap it walks (its docstring says
+# why that needs C-level reads).  Without it a save writes through storage/rdb.py, the same bytes.
+RDBWALK = Extension("raxdb.storage.rdbwalk", ["raxdb/storage/rdbwalk.pyx"])
 
 
 def extensions() -> list[Extension]:
@@ -84,7 +89,7 @@ def extensions() -> list[Extension]:
         from Cython.Build import cythonize
     except ImportError:
         return []
-    exts = cythonize([Extension(name, [_source(name)]) for name in HOT_MODULES] + [CBRIDGE],
+    exts = cythonize([Extension(name, [_source(name)]) for name in HOT_MODULES] + [CBRIDGE, RDBWALK],
                      build_dir="build/cython", quiet=True,
                      compiler_directives={"language_level": 3, "annotation_typing": False})
     for ext in exts:

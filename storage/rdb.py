@@ -254,6 +254,9 @@ class Writer:
     def ms(self, t: int) -> None:
         self.buf += _I64.pack(t)
 
+    def raw(self, b: bytes) -> None:
+        self.buf += b
+
     def double(self, d: float) -> None:
         self.buf += _DOUBLE.pack(d)
 
@@ -321,11 +324,13 @@ def _write_list(w: Writer, ql: Quicklist) -> int:
     return T_LIST_QUICKLIST_2
 
 
-def _write_stream(w: Writer, s: Stream) -> None:
+def _write_stream(w: Any, s: Stream) -> None:
+    """A stream's body into `w`: a Writer, or storage/rdbwalk.pyx's output, which has its
+    interface (length, string, ms, raw)."""
     w.length(len(s.rax))
     for key, lp in s.rax.items():
         w.string(key)
-        w.string(bytes(lp))
+        w.string(lp)
     w.length(s.length)
     for v in (s.last_id, s.first_id, s.max_deleted_id):
         w.length(v >> 64)
@@ -342,7 +347,7 @@ def _write_stream(w: Writer, s: Stream) -> None:
         w.length(cg.entries_read & U64)
         w.length(len(cg.pel))
         for key, nack in cg.pel.items():
-            w.buf += key
+            w.raw(key)
             w.ms(nack.delivery_time)
             w.length(nack.delivery_count)
         w.length(len(cg.consumers))
@@ -351,7 +356,7 @@ def _write_stream(w: Writer, s: Stream) -> None:
             w.ms(cons.seen_time)
             w.length(len(cons.pel))
             for key in cons.pel.keys():
-                w.buf += key
+                w.raw(key)
 
 
 def seal(body: bytes | bytearray) -> bytes:
@@ -865,13 +870,9 @@ class KeyRecord:
         self.freq = freq
 
 
-def write_file(w: Writer, aux: Iterable[tuple[bytes, bytes]], functions: Iterable[bytes],
-               dbs: Iterable[tuple[int, int, int, Iterable[tuple[bytes, Any, int | None]]]],
-               idle: Callable[[int, bytes], int | None] | None = None,
-               freq: Callable[[int, bytes], int | None] | None = None, checksum: bool = True) -> None:
-    """rdbSaveRio: a whole file into `w`.  `dbs` gives (id, size, expires size, keys) for each
-    non-empty database, keys as (key, value, expiry ms or None); `idle` / `freq` give a key's
-    LRU idle seconds / LFU counter when the eviction policy keeps them (else None)."""
+def write_prologue(w: Writer, aux: Iterable[tuple[bytes, bytes]], functions: Iterable[bytes]) -> None:
+    """What a file holds before its databases: the header, the aux fields, the function libraries
+    (storage/rdbwalk.pyx's writer continues from here)."""
     w.buf += b"REDIS%04d" % RDB_VERSION
     for k, v in aux:
         w.buf.append(OP_AUX)
@@ -880,6 +881,16 @@ def write_file(w: Writer, aux: Iterable[tuple[bytes, bytes]], functions: Iterabl
     for code in functions:
         w.buf.append(OP_FUNCTION2)
         w.string(code)
+
+
+def write_file(w: Writer, aux: Iterable[tuple[bytes, bytes]], functions: Iterable[bytes],
+               dbs: Iterable[tuple[int, int, int, Iterable[tuple[bytes, Any, int | None]]]],
+               idle: Callable[[int, bytes], int | None] | None = None,
+               freq: Callable[[int, bytes], int | None] | None = None, checksum: bool = True) -> None:
+    """rdbSaveRio: a whole file into `w`.  `dbs` gives (id, size, expires size, keys) for each
+    non-empty database, keys as (key, value, expiry ms or None); `idle` / `freq` give a key's
+    LRU idle seconds / LFU counter when the eviction policy keeps them (else None)."""
+    write_prologue(w, aux, functions)
     for dbid, size, nexpires, keys in dbs:
         w.buf.append(OP_SELECTDB)
         w.length(dbid)

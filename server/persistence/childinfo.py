@@ -9,13 +9,13 @@ bytes, when the cow was measured in monotonic microseconds, progress), smaller t
 a write is atomic and a read never sees half of one unless the pipe was full.
 
 Child side (module functions, state in `_child`): the key walk calls `counted` around each
-database's keys, which reports every 1024 keys once a second has passed; `finished` sends the
+database's keys (or, compiled, `reporter`'s function every 1024 keys), which reports once a
+second has passed; `finished` sends the
 final copy-on-write figure when the work succeeded.  Reading the copy-on-write size walks
 /proc/self/smaps_rollup (the kernel sums Private_Dirty over every mapping), which costs time on
 a large process, so as Redis does the next reading waits at least 100 times what the last one
-took, and reports in between repeat the last figure.  A Python child copies far more than
-Redis's: reading an object changes its reference count, so every page the walk visits is
-copied; the figure says so honestly.
+took, and reports in between repeat the last figure.  The figure counts the child's own
+allocations too (its output buffer, its LZF table) and every shared page the parent changed.
 
 Parent side (`ChildInfo`): `receive` drains the pipe (the cron calls it once a second while a
 child runs, and once more when a successful child is reaped); `reset` closes the pipe and clears
@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import struct
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from raxdb.server.base.log import LOG
@@ -172,6 +172,23 @@ def _counting(c: _Child, keys: Iterator[Any]) -> Iterator[Any]:
                 continue
         c.keys += 1
         yield item
+
+
+def reporter() -> Callable[[int], None] | None:
+    """`counted` for a walk that counts its keys itself (storage/rdbwalk.pyx calls it every 1024
+    keys with the number written so far); None outside a reporting child."""
+    c = _child
+    if c is None:
+        return None
+
+    def report(keys: int) -> None:
+        c.keys = keys
+        now = time.monotonic_ns() // 1_000_000
+        if now - c.sent_ms >= 1000:
+            _send(c, CURRENT, keys)
+            c.sent_ms = now
+
+    return report
 
 
 def finished(kind: int) -> None:

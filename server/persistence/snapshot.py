@@ -8,14 +8,21 @@ redis-server both ways); this module decides when and where they are written and
   `dbfilename`: a crash mid-save leaves the previous snapshot intact (rdbSave).
 - BGSAVE forks.  The child holds a copy-on-write image of the dataset as it was at the fork, so
   the snapshot is consistent while the parent keeps serving; it writes the file and leaves with
-  os._exit, never touching the event loop.  There is one child slot (`fork_child`, `child_type`),
-  shared with server/persistence/aof.py's rewrite as Redis shares it: whoever finds it taken schedules itself
-  or fails with Redis's reply, and `check_child` hands a reaped child to its kind's handler.  The child turns the cyclic collector off at once: a
-  collection would write to, and so copy, every page of the heap (start-up's gc.freeze in
-  server/main.py stays as it is in the parent).  The parent polls the child from the cron (checkChildrenDone), as Redis does, and only
-  then counts the save: `dirty` loses the changes the snapshot covered, LASTSAVE moves.
-- A foreground save (SAVE, shutdown, FLUSHALL, DEBUG RELOAD) writes strings without LZF; BGSAVE
-  compresses as rdbcompression says (see `save` for why and what it costs).
+  os._exit, never touching the event loop.  There is one child slot (`fork_child`,
+  `child_type`), shared with server/persistence/aof.py's rewrite as Redis shares it: whoever finds
+  it taken schedules itself or fails with Redis's reply, and `check_child` hands a reaped child to
+  its kind's handler.  The parent polls the child from the cron (checkChildrenDone), as Redis
+  does, and only then counts the save: `dirty` loses the changes the snapshot covered, LASTSAVE
+  moves.
+- What the child copies.  Every page the child writes, and every shared page the parent writes
+  while it runs, is copied.  So the child writes nothing of the parent's: the compiled build's
+  writer (storage/rdbwalk.pyx) reads the keyspace through borrowed references, with no
+  reference count touched and its buffers its own, and the child turns the cyclic collector off
+  at once (a collection writes to every tracked object).  What the copy then costs follows what
+  the clients change during the save, as Redis's.  The interpreted build writes with
+  storage/rdb.py, whose walk touches every object's count: the same file, a copy of the heap.
+- A foreground save (SAVE, shutdown, FLUSHALL, DEBUG RELOAD) and BGSAVE compress as rdbcompression
+  says; the interpreted build's foreground save writes strings without LZF (see `save`).
 - Save points ("save <seconds> <changes> ...") are checked every cron tick: a BGSAVE starts when
   one is reached, and after a failed one not before CONFIG_BGSAVE_RETRY_DELAY (5 s).
 - Start-up loading happens after the listening sockets are bound; clients are served while it
@@ -28,6 +35,7 @@ redis-server both ways); this module decides when and where they are written and
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import os
 import signal
@@ -48,6 +56,11 @@ from raxdb.server.persistence import childinfo, loading
 from raxdb.server.persistence.loading import Steps
 from raxdb.server.scripting.functions import registry
 from raxdb.storage import rdb
+
+try:  # the compiled build's snapshot writer (storage/rdbwalk.pyx); interpreted, rdb.write_file
+    from raxdb.storage import rdbwalk
+except ImportError:
+    rdbwalk = None
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
@@ -183,10 +196,22 @@ class Persistence:
         def freq(dbid: int, key: bytes) -> int | None:
             return srv.dbs[dbid].lfu_counter(key, now)
 
+        aux = self._aux(aof_base)
+        libraries = self._functions() if functions else []
+        checksum = values["rdbchecksum"] == "yes"
+        if rdbwalk is not None:  # the compiled walk: no reference count of the dataset written
+            w = rdb.Writer(compress)
+            rdb.write_prologue(w, aux, libraries)
+            delay = int(values["rdb-key-save-delay"])
+            rdbwalk.write_file(f.write, compress, checksum, bytes(w.buf),
+                               [(db.id, db) for db in srv.dbs if db] if data else [], now,
+                               lru="lru" in policy, lfu=freq if "lfu" in policy else None,
+                               delay=functools.partial(loading.debug_delay, delay) if delay else None,
+                               progress=childinfo.reporter())
+            return
         w = rdb.Writer(compress, f.write)
-        rdb.write_file(w, self._aux(aof_base), self._functions() if functions else [],
-                       self.snapshot() if data else iter(()), idle if "lru" in policy else None,
-                       freq if "lfu" in policy else None, checksum=values["rdbchecksum"] == "yes")
+        rdb.write_file(w, aux, libraries, self.snapshot() if data else iter(()), idle if "lru" in policy else None,
+                       freq if "lfu" in policy else None, checksum=checksum)
 
     def _write_file(self, pid: int, compress: bool) -> None:
         """rdbSave's file dance: a temp file, fsynced, renamed over the dump file."""
@@ -209,15 +234,13 @@ class Persistence:
 
     # ---- SAVE -------------------------------------------------------------------------------------
     def save(self) -> bool:
-        """A foreground save (SAVE, FLUSHALL with save points, DEBUG RELOAD, shutdown).  The server
-        is stopped while it runs, so it writes strings without LZF whatever rdbcompression says:
-        pure-Python LZF is ~5x the rest of a save (100k mixed keys: 6.1 s against 1.2 s) for a file
-        ~8% smaller on short values, and a shutdown that outlasts its supervisor's patience
-        (docker stop waits 10 s) loses what it was saving.  BGSAVE, which blocks nothing,
-        compresses as configured; DUMP, MIGRATE and DEBUG OBJECT always follow rdbcompression."""
+        """A foreground save (SAVE, FLUSHALL with save points, DEBUG RELOAD, shutdown), compressed as
+        rdbcompression says, as Redis's.  The interpreted build writes it without LZF: there LZF
+        is Python, ~5x the rest of a save, and the server is stopped while it runs (a shutdown
+        that outlasts its supervisor's patience loses what it was saving); the file is only larger."""
         dirty = self.srv.dirty
         try:
-            self._write_file(os.getpid(), False)
+            self._write_file(os.getpid(), rdbwalk is not None and self.srv.config.values["rdbcompression"] == "yes")
         except WriteFailed:
             return False  # the status stays: only a background save's failure sets it (rdbSave)
         LOG.notice("DB saved on disk")
