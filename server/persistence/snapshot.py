@@ -214,16 +214,31 @@ class Persistence:
                        freq if "lfu" in policy else None, checksum=checksum)
 
     def _write_file(self, pid: int, compress: bool) -> None:
-        """rdbSave's file dance: a temp file, fsynced, renamed over the dump file."""
+        """rdbSave's file dance: a temp file, fsynced, renamed over the dump file.  A failure is
+        logged in rdbSave's words, which name the step that failed ("Write error saving DB on
+        disk(rdbSaveRio): No space left on device" for a full disk, as Redis 7.0 logs it)."""
         tmp = f"temp-{pid}.rdb"
+        step = "rdbSaveRio"  # rdbSave's err_op: the write of the data, then its flush
+
+        def fill(f: Any) -> None:
+            nonlocal step
+            self.write_to(f, compress)
+            step = "fflush"
+            f.flush()
+
         try:
-            write_atomically(tmp, self.path(), lambda f: self.write_to(f, compress))
+            write_atomically(tmp, self.path(), fill)
         except WriteFailed as exc:
             if exc.stage == "open":
                 LOG.warning(f"Failed opening the temp RDB file {tmp} (in server root dir {_cwd() or 'unknown'}) for saving: "
                             f"{exc.strerror}")
+            elif exc.stage == "rename":
+                LOG.warning(f"Error moving temp DB file {tmp} on the final destination "
+                            f"{self.srv.config.values['dbfilename']} (in server root dir {_cwd() or 'unknown'}): "
+                            f"{exc.strerror}")
             else:
-                LOG.warning(f"Write error saving DB on disk: {exc.strerror}")
+                LOG.warning(f"Write error saving DB on disk({step if exc.stage == 'write' else exc.stage}): "
+                            f"{exc.strerror}")
             raise
 
     def _saved(self, dirty_covered: int) -> None:
