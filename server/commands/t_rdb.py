@@ -29,9 +29,9 @@ def save(c, argv):
     p = persistence.attach(c.server)
     if p.in_progress():
         raise CommandError(_IN_PROGRESS)
+    p.stats["rdb_saves"] += 1  # every SAVE and BGSAVE, failed or not; not the saves FLUSHALL or shutdown make
     if not p.save():
         raise CommandError("ERR")
-    p.stats["rdb_saves"] += 1  # counted by SAVE and BGSAVE, not by the saves FLUSHALL or shutdown make
     return R.OK
 
 
