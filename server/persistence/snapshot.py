@@ -54,7 +54,7 @@ from raxdb.server.config import oomscore
 from raxdb.server.events.propagate import deletion
 from raxdb.server.persistence import childinfo, loading
 from raxdb.server.persistence.loading import Steps
-from raxdb.server.scripting.functions import registry
+from raxdb.server.scripting.functions import library_code
 from raxdb.storage import rdb
 
 try:  # the compiled build's snapshot writer (storage/rdbwalk.pyx); interpreted, rdb.write_file
@@ -106,6 +106,10 @@ class Persistence:
         self.child_started = 0.0
         self.childinfo = childinfo.ChildInfo()  # the running child's reports (INFO's cow and progress)
         self.childinfo_read = 0.0  # when the cron last read them
+        # INFO's used_memory as the parent worked it out at the fork, for a child's aux field
+        # `used-mem`: the figure samples thousands of keys across the heap, and a child reading
+        # them would copy every page it reads (None: no fork under way, work it out).
+        self.used_at_fork: int | None = None
         self.dirty_before_bgsave = 0
         self.scheduled = False  # BGSAVE SCHEDULE, run when no child is active
         self.last_bgsave_try = 0
@@ -148,8 +152,9 @@ class Persistence:
         return os.path.join(_cwd() or "", self.srv.config.values["dbfilename"])
 
     def _aux(self, aof_base: bool) -> list[tuple[bytes, bytes]]:
+        used = self.used_at_fork if self.used_at_fork is not None else self.srv.used_memory()
         aux = [(b"redis-ver", VERSION.encode()), (b"redis-bits", b"64"), (b"ctime", b"%d" % int(time.time())),
-               (b"used-mem", b"%d" % self.srv.used_memory())]
+               (b"used-mem", b"%d" % used)]
         repl = self.srv.repl
         stream_db = None if aof_base else repl.rdb_save_info()
         if stream_db is not None:  # rdbSaveInfoAuxFields with an rsi: what a replica PSYNCs from
@@ -157,8 +162,6 @@ class Persistence:
                     (b"repl-offset", b"%d" % repl.master_repl_offset)]
         return [*aux, (b"aof-base", b"1" if aof_base else b"0")]
 
-    def _functions(self) -> list[bytes]:
-        return [lib.code for lib in registry(self.srv).libraries.values()]
 
     def snapshot(self) -> Iterator[tuple[int, int, int, Iterator[tuple[bytes, Any, int | None]]]]:
         """Every non-empty database as (id, keys, keys with a deadline, (key, value, deadline ms or
@@ -197,7 +200,7 @@ class Persistence:
             return srv.dbs[dbid].lfu_counter(key, now)
 
         aux = self._aux(aof_base)
-        libraries = self._functions() if functions else []
+        libraries = library_code(self.srv) if functions else []
         checksum = values["rdbchecksum"] == "yes"
         if rdbwalk is not None:  # the compiled walk: no reference count of the dataset written
             w = rdb.Writer(compress)
@@ -317,10 +320,12 @@ class Persistence:
         # it never acts on, so it finishes its file.  The signals stay blocked across the fork,
         # so one sent before the child has let go of the fd waits, and is then ignored.
         signal.pthread_sigmask(signal.SIG_BLOCK, _SHUTDOWN_SIGNALS)
+        self.used_at_fork = self.srv.used_memory()
         try:
             pid = os.fork()
         except BaseException:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
+            self.used_at_fork = None
             raise
         if pid == 0:
             code = 1
@@ -337,6 +342,7 @@ class Persistence:
             finally:
                 os._exit(code)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
+        self.used_at_fork = None
         # INFO's total_forks / latest_fork_usec and the latency monitor's "fork" event, as redisFork
         fork_us = (time.perf_counter_ns() - started) // 1000
         self.total_forks += 1

@@ -337,6 +337,13 @@ class FunctionsEngine:
         self._commit(libs, policy == b"replace")
 
 
+def library_code(server: Server) -> list[bytes]:
+    """Every library's code, for a snapshot: none where no engine was ever started (a snapshot's
+    child must not start one: a Lua state's allocations on the parent's heap pages copy them)."""
+    fe = getattr(server, "functions_engine", None)
+    return [] if fe is None else [lib.code for lib in fe.libraries.values()]
+
+
 def registry(server: Server) -> FunctionsEngine:
     fe = getattr(server, "functions_engine", None)
     if fe is None:
