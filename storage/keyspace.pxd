@@ -20,6 +20,32 @@ cdef void _set_i32(array.array a, Py_ssize_t i, int v) noexcept
 cdef unsigned char _u8(array.array a, Py_ssize_t i) noexcept
 cdef void _set_u8(array.array a, Py_ssize_t i, unsigned char v) noexcept
 cdef unsigned char _tag(unsigned int h) noexcept
+
+# The stored keys read without a reference taken (see _stored_is): borrowed pointers, and bytes
+# compared as bytes_richcompare does (length, then memcmp); anything else by ==.
+from cpython.ref cimport PyObject
+from libc.string cimport memcmp
+
+cdef extern from "Python.h":
+    void* _list_item "PyList_GET_ITEM"(list keys, Py_ssize_t i)
+    Py_ssize_t _size_of "Py_SIZE"(void* o)
+    char* _bytes_of "PyBytes_AS_STRING"(void* o)
+    void* _type_of "Py_TYPE"(void* o)
+
+
+cdef inline bint _same_key(void* k, object key) except -1:
+    cdef void* q = <void*>key
+    cdef Py_ssize_t n
+    if k == q:
+        return True
+    if _type_of(k) == <void*>bytes and _type_of(q) == <void*>bytes:
+        n = _size_of(k)
+        return n == _size_of(q) and memcmp(_bytes_of(k), _bytes_of(q), n) == 0
+    return <object>k == key
+
+
+cdef inline bint _stored_is(list keys, Py_ssize_t p, object key) except -1
+cdef inline bint _is_hole(list keys, Py_ssize_t p) except -1
 cdef long long _i64(array.array a, Py_ssize_t i) noexcept
 cdef void _set_i64(array.array a, Py_ssize_t i, long long v) noexcept
 cdef void _grow(array.array a, Py_ssize_t n) except *

@@ -209,6 +209,23 @@ _EMPTY_SLOT = (-1,)
 _EMPTY_TAG = (0,)
 
 
+def _stored_is(keys: list, p: int, key: bytes) -> bool:
+    """Is the key stored at position p `key`?  Compiled, read without taking a reference to the
+    stored key: a reference count written is a page copied while a snapshot's child shares the
+    heap, and a probe would write one for every key it compares."""
+    if cython.compiled:
+        return _same_key(_list_item(keys, p), key)  # noqa: F821 (keyspace.pxd)
+    k = keys[p]
+    return k is key or k == key
+
+
+def _is_hole(keys: list, p: int) -> bool:
+    """Is position p free?  Compiled, read as `_stored_is` reads."""
+    if cython.compiled:
+        return _list_item(keys, p) == cython.cast(cython.p_void, None)  # noqa: F821 (keyspace.pxd)
+    return keys[p] is None
+
+
 def _tag(h: int) -> int:
     """A slot's tag for a key whose hash's low 32 bits are h: its top seven bits, and 0x80 (0 is
     an empty slot)."""
@@ -346,10 +363,8 @@ class Database:
             t = _u8(tags, i)
             if t == 0:
                 return i
-            if t == tag:
-                k = keys[_i32(index, i)]
-                if k is key or k == key:
-                    return i
+            if t == tag and _stored_is(keys, _i32(index, i), key):
+                return i
             i = (i + 1) & mask
 
     def _pos(self, key: bytes, h: int) -> int:
@@ -370,7 +385,7 @@ class Database:
         meta = self._meta
         keys = self._keys
         for p in range(len(keys)):
-            if keys[p] is not None:
+            if not _is_hole(keys, p):
                 h = _u32(meta, p * _META)
                 i = h & mask
                 while _u8(tags, i):
