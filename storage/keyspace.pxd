@@ -70,7 +70,7 @@ cdef class Database:
     cdef public Py_ssize_t nexpires
     cdef public dict freq
     cdef public object expires, watched, blocking, clock, expired_hook, ready_hook, new_hook, sizes, slot_keys
-    cdef public bint lfu, signals, expire_paused, loading
+    cdef public bint lfu, signals, expire_paused, loading, touch
     cdef public long long stat_expired, mem
     cdef object __weakref__
 

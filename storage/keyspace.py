@@ -321,6 +321,10 @@ class Database:
         # see what the command saw when it was logged, or what it moved elsewhere is lost; keys
         # still past their deadline expire once loading ends.
         self.loading = False
+        # Does a lookup count as an access (OBJECT IDLETIME's stamp, the LFU counter)?  Not while
+        # a snapshot's child runs (Redis's lookupKey skips them while hasActiveChildProcess): the
+        # stamp written would copy its page of `_meta` for the child.  The server sets it.
+        self.touch = True
         # Memory accounting (server/memory/evict.py, only while maxmemory is set; None otherwise): key ->
         # the bytes last counted for it, and their sum.  A deleted key leaves here at once; the
         # server re-counts the keys a command touched after it runs.
@@ -487,9 +491,10 @@ class Database:
         if t and _i64(self._ttl_when, t - 1) <= now_ms and not self.loading:
             self._expire(key)
             return None
-        _set_u32(self._meta, p * _META + 1, _stamp(now_ms))
-        if self.lfu:
-            self._lfu_touch(key, now_ms)
+        if self.touch:
+            _set_u32(self._meta, p * _META + 1, _stamp(now_ms))
+            if self.lfu:
+                self._lfu_touch(key, now_ms)
         return self._values[p]
 
     def peek(self, key: bytes, now_ms: int) -> Any:

@@ -304,7 +304,13 @@ class Persistence:
         self.child_pid = pid
         self.child_type = kind
         self.child_started = time.monotonic()
+        self._touch(False)
         return pid
+
+    def _touch(self, on: bool) -> None:
+        """Lookups count as accesses again (on), or not while a child runs (Database.touch)."""
+        for db in self.srv.dbs:
+            db.touch = on
 
     def fork(self, work: Callable[[], bool], title: str | None) -> int:
         """redisFork's common part, for the child slot's children and the Lua debugger's (which
@@ -368,6 +374,7 @@ class Persistence:
         pid, kind = self.child_pid, self.child_type
         self.child_pid = -1
         self.child_type = ""
+        self._touch(True)
         if os.WIFSIGNALED(status):
             exitcode, bysignal = -1, os.WTERMSIG(status)
         else:
@@ -393,6 +400,7 @@ class Persistence:
                 pass
         self.child_pid = -1
         self.child_type = ""
+        self._touch(True)
         self.childinfo.reset()
 
     # ---- BGSAVE -----------------------------------------------------------------------------------

@@ -725,6 +725,33 @@ def test_info_while_a_bgsave_runs(fresh):
     d("CONFIG", "SET", "rdb-key-save-delay", "0")
 
 
+def test_lookups_do_not_count_as_accesses_while_a_child_runs(fresh):
+    """lookupKey leaves the LFU counter (and the LRU clock) alone while a child runs: the write
+    would copy a page the child shares.  With lfu-log-factor 0 every counted GET adds one."""
+    ours_srv, theirs_srv = fresh
+    d = Diff(ours_srv.port, theirs_srv.port)
+    d("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")
+    d("CONFIG", "SET", "lfu-log-factor", "0")
+    for i in range(5):
+        d("SET", f"k{i}", "v")
+    d("GET", "k0")
+    d("OBJECT", "FREQ", "k0")
+    d("CONFIG", "SET", "rdb-key-save-delay", "100000")  # 100 ms a key: the save outlasts the GETs
+    d("BGSAVE")
+    for _ in range(3):
+        d("GET", "k0")
+    ours, theirs = d.both("OBJECT", "FREQ", "k0")
+    assert ours == theirs == b":6\r\n"  # 5 at creation, the GET before the save
+    assert b"rdb_bgsave_in_progress:1" in d.ours.call("INFO", "persistence")
+    assert ours_srv.wait_log("Background saving terminated with success")
+    assert theirs_srv.wait_log("Background saving terminated with success")
+    d("GET", "k0")
+    ours, theirs = d.both("OBJECT", "FREQ", "k0")
+    assert ours == theirs == b":7\r\n"
+    d("CONFIG", "SET", "rdb-key-save-delay", "0")
+    d("CONFIG", "SET", "maxmemory-policy", "noeviction")
+
+
 def test_failed_bgsave_refuses_writes(fresh):
     """integration/rdb 'failed bgsave prevents writes': with save points and
     stop-writes-on-bgsave-error, a BGSAVE that failed (its child killed) makes writes, PING,
