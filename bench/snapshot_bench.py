@@ -24,6 +24,9 @@ as fast as it can over its own connection, it measures:
    `master_sync_in_progress:0`, and the master's extra memory meanwhile (as in 1; the writer keeps
    writing to the master).  Disk (`repl-diskless-sync no`), and with `--diskless` also diskless
    (`repl-diskless-sync yes`, `repl-diskless-sync-delay 0`).
+4. Copy per operation: the pages a save's child ends up holding per GET, then per SET, of a
+   random key (`measure_copy_per_op`): the extra memory of 1 grows with how many writes each
+   server's save lets in, this is per write.
 
 The report is a table, both servers' figures and the ratio raxdb/redis-server per row, headed by
 the date, the commit and the 1-minute load average before and after (the host is shared: a loaded
@@ -68,6 +71,7 @@ MB = 1e6
 SAMPLE_S = 0.05  # the /proc sampler's period
 POLL_S = 0.01  # INFO polling: the durations' resolution
 VALUE_SIZE = 100
+COPY_OPS = 20_000  # operations per copy-per-operation figure
 
 # --- /proc ----------------------------------------------------------------------------------------
 
@@ -329,6 +333,41 @@ def measure_bgsave(srv: ServerProcess, conn: RawConnection, opts: argparse.Names
     out["dump_mb"] = os.path.getsize(os.path.join(srv.cwd, "dump.rdb")) / MB
 
 
+def measure_copy_per_op(srv: ServerProcess, conn: RawConnection, opts: argparse.Namespace,
+                        out: dict[str, float]) -> None:
+    """Pages the child's copy grows by per GET, then per SET, of a random existing key: a BGSAVE
+    slowed by rdb-key-save-delay (it outlasts the operations), its child's Private_Dirty read
+    before and after OPS pipelined operations, then the child stopped with SIGUSR1 (a save
+    stopped on purpose, as FLUSHALL stops one).  Unlike the extra-memory rows this does not
+    depend on how many writes the writer fits into each server's save."""
+    import random
+    import signal
+
+    rnd = random.Random(53)
+    call_ok(conn, "CONFIG", "SET", "rdb-key-save-delay", "100")
+    before = children(srv.proc.pid)
+    reply = conn.call("BGSAVE")
+    if not reply.startswith(b"+Background saving started"):
+        raise RuntimeError(f"BGSAVE: {reply[:200]!r}")
+    poll("the BGSAVE child", lambda: bool(children(srv.proc.pid) - before), opts.timeout)
+    child = min(children(srv.proc.pid) - before)
+    value = b"v" * VALUE_SIZE
+    # GETs first: pages the SETs copied would otherwise be counted as already copied for them
+    for name, make in (("get", lambda k: [b"GET", k]), ("set", lambda k: [b"SET", k, value])):
+        start = private_dirty_bytes(child)
+        for _ in range(0, COPY_OPS, 1000):
+            conn.send(b"".join(encode_command(make(b"key:%d" % rnd.randrange(opts.keys))) for _ in range(1000)))
+            for _ in range(1000):
+                conn.read_frame()
+        end = private_dirty_bytes(child)
+        if not end:
+            raise RuntimeError("the BGSAVE child ended before the operations did")
+        out[f"copy_pages_per_{name}"] = (end - start) / 4096 / COPY_OPS
+    os.kill(child, signal.SIGUSR1)
+    poll("the stopped BGSAVE", lambda: info(conn, "persistence").get("rdb_bgsave_in_progress") == "0", opts.timeout)
+    call_ok(conn, "CONFIG", "SET", "rdb-key-save-delay", "0")
+
+
 def shutdown_nosave(srv: ServerProcess, conn: RawConnection, timeout: float) -> None:
     with contextlib.suppress(OSError):  # the server closes the connection without a reply
         conn.call("SHUTDOWN", "NOSAVE")
@@ -425,6 +464,7 @@ def run_server(kind: str, opts: argparse.Namespace) -> dict[str, float]:
         for mode in ("disk", "diskless") if opts.diskless else ("disk",):
             measure_resync(kind, start, srv, conn, mode, opts, out)
             print(f"  {kind}: {mode} resync {out[f'resync_{mode}_s']:.2f} s", flush=True)
+        measure_copy_per_op(srv, conn, opts, out)
         conn.close()
     finally:
         if srv is not None:
@@ -447,6 +487,8 @@ ROWS: list[tuple[str, str, str]] = [
     ("bgsave_writer_p99_ms", "BGSAVE writer p99 SET latency (ms)", ".2f"),
     ("bgsave_writer_max_ms", "BGSAVE writer max SET latency (ms)", ".1f"),
     ("bgsave_writer_sets", "BGSAVE writer SETs during the save", ".0f"),
+    ("copy_pages_per_set", "copy during a save per SET of a random key (pages)", ".2f"),
+    ("copy_pages_per_get", "copy during a save per GET of a random key (pages)", ".2f"),
     ("dump_mb", "dump.rdb size (MB)", ".1f"),
     ("load_s", "start-up load, 'DB loaded from disk' (s)", ".2f"),
     ("rss_loaded_mb", "resident set after the load (MB)", ".1f"),
