@@ -6,6 +6,9 @@
 # buffer instead of a method lookup and Python int arithmetic.  The fields stay public: the
 # function library's dump and the loaders' windows read them.
 cimport cython
+from raxdb.storage.lzf cimport decompress_at as lzf_decompress_at
+from raxdb.storage.listpack cimport canonical_pairs
+from raxdb.protocol.reply cimport decimal
 
 
 cdef class Writer:
@@ -25,17 +28,24 @@ cdef class Reader:
     cpdef bytes take(self, n)  # n untyped: a corrupt file's length may not fit a C integer
     @cython.locals(p=cython.Py_ssize_t)
     cpdef int byte(self) except -1
-    @cython.locals(p=cython.Py_ssize_t, data=bytes)
+    @cython.locals(p=cython.Py_ssize_t, data=bytes, b=cython.int)
     cpdef length(self)
-    @cython.locals(p=cython.Py_ssize_t, data=bytes, b=cython.int, end=cython.Py_ssize_t)
+    @cython.locals(p=cython.Py_ssize_t, data=bytes, b=cython.int, end=cython.Py_ssize_t, width=cython.int,
+                   x=cython.longlong, s="const unsigned char*")
     cpdef bytes string(self)
+    @cython.locals(p=cython.Py_ssize_t, n=cython.Py_ssize_t)
+    cdef bytes _lzf(self)
 
 
 @cython.locals(w=Writer)
 cpdef int write_value(w, value) except -1
 
 
-@cython.locals(r=Reader)
+cdef int _K_STRING, _K_LIST, _K_SET, _K_ZSET, _K_HASH, _K_STREAM, _K_MODULE, _FIRST_OPCODE
+cdef bytes _KINDS
+cdef object _HUGE
+
+@cython.locals(r=Reader, kind=cython.int)
 cpdef read_value(r, int t, limits)
 
 

@@ -43,20 +43,30 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+try:  # compiled, `cython.compiled` is true at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
+
 from raxdb.storage import intset, lpcodec
 from raxdb.storage.crc64 import crc64
 from raxdb.storage.hashtype import Hash
 from raxdb.storage.intset import canonical_int
 from raxdb.storage.keyspace import is_string
-from raxdb.storage.listpack import Listpack, checked_count, checked_values
+from raxdb.storage.listpack import Listpack, canonical_pairs, checked_count, checked_values
 from raxdb.storage.lzf import compress as lzf_compress
-from raxdb.storage.lzf import decompress as lzf_decompress
+from raxdb.storage.lzf import decompress_at as lzf_decompress_at
 from raxdb.storage.quicklist import PackedNode, Quicklist
 from raxdb.storage.rax import Rax
 from raxdb.storage.set_type import Intset, RSet
 from raxdb.storage.stream import NACK, U64, Consumer, ConsumerGroup, Stream
 from raxdb.storage.ziplist import ziplist_entries, zipmap_pairs
 from raxdb.storage.zset import ZSet
+
+if not cython.compiled:  # compiled, rdb.pxd cimports it: an inline C function
+    from raxdb.protocol.reply import decimal
 
 RDB_VERSION = 10
 
@@ -73,10 +83,20 @@ OP_FUNCTION2, OP_FUNCTION_PRE_GA, OP_MODULE_AUX = 0xF5, 0xF6, 0xF7
 OP_IDLE, OP_FREQ, OP_AUX, OP_RESIZEDB = 0xF8, 0xF9, 0xFA, 0xFB
 OP_EXPIRETIME_MS, OP_EXPIRETIME, OP_SELECTDB, OP_EOF = 0xFC, 0xFD, 0xFE, 0xFF
 
+# Each type's kind, indexed by its byte (0 for none: an unknown type): what read_value dispatches
+# on, and the record loop's test of a type byte.  Compiled (rdb.pxd), the table is indexed and the
+# kinds compared as C integers, where each test of a type against the names above would make and
+# compare a Python int.
+_K_STRING, _K_LIST, _K_SET, _K_ZSET, _K_HASH, _K_STREAM, _K_MODULE = 1, 2, 3, 4, 5, 6, 7
+_KINDS = bytes([_K_STRING, _K_LIST, _K_SET, _K_ZSET, _K_HASH, _K_ZSET, _K_MODULE, _K_MODULE, 0, _K_HASH,
+                _K_LIST, _K_SET, _K_ZSET, _K_HASH, _K_LIST, _K_STREAM, _K_HASH, _K_ZSET, _K_LIST, _K_STREAM])
+_FIRST_OPCODE = OP_FUNCTION2  # every byte from here on is an opcode
+
 _ENC_INT8, _ENC_INT16, _ENC_INT32, _ENC_LZF = 0, 1, 2, 3
 _QL_PLAIN, _QL_PACKED = 1, 2
 _QL_MIN_COMPRESS_IMPROVE = 8
 
+_HUGE = 1 << 62  # a length past any file's
 _DOUBLE = struct.Struct("<d")
 _I64 = struct.Struct("<q")
 
@@ -444,43 +464,77 @@ class Reader:
     def length(self) -> int:
         p = self.pos
         data = self.data
-        if p < len(data) and data[p] < 0x40:  # the common 6-bit length, without _len's tuple
-            self.pos = p + 1
-            return data[p]
+        if p < len(data):
+            b = data[p]
+            if b < 0x40:  # the common 6-bit length, without _len's tuple
+                self.pos = p + 1
+                return b
+            if b < 0x80 and p + 1 < len(data):  # 14 bits
+                self.pos = p + 2
+                return (b & 0x3F) << 8 | data[p + 1]
         return self._len()[0]  # rdbLoadLen(rdb, NULL): an encoding's number stands as the length
 
     def string(self) -> bytes:
         p = self.pos
         data = self.data
         if p < len(data):
+            # the usual strings without _len's tuple: plain ones of a 6-bit length (most keys,
+            # fields and small values) or a 14-bit one, integers, LZF (values over 20 bytes)
             b = data[p]
-            if b < 0x40:  # a short plain string: most keys, fields and small values
-                end = p + 1 + b
+            if b < 0x80:
+                if b < 0x40:
+                    p += 1
+                    end = p + b
+                elif p + 1 < len(data):
+                    end = p + 2 + ((b & 0x3F) << 8 | data[p + 1])
+                    p += 2
+                else:
+                    raise Short
                 if end > len(data):
                     raise Short
                 self.pos = end
-                return data[p + 1:end]
+                s = data  # compiled, a pointer to its bytes, whose slice is a new bytes (no slice object)
+                return s[p:end]
+            if b == 0xC0 | _ENC_LZF:
+                self.pos = p + 1
+                return self._lzf()
+            if 0xC0 <= b <= 0xC0 | _ENC_INT32:  # an integer of 1, 2 or 4 bytes, little endian
+                width = 1 << (b & 3)
+                end = p + 1 + width
+                if end > len(data):
+                    raise Short
+                x = data[p + width]  # from the signed top byte down
+                if x >= 128:
+                    x -= 256
+                while width > 1:
+                    width -= 1
+                    x = x * 256 + data[p + width]
+                self.pos = end
+                return decimal(x)
         n, encoded = self._len()
         if not encoded:
             return self.take(n)
-        if n == _ENC_INT8:
-            return b"%d" % int.from_bytes(self.take(1), "little", signed=True)
-        if n == _ENC_INT16:
-            return b"%d" % int.from_bytes(self.take(2), "little", signed=True)
-        if n == _ENC_INT32:
-            return b"%d" % int.from_bytes(self.take(4), "little", signed=True)
-        if n == _ENC_LZF:
-            clen = self.length()
-            ulen = self.length()
-            if ulen == 0:  # lzf_decompress's failure value is 0 too: Redis takes any data here
-                self.take(clen)
-                return b""
-            packed = self.take(clen)  # a short read: unreported, as rioRead's failure
-            try:
-                return lzf_decompress(packed, ulen)
-            except (ValueError, OverflowError) as exc:  # Overflow: compiled, a length past int64
-                raise corrupt("Invalid LZF compressed string") from exc
         raise corrupt("Unknown RDB string encoding type %d" % n)
+
+    def _lzf(self) -> bytes:
+        """An LZF string after its encoding byte: compressed and original lengths, the data
+        (rdbLoadLzfStringObject)."""
+        clen = self.length()
+        ulen = self.length()
+        if ulen == 0:  # lzf_decompress's failure value is 0 too: Redis takes any data here
+            self.take(clen)
+            return b""
+        if clen >= _HUGE:  # (compared first: no file holds it, and it may not fit a C integer)
+            raise Short
+        n = clen
+        p = self.pos
+        if n > len(self.data) - p:
+            raise Short  # a short read: unreported, as rioRead's failure
+        self.pos = p + n
+        try:  # read in place, not sliced out first
+            return lzf_decompress_at(self.data, p, n, ulen)
+        except (ValueError, OverflowError) as exc:  # Overflow: compiled, a length past int64
+            raise corrupt("Invalid LZF compressed string") from exc
 
     def ms(self) -> int:
         return _I64.unpack(self.take(8))[0]
@@ -506,19 +560,20 @@ class Reader:
 
 def read_value(r: Reader, t: int, limits: Limits) -> Any:
     """rdbLoadObject for type `t`: the value, EMPTY for an empty collection."""
-    if t == T_STRING:
+    kind = _KINDS[t] if 0 <= t < len(_KINDS) else 0
+    if kind == _K_STRING:
         return r.string()
-    if t in (T_LIST, T_LIST_ZIPLIST, T_LIST_QUICKLIST, T_LIST_QUICKLIST_2):
-        return _read_list(r, t, limits)
-    if t in (T_SET, T_SET_INTSET):
-        return _read_set(r, t, limits)
-    if t in (T_ZSET, T_ZSET_2, T_ZSET_ZIPLIST, T_ZSET_LISTPACK):
-        return _read_zset(r, t, limits)
-    if t in (T_HASH, T_HASH_ZIPMAP, T_HASH_ZIPLIST, T_HASH_LISTPACK):
+    if kind == _K_HASH:
         return _read_hash(r, t, limits)
-    if t in (T_STREAM_LISTPACKS, T_STREAM_LISTPACKS_2):
+    if kind == _K_LIST:
+        return _read_list(r, t, limits)
+    if kind == _K_SET:
+        return _read_set(r, t, limits)
+    if kind == _K_ZSET:
+        return _read_zset(r, t, limits)
+    if kind == _K_STREAM:
         return _read_stream(r, t)
-    if t in (T_MODULE, T_MODULE_2):
+    if kind == _K_MODULE:
         with _Context("Short read module id"):
             module_id = r.length()
         raise corrupt("The RDB file contains module data I can't load: no matching module type "
@@ -720,6 +775,14 @@ def _read_hash(r: Reader, t: int, limits: Limits) -> Any:
                 len(f) <= limits.hash_max_value and len(v) <= limits.hash_max_value for f, v in pairs)
         else:
             blob = r.string()
+            if t == T_HASH_LISTPACK:
+                # the usual small hash: well formed, canonical, no field twice, checked in one walk
+                # that decodes nothing, and kept as it is (what the long way below ends in too)
+                n = canonical_pairs(blob)
+                if 0 < n and n >> 1 <= limits.hash_max_entries:
+                    h = Hash()
+                    h.lp = blob
+                    return h
             what = "Hash listpack" if t == T_HASH_LISTPACK else "Hash ziplist"
             items = _listpack_items(blob, what) if t == T_HASH_LISTPACK else _ziplist_items(blob, what)
             pairs = _pairs(items, what)
