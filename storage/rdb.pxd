@@ -6,6 +6,7 @@
 # buffer instead of a method lookup and Python int arithmetic.  The fields stay public: the
 # function library's dump and the loaders' windows read them.
 cimport cython
+from raxdb.storage.keyspace cimport Database
 from raxdb.storage.lzf cimport decompress_at as lzf_decompress_at
 from raxdb.storage.listpack cimport canonical_pairs
 from raxdb.protocol.reply cimport decimal
@@ -51,3 +52,31 @@ cpdef read_value(r, int t, limits)
 
 cdef class KeyRecord:
     cdef public object db, key, value, expire_ms, idle_s, freq
+
+
+# A load's reading (read_file): the record loop is _Records._run, a C method over a typed Reader,
+# and a key KeySink takes goes into its Database through keyspace's C methods (add_new).
+cdef class KeySink:
+    cdef public list dbs
+    cdef public long long now_ms
+    cdef public Py_ssize_t added, expiring
+
+
+cdef class _Records:
+    cdef public Reader r
+    cdef public Py_ssize_t base
+    cdef public object crc, arriving, limits, db, expire, idle, freq, key
+    cdef public KeySink sink
+    cdef public Database target
+    cdef public int t, version
+    cdef public bytes stored
+    cdef public long long tick, next_tick, tick_at
+    cdef public Py_ssize_t start, refill_at
+
+    cpdef bint can_wait(self) except -1
+    cpdef Py_ssize_t want(self, Py_ssize_t start) except -1
+    cpdef refill(self, Py_ssize_t start)
+    cdef _select(self, db)
+    cpdef next(self)
+    @cython.locals(r=Reader, t=cython.int, at=cython.longlong, target=Database, sink=KeySink)
+    cdef _run(self)
