@@ -86,6 +86,9 @@ cdef class Database:
                    p=Py_ssize_t, i=Py_ssize_t, h=cython.uint)
     cdef _rebuild_index(self, Py_ssize_t size)
 
+    @cython.locals(size=Py_ssize_t)
+    cpdef reserve(self, Py_ssize_t n)
+
     @cython.locals(h=cython.uint)
     cdef Py_ssize_t _insert(self, object key, object value, long long now_ms) except -1
     @cython.locals(p=Py_ssize_t, mask=Py_ssize_t, meta=array.array, index=array.array, tags=array.array)

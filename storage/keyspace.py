@@ -400,6 +400,15 @@ class Database:
         self._tags = tags
         self._mask = mask
 
+    def reserve(self, n: int) -> None:
+        """Room in the index for `n` keys in all, so that a load (a file's RESIZEDB, Redis's
+        dictExpand) does not rebuild it again and again as it fills; nothing if it has the room."""
+        size = self._mask + 1
+        while n * 3 > size * 2:  # _insert_at's rule: at most two thirds full
+            size *= 2
+        if size > self._mask + 1:
+            self._rebuild_index(size)
+
     def _insert(self, key: bytes, value: Any, now_ms: int) -> int:
         """Add `key`, which is not here, with `value`: its position."""
         return self._insert_at(key, value, now_ms, hash(key) & _U32, -1)

@@ -8,7 +8,7 @@
 # encoders below.
 cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy
 
 from raxdb.protocol.reply cimport decimal, digits as _digits, put_head, put_u
 
@@ -137,6 +137,20 @@ cpdef Py_ssize_t find_key(bytes buf, bytes key) except -2
 
 @cython.locals(s='const unsigned char *', p=Py_ssize_t)
 cpdef object pair_value(bytes buf, bytes key)
+
+# The check of a loaded small hash's listpack (rdb.py): entries walked through a pointer.
+@cython.locals(s='const unsigned char *', n=Py_ssize_t, end=Py_ssize_t, p=Py_ssize_t, count=Py_ssize_t,
+               b=cython.uint, size=Py_ssize_t, x=Py_ssize_t, width=Py_ssize_t, q=Py_ssize_t, j=Py_ssize_t,
+               want=cython.uint, f=Py_ssize_t, k=Py_ssize_t, fsize=Py_ssize_t)
+cpdef Py_ssize_t canonical_pairs(bytes buf) except -2
+
+@cython.locals(c=cython.uint, i=Py_ssize_t)
+cdef bint _int_text(const unsigned char* s, Py_ssize_t p, Py_ssize_t n) except -1
+
+@cython.locals(top=cython.uint, neg=bint, x=cython.int, keep=Py_ssize_t, fill=cython.uint, j=Py_ssize_t)
+cdef bint _fits_below(const unsigned char* s, Py_ssize_t p, Py_ssize_t width) noexcept
+
+cdef bint _same_bytes(const unsigned char* s, bytes buf, Py_ssize_t p, Py_ssize_t q, Py_ssize_t n) noexcept
 
 @cython.locals(s='const unsigned char *', p=Py_ssize_t, q=Py_ssize_t, end=Py_ssize_t, b=cython.uchar)
 cpdef list elements(bytes buf)

@@ -40,7 +40,8 @@ compiled they read the bytes through a C pointer; the list type's quicklist node
 them): `count_of(buf)`, `offset_at(buf, index)`, `skip(buf, p, n)`, `value_at(buf, p)`,
 `values(buf, p, n)`, `bulks(buf, p, n)` (the RESP bulk strings of n entries), `push_value(buf, v,
 head)`, `pop_value(buf, head)`, `from_encoded(chunk, n)`, `delete_indexes(buf, indexes)`, and
-`checked_count(buf)` (the deep integrity check, without decoding a value).
+`checked_count(buf)` (the deep integrity check, without decoding a value), and `canonical_pairs(buf)`
+(the same for a loaded small hash, which also finds its elements canonical and its fields distinct).
 """
 
 from __future__ import annotations
@@ -1169,6 +1170,135 @@ def pair_value(buf: bytes, key: bytes) -> bytes | None:
         return None
     s = buf
     return value_at(buf, p + _span(s, p))
+
+
+def canonical_pairs(buf: bytes) -> int:
+    """The element count of `buf` if it is a well-formed listpack (checked_count's checks) of an
+    even number of elements, each in its canonical encoding, with no field (even index) twice and
+    the count in its header; else -1, and the caller checks it the long way, which finds what is
+    wrong or re-encodes what is not canonical.  A loaded small hash is checked with it: each entry's
+    layout once and no element decoded.  Canonical entries are equal exactly when their bytes are
+    (see above), so fields are compared as bytes."""
+    s = buf
+    n = len(buf)
+    if n < HEADER_SIZE + 1 or (s[0] | (s[1] << 8) | (s[2] << 16) | (s[3] << 24)) != n or s[n - 1] != EOF:
+        return -1
+    end = n - 1
+    p = HEADER_SIZE
+    count = 0
+    while p < end:
+        b = s[p]
+        if b < 0x80:  # 7-bit uint: 0..127, always canonical
+            size = 1
+        elif b < 0xC0:  # 6-bit string: canonical unless it spells an integer
+            size = 1 + (b & 0x3F)
+            if p + size > end or _int_text(s, p + 1, size - 1):
+                return -1
+        elif b < 0xE0:  # 13-bit int, not one the 7-bit encoding holds
+            if p + 2 > end:
+                return -1
+            x = ((b & 0x1F) << 8) | s[p + 1]
+            if x < 128:
+                return -1
+            size = 2
+        elif b < 0xF0:  # 12-bit string: 64 bytes or more (no integer is that long)
+            if p + 2 > end:
+                return -1
+            size = ((b & 0x0F) << 8) | s[p + 1]
+            if size < 64:
+                return -1
+            size += 2
+        elif b == 0xF0:  # 32-bit string: 4096 bytes or more
+            if p + 5 > end:
+                return -1
+            size = s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16) | (s[p + 4] << 24)
+            if size < 4096:
+                return -1
+            size += 5
+        elif b == 0xF1 or b == 0xF2 or b == 0xF3 or b == 0xF4:
+            # 16-, 24-, 32-, 64-bit ints: each past the range of the encoding below it, so the
+            # value's top bytes are not all a sign extension of the smaller encoding's top bit
+            width = 2 if b == 0xF1 else (3 if b == 0xF2 else (4 if b == 0xF3 else 8))
+            if p + 1 + width > end or _fits_below(s, p + 1, width):
+                return -1
+            size = 1 + width
+        else:
+            return -1
+        width = 1 if size <= 127 else (2 if size < 16383 else (3 if size < 2097151 else (4 if size < 268435455 else 5)))
+        q = p + size
+        if q + width > end:
+            return -1
+        for j in range(width):
+            want = (size >> (7 * (width - 1 - j))) & 127
+            if j:
+                want |= 128
+            if s[q + j] != want:
+                return -1
+        if not count & 1:  # a field: none before it may be the same entry
+            f = HEADER_SIZE
+            k = 0
+            while k < count:
+                fsize = _span(s, f)
+                if fsize == size + width and _same_bytes(s, buf, f, p, size):
+                    return -1
+                f += fsize
+                f += _span(s, f)  # its value
+                k += 2
+        p = q + width
+        count += 1
+    if p != end or count & 1 or (s[4] | (s[5] << 8)) != count:
+        return -1
+    return count
+
+
+def _int_text(s: bytes, p: int, n: int) -> bool:
+    """Whether the n bytes at p spell an int64 as string2ll reads one (lpStringToInt64): a
+    string a listpack would store as an integer.  Only 19 or more digits are left to
+    string_to_int."""
+    if n == 0 or n > 20:
+        return False
+    c = s[p]
+    i = 0
+    if c == 45:  # '-', then a digit 1-9
+        if n == 1 or not 49 <= s[p + 1] <= 57:
+            return False
+        i = 1
+    elif not 49 <= c <= 57:
+        return c == 48 and n == 1
+    if n - i > 18:
+        return string_to_int(bytes(s[p:p + n])) is not None
+    while i < n:
+        c = s[p + i]
+        if c < 48 or c > 57:
+            return False
+        i += 1
+    return True
+
+
+def _fits_below(s: bytes, p: int, width: int) -> bool:
+    """Whether the little-endian two's complement integer of `width` bytes at p (2, 3, 4 or 8)
+    fits the next smaller listpack integer encoding (13-bit for 2 bytes, 16-bit for 3, 24-bit for
+    4, 32-bit for 8): an integer entry that is not canonical."""
+    top = s[p + width - 1]
+    neg = top >= 128
+    if width == 2:  # 13-bit: -4096..4095
+        x = s[p] | (top << 8)
+        if neg:
+            x -= 0x10000
+        return -4096 <= x <= 4095
+    keep = width - 1 if width < 8 else 4  # the bytes of the smaller encoding
+    fill = 0xFF if neg else 0
+    for j in range(keep, width):
+        if s[p + j] != fill:
+            return False
+    return (s[p + keep - 1] >= 128) == neg  # its own top bit is the sign
+
+
+def _same_bytes(s: bytes, buf: bytes, p: int, q: int, n: int) -> bool:
+    """Whether the n bytes at p and at q are equal."""
+    if cython.compiled:
+        return memcmp(s + p, s + q, n) == 0  # noqa: F821 (listpack.pxd cimports it)
+    return buf[p:p + n] == buf[q:q + n]
 
 
 def elements(buf: bytes) -> list[bytes]:

@@ -43,20 +43,30 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+try:  # compiled, `cython.compiled` is true at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
+
 from raxdb.storage import intset, lpcodec
 from raxdb.storage.crc64 import crc64
 from raxdb.storage.hashtype import Hash
 from raxdb.storage.intset import canonical_int
-from raxdb.storage.keyspace import is_string
-from raxdb.storage.listpack import Listpack, checked_count, checked_values
+from raxdb.storage.keyspace import Database, is_string
+from raxdb.storage.listpack import Listpack, canonical_pairs, checked_count, checked_values
 from raxdb.storage.lzf import compress as lzf_compress
-from raxdb.storage.lzf import decompress as lzf_decompress
+from raxdb.storage.lzf import decompress_at as lzf_decompress_at
 from raxdb.storage.quicklist import PackedNode, Quicklist
 from raxdb.storage.rax import Rax
 from raxdb.storage.set_type import Intset, RSet
 from raxdb.storage.stream import NACK, U64, Consumer, ConsumerGroup, Stream
 from raxdb.storage.ziplist import ziplist_entries, zipmap_pairs
 from raxdb.storage.zset import ZSet
+
+if not cython.compiled:  # compiled, rdb.pxd cimports it: an inline C function
+    from raxdb.protocol.reply import decimal
 
 RDB_VERSION = 10
 
@@ -73,10 +83,20 @@ OP_FUNCTION2, OP_FUNCTION_PRE_GA, OP_MODULE_AUX = 0xF5, 0xF6, 0xF7
 OP_IDLE, OP_FREQ, OP_AUX, OP_RESIZEDB = 0xF8, 0xF9, 0xFA, 0xFB
 OP_EXPIRETIME_MS, OP_EXPIRETIME, OP_SELECTDB, OP_EOF = 0xFC, 0xFD, 0xFE, 0xFF
 
+# Each type's kind, indexed by its byte (0 for none: an unknown type): what read_value dispatches
+# on, and the record loop's test of a type byte.  Compiled (rdb.pxd), the table is indexed and the
+# kinds compared as C integers, where each test of a type against the names above would make and
+# compare a Python int.
+_K_STRING, _K_LIST, _K_SET, _K_ZSET, _K_HASH, _K_STREAM, _K_MODULE = 1, 2, 3, 4, 5, 6, 7
+_KINDS = bytes([_K_STRING, _K_LIST, _K_SET, _K_ZSET, _K_HASH, _K_ZSET, _K_MODULE, _K_MODULE, 0, _K_HASH,
+                _K_LIST, _K_SET, _K_ZSET, _K_HASH, _K_LIST, _K_STREAM, _K_HASH, _K_ZSET, _K_LIST, _K_STREAM])
+_FIRST_OPCODE = OP_FUNCTION2  # every byte from here on is an opcode
+
 _ENC_INT8, _ENC_INT16, _ENC_INT32, _ENC_LZF = 0, 1, 2, 3
 _QL_PLAIN, _QL_PACKED = 1, 2
 _QL_MIN_COMPRESS_IMPROVE = 8
 
+_HUGE = 1 << 62  # a length past any file's
 _DOUBLE = struct.Struct("<d")
 _I64 = struct.Struct("<q")
 
@@ -449,43 +469,77 @@ class Reader:
     def length(self) -> int:
         p = self.pos
         data = self.data
-        if p < len(data) and data[p] < 0x40:  # the common 6-bit length, without _len's tuple
-            self.pos = p + 1
-            return data[p]
+        if p < len(data):
+            b = data[p]
+            if b < 0x40:  # the common 6-bit length, without _len's tuple
+                self.pos = p + 1
+                return b
+            if b < 0x80 and p + 1 < len(data):  # 14 bits
+                self.pos = p + 2
+                return (b & 0x3F) << 8 | data[p + 1]
         return self._len()[0]  # rdbLoadLen(rdb, NULL): an encoding's number stands as the length
 
     def string(self) -> bytes:
         p = self.pos
         data = self.data
         if p < len(data):
+            # the usual strings without _len's tuple: plain ones of a 6-bit length (most keys,
+            # fields and small values) or a 14-bit one, integers, LZF (values over 20 bytes)
             b = data[p]
-            if b < 0x40:  # a short plain string: most keys, fields and small values
-                end = p + 1 + b
+            if b < 0x80:
+                if b < 0x40:
+                    p += 1
+                    end = p + b
+                elif p + 1 < len(data):
+                    end = p + 2 + ((b & 0x3F) << 8 | data[p + 1])
+                    p += 2
+                else:
+                    raise Short
                 if end > len(data):
                     raise Short
                 self.pos = end
-                return data[p + 1:end]
+                s = data  # compiled, a pointer to its bytes, whose slice is a new bytes (no slice object)
+                return s[p:end]
+            if b == 0xC0 | _ENC_LZF:
+                self.pos = p + 1
+                return self._lzf()
+            if 0xC0 <= b <= 0xC0 | _ENC_INT32:  # an integer of 1, 2 or 4 bytes, little endian
+                width = 1 << (b & 3)
+                end = p + 1 + width
+                if end > len(data):
+                    raise Short
+                x = data[p + width]  # from the signed top byte down
+                if x >= 128:
+                    x -= 256
+                while width > 1:
+                    width -= 1
+                    x = x * 256 + data[p + width]
+                self.pos = end
+                return decimal(x)
         n, encoded = self._len()
         if not encoded:
             return self.take(n)
-        if n == _ENC_INT8:
-            return b"%d" % int.from_bytes(self.take(1), "little", signed=True)
-        if n == _ENC_INT16:
-            return b"%d" % int.from_bytes(self.take(2), "little", signed=True)
-        if n == _ENC_INT32:
-            return b"%d" % int.from_bytes(self.take(4), "little", signed=True)
-        if n == _ENC_LZF:
-            clen = self.length()
-            ulen = self.length()
-            if ulen == 0:  # lzf_decompress's failure value is 0 too: Redis takes any data here
-                self.take(clen)
-                return b""
-            packed = self.take(clen)  # a short read: unreported, as rioRead's failure
-            try:
-                return lzf_decompress(packed, ulen)
-            except (ValueError, OverflowError) as exc:  # Overflow: compiled, a length past int64
-                raise corrupt("Invalid LZF compressed string") from exc
         raise corrupt("Unknown RDB string encoding type %d" % n)
+
+    def _lzf(self) -> bytes:
+        """An LZF string after its encoding byte: compressed and original lengths, the data
+        (rdbLoadLzfStringObject)."""
+        clen = self.length()
+        ulen = self.length()
+        if ulen == 0:  # lzf_decompress's failure value is 0 too: Redis takes any data here
+            self.take(clen)
+            return b""
+        if clen >= _HUGE:  # (compared first: no file holds it, and it may not fit a C integer)
+            raise Short
+        n = clen
+        p = self.pos
+        if n > len(self.data) - p:
+            raise Short  # a short read: unreported, as rioRead's failure
+        self.pos = p + n
+        try:  # read in place, not sliced out first
+            return lzf_decompress_at(self.data, p, n, ulen)
+        except (ValueError, OverflowError) as exc:  # Overflow: compiled, a length past int64
+            raise corrupt("Invalid LZF compressed string") from exc
 
     def ms(self) -> int:
         return _I64.unpack(self.take(8))[0]
@@ -511,19 +565,20 @@ class Reader:
 
 def read_value(r: Reader, t: int, limits: Limits) -> Any:
     """rdbLoadObject for type `t`: the value, EMPTY for an empty collection."""
-    if t == T_STRING:
+    kind = _KINDS[t] if 0 <= t < len(_KINDS) else 0
+    if kind == _K_STRING:
         return r.string()
-    if t in (T_LIST, T_LIST_ZIPLIST, T_LIST_QUICKLIST, T_LIST_QUICKLIST_2):
-        return _read_list(r, t, limits)
-    if t in (T_SET, T_SET_INTSET):
-        return _read_set(r, t, limits)
-    if t in (T_ZSET, T_ZSET_2, T_ZSET_ZIPLIST, T_ZSET_LISTPACK):
-        return _read_zset(r, t, limits)
-    if t in (T_HASH, T_HASH_ZIPMAP, T_HASH_ZIPLIST, T_HASH_LISTPACK):
+    if kind == _K_HASH:
         return _read_hash(r, t, limits)
-    if t in (T_STREAM_LISTPACKS, T_STREAM_LISTPACKS_2):
+    if kind == _K_LIST:
+        return _read_list(r, t, limits)
+    if kind == _K_SET:
+        return _read_set(r, t, limits)
+    if kind == _K_ZSET:
+        return _read_zset(r, t, limits)
+    if kind == _K_STREAM:
         return _read_stream(r, t)
-    if t in (T_MODULE, T_MODULE_2):
+    if kind == _K_MODULE:
         with _Context("Short read module id"):
             module_id = r.length()
         raise corrupt("The RDB file contains module data I can't load: no matching module type "
@@ -725,6 +780,14 @@ def _read_hash(r: Reader, t: int, limits: Limits) -> Any:
                 len(f) <= limits.hash_max_value and len(v) <= limits.hash_max_value for f, v in pairs)
         else:
             blob = r.string()
+            if t == T_HASH_LISTPACK:
+                # the usual small hash: well formed, canonical, no field twice, checked in one walk
+                # that decodes nothing, and kept as it is (what the long way below ends in too)
+                n = canonical_pairs(blob)
+                if 0 < n and n >> 1 <= limits.hash_max_entries:
+                    h = Hash()
+                    h.lp = blob
+                    return h
             what = "Hash listpack" if t == T_HASH_LISTPACK else "Hash ziplist"
             items = _listpack_items(blob, what) if t == T_HASH_LISTPACK else _ziplist_items(blob, what)
             pairs = _pairs(items, what)
@@ -948,17 +1011,61 @@ class Arriving:
 _LET_GO = 1 << 16
 
 
-class _Window:
-    """read_file's bytes at hand: `r` reads them; `base` is the file offset of r.data[0] and
-    `crc` the checksum of the bytes before it (let go: only an Arriving file lets any go)."""
+class KeySink:
+    """Where read_file adds keys itself, without an event for each: a load's common key, whose
+    database is one of `dbs` (keyspace Databases, by number) and which has no LRU idle time, no
+    LFU counter and no deadline before `now_ms`, goes into its database here (Database.add_new,
+    then its deadline), unless the database has it already.  Every other key (a duplicate, a
+    database out of range, a deadline past, LRU/LFU data) is still a ("key", KeyRecord) event,
+    for the loader's own rules.  `added` counts the keys added here and `expiring` those of
+    them with a deadline.  A loaded file's per-key cost is then its parse and its insertion."""
 
-    __slots__ = ("r", "base", "crc", "arriving")
+    __slots__ = ("dbs", "now_ms", "added", "expiring")
 
-    def __init__(self, data: bytes, arriving: Arriving | None) -> None:
+    def __init__(self, dbs: list[Database], now_ms: int) -> None:
+        self.dbs = dbs
+        self.now_ms = now_ms
+        self.added = 0
+        self.expiring = 0
+
+
+_AT_EOF = ("eof", None)  # what _Records.next returns at the EOF opcode (read_file's own event)
+
+
+class _Records:
+    """read_file's reading: the bytes at hand (`r` reads them; `base` is the file offset of
+    r.data[0] and `crc` the checksum of the bytes before it, let go: only an Arriving file lets
+    any go), the state between records (the database, a key's expiry, idle time and LFU
+    counter read before it), and `next`, which reads records up to the next event.  Compiled
+    (rdb.pxd), an extension type whose reads are C calls: a key the sink takes costs no event,
+    no record object and no exception frame of its own."""
+
+    __slots__ = ("r", "base", "crc", "arriving", "limits", "sink", "target", "db", "expire", "idle", "freq",
+                 "key", "t", "version", "stored", "tick", "next_tick", "tick_at", "start", "refill_at")
+
+    def __init__(self, data: bytes, limits: Limits, tick: int, arriving: Arriving | None,
+                 sink: KeySink | None) -> None:
         self.r = Reader(data, 0)
         self.base = 0
         self.crc = 0
         self.arriving = arriving
+        self.limits = limits
+        self.sink = sink
+        self.target: Database | None = None
+        self.db = 0
+        self._select(0)
+        self.expire: int | None = None
+        self.idle: int | None = None
+        self.freq: int | None = None
+        self.key: bytes | None = None  # while its value is read: the key an error names
+        self.t = 0
+        self.version = RDB_VERSION
+        self.stored = b""  # the checksum after the EOF opcode
+        self.tick = tick
+        self.next_tick = tick or 1 << 62
+        self.tick_at = -1  # a tick due after the key event just returned
+        self.start = 0  # the offset (in r.data) of the record being read
+        self.refill_at = -1  # after a ("need", n): the record to read again once bytes came
 
     def can_wait(self) -> bool:
         """After a short read: may more bytes come?"""
@@ -985,9 +1092,111 @@ class _Window:
             r.pos = start
         a.chunks.clear()
 
+    def _select(self, db: int) -> None:
+        self.db = db
+        sink = self.sink
+        self.target = sink.dbs[db] if sink is not None and db < len(sink.dbs) else None
 
-def read_file(data: bytes, limits: Limits, tick: int = 0,
-              arriving: Arriving | None = None) -> Iterator[tuple[str, Any]]:
+    def next(self) -> tuple[str, Any]:
+        """The next event (read_file's, or _AT_EOF), reading records up to it.  A short read
+        waits for an arriving file's bytes (a ("need", n) event, then the record again)."""
+        while True:
+            if self.tick_at >= 0:
+                at = self.tick_at
+                self.tick_at = -1
+                return "tick", at
+            if self.refill_at >= 0:
+                self.refill(self.refill_at)
+                self.refill_at = -1
+            try:
+                return self._run()
+            except RDBError as exc:
+                if self.key is not None:  # in a value: where, for the loader's report (redis-check-rdb's)
+                    exc.key, exc.type, exc.offset = self.key, self.t, self.base + self.r.pos
+                    self.key = None
+                if not isinstance(exc, Short) or not self.can_wait():
+                    raise
+            a = self.arriving
+            assert a is not None
+            if not a.chunks:
+                self.refill_at = self.start
+                return "need", self.want(self.start)
+            self.refill(self.start)
+
+    def _run(self) -> tuple[str, Any]:
+        """Records from r.pos up to the next event; Short if the bytes end inside one (`start`
+        is where it began)."""
+        r = self.r
+        limits = self.limits
+        while True:
+            self.start = r.pos
+            t = r.byte()
+            if t < _FIRST_OPCODE:  # a key
+                if t >= len(_KINDS) or not _KINDS[t]:
+                    raise corrupt("Unknown RDB encoding type %d" % t)
+                key = r.string()
+                self.key = key
+                self.t = t
+                value = read_value(r, t, limits)
+                self.key = None
+                expire = self.expire
+                target = self.target
+                if value is EMPTY:
+                    event: tuple[str, Any] | None = ("empty", (self.db, key))
+                elif (target is not None and self.idle is None and self.freq is None
+                      and (expire is None or expire >= self.sink.now_ms) and target.add_new(key, value)):
+                    sink = self.sink
+                    if expire is not None:
+                        target.set_expire(key, expire)
+                        sink.expiring += 1
+                    sink.added += 1
+                    event = None
+                else:
+                    event = ("key", KeyRecord(self.db, key, value, expire, self.idle, self.freq))
+                self.expire = self.idle = self.freq = None
+                at = self.base + r.pos
+                if at >= self.next_tick:
+                    self.next_tick = (at // self.tick + 1) * self.tick
+                    if event is None:
+                        return "tick", at
+                    self.tick_at = at
+                if event is not None:
+                    return event
+                continue
+            if t == OP_EXPIRETIME_MS:
+                self.expire = r.ms()
+                continue
+            if t == OP_EXPIRETIME:
+                self.expire = int.from_bytes(r.take(4), "little", signed=True) * 1000
+                continue
+            if t == OP_FREQ:
+                self.freq = r.byte()
+                continue
+            if t == OP_IDLE:
+                self.idle = r.length()
+                continue
+            if t == OP_EOF:
+                if self.version >= 5:
+                    self.stored = r.take(8)
+                return _AT_EOF
+            if t == OP_SELECTDB:
+                self._select(r.length())
+                continue
+            if t == OP_RESIZEDB:
+                return "resize", (self.db, r.length(), r.length())
+            if t == OP_AUX:
+                return "aux", (r.string(), r.string())
+            if t == OP_MODULE_AUX:
+                raise RDBError("The RDB file contains AUX module data I can't load: no matching module")
+            if t == OP_FUNCTION_PRE_GA:
+                raise RDBError("Pre-release function format not supported.")
+            if t == OP_FUNCTION2:
+                return "function", r.string()
+            raise corrupt("Unknown RDB encoding type %d" % t)  # (every byte from 0xF5 is an opcode)
+
+
+def read_file(data: bytes, limits: Limits, tick: int = 0, arriving: Arriving | None = None,
+              sink: KeySink | None = None) -> Iterator[tuple[str, Any]]:
     """rdbLoadRio over a whole file's bytes, as events: ("aux", (key, value)), ("function", code),
     ("resize", (db, size, expires)), ("key", KeyRecord), ("empty", (db, key)) for a key whose
     collection was empty (Redis skips those), then ("end", offset) once the checksum checked out:
@@ -995,13 +1204,14 @@ def read_file(data: bytes, limits: Limits, tick: int = 0,
     With `tick`, also ("tick", offset) after the key that crosses each multiple of `tick` bytes
     (rdbLoadProgressCallback's loading-process-events-interval-bytes: where a loader may serve
     clients).  With `arriving`, `data` is what has come so far, and ("need", n) asks for more
-    (see Arriving).  Raises RDBError with Redis's wording where it has one."""
-    win = _Window(data, arriving)
-    r = win.r
-    while len(r.data) < 9 and win.can_wait():
+    (see Arriving).  With `sink`, the keys it takes go into their databases with no event (see
+    KeySink).  Raises RDBError with Redis's wording where it has one."""
+    rec = _Records(data, limits, tick, arriving, sink)
+    r = rec.r
+    while len(r.data) < 9 and rec.can_wait():
         if not arriving.chunks:  # type: ignore[union-attr]
             yield "need", 9 - len(r.data)
-        win.refill(0)
+        rec.refill(0)
     head = r.data[:9]
     if len(head) < 9 or head[:5] != b"REDIS":
         raise RDBError("Wrong signature trying to load DB from file")
@@ -1011,78 +1221,19 @@ def read_file(data: bytes, limits: Limits, tick: int = 0,
         raise RDBError("Wrong signature trying to load DB from file") from None
     if version < 1 or version > RDB_VERSION:
         raise RDBError("Can't handle RDB format version %d" % version)
+    rec.version = version
     r.pos = 9
-    db = 0
-    expire: int | None = None
-    idle: int | None = None
-    freq: int | None = None
-    next_tick = tick or 1 << 62
-    stored = b""
     while True:
-        start = r.pos
-        try:
-            t = r.byte()
-            if t == OP_EXPIRETIME:
-                expire = int.from_bytes(r.take(4), "little", signed=True) * 1000
-                continue
-            if t == OP_EXPIRETIME_MS:
-                expire = r.ms()
-                continue
-            if t == OP_FREQ:
-                freq = r.byte()
-                continue
-            if t == OP_IDLE:
-                idle = r.length()
-                continue
-            if t == OP_EOF:
-                if version >= 5:
-                    stored = r.take(8)
-                break
-            if t == OP_SELECTDB:
-                db = r.length()
-                continue
-            if t == OP_RESIZEDB:
-                yield "resize", (db, r.length(), r.length())
-                continue
-            if t == OP_AUX:
-                yield "aux", (r.string(), r.string())
-                continue
-            if t == OP_MODULE_AUX:
-                raise RDBError("The RDB file contains AUX module data I can't load: no matching module")
-            if t == OP_FUNCTION_PRE_GA:
-                raise RDBError("Pre-release function format not supported.")
-            if t == OP_FUNCTION2:
-                yield "function", r.string()
-                continue
-            if t not in _VALUE_TYPES and t not in (T_MODULE, T_MODULE_2):
-                raise corrupt("Unknown RDB encoding type %d" % t)
-            key = r.string()
-            try:
-                value = read_value(r, t, limits)
-            except RDBError as exc:  # where, for the loader's report (redis-check-rdb's)
-                exc.key, exc.type, exc.offset = key, t, win.base + r.pos
-                raise
-        except Short:
-            if not win.can_wait():
-                raise
-            if not arriving.chunks:  # type: ignore[union-attr]
-                yield "need", win.want(start)
-            win.refill(start)
-            continue
-        if value is EMPTY:
-            yield "empty", (db, key)
-        else:
-            yield "key", KeyRecord(db, key, value, expire, idle, freq)
-        expire = idle = freq = None
-        if win.base + r.pos >= next_tick:
-            at = win.base + r.pos
-            yield "tick", at
-            next_tick = (at // tick + 1) * tick
+        event = rec.next()
+        if event is _AT_EOF:
+            break
+        yield event
+    stored = rec.stored
     if stored:
         expected = int.from_bytes(stored, "little")
-        if expected and (computed := crc64(r.data[:r.pos - 8], win.crc)) != expected:
+        if expected and (computed := crc64(r.data[:r.pos - 8], rec.crc)) != expected:
             raise ChecksumError(computed, expected)
     if arriving is not None:
         arriving.rest = r.data[r.pos:] + b"".join(arriving.chunks)
         arriving.chunks.clear()
-    yield "end", win.base + r.pos
+    yield "end", rec.base + r.pos

@@ -586,18 +586,22 @@ class Persistence:
         ndbs = len(db_list)
         loaded = expired = empty = with_expire = past = 0
         end = len(data)
+        size = len(data) if total is None else total
         stats = self.stats
-        with self.loading(len(data) if total is None else total, dbs, state):
+        with self.loading(size, dbs, state):
             now = srv.now_ms
+            # the common key goes straight into its database, inside read_file (rdb.KeySink);
+            # with key-load-delay every key comes here, to be slowed
+            sink = None if delay else rdb.KeySink(db_list, now)
             try:
                 for kind, item in rdb.read_file(data, self.limits(),
-                                                int(values["loading-process-events-interval-bytes"]), arriving):
+                                                int(values["loading-process-events-interval-bytes"]), arriving, sink):
                     if kind == "key":
                         if item.db >= ndbs:
                             raise LoadError("FATAL: Data file was created with a Redis server configured to "
                                             f"handle more than {ndbs} databases. Exiting\n")
                         if item.expire_ms is None and item.idle_s is None and item.freq is None:
-                            # the common key, _add inlined: a load pays this per key
+                            # the common key, _add inlined (with key-load-delay; else the sink took it)
                             db = db_list[item.db]
                             key = item.key
                             if not db.add_new(key, item.value):
@@ -625,7 +629,7 @@ class Persistence:
                     elif kind == "need":
                         yield item
                     elif kind == "tick":
-                        stats["rdb_last_load_keys_loaded"] = loaded
+                        stats["rdb_last_load_keys_loaded"] = loaded + (sink.added if sink is not None else 0)
                         stats["rdb_last_load_keys_expired"] = expired
                         loading.progress(srv, offset + item)
                         yield
@@ -642,12 +646,20 @@ class Persistence:
                         if empty < 10:  # Redis names the first ten
                             LOG.warning(f"rdbLoadObject skipping empty key: {item[1].decode(errors='replace')}")
                         empty += 1
-                    elif kind == "resize" and item[0] >= len(db_list):
-                        raise LoadError("FATAL: Data file was created with a Redis server configured to "
-                                        f"handle more than {len(db_list)} databases. Exiting\n")
+                    elif kind == "resize":
+                        if item[0] >= len(db_list):
+                            raise LoadError("FATAL: Data file was created with a Redis server configured to "
+                                            f"handle more than {len(db_list)} databases. Exiting\n")
+                        # the index sized for the keys to come (dictExpand), as far as the bytes
+                        # can hold them: a key takes at least 3 (its type, key and value)
+                        db_list[item[0]].reserve(min(item[1], max(size, len(data)) // 3))
                     elif kind == "end":
                         end = item
             except rdb.RDBError as exc:
+                if sink is not None:
+                    loaded += sink.added
+                    with_expire += sink.expiring
+                    sink = None
                 if isinstance(exc, rdb.ChecksumError):
                     LOG.warning(f"Wrong RDB checksum expected: ({exc.computed:x}) but got ({exc.stored:x}). "
                                 "Aborting now.")
@@ -658,6 +670,8 @@ class Persistence:
                     err.check_report = rdb.check_report(exc, keys_read, with_expire, past)
                 raise err from None
             finally:
+                if sink is not None:
+                    loaded += sink.added
                 stats["rdb_last_load_keys_loaded"] = loaded
                 stats["rdb_last_load_keys_expired"] = expired
         if empty:

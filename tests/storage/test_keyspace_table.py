@@ -9,6 +9,7 @@
   present for the whole iteration (Redis's guarantee), and only keys that existed at some point.
 - Random picks (random_key, sample_keys, volatile ones) return live keys, and reach every key.
 - Access stamps: idle_ms follows the clock and is reset by a touching lookup, not by `peek`.
+- `reserve(n)` (a load's RESIZEDB) sizes the index so that n keys go in without a rebuild.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ ops = st.lists(
         st.tuples(st.just("tick"), st.integers(0, 300)),
         st.tuples(st.just("active"), st.integers(1, 30)),
         st.tuples(st.just("bulk_add"), st.integers(0, 120)),
+        st.tuples(st.just("reserve"), st.integers(0, 400)),
         st.tuples(st.just("bulk_del"), st.integers(0, 200)),
         st.tuples(st.just("flush")),
         st.tuples(st.just("swap")),
@@ -148,6 +150,9 @@ def test_table_follows_a_dict_model(seq):
                 assert db.delete(k)
                 del model[k]
                 ttl.pop(k, None)
+        elif kind == "reserve":  # a loaded file's RESIZEDB: the index grows, the keys stay
+            db.reserve(op[1])
+            assert (db._mask + 1) * 2 >= op[1] * 3
         elif kind == "flush":
             assert db.flush() == len(model)
             model.clear()
@@ -223,3 +228,17 @@ def test_idle_time_follows_touching_lookups_only():
     assert db.idle_ms(b"k", clock.now_ms) == 1_230
     db.set_access_ms(b"k", clock.now_ms - 60_000)
     assert db.idle_ms(b"k", clock.now_ms) == 60_000
+
+
+def test_reserve_spares_the_rebuilds_of_a_load():
+    """After reserve(n), adding n keys keeps the index it made (no rebuild as it fills), and
+    every key is found; a reserve below what the index holds changes nothing."""
+    db, _ = _db()
+    db.reserve(1000)
+    index = db._index
+    for i in range(1000):
+        assert db.add_new(b"k%d" % i, b"v")
+    assert db._index is index
+    assert all(db.stored(b"k%d" % i) == b"v" for i in range(1000))
+    db.reserve(10)
+    assert db._index is index

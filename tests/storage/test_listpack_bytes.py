@@ -205,3 +205,99 @@ def test_entry_encoding_is_lpstringtoint64s(v):
 def test_encoded_size_is_the_entrys_length(v):
     # the in-place writers (replace_values, append_pair, a stream entry) size their buffer with it
     assert L.encoded_size(v) == len(encode_entry(v))
+
+
+def _by_long_way(buf: bytes) -> int:
+    """What a loaded hash listpack's long check says (rdb._read_hash before canonical_pairs):
+    its element count when it is well formed, even, with no field twice, every element in its
+    canonical encoding (Hash.from_listpack keeps the bytes) and its count in the header; else -1."""
+    try:
+        items = L.checked_values(buf)
+    except (ValueError, IndexError):
+        return -1
+    fields = items[0::2]
+    if (len(items) % 2 or len(set(fields)) != len(fields) or L.num_elements(buf) != len(items)
+            or sum(map(L.encoded_size, items)) + len(L.EMPTY) != len(buf)):
+        return -1
+    return len(items)
+
+
+def _entry_as(v: bytes, kind: str) -> bytes:
+    """v's entry in an encoding other than its canonical one, where one exists (else None)."""
+    n = len(v)
+    if kind == "str12" and n < 4096:
+        body = bytes((0xE0 | n >> 8, n & 0xFF)) + v
+    elif kind == "str32":
+        body = b"\xf0" + n.to_bytes(4, "little") + v
+    elif kind.startswith("int"):
+        x = L.string_to_int(v)
+        if x is None:
+            return None
+        code, width = {"int16": (0xF1, 2), "int24": (0xF2, 3), "int32": (0xF3, 4), "int64": (0xF4, 8)}[kind]
+        if not -(1 << (8 * width - 1)) <= x < 1 << (8 * width - 1):
+            return None
+        body = bytes((code,)) + x.to_bytes(width, "little", signed=True)
+    else:
+        return None
+    return body + L.backlen_bytes(len(body))
+
+
+def _listpack_of_entries(entries: list[bytes]) -> bytes:
+    body = b"".join(entries)
+    return (len(body) + 7).to_bytes(4, "little") + len(entries).to_bytes(2, "little") + body + b"\xff"
+
+
+@settings(max_examples=300)
+@given(st.lists(values, max_size=24))
+def test_canonical_pairs_counts_a_hash_listpack(items):
+    """A listpack as lpAppend builds it: its count when it holds pairs with distinct fields."""
+    buf = Listpack.from_values(items).bytes()
+    fields = items[0::2]
+    want = len(items) if len(items) % 2 == 0 and len(set(fields)) == len(fields) else -1
+    assert L.canonical_pairs(buf) == want == _by_long_way(buf)
+
+
+@settings(max_examples=300)
+@given(st.lists(values, min_size=1, max_size=12), st.data())
+def test_canonical_pairs_refuses_an_element_not_in_its_encoding(items, data):
+    """One element written in a longer encoding than lpAppend's: refused (the long way re-encodes
+    such a listpack), whatever the rest."""
+    entries = [encode_entry(v) for v in items]
+    i = data.draw(st.integers(0, len(items) - 1))
+    kind = data.draw(st.sampled_from(["str12", "str32", "int16", "int24", "int32", "int64"]))
+    other = _entry_as(items[i], kind)
+    if other is None or other == entries[i]:
+        return
+    entries[i] = other
+    buf = _listpack_of_entries(entries)
+    assert L.canonical_pairs(buf) == -1 == _by_long_way(buf)
+
+
+@settings(max_examples=500)
+@given(st.lists(values, max_size=10).filter(lambda v: len(v) % 2 == 0),
+       st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=3))
+def test_canonical_pairs_never_accepts_what_the_long_way_refuses(items, flips):
+    """Corrupted bytes: whatever canonical_pairs accepts, the long check accepts with the same
+    count (so a loaded hash is kept as the long way would keep it), and never an exception."""
+    buf = bytearray(Listpack.from_values(items).bytes())
+    for pos, val in flips:
+        buf[pos % len(buf)] = val
+    buf = bytes(buf)
+    got = L.canonical_pairs(buf)
+    assert got == -1 or got == _by_long_way(buf)
+
+
+def test_canonical_pairs_edges():
+    pairs = Listpack.from_values([b"f", b"1", b"g", b"2"]).bytes()
+    assert L.canonical_pairs(pairs) == 4
+    assert L.canonical_pairs(Listpack.from_values([b"f", b"1", b"f", b"2"]).bytes()) == -1  # a field twice
+    assert L.canonical_pairs(Listpack.from_values([b"7", b"a", b"7", b"b"]).bytes()) == -1  # an int field twice
+    assert L.canonical_pairs(Listpack.from_values([b"f", b"1", b"g"]).bytes()) == -1  # odd
+    assert L.canonical_pairs(L.EMPTY) == 0
+    unknown = pairs[:4] + NUMELE_UNKNOWN.to_bytes(2, "little") + pairs[6:]
+    assert L.canonical_pairs(unknown) == -1  # a saturated count is written back the long way
+    # "12" as a 6-bit string, and 5 as a 13-bit integer: both have a shorter encoding
+    assert L.canonical_pairs(_listpack_of_entries([b"\x82" b"12" b"\x03", encode_entry(b"v")])) == -1
+    assert L.canonical_pairs(_listpack_of_entries([b"\xc0\x05\x02", encode_entry(b"v")])) == -1
+    for bad in (b"", b"\x07\x00\x00\x00\x00\x00", pairs[:-1] + b"\x00", pairs[:-2] + b"\xff"):
+        assert L.canonical_pairs(bad) == -1

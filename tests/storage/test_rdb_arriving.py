@@ -1,8 +1,9 @@
 """rdb.read_file over an RDB that arrives in pieces (rdb.Arriving: a replica's diskless load)
 reads what it reads over the whole file: the same records, in order, the same end offset and
 checksum verdict, however the bytes are cut; a file cut short fails as the whole short file does;
-and a big record is read again only a few times, not once per piece.  The file is a real
-redis-server 7.0.15 dump with every type, expiries, several databases and a big string."""
+and a big record is read again only a few times, not once per piece.  With a KeySink, the keys it
+may take go straight into their databases and every other event stays as it was.  The file is a
+real redis-server 7.0.15 dump with every type, expiries, several databases and a big string."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from raxdb.storage import rdb
+from raxdb.storage.keyspace import Database
 from tests.support.servers import start_redis
 
 pytestmark = pytest.mark.oracle
@@ -68,13 +70,14 @@ def events(it: Iterator[tuple[str, object]]) -> list[tuple]:
     return out
 
 
-def arriving(data: bytes, cuts: list[int], stats: dict[str, int] | None = None) -> Iterator[tuple[str, object]]:
+def arriving(data: bytes, cuts: list[int], stats: dict[str, int] | None = None,
+             sink: rdb.KeySink | None = None) -> Iterator[tuple[str, object]]:
     """read_file over `data` given in pieces: each need gets the next cut's worth (at least
     what it asks for) until the end."""
     a = rdb.Arriving()
     pos = 0
     sizes = iter(cuts)
-    for kind, item in rdb.read_file(b"", LIMITS, 4096, a):
+    for kind, item in rdb.read_file(b"", LIMITS, 4096, a, sink):
         if kind == "need":
             assert not a.ended
             assert isinstance(item, int) and item > 0
@@ -133,3 +136,57 @@ def test_a_big_record_is_read_again_a_few_times_only(dump_file: bytes) -> None:
     events(arriving(dump_file, [1024] * 100_000, stats))
     pieces_of_1k = len(dump_file) // 1024
     assert stats["needs"] < pieces_of_1k // 3
+
+
+def new_sink(ndbs: int = 16, now_ms: int = 0) -> rdb.KeySink:
+    return rdb.KeySink([Database(i) for i in range(ndbs)], now_ms)
+
+
+def contents(dbs: list[Database]) -> list[tuple]:
+    """What the databases hold, as `events` gives a key: (db, key, deadline, value's payload)."""
+    return sorted((db.id, k, db.ttl_ms(k), rdb.dump(db.stored(k), compress=False)) for db in dbs for k in db.key_list())
+
+
+def test_a_sink_takes_the_common_keys(dump_file: bytes, whole: list[tuple]) -> None:
+    """The keys go into their databases with their deadlines and are no events; every other
+    event is as without the sink, and the ticks fall at the same offsets."""
+    sink = new_sink()
+    got = list(rdb.read_file(dump_file, LIMITS, 4096, None, sink))
+    keys = [e for e in whole if e[0] == "key"]
+    assert events(iter(got)) == [e for e in whole if e[0] != "key"]
+    assert contents(sink.dbs) == sorted(e[1:] for e in keys)
+    assert sink.added == len(keys) and sink.expiring == sum(1 for e in keys if e[3] is not None) == 1
+    ticks = [item for kind, item in got if kind == "tick"]
+    assert ticks and ticks == [item for kind, item in rdb.read_file(dump_file, LIMITS, 4096) if kind == "tick"]
+
+
+def test_a_sink_leaves_the_rest_to_the_loader(dump_file: bytes) -> None:
+    """A key its database has already, a database past the sink's and a deadline already past are
+    events, for the loader's rules (a duplicate's error, the FATAL for the database, a master's
+    drop); the key already there is left as it was."""
+    sink = new_sink(3, now_ms=1 << 62)
+    sink.dbs[0].add(b"n", b"before")
+    got = events(rdb.read_file(dump_file, LIMITS, 0, None, sink))
+    assert {(e[1], e[2]) for e in got if e[0] == "key"} == {(0, b"n"), (0, b"ttl"), (3, b"in3")}
+    assert sink.dbs[0].stored(b"n") == b"before"
+
+
+def test_a_sink_leaves_keys_with_lru_or_lfu_data_to_the_loader() -> None:
+    """An idle time or an LFU counter (maxmemory-policy's, Redis writes them before the key) is
+    the loader's to set: such keys are events, the others are taken."""
+    w = rdb.Writer()
+    keys = [(b"a", b"1", None), (b"b", b"2", None), (b"c", b"3", 1 << 50)]
+    rdb.write_file(w, [], [], [(0, 3, 1, keys)], idle=lambda db, k: 7 if k == b"a" else None,
+                   freq=lambda db, k: 9 if k == b"b" else None)
+    sink = new_sink()
+    got = [item for kind, item in rdb.read_file(bytes(w.buf), LIMITS, 0, None, sink) if kind == "key"]
+    assert [(r.key, r.idle_s, r.freq) for r in got] == [(b"a", 7, None), (b"b", None, 9)]
+    assert sink.dbs[0].key_list() == [b"c"] and sink.dbs[0].ttl_ms(b"c") == 1 << 50
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.integers(1, 70_000), max_size=40))
+def test_a_sink_fills_the_same_from_any_cut(dump_file: bytes, whole: list[tuple], cuts: list[int]) -> None:
+    sink = new_sink()
+    assert events(arriving(dump_file, cuts, sink=sink)) == [e for e in whole if e[0] != "key"]
+    assert contents(sink.dbs) == sorted(e[1:] for e in whole if e[0] == "key")

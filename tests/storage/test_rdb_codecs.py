@@ -397,6 +397,8 @@ def test_lzf_reused_table_is_invisible(monkeypatch):
     (b"\x01aa\xe0\x1b\x00", 40),  # shorter than expected
     (b"\x00a", 0),  # (Redis's loader accepts any stream for length 0: lzf_decompress's error is 0)
     (b"\x00a", -1),
+    (b"\x00a", 1 << 40),  # more than 2 bytes can make: refused, never allocated first
+    (b"\x00a\xe0\xff\x00", 266),  # one past the most a stream of 5 bytes makes (1 + 264)
 ])
 def test_lzf_decompress_rejects(blob, size):
     with pytest.raises(ValueError):
@@ -424,6 +426,25 @@ def test_lzf_decompress_corrupted(data, flips, cut, size_delta):
     except ValueError:
         got = None
     assert got == expected
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(compressible(), st.binary(max_size=20), st.binary(max_size=20), st.integers(-3, 3))
+def test_lzf_decompress_at_reads_in_place(data, before, after, size_delta):
+    """decompress_at over a stream inside a larger buffer (the RDB reader's strings) is decompress
+    of that slice: the same bytes or the same refusal, never reading the bytes around it."""
+    blob = compress(data, len(data) * 2 + 8)
+    for stream in (blob, blob[:-1], blob[1:]):
+        size = len(data) + size_delta
+        try:
+            want = decompress(stream, size)
+        except ValueError:
+            want = None
+        try:
+            got = lzf.decompress_at(before + stream + after, len(before), len(stream), size)
+        except ValueError:
+            got = None
+        assert got == want
 
 
 def test_lzf_random_garbage_never_crashes():
