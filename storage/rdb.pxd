@@ -49,6 +49,20 @@ cdef object _HUGE
 @cython.locals(r=Reader, kind=cython.int)
 cpdef read_value(r, int t, limits)
 
+# The readers of each type, C calls from read_value.
+@cython.locals(r=Reader)
+cdef _read_list(r, int t, limits)
+@cython.locals(r=Reader)
+cdef _read_set(r, int t, limits)
+@cython.locals(r=Reader, items=list, members=list, pairs=list)
+cdef _read_zset(r, int t, limits)
+@cython.locals(r=Reader, count=cython.Py_ssize_t)
+cdef _read_hash(r, int t, limits)
+@cython.locals(r=Reader)
+cdef _read_stream(r, int t)
+cdef list _listpack_items(blob, str what)
+cdef _score(text)
+
 
 cdef class KeyRecord:
     cdef public object db, key, value, expire_ms, idle_s, freq

@@ -734,7 +734,10 @@ def _read_zset(r: Reader, t: int, limits: Limits) -> Any:
     blob = r.string()
     if t == T_ZSET_LISTPACK:
         items = _listpack_items(blob, "Zset listpack")
-        pairs = [(_score(s), m) for m, s in _pairs(items, "Zset listpack")]
+        members = items[0::2]
+        if len(items) % 2 or len(set(members)) != len(members):  # _pairs' checks, without its pairs
+            raise corrupt("Zset listpack integrity check failed.")
+        pairs = [(_score(s), m) for s, m in zip(items[1::2], members)]
     else:  # a ziplist becomes the listpack of the same entries, as Redis converts it on load
         items = _ziplist_items(blob, "Zset ziplist")
         pairs = [(_score(s), m) for m, s in _pairs(items, "Zset ziplist")]
@@ -783,8 +786,8 @@ def _read_hash(r: Reader, t: int, limits: Limits) -> Any:
             if t == T_HASH_LISTPACK:
                 # the usual small hash: well formed, canonical, no field twice, checked in one walk
                 # that decodes nothing, and kept as it is (what the long way below ends in too)
-                n = canonical_pairs(blob)
-                if 0 < n and n >> 1 <= limits.hash_max_entries:
+                count = canonical_pairs(blob)
+                if 0 < count and count >> 1 <= limits.hash_max_entries:
                     h = Hash()
                     h.lp = blob
                     return h
@@ -909,7 +912,10 @@ def _read_stream(r: Reader, t: int) -> Stream:
 
 def _check_stream_nodes(s: Stream) -> None:
     """Deep integrity of the nodes and the metadata that describes them (Redis checks each node
-    as it reads it, streamValidateListpackIntegrity, and reports any failure as the node's)."""
+    as it reads it, streamValidateListpackIntegrity, and reports any failure as the node's).
+    The usual stream passes Stream.checked_as_loaded's one walk; any other meets validate."""
+    if s.checked_as_loaded():
+        return
     try:
         s.validate()
     except (AssertionError, ValueError, IndexError, TypeError, KeyError) as exc:

@@ -57,6 +57,20 @@ cpdef _resp_entries(master_id, bytearray lp, Py_ssize_t p, list mfields, list id
 
 cdef bint _COMPILED
 
+# A loaded stream's node check (Stream.checked_as_loaded): one walk through a pointer, the ID parts
+# C unsigned 64-bit numbers as in _resp_entries.
+cdef bint _is_int_entry(unsigned int b) noexcept
+
+@cython.locals(s="const unsigned char*", end=Py_ssize_t, p=Py_ssize_t, count=cython.longlong,
+               deleted=cython.longlong, nmf=cython.longlong, _i=cython.longlong, mms=cython.ulonglong,
+               mseq=cython.ulonglong, has_prev=bint, pms=cython.ulonglong, pseq=cython.ulonglong, first=bint,
+               live=cython.longlong, dead=cython.longlong, fms=cython.ulonglong, fseq=cython.ulonglong,
+               has_live=bint, flags=cython.uint, msd=cython.longlong, seqd=cython.longlong, ms=cython.ulonglong,
+               seq=cython.ulonglong, n=cython.longlong, want=cython.longlong, nf=cython.longlong)
+cdef _loaded_node(bytes key, bytearray lp, object after)
+
+cdef object _stream_id(object ms, object seq)
+
 # _resp_write writes a node's replies into one bytearray through a C pointer `d`: the helpers
 # (protocol/reply.pxd's decimal writers, and _put_elem) write at an offset and return the offset
 # after what they wrote.

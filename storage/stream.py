@@ -278,6 +278,121 @@ def _entry_head(lp: bytearray, s: bytes | bytearray, p: int, end: int, mms: int,
     return p
 
 
+def _is_int_entry(b: int) -> bool:
+    """Whether an element whose first byte is b is an integer (7-, 13-, 16-, 24-, 32-, 64-bit)."""
+    return b < 0x80 or 0xC0 <= b < 0xE0 or 0xF1 <= b <= 0xF4
+
+
+def _loaded_node(key: bytes, lp: bytearray, after: int) -> tuple[int, int, int] | None:
+    """What Stream.validate checks of one node of a loaded stream, in one walk that decodes no
+    field or value: (live entries, first live ID or -1, last ID) when the node passes all of it,
+    its first entry's ID above `after` (the ID of the stream's entry before it, -1 at the first
+    node); else None, and the caller leaves the verdict to validate.  Stricter than validate
+    where that is simpler (flags a 7-bit integer, counts not negative, each lp-count exactly
+    its entry's elements, as Redis writes it: then the backward walk meets the forward one's
+    entries), never laxer."""
+    try:
+        L.checked_count(lp)  # the layout, deep (Listpack.validate's checks)
+    except (ValueError, IndexError):
+        return None
+    s = lp  # compiled, a pointer to its buffer (stream.pxd)
+    end = len(lp) - 1
+    p = L.HEADER_SIZE
+    # the master entry: live count, deleted count, number of fields, the fields, a 0
+    if p >= end or not _is_int_entry(s[p]):
+        return None
+    count = _int_at(s, p)
+    p += _int_size(s[p])
+    if p >= end or not _is_int_entry(s[p]):
+        return None
+    deleted = _int_at(s, p)
+    p += _int_size(s[p])
+    if p >= end or not _is_int_entry(s[p]):
+        return None
+    nmf = _int_at(s, p)
+    p += _int_size(s[p])
+    if nmf < 0 or nmf > end:  # (more fields than bytes: no such node)
+        return None
+    for _i in range(nmf):
+        if p >= end:
+            return None
+        p += lp_span(s, p)
+    if p >= end or s[p] != 0 or s[p + 1] != 1:  # the master terminator: 7-bit 0, back-length 1
+        return None
+    p += 2
+    mms = key_id(key[:8])
+    mseq = key_id(key[8:])
+    has_prev = after >= 0
+    pms = after >> 64 if has_prev else 0
+    pseq = after & U64 if has_prev else 0
+    first = True
+    live = dead = 0
+    fms = fseq = 0
+    has_live = False
+    while p < end:
+        if not s[p] < 0x80:  # flags: a 7-bit integer, whose byte is its value
+            return None
+        flags = s[p]
+        p += 2
+        if p >= end or not _is_int_entry(s[p]):
+            return None
+        msd = _int_at(s, p)
+        p += _int_size(s[p])
+        if p >= end or not _is_int_entry(s[p]):
+            return None
+        seqd = _int_at(s, p)
+        p += _int_size(s[p])
+        if cython.compiled:  # C's unsigned 64-bit sums wrap as `& U64` does
+            ms = mms + msd
+            seq = mseq + seqd
+        else:
+            ms = (mms + msd) & U64
+            seq = (mseq + seqd) & U64
+        if first and (ms != mms or seq != mseq):  # the first entry's ID is the master ID
+            return None
+        first = False
+        if has_prev and (ms < pms or (ms == pms and seq <= pseq)):  # IDs increase
+            return None
+        has_prev = True
+        pms = ms
+        pseq = seq
+        if flags & FLAG_SAMEFIELDS:
+            n = nmf
+            want = 3 + nmf
+        else:
+            if p >= end or not _is_int_entry(s[p]):
+                return None
+            nf = _int_at(s, p)
+            p += _int_size(s[p])
+            if nf < 0 or nf > end:
+                return None
+            n = 2 * nf
+            want = 4 + n
+        for _i in range(n):
+            if p >= end:
+                return None
+            p += lp_span(s, p)
+        if p >= end or not _is_int_entry(s[p]) or _int_at(s, p) != want:  # lp-count
+            return None
+        p += _int_size(s[p])
+        if flags & FLAG_DELETED:
+            dead += 1
+        else:
+            live += 1
+            if not has_live:
+                has_live = True
+                fms = ms
+                fseq = seq
+    if p != end or count != live or deleted != dead or not (count > 0 or deleted > 0):
+        return None
+    return live, _stream_id(fms, fseq) if has_live else -1, _stream_id(pms, pseq)
+
+
+def _stream_id(ms: int, seq: int) -> int:
+    """An entry ID from its parts (Python integers: compiled, the parts come in as C ones)."""
+    return ms << 64 | seq
+
+
 def _resp_entries(master_id: int, lp: bytearray, p: int, mfields: list[bytes], ids: list[int],
                   items: list[bytes]) -> None:
     """Append the ID and entry_resp(...) of each live entry of the node from offset p to ids and
@@ -1372,6 +1487,33 @@ class Stream:
             cg.last_id = eid
 
     # ---- checking --------------------------------------------------------------------------------
+    def checked_as_loaded(self) -> bool:
+        """Whether `validate` would pass on a stream just loaded (RDB, RESTORE), found in one walk
+        of each node that decodes no field or value: True only where validate passes; False
+        leaves the verdict to validate (a node _loaded_node does not vouch for, or a cache set)."""
+        if self._sampled is not None or self._last_valid is not None or self._head is not None \
+                or self._tail is not None:
+            return False
+        try:
+            self.rax.validate()
+        except (AssertionError, ValueError, IndexError, TypeError, KeyError):
+            return False
+        live = 0
+        last = -1
+        first_live = -1
+        for key, lp in self.rax.items():
+            if len(key) != 16 or type(lp) is not bytearray:
+                return False
+            node = _loaded_node(key, lp, last)
+            if node is None:
+                return False
+            live += node[0]
+            if first_live < 0:
+                first_live = node[1]
+            last = node[2]
+        return (live == self.length and (last == -1 or last <= self.last_id)
+                and self.first_id == (first_live if self.length else 0))
+
     def validate(self) -> None:
         """Check every invariant of the layout and the metadata (for tests)."""
         self.rax.validate()

@@ -1,6 +1,7 @@
 """The stream layout: random XADD / XDEL / XTRIM sequences applied to `storage.stream.Stream` and to
 redis-server, then every node (rax key and listpack bytes) and the metadata compared byte for byte
-with the stream in Redis's DUMP payload; plus a model check of reads in both directions."""
+with the stream in Redis's DUMP payload; plus a model check of reads in both directions, and the
+loader's one-walk check of a loaded stream (checked_as_loaded) against `validate`."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from raxdb.storage import rdb
 from raxdb.storage.stream import MAX_ID, U64, Stream, entry_resp, format_id
 from tests.support.diff import RawConnection
 from tests.support.servers import start_redis
@@ -379,3 +381,56 @@ def test_reply_walk_over_every_element_encoding():
         assert ids == [e for e, _ in want]
         assert bytes(out) == b"".join(r for _, r in want)
         assert offs == list(itertools.accumulate([7] + [len(r) for _, r in want[:-1]]))
+
+
+# ---- a loaded stream's check ----------------------------------------------------------------------
+def loaded(s: Stream) -> Stream:
+    """`s` as a load makes it (RESTORE of its DUMP payload): nodes and metadata, no caches."""
+    return rdb.restore(rdb.dump(s, compress=False), rdb.Limits())
+
+
+def built(oplist) -> Stream:
+    s = Stream()
+    ids: list[int] = []
+    for op in oplist:
+        apply(s, None, op, ids)
+    return s
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops)
+def test_a_loaded_stream_passes_the_one_walk_check(oplist):
+    """Whatever XADD, XDEL and XTRIM made, the stream loaded from its payload passes
+    checked_as_loaded (the loader's one walk) as it passes validate."""
+    z = loaded(built(oplist))
+    assert z.checked_as_loaded()
+    z.validate()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops, st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), min_size=1, max_size=3),
+       st.integers(0, 4))
+def test_the_one_walk_check_never_passes_what_validate_refuses(oplist, flips, meta):
+    """A node's bytes changed, or the metadata: checked_as_loaded vouches only for a stream that
+    validate passes (else the loader asks validate, whose verdict stands)."""
+    z = loaded(built(oplist))
+    nodes = [lp for _, lp in z.rax.items()]
+    if nodes:
+        lp = nodes[flips[0][0] % len(nodes)]
+        for pos, val in flips:
+            lp[pos % len(lp)] = val
+    if meta == 1:
+        z.length += 1
+    elif meta == 2:
+        z.first_id += 1
+    elif meta == 3:
+        z.last_id = max(0, z.last_id - 1)
+    if z.checked_as_loaded():
+        z.validate()
+
+
+def test_the_one_walk_check_leaves_a_stream_with_caches_to_validate():
+    z = loaded(built([("add", 0, 1, 0, [b"a"], [b"1", b"2", b"3"])]))
+    assert z.checked_as_loaded()
+    z.first_entry_id()  # a read that fills the head cache
+    assert z._head is None or not z.checked_as_loaded()
