@@ -88,7 +88,7 @@ cdef int OP_EOF = _rdb.OP_EOF
 cdef int ENC_LZF = 0xC0 | _rdb._ENC_LZF
 cdef int QL_PACKED = _rdb._QL_PACKED
 cdef Py_ssize_t QL_MIN_COMPRESS_IMPROVE = _rdb._QL_MIN_COMPRESS_IMPROVE
-cdef Py_ssize_t CHUNK = 1 << 20  # bytes handed to the sink at a time
+cdef Py_ssize_t CHUNK = 1 << 16  # bytes handed to the sink at a time (rdb.Writer's chunk)
 cdef Py_ssize_t PROGRESS_EVERY = 1024  # keys between progress calls (rdbSaveRio's 1024)
 
 
