@@ -1226,7 +1226,7 @@ def read_file(data: bytes, limits: Limits, tick: int = 0, arriving: Arriving | N
     stored = rec.stored
     if stored:
         expected = int.from_bytes(stored, "little")
-        if expected and (computed := crc64(r.data[:r.pos - 8], rec.crc)) != expected:
+        if expected and (computed := crc64(r.data, rec.crc, r.pos - 8)) != expected:
             raise ChecksumError(computed, expected)
     if arriving is not None:
         arriving.rest = r.data[r.pos:] + b"".join(arriving.chunks)
