@@ -13,6 +13,6 @@ cpdef unsigned long long _crc_bytewise(bytes buf, unsigned long long crc)
 # multiple of 256) stay within the 2048 entries, so no bounds are checked.
 cdef array.array _SLICE8_TABLE
 
-@cython.locals(t="unsigned long long*", s="const unsigned char*", n=cython.Py_ssize_t, p=cython.Py_ssize_t, w=cython.ulonglong,
+@cython.locals(t="unsigned long long*", s="const unsigned char*", p=cython.Py_ssize_t, w=cython.ulonglong,
                table=cython.ulonglong[:])
-cpdef unsigned long long _crc_slice8(bytes buf, unsigned long long crc)
+cpdef unsigned long long _crc_slice8(bytes buf, unsigned long long crc, Py_ssize_t n)

@@ -108,13 +108,12 @@ def _crc_bytewise(buf: bytes, crc: int) -> int:
     return crc
 
 
-def _crc_slice8(buf: bytes, crc: int) -> int:
-    """Compiled only (crc64.pxd): eight bytes a step, the running CRC xored with them as one
-    little-endian word and its eight bytes looked up in eight tables (Redis's crcspeed does the
-    same), then the tail a byte at a time."""
+def _crc_slice8(buf: bytes, crc: int, n: int) -> int:
+    """Compiled only (crc64.pxd), over buf's first n bytes (n <= len(buf)): eight bytes a step,
+    the running CRC xored with them as one little-endian word and its eight bytes looked up in
+    eight tables (Redis's crcspeed does the same), then the tail a byte at a time."""
     t = _SLICE8_TABLE.data.as_ulonglongs  # compiled only: a pointer to the tables
     s = buf  # and to the bytes: unchecked loads, which the C compiler merges into one
-    n = len(buf)
     p = 0
     while p + 8 <= n:
         w = s[p + 7]  # the word, built in a 64-bit integer from its top byte down
@@ -173,11 +172,14 @@ def _crc_columns(buf: bytes, crc: int, n: int) -> tuple[int, int]:
     return crc, end
 
 
-def crc64(data: bytes | bytearray | memoryview, crc: int = 0) -> int:
-    """Redis's crc64 of `data`, continuing from `crc` (0 to start a new checksum)."""
+def crc64(data: bytes | bytearray | memoryview, crc: int = 0, n: int = -1) -> int:
+    """Redis's crc64 of `data` (of its first `n` bytes, when 0 <= n < len(data): compiled,
+    without copying them out), continuing from `crc` (0 to start a new checksum)."""
     buf = data if type(data) is bytes else bytes(data)
     if _COMPILED:
-        return _crc_slice8(buf, crc)
+        return _crc_slice8(buf, crc, n if 0 <= n < len(buf) else len(buf))
+    if 0 <= n < len(buf):
+        buf = buf[:n]
     size = len(buf)
     if size < _BULK_SMALL:
         return _crc_slice16(buf, crc)

@@ -737,7 +737,7 @@ def _read_zset(r: Reader, t: int, limits: Limits) -> Any:
         members = items[0::2]
         if len(items) % 2 or len(set(members)) != len(members):  # _pairs' checks, without its pairs
             raise corrupt("Zset listpack integrity check failed.")
-        pairs = [(_score(s), m) for s, m in zip(items[1::2], members)]
+        pairs = [(_score(s), m) for s, m in zip(items[1::2], members, strict=True)]
     else:  # a ziplist becomes the listpack of the same entries, as Redis converts it on load
         items = _ziplist_items(blob, "Zset ziplist")
         pairs = [(_score(s), m) for m, s in _pairs(items, "Zset ziplist")]
@@ -1237,7 +1237,7 @@ def read_file(data: bytes, limits: Limits, tick: int = 0, arriving: Arriving | N
     stored = rec.stored
     if stored:
         expected = int.from_bytes(stored, "little")
-        if expected and (computed := crc64(r.data[:r.pos - 8], rec.crc)) != expected:
+        if expected and (computed := crc64(r.data, rec.crc, r.pos - 8)) != expected:
             raise ChecksumError(computed, expected)
     if arriving is not None:
         arriving.rest = r.data[r.pos:] + b"".join(arriving.chunks)

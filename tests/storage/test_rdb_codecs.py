@@ -201,6 +201,18 @@ def test_crc64_chunked_equals_whole():
     assert crc64(b"world", crc64(b"hello ")) == crc64(b"hello world")
 
 
+def test_crc64_of_a_prefix_is_that_of_its_slice():
+    """crc64(data, crc, n): the first n bytes' checksum (a loaded file's, without the copy); any
+    n outside 0..len(data) - 1 means the whole."""
+    rnd = random.Random(8)
+    data = rnd.randbytes(1000)
+    start = rnd.getrandbits(64)
+    for n in (0, 1, 7, 8, 9, 15, 16, 17, 500, 999):
+        assert crc64(data, start, n) == crc64(data[:n], start) == crc64_bitwise(data[:n], start), n
+    for n in (-1, 1000, 2000):
+        assert crc64(data, start, n) == crc64(data, start)
+
+
 def test_crc64_of_real_dump_payloads(conn):
     rnd = random.Random(3)
     conn.delete("crc:s", "crc:l", "crc:h", "crc:z", "crc:set")
