@@ -28,6 +28,7 @@ from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
 
+from raxdb.storage.crc64 cimport _crc_slice8
 from raxdb.storage.hashtype cimport Hash, _Table
 from raxdb.storage.keyspace cimport Database
 from raxdb.storage.quicklist cimport Quicklist
@@ -53,6 +54,7 @@ cdef extern from "Python.h":
     int _PySet_NextEntry(PyObject* s, Py_ssize_t* pos, PyObject** key, Py_hash_t* h)
     object PyMemoryView_FromMemory(char* mem, Py_ssize_t size, int flags)
     int PyBUF_READ
+    bytes PyBytes_FromStringAndSize(char* s, Py_ssize_t n)
 
 # The types a value can be, compared by address (no reference taken).
 cdef void* _BYTES = <void*>bytes
@@ -90,55 +92,6 @@ cdef int QL_PACKED = _rdb._QL_PACKED
 cdef Py_ssize_t QL_MIN_COMPRESS_IMPROVE = _rdb._QL_MIN_COMPRESS_IMPROVE
 cdef Py_ssize_t CHUNK = 1 << 16  # bytes handed to the sink at a time (rdb.Writer's chunk)
 cdef Py_ssize_t PROGRESS_EVERY = 1024  # keys between progress calls (rdbSaveRio's 1024)
-
-
-# ---- CRC-64 (Jones, reflected), slicing by 8 ------------------------------------------------------
-cdef uint64_t _crc_table[8][256]
-
-
-cdef void _crc_init() noexcept:
-    cdef uint64_t poly = 0x95AC9329AC4BC9B5ULL  # 0xad93d23594c935a9 reflected
-    cdef uint64_t c
-    cdef int b, k, j
-    for b in range(256):
-        c = b
-        for j in range(8):
-            c = (c >> 1) ^ poly if c & 1 else c >> 1
-        _crc_table[0][b] = c
-    for b in range(256):
-        c = _crc_table[0][b]
-        for k in range(1, 8):
-            c = _crc_table[0][c & 0xFF] ^ (c >> 8)
-            _crc_table[k][b] = c
-
-
-_crc_init()
-
-
-cdef uint64_t crc64_update(uint64_t crc, const uint8_t* p, Py_ssize_t n) noexcept nogil:
-    """storage/crc64.py's crc64 over C memory."""
-    cdef uint64_t w
-    while n >= 8:
-        w = crc ^ (<uint64_t>p[0] | <uint64_t>p[1] << 8 | <uint64_t>p[2] << 16 | <uint64_t>p[3] << 24
-                   | <uint64_t>p[4] << 32 | <uint64_t>p[5] << 40 | <uint64_t>p[6] << 48 | <uint64_t>p[7] << 56)
-        crc = (_crc_table[7][w & 0xFF] ^ _crc_table[6][(w >> 8) & 0xFF] ^ _crc_table[5][(w >> 16) & 0xFF]
-               ^ _crc_table[4][(w >> 24) & 0xFF] ^ _crc_table[3][(w >> 32) & 0xFF]
-               ^ _crc_table[2][(w >> 40) & 0xFF] ^ _crc_table[1][(w >> 48) & 0xFF] ^ _crc_table[0][w >> 56])
-        p += 8
-        n -= 8
-    while n > 0:
-        crc = _crc_table[0][(crc ^ p[0]) & 0xFF] ^ (crc >> 8)
-        p += 1
-        n -= 1
-    return crc
-
-
-def crc64(data, unsigned long long crc=0):
-    """The CRC over `data` (any buffer), continuing `crc`: for the tests, against storage/crc64.py."""
-    cdef const uint8_t[:] view = memoryview(data).cast("B")
-    if view.shape[0] == 0:
-        return crc
-    return crc64_update(crc, &view[0], view.shape[0])
 
 
 # ---- LZF: storage/lzf.py's compressor on C memory ---------------------------------------------------
@@ -286,9 +239,11 @@ cdef inline bint _canonical_int32(const uint8_t* s, Py_ssize_t n, long long* out
 
 
 cdef class _Out:
-    """The file being written: a C buffer handed to `sink` a chunk at a time, with the running
-    CRC of everything handed over (storage/rdb.py's Writer, in C)."""
+    """The file being written: a buffer handed to `sink` a chunk at a time, with the running CRC
+    of everything handed over (storage/rdb.py's Writer, in C).  The buffer is a bytes object of
+    its own, written through its pointer, so that storage/crc64.py checksums it where it is."""
 
+    cdef bytes chunk
     cdef uint8_t* buf
     cdef Py_ssize_t n, cap
     cdef uint8_t* scratch  # LZF's output
@@ -298,7 +253,8 @@ cdef class _Out:
     cdef bint compress
 
     def __cinit__(self, object sink, bint compress):
-        self.buf = <uint8_t*>malloc(CHUNK)
+        self.chunk = PyBytes_FromStringAndSize(NULL, CHUNK)
+        self.buf = <uint8_t*><char*>self.chunk
         self.cap = CHUNK
         self.n = 0
         self.scratch = NULL
@@ -306,16 +262,13 @@ cdef class _Out:
         self.sink = sink
         self.crc = 0
         self.compress = compress
-        if self.buf == NULL:
-            raise MemoryError()
 
     def __dealloc__(self):
-        free(self.buf)
         free(self.scratch)
 
     cdef int flush(self) except -1:
         if self.n:
-            self.crc = crc64_update(self.crc, self.buf, self.n)
+            self.crc = _crc_slice8(self.chunk, self.crc, self.n)
             self.sink(PyMemoryView_FromMemory(<char*>self.buf, self.n, PyBUF_READ))
             self.n = 0
         return 0

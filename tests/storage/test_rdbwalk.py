@@ -2,8 +2,8 @@
 
 Each test builds databases in process (values as a load makes them, and as commands leave them:
 holes, raw and embstr strings, hashtables with deleted fields, compressed list nodes, streams),
-writes them with both writers and compares the files byte for byte; the CRC-64 and LZF codecs
-are compared with storage/crc64.py's and storage/lzf.py's on generated input.  Compiled build
+writes them with both writers and compares the files byte for byte; the LZF compressor is
+compared with storage/lzf.py's on generated input.  Compiled build
 only (the interpreted build has no rdbwalk: it writes with storage/rdb.py itself)."""
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from raxdb.storage import rdb
-from raxdb.storage.crc64 import crc64
 from raxdb.storage.hashtype import Hash
 from raxdb.storage.keyspace import Database, EmbStr, RawStr
 from raxdb.storage.lzf import compress as lzf_compress
@@ -170,11 +169,6 @@ def test_sink_errors_end_the_write():
 
     with pytest.raises(OSError):
         rdbwalk.write_file(full, True, True, b"REDIS0010", [(0, db)], NOW)
-
-
-@given(st.binary(max_size=3000), st.integers(0, 1 << 64 - 1))
-def test_crc64_is_storage_crc64(data: bytes, start: int):
-    assert rdbwalk.crc64(data, start) == crc64(data, start)
 
 
 @given(st.one_of(st.binary(max_size=400),
