@@ -68,6 +68,8 @@ STATE_NAMES = {WAIT_BGSAVE_START: "wait_bgsave", WAIT_BGSAVE_END: "wait_bgsave",
 
 EOF_MARK_SIZE = 40  # RDB_EOF_MARK_SIZE
 _PIPE_CHUNK = 16 * 1024  # PROTO_IOBUF_LEN
+_BULK_CHUNK = 1 << 20  # a dump file goes to a disk-synced replica this much per loop pass
+_BULK_RETRY_S = 0.005  # when the replica's socket has stopped taking them, look again after this
 _PIPE_PAUSE_BYTES = 4 * 1024 * 1024  # stop reading the pipe while a replica holds this much unsent
 _GETACK = [b"REPLCONF", b"GETACK", b"*"]
 # What a replica asked to leave out of its RDB (slave_req, REPLCONF rdb-filter-only): such an RDB
@@ -561,22 +563,52 @@ class Master:
                 r.stream_on_ack = True
                 continue
             try:
-                with open(self.srv.persistence.path(), "rb") as f:
-                    data = f.read()
+                f = open(self.srv.persistence.path(), "rb")  # noqa: SIM115 - _send_bulk closes it
+                size = os.fstat(f.fileno()).st_size
             except OSError as exc:
                 c.close()
                 LOG.warning(f"SYNC failed. Can't open/stat DB after BGSAVE: {exc.strerror}")
                 continue
             r.state = SEND_BULK
-            preamble = b"$%d\r\n" % len(data)
+            preamble = b"$%d\r\n" % size
             c.write(preamble)
-            c.write(data)
-            self.repl_output_bytes += len(preamble) + len(data)
-            # sendBulkToSlave's end: the payload is queued ahead of the stream, so it is online now
-            if not self._put_online(r):
-                c.close()
-                continue
-            r.start_stream()
+            self.repl_output_bytes += len(preamble)
+            self._send_bulk(r, f)
+
+    def _send_bulk(self, r: Replica, f: Any) -> None:
+        """sendBulkToSlave: the dump file to a replica a chunk per loop pass, while its socket
+        takes them (a paused transport is looked at again a little later), so that neither the
+        file nor its copy in the output buffer is held whole, and the loop never stops for it.
+        The file stays open, so a later save renaming another over it changes nothing.  At its
+        end the replica goes online and its held stream follows."""
+        c = r.client
+        if c.closed or r.state != SEND_BULK:
+            f.close()
+            return
+        loop = self.srv.loop
+        if c.write_paused and loop is not None:
+            loop.call_later(_BULK_RETRY_S, self._send_bulk, r, f)
+            return
+        try:
+            chunk = f.read(_BULK_CHUNK)
+        except OSError as exc:
+            f.close()
+            LOG.warning(f"Read error sending DB to replica: {exc.strerror}")
+            c.close()
+            return
+        if chunk:
+            c.write(chunk)
+            self.repl_output_bytes += len(chunk)
+            if loop is not None:
+                loop.call_soon(self._send_bulk, r, f)
+                return
+            self._send_bulk(r, f)  # no loop (in-process use): the whole file now
+            return
+        f.close()
+        if not self._put_online(r):
+            c.close()
+            return
+        r.start_stream()
 
     def _put_online(self, r: Replica) -> bool:
         """replicaPutOnline; False for an rdb-only replica, which is then closed."""
