@@ -596,14 +596,13 @@ class Master:
             LOG.warning(f"Read error sending DB to replica: {exc.strerror}")
             c.close()
             return
-        if chunk:
+        while chunk:
             c.write(chunk)
             self.repl_output_bytes += len(chunk)
             if loop is not None:
                 loop.call_soon(self._send_bulk, r, f)
                 return
-            self._send_bulk(r, f)  # no loop (in-process use): the whole file now
-            return
+            chunk = f.read(_BULK_CHUNK)  # no loop (in-process use): the whole file now
         f.close()
         if not self._put_online(r):
             c.close()
