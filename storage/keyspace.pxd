@@ -44,8 +44,8 @@ cdef inline bint _same_key(void* k, object key) except -1:
     return <object>k == key
 
 
-cdef inline bint _stored_is(list keys, Py_ssize_t p, object key) except -1
-cdef inline bint _is_hole(list keys, Py_ssize_t p) except -1
+cdef bint _stored_is(list keys, Py_ssize_t p, object key) except -1
+cdef bint _is_hole(list keys, Py_ssize_t p) except -1
 cdef long long _i64(array.array a, Py_ssize_t i) noexcept
 cdef void _set_i64(array.array a, Py_ssize_t i, long long v) noexcept
 cdef void _grow(array.array a, Py_ssize_t n) except *
