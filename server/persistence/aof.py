@@ -51,6 +51,7 @@ from raxdb.server.base.log import LOG
 from raxdb.server.config.options import ConfigError
 from raxdb.server.events import propagate
 from raxdb.server.persistence import aofmanifest
+from raxdb.server.scripting.functions import library_code
 from raxdb.storage.keyspace import is_string
 from raxdb.storage.set_type import as_set
 
@@ -886,7 +887,7 @@ def write_commands(srv: Server, f: BinaryIO) -> None:
     size = 0
     if srv.config.values["aof-timestamp-enabled"] == "yes":
         parts.append(b"#TS:%d\r\n" % int(time.time()))
-    for code in srv.persistence._functions():
+    for code in library_code(srv):
         _command(parts, b"FUNCTION", b"LOAD", code)
     for dbid, _size, _expires, keys in srv.persistence.snapshot():
         _command(parts, b"SELECT", b"%d" % dbid)

@@ -40,6 +40,7 @@ import gc
 import os
 import signal
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -350,7 +351,10 @@ class Persistence:
                 oomscore.apply(self.srv, oomscore.CHILD)
                 if title is not None:
                     proctitle.apply(self.srv, title)
-                code = 0 if work() else 1
+                try:
+                    code = 0 if work() else 1
+                except Exception:  # a bug: said in the log rather than lost with the child
+                    LOG.warning(f"The child's work failed:\n{traceback.format_exc()}")
             finally:
                 os._exit(code)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
