@@ -76,15 +76,20 @@ COPY_OPS = 20_000  # operations per copy-per-operation figure
 # --- /proc ----------------------------------------------------------------------------------------
 
 
-def rss_bytes(pid: int) -> int:
-    """VmRSS of a process (0 once it is gone)."""
+def _proc_kb(path: str, field: str) -> int:
+    """A `field:  N kB` line of a /proc file, in bytes (0 once the process is gone)."""
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+        for line in Path(path).read_text().splitlines():
+            if line.startswith(field):
                 return int(line.split()[1]) * 1024
     except OSError:
         pass
     return 0
+
+
+def rss_bytes(pid: int) -> int:
+    """VmRSS of a process (0 once it is gone)."""
+    return _proc_kb(f"/proc/{pid}/status", "VmRSS:")
 
 
 def children(pid: int) -> set[int]:
@@ -104,13 +109,7 @@ def children(pid: int) -> set[int]:
 
 def private_dirty_bytes(pid: int) -> int:
     """Private_Dirty of a process from smaps_rollup (0 once it is gone)."""
-    try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Private_Dirty:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+    return _proc_kb(f"/proc/{pid}/smaps_rollup", "Private_Dirty:")
 
 
 class Sampler:
