@@ -20,10 +20,10 @@ cdef void _set_i32(array.array a, Py_ssize_t i, int v) noexcept
 cdef unsigned char _u8(array.array a, Py_ssize_t i) noexcept
 cdef void _set_u8(array.array a, Py_ssize_t i, unsigned char v) noexcept
 cdef unsigned char _tag(unsigned int h) noexcept
+cdef bint _overfull(Py_ssize_t n, Py_ssize_t size) noexcept
 
 # The stored keys read without a reference taken (see _stored_is): borrowed pointers, and bytes
 # compared as bytes_richcompare does (length, then memcmp); anything else by ==.
-from cpython.ref cimport PyObject
 from libc.string cimport memcmp
 
 cdef extern from "Python.h":

@@ -226,6 +226,11 @@ def _is_hole(keys: list, p: int) -> bool:
     return keys[p] is None
 
 
+def _overfull(n: int, size: int) -> bool:
+    """Would `n` keys fill an index of `size` slots past two thirds (the most it is let hold)?"""
+    return n * 3 > size * 2
+
+
 def _tag(h: int) -> int:
     """A slot's tag for a key whose hash's low 32 bits are h: its top seven bits, and 0x80 (0 is
     an empty slot)."""
@@ -404,7 +409,7 @@ class Database:
         """Room in the index for `n` keys in all, so that a load (a file's RESIZEDB, Redis's
         dictExpand) does not rebuild it again and again as it fills; nothing if it has the room."""
         size = self._mask + 1
-        while n * 3 > size * 2:  # _insert_at's rule: at most two thirds full
+        while _overfull(n, size):
             size *= 2
         if size > self._mask + 1:
             self._rebuild_index(size)
@@ -416,7 +421,7 @@ class Database:
     def _insert_at(self, key: bytes, value: Any, now_ms: int, h: int, i: int) -> int:
         """`_insert` for a key whose hash's low 32 bits are `h` and whose probe ended at the empty
         index slot `i` (-1: not probed yet)."""
-        if (self.count + 1) * 3 > (self._mask + 1) * 2:  # at most two thirds full
+        if _overfull(self.count + 1, self._mask + 1):
             self._rebuild_index((self._mask + 1) * 2)
             i = -1
         if self._free:

@@ -18,17 +18,16 @@ a kind it does not know goes to storage/rdb.py's writer whole.  It knows the typ
 logic: how a value is serialized stays storage/rdb.py's `write_value`, which this mirrors.
 
 Invariant: the bytes are exactly those `rdb.write_file` writes for the same dataset and options
-(LZF included: `_lzf` is storage/lzf.py's compressor on C pointers), which the tests check over
+(LZF included: `lzf_compress` is storage/lzf.py's compressor on C pointers), which the tests check over
 every type and encoding.  Compiled only: the interpreted build writes with storage/rdb.py.
 """
 
 from cpython.ref cimport PyObject
 from cpython.array cimport array
 from libc.stdint cimport int64_t, uint8_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
-from raxdb.storage.crc64 cimport _crc_slice8
 from raxdb.storage.hashtype cimport Hash, _Table
 from raxdb.storage.keyspace cimport Database
 from raxdb.storage.quicklist cimport Quicklist
@@ -36,6 +35,7 @@ from raxdb.storage.set_type cimport RSet
 from raxdb.storage.zset cimport ZSet
 
 from raxdb.storage import keyspace as _keyspace
+from raxdb.storage.crc64 import crc64
 from raxdb.storage import rdb as _rdb
 from raxdb.storage import quicklist as _quicklist_mod
 from raxdb.storage import set_type as _set_type
@@ -97,7 +97,8 @@ cdef Py_ssize_t PROGRESS_EVERY = 1024  # keys between progress calls (rdbSaveRio
 # ---- LZF: storage/lzf.py's compressor on C memory ---------------------------------------------------
 # The table holds position + base and is never cleared: each call takes a base above every
 # position stored before, so stale slots decode to positions <= 0 (storage/lzf.py's _Table).  It is
-# allocated on first use, so a forked child's table is on its own pages.
+# allocated on first use: by a forked child on its own pages, unless a foreground save made it in the
+# parent first (then the child's first use copies its 512 KB once).
 cdef int64_t* _htab = NULL
 cdef int64_t _base = 1
 
@@ -241,7 +242,8 @@ cdef inline bint _canonical_int32(const uint8_t* s, Py_ssize_t n, long long* out
 cdef class _Out:
     """The file being written: a buffer handed to `sink` a chunk at a time, with the running CRC
     of everything handed over (storage/rdb.py's Writer, in C).  The buffer is a bytes object of
-    its own, written through its pointer, so that storage/crc64.py checksums it where it is."""
+    its own, written through its pointer, so that storage/crc64.py's crc64 checksums it where it
+    is (its first `n` bytes, without a copy)."""
 
     cdef bytes chunk
     cdef uint8_t* buf
@@ -268,7 +270,7 @@ cdef class _Out:
 
     cdef int flush(self) except -1:
         if self.n:
-            self.crc = _crc_slice8(self.chunk, self.crc, self.n)
+            self.crc = crc64(self.chunk, self.crc, self.n)
             self.sink(PyMemoryView_FromMemory(<char*>self.buf, self.n, PyBUF_READ))
             self.n = 0
         return 0
@@ -598,9 +600,6 @@ def write_file(sink, bint compress, bint checksum, prologue, list dbs, long long
     cdef _Out out = _Out(sink, compress)
     cdef Py_ssize_t done = 0
     cdef Database db
-    cdef uint8_t crc[8]
-    cdef uint64_t c
-    cdef int i
     out.put(<uint8_t*><char*>prologue, len(prologue))
     for dbid, db in dbs:
         out.byte(OP_SELECTDB)
@@ -611,9 +610,6 @@ def write_file(sink, bint compress, bint checksum, prologue, list dbs, long long
         _database(out, dbid, db, now_ms, lru, lfu, delay, progress, &done)
     out.byte(OP_EOF)
     out.flush()
-    c = out.crc if checksum else 0
-    for i in range(8):
-        crc[i] = <uint8_t>(c >> (8 * i))
-    out.put(crc, 8)
+    out.int64le(<long long>out.crc if checksum else 0)  # the CRC, little endian (the bytes before it)
     out.flush()
     return done

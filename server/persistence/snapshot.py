@@ -164,7 +164,6 @@ class Persistence:
                     (b"repl-offset", b"%d" % repl.master_repl_offset)]
         return [*aux, (b"aof-base", b"1" if aof_base else b"0")]
 
-
     def snapshot(self) -> Iterator[tuple[int, int, int, Iterator[tuple[bytes, Any, int | None]]]]:
         """Every non-empty database as (id, keys, keys with a deadline, (key, value, deadline ms or
         None) ...): what an RDB save and an AOF rewrite both walk, rdb-key-save-delay included
@@ -299,6 +298,7 @@ class Persistence:
             childinfo.finished(childinfo.AOF_COW if kind == "aof" else childinfo.RDB_COW)
             return True
 
+        self.used_at_fork = self.srv.used_memory()  # the snapshot's used-mem, worked out here (see __init__)
         try:
             pid = self.fork(child, title)
         except BaseException:
@@ -306,6 +306,8 @@ class Persistence:
                 os.close(report_fd)
             self.childinfo.reset()
             raise
+        finally:
+            self.used_at_fork = None
         if report_fd >= 0:
             os.close(report_fd)
         self.child_pid = pid
@@ -333,12 +335,10 @@ class Persistence:
         # it never acts on, so it finishes its file.  The signals stay blocked across the fork,
         # so one sent before the child has let go of the fd waits, and is then ignored.
         signal.pthread_sigmask(signal.SIG_BLOCK, _SHUTDOWN_SIGNALS)
-        self.used_at_fork = self.srv.used_memory()
         try:
             pid = os.fork()
         except BaseException:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
-            self.used_at_fork = None
             raise
         if pid == 0:
             code = 1
@@ -358,7 +358,6 @@ class Persistence:
             finally:
                 os._exit(code)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _SHUTDOWN_SIGNALS)
-        self.used_at_fork = None
         # INFO's total_forks / latest_fork_usec and the latency monitor's "fork" event, as redisFork
         fork_us = (time.perf_counter_ns() - started) // 1000
         self.total_forks += 1

@@ -26,7 +26,8 @@ Invariants:
   (wait_bgsave) and the next fork is started from the replication cron or when the child ends.
 - Diskless replicas are put online when the child ends, but their stream starts at their first
   REPLCONF ACK (the replica must find the EOF mark at the very end of what it read); disk-based
-  ones get "$<len>\\r\\n<file>" and their stream right after it.
+  ones get "$<len>\\r\\n<file>", the file read a chunk per loop pass while their socket takes it
+  (`_send_bulk`, sendBulkToSlave), and their stream right after it.
 
 - WAIT waits for the offset the stream has when it runs (Redis: the offset when the client's
   previous command ended; they differ only by what other clients and the cron fed in between).
