@@ -13,7 +13,9 @@ point, raxdb.server.main (the arguments `raxdb-server` takes; `main` in a child 
 
 Defaults: the loopback address, a free port, a temporary working directory removed afterwards,
 persistence off (`save ""`, `appendonly no`), and a replica's first sync at once
-(`repl-diskless-sync-delay 0`: Redis's default waits 5 s for more replicas to share it).  `config` takes any redis.conf option and wins over
+(`repl-diskless-sync-delay 0`: Redis's default waits 5 s for more replicas to share it), and raxdb's
+test controls on (`raxdb-test-controls yes`: the DEBUG subcommands that move the clock and inject
+faults, server/commands/testcontrols.py).  `config` takes any redis.conf option and wins over
 the defaults; `.config` is everything the server was started with.
 
 Two modes, "process" the default:
@@ -77,7 +79,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import IO, Literal, Self
 
-from raxdb.embed import template
+from raxdb.embed import control, template
 
 Mode = Literal["process", "thread"]
 ConfigValue = str | int | float | bool | Iterable[str | int | float | bool]
@@ -181,6 +183,13 @@ class EmbeddedServer:
             return self._proc.poll() is None
         return self._thread is not None and self._thread.is_alive()
 
+    def control(self, *args: str | bytes | int | float) -> object:
+        """Send one of raxdb's test controls, `DEBUG <args...>`, to this server and return its
+        reply (the handle's clock and fault methods are built on it); ControlError when the server
+        refuses it or was started with `raxdb-test-controls no`."""
+        password = self._options.get("requirepass", [""])[-1] or None
+        return control.call(self.host, self.port, self.unixsocket, password, "DEBUG", *args)
+
     def __repr__(self) -> str:
         return f"<raxdb.EmbeddedServer {self.mode} {self.url if self._started else '(not started)'}>"
 
@@ -256,7 +265,8 @@ class EmbeddedServer:
             os.makedirs(self.dir, exist_ok=True)
         self.port = self._port_arg if self._port_arg is not None else _free_port(self.host)
         options: dict[str, list[str]] = {"bind": [self.host], "port": [str(self.port)], "save": [""],
-                                         "appendonly": ["no"], "repl-diskless-sync-delay": ["0"], "dir": [self.dir]}
+                                         "appendonly": ["no"], "repl-diskless-sync-delay": ["0"], "dir": [self.dir],
+                                         "raxdb-test-controls": ["yes"]}
         if self.mode == "thread":
             options["set-proc-title"] = ["no"]  # the caller's process title is not the server's
         if self._unixsocket_arg:

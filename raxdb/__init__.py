@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from raxdb._version import __version__
 
-__all__ = ["EmbeddedServer", "ServeError", "__version__", "serve"]
-_LAZY = frozenset({"EmbeddedServer", "ServeError", "serve"})
+__all__ = ["ControlError", "EmbeddedServer", "ServeError", "__version__", "serve"]
+_LAZY = frozenset({"ControlError", "EmbeddedServer", "ServeError", "serve"})
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (a few ms on every start)
 if TYPE_CHECKING:
-    from raxdb.embed import EmbeddedServer, ServeError, serve
+    from raxdb.embed import ControlError, EmbeddedServer, ServeError, serve
 
 
 def __getattr__(name: str) -> object:

@@ -28,6 +28,7 @@ from raxdb.server.base.errors import (
 from raxdb.server.base.log import LOG
 from raxdb.server.base.numparse import strtod, strtoll
 from raxdb.server.base.version import VERSION
+from raxdb.server.commands import testcontrols
 from raxdb.server.commands.t_config import help_reply
 from raxdb.server.commands.t_keys import _object_value, object_encoding
 from raxdb.server.commands.t_string import SHARED_INTS
@@ -689,13 +690,16 @@ def _debug_crash(c, argv: list[bytes], sub: bytes) -> bytes:
 
 @command("debug")
 def debug(c, argv):
+    sub = option_word(argv[1])
+    controlled = testcontrols.dispatch(c, sub, argv)  # raxdb's test controls: their own switch
+    if controlled is not None:
+        return controlled
     if not protected_allowed(c, "enable-debug-command"):
         raise protected_denied("DEBUG", "enable-debug-command")
-    sub = option_word(argv[1])
     n = len(argv)
     srv = c.server
     if sub == b"help" and n == 2:
-        return help_reply("DEBUG", _DEBUG_HELP)
+        return help_reply("DEBUG", _DEBUG_HELP + testcontrols.help_lines(srv))
     if sub == b"sleep" and n == 3:
         secs = strtod(argv[2]) or 0.0
         time.sleep(max(0.0, secs))  # blocks the whole server, exactly what DEBUG SLEEP is for
