@@ -641,6 +641,9 @@ def _bridge(engine: Engine) -> Any:
         from raxdb.server.scripting import cbridge  # type: ignore[attr-defined]  # a .pyx, built or absent
     except ImportError:
         return None
+    except Exception as e:  # noqa: BLE001 - built against types this build does not have (a mixed build)
+        LOG.warning(f"Scripting's C bridge not used, it does not load: {type(e).__name__}: {e}")
+        return None
     try:
         return cbridge.bind(engine)
     except Exception as e:  # noqa: BLE001 - whatever went wrong, lupa's own path works
