@@ -55,7 +55,9 @@ Invariants:
   the caller chose).
 - A failure to start raises ServeError carrying the server's output (its FATAL CONFIG FILE ERROR
   report, its log lines).
-- stop() may be called any number of times; the temporary directory goes after the server is gone.
+- stop() (or close()) may be called any number of times; the temporary directory goes after the
+  server is gone.  `with` on a server that runs already enters it as it is (start() itself refuses a
+  second start).
 """
 
 from __future__ import annotations
@@ -239,14 +241,21 @@ class EmbeddedServer:
     async def astop(self) -> None:
         await asyncio.to_thread(self.stop)
 
+    close = stop  # what Python users reach for first; as harmless twice
+
     def __enter__(self) -> Self:
-        return self.start()
+        """Starts it; a server that runs already (raxdb_factory's, a start()ed one) is entered as
+        it is.  Either way the block's end stops it, as leaving `with open(...)` closes a file."""
+        return self if self._entered_running() else self.start()
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.stop()
 
     async def __aenter__(self) -> Self:
-        return await self.astart()
+        return self if self._entered_running() else await self.astart()
+
+    def _entered_running(self) -> bool:
+        return self._started and self.running
 
     async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
