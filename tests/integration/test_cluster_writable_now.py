@@ -9,10 +9,16 @@ import pytest
 import redis
 
 import raxdb
+from tests.support.servers import free_port
+
+
+def cluster_node(**config: str) -> raxdb.EmbeddedServer:
+    """A cluster node with its bus on a free port (port + 10000 may be past 65535)."""
+    return raxdb.serve({"cluster-enabled": "yes", "cluster-port": str(free_port()), **config})
 
 
 def test_a_covered_master_is_ok_at_once():
-    with raxdb.serve({"cluster-enabled": "yes", "enable-debug-command": "yes"}) as srv:  # for DEBUG HELP
+    with cluster_node(**{"enable-debug-command": "yes"}) as srv:  # for DEBUG HELP
         node = redis.Redis.from_url(srv.url, decode_responses=True)
         node.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 8000)
         assert node.execute_command("DEBUG", "CLUSTER-WRITABLE-NOW") == "OK"
@@ -31,6 +37,6 @@ def test_refused_without_cluster_mode_or_without_the_controls():
     with raxdb.serve() as srv:
         with pytest.raises(redis.ResponseError, match="cluster support disabled"):
             redis.Redis.from_url(srv.url).execute_command("DEBUG", "CLUSTER-WRITABLE-NOW")
-    with raxdb.serve({"cluster-enabled": "yes", "raxdb-test-controls": "no"}) as srv:
+    with cluster_node(**{"raxdb-test-controls": "no"}) as srv:
         with pytest.raises(redis.ResponseError, match="is a raxdb test control"):
             redis.Redis.from_url(srv.url).execute_command("DEBUG", "CLUSTER-WRITABLE-NOW")
