@@ -220,7 +220,9 @@ class EmbeddedCluster:
         agrees; the old master is its replica then.  `how`: "" (Redis's manual failover: the master
         holds its clients until the replica has its every write, so none is lost), "FORCE"
         (without the master's agreement: what a replica does when its master is down, with the
-        other masters' votes), "TAKEOVER" (without any vote: a new epoch of its own).  To see a
+        other masters' votes), "TAKEOVER" (without any vote: a new epoch of its own); these two do
+        not wait for the replica to catch up, so writes it had not received are lost, as in Redis
+        (WAIT on the master first when a test needs them).  To see a
         master fail, stop it instead (`master.stop()`): its replica is elected after
         cluster-node-timeout, as in a real failure."""
         if master is None:

@@ -142,6 +142,7 @@ CLUSTER_TESTS = textwrap.dedent('''
     import redis
     from redis.cluster import ClusterNode, RedisCluster
 
+    import raxdb
     from test_with_raxdb import note
 
     pytestmark = pytest.mark.skipif(not os.environ.get("RAXDB_TEST_CLUSTER"), reason="the outer test runs these")
@@ -179,6 +180,10 @@ CLUSTER_TESTS = textwrap.dedent('''
         assert await client.mget("{user:1}:a", "{user:1}:b") == [b"1", b"2"]
         with pytest.raises(redis.ResponseError, match="hash to the same slot"):  # CROSSSLOT
             await client.execute_command("MSET", "a", 1, "b", 2, target_nodes=client.get_random_node())
+        async with raxdb.serve_cluster(masters=1) as cluster:  # raxdb.serve_cluster() from a coroutine
+            note(cluster.nodes[0])
+            assert cluster.running
+        assert not cluster.running
 
 
     def test_startup_nodes_and_url(raxdb_cluster):
@@ -204,6 +209,9 @@ CLUSTER_TESTS = textwrap.dedent('''
         assert cluster.masters[0] is replica and cluster.master_of(first) is replica
         assert redis.Redis.from_url(replica.url).info("replication")["role"] == "master"
         assert redis.Redis.from_url(first.url).info("replication")["role"] == "slave"
+        # TAKEOVER does not wait for the replica to catch up (nor does FORCE): what it had not
+        # received would be lost, as in Redis, so the test waits for it first
+        assert redis.Redis.from_url(second.url).wait(1, 60000) == 1
         taken = cluster.simulate_failover(second, how="TAKEOVER")
         assert cluster.masters[1] is taken and cluster.master_of(second) is taken
         # the client follows the MOVED replies to the new masters; every write is there
