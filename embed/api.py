@@ -272,7 +272,7 @@ class EmbeddedServer:
         if not self.dir:
             self.dir = self._dir_arg or tempfile.mkdtemp(prefix="raxdb-serve-")
             os.makedirs(self.dir, exist_ok=True)
-        self.port = self._port_arg if self._port_arg is not None else _free_port(self.host)
+        self.port = self._port_arg if self._port_arg is not None else free_port(self.host)
         options: dict[str, list[str]] = {"bind": [self.host], "port": [str(self.port)], "save": [""],
                                          "appendonly": ["no"], "repl-diskless-sync-delay": ["0"], "dir": [self.dir],
                                          "raxdb-test-controls": ["yes"]}
@@ -461,7 +461,9 @@ def _value(value: str | int | float | bool) -> str:
     return str(value)
 
 
-def _free_port(host: str) -> int:
+def free_port(host: str) -> int:
+    """A TCP port free on `host` now (bound to port 0, then released): another process may take it
+    before it is used, which the callers allow for."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as s:
         s.bind((host, 0))

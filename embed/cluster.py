@@ -40,7 +40,7 @@ from types import TracebackType
 from typing import Any, Literal, NamedTuple, Self
 
 from raxdb.embed import control
-from raxdb.embed.api import START_TIMEOUT, ConfigValue, EmbeddedServer, Mode, ServeError, _free_port, serve
+from raxdb.embed.api import START_TIMEOUT, ConfigValue, EmbeddedServer, Mode, ServeError, free_port, serve
 
 SLOTS = 16384
 POLL_S = 0.01  # between two looks at the nodes' state while waiting for them to agree
@@ -195,7 +195,7 @@ class EmbeddedCluster:
         node_dir = os.path.join(self._root, f"node-{index}")
         os.makedirs(node_dir, exist_ok=True)
         for attempt in range(_BUS_ATTEMPTS):
-            bus = _free_port(self.host)
+            bus = free_port(self.host)
             # an absolute nodes.conf: in thread mode every node shares the process's working directory
             config = {**self._config, "cluster-port": str(bus),
                       "cluster-config-file": os.path.join(node_dir, "nodes.conf")}
