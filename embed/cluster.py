@@ -88,7 +88,7 @@ class EmbeddedCluster:
             self._config.setdefault("masterauth", self._config["requirepass"])
         self.masters: list[EmbeddedServer] = []
         self.replicas: list[EmbeddedServer] = []
-        self._master_of: dict[int, EmbeddedServer] = {}  # a replica's id() -> its master
+        self._master_of: dict[EmbeddedServer, EmbeddedServer] = {}  # a replica -> its master
         self._in_start_order: list[EmbeddedServer] = []  # stopped in reverse (thread mode's cwd)
         self._root = ""  # the nodes' working directories are in it
         # a fresh node has nothing to learn before it serves: no 2 s wait, where the control is on
@@ -119,10 +119,10 @@ class EmbeddedCluster:
         return self._started and bool(self.masters) and all(n.running for n in self.nodes)
 
     def replicas_of(self, master: EmbeddedServer) -> list[EmbeddedServer]:
-        return [r for r in self.replicas if self._master_of[id(r)] is master]
+        return [r for r in self.replicas if self._master_of[r] is master]
 
     def master_of(self, replica: EmbeddedServer) -> EmbeddedServer:
-        return self._master_of[id(replica)]
+        return self._master_of[replica]
 
     def __repr__(self) -> str:
         if not self.running:
@@ -143,10 +143,9 @@ class EmbeddedCluster:
             for i in range(masters * replicas):
                 replica = self._start_node(masters + i)
                 self.replicas.append(replica)
-                self._master_of[id(replica)] = self.masters[i % masters]
-            form([_address(m) for m in self.masters],
-                 [(_address(r), _address(self._master_of[id(r)])) for r in self.replicas],
-                 password=_password(self._config), writable_now=self._writable_now, timeout=self.timeout)
+                self._master_of[replica] = self.masters[i % masters]
+            form(*self._layout(), password=_password(self._config), writable_now=self._writable_now,
+                 timeout=self.timeout)
         except BaseException:
             self.stop()
             raise
@@ -189,6 +188,11 @@ class EmbeddedCluster:
                         tb: TracebackType | None) -> None:
         await self.astop()
 
+    def _layout(self) -> tuple[list[Address], list[tuple[Address, Address]]]:
+        """The masters' addresses, and each replica's with its master's: form()'s arguments."""
+        return ([_address(m) for m in self.masters],
+                [(_address(r), _address(self._master_of[r])) for r in self.replicas])
+
     def _start_node(self, index: int) -> EmbeddedServer:
         """One node in its own directory; its bus on a free port, tried again should another
         process take that port before the node binds it."""
@@ -222,9 +226,8 @@ class EmbeddedCluster:
         (without the master's agreement: what a replica does when its master is down, with the
         other masters' votes), "TAKEOVER" (without any vote: a new epoch of its own); these two do
         not wait for the replica to catch up, so writes it had not received are lost, as in Redis
-        (WAIT on the master first when a test needs them).  To see a
-        master fail, stop it instead (`master.stop()`): its replica is elected after
-        cluster-node-timeout, as in a real failure."""
+        (WAIT on the master first when a test needs them).  To see a master fail, stop it instead
+        (`master.stop()`): its replica is elected after cluster-node-timeout, as in a real failure."""
         if master is None:
             master = next((m for m in self.masters if self.replicas_of(m)), None)
             if master is None:
@@ -240,21 +243,21 @@ class EmbeddedCluster:
         _call(_address(replica), password, "CLUSTER", "FAILOVER", *([how] if how else []))
         # the old master learns it lost (from the new master's PONGs, sent to all at once), then
         # tells the others it is a replica now
-        _until(time.monotonic() + self.timeout, f"{master!r} to become a replica",
-               lambda: _views(_address(master), password)[replica_id][1] == "-" and
-               _views(_address(master), password)[master_id][1] == replica_id)
+        def demoted() -> bool:
+            view = _views(_address(master), password)
+            return view[replica_id][1] == "-" and view[master_id][1] == replica_id
+
+        _until(time.monotonic() + self.timeout, f"{master!r} to become a replica", demoted)
         nodes = [_address(n) for n in self.nodes]
         _announce(_address(master), nodes, {a: _bus_port(a, password) for a in nodes}, password)
         # the roles swap: the promoted replica takes the master's place in the lists
         for node in candidates[1:]:
-            self._master_of[id(node)] = replica
-        del self._master_of[id(replica)]
-        self._master_of[id(master)] = replica
+            self._master_of[node] = replica
+        del self._master_of[replica]
+        self._master_of[master] = replica
         self.masters[self.masters.index(master)] = replica
         self.replicas[self.replicas.index(replica)] = master
-        wait_settled([_address(m) for m in self.masters],
-                     [(_address(r), _address(self._master_of[id(r)])) for r in self.replicas],
-                     password=password, timeout=self.timeout)
+        wait_settled(*self._layout(), password=password, timeout=self.timeout)
         return replica
 
 
