@@ -430,3 +430,21 @@ def test_installed_plugin(venv_project: Project, tmp_path: Path, protocol: str, 
     assert all(len(pids) == 1 for pids in sessions.values())
     assert len(set.union(*sessions.values())) == len(sessions)
     assert_all_gone(notes)
+
+
+@pytest.mark.venv
+def test_installed_cluster_fixtures(venv_project: Project, tmp_path: Path):
+    """The cluster fixtures from the installed package, under pytest-xdist: each worker that uses
+    raxdb_cluster forms its own session cluster (which workers do is xdist's choice)."""
+    notes = tmp_path / "notes"
+    result = venv_project.run("test_cluster_with_raxdb.py", "-n", "2", RAXDB_TEST_NOTES=str(notes),
+                              RAXDB_TEST_CLUSTER="1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert outcome(result) == {"passed": 6}
+    workers: dict[str, set[int]] = {}
+    for _, port, kind, worker in noted(notes):
+        if kind == "cluster":
+            workers.setdefault(worker, set()).add(port)
+    assert workers and set(workers) <= {"gw0", "gw1"} and all(len(ports) == 3 for ports in workers.values())
+    assert len(set.union(*workers.values())) == 3 * len(workers)
+    assert_all_gone(notes)
