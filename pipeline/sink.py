@@ -242,13 +242,10 @@ def _send_and_check(session: RawSession, chunk: Sequence[tuple], expect_queued: 
     connection stays in step with the server."""
     session.send_many(chunk)
     errors = []
-    for command in chunk:
-        try:
-            reply = session.read()
-        except redis.ResponseError as e:
-            errors.append(f"{command[0]} {command[1]!r}: {e}")
-            continue
-        if expect_queued and reply not in (b"QUEUED", "QUEUED"):
+    for command, reply in zip(chunk, session.read_many(len(chunk)), strict=True):
+        if isinstance(reply, redis.ResponseError):
+            errors.append(f"{command[0]} {command[1]!r}: {reply}")
+        elif expect_queued and reply != b"QUEUED" and reply != "QUEUED":
             errors.append(f"{command[0]}: unexpected reply {reply!r} inside MULTI")
     return errors
 
