@@ -149,17 +149,20 @@ class RawSession:
                 or not hasattr(reader, "gets")):
             return [self._read_or_error() for _ in range(count)]
         replies: list[Any] = []
+        gets, append, left = reader.gets, replies.append, count
         try:
-            while len(replies) < count:
-                reply = reader.gets()
+            while left:
+                reply = gets()
                 if reply is NOT_ENOUGH_DATA:
                     parser.read_from_socket()
                     continue
-                if isinstance(reply, RETRYABLE):
-                    raise reply
-                replies.append(reply)
+                append(reply)
+                left -= 1
         except OSError as e:  # what read_response turns into ConnectionError
             raise redis.ConnectionError(f"Error while reading from {self.conn.host}:{self.conn.port}: {e}") from e
+        for reply in replies:
+            if reply.__class__ is not bytes and isinstance(reply, RETRYABLE):
+                raise reply
         return replies
 
     def _read_or_error(self) -> Any:

@@ -741,6 +741,26 @@ def test_sink_server_errors_are_not_retried_into_duplicates(server, rc, ns):
     assert rc.xlen(ns + "ok") == 2  # applied once (no rollback in Redis), not twice
 
 
+@pytest.mark.parametrize("hiredis_reader", [True, False])
+def test_sink_error_replies_keep_the_connection_in_step(server, rc, ns, monkeypatch, hiredis_reader):
+    """An error reply in the middle of a chunk is collected in its place, whether the replies come
+    from redis-py's hiredis reader directly (read_many) or one read_response at a time."""
+    from raxdb.spark import connection
+
+    if not hiredis_reader:
+        monkeypatch.setattr(connection, "NOT_ENOUGH_DATA", None)
+    schema = StructType([StructField("id", StringType()), StructField("v", StringType())])
+    rows = [("1-1", "a"), ("bad", "b"), ("2-1", "c"), ("3-1", "d")]
+    for idempotent in ("true", "false"):
+        writer = BatchWriter(options(server, stream=ns + idempotent, idempotent=idempotent, batchSize=2,
+                                     **{"id.column": "id"}), schema, False)
+        with pytest.raises(SinkError, match="Invalid stream ID"):
+            writer.write(arrow_batches(rows, schema))
+    # MULTI: queued, failed in EXEC's reply (no rollback); pipelined: the error reply in its place
+    for idempotent in ("true", "false"):
+        assert [i for i, _ in rc.xrange(ns + idempotent)] == [b"1-1", b"2-1", b"3-1"]
+
+
 def test_sink_rejects_rows_without_fields(server, rc, ns):
     writer = BatchWriter(options(server, stream=ns + "e"), StructType([StructField("v", StringType())]), False)
     with pytest.raises(SinkError, match="no non-NULL field"):
