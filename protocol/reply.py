@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import Any, cast
 
 try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
     import cython
@@ -276,7 +277,7 @@ def encode_tree(node: object, enc: Encoder) -> bytes:
         return bulk_str(node)
     if isinstance(node, bytes):
         return bulk(node)
-    tag, val = node  # type: ignore[misc]
+    tag, val = cast("tuple[str, Any]", node)  # not a scalar: a (tag, children) pair
     if tag == "+":
         return status(val)
     if tag == "*":
