@@ -693,5 +693,5 @@ def hash_get(h: Hash, field: bytes) -> bytes | None:
     every hash)."""
     lp = h.lp
     if lp is None:
-        return h.d.get(field)
+        return h.d.get(field)  # type: ignore[union-attr]  # Hash's invariant: d is set when lp is None
     return pair_value(lp, field)

@@ -450,7 +450,7 @@ def to_dense(buf: bytearray) -> None:
     if buf[4] == DENSE:
         return
     regs = _sparse_of(buf).registers()
-    _forget(buf)  # type: ignore[arg-type]
+    _forget(buf)
     buf[HDR:] = pack_dense(regs)
     buf[4] = DENSE
 

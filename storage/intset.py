@@ -35,6 +35,7 @@ import struct
 import sys
 from array import array
 from bisect import bisect_left
+from typing import Literal
 
 try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
     import cython
@@ -54,7 +55,7 @@ _FAST = _COMPILED and _LITTLE
 EMPTY = _HEADER.pack(2, 0)  # what intsetNew() makes: int16, no elements
 
 # width -> typecode of a signed integer of that many bytes (memoryview.cast / array)
-_CODE = {2: "h", 4: "i", 8: "q"}
+_CODE: dict[int, Literal["h", "i", "q"]] = {2: "h", 4: "i", 8: "q"}
 
 
 def canonical_int(m: bytes) -> int | None:

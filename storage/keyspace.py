@@ -75,6 +75,8 @@ class RawStr(bytearray):
     sdsMakeRoomFor when it grows, so MEMORY USAGE reports the room Redis keeps for appends."""
 
     __slots__ = ("size", "cap")
+    size: int
+    cap: int
 
     @classmethod
     def of(cls, value: bytes | bytearray) -> RawStr:
@@ -594,7 +596,7 @@ class Database:
         """(key, deadline) for every key with one, as a snapshot."""
         keys = self._keys
         when = self._ttl_when
-        return [(keys[p], _i64(when, t)) for t, p in enumerate(self._ttl_pos) if p >= 0]
+        return [(keys[p], _i64(when, t)) for t, p in enumerate(self._ttl_pos) if p >= 0]  # type: ignore[misc]  # a live TTL slot's key is never a hole
 
     def __len__(self) -> int:
         return self.count
@@ -840,7 +842,7 @@ class Database:
                     continue
                 sampled += 1
                 if when <= now_ms:
-                    self._expire(self._keys[p])
+                    self._expire(self._keys[p])  # type: ignore[arg-type]  # a live TTL slot's key is never a hole
                     expired += 1
                     done += 1
                     if not self.nexpires:
@@ -900,7 +902,7 @@ class Database:
             for _ in range(count * 4):
                 p = _i32(ttl_pos, rand(n))
                 if p >= 0:
-                    out.append(self._keys[p])
+                    out.append(self._keys[p])  # type: ignore[arg-type]  # a live TTL slot's key is never a hole
                     if len(out) == count:
                         break
             if not out:  # mostly holes: draw from the live keys
