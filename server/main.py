@@ -203,7 +203,7 @@ def _runner() -> asyncio.Runner:
     return asyncio.Runner(loop_factory=uvloop.new_event_loop)
 
 
-def _on_signal(srv, sig: int) -> None:  # type: ignore[no-untyped-def]
+def _on_signal(srv, sig: int) -> None:
     """SIGINT / SIGTERM: a shutdown the cron starts (server/admin/shutdown.py), as Redis schedules it."""
     if not srv.shutting_down:
         srv.shutdown.on_signal(sig)

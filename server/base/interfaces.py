@@ -200,7 +200,7 @@ class Server(Protocol):
     # the event loop and the sockets
     loop: asyncio.AbstractEventLoop | None
     pending_writes: list[Client]
-    call_soon: Callable[[Callable[[], Any]], Any]
+    call_soon: Callable[..., Any]  # the loop's call_soon(callback, *args)
     listeners: list[asyncio.base_events.Server]
     unix_listener: asyncio.base_events.Server | None
     tls_listeners: list[asyncio.base_events.Server]
@@ -332,6 +332,16 @@ class Server(Protocol):
     def instantaneous_kbps(self) -> tuple[float, float, float, float]: ...
 
 
+class WatchedKey(Protocol):
+    """A key a client WATCHes (server/events/watch.py): whether it was logically expired when
+    watched."""
+
+    client: Client
+    db: Database
+    key: bytes
+    expired: bool
+
+
 class Client(Protocol):
     """A client connection (server/net/client.py's Client, and its subclasses): its state and the
     methods lower layers call.  The hot path's private state (`_raw`, `_base`, ...) is left out."""
@@ -357,7 +367,7 @@ class Client(Protocol):
     multi: list[tuple[Command, list[bytes]]] | None
     multi_error: bool
     cluster_flags: int  # ASKING, READONLY, ASKED (server/cluster/routing.py)
-    watched: list[tuple[Database, bytes]]
+    watched: list[WatchedKey]
     dirty_cas: bool
     in_exec: bool
     exec_view: tuple[list[bytes], list[Any]] | None
@@ -401,7 +411,7 @@ class Client(Protocol):
     # propagation, replication
     prop_argv: list[bytes] | None
     prop_prevent: bool
-    prop_force: bool
+    prop_force: bool | int  # True, False, or REPL_ONLY (2): the replication stream alone
     prop_targets: int
     woff: int
     replica: Replica | None

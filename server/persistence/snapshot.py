@@ -740,5 +740,5 @@ def save_points(spec: str) -> list[tuple[int, int]]:
 def attach(srv: Server) -> Persistence:
     p = getattr(srv, "persistence", None)
     if p is None:
-        p = srv.persistence = Persistence(srv)  # type: ignore[attr-defined]
+        p = srv.persistence = Persistence(srv)
     return p
