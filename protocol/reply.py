@@ -54,7 +54,7 @@ BULK_HEADERS = _BULK_HEADERS = [b"$%d\r\n" % i for i in range(4096)]  # public f
 _join = b"".join
 
 
-def bulk(b: bytes) -> bytes:
+def bulk(b: bytes | bytearray) -> bytes:
     n = len(b)
     if cython.compiled and type(b) is bytes:  # written into one new bytes object
         out = PyBytes_FromStringAndSize(cython.NULL, n + digits(n) + 5)  # noqa: F821 (reply.pxd)
