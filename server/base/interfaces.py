@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -61,8 +61,6 @@ class Command(Protocol):
     key_step: int
     acl_categories: tuple[str, ...]
     meta: Any  # table/metadata.py's CommandMeta: arity, flags, key specs, COMMAND INFO / DOCS trees
-    parent: Command | None
-    subcommands: dict[bytes, Command]
     is_write: bool
     is_readonly: bool
     touches_arbitrary_keys: bool
@@ -80,6 +78,12 @@ class Command(Protocol):
     timed_calls: int
     fixed_key_positions: dict[int, tuple[int, ...]]
     latency: dict[int, int]
+
+    # read-only here, so that the table's own Command (whose are of its own class) matches
+    @property
+    def parent(self) -> Command | None: ...
+    @property
+    def subcommands(self) -> Mapping[bytes, Command]: ...
 
     def arity_ok(self, n: int) -> bool: ...
     def latency_histogram(self) -> dict[int, int]: ...
