@@ -252,7 +252,7 @@ def load_file(srv: Server, name: str, offset: int = 0) -> Steps[str]:
             if loops == AOF_EVENTS_EVERY:
                 loops = 0
                 progress(srv, offset + end)
-                yield
+                yield None
             if delay:
                 debug_delay(delay)
             cmd = _replay(c, argv, name)

@@ -59,7 +59,7 @@ from raxdb.server.scripting.functions import library_code
 from raxdb.storage import rdb
 
 try:  # the compiled build's snapshot writer (storage/rdbwalk.pyx); interpreted, rdb.write_file
-    from raxdb.storage import rdbwalk
+    from raxdb.storage import rdbwalk  # type: ignore[attr-defined]  # a .pyx: compiled only, no Python source
 except ImportError:
     rdbwalk = None
 
@@ -641,7 +641,7 @@ class Persistence:
                         stats["rdb_last_load_keys_loaded"] = loaded + (sink.added if sink is not None else 0)
                         stats["rdb_last_load_keys_expired"] = expired
                         loading.progress(srv, offset + item)
-                        yield
+                        yield None
                     elif kind == "aux":
                         self._aux_loaded(*item)
                         if aux is not None:
