@@ -43,7 +43,8 @@ HOT_MODULES: list[str] = list(_LISTS["HOT_MODULES"])
 
 # The one module written as C-level Cython (a .pyx, not a .py): redis.call as a C function of the
 # Lua state lupa runs, through the Lua C API lupa's module exports (cbridge.pyx says how and why).
-CBRIDGE = Extension("raxdb.server.scripting.cbridge", ["raxdb/server/scripting/cbridge.pyx"])
+CBRIDGE = Extension("raxdb.server.scripting.cbridge", ["raxdb/server/scripting/cbridge.pyx"],
+                    include_dirs=["raxdb/server/scripting"], depends=["raxdb/server/scripting/cbridge_lua.h"])
 # The other (storage/rdbwalk.pyx): a snapshot's RDB writer, which reads the keyspace through
 # borrowed references so that a forked child does not copy the heap it walks (its docstring says
 # why that needs C-level reads).  Without it a save writes through storage/rdb.py, the same bytes.

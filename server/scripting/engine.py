@@ -645,10 +645,30 @@ def _bridge(engine: Engine) -> Any:
         LOG.warning(f"Scripting's C bridge not used, it does not load: {type(e).__name__}: {e}")
         return None
     try:
-        return cbridge.bind(engine)
+        bridge = cbridge.bind(engine)
     except Exception as e:  # noqa: BLE001 - whatever went wrong, lupa's own path works
         LOG.warning(f"Scripting's C bridge not used: {type(e).__name__}: {e}")
         return None
+    if bridge is None and not _BRIDGE_REFUSED:
+        # the proof in bind failed: this lupa's objects are not laid out as the bridge checks (a lupa
+        # outside the range pyproject.toml pins, which the bridge was proven on); said once a process
+        _BRIDGE_REFUSED.append(True)
+        LOG.warning(f"Scripting's C bridge not used: lupa {_lupa_version()} does not check out as the bridge "
+                    "expects (proven on the versions pyproject.toml allows); scripts run through lupa's own "
+                    "crossing, the same replies, several times slower")
+    return bridge
+
+
+_BRIDGE_REFUSED: list[bool] = []
+
+
+def _lupa_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("lupa")
+    except PackageNotFoundError:
+        return "(version unknown)"
 
 
 def _counted(err: Any) -> bool:
