@@ -35,7 +35,7 @@ import struct
 import sys
 from array import array
 from bisect import bisect_left
-from typing import Literal
+from typing import Any, Literal
 
 try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
     import cython
@@ -109,7 +109,7 @@ def width_of(v: int) -> int:
     return 8
 
 
-def _view(blob: bytes):  # -> memoryview | array: indexable ints, the header first
+def _view(blob: bytes) -> memoryview[int] | array[int]:  # indexable ints, the header first
     w = blob[0]
     if _LITTLE:
         return memoryview(blob).cast(_CODE[w])
@@ -118,7 +118,7 @@ def _view(blob: bytes):  # -> memoryview | array: indexable ints, the header fir
     return a
 
 
-def _get(base, w: int, i: int) -> int:
+def _get(base: Any, w: int, i: int) -> int:
     """Compiled only: element `i` of the elements at C pointer `base`, `w` bytes each."""
     if w == 2:
         return cython.cast(cython.pointer(cython.short), base)[i]

@@ -134,59 +134,59 @@ _U32 = 0xFFFFFFFF
 # ---- the typed arrays ----------------------------------------------------------------------------
 # Compiled, an array's items are read and written through its C data pointer (keyspace.pxd types
 # the arrays as cpython.array); interpreted, through indexing.  Bounds are the callers' to keep.
-def _u32(a: array, i: int) -> int:
+def _u32(a: array[int], i: int) -> int:
     if cython.compiled:
         return a.data.as_uints[i]
     return a[i]
 
 
-def _set_u32(a: array, i: int, v: int) -> None:
+def _set_u32(a: array[int], i: int, v: int) -> None:
     if cython.compiled:
         a.data.as_uints[i] = v
     else:
         a[i] = v
 
 
-def _i32(a: array, i: int) -> int:
+def _i32(a: array[int], i: int) -> int:
     if cython.compiled:
         return a.data.as_ints[i]
     return a[i]
 
 
-def _set_i32(a: array, i: int, v: int) -> None:
+def _set_i32(a: array[int], i: int, v: int) -> None:
     if cython.compiled:
         a.data.as_ints[i] = v
     else:
         a[i] = v
 
 
-def _u8(a: array, i: int) -> int:
+def _u8(a: array[int], i: int) -> int:
     if cython.compiled:
         return a.data.as_uchars[i]
     return a[i]
 
 
-def _set_u8(a: array, i: int, v: int) -> None:
+def _set_u8(a: array[int], i: int, v: int) -> None:
     if cython.compiled:
         a.data.as_uchars[i] = v
     else:
         a[i] = v
 
 
-def _i64(a: array, i: int) -> int:
+def _i64(a: array[int], i: int) -> int:
     if cython.compiled:
         return a.data.as_longlongs[i]
     return a[i]
 
 
-def _set_i64(a: array, i: int, v: int) -> None:
+def _set_i64(a: array[int], i: int, v: int) -> None:
     if cython.compiled:
         a.data.as_longlongs[i] = v
     else:
         a[i] = v
 
 
-def _grow(a: array, n: int) -> None:
+def _grow(a: array[int], n: int) -> None:
     """Append `n` items to `a` (their values are the caller's to set).  Compiled, a resize of the
     array in place (over-allocated, as list.append is), without the method call frombytes costs."""
     if cython.compiled:
@@ -195,14 +195,14 @@ def _grow(a: array, n: int) -> None:
         a.frombytes(bytes(a.itemsize * n))
 
 
-def _empty_index(size: int) -> array:
+def _empty_index(size: int) -> array[int]:
     """An index of `size` slots (a power of two), all empty (-1).  Made by repetition, so that no
     temporary of its size is allocated beside it (a big freed block can stay in the heap, and in
     the resident set)."""
     return array("i", _EMPTY_SLOT) * size
 
 
-def _empty_tags(size: int) -> array:
+def _empty_tags(size: int) -> array[int]:
     """The index's tags for `size` slots, all empty (0); made as _empty_index is."""
     return array("B", _EMPTY_TAG) * size
 
@@ -211,7 +211,7 @@ _EMPTY_SLOT = (-1,)
 _EMPTY_TAG = (0,)
 
 
-def _stored_is(keys: list, p: int, key: bytes) -> bool:
+def _stored_is(keys: list[bytes | None], p: int, key: bytes) -> bool:
     """Is the key stored at position p `key`?  Compiled, read without taking a reference to the
     stored key: a reference count written is a page copied while a snapshot's child shares the
     heap, and a probe would write one for every key it compares."""
@@ -221,7 +221,7 @@ def _stored_is(keys: list, p: int, key: bytes) -> bool:
     return k is key or k == key
 
 
-def _is_hole(keys: list, p: int) -> bool:
+def _is_hole(keys: list[bytes | None], p: int) -> bool:
     """Is position p free?  Compiled, read as `_stored_is` reads."""
     if cython.compiled:
         return _list_item(keys, p) == cython.cast(cython.p_void, None)  # noqa: F821 (keyspace.pxd)
@@ -246,7 +246,7 @@ def _stamp(ms: int) -> int:
     return (ms // 10) & _U32
 
 
-def _records(keys: list, values: list, meta: array, when: array) -> Iterator[tuple[bytes, Any, int | None]]:
+def _records(keys: list[bytes | None], values: list[Any], meta: array[int], when: array[int]) -> Iterator[tuple[bytes, Any, int | None]]:
     """Database.records over copies of its arrays."""
     for p in range(len(keys)):
         k = keys[p]
@@ -786,12 +786,12 @@ class Database:
             if db.slot_keys is not None:
                 db.slot_keys.rebuild(db.key_list())
 
-    def _state(self) -> tuple:
+    def _state(self) -> tuple[Any, ...]:
         return (self._keys, self._values, self._meta, self._free, self._index, self._tags, self._mask, self.count,
                 self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
                 self.sizes, self.mem)
 
-    def _restore(self, s: tuple) -> None:
+    def _restore(self, s: tuple[Any, ...]) -> None:
         (self._keys, self._values, self._meta, self._free, self._index, self._tags, self._mask, self.count,
          self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
          self.sizes, self.mem) = s
