@@ -161,6 +161,7 @@ class Replication(Protocol):
     replicas: list[Replica]
     masterhost: str | None
     masterport: int
+    cluster_replica: bool  # a replica by the cluster's say (iAmMaster reads it)
     link: Any
     own_expires: dict[bytes, int]
     write_gate: bool
