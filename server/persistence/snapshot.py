@@ -148,7 +148,9 @@ class Persistence:
     def limits(self) -> rdb.Limits:
         cfg = self.srv.config
         fill, depth = cfg.list_options
-        return rdb.Limits(*cfg.hash_max_listpack, *cfg.zset_max_listpack, cfg.set_max_intset_entries, fill, depth)
+        hash_entries, hash_value = cfg.hash_max_listpack
+        zset_entries, zset_value = cfg.zset_max_listpack
+        return rdb.Limits(hash_entries, hash_value, zset_entries, zset_value, cfg.set_max_intset_entries, fill, depth)
 
     def path(self) -> str:
         return os.path.join(_cwd() or "", self.srv.config.values["dbfilename"])
