@@ -64,6 +64,7 @@ lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check raxdb/__init__.py raxdb/_version.py server protocol storage pipeline embed testing tests bench tools docker setup.py
 	PYTHONPATH=$(CURDIR) $(VENV)/bin/lint-imports
 	$(PY) tools/import_cycles.py --check
+	$(VENV)/bin/mypy -p raxdb
 
 # Node client libraries (ioredis, node-redis) for the client-library tests, pinned by package-lock.json.
 tests/libraries/node_modules/.installed: tests/libraries/package.json tests/libraries/package-lock.json
