@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP)
-	RAXDB_PURE=1 $(PIP) install --quiet -e '.[build,test,spark]'
+	RAXDB_PURE=1 $(PIP) install --quiet -e '.[build,test,spark,spark-connect]'
 	touch $(TEST_STAMP)
 
 venv: $(STAMP)

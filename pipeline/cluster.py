@@ -4,7 +4,8 @@ cluster client, and where a read or write task sends one key's commands.
 What it is.  The `cluster` option is `auto` by default: the driver asks the seed node (`host`,
 `port`) `INFO cluster` once when Spark creates a reader or writer (`resolve`), and on a cluster
 records every node CLUSTER SLOTS lists in the connection options it ships to the tasks (`nodes`),
-so a task can still find the slot map when the seed is the node that died.  The driver plans
+so a task can still find the slot map when the seed is the node that died (the `nodes` option
+adds seeds the driver tries when `host` does not answer).  The driver plans
 through redis-py's RedisCluster (`driver_client`: key-routed XINFO / XRANGE / XGROUP, pipelines
 split by node, MOVED / ASK followed, the map reloaded after a lost connection) and finds streams
 by SCAN on every master (connection.scan_streams).  Tasks keep their own plain connections (the paged XRANGE
@@ -101,19 +102,31 @@ def resolve(opts: Any) -> Any:
 
 
 def _resolve_connection(conn: ConnectionOptions) -> ConnectionOptions:
-    r = client(conn)
+    """Asks the seed, or the first of the `nodes` seeds that answers when it does not."""
+    error: Exception | None = None
+    for host, port in dict.fromkeys([(conn.host, conn.port), *conn.nodes]):
+        try:
+            return _ask_seed(conn, host, port)
+        except RETRYABLE as e:
+            error = e
+    assert error is not None
+    raise error
+
+
+def _ask_seed(conn: ConnectionOptions, host: str, port: int) -> ConnectionOptions:
+    r = client(dataclasses.replace(conn, host=host, port=port))
     try:
         enabled = str(r.info("cluster").get("cluster_enabled")) == "1"
         if not enabled:
             if conn.cluster == "true":
-                raise OptionError(f"option 'cluster' is true, but {conn.host}:{conn.port} is not a cluster "
+                raise OptionError(f"option 'cluster' is true, but {host}:{port} is not a cluster "
                                   f"node (INFO cluster: cluster_enabled:0)")
             return dataclasses.replace(conn, cluster="false")
         if conn.db != 0:
             raise OptionError("option 'db': a Redis Cluster has only database 0")
-        nodes = _slot_nodes(r.execute_command("CLUSTER", "SLOTS"), conn.host)
-        return dataclasses.replace(conn, cluster="true", nodes=tuple(sorted(set(nodes.values()) | {
-            (conn.host, conn.port)})))
+        nodes = _slot_nodes(r.execute_command("CLUSTER", "SLOTS"), host)
+        return dataclasses.replace(conn, cluster="true", nodes=tuple(sorted(
+            set(nodes.values()) | {(host, port)} | set(conn.nodes))))
     finally:
         r.close()
 

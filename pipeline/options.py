@@ -112,12 +112,26 @@ class ConnectionOptions:
             socket_timeout=opts.float("socketTimeout", 60.0) or 60.0,
             retry_timeout=_non_negative("retryTimeout", opts.float("retryTimeout", 60.0)),
             cluster=_choice(opts, "cluster", ("auto", "true", "false")),
+            nodes=_nodes(opts.get("nodes")),
             read_from=_choice(opts, "readFrom", ("master", "replica")),
         )
 
     def __repr__(self) -> str:  # never print the password into Spark logs
         return (f"ConnectionOptions(host={self.host!r}, port={self.port}, db={self.db}, tls={self.tls}, "
                 f"cluster={self.cluster})")
+
+
+def _nodes(value: str | None) -> tuple[tuple[str, int], ...]:
+    """`nodes`: more seeds of a cluster, `host:port,host:port` (tried after host / port)."""
+    nodes = []
+    for item in (value or "").split(","):
+        host, sep, port = item.strip().rpartition(":")
+        if not item.strip():
+            continue
+        if not sep or not host or not port.isdigit():
+            raise OptionError(f"option 'nodes' must be host:port pairs separated by commas, got {item!r}")
+        nodes.append((host.strip("[]"), int(port)))
+    return tuple(nodes)
 
 
 def _choice(opts: Options, name: str, choices: tuple[str, ...]) -> str:

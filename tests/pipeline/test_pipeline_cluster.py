@@ -27,7 +27,7 @@ from tests.support.pipeline_fixtures import spark  # noqa: E402,F401
 
 pytestmark = pytest.mark.oracle
 
-PER_STREAM = 2000
+PER_STREAM = 600
 KINDS = {
     "raxdb": (["raxdb"] * 3, ["raxdb"] * 3),
     "redis": (["redis"] * 3, ["redis"] * 3),
@@ -45,6 +45,7 @@ class Cluster:
 
     def options(self, **extra) -> dict[str, str]:
         return {"host": "127.0.0.1", "port": str(self.masters[0].port), "retryTimeout": "60",
+                "nodes": ",".join(f"127.0.0.1:{n.port}" for n in self.masters[1:]),
                 **{k: str(v) for k, v in extra.items()}}
 
     def owner_id(self, key: str) -> str:
@@ -144,9 +145,9 @@ def test_read_and_sink_while_slots_migrate(spark, cluster):
         assert sorted((r.stream, r.id, int(r.fields["n"])) for r in replica_rows) == expected
 
         # The streaming query copies each source into <source>:out, exactly once, in micro-batches
-        # of 1500 while every source and output slot keeps moving.
+        # of 700 while every source and output slot keeps moving.
         query = (spark.readStream.format("raxdb")
-                 .options(**c.options(streams=ns + "s*", startingOffsets="earliest", maxRecordsPerTrigger=1500,
+                 .options(**c.options(streams=ns + "s*", startingOffsets="earliest", maxRecordsPerTrigger=700,
                                       pageSize=100)).load()
                  .selectExpr("concat(stream, ':out') as target", "fields")
                  .writeStream.format("raxdb").options(**c.options(**{"stream.column": "target", "batchSize": 100,
@@ -173,7 +174,7 @@ def test_read_and_sink_through_failover(spark, cluster, tmp_path):
 
     def stream_run():
         query = (spark.readStream.format("raxdb")
-                 .options(**c.options(streams=ns + "s*", startingOffsets="earliest", maxRecordsPerTrigger=2500))
+                 .options(**c.options(streams=ns + "s*", startingOffsets="earliest", maxRecordsPerTrigger=1000))
                  .load().selectExpr("fields")
                  .writeStream.format("raxdb").options(**c.options(stream=out, **{"idempotency.prefix": ns + "m:"}))
                  .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
@@ -184,7 +185,7 @@ def test_read_and_sink_through_failover(spark, cluster, tmp_path):
     # More entries, replicated (WAIT), then the master of the output stream dies: the next batch
     # read and streaming run plan, read and write while its replica takes over.
     for j, key in enumerate(sources):
-        fill(c.rc, key, j * 100_000 + PER_STREAM, 500)
+        fill(c.rc, key, j * 100_000 + PER_STREAM, 200)
     victim = next(n for n in c.masters if n.id == c.owner_id(out))
     for m in c.masters:
         assert m.conn.execute_command("WAIT", 1, 10_000) == 1
@@ -194,7 +195,7 @@ def test_read_and_sink_through_failover(spark, cluster, tmp_path):
 
     rows = spark.read.format("raxdb").options(**c.options(streams=ns + "s*")).load().collect()
     assert sorted((r.stream, r.id, int(r.fields["n"])) for r in rows) == expected_rows(c.rc, sources)
-    assert len(rows) == len(expected) + 1500
+    assert len(rows) == len(expected) + 600
     stream_run()
     until("a replica to take the dead master's slots", lambda: victim.id not in slot_owners(survivor))
-    assert numbers(c.rc, out) == sorted(j * 100_000 + i for j in range(3) for i in range(PER_STREAM + 500))
+    assert numbers(c.rc, out) == sorted(j * 100_000 + i for j in range(3) for i in range(PER_STREAM + 200))
