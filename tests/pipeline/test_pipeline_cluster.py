@@ -199,3 +199,37 @@ def test_read_and_sink_through_failover(spark, cluster, tmp_path):
     stream_run()
     until("a replica to take the dead master's slots", lambda: victim.id not in slot_owners(survivor))
     assert numbers(c.rc, out) == sorted(j * 100_000 + i for j in range(3) for i in range(PER_STREAM + 200))
+
+
+# ---------------------------------------------------------------------------------------------
+# Without Spark or a cluster: slots, tags, options
+
+
+def test_key_slot_and_slot_tags():
+    from redis.crc import key_slot as redis_py_slot
+
+    from raxdb.spark.cluster import slot_tag, spread
+
+    for key in (b"abc", b"{user1000}.following", b"a{}b", b"{}{a}", b"foo{bar}{zap}", b"\xff{z", b"", b"x" * 70):
+        assert key_slot(key) == redis_py_slot(key), key
+    assert key_slot("{tag}x") == key_slot(b"tag")
+    assert all(key_slot("raxdb-sink:q:0:" + slot_tag(s)) == s for s in range(16384))
+    assert spread(["a1", "a2", "a3", "b1", "c1", "c2"], lambda x: x[0]) == ["a1", "b1", "c1", "a2", "c2", "a3"]
+
+
+def test_cluster_options(raxdb):
+    from raxdb.spark.cluster import resolve
+    from raxdb.spark.options import OptionError, ReadOptions
+
+    base = {"streams": "s", "host": "127.0.0.1", "port": str(raxdb.port)}
+    opts = ReadOptions.parse({**base, "nodes": "10.0.0.1:7000, [::1]:7001", "readFrom": "REPLICA"}, streaming=False)
+    assert opts.connection.nodes == (("10.0.0.1", 7000), ("::1", 7001)) and opts.connection.read_from == "replica"
+    assert opts.connection.cluster == "auto"
+    for bad, match in (({"cluster": "maybe"}, "'cluster' must be one of"), ({"nodes": "h1"}, "'nodes' must be"),
+                       ({"readFrom": "any"}, "'readFrom' must be one of")):
+        with pytest.raises(OptionError, match=match):
+            ReadOptions.parse({**base, **bad}, streaming=False)
+    # A plain server: auto becomes false (one node, no cluster client), true is refused.
+    assert resolve(ReadOptions.parse(base, streaming=False)).connection.cluster == "false"
+    with pytest.raises(OptionError, match="is not a cluster node"):
+        resolve(ReadOptions.parse({**base, "cluster": "true"}, streaming=False))

@@ -23,7 +23,7 @@ for module in ("pandas", "grpc", "google.rpc", "zstandard"):
 ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = textwrap.dedent("""
-    import json, sys, tempfile
+    import json, os, sys, tempfile
     from pyspark.sql import SparkSession
     import raxdb.spark
 
@@ -34,13 +34,14 @@ CHILD = textwrap.dedent("""
     rows = spark.read.format("raxdb").options(**conn).option("streams", src).load().collect()
     (spark.range(0, 50, numPartitions=2).selectExpr("id as n").write.format("raxdb").options(**conn)
      .option("stream", out).mode("append").save())
+    checkpoint = tempfile.mkdtemp()
     query = (spark.readStream.format("raxdb").options(**conn).option("streams", src)
              .option("startingOffsets", "earliest").option("maxRecordsPerTrigger", "40").load()
              .selectExpr("fields").writeStream.format("raxdb").options(**conn).option("stream", copy)
-             .option("checkpointLocation", tempfile.mkdtemp()).trigger(availableNow=True).start())
+             .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
     query.awaitTermination()
     print("RESULT " + json.dumps({"session": type(spark).__module__, "read": sorted(int(r.fields["n"]) for r in rows),
-                                  "batches": len([p for p in query.recentProgress if p["numInputRows"]])}))
+                                  "batches": len(os.listdir(os.path.join(checkpoint, "commits")))}))
     spark.stop()
 """)
 
