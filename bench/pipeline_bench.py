@@ -110,19 +110,8 @@ def cluster_runs(spark, entries: int, partitions: int) -> dict[str, dict[str, fl
 
 
 def fill(port: int, key: str, entries: int) -> float:
-    client = redis.Redis(port=port, protocol=2)
-    client.delete(key)
-    started = time.perf_counter()
-    pipe = client.pipeline(transaction=False)
-    for i in range(entries):
-        pipe.execute_command("XADD", key, "*", "n", i, "kind", "even" if i % 2 == 0 else "odd",
-                             "payload", "x" * 32)
-        if len(pipe) == 5000:
-            pipe.execute()
-    pipe.execute()
-    elapsed = time.perf_counter() - started
-    assert client.xlen(key) == entries
-    client.close()
+    elapsed = fill_cluster(port, [key], entries)
+    assert redis.Redis(port=port).xlen(key) == entries
     return elapsed
 
 

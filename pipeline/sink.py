@@ -471,11 +471,12 @@ class BatchWriter(DataSourceArrowWriter):
     markers of earlier batches are cleaned up as with the streaming sink."""
 
     def __init__(self, options, schema: StructType, overwrite: bool) -> None:
-        self.opts = cluster.resolve(WriteOptions.parse(options))
+        self.opts = WriteOptions.parse(options)
         if overwrite and self.opts.command == "xadd":
             raise OptionError("the XADD sink appends: use mode('append')")
         self.schema = schema
         CommandBuilder(self.opts, schema)  # validate the column options on the driver
+        self.opts = cluster.resolve(self.opts)  # after validation: a bad write fails without a server
         self.templated = self.opts.write_id is not None and "{" in self.opts.write_id
         self.scope = self.opts.write_id or uuid.uuid4().hex
 
@@ -511,9 +512,10 @@ class StreamWriter(DataSourceStreamArrowWriter):
     """`df.writeStream.format("raxdb")`: exactly-once per (query id, batch id, partition)."""
 
     def __init__(self, options, schema: StructType, overwrite: bool) -> None:
-        self.opts = cluster.resolve(WriteOptions.parse(options))
+        self.opts = WriteOptions.parse(options)
         self.schema = schema
         CommandBuilder(self.opts, schema)
+        self.opts = cluster.resolve(self.opts)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> SinkCommit:
         query_id, batch_id = _micro_batch()

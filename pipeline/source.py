@@ -165,7 +165,7 @@ def _estimate(lo: int, hi: int, start: Position, end: Position, info: StreamInfo
 class BatchReader(DataSourceReader):
     def __init__(self, options: ReadOptions, schema: StructType) -> None:
         validate_schema(schema)
-        self.options = options
+        self.options = cluster.resolve(options)  # after validation: a bad query fails without a server
         self.schema = schema
 
     def partitions(self) -> list[RangePartition]:
@@ -208,7 +208,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def __init__(self, options: ReadOptions, schema: StructType) -> None:
         validate_schema(schema)
-        self.options = options
+        self.options = cluster.resolve(options)
         self.schema = schema
         self._redis = None
         self._target: dict[str, StreamInfo] | None = None  # Trigger.AvailableNow snapshot
@@ -402,10 +402,10 @@ class RaxdbDataSource(DataSource):
         return DEFAULT_SCHEMA
 
     def reader(self, schema: StructType) -> BatchReader:
-        return BatchReader(cluster.resolve(ReadOptions.parse(self.options, streaming=False)), schema)
+        return BatchReader(ReadOptions.parse(self.options, streaming=False), schema)
 
     def streamReader(self, schema: StructType) -> StreamReader:
-        options = cluster.resolve(ReadOptions.parse(self.options, streaming=True))
+        options = ReadOptions.parse(self.options, streaming=True)
         if options.min_partitions is not None:
             raise OptionError("option 'minPartitions' is for batch reads: a micro-batch reads one "
                               "partition per stream")

@@ -41,7 +41,7 @@ CHILD = textwrap.dedent("""
              .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
     query.awaitTermination()
     print("RESULT " + json.dumps({"session": type(spark).__module__, "read": sorted(int(r.fields["n"]) for r in rows),
-                                  "batches": len(os.listdir(os.path.join(checkpoint, "commits")))}))
+                                  "batches": len([f for f in os.listdir(os.path.join(checkpoint, "commits")) if f.isdigit()])}))
     spark.stop()
 """)
 
