@@ -6,8 +6,9 @@
 
 Batch reads, Structured Streaming reads (checkpointed per-stream offsets, admission control,
 Trigger.AvailableNow, failOnDataLoss, consumer-group progress) and an exactly-once sink (XADD,
-HSET, SET) over redis-py; it works against raxdb and any Redis 7 server.  Modules: `options`
-(option parsing), `ids` (stream ID arithmetic), `connection` (redis-py plumbing, retries),
+HSET, SET) over redis-py; it works against raxdb and any Redis 7 server, alone or as a Redis
+Cluster.  Modules: `options` (option parsing), `ids` (stream ID arithmetic), `connection`
+(redis-py plumbing, retries), `cluster` (cluster mode, slots, MOVED / ASK routing),
 `planning` (offsets, data loss, admission control, partitions), `convert` (XRANGE pages ->
 Arrow), `source` (the DataSource and its readers), `sink` (the writers).  Documentation:
 pipeline/README.md.  The name is not `redis` because a Scala data source of that name would win

@@ -15,10 +15,26 @@ docker/compose.cluster.yaml.
 from __future__ import annotations
 
 import argparse
+import time
 
 import redis
 
 from raxdb.spark.examples.windowed_counts import spark_session
+
+
+def wait_for_cluster(host: str, port: int, seconds: float = 180) -> None:
+    """Until the node answers with cluster_state:ok (a compose stack's cluster-create job may still
+    be joining the nodes), checking every second."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if redis.Redis(host=host, port=port).cluster("info").get("cluster_state") == "ok":
+                return
+        except redis.RedisError:
+            pass
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{host}:{port} is not part of a working cluster after {seconds:.0f}s")
+        time.sleep(1)
 
 
 def main() -> None:
@@ -31,6 +47,7 @@ def main() -> None:
     parser.add_argument("--master", default="local[*]")
     args = parser.parse_args()
 
+    wait_for_cluster(args.host, args.port)
     rc = redis.RedisCluster(host=args.host, port=args.port, protocol=2)
     keys = [f"orders:{n}" for n in range(args.streams)]
     for key in keys:
