@@ -170,7 +170,7 @@ def owners(r: redis.Redis | redis.RedisCluster, keys: Iterable[str]) -> dict[str
     """Each key's master as the driver's client knows it (None when not a cluster)."""
     if not isinstance(r, redis.RedisCluster):
         return dict.fromkeys(keys)
-    result = {}
+    result: dict[str, Node | None] = {}
     for key in keys:
         node = r.get_node_from_key(key)
         result[key] = (node.host, int(node.port))
@@ -184,7 +184,7 @@ def spread(items: Sequence[Any], node_of) -> list[Any]:
     for item in items:
         by_node.setdefault(node_of(item), []).append(item)
     queues = list(by_node.values())
-    out = []
+    out: list[Any] = []
     for i in range(max((len(q) for q in queues), default=0)):
         out.extend(q[i] for q in queues if i < len(q))
     return out
