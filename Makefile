@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml
 
 $(TEST_STAMP): $(STAMP)
 	@echo "make: what the tests, the lint and the benchmarks add (build/install-test.log)"
-	@$(call LOGGED,install-test,RAXDB_PURE=1 $(PIP) install -e '.[build$(COMMA)test$(COMMA)spark]')
+	@$(call LOGGED,install-test,RAXDB_PURE=1 $(PIP) install -e '.[build$(COMMA)test$(COMMA)spark$(COMMA)spark-connect]')
 	@touch $(TEST_STAMP)
 
 venv: $(STAMP)

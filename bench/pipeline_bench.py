@@ -19,6 +19,10 @@ fields each) with pipelined redis-py, then
   `--catchup-partitions` (0 skips it), so the one stream's backlog is read by that many tasks, as
   the batch read splits it into `--partitions`.  The number of rows each query read is checked
   against N.
+- cluster (`--modes cluster`, alone): the backlog sharded over three streams (N/3 each), each on
+  its own master of a three-master cluster, read as above (batch into `noop` with `--partitions`,
+  and an AvailableNow catch-up in one micro-batch) from one raxdb node, from a three-master raxdb
+  cluster and from a three-master redis-server cluster (`--servers` is ignored).
 Everything runs on one local[2] SparkSession; a small warm-up job runs first so JVM and Python
 worker start-up are not charged to the first server.  Numbers on a shared machine are noisy: the
 ratio between servers measured in the same run is the meaningful figure.
@@ -40,21 +44,78 @@ import redis  # noqa: E402
 
 from tests.support.servers import start_raxdb, start_redis  # noqa: E402
 
+STREAMS = 3
+
+
+def fill_cluster(port: int, keys: list[str], entries: int) -> float:
+    """entries / len(keys) entries into each key, through a RedisCluster (or a plain client)."""
+    client = redis.RedisCluster(host="127.0.0.1", port=port, protocol=2) if len(keys) > 1 and \
+        redis.Redis(port=port).info("cluster").get("cluster_enabled") else redis.Redis(port=port, protocol=2)
+    started = time.perf_counter()
+    for key in keys:
+        client.delete(key)
+        pipe = client.pipeline(transaction=False)
+        for i in range(entries // len(keys)):
+            pipe.execute_command("XADD", key, "*", "n", i, "kind", "even" if i % 2 == 0 else "odd",
+                                 "payload", "x" * 32)
+            if len(pipe) == 5000:
+                pipe.execute()
+        pipe.execute()
+    elapsed = time.perf_counter() - started
+    client.close()
+    return elapsed
+
+
+def bench_cluster(spark, name: str, port: int, keys: list[str], entries: int, partitions: int) -> dict:
+    conn = {"host": "127.0.0.1", "port": str(port), "streams": ",".join(keys)}
+    results = {f"xadd, {len(keys)} streams (redis-py pipelines)": entries / fill_cluster(port, keys, entries)}
+    total = entries // len(keys) * len(keys)
+    reader = spark.read.format("raxdb").options(**conn).option("minPartitions", str(partitions)).load()
+    results["read -> DataFrame"] = total / timed(lambda: reader.write.format("noop").mode("overwrite").save())
+    with tempfile.TemporaryDirectory(prefix="raxdb-bench-ckpt-") as checkpoint:
+        started = time.perf_counter()
+        query = (spark.readStream.format("raxdb").options(**conn).option("startingOffsets", "earliest").load()
+                 .writeStream.format("noop").option("checkpointLocation", checkpoint)
+                 .trigger(availableNow=True).start())
+        query.awaitTermination()
+        seconds = time.perf_counter() - started
+        assert sum(p["numInputRows"] for p in query.recentProgress) == total, name
+    results["catch-up: AvailableNow, 1 micro-batch -> noop"] = total / seconds
+    return results
+
+
+def cluster_runs(spark, entries: int, partitions: int) -> dict[str, dict[str, float]]:
+    """One raxdb node, then a three-master raxdb cluster and a three-master redis-server cluster,
+    each holding the backlog in three streams (one per master on the clusters)."""
+    from raxdb.spark.cluster import key_slot
+    from tests.support.cluster import create_cluster, slot_owners
+
+    results = {}
+    single = start_raxdb()
+    try:
+        bench_cluster(spark, "warm-up", single.port, ["bench:w0", "bench:w1", "bench:w2"], 30_000, partitions)
+        results["raxdb 1 node"] = bench_cluster(spark, "raxdb", single.port,
+                                                [f"bench:s{i}" for i in range(STREAMS)], entries, partitions)
+    finally:
+        single.stop()
+    for kind in ("raxdb", "redis"):
+        nodes = create_cluster([kind] * 3)
+        try:
+            owners = slot_owners(nodes[0])
+            keys: dict[str, str] = {}
+            for i in range(500):
+                keys.setdefault(owners[key_slot(f"bench:s{i}")], f"bench:s{i}")
+            results[f"{kind} 3 masters"] = bench_cluster(spark, kind, nodes[0].port, sorted(keys.values()),
+                                                         entries, partitions)
+        finally:
+            for n in nodes:
+                n.stop()
+    return results
+
 
 def fill(port: int, key: str, entries: int) -> float:
-    client = redis.Redis(port=port, protocol=2)
-    client.delete(key)
-    started = time.perf_counter()
-    pipe = client.pipeline(transaction=False)
-    for i in range(entries):
-        pipe.execute_command("XADD", key, "*", "n", i, "kind", "even" if i % 2 == 0 else "odd",
-                             "payload", "x" * 32)
-        if len(pipe) == 5000:
-            pipe.execute()
-    pipe.execute()
-    elapsed = time.perf_counter() - started
-    assert client.xlen(key) == entries
-    client.close()
+    elapsed = fill_cluster(port, [key], entries)
+    assert redis.Redis(port=port).xlen(key) == entries
     return elapsed
 
 
@@ -155,7 +216,10 @@ def main() -> None:
     starters = {"raxdb": start_raxdb, "redis": start_redis}
     modes = set(args.modes.split(","))
     results: dict[str, dict[str, float]] = {}
-    for i, name in enumerate(args.servers.split(",")):
+    servers = [] if modes == {"cluster"} else args.servers.split(",")
+    if "cluster" in modes:
+        results = cluster_runs(spark, args.entries, args.partitions)
+    for i, name in enumerate(servers):
         server = starters[name]()
         try:
             if i == 0:  # warm-up: JVM, Python workers, code paths
@@ -172,12 +236,12 @@ def main() -> None:
     load = os.getloadavg()
     print(f"\n{args.entries:,} entries, local[2], {args.partitions} partitions (entries/s);"
           f" load average at the end {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
-    header = f"{'':50}" + "".join(f"{n:>14}" for n in names)
+    header = f"{'':50}" + "".join(f"{n:>16}" for n in names)
     if len(names) == 2:
         header += f"{names[0] + '/' + names[1]:>16}"
     print(header)
     for metric in metrics:
-        line = f"{metric:50}" + "".join(f"{results[n][metric]:>14,.0f}" for n in names)
+        line = f"{metric:50}" + "".join(f"{results[n][metric]:>16,.0f}" for n in names)
         if len(names) == 2:
             line += f"{results[names[0]][metric] / results[names[1]][metric]:>16.2f}"
         print(line)

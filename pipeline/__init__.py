@@ -6,8 +6,9 @@
 
 Batch reads, Structured Streaming reads (checkpointed per-stream offsets, admission control,
 Trigger.AvailableNow, failOnDataLoss, consumer-group progress) and an exactly-once sink (XADD,
-HSET, SET) over redis-py; it works against raxdb and any Redis 7 server.  Modules: `options`
-(option parsing), `ids` (stream ID arithmetic), `connection` (redis-py plumbing, retries),
+HSET, SET) over redis-py; it works against raxdb and any Redis 7 server, alone or as a Redis
+Cluster.  Modules: `options` (option parsing), `ids` (stream ID arithmetic), `connection`
+(redis-py plumbing, retries), `cluster` (cluster mode, slots, MOVED / ASK routing),
 `planning` (offsets, data loss, admission control, partitions), `convert` (XRANGE pages ->
 Arrow), `source` (the DataSource and its readers), `sink` (the writers).  Documentation:
 pipeline/README.md.  The name is not `redis` because a Scala data source of that name would win
@@ -40,12 +41,17 @@ NAME = "raxdb"
 
 
 def register(spark) -> None:
-    """Make `format("raxdb")` available in this SparkSession.
+    """Make `format("raxdb")` available in this SparkSession (classic or Spark Connect).
 
     Spark starts its Python workers with PYSPARK_PYTHON (or spark.pyspark.python), or `python3`
     from PATH when neither is set, which usually lacks this package.  When neither is set and the master is local (the workers run
     on this machine), the source is registered with this interpreter as its workers' Python, so
-    a session built the plain way works; Spark's other Python code keeps its own setting."""
+    a session built the plain way works; Spark's other Python code keeps its own setting.  A Spark
+    Connect session has no SparkContext on the client: the source is registered as it is, and the
+    Connect server's workers run the Python its own PYSPARK_PYTHON names (pipeline/README.md)."""
+    if _is_connect(spark):
+        spark.dataSource.register(RaxdbDataSource)
+        return
     sc = spark.sparkContext
     default = sc.pythonExec
     chosen = "PYSPARK_PYTHON" in os.environ or sc.getConf().get("spark.pyspark.python") is not None
@@ -55,6 +61,11 @@ def register(spark) -> None:
         spark.dataSource.register(RaxdbDataSource)
     finally:
         sc.pythonExec = default
+
+
+def _is_connect(spark) -> bool:
+    # By the class's module, not isinstance: importing pyspark.sql.connect needs its extra deps.
+    return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 __all__ = ["NAME", "register"]

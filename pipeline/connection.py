@@ -176,26 +176,44 @@ class RawSession:
         return self.read()
 
 
-def xrange_pages(session: RawSession, key: str | bytes, lo: int, hi: int, count: int) -> Iterator[list]:
+def xrange_pages(session: RawSession, key: str | bytes, lo: int, hi: int, count: int,
+                 asking: bool = False) -> Iterator[list]:
     """Entries of `key` with lo < ID <= hi as raw XRANGE pages of up to `count` entries.
 
     The request for page k+1 is sent as soon as page k arrives (its last ID is the next exclusive
-    start), before page k is handed to the caller: one request is always in flight."""
+    start), before page k is handed to the caller: one request is always in flight.  `asking`
+    (a cluster node importing the key's slot) puts ASKING before every XRANGE."""
     end = ids.fmt(hi)
-    session.send("XRANGE", key, "(" + ids.fmt(lo), end, "COUNT", count)
+
+    def request(start: str | bytes) -> None:
+        if asking:
+            session.send_many([("ASKING",), ("XRANGE", key, start, end, "COUNT", count)])
+        else:
+            session.send("XRANGE", key, start, end, "COUNT", count)
+
+    def reply() -> list:
+        if asking:
+            session.read()  # ASKING's +OK
+        return session.read()
+
+    request("(" + ids.fmt(lo))
     while True:
-        page = session.read()
+        page = reply()
         if len(page) < count:
             if page:
                 yield page
             return
-        session.send("XRANGE", key, b"(" + page[-1][0], end, "COUNT", count)
+        request(b"(" + page[-1][0])
         yield page
 
 
-def scan_streams(r: redis.Redis, pattern: str) -> list[str]:
-    """Stream keys matching a glob (SCAN MATCH ... TYPE stream), sorted."""
+def scan_streams(r: redis.Redis | redis.RedisCluster, pattern: str) -> list[str]:
+    """Stream keys matching a glob (SCAN MATCH ... TYPE stream, on every master of a cluster), sorted."""
     found: set[str] = set()
+    if isinstance(r, redis.RedisCluster):  # a cluster: every master's own keys
+        for node in r.get_primaries():
+            found.update(scan_streams(r.get_redis_connection(node), pattern))
+        return sorted(found)
     cursor = 0
     while True:
         cursor, keys = r.execute_command("SCAN", cursor, "MATCH", pattern, "COUNT", 1000, "TYPE", "stream")

@@ -86,6 +86,14 @@ class ConnectionOptions:
     connect_timeout: float = 10.0
     socket_timeout: float = 60.0
     retry_timeout: float = 60.0
+    # "auto" until the driver asks the seed (cluster.resolve), then "true" or "false"
+    cluster: str = "auto"
+    nodes: tuple[tuple[str, int], ...] = ()  # every node of a cluster, as the driver found them
+    read_from: str = "master"  # or "replica" (cluster reads only)
+
+    @property
+    def is_cluster(self) -> bool:
+        return self.cluster == "true"
 
     @classmethod
     def parse(cls, opts: Options) -> ConnectionOptions:
@@ -103,10 +111,38 @@ class ConnectionOptions:
             connect_timeout=opts.float("connectTimeout", 10.0) or 10.0,
             socket_timeout=opts.float("socketTimeout", 60.0) or 60.0,
             retry_timeout=_non_negative("retryTimeout", opts.float("retryTimeout", 60.0)),
+            cluster=_choice(opts, "cluster", ("auto", "true", "false")),
+            nodes=_nodes(opts.get("nodes")),
+            read_from=_choice(opts, "readFrom", ("master", "replica")),
         )
 
     def __repr__(self) -> str:  # never print the password into Spark logs
-        return f"ConnectionOptions(host={self.host!r}, port={self.port}, db={self.db}, tls={self.tls})"
+        return (f"ConnectionOptions(host={self.host!r}, port={self.port}, db={self.db}, tls={self.tls}, "
+                f"cluster={self.cluster})")
+
+
+def _nodes(value: str | None) -> tuple[tuple[str, int], ...]:
+    """`nodes`: more seeds of a cluster, `host:port,host:port` (tried after host / port)."""
+    nodes = []
+    for item in (value or "").split(","):
+        host, sep, port = item.strip().rpartition(":")
+        if not item.strip():
+            continue
+        if not sep or not host or not port.isdigit():
+            raise OptionError(f"option 'nodes' must be host:port pairs separated by commas, got {item!r}")
+        nodes.append((host.strip("[]"), int(port)))
+    return tuple(nodes)
+
+
+def _choice(opts: Options, name: str, choices: tuple[str, ...]) -> str:
+    value = (opts.get(name, choices[0]) or choices[0]).strip().lower()
+    if value in ("1", "yes", "on") and "true" in choices:
+        value = "true"
+    if value in ("0", "no", "off") and "false" in choices:
+        value = "false"
+    if value not in choices:
+        raise OptionError(f"option {name!r} must be one of {', '.join(choices)}, got {value!r}")
+    return value
 
 
 def _non_negative(name: str, value: float | None) -> float:

@@ -42,10 +42,13 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import BinaryType, MapType, StructType
 
-from raxdb.spark.connection import RETRYABLE, Backoff, RawSession, client, retrying
+from raxdb.spark import cluster
+from raxdb.spark.cluster import Route, driver_client, group_by_slot, slot_map, slot_tag
+from raxdb.spark.connection import RETRYABLE, Backoff, RawSession, retrying
 from raxdb.spark.options import OptionError, WriteOptions
 
 QUERY_ID = "sql.streaming.queryId"
+REDIRECTIONS = (redis.exceptions.AskError, *cluster.TRANSIENT)  # AskError includes MovedError
 BATCH_ID = "streaming.sql.batchId"
 
 
@@ -242,17 +245,23 @@ def _chunks(builder: CommandBuilder, batches: Iterator[pa.RecordBatch], size: in
 
 def _send_and_check(session: RawSession, chunk: Sequence[tuple], expect_queued: bool) -> list[str]:
     """Send a chunk, read one reply per command; error replies are collected, not raised, so the
-    connection stays in step with the server."""
+    connection stays in step with the server.  A cluster's redirection (MOVED, ASK, TRYAGAIN,
+    CLUSTERDOWN: the slot is not served here now) is raised once every reply is read."""
     session.send_many(chunk)
     replies = session.read_many(len(chunk))
     if expect_queued and replies.count(b"QUEUED") == len(replies):
         return []
     errors = []
+    redirected: Exception | None = None
     for command, reply in zip(chunk, replies, strict=True):
-        if isinstance(reply, redis.ResponseError):
+        if isinstance(reply, REDIRECTIONS):  # read_many leaves error replies in place, as objects
+            redirected = reply
+        elif isinstance(reply, redis.ResponseError):
             errors.append(f"{command[0]} {command[1]!r}: {reply}")
         elif expect_queued and reply != b"QUEUED" and reply != "QUEUED":
             errors.append(f"{command[0]}: unexpected reply {reply!r} inside MULTI")
+    if redirected is not None:
+        raise redirected
     return errors
 
 
@@ -281,6 +290,9 @@ def write_partition(opts: WriteOptions, builder: CommandBuilder, batches: Iterat
     if first is None:  # an empty partition writes nothing and needs no marker
         return SinkCommit(partition, query_id=query_id)
     backoff = Backoff(opts.connection, f"writing partition {partition}")
+    if opts.connection.is_cluster:
+        return _write_slots(opts, builder, _prepend(first, chunks), touched, scope, partition, query_id,
+                            backoff)
     if not opts.idempotent or scope is None:
         return _at_least_once(opts, builder, _prepend(first, chunks), touched, partition, query_id, backoff)
     # A lost connection drops the unfinished MULTI with it, and the EXEC that may have run before
@@ -294,6 +306,62 @@ def write_partition(opts: WriteOptions, builder: CommandBuilder, batches: Iterat
                                       query_id)
         except RETRYABLE as e:
             backoff.wait(e)
+
+
+def _write_slots(opts: WriteOptions, builder: CommandBuilder, chunks: Iterator[list[tuple]], touched: set,
+                 scope: str | None, partition: int, query_id: str | None, backoff: Backoff) -> SinkCommit:
+    """On a cluster: the partition's commands grouped by hash slot (each slot's in their order),
+    every group written on its slot's master in its own MULTI/EXEC with its own marker
+    `<prefix><scope>:<partition>:{tag}`, the tag one that hashes to that slot: marker and keys live
+    and move together, a retried task skips the slots that had committed and writes the others."""
+    groups = group_by_slot([*(c for chunk in chunks for c in chunk), *builder.expiries(touched)])
+    owners = retrying(opts.connection, "loading the cluster's slot map", lambda: slot_map(opts.connection))
+    markers, count, skipped = [], 0, True
+    for slot in sorted(groups):
+        marker = f"{opts.idempotency_prefix}{scope}:{partition}:{slot_tag(slot)}" \
+            if opts.idempotent and scope is not None else None
+        done = _write_slot(opts, builder, Route(opts.connection, slot, owners.get(slot)), groups[slot],
+                           marker, partition, query_id, backoff)
+        count += done.commands
+        skipped = skipped and done.skipped
+        if done.marker:
+            markers.append(done.marker)
+    return SinkCommit(partition, "\n".join(markers) or None, query_id, commands=count,
+                      skipped=skipped and bool(markers))
+
+
+def _write_slot(opts: WriteOptions, builder: CommandBuilder, route: Route, group: list[tuple],
+                marker: str | None, partition: int, query_id: str | None, backoff: Backoff) -> SinkCommit:
+    """One slot's commands on its master: a transaction with its marker (exactly once), or without
+    a marker pipelined (at least once: a group cut off by a redirection is sent again whole).
+    MOVED goes to the new owner at once; ASK / TRYAGAIN (the slot is migrating: the marker and the
+    keys may be split between two nodes) and lost connections wait and re-read the slot map."""
+    chunks = [group[i:i + opts.batch_size] for i in range(0, len(group), opts.batch_size)]
+    hops = 0
+    while True:
+        try:
+            with RawSession(route.options()) as session:
+                if marker is None:
+                    errors: list[str] = []
+                    for chunk in chunks:
+                        errors += _send_and_check(session, chunk, expect_queued=False)
+                    if errors:
+                        raise SinkError(_summary(errors))
+                    return SinkCommit(partition, query_id=query_id, commands=len(group))
+                return _transactional(opts, builder, session, iter(chunks), set(), marker, partition, query_id)
+        except redis.exceptions.MovedError as e:
+            hops += 1
+            if hops > 3:  # nodes that still disagree after a failover: let the map settle
+                backoff.wait(e)
+                route.relearn()
+            else:
+                route.follow(e)
+        except (*RETRYABLE, *REDIRECTIONS) as e:
+            backoff.wait(e)
+            try:
+                route.relearn()
+            except (*RETRYABLE, *cluster.TRANSIENT):
+                pass  # no map yet: the next attempt fails and waits again
 
 
 def _at_least_once(opts: WriteOptions, builder: CommandBuilder, chunks: Iterator[list[tuple]], touched: set,
@@ -410,6 +478,7 @@ class BatchWriter(DataSourceArrowWriter):
             raise OptionError("the XADD sink appends: use mode('append')")
         self.schema = schema
         CommandBuilder(self.opts, schema)  # validate the column options on the driver
+        self.opts = cluster.resolve(self.opts)  # after validation: a bad write fails without a server
         self.templated = self.opts.write_id is not None and "{" in self.opts.write_id
         self.scope = self.opts.write_id or uuid.uuid4().hex
 
@@ -448,6 +517,7 @@ class StreamWriter(DataSourceStreamArrowWriter):
         self.opts = WriteOptions.parse(options)
         self.schema = schema
         CommandBuilder(self.opts, schema)
+        self.opts = cluster.resolve(self.opts)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> SinkCommit:
         query_id, batch_id = _micro_batch()
@@ -474,7 +544,7 @@ def _forget_older_batches(opts: WriteOptions, done: list[SinkCommit], batch_id: 
 
 
 def _record_and_forget(opts: WriteOptions, ledger: str, batch_id: int, markers: str) -> None:
-    r = client(opts.connection)
+    r = driver_client(opts.connection)
     try:
         r.hset(ledger, str(batch_id), markers)
         r.expire(ledger, opts.idempotency_ttl)
@@ -490,11 +560,12 @@ def _record_and_forget(opts: WriteOptions, ledger: str, batch_id: int, markers: 
 
 
 def _delete(opts: WriteOptions, markers: list[str]) -> None:
+    markers = [m for text in markers for m in text.split("\n")]  # a cluster task's: one per slot
     if not markers:
         return
 
     def delete() -> None:
-        r = client(opts.connection)
+        r = driver_client(opts.connection)
         try:
             for i in range(0, len(markers), 1000):
                 r.delete(*markers[i:i + 1000])

@@ -24,6 +24,7 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import redis
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
@@ -38,12 +39,12 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from raxdb.spark import ids
+from raxdb.spark import cluster, ids
+from raxdb.spark.cluster import Route, driver_client, key_slot
 from raxdb.spark.connection import (
     RETRYABLE,
     Backoff,
     RawSession,
-    client,
     encode_key,
     pipelined,
     retrying,
@@ -85,6 +86,7 @@ class RangePartition(InputPartition):
     key: str
     lo: int
     hi: int
+    node: tuple[str, int] | None = None  # on a cluster: the key's master when it was planned
 
     def __post_init__(self) -> None:
         super().__init__((self.key, self.lo, self.hi))
@@ -96,50 +98,91 @@ def display_name(key: str) -> str:
 
 def read_partition(options: ReadOptions, schema: StructType, part: RangePartition) -> Iterator:
     """The range's entries as Arrow batches.  A connection lost mid-range (server restart,
-    failover) resumes after the last entry handed out, so the rows are the same as without it."""
+    failover) resumes after the last entry handed out, so the rows are the same as without it; on a
+    cluster, so does a MOVED (the stream's slot changed owner) or an ASK (its slot is migrating)."""
     converter = PageConverter(schema)
     name = display_name(part.key)
     key = encode_key(part.key)
     lo = part.lo
-    backoff = Backoff(options.connection, f"reading {name!r}")
+    conn = options.connection
+    replica = conn.is_cluster and conn.read_from == "replica"
+    route = Route(conn, key_slot(key), None if replica else part.node, replica)
+    backoff = Backoff(conn, f"reading {name!r}")
+    hops = 0  # redirections followed since the last page: a map still settling after a failover
     while True:
         try:
-            with RawSession(options.connection) as session:
-                for page in xrange_pages(session, key, lo, part.hi, options.page_size):
+            with RawSession(route.options()) as session:
+                if route.replica and not _replica_has(session, key, part.hi):
+                    route.replica = False  # it lags behind the planned range: read the master
+                    route.relearn()
+                    continue
+                for page in xrange_pages(session, key, lo, part.hi, options.page_size, route.asking):
                     batch = converter.convert(name, page)
                     lo = ids.parse(page[-1][0])
                     backoff.reset()
+                    hops = 0
                     yield batch
             return
-        except RETRYABLE as e:
+        except (*RETRYABLE, *cluster.TRANSIENT) as e:
             backoff.wait(e)
+            _relearn(route)
+        except redis.ResponseError as e:
+            if not route.follow(e):
+                raise
+            hops += 1
+            if hops > 3:
+                backoff.wait(e)
+                _relearn(route)
+
+
+def _relearn(route: Route) -> None:
+    try:
+        route.relearn()
+    except (*RETRYABLE, *cluster.TRANSIENT):
+        pass  # no map yet: the next attempt at the old node fails and waits again
+
+
+def _replica_has(session: RawSession, key: bytes, hi: int) -> bool:
+    """Whether the replica this session reads (READONLY) has replicated the stream up to `hi`:
+    a replica lags its master, and reading a planned range from one that has not got there would
+    lose its last entries in silence."""
+    session.call("READONLY")
+    try:
+        reply = session.call("XINFO", "STREAM", key)
+    except redis.ResponseError as e:
+        if "no such key" in str(e).lower():
+            return False
+        raise
+    fields = dict(zip(reply[0::2], reply[1::2], strict=False))
+    return ids.parse(fields[b"last-generated-id"]) >= hi
 
 
 class BatchReader(DataSourceReader):
     def __init__(self, options: ReadOptions, schema: StructType) -> None:
         validate_schema(schema)
-        self.options = options
+        self.options = cluster.resolve(options)  # after validation: a bad query fails without a server
         self.schema = schema
 
     def partitions(self) -> list[RangePartition]:
         opts = self.options
 
         def snapshot() -> tuple[list[str], dict[str, StreamInfo]]:
-            r = client(opts.connection)
+            r = driver_client(opts.connection)
             try:
                 keys = discover(r, opts.streams)
-                return keys, stream_infos(r, keys)
+                return keys, stream_infos(r, keys), cluster.owners(r, keys)
             finally:
                 r.close()
 
-        keys, infos = retrying(opts.connection, "planning the batch read", snapshot)
+        keys, infos, nodes = retrying(opts.connection, "planning the batch read", snapshot)
         assert opts.ending is not None
         ranges = [backlog_range(key, resolve_start(opts.starting.for_key(key), infos[key]),
                                 resolve_end(opts.ending.for_key(key), infos[key]), infos[key])
                   for key in keys]
-        planned = plan_splits([r for r in ranges if r is not None], opts.min_partitions)
+        planned = [RangePartition(*p, node=nodes[p[0]])
+                   for p in plan_splits([r for r in ranges if r is not None], opts.min_partitions)]
         # Spark wants at least one partition; an empty range reads nothing.
-        return [RangePartition(*p) for p in planned] or [RangePartition("", 0, 0)]
+        return cluster.spread(planned, lambda p: p.node) or [RangePartition("", 0, 0)]
 
     def read(self, partition: RangePartition) -> Iterator:
         if partition.hi <= partition.lo:
@@ -153,7 +196,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def __init__(self, options: ReadOptions, schema: StructType) -> None:
         validate_schema(schema)
-        self.options = options
+        self.options = cluster.resolve(options)
         self.schema = schema
         self._redis = None
         self._target: dict[str, StreamInfo] | None = None  # Trigger.AvailableNow snapshot
@@ -169,7 +212,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     @property
     def redis(self):
         if self._redis is None:
-            self._redis = client(self.options.connection)
+            self._redis = driver_client(self.options.connection)
         return self._redis
 
     def _snapshot(self) -> dict[str, StreamInfo]:
@@ -308,6 +351,10 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 raise DataLossError(problem + ". The query cannot read them; restart it with "
                                     "failOnDataLoss=false to read what is left.")
             log.warning("%s; reading what is left (failOnDataLoss=false)", problem)
+        if self.options.connection.is_cluster and parts:
+            nodes = self._retrying("placing a micro-batch", lambda: cluster.owners(self.redis, list(bounds)))
+            parts = cluster.spread([RangePartition(p.key, p.lo, p.hi, nodes[p.key]) for p in parts],
+                                   lambda p: p.node)
         return parts
 
     def read(self, partition: RangePartition) -> Iterator:

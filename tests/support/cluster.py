@@ -183,6 +183,16 @@ class SlotMover(threading.Thread):
             for c in self._conns.values():
                 c.close()
 
+    def move(self, slots: list[int], dst: ClusterNode) -> None:
+        """Moves these slots (of one master) to `dst` now, in the calling thread, held open as in
+        run(); for a test that must move particular slots (its keys') rather than random ones."""
+        self._move(slots, self.by_id[self.owner[slots[0]]], dst)
+
+    def close(self) -> None:
+        """The mover's connections, when it was only used through move()."""
+        for c in self._conns.values():
+            c.close()
+
     def _move(self, slots: list[int], src: ClusterNode, dst: ClusterNode) -> None:
         s_conn, d_conn = self._conns[src.id], self._conns[dst.id]
         for s in slots:
