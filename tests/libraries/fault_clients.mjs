@@ -4,12 +4,13 @@
 // -LOADING or -TRYAGAIN.  The faults are armed from a second connection (`ctl`), as a test would.
 // Prints "ok <check>" per passing check; any failure prints the error and exits 1.
 import assert from "node:assert/strict";
-import { once } from "node:events";
 import Redis from "ioredis";
 import { createClient } from "redis";
 
 const port = Number(process.argv[2]);
 const fault = (ctl, ...args) => ctl.call("DEBUG", "FAULT", ...args);
+// the next `name` event (events.once would reject on the "error" a lost connection emits first)
+const next = (emitter, name) => new Promise((resolve) => emitter.once(name, resolve));
 
 async function ioredisChecks(ctl) {
   let attempts = 0;
@@ -17,7 +18,7 @@ async function ioredisChecks(ctl) {
   const r = new Redis({ port, retryStrategy: (times) => { attempts = times; return 20; } });
   r.on("error", () => {});  // a refused reconnection is reported here, then retried
   const id = await r.client("ID");
-  const reconnecting = once(r, "reconnecting");
+  const reconnecting = next(r, "reconnecting");
   assert.equal(await fault(ctl, "DROP", "ID", String(id)), 1);
   await reconnecting;
   assert.equal(await r.set("k", "after-drop"), "OK");  // queued while reconnecting, then sent
@@ -26,7 +27,7 @@ async function ioredisChecks(ctl) {
 
   attempts = 0;
   assert.equal(await fault(ctl, "REFUSE", "FOR", "0.3"), "OK");
-  const again = once(r, "reconnecting");
+  const again = next(r, "reconnecting");
   await fault(ctl, "DROP", "ID", String(await r.client("ID")));
   await again;
   assert.equal(await r.get("k"), "after-drop");  // once the server listens again
@@ -48,7 +49,7 @@ async function nodeRedisChecks(ctl) {
   c.on("error", () => {});  // the drop and the refused attempts are reported here, then retried
   await c.connect();
   const id = await c.clientId();
-  const reconnecting = once(c, "reconnecting");
+  const reconnecting = next(c, "reconnecting");
   assert.equal(await fault(ctl, "DROP", "ID", String(id)), 1);
   await reconnecting;
   assert.equal(await c.set("k", "node-after-drop"), "OK");  // queued while offline, then sent
@@ -56,7 +57,7 @@ async function nodeRedisChecks(ctl) {
   console.log("ok node-redis reconnects after a drop");
 
   assert.equal(await fault(ctl, "REFUSE", "FOR", "0.3"), "OK");
-  const again = once(c, "reconnecting");
+  const again = next(c, "reconnecting");
   await fault(ctl, "DROP", "ID", String(await c.clientId()));
   await again;
   assert.equal(await c.get("k"), "node-after-drop");
