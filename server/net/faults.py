@@ -113,8 +113,7 @@ def clear_error(srv: Server) -> bool:
     fault = srv.fault_error
     if fault is None:
         return False
-    if fault.timer is not None:
-        fault.timer.cancel()
+    _cancel(fault.timer)
     srv.fault_error = None
     srv.update_plain_all()
     return True
@@ -152,6 +151,12 @@ def _later(srv: Server, seconds: float, fn: Callable[[], Any]) -> Any:
     return srv.loop.call_later(seconds, fn)
 
 
+def _cancel(timer: Any) -> None:
+    """Cancel a fault's timer, if it has one (what to store in its place: None)."""
+    if timer is not None:
+        timer.cancel()
+
+
 def _delayable(c: Client) -> bool:
     return c.transport is not None and not c.closed and not is_replica(c)
 
@@ -173,9 +178,7 @@ def clear_delay(srv: Server) -> bool:
     f = srv.faults
     if f is None or not f.delay:
         return False
-    if f.delay_timer is not None:
-        f.delay_timer.cancel()
-        f.delay_timer = None
+    f.delay_timer = _cancel(f.delay_timer)
     f.delay = 0.0
     _tidy(srv)
     return True
@@ -256,9 +259,7 @@ class DelayedTransport:
             self.real.close()
 
     def abort(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
+        self.timer = _cancel(self.timer)
         self.queue.clear()
         self.held = 0
         self.real.abort()
@@ -267,9 +268,7 @@ class DelayedTransport:
 def arm_refusal(srv: Server, c: Client, seconds: float | None) -> None:
     """Close the TCP listeners (for `seconds`, or until cleared); `c` asked, and drops spare it."""
     f = _state(srv)
-    if f.refuse_timer is not None:
-        f.refuse_timer.cancel()
-        f.refuse_timer = None
+    f.refuse_timer = _cancel(f.refuse_timer)
     f.refuser = c.id
     if not f.refusing:
         f.refusing = True
@@ -282,9 +281,7 @@ def clear_refusal(srv: Server) -> bool:
     f = srv.faults
     if f is None or not f.refusing:
         return False
-    if f.refuse_timer is not None:
-        f.refuse_timer.cancel()
-        f.refuse_timer = None
+    f.refuse_timer = _cancel(f.refuse_timer)
     f.refusing = False
     f.refuser = None
     _tidy(srv)
