@@ -30,7 +30,8 @@ pauses until it drains (write back-pressure).
 
 Dispatch.  `plain` is true while nothing about this client or the server needs the full
 processCommand checks (auth, an ACL user with restrictions, MULTI, RESP2 pub/sub, CLIENT PAUSE,
-CLIENT REPLY, MONITOR); the fast loop then does only lookup, arity, call, stats.  In cluster mode
+CLIENT REPLY, MONITOR, an error fault armed by DEBUG FAULT: server/net/faults.py); the fast loop
+then does only lookup, arity, call, stats.  In cluster mode
 it also asks the server's `cluster_local` hook, which lets a command stay when it has no key or one
 key whose slot this node serves, stable, the cluster ok.  Everything else goes through
 `execute()`, which follows Redis's processCommand order.
