@@ -1,5 +1,5 @@
 """Faults on demand from Python: the handle's methods that send raxdb's `DEBUG FAULT` test control
-(server/commands/t_testfaults.py) to its server.  docs/testing.md#faults says what each is for.
+(server/commands/t_testfaults.py) to its server.  docs/testing-your-code.md#faults says what each is for.
 
     srv.fail_next(2, "LOADING")            # the next 2 commands answer -LOADING
     with srv.fail_for(5, "TRYAGAIN"):      # every keyed command, for 5 s or until the block ends

@@ -1,5 +1,5 @@
 """DEBUG FAULT, raxdb's test control for faults on demand (a raxdb extension, present only with
-`raxdb-test-controls yes`; docs/testing.md#faults):
+`raxdb-test-controls yes`; docs/testing-your-code.md#faults):
 
     DEBUG FAULT ERROR <LOADING|BUSY|MASTERDOWN|TRYAGAIN> [COUNT n] [FOR seconds] [COMMANDS pattern ...]
     DEBUG FAULT DELAY <ms> [FOR seconds]

@@ -1,5 +1,5 @@
 """Faults on demand: the state of the faults a test armed (raxdb's `DEBUG FAULT` test control) and
-what each does to commands and connections.  docs/testing.md#faults says what each lets a test try.
+what each does to commands and connections.  docs/testing-your-code.md#faults says what each lets a test try.
 
 Rule: the faults themselves live here, beside the dispatcher and the connections they act on;
 parsing DEBUG FAULT is server/commands/t_testfaults.py's, choosing the clients to drop is CLIENT
