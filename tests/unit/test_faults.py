@@ -246,3 +246,17 @@ def test_redis_py_reconnects_with_backoff_after_a_refusal(srv, r):
     assert client.ping()  # refused, backed off, retried until the server listened again
     assert srv.fault_status() == []
     client.close()
+
+
+# ---- a cluster node --------------------------------------------------------------------------
+def test_redis_py_cluster_retries_tryagain_from_one_node():
+    from redis.cluster import ClusterNode, RedisCluster
+
+    with raxdb.serve_cluster(masters=3) as cluster:
+        rc = RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in cluster.startup_nodes])
+        assert rc.mset({"{a}x": 1, "{a}y": 2})
+        for node in cluster.nodes:
+            node.fail_next(1, "TRYAGAIN")
+        assert rc.mget("{a}x", "{a}y") == [b"1", b"2"]  # refused by the slot's node, retried
+        assert sorted(len(node.fault_status()) for node in cluster.nodes) == [0, 1, 1]  # one spent
+        rc.close()
