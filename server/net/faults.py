@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from raxdb.server.base.errors import BUSY_SCRIPT, MASTERDOWN, TRYAGAIN
 from raxdb.server.base.loading import LOADING_ERR
@@ -41,7 +41,10 @@ from raxdb.server.table.getkeys import key_positions
 from raxdb.storage.glob import compile_glob
 
 if TYPE_CHECKING:
-    from raxdb.server.base.interfaces import Client, Command, Server
+    import asyncio
+
+    from raxdb.server.base.interfaces import Client, Server
+    from raxdb.server.table.registry import Command
 
 # The error replies, as Redis 7.0.15 words them: LOADING while a dataset loads, BUSY while a script
 # runs past busy-reply-threshold, MASTERDOWN on a replica whose link is down with
@@ -152,7 +155,7 @@ def _later(srv: Server, seconds: float, fn: Callable[[], Any]) -> Any:
 
 
 def _cancel(timer: Any) -> None:
-    """Cancel a fault's timer, if it has one (what to store in its place: None)."""
+    """Cancel a fault's timer, if it has one."""
     if timer is not None:
         timer.cancel()
 
@@ -178,7 +181,8 @@ def clear_delay(srv: Server) -> bool:
     f = srv.faults
     if f is None or not f.delay:
         return False
-    f.delay_timer = _cancel(f.delay_timer)
+    _cancel(f.delay_timer)
+    f.delay_timer = None
     f.delay = 0.0
     _tidy(srv)
     return True
@@ -188,7 +192,7 @@ def accepted(c: Client) -> None:
     """A connection under an armed delay (Client.connection_made asks while `srv.faults` is set)."""
     f = c.server.faults
     if f is not None and f.delay and _delayable(c) and not isinstance(c.transport, DelayedTransport):
-        c.transport = DelayedTransport(c, c.transport)
+        c.transport = cast("asyncio.Transport", DelayedTransport(c, c.transport))  # stands in for it
 
 
 class DelayedTransport:
@@ -259,7 +263,8 @@ class DelayedTransport:
             self.real.close()
 
     def abort(self) -> None:
-        self.timer = _cancel(self.timer)
+        _cancel(self.timer)
+        self.timer = None
         self.queue.clear()
         self.held = 0
         self.real.abort()
@@ -268,7 +273,8 @@ class DelayedTransport:
 def arm_refusal(srv: Server, c: Client, seconds: float | None) -> None:
     """Close the TCP listeners (for `seconds`, or until cleared); `c` asked, and drops spare it."""
     f = _state(srv)
-    f.refuse_timer = _cancel(f.refuse_timer)
+    _cancel(f.refuse_timer)
+    f.refuse_timer = None
     f.refuser = c.id
     if not f.refusing:
         f.refusing = True
@@ -281,7 +287,8 @@ def clear_refusal(srv: Server) -> bool:
     f = srv.faults
     if f is None or not f.refusing:
         return False
-    f.refuse_timer = _cancel(f.refuse_timer)
+    _cancel(f.refuse_timer)
+    f.refuse_timer = None
     f.refusing = False
     f.refuser = None
     _tidy(srv)
