@@ -82,6 +82,7 @@ from types import TracebackType
 from typing import IO, Literal, Self
 
 from raxdb.embed import control, template
+from raxdb.embed.faults import FaultControls
 
 Mode = Literal["process", "thread"]
 ConfigValue = str | int | float | bool | Iterable[str | int | float | bool]
@@ -114,7 +115,7 @@ def serve(config: Mapping[str, ConfigValue] | None = None, *, port: int | None =
     return EmbeddedServer(config, port=port, host=host, dir=dir, unixsocket=unixsocket, mode=mode, timeout=timeout)
 
 
-class EmbeddedServer:
+class EmbeddedServer(FaultControls):
     """One server started by serve(): `.host`, `.port`, `.url`, `.unixsocket`, `.config`, `.dir`,
     `.pid` (the child's, or this process's in thread mode), `.log` (its output so far)."""
 
@@ -189,8 +190,10 @@ class EmbeddedServer:
         """Send one of raxdb's test controls, `DEBUG <args...>`, to this server and return its
         reply (the handle's clock and fault methods are built on it); ControlError when the server
         refuses it or was started with `raxdb-test-controls no`."""
-        password = self._options.get("requirepass", [""])[-1] or None
-        return control.call(self.host, self.port, self.unixsocket, password, "DEBUG", *args)
+        return control.call(self.host, self.port, self.unixsocket, self._password(), "DEBUG", *args)
+
+    def _password(self) -> str | None:
+        return self._options.get("requirepass", [""])[-1] or None
 
     def __repr__(self) -> str:
         return f"<raxdb.EmbeddedServer {self.mode} {self.url if self._started else '(not started)'}>"
@@ -230,6 +233,7 @@ class EmbeddedServer:
     def stop(self) -> None:
         """Stop the server (as SIGTERM does: a final save when configured), wait until it is gone,
         remove the temporary directory.  Idempotent."""
+        self._close_fault_link()  # the connection kept while the server refuses others (embed/faults.py)
         try:
             if self._proc is not None:
                 self._stop_process()

@@ -5,7 +5,9 @@ The handle's controls (moving the clock, injecting faults) are DEBUG subcommands
 handle needs no client library.
 
 Rule: a connection per call, opened and closed here, to the address the handle serves (TCP, or the
-unix socket of a server without TCP); nothing else of the server is known here.
+unix socket of a server without TCP); nothing else of the server is known here.  (`connect` and
+`exchange` also serve the one connection a handle keeps open while its server refuses
+connections: raxdb/embed/faults.py.)
 Invariants: an error reply raises ControlError with the server's text; the reply is parsed by
 hiredis, a dependency of raxdb itself, imported on the first call (importing raxdb.embed stays
 standard library only).
@@ -34,21 +36,39 @@ def encode(args: tuple[Any, ...]) -> bytes:
 def call(host: str, port: int, unixsocket: str | None, password: str | None, *args: Any) -> Any:
     """Send `args` as one command (after AUTH when the server has a password) and return the
     decoded reply of the command; raises ControlError on an error reply."""
+    commands = [("AUTH", password)] if password else []
+    commands.append(args)
+    with connect(host, port, unixsocket) as sock:
+        replies = exchange(sock, commands)
+    for reply in replies:
+        if isinstance(reply, ControlError):
+            raise reply
+    return replies[-1]
+
+
+def connect(host: str, port: int, unixsocket: str | None) -> socket.socket:
+    """A connection to the server's TCP port, or its unix socket when it has no TCP port."""
+    try:
+        if port or not unixsocket:
+            return socket.create_connection((host, port), timeout=_TIMEOUT)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(_TIMEOUT)
+        try:
+            sock.connect(unixsocket)
+        except BaseException:
+            sock.close()
+            raise
+        return sock
+    except OSError as exc:
+        raise ControlError(f"cannot reach the server: {exc}") from None
+
+
+def exchange(sock: socket.socket, commands: list[tuple[Any, ...]]) -> list[Any]:
+    """Send `commands` and read their replies (an error reply is a ControlError in the list)."""
     import hiredis
 
     reader = hiredis.Reader(replyError=ControlError)
-    commands = [("AUTH", password)] if password else []
-    commands.append(args)
     try:
-        if port or not unixsocket:
-            sock = socket.create_connection((host, port), timeout=_TIMEOUT)
-        else:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(_TIMEOUT)
-            sock.connect(unixsocket)
-    except OSError as exc:
-        raise ControlError(f"cannot reach the server: {exc}") from None
-    with sock:
         sock.sendall(b"".join(encode(c) for c in commands))
         replies: list[Any] = []
         while len(replies) < len(commands):
@@ -60,7 +80,6 @@ def call(host: str, port: int, unixsocket: str | None, password: str | None, *ar
                 reader.feed(data)
                 continue
             replies.append(reply)
-    for reply in replies:
-        if isinstance(reply, ControlError):
-            raise reply
-    return replies[-1]
+    except OSError as exc:
+        raise ControlError(f"lost the server: {exc}") from None
+    return replies

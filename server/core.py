@@ -195,6 +195,10 @@ class Server(ServerFields, _Declared):
         # While a failed save refuses writes (stop-writes-on-bgsave-error; server/persistence/snapshot.py):
         # no client is plain and execute() answers MISCONF.
         self.rdb_gate = False
+        # Faults armed by the DEBUG FAULT test control (server/net/faults.py): an error fault (while
+        # one is, no client is plain and execute() asks it), and the reply delay and the refusal.
+        self.fault_error: Any = None
+        self.faults: Any = None
         # Cluster mode (server/cluster/): made in serve() when cluster-enabled is yes; while it is,
         # the fast loop runs a command only if `cluster_local` says its slot is served here as it
         # stands, and execute() asks `cluster_route` where each command's slot is served.
@@ -591,6 +595,20 @@ class Server(ServerFields, _Declared):
             tls.reconfigure(self, force=True)
         self._replace_listeners(port, self.tls_listeners, self._serve_tls_sockets,
                                 "Unable to listen on this port. Check server logs.")
+
+    def stop_listening(self) -> None:
+        """Close the TCP listeners (DEBUG FAULT REFUSE, server/net/faults.py): connecting is refused
+        until listen_again(); open connections go on."""
+        for listener in self.listeners:
+            listener.close()
+        self.listeners.clear()
+
+    def listen_again(self) -> None:
+        """Listen on the configured port and addresses again after stop_listening(), as CONFIG SET
+        port does; ConfigError when they cannot be bound."""
+        if self.loop is not None and self.config.port:
+            self._replace_listeners(self.config.port, self.listeners, self._serve_sockets,
+                                    "Unable to listen on this port. Check server logs.")
 
     def _replace_listeners(self, port: int, listeners: list[asyncio.base_events.Server],
                            serve: Callable[[list[socket.socket]], Any], failure: str) -> None:

@@ -40,6 +40,8 @@ TIMEOUT_NOT_FLOAT = "ERR timeout is not a float or out of range"
 # a replica's refusals (replication/replica.py), which scripts meet too
 READONLY = b"READONLY You can't write against a read only replica."
 MASTERDOWN = b"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+# a multi-key command on a slot being migrated or imported (cluster/routing.py)
+TRYAGAIN = b"TRYAGAIN Multiple keys request during rehashing of slot"
 # a script past busy-reply-threshold (scripting/busy.py): what every other command gets
 BUSY_SCRIPT = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 BUSY_FUNCTION = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."

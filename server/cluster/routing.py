@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from raxdb.server.base.errors import TRYAGAIN
 from raxdb.server.cluster.state import OK
 from raxdb.server.table.getkeys import key_positions
 from raxdb.storage.slots import key_hash_slot
@@ -41,7 +42,7 @@ NONE, CROSS_SLOT, UNSTABLE, ASK, MOVED, DOWN_STATE, DOWN_UNBOUND, DOWN_RO_STATE 
 
 TEXTS = {
     CROSS_SLOT: b"CROSSSLOT Keys in request don't hash to the same slot",
-    UNSTABLE: b"TRYAGAIN Multiple keys request during rehashing of slot",
+    UNSTABLE: TRYAGAIN,
     DOWN_STATE: b"CLUSTERDOWN The cluster is down",
     DOWN_RO_STATE: b"CLUSTERDOWN The cluster is down and only accepts read commands",
     DOWN_UNBOUND: b"CLUSTERDOWN Hash slot not served",

@@ -116,16 +116,13 @@ def _kill(c, victim) -> None:
         victim.close()
 
 
-@command("client|kill")
-def client_kill(c, argv):
+def kill_filter(c, argv: list[bytes], i: int, skipme: bool = True, by_name: bool = False):
+    """CLIENT KILL's filter, `<option> <value>` pairs from argv[i] on (ID, TYPE, ADDR, LADDR, USER,
+    SKIPME; NAME too with `by_name`, for DEBUG FAULT DROP): a test of a client, true for the
+    clients every option given picks.  Redis's errors for a bad option or value."""
     srv = c.server
-    cid = None
+    cid = name = None
     ctype = addr = laddr = user = None
-    skipme = True
-    old_form = len(argv) == 3  # CLIENT KILL addr:port: every client with that address, itself too
-    if old_form:
-        addr, skipme = argv[2], False
-    i = 3 if old_form else 2
     while i < len(argv):
         if i + 1 >= len(argv):
             raise CommandError(SYNTAX)
@@ -150,18 +147,34 @@ def client_kill(c, argv):
             if low not in (b"yes", b"no"):
                 raise CommandError(SYNTAX)
             skipme = low == b"yes"
+        elif opt == b"name" and by_name:
+            name = val
         else:
             raise CommandError(SYNTAX)
         i += 2
+
+    def picks(x) -> bool:
+        return not ((cid is not None and x.id != cid) or (ctype is not None and client_class(x) != ctype)
+                    or (addr is not None and x.addr.encode() != addr)
+                    or (laddr is not None and x.laddr.encode() != laddr)
+                    or (user is not None and x.user is not user) or (name is not None and x.name != name)
+                    or (skipme and x is c))
+
+    return picks
+
+
+@command("client|kill")
+def client_kill(c, argv):
+    old_form = len(argv) == 3  # CLIENT KILL addr:port: every client with that address, itself too
+    if old_form:
+        picks = kill_filter(c, [b"addr", argv[2]], 0, skipme=False)
+    else:
+        picks = kill_filter(c, argv, 2)
     killed = 0
-    for x in list(srv.clients.values()):
-        if ((cid is not None and x.id != cid) or (ctype is not None and client_class(x) != ctype)
-                or (addr is not None and x.addr.encode() != addr)
-                or (laddr is not None and x.laddr.encode() != laddr)
-                or (user is not None and x.user is not user) or (skipme and x is c)):
-            continue
-        _kill(c, x)
-        killed += 1
+    for x in list(c.server.clients.values()):
+        if picks(x):
+            _kill(c, x)
+            killed += 1
     if old_form:  # unix socket clients share one address
         if not killed:
             raise CommandError("ERR No such client")

@@ -30,7 +30,8 @@ pauses until it drains (write back-pressure).
 
 Dispatch.  `plain` is true while nothing about this client or the server needs the full
 processCommand checks (auth, an ACL user with restrictions, MULTI, RESP2 pub/sub, CLIENT PAUSE,
-CLIENT REPLY, MONITOR); the fast loop then does only lookup, arity, call, stats.  In cluster mode
+CLIENT REPLY, MONITOR, an error fault armed by DEBUG FAULT: server/net/faults.py); the fast loop
+then does only lookup, arity, call, stats.  In cluster mode
 it also asks the server's `cluster_local` hook, which lets a command stay when it has no key or one
 key whose slot this node serves, stable, the cluster ok.  Everything else goes through
 `execute()`, which follows Redis's processCommand order.
@@ -88,6 +89,7 @@ from raxdb.server.events import pubsub
 from raxdb.server.events import tracking as _tracking
 from raxdb.server.events.watch import discard_transaction, exec_abort
 from raxdb.server.memory import evict
+from raxdb.server.net import faults as _faults
 from raxdb.server.net.blocking import handle_ready_keys
 from raxdb.server.security import acl as _acl
 from raxdb.server.security.protected import DENIED, protected_mode_denies
@@ -236,7 +238,7 @@ class Client(ClientFields, asyncio.Protocol):
                       and srv.busy_script is None and not self.close_after_reply and self.tracking is None
                       and not srv.persistence.stats.get("loading")
                       and self.user.free and not srv.repl.write_gate and not srv.replica_gate
-                      and not srv.rdb_gate)
+                      and not srv.rdb_gate and srv.fault_error is None)
         if self.exact is not None:
             self.exact.auth_required = not self.authenticated
 
@@ -289,6 +291,8 @@ class Client(ClientFields, asyncio.Protocol):
         _clienteviction.note_if_noting(self)  # under a memory limit its buffers count at once
         srv.mem_ok = False  # a connection counts in used_memory
         srv.stat_numconnections += 1
+        if srv.faults is not None:  # a reply delay armed by DEBUG FAULT applies to new connections too
+            _faults.accepted(self)
         if not self.authenticated:
             self.exact = RequestParser(srv.config.proto_max_bulk_len)
             self.exact.auth_required = True
@@ -620,6 +624,9 @@ class Client(ClientFields, asyncio.Protocol):
                 if denied:
                     self._reject(cmd, _acl.denied_text(denied, cmd), out)
                     return
+            if srv.fault_error is not None and srv.fault_error.hits(cmd, argv):  # DEBUG FAULT ERROR (net/faults.py)
+                self._reject(cmd, _faults.fire(srv, srv.fault_error), out)
+                return
             if srv.cluster_route is not None and not self.must_obey:  # cluster mode: the slot's node
                 denied = srv.cluster_route(self, cmd, argv)
                 if denied is not None:

@@ -56,3 +56,23 @@ def test_node_clients_over_tls(tmp_path):
     assert outputs[0] == outputs[1]
     assert [line.split()[0] for line in outputs[0]] == ["ioredis", "ioredis", "node-redis", "node-redis"]
     assert "ioredis no-cert refused" in outputs[0]
+
+
+FAULT_CHECKS = ["ioredis reconnects after a drop", "ioredis retries refused connections",
+                "ioredis surfaces LOADING and TRYAGAIN", "node-redis reconnects after a drop",
+                "node-redis retries refused connections", "node-redis surfaces LOADING"]
+
+
+def test_node_clients_against_faults():
+    """fault_clients.mjs: ioredis and node-redis against DEBUG FAULT (a server of raxdb.serve(),
+    whose test controls are on): reconnecting after a drop, retrying refused connections, and
+    what they do with -LOADING / -TRYAGAIN."""
+    import raxdb
+
+    _ensure_packages()
+    with raxdb.serve() as srv:
+        proc = subprocess.run(["node", "fault_clients.mjs", str(srv.port)], cwd=HERE, capture_output=True, text=True,
+                              timeout=120)
+    passed = [line[3:] for line in proc.stdout.splitlines() if line.startswith("ok ")]
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert passed == FAULT_CHECKS
