@@ -440,10 +440,16 @@ class Client(ClientFields, asyncio.Protocol):
             self._enter_exact(base, base_done)
             self.process()
             return
-        self._feed(data)
+        n = len(data)
+        fed = -1  # all of it
+        if n > FEED_SLICE and not self.blocked:  # see FEED_SLICE (a blocked client's process() runs nothing)
+            self._feed(data, 0, FEED_SLICE)
+            fed = len(base) - n + FEED_SLICE  # `base` ends with `data`
+        else:
+            self._feed(data)
         self._base = base
         self._base_done = base_done
-        self.process()
+        self.process(fed)
 
     def _enter_exact(self, raw: bytes | bytearray, skip: int) -> None:
         p = RequestParser(self.server.config.proto_max_bulk_len)
@@ -455,14 +461,15 @@ class Client(ClientFields, asyncio.Protocol):
         self._raw = None
         self._raw_done = 0
 
-    def process(self) -> None:
-        """Run every complete buffered command (until blocked or closing), then flush replies."""
+    def process(self, fed: int = -1) -> None:
+        """Run every complete buffered command (until blocked or closing), then flush replies.
+        `fed`: how much of the read's bytes (`_base`) hiredis has been given, -1 all (_run_fast)."""
         if self.blocked or self.closed:
             return
         out: list[bytes] = []
         outer, self.running = self.running, out
         if self.exact is None:
-            _run_fast(self, out, 0, self._base, self._base_done, -1)
+            _run_fast(self, out, 0, self._base, self._base_done, fed)
         if self.exact is not None:
             self._run_exact(out)
         self.running = outer
