@@ -97,7 +97,7 @@ cdef class Stream:
     cdef public Tail _tail
     cdef public object _head, _last_valid, _prealloc, _sampled
 
-    @cython.locals(t=Tail, v=bytes)  # v: argv's values, bytes (v[0] a C read)
+    @cython.locals(t=Tail)
     cpdef add(self, argv, pos, ms, seq, new_id, max_bytes, max_entries)
     @cython.locals(t=Tail, lp=bytearray, size=Py_ssize_t, small=bint)
     cpdef _append_slow(self, argv, pos, ms, seq, new_id, max_bytes, max_entries, int same)

@@ -947,7 +947,7 @@ class Stream:
             max_entries: int) -> bool:
         """append() given the new ID also split in its two parts, and the node limits as
         node_limits() gives them.  This is XADD's whole cost, so the common case (the master
-        entry's fields, values of up to 63 bytes, room in the tail node for one more
+        entry's fields, short values that cannot be integers, room in the tail node for one more
         entry whose live count stays a 7-bit int) is inline: the entry's pieces joined once onto
         the node, one header write that also stores the count."""
         t = self._tail
@@ -956,36 +956,36 @@ class Stream:
         if argv[pos::2] != t.fields:  # other fields (a job queue's events mostly)
             return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, 0)
         values = argv[pos + 1 :: 2]
-        msd = ms - t.mms
-        seqd = seq - t.mseq
-        parts = [b"\x02\x01", _small_int(msd), _small_int(seqd)]
-        size = t.fsize  # the node's byte limit counts the fields' and values' own lengths
-        try:
-            for v in values:
-                n = len(v)
-                if n and v[0] <= 57:  # a digit or '-' first: maybe an integer, which
-                    parts.append(_encode(v))  # encode_entry stores as one (a counter, an ID)
-                else:
+        # A value that could be stored as an integer starts with a digit or '-' (below ':'),
+        # and so does the smallest value when any does: one C-level min() rules them all out.
+        if min(values) >= b":":
+            msd = ms - t.mms
+            seqd = seq - t.mseq
+            parts = [b"\x02\x01", _small_int(msd), _small_int(seqd)]
+            size = t.fsize
+            try:
+                for v in values:
+                    n = len(v)
                     parts.append(_STR6_HEAD[n])  # IndexError past 63 bytes, before any append
                     parts.append(v)
                     parts.append(_STR6_TAIL[n])
-                size += n
-        except IndexError:  # a longer value: the general encoder
-            return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, 1)
-        lp = t.lp
-        count = t.count
-        n = t.nelem + t.nadd  # the header's element count after it (saturating is slow-path work)
-        if (count < 127 and n < 65535 and len(lp) + size < max_bytes
-                and count + t.deleted < max_entries):
-            parts.append(t.end)
-            del lp[-1]  # the terminator (slice assignment over it is 2x slower)
-            lp += b"".join(parts)
-            t.count = count = count + 1
-            t.nelem = n
-            _put_header(lp, n)
-            lp[6] = count  # the master entry's live count, a 7-bit int entry
-            self._appended(new_id)
-            return True
+                    size += n
+            except IndexError:  # a longer value: the general encoder
+                return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, 1)
+            lp = t.lp
+            count = t.count
+            n = t.nelem + t.nadd  # the header's element count after it (saturating is slow-path work)
+            if (count < 127 and n < 65535 and len(lp) + size < max_bytes
+                    and count + t.deleted < max_entries):
+                parts.append(t.end)
+                del lp[-1]  # the terminator (slice assignment over it is 2x slower)
+                lp += b"".join(parts)
+                t.count = count = count + 1
+                t.nelem = n
+                _put_header(lp, n)
+                lp[6] = count  # the master entry's live count, a 7-bit int entry
+                self._appended(new_id)
+                return True
         return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, 1)
 
     def _append_slow(self, argv: list[bytes], pos: int, ms: int, seq: int, new_id: int, max_bytes: int,
