@@ -50,6 +50,8 @@ WORKLOADS: dict[str, list[bytes]] = {
     "ZADD": [b"ZADD", b"myzset", RAND, b"element:" + RAND],
     "LRANGE_100": [b"LRANGE", b"mylist", b"0", b"99"],
     "XADD": [b"XADD", b"bench:stream", b"MAXLEN", b"~", b"100000", b"*", b"field", b"value", b"f2", b"v2"],
+    # what the Spark pipeline's fill and sink send (bench/stream_workloads.py): an integer value
+    "XADD_SPARK": [b"XADD", b"bench:events", b"*", b"n", b"123456", b"kind", b"even", b"payload", b"x" * 32],
     "XRANGE_10": [b"XRANGE", b"bench:stream", b"-", b"+", b"COUNT", b"10"],
     "XRANGE_1000_INT": [b"XRANGE", b"bench:xint", RAND, b"+", b"COUNT", b"1000"],
     **lua_workloads.WORKLOADS,  # EVALSHA_INCR, EVALSHA_MIX, FCALL_INCR

@@ -79,12 +79,13 @@ cdef object _stream_id(object ms, object seq)
 cdef Py_ssize_t _put_elem(unsigned char* d, Py_ssize_t k, const unsigned char* s, Py_ssize_t p) except -1
 
 @cython.locals(s="const unsigned char*", d="unsigned char*", end=Py_ssize_t, mms=cython.ulonglong,
-               mseq=cython.ulonglong, nmf=Py_ssize_t, nfb=Py_ssize_t, rem=Py_ssize_t, k=Py_ssize_t,
-               flags=cython.ulonglong, h="unsigned long long[4]", nf=Py_ssize_t,
+               mseq=cython.ulonglong, lo_ms=cython.ulonglong, lo_seq=cython.ulonglong, hi_ms=cython.ulonglong,
+               hi_seq=cython.ulonglong, nmf=Py_ssize_t, nfb=Py_ssize_t, rem=Py_ssize_t, k=Py_ssize_t,
+               flags=cython.ulonglong, h="unsigned long long[4]", nf=Py_ssize_t, n=Py_ssize_t, past=cython.int,
                i=Py_ssize_t, _i=Py_ssize_t, j=Py_ssize_t, ln=Py_ssize_t, ms=cython.ulonglong, seq=cython.ulonglong,
-               fld=bytes, f="const unsigned char*", out=bytearray)
+               fld=bytes, f="const unsigned char*")
 cpdef bytearray _resp_write(master_id, bytearray lp, Py_ssize_t p, list mfields, list ids, list offs,
-                            Py_ssize_t base)
+                            Py_ssize_t base, lo, hi, Py_ssize_t count, list res, bytearray out)
 
 
 cdef class Tail:

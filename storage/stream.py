@@ -482,29 +482,42 @@ def _put_elem(d: bytearray, k: int, s: bytes | bytearray, p: int) -> int:
     return k + 2
 
 
-def _resp_write(master_id: int, lp: bytearray, p: int, mfields: list[bytes], ids: list[int],
-                offs: list[int], base: int) -> bytearray:
-    """The entry_resp(...) of each live entry of the node from offset p, back to back in one
-    buffer, written byte by byte from the listpack (compiled: C loops, no object per value);
-    each entry's ID is appended to ids and its offset (plus base) to offs.  The buffer is
-    allocated at an upper bound of the reply's size and cut to it at the end: an element of
-    the listpack takes at least 2 bytes and becomes at most 27 (a 64-bit integer's bulk) or
-    its length plus 15 (a string's), and an entry adds at most 80 bytes of headers (its ID,
-    array headers) and its master fields' bulks."""
+def _resp_write(master_id: int, lp: bytearray, p: int, mfields: list[bytes], ids: list[int] | None,
+                offs: list[int] | None, base: int, lo: int, hi: int, count: int, res: list[int] | None,
+                out: bytearray) -> bytearray:
+    """Append the entry_resp(...) of the node's live entries from offset p with lo <= ID <= hi, at
+    most `count` of them (-1: all), to `out`, written byte by byte from the listpack (compiled: C
+    loops, no object per value), and return it.  With `ids` / `offs`, each entry's ID is appended
+    to ids and its offset in `out` (plus base) to offs (a node view's fill); with `res`, res[0]
+    gets the number of entries written and res[1] 1 when an ID past hi was met (a range's end).
+    `out` is grown at an upper bound of what is written and cut to it at the end: an element of
+    the listpack takes at least 2 bytes and becomes at most 27 (a 64-bit integer's bulk) or its
+    length plus 15 (a string's), and an entry adds at most 80 bytes of headers (its ID, array
+    headers) and its master fields' bulks."""
     s = lp
     end = len(lp) - 1
     mms = master_id >> 64
     mseq = master_id & U64
+    lo_ms = lo >> 64
+    lo_seq = lo & U64
+    hi_ms = hi >> 64
+    hi_seq = hi & U64
     nmf = len(mfields)
     nfb = 0
     for fld in mfields:
         nfb += len(fld) + 15
     rem = end - p
-    out = bytearray(15 * rem + (rem // 8 + 1) * (80 + nfb))
-    d = out
-    k = 0
+    k = len(out)
+    if cython.compiled:
+        PyByteArray_Resize(out, k + 15 * rem + (rem // 8 + 1) * (80 + nfb))  # noqa: F821 (stream.pxd)
+        d = cython.cast(cython.p_uchar, PyByteArray_AS_STRING(out))  # noqa: F821
+    else:
+        out.extend(bytes(15 * rem + (rem // 8 + 1) * (80 + nfb)))
+        d = out
     h = [0, 0, 0, 0]
-    while True:
+    n = 0
+    past = 0
+    while n != count:
         p = _entry_head(lp, s, p, end, mms, mseq, nmf, h)
         if p >= end:
             break
@@ -512,8 +525,16 @@ def _resp_write(master_id: int, lp: bytearray, p: int, mfields: list[bytes], ids
         ms = h[1]
         seq = h[2]
         nf = h[3]
-        ids.append((int(ms) << 64) | seq)  # int(): a 128-bit number, not a C one
-        offs.append(base + k)
+        if ms > hi_ms or (ms == hi_ms and seq > hi_seq):
+            past = 1
+            break
+        if ms < lo_ms or (ms == lo_ms and seq < lo_seq):
+            p = lp_skip(lp, p, (nmf if flags & FLAG_SAMEFIELDS else 2 * nf) + 1)  # values, lp-count
+            continue
+        n += 1
+        if ids is not None:
+            ids.append((int(ms) << 64) | seq)  # int(): a 128-bit number, not a C one
+            offs.append(base + k)  # type: ignore[union-attr]
         d[k] = 42  # "*2\r\n"
         d[k + 1] = 50
         d[k + 2] = 13
@@ -543,6 +564,9 @@ def _resp_write(master_id: int, lp: bytearray, p: int, mfields: list[bytes], ids
                 p += lp_span(s, p)
         p += _int_size(s[p])  # lp-count
     del out[k:]
+    if res is not None:
+        res[0] = n
+        res[1] = past
     return out
 
 
@@ -551,7 +575,7 @@ def _resp_node(master_id: int, lp: bytearray, p: int, mfields: list[bytes], ids:
     """The replies of the node's live entries from offset p as one buffer (see _resp_write);
     interpreted, one entry_resp-like join per entry (a Python step per byte would cost more)."""
     if _COMPILED:
-        return _resp_write(master_id, lp, p, mfields, ids, offs, base)
+        return _resp_write(master_id, lp, p, mfields, ids, offs, base, 0, MAX_ID, -1, None, bytearray())
     items: list[bytes] = []
     _resp_entries(master_id, lp, p, mfields, ids, items)
     for it in items:
@@ -1200,18 +1224,34 @@ class Stream:
 
     def resp_range(self, start: int, end: int, count: int, reverse: bool) -> tuple[int, bytes | bytearray]:
         """(n, the entry_resp(...) of those n entries back to back): what encoded_range(...,
-        entry_resp) joins, served forwards as slices of the nodes' reply buffers (no object
-        per entry)."""
+        entry_resp) joins, written forwards into one buffer.  A node with a view (see NodeView),
+        and the first and last nodes (which readers come back to: `XRANGE - + COUNT n`, XREAD
+        following the tail), are served from their views' reply buffers; any other node is written
+        straight from its listpack (compiled): a long scan (a Spark read, paging through a stream
+        with `XRANGE key (<last id> + COUNT n`) reads each node once, so a view would be built,
+        used once and evicted."""
         if reverse:
             items = self.encoded_range(start, end, count, True, entry_resp)
             return len(items), b"".join(items)
-        chunks = []
+        out = bytearray()
         n = 0
         if start > end:
-            return 0, b""
+            return 0, out
+        tail = self._tail
+        head = self._head
+        res = [0, 0]
         for _, master_id, lp in self._nodes_from(start, False):
             if master_id > end:
                 break
+            if (_COMPILED and (tail is None or lp is not tail.lp) and (head is None or lp is not head[2])
+                    and id(lp) not in _views):
+                _, _, mfields, first = Stream._master(lp)
+                _resp_write(master_id, lp, first, mfields, None, None, 0, start, end, count - n if count else -1,
+                            res, out)
+                n += res[0]
+                if res[1] or (count and n >= count):
+                    break
+                continue
             v = _view(master_id, lp, entry_resp)
             ids = v.ids
             i = bisect_left(ids, start) if start > master_id else 0
@@ -1221,11 +1261,11 @@ class Stream:
                 count = -1
             if j > i:
                 offs = v.offs
-                chunks.append(v.buf[offs[i]:offs[j]])  # a copy: the view's buffer grows in place
+                out += memoryview(v.buf)[offs[i]:offs[j]]
                 n += j - i
             if count < 0 or j < len(ids):
                 break
-        return n, chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        return n, out
 
     def encoded_entry(self, eid: int, encode: Callable[[int, list[bytes], list[bytes]], Any]) -> Any:
         """encode(...) of the live entry eid, or None."""

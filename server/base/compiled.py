@@ -40,6 +40,7 @@ HOT_MODULES = (
     "raxdb.server.commands.t_hash",
     "raxdb.server.commands.t_keys",
     "raxdb.server.commands.t_list",
+    "raxdb.server.commands.t_multi",
     "raxdb.server.commands.t_stream",
     "raxdb.server.commands.t_string",
     "raxdb.server.commands.t_scripting",

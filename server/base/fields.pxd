@@ -59,6 +59,6 @@ cdef class ClientFields:
     # bound methods, the partial batch, the transport, the propagation overrides
     cdef public object exact, reader, _raw, _raw_done, _base, _base_done, _gets, _has_data, _feed
     cdef public object running, transport, prop_argv, prop_force
-    cdef public bint plain, closed, blocked, close_after_reply, obuf_watch, write_paused, prop_prevent
+    cdef public bint plain, queueing, closed, blocked, close_after_reply, obuf_watch, write_paused, prop_prevent
     cdef public long long tot_net_in, tot_net_out, out_mark, woff, last_interaction, rb_peak, rb_size
     cdef public list obuf  # typed: its truth test, length and append are C

@@ -371,6 +371,7 @@ class Client(Protocol):
     user: Any  # server/security/acl.py's User
     authenticated: bool
     plain: bool
+    queueing: bool
     is_master: bool
     must_obey: bool
     # MULTI, WATCH

@@ -20,6 +20,7 @@ from raxdb.protocol import reply as R
 from raxdb.server.base.errors import CommandError
 from raxdb.server.conn import lifecycle
 from raxdb.server.events import watch
+from raxdb.server.net.client import call_command
 from raxdb.server.security import acl
 from raxdb.server.table.registry import BLOCKED, command
 
@@ -74,7 +75,7 @@ def exec_(c, argv):
                 if denied:
                     replies.append(c.error_reply(acl.exec_denied_text(denied)))
                     continue
-            r = c.call(cmd, args, log_slow=True)  # each queued command is slow-logged, EXEC itself is not
+            r = call_command(c, cmd, args, None, True)  # Client.call: each queued command is slow-logged, EXEC itself is not
             if srv.monitors and "skip_monitor" not in cmd.flags:  # after the call, as call() does
                 lifecycle.feed_monitors(c, args, cmd)
             if r is BLOCKED:  # blocking commands must not block here; never leave a hole

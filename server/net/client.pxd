@@ -33,8 +33,12 @@ cdef inline long long _clock() noexcept nogil:  # time.perf_counter_ns
 
 
 @cython.locals(cmd=Command, last=Command, calls=cython.longlong, sample=cython.longlong, srv=ServerFields,
-               ready=dict, dispatch=dict, t0=cython.longlong, dt=cython.longlong)
-cpdef _run_fast(ClientFields c, list out, long long t_prev, base, base_done)
+               ready=dict, dispatch=dict, t0=cython.longlong, dt=cython.longlong, nbase=Py_ssize_t)
+cpdef _run_fast(ClientFields c, list out, long long t_prev, base, base_done, Py_ssize_t fed)
+
+
+@cython.locals(n=Py_ssize_t)
+cdef Py_ssize_t _feed_slice(ClientFields c, base, Py_ssize_t fed, Py_ssize_t nbase) except -1
 
 
 cdef bint _is_argv(frame) except -1

@@ -102,6 +102,13 @@ if TYPE_CHECKING:
     from raxdb.storage.keyspace import Database
 
 _PARTIAL_LIMIT = 1024 * 1024
+# A read event's bytes go to hiredis at most this many at a time.  Its reader moves what it still
+# holds to the front of its buffer whenever 1 KiB of it has been parsed, after any command: fed a
+# whole 64-256 KiB read of a pipeline, it moved ~30 KiB per 1 KiB parsed (XADD batches of 1,000-
+# 5,000, a Spark sink's, spent ~6% of the server's CPU in that memmove); fed 4 KiB at a time, at
+# most 4 KiB.
+FEED_SLICE = 4096
+_QUEUED = R.QUEUED
 if not cython.compiled:  # compiled, client.pxd holds these inline: clock_gettime, not a Python call
     _clock = time.perf_counter_ns
     _time_ns = time.time_ns
@@ -143,6 +150,7 @@ class Client(ClientFields, asyncio.Protocol):
         self.lib_ver = b""
         server.acl.set_default_auth(self)  # self.user and self.authenticated
         self.plain = True
+        self.queueing = False  # plain, but in MULTI (update_plain)
         self.cluster_flags = 0  # ASKING, READONLY (server/cluster/routing.py)
         self.multi: list[tuple[Command, list[bytes]]] | None = None
         self.multi_error = False
@@ -225,20 +233,23 @@ class Client(ClientFields, asyncio.Protocol):
         (QUIT, CLIENT KILL of oneself: Redis's CLIENT_CLOSE_AFTER_REPLY).  Not plain, so the fast
         loop hands the next command to execute(), which drops it."""
         self.close_after_reply = True
-        self.plain = False
+        self.plain = self.queueing = False
 
     def update_plain(self) -> None:
         """Recompute whether the fast loop may skip processCommand's extra checks (in cluster
         mode all but the slot's, which the loop asks `cluster_local` about per command)."""
         srv = self.server
         self.obuf_watch = _obuf.watched(self)
-        self.plain = (not self.obuf_watch and self.authenticated and self.multi is None and self.reply_mode == "on"
-                      and not (self.resp == 2 and (self.channels or self.patterns or self.shard_channels))
-                      and not srv.monitors and not srv.pause_until_ms and not self.in_exec
-                      and srv.busy_script is None and not self.close_after_reply and self.tracking is None
-                      and not srv.persistence.stats.get("loading")
-                      and self.user.free and not srv.repl.write_gate and not srv.replica_gate
-                      and not srv.rdb_gate and srv.fault_error is None)
+        plain = (not self.obuf_watch and self.authenticated and self.reply_mode == "on"
+                 and not (self.resp == 2 and (self.channels or self.patterns or self.shard_channels))
+                 and not srv.monitors and not srv.pause_until_ms and not self.in_exec
+                 and srv.busy_script is None and not self.close_after_reply and self.tracking is None
+                 and not srv.persistence.stats.get("loading")
+                 and self.user.free and not srv.repl.write_gate and not srv.replica_gate
+                 and not srv.rdb_gate and srv.fault_error is None)
+        self.plain = plain and self.multi is None
+        # the same, inside MULTI: the fast loop queues a command whose own checks pass
+        self.queueing = plain and self.multi is not None
         if self.exact is not None:
             self.exact.auth_required = not self.authenticated
 
@@ -433,10 +444,16 @@ class Client(ClientFields, asyncio.Protocol):
             self._enter_exact(base, base_done)
             self.process()
             return
-        self._feed(data)
+        n = len(data)
+        fed = -1  # all of it
+        if n > FEED_SLICE and not self.blocked:  # see FEED_SLICE (a blocked client's process() runs nothing)
+            self._feed(data, 0, FEED_SLICE)
+            fed = len(base) - n + FEED_SLICE  # `base` ends with `data`
+        else:
+            self._feed(data)
         self._base = base
         self._base_done = base_done
-        self.process()
+        self.process(fed)
 
     def _enter_exact(self, raw: bytes | bytearray, skip: int) -> None:
         p = RequestParser(self.server.config.proto_max_bulk_len)
@@ -448,14 +465,15 @@ class Client(ClientFields, asyncio.Protocol):
         self._raw = None
         self._raw_done = 0
 
-    def process(self) -> None:
-        """Run every complete buffered command (until blocked or closing), then flush replies."""
+    def process(self, fed: int = -1) -> None:
+        """Run every complete buffered command (until blocked or closing), then flush replies.
+        `fed`: how much of the read's bytes (`_base`) hiredis has been given, -1 all (_run_fast)."""
         if self.blocked or self.closed:
             return
         out: list[bytes] = []
         outer, self.running = self.running, out
         if self.exact is None:
-            _run_fast(self, out, 0, self._base, self._base_done)
+            _run_fast(self, out, 0, self._base, self._base_done, fed)
         if self.exact is not None:
             self._run_exact(out)
         self.running = outer
@@ -881,10 +899,13 @@ def read_event(c: Client, data: bytes) -> None:
         # The common case, inlined: a fresh batch of multibulk commands for hiredis.  This is
         # process() without its call and its blocked/closed checks; calling process() here
         # costs ~680 instructions per unpipelined request (+4%, bench/instr.sh SET 1).
-        c._feed(data)
+        if n > FEED_SLICE:  # a big batch is handed to hiredis in slices (see FEED_SLICE)
+            c._feed(data, 0, FEED_SLICE)
+        else:
+            c._feed(data)
         out: list[bytes] = []
         c.running = out
-        _run_fast(c, out, t, data, 0)
+        _run_fast(c, out, t, data, 0, FEED_SLICE if n > FEED_SLICE else n)
         if c.exact is not None:
             c._run_exact(out)
         c.running = None
@@ -1009,10 +1030,13 @@ def call_command(c: Client, cmd: Command, argv: list[bytes], t0: int | None, log
     return r
 
 
-def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray, base_done: int) -> None:
+def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray, base_done: int,
+              fed: int) -> None:
     """Run the commands hiredis has complete for `c`, appending their replies to `out` (the
     read event's batch, or process()'s).  A function rather than a Client method so that, compiled,
-    its `cmd` is a typed local (client.pxd): the command's fields are then read as C struct fields."""
+    its `cmd` is a typed local (client.pxd): the command's fields are then read as C struct fields.
+    `fed`: how many bytes of `base` hiredis has been given (-1: all); the rest is fed FEED_SLICE
+    bytes at a time as hiredis runs out of complete commands, and all of it before returning."""
     # The per-command cost of this loop is the server's floor: keep it free of avoidable
     # attribute loads and calls (measure with bench/instr.sh before and after a change).
     # Timing: `t_prev` is the wall clock (ns) at the end of the last timed step, or 0.  A
@@ -1022,6 +1046,9 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     # part of what it cost; Redis 7.0 times commands with the wall clock (ustime) as well.
     gets = c._gets
     has_data = c._has_data
+    nbase = len(base)
+    if fed < 0:
+        fed = nbase
     srv = c.server
     dispatch = _fast_dispatch  # typed (client.pxd): its get is a C dict lookup
     done = 0
@@ -1051,13 +1078,19 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 argv = None
             if not _is_argv(argv):
                 if argv is False:  # mid-frame: hiredis may have consumed a partial command's
-                    break  # bytes; tested here, not for every command
+                    if fed < nbase:  # bytes; tested here, not for every command
+                        fed = _feed_slice(c, base, fed, nbase)
+                        continue
+                    break
                 # not a multibulk of bulk strings: the exact parser judges
                 c._enter_exact(base, base_done + done)
                 return
             if not argv:  # *0: an empty command, silently skipped as Redis does (and not
                 # counted in `done`: the exact parser's next_command() never returns one either)
                 if not has_data():
+                    if fed < nbase:
+                        fed = _feed_slice(c, base, fed, nbase)
+                        continue
                     clean = True
                     break
                 continue
@@ -1110,6 +1143,9 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                             dirty = _propagate.done(srv, c, cmd, argv, dirty)
                     if r is BLOCKED:
                         c.last_argv = argv  # what serving it reports (slow log, memory account)
+                        if fed < nbase:  # what follows waits in hiredis, as after any read
+                            c._feed(base, fed, nbase - fed)
+                            fed = nbase
                         clean = not has_data()  # blocked on the chunk's last command: a boundary
                         break
                     out.append(r)
@@ -1127,9 +1163,29 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                             handle_ready_keys(srv)
                         t_prev = 0
                     if not has_data():
+                        if fed < nbase:
+                            fed = _feed_slice(c, base, fed, nbase)
+                            continue
                         clean = True
                         break
                     continue
+            elif (cmd is not None and c.queueing and local is None and not mm and cmd.queue_in_multi
+                  and cmd.arity_ok(len(argv)) and "no_multi" not in cmd.flags
+                  and not (prop and not (aof.last_write_ok and aof.bio.error is None))):
+                # Inside MULTI: queued as execute() queues it, whose other checks all pass for a
+                # `queueing` client (see Client.update_plain).  A Spark sink's transaction queues
+                # thousands of commands.
+                c.multi.append((cmd, argv))
+                c.last_argv = argv
+                last = cmd
+                out.append(_QUEUED)
+                if not has_data():
+                    if fed < nbase:
+                        fed = _feed_slice(c, base, fed, nbase)
+                        continue
+                    clean = True
+                    break
+                continue
             t_prev = 0
             if prop:
                 srv.prop_depth -= 1
@@ -1146,9 +1202,15 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 clean = True  # dropped (at its output limit): nothing more of its input runs
                 break
             if c.blocked or c.close_after_reply:
+                if fed < nbase:
+                    c._feed(base, fed, nbase - fed)
+                    fed = nbase
                 clean = not has_data()
                 break
             if not has_data():
+                if fed < nbase:
+                    fed = _feed_slice(c, base, fed, nbase)
+                    continue
                 clean = True
                 break
     finally:
@@ -1170,6 +1232,15 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
         c._raw_done = c._base_done = base_done + done
         c._base = base
         _clientbufs.partial_read(c)  # a command left partly received: a big argument's room
+
+
+def _feed_slice(c: Client, base: bytes | bytearray, fed: int, nbase: int) -> int:
+    """Give hiredis the next FEED_SLICE bytes of `base` after `fed`; how many it has now."""
+    n = nbase - fed
+    if n > FEED_SLICE:
+        n = FEED_SLICE
+    c._feed(base, fed, n)
+    return fed + n
 
 
 def _is_argv(frame: Any) -> bool:

@@ -115,7 +115,7 @@ def started(srv: Server, state: int, total: int) -> None:
                                  loading_rdb_used_mem=0, loading_loaded_bytes=0)
     srv.config.loading = True
     for c in srv.clients.values():
-        c.plain = False
+        c.plain = c.queueing = False
 
 
 def stopped(srv: Server) -> None:

@@ -34,7 +34,7 @@ def enter(server: Server, run: Running) -> None:
     run.busy = True
     server.busy_script = run
     for c in list(server.clients.values()):
-        c.plain = False
+        c.plain = c.queueing = False
     what = "function" if run.is_function else "script"
     LOG.warning(f"Slow {what} detected: still in execution after "
                 f"{int((time.monotonic() - run.start) * 1000)} milliseconds. You can try killing "

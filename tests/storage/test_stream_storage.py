@@ -376,11 +376,47 @@ def test_reply_walk_over_every_element_encoding():
         ids: list[int] = []
         offs: list[int] = []
         _, _, mfields, first = Stream._master(lp)
-        out = S._resp_write(mid, lp, first, mfields, ids, offs, 7)
+        out = S._resp_write(mid, lp, first, mfields, ids, offs, 7, 0, MAX_ID, -1, None, bytearray(b"ab"))
         want = [(e, entry_resp(e, f, v)) for e, f, v in s.entries(mid, Stream._node_last_id(mid, lp))]
         assert ids == [e for e, _ in want]
-        assert bytes(out) == b"".join(r for _, r in want)
-        assert offs == list(itertools.accumulate([7] + [len(r) for _, r in want[:-1]]))
+        assert bytes(out) == b"ab" + b"".join(r for _, r in want)
+        assert offs == list(itertools.accumulate([9] + [len(r) for _, r in want[:-1]]))
+        # bounded: from the second entry to the one before the last, at most `count` of them
+        for count in (-1, 0, 1, 2):
+            res = [9, 9]
+            lo, hi = (want[1][0], want[-2][0]) if len(want) > 2 else (mid, mid)
+            out = S._resp_write(mid, lp, first, mfields, None, None, 0, lo, hi, count, res, bytearray())
+            inside = [r for e, r in want if lo <= e <= hi]
+            taken = inside if count < 0 else inside[:count]
+            assert bytes(out) == b"".join(taken)
+            met_end = (count < 0 or len(inside) < count) and any(e > hi for e, _ in want)  # walked past hi
+            assert res == [len(taken), int(met_end)]
+
+
+def test_resp_range_over_many_nodes():
+    """resp_range serves a range from node views (the first and last nodes, nodes already viewed)
+    and writes the other nodes straight from their listpacks: every way in and out of a node
+    (start inside one, end inside one, COUNT reached in one, tombstones) gives the replies
+    encoded_range gives."""
+    from raxdb.storage import stream as S
+    s = Stream()
+    for i in range(1, 120):
+        fields = [b"n", b"%d" % i, b"kind", b"odd" if i % 2 else b"even"] if i % 7 else [b"other", b"x" * i]
+        assert s.append(fields, 0, (i << 64) | (i % 3), 1 << 20, 10)
+    s.delete_ids([(i << 64) | (i % 3) for i in (5, 11, 12, 13, 50, 51)])
+    ids = [e for e, _, _ in s.entries()]
+    bounds = [0, ids[0], ids[3], ids[9], ids[10] - 1, ids[40], ids[-2], ids[-1], MAX_ID]
+    for with_views in (False, True):
+        for start in bounds:
+            for end in bounds:
+                for count in (0, 1, 9, 10, 25, 1000):
+                    if not with_views:
+                        S._views.clear()
+                    want = s.encoded_range(start, end, count, False, entry_resp)
+                    if not with_views:
+                        S._views.clear()
+                    n, body = s.resp_range(start, end, count, False)
+                    assert (n, bytes(body)) == (len(want), b"".join(want)), (start, end, count)
 
 
 # ---- a loaded stream's check ----------------------------------------------------------------------
