@@ -31,5 +31,6 @@ from raxdb.server.commands import (  # noqa: F401 - imported for their registrat
     t_sort,
     t_stream,
     t_string,
+    t_testclock,
     t_zset,
 )
