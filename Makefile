@@ -13,24 +13,33 @@ TEST_STAMP := $(VENV)/.installed-test$(subst /,-,$(PYTHON))
 
 .PHONY: run test test-pure lint bench venv build redis-oracle docker clean
 
+COMMA := ,
+# Each step prints one line; what its tools print goes to build/<step>.log, shown when it fails.
+LOGGED = mkdir -p build && log=build/$(1).log && { $(2); } > $$log 2>&1 \
+  || { cat $$log; echo "make: $(1) failed, its output is above (and in $$log)" >&2; exit 1; }
+
 $(STAMP): pyproject.toml
 	@grep -qx "executable = $$(realpath $$(command -v $(PYTHON)))" $(VENV)/pyvenv.cfg 2>/dev/null || rm -rf $(VENV)
-	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip
-	RAXDB_PURE=1 $(PIP) install --quiet -e '.[build]'
-	touch $(STAMP)
+	@echo "make: the virtual environment $(VENV) and what serving needs (build/install.log)"
+	@$(call LOGGED,install,$(PYTHON) -m venv $(VENV) && $(PIP) install --upgrade pip && RAXDB_PURE=1 $(PIP) install -e '.[build]')
+	@touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP)
-	RAXDB_PURE=1 $(PIP) install --quiet -e '.[build,test,spark]'
-	touch $(TEST_STAMP)
+	@echo "make: what the tests, the lint and the benchmarks add (build/install-test.log)"
+	@$(call LOGGED,install-test,RAXDB_PURE=1 $(PIP) install -e '.[build$(COMMA)test$(COMMA)spark]')
+	@touch $(TEST_STAMP)
 
 venv: $(STAMP)
 
 # The hot modules compiled in place (setup.py says which, and why it is optional).  build_ext
 # compiles only what is older than its source, so an unchanged tree costs a second here; with
 # PURE=1 it compiles nothing and removes the compiled modules, and everything runs interpreted.
+# A module that does not compile (each is optional) is named here and by the server at start-up
+# (server/base/compiled.py).
 build: $(STAMP)
-	$(if $(filter 1,$(PURE)),RAXDB_PURE=1) $(PY) setup.py --quiet build_ext --inplace --parallel 2
+	@echo "make: compiling the hot modules (build/build.log)"
+	@$(call LOGGED,build,$(if $(filter 1,$(PURE)),RAXDB_PURE=1) $(PY) setup.py build_ext --inplace --parallel 2)
+	@grep -h 'extension ".*" failed' build/build.log || true
 
 run: build
 	$(VENV)/bin/raxdb-server $(ARGS)

@@ -29,53 +29,22 @@ declares is a contract (listpack.py's functions over a listpack held as bytes ta
 from __future__ import annotations
 
 import os
+import runpy
 import sysconfig
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-# The modules compiled: each costs ~10 s of compiling, so only those a benchmarked hot path runs.
-HOT_MODULES = [
-    "raxdb.protocol.reply",
-    "raxdb.protocol.request",
-    "raxdb.server.base.errors",
-    "raxdb.server.base.fields",
-    "raxdb.server.base.numparse",
-    "raxdb.server.net.client",
-    "raxdb.server.table.registry",
-    "raxdb.server.table.args",
-    "raxdb.server.events.keyaccess",
-    "raxdb.server.events.propagate",
-    "raxdb.server.commands.t_hash",
-    "raxdb.server.commands.t_keys",
-    "raxdb.server.commands.t_list",
-    "raxdb.server.commands.t_stream",
-    "raxdb.server.commands.t_string",
-    "raxdb.server.commands.t_scripting",
-    "raxdb.server.commands.t_set",
-    "raxdb.server.commands.t_zset",
-    "raxdb.server.scripting.engine",
-    "raxdb.server.scripting.scripts",
-    "raxdb.server.scripting.functions",
-    "raxdb.server.scripting.runner",
-    "raxdb.server.scripting.convert",
-    "raxdb.storage.crc64",
-    "raxdb.storage.hashtype",
-    "raxdb.storage.keyspace",
-    "raxdb.storage.intset",
-    "raxdb.storage.listpack",
-    "raxdb.storage.lzf",
-    "raxdb.storage.rdb",
-    "raxdb.storage.quicklist",
-    "raxdb.storage.rax",
-    "raxdb.storage.set_type",
-    "raxdb.storage.stream",
-    "raxdb.storage.zset",
-]
+# The modules compiled (each costs ~10 s of compiling, so only those a benchmarked hot path runs)
+# are listed in server/base/compiled.py, read here without importing raxdb: the server reads the
+# same list to say at start-up which of them run interpreted.
+_LISTS = runpy.run_path(os.path.join("server", "base", "compiled.py"))
+HOT_MODULES: list[str] = list(_LISTS["HOT_MODULES"])
 
 # The one module written as C-level Cython (a .pyx, not a .py): redis.call as a C function of the
 # Lua state lupa runs, through the Lua C API lupa's module exports (cbridge.pyx says how and why).
-CBRIDGE = Extension("raxdb.server.scripting.cbridge", ["raxdb/server/scripting/cbridge.pyx"])
+CBRIDGE = Extension("raxdb.server.scripting.cbridge", ["raxdb/server/scripting/cbridge.pyx"],
+                    include_dirs=["raxdb/server/scripting"], depends=["raxdb/server/scripting/cbridge_lua.h"])
 # The other (storage/rdbwalk.pyx): a snapshot's RDB writer, which reads the keyspace through
 # borrowed references so that a forked child does not copy the heap it walks (its docstring says
 # why that needs C-level reads).  Without it a save writes through storage/rdb.py, the same bytes.

@@ -31,7 +31,7 @@ GRACE = 30.0  # seconds a server whose parent died has to finish its shutdown (a
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent_linux() -> None:
+def die_with_parent_linux() -> None:
     if not sys.platform.startswith("linux"):
         return
     try:
@@ -65,7 +65,7 @@ def run(status_fd: int, life_fd: int, parent: int, pdeathsig: bool, args: list[s
     """Tie this process to `parent`, then run the server with `args` until it stops: this module's
     main, and a server forked by raxdb/embed/template.py (whose parent is the template)."""
     if pdeathsig:
-        _die_with_parent_linux()
+        die_with_parent_linux()
     if os.getppid() != parent:  # the parent is already gone
         raise SystemExit(1)
     threading.Thread(target=_watch_parent, args=(life_fd,), name="raxdb-parent-watch", daemon=True).start()

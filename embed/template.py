@@ -62,7 +62,7 @@ _REPLY_TIMEOUT = 60.0  # seconds for the template's imports, and for a reply (a 
 def main(argv: list[str]) -> None:
     sock_fd, parent, pdeathsig = int(argv[0]), int(argv[1]), argv[2] == "1"
     if pdeathsig:
-        child._die_with_parent_linux()
+        child.die_with_parent_linux()
     if os.getppid() != parent:  # the caller is already gone
         raise SystemExit(1)
     from raxdb.server.main import preload

@@ -6,4 +6,4 @@ cimport cython
 
 
 @cython.locals(n=Py_ssize_t, c=cython.int)
-cpdef object _string2ll(b)
+cpdef object string2ll(b)

@@ -40,7 +40,7 @@ class ProtocolError(Exception):
     """A request framing error.  `str(exc)` is the reply text without the leading '-'."""
 
 
-def _string2ll(b: bytes | bytearray) -> int | None:
+def string2ll(b: bytes | bytearray) -> int | None:
     """Redis's string2ll: optional '-', digits, no leading zeros, no '+', no spaces, fits int64.
     The digits are checked by isdigit() (ASCII digits only, for bytes), not a loop per byte:
     scripts pass 13-digit timestamps to HINCRBY, ZADD, SET ... PX, where the loop was most of it."""
@@ -252,7 +252,7 @@ class RequestParser:
                 return None
             if cr - pos > len(buf) - pos - 2:
                 return None
-            ll = _string2ll(buf[pos + 1 : cr])
+            ll = string2ll(buf[pos + 1 : cr])
             if ll is None or ll > INT_MAX:
                 raise ProtocolError("Protocol error: invalid multibulk length")
             if ll > 10 and self.auth_required:
@@ -279,7 +279,7 @@ class RequestParser:
                     # "%c" of the raw byte; addReplyErrorFormat turns CR and LF into spaces
                     got = " " if buf[pos] in (10, 13) else chr(buf[pos])
                     raise ProtocolError("Protocol error: expected '$', got '%s'" % got)
-                ll = _string2ll(buf[pos + 1 : cr])
+                ll = string2ll(buf[pos + 1 : cr])
                 if ll is None or ll < 0 or ll > self.max_bulk_len:
                     raise ProtocolError("Protocol error: invalid bulk length")
                 if ll > 16384 and self.auth_required:

@@ -4,6 +4,7 @@ contracts, `make lint`):
     core, main    the composition root: the Server object, its wiring of hooks, the entry point
     commands/     the command implementations, one t_*.py per family (Redis's t_*.c)
     admin/        INFO, shutdown, crash reports, supervision, DEBUG DIGEST
+    cluster/      Redis Cluster: the slot map and routing, the cluster bus, nodes.conf, replicas and failover
     replication/  shared state, the master side, the replica side, FAILOVER
     persistence/  RDB snapshots, the AOF, loading, forked children
     scripting/    Lua: EVAL scripts, FUNCTION libraries, the debugger

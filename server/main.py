@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None, on_ready: Callable[[], None] | None = No
 
 
 def _main(args: list[str], on_ready: Callable[[], None] | None) -> None:
+    _check_the_build()
     from raxdb.server.admin import crashreport, supervise
     from raxdb.server.base.version import RAXDB_VERSION, VERSION
     from raxdb.server.core import Server
@@ -65,8 +66,12 @@ def _main(args: list[str], on_ready: Callable[[], None] | None) -> None:
     if daemonized:
         supervise.daemonize()
     LOG.notice("oO0OoO0OoO0Oo raxdb is starting oO0OoO0OoO0Oo")
-    if not compiled.compiled_modules():
+    interpreted = compiled.interpreted_hot_modules()
+    if len(interpreted) == len(compiled.HOT_MODULES) + len(compiled.C_MODULES):
         LOG.notice("No compiled modules: running interpreted (built with RAXDB_PURE=1 or without a C compiler)")
+    elif interpreted:  # a mixed build: some failed to compile (setup.py's extensions are optional)
+        LOG.warning(f"WARNING: these hot modules run interpreted, their compiled copy missing: {', '.join(interpreted)}; "
+                    "`make build` compiles them again and shows the compiler's error")
     stale = compiled.stale_modules()
     if stale:
         LOG.warning(f"WARNING: compiled modules older than their source, running the old code: {', '.join(stale)}; "
@@ -113,6 +118,23 @@ def preload() -> None:
         import uvloop  # noqa: F401
     except ImportError:  # _runner says so when it starts the loop
         pass
+
+
+def _check_the_build() -> None:
+    """Import the server; a mixed build (some hot modules compiled, some not: the compiled ones
+    reach into their neighbours' C declarations) that cannot load stops here with the names of the
+    modules to rebuild, rather than with a traceback from deep in an import."""
+    try:
+        import raxdb.server.commands  # noqa: F401 - the whole server, through every command family
+        import raxdb.server.core  # noqa: F401
+    except (ImportError, AttributeError, TypeError, ValueError) as exc:
+        interpreted = compiled.interpreted_hot_modules()
+        if not interpreted or len(interpreted) == len(compiled.HOT_MODULES) + len(compiled.C_MODULES):
+            raise
+        sys.stderr.write(f"FATAL: a mixed build cannot load ({type(exc).__name__}: {exc}). These hot modules have "
+                         f"no compiled copy: {', '.join(interpreted)}. `make build` compiles them again and shows "
+                         "the compiler's error; `make build PURE=1` runs everything interpreted.\n")
+        raise SystemExit(1) from None
 
 
 def load_config(args: list[str], errors: TextIO) -> Config:

@@ -6,8 +6,8 @@
 # functions they call on every HSET / HGET are cimported, so those are C calls instead of calls
 # through the listpack module's attributes.
 #
-# _Table (one per hashtable-encoded hash, so its vtable pointer does not count) is an extension
-# type with cpdef lookups: Hash types `d` as _Table, so HGET / HSET / HDEL on a hashtable are C
+# HashTable (one per hashtable-encoded hash, so its vtable pointer does not count) is an extension
+# type with cpdef lookups: Hash types `d` as HashTable, so HGET / HSET / HDEL on a hashtable are C
 # calls, its arrays are cpython.array objects read through their C data pointers, and a field is
 # compared with memcmp.
 cimport cython
@@ -41,7 +41,7 @@ cdef bytes _field_of(bytes item)
 cdef bytes _value_of(bytes item)
 
 
-cdef class _Table:
+cdef class HashTable:
     cdef public list items
     cdef public array.array free
     cdef public array.array index
@@ -92,14 +92,14 @@ cdef class _Table:
 
 cdef class Hash:  # @cython.no_gc is on the class in the .py: Cython reads it only there
     cdef public bytes lp
-    cdef public _Table d
+    cdef public HashTable d
 
 
 @cython.locals(h=Hash)
 cpdef Hash new_hash()
 
 @cython.locals(n=Py_ssize_t, i=Py_ssize_t, p=Py_ssize_t, end=Py_ssize_t, count=Py_ssize_t, created=Py_ssize_t,
-               lp=bytes, d=_Table)
+               lp=bytes, d=HashTable)
 cpdef Py_ssize_t hash_set_pairs(Hash h, args, Py_ssize_t start, Py_ssize_t max_entries,
                                  Py_ssize_t max_value) except -1
 

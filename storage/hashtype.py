@@ -17,7 +17,7 @@ Representation.  A `Hash` has two slots, `lp` and `d`; exactly one of them is se
   encoding (what lpAppend writes), so a field is found by comparing encoded bytes; a listpack
   loaded from outside that breaks it (a valid but non-canonical encoding another writer chose) is
   re-encoded on load.
-- hashtable encoding: `d` is a `_Table`, an open-addressed table of the keyspace's kind
+- hashtable encoding: `d` is a `HashTable`, an open-addressed table of the keyspace's kind
   (storage/keyspace.py).  A field and its value are ONE `bytes` object, the item: the field's
   length (one byte below 128, else four), the field, the value; `items` is the list of items, each
   at its field's position.  `index` is a uint64 array, a power of two in size and at most two
@@ -41,7 +41,7 @@ Representation.  A `Hash` has two slots, `lp` and `d`; exactly one of them is se
   not define for a hashtable either.
 
 Compiled (hashtype.pxd), Hash is an extension type of the same size, the listpack functions are C
-calls, and `_Table` is an extension type whose arrays are read through their C data pointers and
+calls, and `HashTable` is an extension type whose arrays are read through their C data pointers and
 whose lookups are C methods.  Callers outside this module use the methods (get, items, flat,
 set_pairs, delete, listpack, ...), never the slots' contents, except for `lp is not None` as the
 test of the encoding.
@@ -169,7 +169,7 @@ def _value_of(item: bytes) -> bytes:
     return item[(1 if n < 0x80 else 4) + n:]
 
 
-class _Table:
+class HashTable:
     """The hashtable encoding: fields and values packed by position (see the module docstring)."""
 
     __slots__ = ("items", "free", "index", "mask", "count")
@@ -185,8 +185,8 @@ class _Table:
         self.mask = _MIN_INDEX - 1
         self.count = 0
 
-    def copy(self) -> _Table:
-        t = _Table()
+    def copy(self) -> HashTable:
+        t = HashTable()
         t.items = self.items[:]  # the items are immutable: shared
         t.free = self.free[:]
         t.index = self.index[:]
@@ -387,9 +387,9 @@ class _Table:
                 return p
 
 
-def _table(pairs: Iterable[tuple[bytes, bytes]]) -> _Table:
+def _table(pairs: Iterable[tuple[bytes, bytes]]) -> HashTable:
     """A table of `pairs` (a repeated field keeps its first place and its last value)."""
-    t = _Table()
+    t = HashTable()
     for f, v in pairs:
         t.set(f, v)
     return t
@@ -419,7 +419,7 @@ class Hash:
 
     def __init__(self) -> None:
         self.lp: bytes | None = EMPTY  # the listpack while listpack-encoded, else None
-        self.d: _Table | None = None  # the hashtable once converted
+        self.d: HashTable | None = None  # the hashtable once converted
 
     # ---- the value contract -------------------------------------------------------------------
     def __len__(self) -> int:

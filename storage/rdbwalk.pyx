@@ -28,7 +28,7 @@ from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
-from raxdb.storage.hashtype cimport Hash, _Table
+from raxdb.storage.hashtype cimport Hash, HashTable
 from raxdb.storage.keyspace cimport Database
 from raxdb.storage.quicklist cimport Quicklist
 from raxdb.storage.set_type cimport RSet
@@ -96,7 +96,7 @@ cdef Py_ssize_t PROGRESS_EVERY = 1024  # keys between progress calls (rdbSaveRio
 
 # ---- LZF: storage/lzf.py's compressor on C memory ---------------------------------------------------
 # The table holds position + base and is never cleared: each call takes a base above every
-# position stored before, so stale slots decode to positions <= 0 (storage/lzf.py's _Table).  It is
+# position stored before, so stale slots decode to positions <= 0 (storage/lzf.py's HashTable).  It is
 # allocated on first use: by a forked child on its own pages, unless a foreground save made it in the
 # parent first (then the child's first use copies its 512 KB once).
 cdef int64_t* _htab = NULL
@@ -396,11 +396,11 @@ cdef class _Out:
 cdef int _hash_table(_Out out, PyObject* table) except -1:
     """A hashtable-encoded hash: its count, then each item's field and value (hashtype.py's items:
     the field's length in one byte below 128, else four big-endian with the top bit set)."""
-    cdef PyObject* items = <PyObject*>(<_Table>table).items
+    cdef PyObject* items = <PyObject*>(<HashTable>table).items
     cdef Py_ssize_t i, k, n = list_size(items), flen
     cdef PyObject* item
     cdef const uint8_t* s
-    out.length((<_Table>table).count)
+    out.length((<HashTable>table).count)
     for i in range(n):
         item = list_item(items, i)
         if item == _NONE:

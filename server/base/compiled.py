@@ -6,6 +6,11 @@ but not compiled again would silently run its old code: `make` rebuilds before i
 and this module lets the server warn at start-up, and the test suite refuse to start, when that
 step was skipped.  Staleness is a working tree's notion (one with setup.py at its top): an
 installed copy's files carry the times pip wrote them, which say nothing about their order.
+
+It also holds the list of the modules the build compiles (setup.py reads it from here, without
+importing raxdb), so that the server can name, at start-up, every one that runs interpreted: a
+build where some compiled and some did not (a compiler error, a removed file) would otherwise run
+slower with no word said.  Rule: standard library only, since setup.py runs this file on its own.
 """
 
 from __future__ import annotations
@@ -19,6 +24,59 @@ _SUFFIXES = tuple(importlib.machinery.EXTENSION_SUFFIXES)
 # and abspath keeps the link in the path)
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _TOP = os.path.dirname(_PACKAGE)
+
+# Compiled from their unchanged .py: the modules a benchmarked hot path runs.
+HOT_MODULES = (
+    "raxdb.protocol.reply",
+    "raxdb.protocol.request",
+    "raxdb.server.base.errors",
+    "raxdb.server.base.fields",
+    "raxdb.server.base.numparse",
+    "raxdb.server.net.client",
+    "raxdb.server.table.registry",
+    "raxdb.server.table.args",
+    "raxdb.server.events.keyaccess",
+    "raxdb.server.events.propagate",
+    "raxdb.server.commands.t_hash",
+    "raxdb.server.commands.t_keys",
+    "raxdb.server.commands.t_list",
+    "raxdb.server.commands.t_stream",
+    "raxdb.server.commands.t_string",
+    "raxdb.server.commands.t_scripting",
+    "raxdb.server.commands.t_set",
+    "raxdb.server.commands.t_zset",
+    "raxdb.server.scripting.engine",
+    "raxdb.server.scripting.scripts",
+    "raxdb.server.scripting.functions",
+    "raxdb.server.scripting.runner",
+    "raxdb.server.scripting.convert",
+    "raxdb.storage.crc64",
+    "raxdb.storage.hashtype",
+    "raxdb.storage.keyspace",
+    "raxdb.storage.intset",
+    "raxdb.storage.listpack",
+    "raxdb.storage.lzf",
+    "raxdb.storage.rdb",
+    "raxdb.storage.quicklist",
+    "raxdb.storage.rax",
+    "raxdb.storage.set_type",
+    "raxdb.storage.stream",
+    "raxdb.storage.zset",
+)
+# Written as C-level Cython (.pyx), compiled only: scripting's crossing into Lua through its C API,
+# and a snapshot's RDB writer (setup.py says why each must be C).
+C_MODULES = ("raxdb.server.scripting.cbridge", "raxdb.storage.rdbwalk")
+
+
+def interpreted_hot_modules(package: str = _PACKAGE) -> list[str]:
+    """The modules of HOT_MODULES and C_MODULES with no compiled copy beside their source in
+    `package` (raxdb/): every one of them in an interpreted build, none in a whole compiled build."""
+    missing = []
+    for name in HOT_MODULES + C_MODULES:
+        base = os.path.join(package, *name.split(".")[1:])
+        if not any(os.path.exists(base + suffix) for suffix in _SUFFIXES):
+            missing.append(name)
+    return missing
 
 
 def compiled_modules() -> dict[str, str]:

@@ -14,7 +14,7 @@ is events/tracking.py.
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
-from raxdb.protocol.request import _string2ll
+from raxdb.protocol.request import string2ll
 from raxdb.server.base.errors import SYNTAX, CommandError, c_str, subcommand_syntax
 from raxdb.server.commands.t_config import help_reply
 from raxdb.server.conn import lifecycle
@@ -131,7 +131,7 @@ def client_kill(c, argv):
             raise CommandError(SYNTAX)
         opt, val = option_word(argv[i]), argv[i + 1]
         if opt == b"id":
-            n = _string2ll(val)
+            n = string2ll(val)
             if n is None or n <= 0:
                 raise CommandError("ERR client-id should be greater than 0")
             cid = n
@@ -213,7 +213,7 @@ def client_no_touch(c, argv):
 def client_pause(c, argv):
     if len(argv) > 4:
         raise subcommand_syntax(argv)
-    ms = _string2ll(argv[2])
+    ms = string2ll(argv[2])
     if ms is None:
         raise CommandError("ERR timeout is not an integer or out of range")
     if ms < 0:

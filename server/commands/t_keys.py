@@ -490,7 +490,7 @@ def _lfu_selected(c) -> bool:
     return lfu
 
 
-def _object_value(c, key: bytes) -> Any:
+def object_value(c, key: bytes) -> Any:
     """objectCommandLookup: no touch, no keymiss event."""
     return _peek_read(c, key, keymiss=False)
 
@@ -502,7 +502,7 @@ def object_help(c, argv):
 
 @command("object|encoding")
 def object_encoding_cmd(c, argv):
-    v = _object_value(c, argv[2])
+    v = object_value(c, argv[2])
     if v is None:
         return c.enc.null
     return R.bulk_str(object_encoding(v))
@@ -510,7 +510,7 @@ def object_encoding_cmd(c, argv):
 
 @command("object|refcount")
 def object_refcount(c, argv):
-    v = _object_value(c, argv[2])
+    v = object_value(c, argv[2])
     if v is None:
         return c.enc.null
     if type(v) is bytes and len(v) <= 20:
@@ -525,7 +525,7 @@ def object_refcount(c, argv):
 @command("object|idletime")
 def object_idletime(c, argv):
     key = argv[2]
-    v = _object_value(c, key)
+    v = object_value(c, key)
     if v is None:
         return c.enc.null
     if _lfu_selected(c):
@@ -537,7 +537,7 @@ def object_idletime(c, argv):
 @command("object|freq")
 def object_freq(c, argv):
     key = argv[2]
-    v = _object_value(c, key)
+    v = object_value(c, key)
     if v is None:
         return c.enc.null
     if not _lfu_selected(c):

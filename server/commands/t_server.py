@@ -31,7 +31,7 @@ from raxdb.server.base.numparse import strtod, strtoll
 from raxdb.server.base.version import VERSION
 from raxdb.server.commands import testcontrols
 from raxdb.server.commands.t_config import help_reply
-from raxdb.server.commands.t_keys import _object_value, object_encoding
+from raxdb.server.commands.t_keys import object_encoding, object_value
 from raxdb.server.commands.t_string import SHARED_INTS
 from raxdb.server.config.options import ConfigError, memtoull
 from raxdb.server.conn import clientbufs, lifecycle
@@ -420,7 +420,7 @@ def _debug_encoded(c, argv: list[bytes]) -> bytes:
     want = "listpack" if argv[1].lower() == b"listpack" else "quicklist"
     if len(argv) != 3 and not (want == "quicklist" and len(argv) == 4):
         raise subcommand_syntax(argv)
-    value = _object_value(c, argv[2])
+    value = object_value(c, argv[2])
     if value is None:
         raise CommandError(NO_SUCH_KEY)
     if is_string(value) or object_encoding(value) != want:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 
 from raxdb.protocol import reply as R
-from raxdb.protocol.request import _string2ll
+from raxdb.protocol.request import string2ll
 from raxdb.server.base.errors import (
     NO_SUCH_KEY,
     NOT_INTEGER,
@@ -73,7 +73,7 @@ _EMPTY = R.EMPTY_ARRAY
 # ---- IDs ----------------------------------------------------------------------------------------
 def _string2ull(s: bytes) -> int | None:
     """Redis's string2ull: string2ll when it applies, else C strtoull over the whole string."""
-    v = _string2ll(s)
+    v = string2ll(s)
     if v is not None:
         return v if v >= 0 else None
     t = s.lstrip(_SPACES)
@@ -145,7 +145,7 @@ def parse_interval(arg: bytes, missing_seq: int, start: bool) -> int:
 def _int_arg(arg: bytes, err: str = NOT_INTEGER) -> int:
     if arg.isdigit() and len(arg) < 19 and (arg[0] != 48 or len(arg) == 1):
         return int(arg)  # the common small non-negative number
-    v = _string2ll(arg)
+    v = string2ll(arg)
     if v is None:
         raise CommandError(err)
     return v
@@ -573,7 +573,7 @@ def parse_xread(c, argv: list[bytes], group_cmd: bool) -> XReadRequest:
             if c.is_script:  # refused before the timeout is parsed, naming the command as the script spelled it
                 raise CommandError(b"ERR " + argv[0] + b" command is not allowed with BLOCK option from scripts")
             i += 1
-            t = _string2ll(argv[i])
+            t = string2ll(argv[i])
             if t is None:
                 raise CommandError("ERR timeout is not an integer or out of range")
             if t < 0:
@@ -1188,7 +1188,7 @@ def xautoclaim(c, argv):
         more = argc - 1 - j
         opt = option_word(argv[j])
         if opt == b"count" and more:
-            v = _string2ll(argv[j + 1])
+            v = string2ll(argv[j + 1])
             if v is None or v < 1 or v > _AUTOCLAIM_MAX_COUNT:
                 raise CommandError("ERR COUNT must be > 0")
             count = v

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from raxdb.protocol.request import _string2ll, quote_arg, split_inline_args
+from raxdb.protocol.request import quote_arg, split_inline_args, string2ll
 from raxdb.server.base import proctitle
 from raxdb.server.base.fields import ConfigFields
 from raxdb.server.base.files import WriteFailed, write_atomically
@@ -170,7 +170,7 @@ def _oom_values(args: list[bytes]) -> str:
         raise ConfigError("wrong number of arguments")
     out = []
     for a in args:
-        n = _string2ll(a)
+        n = string2ll(a)
         if n is None or not -2000 <= n <= 2000:
             raise ConfigError("Invalid oom-score-adj-values, elements must be between -2000 and 2000.")
         out.append(str(n))
@@ -342,7 +342,7 @@ class Option:
         if kind == "bool":
             return _bool(args)
         if kind == "int":
-            n = _string2ll(args[0])
+            n = string2ll(args[0])
             if n is None:
                 raise ConfigError("argument couldn't be parsed into an integer")
             return str(self._bounded(n))
@@ -367,7 +367,7 @@ class Option:
 
     def _memory(self, v: bytes) -> str:
         if self.percent and v.endswith(b"%"):
-            p = _string2ll(v[:-1])
+            p = string2ll(v[:-1])
             if p is None or p < 0:
                 raise ConfigError("argument must be a memory or percent value")
             if p > 100:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from raxdb.protocol.request import _string2ll
+from raxdb.protocol.request import string2ll
 from raxdb.server.base.errors import WRONGTYPE, CommandError
 from raxdb.server.events import tracking, watch
 from raxdb.storage.keyspace import EmbStr, RawStr, is_string
@@ -43,6 +43,15 @@ _notifier: list[Any] = [None]
 _ready_signaller: list[Any] = [None]
 
 
+def install_hooks(notifier: Any = None, ready_signaller: Any = None) -> None:
+    """The hooks higher floors install here: pub/sub's notifier(server, dbid, cls, event, key),
+    blocking's signal_ready(db, key, value)."""
+    if notifier is not None:
+        _notifier[0] = notifier
+    if ready_signaller is not None:
+        _ready_signaller[0] = ready_signaller
+
+
 def type_name(value: Any) -> str:
     return "string" if is_string(value) else value.type_name
 
@@ -56,7 +65,7 @@ def string_encoding(v: bytes | bytearray) -> str:
         return "raw"
     if cls is EmbStr:
         return "embstr"
-    if len(v) <= 20 and _string2ll(v) is not None:
+    if len(v) <= 20 and string2ll(v) is not None:
         return "int"
     return "embstr" if len(v) <= 44 else "raw"
 

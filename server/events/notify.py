@@ -149,7 +149,7 @@ def notify_db(server: Server, dbid: int, cls: int, event: str, key: bytes) -> No
 
 def attach(server: Server) -> None:
     pubsub.attach(server)
-    keyaccess._notifier[0] = _publish
+    keyaccess.install_hooks(notifier=_publish)
     cfg = server.config
 
     def on_change(value: str) -> None:

@@ -15,7 +15,7 @@ the database or the server, so eviction's per-key counts (memory/evict.py) stay 
 
 from __future__ import annotations
 
-from raxdb.protocol.request import _string2ll
+from raxdb.protocol.request import string2ll
 from raxdb.server.events.keyaccess import is_string, string_encoding
 from raxdb.storage.alloc import embstr_alloc, sds_alloc
 from raxdb.storage.keyspace import RawStr
@@ -30,7 +30,7 @@ def value_usage(v, samples: int = 5) -> int:
         n = len(v)
         if n > 44:
             return 16 + sds_alloc(n)
-        return 16 if n <= 20 and _string2ll(v) is not None else embstr_alloc(n)
+        return 16 if n <= 20 and string2ll(v) is not None else embstr_alloc(n)
     if is_string(v):
         enc = string_encoding(v)
         if enc == "int":

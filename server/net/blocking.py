@@ -47,7 +47,7 @@ from raxdb.server.base.errors import CommandError
 from raxdb.server.base.numparse import strtod
 from raxdb.server.conn import lifecycle
 from raxdb.server.events import propagate, tracking
-from raxdb.server.events.keyaccess import _ready_signaller
+from raxdb.server.events.keyaccess import install_hooks
 from raxdb.server.memory import evict
 from raxdb.server.table.args import to_int
 from raxdb.server.table.registry import BLOCKED
@@ -337,7 +337,7 @@ def attach(srv: Server) -> None:
     srv.ready_keys = {}
     srv.blocked_on_keys = 0
     srv.blocked_by_type = {"list": 0, "zset": 0, "stream": 0}
-    _ready_signaller[0] = signal_ready
+    install_hooks(ready_signaller=signal_ready)
     for db in srv.dbs:
         db.ready_hook = signal_ready
     lifecycle.UNBLOCK_HOOK[0] = unblock_by_request

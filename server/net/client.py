@@ -67,7 +67,7 @@ from raxdb.protocol.request import (
     ProtocolError,
     QueryBufferExceeded,
     RequestParser,
-    _string2ll,
+    string2ll,
 )
 from raxdb.server.base import latency
 from raxdb.server.base.errors import NOAUTH, CommandError, busy_error, c_str, unknown_subcommand, wrong_arity
@@ -264,8 +264,8 @@ class Client(ClientFields, asyncio.Protocol):
                 LOG.verbose(f"Accepted connection to {_unix_path(srv)}")
         else:
             peer = transport.get_extra_info("peername")
-            self.addr = _fmt_addr(peer)
-            self.laddr = _fmt_addr(transport.get_extra_info("sockname"))
+            self.addr = format_addr(peer)
+            self.laddr = format_addr(transport.get_extra_info("sockname"))
             if LOG.level <= 1 and isinstance(peer, tuple):  # acceptTcpHandler's (the ip unbracketed)
                 LOG.verbose(f"Accepted {peer[0]}:{peer[1]}")
         s = transport.get_extra_info("socket")
@@ -498,7 +498,7 @@ class Client(ClientFields, asyncio.Protocol):
                 cr = raw.find(b"\r\n", pos, min(end, pos + 24))  # a header line is short
                 if cr < 0 or raw[pos] != 42:
                     return 0, 0
-                nargs = _string2ll(bytes(raw[pos + 1 : cr])) or 0
+                nargs = string2ll(bytes(raw[pos + 1 : cr])) or 0
                 pos = cr + 2
                 if not skip:
                     break
@@ -539,7 +539,7 @@ class Client(ClientFields, asyncio.Protocol):
         cr = raw.find(b"\r\n", start, start + 22)
         if cr < 0:
             return -1, 0
-        n = _string2ll(bytes(raw[start:cr])) if raw[start - 1] == 36 else None
+        n = string2ll(bytes(raw[start:cr])) if raw[start - 1] == 36 else None
         if n is None:
             return 0, 0
         header = cr + 2 - start
@@ -1226,7 +1226,7 @@ def _bulk_at(raw: bytearray, pos: int, end: int) -> tuple[int, int] | None:
     cr = raw.find(b"\r\n", pos, min(end, pos + 24))
     if cr <= pos or raw[pos] != 36:
         return None
-    n = _string2ll(bytes(raw[pos + 1 : cr]))
+    n = string2ll(bytes(raw[pos + 1 : cr]))
     if n is None or n < 0 or cr + 4 + n > end:
         return None
     return n, cr + 4 + n
@@ -1278,7 +1278,7 @@ def keep_alive(sock: Any, interval: int) -> None:
         pass
 
 
-def _fmt_addr(addr: Any) -> str:
+def format_addr(addr: Any) -> str:
     if not addr:
         return ""
     if isinstance(addr, tuple):

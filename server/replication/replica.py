@@ -71,7 +71,7 @@ from raxdb.server.base.loading import ASYNC, SYNC
 from raxdb.server.base.log import LOG, logged_error
 from raxdb.server.events import propagate, tracking, watch
 from raxdb.server.net import blocking, tls
-from raxdb.server.net.client import Client, _fmt_addr, queue_output
+from raxdb.server.net.client import Client, format_addr, queue_output
 from raxdb.server.persistence import loading
 from raxdb.server.persistence.aof import OFF as AOF_OFF
 from raxdb.server.persistence.emptydata import empty_data
@@ -160,8 +160,8 @@ class MasterClient(Client):
 
     def attach(self, transport: asyncio.Transport, dbid: int) -> None:
         self.transport = transport
-        self.addr = _fmt_addr(transport.get_extra_info("peername"))
-        self.laddr = _fmt_addr(transport.get_extra_info("sockname"))
+        self.addr = format_addr(transport.get_extra_info("peername"))
+        self.laddr = format_addr(transport.get_extra_info("sockname"))
         sock = transport.get_extra_info("socket")
         self.fd = sock.fileno() if sock is not None else -1
         if dbid >= 0:

@@ -384,9 +384,9 @@ class Engine(Runner):
         return self._command(False, *[args[i] for i in range(1, n + 1)])
 
     def _sha1hex(self, *args: Any) -> Any:
-        if len(args) != 1 or not _is_lua_string(args[0]):
+        if len(args) != 1 or not is_lua_string(args[0]):
             self.raise_error(b"wrong number of arguments")
-        return sha1hex(_lua_tostring(args[0]))
+        return sha1hex(lua_tostring(args[0]))
 
     def _error_reply(self, *args: Any) -> Any:
         if len(args) != 1 or type(args[0]) is not bytes:
@@ -408,7 +408,7 @@ class Engine(Runner):
         name = _LOG_LEVELS.get(int(level)) if level == int(level) else None
         if name is None:
             self.raise_error(b"Invalid debug level.")
-        parts = [_lua_tostring(a) for a in args[1:] if _is_lua_string(a)]
+        parts = [lua_tostring(a) for a in args[1:] if is_lua_string(a)]
         getattr(LOG, name)(b" ".join(parts).decode(errors="replace"))
 
     def _setresp(self, *args: Any) -> None:
@@ -437,9 +437,9 @@ class Engine(Runner):
             self.raise_error(b"Please specify at least one argument for this redis lib call")
         argv = []
         for a in args:
-            if not _is_lua_string(a):
+            if not is_lua_string(a):
                 self.raise_error(b"Lua redis lib command arguments must be strings or integers")
-            argv.append(_lua_tostring(a))
+            argv.append(lua_tostring(a))
         cmd = self.server.table.lookup(argv)
         if cmd is None:
             self.raise_error(b"Invalid command passed to redis.acl_check_cmd()")
@@ -488,7 +488,7 @@ class Engine(Runner):
         """A compiled chunk, or raise CommandError with Redis's compile error text."""
         f, err = self.h.compile(body, self.chunk_name)
         if f is None:
-            raise CommandError(b"ERR Error compiling script (new function): " + convert.clean(_lua_tostring(err)))
+            raise CommandError(b"ERR Error compiling script (new function): " + convert.clean(lua_tostring(err)))
         return f
 
     def run(self, c: Client, fn: Any, name: bytes, argv: list[bytes], numkeys: int, ro: bool,
@@ -570,13 +570,13 @@ class Engine(Runner):
 
     def _format_error(self, err: Any, name: bytes) -> bytes:
         if lupa51.lua_type(err) != "table":
-            return b"ERR " + convert.clean(_lua_tostring(err))
+            return b"ERR " + convert.clean(lua_tostring(err))
         e = err[b"err"]
-        msg = _lua_tostring(e) if e is not None else b"ERR unknown error"
+        msg = lua_tostring(e) if e is not None else b"ERR unknown error"
         msg = convert.clean(msg)
         source, line = err[b"source"], err[b"line"]
         if source is not None:
-            msg += b" script: " + name + b", on " + _lua_tostring(source) + b":" + _lua_tostring(line) + b"."
+            msg += b" script: " + name + b", on " + lua_tostring(source) + b":" + lua_tostring(line) + b"."
         return msg
 
     # ---- the busy hook ---------------------------------------------------------------------------
@@ -641,11 +641,34 @@ def _bridge(engine: Engine) -> Any:
         from raxdb.server.scripting import cbridge  # type: ignore[attr-defined]  # a .pyx, built or absent
     except ImportError:
         return None
+    except Exception as e:  # noqa: BLE001 - built against types this build does not have (a mixed build)
+        LOG.warning(f"Scripting's C bridge not used, it does not load: {type(e).__name__}: {e}")
+        return None
     try:
-        return cbridge.bind(engine)
+        bridge = cbridge.bind(engine)
     except Exception as e:  # noqa: BLE001 - whatever went wrong, lupa's own path works
         LOG.warning(f"Scripting's C bridge not used: {type(e).__name__}: {e}")
         return None
+    if bridge is None and not _BRIDGE_REFUSED:
+        # the proof in bind failed: this lupa's objects are not laid out as the bridge checks (a lupa
+        # outside the range pyproject.toml pins, which the bridge was proven on); said once a process
+        _BRIDGE_REFUSED.append(True)
+        LOG.warning(f"Scripting's C bridge not used: lupa {_lupa_version()} does not check out as the bridge "
+                    "expects (proven on the versions pyproject.toml allows); scripts run through lupa's own "
+                    "crossing, the same replies, several times slower")
+    return bridge
+
+
+_BRIDGE_REFUSED: list[bool] = []
+
+
+def _lupa_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("lupa")
+    except PackageNotFoundError:
+        return "(version unknown)"
 
 
 def _counted(err: Any) -> bool:
@@ -688,13 +711,13 @@ def _is_pyfunc(v: Any) -> bool:
     return callable(v) and lupa51.lua_type(v) is None
 
 
-def _is_lua_string(v: Any) -> bool:
+def is_lua_string(v: Any) -> bool:
     """lua_isstring: strings and numbers."""
     cls = type(v)
     return cls is bytes or cls is int or cls is float
 
 
-def _lua_tostring(v: Any) -> bytes:
+def lua_tostring(v: Any) -> bytes:
     """Lua's tostring for strings and numbers (numbers print as %.14g)."""
     cls = type(v)
     if cls is bytes:

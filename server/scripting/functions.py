@@ -151,7 +151,7 @@ class FunctionsEngine:
         h = e.h
         f, err = h.compile(code[start:], b"@user_function")
         if f is None:
-            raise CommandError(b"ERR Error compiling function: " + convert.clean(eng._lua_tostring(err)))
+            raise CommandError(b"ERR Error compiling function: " + convert.clean(eng.lua_tostring(err)))
         lib = Library(name, code)
         self._loading = lib
         h.use_env(self.load_env)
@@ -169,7 +169,7 @@ class FunctionsEngine:
             self._loading = None
         if not ok:
             msg = value[b"err"] if lua_type(value) == "table" else value
-            raise CommandError(b"ERR Error registering functions: " + convert.clean(eng._lua_tostring(msg)))
+            raise CommandError(b"ERR Error registering functions: " + convert.clean(eng.lua_tostring(msg)))
         if not lib.functions:
             raise CommandError("ERR No functions registered")
         return lib
@@ -222,17 +222,17 @@ class FunctionsEngine:
                               b"Lua table (representing named arguments).")
             for k, v in t.items():
                 if k == b"function_name":
-                    if not eng._is_lua_string(v):
+                    if not eng.is_lua_string(v):
                         e.raise_error(b"function_name argument given to redis.register_function must be a string")
-                    name = eng._lua_tostring(v)
+                    name = eng.lua_tostring(v)
                 elif k == b"callback":
                     if lua_type(v) != "function":
                         e.raise_error(b"callback argument given to redis.register_function must be a function")
                     callback = v
                 elif k == b"description":
-                    if not eng._is_lua_string(v):
+                    if not eng.is_lua_string(v):
                         e.raise_error(b"description argument given to redis.register_function must be a string")
-                    description = eng._lua_tostring(v)
+                    description = eng.lua_tostring(v)
                 elif k == b"flags":
                     if lua_type(v) != "table":
                         e.raise_error(b"flags argument to redis.register_function must be a table representing "
@@ -250,9 +250,9 @@ class FunctionsEngine:
                 e.raise_error(b"redis.register_function must get a callback argument")
         elif len(args) == 2:
             name, callback = args
-            if not eng._is_lua_string(name):
+            if not eng.is_lua_string(name):
                 e.raise_error(b"first argument to redis.register_function must be a string")
-            name = eng._lua_tostring(name)
+            name = eng.lua_tostring(name)
             if lua_type(callback) != "function":
                 e.raise_error(b"second argument to redis.register_function must be a function")
         else:

@@ -4,7 +4,7 @@
 # for the compiled handlers that cimport them), and string2ll (protocol/request.pxd) is a C call
 # inside them.
 cimport cython
-from raxdb.protocol.request cimport _string2ll
+from raxdb.protocol.request cimport string2ll
 from raxdb.server.base.numparse cimport digits_value
 
 

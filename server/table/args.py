@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator
 
-from raxdb.protocol.request import _string2ll
+from raxdb.protocol.request import string2ll
 from raxdb.server.base.errors import NOT_FLOAT, NOT_INTEGER, NOT_POSITIVE, CommandError, c_str
 from raxdb.server.base.numparse import digits_value, strtod
 
@@ -18,7 +18,7 @@ INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
 
 def to_int(arg: bytes, err: str = NOT_INTEGER) -> int:
-    v = _string2ll(arg)
+    v = string2ll(arg)
     if v is None:
         raise CommandError(err)
     return v
@@ -31,7 +31,7 @@ def maybe_int(arg: bytes) -> int | None:
             v = digits_value(arg)
             if v >= 0:
                 return v
-    return _string2ll(arg)
+    return string2ll(arg)
 
 
 def to_float(arg: bytes, err: str = NOT_FLOAT) -> float:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from raxdb.protocol.request import _string2ll
+from raxdb.protocol.request import string2ll
 from raxdb.server.table.registry import Command
 
 KeyRefs = list[tuple[int, tuple[str, ...]]]  # (argument position, key-spec flags)
@@ -93,7 +93,7 @@ def _keys_from_specs(specs: list[KeySpec], argv: list[bytes]) -> KeyRefs | None:
             idx = spec.fk["keynumidx"]
             if idx >= argc - first:
                 return None
-            numkeys = _string2ll(argv[first + idx])
+            numkeys = string2ll(argv[first + idx])
             if numkeys is None or numkeys < 0:
                 return None
             first += spec.fk["firstkey"]

@@ -66,8 +66,9 @@ def test_defaults():
         assert srv.url == f"redis://127.0.0.1:{srv.port}/0"
         assert srv.host == "127.0.0.1" and srv.port > 0 and srv.pid != os.getpid()
         assert srv.config == {"bind": "127.0.0.1", "port": str(srv.port), "save": "", "appendonly": "no",
-                              "repl-diskless-sync-delay": "0", "dir": srv.dir}
+                              "repl-diskless-sync-delay": "0", "dir": srv.dir, "raxdb-test-controls": "yes"}
         assert client.config_get("save") == {"save": ""}
+        assert client.config_get("raxdb-test-controls") == {"raxdb-test-controls": "yes"}
         assert client.config_get("appendonly") == {"appendonly": "no"}
         assert client.config_get("dir") == {"dir": os.path.realpath(srv.dir)}
         assert srv.unixsocket is None

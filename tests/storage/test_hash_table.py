@@ -1,4 +1,4 @@
-"""The hashtable encoding of a hash (`storage.hashtype._Table` through `Hash`): a property test of
+"""The hashtable encoding of a hash (`storage.hashtype.HashTable` through `Hash`): a property test of
 random HSET / HDEL / full HSCAN / HRANDFIELD programs against a dict model, across the listpack ->
 hashtable conversion and through many deletions (holes reused, holes cut off the end, the index
 shrinking, the table emptied and refilled).  A scan interleaved with writes must return every

@@ -342,3 +342,22 @@ def test_result_errors_count_in_errorstats(fresh):
         if sorted(pick.findall(ours)) != sorted(pick.findall(theirs)):
             bad.append((body, pick.findall(ours), pick.findall(theirs)))
     assert not bad, bad
+
+
+@pytest.mark.skipif(not BUILT, reason="cbridge is not built (an interpreted tree)")
+def test_a_lupa_that_does_not_check_out_is_logged_once(monkeypatch):
+    """bind's proof failing (a lupa laid out otherwise) leaves lupa's crossing in use, and the log
+    says so, once a process: a slower EVAL is never silent."""
+    import io
+
+    from raxdb.server.base.log import LOG
+    from raxdb.server.scripting import cbridge, engine
+
+    monkeypatch.setattr(cbridge, "bind", lambda _eng: None)
+    monkeypatch.setattr(engine, "_BRIDGE_REFUSED", [])
+    monkeypatch.setattr(LOG, "stream", io.StringIO())
+    srv = _server()
+    assert engine.Engine(srv, b"@user_script").bridge is None
+    assert engine.Engine(srv, b"@user_function", functions=True).bridge is None
+    text = LOG.stream.getvalue()
+    assert text.count("Scripting's C bridge not used: lupa 2.") == 1

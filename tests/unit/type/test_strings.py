@@ -976,7 +976,7 @@ _INTEGER_EDGES = ["0", "1", "-1", "00", "01", "-0", "-01", "+1", "-", "", " 1", 
 
 @pytest.mark.parametrize("arg", _INTEGER_EDGES)
 def test_integer_argument_edges(diff, arg):
-    # string2ll's rules (protocol/request.py's _string2ll, through INCRBY, HINCRBY, DECRBY, SET's
+    # string2ll's rules (protocol/request.py's string2ll, through INCRBY, HINCRBY, DECRBY, SET's
     # PX and LRANGE's indexes): the digits checked at once rather than byte by byte.
     diff("SET", "n", "5")
     diff("INCRBY", "n", arg)

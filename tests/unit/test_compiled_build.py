@@ -1,0 +1,48 @@
+"""The compiled build proves itself: where raxdb is built (`make build`, which `make test` runs
+first), every module of server/base/compiled.py's lists has its compiled copy, setup.py compiles
+exactly those lists, and a mixed build is told from a whole one (the server names, at start-up,
+the modules that run interpreted).  An interpreted tree (`make test-pure`'s copy) is checked by the Makefile's own assert."""
+
+from __future__ import annotations
+
+import runpy
+import sys
+
+import pytest
+
+from raxdb.server.base import compiled
+from tests.support.servers import ROOT
+
+ALL = compiled.HOT_MODULES + compiled.C_MODULES
+BUILT = len(compiled.interpreted_hot_modules()) < len(ALL)
+
+
+def test_setup_compiles_the_listed_modules(monkeypatch):
+    """setup.py's extensions are compiled.py's lists, read from the file, not a copy of them."""
+    monkeypatch.setattr(sys, "argv", ["setup.py", "--name"])
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("RAXDB_PURE", "1")  # read the lists only: no cythonize
+    names = runpy.run_path(str(ROOT / "setup.py"), run_name="not_main")
+    assert tuple(names["HOT_MODULES"]) == compiled.HOT_MODULES
+    assert {names["CBRIDGE"].name, names["RDBWALK"].name} == set(compiled.C_MODULES)
+
+
+@pytest.mark.skipif(not BUILT, reason="an interpreted tree: nothing was compiled")
+def test_every_listed_module_is_compiled():
+    assert compiled.interpreted_hot_modules() == []
+
+
+def test_a_mixed_build_is_told_from_a_whole_one(tmp_path):
+    """The start-up check (server/main.py warns with the list) on a tree of empty files: compiled
+    copies for all but one module, then for none."""
+    suffix = compiled._SUFFIXES[0]
+    for name in ALL:
+        path = tmp_path.joinpath(*name.split(".")[1:])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.with_name(path.name + suffix).touch()
+    assert compiled.interpreted_hot_modules(str(tmp_path)) == []
+    tmp_path.joinpath("storage", "lzf" + suffix).unlink()
+    assert compiled.interpreted_hot_modules(str(tmp_path)) == ["raxdb.storage.lzf"]
+    for path in tmp_path.rglob("*" + suffix):
+        path.unlink()
+    assert compiled.interpreted_hot_modules(str(tmp_path)) == list(ALL)
