@@ -11,7 +11,7 @@ PIP    := $(VENV)/bin/pip
 STAMP      := $(VENV)/.installed$(subst /,-,$(PYTHON))
 TEST_STAMP := $(VENV)/.installed-test$(subst /,-,$(PYTHON))
 
-.PHONY: run test test-pure lint bench venv build redis-oracle docker clean
+.PHONY: run test test-pure lint bench venv build wheel redis-oracle docker clean
 
 COMMA := ,
 # Each step prints one line; what its tools print goes to build/<step>.log, shown when it fails.
@@ -41,6 +41,14 @@ build: $(STAMP)
 	@$(call LOGGED,build,$(if $(filter 1,$(PURE)),RAXDB_PURE=1) $(PY) setup.py build_ext --inplace --parallel 2)
 	@grep -h 'extension ".*" failed' build/build.log || true
 
+# An installable wheel in dist/, its hot modules compiled (what docker/Dockerfile's build stage
+# makes): `pip install dist/raxdb-*.whl` on a machine of the same Python and platform needs no
+# compiler.  pip builds it in an isolated environment with the [build-system] requirements.
+wheel: $(STAMP)
+	@echo "make: building the wheel in dist/ (build/wheel.log)"
+	@$(call LOGGED,wheel,$(PIP) wheel --no-deps --wheel-dir dist .)
+	@ls dist/raxdb-*.whl
+
 run: build
 	$(VENV)/bin/raxdb-server $(ARGS)
 
@@ -56,6 +64,7 @@ lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check raxdb/__init__.py raxdb/_version.py server protocol storage pipeline embed testing tests bench tools docker setup.py
 	PYTHONPATH=$(CURDIR) $(VENV)/bin/lint-imports
 	$(PY) tools/import_cycles.py --check
+	$(VENV)/bin/mypy -p raxdb
 
 # Node client libraries (ioredis, node-redis) for the client-library tests, pinned by package-lock.json.
 tests/libraries/node_modules/.installed: tests/libraries/package.json tests/libraries/package-lock.json
@@ -93,5 +102,5 @@ docker:
 	$(ENGINE) build -f docker/Dockerfile -t raxdb .
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache
 	find server storage protocol pipeline -name '*.so' -delete

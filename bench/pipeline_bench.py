@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/pipeline_bench.py [--entries 1000000] [--partitions 4] [--servers raxdb,redis]
                                              [--modes batch,catchup] [--trigger-batch 100000]
+                                             [--catchup-partitions 4]
 
 For each server (started here on free ports, like the tests do): XADD `--entries` entries (three
 fields each) with pipelined redis-py, then
@@ -13,8 +14,11 @@ fields each) with pipelined redis-py, then
   `Trigger.AvailableNow` over the pre-filled stream, to the `noop` sink, timed from start() to its
   end (planning, the offset log and the commits included) -> entries/s; once as one micro-batch,
   once with `maxRecordsPerTrigger=--trigger-batch` (the backlog in several micro-batches, each
-  planned with a driver-side scan).  A micro-batch reads one partition per stream, so one stream
-  is read by one Python worker here, where the batch read splits it into `--partitions`.  The number of rows the query read is checked against N.
+  planned with a driver-side scan).  By default a micro-batch reads one partition per stream, so
+  one stream is read by one Python worker; a third catch-up row sets minPartitions to
+  `--catchup-partitions` (0 skips it), so the one stream's backlog is read by that many tasks, as
+  the batch read splits it into `--partitions`.  The number of rows each query read is checked
+  against N.
 Everything runs on one local[2] SparkSession; a small warm-up job runs first so JVM and Python
 worker start-up are not charged to the first server.  Numbers on a shared machine are noisy: the
 ratio between servers measured in the same run is the meaningful figure.
@@ -61,7 +65,7 @@ def timed(action) -> float:
 
 
 def bench_server(spark, name: str, port: int, entries: int, partitions: int, modes: set[str],
-                 trigger_batch: int) -> dict[str, float]:
+                 trigger_batch: int, catchup_partitions: int) -> dict[str, float]:
     conn = {"host": "127.0.0.1", "port": str(port)}
     key = "bench:events"
     results = {"xadd (redis-py pipeline)": entries / fill(port, key, entries)}
@@ -73,6 +77,9 @@ def bench_server(spark, name: str, port: int, entries: int, partitions: int, mod
             spark, conn, key, entries, None)
         results[f"catch-up: AvailableNow, {trigger_batch:,}/trigger -> noop"] = entries / catch_up(
             spark, conn, key, entries, trigger_batch)
+        if catchup_partitions:
+            results[f"catch-up: AvailableNow, 1 micro-batch, minPartitions={catchup_partitions}"] = \
+                entries / catch_up(spark, conn, key, entries, None, catchup_partitions)
     redis.Redis(port=port).delete(key)
     return results
 
@@ -99,13 +106,16 @@ def batch_rows(spark, name: str, port: int, conn: dict[str, str], key: str, entr
     return results
 
 
-def catch_up(spark, conn: dict[str, str], key: str, entries: int, per_trigger: int | None) -> float:
+def catch_up(spark, conn: dict[str, str], key: str, entries: int, per_trigger: int | None,
+             min_partitions: int | None = None) -> float:
     """Seconds for an AvailableNow query to read the whole stream from its start (a fresh
     checkpoint each time), to the noop sink."""
     reader = (spark.readStream.format("raxdb").options(**conn).option("streams", key)
-              .option("startingOffsets", "earliest"))  # a micro-batch reads one partition per stream
+              .option("startingOffsets", "earliest"))
     if per_trigger is not None:
         reader = reader.option("maxRecordsPerTrigger", str(per_trigger))
+    if min_partitions is not None:
+        reader = reader.option("minPartitions", str(min_partitions))
     with tempfile.TemporaryDirectory(prefix="raxdb-bench-ckpt-") as checkpoint:
         started = time.perf_counter()
         query = (reader.load().writeStream.format("noop").option("checkpointLocation", checkpoint)
@@ -126,6 +136,8 @@ def main() -> None:
     parser.add_argument("--modes", default="batch,catchup", help="batch, catchup or both")
     parser.add_argument("--trigger-batch", type=int, default=100_000,
                         help="maxRecordsPerTrigger of the second catch-up row")
+    parser.add_argument("--catchup-partitions", type=int, default=4,
+                        help="minPartitions of the third catch-up row (0: no such row)")
     args = parser.parse_args()
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -147,9 +159,10 @@ def main() -> None:
         server = starters[name]()
         try:
             if i == 0:  # warm-up: JVM, Python workers, code paths
-                bench_server(spark, name, server.port, 20_000, args.partitions, modes, 10_000)
+                bench_server(spark, name, server.port, 20_000, args.partitions, modes, 10_000,
+                             args.catchup_partitions)
             results[name] = bench_server(spark, name, server.port, args.entries, args.partitions, modes,
-                                         args.trigger_batch)
+                                         args.trigger_batch, args.catchup_partitions)
         finally:
             server.stop()
     spark.stop()

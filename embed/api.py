@@ -55,7 +55,9 @@ Invariants:
   the caller chose).
 - A failure to start raises ServeError carrying the server's output (its FATAL CONFIG FILE ERROR
   report, its log lines).
-- stop() may be called any number of times; the temporary directory goes after the server is gone.
+- stop() (or close()) may be called any number of times; the temporary directory goes after the
+  server is gone.  `with` on a server that runs already enters it as it is (start() itself refuses a
+  second start).
 """
 
 from __future__ import annotations
@@ -259,14 +261,21 @@ class EmbeddedServer:
     async def astop(self) -> None:
         await asyncio.to_thread(self.stop)
 
+    close = stop  # what Python users reach for first; as harmless twice
+
     def __enter__(self) -> Self:
-        return self.start()
+        """Starts it; a server that runs already (raxdb_factory's, a start()ed one) is entered as
+        it is.  Either way the block's end stops it, as leaving `with open(...)` closes a file."""
+        return self if self._entered_running() else self.start()
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.stop()
 
     async def __aenter__(self) -> Self:
-        return await self.astart()
+        return self if self._entered_running() else await self.astart()
+
+    def _entered_running(self) -> bool:
+        return self._started and self.running
 
     async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
@@ -283,7 +292,7 @@ class EmbeddedServer:
         if not self.dir:
             self.dir = self._dir_arg or tempfile.mkdtemp(prefix="raxdb-serve-")
             os.makedirs(self.dir, exist_ok=True)
-        self.port = self._port_arg if self._port_arg is not None else _free_port(self.host)
+        self.port = self._port_arg if self._port_arg is not None else free_port(self.host)
         options: dict[str, list[str]] = {"bind": [self.host], "port": [str(self.port)], "save": [""],
                                          "appendonly": ["no"], "repl-diskless-sync-delay": ["0"], "dir": [self.dir],
                                          "raxdb-test-controls": ["yes"]}
@@ -472,7 +481,9 @@ def _value(value: str | int | float | bool) -> str:
     return str(value)
 
 
-def _free_port(host: str) -> int:
+def free_port(host: str) -> int:
+    """A TCP port free on `host` now (bound to port 0, then released): another process may take it
+    before it is used, which the callers allow for."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as s:
         s.bind((host, 0))

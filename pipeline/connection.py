@@ -35,6 +35,10 @@ try:
     import hiredis
 except ImportError:  # optional: redis-py packs commands itself
     hiredis = None
+try:  # what redis-py's hiredis reader returns while a reply is incomplete (see read_many)
+    from redis._parsers.hiredis import NOT_ENOUGH_DATA
+except ImportError:
+    NOT_ENOUGH_DATA = None
 
 log = logging.getLogger("raxdb.spark")
 T = TypeVar("T")
@@ -130,6 +134,42 @@ class RawSession:
 
     def read(self) -> Any:
         return self.conn.read_response()
+
+    def read_many(self, count: int) -> list[Any]:
+        """The next `count` replies, error replies as exception objects in their place (not
+        raised, so the caller stays in step with the server); a `LOADING` reply or a lost
+        connection raises, as read() does.
+
+        With hiredis, the replies come straight from redis-py's hiredis reader: read_response's
+        per-reply bookkeeping costs ~20 times the parsing, and the sink reads one reply (+QUEUED)
+        per command.  Without hiredis (or should redis-py's parser change shape), read() each."""
+        parser = getattr(self.conn, "_parser", None)
+        reader = getattr(parser, "_reader", None)
+        if (NOT_ENOUGH_DATA is None or reader is None or not hasattr(parser, "read_from_socket")
+                or not hasattr(reader, "gets")):
+            return [self._read_or_error() for _ in range(count)]
+        replies: list[Any] = []
+        gets, append, left = reader.gets, replies.append, count
+        try:
+            while left:
+                reply = gets()
+                if reply is NOT_ENOUGH_DATA:
+                    parser.read_from_socket()
+                    continue
+                append(reply)
+                left -= 1
+        except OSError as e:  # what read_response turns into ConnectionError
+            raise redis.ConnectionError(f"Error while reading from {self.conn.host}:{self.conn.port}: {e}") from e
+        for reply in replies:
+            if reply.__class__ is not bytes and isinstance(reply, RETRYABLE):
+                raise reply
+        return replies
+
+    def _read_or_error(self) -> Any:
+        try:
+            return self.read()
+        except redis.ResponseError as e:
+            return e
 
     def call(self, *args: Any) -> Any:
         self.send(*args)

@@ -255,6 +255,8 @@ class ReadOptions:
     fail_on_data_loss: bool
     max_records_per_trigger: int | None
     max_time_per_trigger_ms: int | None
+    min_records_per_trigger: int | None
+    max_trigger_delay_ms: int
     consumer_group: str | None
 
     @classmethod
@@ -274,9 +276,12 @@ class ReadOptions:
             for bound in [ending.default, *ending.per_key.values()]:
                 if bound.kind == EARLIEST:
                     raise OptionError("endingOffsets 'earliest' is not allowed in a batch read")
-            for name in ("maxRecordsPerTrigger", "maxTimePerTrigger", "consumerGroup"):
+            for name in ("maxRecordsPerTrigger", "maxTimePerTrigger", "minRecordsPerTrigger",
+                         "maxTriggerDelay", "consumerGroup"):
                 if opts.has(name):
                     raise OptionError(f"option {name!r} is for streaming reads only")
+        max_records = opts.int("maxRecordsPerTrigger", None, minimum=1)
+        min_records, max_delay = _min_batch(opts, max_records)
         return cls(
             connection=ConnectionOptions.parse(opts),
             streams=StreamSelection.parse(opts.get("streams")),
@@ -285,10 +290,30 @@ class ReadOptions:
             min_partitions=opts.int("minPartitions", None, minimum=1),
             page_size=opts.int("pageSize", 1000, minimum=1) or 1000,
             fail_on_data_loss=opts.bool("failOnDataLoss", True),
-            max_records_per_trigger=opts.int("maxRecordsPerTrigger", None, minimum=1),
+            max_records_per_trigger=max_records,
             max_time_per_trigger_ms=parse_duration_ms("maxTimePerTrigger", opts.get("maxTimePerTrigger")),
+            min_records_per_trigger=min_records,
+            max_trigger_delay_ms=max_delay,
             consumer_group=opts.get("consumerGroup"),
         )
+
+
+DEFAULT_MAX_TRIGGER_DELAY = "15m"  # Kafka's default for maxTriggerDelay
+
+
+def _min_batch(opts: Options, max_records: int | None) -> tuple[int | None, int]:
+    """minRecordsPerTrigger and maxTriggerDelay (Kafka's minOffsetsPerTrigger and maxTriggerDelay),
+    checked as Kafka checks them: a positive minimum no higher than maxRecordsPerTrigger; the delay
+    only means something together with a minimum, so alone it is refused rather than ignored."""
+    min_records = opts.int("minRecordsPerTrigger", None, minimum=1)
+    if min_records is None and opts.has("maxTriggerDelay"):
+        raise OptionError("option 'maxTriggerDelay' applies only together with 'minRecordsPerTrigger'")
+    if min_records is not None and max_records is not None and min_records > max_records:
+        raise OptionError(f"option 'minRecordsPerTrigger' ({min_records}) is higher than "
+                          f"'maxRecordsPerTrigger' ({max_records})")
+    delay = parse_duration_ms("maxTriggerDelay", opts.get("maxTriggerDelay", DEFAULT_MAX_TRIGGER_DELAY))
+    assert delay is not None
+    return min_records, delay
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,12 +18,15 @@ again when its partitions are made (check_batch), which is what catches a batch 
 offset log after retention removed part of its range.
 
 Every function here is deterministic in its inputs (the offsets and the snapshots passed in), so
-Spark replaying a batch from its offset log plans exactly the same partitions.
+Spark replaying a batch from its offset log plans exactly the same partitions.  The one piece of
+state is MinBatchGate (minRecordsPerTrigger / maxTriggerDelay): it reads a clock, but it only
+decides *when* latestOffset ends a batch, never what a planned batch holds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import redis
@@ -297,6 +300,53 @@ def scan_admitted(r: redis.Redis, key: str, lo: int, hi: int, max_records: int |
     return last, count
 
 
+def count_pending(r: redis.Redis, pending: dict[str, tuple[Position, int, int | None]],
+                  infos: dict[str, StreamInfo], wanted: int, page: int) -> int:
+    """How many entries the pending ranges {key: (from, up to ID, entries-added or None)} hold,
+    counted exactly up to `wanted` (the caller only needs to know whether there are that many).
+    Counters give the number for free; a key whose counter is unknown is walked with XRANGE, and
+    only as far as the entries still missing."""
+    total, unknown = 0, []
+    for key, (pos, _hi, exact) in sorted(pending.items()):
+        if exact is not None and pos.entries_read is not None:
+            total += max(exact - pos.entries_read, 0)
+        else:
+            unknown.append(key)
+    for key in unknown:
+        if total >= wanted:
+            break
+        pos, hi, _exact = pending[key]
+        total += scan_admitted(r, key, pos.id, hi, wanted - total, page)[1]
+    return total
+
+
+class MinBatchGate:
+    """minRecordsPerTrigger with maxTriggerDelay (Kafka's minOffsetsPerTrigger / maxTriggerDelay):
+    a micro-batch starts once at least `min_records` new entries are available over all streams,
+    or once `max_delay_ms` has passed since the last trigger that was let through.  As with
+    Kafka's, the first trigger of a query run is let through (there is no earlier one to count
+    from), and the clock restarts at every trigger let through, with data or without.
+    `clock` returns seconds (monotonic); tests pass their own."""
+
+    def __init__(self, min_records: int, max_delay_ms: int,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.min_records = min_records
+        self.max_delay_ms = max_delay_ms
+        self.clock = clock
+        self.last: float | None = None
+
+    def admit(self, count: Callable[[int], int], final: bool) -> bool:
+        """Whether a micro-batch may start now.  `count(n)` counts the available entries up to n;
+        `final` says no entry beyond those can ever join this run (Trigger.AvailableNow's
+        snapshot): waiting could never reach the minimum, only leave them unread, so it starts."""
+        now = self.clock()
+        due = (final or self.last is None or (now - self.last) * 1000 >= self.max_delay_ms
+               or count(self.min_records) >= self.min_records)
+        if due:
+            self.last = now
+        return due
+
+
 # ---------------------------------------------------------------------------------------------
 # Partitions
 
@@ -311,10 +361,34 @@ class Range:
     estimate: int
 
 
+def estimate(lo: int, hi: int, start: Position, end: Position, info: StreamInfo) -> int:
+    """Entries in (lo, hi]: exact from the two counters, else the stream's length in proportion to
+    the share of its ID span the range covers."""
+    if start.entries_read is not None and end.entries_read is not None:
+        return max(end.entries_read - start.entries_read, 0)
+    if info.first_entry is None or info.last_entry is None or info.last_entry <= info.first_entry:
+        return info.length
+    span = info.last_entry - ids.pred(info.first_entry)
+    return max(1, round(info.length * (hi - lo) / span))
+
+
+def backlog_range(key: str, start: Position, end: Position, info: StreamInfo) -> Range | None:
+    """The range of `key` a read from `start` (exclusive) to `end` (inclusive) covers, clamped to
+    the entries the stream holds (the same rows; sub-ranges are cut where the data is, not in the
+    empty ID space before the first entry), or None when it holds none of them."""
+    if info.first_entry is None or info.last_entry is None:
+        return None
+    lo, hi = max(start.id, ids.pred(info.first_entry)), min(end.id, info.last_entry)
+    return Range(key, lo, hi, estimate(lo, hi, start, end, info)) if hi > lo else None
+
+
 def plan_splits(ranges: Iterable[Range], min_partitions: int | None) -> list[tuple[str, int, int]]:
-    """One partition per non-empty range, or more when minPartitions asks for more: each range
-    gets a share of the partitions proportional to its estimated size and is cut into equal ID
-    sub-ranges (Redis IDs are millisecond times, so equal ID widths are equal time slices)."""
+    """Partitions (key, lo, hi] for ranges of one or more keys, batch or micro-batch alike: one per
+    non-empty range, or more when minPartitions asks for more.  Each range gets a share of the
+    partitions proportional to its estimated size (never more pieces than entries it is
+    estimated to hold) and is cut into equal ID sub-ranges (Redis IDs are millisecond times, so
+    equal ID widths are equal time slices).  The pieces of a range are consecutive half-open
+    ranges from its lo to its hi, so every ID in it is in exactly one partition."""
     ranges = [r for r in ranges if r.hi > r.lo]
     if not ranges:
         return []
@@ -323,6 +397,6 @@ def plan_splits(ranges: Iterable[Range], min_partitions: int | None) -> list[tup
                                                 for r in ranges}, at_least_one=False)
     planned = []
     for r in ranges:
-        parts = 1 + extra.get(r.key + "\0" + str(r.lo), 0)
+        parts = min(1 + extra.get(r.key + "\0" + str(r.lo), 0), max(r.estimate, 1))
         planned.extend((r.key, lo, hi) for lo, hi in ids.split(r.lo, r.hi, parts))
     return planned

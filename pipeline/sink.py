@@ -222,17 +222,20 @@ def _task_context():
 
 def _chunks(builder: CommandBuilder, batches: Iterator[pa.RecordBatch], size: int,
             touched: set | None) -> Iterator[list[tuple]]:
+    """The partition's commands in lists of `size` (the last one shorter)."""
     pending: list[tuple] = []
     for batch in batches:
         if batch.num_rows == 0:
             continue
-        for command in builder.commands(batch):
-            pending.append(command)
-            if touched is not None:
-                touched.add(command[1])
-            if len(pending) >= size:
-                yield pending
-                pending = []
+        commands = builder.commands(batch)
+        if touched is not None:
+            touched.update(command[1] for command in commands)
+        pending += commands
+        if len(pending) >= size:
+            cut = len(pending) - len(pending) % size
+            for start in range(0, cut, size):
+                yield pending[start:start + size]
+            pending = pending[cut:]
     if pending:
         yield pending
 
@@ -241,14 +244,14 @@ def _send_and_check(session: RawSession, chunk: Sequence[tuple], expect_queued: 
     """Send a chunk, read one reply per command; error replies are collected, not raised, so the
     connection stays in step with the server."""
     session.send_many(chunk)
+    replies = session.read_many(len(chunk))
+    if expect_queued and replies.count(b"QUEUED") == len(replies):
+        return []
     errors = []
-    for command in chunk:
-        try:
-            reply = session.read()
-        except redis.ResponseError as e:
-            errors.append(f"{command[0]} {command[1]!r}: {e}")
-            continue
-        if expect_queued and reply not in (b"QUEUED", "QUEUED"):
+    for command, reply in zip(chunk, replies, strict=True):
+        if isinstance(reply, redis.ResponseError):
+            errors.append(f"{command[0]} {command[1]!r}: {reply}")
+        elif expect_queued and reply != b"QUEUED" and reply != "QUEUED":
             errors.append(f"{command[0]}: unexpected reply {reply!r} inside MULTI")
     return errors
 

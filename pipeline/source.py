@@ -4,11 +4,13 @@ Reading a stream range is the same in both modes: a partition is one key's half-
 (lo, hi], read by a task with paged `XRANGE key (lo hi COUNT n` and turned into Arrow batches
 (convert.py).  What differs is who picks the ranges:
 
-- batch: `partitions()` resolves startingOffsets / endingOffsets against XINFO STREAM once and may
-  cut each key's range into ID sub-ranges (minPartitions);
+- batch: `partitions()` resolves startingOffsets / endingOffsets against XINFO STREAM once;
 - streaming: Spark asks `latestOffset(start, limit)` for the end of the next micro-batch and keeps
-  both ends in its offset log (the checkpoint); `partitions(start, end)` derives one range per key
-  from those two offsets alone, so a batch replayed after a restart reads exactly the same rows.
+  both ends in its offset log (the checkpoint); `partitions(start, end)` derives the ranges from
+  those two offsets alone, so a batch replayed after a restart reads exactly the same rows.
+
+Both then cut the ranges with planning.plan_splits: one partition per key, or ID sub-ranges of
+a key's range when minPartitions asks for more (a big backlog of one stream read in parallel).
 
 Offsets are JSON objects `{stream: {"id": "<ms>-<seq>", "entriesRead": n}}` (see planning.py for
 the counter), built with sorted keys so an unchanged offset serialises identically and Spark sees
@@ -48,16 +50,18 @@ from raxdb.spark.connection import (
     xrange_pages,
 )
 from raxdb.spark.convert import DEFAULT_SCHEMA, PageConverter, validate_schema
-from raxdb.spark.options import OptionError, ReadOptions
+from raxdb.spark.options import ReadOptions
 from raxdb.spark.planning import (
     DataLossError,
+    MinBatchGate,
     Position,
-    Range,
     StreamInfo,
     advance,
+    backlog_range,
     batch_start,
     check_batch,
     check_loss,
+    count_pending,
     discover,
     plan_splits,
     resolve_end,
@@ -111,15 +115,6 @@ def read_partition(options: ReadOptions, schema: StructType, part: RangePartitio
             backoff.wait(e)
 
 
-def _estimate(lo: int, hi: int, start: Position, end: Position, info: StreamInfo) -> int:
-    if start.entries_read is not None and end.entries_read is not None:
-        return max(end.entries_read - start.entries_read, 0)
-    if info.first_entry is None or info.last_entry is None or info.last_entry <= info.first_entry:
-        return info.length
-    span = info.last_entry - ids.pred(info.first_entry)
-    return max(1, round(info.length * (hi - lo) / span))
-
-
 class BatchReader(DataSourceReader):
     def __init__(self, options: ReadOptions, schema: StructType) -> None:
         validate_schema(schema)
@@ -139,18 +134,10 @@ class BatchReader(DataSourceReader):
 
         keys, infos = retrying(opts.connection, "planning the batch read", snapshot)
         assert opts.ending is not None
-        ranges = []
-        for key in keys:
-            info = infos[key]
-            if info.first_entry is None or info.last_entry is None:
-                continue
-            start = resolve_start(opts.starting.for_key(key), info)
-            end = resolve_end(opts.ending.for_key(key), info)
-            # Clamp to the entries present: same rows, but sub-ranges cut where the data is.
-            lo, hi = max(start.id, ids.pred(info.first_entry)), min(end.id, info.last_entry)
-            if hi > lo:
-                ranges.append(Range(key, lo, hi, _estimate(lo, hi, start, end, info)))
-        planned = plan_splits(ranges, opts.min_partitions)
+        ranges = [backlog_range(key, resolve_start(opts.starting.for_key(key), infos[key]),
+                                resolve_end(opts.ending.for_key(key), infos[key]), infos[key])
+                  for key in keys]
+        planned = plan_splits([r for r in ranges if r is not None], opts.min_partitions)
         # Spark wants at least one partition; an empty range reads nothing.
         return [RangePartition(*p) for p in planned] or [RangePartition("", 0, 0)]
 
@@ -173,6 +160,8 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._latest: dict | None = None
         self._published: str | None = None
         self._skipped: set[tuple[str, str]] = set()  # (key, start) whose loss latestOffset reported
+        self.gate = (MinBatchGate(options.min_records_per_trigger, options.max_trigger_delay_ms)
+                      if options.min_records_per_trigger is not None else None)
 
     def _retrying(self, what: str, call):
         return retrying(self.options.connection, what, call)
@@ -196,7 +185,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def getDefaultReadLimit(self) -> ReadLimit:
         if self.options.max_records_per_trigger is not None:
             return ReadMaxRows(self.options.max_records_per_trigger)
-        if self.options.max_time_per_trigger_ms is not None:
+        if self.options.max_time_per_trigger_ms is not None or self.gate is not None:
             return ReadMaxRows(UNBOUNDED_ROWS)
         return ReadAllAvailable()
 
@@ -241,6 +230,14 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 end[key] = pos
 
         limited = not isinstance(limit, ReadAllAvailable)
+        if limited and self.gate is not None and not self.gate.admit(
+                lambda n: count_pending(self.redis, pending, infos, n, opts.page_size),
+                final=self._target is not None):
+            # Fewer than minRecordsPerTrigger new entries, and maxTriggerDelay has not passed.
+            for key, (pos, _hi, _exact) in pending.items():
+                if key in positions:
+                    end[key] = pos
+            pending = {}
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) and limit.max_rows < UNBOUNDED_ROWS \
             else None
         window = opts.max_time_per_trigger_ms if limited else None
@@ -286,10 +283,10 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._latest
 
     def partitions(self, start: dict, end: dict) -> list[RangePartition]:
-        """One range per key, from the two offsets alone (a replayed batch plans the same ranges),
-        after checking the stream still holds them: a batch replayed from the offset log after
-        retention trimmed part of its range must not read fewer rows in silence."""
-        parts = []
+        """The ranges (start, end] per key, from the two offsets alone (a replayed batch reads the
+        same rows), cut like a batch read's (minPartitions), after checking the stream still holds
+        them: a batch replayed from the offset log after retention trimmed part of its range must
+        not read fewer rows in silence."""
         bounds = {}
         for key in sorted(end):
             e = Position.from_json(end[key])
@@ -297,17 +294,20 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             s = batch_start(Position.from_json(start[key]) if key in start else Position(ids.ZERO, None), e)
             if e.id > s.id:
                 bounds[key] = (s, e)
-                parts.append(RangePartition(key, s.id, e.id))
-        if bounds:
-            infos = self._retrying("checking a micro-batch", lambda: stream_infos(self.redis, list(bounds)))
-            for key, (s, e) in bounds.items():
-                problem = check_batch(key, s, e, infos[key])
-                if problem is None or (key, json.dumps(start.get(key), sort_keys=True)) in self._skipped:
-                    continue
-                if self.options.fail_on_data_loss:
-                    raise DataLossError(problem + ". The query cannot read them; restart it with "
-                                        "failOnDataLoss=false to read what is left.")
-                log.warning("%s; reading what is left (failOnDataLoss=false)", problem)
+        if not bounds:
+            return []
+        infos = self._retrying("checking a micro-batch", lambda: stream_infos(self.redis, list(bounds)))
+        ranges = [backlog_range(key, s, e, infos[key]) for key, (s, e) in bounds.items()]
+        parts = [RangePartition(*p) for p in plan_splits([r for r in ranges if r is not None],
+                                                         self.options.min_partitions)]
+        for key, (s, e) in bounds.items():
+            problem = check_batch(key, s, e, infos[key])
+            if problem is None or (key, json.dumps(start.get(key), sort_keys=True)) in self._skipped:
+                continue
+            if self.options.fail_on_data_loss:
+                raise DataLossError(problem + ". The query cannot read them; restart it with "
+                                    "failOnDataLoss=false to read what is left.")
+            log.warning("%s; reading what is left (failOnDataLoss=false)", problem)
         return parts
 
     def read(self, partition: RangePartition) -> Iterator:
@@ -359,11 +359,7 @@ class RaxdbDataSource(DataSource):
         return BatchReader(ReadOptions.parse(self.options, streaming=False), schema)
 
     def streamReader(self, schema: StructType) -> StreamReader:
-        options = ReadOptions.parse(self.options, streaming=True)
-        if options.min_partitions is not None:
-            raise OptionError("option 'minPartitions' is for batch reads: a micro-batch reads one "
-                              "partition per stream")
-        return StreamReader(options, schema)
+        return StreamReader(ReadOptions.parse(self.options, streaming=True), schema)
 
     def writer(self, schema: StructType, overwrite: bool):
         return BatchWriter(self.options, schema, overwrite)

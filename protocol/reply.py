@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import Any, cast
 
 try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
     import cython
@@ -53,7 +54,7 @@ BULK_HEADERS = _BULK_HEADERS = [b"$%d\r\n" % i for i in range(4096)]  # public f
 _join = b"".join
 
 
-def bulk(b: bytes) -> bytes:
+def bulk(b: bytes | bytearray) -> bytes:
     n = len(b)
     if cython.compiled and type(b) is bytes:  # written into one new bytes object
         out = PyBytes_FromStringAndSize(cython.NULL, n + digits(n) + 5)  # noqa: F821 (reply.pxd)
@@ -276,7 +277,7 @@ def encode_tree(node: object, enc: Encoder) -> bytes:
         return bulk_str(node)
     if isinstance(node, bytes):
         return bulk(node)
-    tag, val = node  # type: ignore[misc]
+    tag, val = cast("tuple[str, Any]", node)  # not a scalar: a (tag, children) pair
     if tag == "+":
         return status(val)
     if tag == "*":

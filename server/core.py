@@ -65,7 +65,6 @@ from raxdb.storage.keyspace import ACTIVE_EXPIRE_STEP, Database
 
 if TYPE_CHECKING:
     from raxdb.server.events.tracking import Tracking
-    from raxdb.server.net.client import Client
 
 # bind addresses with a '-' prefix are skipped when they fail for one of these reasons
 _UNAVAILABLE = {errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT, errno.EPROTONOSUPPORT, errno.ESOCKTNOSUPPORT,
@@ -76,7 +75,15 @@ def _run_now(callback: Callable[[], Any]) -> None:
     callback()
 
 
-class Server(ServerFields):
+if TYPE_CHECKING:  # checked against the protocol the lower layers work with; no base at run time
+    from raxdb.server.base import interfaces
+
+    _Declared = interfaces.Server
+else:
+    _Declared = object
+
+
+class Server(ServerFields, _Declared):
     def __init__(self, config: Config) -> None:
         LOG.role = "M"  # initServer: the log's lines are the server's from here
         self.config = config
@@ -87,14 +94,14 @@ class Server(ServerFields):
         for db in self.dbs:
             db.expired_hook = self._on_expired
         attach_keyspace(self)  # dbs read the cached clock (access times); LFU follows the config
-        self.clients: dict[int, Client] = {}
+        self.clients: dict[int, interfaces.Client] = {}
         self.next_client_id = 1
         attach_acl(self).load_at_startup()  # users exist before any client (scripts' included)
         self.loop: asyncio.AbstractEventLoop | None = None
         # Clients with queued output (Client.obuf), flushed once per loop iteration after its reads
         # by flush_writes, which the first queued output schedules with call_soon.  Without a
         # running loop (in-process harnesses) the flush runs at once.
-        self.pending_writes: list[Client] = []
+        self.pending_writes: list[interfaces.Client] = []
         self.call_soon: Callable[[Callable[[], Any]], Any] = _run_now
         self.listeners: list[asyncio.base_events.Server] = []  # TCP: CONFIG SET port / bind replace them
         self.unix_listener: asyncio.base_events.Server | None = None  # `unixsocket` (server/net/unixsocket.py)
@@ -137,10 +144,10 @@ class Server(ServerFields):
         self.stat_unexpected_error_replies = 0
         self.errorstats: dict[str, int] = {}
         # (time ms, commands, net in, net out) every 100 ms: instantaneous_* in INFO stats
-        self.ops_samples: collections.deque[tuple[int, int, int, int]] = collections.deque(maxlen=16)
+        self.ops_samples: collections.deque[tuple[int, ...]] = collections.deque(maxlen=16)
         self.slowlog: collections.deque[Any] = collections.deque()
         self.slowlog_next_id = 0
-        self.monitors: list[Client] = []
+        self.monitors: list[interfaces.Client] = []
         self.dirty = 0  # changes since the last save (INFO rdb_changes_since_last_save)
         self.lastsave = int(self.start_time)
         self.pause_until_ms = 0  # the pause in force (0: none), of all `pauses`
@@ -210,7 +217,7 @@ class Server(ServerFields):
             self.aof.flush()
         clients = self.pending_writes
         self.pending_writes = []
-        flush_clients(clients)
+        flush_clients(clients)  # type: ignore[arg-type]  # net/client.py's Client, not yet typed as the protocol
         if self.client_evict_pending:
             clienteviction.evict_pending(self)
 

@@ -81,7 +81,7 @@ def _main(args: list[str], on_ready: Callable[[], None] | None) -> None:
                     "config file use raxdb-server /path/to/redis.conf")
     else:
         LOG.warning("Configuration loaded")
-    srv = Server(config)
+    srv = Server(config)  # type: ignore[abstract]  # the attach functions set the rest of its protocol
     srv.supervised, srv.daemonized = supervised, daemonized
     srv.on_ready = on_ready
     crashreport.install(srv)  # crash reports on fatal signals, the software watchdog
@@ -170,7 +170,7 @@ def run_embedded(args: list[str], log: TextIO, on_ready: Callable[[Callable[[], 
     if not config.values["logfile"]:
         LOG.stream = log
     LOG.notice("oO0OoO0OoO0Oo raxdb is starting oO0OoO0OoO0Oo (embedded, in a thread)")
-    srv = Server(config)
+    srv = Server(config)  # type: ignore[abstract]  # the attach functions set the rest of its protocol
     with _runner() as runner:
         loop = runner.get_loop()
 
@@ -203,7 +203,7 @@ def _runner() -> asyncio.Runner:
     return asyncio.Runner(loop_factory=uvloop.new_event_loop)
 
 
-def _on_signal(srv, sig: int) -> None:  # type: ignore[no-untyped-def]
+def _on_signal(srv, sig: int) -> None:
     """SIGINT / SIGTERM: a shutdown the cron starts (server/admin/shutdown.py), as Redis schedules it."""
     if not srv.shutting_down:
         srv.shutdown.on_signal(sig)

@@ -88,9 +88,9 @@ _BYTE_TABLE = array("Q", _T[0])
 # slicing by 8, compiled: _T[7] for the first byte of a word down to _T[0] for its last
 _SLICE8_TABLE = array("Q", [v for d in range(7, -1, -1) for v in _T[d]])
 if _COMPILED:  # crc64() is the slicing-by-8 loop
-    _SLICE16: tuple = ()
-    _SHIFT: dict = {}
-    _COLUMNS: dict = {}
+    _SLICE16: tuple[list[int], ...] = ()
+    _SHIFT: dict[int, tuple[list[int], ...]] = {}
+    _COLUMNS: dict[int, list[list[bytes]]] = {}
 else:
     _SLICE16 = tuple(_T[15 - k] for k in range(16))
     # Advancing a CRC over N bytes: byte m of the CRC meets table N-1-m.
@@ -112,7 +112,7 @@ def _crc_slice8(buf: bytes, crc: int, n: int) -> int:
     """Compiled only (crc64.pxd), over buf's first n bytes (n <= len(buf)): eight bytes a step,
     the running CRC xored with them as one little-endian word and its eight bytes looked up in
     eight tables (Redis's crcspeed does the same), then the tail a byte at a time."""
-    t = _SLICE8_TABLE.data.as_ulonglongs  # compiled only: a pointer to the tables
+    t = _SLICE8_TABLE.data.as_ulonglongs  # type: ignore[attr-defined]  # compiled only (Cython's array): a pointer to the tables
     s = buf  # and to the bytes: unchecked loads, which the C compiler merges into one
     p = 0
     while p + 8 <= n:

@@ -93,20 +93,20 @@ _HEADS = [bytes((n,)) for n in range(0x80)]  # one-byte field lengths (interpret
 # Compiled, an array's items are read and written through its C data pointer (hashtype.pxd types
 # the arrays as cpython.array) and an item is built and compared through its bytes' pointer;
 # interpreted, through indexing and bytes methods.  Bounds are the callers' to keep.
-def _u64(a: array, i: int) -> int:
+def _u64(a: array[int], i: int) -> int:
     if cython.compiled:
         return a.data.as_ulonglongs[i]
     return a[i]
 
 
-def _set_u64(a: array, i: int, v: int) -> None:
+def _set_u64(a: array[int], i: int, v: int) -> None:
     if cython.compiled:
         a.data.as_ulonglongs[i] = v
     else:
         a[i] = v
 
 
-def _empty_index(size: int) -> array:
+def _empty_index(size: int) -> array[int]:
     """An index of `size` slots (a power of two), all empty."""
     index = array("Q")
     index.frombytes(b"\xff" * (8 * size))
@@ -693,5 +693,5 @@ def hash_get(h: Hash, field: bytes) -> bytes | None:
     every hash)."""
     lp = h.lp
     if lp is None:
-        return h.d.get(field)
+        return h.d.get(field)  # type: ignore[union-attr]  # Hash's invariant: d is set when lp is None
     return pair_value(lp, field)

@@ -31,6 +31,7 @@ import math
 import struct
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Callable
 
 MAGIC = b"HYLL"
 DENSE, SPARSE = 0, 1
@@ -113,7 +114,7 @@ def set_cached_card(buf: bytearray, card: int) -> None:
 
 
 # ---- dense registers -------------------------------------------------------------------------------
-def _table(f) -> bytes:
+def _table(f: Callable[[int], int]) -> bytes:
     return bytes(f(i) & 0xFF for i in range(256))
 
 
@@ -450,7 +451,7 @@ def to_dense(buf: bytearray) -> None:
     if buf[4] == DENSE:
         return
     regs = _sparse_of(buf).registers()
-    _forget(buf)  # type: ignore[arg-type]
+    _forget(buf)
     buf[HDR:] = pack_dense(regs)
     buf[4] = DENSE
 

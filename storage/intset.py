@@ -35,6 +35,7 @@ import struct
 import sys
 from array import array
 from bisect import bisect_left
+from typing import Any, Literal
 
 try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
     import cython
@@ -54,7 +55,7 @@ _FAST = _COMPILED and _LITTLE
 EMPTY = _HEADER.pack(2, 0)  # what intsetNew() makes: int16, no elements
 
 # width -> typecode of a signed integer of that many bytes (memoryview.cast / array)
-_CODE = {2: "h", 4: "i", 8: "q"}
+_CODE: dict[int, Literal["h", "i", "q"]] = {2: "h", 4: "i", 8: "q"}
 
 
 def canonical_int(m: bytes) -> int | None:
@@ -108,7 +109,7 @@ def width_of(v: int) -> int:
     return 8
 
 
-def _view(blob: bytes):  # -> memoryview | array: indexable ints, the header first
+def _view(blob: bytes) -> memoryview[int] | array[int]:  # indexable ints, the header first
     w = blob[0]
     if _LITTLE:
         return memoryview(blob).cast(_CODE[w])
@@ -117,7 +118,7 @@ def _view(blob: bytes):  # -> memoryview | array: indexable ints, the header fir
     return a
 
 
-def _get(base, w: int, i: int) -> int:
+def _get(base: Any, w: int, i: int) -> int:
     """Compiled only: element `i` of the elements at C pointer `base`, `w` bytes each."""
     if w == 2:
         return cython.cast(cython.pointer(cython.short), base)[i]

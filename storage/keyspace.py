@@ -75,6 +75,8 @@ class RawStr(bytearray):
     sdsMakeRoomFor when it grows, so MEMORY USAGE reports the room Redis keeps for appends."""
 
     __slots__ = ("size", "cap")
+    size: int
+    cap: int
 
     @classmethod
     def of(cls, value: bytes | bytearray) -> RawStr:
@@ -132,59 +134,59 @@ _U32 = 0xFFFFFFFF
 # ---- the typed arrays ----------------------------------------------------------------------------
 # Compiled, an array's items are read and written through its C data pointer (keyspace.pxd types
 # the arrays as cpython.array); interpreted, through indexing.  Bounds are the callers' to keep.
-def _u32(a: array, i: int) -> int:
+def _u32(a: array[int], i: int) -> int:
     if cython.compiled:
         return a.data.as_uints[i]
     return a[i]
 
 
-def _set_u32(a: array, i: int, v: int) -> None:
+def _set_u32(a: array[int], i: int, v: int) -> None:
     if cython.compiled:
         a.data.as_uints[i] = v
     else:
         a[i] = v
 
 
-def _i32(a: array, i: int) -> int:
+def _i32(a: array[int], i: int) -> int:
     if cython.compiled:
         return a.data.as_ints[i]
     return a[i]
 
 
-def _set_i32(a: array, i: int, v: int) -> None:
+def _set_i32(a: array[int], i: int, v: int) -> None:
     if cython.compiled:
         a.data.as_ints[i] = v
     else:
         a[i] = v
 
 
-def _u8(a: array, i: int) -> int:
+def _u8(a: array[int], i: int) -> int:
     if cython.compiled:
         return a.data.as_uchars[i]
     return a[i]
 
 
-def _set_u8(a: array, i: int, v: int) -> None:
+def _set_u8(a: array[int], i: int, v: int) -> None:
     if cython.compiled:
         a.data.as_uchars[i] = v
     else:
         a[i] = v
 
 
-def _i64(a: array, i: int) -> int:
+def _i64(a: array[int], i: int) -> int:
     if cython.compiled:
         return a.data.as_longlongs[i]
     return a[i]
 
 
-def _set_i64(a: array, i: int, v: int) -> None:
+def _set_i64(a: array[int], i: int, v: int) -> None:
     if cython.compiled:
         a.data.as_longlongs[i] = v
     else:
         a[i] = v
 
 
-def _grow(a: array, n: int) -> None:
+def _grow(a: array[int], n: int) -> None:
     """Append `n` items to `a` (their values are the caller's to set).  Compiled, a resize of the
     array in place (over-allocated, as list.append is), without the method call frombytes costs."""
     if cython.compiled:
@@ -193,14 +195,14 @@ def _grow(a: array, n: int) -> None:
         a.frombytes(bytes(a.itemsize * n))
 
 
-def _empty_index(size: int) -> array:
+def _empty_index(size: int) -> array[int]:
     """An index of `size` slots (a power of two), all empty (-1).  Made by repetition, so that no
     temporary of its size is allocated beside it (a big freed block can stay in the heap, and in
     the resident set)."""
     return array("i", _EMPTY_SLOT) * size
 
 
-def _empty_tags(size: int) -> array:
+def _empty_tags(size: int) -> array[int]:
     """The index's tags for `size` slots, all empty (0); made as _empty_index is."""
     return array("B", _EMPTY_TAG) * size
 
@@ -209,7 +211,7 @@ _EMPTY_SLOT = (-1,)
 _EMPTY_TAG = (0,)
 
 
-def _stored_is(keys: list, p: int, key: bytes) -> bool:
+def _stored_is(keys: list[bytes | None], p: int, key: bytes) -> bool:
     """Is the key stored at position p `key`?  Compiled, read without taking a reference to the
     stored key: a reference count written is a page copied while a snapshot's child shares the
     heap, and a probe would write one for every key it compares."""
@@ -219,7 +221,7 @@ def _stored_is(keys: list, p: int, key: bytes) -> bool:
     return k is key or k == key
 
 
-def _is_hole(keys: list, p: int) -> bool:
+def _is_hole(keys: list[bytes | None], p: int) -> bool:
     """Is position p free?  Compiled, read as `_stored_is` reads."""
     if cython.compiled:
         return _list_item(keys, p) == cython.cast(cython.p_void, None)  # noqa: F821 (keyspace.pxd)
@@ -244,7 +246,7 @@ def _stamp(ms: int) -> int:
     return (ms // 10) & _U32
 
 
-def _records(keys: list, values: list, meta: array, when: array) -> Iterator[tuple[bytes, Any, int | None]]:
+def _records(keys: list[bytes | None], values: list[Any], meta: array[int], when: array[int]) -> Iterator[tuple[bytes, Any, int | None]]:
     """Database.records over copies of its arrays."""
     for p in range(len(keys)):
         k = keys[p]
@@ -594,7 +596,7 @@ class Database:
         """(key, deadline) for every key with one, as a snapshot."""
         keys = self._keys
         when = self._ttl_when
-        return [(keys[p], _i64(when, t)) for t, p in enumerate(self._ttl_pos) if p >= 0]
+        return [(keys[p], _i64(when, t)) for t, p in enumerate(self._ttl_pos) if p >= 0]  # type: ignore[misc]  # a live TTL slot's key is never a hole
 
     def __len__(self) -> int:
         return self.count
@@ -784,12 +786,12 @@ class Database:
             if db.slot_keys is not None:
                 db.slot_keys.rebuild(db.key_list())
 
-    def _state(self) -> tuple:
+    def _state(self) -> tuple[Any, ...]:
         return (self._keys, self._values, self._meta, self._free, self._index, self._tags, self._mask, self.count,
                 self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
                 self.sizes, self.mem)
 
-    def _restore(self, s: tuple) -> None:
+    def _restore(self, s: tuple[Any, ...]) -> None:
         (self._keys, self._values, self._meta, self._free, self._index, self._tags, self._mask, self.count,
          self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
          self.sizes, self.mem) = s
@@ -840,7 +842,7 @@ class Database:
                     continue
                 sampled += 1
                 if when <= now_ms:
-                    self._expire(self._keys[p])
+                    self._expire(self._keys[p])  # type: ignore[arg-type]  # a live TTL slot's key is never a hole
                     expired += 1
                     done += 1
                     if not self.nexpires:
@@ -900,7 +902,7 @@ class Database:
             for _ in range(count * 4):
                 p = _i32(ttl_pos, rand(n))
                 if p >= 0:
-                    out.append(self._keys[p])
+                    out.append(self._keys[p])  # type: ignore[arg-type]  # a live TTL slot's key is never a hole
                     if len(out) == count:
                         break
             if not out:  # mostly holes: draw from the live keys

@@ -47,7 +47,7 @@ head)`, `pop_value(buf, head)`, `from_encoded(chunk, n)`, `delete_indexes(buf, i
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
     import cython
@@ -516,7 +516,7 @@ class Listpack:
         return lp
 
     @classmethod
-    def from_values(cls, values: list[bytes | int]) -> Listpack:
+    def from_values(cls, values: Sequence[bytes | int]) -> Listpack:
         lp = cls()
         append_encoded(lp.buf, b"".join(encode_entry(v) for v in values), len(values))
         return lp

@@ -41,7 +41,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 try:  # compiled, `cython.compiled` is true at compile time; interpreted, Cython may be absent
     import cython
@@ -170,7 +170,7 @@ class _Context:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> bool:
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> Literal[False]:
         if isinstance(exc, RDBError):
             exc.reports.append(self.msg)
         return False
@@ -284,7 +284,7 @@ class Writer:
 def write_value(w: Writer, value: Any) -> int:
     """Write `value`'s body as Redis 7.0's rdbSaveObject does; returns its type byte."""
     if type(value) is Intset:  # a set's intset bytes, as held
-        w.string(value)
+        w.string(value)  # type: ignore[arg-type]  # Intset is a bytes subclass made at import (set_type)
         return T_SET_INTSET
     if is_string(value):
         w.string(value)
@@ -331,7 +331,7 @@ def _write_list(w: Writer, ql: Quicklist) -> int:
     w.length(len(nodes))
     for node in nodes:
         w.length(_QL_PACKED)
-        if type(node) is PackedNode:
+        if isinstance(node, PackedNode):
             # A compressed node is saved as the LZF blob quicklist compression keeps for it.
             lp = node.listpack()
             packed = lzf_compress(lp, len(lp))
@@ -1147,11 +1147,11 @@ class _Records:
                 self.key = None
                 expire = self.expire
                 target = self.target
+                sink = self.sink  # set whenever target is
                 if value is EMPTY:
                     event: tuple[str, Any] | None = ("empty", (self.db, key))
-                elif (target is not None and self.idle is None and self.freq is None
-                      and (expire is None or expire >= self.sink.now_ms) and target.add_new(key, value)):
-                    sink = self.sink
+                elif (target is not None and sink is not None and self.idle is None and self.freq is None
+                      and (expire is None or expire >= sink.now_ms) and target.add_new(key, value)):
                     if expire is not None:
                         target.set_expire(key, expire)
                         sink.expiring += 1

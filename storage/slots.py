@@ -76,7 +76,7 @@ class SlotIndex:
         keys = self.by_slot.get(slot)
         if not keys:
             return []
-        out = []
+        out: list[bytes] = []
         for k in reversed(keys):  # newest first, as Redis's slot lists (slotToKeyAddEntry adds at the head)
             if len(out) >= limit:
                 break

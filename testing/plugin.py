@@ -11,11 +11,18 @@ Fixtures (all named raxdb_*, so they cannot collide with a project's own):
   replica of `raxdb_server`; each is stopped at the end of the test.
 - `raxdb_clock`: the clock of `raxdb_server` (`.advance(seconds)`, `.freeze()`, `.unfreeze()`,
   `.reset()`), put back on the wall clock, unfrozen, when the test ends.
+- `raxdb_cluster`: a Redis Cluster (raxdb.embed.EmbeddedCluster: `.nodes`, `.startup_nodes`,
+  `.simulate_failover()`) of 3 masters for the session, flushed before each test, started again
+  should a test have stopped one of its nodes; `raxdb_cluster_client` / `raxdb_async_cluster_client`:
+  redis-py's RedisCluster (sync / asyncio) on it.
+- `raxdb_cluster_factory`: `raxdb_cluster_factory(masters=3, replicas=0, config={...}, **options)`
+  starts more clusters, each stopped at the end of the test.
 
 Options, the command line winning over the ini file: `--raxdb-config KEY=VALUE` (repeatable) /
 ini `raxdb_config` (one KEY=VALUE a line) for the servers' redis.conf options, `--raxdb-protocol
 2|3` / ini `raxdb_protocol` for the clients' RESP version (default 2), and `--raxdb-mode process|
-thread` / ini `raxdb_mode` (default process, raxdb/embed/api.py says why).
+thread` / ini `raxdb_mode` (default process, raxdb/embed/api.py says why), `--raxdb-cluster-masters N`
+/ ini `raxdb_cluster_masters` for raxdb_cluster's size (default 3; 1: one node with every slot).
 
 Rule: fixtures and options only; servers are started by raxdb.serve() (raxdb/embed/), never here.
 Invariants: importing this module imports neither redis-py nor the server (pytest loads it in
@@ -32,7 +39,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 if TYPE_CHECKING:
-    from raxdb.embed import EmbeddedServer
+    from raxdb.embed import EmbeddedCluster, EmbeddedServer
     from raxdb.embed.api import Mode
 
 try:  # the async client fixture is pytest-asyncio's; without it, the fixture says what is missing
@@ -53,6 +60,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help="redis.conf options for the raxdb fixtures' servers, one KEY=VALUE a line")
     parser.addini("raxdb_protocol", default="2", help="RESP version of the raxdb client fixtures (2 or 3)")
     parser.addini("raxdb_mode", default="process", help="process (default) or thread")
+    group.addoption("--raxdb-cluster-masters", type=int, default=None, metavar="N",
+                    help="masters of the raxdb_cluster fixture's cluster (default 3; 1: one node, every slot)")
+    parser.addini("raxdb_cluster_masters", default="3", help="masters of the raxdb_cluster fixture's cluster")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -60,6 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _config(config)
     _protocol(config)
     _mode(config)
+    _cluster_masters(config)
 
 
 def _config(pytestconfig: pytest.Config) -> dict[str, str | list[str]]:
@@ -89,6 +100,13 @@ def _mode(pytestconfig: pytest.Config) -> Mode:
     if value not in ("process", "thread"):
         raise pytest.UsageError(f"raxdb_mode must be process or thread, not {value!r}")
     return cast("Mode", value)
+
+
+def _cluster_masters(pytestconfig: pytest.Config) -> int:
+    value = pytestconfig.getoption("raxdb_cluster_masters") or pytestconfig.getini("raxdb_cluster_masters")
+    if not str(value).isdigit() or int(value) < 1:
+        raise pytest.UsageError(f"raxdb_cluster_masters must be a number of masters, 1 or more, not {value!r}")
+    return int(value)
 
 
 def _redis() -> Any:
@@ -159,14 +177,116 @@ def raxdb_factory(pytestconfig: pytest.Config) -> Iterator[Callable[..., Embedde
     try:
         yield start
     finally:
-        errors = []
-        for srv in reversed(started):  # replicas, started last, before their masters
-            try:
-                srv.stop()
-            except Exception as exc:  # every server is stopped even if one fails to
-                errors.append(exc)
-        if errors:
-            raise errors[0]
+        _stop_all(started)
+
+
+def _stop_all(started: list[EmbeddedServer] | list[EmbeddedCluster]) -> None:
+    """Stops the last started first (a replica before its master), every one even if one fails to."""
+    errors = []
+    for item in reversed(started):
+        try:
+            item.stop()
+        except Exception as exc:
+            errors.append(exc)
+    if errors:
+        raise errors[0]
+
+
+# ---- clusters -------------------------------------------------------------------------------------
+class _SessionCluster:
+    """The session's cluster, started on first use, and again should a test leave it broken (a
+    node stopped)."""
+
+    def __init__(self, pytestconfig: pytest.Config) -> None:
+        self._pytestconfig = pytestconfig
+        self.cluster: EmbeddedCluster | None = None
+
+    def get(self) -> EmbeddedCluster:
+        from raxdb.embed import serve_cluster
+
+        if self.cluster is None or not self.cluster.running:
+            self.stop()
+            self.cluster = serve_cluster(_cluster_masters(self._pytestconfig), 0, _config(self._pytestconfig),
+                                         mode=_mode(self._pytestconfig)).start()
+        return self.cluster
+
+    def stop(self) -> None:
+        if self.cluster is not None:
+            self.cluster.stop()
+            self.cluster = None
+
+
+@pytest.fixture(scope="session")
+def _raxdb_session_cluster(pytestconfig: pytest.Config) -> Iterator[_SessionCluster]:
+    holder = _SessionCluster(pytestconfig)
+    try:
+        yield holder
+    finally:
+        holder.stop()
+
+
+@pytest.fixture
+def raxdb_cluster(_raxdb_session_cluster: _SessionCluster) -> EmbeddedCluster:
+    """The session's cluster (3 masters unless raxdb_cluster_masters says otherwise), every
+    master flushed first."""
+    cluster = _raxdb_session_cluster.get()
+    cluster.flush()
+    return cluster
+
+
+@pytest.fixture
+def raxdb_cluster_client(raxdb_cluster: EmbeddedCluster, pytestconfig: pytest.Config) -> Iterator[Any]:
+    """redis.cluster.RedisCluster on the session's cluster, flushed first."""
+    client = _redis().cluster.RedisCluster(host=raxdb_cluster.host, port=raxdb_cluster.port,
+                                           protocol=_protocol(pytestconfig))
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+if pytest_asyncio is not None:
+    @pytest_asyncio.fixture
+    async def raxdb_async_cluster_client(raxdb_cluster: EmbeddedCluster, pytestconfig: pytest.Config) -> Any:
+        """redis.asyncio.cluster.RedisCluster on the session's cluster, flushed first."""
+        _redis()
+        from redis.asyncio.cluster import RedisCluster
+
+        client = RedisCluster(host=raxdb_cluster.host, port=raxdb_cluster.port, protocol=_protocol(pytestconfig))
+        try:
+            await client.initialize()
+            yield client
+        finally:
+            await client.aclose()
+else:  # pragma: no cover - depends on the environment
+    @pytest.fixture
+    def raxdb_async_cluster_client() -> Any:
+        raise pytest.UsageError("the raxdb_async_cluster_client fixture needs pytest-asyncio: "
+                                "pip install pytest-asyncio")
+
+
+@pytest.fixture
+def raxdb_cluster_factory(pytestconfig: pytest.Config) -> Iterator[Callable[..., EmbeddedCluster]]:
+    """`raxdb_cluster_factory(masters=3, replicas=0, config=None, **serve_cluster_options)`: a
+    started cluster with the session's options and `config` over them; all stopped when the test
+    ends."""
+    from raxdb.embed import serve_cluster
+
+    started: list[EmbeddedCluster] = []
+    base = _config(pytestconfig)
+    mode = _mode(pytestconfig)
+
+    def start(masters: int = 3, replicas: int = 0, config: dict[str, Any] | None = None,
+              **options: Any) -> EmbeddedCluster:
+        options.setdefault("mode", mode)
+        cluster = serve_cluster(masters, replicas, {**base, **(config or {})}, **options)
+        started.append(cluster)
+        return cluster.start()
+
+    try:
+        yield start
+    finally:
+        _stop_all(started)
 
 
 # ---- the clock ----------------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ def value_digest(db: Database, key: bytes, value: Any, digest: bytearray) -> Non
             for element in value:
                 _mix(digest, element)
         elif kind == "set":
-            for member in as_set(value):
+            for member in as_set(value):  # type: ignore[union-attr]  # a set: as_set gives one
                 _xor(digest, member)
         elif kind == "zset":
             for score, member in value:

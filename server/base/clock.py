@@ -36,35 +36,38 @@ ran forward; while frozen, `ms`, `us` and `seconds` are constant but for `advanc
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from raxdb.server.base.interfaces import Server
 
 _time_ns = time.time_ns
 
 
-def us(srv: Any) -> int:
+def us(srv: Server) -> int:
     """ustime(): the server's time in microseconds."""
     if srv.clock_frozen:
         return srv.clock_shift_us  # frozen, the shift holds the reading itself
     return _time_ns() // 1000 + srv.clock_shift_us
 
 
-def ms(srv: Any) -> int:
+def ms(srv: Server) -> int:
     """mstime(): the server's time in whole milliseconds (not cached: `tick` caches it)."""
     return us(srv) // 1000
 
 
-def seconds(srv: Any) -> float:
+def seconds(srv: Server) -> float:
     """The server's time in seconds, a float (where Redis reads time(NULL), callers take int())."""
     return us(srv) / 1e6
 
 
-def tick(srv: Any) -> int:
+def tick(srv: Server) -> int:
     """Refresh the server's cached `now_ms` from the clock and return it."""
     srv.now_ms = now = us(srv) // 1000
     return now
 
 
-def wait_s(srv: Any, when_ms: int) -> float:
+def wait_s(srv: Server, when_ms: int) -> float:
     """Seconds of real time until the clock passes `when_ms` (reads more than it): how long a loop
     timer waits for a deadline.  Infinity while frozen (only a control moves a frozen clock)."""
     if srv.clock_frozen:
@@ -73,23 +76,23 @@ def wait_s(srv: Any, when_ms: int) -> float:
 
 
 # ---- the test controls' moves ----------------------------------------------------------------------
-def frozen(srv: Any) -> bool:
+def frozen(srv: Server) -> bool:
     return bool(srv.clock_frozen)
 
 
-def shift_us(srv: Any) -> int:
+def shift_us(srv: Server) -> int:
     """How far the clock is from the wall clock, in microseconds (ahead when positive)."""
     return us(srv) - _time_ns() // 1000
 
 
-def freeze(srv: Any) -> None:
+def freeze(srv: Server) -> None:
     if not srv.clock_frozen:
         srv.clock_shift_us = us(srv)
         srv.clock_frozen = True
     tick(srv)
 
 
-def unfreeze(srv: Any) -> None:
+def unfreeze(srv: Server) -> None:
     """Run again, as far ahead of the wall clock as the advances since the last reset took it;
     never behind the frozen reading."""
     if srv.clock_frozen:
@@ -99,7 +102,7 @@ def unfreeze(srv: Any) -> None:
     tick(srv)
 
 
-def advance(srv: Any, by_us: int) -> None:
+def advance(srv: Server, by_us: int) -> None:
     if by_us < 0:
         raise ValueError("the clock only moves forward")
     srv.clock_shift_us += by_us  # frozen, that is the reading; running, the shift
@@ -107,7 +110,7 @@ def advance(srv: Any, by_us: int) -> None:
     tick(srv)
 
 
-def reset(srv: Any) -> None:
+def reset(srv: Server) -> None:
     srv.clock_frozen = False
     srv.clock_shift_us = srv.clock_advanced_us = 0
     tick(srv)

@@ -30,7 +30,7 @@ def remove_quietly(path: str) -> None:
         pass
 
 
-def write_atomically(tmp: str, dest: str, fill: Callable[[BinaryIO], None]) -> None:
+def write_atomically(tmp: str, dest: str, fill: Callable[[BinaryIO], object]) -> None:
     """The temp-file dance every durable file here takes (the RDB, the AOF base, the AOF manifest):
     write `tmp`, flush, fsync, rename it over `dest`, so a crash leaves the old `dest` whole.  The
     temp file is removed when anything fails (WriteFailed names the stage)."""

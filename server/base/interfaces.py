@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -61,8 +61,6 @@ class Command(Protocol):
     key_step: int
     acl_categories: tuple[str, ...]
     meta: Any  # table/metadata.py's CommandMeta: arity, flags, key specs, COMMAND INFO / DOCS trees
-    parent: Command | None
-    subcommands: dict[bytes, Command]
     is_write: bool
     is_readonly: bool
     touches_arbitrary_keys: bool
@@ -80,6 +78,12 @@ class Command(Protocol):
     timed_calls: int
     fixed_key_positions: dict[int, tuple[int, ...]]
     latency: dict[int, int]
+
+    # read-only here, so that the table's own Command (whose are of its own class) matches
+    @property
+    def parent(self) -> Command | None: ...
+    @property
+    def subcommands(self) -> Mapping[bytes, Command]: ...
 
     def arity_ok(self, n: int) -> bool: ...
     def latency_histogram(self) -> dict[int, int]: ...
@@ -157,6 +161,7 @@ class Replication(Protocol):
     replicas: list[Replica]
     masterhost: str | None
     masterport: int
+    cluster_replica: bool  # a replica by the cluster's say (iAmMaster reads it)
     link: Any
     own_expires: dict[bytes, int]
     write_gate: bool
@@ -165,6 +170,7 @@ class Replication(Protocol):
 
     def set_master_address(self, host: str | None, port: int) -> None: ...
     def change_replid(self) -> None: ...
+    def i_am_master(self) -> bool: ...
     def clear_replid2(self) -> None: ...
     def shift_replid(self) -> None: ...
     @staticmethod
@@ -200,7 +206,7 @@ class Server(Protocol):
     # the event loop and the sockets
     loop: asyncio.AbstractEventLoop | None
     pending_writes: list[Client]
-    call_soon: Callable[[Callable[[], Any]], Any]
+    call_soon: Callable[..., Any]  # the loop's call_soon(callback, *args)
     listeners: list[asyncio.base_events.Server]
     unix_listener: asyncio.base_events.Server | None
     tls_listeners: list[asyncio.base_events.Server]
@@ -336,6 +342,16 @@ class Server(Protocol):
     def instantaneous_kbps(self) -> tuple[float, float, float, float]: ...
 
 
+class WatchedKey(Protocol):
+    """A key a client WATCHes (server/events/watch.py): whether it was logically expired when
+    watched."""
+
+    client: Client
+    db: Database
+    key: bytes
+    expired: bool
+
+
 class Client(Protocol):
     """A client connection (server/net/client.py's Client, and its subclasses): its state and the
     methods lower layers call.  The hot path's private state (`_raw`, `_base`, ...) is left out."""
@@ -361,7 +377,7 @@ class Client(Protocol):
     multi: list[tuple[Command, list[bytes]]] | None
     multi_error: bool
     cluster_flags: int  # ASKING, READONLY, ASKED (server/cluster/routing.py)
-    watched: list[tuple[Database, bytes]]
+    watched: list[WatchedKey]
     dirty_cas: bool
     in_exec: bool
     exec_view: tuple[list[bytes], list[Any]] | None
@@ -405,7 +421,7 @@ class Client(Protocol):
     # propagation, replication
     prop_argv: list[bytes] | None
     prop_prevent: bool
-    prop_force: bool
+    prop_force: bool | int  # True, False, or REPL_ONLY (2): the replication stream alone
     prop_targets: int
     woff: int
     replica: Replica | None

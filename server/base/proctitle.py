@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from raxdb.server.base.log import LOG
 
+_set: Callable[[str], None] | None
 try:
     from setproctitle import setproctitle as _set
 except ImportError:  # optional: without it the title is not shown (`apply` logs it once)

@@ -172,8 +172,8 @@ def parse(text: str) -> ClusterState:
             first, dash, last = item.partition("-")
             a = _slot(first)
             b = _slot(last) if dash else a
-            for s in range(a, b + 1):
-                st.add_slot(node, s)
+            for slot in range(a, b + 1):
+                st.add_slot(node, slot)
     return st
 
 

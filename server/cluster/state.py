@@ -323,6 +323,11 @@ class ClusterState:
                 master.flags &= ~MIGRATE_TO
 
     # ---- state ---------------------------------------------------------------------------------
+    def end_writable_delay(self) -> None:
+        """A master may turn ok from now on, as if it had been up for WRITABLE_DELAY_MS (a test
+        control's: a node just started for a test has no older configuration to learn first)."""
+        self.first_update_ms = now_ms() - WRITABLE_DELAY_MS
+
     def update_state(self, full_coverage: bool, node_timeout: int) -> str | None:
         """clusterUpdateState: the new state's word when it changed, else None."""
         now = now_ms()

@@ -32,5 +32,6 @@ from raxdb.server.commands import (  # noqa: F401 - imported for their registrat
     t_stream,
     t_string,
     t_testclock,
+    t_testcluster,
     t_zset,
 )

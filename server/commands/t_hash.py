@@ -242,7 +242,7 @@ command("hmget")(hmget)  # not a decorator: compiled, a cpdef function (t_hash.p
 
 def _flat_pairs(fields: list[bytes], values: list[bytes]) -> bytes:
     """field, value, field, value, ... as one array of bulk strings."""
-    flat = []
+    flat: list[bytes] = []
     append = flat.append
     for f, v in zip(fields, values, strict=True):
         append(f)

@@ -191,7 +191,7 @@ def pop_for_client(c, key: bytes, head: bool, count: int | None, with_key: bool 
         _popped(c, key, v, head, 1)
         if not with_key:
             return R.bulk(item)
-        return pack_command((key, item))
+        return pack_command((key, item))  # type: ignore[arg-type]  # hiredis's stub types a 1-tuple
     items = v.pop_many(count, head)
     _popped(c, key, v, head, len(items))
     if not with_key:
@@ -235,7 +235,7 @@ def lmpop(c, argv):
         ql = _list_for_write(c, key)
         if ql is not None:
             propagate.rewrite_count_pop(c, b"LPOP" if head else b"RPOP", key, min(count, ql.count))
-            return pop_for_client(c, key, head, count)  # type: ignore[return-value]
+            return pop_for_client(c, key, head, count)
     return c.enc.null_array
 
 

@@ -682,9 +682,10 @@ def _debug_crash(c, argv: list[bytes], sub: bytes) -> bytes:
         crashreport.assert_failed(c, argv, "1 == 2", here)
     delay = 0
     if len(argv) >= 3:
-        delay = maybe_int(argv[2])
-        if delay is None:
+        given = maybe_int(argv[2])
+        if given is None:
             raise CommandError(NOT_INTEGER)
+        delay = given
     crashreport.restart(c.server, sub == b"restart", max(0, delay))
     raise CommandError("ERR failed to restart the server. Check server logs.")
 

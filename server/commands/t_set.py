@@ -310,7 +310,7 @@ def intersection(sets: list[RSet | None], limit: int = 0) -> list[bytes]:
         return out[:limit] if limit else out
     if not any(s.is_intset() for s in ordered):  # every set a hashtable: test the Python sets
         tables = [s.data for s in rest]
-        out = [m for m in first.data if all(m in t for t in tables)]
+        out = [m for m in first.data if all(m in t for t in tables)]  # type: ignore[misc]  # hashtables: sets
         return out[:limit] if limit else out
     out = []
     for m in first.members():

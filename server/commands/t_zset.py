@@ -487,7 +487,7 @@ def zrange_generic(c, argv: list[bytes], key_idx: int, dst: bytes | None, ranget
         # elements in emission order (the conversion point decides which scores lose a -0)
         max_entries, max_value = listpack_limits(c)
         listpack = rangetype != RANK or len(pairs) <= max_entries
-        return store_result(c, dst, ZSet.built_by_adds(pairs, listpack, max_entries, max_value),
+        return store_result(c, dst, ZSet.built_by_adds(pairs, listpack, max_entries, max_value),  # type: ignore[arg-type]  # store: dst is set
                             "zrangestore")
     return pairs_reply(c, pairs, withscores)
 

@@ -75,7 +75,7 @@ def writable_string(c: Client, key: bytes, v: bytes | bytearray) -> RawStr:
     when it already is one, else a raw copy that replaces it.  Callers that lengthen it call its
     `make_room` first, so that its allocation follows sds's."""
     if type(v) is RawStr:
-        return v  # type: ignore[return-value]
+        return v
     buf = RawStr.of(v)
     c.db.replace(key, buf)
     return buf

@@ -60,13 +60,13 @@ MULTI = [b"MULTI"]
 EXEC = [b"EXEC"]
 
 
-class ReplOnly(list):  # type: ignore[type-arg]
+class ReplOnly(list):
     """An argv for the replication stream only (a target without `replica_stream` skips it)."""
 
     __slots__ = ()
 
 
-class AofOnly(list):  # type: ignore[type-arg]
+class AofOnly(list):
     """An argv for the AOF only (a target with `replica_stream` skips it): a script's command
     under redis.set_repl(redis.REPL_AOF)."""
 
@@ -236,7 +236,7 @@ def encode_command(argv: list[bytes]) -> bytes:
     try:
         # hiredis's C encoder, the same bytes for bytes arguments: per-argument formatting in
         # Python was most of what feeding a write cost (bench/instr.sh with HOTPATH_AOF=1)
-        return _pack(tuple(argv))
+        return _pack(tuple(argv))  # type: ignore[arg-type]  # hiredis's stub types a 1-tuple
     except TypeError:  # a bytearray or memoryview some command rewrote its argv with
         parts = [b"*%d\r\n" % len(argv)]
         for a in argv:

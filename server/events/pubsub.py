@@ -50,13 +50,13 @@ class Registry:
 
 def attach(server: Server) -> None:
     if getattr(server, "pubsub", None) is None:
-        server.pubsub = Registry()  # type: ignore[attr-defined]
+        server.pubsub = Registry()
 
 
 def registry(server: Server) -> Registry:
     reg = getattr(server, "pubsub", None)
     if reg is None:
-        reg = server.pubsub = Registry()  # type: ignore[attr-defined]
+        reg = server.pubsub = Registry()
     return reg
 
 

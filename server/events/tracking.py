@@ -41,16 +41,22 @@ keys (invalidating them); raxdb forgets the longest-remembered ones.
 from __future__ import annotations
 
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import c_str
 from raxdb.server.conn.obuf import client_class
 from raxdb.server.table.getkeys import key_positions
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # checked against the protocols the lower layers work with; no bases at run time
+    from raxdb.server.base import interfaces
     from raxdb.server.base.interfaces import Client, Server
     from raxdb.server.table.registry import Command
+
+    _DeclaredClientTracking = interfaces.ClientTracking
+    _DeclaredTracking = interfaces.Tracking
+else:
+    _DeclaredClientTracking = _DeclaredTracking = object
 
 _PUSH = b">2\r\n$10\r\ninvalidate\r\n"
 _MESSAGE = b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n"
@@ -60,7 +66,7 @@ _FLUSHED = None  # in `Tracking.pending`: the flush's null, rather than a key
 _SCRIPT_RO = frozenset({"eval_ro", "evalsha_ro", "fcall_ro"})
 
 
-class ClientTracking:
+class ClientTracking(_DeclaredClientTracking):
     """A client's CLIENT TRACKING state (Redis's CLIENT_TRACKING_* flags and its prefixes)."""
 
     __slots__ = ("redirect", "bcast", "optin", "optout", "noloop", "caching", "broken", "prefixes")
@@ -84,7 +90,7 @@ class _Prefix:
         self.keys: dict[bytes, Client | None] = {}
 
 
-class Tracking:
+class Tracking(_DeclaredTracking):
     """The server's tracking state, made by the first CLIENT TRACKING ON (`Server.tracking`)."""
 
     __slots__ = ("server", "table", "items", "prefixes", "clients", "current", "pending", "broadcast_due",
@@ -106,7 +112,7 @@ class Tracking:
 
 
 def state(srv: Server) -> Tracking:
-    tr = srv.tracking
+    tr = cast("Tracking | None", srv.tracking)  # the server's is this module's Tracking
     if tr is None:
         tr = srv.tracking = Tracking(srv)
         for db in srv.dbs:
@@ -122,7 +128,7 @@ def state(srv: Server) -> Tracking:
 
 def check_enable(c: Client, bcast: bool, optin: bool, optout: bool, prefixes: list[bytes]) -> str | bytes | None:
     """The error CLIENT TRACKING ON answers for these options, in Redis's order, or None."""
-    ct = c.tracking
+    ct = cast("ClientTracking | None", c.tracking)  # a client's is this module's ClientTracking
     if prefixes and not bcast:
         return "ERR PREFIX option requires BCAST mode to be enabled"
     if ct is not None and ct.bcast != bcast:
@@ -355,7 +361,7 @@ def limit_table(srv: Server) -> None:
     raxdb runs it after those (and just after a CONFIG SET lowers the limit, as serverCron would),
     which sends the same messages in the same order among each client's replies, without a step on
     the fast loop."""
-    tr = srv.tracking
+    tr = cast("Tracking | None", srv.tracking)  # the server's is this module's Tracking
     limit = int(srv.config.values.get("tracking-table-max-keys", "0"))
     if tr is None or not 0 < limit < len(tr.table):
         return

@@ -246,7 +246,7 @@ def account(c: Client, cmd: Command | None, argv: list[bytes] | None) -> None:
     if cmd is not None and argv is not None and cmd.is_write:
         c.server.mem_ok = False
         db = c.db
-        positions = cmd.fixed_key_positions.get(len(argv))  # key_positions' cache, inlined: a call per write
+        positions: tuple[int, ...] | list[int] | None = cmd.fixed_key_positions.get(len(argv))  # key_positions' cache, inlined: a call per write
         if positions is None:
             positions = key_positions(cmd, argv)
         for pos in positions:
@@ -298,7 +298,7 @@ def _populate(srv: Server, state: EvictionState, db: Database, volatile: bool, m
         elif mode == "lfu":
             score = 255 - db.lfu_counter(key, now)
         else:  # ttl: the sooner the deadline, the better the candidate
-            score = (1 << 64) - db.expires.get(key, 0)
+            score = (1 << 64) - db.expires.get(key, 0)  # type: ignore[operator]  # get(key, 0): never None
         if any(e[1] == db.id and e[2] == key for e in pool):
             continue
         if len(pool) >= EVPOOL_SIZE:

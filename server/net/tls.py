@@ -94,11 +94,12 @@ def _protocol_range(spec: str) -> tuple[ssl.TLSVersion, ssl.TLSVersion]:
     """tls-protocols ("TLSv1.2 TLSv1.3", any case) as the lowest and highest version allowed."""
     if not spec.strip():
         return _DEFAULT_PROTOCOLS
-    versions = [_PROTOCOLS.get(word.lower()) for word in spec.split()]
-    if None in versions:
+    given = [_PROTOCOLS.get(word.lower()) for word in spec.split()]
+    versions = [v for v in given if v is not None]
+    if len(versions) < len(given):
         raise _fail("Invalid tls-protocols specified. Use a combination of 'TLSv1', 'TLSv1.1', 'TLSv1.2' and "
                     "'TLSv1.3'.")
-    return min(versions), max(versions)  # type: ignore[type-var]
+    return min(versions), max(versions)
 
 
 def _context(values: dict[str, str], server_side: bool, cert: str, key: str, password: str) -> ssl.SSLContext:

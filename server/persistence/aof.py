@@ -900,7 +900,7 @@ def write_commands(srv: Server, f: BinaryIO) -> None:
                 if kind == "list":
                     _batched(parts, b"RPUSH", key, list(value), 1)
                 elif kind == "set":
-                    _batched(parts, b"SADD", key, as_set(value).members(), 1)
+                    _batched(parts, b"SADD", key, as_set(value).members(), 1)  # type: ignore[union-attr]  # a set
                 elif kind == "zset":
                     items: list[bytes] = []
                     for score, member in value:

@@ -252,7 +252,7 @@ def load_file(srv: Server, name: str, offset: int = 0) -> Steps[str]:
             if loops == AOF_EVENTS_EVERY:
                 loops = 0
                 progress(srv, offset + end)
-                yield
+                yield None
             if delay:
                 debug_delay(delay)
             cmd = _replay(c, argv, name)
@@ -309,7 +309,7 @@ def _replay(c: Client, argv: list[bytes], name: str) -> Command | None:
             # Redis runs the handler anyway, reading past argv; answering the arity error is the
             # nearest defined behaviour.
             raise wrong_arity(cmd.fullname)
-        cmd.proc(c, argv)  # type: ignore[misc]
+        cmd.proc(c, argv)
     except CommandError as e:
         c.error_reply(e.msg, None, e.counted)  # the reply goes nowhere; errorstats still count it
     except Exception as e:

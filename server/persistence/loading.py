@@ -63,7 +63,7 @@ def run(steps: Steps[T]) -> T:
         try:
             want = next(steps)
         except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+            return done.value
         assert want is None, "an arriving RDB needs drive()"
 
 
@@ -78,7 +78,7 @@ async def drive(srv: Server, steps: Steps[T], on_pause: Callable[[], None] | Non
             try:
                 want = next(steps)
             except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
+                return done.value
             if want is not None:
                 assert fill is not None, "an arriving RDB needs its fill"
                 await fill(want)  # awaiting the socket serves the loop, as a pause does

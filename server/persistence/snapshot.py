@@ -59,7 +59,7 @@ from raxdb.server.scripting.functions import library_code
 from raxdb.storage import rdb
 
 try:  # the compiled build's snapshot writer (storage/rdbwalk.pyx); interpreted, rdb.write_file
-    from raxdb.storage import rdbwalk
+    from raxdb.storage import rdbwalk  # type: ignore[attr-defined]  # a .pyx: compiled only, no Python source
 except ImportError:
     rdbwalk = None
 
@@ -148,7 +148,9 @@ class Persistence:
     def limits(self) -> rdb.Limits:
         cfg = self.srv.config
         fill, depth = cfg.list_options
-        return rdb.Limits(*cfg.hash_max_listpack, *cfg.zset_max_listpack, cfg.set_max_intset_entries, fill, depth)
+        hash_entries, hash_value = cfg.hash_max_listpack
+        zset_entries, zset_value = cfg.zset_max_listpack
+        return rdb.Limits(hash_entries, hash_value, zset_entries, zset_value, cfg.set_max_intset_entries, fill, depth)
 
     def path(self) -> str:
         return os.path.join(_cwd() or "", self.srv.config.values["dbfilename"])
@@ -641,7 +643,7 @@ class Persistence:
                         stats["rdb_last_load_keys_loaded"] = loaded + (sink.added if sink is not None else 0)
                         stats["rdb_last_load_keys_expired"] = expired
                         loading.progress(srv, offset + item)
-                        yield
+                        yield None
                     elif kind == "aux":
                         self._aux_loaded(*item)
                         if aux is not None:
@@ -740,5 +742,5 @@ def save_points(spec: str) -> list[tuple[int, int]]:
 def attach(srv: Server) -> Persistence:
     p = getattr(srv, "persistence", None)
     if p is None:
-        p = srv.persistence = Persistence(srv)  # type: ignore[attr-defined]
+        p = srv.persistence = Persistence(srv)
     return p

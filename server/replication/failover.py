@@ -35,10 +35,11 @@ from raxdb.protocol import reply as R
 from raxdb.server.base.errors import SYNTAX, CommandError
 from raxdb.server.base.interfaces import PAUSE_FOREVER
 from raxdb.server.base.log import LOG
-from raxdb.server.replication.master import ONLINE, Replica
+from raxdb.server.replication.master import ONLINE
 from raxdb.server.table.args import to_int
 
 if TYPE_CHECKING:
+    from raxdb.server.base.interfaces import Replica
     from raxdb.server.net.client import Client
     from raxdb.server.replication.state import Replication
 

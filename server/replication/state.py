@@ -56,14 +56,18 @@ from raxdb.server.config import oomscore
 from raxdb.server.conn import lifecycle
 from raxdb.server.events import propagate
 from raxdb.server.replication.failover import Failover
-from raxdb.server.replication.master import Master, Replica
+from raxdb.server.replication.master import Master
 from raxdb.server.table.getkeys import key_positions
 from raxdb.storage.alloc import size_class
 from raxdb.storage.rax import Rax
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # checked against the protocol the lower layers work with; no base at run time
+    from raxdb.server.base import interfaces
     from raxdb.server.base.interfaces import Server
-    from raxdb.server.net.client import Client
+
+    _Declared = interfaces.Replication
+else:
+    _Declared = object
 
 NO_REPLID = "0" * 40
 
@@ -234,7 +238,7 @@ def _no_replica() -> int | None:
     return None
 
 
-class Replication(ReplFields):
+class Replication(ReplFields, _Declared):
     def __init__(self, srv: Server) -> None:
         self.srv = srv
         self.replid = new_replid()
@@ -243,7 +247,7 @@ class Replication(ReplFields):
         self.second_replid_offset = -1
         self.backlog: Backlog | None = None
         self.seldb = -1  # the database the stream last SELECTed (-1: name it with the next write)
-        self.replicas: list[Replica] = []  # attached replicas, in attach order (server/replication/master.py)
+        self.replicas: list[interfaces.Replica] = []  # attached replicas, in attach order (server/replication/master.py)
         self.masterhost: str | None = None
         self.masterport = 0
         self.link: Any = None  # the replica side's link to its master (server/replication/replica.py)
@@ -525,7 +529,7 @@ def disconnect_replicas(srv: Server) -> None:
     srv.repl.master.disconnect_all()
 
 
-def _on_disconnect(c: Client) -> None:
+def _on_disconnect(c: interfaces.Client) -> None:
     if c.replica is not None:
         c.server.repl.master.on_disconnect(c)
 

@@ -23,7 +23,7 @@ its helpers and they name it through interfaces.py, never by importing it back.
 """
 
 
-def stats(server) -> dict[str, int]:  # type: ignore[no-untyped-def]
+def stats(server) -> dict[str, int]:
     """Counts for INFO memory (number_of_cached_scripts, number_of_functions, number_of_libraries);
     creates nothing when scripting was never used."""
     sc = server.script_cache

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 def enter(server: Server, run: Running) -> None:
     run.busy = True
-    server.busy_script = run  # type: ignore[attr-defined]
+    server.busy_script = run
     for c in list(server.clients.values()):
         c.plain = False
     what = "function" if run.is_function else "script"
@@ -43,7 +43,7 @@ def enter(server: Server, run: Running) -> None:
 
 
 def leave(server: Server, run: Running) -> None:
-    server.busy_script = None  # type: ignore[attr-defined]
+    server.busy_script = None
     _eof.clear()
     for c in list(server.clients.values()):
         c.update_plain()
@@ -55,10 +55,10 @@ _eof: set[int] = set()
 def poll(server: Server, run: Running) -> None:
     """Read and serve whatever other clients sent, without blocking."""
     fds = {}
-    for c in server.clients.values():
-        if c is run.caller or c.closed or c.fd < 0 or c.fd in _eof:
+    for other in server.clients.values():
+        if other is run.caller or other.closed or other.fd < 0 or other.fd in _eof:
             continue
-        fds[c.fd] = c
+        fds[other.fd] = other
     if not fds:
         return
     p = select.poll()

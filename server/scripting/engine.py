@@ -22,7 +22,7 @@ import math
 import sys
 import time
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import lupa.lua51 as lupa51
 
@@ -235,7 +235,7 @@ class Engine(Runner):
     def install_redis(self, table: Any) -> None:
         self.h.install(b"redis", table)
 
-    def raise_error(self, msg: bytes) -> None:
+    def raise_error(self, msg: bytes) -> NoReturn:
         if self.ldb is not None and self.ldb.logging():
             self.ldb.log(b"<error> " + msg)
         raise LuaRaise(self.h.err(error_text(msg)))

@@ -257,11 +257,11 @@ class FunctionsEngine:
                 e.raise_error(b"second argument to redis.register_function must be a function")
         else:
             e.raise_error(b"wrong number of arguments to redis.register_function")
-        if not _NAME_OK.match(name):  # type: ignore[arg-type]
+        if not _NAME_OK.match(name):
             e.raise_error(NAME_ERROR.encode())
         if name in lib.functions:
             e.raise_error(b"Function already exists in the library")
-        lib.functions[name] = Function(name, callback, flags, description, lib)  # type: ignore[index]
+        lib.functions[name] = Function(name, callback, flags, description, lib)
 
     # ---- the other subcommands --------------------------------------------------------------------
     def delete(self, name: bytes) -> None:

@@ -13,7 +13,6 @@ from typing import Any, Protocol
 class Running(Protocol):
     """What is executing now (engine.Running)."""
 
-    engine: Engine
     caller: Any  # the client whose EVAL / FCALL runs it
     name: bytes
     argv: list[bytes]
@@ -27,6 +26,10 @@ class Running(Protocol):
     repl: int
     guarded: bool  # may a called command be refused other than as a first write (engine._refusal)
 
+    # read-only here, so that engine.Running's (an engine.Engine) matches
+    @property
+    def engine(self) -> Engine: ...
+
 
 class Engine(Protocol):
     """One Lua state with Redis's sandbox (engine.Engine)."""
@@ -35,7 +38,10 @@ class Engine(Protocol):
     chunk_name: bytes
     lua: Any  # the lupa LuaRuntime
     h: Any  # the bootstrap's helper table
-    running: Running | None
     ldb: Any  # the debugging session while one runs
     ldb_lua: Any
     bridge: Any  # the C bridge (cbridge.Bridge), or None
+
+    # read-only here, so that engine.Engine's (an engine.Running) matches
+    @property
+    def running(self) -> Running | None: ...

@@ -33,6 +33,7 @@ of C ints, because deleting one moves the rest with a byte count where an int co
 
 from __future__ import annotations
 
+import builtins
 import os
 import socket
 import struct
@@ -481,7 +482,7 @@ class Session:
                 return True
         return False
 
-    def breakpoints(self, argv: list[bytes]) -> None:
+    def breakpoints(self, argv: builtins.list[bytes]) -> None:  # `list` here is the method
         if len(argv) == 1:
             if self.bpcount == 0:
                 self.log(b"No breakpoints set. Use 'b <line>' to add one.")
@@ -573,7 +574,7 @@ class Session:
             if self.command(argv):
                 return True
 
-    def command(self, argv: list[bytes]) -> bool:
+    def command(self, argv: builtins.list[bytes]) -> bool:  # `list` here is the method
         """One debugger command; True when it resumes the script."""
         name = argv[0].split(b"\0", 1)[0].lower()  # strcasecmp reads a C string
         lua = self.engine.ldb_lua

@@ -25,7 +25,7 @@ def _s32(v: int) -> int:
     return v - 0x100000000 if v & 0x80000000 else v
 
 
-def make(where) -> dict[bytes, Any]:  # type: ignore[no-untyped-def]
+def make(where) -> dict[bytes, Any]:
     def arg(args: tuple, i: int, name: str) -> int:
         return tobit_value(check_number(args, i, name, where))
 
@@ -35,7 +35,7 @@ def make(where) -> dict[bytes, Any]:  # type: ignore[no-untyped-def]
     def bnot(*a: Any) -> int:
         return _s32(~arg(a, 0, "bnot"))
 
-    def variadic(name: str, op):  # type: ignore[no-untyped-def]
+    def variadic(name: str, op):
         def f(*a: Any) -> int:
             r = arg(a, 0, name)
             for i in range(1, len(a)):
@@ -44,7 +44,7 @@ def make(where) -> dict[bytes, Any]:  # type: ignore[no-untyped-def]
 
         return f
 
-    def shift(name: str, op):  # type: ignore[no-untyped-def]
+    def shift(name: str, op):
         def f(*a: Any) -> int:
             x = arg(a, 0, name) & 0xFFFFFFFF
             n = arg(a, 1, name) & 31

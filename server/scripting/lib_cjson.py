@@ -402,7 +402,7 @@ def _reject_constant(name: str) -> float:
     raise ValueError(name)
 
 
-def make(where, table_from, mkobj, encode_where=None, set_fast=None) -> dict[bytes, Any]:  # type: ignore[no-untyped-def]
+def make(where, table_from, mkobj, encode_where=None, set_fast=None) -> dict[bytes, Any]:
     """The library's members.  `encode_where`: where for `encode`'s errors when a front
     (cjson_lua.py) calls it, one frame further from the script than the others; `set_fast(bool)`
     tells that front whether the encode settings are the defaults, after each settings call."""
@@ -453,7 +453,7 @@ def make(where, table_from, mkobj, encode_where=None, set_fast=None) -> dict[byt
 _ON_OFF = ("off", "on")
 
 
-def _settings(cfg: Config, where, set_fast=None) -> dict[bytes, Any]:  # type: ignore[no-untyped-def]
+def _settings(cfg: Config, where, set_fast=None) -> dict[bytes, Any]:
     """cjson.encode_max_depth(...) and the rest: each sets what it is given (nil leaves a setting as
     it is) and returns the settings, with lua-cjson's checks and its error texts (which name
     argument #1 for any out-of-range integer, as lua-cjson does)."""
@@ -524,7 +524,7 @@ def _settings(cfg: Config, where, set_fast=None) -> dict[bytes, Any]:  # type: i
         cfg.decode_invalid = bool(option("decode_invalid_numbers", args, 0, int(cfg.decode_invalid), _ON_OFF))
         return cfg.decode_invalid
 
-    def telling(setting):  # type: ignore[no-untyped-def]
+    def telling(setting):
         """An encode setting that tells the Lua front whether the defaults still hold (also after
         an error part way: a setting may be changed before a later argument is refused)."""
         if set_fast is None:

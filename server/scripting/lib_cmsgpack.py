@@ -103,7 +103,7 @@ def _pack_table(t: Any, out: bytearray, level: int) -> None:
     items = list(t.items())
     count = len(items)
     is_array = True
-    top = 0
+    top: float = 0
     for k, _ in items:
         if (k.__class__ is int or k.__class__ is float) and k > 0 and k == math.floor(k):
             top = max(top, k)
@@ -225,7 +225,7 @@ def _num(v: int) -> int | float:
     return float(v) if abs(v) >= 1 << 53 else v
 
 
-def make(where, table_from, mkobj, unpack_where=None) -> dict[bytes, Any]:  # type: ignore[no-untyped-def]
+def make(where, table_from, mkobj, unpack_where=None) -> dict[bytes, Any]:
     """The library's members.  `unpack_where`: where for `unpack`'s errors when a front
     (msgpack_lua.py) calls it, one frame further from the script than the others."""
     unpack_at = unpack_where or where

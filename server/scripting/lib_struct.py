@@ -41,7 +41,7 @@ def _getnum(f: _Fmt, default: int) -> int:
     return n
 
 
-def _optsize(f: _Fmt, opt: str, where, fname: str) -> int:  # type: ignore[no-untyped-def]
+def _optsize(f: _Fmt, opt: str, where, fname: str) -> int:
     if opt in _SIZES:
         return _SIZES[opt]
     if opt == "c":
@@ -61,7 +61,7 @@ def _toalign(length: int, f: _Fmt, opt: str, size: int) -> int:
     return (size - (length & (size - 1))) & (size - 1)
 
 
-def _controloptions(f: _Fmt, opt: str, where, fname: str) -> bool:  # type: ignore[no-untyped-def]
+def _controloptions(f: _Fmt, opt: str, where, fname: str) -> bool:
     if opt == " ":
         return True
     if opt == ">":
@@ -79,7 +79,7 @@ def _controloptions(f: _Fmt, opt: str, where, fname: str) -> bool:  # type: igno
     return False
 
 
-def _options(fmt: bytes, where, fname: str):  # type: ignore[no-untyped-def]
+def _options(fmt: bytes, where, fname: str):
     """Yield (option, size) for each data option, after applying control options."""
     f = _Fmt(fmt)
     while f.i < len(fmt):
@@ -118,7 +118,7 @@ def _int_bytes(n: float, size: int, little: bool) -> bytes:
     return bytes(out)
 
 
-def make(where) -> dict[bytes, Any]:  # type: ignore[no-untyped-def]
+def make(where) -> dict[bytes, Any]:
     def pack(*args: Any) -> bytes:
         fmt = check_string(args, 0, "pack", where)
         out = bytearray()

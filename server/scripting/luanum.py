@@ -58,7 +58,7 @@ def arg_error(where: str, n: int, fname: str, msg: str) -> str:
     return f"{where}bad argument #{n} to '{fname}' ({msg})"
 
 
-def check_number(args: tuple, i: int, fname: str, where) -> float:  # type: ignore[no-untyped-def]
+def check_number(args: tuple, i: int, fname: str, where) -> float:
     """luaL_checknumber for argument i (0-based); `where()` gives the error position prefix."""
     present = i < len(args)
     v = args[i] if present else None
@@ -68,7 +68,7 @@ def check_number(args: tuple, i: int, fname: str, where) -> float:  # type: igno
     return n  # type: ignore[return-value]
 
 
-def check_string(args: tuple, i: int, fname: str, where) -> bytes:  # type: ignore[no-untyped-def]
+def check_string(args: tuple, i: int, fname: str, where) -> bytes:
     """luaL_checklstring: strings, and numbers converted to their %.14g text."""
     present = i < len(args)
     v = args[i] if present else None

@@ -216,8 +216,8 @@ class CommandTable:
                 if cmd.proc is not None and not cmd.subcommands:
                     self.fast_dispatch[key] = cmd
         kept = {id(cmd) for cmd in names.values()}
-        for name in [n for n, cmd in self.commands.items() if id(cmd) not in kept]:
-            del self.commands[name]
+        for stale in [n for n, cmd in self.commands.items() if id(cmd) not in kept]:
+            del self.commands[stale]
 
     def lookup(self, argv: list[bytes]) -> Command | None:
         cmd = self.dispatch.get(argv[0])

@@ -211,8 +211,8 @@ def test_a_chosen_port_taken_meanwhile_is_chosen_again(monkeypatch: pytest.Monke
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         ports = iter([taken.getsockname()[1]])
-        real = api._free_port
-        monkeypatch.setattr(api, "_free_port", lambda host: next(ports, None) or real(host))
+        real = api.free_port
+        monkeypatch.setattr(api, "free_port", lambda host: next(ports, None) or real(host))
         with raxdb.serve() as srv:
             assert srv.port != taken.getsockname()[1]
             assert redis.Redis.from_url(srv.url).ping()

@@ -104,6 +104,22 @@ PROJECT_TESTS = textwrap.dedent('''
             assert redis.Redis.from_url(srv.url).config_get("databases") == {"databases": "4"}
 
 
+    def test_with_on_a_running_server(raxdb_factory):
+        srv = raxdb_factory()
+        note(srv)
+        with srv as entered:  # started by the factory already: entered as it is
+            assert entered is srv and redis.Redis.from_url(srv.url).ping()
+        assert not srv.running  # the block's end stops it; the factory's stop after it is harmless
+        srv.stop()
+        srv.close()
+        started = raxdb.serve().start()
+        note(started)
+        with started:
+            assert redis.Redis.from_url(started.url).ping()
+        started.close()
+        started.close()
+
+
     @pytest.mark.skipif(not os.environ.get("RAXDB_TEST_FAIL"), reason="the outer test asks for a failure")
     def test_fails(raxdb_factory):
         note(raxdb_factory())
@@ -146,6 +162,125 @@ PROJECT_CLOCK_TESTS = textwrap.dedent('''
         assert client.dbsize() == 0
 ''')
 
+CLUSTER_TESTS = textwrap.dedent('''
+    """A user's tests of the raxdb cluster fixtures."""
+    import os
+
+    import pytest
+    import redis
+    from redis.cluster import ClusterNode, RedisCluster
+
+    import raxdb
+    from test_with_raxdb import note
+
+    pytestmark = pytest.mark.skipif(not os.environ.get("RAXDB_TEST_CLUSTER"), reason="the outer test runs these")
+
+
+    def masters_wanted(config):
+        return int(config.getoption("raxdb_cluster_masters") or config.getini("raxdb_cluster_masters"))
+
+
+    @pytest.mark.parametrize("n", range(2))
+    def test_session_cluster_flushed(raxdb_cluster, raxdb_cluster_client, pytestconfig, n):
+        for node in raxdb_cluster.nodes:
+            note(node, "cluster")
+        assert len(raxdb_cluster.masters) == masters_wanted(pytestconfig) and raxdb_cluster.replicas == []
+        assert raxdb_cluster.nodes == raxdb_cluster.masters
+        assert raxdb_cluster.startup_nodes == [(node.host, node.port) for node in raxdb_cluster.nodes]
+        assert raxdb_cluster_client.dbsize() == 0  # whatever the test before left
+        for i in range(100):
+            raxdb_cluster_client.set(f"key:{i}", i)
+        per_master = [redis.Redis.from_url(m.url).dbsize() for m in raxdb_cluster.masters]
+        assert sum(per_master) == 100 and all(per_master)  # spread over every master
+        assert raxdb_cluster_client.get("key:7") == b"7"
+        primaries = raxdb_cluster_client.get_primaries()
+        assert sorted(p.port for p in primaries) == sorted(m.port for m in raxdb_cluster.masters)
+        assert int(raxdb_cluster_client.client_info()["resp"]) == int(
+            pytestconfig.getoption("raxdb_protocol") or pytestconfig.getini("raxdb_protocol"))
+
+
+    @pytest.mark.asyncio
+    async def test_async_cluster_client(raxdb_async_cluster_client):
+        client = raxdb_async_cluster_client
+        assert await client.dbsize() == 0
+        await client.set("{user:1}:a", 1)
+        await client.set("{user:1}:b", 2)
+        assert await client.mget("{user:1}:a", "{user:1}:b") == [b"1", b"2"]
+        with pytest.raises(redis.ResponseError, match="hash to the same slot"):  # CROSSSLOT
+            await client.execute_command("MSET", "a", 1, "b", 2, target_nodes=client.get_random_node())
+        async with raxdb.serve_cluster(masters=1) as cluster:  # raxdb.serve_cluster() from a coroutine
+            note(cluster.nodes[0])
+            assert cluster.running
+        assert not cluster.running
+
+
+    def test_startup_nodes_and_url(raxdb_cluster):
+        client = RedisCluster(startup_nodes=[ClusterNode(host, port) for host, port in raxdb_cluster.startup_nodes])
+        client.set("x", 1)
+        assert RedisCluster.from_url(raxdb_cluster.url).get("x") == b"1"
+        client.close()
+
+
+    STOPPED = []
+
+
+    def test_a_test_stops_a_node(raxdb_cluster):
+        STOPPED.append(raxdb_cluster.nodes[0].port)
+        raxdb_cluster.nodes[0].stop()
+
+
+    def test_the_next_test_has_a_whole_cluster(raxdb_cluster, raxdb_cluster_client):
+        for node in raxdb_cluster.nodes:
+            note(node, "cluster")
+        assert raxdb_cluster.running and raxdb_cluster.nodes[0].port not in STOPPED  # a new one
+        raxdb_cluster_client.set("back", 1)
+        assert raxdb_cluster_client.get("back") == b"1"
+
+
+    def test_replicas_and_failovers(raxdb_cluster_factory):
+        cluster = raxdb_cluster_factory(masters=3, replicas=1)
+        for node in cluster.nodes:
+            note(node)
+        assert len(cluster.nodes) == 6 and cluster.nodes == cluster.masters + cluster.replicas
+        client = RedisCluster(host=cluster.host, port=cluster.port)
+        for i in range(50):
+            client.set(f"k{i}", i)
+        first, second = cluster.masters[0], cluster.masters[1]
+        replica = cluster.replicas_of(first)[0]
+        assert cluster.master_of(replica) is first
+        assert redis.Redis.from_url(replica.url).info("replication")["role"] == "slave"
+        assert cluster.simulate_failover(first) is replica  # CLUSTER FAILOVER: no write lost
+        assert cluster.masters[0] is replica and cluster.master_of(first) is replica
+        assert redis.Redis.from_url(replica.url).info("replication")["role"] == "master"
+        assert redis.Redis.from_url(first.url).info("replication")["role"] == "slave"
+        # TAKEOVER does not wait for the replica to catch up (nor does FORCE): what it had not
+        # received would be lost, as in Redis, so the test waits for it first
+        assert redis.Redis.from_url(second.url).wait(1, 60000) == 1
+        taken = cluster.simulate_failover(second, how="TAKEOVER")
+        assert cluster.masters[1] is taken and cluster.master_of(second) is taken
+        # the client follows the MOVED replies to the new masters; every write is there
+        assert [client.get(f"k{i}") for i in range(50)] == [str(i).encode() for i in range(50)]
+        client.set("after", 1)
+        assert redis.Redis.from_url(cluster.url).execute_command("CLUSTER", "COUNTKEYSINSLOT", 0) == 0
+        client.close()
+
+
+    def test_one_node_cluster_in_a_with_block(raxdb_cluster_factory):
+        cluster = raxdb_cluster_factory(masters=1)
+        note(cluster.nodes[0])
+        with cluster as entered:  # started by the factory already: entered as it is
+            assert entered is cluster
+            client = RedisCluster.from_url(cluster.url)
+            client.set("a", 1)
+            assert [p.port for p in client.get_primaries()] == [cluster.port]
+            info = redis.Redis.from_url(cluster.url).cluster("info")
+            assert info["cluster_state"] == "ok" and info["cluster_slots_assigned"] == "16384"
+            client.close()
+        assert not cluster.running
+        cluster.stop()
+        cluster.close()
+''')
+
 PROJECT_INI = textwrap.dedent("""
     [pytest]
     asyncio_default_fixture_loop_scope = function
@@ -159,6 +294,7 @@ def write_project(where: Path) -> Path:
     (where / "pytest.ini").write_text(PROJECT_INI)
     (where / "test_with_raxdb.py").write_text(PROJECT_TESTS)
     (where / "test_clock_with_raxdb.py").write_text(PROJECT_CLOCK_TESTS)
+    (where / "test_cluster_with_raxdb.py").write_text(CLUSTER_TESTS)
     return where
 
 
@@ -190,7 +326,7 @@ class Project:
 
 
 def outcome(result: subprocess.CompletedProcess[str]) -> dict[str, int]:
-    """pytest's summary line as counts: {"passed": 12, "skipped": 2}; warnings count too."""
+    """pytest's summary line as counts: {"passed": 13, "skipped": 10}; warnings count too."""
     tail = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
     return {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|skipped|errors?|warnings?)", tail)}
 
@@ -212,8 +348,24 @@ def test_fixtures_in_a_project(checkout_project: Project, tmp_path: Path, protoc
     notes = tmp_path / "notes"
     result = checkout_project.run("--raxdb-protocol", protocol, "--raxdb-mode", mode, RAXDB_TEST_NOTES=str(notes))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert outcome(result) == {"passed": 12, "skipped": 2}
+    assert outcome(result) == {"passed": 13, "skipped": 10}
     assert_all_gone(notes)  # stopped by the fixtures, not by their parent's death: gone at once
+
+
+@pytest.mark.parametrize(("mode", "protocol", "masters"), [("process", "2", "3"), ("thread", "3", "1")])
+def test_cluster_fixtures_in_a_project(checkout_project: Project, tmp_path: Path, mode: str, protocol: str,
+                                       masters: str):
+    """The cluster fixtures: the session's cluster of 3 masters (of 1, the one-node cluster, in
+    the second run), its clients sync and asyncio, a factory's cluster with replicas and two
+    failovers; every node gone afterwards."""
+    notes = tmp_path / "notes"
+    result = checkout_project.run("test_cluster_with_raxdb.py", "--raxdb-protocol", protocol, "--raxdb-mode", mode,
+                                  "--raxdb-cluster-masters", masters, RAXDB_TEST_NOTES=str(notes),
+                                  RAXDB_TEST_CLUSTER="1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert outcome(result) == {"passed": 8}
+    assert len({port for _, port, kind, _ in noted(notes) if kind == "cluster"}) == 2 * int(masters)  # one restart
+    assert_all_gone(notes)
 
 
 def test_servers_gone_after_a_failing_test(checkout_project: Project, tmp_path: Path):
@@ -313,7 +465,7 @@ def test_installed_plugin(venv_project: Project, tmp_path: Path, protocol: str, 
     args = ["--raxdb-protocol", protocol, *(["-n", workers] if workers else [])]
     result = venv_project.run(*args, RAXDB_TEST_NOTES=str(notes))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert outcome(result) == {"passed": 12, "skipped": 2}
+    assert outcome(result) == {"passed": 13, "skipped": 10}
     sessions: dict[str, set[int]] = {}
     for pid, _, kind, worker in noted(notes):
         if kind == "session":
@@ -322,4 +474,23 @@ def test_installed_plugin(venv_project: Project, tmp_path: Path, protocol: str, 
     assert sorted(sessions) == (["gw0", "gw1"] if workers else ["-"])
     assert all(len(pids) == 1 for pids in sessions.values())
     assert len(set.union(*sessions.values())) == len(sessions)
+    assert_all_gone(notes)
+
+
+@pytest.mark.venv
+def test_installed_cluster_fixtures(venv_project: Project, tmp_path: Path):
+    """The cluster fixtures from the installed package, under pytest-xdist: each worker that uses
+    raxdb_cluster forms its own session cluster (which workers do is xdist's choice)."""
+    notes = tmp_path / "notes"
+    result = venv_project.run("test_cluster_with_raxdb.py", "-n", "2", RAXDB_TEST_NOTES=str(notes),
+                              RAXDB_TEST_CLUSTER="1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert outcome(result) == {"passed": 8}
+    workers: dict[str, set[int]] = {}
+    for _, port, kind, worker in noted(notes):
+        if kind == "cluster":
+            workers.setdefault(worker, set()).add(port)
+    # one cluster a worker, or two where a worker ran the test that stops a node before the next
+    assert workers and set(workers) <= {"gw0", "gw1"} and all(len(ports) in (3, 6) for ports in workers.values())
+    assert len(set.union(*workers.values())) == sum(len(ports) for ports in workers.values())
     assert_all_gone(notes)

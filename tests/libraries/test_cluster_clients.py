@@ -23,6 +23,7 @@ import os
 import subprocess
 
 import pytest
+import redis
 import redis.asyncio.cluster as acluster
 from redis.cluster import RedisCluster
 
@@ -236,3 +237,19 @@ def test_emulated_one_node(announce):
                 assert json.loads(proc.stdout) == {"acked": 300, "nerrors": 0, "nwrong": 0, "errors": [], "wrong": []}
     finally:
         node.stop()
+
+
+def test_node_clients_on_serve_cluster():
+    """raxdb.serve_cluster() (the pytest plugin's raxdb_cluster) as a test suite in JavaScript
+    would use it: ioredis and node-redis (RESP2 and RESP3) given one node's port find the rest."""
+    import raxdb
+
+    _ensure_packages()
+    with raxdb.serve_cluster(3) as cluster:
+        for client in ("ioredis", "node-redis-resp2", "node-redis-resp3"):
+            proc = subprocess.run(["node", "cluster_clients.mjs", client, str(cluster.port), "100", client], cwd=HERE,
+                                  input="done\n", capture_output=True, text=True, timeout=120)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            assert json.loads(proc.stdout) == {"acked": 100, "nerrors": 0, "nwrong": 0, "errors": [], "wrong": []}
+        per_master = [redis.Redis.from_url(m.url).dbsize() for m in cluster.masters]
+        assert sum(per_master) == 300 and all(per_master)

@@ -33,7 +33,14 @@ from pyspark.sql.types import (  # noqa: E402
 from raxdb.spark import ids  # noqa: E402
 from raxdb.spark.convert import DEFAULT_SCHEMA  # noqa: E402
 from raxdb.spark.options import OptionError, ReadOptions, WriteOptions  # noqa: E402
-from raxdb.spark.planning import DataLossError, share_budget  # noqa: E402
+from raxdb.spark.planning import (  # noqa: E402
+    DataLossError,
+    Position,
+    StreamInfo,
+    backlog_range,
+    plan_splits,
+    share_budget,
+)
 from raxdb.spark.sink import BatchWriter, SinkError, StreamWriter  # noqa: E402
 from raxdb.spark.source import RaxdbDataSource  # noqa: E402
 from tests.support.pipeline_fixtures import ns, options, rc, server  # noqa: E402,F401
@@ -75,6 +82,72 @@ def test_share_budget(total, backlogs, at_least_one):
         assert set(shares) == set(active)
 
 
+@st.composite
+def ranges_of_keys(draw):
+    """Up to four keys' (lo, hi] ranges with an estimate, in ID space small or huge."""
+    out = []
+    for key in draw(st.lists(st.sampled_from("abcd"), min_size=1, max_size=4, unique=True)):
+        lo = draw(st.integers(0, ids.MAX - 1))
+        hi = draw(st.integers(lo, min(ids.MAX, lo + draw(st.sampled_from([3, 1000, 1 << 70, ids.MAX])))))
+        out.append((key, lo, hi, draw(st.integers(0, 10_000))))
+    return out
+
+
+@given(ranges_of_keys(), st.one_of(st.none(), st.integers(1, 64)))
+def test_plan_splits_covers_each_range_once(ranges, min_partitions):
+    from raxdb.spark.planning import Range
+
+    planned = plan_splits([Range(*r) for r in ranges], min_partitions)
+    for key, lo, hi, estimate in ranges:
+        pieces = [(a, b) for k, a, b in planned if k == key]
+        if hi == lo:
+            assert pieces == []
+            continue
+        # consecutive half-open pieces from lo to hi: every ID in (lo, hi] in exactly one
+        assert pieces[0][0] == lo and pieces[-1][1] == hi
+        assert all(a < b for a, b in pieces) and all(p[1] == q[0] for p, q in zip(pieces, pieces[1:], strict=False))
+        assert len(pieces) <= max(estimate, 1)
+    live = [r for r in ranges if r[2] > r[1]]
+    if live and min_partitions and all(min(hi - lo, est) >= min_partitions for _, lo, hi, est in live):
+        assert len(planned) == max(min_partitions, len(live))
+
+
+@st.composite
+def stream_and_cuts(draw):
+    """A stream's IDs (runs of entries sharing a millisecond, so sequence parts matter) and where
+    maxRecordsPerTrigger-like limits end the micro-batches that read it."""
+    sizes = draw(st.lists(st.integers(1, 40), min_size=1, max_size=30))
+    gaps = draw(st.lists(st.integers(1, 1 << 40), min_size=len(sizes), max_size=len(sizes)))
+    entries, ms = [], draw(st.integers(1, 1 << 41))
+    for size, gap in zip(sizes, gaps, strict=True):
+        entries.extend((ms << 64) | seq for seq in range(size))
+        ms += gap
+    cuts = sorted(set(draw(st.lists(st.integers(1, len(entries)), max_size=8))) | {len(entries)})
+    return entries, cuts
+
+
+@given(stream_and_cuts(), st.integers(1, 16), st.booleans())
+def test_micro_batch_splits_read_each_entry_once(stream, min_partitions, from_zero):
+    """A backlog read in micro-batches (cut after any entry, as maxRecordsPerTrigger does), each
+    planned as a streaming read plans it (backlog_range + plan_splits): every entry lands in
+    exactly one partition of exactly one batch."""
+    entries, cuts = stream
+    info = StreamInfo(length=len(entries), last_id=entries[-1], entries_added=len(entries), max_deleted=0,
+                      first_entry=entries[0], last_entry=entries[-1])
+    # a stream new to the query starts at 0-0 with an unknown counter; from `earliest` it is known
+    start = Position(ids.ZERO, None) if from_zero else Position(ids.pred(entries[0]), 0)
+    seen = {e: 0 for e in entries}
+    for cut in cuts:
+        end = Position(entries[cut - 1], cut)
+        r = backlog_range("k", start, end, info)
+        for _key, lo, hi in plan_splits([r] if r else [], min_partitions):
+            for e in entries:
+                if lo < e <= hi:
+                    seen[e] += 1
+        start = end
+    assert set(seen.values()) == {1}
+
+
 def test_id_parse_rejects_garbage():
     for bad in ["", "-", "1-", "a-1", "1-2-3", f"{1 << 64}-0", "1--1"]:
         with pytest.raises(ValueError):
@@ -107,8 +180,25 @@ def test_stream_option_errors():
         ReadOptions.parse({"streams": "s", "endingOffsets": "latest"}, streaming=True)
     with pytest.raises(OptionError, match="duration"):
         ReadOptions.parse({"streams": "s", "maxTimePerTrigger": "soon"}, streaming=True)
-    with pytest.raises(OptionError, match="minPartitions"):
-        RaxdbDataSource({"streams": "s", "minPartitions": "2"}).streamReader(DEFAULT_SCHEMA)
+    for opts, message in [
+        ({"minRecordsPerTrigger": "0"}, "'minRecordsPerTrigger' must be >= 1"),
+        ({"minRecordsPerTrigger": "101", "maxRecordsPerTrigger": "100"},
+         r"'minRecordsPerTrigger' \(101\) is higher than 'maxRecordsPerTrigger' \(100\)"),
+        ({"maxTriggerDelay": "1m"}, "'maxTriggerDelay' applies only together with 'minRecordsPerTrigger'"),
+        ({"minRecordsPerTrigger": "5", "maxTriggerDelay": "0"}, "'maxTriggerDelay' must be positive"),
+        ({"minRecordsPerTrigger": "5", "maxTriggerDelay": "later"}, "'maxTriggerDelay' must be a duration"),
+    ]:
+        with pytest.raises(OptionError, match=message):
+            ReadOptions.parse({"streams": "s", **opts}, streaming=True)
+    for name in ("minRecordsPerTrigger", "maxTriggerDelay"):
+        with pytest.raises(OptionError, match="streaming reads only"):
+            ReadOptions.parse({"streams": "s", name: "5"}, streaming=False)
+    kafka_like = ReadOptions.parse({"streams": "s", "minRecordsPerTrigger": "100", "maxRecordsPerTrigger": "100",
+                                    "minPartitions": "4"}, streaming=True)
+    assert (kafka_like.min_records_per_trigger, kafka_like.max_trigger_delay_ms) == (100, 15 * 60_000)
+    assert kafka_like.min_partitions == 4  # streaming reads split big backlogs too
+    assert ReadOptions.parse({"streams": "s", "minRecordsPerTrigger": "1", "maxTriggerDelay": "2 seconds"},
+                             streaming=True).max_trigger_delay_ms == 2000
     parsed = ReadOptions.parse({"STREAMS": '["a,b", "c*"]', "maxTimePerTrigger": "2 seconds"}, True)
     assert parsed.streams.keys == ("a,b",) and parsed.streams.patterns == ("c*",)
     assert parsed.max_time_per_trigger_ms == 2000 and parsed.starting.default.kind == "latest"
@@ -270,6 +360,7 @@ class Driver:
         self.reader = RaxdbDataSource(options(server, **opts)).streamReader(DEFAULT_SCHEMA)
         self.offset = self.reader.initialOffset()
         self.limit = self.reader.getDefaultReadLimit()
+        self.partitions: list[list] = []  # each micro-batch's partitions
 
     def batch(self, limit=None) -> list[dict] | None:
         """Run one micro-batch; None when latestOffset reports no new data."""
@@ -277,7 +368,8 @@ class Driver:
         if end == self.offset:
             return None
         rows = []
-        for part in self.reader.partitions(self.offset, end):
+        self.partitions.append(self.reader.partitions(self.offset, end))
+        for part in self.partitions[-1]:
             for batch in self.reader.read(part):
                 rows.extend(batch.to_pylist())
         self.reader.commit(end)
@@ -365,6 +457,91 @@ def test_stream_available_now_stops_at_the_snapshot(server, rc, ns):
     batches = driver.drain()
     assert [len(b) for b in batches] == [10, 10, 5]
     assert sorted(n for b in batches for n in ns_of(b)) == list(range(25))
+
+
+class Clock:
+    """The clock MinBatchGate reads, moved by the test (seconds)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_stream_min_records_waits_for_enough_entries_or_the_delay(server, rc, ns):
+    key = ns + "m"
+    driver = Driver(server, streams=key, minRecordsPerTrigger=10, maxTriggerDelay="1 minute")
+    assert driver.limit == ReadMaxRows(1 << 62)  # limited, without a row cap
+    clock = driver.reader.gate.clock = Clock()
+    assert driver.batch() is None  # the run's first trigger: nothing yet; the delay starts now
+    fill(rc, key, 4)
+    assert driver.batch() is None  # 4 < 10 and no delay passed: held back
+    fill(rc, key, 6, start=4)
+    assert ns_of(driver.batch()) == list(range(10))  # 10 new entries: the batch starts
+    fill(rc, key, 3, start=10)
+    clock.now += 59.9
+    assert driver.batch() is None
+    clock.now += 0.1  # maxTriggerDelay since the last batch: a smaller batch starts
+    assert ns_of(driver.batch()) == [10, 11, 12]
+    fill(rc, key, 2, start=13)
+    assert driver.batch() is None
+    assert ns_of(driver.batch(ReadAllAvailable())) == [13, 14]  # Trigger.Once ignores the limits
+
+
+def test_stream_min_records_with_max_records_and_unknown_counters(server, rc, ns):
+    """With maxRecordsPerTrigger a due batch is still capped; a start in the middle of a stream has
+    no entries-read counter, so the backlog is counted by walking it."""
+    key = ns + "u"
+    for i in range(1, 31):
+        rc.xadd(key, {"n": i}, id=f"{i}-0")
+    driver = Driver(server, streams=key, startingOffsets="5-0", minRecordsPerTrigger=10,
+                    maxRecordsPerTrigger=10, maxTriggerDelay="1 minute")
+    clock = driver.reader.gate.clock = Clock()
+    assert ns_of(driver.batch()) == list(range(6, 16))  # the first trigger of a run is let through
+    assert driver.offset[key]["entriesRead"] is None
+    assert ns_of(driver.batch()) == list(range(16, 26))  # 15 counted >= 10
+    assert driver.batch() is None  # 5 counted < 10
+    clock.now += 60
+    assert ns_of(driver.batch()) == list(range(26, 31))
+
+
+def test_stream_min_records_available_now_reads_the_whole_snapshot(server, rc, ns):
+    """Trigger.AvailableNow: a rest below the minimum can never grow within the run, so it is read
+    rather than left behind (the run must reach its snapshot)."""
+    fill(rc, ns + "a", 25)
+    driver = Driver(server, streams=ns + "a", startingOffsets="earliest", minRecordsPerTrigger=10,
+                    maxRecordsPerTrigger=10)
+    driver.reader.prepareForTriggerAvailableNow()
+    driver.reader.gate.clock = Clock()
+    assert [len(b) for b in driver.drain()] == [10, 10, 5]
+
+
+def test_stream_min_partitions_splits_backlogs_exactly_once(server, rc, ns):
+    """minPartitions in streaming: a big backlog of one stream is cut into ID ranges, with
+    maxRecordsPerTrigger cuts falling inside runs of entries that share a millisecond."""
+    big, small = ns + "s:big", ns + "s:small"
+    pipe = rc.pipeline(transaction=False)
+    for i in range(700):
+        pipe.xadd(big, {"n": i}, id=f"{5000 + i // 7}-{i % 7}")
+    for i in range(10):
+        pipe.xadd(small, {"n": 1000 + i}, id=f"{6000 + i}-0")
+    pipe.execute()
+    driver = Driver(server, streams=ns + "s:*", startingOffsets="earliest", minPartitions=4,
+                    maxRecordsPerTrigger=300)
+    batches = driver.drain()
+    assert [len(b) for b in batches] == [300, 300, 110]
+    assert sorted(n for b in batches for n in ns_of(b)) == list(range(700)) + list(range(1000, 1010))
+    for parts in driver.partitions:
+        assert len(parts) >= 4
+        for key in (big, small):
+            bounds = [(p.lo, p.hi) for p in parts if p.key == key]
+            assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:], strict=False))
+    # one AvailableNow catch-up of one stream: exactly minPartitions tasks, each entry once
+    driver = Driver(server, streams=big, startingOffsets="earliest", minPartitions=4)
+    rows = driver.batch()
+    assert len(driver.partitions[0]) == 4 and sorted(ns_of(rows)) == list(range(700))
+    assert all(next(driver.reader.read(p)).num_rows > 0 for p in driver.partitions[0])
 
 
 def test_stream_fail_on_data_loss(server, rc, ns):
@@ -562,6 +739,26 @@ def test_sink_server_errors_are_not_retried_into_duplicates(server, rc, ns):
     with pytest.raises(SinkError, match="already written with errors"):
         writer.write(arrow_batches(rows))
     assert rc.xlen(ns + "ok") == 2  # applied once (no rollback in Redis), not twice
+
+
+@pytest.mark.parametrize("hiredis_reader", [True, False])
+def test_sink_error_replies_keep_the_connection_in_step(server, rc, ns, monkeypatch, hiredis_reader):
+    """An error reply in the middle of a chunk is collected in its place, whether the replies come
+    from redis-py's hiredis reader directly (read_many) or one read_response at a time."""
+    from raxdb.spark import connection
+
+    if not hiredis_reader:
+        monkeypatch.setattr(connection, "NOT_ENOUGH_DATA", None)
+    schema = StructType([StructField("id", StringType()), StructField("v", StringType())])
+    rows = [("1-1", "a"), ("bad", "b"), ("2-1", "c"), ("3-1", "d")]
+    for idempotent in ("true", "false"):
+        writer = BatchWriter(options(server, stream=ns + idempotent, idempotent=idempotent, batchSize=2,
+                                     **{"id.column": "id"}), schema, False)
+        with pytest.raises(SinkError, match="Invalid stream ID"):
+            writer.write(arrow_batches(rows, schema))
+    # MULTI: queued, failed in EXEC's reply (no rollback); pipelined: the error reply in its place
+    for idempotent in ("true", "false"):
+        assert [i for i, _ in rc.xrange(ns + idempotent)] == [b"1-1", b"2-1", b"3-1"]
 
 
 def test_sink_rejects_rows_without_fields(server, rc, ns):

@@ -331,3 +331,68 @@ def test_user_built_session_without_pyspark_python(server, rc, ns, tmp_path):
     done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=600)
     assert f"ROWS {list(range(25))}" in done.stdout, done.stdout + done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("server", ["raxdb"], indirect=True)  # client-side logic: one server is enough
+def test_stream_min_records_waits_then_fires_and_max_delay_lets_less_through(spark, server, rc, ns, tmp_path):
+    """minRecordsPerTrigger holds micro-batches back until enough entries have arrived; a short
+    maxTriggerDelay lets a smaller batch through.  query.processAllAvailable() returns once a
+    trigger started after the call found nothing to run: the event awaited here (no sleeps)."""
+    out = ns + "out"
+
+    def start(key: str, delay: str):
+        return (spark.readStream.format("raxdb")
+                .options(**options(server, streams=key, startingOffsets="earliest", minRecordsPerTrigger=50,
+                                   maxTriggerDelay=delay)).load()
+                .writeStream.format("raxdb").options(**options(server, stream=out))
+                .option("checkpointLocation", str(tmp_path / key)).start())
+
+    query = start(ns + "slow", "1 hour")
+    try:
+        query.processAllAvailable()  # the run's first trigger (no stream yet) starts the delay's clock
+        fill(rc, ns + "slow", 20)
+        query.processAllAvailable()  # a trigger saw the 20 entries and held them back
+        assert rc.xlen(out) == 0
+        fill(rc, ns + "slow", 30, start=20)
+        query.processAllAvailable()
+        assert out_numbers(rc, out) == list(range(50))
+        assert [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]] == [50]
+    finally:
+        query.stop()
+
+    # A delay shorter than the pause between two triggers (Spark polls every 10 ms): every trigger
+    # is past it, so 20 entries, fewer than the minimum, are read at once.
+    query = start(ns + "fast", "1ms")
+    try:
+        query.processAllAvailable()
+        fill(rc, ns + "fast", 20, start=100)
+        query.processAllAvailable()
+        assert out_numbers(rc, out) == list(range(50)) + list(range(100, 120))
+    finally:
+        query.stop()
+
+
+def test_stream_min_partitions_reads_one_backlog_in_parallel(spark, server, rc, ns, tmp_path):
+    """minPartitions in a streaming query: each micro-batch of one stream's backlog (cut by
+    maxRecordsPerTrigger inside runs of IDs sharing a millisecond) runs as that many tasks, and
+    every entry arrives exactly once."""
+    from pyspark.sql import functions as F
+
+    key = ns + "big"
+    fill(rc, key, 1200, ids=lambda i: f"{7000 + i // 6}-{i % 6}")
+    seen: list[list[tuple[int, int]]] = []
+
+    def each(df, _batch_id):
+        seen.append([(r.p, r.n) for r in df.select(F.spark_partition_id().alias("p"),
+                                                  F.col("fields")["n"].cast("int").alias("n")).collect()])
+
+    query = (spark.readStream.format("raxdb")
+             .options(**options(server, streams=key, startingOffsets="earliest", minPartitions=4,
+                                maxRecordsPerTrigger=500)).load()
+             .writeStream.foreachBatch(each).option("checkpointLocation", str(tmp_path / "checkpoint"))
+             .trigger(availableNow=True).start())
+    query.awaitTermination()
+    assert query.exception() is None
+    assert [len(rows) for rows in seen] == [500, 500, 200]
+    assert [len({p for p, _ in rows}) for rows in seen] == [4, 4, 4]  # four non-empty tasks each
+    assert sorted(n for rows in seen for _, n in rows) == list(range(1200))

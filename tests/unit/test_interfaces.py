@@ -39,9 +39,10 @@ def _check(proto: type, obj: Any) -> None:
             if not hasattr(obj, name):
                 missing.append(name)
             continue
-        if isinstance(decl, property):
-            if not isinstance(inspect.getattr_static(type(obj), name, None), property):
-                wrong.append(f"{name}: not a property")
+        if isinstance(decl, property):  # a read-only member: a property, or an attribute (as mypy reads it)
+            static = inspect.getattr_static(type(obj), name, None)
+            if not isinstance(static, property) and (not hasattr(obj, name) or callable(static)):
+                wrong.append(f"{name}: neither a property nor an attribute")
             continue
         fn = decl.__func__ if isinstance(decl, staticmethod) else decl
         real = getattr(obj, name, None)
