@@ -195,6 +195,26 @@ class EmbeddedServer(FaultControls):
     def _password(self) -> str | None:
         return self._options.get("requirepass", [""])[-1] or None
 
+    # ---- the clock (DEBUG CLOCK, server/commands/t_testclock.py) -----------------------------------
+    def advance_time(self, seconds: float) -> None:
+        """Move this server's clock forward by `seconds`: keys past their new deadline expire,
+        blocked clients time out, idle times grow, all before this returns (no waiting)."""
+        self.control("CLOCK", "ADVANCE", repr(float(seconds)))
+
+    def freeze_time(self) -> None:
+        """Stop this server's clock: no key expires and no blocked client times out until
+        advance_time() or unfreeze_time(); commands are served as usual."""
+        self.control("CLOCK", "FREEZE")
+
+    def unfreeze_time(self) -> None:
+        """Let the clock run again from the wall clock plus what advance_time() added (the time it
+        stood still is caught up at once; it never moves back)."""
+        self.control("CLOCK", "UNFREEZE")
+
+    def reset_time(self) -> None:
+        """Put the clock back on the wall clock, unfrozen, nothing advanced (it may move back)."""
+        self.control("CLOCK", "RESET")
+
     def __repr__(self) -> str:
         return f"<raxdb.EmbeddedServer {self.mode} {self.url if self._started else '(not started)'}>"
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from raxdb.server.admin import crashreport, supervise
 from raxdb.server.admin.modules import log_load_failure
 from raxdb.server.admin.shutdown import Shutdown
-from raxdb.server.base import latency, proctitle
+from raxdb.server.base import clock, latency, proctitle
 from raxdb.server.base.fields import ServerFields
 from raxdb.server.base.interfaces import PAUSE_FOREVER
 from raxdb.server.base.log import LOG
@@ -47,7 +47,7 @@ from raxdb.server.events.propagate import attach as attach_propagate
 from raxdb.server.memory.evict import STARTUP, info_used_memory
 from raxdb.server.memory.evict import attach as attach_evict
 from raxdb.server.memory.lru import attach as attach_keyspace
-from raxdb.server.net import tls, unixsocket
+from raxdb.server.net import blocking, tls, unixsocket
 from raxdb.server.net.blocking import attach as attach_blocking
 from raxdb.server.net.blocking import handle_ready_keys
 from raxdb.server.net.client import Client, flush_clients
@@ -61,7 +61,7 @@ from raxdb.server.replication.state import attach as attach_replication
 from raxdb.server.scripting import functions, ldb, scripts
 from raxdb.server.security.acl import attach as attach_acl
 from raxdb.server.table.registry import TABLE
-from raxdb.storage.keyspace import Database
+from raxdb.storage.keyspace import ACTIVE_EXPIRE_STEP, Database
 
 if TYPE_CHECKING:
     from raxdb.server.events.tracking import Tracking
@@ -113,6 +113,9 @@ class Server(ServerFields, _Declared):
         # embedding caller (raxdb.embed, through main) learns that it is up without reading the log.
         self.on_ready: Callable[[], None] | None = None
         self.run_id = os.urandom(20).hex()
+        self.clock_shift_us = 0  # the clock (server/base/clock.py): on the wall clock until a test moves it
+        self.clock_frozen = False
+        self.clock_advanced_us = 0
         self.start_time = time.time()
         self.now_ms = int(self.start_time * 1000)
         self.shutting_down = False
@@ -277,8 +280,29 @@ class Server(ServerFields, _Declared):
 
     # ---- clock and stats ---------------------------------------------------------------------
     def update_clock(self) -> int:
-        self.now_ms = now = time.time_ns() // 1_000_000
-        return now
+        return clock.tick(self)
+
+    def clock_moved(self) -> None:
+        """A test control moved the clock (server/commands/t_testclock.py): what the cron and the
+        timers would do at the new time is done now, so a test never waits for it: blocked clients
+        past their deadline time out, every key past its deadline expires (with its notification
+        and propagation), a CLIENT PAUSE whose time is up ends, idle clients past `timeout` are
+        closed; the rest (the loop timers) is re-armed for the new time."""
+        now = self.update_clock()
+        blocking.clock_moved(self)
+        if self.active_expire_enabled and not self.pause_until_ms and self.repl.masterhost is None:
+            for db in self.dbs:
+                # the cycle, round the whole ring: each call walks at least a step's keys from where
+                # the last one stopped (it stops early where few keys are due)
+                for _ in range(db.nexpires // ACTIVE_EXPIRE_STEP + 1):
+                    if not db.nexpires:
+                        break
+                    db.active_expire(now, 1 << 30)
+        propagate.flush_alone(self)
+        if self.pauses:
+            self._update_pause()
+        self._close_idle_clients(now)
+        self.flush_writes()
 
     def count_error(self, msg: bytes) -> None:
         """errorstats: the error code is the reply's first word (`msg` is the reply without its
@@ -367,7 +391,7 @@ class Server(ServerFields, _Declared):
         """updateClientPauseTypeAndEndTime: drop the pauses whose time is up, put the most
         restrictive one in force (pause_until_ms, pause_writes_only: what the command path
         reads) and, when it got less restrictive, give the held clients another try."""
-        now = int(time.time() * 1000)
+        now = self.update_clock()
         was = 0 if not self.pause_until_ms else 1 if self.pause_writes_only else 2
         self.pauses = live = {p: v for p, v in self.pauses.items() if v[0] > now}
         full = [until for until, writes_only in live.values() if not writes_only]
@@ -382,7 +406,10 @@ class Server(ServerFields, _Declared):
             self.pause_handle = None
         until = self.pause_until_ms
         if until and until < PAUSE_FOREVER and self.loop is not None:
-            self.pause_handle = self.loop.call_later(max(0.0, (until - time.time() * 1000) / 1000), self._update_pause)
+            # the first check after the deadline ends it (clock.wait_s: never before; never while frozen)
+            wait = clock.wait_s(self, until - 1)
+            if wait != float("inf"):
+                self.pause_handle = self.loop.call_later(wait, self._update_pause)
         self.update_plain_all()
         now_is = 0 if not until else 1 if self.pause_writes_only else 2
         if now_is < was:
@@ -404,7 +431,7 @@ class Server(ServerFields, _Declared):
     def paused(self) -> bool:
         """Is a CLIENT PAUSE in force now (its deadline not yet past)?"""
         until = self.pause_until_ms
-        return bool(until) and until > int(time.time() * 1000)
+        return bool(until) and until > clock.ms(self)
 
     def _on_expired(self, db: Database, key: bytes) -> None:
         # Not counted in dirty (deleteExpiredKeyAndPropagate leaves it alone): a command that found
@@ -728,13 +755,16 @@ class Server(ServerFields, _Declared):
             # seconds run out (growing output is checked as it grows)
             for client in [c for c in self.clients.values() if c.obuf_soft_since]:
                 obuf.check(client)
-            timeout = self.config.timeout
-            if timeout:
-                limit = now - timeout * 1000
-                for client in list(self.clients.values()):
-                    if client.last_interaction < limit and client.idle_timeout_applies():
-                        client.close()
+            self._close_idle_clients(now)
         self._schedule_cron()
+
+    def _close_idle_clients(self, now: int) -> None:
+        timeout = self.config.timeout
+        if timeout:
+            limit = now - timeout * 1000
+            for client in list(self.clients.values()):
+                if client.last_interaction < limit and client.idle_timeout_applies():
+                    client.close()
 
     def instantaneous_ops(self) -> int:
         s = self.ops_samples

@@ -9,6 +9,8 @@ Fixtures (all named raxdb_*, so they cannot collide with a project's own):
   pytest-asyncio (anyio's pytest plugin alone does not run it).
 - `raxdb_factory`: `raxdb_factory(config={...}, **serve_options)` starts more servers, e.g. a
   replica of `raxdb_server`; each is stopped at the end of the test.
+- `raxdb_clock`: the clock of `raxdb_server` (`.advance(seconds)`, `.freeze()`, `.unfreeze()`,
+  `.reset()`), put back on the wall clock, unfrozen, when the test ends.
 - `raxdb_cluster`: a Redis Cluster (raxdb.embed.EmbeddedCluster: `.nodes`, `.startup_nodes`,
   `.simulate_failover()`) of 3 masters for the session, flushed before each test, started again
   should a test have stopped one of its nodes; `raxdb_cluster_client` / `raxdb_async_cluster_client`:
@@ -285,3 +287,33 @@ def raxdb_cluster_factory(pytestconfig: pytest.Config) -> Iterator[Callable[...,
         yield start
     finally:
         _stop_all(started)
+
+
+# ---- the clock ----------------------------------------------------------------------------------------
+class ServerClock:
+    """A server's clock as a test moves it (DEBUG CLOCK, through EmbeddedServer's time methods)."""
+
+    def __init__(self, server: EmbeddedServer) -> None:
+        self.server = server
+
+    def advance(self, seconds: float) -> None:
+        self.server.advance_time(seconds)
+
+    def freeze(self) -> None:
+        self.server.freeze_time()
+
+    def unfreeze(self) -> None:
+        self.server.unfreeze_time()
+
+    def reset(self) -> None:
+        self.server.reset_time()
+
+
+@pytest.fixture
+def raxdb_clock(raxdb_server: EmbeddedServer) -> Iterator[ServerClock]:
+    """The session server's clock for one test: reset to the wall clock, unfrozen, after it."""
+    clock = ServerClock(raxdb_server)
+    try:
+        yield clock
+    finally:
+        clock.reset()

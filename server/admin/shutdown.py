@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from typing import TYPE_CHECKING
 
 from raxdb.protocol import reply as R
 from raxdb.server.admin import supervise
+from raxdb.server.base import clock
 from raxdb.server.base.files import remove_quietly
 from raxdb.server.base.interfaces import PAUSE_FOREVER
 from raxdb.server.base.log import LOG
@@ -116,7 +116,7 @@ class Shutdown:
         for r in repl.replicas:
             if r.ack_off != offset:
                 lagging += 1
-                lag = int(time.time()) - r.ack_time if r.state == ONLINE else 0
+                lag = int(clock.seconds(self.srv)) - r.ack_time if r.state == ONLINE else 0
                 LOG.warning(f"Lagging replica {r.name()} reported offset {offset - r.ack_off} behind master, "
                             f"lag={lag}, state={STATE_NAMES.get(r.state, '')}.")
         if repl.replicas:

@@ -36,6 +36,9 @@ cdef class UserFields:
 cdef class ServerFields:
     cdef public object also_propagate, prop_depth, dirty, now_ms, shutting_down, maxmemory, slowlog_ns
     cdef public long long sample_mask  # a C integer: every call's sampling test reads it
+    # the clock (server/base/clock.py): the read event stamps now_ms from them
+    cdef public long long clock_shift_us
+    cdef public bint clock_frozen
     cdef public object replica_gate, rdb_gate, cluster, cluster_script_check
     cdef public ReplFields repl  # typed, as config: the offset and the write gate are C fields
     cdef public AofFields aof

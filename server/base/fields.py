@@ -51,7 +51,7 @@ class UserFields:
 
 class ServerFields:
     """What a command's call, redis.call and a script's entry read of the server: propagation's op
-    list, depth and dirty count, the cached clock, the shutdown flag, the memory limit, the slow
+    list, depth and dirty count, the cached clock and the clock's state, the shutdown flag, the memory limit, the slow
     log's threshold and timing sample, the monitors, the write gates (replica, save, AOF,
     replication), the cluster and its script check, the configuration, client-side caching's
     state, the keyspace notification classes and the keyspace hit and miss counts; and what a read
@@ -62,7 +62,7 @@ class ServerFields:
                  "sample_mask", "monitors", "replica_gate", "rdb_gate", "aof", "repl", "cluster",
                  "cluster_script_check", "config", "tracking", "notify_flags", "stat_keyspace_hits",
                  "stat_keyspace_misses", "ready_keys", "pending_writes", "cluster_local", "client_evict_limit",
-                 "script_cache")
+                 "script_cache", "clock_shift_us", "clock_frozen")
 
 
 class ClientFields:

@@ -27,8 +27,9 @@ which costs the hot loop nothing (it already reads `Command.sampled`).
 from __future__ import annotations
 
 import os
-import time
 from typing import TYPE_CHECKING
+
+from raxdb.server.base import clock
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Command, Server
@@ -90,7 +91,7 @@ def add_sample_if_needed(srv: Server, event: str, ms: int) -> None:
         series = ev.get(event)
         if series is None:
             series = ev[event] = Series()
-        series.add(ms, int(time.time()))
+        series.add(ms, int(clock.seconds(srv)))
 
 
 def reset(srv: Server, names: list[bytes] | None) -> int:
@@ -187,7 +188,7 @@ def report(srv: Server) -> str:
     threshold = srv.config.latency_monitor_threshold
     if not ev and threshold == 0:
         return _DISABLED
-    now = int(time.time())
+    now = int(clock.seconds(srv))
     out = ""
     advise: set[str] = set()
     advices = 0
@@ -226,10 +227,9 @@ def report(srv: Server) -> str:
 
 # ---- LATENCY GRAPH -----------------------------------------------------------------------------
 
-def graph(event: str, series: Series) -> str:
+def graph(event: str, series: Series, now: int) -> str:
     """latencyCommandGenSparkeline: a title, a rule, and the samples as a filled sparkline of four
-    rows with the samples' ages as vertical labels."""
-    now = int(time.time())
+    rows with the samples' ages (at `now`, the server's clock in seconds) as vertical labels."""
     values, labels = [], []
     for t, ms in series.samples():
         values.append(ms)

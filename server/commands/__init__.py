@@ -31,6 +31,7 @@ from raxdb.server.commands import (  # noqa: F401 - imported for their registrat
     t_sort,
     t_stream,
     t_string,
+    t_testclock,
     t_testcluster,
     t_testfaults,
     t_zset,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
-from raxdb.server.base import latency
+from raxdb.server.base import clock, latency
 from raxdb.server.base.errors import CommandError, c_str
 from raxdb.server.commands.t_config import help_reply
 from raxdb.server.table.registry import command
@@ -37,7 +37,7 @@ def latency_graph(c, argv):
     series = latency.events(c.server).get(event)
     if series is None:
         raise CommandError(b"ERR No samples available for event '%s'" % c_str(argv[2]))
-    return c.enc.verbatim(latency.graph(event, series).encode())
+    return c.enc.verbatim(latency.graph(event, series, int(clock.seconds(c.server))).encode())
 
 
 @command("latency|doctor")

@@ -17,6 +17,7 @@ import time
 from raxdb.protocol import reply as R
 from raxdb.server.admin import crashreport, digest
 from raxdb.server.admin import info as info_mod
+from raxdb.server.base import clock
 from raxdb.server.base.errors import (
     DB_INDEX,
     NO_SUCH_KEY,
@@ -139,7 +140,7 @@ def info(c, argv):
 
 @command("time")
 def time_(c, argv):
-    now = time.time_ns() // 1000
+    now = clock.us(c.server)
     return R.bulk_array([b"%d" % (now // 1_000_000), b"%d" % (now % 1_000_000)])
 
 

@@ -8,12 +8,12 @@ HELLO ... AUTH, MIGRATE ... AUTH/AUTH2); admin commands never reach monitors.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from raxdb.protocol import reply as R
 from raxdb.protocol.request import quote_arg
+from raxdb.server.base import clock
 from raxdb.server.conn import unixaddr
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ def feed_monitors(client: Client, argv: list[bytes], cmd: Command | None, origin
     srv = client.server
     if cmd is not None and "admin" in cmd.flags:
         return
-    now = time.time()
+    now = clock.seconds(srv)
     if origin is None:
         origin = unixaddr.monitor_origin(srv) if client.unix_socket else client.addr
     line = "+%.6f [%d %s] %s\r\n" % (now, client.dbid, origin, " ".join(quote_arg(a) for a in redacted(argv)))
@@ -121,7 +121,7 @@ def slowlog_add(client: Client, argv: list[bytes], micros: int) -> None:
     if len(argv) > 32:
         args[-1] = b"... (%d more arguments)" % (len(argv) - 31)
     addr = "?:0" if client.is_script else client.addr  # a script's commands: Redis's fake client
-    entry = (srv.slowlog_next_id, int(time.time()), micros, args, addr.encode(), client.name)
+    entry = (srv.slowlog_next_id, int(clock.seconds(srv)), micros, args, addr.encode(), client.name)
     srv.slowlog_next_id += 1
     srv.slowlog.appendleft(entry)
     while len(srv.slowlog) > maxlen:

@@ -24,10 +24,15 @@ One mechanism serves every blocking command (BLPOP, BLMOVE, BZPOPMIN, XREAD BLOC
 - A served, timed-out or CLIENT UNBLOCKed client resumes its pipeline on the next loop turn
   (`call_soon`), as Redis reprocesses unblocked clients in beforeSleep.
 
-Timeouts are absolute wall-clock deadlines (ms) set when the command blocked.  Each blocked client
-with a deadline has a loop timer; when it fires early (the loop's monotonic clock against the wall
-clock) it re-arms for the rest, so a timeout never fires before its deadline.  Disconnecting
-leaves no trace: the disconnect hook removes the client from every key's queue.
+Timeouts are absolute deadlines (ms) on the server's clock (server/base/clock.py), set from the
+clock's cached reading when the command blocked, and they fire as Redis's checkBlockedClientTimeout
+fires them: on the first check whose time is past the deadline (`now > deadline`, in whole ms),
+never at it or before it.  Each blocked client with a deadline has a loop timer armed for the
+moment the clock passes its deadline; the timer reads the clock again and, when the loop's
+monotonic timer fired before the clock got there, re-arms for the rest.  While the clock is frozen
+no timer is armed: `clock_moved` (a test control moved the clock) times out whoever is past the
+deadline now and re-arms the rest.  Disconnecting leaves no trace: the disconnect hook removes the
+client from every key's queue.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from raxdb.server.base import clock
 from raxdb.server.base.errors import CommandError
 from raxdb.server.base.numparse import strtod
 from raxdb.server.conn import lifecycle
@@ -155,18 +161,41 @@ def _arm(c: Client, state: BlockState) -> None:
     loop = c.server.loop
     if loop is None:
         return
-    delay = max(0.0, (state.deadline_ms - time.time() * 1000) / 1000)
-    state.timer = loop.call_later(delay, _on_timer, c, state)
+    wait = clock.wait_s(c.server, state.deadline_ms)
+    if wait != _FOREVER:  # frozen: clock_moved re-arms it
+        state.timer = loop.call_later(wait, _on_timer, c, state)
+
+
+_FOREVER = float("inf")
 
 
 def _on_timer(c: Client, state: BlockState) -> None:
+    state.timer = None
     if c.block_state is not state:
         return
-    now = c.server.update_clock()
-    if now < state.deadline_ms:
-        _arm(c, state)  # the loop's clock ran ahead of the wall clock: never time out early
+    if c.server.update_clock() <= state.deadline_ms:
+        _arm(c, state)  # the loop's timer fired before the clock passed the deadline: never time out early
         return
     finish(c, state.timeout_reply(c))
+
+
+def clock_moved(srv: Server) -> None:
+    """The clock moved (advanced, frozen, unfrozen or reset by a test control): every blocked
+    client past its deadline times out now, in the order of their deadlines; the others' timers
+    are armed again for the new time (none while frozen)."""
+    now = srv.now_ms
+    waiting = [c for c in srv.clients.values()
+               if c.blocked and isinstance(c.block_state, BlockState) and c.block_state.deadline_ms]
+    waiting.sort(key=lambda c: c.block_state.deadline_ms)
+    for c in waiting:
+        state = c.block_state
+        if state.timer is not None:
+            state.timer.cancel()
+            state.timer = None
+        if now > state.deadline_ms:
+            finish(c, state.timeout_reply(c))
+        else:
+            _arm(c, state)
 
 
 def unblock(c: Client) -> BlockState | None:

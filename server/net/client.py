@@ -886,7 +886,12 @@ def read_event(c: Client, data: bytes) -> None:
     """Client.data_received's body: a read event's bytes, run."""
     srv = c.server
     t = _time_ns()  # the wall clock in ns (compiled, clock_gettime: client.pxd)
-    srv.now_ms = now = t // 1_000_000
+    # the server's clock (server/base/clock.py's tick, inline): the wall clock plus its shift, or,
+    # frozen by a test control, the reading it holds
+    if srv.clock_frozen:
+        now = srv.now_ms
+    else:
+        srv.now_ms = now = (t // 1000 + srv.clock_shift_us) // 1000
     c.last_interaction = now
     n = len(data)
     c.tot_net_in += n

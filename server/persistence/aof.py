@@ -44,7 +44,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from raxdb.server.base import latency
+from raxdb.server.base import clock, latency
 from raxdb.server.base.fields import AofFields
 from raxdb.server.base.files import WriteFailed, remove_quietly, write_atomically
 from raxdb.server.base.log import LOG
@@ -135,7 +135,7 @@ class AOF(AofFields):
         self.incr_size = -1
         self.flush_sleep_us = 0  # DEBUG AOF-FLUSH-SLEEP
         self.incr_fsync_offset = 0
-        self.last_fsync = int(time.time())
+        self.last_fsync = int(clock.seconds(self.srv))
         self.flush_postponed_start = 0
         self.delayed_fsync = 0
         self.last_write_ok = True
@@ -273,7 +273,7 @@ class AOF(AofFields):
         if not buf:
             self.srv.call_soon(self.flush)  # written even if no client has a reply waiting
         if self.srv.config.values["aof-timestamp-enabled"] == "yes":
-            now = int(time.time())
+            now = int(clock.seconds(self.srv))
             if self.cur_timestamp < now:
                 self.cur_timestamp = now
                 buf += b"#TS:%d\r\n" % now
@@ -290,7 +290,7 @@ class AOF(AofFields):
         if self.incr_size < 0:  # an increment opened at start-up: its size on disk
             self.incr_size = self.incr_fsync_offset = os.fstat(fd).st_size
         policy = self.srv.config.values["appendfsync"]
-        now = int(time.time())
+        now = int(clock.seconds(self.srv))
         in_progress = False
         if not self.buf:
             # Nothing new, but what the last writes left unsynced still gets its fsync (a client
@@ -444,7 +444,7 @@ class AOF(AofFields):
         except OSError as exc:
             LOG.warning(f"Fail to fsync the AOF file: {exc.strerror}")
         else:
-            self.last_fsync = int(time.time())
+            self.last_fsync = int(clock.seconds(self.srv))
         if self.fd >= 0:
             self.bio.submit("close", self.fd)  # after any fsync of it still queued
         self.fd = -1
@@ -484,7 +484,7 @@ class AOF(AofFields):
                 LOG.warning("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation. "
                             "Check the above logs for more info about the error.")
                 return False
-        self.last_fsync = int(time.time())
+        self.last_fsync = int(clock.seconds(self.srv))
         if self.bio.error is not None:
             LOG.warning("AOF reopen, just ignore the AOF fsync error in bio job")
             self.bio.error = None
@@ -530,7 +530,7 @@ class AOF(AofFields):
             return False
         LOG.notice(f"Background append only file rewriting started by pid {pid}")
         self.rewrite_scheduled = False
-        self.rewrite_time_start = int(time.time())
+        self.rewrite_time_start = int(clock.seconds(self.srv))
         return True
 
     def _open_new_incr(self) -> bool:
@@ -555,7 +555,7 @@ class AOF(AofFields):
         LOG.notice(f"Creating AOF incr file {name} on background rewrite")
         if self.fd >= 0:
             self.bio.submit("close", self.fd)  # fsynced, then closed, off the loop
-            self.last_fsync = int(time.time())
+            self.last_fsync = int(clock.seconds(self.srv))
         self.fd = newfd
         self.incr_size = self.incr_fsync_offset = 0
         if m is not None:
@@ -614,7 +614,7 @@ class AOF(AofFields):
         if self.state == WAIT_REWRITE:  # failed: the next attempt starts a new temporary increment
             self.buf.clear()
             self._remove_temp_incr()
-        self.rewrite_time_last = int(time.time()) - self.rewrite_time_start
+        self.rewrite_time_last = int(clock.seconds(self.srv)) - self.rewrite_time_start
         self.rewrite_time_start = -1
         if self.state == WAIT_REWRITE:
             self.rewrite_scheduled = True
@@ -715,7 +715,7 @@ class AOF(AofFields):
         if self.consecutive_failures < REWRITE_LIMIT_THRESHOLD:
             self.limit_delay_minutes = self.limit_next_time = 0
             return False
-        now = int(time.time())
+        now = int(clock.seconds(self.srv))
         if self.limit_next_time:
             if now < self.limit_next_time:
                 return True
@@ -772,7 +772,7 @@ class AOF(AofFields):
             f"aof_rewrite_in_progress:{int(rewriting)}",
             f"aof_rewrite_scheduled:{int(self.rewrite_scheduled)}",
             f"aof_last_rewrite_time_sec:{self.rewrite_time_last}",
-            f"aof_current_rewrite_time_sec:{int(time.time()) - self.rewrite_time_start if rewriting else -1}",
+            f"aof_current_rewrite_time_sec:{int(clock.seconds(self.srv)) - self.rewrite_time_start if rewriting else -1}",
             f"aof_last_bgrewrite_status:{'ok' if self.lastbgrewrite_ok else 'err'}",
             f"aof_rewrites:{self.stat_rewrites}",
             f"aof_rewrites_consecutive_failures:{self.consecutive_failures}",
@@ -886,7 +886,7 @@ def write_commands(srv: Server, f: BinaryIO) -> None:
     parts: list[bytes] = []
     size = 0
     if srv.config.values["aof-timestamp-enabled"] == "yes":
-        parts.append(b"#TS:%d\r\n" % int(time.time()))
+        parts.append(b"#TS:%d\r\n" % int(clock.seconds(srv)))
     for code in library_code(srv):
         _command(parts, b"FUNCTION", b"LOAD", code)
     for dbid, _size, _expires, keys in srv.persistence.snapshot():

@@ -44,7 +44,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from raxdb.server.base import latency, proctitle
+from raxdb.server.base import clock, latency, proctitle
 from raxdb.server.base.errors import CommandError
 from raxdb.server.base.files import WriteFailed, remove_quietly, write_atomically
 from raxdb.server.base.loading import SYNC
@@ -157,7 +157,7 @@ class Persistence:
 
     def _aux(self, aof_base: bool) -> list[tuple[bytes, bytes]]:
         used = self.used_at_fork if self.used_at_fork is not None else self.srv.used_memory()
-        aux = [(b"redis-ver", VERSION.encode()), (b"redis-bits", b"64"), (b"ctime", b"%d" % int(time.time())),
+        aux = [(b"redis-ver", VERSION.encode()), (b"redis-bits", b"64"), (b"ctime", b"%d" % int(clock.seconds(self.srv))),
                (b"used-mem", b"%d" % used)]
         repl = self.srv.repl
         stream_db = None if aof_base else repl.rdb_save_info()
@@ -250,7 +250,7 @@ class Persistence:
     def _saved(self, dirty_covered: int) -> None:
         srv = self.srv
         srv.dirty -= dirty_covered
-        srv.lastsave = int(time.time())
+        srv.lastsave = int(clock.seconds(self.srv))
         self._bgsave_status("ok")
 
     # ---- SAVE -------------------------------------------------------------------------------------
@@ -421,7 +421,7 @@ class Persistence:
             return False
         srv = self.srv
         self.dirty_before_bgsave = srv.dirty
-        self.last_bgsave_try = int(time.time())
+        self.last_bgsave_try = int(clock.seconds(self.srv))
 
         def work() -> bool:
             try:
@@ -499,14 +499,14 @@ class Persistence:
                 self.scheduled = False
 
     def _retry_ok(self) -> bool:
-        return (int(time.time()) - self.last_bgsave_try > BGSAVE_RETRY_DELAY
+        return (int(clock.seconds(self.srv)) - self.last_bgsave_try > BGSAVE_RETRY_DELAY
                 or self.stats["rdb_last_bgsave_status"] == "ok")
 
     def _save_points(self) -> None:
         srv = self.srv
         if not srv.dirty:
             return
-        now = int(time.time())
+        now = int(clock.seconds(self.srv))
         retry_ok = self._retry_ok()
         for seconds, changes in save_points(srv.config.values["save"]):
             if srv.dirty >= changes and now - srv.lastsave > seconds and retry_ok:
@@ -712,7 +712,7 @@ class Persistence:
             LOG.notice(f"Loading RDB produced by version {value.decode(errors='replace')}")
         elif key == b"ctime":
             try:
-                age = int(time.time()) - int(value)
+                age = int(clock.seconds(self.srv)) - int(value)
             except ValueError:
                 return
             LOG.notice(f"RDB age {max(0, age)} seconds")

@@ -42,11 +42,11 @@ the AOF pays it.
 from __future__ import annotations
 
 import os
-import time
 from typing import TYPE_CHECKING, Any
 
 from raxdb.protocol import reply as R
 from raxdb.protocol.request import split_inline_args
+from raxdb.server.base import clock
 from raxdb.server.base.errors import CommandError
 from raxdb.server.base.log import LOG
 from raxdb.server.conn import obuf
@@ -192,7 +192,7 @@ class Master:
         self.pipe_conns: list[Replica] = []
         self.pipe_paused = False
         self.pipe_eof = False  # the child's end of the pipe was read (its fd stays open until it exits)
-        self.no_replicas_since = time.time()
+        self.no_replicas_since = clock.seconds(self.srv)
         self.good_replicas = 0
         self.waiting: list[tuple[Client, Any, int, int]] = []  # WAIT: (client, its block, offset, n)
         self.getack_pending = False
@@ -310,7 +310,7 @@ class Master:
                             "master replication offset.")
             return False
         r.state = ONLINE
-        r.ack_time = int(time.time())
+        r.ack_time = int(clock.seconds(self.srv))
         r.stream_on_ack = False
         self._flag(r)
         c = r.client
@@ -395,7 +395,7 @@ class Master:
         p.stats["rdb_current_bgsave_time_sec"] = 0
         self.rdb_child_type = "socket"
         offset = self.repl.master_repl_offset
-        now = int(time.time())
+        now = int(clock.seconds(self.srv))
         for r in targets:
             self._setup_full_resync(r, offset)
             r.last_partial_write = now
@@ -617,7 +617,7 @@ class Master:
             LOG.notice(f"RDB transfer completed, rdb only replica ({r.name()}) should be disconnected asap")
             return False
         r.state = ONLINE
-        r.ack_time = int(time.time())
+        r.ack_time = int(clock.seconds(self.srv))
         self.refresh_good_replicas()
         LOG.notice(f"Synchronization with replica {r.name()} succeeded")
         return True
@@ -697,7 +697,7 @@ class Master:
     def ack(self, r: Replica, offset: int) -> None:
         if offset > r.ack_off:
             r.ack_off = offset
-        r.ack_time = int(time.time())
+        r.ack_time = int(clock.seconds(self.srv))
         p = self.srv.persistence
         if p.child_type == "rdb" and r.state == WAIT_BGSAVE_END:
             p.check_child()
@@ -715,7 +715,7 @@ class Master:
         if r in self.pipe_conns:
             self.pipe_conns.remove(r)
         if not repl.replicas:
-            self.no_replicas_since = time.time()
+            self.no_replicas_since = clock.seconds(self.srv)
         if repl.backlog is not None:
             repl.backlog.replica_left()
         self.refresh_good_replicas()
@@ -751,7 +751,7 @@ class Master:
     def cron(self) -> None:
         repl = self.repl
         values = self.srv.config.values
-        now = int(time.time())
+        now = int(clock.seconds(self.srv))
         replicas = repl.replicas
         if replicas and self.cron_loops % int(values["repl-ping-replica-period"]) == 0:
             if repl.masterhost is None and not repl.failover.pings_held():
@@ -783,7 +783,7 @@ class Master:
                     c.close()  # the paused pipe resumes for the others (or the child goes)
         ttl = int(values["repl-backlog-ttl"])
         if not replicas and ttl and repl.backlog is not None and repl.masterhost is None:
-            if time.time() - self.no_replicas_since > ttl:
+            if clock.seconds(self.srv) - self.no_replicas_since > ttl:
                 repl.change_replid()
                 repl.clear_replid2()
                 repl.free_backlog()
@@ -799,7 +799,7 @@ class Master:
         lag = int(values["min-replicas-max-lag"])
         if not int(values["min-replicas-to-write"]) or not lag:
             return
-        now = int(time.time())
+        now = int(clock.seconds(self.srv))
         self.good_replicas = sum(1 for r in self.repl.replicas if r.state == ONLINE and now - r.ack_time <= lag)
 
     def enough_good_replicas(self) -> bool:
@@ -884,7 +884,7 @@ class Master:
         lines = [f"connected_slaves:{len(self.repl.replicas)}"]
         if int(values["min-replicas-to-write"]) and int(values["min-replicas-max-lag"]):
             lines.append(f"min_slaves_good_slaves:{self.good_replicas}")
-        now = int(time.time())
+        now = int(clock.seconds(self.srv))
         i = 0
         for r in self.repl.replicas:
             state = STATE_NAMES.get(r.state, "")

@@ -65,6 +65,7 @@ import hiredis
 
 from raxdb.protocol import reply as R
 from raxdb.protocol.request import quote_arg
+from raxdb.server.base import clock
 from raxdb.server.base.errors import MASTERDOWN, READONLY, CommandError
 from raxdb.server.base.loading import ASYNC, SYNC
 from raxdb.server.base.log import LOG, logged_error
@@ -154,7 +155,7 @@ class MasterClient(Client):
         # a CLIENT KILL frees Redis's master client at once; the stream task sees the end later
         # (after a DEBUG SLEEP of the same EXEC, say): the link is down from now on
         if not self.closed:
-            self.closed_at = time.time()
+            self.closed_at = clock.seconds(self.server)
         super().close()
 
     def attach(self, transport: asyncio.Transport, dbid: int) -> None:
@@ -189,7 +190,7 @@ class MasterClient(Client):
         srv = self.server
         srv.update_clock()
         self.last_interaction = srv.now_ms
-        self.link.lastio = time.time()
+        self.link.lastio = clock.seconds(self.server)
         srv.stat_net_repl_input_bytes += len(data)  # counted apart from clients' input, as in Redis
         self.read_reploff += len(data)
         self.reader.feed(data)
@@ -285,7 +286,7 @@ class Link:
         # The history to PSYNC with (Redis's cached master): replid, reploff, read_reploff and
         # the database the master's stream last selected; or None.
         self.cached: tuple[str, int, int, int] | None = None
-        self.lastio = time.time()  # repl_transfer_lastio, and the master's last interaction
+        self.lastio = clock.seconds(self.srv)  # repl_transfer_lastio, and the master's last interaction
         self.down_since = 0.0
         self.transfer_size = -1
         self.transfer_read = 0
@@ -301,7 +302,7 @@ class Link:
         loop = self.srv.loop
         if loop is None:
             return
-        self.lastio = time.time()
+        self.lastio = clock.seconds(self.srv)
         self.state = CONNECTING
         LOG.notice("MASTER <-> REPLICA sync started")
         self.task = loop.create_task(self._run())
@@ -363,7 +364,7 @@ class Link:
             LOG.notice("Caching the disconnected master state.")
             self.cached = (master.replid, master.reploff, master.reploff, master.dbid)
         self.state = CONNECT
-        self.down_since = master.closed_at or time.time()
+        self.down_since = master.closed_at or clock.seconds(self.srv)
 
     def _free_master(self, master: MasterClient) -> None:
         master.close()
@@ -414,7 +415,7 @@ class Link:
             LOG.warning(f"Error condition on socket for SYNC: {why}")
             raise SyncError from None
         self.writer = writer
-        self.lastio = time.time()
+        self.lastio = clock.seconds(self.srv)
         LOG.notice("Non blocking connect for SYNC fired the event.")
         self.state = HANDSHAKE
         writer.write(propagate.encode_command([b"PING"]))
@@ -469,7 +470,7 @@ class Link:
             if not line:
                 LOG.warning("Master did not respond to command during SYNC handshake")
                 raise SyncError
-            self.lastio = time.time()
+            self.lastio = clock.seconds(self.srv)
             text = line.rstrip(b"\r\n").decode(errors="replace")
             if text or keepalive:
                 return text
@@ -539,7 +540,7 @@ class Link:
         self.cached = None
         self.state = CONNECTED
         self.down_since = 0.0
-        self.lastio = time.time()
+        self.lastio = clock.seconds(self.srv)
 
     # ---- the payload --------------------------------------------------------------------------------
     async def _transfer(self, reader: asyncio.StreamReader) -> None:
@@ -548,7 +549,7 @@ class Link:
         self.state = TRANSFER
         self.transfer_size = -1
         self.transfer_read = 0
-        self.lastio = time.time()
+        self.lastio = clock.seconds(self.srv)
         header = ""
         while not header:
             header = await self._reply(reader, keepalive=True)
@@ -634,7 +635,7 @@ class Link:
                 else:
                     LOG.warning("I/O error trying to sync with MASTER: connection lost")
                 raise SyncError
-            self.lastio = time.time()
+            self.lastio = clock.seconds(self.srv)
             self.srv.stat_net_repl_input_bytes += len(chunk)
             sink(chunk)
             got += len(chunk)
@@ -749,7 +750,7 @@ class Link:
     def _newline_to_master(self) -> None:
         """replicationSendNewlineToMaster, while the payload loads: at most one newline a second
         (best effort), which a master takes as the replica's sign of life (its ACK time)."""
-        now = int(time.time())
+        now = int(clock.seconds(self.srv))
         if now != self.newline_sent and self.writer is not None:
             self.newline_sent = now
             self.writer.write(b"\n")
@@ -782,7 +783,7 @@ class Link:
     # ---- the cron -------------------------------------------------------------------------------------
     def cron(self) -> None:
         """replicationCron's replica part, once a second."""
-        now = time.time()
+        now = clock.seconds(self.srv)
         timeout = int(self.srv.config.values["repl-timeout"])
         if self.state in (CONNECTING, HANDSHAKE) and now - self.lastio > timeout:
             LOG.warning("Timeout connecting to the MASTER...")
@@ -813,7 +814,7 @@ class Link:
 
     def info_lines(self) -> list[str]:
         cfg = self.srv.config.values
-        now = time.time()
+        now = clock.seconds(self.srv)
         reploff, readoff = self.offsets()
         lines = [
             f"master_host:{self.host}",

@@ -44,12 +44,12 @@ from __future__ import annotations
 import os
 import random
 import struct
-import time
 from bisect import bisect_right
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from raxdb.protocol import reply as R
+from raxdb.server.base import clock
 from raxdb.server.base.fields import ReplFields
 from raxdb.server.base.log import LOG
 from raxdb.server.config import oomscore
@@ -329,7 +329,7 @@ class Replication(ReplFields, _Declared):
         self.second_replid_offset = offset + 1
         self.master_repl_offset += offset
         backlog.shift(self.master_repl_offset - backlog.histlen + 1 - backlog.first)
-        self.master.no_replicas_since = time.time()
+        self.master.no_replicas_since = clock.seconds(self.srv)
 
     # ---- the backlog --------------------------------------------------------------------------
     def create_backlog(self) -> None:

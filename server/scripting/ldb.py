@@ -546,7 +546,7 @@ class Session:
             return engine.h.err(b"ERR timeout during Lua debugging with client closing connection")
         if run is not None:
             run.start = time.monotonic()
-        engine.server.now_ms = time.time_ns() // 1_000_000
+        engine.server.update_clock()
         return None
 
     def repl(self) -> bool:

@@ -623,11 +623,15 @@ def test_write_error_refuses_writes_until_it_clears():
 
 # ---- everysec: the fsync thread and postponed writes (no server: a stub and a fake clock) ------------
 class _Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
+    """The stub server's clock, frozen (server/base/clock.py): it moves only when the test says."""
 
-    def __call__(self) -> float:
-        return self.now
+    def __init__(self, srv) -> None:  # type: ignore[no-untyped-def]
+        self.srv = srv
+
+    def advance(self, seconds: int) -> None:
+        from raxdb.server.base import clock
+
+        clock.advance(self.srv, seconds * 10**6)
 
 
 def _stub_aof(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
@@ -635,16 +639,15 @@ def _stub_aof(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
 
     from raxdb.server.persistence import aof as aofmod
 
-    clock = _Clock()
-    monkeypatch.setattr(aofmod.time, "time", clock)
     values = {"appendonly": "yes", "appendfsync": "everysec", "no-appendfsync-on-rewrite": "no",
               "aof-timestamp-enabled": "no", "aof-disable-auto-gc": "no"}
     persistence = SimpleNamespace(child_done={}, child_type="", has_child=lambda: False)
     srv = SimpleNamespace(config=SimpleNamespace(values=values, on_change={}, latency_monitor_threshold=0),
-                          persistence=persistence, call_soon=lambda fn: None, propagation_targets=[])
+                          persistence=persistence, call_soon=lambda fn: None, propagation_targets=[],
+                          clock_frozen=True, clock_shift_us=1_000_000 * 10**6, clock_advanced_us=0, now_ms=0)
     a = aofmod.AOF(srv)  # type: ignore[arg-type]
     a.fd = os.open(tmp_path / "incr.aof", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    return a, clock
+    return a, _Clock(srv)
 
 
 def test_everysec_fsyncs_off_the_loop_once_a_second(tmp_path, monkeypatch):
@@ -654,7 +657,7 @@ def test_everysec_fsyncs_off_the_loop_once_a_second(tmp_path, monkeypatch):
     a.feed(0, [b"SET", b"k", b"v"])
     a.flush()  # within the second of the last fsync: written, not fsynced
     assert os.path.getsize(tmp_path / "incr.aof") == a.incr_size > 0 and jobs == []
-    clock.now += 1
+    clock.advance(1)
     a.flush()  # nothing new, but the written tail is handed to the thread
     assert jobs == [("fsync", a.fd)] and a.incr_fsync_offset == a.incr_size
     a.feed(0, [b"SET", b"k", b"w"])
@@ -668,10 +671,10 @@ def test_everysec_postpones_a_write_while_an_fsync_runs(tmp_path, monkeypatch):
     a.feed(0, [b"SET", b"k", b"v"])
     a.flush()
     assert a.buf and os.path.getsize(tmp_path / "incr.aof") == 0 and a.flush_postponed_start
-    clock.now += 1
+    clock.advance(1)
     a.flush()  # under 2 s: still waiting
     assert a.buf and a.delayed_fsync == 0
-    clock.now += 1
+    clock.advance(1)
     a.flush()  # 2 s: written without waiting any longer, and counted
     assert not a.buf and os.path.getsize(tmp_path / "incr.aof") == a.incr_size > 0
     assert a.delayed_fsync == 1 and a.flush_postponed_start == 0

@@ -134,6 +134,34 @@ PROJECT_TESTS = textwrap.dedent('''
         sys.stdin.readline()  # until the outer test kills the process
 ''')
 
+# The clock a test moves (issue #55), in a file of its own: the project's second test module.
+PROJECT_CLOCK_TESTS = textwrap.dedent('''
+    """A user's tests that move the servers' clocks."""
+    import redis
+
+
+    def test_clock_moves_time(raxdb_client, raxdb_clock):
+        raxdb_clock.freeze()
+        raxdb_client.set("session", "alice", ex=10)
+        raxdb_clock.advance(3)
+        assert raxdb_client.ttl("session") == 7
+        raxdb_clock.advance(8)
+        assert raxdb_client.get("session") is None
+
+
+    def test_clock_is_reset_after_each_test(raxdb_server, raxdb_client):
+        now, frozen, ahead = raxdb_server.control("CLOCK", "GET")[1::2]
+        assert frozen == 0 and abs(ahead) < 10**6  # back on the wall clock, running
+
+
+    def test_factory_server_time(raxdb_factory):
+        srv = raxdb_factory()
+        client = redis.Redis.from_url(srv.url)
+        client.set("k", "v", ex=100)
+        srv.advance_time(101)
+        assert client.dbsize() == 0
+''')
+
 CLUSTER_TESTS = textwrap.dedent('''
     """A user's tests of the raxdb cluster fixtures."""
     import os
@@ -265,6 +293,7 @@ def write_project(where: Path) -> Path:
     where.mkdir(parents=True, exist_ok=True)
     (where / "pytest.ini").write_text(PROJECT_INI)
     (where / "test_with_raxdb.py").write_text(PROJECT_TESTS)
+    (where / "test_clock_with_raxdb.py").write_text(PROJECT_CLOCK_TESTS)
     (where / "test_cluster_with_raxdb.py").write_text(CLUSTER_TESTS)
     return where
 
@@ -297,7 +326,7 @@ class Project:
 
 
 def outcome(result: subprocess.CompletedProcess[str]) -> dict[str, int]:
-    """pytest's summary line as counts: {"passed": 10, "skipped": 10}; warnings count too."""
+    """pytest's summary line as counts: {"passed": 13, "skipped": 10}; warnings count too."""
     tail = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
     return {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|skipped|errors?|warnings?)", tail)}
 
@@ -319,7 +348,7 @@ def test_fixtures_in_a_project(checkout_project: Project, tmp_path: Path, protoc
     notes = tmp_path / "notes"
     result = checkout_project.run("--raxdb-protocol", protocol, "--raxdb-mode", mode, RAXDB_TEST_NOTES=str(notes))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert outcome(result) == {"passed": 10, "skipped": 10}
+    assert outcome(result) == {"passed": 13, "skipped": 10}
     assert_all_gone(notes)  # stopped by the fixtures, not by their parent's death: gone at once
 
 
@@ -436,7 +465,7 @@ def test_installed_plugin(venv_project: Project, tmp_path: Path, protocol: str, 
     args = ["--raxdb-protocol", protocol, *(["-n", workers] if workers else [])]
     result = venv_project.run(*args, RAXDB_TEST_NOTES=str(notes))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert outcome(result) == {"passed": 10, "skipped": 10}
+    assert outcome(result) == {"passed": 13, "skipped": 10}
     sessions: dict[str, set[int]] = {}
     for pid, _, kind, worker in noted(notes):
         if kind == "session":
