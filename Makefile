@@ -59,11 +59,13 @@ redis-oracle:
 	@redis-server --version
 
 # ruff, then the rule of the house: import-linter's contracts (pyproject.toml) keep the layers in
-# order, tools/import_cycles.py keeps each circle inside one folder and at most four modules.
+# order, tools/import_cycles.py keeps each circle inside one folder and at most four modules,
+# tools/private_names.py keeps every module's `_private` names its own.
 lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check raxdb/__init__.py raxdb/_version.py server protocol storage pipeline embed testing tests bench tools docker setup.py
 	PYTHONPATH=$(CURDIR) $(VENV)/bin/lint-imports
 	$(PY) tools/import_cycles.py --check
+	$(PY) tools/private_names.py --check
 	$(VENV)/bin/mypy -p raxdb
 
 # Node client libraries (ioredis, node-redis) for the client-library tests, pinned by package-lock.json.

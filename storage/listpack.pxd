@@ -43,16 +43,16 @@ cpdef bytes encode_entry(v)
 @cython.locals(n=Py_ssize_t)
 cpdef Py_ssize_t encoded_size(bytes v) except -1
 
-cdef Py_ssize_t _int_entry_size(long long x) noexcept
+cdef Py_ssize_t int_entry_size(long long x) noexcept
 
 @cython.locals(n=Py_ssize_t)
 cdef Py_ssize_t put_entry(unsigned char* d, Py_ssize_t k, bytes v) except -1
 
 @cython.locals(u=cython.ulonglong, size=Py_ssize_t, j=Py_ssize_t)
-cdef Py_ssize_t _put_int(unsigned char* d, Py_ssize_t k, long long x) noexcept
+cdef Py_ssize_t put_int(unsigned char* d, Py_ssize_t k, long long x) noexcept
 
 @cython.locals(head=Py_ssize_t)
-cdef Py_ssize_t _put_str(unsigned char* d, Py_ssize_t k, bytes v, Py_ssize_t n) noexcept
+cdef Py_ssize_t put_str(unsigned char* d, Py_ssize_t k, bytes v, Py_ssize_t n) noexcept
 
 @cython.locals(n=Py_ssize_t, shift=cython.int, j=Py_ssize_t)
 cdef Py_ssize_t _put_backlen(unsigned char* d, Py_ssize_t k, Py_ssize_t size) noexcept
@@ -65,7 +65,7 @@ cdef void _put_header_at(unsigned char* d, Py_ssize_t total, Py_ssize_t count) n
 cpdef Py_ssize_t grown_count(bytes buf, Py_ssize_t added) except -1
 
 @cython.locals(b=cython.uint, n=Py_ssize_t)
-cdef Py_ssize_t _span(const unsigned char* s, Py_ssize_t p) except -1
+cdef Py_ssize_t entry_span(const unsigned char* s, Py_ssize_t p) except -1
 
 @cython.locals(b=cython.uint, size=Py_ssize_t, shift=cython.uint)
 cdef Py_ssize_t _prev(const unsigned char* s, Py_ssize_t q) noexcept
@@ -74,7 +74,7 @@ cdef Py_ssize_t _prev(const unsigned char* s, Py_ssize_t q) noexcept
 cdef bytes _value(const unsigned char* s, object buf, Py_ssize_t p)
 
 @cython.locals(n=Py_ssize_t)
-cpdef int _put_header(bytearray buf, Py_ssize_t count) except -1
+cpdef int put_header(bytearray buf, Py_ssize_t count) except -1
 
 
 @cython.locals(s="const unsigned char*", n=Py_ssize_t, p=Py_ssize_t)

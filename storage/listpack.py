@@ -127,13 +127,13 @@ def _backlen_size(size: int) -> int:
 
 
 def _int_entry(x: int) -> bytes:
-    """The complete entry of the integer x (an int64), a new bytes object, as _put_int writes it."""
+    """The complete entry of the integer x (an int64), a new bytes object, as put_int writes it."""
     if cython.compiled:
-        out = PyBytes_FromStringAndSize(cython.NULL, _int_entry_size(x))  # noqa: F821 (listpack.pxd)
-        _put_int(cython.cast(cython.p_uchar, cython.cast(cython.p_char, out)), 0, x)
+        out = PyBytes_FromStringAndSize(cython.NULL, int_entry_size(x))  # noqa: F821 (listpack.pxd)
+        put_int(cython.cast(cython.p_uchar, cython.cast(cython.p_char, out)), 0, x)
         return out
-    d = bytearray(_int_entry_size(x))
-    _put_int(d, 0, x)
+    d = bytearray(int_entry_size(x))
+    put_int(d, 0, x)
     return bytes(d)
 
 
@@ -149,10 +149,10 @@ def encode_int_entry(v: int) -> bytes:
     if cython.compiled:
         x = v
         if -4096 <= x <= 4095:
-            return _SMALL_INT_ENTRIES[x + 4096]
+            return SMALL_INT_ENTRIES[x + 4096]
         return _int_entry(x)
     if -4096 <= v <= 4095:
-        return _SMALL_INT_ENTRIES[v + 4096]
+        return SMALL_INT_ENTRIES[v + 4096]
     if -32768 <= v <= 32767:
         return _INT16_ENTRY(0xF1, v, 3)
     if not -8388608 <= v <= 8388607:
@@ -184,7 +184,7 @@ def encode_entry(v: bytes | int) -> bytes:
     if n < 64:
         if cython.compiled and type(v) is bytes:
             out = PyBytes_FromStringAndSize(cython.NULL, n + 2)  # noqa: F821 (listpack.pxd)
-            _put_str(cython.cast(cython.p_uchar, cython.cast(cython.p_char, out)), 0, v, n)
+            put_str(cython.cast(cython.p_uchar, cython.cast(cython.p_char, out)), 0, v, n)
             return out
         return b"%c%s%c" % (0x80 | n, v, n + 1)
     return encode_str_entry(bytes(v))  # type: ignore[arg-type]
@@ -202,7 +202,7 @@ def encoded_size(v: bytes) -> int:
     if n and v[0] <= 57:
         i = string_to_int(v)
         if i is not None:
-            return _int_entry_size(i)
+            return int_entry_size(i)
     if n < 64:
         return n + 2
     if n < 4096:
@@ -210,7 +210,7 @@ def encoded_size(v: bytes) -> int:
     return n + 5 + _backlen_size(n + 5)
 
 
-def _int_entry_size(x: int) -> int:
+def int_entry_size(x: int) -> int:
     """The bytes of the integer x's entry (x an int64)."""
     if 0 <= x <= 127:
         return 2
@@ -232,11 +232,11 @@ def put_entry(d: bytearray, k: int, v: bytes) -> int:
     if n and v[0] <= 57:
         i = string_to_int(v)
         if i is not None:
-            return _put_int(d, k, i)
-    return _put_str(d, k, v, n)
+            return put_int(d, k, i)
+    return put_str(d, k, v, n)
 
 
-def _put_int(d: bytearray, k: int, x: int) -> int:
+def put_int(d: bytearray, k: int, x: int) -> int:
     """Write the integer x's entry (lpEncodeIntegerGetType's smallest) at d[k:]."""
     if 0 <= x <= 127:
         d[k] = x
@@ -248,7 +248,7 @@ def _put_int(d: bytearray, k: int, x: int) -> int:
         d[k + 1] = u & 0xFF
         d[k + 2] = 2
         return k + 3
-    size = _int_entry_size(x) - 2  # the value's bytes: 2, 3, 4 or 8 (16, 24, 32 or 64 bits)
+    size = int_entry_size(x) - 2  # the value's bytes: 2, 3, 4 or 8 (16, 24, 32 or 64 bits)
     d[k] = 0xF4 if size == 8 else 0xEF + size  # 0xF1, 0xF2, 0xF3: lpEncodeIntegerGetType's types
     u = x  # two's complement, little-endian (interpreted, >> keeps the sign and & 0xFF the byte)
     for j in range(size):
@@ -258,7 +258,7 @@ def _put_int(d: bytearray, k: int, x: int) -> int:
     return k + size + 2
 
 
-def _put_str(d: bytearray, k: int, v: bytes, n: int) -> int:
+def put_str(d: bytearray, k: int, v: bytes, n: int) -> int:
     """Write v (n bytes) as a string entry at d[k:]: 6-, 12- or 32-bit length, then its back-length."""
     if n < 64:
         d[k] = 0x80 | n
@@ -297,7 +297,7 @@ def _put_backlen(d: bytearray, k: int, size: int) -> int:
 
 # Complete entries (encoding + data + backlen) of the small integers, the common stream fields
 # (built here, once the writers it uses are defined).
-_SMALL_INT_ENTRIES = [_int_entry(_v) for _v in range(-4096, 4096)]
+SMALL_INT_ENTRIES = [_int_entry(_v) for _v in range(-4096, 4096)]
 
 
 def _body_size(buf: bytearray | bytes, p: int) -> int:
@@ -492,13 +492,13 @@ def delete_at(buf: bytearray, p: int, count: int = 1) -> None:
     q = p
     n = 0
     while n < count and s[q] != EOF:
-        q += _span(s, q)
+        q += entry_span(s, q)
         n += 1
     del buf[p:q]  # `s` is not read past this: the bytearray may move
     total = buf[4] | (buf[5] << 8)
     if total != NUMELE_UNKNOWN:
         total -= n
-    _put_header(buf, total)
+    put_header(buf, total)
 
 
 class Listpack:
@@ -688,7 +688,7 @@ _DECIMALS = [b"%d" % i for i in range(128)]  # the 7-bit integers as replies spe
 _BYTE = [bytes((i,)) for i in range(256)]  # one-byte pieces of the entries and headers joined below
 
 
-def _span(s: bytes | bytearray, p: int) -> int:
+def entry_span(s: bytes | bytearray, p: int) -> int:
     """Total bytes of the entry at p, back-length included (entry_size, typed)."""
     b = s[p]
     if b < 0x80:
@@ -761,7 +761,7 @@ def _value(s: bytes | bytearray, buf: bytes | bytearray, p: int) -> bytes:
     return v if _COMPILED else bytes(v)  # compiled, a pointer's slice is bytes already
 
 
-def _put_header(buf: bytearray, count: int) -> None:
+def put_header(buf: bytearray, count: int) -> None:
     """Store the header of `buf` after an edit: its byte length and element count."""
     _put_header_at(buf, len(buf), count)
 
@@ -785,7 +785,7 @@ def count_of(buf: bytes | bytearray) -> int:
     n = 0
     p = HEADER_SIZE
     while s[p] != EOF:
-        p += _span(s, p)
+        p += entry_span(s, p)
         n += 1
     return n
 
@@ -797,7 +797,7 @@ def offset_at(buf: bytes | bytearray, index: int) -> int:
     if index <= n >> 1:
         p = HEADER_SIZE
         for _i in range(index):
-            p += _span(s, p)
+            p += entry_span(s, p)
         return p
     p = len(buf) - 1
     for _i in range(n - index):
@@ -809,7 +809,7 @@ def skip(buf: bytes | bytearray, p: int, n: int) -> int:
     """The offset n entries after p (the terminator's offset when they run to the end)."""
     s = buf
     for _i in range(n):
-        p += _span(s, p)
+        p += entry_span(s, p)
     return p
 
 
@@ -825,7 +825,7 @@ def values(buf: bytes | bytearray, p: int, n: int) -> list[bytes]:
     out = []
     for _i in range(n):
         out.append(_value(s, buf, p))
-        p += _span(s, p)
+        p += entry_span(s, p)
     return out
 
 
@@ -865,7 +865,7 @@ def equal_indexes(buf: bytes | bytearray, p: int, n: int, v: bytes, iv: int, is_
                 start = p + 5
             if ln == lv and buf.startswith(v, start):
                 out.append(i)
-            p += _span(s, p)
+            p += entry_span(s, p)
             continue
         if is_int:
             if b == 0xF1:
@@ -881,7 +881,7 @@ def equal_indexes(buf: bytes | bytearray, p: int, n: int, v: bytes, iv: int, is_
                 x = int.from_bytes(buf[p + 1:p + 9], "little", signed=True)
             if iv == x:
                 out.append(i)
-        p += _span(s, p)
+        p += entry_span(s, p)
     return out
 
 
@@ -892,7 +892,7 @@ def from_encoded(chunk: bytes, n: int) -> bytearray:
     buf = bytearray(size)
     buf[HEADER_SIZE:size - 1] = chunk
     buf[size - 1] = EOF
-    _put_header(buf, n)
+    put_header(buf, n)
     return buf
 
 
@@ -918,7 +918,7 @@ def push_value(buf: bytearray, v: bytes, head: bool) -> None:
         end = len(buf) - 1
         buf[end:end + 1] = encode_entry(v)
         buf.append(EOF)
-    _put_header(buf, count)
+    put_header(buf, count)
 
 
 def pop_value(buf: bytearray, head: bool) -> bytes:
@@ -928,7 +928,7 @@ def pop_value(buf: bytearray, head: bool) -> bytes:
     if count < NUMELE_UNKNOWN:
         count -= 1
     if head:
-        q = HEADER_SIZE + _span(s, HEADER_SIZE)
+        q = HEADER_SIZE + entry_span(s, HEADER_SIZE)
         v = _value(s, buf, HEADER_SIZE)
         # The header moves up over the popped entry and the bytes before it are dropped: a
         # bytearray advances its start for that instead of moving the rest of the node (it
@@ -947,7 +947,7 @@ def pop_value(buf: bytearray, head: bool) -> bytes:
     p = _prev(s, q)
     v = _value(s, buf, p)
     del buf[p:q]
-    _put_header(buf, count)
+    put_header(buf, count)
     return v
 
 
@@ -980,7 +980,7 @@ def bulks(buf: bytes | bytearray, p: int, n: int) -> bytes:
             v = _value(s, buf, q)
             rare.append(v)
             ln = len(v)
-            q += _span(s, q)
+            q += entry_span(s, q)
         total += ln + (6 if ln < 10 else (7 if ln < 100 else (8 if ln < 1000 else _digits(ln) + 5)))
     out = bytearray(total)
     d = out
@@ -1009,7 +1009,7 @@ def bulks(buf: bytes | bytearray, p: int, n: int) -> bytes:
             t = v
             ln = len(v)
             start = 0
-            p += _span(s, p)
+            p += entry_span(s, p)
         k = put_head(d, k, 36, ln)
         if start < 0:  # a 7-bit integer: its digits
             put_u(d, k, x)
@@ -1035,16 +1035,16 @@ def delete_indexes(buf: bytearray, indexes: list[int]) -> None:
     start = p
     for idx in indexes:
         while i < idx:
-            p += _span(s, p)
+            p += entry_span(s, p)
             i += 1
         kept.append(bytes(buf[start:p]))
-        p += _span(s, p)
+        p += entry_span(s, p)
         i += 1
         start = p
     kept.append(bytes(buf[start:]))
     count = s[4] | (s[5] << 8)
     buf[:] = b"".join(kept)
-    _put_header(buf, count - len(indexes) if count != NUMELE_UNKNOWN else count)
+    put_header(buf, count - len(indexes) if count != NUMELE_UNKNOWN else count)
 
 
 def checked_count(buf: bytes | bytearray) -> int:
@@ -1132,7 +1132,7 @@ def _plain(v: bytes) -> bool:
 def entry_end(buf: bytes, p: int) -> int:
     """The offset just past the entry at p (lpSkip): the next element's, or the terminator's."""
     s = buf
-    return p + _span(s, p)
+    return p + entry_span(s, p)
 
 
 def find_key(buf: bytes, key: bytes) -> int:
@@ -1151,9 +1151,9 @@ def find_key(buf: bytes, key: bytes) -> int:
         while p <= last:
             if s[p] == head and (n == 0 or (s[p + n] == tail and buf.startswith(key, p + 1))):
                 return p
-            p += _span(s, p)
+            p += entry_span(s, p)
             if p < end:  # the value (a listpack of pairs always has one)
-                p += _span(s, p)
+                p += entry_span(s, p)
         return -1
     entry = encode_entry(key)
     head = entry[0]
@@ -1161,9 +1161,9 @@ def find_key(buf: bytes, key: bytes) -> int:
     while p <= last:
         if s[p] == head and buf.startswith(entry, p):
             return p
-        p += _span(s, p)
+        p += entry_span(s, p)
         if p < end:
-            p += _span(s, p)
+            p += entry_span(s, p)
     return -1
 
 
@@ -1173,7 +1173,7 @@ def pair_value(buf: bytes, key: bytes) -> bytes | None:
     if p < 0:
         return None
     s = buf
-    return value_at(buf, p + _span(s, p))
+    return value_at(buf, p + entry_span(s, p))
 
 
 def canonical_pairs(buf: bytes) -> int:
@@ -1242,11 +1242,11 @@ def canonical_pairs(buf: bytes) -> int:
             f = HEADER_SIZE
             k = 0
             while k < count:
-                fsize = _span(s, f)
+                fsize = entry_span(s, f)
                 if fsize == size + width and _same_bytes(s, buf, f, p, size):
                     return -1
                 f += fsize
-                f += _span(s, f)  # its value
+                f += entry_span(s, f)  # its value
                 k += 2
         p = q + width
         count += 1
@@ -1323,7 +1323,7 @@ def elements(buf: bytes) -> list[bytes]:
             p += 2
         else:
             out.append(get_bytes(buf, p))
-            p += _span(s, p)
+            p += entry_span(s, p)
     return out
 
 
@@ -1331,7 +1331,7 @@ def replace_value(buf: bytes, p: int, value: bytes) -> bytes:
     """`buf` with the element at p replaced by `value` in its canonical encoding (lpReplace).
     A value of the same 6-bit string length as the old one changes only its bytes."""
     s = buf
-    q = p + _span(s, p)
+    q = p + entry_span(s, p)
     if _plain(value):
         n = len(value)
         if s[p] == 0x80 | n:
@@ -1381,7 +1381,7 @@ def replace_values(buf: bytes, changes: dict[int, bytes], appended: list[bytes])
         offs = sorted(changes)
         total = len(buf)
         for p in offs:
-            total += encoded_size(changes[p]) - _span(s, p)
+            total += encoded_size(changes[p]) - entry_span(s, p)
         for v in appended:
             total += encoded_size(v)
         out = PyBytes_FromStringAndSize(cython.NULL, total)  # noqa: F821 (listpack.pxd)
@@ -1390,7 +1390,7 @@ def replace_values(buf: bytes, changes: dict[int, bytes], appended: list[bytes])
         for p in offs:
             memcpy(d + k, s + prev, p - prev)  # noqa: F821
             k = put_entry(d, k + p - prev, changes[p])
-            prev = p + _span(s, p)
+            prev = p + entry_span(s, p)
         memcpy(d + k, s + prev, len(buf) - 1 - prev)  # noqa: F821
         k += len(buf) - 1 - prev
         for v in appended:
@@ -1405,7 +1405,7 @@ def replace_values(buf: bytes, changes: dict[int, bytes], appended: list[bytes])
     for p in sorted(changes):
         add(s[prev:p])
         _add_entry(pieces, changes[p])
-        prev = p + _span(s, p)
+        prev = p + entry_span(s, p)
     add(s[prev : len(buf) - 1])
     for v in appended:
         _add_entry(pieces, v)

@@ -11,9 +11,9 @@
 # add's with the tail typed, so its reads of the Tail's fields are C-level too.
 cimport cython
 from raxdb.protocol.reply cimport digits as _digits, put_head as _put_head, put_u as _put_u
-from raxdb.storage.listpack cimport _span as lp_span, skip as lp_skip, values as lp_values
-from raxdb.storage.listpack cimport _put_header, encode_entry as _encode, encode_int_entry as _int_entry
-from raxdb.storage.listpack cimport _int_entry_size, _put_int, encoded_size, put_entry
+from raxdb.storage.listpack cimport entry_span as lp_span, skip as lp_skip, values as lp_values
+from raxdb.storage.listpack cimport put_header, encode_entry as _encode, encode_int_entry as _int_entry
+from raxdb.storage.listpack cimport int_entry_size, put_int, encoded_size, put_entry
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_Resize
 
 cdef list _BULK_HEADS

@@ -48,9 +48,9 @@ from typing import Any
 
 from raxdb.storage import listpack as L
 from raxdb.storage.alloc import size_class
-from raxdb.storage.listpack import _put_header
 from raxdb.storage.listpack import encode_entry as _encode
 from raxdb.storage.listpack import encode_int_entry as _int_entry
+from raxdb.storage.listpack import put_header
 from raxdb.storage.listpack import skip as lp_skip
 from raxdb.storage.listpack import values as lp_values
 from raxdb.storage.rax import NOT_FOUND, Rax
@@ -66,8 +66,8 @@ if not cython.compiled:  # compiled, stream.pxd cimports them: C functions, and 
     from raxdb.protocol.reply import digits as _digits
     from raxdb.protocol.reply import put_head as _put_head
     from raxdb.protocol.reply import put_u as _put_u
-    from raxdb.storage.listpack import _int_entry_size, _put_int, encoded_size, put_entry
-    from raxdb.storage.listpack import _span as lp_span
+    from raxdb.storage.listpack import encoded_size, int_entry_size, put_entry, put_int
+    from raxdb.storage.listpack import entry_span as lp_span
 
 FLAG_DELETED = 1
 FLAG_SAMEFIELDS = 2
@@ -76,7 +76,7 @@ MAX_ID = (1 << 128) - 1
 LISTPACK_MAX_SIZE = 1 << 30
 INVALID_ENTRIES_READ = -1
 
-_SMALL_INTS = L._SMALL_INT_ENTRIES  # complete entries of -4096..4095, indexed by value + 4096
+_SMALL_INTS = L.SMALL_INT_ENTRIES  # complete entries of -4096..4095, indexed by value + 4096
 _STR6_HEAD = [bytes((0x80 | n,)) for n in range(64)]
 _STR6_TAIL = [bytes((n + 1,)) for n in range(64)]
 
@@ -124,9 +124,9 @@ def _append_entry(lp: bytearray, argv: list[bytes], pos: int, msd: int, seqd: in
         start = pos
         step = 1
         last = 2 * nf + 4
-    size = 2 + _int_entry_size(a) + _int_entry_size(b) + _int_entry_size(last)
+    size = 2 + int_entry_size(a) + int_entry_size(b) + int_entry_size(last)
     if not same:
-        size += _int_entry_size(nf)
+        size += int_entry_size(nf)
     end = len(argv)
     i = start
     while i < end:  # not range(start, end, step): a step that is a variable makes it a Python loop
@@ -141,15 +141,15 @@ def _append_entry(lp: bytearray, argv: list[bytes], pos: int, msd: int, seqd: in
         d = lp
     d[k] = 2 if same else 0  # the flags, a 7-bit integer entry
     d[k + 1] = 1
-    k = _put_int(d, k + 2, a)
-    k = _put_int(d, k, b)
+    k = put_int(d, k + 2, a)
+    k = put_int(d, k, b)
     if not same:
-        k = _put_int(d, k, nf)
+        k = put_int(d, k, nf)
     i = start
     while i < end:
         k = put_entry(d, k, argv[i])
         i += step
-    k = _put_int(d, k, last)
+    k = put_int(d, k, last)
     d[k] = 0xFF
     return last + 1
 
@@ -982,7 +982,7 @@ class Stream:
                 lp += b"".join(parts)
                 t.count = count = count + 1
                 t.nelem = n
-                _put_header(lp, n)
+                put_header(lp, n)
                 lp[6] = count  # the master entry's live count, a 7-bit int entry
                 self._appended(new_id)
                 return True
@@ -1021,7 +1021,7 @@ class Stream:
                 if n != 65535:
                     n += nelems
                     t.nelem = n = n if n < 65535 else 65535
-                _put_header(lp, n)
+                put_header(lp, n)
                 if small:
                     lp[6] = count  # the master entry's live count, a 7-bit int entry
                 self._appended(new_id)
@@ -1037,7 +1037,7 @@ class Stream:
         head += [_encode(f) for f in fields]
         head.append(b"\x00\x01")
         L.append_encoded(lp, b"".join(head), nf + 4)
-        _put_header(lp, nf + 4 + _append_entry(lp, argv, pos, 0, 0, True))
+        put_header(lp, nf + 4 + _append_entry(lp, argv, pos, 0, 0, True))
         self.rax.insert(key, lp)
         self._prealloc = (key, max(7, min(STREAM_PREALLOC, max_bytes)))  # lpNew(prealloc)
         self._tail = t = Tail(key, new_id, lp, fields)

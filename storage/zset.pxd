@@ -9,7 +9,7 @@
 # typed `bytes` (every command argument is), so that their bytes are read as C chars.
 cimport cython
 from raxdb.storage.listpack cimport (
-    _int_entry_size, _put_int, _put_str, encoded_size, grown_count, put_entry, spliced, with_gap)
+    int_entry_size, put_int, put_str, encoded_size, grown_count, put_entry, spliced, with_gap)
 
 
 # The listpack constants, as C constants of the walks (no module-dict lookup per entry).

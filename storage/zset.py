@@ -74,7 +74,7 @@ except ImportError:  # interpreted without Cython
     cython = SimpleNamespace(compiled=False, cclass=lambda cls: cls, no_gc=lambda cls: cls)
 
 if not cython.compiled:  # compiled, zset.pxd cimports them: zzl_insert's in-place writers
-    from raxdb.storage.listpack import _int_entry_size, _put_int, _put_str, encoded_size, put_entry, with_gap
+    from raxdb.storage.listpack import encoded_size, int_entry_size, put_entry, put_int, put_str, with_gap
 
 _score = itemgetter(0)
 _member = itemgetter(1)
@@ -395,14 +395,14 @@ def zzl_insert(lp: bytes, member: bytes, score: float) -> bytes:
         size = encoded_size(member)
         if _integral(score):
             x = cython.cast(cython.longlong, score)
-            out = with_gap(lp, p, p, size + _int_entry_size(x), grown_count(lp, 2))
+            out = with_gap(lp, p, p, size + int_entry_size(x), grown_count(lp, 2))
             d = cython.cast(cython.p_uchar, cython.cast(cython.p_char, out))
-            _put_int(d, put_entry(d, p, member), x)
+            put_int(d, put_entry(d, p, member), x)
         else:
             text = format_score(score)  # %.17g text: under 64 bytes, a 6-bit string entry
             out = with_gap(lp, p, p, size + len(text) + 2, grown_count(lp, 2))
             d = cython.cast(cython.p_uchar, cython.cast(cython.p_char, out))
-            _put_str(d, put_entry(d, p, member), text, len(text))
+            put_str(d, put_entry(d, p, member), text, len(text))
         return out
     return spliced(lp, p, p, encode_entry(member) + _score_entry(score), 2)
 

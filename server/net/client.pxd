@@ -28,7 +28,7 @@ cdef inline long long _time_ns() noexcept nogil:  # time.time_ns
     return _ns(CLOCK_REALTIME)
 
 
-cdef inline long long _clock() noexcept nogil:  # time.perf_counter_ns
+cdef inline long long perf_clock_ns() noexcept nogil:  # time.perf_counter_ns
     return _ns(CLOCK_MONOTONIC)
 
 

@@ -110,7 +110,7 @@ _PARTIAL_LIMIT = 1024 * 1024
 FEED_SLICE = 4096
 _QUEUED = R.QUEUED
 if not cython.compiled:  # compiled, client.pxd holds these inline: clock_gettime, not a Python call
-    _clock = time.perf_counter_ns
+    perf_clock_ns = time.perf_counter_ns
     _time_ns = time.time_ns
 _join = b"".join
 _fast_dispatch = TABLE.fast_dispatch  # the hot loop's table (global; changed in place, never replaced)
@@ -607,7 +607,7 @@ class Client(ClientFields, asyncio.Protocol):
             return
         ct = self.tracking
         try:
-            t0 = _clock()
+            t0 = perf_clock_ns()
             srv = self.server
             self.last_argv = argv
             # CLIENT LIST's cmd= is what the lookup found (NULL for none), whatever happens next:
@@ -697,7 +697,7 @@ class Client(ClientFields, asyncio.Protocol):
             r = self.call(cmd, argv, t0)
             if srv.ready_keys:
                 handle_ready_keys(srv)
-            dur = _clock() - t0
+            dur = perf_clock_ns() - t0
             if srv.monitors and not ("admin" in cmd.flags or "skip_monitor" in cmd.flags):
                 # after the call, as Redis: the line shows the db the command left selected
                 lifecycle.feed_monitors(self, argv, cmd)
@@ -989,7 +989,7 @@ def call_command(c: Client, cmd: Command, argv: list[bytes], t0: int | None, log
     timed = t0 is not None or not (calls & srv.sample_mask and cmd.sampled)
     start = 0  # the clock at the start, a C integer compiled (client.pxd)
     if timed:
-        start = _clock() if t0 is None else t0
+        start = perf_clock_ns() if t0 is None else t0
     c.last_argv = argv
     tr = srv.tracking if c.tracking is not None else None
     if tr is not None:
@@ -1019,7 +1019,7 @@ def call_command(c: Client, cmd: Command, argv: list[bytes], t0: int | None, log
     cmd.calls += 1
     if timed:
         cmd.timed_calls += 1
-        dt = _clock() - start
+        dt = perf_clock_ns() - start
         cmd.usec += dt
         if srv.config.latency_tracking:
             cmd.note_latency(dt)

@@ -17,7 +17,7 @@
 # struct fields.
 cimport cython
 from raxdb.server.base.fields cimport ClientFields, ServerFields
-from raxdb.server.net.client cimport _clock, call_command
+from raxdb.server.net.client cimport perf_clock_ns, call_command
 from raxdb.server.scripting.runner cimport Runner
 from raxdb.server.table.registry cimport Command
 

@@ -50,7 +50,7 @@ except ImportError:  # interpreted without Cython
     cython = SimpleNamespace(compiled=False)
 
 if not cython.compiled:  # compiled, engine.pxd cimports it: client.pxd's inline clock_gettime
-    from raxdb.server.net.client import _clock  # CLOCK_MONOTONIC in ns, time.monotonic's clock
+    from raxdb.server.net.client import perf_clock_ns  # CLOCK_MONOTONIC in ns, time.monotonic's clock
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
@@ -136,7 +136,7 @@ class Running:
         self.caller = caller
         self.name = name
         self.argv = argv
-        self.start = _clock() / 1e9  # time.monotonic()'s value, without its call
+        self.start = perf_clock_ns() / 1e9  # time.monotonic()'s value, without its call
         self.ro = ro
         self.allow_oom = allow_oom  # declared allow-oom: writes even when used memory > maxmemory
         self.wrote = False
