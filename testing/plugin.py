@@ -4,7 +4,8 @@ Fixtures (all named raxdb_*, so they cannot collide with a project's own):
 - `raxdb_server` (session): one server per test session, so one per pytest-xdist worker (each
   worker is a session of its own process); a raxdb.embed.EmbeddedServer (`.host`, `.port`, `.url`).
 - `raxdb_url` (session): its `redis://host:port/0`.
-- `raxdb_client`: a redis-py client on it, the server flushed (FLUSHALL) before the test.
+- `raxdb_client`: a redis-py client on it, the server flushed (FLUSHALL) before the test, its
+  faults cleared and its clock back on the wall clock (the test controls, when on).
 - `raxdb_async_client`: the same with redis.asyncio; a pytest-asyncio fixture, so it needs
   pytest-asyncio (anyio's pytest plugin alone does not run it).
 - `raxdb_factory`: `raxdb_factory(config={...}, **serve_options)` starts more servers, e.g. a
@@ -126,6 +127,15 @@ def raxdb_server(pytestconfig: pytest.Config) -> Iterator[EmbeddedServer]:
         yield srv
 
 
+def _clean_slate(server: EmbeddedServer) -> None:
+    """What an earlier test may have left on the session's server besides data: a fault still
+    armed (a LOADING one would refuse even the FLUSHALL) and a moved clock.  Only where the test
+    controls are on (a session started with `raxdb-test-controls no` has neither)."""
+    if server.config.get("raxdb-test-controls") == "yes":
+        server.clear_faults()
+        server.reset_time()
+
+
 @pytest.fixture(scope="session")
 def raxdb_url(raxdb_server: EmbeddedServer) -> str:
     return raxdb_server.url
@@ -134,6 +144,7 @@ def raxdb_url(raxdb_server: EmbeddedServer) -> str:
 @pytest.fixture
 def raxdb_client(raxdb_server: EmbeddedServer, pytestconfig: pytest.Config) -> Iterator[Any]:
     """redis.Redis on the session's server, every database flushed first."""
+    _clean_slate(raxdb_server)
     client = _redis().Redis.from_url(raxdb_server.url, protocol=_protocol(pytestconfig))
     try:
         client.flushall()
@@ -146,6 +157,7 @@ if pytest_asyncio is not None:
     @pytest_asyncio.fixture
     async def raxdb_async_client(raxdb_server: EmbeddedServer, pytestconfig: pytest.Config) -> Any:
         """redis.asyncio.Redis on the session's server, every database flushed first."""
+        _clean_slate(raxdb_server)
         client = _redis().asyncio.Redis.from_url(raxdb_server.url, protocol=_protocol(pytestconfig))
         try:
             await client.flushall()

@@ -160,6 +160,17 @@ PROJECT_CLOCK_TESTS = textwrap.dedent('''
         client.set("k", "v", ex=100)
         srv.advance_time(101)
         assert client.dbsize() == 0
+
+
+    def test_leaves_a_fault_and_a_moved_clock(raxdb_server):
+        raxdb_server.advance_time(3600)
+        raxdb_server.fail_for(600, "LOADING")
+
+
+    def test_the_client_fixture_starts_clean(raxdb_server, raxdb_client):
+        assert raxdb_client.set("k", "v")  # no LOADING left armed, the FLUSHALL went through too
+        now, frozen, ahead = raxdb_server.control("CLOCK", "GET")[1::2]
+        assert frozen == 0 and abs(ahead) < 10**6
 ''')
 
 CLUSTER_TESTS = textwrap.dedent('''
@@ -348,7 +359,7 @@ def test_fixtures_in_a_project(checkout_project: Project, tmp_path: Path, protoc
     notes = tmp_path / "notes"
     result = checkout_project.run("--raxdb-protocol", protocol, "--raxdb-mode", mode, RAXDB_TEST_NOTES=str(notes))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert outcome(result) == {"passed": 13, "skipped": 10}
+    assert outcome(result) == {"passed": 15, "skipped": 10}
     assert_all_gone(notes)  # stopped by the fixtures, not by their parent's death: gone at once
 
 
@@ -465,7 +476,7 @@ def test_installed_plugin(venv_project: Project, tmp_path: Path, protocol: str, 
     args = ["--raxdb-protocol", protocol, *(["-n", workers] if workers else [])]
     result = venv_project.run(*args, RAXDB_TEST_NOTES=str(notes))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert outcome(result) == {"passed": 13, "skipped": 10}
+    assert outcome(result) == {"passed": 15, "skipped": 10}
     sessions: dict[str, set[int]] = {}
     for pid, _, kind, worker in noted(notes):
         if kind == "session":
