@@ -1,4 +1,4 @@
-// ioredis and node-redis against raxdb's faults on demand (DEBUG FAULT, docs/testing.md#faults),
+// ioredis and node-redis against raxdb's faults on demand (DEBUG FAULT, docs/testing-your-code.md#faults),
 // on a server on PORT (argv[2]) started with raxdb-test-controls yes: what each library does when
 // its connection is dropped, when connecting is refused for a while, and when a command meets
 // -LOADING or -TRYAGAIN.  The faults are armed from a second connection (`ctl`), as a test would.
