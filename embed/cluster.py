@@ -327,11 +327,16 @@ def wait_settled(masters: Sequence[Address], replicas: Sequence[tuple[Address, A
 
 def _views(address: Address, password: str | None) -> dict[str, tuple[str, str, str]]:
     """Every node `address` knows, from its CLUSTER NODES: ID -> ("ok" or its trouble flags, its
-    master's ID or "-", its slots)."""
+    master's ID or "-", its slots).  A node whose bus link from `address` is down counts as
+    trouble too ("disconnected"): a replica refuses CLUSTER FAILOVER while its link to its master
+    is down ("Master is down or failed"), and links dropped by the MEETs of known nodes come back
+    at the next cluster cron."""
     view = {}
     for line in _text(_call(address, password, "CLUSTER", "NODES")).splitlines():
         fields = line.split()
         trouble = [f for f in fields[2].split(",") if f in ("fail?", "fail", "handshake", "noaddr")]
+        if "myself" not in fields[2] and fields[7] != "connected":
+            trouble.append(fields[7])
         view[fields[0]] = (",".join(trouble) or "ok", fields[3], " ".join(fields[8:]))
     return view
 

@@ -481,8 +481,12 @@ def test_installed_plugin(venv_project: Project, tmp_path: Path, protocol: str, 
     for pid, _, kind, worker in noted(notes):
         if kind == "session":
             sessions.setdefault(worker, set()).add(pid)
-    # one session server per session: per worker under xdist (the tests are spread over both)
-    assert sorted(sessions) == (["gw0", "gw1"] if workers else ["-"])
+    # one session server per session: per worker under xdist (each worker that ran a test of the
+    # session server started its own; which tests each worker runs is xdist's choice)
+    if workers:
+        assert sessions and set(sessions) <= {"gw0", "gw1"}
+    else:
+        assert sorted(sessions) == ["-"]
     assert all(len(pids) == 1 for pids in sessions.values())
     assert len(set.union(*sessions.values())) == len(sessions)
     assert_all_gone(notes)
