@@ -458,6 +458,9 @@ class Config(ConfigFields):
         self.latency_tracking = v["latency-tracking"] == "yes"
         self.latency_percentiles = [(p, float(p)) for p in v["latency-tracking-info-percentiles"].split()]
         self.cobl = split_cobl(v["client-output-buffer-limit"])
+        # The Redis generation raxdb answers as (#59): 7.0 is the default and Redis 7.0.15 exactly;
+        # commands and replies of a later generation check `compat_version >= (7, 4)` and the like.
+        self.compat_version = tuple(int(part) for part in v["compat-version"].split("."))
         # Encoding thresholds, read by every write of their type: parsed here, once per change.
         self.list_options = (int(v["list-max-listpack-size"]), int(v["list-compress-depth"]))
         self.hash_max_listpack = (int(v["hash-max-listpack-entries"]), int(v["hash-max-listpack-value"]))

