@@ -44,7 +44,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import lua_workloads  # noqa: E402
+from bench import collection_workloads, lua_workloads  # noqa: E402
 from tests.support.diff import RawConnection, encode_command  # noqa: E402
 from tests.support.servers import free_port, start_raxdb, start_redis  # noqa: E402
 from tests.support.tlscerts import make_certs, tls_args  # noqa: E402
@@ -77,11 +77,17 @@ WORKLOADS: dict[str, list[str]] = {
     "XRANGE_1000_STR": ["--", "XRANGE", "bench:xstr", "__rand_int__", "+", "COUNT", "1000"],
     # scripts (bench/lua_workloads.py, loaded by prepare): the bridge between Lua and the server
     **{name: ["--", *(a.decode() for a in cmd)] for name, cmd in lua_workloads.WORKLOADS.items()},
+    # collections, large values, pub/sub, cursors, GEO, BITFIELD, expiry (bench/collection_workloads.py)
+    **collection_workloads.WORKLOADS,
+    # driven by bench/collection_workloads.py rather than redis-benchmark (DRIVERS)
+    **{name: [] for name in collection_workloads.DRIVERS},
 }
 # Requests per run where a request is much bigger than the usual one (default: 100,000 at -P 1,
 # 1,000,000 at -P 16).
-REQUESTS = {"XRANGE_1000_INT": 5000, "XRANGE_1000_STR": 5000}
+REQUESTS = {"XRANGE_1000_INT": 5000, "XRANGE_1000_STR": 5000, **collection_workloads.REQUESTS}
 PIPELINES = (1, 16)
+# Rows run at -P 1 only (1 MB values: 50 clients x 16 would hold 800 MB in flight)
+ROW_PIPELINES = collection_workloads.PIPELINES
 # BullMQ (bench/bullmq_bench.mjs): jobs added with addBulk, then processed by a Worker of concurrency 50
 BULLMQ_JOBS = 5000
 NODE_MODULES = Path(__file__).resolve().parent.parent / "tests" / "libraries" / "node_modules"
@@ -93,10 +99,12 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_benchmark(port: int, args: list[str], pipeline: int, requests: int, tls: list[str]) -> float:
-    """ops/s of one workload; `tls`: redis-benchmark's TLS options, [] for plain TCP."""
+def run_benchmark(port: int, args: list[str], pipeline: int, requests: int, tls: list[str],
+                  random_keys: bool = True) -> float:
+    """ops/s of one workload; `tls`: redis-benchmark's TLS options, [] for plain TCP; `random_keys`
+    False: one key (no -r), for the large values."""
     opts = ["redis-benchmark", "-p", str(port), "-c", "50", "-n", str(requests), "-P", str(pipeline), "--csv",
-            "-r", "100000", *tls]
+            *(["-r", "100000"] if random_keys else []), *tls]
     if args and args[0] == "--":
         cmd = opts + args[1:]
     else:
@@ -106,6 +114,16 @@ def run_benchmark(port: int, args: list[str], pipeline: int, requests: int, tls:
     if not rows:
         raise RuntimeError(f"no result from {' '.join(cmd)}:\n{out}")
     return float(rows[-1][1])
+
+
+def run_workload(name: str, port: int, pipeline: int, requests: int, tls: list[str]) -> float:
+    """ops/s of the row `name`: redis-benchmark's, or its driver's (plain TCP only)."""
+    driver = collection_workloads.DRIVERS.get(name)
+    if driver is not None:
+        if tls:
+            raise RuntimeError("driven rows run over plain TCP only")
+        return driver(port, pipeline, requests)
+    return run_benchmark(port, WORKLOADS[name], pipeline, requests, tls, name not in collection_workloads.NO_RANDOM)
 
 
 SMALL_KEYS = 100_000  # the -r of every workload: __rand_int__ is 12 digits below it
@@ -136,7 +154,7 @@ def prepare(port: int) -> None:
                                              b"ts", b"t%d" % (1_700_000_000 + i)]) for i in batch))
         for _ in range(2 * len(batch)):
             conn.read_frame()
-    for cmd in lua_workloads.setup_commands():
+    for cmd in [*lua_workloads.setup_commands(), *collection_workloads.setup_commands()]:
         conn.send(encode_command(cmd))
         conn.read_frame()
     conn.close()
@@ -203,7 +221,7 @@ def main() -> None:
         print(f"{'workload':12s} {'-P':>3s} {'redis ops/s':>13s} {'raxdb ops/s':>13s} {'ratio':>7s} {'paired':>7s}"
               f" {'redis us/op':>12s} {'raxdb us/op':>12s} {'cpu ratio':>10s}")
         for name in names:
-            for p in PIPELINES:
+            for p in ROW_PIPELINES.get(name, PIPELINES):
                 requests = REQUESTS.get(name, 100_000 if p == 1 else 1_000_000) // (5 if opts.quick else 1)
                 best = {"redis": 0.0, "raxdb": 0.0}
                 cpu = {"redis": 0.0, "raxdb": 0.0}
@@ -214,7 +232,8 @@ def main() -> None:
                         try:
                             c0 = cpu_seconds(srv.proc.pid)
                             port = tls_ports.get(label, srv.port)
-                            got[label] = run_benchmark(port, WORKLOADS[name], p, requests, tls)
+                            with collection_workloads.beside(name, port):
+                                got[label] = run_workload(name, port, p, requests, tls)
                             best[label] = max(best[label], got[label])
                             cpu[label] += cpu_seconds(srv.proc.pid) - c0
                         except (RuntimeError, subprocess.TimeoutExpired) as exc:
