@@ -10,7 +10,9 @@ the backlog's size.  Past the hard limit, or past the soft
 limit for longer than its seconds, the client is logged as Redis logs it and dropped at once, its
 unsent output discarded, so a client that does not read costs about its class's hard limit.
 
-When it is checked: after every Pub/Sub delivery (a subscriber that stopped reading); after each
+When it is checked: after a Pub/Sub delivery that leaves the subscriber's unsent output beyond its
+reply buffer (a subscriber that stopped reading; `check_delivery`: Redis checks as output goes to
+the reply list, never while it fits in the buffer, and so skips the common case); after each
 command of a client whose class has a limit (`watched`: Client.obuf_reached counts the replies
 of the read event not yet queued), so that, as in Redis, nothing it pipelined after the command
 that passed the limit runs; before an end-of-iteration flush writes more than the reply buffer
@@ -86,6 +88,18 @@ def check(c: Client, pending: int = 0) -> bool:
     else:
         c.obuf_soft_since = 0
     return False
+
+
+def check_delivery(c: Client) -> bool:
+    """`check` after out-of-band output (a Pub/Sub message): a subscriber whose unsent output still
+    fits in its reply buffer, with no soft-limit clock running, is under every limit (output_used
+    counts nothing below the buffer), so only the others are checked.  Per message and per
+    subscriber: a PUBLISH to 100 subscribers spent 40% of its time in full checks."""
+    t = c.transport
+    if (t is not None and not c.obuf_soft_since and c.replica is None
+            and c.tot_net_out - c.out_mark + t.get_write_buffer_size() <= c.rb_size):
+        return False
+    return check(c)
 
 
 def output_used(c: Client, pending: int = 0) -> int:

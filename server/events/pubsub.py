@@ -186,7 +186,7 @@ def deliver(server: Server, c: Client, data: bytes) -> None:
     if c.closed:
         return
     c.write(data)
-    obuf.check(c)
+    obuf.check_delivery(c)
 
 
 # ---- introspection (PUBSUB, INFO, CLIENT LIST) ------------------------------------------------
