@@ -1,6 +1,7 @@
 """`make bench`'s start-up line: from process spawn to the first PONG, raxdb against redis-server 7.0.
 
-Each server is started `--runs` times (alternating, so that a burst of load on a shared machine
+Beside the wall time, the CPU the server process spent until that PONG (user + system, /proc; in
+10 ms ticks), the steadier figure on a loaded host.  Each server is started `--runs` times (alternating, so that a burst of load on a shared machine
 falls on both), each time on a free loopback port in a fresh empty directory with persistence off
 (`--save "" --appendonly no`), its log discarded.  The time runs from just before the spawn to the
 first `+PONG` read: the client retries the connection and the PING every millisecond until the
@@ -49,8 +50,16 @@ def _pong(port: int) -> bool:
         return False
 
 
-def time_to_pong(argv: list[str], env: dict[str, str] | None = None) -> float:
-    """Seconds from spawning `argv` (which gets `--port <free>` and the options above) to its first PONG."""
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def time_to_pong(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Seconds from spawning `argv` (which gets `--port <free>` and the options above) to its first
+    PONG, and the CPU seconds the server spent until then (steadier than the wall time on a loaded
+    host: it does not count the time the server waited for a core)."""
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="startup-") as cwd:
         t0 = time.perf_counter()
@@ -62,7 +71,7 @@ def time_to_pong(argv: list[str], env: dict[str, str] | None = None) -> float:
                 if proc.poll() is not None or time.perf_counter() > deadline:
                     raise RuntimeError(f"{argv[0]} did not answer PING (exit status {proc.poll()})")
                 time.sleep(0.001)
-            return time.perf_counter() - t0
+            return time.perf_counter() - t0, cpu_seconds(proc.pid)
         finally:
             proc.terminate()
             proc.wait(30)
@@ -101,15 +110,22 @@ def main() -> None:
     for argv, server_env in servers.values():
         time_to_pong(argv, server_env)
     times: dict[str, list[float]] = {name: [] for name in servers}
+    cpu: dict[str, list[float]] = {name: [] for name in servers}
     for _ in range(opts.runs):
         for name, (argv, server_env) in servers.items():
-            times[name].append(time_to_pong(argv, server_env) * 1000)
+            wall, used = time_to_pong(argv, server_env)
+            times[name].append(wall * 1000)
+            cpu[name].append(used * 1000)
     med = {name: statistics.median(t) for name, t in times.items()}
+    cpu_med = {name: statistics.median(t) for name, t in cpu.items()}
     print(f"{'start-up':16s} {'runs':>4s} {'redis ms':>9s} {'raxdb ms':>9s} {'ratio':>7s}"
           f"   (spawn to first PONG, median; raxdb min-max {min(times['raxdb']):.0f}-{max(times['raxdb']):.0f},"
           f" redis {min(times['redis']):.0f}-{max(times['redis']):.0f})")
     print(f"{'PING':16s} {opts.runs:4d} {med['redis']:9.1f} {med['raxdb']:9.1f} {med['raxdb'] / med['redis']:6.1f}x",
           flush=True)
+    print(f"{'PING (CPU ms)':16s} {opts.runs:4d} {cpu_med['redis']:9.1f} {cpu_med['raxdb']:9.1f}"
+          f" {cpu_med['raxdb'] / max(cpu_med['redis'], 1.0):6.1f}x   (server CPU to first PONG, median; /proc,"
+          " 10 ms ticks; the ratio's floor is 10 ms)", flush=True)
     for mode in ("process", "thread"):
         first, *later = serve_times(opts.runs, mode)
         ms = statistics.median(later)

@@ -26,41 +26,65 @@ def _mask_for(n: int) -> int:
     return size - 1
 
 
+# Bit-reversal of a byte, for _reverse.
+_REV8 = [int(format(b, "08b")[::-1], 2) for b in range(256)]
+
+
 def _reverse(v: int, bits: int) -> int:
-    return int(format(v, "0%db" % bits)[::-1], 2)
+    """The low `bits` bits of `v` (bits <= 64), reversed."""
+    r = 0
+    for _ in range((bits + 7) >> 3):
+        r = (r << 8) | _REV8[v & 255]
+        v >>= 8
+    return r >> (((bits + 7) & ~7) - bits)
+
+
+def _reversal_table(bits: int) -> list[int]:
+    """_reverse(i, bits) for every i below 2**bits, built by doubling: reversed in k + 1 bits, the
+    numbers below 2**k are their k-bit reversal shifted left, the rest that plus one."""
+    table = [0]
+    for _ in range(bits):
+        table = [r << 1 for r in table] + [(r << 1) | 1 for r in table]
+    return table
 
 
 class ScanIndex:
-    __slots__ = ("mask", "bits", "buckets")
+    """The members by virtual bucket, laid out in the order a full scan visits the buckets:
+    `slots[i]` holds bucket reverse(i)'s members (None for an empty one).  A cursor names the next
+    bucket; a call turns it into a position once, walks positions, and turns the position it stops
+    at back into a cursor, so a step costs a list read (the reverse-binary increment per bucket
+    made a ZSCAN ... COUNT 100 of a 10,000-member sorted set cost 280 us against Redis's 56)."""
+
+    __slots__ = ("mask", "bits", "slots")
 
     def __init__(self, members: Iterable[bytes], n: int) -> None:
         self.mask = mask = _mask_for(n)
-        self.bits = mask.bit_length()
-        buckets: dict[int, list[bytes]] = {}
+        self.bits = bits = mask.bit_length()
+        slots: list[list[bytes] | None] = [None] * (mask + 1)
+        position = _reversal_table(bits)
         for m in members:
-            h = hash(m) & mask
-            b = buckets.get(h)
+            i = position[hash(m) & mask]
+            b = slots[i]
             if b is None:
-                buckets[h] = [m]
+                slots[i] = [m]
             else:
                 b.append(m)
-        self.buckets = buckets
+        self.slots = slots
 
     def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
         """Visit buckets from `cursor` until `count` members are gathered (or 10*count buckets
         seen, as Redis bounds the work); returns (next cursor or 0 when done, members)."""
-        mask, bits, buckets = self.mask, self.bits, self.buckets
+        mask, bits, slots = self.mask, self.bits, self.slots
         out: list[bytes] = []
         budget = count * 10
-        v = cursor
+        i = _reverse(cursor & mask, bits)
         while True:
-            b = buckets.get(v & mask)
-            if b:
+            b = slots[i]
+            if b is not None:
                 out.extend(b)
-            r = _reverse(v & mask, bits) + 1
-            if r > mask:
+            i += 1
+            if i > mask:
                 return 0, out
-            v = _reverse(r, bits)
             budget -= 1
             if budget <= 0 or len(out) >= count:
-                return v, out
+                return _reverse(i, bits), out
