@@ -14,7 +14,6 @@ Redis does (lines end in CRLF, sections are separated by an empty line).
 from __future__ import annotations
 
 import os
-import platform
 import resource
 import sys
 import time
@@ -66,6 +65,8 @@ def bytes_to_human(n: float) -> str:
 def _server(srv: Server) -> list[str]:
     now = time.time()
     uptime = int(now - srv.start_time)
+    import platform  # INFO server alone: not imported at start-up
+
     u = platform.uname()
     cfg = srv.config
     return [

@@ -22,7 +22,10 @@ not subject to Python's int/str digit limit.
 from __future__ import annotations
 
 import re
-from decimal import Decimal
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from decimal import Decimal
 
 # Significand bits, smallest exponent of the last significand bit (subnormal quantum), and the
 # largest exponent of the last significand bit for a finite value.
@@ -123,7 +126,7 @@ def parse(text: bytes | bytearray) -> LongDouble | None:
             return None
         if adjusted < -4953:
             return None  # below half the smallest subnormal: rounds to zero, ERANGE
-        mant = int(digits) if len(digits) <= 4000 else int(Decimal(digits.decode()))
+        mant = int(digits) if len(digits) <= 4000 else int(_decimal(digits.decode()))
         r = _round(mant * 10**exp, 1) if exp >= 0 else _round(mant, 10**-exp)
     if r is None or r[0] == 0:
         return None
@@ -166,10 +169,17 @@ def add(a: LongDouble, b: LongDouble) -> LongDouble | None:
 _TEN17 = 10**17
 
 
+def _decimal(v: str | int) -> Decimal:
+    """decimal.Decimal(v), imported on the first huge number rather than at start-up."""
+    from decimal import Decimal
+
+    return Decimal(v)
+
+
 def _int_text(n: int) -> bytes:
     if n.bit_length() < 10000:
         return b"%d" % n
-    return str(Decimal(n)).encode()
+    return str(_decimal(n)).encode()
 
 
 def of_double(d: float) -> LongDouble:

@@ -27,7 +27,7 @@ such ties differently.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import SYNTAX, WRONGTYPE, CommandError, c_str
@@ -48,6 +48,9 @@ from raxdb.storage.hashtype import Hash
 from raxdb.storage.quicklist import Quicklist
 from raxdb.storage.set_type import Intset, RSet, as_set
 from raxdb.storage.zset import ZSet
+
+if TYPE_CHECKING:
+    from fractions import Fraction
 
 _NOT_DOUBLE = "ERR One or more scores can't be converted into double"
 _DBL_MIN = 2.2250738585072014e-308
@@ -87,13 +90,18 @@ def _weight(v: bytes | bytearray) -> float | None:
         return d  # empty: 0, nothing converted and nothing to overflow
     if math.isinf(d) and b"inf" not in s.lower():
         return None  # overflow: ERANGE
-    if abs(d) < _DBL_MIN and Fraction(d) != _exact_value(s):
+    if abs(d) < _DBL_MIN and _exact_value(d) != _exact_value(s):
         return None  # glibc's ERANGE: the result underflowed and is not exact
     return d
 
 
-def _exact_value(s: bytes) -> Fraction:
-    """The number a strtod-syntax decimal or hex literal spells, exactly."""
+def _exact_value(s: bytes | float) -> Fraction:
+    """The number a strtod-syntax decimal or hex literal (or a float) spells, exactly.  fractions is
+    imported here: only an underflowing score needs it, and start-up would pay for it."""
+    from fractions import Fraction
+
+    if isinstance(s, float):
+        return Fraction(s)
     text = s.decode().lower()
     neg = text.startswith("-")
     text = text.lstrip("+-")
