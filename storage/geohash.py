@@ -65,10 +65,24 @@ def cell(bits: int, step: int) -> tuple[float, float, float, float]:
 
 
 def decode(score: float) -> tuple[float, float]:
-    """The (longitude, latitude) a stored score stands for: its step-26 cell's centre."""
-    lo_min, lo_max, la_min, la_max = cell(int(score), STEP_MAX)
-    lon = min(max((lo_min + lo_max) / 2, LONG_MIN), LONG_MAX)
-    lat = min(max((la_min + la_max) / 2, LAT_MIN), LAT_MAX)
+    """The (longitude, latitude) a stored score stands for: its step-26 cell's centre (cell()'s
+    bounds, computed here without building them: a search decodes every member it walks)."""
+    bits = int(score)
+    ilat = _squeeze(bits)
+    ilon = _squeeze(bits >> 1)
+    n = float(1 << STEP_MAX)
+    lon = ((LONG_MIN + (ilon * 1.0 / n) * (LONG_MAX - LONG_MIN))
+           + (LONG_MIN + ((ilon + 1) * 1.0 / n) * (LONG_MAX - LONG_MIN))) / 2
+    lat = ((LAT_MIN + (ilat * 1.0 / n) * (LAT_MAX - LAT_MIN))
+           + (LAT_MIN + ((ilat + 1) * 1.0 / n) * (LAT_MAX - LAT_MIN))) / 2
+    if lon < LONG_MIN:
+        lon = LONG_MIN
+    elif lon > LONG_MAX:
+        lon = LONG_MAX
+    if lat < LAT_MIN:
+        lat = LAT_MIN
+    elif lat > LAT_MAX:
+        lat = LAT_MAX
     return lon, lat
 
 

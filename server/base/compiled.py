@@ -52,6 +52,7 @@ HOT_MODULES = (
     "raxdb.server.scripting.runner",
     "raxdb.server.scripting.convert",
     "raxdb.storage.crc64",
+    "raxdb.storage.geohash",
     "raxdb.storage.hashtype",
     "raxdb.storage.keyspace",
     "raxdb.storage.intset",
