@@ -40,8 +40,8 @@ WORKLOADS: dict[str, list[str]] = {
     "ZRANGE_100_WS": ["--", "ZRANGE", "coll:zset", "0", "99", "WITHSCORES"],
     "ZRANGEBYSCORE_100": ["--", "ZRANGEBYSCORE", "coll:zset", "400", "(500", "WITHSCORES"],
     "SMEMBERS_100": ["--", "SMEMBERS", "coll:set"],
-    "SINTER_2x100": ["--", "SINTER", "coll:set", "coll:set2"],
-    "SUNION_2x100": ["--", "SUNION", "coll:set", "coll:set2"],
+    "SINTER_100": ["--", "SINTER", "coll:set", "coll:set2"],
+    "SUNION_100": ["--", "SUNION", "coll:set", "coll:set2"],
     "LRANGE_600": ["--", "LRANGE", "coll:list", "0", "599"],
     # large values: one key each (no -r), written by redis-benchmark (-d) or read as prepared
     "SET_10K": ["-t", "set", "-d", str(len(VALUE_10K))],
@@ -67,7 +67,7 @@ PIPELINES = {"SET_1M": (1,), "GET_1M": (1,), "PUBLISH_100": (1,)}
 REQUESTS = {"LRANGE_600": 20_000, "SET_10K": 20_000, "GET_10K": 20_000, "SET_1M": 500, "GET_1M": 500,
             "PUBLISH_100": 20_000, "SCAN_100": 20_000, "HSCAN_100": 20_000, "ZSCAN_100": 20_000,
             "HGETALL_100": 50_000, "ZRANGE_100_WS": 50_000, "ZRANGEBYSCORE_100": 50_000,
-            "SMEMBERS_100": 50_000, "SINTER_2x100": 50_000, "SUNION_2x100": 50_000, "GEOSEARCH_10": 2_000,
+            "SMEMBERS_100": 50_000, "SINTER_100": 50_000, "SUNION_100": 50_000, "GEOSEARCH_10": 2_000,
             "MULTI_EXEC": 20_000}
 
 
