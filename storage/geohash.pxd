@@ -14,7 +14,8 @@ cpdef unsigned long long _squeeze(unsigned long long v)
 cpdef tuple cell(unsigned long long bits, int step)
 
 @cython.locals(bits=cython.ulonglong, ilat=cython.ulonglong, ilon=cython.ulonglong, n=cython.double, lon=cython.double,
-               lat=cython.double)
+               lat=cython.double, long_min=cython.double, long_max=cython.double, lat_min=cython.double,
+               lat_max=cython.double)
 cpdef tuple decode(double score)
 
 cpdef double deg_rad(double a)
@@ -26,3 +27,7 @@ cpdef double lat_distance(double lat1, double lat2)
 @cython.locals(lon1r=cython.double, lon2r=cython.double, lat1r=cython.double, lat2r=cython.double, v=cython.double,
                u=cython.double, a=cython.double)
 cpdef double distance(double lon1, double lat1, double lon2, double lat2)
+
+@cython.locals(clon=cython.double, clat=cython.double, reach=cython.double, lon=cython.double, lat=cython.double,
+               dist=cython.double)
+cpdef bint members_within(object shape, list pairs, list found, Py_ssize_t limit)

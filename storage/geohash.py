@@ -24,6 +24,7 @@ _D_R = math.pi / 180.0
 _ODD = 0xAAAAAAAAAAAAAAAA
 _EVEN = 0x5555555555555555
 _MASK64 = (1 << 64) - 1
+_CELLS = float(1 << STEP_MAX)  # cells per axis at step 26
 
 
 def _spread(v: int) -> int:
@@ -70,19 +71,21 @@ def decode(score: float) -> tuple[float, float]:
     bits = int(score)
     ilat = _squeeze(bits)
     ilon = _squeeze(bits >> 1)
-    n = float(1 << STEP_MAX)
-    lon = ((LONG_MIN + (ilon * 1.0 / n) * (LONG_MAX - LONG_MIN))
-           + (LONG_MIN + ((ilon + 1) * 1.0 / n) * (LONG_MAX - LONG_MIN))) / 2
-    lat = ((LAT_MIN + (ilat * 1.0 / n) * (LAT_MAX - LAT_MIN))
-           + (LAT_MIN + ((ilat + 1) * 1.0 / n) * (LAT_MAX - LAT_MIN))) / 2
-    if lon < LONG_MIN:
-        lon = LONG_MIN
-    elif lon > LONG_MAX:
-        lon = LONG_MAX
-    if lat < LAT_MIN:
-        lat = LAT_MIN
-    elif lat > LAT_MAX:
-        lat = LAT_MAX
+    n = _CELLS
+    # the bounds as locals: compiled, C doubles, so the arithmetic below is C's
+    long_min, long_max, lat_min, lat_max = LONG_MIN, LONG_MAX, LAT_MIN, LAT_MAX
+    lon = ((long_min + (ilon * 1.0 / n) * (long_max - long_min))
+           + (long_min + ((ilon + 1) * 1.0 / n) * (long_max - long_min))) / 2
+    lat = ((lat_min + (ilat * 1.0 / n) * (lat_max - lat_min))
+           + (lat_min + ((ilat + 1) * 1.0 / n) * (lat_max - lat_min))) / 2
+    if lon < long_min:
+        lon = long_min
+    elif lon > long_max:
+        lon = long_max
+    if lat < lat_min:
+        lat = lat_min
+    elif lat > lat_max:
+        lat = lat_max
     return lon, lat
 
 
@@ -133,6 +136,33 @@ def distance(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
     u = math.sin((lat2r - lat1r) / 2)
     a = u * u + math.cos(lat1r) * math.cos(lat2r) * v * v
     return 2.0 * EARTH_RADIUS * math.asin(math.sqrt(a))
+
+
+def members_within(shape: Shape, pairs: list[tuple[float, bytes]], found: list, limit: int) -> bool:
+    """geoWithinShape over (score, member) pairs of a cell's score range, in order: appends
+    (lon, lat, distance in meters, score, member) of each member inside `shape` to `found`; True
+    once `limit` (when not 0) are found.  A circle is tested here on C doubles (compiled), without
+    Shape.contains' tuple: a search tests every member of the cells it walks."""
+    if shape.is_box:
+        for score, member in pairs:
+            lon, lat = decode(score)
+            inside, dist = shape.contains(lon, lat)
+            if inside:
+                found.append((lon, lat, dist, score, member))
+                if limit and len(found) >= limit:
+                    return True
+        return False
+    clon = shape.lon
+    clat = shape.lat
+    reach = shape.radius * shape.conversion
+    for score, member in pairs:
+        lon, lat = decode(score)
+        dist = distance(clon, clat, lon, lat)
+        if dist <= reach:
+            found.append((lon, lat, dist, score, member))
+            if limit and len(found) >= limit:
+                return True
+    return False
 
 
 def _steps_for(radius: float, lat: float) -> int:

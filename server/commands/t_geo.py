@@ -308,13 +308,7 @@ def _points_within(zs: ZSet, shape: Shape, limit: int) -> list[tuple[float, floa
         lo = bits << (52 - step * 2)
         hi = (bits + 1) << (52 - step * 2)
         first, end = zs.score_bounds(ScoreRange(float(lo), False, float(hi), True))
-        for score, member in zs.rank_slice(first, end):
-            lon, lat = gh.decode(score)
-            inside, dist = shape.contains(lon, lat)
-            if inside:
-                found.append((lon, lat, dist, score, member))
-            if limit and len(found) >= limit:
-                break
+        gh.members_within(shape, zs.rank_slice(first, end), found, limit)
         last = i
     return found
 
