@@ -211,8 +211,7 @@ def replication_run(net: netns.Network, kind: str, rng: random.Random) -> Result
             if LONG and rng.random() < 0.3:
                 net.lossy(rng.choice(replicas).host, 10)
             until("promised writes before the cut", lambda p=clients.phase: promised_in(p) >= PER_PHASE)
-            net.heal()
-            clients.phase = f"cut{rnd}"
+            clients.phase = f"cut{rnd}"  # a lossy or slow link stays so through the cut, until the heal
             net.cut([master.host], [r.host for r in replicas])
 
             def refuses(master: Placed = master) -> bool:
@@ -346,8 +345,7 @@ def cluster_run(net: netns.Network, kinds: list[str], name: str, rng: random.Ran
                 net.slow(rng.choice(nodes).host)
             until("promised writes to the victim before the cut",
                   lambda p=clients.phase, v=victim: promised_to(p, v) >= PER_PHASE)
-            net.heal()
-            clients.phase = f"cut{rnd}"
+            clients.phase = f"cut{rnd}"  # a lossy or slow link stays so through the cut, until the heal
             net.cut([p.host for p in minority], [p.host for p in majority])
             probe = next(f"probe{i}" for i in range(100000)
                          if router.owner[key_slot(f"probe{i}".encode())] == victim.node.id)
@@ -421,14 +419,29 @@ def cluster_run(net: netns.Network, kinds: list[str], name: str, rng: random.Ran
         stop_all(nodes)
 
 
+def slots_view(p: Placed) -> list[tuple[int, int, str, tuple[str, ...]]]:
+    """`p`'s CLUSTER SLOTS: (first, last, master's host:port, its replicas' host:port, sorted)."""
+    ranges = p.conn.execute_command("CLUSTER", "SLOTS")
+    return sorted((int(r[0]), int(r[1]), f"{r[2][0]}:{r[2][1]}", tuple(sorted(f"{x[0]}:{x[1]}" for x in r[3:])))
+                  for r in ranges)
+
+
 def converged(nodes: list[Placed]) -> bool:
-    """Every node ok, every slot owned, and every node's view of the slots and the roles the same."""
+    """Every node ok, every slot owned, and every node's view (CLUSTER NODES: slots and roles, no
+    failure flags; CLUSTER SLOTS: ranges, masters, replicas) the same, the two views consistent."""
     if not all("cluster_state:ok" in p.conn.execute_command("CLUSTER", "INFO") for p in nodes):
         return False
     owners = slot_owners(nodes[0].node)
     roles = nodes[0].node.roles()
-    return ("" not in owners and all(slot_owners(p.node) == owners and p.node.roles() == roles for p in nodes[1:])
-            and all(f in ("master", "slave") for f, _ in roles.values()))
+    if "" in owners or any(f not in ("master", "slave") for f, _ in roles.values()):
+        return False
+    if not all(slot_owners(p.node) == owners and p.node.roles() == roles for p in nodes[1:]):
+        return False
+    slots = slots_view(nodes[0])
+    addr = {p.node.id: p.addr for p in nodes}
+    consistent = all(addr[owners[s]] == master for lo, hi, master, _ in slots for s in (lo, hi)) and \
+        sum(hi - lo + 1 for lo, hi, _, _ in slots) == 16384
+    return consistent and all(slots_view(p) == slots for p in nodes[1:])
 
 
 CLUSTERS = {
