@@ -45,8 +45,6 @@ from tests.support.cluster import ClusterNode, join_cluster, slot_owners, until
 from tests.support.history import Clients, History, Write, check
 from tests.support.servers import free_port, start_raxdb, start_redis
 
-pytestmark = [pytest.mark.oracle, pytest.mark.partition]
-
 ROUNDS = int(os.environ.get("PARTITION_ROUNDS", "1"))
 CLIENTS = int(os.environ.get("PARTITION_CLIENTS", "2"))
 SEED = int(os.environ.get("PARTITION_SEED", "58"))
@@ -266,6 +264,8 @@ def replication_run(net: netns.Network, kind: str, rng: random.Random) -> Result
         stop_all(nodes)
 
 
+@pytest.mark.oracle
+@pytest.mark.partition
 def test_replication_partition(networks: Callable[[], netns.Network]) -> None:
     """Same schedule (seed) on redis-server, then raxdb; each in a network of its own."""
     compare([replication_run(networks(), kind, random.Random(SEED)) for kind in ("redis", "raxdb") if kind in ONLY])
@@ -497,7 +497,26 @@ CLUSTERS = {
 }
 
 
+@pytest.mark.oracle
+@pytest.mark.partition
 def test_cluster_partition(networks: Callable[[], netns.Network]) -> None:
     """Same schedule (seed) on a redis-server cluster, a raxdb one and a mixed one."""
     compare([cluster_run(networks(), kinds, name, random.Random(SEED)) for name, kinds in CLUSTERS.items()
              if name in ONLY])
+
+
+def test_checker_finds_lost_and_phantom_writes() -> None:
+    """The checker itself (no network): a promised write missing, an unpromised one missing (by
+    design, counted), a refused one present (a phantom), an unknown one either way."""
+    h = History()
+    for w in (Write(0, "a", "1", "ok", acks=2, need=2), Write(0, "b", "2", "ok", acks=1, need=2),
+              Write(0, "c", "3", "fail", error="NOREPLICAS"), Write(0, "d", "4", "unknown"),
+              Write(0, "e", "5", "ok", acks=2, need=2)):
+        h.record(w)
+    promised = lambda w: w.acks >= w.need > 0  # noqa: E731
+    v = check(h, {"a": None, "b": None, "c": "3", "d": "4", "e": "5"}, promised)
+    assert (v.lost_promised, v.lost_unpromised, v.phantoms, v.verdict) == (["a=1 (acks 2, )"], 1, ["c (NOREPLICAS, )"],
+                                                                           "LOST")
+    v = check(h, {"a": "1", "b": "2", "e": "5"}, promised)
+    assert v.row() == {"acked": 3, "promised": 2, "lost": 0, "lost_unpromised": 0, "phantoms": 0, "refused": 1,
+                       "unknown": 1, "verdict": "ok"}
