@@ -83,7 +83,7 @@ class Link(asyncio.Protocol):
         else:
             pending, self.pending = self.pending, []
             for data in pending:  # before the PING connected() sends, as Redis's sndbuf orders them
-                self.transport.write(data)
+                self.send(data)
             self.bus.connected(self)
 
     def data_received(self, data: bytes) -> None:

@@ -16,8 +16,10 @@ nodes and, for the cluster, on a mixed cluster; each property Redis keeps, raxdb
   (with, in the long mode, sometimes another master's replica) is cut from the rest: the minority's
   master must refuse writes (CLUSTERDOWN) once cluster-node-timeout has passed, the majority fails
   over to its replica, and after healing every node agrees on one owner per slot and on the roles,
-  the old master being its successor's replica.  Promise: a write whose WAIT 1 counted the replica
-  is never lost.
+  the old master being its successor's replica.  In the long mode's pair rounds the master is cut
+  off with its own replica: the majority cannot fail over and, its slots uncovered, refuses writes
+  too; healed, one of the pair is master (the replica may take over late, in Redis as in raxdb:
+  counted).  Promise: a write whose WAIT 1 counted the replica is never lost.
 
 Short mode (make test): one round each.  Long mode, by hand (docs/testing.md, Partitions):
 PARTITION_ROUNDS=20 PARTITION_CLIENTS=4 PARTITION_REPORT=/tmp/partitions.md: more rounds on the same
