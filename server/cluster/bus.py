@@ -271,7 +271,7 @@ class Bus:
         """clusterBroadcastPong(CLUSTER_BROADCAST_ALL): tell every connected node our config now."""
         for node in self.st.nodes.values():
             link = node.link
-            if link is not None and link.transport is not None and not node.flags & (MYSELF | HANDSHAKE):
+            if link is not None and not node.flags & (MYSELF | HANDSHAKE):  # a connecting link keeps it
                 self.send_ping(link, wire.PONG)
 
     @staticmethod
