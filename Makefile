@@ -11,7 +11,7 @@ PIP    := $(VENV)/bin/pip
 STAMP      := $(VENV)/.installed$(subst /,-,$(PYTHON))
 TEST_STAMP := $(VENV)/.installed-test$(subst /,-,$(PYTHON))
 
-.PHONY: run test test-pure lint bench venv build wheel redis-oracle docker clean
+.PHONY: run test test-pure lint bench venv build wheel redis-oracle partition-tools docker clean
 
 COMMA := ,
 # Each step prints one line; what its tools print goes to build/<step>.log, shown when it fails.
@@ -68,12 +68,20 @@ lint: $(TEST_STAMP)
 	$(PY) tools/private_names.py --check
 	$(VENV)/bin/mypy -p raxdb
 
+# The partition tests (tests/integration/test_partitions.py) put nodes on hosts of their own, network
+# namespaces made as root: ip and tc (iproute2) make and slow the links, nft (nftables) cuts them.
+# Not root: nothing to install, those tests skip and say why.
+partition-tools:
+	@command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 && command -v nft >/dev/null 2>&1 || \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 nftables >/dev/null; \
+	  else echo "make: not root, the partition tests will skip (they need network namespaces)"; fi
+
 # Node client libraries (ioredis, node-redis) for the client-library tests, pinned by package-lock.json.
 tests/libraries/node_modules/.installed: tests/libraries/package.json tests/libraries/package-lock.json
 	npm ci --prefix tests/libraries --no-audit --no-fund --loglevel=error
 	touch $@
 
-test: build $(TEST_STAMP) redis-oracle lint tests/libraries/node_modules/.installed
+test: build $(TEST_STAMP) redis-oracle partition-tools lint tests/libraries/node_modules/.installed
 	$(MAKE) --no-print-directory test-pure
 	$(PY) -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 

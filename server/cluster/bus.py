@@ -65,6 +65,10 @@ class Link(asyncio.Protocol):
         self.buf = bytearray()
         self.closed = False
         self.raw: Any = None  # the protocol below, when it is not this link: tls-cluster's TLS layer
+        # what was sent while the connection was still being made (Redis 7.0 appends to the link's
+        # sndbuf at once and writes it when connected): a FAIL broadcast to a node behind a
+        # partition reaches it when the partition heals and the reconnection succeeds
+        self.pending: list[bytes] = []
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -77,6 +81,9 @@ class Link(asyncio.Protocol):
         if self.inbound:
             self.bus.inbound.add(self)
         else:
+            pending, self.pending = self.pending, []
+            for data in pending:  # before the PING connected() sends, as Redis's sndbuf orders them
+                self.send(data)
             self.bus.connected(self)
 
     def data_received(self, data: bytes) -> None:
@@ -104,11 +111,16 @@ class Link(asyncio.Protocol):
         self.bus.lost(self)
 
     def send(self, data: bytes) -> None:
-        if self.transport is not None and not self.closed:
+        if self.closed:
+            return
+        if self.transport is not None:
             self.transport.write(data)
+        elif not self.inbound:  # connecting: kept until connected (dropped with the link)
+            self.pending.append(data)
 
     def drop(self) -> None:
         """freeClusterLink: close and forget the link."""
+        self.pending.clear()
         if not self.closed:
             self.closed = True
             below = self.transport if self.transport is not None else self.raw  # a TLS handshake under way
@@ -245,12 +257,13 @@ class Bus:
         self.send(link, m)
 
     def broadcast(self, m: wire.Message) -> None:
-        """clusterBroadcastMessage: to every node with a link, not in handshake."""
+        """clusterBroadcastMessage: to every node with a link, not in handshake (a link still
+        connecting keeps the message until connected, as Redis's does)."""
         st = self.st
         data = wire.encode(m)
         for node in st.nodes.values():
             link = node.link
-            if link is not None and link.transport is not None and not node.flags & (MYSELF | HANDSHAKE):
+            if link is not None and not node.flags & (MYSELF | HANDSHAKE):
                 link.send(data)
                 st.sent[m.type] += 1
 
@@ -258,7 +271,7 @@ class Bus:
         """clusterBroadcastPong(CLUSTER_BROADCAST_ALL): tell every connected node our config now."""
         for node in self.st.nodes.values():
             link = node.link
-            if link is not None and link.transport is not None and not node.flags & (MYSELF | HANDSHAKE):
+            if link is not None and not node.flags & (MYSELF | HANDSHAKE):  # a connecting link keeps it
                 self.send_ping(link, wire.PONG)
 
     @staticmethod

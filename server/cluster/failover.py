@@ -227,7 +227,7 @@ class Failover:
         me = cluster.st.myself
         for node in cluster.st.nodes.values():
             link = node.link
-            if link is None or link.transport is None or node.flags & (MYSELF | HANDSHAKE):
+            if link is None or node.flags & (MYSELF | HANDSHAKE):  # a connecting link keeps it
                 continue
             if node.is_replica() and node.slaveof is not None and node.slaveof in (me, me.slaveof):
                 cluster.bus.send_ping(link, wire.PONG)
@@ -294,7 +294,7 @@ class Failover:
         st.last_vote_epoch = st.current_epoch
         master.voted_time = now
         cluster.save_or_die()
-        if node.link is not None and node.link.transport is not None:
+        if node.link is not None:  # a connecting link keeps it, as Redis's does
             cluster.bus.send(node.link, cluster.bus.header(wire.AUTH_ACK))
         LOG.warning(f"Failover auth granted to {node.name} for epoch {st.current_epoch}")
 
@@ -384,6 +384,6 @@ class Failover:
         else:
             LOG.warning("Manual failover user request accepted.")
             link = master.link
-            if link is not None and link.transport is not None:
+            if link is not None:  # a connecting link keeps it, as Redis's does
                 cluster.bus.send(link, cluster.bus.header(wire.MFSTART))
         cluster.changed(state=False)

@@ -58,7 +58,7 @@ def propagate(cluster: Any, channel: bytes, message: bytes, shard: bool) -> None
     targets = shard_of(st.myself) if shard else st.nodes.values()
     for node in targets:
         link = node.link
-        if link is None or link.transport is None or node.flags & (MYSELF | HANDSHAKE):
+        if link is None or node.flags & (MYSELF | HANDSHAKE):  # a connecting link keeps it, as Redis's does
             continue
         link.send(data)
         st.sent[t] += 1

@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import redis
@@ -91,30 +91,38 @@ def create_cluster(kinds: list[str], replicas: list[str] | None = None, node_tim
     """One master per entry of `kinds` (and, with `replicas`, one replica per master, of the kinds
     listed, as redis-cli --cluster create --cluster-replicas 1 pairs them), every node ok and each
     replica synced."""
-    cli = shutil.which("redis-cli")
-    assert cli, "redis-cli is required (installed with redis-server by `make test`)"
     assert replicas is None or len(replicas) == len(kinds)
     nodes: list[ClusterNode] = []
     try:
         for kind in [*kinds, *(replicas or [])]:
             nodes.append(start_node(kind, node_timeout=node_timeout))
-        out = subprocess.run([cli, "--cluster", "create", *(f"127.0.0.1:{n.port}" for n in nodes),
-                              *(("--cluster-replicas", "1") if replicas else ()), "--cluster-yes"],
-                             capture_output=True, text=True, timeout=120)
-        assert out.returncode == 0 and "[OK] All 16384 slots covered." in out.stdout, out.stdout + out.stderr
-        for n in nodes:
-            n.id = n.conn.execute_command("CLUSTER", "MYID")
-        wait_agreed(nodes)
-        if replicas:
-            until("every node to list every replica", lambda: all(
-                sum(f.startswith("slave") for f, _ in n.roles().values()) == len(replicas) for n in nodes))
-            for n in nodes[len(kinds):]:
-                until("the replicas to sync", lambda n=n: n.synced_with(0))
+        join_cluster(nodes, [f"127.0.0.1:{n.port}" for n in nodes], bool(replicas))
     except BaseException:
         for n in nodes:
             n.stop()
         raise
     return nodes
+
+
+def join_cluster(nodes: list[ClusterNode], addrs: list[str], replicas: bool, cli_prefix: Sequence[str] = ()) -> None:
+    """`redis-cli --cluster create` of these started nodes (at `addrs`, run behind `cli_prefix`,
+    e.g. on another host: tests/support/netns.py), until every node is ok, all agree on the slot
+    map, and (with `replicas`: one per master) each replica is listed everywhere and synced."""
+    cli = shutil.which("redis-cli")
+    assert cli, "redis-cli is required (installed with redis-server by `make test`)"
+    out = subprocess.run([*cli_prefix, cli, "--cluster", "create", *addrs,
+                          *(("--cluster-replicas", "1") if replicas else ()), "--cluster-yes"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "[OK] All 16384 slots covered." in out.stdout, out.stdout + out.stderr
+    for n in nodes:
+        n.id = n.conn.execute_command("CLUSTER", "MYID")
+    wait_agreed(nodes)
+    if replicas:
+        until("every node to list every replica", lambda: all(
+            sum(f.startswith("slave") for f, _ in n.roles().values()) == len(nodes) // 2 for n in nodes))
+        for n in nodes:
+            if n.conn.info("replication")["role"] == "slave":
+                until("the replicas to sync", lambda n=n: n.synced_with(0))
 
 
 def slot_owners(node: ClusterNode) -> list[str]:

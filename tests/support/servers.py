@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -103,12 +103,14 @@ class ServerProcess:
 COMMON = ["--save", "", "--appendonly", "no", "--enable-debug-command", "yes"]
 
 
-def start_raxdb(*extra: str, cwd: str | None = None,
-                ready_text: str | None = "eady to accept connections") -> ServerProcess:
+def start_raxdb(*extra: str, cwd: str | None = None, ready_text: str | None = "eady to accept connections",
+                bind: str = "127.0.0.1", prefix: Sequence[str] = ()) -> ServerProcess:
+    """`bind` and `prefix` (what runs the command on another host: tests/support/netns.py) are for
+    the partition tests; everywhere else a server listens on loopback only."""
     port = free_port()
     cwd = cwd or tempfile.mkdtemp(prefix="raxdb-")
     # loopback only, as the oracle below (the built-in default, as Redis's, is every interface)
-    argv = [sys.executable, "-m", "raxdb.server", "--port", str(port), "--bind", "127.0.0.1", *COMMON, *extra]
+    argv = [*prefix, sys.executable, "-m", "raxdb.server", "--port", str(port), "--bind", bind, *COMMON, *extra]
     env_path = str(ROOT)
     os.environ["PYTHONPATH"] = env_path + os.pathsep + os.environ.get("PYTHONPATH", "")
     return ServerProcess(argv, port, cwd, "raxdb", ready_text)
@@ -118,14 +120,14 @@ def redis_binary() -> str | None:
     return os.environ.get("REDIS_SERVER") or shutil.which("redis-server")
 
 
-def start_redis(*extra: str, cwd: str | None = None,
-                ready_text: str | None = "eady to accept connections") -> ServerProcess:
+def start_redis(*extra: str, cwd: str | None = None, ready_text: str | None = "eady to accept connections",
+                bind: str = "127.0.0.1", prefix: Sequence[str] = ()) -> ServerProcess:
     binary = redis_binary()
     if binary is None:
         raise RuntimeError("redis-server not found: `make test` installs it")
     port = free_port()
     cwd = cwd or tempfile.mkdtemp(prefix="redis-")
-    return ServerProcess([binary, "--port", str(port), "--bind", "127.0.0.1", *COMMON, *extra], port, cwd, "redis",
+    return ServerProcess([*prefix, binary, "--port", str(port), "--bind", bind, *COMMON, *extra], port, cwd, "redis",
                          ready_text)
 
 

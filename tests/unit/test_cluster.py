@@ -476,6 +476,51 @@ def test_link_over_sendbuf_limit_is_freed():
     assert fine.link is not None and not fine.link.transport.aborted
 
 
+def test_broadcast_to_a_link_still_connecting_is_sent_once_connected():
+    """A FAIL broadcast while the link to a node is still being made (a node behind a partition,
+    redialled every node timeout) is kept and written once the connection is made, before the
+    PING that opens it, as Redis 7.0's link sndbuf does: found by the partition tests (#58),
+    where raxdb's replica never heard of its master's FAIL after healing and redis-server's did
+    (and took over).  A dropped link forgets what it kept."""
+    from raxdb.server.cluster import wire
+    from raxdb.server.cluster.bus import Bus, Link
+
+    class Transport:
+        def __init__(self) -> None:
+            self.written: list[bytes] = []
+
+        def write(self, data: bytes) -> None:
+            self.written.append(data)
+
+        def get_extra_info(self, _name: str) -> None:
+            return None
+
+        def abort(self) -> None:
+            pass
+
+    class Cluster:
+        def __init__(self) -> None:
+            self.st = ClusterState(Node(None, MYSELF | MASTER))
+
+    bus = Bus(Cluster())  # type: ignore[arg-type]
+    pings: list[Link] = []
+    bus.connected = pings.append  # type: ignore[method-assign]
+    node = Node(None, MASTER)
+    bus.st.add_node(node)
+    node.link = Link(bus, node, False)
+    fail = wire.Message(type=wire.FAIL, sender=bus.st.myself.name, about="a" * 40)
+    bus.broadcast(fail)
+    assert node.link.transport is None and node.link.pending == [wire.encode(fail)]
+    transport = Transport()
+    node.link.connection_made(transport)  # type: ignore[arg-type]
+    assert transport.written == [wire.encode(fail)] and pings == [node.link] and not node.link.pending
+    dropped = Link(bus, node, False)
+    dropped.send(b"x")
+    dropped.drop()
+    assert not dropped.pending
+    dropped.send(b"y")
+    assert not dropped.pending
+
 # ---- pub/sub and blocked clients on a single node (issue #36: cluster pub/sub) -----------------
 def _subscriber(port: int, resp3: bool, *cmd: object) -> tuple[RawConnection, list[bytes]]:
     conn = RawConnection(port)
