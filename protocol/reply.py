@@ -46,6 +46,11 @@ def integer(n: int) -> bytes:
     if -1 <= n <= 10000:
         i = n  # compiled, a C integer (reply.pxd): n is in range
         return _SMALL_INTS[i + 1]
+    if cython.compiled and 0 < n <= 0x7FFFFFFFFFFFFFFF:  # written in C, not %-formatted (a list's length)
+        u = cython.declare(cython.ulonglong, n)
+        out = PyBytes_FromStringAndSize(cython.NULL, digits(u) + 3)  # noqa: F821 (reply.pxd)
+        put_head(cython.cast(cython.p_uchar, PyBytes_AS_STRING(out)), 0, 58, u)  # noqa: F821
+        return out
     return b":%d\r\n" % n
 
 

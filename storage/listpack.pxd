@@ -8,7 +8,8 @@
 # encoders below.
 cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from libc.string cimport memcmp, memcpy
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_Resize
+from libc.string cimport memcmp, memcpy, memmove
 
 from raxdb.protocol.reply cimport decimal, digits as _digits, put_head, put_u
 
@@ -92,7 +93,9 @@ cpdef bytes value_at(buf, Py_ssize_t p)
 @cython.locals(s="const unsigned char*", _i=Py_ssize_t, out=list)
 cpdef list values(buf, Py_ssize_t p, Py_ssize_t n)
 
-@cython.locals(s="const unsigned char*", n=Py_ssize_t, count=Py_ssize_t, end=Py_ssize_t)
+# A short string's entry is written in place after one resize of the node (memmove for the head).
+@cython.locals(s="const unsigned char*", n=Py_ssize_t, count=Py_ssize_t, end=Py_ssize_t, size=Py_ssize_t,
+               d="unsigned char*")
 cpdef push_value(bytearray buf, v, bint head)
 
 @cython.locals(s="const unsigned char*", count=Py_ssize_t, p=Py_ssize_t, q=Py_ssize_t, k=Py_ssize_t, n=Py_ssize_t)

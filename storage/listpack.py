@@ -905,7 +905,20 @@ def push_value(buf: bytearray, v: bytes, head: bool) -> None:
     if count < NUMELE_UNKNOWN:
         count += 1
     if 0 < n < 64 and s[0] > 57:  # a short string that cannot be an integer (starts past '9')
-        if head:
+        if cython.compiled:  # one resize, the entry written in place (no temporary bytes, no slice)
+            size = len(buf)
+            PyByteArray_Resize(buf, size + n + 2)  # noqa: F821 (listpack.pxd)
+            d = cython.cast(cython.p_uchar, PyByteArray_AS_STRING(buf))  # noqa: F821
+            if head:  # the entries move up, as lpPrepend's memmove
+                end = HEADER_SIZE
+                memmove(d + end + n + 2, d + end, size - end)  # noqa: F821
+            else:
+                end = size - 1  # over the terminator, written again after the entry
+                d[size + n + 1] = EOF
+            d[end] = 0x80 | n
+            memcpy(d + end + 1, s, n)  # noqa: F821
+            d[end + n + 1] = n + 1
+        elif head:
             buf[HEADER_SIZE:HEADER_SIZE] = _BYTE[0x80 | n] + v + _BYTE[n + 1]  # concatenation: cheaper than %
         else:
             buf[len(buf) - 1] = 0x80 | n  # over the terminator

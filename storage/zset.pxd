@@ -8,6 +8,7 @@
 # is an extension type so that its two slots are struct fields; both stay public.  Members are
 # typed `bytes` (every command argument is), so that their bytes are read as C chars.
 cimport cython
+from cpython cimport array
 from raxdb.storage.listpack cimport (
     int_entry_size, put_int, put_str, encoded_size, grown_count, put_entry, spliced, with_gap)
 
@@ -15,6 +16,46 @@ from raxdb.storage.listpack cimport (
 # The listpack constants, as C constants of the walks (no module-dict lookup per entry).
 cdef Py_ssize_t _HDR, _UNKNOWN, _SAFETY
 cdef unsigned int _EOF
+
+
+# The skiplist encoding's order and its member -> score dict are extension types too, their slots
+# struct fields, so a ZADD on a big sorted set (a dict lookup, then a drop and a put in the order)
+# makes C calls of cpdef methods over typed fields; the score bisections loop over the arrays'
+# C doubles (_bisect_scores), where bisect's probes made a float object each.
+@cython.locals(d="double*", mid=Py_ssize_t)
+cdef Py_ssize_t _bisect_scores(array.array a, double s, Py_ssize_t lo, Py_ssize_t hi, bint right) noexcept
+
+cdef double _score_item(array.array a, Py_ssize_t i) noexcept
+
+
+cdef class _SkipOrder:
+    cdef public list _keys, _members, _maxes
+    cdef public array.array _maxkeys
+    cdef public Py_ssize_t _len
+    cdef public object _offsets
+
+    @cython.locals(maxkeys=array.array, keys=array.array, n=Py_ssize_t, k=Py_ssize_t, j=Py_ssize_t)
+    cpdef tuple _find(self, double s, m)
+
+    @cython.locals(maxkeys=array.array, keys=array.array, n=Py_ssize_t, k=Py_ssize_t, j=Py_ssize_t)
+    cpdef put(self, double s, m)
+
+    @cython.locals(maxkeys=array.array, keys=array.array, members=list, k=Py_ssize_t, j=Py_ssize_t)
+    cpdef drop(self, double s, m)
+
+    @cython.locals(keys=array.array)
+    cpdef _add_at(self, double s, m, Py_ssize_t k, Py_ssize_t j)
+
+
+cdef class _Skiplist:
+    cdef public dict scores
+    cdef public _SkipOrder order
+    cdef public object scan
+
+    cpdef insert(self, member, double score)
+
+    @cython.locals(order=_SkipOrder)
+    cpdef move(self, member, double cur, double score)
 
 
 cdef class ZSet:  # @cython.no_gc is on the class in the .py: Cython reads it only there
@@ -28,7 +69,7 @@ cpdef Py_ssize_t zset_length(ZSet z) except -1
 
 
 # ZSet.add's body, cpdef: the compiled handlers (server/commands/t_zset.pxd) call it in C.
-@cython.locals(p=Py_ssize_t, n=Py_ssize_t)
+@cython.locals(p=Py_ssize_t, n=Py_ssize_t, sk=_Skiplist)
 cpdef tuple zset_add(ZSet z, bytes member, double score, long flags, Py_ssize_t max_entries, Py_ssize_t max_value)
 
 

@@ -537,6 +537,32 @@ _LOAD = 500
 _HALF = _LOAD // 2
 
 
+def _bisect_scores(a: array, s: float, lo: int, hi: int, right: bool) -> int:
+    """bisect_left (or bisect_right) of score s in the scores a[lo:hi].  Compiled, a loop over the
+    array's C doubles: bisect's own probes of an array make a float object each."""
+    if cython.compiled:
+        d = a.data.as_doubles
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if (s < d[mid]) if right else (d[mid] < s):
+                if right:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            elif right:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+    return bisect_right(a, s, lo, hi) if right else bisect_left(a, s, lo, hi)
+
+
+def _score_item(a: array, i: int) -> float:
+    if cython.compiled:
+        return a.data.as_doubles[i]
+    return a[i]
+
+
 class _SkipOrder:
     """The skiplist encoding's order: sorted (score, member) pairs kept as sublists of about _LOAD
     scores (`_keys`) with their members alongside (`_members`); pairs are made when read.
@@ -585,31 +611,37 @@ class _SkipOrder:
     def _find(self, s: float, m: bytes) -> tuple[int, int]:
         """(sublist, index) of the first pair >= (s, m) (the sublist count if there is none)."""
         maxkeys = self._maxkeys
-        k = bisect_left(maxkeys, s)
-        if k < len(maxkeys) and maxkeys[k] == s:  # the run of equal scores may cross sublists
+        n = len(maxkeys)
+        k = _bisect_scores(maxkeys, s, 0, n, False)
+        if k < n and _score_item(maxkeys, k) == s:  # the run of equal scores may cross sublists
             k = bisect_left(self._maxes, (s, m), k)
-        if k == len(maxkeys):
+        if k == n:
             return k, 0
         keys = self._keys[k]
-        j = bisect_left(keys, s)
-        if keys[j] == s:
-            j = bisect_left(self._members[k], m, j, bisect_right(keys, s, j))
+        j = _bisect_scores(keys, s, 0, len(keys), False)
+        if _score_item(keys, j) == s:
+            j = bisect_left(self._members[k], m, j, _bisect_scores(keys, s, j, len(keys), True))
         return k, j
 
     def add(self, pair: tuple[float, bytes]) -> None:
         """Insert a pair whose member is not present."""
-        s, m = pair
+        self.put(pair[0], pair[1])
+
+    def put(self, s: float, m: bytes) -> None:
+        """add() of score s and member m, without the pair."""
         maxkeys = self._maxkeys
-        k = bisect_left(maxkeys, s)
-        if k == len(maxkeys) or maxkeys[k] == s:  # at the end, or in a run of equal maxima
-            self._add_at(s, m, *self._find(s, m))
+        n = len(maxkeys)
+        k = _bisect_scores(maxkeys, s, 0, n, False)
+        if k == n or _score_item(maxkeys, k) == s:  # at the end, or in a run of equal maxima
+            k, j = self._find(s, m)
+            self._add_at(s, m, k, j)
             return
         # the common case: into a sublist whose maximum scores above s, searched here without
         # _find's handling of equal maxima
         keys = self._keys[k]
-        j = bisect_left(keys, s)
-        if keys[j] == s:
-            j = bisect_left(self._members[k], m, j, bisect_right(keys, s, j))
+        j = _bisect_scores(keys, s, 0, len(keys), False)
+        if _score_item(keys, j) == s:
+            j = bisect_left(self._members[k], m, j, _bisect_scores(keys, s, j, len(keys), True))
         self._add_at(s, m, k, j)
 
     def _add_at(self, s: float, m: bytes, k: int, j: int) -> None:
@@ -636,19 +668,22 @@ class _SkipOrder:
 
     def remove(self, pair: tuple[float, bytes]) -> None:
         """Remove a pair that is present."""
-        s, m = pair
+        self.drop(pair[0], pair[1])
+
+    def drop(self, s: float, m: bytes) -> None:
+        """remove() of score s and member m, without the pair."""
         maxkeys = self._maxkeys
-        k = bisect_left(maxkeys, s)
-        if maxkeys[k] == s:  # possibly the maximum, or in a run of equal maxima
+        k = _bisect_scores(maxkeys, s, 0, len(maxkeys), False)
+        if _score_item(maxkeys, k) == s:  # possibly the maximum, or in a run of equal maxima
             k, j = self._find(s, m)
             keys = self._keys[k]
             members = self._members[k]
         else:  # the common case, inline: not its sublist's maximum
             keys = self._keys[k]
             members = self._members[k]
-            j = bisect_left(keys, s)
+            j = _bisect_scores(keys, s, 0, len(keys), False)
             if members[j] != m:
-                j = bisect_left(members, m, j, bisect_right(keys, s, j))
+                j = bisect_left(members, m, j, _bisect_scores(keys, s, j, len(keys), True))
         del keys[j]
         del members[j]
         self._len -= 1
@@ -892,14 +927,14 @@ class _Skiplist:
         return new
 
     def insert(self, member: bytes, score: float) -> None:
-        self.order.add((score, member))
+        self.order.put(score, member)
         self.scores[member] = score
         self.scan = None
 
     def move(self, member: bytes, cur: float, score: float) -> None:
         order = self.order
-        order.remove((cur, member))
-        order.add((score, member))
+        order.drop(cur, member)
+        order.put(score, member)
         self.scores[member] = score
 
     def delete(self, member: bytes) -> bool:
@@ -1254,11 +1289,12 @@ def zset_add(z: ZSet, member: bytes, score: float, flags: int, max_entries: int,
     sorted set."""
     lp = z.lp
     p = -1
+    sk = z.sk
     if lp is not None:
         p = zzl_find(lp, member)
         cur = zzl_score(lp, p) if p >= 0 else None
     else:
-        cur = z.sk.scores.get(member)
+        cur = sk.scores.get(member)
     if cur is not None:
         if flags & IN_NX:
             return OUT_NOP, cur
@@ -1272,7 +1308,7 @@ def zset_add(z: ZSet, member: bytes, score: float, flags: int, max_entries: int,
             if lp is not None:  # removed and inserted again, as zsetAdd does
                 z.lp = zzl_update(lp, p, member, score)
             else:
-                z.sk.move(member, cur, score)
+                sk.move(member, cur, score)
             return OUT_UPDATED, score
         return 0, score
     if flags & IN_XX:
@@ -1287,7 +1323,8 @@ def zset_add(z: ZSet, member: bytes, score: float, flags: int, max_entries: int,
             z.lp = zzl_insert(lp, member, score)
             return OUT_ADDED, score
         z._convert()
-    z.sk.insert(member, score)
+        sk = z.sk
+    sk.insert(member, score)
     return OUT_ADDED, score
 
 

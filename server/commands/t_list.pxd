@@ -7,10 +7,13 @@
 # Quicklist extension type (storage/quicklist.pxd), and their helpers are C calls, as the hash
 # handlers have them.  The cpdef handlers are registered with command() after their definitions
 # because a cpdef function takes no decorator.
+# The pushes and pops (push_generic, pop_generic: the benchmarked list writes) hold their client,
+# server, database and list typed the same way, so their field reads are C struct reads and the
+# list's push or pop a C call; the six handlers are cpdef wrappers around them.
 # The reply encoders R.integer, R.bulk and R.array are C calls too (protocol/reply.pxd).
 cimport cython
 from raxdb.protocol cimport reply as R
-from raxdb.server.base.fields cimport ClientFields
+from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.events.keyaccess cimport lookup_read, modified, notify
 from raxdb.server.table.args cimport to_int
 from raxdb.storage.keyspace cimport Database
@@ -29,3 +32,17 @@ cpdef lrem(ClientFields c, argv)
 cpdef move_for_client(ClientFields c, src, dst, bint from_head, bint to_head)
 
 cpdef rpoplpush(ClientFields c, argv)
+
+@cython.locals(db=Database, srv=ServerFields, ql=Quicklist, n=Py_ssize_t)
+cpdef bytes push_generic(ClientFields c, argv, bint head, bint only_existing)
+
+cpdef lpush(ClientFields c, argv)
+cpdef rpush(ClientFields c, argv)
+cpdef lpushx(ClientFields c, argv)
+cpdef rpushx(ClientFields c, argv)
+
+@cython.locals(db=Database, srv=ServerFields, ql=Quicklist, n=Py_ssize_t)
+cpdef bytes pop_generic(ClientFields c, argv, bint head)
+
+cpdef lpop(ClientFields c, argv)
+cpdef rpop(ClientFields c, argv)

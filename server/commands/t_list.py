@@ -17,9 +17,6 @@ created, as Redis's quicklistSetOptions does; CONFIG SET applies to lists create
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from hiredis import pack_command
 
 from raxdb.protocol import reply as R
@@ -89,47 +86,61 @@ def _where(arg: bytes) -> bool:
 
 
 # ---- pushes ---------------------------------------------------------------------------------------
-def _pusher(head: bool, only_existing: bool) -> Callable[[Any, list[bytes]], bytes]:
-    """[L|R]PUSH[X]: one handler per variant, the variant in closure cells.  A plain Python
-    function, so the fast loop's call runs it in the caller's interpreter frame; through
-    functools.partial (C) every push paid a nested interpreter entry, ~400 instructions
-    (bench/instr.sh LPUSH 16)."""
-
-    def push(c, argv: list[bytes]) -> bytes:
-        key = argv[1]
-        db = c.db
-        srv = c.server
-        ql = db.get(key, srv.now_ms)
-        if ql is None:
-            if only_existing:
-                return R.ZERO
-            ql = new_list(srv)
-            db.add(key, ql)
-        elif type(ql) is not Quicklist:
-            raise CommandError(WRONGTYPE)
-        n = len(argv)
-        if n == 3:
-            if head:
-                ql.push_head(argv[2])
-            else:
-                ql.push_tail(argv[2])
+def push_generic(c, argv: list[bytes], head: bool, only_existing: bool) -> bytes:
+    """[L|R]PUSH[X] (Redis's pushGenericCommand).  A module function the four handlers call, so
+    that compiled (t_list.pxd) its client, server, database and list are typed: their fields are C
+    struct reads and the list's push a C call."""
+    key = argv[1]
+    db = c.db
+    srv = c.server
+    v = db.get(key, srv.now_ms)
+    if v is None:
+        if only_existing:
+            return R.ZERO
+        ql = new_list(srv)
+        db.add(key, ql)
+    elif type(v) is not Quicklist:
+        raise CommandError(WRONGTYPE)
+    else:
+        ql = v
+    n = len(argv)
+    if n == 3:
+        if head:
+            ql.push_head(argv[2])
         else:
-            ql.extend(argv, 2, head)
-        if db.signals or srv.notify_flags:
-            modified(c, key)
-            notify(c, NOTIFY_LIST, "lpush" if head else "rpush", key)
-            srv.dirty += n - 3
-        else:
-            srv.dirty += n - 2
-        return R.integer(ql.count)
+            ql.push_tail(argv[2])
+    else:
+        ql.extend(argv, 2, head)
+    if db.signals or srv.notify_flags:
+        modified(c, key)
+        notify(c, NOTIFY_LIST, "lpush" if head else "rpush", key)
+        srv.dirty += n - 3
+    else:
+        srv.dirty += n - 2
+    return R.integer(ql.count)
 
-    return push
+
+def lpush(c, argv):
+    return push_generic(c, argv, True, False)
 
 
-lpush = command("lpush")(_pusher(True, False))
-rpush = command("rpush")(_pusher(False, False))
-lpushx = command("lpushx")(_pusher(True, True))
-rpushx = command("rpushx")(_pusher(False, True))
+def rpush(c, argv):
+    return push_generic(c, argv, False, False)
+
+
+def lpushx(c, argv):
+    return push_generic(c, argv, True, True)
+
+
+def rpushx(c, argv):
+    return push_generic(c, argv, False, True)
+
+
+# not decorators: compiled, cpdef functions (t_list.pxd)
+command("lpush")(lpush)
+command("rpush")(rpush)
+command("lpushx")(lpushx)
+command("rpushx")(rpushx)
 
 
 # ---- pops -----------------------------------------------------------------------------------------
@@ -141,42 +152,48 @@ def _popped(c, key: bytes, ql: Quicklist, head: bool, n: int) -> None:
     c.server.dirty += n - 1
 
 
-def _popper(head: bool) -> Callable[[Any, list[bytes]], bytes]:
-    """[L|R]POP: one handler each, as the pushes (benchmarked too)."""
-
-    def pop(c, argv: list[bytes]) -> bytes:
-        if len(argv) > 3:
-            raise CommandError(f"ERR wrong number of arguments for '{'lpop' if head else 'rpop'}' command")
-        key = argv[1]
-        if len(argv) == 2:
-            db = c.db
-            srv = c.server
-            ql = db.get(key, srv.now_ms)
-            if ql is None:
-                return c.enc.null
-            if type(ql) is not Quicklist:
-                raise CommandError(WRONGTYPE)
-            v = ql.pop_head() if head else ql.pop_tail()
-            if ql.count and not db.signals and not srv.notify_flags:
-                srv.dirty += 1  # what _popped amounts to here, without its calls (benchmarked path)
-            else:
-                _popped(c, key, ql, head, 1)
-            return R.bulk(v)
-        count = positive_long(argv[2], "ERR value is out of range, must be positive")
-        ql = _list_for_write(c, key)
-        if ql is None:
-            return c.enc.null_array
-        if count == 0:
-            return R.EMPTY_ARRAY
-        items = ql.pop_many(count, head)
-        _popped(c, key, ql, head, len(items))
-        return R.bulk_strings(items)
-
-    return pop
+def pop_generic(c, argv: list[bytes], head: bool) -> bytes:
+    """[L|R]POP (popGenericCommand), typed when compiled as push_generic is."""
+    n = len(argv)
+    if n > 3:
+        raise CommandError(f"ERR wrong number of arguments for '{'lpop' if head else 'rpop'}' command")
+    key = argv[1]
+    if n == 2:
+        db = c.db
+        srv = c.server
+        v = db.get(key, srv.now_ms)
+        if v is None:
+            return c.enc.null
+        if type(v) is not Quicklist:
+            raise CommandError(WRONGTYPE)
+        ql = v
+        item = ql.pop_head() if head else ql.pop_tail()
+        if ql.count and not db.signals and not srv.notify_flags:
+            srv.dirty += 1  # what _popped amounts to here, without its calls (benchmarked path)
+        else:
+            _popped(c, key, ql, head, 1)
+        return R.bulk(item)
+    count = positive_long(argv[2], "ERR value is out of range, must be positive")
+    ql = _list_for_write(c, key)
+    if ql is None:
+        return c.enc.null_array
+    if count == 0:
+        return R.EMPTY_ARRAY
+    items = ql.pop_many(count, head)
+    _popped(c, key, ql, head, len(items))
+    return R.bulk_strings(items)
 
 
-lpop = command("lpop")(_popper(True))
-rpop = command("rpop")(_popper(False))
+def lpop(c, argv):
+    return pop_generic(c, argv, True)
+
+
+def rpop(c, argv):
+    return pop_generic(c, argv, False)
+
+
+command("lpop")(lpop)
+command("rpop")(rpop)
 
 
 def pop_for_client(c, key: bytes, head: bool, count: int | None, with_key: bool = True) -> bytes | None:
