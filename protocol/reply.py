@@ -187,9 +187,10 @@ if not cython.compiled:  # compiled, reply.pxd holds these inline (see there)
 def stream_entry(eid: int, fields: list[bytes], values: list[bytes]) -> bytes:
     """A stream entry as every stream reply shows it, RESP2 and RESP3 alike: [id, [field, value,
     ...]], eid being the 128-bit ID (ms << 64 | seq)."""
-    flat = [b""] * (2 * len(fields))
-    flat[0::2] = fields
-    flat[1::2] = values  # a ValueError when the counts differ
+    flat = []
+    for f, v in zip(fields, values, strict=True):  # (fields and values may be tuples: compiled, a
+        flat.append(f)  # slice assignment into a list takes only a list)
+        flat.append(v)
     return stream_entry_flat(eid >> 64, eid & 0xFFFFFFFFFFFFFFFF, flat)
 
 
