@@ -49,10 +49,12 @@ WORKLOADS: dict[str, list[bytes]] = {
     "SPOP": [b"SPOP", b"myset"],
     "ZADD": [b"ZADD", b"myzset", RAND, b"element:" + RAND],
     "LRANGE_100": [b"LRANGE", b"mylist", b"0", b"99"],
+    "LRANGE_600": [b"LRANGE", b"mylist", b"0", b"599"],
     "XADD": [b"XADD", b"bench:stream", b"MAXLEN", b"~", b"100000", b"*", b"field", b"value", b"f2", b"v2"],
     # what the Spark pipeline's fill and sink send (bench/stream_workloads.py): an integer value
     "XADD_SPARK": [b"XADD", b"bench:events", b"*", b"n", b"123456", b"kind", b"even", b"payload", b"x" * 32],
     "XRANGE_10": [b"XRANGE", b"bench:stream", b"-", b"+", b"COUNT", b"10"],
+    "XRANGE_100_INT": [b"XRANGE", b"bench:xint", RAND, b"+", b"COUNT", b"100"],
     "XRANGE_1000_INT": [b"XRANGE", b"bench:xint", RAND, b"+", b"COUNT", b"1000"],
     **lua_workloads.WORKLOADS,  # EVALSHA_INCR, EVALSHA_MIX, FCALL_INCR
 }
@@ -162,7 +164,7 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, 
         fill_stream(c)
     elif name == "EVALSHA_MIX":
         fill_small(c)
-    elif name == "XRANGE_1000_INT":
+    elif name in ("XRANGE_100_INT", "XRANGE_1000_INT"):
         fill_xint(c)
     chunks = batches(name, pipeline, random.Random(1))
     n = commands // pipeline

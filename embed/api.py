@@ -395,7 +395,11 @@ class EmbeddedServer(FaultControls):
             return await asyncio.to_thread(self._wait_ready)
         loop = asyncio.get_running_loop()
         readable = loop.create_future()
-        loop.add_reader(self._status_fd, lambda: readable.done() or readable.set_result(None))
+        def ready() -> None:
+            if not readable.done():
+                readable.set_result(None)
+
+        loop.add_reader(self._status_fd, ready)
         try:
             await asyncio.wait_for(readable, self.timeout)
         except TimeoutError:

@@ -92,7 +92,8 @@ def _serve(sock: socket.socket) -> tuple[int, int, int, list[str]] | None:
     exits: dict[int, int] = {}  # a live server's pid -> its EXIT write end
     sock.sendall(b"R")
     while True:
-        readable = select.select([sock, wake_r], [], [])[0]
+        waiting: list[socket.socket | int] = [sock, wake_r]
+        readable = select.select(waiting, [], [])[0]
         if wake_r in readable:
             os.read(wake_r, 4096)
             _reap(exits)

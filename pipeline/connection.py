@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from types import ModuleType
 from typing import Any, TypeVar
 
 import redis
@@ -31,8 +32,11 @@ from redis.retry import Retry
 from raxdb.spark import ids
 from raxdb.spark.options import ConnectionOptions
 
+hiredis: ModuleType | None
 try:
-    import hiredis
+    import hiredis as _hiredis
+
+    hiredis = _hiredis
 except ImportError:  # optional: redis-py packs commands itself
     hiredis = None
 try:  # what redis-py's hiredis reader returns while a reply is incomplete (see read_many)
@@ -143,7 +147,7 @@ class RawSession:
         With hiredis, the replies come straight from redis-py's hiredis reader: read_response's
         per-reply bookkeeping costs ~20 times the parsing, and the sink reads one reply (+QUEUED)
         per command.  Without hiredis (or should redis-py's parser change shape), read() each."""
-        parser = getattr(self.conn, "_parser", None)
+        parser: Any = getattr(self.conn, "_parser", None)
         reader = getattr(parser, "_reader", None)
         if (NOT_ENOUGH_DATA is None or reader is None or not hasattr(parser, "read_from_socket")
                 or not hasattr(reader, "gets")):

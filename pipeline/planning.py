@@ -395,7 +395,7 @@ def plan_splits(ranges: Iterable[Range], min_partitions: int | None) -> list[tup
     wanted = max(min_partitions or 0, len(ranges))
     extra = share_budget(wanted - len(ranges), {r.key + "\0" + str(r.lo): max(r.estimate, 1)
                                                 for r in ranges}, at_least_one=False)
-    planned = []
+    planned: list[tuple[str, int, int]] = []
     for r in ranges:
         parts = min(1 + extra.get(r.key + "\0" + str(r.lo), 0), max(r.estimate, 1))
         planned.extend((r.key, lo, hi) for lo, hi in ids.split(r.lo, r.hi, parts))

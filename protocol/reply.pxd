@@ -70,3 +70,51 @@ cdef inline bytes decimal(long long x):
     d[0] = 45
     put_u(d, neg, u)
     return out
+
+
+cdef inline Py_ssize_t bulk_size(Py_ssize_t n) noexcept:
+    """Bytes of a bulk string frame of n bytes: `$<n>\r\n`, the bytes, `\r\n` (the common
+    lengths without digits()'s loop: LRANGE sizes its reply with this per element)."""
+    return n + (6 if n < 10 else (7 if n < 100 else (8 if n < 1000 else digits(n) + 5)))
+
+
+cdef inline Py_ssize_t put_bulk(unsigned char* d, Py_ssize_t k, const unsigned char* src, Py_ssize_t st,
+                                Py_ssize_t n) noexcept:
+    """src[st:st + n] as a bulk string at d[k:]; the offset after it.  A byte loop, not memcpy: the
+    values written this way (list elements, stream fields) are mostly a few bytes long."""
+    cdef Py_ssize_t i
+    k = put_head(d, k, 36, n)
+    for i in range(n):
+        d[k + i] = src[st + i]
+    d[k + n] = 13
+    d[k + n + 1] = 10
+    return k + n + 2
+
+
+cdef inline Py_ssize_t put_int_bulk(unsigned char* d, Py_ssize_t k, long long x) noexcept:
+    """The 64-bit integer x in decimal as a bulk string at d[k:]; the offset after it."""
+    cdef unsigned long long u
+    if x < 0:
+        u = 0ULL - <unsigned long long>x  # -x without overflowing for the most negative one
+        k = put_head(d, k, 36, digits(u) + 1)
+        d[k] = 45
+        k = put_u(d, k + 1, u)
+    else:
+        u = <unsigned long long>x
+        k = put_head(d, k, 36, digits(u))
+        k = put_u(d, k, u)
+    d[k] = 13
+    d[k + 1] = 10
+    return k + 2
+
+
+cdef inline Py_ssize_t put_id_bulk(unsigned char* d, Py_ssize_t k, unsigned long long ms,
+                                   unsigned long long seq) noexcept:
+    """A stream ID, `<ms>-<seq>`, as a bulk string at d[k:]; the offset after it."""
+    k = put_head(d, k, 36, digits(ms) + 1 + digits(seq))
+    k = put_u(d, k, ms)
+    d[k] = 45
+    k = put_u(d, k + 1, seq)
+    d[k] = 13
+    d[k + 1] = 10
+    return k + 2

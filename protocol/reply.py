@@ -7,9 +7,11 @@ differs between RESP2 and RESP3 (null, map, set, double, boolean, big number, ve
 the two `Encoder` instances, `RESP2` and `RESP3`, and a connection holds the one it speaks.
 
 Compiled (reply.pxd), `bulk` and `array` write their frame into one new bytes object, and the
-decimal writers (`digits`, `put_u`, `put_head`, `decimal`) are inline C functions that storage's
-reply writers (a listpack's LRANGE reply, a stream node's entries) share; the interpreted build
-has their twins at the end of this module.
+frame writers (`digits`, `put_u`, `put_head`, `decimal`, `bulk_size`, `put_bulk`, `put_int_bulk`,
+`put_id_bulk`) are inline C functions that storage's walks call with the pieces of what they hold
+(a listpack's LRANGE reply, a stream node's entries): storage decodes its own layout, protocol/
+spells every byte of RESP; the interpreted build has their twins at the end of this module.
+`stream_entry` is a stream entry's reply, the encoder storage's node views are kept in.
 
 Invariants: every function returns complete frames; `array()` and friends take already-encoded
 elements; doubles print like Redis (`%.17g`, `inf`, `-inf`, `nan`).
@@ -149,6 +151,57 @@ if not cython.compiled:  # compiled, reply.pxd holds these inline (see there)
     def decimal(x: int) -> bytes:
         """x in decimal, as b"%d" % x spells it."""
         return b"%d" % x
+
+    def bulk_size(n: int) -> int:
+        """Bytes of a bulk string frame of n bytes: `$<n>\\r\\n`, the bytes, `\\r\\n`."""
+        return n + digits(n) + 5
+
+    def put_bulk(d: bytearray, k: int, src: bytes | bytearray, st: int, n: int) -> int:
+        """src[st:st + n] as a bulk string at d[k:]; the offset after it."""
+        k = put_head(d, k, 36, n)
+        d[k:k + n] = src[st:st + n]
+        d[k + n] = 13
+        d[k + n + 1] = 10
+        return k + n + 2
+
+    def put_int_bulk(d: bytearray, k: int, x: int) -> int:
+        """The 64-bit integer x in decimal as a bulk string at d[k:]; the offset after it."""
+        if x < 0:
+            u = -x
+            k = put_head(d, k, 36, digits(u) + 1)
+            d[k] = 45
+            k = put_u(d, k + 1, u)
+        else:
+            k = put_head(d, k, 36, digits(x))
+            k = put_u(d, k, x)
+        d[k] = 13
+        d[k + 1] = 10
+        return k + 2
+
+    def put_id_bulk(d: bytearray, k: int, ms: int, seq: int) -> int:
+        """A stream ID, `<ms>-<seq>`, as a bulk string at d[k:]; the offset after it."""
+        k = put_head(d, k, 36, digits(ms) + 1 + digits(seq))
+        k = put_u(d, k, ms)
+        d[k] = 45
+        k = put_u(d, k + 1, seq)
+        d[k] = 13
+        d[k + 1] = 10
+        return k + 2
+
+
+def stream_entry(eid: int, fields: list[bytes], values: list[bytes]) -> bytes:
+    """A stream entry as every stream reply shows it, RESP2 and RESP3 alike: [id, [field, value,
+    ...]], eid being the 128-bit ID (ms << 64 | seq)."""
+    flat = []
+    for f, v in zip(fields, values, strict=True):  # (fields and values may be tuples: compiled, a
+        flat.append(f)  # slice assignment into a list takes only a list)
+        flat.append(v)
+    return stream_entry_flat(eid >> 64, eid & 0xFFFFFFFFFFFFFFFF, flat)
+
+
+def stream_entry_flat(ms: int, seq: int, flat: list[bytes]) -> bytes:
+    """stream_entry of the ID <ms>-<seq> with its fields and values interleaved in `flat`."""
+    return b"*2\r\n%s*%d\r\n%s" % (bulk(b"%d-%d" % (ms, seq)), len(flat), bulks_body(flat))
 
 
 def bulk_array(items: Iterable[bytes]) -> bytes:

@@ -11,7 +11,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_Resize
 from libc.string cimport memcmp, memcpy, memmove
 
-from raxdb.protocol.reply cimport decimal, digits as _digits, put_head, put_u
+from raxdb.protocol.reply cimport bulk_size, decimal, put_bulk, put_int_bulk
 
 cdef bint _COMPILED
 cdef list _DECIMALS
@@ -103,7 +103,7 @@ cpdef bytes pop_value(bytearray buf, bint head)
 
 @cython.locals(s="const unsigned char*", d="unsigned char*", t="const unsigned char*", total=Py_ssize_t,
                q=Py_ssize_t, b=cython.uint, ln=Py_ssize_t, k=Py_ssize_t,
-               x=cython.uint, start=Py_ssize_t, i=Py_ssize_t, _e=Py_ssize_t, r=Py_ssize_t, out=bytearray,
+               x=cython.uint, start=Py_ssize_t, _e=Py_ssize_t, r=Py_ssize_t, out=bytearray,
                rare=list, v=bytes)
 cpdef bytes bulks(buf, Py_ssize_t p, Py_ssize_t n)
 

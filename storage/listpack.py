@@ -49,6 +49,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator, Sequence
 
+from raxdb.protocol.reply import bulks_body
+
 try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
     import cython
 except ImportError:  # interpreted without Cython
@@ -57,8 +59,7 @@ except ImportError:  # interpreted without Cython
     cython = SimpleNamespace(compiled=False)
 
 if not cython.compiled:  # compiled, listpack.pxd cimports them inline from reply.pxd
-    from raxdb.protocol.reply import decimal, put_head, put_u
-    from raxdb.protocol.reply import digits as _digits
+    from raxdb.protocol.reply import bulk_size, decimal, put_bulk, put_int_bulk
 
 HEADER_SIZE = 6
 EOF = 0xFF
@@ -966,14 +967,15 @@ def pop_value(buf: bytearray, head: bool) -> bytes:
 
 def bulks(buf: bytes | bytearray, p: int, n: int) -> bytes:
     """The n elements from offset p as RESP bulk strings, back to back (integers in decimal):
-    what LRANGE sends.  Compiled, it is written straight from the entries into one buffer, with
-    no object per element; interpreted, each element is formatted (a Python step per byte would
-    cost more than that)."""
+    what LRANGE sends.  Compiled, it is written straight from the entries into one buffer by
+    protocol/reply.pxd's inline writers, with no object per element; interpreted, the decoded
+    values go to protocol/reply.py's bulks_body (a Python step per byte would cost more than that).
+    The RESP is protocol/'s either way: this walks the entries and hands over their pieces."""
     if not _COMPILED:
-        return b"".join([b"$%d\r\n%s\r\n" % (len(v), v) for v in values(buf, p, n)])
+        return bulks_body(values(buf, p, n))
     s = buf
-    # Pass 1, the reply's size: a string's bytes, an integer's decimal digits, plus "$<len>\r\n"
-    # and "\r\n" each.  The common entries (7-bit integers, strings under 4 KB) are measured
+    # Pass 1, the reply's size: each element's bulk_size, of a string's bytes or an integer's
+    # decimal digits.  The common entries (7-bit integers, strings under 4 KB) are measured
     # inline, the others through _value, whose results pass 2 takes from `rare`.
     rare = []
     total = 0
@@ -994,7 +996,7 @@ def bulks(buf: bytes | bytearray, p: int, n: int) -> bytes:
             rare.append(v)
             ln = len(v)
             q += entry_span(s, q)
-        total += ln + (6 if ln < 10 else (7 if ln < 100 else (8 if ln < 1000 else _digits(ln) + 5)))
+        total += bulk_size(ln)
     out = bytearray(total)
     d = out
     k = 0
@@ -1005,7 +1007,6 @@ def bulks(buf: bytes | bytearray, p: int, n: int) -> bytes:
         t = s
         if b < 0x80:
             x = b
-            ln = 1 if x < 10 else (2 if x < 100 else 3)
             start = -1
             p += 2
         elif b < 0xC0:
@@ -1023,16 +1024,10 @@ def bulks(buf: bytes | bytearray, p: int, n: int) -> bytes:
             ln = len(v)
             start = 0
             p += entry_span(s, p)
-        k = put_head(d, k, 36, ln)
         if start < 0:  # a 7-bit integer: its digits
-            put_u(d, k, x)
+            k = put_int_bulk(d, k, x)
         else:
-            for i in range(ln):
-                d[k + i] = t[start + i]
-        k += ln
-        d[k] = 13
-        d[k + 1] = 10
-        k += 2
+            k = put_bulk(d, k, t, start, ln)
     return bytes(out)
 
 

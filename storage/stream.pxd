@@ -10,13 +10,13 @@
 # `_append_slow` (add's general case: other fields, integer values, a new node) is a C method of
 # add's with the tail typed, so its reads of the Tail's fields are C-level too.
 cimport cython
-from raxdb.protocol.reply cimport digits as _digits, put_head as _put_head, put_u as _put_u
+from raxdb.protocol.reply cimport put_bulk as _put_bulk, put_head as _put_head, put_id_bulk as _put_id_bulk
+from raxdb.protocol.reply cimport put_int_bulk as _put_int_bulk
 from raxdb.storage.listpack cimport entry_span as lp_span, skip as lp_skip, values as lp_values
 from raxdb.storage.listpack cimport put_header, encode_entry as _encode, encode_int_entry as _int_entry
 from raxdb.storage.listpack cimport int_entry_size, put_int, encoded_size, put_entry
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_Resize
 
-cdef list _BULK_HEADS
 cdef list _SMALL_INTS, _STR6_HEAD, _STR6_TAIL
 
 # XADD's general entry (stream.py's _append_entry): written into the node by listpack's in-place
@@ -51,8 +51,7 @@ cdef inline Py_ssize_t _entry_head(bytearray lp, const unsigned char* s, Py_ssiz
 
 @cython.locals(s="const unsigned char*", end=Py_ssize_t, mms=cython.ulonglong, mseq=cython.ulonglong,
                nmf=Py_ssize_t, flags=cython.ulonglong, h="unsigned long long[4]",
-               nf=Py_ssize_t, i=Py_ssize_t, n=Py_ssize_t, ms=cython.ulonglong, seq=cython.ulonglong,
-               parts=list, fbulks=list, heads=list, v=bytes, vals=list, text=bytes)
+               nf=Py_ssize_t, ms=cython.ulonglong, seq=cython.ulonglong, vals=list, flat=list)
 cpdef _resp_entries(master_id, bytearray lp, Py_ssize_t p, list mfields, list ids, list items)
 
 cdef bint _COMPILED
@@ -72,17 +71,16 @@ cdef _loaded_node(bytes key, bytearray lp, object after)
 cdef object _stream_id(object ms, object seq)
 
 # _resp_write writes a node's replies into one bytearray through a C pointer `d`: the helpers
-# (protocol/reply.pxd's decimal writers, and _put_elem) write at an offset and return the offset
+# (protocol/reply.pxd's RESP writers, and _put_elem) write at an offset and return the offset
 # after what they wrote.
-@cython.locals(b=cython.uint, x=cython.longlong, u=cython.ulonglong, ln=Py_ssize_t, st=Py_ssize_t,
-               i=Py_ssize_t)
+@cython.locals(b=cython.uint, ln=Py_ssize_t, st=Py_ssize_t)
 cdef Py_ssize_t _put_elem(unsigned char* d, Py_ssize_t k, const unsigned char* s, Py_ssize_t p) except -1
 
 @cython.locals(s="const unsigned char*", d="unsigned char*", end=Py_ssize_t, mms=cython.ulonglong,
                mseq=cython.ulonglong, lo_ms=cython.ulonglong, lo_seq=cython.ulonglong, hi_ms=cython.ulonglong,
                hi_seq=cython.ulonglong, nmf=Py_ssize_t, nfb=Py_ssize_t, rem=Py_ssize_t, k=Py_ssize_t,
                flags=cython.ulonglong, h="unsigned long long[4]", nf=Py_ssize_t, n=Py_ssize_t, past=cython.int,
-               i=Py_ssize_t, _i=Py_ssize_t, j=Py_ssize_t, ln=Py_ssize_t, ms=cython.ulonglong, seq=cython.ulonglong,
+               i=Py_ssize_t, _i=Py_ssize_t, ms=cython.ulonglong, seq=cython.ulonglong,
                fld=bytes, f="const unsigned char*")
 cpdef bytearray _resp_write(master_id, bytearray lp, Py_ssize_t p, list mfields, list ids, list offs,
                             Py_ssize_t base, lo, hi, Py_ssize_t count, list res, bytearray out)

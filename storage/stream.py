@@ -34,9 +34,11 @@ Reads that answer clients go through `encoded_range` / `encoded`, which serve ea
 NodeView: its live entries decoded once and kept already encoded by the caller's function (the RESP
 entry reply), checked against the node's header on every use and extended in place when the node
 only grew.  The listpacks stay the single source of truth; views are a bounded cache of them.
-A view of the replies' encoder (entry_resp) holds its node's replies as one buffer written from the
-listpack in C, with each entry's offset, so an XRANGE / XREAD page is one slice per node it spans
-(`resp_range`); the same header check drops or extends it.
+A view of the replies' encoder (entry_resp, protocol/reply.py's stream_entry) holds its node's
+replies as one buffer written from the listpack in C, with each entry's offset, so an XRANGE / XREAD
+page is one slice per node it spans (`resp_range`); the same header check drops or extends it.
+RESP is protocol/'s: this module walks the listpack and hands each piece (an ID's parts, an
+element's bytes or integer) to protocol/reply.py's writers (inline C compiled, reply.pxd).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from raxdb.protocol.reply import stream_entry, stream_entry_flat
 from raxdb.storage import listpack as L
 from raxdb.storage.alloc import size_class
 from raxdb.storage.listpack import encode_entry as _encode
@@ -63,9 +66,10 @@ except ImportError:  # interpreted without Cython
     cython = SimpleNamespace(compiled=False)
 
 if not cython.compiled:  # compiled, stream.pxd cimports them: C functions, and inline ones
-    from raxdb.protocol.reply import digits as _digits
+    from raxdb.protocol.reply import put_bulk as _put_bulk
     from raxdb.protocol.reply import put_head as _put_head
-    from raxdb.protocol.reply import put_u as _put_u
+    from raxdb.protocol.reply import put_id_bulk as _put_id_bulk
+    from raxdb.protocol.reply import put_int_bulk as _put_int_bulk
     from raxdb.storage.listpack import encoded_size, int_entry_size, put_entry, put_int
     from raxdb.storage.listpack import entry_span as lp_span
 
@@ -202,17 +206,9 @@ def _set_int(buf: bytearray, p: int, v: int) -> None:
         L.replace_at(buf, p, _int_entry(v))
 
 
-def entry_resp(eid: int, fields: list[bytes], values: list[bytes]) -> bytes:
-    """One entry as every stream reply shows it, RESP2 and RESP3 alike: [id, [field, value, ...]].
-    The `encode` of the replies; node views built with it are decoded by _resp_entries."""
-    s = b"%d-%d" % (eid >> 64, eid & U64)
-    parts = [b"*2\r\n$%d\r\n%s\r\n*%d\r\n" % (len(s), s, 2 * len(fields))]
-    for f, v in zip(fields, values, strict=True):
-        parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(f), f, len(v), v))
-    return b"".join(parts)
-
-
-_BULK_HEADS = [b"$%d\r\n" % n for n in range(256)]  # "$<len>\r\n" of the common short bulks
+# The replies' encoder: one entry as every stream reply shows it (protocol/reply.py's
+# stream_entry); node views built with it are filled by _resp_node, straight from the listpack.
+entry_resp = stream_entry
 
 
 def _int_at(s: bytes | bytearray, p: int) -> int:
@@ -396,17 +392,14 @@ def _stream_id(ms: int, seq: int) -> int:
 def _resp_entries(master_id: int, lp: bytearray, p: int, mfields: list[bytes], ids: list[int],
                   items: list[bytes]) -> None:
     """Append the ID and entry_resp(...) of each live entry of the node from offset p to ids and
-    items, straight from the listpack: what large XRANGE pages cost when their nodes are not in a
-    view yet.  Compiled (stream.pxd), the integers are read through a C pointer, each entry's
-    values come from one listpack call, and each entry is one join of ready-made pieces."""
+    items, straight from the listpack: what a view's fill costs interpreted (compiled, _resp_node
+    writes the node's replies with _resp_write instead).  Each entry's values come from one
+    listpack call and its reply from one protocol/reply.py call."""
     s = lp
     end = len(lp) - 1
     mms = master_id >> 64
     mseq = master_id & U64
     nmf = len(mfields)
-    fbulks = [b"$%d\r\n%s\r\n" % (len(f), f) for f in mfields]
-    same_tail = b"\r\n*%d\r\n" % (2 * nmf)  # after the ID: the field/value array's header
-    heads = _BULK_HEADS
     h = [0, 0, 0, 0]
     while True:
         p = _entry_head(lp, s, p, end, mms, mseq, nmf, h)
@@ -416,70 +409,39 @@ def _resp_entries(master_id: int, lp: bytearray, p: int, mfields: list[bytes], i
         ms = h[1]
         seq = h[2]
         nf = h[3]
-        text = b"%d-%d" % (ms, seq)
-        parts = [b"*2\r\n", heads[len(text)], text]
         if flags & FLAG_SAMEFIELDS:
-            parts.append(same_tail)
             vals = lp_values(lp, p, nmf)
             p = lp_skip(lp, p, nmf)
-            for i in range(nmf):
-                v = vals[i]
-                n = len(v)
-                parts.append(fbulks[i])
-                parts.append(heads[n] if n < 256 else b"$%d\r\n" % n)
-                parts.append(v)
-                parts.append(b"\r\n")
+            flat = [b""] * (2 * nmf)
+            flat[0::2] = mfields
+            flat[1::2] = vals
         else:
-            parts.append(b"\r\n*%d\r\n" % (2 * nf))
-            vals = lp_values(lp, p, 2 * nf)
+            flat = lp_values(lp, p, 2 * nf)
             p = lp_skip(lp, p, 2 * nf)
-            for i in range(2 * nf):
-                v = vals[i]
-                n = len(v)
-                parts.append(heads[n] if n < 256 else b"$%d\r\n" % n)
-                parts.append(v)
-                parts.append(b"\r\n")
         p += _int_size(s[p])  # lp-count
         ids.append((int(ms) << 64) | seq)  # int(): a 128-bit number, not a C one
-        items.append(b"".join(parts))
+        items.append(stream_entry_flat(ms, seq, flat))
 
 
 _COMPILED = not __file__.endswith(".py")
 
 
 def _put_elem(d: bytearray, k: int, s: bytes | bytearray, p: int) -> int:
-    """Write the listpack element at p as a RESP bulk string at d[k:] (an integer in decimal);
-    the offset after it."""
+    """Write the listpack element at p as a RESP bulk string at d[k:] (an integer in decimal) with
+    protocol/reply.py's writers; the offset after it."""
     b = s[p]
     if b < 0x80 or 0xC0 <= b < 0xE0 or b > 0xF0:
-        x = _int_at(s, p)
-        if x < 0:
-            u = -(x + 1)
-            u += 1  # -x without overflowing for the most negative 64-bit integer
-            k = _put_head(d, k, 36, _digits(u) + 1)
-            d[k] = 45
-            k = _put_u(d, k + 1, u)
-        else:
-            u = x
-            k = _put_head(d, k, 36, _digits(u))
-            k = _put_u(d, k, u)
+        return _put_int_bulk(d, k, _int_at(s, p))
+    if b < 0xC0:
+        ln = b & 0x3F
+        st = p + 1
+    elif b < 0xF0:
+        ln = ((b & 0x0F) << 8) | s[p + 1]
+        st = p + 2
     else:
-        if b < 0xC0:
-            ln = b & 0x3F
-            st = p + 1
-        elif b < 0xF0:
-            ln = ((b & 0x0F) << 8) | s[p + 1]
-            st = p + 2
-        else:
-            ln = s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16) | (s[p + 4] << 24)
-            st = p + 5
-        k = _put_head(d, k, 36, ln)
-        for i in range(ln):
-            d[k + i] = s[st + i]
-        k += ln
-    d[k] = 13
-    d[k + 1] = 10
-    return k + 2
+        ln = s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16) | (s[p + 4] << 24)
+        st = p + 5
+    return _put_bulk(d, k, s, st, ln)
 
 
 def _resp_write(master_id: int, lp: bytearray, p: int, mfields: list[bytes], ids: list[int] | None,
@@ -535,28 +497,15 @@ def _resp_write(master_id: int, lp: bytearray, p: int, mfields: list[bytes], ids
         if ids is not None:
             ids.append((int(ms) << 64) | seq)  # int(): a 128-bit number, not a C one
             offs.append(base + k)  # type: ignore[union-attr]
-        d[k] = 42  # "*2\r\n"
-        d[k + 1] = 50
-        d[k + 2] = 13
-        d[k + 3] = 10
-        k = _put_head(d, k + 4, 36, _digits(ms) + 1 + _digits(seq))
-        k = _put_u(d, k, ms)
-        d[k] = 45
-        k = _put_u(d, k + 1, seq)
-        d[k] = 13
-        d[k + 1] = 10
-        k = _put_head(d, k + 2, 42, 2 * nf)
+        k = _put_head(d, k, 42, 2)  # [id, [field, value, ...]]
+        k = _put_id_bulk(d, k, ms, seq)
+        k = _put_head(d, k, 42, 2 * nf)
         if flags & FLAG_SAMEFIELDS:
             for i in range(nmf):
                 fld = mfields[i]
                 f = fld
-                ln = len(fld)
-                k = _put_head(d, k, 36, ln)
-                for j in range(ln):
-                    d[k + j] = f[j]
-                d[k + ln] = 13
-                d[k + ln + 1] = 10
-                k = _put_elem(d, k + ln + 2, s, p)
+                k = _put_bulk(d, k, f, 0, len(fld))
+                k = _put_elem(d, k, s, p)
                 p += lp_span(s, p)
         else:
             for _i in range(2 * nf):

@@ -34,7 +34,7 @@ that fixture's teardown, a failing test's included.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import pytest
@@ -45,8 +45,10 @@ if TYPE_CHECKING:
 
 try:  # the async client fixture is pytest-asyncio's; without it, the fixture says what is missing
     import pytest_asyncio
+
+    HAVE_PYTEST_ASYNCIO = True
 except ImportError:  # pragma: no cover - depends on the environment
-    pytest_asyncio = None
+    HAVE_PYTEST_ASYNCIO = False
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -153,7 +155,7 @@ def raxdb_client(raxdb_server: EmbeddedServer, pytestconfig: pytest.Config) -> I
         client.close()
 
 
-if pytest_asyncio is not None:
+if HAVE_PYTEST_ASYNCIO:
     @pytest_asyncio.fixture
     async def raxdb_async_client(raxdb_server: EmbeddedServer, pytestconfig: pytest.Config) -> Any:
         """redis.asyncio.Redis on the session's server, every database flushed first."""
@@ -192,7 +194,7 @@ def raxdb_factory(pytestconfig: pytest.Config) -> Iterator[Callable[..., Embedde
         _stop_all(started)
 
 
-def _stop_all(started: list[EmbeddedServer] | list[EmbeddedCluster]) -> None:
+def _stop_all(started: Sequence[EmbeddedServer | EmbeddedCluster]) -> None:
     """Stops the last started first (a replica before its master), every one even if one fails to."""
     errors = []
     for item in reversed(started):
@@ -257,7 +259,7 @@ def raxdb_cluster_client(raxdb_cluster: EmbeddedCluster, pytestconfig: pytest.Co
         client.close()
 
 
-if pytest_asyncio is not None:
+if HAVE_PYTEST_ASYNCIO:
     @pytest_asyncio.fixture
     async def raxdb_async_cluster_client(raxdb_cluster: EmbeddedCluster, pytestconfig: pytest.Config) -> Any:
         """redis.asyncio.cluster.RedisCluster on the session's cluster, flushed first."""

@@ -4,6 +4,7 @@ gets from its folder and fixtures (pyproject.toml lists them)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -20,6 +21,11 @@ from tests.support.servers import server_pair, start_raxdb, start_redis  # noqa:
 # default 200 ms failed a correct HLL merge example that took 357 ms once and 22 ms on replay).
 settings.register_profile("raxdb", deadline=None)
 settings.load_profile("raxdb")
+
+# `make test-pure` runs all of tests/unit a second time, interpreted; to fit CI's budget it sets
+# RAXDB_TEST_SAMPLE=n, and each property test there runs 1/n of its examples (at least 10): every
+# test still runs, the model tests' long random walks run in full in the compiled run.
+SAMPLE = int(os.environ.get("RAXDB_TEST_SAMPLE", "1"))
 
 
 TESTS = Path(__file__).resolve().parent
@@ -43,6 +49,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker("oracle")
         if "spark" in needs:
             item.add_marker("spark")
+        if SAMPLE > 1:
+            _sample_examples(item)
+
+
+def _sample_examples(item: pytest.Item) -> None:
+    """A property test's examples divided by SAMPLE.  Hypothesis reads a test's settings from its
+    wrapper when the test runs (the attribute @settings sets), so the wrapper gets new ones."""
+    fn = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
+    current = getattr(fn, "_hypothesis_internal_use_settings", None)
+    if current is None or getattr(fn, "_raxdb_sampled", False):
+        return
+    fn._hypothesis_internal_use_settings = settings(current, max_examples=max(10, current.max_examples // SAMPLE))
+    fn._raxdb_sampled = True
 
 
 def pytest_configure(config: pytest.Config) -> None:

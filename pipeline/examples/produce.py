@@ -12,6 +12,7 @@ import random
 import time
 
 import redis
+from redis.typing import EncodableT, FieldT
 
 PAGES = ["/", "/search", "/product/1", "/product/2", "/product/3", "/cart", "/checkout", "/help"]
 WEIGHTS = [30, 20, 12, 10, 8, 10, 6, 4]
@@ -28,7 +29,8 @@ def produce(client: redis.Redis, stream: str, events: int, minutes: float, seed:
     pipe = client.pipeline(transaction=False)
     for i in range(events):
         page = rng.choices(PAGES, WEIGHTS)[0]
-        fields = {"page": page, "user": f"u{rng.randrange(500)}", "ms_on_page": rng.randrange(100, 60_000)}
+        fields: dict[FieldT, EncodableT] = {"page": page, "user": f"u{rng.randrange(500)}",
+                                            "ms_on_page": rng.randrange(100, 60_000)}
         pipe.xadd(stream, fields, id=f"{start + int(i * step)}-*")
         if len(pipe) >= 1000:
             pipe.execute()

@@ -45,3 +45,12 @@ def test_module_maps_name_every_module(folder):
             stem = re.escape(path.stem)
             pattern = rf"^{stem}\.(py|pyx)\s" if not path.stem.startswith("lib_") else r"^lib_\*\.py\s"
             assert re.search(pattern, doc, re.M), f"server/{folder}/__init__.py's map omits {path.name}"
+
+
+def test_storage_writes_no_resp():
+    """RESP is protocol/'s (issue #57): storage/ walks its structures and hands the pieces (an
+    element's bytes, an integer, a stream ID's parts) to protocol/reply.py's writers, so no frame's
+    CRLF is spelled in storage/'s sources."""
+    found = [f"{p.name}:{i}" for p in sorted((ROOT / "storage").glob("*.p[yx]*"))
+             for i, line in enumerate(p.read_text().splitlines(), 1) if "\\r\\n" in line]
+    assert found == []

@@ -450,10 +450,13 @@ def test_debug_low_level_subcommands(diff):
     diff("SET", "str", "v")
     for args in (("LISTPACK", "lp"), ("LISTPACK", "ql"), ("LISTPACK", "str"), ("LISTPACK", "nokey"), ("LISTPACK",),
                  ("QUICKLIST", "ql"), ("QUICKLIST", "ql", "1"), ("QUICKLIST", "lp"), ("QUICKLIST", "nokey"),
-                 ("STRUCTSIZE",), ("STRINGMATCH-TEST",), ("LEAK", "x"), ("DROP-CLUSTER-PACKET-FILTER", "1"),
+                 ("STRUCTSIZE",), ("LEAK", "x"), ("DROP-CLUSTER-PACKET-FILTER", "1"),
                  ("DROP-CLUSTER-PACKET-FILTER", "x"),
                  ("CLIENT-EVICTION",), ("HTSTATS", "15"), ("HTSTATS", "99"), ("HTSTATS", "-1"), ("HTSTATS", "x")):
         diff("DEBUG", *args)
+    # Redis's STRINGMATCH-TEST fuzzes its glob matcher for 15-30 s of the oracle's CPU before it
+    # sends this fixed status (debug.c), so it is compared with the text rather than asked again
+    assert diff.ours.call("DEBUG", "STRINGMATCH-TEST") == b"+Apparently Redis did not crash: test passed\r\n"
     ours, theirs = diff.both("DEBUG", "HTSTATS", "0")  # the chains follow each server's hash seed
     body = [r.split(b"\r\n", 1)[1].split(b" different slots")[0] for r in (ours, theirs)]
     assert body[0] == body[1] and b"number of elements: 3\n" in body[0]
