@@ -1,0 +1,25 @@
+"""Fuzz target: the AOF manifest (server/persistence/aofmanifest.py's parse).
+
+Properties: only ManifestError; a manifest that parses formats to text that parses to the same
+manifest (what the server writes back after loading it).
+"""
+
+from __future__ import annotations
+
+NAME = "manifest"
+
+
+def setup() -> None:
+    from raxdb.server.persistence import aofmanifest  # noqa: F401
+
+
+def one_input(data: bytes) -> None:
+    from raxdb.server.persistence import aofmanifest
+
+    try:
+        m = aofmanifest.parse(data)
+    except aofmanifest.ManifestError:
+        return
+    text = m.format()
+    again = aofmanifest.parse(text.encode(errors="surrogateescape"))
+    assert again.format() == text, (text, again.format())
