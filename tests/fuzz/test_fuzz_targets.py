@@ -21,8 +21,10 @@ from tests.fuzz.targets import common
 pytestmark = pytest.mark.pure
 
 HAVE_ATHERIS = importlib.util.find_spec("atheris") is not None
-SHORT_RUNS = {"lua": 300}  # executions of the short run (a Lua script costs ~1 ms, a decode ~50 us)
-DEFAULT_RUNS = 3000
+# Executions of each short run (the seed corpus's inputs count among them): ~5 s each, interpreted
+# and instrumented (an RDB file of the corpus costs ~50 ms so, a Lua script ~1 ms, a RESP frame ~0.1 ms).
+SHORT_RUNS = {"resp": 3000, "restore": 800, "rdbfile": 150, "aof": 1000, "manifest": 3000, "bus": 2000,
+              "nodesconf": 3000, "config": 400, "lua": 300}
 
 
 @pytest.mark.parametrize("name", common.TARGETS)
@@ -41,7 +43,7 @@ def test_corpus_replays_clean(name):
 @pytest.mark.skipif(not HAVE_ATHERIS, reason="atheris is not installed (the test extra)")
 @pytest.mark.parametrize("name", common.TARGETS)
 def test_short_fuzz_run(name, tmp_path):
-    runs = SHORT_RUNS.get(name, DEFAULT_RUNS)
+    runs = SHORT_RUNS[name]
     proc = subprocess.run([sys.executable, "-m", "tests.fuzz.targets.run", name, "--runs", str(runs),
                            "--work", str(tmp_path), "-seed=58"],
                           cwd=common.ROOT, capture_output=True, text=True, timeout=600)

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 NAME = "aof"
+INSTRUMENT = ("raxdb.server.persistence.aofload", "raxdb.storage.rdb", "raxdb.protocol")  # the modules whose coverage guides the fuzzer
 _aofload: Any = None
 
 

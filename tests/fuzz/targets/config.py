@@ -12,6 +12,7 @@ import os
 import tempfile
 
 NAME = "config"
+INSTRUMENT = ("raxdb.server.config", "raxdb.protocol.request", "raxdb.server.security.acl")  # the modules whose coverage guides the fuzzer
 _home = ""
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 NAME = "lua"
+INSTRUMENT = ("raxdb.server.scripting",)  # the modules whose coverage guides the fuzzer
 _state: dict[str, Any] = {}
 
 

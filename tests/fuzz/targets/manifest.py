@@ -7,6 +7,7 @@ manifest (what the server writes back after loading it).
 from __future__ import annotations
 
 NAME = "manifest"
+INSTRUMENT = ("raxdb.server.persistence.aofmanifest",)  # the modules whose coverage guides the fuzzer
 
 
 def setup() -> None:

@@ -9,6 +9,7 @@ files reach every decoder first; a stored checksum of zero (rdbchecksum no) is n
 from __future__ import annotations
 
 NAME = "rdbfile"
+INSTRUMENT = ("raxdb.storage",)  # the modules whose coverage guides the fuzzer
 
 
 def setup() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 NAME = "resp"
+INSTRUMENT = ("raxdb.protocol", "raxdb.server.net.client")  # the modules whose coverage guides the fuzzer
 _hiredis: Any = None
 _gate: Any = None
 _limit: Any = None

@@ -13,6 +13,7 @@ back to a value of the same type and size (a restored key must survive DUMP, RES
 from __future__ import annotations
 
 NAME = "restore"
+INSTRUMENT = ("raxdb.storage",)  # the modules whose coverage guides the fuzzer
 FOOTER = (10).to_bytes(2, "little") + bytes(8)
 
 
