@@ -438,9 +438,11 @@ class Client(ClientFields, asyncio.Protocol):
                 self._enter_exact(raw, base_done)
                 self.process()
                 return
-        # hiredis would take a '+status' or '=verbatim' frame inside a request for a bulk string;
-        # Redis rejects it ("expected '$'").  Arguments such as "+", "+inf" or "=x" are fine.
-        if data[0] in (43, 61) or not _only_bulk_payloads(data):
+        # hiredis would take a '+status' or '=verbatim' frame inside a request for a bulk string,
+        # and a '~set', '>push' or '|attribute' frame between requests for a command; Redis rejects
+        # the first ("expected '$'") and reads the others as inline commands.  Arguments such as
+        # "+", "+inf" or "=x" are fine.
+        if data[0] in (43, 61, 62, 124, 126) or not _only_bulk_payloads(data):
             self._enter_exact(base, base_done)
             self.process()
             return
@@ -900,7 +902,8 @@ def read_event(c: Client, data: bytes) -> None:
     # `43 in data` (not b"+"): an int operand goes straight to memchr, while a bytes operand
     # makes CPython try int conversion first and raise internally (~1,700 instructions).
     if (c.exact is None and c._raw is None and data[0] == 42 and not c.blocked
-            and ((43 not in data and 61 not in data) or _only_bulk_payloads(data))):
+            and ((43 not in data and 61 not in data and 126 not in data and 62 not in data and 124 not in data)
+                 or _only_bulk_payloads(data))):
         # The common case, inlined: a fresh batch of multibulk commands for hiredis.  This is
         # process() without its call and its blocked/closed checks; calling process() here
         # costs ~680 instructions per unpipelined request (+4%, bench/instr.sh SET 1).
@@ -1267,19 +1270,24 @@ def _is_argv(frame: Any) -> bool:
 
 
 def _only_bulk_payloads(data: bytes) -> bool:
-    """Is every "\\n+" and "\\n=" in `data` the first byte of a bulk payload (see _markers_are_bulk)?
-    The arguments "+" and "+inf" (XRANGE - +, ZRANGEBYSCORE -inf +inf) are counted off first, whole
-    with their header and terminator, by C-level counts: the per-marker walk costs ~1 us each."""
+    """Is every "\\n+", "\\n=", "\\n~", "\\n>" and "\\n|" in `data` the first byte of a bulk
+    payload (see _markers_are_bulk)?  hiredis reads a RESP3 set or push frame as a list, a command
+    to the fast loop, and skips an attribute, where Redis reads an inline command (found by the resp
+    fuzz target, tests/fuzz/targets/resp.py).  The arguments "+" and "+inf" (XRANGE - +,
+    ZRANGEBYSCORE -inf +inf) are counted off first, whole with their header and terminator, by
+    C-level counts: the per-marker walk costs ~1 us each."""
     n = data.count(b"\n+") + data.count(b"\n=")
     if n:
         n -= data.count(b"\n$1\r\n+\r\n") + data.count(b"\n$4\r\n+inf\r\n")
-        if n:
-            return _markers_are_bulk(data, b"\n+") and _markers_are_bulk(data, b"\n=")
+        if n and not (_markers_are_bulk(data, b"\n+") and _markers_are_bulk(data, b"\n=")):
+            return False
+    if data.count(b"\n~") + data.count(b"\n>") + data.count(b"\n|"):
+        return _markers_are_bulk(data, b"\n~") and _markers_are_bulk(data, b"\n>") and _markers_are_bulk(data, b"\n|")
     return True
 
 
 def _markers_are_bulk(data: bytes, marker: bytes) -> bool:
-    """Is every `marker` ("\\n+" or "\\n=") in `data` the first byte of a bulk payload, i.e. right
+    """Is every `marker` ("\\n+", "\\n=", ...) in `data` the first byte of a bulk payload, i.e. right
     after a "\\n$<len>\\r\\n" header and followed by "\\r\\n" <len> bytes later?  Then no status or
     verbatim frame hides in the chunk and hiredis may parse it; anything unclear goes to the exact
     parser (a payload crafted to look like a header and a frame at once can still pass: the cost

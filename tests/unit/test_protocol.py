@@ -114,6 +114,24 @@ def test_arguments_starting_with_plus_or_equals(diff2):
         assert diff2.ours.read_frame() == diff2.theirs.read_frame()
 
 
+
+def test_resp3_aggregates_between_requests_are_inline_commands(diff2):
+    """A RESP3 set, push or attribute header ('~', '>', '|') where a request starts is an inline
+    command for Redis (unknown, its lines each another); hiredis would read the frame as a list,
+    and the fast path would run it as a command (found by the resp fuzz target)."""
+    data = (encode_command(["PING"]) + b"~2\r\n$4\r\nECHO\r\n$2\r\nhi\r\n" + b">2\r\n$4\r\nECHO\r\n$2\r\nyo\r\n"
+            + b"|1\r\n$1\r\na\r\n$1\r\nb\r\n*1\r\n$4\r\nPING\r\n" + encode_command(["SET", "k", "x\n~2"])
+            + encode_command(["ECHO", "end"]))
+    diff2.ours.send(data)
+    diff2.theirs.send(data)
+    for _ in range(40):
+        theirs = diff2.theirs.read_frame()
+        assert diff2.ours.read_frame() == theirs
+        if theirs == b"$3\r\nend\r\n":
+            break
+    else:
+        raise AssertionError("no reply to the last command")
+
 BAD_FRAMES = [
     b"*abc\r\n",
     b"*1\r\n:1\r\n",
