@@ -2,8 +2,9 @@
 7.0.15 writes (DUMP payloads, RDB files, AOF files and manifests, nodes.conf) and from the test
 suite's inputs.  Run by hand when a decoder learns a new form: `python -m tests.fuzz.targets.seeds`
 (it starts redis-server on loopback ports of its own, and stops them).  Files are named by the
-SHA-1 of their bytes, so running it again adds only what is new; regression inputs of findings are
-kept beside the seeds under names that say what they found (regress-*).
+SHA-1 of their bytes, and replaced when it runs again; the regression inputs of findings
+(regress-*) and the inputs campaigns found that add coverage (found-*, merged by hand with
+libFuzzer's -merge=1) stay beside them.
 
 Rule: small seeds: the corpus is committed, a few hundred KB in all; each seed shows one form.
 """
@@ -73,10 +74,24 @@ def populate(r: redis.Redis) -> None:
     r.xadd("x:trim", {"f": "w"}, maxlen=1)
 
 
-def restore_seeds(r: redis.Redis) -> None:
+def restore_seeds(r: redis.Redis) -> list[tuple[bytes, bytes]]:
+    """Each key's DUMP body as a restore seed; the payloads, for rdb_per_key."""
+    dumps = []
     for key in sorted(r.keys()):
         payload = r.dump(key)
         put("restore", payload[:-10])  # the body: the target appends version and CRC (restore.py)
+        dumps.append((key, payload))
+    return dumps
+
+
+def rdb_per_key(r: redis.Redis, d: str, dumps: list[tuple[bytes, bytes]]) -> None:
+    """A small RDB file per key (the fuzzer's speed goes with its inputs' size: one file of every
+    key costs a hundred times one of a single key)."""
+    for key, payload in dumps:
+        r.flushall()
+        r.restore(key, 0, payload)
+        r.save()
+        put("rdbfile", Path(d, "dump.rdb").read_bytes())
 
 
 def legacy_seeds() -> None:
@@ -117,13 +132,22 @@ def file_seeds(workdir: str) -> None:
             r = redis.Redis(port=srv.port)
             populate(r)
             if not extra:
-                restore_seeds(r)
+                rdb_per_key(r, d, restore_seeds(r))
+                populate(r)
             r.pexpire("s:raw", 10**9)
             r.expireat("s:int", 4102444800)
             r.select(3)
             r.set("db3", "v")
             r.select(0)
-            r.function_load("#!lua name=lib\nredis.register_function('f', function() return 1 end)")
+            r.function_load("#!lua name=lib\nredis.register_function('f', function() return 1 end)", replace=True)
+            if extra:  # every key in one file (~20 KB), once
+                r.save()
+                put("rdbfile", Path(d, "dump.rdb").read_bytes())
+            r.flushall()
+            r.set("s:raw", "v", px=10**9)
+            r.select(3)
+            r.set("db3", "v")
+            r.function_load("#!lua name=lib\nredis.register_function('f', function() return 1 end)", replace=True)
             r.save()
             put("rdbfile", Path(d, "dump.rdb").read_bytes())
             r.flushall()
@@ -246,6 +270,11 @@ def lua_seeds() -> None:
 
 
 def main() -> None:
+    # the seeds are written again (a stream's IDs come from the clock: names change); the inputs the
+    # fuzzer found (found-*) and the findings' (regress-*) stay
+    for f in CORPUS.glob("*/*"):
+        if len(f.name) == 40 and all(c in "0123456789abcdef" for c in f.name):
+            f.unlink()
     with tempfile.TemporaryDirectory(prefix="raxdb-seeds-") as workdir:
         legacy_seeds()
         file_seeds(workdir)
