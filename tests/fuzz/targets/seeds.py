@@ -3,8 +3,8 @@
 suite's inputs.  Run by hand when a decoder learns a new form: `python -m tests.fuzz.targets.seeds`
 (it starts redis-server on loopback ports of its own, and stops them).  Files are named by the
 SHA-1 of their bytes, and replaced when it runs again; the regression inputs of findings
-(regress-*) and the inputs campaigns found that add coverage (found-*, merged by hand with
-libFuzzer's -merge=1) stay beside them.
+(regress-*) and the small inputs campaigns found (found-*, added by `--keep-found` after a
+`make fuzz`) stay beside them.
 
 Rule: small seeds: the corpus is committed, a few hundred KB in all; each seed shows one form.
 """
@@ -24,7 +24,7 @@ sys.path.insert(0, str(HERE.parent.parent.parent))
 
 import redis  # noqa: E402
 
-from tests.fuzz.targets.common import CORPUS  # noqa: E402
+from tests.fuzz.targets.common import CORPUS, TARGETS  # noqa: E402
 from tests.support.servers import start_redis  # noqa: E402
 
 
@@ -269,7 +269,26 @@ def lua_seeds() -> None:
             put("lua", rng.randbytes(n))
 
 
+FOUND_MAX = 512  # the found inputs kept are the small ones: the corpus stays a few hundred KB
+
+
+def keep_found(work: Path) -> None:
+    """Copy what campaigns found (build/fuzz/<target>/: each input added coverage when libFuzzer
+    kept it) into the corpus as found-<sha1>, up to FOUND_MAX bytes each."""
+    for name in TARGETS:
+        found = work / name
+        if not found.is_dir():
+            continue
+        for f in found.iterdir():
+            data = f.read_bytes()
+            if f.is_file() and len(data) <= FOUND_MAX:
+                (CORPUS / name / f"found-{hashlib.sha1(data).hexdigest()}").write_bytes(data)
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--keep-found"]:
+        keep_found(Path(sys.argv[2]) if len(sys.argv) > 2 else CORPUS.parent.parent.parent / "build" / "fuzz")
+        return
     # the seeds are written again (a stream's IDs come from the clock: names change); the inputs the
     # fuzzer found (found-*) and the findings' (regress-*) stay
     for f in CORPUS.glob("*/*"):
