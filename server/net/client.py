@@ -61,7 +61,7 @@ except ImportError:  # interpreted without Cython
     cython = SimpleNamespace(compiled=False)
 
 from raxdb.protocol import reply as R
-from raxdb.protocol.hiredis_limits import limit_elements, unconsumed
+from raxdb.protocol.hiredis_limits import READER_ERRORS, limit_elements, unconsumed
 from raxdb.protocol.request import (
     BIG_ARG,
     INLINE_MAX_SIZE,
@@ -1082,7 +1082,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
         while True:
             try:
                 argv = gets()
-            except hiredis.ProtocolError:
+            except READER_ERRORS:  # (a RESP3 map or set with an aggregate key raises TypeError)
                 argv = None
             if not _is_argv(argv):
                 if argv is False:  # mid-frame: hiredis may have consumed a partial command's

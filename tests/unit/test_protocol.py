@@ -132,6 +132,24 @@ def test_resp3_aggregates_between_requests_are_inline_commands(diff2):
     else:
         raise AssertionError("no reply to the last command")
 
+
+def test_resp3_map_with_an_aggregate_key_between_requests(diff2):
+    """hiredis raises TypeError (not ProtocolError) for a map or set whose key is an array: the
+    fast path let it out of the read event, and the connection closed without its replies (found by
+    the resp fuzz target); the exact parser reads the lines as inline commands, as Redis does."""
+    for frame in (b"%1\r\n*1\r\n$1\r\na\r\n$1\r\nb\r\n", b"~1\r\n*1\r\n$1\r\na\r\n"):
+        data = encode_command(["PING"]) + frame + encode_command(["ECHO", "end"])
+        diff2.ours.send(data)
+        diff2.theirs.send(data)
+        for _ in range(20):
+            theirs = diff2.theirs.read_frame()
+            assert diff2.ours.read_frame() == theirs
+            if theirs == b"$3\r\nend\r\n":
+                break
+        else:
+            raise AssertionError("no reply to the last command")
+
+
 BAD_FRAMES = [
     b"*abc\r\n",
     b"*1\r\n:1\r\n",

@@ -17,16 +17,17 @@ INSTRUMENT = ("raxdb.protocol", "raxdb.server.net.client")  # the modules whose 
 _hiredis: Any = None
 _gate: Any = None
 _limit: Any = None
+_errors: Any = None
 
 
 def setup() -> None:
-    global _hiredis, _gate, _limit
+    global _hiredis, _gate, _limit, _errors
     import hiredis
 
-    from raxdb.protocol.hiredis_limits import limit_elements
+    from raxdb.protocol.hiredis_limits import READER_ERRORS, limit_elements
     from raxdb.server.net.client import _only_bulk_payloads
 
-    _hiredis, _gate, _limit = hiredis, _only_bulk_payloads, limit_elements
+    _hiredis, _gate, _limit, _errors = hiredis, _only_bulk_payloads, limit_elements, READER_ERRORS
 
 
 def _exact(chunks: list[bytes]) -> tuple[list[list[bytes]], str | None]:
@@ -52,7 +53,7 @@ def _hiredis_commands(stream: bytes) -> list[list[bytes]]:
     while True:
         try:
             frame = reader.gets()
-        except _hiredis.ProtocolError:
+        except _errors:  # as the server's fast path: the exact parser takes it from here
             return out
         if type(frame) is not list or not frame or not all(type(a) is bytes for a in frame):
             return out  # the server hands the rest to the exact parser
