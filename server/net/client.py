@@ -442,7 +442,7 @@ class Client(ClientFields, asyncio.Protocol):
         # and a '~set', '>push' or '|attribute' frame between requests for a command; Redis rejects
         # the first ("expected '$'") and reads the others as inline commands.  Arguments such as
         # "+", "+inf" or "=x" are fine.
-        if data[0] in (43, 61, 62, 124, 126) or not _only_bulk_payloads(data):
+        if data[0] in (43, 61, 62, 124, 126) or not _only_bulk_payloads(data, raw is None):
             self._enter_exact(base, base_done)
             self.process()
             return
@@ -1269,20 +1269,58 @@ def _is_argv(frame: Any) -> bool:
     return True
 
 
-def _only_bulk_payloads(data: bytes) -> bool:
-    """Is every "\\n+", "\\n=", "\\n~", "\\n>" and "\\n|" in `data` the first byte of a bulk
-    payload (see _markers_are_bulk)?  hiredis reads a RESP3 set or push frame as a list, a command
-    to the fast loop, and skips an attribute, where Redis reads an inline command (found by the resp
-    fuzz target, tests/fuzz/targets/resp.py).  The arguments "+" and "+inf" (XRANGE - +,
+def _only_bulk_payloads(data: bytes, at_boundary: bool = True) -> bool:
+    """May hiredis parse `data` (`at_boundary`: it starts a command)?  Every "\\n+" and "\\n=" must be
+    the first byte of a bulk payload (see _markers_are_bulk); with a '~', '>' or '|' anywhere, or a
+    '+' or '=' not at a line's start (inside a payload, or a frame after a bulk whose CRLF is other
+    bytes, which neither Redis nor hiredis checks), every frame must be a multibulk of bulks
+    (_frames_are_multibulk): hiredis reads a RESP3 set or push frame as a list, a command to the
+    fast loop, skips an attribute, and takes a status inside a request for a bulk, where Redis reads
+    an inline command or refuses the frame (found by the resp fuzz target, tests/fuzz/targets/resp.py).  The arguments "+" and "+inf" (XRANGE - +,
     ZRANGEBYSCORE -inf +inf) are counted off first, whole with their header and terminator, by
     C-level counts: the per-marker walk costs ~1 us each."""
-    n = data.count(b"\n+") + data.count(b"\n=")
+    markers = n = data.count(b"\n+") + data.count(b"\n=")
     if n:
         n -= data.count(b"\n$1\r\n+\r\n") + data.count(b"\n$4\r\n+inf\r\n")
         if n and not (_markers_are_bulk(data, b"\n+") and _markers_are_bulk(data, b"\n=")):
             return False
-    if data.count(b"\n~") + data.count(b"\n>") + data.count(b"\n|"):
-        return _markers_are_bulk(data, b"\n~") and _markers_are_bulk(data, b"\n>") and _markers_are_bulk(data, b"\n|")
+    if 126 in data or 62 in data or 124 in data or data.count(b"+") + data.count(b"=") != markers:
+        # A frame may follow a bulk whose CRLF is any two bytes, so no marker finds every frame
+        # start: the frames are walked (from a command boundary; a read that continues a command
+        # is left to the exact parser).
+        return at_boundary and _frames_are_multibulk(data)
+    return True
+
+
+def _frames_are_multibulk(data: bytes) -> bool:
+    """Does every frame of `data` (which starts at a command boundary) start with '*' and hold
+    '$' bulks only, as far as it goes?  Walked as Redis walks it: a count, then each bulk's
+    header and its length plus two bytes.  Anything else, a sign or a space in a length
+    included, is the exact parser's to judge."""
+    n = len(data)
+    p = 0
+    while p < n:
+        if data[p] != 42:  # '*'
+            return False
+        e = data.find(b"\r\n", p)
+        if e < 0:
+            return True
+        digits = data[p + 1 : e]
+        if not digits.isdigit():
+            return False
+        p = e + 2
+        for _ in range(int(digits)):
+            if p >= n:
+                return True
+            if data[p] != 36:  # '$'
+                return False
+            e = data.find(b"\r\n", p)
+            if e < 0:
+                return True
+            digits = data[p + 1 : e]
+            if not digits.isdigit():
+                return False
+            p = e + 4 + int(digits)
     return True
 
 

@@ -25,5 +25,10 @@ def one_input(data: bytes) -> None:
     text = m.format()
     if not text:  # comments only: Redis reads it as no files, and never writes such a manifest
         return
+    if "'" in text:
+        # a name with a single quote is written bare (sdsneedsrepr does not count it) and does not
+        # read back: redis-server 7.0.15 does the same (`--appendfilename "o'x"`: its next start
+        # stops at "Invalid AOF manifest file format"), so raxdb does too
+        return
     again = aofmanifest.parse(text.encode(errors="surrogateescape"))
     assert again.format() == text, (text, again.format())
