@@ -11,7 +11,7 @@ PIP    := $(VENV)/bin/pip
 STAMP      := $(VENV)/.installed$(subst /,-,$(PYTHON))
 TEST_STAMP := $(VENV)/.installed-test$(subst /,-,$(PYTHON))
 
-.PHONY: run test test-pure lint bench venv build wheel redis-oracle partition-tools docker clean
+.PHONY: run test test-pure lint bench fuzz venv build wheel redis-oracle partition-tools docker clean
 
 COMMA := ,
 # Each step prints one line; what its tools print goes to build/<step>.log, shown when it fails.
@@ -99,6 +99,20 @@ test-pure: $(TEST_STAMP) redis-oracle
 	  | tar -xf - -C build/pure
 	cd build/pure && ../../$(PY) -c 'import raxdb.server.commands, raxdb.server.base.compiled as c; assert not c.compiled_modules()'
 	cd build/pure && RAXDB_TEST_SAMPLE=$(PURE_SAMPLE) ../../$(PY) -m pytest -q -p no:cacheprovider $(PURE_ARGS) $(PURE_TESTS)
+
+# Coverage-guided fuzzing (atheris; tests/fuzz/targets/, docs/testing.md's Fuzzing): each target in
+# turn for FUZZ_SECONDS, at the lowest CPU priority; new inputs and any crash go to build/fuzz/.
+# The last line of each is libFuzzer's count of executions.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= resp restore rdbfile aof manifest bus nodesconf config lua
+fuzz: build $(TEST_STAMP)
+	@mkdir -p build/fuzz
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "make fuzz: $$t for $(FUZZ_SECONDS) s (build/fuzz/$$t.log)"; \
+	  nice -n 19 $(PY) -m tests.fuzz.targets.run $$t --seconds $(FUZZ_SECONDS) > build/fuzz/$$t.log 2>&1 \
+	    || { tail -40 build/fuzz/$$t.log; echo "make fuzz: $$t failed; its input is in build/fuzz/artifacts/" >&2; exit 1; }; \
+	  grep -h '^Done' build/fuzz/$$t.log; \
+	done
 
 bench: build $(TEST_STAMP) redis-oracle
 	$(PY) bench/bench.py $(BENCH_ARGS)

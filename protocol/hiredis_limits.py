@@ -24,6 +24,12 @@ from collections.abc import Callable
 
 import hiredis
 
+# What a hiredis Reader's gets() raises for bytes it will not parse: ProtocolError, and TypeError
+# when a RESP3 map or set frame holds an aggregate as a key or member (hiredis builds a dict or a
+# set of it).  A client's request stream may hold either; both mean "not a command for the fast
+# path" (found by the resp fuzz target, tests/fuzz/targets/resp.py).
+READER_ERRORS = (hiredis.ProtocolError, TypeError)
+
 # Arrays longer than this are parsed by the exact parser (freeing a 1M-slot list takes ~10 ms).
 MAX_ELEMENTS = 1 << 20
 

@@ -1083,6 +1083,11 @@ def checked_count(buf: bytes | bytearray) -> int:
             if p + 5 > end:
                 raise ValueError("listpack: bad entry at %d" % p)
             size = 5 + (s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16) | (s[p + 4] << 24))
+            if size < 5:
+                # compiled, the top byte's shift is a C int's: a length of 2 GiB or more wraps
+                # negative, and the back-length check below would read before the entry (a
+                # segfault in RESTORE, found by the restore fuzz target)
+                raise ValueError("listpack: bad entry at %d" % p)
         elif b == 0xF1:
             size = 3
         elif b == 0xF2:

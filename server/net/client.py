@@ -61,7 +61,7 @@ except ImportError:  # interpreted without Cython
     cython = SimpleNamespace(compiled=False)
 
 from raxdb.protocol import reply as R
-from raxdb.protocol.hiredis_limits import limit_elements, unconsumed
+from raxdb.protocol.hiredis_limits import READER_ERRORS, limit_elements, unconsumed
 from raxdb.protocol.request import (
     BIG_ARG,
     INLINE_MAX_SIZE,
@@ -438,9 +438,11 @@ class Client(ClientFields, asyncio.Protocol):
                 self._enter_exact(raw, base_done)
                 self.process()
                 return
-        # hiredis would take a '+status' or '=verbatim' frame inside a request for a bulk string;
-        # Redis rejects it ("expected '$'").  Arguments such as "+", "+inf" or "=x" are fine.
-        if data[0] in (43, 61) or not _only_bulk_payloads(data):
+        # hiredis would take a '+status' or '=verbatim' frame inside a request for a bulk string,
+        # and a '~set', '>push' or '|attribute' frame between requests for a command; Redis rejects
+        # the first ("expected '$'") and reads the others as inline commands.  Arguments such as
+        # "+", "+inf" or "=x" are fine.
+        if data[0] in (43, 61, 62, 124, 126) or not _only_bulk_payloads(data, raw is None):
             self._enter_exact(base, base_done)
             self.process()
             return
@@ -900,7 +902,8 @@ def read_event(c: Client, data: bytes) -> None:
     # `43 in data` (not b"+"): an int operand goes straight to memchr, while a bytes operand
     # makes CPython try int conversion first and raise internally (~1,700 instructions).
     if (c.exact is None and c._raw is None and data[0] == 42 and not c.blocked
-            and ((43 not in data and 61 not in data) or _only_bulk_payloads(data))):
+            and ((43 not in data and 61 not in data and 126 not in data and 62 not in data and 124 not in data)
+                 or _only_bulk_payloads(data))):
         # The common case, inlined: a fresh batch of multibulk commands for hiredis.  This is
         # process() without its call and its blocked/closed checks; calling process() here
         # costs ~680 instructions per unpipelined request (+4%, bench/instr.sh SET 1).
@@ -1079,7 +1082,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
         while True:
             try:
                 argv = gets()
-            except hiredis.ProtocolError:
+            except READER_ERRORS:  # (a RESP3 map or set with an aggregate key raises TypeError)
                 argv = None
             if not _is_argv(argv):
                 if argv is False:  # mid-frame: hiredis may have consumed a partial command's
@@ -1266,20 +1269,63 @@ def _is_argv(frame: Any) -> bool:
     return True
 
 
-def _only_bulk_payloads(data: bytes) -> bool:
-    """Is every "\\n+" and "\\n=" in `data` the first byte of a bulk payload (see _markers_are_bulk)?
-    The arguments "+" and "+inf" (XRANGE - +, ZRANGEBYSCORE -inf +inf) are counted off first, whole
-    with their header and terminator, by C-level counts: the per-marker walk costs ~1 us each."""
-    n = data.count(b"\n+") + data.count(b"\n=")
+def _only_bulk_payloads(data: bytes, at_boundary: bool = True) -> bool:
+    """May hiredis parse `data` (`at_boundary`: it starts a command)?  Every "\\n+" and "\\n=" must be
+    the first byte of a bulk payload (see _markers_are_bulk); with a '~', '>' or '|' anywhere, or a
+    '+' or '=' not at a line's start (inside a payload, or a frame after a bulk whose CRLF is other
+    bytes, which neither Redis nor hiredis checks), every frame must be a multibulk of bulks
+    (_frames_are_multibulk): hiredis reads a RESP3 set or push frame as a list, a command to the
+    fast loop, skips an attribute, and takes a status inside a request for a bulk, where Redis reads
+    an inline command or refuses the frame (found by the resp fuzz target, tests/fuzz/targets/resp.py).  The arguments "+" and "+inf" (XRANGE - +,
+    ZRANGEBYSCORE -inf +inf) are counted off first, whole with their header and terminator, by
+    C-level counts: the per-marker walk costs ~1 us each."""
+    markers = n = data.count(b"\n+") + data.count(b"\n=")
     if n:
         n -= data.count(b"\n$1\r\n+\r\n") + data.count(b"\n$4\r\n+inf\r\n")
-        if n:
-            return _markers_are_bulk(data, b"\n+") and _markers_are_bulk(data, b"\n=")
+        if n and not (_markers_are_bulk(data, b"\n+") and _markers_are_bulk(data, b"\n=")):
+            return False
+    if 126 in data or 62 in data or 124 in data or data.count(b"+") + data.count(b"=") != markers:
+        # A frame may follow a bulk whose CRLF is any two bytes, so no marker finds every frame
+        # start: the frames are walked (from a command boundary; a read that continues a command
+        # is left to the exact parser).
+        return at_boundary and _frames_are_multibulk(data)
+    return True
+
+
+def _frames_are_multibulk(data: bytes) -> bool:
+    """Does every frame of `data` (which starts at a command boundary) start with '*' and hold
+    '$' bulks only, as far as it goes?  Walked as Redis walks it: a count, then each bulk's
+    header and its length plus two bytes.  Anything else, a sign or a space in a length
+    included, is the exact parser's to judge."""
+    n = len(data)
+    p = 0
+    while p < n:
+        if data[p] != 42:  # '*'
+            return False
+        e = data.find(b"\r\n", p)
+        if e < 0:
+            return True
+        digits = data[p + 1 : e]
+        if not digits.isdigit():
+            return False
+        p = e + 2
+        for _ in range(int(digits)):
+            if p >= n:
+                return True
+            if data[p] != 36:  # '$'
+                return False
+            e = data.find(b"\r\n", p)
+            if e < 0:
+                return True
+            digits = data[p + 1 : e]
+            if not digits.isdigit():
+                return False
+            p = e + 4 + int(digits)
     return True
 
 
 def _markers_are_bulk(data: bytes, marker: bytes) -> bool:
-    """Is every `marker` ("\\n+" or "\\n=") in `data` the first byte of a bulk payload, i.e. right
+    """Is every `marker` ("\\n+", "\\n=", ...) in `data` the first byte of a bulk payload, i.e. right
     after a "\\n$<len>\\r\\n" header and followed by "\\r\\n" <len> bytes later?  Then no status or
     verbatim frame hides in the chunk and hiredis may parse it; anything unclear goes to the exact
     parser (a payload crafted to look like a header and a frame at once can still pass: the cost

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 
 import hiredis
 
-from raxdb.protocol.hiredis_limits import limit_elements, unconsumed_probe
+from raxdb.protocol.hiredis_limits import READER_ERRORS, limit_elements, unconsumed_probe
 from raxdb.server.base.errors import CommandError, c_str, wrong_arity
 from raxdb.server.base.log import LOG
 from raxdb.server.base.numparse import strtoll
@@ -377,7 +377,7 @@ def _hiredis_run(data: bytes, pos: int) -> Iterator[tuple[list[bytes], int]]:
     while True:
         try:
             item = reader.gets()
-        except hiredis.ProtocolError:
+        except READER_ERRORS:  # the exact reader judges it (a RESP3 map with an aggregate key: TypeError)
             return
         if item is False:
             if fed >= n:

@@ -61,9 +61,8 @@ import ssl
 import time
 from typing import TYPE_CHECKING, Any
 
-import hiredis
-
 from raxdb.protocol import reply as R
+from raxdb.protocol.hiredis_limits import READER_ERRORS
 from raxdb.protocol.request import quote_arg
 from raxdb.server.base import clock
 from raxdb.server.base.errors import MASTERDOWN, READONLY, CommandError
@@ -213,7 +212,7 @@ class MasterClient(Client):
                 if argv is None:
                     try:
                         argv = reader.gets()
-                    except hiredis.ProtocolError as exc:
+                    except READER_ERRORS as exc:  # (TypeError: a RESP3 map or set with an aggregate key)
                         self._protocol_error(str(exc))
                         return
                     if argv is False:

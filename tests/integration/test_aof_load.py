@@ -186,6 +186,10 @@ DAMAGE = {
                                ()),
     "resp3-set": ({"appendonly.aof.1.base.aof": BASE,
                    "appendonly.aof.1.incr.aof": GOOD + b"~2\r\n$3\r\nDEL\r\n$1\r\na\r\n" + GOOD}, ()),
+    # hiredis raises TypeError, not ProtocolError, for a map whose key is an array (resp fuzz target)
+    "resp3-map-with-array-key": ({"appendonly.aof.1.base.aof": BASE,
+                                  "appendonly.aof.1.incr.aof": GOOD + b"%1\r\n*1\r\n$1\r\na\r\n$1\r\nb\r\n" + GOOD},
+                                 ()),
     "payload-without-crlf": ({"appendonly.aof.1.base.aof": BASE,
                               "appendonly.aof.1.incr.aof": GOOD + b"*2\r\n$3\r\nDELxx$1\r\na\r\n" + GOOD}, ()),
     # several increments (a rewrite failed, or one was running), history files

@@ -451,6 +451,12 @@ def test_restore_errors_and_options(diff2):
     # a quicklist node of no bytes, plain or packed (corrupt-dump 'quicklist encoded_len is 0')
     d("RESTORE", "l", "0", b"\x12\x01\x01\x00\x0a\x00\x8f\xc6\xc0\x57\x1c\x0a\xb3\x3c", "REPLACE")
     d("RESTORE", "l", "0", b"\x12\x01\x02\x00\x0a\x00\xee\xf0\xdc\x9b\xeb\x94\xc9\x82", "REPLACE")
+    # a stream node's listpack with a 32-bit string of 2 GiB or more: compiled, its check read
+    # before the buffer (a segfault; the restore fuzz target's regress-listpack-32bit-length-wraps)
+    from raxdb.storage.rdb import seal
+    from tests.fuzz.targets.common import CORPUS
+
+    d("RESTORE", "x", "0", seal((CORPUS / "restore" / "regress-listpack-32bit-length-wraps").read_bytes()))
     d("SET", "src", "value")
     payload = parse(d.ours.call("DUMP", "src"))
     assert payload == parse(d.theirs.call("DUMP", "src"))

@@ -312,3 +312,16 @@ def test_equal_indexes_is_lpcompare(entries, v):
     want = [i for i, x in enumerate(lp_values(buf, 6, len(entries))) if x == v]
     assert equal_indexes(buf, 6, len(entries), v, iv or 0, iv is not None) == want
     assert equal_indexes(bytes(buf), 6, len(entries), v, iv or 0, iv is not None) == want
+
+
+@pytest.mark.parametrize("top", [0x7F, 0x80, 0xFE, 0xFF])
+def test_checked_count_refuses_a_32_bit_length_past_the_buffer(top):
+    """A 32-bit string entry (0xF0) announcing 2 GiB or more: compiled, the length's top byte was
+    shifted as a C int, wrapped negative, and the back-length check read before the buffer (a
+    segfault in RESTORE, found by the restore fuzz target).  Refused, as any length past the end."""
+    from raxdb.storage.listpack import checked_count
+
+    body = bytes([0xF0, 0x90, 0xEE, 0x78, top]) + b"xxx"
+    lp = (6 + len(body) + 1).to_bytes(4, "little") + (1).to_bytes(2, "little") + body + b"\xff"
+    with pytest.raises(ValueError):
+        checked_count(lp)
