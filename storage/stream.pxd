@@ -32,6 +32,13 @@ cdef _as_int64(v)
 @cython.locals(size=Py_ssize_t, i=Py_ssize_t)
 cdef Py_ssize_t _args_size(argv, Py_ssize_t pos) except -1
 
+# XADD's tests of an entry against the tail node (add()): C loops over argv, no slices made.
+@cython.locals(n=Py_ssize_t, j=Py_ssize_t, a=bytes, b=bytes)
+cdef bint _same_fields(argv, Py_ssize_t pos, list fields) except -1
+
+@cython.locals(end=Py_ssize_t, i=Py_ssize_t, v=bytes)
+cdef bint _plain_values(argv, Py_ssize_t pos) except -1
+
 cdef _set_int(bytearray buf, Py_ssize_t p, v)
 
 
@@ -97,8 +104,8 @@ cdef class Stream:
     cdef public Tail _tail
     cdef public object _head, _last_valid, _prealloc, _sampled
 
-    @cython.locals(t=Tail)
-    cpdef add(self, argv, pos, ms, seq, new_id, max_bytes, max_entries)
+    @cython.locals(t=Tail, end=Py_ssize_t, i=Py_ssize_t, n=Py_ssize_t, v=bytes, size=Py_ssize_t, parts=list)
+    cpdef add(self, argv, Py_ssize_t pos, ms, seq, new_id, max_bytes, max_entries)
     @cython.locals(t=Tail, lp=bytearray, size=Py_ssize_t, small=bint)
     cpdef _append_slow(self, argv, pos, ms, seq, new_id, max_bytes, max_entries, int same)
     cpdef trim(self, maxlen, minid, approx, limit)

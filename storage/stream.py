@@ -162,6 +162,38 @@ def _small_int(v: int) -> bytes:
     return _int_entry(_as_int64(v))
 
 
+def _same_fields(argv: list[bytes], pos: int, fields: list[bytes]) -> bool:
+    """Whether the entry's fields argv[pos::2] are `fields` (a node's master fields), compared in
+    place: compiled, a C loop of bytes compares with no slice made (XADD asks on every entry)."""
+    if not cython.compiled:
+        return argv[pos::2] == fields
+    n = len(fields)
+    if len(argv) - pos != 2 * n:
+        return False
+    for j in range(n):
+        a = argv[pos + 2 * j]
+        b = fields[j]
+        if a is not b and a != b:
+            return False
+    return True
+
+
+def _plain_values(argv: list[bytes], pos: int) -> bool:
+    """Whether no value of argv[pos + 1::2] could be stored as an integer: one that could starts
+    with a digit or '-' (bytes below ':'), and so does an empty one.  Compiled, a C loop over the
+    first bytes; interpreted, one min() (the smallest value is below ':' when any is)."""
+    if not cython.compiled:
+        return min(argv[pos + 1 :: 2]) >= b":"
+    end = len(argv)
+    i = pos + 1
+    while i < end:
+        v = argv[i]
+        if len(v) == 0 or v[0] < 58:
+            return False
+        i += 2
+    return True
+
+
 def _args_size(argv: list[bytes], pos: int) -> int:
     """The bytes of argv[pos:] together (what an entry adds to a node, before encoding)."""
     size = 0
@@ -953,25 +985,25 @@ class Stream:
         t = self._tail
         if t is None:
             return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, -1)
-        if argv[pos::2] != t.fields:  # other fields (a job queue's events mostly)
+        if not _same_fields(argv, pos, t.fields):  # other fields (a job queue's events mostly)
             return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, 0)
-        values = argv[pos + 1 :: 2]
-        # A value that could be stored as an integer starts with a digit or '-' (below ':'),
-        # and so does the smallest value when any does: one C-level min() rules them all out.
-        if min(values) >= b":":
+        if _plain_values(argv, pos):  # else a value that may be an integer: the general encoder
             msd = ms - t.mms
             seqd = seq - t.mseq
             parts = [b"\x02\x01", _small_int(msd), _small_int(seqd)]
             size = t.fsize
-            try:
-                for v in values:
-                    n = len(v)
-                    parts.append(_STR6_HEAD[n])  # IndexError past 63 bytes, before any append
-                    parts.append(v)
-                    parts.append(_STR6_TAIL[n])
-                    size += n
-            except IndexError:  # a longer value: the general encoder
-                return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, 1)
+            end = len(argv)
+            i = pos + 1
+            while i < end:
+                v = argv[i]
+                n = len(v)
+                if n > 63:  # a longer value: the general encoder
+                    return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, 1)
+                parts.append(_STR6_HEAD[n])
+                parts.append(v)
+                parts.append(_STR6_TAIL[n])
+                size += n
+                i += 2
             lp = t.lp
             count = t.count
             n = t.nelem + t.nadd  # the header's element count after it (saturating is slow-path work)
@@ -999,7 +1031,7 @@ class Stream:
         if t is not None:
             lp = t.lp
             if same < 0:
-                same = argv[pos::2] == t.fields
+                same = _same_fields(argv, pos, t.fields)
             size = _args_size(argv, pos)
             if size > LISTPACK_MAX_SIZE:
                 return False
