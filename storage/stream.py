@@ -110,12 +110,17 @@ def _append_entry(lp: bytearray, argv: list[bytes], pos: int, msd: int, seqd: in
     master's, [the field count and fields,] the values, the lp-count; their number.  Each element
     is written as encode_entry writes it (a canonical decimal as an integer entry: a job queue's
     job ids), after sizing them all, into the node resized once (compiled: through a pointer).
-    msd / seqd are plain differences, stored as C stores them in int64 fields (_as_int64).  Job
+    msd / seqd are the uint64 differences, stored as C stores them in int64 fields (_as_int64;
+    compiled, the caller's C subtraction and the int64 parameters do it).  Job
     queues' events (fields that change from event to event) come through here, not through
     add()'s common case."""
     nf = (len(argv) - pos) // 2
-    a = _as_int64(msd)
-    b = _as_int64(seqd)
+    if cython.compiled:  # msd / seqd arrive as C int64s, already as C stores them
+        a = msd
+        b = seqd
+    else:
+        a = _as_int64(msd)
+        b = _as_int64(seqd)
     if same:
         start = pos + 1
         step = 2
@@ -1174,7 +1179,7 @@ class Stream:
             if not self.rax.numele:
                 return
             tail = self._load_tail()
-        tail_id = (tail.mms << 64) | tail.mseq  # type: ignore[union-attr]
+        tail_id = key_id(tail.key)  # type: ignore[union-attr]
         if start >= tail_id:
             yield tail.key, tail_id, tail.lp  # type: ignore[union-attr]
             if not reverse:
@@ -1639,4 +1644,4 @@ class Stream:
             assert t.key == last_key and self.rax.find(last_key) is t.lp, "stale tail cache"
             count, deleted, fields, _ = self._master(t.lp)
             assert (t.count, t.deleted, t.fields, t.nelem) == (count, deleted, fields, L.num_elements(t.lp))
-            assert (t.mms << 64) | t.mseq == key_id(t.key) and t.fsize == sum(map(len, fields))
+            assert (t.mms, t.mseq) == (key_id(t.key) >> 64, key_id(t.key) & U64) and t.fsize == sum(map(len, fields))
