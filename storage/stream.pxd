@@ -23,7 +23,8 @@ cdef list _SMALL_INTS, _STR6_HEAD, _STR6_TAIL
 # writers, with C-sized counters and offsets, called from _append_slow by a C call.
 @cython.locals(nf=Py_ssize_t, a=cython.longlong, b=cython.longlong, start=Py_ssize_t, step=Py_ssize_t,
                last=Py_ssize_t, size=Py_ssize_t, end=Py_ssize_t, i=Py_ssize_t, k=Py_ssize_t, d="unsigned char*")
-cdef Py_ssize_t _append_entry(bytearray lp, argv, Py_ssize_t pos, msd, seqd, bint same) except -1
+cdef Py_ssize_t _append_entry(bytearray lp, argv, Py_ssize_t pos, long long msd, long long seqd,
+                              bint same) except -1
 
 cdef bytes _small_int(v)
 
@@ -31,6 +32,13 @@ cdef _as_int64(v)
 
 @cython.locals(size=Py_ssize_t, i=Py_ssize_t)
 cdef Py_ssize_t _args_size(argv, Py_ssize_t pos) except -1
+
+# XADD's tests of an entry against the tail node (add()): C loops over argv, no slices made.
+@cython.locals(n=Py_ssize_t, j=Py_ssize_t, a=bytes, b=bytes)
+cdef bint _same_fields(argv, Py_ssize_t pos, list fields) except -1
+
+@cython.locals(end=Py_ssize_t, i=Py_ssize_t, v=bytes)
+cdef bint _plain_values(argv, Py_ssize_t pos) except -1
 
 cdef _set_int(bytearray buf, Py_ssize_t p, v)
 
@@ -86,8 +94,14 @@ cpdef bytearray _resp_write(master_id, bytearray lp, Py_ssize_t p, list mfields,
                             Py_ssize_t base, lo, hi, Py_ssize_t count, list res, bytearray out)
 
 
+# The Tail's counters and its master ID's parts are C integers, and add() / _append_slow take the
+# new ID's parts, the argument position and the node limits as C integers: XADD's tests of the
+# node's room, its count updates and the ID deltas are C arithmetic (the deltas wrap as uint64, as
+# streamAppendItem's do, and are passed on as the int64s the node stores).
 cdef class Tail:
-    cdef public object key, mms, mseq, lp, fields, fsize, count, deleted, nelem, nadd, end
+    cdef public object key, lp, fields, end
+    cdef public unsigned long long mms, mseq
+    cdef public Py_ssize_t fsize, count, deleted, nelem, nadd
 
 
 cdef class Stream:
@@ -95,9 +109,13 @@ cdef class Stream:
     cdef public Tail _tail
     cdef public object _head, _last_valid, _prealloc, _sampled
 
-    @cython.locals(t=Tail)
-    cpdef add(self, argv, pos, ms, seq, new_id, max_bytes, max_entries)
-    @cython.locals(t=Tail, lp=bytearray, size=Py_ssize_t, small=bint)
-    cpdef _append_slow(self, argv, pos, ms, seq, new_id, max_bytes, max_entries, int same)
+    @cython.locals(t=Tail, end=Py_ssize_t, i=Py_ssize_t, n=Py_ssize_t, v=bytes, size=Py_ssize_t, parts=list,
+                   count=Py_ssize_t, msd=cython.longlong, seqd=cython.longlong)
+    cpdef add(self, argv, Py_ssize_t pos, unsigned long long ms, unsigned long long seq, new_id,
+              Py_ssize_t max_bytes, Py_ssize_t max_entries)
+    @cython.locals(t=Tail, lp=bytearray, size=Py_ssize_t, small=bint, count=Py_ssize_t, n=Py_ssize_t,
+                   nelems=Py_ssize_t)
+    cpdef _append_slow(self, argv, Py_ssize_t pos, unsigned long long ms, unsigned long long seq, new_id,
+                       Py_ssize_t max_bytes, Py_ssize_t max_entries, int same)
     cpdef trim(self, maxlen, minid, approx, limit)
     cpdef _appended(self, new_id)

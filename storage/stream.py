@@ -114,12 +114,17 @@ def _append_entry(lp: bytearray, argv: list[bytes], pos: int, msd: int, seqd: in
     master's, [the field count and fields,] the values, the lp-count; their number.  Each element
     is written as encode_entry writes it (a canonical decimal as an integer entry: a job queue's
     job ids), after sizing them all, into the node resized once (compiled: through a pointer).
-    msd / seqd are plain differences, stored as C stores them in int64 fields (_as_int64).  Job
+    msd / seqd are the uint64 differences, stored as C stores them in int64 fields (_as_int64;
+    compiled, the caller's C subtraction and the int64 parameters do it).  Job
     queues' events (fields that change from event to event) come through here, not through
     add()'s common case."""
     nf = (len(argv) - pos) // 2
-    a = _as_int64(msd)
-    b = _as_int64(seqd)
+    if cython.compiled:  # msd / seqd arrive as C int64s, already as C stores them
+        a = msd
+        b = seqd
+    else:
+        a = _as_int64(msd)
+        b = _as_int64(seqd)
     if same:
         start = pos + 1
         step = 2
@@ -164,6 +169,38 @@ def _small_int(v: int) -> bytes:
     if -4096 <= v < 4096:
         return _SMALL_INTS[v + 4096]
     return _int_entry(_as_int64(v))
+
+
+def _same_fields(argv: list[bytes], pos: int, fields: list[bytes]) -> bool:
+    """Whether the entry's fields argv[pos::2] are `fields` (a node's master fields), compared in
+    place: compiled, a C loop of bytes compares with no slice made (XADD asks on every entry)."""
+    if not cython.compiled:
+        return argv[pos::2] == fields
+    n = len(fields)
+    if len(argv) - pos != 2 * n:
+        return False
+    for j in range(n):
+        a = argv[pos + 2 * j]
+        b = fields[j]
+        if a is not b and a != b:
+            return False
+    return True
+
+
+def _plain_values(argv: list[bytes], pos: int) -> bool:
+    """Whether no value of argv[pos + 1::2] could be stored as an integer: one that could starts
+    with a digit or '-' (bytes below ':'), and so does an empty one.  Compiled, a C loop over the
+    first bytes; interpreted, one min() (the smallest value is below ':' when any is)."""
+    if not cython.compiled:
+        return min(argv[pos + 1 :: 2]) >= b":"
+    end = len(argv)
+    i = pos + 1
+    while i < end:
+        v = argv[i]
+        if len(v) == 0 or v[0] < 58:
+            return False
+        i += 2
+    return True
 
 
 def _args_size(argv: list[bytes], pos: int) -> int:
@@ -902,25 +939,25 @@ class Stream:
         t = self._tail
         if t is None:
             return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, -1)
-        if argv[pos::2] != t.fields:  # other fields (a job queue's events mostly)
+        if not _same_fields(argv, pos, t.fields):  # other fields (a job queue's events mostly)
             return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, 0)
-        values = argv[pos + 1 :: 2]
-        # A value that could be stored as an integer starts with a digit or '-' (below ':'),
-        # and so does the smallest value when any does: one C-level min() rules them all out.
-        if min(values) >= b":":
+        if _plain_values(argv, pos):  # else a value that may be an integer: the general encoder
             msd = ms - t.mms
             seqd = seq - t.mseq
             parts = [b"\x02\x01", _small_int(msd), _small_int(seqd)]
             size = t.fsize
-            try:
-                for v in values:
-                    n = len(v)
-                    parts.append(_STR6_HEAD[n])  # IndexError past 63 bytes, before any append
-                    parts.append(v)
-                    parts.append(_STR6_TAIL[n])
-                    size += n
-            except IndexError:  # a longer value: the general encoder
-                return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, 1)
+            end = len(argv)
+            i = pos + 1
+            while i < end:
+                v = argv[i]
+                n = len(v)
+                if n > 63:  # a longer value: the general encoder
+                    return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, 1)
+                parts.append(_STR6_HEAD[n])
+                parts.append(v)
+                parts.append(_STR6_TAIL[n])
+                size += n
+                i += 2
             lp = t.lp
             count = t.count
             n = t.nelem + t.nadd  # the header's element count after it (saturating is slow-path work)
@@ -948,7 +985,7 @@ class Stream:
         if t is not None:
             lp = t.lp
             if same < 0:
-                same = argv[pos::2] == t.fields
+                same = _same_fields(argv, pos, t.fields)
             size = _args_size(argv, pos)
             if size > LISTPACK_MAX_SIZE:
                 return False
@@ -1091,7 +1128,7 @@ class Stream:
             if not self.rax.numele:
                 return
             tail = self._load_tail()
-        tail_id = (tail.mms << 64) | tail.mseq  # type: ignore[union-attr]
+        tail_id = key_id(tail.key)  # type: ignore[union-attr]
         if start >= tail_id:
             yield tail.key, tail_id, tail.lp  # type: ignore[union-attr]
             if not reverse:
@@ -1556,4 +1593,4 @@ class Stream:
             assert t.key == last_key and self.rax.find(last_key) is t.lp, "stale tail cache"
             count, deleted, fields, _ = self._master(t.lp)
             assert (t.count, t.deleted, t.fields, t.nelem) == (count, deleted, fields, L.num_elements(t.lp))
-            assert (t.mms << 64) | t.mseq == key_id(t.key) and t.fsize == sum(map(len, fields))
+            assert (t.mms, t.mseq) == (key_id(t.key) >> 64, key_id(t.key) & U64) and t.fsize == sum(map(len, fields))

@@ -17,4 +17,7 @@ from raxdb.storage.stream cimport Stream
 @cython.locals(s=Stream, srv=ServerFields, db=Database)
 cpdef xadd(ClientFields c, argv)
 
-cpdef _id_reply(ms, seq)
+cdef list _SEQ_TAILS, _reply_heads
+
+@cython.locals(d=Py_ssize_t, heads=list, by_digits=list, prefix=bytes)
+cpdef _id_reply(ms, unsigned long long seq)

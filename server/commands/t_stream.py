@@ -402,7 +402,6 @@ def _explicit_id(last: int, a: TrimArgs) -> int:
 
 
 _SEQ_TAILS = [b"%d\r\n" % i for i in range(1000)]
-_SEQ_DIGITS = [1 if i < 10 else 2 if i < 100 else 3 for i in range(1000)]
 # ms, its "<ms>-" and the bulk headers "$<len>\r\n<ms>-" by sequence digit count, each made
 # when first needed for that ms (XADDs a millisecond apart, a job queue's, need one of the three)
 _reply_heads: list = [-1, b"", [None, None, None, None]]
@@ -410,7 +409,8 @@ _reply_heads: list = [-1, b"", [None, None, None, None]]
 
 def _id_reply(ms: int, seq: int) -> bytes:
     """The bulk string reply of the ID ms-seq; consecutive IDs share their millisecond part, whose
-    formatted prefix is kept (formatting a 13-digit int is most of the cost)."""
+    formatted prefix is kept (formatting a 13-digit int is most of the cost).  Compiled, seq and
+    the digit count are C integers and the lists typed, so the lookups are C indexing."""
     if seq >= 1000:
         sid = b"%d-%d" % (ms, seq)
         return b"$%d\r\n%s\r\n" % (len(sid), sid)
@@ -419,11 +419,12 @@ def _id_reply(ms: int, seq: int) -> bytes:
         heads[0] = ms
         heads[1] = b"%d-" % ms
         heads[2] = [None, None, None, None]
-    d = _SEQ_DIGITS[seq]
-    head = heads[2][d]
+    d = 1 if seq < 10 else 2 if seq < 100 else 3
+    by_digits = heads[2]
+    head = by_digits[d]
     if head is None:
         prefix = heads[1]
-        head = heads[2][d] = R.BULK_HEADERS[len(prefix) + d] + prefix
+        head = by_digits[d] = R.BULK_HEADERS[len(prefix) + d] + prefix
     return head + _SEQ_TAILS[seq]
 
 

@@ -1,10 +1,11 @@
 """raxdb.spark on a Redis Cluster, in real Spark jobs (the suite's one SparkSession): three masters
 with a replica each, all raxdb, all redis-server 7.0, and mixed.  For each cluster: a batch read
 (glob over every master, masters and replicas) and a Trigger.AvailableNow streaming query into the
-exactly-once sink (several output streams, so one task writes several slots) while the slots of
-every stream involved keep migrating (MIGRATE, ASK, MOVED); then a master holding source and sink
-streams is SIGKILLed and its replica takes over while a batch read and a streaming run go on.  Every
-check is by content: each entry read or written once, none missing.
+exactly-once sink (several output streams, so one task writes several slots), its progress kept
+in a consumer group of each source, while the slots of every stream involved keep migrating
+(MIGRATE, ASK, MOVED); then a master holding source and sink streams is SIGKILLed and its
+replica takes over while a batch read and a streaming run go on.  Every check is by content: each
+entry read or written once, none missing.
 
 The helpers of tests/support/cluster.py build the clusters and move the slots."""
 
@@ -145,10 +146,11 @@ def test_read_and_sink_while_slots_migrate(spark, cluster):
         assert sorted((r.stream, r.id, int(r.fields["n"])) for r in replica_rows) == expected
 
         # The streaming query copies each source into <source>:out, exactly once, in micro-batches
-        # of 700 while every source and output slot keeps moving.
+        # of 700 while every source and output slot keeps moving; it publishes its progress as
+        # consumer group "spark" of each source (XGROUP CREATE / SETID on the slot's master).
         query = (spark.readStream.format("raxdb")
                  .options(**c.options(streams=ns + "s*", startingOffsets="earliest", maxRecordsPerTrigger=700,
-                                      pageSize=100)).load()
+                                      pageSize=100, consumerGroup="spark")).load()
                  .selectExpr("concat(stream, ':out') as target", "fields")
                  .writeStream.format("raxdb").options(**c.options(**{"stream.column": "target", "batchSize": 100,
                                                                      "idempotency.prefix": ns + "m:"}))
@@ -159,6 +161,10 @@ def test_read_and_sink_while_slots_migrate(spark, cluster):
     for j, (src, out) in enumerate(zip(sources, outs, strict=True)):
         assert numbers(c.rc, out) == list(range(j * 100_000, j * 100_000 + PER_STREAM)), src
     assert sum(p["numInputRows"] for p in query.recentProgress) == 3 * PER_STREAM
+    for src in sources:  # each source's group, on whichever master holds it now, at its end
+        group = c.rc.xinfo_groups(src)[0]
+        assert (group["name"], group["last-delivered-id"], group["entries-read"], group["lag"]) == (
+            b"spark", c.rc.xinfo_stream(src)["last-generated-id"], PER_STREAM, 0), src
     seen = redirections(c.masters)
     assert seen["MOVED"] + seen["ASK"] > 0, seen  # the clients did meet the migrations
 
