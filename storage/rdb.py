@@ -801,10 +801,12 @@ def _read_hash_ex(r: Reader, t: int, limits: Limits) -> Any:
         items = _listpack_items(blob, "Hash listpack")
         if len(items) % 3:
             raise corrupt("Hash listpack integrity check failed.")
+        last = 0  # the fields with a deadline come first, soonest first (lpValidateIntegrityAndDups)
         for i in range(0, len(items), 3):
             w = canonical_int(items[i + 2])
-            if w is None or w < 0 or w > _HFE_MAX:
+            if w is None or w < 0 or w > _HFE_MAX or (w and (w < last or last < 0)):
                 raise corrupt("Hash listpack integrity check failed.")
+            last = w if w else -1
             triples.append((items[i], items[i + 1], w))
         as_lp = len(triples) <= limits.hash_max_entries
     else:
