@@ -277,6 +277,12 @@ def test_replication_aof_and_rdb(tmp_path):
         assert m.exists("h") == 0 and m.hexpiretime("k", "x", "y") == [FAR, -1]
         m.execute_command("DEBUG", "RELOAD")  # RDB save and load
         assert m.hexpiretime("k", "x", "y") == [FAR, -1] and m.object("encoding", "k") == b"listpackex"
+        m.config_set("aof-use-rdb-preamble", "no")  # the rewrite as commands: HMSET + HPEXPIREAT per field
+        m.bgrewriteaof()
+        _until(lambda: not any(m.info("persistence")[f] for f in ("aof_rewrite_in_progress",
+                                                                   "aof_rewrite_scheduled")), "no rewrite")
+        m.execute_command("DEBUG", "LOADAOF")
+        assert m.hexpiretime("k", "x", "y") == [FAR, -1] and m.hkeys("k") == [b"x", b"y"]
         m.close()
         s.close()
     finally:
