@@ -61,6 +61,22 @@ def _no_fields(n: int, code: bytes) -> bytes:
     return b"*%d\r\n%s" % (n, code * n)
 
 
+def _ints(out: list[bytes]) -> bytes:
+    return b"*%d\r\n%s" % (len(out), b"".join(out))
+
+
+def _read_fields(c, v, argv: list[bytes]) -> tuple[HashEx | None, list[bytes], bytes | None]:
+    """HTTL's and HPERSIST's common part: the hash `v` (checked), the fields of argv[2:], and the
+    reply already known when the key is missing (-2 each) or has no deadlines (-1 or -2 each)."""
+    h = _hash(v)
+    fields = _fields(argv, 3, "ERR Number of fields must be a positive integer")
+    if h is None:
+        return None, fields, _no_fields(len(fields), b":-2\r\n")
+    if type(h) is Hash:
+        return None, fields, _ints([b":-1\r\n" if f in h else b":-2\r\n" for f in fields])
+    return h, fields, None  # type: ignore[return-value]  # a HashEx
+
+
 # ---- HEXPIRE, HPEXPIRE, HEXPIREAT, HPEXPIREAT ------------------------------------------------------
 def _expire(c, argv: list[bytes], name: str, relative: bool, seconds: bool) -> bytes:
     srv = c.server
@@ -134,7 +150,7 @@ def _expire(c, argv: list[bytes], name: str, relative: bool, seconds: bool) -> b
         if cond:
             head.append(argv[3])
         propagate.rewrite(c, [*head, argv[at - 1], b"%d" % len(set_fields), *set_fields])
-    return b"*%d\r\n%s" % (len(out), b"".join(out))
+    return _ints(out)
 
 
 @command("hexpire")
@@ -159,12 +175,9 @@ def hpexpireat(c, argv):
 
 # ---- HTTL, HPTTL, HEXPIRETIME, HPEXPIRETIME ----------------------------------------------------
 def _ttl(c, argv: list[bytes], relative: bool, seconds: bool) -> bytes:
-    h = _hash(lookup_read(c, argv[1]))
-    fields = _fields(argv, 3, "ERR Number of fields must be a positive integer")
+    h, fields, known = _read_fields(c, lookup_read(c, argv[1]), argv)
     if h is None:
-        return _no_fields(len(fields), b":-2\r\n")
-    if type(h) is Hash:
-        return b"*%d\r\n%s" % (len(fields), b"".join([b":-1\r\n" if f in h else b":-2\r\n" for f in fields]))
+        return known
     now = c.server.now_ms
     base = now if relative else 0
     out = []
@@ -179,7 +192,7 @@ def _ttl(c, argv: list[bytes], relative: bool, seconds: bool) -> bytes:
             out.append(b":-2\r\n")
         else:
             out.append(b":%d\r\n" % ((when + 999 - base) // 1000 if seconds else when - base))
-    return b"*%d\r\n%s" % (len(out), b"".join(out))
+    return _ints(out)
 
 
 @command("httl")
@@ -206,12 +219,9 @@ def hpexpiretime(c, argv):
 @command("hpersist")
 def hpersist(c, argv):
     key = argv[1]
-    h = _hash(lookup_write(c, key))
-    fields = _fields(argv, 3, "ERR Number of fields must be a positive integer")
+    h, fields, known = _read_fields(c, lookup_write(c, key), argv)
     if h is None:
-        return _no_fields(len(fields), b":-2\r\n")
-    if type(h) is Hash:
-        return b"*%d\r\n%s" % (len(fields), b"".join([b":-1\r\n" if f in h else b":-2\r\n" for f in fields]))
+        return known
     now = c.server.now_ms
     out = []
     changed = False
@@ -231,4 +241,4 @@ def hpersist(c, argv):
     if changed:
         notify(c, NOTIFY_HASH, "hpersist", key)
         modified(c, key)
-    return b"*%d\r\n%s" % (len(out), b"".join(out))
+    return _ints(out)
