@@ -16,6 +16,8 @@ rewritten), a field deleted by a past time as HDEL, and nothing when no field go
 
 from __future__ import annotations
 
+from typing import cast
+
 from raxdb.server.base.errors import WRONGTYPE, CommandError
 from raxdb.server.events import hashexpire, propagate
 from raxdb.server.events.keyaccess import (
@@ -65,7 +67,7 @@ def _ints(out: list[bytes]) -> bytes:
     return b"*%d\r\n%s" % (len(out), b"".join(out))
 
 
-def _read_fields(c, v, argv: list[bytes]) -> tuple[HashEx | None, list[bytes], bytes | None]:
+def _read_fields(c, v, argv: list[bytes]) -> tuple[HashEx | None, list[bytes], bytes]:
     """HTTL's and HPERSIST's common part: the hash `v` (checked), the fields of argv[2:], and the
     reply already known when the key is missing (-2 each) or has no deadlines (-1 or -2 each)."""
     h = _hash(v)
@@ -74,7 +76,7 @@ def _read_fields(c, v, argv: list[bytes]) -> tuple[HashEx | None, list[bytes], b
         return None, fields, _no_fields(len(fields), b":-2\r\n")
     if type(h) is Hash:
         return None, fields, _ints([b":-1\r\n" if f in h else b":-2\r\n" for f in fields])
-    return h, fields, None  # type: ignore[return-value]  # a HashEx
+    return cast(HashEx, h), fields, b""
 
 
 # ---- HEXPIRE, HPEXPIRE, HEXPIREAT, HPEXPIREAT ------------------------------------------------------
@@ -100,22 +102,23 @@ def _expire(c, argv: list[bytes], name: str, relative: bool, seconds: bool) -> b
     fields = _fields(argv, at, "ERR Parameter `numFields` should be greater than 0")
     if h is None:
         return _no_fields(len(fields), b":-2\r\n")
+    hx: HashEx | None
     if type(h) is Hash:  # Redis converts the hash (listpack to listpackex) whatever follows
-        h = HashEx.of(h)
-        db.replace(key, h)
-    elif h.next_ms <= srv.now_ms:
-        h = hashexpire.lazy(srv, db, key, h)
-        if h is None:
+        hx = HashEx.of(h)
+        db.replace(key, hx)
+    else:
+        hx = hashexpire.lazy(srv, db, key, cast(HashEx, h))
+        if hx is None:
             return _no_fields(len(fields), b":-2\r\n")
     past = when <= srv.now_ms and hashexpire.may_expire(srv, db)
     out = []
     set_fields: list[bytes] = []
     deleted = 0
     for f in fields:
-        if f not in h:
+        if f not in hx:
             out.append(b":-2\r\n")
             continue
-        prev = h.deadline(f)
+        prev = hx.deadline(f)
         if prev is None:
             if cond == _XX or cond == _GT:
                 out.append(b":0\r\n")
@@ -125,16 +128,16 @@ def _expire(c, argv: list[bytes], name: str, relative: bool, seconds: bool) -> b
             continue
         if past:
             propagate.also(srv, db.id, [b"HDEL", key, f])
-            h.delete(f)
+            hx.delete(f)
             deleted += 1
             out.append(b":2\r\n")
             continue
-        h.set_deadline(f, when)
+        hx.set_deadline(f, when)
         set_fields.append(f)
         out.append(b":1\r\n")
     if deleted or set_fields:
         srv.dirty += deleted + len(set_fields) - 1
-        if deleted and not len(h):
+        if deleted and not len(hx):
             db.delete(key)
             modified(c, key)
             notify(c, NOTIFY_HASH, "hdel", key)
@@ -142,7 +145,7 @@ def _expire(c, argv: list[bytes], name: str, relative: bool, seconds: bool) -> b
         else:
             modified(c, key)
             notify(c, NOTIFY_HASH, "hdel" if deleted else "hexpire", key)
-            hashexpire.track(db, key, h)
+            hashexpire.track(db, key, hx)
     if not set_fields:
         propagate.prevent(c)
     elif srv.also_propagate is not None:
