@@ -46,6 +46,7 @@ WORKLOADS: dict[str, list[bytes]] = {
     "RPOP": [b"RPOP", b"mylist"],
     "SADD": [b"SADD", b"myset", b"element:" + RAND],
     "HSET": [b"HSET", b"myhash", b"element:" + RAND, b"xxx"],
+    "HGET": [b"HGET", b"myhash", b"element:" + RAND],  # the hash HSET's set-up filled
     "SPOP": [b"SPOP", b"myset"],
     "ZADD": [b"ZADD", b"myzset", RAND, b"element:" + RAND],
     "LRANGE_100": [b"LRANGE", b"mylist", b"0", b"99"],

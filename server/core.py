@@ -41,7 +41,7 @@ from raxdb.server.cluster.routing import local, route, script_check
 from raxdb.server.config import oomscore
 from raxdb.server.config.options import Config, ConfigError
 from raxdb.server.conn import clientbufs, clienteviction, obuf, unixaddr
-from raxdb.server.events import propagate
+from raxdb.server.events import hashexpire, propagate
 from raxdb.server.events.notify import attach as attach_notify
 from raxdb.server.events.propagate import attach as attach_propagate
 from raxdb.server.memory.evict import STARTUP, info_used_memory
@@ -61,6 +61,7 @@ from raxdb.server.replication.state import attach as attach_replication
 from raxdb.server.scripting import functions, ldb, scripts
 from raxdb.server.security.acl import attach as attach_acl
 from raxdb.server.table.registry import TABLE
+from raxdb.storage import rdb
 from raxdb.storage.keyspace import ACTIVE_EXPIRE_STEP, Database
 
 if TYPE_CHECKING:
@@ -91,6 +92,8 @@ class Server(ServerFields, _Declared):
         if config.renames:
             TABLE.rename(config.renames)
         self.dbs = [Database(i) for i in range(config.databases)]
+        # the RDB format of files and DUMP payloads follows the generation answered as (immutable)
+        rdb.use_version(rdb.RDB_VERSION_74 if config.compat_version >= (7, 4) else rdb.RDB_VERSION)
         for db in self.dbs:
             db.expired_hook = self._on_expired
         attach_keyspace(self)  # dbs read the cached clock (access times); LFU follows the config
@@ -298,6 +301,8 @@ class Server(ServerFields, _Declared):
                     if not db.nexpires:
                         break
                     db.active_expire(now, 1 << 30)
+        if self.active_expire_enabled and not self.pause_until_ms:
+            hashexpire.active_cycle(self, now, -1)  # hash fields: every one due
         propagate.flush_alone(self)
         if self.pauses:
             self._update_pause()
@@ -730,6 +735,8 @@ class Server(ServerFields, _Declared):
             if db.nexpires:
                 budget -= db.active_expire(now, budget)
         propagate.flush_alone(self)
+        if budget > 0:  # hash fields' deadlines (Redis's hash field active expire, in the same cycle)
+            hashexpire.active_cycle(self, now)
         self.clients_cron.tick(now)
         if self.repl.own_expires and self.active_expire_enabled and not self.pause_until_ms:
             self.repl.expire_own_keys()  # a writable replica's own keys (expireSlaveKeys)

@@ -69,6 +69,7 @@ cdef class Database:
     cdef public Py_ssize_t _ttl_cursor
     cdef public Py_ssize_t nexpires
     cdef public dict freq
+    cdef public list hfe
     cdef public object expires, watched, blocking, clock, expired_hook, ready_hook, new_hook, sizes, slot_keys
     cdef public bint lfu, signals, expire_paused, loading, touch
     cdef public long long stat_expired, mem

@@ -340,6 +340,10 @@ class Database:
         # Cluster mode (storage/slots.py's SlotIndex, installed by the cluster): the keys of each
         # hash slot, kept by _insert_at and _remove.  None in a standalone server.
         self.slot_keys: Any = None
+        # Hash field expiration (storage/hashfe.py): a heap of (deadline, key) for the hashes whose
+        # fields have deadlines, each the hash's earliest when pushed; entries go stale (the key
+        # renamed, the field persisted) and are checked when popped (server/events/hashexpire.py).
+        self.hfe: list[tuple[int, bytes]] = []
 
     def _reset(self) -> None:
         """No keys: every array empty, positions restarting at 0."""
@@ -770,6 +774,7 @@ class Database:
     def flush(self) -> int:
         n = self.count
         self._reset()
+        self.hfe = []
         if self.slot_keys is not None:
             self.slot_keys.clear()
         if self.sizes is not None:
@@ -789,12 +794,12 @@ class Database:
     def _state(self) -> tuple[Any, ...]:
         return (self._keys, self._values, self._meta, self._free, self._index, self._tags, self._mask, self.count,
                 self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
-                self.sizes, self.mem)
+                self.sizes, self.mem, self.hfe)
 
     def _restore(self, s: tuple[Any, ...]) -> None:
         (self._keys, self._values, self._meta, self._free, self._index, self._tags, self._mask, self.count,
          self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
-         self.sizes, self.mem) = s
+         self.sizes, self.mem, self.hfe) = s
 
     # ---- expiry --------------------------------------------------------------------------------
     def _expire(self, key: bytes) -> None:

@@ -52,6 +52,7 @@ except ImportError:  # interpreted without Cython
 
 from raxdb.storage import intset, lpcodec
 from raxdb.storage.crc64 import crc64
+from raxdb.storage.hashfe import HashEx, track
 from raxdb.storage.hashtype import Hash
 from raxdb.storage.intset import canonical_int
 from raxdb.storage.keyspace import Database, is_string
@@ -69,6 +70,17 @@ if not cython.compiled:  # compiled, rdb.pxd cimports it: an inline C function
     from raxdb.protocol.reply import decimal
 
 RDB_VERSION = 10
+# What the files and DUMP payloads this server writes say they are, and the newest it reads: 10
+# (Redis 7.0) unless the server answers as Redis 7.4 (compat-version 7.4: 12, `use_version`).
+# A hash with field deadlines is written in 7.4's types (24, 25) whatever the version, as only a
+# 7.4 server makes such hashes.
+FORMAT = [RDB_VERSION]
+RDB_VERSION_74 = 12
+
+
+def use_version(version: int) -> None:
+    """Write, and accept, RDB format `version` (10 or 12), as the server's compat-version says."""
+    FORMAT[0] = version
 
 # value types (RDB_TYPE_*)
 T_STRING, T_LIST, T_SET, T_ZSET, T_HASH, T_ZSET_2 = 0, 1, 2, 3, 4, 5
@@ -76,7 +88,9 @@ T_MODULE, T_MODULE_2 = 6, 7
 T_HASH_ZIPMAP, T_LIST_ZIPLIST, T_SET_INTSET, T_ZSET_ZIPLIST, T_HASH_ZIPLIST = 9, 10, 11, 12, 13
 T_LIST_QUICKLIST, T_STREAM_LISTPACKS, T_HASH_LISTPACK, T_ZSET_LISTPACK = 14, 15, 16, 17
 T_LIST_QUICKLIST_2, T_STREAM_LISTPACKS_2 = 18, 19
-_VALUE_TYPES = frozenset((0, 1, 2, 3, 4, 5, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19))
+# Redis 7.4's hashes with field deadlines (the _PRE_GA ones: its release candidates')
+T_HASH_METADATA_PRE_GA, T_HASH_LISTPACK_EX_PRE_GA, T_HASH_METADATA, T_HASH_LISTPACK_EX = 22, 23, 24, 25
+_VALUE_TYPES = frozenset((0, 1, 2, 3, 4, 5, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 22, 23, 24, 25))
 
 # opcodes (RDB_OPCODE_*)
 OP_FUNCTION2, OP_FUNCTION_PRE_GA, OP_MODULE_AUX = 0xF5, 0xF6, 0xF7
@@ -89,7 +103,8 @@ OP_EXPIRETIME_MS, OP_EXPIRETIME, OP_SELECTDB, OP_EOF = 0xFC, 0xFD, 0xFE, 0xFF
 # compare a Python int.
 _K_STRING, _K_LIST, _K_SET, _K_ZSET, _K_HASH, _K_STREAM, _K_MODULE = 1, 2, 3, 4, 5, 6, 7
 _KINDS = bytes([_K_STRING, _K_LIST, _K_SET, _K_ZSET, _K_HASH, _K_ZSET, _K_MODULE, _K_MODULE, 0, _K_HASH,
-                _K_LIST, _K_SET, _K_ZSET, _K_HASH, _K_LIST, _K_STREAM, _K_HASH, _K_ZSET, _K_LIST, _K_STREAM])
+                _K_LIST, _K_SET, _K_ZSET, _K_HASH, _K_LIST, _K_STREAM, _K_HASH, _K_ZSET, _K_LIST, _K_STREAM,
+                0, 0, _K_HASH, _K_HASH, _K_HASH, _K_HASH])
 _FIRST_OPCODE = OP_FUNCTION2  # every byte from here on is an opcode
 
 _ENC_INT8, _ENC_INT16, _ENC_INT32, _ENC_LZF = 0, 1, 2, 3
@@ -292,6 +307,8 @@ def write_value(w: Writer, value: Any) -> int:
     kind = value.type_name
     if kind == "list":
         return _write_list(w, value)
+    if type(value) is HashEx and (value.ttl or value.lp is not None):  # listpackex stays so
+        return _write_hash_ex(w, value)
     if kind == "hash":
         lp = value.listpack()
         if lp is not None:  # the bytes held are the payload
@@ -324,6 +341,26 @@ def write_value(w: Writer, value: Any) -> int:
         _write_stream(w, value)
         return T_STREAM_LISTPACKS_2
     raise RDBError(f"cannot serialize a {kind}")
+
+
+def _write_hash_ex(w: Writer, h: HashEx) -> int:
+    """A hash with field deadlines as Redis 7.4's rdbSaveObject writes it: its earliest deadline
+    (ms, 8 bytes), then a listpack of field, value, deadline (0: none) triples (listpack-encoded,
+    RDB_TYPE_HASH_LISTPACK_EX), or the field count and, per field, its deadline relative to the
+    earliest plus one (0: none) as a length, the field, the value (RDB_TYPE_HASH_METADATA)."""
+    low = h.min_deadline() or 0  # none (a listpackex whose deadlines all went): 0
+    w.ms(low)
+    if h.lp is not None:
+        w.string(h.listpack_ex())
+        return T_HASH_LISTPACK_EX
+    ttl = h.ttl
+    w.length(len(h))
+    for f, v in h.items():
+        t = ttl.get(f)
+        w.length(0 if t is None else t - low + 1)
+        w.string(f)
+        w.string(v)
+    return T_HASH_METADATA
 
 
 def _write_list(w: Writer, ql: Quicklist) -> int:
@@ -381,7 +418,7 @@ def _write_stream(w: Any, s: Stream) -> None:
 
 def seal(body: bytes | bytearray) -> bytes:
     """A DUMP-style payload: body, RDB version (2 bytes LE), CRC64 (8 bytes LE)."""
-    data = bytes(body) + RDB_VERSION.to_bytes(2, "little")
+    data = bytes(body) + FORMAT[0].to_bytes(2, "little")
     return data + crc64(data).to_bytes(8, "little")
 
 
@@ -390,7 +427,7 @@ def unseal(payload: bytes, check_crc: bool = True) -> bytes | None:
     is wrong."""
     if len(payload) < 10:
         return None
-    if int.from_bytes(payload[-10:-8], "little") > RDB_VERSION:
+    if int.from_bytes(payload[-10:-8], "little") > FORMAT[0]:
         return None
     if check_crc and crc64(payload[:-8]) != int.from_bytes(payload[-8:], "little"):
         return None
@@ -750,7 +787,56 @@ def _read_zset(r: Reader, t: int, limits: Limits) -> Any:
     return z
 
 
+def _read_hash_ex(r: Reader, t: int, limits: Limits) -> Any:
+    """Redis 7.4's hashes with field deadlines (rdbLoadObject's RDB_TYPE_HASH_METADATA and
+    RDB_TYPE_HASH_LISTPACK_EX, and their release candidates' forms without the earliest deadline
+    and, for the metadata one, with absolute deadlines).  Fields past their deadline are kept, as
+    Redis keeps them: expiry reclaims them once the server runs."""
+    triples: list[tuple[bytes, bytes, int]] = []
+    if t in (T_HASH_LISTPACK_EX, T_HASH_LISTPACK_EX_PRE_GA):
+        if t == T_HASH_LISTPACK_EX:
+            with _Context("Hash listpackex integrity check failed."):
+                r.ms()
+        blob = r.string()
+        items = _listpack_items(blob, "Hash listpack")
+        if len(items) % 3:
+            raise corrupt("Hash listpack integrity check failed.")
+        last = 0  # the fields with a deadline come first, soonest first (lpValidateIntegrityAndDups)
+        for i in range(0, len(items), 3):
+            w = canonical_int(items[i + 2])
+            if w is None or w < 0 or w > _HFE_MAX or (w and (w < last or last < 0)):
+                raise corrupt("Hash listpack integrity check failed.")
+            last = w if w else -1
+            triples.append((items[i], items[i + 1], w))
+        as_lp = len(triples) <= limits.hash_max_entries
+    else:
+        low = 0
+        if t == T_HASH_METADATA:
+            with _Context("Hash failed loading minExpire"):
+                low = r.ms()
+        n = r.length()
+        for _ in range(n):
+            ttl = r.length()
+            w = (ttl + low - 1 if ttl else 0) if t == T_HASH_METADATA else ttl
+            if w > _HFE_MAX:
+                raise corrupt(f"invalid expireAt time: {w}")
+            triples.append((r.string(), r.string(), w))
+        as_lp = n <= limits.hash_max_entries and all(
+            len(f) <= limits.hash_max_value and len(v) <= limits.hash_max_value for f, v, _ in triples)
+    if not triples:
+        return EMPTY
+    h = HashEx.from_triples(triples, as_lp)
+    if len(h) != len(triples):
+        raise corrupt("Hash with dup elements" if as_lp else "Duplicate hash fields detected")
+    return h
+
+
+_HFE_MAX = 0xFFFFFFFFFFFF  # EB_EXPIRE_TIME_MAX
+
+
 def _read_hash(r: Reader, t: int, limits: Limits) -> Any:
+    if t >= T_HASH_METADATA_PRE_GA:
+        return _read_hash_ex(r, t, limits)
     if t == T_HASH:
         n = r.length()
         pairs: list[tuple[bytes, bytes]] = []
@@ -942,7 +1028,7 @@ class KeyRecord:
 def write_prologue(w: Writer, aux: Iterable[tuple[bytes, bytes]], functions: Iterable[bytes]) -> None:
     """What a file holds before its databases: the header, the aux fields, the function libraries
     (storage/rdbwalk.pyx's writer continues from here)."""
-    w.buf += b"REDIS%04d" % RDB_VERSION
+    w.buf += b"REDIS%04d" % FORMAT[0]
     for k, v in aux:
         w.buf.append(OP_AUX)
         w.string(k)
@@ -1155,6 +1241,8 @@ class _Records:
                     if expire is not None:
                         target.set_expire(key, expire)
                         sink.expiring += 1
+                    if type(value) is HashEx:
+                        track(target, key, value)
                     sink.added += 1
                     event = None
                 else:
@@ -1225,7 +1313,7 @@ def read_file(data: bytes, limits: Limits, tick: int = 0, arriving: Arriving | N
         version = int(head[5:9])
     except ValueError:
         raise RDBError("Wrong signature trying to load DB from file") from None
-    if version < 1 or version > RDB_VERSION:
+    if version < 1 or version > FORMAT[0]:
         raise RDBError("Can't handle RDB format version %d" % version)
     rec.version = version
     r.pos = 9

@@ -15,6 +15,7 @@ from raxdb.server.commands import (  # noqa: F401 - imported for their registrat
     t_connection,
     t_geo,
     t_hash,
+    t_hashexpire,
     t_hll,
     t_keys,
     t_latency,

@@ -11,13 +11,15 @@
 cimport cython
 from raxdb.protocol cimport reply as R
 from raxdb.server.base.fields cimport ClientFields, ServerFields
-from raxdb.server.events.keyaccess cimport lookup_or_create, lookup_read, modified, notify
+from raxdb.server.events.keyaccess cimport lookup_read, modified, notify
 from raxdb.server.table.args cimport maybe_int, to_int
 from raxdb.storage.hashtype cimport Hash, hash_get, hash_set_pairs, new_hash
 from raxdb.storage.keyspace cimport Database
 
 
 cdef tuple _limits(ServerFields srv)
+
+cdef _with_deadlines(ClientFields c, key, v)
 
 cdef _hash_for_read(ClientFields c, key)
 
@@ -26,6 +28,10 @@ cdef _hash_for_write(ClientFields c, key)
 
 @cython.locals(db=Database, srv=ServerFields)
 cdef _written(ClientFields c, key, event, dirty=*)
+
+cdef _hash_for_create(ClientFields c, key)
+
+cdef _hset_deadlines(ClientFields c, argv, h)
 
 cdef _set_fields(ClientFields c, h, argv, start)
 

@@ -20,11 +20,10 @@ from raxdb.protocol import reply as R
 from raxdb.server.base.errors import NOT_FLOAT, OVERFLOW, SYNTAX, WRONGTYPE, CommandError, wrong_arity
 from raxdb.server.commands import longdouble
 from raxdb.server.commands.scanargs import parse_cursor, parse_scan_options
-from raxdb.server.events import propagate
+from raxdb.server.events import hashexpire, propagate
 from raxdb.server.events.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_HASH,
-    lookup_or_create,
     lookup_read,
     modified,
     notify,
@@ -39,6 +38,7 @@ from raxdb.server.table.args import (
 )
 from raxdb.server.table.registry import command
 from raxdb.storage.glob import glob_match
+from raxdb.storage.hashfe import HashEx
 from raxdb.storage.hashtype import Hash, hash_get, hash_set_pairs, new_hash
 
 _NO_LIMITS = (0, 0)  # for a hashtable-encoded hash: set_pairs checks the limits only for a listpack
@@ -49,10 +49,19 @@ def _limits(srv) -> tuple[int, int]:
     return srv.config.hash_max_listpack
 
 
+def _with_deadlines(c, key: bytes, v) -> Hash | None:
+    """A value that is not a plain Hash: a hash with field deadlines, its due fields deleted first
+    (None when that deleted the key), or WRONGTYPE.  Off the plain hashes' path: they never get
+    here."""
+    if type(v) is not HashEx:
+        raise CommandError(WRONGTYPE)
+    return hashexpire.lazy(c.server, c.db, key, v)
+
+
 def _hash_for_read(c, key: bytes) -> Hash | None:
     v = lookup_read(c, key)
     if v is not None and type(v) is not Hash:
-        raise CommandError(WRONGTYPE)
+        return _with_deadlines(c, key, v)
     return v
 
 
@@ -61,8 +70,17 @@ def _hash_for_write(c, key: bytes) -> Hash | None:
     srv = c.server
     v = db.get(key, srv.now_ms)
     if v is not None and type(v) is not Hash:
-        raise CommandError(WRONGTYPE)
+        return _with_deadlines(c, key, v)
     return v
+
+
+def _hash_for_create(c, key: bytes) -> Hash:
+    """lookup_or_create for a hash: the hash at `key` (its due fields gone), else a new one."""
+    h = _hash_for_write(c, key)
+    if h is None:
+        h = new_hash()
+        c.db.add(key, h, c.server.now_ms)
+    return h
 
 
 def _written(c, key: bytes, event: str, dirty: int = 1) -> None:
@@ -99,7 +117,7 @@ def hset(c, argv, name: str = "hset"):
         h = new_hash()
         db.add(key, h, now)
     elif type(v) is not Hash:
-        raise CommandError(WRONGTYPE)
+        return _hset_deadlines(c, argv, _with_deadlines(c, key, v))
     else:
         h = v
     # the limits only matter while the hash is a listpack (a hashtable never converts back)
@@ -117,6 +135,21 @@ def hset(c, argv, name: str = "hset"):
 command("hset")(hset)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
 
 
+def _hset_deadlines(c, argv, h):
+    """HSET's write of a hash with field deadlines (`h`, None when its last field just expired):
+    a field set loses its deadline, as in Redis 7.4."""
+    key = argv[1]
+    if h is None:
+        h = new_hash()
+        c.db.add(key, h, c.server.now_ms)
+        created = _set_fields(c, h, argv, 2)
+    else:
+        max_entries, max_value = _limits(c.server)
+        created = h.set_pairs(argv, 2, max_entries, max_value)
+    _written(c, key, "hset", (len(argv) - 2) // 2)
+    return R.integer(created)
+
+
 def hmset(c, argv):
     hset(c, argv, "hmset")
     return R.OK
@@ -128,7 +161,7 @@ command("hmset")(hmset)  # not a decorator: compiled, a cpdef function (t_hash.p
 @command("hsetnx")
 def hsetnx(c, argv):
     key = argv[1]
-    h = lookup_or_create(c, key, Hash)
+    h = _hash_for_create(c, key)
     if argv[2] in h:
         return R.ZERO
     _set_fields(c, h, argv, 2)
@@ -167,7 +200,7 @@ def hdel(c, argv):
 def hincrby(c, argv):
     incr = to_int(argv[3])
     key, field = argv[1], argv[2]
-    h = lookup_or_create(c, key, Hash)
+    h = _hash_for_create(c, key)
     cur = hash_get(h, field)
     if cur is None:
         value = 0
@@ -194,7 +227,7 @@ def hincrbyfloat(c, argv):
     if incr == longdouble.INF or incr == longdouble.NEG_INF:
         raise CommandError("ERR value is NaN or Infinity")
     key, field = argv[1], argv[2]
-    h = lookup_or_create(c, key, Hash)
+    h = _hash_for_create(c, key)
     cur = hash_get(h, field)
     if cur is None:
         value = (0, 0)

@@ -45,6 +45,7 @@ from raxdb.server.table.args import (
 )
 from raxdb.server.table.registry import command
 from raxdb.storage.glob import compile_glob
+from raxdb.storage.hashfe import track
 from raxdb.storage.keyspace import RawStr
 
 SAME_OBJECT = "ERR source and destination objects are the same"
@@ -160,6 +161,7 @@ def _rename(c, argv: list[bytes], nx: bool) -> bytes:
             return R.ZERO
         db.delete(dst)
     db.add(dst, v)
+    track(db, dst, v)
     _carry_lfu(db, src, db, dst)
     if when is not None:
         db.set_expire(dst, when)
@@ -219,7 +221,9 @@ def copy(c, argv):
         if not replace:
             return R.ZERO
         dst_db.delete(dst)
-    dst_db.add(dst, copy_value(v))
+    v = copy_value(v)
+    dst_db.add(dst, v)
+    track(dst_db, dst, v)
     if when is not None:
         dst_db.set_expire(dst, when)
     modified(c, dst, dst_db)
@@ -243,6 +247,7 @@ def move(c, argv):
     if dst_db.get(key, c.server.now_ms) is not None:
         return R.ZERO
     dst_db.add(key, v)
+    track(dst_db, key, v)
     _carry_lfu(db, key, dst_db, key)
     if when is not None:
         dst_db.set_expire(key, when)

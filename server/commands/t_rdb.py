@@ -20,6 +20,7 @@ from raxdb.server.persistence import snapshot as persistence
 from raxdb.server.table.args import maybe_int, option_word
 from raxdb.server.table.registry import command
 from raxdb.storage import rdb
+from raxdb.storage.hashfe import track
 
 _IN_PROGRESS = "ERR Background save already in progress"
 
@@ -146,6 +147,7 @@ def restore(c, argv):
                 propagate.rewrite(c, [b"DEL", key])
         return R.OK
     db.add(key, value)
+    track(db, key, value)
     if ttl:
         db.set_expire(key, ttl)
         if not absttl and srv.also_propagate is not None:  # the deadline made absolute

@@ -44,6 +44,7 @@ from raxdb.server.events.keyaccess import (
 )
 from raxdb.server.table.args import option_word, to_int
 from raxdb.server.table.registry import command
+from raxdb.storage.hashfe import HashEx
 from raxdb.storage.hashtype import Hash
 from raxdb.storage.quicklist import Quicklist
 from raxdb.storage.set_type import Intset, RSet, as_set
@@ -75,7 +76,7 @@ def lookup_by_pattern(c, pattern: bytes, elem: bytes) -> bytes | bytearray | Non
     if v is None:
         return None
     if field is not None:
-        return v.get(field) if v.__class__ is Hash else None
+        return v.get(field) if v.__class__ is Hash or v.__class__ is HashEx else None
     return v if is_string(v) else None
 
 

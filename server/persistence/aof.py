@@ -52,6 +52,7 @@ from raxdb.server.config.options import ConfigError
 from raxdb.server.events import propagate
 from raxdb.server.persistence import aofmanifest
 from raxdb.server.scripting.functions import library_code
+from raxdb.storage.hashfe import HashEx
 from raxdb.storage.keyspace import is_string
 from raxdb.storage.set_type import as_set
 
@@ -906,6 +907,13 @@ def write_commands(srv: Server, f: BinaryIO) -> None:
                     for score, member in value:
                         items += (b"%.17g" % score, member)
                     _batched(parts, b"ZADD", key, items, 2)
+                elif type(value) is HashEx and value.ttl:
+                    # Redis 7.4's rewriteHashObject: a field at a time, each with its deadline
+                    ttl = value.ttl
+                    for field, val in value.items():
+                        _command(parts, b"HMSET", key, field, val)
+                        if field in ttl:
+                            _command(parts, b"HPEXPIREAT", key, b"%d" % ttl[field], b"FIELDS", b"1", field)
                 elif kind == "hash":
                     items = []
                     for field, val in value.items():

@@ -57,6 +57,7 @@ from raxdb.server.persistence import childinfo, loading
 from raxdb.server.persistence.loading import Steps
 from raxdb.server.scripting.functions import library_code
 from raxdb.storage import rdb
+from raxdb.storage.hashfe import track
 
 try:  # the compiled build's snapshot writer (storage/rdbwalk.pyx); interpreted, rdb.write_file
     from raxdb.storage import rdbwalk  # type: ignore[attr-defined]  # a .pyx: compiled only, no Python source
@@ -617,6 +618,7 @@ class Persistence:
                             key = item.key
                             if not db.add_new(key, item.value):
                                 self._add(db, item, now, merge)  # a duplicate: merged or an error
+                            track(db, key, item.value)
                             loaded += 1
                             if delay:
                                 loading.debug_delay(delay)
@@ -700,6 +702,7 @@ class Persistence:
                 raise LoadError(f"RDB has duplicated key '{key.decode(errors='replace')}' in DB {item.db}")
             db.delete(key)
         db.add(key, item.value)
+        track(db, key, item.value)
         if item.expire_ms is not None:
             db.set_expire(key, item.expire_ms)
         if item.idle_s is not None:
