@@ -199,6 +199,8 @@ class Server(Protocol):
     # configuration, command table, databases, clients
     config: Any
     table: Any
+    fast_dispatch: dict[bytes, Any]  # the hot loop's part of `table` (its generation's commands)
+    redis_version: str  # the Redis version it answers as (compat-version): INFO, HELLO, the RDB
     dbs: list[Database]
     clients: dict[int, Client]
     next_client_id: int

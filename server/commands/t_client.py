@@ -219,6 +219,7 @@ def client_no_evict(c, argv):
 @command("client|no-touch")
 def client_no_touch(c, argv):
     c.no_touch = _on_off(argv[2])
+    c.update_plain()  # a client in this mode takes the full path (Client._call_untouched)
     return R.OK
 
 

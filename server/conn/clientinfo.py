@@ -148,7 +148,7 @@ def client_info_line(c, current=None) -> str:
             f"multi-mem={multi_mem} rbs={c.rb_size} rbp={c.rb_peak} obl=0 oll=0 omem={omem} "
             f"tot-mem={_total(c, *parts)} events={'rw' if omem else 'r'} cmd={cmd_name} "
             f"user={c.user.name.decode(errors='surrogateescape')} redir={ct.redirect if (ct := c.tracking) is not None else -1} resp={c.resp}")
-    if c.lib_name or c.lib_ver:
+    if srv.config.compat_version >= (7, 2):  # CLIENT SETINFO's fields, empty until it sets them
         line += f" lib-name={c.lib_name.decode(errors='replace')} lib-ver={c.lib_ver.decode(errors='replace')}"
     return line
 

@@ -42,7 +42,7 @@ from raxdb.server.base.fields import UserFields
 from raxdb.server.base.log import LOG
 from raxdb.server.conn.clientinfo import client_info_line
 from raxdb.server.table.getkeys import key_refs
-from raxdb.server.table.registry import EXTRA_COMMANDS, TABLE, Command
+from raxdb.server.table.registry import TABLE, Command, newer
 from raxdb.storage.glob import glob_match
 
 if TYPE_CHECKING:
@@ -136,11 +136,11 @@ class Universe:
         self.by_name: dict[str, AclCommand] = {}
         nid = 0
         for name, meta in TABLE.meta.items():
-            top = AclCommand(nid, meta, None, name in EXTRA_COMMANDS)
+            top = AclCommand(nid, meta, None, newer(name, (7, 0)))
             nid += 1
             self.top[name] = self.by_name[name] = top
             for full, sub_meta in meta.subcommands.items():
-                sub = AclCommand(nid, sub_meta, top, full in EXTRA_COMMANDS)
+                sub = AclCommand(nid, sub_meta, top, newer(full, (7, 0)))
                 nid += 1
                 top.subs[full.split("|", 1)[1]] = sub
                 self.by_name[full] = sub
