@@ -257,6 +257,31 @@ def test_zrank_withscore(diff72):
     """)
 
 
+SCORES = ["1.1", "0.3", "2.5", "-0.001", "1e20", "1e-7", "1.5e-7", "123456.789", "3", "-2", "0.1", "1e22",
+          "12345678901234567890", "4611686018427387904", "9223372036854775807", "5e-324", "1.7976931348623157e308",
+          "-inf", "inf", "0.000123", "1234567.125", "-0"]
+
+
+def test_doubles_72(diff72):
+    """7.2 prints doubles in their shortest exact form (d2string's fpconv), 7.0 with %.17g.  Not
+    here: the rare doubles for which grisu2 finds no shortest form (1e23 prints as
+    99999999999999990000000 there, 1e+23 in raxdb; docs/compatibility.md)."""
+    for i, score in enumerate(SCORES):
+        diff72("ZADD", "z", score, f"m{i}")
+        diff72("ZSCORE", "z", f"m{i}")
+    diff72("ZRANGE", "z", "0", "-1", "WITHSCORES")
+    diff72("ZRANGEBYSCORE", "z", "-inf", "+inf", "WITHSCORES")
+    diff72("ZMSCORE", "z", "m0", "m1", "nosuch")
+    diff72("ZINCRBY", "z", "0.1", "m1")
+    diff72("ZADD", "z", "INCR", "0.2", "m1")
+    diff72("ZRANK", "z", "m0", "WITHSCORE")
+    diff72.unordered("ZSCAN", "z", "0", "COUNT", "100")
+    diff72("ZPOPMIN", "z", "3")
+    diff72("ZADD", "small", "1.1", "a", "0.3", "b")  # a listpack
+    diff72("ZRANGE", "small", "0", "-1", "WITHSCORES")
+    diff72("ZSCAN", "small", "0")
+
+
 def test_waitaof_without_aof(diff72):
     diff72.script("""
         WAITAOF 0 0 0
