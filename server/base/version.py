@@ -14,7 +14,7 @@ VERSION = "7.0.15"  # the Redis version raxdb speaks for by default (compat-vers
 # Valkey forked from and still reports (so the newer modes' oracle and raxdb agree on it, and a
 # client that gates features on the version sees the same in both); 7.4.1 is the 7.4 whose
 # sources (tag 7.4.1) the 7.4 behaviour is read from.
-VERSIONS = {(7, 0): VERSION, (7, 2): "7.2.4", (7, 4): "7.4.1"}
+VERSIONS: dict[tuple[int, ...], str] = {(7, 0): VERSION, (7, 2): "7.2.4", (7, 4): "7.4.1"}
 
 
 def version_num(version: str) -> int:

@@ -206,19 +206,20 @@ class CommandTable:
                 continue
             subs = {full: changed.get(full, sub) for full, sub in meta.subcommands.items() if not newer(full, version)}
             meta = changed.get(name, meta)
-            if any(sub is not meta.subcommands.get(full) for full, sub in subs.items()) or len(subs) != len(meta.subcommands):
+            if len(subs) != len(meta.subcommands) or any(sub is not meta.subcommands.get(full)
+                                                         for full, sub in subs.items()):
                 meta = meta._replace(subcommands=subs, info=metadata.info_tree(meta, subs.values()))
             view.meta[name] = meta
         view.commands = {}
         for name, cmd in self.commands.items():
-            meta = view.meta.get(name)
-            if meta is None:
+            own = view.meta.get(name)
+            if own is None:
                 continue
-            if meta is not cmd.meta:  # changed, or its subcommands: a record of its own
-                top = Command(name, meta)
+            if own is not cmd.meta:  # changed, or its subcommands: a record of its own
+                top = Command(name, own)
                 top.proc = cmd.proc
                 for key, sub in cmd.subcommands.items():
-                    sub_meta = meta.subcommands.get(sub.fullname)
+                    sub_meta = own.subcommands.get(sub.fullname)
                     if sub_meta is not None:
                         top.subcommands[key] = Command(sub.name, sub_meta, parent=top)
                         top.subcommands[key].proc = sub.proc
