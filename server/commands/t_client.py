@@ -396,8 +396,13 @@ _HELP = [
     "NO-EVICT (ON|OFF)",
     "    Protect current client connection from eviction.",
 ]
+# Redis 7.2's (compat-version): SETINFO after SETNAME, NO-TOUCH last
+_SETNAME_END = _HELP.index("SETNAME <name>") + 2
+_HELP_72 = [*_HELP[:_SETNAME_END], "SETINFO <option> <value>", "    Set client meta attr. Options are:",
+            "    * LIB-NAME: the client lib name.", "    * LIB-VER: the client lib version.",
+            *_HELP[_SETNAME_END:], "NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on."]
 
 
 @command("client|help")
 def client_help(c, argv):
-    return help_reply("CLIENT", _HELP)
+    return help_reply("CLIENT", _HELP_72 if c.server.config.compat_version >= (7, 2) else _HELP)

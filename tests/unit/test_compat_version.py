@@ -200,6 +200,18 @@ def test_client_setinfo(diff72, pair72):
         conn.close()
 
 
+def test_client_help_72(pair72):
+    """Redis 7.2.4's CLIENT HELP: 7.0's with SETINFO and NO-TOUCH (Valkey's has more: not compared)."""
+    conn = RawConnection(pair72[0].port)
+    lines = parse(conn.call("CLIENT", "HELP"))
+    conn.close()
+    i = lines.index(b"SETNAME <name>")
+    assert lines[i + 2:i + 6] == [b"SETINFO <option> <value>", b"    Set client meta attr. Options are:",
+                                  b"    * LIB-NAME: the client lib name.", b"    * LIB-VER: the client lib version."]
+    assert lines[-6:-2] == [b"NO-EVICT (ON|OFF)", b"    Protect current client connection from eviction.",
+                          b"NO-TOUCH (ON|OFF)", b"    Will not touch LRU/LFU stats when this mode is on."]
+
+
 def test_client_no_touch(diff72):
     """NO-TOUCH: the client's reads are no accesses (an LFU counter stays), TOUCH still is one;
     CLIENT INFO's flags show T; RESET turns it off (and NO-EVICT, as 7.2 does)."""
