@@ -379,6 +379,22 @@ def test_xinfo_consumer_times(diff72):
     assert full_shape(ours)[0][0] == [b"name", b"seen-time", b"active-time", b"pel-count", b"pending"]
 
 
+def test_acl_log_72(diff72):
+    """7.2's ACL LOG entries: entry-id (the server's count of entries made before, which ACL LOG
+    RESET keeps), timestamp-created and timestamp-last-updated (clock readings: compared as such)."""
+    diff72("ACL", "LOG", "RESET")
+    ids = []
+    for user in ("nobody", "nobody", "other"):
+        diff72("AUTH", user, "wrong")
+    for reply in diff72.both("ACL", "LOG"):
+        entries = [dict(zip(e[::2], e[1::2], strict=True)) for e in _flat(parse(reply))]
+        assert [list(e)[7:] for e in entries] == [[b"entry-id", b"timestamp-created", b"timestamp-last-updated"]] * 2
+        assert [e[b"count"] for e in entries] == [1, 2]
+        assert entries[1][b"timestamp-last-updated"] >= entries[1][b"timestamp-created"] > 1e12
+        ids.append([e[b"entry-id"] - entries[1][b"entry-id"] for e in entries])
+    assert ids[0] == ids[1] == [1, 0]
+
+
 def test_new_commands_in_the_table(diff72):
     """COMMAND's entries of 7.2's commands, as far as Valkey keeps Redis 7.2's (its own flags on
     CLIENT SETINFO / NO-TOUCH and WAITAOF aside: arity and keys compared there)."""
