@@ -1,7 +1,7 @@
 """CLIENT subcommands (Redis's networking.c clientCommand), with Redis 7.0's replies and errors.
 
 CLIENT LIST / INFO lines carry the same fields in the same order as Redis 7.0 (plus lib-name and
-lib-ver once a client has sent CLIENT SETINFO, as 7.2 shows them), so tools that parse them keep
+lib-ver on a server answering as 7.2+: compat-version, which also has SETINFO and NO-TOUCH), so tools that parse them keep
 working; buffer figures are raxdb's own.  The line, a client's memory and the rule for its name
 are conn/clientinfo.py's (the log, the ACL log and client eviction use them too); here they are
 parsed for and answered.  CLIENT PAUSE keeps its state on the Server (`Server.pause`,
