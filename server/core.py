@@ -223,8 +223,8 @@ class Server(ServerFields, _Declared):
         aof = self.aof
         if aof.buf:  # the AOF is written (and fsynced, if always) before any reply goes out
             aof.flush()
-        if aof.fsynced_reploff != -1:
-            self.aof_synced()
+            if aof.fsynced_reploff != -1:  # WAITAOF's clients (the offset is also taken when read)
+                self.aof_synced()
         clients = self.pending_writes
         self.pending_writes = []
         flush_clients(clients)  # type: ignore[arg-type]  # net/client.py's Client, not yet typed as the protocol

@@ -840,7 +840,9 @@ class Master:
         return sum(1 for r in self.repl.replicas if r.state == ONLINE and r.aof_ack_off >= offset)
 
     def _aof_counts(self, offset: int) -> tuple[int, int]:
-        local = self.srv.aof.fsynced_reploff
+        aof = self.srv.aof
+        aof.update_fsynced()  # what the fsyncs reached by now (beforeSleep's, taken when read)
+        local = aof.fsynced_reploff
         return (1 if local != -1 and local >= offset else 0), self.count_aof_acks(offset)
 
     def waitaof(self, c: Client, numlocal: int, numreplicas: int, deadline_ms: int) -> Any:
@@ -853,7 +855,6 @@ class Master:
             return R.array([R.integer(local), R.integer(replicas)])
 
         def timed_out(cl: Client) -> bytes:
-            self.srv.aof.update_fsynced()  # what the fsync thread reached by now counts
             return R.array([R.integer(n) for n in self._aof_counts(offset)])
 
         res = blocking.block(c, [], deadline_ms, lambda cl, key: None, timed_out)

@@ -181,6 +181,7 @@ class MasterClient(Client):
         srv = self.server
         # 7.2 (compat-version): and the offset its AOF has on disk, for the master's WAITAOF
         if srv.config.compat_version >= (7, 2) and srv.aof.fsynced_reploff != -1:
+            srv.aof.update_fsynced()
             ack += [b"FACK", b"%d" % srv.aof.fsynced_reploff]
         self.send(propagate.encode_command(ack))
 
