@@ -19,6 +19,7 @@ cdef list _SMALL_INTS  # a C global: integer's lookup is a list item read, not a
 cdef class Encoder:
     cdef public object version
     cdef public bytes null, null_array, true, false
+    cdef public bint short_doubles  # Redis 7.2's doubles (compat-version 7.2+)
 
 @cython.locals(i=Py_ssize_t)
 cpdef bytes integer(n)

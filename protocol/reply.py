@@ -4,7 +4,8 @@ Handlers build replies as bytes directly: the hot path appends them to the conne
 and writes once per read event, so there is no intermediate object model.  Version-independent
 shapes (bulk, integer, status, error, array header) are module functions; the shapes whose wire form
 differs between RESP2 and RESP3 (null, map, set, double, boolean, big number, verbatim, push) live on
-the two `Encoder` instances, `RESP2` and `RESP3`, and a connection holds the one it speaks.
+the two `Encoder` instances, `RESP2` and `RESP3`, and a connection holds the one it speaks (or
+`RESP2_72` / `RESP3_72`, the same with Redis 7.2's doubles, on a server answering as 7.2+).
 
 Compiled (reply.pxd), `bulk` and `array` write their frame into one new bytes object, and the
 frame writers (`digits`, `put_u`, `put_head`, `decimal`, `bulk_size`, `put_bulk`, `put_int_bulk`,
@@ -261,13 +262,51 @@ def format_double(d: float) -> bytes:
     return (b"%.17g" % d)
 
 
+_HALF_LLONG = float((2**63 - 1) // 2)  # double2ll's range: +-LLONG_MAX/2
+
+
+def format_double_short(d: float) -> bytes:
+    """Redis 7.2's d2string (addReplyDouble from 7.2 on): an integral value as an integer, others
+    in the fewest digits that read back as the same double (fpconv_dtoa's grisu2; Python's repr
+    gives those digits), laid out as fpconv's emit_digits lays them out."""
+    if d != d:
+        return b"nan"
+    if math.isinf(d):
+        return b"inf" if d > 0 else b"-inf"
+    if d == 0:
+        return b"-0" if math.copysign(1.0, d) < 0 else b"0"
+    if -_HALF_LLONG <= d <= _HALF_LLONG and d == int(d):
+        return b"%d" % int(d)
+    neg = d < 0
+    mantissa, _, e = repr(abs(d)).partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = (whole + frac).lstrip("0")
+    k = (int(e) if e else 0) - len(frac)
+    stripped = digits.rstrip("0")
+    k += len(digits) - len(stripped)
+    digits = stripped
+    n = len(digits)
+    exp = abs(k + n - 1)
+    if k >= 0 and exp < n + 7:  # a plain integer
+        text = digits + "0" * k
+    elif k < 0 and (k > -7 or exp < 4):  # a decimal without exponent
+        offset = n + k
+        text = "0." + "0" * -offset + digits if offset <= 0 else digits[:offset] + "." + digits[offset:]
+    else:  # scientific: at most 18 digits (17 when negative), the exponent unpadded
+        digits = digits[:18 - neg]
+        text = digits[0] + ("." + digits[1:] if len(digits) > 1 else "") + ("e-" if k + n - 1 < 0 else "e+") + str(exp)
+    return ("-" + text if neg else text).encode()
+
+
 class Encoder:
-    """The protocol-dependent reply shapes.  Use the module singletons RESP2 / RESP3."""
+    """The protocol-dependent reply shapes.  Use the module singletons RESP2 / RESP3 (and
+    RESP2_72 / RESP3_72, whose doubles are Redis 7.2's: compat-version)."""
 
-    __slots__ = ("version", "null", "null_array", "true", "false")
+    __slots__ = ("version", "null", "null_array", "true", "false", "short_doubles")
 
-    def __init__(self, version: int) -> None:
+    def __init__(self, version: int, short_doubles: bool = False) -> None:
         self.version = version
+        self.short_doubles = short_doubles
         if version == 3:
             self.null = NULL3
             self.null_array = NULL3
@@ -300,10 +339,14 @@ class Encoder:
         return b">%d\r\n" % n if self.version == 3 else b"*%d\r\n" % n
 
     def double(self, d: float) -> bytes:
+        b = format_double_short(d) if self.short_doubles else format_double(d)
         if self.version == 3:
-            return b",%s\r\n" % format_double(d)
-        b = format_double(d)
+            return b",%s\r\n" % b
         return b"$%d\r\n%s\r\n" % (len(b), b)
+
+    def double_text(self, d: float) -> bytes:
+        """A double's text in a reply (addReplyDouble's): 7.0's %.17g, or 7.2's shortest form."""
+        return format_double_short(d) if self.short_doubles else format_double(d)
 
     def boolean(self, v: bool) -> bytes:
         return self.true if v else self.false
@@ -321,6 +364,8 @@ class Encoder:
 
 RESP2 = Encoder(2)
 RESP3 = Encoder(3)
+RESP2_72 = Encoder(2, True)
+RESP3_72 = Encoder(3, True)
 
 
 def encode_tree(node: object, enc: Encoder) -> bytes:

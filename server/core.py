@@ -34,7 +34,7 @@ from raxdb.server.base import clock, latency, proctitle
 from raxdb.server.base.fields import ServerFields
 from raxdb.server.base.interfaces import PAUSE_FOREVER
 from raxdb.server.base.log import LOG
-from raxdb.server.base.version import RAXDB_BUILD_ID, RAXDB_VERSION, VERSION
+from raxdb.server.base.version import RAXDB_BUILD_ID, RAXDB_VERSION, VERSION, VERSIONS
 from raxdb.server.cluster import blocked as cluster_blocked
 from raxdb.server.cluster.manager import Cluster
 from raxdb.server.cluster.routing import local, route, script_check
@@ -88,9 +88,12 @@ class Server(ServerFields, _Declared):
     def __init__(self, config: Config) -> None:
         LOG.role = "M"  # initServer: the log's lines are the server's from here
         self.config = config
-        self.table = TABLE
+        # the commands of the generation it answers as (compat-version), in tables of its own
+        self.redis_version = VERSIONS[config.compat_version]  # INFO, HELLO, LOLWUT, the RDB's redis-ver
+        self.table = TABLE.view(config.compat_version)
         if config.renames:
-            TABLE.rename(config.renames)
+            self.table.rename(config.renames)
+        self.fast_dispatch = self.table.fast_dispatch  # the hot loop's (changed in place, never replaced)
         self.dbs = [Database(i) for i in range(config.databases)]
         # the RDB format of files and DUMP payloads follows the generation answered as (immutable)
         rdb.use_version(rdb.RDB_VERSION_74 if config.compat_version >= (7, 4) else rdb.RDB_VERSION)
@@ -220,13 +223,23 @@ class Server(ServerFields, _Declared):
         cl = self.cluster
         if cl is not None and cl.todo:  # cluster_before_sleep, inline: this runs once per pass
             cl.before_sleep()
-        if self.aof.buf:  # the AOF is written (and fsynced, if always) before any reply goes out
-            self.aof.flush()
+        aof = self.aof
+        if aof.buf:  # the AOF is written (and fsynced, if always) before any reply goes out
+            aof.flush()
+            if aof.fsynced_reploff != -1:  # WAITAOF's clients (the offset is also taken when read)
+                self.aof_synced()
         clients = self.pending_writes
         self.pending_writes = []
         flush_clients(clients)  # type: ignore[arg-type]  # net/client.py's Client, not yet typed as the protocol
         if self.client_evict_pending:
             clienteviction.evict_pending(self)
+
+    def aof_synced(self) -> None:
+        """WAITAOF's offset (what the AOF's fsyncs reached), and the clients it wakes: before the
+        replies go out, and from the cron (an everysec fsync ends on its own thread)."""
+        self.aof.update_fsynced()
+        if self.repl.master.waiting_aof:
+            self.repl.master.serve_waiting_aof()
 
     def cluster_before_sleep(self) -> None:
         """The cluster's deferred work (clusterBeforeSleep: its state, nodes.conf), before any
@@ -741,6 +754,8 @@ class Server(ServerFields, _Declared):
         if self.repl.own_expires and self.active_expire_enabled and not self.pause_until_ms:
             self.repl.expire_own_keys()  # a writable replica's own keys (expireSlaveKeys)
         self.aof.cron()
+        if self.aof.fsynced_reploff != -1:
+            self.aof_synced()
         if self.sampling_paused:
             latency.resume_sampling(self)
         if self.config.latency_monitor_threshold and budget < 2000:

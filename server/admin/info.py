@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 
 from raxdb.server.base import latency
 from raxdb.server.base.loading import ASYNC, SYNC
-from raxdb.server.base.version import VERSION
 from raxdb.server.events import pubsub, tracking
 from raxdb.server.memory import evict
 from raxdb.server.memory import overhead as memoverhead
@@ -70,7 +69,7 @@ def _server(srv: Server) -> list[str]:
     u = platform.uname()
     cfg = srv.config
     return [
-        f"redis_version:{VERSION}",
+        f"redis_version:{srv.redis_version}",
         "redis_git_sha1:00000000",
         "redis_git_dirty:0",
         f"redis_build_id:{srv.build_id}",

@@ -45,9 +45,10 @@ cdef class ServerFields:
     cdef public ConfigFields config  # typed: the encoding thresholds are C struct fields
     cdef public list monitors  # typed: its truth test (every redis.call's) is a C size check
     cdef public object tracking, notify_flags, stat_keyspace_hits, stat_keyspace_misses
-    # the read event's: blocked clients' keys to serve, the cluster's slot test, the clients
+    # the read event's: blocked clients' keys to serve, the hot loop's dispatch table (the
+    # server's own: its generation's commands), the cluster's slot test, the clients
     # with output to flush (typed: its length test and append are C), the client eviction limit
-    cdef public dict ready_keys
+    cdef public dict ready_keys, fast_dispatch
     cdef public list pending_writes
     cdef public object cluster_local, client_evict_limit
     # EVAL's script cache (server/scripting/scripts.py), None until the first script

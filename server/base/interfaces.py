@@ -199,6 +199,8 @@ class Server(Protocol):
     # configuration, command table, databases, clients
     config: Any
     table: Any
+    fast_dispatch: dict[bytes, Any]  # the hot loop's part of `table` (its generation's commands)
+    redis_version: str  # the Redis version it answers as (compat-version): INFO, HELLO, the RDB
     dbs: list[Database]
     clients: dict[int, Client]
     next_client_id: int
@@ -323,6 +325,7 @@ class Server(Protocol):
 
     def flush_writes(self) -> None: ...
     def cluster_before_sleep(self) -> None: ...
+    def aof_synced(self) -> None: ...  # WAITAOF: the AOF's fsynced offset taken, its waiting clients served
     def update_plain_all(self) -> None: ...
     def stop_listening(self) -> None: ...
     def listen_again(self) -> None: ...

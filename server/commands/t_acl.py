@@ -139,7 +139,8 @@ def acl_log(c, argv):
             raise CommandError("ERR value is not an integer or out of range")
         count = max(n, 0)
     now = c.server.now_ms
-    return R.array([A.log_entry_reply(e, c.enc, now) for e in log[:count]])
+    newer = c.server.config.compat_version >= (7, 2)
+    return R.array([A.log_entry_reply(e, c.enc, now, newer) for e in log[:count]])
 
 
 @command("acl|dryrun")

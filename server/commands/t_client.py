@@ -1,7 +1,7 @@
 """CLIENT subcommands (Redis's networking.c clientCommand), with Redis 7.0's replies and errors.
 
 CLIENT LIST / INFO lines carry the same fields in the same order as Redis 7.0 (plus lib-name and
-lib-ver once a client has sent CLIENT SETINFO, as 7.2 shows them), so tools that parse them keep
+lib-ver on a server answering as 7.2+: compat-version, which also has SETINFO and NO-TOUCH), so tools that parse them keep
 working; buffer figures are raxdb's own.  The line, a client's memory and the rule for its name
 are conn/clientinfo.py's (the log, the ACL log and client eviction use them too); here they are
 parsed for and answered.  CLIENT PAUSE keeps its state on the Server (`Server.pause`,
@@ -219,6 +219,7 @@ def client_no_evict(c, argv):
 @command("client|no-touch")
 def client_no_touch(c, argv):
     c.no_touch = _on_off(argv[2])
+    c.update_plain()  # a client in this mode takes the full path (Client._call_untouched)
     return R.OK
 
 
@@ -395,8 +396,13 @@ _HELP = [
     "NO-EVICT (ON|OFF)",
     "    Protect current client connection from eviction.",
 ]
+# Redis 7.2's (compat-version): SETINFO after SETNAME, NO-TOUCH last
+_SETNAME_END = _HELP.index("SETNAME <name>") + 2
+_HELP_72 = [*_HELP[:_SETNAME_END], "SETINFO <option> <value>", "    Set client meta attr. Options are:",
+            "    * LIB-NAME: the client lib name.", "    * LIB-VER: the client lib version.",
+            *_HELP[_SETNAME_END:], "NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on."]
 
 
 @command("client|help")
 def client_help(c, argv):
-    return help_reply("CLIENT", _HELP)
+    return help_reply("CLIENT", _HELP_72 if c.server.config.compat_version >= (7, 2) else _HELP)

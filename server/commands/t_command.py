@@ -3,7 +3,7 @@
 Replies are rendered from the command table's metadata trees (Redis 7.0's own COMMAND INFO and
 COMMAND DOCS output), restricted to what raxdb implements: a container lists only the
 subcommands it has handlers for, so clients (redis-cli hints, cluster clients, ACL tooling) see
-exactly what they can call.
+exactly what they can call; and to the server's generation (its own table: compat-version).
 
 Key extraction is the command table's (table/getkeys.py: the key specs walked as Redis's
 getKeysUsingKeySpecs walks them, and Redis's hand-written getkeys functions where it has them);
@@ -20,7 +20,7 @@ from raxdb.server.base.errors import CommandError
 from raxdb.server.commands.t_config import help_reply
 from raxdb.server.table import metadata
 from raxdb.server.table.getkeys import KEYS_PROCS, KeyRefs, key_refs, key_specs
-from raxdb.server.table.registry import TABLE, Command, command
+from raxdb.server.table.registry import Command, CommandTable, command
 from raxdb.storage.glob import glob_match
 
 
@@ -45,31 +45,31 @@ def _info_reply(cmd: Command | None, enc: R.Encoder) -> bytes:
 @command("command")
 def command_all(c, argv):
     enc = c.enc
-    return R.array([_info_reply(cmd, enc) for cmd in TABLE.all_commands()])
+    return R.array([_info_reply(cmd, enc) for cmd in c.server.table.all_commands()])
 
 
 @command("command|count")
 def command_count(c, argv):
-    return R.integer(len(TABLE.commands))
+    return R.integer(len(c.server.table.commands))
 
 
 @command("command|info")
 def command_info(c, argv):
     enc = c.enc
     if len(argv) == 2:
-        return R.array([_info_reply(cmd, enc) for cmd in TABLE.all_commands()])
-    return R.array([_info_reply(TABLE.lookup_name(name), enc) for name in argv[2:]])
+        return R.array([_info_reply(cmd, enc) for cmd in c.server.table.all_commands()])
+    return R.array([_info_reply(c.server.table.lookup_name(name), enc) for name in argv[2:]])
 
 
 @command("command|docs")
 def command_docs(c, argv):
     enc = c.enc
     if len(argv) == 2:
-        cmds = TABLE.all_commands()
+        cmds = c.server.table.all_commands()
     else:
         cmds = []
         for name in argv[2:]:
-            cmd = TABLE.lookup_name(name)
+            cmd = c.server.table.lookup_name(name)
             if cmd is not None and cmd not in cmds:
                 cmds.append(cmd)
     flat = []
@@ -83,7 +83,7 @@ def command_docs(c, argv):
 
 @command("command|list")
 def command_list(c, argv):
-    cmds = TABLE.every_command()
+    cmds = c.server.table.every_command()
     if len(argv) > 2:
         if len(argv) != 5 or argv[2].lower() != b"filterby":
             raise CommandError("ERR syntax error")
@@ -128,14 +128,14 @@ def command_help(c, argv):
 
 
 # ---- GETKEYS / GETKEYSANDFLAGS (the keys: table/getkeys.py) -------------------------------------
-def _resolve(argv: list[bytes]) -> Command | None:
+def _resolve(table: CommandTable, argv: list[bytes]) -> Command | None:
     """The command named by argv (implemented ones first, else Redis 7.0's metadata)."""
-    cmd = TABLE.lookup(argv)
+    cmd = table.lookup(argv)
     if cmd is not None and cmd.proc is not None:
         return cmd
     name = argv[0].lower().decode(errors="replace")
-    meta = TABLE.meta.get(name)
-    if meta is None or (cmd is None and name in TABLE.registered):  # renamed away (rename-command)
+    meta = table.meta.get(name)
+    if meta is None or (cmd is None and name in table.registered):  # renamed away (rename-command)
         return None
     top = Command(name, meta)
     if not meta.subcommands:
@@ -147,9 +147,9 @@ def _resolve(argv: list[bytes]) -> Command | None:
     return None if sub_meta is None else Command(sub, sub_meta, parent=top)
 
 
-def _getkeys(argv: list[bytes]) -> KeyRefs:
+def _getkeys(table: CommandTable, argv: list[bytes]) -> KeyRefs:
     args = argv[2:]
-    cmd = _resolve(args)
+    cmd = _resolve(table, args)
     if cmd is None:
         raise CommandError("ERR Invalid command specified")
     if not key_specs(cmd) and cmd.fullname not in KEYS_PROCS:
@@ -164,11 +164,11 @@ def _getkeys(argv: list[bytes]) -> KeyRefs:
 
 @command("command|getkeys")
 def command_getkeys(c, argv):
-    return R.bulk_array([argv[2 + pos] for pos, _ in _getkeys(argv)])
+    return R.bulk_array([argv[2 + pos] for pos, _ in _getkeys(c.server.table, argv)])
 
 
 @command("command|getkeysandflags")
 def command_getkeysandflags(c, argv):
     enc = c.enc
     return R.array([R.array([R.bulk(argv[2 + pos]), enc.set([R.status(f) for f in flags])])
-                    for pos, flags in _getkeys(argv)])
+                    for pos, flags in _getkeys(c.server.table, argv)])

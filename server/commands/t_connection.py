@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import DB_INDEX, WRONGPASS, CommandError, c_str
-from raxdb.server.base.version import VERSION
 from raxdb.server.conn import lifecycle
 from raxdb.server.conn.clientinfo import validate_client_name
 from raxdb.server.events import tracking
@@ -111,7 +110,7 @@ def hello(c, argv):
     srv = c.server
     return enc.map([
         R.bulk(b"server"), R.bulk(b"redis"),
-        R.bulk(b"version"), R.bulk(VERSION.encode()),
+        R.bulk(b"version"), R.bulk(srv.redis_version.encode()),
         R.bulk(b"proto"), R.integer(c.resp),
         R.bulk(b"id"), R.integer(c.id),
         R.bulk(b"mode"), R.bulk(b"cluster" if srv.cluster is not None else b"standalone"),
@@ -128,7 +127,9 @@ def reset(c, argv):
     c.set_protocol(2)
     c.name = b""
     c.reply_mode = "on"
-    c.no_evict = c.no_touch = False
+    c.no_touch = False
+    if c.server.config.compat_version >= (7, 2):  # 7.0.15 keeps CLIENT NO-EVICT across a RESET
+        c.no_evict = False
     tracking.disable(c)
     c.server.acl.set_default_auth(c)
     if c.is_monitor:

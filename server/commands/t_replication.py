@@ -4,9 +4,9 @@ server/replication/failover.py's; these parse and dispatch."""
 
 from __future__ import annotations
 
-from raxdb.server.base.errors import CommandError
+from raxdb.server.base.errors import NOT_POSITIVE, CommandError
 from raxdb.server.net import blocking
-from raxdb.server.table.args import to_int
+from raxdb.server.table.args import maybe_int, to_int
 from raxdb.server.table.registry import NO_REPLY, command
 
 
@@ -27,6 +27,27 @@ def failover(c, argv):
     if c.server.cluster is not None:
         raise CommandError("ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead.")
     return c.server.repl.failover.command(c, argv)
+
+
+@command("waitaof")
+def waitaof(c, argv):
+    """WAITAOF numlocal numreplicas timeout (7.2, compat-version): [local, replicas] whose AOF
+    has the client's last write on disk (Client.write_offset), once both counts are reached or the
+    timeout passed."""
+    srv = c.server
+    numlocal = to_int(argv[1])
+    if not 0 <= numlocal <= 1:
+        raise CommandError("ERR value is out of range, value must between 0 and 1")
+    numreplicas = maybe_int(argv[2])
+    if numreplicas is None or numreplicas < 0:  # getPositiveLong...: one error for both
+        raise CommandError(NOT_POSITIVE)
+    deadline = blocking.parse_timeout_ms(argv[3], srv.now_ms)
+    if srv.repl.masterhost is not None:
+        raise CommandError("ERR WAITAOF cannot be used with replica instances. Please also note that writes to "
+                           "replicas are just local and are not propagated.")
+    if numlocal and srv.config.values["appendonly"] != "yes":
+        raise CommandError("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.")
+    return srv.repl.master.waitaof(c, numlocal, numreplicas, deadline)
 
 
 @command("wait")

@@ -28,7 +28,6 @@ from raxdb.server.base.errors import (
 )
 from raxdb.server.base.log import LOG
 from raxdb.server.base.numparse import strtod, strtoll
-from raxdb.server.base.version import VERSION
 from raxdb.server.commands import testcontrols
 from raxdb.server.commands.t_config import help_reply
 from raxdb.server.commands.t_keys import object_encoding, object_value
@@ -824,7 +823,7 @@ def lolwut(c, argv):
         if v is None:
             raise CommandError(NOT_INTEGER)
         version = v
-    footer = f"Redis ver. {VERSION}\n"
+    footer = f"Redis ver. {c.server.redis_version}\n"
     if version == 5:
         art = "\n".join("".join("\u2800\u28ff"[(x * 7 + y * 3) % 2] for x in range(32)) for y in range(8))
         footer = f"{art}\n\nGeorg Nees - schotter, plotter on paper, 1968. {footer}"

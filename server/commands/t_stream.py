@@ -1131,7 +1131,8 @@ def xclaim(c, argv):
         propagate_last_id = prop
     if deliverytime == -1 or deliverytime < 0 or deliverytime > now:
         deliverytime = now
-    cons = None  # looked up (or created) at the first claim, as Redis 7.0 does
+    # looked up (or created) at the first claim, as Redis 7.0 does; from 7.2 on, claim or not
+    cons = _consumer_for(c, s, cg, argv[3], key) if c.server.config.compat_version >= (7, 2) else None
     out = []
     for j, eid in enumerate(ids, 5):
         k = id_key(eid)
@@ -1205,7 +1206,8 @@ def xautoclaim(c, argv):
         raise _nogroup(key, argv[2])
     if count * 16 > 1 << 40:
         raise CommandError("ERR Insufficient memory, failed allocating transient memory, COUNT too high.")
-    cons = None  # looked up (or created) at the first claim, as Redis 7.0 does
+    # looked up (or created) at the first claim, as Redis 7.0 does; from 7.2 on, claim or not
+    cons = _consumer_for(c, s, cg, argv[3], key) if c.server.config.compat_version >= (7, 2) else None
     now = c.server.now_ms
     attempts = count * 10
     prop = c.server.also_propagate is not None
@@ -1296,6 +1298,7 @@ def xinfo_stream(c, argv):
                  b(b"last-entry"), last[0] if last else enc.null]
         return enc.map(head)
     n, items = range_reply(s, 0, MAX_ID, count, False)
+    newer = c.server.config.compat_version >= (7, 2)
     head += [b(b"entries"), b"*%d\r\n%s" % (n, b"".join(items)), b(b"groups")]
     groups = []
     if s.cgroups is not None:
@@ -1314,8 +1317,10 @@ def xinfo_stream(c, argv):
                         break
                     cpending.append(b"*3\r\n%s%s%s" % (_bulk_id(key_id(k)), R.integer(nack.delivery_time),
                                                        R.integer(nack.delivery_count)))
-                consumers.append(enc.map([b(b"name"), b(cname), b(b"seen-time"), R.integer(cons.seen_time),
-                                          b(b"pel-count"), R.integer(len(cons.pel)), b(b"pending"),
+                fields = [b(b"name"), b(cname), b(b"seen-time"), R.integer(cons.seen_time)]
+                if newer:  # 7.2: the last successful interaction beside the last attempt
+                    fields += [b(b"active-time"), R.integer(cons.active_time)]
+                consumers.append(enc.map([*fields, b(b"pel-count"), R.integer(len(cons.pel)), b(b"pending"),
                                           _array(cpending)]))
             groups.append(enc.map([b(b"name"), b(name), b(b"last-delivered-id"), _bulk_id(cg.last_id),
                                    b(b"entries-read"), _entries_read(c, cg), b(b"lag"), _group_lag(c, s, cg),
@@ -1349,9 +1354,13 @@ def xinfo_consumers(c, argv):
     now = c.server.now_ms
     b = R.bulk
     out = []
+    newer = c.server.config.compat_version >= (7, 2)
     for name, cons in cg.consumers.items():
-        out.append(c.enc.map([b(b"name"), b(name), b(b"pending"), R.integer(len(cons.pel)), b(b"idle"),
-                              R.integer(max(now - cons.seen_time, 0))]))
+        fields = [b(b"name"), b(name), b(b"pending"), R.integer(len(cons.pel)), b(b"idle"),
+                  R.integer(max(now - cons.seen_time, 0))]
+        if newer:  # 7.2: since the last successful interaction (-1: none yet)
+            fields += [b(b"inactive"), R.integer(now - cons.active_time if cons.active_time != -1 else -1)]
+        out.append(c.enc.map(fields))
     return _array(out)
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 from raxdb.protocol import reply as R
-from raxdb.server.base.errors import SYNTAX, WRONGTYPE, CommandError, c_str
+from raxdb.server.base.errors import SYNTAX, WRONGTYPE, CommandError, c_str, wrong_arity
 from raxdb.server.base.numparse import digits_value, plain_decimal, string2d, strtod_blanks
 from raxdb.server.commands.scanargs import parse_cursor, parse_scan_options
 from raxdb.server.events import propagate
@@ -51,7 +51,6 @@ from raxdb.storage.zset import (
     LexRange,
     ScoreRange,
     ZSet,
-    format_score,
     zset_add,
 )
 
@@ -136,11 +135,11 @@ def pairs_reply(c, pairs: list[tuple[float, bytes]], withscores: bool) -> bytes:
     if c.resp == 2:
         parts = []
         for s, m in pairs:
-            f = format_score(s)
+            f = c.enc.double_text(s)
             parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(m), m, len(f), f))
         return b"*%d\r\n" % (2 * len(pairs)) + b"".join(parts)
     return b"*%d\r\n" % len(pairs) + b"".join(
-        [b"*2\r\n$%d\r\n%s\r\n,%s\r\n" % (len(m), m, format_score(s)) for s, m in pairs])
+        [b"*2\r\n$%d\r\n%s\r\n,%s\r\n" % (len(m), m, c.enc.double_text(s)) for s, m in pairs])
 
 
 def _flat_pairs_reply(c, pairs: list[tuple[float, bytes]]) -> bytes:
@@ -328,11 +327,24 @@ def zmscore(c, argv):
 
 
 def _rank(c, argv, reverse: bool) -> bytes:
+    """Z[REV]RANK key member [WITHSCORE]: the option exists from 7.2 on (compat-version), where
+    the command's arity is -3; 7.0's arity 3 refuses it before this runs."""
+    withscore = len(argv) > 3
+    if withscore:
+        if len(argv) > 4:
+            raise wrong_arity("zrevrank" if reverse else "zrank")
+        if option_word(argv[3]) != b"withscore":
+            raise CommandError(SYNTAX)
     zs = get_zset(c, argv[1])
+    enc = c.enc
     if zs is None:
-        return c.enc.null
+        return enc.null_array if withscore else enc.null
     r = zs.rank(argv[2], reverse)
-    return c.enc.null if r is None else R.integer(r)
+    if r is None:
+        return enc.null_array if withscore else enc.null
+    if withscore:
+        return b"*2\r\n%s%s" % (R.integer(r), enc.double(zs.score(argv[2])))
+    return R.integer(r)
 
 
 @command("zrank")
@@ -963,10 +975,13 @@ def zscan(c, argv):
     nxt, items = zs.scan(cursor, opts.count)  # member, score text, member, score text...
     match = None if opts.match is None else compile_glob(opts.match)
     parts = []
+    short = c.enc.short_doubles  # 7.2's d2string (compat-version): the shortest text of the score
     for i in range(0, len(items), 2):
         m = items[i]
         if match is None or match(m):
             f = items[i + 1]
+            if short:
+                f = c.enc.double_text(float(f))
             parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(m), m, len(f), f))
     cur = b"%d" % nxt
     return b"*2\r\n$%d\r\n%s\r\n*%d\r\n" % (len(cur), cur, 2 * len(parts)) + b"".join(parts)

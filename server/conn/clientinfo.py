@@ -11,8 +11,8 @@ Rule: imports only table/ and base/ of the server (and conn/, its own layer): th
 by its attributes alone, as the Client (net/client.py) defines them.
 
 Invariants: nothing here changes the client it describes.  The line has Redis 7.0's fields in
-Redis 7.0's order (plus lib-name and lib-ver once a client has sent CLIENT SETINFO, as 7.2 shows
-them), so tools that parse it keep working; the memory fields are Redis's figures for the same
+Redis 7.0's order (plus lib-name and lib-ver, empty until CLIENT SETINFO sets them, on a server
+answering as 7.2+: compat-version), so tools that parse it keep working; the memory fields are Redis's figures for the same
 buffers (conn/clientbufs.py), and tot-mem on the line is `client_memory` of the same client.
 `current` is the client running the command: its query buffer and argv still hold that command,
 and its cmd= names it, as in Redis.
@@ -148,7 +148,7 @@ def client_info_line(c, current=None) -> str:
             f"multi-mem={multi_mem} rbs={c.rb_size} rbp={c.rb_peak} obl=0 oll=0 omem={omem} "
             f"tot-mem={_total(c, *parts)} events={'rw' if omem else 'r'} cmd={cmd_name} "
             f"user={c.user.name.decode(errors='surrogateescape')} redir={ct.redirect if (ct := c.tracking) is not None else -1} resp={c.resp}")
-    if c.lib_name or c.lib_ver:
+    if srv.config.compat_version >= (7, 2):  # CLIENT SETINFO's fields, empty until it sets them
         line += f" lib-name={c.lib_name.decode(errors='replace')} lib-ver={c.lib_ver.decode(errors='replace')}"
     return line
 

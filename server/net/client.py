@@ -93,7 +93,7 @@ from raxdb.server.net import faults as _faults
 from raxdb.server.net.blocking import handle_ready_keys
 from raxdb.server.security import acl as _acl
 from raxdb.server.security.protected import DENIED, protected_mode_denies
-from raxdb.server.table.registry import BLOCKED, TABLE, Command
+from raxdb.server.table.registry import BLOCKED, Command
 from raxdb.server.table.scriptflags import FLAG_NO_WRITES, script_flags
 
 if TYPE_CHECKING:
@@ -113,7 +113,6 @@ if not cython.compiled:  # compiled, client.pxd holds these inline: clock_gettim
     perf_clock_ns = time.perf_counter_ns
     _time_ns = time.time_ns
 _join = b"".join
-_fast_dispatch = TABLE.fast_dispatch  # the hot loop's table (global; changed in place, never replaced)
 _refuses, _account = evict.refuses, evict.account
 
 
@@ -144,7 +143,7 @@ class Client(ClientFields, asyncio.Protocol):
         self.dbid = 0
         self.db: Database = server.dbs[0]
         self.resp = 2
-        self.enc = R.RESP2
+        self.enc = R.RESP2_72 if server.config.compat_version >= (7, 2) else R.RESP2
         self.name = b""
         self.lib_name = b""
         self.lib_ver = b""
@@ -246,7 +245,7 @@ class Client(ClientFields, asyncio.Protocol):
                  and srv.busy_script is None and not self.close_after_reply and self.tracking is None
                  and not srv.persistence.stats.get("loading")
                  and self.user.free and not srv.repl.write_gate and not srv.replica_gate
-                 and not srv.rdb_gate and srv.fault_error is None)
+                 and not srv.rdb_gate and srv.fault_error is None and not self.no_touch)
         self.plain = plain and self.multi is None
         # the same, inside MULTI: the fast loop queues a command whose own checks pass
         self.queueing = plain and self.multi is not None
@@ -259,7 +258,10 @@ class Client(ClientFields, asyncio.Protocol):
 
     def set_protocol(self, version: int) -> None:
         self.resp = version
-        self.enc = R.RESP3 if version == 3 else R.RESP2
+        if self.server.config.compat_version >= (7, 2):  # 7.2's doubles (compat-version)
+            self.enc = R.RESP3_72 if version == 3 else R.RESP2_72
+        else:
+            self.enc = R.RESP3 if version == 3 else R.RESP2
         self.update_plain()
 
     def idle_timeout_applies(self) -> bool:
@@ -696,7 +698,10 @@ class Client(ClientFields, asyncio.Protocol):
                 self._reject(cmd, ("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT"
                                    " / RESET are allowed in this context" % cmd.fullname).encode(), out)
                 return
-            r = self.call(cmd, argv, t0)
+            if self.no_touch and cmd.fullname != "touch":
+                r = self._call_untouched(cmd, argv, t0)
+            else:
+                r = self.call(cmd, argv, t0)
             if srv.ready_keys:
                 handle_ready_keys(srv)
             dur = perf_clock_ns() - t0
@@ -719,6 +724,22 @@ class Client(ClientFields, asyncio.Protocol):
         Used by `execute()`, EXEC and scripts.  The fast loop in `_run_fast` inlines the same
         steps on purpose: a method call per command is measurable there."""
         return call_command(self, cmd, argv, t0, log_slow)
+
+    def _call_untouched(self, cmd: Command, argv: list[bytes], t0: int | None) -> Any:
+        """`call` for a client in CLIENT NO-TOUCH mode: its lookups (in EXEC and scripts too) are
+        no accesses of the keys (OBJECT IDLETIME, LFU), as Redis 7.2's lookupKey skips them for
+        the current client; TOUCH is not run here.  (A client in this mode is not `plain`.)"""
+        srv = self.server
+        dbs = srv.dbs
+        was = [db.touch for db in dbs]
+        for db in dbs:
+            db.touch = False
+        try:
+            return self.call(cmd, argv, t0)
+        finally:
+            child = srv.persistence.has_child()  # a BGSAVE it started keeps lookups untouched
+            for db, on in zip(dbs, was, strict=True):
+                db.touch = on and not child
 
     def _disk_denies(self, cmd: Command, argv: list[bytes]) -> bool:
         """processCommand's is_write_command or PING, which a disk error refuses."""
@@ -1058,7 +1079,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     if fed < 0:
         fed = nbase
     srv = c.server
-    dispatch = _fast_dispatch  # typed (client.pxd): its get is a C dict lookup
+    dispatch = srv.fast_dispatch  # the server's (its generation's); typed (client.pxd): its get is a C dict lookup
     done = 0
     clean = False
     last = None

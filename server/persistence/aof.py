@@ -76,25 +76,28 @@ class Bio:
     left in `unlogged` for the loop's cron to log."""
 
     def __init__(self) -> None:
-        self.jobs: queue.SimpleQueue[tuple[str, int]] = queue.SimpleQueue()
+        self.jobs: queue.SimpleQueue[tuple[str, int, int]] = queue.SimpleQueue()
         self.pending = 0
+        # the replication offset the last successful fsync covered (fsynced_reploff_pending;
+        # written by the thread, read by the loop: an int's store is atomic under the GIL)
+        self.synced_offset = 0
         self.error: int | None = None
         self.unlogged: str | None = None
         self.lock = threading.Lock()
         self.thread: threading.Thread | None = None
 
-    def submit(self, kind: str, fd: int) -> None:
+    def submit(self, kind: str, fd: int, offset: int = -1) -> None:
         if self.thread is None:
             self.thread = threading.Thread(target=self._run, name="aof-bio", daemon=True)
             self.thread.start()
         if kind == "fsync":
             with self.lock:
                 self.pending += 1
-        self.jobs.put((kind, fd))
+        self.jobs.put((kind, fd, offset))
 
     def _run(self) -> None:
         while True:
-            kind, fd = self.jobs.get()
+            kind, fd, offset = self.jobs.get()
             try:
                 os.fdatasync(fd)
             except OSError as exc:
@@ -106,6 +109,8 @@ class Bio:
             else:
                 if kind == "fsync":
                     self.error = None
+                    if offset >= 0:
+                        self.synced_offset = offset
             if kind == "close":
                 try:
                     os.close(fd)
@@ -136,6 +141,10 @@ class AOF(AofFields):
         self.incr_size = -1
         self.flush_sleep_us = 0  # DEBUG AOF-FLUSH-SLEEP
         self.incr_fsync_offset = 0
+        # WAITAOF (7.2, compat-version): the replication offset the AOF has on disk
+        # (fsynced_reploff; -1 with the AOF off, 0 until the first rewrite of CONFIG SET appendonly
+        # yes is done), taken from `bio.synced_offset` before each loop iteration's replies
+        self.fsynced_reploff = 0 if self.state == ON else -1
         self.last_fsync = int(clock.seconds(self.srv))
         self.flush_postponed_start = 0
         self.delayed_fsync = 0
@@ -207,6 +216,7 @@ class AOF(AofFields):
             self.current_size = self.base_size + sum(_size(self.path(i.name)) for i in m.incrs)
         self.srv.propagation_targets.append(self)
         propagate.sync(self.srv)
+        self.backlog_for_waitaof()
 
     def write_manifest(self) -> None:
         """writeAofManifestFile for `self.manifest`; OSError when it fails (start-up exits)."""
@@ -297,6 +307,9 @@ class AOF(AofFields):
             # Nothing new, but what the last writes left unsynced still gets its fsync (a client
             # that stopped writing within the second would otherwise wait for the next write).
             if self.incr_fsync_offset == self.incr_size:
+                # all on disk: so is the stream up to now (what went only to replicas)
+                if policy != "no" and not self.bio.pending:
+                    self.bio.synced_offset = self.srv.repl.master_repl_offset
                 return
             if policy == "everysec":
                 if now <= self.last_fsync or self.bio.pending:
@@ -334,9 +347,10 @@ class AOF(AofFields):
                 latency.add_sample_if_needed(self.srv, "aof-fsync-always", int((time.monotonic() - started) * 1000))
             self.incr_fsync_offset = self.incr_size
             self.last_fsync = now
+            self.bio.synced_offset = self.srv.repl.master_repl_offset
         elif policy == "everysec" and now > self.last_fsync:
             if not in_progress:
-                self.bio.submit("fsync", fd)
+                self.bio.submit("fsync", fd, self.srv.repl.master_repl_offset)
                 self.incr_fsync_offset = self.incr_size
             self.last_fsync = now
 
@@ -451,6 +465,7 @@ class AOF(AofFields):
         self.fd = -1
         self.selected_db = -1
         self.state = OFF
+        self.fsynced_reploff = -1
         self.rewrite_scheduled = False
         self.incr_size = self.incr_fsync_offset = 0
         self.kill_child()
@@ -467,6 +482,10 @@ class AOF(AofFields):
             return False
         p = self.srv.persistence
         self.state = WAIT_REWRITE
+        # what is on disk counts from the rewrite's end on (the stream so far, then the fsyncs')
+        self.fsynced_reploff = 0
+        self.bio.synced_offset = self.srv.repl.master_repl_offset
+        self.backlog_for_waitaof()
         if p.has_child() and p.child_type != "aof":
             self.rewrite_scheduled = True
             LOG.warning("AOF was enabled but there is already another background operation. An AOF background was "
@@ -497,6 +516,19 @@ class AOF(AofFields):
             srv.propagation_targets.append(self)
         propagate.sync(srv)
         return True
+
+    def backlog_for_waitaof(self) -> None:
+        """From 7.2 on (compat-version) a master with the AOF on keeps a replication backlog even
+        without replicas, as WAITAOF counts in replication offsets, which only a backlog moves."""
+        repl = self.srv.repl
+        if self.srv.config.compat_version >= (7, 2) and repl.backlog is None and repl.masterhost is None:
+            repl.create_backlog()
+
+    def update_fsynced(self) -> None:
+        """beforeSleep's: the offset the fsyncs reached becomes what WAITAOF counts (with the AOF
+        on; not while the first rewrite still writes the dataset)."""
+        if self.state == ON and self.fsynced_reploff != -1:
+            self.fsynced_reploff = self.bio.synced_offset
 
     # ---- rewriting ------------------------------------------------------------------------------
     def rewrite_background(self) -> bool:

@@ -50,7 +50,6 @@ from raxdb.server.base.files import WriteFailed, remove_quietly, write_atomicall
 from raxdb.server.base.loading import SYNC
 from raxdb.server.base.log import LOG
 from raxdb.server.base.numparse import strtoll
-from raxdb.server.base.version import VERSION
 from raxdb.server.config import oomscore
 from raxdb.server.events.propagate import deletion
 from raxdb.server.persistence import childinfo, loading
@@ -158,7 +157,7 @@ class Persistence:
 
     def _aux(self, aof_base: bool) -> list[tuple[bytes, bytes]]:
         used = self.used_at_fork if self.used_at_fork is not None else self.srv.used_memory()
-        aux = [(b"redis-ver", VERSION.encode()), (b"redis-bits", b"64"), (b"ctime", b"%d" % int(clock.seconds(self.srv))),
+        aux = [(b"redis-ver", self.srv.redis_version.encode()), (b"redis-bits", b"64"), (b"ctime", b"%d" % int(clock.seconds(self.srv))),
                (b"used-mem", b"%d" % used)]
         repl = self.srv.repl
         stream_db = None if aof_base else repl.rdb_save_info()

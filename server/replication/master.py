@@ -83,7 +83,7 @@ class Replica:
     """What a master knows of one replica connection (the CLIENT_SLAVE part of Redis's client)."""
 
     __slots__ = ("client", "flagged", "state", "port", "addr", "capa_eof", "capa_psync2", "rdb_only", "req",
-                 "pre_psync", "ack_off", "ack_time", "initial_offset", "pending_from",
+                 "pre_psync", "ack_off", "aof_ack_off", "ack_time", "initial_offset", "pending_from",
                  "stream_on_ack", "master", "last_partial_write", "pipe_taken")
 
     def __init__(self, client: Client) -> None:
@@ -98,6 +98,7 @@ class Replica:
         self.req = 0  # REQ_EXCLUDE_* bits
         self.pre_psync = False  # attached with the old SYNC: no ACKs expected
         self.ack_off = 0
+        self.aof_ack_off = 0  # REPLCONF ACK's FACK (7.2 replicas): the offset in its AOF on disk
         self.ack_time = 0
         self.initial_offset = 0  # the offset its +FULLRESYNC named
         # the offset of the first stream byte held for it in the backlog while it cannot take
@@ -195,6 +196,8 @@ class Master:
         self.no_replicas_since = clock.seconds(self.srv)
         self.good_replicas = 0
         self.waiting: list[tuple[Client, Any, int, int]] = []  # WAIT: (client, its block, offset, n)
+        # WAITAOF: (client, its block, offset, numlocal, numreplicas)
+        self.waiting_aof: list[tuple[Client, Any, int, int, int]] = []
         self.getack_pending = False
         # replication_cron_loops: Redis's first run is at start-up, before any replica can be
         # there; the cron here first runs a second later, so that first run counts as done.
@@ -669,6 +672,11 @@ class Master:
                 offset = maybe_int(val)
                 if offset is None:
                     return b""
+                # REPLCONF ACK <offset> [FACK <aofoffset>] (7.2 replicas): the AOF's on-disk offset
+                if len(argv) > j + 3 and argv[j + 2].lower() == b"fack":
+                    fack = maybe_int(argv[j + 3])
+                    if fack is not None and fack > r.aof_ack_off:
+                        r.aof_ack_off = fack
                 self.ack(r, offset)
                 return b""
             elif opt == b"getack":
@@ -705,6 +713,8 @@ class Master:
             r.start_stream()
         if self.waiting:
             self.serve_waiting()
+        if self.waiting_aof:
+            self.serve_waiting_aof()
         self.repl.failover.check_soon()  # a failover waits for this ACK
 
     # ---- leaving ---------------------------------------------------------------------------------
@@ -824,6 +834,47 @@ class Master:
         self.waiting.append((c, c.block_state, offset, numreplicas))
         self.request_acks()
         return res
+
+    def count_aof_acks(self, offset: int) -> int:
+        """replicationCountAOFAcksByOffset: the replicas whose AOF has `offset` on disk."""
+        return sum(1 for r in self.repl.replicas if r.state == ONLINE and r.aof_ack_off >= offset)
+
+    def _aof_counts(self, offset: int) -> tuple[int, int]:
+        aof = self.srv.aof
+        aof.update_fsynced()  # what the fsyncs reached by now (beforeSleep's, taken when read)
+        local = aof.fsynced_reploff
+        return (1 if local != -1 and local >= offset else 0), self.count_aof_acks(offset)
+
+    def waitaof(self, c: Client, numlocal: int, numreplicas: int, deadline_ms: int) -> Any:
+        """WAITAOF (7.2): [local AOF, replicas' AOFs] that have the client's last write on disk,
+        once `numlocal` and `numreplicas` are reached or the timeout passed; at once inside MULTI
+        and scripts."""
+        offset = c.write_offset()
+        local, replicas = self._aof_counts(offset)
+        if (local >= numlocal and replicas >= numreplicas) or c.multi is not None or c.in_exec or c.is_script:
+            return R.array([R.integer(local), R.integer(replicas)])
+
+        def timed_out(cl: Client) -> bytes:
+            return R.array([R.integer(n) for n in self._aof_counts(offset)])
+
+        res = blocking.block(c, [], deadline_ms, lambda cl, key: None, timed_out)
+        self.waiting_aof.append((c, c.block_state, offset, numlocal, numreplicas))
+        self.request_acks()
+        return res
+
+    def serve_waiting_aof(self) -> None:
+        """processClientsWaitingReplicas's WAITAOF half: wake the clients whose counts are reached."""
+        still = []
+        for entry in self.waiting_aof:
+            c, state, offset, numlocal, numreplicas = entry
+            if c.block_state is not state or c.closed:
+                continue
+            local, replicas = self._aof_counts(offset)
+            if local >= numlocal and replicas >= numreplicas:
+                blocking.finish(c, R.array([R.integer(local), R.integer(replicas)]))
+            else:
+                still.append(entry)
+        self.waiting_aof = still
 
     def request_acks(self) -> None:
         """replicationRequestAckFromSlaves: one GETACK for every WAIT of this loop iteration,

@@ -176,7 +176,13 @@ class MasterClient(Client):
             queue_output(self, data)
 
     def send_ack(self) -> None:
-        self.send(propagate.encode_command([b"REPLCONF", b"ACK", b"%d" % self.reploff]))
+        ack = [b"REPLCONF", b"ACK", b"%d" % self.reploff]
+        srv = self.server
+        # 7.2 (compat-version): and the offset its AOF has on disk, for the master's WAITAOF
+        if srv.config.compat_version >= (7, 2) and srv.aof.fsynced_reploff != -1:
+            srv.aof.update_fsynced()
+            ack += [b"FACK", b"%d" % srv.aof.fsynced_reploff]
+        self.send(propagate.encode_command(ack))
 
     def update_plain(self) -> None:
         self.plain = False

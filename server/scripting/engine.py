@@ -29,7 +29,7 @@ import lupa.lua51 as lupa51
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import READONLY, CommandError
 from raxdb.server.base.log import LOG
-from raxdb.server.base.version import VERSION
+from raxdb.server.base.version import version_num
 from raxdb.server.conn import lifecycle
 from raxdb.server.events import propagate, tracking
 from raxdb.server.memory.evict import OOM
@@ -59,9 +59,6 @@ if TYPE_CHECKING:
 HOOK_INSTRUCTIONS = 100000
 _LLONG_MIN, _LLONG_LIMIT = -(1 << 63), 1 << 63
 _SMALL_INT_REPLIES = R.SMALL_INTS  # reply.integer's cached replies of -1..10000, by value + 1
-REDIS_VERSION = VERSION.encode()
-_MAJOR, _MINOR, _PATCH = map(int, VERSION.split("."))
-REDIS_VERSION_NUM = (_MAJOR << 16) | (_MINOR << 8) | _PATCH
 
 
 _LOG_LEVELS = {0: "debug", 1: "verbose", 2: "notice", 3: "warning"}
@@ -227,7 +224,8 @@ class Engine(Runner):
             t[k] = v
         consts = {b"LOG_DEBUG": 0, b"LOG_VERBOSE": 1, b"LOG_NOTICE": 2, b"LOG_WARNING": 3,
                   b"REPL_NONE": 0, b"REPL_AOF": 1, b"REPL_SLAVE": 2, b"REPL_REPLICA": 2, b"REPL_ALL": 3,
-                  b"REDIS_VERSION": REDIS_VERSION, b"REDIS_VERSION_NUM": REDIS_VERSION_NUM}
+                  b"REDIS_VERSION": self.server.redis_version.encode(),
+                  b"REDIS_VERSION_NUM": version_num(self.server.redis_version)}
         for k, v in consts.items():
             t[k] = v
         return t

@@ -42,7 +42,7 @@ from raxdb.server.base.fields import UserFields
 from raxdb.server.base.log import LOG
 from raxdb.server.conn.clientinfo import client_info_line
 from raxdb.server.table.getkeys import key_refs
-from raxdb.server.table.registry import EXTRA_COMMANDS, TABLE, Command
+from raxdb.server.table.registry import TABLE, Command, newer
 from raxdb.storage.glob import glob_match
 
 if TYPE_CHECKING:
@@ -136,11 +136,11 @@ class Universe:
         self.by_name: dict[str, AclCommand] = {}
         nid = 0
         for name, meta in TABLE.meta.items():
-            top = AclCommand(nid, meta, None, name in EXTRA_COMMANDS)
+            top = AclCommand(nid, meta, None, newer(name, (7, 0)))
             nid += 1
             self.top[name] = self.by_name[name] = top
             for full, sub_meta in meta.subcommands.items():
-                sub = AclCommand(nid, sub_meta, top, full in EXTRA_COMMANDS)
+                sub = AclCommand(nid, sub_meta, top, newer(full, (7, 0)))
                 nid += 1
                 top.subs[full.split("|", 1)[1]] = sub
                 self.by_name[full] = sub
@@ -608,10 +608,13 @@ def merge_selector_args(rules: list[bytes]) -> tuple[list[bytes] | None, int]:
 
 # ---- the ACL log ---------------------------------------------------------------------------------
 class LogEntry:
-    __slots__ = ("count", "reason", "context", "object", "username", "ctime", "cinfo")
+    __slots__ = ("count", "reason", "context", "object", "username", "ctime", "cinfo", "entry_id", "created")
 
-    def __init__(self, reason: int, context: int, obj: bytes, username: bytes, ctime: int, cinfo: bytes) -> None:
+    def __init__(self, reason: int, context: int, obj: bytes, username: bytes, ctime: int, cinfo: bytes,
+                 entry_id: int = 0) -> None:
         self.count = 1
+        self.entry_id = entry_id  # 7.2's entry-id: the server's count of entries made before it
+        self.created = ctime  # 7.2's timestamp-created (ctime is the last update)
         self.reason = reason
         self.context = context
         self.object = obj
@@ -628,6 +631,7 @@ class Acl:
         self.srv = srv
         self.users: dict[bytes, User] = {}
         self.log: list[LogEntry] = []  # newest first
+        self.log_entries = 0  # entries ever made (ACLLogEntryCount: ACL LOG RESET keeps it)
         self.default = self._create_default()
         self.users[b"default"] = self.default
 
@@ -778,7 +782,8 @@ class Acl:
                 e.cinfo, e.ctime = cinfo, now
                 e.count += 1
                 return
-        log.insert(0, LogEntry(reason, context, obj, username, now, cinfo))
+        log.insert(0, LogEntry(reason, context, obj, username, now, cinfo, self.log_entries))
+        self.log_entries += 1
         limit = int(self.srv.config.values["acllog-max-len"])
         del log[limit:]
 
@@ -969,8 +974,9 @@ def script_denied_text(ret: int) -> bytes:
     return b"The user executing the script " + reason
 
 
-def log_entry_reply(e: LogEntry, enc: Any, now: int) -> bytes:
-    return enc.map([
+def log_entry_reply(e: LogEntry, enc: Any, now: int, newer: bool = False) -> bytes:
+    """One ACL LOG entry; `newer` (compat-version 7.2+): with 7.2's entry-id and timestamps."""
+    fields = [
         R.bulk(b"count"), R.integer(e.count),
         R.bulk(b"reason"), R.bulk(_REASON_NAMES.get(e.reason, b"unknown")),
         R.bulk(b"context"), R.bulk(_CTX_NAMES.get(e.context, b"unknown")),
@@ -978,4 +984,8 @@ def log_entry_reply(e: LogEntry, enc: Any, now: int) -> bytes:
         R.bulk(b"username"), R.bulk(e.username),
         R.bulk(b"age-seconds"), enc.double((now - e.ctime) / 1000),
         R.bulk(b"client-info"), R.bulk(e.cinfo),
-    ])
+    ]
+    if newer:
+        fields += [R.bulk(b"entry-id"), R.integer(e.entry_id), R.bulk(b"timestamp-created"), R.integer(e.created),
+                   R.bulk(b"timestamp-last-updated"), R.integer(e.ctime)]
+    return enc.map(fields)

@@ -1,6 +1,7 @@
-"""Redis 7.0's command metadata, decoded once into named fields.
+"""Redis's command metadata, decoded once into named fields.
 
-The data is redis-server 7.0's own COMMAND and COMMAND DOCS replies, stored as typed JSON trees in
+The data is redis-server 7.0's own COMMAND and COMMAND DOCS replies (and the entries of the
+commands later generations added, and of those they changed: see `since` and `changes`), stored as typed JSON trees in
 commands/info/<group>.json and commands/docs/<group>.json (tools/gen_commands.py writes them and
 describes the layout: a line per command or subcommand, a container's subcommands put back by
 `load`).  Each command becomes a `CommandMeta`: what the server reads (arity, flags, key
@@ -38,11 +39,14 @@ class CommandMeta(NamedTuple):
     key_specs: tuple[Tree, ...]  # each a typed map (flags, begin_search, find_keys), as COMMAND INFO has it
     subcommands: dict[str, CommandMeta]  # by full name ("config|get"), in table order
     info: Tree  # the COMMAND INFO entry, subcommands included
+    generation: str = ""  # "": as in commands/info; "7.2": as a later generation changed it (commands/7.2)
 
     @property
     def docs(self) -> Tree | None:
         """The COMMAND DOCS entry (a map), subcommands included; None where Redis has none."""
-        return docs_tree(self, self.subcommands.values()) if self.subcommands else _own_docs(self.name)
+        if self.subcommands:
+            return docs_tree(self, self.subcommands.values())
+        return _own_docs(self.name, self.generation)
 
 
 _new_meta = tuple.__new__  # a CommandMeta from its fields in order, without NamedTuple's keyword call
@@ -54,7 +58,7 @@ def _decode(info: Tree, subs: list[CommandMeta]) -> CommandMeta:
     f = info[1]
     meta = _new_meta(CommandMeta, (
         f[0], f[1], tuple([x[1] for x in f[2][1]]), f[3], f[4], f[5], tuple([x[1] for x in f[6][1]]),
-        tuple(f[7][1]), tuple(f[8][1]), {s.name: s for s in subs}, info))
+        tuple(f[7][1]), tuple(f[8][1]), {s.name: s for s in subs}, info, ""))
     if subs:
         meta = meta._replace(info=info_tree(meta, subs))
     return meta
@@ -69,7 +73,7 @@ def info_tree(meta: CommandMeta, subs: Iterable[CommandMeta]) -> Tree:
 def docs_tree(meta: CommandMeta, subs: Iterable[CommandMeta]) -> Tree | None:
     """The container's COMMAND DOCS entry listing `subs` (those that have docs) as its
     subcommands, where its own entry has them."""
-    docs = _own_docs(meta.name)
+    docs = _own_docs(meta.name, meta.generation)
     if docs is None:
         return None
     tag, items = docs
@@ -87,12 +91,15 @@ def docs_tree(meta: CommandMeta, subs: Iterable[CommandMeta]) -> Tree | None:
     return [tag, out]
 
 
+# Plain files beside this module (the package is installed unzipped: it has extension modules);
+# importlib.resources would cost start-up the import of zipfile, tempfile and pathlib.
+_FOLDER = os.path.join(os.path.dirname(__file__), "commands")
+
+
 def _read(part: str) -> dict[str, Tree]:
     """Every group file of commands/<part>/ as one name -> tree dict."""
     trees: dict[str, Tree] = {}
-    # Plain files beside this module (the package is installed unzipped: it has extension modules);
-    # importlib.resources would cost start-up the import of zipfile, tempfile and pathlib.
-    folder = os.path.join(os.path.dirname(__file__), "commands", part)
+    folder = os.path.join(_FOLDER, part)
     for name in sorted(os.listdir(folder)):
         if name.endswith(".json"):
             with open(os.path.join(folder, name), encoding="utf-8") as f:
@@ -100,17 +107,67 @@ def _read(part: str) -> dict[str, Tree]:
     return trees
 
 
-_DOCS: dict[str, Tree] | None = None  # the docs files, read on first use
+_DOCS: dict[str, dict[str, Tree]] = {}  # the docs files by generation ("": commands/docs), read on first use
 _NEW_DOCS: dict[str, Tree] = {}  # the docs of the commands made by `new`
 
 
-def _own_docs(name: str) -> Tree | None:
+def _own_docs(name: str, generation: str = "") -> Tree | None:
     """A command's own COMMAND DOCS entry (a container's with its placeholder)."""
-    global _DOCS
-    if _DOCS is None:
-        _DOCS = _read("docs")
-    docs = _DOCS.get(name)
+    trees = _DOCS.get(generation)
+    if trees is None:
+        trees = _DOCS[generation] = _read(os.path.join(generation, "docs") if generation else "docs")
+    docs = trees.get(name)
     return _NEW_DOCS.get(name) if docs is None else docs
+
+
+# ---- generations (compat-version, #59) ---------------------------------------------------------
+# A command exists in the generations from its COMMAND DOCS `since` on: the files hold the commands
+# of every generation raxdb answers as, each line with its own.  What a later generation changed of
+# an older command (ZRANK's WITHSCORE: arity -3, a new argument) is its entry in commands/<gen>/
+# (info/ and docs/, laid out as commands/ is), which replaces the older one from that generation on.
+Version = tuple[int, ...]
+GENERATIONS = ("7.2", "7.4")  # the folders of commands/ that change older commands, oldest first
+
+
+def version(text: str) -> Version:
+    """"7.2.0" -> (7, 2, 0)."""
+    return tuple(int(part) for part in text.split("."))
+
+
+_SINCE: dict[str, Version] | None = None
+
+
+def since(name: str) -> Version:
+    """The `since` of a command or subcommand's COMMAND DOCS entry ((0,) for one without).  Read
+    once per process from the docs files without decoding them: a line is one command, and its
+    own `since` is the line's first (its arguments' come after: Redis's order is summary, since,
+    group, ...; an escaped quote in a summary cannot look like one)."""
+    global _SINCE
+    if _SINCE is None:
+        found: dict[str, Version] = {}
+        folder = os.path.join(_FOLDER, "docs")
+        for fname in sorted(os.listdir(folder)):
+            if fname.endswith(".json"):
+                with open(os.path.join(folder, fname), encoding="utf-8") as f:
+                    for line in f:
+                        at = line.find('"since","')
+                        if line.startswith('"') and at > 0:
+                            found[line[1:line.index('"', 1)]] = version(line[at + 9:line.index('"', at + 9)])
+        _SINCE = found
+    return _SINCE.get(name, (0,))
+
+
+def changes(upto: Version) -> dict[str, CommandMeta]:
+    """The entries of older commands as the generations up to `upto` changed them, by name (a
+    later generation's replacing an earlier one's)."""
+    out: dict[str, CommandMeta] = {}
+    for gen in GENERATIONS:
+        if version(gen) > upto:
+            break
+        if os.path.isdir(os.path.join(_FOLDER, gen, "info")):
+            for name, info in _read(os.path.join(gen, "info")).items():
+                out[name] = _decode(info, [])._replace(generation=gen)
+    return out
 
 
 def new(name: str, arity: int, flags: Iterable[str], first_key: int, last_key: int, key_step: int,

@@ -644,7 +644,8 @@ def _stub_aof(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
     persistence = SimpleNamespace(child_done={}, child_type="", has_child=lambda: False)
     srv = SimpleNamespace(config=SimpleNamespace(values=values, on_change={}, latency_monitor_threshold=0),
                           persistence=persistence, call_soon=lambda fn: None, propagation_targets=[],
-                          clock_frozen=True, clock_shift_us=1_000_000 * 10**6, clock_advanced_us=0, now_ms=0)
+                          clock_frozen=True, clock_shift_us=1_000_000 * 10**6, clock_advanced_us=0, now_ms=0,
+                          repl=SimpleNamespace(master_repl_offset=0))
     a = aofmod.AOF(srv)  # type: ignore[arg-type]
     a.fd = os.open(tmp_path / "incr.aof", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     return a, _Clock(srv)
@@ -653,7 +654,7 @@ def _stub_aof(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
 def test_everysec_fsyncs_off_the_loop_once_a_second(tmp_path, monkeypatch):
     a, clock = _stub_aof(tmp_path, monkeypatch)
     jobs: list[tuple[str, int]] = []
-    monkeypatch.setattr(a.bio, "submit", lambda kind, fd: jobs.append((kind, fd)))
+    monkeypatch.setattr(a.bio, "submit", lambda kind, fd, offset=-1: jobs.append((kind, fd)))
     a.feed(0, [b"SET", b"k", b"v"])
     a.flush()  # within the second of the last fsync: written, not fsynced
     assert os.path.getsize(tmp_path / "incr.aof") == a.incr_size > 0 and jobs == []

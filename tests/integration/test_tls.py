@@ -345,7 +345,7 @@ def test_client_info_over_tls_matches_redis(certs: Certs) -> None:
         kept = {k: v for k, v in info.items() if k in ("name", "flags", "db", "sub", "psub", "ssub", "multi", "cmd",
                                                        "user", "redir", "resp", "laddr")}
         sections = {name: sorted(r.info(name)) for name in ("server", "clients", "stats")}
-        # lib-name and lib-ver: redis-py's CLIENT SETINFO, which raxdb has (7.2's) and 7.0 refuses
+        # lib-name and lib-ver: redis-py's CLIENT SETINFO, which compat-version 7.2 has and 7.0 refuses
         return [[f for f in info if not f.startswith("lib-")], kept, sections["clients"], sections["stats"]]
 
     ours, theirs = on_both(certs, scenario)

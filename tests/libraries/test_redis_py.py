@@ -181,12 +181,16 @@ def test_streams_helpers(rc):
     assert rc.xinfo_groups("st")[0]["name"] == "g"
 
 
-def test_client_setinfo_on_connect(raxdb):
-    client = redis.Redis(port=raxdb.port)
-    info = client.client_info()
-    assert info["lib-name"].startswith("redis-py")
-    assert info["lib-ver"] == redis.__version__
-    client.close()
+def test_client_setinfo_on_connect():
+    """redis-py's connect sends CLIENT SETINFO: a 7.2 server (compat-version 7.2) keeps what it says."""
+    import raxdb
+
+    with raxdb.serve({"compat-version": "7.2"}, mode="thread") as srv:
+        client = redis.Redis(port=srv.port)
+        info = client.client_info()
+        assert info["lib-name"].startswith("redis-py")
+        assert info["lib-ver"] == redis.__version__
+        client.close()
 
 
 def test_connection_pool_shared_across_threads(raxdb):

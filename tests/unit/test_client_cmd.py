@@ -1,4 +1,4 @@
-"""CLIENT subcommands against redis-server 7.0 (and 7.2's SETINFO / NO-TOUCH on raxdb alone)."""
+"""CLIENT subcommands against redis-server 7.0 (7.2's SETINFO / NO-TOUCH: test_compat_version.py)."""
 
 from __future__ import annotations
 
@@ -122,23 +122,6 @@ def test_flags(diff):
     assert fields(client_lines(ours)[0])["flags"] == "N"
     diff("CLIENT", "NO-EVICT", "maybe")
     diff("CLIENT", "NO-EVICT")
-
-
-def test_setinfo_7_2(raw):
-    assert raw.call("CLIENT", "SETINFO", "lib-name", "redis-py") == b"+OK\r\n"
-    assert raw.call("CLIENT", "SETINFO", "LIB-VER", "5.0.1") == b"+OK\r\n"
-    info = fields(client_lines(raw.call("CLIENT", "INFO"))[0])
-    assert list(info) == [*FIELDS, "lib-name", "lib-ver"]
-    assert info["lib-name"] == "redis-py" and info["lib-ver"] == "5.0.1"
-    assert raw.call("CLIENT", "SETINFO", "foo", "bar") == b"-ERR Unrecognized option 'foo'\r\n"
-    assert raw.call("CLIENT", "SETINFO", "lib-name", "a b") == (
-        b"-ERR lib-name cannot contain spaces, newlines or special characters.\r\n")
-    assert raw.call("CLIENT", "SETINFO", "lib-name") == (
-        b"-ERR wrong number of arguments for 'client|setinfo' command\r\n")
-    assert raw.call("CLIENT", "NO-TOUCH", "on") == b"+OK\r\n"
-    assert fields(client_lines(raw.call("CLIENT", "INFO"))[0])["flags"] == "T"
-    assert raw.call("CLIENT", "NO-TOUCH", "off") == b"+OK\r\n"
-    assert raw.call("CLIENT", "NO-TOUCH", "maybe") == b"-ERR syntax error\r\n"
 
 
 def test_kill_errors(diff):

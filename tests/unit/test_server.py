@@ -145,26 +145,18 @@ def test_command_lists_match_for_shared_commands(diff):
     ours = parse(diff.ours.call("COMMAND", "LIST"))
     containers = {n.split(b"|")[0] for n in ours if b"|" in n}
     for name in ours:
-        if b"|" not in name and name not in containers and name not in NEWER_74:
+        if b"|" not in name and name not in containers:
             diff("COMMAND", "INFO", name)
             diff("COMMAND", "DOCS", name)
 
 
 def test_every_redis_command_exists(diff):
-    """COMMAND LIST names every command Redis 7.0 has (RESTORE-ASKING was once missing), plus only
-    the CLIENT subcommands clients send that 7.2 added."""
+    """COMMAND LIST names every command Redis 7.0 has (RESTORE-ASKING was once missing), and no
+    later one (compat-version 7.0: test_compat_version.py)."""
     ours = set(parse(diff.ours.call("COMMAND", "LIST")))
     theirs = set(parse(diff.theirs.call("COMMAND", "LIST")))
-    assert theirs - ours == set()
-    assert ours - theirs - NEWER_74 == {b"client|no-touch", b"client|setinfo"}
-    if not ours & NEWER_74:  # until compat-version gates them (#59), 7.4's commands are listed in 7.0 mode
-        diff("COMMAND", "COUNT")
-
-
-# Redis 7.4's hash field expiration commands (#59): in the table with since 7.4.0, answered as
-# commands of 7.4 only once the compat-version gate hides them from the 7.0 default
-NEWER_74 = {b"hexpire", b"hpexpire", b"hexpireat", b"hpexpireat", b"httl", b"hpttl", b"hexpiretime",
-            b"hpexpiretime", b"hpersist"}
+    assert ours == theirs
+    diff("COMMAND", "COUNT")
 
 
 GETKEYS = [

@@ -35,9 +35,7 @@ VOLATILE.update({"client": {"list", "info", "id", "kill", "getredir", "trackingi
                  "object": {"freq", "idletime"}, "acl": {"log", "genpass"}, "function": {"dump", "stats"},
                  "script": {"kill"}})
 # differences known and kept (request prefix, lowercased): listed apart, not counted
-KNOWN = {("client", "setinfo"): "raxdb accepts 7.2's CLIENT SETINFO (README)",
-         ("command",): "raxdb's table has 7.2's CLIENT SETINFO and NO-TOUCH",
-         ("config", "get", "*"): "bind's default is loopback in raxdb ('* -::*' in Redis); dir and port are the run's",
+KNOWN = {("config", "get", "*"): "bind's default is loopback in raxdb ('* -::*' in Redis); dir and port are the run's",
          ("acl", "getuser"): "Redis lists single-command rules in its per-process seeded dict order",
          ("acl", "list"): "the same rule order"}
 # random picks: what a connection reads after one depends on it

@@ -41,9 +41,9 @@
 # failed AUTH named the command before it; a transaction's commands showed no MULTI state), which
 # the tap cannot compare (CLIENT LIST/INFO and ACL LOG are volatile there).  The reverse is
 # test_acl_log (both pool kinds in asyncio): it expects 3 ACL LOG entries, as a 7.2 server makes,
-# because the restricted user's connect sends CLIENT SETINFO, which raxdb accepts (a 7.2 command,
-# kept on purpose, README) and so logs as denied, while 7.0.15 answers "unknown subcommand" and
-# logs nothing.  Failing against both alike: test_acl_getuser_setuser (expects 7.2's -@geo
+# because the restricted user's connect sends CLIENT SETINFO, which raxdb accepted then (a 7.2
+# command; since #59 only with compat-version 7.2+) and so logged as denied, while 7.0.15 answers
+# "unknown subcommand" and logs nothing.  Failing against both alike: test_acl_getuser_setuser (expects 7.2's -@geo
 # rule), test_xgroup_create_entriesread (expects the lag a later Redis reports), and tests that
 # connect to localhost:6379 whatever --redis-url says (test_connection's retry and from_url tests,
 # asyncio test_connection_pool's three).  Version-gated tests (7.2 and up) skip alike.
