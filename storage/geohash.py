@@ -138,7 +138,8 @@ def distance(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
     return 2.0 * EARTH_RADIUS * math.asin(math.sqrt(a))
 
 
-def members_within(shape: Shape, pairs: list[tuple[float, bytes]], found: list, limit: int) -> bool:
+def members_within(shape: Shape, pairs: list[tuple[float, bytes]],
+                   found: list[tuple[float, float, float, float, bytes]], limit: int) -> bool:
     """geoWithinShape over (score, member) pairs of a cell's score range, in order: appends
     (lon, lat, distance in meters, score, member) of each member inside `shape` to `found`; True
     once `limit` (when not 0) are found.  A circle is tested here on C doubles (compiled), without

@@ -174,9 +174,10 @@ def pop_generic(c, argv: list[bytes], head: bool) -> bytes:
             _popped(c, key, ql, head, 1)
         return R.bulk(item)
     count = positive_long(argv[2], "ERR value is out of range, must be positive")
-    ql = _list_for_write(c, key)
-    if ql is None:
+    found = _list_for_write(c, key)
+    if found is None:
         return c.enc.null_array
+    ql = found
     if count == 0:
         return R.EMPTY_ARRAY
     items = ql.pop_many(count, head)
