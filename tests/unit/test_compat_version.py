@@ -216,6 +216,8 @@ def test_client_no_touch(diff72):
     """NO-TOUCH: the client's reads are no accesses (an LFU counter stays), TOUCH still is one;
     CLIENT INFO's flags show T; RESET turns it off (and NO-EVICT, as 7.2 does)."""
     diff72("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")
+    # a log factor of 0 makes every access count (at 10 an increment past 6 is a 1-in-11 draw)
+    diff72("CONFIG", "SET", "lfu-log-factor", "0")
     try:
         diff72.script("""
             SET k v
@@ -245,6 +247,7 @@ def test_client_no_touch(diff72):
         assert ours == theirs == "N"
     finally:
         diff72("CONFIG", "SET", "maxmemory-policy", "noeviction")
+        diff72("CONFIG", "SET", "lfu-log-factor", "10")
 
 
 def test_zrank_withscore(diff72):
