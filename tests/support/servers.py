@@ -25,10 +25,22 @@ from typing import TypeVar
 ROOT = Path(__file__).resolve().parents[2]
 
 
+_GIVEN: set[int] = set()  # ports free_port has handed out in this process
+_GIVEN_LOCK = threading.Lock()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port nothing listens on now, and never one this process was given before: the
+    kernel may offer a port again once its probe socket is closed, so two calls in a row (a
+    server's port and its cluster bus port) could otherwise get the same one."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        with _GIVEN_LOCK:
+            if port not in _GIVEN:
+                _GIVEN.add(port)
+                return port
 
 
 class ServerProcess:
