@@ -1321,28 +1321,36 @@ def _frames_are_multibulk(data: bytes) -> bool:
     n = len(data)
     p = 0
     while p < n:
-        if data[p] != 42:  # '*'
-            return False
-        e = data.find(b"\r\n", p)
-        if e < 0:
-            return True
-        digits = data[p + 1 : e]
-        if not digits.isdigit():
-            return False
-        p = e + 2
-        for _ in range(int(digits)):
+        count, p = _header(data, p, 42)  # '*'
+        if count < 0:
+            return count == _INCOMPLETE
+        for _ in range(count):
             if p >= n:
                 return True
-            if data[p] != 36:  # '$'
-                return False
-            e = data.find(b"\r\n", p)
-            if e < 0:
-                return True
-            digits = data[p + 1 : e]
-            if not digits.isdigit():
-                return False
-            p = e + 4 + int(digits)
+            length, p = _header(data, p, 36)  # '$'
+            if length < 0:
+                return length == _INCOMPLETE
+            p += length + 2
     return True
+
+
+_INCOMPLETE = -1
+_NOT_A_HEADER = -2
+
+
+def _header(data: bytes, p: int, marker: int) -> tuple[int, int]:
+    """The header at `p` (the `marker` byte, decimal digits, CRLF): its count and the position
+    after its CRLF; (_INCOMPLETE, p) when its CRLF has not arrived, (_NOT_A_HEADER, p) when it is
+    anything else (another byte, a sign, a space, no digits)."""
+    if data[p] != marker:
+        return _NOT_A_HEADER, p
+    e = data.find(b"\r\n", p)
+    if e < 0:
+        return _INCOMPLETE, p
+    digits = data[p + 1 : e]
+    if not digits.isdigit():
+        return _NOT_A_HEADER, p
+    return int(digits), e + 2
 
 
 def _markers_are_bulk(data: bytes, marker: bytes) -> bool:
