@@ -37,6 +37,8 @@ RAND = b"__rand_int__"
 # As redis-benchmark 7.0 formats them (-d 3, -r 100000 replaces __rand_int__ by 12 digits).
 WORKLOADS: dict[str, list[bytes]] = {
     "SET": [b"SET", b"key:" + RAND, b"xxx"],
+    # a value with base64's '=' padding (a Celery body, a token): the read check walks the frames
+    "SET_B64": [b"SET", b"key:" + RAND, b"eyJib2R5IjogImFHVnNiRzg9In0="],
     "GET": [b"GET", b"key:" + RAND],
     "INCR": [b"INCR", b"counter:" + RAND],
     "MSET": [b"MSET"] + [b"key:" + RAND, b"xxx"] * 10,

@@ -44,6 +44,11 @@ cdef Py_ssize_t _feed_slice(ClientFields c, base, Py_ssize_t fed, Py_ssize_t nba
 cdef bint _is_argv(frame) except -1
 
 
+@cython.locals(s="const unsigned char*", n=Py_ssize_t, p=Py_ssize_t, q=Py_ssize_t, left=cython.longlong,
+               value=cython.longlong, digits=Py_ssize_t)
+cpdef bint _frames_are_multibulk(bytes data) except -1
+
+
 @cython.locals(srv=ServerFields, n=Py_ssize_t, out=list, t=cython.longlong, now=cython.longlong)
 cpdef read_event(ClientFields c, bytes data)
 

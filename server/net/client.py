@@ -1291,66 +1291,62 @@ def _is_argv(frame: Any) -> bool:
 
 
 def _only_bulk_payloads(data: bytes, at_boundary: bool = True) -> bool:
-    """May hiredis parse `data` (`at_boundary`: it starts a command)?  Every "\\n+" and "\\n=" must be
-    the first byte of a bulk payload (see _markers_are_bulk); with a '~', '>' or '|' anywhere, or a
-    '+' or '=' not at a line's start (inside a payload, or a frame after a bulk whose CRLF is other
-    bytes, which neither Redis nor hiredis checks), every frame must be a multibulk of bulks
-    (_frames_are_multibulk): hiredis reads a RESP3 set or push frame as a list, a command to the
-    fast loop, skips an attribute, and takes a status inside a request for a bulk, where Redis reads
-    an inline command or refuses the frame (found by the resp fuzz target, tests/fuzz/targets/resp.py).  The arguments "+" and "+inf" (XRANGE - +,
-    ZRANGEBYSCORE -inf +inf) are counted off first, whole with their header and terminator, by
-    C-level counts: the per-marker walk costs ~1 us each."""
+    """May hiredis parse `data` (`at_boundary`: it starts a command)?  hiredis would read a RESP3
+    set or push frame as a list, a command to the fast loop, skip an attribute, take a status or
+    verbatim frame inside a request for a bulk, and a length with leading zeros, where Redis reads
+    an inline command or refuses the frame (found by the resp fuzz target,
+    tests/fuzz/targets/resp.py).  From a command boundary the frames are walked as Redis reads them
+    (_frames_are_multibulk), which also finds a frame after a bulk whose CRLF is two other bytes
+    (neither Redis nor hiredis checks those).  A read that continues a command cannot be walked
+    from here: every "\\n+" and "\\n=" must be the first byte of a bulk payload (_markers_are_bulk),
+    and with a '~', '>' or '|' anywhere, or a '+' or '=' not at a line's start, the exact parser
+    judges it.  The arguments "+" and "+inf" (XRANGE - +, ZRANGEBYSCORE -inf +inf) are counted off
+    first, whole with their header and terminator, by C-level counts: the per-marker walk costs
+    ~1 us each."""
+    if at_boundary:
+        return _frames_are_multibulk(data)
     markers = n = data.count(b"\n+") + data.count(b"\n=")
     if n:
         n -= data.count(b"\n$1\r\n+\r\n") + data.count(b"\n$4\r\n+inf\r\n")
         if n and not (_markers_are_bulk(data, b"\n+") and _markers_are_bulk(data, b"\n=")):
             return False
-    if 126 in data or 62 in data or 124 in data or data.count(b"+") + data.count(b"=") != markers:
-        # A frame may follow a bulk whose CRLF is any two bytes, so no marker finds every frame
-        # start: the frames are walked (from a command boundary; a read that continues a command
-        # is left to the exact parser).
-        return at_boundary and _frames_are_multibulk(data)
-    return True
+    return not (126 in data or 62 in data or 124 in data or data.count(b"+") + data.count(b"=") != markers)
 
 
 def _frames_are_multibulk(data: bytes) -> bool:
     """Does every frame of `data` (which starts at a command boundary) start with '*' and hold
-    '$' bulks only, as far as it goes?  Walked as Redis walks it: a count, then each bulk's
-    header and its length plus two bytes.  Anything else, a sign or a space in a length
-    included, is the exact parser's to judge."""
+    '$' bulks only, as far as it goes, each count and length written as Redis's string2ll reads it
+    (digits, no sign, no leading zero, at most 18)?  Walked as Redis walks it: a count, then each
+    bulk's header and its length plus two bytes, so only the headers are read.  Anything else is
+    the exact parser's to judge.  Compiled, a walk over the bytes' buffer (client.pxd types it)."""
+    s = data
     n = len(data)
     p = 0
+    left = 0  # bulks still to come in the current frame
     while p < n:
-        count, p = _header(data, p, 42)  # '*'
-        if count < 0:
-            return count == _INCOMPLETE
-        for _ in range(count):
-            if p >= n:
-                return True
-            length, p = _header(data, p, 36)  # '$'
-            if length < 0:
-                return length == _INCOMPLETE
-            p += length + 2
+        if s[p] != (36 if left else 42):  # '$' inside a frame, '*' to start one
+            return False
+        q = p + 1
+        value = 0
+        while q < n and 48 <= s[q] <= 57:
+            value = value * 10 + (s[q] - 48)
+            q += 1
+        if q >= n:
+            return True  # the header's end has not arrived
+        digits = q - p - 1
+        if digits == 0 or digits > 18 or (digits > 1 and s[p + 1] == 48) or s[q] != 13:
+            return False
+        if q + 1 >= n:
+            return True
+        if s[q + 1] != 10:
+            return False
+        p = q + 2
+        if left:
+            p += value + 2
+            left -= 1
+        else:
+            left = value
     return True
-
-
-_INCOMPLETE = -1
-_NOT_A_HEADER = -2
-
-
-def _header(data: bytes, p: int, marker: int) -> tuple[int, int]:
-    """The header at `p` (the `marker` byte, decimal digits, CRLF): its count and the position
-    after its CRLF; (_INCOMPLETE, p) when its CRLF has not arrived, (_NOT_A_HEADER, p) when it is
-    anything else (another byte, a sign, a space, no digits)."""
-    if data[p] != marker:
-        return _NOT_A_HEADER, p
-    e = data.find(b"\r\n", p)
-    if e < 0:
-        return _INCOMPLETE, p
-    digits = data[p + 1 : e]
-    if not digits.isdigit():
-        return _NOT_A_HEADER, p
-    return int(digits), e + 2
 
 
 def _markers_are_bulk(data: bytes, marker: bytes) -> bool:

@@ -194,6 +194,10 @@ BAD_FRAMES = [
     b"*1048576\r\n\r\n",
     b"*1\r\n\xc8\r\n",  # the byte goes out raw
     b"*1\r\n\nx\r\n",
+    b"*1\r\n$04\r\nPING\r\n",  # a length with a leading zero: string2ll refuses it, hiredis does not
+    b"*01\r\n$4\r\nPING\r\n",
+    b"*2\r\n$4\r\nECHO\r\n$00\r\n\r\n",
+    b"*1\r\n$0000000000000000004\r\nPING\r\n",
 ]
 
 
@@ -208,6 +212,20 @@ def test_bad_frames_after_valid_partial(raxdb, oracle, frame):
     """The same errors when the frame arrives after a valid command split across reads."""
     first = encode_command(["ECHO", "hello"])
     same(raxdb, oracle, [first[:7], first[7:] + frame])
+
+
+def test_payloads_holding_markers(raxdb, oracle):
+    """Values with '+', '=', '~', '>' or '|' inside (base64 padding, time zones, JSON), in reads
+    that start at a command and in reads that continue one: the fast path's gate walks the frames
+    or checks the markers, and the commands run as Redis runs them."""
+    values = [b"eyJib2R5IjogImFHVnNiRzg9In0=", b"2026-11-27T07:00:00+00:00", b"a=1&b=2", b"~>|",
+              b"\r\n+OK\r\n", b"+inf", b"+", b"=5\r\ntxt:x"]
+    data = b"".join(encode_command(["SET", "k%d" % i, v]) + encode_command(["GET", "k%d" % i])
+                    for i, v in enumerate(values))
+    for cut in (None, 7, 40, 41, 42):
+        reads = [data] if cut is None else [data[:cut], data[cut:]]
+        replies = same(raxdb, oracle, reads + [encode_command(["QUIT"])])
+        assert replies.count(b"+OK\r\n") >= len(values)
 
 
 def test_too_big_inline(raxdb, oracle):
