@@ -30,7 +30,7 @@ import binascii
 import dataclasses
 import random
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import redis
 from redis.exceptions import AskError, ClusterDownError, MovedError, TryAgainError
@@ -40,6 +40,7 @@ from raxdb.spark.options import ConnectionOptions, OptionError
 
 SLOTS = 16384
 Node = tuple[str, int]
+Cmd = TypeVar("Cmd", bound=Sequence[Any])  # a command: its name, its key, its other arguments
 # Replies that say "not now" while a slot moves or the cluster reconfigures: retried after a wait
 # with a fresh slot map.
 TRANSIENT = (TryAgainError, ClusterDownError)
@@ -248,9 +249,9 @@ class Route:
             self.conn, host=self.node[0], port=self.node[1])
 
 
-def group_by_slot(commands: Iterable[Sequence[Any]]) -> dict[int, list[Sequence[Any]]]:
+def group_by_slot(commands: Iterable[Cmd]) -> dict[int, list[Cmd]]:
     """Commands (whose key is argument 1) by slot, each slot's in their order."""
-    groups: dict[int, list] = {}
+    groups: dict[int, list[Cmd]] = {}
     for command in commands:
         groups.setdefault(key_slot(command[1]), []).append(command)
     return groups

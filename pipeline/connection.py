@@ -235,7 +235,7 @@ def encode_key(key: str) -> bytes:
     return key.encode("utf-8", "surrogateescape")
 
 
-def pipelined(r: redis.Redis, commands: Iterable[Sequence[Any]]) -> list[Any]:
+def pipelined(r: redis.Redis | redis.RedisCluster, commands: Iterable[Sequence[Any]]) -> list[Any]:
     """Run commands in one round trip; error replies come back as exception objects, not raised,
     except `LOADING` (a server still loading its data): that one is raised, to be retried."""
     pipe = r.pipeline(transaction=False)

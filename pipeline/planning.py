@@ -79,7 +79,7 @@ def parse_xinfo(reply: list) -> StreamInfo:
     )
 
 
-def stream_infos(r: redis.Redis, keys: Sequence[str]) -> dict[str, StreamInfo]:
+def stream_infos(r: redis.Redis | redis.RedisCluster, keys: Sequence[str]) -> dict[str, StreamInfo]:
     """One pipelined XINFO STREAM per key; a missing key reads as an empty, never-used stream."""
     replies = pipelined(r, [("XINFO", "STREAM", encode_key(k)) for k in keys])
     infos = {}
@@ -93,7 +93,7 @@ def stream_infos(r: redis.Redis, keys: Sequence[str]) -> dict[str, StreamInfo]:
     return infos
 
 
-def discover(r: redis.Redis, selection: StreamSelection) -> list[str]:
+def discover(r: redis.Redis | redis.RedisCluster, selection: StreamSelection) -> list[str]:
     """Literal keys (present or not: a stream may appear later) plus streams matching the globs."""
     found = set(selection.keys)
     for pattern in selection.patterns:

@@ -135,7 +135,7 @@ class CommandBuilder:
 
     def keys(self, batch: pa.RecordBatch) -> Iterable:
         prefix = self.opts.key_prefix
-        if self.key_col is None:
+        if self.fixed_key is not None:  # the options give it or a key column, never both
             return repeat(prefix + self.fixed_key, batch.num_rows)
         keys = _strings(batch.column(self.key_col))
         if None in keys:
@@ -162,9 +162,9 @@ class CommandBuilder:
             return rows
         columns = [_strings(batch.column(i)) for i in self.field_cols]
         rows = []
-        for values in zip(*columns, strict=True):
+        for row in zip(*columns, strict=True):
             pairs = []
-            for name, value in zip(self.field_names, values, strict=True):
+            for name, value in zip(self.field_names, row, strict=True):
                 if value is not None:
                     pairs += (name, value)
             rows.append(pairs)
@@ -500,8 +500,8 @@ class BatchWriter(DataSourceArrowWriter):
         result.batch_id = int(batch_id) if batch_id is not None else None
         return result
 
-    def commit(self, messages: list[SinkCommit | None]) -> None:
-        done = [m for m in messages if m is not None]
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        done = [m for m in messages if isinstance(m, SinkCommit)]  # what write() returned, None where it failed
         if self.templated:
             batch_ids = {m.batch_id for m in done if m.batch_id is not None}
             if len(batch_ids) == 1:
@@ -525,8 +525,8 @@ class StreamWriter(DataSourceStreamArrowWriter):
         builder = CommandBuilder(self.opts, self.schema)
         return write_partition(self.opts, builder, iterator, scope, query_id)
 
-    def commit(self, messages: list[SinkCommit | None], batchId: int) -> None:
-        _forget_older_batches(self.opts, [m for m in messages if m is not None], batchId, "")
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:
+        _forget_older_batches(self.opts, [m for m in messages if isinstance(m, SinkCommit)], batchId, "")
 
 
 def _forget_older_batches(opts: WriteOptions, done: list[SinkCommit], batch_id: int, name: str) -> None:
@@ -551,7 +551,7 @@ def _record_and_forget(opts: WriteOptions, ledger: str, batch_id: int, markers: 
         older = [b for b in r.hkeys(ledger) if int(b) < batch_id]
         if older:
             lists = r.hmget(ledger, older)
-            stale = [m for text in lists if text for m in text.decode().split("\n") if m]
+            stale = [m for text in lists if isinstance(text, bytes) for m in text.decode().split("\n") if m]
             for i in range(0, len(stale), 1000):
                 r.delete(*stale[i:i + 1000])
             r.hdel(ledger, *older)

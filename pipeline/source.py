@@ -166,7 +166,7 @@ class BatchReader(DataSourceReader):
     def partitions(self) -> list[RangePartition]:
         opts = self.options
 
-        def snapshot() -> tuple[list[str], dict[str, StreamInfo]]:
+        def snapshot() -> tuple[list[str], dict[str, StreamInfo], dict[str, cluster.Node | None]]:
             r = driver_client(opts.connection)
             try:
                 keys = discover(r, opts.streams)
@@ -184,7 +184,8 @@ class BatchReader(DataSourceReader):
         # Spark wants at least one partition; an empty range reads nothing.
         return cluster.spread(planned, lambda p: p.node) or [RangePartition("", 0, 0)]
 
-    def read(self, partition: RangePartition) -> Iterator:
+    def read(self, partition: InputPartition) -> Iterator:
+        assert isinstance(partition, RangePartition)  # what partitions() planned
         if partition.hi <= partition.lo:
             return iter(())
         return read_partition(self.options, self.schema, partition)
@@ -263,6 +264,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     log.warning("%s; skipped (failOnDataLoss=false)", problem)
                     self._skipped.add((key, json.dumps(start[key], sort_keys=True)))
                     pos = skip_lost(pos, info)
+            exact: int | None
             hi, exact = info.last_id, info.entries_added
             if self._target is not None:
                 target = self._target.get(key)
@@ -293,8 +295,8 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         result = {k: end[k].to_json() for k in sorted(end)}
         self._latest = {
             k: {"id": ids.fmt(infos[k].last_id), "entriesAdded": infos[k].entries_added,
-                "lag": (infos[k].entries_added - end[k].entries_read
-                        if k in end and end[k].entries_read is not None else None)}
+                "lag": (infos[k].entries_added - read
+                        if k in end and (read := end[k].entries_read) is not None else None)}
             for k in keys}
         return start if json.dumps(result) == json.dumps(start) else result
 
@@ -357,7 +359,8 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                                    lambda p: p.node)
         return parts
 
-    def read(self, partition: RangePartition) -> Iterator:
+    def read(self, partition: InputPartition) -> Iterator:
+        assert isinstance(partition, RangePartition)  # what partitions() planned
         return read_partition(self.options, self.schema, partition)
 
     def _publish(self, processed: dict) -> None:

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from raxdb.protocol.reply import bulks_body
 
@@ -57,6 +58,9 @@ except ImportError:  # interpreted without Cython
     from types import SimpleNamespace
 
     cython = SimpleNamespace(compiled=False)
+
+if TYPE_CHECKING:  # Listpack's `bytes` method shadows the class in its body's annotations
+    import builtins
 
 if not cython.compiled:  # compiled, listpack.pxd cimports them inline from reply.pxd
     from raxdb.protocol.reply import bulk_size, decimal, put_bulk, put_int_bulk
@@ -176,7 +180,7 @@ def encode_str_entry(s: bytes) -> bytes:
 def encode_entry(v: bytes | int) -> bytes:
     """The complete entry for v as lpAppend/lpAppendInteger store it: canonical int strings as ints."""
     if type(v) is int:
-        return encode_int_entry(v)  # type: ignore[arg-type]
+        return encode_int_entry(v)
     n = len(v)  # type: ignore[arg-type]
     if n and v[0] <= 57:  # type: ignore[index]
         i = string_to_int(v)  # type: ignore[arg-type]
@@ -188,7 +192,7 @@ def encode_entry(v: bytes | int) -> bytes:
             put_str(cython.cast(cython.p_uchar, cython.cast(cython.p_char, out)), 0, v, n)
             return out
         return b"%c%s%c" % (0x80 | n, v, n + 1)
-    return encode_str_entry(bytes(v))  # type: ignore[arg-type]
+    return encode_str_entry(bytes(v))
 
 
 # ---- entries written in place --------------------------------------------------------------------
@@ -563,12 +567,12 @@ class Listpack:
         if index <= n // 2:
             p: int | None = HEADER_SIZE
             for _ in range(index):
-                p = next_offset(buf, p)  # type: ignore[arg-type]
+                p = next_offset(buf, p)  # type: ignore[arg-type]  # index < n: never past the tail
             return p
-        p = len(buf) - 1
+        q: int | None = len(buf) - 1
         for _ in range(n - index):
-            p = prev_offset(buf, p)  # type: ignore[assignment]
-        return p
+            q = prev_offset(buf, q)  # type: ignore[arg-type]  # n - index <= n: never before the head
+        return q
 
     def __len__(self) -> int:
         buf = self.buf
@@ -584,7 +588,7 @@ class Listpack:
             _set_header(buf, n)
         return n
 
-    def __iter__(self) -> Iterator[int | bytes]:
+    def __iter__(self) -> Iterator[int | builtins.bytes]:
         buf = self.buf
         p = HEADER_SIZE
         while buf[p] != EOF:
@@ -592,13 +596,13 @@ class Listpack:
             p += entry_size(buf, p)
 
     # ---- reading -------------------------------------------------------------------------------
-    def get(self, p: int) -> int | bytes:
+    def get(self, p: int) -> int | builtins.bytes:
         return get_value(self.buf, p)
 
-    def get_bytes(self, p: int) -> bytes:
+    def get_bytes(self, p: int) -> builtins.bytes:
         return get_bytes(self.buf, p)
 
-    def find(self, value: bytes, p: int | None = None, skip: int = 0) -> int | None:
+    def find(self, value: builtins.bytes, p: int | None = None, skip: int = 0) -> int | None:
         """First element equal to `value` from p (default: first), comparing every (skip+1)th
         element, as lpFind does for field lookups in hashes (skip=1)."""
         buf = self.buf
@@ -617,20 +621,20 @@ class Listpack:
         return None
 
     # ---- writing -------------------------------------------------------------------------------
-    def append(self, v: bytes | int) -> None:
+    def append(self, v: builtins.bytes | int) -> None:
         append_encoded(self.buf, encode_entry(v), 1)
 
-    def prepend(self, v: bytes | int) -> None:
+    def prepend(self, v: builtins.bytes | int) -> None:
         insert_encoded(self.buf, HEADER_SIZE, encode_entry(v), 1)
 
-    def insert(self, p: int, v: bytes | int, after: bool = False) -> int:
+    def insert(self, p: int, v: builtins.bytes | int, after: bool = False) -> int:
         """Insert v before (or after) the element at p; returns the new element's offset."""
         if after:
             p += entry_size(self.buf, p)
         insert_encoded(self.buf, p, encode_entry(v), 1)
         return p
 
-    def replace(self, p: int, v: bytes | int) -> int:
+    def replace(self, p: int, v: builtins.bytes | int) -> int:
         replace_at(self.buf, p, encode_entry(v))
         return p
 
@@ -759,7 +763,8 @@ def _value(s: bytes | bytearray, buf: bytes | bytearray, p: int) -> bytes:
         return decimal(x)
     else:
         return get_bytes(buf, p)
-    return v if _COMPILED else bytes(v)  # compiled, a pointer's slice is bytes already
+    # compiled, s is a pointer (listpack.pxd) and its slice bytes already
+    return v if _COMPILED else bytes(v)  # type: ignore[return-value]
 
 
 def put_header(buf: bytearray, count: int) -> None:
@@ -1412,7 +1417,7 @@ def replace_values(buf: bytes, changes: dict[int, bytes], appended: list[bytes])
         count = grown_count(buf, len(appended))
         _put_header_at(d, total, count)
         return _recounted(out) if count == NUMELE_UNKNOWN else out
-    pieces = []
+    pieces: list[bytes] = []
     add = pieces.append
     prev = HEADER_SIZE
     for p in sorted(changes):
@@ -1502,7 +1507,8 @@ def with_gap(buf: bytes, p: int, q: int, size: int, count: int) -> bytes:
     d = cython.cast(cython.p_uchar, cython.cast(cython.p_char, out))
     s = buf
     h = HEADER_SIZE
-    memcpy(d + h, s + h, p - h)  # noqa: F821
-    memcpy(d + p + size, s + q, n - q)  # noqa: F821
+    # s is a pointer (listpack.pxd's locals): pointer arithmetic, which the interpreter never runs
+    memcpy(d + h, s + h, p - h)  # type: ignore[operator]  # noqa: F821
+    memcpy(d + p + size, s + q, n - q)  # type: ignore[operator]  # noqa: F821
     _put_header_at(d, t, count)
     return out

@@ -109,7 +109,7 @@ def format_id(i: int) -> bytes:
     return b"%d-%d" % (i >> 64, i & U64)
 
 
-def _append_entry(lp: bytearray, argv: list[bytes], pos: int, msd: int, seqd: int, same: bool) -> int:
+def _append_entry(lp: bytearray, argv: list[bytes], pos: int, msd: int, seqd: int, same: int) -> int:
     """Append one entry's elements to node lp, over its terminator: flags, the ID's parts less the
     master's, [the field count and fields,] the values, the lp-count; their number.  Each element
     is written as encode_entry writes it (a canonical decimal as an integer entry: a job queue's
@@ -589,7 +589,7 @@ def _fill_view(v: NodeView, master_id: int, lp: bytearray, start: int) -> None:
     items = v.items
     for eid, _, fields, values in Stream._node_forward(master_id, lp, False, start, v.mfields):
         ids.append(eid)
-        items.append(v.encode(eid, fields, values))
+        items.append(v.encode(eid, fields, values))  # type: ignore[union-attr]  # None only in entry_resp's
 
 
 class NodeView:
@@ -604,6 +604,18 @@ class NodeView:
     """
 
     __slots__ = ("lp", "head", "size", "count_size", "deleted", "mfields", "encode", "ids", "items", "buf", "offs")
+    # all set by _view, which makes it
+    lp: bytearray  # the node
+    head: bytes  # its first 18 bytes when last decoded
+    size: int  # its length then
+    count_size: int  # then the size of its live count's element
+    deleted: int  # and its deleted count
+    mfields: list[bytes]  # its master fields
+    encode: Callable[[int, list[bytes], list[bytes]], Any]
+    ids: list[int]
+    items: list[Any] | None  # None in a view of entry_resp until node_view cuts them from buf
+    buf: bytes | bytearray  # entry_resp's view: the replies, one after the other
+    offs: list[int]  # entry_resp's view: where each reply starts in buf, then len(buf)
 
 
 VIEWS_MAX = 256
@@ -837,7 +849,9 @@ class Stream:
             size += total
         else:
             t = self._tail
-            key, lp = (t.key, t.lp) if t is not None else rax.last()
+            last = (t.key, t.lp) if t is not None else rax.last()
+            assert last is not None  # nodes > taken: there is a last node
+            key, lp = last
             size += total // taken * (nodes - 1) + _node_alloc(key, lp, pre)
         if self.cgroups is not None:
             for _, cg in self.cgroups.items():
@@ -1047,9 +1061,10 @@ class Stream:
         offset start_at, whose node has the master fields mfields, if given)."""
         if start_at:
             p = start_at
+            assert mfields is not None  # given with start_at (once per call: not per entry)
         else:
             mfields, p = Stream._master(lp)[2:]
-        nmf = len(mfields)  # type: ignore[arg-type]
+        nmf = len(mfields)
         mms = master_id >> 64
         mseq = master_id & U64
         end = len(lp) - 1
@@ -1092,7 +1107,7 @@ class Stream:
                 return
             p = q
             for _ in range(lpc):
-                p = prev(lp, p)  # type: ignore[arg-type,assignment]
+                p = prev(lp, p)  # type: ignore[assignment]  # lpc entries end at q: never the head
             fp = p
             q = prev(lp, p)
             flags, p = _rd(lp, p)
@@ -1586,8 +1601,8 @@ class Stream:
             last_live = [e for e, _, _ in self.entries(reverse=True)][:1]
             assert self._last_valid == (last_live[0] if last_live else 0), "last valid ID"
         if self._head is not None:
-            first = self.rax.first()
-            assert first is not None and self._head == (first[0], key_id(first[0]), first[1]), "stale head cache"
+            head = self.rax.first()
+            assert head is not None and self._head == (head[0], key_id(head[0]), head[1]), "stale head cache"
         t = self._tail
         if t is not None:
             assert t.key == last_key and self.rax.find(last_key) is t.lp, "stale tail cache"

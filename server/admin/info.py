@@ -111,7 +111,7 @@ def _clients(srv: Server) -> list[str]:
         # SHUTDOWN (BLOCKED_SHUTDOWN) as blocked too
         f"blocked_clients:{srv.blocked_on_keys + sum(1 for c in clients if c.postponed()) + srv.shutdown.waiting()}",
         f"tracking_clients:{srv.tracking.clients if srv.tracking is not None else 0}",
-        f"clients_in_timeout_table:{sum(1 for c in clients if c.blocked and getattr(c.block_state, 'deadline_ms', 0))}",
+        f"clients_in_timeout_table:{sum(1 for c in clients if c.blocked and bool(getattr(c.block_state, 'deadline_ms', 0)))}",
     ]
 
 

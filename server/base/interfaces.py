@@ -20,8 +20,11 @@ Its rule.  It imports nothing of raxdb.server but base/ (and of the rest only pr
 storage/'s types, for annotations); it is declarations only, with no runtime behaviour: nothing
 here is instantiated, registered or checked at run time (no `runtime_checkable`), and the one
 value besides the protocols is `PAUSE_FOREVER`, the deadline `Server.pause` takes for a pause
-without one.  The concrete classes do not inherit from these protocols: they satisfy them
-structurally.
+without one.  The concrete classes do not inherit from these protocols at run time: Server,
+Client, Replica, Replication and the tracking classes name theirs as a base under `TYPE_CHECKING`
+only, so mypy checks each against it (the table's Command and watch.py's WatchedKey satisfy theirs
+structurally); code that gets one through the server (`Server.clients`, `Client.replica`, a hook's
+argument) works with the protocol's type.
 
 Its invariant.  Every member declared here exists, with the declared type, on every instance of
 the concrete class once it is constructed: on a Server when `Server.__init__` (and the `attach`
@@ -86,6 +89,7 @@ class Command(Protocol):
     def subcommands(self) -> Mapping[bytes, Command]: ...
 
     def arity_ok(self, n: int) -> bool: ...
+    def note_latency(self, ns: int) -> None: ...
     def latency_histogram(self) -> dict[int, int]: ...
     def usec_total(self) -> int: ...
     def reset_stats(self) -> None: ...
@@ -132,6 +136,7 @@ class Replica(Protocol):
     req: int
     pre_psync: bool
     ack_off: int
+    aof_ack_off: int
     ack_time: int
     initial_offset: int
     pending_from: int | None

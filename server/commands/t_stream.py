@@ -25,6 +25,7 @@ created, moved or dropped (`propagate_xclaim`), XGROUP SETID for a last ID no XC
 from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING
 
 from raxdb.protocol import reply as R
 from raxdb.protocol.request import string2ll
@@ -63,6 +64,9 @@ from raxdb.storage.stream import (
     id_key,
     key_id,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 INVALID_ID = "ERR Invalid stream ID specified as stream command argument"
 GROUP_NEW = MAX_ID  # the `>` of XREADGROUP (Redis uses the maximal ID for it too)
@@ -642,6 +646,7 @@ def _consumer_for(c, s: Stream, cg: ConsumerGroup, name: bytes, key: bytes, anno
     cons = cg.consumer(name)
     if cons is None:
         cons = cg.create_consumer(name, now)
+        assert cons is not None  # there was none by that name
         srv.dirty += 1
         notify(c, NOTIFY_STREAM, "xgroup-createconsumer", key)
         if announce is not None and srv.also_propagate is not None:
@@ -694,7 +699,7 @@ def _serve_history(c, s: Stream, cons: Consumer, after: int, count: int) -> list
     """A consumer re-reading its own pending entries with IDs > after (a deleted entry shows as
     [id, null])."""
     now = c.server.now_ms
-    out = []
+    out: list[bytes] = []
     null = c.enc.null_array
     it = cons.pel.iterator()
     it.seek(">=", id_key(after + 1 if after < MAX_ID else after))
@@ -718,7 +723,7 @@ def serve_xread(c, req: XReadRequest, blocked: bool = False) -> bytes | None:
     reader (`blocked`) is served as soon as the stream's last ID has moved past it, even if
     trimming already removed the entries behind it (XADD with MAXLEN 0): it then gets the key
     with no entries, as Redis's serveClientsBlockedOnStreamKey replies."""
-    parts: list[bytes] = []
+    parts: list[bytes | bytearray] = []
     served = 0
     resp3 = c.resp == 3
     streams = req.streams
@@ -743,12 +748,13 @@ def serve_xread(c, req: XReadRequest, blocked: bool = False) -> bytes | None:
                 gt = cg.last_id
             if not serve:
                 continue
-            cons = _consumer_for(c, s, cg, req.consumer, key,  # type: ignore[arg-type]
+            cons = _consumer_for(c, s, cg, req.consumer, key,  # type: ignore[arg-type]  # given with group
                                  req.group if req.noack else None)
+            items: Sequence[bytes | bytearray]
             if history:
                 items = _serve_history(c, s, cons, gt, req.count)
             else:
-                items = _serve_group(c, s, cg, cons, gt, req.count, req.noack, key, req.group)  # type: ignore[arg-type]
+                items = _serve_group(c, s, cg, cons, gt, req.count, req.noack, key, req.group)
             n = len(items)
         else:
             if (s.last_id if blocked else s.length and s.last_valid_id()) <= gt:

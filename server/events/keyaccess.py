@@ -166,8 +166,8 @@ def signal_modified(srv: Server, c: Client | None, db: Database, key: bytes) -> 
     if db.watched:
         watch.touch(db, key)
     tr = srv.tracking
-    if tr is not None:
-        tracking.invalidate(tr, c, key)
+    if tr is not None:  # the server's is tracking.py's Tracking (its state() makes it)
+        tracking.invalidate(tr, c, key)  # type: ignore[arg-type]
 
 
 def notify(c: Client, cls: int, event: str, key: bytes, dbid: int | None = None) -> None:

@@ -50,8 +50,7 @@ from raxdb.server.table.getkeys import key_positions
 
 if TYPE_CHECKING:  # checked against the protocols the lower layers work with; no bases at run time
     from raxdb.server.base import interfaces
-    from raxdb.server.base.interfaces import Client, Server
-    from raxdb.server.table.registry import Command
+    from raxdb.server.base.interfaces import Client, Command, Server
 
     _DeclaredClientTracking = interfaces.ClientTracking
     _DeclaredTracking = interfaces.Tracking

@@ -75,8 +75,7 @@ from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NO_WRITES, scrip
 from raxdb.storage.alloc import dict_table_bytes
 
 if TYPE_CHECKING:
-    from raxdb.server.base.interfaces import Client, Server
-    from raxdb.server.table.registry import Command
+    from raxdb.server.base.interfaces import Client, Command, Server
     from raxdb.storage.keyspace import Database
 
 STARTUP = 875_976  # redis-server 7.0.15's used_memory_startup, measured here

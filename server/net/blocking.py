@@ -56,8 +56,7 @@ from raxdb.storage.stream import Stream
 from raxdb.storage.zset import ZSet
 
 if TYPE_CHECKING:
-    from raxdb.server.base.interfaces import Server
-    from raxdb.server.net.client import Client
+    from raxdb.server.base.interfaces import Client, Server
     from raxdb.storage.keyspace import Database
 
 Serve = Callable[["Client", bytes], "bytes | None"]
@@ -313,7 +312,9 @@ def _served_stats(c: Client, ns: int, argv: list[bytes] | None = None) -> None:
     goes to the slow log now, when it is answered (it was not logged when it blocked)."""
     cmd = c.last_cmd
     if cmd is not None and ns >= c.server.slowlog_ns:
-        c.note_slow(cmd, c.last_argv if argv is None else argv, ns)
+        args = c.last_argv if argv is None else argv
+        assert args is not None  # kept when it blocked
+        c.note_slow(cmd, args, ns)
 
 
 def signal_deleted_streams(db: Database, replaced_with: Database | None = None) -> None:

@@ -49,7 +49,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import hiredis
 
@@ -93,13 +93,29 @@ from raxdb.server.net import faults as _faults
 from raxdb.server.net.blocking import handle_ready_keys
 from raxdb.server.security import acl as _acl
 from raxdb.server.security.protected import DENIED, protected_mode_denies
-from raxdb.server.table.registry import BLOCKED, Command
+from raxdb.server.table.registry import BLOCKED
 from raxdb.server.table.scriptflags import FLAG_NO_WRITES, script_flags
 
 if TYPE_CHECKING:
-    from raxdb.server.base.interfaces import Replica, Server
+    from typing import Protocol
+
+    from raxdb.server.base import interfaces
+    from raxdb.server.base.interfaces import Command as CommandEntry
+    from raxdb.server.base.interfaces import Replica, Server, WatchedKey
     from raxdb.server.events.tracking import ClientTracking
     from raxdb.storage.keyspace import Database
+
+    # checked against the protocol the lower layers work with (its commands are the protocol's
+    # Command, which the table's satisfies); no base at run time
+    _Declared = interfaces.Client
+
+    class _Feed(Protocol):
+        """hiredis's Reader.feed (bound), which takes any buffer, a bytearray too, where its stub
+        says str | bytes."""
+
+        def __call__(self, buf: bytes | bytearray, off: int = ..., n: int = ..., /) -> None: ...
+else:
+    _Declared = object
 
 _PARTIAL_LIMIT = 1024 * 1024
 # A read event's bytes go to hiredis at most this many at a time.  Its reader moves what it still
@@ -116,7 +132,7 @@ _join = b"".join
 _refuses, _account = evict.refuses, evict.account
 
 
-class Client(ClientFields, asyncio.Protocol):
+class Client(ClientFields, asyncio.Protocol, _Declared):
     # the fields the command calls and the read event use are ClientFields's (server/base/fields.py)
     __slots__ = ("id", "name", "lib_name", "lib_ver", "authenticated", "multi",
                  "multi_error", "watched", "dirty_cas", "channels", "patterns", "shard_channels",
@@ -130,6 +146,11 @@ class Client(ClientFields, asyncio.Protocol):
     # mustObeyClient: the master's link or the AOF's replaying client, whose commands were
     # checked where they first ran (a stream trim's LIMIT is not enforced again)
     must_obey = False
+
+    # set by server.acl.set_default_auth in __init__ (and by AUTH, HELLO, ACL changes)
+    user: _acl.User
+    authenticated: bool
+    _feed: _Feed
 
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -151,9 +172,9 @@ class Client(ClientFields, asyncio.Protocol):
         self.plain = True
         self.queueing = False  # plain, but in MULTI (update_plain)
         self.cluster_flags = 0  # ASKING, READONLY (server/cluster/routing.py)
-        self.multi: list[tuple[Command, list[bytes]]] | None = None
+        self.multi: list[tuple[CommandEntry, list[bytes]]] | None = None
         self.multi_error = False
-        self.watched: list[tuple[Database, bytes]] = []
+        self.watched: list[WatchedKey] = []
         self.dirty_cas = False
         # Subscriptions as ordered sets: PUNSUBSCRIBE without arguments answers in subscription
         # order (Redis 7.0 keeps a client's patterns in a list).
@@ -161,7 +182,7 @@ class Client(ClientFields, asyncio.Protocol):
         self.patterns: dict[bytes, None] = {}
         self.shard_channels: dict[bytes, None] = {}
         self.ctime = self.last_interaction = server.now_ms
-        self.last_cmd: Command | None = None
+        self.last_cmd: CommandEntry | None = None
         self.addr = self.laddr = ""
         self.unix_socket = False  # accepted on `unixsocket` (server/net/unixsocket.py; CLIENT_UNIX_SOCKET)
         self.fd = -1
@@ -224,7 +245,7 @@ class Client(ClientFields, asyncio.Protocol):
             self.exact = RequestParser(self.server.config.proto_max_bulk_len)
         self._gets = reader.gets
         self._has_data = reader.has_data
-        self._feed = reader.feed
+        self._feed = reader.feed  # type: ignore[assignment]  # see _feed's declaration
 
     # ---- state ---------------------------------------------------------------------------------
     def close_after_replies(self) -> None:
@@ -271,7 +292,8 @@ class Client(ClientFields, asyncio.Protocol):
 
     # ---- asyncio callbacks ---------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        # a stream server's (asyncio's or uvloop's, TCP, Unix or TLS): it writes
+        self.transport = transport = cast("asyncio.Transport", transport)
         srv = self.server
         if self.unix_socket:
             self.addr = self.laddr = _unix_addr(srv)
@@ -717,7 +739,7 @@ class Client(ClientFields, asyncio.Protocol):
             if ct is not None:
                 _tracking.after_command(self, self.last_cmd)
 
-    def call(self, cmd: Command, argv: list[bytes], t0: int | None = None, log_slow: bool = False) -> Any:
+    def call(self, cmd: CommandEntry, argv: list[bytes], t0: int | None = None, log_slow: bool = False) -> Any:
         """Run a resolved, arity-checked command: the reply bytes (or BLOCKED), with its stats
         (`call_command`, which compiled code calls directly).
 
@@ -725,7 +747,7 @@ class Client(ClientFields, asyncio.Protocol):
         steps on purpose: a method call per command is measurable there."""
         return call_command(self, cmd, argv, t0, log_slow)
 
-    def _call_untouched(self, cmd: Command, argv: list[bytes], t0: int | None) -> Any:
+    def _call_untouched(self, cmd: CommandEntry, argv: list[bytes], t0: int | None) -> Any:
         """`call` for a client in CLIENT NO-TOUCH mode: its lookups (in EXEC and scripts too) are
         no accesses of the keys (OBJECT IDLETIME, LFU), as Redis 7.2's lookupKey skips them for
         the current client; TOUCH is not run here.  (A client in this mode is not `plain`.)"""
@@ -741,11 +763,11 @@ class Client(ClientFields, asyncio.Protocol):
             for db, on in zip(dbs, was, strict=True):
                 db.touch = on and not child
 
-    def _disk_denies(self, cmd: Command, argv: list[bytes]) -> bool:
+    def _disk_denies(self, cmd: CommandEntry, argv: list[bytes]) -> bool:
         """processCommand's is_write_command or PING, which a disk error refuses."""
         return cmd.fullname == "ping" or self.writes(cmd, argv)
 
-    def writes(self, cmd: Command, argv: list[bytes]) -> bool:
+    def writes(self, cmd: CommandEntry, argv: list[bytes]) -> bool:
         """processCommand's is_write_command: EXEC if a queued command writes; a script or
         function that declares flags unless it declares no-writes."""
         name = cmd.fullname
@@ -756,7 +778,7 @@ class Client(ClientFields, asyncio.Protocol):
             return not flags & FLAG_NO_WRITES
         return cmd.is_write
 
-    def _denied_while_loading(self, cmd: Command) -> bool:
+    def _denied_while_loading(self, cmd: CommandEntry) -> bool:
         """processCommand's is_denyloading_command: not flagged `loading`, or an EXEC of a queued
         command that is not; during a replica's asynchronous load, which serves the old dataset,
         is_deny_async_loading_command: flagged `no_async_loading` (or an EXEC of one)."""
@@ -768,13 +790,13 @@ class Client(ClientFields, asyncio.Protocol):
             return any(not q.ok_loading for q, _ in self.multi)
         return not cmd.ok_loading
 
-    def _paused_for(self, cmd: Command, argv: list[bytes]) -> bool:
+    def _paused_for(self, cmd: CommandEntry, argv: list[bytes]) -> bool:
         """Must this command wait for the CLIENT PAUSE to end?  ALL holds every command; WRITE
         holds those that may replicate, as processCommand judges them."""
         srv = self.server
         return srv.paused() and (not srv.pause_writes_only or self.may_replicate(cmd, argv))
 
-    def may_replicate(self, cmd: Command, argv: list[bytes]) -> bool:
+    def may_replicate(self, cmd: CommandEntry, argv: list[bytes]) -> bool:
         """processCommand's is_may_replicate_command: a write, or a command that may replicate
         (PUBLISH, PFCOUNT, EVAL, ...); EXEC if a queued command is; a script or function that
         declares flags by whether it declares no-writes (scriptFlagsToCmdFlags), so PAUSE WRITE
@@ -824,7 +846,7 @@ class Client(ClientFields, asyncio.Protocol):
         elif self.close_after_reply:
             self.close()
 
-    def note_slow(self, cmd: Command, argv: list[bytes], ns: int) -> None:
+    def note_slow(self, cmd: CommandEntry, argv: list[bytes], ns: int) -> None:
         """A command that took at least `Server.slowlog_ns`: the slow log and the latency monitor
         decide whether it is slow enough for them.  Called for commands run from the network, from
         EXEC and from scripts (`call(log_slow=True)`), and for a blocked command when it is served
@@ -847,21 +869,21 @@ class Client(ClientFields, asyncio.Protocol):
         elif mode == "replica" and r:  # a replica gets the stream only: a command that replied drops it
             rogue_reply(self, r)
 
-    def error_reply(self, msg: bytes, cmd: Command | None = None, counted: bool = False) -> bytes:
+    def error_reply(self, msg: bytes, cmd: CommandEntry | None = None, counted: bool = False) -> bytes:
         if cmd is not None:
             cmd.failed_calls += 1
         if not counted:
             self.server.count_error(msg)
         return b"-" + msg + b"\r\n"
 
-    def internal_error(self, cmd: Command, exc: Exception) -> bytes:
+    def internal_error(self, cmd: CommandEntry, exc: Exception) -> bytes:
         LOG.warning(f"Internal error in '{cmd.fullname}': {type(exc).__name__}: {exc}")
         import traceback
 
         traceback.print_exc()
         return self.error_reply(f"ERR internal error in '{cmd.fullname}': {type(exc).__name__}".encode(), cmd)
 
-    def _reject(self, cmd: Command | None, msg: bytes, out: list[bytes]) -> None:
+    def _reject(self, cmd: CommandEntry | None, msg: bytes, out: list[bytes]) -> None:
         if cmd is not None:
             cmd.rejected_calls += 1
         if self.multi is not None:
@@ -872,7 +894,7 @@ class Client(ClientFields, asyncio.Protocol):
         self.server.count_error(msg)
         self._emit(b"-" + msg + b"\r\n", out)
 
-    def _redirect(self, cmd: Command, msg: bytes, out: list[bytes]) -> None:
+    def _redirect(self, cmd: CommandEntry, msg: bytes, out: list[bytes]) -> None:
         """clusterRedirectClient: EXEC's transaction is discarded, a queued command flags it."""
         cmd.rejected_calls += 1
         if cmd.fullname == "exec":
@@ -1000,7 +1022,7 @@ def queue_output(c: Client, data: bytes) -> None:
             srv.call_soon(srv.flush_writes)
 
 
-def call_command(c: Client, cmd: Command, argv: list[bytes], t0: int | None, log_slow: bool) -> Any:
+def call_command(c: Client, cmd: CommandEntry, argv: list[bytes], t0: int | None, log_slow: bool) -> Any:
     """`Client.call`'s body, a function of its own so that compiled callers (the scripting engine's
     redis.call, engine.pxd) reach it as a C call, without a method lookup and argument parsing.
     The server is read once: a command cannot replace `c.server`.
@@ -1138,7 +1160,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                     if calls & sample and cmd.sampled:
                         t_prev = 0
                         try:
-                            r = cmd.proc(c, argv)  # type: ignore[misc]
+                            r = cmd.proc(c, argv)
                         except CommandError as e:
                             r = c.error_reply(e.msg, cmd, e.counted)
                         except Exception as e:  # a bug must not take the connection down
@@ -1146,7 +1168,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                     else:
                         t0 = t_prev or _time_ns()
                         try:
-                            r = cmd.proc(c, argv)  # type: ignore[misc]
+                            r = cmd.proc(c, argv)
                         except CommandError as e:
                             r = c.error_reply(e.msg, cmd, e.counted)
                         except Exception as e:
@@ -1204,7 +1226,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 # Inside MULTI: queued as execute() queues it, whose other checks all pass for a
                 # `queueing` client (see Client.update_plain).  A Spark sink's transaction queues
                 # thousands of commands.
-                c.multi.append((cmd, argv))
+                c.multi.append((cmd, argv))  # type: ignore[union-attr]  # queueing: in MULTI
                 c.last_argv = argv
                 last = cmd
                 out.append(_QUEUED)

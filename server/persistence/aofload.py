@@ -430,9 +430,9 @@ def _commands(data: bytes, pos: int) -> Iterator[tuple[list[bytes], int]]:
         for _ in range(exact_run):
             if pos >= n:
                 break
-            argv, pos = _exact_one(data, pos)
-            if argv is not None:
-                yield argv, pos
+            args, pos = _exact_one(data, pos)
+            if args is not None:
+                yield args, pos
 
 
 # ---- DEBUG LOADAOF ------------------------------------------------------------------------------

@@ -57,10 +57,14 @@ from raxdb.server.net import blocking
 from raxdb.server.persistence.snapshot import save_points
 from raxdb.server.table.args import maybe_int
 
-if TYPE_CHECKING:
-    from raxdb.server.base.interfaces import Server
-    from raxdb.server.net.client import Client
+if TYPE_CHECKING:  # checked against the protocols the lower layers work with; no base at run time
+    from raxdb.server.base import interfaces
+    from raxdb.server.base.interfaces import Client, Server
     from raxdb.server.replication.state import Replication
+
+    _DeclaredReplica = interfaces.Replica
+else:
+    _DeclaredReplica = object
 
 # Replica states (replstate), and their INFO names (replstateToString).
 WAIT_BGSAVE_START, WAIT_BGSAVE_END, SEND_BULK, ONLINE, RDB_TRANSMITTED = range(5)
@@ -79,7 +83,7 @@ REQ_EXCLUDE_DATA, REQ_EXCLUDE_FUNCTIONS = 1, 2
 _PING = [b"PING"]
 
 
-class Replica:
+class Replica(_DeclaredReplica):
     """What a master knows of one replica connection (the CLIENT_SLAVE part of Redis's client)."""
 
     __slots__ = ("client", "flagged", "state", "port", "addr", "capa_eof", "capa_psync2", "rdb_only", "req",
@@ -169,7 +173,7 @@ class Replica:
         return self.master.repl.master_repl_offset + 1 - self.client.output_size()
 
 
-def replica_of(c: Client) -> Replica:
+def replica_of(c: Client) -> interfaces.Replica:
     r = c.replica
     if r is None:
         r = c.replica = Replica(c)
@@ -190,7 +194,7 @@ class Master:
         self.repl_output_bytes = 0
         self.rdb_child_type = ""  # "disk" or "socket" while a child makes a replica's snapshot
         self.pipe_fd = -1
-        self.pipe_conns: list[Replica] = []
+        self.pipe_conns: list[interfaces.Replica] = []
         self.pipe_paused = False
         self.pipe_eof = False  # the child's end of the pipe was read (its fd stays open until it exits)
         self.no_replicas_since = clock.seconds(self.srv)
@@ -276,7 +280,7 @@ class Master:
             LOG.notice("No BGSAVE in progress, but another BG operation is active. BGSAVE for replication delayed")
         return b""
 
-    def _flag(self, r: Replica) -> None:
+    def _flag(self, r: interfaces.Replica) -> None:
         c = r.client
         r.flagged = True
         self.repl.replicas.append(r)
@@ -287,7 +291,7 @@ class Master:
     def _diskless(self) -> bool:
         return self.srv.config.values["repl-diskless-sync"] == "yes"
 
-    def _try_partial(self, r: Replica, replid_arg: bytes, offset: int) -> bool:
+    def _try_partial(self, r: interfaces.Replica, replid_arg: bytes, offset: int) -> bool:
         """masterTryPartialResynchronization."""
         repl = self.repl
         replid = replid_arg.decode(errors="replace")
@@ -326,7 +330,7 @@ class Master:
         self.refresh_good_replicas()
         return True
 
-    def _setup_full_resync(self, r: Replica, offset: int) -> None:
+    def _setup_full_resync(self, r: interfaces.Replica, offset: int) -> None:
         """replicationSetupSlaveForFullResync."""
         r.initial_offset = offset
         r.state = WAIT_BGSAVE_END
@@ -579,7 +583,7 @@ class Master:
             self.repl_output_bytes += len(preamble)
             self._send_bulk(r, f)
 
-    def _send_bulk(self, r: Replica, f: Any) -> None:
+    def _send_bulk(self, r: interfaces.Replica, f: Any) -> None:
         """sendBulkToSlave: the dump file to a replica a chunk per loop pass, while its socket
         takes them (a paused transport is looked at again a little later), so that neither the
         file nor its copy in the output buffer is held whole, and the loop never stops for it.
@@ -613,7 +617,7 @@ class Master:
             return
         r.start_stream()
 
-    def _put_online(self, r: Replica) -> bool:
+    def _put_online(self, r: interfaces.Replica) -> bool:
         """replicaPutOnline; False for an rdb-only replica, which is then closed."""
         if r.rdb_only:
             r.state = RDB_TRANSMITTED
@@ -702,7 +706,7 @@ class Master:
                 raise CommandError(f"ERR Unrecognized REPLCONF option: {argv[j].decode(errors='replace')}")
         return R.OK
 
-    def ack(self, r: Replica, offset: int) -> None:
+    def ack(self, r: interfaces.Replica, offset: int) -> None:
         if offset > r.ack_off:
             r.ack_off = offset
         r.ack_time = int(clock.seconds(self.srv))
@@ -718,7 +722,7 @@ class Master:
         self.repl.failover.check_soon()  # a failover waits for this ACK
 
     # ---- leaving ---------------------------------------------------------------------------------
-    def _unlink(self, r: Replica) -> None:
+    def _unlink(self, r: interfaces.Replica) -> None:
         repl = self.repl
         if r in repl.replicas:
             repl.replicas.remove(r)
@@ -740,7 +744,7 @@ class Master:
         self._unlink(r)
         LOG.warning(f"Connection with replica {r.name()} lost.")
 
-    def _stop_useless_snapshot(self, r: Replica) -> None:
+    def _stop_useless_snapshot(self, r: interfaces.Replica) -> None:
         """freeClient's check: the last replica waiting for a snapshot on disk left and no save
         point wants the file, so the child is killed (its memory freed, the next full sync or
         BGSAVE forks at once).  With save points the snapshot still keeps the data safe."""
@@ -915,10 +919,10 @@ class Master:
 
     def held_from(self) -> int | None:
         """The oldest stream offset any replica still needs (the backlog keeps it), or None."""
-        held = [x for x in map(Replica.needs_from, self.repl.replicas) if x is not None]
+        held = [x for r in self.repl.replicas if (x := r.needs_from()) is not None]
         return min(held) if held else None
 
-    def output_share(self, r: Replica) -> int:
+    def output_share(self, r: interfaces.Replica) -> int:
         """A replica's output buffer as Redis counts it: its share of the replication buffer."""
         backlog = self.repl.backlog
         start = r.needs_from()

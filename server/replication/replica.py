@@ -719,7 +719,7 @@ class Link:
             await loading.drive(srv, p.load_steps(data, merge=False, aux=aux, total=max(0, total),
                                                   dbs=plan.temp, state=plan.state, functions=plan.functions,
                                                   arriving=incoming and incoming.arriving),
-                                self._newline_to_master, incoming and incoming.fill)
+                                self._newline_to_master, None if incoming is None else incoming.fill)
             if incoming is not None:
                 await incoming.finish()
             if plan.functions is not None:

@@ -428,7 +428,7 @@ class Engine(Runner):
         flags = 0 if n is None else _c_int(n)
         if flags & ~REPL_ALL:
             self.raise_error(b"Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
-        self.running.repl = flags  # type: ignore[union-attr]
+        self.running.repl = flags
 
     def _acl_check_cmd(self, *args: Any) -> bool:
         if not args:
@@ -519,7 +519,8 @@ class Engine(Runner):
                 res = (self._run_fcall if is_function else self._run_eval)(fn, numkeys, *argv[3:])
         finally:
             self.running = None
-            run.caller = run.argv = None  # nothing of the caller's kept alive between runs
+            # nothing of the caller's kept alive between runs (read only while it runs, set by begin)
+            run.caller = run.argv = None  # type: ignore[assignment]
             self._spare = run
             srv.now_ms = now
             if run.busy:

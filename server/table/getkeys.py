@@ -24,10 +24,12 @@ inline before calling `key_positions`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from raxdb.protocol.request import string2ll
-from raxdb.server.table.registry import Command
+
+if TYPE_CHECKING:  # the protocol: what a client hands over (the table's Command satisfies it)
+    from raxdb.server.base.interfaces import Command
 
 KeyRefs = list[tuple[int, tuple[str, ...]]]  # (argument position, key-spec flags)
 
