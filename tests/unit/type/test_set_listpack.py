@@ -27,14 +27,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from raxdb.storage import rdb
 from raxdb.storage.alloc import size_class
 from raxdb.storage.crc64 import crc64
 from raxdb.storage.intset import canonical_int
 from raxdb.storage.listpack import checked_values
 from raxdb.storage.set_type import RSet
 from tests.support.diff import Diff, RawConnection, parse
-from tests.support.servers import ServerProcess, start_newer, start_raxdb
+from tests.support.servers import ServerProcess, newer_pair, start_raxdb
 
 # ---- the storage type against a model --------------------------------------------------------------
 members = st.one_of(st.integers(-300, 300).map(lambda v: b"%d" % v), st.sampled_from([b"a", b"b", b"c", b"", b"01"]),
@@ -99,12 +98,8 @@ def test_building_a_set_follows_7_2():
 # ---- against the newer oracle ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def pair72() -> Iterator[tuple[ServerProcess, ServerProcess]]:
-    ours, theirs = start_raxdb("--compat-version", "7.2"), start_newer()
-    try:
-        yield ours, theirs
-    finally:
-        ours.stop()
-        theirs.stop()
+    with newer_pair() as pair:
+        yield pair
 
 
 def _fresh(pair, protocol: int = 2) -> Diff:
