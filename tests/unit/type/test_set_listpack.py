@@ -364,3 +364,21 @@ def test_7_0_has_no_set_listpacks(diff):
     lp72 = _sealed(b"\x14\x0b\x0b\x00\x00\x00\x02\x00\x81a\x02\x81b\x02\xff", 11)
     diff("RESTORE", "k", "0", lp72)
     diff("RESTORE", "k", "0", _sealed(_body(lp72), 10))
+
+
+def test_the_options_follow_the_generation(tmp_path):
+    """set-max-listpack-* in a config file: known with compat-version 7.2 wherever that line
+    stands (the file or the command line after it), "Bad directive" in 7.0 mode."""
+    from raxdb.server.config.options import Config, FatalConfigError
+
+    conf = tmp_path / "redis.conf"
+    conf.write_text("set-max-listpack-entries 5\nset-max-listpack-value 7\n")
+    cfg = Config()
+    cfg.load_argv([str(conf), "--compat-version", "7.2"])
+    assert cfg.set_limits == (512, 5, 7, True)
+    assert cfg.matching([b"set-max-listpack-*"]) == [(b"set-max-listpack-entries", b"5"),
+                                                     (b"set-max-listpack-value", b"7")]
+    with pytest.raises(FatalConfigError, match="Bad directive or wrong number of arguments"):
+        Config().load_argv([str(conf)])
+    cfg = Config()
+    assert cfg.set_limits == (512, 0, 0, False) and cfg.canonical("set-max-listpack-entries") is None
