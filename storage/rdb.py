@@ -744,7 +744,7 @@ def _read_set(r: Reader, t: int, limits: Limits) -> Any:
     return s.stored()
 
 
-def _set_limits(limits: Limits) -> tuple:
+def _set_limits(limits: Limits) -> tuple[int, int, int, bool]:
     """storage/set_type.py's limits tuple from the loader's."""
     lp_entries = limits.set_max_listpack_entries
     return (limits.set_max_intset, lp_entries, limits.set_max_listpack_value, lp_entries > 0)
