@@ -96,7 +96,9 @@ class Server(ServerFields, _Declared):
         self.fast_dispatch = self.table.fast_dispatch  # the hot loop's (changed in place, never replaced)
         self.dbs = [Database(i) for i in range(config.databases)]
         # the RDB format of files and DUMP payloads follows the generation answered as (immutable)
-        rdb.use_version(rdb.RDB_VERSION_74 if config.compat_version >= (7, 4) else rdb.RDB_VERSION)
+        version = config.compat_version
+        rdb.use_version(rdb.RDB_VERSION_74 if version >= (7, 4) else rdb.RDB_VERSION_72 if version >= (7, 2)
+                        else rdb.RDB_VERSION)
         for db in self.dbs:
             db.expired_hook = self._on_expired
         attach_keyspace(self)  # dbs read the cached clock (access times); LFU follows the config

@@ -1,5 +1,5 @@
-"""RDB: Redis's snapshot format (version 10, as Redis 7.0 writes it), for dump files and for
-DUMP / RESTORE payloads.  Sans-I/O: values and datasets go to bytes and come back from bytes;
+"""RDB: Redis's snapshot format (version 10, as Redis 7.0 writes it; 11 and 12 for the later
+generations, `use_version`), for dump files and for DUMP / RESTORE payloads.  Sans-I/O: values and datasets go to bytes and come back from bytes;
 where the bytes live (a file, a child process, a command argument) is the server's concern.
 
 The format, as far as this module writes and reads it:
@@ -16,7 +16,9 @@ The format, as far as this module writes and reads it:
   (4, hashtable), set intset (11), hash listpack (16), sorted set listpack (17), list quicklist 2
   (18: node count, then per node its container and listpack) and stream listpacks 2 (19).  The
   listpack, intset and quicklist bodies are the exact bytes the storage types already keep or
-  produce, so DUMP payloads are byte-for-byte Redis's for the same value and encoding.
+  produce, so DUMP payloads are byte-for-byte Redis's for the same value and encoding.  Redis 7.2
+  adds the set listpack (20: the listpack of the members in the set's order), written and read
+  only in format 11 and later (compat-version 7.2+); in 7.0 mode type 20 is unknown, as in 7.0.15.
 - Reading accepts every type Redis 7.0 reads: the ones above and the older ones that earlier
   Redis versions wrote (plain list 1, sorted set with text scores 3, zipmap 9, ziplists 10, 12,
   13, quicklist of ziplists 14, stream listpacks 15), converting them as Redis 7.0's loader does.
@@ -71,15 +73,17 @@ if not cython.compiled:  # compiled, rdb.pxd cimports it: an inline C function
 
 RDB_VERSION = 10
 # What the files and DUMP payloads this server writes say they are, and the newest it reads: 10
-# (Redis 7.0) unless the server answers as Redis 7.4 (compat-version 7.4: 12, `use_version`).
+# (Redis 7.0) unless the server answers as Redis 7.2 (compat-version 7.2: 11) or 7.4 (12), see
+# `use_version`.
 # A hash with field deadlines is written in 7.4's types (24, 25) whatever the version, as only a
 # 7.4 server makes such hashes.
 FORMAT = [RDB_VERSION]
+RDB_VERSION_72 = 11
 RDB_VERSION_74 = 12
 
 
 def use_version(version: int) -> None:
-    """Write, and accept, RDB format `version` (10 or 12), as the server's compat-version says."""
+    """Write, and accept, RDB format `version` (10, 11 or 12), as the server's compat-version says."""
     FORMAT[0] = version
 
 # value types (RDB_TYPE_*)
@@ -88,9 +92,10 @@ T_MODULE, T_MODULE_2 = 6, 7
 T_HASH_ZIPMAP, T_LIST_ZIPLIST, T_SET_INTSET, T_ZSET_ZIPLIST, T_HASH_ZIPLIST = 9, 10, 11, 12, 13
 T_LIST_QUICKLIST, T_STREAM_LISTPACKS, T_HASH_LISTPACK, T_ZSET_LISTPACK = 14, 15, 16, 17
 T_LIST_QUICKLIST_2, T_STREAM_LISTPACKS_2 = 18, 19
+T_SET_LISTPACK = 20  # Redis 7.2
 # Redis 7.4's hashes with field deadlines (the _PRE_GA ones: its release candidates')
 T_HASH_METADATA_PRE_GA, T_HASH_LISTPACK_EX_PRE_GA, T_HASH_METADATA, T_HASH_LISTPACK_EX = 22, 23, 24, 25
-_VALUE_TYPES = frozenset((0, 1, 2, 3, 4, 5, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 22, 23, 24, 25))
+_VALUE_TYPES = frozenset((0, 1, 2, 3, 4, 5, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 22, 23, 24, 25))
 
 # opcodes (RDB_OPCODE_*)
 OP_FUNCTION2, OP_FUNCTION_PRE_GA, OP_MODULE_AUX = 0xF5, 0xF6, 0xF7
@@ -104,7 +109,7 @@ OP_EXPIRETIME_MS, OP_EXPIRETIME, OP_SELECTDB, OP_EOF = 0xFC, 0xFD, 0xFE, 0xFF
 _K_STRING, _K_LIST, _K_SET, _K_ZSET, _K_HASH, _K_STREAM, _K_MODULE = 1, 2, 3, 4, 5, 6, 7
 _KINDS = bytes([_K_STRING, _K_LIST, _K_SET, _K_ZSET, _K_HASH, _K_ZSET, _K_MODULE, _K_MODULE, 0, _K_HASH,
                 _K_LIST, _K_SET, _K_ZSET, _K_HASH, _K_LIST, _K_STREAM, _K_HASH, _K_ZSET, _K_LIST, _K_STREAM,
-                0, 0, _K_HASH, _K_HASH, _K_HASH, _K_HASH])
+                _K_SET, 0, _K_HASH, _K_HASH, _K_HASH, _K_HASH])
 _FIRST_OPCODE = OP_FUNCTION2  # every byte from here on is an opcode
 
 _ENC_INT8, _ENC_INT16, _ENC_INT32, _ENC_LZF = 0, 1, 2, 3
@@ -145,7 +150,8 @@ class Short(RDBError):
 # redis-check-rdb's names for the value types (type 19, past its table, is "unknown" there too)
 _CHECK_TYPE_NAMES = ["string", "list-linked", "set-hashtable", "zset-v1", "hash-hashtable", "zset-v2",
                      "module-value", "", "", "hash-zipmap", "list-ziplist", "set-intset", "zset-ziplist",
-                     "hash-ziplist", "quicklist", "stream", "hash-listpack", "zset-listpack", "quicklist-v2"]
+                     "hash-ziplist", "quicklist", "stream", "hash-listpack", "zset-listpack", "quicklist-v2",
+                     "set-listpack"]
 
 
 def report_lines(exc: RDBError) -> list[str]:
@@ -210,6 +216,8 @@ class Limits:
     set_max_intset: int = 512
     list_fill: int = -2
     list_depth: int = 0
+    set_max_listpack_entries: int = 0  # 0: no listpack sets (7.0 mode)
+    set_max_listpack_value: int = 0
 
 
 # ---- writing ---------------------------------------------------------------------------------
@@ -324,6 +332,9 @@ def write_value(w: Writer, value: Any) -> int:
         if type(members) is bytes:  # the intset's own bytes
             w.string(members)
             return T_SET_INTSET
+        if type(members) is list:  # a listpack (only a 7.2+ server makes one)
+            w.string(value.listpack_bytes())
+            return T_SET_LISTPACK
         w.length(len(members))
         for m in members:
             w.string(m)
@@ -451,7 +462,8 @@ def restore(payload: bytes, limits: Limits, check_crc: bool = True) -> Any:
     # the footer's bytes (possible only with the checksum skipped) loads as Redis loads it.
     r = Reader(payload)
     t = r.byte()
-    if t not in _VALUE_TYPES and t not in (T_MODULE, T_MODULE_2):  # rdbLoadObjectType: unreported
+    if (t not in _VALUE_TYPES and t not in (T_MODULE, T_MODULE_2)) or (t == T_SET_LISTPACK and FORMAT[0] < RDB_VERSION_72):
+        # rdbLoadObjectType: unreported (type 20 is unknown to 7.0)
         raise RDBError("unknown value type")
     try:
         return read_value(r, t, limits)
@@ -709,6 +721,8 @@ def _read_set(r: Reader, t: int, limits: Limits) -> Any:
         if n > limits.set_max_intset:
             return RSet(set(intset.members(blob)))
         return Intset(blob)  # the bytes as loaded
+    if t == T_SET_LISTPACK:
+        return _read_set_listpack(r.string(), limits)
     n = r.length()
     if n == 0:
         return EMPTY
@@ -721,10 +735,34 @@ def _read_set(r: Reader, t: int, limits: Limits) -> Any:
         if _first_repeat(members) is not None:
             raise corrupt("Duplicate set members detected") from None
         raise
-    s = RSet.of(members, limits.set_max_intset if n <= limits.set_max_intset else 0)
+    if n > limits.set_max_intset:  # Redis makes a hashtable at once
+        s = RSet(set(members))
+    else:
+        s = RSet.of(members, _set_limits(limits))
     if len(s) != n:
         raise corrupt("Duplicate set members detected")
     return s.stored()
+
+
+def _set_limits(limits: Limits) -> tuple[int, int, int, bool]:
+    """storage/set_type.py's limits tuple from the loader's."""
+    lp_entries = limits.set_max_listpack_entries
+    return (limits.set_max_intset, lp_entries, limits.set_max_listpack_value, lp_entries > 0)
+
+
+def _read_set_listpack(blob: bytes, limits: Limits) -> Any:
+    """RDB_TYPE_SET_LISTPACK (Redis 7.2): the listpack checked deeply, no member twice (else
+    "Set listpack integrity check failed."), a hashtable past set-max-listpack-entries."""
+    if FORMAT[0] < RDB_VERSION_72:  # 7.0.15 does not know the type
+        raise corrupt("Unknown RDB encoding type %d" % T_SET_LISTPACK)
+    items = _listpack_items(blob, "Set listpack")
+    if len(set(items)) != len(items):
+        raise corrupt("Set listpack integrity check failed.")
+    if not items:
+        return EMPTY
+    if len(items) > limits.set_max_listpack_entries:
+        return RSet(set(items))
+    return RSet(items)
 
 
 def _first_repeat(items: list[bytes]) -> int | None:

@@ -1,4 +1,5 @@
-"""The set value type (TYPE "set") with Redis 7.0's two encodings, held as Redis holds them.
+"""The set value type (TYPE "set") with Redis 7.0's two encodings and 7.2's third, held as Redis
+holds them.
 
 What the keyspace keeps for a set depends on its encoding:
 - an intset (OBJECT ENCODING "intset", while every member is the canonical text of an int64 and
@@ -6,20 +7,32 @@ What the keyspace keeps for a set depends on its encoding:
   blob `storage.intset` reads, in Redis's format, so DUMP / RDB write it as it is and RESTORE / RDB
   load keep the bytes given.  No wrapper: a small set of numbers is a key with one value object,
   as in Redis (compiled, `Intset` has no GC header either, see set_type.pxd);
-- a hashtable is kept as an `RSet` whose `data` is a Python `set` of the members (`bytes`).
+- a hashtable is kept as an `RSet` whose `data` is a Python `set` of the members (`bytes`);
+- a listpack (Redis 7.2: compat-version 7.2+, OBJECT ENCODING "listpack") is kept as an `RSet`
+  whose `data` is a Python `list` of the members in the listpack's order (appended at the tail,
+  removed in place), which SMEMBERS and the other iterations follow as 7.2 does.  The listpack's
+  bytes are built only when written out (DUMP / RDB type 20, `listpack_bytes`) and sized for
+  MEMORY USAGE; the members are not held as one blob, so such a set costs what a list of bytes
+  objects costs (no more than the hashtable it would be in 7.0 mode).
 Commands work on an `RSet` either way: `as_set` gives one for any stored set (for an `Intset`, a
 new RSet over a copy of its bytes), and after a write `stored()` says what the keyspace must keep
-(a new `Intset`, or the RSet itself once it is a hashtable).  So an RSet in the keyspace is always
-a hashtable, an `Intset` is immutable (shared freely, by COPY too), and `len()` of an `Intset` is
-its byte length, not its member count: size it through `as_set`.
+(a new `Intset`, or the RSet itself once it is a hashtable or a listpack).  So an RSet in the
+keyspace is a hashtable or a listpack, an `Intset` is immutable (shared freely, by COPY too), and
+`len()` of an `Intset` is its byte length, not its member count: size it through `as_set`.
 
-An `RSet` is a two-field wrapper (Redis's robj): `data` is either an intset blob (exact `bytes`,
-only while a command works on it) or the Python set, and `_scan` caches SSCAN's index of a
-hashtable (below).  Redis 7.0 has no listpack sets (7.2
-added them).  It converts intset -> hashtable on the first non-integer member or when the count
-passes the limit, and never back; only SPOP with a large count rebuilds the set and may land on
-an intset again (`spop_many`).  The limit is passed in by the caller (read from the config at
-write time) so that CONFIG SET applies to the next write, as in Redis.
+An `RSet` is a two-field wrapper (Redis's robj): `data` is an intset blob (exact `bytes`, only
+while a command works on it), the Python set or the listpack's list, and `_scan` caches SSCAN's
+index of a hashtable (below).  The encoding limits come in as one tuple, `limits`:
+(set-max-intset-entries, set-max-listpack-entries, set-max-listpack-value, newer), read from the
+config at write time so that CONFIG SET applies to the next write, as in Redis.  In 7.0 mode the
+two listpack limits are 0 and `newer` false: no listpack is ever made, and Redis 7.2's rules
+(t_set.c's setTypeAddAux) then reduce to 7.0's, intset -> hashtable on the first non-integer
+member or past the intset limit, never back.  From 7.2: an intset meeting a non-integer becomes a
+listpack (its numbers ascending, then the new member) while it has fewer than the listpack limit
+of members and neither the new member nor the text of its smallest or largest number is longer
+than the value limit, else a hashtable; a listpack becomes a hashtable when a member past either
+limit arrives.  Only SPOP with a large count and the commands that build a new set (`RSet.of`,
+`RSet.built`) choose an encoding afresh.
 
 Random members (SPOP, SRANDMEMBER) of a hashtable come from CPython's own set table, the way
 Redis's dictGetRandomKey draws a random bucket until it finds a full one: compiled (setup.py),
@@ -49,6 +62,7 @@ from raxdb.storage import intset
 from raxdb.storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
 from raxdb.storage.hashscan import ScanIndex
 from raxdb.storage.intset import canonical_int
+from raxdb.storage.listpack import build, encode_entry, encoded_size
 
 try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
     import cython
@@ -76,6 +90,8 @@ if hasattr(os, "register_at_fork"):  # POSIX
 _random = random.random
 _EMPTY_SET_SIZE = sys.getsizeof(set())
 _MIN_FILL = 10  # HASHTABLE_MIN_FILL: a table under 1/10 full is rebuilt smaller
+# The limits of 7.0 mode (see the module's docstring): the intset's default, no listpacks.
+LIMITS_70 = (512, 0, 0, False)
 
 
 # ---- CPython's set table -------------------------------------------------------------------------
@@ -139,26 +155,64 @@ class RSet:
     type_name = "set"
     __slots__ = ("data", "_scan")
 
-    def __init__(self, data: bytes | set[bytes] = intset.EMPTY) -> None:
+    def __init__(self, data: bytes | set[bytes] | list[bytes] = intset.EMPTY) -> None:
         self.data = data
         self._scan: ScanIndex | None = None
 
     @classmethod
-    def of(cls, members: Iterable[bytes], max_ints: int) -> RSet:
+    def of(cls, members: Iterable[bytes], limits: tuple) -> RSet:
         """A set holding `members`, encoded as Redis would after adding them one by one to a new
-        set: an intset if they are all integers and no more than `max_ints` (its width the widest
-        any needs), a hashtable otherwise."""
-        table = set(members)
-        if len(table) <= max_ints:
-            vals = []
-            for m in table:
-                v = canonical_int(m)
-                if v is None:
-                    return cls(table)
-                vals.append(v)
-            vals.sort()
-            return cls(intset.from_values(vals))
-        return cls(table)
+        intset (SUNION's and SDIFF's result, an RDB's plain set): an intset if they are all
+        integers and no more than the limit (its width the widest any needs); in 7.0 mode a
+        hashtable otherwise; from 7.2 a listpack of the integers before the first other member
+        (ascending) and then the rest in order, when the conversion and every later add stay
+        within the listpack limits, else a hashtable."""
+        if not limits[1]:  # 7.0 mode: no listpacks, and the order does not matter
+            return cls(_intset_or_table(set(members), limits[0]))
+        table = dict.fromkeys(members)  # distinct, in order
+        if len(table) <= limits[0]:
+            d = _intset_or_table(table, limits[0])
+            if type(d) is bytes:
+                return cls(d)
+        # the intset phase: the integers before the first other member (ints only, within limit)
+        lead = []
+        for m in table:
+            v = canonical_int(m)
+            if v is None:
+                break
+            lead.append(v)
+        k = len(lead)
+        if k > limits[0] or k >= len(table):  # past the intset limit first: a hashtable
+            return cls(set(table))
+        lead.sort()
+        if k and max(len(b"%d" % lead[0]), len(b"%d" % lead[-1])) > limits[2]:
+            return cls(set(table))
+        members_lp = [b"%d" % v for v in lead]
+        members_lp.extend(islice(table, k, None))
+        return cls(_listpack_or_table(members_lp, limits))
+
+    @classmethod
+    def built(cls, members: list[bytes], limits: tuple, from_intset: bool) -> RSet:
+        """SINTERSTORE's result, `members` distinct in the order the smallest source gives them:
+        Redis adds them to an intset when that source is one (`from_intset`), else to a listpack
+        (7.0: an intset), then makes an intset of the result when every member is an integer and
+        they fit.  In 7.0 mode that is `of`'s choice."""
+        if not limits[1] or from_intset:
+            return cls.of(members, limits)
+        d = _intset_or_table(members, limits[0])
+        return cls(d if type(d) is bytes else _listpack_or_table(list(members), limits))
+
+    @classmethod
+    def create(cls, first: bytes, hint: int, limits: tuple) -> RSet:
+        """An empty set of the encoding Redis 7.2's setTypeCreate chooses for `hint` members of
+        which `first` is the first: an intset when it is an integer and the hint fits, a listpack
+        when the hint fits that, else a hashtable.  (In 7.0 mode, an intset or a hashtable; either
+        ends as 7.0's, whose SADD starts from an intset.)"""
+        if hint <= limits[0] and canonical_int(first) is not None:
+            return cls()
+        if hint <= limits[1]:
+            return cls([])
+        return cls(set())
 
     # ---- contract ------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -168,25 +222,35 @@ class RSet:
         return len(d)
 
     def encoding(self) -> str:
-        return "intset" if type(self.data) is bytes else "hashtable"
+        d = self.data
+        if type(d) is set:
+            return "hashtable"
+        return "intset" if type(d) is bytes else "listpack"
 
     def copy(self) -> RSet:
         d = self.data
         return RSet(d if type(d) is bytes else d.copy())  # an intset's bytes are immutable
 
     def mem_usage(self, samples: int = 5) -> int:
-        """MEMORY USAGE's estimate: exact for an intset (the robj and its blob's allocation), for a
-        hashtable Redis's dict (its bucket array) plus the average of the first `samples` entries
-        (sds + dictEntry) times the count."""
+        """MEMORY USAGE's estimate: exact for an intset or a listpack (the robj and its blob's
+        allocation), for a hashtable Redis's dict (its bucket array) plus the average of the first
+        `samples` entries (sds + dictEntry) times the count."""
         d = self.data
         if type(d) is bytes:
             return 16 + size_class(len(d))
+        if type(d) is list:
+            return 16 + size_class(listpack_size(d))
         n = len(d)
         size = 16 + 56 + dict_table_bytes(n)
         if n:
             k = min(samples, n) if samples > 0 else n
             size += int((sds_alloc_sum(map(len, islice(d, k))) + 24 * k) / k * n)
         return size
+
+    def listpack_bytes(self) -> bytes:
+        """A listpack set's listpack, as Redis 7.2 holds it (RDB type 20's body)."""
+        d = self.data
+        return build(b"".join([encode_entry(m) for m in d]), len(d))
 
     # ---- membership and updates ----------------------------------------------------------------
     def __contains__(self, m: bytes) -> bool:
@@ -196,16 +260,32 @@ class RSet:
         v = canonical_int(m)
         return v is not None and intset.contains(d, v)
 
-    def add(self, m: bytes, max_ints: int) -> bool:
+    def add(self, m: bytes, limits: tuple) -> bool:
         d = self.data
-        if type(d) is not bytes:
+        if type(d) is set:
             if m in d:
                 return False
             d.add(m)
             self._scan = None
             return True
+        if type(d) is list:
+            if m in d:
+                return False
+            if len(d) < limits[1] and len(m) <= limits[2]:
+                d.append(m)
+            else:  # past a listpack limit: a hashtable
+                d = self.data = set(d)
+                d.add(m)
+            return True
         v = canonical_int(m)
         if v is None:  # not an integer: convert, then add
+            n = (len(d) - 8) // d[0]
+            if n < limits[1] and len(m) <= limits[2] and (
+                    not n or max(len(b"%d" % intset.get(d, 0)), len(b"%d" % intset.get(d, n - 1))) <= limits[2]):
+                lp = intset.members(d)
+                lp.append(m)
+                self.data = lp
+                return True
             self.data = d = set(intset.members(d))
             d.add(m)
             self._scan = None
@@ -213,20 +293,37 @@ class RSet:
         new = intset.add(d, v)
         if new is None:
             return False
-        if (len(new) - 8) // new[0] > max_ints:
+        if (len(new) - 8) // new[0] > limits[0]:
             self.data = set(intset.members(new))
         else:
             self.data = new
         return True
 
+    def hint(self, count: int, limits: tuple) -> None:
+        """Redis 7.2's setTypeMaybeConvert before SADD adds `count` members: a listpack or an
+        intset whose limit the count passes becomes a hashtable at once (even if the members are
+        already there)."""
+        d = self.data
+        if type(d) is list:
+            if count > limits[1]:
+                self.data = set(d)
+        elif type(d) is bytes and count > limits[0]:
+            self.data = set(intset.members(d))
+
     def remove(self, m: bytes) -> bool:
         d = self.data
-        if type(d) is not bytes:
+        if type(d) is set:
             if m not in d:
                 return False
             d.discard(m)
             self._scan = None
             self._shrink()
+            return True
+        if type(d) is list:
+            try:
+                d.remove(m)
+            except ValueError:
+                return False
             return True
         v = canonical_int(m)
         if v is None:
@@ -247,8 +344,8 @@ class RSet:
 
     # ---- reading -------------------------------------------------------------------------------
     def members(self) -> list[bytes]:
-        """Every member in this encoding's iteration order (ascending numbers for an intset), as
-        a new list."""
+        """Every member in this encoding's iteration order (ascending numbers for an intset, the
+        listpack's order for a listpack), as a new list."""
         d = self.data
         if type(d) is bytes:
             return intset.members(d)
@@ -263,33 +360,39 @@ class RSet:
 
     def stored(self) -> Any:
         """What the keyspace keeps for this set: an intset as an `Intset` of its bytes, a
-        hashtable as this RSet."""
+        hashtable or a listpack as this RSet."""
         d = self.data
         return Intset(d) if type(d) is bytes else self
 
     # ---- randomness ----------------------------------------------------------------------------
     def random_member(self) -> bytes:
         d = self.data
-        if type(d) is bytes:
-            return b"%d" % intset.get(d, _below((len(d) - 8) // d[0]))
-        return _pick(d)
+        if type(d) is set:
+            return _pick(d)
+        if type(d) is list:
+            return d[_below(len(d))]
+        return b"%d" % intset.get(d, _below((len(d) - 8) // d[0]))
 
     def pop_random(self) -> bytes:
         d = self.data
-        if type(d) is bytes:
-            v, self.data = intset.remove_at(d, _below((len(d) - 8) // d[0]))
-            return b"%d" % v
-        m = _pick(d)
-        d.discard(m)
-        self._scan = None
-        self._shrink()
-        return m
+        if type(d) is set:
+            m = _pick(d)
+            d.discard(m)
+            self._scan = None
+            self._shrink()
+            return m
+        if type(d) is list:
+            return d.pop(_below(len(d)))
+        v, self.data = intset.remove_at(d, _below((len(d) - 8) // d[0]))
+        return b"%d" % v
 
     def sample(self, k: int) -> list[bytes]:
         """`k` distinct random members (k <= len)."""
         d = self.data
         if type(d) is bytes:
             return [b"%d" % v for v in random.sample(intset.values(d), k)]
+        if type(d) is list:
+            return random.sample(d, k)
         if _COMPILED and k * 3 <= len(d):
             # few of many: draw until k distinct (SRANDMEMBER's CASE 4), in the order drawn
             picked: dict[bytes, None] = {}
@@ -303,17 +406,28 @@ class RSet:
         d = self.data
         if type(d) is bytes:
             return [b"%d" % v for v in random.choices(intset.values(d), k=k)]
+        if type(d) is list:
+            return random.choices(d, k=k)
         if _COMPILED and k < len(d):
             return [_pick(d) for _ in range(k)]
         return random.choices(list(d), k=k)
 
-    def spop_many(self, count: int, max_ints: int) -> tuple[list[bytes], RSet | None]:
+    def spop_many(self, count: int, limits: tuple) -> tuple[list[bytes], RSet | None]:
         """Pop `count` (< len) distinct random members.  Returns (popped, replacement): when most of
         the set goes, Redis builds a new set from the few survivors (so its encoding is chosen
         afresh, possibly intset again) and the caller must store `replacement` under the key."""
         d = self.data
         n = len(self)
         remaining = n - count
+        if type(d) is list:
+            # Redis 7.2 walks a listpack once, forward: the members drawn (CASE 2) or kept (CASE 3)
+            # come in the listpack's order, and the survivors stay a listpack in that order.
+            if remaining * 5 > count:
+                gone = set(random.sample(range(n), count))
+                self.data = [m for i, m in enumerate(d) if i not in gone]
+                return [d[i] for i in sorted(gone)], None
+            kept = set(random.sample(range(n), remaining))
+            return [m for i, m in enumerate(d) if i not in kept], RSet([d[i] for i in sorted(kept)])
         if remaining * 5 > count:  # SPOP's CASE 2: draw and remove `count` members
             if type(d) is bytes:
                 vals = intset.values(d)
@@ -337,17 +451,49 @@ class RSet:
         keep = self.sample(remaining)
         kept = set(keep)
         popped = [m for m in self.members() if m not in kept]
-        return popped, RSet.of(keep, max_ints)
+        if limits[3] and type(d) is set:  # 7.2 adds a hashtable's survivors to a new listpack
+            return popped, RSet(_listpack_or_table(keep, limits))
+        return popped, RSet.of(keep, limits)
 
     # ---- SSCAN ---------------------------------------------------------------------------------
     def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
         d = self.data
         if type(d) is bytes:
             return 0, intset.members(d)
+        if type(d) is list:  # a compact encoding: all of it in one reply
+            return 0, list(d)
         idx = self._scan
         if idx is None:
             idx = self._scan = ScanIndex(d, len(d))
         return idx.scan(cursor, count)
+
+
+def _intset_or_table(members: Any, max_ints: int) -> Any:
+    """Distinct `members`: the intset of them when they are all integers and no more than
+    `max_ints` (its width the widest any needs), else `members` as given."""
+    if len(members) > max_ints:
+        return members
+    vals = []
+    for m in members:
+        v = canonical_int(m)
+        if v is None:
+            return members
+        vals.append(v)
+    vals.sort()
+    return intset.from_values(vals)
+
+
+def _listpack_or_table(members: list[bytes], limits: tuple) -> list[bytes] | set[bytes]:
+    """Distinct `members` added in order to an empty listpack: the list when they stay within the
+    listpack limits, else (converted on the way) a hashtable of them."""
+    if len(members) > limits[1] or any(len(m) > limits[2] for m in members):
+        return set(members)
+    return members
+
+
+def listpack_size(members: list[bytes]) -> int:
+    """The bytes of a listpack of `members`: its header, their entries and its terminator."""
+    return 7 + sum([encoded_size(m) for m in members])
 
 
 # ---- the stored form of an intset ----------------------------------------------------------------

@@ -15,7 +15,7 @@ from raxdb.protocol.reply cimport Encoder
 
 
 cdef class ConfigFields:
-    cdef public tuple list_options, hash_max_listpack, zset_max_listpack, stream_node_limits
+    cdef public tuple list_options, hash_max_listpack, zset_max_listpack, stream_node_limits, set_limits
     cdef public object set_max_intset_entries
     cdef public bint latency_tracking
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 class ConfigFields:
     """What the type commands' writes read of the configuration: the encoding thresholds, parsed
     by Config.refresh once per change (list-max-listpack-size with list-compress-depth, the hash
-    and sorted-set listpack limits, set-max-intset-entries, the stream node limits); and what
-    every timed command reads: latency-tracking."""
+    and sorted-set listpack limits, set-max-intset-entries, the set limits of storage/set_type.py,
+    the stream node limits); and what every timed command reads: latency-tracking."""
 
     __slots__ = ("list_options", "hash_max_listpack", "zset_max_listpack", "set_max_intset_entries",
-                 "stream_node_limits", "latency_tracking")
+                 "set_limits", "stream_node_limits", "latency_tracking")
 
 
 class ReplFields:

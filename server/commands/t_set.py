@@ -4,13 +4,18 @@ Each command works on an RSet: the stored one for a hashtable, one made by `as_s
 an intset's bytes (the keyspace keeps an intset as a bare `Intset`).  So a write ends by storing
 what the RSet says the key holds now (`_keep`): a new `Intset`, or the RSet once converted.
 
+From compat-version 7.2 small sets of strings are listpacks (storage/set_type.py): SMEMBERS and the
+other iterations reply in their order, SADD chooses a new set's encoding from its first member and
+count (setTypeCreate) and converts an existing one the count would overflow first, as 7.2 does.
+
 Replies follow Redis 7.0 exactly: SMEMBERS / SINTER / SUNION / SDIFF / SPOP-with-count are RESP3 sets
 (`~`), SRANDMEMBER-with-count and SMISMEMBER are arrays.  Where Redis's output order is
 deterministic it is reproduced: an intset iterates in ascending order, and SUNION / SDIFF / SPOP of
 the whole set reply from a freshly built set (an intset again when every member is an integer), as
 Redis does.  All source keys are type-checked before any work, as 7.0 does.
 
-The intset limit is read from the config at each write, so CONFIG SET applies to the next write.
+The encoding limits (`config.set_limits`) are read at each write, so CONFIG SET applies to the next
+write.
 """
 
 from __future__ import annotations
@@ -38,8 +43,8 @@ _LONG_RANGE = ("ERR value is out of range, value must between -92233720368547758
                "9223372036854775807")
 
 
-def max_intset(c) -> int:
-    return c.server.config.set_max_intset_entries
+def set_limits(c) -> tuple:
+    return c.server.config.set_limits
 
 
 def set_reply(c, members: list[bytes]) -> bytes:
@@ -84,13 +89,18 @@ def sadd(c, argv):
     key = argv[1]
     db = c.db
     v = db.get(key, c.server.now_ms)  # lookupKeyWrite
+    limit = c.server.config.set_limits
     if v is None:
-        s = RSet()
-    elif type(v) is RSet:  # a hashtable: written in place
+        s = RSet() if not limit[3] else RSet.create(argv[2], len(argv) - 2, limit)
+    elif type(v) is RSet:  # a hashtable or a listpack: written in place
         s = v
     else:
         s = _set_of(v)
-    limit = c.server.config.set_max_intset_entries
+    if limit[3] and v is not None:  # 7.2's setTypeMaybeConvert: converted even if nothing is added
+        s.hint(len(argv) - 2, limit)
+        if s is not v and not s.is_intset():
+            db.replace(key, s)
+            v = s
     if len(argv) == 3:  # one member, the benchmarked shape: no loop
         if not s.add(argv[2], limit):
             return R.ZERO
@@ -197,7 +207,7 @@ def spop(c, argv):
     s = _set_of(v)
     if s is None or count == 0:
         return c.enc.set_header(0)
-    limit = max_intset(c)
+    limit = set_limits(c)
     if count >= len(s):
         members = RSet.of(s.members(), limit).members()
         notify(c, NOTIFY_SET, "spop", key)
@@ -260,13 +270,14 @@ def smove(c, argv):
         _deleted(c, src_key)
     else:
         _keep(c, src_key, src_v, src)
+    limits = set_limits(c)
     if dst is None:  # dbAdd (before the source's signal, as in Redis) of a new set of the member
-        dst = RSet()
-        dst.add(m, max_intset(c))
+        dst = RSet() if not limits[3] else RSet.create(m, 1, limits)
+        dst.add(m, limits)
         c.db.add(dst_key, dst.stored())
         added = True
     else:
-        added = dst.add(m, max_intset(c))
+        added = dst.add(m, limits)
         if added:
             _keep(c, dst_key, dst_v, dst)
     modified(c, src_key)
@@ -324,11 +335,11 @@ def intersection(sets: list[RSet | None], limit: int = 0) -> list[bytes]:
     return out
 
 
-def union(sets: list[RSet | None], limit: int) -> RSet:
+def union(sets: list[RSet | None], limit: tuple) -> RSet:
     return RSet.of([m for s in sets if s is not None for m in s], limit)
 
 
-def difference(sets: list[RSet | None], limit: int) -> RSet:
+def difference(sets: list[RSet | None], limit: tuple) -> RSet:
     first = sets[0]
     if first is None:
         return RSet()
@@ -357,8 +368,11 @@ def sinter(c, argv):
 
 @command("sinterstore")
 def sinterstore(c, argv):
-    members = intersection(_sources(c, argv[2:], True))
-    return _store(c, argv[1], RSet.of(members, max_intset(c)), "sinterstore")
+    sets = _sources(c, argv[2:], True)
+    members = intersection(sets)
+    smallest = min(sets, key=len) if members else None  # (no None among them then)
+    from_intset = smallest is not None and smallest.is_intset()
+    return _store(c, argv[1], RSet.built(members, set_limits(c), from_intset), "sinterstore")
 
 
 @command("sintercard")
@@ -383,19 +397,19 @@ def sintercard(c, argv):
 
 @command("sunion")
 def sunion(c, argv):
-    return set_reply(c, union(_sources(c, argv[1:], False), max_intset(c)).members())
+    return set_reply(c, union(_sources(c, argv[1:], False), set_limits(c)).members())
 
 
 @command("sunionstore")
 def sunionstore(c, argv):
-    return _store(c, argv[1], union(_sources(c, argv[2:], True), max_intset(c)), "sunionstore")
+    return _store(c, argv[1], union(_sources(c, argv[2:], True), set_limits(c)), "sunionstore")
 
 
 @command("sdiff")
 def sdiff(c, argv):
-    return set_reply(c, difference(_sources(c, argv[1:], False), max_intset(c)).members())
+    return set_reply(c, difference(_sources(c, argv[1:], False), set_limits(c)).members())
 
 
 @command("sdiffstore")
 def sdiffstore(c, argv):
-    return _store(c, argv[1], difference(_sources(c, argv[2:], True), max_intset(c)), "sdiffstore")
+    return _store(c, argv[1], difference(_sources(c, argv[2:], True), set_limits(c)), "sdiffstore")

@@ -11,6 +11,11 @@ yes/no, integers by string2ll with bounds, memory sizes by memtoull with k/kb/m/
 client-output-buffer-limit, bind, dir, notify-keyspace-events, ...).  Options raxdb does not act
 upon are stored and reported all the same, so tools that read configuration see what they expect.
 
+Options of a later Redis generation (`since` in the table: set-max-listpack-entries / -value, 7.2)
+exist only for a server answering as that generation or later (compat-version): in 7.0 mode
+CONFIG GET / SET / REWRITE and the config file know them as 7.0.15 does, not at all.  Start-up
+reads a compat-version line before every other line, so its place in the file does not matter.
+
 Invariants: `values[name]` is the CONFIG GET string of every option, aliases included (an alias
 always mirrors its primary); typed views that the server reads often (port, hz, timeout, limits)
 are attributes refreshed after every change; `on_change[name]` hooks apply a change and may
@@ -326,6 +331,7 @@ class Option:
     percent: bool = False
     hidden: bool = False  # HIDDEN_CONFIG: CONFIG GET finds it by its exact name only, never by a pattern
     deny_loading: bool = False  # DENY_LOADING_CONFIG: CONFIG SET refuses it while a dataset loads
+    since: tuple[int, ...] = (7, 0)  # the first generation (compat-version) that has it
 
     @property
     def multi_arg(self) -> bool:
@@ -401,12 +407,14 @@ def _load_table() -> tuple[dict[str, Option], dict[str, str]]:
         flags = e.get("flags", ())
         options[name] = Option(name, e["type"], e["default"], e.get("min", 0), e.get("max", 0),
                                tuple(e.get("values", ())), "immutable" in flags, "protected" in flags,
-                               "percent" in flags, "hidden" in flags, "deny-loading" in flags)
+                               "percent" in flags, "hidden" in flags, "deny-loading" in flags,
+                               tuple(int(part) for part in e.get("since", "7.0").split(".")))
     return options, aliases
 
 
 OPTIONS, ALIASES = _load_table()
 HIDDEN = frozenset(name for name, opt in OPTIONS.items() if opt.hidden)
+LATER = frozenset(name for name, opt in OPTIONS.items() if opt.since > (7, 0))  # unknown to 7.0
 ALIASES_OF: dict[str, list[str]] = {}
 for _alias, _primary in ALIASES.items():
     ALIASES_OF.setdefault(_primary, []).append(_alias)
@@ -466,14 +474,21 @@ class Config(ConfigFields):
         self.hash_max_listpack = (int(v["hash-max-listpack-entries"]), int(v["hash-max-listpack-value"]))
         self.zset_max_listpack = (int(v["zset-max-listpack-entries"]), int(v["zset-max-listpack-value"]))
         self.set_max_intset_entries = int(v["set-max-intset-entries"])
+        # storage/set_type.py's limits: 7.2 added the listpack encoding of small sets (0, 0: none)
+        newer = self.compat_version >= (7, 2)
+        self.set_limits = (self.set_max_intset_entries, int(v["set-max-listpack-entries"]) if newer else 0,
+                           int(v["set-max-listpack-value"]) if newer else 0, newer)
+        # the options this generation does not have (a later one's)
+        self.later = LATER if not newer else frozenset()
         self.stream_node_limits = node_limits(int(v["stream-node-max-bytes"]), int(v["stream-node-max-entries"]))
 
     # lookups ---------------------------------------------------------------------------------
     def canonical(self, name: str) -> str | None:
-        """The primary option for a name or alias (any case), None if unknown."""
+        """The primary option for a name or alias (any case), None if unknown (in the generation
+        the server answers as)."""
         name = name.lower()
         name = ALIASES.get(name, name)
-        return name if name in OPTIONS else None
+        return name if name in OPTIONS and name not in self.later else None
 
     def get(self, name: str) -> str:
         return self.values[ALIASES.get(name, name)]
@@ -486,12 +501,12 @@ class Config(ConfigFields):
         for pat in patterns:
             if not _is_glob(pat):
                 low = pat.decode(errors="replace").lower()
-                if low in self.values and low not in seen:
+                if low in self.values and low not in seen and low not in self.later:
                     seen.add(low)
                     out.append((pat, self.values[low].encode(errors="surrogateescape")))
                 continue
             for name, value in self.values.items():
-                if name not in seen and name not in HIDDEN and glob_match(pat, name.encode(), nocase=True):
+                if name not in seen and name not in HIDDEN and name not in self.later and glob_match(pat, name.encode(), nocase=True):
                     seen.add(name)
                     out.append((name.encode(), value.encode(errors="surrogateescape")))
         return out
@@ -696,12 +711,28 @@ class Config(ConfigFields):
         options = _options_text(args)
         if options:
             text += b"\n" + options.encode(errors="surrogateescape")
+        self._generation_first(text)
         self.load_text(text, self.config_file or "command line")
         # loadServerConfigFromString's sanity check, once every line (the options' too) is read:
         # no line to quote, so the report has only the reason
         if self.values["cluster-enabled"] == "yes" and self.values["replicaof"]:
             raise FatalConfigError(f"\n*** FATAL CONFIG FILE ERROR (Redis {REDIS_VERSION}) ***\n"
                                    "replicaof directive not allowed in cluster mode")
+
+    def _generation_first(self, text: bytes) -> None:
+        """Apply the last compat-version line of `text` before the rest is read, so the options
+        of its generation are known wherever they stand (a bad value is reported by the full
+        read, at its line)."""
+        found = None
+        for raw in text.split(b"\n"):
+            args = split_inline_args(raw.strip(b" \t\r\n"))
+            if args and len(args) == 2 and args[0].lower() == b"compat-version":
+                found = args[1]
+        if found is not None:
+            try:
+                self._apply({"compat-version": OPTIONS["compat-version"].parse([found], "")})
+            except ConfigError:
+                pass
 
     # CONFIG REWRITE ---------------------------------------------------------------------------
     def rewrite(self, force_all: bool = False) -> None:
@@ -747,6 +778,8 @@ class Config(ConfigFields):
             appended.extend(new_lines[len(slots):])
 
         for name, opt in OPTIONS.items():
+            if name in self.later:
+                continue
             new_lines = self._rewrite_lines(opt)
             if name not in where and (new_lines is None or (self.values[name] == self._default(opt)
                                                              and not force_all)):

@@ -150,7 +150,9 @@ class Persistence:
         fill, depth = cfg.list_options
         hash_entries, hash_value = cfg.hash_max_listpack
         zset_entries, zset_value = cfg.zset_max_listpack
-        return rdb.Limits(hash_entries, hash_value, zset_entries, zset_value, cfg.set_max_intset_entries, fill, depth)
+        _, set_entries, set_value, _ = cfg.set_limits
+        return rdb.Limits(hash_entries, hash_value, zset_entries, zset_value, cfg.set_max_intset_entries, fill, depth,
+                          set_entries, set_value)
 
     def path(self) -> str:
         return os.path.join(_cwd() or "", self.srv.config.values["dbfilename"])

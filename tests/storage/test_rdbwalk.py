@@ -20,7 +20,7 @@ from raxdb.storage.hashtype import Hash
 from raxdb.storage.keyspace import Database, EmbStr, RawStr
 from raxdb.storage.lzf import compress as lzf_compress
 from raxdb.storage.quicklist import Quicklist
-from raxdb.storage.set_type import RSet
+from raxdb.storage.set_type import LIMITS_70, RSet
 from raxdb.storage.stream import Stream
 from raxdb.storage.zset import ZSet
 
@@ -97,7 +97,7 @@ def mixed(seed: int) -> list[Database]:
         else:
             db5.add(key, RSet.of([b"%d" % rnd.randrange(0, 10 ** rnd.randrange(1, 12)) for _ in range(30)]
                                  + ([b"m%d" % j for j in range(rnd.randrange(0, 700))] if i % 16 == 7 else []),
-                                 512), NOW)
+                                 (512, 128, 64, True) if i % 2 else LIMITS_70), NOW)  # 7.2's listpacks too
         if rnd.random() < 0.2:
             (db0 if kind < 6 else db5).set_expire(key, NOW + rnd.randrange(-10_000, 10_000_000))
     for i in range(0, 400, 9):

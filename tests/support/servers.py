@@ -179,6 +179,18 @@ def server_pair(*extra: str, ours: tuple[str, ...] = (),
         b.stop()
 
 
+@contextlib.contextmanager
+def newer_pair(*extra: str, version: str = "7.2") -> Iterator[tuple[ServerProcess, ServerProcess]]:
+    """A fresh raxdb answering as `version` (compat-version) and a fresh newer oracle
+    (start_newer), both started with `extra`, stopped at the end."""
+    a, b = start_raxdb("--compat-version", version, *extra), start_newer(*extra)
+    try:
+        yield a, b
+    finally:
+        a.stop()
+        b.stop()
+
+
 T = TypeVar("T")
 
 

@@ -20,7 +20,7 @@ import raxdb.server.commands  # noqa: F401  (registers the handlers in TABLE)
 from raxdb.server.table import metadata
 from raxdb.server.table.registry import TABLE
 from tests.support.diff import Diff, RawConnection, parse
-from tests.support.servers import ServerProcess, start_newer, start_raxdb
+from tests.support.servers import ServerProcess, newer_pair, start_newer, start_raxdb
 
 pytestmark = pytest.mark.oracle
 
@@ -28,12 +28,8 @@ pytestmark = pytest.mark.oracle
 # ---- the pair of the newer modes --------------------------------------------------------------
 @pytest.fixture(scope="module")
 def pair72() -> Iterator[tuple[ServerProcess, ServerProcess]]:
-    ours, theirs = start_raxdb("--compat-version", "7.2"), start_newer()
-    try:
-        yield ours, theirs
-    finally:
-        ours.stop()
-        theirs.stop()
+    with newer_pair() as pair:
+        yield pair
 
 
 @pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from raxdb.storage import intset, rdb
 from raxdb.storage.alloc import sds_alloc
 from raxdb.storage.intset import canonical_int, width_of
-from raxdb.storage.set_type import Intset, RSet, as_set
+from raxdb.storage.set_type import LIMITS_70, Intset, RSet, as_set
 from tests.support.diff import Diff, RawConnection, parse
 from tests.support.servers import start_raxdb, start_redis
 
@@ -120,12 +120,13 @@ ops = st.lists(st.tuples(st.sampled_from(["add", "add", "add", "rem", "pop", "sp
 
 @given(ops, st.integers(0, 12))
 def test_rset_model(seq, max_ints):
+    limits = (max_ints, 0, 0, False)  # 7.0 mode
     s = RSet()
     model: set[bytes] = set()
     converted = False
     for op, m, k in seq:
         if op == "add":
-            added = s.add(m, max_ints)
+            added = s.add(m, limits)
             assert added == (m not in model)
             model.add(m)
             if canonical_int(m) is None or len(model) > max_ints:
@@ -139,7 +140,7 @@ def test_rset_model(seq, max_ints):
             model.remove(p)
         elif op == "spop" and len(model) > 1:
             count = min(k, len(model) - 1) or 1
-            popped, replacement = s.spop_many(count, max_ints)
+            popped, replacement = s.spop_many(count, limits)
             assert len(popped) == count and len(set(popped)) == count and set(popped) <= model
             model -= set(popped)
             if replacement is not None:
@@ -158,7 +159,7 @@ def test_rset_model(seq, max_ints):
         assert len(set(sample)) == k and set(sample) <= model
         assert set(s.choices(5)) <= model
         cp = s.copy()
-        cp.add(b"only-in-copy", max_ints)
+        cp.add(b"only-in-copy", limits)
         assert b"only-in-copy" not in s
 
 
@@ -167,7 +168,7 @@ def test_rset_model(seq, max_ints):
 def test_rset_scan_returns_stable_members(stable, count, churn):
     s = RSet()
     for m in stable:
-        s.add(b"s" + m, 0)
+        s.add(b"s" + m, (0, 0, 0, False))
     seen: set[bytes] = set()
     cursor = 0
     i = 0
@@ -175,7 +176,7 @@ def test_rset_scan_returns_stable_members(stable, count, churn):
         cursor, batch = s.scan(cursor, count)
         seen.update(batch)
         if i < len(churn):  # add and remove other members between calls: the table resizes
-            s.add(b"c" + churn[i], 0)
+            s.add(b"c" + churn[i], (0, 0, 0, False))
             if i % 3 == 0:
                 s.remove(b"c" + churn[i // 2])
             i += 1
@@ -216,8 +217,8 @@ def test_intset_bytes_equal_redis(plain_oracle, values):
     for v in values:
         b = intset.add(b, v) or b
     assert b == blob
-    assert RSet.of([b"%d" % v for v in values], 512).data == blob  # built at once: the same bytes
-    rs = RSet.of([b"%d" % v for v in values], 512)
+    assert RSet.of([b"%d" % v for v in values], LIMITS_70).data == blob  # built at once: the same bytes
+    rs = RSet.of([b"%d" % v for v in values], LIMITS_70)
     assert parse(plain_oracle.call("MEMORY", "USAGE", "s")) == rs.mem_usage() + KEY_OVERHEAD
 
 
@@ -345,7 +346,7 @@ def test_loading_keeps_the_intset_bytes():
     assert stored.__class__ is Intset and stored.encoding() == "intset" and stored == blob
     assert rdb.dump(stored) == _intset_payload(blob)
     s = as_set(stored)
-    s.add(b"2", 512)
+    s.add(b"2", LIMITS_70)
     assert intset.values(s.data) == [-3, 1, 2, 7] and intset.width(s.data) == 8
     assert s.stored().__class__ is Intset and s.stored() == s.data
     # more members than set-max-intset-entries: converted on load, as Redis does
@@ -364,16 +365,16 @@ def test_loading_a_bad_intset_is_refused(blob):
 def test_random_draws_reach_every_member_and_a_drained_table_shrinks():
     from raxdb.storage.set_type import _slots
 
-    s = RSet.of([b"m%d" % i for i in range(5)], 512)
+    s = RSet.of([b"m%d" % i for i in range(5)], LIMITS_70)
     assert {s.random_member() for _ in range(2000)} == set(s.members())  # (missed: p < 1e-190)
-    big = RSet.of([b"m%d" % i for i in range(5000)], 512)
+    big = RSet.of([b"m%d" % i for i in range(5000)], LIMITS_70)
     grown = _slots(big.data)
     popped = {big.pop_random() for _ in range(4900)}
     assert len(popped) == 4900 and len(big) == 100
     assert set(big.members()) == {b"m%d" % i for i in range(5000)} - popped
     assert _slots(big.data) * 8 <= grown  # rebuilt at its size on the way down
     assert _slots(big.data) <= 10 * len(big)
-    taken, replacement = big.spop_many(60, 512)
+    taken, replacement = big.spop_many(60, LIMITS_70)
     assert replacement is None and len(taken) == 60 and len(big) == 40 and not set(taken) & set(big.members())
 
 
@@ -382,15 +383,15 @@ def test_the_keyspace_keeps_an_intset_as_its_bytes():
     a hashtable as its RSet; `as_set` and `stored()` go between the two."""
     from raxdb.storage.keyspace import is_string
 
-    small = RSet.of([b"3", b"1", b"2"], 512)
+    small = RSet.of([b"3", b"1", b"2"], LIMITS_70)
     kept = small.stored()
     assert kept.__class__ is Intset and kept == small.data and not is_string(kept)
     assert (kept.type_name, kept.encoding(), kept.mem_usage()) == ("set", "intset", small.mem_usage())
     assert kept.copy() is kept  # immutable: a copy shares it
     view = as_set(kept)
     assert view.__class__ is RSet and view.members() == [b"1", b"2", b"3"]
-    assert view.add(b"x", 512) and view.stored() is view  # converted: the RSet itself is kept
+    assert view.add(b"x", LIMITS_70) and view.stored() is view  # converted: the RSet itself is kept
     assert as_set(kept).members() == [b"1", b"2", b"3"]  # the stored bytes did not change
-    table = RSet.of([b"a"], 512)
+    table = RSet.of([b"a"], LIMITS_70)
     assert table.stored() is table and as_set(table) is table
     assert as_set(b"1") is None and as_set(None) is None
