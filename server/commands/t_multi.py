@@ -31,9 +31,7 @@ EXECABORT = "EXECABORT Transaction discarded because of previous errors."
 def multi(c, argv):
     if c.multi is not None:
         raise CommandError("ERR MULTI calls can not be nested")
-    c.multi = []
-    c.multi_error = False
-    c.update_plain()
+    c.enter_multi()
     return R.OK
 
 
@@ -45,7 +43,6 @@ def discard(c, argv):
     return R.OK
 
 
-@command("exec")
 def exec_(c, argv):
     queue = c.multi
     if queue is None:
@@ -59,13 +56,9 @@ def exec_(c, argv):
     # Out of MULTI before running, so the queued commands run rather than queue.  Redis's client
     # stays in MULTI until EXEC ends, its argv EXEC's: a queued CLIENT INFO, or an ACL LOG entry
     # made by a queued command, shows flags=x, multi=<queued>, cmd=exec (c.exec_view).
-    c.multi = None
-    c.multi_error = False
     watch.unwatch_all(c)
     c.woff = c.write_offset()  # a WAIT inside counts acknowledgements of what came before EXEC
-    c.in_exec = True
-    c.exec_view = (argv, queue)
-    c.update_plain()
+    c.enter_exec(argv, queue)
     srv = c.server
     replies = []
     try:
@@ -82,10 +75,11 @@ def exec_(c, argv):
                 r = c.enc.null_array
             replies.append(r)
     finally:
-        c.in_exec = False
-        c.exec_view = None
-        c.update_plain()
+        c.leave_exec()
     return R.array(replies)
+
+
+command("exec")(exec_)  # not a decorator: compiled, exec_ is a cpdef function (t_multi.pxd)
 
 
 @command("watch")
