@@ -56,7 +56,8 @@ def exec_(c, argv):
     # Out of MULTI before running, so the queued commands run rather than queue.  Redis's client
     # stays in MULTI until EXEC ends, its argv EXEC's: a queued CLIENT INFO, or an ACL LOG entry
     # made by a queued command, shows flags=x, multi=<queued>, cmd=exec (c.exec_view).
-    watch.unwatch_all(c)
+    if c.watched:  # (a call into interpreted code otherwise, per transaction)
+        watch.unwatch_all(c)
     c.woff = c.write_offset()  # a WAIT inside counts acknowledgements of what came before EXEC
     c.enter_exec(argv, queue)
     srv = c.server
