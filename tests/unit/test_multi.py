@@ -431,6 +431,9 @@ PIPELINED = [
     ("SET", "b", "1"),  # refused: over the limit EXEC's CONFIG SET just set
     ("MULTI",), ("SET", "c", "1"), ("EXEC",),  # refused at queue time: EXECABORT
     ("CONFIG", "SET", "maxmemory", "0"), ("SET", "b", "1"), ("MGET", "a", "b", "c", "n"),
+    # a queued command that changes how the client's next commands are checked: after EXEC, a
+    # RESP2 subscriber's GET is refused
+    ("MULTI",), ("SUBSCRIBE", "ch"), ("EXEC",), ("GET", "a"), ("UNSUBSCRIBE",), ("GET", "a"),
 ]
 
 
