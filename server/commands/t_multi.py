@@ -1,7 +1,8 @@
 """Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH (Redis 7.0 semantics).
 
-Queueing lives in the dispatcher (client.execute): while `c.multi` is a list, commands other than
-EXEC/DISCARD/MULTI/WATCH/QUIT/RESET are appended and answered +QUEUED, and a command rejected at
+Queueing lives in the dispatcher (client.execute, and for a client whose other checks pass the
+fast loop, net/client.py's `_run_fast`, which runs EXEC too): while `c.multi` is a list, commands
+other than EXEC/DISCARD/MULTI/WATCH/QUIT/RESET are appended and answered +QUEUED, and a command rejected at
 queue time (unknown, wrong arity, not allowed) sets `c.multi_error`, which turns EXEC into
 EXECABORT.  EXEC runs the queue through `Client.call` — stats, errorstats and keyspace effects exactly
 as if each command had been sent alone — with `c.in_exec` set so blocking commands answer at once
