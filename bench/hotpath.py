@@ -61,6 +61,20 @@ WORKLOADS: dict[str, list[bytes]] = {
     "XRANGE_1000_INT": [b"XRANGE", b"bench:xint", RAND, b"+", b"COUNT", b"1000"],
     **lua_workloads.WORKLOADS,  # EVALSHA_INCR, EVALSHA_MIX, FCALL_INCR
 }
+# Workloads of several commands sent as one block, counted per unit: (the block's commands, units
+# in a block).  MULTI_EXEC is bench/collection_workloads.py's block, counted per block; SINK_TX is
+# what the Spark pipeline's idempotent sink sends for a partition (bench/stream_workloads.py's
+# sink_tx: WATCH and GET its marker, MULTI, the XADDs, SET the marker, EXEC), counted per entry.
+# -P is blocks per batch.
+SINK_ENTRIES = 1000
+BLOCKS: dict[str, tuple[list[list[bytes]], int]] = {
+    "MULTI_EXEC": ([[b"MULTI"], [b"SET", b"tx:key", b"xxx"], [b"INCR", b"tx:counter"],
+                    [b"HSET", b"tx:hash", b"field", b"xxx"], [b"EXEC"]], 1),
+    "SINK_TX": ([[b"WATCH", b"raxdb:written:bench:0"], [b"GET", b"raxdb:written:bench:0"], [b"MULTI"],
+                 *[[b"XADD", b"bench:out:tx", b"*", b"n", b"%d" % i, b"kind", (b"odd", b"even")[i % 2 == 0],
+                    b"payload", b"x" * 32] for i in range(SINK_ENTRIES)],
+                 [b"SET", b"raxdb:written:bench:0", b"ok", b"EX", b"86400"], [b"EXEC"]], SINK_ENTRIES),
+}
 # Data the read and pop workloads find, as `make bench` leaves it before them.
 SETUP = ["SET", "INCR", "LPUSH", "SADD", "HSET", "ZADD", "XADD"]
 VARIANTS = 512  # distinct pre-built batches per workload (fresh keys without per-run formatting)
@@ -80,12 +94,15 @@ class StubTransport:
 
 
 def batches(name: str, pipeline: int, rnd: random.Random) -> list[bytes]:
+    if name in BLOCKS:  # the same block every time: one batch
+        return [b"".join(encode_command(cmd) for cmd in BLOCKS[name][0]) * pipeline]
+
     def one() -> bytes:
         return encode_command([a.replace(RAND, b"%012d" % rnd.randrange(100_000)) for a in WORKLOADS[name]])
     return [b"".join(one() for _ in range(pipeline)) for _ in range(VARIANTS)]
 
 
-def make_client(setup_commands: int = 200_000, counting: bool = False) -> Client:
+def make_client(setup_commands: int = 200_000, counting: bool = False, setup: bool = True) -> Client:
     import gc
 
     srv = Server(Config())
@@ -94,7 +111,7 @@ def make_client(setup_commands: int = 200_000, counting: bool = False) -> Client
     if counting:  # before the set-up, whose commands are slow under callgrind too
         quiet(c)
     rnd = random.Random(7)
-    for name in SETUP:
+    for name in SETUP if setup else ():  # (the block workloads read none of it: quicker under callgrind)
         for chunk in batches(name, 100, rnd)[: max(1, setup_commands // 100 // len(SETUP))]:
             c.data_received(chunk)
     # Every string key and counter exists, as after `make bench`'s SET and INCR runs (millions of
@@ -109,8 +126,9 @@ def make_client(setup_commands: int = 200_000, counting: bool = False) -> Client
     c.data_received(b"".join(encode_command(cmd) for cmd in lua_workloads.setup_commands()))
     # The list holds more than the pop workloads take, as after `make bench`'s pushes (the 200 the
     # set-up pushed ran out in the first batches: LPOP and RPOP measured a missing key)
-    ql = db.get(b"mylist", srv.now_ms)
-    ql.extend_tail([b"xxx"] * (20_000 - ql.count))
+    if setup:
+        ql = db.get(b"mylist", srv.now_ms)
+        ql.extend_tail([b"xxx"] * (20_000 - ql.count))
     if os.environ.get("HOTPATH_AOF"):
         # appendonly yes, writing to /dev/null: every write is propagated and encoded, and the
         # AOF buffer written once per batch (Server.flush_writes), as the live server does
@@ -162,7 +180,7 @@ def fill_xint(c: Client) -> None:
 
 
 def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, counting: bool = False) -> float:
-    c = make_client(setup_commands, counting)
+    c = make_client(setup_commands, counting, setup=name not in BLOCKS)
     if name == "XADD":
         fill_stream(c)
     elif name == "EVALSHA_MIX":
@@ -170,12 +188,13 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, 
     elif name in ("XRANGE_100_INT", "XRANGE_1000_INT"):
         fill_xint(c)
     chunks = batches(name, pipeline, random.Random(1))
-    n = commands // pipeline
+    units = pipeline * (BLOCKS[name][1] if name in BLOCKS else 1)  # per batch
+    n = max(1, commands // units)
     t = time.process_time()
     for i in range(n):
-        c.data_received(chunks[i % VARIANTS])
+        c.data_received(chunks[i % len(chunks)])
     dt = time.process_time() - t
-    return dt / (n * pipeline) * 1e6
+    return dt / (n * units) * 1e6
 
 
 def main() -> None:
@@ -192,11 +211,13 @@ def main() -> None:
         cProfile.run(f"run({name!r}, 16, 100000)", "/tmp/hotpath.prof")
         pstats.Stats("/tmp/hotpath.prof").sort_stats("tottime").print_stats(20)
         return
-    only = sys.argv[sys.argv.index("--only") + 1].upper().split(",") if "--only" in sys.argv else list(WORKLOADS)
+    only = (sys.argv[sys.argv.index("--only") + 1].upper().split(",") if "--only" in sys.argv
+            else [*WORKLOADS, *BLOCKS])
     for name in only:
         for p in (1, 16):
             us = min(run(name, p, 100_000) for _ in range(3))
-            print(f"{name:10s} -P {p:2d}: {us:.3f} us/command", flush=True)
+            unit = "entry" if name == "SINK_TX" else "block" if name in BLOCKS else "command"
+            print(f"{name:10s} -P {p:2d}: {us:.3f} us/{unit}", flush=True)
 
 
 if __name__ == "__main__":

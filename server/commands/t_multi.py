@@ -1,7 +1,8 @@
 """Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH (Redis 7.0 semantics).
 
-Queueing lives in the dispatcher (client.execute): while `c.multi` is a list, commands other than
-EXEC/DISCARD/MULTI/WATCH/QUIT/RESET are appended and answered +QUEUED, and a command rejected at
+Queueing lives in the dispatcher (client.execute, and for a client whose other checks pass the
+fast loop, net/client.py's `_run_fast`, which runs EXEC too): while `c.multi` is a list, commands
+other than EXEC/DISCARD/MULTI/WATCH/QUIT/RESET are appended and answered +QUEUED, and a command rejected at
 queue time (unknown, wrong arity, not allowed) sets `c.multi_error`, which turns EXEC into
 EXECABORT.  EXEC runs the queue through `Client.call` — stats, errorstats and keyspace effects exactly
 as if each command had been sent alone — with `c.in_exec` set so blocking commands answer at once
@@ -31,9 +32,7 @@ EXECABORT = "EXECABORT Transaction discarded because of previous errors."
 def multi(c, argv):
     if c.multi is not None:
         raise CommandError("ERR MULTI calls can not be nested")
-    c.multi = []
-    c.multi_error = False
-    c.update_plain()
+    c.enter_multi()
     return R.OK
 
 
@@ -45,7 +44,6 @@ def discard(c, argv):
     return R.OK
 
 
-@command("exec")
 def exec_(c, argv):
     queue = c.multi
     if queue is None:
@@ -59,13 +57,10 @@ def exec_(c, argv):
     # Out of MULTI before running, so the queued commands run rather than queue.  Redis's client
     # stays in MULTI until EXEC ends, its argv EXEC's: a queued CLIENT INFO, or an ACL LOG entry
     # made by a queued command, shows flags=x, multi=<queued>, cmd=exec (c.exec_view).
-    c.multi = None
-    c.multi_error = False
-    watch.unwatch_all(c)
+    if c.watched:  # (a call into interpreted code otherwise, per transaction)
+        watch.unwatch_all(c)
     c.woff = c.write_offset()  # a WAIT inside counts acknowledgements of what came before EXEC
-    c.in_exec = True
-    c.exec_view = (argv, queue)
-    c.update_plain()
+    c.enter_exec(argv, queue)
     srv = c.server
     replies = []
     try:
@@ -82,10 +77,11 @@ def exec_(c, argv):
                 r = c.enc.null_array
             replies.append(r)
     finally:
-        c.in_exec = False
-        c.exec_view = None
-        c.update_plain()
+        c.leave_exec()
     return R.array(replies)
+
+
+command("exec")(exec_)  # not a decorator: compiled, exec_ is a cpdef function (t_multi.pxd)
 
 
 @command("watch")

@@ -137,7 +137,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
     __slots__ = ("id", "name", "lib_name", "lib_ver", "authenticated", "multi",
                  "multi_error", "watched", "dirty_cas", "channels", "patterns", "shard_channels",
                  "ctime", "addr", "laddr", "disconnected", "reply_mode", "is_monitor",
-                 "no_evict", "no_touch", "in_exec", "exec_view", "is_script", "block_state",
+                 "no_evict", "no_touch", "in_exec", "exec_view", "exec_resume", "plain_epoch", "is_script", "block_state",
                  "fd", "kill_reason", "obuf_soft_since", "prop_targets", "replica",
                  "unix_socket", "mem_noted", "qb_alloc", "qb_in", "qb_visit_in",
                  "rb_reset", "_partial_scan", "obuf_pending", "cluster_flags")
@@ -205,6 +205,8 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         self.mem_noted = 0  # its memory as client eviction last noted it (server/conn/clienteviction.py)
         # while EXEC runs: its argv and queue, which CLIENT INFO and ACL LOG show (server/commands/t_multi.py)
         self.exec_view: tuple[list[bytes], list] | None = None
+        self.exec_resume = (False, 0)  # while EXEC runs: `queueing` and `plain_epoch` before it (enter_exec)
+        self.plain_epoch = 0  # update_plain's runs: whether anything `plain` reads changed since
         self.is_script = False  # the Lua engines' client (Redis's CLIENT_SCRIPT flag)
         self.tot_net_in = self.tot_net_out = 0
         self.last_argv: list[bytes] | None = None
@@ -272,6 +274,38 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         self.queueing = plain and self.multi is not None
         if self.exact is not None:
             self.exact.auth_required = not self.authenticated
+        self.plain_epoch += 1
+
+    def enter_multi(self) -> None:
+        """MULTI: an empty queue.  Only `multi` changed, and `plain` is kept current, so
+        update_plain's result is `plain` and `queueing` trading places."""
+        self.multi = []
+        self.multi_error = False
+        self.queueing = self.plain
+        self.plain = False
+
+    def enter_exec(self, argv: list[bytes], queue: list) -> None:
+        """EXEC starts running `queue`: the client leaves MULTI (so the queued commands run rather
+        than queue) and is in EXEC, where update_plain's result is neither `plain` nor `queueing`
+        (nothing else changed since it was last current)."""
+        self.exec_resume = (self.queueing, self.plain_epoch)
+        self.multi = None
+        self.multi_error = False
+        self.in_exec = True
+        self.exec_view = (argv, queue)
+        self.plain = self.queueing = False
+
+    def leave_exec(self) -> None:
+        """EXEC is over.  Unless a queued command changed something update_plain reads (which runs
+        it: the epoch moved), `plain` is what `queueing` was before EXEC: only `multi` and
+        `in_exec` differ, and neither is set now."""
+        was_queueing, epoch = self.exec_resume
+        self.in_exec = False
+        self.exec_view = None
+        if epoch == self.plain_epoch:
+            self.plain = was_queueing
+        else:
+            self.update_plain()
 
     def select(self, dbid: int) -> None:
         self.dbid = dbid
@@ -1147,7 +1181,13 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 continue
             cmd = dispatch.get(argv[0])
             done += 1
-            if cmd is not None and c.plain and (local is None or local(c, cmd, argv)):
+            if cmd is not None and ((c.plain and (local is None or local(c, cmd, argv)))
+                                    # in MULTI, what a transaction does not queue (EXEC, DISCARD,
+                                    # WATCH, ...) runs here too: execute()'s other checks all pass
+                                    # for a `queueing` client but the replica's (see update_plain)
+                                    or (c.queueing and local is None and not cmd.queue_in_multi
+                                        and "no_multi" not in cmd.flags
+                                        and (c.replica is None or not _is_replica(c)))):
                 # the arity test execute() and redis.call make too (a C call, compiled); with a
                 # memory limit, evict first, and leave a refusal to execute()
                 if cmd.arity_ok(len(argv)) and not (extra and (
@@ -1192,6 +1232,14 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                         if prop and (srv.dirty != dirty or srv.also_propagate or c.prop_prevent
                                      or c.prop_force or c.prop_argv is not None):
                             dirty = _propagate.done(srv, c, cmd, argv, dirty)
+                    if not cmd.queue_in_multi:
+                        # EXEC's commands may have run CONFIG SET: re-read what execute() may change
+                        mm = srv.maxmemory
+                        if prop != (srv.also_propagate is not None):
+                            prop = not prop
+                            srv.prop_depth += 1 if prop else -1
+                            dirty = srv.dirty
+                        extra = mm or prop
                     if r is BLOCKED:
                         c.last_argv = argv  # what serving it reports (slow log, memory account)
                         if fed < nbase:  # what follows waits in hiredis, as after any read

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tests.support.diff import RawConnection
+from tests.support.diff import RawConnection, encode_command
 
 
 def test_basic_transaction(diff):
@@ -418,3 +418,34 @@ def test_no_multi_commands_are_refused_at_queue_time(diff):
         EXEC x
         EXEC
     """)
+
+
+# Pipelined in one write, as a client library's transaction goes out: raxdb runs MULTI, the
+# queueing and EXEC in its fast loop (server/net/client.py's `_run_fast`), and what EXEC's
+# commands change (here maxmemory, by CONFIG SET) holds for the commands after it in the batch.
+PIPELINED = [
+    ("WATCH", "w"), ("MULTI",), ("SET", "a", "1"), ("INCR", "n"), ("WATCH", "x"), ("MULTI",),
+    ("GET",), ("EXEC",), ("EXEC",), ("DISCARD",),
+    ("MULTI",), ("SET", "a", "2"), ("HSET", "h", "f", "v"), ("DISCARD",), ("GET", "a"),
+    ("MULTI",), ("INCR", "n"), ("CONFIG", "SET", "maxmemory", "1"), ("EXEC",),
+    ("SET", "b", "1"),  # refused: over the limit EXEC's CONFIG SET just set
+    ("MULTI",), ("SET", "c", "1"), ("EXEC",),  # refused at queue time: EXECABORT
+    ("CONFIG", "SET", "maxmemory", "0"), ("SET", "b", "1"), ("MGET", "a", "b", "c", "n"),
+    # a queued command that changes how the client's next commands are checked: after EXEC, a
+    # RESP2 subscriber's GET is refused
+    ("MULTI",), ("SUBSCRIBE", "ch"), ("EXEC",), ("GET", "a"), ("UNSUBSCRIBE",), ("GET", "a"),
+]
+
+
+def test_pipelined_transactions(raxdb, oracle):
+    def steps(watcher, writer):
+        watcher.send(b"".join(encode_command(cmd) for cmd in PIPELINED))
+        return [watcher.read_frame() for _ in PIPELINED]
+
+    try:
+        _both(raxdb, oracle, steps)
+    finally:  # a failure midway must not leave the limit to the session's next tests
+        for port in (raxdb.port, oracle.port):
+            conn = RawConnection(port)
+            conn.call("CONFIG", "SET", "maxmemory", "0")
+            conn.close()

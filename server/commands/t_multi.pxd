@@ -1,0 +1,15 @@
+# Declarations for compiling t_multi.py with Cython (setup.py); the interpreter never reads this.
+#
+# EXEC runs each queued command through client.pxd's `call_command`, cimported: a C call, where a
+# call through the module attribute costs a Python call and its argument checks per queued command
+# (a Spark sink's transaction queues thousands).  Its client and server are typed as their field
+# bases (server/base/fields.pxd), the queued command as the Command extension type.  exec_ is
+# registered with command() after its definition because a cpdef function takes no decorator.
+cimport cython
+from raxdb.server.base.fields cimport ClientFields, ServerFields
+from raxdb.server.net.client cimport call_command
+from raxdb.server.table.registry cimport Command
+
+
+@cython.locals(queue=list, srv=ServerFields, replies=list, cmd=Command)
+cpdef exec_(ClientFields c, argv)
