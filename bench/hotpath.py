@@ -58,7 +58,14 @@ WORKLOADS: dict[str, list[bytes]] = {
     "XRANGE_100_INT": [b"XRANGE", b"bench:xint", RAND, b"+", b"COUNT", b"100"],
     "XRANGE_1000_INT": [b"XRANGE", b"bench:xint", RAND, b"+", b"COUNT", b"1000"],
     **lua_workloads.WORKLOADS,  # EVALSHA_INCR, EVALSHA_MIX, FCALL_INCR
+    # bench/collection_workloads.py's GEO and BITFIELD rows (GEOSEARCH_10 over its 10,000 points)
+    "GEOADD": [b"GEOADD", b"geo:add", b"13.361389", b"38.115556", b"member:" + RAND],
+    "GEOSEARCH_10": [b"GEOSEARCH", b"geo:pts", b"FROMLONLAT", b"14", b"37.5", b"BYRADIUS", b"20", b"km", b"ASC",
+                     b"COUNT", b"10", b"WITHDIST"],
+    "BITFIELD": [b"BITFIELD", b"bf:" + RAND, b"INCRBY", b"u8", b"100", b"1", b"GET", b"u4", b"0"],
 }
+# Commands per timed run where the default 100,000 would take minutes (a GEOSEARCH walks ~1,700 points).
+COMMANDS = {"GEOSEARCH_10": 5_000}
 # Data the read and pop workloads find, as `make bench` leaves it before them.
 SETUP = ["SET", "INCR", "LPUSH", "SADD", "HSET", "ZADD", "XADD"]
 VARIANTS = 512  # distinct pre-built batches per workload (fresh keys without per-run formatting)
@@ -150,6 +157,14 @@ def quiet(c: Client) -> None:
     assert c.server.config.slowlog_log_slower_than == -1 and c.server.config.latency_monitor_threshold == 0
 
 
+def fill_geo(c: Client) -> None:
+    """GEOSEARCH_10's 10,000 points, as bench.py's prepare makes them (collection_workloads.py)."""
+    from bench import collection_workloads
+
+    c.data_received(b"".join(encode_command(cmd) for cmd in collection_workloads.setup_commands()
+                             if cmd[1] == b"geo:pts"))
+
+
 def fill_xint(c: Client) -> None:
     """XRANGE_1000_INT's stream as bench.py's prepare makes it: one entry per ms 1..100,000 (so
     __rand_int__ is a place in it), three fields holding integers of 1 to 10 digits."""
@@ -167,6 +182,8 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, 
         fill_small(c)
     elif name in ("XRANGE_100_INT", "XRANGE_1000_INT"):
         fill_xint(c)
+    elif name == "GEOSEARCH_10":
+        fill_geo(c)
     chunks = batches(name, pipeline, random.Random(1))
     n = commands // pipeline
     t = time.process_time()
@@ -187,13 +204,13 @@ def main() -> None:
         import pstats
 
         name = sys.argv[sys.argv.index("--profile") + 1]
-        cProfile.run(f"run({name!r}, 16, 100000)", "/tmp/hotpath.prof")
+        cProfile.run(f"run({name!r}, 16, {COMMANDS.get(name, 100_000)})", "/tmp/hotpath.prof")
         pstats.Stats("/tmp/hotpath.prof").sort_stats("tottime").print_stats(20)
         return
     only = sys.argv[sys.argv.index("--only") + 1].upper().split(",") if "--only" in sys.argv else list(WORKLOADS)
     for name in only:
         for p in (1, 16):
-            us = min(run(name, p, 100_000) for _ in range(3))
+            us = min(run(name, p, COMMANDS.get(name, 100_000)) for _ in range(3))
             print(f"{name:10s} -P {p:2d}: {us:.3f} us/command", flush=True)
 
 
