@@ -6,9 +6,19 @@
 # arithmetic in the same order, so the results are bit for bit the interpreter's.
 cimport cython
 from cpython cimport array
+from libc.math cimport asin, cos, sin, sqrt
 
+# Constants of the per-member functions, C doubles (geohash.py gives them their values).
+cdef double _D_R, _CELLS, _LAT_LO, _LAT_HI, _LONG_LO, _LONG_HI, _EARTH_R, _HALF_PI
+cdef unsigned long long _EVEN, _M32, _M16, _M8, _M4, _M2
+
+
+cpdef unsigned long long _spread(unsigned long long v)
 
 cpdef unsigned long long _squeeze(unsigned long long v)
+
+@cython.locals(lat_offset=cython.double, long_offset=cython.double)
+cpdef unsigned long long encode(double lon, double lat, int step, double lat_min=*, double lat_max=*)
 
 @cython.locals(ilat=cython.ulonglong, ilon=cython.ulonglong, lat_scale=cython.double, long_scale=cython.double,
                n=cython.double)

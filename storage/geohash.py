@@ -23,6 +23,9 @@ except ImportError:  # interpreted without Cython
 
     cython = SimpleNamespace(compiled=False)
 
+if not cython.compiled:  # compiled, geohash.pxd cimports libc's: C calls, the same results
+    from math import asin, cos, sin, sqrt
+
 STEP_MAX = 26
 LAT_MIN, LAT_MAX = -85.05112878, 85.05112878
 LONG_MIN, LONG_MAX = -180.0, 180.0
@@ -33,26 +36,36 @@ _ODD = 0xAAAAAAAAAAAAAAAA
 _EVEN = 0x5555555555555555
 _MASK64 = (1 << 64) - 1
 _CELLS = float(1 << STEP_MAX)  # cells per axis at step 26
+# The constants the per-member functions read, under names geohash.pxd declares C doubles
+# (compiled, a module attribute is a dict lookup per read; the public names above stay attributes).
+_LAT_LO, _LAT_HI, _LONG_LO, _LONG_HI, _EARTH_R = LAT_MIN, LAT_MAX, LONG_MIN, LONG_MAX, EARTH_RADIUS
+_HALF_PI = math.pi / 2
+
+
+# The masks of the bit spreading, C integers compiled (geohash.pxd): a literal this wide would
+# compile to a Python int, and every step with it to Python arithmetic.
+_M32, _M16, _M8 = 0xFFFFFFFF, 0x0000FFFF0000FFFF, 0x00FF00FF00FF00FF
+_M4, _M2 = 0x0F0F0F0F0F0F0F0F, 0x3333333333333333
 
 
 def _spread(v: int) -> int:
     """The 32 bits of v in the even bit positions of a 64-bit word."""
-    v &= 0xFFFFFFFF
-    v = (v | (v << 16)) & 0x0000FFFF0000FFFF
-    v = (v | (v << 8)) & 0x00FF00FF00FF00FF
-    v = (v | (v << 4)) & 0x0F0F0F0F0F0F0F0F
-    v = (v | (v << 2)) & 0x3333333333333333
+    v &= _M32
+    v = (v | (v << 16)) & _M16
+    v = (v | (v << 8)) & _M8
+    v = (v | (v << 4)) & _M4
+    v = (v | (v << 2)) & _M2
     return (v | (v << 1)) & _EVEN
 
 
 def _squeeze(v: int) -> int:
     """The inverse of _spread: the even bits of v, packed."""
     v &= _EVEN
-    v = (v | (v >> 1)) & 0x3333333333333333
-    v = (v | (v >> 2)) & 0x0F0F0F0F0F0F0F0F
-    v = (v | (v >> 4)) & 0x00FF00FF00FF00FF
-    v = (v | (v >> 8)) & 0x0000FFFF0000FFFF
-    return (v | (v >> 16)) & 0xFFFFFFFF
+    v = (v | (v >> 1)) & _M2
+    v = (v | (v >> 2)) & _M4
+    v = (v | (v >> 4)) & _M8
+    v = (v | (v >> 8)) & _M16
+    return (v | (v >> 16)) & _M32
 
 
 def encode(lon: float, lat: float, step: int, lat_min: float = LAT_MIN, lat_max: float = LAT_MAX) -> int:
@@ -86,7 +99,7 @@ def _centre(score: float) -> tuple[float, float]:
     ilon = _squeeze(bits >> 1)
     n = _CELLS
     # the bounds as locals: compiled, C doubles, so the arithmetic below is C's
-    long_min, long_max, lat_min, lat_max = LONG_MIN, LONG_MAX, LAT_MIN, LAT_MAX
+    long_min, long_max, lat_min, lat_max = _LONG_LO, _LONG_HI, _LAT_LO, _LAT_HI
     lon = ((long_min + (ilon * 1.0 / n) * (long_max - long_min))
            + (long_min + ((ilon + 1) * 1.0 / n) * (long_max - long_min))) / 2
     lat = ((lat_min + (ilat * 1.0 / n) * (lat_max - lat_min))
@@ -136,19 +149,19 @@ def rad_deg(a: float) -> float:
 
 
 def lat_distance(lat1: float, lat2: float) -> float:
-    return EARTH_RADIUS * abs(deg_rad(lat2) - deg_rad(lat1))
+    return _EARTH_R * abs(deg_rad(lat2) - deg_rad(lat1))
 
 
 def distance(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
     """Haversine distance in meters, as geohashGetDistance computes it."""
     lon1r, lon2r = deg_rad(lon1), deg_rad(lon2)
-    v = math.sin((lon2r - lon1r) / 2)
+    v = sin((lon2r - lon1r) / 2)
     if v == 0.0:
         return lat_distance(lat1, lat2)
     lat1r, lat2r = deg_rad(lat1), deg_rad(lat2)
-    u = math.sin((lat2r - lat1r) / 2)
-    a = u * u + math.cos(lat1r) * math.cos(lat2r) * v * v
-    return 2.0 * EARTH_RADIUS * math.asin(math.sqrt(a))
+    u = sin((lat2r - lat1r) / 2)
+    a = u * u + cos(lat1r) * cos(lat2r) * v * v
+    return 2.0 * _EARTH_R * asin(sqrt(a))
 
 
 def box_distance(clon: float, clat: float, half_width: float, half_height: float, lon: float, lat: float) -> float:
@@ -171,18 +184,18 @@ def _circle_reach(clat: float, reach: float) -> tuple[float, float]:
     - a point within the latitude band has cos(lat) >= cos(far), far the band's poleward edge, so
       a >= cos(clat) cos(far) sin^2(dlon/2), and inside needs a <= sin^2(theta / 2).
     360 means no bound: a radius of a radian or more, or a band reaching a pole."""
-    theta = reach / EARTH_RADIUS  # the radius as an angle at the earth's centre
+    theta = reach / _EARTH_R  # the radius as an angle at the earth's centre
     if theta >= 1.0:
         return 360.0, 360.0
     lat_reach = rad_deg(theta) * (1 + 1e-6) + 1e-9
     far = deg_rad(abs(clat) + lat_reach)
-    if far >= math.pi / 2 - 1e-3:
+    if far >= _HALF_PI - 1e-3:
         return lat_reach, 360.0
-    half = math.sin(theta / 2)
-    k = half * half * (1 + 1e-6) / (math.cos(deg_rad(clat)) * math.cos(far))
+    half = sin(theta / 2)
+    k = half * half * (1 + 1e-6) / (cos(deg_rad(clat)) * cos(far))
     if k >= 1.0:
         return lat_reach, 360.0
-    return lat_reach, rad_deg(2 * math.asin(math.sqrt(k))) * (1 + 1e-6) + 1e-9
+    return lat_reach, rad_deg(2 * asin(sqrt(k))) * (1 + 1e-6) + 1e-9
 
 
 def members_within(shape: Shape, scores: array, members: list[bytes], lo: int, hi: int,
