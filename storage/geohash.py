@@ -198,7 +198,7 @@ def _circle_reach(clat: float, reach: float) -> tuple[float, float]:
     return lat_reach, rad_deg(2 * asin(sqrt(k))) * (1 + 1e-6) + 1e-9
 
 
-def members_within(shape: Shape, scores: array, members: list[bytes], lo: int, hi: int,
+def members_within(shape: Shape, scores: array[float], members: list[bytes], lo: int, hi: int,
                    found: list[tuple[float, float, float, float, bytes]], limit: int) -> bool:
     """geoWithinShape over the run scores[lo:hi] (beside members[lo:hi]) of a cell's score range,
     in order: appends (lon, lat, distance in meters, score, member) of each member inside `shape`
