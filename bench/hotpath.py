@@ -60,6 +60,11 @@ WORKLOADS: dict[str, list[bytes]] = {
     "XRANGE_100_INT": [b"XRANGE", b"bench:xint", RAND, b"+", b"COUNT", b"100"],
     "XRANGE_1000_INT": [b"XRANGE", b"bench:xint", RAND, b"+", b"COUNT", b"1000"],
     **lua_workloads.WORKLOADS,  # EVALSHA_INCR, EVALSHA_MIX, FCALL_INCR
+    # bench/collection_workloads.py's GEO and BITFIELD rows (GEOSEARCH_10 over its 10,000 points)
+    "GEOADD": [b"GEOADD", b"geo:add", b"13.361389", b"38.115556", b"member:" + RAND],
+    "GEOSEARCH_10": [b"GEOSEARCH", b"geo:pts", b"FROMLONLAT", b"14", b"37.5", b"BYRADIUS", b"20", b"km", b"ASC",
+                     b"COUNT", b"10", b"WITHDIST"],
+    "BITFIELD": [b"BITFIELD", b"bf:" + RAND, b"INCRBY", b"u8", b"100", b"1", b"GET", b"u4", b"0"],
 }
 # Workloads of several commands sent as one block, counted per unit: (the block's commands, units
 # in a block).  MULTI_EXEC is bench/collection_workloads.py's block, counted per block; SINK_TX is
@@ -75,6 +80,9 @@ BLOCKS: dict[str, tuple[list[list[bytes]], int]] = {
                     b"payload", b"x" * 32] for i in range(SINK_ENTRIES)],
                  [b"SET", b"raxdb:written:bench:0", b"ok", b"EX", b"86400"], [b"EXEC"]], SINK_ENTRIES),
 }
+
+# Commands per timed run where the default 100,000 would take minutes (a GEOSEARCH walks ~1,700 points).
+COMMANDS = {"GEOSEARCH_10": 5_000}
 # Data the read and pop workloads find, as `make bench` leaves it before them.
 SETUP = ["SET", "INCR", "LPUSH", "SADD", "HSET", "ZADD", "XADD"]
 VARIANTS = 512  # distinct pre-built batches per workload (fresh keys without per-run formatting)
@@ -170,6 +178,14 @@ def quiet(c: Client) -> None:
     assert c.server.config.slowlog_log_slower_than == -1 and c.server.config.latency_monitor_threshold == 0
 
 
+def fill_geo(c: Client) -> None:
+    """GEOSEARCH_10's 10,000 points, as bench.py's prepare makes them (collection_workloads.py)."""
+    from bench import collection_workloads
+
+    c.data_received(b"".join(encode_command(cmd) for cmd in collection_workloads.setup_commands()
+                             if cmd[1] == b"geo:pts"))
+
+
 def fill_xint(c: Client) -> None:
     """XRANGE_1000_INT's stream as bench.py's prepare makes it: one entry per ms 1..100,000 (so
     __rand_int__ is a place in it), three fields holding integers of 1 to 10 digits."""
@@ -187,6 +203,8 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, 
         fill_small(c)
     elif name in ("XRANGE_100_INT", "XRANGE_1000_INT"):
         fill_xint(c)
+    elif name == "GEOSEARCH_10":
+        fill_geo(c)
     chunks = batches(name, pipeline, random.Random(1))
     units = pipeline * (BLOCKS[name][1] if name in BLOCKS else 1)  # per batch
     n = max(1, commands // units)
@@ -208,14 +226,14 @@ def main() -> None:
         import pstats
 
         name = sys.argv[sys.argv.index("--profile") + 1]
-        cProfile.run(f"run({name!r}, 16, 100000)", "/tmp/hotpath.prof")
+        cProfile.run(f"run({name!r}, 16, {COMMANDS.get(name, 100_000)})", "/tmp/hotpath.prof")
         pstats.Stats("/tmp/hotpath.prof").sort_stats("tottime").print_stats(20)
         return
     only = (sys.argv[sys.argv.index("--only") + 1].upper().split(",") if "--only" in sys.argv
             else [*WORKLOADS, *BLOCKS])
     for name in only:
         for p in (1, 16):
-            us = min(run(name, p, 100_000) for _ in range(3))
+            us = min(run(name, p, COMMANDS.get(name, 100_000)) for _ in range(3))
             unit = "entry" if name == "SINK_TX" else "block" if name in BLOCKS else "command"
             print(f"{name:10s} -P {p:2d}: {us:.3f} us/{unit}", flush=True)
 

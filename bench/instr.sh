@@ -5,6 +5,8 @@
 # --once turns the slow log and the latency monitor off: under callgrind commands run ~50x slower,
 # and those crossing the slow log's 10 ms would run its interpreted code a load-dependent number of times.
 # Usage: bench/instr.sh [WORKLOAD PIPELINE]   (workloads: bench/hotpath.py)
+# Environment: N1, N2 the two runs' command counts (default 1600 and 9600; fewer for slow commands,
+# e.g. N1=160 N2=960 for GEOSEARCH_10).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -17,6 +19,7 @@ count() {
     | awk '/Collected/ {print $4}'
 }
 # both runs at once: callgrind is single-threaded and each takes minutes
-tmp=$(mktemp -d); count 1600 >"$tmp/a" & count 9600 >"$tmp/b"; wait
+n1=${N1:-1600}; n2=${N2:-9600}
+tmp=$(mktemp -d); count "$n1" >"$tmp/a" & count "$n2" >"$tmp/b"; wait
 a=$(cat "$tmp/a"); b=$(cat "$tmp/b"); rm -r "$tmp"
-echo "$w -P $p: $(( (b - a) / 8000 )) instructions/command"
+echo "$w -P $p: $(( (b - a) / (n2 - n1) )) instructions/command"

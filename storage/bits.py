@@ -54,6 +54,9 @@ def get_field(buf: bytes | bytearray | None, offset: int, bits: int) -> int:
     """The unsigned `bits`-wide field at bit `offset`; bits past the end of `buf` read as 0."""
     b0 = offset >> 3
     n = ((offset + bits - 1) >> 3) - b0 + 1
+    if n == 1:  # within one byte (u8 at a multiple of 8, any narrower field): no slice, no int.from_bytes
+        x = buf[b0] if buf is not None and b0 < len(buf) else 0
+        return (x >> (8 - (offset & 7) - bits)) & ((1 << bits) - 1)
     chunk = buf[b0:b0 + n] if buf is not None else b""
     x = int.from_bytes(chunk, "big") << ((n - len(chunk)) << 3)
     return (x >> ((n << 3) - (offset & 7) - bits)) & ((1 << bits) - 1)
@@ -65,6 +68,9 @@ def set_field(buf: bytearray, offset: int, bits: int, value: int) -> None:
     n = ((offset + bits - 1) >> 3) - b0 + 1
     shift = (n << 3) - (offset & 7) - bits
     ones = (1 << bits) - 1
+    if n == 1:
+        buf[b0] = (buf[b0] & ~(ones << shift)) | ((value & ones) << shift)
+        return
     x = int.from_bytes(buf[b0:b0 + n], "big")
     x = (x & ~(ones << shift)) | ((value & ones) << shift)
     buf[b0:b0 + n] = x.to_bytes(n, "big")

@@ -5,18 +5,31 @@
 # as Redis does, and interpreted that cost ~2 us a member.  The arithmetic is the same IEEE double
 # arithmetic in the same order, so the results are bit for bit the interpreter's.
 cimport cython
+from cpython cimport array
+from libc.math cimport asin, cos, sin, sqrt
 
+# Constants of the per-member functions, C doubles (geohash.py gives them their values).
+cdef double _D_R, _CELLS, _LAT_LO, _LAT_HI, _LONG_LO, _LONG_HI, _EARTH_R, _HALF_PI
+cdef unsigned long long _EVEN, _M32, _M16, _M8, _M4, _M2
+
+
+cpdef unsigned long long _spread(unsigned long long v)
 
 cpdef unsigned long long _squeeze(unsigned long long v)
+
+@cython.locals(lat_offset=cython.double, long_offset=cython.double)
+cpdef unsigned long long encode(double lon, double lat, int step, double lat_min=*, double lat_max=*)
 
 @cython.locals(ilat=cython.ulonglong, ilon=cython.ulonglong, lat_scale=cython.double, long_scale=cython.double,
                n=cython.double)
 cpdef tuple cell(unsigned long long bits, int step)
 
+cpdef tuple decode(double score)
+
 @cython.locals(bits=cython.ulonglong, ilat=cython.ulonglong, ilon=cython.ulonglong, n=cython.double, lon=cython.double,
                lat=cython.double, long_min=cython.double, long_max=cython.double, lat_min=cython.double,
                lat_max=cython.double)
-cpdef tuple decode(double score)
+cdef (double, double) _centre(double score) noexcept
 
 cpdef double deg_rad(double a)
 
@@ -28,6 +41,14 @@ cpdef double lat_distance(double lat1, double lat2)
                u=cython.double, a=cython.double)
 cpdef double distance(double lon1, double lat1, double lon2, double lat2)
 
-@cython.locals(clon=cython.double, clat=cython.double, reach=cython.double, lon=cython.double, lat=cython.double,
-               dist=cython.double)
-cpdef bint members_within(object shape, list pairs, list found, Py_ssize_t limit)
+cpdef double box_distance(double clon, double clat, double half_width, double half_height, double lon, double lat)
+
+@cython.locals(theta=cython.double, lat_reach=cython.double, far=cython.double, half=cython.double, k=cython.double)
+cdef (double, double) _circle_reach(double clat, double reach) noexcept
+
+@cython.locals(d="double*", i=Py_ssize_t, score=cython.double, clon=cython.double, clat=cython.double, is_box=bint,
+               reach=cython.double, half_width=cython.double, half_height=cython.double, lon=cython.double,
+               lat=cython.double, dist=cython.double, lat_reach=cython.double, lon_reach=cython.double,
+               dlon=cython.double)
+cpdef bint members_within(object shape, array.array scores, list members, Py_ssize_t lo, Py_ssize_t hi, list found,
+                          Py_ssize_t limit) except -1

@@ -14,6 +14,17 @@ an unsorted GEOSEARCH reply.  Standard geohash strings (GEOHASH) re-encode the p
 from __future__ import annotations
 
 import math
+from array import array
+
+try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
+
+if not cython.compiled:  # compiled, geohash.pxd cimports libc's: C calls, the same results
+    from math import asin, cos, sin, sqrt
 
 STEP_MAX = 26
 LAT_MIN, LAT_MAX = -85.05112878, 85.05112878
@@ -25,26 +36,36 @@ _ODD = 0xAAAAAAAAAAAAAAAA
 _EVEN = 0x5555555555555555
 _MASK64 = (1 << 64) - 1
 _CELLS = float(1 << STEP_MAX)  # cells per axis at step 26
+# The constants the per-member functions read, under names geohash.pxd declares C doubles
+# (compiled, a module attribute is a dict lookup per read; the public names above stay attributes).
+_LAT_LO, _LAT_HI, _LONG_LO, _LONG_HI, _EARTH_R = LAT_MIN, LAT_MAX, LONG_MIN, LONG_MAX, EARTH_RADIUS
+_HALF_PI = math.pi / 2
+
+
+# The masks of the bit spreading, C integers compiled (geohash.pxd): a literal this wide would
+# compile to a Python int, and every step with it to Python arithmetic.
+_M32, _M16, _M8 = 0xFFFFFFFF, 0x0000FFFF0000FFFF, 0x00FF00FF00FF00FF
+_M4, _M2 = 0x0F0F0F0F0F0F0F0F, 0x3333333333333333
 
 
 def _spread(v: int) -> int:
     """The 32 bits of v in the even bit positions of a 64-bit word."""
-    v &= 0xFFFFFFFF
-    v = (v | (v << 16)) & 0x0000FFFF0000FFFF
-    v = (v | (v << 8)) & 0x00FF00FF00FF00FF
-    v = (v | (v << 4)) & 0x0F0F0F0F0F0F0F0F
-    v = (v | (v << 2)) & 0x3333333333333333
+    v &= _M32
+    v = (v | (v << 16)) & _M16
+    v = (v | (v << 8)) & _M8
+    v = (v | (v << 4)) & _M4
+    v = (v | (v << 2)) & _M2
     return (v | (v << 1)) & _EVEN
 
 
 def _squeeze(v: int) -> int:
     """The inverse of _spread: the even bits of v, packed."""
     v &= _EVEN
-    v = (v | (v >> 1)) & 0x3333333333333333
-    v = (v | (v >> 2)) & 0x0F0F0F0F0F0F0F0F
-    v = (v | (v >> 4)) & 0x00FF00FF00FF00FF
-    v = (v | (v >> 8)) & 0x0000FFFF0000FFFF
-    return (v | (v >> 16)) & 0xFFFFFFFF
+    v = (v | (v >> 1)) & _M2
+    v = (v | (v >> 2)) & _M4
+    v = (v | (v >> 4)) & _M8
+    v = (v | (v >> 8)) & _M16
+    return (v | (v >> 16)) & _M32
 
 
 def encode(lon: float, lat: float, step: int, lat_min: float = LAT_MIN, lat_max: float = LAT_MAX) -> int:
@@ -66,14 +87,19 @@ def cell(bits: int, step: int) -> tuple[float, float, float, float]:
 
 
 def decode(score: float) -> tuple[float, float]:
-    """The (longitude, latitude) a stored score stands for: its step-26 cell's centre (cell()'s
-    bounds, computed here without building them: a search decodes every member it walks)."""
+    """The (longitude, latitude) a stored score stands for: its step-26 cell's centre."""
+    return _centre(score)
+
+
+def _centre(score: float) -> tuple[float, float]:
+    """decode's body (cell()'s bounds, computed without building them); compiled, a C function
+    returning two doubles: a search decodes every member it walks."""
     bits = int(score)
     ilat = _squeeze(bits)
     ilon = _squeeze(bits >> 1)
     n = _CELLS
     # the bounds as locals: compiled, C doubles, so the arithmetic below is C's
-    long_min, long_max, lat_min, lat_max = LONG_MIN, LONG_MAX, LAT_MIN, LAT_MAX
+    long_min, long_max, lat_min, lat_max = _LONG_LO, _LONG_HI, _LAT_LO, _LAT_HI
     lon = ((long_min + (ilon * 1.0 / n) * (long_max - long_min))
            + (long_min + ((ilon + 1) * 1.0 / n) * (long_max - long_min))) / 2
     lat = ((lat_min + (ilat * 1.0 / n) * (lat_max - lat_min))
@@ -123,46 +149,93 @@ def rad_deg(a: float) -> float:
 
 
 def lat_distance(lat1: float, lat2: float) -> float:
-    return EARTH_RADIUS * abs(deg_rad(lat2) - deg_rad(lat1))
+    return _EARTH_R * abs(deg_rad(lat2) - deg_rad(lat1))
 
 
 def distance(lon1: float, lat1: float, lon2: float, lat2: float) -> float:
     """Haversine distance in meters, as geohashGetDistance computes it."""
     lon1r, lon2r = deg_rad(lon1), deg_rad(lon2)
-    v = math.sin((lon2r - lon1r) / 2)
+    v = sin((lon2r - lon1r) / 2)
     if v == 0.0:
         return lat_distance(lat1, lat2)
     lat1r, lat2r = deg_rad(lat1), deg_rad(lat2)
-    u = math.sin((lat2r - lat1r) / 2)
-    a = u * u + math.cos(lat1r) * math.cos(lat2r) * v * v
-    return 2.0 * EARTH_RADIUS * math.asin(math.sqrt(a))
+    u = sin((lat2r - lat1r) / 2)
+    a = u * u + cos(lat1r) * cos(lat2r) * v * v
+    return 2.0 * _EARTH_R * asin(sqrt(a))
 
 
-def members_within(shape: Shape, pairs: list[tuple[float, bytes]],
+def box_distance(clon: float, clat: float, half_width: float, half_height: float, lon: float, lat: float) -> float:
+    """geohashGetDistanceIfInRectangle: the distance in meters from the centre (clon, clat) of a
+    box half_width by half_height meters to a point, or -1.0 when the point is outside the box."""
+    if lat_distance(clat, lat) > half_height:
+        return -1.0
+    if distance(lon, lat, clon, lat) > half_width:  # along the point's parallel
+        return -1.0
+    return distance(clon, clat, lon, lat)
+
+
+def _circle_reach(clat: float, reach: float) -> tuple[float, float]:
+    """How far, in degrees of latitude and of longitude (wrapped), a point can lie from a circle's
+    centre at latitude `clat` and still be within `reach` meters: a point further off either way
+    is outside, which members_within tells without the haversine; the haversine decides the rest,
+    as in Redis.  The bounds hold for the haversine itself, with margins (a millionth, and 1e-9
+    degrees) far above its rounding, so a point they leave out is one the haversine leaves out:
+    - the distance is at least EARTH_RADIUS * |dlat| (a >= sin^2(dlat/2));
+    - a point within the latitude band has cos(lat) >= cos(far), far the band's poleward edge, so
+      a >= cos(clat) cos(far) sin^2(dlon/2), and inside needs a <= sin^2(theta / 2).
+    360 means no bound: a radius of a radian or more, or a band reaching a pole."""
+    theta = reach / _EARTH_R  # the radius as an angle at the earth's centre
+    if theta >= 1.0:
+        return 360.0, 360.0
+    lat_reach = rad_deg(theta) * (1 + 1e-6) + 1e-9
+    far = deg_rad(abs(clat) + lat_reach)
+    if far >= _HALF_PI - 1e-3:
+        return lat_reach, 360.0
+    half = sin(theta / 2)
+    k = half * half * (1 + 1e-6) / (cos(deg_rad(clat)) * cos(far))
+    if k >= 1.0:
+        return lat_reach, 360.0
+    return lat_reach, rad_deg(2 * asin(sqrt(k))) * (1 + 1e-6) + 1e-9
+
+
+def members_within(shape: Shape, scores: array[float], members: list[bytes], lo: int, hi: int,
                    found: list[tuple[float, float, float, float, bytes]], limit: int) -> bool:
-    """geoWithinShape over (score, member) pairs of a cell's score range, in order: appends
-    (lon, lat, distance in meters, score, member) of each member inside `shape` to `found`; True
-    once `limit` (when not 0) are found.  A circle is tested here on C doubles (compiled), without
-    Shape.contains' tuple: a search tests every member of the cells it walks."""
-    if shape.is_box:
-        for score, member in pairs:
-            lon, lat = decode(score)
-            inside, dist = shape.contains(lon, lat)
-            if inside:
-                found.append((lon, lat, dist, score, member))
-                if limit and len(found) >= limit:
-                    return True
-        return False
+    """geoWithinShape over the run scores[lo:hi] (beside members[lo:hi]) of a cell's score range,
+    in order: appends (lon, lat, distance in meters, score, member) of each member inside `shape`
+    to `found`; True once `limit` (when not 0) are found.  Compiled, the walk reads the scores as
+    C doubles and decodes and measures on C doubles: only a member found makes Python objects."""
+    if cython.compiled:
+        d = scores.data.as_doubles
+    else:
+        d = scores
     clon = shape.lon
     clat = shape.lat
+    is_box = shape.is_box
     reach = shape.radius * shape.conversion
-    for score, member in pairs:
-        lon, lat = decode(score)
-        dist = distance(clon, clat, lon, lat)
-        if dist <= reach:
-            found.append((lon, lat, dist, score, member))
-            if limit and len(found) >= limit:
-                return True
+    half_width = shape.width * shape.conversion / 2
+    half_height = shape.height * shape.conversion / 2
+    lat_reach, lon_reach = _circle_reach(clat, reach)
+    for i in range(lo, hi):
+        score = d[i]
+        lon, lat = _centre(score)
+        if is_box:
+            dist = box_distance(clon, clat, half_width, half_height, lon, lat)
+            if dist < 0:
+                continue
+        else:
+            if abs(lat - clat) > lat_reach:
+                continue
+            dlon = abs(lon - clon)
+            if dlon > 180.0:
+                dlon = 360.0 - dlon
+            if dlon > lon_reach:
+                continue
+            dist = distance(clon, clat, lon, lat)
+            if not dist <= reach:
+                continue
+        found.append((lon, lat, dist, score, members[i]))
+        if limit and len(found) >= limit:
+            return True
     return False
 
 
@@ -203,17 +276,6 @@ class Shape:
         bottom = rad_deg(width / EARTH_RADIUS / math.cos(deg_rad(self.lat - lat_delta)))
         delta = bottom if self.lat < 0 else top
         return self.lon - delta, self.lat - lat_delta, self.lon + delta, self.lat + lat_delta
-
-    def contains(self, lon: float, lat: float) -> tuple[bool, float]:
-        """Is the point inside, and its distance from the centre in meters (geoWithinShape)."""
-        if not self.is_box:
-            d = distance(self.lon, self.lat, lon, lat)
-            return d <= self.radius * self.conversion, d
-        if lat_distance(self.lat, lat) > self.height * self.conversion / 2:
-            return False, 0.0
-        if distance(lon, lat, self.lon, lat) > self.width * self.conversion / 2:  # along the point's parallel
-            return False, 0.0
-        return True, distance(self.lon, self.lat, lon, lat)
 
     def cells(self) -> list[tuple[int, int]]:
         """geohashCalculateAreasByShapeWGS84: the cells to walk, as (bits, step), centre first

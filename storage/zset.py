@@ -772,6 +772,23 @@ class _SkipOrder:
             out.extend(zip(self._keys[k][:rest], self._members[k][:rest], strict=True))
         return out
 
+    def runs(self, start: int, stop: int) -> list[tuple[array, list[bytes], int, int]]:
+        """The pairs at positions [start, stop) as runs (scores, members, lo, hi): scores[lo:hi]
+        beside members[lo:hi], the sublists themselves, not copied (for a walk that reads every
+        score but few members: a geo search's filter)."""
+        out: list[tuple[array, list[bytes], int, int]] = []
+        if start >= stop:
+            return out
+        k, j = (0, start) if start < len(self._keys[0]) else self._locate(start)
+        want = stop - start
+        while want > 0:
+            n = min(len(self._keys[k]) - j, want)
+            out.append((self._keys[k], self._members[k], j, j + n))
+            want -= n
+            k += 1
+            j = 0
+        return out
+
     def __delitem__(self, i: slice) -> None:
         start, stop, step = i.indices(self._len)
         if step != 1:
@@ -1191,6 +1208,15 @@ class ZSet:
     def rank_slice(self, start: int, stop: int) -> list[tuple[float, bytes]]:
         lp = self.lp
         return self.sk.order[start:stop] if lp is None else zzl_pairs(lp, start, max(start, stop))
+
+    def score_runs(self, start: int, stop: int) -> list[tuple[array, list[bytes], int, int]]:
+        """rank_slice(start, stop) as runs (scores, members, lo, hi), scores a C-double array:
+        the skiplist's sublists as they are (_SkipOrder.runs), a listpack's pairs read out."""
+        lp = self.lp
+        if lp is None:
+            return self.sk.order.runs(start, stop)
+        pairs = zzl_pairs(lp, start, max(start, stop))
+        return [(array("d", map(_score, pairs)), list(map(_member, pairs)), 0, len(pairs))]
 
     def score_bounds(self, r: ScoreRange) -> tuple[int, int]:
         """Ranks [lo, hi) of the elements inside `r`."""

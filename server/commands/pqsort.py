@@ -20,6 +20,7 @@ place and only positions lo..hi are guaranteed to hold what a full sort would pu
 from __future__ import annotations
 
 from collections.abc import Callable
+from math import isnan
 from typing import Any
 
 Cmp = Callable[[Any, Any], int]
@@ -27,6 +28,25 @@ Cmp = Callable[[Any, Any], int]
 
 def partial_qsort(v: list[Any], cmp: Cmp, lo: int, hi: int) -> None:
     _sort(v, 0, len(v), cmp, lo, hi)
+
+
+def first_by_key(v: list[Any], key: Callable[[Any], float], n: int, reverse: bool, cmp: Cmp) -> list[Any]:
+    """v with its first n places as partial_qsort(v, cmp, 0, n - 1) leaves them, for a `cmp` that
+    compares key(x) (a float) as C compares doubles, descending when `reverse`; the places after
+    n in no particular order.  When each key in those n places is held by one element only, every
+    correct sort puts the same elements there, so Python's sort (in C) stands in for the
+    quicksort's interpreted moves; with a tie there (or a NaN anywhere, which no sort orders) the
+    quicksort runs, since its moves decide which of the equal elements comes first."""
+    if any(map(isnan, map(key, v))):
+        partial_qsort(v, cmp, 0, n - 1)
+        return v
+    ordered = sorted(v, key=key, reverse=reverse)
+    keys = list(map(key, ordered[:n + 1]))
+    for i in range(min(n, len(keys) - 1)):
+        if keys[i] == keys[i + 1]:
+            partial_qsort(v, cmp, 0, n - 1)
+            return v
+    return ordered
 
 
 def _insertion_sort(v: list[Any], a: int, n: int, cmp: Cmp) -> None:

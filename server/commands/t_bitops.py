@@ -238,8 +238,16 @@ _OPS = {b"get": (_GET, 2), b"set": (_SET, 3), b"incrby": (_INCRBY, 3)}
 _OVERFLOWS = {b"wrap": _WRAP, b"sat": _SAT, b"fail": _FAIL}
 
 
+# Every type in its plain spelling, parsed once (an operation reads one); _field_type parses the rest.
+_FIELD_TYPES = {b"%s%d" % (sign, n): (sign == b"i", n) for sign, top in ((b"i", 64), (b"u", 63))
+                for n in range(1, top + 1)}
+
+
 def _field_type(arg: bytes) -> tuple[bool, int]:
     """getBitfieldTypeFromArgument: "i1".."i64" or "u1".."u63" (the digits end at a NUL, as in C)."""
+    known = _FIELD_TYPES.get(arg)
+    if known is not None:
+        return known
     signed = arg[:1] == b"i"
     if not signed and arg[:1] != b"u":
         raise CommandError(FIELD_TYPE_ERR)

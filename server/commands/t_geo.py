@@ -13,12 +13,13 @@ four decimals (fixedpoint_d2string), coordinates as INCRBYFLOAT prints long doub
 from __future__ import annotations
 
 from functools import partial
+from operator import itemgetter
 
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import SYNTAX, CommandError
 from raxdb.server.commands import t_zset
 from raxdb.server.commands.longdouble import format_human, of_double
-from raxdb.server.commands.pqsort import partial_qsort
+from raxdb.server.commands.pqsort import first_by_key
 from raxdb.server.commands.t_zset import get_zset, parse_score
 from raxdb.server.events import propagate
 from raxdb.server.table.args import maybe_int
@@ -27,6 +28,7 @@ from raxdb.storage import geohash as gh
 from raxdb.storage.geohash import Shape
 from raxdb.storage.zset import ScoreRange, ZSet
 
+_DISTANCE = itemgetter(2)  # of a found point (lon, lat, distance, score, member)
 _UNITS = {b"m": 1.0, b"km": 1000.0, b"ft": 0.3048, b"mi": 1609.34}
 
 
@@ -259,7 +261,7 @@ def _search(c, argv: list[bytes], src: int, flags: int) -> bytes:
     returned = len(found) if count == 0 or len(found) < count else count
     if sort:
         if returned == len(found):
-            found.sort(key=lambda p: p[2], reverse=sort == 2)
+            found.sort(key=_DISTANCE, reverse=sort == 2)
         else:
             asc = sort == 1
 
@@ -267,7 +269,7 @@ def _search(c, argv: list[bytes], src: int, flags: int) -> bytes:
                 r = (a[2] > b[2]) - (a[2] < b[2])
                 return r if asc else -r
 
-            partial_qsort(found, cmp, 0, returned - 1)
+            found = first_by_key(found, _DISTANCE, returned, sort == 2, cmp)
     found = found[:returned]
     conv = shape.conversion
     if storekey is None:
@@ -308,7 +310,9 @@ def _points_within(zs: ZSet, shape: Shape, limit: int) -> list[tuple[float, floa
         lo = bits << (52 - step * 2)
         hi = (bits + 1) << (52 - step * 2)
         first, end = zs.score_bounds(ScoreRange(float(lo), False, float(hi), True))
-        gh.members_within(shape, zs.rank_slice(first, end), found, limit)
+        for scores, members, a, b in zs.score_runs(first, end):
+            if gh.members_within(shape, scores, members, a, b, found, limit):
+                break
         last = i
     return found
 

@@ -139,3 +139,19 @@ def _random_searches(diff, rnd: random.Random) -> None:
 @pytest.mark.parametrize("seed", range(12))
 def test_random_searches(diff, seed):
     _random_searches(diff, random.Random(seed))
+
+
+def test_grid_searches_with_ties(diff):
+    """Two members at each point of a grid: every distance is held twice, so a sorted search with
+    COUNT cuts through ties, and which of two tied members comes first is the partial quicksort's
+    choice; in a listpack (128 members) and a skiplist (800)."""
+    for key, side in (("small", 8), ("big", 20)):
+        diff("GEOADD", key, *(x for i in range(side * side) for name in ("p", "q")
+                              for x in ("%.4f" % (14 + (i % side - side // 2) * 0.01),
+                                        "%.4f" % (37.5 + (i // side - side // 2) * 0.01), "%s%d" % (name, i))))
+        diff("OBJECT", "ENCODING", key)
+        for by in (["BYRADIUS", "3", "km"], ["BYRADIUS", "30", "km"], ["BYBOX", "4", "4", "km"]):
+            for opts in (["ASC", "COUNT", "1"], ["ASC", "COUNT", "5"], ["DESC", "COUNT", "7"], ["COUNT", "12"],
+                         ["COUNT", "3", "ANY"], ["DESC"], []):
+                diff("GEOSEARCH", key, "FROMLONLAT", "14.003", "37.501", *by, *opts, "WITHDIST")
+            diff("GEOSEARCH", key, "FROMMEMBER", "p%d" % (side + 1), *by, "ASC", "COUNT", "4")
