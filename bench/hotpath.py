@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import raxdb.server.commands  # noqa: E402,F401
-from bench import lua_workloads  # noqa: E402
+from bench import collection_workloads, lua_workloads  # noqa: E402
 from raxdb.server.config.options import Config  # noqa: E402
 from raxdb.server.core import Server  # noqa: E402
 from raxdb.server.events import propagate  # noqa: E402
@@ -58,7 +58,17 @@ WORKLOADS: dict[str, list[bytes]] = {
     "XRANGE_100_INT": [b"XRANGE", b"bench:xint", RAND, b"+", b"COUNT", b"100"],
     "XRANGE_1000_INT": [b"XRANGE", b"bench:xint", RAND, b"+", b"COUNT", b"1000"],
     **lua_workloads.WORKLOADS,  # EVALSHA_INCR, EVALSHA_MIX, FCALL_INCR
+    # bench/collection_workloads.py's rows that walk a collection into a reply, on its prepared
+    # collections (`fill_collections`), and its 1 MB SET (one key, as redis-benchmark without -r)
+    **{name: [a.encode() for a in collection_workloads.WORKLOADS[name][1:]]
+       for name in ("HGETALL_100", "ZRANGE_100_WS", "ZRANGEBYSCORE_100", "SMEMBERS_100", "SINTER_100",
+                    "SUNION_100", "LRANGE_600")},
+    "SET_1M": [b"SET", b"key:big", collection_workloads.VALUE_1M],
 }
+COLLECTIONS = {b"coll:list", b"coll:hash", b"coll:zset", b"coll:set", b"coll:set2"}
+# What one read event brings at most (uvloop reads into a buffer of this size): a 1 MB request
+# arrives in several reads, as it does from a socket.
+READ_SIZE = 256_000
 # Data the read and pop workloads find, as `make bench` leaves it before them.
 SETUP = ["SET", "INCR", "LPUSH", "SADD", "HSET", "ZADD", "XADD"]
 VARIANTS = 512  # distinct pre-built batches per workload (fresh keys without per-run formatting)
@@ -80,7 +90,8 @@ class StubTransport:
 def batches(name: str, pipeline: int, rnd: random.Random) -> list[bytes]:
     def one() -> bytes:
         return encode_command([a.replace(RAND, b"%012d" % rnd.randrange(100_000)) for a in WORKLOADS[name]])
-    return [b"".join(one() for _ in range(pipeline)) for _ in range(VARIANTS)]
+    variants = VARIANTS if any(RAND in a for a in WORKLOADS[name]) else 1  # (SET_1M: not 512 MB of copies)
+    return [b"".join(one() for _ in range(pipeline)) for _ in range(variants)]
 
 
 def make_client(setup_commands: int = 200_000, counting: bool = False) -> Client:
@@ -127,7 +138,7 @@ def fill_stream(c: Client) -> None:
     chunks = batches("XADD", 100, random.Random(3))
     i = 0
     while len(c.db.get(b"bench:stream", c.server.now_ms)) < 100_000:
-        c.data_received(chunks[i % VARIANTS])
+        c.data_received(chunks[i % len(chunks)])
         i += 1
 
 
@@ -139,6 +150,12 @@ def fill_small(c: Client) -> None:
         c.data_received(b"".join(encode_command([b"HSET", b"h:%012d" % i, *fields])
                                  + encode_command([b"ZADD", b"z:%012d" % i, *members])
                                  for i in range(start, start + 1000)))
+
+
+def fill_collections(c: Client) -> None:
+    """The collections bench/collection_workloads.py prepares for its rows (the same commands)."""
+    c.data_received(b"".join(encode_command(cmd) for cmd in collection_workloads.setup_commands()
+                             if cmd[1] in COLLECTIONS))
 
 
 def quiet(c: Client) -> None:
@@ -167,11 +184,21 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, 
         fill_small(c)
     elif name in ("XRANGE_100_INT", "XRANGE_1000_INT"):
         fill_xint(c)
+    elif name in collection_workloads.WORKLOADS:
+        fill_collections(c)
     chunks = batches(name, pipeline, random.Random(1))
+    if len(chunks[0]) > READ_SIZE:  # one read event per READ_SIZE bytes
+        reads = [[chunk[i:i + READ_SIZE] for i in range(0, len(chunk), READ_SIZE)] for chunk in chunks]
+        n = commands // pipeline
+        t = time.process_time()
+        for i in range(n):
+            for part in reads[i % len(reads)]:
+                c.data_received(part)
+        return (time.process_time() - t) / (n * pipeline) * 1e6
     n = commands // pipeline
     t = time.process_time()
     for i in range(n):
-        c.data_received(chunks[i % VARIANTS])
+        c.data_received(chunks[i % len(chunks)])
     dt = time.process_time() - t
     return dt / (n * pipeline) * 1e6
 

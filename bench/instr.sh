@@ -5,6 +5,7 @@
 # --once turns the slow log and the latency monitor off: under callgrind commands run ~50x slower,
 # and those crossing the slow log's 10 ms would run its interpreted code a load-dependent number of times.
 # Usage: bench/instr.sh [WORKLOAD PIPELINE]   (workloads: bench/hotpath.py)
+# INSTR_RUNS="A B" sets the two runs' command counts (1600 and 9600; SET_1M: "20 120")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -17,6 +18,7 @@ count() {
     | awk '/Collected/ {print $4}'
 }
 # both runs at once: callgrind is single-threaded and each takes minutes
-tmp=$(mktemp -d); count 1600 >"$tmp/a" & count 9600 >"$tmp/b"; wait
+read -r na nb <<<"${INSTR_RUNS:-1600 9600}"
+tmp=$(mktemp -d); count "$na" >"$tmp/a" & count "$nb" >"$tmp/b"; wait
 a=$(cat "$tmp/a"); b=$(cat "$tmp/b"); rm -r "$tmp"
-echo "$w -P $p: $(( (b - a) / 8000 )) instructions/command"
+echo "$w -P $p: $(( (b - a) / (nb - na) )) instructions/command"

@@ -293,7 +293,11 @@ class RequestParser:
                 return None
             if ll + 2 > self.qbuf_limit:
                 raise QueryBufferExceeded
-            argv.append(bytes(buf[pos : pos + ll]))
+            if ll < BIG_ARG:
+                argv.append(bytes(buf[pos : pos + ll]))
+            else:  # copied once, from a view (a slice of the bytearray would be a second copy)
+                with memoryview(buf) as view:
+                    argv.append(view[pos : pos + ll].tobytes())
             self._argv_bytes += ll
             self.pos = pos + ll + 2
             self._bulklen = -1
