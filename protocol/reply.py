@@ -273,26 +273,21 @@ def bulk_aggregate(head: int, items: Iterable[bytes]) -> bytes | None:
     `items` (a list, tuple or set of bytes), sized in one pass and written into one new bytes
     object in a second: no separator list, no per-item object.  None when an item is not bytes
     (or interpreted), for the caller's general path."""
-    if not cython.compiled:
-        return None
-    total = 0
-    n = 0
-    for it in items:
-        if type(it) is not bytes:
-            return None
-        total += bulk_size(len(it))
-        n += 1
-    out = PyBytes_FromStringAndSize(cython.NULL, total + digits(n) + 3)  # noqa: F821 (reply.pxd)
-    d = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))  # noqa: F821
-    k = put_head(d, 0, head, n)
-    for it in items:
-        m = len(it)
-        k = put_head(d, k, 36, m)
-        memcpy(d + k, PyBytes_AS_STRING(it), m)  # noqa: F821
-        d[k + m] = 13
-        d[k + m + 1] = 10
-        k += m + 2
-    return out
+    if cython.compiled:
+        total = 0
+        n = 0
+        for it in items:
+            if type(it) is not bytes:
+                return None
+            total += bulk_size(len(it))
+            n += 1
+        out = PyBytes_FromStringAndSize(cython.NULL, total + digits(n) + 3)  # noqa: F821 (reply.pxd)
+        d = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))  # noqa: F821
+        k = put_head(d, 0, head, n)
+        for it in items:
+            k = put_bulk(d, k, cython.cast(cython.p_uchar, PyBytes_AS_STRING(it)), 0, len(it))  # noqa: F821
+        return out
+    return None
 
 
 def scored_members(enc: Encoder, pairs: Sequence[tuple[float, bytes]]) -> bytes:
@@ -332,12 +327,7 @@ def scored_members(enc: Encoder, pairs: Sequence[tuple[float, bytes]]) -> bytes:
             for s, m in pairs:
                 if resp3:
                     k = put_head(d, k, 42, 2)
-                mlen = len(m)
-                k = put_head(d, k, 36, mlen)
-                memcpy(d + k, PyBytes_AS_STRING(m), mlen)  # noqa: F821
-                d[k + mlen] = 13
-                d[k + mlen + 1] = 10
-                k += mlen + 2
+                k = put_bulk(d, k, cython.cast(cython.p_uchar, PyBytes_AS_STRING(m)), 0, len(m))  # noqa: F821
                 v = cython.cast(cython.longlong, s) if -1e17 < s < 1e17 else 0
                 if v == s and (v or not signbit(s)):  # noqa: F821
                     u = -v if v < 0 else v

@@ -312,7 +312,7 @@ def intersection(sets: list[RSet | None], limit: int = 0) -> list[bytes]:
         tables = [s.data for s in rest]
         if len(tables) == 1:  # (SINTER of two sets: one membership test per member, no generator)
             table = tables[0]
-            out = [m for m in first.data if m in table]  # type: ignore[union-attr]  # hashtables: sets
+            out = [m for m in first.data if m in table]  # type: ignore[misc]  # hashtables: sets
         else:
             out = [m for m in first.data if all(m in t for t in tables)]  # type: ignore[misc]  # hashtables: sets
         return out[:limit] if limit else out

@@ -5,8 +5,8 @@ so it is kept to what it agrees on with Redis: a read event is handed to hiredis
 boundary whose first byte is '*', every command it yields must be a non-empty list of bytes, and
 chunks announcing an oversized bulk or multibulk go to the exact parser.  Anything else — inline
 commands, malformed frames, unauthenticated clients, partial commands that grow past
-`_PARTIAL_LIMIT` or wait for the rest of a big argument (32 KiB or more, held once there) — switches the connection to `protocol.RequestParser`, which is Redis's parser
-byte for byte.  To switch mid-stream we keep the raw bytes since the last command boundary
+`_PARTIAL_LIMIT` or wait for the rest of a big argument (32 KiB or more, held once there) —
+switches the connection to `protocol.RequestParser`, which is Redis's parser byte for byte.  To switch mid-stream we keep the raw bytes since the last command boundary
 (`_raw`, only while hiredis holds a partial command) and how many commands of them already ran
 (`_raw_done`); the exact parser re-reads them and skips those.  It hands back to hiredis at the
 next boundary.  One difference is left, in timing only: a malformed element header inside a command
