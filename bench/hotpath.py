@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import raxdb.server.commands  # noqa: E402,F401
-from bench import lua_workloads  # noqa: E402
+from bench import collection_workloads, lua_workloads  # noqa: E402
 from raxdb.server.config.options import Config  # noqa: E402
 from raxdb.server.core import Server  # noqa: E402
 from raxdb.server.events import propagate  # noqa: E402
@@ -65,6 +65,12 @@ WORKLOADS: dict[str, list[bytes]] = {
     "GEOSEARCH_10": [b"GEOSEARCH", b"geo:pts", b"FROMLONLAT", b"14", b"37.5", b"BYRADIUS", b"20", b"km", b"ASC",
                      b"COUNT", b"10", b"WITHDIST"],
     "BITFIELD": [b"BITFIELD", b"bf:" + RAND, b"INCRBY", b"u8", b"100", b"1", b"GET", b"u4", b"0"],
+    # bench/collection_workloads.py's rows that walk a collection into a reply, on its prepared
+    # collections (`fill_collections`), and its 1 MB SET (one key, as redis-benchmark without -r)
+    **{name: [a.encode() for a in collection_workloads.WORKLOADS[name][1:]]
+       for name in ("HGETALL_100", "ZRANGE_100_WS", "ZRANGEBYSCORE_100", "SMEMBERS_100", "SINTER_100",
+                    "SUNION_100", "LRANGE_600")},
+    "SET_1M": [b"SET", b"key:big", collection_workloads.VALUE_1M],
 }
 # Workloads of several commands sent as one block, counted per unit: (the block's commands, units
 # in a block).  MULTI_EXEC is bench/collection_workloads.py's block, counted per block; SINK_TX is
@@ -83,6 +89,10 @@ BLOCKS: dict[str, tuple[list[list[bytes]], int]] = {
 
 # Commands per timed run where the default 100,000 would take minutes (a GEOSEARCH walks ~1,700 points).
 COMMANDS = {"GEOSEARCH_10": 5_000}
+COLLECTIONS = {b"coll:list", b"coll:hash", b"coll:zset", b"coll:set", b"coll:set2"}
+# What one read event brings at most (uvloop reads into a buffer of this size): a 1 MB request
+# arrives in several reads, as it does from a socket.
+READ_SIZE = 256_000
 # Data the read and pop workloads find, as `make bench` leaves it before them.
 SETUP = ["SET", "INCR", "LPUSH", "SADD", "HSET", "ZADD", "XADD"]
 VARIANTS = 512  # distinct pre-built batches per workload (fresh keys without per-run formatting)
@@ -107,7 +117,8 @@ def batches(name: str, pipeline: int, rnd: random.Random) -> list[bytes]:
 
     def one() -> bytes:
         return encode_command([a.replace(RAND, b"%012d" % rnd.randrange(100_000)) for a in WORKLOADS[name]])
-    return [b"".join(one() for _ in range(pipeline)) for _ in range(VARIANTS)]
+    variants = VARIANTS if any(RAND in a for a in WORKLOADS[name]) else 1  # (SET_1M: not 512 MB of copies)
+    return [b"".join(one() for _ in range(pipeline)) for _ in range(variants)]
 
 
 def make_client(setup_commands: int = 200_000, counting: bool = False, setup: bool = True) -> Client:
@@ -155,7 +166,7 @@ def fill_stream(c: Client) -> None:
     chunks = batches("XADD", 100, random.Random(3))
     i = 0
     while len(c.db.get(b"bench:stream", c.server.now_ms)) < 100_000:
-        c.data_received(chunks[i % VARIANTS])
+        c.data_received(chunks[i % len(chunks)])
         i += 1
 
 
@@ -169,6 +180,13 @@ def fill_small(c: Client) -> None:
                                  for i in range(start, start + 1000)))
 
 
+def fill_collections(c: Client, keys: set[bytes] = COLLECTIONS) -> None:
+    """The `keys` bench/collection_workloads.py prepares for its rows (the same commands): the
+    collections its replies walk, or GEOSEARCH_10's 10,000 points (b"geo:pts")."""
+    c.data_received(b"".join(encode_command(cmd) for cmd in collection_workloads.setup_commands()
+                             if cmd[1] in keys))
+
+
 def quiet(c: Client) -> None:
     """The slow log and the latency monitor off, for counting under callgrind: a command runs ~50x
     slower there, and on a loaded host some cross the slow log's 10 ms (or the monitor's threshold),
@@ -176,14 +194,6 @@ def quiet(c: Client) -> None:
     c.data_received(encode_command([b"CONFIG", b"SET", b"slowlog-log-slower-than", b"-1",
                                     b"latency-monitor-threshold", b"0"]))
     assert c.server.config.slowlog_log_slower_than == -1 and c.server.config.latency_monitor_threshold == 0
-
-
-def fill_geo(c: Client) -> None:
-    """GEOSEARCH_10's 10,000 points, as bench.py's prepare makes them (collection_workloads.py)."""
-    from bench import collection_workloads
-
-    c.data_received(b"".join(encode_command(cmd) for cmd in collection_workloads.setup_commands()
-                             if cmd[1] == b"geo:pts"))
 
 
 def fill_xint(c: Client) -> None:
@@ -204,9 +214,19 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, 
     elif name in ("XRANGE_100_INT", "XRANGE_1000_INT"):
         fill_xint(c)
     elif name == "GEOSEARCH_10":
-        fill_geo(c)
+        fill_collections(c, {b"geo:pts"})
+    elif name in collection_workloads.WORKLOADS:
+        fill_collections(c)
     chunks = batches(name, pipeline, random.Random(1))
     units = pipeline * (BLOCKS[name][1] if name in BLOCKS else 1)  # per batch
+    if len(chunks[0]) > READ_SIZE:  # one read event per READ_SIZE bytes
+        reads = [[chunk[i:i + READ_SIZE] for i in range(0, len(chunk), READ_SIZE)] for chunk in chunks]
+        n = max(1, commands // units)
+        t = time.process_time()
+        for i in range(n):
+            for part in reads[i % len(reads)]:
+                c.data_received(part)
+        return (time.process_time() - t) / (n * units) * 1e6
     n = max(1, commands // units)
     t = time.process_time()
     for i in range(n):

@@ -10,6 +10,7 @@
 # `put_head` write into a buffer sized beforehand (digits() tells how much a number needs).
 cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.math cimport signbit
 from libc.string cimport memcpy
 
 cdef list _SMALL_INTS  # a C global: integer's lookup is a list item read, not a module dict's
@@ -29,6 +30,19 @@ cpdef bytes bulk(b)
 
 @cython.locals(n=Py_ssize_t, total=Py_ssize_t, k=Py_ssize_t, m=Py_ssize_t, d="unsigned char*", out=bytes)
 cpdef bytes array(items)
+
+@cython.locals(n=Py_ssize_t, total=Py_ssize_t, k=Py_ssize_t, m=Py_ssize_t, d="unsigned char*", out=bytes)
+cpdef bytes bulk_aggregate(unsigned char head, items)
+
+cpdef bytes bulk_strings(items, Py_ssize_t same_len=*)
+
+cpdef bytes bulk_set(Encoder enc, items)
+
+# WITHSCORES replies (t_zset.pairs_reply): scores that are whole numbers written as C integers
+@cython.locals(s=cython.double, v=cython.longlong, u=cython.ulonglong, tlen=Py_ssize_t, total=Py_ssize_t,
+               n=Py_ssize_t, k=Py_ssize_t, j=Py_ssize_t, mlen=Py_ssize_t, d="unsigned char*", out=bytes,
+               resp3=bint)
+cpdef bytes scored_members(Encoder enc, pairs)
 
 
 cdef inline Py_ssize_t digits(unsigned long long u) noexcept:

@@ -249,8 +249,122 @@ def bulks_body(items: Sequence[bytes], same_len: int = -1) -> bytes:
 
 def bulk_strings(items: Sequence[bytes], same_len: int = -1) -> bytes:
     """An array of bulk strings (`same_len`: see bulks_body)."""
+    if cython.compiled:
+        out = bulk_aggregate(42, items)
+        if out is not None:
+            return out
     n = len(items)
     return _join((_ARRAY_HEADERS[n] if n < 1024 else b"*%d\r\n" % n, bulks_body(items, same_len)))
+
+
+def bulk_set(enc: Encoder, items: Sequence[bytes] | set[bytes]) -> bytes:
+    """A set of bulk strings (RESP3 `~`, an array in RESP2) from a list, tuple or set of bytes."""
+    if cython.compiled:
+        out = bulk_aggregate(126 if enc.version == 3 else 42, items)
+        if out is not None:
+            return out
+    if type(items) is set:
+        items = list(items)
+    return enc.set_header(len(items)) + bulks_body(items)  # type: ignore[arg-type]  # a sequence now
+
+
+def bulk_aggregate(head: int, items: Iterable[bytes]) -> bytes | None:
+    """Compiled: the aggregate `<head><n>\r\n` (head '*' 42 or '~' 126) of the bulk strings of
+    `items` (a list, tuple or set of bytes), sized in one pass and written into one new bytes
+    object in a second: no separator list, no per-item object.  None when an item is not bytes
+    (or interpreted), for the caller's general path."""
+    if cython.compiled:
+        total = 0
+        n = 0
+        for it in items:
+            if type(it) is not bytes:
+                return None
+            total += bulk_size(len(it))
+            n += 1
+        out = PyBytes_FromStringAndSize(cython.NULL, total + digits(n) + 3)  # noqa: F821 (reply.pxd)
+        d = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))  # noqa: F821
+        k = put_head(d, 0, head, n)
+        for it in items:
+            k = put_bulk(d, k, cython.cast(cython.p_uchar, PyBytes_AS_STRING(it)), 0, len(it))  # noqa: F821
+        return out
+    return None
+
+
+def scored_members(enc: Encoder, pairs: Sequence[tuple[float, bytes]]) -> bytes:
+    """A WITHSCORES reply of (score, member) pairs: member, score, member, score, ... in RESP2
+    (scores as bulk strings), [member, score] pairs in RESP3 (scores as doubles), each score
+    spelled as `enc` spells doubles (7.0's %.17g or 7.2's shortest form).
+
+    Compiled, written into one new bytes object: a score that is a whole number below 1e17 in
+    magnitude (not -0) is written as its digits in C, which is what both spellings make of it
+    (%.17g keeps all its at most 17 digits, 7.2 writes integral values as integers); only the
+    others are formatted by Python, once each."""
+    resp3 = enc.version == 3
+    if cython.compiled:
+        texts: list[bytes] | None = None
+        total = 0
+        for s, m in pairs:
+            if type(m) is not bytes:
+                texts = None
+                break
+            v = cython.cast(cython.longlong, s) if -1e17 < s < 1e17 else 0
+            if v == s and (v or not signbit(s)):  # noqa: F821 (reply.pxd: libc's)
+                u = -v if v < 0 else v
+                tlen = digits(u) + (v < 0)
+            else:
+                t = enc.double_text(s)
+                if texts is None:
+                    texts = []
+                texts.append(t)
+                tlen = len(t)
+            total += bulk_size(len(m)) + (tlen + 7 if resp3 else bulk_size(tlen))
+        else:
+            n = len(pairs)
+            out = PyBytes_FromStringAndSize(cython.NULL, total + digits(n * (1 if resp3 else 2)) + 3)  # noqa: F821
+            d = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))  # noqa: F821
+            k = put_head(d, 0, 42, n * (1 if resp3 else 2))
+            j = 0
+            for s, m in pairs:
+                if resp3:
+                    k = put_head(d, k, 42, 2)
+                k = put_bulk(d, k, cython.cast(cython.p_uchar, PyBytes_AS_STRING(m)), 0, len(m))  # noqa: F821
+                v = cython.cast(cython.longlong, s) if -1e17 < s < 1e17 else 0
+                if v == s and (v or not signbit(s)):  # noqa: F821
+                    u = -v if v < 0 else v
+                    tlen = digits(u) + (v < 0)
+                    if resp3:
+                        d[k] = 44
+                        k += 1
+                    else:
+                        k = put_head(d, k, 36, tlen)
+                    if v < 0:
+                        d[k] = 45
+                        k += 1
+                    k = put_u(d, k, u)
+                else:
+                    t = texts[j]
+                    j += 1
+                    tlen = len(t)
+                    if resp3:
+                        d[k] = 44
+                        k += 1
+                    else:
+                        k = put_head(d, k, 36, tlen)
+                    memcpy(d + k, PyBytes_AS_STRING(t), tlen)  # noqa: F821
+                    k += tlen
+                d[k] = 13
+                d[k + 1] = 10
+                k += 2
+            return out
+    text = enc.double_text
+    if resp3:
+        return b"*%d\r\n" % len(pairs) + b"".join(
+            [b"*2\r\n$%d\r\n%s\r\n,%s\r\n" % (len(m), m, text(s)) for s, m in pairs])
+    parts = []
+    for s, m in pairs:
+        f = text(s)
+        parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(m), m, len(f), f))
+    return b"*%d\r\n" % (2 * len(pairs)) + b"".join(parts)
 
 
 def format_double(d: float) -> bytes:

@@ -161,7 +161,8 @@ class QueryBufferExceeded(Exception):
 class RequestParser:
     """Incremental, exact request parser for one connection."""
 
-    __slots__ = ("buf", "pos", "max_bulk_len", "auth_required", "_argv", "_argv_bytes", "_mbulk", "_bulklen", "qbuf_limit")
+    __slots__ = ("buf", "pos", "max_bulk_len", "auth_required", "_argv", "_argv_bytes", "_mbulk", "_bulklen", "qbuf_limit",
+                 "_big", "_big_have")
 
     def __init__(self, max_bulk_len: int = 512 * 1024 * 1024, qbuf_limit: int = 1 << 62) -> None:
         self.buf = bytearray()
@@ -175,8 +176,19 @@ class RequestParser:
         self._argv_bytes = 0  # the bytes of _argv's arguments
         self._mbulk = 0  # arguments still expected by the current multibulk command
         self._bulklen = -1  # length of the bulk being read, -1 while at a bulk header
+        # A big bulk (BIG_ARG or more) whose data is still arriving is held as the pieces it came
+        # in (`_big`, `_big_have` bytes from its first data byte on, `buf` then empty) and joined
+        # once when whole, as Redis reads such a bulk into a buffer of its own size that becomes
+        # the argument: growing `buf` by each read instead copied it again on every realloc.
+        self._big: list[bytes] | None = None
+        self._big_have = 0
 
     def feed(self, data: bytes) -> None:
+        big = self._big
+        if big is not None:
+            big.append(bytes(data) if type(data) is not bytes else data)  # (a caller's bytearray may change)
+            self._big_have += len(data)
+            return
         buf = self.buf
         if self.pos >= _COMPACT_AT and self.pos * 2 >= len(buf):
             del buf[: self.pos]
@@ -185,13 +197,13 @@ class RequestParser:
 
     def pending(self) -> int:
         """Bytes held for commands not yet complete (what Redis counts as the query buffer)."""
-        return len(self.buf) - self.pos
+        return len(self.buf) - self.pos + self._big_have
 
     def bulk_room(self) -> int:
         """Bytes still to come of a big bulk being received (PROTO_MBULK_BIG_ARG, 32 KiB, or more),
         which Redis's query buffer holds room for from its header on; 0 otherwise."""
         if self._mbulk and self._bulklen >= BIG_ARG:
-            return max(0, self._bulklen + 2 - (len(self.buf) - self.pos))
+            return max(0, self._bulklen + 2 - self.pending())
         return 0
 
     def partial_args(self) -> tuple[int, int]:
@@ -287,16 +299,71 @@ class RequestParser:
                 self.pos = pos = cr + 2
                 self._bulklen = ll
             ll = self._bulklen
+            if self._big is not None:
+                if self._big_have < ll + 2:
+                    if self._big_have > self.qbuf_limit:
+                        raise QueryBufferExceeded
+                    return None
+                if ll + 2 > self.qbuf_limit:
+                    raise QueryBufferExceeded
+                argv.append(self._join_big(ll))
+                buf = self.buf
+                self._argv_bytes += ll
+                self._bulklen = -1
+                self._mbulk -= 1
+                continue
             if len(buf) - pos < ll + 2:
                 if len(buf) - pos > self.qbuf_limit:
                     raise QueryBufferExceeded
+                if ll >= BIG_ARG:  # the rest of it held as it comes (see _big)
+                    self._big = [bytes(buf[pos:])]
+                    self._big_have = len(buf) - pos
+                    buf.clear()  # everything before `pos` is parsed
+                    self.pos = 0
                 return None
             if ll + 2 > self.qbuf_limit:
                 raise QueryBufferExceeded
-            argv.append(bytes(buf[pos : pos + ll]))
+            if ll < BIG_ARG:
+                argv.append(bytes(buf[pos : pos + ll]))
+            else:  # copied once, from a view (a slice of the bytearray would be a second copy)
+                with memoryview(buf) as view:
+                    argv.append(view[pos : pos + ll].tobytes())
             self._argv_bytes += ll
             self.pos = pos + ll + 2
             self._bulklen = -1
             self._mbulk -= 1
         self._argv = []
         return argv
+
+    def _join_big(self, ll: int) -> bytes:
+        """The big bulk of `ll` bytes held in `_big`, joined (its only copy); what came after it
+        and its two terminating bytes becomes `buf`."""
+        big = self._big
+        assert big is not None
+        parts: list[bytes | memoryview] = []
+        need = ll
+        i = 0
+        while need:
+            piece = big[i]
+            if len(piece) <= need:
+                parts.append(piece)
+                need -= len(piece)
+            else:
+                parts.append(memoryview(piece)[:need])
+                break
+            i += 1
+        arg = b"".join(parts)
+        skip = ll + 2  # the rest: past the bulk and its terminator, in the pieces
+        rest = bytearray()
+        for piece in big:
+            n = len(piece)
+            if skip >= n:
+                skip -= n
+                continue
+            rest += piece[skip:] if skip else piece
+            skip = 0
+        self._big = None
+        self._big_have = 0
+        self.buf = rest
+        self.pos = 0
+        return arg

@@ -351,6 +351,13 @@ class RSet:
             return intset.members(d)
         return list(d)
 
+    def view(self) -> list[bytes] | set[bytes]:
+        """Every member, for reading only while the set is not changed: a hashtable's own Python
+        set or listpack list (no copy: SMEMBERS writes its reply straight from it), an intset's
+        members as a new list."""
+        d = self.data
+        return intset.members(d) if type(d) is bytes else d
+
     def __iter__(self) -> Iterator[bytes]:
         d = self.data
         return iter(intset.members(d)) if type(d) is bytes else iter(d)

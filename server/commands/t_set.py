@@ -47,8 +47,8 @@ def set_limits(c) -> tuple:
     return c.server.config.set_limits
 
 
-def set_reply(c, members: list[bytes]) -> bytes:
-    return c.enc.set_header(len(members)) + R.bulks_body(members)
+def set_reply(c, members: list[bytes] | set[bytes]) -> bytes:
+    return R.bulk_set(c.enc, members)
 
 
 def _array_reply(members: list[bytes]) -> bytes:
@@ -156,7 +156,7 @@ def smembers(c, argv):
     s = _get_set(c, argv[1])
     if s is None:
         return c.enc.set_header(0)
-    return set_reply(c, s.members())
+    return set_reply(c, s.view())
 
 
 @command("sismember")
@@ -321,7 +321,11 @@ def intersection(sets: list[RSet | None], limit: int = 0) -> list[bytes]:
         return out[:limit] if limit else out
     if not any(s.is_intset() for s in ordered):  # every set a hashtable: test the Python sets
         tables = [s.data for s in rest]
-        out = [m for m in first.data if all(m in t for t in tables)]  # type: ignore[misc]  # hashtables: sets
+        if len(tables) == 1:  # (SINTER of two sets: one membership test per member, no generator)
+            table = tables[0]
+            out = [m for m in first.data if m in table]  # type: ignore[misc]  # hashtables: sets
+        else:
+            out = [m for m in first.data if all(m in t for t in tables)]  # type: ignore[misc]  # hashtables: sets
         return out[:limit] if limit else out
     out = []
     for m in first.members():
@@ -397,7 +401,7 @@ def sintercard(c, argv):
 
 @command("sunion")
 def sunion(c, argv):
-    return set_reply(c, union(_sources(c, argv[1:], False), set_limits(c)).members())
+    return set_reply(c, union(_sources(c, argv[1:], False), set_limits(c)).view())
 
 
 @command("sunionstore")
@@ -407,7 +411,7 @@ def sunionstore(c, argv):
 
 @command("sdiff")
 def sdiff(c, argv):
-    return set_reply(c, difference(_sources(c, argv[1:], False), set_limits(c)).members())
+    return set_reply(c, difference(_sources(c, argv[1:], False), set_limits(c)).view())
 
 
 @command("sdiffstore")

@@ -132,14 +132,7 @@ def pairs_reply(c, pairs: list[tuple[float, bytes]], withscores: bool) -> bytes:
     """Members (and scores): flat in RESP2, [member, score] pairs in RESP3."""
     if not withscores:
         return R.bulk_strings([m for _, m in pairs])
-    if c.resp == 2:
-        parts = []
-        for s, m in pairs:
-            f = c.enc.double_text(s)
-            parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(m), m, len(f), f))
-        return b"*%d\r\n" % (2 * len(pairs)) + b"".join(parts)
-    return b"*%d\r\n" % len(pairs) + b"".join(
-        [b"*2\r\n$%d\r\n%s\r\n,%s\r\n" % (len(m), m, c.enc.double_text(s)) for s, m in pairs])
+    return R.scored_members(c.enc, pairs)
 
 
 def _flat_pairs_reply(c, pairs: list[tuple[float, bytes]]) -> bytes:

@@ -100,14 +100,16 @@ def big_read(c: Client, data: bytes) -> None:
         c.qb_in = c.tot_net_in
 
 
-def partial_read(c: Client) -> None:
+def partial_read(c: Client) -> int:
     """A read left a command partly received: while a big argument (32 KiB or more) arrives,
     Redis's query buffer holds room for all of it, and keeps that room after it (the fat-argument
-    path makes the next query buffer that big) until the cron shrinks it."""
+    path makes the next query buffer that big) until the cron shrinks it.  The bytes of that
+    argument still to come (0 when none is arriving)."""
     header, room = c.bulk_room()
     if room:
         c.qb_alloc = max(query_alloc(c), _pending(c) - header + room)
         c.qb_in = c.tot_net_in
+    return room
 
 
 def new_reply_size(size: int) -> int:

@@ -5,8 +5,8 @@ so it is kept to what it agrees on with Redis: a read event is handed to hiredis
 boundary whose first byte is '*', every command it yields must be a non-empty list of bytes, and
 chunks announcing an oversized bulk or multibulk go to the exact parser.  Anything else — inline
 commands, malformed frames, unauthenticated clients, partial commands that grow past
-`_PARTIAL_LIMIT` — switches the connection to `protocol.RequestParser`, which is Redis's parser
-byte for byte.  To switch mid-stream we keep the raw bytes since the last command boundary
+`_PARTIAL_LIMIT` or wait for the rest of a big argument (32 KiB or more, held once there) —
+switches the connection to `protocol.RequestParser`, which is Redis's parser byte for byte.  To switch mid-stream we keep the raw bytes since the last command boundary
 (`_raw`, only while hiredis holds a partial command) and how many commands of them already ran
 (`_raw_done`); the exact parser re-reads them and skips those.  It hands back to hiredis at the
 next boundary.  One difference is left, in timing only: a malformed element header inside a command
@@ -518,7 +518,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
     def _enter_exact(self, raw: bytes | bytearray, skip: int) -> None:
         p = RequestParser(self.server.config.proto_max_bulk_len)
         p.auth_required = not self.authenticated
-        p.feed(bytes(raw))
+        p.feed(raw)  # (copied into the parser's buffer: no bytes() of it first)
         for _ in range(skip):
             p.next_command()
         self.exact = p
@@ -1330,7 +1330,12 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
             c._raw = bytearray(base)
         c._raw_done = c._base_done = base_done + done
         c._base = base
-        _clientbufs.partial_read(c)  # a command left partly received: a big argument's room
+        if _clientbufs.partial_read(c):  # a command left partly received: a big argument's room
+            # A big argument's data still to come goes to the exact parser, which holds it once
+            # and copies it out once: fed on to hiredis it was also kept in `_raw` (in case of a
+            # switch), every read of it scanned for frame markers, and a value past _PARTIAL_LIMIT
+            # parsed a second time by the exact parser anyway.
+            c._enter_exact(c._raw, c._raw_done)
 
 
 def _feed_slice(c: Client, base: bytes | bytearray, fed: int, nbase: int) -> int:
