@@ -183,7 +183,7 @@ class RequestParser:
         self._big: list[bytes] | None = None
         self._big_have = 0
 
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: bytes | bytearray) -> None:
         big = self._big
         if big is not None:
             big.append(bytes(data) if type(data) is not bytes else data)  # (a caller's bytearray may change)
