@@ -61,7 +61,6 @@ from raxdb.server.replication.state import attach as attach_replication
 from raxdb.server.scripting import functions, ldb, scripts
 from raxdb.server.security.acl import attach as attach_acl
 from raxdb.server.table.registry import TABLE
-from raxdb.storage import rdb
 from raxdb.storage.keyspace import ACTIVE_EXPIRE_STEP, Database
 
 if TYPE_CHECKING:
@@ -95,10 +94,6 @@ class Server(ServerFields, _Declared):
             self.table.rename(config.renames)
         self.fast_dispatch = self.table.fast_dispatch  # the hot loop's (changed in place, never replaced)
         self.dbs = [Database(i) for i in range(config.databases)]
-        # the RDB format of files and DUMP payloads follows the generation answered as (immutable)
-        version = config.compat_version
-        rdb.use_version(rdb.RDB_VERSION_74 if version >= (7, 4) else rdb.RDB_VERSION_72 if version >= (7, 2)
-                        else rdb.RDB_VERSION)
         for db in self.dbs:
             db.expired_hook = self._on_expired
         attach_keyspace(self)  # dbs read the cached clock (access times); LFU follows the config

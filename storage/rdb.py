@@ -1,5 +1,5 @@
 """RDB: Redis's snapshot format (version 10, as Redis 7.0 writes it; 11 and 12 for the later
-generations, `use_version`), for dump files and for DUMP / RESTORE payloads.  Sans-I/O: values and datasets go to bytes and come back from bytes;
+generations, `format_of`), for dump files and for DUMP / RESTORE payloads.  Sans-I/O: values and datasets go to bytes and come back from bytes;
 where the bytes live (a file, a child process, a command argument) is the server's concern.
 
 The format, as far as this module writes and reads it:
@@ -72,19 +72,18 @@ if not cython.compiled:  # compiled, rdb.pxd cimports it: an inline C function
     from raxdb.protocol.reply import decimal
 
 RDB_VERSION = 10
-# What the files and DUMP payloads this server writes say they are, and the newest it reads: 10
-# (Redis 7.0) unless the server answers as Redis 7.2 (compat-version 7.2: 11) or 7.4 (12), see
-# `use_version`.
-# A hash with field deadlines is written in 7.4's types (24, 25) whatever the version, as only a
-# 7.4 server makes such hashes.
-FORMAT = [RDB_VERSION]
+# The format of the files and DUMP payloads a server writes, and the newest it reads: 10 (Redis 7.0)
+# unless the server answers as Redis 7.2 (compat-version 7.2: 11) or 7.4 (12), see `format_of`.
+# Each server passes its own (Limits.rdb_version when reading): servers of different generations
+# may run in one process.  A hash with field deadlines is written in 7.4's types (24, 25) whatever
+# the version, as only a 7.4 server makes such hashes.
 RDB_VERSION_72 = 11
 RDB_VERSION_74 = 12
 
 
-def use_version(version: int) -> None:
-    """Write, and accept, RDB format `version` (10, 11 or 12), as the server's compat-version says."""
-    FORMAT[0] = version
+def format_of(compat_version: tuple[int, int]) -> int:
+    """The RDB format of a server answering as Redis `compat_version` (10, 11 or 12)."""
+    return RDB_VERSION_74 if compat_version >= (7, 4) else RDB_VERSION_72 if compat_version >= (7, 2) else RDB_VERSION
 
 # value types (RDB_TYPE_*)
 T_STRING, T_LIST, T_SET, T_ZSET, T_HASH, T_ZSET_2 = 0, 1, 2, 3, 4, 5
@@ -218,6 +217,7 @@ class Limits:
     list_depth: int = 0
     set_max_listpack_entries: int = 0  # 0: no listpack sets (7.0 mode)
     set_max_listpack_value: int = 0
+    rdb_version: int = RDB_VERSION  # the newest format accepted (format_of)
 
 
 # ---- writing ---------------------------------------------------------------------------------
@@ -427,42 +427,42 @@ def _write_stream(w: Any, s: Stream) -> None:
                 w.raw(key)
 
 
-def seal(body: bytes | bytearray) -> bytes:
+def seal(body: bytes | bytearray, version: int = RDB_VERSION) -> bytes:
     """A DUMP-style payload: body, RDB version (2 bytes LE), CRC64 (8 bytes LE)."""
-    data = bytes(body) + FORMAT[0].to_bytes(2, "little")
+    data = bytes(body) + version.to_bytes(2, "little")
     return data + crc64(data).to_bytes(8, "little")
 
 
-def unseal(payload: bytes, check_crc: bool = True) -> bytes | None:
-    """verifyDumpPayload: the body, or None when the version is newer than ours or the checksum
-    is wrong."""
+def unseal(payload: bytes, check_crc: bool = True, version: int = RDB_VERSION) -> bytes | None:
+    """verifyDumpPayload: the body, or None when the version is newer than `version` (the
+    server's format) or the checksum is wrong."""
     if len(payload) < 10:
         return None
-    if int.from_bytes(payload[-10:-8], "little") > FORMAT[0]:
+    if int.from_bytes(payload[-10:-8], "little") > version:
         return None
     if check_crc and crc64(payload[:-8]) != int.from_bytes(payload[-8:], "little"):
         return None
     return payload[:-10]
 
 
-def dump(value: Any, compress: bool = True) -> bytes:
-    """DUMP's payload for `value`."""
+def dump(value: Any, compress: bool = True, version: int = RDB_VERSION) -> bytes:
+    """DUMP's payload for `value`, in RDB format `version` (format_of)."""
     w = Writer(compress)
     w.buf.append(0)
     w.buf[0] = write_value(w, value)
-    return seal(w.buf)
+    return seal(w.buf, version)
 
 
 def restore(payload: bytes, limits: Limits, check_crc: bool = True) -> Any:
     """RESTORE's value from a payload.  Returns None when the version or checksum is wrong; raises
     RDBError for a payload that does not decode (EMPTY for an empty collection)."""
-    if unseal(payload, check_crc) is None:
+    if unseal(payload, check_crc, limits.rdb_version) is None:
         return None
     # Redis reads the value from the whole payload, its footer included: a value that runs into
     # the footer's bytes (possible only with the checksum skipped) loads as Redis loads it.
     r = Reader(payload)
     t = r.byte()
-    if (t not in _VALUE_TYPES and t not in (T_MODULE, T_MODULE_2)) or (t == T_SET_LISTPACK and FORMAT[0] < RDB_VERSION_72):
+    if (t not in _VALUE_TYPES and t not in (T_MODULE, T_MODULE_2)) or (t == T_SET_LISTPACK and limits.rdb_version < RDB_VERSION_72):
         # rdbLoadObjectType: unreported (type 20 is unknown to 7.0)
         raise RDBError("unknown value type")
     try:
@@ -753,7 +753,7 @@ def _set_limits(limits: Limits) -> tuple[int, int, int, bool]:
 def _read_set_listpack(blob: bytes, limits: Limits) -> Any:
     """RDB_TYPE_SET_LISTPACK (Redis 7.2): the listpack checked deeply, no member twice (else
     "Set listpack integrity check failed."), a hashtable past set-max-listpack-entries."""
-    if FORMAT[0] < RDB_VERSION_72:  # 7.0.15 does not know the type
+    if limits.rdb_version < RDB_VERSION_72:  # 7.0.15 does not know the type
         raise corrupt("Unknown RDB encoding type %d" % T_SET_LISTPACK)
     items = _listpack_items(blob, "Set listpack")
     if len(set(items)) != len(items):
@@ -1063,10 +1063,11 @@ class KeyRecord:
         self.freq = freq
 
 
-def write_prologue(w: Writer, aux: Iterable[tuple[bytes, bytes]], functions: Iterable[bytes]) -> None:
-    """What a file holds before its databases: the header, the aux fields, the function libraries
-    (storage/rdbwalk.pyx's writer continues from here)."""
-    w.buf += b"REDIS%04d" % FORMAT[0]
+def write_prologue(w: Writer, aux: Iterable[tuple[bytes, bytes]], functions: Iterable[bytes],
+                   version: int = RDB_VERSION) -> None:
+    """What a file of RDB format `version` holds before its databases: the header, the aux
+    fields, the function libraries (storage/rdbwalk.pyx's writer continues from here)."""
+    w.buf += b"REDIS%04d" % version
     for k, v in aux:
         w.buf.append(OP_AUX)
         w.string(k)
@@ -1079,11 +1080,12 @@ def write_prologue(w: Writer, aux: Iterable[tuple[bytes, bytes]], functions: Ite
 def write_file(w: Writer, aux: Iterable[tuple[bytes, bytes]], functions: Iterable[bytes],
                dbs: Iterable[tuple[int, int, int, Iterable[tuple[bytes, Any, int | None]]]],
                idle: Callable[[int, bytes], int | None] | None = None,
-               freq: Callable[[int, bytes], int | None] | None = None, checksum: bool = True) -> None:
-    """rdbSaveRio: a whole file into `w`.  `dbs` gives (id, size, expires size, keys) for each
+               freq: Callable[[int, bytes], int | None] | None = None, checksum: bool = True,
+               version: int = RDB_VERSION) -> None:
+    """rdbSaveRio: a whole file of RDB format `version` into `w`.  `dbs` gives (id, size, expires size, keys) for each
     non-empty database, keys as (key, value, expiry ms or None); `idle` / `freq` give a key's
     LRU idle seconds / LFU counter when the eviction policy keeps them (else None)."""
-    write_prologue(w, aux, functions)
+    write_prologue(w, aux, functions, version)
     for dbid, size, nexpires, keys in dbs:
         w.buf.append(OP_SELECTDB)
         w.length(dbid)
@@ -1351,7 +1353,7 @@ def read_file(data: bytes, limits: Limits, tick: int = 0, arriving: Arriving | N
         version = int(head[5:9])
     except ValueError:
         raise RDBError("Wrong signature trying to load DB from file") from None
-    if version < 1 or version > FORMAT[0]:
+    if version < 1 or version > limits.rdb_version:
         raise RDBError("Can't handle RDB format version %d" % version)
     rec.version = version
     r.pos = 9

@@ -384,6 +384,8 @@ class Client(Protocol):
     authenticated: bool
     plain: bool
     queueing: bool
+    plain_epoch: int  # update_plain's runs (enter_exec / leave_exec compare them)
+    exec_resume: tuple[bool, int]  # while EXEC runs: `queueing` and `plain_epoch` before it
     is_master: bool
     must_obey: bool
     # MULTI, WATCH

@@ -100,7 +100,7 @@ def migrate(c, argv):
             moving.append(key)
             # RESTORE-ASKING in cluster mode: the target may still be importing the slot
             verb = b"RESTORE-ASKING" if c.server.cluster is not None else b"RESTORE"
-            args = [verb, key, b"%d" % ttl, rdb.dump(value, compress)]
+            args = [verb, key, b"%d" % ttl, rdb.dump(value, compress, rdb.format_of(c.server.config.compat_version))]
             if replace:
                 args.append(b"REPLACE")
             out.append(_bulk_command(*args))

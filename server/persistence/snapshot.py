@@ -152,7 +152,7 @@ class Persistence:
         zset_entries, zset_value = cfg.zset_max_listpack
         _, set_entries, set_value, _ = cfg.set_limits
         return rdb.Limits(hash_entries, hash_value, zset_entries, zset_value, cfg.set_max_intset_entries, fill, depth,
-                          set_entries, set_value)
+                          set_entries, set_value, rdb.format_of(cfg.compat_version))
 
     def path(self) -> str:
         return os.path.join(_cwd() or "", self.srv.config.values["dbfilename"])
@@ -209,7 +209,7 @@ class Persistence:
         checksum = values["rdbchecksum"] == "yes"
         if rdbwalk is not None:  # the compiled walk: no reference count of the dataset written
             w = rdb.Writer(compress)
-            rdb.write_prologue(w, aux, libraries)
+            rdb.write_prologue(w, aux, libraries, rdb.format_of(srv.config.compat_version))
             delay = int(values["rdb-key-save-delay"])
             rdbwalk.write_file(f.write, compress, checksum, bytes(w.buf),
                                [(db.id, db) for db in srv.dbs if db] if data else [], now,
@@ -219,7 +219,8 @@ class Persistence:
             return
         w = rdb.Writer(compress, f.write)
         rdb.write_file(w, aux, libraries, self.snapshot() if data else iter(()), idle if "lru" in policy else None,
-                       freq if "lfu" in policy else None, checksum=checksum)
+                       freq if "lfu" in policy else None, checksum=checksum,
+                       version=rdb.format_of(srv.config.compat_version))
 
     def _write_file(self, pid: int, compress: bool) -> None:
         """rdbSave's file dance: a temp file, fsynced, renamed over the dump file.  A failure is

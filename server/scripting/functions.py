@@ -297,10 +297,10 @@ class FunctionsEngine:
         for lib in self.libraries.values():
             w.buf.append(rdb.OP_FUNCTION2)
             w.string(lib.code)
-        return rdb.seal(w.buf)
+        return rdb.seal(w.buf, rdb.format_of(self.server.config.compat_version))
 
     def restore(self, payload: bytes, policy: bytes) -> None:
-        body = rdb.unseal(payload)
+        body = rdb.unseal(payload, True, rdb.format_of(self.server.config.compat_version))
         if body is None:
             raise CommandError("ERR DUMP payload version or checksum are wrong")
         codes = []

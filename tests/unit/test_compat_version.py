@@ -406,7 +406,8 @@ def test_new_commands_in_the_table(diff72):
 
 
 def test_two_generations_in_one_process():
-    """Servers in threads of one process keep their own tables: 7.0's refuses what 7.2's serves."""
+    """Servers in threads of one process keep their own tables (7.0's refuses what 7.2's serves)
+    and their own RDB formats."""
     import raxdb
 
     with raxdb.serve(mode="thread") as old, raxdb.serve({"compat-version": "7.2"}, mode="thread") as new:
@@ -416,6 +417,13 @@ def test_two_generations_in_one_process():
         assert a.call("CLIENT", "NO-TOUCH", "on").startswith(b"-ERR unknown subcommand 'NO-TOUCH'")
         assert b.call("CLIENT", "NO-TOUCH", "on") == b"+OK\r\n"
         assert parse(a.call("COMMAND", "COUNT")) + 1 == parse(b.call("COMMAND", "COUNT"))
+        # and their own RDB formats: DUMP payloads of version 10 and 11, each read as its Redis reads them
+        for conn in (a, b):
+            conn.call("SET", "k", "v")
+        old_payload, new_payload = parse(a.call("DUMP", "k")), parse(b.call("DUMP", "k"))
+        assert (old_payload[-10], new_payload[-10]) == (10, 11)
+        assert b.call("RESTORE", "k2", "0", old_payload) == b"+OK\r\n"
+        assert a.call("RESTORE", "k2", "0", new_payload) == b"-ERR DUMP payload version or checksum are wrong\r\n"
         a.close()
         b.close()
 
