@@ -183,10 +183,10 @@ def compare(results: list[Result]) -> None:
 
 
 # ---- a master, two replicas, min-replicas-to-write and WAIT -------------------------------------
-def replication_run(net: netns.Network, kind: str, rng: random.Random) -> Result:
+def replication_run(net: netns.Network, name: str, kinds: list[str], rng: random.Random) -> Result:
     client = net.add_host("client")
-    nodes = start_nodes(net, client, [kind] * 3, "--min-replicas-to-write", "1", "--min-replicas-max-lag", "2")
-    result = Result(f"replication {kind}", ROUNDS)
+    nodes = start_nodes(net, client, kinds, "--min-replicas-to-write", "1", "--min-replicas-max-lag", "2")
+    result = Result(f"replication {name}", ROUNDS)
     history = History()
     state: dict[str, Any] = {"master": nodes[0], "need": 2}
 
@@ -266,11 +266,21 @@ def replication_run(net: netns.Network, kind: str, rng: random.Random) -> Result
         stop_all(nodes)
 
 
+# mixed: a raxdb master with a redis-server and a raxdb replica; the schedule's promotions then put
+# either kind in either role (a redis-server master feeding a raxdb replica, and the other way).
+REPLICATIONS = {
+    "redis": ["redis"] * 3,
+    "raxdb": ["raxdb"] * 3,
+    "mixed": ["raxdb", "redis", "raxdb"],
+}
+
+
 @pytest.mark.oracle
 @pytest.mark.partition
 def test_replication_partition(networks: Callable[[], netns.Network]) -> None:
-    """Same schedule (seed) on redis-server, then raxdb; each in a network of its own."""
-    compare([replication_run(networks(), kind, random.Random(SEED)) for kind in ("redis", "raxdb") if kind in ONLY])
+    """Same schedule (seed) on redis-server, raxdb and a mixed set; each in a network of its own."""
+    compare([replication_run(networks(), name, kinds, random.Random(SEED)) for name, kinds in REPLICATIONS.items()
+             if name in ONLY])
 
 
 # ---- a cluster of 3 masters and 3 replicas, majority and minority sides -------------------------
