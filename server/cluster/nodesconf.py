@@ -133,7 +133,8 @@ def parse(text: str) -> ClusterState:
             if word not in _FLAG_BITS and word != "fail?":
                 raise ConfigFileError(f"Unknown flag in redis cluster config file: {word}")
             flags |= _FLAG_BITS.get(word, 0)
-        node.flags = flags & ~(HANDSHAKE | MEET)
+        # ORed in, as Redis does: a node named on two lines keeps the flags of both (myself among them)
+        node.flags |= flags & ~(HANDSHAKE | MEET)
         if flags & MYSELF:
             if myself is not None:
                 raise ConfigFileError("Unrecoverable error: corrupted cluster config file.")
@@ -141,7 +142,8 @@ def parse(text: str) -> ClusterState:
         if argv[3] != "-":
             master = get(argv[3])
             node.slaveof = master
-            master.replicas.append(node)
+            if node not in master.replicas:  # a replica named twice is listed once (clusterNodeAddSlave)
+                master.replicas.append(node)
         try:
             node.ping_sent = now_ms() if int(argv[4]) else 0
             node.pong_received = now_ms() if int(argv[5]) else 0
