@@ -73,11 +73,12 @@ def command_docs(c, argv):
             if cmd is not None and cmd not in cmds:
                 cmds.append(cmd)
     flat = []
+    display = c.server.config.compat_version >= (7, 2)  # 7.2 added the arguments' display_text
     for cmd in cmds:
         docs = _implemented_docs(cmd)
         if docs is not None:
             flat.append(R.bulk_str(cmd.fullname))
-            flat.append(R.encode_tree(docs, enc))
+            flat.append(R.encode_tree(metadata.with_display_text(docs) if display else docs, enc))
     return enc.map(flat)
 
 

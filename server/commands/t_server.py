@@ -422,7 +422,9 @@ def _debug_encoded(c, argv: list[bytes]) -> bytes:
     value = object_value(c, argv[2])
     if value is None:
         raise CommandError(NO_SUCH_KEY)
-    if is_string(value) or object_encoding(value) != want:
+    encoding = None if is_string(value) else object_encoding(value)
+    # Redis 7.4 takes a listpackex hash too (its listpack of fields, values and deadlines)
+    if encoding != want and not (want == "listpack" and encoding == "listpackex"):
         raise CommandError(f"ERR Not a {want} encoded object.")
     LOG.verbose(f"{want} of {argv[2]!r}: {value!r}")  # the log, not stdout: a daemon's stdout may be gone
     return R.status(("Listpack" if want == "listpack" else "Quicklist") + " structure printed on stdout")

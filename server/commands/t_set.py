@@ -350,6 +350,17 @@ def difference(sets: list[RSet | None], limit: tuple) -> RSet:
     others = [s for s in sets[1:] if s is not None]
     if any(s is first for s in others):
         return RSet()
+    n = len(first)
+    if n * (len(others) + 1) // 2 > n + sum(map(len, others)):
+        # t_set.c's second algorithm, which Redis picks when the first set is large beside the
+        # others: every member of the first set goes into the result, then the others' members
+        # come out, so the result keeps the encoding the whole first set made (a hashtable stays
+        # one however few members are left; a listpack keeps the first set's order)
+        result = RSet.of(first.members(), limit)
+        for s in others:
+            for m in s:
+                result.remove(m)
+        return result
     return RSet.of([m for m in first.members() if not any(m in s for s in others)], limit)
 
 

@@ -170,6 +170,43 @@ def changes(upto: Version) -> dict[str, CommandMeta]:
     return out
 
 
+# Redis 7.2's COMMAND DOCS give every argument but a oneof or a block a `display_text` (its
+# commands/*.json "display"), right after its type.  It is the argument's name but where 7.2
+# renamed an argument of 7.0 and kept the old name as its display ("old-format", shown "ip:port"):
+# raxdb's arguments keep 7.0's names, which are those displays, so the name serves for all.
+
+
+def with_display_text(docs: Tree) -> Tree:
+    """A COMMAND DOCS entry (a map, subcommands included) as Redis 7.2 renders it: each argument
+    with its `display_text` (see above).  A new tree; an argument that has one already is kept."""
+    tag, items = docs
+    out = []
+    for i in range(0, len(items), 2):
+        k, v = items[i], items[i + 1]
+        if k == "arguments":
+            v = ["*", [_arg_display(a) for a in v[1]]]
+        elif k == "subcommands":
+            sub = v[1]
+            v = ["%", [x if j % 2 == 0 else with_display_text(x) for j, x in enumerate(sub)]]
+        out.extend([k, v])
+    return [tag, out]
+
+
+def _arg_display(arg: Tree) -> Tree:
+    tag, items = arg
+    if "display_text" in items[::2]:
+        return arg
+    out = []
+    for i in range(0, len(items), 2):
+        k, v = items[i], items[i + 1]
+        if k == "arguments":
+            v = ["*", [_arg_display(a) for a in v[1]]]
+        out.extend([k, v])
+        if k == "type" and v not in ("oneof", "block"):
+            out.extend(["display_text", items[1]])  # an argument's first field is its name
+    return [tag, out]
+
+
 def new(name: str, arity: int, flags: Iterable[str], first_key: int, last_key: int, key_step: int,
         acl_categories: Iterable[str], summary: str, since: str, group: str, complexity: str) -> CommandMeta:
     """A command Redis 7.0 lacks (no key specs, tips, arguments or subcommands), with the trees a

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from raxdb.storage import rdb
-from raxdb.storage.hashfe import HashEx
+from raxdb.storage import hashfe, rdb
+from raxdb.storage.hashfe import HashEx, TableDeadlines
 from raxdb.storage.hashtype import Hash
 
 
@@ -69,3 +69,66 @@ def test_listpackex_refused(lp_items):
     w.string(blob)
     with pytest.raises(rdb.RDBError):
         rdb.read_value(rdb.Reader(bytes(w.buf)), 25, rdb.Limits())
+
+
+def test_hashtable_deadlines_by_position():
+    """A hashtable-encoded hash keeps its deadlines by table position (TableDeadlines): a deleted
+    field's position, reused by a new field, starts without one; a copy keeps them; a listpack
+    converted by HSET carries them over."""
+    h = _hash([(b"a", b"1"), (b"b", b"2"), (b"c", b"3")], [(b"a", 50), (b"c", 70)], listpack=False)
+    assert type(h.ttl) is TableDeadlines and h.ttl == {b"a": 50, b"c": 70}
+    assert h.delete(b"a") and h.set_pairs([b"n", b"x"], 0, 0, 0) == 1  # n takes a's position
+    assert h.deadline(b"n") is None and h.ttl == {b"c": 70}
+    x = h.copy()
+    x.set_deadline(b"b", 10)
+    assert h.ttl == {b"c": 70} and x.ttl == {b"b": 10, b"c": 70}
+    lp = _hash([(b"a", b"1"), (b"b", b"2")], [(b"b", 30)])
+    lp.set_pairs([b"z" * 100, b"v"], 0, 128, 64)  # too long for a listpack: converted
+    assert lp.encoding() == "hashtable" and type(lp.ttl) is TableDeadlines and lp.ttl == {b"b": 30}
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_hashtable_due_against_a_model(seed, monkeypatch):
+    """Random deadline writes, HSETs, deletions, copies and due calls on a hashtable hash, checked
+    against a dict of deadlines: `due` returns exactly the due fields, soonest first, once each,
+    and `next_ms` stays a lower bound.  A short head (`_SOON_MIN` 2) makes refills and cuts of
+    `soon` frequent."""
+    import random
+
+    monkeypatch.setattr(hashfe, "_SOON_MIN", 2)
+    rnd = random.Random(seed)
+    h = _hash([(b"x", b"1")], [], listpack=False)
+    values = {b"x": b"1"}
+    ttl: dict[bytes, int] = {}
+    now = 0
+    for _ in range(600):
+        op = rnd.random()
+        f = b"f%d" % rnd.randrange(120)
+        if op < 0.3:
+            assert h.set_pairs([f, b"v"], 0, 0, 0) == (f not in values)
+            values[f] = b"v"
+            ttl.pop(f, None)
+        elif op < 0.55 and f in values:
+            w = now + rnd.randrange(-5, 200) if rnd.random() < 0.8 else now + 1000 - len(ttl)
+            h.set_deadline(f, max(w, 1))
+            ttl[f] = max(w, 1)
+        elif op < 0.65:
+            assert h.delete(f) == (f in values)
+            values.pop(f, None)
+            ttl.pop(f, None)
+        elif op < 0.7:
+            h = h.copy()
+        elif op >= 0.7:
+            now += rnd.randrange(30)
+            got = h.due(now)
+            assert got == [f for _, f in sorted((w, f) for f, w in ttl.items() if w <= now)] or (
+                sorted(got) == sorted(f for f, w in ttl.items() if w <= now)
+                and [ttl[f] for f in got] == sorted(ttl[f] for f in got))  # ties in any order
+            for g in got:
+                h.delete(g)
+                del values[g], ttl[g]
+            if not values:
+                h.set_pairs([b"x", b"1"], 0, 0, 0)
+                values[b"x"] = b"1"
+        assert h.as_dict() == values and h.ttl == ttl
+        assert not ttl or h.next_ms <= min(ttl.values())

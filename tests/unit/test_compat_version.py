@@ -427,3 +427,41 @@ def test_two_generations_in_one_process():
         a.close()
         b.close()
 
+
+
+def _display_texts(docs, path: str = "", out: dict | None = None) -> dict[str, tuple]:
+    """argument path ("client|kill/filter/old-format") -> (its type, its display_text or None),
+    from a COMMAND DOCS reply read flat (_flat)."""
+    out = {} if out is None else out
+    for i in range(0, len(docs), 2):
+        name, entry = docs[i].decode(), docs[i + 1]
+        fields = dict(zip(entry[::2], entry[1::2], strict=True))
+        _arg_texts(fields.get(b"arguments", []), f"{path}{name}", out)
+        _display_texts(fields.get(b"subcommands", []), "", out)
+    return out
+
+
+def _arg_texts(args, path: str, out: dict) -> None:
+    for arg in args:
+        fields = dict(zip(arg[::2], arg[1::2], strict=True))
+        here = f"{path}/{fields[b'name'].decode()}"
+        out[here] = (fields[b"type"], fields.get(b"display_text"))
+        _arg_texts(fields.get(b"arguments", []), here, out)
+
+
+def test_display_text_72(diff72):
+    """COMMAND DOCS in 7.2 mode: every argument but a oneof or a block has a display_text, its
+    name, as Valkey shows it; compared on the arguments both have with the same name and type
+    (Valkey has arguments and commands of its own, and retyped a few of 7.0's: PSUBSCRIBE's
+    pattern, CONFIG GET's parameter, BITOP's operation; whole entries differ in 7.2's summaries,
+    GET's "Returns the string value of a key.")."""
+    ours, theirs = (_display_texts(_flat(parse(x))) for x in diff72.both("COMMAND", "DOCS"))
+    common = [p for p in ours.keys() & theirs.keys() if ours[p][0] == theirs[p][0]]
+    assert len(common) > 800
+    assert {p: ours[p] for p in common} == {p: theirs[p] for p in common}
+    assert ours["client|kill/filter/ip:port"] == (b"string", b"ip:port")  # 7.2: old-format, shown ip:port
+    assert ours["set/condition"] == (b"oneof", None)
+
+
+def test_no_display_text_in_7_0(diff):
+    diff("COMMAND", "DOCS", "get", "client|kill", "sort", "migrate")

@@ -151,9 +151,12 @@ def test_encoding_and_order_as_redis_74(ours):
     assert ours.httl("h", "d")[0] > 0 and ours.hkeys("h")[0] == b"d"
     assert ours.hset("h", "c", "x") == 0
     assert ours.httl("h", "c") == [-1] and ours.hkeys("h") == [b"d", b"a", b"b", b"c"]
+    assert ours.execute_command("DEBUG", "LISTPACK", "h") == b"Listpack structure printed on stdout"  # as 7.4's
     ours.hset("h", mapping={f"f{i}": "v" for i in range(600)})
     assert ours.object("encoding", "h") == b"hashtable"
     assert ours.httl("h", "d")[0] > 0
+    with pytest.raises(redis.ResponseError, match="Not a listpack encoded object"):
+        ours.execute_command("DEBUG", "LISTPACK", "h")
 
 
 def test_expiry_on_the_servers_clock(pair, ours):

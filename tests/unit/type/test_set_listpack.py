@@ -382,3 +382,66 @@ def test_the_options_follow_the_generation(tmp_path):
         Config().load_argv([str(conf)])
     cfg = Config()
     assert cfg.set_limits == (512, 0, 0, False) and cfg.canonical("set-max-listpack-entries") is None
+
+
+# SDIFF's second algorithm (t_set.c picks it when the first set's size times half the number of
+# sets passes the sum of the sizes): the whole first set goes into the result before the others
+# come out, so the result keeps the encoding the first set made.
+_SDIFF_SCRIPT = """
+    SADD big2 m0 m1 m2 m3 m4 m5 m6 m7 m8 m9 {long}
+    SADD o3 {long}
+    SADD o4 m0
+    SDIFFSTORE d2 big2 o3 o4
+    OBJECT ENCODING d2
+    SDIFFSTORE d2b big2 o3
+    OBJECT ENCODING d2b
+    SADD mix 5 a 3 b c d
+    SADD o7 a
+    SADD o8 zz
+    SADD o9 yy
+    SDIFFSTORE d4 mix o7 o8 o9
+    OBJECT ENCODING d4
+    SDIFFSTORE d5 mix o7
+    OBJECT ENCODING d5
+"""
+
+
+@pytest.mark.oracle
+def test_sdiff_keeps_the_first_sets_encoding(diff72):
+    d = diff72
+    d.script(_SDIFF_SCRIPT.format(long="x" * 100))
+    d("SMEMBERS", "d4")  # listpacks: the first set's order
+    d("SDIFF", "mix", "o7", "o8", "o9")
+    d.unordered("SDIFF", "big2", "o3", "o4")
+    d("SADD", "big", *[b"m%d" % i for i in range(130)])
+    d("SADD", "o1", "m1", "m2")
+    d("SADD", "o2", "m3")
+    d("SDIFFSTORE", "d", "big", "o1", "o2")  # 127 left: a hashtable still, as the 130 made it
+    d("OBJECT", "ENCODING", "d")
+    d.unordered("SMEMBERS", "d")
+
+
+@pytest.mark.oracle
+def test_debug_listpack_72(diff72):
+    diff72.script("""
+        SADD s a b
+        DEBUG LISTPACK s
+        SADD i 1 2
+        DEBUG LISTPACK i
+        HSET h a 1
+        DEBUG LISTPACK h
+        DEBUG LISTPACK nokey
+    """)
+
+
+@pytest.mark.oracle
+def test_sdiff_keeps_the_first_sets_encoding_7_0(diff):
+    """7.0.15 makes the same choice: an intset's worth of numbers left of a hashtable's stay one."""
+    diff.script(_SDIFF_SCRIPT.format(long="x" * 100))
+    diff("SADD", "ints", *[b"%d" % i for i in range(515)])
+    diff("SADD", "o5", "1", "2", "3", "4")
+    diff("SADD", "o6", "1000")
+    diff("SDIFFSTORE", "d3", "ints", "o5", "o6")
+    diff("OBJECT", "ENCODING", "d3")
+    diff("SDIFFSTORE", "d6", "ints", "o5")  # two sets: the first algorithm, an intset
+    diff("OBJECT", "ENCODING", "d6")
