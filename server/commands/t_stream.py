@@ -336,8 +336,9 @@ def xadd(c, argv):
     last = s.last_id
     if auto:
         ms = srv.now_ms
-        now = ms  # compiled, a C integer (t_stream.pxd), as are the stream's last_ms and last_seq
-        if last is s.split_id and now > 0 and now > s.last_ms:  # the parts of last_id are at hand
+        # compiled, `now` is a C unsigned integer (t_stream.pxd), as are the stream's last_ms and last_seq
+        now = ms if ms > 0 else 0
+        if last is s.split_id and now > s.last_ms:  # the parts of last_id are at hand
             seq = 0
             new_id = ms << 64
         elif last is s.split_id and s.last_seq < _SEQ_MAX:  # (now <= last_ms)
