@@ -51,6 +51,7 @@ from raxdb.server.events.keyaccess import (
 from raxdb.server.net import blocking
 from raxdb.server.table.args import option_word
 from raxdb.server.table.registry import command
+from raxdb.storage.listpack import string_to_int
 from raxdb.storage.stream import (
     INVALID_ENTRIES_READ,
     MAX_ID,
@@ -295,19 +296,20 @@ def xadd(c, argv):
     maxlen = -1  # no trimming
     given = 0  # the ID given, when not `*`
     seq_given = True
+    text = None  # the given ID when written as Redis writes IDs: the reply is that argument
     if head == b"*":
         pos = 3
         auto = True
     elif head[:1].isdigit():  # an ID straight after the key (no option starts with a digit)
-        given, seq_given = _parse_id(head, 0, True, True)
         pos = 3
         auto = False
+        given, seq_given, text = _given_id(head)
     elif argv[2:5] == _capped[0] and len(argv) > 5 and (argv[5] == b"*" or argv[5][:1].isdigit()):
         pos = 6
         maxlen = _capped[1]
         auto = argv[5] == b"*"
         if not auto:
-            given, seq_given = _parse_id(argv[5], 0, True, True)
+            given, seq_given, text = _given_id(argv[5])
     else:
         a = parse_add_trim(c, argv, True)
         pos = a.idpos + 1
@@ -378,7 +380,24 @@ def xadd(c, argv):
         signal_ready(db, key, s)
     if srv.also_propagate is not None:
         _propagate_xadd(c, argv, a, pos - 1, s, ms, seq, auto or not seq_given)
+    if text is not None:
+        return R.bulk(text)
     return _id_reply(ms, seq)
+
+
+def _given_id(arg: bytes) -> tuple[int, bool, bytes | None]:
+    """(ID, seq_given, arg or None) of an ID argument of XADD: arg when it is `ms-seq` written as
+    Redis writes IDs (each part an int64's canonical decimal: the sink's id column), parsed by
+    listpack's C-loop string_to_int and replied as it came; else _parse_id's (ID, seq_given)."""
+    ms_part, dash, seq_part = arg.partition(b"-")
+    if dash and ms_part[:1].isdigit() and seq_part[:1].isdigit():
+        ms = string_to_int(ms_part)
+        if ms is not None:
+            seq = string_to_int(seq_part)
+            if seq is not None:
+                return (ms << 64) | seq, True, arg
+    v, seq_given = _parse_id(arg, 0, True, True)
+    return v, seq_given, None
 
 
 command("xadd")(xadd)  # not a decorator: compiled, xadd is a cpdef function (t_stream.pxd)
