@@ -56,6 +56,10 @@ WORKLOADS: dict[str, list[bytes]] = {
     "XADD": [b"XADD", b"bench:stream", b"MAXLEN", b"~", b"100000", b"*", b"field", b"value", b"f2", b"v2"],
     # what the Spark pipeline's fill and sink send (bench/stream_workloads.py): an integer value
     "XADD_SPARK": [b"XADD", b"bench:events", b"*", b"n", b"123456", b"kind", b"even", b"payload", b"x" * 32],
+    # the sink's XADD with the IDs of an id column (`ms-seq`, growing: see SEQUENTIAL)
+    "XADD_ID": [b"XADD", b"bench:ids", b"<id>", b"n", b"123456", b"kind", b"even", b"payload", b"x" * 32],
+    "XADD_ID_CAPPED": [b"XADD", b"bench:idcap", b"MAXLEN", b"~", b"100000", b"<id>", b"n", b"123456", b"kind",
+                       b"even", b"payload", b"x" * 32],
     "XRANGE_10": [b"XRANGE", b"bench:stream", b"-", b"+", b"COUNT", b"10"],
     "XRANGE_100_INT": [b"XRANGE", b"bench:xint", RAND, b"+", b"COUNT", b"100"],
     "XRANGE_1000_INT": [b"XRANGE", b"bench:xint", RAND, b"+", b"COUNT", b"1000"],
@@ -87,6 +91,11 @@ BLOCKS: dict[str, tuple[list[list[bytes]], int]] = {
                  [b"SET", b"raxdb:written:bench:0", b"ok", b"EX", b"86400"], [b"EXEC"]], SINK_ENTRIES),
 }
 
+# Workloads whose <id> must grow from command to command (an XADD's explicit ID): their batches
+# are made for the run, never replayed, for at least SEQUENTIAL_MIN commands whatever the run's
+# count, so that bench/instr.sh's two runs build the same batches and the building cancels out.
+SEQUENTIAL = {"XADD_ID", "XADD_ID_CAPPED"}
+SEQUENTIAL_MIN = 20_000
 # Commands per timed run where the default 100,000 would take minutes (a GEOSEARCH walks ~1,700 points).
 COMMANDS = {"GEOSEARCH_10": 5_000}
 COLLECTIONS = {b"coll:list", b"coll:hash", b"coll:zset", b"coll:set", b"coll:set2"}
@@ -119,6 +128,13 @@ def batches(name: str, pipeline: int, rnd: random.Random) -> list[bytes]:
         return encode_command([a.replace(RAND, b"%012d" % rnd.randrange(100_000)) for a in WORKLOADS[name]])
     variants = VARIANTS if any(RAND in a for a in WORKLOADS[name]) else 1  # (SET_1M: not 512 MB of copies)
     return [b"".join(one() for _ in range(pipeline)) for _ in range(variants)]
+
+
+def sequential_batches(name: str, pipeline: int, commands: int) -> list[bytes]:
+    """A SEQUENTIAL workload's batches for `commands` commands: <id> the i-th is 1700000000000+i-0."""
+    cmds = [encode_command([b"%d-0" % (1_700_000_000_000 + i) if a == b"<id>" else a for a in WORKLOADS[name]])
+            for i in range(commands)]
+    return [b"".join(cmds[i:i + pipeline]) for i in range(0, commands - pipeline + 1, pipeline)]
 
 
 def make_client(setup_commands: int = 200_000, counting: bool = False, setup: bool = True) -> Client:
@@ -217,7 +233,8 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, 
         fill_collections(c, {b"geo:pts"})
     elif name in collection_workloads.WORKLOADS:
         fill_collections(c)
-    chunks = batches(name, pipeline, random.Random(1))
+    chunks = (sequential_batches(name, pipeline, max(commands, SEQUENTIAL_MIN)) if name in SEQUENTIAL
+              else batches(name, pipeline, random.Random(1)))
     units = pipeline * (BLOCKS[name][1] if name in BLOCKS else 1)  # per batch
     if len(chunks[0]) > READ_SIZE:  # one read event per READ_SIZE bytes
         reads = [[chunk[i:i + READ_SIZE] for i in range(0, len(chunk), READ_SIZE)] for chunk in chunks]

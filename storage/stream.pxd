@@ -30,7 +30,7 @@ cdef bytes _small_int(v)
 
 cdef _as_int64(v)
 
-@cython.locals(size=Py_ssize_t, i=Py_ssize_t)
+@cython.locals(size=Py_ssize_t, i=Py_ssize_t, v=bytes)
 cdef Py_ssize_t _args_size(argv, Py_ssize_t pos) except -1
 
 # XADD's tests of an entry against the tail node (add()): C loops over argv, no slices made.
@@ -108,6 +108,9 @@ cdef class Stream:
     cdef public object rax, length, last_id, first_id, max_deleted_id, entries_added, cgroups
     cdef public Tail _tail
     cdef public object _head, _last_valid, _prealloc, _sampled
+    # the ID of the last append and its parts, for XADD's next automatic ID (stream.py's __init__)
+    cdef public object split_id
+    cdef public unsigned long long last_ms, last_seq
 
     @cython.locals(t=Tail, end=Py_ssize_t, i=Py_ssize_t, n=Py_ssize_t, v=bytes, size=Py_ssize_t, parts=list,
                    count=Py_ssize_t, msd=cython.longlong, seqd=cython.longlong)
@@ -118,4 +121,4 @@ cdef class Stream:
     cpdef _append_slow(self, argv, Py_ssize_t pos, unsigned long long ms, unsigned long long seq, new_id,
                        Py_ssize_t max_bytes, Py_ssize_t max_entries, int same)
     cpdef trim(self, maxlen, minid, approx, limit)
-    cpdef _appended(self, new_id)
+    cpdef _appended(self, new_id, unsigned long long ms, unsigned long long seq)

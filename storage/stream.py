@@ -207,7 +207,8 @@ def _args_size(argv: list[bytes], pos: int) -> int:
     """The bytes of argv[pos:] together (what an entry adds to a node, before encoding)."""
     size = 0
     for i in range(pos, len(argv)):
-        size += len(argv[i])
+        v = argv[i]  # compiled, typed bytes (stream.pxd): its length is read from the object
+        size += len(v)
     return size
 
 
@@ -789,7 +790,7 @@ def _node_alloc(key: bytes, lp: bytearray, prealloc: tuple[bytes, int] | None) -
 class Stream:
     type_name = "stream"
     __slots__ = ("rax", "length", "last_id", "first_id", "max_deleted_id", "entries_added", "cgroups",
-                 "_tail", "_head", "_last_valid", "_prealloc", "_sampled")
+                 "_tail", "_head", "_last_valid", "_prealloc", "_sampled", "split_id", "last_ms", "last_seq")
 
     def __init__(self) -> None:
         self.rax = Rax()
@@ -811,6 +812,13 @@ class Stream:
         # trimming, a node removed).  Appends change only the last node, and closing it for a
         # new one leaves the first ones as they were.  Memory accounting asks after every XADD.
         self._sampled: tuple[int, int] | None = None
+        # The ID the last append stored in last_id, and its two parts (compiled: C integers).  While
+        # last_id is that object, XADD's next automatic ID is C arithmetic on the parts rather than
+        # 128-bit int arithmetic; any other writer of last_id (XSETID, loading, copy) leaves it
+        # another object, and XADD computes from last_id as before.
+        self.split_id: int | None = None
+        self.last_ms = 0
+        self.last_seq = 0
 
     # ---- value contract --------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -984,7 +992,7 @@ class Stream:
                 t.nelem = n
                 put_header(lp, n)
                 lp[6] = count  # the master entry's live count, a 7-bit int entry
-                self._appended(new_id)
+                self._appended(new_id, ms, seq)
                 return True
         return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, 1)
 
@@ -1024,7 +1032,7 @@ class Stream:
                 put_header(lp, n)
                 if small:
                     lp[6] = count  # the master entry's live count, a 7-bit int entry
-                self._appended(new_id)
+                self._appended(new_id, ms, seq)
                 return True
         elif _args_size(argv, pos) > LISTPACK_MAX_SIZE:
             return False
@@ -1042,14 +1050,17 @@ class Stream:
         self._prealloc = (key, max(7, min(STREAM_PREALLOC, max_bytes)))  # lpNew(prealloc)
         self._tail = t = Tail(key, new_id, lp, fields)
         t.nelem = L.num_elements(lp)
-        self._appended(new_id)
+        self._appended(new_id, ms, seq)
         return True
 
-    def _appended(self, new_id: int) -> None:
-        """The metadata of an entry just appended (streamAppendItem's tail)."""
+    def _appended(self, new_id: int, ms: int, seq: int) -> None:
+        """The metadata of an entry just appended (streamAppendItem's tail); ms and seq are new_id's
+        parts."""
         self.length += 1
         self.entries_added += 1
-        self.last_id = self._last_valid = new_id
+        self.last_id = self._last_valid = self.split_id = new_id
+        self.last_ms = ms
+        self.last_seq = seq
         if self.length == 1:
             self.first_id = new_id
 

@@ -14,8 +14,12 @@ from raxdb.storage.keyspace cimport Database
 from raxdb.storage.stream cimport Stream
 
 
-@cython.locals(s=Stream, srv=ServerFields, db=Database)
+# The automatic ID's tests and sequence are C arithmetic on the stream's last_ms / last_seq (`now`
+# is the clock's ms, `seq` the new ID's sequence, _SEQ_MAX the largest one).
+@cython.locals(s=Stream, srv=ServerFields, db=Database, now=cython.ulonglong, seq=cython.ulonglong)
 cpdef xadd(ClientFields c, argv)
+
+cdef unsigned long long _SEQ_MAX
 
 cdef list _SEQ_TAILS, _reply_heads
 

@@ -51,6 +51,7 @@ from raxdb.server.events.keyaccess import (
 from raxdb.server.net import blocking
 from raxdb.server.table.args import option_word
 from raxdb.server.table.registry import command
+from raxdb.storage.listpack import string_to_int
 from raxdb.storage.stream import (
     INVALID_ENTRIES_READ,
     MAX_ID,
@@ -282,31 +283,45 @@ def _trim(s: Stream, a: TrimArgs) -> int:
 
 
 _EXHAUSTED = "ERR The stream has exhausted the last possible ID, unable to add more items"
-# The options of the last `XADD <key> MAXLEN ~ <n> * ...` parsed (argv[2:6]) and its <n>.  A capped
-# stream's producers send the same options with every entry; comparing them as one list costs a
-# fraction of parsing them again (~40 bytecodes and an int()).
+# The options of the last `XADD <key> MAXLEN ~ <n> <ID> ...` parsed (argv[2:5]) and its <n>.  A
+# capped stream's producers send the same options with every entry; comparing them as one list
+# costs a fraction of parsing them again (~40 bytecodes and an int()).
 _capped: list = [None, 0]
+_SEQ_MAX = U64  # compiled, a C integer (t_stream.pxd)
 
 
 def xadd(c, argv):
-    if argv[2] == b"*":
+    head = argv[2]
+    a = None
+    maxlen = -1  # no trimming
+    given = 0  # the ID given, when not `*`
+    seq_given = True
+    text = None  # the given ID when written as Redis writes IDs: the reply is that argument
+    if head == b"*":
         pos = 3
-        maxlen = -1  # no trimming
-        a = None
-    elif argv[2:6] == _capped[0]:
+        auto = True
+    elif head[:1].isdigit():  # an ID straight after the key (no option starts with a digit)
+        pos = 3
+        auto = False
+        given, seq_given, text = _given_id(head)
+    elif argv[2:5] == _capped[0] and len(argv) > 5 and (argv[5] == b"*" or argv[5][:1].isdigit()):
         pos = 6
         maxlen = _capped[1]
-        a = None
+        auto = argv[5] == b"*"
+        if not auto:
+            given, seq_given, text = _given_id(argv[5])
     else:
         a = parse_add_trim(c, argv, True)
         pos = a.idpos + 1
-        maxlen = -1
-        if pos == 6 and a.approx and a.maxlen is not None and not a.id_given:  # exactly `MAXLEN ~ <n> *`
-            _capped[:] = argv[2:6], a.maxlen
+        auto = not a.id_given
+        given = a.id
+        seq_given = a.seq_given
+        if a.idpos == 5 and a.approx and a.maxlen is not None:  # exactly `MAXLEN ~ <n>` before the ID
+            _capped[:] = argv[2:5], a.maxlen
     nargs = len(argv) - pos
     if nargs & 1 or nargs <= 0:
         raise wrong_arity("xadd")
-    if a is not None and a.id_given and a.seq_given and a.id == 0:
+    if not auto and seq_given and given == 0:
         raise CommandError("ERR The ID specified in XADD must be greater than 0-0")
     srv = c.server
     db = c.db
@@ -321,9 +336,18 @@ def xadd(c, argv):
             return c.enc.null
         s = _create_stream(c, key)
     last = s.last_id
-    if a is None or not a.id_given:
+    if auto:
         ms = srv.now_ms
-        if ms > last >> 64:
+        # compiled, `now` is a C unsigned integer (t_stream.pxd), as are the stream's last_ms and last_seq
+        now = ms if ms > 0 else 0
+        if last is s.split_id and now > s.last_ms:  # the parts of last_id are at hand
+            seq = 0
+            new_id = ms << 64
+        elif last is s.split_id and s.last_seq < _SEQ_MAX:  # (now <= last_ms)
+            ms = s.last_ms
+            seq = s.last_seq + 1
+            new_id = last + 1
+        elif ms > last >> 64:
             seq = 0
             new_id = ms << 64
         elif last != MAX_ID:
@@ -335,7 +359,7 @@ def xadd(c, argv):
     else:
         if last == MAX_ID:
             raise CommandError(_EXHAUSTED)
-        new_id = _explicit_id(last, a)
+        new_id = _explicit_id(last, given, seq_given)
         ms = new_id >> 64
         seq = new_id & U64
     max_bytes, max_entries, approx_limit = srv.config.stream_node_limits
@@ -355,24 +379,43 @@ def xadd(c, argv):
     if db.blocking:
         signal_ready(db, key, s)
     if srv.also_propagate is not None:
-        _propagate_xadd(c, argv, a, pos - 1, s, ms, seq)
+        _propagate_xadd(c, argv, a, pos - 1, s, ms, seq, auto or not seq_given)
+    if text is not None:
+        return R.bulk(text)
     return _id_reply(ms, seq)
+
+
+def _given_id(arg: bytes) -> tuple[int, bool, bytes | None]:
+    """(ID, seq_given, arg or None) of an ID argument of XADD: arg when it is `ms-seq` written as
+    Redis writes IDs (each part an int64's canonical decimal: the sink's id column), parsed by
+    listpack's C-loop string_to_int and replied as it came; else _parse_id's (ID, seq_given)."""
+    ms_part, dash, seq_part = arg.partition(b"-")
+    if dash and ms_part[:1].isdigit() and seq_part[:1].isdigit():
+        ms = string_to_int(ms_part)
+        if ms is not None:
+            seq = string_to_int(seq_part)
+            if seq is not None:
+                return (ms << 64) | seq, True, arg
+    v, seq_given = _parse_id(arg, 0, True, True)
+    return v, seq_given, None
 
 
 command("xadd")(xadd)  # not a decorator: compiled, xadd is a cpdef function (t_stream.pxd)
 
 
-def _propagate_xadd(c, argv: list[bytes], a: TrimArgs | None, idpos: int, s: Stream, ms: int, seq: int) -> None:
+def _propagate_xadd(c, argv: list[bytes], a: TrimArgs | None, idpos: int, s: Stream, ms: int, seq: int,
+                    generated: bool) -> None:
     """xaddCommand's rewrites: an approximate trim as the exact one it amounted to, and a generated
-    ID (`*`, `ms-*`) as the ID it became, so that a replay appends the same entry and trims alike.
-    `a` is None on the fast paths: `* ...` (no trim) or `MAXLEN ~ <n> * ...` (trim count at 4)."""
+    ID (`*`, `ms-*`: `generated`) as the ID it became, so that a replay appends the same entry and
+    trims alike.  `a` is None on the fast paths: the ID right after the key (no trim), or
+    `MAXLEN ~ <n> <ID>` (trim count at 4)."""
     out = list(argv)
     if a is None:
         if idpos == 5:
             _rewrite_trim(out, s, 4, True)
     elif a.approx:
         _rewrite_trim(out, s, a.trim_idx, a.maxlen is not None)
-    if a is None or not a.id_given or not a.seq_given:
+    if generated:
         out[idpos] = b"%d-%d" % (ms, seq)
     propagate.rewrite(c, out)
 
@@ -389,17 +432,17 @@ def _rewrite_trim(out: list[bytes], s: Stream, idx: int, by_maxlen: bool) -> Non
         out[idx] = format_id(MAX_ID if first is None else first)
 
 
-def _explicit_id(last: int, a: TrimArgs) -> int:
-    """The ID of an XADD given `ms-seq` or `ms-*`, checked against the stream's last ID."""
-    if a.seq_given:
-        new_id = a.id
-    elif last >> 64 == a.id >> 64:
+def _explicit_id(last: int, given: int, seq_given: bool) -> int:
+    """The ID of an XADD given `ms-seq` (seq_given) or `ms-*`, checked against the stream's last ID."""
+    if seq_given:
+        new_id = given
+    elif last >> 64 == given >> 64:
         if last & U64 == U64:
             # Redis 7.0 fails this case without setting errno, so it reports the other error.
             raise CommandError("ERR Elements are too large to be stored")
         new_id = last + 1
     else:
-        new_id = a.id
+        new_id = given
     if new_id <= last:
         raise CommandError("ERR The ID specified in XADD is equal or smaller than the target stream top item")
     return new_id

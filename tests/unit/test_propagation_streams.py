@@ -114,6 +114,18 @@ def test_xadd(aofdiff, cmd):
     aofdiff.run("CONFIG", "SET", "stream-node-max-entries", "100")
 
 
+def test_xadd_repeated_given_id_forms(aofdiff):
+    """A repeated `MAXLEN ~ <n> <ID>` and IDs straight after the key (parsed without the option
+    parser): the trim made exact and `ms-*` made the ID it became, every time."""
+    aofdiff.run("CONFIG", "SET", "stream-node-max-entries", "2")
+    run_all(aofdiff, *[("XADD", "s", "MAXLEN", "~", "3", f"{i}-1", "f", str(i)) for i in range(1, 9)],
+            ("XADD", "s", "MAXLEN", "~", "3", "9-*", "f", "v"), ("XADD", "s", "MAXLEN", "~", "3", "9-*", "f", "v"),
+            ("XADD", "s", "MAXLEN", "~", "3", "9", "f", "v"), ("XADD", "s", "10-*", "f", "v"),
+            ("XADD", "s", "10-*", "f", "v"), ("XADD", "s", "11", "f", "v"), ("XADD", "s", "12-3", "f", "v"))
+    aofdiff.check()
+    aofdiff.run("CONFIG", "SET", "stream-node-max-entries", "100")
+
+
 def test_xadd_star_is_the_replied_id(aofdiff):
     aofdiff.run("CONFIG", "SET", "stream-node-max-entries", "2")
     sent = [("XADD", "g", "*", "a", "1"), ("XADD", "g", "MAXLEN", "~", "3", "*", "a", "2"),

@@ -457,6 +457,69 @@ def test_capped_stream_with_auto_ids(configured):
 
 
 @pytest.mark.oracle
+def test_xadd_given_ids_fast_forms(configured):
+    """The forms raxdb parses without its option parser: an ID straight after the key, and a
+    repeated `MAXLEN ~ <n> <ID>` (the Spark sink's, with an id column): IDs, trimming, node counts
+    and errors as Redis's while the options repeat, change or stop parsing."""
+    diff = configured("--stream-node-max-entries", "3")
+    for i in range(1, 16):
+        diff("XADD", "s", "MAXLEN", "~", "5", f"{i}-{i % 3}", "n", i, "kind", "x")
+        diff("XADD", "t", f"{i}", "n", i)
+        diff("XADD", "t", f"{i}-*", "n", i)
+    diff.script("""
+        XADD s MAXLEN ~ 5 16-* n 1
+        XADD s MAXLEN ~ 5 16-* n 2
+        XADD s MAXLEN ~ 5 16 n 3
+        XADD s MAXLEN ~ 5 0-0 n 1
+        XADD s MAXLEN ~ 5 0 n 1
+        XADD s MAXLEN ~ 5 1x n 1
+        XADD s MAXLEN ~ 5 17-1 n
+        XADD s MAXLEN ~ 5 17-1
+        XADD s MAXLEN ~ 5
+        XADD s MAXLEN ~ 5 NOMKSTREAM 17-1 n 1
+        XADD s MAXLEN ~ 5 LIMIT 1 18-1 n 1
+        XADD s MAXLEN ~ 6 19-1 n 1
+        XADD s 0-0 n 1
+        XADD s 0 n 1
+        XADD s 01-1 n 1
+        XADD s 20-01 n 1
+        XADD s 2 n 1
+        XADD s 21- n 1
+        XADD s 21-1 n
+        XADD s 21-18446744073709551615 n 1
+        XADD s 21-* n 1
+        XLEN s
+        XRANGE s - +
+        XINFO STREAM s
+        XINFO STREAM t FULL
+    """)
+
+
+def test_xadd_auto_id_after_other_writers_of_the_last_id(diff):
+    """`*` after an XSETID, a last ID at the end of its millisecond, or a stream made again: the next
+    ID follows the stream's last ID whoever set it (raxdb keeps the parts of the last one it
+    appended, and must not use them once something else set it).  Far-future IDs, so that the
+    clock cannot decide and both servers reply the same."""
+    diff.script(f"""
+        XADD s 1-1 a 1
+        XSETID s 9999999999999-5
+        XADD s * a 2
+        XADD s * a 3
+        XSETID s 9999999999999-{MAX}
+        XADD s * a 4
+        XADD s 10000000000001-{MAX} a 5
+        XADD s * a 6
+        XADD s * a 7
+        DEL s
+        XADD s 10000000000002-3 a 8
+        XADD s * a 9
+        XDEL s 10000000000002-4
+        XADD s * a 10
+        XRANGE s - +
+    """)
+
+
+@pytest.mark.oracle
 @pytest.mark.parametrize("max_bytes", ["100", "1"])
 def test_node_limits_by_bytes(configured, max_bytes):
     diff = configured("--stream-node-max-bytes", max_bytes)
