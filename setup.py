@@ -88,7 +88,8 @@ class BuildExt(build_ext):
         debug information (Python's CFLAGS carry -g, which costs compile time and changes no
         instruction of the code), and the largest modules first, so the last to start are short
         and the --parallel compilers finish together."""
-        if self.compiler.compiler_type == "unix":  # gcc or clang: a later -g0 overrides -g
+        # gcc or clang: a later -g0 overrides -g; CFLAGS=-g (a build for gdb) keeps it
+        if self.compiler.compiler_type == "unix" and "-g" not in os.environ.get("CFLAGS", "").split():
             for ext in self.extensions:
                 ext.extra_compile_args = [*ext.extra_compile_args, "-g0"]
         self.extensions.sort(key=lambda ext: -os.path.getsize(ext.sources[0]))
