@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import runpy
+import sys
 import sysconfig
 
 from setuptools import Extension, setup
@@ -59,7 +60,7 @@ def extensions() -> list[Extension]:
     except ImportError:
         return []
     exts = cythonize([Extension(name, [_source(name)]) for name in HOT_MODULES] + [CBRIDGE, RDBWALK],
-                     build_dir="build/cython", quiet=True,
+                     build_dir="build/cython", quiet=True, nthreads=_jobs(),
                      compiler_directives={"language_level": 3, "annotation_typing": False})
     for ext in exts:
         ext.optional = True  # set on cythonize's result: it does not carry the flag over
@@ -82,6 +83,18 @@ class BuildExt(build_ext):
                         os.remove(os.path.join(folder, name))
         super().run()
 
+    def build_extensions(self) -> None:
+        """The C compiler's time is most of a fresh build's (docs/getting-started.md), so: no
+        debug information (Python's CFLAGS carry -g, which costs compile time and changes no
+        instruction of the code), and the largest modules first, so the last to start are short
+        and the --parallel compilers finish together."""
+        # gcc or clang: a later -g0 overrides -g; CFLAGS=-g (a build for gdb) keeps it
+        if self.compiler.compiler_type == "unix" and "-g" not in os.environ.get("CFLAGS", "").split():
+            for ext in self.extensions:
+                ext.extra_compile_args = [*ext.extra_compile_args, "-g0"]
+        self.extensions.sort(key=lambda ext: -os.path.getsize(ext.sources[0]))
+        super().build_extensions()
+
     def build_extension(self, ext: Extension) -> None:
         try:
             super().build_extension(ext)
@@ -94,6 +107,19 @@ class BuildExt(build_ext):
 
 
 _SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")
+
+
+def _jobs() -> int:
+    """Cython's C generation runs as many modules at once as build_ext's --parallel (-j) compiles
+    (`make build` passes 2); without it, one at a time, as the compiling."""
+    args = sys.argv[1:]
+    for i, arg in enumerate(args):
+        for flag in ("--parallel", "-j"):
+            if arg == flag and i + 1 < len(args) and args[i + 1].isdigit():
+                return int(args[i + 1])
+            if arg.startswith(flag) and arg[len(flag):].lstrip("=").isdigit():
+                return int(arg[len(flag):].lstrip("="))
+    return 0
 
 
 def _source(module: str) -> str:

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from raxdb.storage.alloc import size_class
 from raxdb.storage.listpack import (
@@ -76,6 +77,13 @@ FILL_MAX = 32767
 COMPRESS_MAX = 65535
 MIN_COMPRESS_BYTES = 48  # smaller nodes are never compressed, as in Redis
 
+try:  # compiled, `cython.compiled` is True at compile time (it folds the narrowings for mypy away)
+    import cython
+except ImportError:  # interpreted without Cython
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
+
 
 class PackedNode:
     """A compressed interior node (list-compress-depth): zlib over the node's listpack bytes,
@@ -98,22 +106,28 @@ class PackedNode:
 def _count(node: bytearray | PackedNode) -> int:
     """A node's element count."""
     if type(node) is bytearray:
-        return node[4] | (node[5] << 8)  # type: ignore[index]
-    return node.count  # type: ignore[union-attr]
+        return node[4] | (node[5] << 8)
+    if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+        assert type(node) is PackedNode
+    return node.count
 
 
 def _size(node: bytearray | PackedNode) -> int:
     """A node's listpack bytes."""
     if type(node) is bytearray:
-        return len(node)  # type: ignore[arg-type]
-    return node.sz  # type: ignore[union-attr]
+        return len(node)
+    if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+        assert type(node) is PackedNode
+    return node.sz
 
 
 def _bytes(node: bytearray | PackedNode) -> bytes | bytearray:
     """A node's listpack, decompressed when packed (to read, not to edit)."""
     if type(node) is bytearray:
-        return node  # type: ignore[return-value]
-    return zlib.decompress(node.blob)  # type: ignore[union-attr]
+        return node
+    if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+        assert type(node) is PackedNode
+    return zlib.decompress(node.blob)
 
 
 def _lrem_hits(node: bytearray | PackedNode, v: bytes, iv: int | None, limit: int, left: int) -> list[int]:
@@ -154,28 +168,34 @@ class Quicklist:
         """The nodes, first to last (to read: a lone node comes in a new list)."""
         n = self._n
         if type(n) is list:
-            return n  # type: ignore[return-value]
-        return [] if n is None else [n]  # type: ignore[list-item]
+            return n
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert not isinstance(n, list)
+        return [] if n is None else [n]
 
     def _list(self) -> list[bytearray | PackedNode]:
         """The nodes as a list that stays this list's, for an operation that works by position;
         `_tidy` folds it back when it ends with one node or none."""
         n = self._n
         if type(n) is list:
-            return n  # type: ignore[return-value]
-        nodes = [] if n is None else [n]
+            return n
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert not isinstance(n, list)
+        nodes: list[bytearray | PackedNode] = [] if n is None else [n]
         self._n = nodes
-        return nodes  # type: ignore[return-value]
+        return nodes
 
     def _tidy(self) -> None:
         n = self._n
         if type(n) is list:
             if not n:
                 self._n = None
-            elif len(n) == 1:  # type: ignore[arg-type]
-                node = n[0]  # type: ignore[index]
+            elif len(n) == 1:
+                node = n[0]
                 if type(node) is PackedNode:  # an end node: never packed at rest
                     node = bytearray(node.listpack())
+                if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+                    assert isinstance(node, bytearray)
                 self._n = node
 
     # ---- the value contract -------------------------------------------------------------------
@@ -191,15 +211,19 @@ class Quicklist:
         new.count = self.count
         n = self._n
         if n is None or type(n) is bytearray:
-            new._n = None if n is None else bytearray(n)  # type: ignore[arg-type]
+            new._n = None if n is None else bytearray(n)
             return new
-        out = []
-        for node in n:  # type: ignore[union-attr]
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(n, list)
+        out: list[bytearray | PackedNode] = []
+        for node in n:
             if type(node) is PackedNode:
                 p = PackedNode.__new__(PackedNode)
                 p.blob, p.count, p.sz = node.blob, node.count, node.sz
                 out.append(p)
             else:
+                if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+                    assert isinstance(node, bytearray)
                 out.append(bytearray(node))
         new._n = out
         return new
@@ -218,7 +242,7 @@ class Quicklist:
     # ---- building and serialising (RDB / DUMP / RESTORE) ---------------------------------------
     def listpacks(self) -> list[bytes]:
         """One listpack per node, exactly the bytes Redis keeps (RDB_TYPE_LIST_QUICKLIST_2 body)."""
-        return [bytes(node) if type(node) is bytearray else node.listpack() for node in self.nodes]
+        return [bytes(node) if isinstance(node, bytearray) else node.listpack() for node in self.nodes]
 
     @classmethod
     def from_listpacks(cls, blobs: Iterable[bytes], fill: int = -2, depth: int = 0) -> Quicklist:
@@ -262,6 +286,8 @@ class Quicklist:
             self._n = from_encoded(encode_entry(v), 1)
             return
         else:
+            if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+                assert isinstance(n, list) and isinstance(n[-1], bytearray)
             node = n[-1]  # an end node: never packed
         fill = self.fill
         if len(node) + len(v) + INSERT_OVERHEAD <= self.size_limit and (fill < 0 or (node[4] | (node[5] << 8)) < fill):
@@ -271,6 +297,8 @@ class Quicklist:
         if type(n) is bytearray:
             self._n = [n, new]
         else:
+            if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+                assert isinstance(n, list)
             n.append(new)
         if self.depth:
             self._settle_ends()
@@ -284,6 +312,8 @@ class Quicklist:
             self._n = from_encoded(encode_entry(v), 1)
             return
         else:
+            if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+                assert isinstance(n, list) and isinstance(n[0], bytearray)
             node = n[0]  # an end node: never packed
         fill = self.fill
         if len(node) + len(v) + INSERT_OVERHEAD <= self.size_limit and (fill < 0 or (node[4] | (node[5] << 8)) < fill):
@@ -293,6 +323,8 @@ class Quicklist:
         if type(n) is bytearray:
             self._n = [new, n]
         else:
+            if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+                assert isinstance(n, list)
             n.insert(0, new)
         if self.depth:
             self._settle_ends()
@@ -314,6 +346,8 @@ class Quicklist:
                 if type(n) is bytearray:
                     node = n
                 else:
+                    if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+                        assert isinstance(n, list) and isinstance(n[0], bytearray) and isinstance(n[-1], bytearray)
                     node = n[0] if head else n[-1]  # an end node: never packed
                 size = len(node)
                 cnt = node[4] | (node[5] << 8)
@@ -350,10 +384,13 @@ class Quicklist:
                 continue
             if type(n) is bytearray:
                 self._n = [node, n] if head else [n, node]
-            elif head:
-                n.insert(0, node)
             else:
-                n.append(node)
+                if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+                    assert isinstance(n, list)
+                if head:
+                    n.insert(0, node)
+                else:
+                    n.append(node)
             if self.depth:
                 self._settle_ends()
 
@@ -373,6 +410,8 @@ class Quicklist:
                 return pop_value(node, True)
             self._n = None
             return value_at(node, HEADER)
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(n, list) and isinstance(n[0], bytearray)
         node = n[0]  # an end node: never packed
         if (node[4] | (node[5] << 8)) > 1:
             return pop_value(node, True)
@@ -392,6 +431,8 @@ class Quicklist:
                 return pop_value(node, False)
             self._n = None
             return value_at(node, HEADER)
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(n, list) and isinstance(n[-1], bytearray)
         node = n[-1]  # an end node: never packed
         if (node[4] | (node[5] << 8)) > 1:
             return pop_value(node, False)
@@ -399,6 +440,8 @@ class Quicklist:
         if self.depth:
             self._settle_ends()
         if len(n) == 1:
+            if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+                assert isinstance(n[0], bytearray)  # the one left is an end node
             self._n = n[0]
         return value_at(node, HEADER)
 
@@ -415,6 +458,8 @@ class Quicklist:
         nodes = self._n
         if type(nodes) is bytearray:
             return 0, index
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(nodes, list)
         if index < (self.count >> 1) + 1:
             for ni in range(len(nodes)):
                 n = _count(nodes[ni])
@@ -441,6 +486,8 @@ class Quicklist:
         if type(n) is bytearray:
             return value_at(n, offset_at(n, index))
         ni, off = self._locate(index)
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(n, list)
         lp = _bytes(n[ni])
         return value_at(lp, offset_at(lp, off))
 
@@ -470,6 +517,8 @@ class Quicklist:
         if type(nodes) is bytearray:  # one node: one call
             node = nodes
             return bulks(node, offset_at(node, start) if start else HEADER, want)
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(nodes, list) and isinstance(nodes[0], bytearray)
         if start == 0:
             ni, off = 0, 0
             node = nodes[0]  # an end node: never packed
@@ -586,6 +635,8 @@ class Quicklist:
     def _merge(self, i: int) -> None:
         """Concatenate nodes i and i+1 into one node at position i (lpMerge)."""
         nodes = self._n
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(nodes, list)
         a, b = nodes[i], nodes[i + 1]
         node = bytearray(_bytes(a))
         tail = _bytes(b)
@@ -597,6 +648,8 @@ class Quicklist:
         """Redis's _quicklistMergeNodes around the node at position ci: the two nodes before it,
         the two after it, then the centre with its previous and its next neighbour."""
         nodes = self._n
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(nodes, list)
         if ci >= 2 and self._can_merge(nodes[ci - 1], nodes[ci - 2]):
             self._merge(ci - 2)
             ci -= 1
@@ -620,6 +673,8 @@ class Quicklist:
 
     def _del_head(self, n: int) -> None:
         nodes = self._n
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(nodes, list)
         self.count -= n
         drop = 0
         while n > 0:
@@ -635,6 +690,8 @@ class Quicklist:
 
     def _del_tail(self, n: int) -> None:
         nodes = self._n
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(nodes, list)
         self.count -= n
         drop = 0
         last = len(nodes) - 1
@@ -691,16 +748,22 @@ class Quicklist:
     # ---- compression (list-compress-depth) -----------------------------------------------------
     def _plain_at(self, i: int) -> bytearray:
         nodes = self._n
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(nodes, list)
         node = nodes[i]
         if type(node) is PackedNode:
             node = bytearray(node.listpack())
             nodes[i] = node
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(node, bytearray)
         return node
 
     def _settle_ends(self) -> None:
         """After the node count changed at an end: unpack the end windows, pack their borders.
         (This and the rest below work on the list of nodes, there when there are two or more.)"""
         nodes, d = self._n, self.depth
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(nodes, list)
         n = len(nodes)
         for i in range(min(d, n)):
             if type(nodes[i]) is PackedNode:
@@ -718,6 +781,8 @@ class Quicklist:
         """After a middle operation: every node outside the end windows packed again."""
         self._settle_ends()
         nodes, d = self._n, self.depth
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(nodes, list)
         for i in range(d, len(nodes) - d):
             node = nodes[i]
             if type(node) is bytearray and len(node) >= MIN_COMPRESS_BYTES:

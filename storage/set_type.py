@@ -56,7 +56,7 @@ import random
 import sys
 from collections.abc import Iterable, Iterator
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from raxdb.storage import intset
 from raxdb.storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
@@ -71,7 +71,7 @@ try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython
 except ImportError:  # interpreted without Cython: the class decorators below do nothing
     from types import SimpleNamespace
 
-    cython = SimpleNamespace(cclass=lambda cls: cls, no_gc=lambda cls: cls)
+    cython = SimpleNamespace(compiled=False, cclass=lambda cls: cls, no_gc=lambda cls: cls)
     _COMPILED = False
 
 _rng = random.getrandbits(64) | 1  # _rand's state (compiled: a C unsigned 64-bit)
@@ -92,6 +92,8 @@ _EMPTY_SET_SIZE = sys.getsizeof(set())
 _MIN_FILL = 10  # HASHTABLE_MIN_FILL: a table under 1/10 full is rebuilt smaller
 # The limits of 7.0 mode (see the module's docstring): the intset's default, no listpacks.
 LIMITS_70 = (512, 0, 0, False)
+# The encoding limits, as `limits` (the module's docstring).
+Limits = tuple[int, int, int, bool]
 
 
 # ---- CPython's set table -------------------------------------------------------------------------
@@ -114,7 +116,7 @@ def _below(n: int) -> int:
     return int(_random() * n)
 
 
-def _pick(s: set) -> bytes:
+def _pick(s: set[bytes]) -> bytes:
     """A member of the non-empty set `s`, uniformly at random."""
     if _COMPILED:
         # Draw slots of the table until one holds a member (neither empty nor the dummy a removal
@@ -138,7 +140,7 @@ def _dummy() -> object:
     return cython.cast(object, cython.cast(SetPtr, s).table[0].key)  # noqa: F821 (hash(0) is 0: slot 0)
 
 
-def _slots(s: set) -> int:
+def _slots(s: set[bytes]) -> int:
     """The number of slots of `s`'s table (8 while it uses the set's built-in small table)."""
     if _COMPILED:
         return cython.cast(SetPtr, s).mask + 1  # noqa: F821
@@ -160,7 +162,7 @@ class RSet:
         self._scan: ScanIndex | None = None
 
     @classmethod
-    def of(cls, members: Iterable[bytes], limits: tuple) -> RSet:
+    def of(cls, members: Iterable[bytes], limits: Limits) -> RSet:
         """A set holding `members`, encoded as Redis would after adding them one by one to a new
         intset (SUNION's and SDIFF's result, an RDB's plain set): an intset if they are all
         integers and no more than the limit (its width the widest any needs); in 7.0 mode a
@@ -192,7 +194,7 @@ class RSet:
         return cls(_listpack_or_table(members_lp, limits))
 
     @classmethod
-    def built(cls, members: list[bytes], limits: tuple, from_intset: bool) -> RSet:
+    def built(cls, members: list[bytes], limits: Limits, from_intset: bool) -> RSet:
         """SINTERSTORE's result, `members` distinct in the order the smallest source gives them:
         Redis adds them to an intset when that source is one (`from_intset`), else to a listpack
         (7.0: an intset), then makes an intset of the result when every member is an integer and
@@ -203,7 +205,7 @@ class RSet:
         return cls(d if type(d) is bytes else _listpack_or_table(list(members), limits))
 
     @classmethod
-    def create(cls, first: bytes, hint: int, limits: tuple) -> RSet:
+    def create(cls, first: bytes, hint: int, limits: Limits) -> RSet:
         """An empty set of the encoding Redis 7.2's setTypeCreate chooses for `hint` members of
         which `first` is the first: an intset when it is an integer and the hint fits, a listpack
         when the hint fits that, else a hashtable.  (In 7.0 mode, an intset or a hashtable; either
@@ -229,7 +231,11 @@ class RSet:
 
     def copy(self) -> RSet:
         d = self.data
-        return RSet(d if type(d) is bytes else d.copy())  # an intset's bytes are immutable
+        if type(d) is bytes:
+            return RSet(d)  # an intset's bytes are immutable
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert not isinstance(d, bytes)
+        return RSet(d.copy())
 
     def mem_usage(self, samples: int = 5) -> int:
         """MEMORY USAGE's estimate: exact for an intset or a listpack (the robj and its blob's
@@ -240,6 +246,8 @@ class RSet:
             return 16 + size_class(len(d))
         if type(d) is list:
             return 16 + size_class(listpack_size(d))
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(d, set)
         n = len(d)
         size = 16 + 56 + dict_table_bytes(n)
         if n:
@@ -260,7 +268,7 @@ class RSet:
         v = canonical_int(m)
         return v is not None and intset.contains(d, v)
 
-    def add(self, m: bytes, limits: tuple) -> bool:
+    def add(self, m: bytes, limits: Limits) -> bool:
         d = self.data
         if type(d) is set:
             if m in d:
@@ -277,6 +285,8 @@ class RSet:
                 d = self.data = set(d)
                 d.add(m)
             return True
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(d, bytes)
         v = canonical_int(m)
         if v is None:  # not an integer: convert, then add
             n = (len(d) - 8) // d[0]
@@ -299,7 +309,7 @@ class RSet:
             self.data = new
         return True
 
-    def hint(self, count: int, limits: tuple) -> None:
+    def hint(self, count: int, limits: Limits) -> None:
         """Redis 7.2's setTypeMaybeConvert before SADD adds `count` members: a listpack or an
         intset whose limit the count passes becomes a hashtable at once (even if the members are
         already there)."""
@@ -325,6 +335,8 @@ class RSet:
             except ValueError:
                 return False
             return True
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(d, bytes)
         v = canonical_int(m)
         if v is None:
             return False
@@ -338,6 +350,8 @@ class RSet:
         """Rebuild a hashtable whose table is under 1/10 full (deletions leave it as large as it
         grew): random draws stay cheap and the memory goes back, as Redis's dictResize does."""
         d = self.data
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(d, set)  # called for a hashtable only
         slots = _slots(d)
         if slots > 8 and len(d) * _MIN_FILL < slots:
             self.data = set(d)
@@ -349,6 +363,8 @@ class RSet:
         d = self.data
         if type(d) is bytes:
             return intset.members(d)
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert not isinstance(d, bytes)
         return list(d)
 
     def view(self) -> list[bytes] | set[bytes]:
@@ -356,11 +372,19 @@ class RSet:
         set or listpack list (no copy: SMEMBERS writes its reply straight from it), an intset's
         members as a new list."""
         d = self.data
-        return intset.members(d) if type(d) is bytes else d
+        if type(d) is bytes:
+            return intset.members(d)
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert not isinstance(d, bytes)
+        return d
 
     def __iter__(self) -> Iterator[bytes]:
         d = self.data
-        return iter(intset.members(d)) if type(d) is bytes else iter(d)
+        if type(d) is bytes:
+            return iter(intset.members(d))
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert not isinstance(d, bytes)
+        return iter(d)
 
     def is_intset(self) -> bool:
         return type(self.data) is bytes
@@ -378,6 +402,8 @@ class RSet:
             return _pick(d)
         if type(d) is list:
             return d[_below(len(d))]
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(d, bytes)
         return b"%d" % intset.get(d, _below((len(d) - 8) // d[0]))
 
     def pop_random(self) -> bytes:
@@ -390,6 +416,8 @@ class RSet:
             return m
         if type(d) is list:
             return d.pop(_below(len(d)))
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(d, bytes)
         v, self.data = intset.remove_at(d, _below((len(d) - 8) // d[0]))
         return b"%d" % v
 
@@ -400,6 +428,8 @@ class RSet:
             return [b"%d" % v for v in random.sample(intset.values(d), k)]
         if type(d) is list:
             return random.sample(d, k)
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(d, set)
         if _COMPILED and k * 3 <= len(d):
             # few of many: draw until k distinct (SRANDMEMBER's CASE 4), in the order drawn
             picked: dict[bytes, None] = {}
@@ -415,11 +445,13 @@ class RSet:
             return [b"%d" % v for v in random.choices(intset.values(d), k=k)]
         if type(d) is list:
             return random.choices(d, k=k)
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(d, set)
         if _COMPILED and k < len(d):
             return [_pick(d) for _ in range(k)]
         return random.choices(list(d), k=k)
 
-    def spop_many(self, count: int, limits: tuple) -> tuple[list[bytes], RSet | None]:
+    def spop_many(self, count: int, limits: Limits) -> tuple[list[bytes], RSet | None]:
         """Pop `count` (< len) distinct random members.  Returns (popped, replacement): when most of
         the set goes, Redis builds a new set from the few survivors (so its encoding is chosen
         afresh, possibly intset again) and the caller must store `replacement` under the key."""
@@ -438,10 +470,12 @@ class RSet:
         if remaining * 5 > count:  # SPOP's CASE 2: draw and remove `count` members
             if type(d) is bytes:
                 vals = intset.values(d)
-                gone = random.sample(vals, count)
-                out = set(gone)
+                drawn = random.sample(vals, count)
+                out = set(drawn)
                 self.data = intset.pack(d[0], [v for v in vals if v not in out])  # the width stays
-                return [b"%d" % v for v in gone], None
+                return [b"%d" % v for v in drawn], None
+            if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+                assert isinstance(d, set)
             if _COMPILED:
                 popped = []
                 for _ in range(count):
@@ -456,8 +490,8 @@ class RSet:
             return popped, None
         # CASE 3: draw the few that stay, build the new set from them, reply with the rest
         keep = self.sample(remaining)
-        kept = set(keep)
-        popped = [m for m in self.members() if m not in kept]
+        kept_members = set(keep)
+        popped = [m for m in self.members() if m not in kept_members]
         if limits[3] and type(d) is set:  # 7.2 adds a hashtable's survivors to a new listpack
             return popped, RSet(_listpack_or_table(keep, limits))
         return popped, RSet.of(keep, limits)
@@ -469,6 +503,8 @@ class RSet:
             return 0, intset.members(d)
         if type(d) is list:  # a compact encoding: all of it in one reply
             return 0, list(d)
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert isinstance(d, set)
         idx = self._scan
         if idx is None:
             idx = self._scan = ScanIndex(d, len(d))
@@ -490,7 +526,7 @@ def _intset_or_table(members: Any, max_ints: int) -> Any:
     return intset.from_values(vals)
 
 
-def _listpack_or_table(members: list[bytes], limits: tuple) -> list[bytes] | set[bytes]:
+def _listpack_or_table(members: list[bytes], limits: Limits) -> list[bytes] | set[bytes]:
     """Distinct `members` added in order to an empty listpack: the list when they stay within the
     listpack limits, else (converted on the way) a hashtable of them."""
     if len(members) > limits[1] or any(len(m) > limits[2] for m in members):

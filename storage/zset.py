@@ -53,6 +53,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 from itertools import accumulate, chain, islice
 from operator import itemgetter
+from typing import TYPE_CHECKING, Any
 
 from raxdb.storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
 from raxdb.storage.hashscan import ScanIndex
@@ -129,7 +130,7 @@ def _backlen_size(n: int) -> int:
     return 5
 
 
-def _next(s, p: int) -> int:  # noqa: ANN001 - bytes, or a C pointer once compiled
+def _next(s: bytes, p: int) -> int:  # s: bytes, or a C pointer once compiled (zset.pxd)
     """The offset just past the entry at p (encoding, data and back-length)."""
     b = s[p]
     if b < 0x80:  # 7-bit integer
@@ -158,7 +159,7 @@ def _is_str(b: int) -> bool:
     return 0x80 <= b < 0xC0 or 0xE0 <= b <= 0xF0
 
 
-def _str_start(s, p: int) -> int:  # noqa: ANN001
+def _str_start(s: bytes, p: int) -> int:
     """Where the data of the string entry at p starts."""
     b = s[p]
     if b < 0xC0:
@@ -168,7 +169,7 @@ def _str_start(s, p: int) -> int:  # noqa: ANN001
     return p + 5
 
 
-def _str_len(s, p: int) -> int:  # noqa: ANN001
+def _str_len(s: bytes, p: int) -> int:
     """The length of the string entry at p."""
     b = s[p]
     if b < 0xC0:
@@ -178,7 +179,7 @@ def _str_len(s, p: int) -> int:  # noqa: ANN001
     return s[p + 1] | (s[p + 2] << 8) | (s[p + 3] << 16) | (s[p + 4] << 24)
 
 
-def _int_at(s, p: int) -> int:  # noqa: ANN001
+def _int_at(s: bytes, p: int) -> int:
     """The value of the integer entry at p.  Built from signed high bytes and unsigned low ones,
     so that the same arithmetic is exact in Python and in C's 64-bit integers."""
     b = s[p]
@@ -214,7 +215,7 @@ def _int_at(s, p: int) -> int:  # noqa: ANN001
     return hi * 65536 * 65536 + lo
 
 
-def _score_at(s, p: int) -> float:  # noqa: ANN001
+def _score_at(s: bytes, p: int) -> float:
     """The score held by the entry at p (zzlGetScore): an integer, or text read as strtod reads
     it (the text was checked when the listpack was loaded)."""
     if _is_str(s[p]):
@@ -223,7 +224,7 @@ def _score_at(s, p: int) -> float:  # noqa: ANN001
     return float(_int_at(s, p))
 
 
-def _entry_bytes(s, p: int) -> bytes:  # noqa: ANN001
+def _entry_bytes(s: bytes, p: int) -> bytes:
     """The entry at p as Redis replies with it: a string as it is, an integer in decimal."""
     if _is_str(s[p]):
         q = _str_start(s, p)
@@ -298,7 +299,7 @@ def zzl_find(lp: bytes, member: bytes, want_rank: bool = False) -> int:
         rank += 1
 
 
-def _same(s, q: int, member: bytes, n: int) -> bool:  # noqa: ANN001
+def _same(s: bytes, q: int, member: bytes, n: int) -> bool:
     """Whether the n bytes at q are `member`'s."""
     for i in range(n):
         if s[q + i] != member[i]:
@@ -312,7 +313,7 @@ def zzl_score(lp: bytes, p: int) -> float:
     return _score_at(s, _next(s, p))
 
 
-def _insert_at(s, member: bytes, score: float, skip: int) -> int:  # noqa: ANN001
+def _insert_at(s: bytes, member: bytes, score: float, skip: int) -> int:
     """zzlInsert's walk: the offset of the first pair scoring higher than `score`, or as high
     with a greater member (the terminator's offset if none), passing over the pair at `skip`.
     A short string member and a small integer score are read inline."""
@@ -325,7 +326,7 @@ def _insert_at(s, member: bytes, score: float, skip: int) -> int:  # noqa: ANN00
         if p != skip:
             b = s[q]
             if b < 0x80:
-                sc = b
+                sc: float = b  # a C double (zset.pxd)
             elif 0xC0 <= b < 0xE0:
                 sc = _int_at(s, q)
             else:
@@ -341,7 +342,7 @@ def _insert_at(s, member: bytes, score: float, skip: int) -> int:  # noqa: ANN00
             p = _next(s, q)
 
 
-def _entry_after(s, p: int, member: bytes) -> bool:  # noqa: ANN001
+def _entry_after(s: bytes, p: int, member: bytes) -> bool:
     """Whether the entry at p, as text (an integer in decimal), sorts after `member` in memcmp
     order, the longer one after when one is the other's start: `_entry_bytes(s, p) > member`
     without making the bytes (members of equal score, such as jobs completed in the same
@@ -438,7 +439,7 @@ def zzl_delete(lp: bytes, p: int) -> bytes:
     return spliced(lp, p, _next(s, _next(s, p)), b"", -2)
 
 
-def _seek(s, rank: int) -> int:  # noqa: ANN001
+def _seek(s: bytes, rank: int) -> int:
     """The offset of the member entry of `rank` (or of the terminator past the last pair)."""
     p = _HDR
     while rank > 0:
@@ -537,7 +538,7 @@ _LOAD = 500
 _HALF = _LOAD // 2
 
 
-def _bisect_scores(a: array, s: float, lo: int, hi: int, right: bool) -> int:
+def _bisect_scores(a: array[float], s: float, lo: int, hi: int, right: bool) -> int:
     """bisect_left (or bisect_right) of score s in the scores a[lo:hi].  Compiled, a loop over the
     array's C doubles: bisect's own probes of an array make a float object each."""
     if cython.compiled:
@@ -557,7 +558,7 @@ def _bisect_scores(a: array, s: float, lo: int, hi: int, right: bool) -> int:
     return bisect_right(a, s, lo, hi) if right else bisect_left(a, s, lo, hi)
 
 
-def _score_item(a: array, i: int) -> float:
+def _score_item(a: array[float], i: int) -> float:
     if cython.compiled:
         return a.data.as_doubles[i]
     return a[i]
@@ -743,7 +744,7 @@ class _SkipOrder:
             o = self._offsets = list(accumulate(map(len, self._keys), initial=0))
         return o[k] + j
 
-    def __getitem__(self, i):  # noqa: ANN001, ANN204 - an int or a slice, as a list
+    def __getitem__(self, i: int | slice) -> Any:  # a pair for an int, a list of them for a slice
         if type(i) is slice:
             start, stop, step = i.indices(self._len)
             if step != 1:
@@ -772,11 +773,11 @@ class _SkipOrder:
             out.extend(zip(self._keys[k][:rest], self._members[k][:rest], strict=True))
         return out
 
-    def runs(self, start: int, stop: int) -> list[tuple[array, list[bytes], int, int]]:
+    def runs(self, start: int, stop: int) -> list[tuple[array[float], list[bytes], int, int]]:
         """The pairs at positions [start, stop) as runs (scores, members, lo, hi): scores[lo:hi]
         beside members[lo:hi], the sublists themselves, not copied (for a walk that reads every
         score but few members: a geo search's filter)."""
-        out: list[tuple[array, list[bytes], int, int]] = []
+        out: list[tuple[array[float], list[bytes], int, int]] = []
         if start >= stop:
             return out
         k, j = (0, start) if start < len(self._keys[0]) else self._locate(start)
@@ -814,7 +815,7 @@ class _SkipOrder:
         self._fix(ka + 1)  # the later remainder first: fixing ka may shift it
         self._fix(ka)
 
-    def bisect_left(self, pair: tuple) -> int:
+    def bisect_left(self, pair: tuple[float, bytes] | tuple[float]) -> int:
         """Rank of the first pair >= `pair`; a 1-tuple (score,) comes before every pair of that
         score."""
         s = pair[0]
@@ -823,7 +824,7 @@ class _SkipOrder:
             return self._rank(k, 0 if k == len(self._keys) else bisect_left(self._keys[k], s))
         return self._rank(*self._find(s, pair[1]))
 
-    def bisect_right(self, pair: tuple) -> int:
+    def bisect_right(self, pair: tuple[float, bytes] | tuple[float]) -> int:
         """Rank of the first pair > `pair`."""
         if len(pair) == 1:
             return self.bisect_left(pair)
@@ -833,7 +834,7 @@ class _SkipOrder:
             return self._rank(k, j) + 1
         return self._rank(k, j)
 
-    def islice(self, start: int | None = None, stop: int | None = None, reverse: bool = False) -> Iterator:
+    def islice(self, start: int | None = None, stop: int | None = None, reverse: bool = False) -> Iterator[tuple[float, bytes]]:
         """The pairs at positions [start, stop), lazily, ascending or descending."""
         start, stop, _ = slice(start, stop).indices(self._len)
         if start >= stop:
@@ -1044,10 +1045,15 @@ class ZSet:
 
     type_name = "zset"
     __slots__ = ("lp", "sk")
+    if not cython.compiled and TYPE_CHECKING:  # mypy's view (compiled: folded away, zset.pxd types them)
+        lp: bytes | None
+        # None while `lp` holds the value, and read only where `lp is None`: a link between two
+        # fields mypy cannot follow, so it sees the skiplist (its None writes say so).
+        sk: _Skiplist
 
     def __init__(self) -> None:
         self.lp = _EMPTY_LP
-        self.sk = None
+        self.sk = None  # type: ignore[assignment]
 
     @classmethod
     def from_pairs(cls, pairs: list[tuple[float, bytes]], max_entries: int, max_value: int) -> ZSet:
@@ -1061,7 +1067,7 @@ class ZSet:
             z.sk = _Skiplist(pairs)
         else:
             z.lp = pack_pairs(pairs)
-            z.sk = None
+            z.sk = None  # type: ignore[assignment]
         return z
 
     @classmethod
@@ -1071,7 +1077,7 @@ class ZSet:
         Redis keeps an unsorted payload as it is and its walks then misbehave; this keeps the
         invariant instead and re-encodes such a payload sorted."""
         z = ZSet.__new__(ZSet)
-        z.sk = None
+        z.sk = None  # type: ignore[assignment]
         if all(pairs[i] < pairs[i + 1] for i in range(len(pairs) - 1)):
             z.lp = bytes(lp)
         else:
@@ -1130,8 +1136,11 @@ class ZSet:
         return pack_pairs(self.sk.order) if lp is None else lp
 
     def _convert(self) -> None:
-        """zsetConvert to a skiplist."""
-        self.sk = _Skiplist(zzl_pairs(self.lp))
+        """zsetConvert to a skiplist (of a listpack value)."""
+        lp = self.lp
+        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+            assert lp is not None
+        self.sk = _Skiplist(zzl_pairs(lp))
         self.lp = None
 
     def to_skiplist(self) -> None:
@@ -1209,7 +1218,7 @@ class ZSet:
         lp = self.lp
         return self.sk.order[start:stop] if lp is None else zzl_pairs(lp, start, max(start, stop))
 
-    def score_runs(self, start: int, stop: int) -> list[tuple[array, list[bytes], int, int]]:
+    def score_runs(self, start: int, stop: int) -> list[tuple[array[float], list[bytes], int, int]]:
         """rank_slice(start, stop) as runs (scores, members, lo, hi), scores a C-double array:
         the skiplist's sublists as they are (_SkipOrder.runs), a listpack's pairs read out."""
         lp = self.lp
@@ -1344,6 +1353,8 @@ def zset_add(z: ZSet, member: bytes, score: float, flags: int, max_entries: int,
         if n == _UNKNOWN:
             n = 2 * len(z)
             lp = z.lp
+            if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+                assert lp is not None  # len() rewrote the count: still a listpack
         # checked *before* inserting, as zsetAdd does: too many, too long, or too big
         if (n >> 1) + 1 <= max_entries and len(member) <= max_value and len(lp) + len(member) <= _SAFETY:
             z.lp = zzl_insert(lp, member, score)

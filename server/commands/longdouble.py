@@ -145,9 +145,9 @@ def _clamped_exponent(text: bytes | None) -> int:
 
 def add(a: LongDouble, b: LongDouble) -> LongDouble | None:
     """a + b in long double; None when the result is NaN or infinite."""
-    if a.__class__ is str or b.__class__ is str:
+    if isinstance(a, str) or isinstance(b, str):
         return None  # any infinity makes the sum inf or nan, both refused by the callers
-    (n1, k1), (n2, k2) = a, b  # type: ignore[misc]
+    (n1, k1), (n2, k2) = a, b
     if k1 > k2:
         n1 <<= k1 - k2
         k1 = k2
@@ -190,9 +190,9 @@ def of_double(d: float) -> LongDouble:
 
 def format_human(v: LongDouble) -> bytes:
     """Redis's ld2string(LD_STR_HUMAN): "%.17Lf", trailing zeros and '.' trimmed, "-0" -> "0"."""
-    if v.__class__ is str:
-        return v.encode()  # type: ignore[union-attr]
-    n, k = v  # type: ignore[misc]
+    if isinstance(v, str):
+        return v.encode()
+    n, k = v
     neg = n < 0
     if neg:
         n = -n
