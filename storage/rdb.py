@@ -856,7 +856,8 @@ def _read_hash_ex(r: Reader, t: int, limits: Limits) -> Any:
         n = r.length()
         for _ in range(n):
             ttl = r.length()
-            w = (ttl + low - 1 if ttl else 0) if t == T_HASH_METADATA else ttl
+            # uint64 arithmetic, as Redis's: a minExpire read as negative wraps (past the maximum)
+            w = ((ttl + low - 1) & _U64 if ttl else 0) if t == T_HASH_METADATA else ttl
             if w > _HFE_MAX:
                 raise corrupt(f"invalid expireAt time: {w}")
             triples.append((r.string(), r.string(), w))
@@ -878,6 +879,7 @@ def _read_hash_ex(r: Reader, t: int, limits: Limits) -> Any:
 
 
 _HFE_MAX = 0xFFFFFFFFFFFF  # EB_EXPIRE_TIME_MAX
+_U64 = (1 << 64) - 1
 _deadline = itemgetter(2)  # a (field, value, deadline) triple's
 
 

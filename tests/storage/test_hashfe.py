@@ -73,6 +73,18 @@ def test_hash_metadata_into_a_listpackex_in_its_order():
     assert back.fields() == [b"c", b"b", b"a"] and back.ttl == h.ttl
 
 
+def test_hash_metadata_deadlines_in_uint64():
+    """A field's deadline is its relative TTL plus minExpire less one in uint64, as Redis reads it:
+    a minExpire stored negative makes one past the maximum, refused (it loaded as a negative
+    deadline whose DUMP was refused: found by the restore fuzz target,
+    regress-hash-metadata-negative-min-expire), or wraps round to a valid one."""
+    refused = (-(1 << 62)).to_bytes(8, "little", signed=True) + bytes([1, 2, 1, ord("f"), 1, ord("v")])
+    with pytest.raises(rdb.RDBError, match=f"invalid expireAt time: {(1 << 64) - (1 << 62) + 1}"):
+        rdb.read_value(rdb.Reader(refused), 24, rdb.Limits())
+    wraps = (-5).to_bytes(8, "little", signed=True) + bytes([1, 10, 1, ord("f"), 1, ord("v")])
+    assert rdb.read_value(rdb.Reader(wraps), 24, rdb.Limits()).ttl == {b"f": 4}
+
+
 @pytest.mark.parametrize("lp_items", [
     [b"f1", b"v1", b"x"],  # a deadline that is not an integer
     [b"f1", b"v1", b"0", b"f2", b"v2", b"5"],  # a field with a deadline after one without
