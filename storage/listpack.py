@@ -1208,6 +1208,7 @@ def canonical_pairs(buf: bytes) -> int:
     end = n - 1
     p = HEADER_SIZE
     count = 0
+    seen = None  # the fields from the 9th on, as a set
     while p < end:
         b = s[p]
         if b < 0x80:  # 7-bit uint: 0..127, always canonical
@@ -1256,8 +1257,8 @@ def canonical_pairs(buf: bytes) -> int:
                 want |= 128
             if s[q + j] != want:
                 return -1
-        if not count & 1:  # a field: none before it may be the same entry
-            f = HEADER_SIZE
+        if not count & 1 and count < 16:  # one of the first 8 fields: compared in place with those
+            f = HEADER_SIZE  # before it, nothing allocated (the usual small hash ends here)
             k = 0
             while k < count:
                 fsize = entry_span(s, f)
@@ -1266,6 +1267,21 @@ def canonical_pairs(buf: bytes) -> int:
                 f += fsize
                 f += entry_span(s, f)  # its value
                 k += 2
+        elif not count & 1:  # a later field: looked up among the earlier ones, whole entries (a
+            if seen is None:  # scan of them all per field is quadratic: 5*10^8 for 32K fields)
+                seen = set()
+                f = HEADER_SIZE
+                k = 0
+                while k < count:
+                    fsize = entry_span(s, f)
+                    seen.add(buf[f : f + fsize])
+                    f += fsize
+                    f += entry_span(s, f)
+                    k += 2
+            field = buf[p : q + width]
+            if field in seen:
+                return -1
+            seen.add(field)
         p = q + width
         count += 1
     if p != end or count & 1 or (s[4] | (s[5] << 8)) != count:

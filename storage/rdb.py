@@ -43,6 +43,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, Literal
 
 try:  # compiled, `cython.compiled` is true at compile time; interpreted, Cython may be absent
@@ -855,12 +856,20 @@ def _read_hash_ex(r: Reader, t: int, limits: Limits) -> Any:
         n = r.length()
         for _ in range(n):
             ttl = r.length()
-            w = (ttl + low - 1 if ttl else 0) if t == T_HASH_METADATA else ttl
+            # uint64 arithmetic, as Redis's: a minExpire read as negative wraps (past the maximum)
+            w = ((ttl + low - 1) & _U64 if ttl else 0) if t == T_HASH_METADATA else ttl
             if w > _HFE_MAX:
                 raise corrupt(f"invalid expireAt time: {w}")
             triples.append((r.string(), r.string(), w))
         as_lp = n <= limits.hash_max_entries and all(
             len(f) <= limits.hash_max_value and len(v) <= limits.hash_max_value for f, v, _ in triples)
+        if as_lp:  # a dict's fields in any order, into a listpackex as Redis adds each one: the
+            # fields with a deadline first, by deadline (one goes before the first as late or
+            # later), then the others as they came (else its DUMP is refused: found by the fuzzer)
+            dated = [x for x in triples if x[2]]
+            dated.reverse()  # so that of two with the same deadline the later is first
+            dated.sort(key=_deadline)  # (stable)
+            triples = dated + [x for x in triples if not x[2]]
     if not triples:
         return EMPTY
     h = HashEx.from_triples(triples, as_lp)
@@ -870,6 +879,8 @@ def _read_hash_ex(r: Reader, t: int, limits: Limits) -> Any:
 
 
 _HFE_MAX = 0xFFFFFFFFFFFF  # EB_EXPIRE_TIME_MAX
+_U64 = (1 << 64) - 1
+_deadline = itemgetter(2)  # a (field, value, deadline) triple's
 
 
 def _read_hash(r: Reader, t: int, limits: Limits) -> Any:

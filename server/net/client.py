@@ -1391,9 +1391,9 @@ def _only_bulk_payloads(data: bytes, at_boundary: bool = True) -> bool:
 def _frames_are_multibulk(data: bytes) -> bool:
     """Does every frame of `data` (which starts at a command boundary) start with '*' and hold
     '$' bulks only, as far as it goes, each count and length written as Redis's string2ll reads it
-    (digits, no sign, no leading zero, at most 18)?  Walked as Redis walks it: a count, then each
-    bulk's header and its length plus two bytes, so only the headers are read.  Anything else is
-    the exact parser's to judge.  Compiled, a walk over the bytes' buffer (client.pxd types it)."""
+    (digits, no sign, no leading zero, at most 18: a 19th is refused as it is read)?  Walked as
+    Redis walks it: a count, then each bulk's header and its length plus two bytes, so only the
+    headers are read.  Anything else is the exact parser's to judge.  Compiled, a walk over the bytes' buffer (client.pxd types it)."""
     s = data
     n = len(data)
     p = 0
@@ -1404,12 +1404,14 @@ def _frames_are_multibulk(data: bytes) -> bool:
         q = p + 1
         value = 0
         while q < n and 48 <= s[q] <= 57:
+            if q - p > 18:  # a 19th digit: refused before it can overflow `value` (a C long long),
+                return False  # and before a long header arriving slowly is rescanned at each read
             value = value * 10 + (s[q] - 48)
             q += 1
         if q >= n:
             return True  # the header's end has not arrived
         digits = q - p - 1
-        if digits == 0 or digits > 18 or (digits > 1 and s[p + 1] == 48) or s[q] != 13:
+        if digits == 0 or (digits > 1 and s[p + 1] == 48) or s[q] != 13:
             return False
         if q + 1 >= n:
             return True

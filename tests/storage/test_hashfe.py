@@ -51,9 +51,38 @@ def test_hash_metadata_bytes():
     assert type(h) is HashEx and h.as_dict() == {b"a": b"1", b"b": b"2"} and h.ttl == {b"b": 1004}
     h.to_hashtable()
     w = rdb.Writer(False)
-    # written with the hash's own earliest deadline; "1" and "2" integer-encoded (rdbTryIntegerEncoding)
-    want = (1004).to_bytes(8, "little") + bytes([2, 0, 1, ord("a"), 0xC0, 1, 1, 1, ord("b"), 0xC0, 2])
+    # written with the hash's own earliest deadline; "1" and "2" integer-encoded (rdbTryIntegerEncoding);
+    # b first, as the listpackex it loaded into held it (a field with a deadline first)
+    want = (1004).to_bytes(8, "little") + bytes([2, 1, 1, ord("b"), 0xC0, 2, 0, 1, ord("a"), 0xC0, 1])
     assert rdb.write_value(w, h) == 24 and bytes(w.buf) == want
+
+
+def test_hash_metadata_into_a_listpackex_in_its_order():
+    """A small RDB_TYPE_HASH_METADATA hash (a dict: its fields in any order) becomes a listpackex
+    as Redis adds each field: those with a deadline first, soonest first, then the others; its
+    DUMP then loads back (out of order, the listpackex check refused it: found by the restore
+    fuzz target, tests/fuzz/corpus/restore/regress-hash-metadata-listpackex-order)."""
+    body = (1000).to_bytes(8, "little") + bytes([3, 0, 1, ord("a"), 1, ord("1"), 11, 1, ord("b"), 1, ord("2"),
+                                                 1, 1, ord("c"), 1, ord("3")])
+    h = rdb.read_value(rdb.Reader(body), 24, rdb.Limits())
+    assert h.encoding() == "listpackex" and h.fields() == [b"c", b"b", b"a"]
+    assert h.ttl == {b"b": 1010, b"c": 1000}
+    w = rdb.Writer(False)
+    assert rdb.write_value(w, h) == 25
+    back = rdb.read_value(rdb.Reader(bytes(w.buf)), 25, rdb.Limits())
+    assert back.fields() == [b"c", b"b", b"a"] and back.ttl == h.ttl
+
+
+def test_hash_metadata_deadlines_in_uint64():
+    """A field's deadline is its relative TTL plus minExpire less one in uint64, as Redis reads it:
+    a minExpire stored negative makes one past the maximum, refused (it loaded as a negative
+    deadline whose DUMP was refused: found by the restore fuzz target,
+    regress-hash-metadata-negative-min-expire), or wraps round to a valid one."""
+    refused = (-(1 << 62)).to_bytes(8, "little", signed=True) + bytes([1, 2, 1, ord("f"), 1, ord("v")])
+    with pytest.raises(rdb.RDBError, match=f"invalid expireAt time: {(1 << 64) - (1 << 62) + 1}"):
+        rdb.read_value(rdb.Reader(refused), 24, rdb.Limits())
+    wraps = (-5).to_bytes(8, "little", signed=True) + bytes([1, 10, 1, ord("f"), 1, ord("v")])
+    assert rdb.read_value(rdb.Reader(wraps), 24, rdb.Limits()).ttl == {b"f": 4}
 
 
 @pytest.mark.parametrize("lp_items", [

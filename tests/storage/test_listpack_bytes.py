@@ -287,6 +287,21 @@ def test_canonical_pairs_never_accepts_what_the_long_way_refuses(items, flips):
     assert got == -1 or got == _by_long_way(buf)
 
 
+@pytest.mark.parametrize("n", [8, 9, 10, 17, 300])
+def test_canonical_pairs_finds_a_field_twice_past_the_first_eight(n):
+    """The first 8 fields are compared in place, later ones looked up in a set of those before
+    them (a scan per field was quadratic): a repeat is found wherever its two places are."""
+    fields = [b"f%d" % i if i % 3 else i * 1000 for i in range(n)]  # strings and ints of 1-3 bytes
+    items = [v for i, f in enumerate(fields) for v in (f, b"v%d" % i)]
+    assert L.canonical_pairs(Listpack.from_values(items).bytes()) == 2 * n
+    for first, second in {(0, 1), (0, n - 1), (6, 7), (7, n - 1), (n - 2, n - 1), (3, n // 2 + 4)}:
+        if first < second < n:
+            twice = list(items)
+            twice[2 * second] = items[2 * first]
+            buf = Listpack.from_values(twice).bytes()
+            assert L.canonical_pairs(buf) == -1 == _by_long_way(buf), (first, second)
+
+
 def test_canonical_pairs_edges():
     pairs = Listpack.from_values([b"f", b"1", b"g", b"2"]).bytes()
     assert L.canonical_pairs(pairs) == 4

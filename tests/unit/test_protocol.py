@@ -198,6 +198,10 @@ BAD_FRAMES = [
     b"*01\r\n$4\r\nPING\r\n",
     b"*2\r\n$4\r\nECHO\r\n$00\r\n\r\n",
     b"*1\r\n$0000000000000000004\r\nPING\r\n",
+    b"*1000000000000000000\r\n",  # 19 digits: the fast path's gate refuses them as it reads the 19th
+    b"*9999999999999999999\r\n",  # past LLONG_MAX
+    b"*1\r\n$1000000000000000000\r\n",
+    b"*1\r\n$9999999999999999999\r\n",
 ]
 
 
@@ -226,6 +230,19 @@ def test_payloads_holding_markers(raxdb, oracle):
         reads = [data] if cut is None else [data[:cut], data[cut:]]
         replies = same(raxdb, oracle, reads + [encode_command(["QUIT"])])
         assert replies.count(b"+OK\r\n") >= len(values)
+
+
+@pytest.mark.parametrize("head", [b"*", b"*1\r\n$"])
+@pytest.mark.parametrize("digits", [19, 70000])
+def test_long_length_header_arriving_slowly(raxdb, oracle, head, digits):
+    """A count or bulk length of 19 digits, or of 70,000, arriving in pieces after a valid command:
+    Redis's error (invalid length, or too big count string past 64 KiB) and the close, the reply to
+    the command before it first."""
+    number = b"1" * digits
+    step = 7 if digits < 20 else 10000
+    pieces = [number[i : i + step] for i in range(0, digits, step)]
+    replies = same(raxdb, oracle, [encode_command(["PING"]) + head, *pieces, b"\r\n"])
+    assert replies[0] == b"+PONG\r\n" and replies[-1].startswith(b"-ERR Protocol error")
 
 
 def test_too_big_inline(raxdb, oracle):

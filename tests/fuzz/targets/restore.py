@@ -14,17 +14,24 @@ from __future__ import annotations
 
 NAME = "restore"
 INSTRUMENT = ("raxdb.storage",)  # the modules whose coverage guides the fuzzer
+# not instrumented: byte loops no input steers, ~15% of the time instrumented: the CRC64, and the
+# compressor and writer, which only make the payload the property check reads back
+UNINSTRUMENTED = ("raxdb.storage.crc64", "raxdb.storage.lzf.compress", "raxdb.storage.rdb.Writer")
 FOOTER = (10).to_bytes(2, "little") + bytes(8)
+_limits = None  # the default Limits, built once (the decoders only read them)
 
 
 def setup() -> None:
-    from raxdb.storage import rdb  # noqa: F401
+    global _limits
+    from raxdb.storage import rdb
+
+    _limits = rdb.Limits()
 
 
 def one_input(data: bytes) -> None:
     from raxdb.storage import rdb
 
-    limits = rdb.Limits()
+    limits = _limits
     try:
         value = rdb.restore(data + FOOTER, limits, check_crc=False)
     except rdb.RDBError:

@@ -43,7 +43,7 @@ def main(argv: list[str]) -> int:
     common.cbridge_from_env()
     mod = common.load(target_name)
     mod.setup()  # imports what the target calls: its INSTRUMENT modules are among them
-    common.instrument((*mod.INSTRUMENT, mod.__name__))
+    common.instrument((*mod.INSTRUMENT, mod.__name__), getattr(mod, "UNINSTRUMENTED", ()))
     if "asan" not in os.environ.get("LD_PRELOAD", ""):  # ASan maps terabytes of shadow memory
         common.cap_memory()  # (under it, libFuzzer's -rss_limit_mb is the cap)
 
