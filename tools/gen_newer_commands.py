@@ -60,14 +60,17 @@ def _info(name: str, d: dict) -> list:
 def _args(args: list[dict]) -> list:
     out = []
     for a in args:
-        m = ["name", a["name"], "type", a["type"]]
+        # as utils/generate-command-code.py builds the C table: names and displays in lowercase,
+        # tokens in uppercase, each text inside a C string literal (MIGRATE's token `""` is empty)
+        m = ["name", a["name"].lower(), "type", a["type"]]
         if a["type"] not in ("oneof", "block"):
-            m += ["display_text", a.get("display_text", a["name"])]
+            m += ["display_text", a.get("display", a["name"]).lower()]
         if "key_spec_index" in a:
             m += ["key_spec_index", a["key_spec_index"]]
-        for k in ("token", "summary", "since", "deprecated_since"):
-            if k in a:
-                m += [k, a[k]]
+        for k in ("token", "summary", "since", "deprecated_since"):  # addReplyCommandArgList's order
+            if a.get(k):
+                v = a[k].upper() if k == "token" else a[k]
+                m += [k, "" if v == '""' else v]
         fl = [f for f in ("optional", "multiple", "multiple_token") if a.get(f)]
         if fl:
             m += ["flags", _set(fl)]
@@ -77,12 +80,24 @@ def _args(args: list[dict]) -> list:
     return out
 
 
-def _docs(d: dict) -> list:
-    m = ["summary", d["summary"], "since", d["since"], "group", d["group"], "complexity", d["complexity"]]
+def _docs(d: dict, container: bool = False) -> list:
+    """COMMAND DOCS' entry (addReplyCommandDocs' order); a container's with the empty placeholder
+    gen_commands.py's layout puts its subcommands in."""
+    m = []
+    for k in ("summary", "since", "group", "complexity"):  # Redis gives those a command has
+        if k in d:
+            m += [k, d[k].replace("_", "-") if k == "group" else d[k]]  # "sorted_set" is shown "sorted-set"
+    if d.get("doc_flags"):
+        m += ["doc_flags", _set([f.lower() for f in d["doc_flags"]])]
+    for k in ("deprecated_since", "replaced_by"):
+        if k in d:
+            m += [k, d[k]]
     if d.get("history"):
         m += ["history", ["~", [["*", h] for h in d["history"]]]]
     if d.get("arguments"):
         m += ["arguments", ["*", _args(d["arguments"])]]
+    if container:
+        m += ["subcommands", ["%", []]]
     return ["%", m]
 
 
