@@ -173,7 +173,8 @@ def changes(upto: Version) -> dict[str, CommandMeta]:
 # Redis 7.2's COMMAND DOCS give every argument but a oneof or a block a `display_text` (its
 # commands/*.json "display"), right after its type.  It is the argument's name but where 7.2
 # renamed an argument of 7.0 and kept the old name as its display ("old-format", shown "ip:port"):
-# raxdb's arguments keep 7.0's names, which are those displays, so the name serves for all.
+# the entries 7.2 changed so (commands/7.2/docs, tools/gen_generation_docs.py) carry their
+# display_text already; in the others, whose arguments 7.2 left as they were, the name serves.
 
 
 def with_display_text(docs: Tree) -> Tree:

@@ -402,7 +402,7 @@ def test_new_commands_in_the_table(diff72):
         assert ours[:2] == theirs[:2] and ours[3:6] == theirs[3:6]
     ours = set(parse(diff72.ours.call("COMMAND", "LIST")))
     assert {b"client|setinfo", b"client|no-touch", b"waitaof"} <= ours
-    diff72("COMMAND", "DOCS", "client|no-touch")  # WAITAOF's: Valkey's summary says "primary" for "master"
+    diff72("COMMAND", "DOCS", "client|no-touch", "client|setinfo")  # WAITAOF's: Valkey's summary says "primary" for "master"
 
 
 def test_two_generations_in_one_process():
@@ -476,7 +476,8 @@ VALKEY_OWN_DOCS = {
     "undeprecated": "brpoplpush cluster|slots georadius georadius_ro georadiusbymember georadiusbymember_ro "
                     "getset hmset psetex quit rpoplpush setex setnx substr zrangebylex zrangebyscore "
                     "zrevrange zrevrangebylex zrevrangebyscore",
-    # arguments and history entries of Valkey 8 / 9 (BYPOLYGON, NOSCORES, CLIENT KILL's MAXAGE ...)
+    # arguments and history entries of Valkey 8 / 9 (BYPOLYGON, NOSCORES, ...) and of Redis 7.4
+    # (CLIENT KILL's MAXAGE, XGROUP CREATE's entriesread: test_docs_changed_in_7_4)
     "later": "acl|getuser acl|setuser bgsave bitcount client|kill client|list cluster|setslot cluster|shards "
              "geosearch geosearchstore hscan script|debug set shutdown xgroup|create xinfo|consumers zscan",
 }
@@ -498,3 +499,19 @@ def test_docs_changed_in_7_2(diff72):
 
 def test_no_display_text_in_7_0(diff):
     diff("COMMAND", "DOCS", "get", "client|kill", "sort", "migrate")
+
+
+def test_docs_changed_in_7_4():
+    """7.4's COMMAND DOCS entries over 7.2's (no 7.4 oracle to compare with): XGROUP CREATE's
+    argument renamed entriesread; HSCAN keeps 7.2's entry, as raxdb does not serve NOVALUES."""
+    import json
+
+    def docs(version, container, name):
+        meta = TABLE.view(version).meta[container]
+        return json.dumps(meta.subcommands[name].docs if name else meta.docs)
+
+    assert '"entries-read"' in docs((7, 2), "xgroup", "xgroup|create")
+    assert '"entriesread"' in docs((7, 4), "xgroup", "xgroup|create")
+    assert docs((7, 4), "hscan", "") == docs((7, 2), "hscan", "") and "NOVALUES" not in docs((7, 4), "hscan", "")
+    assert "Get the value of a key" in docs((7, 0), "get", "")
+    assert "Returns the string value of a key." in docs((7, 4), "get", "")
