@@ -241,7 +241,11 @@ def test_long_length_header_arriving_slowly(raxdb, oracle, head, digits):
     number = b"1" * digits
     step = 7 if digits < 20 else 10000
     pieces = [number[i : i + step] for i in range(0, digits, step)]
-    replies = same(raxdb, oracle, [encode_command(["PING"]) + head, *pieces, b"\r\n"])
+    # Past 64 KiB the error comes before any CRLF: Redis judges each read, and a CRLF arriving in
+    # the same read as the 64 KiB crossing would make it the invalid-length error instead (a race
+    # between the pieces and the server's reads that a slower server, the interpreted one, loses).
+    end = [b"\r\n"] if digits < 65536 else []
+    replies = same(raxdb, oracle, [encode_command(["PING"]) + head, *pieces, *end])
     assert replies[0] == b"+PONG\r\n" and replies[-1].startswith(b"-ERR Protocol error")
 
 
