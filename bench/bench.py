@@ -41,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -99,31 +100,71 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+class Result(NamedTuple):
+    """One run: ops/s, and the latencies (ms) redis-benchmark's --csv reports (7.0: avg, min, p50,
+    p95, p99, max); 0.0 where a driver reports ops/s only."""
+    ops: float
+    p99: float = 0.0
+    max: float = 0.0
+
+
 def run_benchmark(port: int, args: list[str], pipeline: int, requests: int, tls: list[str],
-                  random_keys: bool = True) -> float:
-    """ops/s of one workload; `tls`: redis-benchmark's TLS options, [] for plain TCP; `random_keys`
+                  random_keys: bool = True) -> Result:
+    """One workload's run; `tls`: redis-benchmark's TLS options, [] for plain TCP; `random_keys`
     False: one key (no -r), for the large values."""
     opts = ["redis-benchmark", "-p", str(port), "-c", "50", "-n", str(requests), "-P", str(pipeline), "--csv",
-            *(["-r", "100000"] if random_keys else []), *tls]
+            "--precision", "3", *(["-r", "100000"] if random_keys else []), *tls]
     if args and args[0] == "--":
         cmd = opts + args[1:]
     else:
         cmd = opts + args
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600).stdout
-    rows = [r for r in csv.reader(io.StringIO(out)) if r and r[0] != "test"]
+    rows = list(csv.reader(io.StringIO(out)))
+    header = next((r for r in rows if r and r[0] == "test"), [])
+    rows = [r for r in rows if r and r[0] != "test"]
     if not rows:
         raise RuntimeError(f"no result from {' '.join(cmd)}:\n{out}")
-    return float(rows[-1][1])
+    row = dict(zip(header, rows[-1], strict=False))
+    return Result(float(rows[-1][1]), float(row.get("p99_latency_ms", 0.0)), float(row.get("max_latency_ms", 0.0)))
 
 
-def run_workload(name: str, port: int, pipeline: int, requests: int, tls: list[str]) -> float:
-    """ops/s of the row `name`: redis-benchmark's, or its driver's (plain TCP only)."""
+def run_workload(name: str, port: int, pipeline: int, requests: int, tls: list[str]) -> Result:
+    """The row `name`'s run: redis-benchmark's, or its driver's (plain TCP only; ops/s alone)."""
     driver = collection_workloads.DRIVERS.get(name)
     if driver is not None:
         if tls:
             raise RuntimeError("driven rows run over plain TCP only")
-        return driver(port, pipeline, requests)
+        return Result(driver(port, pipeline, requests))
     return run_benchmark(port, WORKLOADS[name], pipeline, requests, tls, name not in collection_workloads.NO_RANDOM)
+
+
+def latency_columns(p99s: dict[str, list[float]], maxes: dict[str, list[float]]) -> str:
+    """p99 (median of the rounds) of redis and raxdb, max latency (median of the rounds, and the
+    lowest-highest round), and the ratio of the max medians; empty where a row has no latencies."""
+    if not maxes["redis"] or not maxes["raxdb"]:
+        return ""
+    med = {k: statistics.median(v) for k, v in maxes.items()}
+    p99 = {k: statistics.median(v) for k, v in p99s.items()}
+    spread = {k: f"{min(v):.1f}-{max(v):.1f}" for k, v in maxes.items()}
+    return (f" {p99['redis']:5.2f}/{p99['raxdb']:5.2f}"
+            f" {med['redis']:5.1f} ({spread['redis']:>9s}) {med['raxdb']:5.1f} ({spread['raxdb']:>10s})"
+            f" {med['raxdb'] / med['redis'] if med['redis'] else 0.0:8.2f}x")
+
+
+def server_pauses(port: int) -> str:
+    """raxdb's own longest pauses during the last run, from its pause recorder (server/admin/pauses.py,
+    on with --pauses): the longest collection of each generation, cron tick and loop iteration
+    (by the CPU the loop spent in it, which the host's load does not lengthen), wall/CPU ms."""
+    conn = RawConnection(port, timeout=60)
+    report = json.loads(conn.call(b"DEBUG", b"PAUSES").split(b"\r\n", 1)[1])
+    conn.close()
+    parts = []
+    for kind, got in report["kinds"].items():
+        if kind == "loop" or not got["worst"]:
+            continue
+        w = got["worst"][0]
+        parts.append(f"{kind} x{got['n']} max {w['ms']:.2f}/{w['cpu_ms']:.2f}" + (f" [{w['what']}]" if w["what"] else ""))
+    return "; ".join(parts)
 
 
 SMALL_KEYS = 100_000  # the -r of every workload: __rand_int__ is 12 digits below it
@@ -200,12 +241,16 @@ def main() -> None:
     ap.add_argument("--memory", action="store_true")
     ap.add_argument("--tls", action="store_true", help="over TLS (each server's tls-port)")
     ap.add_argument("--server-args", default="", help="options for both servers")
+    ap.add_argument("--pauses", action="store_true",
+                    help="run raxdb with its pause recorder and print its longest pauses after each row")
     opts = ap.parse_args()
     only = opts.only.upper().split(",") if opts.only else []
     names = [n for n in WORKLOADS if not only or n in only]
     extra = opts.server_args.split()
     tls: list[str] = []
     tls_ports = {}
+    if opts.pauses:
+        os.environ["RAXDB_PAUSES"] = "1"  # server/admin/pauses.py, in the servers this process starts
     if opts.tls:
         certs = make_certs(Path(tempfile.mkdtemp(prefix="bench-tls-")))
         tls = ["--tls", "--cacert", certs["ca_crt"], "--cert", certs["client_crt"], "--key", certs["client_key"]]
@@ -218,13 +263,18 @@ def main() -> None:
     try:
         for srv in (ours, theirs):
             prepare(srv.port)
+        if opts.pauses:
+            server_pauses(ours.port)  # start the recorder's report afresh: prepare's pauses are not a row's
         print(f"{'workload':12s} {'-P':>3s} {'redis ops/s':>13s} {'raxdb ops/s':>13s} {'ratio':>7s} {'paired':>7s}"
-              f" {'redis us/op':>12s} {'raxdb us/op':>12s} {'cpu ratio':>10s}")
+              f" {'redis us/op':>12s} {'raxdb us/op':>12s} {'cpu ratio':>10s}"
+              f" {'p99 ms':>11s} {'max ms (median, spread)':>27s} {'max ratio':>9s}")
         for name in names:
             for p in ROW_PIPELINES.get(name, PIPELINES):
                 requests = REQUESTS.get(name, 100_000 if p == 1 else 1_000_000) // (5 if opts.quick else 1)
                 best = {"redis": 0.0, "raxdb": 0.0}
                 cpu = {"redis": 0.0, "raxdb": 0.0}
+                p99s: dict[str, list[float]] = {"redis": [], "raxdb": []}
+                maxes: dict[str, list[float]] = {"redis": [], "raxdb": []}
                 pairs = []  # each round's raxdb/redis ratio, when both of its runs gave a result
                 for _ in range(opts.rounds):
                     got = {}
@@ -233,9 +283,13 @@ def main() -> None:
                             c0 = cpu_seconds(srv.proc.pid)
                             port = tls_ports.get(label, srv.port)
                             with collection_workloads.beside(name, port):
-                                got[label] = run_workload(name, port, p, requests, tls)
-                            best[label] = max(best[label], got[label])
+                                res = run_workload(name, port, p, requests, tls)
+                            got[label] = res.ops
+                            best[label] = max(best[label], res.ops)
                             cpu[label] += cpu_seconds(srv.proc.pid) - c0
+                            if res.max:
+                                p99s[label].append(res.p99)
+                                maxes[label].append(res.max)
                         except (RuntimeError, subprocess.TimeoutExpired) as exc:
                             print(f"  {name} -P {p} on {label}: {exc}", file=sys.stderr)
                     if got.get("redis") and "raxdb" in got:
@@ -245,7 +299,10 @@ def main() -> None:
                 us = {k: v * 1e6 / (requests * opts.rounds) for k, v in cpu.items()}
                 cpu_ratio = us["redis"] / us["raxdb"] if us["raxdb"] else 0.0
                 print(f"{name:12s} {p:3d} {best['redis']:13,.0f} {best['raxdb']:13,.0f} {ratio:7.2f}x {paired:6.2f}x"
-                      f" {us['redis']:12.2f} {us['raxdb']:12.2f} {cpu_ratio:9.2f}x", flush=True)
+                      f" {us['redis']:12.2f} {us['raxdb']:12.2f} {cpu_ratio:9.2f}x{latency_columns(p99s, maxes)}",
+                      flush=True)
+                if opts.pauses:
+                    print(f"{'':17s}raxdb's own pauses (wall/cpu ms): {server_pauses(ours.port)}", flush=True)
         if not only or "BULLMQ" in only:
             bench_bullmq(ours, theirs, opts.rounds, BULLMQ_JOBS // (5 if opts.quick else 1))
     finally:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -85,6 +86,9 @@ def _main(args: list[str], on_ready: Callable[[], None] | None) -> None:
     srv.supervised, srv.daemonized = supervised, daemonized
     srv.on_ready = on_ready
     crashreport.install(srv)  # crash reports on fatal signals, the software watchdog
+    if os.environ.get("RAXDB_PAUSES", "") not in ("", "0"):  # the pause recorder, a bench aid (server/admin/pauses.py)
+        from raxdb.server.admin import pauses
+        pauses.install(srv)
     # Start-up objects (modules, the command table, config) live forever: move them out of the
     # collector's reach so generation-2 collections only walk the data, and collect young objects
     # less often (request handling allocates short-lived lists at a high rate).

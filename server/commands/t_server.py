@@ -15,7 +15,7 @@ import sys
 import time
 
 from raxdb.protocol import reply as R
-from raxdb.server.admin import crashreport, digest
+from raxdb.server.admin import crashreport, digest, pauses
 from raxdb.server.admin import info as info_mod
 from raxdb.server.base import clock
 from raxdb.server.base.errors import (
@@ -733,6 +733,10 @@ def debug(c, argv):
         return R.status(digest.dataset_digest(srv.dbs).encode())
     if sub == b"digest-value":
         return R.array([R.status(d.encode()) for d in digest.digest_values(c.db, argv[2:])])
+    if sub == b"pauses" and n == 2 and (recorder := pauses.current()) is not None:
+        # the pause recorder's report (server/admin/pauses.py, a bench aid; without it, Redis's
+        # unknown-subcommand error as for any other name)
+        return R.bulk(recorder.take().encode())
     if sub == b"pause-cron" and n == 3:
         srv.cron_paused = (maybe_int(argv[2]) or 0) != 0  # atoi: a non-number is 0
         return R.OK

@@ -1,0 +1,47 @@
+"""The pause recorder (server/admin/pauses.py, a bench aid): off, DEBUG PAUSES is Redis's unknown
+subcommand; on (RAXDB_PAUSES=1 in the server's environment), its report names the collections and
+the loop iterations it saw, and each report starts a new one."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from tests.support.diff import RawConnection, encode_command, parse
+from tests.support.servers import start_raxdb
+
+
+def test_off_debug_pauses_is_an_unknown_subcommand(diff):
+    diff("DEBUG", "PAUSES")
+
+
+def _report(c: RawConnection) -> dict:
+    return json.loads(parse(c.call("DEBUG", "PAUSES")))
+
+
+def test_on_the_report_names_collections_and_a_blocked_loop():
+    os.environ["RAXDB_PAUSES"] = "1"
+    try:
+        srv = start_raxdb()
+    finally:
+        del os.environ["RAXDB_PAUSES"]
+    try:
+        c = RawConnection(srv.port)
+        _report(c)  # starts the heartbeat, and the report afresh
+        # 10,000 new streams: tens of thousands of objects the collector tracks, so young collections run
+        n = 10_000
+        c.send(b"".join(encode_command([b"XADD", b"s:%d" % i, b"*", b"f", b"v"]) for i in range(n)))
+        for _ in range(n):
+            c.read_frame()
+        c.call("DEBUG", "SLEEP", "0.05")  # holds the loop 50 ms: the heartbeat fires that late at least
+        got = _report(c)
+        assert set(got) == {"seconds", "gc_counts", "kinds"}
+        kinds = got["kinds"]
+        assert kinds["gc-0"]["n"] >= 1 and len(kinds["gc-0"]["worst"]) >= 1
+        assert kinds["loop"]["worst"][0]["ms"] >= 49.0
+        assert kinds["loop"]["n"] == sum(kinds["loop"]["hist_ms"].values())
+        # a new report: what the last one held is gone
+        assert "gc-0" not in _report(c)["kinds"]
+        c.close()
+    finally:
+        srv.stop()
