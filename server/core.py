@@ -67,6 +67,11 @@ if TYPE_CHECKING:
     from raxdb.server.events.tracking import Tracking
 
 # bind addresses with a '-' prefix are skipped when they fail for one of these reasons
+# The active expire cycle's bounds per cron tick: keys deleted, the share of the tick's period
+# (ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC), and the keys between two looks at the clock.
+EXPIRE_KEYS_PER_TICK = 2000
+EXPIRE_TIME_SHARE = 0.25
+EXPIRE_CHUNK = 200
 _UNAVAILABLE = {errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT, errno.EPROTONOSUPPORT, errno.ESOCKTNOSUPPORT,
                 errno.EINVAL, errno.EOPNOTSUPP, None}
 
@@ -733,17 +738,23 @@ class Server(ServerFields, _Declared):
         self.cronloops += 1
         self.shutdown.cron()
         self.persistence.cron()
-        # Active expiry: bounded work per tick, like Redis's ACTIVE_EXPIRE_CYCLE time limit.  A
+        # Active expiry: bounded work per tick, in keys (EXPIRE_KEYS_PER_TICK) and in time, as
+        # Redis's ACTIVE_EXPIRE_CYCLE bounds it: a quarter of the tick's period (25 ms at hz 10),
+        # checked every EXPIRE_CHUNK keys, so a tick that frees large values stops in time.  A
         # CLIENT PAUSE stops it, as in Redis, so the dataset does not change while paused.
         # A replica leaves expiry to its master.
-        budget = (2000 if self.active_expire_enabled and not self.pause_until_ms and self.repl.masterhost is None
-                  else 0)
+        budget = (EXPIRE_KEYS_PER_TICK if self.active_expire_enabled and not self.pause_until_ms
+                  and self.repl.masterhost is None else 0)
         started = time.monotonic()
+        deadline = started + EXPIRE_TIME_SHARE / self.config.hz
         for db in self.dbs:
-            if budget <= 0:
+            while budget > 0 and db.nexpires:
+                done = db.active_expire(now, min(budget, EXPIRE_CHUNK))
+                budget -= done
+                if done < EXPIRE_CHUNK or time.monotonic() >= deadline:
+                    break  # this db's cycle ended (few keys due, or round once), or the time is up
+            if budget <= 0 or time.monotonic() >= deadline:
                 break
-            if db.nexpires:
-                budget -= db.active_expire(now, budget)
         propagate.flush_alone(self)
         if budget > 0:  # hash fields' deadlines (Redis's hash field active expire, in the same cycle)
             hashexpire.active_cycle(self, now)
@@ -755,7 +766,7 @@ class Server(ServerFields, _Declared):
             self.aof_synced()
         if self.sampling_paused:
             latency.resume_sampling(self)
-        if self.config.latency_monitor_threshold and budget < 2000:
+        if self.config.latency_monitor_threshold and budget < EXPIRE_KEYS_PER_TICK:
             latency.add_sample_if_needed(self, "expire-cycle", int((time.monotonic() - started) * 1000))
         if self.cronloops % max(1, self.config.hz // 10) == 0:
             self.ops_samples.append((now, self.total_commands(), *self.net_bytes(), self.stat_net_repl_input_bytes,

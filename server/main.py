@@ -91,9 +91,13 @@ def _main(args: list[str], on_ready: Callable[[], None] | None) -> None:
         pauses.install(srv)
     # Start-up objects (modules, the command table, config) live forever: move them out of the
     # collector's reach so generation-2 collections only walk the data, and collect young objects
-    # less often (request handling allocates short-lived lists at a high rate).
+    # less often (request handling allocates short-lived lists at a high rate).  A collection of
+    # generation 1 walks what survived the young collections since the last one, and new keys of
+    # a container type (a stream is ~7 tracked objects) all survive: after 2 young collections,
+    # not 20, it walks ~20,000 objects (2-5 ms) instead of ~200,000 (30 ms, one request's worst
+    # latency); the full collection comes after the same 400 young ones as before.
     gc.freeze()
-    gc.set_threshold(10000, 20, 20)
+    gc.set_threshold(10000, 2, 200)
     gc.enable()
     with _runner() as runner:
         loop = runner.get_loop()
