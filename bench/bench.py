@@ -82,6 +82,10 @@ WORKLOADS: dict[str, list[str]] = {
     **collection_workloads.WORKLOADS,
     # driven by bench/collection_workloads.py rather than redis-benchmark (DRIVERS)
     **{name: [] for name in collection_workloads.DRIVERS},
+    # a growing dataset of containers (up to 100,000 new streams of one entry, ~7 objects the
+    # collector tracks each in raxdb): the collector's pauses in the latency columns; last, so
+    # the rows above run on the prepared dataset alone
+    "XADD_NEW": ["--", "XADD", "new:__rand_int__", "*", "field", "value"],
 }
 # Requests per run where a request is much bigger than the usual one (default: 100,000 at -P 1,
 # 1,000,000 at -P 16).
