@@ -10,7 +10,14 @@ at -P 1 ops/s is bound by the client and by latency, and on a shared or virtual 
 by 10-20% between identical runs, while CPU per request moves much less.  A benchmark, not a test:
 nothing here passes or fails.
 
-    .venv/bin/python bench/bench.py [--quick] [--rounds N] [--only SET,GET] [--memory] [--tls]
+Latency: each row also gives redis-benchmark's p99 and max latency (its --csv columns) for redis and
+raxdb, each the median of the rounds, the max's spread over the rounds (lowest-highest), and the
+ratio of the max medians (raxdb / redis; issue #56's target is 2x at -P 1).  On a loaded host the
+max is the scheduler's more than either server's: `--pauses` starts raxdb with its pause recorder
+(server/admin/pauses.py) and prints, under each row, raxdb's own longest pauses in wall and CPU ms
+(collections by generation, cron ticks, loop iterations), which the host's load does not lengthen.
+
+    .venv/bin/python bench/bench.py [--quick] [--rounds N] [--only SET,GET] [--memory] [--tls] [--pauses]
                                     [--server-args "--maxmemory 1gb --maxmemory-policy allkeys-lru"]
 
 `--tls` runs the workloads over TLS instead (redis-benchmark --tls, with a client certificate,
