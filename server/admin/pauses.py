@@ -124,7 +124,9 @@ class Recorder:
         if self._beat_due == 0.0:
             self._beat_due = time.monotonic()
             self._beat_cpu = time.thread_time()
-            self.srv.loop.call_later(BEAT_S, self.beat)
+            loop = self.srv.loop
+            assert loop is not None  # called on the loop
+            loop.call_later(BEAT_S, self.beat)
 
     def beat(self) -> None:
         now, cpu = time.monotonic(), time.thread_time()
@@ -135,7 +137,9 @@ class Recorder:
         self.kind("loop-cpu").add(used, used, what)
         self.seen.clear()
         self._beat_due, self._beat_cpu = now, cpu
-        self.srv.loop.call_later(BEAT_S, self.beat)
+        loop = self.srv.loop
+        assert loop is not None
+        loop.call_later(BEAT_S, self.beat)
 
     # ---- the report -------------------------------------------------------------------------
     def take(self) -> str:
