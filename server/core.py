@@ -35,9 +35,6 @@ from raxdb.server.base.fields import ServerFields
 from raxdb.server.base.interfaces import PAUSE_FOREVER
 from raxdb.server.base.log import LOG
 from raxdb.server.base.version import RAXDB_BUILD_ID, RAXDB_VERSION, VERSION, VERSIONS
-from raxdb.server.cluster import blocked as cluster_blocked
-from raxdb.server.cluster.manager import Cluster
-from raxdb.server.cluster.routing import local, route, script_check
 from raxdb.server.config import oomscore
 from raxdb.server.config.options import Config, ConfigError
 from raxdb.server.conn import clientbufs, clienteviction, obuf, unixaddr
@@ -64,6 +61,7 @@ from raxdb.server.table.registry import TABLE
 from raxdb.storage.keyspace import ACTIVE_EXPIRE_STEP, Database
 
 if TYPE_CHECKING:
+    from raxdb.server.cluster.manager import Cluster
     from raxdb.server.events.tracking import Tracking
 
 # bind addresses with a '-' prefix are skipped when they fail for one of these reasons
@@ -587,6 +585,10 @@ class Server(ServerFields, _Declared):
         """clusterInit: nodes.conf loaded or made, the routing hook wired, the bus port bound."""
         if self.config.values["cluster-enabled"] != "yes":
             return []
+        # imported here: a server without cluster-enabled never loads the cluster (#56, start-up)
+        from raxdb.server.cluster import blocked as cluster_blocked
+        from raxdb.server.cluster.manager import Cluster
+        from raxdb.server.cluster.routing import local, route, script_check
         cluster = self.cluster = Cluster(self)
         self.cluster_route = functools.partial(route, cluster)
         self.cluster_local = functools.partial(local, cluster)
