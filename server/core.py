@@ -55,7 +55,7 @@ from raxdb.server.persistence.snapshot import LoadError, Persistence
 from raxdb.server.replication import replica
 from raxdb.server.replication.replica import update_gate
 from raxdb.server.replication.state import attach as attach_replication
-from raxdb.server.scripting import functions, ldb, scripts
+from raxdb.server.scripting import functions, scripts
 from raxdb.server.security.acl import attach as attach_acl
 from raxdb.server.table.registry import TABLE
 from raxdb.storage.keyspace import ACTIVE_EXPIRE_STEP, Database
@@ -673,7 +673,8 @@ class Server(ServerFields, _Declared):
         """finishShutdown's persistence part (server/admin/shutdown.py runs the rest): save first when
         asked, or when save points are configured and NOSAVE was not given.  False when the AOF
         cannot be flushed, or saving fails and FORCE was not given (the server keeps running)."""
-        if self.ldb_children:
+        if self.ldb_children:  # then a debugging session imported the debugger: none does at start-up
+            from raxdb.server.scripting import ldb
             ldb.kill_children(self)
         if self.persistence.in_progress():
             LOG.warning("There is a child saving an .rdb. Killing it!")
