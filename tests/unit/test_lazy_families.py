@@ -91,3 +91,29 @@ def test_first_call_through_a_placeholder_is_served_and_counted():
         c.close()
     finally:
         srv.stop()
+
+
+_FIRST_CALL = r"""
+import sys
+from types import SimpleNamespace
+import raxdb.server.commands  # noqa: F401
+from raxdb.server.table.registry import TABLE
+
+def placeholder(proc):
+    return getattr(proc, "__qualname__", "").startswith("first_call[")
+
+view = TABLE.view((7, 2))  # at 7.2 the server's table copies ECHO's record (its generation's entry)
+c = SimpleNamespace(server=SimpleNamespace(table=view))
+echo = view.lookup_name(b"echo")
+assert echo is not TABLE.lookup_name(b"echo") and placeholder(echo.proc)
+assert "raxdb.server.commands.t_connection" not in sys.modules
+assert echo.proc(c, [b"echo", b"hi"]) == b"$2\r\nhi\r\n"
+assert not placeholder(echo.proc) and echo.proc is TABLE.lookup_name(b"echo").proc
+print("ok")
+"""
+
+
+def test_a_placeholder_puts_the_real_handler_in_place():
+    """In TABLE's record, and in the server's own copy of a record a generation changed."""
+    out = subprocess.run([sys.executable, "-c", _FIRST_CALL], cwd=ROOT, capture_output=True, text=True)
+    assert out.stdout.strip() == "ok", out.stderr
