@@ -35,9 +35,6 @@ from raxdb.server.base.fields import ServerFields
 from raxdb.server.base.interfaces import PAUSE_FOREVER
 from raxdb.server.base.log import LOG
 from raxdb.server.base.version import RAXDB_BUILD_ID, RAXDB_VERSION, VERSION, VERSIONS
-from raxdb.server.cluster import blocked as cluster_blocked
-from raxdb.server.cluster.manager import Cluster
-from raxdb.server.cluster.routing import local, route, script_check
 from raxdb.server.config import oomscore
 from raxdb.server.config.options import Config, ConfigError
 from raxdb.server.conn import clientbufs, clienteviction, obuf, unixaddr
@@ -58,12 +55,13 @@ from raxdb.server.persistence.snapshot import LoadError, Persistence
 from raxdb.server.replication import replica
 from raxdb.server.replication.replica import update_gate
 from raxdb.server.replication.state import attach as attach_replication
-from raxdb.server.scripting import functions, ldb, scripts
+from raxdb.server.scripting import functions, scripts
 from raxdb.server.security.acl import attach as attach_acl
 from raxdb.server.table.registry import TABLE
 from raxdb.storage.keyspace import ACTIVE_EXPIRE_STEP, Database
 
 if TYPE_CHECKING:
+    from raxdb.server.cluster.manager import Cluster
     from raxdb.server.events.tracking import Tracking
 
 # bind addresses with a '-' prefix are skipped when they fail for one of these reasons
@@ -592,6 +590,10 @@ class Server(ServerFields, _Declared):
         """clusterInit: nodes.conf loaded or made, the routing hook wired, the bus port bound."""
         if self.config.values["cluster-enabled"] != "yes":
             return []
+        # imported here: a server without cluster-enabled never loads the cluster (#56, start-up)
+        from raxdb.server.cluster import blocked as cluster_blocked
+        from raxdb.server.cluster.manager import Cluster
+        from raxdb.server.cluster.routing import local, route, script_check
         cluster = self.cluster = Cluster(self)
         self.cluster_route = functools.partial(route, cluster)
         self.cluster_local = functools.partial(local, cluster)
@@ -676,7 +678,8 @@ class Server(ServerFields, _Declared):
         """finishShutdown's persistence part (server/admin/shutdown.py runs the rest): save first when
         asked, or when save points are configured and NOSAVE was not given.  False when the AOF
         cannot be flushed, or saving fails and FORCE was not given (the server keeps running)."""
-        if self.ldb_children:
+        if self.ldb_children:  # then a debugging session imported the debugger: none does at start-up
+            from raxdb.server.scripting import ldb
             ldb.kill_children(self)
         if self.persistence.in_progress():
             LOG.warning("There is a child saving an .rdb. Killing it!")

@@ -84,7 +84,7 @@ def _main(args: list[str], on_ready: Callable[[], None] | None) -> None:
         LOG.warning("Configuration loaded")
     srv = Server(config)  # type: ignore[abstract]  # the attach functions set the rest of its protocol
     srv.supervised, srv.daemonized = supervised, daemonized
-    srv.on_ready = on_ready
+    srv.on_ready = _ready(srv, on_ready)
     crashreport.install(srv)  # crash reports on fatal signals, the software watchdog
     if os.environ.get("RAXDB_PAUSES", "") not in ("", "0"):  # the pause recorder, a bench aid (server/admin/pauses.py)
         from raxdb.server.admin import pauses
@@ -106,6 +106,26 @@ def _main(args: list[str], on_ready: Callable[[], None] | None) -> None:
         runner.run(srv.serve())
 
 
+def _ready(srv: Server, on_ready: Callable[[], None] | None) -> Callable[[], None]:
+    """What the server calls once it serves: `on_ready`, then the command families not imported
+    yet (server/commands/__init__.py), one a turn of the loop, and their objects frozen as the
+    start-up objects are (whatever clients made meanwhile with them: few objects, and only their
+    cycles would be kept).  Not when the server loaded a dataset before it served: a freeze then
+    would take the loaded keys too, and a frozen key's cycles (a stream's consumer groups) would
+    never be collected once it is deleted; the families' objects stay with the collector."""
+    def ready() -> None:
+        from raxdb.server.commands import import_when_idle
+        if on_ready is not None:
+            on_ready()
+        loaded = any(len(db) for db in srv.dbs)
+        import_when_idle(asyncio.get_running_loop(), _nothing if loaded else gc.freeze)
+    return ready
+
+
+def _nothing() -> None:
+    pass
+
+
 def preload() -> None:
     """Import what start-up imports before it reads a configuration (main's and load_config's
     imports, and the event loop's), and do nothing else: no loop, no thread, no handler, no
@@ -117,15 +137,16 @@ def preload() -> None:
     import raxdb.server.admin.crashreport  # noqa: F401
     import raxdb.server.admin.supervise  # noqa: F401
     import raxdb.server.base.version  # noqa: F401
-    import raxdb.server.commands  # noqa: F401
     import raxdb.server.core  # noqa: F401
     import raxdb.server.events.notify  # noqa: F401
+    from raxdb.server.commands import import_all
     from raxdb.server.config.options import Config  # noqa: F401
 
     try:
         import uvloop  # noqa: F401
     except ImportError:  # _runner says so when it starts the loop
         pass
+    import_all()  # every command family: the forks then never import one on first use
 
 
 def _check_the_build() -> None:
@@ -133,8 +154,10 @@ def _check_the_build() -> None:
     reach into their neighbours' C declarations) that cannot load stops here with the names of the
     modules to rebuild, rather than with a traceback from deep in an import."""
     try:
-        import raxdb.server.commands  # noqa: F401 - the whole server, through every command family
+        import raxdb.server.commands  # noqa: F401 - the command table (families load on first use)
         import raxdb.server.core  # noqa: F401
+        if 0 < len(compiled.interpreted_hot_modules()) < len(compiled.HOT_MODULES) + len(compiled.C_MODULES):
+            raxdb.server.commands.import_all()  # a mixed build: every family now, to fail here if one cannot load
     except (ImportError, AttributeError, TypeError, ValueError) as exc:
         interpreted = compiled.interpreted_hot_modules()
         if not interpreted or len(interpreted) == len(compiled.HOT_MODULES) + len(compiled.C_MODULES):
@@ -148,9 +171,9 @@ def _check_the_build() -> None:
 def load_config(args: list[str], errors: TextIO) -> Config:
     """The configuration `args` give, as redis-server reads it; a bad one writes Redis's FATAL
     CONFIG FILE ERROR report to `errors` and raises SystemExit(1)."""
-    # Every command module, and the modules that own option validators (notify-keyspace-events),
+    # The command table, and the modules that own option validators (notify-keyspace-events),
     # load before the configuration is read, so a bad value stops start-up like any other.
-    import raxdb.server.commands  # noqa: F401 - registers every command handler
+    import raxdb.server.commands  # noqa: F401 - registers every command (families load on first use)
     import raxdb.server.events.notify  # noqa: F401
     from raxdb.server.config.options import Config, FatalConfigError
 

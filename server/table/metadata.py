@@ -145,6 +145,7 @@ def since(name: str) -> Version:
     global _SINCE
     if _SINCE is None:
         found: dict[str, Version] = {}
+        versions: dict[str, Version] = {}  # a few dozen versions for ~400 lines: each parsed once
         folder = os.path.join(_FOLDER, "docs")
         for fname in sorted(os.listdir(folder)):
             if fname.endswith(".json"):
@@ -152,7 +153,11 @@ def since(name: str) -> Version:
                     for line in f:
                         at = line.find('"since","')
                         if line.startswith('"') and at > 0:
-                            found[line[1:line.index('"', 1)]] = version(line[at + 9:line.index('"', at + 9)])
+                            text = line[at + 9:line.index('"', at + 9)]
+                            v = versions.get(text)
+                            if v is None:
+                                v = versions[text] = version(text)
+                            found[line[1:line.index('"', 1)]] = v
         _SINCE = found
     return _SINCE.get(name, (0,))
 

@@ -184,9 +184,13 @@ class CommandTable:
         meta = top.meta.subcommands.get(fullname)
         if meta is None:
             raise KeyError(f"no metadata for subcommand {fullname!r}")
-        cmd = Command(sub, meta, parent=top)
+        # A command family imported on first use (server/commands/__init__.py) replaces the
+        # handler of the record its placeholder made: the same record, whose statistics count on.
+        cmd = top.subcommands.get(sub.encode())
+        if cmd is None:
+            cmd = Command(sub, meta, parent=top)
+            top.subcommands[sub.encode()] = cmd
         cmd.proc = proc
-        top.subcommands[sub.encode()] = cmd
         for key in (parent_name.encode(), parent_name.upper().encode()):
             self.fast_dispatch.pop(key, None)
         return cmd
