@@ -117,3 +117,24 @@ def test_a_placeholder_puts_the_real_handler_in_place():
     """In TABLE's record, and in the server's own copy of a record a generation changed."""
     out = subprocess.run([sys.executable, "-c", _FIRST_CALL], cwd=ROOT, capture_output=True, text=True)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_ready_freezes_the_families_only_without_a_loaded_dataset(monkeypatch):
+    """Once serving, the families load and are frozen with the start-up objects, unless a dataset
+    was loaded before: the freeze would take its keys, whose cycles (a stream's consumer groups)
+    the collector would then never reclaim once deleted."""
+    import gc
+    from types import SimpleNamespace
+
+    import raxdb.server.commands as commands
+    from raxdb.server import main
+
+    seen: list = []
+    monkeypatch.setattr(commands, "import_when_idle", lambda loop, then: seen.append(then))
+    monkeypatch.setattr(main.asyncio, "get_running_loop", lambda: None)
+    called: list = []
+    for sizes in ([0, 0], [0, 3]):
+        srv = SimpleNamespace(dbs=[range(n) for n in sizes])
+        main._ready(srv, lambda: called.append(1))()  # type: ignore[arg-type]
+    assert called == [1, 1]
+    assert seen[0] is gc.freeze and seen[1] is not gc.freeze
