@@ -134,10 +134,9 @@ _refuses, _account = evict.refuses, evict.account
 
 class Client(ClientFields, asyncio.Protocol, _Declared):
     # the fields the command calls and the read event use are ClientFields's (server/base/fields.py)
-    __slots__ = ("id", "name", "lib_name", "lib_ver", "authenticated", "multi",
-                 "multi_error", "watched", "dirty_cas", "channels", "patterns", "shard_channels",
+    __slots__ = ("id", "name", "lib_name", "lib_ver", "authenticated", "channels", "patterns", "shard_channels",
                  "ctime", "addr", "laddr", "disconnected", "reply_mode", "is_monitor",
-                 "no_evict", "no_touch", "in_exec", "exec_view", "exec_resume", "plain_epoch", "is_script", "block_state",
+                 "no_evict", "no_touch", "is_script", "block_state",
                  "fd", "kill_reason", "obuf_soft_since", "prop_targets", "replica",
                  "unix_socket", "mem_noted", "qb_alloc", "qb_in", "qb_visit_in",
                  "rb_reset", "_partial_scan", "obuf_pending", "cluster_flags")
