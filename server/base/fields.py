@@ -69,10 +69,12 @@ class ClientFields:
     """What a command's call and a script's entry read of a client: its server, database, protocol
     and reply encoding, tracking state, last command and its arguments, ACL user and debugging
     mode (SCRIPT DEBUG); and what its read events read and write: its parsers, the partial batch,
-    its state flags, byte counts and output queue, its transport and propagation overrides."""
+    its state flags, byte counts and output queue, its transport and propagation overrides; and its
+    transaction's state, which MULTI, EXEC and the fast loop's queueing read and write."""
 
     __slots__ = ("server", "db", "dbid", "resp", "enc", "tracking", "last_argv", "last_cmd", "user", "lua_debug",
                  "exact", "reader", "_raw", "_raw_done", "_base", "_base_done", "_gets", "_has_data", "_feed",
                  "running", "transport", "prop_argv", "prop_force", "plain", "queueing", "closed", "blocked",
                  "close_after_reply", "obuf_watch", "write_paused", "prop_prevent", "tot_net_in", "tot_net_out",
-                 "out_mark", "woff", "last_interaction", "rb_peak", "rb_size", "obuf")
+                 "out_mark", "woff", "last_interaction", "rb_peak", "rb_size", "obuf",
+                 "multi", "multi_error", "watched", "dirty_cas", "in_exec", "exec_view", "exec_resume", "plain_epoch")

@@ -5,9 +5,12 @@
 # (a Spark sink's transaction queues thousands).  Its client and server are typed as their field
 # bases (server/base/fields.pxd), the queued command as the Command extension type.  exec_ is
 # registered with command() after its definition because a cpdef function takes no decorator.
+# MULTI's and EXEC's changes of the client's transaction state (client.pxd) and EXEC's reply
+# (R.array, reply.pxd) are C calls too.
 cimport cython
+from raxdb.protocol cimport reply as R
 from raxdb.server.base.fields cimport ClientFields, ServerFields
-from raxdb.server.net.client cimport call_command
+from raxdb.server.net.client cimport call_command, enter_exec, enter_multi, leave_exec
 from raxdb.server.table.registry cimport Command
 
 

@@ -21,7 +21,7 @@ from raxdb.protocol import reply as R
 from raxdb.server.base.errors import CommandError
 from raxdb.server.conn import lifecycle
 from raxdb.server.events import watch
-from raxdb.server.net.client import call_command
+from raxdb.server.net.client import call_command, enter_exec, enter_multi, leave_exec
 from raxdb.server.security import acl
 from raxdb.server.table.registry import BLOCKED, command
 
@@ -32,7 +32,7 @@ EXECABORT = "EXECABORT Transaction discarded because of previous errors."
 def multi(c, argv):
     if c.multi is not None:
         raise CommandError("ERR MULTI calls can not be nested")
-    c.enter_multi()
+    enter_multi(c)
     return R.OK
 
 
@@ -59,8 +59,7 @@ def exec_(c, argv):
     # made by a queued command, shows flags=x, multi=<queued>, cmd=exec (c.exec_view).
     if c.watched:  # (a call into interpreted code otherwise, per transaction)
         watch.unwatch_all(c)
-    c.woff = c.write_offset()  # a WAIT inside counts acknowledgements of what came before EXEC
-    c.enter_exec(argv, queue)
+    enter_exec(c, argv, queue)
     srv = c.server
     replies = []
     try:
@@ -77,7 +76,7 @@ def exec_(c, argv):
                 r = c.enc.null_array
             replies.append(r)
     finally:
-        c.leave_exec()
+        leave_exec(c)
     return R.array(replies)
 
 

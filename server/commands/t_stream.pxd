@@ -11,6 +11,7 @@ cimport cython
 from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.events.keyaccess cimport lookup_read, modified, notify
 from raxdb.storage.keyspace cimport Database
+from raxdb.storage.listpack cimport string_to_int
 from raxdb.storage.stream cimport Stream
 
 
@@ -20,6 +21,10 @@ from raxdb.storage.stream cimport Stream
 cpdef xadd(ClientFields c, argv)
 
 cdef unsigned long long _SEQ_MAX
+
+# The one ID parser (every command that reads an ID): a C call from XADD and the other handlers,
+# its canonical `ms-seq` and `ms` read by listpack's string_to_int as C calls.
+cpdef tuple _parse_id(arg, missing_seq, bint strict, bint seq_star)
 
 cdef list _SEQ_TAILS, _reply_heads
 

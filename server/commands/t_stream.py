@@ -100,33 +100,42 @@ def parse_id(arg: bytes, missing_seq: int = 0, strict: bool = False) -> int:
     return v[0]
 
 
-def _parse_id(arg: bytes, missing_seq: int, strict: bool, seq_star: bool) -> tuple[int, bool]:
-    """(id, seq_given); seq_star accepts XADD's `ms-*` (seq_given False)."""
-    if arg.isdigit() and len(arg) < 20 and (arg[0] != 48 or len(arg) == 1):
-        return (int(arg) << 64) | missing_seq, True  # the common `ms`
-    ms_part, dash, seq_part = arg.partition(b"-")
-    if (dash and ms_part.isdigit() and seq_part.isdigit() and len(ms_part) < 20 and len(seq_part) < 20
-            and (ms_part[0] != 48 or len(ms_part) == 1) and (seq_part[0] != 48 or len(seq_part) == 1)):
-        return (int(ms_part) << 64) | int(seq_part), True  # the common `ms-seq`
+def _parse_id(arg: bytes, missing_seq: int, strict: bool, seq_star: bool) -> tuple[int, bool, bool]:
+    """(id, seq_given, canonical); seq_star accepts XADD's `ms-*` (seq_given False).  `canonical`:
+    the argument is `ms-seq` written as Redis writes IDs (each part an int64's canonical decimal, as
+    a Spark sink's id column has them), so XADD may reply with the argument itself."""
+    # The common spellings first, read by listpack's C-loop string_to_int (int() of a bytes part
+    # costs ~850 instructions for 13 digits): `ms-seq` and `ms`, canonical.  Anything else (leading
+    # zeros, signs, spaces, a NUL, u64 parts past int64, `-`, `+`, `ms-*`) takes Redis's rules below.
+    if arg[:1].isdigit():
+        ms_part, dash, seq_part = arg.partition(b"-")
+        ms = string_to_int(ms_part)
+        if ms is not None:
+            if not dash:
+                return (ms << 64) | missing_seq, True, False
+            if seq_part[:1].isdigit():
+                seq = string_to_int(seq_part)
+                if seq is not None:
+                    return (ms << 64) | seq, True, True
     if len(arg) > 127:
         raise CommandError(INVALID_ID)
     arg = c_str(arg)  # the C parser stops at a NUL
     if arg == b"-" or arg == b"+":
         if strict:
             raise CommandError(INVALID_ID)
-        return (0 if arg == b"-" else MAX_ID), True
+        return (0 if arg == b"-" else MAX_ID), True, False
     ms_part, dash, seq_part = arg.partition(b"-")
     ms = _string2ull(ms_part)
     if ms is None:
         raise CommandError(INVALID_ID)
     if not dash:
-        return (ms << 64) | missing_seq, True
+        return (ms << 64) | missing_seq, True, False
     if seq_star and seq_part == b"*":
-        return ms << 64, False
+        return ms << 64, False, False
     seq = _string2ull(seq_part)
     if seq is None:
         raise CommandError(INVALID_ID)
-    return (ms << 64) | seq, True
+    return (ms << 64) | seq, True, False
 
 
 def parse_interval(arg: bytes, missing_seq: int, start: bool) -> int:
@@ -253,7 +262,7 @@ def parse_add_trim(c, argv: list[bytes], xadd: bool) -> TrimArgs:
         elif xadd and low == b"nomkstream":
             a.nomkstream = True
         elif xadd:
-            a.id, a.seq_given = _parse_id(opt, 0, True, True)
+            a.id, a.seq_given, _ = _parse_id(opt, 0, True, True)
             a.id_given = True
             break
         else:
@@ -303,13 +312,17 @@ def xadd(c, argv):
     elif head[:1].isdigit():  # an ID straight after the key (no option starts with a digit)
         pos = 3
         auto = False
-        given, seq_given, text = _given_id(head)
+        given, seq_given, canonical = _parse_id(head, 0, True, True)
+        if canonical:
+            text = head
     elif argv[2:5] == _capped[0] and len(argv) > 5 and (argv[5] == b"*" or argv[5][:1].isdigit()):
         pos = 6
         maxlen = _capped[1]
         auto = argv[5] == b"*"
         if not auto:
-            given, seq_given, text = _given_id(argv[5])
+            given, seq_given, canonical = _parse_id(argv[5], 0, True, True)
+            if canonical:
+                text = argv[5]
     else:
         a = parse_add_trim(c, argv, True)
         pos = a.idpos + 1
@@ -383,21 +396,6 @@ def xadd(c, argv):
     if text is not None:
         return R.bulk(text)
     return _id_reply(ms, seq)
-
-
-def _given_id(arg: bytes) -> tuple[int, bool, bytes | None]:
-    """(ID, seq_given, arg or None) of an ID argument of XADD: arg when it is `ms-seq` written as
-    Redis writes IDs (each part an int64's canonical decimal: the sink's id column), parsed by
-    listpack's C-loop string_to_int and replied as it came; else _parse_id's (ID, seq_given)."""
-    ms_part, dash, seq_part = arg.partition(b"-")
-    if dash and ms_part[:1].isdigit() and seq_part[:1].isdigit():
-        ms = string_to_int(ms_part)
-        if ms is not None:
-            seq = string_to_int(seq_part)
-            if seq is not None:
-                return (ms << 64) | seq, True, arg
-    v, seq_given = _parse_id(arg, 0, True, True)
-    return v, seq_given, None
 
 
 command("xadd")(xadd)  # not a decorator: compiled, xadd is a cpdef function (t_stream.pxd)

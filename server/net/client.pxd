@@ -1,7 +1,9 @@
 # Declarations for compiling client.py with Cython (setup.py); the interpreter never reads this.
 #
 # The fast loop's command is typed as the Command extension type (server/table/registry.pxd),
-# so its reads of calls, sampled and proc, its arity test and its count of the call, are C-level.
+# so its reads of calls, sampled and proc, its arity test and its count of the call, are C-level;
+# its flags (propagating, latency tracking, the branch after a command) are C truth values, tested
+# per command without a call of PyObject_IsTrue.
 # `call_command` (Client.call's body) is cpdef with its command typed the same way: the scripting
 # engine (engine.pxd) cimports it and calls it from C for every redis.call.  Its client and server
 # are typed as the field bases of Client and Server (server/base/fields.pxd): the fields it reads
@@ -33,7 +35,8 @@ cdef inline long long perf_clock_ns() noexcept nogil:  # time.perf_counter_ns
 
 
 @cython.locals(cmd=Command, last=Command, calls=cython.longlong, sample=cython.longlong, srv=ServerFields,
-               ready=dict, dispatch=dict, t0=cython.longlong, dt=cython.longlong, nbase=Py_ssize_t)
+               ready=dict, dispatch=dict, t0=cython.longlong, dt=cython.longlong, nbase=Py_ssize_t,
+               done=Py_ssize_t, clean=cython.bint, track=cython.bint, prop=cython.bint, extra=cython.bint)
 cpdef _run_fast(ClientFields c, list out, long long t_prev, base, base_done, Py_ssize_t fed)
 
 
@@ -68,3 +71,10 @@ cpdef queue_output(ClientFields c, data)
 @cython.locals(srv=ServerFields, calls=cython.longlong, timed=cython.bint, start=cython.longlong,
                dt=cython.longlong)
 cpdef call_command(ClientFields c, Command cmd, argv, t0, bint log_slow)
+
+
+# A transaction's state changes (MULTI, EXEC): cimported by t_multi.pxd, C calls there.
+cpdef enter_multi(ClientFields c)
+cpdef enter_exec(ClientFields c, argv, list queue)
+cpdef leave_exec(ClientFields c)
+cpdef write_offset(ClientFields c)

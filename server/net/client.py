@@ -134,10 +134,9 @@ _refuses, _account = evict.refuses, evict.account
 
 class Client(ClientFields, asyncio.Protocol, _Declared):
     # the fields the command calls and the read event use are ClientFields's (server/base/fields.py)
-    __slots__ = ("id", "name", "lib_name", "lib_ver", "authenticated", "multi",
-                 "multi_error", "watched", "dirty_cas", "channels", "patterns", "shard_channels",
+    __slots__ = ("id", "name", "lib_name", "lib_ver", "authenticated", "channels", "patterns", "shard_channels",
                  "ctime", "addr", "laddr", "disconnected", "reply_mode", "is_monitor",
-                 "no_evict", "no_touch", "in_exec", "exec_view", "exec_resume", "plain_epoch", "is_script", "block_state",
+                 "no_evict", "no_touch", "is_script", "block_state",
                  "fd", "kill_reason", "obuf_soft_since", "prop_targets", "replica",
                  "unix_socket", "mem_noted", "qb_alloc", "qb_in", "qb_visit_in",
                  "rb_reset", "_partial_scan", "obuf_pending", "cluster_flags")
@@ -275,37 +274,6 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         if self.exact is not None:
             self.exact.auth_required = not self.authenticated
         self.plain_epoch += 1
-
-    def enter_multi(self) -> None:
-        """MULTI: an empty queue.  Only `multi` changed, and `plain` is kept current, so
-        update_plain's result is `plain` and `queueing` trading places."""
-        self.multi = []
-        self.multi_error = False
-        self.queueing = self.plain
-        self.plain = False
-
-    def enter_exec(self, argv: list[bytes], queue: list) -> None:
-        """EXEC starts running `queue`: the client leaves MULTI (so the queued commands run rather
-        than queue) and is in EXEC, where update_plain's result is neither `plain` nor `queueing`
-        (nothing else changed since it was last current)."""
-        self.exec_resume = (self.queueing, self.plain_epoch)
-        self.multi = None
-        self.multi_error = False
-        self.in_exec = True
-        self.exec_view = (argv, queue)
-        self.plain = self.queueing = False
-
-    def leave_exec(self) -> None:
-        """EXEC is over.  Unless a queued command changed something update_plain reads (which runs
-        it: the epoch moved), `plain` is what `queueing` was before EXEC: only `multi` and
-        `in_exec` differ, and neither is set now."""
-        was_queueing, epoch = self.exec_resume
-        self.in_exec = False
-        self.exec_view = None
-        if epoch == self.plain_epoch:
-            self.plain = was_queueing
-        else:
-            self.update_plain()
 
     def select(self, dbid: int) -> None:
         self.dbid = dbid
@@ -553,9 +521,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         clients' writes since then are not the client's to wait for, and a fresh connection waits
         for nothing).  EXEC notes it once before its commands run, as Redis's woff stays what it
         was before EXEC."""
-        if self.in_exec or not self.running:
-            return self.woff
-        return self.server.repl.master_repl_offset
+        return write_offset(self)
 
     def partial_args(self) -> tuple[int, int]:
         """(bytes, count) of the arguments of a command still being received that hiredis has
@@ -1113,6 +1079,54 @@ def call_command(c: Client, cmd: CommandEntry, argv: list[bytes], t0: int | None
     if srv.maxmemory:
         evict.account(c, cmd, argv)
     return r
+
+
+# ---- a transaction's state (MULTI, EXEC) ------------------------------------------------------
+# Module functions, cpdef compiled (client.pxd) and cimported by server/commands/t_multi.py, so that
+# MULTI and EXEC reach them as C calls: as Client methods each cost a Python method call and its
+# argument parsing (~500-1,300 instructions; three per transaction, four with MULTI's).
+
+def enter_multi(c: Client) -> None:
+    """MULTI: an empty queue.  Only `multi` changed, and `plain` is kept current, so
+    update_plain's result is `plain` and `queueing` trading places."""
+    c.multi = []
+    c.multi_error = False
+    c.queueing = c.plain
+    c.plain = False
+
+
+def enter_exec(c: Client, argv: list[bytes], queue: list) -> None:
+    """EXEC starts running `queue`: the client leaves MULTI (so the queued commands run rather
+    than queue) and is in EXEC, where update_plain's result is neither `plain` nor `queueing`
+    (nothing else changed since it was last current).  Its `woff` is noted first: a WAIT inside
+    counts acknowledgements of what came before EXEC."""
+    c.woff = write_offset(c)
+    c.exec_resume = (c.queueing, c.plain_epoch)
+    c.multi = None
+    c.multi_error = False
+    c.in_exec = True
+    c.exec_view = (argv, queue)
+    c.plain = c.queueing = False
+
+
+def leave_exec(c: Client) -> None:
+    """EXEC is over.  Unless a queued command changed something update_plain reads (which runs
+    it: the epoch moved), `plain` is what `queueing` was before EXEC: only `multi` and
+    `in_exec` differ, and neither is set now."""
+    was_queueing, epoch = c.exec_resume
+    c.in_exec = False
+    c.exec_view = None
+    if epoch == c.plain_epoch:
+        c.plain = was_queueing
+    else:
+        c.update_plain()
+
+
+def write_offset(c: Client) -> int:
+    """Client.write_offset's body (see there)."""
+    if c.in_exec or not c.running:
+        return c.woff
+    return c.server.repl.master_repl_offset
 
 
 def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray, base_done: int,
