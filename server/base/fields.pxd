@@ -66,3 +66,6 @@ cdef class ClientFields:
     cdef public bint plain, queueing, closed, blocked, close_after_reply, obuf_watch, write_paused, prop_prevent
     cdef public long long tot_net_in, tot_net_out, out_mark, woff, last_interaction, rb_peak, rb_size
     cdef public list obuf  # typed: its truth test, length and append are C
+    # what a Pub/Sub delivery's output limit check reads (server/conn/obuf.py's check_delivery)
+    cdef public long long obuf_soft_since
+    cdef public object replica

@@ -75,4 +75,4 @@ class ClientFields:
                  "exact", "reader", "_raw", "_raw_done", "_base", "_base_done", "_gets", "_has_data", "_feed",
                  "running", "transport", "prop_argv", "prop_force", "plain", "queueing", "closed", "blocked",
                  "close_after_reply", "obuf_watch", "write_paused", "prop_prevent", "tot_net_in", "tot_net_out",
-                 "out_mark", "woff", "last_interaction", "rb_peak", "rb_size", "obuf")
+                 "out_mark", "woff", "last_interaction", "rb_peak", "rb_size", "obuf", "obuf_soft_since", "replica")
