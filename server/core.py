@@ -107,7 +107,7 @@ class Server(ServerFields, _Declared):
         self.pending_writes: list[interfaces.Client] = []
         self.call_soon: Callable[[Callable[[], Any]], Any] = _run_now
         # Pub/Sub delivery of one message to a channel's subscribers (server/events/pubsub.py)
-        self.fan_out: Callable[[dict[Any, None], bytes], None] = fan_out  # type: ignore[assignment]
+        self.fan_out: Callable[[dict[Any, None], bytes], None] = fan_out
         self.listeners: list[asyncio.base_events.Server] = []  # TCP: CONFIG SET port / bind replace them
         self.unix_listener: asyncio.base_events.Server | None = None  # `unixsocket` (server/net/unixsocket.py)
         self.tls_listeners: list[asyncio.base_events.Server] = []  # `tls-port` (server/net/tls.py)
