@@ -75,6 +75,11 @@ WORKLOADS: dict[str, list[bytes]] = {
        for name in ("HGETALL_100", "ZRANGE_100_WS", "ZRANGEBYSCORE_100", "SMEMBERS_100", "SINTER_100",
                     "SUNION_100", "LRANGE_600")},
     "SET_1M": [b"SET", b"key:big", collection_workloads.VALUE_1M],
+    # large values (as redis-benchmark -d 10000 and GET of the prepared 10 KB key)
+    "SET_10K": [b"SET", b"key:10k", collection_workloads.VALUE_10K],
+    "GET_10K": [b"GET", b"big:10k"],
+    # PUBLISH to SUBSCRIBERS subscriber clients (their transports count writes: `fan_out_run`)
+    "PUBLISH_100": [a.encode() for a in collection_workloads.WORKLOADS["PUBLISH_100"][1:]],
 }
 # Workloads of several commands sent as one block, counted per unit: (the block's commands, units
 # in a block).  MULTI_EXEC is bench/collection_workloads.py's block, counted per block; SINK_TX is
@@ -98,6 +103,7 @@ SEQUENTIAL = {"XADD_ID", "XADD_ID_CAPPED"}
 SEQUENTIAL_MIN = 20_000
 # Commands per timed run where the default 100,000 would take minutes (a GEOSEARCH walks ~1,700 points).
 COMMANDS = {"GEOSEARCH_10": 5_000}
+OWN_DATA = {"SET_10K", "GET_10K", "PUBLISH_100"}  # collection_workloads rows that read none of its collections
 COLLECTIONS = {b"coll:list", b"coll:hash", b"coll:zset", b"coll:set", b"coll:set2"}
 # What one read event brings at most (uvloop reads into a buffer of this size): a 1 MB request
 # arrives in several reads, as it does from a socket.
@@ -118,6 +124,44 @@ class StubTransport:
 
     def close(self) -> None:
         pass
+
+
+class CountingTransport(StubTransport):
+    """A subscriber's transport: keeps every write (a list, C-level appends) so a run can say how
+    many writes a PUBLISH cost, and never holds output (get_write_buffer_size is `int`: 0)."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.write = self.writes.append
+        self.get_write_buffer_size = int
+
+
+SUBSCRIBERS = 100
+WRITES: dict[str, float] = {}  # PUBLISH_100: subscriber writes per command of the last run
+
+
+def fan_out_run(c: Client, pipeline: int, chunks: list[bytes], n: int) -> float:
+    """PUBLISH_100: SUBSCRIBERS clients subscribed to the channel, and the end-of-iteration flush
+    deferred as the live server's loop defers it (call_soon), run after each read event: a batch
+    of `pipeline` PUBLISHes, then one flush of every subscriber's output."""
+    srv = c.server
+    subs = []
+    for _ in range(SUBSCRIBERS):
+        s = Client(srv)
+        s.connection_made(CountingTransport())  # type: ignore[arg-type]
+        s.data_received(encode_command([b"SUBSCRIBE", WORKLOADS["PUBLISH_100"][1]]))
+        s.transport.writes.clear()
+        subs.append(s)
+    calls: list = []
+    srv.call_soon = calls.append
+    t = time.process_time()
+    for i in range(n):
+        c.data_received(chunks[i % len(chunks)])
+        while calls:
+            calls.pop()()
+    dt = time.process_time() - t
+    WRITES["PUBLISH_100"] = sum(len(s.transport.writes) for s in subs) / (n * pipeline)
+    return dt / (n * pipeline) * 1e6
 
 
 def batches(name: str, pipeline: int, rnd: random.Random) -> list[bytes]:
@@ -231,8 +275,10 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, 
         fill_xint(c)
     elif name == "GEOSEARCH_10":
         fill_collections(c, {b"geo:pts"})
-    elif name in collection_workloads.WORKLOADS:
+    elif name in collection_workloads.WORKLOADS and name not in OWN_DATA:
         fill_collections(c)
+    if name == "GET_10K":
+        c.db.add(b"big:10k", collection_workloads.VALUE_10K)
     chunks = (sequential_batches(name, pipeline, max(commands, SEQUENTIAL_MIN)) if name in SEQUENTIAL
               else batches(name, pipeline, random.Random(1)))
     units = pipeline * (BLOCKS[name][1] if name in BLOCKS else 1)  # per batch
@@ -245,6 +291,8 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, 
                 c.data_received(part)
         return (time.process_time() - t) / (n * units) * 1e6
     n = max(1, commands // units)
+    if name == "PUBLISH_100":
+        return fan_out_run(c, pipeline, chunks, n)
     t = time.process_time()
     for i in range(n):
         c.data_received(chunks[i % len(chunks)])
@@ -272,7 +320,8 @@ def main() -> None:
         for p in (1, 16):
             us = min(run(name, p, COMMANDS.get(name, 100_000)) for _ in range(3))
             unit = "entry" if name == "SINK_TX" else "block" if name in BLOCKS else "command"
-            print(f"{name:10s} -P {p:2d}: {us:.3f} us/{unit}", flush=True)
+            writes = f" ({WRITES[name]:.1f} subscriber writes/command)" if name in WRITES else ""
+            print(f"{name:10s} -P {p:2d}: {us:.3f} us/{unit}{writes}", flush=True)
 
 
 if __name__ == "__main__":

@@ -316,7 +316,8 @@ class RequestParser:
                 if len(buf) - pos > self.qbuf_limit:
                     raise QueryBufferExceeded
                 if ll >= BIG_ARG:  # the rest of it held as it comes (see _big)
-                    self._big = [bytes(buf[pos:])]
+                    with memoryview(buf) as view:  # one copy (bytes() of a slice made two)
+                        self._big = [view[pos:].tobytes()]
                     self._big_have = len(buf) - pos
                     buf.clear()  # everything before `pos` is parsed
                     self.pos = 0

@@ -47,7 +47,7 @@ from raxdb.server.memory.lru import attach as attach_keyspace
 from raxdb.server.net import blocking, tls, unixsocket
 from raxdb.server.net.blocking import attach as attach_blocking
 from raxdb.server.net.blocking import handle_ready_keys
-from raxdb.server.net.client import Client, flush_clients
+from raxdb.server.net.client import Client, fan_out, flush_clients
 from raxdb.server.net.migratecache import close_idle
 from raxdb.server.persistence import aofload, loading
 from raxdb.server.persistence.aof import AOF
@@ -109,6 +109,8 @@ class Server(ServerFields, _Declared):
         # running loop (in-process harnesses) the flush runs at once.
         self.pending_writes: list[interfaces.Client] = []
         self.call_soon: Callable[[Callable[[], Any]], Any] = _run_now
+        # Pub/Sub delivery of one message to a channel's subscribers (server/events/pubsub.py)
+        self.fan_out: Callable[[dict[Any, None], bytes], None] = fan_out
         self.listeners: list[asyncio.base_events.Server] = []  # TCP: CONFIG SET port / bind replace them
         self.unix_listener: asyncio.base_events.Server | None = None  # `unixsocket` (server/net/unixsocket.py)
         self.tls_listeners: list[asyncio.base_events.Server] = []  # `tls-port` (server/net/tls.py)

@@ -32,6 +32,7 @@ HOT_MODULES = (
     "raxdb.server.base.errors",
     "raxdb.server.base.fields",
     "raxdb.server.base.numparse",
+    "raxdb.server.conn.obuf",
     "raxdb.server.net.client",
     "raxdb.server.table.registry",
     "raxdb.server.table.args",

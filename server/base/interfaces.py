@@ -328,6 +328,9 @@ class Server(Protocol):
     script_deny_disabled: bool
     quicklist_packed_threshold: int
 
+    # a Pub/Sub message to these subscribers: the frame's body, without its type byte (net/client.py)
+    fan_out: Callable[[dict[Client, None], bytes], None]
+
     def flush_writes(self) -> None: ...
     def cluster_before_sleep(self) -> None: ...
     def aof_synced(self) -> None: ...  # WAITAOF: the AOF's fsynced offset taken, its waiting clients served

@@ -10,9 +10,10 @@ In cluster mode the registry also indexes the shard channels by hash slot (`by_s
 server/cluster/pubsub.py; None otherwise), as Redis's slots_to_channels does, so that a node that
 loses a slot finds that slot's channels without scanning them all.
 
-Delivery writes each message straight to the subscriber's transport (the subscriber is not the
-client being served, so nothing of its own is pending).  A message is encoded once per protocol:
-RESP2 arrays and RESP3 push frames differ only in the first byte.
+Delivery queues each message for the subscriber's end-of-iteration flush, one write per subscriber
+per loop iteration however many messages reach it, as Redis's beforeSleep writes.  A message is
+encoded once per protocol (RESP2 arrays and RESP3 push frames differ only in the first byte) and
+the per-subscriber loop is the client layer's (`Server.fan_out`, compiled in server/net/client.py).
 
 Slow subscribers: after each delivery the subscriber's unsent output is checked against
 client-output-buffer-limit for the pubsub class (server/conn/obuf.py), so a subscriber that does not
@@ -24,7 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from raxdb.protocol import reply as R
-from raxdb.server.conn import lifecycle, obuf
+from raxdb.server.conn import lifecycle
 from raxdb.storage.glob import compile_glob
 from raxdb.storage.slots import key_hash_slot
 
@@ -168,25 +169,10 @@ def has_subscribers(server: Server) -> bool:
 
 
 def _fan_out(server: Server, subs: dict[Client, None], body: bytes) -> None:
-    """`body` is a frame without its type byte: '*' for RESP2 subscribers, '>' for RESP3."""
-    resp2 = resp3 = None
-    for c in tuple(subs):
-        if c.resp == 3:
-            if resp3 is None:
-                resp3 = b">" + body
-            deliver(server, c, resp3)
-        else:
-            if resp2 is None:
-                resp2 = b"*" + body
-            deliver(server, c, resp2)
-
-
-def deliver(server: Server, c: Client, data: bytes) -> None:
-    """Write `data` to a subscriber and enforce its output buffer limits (server/conn/obuf.py)."""
-    if c.closed:
-        return
-    c.write(data)
-    obuf.check_delivery(c)
+    """`body` is a frame without its type byte: '*' for RESP2 subscribers, '>' for RESP3.  Each
+    subscriber's copy is queued and its output buffer limits checked (server/conn/obuf.py) by the
+    client layer's compiled loop (Server.fan_out)."""
+    server.fan_out(subs, body)
 
 
 # ---- introspection (PUBSUB, INFO, CLIENT LIST) ------------------------------------------------

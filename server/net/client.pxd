@@ -68,6 +68,14 @@ cpdef flush_clients(list clients)
 cpdef queue_output(ClientFields c, data)
 
 
+@cython.locals(srv=ServerFields)
+cpdef write_out(ClientFields c, data)
+
+
+@cython.locals(c=ClientFields)
+cpdef fan_out(dict subs, bytes body)
+
+
 @cython.locals(srv=ServerFields, calls=cython.longlong, timed=cython.bint, start=cython.longlong,
                dt=cython.longlong)
 cpdef call_command(ClientFields c, Command cmd, argv, t0, bint log_slow)

@@ -137,7 +137,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
     __slots__ = ("id", "name", "lib_name", "lib_ver", "authenticated", "channels", "patterns", "shard_channels",
                  "ctime", "addr", "laddr", "disconnected", "reply_mode", "is_monitor",
                  "no_evict", "no_touch", "is_script", "block_state",
-                 "fd", "kill_reason", "obuf_soft_since", "prop_targets", "replica",
+                 "fd", "kill_reason", "prop_targets",
                  "unix_socket", "mem_noted", "qb_alloc", "qb_in", "qb_visit_in",
                  "rb_reset", "_partial_scan", "obuf_pending", "cluster_flags")
 
@@ -403,14 +403,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
 
     def write(self, data: bytes) -> None:
         """Out-of-band output (pub/sub messages, MONITOR lines, served blocked clients)."""
-        if self.closed or self.transport is None or not data:
-            return
-        if self.running is not None:
-            self.running.append(data)
-            return
-        queue_output(self, data)
-        if self.server.client_evict_limit:
-            _clienteviction.changed(self)
+        write_out(self, data)
 
     def obuf_reached(self, out: list[bytes] | None, extra: int = 0) -> bool:
         """After one command of a client whose class has an output limit: drop it if the limit is
@@ -941,7 +934,20 @@ def read_event(c: Client, data: bytes) -> None:
     n = len(data)
     c.tot_net_in += n
     if n >= 32768:  # clientbufs.BIG, as a literal: a read that may bring a big argument
-        _clientbufs.big_read(c, data)
+        if (_clientbufs.big_read(c, data) and c.exact is None and c._raw is None and data[0] == 42
+                and not c.blocked and not c.closed):
+            # a big argument starts arriving: to the exact parser at once, which holds it as it
+            # comes and joins it once (fed to hiredis first, the read was copied into hiredis's
+            # buffer in FEED_SLICE pieces, into `_raw`, into the parser's buffer, and scanned for
+            # frame markers five times)
+            c._enter_exact(data, 0)
+            c.process()
+            _clientbufs.partial_read(c)  # the query buffer's room for the rest of it
+            if srv.client_evict_limit:
+                _clienteviction.changed(c)
+            elif srv.maxmemory:
+                _clienteviction.note_if_noting(c)
+            return
     # `43 in data` (not b"+"): an int operand goes straight to memchr, while a bytes operand
     # makes CPython try int conversion first and raise internally (~1,700 instructions).
     if (c.exact is None and c._raw is None and data[0] == 42 and not c.blocked
@@ -1020,6 +1026,40 @@ def queue_output(c: Client, data: bytes) -> None:
         pending.append(c)
         if len(pending) == 1:
             srv.call_soon(srv.flush_writes)
+
+
+def write_out(c: Client, data: bytes) -> None:
+    """Client.write's body: out-of-band output, queued (or, while the client runs a command of
+    its own, added to that read event's replies)."""
+    if c.closed or c.transport is None or not data:
+        return
+    if c.running is not None:
+        c.running.append(data)
+        return
+    queue_output(c, data)
+    if c.server.client_evict_limit:
+        _clienteviction.changed(c)
+
+
+def fan_out(subs: dict[Client, None], body: bytes) -> None:
+    """A Pub/Sub message to each of `subs` (server/events/pubsub.py; Server.fan_out): `body` is the
+    frame without its type byte, made once with '*' for the RESP2 subscribers and once with '>' (a
+    push) for the RESP3 ones.  Per subscriber only the queueing for the end-of-iteration flush
+    (one write per subscriber per loop iteration, as Redis's beforeSleep) and the output buffer
+    limit check (obuf.check_delivery), in a compiled loop over C fields."""
+    resp2 = resp3 = None
+    for c in tuple(subs):  # a subscriber dropped for its limit leaves `subs`
+        if c.closed:
+            continue
+        if c.resp == 3:
+            if resp3 is None:
+                resp3 = b">" + body
+            write_out(c, resp3)
+        else:
+            if resp2 is None:
+                resp2 = b"*" + body
+            write_out(c, resp2)
+        _obuf.check_delivery(c)
 
 
 def call_command(c: Client, cmd: CommandEntry, argv: list[bytes], t0: int | None, log_slow: bool) -> Any:

@@ -463,3 +463,19 @@ def test_other_clients_unaffected_by_protocol_error(raxdb):
     assert good.call("PING") == b"+PONG\r\n"
     good.close()
     bad.close()
+
+
+@pytest.mark.parametrize("cut", [40_000, 150_000])
+def test_big_argument_arriving_behind_small_commands(diff2, cut):
+    """A read that starts a big argument (handed to the exact parser at once) with commands before
+    and after it in the same reads, and a value whose bytes only look like big bulk headers."""
+    big = b"v" * 300_000
+    fake = b"x$123456789\r\n" * 4000  # 52 KB of what reads as headers of 123 MB arguments
+    cmds = [["SET", "a", "1"], [b"SET", b"big", big], ["GET", "a"], [b"SET", b"fake", fake], ["STRLEN", "big"],
+            ["GET", "fake"], ["GETRANGE", "big", "299990", "-1"]]
+    data = b"".join(encode_command(cmd) for cmd in cmds)
+    for conn in (diff2.ours, diff2.theirs):
+        for i in range(0, len(data), cut):
+            conn.send(data[i:i + cut])
+    for _ in cmds:
+        assert diff2.ours.read_frame() == diff2.theirs.read_frame()
