@@ -233,7 +233,7 @@ def zadd_scored(c, key: bytes, scores: list[float], members: list[bytes], flags:
         raise CommandError(WRONGTYPE)
     else:
         zs = v
-    max_entries, max_value = listpack_limits(c)
+    max_entries, max_value = c.server.config.zset_max_listpack  # listpack_limits, inline
     added = updated = 0
     processed = False
     score = 0.0
@@ -252,9 +252,8 @@ def zadd_scored(c, key: bytes, scores: list[float], members: list[bytes], flags:
         if not len(zs):
             db.delete(key)
         if added or updated:
-            modified(c, key)
+            written(c, key, NOTIFY_ZSET, "zincr" if incr else "zadd")
             c.server.dirty += added + updated - 1
-            notify(c, NOTIFY_ZSET, "zincr" if incr else "zadd", key)
     if incr:
         return c.enc.double(score) if processed else c.enc.null
     return R.integer(added + updated if ch else added)
