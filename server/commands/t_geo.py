@@ -21,12 +21,12 @@ from raxdb.server.base.errors import SYNTAX, CommandError
 from raxdb.server.commands import t_zset
 from raxdb.server.commands.longdouble import format_human, of_double
 from raxdb.server.commands.pqsort import first_by_key
-from raxdb.server.commands.t_zset import get_zset, parse_score
+from raxdb.server.commands.t_zset import get_zset, parse_score, zadd_scored
 from raxdb.server.events import propagate
 from raxdb.server.table.args import maybe_int
 from raxdb.server.table.registry import command
 from raxdb.storage import geohash as gh
-from raxdb.storage.geohash import Shape
+from raxdb.storage.geohash import Shape, score_of
 from raxdb.storage.zset import IN_NX, IN_XX, ScoreRange, ZSet
 
 _DISTANCE = itemgetter(2)  # of a found point (lon, lat, distance, score, member)
@@ -95,7 +95,6 @@ def _coord(c, d: float) -> bytes:
 
 
 # ---- GEOADD / GEOPOS / GEODIST / GEOHASH ---------------------------------------------------------
-@command("geoadd")
 def geoadd(c, argv):
     i = 2
     nx = xx = ch = False
@@ -117,10 +116,13 @@ def geoadd(c, argv):
     scores = []
     for j in range(i, len(argv), 3):
         lon, lat = _lonlat(argv, j)
-        scores.append(float(gh.score_of(lon, lat)))
+        scores.append(float(score_of(lon, lat)))
     members = argv[i + 2::3]
     propagate.rewrite_geoadd(c, argv[1:i], scores, members)
-    return t_zset.zadd_scored(c, argv[1], scores, members, (IN_NX if nx else 0) | (IN_XX if xx else 0), ch)
+    return zadd_scored(c, argv[1], scores, members, (IN_NX if nx else 0) | (IN_XX if xx else 0), ch)
+
+
+command("geoadd")(geoadd)  # not a decorator: compiled, a cpdef function (t_geo.pxd)
 
 
 @command("geopos")
