@@ -17,6 +17,8 @@ interpreted, the same code runs on Python ints, with `_u64` / `_s64` doing the w
 
 from __future__ import annotations
 
+from typing import Any
+
 try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
     import cython
 except ImportError:  # interpreted without Cython
@@ -147,7 +149,7 @@ def _signed(x: int, bits: int) -> int:
     return _s64(x)
 
 
-def _read(p, length: int, offset: int, bits: int) -> int:
+def _read(p: Any, length: int, offset: int, bits: int) -> int:
     """The unsigned `bits`-wide field at bit `offset` of `p` (`length` bytes; compiled, a C pointer
     to them), as a uint64; bytes past `length` read as 0, as BITFIELD GET's zero-padded copy does."""
     i = offset >> 3
@@ -165,7 +167,7 @@ def _read(p, length: int, offset: int, bits: int) -> int:
         have += 8
 
 
-def _write(p, offset: int, bits: int, value: int) -> None:
+def _write(p: Any, offset: int, bits: int, value: int) -> None:
     """Store the low `bits` bits of the uint64 `value` at bit `offset` of `p` (long enough)."""
     i = offset >> 3
     take = 8 - (offset & 7)  # the field's bits in its first byte

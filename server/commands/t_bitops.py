@@ -298,7 +298,7 @@ def _bitfield(c, argv: list[bytes], readonly_cmd: bool) -> bytes:
         buf = lookup_read(c, key)
         if buf is not None and not is_string(buf):
             raise CommandError(WRONGTYPE)
-    out = []
+    out: list[int | None] = []
     changes = apply_fields(buf, ops, grown, out)
     if changes:
         _signal(c, key)
