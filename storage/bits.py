@@ -1,15 +1,30 @@
 """Bit-level primitives over Redis string values (bytes or bytearray), for the bitmap commands.
 
 Bit numbering is Redis's: bit 0 is the most significant bit of byte 0, so a string reads as one
-big-endian bit array.  Every function works through `int.from_bytes` / `int.to_bytes`, which run at
+big-endian bit array.  The range functions work through `int.from_bytes` / `int.to_bytes`, which run at
 C speed; ranges longer than `_CHUNK` bytes are processed in chunks so that a BITCOUNT or BITPOS over a
 512 MB value never materialises a 512 MB integer.
 
 Callers validate and clamp ranges first: these functions assume in-range, non-empty bit ranges,
-except `get_field`, which reads zeros past the end of the string as Redis's BITFIELD GET does.
+except BITFIELD's, whose reads past the end of the string read zeros as Redis's BITFIELD GET does.
+
+BITFIELD's operations (`apply_fields`) run on 64-bit integers as Redis's bitops.c does: a field is
+read and written byte by byte as a uint64, signed fields are its two's complement int64, and the
+overflow checks reproduce C's wrap-around (including Redis's results for SET values far outside a
+field's range).  Compiled (bits.pxd), these are C integers and the string's bytes a C pointer;
+interpreted, the same code runs on Python ints, with `_u64` / `_s64` doing the wrapping C does.
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
 
 _CHUNK = 1 << 16
 
@@ -92,3 +107,180 @@ def bitwise(op: bytes, sources: list[bytes | bytearray], length: int) -> bytearr
         else:
             acc ^= x
     return bytearray((acc or 0).to_bytes(length, "big"))
+
+
+# ---- BITFIELD ------------------------------------------------------------------------------------
+GET, SET, INCRBY = 0, 1, 2  # operation codes
+WRAP, SAT, FAIL = 0, 1, 2  # OVERFLOW modes
+
+# Every field type in its plain spelling: its width, negative for a signed field ("i8" -> -8,
+# "u4" -> 4): i1..i64 and u1..u63 (a u63 and an i64 both fit an int64 reply).
+FIELD_TYPES = {b"%s%d" % (sign, n): (-n if sign == b"i" else n) for sign, top in ((b"i", 64), (b"u", 63))
+               for n in range(1, top + 1)}
+
+_U64 = (1 << 64) - 1
+_TWO64 = 1 << 64
+# The codes under private names bits.pxd declares C ints (the public names stay module attributes).
+_GET, _INCRBY, _WRAP, _FAIL = GET, INCRBY, WRAP, FAIL
+
+
+def _u64(x: int) -> int:
+    """An int64 as the uint64 of the same bits (a C cast)."""
+    if not cython.compiled:
+        x &= _U64
+    return x
+
+
+def _s64(x: int) -> int:
+    """A uint64 (or any int, wrapped to 64 bits) as the int64 of the same bits (a C cast)."""
+    if not cython.compiled:
+        x &= _U64
+        if x >> 63:
+            return x - _TWO64
+    return x
+
+
+def _signed(x: int, bits: int) -> int:
+    """The low `bits` bits of the uint64 `x` as a signed `bits`-wide integer, sign-extended."""
+    mask = _U64 >> (64 - bits)
+    x &= mask
+    if (x >> (bits - 1)) & 1:
+        x |= _U64 ^ mask
+    return _s64(x)
+
+
+def _read(p: Any, length: int, offset: int, bits: int) -> int:
+    """The unsigned `bits`-wide field at bit `offset` of `p` (`length` bytes; compiled, a C pointer
+    to them), as a uint64; bytes past `length` read as 0, as BITFIELD GET's zero-padded copy does."""
+    i = offset >> 3
+    have = 8 - (offset & 7)  # the field's bits in its first byte
+    x = (p[i] if i < length else 0) & (0xFF >> (offset & 7))
+    if have >= bits:
+        return x >> (have - bits)
+    while True:
+        i += 1
+        byte = p[i] if i < length else 0
+        need = bits - have
+        if need <= 8:
+            return (x << need) | (byte >> (8 - need))
+        x = (x << 8) | byte
+        have += 8
+
+
+def _write(p: Any, offset: int, bits: int, value: int) -> None:
+    """Store the low `bits` bits of the uint64 `value` at bit `offset` of `p` (long enough)."""
+    i = offset >> 3
+    take = 8 - (offset & 7)  # the field's bits in its first byte
+    if take >= bits:
+        shift = take - bits
+        mask = ((1 << bits) - 1) << shift
+        p[i] = (p[i] & ~mask) | ((value << shift) & mask)
+        return
+    rest = bits - take
+    mask = 0xFF >> (offset & 7)
+    p[i] = (p[i] & ~mask) | ((value >> rest) & mask)
+    while rest >= 8:
+        rest -= 8
+        i += 1
+        p[i] = (value >> rest) & 0xFF
+    if rest:
+        i += 1
+        shift = 8 - rest
+        mask = (0xFF << shift) & 0xFF
+        p[i] = (p[i] & ~mask) | ((value << shift) & mask)
+
+
+def _signed_overflow(value: int, incr: int, bits: int, mode: int) -> tuple[int, int]:
+    """checkSignedBitfieldOverflow, with its int64 wrap-around: (overflowed, the wrapped or
+    saturated value), (0, 0) when `value + incr` fits."""
+    hi = _s64(_U64 >> (64 - bits) >> 1)  # (one shift by 65 - bits would be by 64 for an i1: undefined in C)
+    lo = -hi - 1
+    max_incr = _s64(_u64(hi) - _u64(value))
+    min_incr = _s64(_u64(lo) - _u64(value))
+    if value > hi or (bits != 64 and incr > max_incr) or (value >= 0 and incr > 0 and incr > max_incr):
+        limit = hi
+    elif value < lo or (bits != 64 and incr < min_incr) or (value < 0 and incr < 0 and incr < min_incr):
+        limit = lo
+    else:
+        return 0, 0
+    if mode == _WRAP:
+        limit = _signed(_u64(value) + _u64(incr), bits)
+    return 1, limit
+
+
+def _unsigned_overflow(value: int, incr: int, bits: int, mode: int) -> tuple[int, int]:
+    """checkUnsignedBitfieldOverflow: `value` a uint64, `incr` an int64."""
+    hi = _U64 >> (64 - bits)
+    if value > hi or (incr > 0 and incr > _s64(hi - value)):
+        limit = hi
+    elif incr < 0 and incr < _s64(_U64 - value + 1):  # C's int64 of -value
+        limit = 0
+    else:
+        return 0, 0
+    if mode == _WRAP:
+        limit = (value + _u64(incr)) & hi
+    return 1, limit
+
+
+def apply_fields(buf: bytes | bytearray | None, ops: list[tuple[int, int, int, int, int]], grown: bool,
+                 out: list[int | None]) -> int:
+    """Run BITFIELD's operations in order, each (op, width, offset, value, overflow mode) with the
+    width negative for a signed field, on `buf` (None: a missing key, GETs only), which is a
+    bytearray long enough for every SET and INCRBY.  Appends each operation's reply value to `out`
+    (None for one that failed under OVERFLOW FAIL, which writes nothing) and returns the number
+    of changes: the writes that changed a field's value, or every write when `grown` (a string
+    created or lengthened for them)."""
+    length = 0 if buf is None else len(buf)
+    if cython.compiled:
+        if buf is None:
+            p = cython.NULL
+        elif isinstance(buf, bytearray):
+            p = cython.cast(cython.p_uchar, PyByteArray_AS_STRING(buf))  # noqa: F821 (bits.pxd's cimport)
+        else:
+            p = cython.cast(cython.p_uchar, PyBytes_AS_STRING(buf))  # noqa: F821 (bits.pxd's cimport)
+    else:
+        p = buf
+    changes = 0
+    for op, width, offset, value, mode in ops:
+        bits = -width if width < 0 else width
+        old = _read(p, length, offset, bits)
+        if width < 0:
+            s_old = _signed(old, bits)
+            if op == _GET:
+                out.append(s_old)
+                continue
+            if op == _INCRBY:
+                overflowed, s_new = _signed_overflow(s_old, value, bits, mode)
+                if not overflowed:
+                    s_new = s_old + value
+                result = s_new
+            else:
+                overflowed, s_new = _signed_overflow(value, 0, bits, mode)
+                if not overflowed:
+                    s_new = value
+                result = s_old
+            changed = s_old != s_new
+            new = _u64(s_new)
+        else:
+            if op == _GET:
+                out.append(_s64(old))
+                continue
+            if op == _INCRBY:
+                overflowed, new = _unsigned_overflow(old, value, bits, mode)
+                if not overflowed:
+                    new = _u64(old + value)
+                result = _s64(new)
+            else:
+                overflowed, new = _unsigned_overflow(_u64(value), 0, bits, mode)
+                if not overflowed:
+                    new = _u64(value)
+                result = _s64(old)
+            changed = old != new
+        if overflowed and mode == _FAIL:
+            out.append(None)
+            continue
+        out.append(result)
+        _write(p, offset, bits, new)
+        if grown or changed:
+            changes += 1
+    return changes

@@ -20,6 +20,9 @@ cpdef unsigned long long _squeeze(unsigned long long v)
 @cython.locals(lat_offset=cython.double, long_offset=cython.double)
 cpdef unsigned long long encode(double lon, double lat, int step, double lat_min=*, double lat_max=*)
 
+# GEOADD's score of a point (server/commands/t_geo.pxd cimports it).
+cpdef unsigned long long score_of(double lon, double lat)
+
 @cython.locals(ilat=cython.ulonglong, ilon=cython.ulonglong, lat_scale=cython.double, long_scale=cython.double,
                n=cython.double)
 cpdef tuple cell(unsigned long long bits, int step)

@@ -31,9 +31,21 @@ from raxdb.server.events.keyaccess import (
     set_key,
     writable_string,
 )
-from raxdb.server.table.args import INT64_MAX, maybe_int, option_word, to_int
+from raxdb.server.table.args import maybe_int, option_word, to_int
 from raxdb.server.table.registry import command
-from raxdb.storage.bits import bitwise, count_bits, first_bit, get_field, set_field
+from raxdb.storage.bits import (
+    FAIL,
+    FIELD_TYPES,
+    GET,
+    INCRBY,
+    SAT,
+    SET,
+    WRAP,
+    apply_fields,
+    bitwise,
+    count_bits,
+    first_bit,
+)
 
 BIT_OFFSET_ERR = "ERR bit offset is not an integer or out of range"
 BIT_VALUE_ERR = "ERR bit is not an integer or out of range"
@@ -47,10 +59,6 @@ def _s64(x: int) -> int:
     """x wrapped to a signed 64-bit integer, as C arithmetic on int64_t / uint64_t does."""
     x &= _U64
     return x - (1 << 64) if x >> 63 else x
-
-
-def _sign_extend(x: int, bits: int) -> int:
-    return x - (1 << bits) if x >> (bits - 1) else x
 
 
 def bit_offset(c, arg: bytes, field_bits: int = 0) -> int:
@@ -232,20 +240,14 @@ def bitop(c, argv):
 
 
 # ---- BITFIELD -----------------------------------------------------------------------------------
-_GET, _SET, _INCRBY = 0, 1, 2
-_WRAP, _SAT, _FAIL = 0, 1, 2
-_OPS = {b"get": (_GET, 2), b"set": (_SET, 3), b"incrby": (_INCRBY, 3)}
-_OVERFLOWS = {b"wrap": _WRAP, b"sat": _SAT, b"fail": _FAIL}
+_OPS = {b"get": (GET, 2), b"set": (SET, 3), b"incrby": (INCRBY, 3)}
+_OVERFLOWS = {b"wrap": WRAP, b"sat": SAT, b"fail": FAIL}
 
 
-# Every type in its plain spelling, parsed once (an operation reads one); _field_type parses the rest.
-_FIELD_TYPES = {b"%s%d" % (sign, n): (sign == b"i", n) for sign, top in ((b"i", 64), (b"u", 63))
-                for n in range(1, top + 1)}
-
-
-def _field_type(arg: bytes) -> tuple[bool, int]:
-    """getBitfieldTypeFromArgument: "i1".."i64" or "u1".."u63" (the digits end at a NUL, as in C)."""
-    known = _FIELD_TYPES.get(arg)
+def _field_width(arg: bytes) -> int:
+    """getBitfieldTypeFromArgument: "i1".."i64" or "u1".."u63" (the digits end at a NUL, as in C),
+    as bits.apply_fields's width (negative for a signed field)."""
+    known = FIELD_TYPES.get(arg)
     if known is not None:
         return known
     signed = arg[:1] == b"i"
@@ -254,43 +256,12 @@ def _field_type(arg: bytes) -> tuple[bool, int]:
     bits = maybe_int(c_str(arg[1:]))
     if bits is None or bits < 1 or bits > (64 if signed else 63):
         raise CommandError(FIELD_TYPE_ERR)
-    return signed, bits
-
-
-def _signed_overflow(value: int, incr: int, bits: int, mode: int) -> tuple[bool, int]:
-    """checkSignedBitfieldOverflow with its int64 arithmetic: (overflowed, wrapped/saturated)."""
-    hi = INT64_MAX if bits == 64 else (1 << (bits - 1)) - 1
-    lo = -hi - 1
-    max_incr = _s64(hi - value)
-    min_incr = _s64(lo - value)
-    if value > hi or (bits != 64 and incr > max_incr) or (value >= 0 and incr > 0 and incr > max_incr):
-        limit = hi
-    elif value < lo or (bits != 64 and incr < min_incr) or (value < 0 and incr < 0 and incr < min_incr):
-        limit = lo
-    else:
-        return False, 0
-    if mode == _WRAP:
-        limit = _sign_extend((value + incr) & ((1 << bits) - 1), bits)
-    return True, limit
-
-
-def _unsigned_overflow(value: int, incr: int, bits: int, mode: int) -> tuple[bool, int]:
-    """checkUnsignedBitfieldOverflow; `value` is the uint64 view of the operand."""
-    hi = (1 << bits) - 1
-    if value > hi or (incr > 0 and incr > _s64(hi - value)):
-        limit = hi
-    elif incr < 0 and incr < _s64(-value):
-        limit = 0
-    else:
-        return False, 0
-    if mode == _WRAP:
-        limit = (value + incr) & hi
-    return True, limit
+    return -bits if signed else bits
 
 
 def _bitfield(c, argv: list[bytes], readonly_cmd: bool) -> bytes:
     ops = []
-    mode = _WRAP
+    mode = WRAP
     writes = False
     highest = 0
     j, n = 2, len(argv)
@@ -306,14 +277,16 @@ def _bitfield(c, argv: list[bytes], readonly_cmd: bool) -> bytes:
                 continue
             raise CommandError(SYNTAX)
         op = spec[0]
-        signed, bits = _field_type(argv[j + 1])
+        width = _field_width(argv[j + 1])
+        bits = -width if width < 0 else width
         offset = bit_offset(c, argv[j + 2], bits)
         value = 0
-        if op != _GET:
+        if op != GET:
             writes = True
-            highest = max(highest, offset + bits - 1)
+            if offset + bits - 1 > highest:
+                highest = offset + bits - 1
             value = to_int(argv[j + 3])
-        ops.append((op, signed, bits, offset, value, mode))
+        ops.append((op, width, offset, value, mode))
         j += spec[1] + 1
     key = argv[1]
     grown = False
@@ -325,37 +298,13 @@ def _bitfield(c, argv: list[bytes], readonly_cmd: bool) -> bytes:
         buf = lookup_read(c, key)
         if buf is not None and not is_string(buf):
             raise CommandError(WRONGTYPE)
-    replies = []
-    changes = 0
-    for op, signed, bits, offset, value, mode in ops:
-        old = get_field(buf, offset, bits)
-        if signed:
-            old = _sign_extend(old, bits)
-        if op == _GET:
-            replies.append(R.integer(old))
-            continue
-        check = _signed_overflow if signed else _unsigned_overflow
-        if op == _INCRBY:
-            overflowed, limit = check(old, value, bits, mode)
-            new = limit if overflowed else old + value
-            result = new
-        else:
-            new = value if signed else value & _U64
-            overflowed, limit = check(new, 0, bits, mode)
-            if overflowed:
-                new = limit
-            result = old
-        if overflowed and mode == _FAIL:
-            replies.append(c.enc.null)
-            continue
-        replies.append(R.integer(result))
-        set_field(buf, offset, bits, new)
-        if grown or old != new:
-            changes += 1
+    out: list[int | None] = []
+    changes = apply_fields(buf, ops, grown, out)
     if changes:
         _signal(c, key)
         c.server.dirty += changes - 1  # Redis counts one dirty change per changing operation
-    return R.array(replies)
+    null = c.enc.null
+    return R.array([null if v is None else R.integer(v) for v in out])
 
 
 @command("bitfield")

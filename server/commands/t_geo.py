@@ -1,6 +1,7 @@
 """GEO commands (Redis's geo.c): points are members of a sorted set scored by their 52-bit geohash.
 
-GEOADD is ZADD with the scores computed (its NX, XX and CH are ZADD's, and it notifies "zadd").
+GEOADD is ZADD with the scores computed: it adds through ZADD's core (t_zset.zadd_scored; its NX,
+XX and CH are ZADD's, and it notifies "zadd") and propagates as the ZADD it amounts to.
 Searches (GEORADIUS*, GEOSEARCH, GEOSEARCHSTORE) walk the cells storage/geohash.py picks, in its
 order, and within each cell the members in score order, so an unsorted reply lists the same points
 in the same order as redis-server.  ASC/DESC sort by distance; COUNT without ANY sorts ascending
@@ -20,13 +21,13 @@ from raxdb.server.base.errors import SYNTAX, CommandError
 from raxdb.server.commands import t_zset
 from raxdb.server.commands.longdouble import format_human, of_double
 from raxdb.server.commands.pqsort import first_by_key
-from raxdb.server.commands.t_zset import get_zset, parse_score
+from raxdb.server.commands.t_zset import get_zset, parse_score, zadd_scored
 from raxdb.server.events import propagate
 from raxdb.server.table.args import maybe_int
 from raxdb.server.table.registry import command
 from raxdb.storage import geohash as gh
-from raxdb.storage.geohash import Shape
-from raxdb.storage.zset import ScoreRange, ZSet
+from raxdb.storage.geohash import Shape, score_of
+from raxdb.storage.zset import IN_NX, IN_XX, ScoreRange, ZSet
 
 _DISTANCE = itemgetter(2)  # of a found point (lon, lat, distance, score, member)
 _UNITS = {b"m": 1.0, b"km": 1000.0, b"ft": 0.3048, b"mi": 1609.34}
@@ -94,27 +95,34 @@ def _coord(c, d: float) -> bytes:
 
 
 # ---- GEOADD / GEOPOS / GEODIST / GEOHASH ---------------------------------------------------------
-@command("geoadd")
 def geoadd(c, argv):
     i = 2
-    nx = xx = False
+    nx = xx = ch = False
     while i < len(argv):
         opt = argv[i].lower()
         if opt == b"nx":
             nx = True
         elif opt == b"xx":
             xx = True
-        elif opt != b"ch":
+        elif opt == b"ch":
+            ch = True
+        else:
             break
         i += 1
     if (len(argv) - i) % 3 or (nx and xx):
         raise CommandError(SYNTAX)
-    zargv = [b"zadd", *argv[1:i]]
+    if i == len(argv):  # what ZADD says to no score-member pair
+        raise CommandError(SYNTAX)
+    scores = []
     for j in range(i, len(argv), 3):
         lon, lat = _lonlat(argv, j)
-        zargv += [b"%d" % gh.score_of(lon, lat), argv[j + 2]]
-    propagate.rewrite(c, zargv)  # replayed as the ZADD it is (lower-case "zadd", as Redis spells it)
-    return t_zset.zadd(c, zargv)
+        scores.append(float(score_of(lon, lat)))
+    members = argv[i + 2::3]
+    propagate.rewrite_geoadd(c, argv[1:i], scores, members)
+    return zadd_scored(c, argv[1], scores, members, (IN_NX if nx else 0) | (IN_XX if xx else 0), ch)
+
+
+command("geoadd")(geoadd)  # not a decorator: compiled, a cpdef function (t_geo.pxd)
 
 
 @command("geopos")

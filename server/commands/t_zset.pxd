@@ -23,6 +23,11 @@ cpdef get_zset(ClientFields c, key, write=*)
 @cython.locals(zs=ZSet, srv=ServerFields, v=cython.longlong, score=cython.double)
 cpdef zadd(ClientFields c, argv)
 
+# The add core ZADD's options, ZINCRBY and GEOADD share: the same C calls, over a typed loop.
+@cython.locals(zs=ZSet, db=Database, k=Py_ssize_t, added=Py_ssize_t, updated=Py_ssize_t, out=cython.long,
+               score=cython.double, max_entries=Py_ssize_t, max_value=Py_ssize_t, processed=bint)
+cpdef zadd_scored(ClientFields c, key, list scores, list members, long flags, bint ch)
+
 @cython.locals(zs=ZSet)
 cpdef zcard(ClientFields c, argv)
 

@@ -212,23 +212,34 @@ def _zadd(c, argv: list[bytes], flags: int) -> bytes:
     if incr and elements > 2:
         raise CommandError("ERR INCR option supports a single increment-element pair")
     scores = [parse_score(argv[j]) for j in range(i, n, 2)]
+    return zadd_scored(c, key, scores, argv[i + 1::2], flags, ch)
+
+
+def zadd_scored(c, key: bytes, scores: list[float], members: list[bytes], flags: int, ch: bool) -> bytes:
+    """The add core of ZADD, ZINCRBY and GEOADD (zaddGenericCommand past its argument parsing):
+    adds members[k] with scores[k] under the IN_* `flags` (already checked for conflicts; at least
+    one pair, one only with IN_INCR), signals the key and notifies "zadd" / "zincr" when something
+    changed, and returns the reply: the number added (or added and changed with `ch`), or the
+    new score with IN_INCR."""
+    incr = flags & IN_INCR
     db = c.db
-    zs = db.get(key, c.server.now_ms)
-    if zs is None:
+    v = db.get(key, c.server.now_ms)
+    if v is None:
         if flags & IN_XX:
             return c.enc.null if incr else R.ZERO
         zs = ZSet()
         db.add(key, zs)
-    elif type(zs) is not ZSet:
+    elif type(v) is not ZSet:
         raise CommandError(WRONGTYPE)
-    max_entries, max_value = listpack_limits(c)
+    else:
+        zs = v
+    max_entries, max_value = c.server.config.zset_max_listpack  # listpack_limits, inline
     added = updated = 0
     processed = False
     score = 0.0
-    add = zs.add
     try:
-        for k, j in enumerate(range(i + 1, n, 2)):
-            out, score = add(argv[j], scores[k], flags, max_entries, max_value)
+        for k in range(len(scores)):
+            out, score = zset_add(zs, members[k], scores[k], flags, max_entries, max_value)
             if out & OUT_ADDED:
                 added += 1
             elif out & OUT_UPDATED:
@@ -241,9 +252,8 @@ def _zadd(c, argv: list[bytes], flags: int) -> bytes:
         if not len(zs):
             db.delete(key)
         if added or updated:
-            modified(c, key)
+            written(c, key, NOTIFY_ZSET, "zincr" if incr else "zadd")
             c.server.dirty += added + updated - 1
-            notify(c, NOTIFY_ZSET, "zincr" if incr else "zadd", key)
     if incr:
         return c.enc.double(score) if processed else c.enc.null
     return R.integer(added + updated if ch else added)

@@ -230,6 +230,17 @@ def rewrite_count_pop(c: Client, name: bytes, key: bytes, popped: int) -> None:
         c.prop_argv = [name, key, b"%d" % popped]
 
 
+def rewrite_geoadd(c: Client, head: list[bytes], scores: list[float], members: list[bytes]) -> None:
+    """GEOADD: the ZADD it amounts to, `zadd key [NX|XX] [CH] score member ...` (`head` is the key
+    and the options as sent) with each geohash score as an integer, as Redis rewrites it.  Built
+    only when something consumes propagation."""
+    if c.server.also_propagate is not None:
+        argv = [b"zadd", *head]
+        for k, member in enumerate(members):
+            argv += (b"%d" % scores[k], member)
+        c.prop_argv = argv
+
+
 def encode_command(argv: list[bytes]) -> bytes:
     """The propagated form of a command, a multibulk of bulk strings (what the AOF and
     replicas receive: catAppendOnlyGenericCommand)."""
