@@ -10,6 +10,8 @@ from cpython cimport array
 from cpython.array cimport resize_smart
 
 cdef Py_ssize_t _MIN_INDEX
+cdef Py_ssize_t _STEPPED_GROWTH
+cdef Py_ssize_t _GROWTH_STEP
 cdef Py_ssize_t _META
 cdef Py_ssize_t _U32
 
@@ -21,6 +23,11 @@ cdef unsigned char _u8(array.array a, Py_ssize_t i) noexcept
 cdef void _set_u8(array.array a, Py_ssize_t i, unsigned char v) noexcept
 cdef unsigned char _tag(unsigned int h) noexcept
 cdef bint _overfull(Py_ssize_t n, Py_ssize_t size) noexcept
+cdef bint _half_full(Py_ssize_t n, Py_ssize_t size) noexcept
+@cython.locals(i=Py_ssize_t)
+cdef void _place(array.array index, array.array tags, Py_ssize_t mask, unsigned int h, Py_ssize_t p) noexcept
+@cython.locals(j=Py_ssize_t, q=Py_ssize_t, k=Py_ssize_t)
+cdef void _unlink(array.array index, array.array tags, array.array meta, Py_ssize_t mask, Py_ssize_t i) noexcept
 
 # The stored keys read without a reference taken (see _stored_is): borrowed pointers, and bytes
 # compared as bytes_richcompare does (length, then memcmp); anything else by ==.
@@ -62,6 +69,10 @@ cdef class Database:
     cdef public array.array _index
     cdef public array.array _tags
     cdef public Py_ssize_t _mask
+    cdef public array.array _next_index
+    cdef public array.array _next_tags
+    cdef public Py_ssize_t _next_mask
+    cdef public Py_ssize_t _next_done
     cdef public Py_ssize_t count
     cdef public array.array _ttl_pos
     cdef public array.array _ttl_when
@@ -84,20 +95,28 @@ cdef class Database:
     cpdef Py_ssize_t find(self, object key) except -2
 
     @cython.locals(index=array.array, tags=array.array, mask=Py_ssize_t, meta=array.array, keys=list,
-                   p=Py_ssize_t, i=Py_ssize_t, h=cython.uint)
+                   p=Py_ssize_t)
     cdef _rebuild_index(self, Py_ssize_t size)
+
+    cpdef _drop_growth(self)
+    @cython.locals(index=array.array, tags=array.array, mask=Py_ssize_t, meta=array.array, keys=list,
+                   end=Py_ssize_t, p=Py_ssize_t, stop=Py_ssize_t, size=Py_ssize_t)
+    cdef bint _grow_step(self, Py_ssize_t n) except -1
+    @cython.locals(index=array.array, tags=array.array, mask=Py_ssize_t, i=Py_ssize_t)
+    cdef _unlink_next(self, Py_ssize_t p)
 
     @cython.locals(size=Py_ssize_t)
     cpdef reserve(self, Py_ssize_t n)
 
     @cython.locals(h=cython.uint)
     cdef Py_ssize_t _insert(self, object key, object value, long long now_ms) except -1
-    @cython.locals(p=Py_ssize_t, mask=Py_ssize_t, meta=array.array, index=array.array, tags=array.array)
+    @cython.locals(p=Py_ssize_t, mask=Py_ssize_t, meta=array.array, index=array.array, tags=array.array,
+                   size=Py_ssize_t)
     cdef Py_ssize_t _insert_at(self, object key, object value, long long now_ms, unsigned int h,
                                Py_ssize_t i) except -1
 
     @cython.locals(index=array.array, tags=array.array, meta=array.array, mask=Py_ssize_t, p=Py_ssize_t,
-                   j=Py_ssize_t, q=Py_ssize_t, k=Py_ssize_t, size=Py_ssize_t)
+                   size=Py_ssize_t)
     cdef _remove(self, Py_ssize_t i)
 
     @cython.locals(t=cython.uint)

@@ -242,3 +242,49 @@ def test_reserve_spares_the_rebuilds_of_a_load():
     assert all(db.stored(b"k%d" % i) == b"v" for i in range(1000))
     db.reserve(10)
     assert db._index is index
+
+
+def test_a_big_index_grows_in_steps():
+    """A big index that gets half full builds its successor beside it, a few positions per
+    insert, and hands over before it is two thirds full: the index in use stays the same object
+    while the successor is built, and deletions, reused positions and SWAPDB mid-way leave every
+    key found, in either index, and no deleted key."""
+    import random
+
+    db, _ = _db()
+    model: dict[bytes, bytes] = {}
+    rng = random.Random(56)
+    n = 0
+
+    def add() -> None:
+        nonlocal n
+        key = b"key:%d" % n
+        n += 1
+        db.add(key, key)
+        model[key] = key
+
+    while db._next_tags is None:  # up to half of 65536 slots, rebuilt at once below that
+        add()
+    assert db._mask + 1 == 1 << 16
+    index = db._index
+    while db._index is index:  # the growth: inserts, with deletions that free positions
+        add()
+        if rng.random() < 0.3:
+            key = b"key:%d" % rng.randrange(n)
+            assert db.delete(key) == (model.pop(key, None) is not None)
+        if db._next_tags is not None:
+            assert db._index is index
+    assert db._mask + 1 == 1 << 17 and db._next_tags is None and db.count * 3 <= (1 << 16) * 2
+    assert len(db) == len(model)
+    assert all(db.stored(k) == v for k, v in model.items())
+    assert db.stored(b"key:%d" % n) is None
+    while db._next_tags is None:  # the next growth, interrupted by a SWAPDB
+        add()
+    other, _ = _db()
+    db.swap_contents(other)
+    assert db._next_tags is None and other._next_tags is None and len(other) == len(model)
+    for k in list(model)[::3]:
+        assert other.delete(k)
+        del model[k]
+    assert all(other.stored(k) == v for k, v in model.items())
+    assert len(other) == len(model)
