@@ -7,11 +7,16 @@
 # and the tests.
 cimport cython
 from cpython cimport array
-from cpython.array cimport resize_smart
+from cpython.array cimport clone, resize_smart
 
 cdef Py_ssize_t _MIN_INDEX
 cdef Py_ssize_t _STEPPED_GROWTH
 cdef Py_ssize_t _GROWTH_STEP
+cdef Py_ssize_t _ZERO_STEP
+cdef array.array _INDEX_TEMPLATE
+cdef array.array _TAGS_TEMPLATE
+cdef array.array _unset(array.array template, Py_ssize_t size)
+cdef void _zero(array.array a, Py_ssize_t start, Py_ssize_t n) noexcept
 cdef Py_ssize_t _META
 cdef Py_ssize_t _U32
 
@@ -31,7 +36,7 @@ cdef void _unlink(array.array index, array.array tags, array.array meta, Py_ssiz
 
 # The stored keys read without a reference taken (see _stored_is): borrowed pointers, and bytes
 # compared as bytes_richcompare does (length, then memcmp); anything else by ==.
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memset
 
 cdef extern from "Python.h":
     void* _list_item "PyList_GET_ITEM"(list keys, Py_ssize_t i)
@@ -72,6 +77,7 @@ cdef class Database:
     cdef public array.array _next_index
     cdef public array.array _next_tags
     cdef public Py_ssize_t _next_mask
+    cdef public Py_ssize_t _next_zeroed
     cdef public Py_ssize_t _next_done
     cdef public Py_ssize_t count
     cdef public array.array _ttl_pos
@@ -100,7 +106,8 @@ cdef class Database:
 
     cpdef _drop_growth(self)
     @cython.locals(index=array.array, tags=array.array, mask=Py_ssize_t, meta=array.array, keys=list,
-                   end=Py_ssize_t, p=Py_ssize_t, stop=Py_ssize_t, size=Py_ssize_t)
+                   end=Py_ssize_t, p=Py_ssize_t, stop=Py_ssize_t, size=Py_ssize_t, last=bint, z=Py_ssize_t,
+                   step=Py_ssize_t)
     cdef bint _grow_step(self, Py_ssize_t n) except -1
     @cython.locals(index=array.array, tags=array.array, mask=Py_ssize_t, i=Py_ssize_t)
     cdef _unlink_next(self, Py_ssize_t p)
