@@ -15,6 +15,7 @@ cdef Py_ssize_t _GROWTH_STEP
 cdef Py_ssize_t _ZERO_STEP
 cdef array.array _INDEX_TEMPLATE
 cdef array.array _TAGS_TEMPLATE
+cdef array.array _NO_ARRAY
 cdef array.array _unset(array.array template, Py_ssize_t size)
 cdef void _zero(array.array a, Py_ssize_t start, Py_ssize_t n) noexcept
 cdef Py_ssize_t _META

@@ -236,6 +236,7 @@ def _zero(a: array[int], start: int, n: int) -> None:
 
 _INDEX_TEMPLATE = array("i", _EMPTY_SLOT)
 _TAGS_TEMPLATE = array("B", _EMPTY_TAG)
+_NO_ARRAY = array("B")
 
 
 def _stored_is(keys: list[bytes | None], p: int, key: bytes) -> bool:
@@ -479,8 +480,8 @@ class Database:
     # inserts between a half and two thirds move a size's worth of positions), the successor
     # replaces it.
     def _drop_growth(self) -> None:
-        self._next_index = None
-        self._next_tags = None
+        self._next_index = _NO_ARRAY  # no growth under way: `_next_mask` 0, these never written
+        self._next_tags = _NO_ARRAY
         self._next_mask = 0
         self._next_zeroed = 0
         self._next_done = 0
@@ -489,7 +490,7 @@ class Database:
         """One step of the growth toward a larger index for `n` keys, started if need be; True
         when the larger index has just replaced the current one."""
         last = _overfull(n, self._mask + 1)  # the current index cannot take the next key
-        if self._next_tags is None:
+        if not self._next_mask:
             size = (self._mask + 1) * 2
             self._next_index = _unset(_INDEX_TEMPLATE, size)
             self._next_tags = _unset(_TAGS_TEMPLATE, size)
@@ -542,7 +543,7 @@ class Database:
         """`_insert` for a key whose hash's low 32 bits are `h` and whose probe ended at the empty
         index slot `i` (-1: not probed yet)."""
         size = self._mask + 1
-        if self._next_tags is not None or (size >= _STEPPED_GROWTH and _half_full(self.count + 1, size)):
+        if self._next_mask or (size >= _STEPPED_GROWTH and _half_full(self.count + 1, size)):
             if self._grow_step(self.count + 1):
                 i = -1
         elif _overfull(self.count + 1, size):

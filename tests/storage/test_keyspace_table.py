@@ -263,7 +263,7 @@ def test_a_big_index_grows_in_steps():
         db.add(key, key)
         model[key] = key
 
-    while db._next_tags is None:  # up to half of 65536 slots, rebuilt at once below that
+    while not db._next_mask:  # up to half of 65536 slots, rebuilt at once below that
         add()
     assert db._mask + 1 == 1 << 16
     index = db._index
@@ -272,17 +272,17 @@ def test_a_big_index_grows_in_steps():
         if rng.random() < 0.3:
             key = b"key:%d" % rng.randrange(n)
             assert db.delete(key) == (model.pop(key, None) is not None)
-        if db._next_tags is not None:
+        if db._next_mask:
             assert db._index is index
-    assert db._mask + 1 == 1 << 17 and db._next_tags is None and db.count * 3 <= (1 << 16) * 2
+    assert db._mask + 1 == 1 << 17 and not db._next_mask and db.count * 3 <= (1 << 16) * 2
     assert len(db) == len(model)
     assert all(db.stored(k) == v for k, v in model.items())
     assert db.stored(b"key:%d" % n) is None
-    while db._next_tags is None:  # the next growth, interrupted by a SWAPDB
+    while not db._next_mask:  # the next growth, interrupted by a SWAPDB
         add()
     other, _ = _db()
     db.swap_contents(other)
-    assert db._next_tags is None and other._next_tags is None and len(other) == len(model)
+    assert not db._next_mask and not other._next_mask and len(other) == len(model)
     for k in list(model)[::3]:
         assert other.delete(k)
         del model[k]
