@@ -34,7 +34,7 @@ cdef inline long long perf_clock_ns() noexcept nogil:  # time.perf_counter_ns
     return _ns(CLOCK_MONOTONIC)
 
 
-@cython.locals(cmd=Command, last=Command, calls=cython.longlong, sample=cython.longlong, srv=ServerFields,
+@cython.locals(cmd=Command, last=Command, last_found=Command, name=bytes, last_name=bytes, calls=cython.longlong, sample=cython.longlong, srv=ServerFields,
                ready=dict, dispatch=dict, t0=cython.longlong, dt=cython.longlong, nbase=Py_ssize_t,
                done=Py_ssize_t, clean=cython.bint, track=cython.bint, prop=cython.bint, extra=cython.bint)
 cpdef _run_fast(ClientFields c, list out, long long t_prev, base, base_done, Py_ssize_t fed)

@@ -74,6 +74,20 @@ def test_pipeline_whole(raxdb, oracle):
     assert len(replies) == PIPELINE_REPLIES + 1
 
 
+def test_pipeline_of_repeated_and_changing_command_names(raxdb, oracle):
+    # the fast loop reuses the previous command's lookup for an equal name: runs of one name,
+    # names that change, other spellings, unknown and empty names, and names that are a prefix
+    # of one another, in one read
+    _flush(raxdb, oracle)
+    cmds = [["INCR", "n"], ["INCR", "n"], ["incr", "n"], ["InCr", "n"], ["INCRBY", "n", "5"], ["INCR", "n"],
+            ["SET", "s", "1"], ["SET", "s", "2"], ["SETNX", "s", "3"], ["SET", "s"], ["GET", "s"], ["GET", "s"],
+            ["NOPE", "x"], ["NOPE", "x"], [""], [""], ["GET", "n"], ["LPUSH", "l", "a"], ["LPUSH", "l", "b"],
+            ["RPUSH", "l", "c"], ["LRANGE", "l", "0", "-1"], ["SADD", "t", "1"], ["SADD", "t", "1", "2"],
+            ["SCARD", "t"]]
+    replies = same(raxdb, oracle, [b"".join(encode_command(c) for c in cmds)], len(cmds))
+    assert len(replies) == len(cmds) + 1
+
+
 @pytest.mark.parametrize("chunks", [
     [encode_command(["SET", "q", "1"]) + encode_command(["GET", "q"]) + encode_command(["QUIT"])
      + encode_command(["PING"])],
