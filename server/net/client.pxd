@@ -61,7 +61,7 @@ cpdef flush_output(ClientFields c)
 
 
 cdef Py_ssize_t PIECES_MIN, PIECE_AVG
-cdef inline bint keep_pieces(Py_ssize_t total, Py_ssize_t count) noexcept
+cdef bint keep_pieces(Py_ssize_t total, Py_ssize_t count) noexcept
 
 
 @cython.locals(total=Py_ssize_t, out=list)

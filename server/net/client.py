@@ -982,10 +982,12 @@ def read_event(c: Client, data: bytes) -> None:
 
 
 def flush_output(c: Client) -> None:
-    """Client.flush_output's body: the queued output written with one write, the queue emptied."""
+    """Client.flush_output's body: the queued output written with one write (big pieces: one
+    writelines, see keep_pieces), the queue emptied."""
     obuf = c.obuf
     if not obuf:
         return
+    data: bytes | None
     if len(obuf) == 1:
         data = obuf[0]
         n = len(data)
