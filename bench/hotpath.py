@@ -75,9 +75,10 @@ WORKLOADS: dict[str, list[bytes]] = {
        for name in ("HGETALL_100", "ZRANGE_100_WS", "ZRANGEBYSCORE_100", "SMEMBERS_100", "SINTER_100",
                     "SUNION_100", "LRANGE_600")},
     "SET_1M": [b"SET", b"key:big", collection_workloads.VALUE_1M],
-    # large values (as redis-benchmark -d 10000 and GET of the prepared 10 KB key)
+    # large values (as redis-benchmark -d 10000 and GET of the prepared 10 KB and 1 MB keys)
     "SET_10K": [b"SET", b"key:10k", collection_workloads.VALUE_10K],
     "GET_10K": [b"GET", b"big:10k"],
+    "GET_1M": [b"GET", b"big:1m"],
     # PUBLISH to SUBSCRIBERS subscriber clients (their transports count writes: `fan_out_run`)
     "PUBLISH_100": [a.encode() for a in collection_workloads.WORKLOADS["PUBLISH_100"][1:]],
 }
@@ -103,7 +104,7 @@ SEQUENTIAL = {"XADD_ID", "XADD_ID_CAPPED"}
 SEQUENTIAL_MIN = 20_000
 # Commands per timed run where the default 100,000 would take minutes (a GEOSEARCH walks ~1,700 points).
 COMMANDS = {"GEOSEARCH_10": 5_000}
-OWN_DATA = {"SET_10K", "GET_10K", "PUBLISH_100"}  # collection_workloads rows that read none of its collections
+OWN_DATA = {"SET_10K", "GET_10K", "GET_1M", "PUBLISH_100"}  # collection_workloads rows that read none of its collections
 COLLECTIONS = {b"coll:list", b"coll:hash", b"coll:zset", b"coll:set", b"coll:set2"}
 # What one read event brings at most (uvloop reads into a buffer of this size): a 1 MB request
 # arrives in several reads, as it does from a socket.
@@ -118,6 +119,7 @@ class StubTransport:
         # A C-level sink, so the harness adds no Python frames per write (uvloop's write is C too).
         self.sink: collections.deque[bytes] = collections.deque(maxlen=1)
         self.write = self.sink.append
+        self.writelines = self.sink.append  # big replies go out in pieces (client.flush_output)
 
     def get_extra_info(self, name: str, default=None):  # noqa: ANN001
         return ("127.0.0.1", 1) if name in ("peername", "sockname") else default
@@ -279,6 +281,8 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, 
         fill_collections(c)
     if name == "GET_10K":
         c.db.add(b"big:10k", collection_workloads.VALUE_10K)
+    elif name == "GET_1M":
+        c.db.add(b"big:1m", collection_workloads.VALUE_1M)
     chunks = (sequential_batches(name, pipeline, max(commands, SEQUENTIAL_MIN)) if name in SEQUENTIAL
               else batches(name, pipeline, random.Random(1)))
     units = pipeline * (BLOCKS[name][1] if name in BLOCKS else 1)  # per batch

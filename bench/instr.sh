@@ -6,7 +6,7 @@
 # and those crossing the slow log's 10 ms would run its interpreted code a load-dependent number of times.
 # Usage: bench/instr.sh [WORKLOAD PIPELINE]   (workloads: bench/hotpath.py)
 # Environment: N1, N2 the two runs' command counts (default 1600 and 9600; fewer for slow commands,
-# e.g. N1=160 N2=960 for GEOSEARCH_10, N1=20 N2=120 for SET_1M).
+# e.g. N1=160 N2=960 for GEOSEARCH_10, N1=20 N2=120 for SET_1M and GET_1M).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}

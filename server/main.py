@@ -8,8 +8,8 @@ importing this module (as raxdb.embed does) costs nothing.
 
 The embedding API (raxdb.embed) starts servers through here only: `main(argv, on_ready)` in a child
 process it spawned, `run_embedded` in a thread of its caller.  Only `main` touches what belongs to
-the whole process (signal handlers, the crash handlers, the collector's settings, daemonizing,
-supervision); `run_embedded` leaves them as its caller has them.
+the whole process (signal handlers, the crash handlers, the collector's settings, malloc's thresholds,
+daemonizing, supervision); `run_embedded` leaves them as its caller has them.
 """
 
 from __future__ import annotations
@@ -99,6 +99,8 @@ def _main(args: list[str], on_ready: Callable[[], None] | None) -> None:
     gc.freeze()
     gc.set_threshold(10000, 2, 200)
     gc.enable()
+    from raxdb.server.base import heap
+    heap.keep_big_blocks()  # big replies and arguments reuse freed pages (server/base/heap.py)
     with _runner() as runner:
         loop = runner.get_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

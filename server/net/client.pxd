@@ -60,6 +60,14 @@ cpdef read_event(ClientFields c, bytes data)
 cpdef flush_output(ClientFields c)
 
 
+cdef Py_ssize_t PIECES_MIN, PIECE_AVG
+cdef bint keep_pieces(Py_ssize_t total, Py_ssize_t count) noexcept
+
+
+@cython.locals(total=Py_ssize_t, out=list)
+cpdef queue_replies(ClientFields c, list out)
+
+
 @cython.locals(c=ClientFields)
 cpdef flush_clients(list clients)
 

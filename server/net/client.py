@@ -968,9 +968,7 @@ def read_event(c: Client, data: bytes) -> None:
         c.running = None
         c.woff = srv.repl.master_repl_offset
         if out and not c.closed:
-            payload = out[0] if len(out) == 1 else _join(out)
-            if payload:
-                queue_output(c, payload)
+            queue_replies(c, out)
         if c.close_after_reply:
             c.close()
         if srv.client_evict_limit:
@@ -984,12 +982,20 @@ def read_event(c: Client, data: bytes) -> None:
 
 
 def flush_output(c: Client) -> None:
-    """Client.flush_output's body: the queued output written with one write, the queue emptied."""
+    """Client.flush_output's body: the queued output written with one write (big pieces: one
+    writelines, see keep_pieces), the queue emptied."""
     obuf = c.obuf
     if not obuf:
         return
-    data = obuf[0] if len(obuf) == 1 else _join(obuf)
-    n = len(data)
+    data: bytes | None
+    if len(obuf) == 1:
+        data = obuf[0]
+        n = len(data)
+    else:
+        n = 0
+        for piece in obuf:
+            n += len(piece)
+        data = None if keep_pieces(n, len(obuf)) else _join(obuf)
     if n > c.rb_peak:  # Redis's reply buffer fills up to its size before the write
         c.rb_peak = n if n < c.rb_size else c.rb_size
         # the rest would be in Redis's reply list, whose limit is checked before any write
@@ -998,7 +1004,10 @@ def flush_output(c: Client) -> None:
     t = c.transport
     if t is not None and not c.closed:
         try:
-            t.write(data)
+            if data is None:  # big pieces: one writev (uvloop), no copy into one buffer first
+                t.writelines(obuf)
+            else:
+                t.write(data)
         except Exception as e:  # one connection's trouble must not cost the others their output
             LOG.verbose(f"Write to client id={c.id} addr={c.addr} failed: {type(e).__name__}: {e}")
     obuf.clear()
@@ -1013,6 +1022,38 @@ def flush_clients(clients: list[Client]) -> None:
     is a C loop of C calls)."""
     for c in clients:
         flush_output(c)
+
+
+# Output of big pieces is written as its pieces (transport.writelines: one writev with uvloop)
+# rather than joined into one buffer first: joining a -P 16 batch of 10 KB replies copied 160 KB
+# into a new allocation (a heap grown and trimmed with brk, its pages faulted in) per batch.  Only
+# big pieces: many small ones cost the kernel more as an iovec each than one join costs here.
+PIECES_MIN = 32768  # bytes queued
+PIECE_AVG = 4096  # bytes a piece on average
+
+
+def keep_pieces(total: int, count: int) -> bool:
+    """Whether `count` pieces of output, `total` bytes in all, go out as they are, unjoined."""
+    return total >= PIECES_MIN and total >= count * PIECE_AVG
+
+
+def queue_replies(c: Client, out: list[bytes]) -> None:
+    """A read event's replies (`out`, not empty) queued for the flush: one queued item, joined,
+    unless they are big pieces (keep_pieces), which are queued one by one, uncopied."""
+    if len(out) == 1:
+        if out[0]:
+            queue_output(c, out[0])
+        return
+    total = 0
+    for piece in out:
+        total += len(piece)
+    if not keep_pieces(total, len(out)):
+        if total:
+            queue_output(c, _join(out))
+        return
+    for piece in out:
+        if piece:
+            queue_output(c, piece)
 
 
 def queue_output(c: Client, data: bytes) -> None:

@@ -225,6 +225,10 @@ class DelayedTransport:
         if self.timer is None:
             self.timer = loop.call_at(due, self._due)
 
+    def writelines(self, parts: list[bytes]) -> None:
+        """Output in pieces (client.flush_output's big replies): delayed as one write."""
+        self.write(b"".join(parts))
+
     def _due(self) -> None:
         self.timer = None
         loop = self.client.server.loop

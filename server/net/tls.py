@@ -36,7 +36,7 @@ import asyncio
 import re
 import socket
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base.log import LOG
@@ -346,12 +346,22 @@ class Link(asyncio.Protocol):
 
     # ---- the Client's transport ----------------------------------------------------------------
     def write(self, data: bytes) -> None:
+        self._encrypt(data)
+        self._flush()
+
+    def writelines(self, parts: Iterable[bytes]) -> None:
+        """Output in pieces (client.flush_output's big replies): each encrypted in turn, one
+        write of the records to the TCP transport."""
+        for data in parts:
+            self._encrypt(data)
+        self._flush()
+
+    def _encrypt(self, data: bytes) -> None:
         view = memoryview(data)
         tls = self.ssl
         while view:
             n = tls.write(view)
             view = view[n:]
-        self._flush()
 
     def close(self) -> None:
         if self.raw is not None:

@@ -132,6 +132,25 @@ def test_clients_over_tls_are_clients(certs: Certs) -> None:
     assert ours == theirs
 
 
+def test_big_replies_over_tls_arrive_whole(certs: Certs) -> None:
+    """Pipelined big replies (handed to the TLS transport in pieces, unjoined) arrive whole and in
+    order, small ones between them."""
+    port = free_port()
+    srv = start_raxdb(*tls_args(certs, port))
+    try:
+        r = client(certs, port)
+        values = [bytes([97 + i]) * n for i, n in enumerate((100_000, 10_240, 5, 300_000))]
+        for i, v in enumerate(values):
+            r.set(f"v{i}", v)
+        p = r.pipeline(transaction=False)
+        for i in range(12):
+            p.get(f"v{i % len(values)}")
+        p.ping()
+        assert p.execute() == [values[i % len(values)] for i in range(12)] + [True]
+    finally:
+        srv.stop()
+
+
 def test_tls_only_with_port_0(certs: Certs) -> None:
     def scenario(start: Callable[..., ServerProcess]) -> list[Any]:
         port = free_port()

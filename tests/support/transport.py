@@ -1,7 +1,7 @@
 """A stand-in for an asyncio transport, for tests that drive a `Client` in process.
 
-Rule: only what `Client` calls on its transport (write, get_extra_info, get_write_buffer_size,
-close); a test that records writes overrides `write`.  No sockets, no loop."""
+Rule: only what `Client` calls on its transport (write, writelines, get_extra_info,
+get_write_buffer_size, close); a test that records writes overrides `write`.  No sockets, no loop."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ class SinkTransport:
     """Takes every write and drops it; a loopback peer."""
 
     def write(self, data: bytes) -> None:
+        pass
+
+    def writelines(self, parts: list[bytes]) -> None:
         pass
 
     def get_extra_info(self, name: str, default=None):  # noqa: ANN001

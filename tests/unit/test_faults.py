@@ -203,6 +203,23 @@ def test_delay_holds_replies_in_order_while_the_server_serves(srv, r):
     b.close()
 
 
+def test_delay_holds_big_replies_written_in_pieces(srv, r):
+    """Big replies leave the client in pieces (transport.writelines): held by the delay all the
+    same, and whole and in order."""
+    r.set("big", b"x" * 100_000)
+    a = socket.create_connection((srv.host, srv.port), timeout=10)
+    srv.delay_replies(200)
+    t0 = time.monotonic()
+    a.sendall(b"GET big\r\n" * 4 + b"PING\r\n")
+    want = b"$100000\r\n" + b"x" * 100_000 + b"\r\n"
+    got = b""
+    while len(got) < 4 * len(want) + 7:
+        got += a.recv(1 << 16)
+    assert got == want * 4 + b"+PONG\r\n"
+    assert time.monotonic() - t0 >= 0.2  # never sooner than held
+    a.close()
+
+
 def test_delay_makes_redis_py_time_out_and_ends(srv, r):
     client = redis.Redis.from_url(srv.url, socket_timeout=0.05)
     client.ping()

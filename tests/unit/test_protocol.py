@@ -87,6 +87,18 @@ def test_pipeline_of_repeated_and_changing_command_names(raxdb, oracle):
     replies = same(raxdb, oracle, [b"".join(encode_command(c) for c in cmds)], len(cmds))
     assert len(replies) == len(cmds) + 1
 
+def test_pipelined_big_replies_arrive_whole_and_in_order(raxdb, oracle):
+    """Big replies (written as separate pieces, unjoined) among small ones and empty ones, in one
+    read event's pipeline and over several: the same frames in the same order as Redis's."""
+    _flush(raxdb, oracle)
+    sizes = [10240, 3, 200_000, 0, 4096, 1_048_576]
+    setup = [encode_command(["SET", f"v{i}", chr(97 + i) * n]) for i, n in enumerate(sizes)]
+    gets = b"".join(encode_command(["GET", f"v{i % len(sizes)}"]) for i in range(40))
+    tail = encode_command(["PING"]) + encode_command(["GET", "missing"])
+    replies = same(raxdb, oracle, [b"".join(setup) + gets + tail, gets[:len(gets) // 3], gets[len(gets) // 3:]],
+                   len(sizes) + 40 + 2 + 40)
+    assert replies[len(sizes) + 2] == b"$200000\r\n" + b"c" * 200_000 + b"\r\n"
+
 
 @pytest.mark.parametrize("chunks", [
     [encode_command(["SET", "q", "1"]) + encode_command(["GET", "q"]) + encode_command(["QUIT"])
