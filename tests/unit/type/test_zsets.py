@@ -548,6 +548,17 @@ def test_zscan(diff):
     diff("ZSCAN", "nokey", "0")
 
 
+def test_zscan_skiplist_scores_print_like_redis(diff):
+    """A skiplist's ZSCAN writes its scores itself (integers in C, others as %.17g): the same
+    text as redis-server's in RESP2 and RESP3 (bulk strings in both), MATCH applied to members."""
+    values = ["1", "2.5", "-inf", "inf", "1e17", "99999999999999999", "-99999999999999999", "4611686018427387905",
+              "1e19", "-1e18", "123.0", "0.1", "-3.5", "1e-5", "0", "-0", "9007199254740993", "0.30000000000000004"]
+    diff("ZADD", "z", "7", LONG, *[x for i, v in enumerate(values) for x in (v, f"m{i}")])
+    diff("OBJECT", "ENCODING", "z")
+    scan_same(diff, "ZSCAN", "z", "0", "COUNT", "1000")
+    scan_same(diff, "ZSCAN", "z", "0", "COUNT", "1000", "MATCH", "m1*")
+
+
 def test_zscan_skiplist_full_iteration(r):
     scores = {f"m{i}".encode(): i / 3 for i in range(500)}
     r.zadd("z", scores)
