@@ -655,3 +655,15 @@ def test_score_bounds_end_at_nul(diff):
     diff("ZCOUNT", "z", b"-inf\x00", b"2\x00zz")
     diff("ZREMRANGEBYSCORE", "z", b"(\x00", b"\x001")
     diff("ZRANGE", "z", b"(2\x00", b"+inf", "BYSCORE")
+
+
+def test_decimal_score_texts(diff):
+    """Scores parsed by string2d's plain-decimal path (a C walk, compiled) and what it must refuse
+    to the general parser: the same scores and errors as redis-server's."""
+    for i, text in enumerate(["5.", "-.5", ".5", "13.361389", "-0.000", "007.25", "1" * 40 + ".5",
+                              ".-5", "-", ".", "1.2.3", "--1", "5-", "+.5", "1e5", " 1", "1 "]):
+        diff("ZADD", "z", text, f"m{i}")
+    diff("ZRANGE", "z", "0", "-1", "WITHSCORES")
+    diff("GEOADD", "g", "13.361389", "38.115556", "a", "-.5", ".5", "b")
+    diff("GEOADD", "g", ".-5", "1", "c")
+    diff("GEOPOS", "g", "a", "b")
