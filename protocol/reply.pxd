@@ -42,7 +42,7 @@ cpdef bytes bulk_set(Encoder enc, items)
 @cython.locals(s=cython.double, v=cython.longlong, u=cython.ulonglong, tlen=Py_ssize_t, total=Py_ssize_t,
                n=Py_ssize_t, k=Py_ssize_t, j=Py_ssize_t, mlen=Py_ssize_t, d="unsigned char*", out=bytes,
                resp3=bint)
-cpdef bytes scored_members(Encoder enc, pairs)
+cpdef bytes scored_members(Encoder enc, pairs, bint flat=*)
 
 
 cdef inline Py_ssize_t digits(unsigned long long u) noexcept:

@@ -290,16 +290,17 @@ def bulk_aggregate(head: int, items: Iterable[bytes]) -> bytes | None:
     return None
 
 
-def scored_members(enc: Encoder, pairs: Sequence[tuple[float, bytes]]) -> bytes:
+def scored_members(enc: Encoder, pairs: Sequence[tuple[float, bytes]], flat: bool = False) -> bytes:
     """A WITHSCORES reply of (score, member) pairs: member, score, member, score, ... in RESP2
     (scores as bulk strings), [member, score] pairs in RESP3 (scores as doubles), each score
-    spelled as `enc` spells doubles (7.0's %.17g or 7.2's shortest form).
+    spelled as `enc` spells doubles (7.0's %.17g or 7.2's shortest form).  `flat`: the RESP2
+    layout in both protocols (ZSCAN's reply, whose scores are bulk strings in RESP3 too).
 
     Compiled, written into one new bytes object: a score that is a whole number below 1e17 in
     magnitude (not -0) is written as its digits in C, which is what both spellings make of it
     (%.17g keeps all its at most 17 digits, 7.2 writes integral values as integers); only the
     others are formatted by Python, once each."""
-    resp3 = enc.version == 3
+    resp3 = enc.version == 3 and not flat
     if cython.compiled:
         texts: list[bytes] | None = None
         total = 0

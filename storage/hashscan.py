@@ -76,8 +76,9 @@ class ScanIndex:
         seen, as Redis bounds the work); returns (next cursor or 0 when done, members)."""
         mask, bits, slots = self.mask, self.bits, self.slots
         out: list[bytes] = []
-        budget = count * 10
-        i = _reverse(cursor & mask, bits)
+        budget = count * 10 if count < 1 << 58 else count  # (COUNT may be any positive long)
+        c = cursor & mask  # (a Python int first: a cursor may be any unsigned 64-bit number)
+        i = _reverse(c, bits)
         while True:
             b = slots[i]
             if b is not None:

@@ -1316,6 +1316,20 @@ class ZSet:
             out.append(format_score(scores[m]))
         return nxt, out
 
+    def scan_pairs(self, cursor: int, count: int) -> tuple[int, list[tuple[float, bytes]]] | None:
+        """A skiplist's ZSCAN step as (next cursor, (score, member) pairs), for a reply that
+        writes the scores itself (protocol.reply.scored_members); None for a listpack, whose
+        replies carry its entries' own text (`scan`)."""
+        sk = self.sk
+        if sk is None:
+            return None
+        idx = sk.scan
+        if idx is None:
+            idx = sk.scan = ScanIndex(sk.scores, len(sk.scores))
+        nxt, members = idx.scan(cursor, count)
+        scores = sk.scores
+        return nxt, [(scores[m], m) for m in members]
+
 
 def zset_add(z: ZSet, member: bytes, score: float, flags: int, max_entries: int, max_value: int
              ) -> tuple[int, float]:

@@ -57,6 +57,7 @@ HOT_MODULES = (
     "raxdb.storage.bits",
     "raxdb.storage.crc64",
     "raxdb.storage.geohash",
+    "raxdb.storage.hashscan",
     "raxdb.storage.hashtype",
     "raxdb.storage.keyspace",
     "raxdb.storage.intset",

@@ -975,8 +975,15 @@ def zscan(c, argv):
     zs = get_zset(c, argv[1])
     if zs is None:
         return b"*2\r\n$1\r\n0\r\n*0\r\n"
-    nxt, items = zs.scan(cursor, opts.count)  # member, score text, member, score text...
     match = None if opts.match is None else compile_glob(opts.match)
+    step = zs.scan_pairs(cursor, opts.count)
+    if step is not None:  # a skiplist: the scores written by the WITHSCORES writer, as bulk strings
+        nxt, pairs = step
+        if match is not None:
+            pairs = [p for p in pairs if match(p[1])]
+        cur = b"%d" % nxt
+        return b"*2\r\n$%d\r\n%s\r\n" % (len(cur), cur) + R.scored_members(c.enc, pairs, True)
+    nxt, items = zs.scan(cursor, opts.count)  # member, score text, member, score text...
     parts = []
     short = c.enc.short_doubles  # 7.2's d2string (compat-version): the shortest text of the score
     for i in range(0, len(items), 2):

@@ -548,6 +548,17 @@ def test_zscan(diff):
     diff("ZSCAN", "nokey", "0")
 
 
+def test_zscan_skiplist_scores_print_like_redis(diff):
+    """A skiplist's ZSCAN writes its scores itself (integers in C, others as %.17g): the same
+    text as redis-server's in RESP2 and RESP3 (bulk strings in both), MATCH applied to members."""
+    values = ["1", "2.5", "-inf", "inf", "1e17", "99999999999999999", "-99999999999999999", "4611686018427387905",
+              "1e19", "-1e18", "123.0", "0.1", "-3.5", "1e-5", "0", "-0", "9007199254740993", "0.30000000000000004"]
+    diff("ZADD", "z", "7", LONG, *[x for i, v in enumerate(values) for x in (v, f"m{i}")])
+    diff("OBJECT", "ENCODING", "z")
+    scan_same(diff, "ZSCAN", "z", "0", "COUNT", "1000")
+    scan_same(diff, "ZSCAN", "z", "0", "COUNT", "1000", "MATCH", "m1*")
+
+
 def test_zscan_skiplist_full_iteration(r):
     scores = {f"m{i}".encode(): i / 3 for i in range(500)}
     r.zadd("z", scores)
@@ -644,3 +655,15 @@ def test_score_bounds_end_at_nul(diff):
     diff("ZCOUNT", "z", b"-inf\x00", b"2\x00zz")
     diff("ZREMRANGEBYSCORE", "z", b"(\x00", b"\x001")
     diff("ZRANGE", "z", b"(2\x00", b"+inf", "BYSCORE")
+
+
+def test_decimal_score_texts(diff):
+    """Scores parsed by string2d's plain-decimal path (a C walk, compiled) and what it must refuse
+    to the general parser: the same scores and errors as redis-server's."""
+    for i, text in enumerate(["5.", "-.5", ".5", "13.361389", "-0.000", "007.25", "1" * 40 + ".5",
+                              ".-5", "-", ".", "1.2.3", "--1", "5-", "+.5", "1e5", " 1", "1 "]):
+        diff("ZADD", "z", text, f"m{i}")
+    diff("ZRANGE", "z", "0", "-1", "WITHSCORES")
+    diff("GEOADD", "g", "13.361389", "38.115556", "a", "-.5", ".5", "b")
+    diff("GEOADD", "g", ".-5", "1", "c")
+    diff("GEOPOS", "g", "a", "b")
