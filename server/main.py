@@ -99,8 +99,6 @@ def _main(args: list[str], on_ready: Callable[[], None] | None) -> None:
     gc.freeze()
     gc.set_threshold(10000, 2, 200)
     gc.enable()
-    from raxdb.server.base import heap
-    heap.keep_big_blocks()  # big replies and arguments reuse freed pages (server/base/heap.py)
     with _runner() as runner:
         loop = runner.get_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -120,12 +118,15 @@ def _ready(srv: Server, on_ready: Callable[[], None] | None) -> Callable[[], Non
         if on_ready is not None:
             on_ready()
         loaded = any(len(db) for db in srv.dbs)
-        import_when_idle(asyncio.get_running_loop(), _nothing if loaded else gc.freeze)
+
+        def settled() -> None:
+            # The C heap's policy after the first PONG: it imports ctypes (~5 M instructions)
+            from raxdb.server.base import heap
+            heap.keep_big_blocks()  # big replies and arguments reuse freed pages (server/base/heap.py)
+            if not loaded:
+                gc.freeze()
+        import_when_idle(asyncio.get_running_loop(), settled)
     return ready
-
-
-def _nothing() -> None:
-    pass
 
 
 def preload() -> None:

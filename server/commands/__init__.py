@@ -73,11 +73,21 @@ def import_all() -> None:
         importlib.import_module(f"{__name__}.{family}")
 
 
+# The families a client's first requests most likely need, imported first when idle (t_string
+# alone is ~19 M instructions: a GET arriving before it waits for it); the rest alphabetically.
+IDLE_FIRST = ("t_connection", "t_string", "t_keys", "t_hash", "t_list", "t_set", "t_zset", "t_stream", "t_pubsub",
+              "t_scripting", "t_server")
+
+
+def _idle_order(family: str) -> tuple[int, str]:
+    return (IDLE_FIRST.index(family) if family in IDLE_FIRST else len(IDLE_FIRST), family)
+
+
 def import_when_idle(loop: asyncio.AbstractEventLoop, then: Callable[[], None]) -> None:
     """Import the families not imported yet on `loop`, one a turn (clients are served between
     two), then call `then`: a server that has started imports them in its first milliseconds of
     service rather than in the first call of each (whose reply would wait for the import)."""
-    pending = [f for f in sorted(set(FAMILIES.values())) if f"{__name__}.{f}" not in sys.modules]
+    pending = [f for f in sorted(set(FAMILIES.values()), key=_idle_order) if f"{__name__}.{f}" not in sys.modules]
 
     def step() -> None:
         if pending:

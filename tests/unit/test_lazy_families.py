@@ -137,4 +137,22 @@ def test_ready_freezes_the_families_only_without_a_loaded_dataset(monkeypatch):
         srv = SimpleNamespace(dbs=[range(n) for n in sizes])
         main._ready(srv, lambda: called.append(1))()  # type: ignore[arg-type]
     assert called == [1, 1]
-    assert seen[0] is gc.freeze and seen[1] is not gc.freeze
+    from raxdb.server.base import heap
+    freezes: list = []
+    heaps: list = []
+    monkeypatch.setattr(gc, "freeze", lambda: freezes.append(1))
+    monkeypatch.setattr(heap, "keep_big_blocks", lambda: heaps.append(1))
+    seen[0]()
+    assert freezes == [1] and heaps == [1]
+    seen[1]()
+    assert freezes == [1] and heaps == [1, 1]  # the heap's policy either way, no freeze
+
+
+def test_idle_imports_begin_with_the_data_families():
+    import raxdb.server.commands as commands
+    from raxdb.server.commands.families import FAMILIES
+
+    order = sorted(set(FAMILIES.values()), key=commands._idle_order)
+    assert order[:3] == ["t_connection", "t_string", "t_keys"]
+    assert set(commands.IDLE_FIRST) <= set(FAMILIES.values())  # no misspelt name
+    assert sorted(order[len(commands.IDLE_FIRST):]) == order[len(commands.IDLE_FIRST):]
