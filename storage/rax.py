@@ -166,9 +166,10 @@ class Rax:
 
     def _untrack_path(self, key: bytes) -> None:
         """A plain tree after a change at `key`: every node an insertion or removal creates sits on
-        key's path or is a child of a node on it (a split's other half), and every child list it
-        creates belongs to one of those, so untracking them covers it (untracking an untracked
-        object is a no-op)."""
+        key's path or is a child of a node on it (a split's other half, whose parent, the split
+        node, then has two children), and every child list it creates belongs to one of those, so
+        untracking them covers it (untracking an untracked object is a no-op).  Children of a
+        node with more than two are old: skipped (a stream's upper nodes have up to 256)."""
         stack: list[RaxNode] = []
         h = self._walk(key, stack)[0]
         stack.append(h)
@@ -177,9 +178,10 @@ class Rax:
             children = node.children
             if children:
                 untrack(children)
-                for child in children:
-                    untrack(child)
-                    untrack(child.children)
+                if len(children) <= 2:
+                    for child in children:
+                        untrack(child)
+                        untrack(child.children)
 
     def _insert(self, key: bytes, value: Any, overwrite: bool) -> bool:
         h, i, j = self._walk(key, None)
