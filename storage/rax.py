@@ -153,7 +153,7 @@ class Rax:
     def insert(self, key: bytes, value: Any) -> bool:
         """Set key to value; True if the key is new (raxInsert)."""
         added = self._insert(key, value, True)
-        if self.plain:
+        if added and self.plain:  # (a new value for a key creates no node)
             self._untrack_path(key)
         return added
 
@@ -308,8 +308,8 @@ class Rax:
                 h.compressed = True
                 h.children = [chain[-1].children[0]]
                 self.numnodes -= len(chain) - 1
-        if self.plain:
-            self._untrack_path(key)
+                if self.plain:  # the one object a removal creates
+                    untrack(h.children)
         return old
 
     # ---- iteration -----------------------------------------------------------------------------
