@@ -60,6 +60,9 @@ WORKLOADS: dict[str, list[bytes]] = {
     "XADD_ID": [b"XADD", b"bench:ids", b"<id>", b"n", b"123456", b"kind", b"even", b"payload", b"x" * 32],
     "XADD_ID_CAPPED": [b"XADD", b"bench:idcap", b"MAXLEN", b"~", b"100000", b"<id>", b"n", b"123456", b"kind",
                        b"even", b"payload", b"x" * 32],
+    # bench.py's XADD_NEW, every command to a stream not seen before (`<n>`: see SEQUENTIAL): what
+    # creating a stream costs (its rax, first node, tail record and keyspace entry)
+    "XADD_NEW": [b"XADD", b"new:<n>", b"*", b"field", b"value"],
     "XRANGE_10": [b"XRANGE", b"bench:stream", b"-", b"+", b"COUNT", b"10"],
     "XRANGE_100_INT": [b"XRANGE", b"bench:xint", RAND, b"+", b"COUNT", b"100"],
     "XRANGE_1000_INT": [b"XRANGE", b"bench:xint", RAND, b"+", b"COUNT", b"1000"],
@@ -97,10 +100,11 @@ BLOCKS: dict[str, tuple[list[list[bytes]], int]] = {
                  [b"SET", b"raxdb:written:bench:0", b"ok", b"EX", b"86400"], [b"EXEC"]], SINK_ENTRIES),
 }
 
-# Workloads whose <id> must grow from command to command (an XADD's explicit ID): their batches
+# Workloads whose <id> must grow from command to command (an XADD's explicit ID), or whose <n> (in
+# a key) must differ from every earlier command's (XADD_NEW): their batches
 # are made for the run, never replayed, for at least SEQUENTIAL_MIN commands whatever the run's
 # count, so that bench/instr.sh's two runs build the same batches and the building cancels out.
-SEQUENTIAL = {"XADD_ID", "XADD_ID_CAPPED"}
+SEQUENTIAL = {"XADD_ID", "XADD_ID_CAPPED", "XADD_NEW"}
 SEQUENTIAL_MIN = 20_000
 # Commands per timed run where the default 100,000 would take minutes (a GEOSEARCH walks ~1,700 points).
 COMMANDS = {"GEOSEARCH_10": 5_000}
@@ -177,8 +181,10 @@ def batches(name: str, pipeline: int, rnd: random.Random) -> list[bytes]:
 
 
 def sequential_batches(name: str, pipeline: int, commands: int) -> list[bytes]:
-    """A SEQUENTIAL workload's batches for `commands` commands: <id> the i-th is 1700000000000+i-0."""
-    cmds = [encode_command([b"%d-0" % (1_700_000_000_000 + i) if a == b"<id>" else a for a in WORKLOADS[name]])
+    """A SEQUENTIAL workload's batches for `commands` commands: <id> the i-th is 1700000000000+i-0,
+    <n> i."""
+    cmds = [encode_command([b"%d-0" % (1_700_000_000_000 + i) if a == b"<id>" else a.replace(b"<n>", b"%d" % i)
+                            for a in WORKLOADS[name]])
             for i in range(commands)]
     return [b"".join(cmds[i:i + pipeline]) for i in range(0, commands - pipeline + 1, pipeline)]
 

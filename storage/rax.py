@@ -34,6 +34,21 @@ from bisect import bisect_left
 from collections.abc import Iterator
 from typing import Any
 
+try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # pragma: no cover - Cython is a build requirement of the compiled build only
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
+
+
+def untrack(obj: Any) -> None:
+    """Take obj out of the cyclic collector's lists (compiled build; interpreted, nothing: the
+    interpreter offers no call for it).  Only for an object no reference cycle can pass through:
+    the collector never looks into it again, so a cycle through it would never be freed."""
+    if cython.compiled:
+        PyObject_GC_UnTrack(obj)  # noqa: F821  (rax.pxd: CPython's C call)
+
 
 class _NotFound:
     __slots__ = ()
@@ -60,12 +75,20 @@ class RaxNode:
 
 
 class Rax:
-    __slots__ = ("head", "numele", "numnodes")
+    """`plain`: the values hold no reference that can lead back to the tree (a stream's listpacks,
+    bytes): then its nodes and their child lists are kept out of the cyclic collector (`untrack`),
+    which otherwise walks two objects per stream node in every full collection."""
 
-    def __init__(self) -> None:
+    __slots__ = ("head", "numele", "numnodes", "plain")
+
+    def __init__(self, plain: bool = False) -> None:
         self.head = RaxNode()
         self.numele = 0
         self.numnodes = 1
+        self.plain = plain
+        if plain:
+            untrack(self)
+            untrack(self.head)
 
     def __len__(self) -> int:
         return self.numele
@@ -129,11 +152,36 @@ class Rax:
     # ---- insertion -----------------------------------------------------------------------------
     def insert(self, key: bytes, value: Any) -> bool:
         """Set key to value; True if the key is new (raxInsert)."""
-        return self._insert(key, value, True)
+        added = self._insert(key, value, True)
+        if added and self.plain:  # (a new value for a key creates no node)
+            self._untrack_path(key)
+        return added
 
     def try_insert(self, key: bytes, value: Any) -> bool:
         """Add key only if absent; True if it was added (raxTryInsert)."""
-        return self._insert(key, value, False)
+        added = self._insert(key, value, False)
+        if added and self.plain:
+            self._untrack_path(key)
+        return added
+
+    def _untrack_path(self, key: bytes) -> None:
+        """A plain tree after a change at `key`: every node an insertion or removal creates sits on
+        key's path or is a child of a node on it (a split's other half, whose parent, the split
+        node, then has two children), and every child list it creates belongs to one of those, so
+        untracking them covers it (untracking an untracked object is a no-op).  Children of a
+        node with more than two are old: skipped (a stream's upper nodes have up to 256)."""
+        stack: list[RaxNode] = []
+        h = self._walk(key, stack)[0]
+        stack.append(h)
+        for node in stack:
+            untrack(node)
+            children = node.children
+            if children:
+                untrack(children)
+                if len(children) <= 2:
+                    for child in children:
+                        untrack(child)
+                        untrack(child.children)
 
     def _insert(self, key: bytes, value: Any, overwrite: bool) -> bool:
         h, i, j = self._walk(key, None)
@@ -260,6 +308,8 @@ class Rax:
                 h.compressed = True
                 h.children = [chain[-1].children[0]]
                 self.numnodes -= len(chain) - 1
+                if self.plain:  # the one object a removal creates
+                    untrack(h.children)
         return old
 
     # ---- iteration -----------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from raxdb.storage.listpack cimport entry_span as lp_span, skip as lp_skip, valu
 from raxdb.storage.listpack cimport put_header, encode_entry as _encode, encode_int_entry as _int_entry
 from raxdb.storage.listpack cimport int_entry_size, put_int, encoded_size, put_entry
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_Resize
+from raxdb.storage.rax cimport untrack as _untrack
 
 cdef list _SMALL_INTS, _STR6_HEAD, _STR6_TAIL
 

@@ -72,6 +72,7 @@ if not cython.compiled:  # compiled, stream.pxd cimports them: C functions, and 
     from raxdb.protocol.reply import put_int_bulk as _put_int_bulk
     from raxdb.storage.listpack import encoded_size, int_entry_size, put_entry, put_int
     from raxdb.storage.listpack import entry_span as lp_span
+    from raxdb.storage.rax import untrack as _untrack
 
 FLAG_DELETED = 1
 FLAG_SAMEFIELDS = 2
@@ -694,6 +695,9 @@ class Tail:
         self.nelem = 0  # the header's element count (65535 once saturated)
         self.nadd = len(fields) + 4  # elements of a SAMEFIELDS entry
         self.end = _SMALL_INTS[len(fields) + 4099] + b"\xff"  # its lp-count, then the terminator
+        # bytes, a bytearray and a list of bytes: no cycle can pass through it (see Stream)
+        _untrack(fields)
+        _untrack(self)
 
 
 class NACK:
@@ -793,7 +797,13 @@ class Stream:
                  "_tail", "_head", "_last_valid", "_prealloc", "_sampled", "split_id", "last_ms", "last_seq")
 
     def __init__(self) -> None:
-        self.rax = Rax()
+        # Out of the cyclic collector, with its index and tail record: a stream's objects would
+        # otherwise be most of what a full collection walks (streams are the keyspace's only
+        # values made of many objects).  Nothing a stream holds refers back to it: the index
+        # holds listpacks, the tail record bytes, the consumer groups their own objects, whose
+        # cycles (a NACK and its consumer) stay tracked and collectable.
+        _untrack(self)
+        self.rax = Rax(True)
         self.length = 0
         self.last_id = 0
         self.first_id = 0

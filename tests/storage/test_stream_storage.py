@@ -5,14 +5,16 @@ loader's one-walk check of a loaded stream (checked_as_loaded) against `validate
 
 from __future__ import annotations
 
+import gc
 import itertools
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from raxdb.storage import rax as rax_module
 from raxdb.storage import rdb
-from raxdb.storage.stream import MAX_ID, U64, Stream, entry_resp, format_id
+from raxdb.storage.stream import MAX_ID, U64, Consumer, Stream, entry_resp, format_id
 from tests.support.diff import RawConnection
 from tests.support.servers import start_redis
 
@@ -470,3 +472,36 @@ def test_the_one_walk_check_leaves_a_stream_with_caches_to_validate():
     assert z.checked_as_loaded()
     z.first_entry_id()  # a read that fills the head cache
     assert z._head is None or not z.checked_as_loaded()
+
+
+def _rax_objects(rax) -> list:
+    """The rax object, its nodes and their child lists."""
+    out = [rax]
+    todo = [rax.head]
+    while todo:
+        node = todo.pop()
+        out += [node, node.children]
+        todo += node.children
+    return out
+
+
+@pytest.mark.skipif(not rax_module.__file__.endswith(".so"), reason="interpreted: nothing can be untracked")
+def test_a_streams_objects_stay_out_of_the_collector_and_its_groups_cycles_are_collected():
+    """Compiled, a stream, its tail record and its index (after splits, node closes, deletes and
+    trims) are untracked, so a full collection does not walk them; its consumer groups' objects
+    stay tracked, and their cycles (a NACK and its consumer) are freed once the stream is dropped."""
+    s = Stream()
+    for i in range(1, 400):
+        s.append([b"a", b"%d" % i] if i % 3 else [b"b", b"x", b"c", b"%d" % i], 0, (i << 64) | i % 7, 300, 5)
+    s.delete_ids([(i << 64) | i % 7 for i in range(50, 90)])
+    s.trim(300, None, False, 0)
+    s.append([b"a", b"z"], 0, 1000 << 64, 300, 5)
+    s.validate()
+    assert not gc.is_tracked(s) and not gc.is_tracked(s._tail) and not gc.is_tracked(s._tail.fields)
+    assert [o for o in _rax_objects(s.rax) if gc.is_tracked(o)] == []
+    cons = s.create_group(b"g", 0, -1).create_consumer(b"gc-check", 1)
+    nack = s.group(b"g").add_pending((300 << 64).to_bytes(16, "big"), cons, 2)
+    assert gc.is_tracked(cons) and gc.is_tracked(nack)
+    del s, cons, nack
+    gc.collect()
+    assert not [o for o in gc.get_objects() if type(o) is Consumer and o.name == b"gc-check"]
