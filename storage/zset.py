@@ -1300,20 +1300,18 @@ class ZSet:
     # ---- ZSCAN ---------------------------------------------------------------------------------
     def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
         """(next cursor, member, score text, member, score text...): a listpack returns everything
-        at once with the score entries' own text, as Redis does; a skiplist prints %.17g."""
+        at once with the score entries' own text, as Redis does; a skiplist prints %.17g (the
+        server writes a skiplist's scores itself, from `scan_pairs`)."""
         lp = self.lp
         if lp is not None:
             return 0, zzl_items(lp)
-        sk = self.sk
-        idx = sk.scan
-        if idx is None:
-            idx = sk.scan = ScanIndex(sk.scores, len(sk.scores))
-        nxt, members = idx.scan(cursor, count)
-        scores = sk.scores
+        step = self.scan_pairs(cursor, count)
+        assert step is not None
+        nxt, pairs = step
         out = []
-        for m in members:
+        for score, m in pairs:
             out.append(m)
-            out.append(format_score(scores[m]))
+            out.append(format_score(score))
         return nxt, out
 
     def scan_pairs(self, cursor: int, count: int) -> tuple[int, list[tuple[float, bytes]]] | None:

@@ -617,3 +617,24 @@ def test_config_set_applies_to_next_write(tiny_zset_pair):
     _config_set_or_skip(d, "zset-max-listpack-entries", "4")
     d("ZADD", "w", "1", "ab")
     d("OBJECT", "ENCODING", "w")
+
+
+def test_skiplist_scan_is_scan_pairs_with_score_texts():
+    """A skiplist's `scan` is `scan_pairs`' step with each score printed %.17g: a whole walk by
+    either visits every member once, with the same cursors."""
+    z = ZSet.from_pairs([(i / 3 if i % 2 else float(i), b"m%d" % i) for i in range(300)], 0, 64)
+    assert z.lp is None
+    seen = []
+    cursor = 0
+    while True:
+        nxt, items = z.scan(cursor, 10)
+        step = z.scan_pairs(cursor, 10)
+        assert step is not None and step[0] == nxt
+        assert items[0::2] == [m for _, m in step[1]]
+        assert [float(t) for t in items[1::2]] == [s for s, _ in step[1]]
+        assert items[1::2] == [b"%.17g" % s for s, _ in step[1]]
+        seen.extend(items[0::2])
+        cursor = nxt
+        if cursor == 0:
+            break
+    assert sorted(seen) == sorted(b"m%d" % i for i in range(300))
