@@ -91,6 +91,15 @@ def setup_commands() -> Iterator[list[bytes]]:
     yield [b"SET", b"big:1m", VALUE_1M]
 
 
+# The subscribers' thread sweeps its sockets, then lets output gather this long before the next
+# sweep: reading each socket as soon as a server wrote to it made this thread's CPU (a recv per
+# write) a third busy thread beside the server and redis-benchmark on the host's two cores, for
+# both servers alike.  What 5 ms brings is a few KB a socket (at 20,000 PUBLISH/s), far below a
+# socket's receive buffer (128 KB at least), so no server is made to hold output for a subscriber
+# (docs/speed-log.md, 2026-11-27 PUBLISH).
+DRAIN_PAUSE_S = 0.005
+
+
 @contextlib.contextmanager
 def _subscribers(port: int, n: int = 100, channel: bytes = b"bench:chan") -> Iterator[None]:
     """`n` connections subscribed to `channel`, drained by a thread until the block ends."""
@@ -116,6 +125,7 @@ def _subscribers(port: int, n: int = 100, channel: bytes = b"bench:chan") -> Ite
             for key, _ in sel.select(0.1):
                 with contextlib.suppress(BlockingIOError):
                     key.fileobj.recv(1 << 18)  # type: ignore[union-attr]
+            stop.wait(DRAIN_PAUSE_S)
         sel.close()
 
     t = threading.Thread(target=drain, daemon=True)

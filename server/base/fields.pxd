@@ -73,5 +73,5 @@ cdef class ClientFields:
     cdef public bint multi_error, dirty_cas, in_exec
     cdef public long long plain_epoch
     # what a Pub/Sub delivery's output limit check reads (server/conn/obuf.py's check_delivery)
-    cdef public long long obuf_soft_since
+    cdef public long long obuf_soft_since, out_held
     cdef public object replica

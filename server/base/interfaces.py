@@ -432,6 +432,7 @@ class Client(Protocol):
     tot_net_out: int
     obuf: list[bytes]
     out_mark: int
+    out_held: int
     running: list[bytes] | None
     obuf_soft_since: int
     obuf_watch: bool

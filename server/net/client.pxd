@@ -17,6 +17,7 @@ cimport cython
 from libc.time cimport timespec
 from posix.time cimport CLOCK_MONOTONIC, CLOCK_REALTIME, clock_gettime, clockid_t
 from raxdb.server.base.fields cimport ClientFields, ServerFields
+from raxdb.server.conn.obuf cimport check_delivery
 from raxdb.server.table.registry cimport Command
 
 
@@ -56,7 +57,7 @@ cpdef bint _frames_are_multibulk(bytes data) except -1
 cpdef read_event(ClientFields c, bytes data)
 
 
-@cython.locals(n=Py_ssize_t, obuf=list)
+@cython.locals(n=cython.longlong, obuf=list)
 cpdef flush_output(ClientFields c)
 
 

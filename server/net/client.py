@@ -81,6 +81,7 @@ from raxdb.server.conn import clienteviction as _clienteviction
 from raxdb.server.conn import lifecycle
 from raxdb.server.conn import obuf as _obuf
 from raxdb.server.conn.clientinfo import client_info_line
+from raxdb.server.conn.obuf import check_delivery
 from raxdb.server.conn.obuf import is_replica as _is_replica
 from raxdb.server.conn.unixaddr import client_addr as _unix_addr
 from raxdb.server.conn.unixaddr import configured as _unix_path
@@ -214,6 +215,9 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         self._base_done = 0
         self.obuf: list[bytes] = []  # output waiting for the server's end-of-iteration flush
         self.out_mark = 0  # tot_net_out when obuf was last emptied: obuf holds tot_net_out - out_mark bytes
+        # what the transport held when a delivery since the last flush asked it, or -1: a bound of
+        # what it holds until the next flush, the one time it is given output (obuf.check_delivery)
+        self.out_held = -1
         # The replies of the batch this client is running, while it runs: output for it made
         # meanwhile (a message it publishes to itself, an invalidation) joins them in order.
         self.running: list[bytes] | None = None
@@ -987,14 +991,11 @@ def flush_output(c: Client) -> None:
     obuf = c.obuf
     if not obuf:
         return
+    n = c.tot_net_out - c.out_mark  # the queue's bytes (queue_output counts them in)
     data: bytes | None
     if len(obuf) == 1:
         data = obuf[0]
-        n = len(data)
     else:
-        n = 0
-        for piece in obuf:
-            n += len(piece)
         data = None if keep_pieces(n, len(obuf)) else _join(obuf)
     if n > c.rb_peak:  # Redis's reply buffer fills up to its size before the write
         c.rb_peak = n if n < c.rb_size else c.rb_size
@@ -1012,6 +1013,7 @@ def flush_output(c: Client) -> None:
             LOG.verbose(f"Write to client id={c.id} addr={c.addr} failed: {type(e).__name__}: {e}")
     obuf.clear()
     c.out_mark = c.tot_net_out
+    c.out_held = -1  # the transport was given output: a delivery asks it again (obuf.check_delivery)
     if c.write_paused:  # the peer is not keeping up: its output buffer limits apply
         if not _obuf.check(c):
             _clienteviction.note_if_noting(c)  # and its output counts under a memory limit
@@ -1078,7 +1080,8 @@ def write_out(c: Client, data: bytes) -> None:
         c.running.append(data)
         return
     queue_output(c, data)
-    if c.server.client_evict_limit:
+    srv = c.server
+    if srv.client_evict_limit:
         _clienteviction.changed(c)
 
 
@@ -1087,7 +1090,7 @@ def fan_out(subs: dict[Client, None], body: bytes) -> None:
     frame without its type byte, made once with '*' for the RESP2 subscribers and once with '>' (a
     push) for the RESP3 ones.  Per subscriber only the queueing for the end-of-iteration flush
     (one write per subscriber per loop iteration, as Redis's beforeSleep) and the output buffer
-    limit check (obuf.check_delivery), in a compiled loop over C fields."""
+    limit check (obuf.check_delivery, cimported: a C call), in a compiled loop over C fields."""
     resp2 = resp3 = None
     for c in tuple(subs):  # a subscriber dropped for its limit leaves `subs`
         if c.closed:
@@ -1100,7 +1103,7 @@ def fan_out(subs: dict[Client, None], body: bytes) -> None:
             if resp2 is None:
                 resp2 = b"*" + body
             write_out(c, resp2)
-        _obuf.check_delivery(c)
+        check_delivery(c)
 
 
 def call_command(c: Client, cmd: CommandEntry, argv: list[bytes], t0: int | None, log_slow: bool) -> Any:

@@ -9,6 +9,7 @@ import pytest
 
 from tests.support.diff import RawConnection, encode_command
 from tests.support.servers import start_raxdb, start_redis
+from tests.support.transport import SinkTransport
 
 
 def frames(conn: RawConnection, args, n: int) -> list[bytes]:
@@ -316,3 +317,80 @@ def test_redis_py_pubsub_listen_resp3(raxdb):
         p.close()
     finally:
         client.close()
+
+
+# ---- the delivery's limit check, in process: what the transport still holds counts ----------------
+class _UnreadTransport(SinkTransport):
+    """A peer that reads nothing until the test says so: what is written stays in the transport."""
+
+    def __init__(self) -> None:
+        self.held = 0
+        self.aborted = False
+
+    def write(self, data: bytes) -> None:
+        self.held += len(data)
+
+    def writelines(self, parts: list[bytes]) -> None:
+        self.held += sum(map(len, parts))
+
+    def get_write_buffer_size(self) -> int:
+        return self.held
+
+    def abort(self) -> None:
+        self.aborted = True
+
+
+def _subscriber_and_publisher(limit: str):
+    """A server in process under `limit`, a subscriber of "ch" on an unread transport, a publisher,
+    and `turn(n)`: n PUBLISHes of 1,000-byte messages in one read event, the end-of-iteration
+    flush not yet run (the loop's: `flush()` runs it)."""
+    import raxdb.server.commands  # noqa: F401
+    from raxdb.server.config.options import Config
+    from raxdb.server.core import Server
+    from raxdb.server.net.client import Client
+
+    srv = Server(Config())
+    pending: list = []
+    srv.call_soon = pending.append  # type: ignore[method-assign]  # flushed when the test says, as the loop would
+    sub, pub = Client(srv), Client(srv)
+    sub.connection_made(_UnreadTransport())  # type: ignore[arg-type]
+    pub.connection_made(SinkTransport())  # type: ignore[arg-type]
+    pub.data_received(encode_command(("CONFIG", "SET", "client-output-buffer-limit", limit)))
+    sub.data_received(encode_command(("SUBSCRIBE", "ch")))
+
+    def flush() -> None:
+        while pending:
+            pending.pop()()
+
+    def turn(n: int) -> None:
+        pub.data_received(encode_command(("PUBLISH", "ch", "m" * 1000)) * n)
+
+    flush()
+    return srv, sub, turn, flush
+
+
+def test_a_delivery_counts_what_the_transport_still_holds():
+    """Output a flush left in the transport (a peer that does not read) counts in the next
+    iteration's deliveries: the subscriber is dropped as its messages pass the hard limit, before
+    the flush, as Redis drops it as it adds them to its reply list."""
+    srv, sub, turn, flush = _subscriber_and_publisher("pubsub 32kb 0 0")
+    turn(20)  # ~20 KB: over the 16 KB reply buffer, under the limit
+    flush()
+    assert not sub.closed and sub.transport.held > 20_000
+    turn(20)  # with the 20 KB held: over the limit within this read event
+    assert sub.closed and sub.transport.aborted
+    assert not srv.pubsub.channels
+
+
+def test_a_delivery_goes_by_what_the_transport_holds_now():
+    """What the transport held when a delivery asked it is a bound until the next flush; a
+    transport that drained meanwhile is asked again before a subscriber is dropped."""
+    srv, sub, turn, flush = _subscriber_and_publisher("pubsub 32kb 0 0")
+    turn(20)
+    flush()
+    turn(1)  # asks the transport: ~20 KB held
+    sub.transport.held = 0  # the peer read it all
+    turn(19)  # 20 KB queued: past the reply buffer with the bound, well under the limit without it
+    assert not sub.closed
+    flush()
+    assert not sub.closed and sub.transport.held > 20_000
