@@ -89,6 +89,7 @@ from raxdb.server.events import pubsub
 from raxdb.server.events import tracking as _tracking
 from raxdb.server.events.watch import discard_transaction, exec_abort
 from raxdb.server.memory import evict
+from raxdb.server.net import bigread as _bigread
 from raxdb.server.net import faults as _faults
 from raxdb.server.net.blocking import handle_ready_keys
 from raxdb.server.security import acl as _acl
@@ -619,6 +620,8 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
             self.exact = None
             self._new_reader()
             self._raw = None
+        elif p.big_window() is not None and not (self.closed or self.close_after_reply):
+            _bigread.receive(self, p)  # the rest of a big argument read straight into its buffer
 
     # ---- dispatch (Redis's processCommand) -----------------------------------------------------
     def execute(self, argv: list[bytes], out: list[bytes]) -> None:
