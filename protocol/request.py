@@ -195,7 +195,9 @@ class RequestParser:
                  "_big", "_big_view", "_big_have")
 
     def __init__(self, max_bulk_len: int = 512 * 1024 * 1024, qbuf_limit: int = 1 << 62) -> None:
-        self.buf = bytearray()
+        # what is held: a bytearray, or a read fed while nothing was held, kept as it came (bytes)
+        # until more comes, so a read's commands are parsed without copying it first
+        self.buf: bytes | bytearray = bytearray()
         self.pos = 0
         self.max_bulk_len = max_bulk_len
         # Redis consumes each argument as it completes, so its query buffer holds at most the
@@ -232,7 +234,15 @@ class RequestParser:
                     self.buf += src[room:]
                 return
         buf = self.buf
-        if self.pos >= _COMPACT_AT and self.pos * 2 >= len(buf):
+        if self.pos == len(buf) and type(data) is bytes:  # nothing held: parsed where it lies
+            self.buf = data
+            self.pos = 0
+            return
+        if type(buf) is bytes:  # a read held as it came: what is left of it copied, once
+            with memoryview(buf) as rest:
+                self.buf = buf = bytearray(rest[self.pos :])
+            self.pos = 0
+        elif self.pos >= _COMPACT_AT and self.pos * 2 >= len(buf):
             del buf[: self.pos]
             self.pos = 0
         buf += data
@@ -288,7 +298,7 @@ class RequestParser:
 
     def _compact_if_done(self) -> None:
         if self.pos == len(self.buf) and self.pos:
-            self.buf.clear()
+            self.buf = bytearray()
             self.pos = 0
 
     def _inline(self) -> list[bytes] | None:
@@ -400,6 +410,6 @@ class RequestParser:
         have = min(len(self.buf) - pos, ll)
         with memoryview(self.buf) as src:
             view[:have] = src[pos : pos + have]
-        del self.buf[: pos + have]  # everything before `pos` is parsed
+            self.buf = bytearray(src[pos + have :])  # everything before `pos` is parsed
         self.pos = 0
         self._big, self._big_view, self._big_have = big, view, have
