@@ -38,7 +38,7 @@ INT_MAX = 2**31 - 1
 _COMPACT_AT = 64 * 1024
 
 
-def _strchr(buf: bytearray, ch: bytes, pos: int) -> int:
+def _strchr(buf: bytes | bytearray, ch: bytes, pos: int) -> int:
     """C strchr from `pos`: the index of `ch`, or -1 when a NUL byte (C's string end) or the buffer's
     end comes first.  Redis looks for header and inline line ends this way, so a NUL before the
     line end leaves the request waiting (until the 64 KiB limit)."""
@@ -238,7 +238,7 @@ class RequestParser:
             self.buf = data
             self.pos = 0
             return
-        if type(buf) is bytes:  # a read held as it came: what is left of it copied, once
+        if isinstance(buf, bytes):  # a read held as it came: what is left of it copied, once
             with memoryview(buf) as rest:
                 self.buf = buf = bytearray(rest[self.pos :])
             self.pos = 0

@@ -43,9 +43,9 @@ def receive(c: Client, parser: RequestParser) -> None:
     """Read the rest of the big bulk `parser` awaits into its buffer, when the transport can."""
     t = c.transport
     get = getattr(t, "get_protocol", None)
-    if get is None or get() is not c or t.is_closing():
+    if t is None or get is None or get() is not c or t.is_closing():
         return
-    t.set_protocol(BigRead(c, parser))  # type: ignore[union-attr]
+    t.set_protocol(BigRead(c, parser))
 
 
 class BigRead(asyncio.BufferedProtocol):
