@@ -5,7 +5,8 @@ so it is kept to what it agrees on with Redis: a read event is handed to hiredis
 boundary whose first byte is '*', every command it yields must be a non-empty list of bytes, and
 chunks announcing an oversized bulk or multibulk go to the exact parser.  Anything else — inline
 commands, malformed frames, unauthenticated clients, partial commands that grow past
-`_PARTIAL_LIMIT` or wait for the rest of a big argument (32 KiB or more, held once there) —
+`_PARTIAL_LIMIT` or wait for the rest of a big argument (32 KiB or more, read into a buffer of its
+own there, server/net/bigread.py) —
 switches the connection to `protocol.RequestParser`, which is Redis's parser byte for byte.  To switch mid-stream we keep the raw bytes since the last command boundary
 (`_raw`, only while hiredis holds a partial command) and how many commands of them already ran
 (`_raw_done`); the exact parser re-reads them and skips those.  It hands back to hiredis at the
@@ -945,8 +946,8 @@ def read_event(c: Client, data: bytes) -> None:
         # those two cost ~3 us a command.
         biggest = _frames_biggest(data) if fresh else -1
         if _clientbufs.big_read(c, data, biggest) and fresh:
-            # a big argument starts arriving: to the exact parser at once, which holds it as it
-            # comes and joins it once (fed to hiredis first, the read was copied into hiredis's
+            # a big argument starts arriving: to the exact parser at once, which reads the rest
+            # of it into a buffer of its own (server/net/bigread.py) (fed to hiredis first, the read was copied into hiredis's
             # buffer in FEED_SLICE pieces, into `_raw`, into the parser's buffer, and scanned for
             # frame markers five times)
             c._enter_exact(data, 0)
@@ -1450,8 +1451,8 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
         c._raw_done = c._base_done = base_done + done
         c._base = base
         if _clientbufs.partial_read(c):  # a command left partly received: a big argument's room
-            # A big argument's data still to come goes to the exact parser, which holds it once
-            # and copies it out once: fed on to hiredis it was also kept in `_raw` (in case of a
+            # A big argument's data still to come goes to the exact parser, which reads it into
+            # a buffer of its own (server/net/bigread.py): fed on to hiredis it was also kept in `_raw` (in case of a
             # switch), every read of it scanned for frame markers, and a value past _PARTIAL_LIMIT
             # parsed a second time by the exact parser anyway.
             c._enter_exact(c._raw, c._raw_done)
