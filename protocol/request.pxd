@@ -7,3 +7,8 @@ cimport cython
 
 @cython.locals(n=Py_ssize_t, c=cython.int)
 cpdef object string2ll(b)
+
+# _value_buffer: a big bulk's bytes object, made unfilled and written in place through a view
+from cpython.buffer cimport PyBUF_WRITE
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.memoryview cimport PyMemoryView_FromMemory

@@ -15,9 +15,22 @@ Limits, as Redis enforces them before spending memory: a multibulk count above I
 length above proto-max-bulk-len, unauthenticated clients sending more than 10 arguments or bulks
 over 16 KiB, header or inline lines over 64 KiB without a terminator.  A header only records
 lengths; nothing is allocated for announced-but-unsent data.
+
+A big bulk (BIG_ARG or more) whose data is still arriving gets a buffer of its own length once its
+header and first bytes are in (as Redis reads such a bulk into an sds of its size that becomes the
+argument): what `feed()` brings is copied into it, and a reader that can receive into memory
+(server/net/bigread.py) asks for the unfilled rest (`big_window`) and reports what it wrote
+(`big_received`), so the value is read once, in place, and never joined.
 """
 
 from __future__ import annotations
+
+try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
 
 INLINE_MAX_SIZE = 64 * 1024
 BIG_ARG = 32 * 1024  # PROTO_MBULK_BIG_ARG: a bulk this long gets a query buffer of its own size
@@ -25,7 +38,7 @@ INT_MAX = 2**31 - 1
 _COMPACT_AT = 64 * 1024
 
 
-def _strchr(buf: bytearray, ch: bytes, pos: int) -> int:
+def _strchr(buf: bytes | bytearray, ch: bytes, pos: int) -> int:
     """C strchr from `pos`: the index of `ch`, or -1 when a NUL byte (C's string end) or the buffer's
     end comes first.  Redis looks for header and inline line ends this way, so a NUL before the
     line end leaves the request waiting (until the 64 KiB limit)."""
@@ -154,6 +167,23 @@ def quote_arg(b: bytes) -> str:
     return "".join(out)
 
 
+def _value_buffer(n: int) -> tuple[bytes | bytearray, memoryview]:
+    """A buffer for a big bulk's `n` bytes, filled in place as they arrive, and a writable view of
+    it.  Compiled: a new bytes object not yet filled (PyBytes_FromStringAndSize(NULL, n), which the
+    C API lets its maker fill before anyone else sees it), so the argument is the very buffer the
+    reads wrote; interpreted, a bytearray, copied into bytes once whole (`_value`)."""
+    if cython.compiled:
+        out = PyBytes_FromStringAndSize(cython.NULL, n)  # noqa: F821 (request.pxd)
+        return out, PyMemoryView_FromMemory(PyBytes_AS_STRING(out), n, PyBUF_WRITE)  # noqa: F821
+    buf = bytearray(n)
+    return buf, memoryview(buf)
+
+
+def _value(buf: bytes | bytearray) -> bytes:
+    """The argument a filled `_value_buffer` holds."""
+    return buf if type(buf) is bytes else bytes(buf)
+
+
 class QueryBufferExceeded(Exception):
     """The bulk being received outgrew client-query-buffer-limit: close without a reply."""
 
@@ -162,10 +192,12 @@ class RequestParser:
     """Incremental, exact request parser for one connection."""
 
     __slots__ = ("buf", "pos", "max_bulk_len", "auth_required", "_argv", "_argv_bytes", "_mbulk", "_bulklen", "qbuf_limit",
-                 "_big", "_big_have")
+                 "_big", "_big_view", "_big_have")
 
     def __init__(self, max_bulk_len: int = 512 * 1024 * 1024, qbuf_limit: int = 1 << 62) -> None:
-        self.buf = bytearray()
+        # what is held: a bytearray, or a read fed while nothing was held, kept as it came (bytes)
+        # until more comes, so a read's commands are parsed without copying it first
+        self.buf: bytes | bytearray = bytearray()
         self.pos = 0
         self.max_bulk_len = max_bulk_len
         # Redis consumes each argument as it completes, so its query buffer holds at most the
@@ -176,24 +208,56 @@ class RequestParser:
         self._argv_bytes = 0  # the bytes of _argv's arguments
         self._mbulk = 0  # arguments still expected by the current multibulk command
         self._bulklen = -1  # length of the bulk being read, -1 while at a bulk header
-        # A big bulk (BIG_ARG or more) whose data is still arriving is held as the pieces it came
-        # in (`_big`, `_big_have` bytes from its first data byte on, `buf` then empty) and joined
-        # once when whole, as Redis reads such a bulk into a buffer of its own size that becomes
-        # the argument: growing `buf` by each read instead copied it again on every realloc.
-        self._big: list[bytes] | None = None
+        # A big bulk (BIG_ARG or more) whose data is still arriving: its own buffer (`_big`, from
+        # _value_buffer, `_bulklen` bytes), a writable view of it, and how many of its bytes are
+        # in (`_big_have`).  `buf` then holds only what came after the bulk's data (its "\r\n"
+        # and the next commands).  Growing `buf` by each read instead copied it on every realloc;
+        # holding the reads' pieces and joining them once copied each byte a second time.
+        self._big: bytes | bytearray | None = None
+        self._big_view: memoryview | None = None
         self._big_have = 0
 
     def feed(self, data: bytes | bytearray) -> None:
-        big = self._big
-        if big is not None:
-            big.append(bytes(data) if type(data) is not bytes else data)  # (a caller's bytearray may change)
-            self._big_have += len(data)
-            return
+        if self._big is not None:
+            room = self._bulklen - self._big_have
+            if room > 0:
+                n = len(data)
+                view = self._big_view
+                assert view is not None
+                if n <= room:
+                    view[self._big_have : self._big_have + n] = data
+                    self._big_have += n
+                    return
+                with memoryview(data) as src:
+                    view[self._big_have :] = src[:room]
+                    self._big_have += room
+                    self.buf += src[room:]
+                return
         buf = self.buf
-        if self.pos >= _COMPACT_AT and self.pos * 2 >= len(buf):
+        if self.pos == len(buf) and type(data) is bytes:  # nothing held: parsed where it lies
+            self.buf = data
+            self.pos = 0
+            return
+        if isinstance(buf, bytes):  # a read held as it came: what is left of it copied, once
+            with memoryview(buf) as rest:
+                self.buf = buf = bytearray(rest[self.pos :])
+            self.pos = 0
+        elif self.pos >= _COMPACT_AT and self.pos * 2 >= len(buf):
             del buf[: self.pos]
             self.pos = 0
         buf += data
+
+    def big_window(self) -> memoryview | None:
+        """The unfilled rest of the big bulk being received, for a reader to receive into (then
+        `big_received`); None when no big bulk's data is awaited."""
+        if self._big is None or self._big_have >= self._bulklen:
+            return None
+        assert self._big_view is not None
+        return self._big_view[self._big_have :]
+
+    def big_received(self, n: int) -> None:
+        """`n` more bytes of the big bulk were written into its `big_window`."""
+        self._big_have += n
 
     def pending(self) -> int:
         """Bytes held for commands not yet complete (what Redis counts as the query buffer)."""
@@ -234,7 +298,7 @@ class RequestParser:
 
     def _compact_if_done(self) -> None:
         if self.pos == len(self.buf) and self.pos:
-            self.buf.clear()
+            self.buf = bytearray()
             self.pos = 0
 
     def _inline(self) -> list[bytes] | None:
@@ -299,28 +363,30 @@ class RequestParser:
                 self.pos = pos = cr + 2
                 self._bulklen = ll
             ll = self._bulklen
-            if self._big is not None:
-                if self._big_have < ll + 2:
-                    if self._big_have > self.qbuf_limit:
+            big = self._big
+            if big is not None:  # (`buf` holds what came after its data, from pos 0)
+                if self._big_have < ll or len(buf) < 2:
+                    if self.pending() > self.qbuf_limit:
                         raise QueryBufferExceeded
                     return None
                 if ll + 2 > self.qbuf_limit:
                     raise QueryBufferExceeded
-                argv.append(self._join_big(ll))
-                buf = self.buf
+                view = self._big_view
+                assert view is not None
+                view.release()
+                self._big = self._big_view = None
+                self._big_have = 0
+                argv.append(_value(big))
                 self._argv_bytes += ll
+                self.pos = 2
                 self._bulklen = -1
                 self._mbulk -= 1
                 continue
             if len(buf) - pos < ll + 2:
                 if len(buf) - pos > self.qbuf_limit:
                     raise QueryBufferExceeded
-                if ll >= BIG_ARG:  # the rest of it held as it comes (see _big)
-                    with memoryview(buf) as view:  # one copy (bytes() of a slice made two)
-                        self._big = [view[pos:].tobytes()]
-                    self._big_have = len(buf) - pos
-                    buf.clear()  # everything before `pos` is parsed
-                    self.pos = 0
+                if ll >= BIG_ARG:  # the rest of it read into a buffer of its own (see _big)
+                    self._start_big(ll, pos)
                 return None
             if ll + 2 > self.qbuf_limit:
                 raise QueryBufferExceeded
@@ -336,35 +402,14 @@ class RequestParser:
         self._argv = []
         return argv
 
-    def _join_big(self, ll: int) -> bytes:
-        """The big bulk of `ll` bytes held in `_big`, joined (its only copy); what came after it
-        and its two terminating bytes becomes `buf`."""
-        big = self._big
-        assert big is not None
-        parts: list[bytes | memoryview] = []
-        need = ll
-        i = 0
-        while need:
-            piece = big[i]
-            if len(piece) <= need:
-                parts.append(piece)
-                need -= len(piece)
-            else:
-                parts.append(memoryview(piece)[:need])
-                break
-            i += 1
-        arg = b"".join(parts)
-        skip = ll + 2  # the rest: past the bulk and its terminator, in the pieces
-        rest = bytearray()
-        for piece in big:
-            n = len(piece)
-            if skip >= n:
-                skip -= n
-                continue
-            rest += piece[skip:] if skip else piece
-            skip = 0
-        self._big = None
-        self._big_have = 0
-        self.buf = rest
+    def _start_big(self, ll: int, pos: int) -> None:
+        """The bulk of `ll` bytes at `pos` in `buf` is big and not all in: its bytes so far go into
+        a buffer of its own (its only copy); `buf` keeps what follows its data (nothing yet, or a
+        part of its "\r\n")."""
+        big, view = _value_buffer(ll)
+        have = min(len(self.buf) - pos, ll)
+        with memoryview(self.buf) as src:
+            view[:have] = src[pos : pos + have]
+            self.buf = bytearray(src[pos + have :])  # everything before `pos` is parsed
         self.pos = 0
-        return arg
+        self._big, self._big_view, self._big_have = big, view, have

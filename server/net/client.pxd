@@ -49,11 +49,12 @@ cdef bint _is_argv(frame) except -1
 
 
 @cython.locals(s="const unsigned char*", n=Py_ssize_t, p=Py_ssize_t, q=Py_ssize_t, left=cython.longlong,
-               value=cython.longlong, digits=Py_ssize_t)
-cpdef bint _frames_are_multibulk(bytes data) except -1
+               value=cython.longlong, digits=Py_ssize_t, biggest=cython.longlong)
+cpdef long long _frames_biggest(bytes data) except -2
 
 
-@cython.locals(srv=ServerFields, n=Py_ssize_t, out=list, t=cython.longlong, now=cython.longlong)
+@cython.locals(srv=ServerFields, n=Py_ssize_t, out=list, t=cython.longlong, now=cython.longlong, walked=bint,
+               fresh=bint, biggest=cython.longlong)
 cpdef read_event(ClientFields c, bytes data)
 
 

@@ -505,3 +505,21 @@ def test_big_argument_arriving_behind_small_commands(diff2, cut):
             conn.send(data[i:i + cut])
     for _ in cmds:
         assert diff2.ours.read_frame() == diff2.theirs.read_frame()
+
+
+def _big_argument_reads() -> list[list[bytes]]:
+    """A stream of big bulks (read straight into their own buffers, server/net/bigread.py): two in
+    one command, one of them holding what reads as headers, a value made of both, commands behind
+    them; sent in pieces of several sizes, and cut at a value's last byte and inside its CRLF."""
+    a, b = bytes(range(256)) * 400, b"\r\n$5\r\n" * 20_000  # 102,400 and 140,000 bytes
+    cmds = [[b"MSET", b"a", a, b"b", b], [b"GET", b"a"], [b"STRLEN", b"b"], [b"SET", b"c", a + b],
+            [b"GETRANGE", b"c", b"102390", b"102420"], [b"ECHO", b"tail"]]
+    data = b"".join(encode_command(c) for c in cmds)
+    end = data.index(a) + len(a)
+    cuts = [[data[i:i + n] for i in range(0, len(data), n)] for n in (7_919, 65_536, 262_144)]
+    return cuts + [[data[:end], data[end:end + 1], data[end + 1:]], [data[:end - 1], data[end - 1:]]]
+
+
+@pytest.mark.parametrize("chunks", _big_argument_reads())
+def test_big_arguments_cut_anywhere(raxdb, oracle, chunks):
+    same(raxdb, oracle, chunks, 6)

@@ -249,6 +249,8 @@ def test_clients_over_the_socket(pair):
         assert cli.stdout == "OK\n"
         r = redis.Redis(unix_socket_path=side.path, protocol=3)
         assert r.get("cli") == b"x"
+        big = bytes(range(256)) * 4096  # 1 MB: read in pieces, straight into its own buffer
+        assert r.set("big", big) and r.get("big") == big
         p = r.pubsub()
         p.subscribe("ch")
         assert p.get_message(timeout=10)["type"] == "subscribe"

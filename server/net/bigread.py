@@ -1,0 +1,109 @@
+"""A big argument read straight into its own buffer: the reader that stands in for a client on its
+transport while the rest of a big bulk (32 KiB or more) arrives.
+
+Why.  uvloop reads at most 256 KB into its own buffer and hands each read to `data_received` as a
+new bytes object; a 1 MB argument came in five such reads, each copied out of uvloop's buffer, then
+once more into the argument.  Redis, once it knows a bulk's length, reads the rest straight into
+the argument's own sds.  The exact parser (protocol/request.py) makes that buffer when it meets a
+big bulk not all in; this reader hands the unfilled part of it to the event loop as the place to
+receive into (asyncio's BufferedProtocol, which uvloop and asyncio's own transports support), so
+the kernel's copy is the only one.
+
+How.  `receive(c, parser)` puts a BigRead on the client's transport (`set_protocol`), which the
+transports allow between two reads and inside a read callback.  It gives each read the parser's
+`big_window()`, counts the bytes as a read event does (tot_net_in, the client's last interaction,
+client eviction's accounting), and hands the transport back to the client once the bulk's data is
+all in: the "\\r\\n" after it and the next commands come to `data_received` as before.  A query
+buffer past client-query-buffer-limit runs the client's parser, which closes it as Redis does.
+Only a transport that reports the client as its protocol is switched (uvloop's and asyncio's TCP
+and Unix transports, the fault injector's delaying wrapper around one); TLS (server/net/tls.py's
+Link feeds decrypted bytes) and test stubs keep feeding the parser, which copies into the same
+buffer.
+
+Rule: this is only the read of a big bulk's data; parsing, limits and the figures CLIENT LIST and
+INFO show stay the parser's and the client's.  Invariant: while a BigRead is the transport's
+protocol, the client's parser awaits a big bulk's data, or the next read goes to the client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from raxdb.server.conn import clienteviction as _clienteviction
+
+if TYPE_CHECKING:
+    from raxdb.protocol.request import RequestParser
+    from raxdb.server.net.client import Client
+
+_SPARE = 65536  # a read that comes when no bulk data is awaited (a busy script's poll filled it)
+
+
+def receive(c: Client, parser: RequestParser) -> None:
+    """Read the rest of the big bulk `parser` awaits into its buffer, when the transport can."""
+    t = c.transport
+    get = getattr(t, "get_protocol", None)
+    if t is None or get is None or get() is not c or t.is_closing():
+        return
+    t.set_protocol(BigRead(c, parser))
+
+
+class BigRead(asyncio.BufferedProtocol):
+    """The transport's protocol while a big bulk's data arrives; everything but the reads goes on
+    to the client."""
+
+    __slots__ = ("client", "parser", "spare")
+
+    def __init__(self, client: Client, parser: RequestParser) -> None:
+        self.client = client
+        self.parser = parser
+        self.spare: bytearray | None = None
+
+    def get_buffer(self, sizehint: int) -> memoryview | bytearray:
+        window = self.parser.big_window() if self.client.exact is self.parser else None
+        if window is not None:
+            return window
+        self.spare = bytearray(_SPARE)
+        return self.spare
+
+    def buffer_updated(self, nbytes: int) -> None:
+        c = self.client
+        spare = self.spare
+        if spare is not None:  # not bulk data: the client's, as any read
+            self.spare = None
+            self._hand_back()
+            c.data_received(bytes(spare[:nbytes]))
+            return
+        p = self.parser
+        p.big_received(nbytes)
+        srv = c.server
+        c.tot_net_in += nbytes
+        c.last_interaction = srv.now_ms
+        if p.big_window() is None:
+            self._hand_back()
+        elif p.pending() > srv.config.client_query_buffer_limit:
+            self._hand_back()
+            c.process()  # the parser closes it (QueryBufferExceeded)
+            return
+        if srv.client_evict_limit:
+            _clienteviction.changed(c)
+        elif srv.maxmemory:
+            _clienteviction.note_if_noting(c)
+
+    def _hand_back(self) -> None:
+        t = self.client.transport
+        if t is not None and not t.is_closing():
+            t.set_protocol(self.client)
+
+    # everything else is the client's
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.client.connection_lost(exc)
+
+    def eof_received(self) -> bool | None:
+        return self.client.eof_received()
+
+    def pause_writing(self) -> None:
+        self.client.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.client.resume_writing()
