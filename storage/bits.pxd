@@ -6,7 +6,7 @@
 # operations are int64 words in a bytearray, read and written through a C pointer, and the reply
 # is written from them into one bytes object: no Python object per operation.
 cimport cython
-from cpython.bytearray cimport PyByteArray_AS_STRING
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from raxdb.protocol.reply cimport digits, put_head, put_u
 

@@ -236,7 +236,9 @@ _OP_WORDS = 4
 
 
 def field_ops(count: int) -> bytearray:
-    """Room for `count` operations."""
+    """Room for `count` operations (compiled, not zeroed: `put_field` writes what is read)."""
+    if cython.compiled:
+        return PyByteArray_FromStringAndSize(cython.NULL, count * _OP_WORDS * 8)  # noqa: F821 (bits.pxd)
     return bytearray(count * _OP_WORDS * 8)
 
 

@@ -91,13 +91,6 @@ class RawStr(bytearray):
             s.cap = n
         return s
 
-    @classmethod
-    def zeros(cls, n: int) -> RawStr:
-        """`n` zero bytes as a new raw sds (sdsnewlen(NULL, n): SETBIT's and BITFIELD's new key)."""
-        s = cls(n)
-        s.size, s.cap = sds_new_room(n)
-        return s
-
     def make_room(self, addlen: int) -> None:
         """Room for `addlen` more bytes (sdsMakeRoomFor); call before growing the string."""
         if self.cap - len(self) < addlen:

@@ -17,7 +17,7 @@ cdef int _OVERFLOW, _GET
 
 cpdef long long bit_offset(ClientFields c, arg, int field_bits=*) except? -1
 
-@cython.locals(n=object)
+@cython.locals(n=cython.longlong)
 cpdef long long _offset(arg, int field_bits, long long limit) except? -1
 
 cpdef tuple string_for_bits(ClientFields c, key, long long maxbit)

@@ -50,7 +50,6 @@ from raxdb.storage.bits import (
     first_bit,
     put_field,
 )
-from raxdb.storage.keyspace import RawStr
 
 BIT_OFFSET_ERR = "ERR bit offset is not an integer or out of range"
 BIT_VALUE_ERR = "ERR bit is not an integer or out of range"
@@ -74,12 +73,16 @@ def bit_offset(c, arg: bytes, field_bits: int = 0) -> int:
 def _offset(arg: bytes, field_bits: int, limit: int) -> int:
     """bit_offset below the bytes' `limit` (proto-max-bulk-len)."""
     if field_bits and arg[:1] == b"#":
-        n = maybe_int(arg[1:])
-        if n is not None:
-            n = _s64(n * field_bits)
+        v = maybe_int(arg[1:])
+        if v is None:
+            raise CommandError(BIT_OFFSET_ERR)
+        n = _s64(v * field_bits)
     else:
-        n = maybe_int(arg)
-    if n is None or n < 0 or (n >> 3) >= limit:
+        v = maybe_int(arg)
+        if v is None:
+            raise CommandError(BIT_OFFSET_ERR)
+        n = v  # (compiled, n is a C integer)
+    if n < 0 or (n >> 3) >= limit:
         raise CommandError(BIT_OFFSET_ERR)
     return n
 
@@ -90,7 +93,7 @@ def string_for_bits(c, key: bytes, maxbit: int) -> tuple[bytearray, bool]:
     v = lookup_write(c, key)
     need = (maxbit >> 3) + 1
     if v is None:
-        buf = RawStr.zeros(need)
+        buf = bytearray(need)
         c.db.add(key, buf)
         return buf, True
     if not is_string(v):
