@@ -24,7 +24,7 @@ cpdef tuple string_for_bits(ClientFields c, key, long long maxbit)
 
 cpdef int _keyword(dict words, arg) except? -2
 
-@cython.locals(types=dict)
+@cython.locals(n=Py_ssize_t, b=bytes, w=cython.int, d=cython.int)
 cpdef int _field_width(arg) except? 0
 
 @cython.locals(j=Py_ssize_t, n=Py_ssize_t, width=cython.int, bits=cython.int, offset=cython.longlong,

@@ -36,7 +36,6 @@ from raxdb.server.table.args import maybe_int, option_word, to_int
 from raxdb.server.table.registry import command
 from raxdb.storage.bits import (
     FAIL,
-    FIELD_TYPES,
     GET,
     INCRBY,
     SAT,
@@ -270,10 +269,19 @@ def _keyword(words: dict[bytes, int], arg: bytes) -> int:
 def _field_width(arg: bytes) -> int:
     """getBitfieldTypeFromArgument: "i1".."i64" or "u1".."u63" (the digits end at a NUL, as in C),
     as bits.apply_fields's width (negative for a signed field)."""
-    types = FIELD_TYPES  # (compiled, a dict local: its `get` a C lookup)
-    known = types.get(arg)
-    if known is not None:
-        return known
+    n = len(arg)
+    if type(arg) is bytes and (n == 2 or n == 3):  # the plain spellings, read as C chars compiled
+        b = arg
+        w = b[1] - 48
+        if not 0 <= w <= 9:
+            w = 0
+        elif n == 3:
+            d = b[2] - 48
+            w = w * 10 + d if w and 0 <= d <= 9 else 0  # (a leading zero: the error below)
+        if b[0] == 105 and 1 <= w <= 64:  # i
+            return -w
+        if b[0] == 117 and 1 <= w <= 63:  # u
+            return w
     signed = arg[:1] == b"i"
     if not signed and arg[:1] != b"u":
         raise CommandError(FIELD_TYPE_ERR)
