@@ -116,11 +116,6 @@ def bitwise(op: bytes, sources: list[bytes | bytearray], length: int) -> bytearr
 GET, SET, INCRBY = 0, 1, 2  # operation codes
 WRAP, SAT, FAIL = 0, 1, 2  # OVERFLOW modes
 
-# Every field type in its plain spelling: its width, negative for a signed field ("i8" -> -8,
-# "u4" -> 4): i1..i64 and u1..u63 (a u63 and an i64 both fit an int64 reply).
-FIELD_TYPES = {b"%s%d" % (sign, n): (-n if sign == b"i" else n) for sign, top in ((b"i", 64), (b"u", 63))
-               for n in range(1, top + 1)}
-
 _U64 = (1 << 64) - 1
 _TWO64 = 1 << 64
 # The codes under private names bits.pxd declares C ints (the public names stay module attributes).
