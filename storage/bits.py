@@ -26,6 +26,9 @@ except ImportError:  # interpreted without Cython
 
     cython = SimpleNamespace(compiled=False)
 
+if not cython.compiled:  # compiled, bits.pxd cimports them inline from reply.pxd
+    from raxdb.protocol.reply import digits, put_head, put_u
+
 _CHUNK = 1 << 16
 
 # Byte-wise NOT for BITOP NOT.
@@ -113,15 +116,11 @@ def bitwise(op: bytes, sources: list[bytes | bytearray], length: int) -> bytearr
 GET, SET, INCRBY = 0, 1, 2  # operation codes
 WRAP, SAT, FAIL = 0, 1, 2  # OVERFLOW modes
 
-# Every field type in its plain spelling: its width, negative for a signed field ("i8" -> -8,
-# "u4" -> 4): i1..i64 and u1..u63 (a u63 and an i64 both fit an int64 reply).
-FIELD_TYPES = {b"%s%d" % (sign, n): (-n if sign == b"i" else n) for sign, top in ((b"i", 64), (b"u", 63))
-               for n in range(1, top + 1)}
-
 _U64 = (1 << 64) - 1
 _TWO64 = 1 << 64
 # The codes under private names bits.pxd declares C ints (the public names stay module attributes).
 _GET, _INCRBY, _WRAP, _FAIL = GET, INCRBY, WRAP, FAIL
+_FAILED = -1
 
 
 def _u64(x: int) -> int:
@@ -222,14 +221,47 @@ def _unsigned_overflow(value: int, incr: int, bits: int, mode: int) -> tuple[int
     return 1, limit
 
 
-def apply_fields(buf: bytes | bytearray | None, ops: list[tuple[int, int, int, int, int]], grown: bool,
-                 out: list[int | None]) -> int:
-    """Run BITFIELD's operations in order, each (op, width, offset, value, overflow mode) with the
-    width negative for a signed field, on `buf` (None: a missing key, GETs only), which is a
-    bytearray long enough for every SET and INCRBY.  Appends each operation's reply value to `out`
-    (None for one that failed under OVERFLOW FAIL, which writes nothing) and returns the number
-    of changes: the writes that changed a field's value, or every write when `grown` (a string
-    created or lengthened for them)."""
+# BITFIELD's operations as parsed: four int64 words each, in a bytearray (`field_ops`) that the
+# parse fills (`put_field`) and `apply_fields` runs in one pass, with no Python object per
+# operation: the code (op | overflow mode << 2; _FAILED once it failed under OVERFLOW FAIL), the
+# width (negative for a signed field), the bit offset, and the SET / INCRBY value, which running
+# the operation replaces by its reply value.  Compiled, the words are read and written through a
+# C pointer; interpreted, through a memoryview cast to int64s.
+_OP_WORDS = 4
+
+
+def field_ops(count: int) -> bytearray:
+    """Room for `count` operations (compiled, not zeroed: `put_field` writes what is read)."""
+    if cython.compiled:
+        return PyByteArray_FromStringAndSize(cython.NULL, count * _OP_WORDS * 8)  # noqa: F821 (bits.pxd)
+    return bytearray(count * _OP_WORDS * 8)
+
+
+def _words(ops: bytearray) -> Any:
+    """The operations' int64 words, indexable (compiled, a C pointer to them)."""
+    if cython.compiled:
+        return cython.cast(cython.p_longlong, PyByteArray_AS_STRING(ops))  # noqa: F821 (bits.pxd's cimport)
+    return memoryview(ops).cast("q")
+
+
+def put_field(ops: bytearray, i: int, op: int, mode: int, width: int, offset: int, value: int) -> None:
+    """Operation `i`: `op` (GET, SET, INCRBY) under the overflow `mode` on the field of `width`
+    (negative for a signed field) at bit `offset`; `value` SET's value or INCRBY's increment."""
+    q = _words(ops)
+    w = i * _OP_WORDS
+    q[w] = op | mode << 2
+    q[w + 1] = width
+    q[w + 2] = offset
+    q[w + 3] = value
+
+
+def apply_fields(buf: bytes | bytearray | None, ops: bytearray, count: int, grown: bool) -> int:
+    """Run BITFIELD's first `count` operations (`put_field`) in order on `buf` (None: a missing
+    key, GETs only), which is a bytearray long enough for every SET and INCRBY.  Each operation's
+    reply value replaces its value word, or its code becomes _FAILED (one that failed under
+    OVERFLOW FAIL, which writes nothing); `field_reply` writes the reply from them.  Returns the
+    number of changes: the writes that changed a field's value, or every write when `grown` (a
+    string created or lengthened for them)."""
     length = 0 if buf is None else len(buf)
     if cython.compiled:
         if buf is None:
@@ -240,14 +272,21 @@ def apply_fields(buf: bytes | bytearray | None, ops: list[tuple[int, int, int, i
             p = cython.cast(cython.p_uchar, PyBytes_AS_STRING(buf))  # noqa: F821 (bits.pxd's cimport)
     else:
         p = buf
+    q = _words(ops)
     changes = 0
-    for op, width, offset, value, mode in ops:
+    for i in range(count):
+        w = i * _OP_WORDS
+        op = q[w] & 3
+        mode = q[w] >> 2
+        width = q[w + 1]
+        offset = q[w + 2]
+        value = q[w + 3]
         bits = -width if width < 0 else width
         old = _read(p, length, offset, bits)
         if width < 0:
             s_old = _signed(old, bits)
             if op == _GET:
-                out.append(s_old)
+                q[w + 3] = s_old
                 continue
             if op == _INCRBY:
                 overflowed, s_new = _signed_overflow(s_old, value, bits, mode)
@@ -263,7 +302,7 @@ def apply_fields(buf: bytes | bytearray | None, ops: list[tuple[int, int, int, i
             new = _u64(s_new)
         else:
             if op == _GET:
-                out.append(_s64(old))
+                q[w + 3] = _s64(old)
                 continue
             if op == _INCRBY:
                 overflowed, new = _unsigned_overflow(old, value, bits, mode)
@@ -277,10 +316,52 @@ def apply_fields(buf: bytes | bytearray | None, ops: list[tuple[int, int, int, i
                 result = _s64(old)
             changed = old != new
         if overflowed and mode == _FAIL:
-            out.append(None)
+            q[w] = _FAILED
             continue
-        out.append(result)
+        q[w + 3] = result
         _write(p, offset, bits, new)
         if grown or changed:
             changes += 1
     return changes
+
+
+def field_reply(ops: bytearray, count: int, null: bytes) -> bytes:
+    """BITFIELD's reply to the first `count` operations, run (`apply_fields`): an array of their
+    values as integers, `null` (the protocol's null) for each that failed, written straight into
+    one bytes object."""
+    q = _words(ops)
+    nlen = len(null)
+    size = digits(count) + 3
+    for i in range(count):
+        w = i * _OP_WORDS
+        if q[w] == _FAILED:
+            size += nlen
+        elif q[w + 3] < 0:
+            size += digits(_U64 - _u64(q[w + 3]) + 1) + 4  # ":-<digits>\r\n"
+        else:
+            size += digits(q[w + 3]) + 3
+    if cython.compiled:
+        out = PyBytes_FromStringAndSize(cython.NULL, size)  # noqa: F821 (bits.pxd's cimport)
+        d = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))  # noqa: F821
+    else:
+        d = bytearray(size)
+    k = put_head(d, 0, 42, count)
+    for i in range(count):
+        w = i * _OP_WORDS
+        if q[w] == _FAILED:
+            for j in range(nlen):
+                d[k + j] = null[j]
+            k += nlen
+            continue
+        d[k] = 58
+        if q[w + 3] < 0:
+            d[k + 1] = 45
+            k = put_u(d, k + 2, _U64 - _u64(q[w + 3]) + 1)  # the magnitude, int64's lowest too
+        else:
+            k = put_u(d, k + 1, q[w + 3])
+        d[k] = 13
+        d[k + 1] = 10
+        k += 2
+    if cython.compiled:
+        return out
+    return bytes(d)

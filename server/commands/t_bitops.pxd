@@ -3,24 +3,31 @@
 # BITFIELD's path is C calls: the argument parsers (server/table/args.pxd), the key lookups and
 # signals (server/events/keyaccess.pxd), the operations on C integers (storage/bits.pxd) and the
 # reply encoders (protocol/reply.pxd), from cpdef helpers with C-integer locals; interpreted, each
-# step of a BITFIELD was a Python call (~15 a command).
+# step of a BITFIELD was a Python call (~15 a command).  The parse puts each operation into
+# bits.field_ops's words as C integers (bits.put_field), and bits.field_reply writes the reply.
 cimport cython
 from raxdb.protocol cimport reply as R
 from raxdb.server.base.fields cimport ClientFields
-from raxdb.server.events.keyaccess cimport lookup_read, lookup_write, modified, notify
+from raxdb.server.events.keyaccess cimport lookup_read, lookup_write, modified, notify, written
 from raxdb.server.table.args cimport maybe_int, option_word, to_int
-from raxdb.storage.bits cimport apply_fields
+from raxdb.storage.bits cimport apply_fields, field_ops, field_reply, put_field
+
+cdef int _OVERFLOW, _GET
 
 
 cpdef long long bit_offset(ClientFields c, arg, int field_bits=*) except? -1
 
+@cython.locals(n=cython.longlong)
+cpdef long long _offset(arg, int field_bits, long long limit) except? -1
+
 cpdef tuple string_for_bits(ClientFields c, key, long long maxbit)
 
-cpdef _signal(ClientFields c, key)
+cpdef int _keyword(dict words, arg) except? -2
 
+@cython.locals(n=Py_ssize_t, b=bytes, w=cython.int, d=cython.int)
 cpdef int _field_width(arg) except? 0
 
 @cython.locals(j=Py_ssize_t, n=Py_ssize_t, width=cython.int, bits=cython.int, offset=cython.longlong,
                value=cython.longlong, highest=cython.longlong, mode=cython.int, op=cython.int, changes=Py_ssize_t,
-               writes=bint, grown=bint)
+               writes=bint, grown=bint, count=Py_ssize_t, limit=cython.longlong, ops=bytearray)
 cpdef bytes _bitfield(ClientFields c, argv, bint readonly_cmd)

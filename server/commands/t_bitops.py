@@ -19,7 +19,7 @@ work lives in storage/bits.py; this module is argument parsing and Redis's exact
 from __future__ import annotations
 
 from raxdb.protocol import reply as R
-from raxdb.server.base.errors import SYNTAX, WRONGTYPE, CommandError, c_str
+from raxdb.server.base.errors import NOT_INTEGER, SYNTAX, WRONGTYPE, CommandError, c_str
 from raxdb.server.events.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_STRING,
@@ -30,12 +30,12 @@ from raxdb.server.events.keyaccess import (
     notify,
     set_key,
     writable_string,
+    written,
 )
 from raxdb.server.table.args import maybe_int, option_word, to_int
 from raxdb.server.table.registry import command
 from raxdb.storage.bits import (
     FAIL,
-    FIELD_TYPES,
     GET,
     INCRBY,
     SAT,
@@ -44,7 +44,10 @@ from raxdb.storage.bits import (
     apply_fields,
     bitwise,
     count_bits,
+    field_ops,
+    field_reply,
     first_bit,
+    put_field,
 )
 
 BIT_OFFSET_ERR = "ERR bit offset is not an integer or out of range"
@@ -63,13 +66,22 @@ def _s64(x: int) -> int:
 
 def bit_offset(c, arg: bytes, field_bits: int = 0) -> int:
     """getBitOffsetFromArgument: a bit offset, or "#n" (n fields of `field_bits`) for BITFIELD."""
+    return _offset(arg, field_bits, c.server.config.proto_max_bulk_len)
+
+
+def _offset(arg: bytes, field_bits: int, limit: int) -> int:
+    """bit_offset below the bytes' `limit` (proto-max-bulk-len)."""
     if field_bits and arg[:1] == b"#":
-        n = maybe_int(arg[1:])
-        if n is not None:
-            n = _s64(n * field_bits)
+        v = maybe_int(arg[1:])
+        if v is None:
+            raise CommandError(BIT_OFFSET_ERR)
+        n = _s64(v * field_bits)
     else:
-        n = maybe_int(arg)
-    if n is None or n < 0 or (n >> 3) >= c.server.config.proto_max_bulk_len:
+        v = maybe_int(arg)
+        if v is None:
+            raise CommandError(BIT_OFFSET_ERR)
+        n = v  # (compiled, n is a C integer)
+    if n < 0 or (n >> 3) >= limit:
         raise CommandError(BIT_OFFSET_ERR)
     return n
 
@@ -91,11 +103,6 @@ def string_for_bits(c, key: bytes, maxbit: int) -> tuple[bytearray, bool]:
         buf.extend(bytes(need - len(buf)))
         return buf, True
     return buf, False
-
-
-def _signal(c, key: bytes) -> None:
-    modified(c, key)
-    notify(c, NOTIFY_STRING, "setbit", key)
 
 
 def _bit_range(argv: list[bytes], length: int, start: int, end: int, unit_arg: int) -> tuple[int, int] | None:
@@ -137,7 +144,7 @@ def setbit(c, argv):
             buf[byte] |= mask
         else:
             buf[byte] &= ~mask & 0xFF
-        _signal(c, key)
+        written(c, key, NOTIFY_STRING, "setbit")
     return R.ONE if old else R.ZERO
 
 
@@ -240,16 +247,41 @@ def bitop(c, argv):
 
 
 # ---- BITFIELD -----------------------------------------------------------------------------------
-_OPS = {b"get": (GET, 2), b"set": (SET, 3), b"incrby": (INCRBY, 3)}
-_OVERFLOWS = {b"wrap": WRAP, b"sat": SAT, b"fail": FAIL}
+_OVERFLOW = 3  # the OVERFLOW subcommand's code beside bits.GET, SET, INCRBY
+_GET = GET  # (under a private name t_bitops.pxd declares a C int)
+# Subcommand words as codes: the lower- and upper-case spellings by one lookup of the argument
+# itself, any other through option_word (Redis's strcasecmp of a C string).
+_SUBCOMMANDS = {word: code for name, code in ((b"get", GET), (b"set", SET), (b"incrby", INCRBY),
+                                              (b"overflow", _OVERFLOW)) for word in (name, name.upper())}
+_OVERFLOWS = {word: code for name, code in ((b"wrap", WRAP), (b"sat", SAT), (b"fail", FAIL))
+              for word in (name, name.upper())}
+
+
+def _keyword(words: dict[bytes, int], arg: bytes) -> int:
+    """The code of a keyword among `words`, -1 if none.  (`words` a typed argument, compiled: a
+    C lookup, not a call of a module global's `get` method.)"""
+    code = words.get(arg)
+    if code is None:
+        code = words.get(option_word(arg), -1)
+    return code
 
 
 def _field_width(arg: bytes) -> int:
     """getBitfieldTypeFromArgument: "i1".."i64" or "u1".."u63" (the digits end at a NUL, as in C),
     as bits.apply_fields's width (negative for a signed field)."""
-    known = FIELD_TYPES.get(arg)
-    if known is not None:
-        return known
+    n = len(arg)
+    if type(arg) is bytes and (n == 2 or n == 3):  # the plain spellings, read as C chars compiled
+        b = arg
+        w = b[1] - 48
+        if not 0 <= w <= 9:
+            w = 0
+        elif n == 3:
+            d = b[2] - 48
+            w = w * 10 + d if w and 0 <= d <= 9 else 0  # (a leading zero: the error below)
+        if b[0] == 105 and 1 <= w <= 64:  # i
+            return -w
+        if b[0] == 117 and 1 <= w <= 63:  # u
+            return w
     signed = arg[:1] == b"i"
     if not signed and arg[:1] != b"u":
         raise CommandError(FIELD_TYPE_ERR)
@@ -260,34 +292,42 @@ def _field_width(arg: bytes) -> int:
 
 
 def _bitfield(c, argv: list[bytes], readonly_cmd: bool) -> bytes:
-    ops = []
+    """bitfieldGeneric: one pass over the arguments into BITFIELD's operations (every error before
+    the key is looked up), one pass running them (bits.apply_fields), the reply."""
+    ops = field_ops((len(argv) - 2) // 3)  # an operation takes three arguments or four
+    count = 0
     mode = WRAP
     writes = False
     highest = 0
+    limit = c.server.config.proto_max_bulk_len
     j, n = 2, len(argv)
     while j < n:
-        word = option_word(argv[j])
-        spec = _OPS.get(word)
-        if spec is None or n - j - 1 < spec[1]:
-            if word == b"overflow" and j + 1 < n:
-                mode = _OVERFLOWS.get(option_word(argv[j + 1]), -1)
+        op = _keyword(_SUBCOMMANDS, argv[j])
+        if op < 0 or op == _OVERFLOW or j + (2 if op == _GET else 3) >= n:
+            if op == _OVERFLOW and j + 1 < n:
+                mode = _keyword(_OVERFLOWS, argv[j + 1])
                 if mode < 0:
                     raise CommandError("ERR Invalid OVERFLOW type specified")
                 j += 2
                 continue
             raise CommandError(SYNTAX)
-        op = spec[0]
         width = _field_width(argv[j + 1])
         bits = -width if width < 0 else width
-        offset = bit_offset(c, argv[j + 2], bits)
+        offset = _offset(argv[j + 2], bits, limit)
         value = 0
-        if op != GET:
+        if op != _GET:
             writes = True
             if offset + bits - 1 > highest:
                 highest = offset + bits - 1
-            value = to_int(argv[j + 3])
-        ops.append((op, width, offset, value, mode))
-        j += spec[1] + 1
+            v = maybe_int(argv[j + 3])  # getLongLongFromObjectOrReply: string2ll
+            if v is None:
+                raise CommandError(NOT_INTEGER)
+            value = v
+            j += 4
+        else:
+            j += 3
+        put_field(ops, count, op, mode, width, offset, value)
+        count += 1
     key = argv[1]
     grown = False
     if writes:
@@ -298,13 +338,12 @@ def _bitfield(c, argv: list[bytes], readonly_cmd: bool) -> bytes:
         buf = lookup_read(c, key)
         if buf is not None and not is_string(buf):
             raise CommandError(WRONGTYPE)
-    out: list[int | None] = []
-    changes = apply_fields(buf, ops, grown, out)
+    changes = apply_fields(buf, ops, count, grown)
     if changes:
-        _signal(c, key)
-        c.server.dirty += changes - 1  # Redis counts one dirty change per changing operation
-    null = c.enc.null
-    return R.array([null if v is None else R.integer(v) for v in out])
+        written(c, key, NOTIFY_STRING, "setbit")
+        if changes > 1:
+            c.server.dirty += changes - 1  # Redis counts one dirty change per changing operation
+    return field_reply(ops, count, c.enc.null)
 
 
 @command("bitfield")

@@ -9,7 +9,20 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from raxdb.storage.bits import GET, SET, WRAP, apply_fields, bitwise, count_bits, first_bit
+from raxdb.storage.bits import (
+    FAIL,
+    GET,
+    INCRBY,
+    SET,
+    WRAP,
+    apply_fields,
+    bitwise,
+    count_bits,
+    field_ops,
+    field_reply,
+    first_bit,
+    put_field,
+)
 from tests.support.diff import parse
 from tests.unit.type.test_strings import _events
 
@@ -504,13 +517,33 @@ def test_bit_primitives_against_bit_strings(data, lo, width):
         assert first_bit(data, bit, lo, hi) == idx
     n = min(63, len(bits) - lo)  # BITFIELD's fields: u1..u63, i1..i64 (a negative width)
     field = int(bits[lo:lo + n], 2)
-    out = []
-    assert apply_fields(data, [(GET, n, lo, 0, WRAP), (GET, -n, lo, 0, WRAP), (GET, 7, len(bits) + 3, 0, WRAP)],
-                        False, out) == 0
-    assert out == [field, field - (field >> (n - 1) << n), 0]
+    assert _fields(data, [(GET, n, lo, 0, WRAP), (GET, -n, lo, 0, WRAP), (GET, 7, len(bits) + 3, 0, WRAP)],
+                   False) == (0, [field, field - (field >> (n - 1) << n), 0])
     buf = bytearray(data)
-    assert apply_fields(buf, [(SET, n, lo, (1 << n) - 1, WRAP)], False, out) == (field != (1 << n) - 1)
+    assert _fields(buf, [(SET, n, lo, (1 << n) - 1, WRAP)], False)[0] == (field != (1 << n) - 1)
     assert "".join(f"{b:08b}" for b in buf) == bits[:lo] + "1" * n + bits[lo + n:]
+
+
+def _fields(buf, fields, grown):
+    """apply_fields on (op, width, offset, value, mode) tuples: its change count and the values
+    field_reply writes (None for a null)."""
+    ops = field_ops(len(fields))
+    for i, (op, width, offset, value, mode) in enumerate(fields):
+        put_field(ops, i, op, mode, width, offset, value)
+    changes = apply_fields(buf, ops, len(fields), grown)
+    items = field_reply(ops, len(fields), b"_\r\n").split(b"\r\n")
+    assert items[0] == b"*%d" % len(fields) and items[-1] == b""
+    return changes, [None if it == b"_" else int(it[1:]) for it in items[1:-1]]
+
+
+def test_bitfield_words_and_reply_at_int64_ends():
+    """The operations' words hold any int64, and the reply writes int64's ends and nulls."""
+    buf = bytearray(16)
+    fields = [(SET, -64, 0, -(2**63), WRAP), (GET, -64, 0, 0, WRAP), (SET, -64, 64, 2**63 - 1, WRAP),
+              (GET, -64, 64, 0, WRAP), (INCRBY, -64, 64, 1, FAIL), (INCRBY, 63, 1, -1, WRAP), (GET, 1, 0, 0, WRAP)]
+    assert _fields(buf, fields, False) == (3, [0, -(2**63), 0, 2**63 - 1, None, 2**63 - 1, 1])
+    assert buf == b"\xff" * 8 + b"\x7f" + b"\xff" * 7
+    assert field_reply(field_ops(0), 0, b"$-1\r\n") == b"*0\r\n"
 
 
 def test_bit_primitives_span_chunks():
