@@ -31,5 +31,10 @@ cpdef expire_ms(ClientFields c, arg, unit_seconds, relative, cmdname)
 @cython.locals(db=Database, srv=ServerFields)
 cpdef set_(ClientFields c, argv)
 
+# INCR's shared values by their bytes and its replies for them: C globals typed dict and list, so
+# the lookup is a C dict read (not a `.get` method call) and the reply a list item read
+cdef dict _SHARED_INT_VALUE
+cdef list _SHARED_INT_REPLIES
+
 @cython.locals(db=Database, p=Py_ssize_t, srv=ServerFields, small=cython.bint)
 cpdef incr(ClientFields c, argv, delta=*)
