@@ -25,6 +25,8 @@ cdef class Encoder:
 @cython.locals(i=Py_ssize_t)
 cpdef bytes integer(n)
 
+cpdef bytes length(Py_ssize_t n)
+
 @cython.locals(n=Py_ssize_t, k=Py_ssize_t, d="unsigned char*", out=bytes)
 cpdef bytes bulk(b)
 

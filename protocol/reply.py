@@ -50,6 +50,16 @@ def integer(n: int) -> bytes:
         i = n  # compiled, a C integer (reply.pxd): n is in range
         return _SMALL_INTS[i + 1]
     if cython.compiled and 0 < n <= 0x7FFFFFFFFFFFFFFF:  # written in C, not %-formatted (a list's length)
+        return length(n)
+    return b":%d\r\n" % n
+
+
+def length(n: int) -> bytes:
+    """integer() of a length or count, which callers hold as a C Py_ssize_t when compiled (LPUSH's
+    list length): no boxing of it, and the range tests C compares."""
+    if -1 <= n <= 10000:
+        return _SMALL_INTS[n + 1]
+    if cython.compiled and n > 0:  # written in C, not %-formatted
         u = cython.declare(cython.ulonglong, n)
         out = PyBytes_FromStringAndSize(cython.NULL, digits(u) + 3)  # noqa: F821 (reply.pxd)
         put_head(cython.cast(cython.p_uchar, PyBytes_AS_STRING(out)), 0, 58, u)  # noqa: F821

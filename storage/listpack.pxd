@@ -95,10 +95,11 @@ cpdef list values(buf, Py_ssize_t p, Py_ssize_t n)
 
 # A short string's entry is written in place after one resize of the node (memmove for the head).
 @cython.locals(s="const unsigned char*", n=Py_ssize_t, count=Py_ssize_t, end=Py_ssize_t, size=Py_ssize_t,
-               d="unsigned char*")
+               d="unsigned char*", unknown=Py_ssize_t)
 cpdef push_value(bytearray buf, v, bint head)
 
-@cython.locals(s="const unsigned char*", count=Py_ssize_t, p=Py_ssize_t, q=Py_ssize_t, k=Py_ssize_t, n=Py_ssize_t)
+@cython.locals(s="const unsigned char*", count=Py_ssize_t, p=Py_ssize_t, q=Py_ssize_t, k=Py_ssize_t, n=Py_ssize_t,
+               unknown=Py_ssize_t)
 cpdef bytes pop_value(bytearray buf, bint head)
 
 @cython.locals(s="const unsigned char*", d="unsigned char*", t="const unsigned char*", total=Py_ssize_t,

@@ -908,7 +908,8 @@ def push_value(buf: bytearray, v: bytes, head: bool) -> None:
     s = v
     n = len(v)
     count = buf[4] | (buf[5] << 8)
-    if count < NUMELE_UNKNOWN:
+    unknown = NUMELE_UNKNOWN  # compiled, a C integer (listpack.pxd): a C compare, not a boxed count's
+    if count < unknown:
         count += 1
     if 0 < n < 64 and s[0] > 57:  # a short string that cannot be an integer (starts past '9')
         if cython.compiled:  # one resize, the entry written in place (no temporary bytes, no slice)
@@ -944,7 +945,8 @@ def pop_value(buf: bytearray, head: bool) -> bytes:
     """Remove the first (head) or last element and return it as bytes (lpGet + lpDelete)."""
     s = buf
     count = s[4] | (s[5] << 8)
-    if count < NUMELE_UNKNOWN:
+    unknown = NUMELE_UNKNOWN  # (as push_value's)
+    if count < unknown:
         count -= 1
     if head:
         q = HEADER_SIZE + entry_span(s, HEADER_SIZE)

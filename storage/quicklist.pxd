@@ -19,6 +19,10 @@ cdef list _lrem_hits(node, bytes v, iv, limit, left)  # Python ints: LREM takes 
 cdef _cut(bytearray node, list hits)
 
 
+# A C integer: the pushes' room test adds it to C lengths (only this module reads it)
+cdef Py_ssize_t INSERT_OVERHEAD
+
+
 cdef class Quicklist:
     cdef public object _n
     cdef public Py_ssize_t count
@@ -26,10 +30,13 @@ cdef class Quicklist:
     cdef public unsigned short depth
     cdef public int size_limit
 
-    @cython.locals(node=bytearray, fill=int)
+    @cython.locals(s="const unsigned char*", fill=int)
+    cdef bint _takes(self, bytearray node, Py_ssize_t n) except -1
+
+    @cython.locals(node=bytearray)
     cpdef push_tail(self, v)
 
-    @cython.locals(node=bytearray, fill=int)
+    @cython.locals(node=bytearray)
     cpdef push_head(self, v)
 
     @cython.locals(room=Py_ssize_t, fill=int, i=Py_ssize_t, end=Py_ssize_t, node=bytearray, size=Py_ssize_t,

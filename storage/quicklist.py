@@ -277,6 +277,13 @@ class Quicklist:
         fill = self.fill
         return _size(node) + n + INSERT_OVERHEAD <= self.size_limit and (fill < 0 or _count(node) < fill)
 
+    def _takes(self, node: bytearray, n: int) -> bool:
+        """_room for an end node, which is never packed (the pushes' test): compiled, its header
+        and the limits are C reads (quicklist.pxd)."""
+        s = node
+        fill = self.fill
+        return len(node) + n + INSERT_OVERHEAD <= self.size_limit and (fill < 0 or (s[4] | (s[5] << 8)) < fill)
+
     def push_tail(self, v: bytes) -> None:
         self.count += 1
         n = self._n
@@ -289,8 +296,7 @@ class Quicklist:
             if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
                 assert isinstance(n, list) and isinstance(n[-1], bytearray)
             node = n[-1]  # an end node: never packed
-        fill = self.fill
-        if len(node) + len(v) + INSERT_OVERHEAD <= self.size_limit and (fill < 0 or (node[4] | (node[5] << 8)) < fill):
+        if self._takes(node, len(v)):
             push_value(node, v, False)
             return
         new = from_encoded(encode_entry(v), 1)
@@ -315,8 +321,7 @@ class Quicklist:
             if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
                 assert isinstance(n, list) and isinstance(n[0], bytearray)
             node = n[0]  # an end node: never packed
-        fill = self.fill
-        if len(node) + len(v) + INSERT_OVERHEAD <= self.size_limit and (fill < 0 or (node[4] | (node[5] << 8)) < fill):
+        if self._takes(node, len(v)):
             push_value(node, v, True)
             return
         new = from_encoded(encode_entry(v), 1)

@@ -152,40 +152,18 @@ class Rax:
     # ---- insertion -----------------------------------------------------------------------------
     def insert(self, key: bytes, value: Any) -> bool:
         """Set key to value; True if the key is new (raxInsert)."""
-        added = self._insert(key, value, True)
-        if added and self.plain:  # (a new value for a key creates no node)
-            self._untrack_path(key)
-        return added
+        return self._insert(key, value, True)
 
     def try_insert(self, key: bytes, value: Any) -> bool:
         """Add key only if absent; True if it was added (raxTryInsert)."""
-        added = self._insert(key, value, False)
-        if added and self.plain:
-            self._untrack_path(key)
-        return added
-
-    def _untrack_path(self, key: bytes) -> None:
-        """A plain tree after a change at `key`: every node an insertion or removal creates sits on
-        key's path or is a child of a node on it (a split's other half, whose parent, the split
-        node, then has two children), and every child list it creates belongs to one of those, so
-        untracking them covers it (untracking an untracked object is a no-op).  Children of a
-        node with more than two are old: skipped (a stream's upper nodes have up to 256)."""
-        stack: list[RaxNode] = []
-        h = self._walk(key, stack)[0]
-        stack.append(h)
-        for node in stack:
-            untrack(node)
-            children = node.children
-            if children:
-                untrack(children)
-                if len(children) <= 2:
-                    for child in children:
-                        untrack(child)
-                        untrack(child.children)
+        return self._insert(key, value, False)
 
     def _insert(self, key: bytes, value: Any, overwrite: bool) -> bool:
+        """A plain tree's nodes and child lists are untracked where they are made (interpreted,
+        `untrack` can do nothing, so `plain` is False there and skips its calls)."""
         h, i, j = self._walk(key, None)
         n = len(key)
+        plain = self.plain and cython.compiled
         if i == n and (not h.compressed or j == 0):
             if h.iskey:
                 if overwrite:
@@ -205,9 +183,14 @@ class Rax:
                 if postfix_chars:
                     postfix = RaxNode(postfix_chars, [nxt], len(postfix_chars) > 1)
                     self.numnodes += 1
+                    if plain:
+                        untrack(postfix)
+                        untrack(postfix.children)
                 else:
                     postfix = nxt
                 split = RaxNode(chars[j : j + 1], [postfix])
+                if plain:
+                    untrack(split.children)
                 if j == 0:
                     # h itself becomes the split node (it keeps its key and value).
                     h.chars = split.chars
@@ -218,6 +201,9 @@ class Rax:
                     h.compressed = j > 1
                     h.children = [split]
                     self.numnodes += 1
+                    if plain:
+                        untrack(split)
+                        untrack(h.children)
                     h = split
             else:
                 # The key ends inside a compressed node: split it there; the lower half is the key.
@@ -227,11 +213,17 @@ class Rax:
                 h.chars = chars[:j]
                 h.compressed = j > 1
                 h.children = [postfix]
+                if plain:
+                    untrack(postfix)
+                    untrack(postfix.children)
+                    untrack(h.children)
                 self.numnodes += 1
                 self.numele += 1
                 return True
         while i < n:
-            child = RaxNode()
+            child = RaxNode()  # a leaf: its children the shared empty tuple, never tracked
+            if plain:
+                untrack(child)
             chars = h.chars
             if not chars:
                 if n - i > 1:
@@ -242,6 +234,8 @@ class Rax:
                     h.chars = key[i:]
                     i += 1
                 h.children = [child]
+                if plain:
+                    untrack(h.children)
             else:
                 k = bisect_left(chars, key[i])
                 h.chars = chars[:k] + key[i : i + 1] + chars[k:]

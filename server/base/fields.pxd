@@ -34,7 +34,10 @@ cdef class UserFields:
 
 
 cdef class ServerFields:
-    cdef public object also_propagate, prop_depth, dirty, now_ms, shutting_down, maxmemory, slowlog_ns
+    cdef public object also_propagate, prop_depth, now_ms, shutting_down, maxmemory, slowlog_ns
+    # the counters every write or read bumps, and the notification classes every write tests: C
+    # integers, so a typed server's `dirty += 1` is a C add, not a new int object each time
+    cdef public long long dirty, stat_keyspace_hits, stat_keyspace_misses, notify_flags
     cdef public long long sample_mask  # a C integer: every call's sampling test reads it
     # the clock (server/base/clock.py): the read event stamps now_ms from them
     cdef public long long clock_shift_us
@@ -44,7 +47,7 @@ cdef class ServerFields:
     cdef public AofFields aof
     cdef public ConfigFields config  # typed: the encoding thresholds are C struct fields
     cdef public list monitors  # typed: its truth test (every redis.call's) is a C size check
-    cdef public object tracking, notify_flags, stat_keyspace_hits, stat_keyspace_misses
+    cdef public object tracking
     # the read event's: blocked clients' keys to serve, the hot loop's dispatch table (the
     # server's own: its generation's commands), the cluster's slot test, the clients
     # with output to flush (typed: its length test and append are C), the client eviction limit

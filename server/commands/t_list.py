@@ -117,7 +117,7 @@ def push_generic(c, argv: list[bytes], head: bool, only_existing: bool) -> bytes
         srv.dirty += n - 3
     else:
         srv.dirty += n - 2
-    return R.integer(ql.count)
+    return R.length(ql.count)
 
 
 def lpush(c, argv):

@@ -17,6 +17,8 @@ from raxdb.storage.stream cimport Stream
 
 # The automatic ID's tests and sequence are C arithmetic on the stream's last_ms / last_seq (`now`
 # is the clock's ms, `seq` the new ID's sequence, _SEQ_MAX the largest one).
+cdef bint _same_options(argv, list opts) except -1
+
 @cython.locals(s=Stream, srv=ServerFields, db=Database, now=cython.ulonglong, seq=cython.ulonglong)
 cpdef xadd(ClientFields c, argv)
 

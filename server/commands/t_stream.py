@@ -296,6 +296,13 @@ _EXHAUSTED = "ERR The stream has exhausted the last possible ID, unable to add m
 # capped stream's producers send the same options with every entry; comparing them as one list
 # costs a fraction of parsing them again (~40 bytecodes and an int()).
 _capped: list = [None, 0]
+
+
+def _same_options(argv: list[bytes], opts: list[bytes] | None) -> bool:
+    """argv[2:5] == opts, the three options last parsed (_capped's, _trim_capped's), compared
+    item by item: no slice of argv built and freed for every entry (compiled, a C call)."""
+    return (opts is not None and len(argv) >= 5 and argv[2] == opts[0] and argv[3] == opts[1]
+            and argv[4] == opts[2])
 _SEQ_MAX = U64  # compiled, a C integer (t_stream.pxd)
 
 
@@ -315,7 +322,7 @@ def xadd(c, argv):
         given, seq_given, canonical = _parse_id(head, 0, True, True)
         if canonical:
             text = head
-    elif argv[2:5] == _capped[0] and len(argv) > 5 and (argv[5] == b"*" or argv[5][:1].isdigit()):
+    elif _same_options(argv, _capped[0]) and len(argv) > 5 and (argv[5] == b"*" or argv[5][:1].isdigit()):
         pos = 6
         maxlen = _capped[1]
         auto = argv[5] == b"*"
@@ -481,7 +488,7 @@ _trim_capped: list = [None, None]
 
 @command("xtrim")
 def xtrim(c, argv):
-    if len(argv) == 5 and argv[2:5] == _trim_capped[0]:
+    if len(argv) == 5 and _same_options(argv, _trim_capped[0]):
         a = _trim_capped[1]
         limit = 0 if c.must_obey else c.server.config.stream_node_limits[2]
     else:

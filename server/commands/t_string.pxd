@@ -6,9 +6,9 @@
 # (storage/keyspace.pxd), so their lookups and writes (get, set, find, value_at, put_at) are C calls
 # through its vtable instead of Python method calls.  They are registered with command() after
 # their definitions because a cpdef function takes no decorator.
-# INCR holds its client and the server as their classes' field bases (server/base/fields.pxd): the
-# client's database and server, the server's clock, dirty count and notification classes are C
-# struct fields.
+# GET, SET and INCR hold their client and the server as their classes' field bases
+# (server/base/fields.pxd): the client's database and server, the server's clock, and its dirty
+# count, keyspace hits and notification classes (C integers) are C struct fields.
 cimport cython
 from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.events.keyaccess cimport lookup_read, lookup_write, modified, notify, written
@@ -16,8 +16,8 @@ from raxdb.server.table.args cimport maybe_int, option_word, to_int
 from raxdb.storage.keyspace cimport Database
 
 
-@cython.locals(db=Database)
-cpdef get(c, argv)
+@cython.locals(db=Database, srv=ServerFields)
+cpdef get(ClientFields c, argv)
 
 # SET with options (a job queue's lock: SET key token PX 30000) parses them and computes the expire
 # time through cpdef helpers, C calls, with its client, server and database typed as INCR's are.
@@ -30,6 +30,11 @@ cpdef expire_ms(ClientFields c, arg, unit_seconds, relative, cmdname)
 
 @cython.locals(db=Database, srv=ServerFields)
 cpdef set_(ClientFields c, argv)
+
+# INCR's shared values by their bytes and its replies for them: C globals typed dict and list, so
+# the lookup is a C dict read (not a `.get` method call) and the reply a list item read
+cdef dict _SHARED_INT_VALUE
+cdef list _SHARED_INT_REPLIES
 
 @cython.locals(db=Database, p=Py_ssize_t, srv=ServerFields, small=cython.bint)
 cpdef incr(ClientFields c, argv, delta=*)
