@@ -7,6 +7,8 @@
 # per read event and dropped at its end.
 cimport cython
 
+cdef Py_ssize_t _MAX_ARGS, _BIG_ARG
+
 
 @cython.freelist(8)
 @cython.final

@@ -11,9 +11,9 @@ arguments themselves.
 
 Rule: the common case only, refused rather than judged.  A command is taken only when every
 count and length is plain decimal as Redis's string2ll reads it (digits, no sign, no leading
-zero, at most 18 of them), its count is 1 to MAX_ARGS, each argument is shorter than BIG_ARG (a big
-argument's query buffer is the exact parser's: server/conn/clientbufs.py) and all of its bytes
-are in `buf`.  Anything else stops the walk, so its judgement stays where it was.  Like Redis
+zero, at most 18 of them), its count is 1 to hiredis's MAX_ELEMENTS, each argument is shorter
+than BIG_ARG (a big argument's query buffer is the exact parser's: server/conn/clientbufs.py)
+and all of its bytes are in `buf`.  Anything else stops the walk, so its judgement stays where it was.  Like Redis
 and hiredis, the two bytes after a bulk's data are skipped unread.  No I/O, no server state.
 
 Invariant: `pos` is always a command boundary of `buf` (its start, or the end of a command
@@ -22,11 +22,15 @@ returned): what `next` returned before it is exactly the commands of `buf[:pos]`
 
 from __future__ import annotations
 
+from raxdb.protocol.hiredis_limits import MAX_ELEMENTS
 from raxdb.protocol.request import BIG_ARG
 
-# hiredis's limit too (protocol/hiredis_limits.py's MAX_ELEMENTS): a longer count is the exact
-# parser's, which allocates nothing ahead of the data
-MAX_ARGS = 1 << 20
+# The limits as module constants of their own: compiled, C integers (multibulk.pxd), where the
+# imported names are a dictionary lookup and a boxed compare per argument.  A longer count is the
+# exact parser's (hiredis's limit too, which allocates nothing ahead of the data); a big
+# argument's query buffer is the exact parser's too (server/conn/clientbufs.py).
+_MAX_ARGS = MAX_ELEMENTS
+_BIG_ARG = BIG_ARG
 
 
 class MultibulkWalk:
@@ -64,11 +68,11 @@ class MultibulkWalk:
                 return None
             p = q + 2
             if left < 0:
-                if value < 1 or value > MAX_ARGS:  # *0 and huge counts: the other parsers'
+                if value < 1 or value > _MAX_ARGS:  # *0 and huge counts: the other parsers'
                     return None
                 left = count = value
             else:
-                if value >= BIG_ARG:
+                if value >= _BIG_ARG:
                     return None
                 p += value + 2
                 if p > end:

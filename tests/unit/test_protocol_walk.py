@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from raxdb.protocol.multibulk import MAX_ARGS, MultibulkWalk
+from raxdb.protocol.hiredis_limits import MAX_ELEMENTS
+from raxdb.protocol.multibulk import MultibulkWalk
 from raxdb.protocol.request import BIG_ARG
 from tests.support.diff import RawConnection, encode_command
 from tests.support.transport import SinkTransport
@@ -37,15 +38,18 @@ def test_walk_takes_whole_commands_and_stops_at_a_boundary():
     assert w.next() is None and w.pos == 5
 
 
-@pytest.mark.parametrize("frame", [
+REFUSED = [
     b"*0\r\n", b"*-1\r\n", b"*01\r\n$4\r\nPING\r\n", b"*1\r\n$04\r\nPING\r\n", b"*+1\r\n$4\r\nPING\r\n",
     b"*1\r\n$+4\r\nPING\r\n", b"*1 \r\n$4\r\nPING\r\n", b"*1\n$4\r\nPING\r\n", b"*1\r\n$4\nPING\r\n",
     b"*1\r\n$-1\r\n", b"*1\r\n+PING\r\n", b"*1\r\n:1\r\n", b"*\r\n", b"*1\r\n$\r\n", b"PING\r\n", b"\r\n",
     b"*1\r\n*1\r\n$4\r\nPING\r\n", b"~1\r\n$4\r\nPING\r\n", b"*1\r\n$%d\r\n" % BIG_ARG + b"x" * BIG_ARG + b"\r\n",
-    b"*%d\r\n" % (MAX_ARGS + 1), b"*1\r\n$1234567890123456789\r\n", b"*1234567890123456789\r\n",
+    b"*%d\r\n" % (MAX_ELEMENTS + 1) + b"$0\r\n\r\n" * (MAX_ELEMENTS + 1), b"*1\r\n$1234567890123456789\r\n", b"*1234567890123456789\r\n",
     # partial: every proper prefix of a command
     *(encode_command(["SET", "key", "value"])[:i] for i in range(1, 33)),
-])
+]
+
+
+@pytest.mark.parametrize("frame", REFUSED, ids=[str(i) for i in range(len(REFUSED))])
 def test_walk_leaves_everything_else_to_the_other_parsers(frame):
     ok = encode_command(["PING"])
     assert _walk_all(ok + frame) == ([[b"PING"]], len(ok))
@@ -54,6 +58,8 @@ def test_walk_leaves_everything_else_to_the_other_parsers(frame):
 def test_walk_limits_are_inclusive_below():
     big = b"y" * (BIG_ARG - 1)
     assert _walk_all(encode_command([big]))[0] == [[big]]
+    most = b"*%d\r\n" % MAX_ELEMENTS + b"$0\r\n\r\n" * MAX_ELEMENTS
+    assert _walk_all(most) == ([[b""] * MAX_ELEMENTS], len(most))
     # the CRLF after a bulk's data is skipped unread, as Redis and hiredis skip it
     assert _walk_all(b"*1\r\n$1\r\naXY*1\r\n$1\r\nb\r\n")[0] == [[b"a"], [b"b"]]
 
