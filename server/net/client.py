@@ -1,6 +1,9 @@
 """A client connection: the asyncio Protocol, the request hot path and command dispatch.
 
-Reading.  Well-formed RESP traffic is parsed by hiredis (fast path).  hiredis parses *replies*,
+Reading.  A fresh read's whole commands written the common way are taken by the request path's
+own walk (protocol/multibulk.py; `_run_fast`), and it stops at the first that is not one, from
+where everything below applies to the rest of the read as to a read of its own.
+Well-formed RESP traffic is parsed by hiredis (fast path).  hiredis parses *replies*,
 so it is kept to what it agrees on with Redis: a read event is handed to hiredis only at a command
 boundary whose first byte is '*', every command it yields must be a non-empty list of bytes, and
 chunks announcing an oversized bulk or multibulk go to the exact parser.  Anything else — inline
