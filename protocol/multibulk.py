@@ -81,7 +81,7 @@ class MultibulkWalk:
                 if left == 0:
                     break
         stop = p
-        argv = [None] * count
+        argv = [b""] * count
         p = self.pos
         while s[p] != 13:  # the count's line, checked above
             p += 1
@@ -96,4 +96,4 @@ class MultibulkWalk:
             argv[i] = s[q : q + value]
             p = q + value + 2
         self.pos = stop
-        return argv  # type: ignore[return-value]  # filled: bytes only
+        return argv

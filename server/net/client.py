@@ -1234,7 +1234,8 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     nbase = len(base)
     if fed < 0:
         fed = nbase
-    walk = c.walk = MultibulkWalk(base) if fed == 0 else None  # (its rest is the query buffer's: clientbufs.pending)
+    # (fed 0: `base` is the read's bytes; the walk's rest is the query buffer's: clientbufs.pending)
+    walk = c.walk = MultibulkWalk(base) if fed == 0 else None  # type: ignore[arg-type]
     srv = c.server
     dispatch = srv.fast_dispatch  # the server's (its generation's); typed (client.pxd): its get is a C dict lookup
     done = 0
