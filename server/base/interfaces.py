@@ -44,6 +44,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from raxdb.protocol.multibulk import MultibulkWalk
     from raxdb.protocol.reply import Encoder
     from raxdb.protocol.request import RequestParser
     from raxdb.storage.keyspace import Database
@@ -376,6 +377,7 @@ class Client(Protocol):
     transport: asyncio.Transport | None
     reader: Any  # hiredis.Reader
     exact: RequestParser | None
+    walk: MultibulkWalk | None  # while the fast loop walks a read's whole commands (its rest is input held)
     db: Database
     dbid: int
     resp: int

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from raxdb.protocol.hiredis_limits import unconsumed
 from raxdb.server.conn import clienteviction
@@ -114,7 +114,7 @@ def partial_read(c: Client) -> int:
     argument still to come (0 when none is arriving)."""
     header, room = c.bulk_room()
     if room:
-        c.qb_alloc = max(query_alloc(c), _pending(c) - header + room)
+        c.qb_alloc = max(query_alloc(c), pending(c) - header + room)
         c.qb_in = c.tot_net_in
     return room
 
@@ -172,7 +172,7 @@ class ClientsCron:
     def _resize_query(self, c: Client, now_ms: int) -> None:
         """clientsCronResizeQueryBuffer."""
         alloc = query_alloc(c)
-        qblen = _pending(c)
+        qblen = pending(c)
         if alloc - qblen > 4096:
             if now_ms // 1000 - c.last_interaction // 1000 > 2:  # idle for long: the room goes
                 alloc = qblen
@@ -204,7 +204,11 @@ class ClientsCron:
         return max(self.peak_in), max(self.peak_out)
 
 
-def _pending(c: Any) -> int:
-    """The bytes received and not yet run (the query buffer's length)."""
+def pending(c: Client) -> int:
+    """The bytes received and not yet run (the query buffer's length): the exact parser's, or
+    what hiredis holds unparsed and what the fast loop's walk has still to take of its read."""
     exact = c.exact
-    return exact.pending() if exact is not None else unconsumed(c.reader)
+    if exact is not None:
+        return exact.pending()
+    walk = c.walk
+    return unconsumed(c.reader) + (walk.end - walk.pos if walk is not None else 0)

@@ -20,7 +20,6 @@ and its cmd= names it, as in Redis.
 
 from __future__ import annotations
 
-from raxdb.protocol.hiredis_limits import unconsumed
 from raxdb.server.base.errors import CommandError
 from raxdb.server.conn import clientbufs
 from raxdb.server.conn.obuf import is_replica, output_used
@@ -159,8 +158,7 @@ def _query_buffer(c, running: list[bytes] | None) -> tuple[int, int]:
     header, and keeps only its data).  For the client asking, Redis's query buffer still holds the
     command running (26 bytes for a multibulk CLIENT LIST; EXEC's 14 for a command it runs),
     `running`, so it is counted in its request form."""
-    exact = c.exact
-    pending = exact.pending() if exact is not None else unconsumed(c.reader)
+    pending = clientbufs.pending(c)
     header, room = c.bulk_room()
     pending -= header
     if running:

@@ -8,7 +8,8 @@
 # engine (engine.pxd) cimports it and calls it from C for every redis.call.  Its client and server
 # are typed as the field bases of Client and Server (server/base/fields.pxd): the fields it reads
 # and writes of them are C struct fields.  So are the read event's: `read_event`
-# (data_received's body), `_run_fast`, `queue_output` and `flush_output`.
+# (data_received's body), `_run_fast`, `queue_output` and `flush_output`.  The fast loop's walk
+# over a read's whole commands (protocol/multibulk.pxd) is typed too: its `next` is a C call.
 #
 # The clocks are inline here (client.py holds their interpreted twins, time.time_ns and
 # time.perf_counter_ns): a clock_gettime each, where a call of the time module's functions costs
@@ -16,6 +17,7 @@
 cimport cython
 from libc.time cimport timespec
 from posix.time cimport CLOCK_MONOTONIC, CLOCK_REALTIME, clock_gettime, clockid_t
+from raxdb.protocol.multibulk cimport MultibulkWalk
 from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.conn.obuf cimport check_delivery
 from raxdb.server.table.registry cimport Command
@@ -37,7 +39,7 @@ cdef inline long long perf_clock_ns() noexcept nogil:  # time.perf_counter_ns
 
 @cython.locals(cmd=Command, last=Command, last_found=Command, name=bytes, last_name=bytes, calls=cython.longlong, sample=cython.longlong, srv=ServerFields,
                ready=dict, dispatch=dict, t0=cython.longlong, dt=cython.longlong, nbase=Py_ssize_t,
-               done=Py_ssize_t, clean=cython.bint, track=cython.bint, prop=cython.bint, extra=cython.bint)
+               done=Py_ssize_t, clean=cython.bint, walk=MultibulkWalk, track=cython.bint, prop=cython.bint, extra=cython.bint)
 cpdef _run_fast(ClientFields c, list out, long long t_prev, base, base_done, Py_ssize_t fed)
 
 

@@ -1,6 +1,9 @@
 """A client connection: the asyncio Protocol, the request hot path and command dispatch.
 
-Reading.  Well-formed RESP traffic is parsed by hiredis (fast path).  hiredis parses *replies*,
+Reading.  A fresh read's whole commands written the common way are taken by the request path's
+own walk (protocol/multibulk.py; `_run_fast`), and it stops at the first that is not one, from
+where everything below applies to the rest of the read as to a read of its own.
+Well-formed RESP traffic is parsed by hiredis (fast path).  hiredis parses *replies*,
 so it is kept to what it agrees on with Redis: a read event is handed to hiredis only at a command
 boundary whose first byte is '*', every command it yields must be a non-empty list of bytes, and
 chunks announcing an oversized bulk or multibulk go to the exact parser.  Anything else — inline
@@ -63,6 +66,7 @@ except ImportError:  # interpreted without Cython
 
 from raxdb.protocol import reply as R
 from raxdb.protocol.hiredis_limits import READER_ERRORS, limit_elements, unconsumed
+from raxdb.protocol.multibulk import MultibulkWalk
 from raxdb.protocol.request import (
     BIG_ARG,
     INLINE_MAX_SIZE,
@@ -160,6 +164,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         server.next_client_id += 1
         self.transport: asyncio.Transport | None = None
         self.exact: RequestParser | None = None
+        self.walk: MultibulkWalk | None = None  # the fast loop's over the running read (_run_fast)
         self._new_reader()
         self._raw: bytearray | None = None
         self._raw_done = 0
@@ -971,13 +976,9 @@ def read_event(c: Client, data: bytes) -> None:
         # The common case, inlined: a fresh batch of multibulk commands for hiredis.  This is
         # process() without its call and its blocked/closed checks; calling process() here
         # costs ~680 instructions per unpipelined request (+4%, bench/instr.sh SET 1).
-        if n > FEED_SLICE:  # a big batch is handed to hiredis in slices (see FEED_SLICE)
-            c._feed(data, 0, FEED_SLICE)
-        else:
-            c._feed(data)
         out: list[bytes] = []
         c.running = out
-        _run_fast(c, out, t, data, 0, FEED_SLICE if n > FEED_SLICE else n)
+        _run_fast(c, out, t, data, 0, 0)  # its whole commands walked, the rest fed to hiredis
         if c.exact is not None:
             c._run_exact(out)
         c.running = None
@@ -1230,7 +1231,11 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     read event's batch, or process()'s).  A function rather than a Client method so that, compiled,
     its `cmd` is a typed local (client.pxd): the command's fields are then read as C struct fields.
     `fed`: how many bytes of `base` hiredis has been given (-1: all); the rest is fed FEED_SLICE
-    bytes at a time as hiredis runs out of complete commands, and all of it before returning."""
+    bytes at a time as hiredis runs out of complete commands, and all of it before returning.
+    0 (a read event's fresh batch, `base` its bytes): none, and the request path's own walk
+    (protocol/multibulk.py) takes the whole commands first, without hiredis; at the first thing it
+    does not take, hiredis gets the rest from that command boundary on, so partial commands,
+    inline ones and every error go where they went before."""
     # The per-command cost of this loop is the server's floor: keep it free of avoidable
     # attribute loads and calls (measure with bench/instr.sh before and after a change).
     # Timing: `t_prev` is the wall clock (ns) at the end of the last timed step, or 0.  A
@@ -1243,6 +1248,8 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     nbase = len(base)
     if fed < 0:
         fed = nbase
+    # (fed 0: `base` is the read's bytes; the walk's rest is the query buffer's: clientbufs.pending)
+    walk = c.walk = MultibulkWalk(base) if fed == 0 else None  # type: ignore[arg-type]
     srv = c.server
     dispatch = srv.fast_dispatch  # the server's (its generation's); typed (client.pxd): its get is a C dict lookup
     done = 0
@@ -1268,28 +1275,39 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
         srv.prop_depth += 1
     try:
         while True:
-            try:
-                argv = gets()
-            except READER_ERRORS:  # (a RESP3 map or set with an aggregate key raises TypeError)
-                argv = None
-            if not _is_argv(argv):
-                if argv is False:  # mid-frame: hiredis may have consumed a partial command's
-                    if fed < nbase:  # bytes; tested here, not for every command
-                        fed = _feed_slice(c, base, fed, nbase)
-                        continue
-                    break
-                # not a multibulk of bulk strings: the exact parser judges
-                c._enter_exact(base, base_done + done)
-                return
-            if not argv:  # *0: an empty command, silently skipped as Redis does (and not
-                # counted in `done`: the exact parser's next_command() never returns one either)
-                if not has_data():
+            if walk is not None:
+                argv = walk.next()
+                if argv is None:  # not a whole common-case command: the rest is hiredis's, from
+                    walk = c.walk = None  # this boundary on, as if it had parsed the ones before itself
                     if fed < nbase:
                         fed = _feed_slice(c, base, fed, nbase)
                         continue
                     clean = True
                     break
-                continue
+                fed = walk.pos  # (what the walk took counts as given to hiredis)
+            else:
+                try:
+                    argv = gets()
+                except READER_ERRORS:  # (a RESP3 map or set with an aggregate key raises TypeError)
+                    argv = None
+                if not _is_argv(argv):
+                    if argv is False:  # mid-frame: hiredis may have consumed a partial command's
+                        if fed < nbase:  # bytes; tested here, not for every command
+                            fed = _feed_slice(c, base, fed, nbase)
+                            continue
+                        break
+                    # not a multibulk of bulk strings: the exact parser judges
+                    c._enter_exact(base, base_done + done)
+                    return
+                if not argv:  # *0: an empty command, silently skipped as Redis does (and not
+                    # counted in `done`: the exact parser's next_command() never returns one either)
+                    if not has_data():
+                        if fed < nbase:
+                            fed = _feed_slice(c, base, fed, nbase)
+                            continue
+                        clean = True
+                        break
+                    continue
             # A client sends the same spelling every time: the previous command's name, compared
             # (its length, then a memcmp, compiled), saves the hash of a new bytes object and the
             # dict probe (~380 instructions) for every repeat of it in the batch.  The table only
@@ -1384,7 +1402,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                         else:
                             handle_ready_keys(srv)
                         t_prev = 0
-                    if not has_data():
+                    if walk is None and not has_data():
                         if fed < nbase:
                             fed = _feed_slice(c, base, fed, nbase)
                             continue
@@ -1401,7 +1419,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 c.last_argv = argv
                 last = cmd
                 out.append(_QUEUED)
-                if not has_data():
+                if walk is None and not has_data():
                     if fed < nbase:
                         fed = _feed_slice(c, base, fed, nbase)
                         continue
@@ -1429,13 +1447,14 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                     fed = nbase
                 clean = not has_data()
                 break
-            if not has_data():
+            if walk is None and not has_data():
                 if fed < nbase:
                     fed = _feed_slice(c, base, fed, nbase)
                     continue
                 clean = True
                 break
     finally:
+        c.walk = None
         if prop:
             srv.prop_depth -= 1
     if last is not None:

@@ -1,0 +1,165 @@
+"""The request path's own walk over whole multibulk commands (protocol/multibulk.py), and the
+fast loop's hand-over from it to hiredis and the exact parser.
+
+The walk alone: what it takes (argv, position) and what it leaves to the other parsers.  Then
+differential: random pipelines of commands (arguments holding CRLF and frame-like bytes, empty
+ones, ones over FEED_SLICE and over the big-argument threshold, inline commands and empty
+commands between them) run by a `Client` in process, the bytes cut in two at every boundary
+(around a big argument's payload, at a sample of them) and one byte per read, must answer
+byte for byte what redis-server answers to the whole pipeline.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from raxdb.protocol.hiredis_limits import MAX_ELEMENTS
+from raxdb.protocol.multibulk import MultibulkWalk
+from raxdb.protocol.request import BIG_ARG
+from tests.support.diff import RawConnection, encode_command
+from tests.support.transport import SinkTransport
+
+
+def _walk_all(buf: bytes) -> tuple[list[list[bytes]], int]:
+    w = MultibulkWalk(buf)
+    out = []
+    while (argv := w.next()) is not None:
+        out.append(argv)
+    return out, w.pos
+
+
+def test_walk_takes_whole_commands_and_stops_at_a_boundary():
+    a = encode_command(["SET", "k", "a\r\nb"]) + encode_command(["ECHO", ""]) + encode_command(["PING"])
+    tail = b"*2\r\n$3\r\nGET\r\n$1\r\n"
+    assert _walk_all(a + tail) == ([[b"SET", b"k", b"a\r\nb"], [b"ECHO", b""], [b"PING"]], len(a))
+    w = MultibulkWalk(a, 5)  # a position that is not a boundary: '$' where '*' must be
+    assert w.next() is None and w.pos == 5
+
+
+REFUSED = [
+    b"*0\r\n", b"*-1\r\n", b"*01\r\n$4\r\nPING\r\n", b"*1\r\n$04\r\nPING\r\n", b"*+1\r\n$4\r\nPING\r\n",
+    b"*1\r\n$+4\r\nPING\r\n", b"*1 \r\n$4\r\nPING\r\n", b"*1\n$4\r\nPING\r\n", b"*1\r\n$4\nPING\r\n",
+    b"*1\r\n$-1\r\n", b"*1\r\n+PING\r\n", b"*1\r\n:1\r\n", b"*\r\n", b"*1\r\n$\r\n", b"PING\r\n", b"\r\n",
+    b"*1\r\n*1\r\n$4\r\nPING\r\n", b"~1\r\n$4\r\nPING\r\n", b"*1\r\n$%d\r\n" % BIG_ARG + b"x" * BIG_ARG + b"\r\n",
+    b"*%d\r\n" % (MAX_ELEMENTS + 1) + b"$0\r\n\r\n" * (MAX_ELEMENTS + 1), b"*1\r\n$1234567890123456789\r\n", b"*1234567890123456789\r\n",
+    # partial: every proper prefix of a command
+    *(encode_command(["SET", "key", "value"])[:i] for i in range(1, 33)),
+]
+
+
+@pytest.mark.parametrize("frame", REFUSED, ids=[str(i) for i in range(len(REFUSED))])
+def test_walk_leaves_everything_else_to_the_other_parsers(frame):
+    ok = encode_command(["PING"])
+    assert _walk_all(ok + frame) == ([[b"PING"]], len(ok))
+
+
+def test_walk_limits_are_inclusive_below():
+    big = b"y" * (BIG_ARG - 1)
+    assert _walk_all(encode_command([big]))[0] == [[big]]
+    most = b"*%d\r\n" % MAX_ELEMENTS + b"$0\r\n\r\n" * MAX_ELEMENTS
+    assert _walk_all(most) == ([[b""] * MAX_ELEMENTS], len(most))
+    # the CRLF after a bulk's data is skipped unread, as Redis and hiredis skip it
+    assert _walk_all(b"*1\r\n$1\r\naXY*1\r\n$1\r\nb\r\n")[0] == [[b"a"], [b"b"]]
+
+
+# ---- differential: split pipelines against redis-server ---------------------------------------
+
+_VALUES = st.one_of(
+    st.sampled_from([b"", b"\r\n", b"v", b"*1\r\n$4\r\nPING\r\n", b"+OK", b"=x", b"$3\r\n", b"0", b"-1"]),
+    st.binary(max_size=12),
+    st.builds(lambda n, c: c * n, st.sampled_from([5000, BIG_ARG + 100]), st.sampled_from([b"a", b"\n"])),
+)
+_KEYS = st.sampled_from([b"k", b"k2", b"key:\r\n", b""])
+
+
+def _command():
+    v, k = _VALUES, _KEYS
+    return st.one_of(
+        st.tuples(st.just(b"SET"), k, v), st.tuples(st.just(b"GET"), k), st.tuples(st.just(b"APPEND"), k, v),
+        st.tuples(st.just(b"STRLEN"), k), st.tuples(st.just(b"ECHO"), v), st.tuples(st.just(b"PING")),
+        st.tuples(st.just(b"rpush"), st.just(b"l"), v, v), st.tuples(st.just(b"LRANGE"), st.just(b"l"),
+                                                                   st.just(b"0"), st.just(b"-1")),
+        st.tuples(st.just(b"MSET"), k, v, k, v), st.tuples(st.just(b"MGET"), k, k), st.tuples(st.just(b"DEL"), k),
+        st.tuples(st.just(b"SET"), k), st.tuples(st.just(b"NOPE"), st.just(b"x")),
+        st.sampled_from([b"PING\r\n", b"ECHO inline\r\n", b"*0\r\n", b"\r\n"]),  # not multibulk: no reply, or one
+    )
+
+
+def _stream(cmds: list) -> tuple[bytes, int, list[tuple[int, int]]]:
+    """The pipeline's bytes, how many replies it gets, and the spans of its big payloads."""
+    out = bytearray()
+    replies = 0
+    big = []
+    for cmd in cmds:
+        if isinstance(cmd, bytes):
+            out += cmd
+            replies += cmd not in (b"*0\r\n", b"\r\n")
+            continue
+        out += b"*%d\r\n" % len(cmd)
+        for a in cmd:
+            out += b"$%d\r\n" % len(a)
+            if len(a) > 64:
+                big.append((len(out) + 8, len(out) + len(a) - 8))
+            out += a + b"\r\n"
+        replies += 1
+    return bytes(out), replies, big
+
+
+def _cuts(n: int, big: list[tuple[int, int]]) -> list[int]:
+    """Every boundary but those deep inside a big payload, of which every 997th."""
+    inside = set()
+    for a, b in big:
+        inside.update(i for i in range(a, b) if i % 997)
+    return [i for i in range(1, n) if i not in inside]
+
+
+@pytest.fixture(scope="module")
+def redis_conn(oracle):
+    c = RawConnection(oracle.port, timeout=20)
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="module")
+def in_process():
+    import raxdb.server.commands  # noqa: F401
+    from raxdb.server.config.options import Config
+    from raxdb.server.core import Server
+    from raxdb.server.net.client import Client
+
+    srv = Server(Config())
+
+    def run(pieces: list[bytes]) -> bytes:
+        sent: list[bytes] = []
+        t = SinkTransport()
+        t.write = sent.append  # type: ignore[method-assign]
+        t.writelines = sent.extend  # type: ignore[method-assign]
+        c = Client(srv)
+        c.connection_made(t)  # type: ignore[arg-type]
+        for p in pieces:
+            c.data_received(p)
+            srv.flush_writes()
+        c.connection_lost(None)
+        for db in srv.dbs:
+            db.flush()
+        return b"".join(sent)
+
+    return run
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.lists(_command(), min_size=1, max_size=8))
+def test_pipelines_cut_anywhere_answer_as_redis(redis_conn, in_process, cmds):
+    data, replies, big = _stream(cmds)
+    redis_conn.send(b"*1\r\n$8\r\nFLUSHALL\r\n")
+    assert redis_conn.read_frame() == b"+OK\r\n"
+    redis_conn.send(data)
+    theirs = b"".join(redis_conn.read_frame() for _ in range(replies))
+    assert in_process([data]) == theirs
+    for i in _cuts(len(data), big):
+        assert in_process([data[:i], data[i:]]) == theirs, (data, i)
+    if not big:
+        assert in_process([data[i:i + 1] for i in range(len(data))]) == theirs
