@@ -125,6 +125,26 @@ cdef inline Py_ssize_t put_int_bulk(unsigned char* d, Py_ssize_t k, long long x)
     return k + 2
 
 
+cdef inline Py_ssize_t int_size(long long x) noexcept:
+    """Bytes of the integer frame of x: `:<x>\r\n`."""
+    if x < 0:
+        return digits(0ULL - <unsigned long long>x) + 4
+    return digits(<unsigned long long>x) + 3
+
+
+cdef inline Py_ssize_t put_int(unsigned char* d, Py_ssize_t k, long long x) noexcept:
+    """The integer frame of x, `:<x>\r\n`, at d[k:]; the offset after it."""
+    d[k] = 58
+    if x < 0:
+        d[k + 1] = 45
+        k = put_u(d, k + 2, 0ULL - <unsigned long long>x)  # -x without overflowing for the lowest
+    else:
+        k = put_u(d, k + 1, <unsigned long long>x)
+    d[k] = 13
+    d[k + 1] = 10
+    return k + 2
+
+
 cdef inline Py_ssize_t put_id_bulk(unsigned char* d, Py_ssize_t k, unsigned long long ms,
                                    unsigned long long seq) noexcept:
     """A stream ID, `<ms>-<seq>`, as a bulk string at d[k:]; the offset after it."""

@@ -9,7 +9,7 @@ the two `Encoder` instances, `RESP2` and `RESP3`, and a connection holds the one
 
 Compiled (reply.pxd), `bulk` and `array` write their frame into one new bytes object, and the
 frame writers (`digits`, `put_u`, `put_head`, `decimal`, `bulk_size`, `put_bulk`, `put_int_bulk`,
-`put_id_bulk`) are inline C functions that storage's walks call with the pieces of what they hold
+`int_size`, `put_int`, `put_id_bulk`) are inline C functions that storage's walks call with the pieces of what they hold
 (a listpack's LRANGE reply, a stream node's entries): storage decodes its own layout, protocol/
 spells every byte of RESP; the interpreted build has their twins at the end of this module.
 `stream_entry` is a stream entry's reply, the encoder storage's node views are kept in.
@@ -185,6 +185,22 @@ if not cython.compiled:  # compiled, reply.pxd holds these inline (see there)
         else:
             k = put_head(d, k, 36, digits(x))
             k = put_u(d, k, x)
+        d[k] = 13
+        d[k + 1] = 10
+        return k + 2
+
+    def int_size(x: int) -> int:
+        """Bytes of the integer frame of x: `:<x>\\r\\n`."""
+        return digits(-x) + 4 if x < 0 else digits(x) + 3
+
+    def put_int(d: bytearray, k: int, x: int) -> int:
+        """The integer frame of x, `:<x>\\r\\n`, at d[k:]; the offset after it."""
+        d[k] = 58
+        if x < 0:
+            d[k + 1] = 45
+            k = put_u(d, k + 2, -x)
+        else:
+            k = put_u(d, k + 1, x)
         d[k] = 13
         d[k + 1] = 10
         return k + 2

@@ -25,6 +25,8 @@ argument): what `feed()` brings is copied into it, and a reader that can receive
 
 from __future__ import annotations
 
+import mmap
+
 try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
     import cython
 except ImportError:  # interpreted without Cython
@@ -167,19 +169,23 @@ def quote_arg(b: bytes) -> str:
     return "".join(out)
 
 
-def _value_buffer(n: int) -> tuple[bytes | bytearray, memoryview]:
+def _value_buffer(n: int) -> tuple[bytes | mmap.mmap, memoryview]:
     """A buffer for a big bulk's `n` bytes, filled in place as they arrive, and a writable view of
     it.  Compiled: a new bytes object not yet filled (PyBytes_FromStringAndSize(NULL, n), which the
     C API lets its maker fill before anyone else sees it), so the argument is the very buffer the
-    reads wrote; interpreted, a bytearray, copied into bytes once whole (`_value`)."""
+    reads wrote; interpreted, an anonymous mapping, copied into bytes once whole (`_value`).  A
+    header announcing 512 MB that never comes then costs address space, not memory, as Redis's own
+    buffer of that size does (malloc maps a block that big: server/base/heap.py's threshold; the
+    mapping's pages are the kernel's zero page until written); a bytearray would be zeroed, all of
+    it resident at once."""
     if cython.compiled:
         out = PyBytes_FromStringAndSize(cython.NULL, n)  # noqa: F821 (request.pxd)
         return out, PyMemoryView_FromMemory(PyBytes_AS_STRING(out), n, PyBUF_WRITE)  # noqa: F821
-    buf = bytearray(n)
+    buf = mmap.mmap(-1, n)
     return buf, memoryview(buf)
 
 
-def _value(buf: bytes | bytearray) -> bytes:
+def _value(buf: bytes | mmap.mmap) -> bytes:
     """The argument a filled `_value_buffer` holds."""
     return buf if type(buf) is bytes else bytes(buf)
 
@@ -213,7 +219,7 @@ class RequestParser:
         # in (`_big_have`).  `buf` then holds only what came after the bulk's data (its "\r\n"
         # and the next commands).  Growing `buf` by each read instead copied it on every realloc;
         # holding the reads' pieces and joining them once copied each byte a second time.
-        self._big: bytes | bytearray | None = None
+        self._big: bytes | mmap.mmap | None = None
         self._big_view: memoryview | None = None
         self._big_have = 0
 

@@ -8,7 +8,7 @@
 cimport cython
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from raxdb.protocol.reply cimport digits, put_head, put_u
+from raxdb.protocol.reply cimport digits, int_size, put_head, put_int
 
 cdef unsigned long long _U64
 cdef int _GET, _INCRBY, _WRAP, _FAIL, _FAILED

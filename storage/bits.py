@@ -27,7 +27,7 @@ except ImportError:  # interpreted without Cython
     cython = SimpleNamespace(compiled=False)
 
 if not cython.compiled:  # compiled, bits.pxd cimports them inline from reply.pxd
-    from raxdb.protocol.reply import digits, put_head, put_u
+    from raxdb.protocol.reply import digits, int_size, put_head, put_int
 
 _CHUNK = 1 << 16
 
@@ -336,10 +336,8 @@ def field_reply(ops: bytearray, count: int, null: bytes) -> bytes:
         w = i * _OP_WORDS
         if q[w] == _FAILED:
             size += nlen
-        elif q[w + 3] < 0:
-            size += digits(_U64 - _u64(q[w + 3]) + 1) + 4  # ":-<digits>\r\n"
         else:
-            size += digits(q[w + 3]) + 3
+            size += int_size(q[w + 3])
     if cython.compiled:
         out = PyBytes_FromStringAndSize(cython.NULL, size)  # noqa: F821 (bits.pxd's cimport)
         d = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))  # noqa: F821
@@ -353,15 +351,7 @@ def field_reply(ops: bytearray, count: int, null: bytes) -> bytes:
                 d[k + j] = null[j]
             k += nlen
             continue
-        d[k] = 58
-        if q[w + 3] < 0:
-            d[k + 1] = 45
-            k = put_u(d, k + 2, _U64 - _u64(q[w + 3]) + 1)  # the magnitude, int64's lowest too
-        else:
-            k = put_u(d, k + 1, q[w + 3])
-        d[k] = 13
-        d[k + 1] = 10
-        k += 2
+        k = put_int(d, k, q[w + 3])
     if cython.compiled:
         return out
     return bytes(d)
