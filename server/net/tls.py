@@ -325,20 +325,27 @@ class Link(asyncio.Protocol):
             self.client = Client(self.srv) if self.upper is None else self.upper
             self.client.connection_made(self)
         chunks = []
+        ended = False
         try:
             while True:
                 chunk = tls.read(262144)
-                if not chunk:
+                if not chunk:  # the peer's close_notify: its clean end of the connection
+                    ended = True
                     break
                 chunks.append(chunk)
         except ssl.SSLWantReadError:
             pass
-        except ssl.SSLError:  # close_notify or a bad record: the connection ends, as in Redis
+        except ssl.SSLError:  # a bad record: the connection ends, as in Redis
             if self.raw is not None:
                 self.raw.close()
         self._flush()  # a read may answer (a key update)
         if chunks and not self.client.closed:
             self.client.data_received(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+        if ended:  # Redis frees the client on its read of 0, after the commands read before it
+            if self.upper is None and not self.client.closed:
+                self.client.close()  # its replies so far go first
+            elif self.raw is not None:
+                self.raw.close()
 
     def _flush(self) -> None:
         if self._out.pending and self.raw is not None and not self.raw.is_closing():

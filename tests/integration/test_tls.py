@@ -343,6 +343,50 @@ def test_bad_handshakes_and_a_crowd_leak_nothing(certs: Certs) -> None:
     assert ours[-4:] == [500, b"before", 0, None]
 
 
+def test_clean_tls_close_ends_the_connection(certs: Certs) -> None:
+    """A client that ends with TLS's close_notify (what an asyncio or OpenSSL client sends on a
+    clean close): its commands before it are answered, then the server closes the connection, as
+    Redis does on its read of 0, instead of holding it open until the client gives up."""
+    ctx = ssl.create_default_context(cafile=certs["ca_crt"])
+    ctx.load_cert_chain(certs["client_crt"], certs["client_key"])
+
+    def scenario(_srv: ServerProcess, port: int) -> list[Any]:
+        r = client(certs, port)
+        _wait_connected(r, 1)
+        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        tls = ctx.wrap_bio(incoming, outgoing, server_hostname="127.0.0.1")
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+            while True:  # the handshake, over the plain socket
+                try:
+                    tls.do_handshake()
+                    break
+                except ssl.SSLWantReadError:
+                    sock.sendall(outgoing.read())
+                    incoming.write(sock.recv(65536))
+            sock.sendall(outgoing.read())
+            tls.write(b"PING\r\n")
+            with contextlib.suppress(ssl.SSLWantReadError):
+                tls.unwrap()  # close_notify after the PING, in the same flight
+            sock.sendall(outgoing.read())
+            got = b""
+            while True:  # until the server's EOF (a timeout here is the bug)
+                data = sock.recv(65536)
+                if not data:
+                    break
+                got += data
+            incoming.write(got)
+            reply = b""
+            with contextlib.suppress(ssl.SSLError):  # whether a close_notify follows is the server's affair
+                while chunk := tls.read(1024):
+                    reply += chunk
+        _wait_connected(r, 1)
+        return [reply, r.ping()]
+
+    ours, theirs = on_both(certs, scenario)
+    assert ours == theirs
+    assert ours == [b"+PONG\r\n", True]
+
+
 def _client_hello(certs: Certs) -> bytes:
     """The first flight of a TLS client (its ClientHello), as sent on the wire."""
     ctx = ssl.create_default_context(cafile=certs["ca_crt"])
