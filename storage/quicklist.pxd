@@ -13,6 +13,7 @@ from raxdb.storage.listpack cimport (bulks, count_of, delete_at, delete_indexes,
 cpdef Py_ssize_t _count(node) except -1
 cpdef Py_ssize_t _size(node) except -1
 cpdef object _bytes(node)
+cdef inline bint _fits(Py_ssize_t size, Py_ssize_t count, Py_ssize_t n, Py_ssize_t limit, int fill)
 
 # LREM's steps on one node (Quicklist.remove): C calls.
 cdef list _lrem_hits(node, bytes v, iv, limit, left)  # Python ints: LREM takes any int64
@@ -30,7 +31,7 @@ cdef class Quicklist:
     cdef public unsigned short depth
     cdef public int size_limit
 
-    @cython.locals(s="const unsigned char*", fill=int)
+    @cython.locals(s="const unsigned char*")
     cdef bint _takes(self, bytearray node, Py_ssize_t n) except -1
 
     @cython.locals(node=bytearray)
@@ -39,7 +40,7 @@ cdef class Quicklist:
     @cython.locals(node=bytearray)
     cpdef push_head(self, v)
 
-    @cython.locals(room=Py_ssize_t, fill=int, i=Py_ssize_t, end=Py_ssize_t, node=bytearray, size=Py_ssize_t,
+    @cython.locals(limit=Py_ssize_t, fill=int, i=Py_ssize_t, end=Py_ssize_t, node=bytearray, size=Py_ssize_t,
                    cnt=Py_ssize_t, first=Py_ssize_t, entries=list, k=Py_ssize_t, e=bytes)
     cpdef extend(self, list args, Py_ssize_t start, bint head)
 

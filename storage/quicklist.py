@@ -112,6 +112,13 @@ def _count(node: bytearray | PackedNode) -> int:
     return node.count
 
 
+def _fits(size: int, count: int, n: int, limit: int, fill: int) -> bool:
+    """Redis's _quicklistNodeAllowInsert: whether a node of `size` bytes and `count` elements
+    takes one more element of n bytes, under the byte `limit` and the `fill` count (negative:
+    bytes only).  The one spelling of the rule: the pushes' tests and extend's run it."""
+    return size + n + INSERT_OVERHEAD <= limit and (fill < 0 or count < fill)
+
+
 def _size(node: bytearray | PackedNode) -> int:
     """A node's listpack bytes."""
     if type(node) is bytearray:
@@ -274,15 +281,13 @@ class Quicklist:
     # ---- ends: push / pop ----------------------------------------------------------------------
     def _room(self, node: bytearray | PackedNode, n: int) -> bool:
         """Redis's _quicklistNodeAllowInsert for an element of n bytes."""
-        fill = self.fill
-        return _size(node) + n + INSERT_OVERHEAD <= self.size_limit and (fill < 0 or _count(node) < fill)
+        return _fits(_size(node), _count(node), n, self.size_limit, self.fill)
 
     def _takes(self, node: bytearray, n: int) -> bool:
         """_room for an end node, which is never packed (the pushes' test): compiled, its header
         and the limits are C reads (quicklist.pxd)."""
         s = node
-        fill = self.fill
-        return len(node) + n + INSERT_OVERHEAD <= self.size_limit and (fill < 0 or (s[4] | (s[5] << 8)) < fill)
+        return _fits(len(node), s[4] | (s[5] << 8), n, self.size_limit, self.fill)
 
     def push_tail(self, v: bytes) -> None:
         self.count += 1
@@ -338,7 +343,7 @@ class Quicklist:
         """Push args[start:] at the head (each becoming the new first) or the tail, node by node:
         as many as the end node takes (the pushes' rule, element by element) go in with one
         splice, and a new node is built at its exact size."""
-        room = self.size_limit - INSERT_OVERHEAD
+        limit = self.size_limit
         fill = self.fill
         i = start
         end = len(args)
@@ -356,7 +361,7 @@ class Quicklist:
                     node = n[0] if head else n[-1]  # an end node: never packed
                 size = len(node)
                 cnt = node[4] | (node[5] << 8)
-                if size + len(args[i]) > room or (fill >= 0 and cnt >= fill):
+                if not _fits(size, cnt, len(args[i]), limit, fill):
                     node = None  # full: the first element opens a new node
                     size = LP_EMPTY
                     cnt = 0
@@ -365,7 +370,7 @@ class Quicklist:
             while i < end:
                 v = args[i]
                 if i > first or node is not None:
-                    if size + len(v) > room or (fill >= 0 and cnt >= fill):
+                    if not _fits(size, cnt, len(v), limit, fill):
                         break
                 e = encode_entry(v)
                 entries.append(e)
