@@ -4,11 +4,13 @@ Rule: this module owns taking connections off a listening socket and handing eac
 loop with its protocol (a Client, a TLS Link); what a connection does afterwards is the protocol's.
 It knows nothing of the server but the factory it is given.
 
-Why not the loop's `create_server`: uvloop's listener (libuv's) takes one connection per turn of
-the loop, so when 50 clients connect together while the loop serves the first ones, the last
-waits behind ~50 iterations, each serving everyone already connected (a benchmark's max latency
-at -P 1 was 100-200 ms for 5 ms iterations: issue #56).  Redis's acceptTcpHandler takes up to
-MAX_ACCEPTS_PER_CALL (1000) connections per readable event; so does `Acceptor`.
+Why not the loop's `create_server`: libuv's listener (uv__server_io, under uvloop's) accepts one
+connection per turn of the loop, so when 50 clients connect together while the loop serves the
+first ones, the last waits behind ~50 iterations, each serving everyone already connected: the
+max latency of a busy -P 1 workload (docs/speed-log.md, issue #56).  Redis's acceptTcpHandler
+takes up to MAX_ACCEPTS_PER_CALL (1000) connections per readable event; so does `Acceptor`.  Each
+connection then reaches the loop through `connect_accepted_socket` (a coroutine, so a task each:
+the loop's only way to wrap an accepted socket), its protocol's connection_made called soon after.
 
 Invariants: the listening socket is non-blocking and belongs to its Acceptor, which closes it in
 `close()` (as asyncio's Server.close() does); a connection handed to the loop (its protocol's
