@@ -112,9 +112,9 @@ class Server(ServerFields, _Declared):
         self.call_soon: Callable[[Callable[[], Any]], Any] = _run_now
         # Pub/Sub delivery of one message to a channel's subscribers (server/events/pubsub.py)
         self.fan_out: Callable[[dict[Any, None], bytes], None] = fan_out
-        self.listeners: list[Acceptor] = []  # TCP: CONFIG SET port / bind replace them
-        self.unix_listener: Acceptor | None = None  # `unixsocket` (server/net/unixsocket.py)
-        self.tls_listeners: list[Acceptor] = []  # `tls-port` (server/net/tls.py)
+        self.listeners: list[interfaces.Listener] = []  # TCP: CONFIG SET port / bind replace them
+        self.unix_listener: interfaces.Listener | None = None  # `unixsocket` (server/net/unixsocket.py)
+        self.tls_listeners: list[interfaces.Listener] = []  # `tls-port` (server/net/tls.py)
         self.pid = os.getpid()
         self.supervised = "no"  # set by main (server/admin/supervise.py): "upstart", "systemd" or "no"
         self.daemonized = False
@@ -661,7 +661,7 @@ class Server(ServerFields, _Declared):
             self._replace_listeners(self.config.port, self.listeners, self._serve_sockets,
                                     "Unable to listen on this port. Check server logs.")
 
-    def _replace_listeners(self, port: int, listeners: list[Acceptor],
+    def _replace_listeners(self, port: int, listeners: list[interfaces.Listener],
                            serve: Callable[[list[socket.socket]], Any], failure: str) -> None:
         assert self.loop is not None
         try:
