@@ -45,6 +45,7 @@ from raxdb.server.memory.evict import STARTUP, info_used_memory
 from raxdb.server.memory.evict import attach as attach_evict
 from raxdb.server.memory.lru import attach as attach_keyspace
 from raxdb.server.net import blocking, tls, unixsocket
+from raxdb.server.net.accept import Acceptor
 from raxdb.server.net.blocking import attach as attach_blocking
 from raxdb.server.net.blocking import handle_ready_keys
 from raxdb.server.net.client import Client, fan_out, flush_clients
@@ -111,9 +112,9 @@ class Server(ServerFields, _Declared):
         self.call_soon: Callable[[Callable[[], Any]], Any] = _run_now
         # Pub/Sub delivery of one message to a channel's subscribers (server/events/pubsub.py)
         self.fan_out: Callable[[dict[Any, None], bytes], None] = fan_out
-        self.listeners: list[asyncio.base_events.Server] = []  # TCP: CONFIG SET port / bind replace them
-        self.unix_listener: asyncio.base_events.Server | None = None  # `unixsocket` (server/net/unixsocket.py)
-        self.tls_listeners: list[asyncio.base_events.Server] = []  # `tls-port` (server/net/tls.py)
+        self.listeners: list[interfaces.Listener] = []  # TCP: CONFIG SET port / bind replace them
+        self.unix_listener: interfaces.Listener | None = None  # `unixsocket` (server/net/unixsocket.py)
+        self.tls_listeners: list[interfaces.Listener] = []  # `tls-port` (server/net/tls.py)
         self.pid = os.getpid()
         self.supervised = "no"  # set by main (server/admin/supervise.py): "upstart", "systemd" or "no"
         self.daemonized = False
@@ -619,10 +620,9 @@ class Server(ServerFields, _Declared):
 
     async def _serve_sockets(self, socks: list[socket.socket]) -> None:
         assert self.loop is not None
-        # create_server listens again with its own backlog (100 unless given): tcp-backlog passes on
-        backlog = int(self.config.values["tcp-backlog"])
+        # every waiting connection at each readable event, as Redis (server/net/accept.py)
         for sock in socks:
-            self.listeners.append(await self.loop.create_server(lambda: Client(self), sock=sock, backlog=backlog))
+            self.listeners.append(Acceptor(self.loop, sock, lambda: Client(self)))
 
     async def _serve_tls_sockets(self, socks: list[socket.socket]) -> None:
         await tls.serve(self, socks)
@@ -661,7 +661,7 @@ class Server(ServerFields, _Declared):
             self._replace_listeners(self.config.port, self.listeners, self._serve_sockets,
                                     "Unable to listen on this port. Check server logs.")
 
-    def _replace_listeners(self, port: int, listeners: list[asyncio.base_events.Server],
+    def _replace_listeners(self, port: int, listeners: list[interfaces.Listener],
                            serve: Callable[[list[socket.socket]], Any], failure: str) -> None:
         assert self.loop is not None
         try:

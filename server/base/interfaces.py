@@ -199,6 +199,12 @@ class Replication(Protocol):
     def role_reply(self, c: Any) -> bytes: ...
 
 
+class Listener(Protocol):
+    """A listening socket's accepts (server/net/accept.py's Acceptor)."""
+
+    def close(self) -> None: ...
+
+
 class Server(Protocol):
     """The server (server/core.py's Server): its state and the methods lower layers call."""
 
@@ -215,9 +221,9 @@ class Server(Protocol):
     loop: asyncio.AbstractEventLoop | None
     pending_writes: list[Client]
     call_soon: Callable[..., Any]  # the loop's call_soon(callback, *args)
-    listeners: list[asyncio.base_events.Server]
-    unix_listener: asyncio.base_events.Server | None
-    tls_listeners: list[asyncio.base_events.Server]
+    listeners: list[Listener]
+    unix_listener: Listener | None
+    tls_listeners: list[Listener]
     tls_context: Any  # ssl.SSLContext | None (server/net/tls.py)
     tls_client_context: Any  # ssl.SSLContext | None: outgoing connections' side
     tls_sockets: list[Any]  # the bound tls-port sockets the TLS listeners take duplicates of

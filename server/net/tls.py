@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base.log import LOG
 from raxdb.server.config.options import ConfigError
+from raxdb.server.net.accept import Acceptor
 from raxdb.server.net.client import Client
 
 if TYPE_CHECKING:
@@ -221,9 +222,8 @@ async def _listen(srv: Server) -> None:
     for listener in srv.tls_listeners:
         listener.close()
     srv.tls_listeners.clear()
-    backlog = int(srv.config.values["tcp-backlog"])
-    for sock in srv.tls_sockets:
-        srv.tls_listeners.append(await srv.loop.create_server(lambda: Link(srv), sock=sock.dup(), backlog=backlog))
+    for sock in srv.tls_sockets:  # listening with tcp-backlog since they were bound
+        srv.tls_listeners.append(Acceptor(srv.loop, sock.dup(), lambda: Link(srv)))
 
 
 def close(srv: Server) -> None:

@@ -16,13 +16,13 @@ Protected mode does not apply to it (islocalClient).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
 from typing import TYPE_CHECKING
 
 from raxdb.server.base.log import LOG
 from raxdb.server.conn.unixaddr import configured
+from raxdb.server.net.accept import Acceptor
 from raxdb.server.net.client import Client
 
 if TYPE_CHECKING:
@@ -83,15 +83,14 @@ def _listen(path: bytes, perm: int, backlog: int) -> socket.socket:
     return sock
 
 
-async def serve(srv: Server, sock: socket.socket) -> asyncio.base_events.Server:
+async def serve(srv: Server, sock: socket.socket) -> Acceptor:
     def accepted() -> Client:
         client = Client(srv)
         client.unix_socket = True
         return client
 
     assert srv.loop is not None
-    backlog = int(srv.config.values["tcp-backlog"])
-    return await srv.loop.create_unix_server(accepted, sock=sock, backlog=backlog)
+    return Acceptor(srv.loop, sock, accepted)  # listening with tcp-backlog since bind()
 
 
 def remove(srv: Server) -> None:

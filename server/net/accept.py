@@ -1,0 +1,82 @@
+"""The listening sockets' accept: every connection waiting is taken at each readable event.
+
+Rule: this module owns taking connections off a listening socket and handing each to the event
+loop with its protocol (a Client, a TLS Link); what a connection does afterwards is the protocol's.
+It knows nothing of the server but the factory it is given.
+
+Why not the loop's `create_server`: libuv's listener (uv__server_io, under uvloop's) accepts one
+connection per turn of the loop, so when 50 clients connect together while the loop serves the
+first ones, the last waits behind ~50 iterations, each serving everyone already connected: the
+max latency of a busy -P 1 workload (docs/speed-log.md, issue #56).  Redis's acceptTcpHandler
+takes up to MAX_ACCEPTS_PER_CALL (1000) connections per readable event; so does `Acceptor`.  Each
+connection then reaches the loop through `connect_accepted_socket` (a coroutine, so a task each:
+the loop's only way to wrap an accepted socket), its protocol's connection_made called soon after.
+
+Invariants: the listening socket is non-blocking and belongs to its Acceptor, which closes it in
+`close()` (as asyncio's Server.close() does); a connection handed to the loop (its protocol's
+connection_made, called soon, is where a refused one is refused: maxclients, protected mode) is
+the loop's; one the loop cannot take is closed here and logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import Callable
+
+from raxdb.server.base.log import LOG
+
+MAX_ACCEPTS = 1000  # Redis's MAX_ACCEPTS_PER_CALL
+
+
+class Acceptor:
+    """One listening socket's accepts, each connection given to `factory`'s protocol."""
+
+    __slots__ = ("factory", "loop", "sock", "tcp", "tasks")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, sock: socket.socket,
+                 factory: Callable[[], asyncio.BaseProtocol]) -> None:
+        self.loop = loop
+        self.sock: socket.socket | None = sock
+        self.factory = factory
+        self.tcp = sock.family in (socket.AF_INET, socket.AF_INET6)
+        self.tasks: set[asyncio.Task[object]] = set()  # hand-overs under way (kept from the collector)
+        sock.setblocking(False)
+        loop.add_reader(sock.fileno(), self.accept_waiting)
+
+    def accept_waiting(self) -> None:
+        """Take every connection waiting (up to MAX_ACCEPTS): the loop calls it when the socket is
+        readable."""
+        sock = self.sock
+        if sock is None:
+            return
+        for _ in range(MAX_ACCEPTS):  # nothing else runs meanwhile: protocols start later, in tasks
+            try:
+                conn, _ = sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except ConnectionAbortedError:
+                continue
+            except OSError as exc:  # EMFILE and the like: Redis logs and goes on at the next event
+                LOG.warning(f"Accepting client connection: {exc.strerror or exc}")
+                return
+            conn.setblocking(False)
+            if self.tcp:  # Redis's connEnableTcpNoDelay: replies leave at once
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            task = self.loop.create_task(self._hand_over(conn))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+    async def _hand_over(self, conn: socket.socket) -> None:
+        try:
+            await self.loop.connect_accepted_socket(self.factory, conn)
+        except OSError as exc:  # the peer went away before the loop took it
+            LOG.verbose(f"Accepting client connection: {exc.strerror or exc}")
+            conn.close()
+
+    def close(self) -> None:
+        """Stop accepting and close the listening socket (connections already taken go on)."""
+        sock, self.sock = self.sock, None
+        if sock is not None:
+            self.loop.remove_reader(sock.fileno())
+            sock.close()

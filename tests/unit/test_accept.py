@@ -1,0 +1,64 @@
+"""The listening sockets' accept (server/net/accept.py), in process on the server's event loop.
+
+What it must do as Redis's acceptTcpHandler does: one readable event takes every connection
+waiting (libuv's listener, which create_server used, took one a turn of the loop: 50 clients
+connecting together waited behind ~50 iterations, issue #56); each connection reaches its
+protocol; close() stops accepting and frees the socket.  No timing: the backlog's state is read
+from the socket itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import pytest
+
+from raxdb.server.net.accept import Acceptor
+
+uvloop = pytest.importorskip("uvloop")  # the server's loop (server/main.py's _runner)
+
+
+class Recorder(asyncio.Protocol):
+    def __init__(self, made: list[asyncio.Transport], all_made: asyncio.Event, want: int) -> None:
+        self.made, self.all_made, self.want = made, all_made, want
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.made.append(transport)  # type: ignore[arg-type]
+        if len(self.made) == self.want:
+            self.all_made.set()
+
+
+def test_one_readable_event_takes_every_waiting_connection() -> None:
+    n = 20
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        listening = socket.create_server(("127.0.0.1", 0), backlog=64)
+        addr = listening.getsockname()
+        made: list[asyncio.Transport] = []
+        all_made = asyncio.Event()
+        # the connections wait in the kernel's backlog before the acceptor exists
+        peers = [socket.create_connection(addr) for _ in range(n)]
+        acceptor = Acceptor(loop, listening, lambda: Recorder(made, all_made, n))
+        acceptor.accept_waiting()  # one readable event
+        with pytest.raises(BlockingIOError):  # nothing is left waiting
+            listening.accept()
+        await all_made.wait()
+        assert len(made) == n
+        assert all(t.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for t in made)
+        made[0].write(b"+PONG\r\n")  # a taken connection is the loop's, both ways
+        peers[0].settimeout(10)
+        assert peers[0].recv(16) == b"+PONG\r\n"
+        acceptor.close()
+        assert listening.fileno() == -1
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(addr, timeout=10)
+        acceptor.close()  # twice: nothing more
+        for t in made:
+            t.close()
+        for p in peers:
+            p.close()
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(scenario())
