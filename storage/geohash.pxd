@@ -20,8 +20,10 @@ cpdef unsigned long long _squeeze(unsigned long long v)
 @cython.locals(lat_offset=cython.double, long_offset=cython.double)
 cpdef unsigned long long encode(double lon, double lat, int step, double lat_min=*, double lat_max=*)
 
-# GEOADD's score of a point (server/commands/t_geo.pxd cimports it).
+# GEOADD's score of a point and its range test (server/commands/t_geo.pxd cimports them).
 cpdef unsigned long long score_of(double lon, double lat)
+
+cpdef bint in_range(double lon, double lat) noexcept
 
 @cython.locals(ilat=cython.ulonglong, ilon=cython.ulonglong, lat_scale=cython.double, long_scale=cython.double,
                n=cython.double)

@@ -71,8 +71,14 @@ def _squeeze(v: int) -> int:
 def encode(lon: float, lat: float, step: int, lat_min: float = LAT_MIN, lat_max: float = LAT_MAX) -> int:
     """The cell's bits (step*2 of them) holding the point; the point must be within range."""
     lat_offset = (lat - lat_min) / (lat_max - lat_min) * (1 << step)
-    long_offset = (lon - LONG_MIN) / (LONG_MAX - LONG_MIN) * (1 << step)
+    long_offset = (lon - _LONG_LO) / (_LONG_HI - _LONG_LO) * (1 << step)  # compiled, C doubles
     return _spread(int(lat_offset)) | (_spread(int(long_offset)) << 1)
+
+
+def in_range(lon: float, lat: float) -> bool:
+    """Whether a point can be encoded (extractLongLatOrReply's test: GEOADD's and the searches'
+    coordinates); compiled, C compares of C doubles."""
+    return not (lon < _LONG_LO or lon > _LONG_HI or lat < _LAT_LO or lat > _LAT_HI)
 
 
 def cell(bits: int, step: int) -> tuple[float, float, float, float]:

@@ -44,6 +44,9 @@ cpdef bytes encode_entry(v)
 @cython.locals(n=Py_ssize_t)
 cpdef Py_ssize_t encoded_size(bytes v) except -1
 
+# A bytearray lengthened for in-place writes: the pointer to write through (stream.pxd cimports it).
+cdef unsigned char* grown(bytearray buf, Py_ssize_t size) except NULL
+
 cdef Py_ssize_t int_entry_size(long long x) noexcept
 
 @cython.locals(n=Py_ssize_t)

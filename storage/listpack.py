@@ -197,9 +197,22 @@ def encode_entry(v: bytes | int) -> bytes:
 
 # ---- entries written in place --------------------------------------------------------------------
 # A caller sizes its buffer with encoded_size, then writes each entry with put_entry at an offset,
-# which returns the offset after it: a hash's listpack rebuilt in one pass (replace_values) and
-# a stream entry appended to its node.  Compiled, `d` is a pointer into the buffer (listpack.pxd);
+# which returns the offset after it: a hash's listpack rebuilt in one pass (replace_values), a
+# list push (push_value) and a stream's entries appended to their node (stream.py's writers), the
+# bytearrays lengthened first by `grown`.  Compiled, `d` is a pointer into the buffer (listpack.pxd);
 # interpreted, the bytearray itself.
+
+def grown(buf: bytearray, size: int) -> bytearray:
+    """buf lengthened by `size` bytes, for the caller to write them (put_entry, put_int, put_str,
+    at offsets from the old length on, or after moving what is there): what to write through.
+    Compiled, one resize of the bytearray, its new bytes left unwritten, and a pointer to its
+    bytes (good until the next change of its size); interpreted, the bytearray, zero-filled."""
+    if cython.compiled:
+        PyByteArray_Resize(buf, len(buf) + size)  # noqa: F821 (listpack.pxd)
+        return cython.cast(cython.p_uchar, PyByteArray_AS_STRING(buf))  # noqa: F821
+    buf.extend(bytes(size))
+    return buf
+
 
 def encoded_size(v: bytes) -> int:
     """The bytes of v's canonical entry, len(encode_entry(v)), without building it."""
@@ -914,8 +927,7 @@ def push_value(buf: bytearray, v: bytes, head: bool) -> None:
     if 0 < n < 64 and s[0] > 57:  # a short string that cannot be an integer (starts past '9')
         if cython.compiled:  # one resize, the entry written in place (no temporary bytes, no slice)
             size = len(buf)
-            PyByteArray_Resize(buf, size + n + 2)  # noqa: F821 (listpack.pxd)
-            d = cython.cast(cython.p_uchar, PyByteArray_AS_STRING(buf))  # noqa: F821
+            d = grown(buf, n + 2)
             if head:  # the entries move up, as lpPrepend's memmove
                 end = HEADER_SIZE
                 memmove(d + end + n + 2, d + end, size - end)  # noqa: F821

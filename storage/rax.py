@@ -144,7 +144,8 @@ class Rax:
             return h.value
         return default
 
-    get = find
+    def get(self, key: bytes, default: Any = NOT_FOUND) -> Any:
+        return self.find(key, default)
 
     def __contains__(self, key: bytes) -> bool:
         return self.find(key) is not NOT_FOUND

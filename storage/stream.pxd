@@ -7,27 +7,31 @@
 # field stays a Python object and public, so other modules, the RDB code and the tests read and
 # write them as before.  `add`, `trim` and `_appended` are callable from C by a caller that knows
 # it holds a Stream (XADD, see server/commands/t_stream.pxd), from Python as ordinary methods;
-# `_append_slow` (add's general case: other fields, integer values, a new node) is a C method of
-# add's with the tail typed, so its reads of the Tail's fields are C-level too.
+# add's tail is typed, so its reads of the Tail's fields are C-level too.
 cimport cython
 from raxdb.protocol.reply cimport put_bulk as _put_bulk, put_head as _put_head, put_id_bulk as _put_id_bulk
 from raxdb.protocol.reply cimport put_int_bulk as _put_int_bulk
 from raxdb.storage.listpack cimport entry_span as lp_span, skip as lp_skip, values as lp_values
-from raxdb.storage.listpack cimport put_header, encode_entry as _encode, encode_int_entry as _int_entry
-from raxdb.storage.listpack cimport int_entry_size, put_int, encoded_size, put_entry
+from raxdb.storage.listpack cimport put_header, encode_int_entry as _int_entry
+from raxdb.storage.listpack cimport int_entry_size, put_int, encoded_size, put_entry, grown
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_Resize
-from raxdb.storage.rax cimport untrack as _untrack
+from raxdb.storage.rax cimport Rax, untrack as _untrack
 
-cdef list _SMALL_INTS, _STR6_HEAD, _STR6_TAIL
-
-# XADD's general entry (stream.py's _append_entry): written into the node by listpack's in-place
-# writers, with C-sized counters and offsets, called from _append_slow by a C call.
+# XADD's entry (stream.py's _append_entry) and a new node (_new_node): written into the node by
+# listpack's in-place writers, with C-sized counters and offsets, called from add by C calls.
 @cython.locals(nf=Py_ssize_t, a=cython.longlong, b=cython.longlong, start=Py_ssize_t, step=Py_ssize_t,
-               last=Py_ssize_t, size=Py_ssize_t, end=Py_ssize_t, i=Py_ssize_t, k=Py_ssize_t, d="unsigned char*")
+               last=Py_ssize_t, size=Py_ssize_t, k=Py_ssize_t, d="unsigned char*")
 cdef Py_ssize_t _append_entry(bytearray lp, argv, Py_ssize_t pos, long long msd, long long seqd,
                               bint same) except -1
 
-cdef bytes _small_int(v)
+@cython.locals(size=Py_ssize_t, end=Py_ssize_t)
+cdef Py_ssize_t _run_size(argv, Py_ssize_t i, Py_ssize_t step) except -1
+
+@cython.locals(end=Py_ssize_t)
+cdef Py_ssize_t _put_run(unsigned char* d, Py_ssize_t k, argv, Py_ssize_t i, Py_ssize_t step) except -1
+
+@cython.locals(nf=Py_ssize_t, size=Py_ssize_t, k=Py_ssize_t, n=Py_ssize_t, d="unsigned char*", lp=bytearray)
+cdef bytearray _new_node(argv, Py_ssize_t pos)
 
 cdef _as_int64(v)
 
@@ -37,9 +41,6 @@ cdef Py_ssize_t _args_size(argv, Py_ssize_t pos) except -1
 # XADD's tests of an entry against the tail node (add()): C loops over argv, no slices made.
 @cython.locals(n=Py_ssize_t, j=Py_ssize_t, a=bytes, b=bytes)
 cdef bint _same_fields(argv, Py_ssize_t pos, list fields) except -1
-
-@cython.locals(end=Py_ssize_t, i=Py_ssize_t, v=bytes)
-cdef bint _plain_values(argv, Py_ssize_t pos) except -1
 
 cdef _set_int(bytearray buf, Py_ssize_t p, v)
 
@@ -95,31 +96,28 @@ cpdef bytearray _resp_write(master_id, bytearray lp, Py_ssize_t p, list mfields,
                             Py_ssize_t base, lo, hi, Py_ssize_t count, list res, bytearray out)
 
 
-# The Tail's counters and its master ID's parts are C integers, and add() / _append_slow take the
+# The Tail's counters and its master ID's parts are C integers, and add() takes the
 # new ID's parts, the argument position and the node limits as C integers: XADD's tests of the
 # node's room, its count updates and the ID deltas are C arithmetic (the deltas wrap as uint64, as
 # streamAppendItem's do, and are passed on as the int64s the node stores).
 cdef class Tail:
-    cdef public object key, lp, fields, end
+    cdef public object key, lp, fields
     cdef public unsigned long long mms, mseq
-    cdef public Py_ssize_t fsize, count, deleted, nelem, nadd
+    cdef public Py_ssize_t count, deleted, nelem
 
 
 cdef class Stream:
-    cdef public object rax, length, last_id, first_id, max_deleted_id, entries_added, cgroups
+    cdef public Rax rax  # typed: XADD's insertion into the index is a C call
+    cdef public object length, last_id, first_id, max_deleted_id, entries_added, cgroups
     cdef public Tail _tail
     cdef public object _head, _last_valid, _prealloc, _sampled
     # the ID of the last append and its parts, for XADD's next automatic ID (stream.py's __init__)
     cdef public object split_id
     cdef public unsigned long long last_ms, last_seq
 
-    @cython.locals(t=Tail, end=Py_ssize_t, i=Py_ssize_t, n=Py_ssize_t, v=bytes, size=Py_ssize_t, parts=list,
-                   count=Py_ssize_t, msd=cython.longlong, seqd=cython.longlong)
-    cpdef add(self, argv, Py_ssize_t pos, unsigned long long ms, unsigned long long seq, new_id,
-              Py_ssize_t max_bytes, Py_ssize_t max_entries)
     @cython.locals(t=Tail, lp=bytearray, size=Py_ssize_t, small=bint, count=Py_ssize_t, n=Py_ssize_t,
                    nelems=Py_ssize_t)
-    cpdef _append_slow(self, argv, Py_ssize_t pos, unsigned long long ms, unsigned long long seq, new_id,
-                       Py_ssize_t max_bytes, Py_ssize_t max_entries, int same)
+    cpdef add(self, argv, Py_ssize_t pos, unsigned long long ms, unsigned long long seq, new_id,
+              Py_ssize_t max_bytes, Py_ssize_t max_entries)
     cpdef trim(self, maxlen, minid, approx, limit)
     cpdef _appended(self, new_id, unsigned long long ms, unsigned long long seq)

@@ -51,7 +51,6 @@ from typing import Any
 from raxdb.protocol.reply import stream_entry, stream_entry_flat
 from raxdb.storage import listpack as L
 from raxdb.storage.alloc import size_class
-from raxdb.storage.listpack import encode_entry as _encode
 from raxdb.storage.listpack import encode_int_entry as _int_entry
 from raxdb.storage.listpack import put_header
 from raxdb.storage.listpack import skip as lp_skip
@@ -70,7 +69,7 @@ if not cython.compiled:  # compiled, stream.pxd cimports them: C functions, and 
     from raxdb.protocol.reply import put_head as _put_head
     from raxdb.protocol.reply import put_id_bulk as _put_id_bulk
     from raxdb.protocol.reply import put_int_bulk as _put_int_bulk
-    from raxdb.storage.listpack import encoded_size, int_entry_size, put_entry, put_int
+    from raxdb.storage.listpack import encoded_size, grown, int_entry_size, put_entry, put_int
     from raxdb.storage.listpack import entry_span as lp_span
     from raxdb.storage.rax import untrack as _untrack
 
@@ -81,9 +80,6 @@ MAX_ID = (1 << 128) - 1
 LISTPACK_MAX_SIZE = 1 << 30
 INVALID_ENTRIES_READ = -1
 
-_SMALL_INTS = L.SMALL_INT_ENTRIES  # complete entries of -4096..4095, indexed by value + 4096
-_STR6_HEAD = [bytes((0x80 | n,)) for n in range(64)]
-_STR6_TAIL = [bytes((n + 1,)) for n in range(64)]
 
 
 def node_limits(max_bytes: int, max_entries: int) -> tuple[int, int, int]:
@@ -114,11 +110,10 @@ def _append_entry(lp: bytearray, argv: list[bytes], pos: int, msd: int, seqd: in
     """Append one entry's elements to node lp, over its terminator: flags, the ID's parts less the
     master's, [the field count and fields,] the values, the lp-count; their number.  Each element
     is written as encode_entry writes it (a canonical decimal as an integer entry: a job queue's
-    job ids), after sizing them all, into the node resized once (compiled: through a pointer).
+    job ids), after sizing them all, into the node lengthened once (listpack's `grown`; compiled,
+    written through a pointer), as a list push writes its element: no piece built and joined.
     msd / seqd are the uint64 differences, stored as C stores them in int64 fields (_as_int64;
-    compiled, the caller's C subtraction and the int64 parameters do it).  Job
-    queues' events (fields that change from event to event) come through here, not through
-    add()'s common case."""
+    compiled, the caller's C subtraction and the int64 parameters do it)."""
     nf = (len(argv) - pos) // 2
     if cython.compiled:  # msd / seqd arrive as C int64s, already as C stores them
         a = msd
@@ -134,42 +129,72 @@ def _append_entry(lp: bytearray, argv: list[bytes], pos: int, msd: int, seqd: in
         start = pos
         step = 1
         last = 2 * nf + 4
-    size = 2 + int_entry_size(a) + int_entry_size(b) + int_entry_size(last)
+    size = 2 + int_entry_size(a) + int_entry_size(b) + int_entry_size(last) + _run_size(argv, start, step)
     if not same:
         size += int_entry_size(nf)
-    end = len(argv)
-    i = start
-    while i < end:  # not range(start, end, step): a step that is a variable makes it a Python loop
-        size += encoded_size(argv[i])
-        i += step
     k = len(lp) - 1
-    if cython.compiled:
-        PyByteArray_Resize(lp, k + 1 + size)  # noqa: F821 (stream.pxd)
-        d = cython.cast(cython.p_uchar, PyByteArray_AS_STRING(lp))  # noqa: F821
-    else:
-        lp.extend(bytes(size))
-        d = lp
+    d = grown(lp, size)
     d[k] = 2 if same else 0  # the flags, a 7-bit integer entry
     d[k + 1] = 1
     k = put_int(d, k + 2, a)
     k = put_int(d, k, b)
     if not same:
         k = put_int(d, k, nf)
-    i = start
-    while i < end:
-        k = put_entry(d, k, argv[i])
-        i += step
+    k = _put_run(d, k, argv, start, step)
     k = put_int(d, k, last)
     d[k] = 0xFF
     return last + 1
 
 
-def _small_int(v: int) -> bytes:
-    """The complete entry of the integer v as a C int64 field stores it: from _SMALL_INTS when
-    -4096 <= v < 4096 (every count and most ID deltas), else encoded."""
-    if -4096 <= v < 4096:
-        return _SMALL_INTS[v + 4096]
-    return _int_entry(_as_int64(v))
+def _run_size(argv: list[bytes], i: int, step: int) -> int:
+    """The bytes of the entries of argv[i::step] (fields, values or both), encoded canonically."""
+    size = 0
+    end = len(argv)
+    while i < end:  # not range(i, end, step): a step that is a variable makes it a Python loop
+        size += encoded_size(argv[i])
+        i += step
+    return size
+
+
+def _put_run(d: bytearray, k: int, argv: list[bytes], i: int, step: int) -> int:
+    """Write the entries of argv[i::step] at d[k:] (sized by _run_size); the offset after them."""
+    end = len(argv)
+    while i < end:
+        k = put_entry(d, k, argv[i])
+        i += step
+    return k
+
+
+def _new_node(argv: list[bytes], pos: int) -> bytearray:
+    """A node holding one entry, whose ID is the node's master ID: the master entry (count 1,
+    deleted 0, the field count, the fields of argv[pos:], 0), then the entry (SAMEFIELDS, ID
+    deltas 0, the values, its lp-count), sized once and written in place: the bytes lpNew and
+    streamAppendItem's appends leave (the element count saturates as lpInsert's does)."""
+    nf = (len(argv) - pos) // 2
+    size = (6 + 4 + int_entry_size(nf) + _run_size(argv, pos, 2) + 8 + _run_size(argv, pos + 1, 2)
+            + int_entry_size(nf + 3) + 1)
+    lp = bytearray()
+    d = grown(lp, size)
+    d[6] = 1  # the live count, 1
+    d[7] = 1
+    d[8] = 0  # the deleted count, 0
+    d[9] = 1
+    k = put_int(d, 10, nf)
+    k = _put_run(d, k, argv, pos, 2)
+    d[k] = 0  # the master entry's terminator, 0
+    d[k + 1] = 1
+    d[k + 2] = FLAG_SAMEFIELDS  # the entry: flags, ms and seq deltas 0
+    d[k + 3] = 1
+    d[k + 4] = 0
+    d[k + 5] = 1
+    d[k + 6] = 0
+    d[k + 7] = 1
+    k = _put_run(d, k + 8, argv, pos + 1, 2)
+    k = put_int(d, k, nf + 3)
+    d[k] = 0xFF
+    n = 2 * nf + 8
+    put_header(lp, n if n < 65535 else 65535)
+    return lp
 
 
 def _same_fields(argv: list[bytes], pos: int, fields: list[bytes]) -> bool:
@@ -185,22 +210,6 @@ def _same_fields(argv: list[bytes], pos: int, fields: list[bytes]) -> bool:
         b = fields[j]
         if a is not b and a != b:
             return False
-    return True
-
-
-def _plain_values(argv: list[bytes], pos: int) -> bool:
-    """Whether no value of argv[pos + 1::2] could be stored as an integer: one that could starts
-    with a digit or '-' (bytes below ':'), and so does an empty one.  Compiled, a C loop over the
-    first bytes; interpreted, one min() (the smallest value is below ':' when any is)."""
-    if not cython.compiled:
-        return min(argv[pos + 1 :: 2]) >= b":"
-    end = len(argv)
-    i = pos + 1
-    while i < end:
-        v = argv[i]
-        if len(v) == 0 or v[0] < 58:
-            return False
-        i += 2
     return True
 
 
@@ -681,7 +690,7 @@ class Tail:
     """What XADD needs to know about the last node without reading it; valid only while nothing but
     append() changes the node (every other writer drops it)."""
 
-    __slots__ = ("key", "mms", "mseq", "lp", "fields", "fsize", "count", "deleted", "nelem", "nadd", "end")
+    __slots__ = ("key", "mms", "mseq", "lp", "fields", "count", "deleted", "nelem")
 
     def __init__(self, key: bytes, master_id: int, lp: bytearray, fields: list[bytes]) -> None:
         self.key = key
@@ -689,12 +698,9 @@ class Tail:
         self.mseq = master_id & U64
         self.lp = lp
         self.fields = fields
-        self.fsize = sum(map(len, fields))
         self.count = 1
         self.deleted = 0
         self.nelem = 0  # the header's element count (65535 once saturated)
-        self.nadd = len(fields) + 4  # elements of a SAMEFIELDS entry
-        self.end = _SMALL_INTS[len(fields) + 4099] + b"\xff"  # its lp-count, then the terminator
         # bytes, a bytearray and a list of bytes: no cycle can pass through it (see Stream)
         _untrack(fields)
         _untrack(self)
@@ -964,63 +970,17 @@ class Stream:
     def add(self, argv: list[bytes], pos: int, ms: int, seq: int, new_id: int, max_bytes: int,
             max_entries: int) -> bool:
         """append() given the new ID also split in its two parts, and the node limits as
-        node_limits() gives them.  This is XADD's whole cost, so the common case (the master
-        entry's fields, short values that cannot be integers, room in the tail node for one more
-        entry whose live count stays a 7-bit int) is inline: the entry's pieces joined once onto
-        the node, one header write that also stores the count."""
-        t = self._tail
-        if t is None:
-            return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, -1)
-        if not _same_fields(argv, pos, t.fields):  # other fields (a job queue's events mostly)
-            return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, 0)
-        if _plain_values(argv, pos):  # else a value that may be an integer: the general encoder
-            msd = ms - t.mms
-            seqd = seq - t.mseq
-            parts = [b"\x02\x01", _small_int(msd), _small_int(seqd)]
-            size = t.fsize
-            end = len(argv)
-            i = pos + 1
-            while i < end:
-                v = argv[i]
-                n = len(v)
-                if n > 63:  # a longer value: the general encoder
-                    return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, 1)
-                parts.append(_STR6_HEAD[n])
-                parts.append(v)
-                parts.append(_STR6_TAIL[n])
-                size += n
-                i += 2
-            lp = t.lp
-            count = t.count
-            n = t.nelem + t.nadd  # the header's element count after it (saturating is slow-path work)
-            if (count < 127 and n < 65535 and len(lp) + size < max_bytes
-                    and count + t.deleted < max_entries):
-                parts.append(t.end)
-                del lp[-1]  # the terminator (slice assignment over it is 2x slower)
-                lp += b"".join(parts)
-                t.count = count = count + 1
-                t.nelem = n
-                put_header(lp, n)
-                lp[6] = count  # the master entry's live count, a 7-bit int entry
-                self._appended(new_id, ms, seq)
-                return True
-        return self._append_slow(argv, pos, ms, seq, new_id, max_bytes, max_entries, 1)
-
-    def _append_slow(self, argv: list[bytes], pos: int, ms: int, seq: int, new_id: int, max_bytes: int,
-                     max_entries: int, same: int) -> bool:
-        """append() for everything but the common case: a first node, other fields, values that may
-        be integers, a full tail node.  `same`: whether the fields are the tail node's master
-        fields, as add() found (1 or 0), or -1 when add() had no tail to compare with."""
+        node_limits() gives them.  This is XADD's whole cost: the entry is written into the tail
+        node in place (_append_entry), or a new node is made with it (_new_node), each sized once;
+        the node's counters are the tail record's, so nothing of the node is read."""
         t = self._tail
         if t is None and self.rax.numele:
             t = self._load_tail()
+        size = _args_size(argv, pos)
+        if size > LISTPACK_MAX_SIZE:
+            return False
         if t is not None:
             lp = t.lp
-            if same < 0:
-                same = _same_fields(argv, pos, t.fields)
-            size = _args_size(argv, pos)
-            if size > LISTPACK_MAX_SIZE:
-                return False
             count = t.count
             if len(lp) + size >= max_bytes or count + t.deleted >= max_entries:
                 self.rax.insert(t.key, bytearray(lp))  # close the node, shrunk to its size
@@ -1034,7 +994,7 @@ class Stream:
                 if not small:
                     _set_int(lp, 6, count)
                 t.count = count
-                nelems = _append_entry(lp, argv, pos, ms - t.mms, seq - t.mseq, same)
+                nelems = _append_entry(lp, argv, pos, ms - t.mms, seq - t.mseq, _same_fields(argv, pos, t.fields))
                 n = t.nelem
                 if n != 65535:
                     n += nelems
@@ -1044,22 +1004,13 @@ class Stream:
                     lp[6] = count  # the master entry's live count, a 7-bit int entry
                 self._appended(new_id, ms, seq)
                 return True
-        elif _args_size(argv, pos) > LISTPACK_MAX_SIZE:
-            return False
-        # A new node: the master entry (count 1, deleted 0, the fields, 0), then the entry.
+        # A new node: its master entry has the entry's fields.
         key = new_id.to_bytes(16, "big")
-        lp = L.new_buffer()
-        fields = argv[pos::2]
-        nf = len(fields)
-        head = [b"\x01\x01\x00\x01", _int_entry(nf)]
-        head += [_encode(f) for f in fields]
-        head.append(b"\x00\x01")
-        L.append_encoded(lp, b"".join(head), nf + 4)
-        put_header(lp, nf + 4 + _append_entry(lp, argv, pos, 0, 0, True))
+        lp = _new_node(argv, pos)
         self.rax.insert(key, lp)
         self._prealloc = (key, max(7, min(STREAM_PREALLOC, max_bytes)))  # lpNew(prealloc)
-        self._tail = t = Tail(key, new_id, lp, fields)
-        t.nelem = L.num_elements(lp)
+        self._tail = t = Tail(key, new_id, lp, argv[pos::2])
+        t.nelem = lp[4] | (lp[5] << 8)
         self._appended(new_id, ms, seq)
         return True
 
@@ -1629,4 +1580,4 @@ class Stream:
             assert t.key == last_key and self.rax.find(last_key) is t.lp, "stale tail cache"
             count, deleted, fields, _ = self._master(t.lp)
             assert (t.count, t.deleted, t.fields, t.nelem) == (count, deleted, fields, L.num_elements(t.lp))
-            assert (t.mms, t.mseq) == (key_id(t.key) >> 64, key_id(t.key) & U64) and t.fsize == sum(map(len, fields))
+            assert (t.mms, t.mseq) == (key_id(t.key) >> 64, key_id(t.key) & U64)

@@ -26,7 +26,7 @@ from raxdb.server.events import propagate
 from raxdb.server.table.args import maybe_int
 from raxdb.server.table.registry import command
 from raxdb.storage import geohash as gh
-from raxdb.storage.geohash import Shape, score_of
+from raxdb.storage.geohash import Shape, in_range, score_of
 from raxdb.storage.zset import IN_NX, IN_XX, ScoreRange, ZSet
 
 _DISTANCE = itemgetter(2)  # of a found point (lon, lat, distance, score, member)
@@ -37,7 +37,7 @@ _UNITS = {b"m": 1.0, b"km": 1000.0, b"ft": 0.3048, b"mi": 1609.34}
 def _lonlat(argv: list[bytes], i: int) -> tuple[float, float]:
     """extractLongLatOrReply."""
     lon, lat = parse_score(argv[i]), parse_score(argv[i + 1])
-    if lon < gh.LONG_MIN or lon > gh.LONG_MAX or lat < gh.LAT_MIN or lat > gh.LAT_MAX:
+    if not in_range(lon, lat):
         raise CommandError(b"ERR invalid longitude,latitude pair %f,%f" % (lon, lat))
     return lon, lat
 
@@ -99,7 +99,10 @@ def geoadd(c, argv):
     i = 2
     nx = xx = ch = False
     while i < len(argv):
-        opt = argv[i].lower()
+        opt = argv[i]
+        if len(opt) != 2:  # not NX, XX or CH (a coordinate mostly: no lower() made of it)
+            break
+        opt = opt.lower()
         if opt == b"nx":
             nx = True
         elif opt == b"xx":
@@ -118,7 +121,9 @@ def geoadd(c, argv):
         lon, lat = _lonlat(argv, j)
         scores.append(float(score_of(lon, lat)))
     members = argv[i + 2::3]
-    propagate.rewrite_geoadd(c, argv[1:i], scores, members)
+    srv = c.server
+    if srv.also_propagate is not None:  # something consumes propagation (AOF, replicas)
+        propagate.rewrite_geoadd(c, argv[1:i], scores, members)
     return zadd_scored(c, argv[1], scores, members, (IN_NX if nx else 0) | (IN_XX if xx else 0), ch)
 
 

@@ -20,12 +20,15 @@ from raxdb.storage.zset cimport ZSet, zset_add
 
 cpdef get_zset(ClientFields c, key, write=*)
 
+# A score argument (ZADD's options path, GEOADD's coordinates: t_geo.pxd cimports it), a C double.
+cpdef double parse_score(arg, err=*) except? -1.0
+
 @cython.locals(zs=ZSet, srv=ServerFields, v=cython.longlong, score=cython.double)
 cpdef zadd(ClientFields c, argv)
 
 # The add core ZADD's options, ZINCRBY and GEOADD share: the same C calls, over a typed loop.
 @cython.locals(zs=ZSet, db=Database, k=Py_ssize_t, added=Py_ssize_t, updated=Py_ssize_t, out=cython.long,
-               score=cython.double, max_entries=Py_ssize_t, max_value=Py_ssize_t, processed=bint)
+               score=cython.double, max_entries=Py_ssize_t, max_value=Py_ssize_t, processed=bint, srv=ServerFields)
 cpdef zadd_scored(ClientFields c, key, list scores, list members, long flags, bint ch)
 
 @cython.locals(zs=ZSet)

@@ -223,7 +223,8 @@ def zadd_scored(c, key: bytes, scores: list[float], members: list[bytes], flags:
     new score with IN_INCR."""
     incr = flags & IN_INCR
     db = c.db
-    v = db.get(key, c.server.now_ms)
+    srv = c.server  # compiled, typed (t_zset.pxd): its clock, config and counter are C fields
+    v = db.get(key, srv.now_ms)
     if v is None:
         if flags & IN_XX:
             return c.enc.null if incr else R.ZERO
@@ -233,7 +234,7 @@ def zadd_scored(c, key: bytes, scores: list[float], members: list[bytes], flags:
         raise CommandError(WRONGTYPE)
     else:
         zs = v
-    max_entries, max_value = c.server.config.zset_max_listpack  # listpack_limits, inline
+    max_entries, max_value = srv.config.zset_max_listpack  # listpack_limits, inline
     added = updated = 0
     processed = False
     score = 0.0
@@ -253,7 +254,7 @@ def zadd_scored(c, key: bytes, scores: list[float], members: list[bytes], flags:
             db.delete(key)
         if added or updated:
             written(c, key, NOTIFY_ZSET, "zincr" if incr else "zadd")
-            c.server.dirty += added + updated - 1
+            srv.dirty += added + updated - 1
     if incr:
         return c.enc.double(score) if processed else c.enc.null
     return R.integer(added + updated if ch else added)

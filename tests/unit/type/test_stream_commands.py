@@ -227,6 +227,21 @@ def test_xadd_general_entries_are_redis_bytes(diff):
     assert ours == theirs
 
 
+def test_xadd_new_node_element_count_saturates_as_redis(diff):
+    # A new node is written whole (master entry and first entry sized at once): with 32,764 pairs
+    # its elements number 65,536, and the header's count must stay at the listpack's "unknown"
+    # (65535) as lpInsert leaves it, not wrap; the node reads back and DUMPs as Redis's.  (Over
+    # 4,092 pairs an entry starting a node once failed with an internal error.)
+    args = [a for i in range(32764) for a in (b"f%d" % i, b"%d" % i if i % 2 else b"v")]
+    diff("XADD", "wide", "1-1", *args)
+    diff("XADD", "wide", "1-2", *args)
+    diff("XLEN", "wide")
+    ours, theirs = diff.both("DUMP", "wide")
+    assert ours == theirs
+    ours, theirs = diff.both("XREVRANGE", "wide", "+", "-", "COUNT", "1")
+    assert ours == theirs
+
+
 def test_xadd_wrongtype(diff):
     diff("SET", "str", "x")
     for cmd in [("XADD", "str", "*", "a", "1"), ("XLEN", "str"), ("XRANGE", "str", "-", "+"),
