@@ -86,21 +86,26 @@ command("get")(get)  # not a decorator: compiled, a cpdef function (t_string.pxd
 
 
 def expire_ms(c, arg: bytes, unit_seconds: bool, relative: bool, cmdname: str) -> int:
-    """An absolute expire time in ms from an EX/PX/EXAT/PXAT-style argument."""
-    n = maybe_int(arg)
-    if n is None:
+    """An absolute expire time in ms from an EX/PX/EXAT/PXAT-style argument.  Compiled, in C
+    integers (t_string.pxd): the bounds keep every step within 64 bits."""
+    v = maybe_int(arg)
+    if v is None:
         raise CommandError(NOT_INTEGER)
-    if n <= 0 or (unit_seconds and n > INT64_MAX // 1000):
+    n = v
+    if n <= 0 or (unit_seconds and n > _MAX_SECONDS):
         raise CommandError(f"ERR invalid expire time in '{cmdname}' command")
     if unit_seconds:
         n *= 1000
     if relative:
-        n += c.server.now_ms
-        if n > INT64_MAX:
+        now = c.server.now_ms
+        if n > _MAX_MS - now:
             raise CommandError(f"ERR invalid expire time in '{cmdname}' command")
+        n += now
     return n
 
 
+_MAX_MS = INT64_MAX  # (compiled, C constants: t_string.pxd)
+_MAX_SECONDS = INT64_MAX // 1000  # the largest EX / EXAT whose ms fit in 64 bits
 _NX, _XX, _GET, _KEEPTTL, _EX, _PX, _EXAT, _PXAT, _PERSIST = 1, 2, 4, 8, 16, 32, 64, 128, 256
 _ANY_EXPIRE = _EX | _PX | _EXAT | _PXAT
 _EXPIRE_BITS = {b"ex": _EX, b"px": _PX, b"exat": _EXAT, b"pxat": _PXAT}
@@ -152,7 +157,7 @@ def parse_string_options(argv: list[bytes], start: int, getex: bool = False) -> 
 
 
 def _expire_of(c, flags: int, expire: bytes, cmdname: str) -> int:
-    return expire_ms(c, expire, bool(flags & (_EX | _EXAT)), bool(flags & (_EX | _PX)), cmdname)
+    return expire_ms(c, expire, (flags & (_EX | _EXAT)) != 0, (flags & (_EX | _PX)) != 0, cmdname)
 
 
 def set_(c, argv):
