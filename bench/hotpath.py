@@ -40,6 +40,8 @@ WORKLOADS: dict[str, list[bytes]] = {
     # a value with base64's '=' padding (a Celery body, a token): the read check walks the frames
     "SET_B64": [b"SET", b"key:" + RAND, b"eyJib2R5IjogImFHVnNiRzg9In0="],
     "GET": [b"GET", b"key:" + RAND],
+    # keys living 100 ms (bench/collection_workloads.py's SET_PX), on a simulated clock: see EXPIRING
+    "SET_PX": [b"SET", b"exp:" + RAND, b"xxx", b"PX", b"100"],
     "INCR": [b"INCR", b"counter:" + RAND],
     "MSET": [b"MSET"] + [b"key:" + RAND, b"xxx"] * 10,
     "LPUSH": [b"LPUSH", b"mylist", b"xxx"],
@@ -106,6 +108,16 @@ BLOCKS: dict[str, tuple[list[list[bytes]], int]] = {
 # count, so that bench/instr.sh's two runs build the same batches and the building cancels out.
 SEQUENTIAL = {"XADD_ID", "XADD_ID_CAPPED", "XADD_NEW"}
 SEQUENTIAL_MIN = 20_000
+# Workloads whose keys expire while they run: the server's clock is frozen and moved on by
+# EXPIRING_US per command after each batch (200,000 commands a second, about the live -P 16 rate), and the
+# cron's active expire cycle runs at each tick of it (every 1/hz s of that time), so a key written
+# lives 100 ms of it and the lookups, overwrites and the cycle's deletions happen as in the live
+# server, the same in every run (whatever the host's load or callgrind's slowdown).  Counted, the
+# cycle's time cap is lifted (a tick is 50x slower under callgrind); bench/instr.sh runs them with
+# N1/N2 that span several ticks (see its usage).
+EXPIRING = {"SET_PX"}
+EXPIRING_US = 5
+EXPIRING_COMMANDS = 400_000  # distinct commands made for a run (more are replayed)
 # Commands per timed run where the default 100,000 would take minutes (a GEOSEARCH walks ~1,700 points).
 COMMANDS = {"GEOSEARCH_10": 5_000}
 OWN_DATA = {"SET_10K", "GET_10K", "GET_1M", "PUBLISH_100"}  # collection_workloads rows that read none of its collections
@@ -202,6 +214,31 @@ def fan_out_run(c: Client, pipeline: int, chunks: list[bytes], n: int) -> float:
     return dt / (n * pipeline) * 1e6
 
 
+def expiring_run(c: Client, pipeline: int, chunks: list[bytes], n: int, counting: bool) -> float:
+    """An EXPIRING workload's `n` batches on the simulated clock, the cron's expire cycle at its
+    ticks included in the time."""
+    from raxdb.server import core
+    from raxdb.server.base import clock
+
+    srv = c.server
+    if counting:
+        core.EXPIRE_TIME_SHARE = float("inf")
+    clock.freeze(srv)
+    step = EXPIRING_US * pipeline
+    period = 1_000_000 // srv.config.hz
+    since = 0
+    t = time.process_time()
+    for i in range(n):
+        c.data_received(chunks[i % len(chunks)])
+        clock.advance(srv, step)
+        since += step
+        if since >= period:
+            since -= period
+            srv.active_expire_cycle(srv.now_ms, time.monotonic())
+    dt = time.process_time() - t
+    return dt / (n * pipeline) * 1e6
+
+
 def batches(name: str, pipeline: int, rnd: random.Random) -> list[bytes]:
     if name in BLOCKS:  # the same block every time: one batch
         return [b"".join(encode_command(cmd) for cmd in BLOCKS[name][0]) * pipeline]
@@ -209,6 +246,8 @@ def batches(name: str, pipeline: int, rnd: random.Random) -> list[bytes]:
     def one() -> bytes:
         return encode_command([a.replace(RAND, b"%012d" % rnd.randrange(100_000)) for a in WORKLOADS[name]])
     variants = VARIANTS if any(RAND in a for a in WORKLOADS[name]) else 1  # (SET_1M: not 512 MB of copies)
+    if name in EXPIRING:  # keys drawn afresh for every command of a run: a replayed key would be
+        variants = -(-EXPIRING_COMMANDS // pipeline)  # rewritten before its deadline
     return [b"".join(one() for _ in range(pipeline)) for _ in range(variants)]
 
 
@@ -338,6 +377,8 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, 
     n = max(1, commands // units)
     if name == "PUBLISH_100":
         return fan_out_run(c, pipeline, chunks, n)
+    if name in EXPIRING:
+        return expiring_run(c, pipeline, chunks, n, counting)
     t = time.process_time()
     for i in range(n):
         c.data_received(chunks[i % len(chunks)])

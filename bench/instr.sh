@@ -6,7 +6,9 @@
 # and those crossing the slow log's 10 ms would run its interpreted code a load-dependent number of times.
 # Usage: bench/instr.sh [WORKLOAD PIPELINE]   (workloads: bench/hotpath.py)
 # Environment: N1, N2 the two runs' command counts (default 1600 and 9600; fewer for slow commands,
-# e.g. N1=160 N2=960 for GEOSEARCH_10, N1=20 N2=120 for SET_1M and GET_1M).
+# e.g. N1=160 N2=960 for GEOSEARCH_10, N1=20 N2=120 for SET_1M and GET_1M; N1=100000 N2=300000
+# for SET_PX, whose simulated cron ticks every 20,000 commands: both runs whole ticks, the first
+# past the start, when no key has expired yet).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}

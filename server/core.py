@@ -38,7 +38,7 @@ from raxdb.server.base.version import RAXDB_BUILD_ID, RAXDB_VERSION, VERSION, VE
 from raxdb.server.config import oomscore
 from raxdb.server.config.options import Config, ConfigError
 from raxdb.server.conn import clientbufs, clienteviction, obuf, unixaddr
-from raxdb.server.events import hashexpire, propagate
+from raxdb.server.events import hashexpire, keyaccess, propagate
 from raxdb.server.events.notify import attach as attach_notify
 from raxdb.server.events.propagate import attach as attach_propagate
 from raxdb.server.memory.evict import STARTUP, info_used_memory
@@ -99,7 +99,7 @@ class Server(ServerFields, _Declared):
         self.fast_dispatch = self.table.fast_dispatch  # the hot loop's (changed in place, never replaced)
         self.dbs = [Database(i) for i in range(config.databases)]
         for db in self.dbs:
-            db.expired_hook = self._on_expired
+            db.expired_hook = functools.partial(keyaccess.expired, self)
         attach_keyspace(self)  # dbs read the cached clock (access times); LFU follows the config
         self.clients: dict[int, interfaces.Client] = {}
         self.next_client_id = 1
@@ -454,12 +454,6 @@ class Server(ServerFields, _Declared):
         until = self.pause_until_ms
         return bool(until) and until > clock.ms(self)
 
-    def _on_expired(self, db: Database, key: bytes) -> None:
-        # Not counted in dirty (deleteExpiredKeyAndPropagate leaves it alone): a command that found
-        # its key expired and then changed nothing propagates the DEL only, not itself too.
-        self.stat_expired_keys += 1
-        propagate.deleted(self, db.id, key, "lazyfree-lazy-expire")
-
     def db(self, index: int) -> Database:
         return self.dbs[index]
 
@@ -743,24 +737,8 @@ class Server(ServerFields, _Declared):
         self.cronloops += 1
         self.shutdown.cron()
         self.persistence.cron()
-        # Active expiry: bounded work per tick, in keys (EXPIRE_KEYS_PER_TICK) and in time, as
-        # Redis's ACTIVE_EXPIRE_CYCLE bounds it: a quarter of the tick's period (25 ms at hz 10),
-        # checked every EXPIRE_CHUNK keys, so a tick that frees large values stops in time.  A
-        # CLIENT PAUSE stops it, as in Redis, so the dataset does not change while paused.
-        # A replica leaves expiry to its master.
-        budget = (EXPIRE_KEYS_PER_TICK if self.active_expire_enabled and not self.pause_until_ms
-                  and self.repl.masterhost is None else 0)
         started = time.monotonic()
-        deadline = started + EXPIRE_TIME_SHARE / self.config.hz
-        for db in self.dbs:
-            while budget > 0 and db.nexpires:
-                done = db.active_expire(now, min(budget, EXPIRE_CHUNK))
-                budget -= done
-                if done < EXPIRE_CHUNK or time.monotonic() >= deadline:
-                    break  # this db's cycle ended (few keys due, or round once), or the time is up
-            if budget <= 0 or time.monotonic() >= deadline:
-                break
-        propagate.flush_alone(self)
+        budget = self.active_expire_cycle(now, started)
         if budget > 0:  # hash fields' deadlines (Redis's hash field active expire, in the same cycle)
             hashexpire.active_cycle(self, now)
         self.clients_cron.tick(now)
@@ -792,6 +770,29 @@ class Server(ServerFields, _Declared):
                 obuf.check(client)
             self._close_idle_clients(now)
         self._schedule_cron()
+
+    def active_expire_cycle(self, now: int, started: float) -> int:
+        """The cron tick's active expiry of keys (`started`: the tick's monotonic start); returns
+        what is left of the tick's key budget (0 when the cycle may not run).
+
+        Bounded work per tick, in keys (EXPIRE_KEYS_PER_TICK) and in time, as Redis's
+        ACTIVE_EXPIRE_CYCLE bounds it: a quarter of the tick's period (25 ms at hz 10), checked
+        every EXPIRE_CHUNK keys, so a tick that frees large values stops in time.  A CLIENT PAUSE
+        stops it, as in Redis, so the dataset does not change while paused.  A replica leaves
+        expiry to its master."""
+        budget = (EXPIRE_KEYS_PER_TICK if self.active_expire_enabled and not self.pause_until_ms
+                  and self.repl.masterhost is None else 0)
+        deadline = started + EXPIRE_TIME_SHARE / self.config.hz
+        for db in self.dbs:
+            while budget > 0 and db.nexpires:
+                done = db.active_expire(now, min(budget, EXPIRE_CHUNK))
+                budget -= done
+                if done < EXPIRE_CHUNK or time.monotonic() >= deadline:
+                    break  # this db's cycle ended (few keys due, or round once), or the time is up
+            if budget <= 0 or time.monotonic() >= deadline:
+                break
+        propagate.flush_alone(self)
+        return budget
 
     def _close_idle_clients(self, now: int) -> None:
         timeout = self.config.timeout

@@ -130,10 +130,10 @@ cdef class Database:
     @cython.locals(t=cython.uint)
     cdef long long _deadline(self, Py_ssize_t p) except? -1
 
-    @cython.locals(p=Py_ssize_t, t=cython.uint)
+    @cython.locals(i=Py_ssize_t, p=Py_ssize_t, t=cython.uint)
     cpdef object get(self, object key, long long now_ms)
 
-    @cython.locals(p=Py_ssize_t, t=cython.uint)
+    @cython.locals(i=Py_ssize_t, p=Py_ssize_t, t=cython.uint)
     cpdef object peek(self, object key, long long now_ms)
 
     @cython.locals(p=Py_ssize_t)
@@ -143,7 +143,7 @@ cdef class Database:
     cpdef put_at(self, Py_ssize_t p, object value, long long now_ms)
 
     @cython.locals(now=cython.longlong, p=Py_ssize_t, old=object)
-    cpdef set(self, object key, object value, bint keep_ttl=*)
+    cpdef set(self, object key, object value, bint keep_ttl=*, long long when_ms=*)
 
     @cython.locals(now=cython.longlong, stamp=cython.uint, i=Py_ssize_t, p=Py_ssize_t)
     cpdef set_pairs(self, list args, Py_ssize_t start)
@@ -154,11 +154,15 @@ cdef class Database:
     @cython.locals(h=cython.uint, i=Py_ssize_t, now=cython.longlong)
     cpdef bint add_new(self, object key, object value) except -1
 
-    @cython.locals(i=Py_ssize_t, p=Py_ssize_t)
+    @cython.locals(i=Py_ssize_t)
     cpdef bint delete(self, object key) except -1
+    @cython.locals(p=Py_ssize_t)
+    cdef _delete_slot(self, object key, Py_ssize_t i)
+    cdef _expire_slot(self, object key, Py_ssize_t i)
 
-    @cython.locals(p=Py_ssize_t, t=cython.uint)
     cpdef set_expire(self, object key, long long when_ms)
+    @cython.locals(t=cython.uint)
+    cdef _set_deadline(self, Py_ssize_t p, long long when_ms)
 
     @cython.locals(t=cython.uint)
     cdef _drop_ttl(self, Py_ssize_t p)

@@ -624,12 +624,13 @@ class Database:
     def get(self, key: bytes, now_ms: int) -> Any:
         """The live value of `key` or None, expiring it first if its deadline has passed; a hit
         counts as an access (OBJECT IDLETIME, LFU)."""
-        p = self._pos(key, hash(key) & _U32)
-        if p < 0:
+        i = self._slot(key, hash(key) & _U32)
+        if not _u8(self._tags, i):
             return None
+        p = _i32(self._index, i)
         t = _u32(self._meta, p * _META + 2)
         if t and _i64(self._ttl_when, t - 1) <= now_ms and not self.loading:
-            self._expire(key)
+            self._expire_slot(key, i)
             return None
         if self.touch:
             _set_u32(self._meta, p * _META + 1, _stamp(now_ms))
@@ -639,12 +640,13 @@ class Database:
 
     def peek(self, key: bytes, now_ms: int) -> Any:
         """Like `get` but not an access (Redis's LOOKUP_NOTOUCH)."""
-        p = self._pos(key, hash(key) & _U32)
-        if p < 0:
+        i = self._slot(key, hash(key) & _U32)
+        if not _u8(self._tags, i):
             return None
+        p = _i32(self._index, i)
         t = _u32(self._meta, p * _META + 2)
         if t and _i64(self._ttl_when, t - 1) <= now_ms and not self.loading:
-            self._expire(key)
+            self._expire_slot(key, i)
             return None
         return self._values[p]
 
@@ -743,18 +745,24 @@ class Database:
         return len(self._keys)
 
     # ---- writes --------------------------------------------------------------------------------
-    def set(self, key: bytes, value: Any, keep_ttl: bool = False) -> None:
-        """Create or overwrite `key`; an overwrite drops the TTL unless keep_ttl (SET's semantics)."""
+    def set(self, key: bytes, value: Any, keep_ttl: bool = False, when_ms: int = -1) -> None:
+        """Create or overwrite `key`; an overwrite drops the TTL unless keep_ttl (SET's semantics).
+        With `when_ms` (>= 0) the key gets that deadline, in the same probe (SET's EX/PX, SETEX):
+        an overwritten key's deadline slot is rewritten in place."""
         now = self.clock.now_ms
         p = self._pos(key, hash(key) & _U32)
         if p < 0:
-            self._insert(key, value, now)
+            p = self._insert(key, value, now)
+            if when_ms >= 0:
+                self._set_deadline(p, when_ms)
             if self.lfu:
                 self.freq[key] = (((now // 60000) & 0xFFFF) << 8) | LFU_INIT_VAL
             if self.blocking or self.new_hook is not None:
                 self._created(key, value)
             return
-        if not keep_ttl and _u32(self._meta, p * _META + 2):
+        if when_ms >= 0:
+            self._set_deadline(p, when_ms)
+        elif not keep_ttl and _u32(self._meta, p * _META + 2):
             self._drop_ttl(p)
         old = self._values[p]
         if self.blocking and key in self.blocking and self.ready_hook is not None and type(old) is Stream:
@@ -826,13 +834,18 @@ class Database:
         i = self._slot(key, hash(key) & _U32)
         if not _u8(self._tags, i):
             return False
+        self._delete_slot(key, i)
+        return True
+
+    def _delete_slot(self, key: bytes, i: int) -> None:
+        """`delete` of `key`, whose position is in index slot `i` (the caller's probe found it)."""
         p = _i32(self._index, i)
         value = self._values[p]
         if self.blocking and key in self.blocking and self.ready_hook is not None and type(value) is Stream:
             self.ready_hook(self, key, value)  # dbGenericDelete: a blocked XREADGROUP must fail
             i = self._slot(key, hash(key) & _U32)  # the hook may have changed the table
             if not _u8(self._tags, i):
-                return True
+                return
             p = _i32(self._index, i)
         if _u32(self._meta, p * _META + 2):
             self._drop_ttl(p)
@@ -842,7 +855,6 @@ class Database:
         if sizes is not None:
             self.mem -= sizes.pop(key, 0)
         self._remove(i)
-        return True
 
     def pop(self, key: bytes) -> Any:
         value = self.stored(key)
@@ -852,7 +864,11 @@ class Database:
 
     def set_expire(self, key: bytes, when_ms: int) -> None:
         """Give the existing `key` the deadline `when_ms` (ms)."""
-        p = self.find(key)
+        self._set_deadline(self.find(key), when_ms)
+
+    def _set_deadline(self, p: int, when_ms: int) -> None:
+        """Give the key at position p the deadline `when_ms` (ms): its slot rewritten if it has
+        one, else a slot taken (a free one first)."""
         t = _u32(self._meta, p * _META + 2)
         if t == 0:
             if self._ttl_free:
@@ -925,9 +941,14 @@ class Database:
 
     # ---- expiry --------------------------------------------------------------------------------
     def _expire(self, key: bytes) -> None:
+        self._expire_slot(key, self._slot(key, hash(key) & _U32))
+
+    def _expire_slot(self, key: bytes, i: int) -> None:
+        """Expire `key`, whose position is in index slot `i`: deleted (the one probe its caller
+        made serves), counted, and the expired hook told."""
         if self.expire_paused:
             return  # logically expired (the caller treats it as gone), deleted after the pause
-        self.delete(key)
+        self._delete_slot(key, i)
         self.stat_expired += 1
         if self.expired_hook is not None:
             self.expired_hook(self, key)

@@ -21,20 +21,26 @@ cpdef get(ClientFields c, argv)
 
 # SET with options (a job queue's lock: SET key token PX 30000) parses them and computes the expire
 # time through cpdef helpers, C calls, with its client, server and database typed as INCR's are.
-@cython.locals(n=Py_ssize_t, j=Py_ssize_t)
+@cython.locals(n=Py_ssize_t, j=Py_ssize_t, flags=cython.int)
 cpdef tuple parse_string_options(argv, Py_ssize_t start, bint getex=*)
 
-cpdef _expire_of(c, flags, expire, cmdname)
+cdef long long _MAX_MS, _MAX_SECONDS
+cdef int _NX, _XX, _GET, _KEEPTTL, _EX, _PX, _EXAT, _PXAT, _PERSIST, _ANY_EXPIRE
 
-cpdef expire_ms(ClientFields c, arg, unit_seconds, relative, cmdname)
+cpdef long long _expire_of(c, int flags, expire, cmdname) except? -1
 
-@cython.locals(db=Database, srv=ServerFields)
+@cython.locals(v=object, n=cython.longlong, now=cython.longlong)
+cpdef long long expire_ms(ClientFields c, arg, bint unit_seconds, bint relative, cmdname) except? -1
+
+@cython.locals(db=Database, srv=ServerFields, flags=cython.int, when=cython.longlong)
 cpdef set_(ClientFields c, argv)
 
 # INCR's shared values by their bytes and its replies for them: C globals typed dict and list, so
 # the lookup is a C dict read (not a `.get` method call) and the reply a list item read
 cdef dict _SHARED_INT_VALUE
 cdef list _SHARED_INT_REPLIES
+# the option words' dict, read in C (see parse_string_options)
+cdef dict _OPTION_WORDS
 
 @cython.locals(db=Database, p=Py_ssize_t, srv=ServerFields, small=cython.bint)
 cpdef incr(ClientFields c, argv, delta=*)

@@ -86,24 +86,34 @@ command("get")(get)  # not a decorator: compiled, a cpdef function (t_string.pxd
 
 
 def expire_ms(c, arg: bytes, unit_seconds: bool, relative: bool, cmdname: str) -> int:
-    """An absolute expire time in ms from an EX/PX/EXAT/PXAT-style argument."""
-    n = maybe_int(arg)
-    if n is None:
+    """An absolute expire time in ms from an EX/PX/EXAT/PXAT-style argument.  Compiled, in C
+    integers (t_string.pxd): the bounds keep every step within 64 bits."""
+    v = maybe_int(arg)
+    if v is None:
         raise CommandError(NOT_INTEGER)
-    if n <= 0 or (unit_seconds and n > INT64_MAX // 1000):
+    n = v
+    if n <= 0 or (unit_seconds and n > _MAX_SECONDS):
         raise CommandError(f"ERR invalid expire time in '{cmdname}' command")
     if unit_seconds:
         n *= 1000
     if relative:
-        n += c.server.now_ms
-        if n > INT64_MAX:
+        now = c.server.now_ms
+        if n > _MAX_MS - now:
             raise CommandError(f"ERR invalid expire time in '{cmdname}' command")
+        n += now
     return n
 
 
+_MAX_MS = INT64_MAX  # (compiled, C constants: t_string.pxd)
+_MAX_SECONDS = INT64_MAX // 1000  # the largest EX / EXAT whose ms fit in 64 bits
 _NX, _XX, _GET, _KEEPTTL, _EX, _PX, _EXAT, _PXAT, _PERSIST = 1, 2, 4, 8, 16, 32, 64, 128, 256
 _ANY_EXPIRE = _EX | _PX | _EXAT | _PXAT
 _EXPIRE_BITS = {b"ex": _EX, b"px": _PX, b"exat": _EXAT, b"pxat": _PXAT}
+# The option words as clients send them (all capitals or all small letters), each to its lower-case
+# form, so that the parse finds them without option_word's copies; any other spelling (Px, a NUL
+# within) goes through option_word.
+_OPTION_WORDS = {spelt: word for word in (b"nx", b"xx", b"get", b"keepttl", b"persist", *_EXPIRE_BITS)
+                 for spelt in (word, word.upper())}
 
 
 def parse_string_options(argv: list[bytes], start: int, getex: bool = False) -> tuple[int, bytes | None]:
@@ -116,7 +126,10 @@ def parse_string_options(argv: list[bytes], start: int, getex: bool = False) -> 
     j = start
     n = len(argv)
     while j < n:
-        opt = option_word(argv[j])
+        a = argv[j]
+        opt = _OPTION_WORDS.get(a) if type(a) is bytes else None
+        if opt is None:
+            opt = option_word(a)
         bit = _EXPIRE_BITS.get(opt)
         if bit is not None:
             if j + 1 >= n or flags & (_KEEPTTL | _PERSIST | (_ANY_EXPIRE & ~bit)):
@@ -144,7 +157,7 @@ def parse_string_options(argv: list[bytes], start: int, getex: bool = False) -> 
 
 
 def _expire_of(c, flags: int, expire: bytes, cmdname: str) -> int:
-    return expire_ms(c, expire, bool(flags & (_EX | _EXAT)), bool(flags & (_EX | _PX)), cmdname)
+    return expire_ms(c, expire, (flags & (_EX | _EXAT)) != 0, (flags & (_EX | _PX)) != 0, cmdname)
 
 
 def set_(c, argv):
@@ -158,7 +171,7 @@ def set_(c, argv):
         written(c, key, NOTIFY_STRING, "set")
         return _OK
     flags, expire = parse_string_options(argv, 3)
-    when = None if expire is None else _expire_of(c, flags, expire, "set")
+    when = -1 if expire is None else _expire_of(c, flags, expire, "set")
     old_reply = None
     if flags & _GET:
         old = lookup_string(c, key)
@@ -166,17 +179,22 @@ def set_(c, argv):
     found = lookup_write(c, key) is not None
     if (flags & _NX and found) or (flags & _XX and not found):
         return old_reply if old_reply is not None else c.enc.null
-    db.set(key, value, keep_ttl=bool(flags & _KEEPTTL))
-    modified(c, key)
-    notify(c, NOTIFY_STRING, "set", key)
-    if when is not None:
-        db.set_expire(key, when)
-        notify(c, NOTIFY_GENERIC, "expire", key)
-        propagate.rewrite_set_pxat(c, key, value, when)
-    elif flags & _GET and srv.also_propagate is not None:
-        # replayed without its GETs: every argument from 3 on that reads "get" in any case up to a
-        # NUL, as Redis's C-string test skips them
-        propagate.rewrite(c, argv[:3] + [a for a in argv[3:] if option_word(a) != b"get"])
+    db.set(key, value, bool(flags & _KEEPTTL), when)  # the deadline in the same probe
+    if when >= 0:
+        if db.signals or srv.notify_flags:
+            modified(c, key)
+            notify(c, NOTIFY_STRING, "set", key)
+            notify(c, NOTIFY_GENERIC, "expire", key)
+        else:
+            srv.dirty += 1
+        if srv.also_propagate is not None:
+            propagate.rewrite_set_pxat(c, key, value, when)
+    else:
+        written(c, key, NOTIFY_STRING, "set")
+        if flags & _GET and srv.also_propagate is not None:
+            # replayed without its GETs: every argument from 3 on that reads "get" in any case up
+            # to a NUL, as Redis's C-string test skips them
+            propagate.rewrite(c, argv[:3] + [a for a in argv[3:] if option_word(a) != b"get"])
     return old_reply if old_reply is not None else _OK
 
 
@@ -198,8 +216,7 @@ def _setex(c, argv, unit_seconds: bool, name: str) -> bytes:
     when = expire_ms(c, argv[2], unit_seconds, True, name)
     key = argv[1]
     lookup_write(c, key)
-    c.db.set(key, argv[3])
-    c.db.set_expire(key, when)
+    c.db.set(key, argv[3], False, when)
     modified(c, key)
     notify(c, NOTIFY_STRING, "set", key)
     notify(c, NOTIFY_GENERIC, "expire", key)

@@ -22,6 +22,9 @@ cpdef lookup_or_create(ClientFields c, key, cls)
 @cython.locals(d=Database, srv=ServerFields)
 cpdef modified(ClientFields c, key, db=*)
 
+# the expired hook: the server stays an object (expired_keys is not one of its C fields)
+cpdef expired(srv, Database db, key)
+
 @cython.locals(srv=ServerFields)
 cpdef notify(ClientFields c, cls, event, key, dbid=*)
 

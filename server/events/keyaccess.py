@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from raxdb.protocol.request import string2ll
 from raxdb.server.base.errors import WRONGTYPE, CommandError
-from raxdb.server.events import tracking, watch
+from raxdb.server.events import propagate, tracking, watch
 from raxdb.storage.keyspace import EmbStr, RawStr, is_string
 
 if TYPE_CHECKING:
@@ -168,6 +168,21 @@ def signal_modified(srv: Server, c: Client | None, db: Database, key: bytes) -> 
     tr = srv.tracking
     if tr is not None:  # the server's is tracking.py's Tracking (its state() makes it)
         tracking.invalidate(tr, c, key)  # type: ignore[arg-type]
+
+
+def expired(srv: Server, db: Database, key: bytes) -> None:
+    """A key past its deadline that `db` has just deleted, lazily or in the active expire cycle:
+    Redis's deleteExpiredKeyAndPropagate's side effects.  Counted in expired_keys; its DEL (or
+    UNLINK) propagated, not counted in dirty (a command that found its key expired and changed
+    nothing propagates the DEL alone); the "expired" event; WATCH and tracking told.  The server
+    installs it, bound to itself, as every db's `expired_hook`: one compiled call per expired key."""
+    srv.stat_expired_keys += 1
+    if srv.also_propagate is not None:
+        propagate.deleted(srv, db.id, key, "lazyfree-lazy-expire")
+    if srv.notify_flags & NOTIFY_EXPIRED and _notifier[0] is not None:
+        _notifier[0](srv, db.id, NOTIFY_EXPIRED, "expired", key)
+    if db.signals:
+        signal_modified(srv, None, db, key)
 
 
 def notify(c: Client, cls: int, event: str, key: bytes, dbid: int | None = None) -> None:

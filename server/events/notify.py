@@ -16,9 +16,9 @@ create their destination anew (Redis deletes it first), so they fire it even ove
 CONFIG GET cannot show 'n' next to 'A' (Redis prints "KEAn" as "AKE"), so the stored value is an
 `EventFlags`: that text plus the mask it came from.
 
-`attach(server)` is called once by the Server: it installs the above and wraps each database's
-expired hook so reclaiming an expired key (lazily or by the cron) emits "expired" and counts as a
-modification for WATCH, as Redis's deleteExpiredKeyAndPropagate does.
+`attach(server)` is called once by the Server: it installs the above.  The "expired" event of a key
+reclaimed past its deadline (lazily or by the cron) is sent by the databases' expired hook,
+keyaccess.expired, with the rest of Redis's deleteExpiredKeyAndPropagate.
 """
 
 from __future__ import annotations
@@ -159,8 +159,6 @@ def attach(server: Server) -> None:
     on_change(cfg.values.get("notify-keyspace-events", ""))
     cfg.values["notify-keyspace-events"] = EventFlags(server.notify_flags)
     cfg.on_change.setdefault("notify-keyspace-events", []).append(on_change)
-    for db in server.dbs:
-        _wrap_expired_hook(server, db)
 
 
 def install_new_hook(server: Server) -> None:
@@ -179,17 +177,3 @@ def install_new_hook(server: Server) -> None:
     hook = created_key if publish_new or created is not None else None
     for db in server.dbs:
         db.new_hook = hook
-
-
-def _wrap_expired_hook(server: Server, db: Database) -> None:
-    inner = db.expired_hook
-
-    def expired(d: Database, key: bytes) -> None:
-        if inner is not None:
-            inner(d, key)
-        if server.notify_flags & NOTIFY_EXPIRED:
-            _publish(server, d.id, NOTIFY_EXPIRED, "expired", key)
-        if d.signals:
-            keyaccess.signal_modified(server, None, d, key)
-
-    db.expired_hook = expired

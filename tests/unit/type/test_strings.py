@@ -103,6 +103,34 @@ def test_set_option_words_end_at_nul(diff):
     diff("GETEX", "k", "PERSIST\x00")
 
 
+def test_set_option_spellings_and_deadline_rewrites(diff):
+    # option words in any case (the parse's lookup knows capitals and small letters, the rest goes
+    # through option_word), and a SET's deadline given, rewritten, kept and dropped on overwrite
+    diff.script("""
+        SET k v pX 100000
+        TTL k
+        SET k v Ex 50
+        TTL k
+        SET k w kEePtTl
+        TTL k
+        SET k v nX eX 10
+        SET k v Xx GeT pxAT 99999999999999
+        PEXPIRETIME k
+        SET k v EXAT 99999999999
+        EXPIRETIME k
+        SET k v
+        TTL k
+        SET k v px 100000 xx get
+        TTL k
+        GETEX k exat 99999999999
+        EXPIRETIME k
+        GETEX k PeRsIsT
+        TTL k
+        SET k v PX 10 KEEPTTL
+        SET k v keepttl Px 10
+    """)
+
+
 def test_set_expire_options(diff):
     diff.script("""
         SET k v EX 100
