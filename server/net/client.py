@@ -1531,12 +1531,16 @@ def _only_bulk_payloads(data: bytes, at_boundary: bool = True) -> bool:
     ~1 us each."""
     if at_boundary:
         return frames_biggest(data) >= 0
+    if 126 in data or 62 in data or 124 in data:
+        return False
+    if 43 not in data and 61 not in data:  # (memchr; the counts below step through every byte:
+        return True  # ~160 us for a 64 KiB read of a 10 KB value's middle, where these take ~1)
     markers = n = data.count(b"\n+") + data.count(b"\n=")
     if n:
         n -= data.count(b"\n$1\r\n+\r\n") + data.count(b"\n$4\r\n+inf\r\n")
         if n and not (_markers_are_bulk(data, b"\n+") and _markers_are_bulk(data, b"\n=")):
             return False
-    return not (126 in data or 62 in data or 124 in data or data.count(b"+") + data.count(b"=") != markers)
+    return data.count(b"+") + data.count(b"=") == markers
 
 
 def _rest_for_hiredis(c: Client, walk: MultibulkWalk, base: bytes) -> bool:
