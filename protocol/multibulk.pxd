@@ -19,14 +19,15 @@ cdef class MultibulkWalk:
     cdef public Py_ssize_t pos
     cdef public Py_ssize_t at
 
-    @cython.locals(s="const unsigned char*", end=Py_ssize_t, q=Py_ssize_t, value=Py_ssize_t)
-    cdef inline Py_ssize_t _line(self, Py_ssize_t p, Py_ssize_t lead)
+    @cython.locals(q=Py_ssize_t, value=Py_ssize_t)
+    cdef inline Py_ssize_t _line(self, const unsigned char* s, Py_ssize_t end, Py_ssize_t p, Py_ssize_t lead) noexcept
 
     @cython.locals(s="const unsigned char*", end=Py_ssize_t, p=Py_ssize_t, q=Py_ssize_t, first=Py_ssize_t,
                    count=Py_ssize_t, length=Py_ssize_t, stop=Py_ssize_t, i=Py_ssize_t, _i=Py_ssize_t, argv=list)
     cpdef list next(self)
 
-    @cython.locals(end=Py_ssize_t, p=Py_ssize_t, left=Py_ssize_t, value=Py_ssize_t, biggest=Py_ssize_t)
+    @cython.locals(s="const unsigned char*", end=Py_ssize_t, p=Py_ssize_t, left=Py_ssize_t, value=Py_ssize_t,
+                   biggest=Py_ssize_t)
     cpdef Py_ssize_t rest(self) except -2
 
 

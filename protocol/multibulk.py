@@ -51,12 +51,11 @@ class MultibulkWalk:
         self.end = len(buf)
         self.at = pos  # past the last header line `_line` read
 
-    def _line(self, p: int, lead: int) -> int:
-        """The count or length of the header line at `p` whose first byte must be `lead` ('*' or
-        '$'), `at` moved past its "\\r\\n"; _REFUSED when the line is anything else, _SHORT when
-        it is one as far as `buf` goes (`at` unmoved)."""
-        s = self.buf
-        end = self.end
+    def _line(self, s: bytes, end: int, p: int, lead: int) -> int:
+        """The count or length of the header line at `p` of `s` (`buf`, `end` its length) whose
+        first byte must be `lead` ('*' or '$'), `at` moved past its "\\r\\n"; _REFUSED when the
+        line is anything else, _SHORT when it is one as far as `buf` goes (`at` unmoved).  (`s`
+        and `end` passed in: compiled, the caller's C pointer and length, taken once a call.)"""
         if p >= end:
             return _SHORT
         if s[p] != lead:
@@ -85,20 +84,20 @@ class MultibulkWalk:
         anything else (the end of `buf`, a partial command, a frame that is not the common case).
         Two passes: the headers are checked first, so that a partial or refused command costs no
         objects; then the arguments are sliced out."""
+        s = self.buf
         end = self.end
-        count = self._line(self.pos, 42)  # '*'
+        count = self._line(s, end, self.pos, 42)  # '*'
         if count < 1 or count > _MAX_ARGS:  # *0, huge counts, refused or partial: the other parsers'
             return None
         first = p = self.at
         for _i in range(count):
-            length = self._line(p, 36)  # '$'
+            length = self._line(s, end, p, 36)  # '$'
             if length < 0 or length >= _BIG_ARG:
                 return None
             p = self.at + length + 2
             if p > end:
                 return None
         stop = p
-        s = self.buf
         argv = [b""] * count
         p = first
         for i in range(count):  # the lines checked above: only their digits read again
@@ -118,12 +117,13 @@ class MultibulkWalk:
         frame starts with '*' and holds '$' bulks only, as far as it goes (the last frame may stop
         anywhere, inside a header line too), else -1.  Only the headers are read: each bulk's
         data is stepped over by its length plus two bytes.  `pos` stays."""
+        s = self.buf
         end = self.end
         p = self.pos
         left = 0  # bulks still to come in the current frame
         biggest = 0
         while p < end:
-            value = self._line(p, 36 if left else 42)
+            value = self._line(s, end, p, 36 if left else 42)
             if value < 0:
                 return biggest if value == _SHORT else -1
             p = self.at
