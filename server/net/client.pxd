@@ -50,8 +50,8 @@ cdef Py_ssize_t _feed_slice(ClientFields c, base, Py_ssize_t fed, Py_ssize_t nba
 cdef bint _is_argv(frame) except -1
 
 
-@cython.locals(biggest=Py_ssize_t, pos=Py_ssize_t)
-cdef bint _rest_for_hiredis(ClientFields c, MultibulkWalk walk, bytes base) except -1
+@cython.locals(biggest=Py_ssize_t, pos=Py_ssize_t, base=bytes)
+cdef bint _rest_for_hiredis(ClientFields c, MultibulkWalk walk) except -1
 
 
 @cython.locals(srv=ServerFields, n=Py_ssize_t, out=list, t=cython.longlong, now=cython.longlong)

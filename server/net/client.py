@@ -1270,7 +1270,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 if argv is None:  # not a whole common-case command: the rest is judged, and is
                     # hiredis's from this boundary on, as if it had parsed the ones before itself
                     if fed < nbase:
-                        if not _rest_for_hiredis(c, walk, base):
+                        if not _rest_for_hiredis(c, walk):
                             break  # the exact parser's from here
                         hpos = fed
                         hdone = done
@@ -1381,7 +1381,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                         c.last_argv = argv  # what serving it reports (slow log, memory account)
                         if fed < nbase:  # what follows waits in hiredis, as after any read
                             if walk is not None:
-                                if not _rest_for_hiredis(c, walk, base):
+                                if not _rest_for_hiredis(c, walk):
                                     break  # (the rest waits in the exact parser)
                                 hpos = fed
                                 hdone = done
@@ -1445,7 +1445,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
             if c.blocked or c.close_after_reply:
                 if fed < nbase:
                     if walk is not None:
-                        if not _rest_for_hiredis(c, walk, base):
+                        if not _rest_for_hiredis(c, walk):
                             break
                         hpos = fed
                         hdone = done
@@ -1543,8 +1543,8 @@ def _only_bulk_payloads(data: bytes, at_boundary: bool = True) -> bool:
     return data.count(b"+") + data.count(b"=") == markers
 
 
-def _rest_for_hiredis(c: Client, walk: MultibulkWalk, base: bytes) -> bool:
-    """The read gate, for the rest of a fresh read that its walk did not take (from `walk.pos`, a
+def _rest_for_hiredis(c: Client, walk: MultibulkWalk) -> bool:
+    """The read gate, for the rest of a fresh read (`walk.buf`) that its walk did not take (from `walk.pos`, a
     command boundary; the commands before it ran): may hiredis take it?  Its frames are walked as
     Redis reads them (`walk.rest()`; see _only_bulk_payloads for what hiredis would misread).  A
     read of 32 KiB or more also sets the query buffer's room for a big argument it announces
@@ -1554,6 +1554,7 @@ def _rest_for_hiredis(c: Client, walk: MultibulkWalk, base: bytes) -> bool:
     False when the exact parser has the rest now (from that boundary: no copy of the read)."""
     biggest = walk.rest()
     pos = walk.pos
+    base = walk.buf
     if walk.end >= 32768 and _clientbufs.big_read(c, base, biggest, pos):  # clientbufs.BIG
         biggest = -1
     if biggest < 0:
