@@ -1,13 +1,14 @@
 # Declarations for compiling multibulk.py with Cython (setup.py); the interpreter never reads this.
 #
-# MultibulkWalk is an extension type whose `next` is cpdef: server/net/client.pxd cimports it and
-# the fast loop calls it in C for every command.  The walk reads the buffer through a C pointer
-# (its bytes are typed `bytes`), so a header's check is a few C comparisons per byte, and each
-# argument is one PyBytes_FromStringAndSize from that pointer.  A small freelist: one walk is made
-# per read event and dropped at its end.
+# MultibulkWalk is an extension type whose `next` and `rest` are cpdef: server/net/client.pxd
+# cimports it and the fast loop calls them in C for every command.  The header line's reader
+# (`_line`) is a C method of the final type, so a C call the compiler may inline; it reads the
+# buffer through a C pointer (its bytes are typed `bytes`), so a header's check is a few C
+# comparisons per byte, and each argument is one PyBytes_FromStringAndSize from that pointer.
+# A small freelist: one walk is made per read event and dropped at its end.
 cimport cython
 
-cdef Py_ssize_t _MAX_ARGS, _BIG_ARG
+cdef Py_ssize_t _MAX_ARGS, _BIG_ARG, _REFUSED, _SHORT
 
 
 @cython.freelist(8)
@@ -16,7 +17,18 @@ cdef class MultibulkWalk:
     cdef readonly bytes buf
     cdef readonly Py_ssize_t end
     cdef public Py_ssize_t pos
+    cdef public Py_ssize_t at
 
-    @cython.locals(s="const unsigned char*", end=Py_ssize_t, p=Py_ssize_t, q=Py_ssize_t, left=Py_ssize_t,
-                   count=Py_ssize_t, value=Py_ssize_t, stop=Py_ssize_t, i=Py_ssize_t, argv=list)
+    @cython.locals(q=Py_ssize_t, value=Py_ssize_t)
+    cdef inline Py_ssize_t _line(self, const unsigned char* s, Py_ssize_t end, Py_ssize_t p, Py_ssize_t lead) noexcept
+
+    @cython.locals(s="const unsigned char*", end=Py_ssize_t, p=Py_ssize_t, q=Py_ssize_t, first=Py_ssize_t,
+                   count=Py_ssize_t, length=Py_ssize_t, stop=Py_ssize_t, i=Py_ssize_t, _i=Py_ssize_t, argv=list)
     cpdef list next(self)
+
+    @cython.locals(s="const unsigned char*", end=Py_ssize_t, p=Py_ssize_t, left=Py_ssize_t, value=Py_ssize_t,
+                   biggest=Py_ssize_t)
+    cpdef Py_ssize_t rest(self) except -2
+
+
+cpdef Py_ssize_t frames_biggest(bytes buf) except -2

@@ -1,19 +1,24 @@
-"""The request path's own walk over a read's whole multibulk commands: bytes in, argv lists out.
+"""The request path's own reading of a read's multibulk headers: whole commands out, and what the rest is.
 
 What it is: `MultibulkWalk(buf).next()` returns the argv of the next *complete* command of `buf`
 written `*N\\r\\n$L\\r\\n<L bytes>\\r\\n...` (each argument a bytes object sliced from `buf`), or None
-at the first thing that is not one, leaving `pos` at that command's first byte.  The server's fast
-loop (server/net/client.py's `_run_fast`) runs what it returns and hands everything from `pos` on
-to its parsers as before: hiredis for a partial tail, the exact parser (protocol/request.py) for
-inline commands, malformed frames and limits, so every error stays Redis's.  It parses nothing
-hiredis would not: no reply object of hiredis's is built, and nothing is copied but the
-arguments themselves.
+at the first thing that is not one, leaving `pos` at that command's first byte.  `rest()` then
+says what the bytes from `pos` on are as far as they go: the longest bulk length they announce when
+every frame of them starts with '*' and holds '$' bulks only (a partial last one included), -1
+when not.  The server's fast loop (server/net/client.py's `_run_fast`) runs what `next` returns and
+judges the rest by `rest()` once, where it hands it on to its parsers as before: hiredis for a
+partial tail, the exact parser (protocol/request.py) for inline commands, malformed frames, limits
+and a big argument still arriving, so every error stays Redis's.  A read the walk takes whole is
+read once, header by header.  It parses nothing hiredis would not: no reply object of hiredis's is
+built, and nothing is copied but the arguments themselves.
 
-Rule: the common case only, refused rather than judged.  A command is taken only when every
-count and length is plain decimal as Redis's string2ll reads it (digits, no sign, no leading
-zero, at most 18 of them), its count is 1 to hiredis's MAX_ELEMENTS, each argument is shorter
-than BIG_ARG (a big argument's query buffer is the exact parser's: server/conn/clientbufs.py)
-and all of its bytes are in `buf`.  Anything else stops the walk, so its judgement stays where it was.  Like Redis
+Rule: the common case only, refused rather than judged.  One reader of a header line (`_line`)
+serves both: a count or length is plain decimal as Redis's string2ll reads it (digits, no sign, no
+leading zero, at most 18 of them: a 19th is refused as it is read, before it could overflow and
+before a long header arriving slowly is rescanned at each read), then "\\r\\n".  `next` takes a
+command only when its count is 1 to hiredis's MAX_ELEMENTS, each argument is shorter than BIG_ARG
+(a big argument's query buffer is the exact parser's: server/conn/clientbufs.py) and all of its
+bytes are in `buf`.  Anything else stops the walk, so its judgement stays where it was.  Like Redis
 and hiredis, the two bytes after a bulk's data are skipped unread.  No I/O, no server state.
 
 Invariant: `pos` is always a command boundary of `buf` (its start, or the end of a command
@@ -31,17 +36,48 @@ from raxdb.protocol.request import BIG_ARG
 # argument's query buffer is the exact parser's too (server/conn/clientbufs.py).
 _MAX_ARGS = MAX_ELEMENTS
 _BIG_ARG = BIG_ARG
+_REFUSED = -1  # `_line`: the line is not a header as string2ll reads it
+_SHORT = -2  # `_line`: the line is one as far as it goes, its end not in `buf`
 
 
 class MultibulkWalk:
     """A walk over `buf` from `pos` (see the module docstring); one per read event."""
 
-    __slots__ = ("buf", "end", "pos")
+    __slots__ = ("at", "buf", "end", "pos")
 
     def __init__(self, buf: bytes, pos: int = 0) -> None:
         self.buf = buf
         self.pos = pos
         self.end = len(buf)
+        self.at = pos  # past the last header line `_line` read
+
+    def _line(self, s: bytes, end: int, p: int, lead: int) -> int:
+        """The count or length of the header line at `p` of `s` (`buf`, `end` its length) whose
+        first byte must be `lead` ('*' or '$'), `at` moved past its "\\r\\n"; _REFUSED when the
+        line is anything else, _SHORT when it is one as far as `buf` goes (`at` unmoved).  (`s`
+        and `end` passed in: compiled, the caller's C pointer and length, taken once a call.)"""
+        if p >= end:
+            return _SHORT
+        if s[p] != lead:
+            return _REFUSED
+        q = p + 1
+        value = 0
+        while q < end and 48 <= s[q] <= 57:
+            if q - p > 18:  # a 19th digit
+                return _REFUSED
+            value = value * 10 + (s[q] - 48)
+            q += 1
+        if q >= end:
+            return _SHORT
+        # one or more digits, no leading zero, then "\r\n"
+        if q == p + 1 or s[q] != 13 or (q > p + 2 and s[p + 1] == 48):
+            return _REFUSED
+        if q + 1 >= end:
+            return _SHORT
+        if s[q + 1] != 10:
+            return _REFUSED
+        self.at = q + 2
+        return value
 
     def next(self) -> list[bytes] | None:
         """The next complete command's argv, `pos` moved past it; None, `pos` unmoved, at
@@ -50,50 +86,58 @@ class MultibulkWalk:
         objects; then the arguments are sliced out."""
         s = self.buf
         end = self.end
-        p = self.pos
-        left = -1  # bulks still to come; -1 before the count
-        count = 0
-        while True:
-            if p >= end or s[p] != (42 if left < 0 else 36):  # '*' first, then '$'
+        count = self._line(s, end, self.pos, 42)  # '*'
+        if count < 1 or count > _MAX_ARGS:  # *0, huge counts, refused or partial: the other parsers'
+            return None
+        first = p = self.at
+        for _i in range(count):
+            length = self._line(s, end, p, 36)  # '$'
+            if length < 0 or length >= _BIG_ARG:
                 return None
-            q = p + 1
-            value = 0
-            while q < end and 48 <= s[q] <= 57:
-                if q - p > 18:  # a 19th digit: not the common case (and no overflow of `value`)
-                    return None
-                value = value * 10 + (s[q] - 48)
-                q += 1
-            # the line's end must be here: "\r\n" right after one or more digits, no leading zero
-            if q + 1 >= end or q == p + 1 or s[q] != 13 or s[q + 1] != 10 or (q > p + 2 and s[p + 1] == 48):
+            p = self.at + length + 2
+            if p > end:
                 return None
-            p = q + 2
-            if left < 0:
-                if value < 1 or value > _MAX_ARGS:  # *0 and huge counts: the other parsers'
-                    return None
-                left = count = value
-            else:
-                if value >= _BIG_ARG:
-                    return None
-                p += value + 2
-                if p > end:
-                    return None
-                left -= 1
-                if left == 0:
-                    break
         stop = p
         argv = [b""] * count
-        p = self.pos
-        while s[p] != 13:  # the count's line, checked above
-            p += 1
-        p += 2
-        for i in range(count):
+        p = first
+        for i in range(count):  # the lines checked above: only their digits read again
             q = p + 1
-            value = 0
+            length = 0
             while s[q] != 13:
-                value = value * 10 + (s[q] - 48)
+                length = length * 10 + (s[q] - 48)
                 q += 1
             q += 2
-            argv[i] = s[q : q + value]
-            p = q + value + 2
+            argv[i] = s[q : q + length]
+            p = q + length + 2
         self.pos = stop
         return argv
+
+    def rest(self) -> int:
+        """What `buf` is from `pos` on: the longest bulk length announced (0 if none) when every
+        frame starts with '*' and holds '$' bulks only, as far as it goes (the last frame may stop
+        anywhere, inside a header line too), else -1.  Only the headers are read: each bulk's
+        data is stepped over by its length plus two bytes.  `pos` stays."""
+        s = self.buf
+        end = self.end
+        p = self.pos
+        left = 0  # bulks still to come in the current frame
+        biggest = 0
+        while p < end:
+            value = self._line(s, end, p, 36 if left else 42)
+            if value < 0:
+                return biggest if value == _SHORT else -1
+            p = self.at
+            if left:
+                if value > biggest:
+                    biggest = value
+                p += value + 2
+                left -= 1
+            else:
+                left = value
+        return biggest
+
+
+def frames_biggest(buf: bytes) -> int:
+    """`MultibulkWalk(buf).rest()`: the longest bulk `buf`'s frames announce, -1 if one is not a
+    multibulk of bulks (see `rest`)."""
+    return MultibulkWalk(buf).rest()

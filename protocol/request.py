@@ -223,7 +223,16 @@ class RequestParser:
         self._big_view: memoryview | None = None
         self._big_have = 0
 
-    def feed(self, data: bytes | bytearray) -> None:
+    def feed(self, data: bytes | bytearray, start: int = 0) -> None:
+        """Hold `data` from `start` on (a command boundary of it when nothing is held)."""
+        if start:
+            if self.pos == len(self.buf) and type(data) is bytes and self._big is None:
+                self.buf = data  # parsed where it lies, from `start`
+                self.pos = start
+                return
+            with memoryview(data) as rest:
+                self.feed(rest[start:].tobytes())
+            return
         if self._big is not None:
             room = self._bulklen - self._big_have
             if room > 0:

@@ -91,19 +91,19 @@ def biggest_bulk(data: bytes) -> int:
     return max([best, *(int(m) for m in _BIG_HEADER.findall(data, i))])
 
 
-def big_read(c: Client, data: bytes, biggest: int = -1) -> bool:
+def big_read(c: Client, data: bytes, biggest: int = -1, start: int = 0) -> bool:
     """A read of 32 KiB or more: an argument of 32 KiB or more in it leaves Redis's query buffer
     with room for one as big (the fat-argument path), whichever way the reads cut it.  True when
-    such an argument is longer than the read, so still arriving (or a payload's bytes only look
-    like its header: then the exact parser, which the caller hands the read to, finds none).
-    `biggest`: the longest bulk the read announces when the caller walked its frames, -1 to look
-    for headers here (biggest_bulk)."""
+    such an argument is longer than the read from `start` (what is still to be parsed of it), so
+    still arriving (or a payload's bytes only look like its header: then the exact parser, which
+    the caller hands the read to, finds none).  `biggest`: the longest bulk the read announces
+    from `start` on when the caller walked its frames, -1 to look for headers here (biggest_bulk)."""
     if biggest < 0:
         biggest = biggest_bulk(data)
     if biggest >= BIG:
         c.qb_alloc = max(query_alloc(c), biggest + 2)
         c.qb_in = c.tot_net_in
-        return biggest + 2 > len(data)
+        return biggest + 2 > len(data) - start
     return False
 
 

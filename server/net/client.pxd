@@ -17,7 +17,7 @@
 cimport cython
 from libc.time cimport timespec
 from posix.time cimport CLOCK_MONOTONIC, CLOCK_REALTIME, clock_gettime, clockid_t
-from raxdb.protocol.multibulk cimport MultibulkWalk
+from raxdb.protocol.multibulk cimport MultibulkWalk, frames_biggest
 from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.conn.obuf cimport check_delivery
 from raxdb.server.table.registry cimport Command
@@ -39,7 +39,7 @@ cdef inline long long perf_clock_ns() noexcept nogil:  # time.perf_counter_ns
 
 @cython.locals(cmd=Command, last=Command, last_found=Command, name=bytes, last_name=bytes, calls=cython.longlong, sample=cython.longlong, srv=ServerFields,
                ready=dict, dispatch=dict, t0=cython.longlong, dt=cython.longlong, nbase=Py_ssize_t,
-               done=Py_ssize_t, clean=cython.bint, walk=MultibulkWalk, track=cython.bint, prop=cython.bint, extra=cython.bint)
+               done=Py_ssize_t, hpos=Py_ssize_t, hdone=Py_ssize_t, clean=cython.bint, walk=MultibulkWalk, track=cython.bint, prop=cython.bint, extra=cython.bint)
 cpdef _run_fast(ClientFields c, list out, long long t_prev, base, base_done, Py_ssize_t fed)
 
 
@@ -50,13 +50,11 @@ cdef Py_ssize_t _feed_slice(ClientFields c, base, Py_ssize_t fed, Py_ssize_t nba
 cdef bint _is_argv(frame) except -1
 
 
-@cython.locals(s="const unsigned char*", n=Py_ssize_t, p=Py_ssize_t, q=Py_ssize_t, left=cython.longlong,
-               value=cython.longlong, digits=Py_ssize_t, biggest=cython.longlong)
-cpdef long long _frames_biggest(bytes data) except -2
+@cython.locals(biggest=Py_ssize_t, pos=Py_ssize_t, base=bytes)
+cdef bint _rest_for_hiredis(ClientFields c, MultibulkWalk walk) except -1
 
 
-@cython.locals(srv=ServerFields, n=Py_ssize_t, out=list, t=cython.longlong, now=cython.longlong, walked=bint,
-               fresh=bint, biggest=cython.longlong)
+@cython.locals(srv=ServerFields, n=Py_ssize_t, out=list, t=cython.longlong, now=cython.longlong)
 cpdef read_event(ClientFields c, bytes data)
 
 

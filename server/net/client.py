@@ -66,7 +66,7 @@ except ImportError:  # interpreted without Cython
 
 from raxdb.protocol import reply as R
 from raxdb.protocol.hiredis_limits import READER_ERRORS, limit_elements, unconsumed
-from raxdb.protocol.multibulk import MultibulkWalk
+from raxdb.protocol.multibulk import MultibulkWalk, frames_biggest
 from raxdb.protocol.request import (
     BIG_ARG,
     INLINE_MAX_SIZE,
@@ -487,10 +487,12 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         self._base_done = base_done
         self.process(fed)
 
-    def _enter_exact(self, raw: bytes | bytearray, skip: int) -> None:
+    def _enter_exact(self, raw: bytes | bytearray, skip: int, start: int = 0) -> None:
+        """The exact parser takes over from `raw[start:]` (a command boundary), after its first
+        `skip` commands (which ran)."""
         p = RequestParser(self.server.config.proto_max_bulk_len)
         p.auth_required = not self.authenticated
-        p.feed(raw)  # (copied into the parser's buffer: no bytes() of it first)
+        p.feed(raw, start)  # (a read parsed where it lies, a bytearray copied: no bytes() of it first)
         for _ in range(skip):
             p.next_command()
         self.exact = p
@@ -946,41 +948,20 @@ def read_event(c: Client, data: bytes) -> None:
     c.last_interaction = now
     n = len(data)
     c.tot_net_in += n
-    walked = False
-    if n >= 32768:  # clientbufs.BIG, as a literal: a read that may bring a big argument
-        fresh = c.exact is None and c._raw is None and data[0] == 42 and not c.blocked and not c.closed
-        # A fresh batch's frames walked header to header: the longest bulk they announce, or -1
-        # when one is not a multibulk of bulks.  Its payload bytes are then neither searched for
-        # '$' headers (biggest_bulk) nor scanned for markers below: with 10 KB values at -P 16
-        # those two cost ~3 us a command.
-        biggest = _frames_biggest(data) if fresh else -1
-        if _clientbufs.big_read(c, data, biggest) and fresh:
-            # a big argument starts arriving: to the exact parser at once, which reads the rest
-            # of it into a buffer of its own (server/net/bigread.py) (fed to hiredis first, the read was copied into hiredis's
-            # buffer in FEED_SLICE pieces, into `_raw`, into the parser's buffer, and scanned for
-            # frame markers five times)
-            c._enter_exact(data, 0)
-            c.process()
-            _clientbufs.partial_read(c)  # the query buffer's room for the rest of it
-            if srv.client_evict_limit:
-                _clienteviction.changed(c)
-            elif srv.maxmemory:
-                _clienteviction.note_if_noting(c)
-            return
-        walked = biggest >= 0
-    # `43 in data` (not b"+"): an int operand goes straight to memchr, while a bytes operand
-    # makes CPython try int conversion first and raise internally (~1,700 instructions).
-    if (c.exact is None and c._raw is None and data[0] == 42 and not c.blocked
-            and (walked or (43 not in data and 61 not in data and 126 not in data and 62 not in data and 124 not in data)
-                 or _only_bulk_payloads(data))):
-        # The common case, inlined: a fresh batch of multibulk commands for hiredis.  This is
-        # process() without its call and its blocked/closed checks; calling process() here
-        # costs ~680 instructions per unpipelined request (+4%, bench/instr.sh SET 1).
+    if c.exact is None and c._raw is None and data[0] == 42 and not c.blocked:
+        # The common case, inlined: a fresh batch of multibulk commands.  This is process()
+        # without its call and its blocked/closed checks; calling process() here costs ~680
+        # instructions per unpipelined request (+4%, bench/instr.sh SET 1).  The read gate (may
+        # hiredis take the bytes? is a big argument arriving?) is `_run_fast`'s, for what its walk
+        # does not take: a read it takes whole is read once, header by header, and scanned for
+        # nothing else.
         out: list[bytes] = []
         c.running = out
-        _run_fast(c, out, t, data, 0, 0)  # its whole commands walked, the rest fed to hiredis
+        _run_fast(c, out, t, data, 0, 0)  # its whole commands walked, the rest judged and handed on
         if c.exact is not None:
             c._run_exact(out)
+            if n >= 32768:  # a big argument arriving: the query buffer's room for the rest of it
+                _clientbufs.partial_read(c)
         c.running = None
         c.woff = srv.repl.master_repl_offset
         if out and not c.closed:
@@ -989,7 +970,11 @@ def read_event(c: Client, data: bytes) -> None:
             c.close()
         if srv.client_evict_limit:
             _clienteviction.changed(c)
+        elif srv.maxmemory and c.exact is not None:
+            _clienteviction.note_if_noting(c)
         return
+    if n >= 32768:  # clientbufs.BIG, as a literal: a read that may bring a big argument
+        _clientbufs.big_read(c, data)
     c._received_other(data)
     if srv.client_evict_limit:
         _clienteviction.changed(c)
@@ -1234,8 +1219,9 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     bytes at a time as hiredis runs out of complete commands, and all of it before returning.
     0 (a read event's fresh batch, `base` its bytes): none, and the request path's own walk
     (protocol/multibulk.py) takes the whole commands first, without hiredis; at the first thing it
-    does not take, hiredis gets the rest from that command boundary on, so partial commands,
-    inline ones and every error go where they went before."""
+    does not take, the rest is judged from that command boundary on (`_rest_for_hiredis`: the read
+    gate) and goes to hiredis or the exact parser, so partial commands, inline ones, big
+    arguments and every error go where they went before."""
     # The per-command cost of this loop is the server's floor: keep it free of avoidable
     # attribute loads and calls (measure with bench/instr.sh before and after a change).
     # Timing: `t_prev` is the wall clock (ns) at the end of the last timed step, or 0.  A
@@ -1250,6 +1236,10 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
         fed = nbase
     # (fed 0: `base` is the read's bytes; the walk's rest is the query buffer's: clientbufs.pending)
     walk = c.walk = MultibulkWalk(base) if fed == 0 else None  # type: ignore[arg-type]
+    # hiredis holds `base` from `hpos` on (the walk's boundary where it handed over), after
+    # `hdone` of the commands run here: what the exact parser re-reads from, and all `_raw` keeps
+    hpos = 0
+    hdone = 0
     srv = c.server
     dispatch = srv.fast_dispatch  # the server's (its generation's); typed (client.pxd): its get is a C dict lookup
     done = 0
@@ -1277,11 +1267,17 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
         while True:
             if walk is not None:
                 argv = walk.next()
-                if argv is None:  # not a whole common-case command: the rest is hiredis's, from
-                    walk = c.walk = None  # this boundary on, as if it had parsed the ones before itself
+                if argv is None:  # not a whole common-case command: the rest is judged, and is
+                    # hiredis's from this boundary on, as if it had parsed the ones before itself
                     if fed < nbase:
+                        if not _rest_for_hiredis(c, walk):
+                            break  # the exact parser's from here
+                        hpos = fed
+                        hdone = done
+                        walk = c.walk = None
                         fed = _feed_slice(c, base, fed, nbase)
                         continue
+                    walk = c.walk = None
                     clean = True
                     break
                 fed = walk.pos  # (what the walk took counts as given to hiredis)
@@ -1297,7 +1293,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                             continue
                         break
                     # not a multibulk of bulk strings: the exact parser judges
-                    c._enter_exact(base, base_done + done)
+                    c._enter_exact(base, base_done + done - hdone, hpos)
                     return
                 if not argv:  # *0: an empty command, silently skipped as Redis does (and not
                     # counted in `done`: the exact parser's next_command() never returns one either)
@@ -1384,6 +1380,11 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                     if r is BLOCKED:
                         c.last_argv = argv  # what serving it reports (slow log, memory account)
                         if fed < nbase:  # what follows waits in hiredis, as after any read
+                            if walk is not None:
+                                if not _rest_for_hiredis(c, walk):
+                                    break  # (the rest waits in the exact parser)
+                                hpos = fed
+                                hdone = done
                             c._feed(base, fed, nbase - fed)
                             fed = nbase
                         clean = not has_data()  # blocked on the chunk's last command: a boundary
@@ -1443,6 +1444,11 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 break
             if c.blocked or c.close_after_reply:
                 if fed < nbase:
+                    if walk is not None:
+                        if not _rest_for_hiredis(c, walk):
+                            break
+                        hpos = fed
+                        hdone = done
                     c._feed(base, fed, nbase - fed)
                     fed = nbase
                 clean = not has_data()
@@ -1466,11 +1472,14 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 or unconsumed(c.reader) > INLINE_MAX_SIZE):
             # hiredis would wait for the announced data or the header's end; Redis rejects
             # an oversized bulk header, or a header line over 64 KiB, at once.
-            c._enter_exact(base, base_done + done)
+            c._enter_exact(base, base_done + done - hdone, hpos)
             return
         if c._raw is None:
-            c._raw = bytearray(base)
-        c._raw_done = c._base_done = base_done + done
+            if hpos:  # a fresh read walked up to `hpos`: only what hiredis holds is kept
+                c._raw = base = bytearray(memoryview(base)[hpos:])
+            else:
+                c._raw = bytearray(base)
+        c._raw_done = c._base_done = base_done + done - hdone
         c._base = base
         if _clientbufs.partial_read(c):  # a command left partly received: a big argument's room
             # A big argument's data still to come goes to the exact parser, which reads it into
@@ -1513,7 +1522,7 @@ def _only_bulk_payloads(data: bytes, at_boundary: bool = True) -> bool:
     verbatim frame inside a request for a bulk, and a length with leading zeros, where Redis reads
     an inline command or refuses the frame (found by the resp fuzz target,
     tests/fuzz/targets/resp.py).  From a command boundary the frames are walked as Redis reads them
-    (_frames_biggest), which also finds a frame after a bulk whose CRLF is two other bytes
+    (protocol/multibulk.py's frames_biggest), which also finds a frame after a bulk whose CRLF is two other bytes
     (neither Redis nor hiredis checks those).  A read that continues a command cannot be walked
     from here: every "\\n+" and "\\n=" must be the first byte of a bulk payload (_markers_are_bulk),
     and with a '~', '>' or '|' anywhere, or a '+' or '=' not at a line's start, the exact parser
@@ -1521,55 +1530,37 @@ def _only_bulk_payloads(data: bytes, at_boundary: bool = True) -> bool:
     first, whole with their header and terminator, by C-level counts: the per-marker walk costs
     ~1 us each."""
     if at_boundary:
-        return _frames_biggest(data) >= 0
+        return frames_biggest(data) >= 0
+    if 126 in data or 62 in data or 124 in data:
+        return False
+    if 43 not in data and 61 not in data:  # (memchr; the counts below step through every byte:
+        return True  # ~160 us for a 64 KiB read of a 10 KB value's middle, where these take ~1)
     markers = n = data.count(b"\n+") + data.count(b"\n=")
     if n:
         n -= data.count(b"\n$1\r\n+\r\n") + data.count(b"\n$4\r\n+inf\r\n")
         if n and not (_markers_are_bulk(data, b"\n+") and _markers_are_bulk(data, b"\n=")):
             return False
-    return not (126 in data or 62 in data or 124 in data or data.count(b"+") + data.count(b"=") != markers)
+    return data.count(b"+") + data.count(b"=") == markers
 
 
-def _frames_biggest(data: bytes) -> int:
-    """Does every frame of `data` (which starts at a command boundary) start with '*' and hold
-    '$' bulks only, as far as it goes, each count and length written as Redis's string2ll reads it
-    (digits, no sign, no leading zero, at most 18: a 19th is refused as it is read)?  Then the
-    longest bulk length announced (0 if none), else -1.  Walked as Redis walks it: a count, then
-    each bulk's header and its length plus two bytes, so only the headers are read.  Anything else
-    is the exact parser's to judge.  Compiled, a walk over the bytes' buffer (client.pxd types it)."""
-    s = data
-    n = len(data)
-    p = 0
-    left = 0  # bulks still to come in the current frame
-    biggest = 0
-    while p < n:
-        if s[p] != (36 if left else 42):  # '$' inside a frame, '*' to start one
-            return -1
-        q = p + 1
-        value = 0
-        while q < n and 48 <= s[q] <= 57:
-            if q - p > 18:  # a 19th digit: refused before it can overflow `value` (a C long long),
-                return -1  # and before a long header arriving slowly is rescanned at each read
-            value = value * 10 + (s[q] - 48)
-            q += 1
-        if q >= n:
-            return biggest  # the header's end has not arrived (nor, so, its whole length)
-        digits = q - p - 1
-        if digits == 0 or (digits > 1 and s[p + 1] == 48) or s[q] != 13:
-            return -1
-        if left and value > biggest:
-            biggest = value
-        if q + 1 >= n:
-            return biggest
-        if s[q + 1] != 10:
-            return -1
-        p = q + 2
-        if left:
-            p += value + 2
-            left -= 1
-        else:
-            left = value
-    return biggest
+def _rest_for_hiredis(c: Client, walk: MultibulkWalk) -> bool:
+    """The read gate, for the rest of a fresh read (`walk.buf`) that its walk did not take (from `walk.pos`, a
+    command boundary; the commands before it ran): may hiredis take it?  Its frames are walked as
+    Redis reads them (`walk.rest()`; see _only_bulk_payloads for what hiredis would misread).  A
+    read of 32 KiB or more also sets the query buffer's room for a big argument it announces
+    (clientbufs.big_read), and one still arriving is the exact parser's at once, which reads the
+    rest of it into a buffer of its own (server/net/bigread.py): fed to hiredis, the read was also
+    copied into hiredis's buffer in FEED_SLICE pieces, into `_raw`, and into the parser's buffer.
+    False when the exact parser has the rest now (from that boundary: no copy of the read)."""
+    biggest = walk.rest()
+    pos = walk.pos
+    base = walk.buf
+    if walk.end >= 32768 and _clientbufs.big_read(c, base, biggest, pos):  # clientbufs.BIG
+        biggest = -1
+    if biggest < 0:
+        c._enter_exact(base, 0, pos)
+        return False
+    return True
 
 
 def _markers_are_bulk(data: bytes, marker: bytes) -> bool:

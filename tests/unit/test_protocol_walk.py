@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from raxdb.protocol.hiredis_limits import MAX_ELEMENTS
-from raxdb.protocol.multibulk import MultibulkWalk
-from raxdb.protocol.request import BIG_ARG
+from raxdb.protocol.multibulk import MultibulkWalk, frames_biggest
+from raxdb.protocol.request import BIG_ARG, RequestParser
 from tests.support.diff import RawConnection, encode_command
 from tests.support.transport import SinkTransport
 
@@ -64,6 +64,54 @@ def test_walk_limits_are_inclusive_below():
     assert _walk_all(b"*1\r\n$1\r\naXY*1\r\n$1\r\nb\r\n")[0] == [[b"a"], [b"b"]]
 
 
+REST = [
+    (b"", 0),
+    (encode_command(["SET", "k", "v" * 40]) + encode_command(["PING"]), 40),
+    (b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100000\r\nxx", 100000),  # a big bulk arriving
+    (b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$10000", 3),  # a header line not ended: as far as it goes
+    (b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$10000\r", 3),
+    (b"*1\r\n$1\r\naXY*1\r\n$2\r\nbb\r\n", 2),  # the CRLF after a bulk's data skipped unread
+    (b"*0\r\n*1\r\n$%d\r\n" % BIG_ARG + b"x" * BIG_ARG + b"\r\n", BIG_ARG),  # *0, and a bulk over the walk's limit
+    (b"*" + b"9" * 18 + b"\r\n$1\r\n", 1),
+    (b"*1\r\n$4\r\nPING\r\n~1\r\n", -1), (b"*1\r\n+PING\r\n", -1), (b"*1\r\n$04\r\n", -1),
+    (b"PING\r\n", -1), (b"*1\r\n$" + b"1" * 19, -1), (b"*1\r\n$-1\r\n", -1), (b"*1\n", -1), (b"*1\r\r", -1),
+]
+
+
+@pytest.mark.parametrize(("buf", "biggest"), REST, ids=[str(i) for i in range(len(REST))])
+def test_rest_reads_the_headers_as_far_as_they_go(buf, biggest):
+    assert frames_biggest(buf) == biggest
+    ok = encode_command(["ECHO", "x" * 50])
+    w = MultibulkWalk(ok + buf, len(ok))
+    assert w.rest() == biggest and w.pos == len(ok)
+
+
+def test_rest_reads_on_from_where_the_walk_stopped():
+    ok = encode_command(["SET", "k", "v" * 40])
+    w = MultibulkWalk(ok + b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100000\r\nxx")
+    assert w.next() == [b"SET", b"k", b"v" * 40] and w.next() is None and w.pos == len(ok)
+    assert w.rest() == 100000 and w.pos == len(ok)
+
+
+def test_exact_parser_takes_a_read_from_a_boundary():
+    cmd = encode_command(["SET", "k", "v"])
+    p = RequestParser()
+    p.feed(b"*1\r\n$4\r\nPING\r\n" + cmd, 14)
+    assert p.next_command() == [b"SET", b"k", b"v"] and p.at_boundary()
+    p.feed(cmd[:5])  # held: the next read's rest appended after it
+    p.feed(b"junk" + cmd[5:], 4)
+    assert p.next_command() == [b"SET", b"k", b"v"] and p.at_boundary()
+
+
+def test_a_fresh_read_of_commands_then_a_big_argument_arriving(in_process):
+    big = b"x" * 100_000
+    data = (encode_command(["PING"]) + encode_command(["SET", "a", "1"]) + encode_command(["SET", "big", big])
+            + encode_command(["STRLEN", "big"]) + encode_command(["GET", "a"]))
+    want = b"+PONG\r\n+OK\r\n+OK\r\n:100000\r\n$1\r\n1\r\n"
+    for cut in (40_000, 60, 80_000, len(data) - 3):
+        assert in_process([data[:cut], data[cut:]]) == want, cut
+
+
 # ---- differential: split pipelines against redis-server ---------------------------------------
 
 _VALUES = st.one_of(
@@ -83,7 +131,8 @@ def _command():
                                                                    st.just(b"0"), st.just(b"-1")),
         st.tuples(st.just(b"MSET"), k, v, k, v), st.tuples(st.just(b"MGET"), k, k), st.tuples(st.just(b"DEL"), k),
         st.tuples(st.just(b"SET"), k), st.tuples(st.just(b"NOPE"), st.just(b"x")),
-        st.sampled_from([b"PING\r\n", b"ECHO inline\r\n", b"*0\r\n", b"\r\n"]),  # not multibulk: no reply, or one
+        # not multibulk: no reply, or one (a RESP3 set or a status line: read inline, as Redis does)
+        st.sampled_from([b"PING\r\n", b"ECHO inline\r\n", b"*0\r\n", b"\r\n", b"~1\r\n", b"+x\r\n"]),
     )
 
 
