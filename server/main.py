@@ -134,7 +134,7 @@ def preload() -> None:
     imports, and the event loop's), and do nothing else: no loop, no thread, no handler, no
     configuration.  For a process that forks servers (raxdb.embed's template): each fork then
     starts at load_config with these modules imported once for all of them."""
-    # The codec getaddrinfo loads for a host name (`bind`), on each start otherwise: 6 ms of imports
+    # The codec a str host name costs getaddrinfo (a replica's master, a non-ASCII `bind`), once for all forks
     import encodings.idna  # noqa: F401
 
     import raxdb.server.admin.crashreport  # noqa: F401

@@ -18,7 +18,7 @@ scripting/'s, reached through the attributes it keeps on the server, never by im
 """
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Callable
 from typing import Any
 
 from raxdb.server.base.errors import CommandError
@@ -74,7 +74,19 @@ def script_flags(c: Any, cmd: Any, argv: list[bytes]) -> int | None:
 def sha1hex(data: bytes) -> bytes:
     """A script's SHA1 in lowercase hex: the script cache's key (EVALSHA's argument) and what
     redis.sha1hex() returns."""
-    return hashlib.sha1(data).hexdigest().encode()
+    return _sha1(data).hexdigest().encode()
+
+
+def _first_sha1(data: bytes) -> Any:
+    """hashlib.sha1, imported by the first script's hash: hashlib (its OpenSSL constructors, ~5 M
+    instructions) is not start-up's to import.  Later calls go to hashlib.sha1 itself."""
+    global _sha1
+    import hashlib
+    _sha1 = hashlib.sha1
+    return _sha1(data)
+
+
+_sha1: Callable[[bytes], Any] = _first_sha1
 
 
 def declared_flags(c: Any, name: str, argv: list[bytes]) -> int | None:
