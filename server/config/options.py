@@ -24,7 +24,6 @@ refuse it by raising ConfigError, which rolls the whole CONFIG SET back (Redis's
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import re
@@ -682,7 +681,11 @@ class Config(ConfigFields):
 
     def _include(self, pattern: bytes) -> None:
         path = pattern.decode(errors="surrogateescape")
-        paths = sorted(glob.glob(path)) if any(ch in path for ch in "*?[") else [path]
+        if any(ch in path for ch in "*?["):
+            import glob  # an include's wildcards only: not every start's import
+            paths = sorted(glob.glob(path))
+        else:
+            paths = [path]
         for p in paths:
             try:
                 with open(p, "rb") as fh:
