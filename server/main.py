@@ -123,6 +123,10 @@ def _ready(srv: Server, on_ready: Callable[[], None] | None) -> Callable[[], Non
             # The C heap's policy after the first PONG: it imports ctypes (~5 M instructions)
             from raxdb.server.base import heap
             heap.keep_big_blocks()  # big replies and arguments reuse freed pages (server/base/heap.py)
+            # Left by start-up to first use, and imported now so that no first command waits for
+            # them (~1 ms each): a script's SHA1, a password's check (table/scriptflags, security/acl)
+            import hashlib  # noqa: F401
+            import hmac  # noqa: F401
             if not loaded:
                 gc.freeze()
         import_when_idle(asyncio.get_running_loop(), settled)
@@ -136,6 +140,9 @@ def preload() -> None:
     starts at load_config with these modules imported once for all of them."""
     # The codec a str host name costs getaddrinfo (a replica's master, a non-ASCII `bind`), once for all forks
     import encodings.idna  # noqa: F401
+
+    import hashlib  # noqa: F401 - what a started server imports once it serves (_ready)
+    import hmac  # noqa: F401
 
     import raxdb.server.admin.crashreport  # noqa: F401
     import raxdb.server.admin.supervise  # noqa: F401

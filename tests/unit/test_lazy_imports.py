@@ -3,7 +3,8 @@
 hashlib and hmac (a password's hash and comparison, a script's SHA1: server/security/acl.py,
 server/table/scriptflags.py), glob (an `include` with wildcards: server/config/options.py) and the
 idna codec (a `bind` host name given as str: server/core.py resolves ASCII names as bytes) are not
-imported by a server's start.  What must hold: a started server has not imported them, and their
+imported by a server's start (hashlib and hmac come once it serves, after the idle imports of the
+command families: server/main.py's `_ready`).  What must hold: a started server has not imported them, and their
 first use, in a fresh interpreter, gives what the module gives at once (the same hashes on the
 first call and on later ones; a host name, not only an address, binds).
 """
