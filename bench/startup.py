@@ -17,7 +17,13 @@ it), then stop().  The first start in a process spawns the template (raxdb/embed
 interpreter and the server's imports) and is reported apart; later starts fork from it.  Their
 median is compared with redis-server's; thread mode's later starts are shown beside for comparison.
 
-    .venv/bin/python bench/startup.py [--runs N] [--server-args "--databases 1"]
+`--floor` adds the floors under raxdb, each beside redis-server in the same alternation: the
+interpreter alone (`python -c pass`, with site, with `-S`, with `-I`; spawn to exit), and a bare
+asyncio server on uvloop that answers `+PONG` to anything (`FLOOR_SERVER`, no raxdb module; spawn to
+first PONG as above).  The floor server is the least any server on raxdb's front end (CPython,
+asyncio, uvloop) can take to its first PONG; raxdb's own share is its time minus the floor's.
+
+    .venv/bin/python bench/startup.py [--runs N] [--server-args "--databases 1"] [--floor] [--no-serve]
 """
 
 from __future__ import annotations
@@ -38,6 +44,20 @@ sys.path.insert(0, str(ROOT))
 from tests.support.servers import free_port, redis_binary  # noqa: E402
 
 PERSISTENCE_OFF = ["--save", "", "--appendonly", "no"]
+
+# The floor as a server: asyncio on uvloop, as raxdb runs (an asyncio.Runner with uvloop's loop),
+# answering +PONG to each read; the options after `--port` are ignored.
+FLOOR_SERVER = """
+import asyncio, sys, uvloop
+class Pong(asyncio.Protocol):
+    def connection_made(self, transport): self.transport = transport
+    def data_received(self, data): self.transport.write(b"+PONG\\r\\n")
+async def serve(port):
+    server = await asyncio.get_running_loop().create_server(Pong, "127.0.0.1", port)
+    await server.serve_forever()
+with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+    runner.run(serve(int(sys.argv[sys.argv.index("--port") + 1])))
+"""
 
 
 def _pong(port: int) -> bool:
@@ -77,6 +97,35 @@ def time_to_pong(argv: list[str], env: dict[str, str] | None = None) -> tuple[fl
             proc.wait(30)
 
 
+def time_to_exit(argv: list[str]) -> float:
+    """Seconds from spawning `argv` to its exit (status 0)."""
+    t0 = time.perf_counter()
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def floor_rows(runs: int, redis_argv: list[str]) -> None:
+    """The floors under raxdb's start, each beside redis-server's start (alternating, `runs`
+    times, after one uncounted round): medians in ms and the ratio to redis-server's."""
+    py = sys.executable
+    exits = {"python -c pass": [py, "-c", "pass"], "python -S -c pass": [py, "-S", "-c", "pass"],
+             "python -I -c pass": [py, "-I", "-c", "pass"],
+             "import uvloop": [py, "-c", "import asyncio, uvloop"]}
+    rows: dict[str, list[float]] = {name: [] for name in [*exits, "uvloop PONG", "redis"]}
+    for counted in (False, *[True] * runs):
+        sample = {name: time_to_exit(argv) for name, argv in exits.items()}
+        sample["uvloop PONG"] = time_to_pong([py, "-c", FLOOR_SERVER])[0]
+        sample["redis"] = time_to_pong(redis_argv)[0]
+        if counted:
+            for name, sec in sample.items():
+                rows[name].append(sec * 1000)
+    redis_ms = statistics.median(rows["redis"])
+    for name, ms in rows.items():
+        med = statistics.median(ms)
+        print(f"{name:18s} {runs:4d} {redis_ms:9.1f} {med:9.1f} {med / redis_ms:6.1f}x"
+              f"   (median, min-max {min(ms):.1f}-{max(ms):.1f})", flush=True)
+
+
 def serve_times(runs: int, mode: str) -> list[float]:
     """Milliseconds from serve().start() to the first PONG, `runs` + 1 times in this process (the
     first start first: it pays for the template, or in thread mode for the imports)."""
@@ -99,6 +148,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--server-args", default="", help="options for both servers")
+    ap.add_argument("--floor", action="store_true", help="also the interpreter's and a bare uvloop server's start")
+    ap.add_argument("--no-serve", action="store_true", help="skip the raxdb.serve() rows")
     opts = ap.parse_args()
     extra = opts.server_args.split()
     binary = redis_binary()
@@ -126,7 +177,11 @@ def main() -> None:
     print(f"{'PING (CPU ms)':16s} {opts.runs:4d} {cpu_med['redis']:9.1f} {cpu_med['raxdb']:9.1f}"
           f" {cpu_med['raxdb'] / max(cpu_med['redis'], 1.0):6.1f}x   (server CPU to first PONG, median; /proc,"
           " 10 ms ticks; the ratio's floor is 10 ms)", flush=True)
-    for mode in ("process", "thread"):
+    if opts.floor:
+        print(f"{'floor':18s} {'runs':>4s} {'redis ms':>9s} {'ms':>9s} {'ratio':>7s}"
+              "   (the interpreter: spawn to exit; uvloop PONG and redis: spawn to first PONG)")
+        floor_rows(opts.runs, [binary, *extra])
+    for mode in () if opts.no_serve else ("process", "thread"):
         first, *later = serve_times(opts.runs, mode)
         ms = statistics.median(later)
         print(f"{'serve() ' + mode:16s} {opts.runs:4d} {med['redis']:9.1f} {ms:9.1f} {ms / med['redis']:6.1f}x"

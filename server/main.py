@@ -138,10 +138,10 @@ def preload() -> None:
     imports, and the event loop's), and do nothing else: no loop, no thread, no handler, no
     configuration.  For a process that forks servers (raxdb.embed's template): each fork then
     starts at load_config with these modules imported once for all of them."""
-    # The codec a str host name costs getaddrinfo (a replica's master, a non-ASCII `bind`), once for all forks
+    # Once for all forks: the codec a str host name costs getaddrinfo (a replica's master, a
+    # non-ASCII `bind`), and hashlib and hmac, which a started server imports once it serves (_ready)
     import encodings.idna  # noqa: F401
-
-    import hashlib  # noqa: F401 - what a started server imports once it serves (_ready)
+    import hashlib  # noqa: F401
     import hmac  # noqa: F401
 
     import raxdb.server.admin.crashreport  # noqa: F401
