@@ -38,8 +38,9 @@ on 8 MB: the big integers fall out of cache).  A 1 GB RDB file still costs ~20 s
 callers should hand over large chunks (the fast paths need >= 4 KiB per call), never one small
 write at a time.
 
-Invariants: results are ints in [0, 2**64); `crc` must be one too.  Tables are built once at
-import (~25 ms): 256 x 8 translation tables of 256 bytes (512 KiB) and 32 integer tables.
+Invariants: results are ints in [0, 2**64); `crc` must be one too.  The compiled loop's 8 tables
+are built at import; the interpreted methods' (256 x 8 translation tables of 256 bytes, 512 KiB,
+and 32 integer tables: ~25 ms) by the first checksum, so that start-up does not pay for them.
 """
 
 from __future__ import annotations
@@ -81,22 +82,28 @@ def _build_tables(all_of_them: bool = True) -> tuple[list[list[int]], list[list[
 
 
 # Is this module the compiled one?  Its file is then the extension module, not the source, and
-# it needs only the first 8 tables (the interpreted methods' tables take ~25 ms to build).
+# it needs only the first 8 tables, built here.
 _COMPILED = not __file__.endswith((".py", ".pyc"))
-_T, _TR = _build_tables(not _COMPILED)
+_T, _ = _build_tables(False)
 _BYTE_TABLE = array("Q", _T[0])
 # slicing by 8, compiled: _T[7] for the first byte of a word down to _T[0] for its last
 _SLICE8_TABLE = array("Q", [v for d in range(7, -1, -1) for v in _T[d]])
-if _COMPILED:  # crc64() is the slicing-by-8 loop
-    _SLICE16: tuple[list[int], ...] = ()
-    _SHIFT: dict[int, tuple[list[int], ...]] = {}
-    _COLUMNS: dict[int, list[list[bytes]]] = {}
-else:
-    _SLICE16 = tuple(_T[15 - k] for k in range(16))
+del _T
+# The interpreted methods' tables: built by the first crc64() call (`_interpreted_tables`), not at
+# import, where they were a quarter of an interpreted server's start (145 M instructions, ~25 ms).
+_SLICE16: tuple[list[int], ...] = ()
+_SHIFT: dict[int, tuple[list[int], ...]] = {}
+_COLUMNS: dict[int, list[list[bytes]]] = {}
+
+
+def _interpreted_tables() -> None:
+    """Build the tables the interpreted methods read (once; _SHIFT last, as the sign they exist)."""
+    global _SLICE16, _COLUMNS, _SHIFT
+    t, tr = _build_tables()
+    _SLICE16 = tuple(t[15 - k] for k in range(16))
+    _COLUMNS = {n: [tr[n - 1 - k] for k in range(n)] for n in (64, 256)}
     # Advancing a CRC over N bytes: byte m of the CRC meets table N-1-m.
-    _SHIFT = {n: tuple(_T[n - 1 - m] for m in range(8)) for n in (64, 256)}
-    _COLUMNS = {n: [_TR[n - 1 - k] for k in range(n)] for n in (64, 256)}
-del _T, _TR  # only the tables referenced above stay alive
+    _SHIFT = {n: tuple(t[n - 1 - m] for m in range(8)) for n in (64, 256)}
 _BIG_ENDIAN = sys.byteorder == "big"
 
 
@@ -178,6 +185,8 @@ def crc64(data: bytes | bytearray | memoryview, crc: int = 0, n: int = -1) -> in
     buf = data if type(data) is bytes else bytes(data)
     if _COMPILED:
         return _crc_slice8(buf, crc, n if 0 <= n < len(buf) else len(buf))
+    if not _SHIFT:
+        _interpreted_tables()
     if 0 <= n < len(buf):
         buf = buf[:n]
     size = len(buf)

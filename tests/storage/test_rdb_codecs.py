@@ -5,6 +5,8 @@ round trips, reference implementations and corrupted streams."""
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -186,6 +188,20 @@ def test_crc64_matches_definition_at_every_path():
         data = rnd.randbytes(n)
         start = rnd.getrandbits(64)
         assert crc64(data, start) == crc64_bytewise(data, start), n
+
+
+def test_crc64_first_call_builds_its_tables():
+    """Interpreted, the slices' and columns' tables are built by the first checksum, not at import
+    (start-up, #56): in a fresh interpreter the first call, on an input long enough for the
+    columns of 256, gives the definition's value.  (Compiled, those tables are never built.)"""
+    data = random.Random(9).randbytes(70_000)
+    code = ("import sys, raxdb.storage.crc64 as c; built = bool(c._SHIFT); "
+            "print(built, c.crc64(sys.stdin.buffer.read()), bool(c._SHIFT) != c._COMPILED)")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], input=data, cwd=root, capture_output=True, check=True)
+    built, value, built_after = out.stdout.split()
+    assert built == b"False" and built_after == b"True"
+    assert int(value) == crc64_bytewise(data)
 
 
 def test_crc64_chunked_equals_whole():
