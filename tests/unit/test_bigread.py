@@ -78,3 +78,21 @@ def test_the_reader_stays_between_big_arguments_and_hands_back(monkeypatch: pyte
 
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         runner.run(scenario())
+
+
+def test_a_short_read_announcing_a_big_argument_goes_to_the_exact_parser() -> None:
+    """A read under 32 KiB that starts a big bulk (bigread's 16 KiB reads bring such starts) is
+    the exact parser's at once, its value's buffer made from the header: hiredis is not fed it
+    (it was, and the read kept in `_raw` besides, until the exact parser took over anyway)."""
+    from tests.support.transport import SinkTransport
+
+    srv = Server(Config())
+    c = Client(srv)
+    c.connection_made(SinkTransport())  # type: ignore[arg-type]
+    value = b"x" * (1 << 20)
+    data = encode_command([b"SET", b"k", value])
+    c.data_received(data[:bigread.IOBUF])
+    assert c.exact is not None and c.exact.big_window() is not None
+    assert c._raw is None and not c.reader.has_data()
+    c.data_received(data[bigread.IOBUF:])
+    assert srv.dbs[0].get(b"k", srv.now_ms) == value
