@@ -30,9 +30,10 @@ and Unix transports, the fault injector's delaying wrapper around one); TLS (ser
 Link feeds decrypted bytes) and test stubs keep feeding the parser, which copies into the same
 buffer.
 
-Rule: this is only the read of a big bulk's data; parsing, limits and the figures CLIENT LIST and
-INFO show stay the parser's and the client's.  Invariant: while a BigRead is the transport's
-protocol, the client's parser awaits a big bulk's data, or the next read goes to the client.
+Rule: this is only the reading (a big bulk's data, and the reads between big bulks while it
+stays); parsing, limits and the figures CLIENT LIST and INFO show stay the parser's and the
+client's.  Invariant: while a BigRead is the transport's protocol, each read is either the awaited
+big bulk's data, written into its window, or the client's, handed to its `data_received` whole.
 """
 
 from __future__ import annotations
