@@ -1547,7 +1547,8 @@ def _rest_for_hiredis(c: Client, walk: MultibulkWalk) -> bool:
     """The read gate, for the rest of a fresh read (`walk.buf`) that its walk did not take (from `walk.pos`, a
     command boundary; the commands before it ran): may hiredis take it?  Its frames are walked as
     Redis reads them (`walk.rest()`; see _only_bulk_payloads for what hiredis would misread).  A
-    read of 32 KiB or more also sets the query buffer's room for a big argument it announces
+    read of 32 KiB or more, or one announcing a big argument (32 KiB or more: a smaller read has
+    only its start, as a 16 KiB read of bigread's has), also sets the query buffer's room for it
     (clientbufs.big_read), and one still arriving is the exact parser's at once, which reads the
     rest of it into a buffer of its own (server/net/bigread.py): fed to hiredis, the read was also
     copied into hiredis's buffer in FEED_SLICE pieces, into `_raw`, and into the parser's buffer.
@@ -1555,7 +1556,8 @@ def _rest_for_hiredis(c: Client, walk: MultibulkWalk) -> bool:
     biggest = walk.rest()
     pos = walk.pos
     base = walk.buf
-    if walk.end >= 32768 and _clientbufs.big_read(c, base, biggest, pos):  # clientbufs.BIG
+    # clientbufs.BIG: a read that may bring a big argument, or one whose start it announces
+    if (walk.end >= 32768 or biggest >= 32768) and _clientbufs.big_read(c, base, biggest, pos):
         biggest = -1
     if biggest < 0:
         c._enter_exact(base, 0, pos)
