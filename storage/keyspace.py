@@ -867,16 +867,28 @@ class Database:
 
     def _set_deadline(self, p: int, when_ms: int) -> None:
         """Give the key at position p the deadline `when_ms` (ms): its slot rewritten if it has
-        one, else a slot taken (a free one first)."""
+        one, else a slot taken (a free one first) and swapped with the live slot its hash picks.
+
+        The swap keeps the slots' order unrelated to the time the deadlines were set, as the
+        order of Redis's expires dict is its keys' hashes: the expire cycle's sampling loops
+        read runs of neighbouring slots, and where those held keys written together (a freed run
+        refilled, an appended one) a loop of fresh keys would end a cycle among stale ones."""
         t = _u32(self._meta, p * _META + 2)
         if t == 0:
             if self._ttl_free:
                 t = self._ttl_free.pop()
-                _set_i32(self._ttl_pos, t, p)
             else:
                 t = len(self._ttl_pos)
-                self._ttl_pos.append(p)
-                self._ttl_when.append(0)
+                self._ttl_pos.append(-1)
+                self._ttl_when.append(NO_TTL)
+            r = _u32(self._meta, p * _META) % len(self._ttl_pos)
+            q = _i32(self._ttl_pos, r)
+            if r != t and q >= 0:  # the key at r moves to t; this one takes r
+                _set_i32(self._ttl_pos, t, q)
+                _set_i64(self._ttl_when, t, _i64(self._ttl_when, r))
+                _set_u32(self._meta, q * _META + 2, t + 1)
+                t = r
+            _set_i32(self._ttl_pos, t, p)
             _set_u32(self._meta, p * _META + 2, t + 1)
             self.nexpires += 1
         else:
