@@ -29,7 +29,9 @@ eviction); `nexpires` is its length, what the hot paths test.  Keys expire lazil
 the cached command time past the deadline deletes them) and actively: the expire cycle
 (server/events/expirecycle.py) runs sampling loops (`active_expire`) that walk the deadline arrays
 from a cursor, as Redis's activeExpireCycle walks the expires dict, deleting the keys past their
-deadline.  A deadline costs 12 bytes beside the key.
+deadline.  A new deadline's slot is swapped with the one its key's hash picks, so the slots' order
+is unrelated to the order of writing, as the expires dict's is (see `_set_deadline`).  A deadline
+costs 12 bytes beside the key.
 
 Lookups.  `get` (every lookup that touches) and `set`/`add` stamp the access time; `peek` is the
 lookup that does not touch (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS, OBJECT); `stored` and
