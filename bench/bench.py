@@ -178,6 +178,24 @@ def server_pauses(port: int) -> str:
     return "; ".join(parts)
 
 
+def deadlines_left(port: int) -> int:
+    """How many keys with a deadline a server still holds (INFO keyspace's expires=, every db):
+    after an expiring row (SET_PX), the keys its expire cycle has not reclaimed yet."""
+    conn = RawConnection(port, timeout=60)
+    text = conn.call(b"INFO", b"keyspace")
+    conn.close()
+    total = 0
+    for line in text.split(b"\r\n"):  # db0:keys=...,expires=...,avg_ttl=...
+        for field in line.partition(b":")[2].split(b","):
+            name, _, value = field.partition(b"=")
+            if name == b"expires":
+                total += int(value)
+    return total
+
+
+# Rows whose keys expire as they run: after each, the keys with a deadline each server still holds
+# (the expired ones its active expire cycle has not reclaimed yet, and the last 100 ms' writes).
+EXPIRING_ROWS = {"SET_PX"}
 SMALL_KEYS = 100_000  # the -r of every workload: __rand_int__ is 12 digits below it
 
 
@@ -287,6 +305,7 @@ def main() -> None:
                 p99s: dict[str, list[float]] = {"redis": [], "raxdb": []}
                 maxes: dict[str, list[float]] = {"redis": [], "raxdb": []}
                 pairs = []  # each round's raxdb/redis ratio, when both of its runs gave a result
+                left = {"redis": 0, "raxdb": 0}  # keys with a deadline held right after the last run
                 for _ in range(opts.rounds):
                     got = {}
                     for label, srv in (("redis", theirs), ("raxdb", ours)):
@@ -298,6 +317,8 @@ def main() -> None:
                             got[label] = res.ops
                             best[label] = max(best[label], res.ops)
                             cpu[label] += cpu_seconds(srv.proc.pid) - c0
+                            if name in EXPIRING_ROWS:
+                                left[label] = deadlines_left(port)
                             if res.max:
                                 p99s[label].append(res.p99)
                                 maxes[label].append(res.max)
@@ -312,6 +333,9 @@ def main() -> None:
                 print(f"{name:12s} {p:3d} {best['redis']:13,.0f} {best['raxdb']:13,.0f} {ratio:7.2f}x {paired:6.2f}x"
                       f" {us['redis']:12.2f} {us['raxdb']:12.2f} {cpu_ratio:9.2f}x{latency_columns(p99s, maxes)}",
                       flush=True)
+                if name in EXPIRING_ROWS:
+                    print(f"{'':17s}keys with a deadline left after the run: redis {left['redis']:,}"
+                          f" raxdb {left['raxdb']:,}", flush=True)
                 if opts.pauses:
                     print(f"{'':17s}raxdb's own pauses (wall/cpu ms): {server_pauses(ours.port)}", flush=True)
         if not only or "BULLMQ" in only:

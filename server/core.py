@@ -38,7 +38,7 @@ from raxdb.server.base.version import RAXDB_BUILD_ID, RAXDB_VERSION, VERSION, VE
 from raxdb.server.config import oomscore
 from raxdb.server.config.options import Config, ConfigError
 from raxdb.server.conn import clientbufs, clienteviction, obuf, unixaddr
-from raxdb.server.events import hashexpire, keyaccess, propagate
+from raxdb.server.events import expirecycle, hashexpire, keyaccess, propagate
 from raxdb.server.events.notify import attach as attach_notify
 from raxdb.server.events.propagate import attach as attach_propagate
 from raxdb.server.memory.evict import STARTUP, info_used_memory
@@ -59,18 +59,13 @@ from raxdb.server.replication.state import attach as attach_replication
 from raxdb.server.scripting import functions, scripts
 from raxdb.server.security.acl import attach as attach_acl
 from raxdb.server.table.registry import TABLE
-from raxdb.storage.keyspace import ACTIVE_EXPIRE_STEP, Database
+from raxdb.storage.keyspace import Database
 
 if TYPE_CHECKING:
     from raxdb.server.cluster.manager import Cluster
     from raxdb.server.events.tracking import Tracking
 
 # bind addresses with a '-' prefix are skipped when they fail for one of these reasons
-# The active expire cycle's bounds per cron tick: keys deleted, the share of the tick's period
-# (ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC), and the keys between two looks at the clock.
-EXPIRE_KEYS_PER_TICK = 2000
-EXPIRE_TIME_SHARE = 0.25
-EXPIRE_CHUNK = 200
 _UNAVAILABLE = {errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT, errno.EPROTONOSUPPORT, errno.ESOCKTNOSUPPORT,
                 errno.EINVAL, errno.EOPNOTSUPP, None}
 
@@ -200,6 +195,7 @@ class Server(ServerFields, _Declared):
         self.function_registry: Callable[[], Any] = functools.partial(functions.registry, self)
         attach_evict(self)  # maxmemory: memory accounting and eviction
         attach_propagate(self)  # also_propagate: what the AOF and replicas are fed
+        expirecycle.attach(self)  # the active expire cycle's state; `expire_fast`: a fast cycle may be due
         attach_replication(self)  # replication ID, offset, backlog (srv.repl)
         # While a replica refuses some commands (READONLY, MASTERDOWN): no client is plain and
         # execute() asks the link (server/replication/replica.py).
@@ -226,6 +222,8 @@ class Server(ServerFields, _Declared):
         cl = self.cluster
         if cl is not None and cl.todo:  # cluster_before_sleep, inline: this runs once per pass
             cl.before_sleep()
+        if self.expire_fast:  # beforeSleep's fast expire cycle, its DELs before the AOF write
+            expirecycle.fast(self)
         aof = self.aof
         if aof.buf:  # the AOF is written (and fsynced, if always) before any reply goes out
             aof.flush()
@@ -309,14 +307,10 @@ class Server(ServerFields, _Declared):
         closed; the rest (the loop timers) is re-armed for the new time."""
         now = self.update_clock()
         blocking.clock_moved(self)
-        if self.active_expire_enabled and not self.pause_until_ms and self.repl.masterhost is None:
+        if expirecycle.may_run(self):
             for db in self.dbs:
-                # the cycle, round the whole ring: each call walks at least a step's keys from where
-                # the last one stopped (it stops early where few keys are due)
-                for _ in range(db.nexpires // ACTIVE_EXPIRE_STEP + 1):
-                    if not db.nexpires:
-                        break
-                    db.active_expire(now, 1 << 30)
+                if db.nexpires:
+                    db.expire_all_due(now)
         if self.active_expire_enabled and not self.pause_until_ms:
             hashexpire.active_cycle(self, now, -1)  # hash fields: every one due
         propagate.flush_alone(self)
@@ -372,6 +366,7 @@ class Server(ServerFields, _Declared):
         self.stat_numconnections = self.stat_rejected_conn = 0
         self.stat_keyspace_hits = self.stat_keyspace_misses = 0
         self.stat_expired_keys = self.stat_evicted_keys = self.stat_lazyfreed = self.stat_evicted_clients = 0
+        self.expire_cycle.reset_stats()
         self.persistence.total_forks = self.persistence.fork_usec = 0
         self.eviction.exceeded_total_us = 0
         self.eviction.exceeded_since = 0.0
@@ -740,9 +735,7 @@ class Server(ServerFields, _Declared):
         self.cronloops += 1
         self.shutdown.cron()
         self.persistence.cron()
-        started = time.monotonic()
-        budget = self.active_expire_cycle(now, started)
-        if budget > 0:  # hash fields' deadlines (Redis's hash field active expire, in the same cycle)
+        if self.active_expire_cycle(now):  # hash fields' deadlines (Redis's hash field active expire, in the same cycle)
             hashexpire.active_cycle(self, now)
         self.clients_cron.tick(now)
         if self.repl.own_expires and self.active_expire_enabled and not self.pause_until_ms:
@@ -752,8 +745,6 @@ class Server(ServerFields, _Declared):
             self.aof_synced()
         if self.sampling_paused:
             latency.resume_sampling(self)
-        if self.config.latency_monitor_threshold and budget < EXPIRE_KEYS_PER_TICK:
-            latency.add_sample_if_needed(self, "expire-cycle", int((time.monotonic() - started) * 1000))
         if self.cronloops % max(1, self.config.hz // 10) == 0:
             self.ops_samples.append((now, self.total_commands(), *self.net_bytes(), self.stat_net_repl_input_bytes,
                                      self.repl.master.repl_output_bytes))
@@ -774,28 +765,10 @@ class Server(ServerFields, _Declared):
             self._close_idle_clients(now)
         self._schedule_cron()
 
-    def active_expire_cycle(self, now: int, started: float) -> int:
-        """The cron tick's active expiry of keys (`started`: the tick's monotonic start); returns
-        what is left of the tick's key budget (0 when the cycle may not run).
-
-        Bounded work per tick, in keys (EXPIRE_KEYS_PER_TICK) and in time, as Redis's
-        ACTIVE_EXPIRE_CYCLE bounds it: a quarter of the tick's period (25 ms at hz 10), checked
-        every EXPIRE_CHUNK keys, so a tick that frees large values stops in time.  A CLIENT PAUSE
-        stops it, as in Redis, so the dataset does not change while paused.  A replica leaves
-        expiry to its master."""
-        budget = (EXPIRE_KEYS_PER_TICK if self.active_expire_enabled and not self.pause_until_ms
-                  and self.repl.masterhost is None else 0)
-        deadline = started + EXPIRE_TIME_SHARE / self.config.hz
-        for db in self.dbs:
-            while budget > 0 and db.nexpires:
-                done = db.active_expire(now, min(budget, EXPIRE_CHUNK))
-                budget -= done
-                if done < EXPIRE_CHUNK or time.monotonic() >= deadline:
-                    break  # this db's cycle ended (few keys due, or round once), or the time is up
-            if budget <= 0 or time.monotonic() >= deadline:
-                break
-        propagate.flush_alone(self)
-        return budget
+    def active_expire_cycle(self, now: int) -> bool:
+        """The cron tick's active expiry of keys, the slow cycle (server/events/expirecycle.py);
+        False when it may not run (DEBUG SET-ACTIVE-EXPIRE 0, a CLIENT PAUSE, a replica)."""
+        return expirecycle.slow(self, now)
 
     def _close_idle_clients(self, now: int) -> None:
         timeout = self.config.timeout

@@ -161,7 +161,7 @@ cdef class Database:
     cdef _expire_slot(self, object key, Py_ssize_t i)
 
     cpdef set_expire(self, object key, long long when_ms)
-    @cython.locals(t=cython.uint)
+    @cython.locals(t=cython.uint, r=cython.uint, q=cython.int)
     cdef _set_deadline(self, Py_ssize_t p, long long when_ms)
 
     @cython.locals(t=cython.uint)

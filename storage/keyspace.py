@@ -26,10 +26,12 @@ Expiry: a key with a deadline holds a slot in `_ttl_pos` (its position) and `_tt
 absolute deadline in ms), arrays with holes reused like the positions.  `expires` is a read-only
 mapping view (key -> deadline) for the callers that ask (TTL, INFO's expires=, persistence,
 eviction); `nexpires` is its length, what the hot paths test.  Keys expire lazily (a lookup with
-the cached command time past the deadline deletes them) and actively: the cron walks the deadline
-arrays from a cursor in steps of 20 keys, as Redis's activeExpireCycle samples the expires dict,
-deleting those past their deadline, and goes on while more than a tenth of a step had expired
-(Redis's ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE).  A deadline costs 12 bytes beside the key.
+the cached command time past the deadline deletes them) and actively: the expire cycle
+(server/events/expirecycle.py) runs sampling loops (`active_expire`) that walk the deadline arrays
+from a cursor, as Redis's activeExpireCycle walks the expires dict, deleting the keys past their
+deadline.  A new deadline's slot is swapped with the one its key's hash picks, so the slots' order
+is unrelated to the order of writing, as the expires dict's is (see `_set_deadline`).  A deadline
+costs 12 bytes beside the key.
 
 Lookups.  `get` (every lookup that touches) and `set`/`add` stamp the access time; `peek` is the
 lookup that does not touch (Redis's LOOKUP_NOTOUCH: TYPE, TTL, EXISTS, OBJECT); `stored` and
@@ -125,7 +127,6 @@ class WallClock:
 
 INT64_MAX = (1 << 63) - 1
 NO_TTL = INT64_MAX  # what a deadline array holds for a key without one: never <= the time
-ACTIVE_EXPIRE_STEP = 20  # keys visited per step (Redis's ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP)
 _MIN_INDEX = 8  # the index's smallest size (a power of two)
 # An index of at least this many slots grows in steps (see `_grow_step`); a smaller one is rebuilt
 # at once (a quarter of a millisecond or less).
@@ -868,16 +869,28 @@ class Database:
 
     def _set_deadline(self, p: int, when_ms: int) -> None:
         """Give the key at position p the deadline `when_ms` (ms): its slot rewritten if it has
-        one, else a slot taken (a free one first)."""
+        one, else a slot taken (a free one first) and swapped with the live slot its hash picks.
+
+        The swap keeps the slots' order unrelated to the time the deadlines were set, as the
+        order of Redis's expires dict is its keys' hashes: the expire cycle's sampling loops
+        read runs of neighbouring slots, and where those held keys written together (a freed run
+        refilled, an appended one) a loop of fresh keys would end a cycle among stale ones."""
         t = _u32(self._meta, p * _META + 2)
         if t == 0:
             if self._ttl_free:
                 t = self._ttl_free.pop()
-                _set_i32(self._ttl_pos, t, p)
             else:
                 t = len(self._ttl_pos)
-                self._ttl_pos.append(p)
-                self._ttl_when.append(0)
+                self._ttl_pos.append(-1)
+                self._ttl_when.append(NO_TTL)
+            r = _u32(self._meta, p * _META) % len(self._ttl_pos)
+            q = _i32(self._ttl_pos, r)
+            if r != t and q >= 0:  # the key at r moves to t; this one takes r
+                _set_i32(self._ttl_pos, t, q)
+                _set_i64(self._ttl_when, t, _i64(self._ttl_when, r))
+                _set_u32(self._meta, q * _META + 2, t + 1)
+                t = r
+            _set_i32(self._ttl_pos, t, p)
             _set_u32(self._meta, p * _META + 2, t + 1)
             self.nexpires += 1
         else:
@@ -965,40 +978,40 @@ class Database:
         at once?  Not while loading (see `loading`)."""
         return when_ms <= now_ms and not self.loading
 
-    def active_expire(self, now_ms: int, budget: int) -> int:
-        """Delete up to `budget` keys whose deadline has passed, walking the deadline arrays on
-        from where the last call stopped, in steps of ACTIVE_EXPIRE_STEP keys, until a step finds
-        at most a tenth of its keys expired or the walk has gone round once.  Returns how many
-        were deleted."""
+    def active_expire(self, now_ms: int, num: int, visits: int) -> tuple[int, int]:
+        """One sampling loop of the active expire cycle (server/events/expirecycle.py): from
+        where the last loop stopped, the deadline slots are walked until `num` keys were sampled,
+        `visits` slots were visited or every slot was once, and each sampled key past its
+        deadline is deleted.  Returns (sampled, expired)."""
         if self.loading or self.expire_paused:
-            return 0
+            return 0, 0
+        ttl_pos = self._ttl_pos
+        n = len(ttl_pos)
+        if visits > n:
+            visits = n
         pos = self._ttl_cursor
-        walked = 0
-        done = 0
-        while done < budget and self.nexpires:
-            ttl_pos = self._ttl_pos  # anew each step: the arrays restart when their last key goes
-            n = len(ttl_pos)
-            sampled = expired = 0
-            while sampled < ACTIVE_EXPIRE_STEP and walked < n and done < budget:
-                if pos >= n:
-                    pos = 0
-                p = _i32(ttl_pos, pos)
-                when = _i64(self._ttl_when, pos)
-                pos += 1
-                walked += 1
-                if p < 0:
-                    continue
-                sampled += 1
-                if when <= now_ms:
-                    self._expire(self._keys[p])  # type: ignore[arg-type]  # a live TTL slot's key is never a hole
-                    expired += 1
-                    done += 1
-                    if not self.nexpires:
-                        break
-            if expired * 10 <= sampled or walked >= n:
-                break
+        sampled = expired = 0
+        while sampled < num and visits > 0:
+            if pos >= n:
+                pos = 0
+            p = _i32(ttl_pos, pos)
+            when = _i64(self._ttl_when, pos)
+            pos += 1
+            visits -= 1
+            if p < 0:
+                continue
+            sampled += 1
+            if when <= now_ms:
+                self._expire(self._keys[p])  # type: ignore[arg-type]  # a live TTL slot's key is never a hole
+                expired += 1
+                if not self.nexpires:
+                    break  # the arrays restarted empty
         self._ttl_cursor = pos if self.nexpires else 0
-        return done
+        return sampled, expired
+
+    def expire_all_due(self, now_ms: int) -> int:
+        """Delete every key past its deadline (one walk of every deadline slot); how many."""
+        return self.active_expire(now_ms, self.nexpires, len(self._ttl_pos))[1]
 
     # ---- iteration -----------------------------------------------------------------------------
     def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:

@@ -452,6 +452,7 @@ class Config(ConfigFields):
         v = self.values
         self.port = int(v["port"])
         self.hz = int(v["hz"])
+        self.active_expire_effort = int(v["active-expire-effort"])
         self.databases = int(v["databases"])
         self.maxclients = int(v["maxclients"])
         self.proto_max_bulk_len = int(v["proto-max-bulk-len"])

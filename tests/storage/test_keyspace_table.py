@@ -46,7 +46,8 @@ ops = st.lists(
         st.tuples(st.just("persist"), keys),
         st.tuples(st.just("get"), keys),
         st.tuples(st.just("tick"), st.integers(0, 300)),
-        st.tuples(st.just("active"), st.integers(1, 30)),
+        st.tuples(st.just("active"), st.integers(1, 30), st.integers(0, 100)),
+        st.tuples(st.just("all_due")),
         st.tuples(st.just("bulk_add"), st.integers(0, 120)),
         st.tuples(st.just("reserve"), st.integers(0, 400)),
         st.tuples(st.just("bulk_del"), st.integers(0, 200)),
@@ -129,13 +130,21 @@ def test_table_follows_a_dict_model(seq):
             clock.now_ms += op[1]
         elif kind == "active":
             due = {k for k, when in ttl.items() if when <= clock.now_ms}
-            done = db.active_expire(clock.now_ms, op[1])
-            assert done <= min(op[1], len(due))
+            sampled, done = db.active_expire(clock.now_ms, op[1], op[2])
+            assert done <= sampled <= min(op[1], op[2], len(ttl))
+            assert done <= len(due)
             for k in due:
                 if k not in db:
                     del model[k]
                     del ttl[k]
             assert len(due) - done == sum(1 for k in due if k in model)
+        elif kind == "all_due":  # every key past its deadline goes, the others stay
+            due = {k for k, when in ttl.items() if when <= clock.now_ms}
+            assert db.expire_all_due(clock.now_ms) == len(due)
+            for k in due:
+                assert k not in db
+                del model[k]
+                del ttl[k]
         elif kind == "bulk_add":
             for _ in range(op[1]):
                 serial += 1

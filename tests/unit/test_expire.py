@@ -7,6 +7,7 @@ deterministic replies, and "it expires by itself" is awaited by polling with a b
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -287,3 +288,70 @@ def test_del_of_expired_key_counts_zero(r):
     r.pexpire("a", 1)
     _poll(lambda: r.pttl("a") == -2)
     assert r.delete("a", "b") == 1
+
+
+# ---- the active expire cycle (server/events/expirecycle.py) ------------------------------------------
+def test_keys_written_under_load_are_reclaimed_by_the_server(fresh):
+    """SET ... PX 100 in pipelined batches to both servers, interleaved, for a write load: with no
+    command looking any key up again, DBSIZE (which looks none up) reaches 0 on both, each key
+    counted expired once; then INFO's expire cycle figures are sane, and CONFIG RESETSTAT zeroes
+    the stale estimate and the time cap count on both."""
+    import redis
+
+    conns = [redis.Redis(port=s.port) for s in fresh]
+    batches, per_batch = 40, 1000
+    try:
+        for b in range(batches):
+            for c in conns:
+                pipe = c.pipeline(transaction=False)
+                for i in range(per_batch):
+                    pipe.set(f"k{b}:{i}", "v", px=100)
+                pipe.execute()
+        for c in conns:
+            _poll(lambda c=c: c.dbsize() == 0, timeout=120)
+        for c in conns:
+            stats = c.info("stats")
+            assert stats["expired_keys"] == batches * per_batch
+            assert 0 <= stats["expired_stale_perc"] <= 100
+            assert stats["expired_time_cap_reached_count"] >= 0
+            assert stats["expire_cycle_cpu_milliseconds"] >= 0
+        for s in fresh:
+            raw = RawConnection(s.port)
+            try:
+                text = parse(raw.call("INFO", "stats"))
+                assert re.search(rb"\r\nexpired_stale_perc:\d+\.\d\d\r\n", text)
+                assert re.search(rb"\r\nexpired_time_cap_reached_count:\d+\r\n", text)
+                assert re.search(rb"\r\nexpire_cycle_cpu_milliseconds:\d+\r\n", text)
+                assert raw.call("CONFIG", "RESETSTAT") == b"+OK\r\n"
+                text = parse(raw.call("INFO", "stats"))  # no key has a deadline: no cycle samples any
+                assert b"\r\nexpired_stale_perc:0.00\r\n" in text
+                assert b"\r\nexpired_time_cap_reached_count:0\r\n" in text
+            finally:
+                raw.close()
+    finally:
+        for c in conns:
+            c.close()
+
+
+def test_active_expire_effort_bounds(diff):
+    try:
+        for value in ("0", "11", "-1", "abc", "1.5", "", "10", "1", "5", "010"):
+            diff("CONFIG", "SET", "active-expire-effort", value)
+            diff("CONFIG", "GET", "active-expire-effort")
+        diff("CONFIG", "SET", "active-expire-effort")
+    finally:
+        diff("CONFIG", "SET", "active-expire-effort", "1")
+
+
+@pytest.mark.parametrize("effort", ["1", "10"])
+def test_active_expiry_at_each_effort(r, effort):
+    """Keys nobody touches go at the lowest and the highest effort."""
+    r.config_set("active-expire-effort", effort)
+    try:
+        pipe = r.pipeline(transaction=False)
+        for i in range(2000):
+            pipe.set(f"e{i}", "v", px=1)
+        pipe.execute()
+        _poll(lambda: r.dbsize() == 0)
+    finally:
+        r.config_set("active-expire-effort", "1")
