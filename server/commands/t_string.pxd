@@ -39,8 +39,6 @@ cpdef set_(ClientFields c, argv)
 # the lookup is a C dict read (not a `.get` method call) and the reply a list item read
 cdef dict _SHARED_INT_VALUE
 cdef list _SHARED_INT_REPLIES
-# the option words' dict, read in C (see parse_string_options)
-cdef dict _OPTION_WORDS
 
 @cython.locals(db=Database, p=Py_ssize_t, srv=ServerFields, small=cython.bint)
 cpdef incr(ClientFields c, argv, delta=*)
