@@ -43,13 +43,18 @@ _SHORT = -2  # `_line`: the line is one as far as it goes, its end not in `buf`
 class MultibulkWalk:
     """A walk over `buf` from `pos` (see the module docstring); one per read event."""
 
-    __slots__ = ("at", "buf", "end", "pos")
+    __slots__ = ("at", "buf", "end", "hdone", "hpos", "pos")
 
     def __init__(self, buf: bytes, pos: int = 0) -> None:
         self.buf = buf
         self.pos = pos
         self.end = len(buf)
         self.at = pos  # past the last header line `_line` read
+        # Where its owner handed the rest of `buf` on to another parser, if it did: `pos` then,
+        # and how many commands of `buf` had run by then (0 and 0 until then; the owner's record,
+        # set by it: server/net/client.py's _rest_for_hiredis)
+        self.hpos = 0
+        self.hdone = 0
 
     def _line(self, s: bytes, end: int, p: int, lead: int) -> int:
         """The count or length of the header line at `p` of `s` (`buf`, `end` its length) whose
