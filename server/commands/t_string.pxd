@@ -26,6 +26,9 @@ cpdef tuple parse_string_options(argv, Py_ssize_t start, bint getex=*)
 
 cdef long long _MAX_MS, _MAX_SECONDS
 cdef int _NX, _XX, _GET, _KEEPTTL, _EX, _PX, _EXAT, _PXAT, _PERSIST, _ANY_EXPIRE
+# the expire options' bits by word: a C dict read in parse_string_options (a module global's
+# `get`, looked up and called, cost ~150 instructions per option)
+cdef dict _EXPIRE_BITS
 
 cpdef long long _expire_of(c, int flags, expire, cmdname) except? -1
 
