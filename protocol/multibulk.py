@@ -19,7 +19,8 @@ before a long header arriving slowly is rescanned at each read), then "\\r\\n". 
 command only when its count is 1 to hiredis's MAX_ELEMENTS, each argument is shorter than BIG_ARG
 (a big argument's query buffer is the exact parser's: server/conn/clientbufs.py) and all of its
 bytes are in `buf`.  Anything else stops the walk, so its judgement stays where it was.  Like Redis
-and hiredis, the two bytes after a bulk's data are skipped unread.  No I/O, no server state.
+and hiredis, the two bytes after a bulk's data are skipped unread.  No I/O, no server state: the
+walk only carries its owner's record of where the rest went to another parser (`hpos`, `hdone`).
 
 Invariant: `pos` is always a command boundary of `buf` (its start, or the end of a command
 returned): what `next` returned before it is exactly the commands of `buf[:pos]`.
