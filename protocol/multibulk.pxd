@@ -18,6 +18,8 @@ cdef class MultibulkWalk:
     cdef readonly Py_ssize_t end
     cdef public Py_ssize_t pos
     cdef public Py_ssize_t at
+    cdef public Py_ssize_t hpos
+    cdef public Py_ssize_t hdone
 
     @cython.locals(q=Py_ssize_t, value=Py_ssize_t)
     cdef inline Py_ssize_t _line(self, const unsigned char* s, Py_ssize_t end, Py_ssize_t p, Py_ssize_t lead) noexcept

@@ -19,7 +19,8 @@ before a long header arriving slowly is rescanned at each read), then "\\r\\n". 
 command only when its count is 1 to hiredis's MAX_ELEMENTS, each argument is shorter than BIG_ARG
 (a big argument's query buffer is the exact parser's: server/conn/clientbufs.py) and all of its
 bytes are in `buf`.  Anything else stops the walk, so its judgement stays where it was.  Like Redis
-and hiredis, the two bytes after a bulk's data are skipped unread.  No I/O, no server state.
+and hiredis, the two bytes after a bulk's data are skipped unread.  No I/O, no server state: the
+walk only carries its owner's record of where the rest went to another parser (`hpos`, `hdone`).
 
 Invariant: `pos` is always a command boundary of `buf` (its start, or the end of a command
 returned): what `next` returned before it is exactly the commands of `buf[:pos]`.
@@ -43,13 +44,18 @@ _SHORT = -2  # `_line`: the line is one as far as it goes, its end not in `buf`
 class MultibulkWalk:
     """A walk over `buf` from `pos` (see the module docstring); one per read event."""
 
-    __slots__ = ("at", "buf", "end", "pos")
+    __slots__ = ("at", "buf", "end", "hdone", "hpos", "pos")
 
     def __init__(self, buf: bytes, pos: int = 0) -> None:
         self.buf = buf
         self.pos = pos
         self.end = len(buf)
         self.at = pos  # past the last header line `_line` read
+        # Where its owner handed the rest of `buf` on to another parser, if it did: `pos` then,
+        # and how many commands of `buf` had run by then (0 and 0 until then; the owner's record,
+        # set by it: server/net/client.py's _rest_for_hiredis)
+        self.hpos = 0
+        self.hdone = 0
 
     def _line(self, s: bytes, end: int, p: int, lead: int) -> int:
         """The count or length of the header line at `p` of `s` (`buf`, `end` its length) whose

@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 
 from raxdb.server.base.errors import SYNTAX, CommandError
-from raxdb.server.table.args import option_word, to_int
+from raxdb.server.table.args import known_words, option_word, to_int
 
 _CURSOR_RX = re.compile(rb"[+-]?\d+\Z")
 ULONG_MAX = 2**64 - 1
+known_words(b"match", b"count", b"type")
 
 
 def parse_cursor(arg: bytes) -> int:

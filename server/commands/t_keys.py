@@ -39,6 +39,7 @@ from raxdb.server.table.args import (
     INT64_MAX,
     INT64_MIN,
     REPLY_CHUNK,
+    known_words,
     maybe_int,
     option_word,
     reply_in_chunks,
@@ -335,6 +336,7 @@ def randomkey(c, argv):
 # ---- EXPIRE family -------------------------------------------------------------------------------
 _NX, _XX, _GT, _LT = 1, 2, 4, 8
 _EXPIRE_FLAGS = {b"nx": _NX, b"xx": _XX, b"gt": _GT, b"lt": _LT}
+known_words(*_EXPIRE_FLAGS)
 _SECONDS_MIN = -(-INT64_MIN // 1000)  # LLONG_MIN / 1000 with C's truncation toward zero
 _SECONDS_MAX = INT64_MAX // 1000
 

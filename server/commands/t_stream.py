@@ -49,7 +49,7 @@ from raxdb.server.events.keyaccess import (
     signal_ready,
 )
 from raxdb.server.net import blocking
-from raxdb.server.table.args import option_word
+from raxdb.server.table.args import known_words, option_word
 from raxdb.server.table.registry import command
 from raxdb.storage.listpack import string_to_int
 from raxdb.storage.stream import (
@@ -221,6 +221,10 @@ class TrimArgs:
     @property
     def trims(self) -> bool:
         return self.maxlen is not None or self.minid is not None
+
+
+# XADD's and XTRIM's option words, and XRANGE's and XREAD's (option_word returns them without a copy)
+known_words(b"maxlen", b"minid", b"limit", b"nomkstream", b"count", b"streams", b"block", b"group", b"noack")
 
 
 def parse_add_trim(c, argv: list[bytes], xadd: bool) -> TrimArgs:

@@ -26,6 +26,9 @@ cpdef tuple parse_string_options(argv, Py_ssize_t start, bint getex=*)
 
 cdef long long _MAX_MS, _MAX_SECONDS
 cdef int _NX, _XX, _GET, _KEEPTTL, _EX, _PX, _EXAT, _PXAT, _PERSIST, _ANY_EXPIRE
+# the expire options' bits by word: a C dict read in parse_string_options (a module global's
+# `get`, looked up and called, cost ~150 instructions per option)
+cdef dict _EXPIRE_BITS
 
 cpdef long long _expire_of(c, int flags, expire, cmdname) except? -1
 
@@ -39,8 +42,6 @@ cpdef set_(ClientFields c, argv)
 # the lookup is a C dict read (not a `.get` method call) and the reply a list item read
 cdef dict _SHARED_INT_VALUE
 cdef list _SHARED_INT_REPLIES
-# the option words' dict, read in C (see parse_string_options)
-cdef dict _OPTION_WORDS
 
 @cython.locals(db=Database, p=Py_ssize_t, srv=ServerFields, small=cython.bint)
 cpdef incr(ClientFields c, argv, delta=*)

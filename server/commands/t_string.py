@@ -36,7 +36,7 @@ from raxdb.server.events.keyaccess import (
     writable_string,
     written,
 )
-from raxdb.server.table.args import INT64_MAX, INT64_MIN, maybe_int, option_word, to_int
+from raxdb.server.table.args import INT64_MAX, INT64_MIN, known_words, maybe_int, option_word, to_int
 from raxdb.server.table.registry import command
 from raxdb.storage.keyspace import EmbStr
 from raxdb.storage.lcs import lcs_length, lcs_walk
@@ -109,11 +109,7 @@ _MAX_SECONDS = INT64_MAX // 1000  # the largest EX / EXAT whose ms fit in 64 bit
 _NX, _XX, _GET, _KEEPTTL, _EX, _PX, _EXAT, _PXAT, _PERSIST = 1, 2, 4, 8, 16, 32, 64, 128, 256
 _ANY_EXPIRE = _EX | _PX | _EXAT | _PXAT
 _EXPIRE_BITS = {b"ex": _EX, b"px": _PX, b"exat": _EXAT, b"pxat": _PXAT}
-# The option words as clients send them (all capitals or all small letters), each to its lower-case
-# form, so that the parse finds them without option_word's copies; any other spelling (Px, a NUL
-# within) goes through option_word.
-_OPTION_WORDS = {spelt: word for word in (b"nx", b"xx", b"get", b"keepttl", b"persist", *_EXPIRE_BITS)
-                 for spelt in (word, word.upper())}
+known_words(b"nx", b"xx", b"get", b"keepttl", b"persist", *_EXPIRE_BITS)
 
 
 def parse_string_options(argv: list[bytes], start: int, getex: bool = False) -> tuple[int, bytes | None]:
@@ -126,10 +122,7 @@ def parse_string_options(argv: list[bytes], start: int, getex: bool = False) -> 
     j = start
     n = len(argv)
     while j < n:
-        a = argv[j]
-        opt = _OPTION_WORDS.get(a) if type(a) is bytes else None
-        if opt is None:
-            opt = option_word(a)
+        opt = option_word(argv[j])
         bit = _EXPIRE_BITS.get(opt)
         if bit is not None:
             if j + 1 >= n or flags & (_KEEPTTL | _PERSIST | (_ANY_EXPIRE & ~bit)):

@@ -34,7 +34,7 @@ from raxdb.server.events.keyaccess import (
     written,
 )
 from raxdb.server.net import blocking
-from raxdb.server.table.args import INT64_MIN, option_word, random_picks_reply, to_int
+from raxdb.server.table.args import INT64_MIN, known_words, option_word, random_picks_reply, to_int
 from raxdb.server.table.registry import command
 from raxdb.storage.glob import compile_glob
 from raxdb.storage.set_type import Intset, RSet, as_set
@@ -181,6 +181,8 @@ def store_result(c, dst: bytes, zs: ZSet, event: str) -> bytes:
 
 # ---- ZADD / ZINCRBY ------------------------------------------------------------------------------
 _ZADD_FLAGS = {b"nx": IN_NX, b"xx": IN_XX, b"gt": IN_GT, b"lt": IN_LT, b"incr": IN_INCR}
+known_words(*_ZADD_FLAGS, b"ch", b"withscores", b"limit", b"rev", b"bylex", b"byscore", b"count", b"weights",
+            b"aggregate", b"sum", b"min", b"max")
 
 
 def _zadd(c, argv: list[bytes], flags: int) -> bytes:

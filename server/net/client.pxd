@@ -39,7 +39,7 @@ cdef inline long long perf_clock_ns() noexcept nogil:  # time.perf_counter_ns
 
 @cython.locals(cmd=Command, last=Command, last_found=Command, name=bytes, last_name=bytes, calls=cython.longlong, sample=cython.longlong, srv=ServerFields,
                ready=dict, dispatch=dict, t0=cython.longlong, dt=cython.longlong, nbase=Py_ssize_t,
-               done=Py_ssize_t, hpos=Py_ssize_t, hdone=Py_ssize_t, clean=cython.bint, walk=MultibulkWalk, track=cython.bint, prop=cython.bint, extra=cython.bint)
+               done=Py_ssize_t, clean=cython.bint, walk=MultibulkWalk, walking=cython.bint, track=cython.bint, prop=cython.bint, extra=cython.bint)
 cpdef _run_fast(ClientFields c, list out, long long t_prev, base, base_done, Py_ssize_t fed)
 
 
@@ -51,7 +51,12 @@ cdef bint _is_argv(frame) except -1
 
 
 @cython.locals(biggest=Py_ssize_t, pos=Py_ssize_t, base=bytes)
-cdef bint _rest_for_hiredis(ClientFields c, MultibulkWalk walk) except -1
+cdef bint _rest_for_hiredis(ClientFields c, MultibulkWalk walk, Py_ssize_t done) except -1
+
+# clientbufs.BIG as a C integer (the read size that may bring a big argument), and the walk of a
+# run without one (typed: its boundary fields read in C)
+cdef Py_ssize_t _BIG
+cdef MultibulkWalk _NO_WALK
 
 
 @cython.locals(srv=ServerFields, n=Py_ssize_t, out=list, t=cython.longlong, now=cython.longlong)

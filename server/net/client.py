@@ -131,6 +131,12 @@ _PARTIAL_LIMIT = 1024 * 1024
 # 5,000, a Spark sink's, spent ~6% of the server's CPU in that memmove); fed 4 KiB at a time, at
 # most 4 KiB.
 FEED_SLICE = 4096
+# A read this long may bring a big argument, whose query buffer is sized for it (read_event,
+# _rest_for_hiredis; compiled, a C integer: client.pxd)
+_BIG = _clientbufs.BIG
+# The walk of a run over bytes hiredis was already given (no walk of its own): its boundary is the
+# start, 0 and 0 (_run_fast reads it as it reads a walk that handed over; nothing sets it)
+_NO_WALK = MultibulkWalk(b"")
 _QUEUED = R.QUEUED
 if not cython.compiled:  # compiled, client.pxd holds these inline: clock_gettime, not a Python call
     perf_clock_ns = time.perf_counter_ns
@@ -960,7 +966,7 @@ def read_event(c: Client, data: bytes) -> None:
         _run_fast(c, out, t, data, 0, 0)  # its whole commands walked, the rest judged and handed on
         if c.exact is not None:
             c._run_exact(out)
-            if n >= 32768:  # a big argument arriving: the query buffer's room for the rest of it
+            if n >= _BIG:  # a big argument arriving: the query buffer's room for the rest of it
                 _clientbufs.partial_read(c)
         c.running = None
         c.woff = srv.repl.master_repl_offset
@@ -973,7 +979,7 @@ def read_event(c: Client, data: bytes) -> None:
         elif srv.maxmemory and c.exact is not None:
             _clienteviction.note_if_noting(c)
         return
-    if n >= 32768:  # clientbufs.BIG, as a literal: a read that may bring a big argument
+    if n >= _BIG:  # a read that may bring a big argument
         _clientbufs.big_read(c, data)
     c._received_other(data)
     if srv.client_evict_limit:
@@ -1235,11 +1241,12 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     if fed < 0:
         fed = nbase
     # (fed 0: `base` is the read's bytes; the walk's rest is the query buffer's: clientbufs.pending)
-    walk = c.walk = MultibulkWalk(base) if fed == 0 else None  # type: ignore[arg-type]
-    # hiredis holds `base` from `hpos` on (the walk's boundary where it handed over), after
-    # `hdone` of the commands run here: what the exact parser re-reads from, and all `_raw` keeps
-    hpos = 0
-    hdone = 0
+    walking = fed == 0
+    # hiredis holds `base` from the walk's `hpos` on (its boundary where it handed over, else 0),
+    # after its `hdone` of the commands run here: what the exact parser re-reads from, and all
+    # `_raw` keeps (no walk: _NO_WALK's 0 and 0)
+    walk = MultibulkWalk(base) if walking else _NO_WALK  # type: ignore[arg-type]
+    c.walk = walk if walking else None
     srv = c.server
     dispatch = srv.fast_dispatch  # the server's (its generation's); typed (client.pxd): its get is a C dict lookup
     done = 0
@@ -1265,19 +1272,19 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
         srv.prop_depth += 1
     try:
         while True:
-            if walk is not None:
+            if walking:
                 argv = walk.next()
                 if argv is None:  # not a whole common-case command: the rest is judged, and is
                     # hiredis's from this boundary on, as if it had parsed the ones before itself
                     if fed < nbase:
-                        if not _rest_for_hiredis(c, walk):
+                        if not _rest_for_hiredis(c, walk, done):
                             break  # the exact parser's from here
-                        hpos = fed
-                        hdone = done
-                        walk = c.walk = None
+                        walking = False
+                        c.walk = None
                         fed = _feed_slice(c, base, fed, nbase)
                         continue
-                    walk = c.walk = None
+                    walking = False
+                    c.walk = None
                     clean = True
                     break
                 fed = walk.pos  # (what the walk took counts as given to hiredis)
@@ -1293,7 +1300,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                             continue
                         break
                     # not a multibulk of bulk strings: the exact parser judges
-                    c._enter_exact(base, base_done + done - hdone, hpos)
+                    c._enter_exact(base, base_done + done - walk.hdone, walk.hpos)
                     return
                 if not argv:  # *0: an empty command, silently skipped as Redis does (and not
                     # counted in `done`: the exact parser's next_command() never returns one either)
@@ -1380,11 +1387,8 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                     if r is BLOCKED:
                         c.last_argv = argv  # what serving it reports (slow log, memory account)
                         if fed < nbase:  # what follows waits in hiredis, as after any read
-                            if walk is not None:
-                                if not _rest_for_hiredis(c, walk):
-                                    break  # (the rest waits in the exact parser)
-                                hpos = fed
-                                hdone = done
+                            if walking and not _rest_for_hiredis(c, walk, done):
+                                break  # (the rest waits in the exact parser)
                             c._feed(base, fed, nbase - fed)
                             fed = nbase
                         clean = not has_data()  # blocked on the chunk's last command: a boundary
@@ -1403,7 +1407,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                         else:
                             handle_ready_keys(srv)
                         t_prev = 0
-                    if walk is None and not has_data():
+                    if not walking and not has_data():
                         if fed < nbase:
                             fed = _feed_slice(c, base, fed, nbase)
                             continue
@@ -1420,7 +1424,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 c.last_argv = argv
                 last = cmd
                 out.append(_QUEUED)
-                if walk is None and not has_data():
+                if not walking and not has_data():
                     if fed < nbase:
                         fed = _feed_slice(c, base, fed, nbase)
                         continue
@@ -1444,16 +1448,13 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 break
             if c.blocked or c.close_after_reply:
                 if fed < nbase:
-                    if walk is not None:
-                        if not _rest_for_hiredis(c, walk):
-                            break
-                        hpos = fed
-                        hdone = done
+                    if walking and not _rest_for_hiredis(c, walk, done):
+                        break
                     c._feed(base, fed, nbase - fed)
                     fed = nbase
                 clean = not has_data()
                 break
-            if walk is None and not has_data():
+            if not walking and not has_data():
                 if fed < nbase:
                     fed = _feed_slice(c, base, fed, nbase)
                     continue
@@ -1472,14 +1473,14 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 or unconsumed(c.reader) > INLINE_MAX_SIZE):
             # hiredis would wait for the announced data or the header's end; Redis rejects
             # an oversized bulk header, or a header line over 64 KiB, at once.
-            c._enter_exact(base, base_done + done - hdone, hpos)
+            c._enter_exact(base, base_done + done - walk.hdone, walk.hpos)
             return
         if c._raw is None:
-            if hpos:  # a fresh read walked up to `hpos`: only what hiredis holds is kept
-                c._raw = base = bytearray(memoryview(base)[hpos:])
+            if walk.hpos:  # a fresh read walked up to `hpos`: only what hiredis holds is kept
+                c._raw = base = bytearray(memoryview(base)[walk.hpos:])
             else:
                 c._raw = bytearray(base)
-        c._raw_done = c._base_done = base_done + done - hdone
+        c._raw_done = c._base_done = base_done + done - walk.hdone
         c._base = base
         if _clientbufs.partial_read(c):  # a command left partly received: a big argument's room
             # A big argument's data still to come goes to the exact parser, which reads it into
@@ -1543,9 +1544,10 @@ def _only_bulk_payloads(data: bytes, at_boundary: bool = True) -> bool:
     return data.count(b"+") + data.count(b"=") == markers
 
 
-def _rest_for_hiredis(c: Client, walk: MultibulkWalk) -> bool:
+def _rest_for_hiredis(c: Client, walk: MultibulkWalk, done: int) -> bool:
     """The read gate, for the rest of a fresh read (`walk.buf`) that its walk did not take (from `walk.pos`, a
-    command boundary; the commands before it ran): may hiredis take it?  Its frames are walked as
+    command boundary; the `done` commands before it ran): may hiredis take it?  If so, that boundary
+    is recorded on the walk (`hpos`, `hdone`: where hiredis's bytes start).  Its frames are walked as
     Redis reads them (`walk.rest()`; see _only_bulk_payloads for what hiredis would misread).  A
     read of 32 KiB or more, or one announcing a big argument (32 KiB or more: a smaller read has
     only its start, as a 16 KiB read of bigread's has), also sets the query buffer's room for it
@@ -1556,12 +1558,14 @@ def _rest_for_hiredis(c: Client, walk: MultibulkWalk) -> bool:
     biggest = walk.rest()
     pos = walk.pos
     base = walk.buf
-    # clientbufs.BIG: a read that may bring a big argument, or one whose start it announces
-    if (walk.end >= 32768 or biggest >= 32768) and _clientbufs.big_read(c, base, biggest, pos):
+    # a read that may bring a big argument, or one whose start it announces (a 16 KiB read of bigread's)
+    if (walk.end >= _BIG or biggest >= _BIG) and _clientbufs.big_read(c, base, biggest, pos):
         biggest = -1
     if biggest < 0:
         c._enter_exact(base, 0, pos)
         return False
+    walk.hpos = pos
+    walk.hdone = done
     return True
 
 

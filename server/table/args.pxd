@@ -13,4 +13,8 @@ cpdef to_int(arg, err=*)
 @cython.locals(n=Py_ssize_t, v=cython.longlong)
 cpdef maybe_int(arg)
 
+# the known option words: a C dict read (see option_word)
+cdef dict _WORDS
+
+@cython.locals(word=object)
 cpdef bytes option_word(arg)

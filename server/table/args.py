@@ -109,7 +109,25 @@ def random_picks_reply(c, count: int, per: int, pick: Callable[[int], list], enc
     return reply_in_chunks(c, chunks())
 
 
+# The option words the command families made known (`known_words`), each as clients spell it, all
+# capitals or all small letters, to its lower-case form: one object per word, so that option_word
+# returns it without making a copy (and a later lookup of it in the family's own dict finds it by
+# identity, its hash already cached).  Any other spelling (Px, a NUL within) is copied as before.
+_WORDS: dict[bytes, bytes] = {}
+
+
+def known_words(*words: bytes) -> None:
+    """Make `words` (lower case, as the caller compares them) known to option_word."""
+    for word in words:
+        _WORDS[word] = _WORDS[word.upper()] = word
+
+
 def option_word(arg: bytes) -> bytes:
     """An option keyword as Redis's strcasecmp sees it: lower-cased and ended by its first NUL byte
-    (Redis compares keywords as C strings, so "REPLACE\\0x" is REPLACE)."""
+    (Redis compares keywords as C strings, so "REPLACE\\0x" is REPLACE).  A known word
+    (`known_words`) spelt all in capitals or all in small letters: its lower-case form, no copy."""
+    if type(arg) is bytes:  # (a memoryview or bytearray argument: not hashable, or not an exact key)
+        word = _WORDS.get(arg)
+        if word is not None:
+            return word
     return c_str(arg).lower()
