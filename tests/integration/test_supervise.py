@@ -78,6 +78,19 @@ def _messages(sock: socket.socket, until: str) -> list[str]:
             return got
 
 
+def _datagrams(sock: socket.socket, n: int, s: ServerProcess) -> list[str]:
+    """The next `n` datagrams; if they do not all come (the socket's timeout), a failure that shows
+    those that did and the server's log, which says why a notification was not sent."""
+    got: list[str] = []
+    try:
+        while len(got) < n:
+            got.append(sock.recv(4096).decode())
+    except TimeoutError:
+        pytest.fail(f"{s.name}: {len(got)} of {n} datagrams {got}, exit code {s.proc.poll()}; its log:\n"
+                    + "".join(s.log))
+    return got
+
+
 def _systemd_session(start: Callable[..., ServerProcess], *args: str, socket_name: str | None = None) -> dict:
     with _notify_socket(socket_name) as (sock, _):
         s = start(*args)
@@ -124,7 +137,7 @@ def test_systemd_final_save_status(tmp_path: Path) -> None:
                 except redis.ConnectionError:
                     pass
                 s.proc.wait(20)
-                results[name] = [sock.recv(4096).decode() for _ in range(2)]
+                results[name] = _datagrams(sock, 2, s)
             finally:
                 s.stop()
     assert results["raxdb"] == results["redis"] == ["STOPPING=1\n", "STATUS=Saving the final RDB snapshot\n"]
