@@ -90,7 +90,7 @@ cdef class Database:
     cdef public list hfe
     cdef public object expires, watched, blocking, clock, expired_hook, ready_hook, new_hook, sizes, slot_keys
     cdef public bint lfu, signals, expire_paused, loading, touch
-    cdef public long long stat_expired, mem
+    cdef public long long stat_expired, mem, avg_ttl
     cdef object __weakref__
 
     @cython.locals(tags=array.array, index=array.array, keys=list, mask=Py_ssize_t, i=Py_ssize_t,

@@ -381,6 +381,10 @@ class Database:
         # by the server only while notify-keyspace-events has 'n'.
         self.new_hook: Callable[[Database, bytes], None] | None = None
         self.stat_expired = 0
+        # INFO keyspace's avg_ttl: the active expire cycle's running average (ms) of the remaining
+        # TTL of the keys it samples and leaves alive, 2% weight to each loop's mean (Redis's
+        # db->avg_ttl); 0 again when a cycle finds no deadline, on a flush, swapped by SWAPDB.
+        self.avg_ttl = 0
         # While clients are paused (CLIENT PAUSE) the dataset stays as it is: a key past its
         # deadline reads as missing but is not deleted (expireIfNeeded's pause check).
         self.expire_paused = False
@@ -923,6 +927,7 @@ class Database:
     def flush(self) -> int:
         n = self.count
         self._reset()
+        self.avg_ttl = 0
         self.hfe = []
         if self.slot_keys is not None:
             self.slot_keys.clear()
@@ -945,12 +950,12 @@ class Database:
     def _state(self) -> tuple[Any, ...]:
         return (self._keys, self._values, self._meta, self._free, self._index, self._tags, self._mask, self.count,
                 self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
-                self.sizes, self.mem, self.hfe)
+                self.sizes, self.mem, self.hfe, self.avg_ttl)
 
     def _restore(self, s: tuple[Any, ...]) -> None:
         (self._keys, self._values, self._meta, self._free, self._index, self._tags, self._mask, self.count,
          self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
-         self.sizes, self.mem, self.hfe) = s
+         self.sizes, self.mem, self.hfe, self.avg_ttl) = s
 
     # ---- expiry --------------------------------------------------------------------------------
     def _expire(self, key: bytes) -> None:
@@ -982,7 +987,7 @@ class Database:
         """One sampling loop of the active expire cycle (server/events/expirecycle.py): from
         where the last loop stopped, the deadline slots are walked until `num` keys were sampled,
         `visits` slots were visited or every slot was once, and each sampled key past its
-        deadline is deleted.  Returns (sampled, expired)."""
+        deadline is deleted; the keys left alive update `avg_ttl`.  Returns (sampled, expired)."""
         if self.loading or self.expire_paused:
             return 0, 0
         ttl_pos = self._ttl_pos
@@ -991,6 +996,7 @@ class Database:
             visits = n
         pos = self._ttl_cursor
         sampled = expired = 0
+        ttl_sum = ttl_samples = 0
         while sampled < num and visits > 0:
             if pos >= n:
                 pos = 0
@@ -1006,7 +1012,16 @@ class Database:
                 expired += 1
                 if not self.nexpires:
                     break  # the arrays restarted empty
+            else:
+                ttl_sum += when - now_ms
+                ttl_samples += 1
         self._ttl_cursor = pos if self.nexpires else 0
+        if ttl_samples:
+            mean = ttl_sum // ttl_samples
+            if not self.avg_ttl:
+                self.avg_ttl = mean
+            # Redis's integer arithmetic, each term divided first
+            self.avg_ttl = self.avg_ttl // 50 * 49 + mean // 50
         return sampled, expired
 
     def expire_all_due(self, now_ms: int) -> int:

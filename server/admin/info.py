@@ -323,24 +323,8 @@ def _cluster(srv: Server) -> list[str]:
 
 
 def _keyspace(srv: Server) -> list[str]:
-    out = []
-    now = srv.now_ms
-    for db in srv.dbs:
-        if db:
-            out.append(f"db{db.id}:keys={len(db)},expires={len(db.expires)},avg_ttl={avg_ttl(db, now)}")
-    return out
-
-
-def avg_ttl(db, now_ms: int, sample: int = 64) -> int:
-    """A sampled estimate of the mean remaining TTL in ms, as Redis's is an estimate too."""
-    total = n = 0
-    for when in db.expires.values():
-        if when > now_ms:
-            total += when - now_ms
-            n += 1
-        if n >= sample:
-            break
-    return total // n if n else 0
+    # avg_ttl: the active expire cycle's running average (storage/keyspace.py's Database.avg_ttl)
+    return [f"db{db.id}:keys={len(db)},expires={len(db.expires)},avg_ttl={db.avg_ttl}" for db in srv.dbs if db]
 
 
 # Section name -> (title, generator), in Redis's order.

@@ -102,8 +102,10 @@ def attach(srv: Server) -> ExpireCycle:
 
 
 def may_run(srv: Server) -> bool:
-    """Whether a key may expire actively now: DEBUG SET-ACTIVE-EXPIRE on, no CLIENT PAUSE, a master."""
-    return srv.active_expire_enabled and not srv.pause_until_ms and srv.repl.masterhost is None
+    """Whether a key may expire actively now: DEBUG SET-ACTIVE-EXPIRE on, no CLIENT PAUSE, a master,
+    no dataset loading (Redis runs neither cycle while it loads: no cron, no expiry in beforeSleep)."""
+    return (srv.active_expire_enabled and not srv.pause_until_ms and srv.repl.masterhost is None
+            and not srv.persistence.stats.get("loading"))
 
 
 def slow(srv: Server, now_ms: int) -> bool:
@@ -122,7 +124,7 @@ def fast(srv: Server) -> None:
     acceptable share in percent, so in effect only the time limit starts a fast cycle; kept so,
     which is how often Redis runs one."""
     ec = srv.expire_cycle
-    if not may_run(srv) or srv.persistence.stats.get("loading"):
+    if not may_run(srv):
         srv.expire_fast = False  # the next slow cycle sets it again if it is still wanted
         return
     _, duration, _, acceptable = params(srv.config.active_expire_effort)
@@ -137,7 +139,8 @@ def fast(srv: Server) -> None:
 
 
 def _cycle(srv: Server, ec: ExpireCycle, now: int, is_fast: bool, start: int = -1) -> None:
-    keys_per_loop, duration, slow_perc, acceptable = params(srv.config.active_expire_effort)
+    effort = srv.config.active_expire_effort
+    keys_per_loop, duration, _, acceptable = params(effort)
     timer = ec.timer
     if start < 0:
         start = timer()
@@ -145,7 +148,7 @@ def _cycle(srv: Server, ec: ExpireCycle, now: int, is_fast: bool, start: int = -
     dbnum = len(dbs)
     # every db after a cycle that ran out of time: some db has work, and its expired keys hold memory
     per_call = dbnum if CRON_DBS_PER_CALL > dbnum or ec.timelimit_exit else CRON_DBS_PER_CALL
-    timelimit = duration if is_fast else max(1, slow_perc * 1_000_000 // srv.config.hz // 100)
+    timelimit = duration if is_fast else slow_time_limit(effort, srv.config.hz)
     ec.timelimit_exit = False
     total_sampled = total_expired = 0
     iteration = 0
@@ -154,12 +157,13 @@ def _cycle(srv: Server, ec: ExpireCycle, now: int, is_fast: bool, start: int = -
         db = dbs[ec.current_db % dbnum]
         ec.current_db += 1  # moved on now, so a cycle out of time resumes at the next db
         j += 1
-        if db.loading or db.expire_paused:
+        if db.expire_paused:  # (a loading dataset: may_run is False all the while)
             continue
         while True:
             iteration += 1
             num = db.nexpires
             if not num:
+                db.avg_ttl = 0
                 break
             if num > keys_per_loop:
                 num = keys_per_loop

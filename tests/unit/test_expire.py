@@ -355,3 +355,42 @@ def test_active_expiry_at_each_effort(r, effort):
         _poll(lambda: r.dbsize() == 0)
     finally:
         r.config_set("active-expire-effort", "1")
+
+
+def test_keyspace_avg_ttl_is_the_expire_cycles_running_average(fresh):
+    """INFO keyspace's avg_ttl is what the active expire cycle measured (Redis's db->avg_ttl), not
+    an estimate made by INFO: 0 while no cycle has sampled a key, then a running average of the
+    remaining TTLs within them; 0 again after FLUSHALL; SWAPDB takes it along with the keys; a db
+    whose deadlines are all gone reads 0 once a cycle visits it."""
+    import redis
+
+    def ks(c, db: int = 0) -> dict:
+        return c.info("keyspace").get(f"db{db}", {})
+
+    for s in fresh:
+        c = redis.Redis(port=s.port)
+        try:
+            c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+            c.set("plain", "v")
+            for i in range(30):
+                c.set(f"t{i}", "v", ex=1000)
+            assert ks(c) == {"keys": 31, "expires": 30, "avg_ttl": 0}  # no cycle has run
+            c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+            _poll(lambda c=c: ks(c)["avg_ttl"] > 0)
+            assert 0 < ks(c)["avg_ttl"] <= 1_000_000
+            c.swapdb(0, 1)
+            assert ks(c, 1)["avg_ttl"] > 0 and ks(c) == {}
+            c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+            c.swapdb(0, 1)
+            c.delete(*[f"t{i}" for i in range(30)])
+            assert ks(c)["expires"] == 0 and ks(c)["avg_ttl"] > 0  # kept until a cycle looks
+            c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+            _poll(lambda c=c: ks(c)["avg_ttl"] == 0)
+            c.set("t", "v", ex=1000)
+            _poll(lambda c=c: ks(c)["avg_ttl"] > 0)
+            c.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+            c.flushall()
+            c.set("t", "v", ex=1000)
+            assert ks(c) == {"keys": 1, "expires": 1, "avg_ttl": 0}
+        finally:
+            c.close()

@@ -5,7 +5,8 @@ number of microseconds and nothing else takes any time (durations), so every fig
 What is checked is Redis 7.0's activeExpireCycle: the effort's parameters, the slow cycle's time
 limit and its stop at the acceptable stale share, the resume at the next db, the fast cycle's
 conditions and spacing, the stats (stale estimate, time cap count, CPU time) and CONFIG RESETSTAT,
-the latency monitor's expire-cycle event, and what stops the cycle (pause, replica, the switch).
+the latency monitor's expire-cycle event, and what stops the cycle (pause, replica, loading, the
+switch).
 """
 
 from __future__ import annotations
@@ -258,13 +259,21 @@ def test_what_stops_the_cycle(srv, how):
     assert srv.expire_cycle.stale_perc == 0.0
 
 
-def test_loading_db_is_skipped(srv):
+def test_no_cycle_while_loading(srv):
+    """While a dataset loads neither cycle runs (the loading state as loading.started sets it),
+    and the fast cycle's flag is cleared until a slow cycle after the load sets it again."""
+    from raxdb.server.persistence import loading
+
     _fill(srv, 0, 100, 100)
-    srv.dbs[0].loading = True
-    srv.active_expire_cycle(srv.now_ms)
-    assert len(srv.dbs[0]) == 100
-    srv.dbs[0].loading = False
-    srv.active_expire_cycle(srv.now_ms)
+    srv.expire_fast = True
+    srv.expire_cycle.timelimit_exit = True
+    loading.started(srv, 1, 0)
+    assert not srv.active_expire_cycle(srv.now_ms)
+    srv.flush_writes()
+    assert len(srv.dbs[0]) == 100 and not srv.expire_fast
+    assert srv.expire_cycle.time_used_us == 0
+    loading.stopped(srv)
+    assert srv.active_expire_cycle(srv.now_ms)
     assert len(srv.dbs[0]) == 0
 
 

@@ -91,7 +91,7 @@ def test_info_counters(raxdb):
     c.call("SET", "e", "1", "EX", "100")
     ks = info_fields(c, "keyspace")["db0"]
     m = re.fullmatch(r"keys=(\d+),expires=(\d+),avg_ttl=(\d+)", ks)
-    assert m and m[1] == "2" and m[2] == "1" and 0 < int(m[3]) <= 100_000
+    assert m and m[1] == "2" and m[2] == "1" and 0 <= int(m[3]) <= 100_000  # 0 until a cycle samples it
     clients = info_fields(c, "clients")
     assert int(clients["connected_clients"]) >= 1
     server = info_fields(c, "server")
