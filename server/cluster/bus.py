@@ -48,6 +48,7 @@ from raxdb.server.cluster.state import (
     now_ms,
     valid_name,
 )
+from raxdb.server.net.accept import Acceptor
 
 if TYPE_CHECKING:
     from raxdb.server.cluster.manager import Cluster
@@ -145,16 +146,17 @@ class Bus:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.st = cluster.st
-        self.listeners: list[Any] = []
+        self.listeners: list[Acceptor] = []
         self.inbound: set[Link] = set()
         self.pings_sent = 0
         self.tasks: set[asyncio.Task[Any]] = set()
 
-    async def listen(self, socks: list[socket.socket]) -> None:
+    def listen(self, socks: list[socket.socket]) -> None:
+        """Accept on the bus's listening sockets: every waiting connection at each readable event,
+        as the data port does (server/net/accept.py; libuv's listener takes one a loop turn)."""
         loop = asyncio.get_running_loop()
         for sock in socks:
-            self.listeners.append(await loop.create_server(lambda: bustls.wrap(self.cluster, Link(self, None, True)),
-                                                           sock=sock))
+            self.listeners.append(Acceptor(loop, sock, lambda: bustls.wrap(self.cluster, Link(self, None, True))))
 
     def close(self) -> None:
         for srv in self.listeners:

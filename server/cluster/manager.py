@@ -233,7 +233,7 @@ class Cluster:
         from raxdb.server.cluster.bus import Bus  # noqa: PLC0415 (the bus needs a running loop)
 
         self.bus = Bus(self)
-        await self.bus.listen(socks)
+        self.bus.listen(socks)
         self.st.first_update_ms = now_ms()
         self._schedule()
 

@@ -62,3 +62,35 @@ def test_one_readable_event_takes_every_waiting_connection() -> None:
 
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         runner.run(scenario())
+
+
+def test_the_cluster_bus_takes_every_waiting_connection_at_once() -> None:
+    """The cluster port accepts as the data port does: one readable event takes every node's
+    connection waiting, each an inbound link of the bus (a plain-TCP bus: tls-cluster no)."""
+    from types import SimpleNamespace
+
+    from raxdb.server.cluster.bus import Bus
+
+    n = 8
+
+    async def scenario() -> None:
+        listening = socket.create_server(("127.0.0.1", 0), backlog=64)
+        addr = listening.getsockname()
+        peers = [socket.create_connection(addr) for _ in range(n)]
+        bus = Bus(SimpleNamespace(st=SimpleNamespace(nodes={}), values=dict))  # type: ignore[arg-type]
+        bus.listen([listening])
+        bus.listeners[0].accept_waiting()  # one readable event
+        with pytest.raises(BlockingIOError):
+            listening.accept()
+        for _ in range(1000):  # the hand-over tasks run on the next turns
+            if len(bus.inbound) == n:
+                break
+            await asyncio.sleep(0)
+        assert len(bus.inbound) == n and all(link.inbound and link.node is None for link in bus.inbound)
+        bus.close()
+        assert listening.fileno() == -1
+        for p in peers:
+            p.close()
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(scenario())
