@@ -188,6 +188,13 @@ class AOF(AofFields):
         return self.srv.config.values["aof-use-rdb-preamble"] == "yes"
 
     # ---- start-up -------------------------------------------------------------------------------
+    def to_load(self) -> bool:
+        """Has start-up an AOF to read (server/persistence/aofload.py's load_at_startup)?  With
+        appendonly yes, or where its directory exists: its manifest is read whatever appendonly
+        says (aofLoadManifestFromDisk; one Redis refuses stops the server).  Otherwise the
+        loader is not even imported (#56): the manifest stays the empty one it would read."""
+        return self.srv.config.values["appendonly"] == "yes" or os.path.isdir(self.dirname())
+
     def start(self) -> None:
         """appendonly yes at start-up (aofOpenIfNeededOnServerStart): the manifest's last increment
         is opened for appending; with no AOF yet, a base of the dataset and a first increment are
