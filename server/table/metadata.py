@@ -112,6 +112,15 @@ def _decode(info: Tree, subs: list[CommandMeta], generation: str = "") -> Comman
 _GROUP_INFOS: dict[str, dict[str, Tree]] = {}  # commands/info/<group>.json, decoded on first use
 
 
+def decode_all() -> None:
+    """Decode every info and docs file now (a process that forks servers decodes them once for
+    all of them: server/main.py's `preload`)."""
+    for name in os.listdir(os.path.join(_FOLDER, "info")):
+        if name.endswith(".json"):
+            _group_infos(name[:-5])
+    _own_docs("get")
+
+
 def _group_infos(group: str) -> dict[str, Tree]:
     trees = _GROUP_INFOS.get(group)
     if trees is None:
