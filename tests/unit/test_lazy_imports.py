@@ -30,7 +30,8 @@ from tests.support.servers import free_port, start_raxdb, start_redis
 
 ROOT = Path(__file__).resolve().parents[2]
 LAZY = ("hashlib", "hmac", "glob", "encodings.idna", "raxdb.server.persistence.aofload",
-        "raxdb.server.replication.replica", "raxdb.storage.rdb", "raxdb.storage.rdbwalk")
+        "raxdb.server.persistence.aofmanifest", "raxdb.server.replication.replica", "raxdb.storage.rdb",
+        "raxdb.storage.rdbwalk")
 
 # A server started as main() starts one (a config from argv, the listeners bound), the modules
 # imported once it serves, and then the first use of each lazy import, in the same interpreter.
