@@ -50,12 +50,11 @@ from raxdb.server.net.blocking import attach as attach_blocking
 from raxdb.server.net.blocking import handle_ready_keys
 from raxdb.server.net.client import Client, fan_out, flush_clients
 from raxdb.server.net.migratecache import close_idle
-from raxdb.server.persistence import aofload, loading
+from raxdb.server.persistence import loading
 from raxdb.server.persistence.aof import AOF
 from raxdb.server.persistence.snapshot import LoadError, Persistence
-from raxdb.server.replication import replica
-from raxdb.server.replication.replica import update_gate
 from raxdb.server.replication.state import attach as attach_replication
+from raxdb.server.replication.state import update_gate
 from raxdb.server.scripting import functions, scripts
 from raxdb.server.security.acl import attach as attach_acl
 from raxdb.server.table.registry import TABLE
@@ -483,13 +482,17 @@ class Server(ServerFields, _Declared):
         if self.config.values["set-proc-title"] == "yes":
             proctitle.apply(self)
         self._show_banner(port or tls_port)
-        replica.start_from_config(self)  # a replica from the start loads as one (keys past their deadline kept)
+        if self.config.values["replicaof"]:  # the replica side is imported by its first use (#56)
+            from raxdb.server.replication import replica
+            replica.start_from_config(self)  # a replica from the start loads as one (keys past their deadline kept)
         # so does a cluster node that nodes.conf names a replica (its master's address comes later)
         self.repl.cluster_replica = self.cluster is not None and self.cluster.st.myself.is_replica()
         if not await self._load_dataset():  # a shutdown came while loading: nothing else starts
             await self.close()
             return
-        replica.after_load(self)
+        if not self.repl.i_am_master():  # a master's own saved history: Replication.continue_saved_history
+            from raxdb.server.replication import replica
+            replica.after_load(self)
         self.repl.cluster_replica = False  # from now on the cluster's role changes say it
         self.aof.start()
         self.aof.delete_history()  # at start-up whatever appendonly says, as Redis does
@@ -527,18 +530,27 @@ class Server(ServerFields, _Declared):
         (server/persistence/loading.py).  A file that cannot be loaded stops the server, as Redis does,
         rather than serving without its data.  False when a shutdown stopped the load."""
         try:
-            if not await loading.drive(self, aofload.load_at_startup(self)):
+            if not await self._load_aof():
                 await loading.drive(self, self.persistence.load_at_startup())
         except loading.Aborted:
             return False
-        except aofload.Fatal:
-            raise SystemExit(1) from None
         except LoadError as exc:
             LOG.warning(str(exc))
             LOG.raw(3, exc.check_report)
             LOG.warning("Terminating server after rdb file reading failure.")
             raise SystemExit(1) from None
         return True
+
+    async def _load_aof(self) -> bool:
+        """The AOF side of `_load_dataset`: True when the AOF was the source.  The loader is
+        imported only when there is an AOF to read (AOF.to_load)."""
+        if not self.aof.to_load():
+            return False
+        from raxdb.server.persistence import aofload
+        try:
+            return await loading.drive(self, aofload.load_at_startup(self))
+        except aofload.Fatal:
+            raise SystemExit(1) from None
 
     # ---- listening sockets ----------------------------------------------------------------------
     def _bind_sockets(self, bind: str, port: int) -> list[socket.socket]:

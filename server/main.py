@@ -149,14 +149,20 @@ def preload() -> None:
     import raxdb.server.base.version  # noqa: F401
     import raxdb.server.core  # noqa: F401
     import raxdb.server.events.notify  # noqa: F401
+
+    # what a shell start leaves to first use and the command families do not import: the replica
+    # side (a first REPLICAOF) and the command table's trees (a first COMMAND INFO, DOCS, key spec)
+    import raxdb.server.replication.replica  # noqa: F401
     from raxdb.server.commands import import_all
     from raxdb.server.config.options import Config  # noqa: F401
+    from raxdb.server.table.metadata import decode_all
 
     try:
         import uvloop  # noqa: F401
     except ImportError:  # _runner says so when it starts the loop
         pass
     import_all()  # every command family: the forks then never import one on first use
+    decode_all()
 
 
 def _check_the_build() -> None:

@@ -50,7 +50,6 @@ from raxdb.server.base.files import WriteFailed, remove_quietly, write_atomicall
 from raxdb.server.base.log import LOG
 from raxdb.server.config.options import ConfigError
 from raxdb.server.events import propagate
-from raxdb.server.persistence import aofmanifest
 from raxdb.server.scripting.functions import library_code
 from raxdb.storage.hashfe import HashEx
 from raxdb.storage.keyspace import is_string
@@ -58,6 +57,7 @@ from raxdb.storage.set_type import as_set
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
+    from raxdb.server.persistence import aofmanifest
 
 OFF, ON, WAIT_REWRITE = 0, 1, 2
 ITEMS_PER_CMD = 64  # AOF_REWRITE_ITEMS_PER_CMD
@@ -129,7 +129,10 @@ class AOF(AofFields):
         self.buf = bytearray()
         self.selected_db = -1  # the database the file's last command ran in (-1: none yet)
         self.fd = -1  # the increment being appended to
-        self.manifest = aofmanifest.Manifest()
+        # the manifest (`manifest`), made or read on first use: a server with no AOF directory and
+        # appendonly no never imports server/persistence/aofmanifest.py (its dataclasses, ~4 M
+        # instructions of start-up, #56)
+        self._manifest: aofmanifest.Manifest | None = None
         self.manifest_read = False  # the directory's manifest was read (start-up, or lazily)
         self.state = ON if srv.config.values["appendonly"] == "yes" else OFF
         self.bio = Bio()
@@ -167,6 +170,18 @@ class AOF(AofFields):
         # updateAofAutoGCEnabled: turning the collection back on removes what it kept
         on("aof-disable-auto-gc", []).append(lambda v: self.delete_history() if v == "no" else None)
 
+    @property
+    def manifest(self) -> aofmanifest.Manifest:
+        m = self._manifest
+        if m is None:
+            from raxdb.server.persistence import aofmanifest
+            m = self._manifest = aofmanifest.Manifest()
+        return m
+
+    @manifest.setter
+    def manifest(self, m: aofmanifest.Manifest) -> None:
+        self._manifest = m
+
     # ---- names ------------------------------------------------------------------------------
     def dirname(self) -> str:
         return self.srv.config.values["appenddirname"]
@@ -188,6 +203,13 @@ class AOF(AofFields):
         return self.srv.config.values["aof-use-rdb-preamble"] == "yes"
 
     # ---- start-up -------------------------------------------------------------------------------
+    def to_load(self) -> bool:
+        """Has start-up an AOF to read (server/persistence/aofload.py's load_at_startup)?  With
+        appendonly yes, or where its directory exists: its manifest is read whatever appendonly
+        says (aofLoadManifestFromDisk; one Redis refuses stops the server).  Otherwise the
+        loader is not even imported (#56): the manifest stays the empty one it would read."""
+        return self.srv.config.values["appendonly"] == "yes" or os.path.isdir(self.dirname())
+
     def start(self) -> None:
         """appendonly yes at start-up (aofOpenIfNeededOnServerStart): the manifest's last increment
         is opened for appending; with no AOF yet, a base of the dataset and a first increment are
@@ -263,6 +285,7 @@ class AOF(AofFields):
         path = self.manifest_path()
         if not os.path.isdir(self.dirname()) or not os.path.exists(path):  # aofLoadManifestFromDisk
             return True
+        from raxdb.server.persistence import aofmanifest
         try:
             with open(path, "rb") as f:
                 self.manifest = aofmanifest.parse(f.read())
@@ -710,8 +733,8 @@ class AOF(AofFields):
     def delete_history(self) -> None:
         """aofDelHistoryFiles (unless aof-disable-auto-gc): the history files go, then the manifest
         stops naming them."""
-        m = self.manifest
-        if self.srv.config.values["aof-disable-auto-gc"] == "yes" or not m.history:
+        m = self._manifest  # None: none read or made yet, so no history
+        if m is None or self.srv.config.values["aof-disable-auto-gc"] == "yes" or not m.history:
             return
         for h in m.history:
             LOG.notice(f"Removing the history file {h.name} in the background")

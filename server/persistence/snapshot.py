@@ -30,6 +30,9 @@ redis-server both ways); this module decides when and where they are written and
   already past their deadline are not loaded (as a master does), an empty collection is
   skipped, and a file that fails its checks stops the server with Redis's message: serving a
   partial dataset would lose data silently.
+- Start-up imports none of the format (storage/rdb.py and what it imports, storage/rdbwalk.pyx):
+  the first save or load does (#56), a background one in the parent before it forks (the
+  children would each import them again).  A server with no dump file never needs them.
 """
 
 from __future__ import annotations
@@ -55,16 +58,10 @@ from raxdb.server.events.propagate import deletion
 from raxdb.server.persistence import childinfo, loading
 from raxdb.server.persistence.loading import Steps
 from raxdb.server.scripting.functions import library_code
-from raxdb.storage import rdb
-from raxdb.storage.hashfe import track
-
-try:  # the compiled build's snapshot writer (storage/rdbwalk.pyx); interpreted, rdb.write_file
-    from raxdb.storage import rdbwalk  # type: ignore[attr-defined]  # a .pyx: compiled only, no Python source
-except ImportError:
-    rdbwalk = None
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
+    from raxdb.storage import rdb
 
 BGSAVE_RETRY_DELAY = 5  # CONFIG_BGSAVE_RETRY_DELAY, seconds
 BGSAVE_ERROR = (b"MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. "
@@ -82,6 +79,18 @@ class LoadError(Exception):
     redis-check-rdb would print about it (redis-server runs it on a file it fails to load)."""
 
     check_report = ""
+
+
+@functools.cache
+def rdb_format() -> tuple[Any, Any]:
+    """storage/rdb.py, and storage/rdbwalk.pyx, the compiled build's snapshot writer (None
+    interpreted, where rdb.py's write_file writes): imported by the first save or load."""
+    from raxdb.storage import rdb
+    try:
+        from raxdb.storage import rdbwalk  # type: ignore[attr-defined]  # a .pyx: compiled only, no Python source
+    except ImportError:
+        return rdb, None
+    return rdb, rdbwalk
 
 
 def _cwd() -> str | None:
@@ -146,6 +155,7 @@ class Persistence:
 
     # ---- what a snapshot holds ------------------------------------------------------------------
     def limits(self) -> rdb.Limits:
+        rdb = rdb_format()[0]
         cfg = self.srv.config
         fill, depth = cfg.list_options
         hash_entries, hash_value = cfg.hash_max_listpack
@@ -205,6 +215,7 @@ class Persistence:
             return srv.dbs[dbid].lfu_counter(key, now)
 
         aux = self._aux(aof_base)
+        rdb, rdbwalk = rdb_format()
         libraries = library_code(self.srv) if functions else []
         checksum = values["rdbchecksum"] == "yes"
         if rdbwalk is not None:  # the compiled walk: no reference count of the dataset written
@@ -264,7 +275,7 @@ class Persistence:
         that outlasts its supervisor's patience loses what it was saving); the file is only larger."""
         dirty = self.srv.dirty
         try:
-            self._write_file(os.getpid(), rdbwalk is not None and self.srv.config.values["rdbcompression"] == "yes")
+            self._write_file(os.getpid(), rdb_format()[1] is not None and self.srv.config.values["rdbcompression"] == "yes")
         except WriteFailed:
             return False  # the status stays: only a background save's failure sets it (rdbSave)
         LOG.notice("DB saved on disk")
@@ -287,6 +298,7 @@ class Persistence:
         off at once (a collection would write to, and so copy, every page of the heap) and
         reports its copy-on-write through the child info pipe."""
         report_fd = self.childinfo.open(sum(len(db) for db in self.srv.dbs))
+        rdb_format()  # imported once, here, not by every child (see the docstring)
 
         def child() -> bool:
             gc.disable()
@@ -593,6 +605,8 @@ class Persistence:
         the libraries' code instead of loading them (a swapdb load swaps them in at its end);
         `arriving`: `data` is the start of an RDB still arriving (a replica's diskless load),
         and the steps yield how many more bytes they wait for (loading.drive's `fill`)."""
+        from raxdb.storage.hashfe import track
+        rdb = rdb_format()[0]
         srv = self.srv
         values = srv.config.values
         delay = int(values["key-load-delay"])
@@ -698,6 +712,7 @@ class Persistence:
 
     @staticmethod
     def _add(db: Any, item: rdb.KeyRecord, now: int, merge: bool) -> None:
+        from raxdb.storage.hashfe import track
         key = item.key
         if key in db:
             if not merge:

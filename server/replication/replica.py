@@ -76,7 +76,7 @@ from raxdb.server.persistence.aof import OFF as AOF_OFF
 from raxdb.server.persistence.emptydata import empty_data
 from raxdb.server.persistence.snapshot import LoadError
 from raxdb.server.replication.failover import IN_PROGRESS
-from raxdb.server.replication.state import NO_REPLID, disconnect_replicas
+from raxdb.server.replication.state import NO_REPLID, disconnect_replicas, update_gate
 from raxdb.server.scripting.functions import registry
 from raxdb.server.security.acl import User
 from raxdb.server.table.getkeys import key_positions
@@ -991,19 +991,6 @@ def _temp_db(db: Any) -> Any:
     if db.sizes is not None:
         temp.sizes = {}
     return temp
-
-
-def update_gate(srv: Server) -> None:
-    """`srv.replica_gate`: must commands of ordinary clients pass `Link.denies`?  On every
-    replica: a read-only one refuses writes, a writable one deletes the expired keys a write
-    names first.  While it is set no client is `plain`, so the fast loop never skips the check.
-    The master side's gate (min-replicas-to-write, which only a master applies) follows the role
-    change too."""
-    gate = srv.repl.masterhost is not None
-    if gate != srv.replica_gate:
-        srv.replica_gate = gate
-        srv.update_plain_all()
-    srv.repl.update_write_gate()
 
 
 def set_master(srv: Server, host: str, port: int) -> None:

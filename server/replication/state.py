@@ -529,6 +529,20 @@ def disconnect_replicas(srv: Server) -> None:
     srv.repl.master.disconnect_all()
 
 
+def update_gate(srv: Server) -> None:
+    """`srv.replica_gate`: must commands of ordinary clients pass `Link.denies`
+    (server/replication/replica.py)?  On every replica: a read-only one refuses writes, a
+    writable one deletes the expired keys a write names first.  While it is set no client is
+    `plain`, so the fast loop never skips the check.  The master side's gate
+    (min-replicas-to-write, which only a master applies) follows the role change too.  Here,
+    not in replica.py, so that a CONFIG SET of the gate's options imports no replica side (#56)."""
+    gate = srv.repl.masterhost is not None
+    if gate != srv.replica_gate:
+        srv.replica_gate = gate
+        srv.update_plain_all()
+    srv.repl.update_write_gate()
+
+
 def _on_disconnect(c: interfaces.Client) -> None:
     if c.replica is not None:
         c.server.repl.master.on_disconnect(c)

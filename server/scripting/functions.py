@@ -32,7 +32,6 @@ from raxdb.server.table.scriptflags import (
     FLAG_NO_WRITES,
     NO_CLUSTER,
 )
-from raxdb.storage import rdb
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
@@ -293,6 +292,7 @@ class FunctionsEngine:
     # ---- DUMP / RESTORE ----------------------------------------------------------------------------
     def dump(self, compress: bool = True) -> bytes:
         """FUNCTION DUMP: each library as RDB_OPCODE_FUNCTION2 and its code (rdbSaveFunctions)."""
+        from raxdb.storage import rdb  # on first use: start-up does not import the RDB format (#56)
         w = rdb.Writer(compress)
         for lib in self.libraries.values():
             w.buf.append(rdb.OP_FUNCTION2)
@@ -300,6 +300,7 @@ class FunctionsEngine:
         return rdb.seal(w.buf, rdb.format_of(self.server.config.compat_version))
 
     def restore(self, payload: bytes, policy: bytes) -> None:
+        from raxdb.storage import rdb
         body = rdb.unseal(payload, True, rdb.format_of(self.server.config.compat_version))
         if body is None:
             raise CommandError("ERR DUMP payload version or checksum are wrong")

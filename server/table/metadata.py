@@ -10,7 +10,10 @@ which COMMAND INFO and COMMAND DOCS render as they are (`info_tree` and `docs_tr
 container's down to some of its subcommands).  This module is the only one that knows where
 things sit in the trees.
 
-When.  The command table calls `load` on import: the info files are decoded then, once, and
+When.  The command table calls `load` on import, which builds every command's record from
+infoheads.py (tools/gen_infoheads.py: the fields start-up reads, and each command's `since`, as
+Python literals: no JSON decoded at start, #56).  A record's trees (its COMMAND INFO entry, and
+the tips and key specs in it) are decoded on first use, its group's info file at once, and kept;
 nothing is decoded per command call.  The docs files (most of the bytes, read by COMMAND DOCS
 alone) are read on the first `docs` asked for, all of them at once, and kept.
 """
@@ -20,26 +23,60 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 Tree = Any  # a typed JSON tree: see tools/gen_commands.py
 
 
-class CommandMeta(NamedTuple):
-    """One command or subcommand of the table."""
+class CommandMeta:
+    """One command or subcommand of the table.  A record is not changed once the table holds
+    it: `_replace` makes a new one (as a NamedTuple's does, which this was)."""
 
-    name: str  # as COMMAND names it: "get", "client|kill"
-    arity: int
-    flags: tuple[str, ...]  # COMMAND INFO's flags: "write", "readonly", "denyoom", ...
-    first_key: int
-    last_key: int
-    key_step: int
-    acl_categories: tuple[str, ...]  # "@read", "@string", ...
-    tips: tuple[str, ...]  # "nondeterministic_output", "request_policy:all_shards", ...
-    key_specs: tuple[Tree, ...]  # each a typed map (flags, begin_search, find_keys), as COMMAND INFO has it
-    subcommands: dict[str, CommandMeta]  # by full name ("config|get"), in table order
-    info: Tree  # the COMMAND INFO entry, subcommands included
-    generation: str = ""  # "": as in commands/info; "7.2": as a later generation changed it (commands/7.2)
+    __slots__ = ("name", "arity", "flags", "first_key", "last_key", "key_step", "acl_categories",
+                 "subcommands", "generation", "group", "_own", "_info")
+
+    def __init__(self, name: str, arity: int, flags: tuple[str, ...], first_key: int, last_key: int,
+                 key_step: int, acl_categories: tuple[str, ...], subcommands: dict[str, CommandMeta],
+                 group: str = "", own: Tree = None, generation: str = "") -> None:
+        self.name = name  # as COMMAND names it: "get", "client|kill"
+        self.arity = arity
+        self.flags = flags  # COMMAND INFO's flags: "write", "readonly", "denyoom", ...
+        self.first_key, self.last_key, self.key_step = first_key, last_key, key_step
+        self.acl_categories = acl_categories  # "@read", "@string", ...
+        self.subcommands = subcommands  # by full name ("config|get"), in table order
+        self.generation = generation  # "": as in commands/info; "7.2": as a later generation changed it (commands/7.2)
+        self.group = group  # the file of commands/info/ its trees are in, where `own` is not given
+        self._own = own  # its own COMMAND INFO entry (a container's with the placeholder), once decoded
+        self._info: Tree = None  # `info`, once built
+
+    @property
+    def own_info(self) -> Tree:
+        """Its own COMMAND INFO entry, a container's with the placeholder for the subcommands."""
+        own = self._own
+        if own is None:
+            own = self._own = _group_infos(self.group)[self.name]
+        return own
+
+    @property
+    def info(self) -> Tree:
+        """The COMMAND INFO entry, subcommands included."""
+        info = self._info
+        if info is None:
+            info = self.own_info
+            if self.subcommands:
+                info = info_tree(self, self.subcommands.values())
+            self._info = info
+        return info
+
+    @property
+    def tips(self) -> tuple[str, ...]:
+        """"nondeterministic_output", "request_policy:all_shards", ..."""
+        return tuple(self.own_info[1][7][1])
+
+    @property
+    def key_specs(self) -> tuple[Tree, ...]:
+        """Each a typed map (flags, begin_search, find_keys), as COMMAND INFO has it."""
+        return tuple(self.own_info[1][8][1])
 
     @property
     def docs(self) -> Tree | None:
@@ -48,25 +85,53 @@ class CommandMeta(NamedTuple):
             return docs_tree(self, self.subcommands.values())
         return _own_docs(self.name, self.generation)
 
+    def _replace(self, **changes: Any) -> CommandMeta:
+        """A copy with some fields changed (`info=` sets the COMMAND INFO entry; new
+        `subcommands` without it build theirs on first use)."""
+        new = CommandMeta.__new__(CommandMeta)
+        for field in CommandMeta.__slots__:
+            setattr(new, field, getattr(self, field))
+        if "subcommands" in changes:
+            new._info = None
+        info = changes.pop("info", None)
+        if info is not None:
+            new._info = info
+        for field, value in changes.items():
+            setattr(new, field, value)
+        return new
 
-_new_meta = tuple.__new__  # a CommandMeta from its fields in order, without NamedTuple's keyword call
 
-
-def _decode(info: Tree, subs: list[CommandMeta]) -> CommandMeta:
+def _decode(info: Tree, subs: list[CommandMeta], generation: str = "") -> CommandMeta:
     """A CommandMeta from a command's own COMMAND INFO entry (a container's with its placeholder
     for the subcommands) and its subcommands."""
     f = info[1]
-    meta = _new_meta(CommandMeta, (
-        f[0], f[1], tuple([x[1] for x in f[2][1]]), f[3], f[4], f[5], tuple([x[1] for x in f[6][1]]),
-        tuple(f[7][1]), tuple(f[8][1]), {s.name: s for s in subs}, info, ""))
-    if subs:
-        meta = meta._replace(info=info_tree(meta, subs))
-    return meta
+    return CommandMeta(f[0], f[1], tuple([x[1] for x in f[2][1]]), f[3], f[4], f[5], tuple([x[1] for x in f[6][1]]),
+                       {s.name: s for s in subs}, own=info, generation=generation)
+
+
+_GROUP_INFOS: dict[str, dict[str, Tree]] = {}  # commands/info/<group>.json, decoded on first use
+
+
+def decode_all() -> None:
+    """Decode every info and docs file now (a process that forks servers decodes them once for
+    all of them: server/main.py's `preload`)."""
+    for name in os.listdir(os.path.join(_FOLDER, "info")):
+        if name.endswith(".json"):
+            _group_infos(name[:-5])
+    _own_docs("get")
+
+
+def _group_infos(group: str) -> dict[str, Tree]:
+    trees = _GROUP_INFOS.get(group)
+    if trees is None:
+        with open(os.path.join(_FOLDER, "info", group + ".json"), encoding="utf-8") as f:
+            trees = _GROUP_INFOS[group] = json.load(f)
+    return trees
 
 
 def info_tree(meta: CommandMeta, subs: Iterable[CommandMeta]) -> Tree:
     """The container's COMMAND INFO entry listing `subs` as its subcommands."""
-    tag, fields = meta.info
+    tag, fields = meta.own_info
     return [tag, [*fields[:9], ["*", [s.info for s in subs]]]]
 
 
@@ -138,27 +203,12 @@ _SINCE: dict[str, Version] | None = None
 
 
 def since(name: str) -> Version:
-    """The `since` of a command or subcommand's COMMAND DOCS entry ((0,) for one without).  Read
-    once per process from the docs files without decoding them: a line is one command, and its
-    own `since` is the line's first (its arguments' come after: Redis's order is summary, since,
-    group, ...; an escaped quote in a summary cannot look like one)."""
+    """The `since` of a command or subcommand's COMMAND DOCS entry ((0,) for one without), as
+    infoheads.py has it."""
     global _SINCE
     if _SINCE is None:
-        found: dict[str, Version] = {}
-        versions: dict[str, Version] = {}  # a few dozen versions for ~400 lines: each parsed once
-        folder = os.path.join(_FOLDER, "docs")
-        for fname in sorted(os.listdir(folder)):
-            if fname.endswith(".json"):
-                with open(os.path.join(folder, fname), encoding="utf-8") as f:
-                    for line in f:
-                        at = line.find('"since","')
-                        if line.startswith('"') and at > 0:
-                            text = line[at + 9:line.index('"', at + 9)]
-                            v = versions.get(text)
-                            if v is None:
-                                v = versions[text] = version(text)
-                            found[line[1:line.index('"', 1)]] = v
-        _SINCE = found
+        from raxdb.server.table.infoheads import HEADS
+        _SINCE = {name: head[7] for name, head in HEADS.items()}
     return _SINCE.get(name, (0,))
 
 
@@ -171,7 +221,7 @@ def changes(upto: Version) -> dict[str, CommandMeta]:
             break
         if os.path.isdir(os.path.join(_FOLDER, gen, "info")):
             for name, info in _read(os.path.join(gen, "info")).items():
-                out[name] = _decode(info, [])._replace(generation=gen)
+                out[name] = _decode(info, [], gen)
     return out
 
 
@@ -223,16 +273,23 @@ def new(name: str, arity: int, flags: Iterable[str], first_key: int, last_key: i
     return _decode(info, [])
 
 
+def _from_head(name: str, head: tuple[Any, ...], subs: list[CommandMeta]) -> CommandMeta:
+    group, arity, flags, first_key, last_key, key_step, acl_categories, _ = head
+    return CommandMeta(name, arity, flags, first_key, last_key, key_step, acl_categories,
+                       {s.name: s for s in subs}, group)
+
+
 def load(extra: Iterable[CommandMeta] = ()) -> dict[str, CommandMeta]:
     """The top-level commands by name (sorted), each with its subcommands; `extra` adds commands,
     or subcommands after their container's own ("client|setinfo"), that are not in the files."""
-    infos = _read("info")
+    from raxdb.server.table.infoheads import HEADS  # sorted by name
+
     subs: dict[str, list[CommandMeta]] = {}
     tops: list[str] = []
-    for name in sorted(infos):
+    for name, head in HEADS.items():
         parent, bar, _ = name.partition("|")
         if bar:
-            subs.setdefault(parent, []).append(_decode(infos[name], []))
+            subs.setdefault(parent, []).append(_from_head(name, head, []))
         else:
             tops.append(name)
     more: list[CommandMeta] = []
@@ -242,7 +299,7 @@ def load(extra: Iterable[CommandMeta] = ()) -> dict[str, CommandMeta]:
             subs.setdefault(parent, []).append(meta)
         else:
             more.append(meta)
-    table = {name: _decode(infos[name], subs.get(name, [])) for name in tops}
+    table = {name: _from_head(name, HEADS[name], subs.get(name, [])) for name in tops}
     for meta in more:
         table[meta.name] = meta
     return table

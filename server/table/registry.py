@@ -212,7 +212,7 @@ class CommandTable:
             meta = changed.get(name, meta)
             if len(subs) != len(meta.subcommands) or any(sub is not meta.subcommands.get(full)
                                                          for full, sub in subs.items()):
-                meta = meta._replace(subcommands=subs, info=metadata.info_tree(meta, subs.values()))
+                meta = meta._replace(subcommands=subs)  # its COMMAND INFO entry built on first use
             view.meta[name] = meta
         view.commands = {}
         for name, cmd in self.commands.items():

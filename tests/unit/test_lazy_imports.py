@@ -1,12 +1,17 @@
-"""Standard-library modules start-up leaves to their first use (#56).
+"""Modules and data start-up leaves to their first use (#56).
 
 hashlib and hmac (a password's hash and comparison, a script's SHA1: server/security/acl.py,
 server/table/scriptflags.py), glob (an `include` with wildcards: server/config/options.py) and the
 idna codec (a `bind` host name given as str: server/core.py resolves ASCII names as bytes) are not
 imported by a server's start (hashlib and hmac come once it serves, after the idle imports of the
-command families: server/main.py's `_ready`).  What must hold: a started server has not imported them, and their
-first use, in a fresh interpreter, gives what the module gives at once (the same hashes on the
-first call and on later ones; a host name, not only an address, binds).
+command families: server/main.py's `_ready`).  Nor, with no AOF, no dump file and no replicaof,
+are the AOF loader, the replica side and the RDB format (server/core.py, server/persistence/
+snapshot.py's `rdb_format`), nor are the command table's JSON trees decoded
+(server/table/infoheads.py holds what start-up reads).  What must hold: a started server has not
+imported or decoded them, and their first use gives what they gave at once (the same hashes on
+the first call and on later ones; a host name, not only an address, binds; a SAVE that a restart
+loads, an AOF turned on by CONFIG SET, a replica of redis-server, COMMAND INFO and DOCS as
+redis-server's).
 """
 
 from __future__ import annotations
@@ -19,11 +24,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.cluster import until
 from tests.support.diff import RawConnection, parse
-from tests.support.servers import free_port, start_raxdb
+from tests.support.servers import free_port, start_raxdb, start_redis
 
 ROOT = Path(__file__).resolve().parents[2]
-LAZY = ("hashlib", "hmac", "glob", "encodings.idna")
+LAZY = ("hashlib", "hmac", "glob", "encodings.idna", "raxdb.server.persistence.aofload",
+        "raxdb.server.persistence.aofmanifest", "raxdb.server.replication.replica", "raxdb.storage.rdb",
+        "raxdb.storage.rdbwalk")
 
 # A server started as main() starts one (a config from argv, the listeners bound), the modules
 # imported once it serves, and then the first use of each lazy import, in the same interpreter.
@@ -33,6 +41,8 @@ from raxdb.server.main import main
 
 def ready():
     serving = sorted(m for m in sys.modules if m in LAZY)
+    from raxdb.server.table import metadata
+    serving += sorted(metadata._GROUP_INFOS) + sorted(metadata._DOCS)  # the trees decoded
     from raxdb.server.security.acl import User, hash_password
     from raxdb.server.table.scriptflags import sha1hex
     first = [sha1hex(b"return 1").decode(), hash_password(b"secret").decode()]
@@ -85,3 +95,109 @@ def test_bind_by_host_name():
             assert s.recv(16) == b"+PONG\r\n"
     finally:
         srv.stop()
+
+
+# ---- the persistence and replication modules, and the command table's trees, on first use ----
+def _info(c: RawConnection, section: str) -> dict[str, str]:
+    text = parse(c.call("INFO", section)).decode()
+    return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+
+
+def test_infoheads_is_up_to_date():
+    """server/table/infoheads.py is what tools/gen_infoheads.py makes of today's JSON files."""
+    out = subprocess.run([sys.executable, "tools/gen_infoheads.py", "--check"], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+def test_first_save_is_loaded_by_a_restart():
+    """A fresh server's first SAVE (the RDB format imported by it) writes what a restart loads;
+    the restart's load imports it at start-up, and DEBUG RELOAD's save and load work after."""
+    srv = start_raxdb()
+    try:
+        c = RawConnection(srv.port)
+        assert parse(c.call("RPUSH", "l", "a", "b")) == 2 and parse(c.call("SET", "s", "v")) == b"OK"
+        assert parse(c.call("SAVE")) == b"OK"
+        c.close()
+        srv.stop()
+        srv = srv.restarted()
+        c = RawConnection(srv.port)
+        assert parse(c.call("GET", "s")) == b"v" and parse(c.call("LRANGE", "l", "0", "-1")) == [b"a", b"b"]
+        assert parse(c.call("DEBUG", "RELOAD")) == b"OK" and parse(c.call("GET", "s")) == b"v"
+        c.close()
+    finally:
+        srv.stop()
+
+
+def test_appendonly_set_at_run_time_writes_an_aof(tmp_path):
+    """CONFIG SET appendonly yes in a server started with it off (no AOF loader imported at start)
+    rewrites the dataset into an AOF and appends to it; a restart with appendonly yes loads both."""
+    srv = start_raxdb(cwd=str(tmp_path))
+    try:
+        c = RawConnection(srv.port)
+        assert parse(c.call("SET", "before", "1")) == b"OK"
+        assert parse(c.call("CONFIG", "SET", "appendonly", "yes")) == b"OK"
+        until("the first rewrite", lambda: _info(c, "persistence")["aof_rewrite_in_progress"] == "0"
+              and _info(c, "persistence")["aof_enabled"] == "1")
+        assert parse(c.call("SET", "after", "2")) == b"OK"
+        c.close()
+        assert any(name.endswith(".manifest") for name in os.listdir(tmp_path / "appendonlydir"))
+        srv.stop()
+        srv = start_raxdb("--appendonly", "yes", cwd=str(tmp_path))
+        c = RawConnection(srv.port)
+        assert parse(c.call("MGET", "before", "after")) == [b"1", b"2"]
+        c.close()
+    finally:
+        srv.stop()
+
+
+def test_replica_of_redis_server_from_the_command_and_the_config():
+    """REPLICAOF (the replica side imported by the command) and `replicaof` at start-up (imported
+    by the start) both sync from a real redis-server."""
+    master = start_redis()
+    replicas = []
+    try:
+        m = RawConnection(master.port)
+        assert parse(m.call("SET", "k", "from-master")) == b"OK"
+        replicas.append(start_raxdb())
+        replicas.append(start_raxdb("--replicaof", "127.0.0.1", str(master.port)))
+        c = RawConnection(replicas[0].port)
+        assert parse(c.call("REPLICAOF", "127.0.0.1", str(master.port))) == b"OK"
+        c.close()
+        for srv in replicas:
+            c = RawConnection(srv.port)
+            until("the link up", lambda c=c: _info(c, "replication").get("master_link_status") == "up")
+            until("the key", lambda c=c: parse(c.call("GET", "k")) == b"from-master")
+            c.close()
+        m.close()
+    finally:
+        for srv in replicas:
+            srv.stop()
+        master.stop()
+
+
+def test_command_info_and_docs_first_use_match_redis():
+    """A fresh server's first COMMAND INFO and DOCS (the trees decoded then) answer as
+    redis-server's, in RESP2 and RESP3; COMMAND COUNT and LIST as the table holds them."""
+    ours, theirs = start_raxdb(), start_redis()
+    try:
+        for proto in ("2", "3"):
+            a, b = RawConnection(ours.port), RawConnection(theirs.port)
+            a.call("HELLO", proto)
+            b.call("HELLO", proto)
+            for args in (("COMMAND", "INFO", "get", "set", "client|kill", "xadd", "config|get", "nosuch"),
+                         ("COMMAND", "DOCS", "get", "client|kill", "sort", "migrate", "zadd"),
+                         ("COMMAND", "INFO", "georadius_ro", "eval", "object|encoding")):
+                assert a.call(*args) == b.call(*args), args
+            a.close()
+            b.close()
+        fresh = start_raxdb()
+        try:
+            c = RawConnection(fresh.port)
+            names = parse(c.call("COMMAND", "LIST"))
+            assert parse(c.call("COMMAND", "COUNT")) == len([n for n in names if b"|" not in n])
+            c.close()
+        finally:
+            fresh.stop()
+    finally:
+        ours.stop()
+        theirs.stop()
