@@ -46,13 +46,12 @@ from raxdb.server.memory import evict, lazyfree
 from raxdb.server.memory import overhead as memoverhead
 from raxdb.server.memory.usage import key_usage
 from raxdb.server.net import blocking
-from raxdb.server.persistence.aofload import debug_loadaof
+from raxdb.server.persistence import snapshot
 from raxdb.server.persistence.emptydata import empty_data
 from raxdb.server.persistence.snapshot import LoadError
 from raxdb.server.security.protected import protected_allowed, protected_denied
 from raxdb.server.table.args import maybe_int, option_word, positive_long
 from raxdb.server.table.registry import NO_REPLY, command
-from raxdb.storage import rdb
 
 
 # ---- keyspace-wide ------------------------------------------------------------------------------
@@ -585,6 +584,7 @@ def _debug_object(c, key: bytes) -> bytes:
     else:
         enc = value.encoding()
         refcount = 1
+    rdb, _ = snapshot.rdb_format()  # imported by the first that needs it: DEBUG's others do not
     w = rdb.Writer(c.server.config.values["rdbcompression"] == "yes")
     rdb.write_value(w, value)  # rdbSavedObjectLen: the value's RDB body, as SAVE would write it
     serialized = len(w.buf)
@@ -724,6 +724,8 @@ def debug(c, argv):
             raise CommandError(f"ERR CONFIG-REWRITE-FORCE-ALL failed: {str(exc).rpartition(': ')[2]}") from None
         return R.OK
     if sub == b"loadaof" and n == 2:
+        from raxdb.server.persistence.aofload import debug_loadaof  # noqa: PLC0415 - first use only
+
         debug_loadaof(c)
         return R.OK
     if sub == b"set-skip-checksum-validation" and n == 3:
