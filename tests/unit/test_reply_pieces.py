@@ -7,8 +7,13 @@ rules (only immutable values by reference, `flat` the reply's bytes)."""
 
 from __future__ import annotations
 
+import re
+
+import pytest
+
 from raxdb.protocol import reply as R
-from tests.support.diff import encode_command
+from tests.support.diff import RawConnection, encode_command
+from tests.support.servers import run_on_both
 
 BIG = R.PIECE_MIN  # the smallest value sent in pieces
 SIZES = (BIG - 1, BIG, 10_000, 100_000, 1_000_000)
@@ -136,3 +141,31 @@ def test_only_immutable_values_are_kept_by_reference():
     assert r == R.bulk(v)
     assert R.value(v[:-1]) == R.bulk(v[:-1])  # below PIECE_MIN: one bytes object
     assert R.flat(b"+OK\r\n") == b"+OK\r\n"
+
+
+def _monitored(srv) -> tuple[bytes, list[bytes]]:
+    """A client GETs a big value (alone, pipelined, in EXEC) while another MONITORs: its replies,
+    and the monitor's lines without their time stamps and addresses."""
+    v = _value(30_000, 8)
+    mon = RawConnection(srv.port)
+    assert mon.call("MONITOR") == b"+OK\r\n"
+    c = RawConnection(srv.port)
+    c.call("SET", "k", v)
+    cmds = [("GET", "k"), ("MULTI",), ("GET", "k"), ("EXEC",), ("GET", "k")]
+    c.send(b"".join(encode_command(cmd) for cmd in cmds))
+    replies = b"".join(c.read_frame() for _ in cmds)
+    lines = [_MONITOR_STAMP.sub(b"", mon.read_frame()) for _ in range(6)]
+    c.close()
+    mon.close()
+    return replies, lines
+
+
+_MONITOR_STAMP = re.compile(rb"^\+[0-9.]+ \[\d+ [^\]]+\] ")
+
+
+@pytest.mark.oracle
+def test_monitor_sees_the_commands_and_the_client_its_replies():
+    ours, theirs = run_on_both(_monitored)
+    assert ours == theirs
+    assert ours[1][0].startswith(b'"SET" "k"')
+
