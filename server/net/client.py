@@ -1058,12 +1058,14 @@ def queue_replies(c: Client, out: list[bytes]) -> None:
             queue_output(c, out[0])
         return
     start = 0
-    for i in range(n):
-        if len(out[i]) >= _PIECE_MIN:
+    i = 0
+    for piece in out:  # (iterated, not indexed: a -P 16 batch of small replies pays no more than a sum of lengths)
+        if len(piece) >= _PIECE_MIN:
             if i > start:
                 _queue_run(c, out, start, i)
-            queue_output(c, out[i])
+            queue_output(c, piece)
             start = i + 1
+        i += 1
     if start == 0:
         data = _join(out)
         if data:
