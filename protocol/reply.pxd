@@ -38,6 +38,21 @@ cpdef bytes bulk_aggregate(unsigned char head, items)
 
 cpdef bytes bulk_strings(items, Py_ssize_t same_len=*)
 
+# A reply in pieces (reply.py): `value` a big stored value's reply by reference, `flat` any reply
+# as one bytes object, `add_reply` (inline) a reply added to a connection's list of replies.
+@cython.locals(n=Py_ssize_t, head=bytes)
+cpdef object value(v)
+
+cpdef bytes flat(r)
+
+cdef inline int add_reply(list out, object r) except -1:
+    """A command's reply added to `out`, a connection's list of replies: its pieces as they are."""
+    if type(r) is tuple:
+        out.extend(<tuple>r)
+    else:
+        out.append(r)
+    return 0
+
 cpdef bytes bulk_set(Encoder enc, items)
 
 # WITHSCORES replies (t_zset.pairs_reply): scores that are whole numbers written as C integers

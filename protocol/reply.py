@@ -14,8 +14,13 @@ frame writers (`digits`, `put_u`, `put_head`, `decimal`, `bulk_size`, `put_bulk`
 spells every byte of RESP; the interpreted build has their twins at the end of this module.
 `stream_entry` is a stream entry's reply, the encoder storage's node views are kept in.
 
+A command's whole reply may also be a tuple of bytes, its pieces (`value`: a big stored value kept
+by reference, not copied); `add_reply` puts a reply on a connection's list, `flat` gives any
+reply as one bytes object for every other use.
+
 Invariants: every function returns complete frames; `array()` and friends take already-encoded
-elements; doubles print like Redis (`%.17g`, `inf`, `-inf`, `nan`).
+elements (bytes, never pieces); a reply in pieces holds only immutable bytes; doubles print like
+Redis (`%.17g`, `inf`, `-inf`, `nan`).
 """
 
 from __future__ import annotations
@@ -128,6 +133,46 @@ def array(items: list[bytes] | tuple[bytes, ...]) -> bytes:
 
 def array_header(n: int) -> bytes:
     return b"*%d\r\n" % n
+
+
+# ---- a reply in pieces ---------------------------------------------------------------------------
+# A command's whole reply may be a tuple of bytes instead of bytes: its pieces, in order, whose join
+# is the reply.  `value` makes one (a big stored value kept by reference, not copied into a reply
+# of its own); the connection adds a reply to its list of replies with `add_reply`, which takes the
+# pieces as they are, and writes the list as pieces (one writev) where some are big.  Whoever uses a
+# reply otherwise (an element of EXEC's array, what redis.call gives a script, a reply logged)
+# takes `flat(r)`.  Only immutable values are kept so: a bytes object cannot change while its
+# reply waits to be written (a bytearray, which APPEND and SETRANGE may grow in place, is copied).
+PIECE_MIN = 8192  # bytes: a value this big goes out by reference (below it, the copy is cheaper)
+
+
+def value(v: bytes | bytearray) -> bytes | tuple[bytes, ...]:
+    """A stored string as a command's whole reply: a bulk, in pieces (its header, the value
+    itself, CRLF) when it is bytes of PIECE_MIN bytes or more."""
+    n = len(v)
+    if n < PIECE_MIN or type(v) is not bytes:
+        return bulk(v)
+    if cython.compiled:  # the header written in C, not %-formatted
+        head = PyBytes_FromStringAndSize(cython.NULL, digits(n) + 3)  # noqa: F821 (reply.pxd)
+        put_head(cython.cast(cython.p_uchar, PyBytes_AS_STRING(head)), 0, 36, n)  # noqa: F821
+        return (head, v, b"\r\n")
+    return (b"$%d\r\n" % n, v, b"\r\n")
+
+
+def flat(r: bytes | tuple[bytes, ...]) -> bytes:
+    """A command's reply as one bytes object (the pieces of `value` joined)."""
+    if type(r) is tuple:
+        return _join(r)
+    return cast(bytes, r)
+
+
+if not cython.compiled:  # compiled, reply.pxd holds it inline
+    def add_reply(out: list[bytes], r: bytes | tuple[bytes, ...]) -> None:
+        """A command's reply added to `out`, a connection's list of replies: its pieces as they are."""
+        if type(r) is tuple:
+            out.extend(r)
+        else:
+            out.append(cast(bytes, r))
 
 
 if not cython.compiled:  # compiled, reply.pxd holds these inline (see there)

@@ -74,7 +74,7 @@ def exec_(c, argv):
                 lifecycle.feed_monitors(c, args, cmd)
             if r is BLOCKED:  # blocking commands must not block here; never leave a hole
                 r = c.enc.null_array
-            replies.append(r)
+            replies.append(R.flat(r))  # an element of EXEC's array: a reply in pieces joined
     finally:
         leave_exec(c)
     return R.array(replies)

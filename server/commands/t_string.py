@@ -43,6 +43,7 @@ from raxdb.storage.lcs import lcs_length, lcs_walk
 
 _OK = R.OK
 _bulk = R.bulk
+_value = R.value  # a whole reply of a stored value: a big one in pieces, uncopied
 _BULK_HEADERS = R.BULK_HEADERS
 _join = b"".join
 _EMPTY = R.EMPTY_BULK
@@ -76,7 +77,7 @@ def get(c, argv):
     cls = type(v)
     if cls is bytes or cls is bytearray:
         n = len(v)  # R.bulk inlined: the call is a twentieth of GET's cost
-        return _join((_BULK_HEADERS[n], v, b"\r\n")) if n < 4096 else _bulk(v)
+        return _join((_BULK_HEADERS[n], v, b"\r\n")) if n < 4096 else _value(v)
     if is_string(v):  # EmbStr
         return _bulk(v)
     raise CommandError(WRONGTYPE)
@@ -236,7 +237,7 @@ def getset(c, argv):
     notify(c, NOTIFY_STRING, "set", key)
     if c.server.also_propagate is not None:
         propagate.rewrite(c, [b"SET", *argv[1:]])
-    return c.enc.null if old is None else R.bulk(old)
+    return c.enc.null if old is None else _value(old)
 
 
 @command("getex")
@@ -247,7 +248,7 @@ def getex(c, argv):
     if v is None:
         return c.enc.null
     when = None if expire is None else _expire_of(c, flags, expire, "getex")
-    reply = R.bulk(v)
+    reply = _value(v)
     db = c.db
     if when is not None:
         if db.already_expired(when, c.server.now_ms):  # EXAT / PXAT in the past: the key goes now
@@ -275,7 +276,7 @@ def getdel(c, argv):
         return c.enc.null
     _delete(c, key)
     propagate.rewrite_deletion(c, key)
-    return R.bulk(v)
+    return _value(v)
 
 
 @command("mget")

@@ -17,6 +17,7 @@
 cimport cython
 from libc.time cimport timespec
 from posix.time cimport CLOCK_MONOTONIC, CLOCK_REALTIME, clock_gettime, clockid_t
+from raxdb.protocol cimport reply as R
 from raxdb.protocol.multibulk cimport MultibulkWalk, frames_biggest
 from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.conn.obuf cimport check_delivery
@@ -67,12 +68,14 @@ cpdef read_event(ClientFields c, bytes data)
 cpdef flush_output(ClientFields c)
 
 
-cdef Py_ssize_t PIECES_MIN, PIECE_AVG
-cdef bint keep_pieces(Py_ssize_t total, Py_ssize_t count) noexcept
+cdef Py_ssize_t _PIECE_MIN
 
+cdef bint has_big_piece(list obuf) except -1
 
-@cython.locals(total=Py_ssize_t, out=list)
+@cython.locals(n=Py_ssize_t, i=Py_ssize_t, start=Py_ssize_t)
 cpdef queue_replies(ClientFields c, list out)
+
+cdef _queue_run(ClientFields c, list out, Py_ssize_t start, Py_ssize_t end)
 
 
 @cython.locals(c=ClientFields)

@@ -19,8 +19,9 @@ with more bytes behind it in the same read) is rejected when the command complet
 `_PARTIAL_LIMIT`, where Redis rejects it as soon as that header line is complete.  Finding it
 sooner would mean walking every partial command's headers in Python on each read.
 
-Writing.  Replies of every command read in one event are joined into one payload, and payloads
-wait in `obuf` until the server flushes every client that has output, once per event-loop
+Writing.  Replies of every command read in one event are joined into one payload (big pieces
+apart, such as a big value's reply in pieces: they are written as they are, `queue_replies`), and
+payloads wait in `obuf` until the server flushes every client that has output, once per event-loop
 iteration, after all the iteration's reads (`Server.flush_writes`; Redis's beforeSleep /
 handleClientsWithPendingWrites).  Writing inside each read event instead interleaves reads and
 writes, so the peer is woken, and the kernel's cross-CPU wake-up paid, once per reply; writing in
@@ -871,17 +872,17 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
             lifecycle.slowlog_add(self, argv, ns // 1000)
         latency.add_sample_if_needed(srv, "fast-command" if "fast" in cmd.flags else "command", ns // 1_000_000)
 
-    def _emit(self, r: bytes, out: list[bytes]) -> None:
+    def _emit(self, r: bytes | tuple[bytes, ...], out: list[bytes]) -> None:
         mode = self.reply_mode
         if mode == "on":
-            out.append(r)
+            R.add_reply(out, r)
         elif mode == "skip":
             self.reply_mode = "on"
             self.update_plain()
         elif mode == "skip_next":  # CLIENT REPLY SKIP: its own reply is dropped, then the next one
             self.reply_mode = "skip"
         elif mode == "replica" and r:  # a replica gets the stream only: a command that replied drops it
-            rogue_reply(self, r)
+            rogue_reply(self, R.flat(r))
 
     def error_reply(self, msg: bytes, cmd: CommandEntry | None = None, counted: bool = False) -> bytes:
         if cmd is not None:
@@ -989,8 +990,8 @@ def read_event(c: Client, data: bytes) -> None:
 
 
 def flush_output(c: Client) -> None:
-    """Client.flush_output's body: the queued output written with one write (big pieces: one
-    writelines, see keep_pieces), the queue emptied."""
+    """Client.flush_output's body: the queued output written with one write (with a big piece
+    among them, one writelines of the pieces: see queue_replies), the queue emptied."""
     obuf = c.obuf
     if not obuf:
         return
@@ -999,7 +1000,7 @@ def flush_output(c: Client) -> None:
     if len(obuf) == 1:
         data = obuf[0]
     else:
-        data = None if keep_pieces(n, len(obuf)) else _join(obuf)
+        data = None if has_big_piece(obuf) else _join(obuf)
     if n > c.rb_peak:  # Redis's reply buffer fills up to its size before the write
         c.rb_peak = n if n < c.rb_size else c.rb_size
         # the rest would be in Redis's reply list, whose limit is checked before any write
@@ -1029,36 +1030,55 @@ def flush_clients(clients: list[Client]) -> None:
         flush_output(c)
 
 
-# Output of big pieces is written as its pieces (transport.writelines: one writev with uvloop)
-# rather than joined into one buffer first: joining a -P 16 batch of 10 KB replies copied 160 KB
-# into a new allocation (a heap grown and trimmed with brk, its pages faulted in) per batch.  Only
-# big pieces: many small ones cost the kernel more as an iovec each than one join costs here.
-PIECES_MIN = 32768  # bytes queued
-PIECE_AVG = 4096  # bytes a piece on average
+# Output with big pieces in it is written as its pieces (transport.writelines: one writev with
+# uvloop) rather than joined into one buffer first: a big value's reply in pieces (protocol/
+# reply.py's `value`) then goes out without being copied at all, and a -P 16 batch of 10 KB
+# replies is not copied into a new allocation (a heap grown and trimmed with brk, its pages faulted
+# in) per batch.  The small pieces between big ones are joined: each as an iovec of its own costs
+# the kernel more than a join of them costs here.  Big is R.PIECE_MIN bytes, the size from which a
+# value's reply is made in pieces.
+_PIECE_MIN = R.PIECE_MIN
 
 
-def keep_pieces(total: int, count: int) -> bool:
-    """Whether `count` pieces of output, `total` bytes in all, go out as they are, unjoined."""
-    return total >= PIECES_MIN and total >= count * PIECE_AVG
+def has_big_piece(obuf: list[bytes]) -> bool:
+    """Whether queued output holds a piece of _PIECE_MIN bytes or more."""
+    for piece in obuf:
+        if len(piece) >= _PIECE_MIN:
+            return True
+    return False
 
 
 def queue_replies(c: Client, out: list[bytes]) -> None:
-    """A read event's replies (`out`, not empty) queued for the flush: one queued item, joined,
-    unless they are big pieces (keep_pieces), which are queued one by one, uncopied."""
-    if len(out) == 1:
+    """A read event's replies (`out`, not empty) queued for the flush: each big piece (_PIECE_MIN
+    bytes or more) by itself, uncopied, and the runs of small ones between them joined, each run
+    one queued item (without a big one, all of `out`)."""
+    n = len(out)
+    if n == 1:
         if out[0]:
             queue_output(c, out[0])
         return
-    total = 0
-    for piece in out:
-        total += len(piece)
-    if not keep_pieces(total, len(out)):
-        if total:
-            queue_output(c, _join(out))
-        return
-    for piece in out:
-        if piece:
+    start = 0
+    i = 0
+    for piece in out:  # (iterated, not indexed: a -P 16 batch of small replies pays no more than a sum of lengths)
+        if len(piece) >= _PIECE_MIN:
+            if i > start:
+                _queue_run(c, out, start, i)
             queue_output(c, piece)
+            start = i + 1
+        i += 1
+    if start == 0:
+        data = _join(out)
+        if data:
+            queue_output(c, data)
+    elif start < n:
+        _queue_run(c, out, start, n)
+
+
+def _queue_run(c: Client, out: list[bytes], start: int, end: int) -> None:
+    """out[start:end], small pieces, queued as one item."""
+    data = out[start] if end - start == 1 else _join(out[start:end])
+    if data:
+        queue_output(c, data)
 
 
 def queue_output(c: Client, data: bytes) -> None:
@@ -1393,7 +1413,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                             fed = nbase
                         clean = not has_data()  # blocked on the chunk's last command: a boundary
                         break
-                    out.append(r)
+                    R.add_reply(out, r)  # (a big value's reply in pieces: protocol/reply.py's value)
                     if ready:
                         # a write woke blocked clients: serve them now, before the next command,
                         # each a top-level command of its own

@@ -16,6 +16,7 @@
 # write (the databases, the clock, propagation, the monitors, the write gates, the ACL user) are C
 # struct fields.
 cimport cython
+from raxdb.protocol cimport reply as R
 from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.net.client cimport perf_clock_ns, call_command
 from raxdb.server.scripting.runner cimport Runner

@@ -338,6 +338,8 @@ class Engine(Runner):
             tracking.remember_script_read(run.caller, run.argv)
         if r is BLOCKED:
             r = client.enc.null
+        else:  # the script sees a value, not a reply in pieces (protocol/reply.py's value)
+            r = R.flat(r)
         if session is not None and session.logging():
             session.log_reply(r)
         return r
