@@ -113,8 +113,9 @@ cpdef Py_ssize_t zset_length(ZSet z) except -1
 
 
 # ZSet.add's body, cpdef: the compiled handlers (server/commands/t_zset.pxd) call it in C.
-@cython.locals(p=Py_ssize_t, n=Py_ssize_t, sk=_Skiplist)
-cpdef tuple zset_add(ZSet z, bytes member, double score, long flags, Py_ssize_t max_entries, Py_ssize_t max_value)
+@cython.locals(p=Py_ssize_t, n=Py_ssize_t, sk=_Skiplist, found=bint, cur=cython.double)
+cpdef (long, double) zset_add(ZSet z, bytes member, double score, long flags, Py_ssize_t max_entries,
+                              Py_ssize_t max_value)
 
 
 cdef Py_ssize_t _backlen_size(Py_ssize_t n) noexcept

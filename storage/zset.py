@@ -1410,16 +1410,20 @@ def zset_add(z: ZSet, member: bytes, score: float, flags: int, max_entries: int,
              ) -> tuple[int, float]:
     """ZSet.add's body, a module function so that the compiled handlers call it in C (zset.pxd):
     ZSet's methods stay def methods, since a cpdef method would add a vtable pointer to every
-    sorted set."""
+    sorted set.  Compiled, its (OUT_* flag, resulting score) is a C tuple (a struct of a long and
+    a double: no tuple or float object per add) for a compiled caller."""
     lp = z.lp
     p = -1
     sk = z.sk
     if lp is not None:
         p = zzl_find(lp, member)
-        cur = zzl_score(lp, p) if p >= 0 else None
+        found = p >= 0
+        cur = zzl_score(lp, p) if found else 0.0
     else:
-        cur = sk.scores.get(member)
-    if cur is not None:
+        got = sk.scores.get(member)
+        found = got is not None
+        cur = got if found else 0.0  # compiled, a C double (zset.pxd): the tests below are C compares
+    if found:
         if flags & IN_NX:
             return OUT_NOP, cur
         if flags & IN_INCR:
