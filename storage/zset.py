@@ -1422,7 +1422,7 @@ def zset_add(z: ZSet, member: bytes, score: float, flags: int, max_entries: int,
     else:
         got = sk.scores.get(member)
         found = got is not None
-        cur = got if found else 0.0  # compiled, a C double (zset.pxd): the tests below are C compares
+        cur = got if got is not None else 0.0  # compiled, a C double (zset.pxd): the tests below are C compares
     if found:
         if flags & IN_NX:
             return OUT_NOP, cur
