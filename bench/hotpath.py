@@ -53,6 +53,8 @@ WORKLOADS: dict[str, list[bytes]] = {
     "HGET": [b"HGET", b"myhash", b"element:" + RAND],  # the hash HSET's set-up filled
     "SPOP": [b"SPOP", b"myset"],
     "ZADD": [b"ZADD", b"myzset", RAND, b"element:" + RAND],
+    # bench.py's ZADD_SMALL: a one-member sorted set (a listpack) per key
+    "ZADD_SMALL": [b"ZADD", b"z:" + RAND, b"5", b"member:5"],
     "LRANGE_100": [b"LRANGE", b"mylist", b"0", b"99"],
     "LRANGE_600": [b"LRANGE", b"mylist", b"0", b"599"],
     "XADD": [b"XADD", b"bench:stream", b"MAXLEN", b"~", b"100000", b"*", b"field", b"value", b"f2", b"v2"],
@@ -310,7 +312,8 @@ def fill_stream(c: Client) -> None:
 
 
 def fill_small(c: Client) -> None:
-    """EVALSHA_MIX's 100,000 small hashes and sorted sets of 10, as bench.py's prepare makes them."""
+    """EVALSHA_MIX's and ZADD_SMALL's 100,000 small hashes and sorted sets of 10, as bench.py's
+    prepare makes them."""
     fields = [x for j in range(10) for x in (b"field:%d" % j, b"value:%d" % j)]
     members = [x for j in range(10) for x in (b"%d" % j, b"member:%d" % j)]
     for start in range(0, 100_000, 1000):
@@ -348,7 +351,7 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, 
     c = make_client(setup_commands, counting, setup=name not in BLOCKS)
     if name == "XADD":
         fill_stream(c)
-    elif name == "EVALSHA_MIX":
+    elif name in ("EVALSHA_MIX", "ZADD_SMALL"):
         fill_small(c)
     elif name in ("XRANGE_100_INT", "XRANGE_1000_INT"):
         fill_xint(c)

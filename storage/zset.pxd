@@ -27,6 +27,42 @@ cdef Py_ssize_t _bisect_scores(array.array a, double s, Py_ssize_t lo, Py_ssize_
 
 cdef double _score_item(array.array a, Py_ssize_t i) noexcept
 
+cdef void _set_score(array.array a, Py_ssize_t i, double s) noexcept
+
+# A sublist's insert and delete, one memmove of its tail each (the helpers below for the members'
+# list: PyList_Append grows it and takes the reference, which the memmove carries to slot j;
+# PyList_SetSlice's delete moves the tail with memmove too).
+from cpython.array cimport resize_smart
+from libc.string cimport memmove
+
+cdef extern from *:
+    """
+    static int raxdb_list_insert(PyObject *list, Py_ssize_t j, PyObject *item) {
+        Py_ssize_t n = PyList_GET_SIZE(list);
+        PyObject **items;
+        if (PyList_Append(list, item) < 0) return -1;
+        items = ((PyListObject *)list)->ob_item;
+        memmove(items + j + 1, items + j, (size_t)(n - j) * sizeof(PyObject *));
+        items[j] = item;
+        return 0;
+    }
+    static int raxdb_list_delete(PyObject *list, Py_ssize_t j) {
+        return PyList_SetSlice(list, j, j + 1, NULL);
+    }
+    """
+    int _list_insert "raxdb_list_insert"(list members, Py_ssize_t j, object item) except -1
+    int _list_delete "raxdb_list_delete"(list members, Py_ssize_t j) except -1
+
+@cython.locals(n=Py_ssize_t, d="double*")
+cdef int _insert_score(array.array a, Py_ssize_t j, double s) except -1
+
+@cython.locals(n=Py_ssize_t, d="double*")
+cdef int _delete_score(array.array a, Py_ssize_t j) except -1
+
+cdef int _insert_member(list members, Py_ssize_t j, bytes m) except -1
+
+cdef int _delete_member(list members, Py_ssize_t j) except -1
+
 
 cdef class _SkipOrder:
     cdef public list _keys, _members, _maxes
@@ -40,8 +76,16 @@ cdef class _SkipOrder:
     @cython.locals(maxkeys=array.array, keys=array.array, n=Py_ssize_t, k=Py_ssize_t, j=Py_ssize_t)
     cpdef put(self, double s, m)
 
-    @cython.locals(maxkeys=array.array, keys=array.array, members=list, k=Py_ssize_t, j=Py_ssize_t)
     cpdef drop(self, double s, m)
+
+    @cython.locals(keys=array.array, k=Py_ssize_t, j=Py_ssize_t, last=Py_ssize_t, ok=bint)
+    cpdef update(self, double cur, m, double s)
+
+    @cython.locals(maxkeys=array.array, keys=array.array, members=list, k=Py_ssize_t, j=Py_ssize_t)
+    cpdef tuple _where(self, double s, m)
+
+    @cython.locals(keys=array.array)
+    cpdef _delete_at(self, Py_ssize_t k, Py_ssize_t j)
 
     @cython.locals(keys=array.array)
     cpdef _add_at(self, double s, m, Py_ssize_t k, Py_ssize_t j)
@@ -69,8 +113,9 @@ cpdef Py_ssize_t zset_length(ZSet z) except -1
 
 
 # ZSet.add's body, cpdef: the compiled handlers (server/commands/t_zset.pxd) call it in C.
-@cython.locals(p=Py_ssize_t, n=Py_ssize_t, sk=_Skiplist)
-cpdef tuple zset_add(ZSet z, bytes member, double score, long flags, Py_ssize_t max_entries, Py_ssize_t max_value)
+@cython.locals(p=Py_ssize_t, n=Py_ssize_t, sk=_Skiplist, found=bint, cur=cython.double)
+cpdef (long, double) zset_add(ZSet z, bytes member, double score, long flags, Py_ssize_t max_entries,
+                              Py_ssize_t max_value)
 
 
 cdef Py_ssize_t _backlen_size(Py_ssize_t n) noexcept

@@ -564,6 +564,52 @@ def _score_item(a: array[float], i: int) -> float:
     return a[i]
 
 
+def _set_score(a: array[float], i: int, s: float) -> None:
+    if cython.compiled:
+        a.data.as_doubles[i] = s
+    else:
+        a[i] = s
+
+
+# A sublist's insert and delete.  Compiled, one resize and one memmove of the tail each: array's
+# insert and delete are method calls that box the index and the score, and list.insert moves the
+# tail one pointer at a time (CPython's ins1), ~1,700 instructions of a ZADD into a big sorted set
+# whose sublists hold 500-1000 pairs.
+def _insert_score(a: array[float], j: int, s: float) -> None:
+    if cython.compiled:
+        n = len(a)
+        resize_smart(a, n + 1)  # noqa: F821 (zset.pxd cimports it)
+        d = a.data.as_doubles
+        memmove(d + j + 1, d + j, (n - j) * 8)  # noqa: F821 (zset.pxd)
+        d[j] = s
+    else:
+        a.insert(j, s)
+
+
+def _delete_score(a: array[float], j: int) -> None:
+    if cython.compiled:
+        n = len(a) - 1
+        d = a.data.as_doubles
+        memmove(d + j, d + j + 1, (n - j) * 8)  # noqa: F821 (zset.pxd)
+        resize_smart(a, n)  # noqa: F821
+    else:
+        del a[j]
+
+
+def _insert_member(members: list[bytes], j: int, m: bytes) -> None:
+    if cython.compiled:
+        _list_insert(members, j, m)  # noqa: F821 (zset.pxd: the tail moved by one memmove)
+    else:
+        members.insert(j, m)
+
+
+def _delete_member(members: list[bytes], j: int) -> None:
+    if cython.compiled:
+        _list_delete(members, j)  # noqa: F821 (zset.pxd)
+    else:
+        del members[j]
+
+
 class _SkipOrder:
     """The skiplist encoding's order: sorted (score, member) pairs kept as sublists of about _LOAD
     scores (`_keys`) with their members alongside (`_members`); pairs are made when read.
@@ -660,8 +706,8 @@ class _SkipOrder:
             self._maxes[k] = (s, m)
             self._maxkeys[k] = s
         keys = self._keys[k]
-        keys.insert(j, s)
-        self._members[k].insert(j, m)
+        _insert_score(keys, j, s)
+        _insert_member(self._members[k], j, m)
         self._len += 1
         self._offsets = None
         if len(keys) > 2 * _LOAD:
@@ -673,20 +719,53 @@ class _SkipOrder:
 
     def drop(self, s: float, m: bytes) -> None:
         """remove() of score s and member m, without the pair."""
+        k, j = self._where(s, m)
+        self._delete_at(k, j)
+
+    def update(self, cur: float, m: bytes, s: float) -> None:
+        """Move member m, present with score cur, to score s (!= cur).  As Redis's zslUpdateScore,
+        the score is changed in place when the pair keeps its rank: the new score lies strictly
+        between its neighbours' scores (or it has no neighbour on that side); else the pair is
+        removed and put again."""
+        k, j = self._where(cur, m)
+        keys = self._keys[k]
+        last = len(keys) - 1
+        if j:
+            ok = _score_item(keys, j - 1) < s
+        else:
+            ok = not k or _score_item(self._maxkeys, k - 1) < s
+        if ok:
+            if j < last:
+                ok = s < _score_item(keys, j + 1)
+            elif k + 1 < len(self._keys):
+                ok = s < _score_item(self._keys[k + 1], 0)
+        if not ok:
+            self._delete_at(k, j)
+            self.put(s, m)
+            return
+        _set_score(keys, j, s)
+        if j == last:
+            self._maxes[k] = (s, m)
+            _set_score(self._maxkeys, k, s)
+
+    def _where(self, s: float, m: bytes) -> tuple[int, int]:
+        """(sublist, index) of the pair (s, m), which is present."""
         maxkeys = self._maxkeys
         k = _bisect_scores(maxkeys, s, 0, len(maxkeys), False)
         if _score_item(maxkeys, k) == s:  # possibly the maximum, or in a run of equal maxima
-            k, j = self._find(s, m)
-            keys = self._keys[k]
-            members = self._members[k]
-        else:  # the common case, inline: not its sublist's maximum
-            keys = self._keys[k]
-            members = self._members[k]
-            j = _bisect_scores(keys, s, 0, len(keys), False)
-            if members[j] != m:
-                j = bisect_left(members, m, j, _bisect_scores(keys, s, j, len(keys), True))
-        del keys[j]
-        del members[j]
+            return self._find(s, m)
+        # the common case, inline: not its sublist's maximum
+        keys = self._keys[k]
+        members = self._members[k]
+        j = _bisect_scores(keys, s, 0, len(keys), False)
+        if members[j] != m:
+            j = bisect_left(members, m, j, _bisect_scores(keys, s, j, len(keys), True))
+        return k, j
+
+    def _delete_at(self, k: int, j: int) -> None:
+        keys = self._keys[k]
+        _delete_score(keys, j)
+        _delete_member(self._members[k], j)
         self._len -= 1
         self._offsets = None
         if len(keys) < _HALF or j == len(keys):
@@ -950,9 +1029,7 @@ class _Skiplist:
         self.scan = None
 
     def move(self, member: bytes, cur: float, score: float) -> None:
-        order = self.order
-        order.drop(cur, member)
-        order.put(score, member)
+        self.order.update(cur, member, score)
         self.scores[member] = score
 
     def delete(self, member: bytes) -> bool:
@@ -1333,16 +1410,20 @@ def zset_add(z: ZSet, member: bytes, score: float, flags: int, max_entries: int,
              ) -> tuple[int, float]:
     """ZSet.add's body, a module function so that the compiled handlers call it in C (zset.pxd):
     ZSet's methods stay def methods, since a cpdef method would add a vtable pointer to every
-    sorted set."""
+    sorted set.  Compiled, its (OUT_* flag, resulting score) is a C tuple (a struct of a long and
+    a double: no tuple or float object per add) for a compiled caller."""
     lp = z.lp
     p = -1
     sk = z.sk
     if lp is not None:
         p = zzl_find(lp, member)
-        cur = zzl_score(lp, p) if p >= 0 else None
+        found = p >= 0
+        cur = zzl_score(lp, p) if found else 0.0
     else:
-        cur = sk.scores.get(member)
-    if cur is not None:
+        got = sk.scores.get(member)
+        found = got is not None
+        cur = got if got is not None else 0.0  # compiled, a C double (zset.pxd): the tests below are C compares
+    if found:
         if flags & IN_NX:
             return OUT_NOP, cur
         if flags & IN_INCR:

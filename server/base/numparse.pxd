@@ -12,7 +12,7 @@ cdef extern from "Python.h":
     double PyOS_string_to_double(const char* s, char** endptr, PyObject* overflow_exception) except? -1.0
 
 
-@cython.locals(n=Py_ssize_t, i=Py_ssize_t, c=cython.uchar, v=cython.longlong)
+@cython.locals(n=Py_ssize_t, i=Py_ssize_t, c=cython.uchar, v=cython.longlong, s="const unsigned char *")
 cpdef long long digits_value(bytes arg) except -2
 
 # string2d's common case (GEOADD's coordinates, ZADD's and INCRBYFLOAT's decimals): the text

@@ -72,8 +72,9 @@ def digits_value(arg: bytes) -> int:
     if n == 0 or n > 15:
         return -1
     v = 0
+    s = arg  # a pointer to the bytes (numparse.pxd): a load per digit, no indexing call
     for i in range(n):
-        c = arg[i]
+        c = s[i]
         if c < 48 or c > 57:
             return -1
         v = v * 10 + (c - 48)

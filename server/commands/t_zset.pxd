@@ -23,7 +23,8 @@ cpdef get_zset(ClientFields c, key, write=*)
 # A score argument (ZADD's options path, GEOADD's coordinates: t_geo.pxd cimports it), a C double.
 cpdef double parse_score(arg, err=*) except? -1.0
 
-@cython.locals(zs=ZSet, srv=ServerFields, v=cython.longlong, score=cython.double)
+@cython.locals(zs=ZSet, srv=ServerFields, v=cython.longlong, score=cython.double, out=cython.long,
+               max_entries=Py_ssize_t, max_value=Py_ssize_t)
 cpdef zadd(ClientFields c, argv)
 
 # The add core ZADD's options, ZINCRBY and GEOADD share: the same C calls, over a typed loop.

@@ -264,6 +264,8 @@ def test_entries_redis_did_not_write_are_read_as_redis_reads_them():
 order_ops = st.lists(st.one_of(
     st.tuples(st.just("set"), st.integers(0, 60), st.sampled_from([0.0, -0.0, 1.0, 2.0, math.inf, -math.inf]) | scores),
     st.tuples(st.just("del"), st.integers(0, 60)),
+    # a present member's new score, through update (in place when the rank stays, as zslUpdateScore)
+    st.tuples(st.just("move"), st.integers(0, 60), st.sampled_from([0.0, 1.0, 1.5, 2.0, -math.inf]) | scores),
     st.tuples(st.just("slice"), st.integers(-70, 70), st.integers(-70, 70)),
     st.tuples(st.just("read"), st.integers(-70, 70), st.integers(-70, 70)),
 ), max_size=150)
@@ -286,6 +288,27 @@ def _check_invariants(order: _SkipOrder) -> None:
         assert 0 < len(keys) == len(members) <= 8
         assert order._maxes[k] == (keys[-1], members[-1]) and order._maxkeys[k] == keys[-1]
     assert sum(map(len, order._keys)) == len(order)
+
+
+def test_skip_order_update_at_every_position():
+    """update() of each pair of several sublists, on a fresh copy each: to scores that keep its
+    rank (the score changed in place, the sublist's maximum too when it is the last pair), to a
+    neighbour's score (then the member order decides), and past either end."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(zset_module, "_LOAD", 4)
+        mp.setattr(zset_module, "_HALF", 2)
+        # members in the reverse order of their scores: a pair moved to a neighbour's score
+        # belongs on that neighbour's other side
+        model = [(float(i), b"m%02d" % (30 - i)) for i in range(30)]
+        base = _SkipOrder(model)
+        for i, (cur, m) in enumerate(model):
+            for s in (cur + 0.5, cur - 0.5, cur + 1, cur - 1, math.inf, -math.inf, 100.0, -100.0):
+                order = base.copy()
+                order.update(cur, m, s)
+                want = sorted([*model[:i], *model[i + 1:], (s, m)])
+                assert list(order) == want
+                assert order[want.index((s, m))] == (s, m)
+                _check_invariants(order)
 
 
 def test_skip_order_slice_deletes_at_every_boundary():
@@ -319,6 +342,14 @@ def _check_skip_order(seq) -> None:
             order.add((sc, m))
             bisect.insort(model, (sc, m))
             score_of[m] = sc
+        elif op[0] == "move":
+            m, sc = b"m%d" % op[1], op[2]
+            cur = score_of.get(m)
+            if cur is not None and cur != sc:
+                order.update(cur, m, sc)
+                model.remove((cur, m))
+                bisect.insort(model, (sc, m))
+                score_of[m] = sc
         elif op[0] == "del":
             m = b"m%d" % op[1]
             if m in score_of:

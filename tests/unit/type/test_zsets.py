@@ -600,6 +600,54 @@ def test_same_score_member_order(diff, enc):
     assert ours == sorted(ours)
 
 
+def test_score_updates_on_a_big_skiplist(diff):
+    """Updates of a skiplist set of 2,000 members in runs of ten equal scores (several of the
+    order's sublists): new scores that keep a member's rank (changed in place, as zslUpdateScore
+    does: first and last of a run, first and last of the set, a sublist's edges) and ones that
+    move it, into and out of runs of equal scores, under each ZADD option; ranks read after each."""
+    diff("ZADD", "z", *[x for i in range(2000) for x in (str(i // 10), "m%04d" % i)])
+    diff("OBJECT", "ENCODING", "z")
+    steps = [
+        ["0", "m0009"], ["-5", "m0000"], ["500", "m1999"], ["199.5", "m1990"],  # keep their ranks
+        ["49.5", "m0499"], ["50.25", "m0500"], ["99.9", "m0999"], ["100.1", "m1000"],
+        ["3", "m0035"], ["3", "m0029"], ["3.5", "m0031"],  # into a run: the member order decides
+        ["GT", "CH", "2", "m0050"], ["GT", "CH", "7.5", "m0050"], ["LT", "CH", "9", "m0040"],
+        ["LT", "CH", "-1", "m0040"], ["XX", "CH", "4", "m0044", "4", "new1"], ["NX", "4", "m0045", "4", "new2"],
+        ["INCR", "0.5", "m0060"], ["INCR", "-0.5", "m0060"], ["INCR", "100", "m0070"],
+        ["XX", "GT", "INCR", "1", "m0080"], ["CH", "8.5", "m0081", "8.5", "m0082", "8.25", "m0083"],
+        ["-inf", "m0100"], ["inf", "m0101"], ["-inf", "m0102"], ["inf", "m0100"],
+    ]
+    for args in steps:
+        diff("ZADD", "z", *args)
+        for m in args[-1::-2][:3]:
+            diff("ZRANK", "z", m)
+            diff("ZSCORE", "z", m)
+    diff("ZRANGE", "z", "0", "-1", "WITHSCORES")
+    diff("ZRANGE", "z", "0", "30", "WITHSCORES")
+    diff("ZRANGEBYSCORE", "z", "3", "5", "WITHSCORES")
+    diff("ZCARD", "z")
+
+
+def test_random_score_updates_keep_redis_ranks(diff2):
+    """A seeded run of ZADDs over a 600-member skiplist set, each a score near the member's own
+    (mostly keeping its rank) or anywhere, with random options; every rank and the whole range
+    compared at the end."""
+    import random
+
+    rnd = random.Random(56)
+    names = ["m%03d" % i for i in range(620)]
+    rnd.shuffle(names)  # member order within a run of equal scores is not the order of i
+    diff2("ZADD", "z", *[x for i in range(600) for x in (str(i // 4), names[i])])
+    options = [[], [], ["CH"], ["XX"], ["NX"], ["GT"], ["LT"], ["GT", "CH"], ["XX", "LT", "CH"]]
+    for _ in range(300):
+        i = rnd.randrange(620)
+        score = (i // 4 + rnd.choice([0, 0.25, -0.25, 0.75, 1, -1])) if rnd.random() < 0.7 else rnd.randrange(160)
+        diff2("ZADD", "z", *rnd.choice(options), str(score), names[i])
+    diff2("ZRANGE", "z", "0", "-1", "WITHSCORES")
+    for i in range(0, 620, 7):
+        diff2("ZRANK", "z", names[i])
+
+
 @pytest.fixture(scope="module")
 def notify_pair():
     from tests.support.servers import start_raxdb, start_redis
