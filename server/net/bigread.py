@@ -11,8 +11,8 @@ the kernel's copy is the only one.
 
 How.  `receive(c, parser)` puts a BigRead on the client's transport (`set_protocol`), which the
 transports allow between two reads and inside a read callback.  It gives each read the parser's
-`big_window()` (the rest of the bulk and its "\r\n": Redis reads the remaining bulk length plus 2,
-so the read that ends the bulk ends its line too) and counts the bytes as a read event does
+`big_window()` (the rest of the bulk, its "\r\n" and a few bytes more: Redis reads the remaining
+bulk length plus 2, so the read that ends the bulk ends its line too) and counts the bytes as a read event does
 (tot_net_in, the client's last interaction, client eviction's accounting); the read that fills it
 runs the client's parser, whose command may be whole now.  A query buffer past
 client-query-buffer-limit runs the client's parser, which closes it as Redis does.
