@@ -12,9 +12,9 @@ import socket
 import pytest
 
 import raxdb.server.commands  # noqa: F401  (the command table)
+from raxdb.protocol.request import PAST, RequestParser
 from raxdb.server.config.options import Config
 from raxdb.server.core import Server
-from raxdb.protocol.request import PAST, RequestParser
 from raxdb.server.net import bigread
 from raxdb.server.net.client import Client
 from tests.support.diff import encode_command
