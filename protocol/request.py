@@ -20,7 +20,12 @@ A big bulk (BIG_ARG or more) whose data is still arriving gets a buffer of its o
 header and first bytes are in (as Redis reads such a bulk into an sds of its size that becomes the
 argument): what `feed()` brings is copied into it, and a reader that can receive into memory
 (server/net/bigread.py) asks for the unfilled rest (`big_window`) and reports what it wrote
-(`big_received`), so the value is read once, in place, and never joined.
+(`big_received`), so the value is read once, in place, and never joined.  The window reaches past
+the bulk's data: its "\r\n" is received with the last of it, in the same read (Redis reads the
+bulk's remaining length plus 2 into its sds), and cut off when it becomes the argument.  It reaches
+PAST bytes further still, for what follows: libuv reads again whenever a read fills the buffer it
+was given, so a window that ended at the "\r\n" cost a read that found nothing (EAGAIN) after
+every big value sent alone; what lands there is held as a read's bytes are.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ except ImportError:  # interpreted without Cython
 
 INLINE_MAX_SIZE = 64 * 1024
 BIG_ARG = 32 * 1024  # PROTO_MBULK_BIG_ARG: a bulk this long gets a query buffer of its own size
+PAST = 30  # a big bulk's window: bytes past its "\r\n" (see the module docstring)
 INT_MAX = 2**31 - 1
 _COMPACT_AT = 64 * 1024
 
@@ -170,8 +176,8 @@ def quote_arg(b: bytes) -> str:
 
 
 def _value_buffer(n: int) -> tuple[bytes | mmap.mmap, memoryview]:
-    """A buffer for a big bulk's `n` bytes, filled in place as they arrive, and a writable view of
-    it.  Compiled: a new bytes object not yet filled (PyBytes_FromStringAndSize(NULL, n), which the
+    """A buffer for a big bulk's `n` bytes (its data and "\r\n"), filled in place as they arrive,
+    and a writable view of it.  Compiled: a new bytes object not yet filled (PyBytes_FromStringAndSize(NULL, n), which the
     C API lets its maker fill before anyone else sees it), so the argument is the very buffer the
     reads wrote; interpreted, an anonymous mapping, copied into bytes once whole (`_value`).  A
     header announcing 512 MB that never comes then costs address space, not memory, as Redis's own
@@ -185,9 +191,16 @@ def _value_buffer(n: int) -> tuple[bytes | mmap.mmap, memoryview]:
     return buf, memoryview(buf)
 
 
-def _value(buf: bytes | mmap.mmap) -> bytes:
-    """The argument a filled `_value_buffer` holds."""
-    return buf if type(buf) is bytes else bytes(buf)
+def _value(buf: bytes | mmap.mmap, n: int) -> bytes:
+    """The argument a filled `_value_buffer` holds: its first `n` bytes (the "\r\n" and room after
+    them dropped).  Compiled, the bytes object itself, its length set to `n` and its NUL written
+    after them, in place: no one else has seen it yet (as _PyBytes_Resize shrinks a new object,
+    without the realloc: the 2 + PAST bytes stay allocated until it is freed, which takes no size)."""
+    if cython.compiled and type(buf) is bytes:
+        Py_SET_SIZE(buf, n)  # noqa: F821 (request.pxd)
+        PyBytes_AS_STRING(buf)[n] = 0  # noqa: F821
+        return buf
+    return buf[:n]
 
 
 class QueryBufferExceeded(Exception):
@@ -215,9 +228,9 @@ class RequestParser:
         self._mbulk = 0  # arguments still expected by the current multibulk command
         self._bulklen = -1  # length of the bulk being read, -1 while at a bulk header
         # A big bulk (BIG_ARG or more) whose data is still arriving: its own buffer (`_big`, from
-        # _value_buffer, `_bulklen` bytes), a writable view of it, and how many of its bytes are
-        # in (`_big_have`).  `buf` then holds only what came after the bulk's data (its "\r\n"
-        # and the next commands).  Growing `buf` by each read instead copied it on every realloc;
+        # _value_buffer, `_bulklen` + 2 bytes: its data and "\r\n"), a writable view of it, and
+        # how many of its bytes are in (`_big_have`).  `buf` then holds only what came after the
+        # bulk's "\r\n" (the next commands).  Growing `buf` by each read instead copied it on every realloc;
         # holding the reads' pieces and joining them once copied each byte a second time.
         self._big: bytes | mmap.mmap | None = None
         self._big_view: memoryview | None = None
@@ -234,7 +247,7 @@ class RequestParser:
                 self.feed(rest[start:].tobytes())
             return
         if self._big is not None:
-            room = self._bulklen - self._big_have
+            room = self._bulklen + 2 - self._big_have
             if room > 0:
                 n = len(data)
                 view = self._big_view
@@ -244,7 +257,7 @@ class RequestParser:
                     self._big_have += n
                     return
                 with memoryview(data) as src:
-                    view[self._big_have :] = src[:room]
+                    view[self._big_have : self._big_have + room] = src[:room]
                     self._big_have += room
                     self.buf += src[room:]
                 return
@@ -263,16 +276,25 @@ class RequestParser:
         buf += data
 
     def big_window(self) -> memoryview | None:
-        """The unfilled rest of the big bulk being received, for a reader to receive into (then
-        `big_received`); None when no big bulk's data is awaited."""
-        if self._big is None or self._big_have >= self._bulklen:
+        """The unfilled rest of the big bulk being received, its "\r\n" and PAST bytes more, for a
+        reader to receive into (then `big_received`); None when no big bulk's bytes are awaited."""
+        if self._big is None or self._big_have >= self._bulklen + 2:
             return None
         assert self._big_view is not None
         return self._big_view[self._big_have :]
 
     def big_received(self, n: int) -> None:
-        """`n` more bytes of the big bulk were written into its `big_window`."""
-        self._big_have += n
+        """`n` more bytes were written into the big bulk's `big_window`: its own, then what follows
+        its "\r\n" (held as fed)."""
+        have = self._big_have + n
+        end = self._bulklen + 2
+        if have <= end:
+            self._big_have = have
+            return
+        self._big_have = end
+        view = self._big_view
+        assert view is not None
+        self.feed(view[end:have].tobytes())
 
     def pending(self) -> int:
         """Bytes held for commands not yet complete (what Redis counts as the query buffer)."""
@@ -379,8 +401,8 @@ class RequestParser:
                 self._bulklen = ll
             ll = self._bulklen
             big = self._big
-            if big is not None:  # (`buf` holds what came after its data, from pos 0)
-                if self._big_have < ll or len(buf) < 2:
+            if big is not None:  # (`buf` holds what came after its "\r\n", from pos 0)
+                if self._big_have < ll + 2:
                     if self.pending() > self.qbuf_limit:
                         raise QueryBufferExceeded
                     return None
@@ -391,9 +413,8 @@ class RequestParser:
                 view.release()
                 self._big = self._big_view = None
                 self._big_have = 0
-                argv.append(_value(big))
+                argv.append(_value(big, ll))
                 self._argv_bytes += ll
-                self.pos = 2
                 self._bulklen = -1
                 self._mbulk -= 1
                 continue
@@ -419,12 +440,12 @@ class RequestParser:
 
     def _start_big(self, ll: int, pos: int) -> None:
         """The bulk of `ll` bytes at `pos` in `buf` is big and not all in: its bytes so far go into
-        a buffer of its own (its only copy); `buf` keeps what follows its data (nothing yet, or a
-        part of its "\r\n")."""
-        big, view = _value_buffer(ll)
-        have = min(len(self.buf) - pos, ll)
+        a buffer of its own (its only copy), which has room for its "\r\n" and PAST bytes more; `buf` is
+        emptied."""
+        big, view = _value_buffer(ll + 2 + PAST)
+        have = len(self.buf) - pos  # under ll + 2 (the caller's test)
         with memoryview(self.buf) as src:
-            view[:have] = src[pos : pos + have]
-            self.buf = bytearray(src[pos + have :])  # everything before `pos` is parsed
+            view[:have] = src[pos:]
+        self.buf = bytearray()  # everything before `pos` is parsed
         self.pos = 0
         self._big, self._big_view, self._big_have = big, view, have

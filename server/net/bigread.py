@@ -11,15 +11,17 @@ the kernel's copy is the only one.
 
 How.  `receive(c, parser)` puts a BigRead on the client's transport (`set_protocol`), which the
 transports allow between two reads and inside a read callback.  It gives each read the parser's
-`big_window()` and counts the bytes as a read event does (tot_net_in, the client's last
-interaction, client eviction's accounting).  A query buffer past client-query-buffer-limit runs
-the client's parser, which closes it as Redis does.
+`big_window()` (the rest of the bulk, its "\r\n" and a few bytes more: Redis reads the remaining
+bulk length plus 2, so the read that ends the bulk ends its line too) and counts the bytes as a read event does
+(tot_net_in, the client's last interaction, client eviction's accounting); the read that fills it
+runs the client's parser, whose command may be whole now.  A query buffer past
+client-query-buffer-limit runs the client's parser, which closes it as Redis does.
 
-Staying.  Once the bulk's data is all in, the BigRead stays for the next reads: each is read into
+Staying.  Once the bulk is all in, the BigRead stays for the next reads: each is read into
 its own 16 KiB buffer (Redis's PROTO_IOBUF_LEN, the size Redis reads when no big bulk is awaited)
-and given to the client's `data_received` as a bytes object, as the event loop would.  The "\\r\\n"
-after the bulk and the next commands come that way; when they start another big bulk, the parser's
-`receive` arms the BigRead again with it.  Why: a connection that sends one big value tends to
+and given to the client's `data_received` as a bytes object, as the event loop would.  The next
+commands (and the arguments after the big one) come that way; when they start another big bulk,
+the parser's `receive` arms the BigRead again with it.  Why: a connection that sends one big value tends to
 send more, and the read that starts each would otherwise be uvloop's, up to 256,000 bytes copied
 out of its buffer into a bytes object and then into the argument's buffer (two user-space copies
 of a quarter of a 1 MB SET, where Redis copies at most 16 KiB of it).  After `STAY` reads without
@@ -33,7 +35,8 @@ buffer.
 Rule: this is only the reading (a big bulk's data, and the reads between big bulks while it
 stays); parsing, limits and the figures CLIENT LIST and INFO show stay the parser's and the
 client's.  Invariant: while a BigRead is the transport's protocol, each read is either the awaited
-big bulk's data, written into its window, or the client's, handed to its `data_received` whole.
+big bulk's data (and its "\r\n"), written into its window, or the client's, handed to its
+`data_received` whole.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from raxdb.server.base import clock as _clock
 from raxdb.server.conn import clienteviction as _clienteviction
 
 if TYPE_CHECKING:
@@ -102,13 +106,16 @@ class BigRead(asyncio.BufferedProtocol):
         p.big_received(nbytes)
         srv = c.server
         c.tot_net_in += nbytes
-        c.last_interaction = srv.now_ms
-        if p.big_window() is None:
-            self.idle = 0  # the bulk is in: its "\r\n" and what follows go to the client (Staying)
+        if p.big_window() is None:  # the bulk and its "\r\n" are in: what is whole runs now
+            self.idle = 0  # (what follows goes to the client: Staying)
+            c.last_interaction = _clock.tick(srv)  # as a read event stamps it
+            c.process()
         elif p.pending() > srv.config.client_query_buffer_limit:
             self._hand_back()
             c.process()  # the parser closes it (QueryBufferExceeded)
             return
+        else:
+            c.last_interaction = srv.now_ms
         if srv.client_evict_limit:
             _clienteviction.changed(c)
         elif srv.maxmemory:
