@@ -58,6 +58,7 @@ from raxdb.server.events.propagate import deletion
 from raxdb.server.persistence import childinfo, loading
 from raxdb.server.persistence.loading import Steps
 from raxdb.server.scripting.functions import library_code
+from raxdb.storage.hashfe import track
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
@@ -605,7 +606,6 @@ class Persistence:
         the libraries' code instead of loading them (a swapdb load swaps them in at its end);
         `arriving`: `data` is the start of an RDB still arriving (a replica's diskless load),
         and the steps yield how many more bytes they wait for (loading.drive's `fill`)."""
-        from raxdb.storage.hashfe import track
         rdb = rdb_format()[0]
         srv = self.srv
         values = srv.config.values
@@ -712,7 +712,6 @@ class Persistence:
 
     @staticmethod
     def _add(db: Any, item: rdb.KeyRecord, now: int, merge: bool) -> None:
-        from raxdb.storage.hashfe import track
         key = item.key
         if key in db:
             if not merge:
