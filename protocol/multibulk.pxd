@@ -20,6 +20,7 @@ cdef class MultibulkWalk:
     cdef public Py_ssize_t at
     cdef public Py_ssize_t hpos
     cdef public Py_ssize_t hdone
+    cdef public bint short
 
     @cython.locals(q=Py_ssize_t, value=Py_ssize_t)
     cdef inline Py_ssize_t _line(self, const unsigned char* s, Py_ssize_t end, Py_ssize_t p, Py_ssize_t lead) noexcept

@@ -44,7 +44,7 @@ _SHORT = -2  # `_line`: the line is one as far as it goes, its end not in `buf`
 class MultibulkWalk:
     """A walk over `buf` from `pos` (see the module docstring); one per read event."""
 
-    __slots__ = ("at", "buf", "end", "hdone", "hpos", "pos")
+    __slots__ = ("at", "buf", "end", "hdone", "hpos", "pos", "short")
 
     def __init__(self, buf: bytes, pos: int = 0) -> None:
         self.buf = buf
@@ -56,6 +56,8 @@ class MultibulkWalk:
         # set by it: server/net/client.py's _rest_for_hiredis)
         self.hpos = 0
         self.hdone = 0
+        # set by `next` when it returns None: it stopped only because `buf` ran out (see `next`)
+        self.short = False
 
     def _line(self, s: bytes, end: int, p: int, lead: int) -> int:
         """The count or length of the header line at `p` of `s` (`buf`, `end` its length) whose
@@ -87,21 +89,26 @@ class MultibulkWalk:
 
     def next(self) -> list[bytes] | None:
         """The next complete command's argv, `pos` moved past it; None, `pos` unmoved, at
-        anything else (the end of `buf`, a partial command, a frame that is not the common case).
+        anything else (the end of `buf`, a partial command, a frame that is not the common case),
+        `short` then saying whether it stopped only because `buf` ran out (every header so far one
+        it takes, the command's end past `end`) rather than at a frame it refuses.
         Two passes: the headers are checked first, so that a partial or refused command costs no
         objects; then the arguments are sliced out."""
         s = self.buf
         end = self.end
         count = self._line(s, end, self.pos, 42)  # '*'
         if count < 1 or count > _MAX_ARGS:  # *0, huge counts, refused or partial: the other parsers'
+            self.short = count == _SHORT
             return None
         first = p = self.at
         for _i in range(count):
             length = self._line(s, end, p, 36)  # '$'
             if length < 0 or length >= _BIG_ARG:
+                self.short = length == _SHORT
                 return None
             p = self.at + length + 2
             if p > end:
+                self.short = True
                 return None
         stop = p
         argv = [b""] * count

@@ -64,7 +64,7 @@ cdef class ClientFields:
     cdef public Encoder enc  # typed: its null reply and the like are C fields
     # the read event's (read_event, _run_fast, queue_output, flush_output): the parsers and their
     # bound methods, the partial batch, the transport, the propagation overrides
-    cdef public object exact, reader, walk, _raw, _raw_done, _base, _base_done, _gets, _has_data, _feed
+    cdef public object exact, reader, walk, _tail, _raw, _raw_done, _base, _base_done, _gets, _has_data, _feed
     cdef public object running, transport, prop_argv, prop_force
     cdef public bint plain, queueing, closed, blocked, close_after_reply, obuf_watch, write_paused, prop_prevent
     cdef public long long tot_net_in, tot_net_out, out_mark, woff, last_interaction, rb_peak, rb_size

@@ -73,7 +73,7 @@ class ClientFields:
     transaction's state, which MULTI, EXEC and the fast loop's queueing read and write."""
 
     __slots__ = ("server", "db", "dbid", "resp", "enc", "tracking", "last_argv", "last_cmd", "user", "lua_debug",
-                 "exact", "reader", "walk", "_raw", "_raw_done", "_base", "_base_done", "_gets", "_has_data", "_feed",
+                 "exact", "reader", "walk", "_tail", "_raw", "_raw_done", "_base", "_base_done", "_gets", "_has_data", "_feed",
                  "running", "transport", "prop_argv", "prop_force", "plain", "queueing", "closed", "blocked",
                  "close_after_reply", "obuf_watch", "write_paused", "prop_prevent", "tot_net_in", "tot_net_out",
                  "out_mark", "woff", "last_interaction", "rb_peak", "rb_size", "obuf",

@@ -32,7 +32,6 @@ import re
 from collections import deque
 from typing import TYPE_CHECKING
 
-from raxdb.protocol.hiredis_limits import unconsumed
 from raxdb.server.conn import clienteviction
 from raxdb.server.conn.obuf import output_used
 from raxdb.storage.alloc import sds_header, size_class
@@ -112,9 +111,9 @@ def partial_read(c: Client) -> int:
     Redis's query buffer holds room for all of it, and keeps that room after it (the fat-argument
     path makes the next query buffer that big) until the cron shrinks it.  The bytes of that
     argument still to come (0 when none is arriving)."""
-    header, room = c.bulk_room()
+    length, room = query_buffer(c)
     if room:
-        c.qb_alloc = max(query_alloc(c), pending(c) - header + room)
+        c.qb_alloc = max(query_alloc(c), length + room)
         c.qb_in = c.tot_net_in
     return room
 
@@ -172,7 +171,7 @@ class ClientsCron:
     def _resize_query(self, c: Client, now_ms: int) -> None:
         """clientsCronResizeQueryBuffer."""
         alloc = query_alloc(c)
-        qblen = pending(c)
+        qblen = query_buffer(c)[0]
         if alloc - qblen > 4096:
             if now_ms // 1000 - c.last_interaction // 1000 > 2:  # idle for long: the room goes
                 alloc = qblen
@@ -204,11 +203,20 @@ class ClientsCron:
         return max(self.peak_in), max(self.peak_out)
 
 
+def query_buffer(c: Client) -> tuple[int, int]:
+    """(length, room) of Redis's query buffer between commands: the bytes pending less a bulk
+    header it has parsed out of them (its qbuf), and the room it holds for the rest of a big bulk
+    being received (`Client.bulk_room`)."""
+    header, room = c.bulk_room()
+    return pending(c) - header, room
+
+
 def pending(c: Client) -> int:
     """The bytes received and not yet run (the query buffer's length): the exact parser's, or
-    what hiredis holds unparsed and what the fast loop's walk has still to take of its read."""
+    what hiredis (or the tail kept in its stead) holds unparsed and what the fast loop's walk has
+    still to take of its read."""
     exact = c.exact
     if exact is not None:
         return exact.pending()
     walk = c.walk
-    return unconsumed(c.reader) + (walk.end - walk.pos if walk is not None else 0)
+    return c.unparsed() + (walk.end - walk.pos if walk is not None else 0)

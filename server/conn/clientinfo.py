@@ -158,9 +158,7 @@ def _query_buffer(c, running: list[bytes] | None) -> tuple[int, int]:
     header, and keeps only its data).  For the client asking, Redis's query buffer still holds the
     command running (26 bytes for a multibulk CLIENT LIST; EXEC's 14 for a command it runs),
     `running`, so it is counted in its request form."""
-    pending = clientbufs.pending(c)
-    header, room = c.bulk_room()
-    pending -= header
+    pending, room = clientbufs.query_buffer(c)
     if running:
         pending += len(b"*%d\r\n" % len(running)) + sum(len(b"$%d\r\n" % len(a)) + len(a) + 2 for a in running)
     if not room:  # the allocation's room beyond what it holds (conn/clientbufs.py)

@@ -56,12 +56,16 @@ cdef bint _rest_for_hiredis(ClientFields c, MultibulkWalk walk, Py_ssize_t done)
 
 # clientbufs.BIG as a C integer (the read size that may bring a big argument), and the walk of a
 # run without one (typed: its boundary fields read in C)
-cdef Py_ssize_t _BIG
+cdef Py_ssize_t _BIG, _TAIL_MAX
 cdef MultibulkWalk _NO_WALK
 
 
 @cython.locals(srv=ServerFields, n=Py_ssize_t, out=list, t=cython.longlong, now=cython.longlong)
 cpdef read_event(ClientFields c, bytes data)
+
+# a read after one that left a tail (client.py's _TAIL_MAX), and the tail handed to hiredis
+cdef bytes _with_tail(ClientFields c, bytes tail, bytes data)
+cdef _spill_tail(ClientFields c, bytes tail)
 
 
 @cython.locals(n=cython.longlong, obuf=list)

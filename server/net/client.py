@@ -13,7 +13,10 @@ own there, server/net/bigread.py) —
 switches the connection to `protocol.RequestParser`, which is Redis's parser byte for byte.  To switch mid-stream we keep the raw bytes since the last command boundary
 (`_raw`, only while hiredis holds a partial command) and how many commands of them already ran
 (`_raw_done`); the exact parser re-reads them and skips those.  It hands back to hiredis at the
-next boundary.  One difference is left, in timing only: a malformed element header inside a command
+next boundary.  A fresh read that ends inside a command the walk takes as far as it goes keeps that
+command's bytes as the client's tail instead (`_tail`, at most `_TAIL_MAX`; hiredis holds nothing
+then): the next read is walked as a fresh one over tail + read, and a path that reads on from
+hiredis gives it the tail first (`_spill_tail`).  One difference is left, in timing only: a malformed element header inside a command
 hiredis still holds as partial (a nested '*' array, '$-1', or a '$' length over proto-max-bulk-len
 with more bytes behind it in the same read) is rejected when the command completes or passes
 `_PARTIAL_LIMIT`, where Redis rejects it as soon as that header line is complete.  Finding it
@@ -126,6 +129,15 @@ else:
     _Declared = object
 
 _PARTIAL_LIMIT = 1024 * 1024
+# A fresh read that ends inside a command the walk takes as far as it goes (MultibulkWalk.short:
+# the read ran out, no frame refused) keeps that command's bytes, at most this many, as the
+# client's tail (`_tail`), walked again with the next read as one fresh read (a copy of at most a
+# command): a continued read through hiredis costs several times a walked one (the read appended
+# to `_raw`, fed to hiredis in FEED_SLICE pieces, every argument copied out of its buffer).
+# Longer (a command of many small arguments would be walked again at every read) it goes to
+# hiredis as before; at most INLINE_MAX_SIZE, hiredis's unparsed bytes never pass the header
+# line limit `_run_fast` checks.
+_TAIL_MAX = INLINE_MAX_SIZE
 # A read event's bytes go to hiredis at most this many at a time.  Its reader moves what it still
 # holds to the front of its buffer whenever 1 KiB of it has been parsed, after any command: fed a
 # whole 64-256 KiB read of a pipeline, it moved ~30 KiB per 1 KiB parsed (XADD batches of 1,000-
@@ -173,6 +185,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         self.exact: RequestParser | None = None
         self.walk: MultibulkWalk | None = None  # the fast loop's over the running read (_run_fast)
         self._new_reader()
+        self._tail: bytes | None = None  # see _TAIL_MAX
         self._raw: bytearray | None = None
         self._raw_done = 0
         self.dbid = 0
@@ -511,6 +524,9 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         `fed`: how much of the read's bytes (`_base`) hiredis has been given, -1 all (_run_fast)."""
         if self.blocked or self.closed:
             return
+        tail = self._tail
+        if tail is not None:  # (hiredis reads on: the tail is its)
+            _spill_tail(self, tail)
         out: list[bytes] = []
         outer, self.running = self.running, out
         if self.exact is None:
@@ -545,16 +561,16 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         since a command arriving in many reads may be noted after each."""
         if self.exact is not None:
             return self.exact.partial_args()
-        raw = self._raw
+        raw, end = self._held()
         if raw is None:
             return 0, 0
-        end = len(raw) - unconsumed(self.reader)
+        ran = self._raw_done if raw is self._raw else 0
         scan = self._partial_scan
-        if scan is not None and scan[0] is raw and scan[1] == self._raw_done and scan[2] <= end:
+        if scan is not None and scan[0] is raw and scan[1] == ran and scan[2] <= end:
             _, _, pos, size, count, nargs = scan
         else:
             pos = 0
-            skip = self._raw_done  # the commands of the held bytes that ran, then the partial one
+            skip = ran  # the commands of the held bytes that ran, then the partial one
             while True:
                 cr = raw.find(b"\r\n", pos, min(end, pos + 24))  # a header line is short
                 if cr < 0 or raw[pos] != 42:
@@ -577,8 +593,28 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
             size += bulk[0]
             pos = bulk[1]
             count += 1
-        self._partial_scan = (raw, self._raw_done, pos, size, count, nargs)
+        self._partial_scan = (raw, ran, pos, size, count, nargs)
         return size, count
+
+    def _held(self) -> tuple[bytes | bytearray | None, int]:
+        """The bytes held since the last command boundary (`_raw`, or the tail) and how far into
+        them hiredis has parsed (with a tail, would have: `_tail_parsed`); (None, 0) when none."""
+        raw = self._raw
+        if raw is not None:
+            return raw, len(raw) - unconsumed(self.reader)
+        tail = self._tail
+        if tail is not None:
+            return tail, _tail_parsed(tail)
+        return None, 0
+
+    def unparsed(self) -> int:
+        """Bytes held unparsed between reads: hiredis's, or what it would not have parsed of the
+        tail (its count line, whole bulks and the next item's type byte are parsed: see
+        `bulk_room`), as Redis's query buffer holds them (clientbufs.pending)."""
+        tail = self._tail
+        if tail is not None:
+            return len(tail) - _tail_parsed(tail)
+        return unconsumed(self.reader)
 
     def bulk_room(self) -> tuple[int, int]:
         """(header bytes, room) for a bulk being received: the bytes of its header still held
@@ -590,11 +626,10 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         exact = self.exact
         if exact is not None:
             return 0, exact.bulk_room()  # the exact parser holds a bulk's data alone already
-        raw = self._raw
+        raw, start = self._held()  # hiredis has taken an item's type byte ('$', '*') when it reads on
         if raw is None:
             return 0, 0
-        held = unconsumed(self.reader)
-        start = len(raw) - held  # hiredis has taken an item's type byte ('$', '*') when it reads on
+        held = len(raw) - start
         if held < 0 or start < 1 or raw[start - 1] not in (36, 42):
             return 0, 0  # between two arguments, or no command begun
         cr = raw.find(b"\r\n", start, start + 22)
@@ -610,7 +645,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         """Are bytes of later commands buffered (behind a blocked command, say)?"""
         if self.exact is not None:
             return self.exact.pending() > 0
-        return self._raw is not None or self.reader.has_data()
+        return self._raw is not None or self._tail is not None or self.reader.has_data()
 
     def _run_exact(self, out: list[bytes]) -> None:
         p = self.exact
@@ -955,6 +990,9 @@ def read_event(c: Client, data: bytes) -> None:
     c.last_interaction = now
     n = len(data)
     c.tot_net_in += n
+    tail = c._tail
+    if tail is not None:  # the last read ended inside a command: this one continues it
+        data = _with_tail(c, tail, data)
     if c.exact is None and c._raw is None and data[0] == 42 and not c.blocked:
         # The common case, inlined: a fresh batch of multibulk commands.  This is process()
         # without its call and its blocked/closed checks; calling process() here costs ~680
@@ -1297,6 +1335,14 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 if argv is None:  # not a whole common-case command: the rest is judged, and is
                     # hiredis's from this boundary on, as if it had parsed the ones before itself
                     if fed < nbase:
+                        if walk.short and nbase - walk.pos <= _TAIL_MAX:
+                            # the read ran out inside a command: its bytes are the client's tail,
+                            # walked again with the next read (see _TAIL_MAX)
+                            c._tail = walk.buf[walk.pos:] if walk.pos else walk.buf
+                            walking = False
+                            c.walk = None
+                            clean = True
+                            break
                         if not _rest_for_hiredis(c, walk, done):
                             break  # the exact parser's from here
                         walking = False
@@ -1510,6 +1556,42 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
             c._enter_exact(c._raw, c._raw_done)
 
 
+def _with_tail(c: Client, tail: bytes, data: bytes) -> bytes:
+    """A read after one that left a tail (`c._tail`, a command's first bytes): the two as one
+    fresh read, or, for a client that is blocked (a continued read's path, which reads on from
+    hiredis), the read alone, the tail given to hiredis first."""
+    if c.blocked:
+        _spill_tail(c, tail)
+        return data
+    c._tail = None
+    return tail + data
+
+
+def _spill_tail(c: Client, tail: bytes) -> None:
+    """The tail to hiredis, held as a fresh read that ended inside a command leaves it there
+    (`_raw` its bytes, none of its commands run): for the paths that read on from hiredis."""
+    c._tail = None
+    c._feed(tail)
+    c._raw = c._base = bytearray(tail)
+    c._raw_done = c._base_done = 0
+
+
+def _tail_parsed(tail: bytes) -> int:
+    """How much of a tail (a command's first bytes, every header of them one the walk takes)
+    hiredis would have parsed had it been given it: its count line, its whole bulks, then the
+    next item's type byte, as `_held` reads hiredis's position."""
+    end = len(tail)
+    cr = tail.find(b"\r\n", 0, 24)
+    if cr < 0:
+        return 1  # the '*'
+    pos = cr + 2
+    while True:
+        bulk = _bulk_at(tail, pos, end)
+        if bulk is None:
+            return pos + 1 if pos < end else pos
+        pos = bulk[1]
+
+
 def _feed_slice(c: Client, base: bytes | bytearray, fed: int, nbase: int) -> int:
     """Give hiredis the next FEED_SLICE bytes of `base` after `fed`; how many it has now."""
     n = nbase - fed
@@ -1610,7 +1692,7 @@ def _markers_are_bulk(data: bytes, marker: bytes) -> bool:
     return True
 
 
-def _bulk_at(raw: bytearray, pos: int, end: int) -> tuple[int, int] | None:
+def _bulk_at(raw: bytes | bytearray, pos: int, end: int) -> tuple[int, int] | None:
     """The bulk string at `pos`, if it is whole before `end`: (its length, the position after it)."""
     cr = raw.find(b"\r\n", pos, min(end, pos + 24))
     if cr <= pos or raw[pos] != 36:

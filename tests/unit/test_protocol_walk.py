@@ -171,22 +171,33 @@ def redis_conn(oracle):
     c.close()
 
 
-@pytest.fixture(scope="module")
-def in_process():
+def _server():
     import raxdb.server.commands  # noqa: F401
     from raxdb.server.config.options import Config
     from raxdb.server.core import Server
+
+    return Server(Config())
+
+
+def _client(srv):  # noqa: ANN001
+    """A client of `srv` in process, and the list of what it sends."""
     from raxdb.server.net.client import Client
 
-    srv = Server(Config())
+    sent: list[bytes] = []
+    t = SinkTransport()
+    t.write = sent.append  # type: ignore[method-assign]
+    t.writelines = sent.extend  # type: ignore[method-assign]
+    c = Client(srv)
+    c.connection_made(t)  # type: ignore[arg-type]
+    return c, sent
+
+
+@pytest.fixture(scope="module")
+def in_process():
+    srv = _server()
 
     def run(pieces: list[bytes]) -> bytes:
-        sent: list[bytes] = []
-        t = SinkTransport()
-        t.write = sent.append  # type: ignore[method-assign]
-        t.writelines = sent.extend  # type: ignore[method-assign]
-        c = Client(srv)
-        c.connection_made(t)  # type: ignore[arg-type]
+        c, sent = _client(srv)
         for p in pieces:
             c.data_received(p)
             srv.flush_writes()
@@ -212,3 +223,82 @@ def test_pipelines_cut_anywhere_answer_as_redis(redis_conn, in_process, cmds):
         assert in_process([data[:i], data[i:]]) == theirs, (data, i)
     if not big:
         assert in_process([data[i:i + 1] for i in range(len(data))]) == theirs
+
+
+# ---- a read that ends inside a command: the tail ------------------------------------------------
+
+def _counted_client(srv=None):  # noqa: ANN001
+    """A client in process (of `srv`, or of a new server) whose hiredis feeds are counted, and
+    what it sent."""
+    srv = srv or _server()
+    c, sent = _client(srv)
+    feeds = []
+    feed = c._feed
+
+    def counted(*args):
+        feeds.append(args)
+        return feed(*args)
+
+    c._feed = counted
+    return srv, c, sent, feeds
+
+
+def test_a_read_ending_inside_a_command_is_walked_again_with_the_next():
+    """A -P 16 batch of 10 KB SETs in 64 KiB reads (as loopback brings it): every command is
+    walked, the one each read ends inside held as the client's tail, and hiredis is fed nothing."""
+    srv, c, sent, feeds = _counted_client()
+    batch = b"".join(encode_command([b"SET", b"k%d" % i, b"v" * 10_240]) for i in range(16))
+    for _ in range(3):
+        for i in range(0, len(batch), 65_536):
+            c.data_received(batch[i:i + 65_536])
+            srv.flush_writes()
+            assert feeds == []
+            assert (c._tail is not None) == (i + 65_536 < len(batch)) == c.has_pending_input()
+    assert b"".join(sent) == b"+OK\r\n" * 48
+    assert c.db.get(b"k15", srv.now_ms) == b"v" * 10_240
+
+
+def test_a_tail_past_its_bound_goes_to_hiredis():
+    """A command of 2,000 small arguments arriving in 1 KiB reads: walked again at each read, it
+    would cost the square of its length; past _TAIL_MAX (64 KiB) it is hiredis's, as before."""
+    srv, c, sent, feeds = _counted_client()
+    cmd = encode_command([b"RPUSH", b"l", *(b"%040d" % i for i in range(2_000))])
+    assert len(cmd) > 64 * 1024
+    for i in range(0, len(cmd), 1024):
+        c.data_received(cmd[i:i + 1024])
+    srv.flush_writes()
+    assert b"".join(sent) == b":2000\r\n" and feeds
+
+
+def test_a_blocked_client_takes_its_tail_through_hiredis():
+    """A tail held and the client blocked before its next read (the state a paused client's
+    postponed command leaves): that read reads on from hiredis, the tail given to it first."""
+    srv, c, sent, feeds = _counted_client()
+    cmd = encode_command([b"SET", b"k", b"v" * 5_000])
+    c.data_received(cmd[:3_000])
+    assert c._tail is not None
+    c.blocked = True
+    c.data_received(cmd[3_000:])
+    assert c._tail is None and feeds and sent == []
+    c.blocked = False
+    c.process()
+    srv.flush_writes()
+    assert b"".join(sent) == b"+OK\r\n" and c.db.get(b"k", srv.now_ms) == b"v" * 5_000
+
+
+def test_a_tails_figures_are_hiredis_held_ones():
+    """CLIENT LIST's figures for a tail (the query buffer's length, the arguments Redis has made
+    argv objects, a bulk header's bytes) are those of the same bytes held by hiredis, at every
+    cut of a command (process() gives hiredis the tail: it reads on from there)."""
+    from raxdb.server.conn import clientbufs
+
+    cmd = encode_command([b"SET", b"key", b"v" * 300, b"EX", b"100"])
+    srv = _counted_client()[0]
+    for i in range(1, len(cmd)):
+        _, c, _, _ = _counted_client(srv)
+        c.data_received(cmd[:i])
+        assert c._tail == cmd[:i]
+        tail = (clientbufs.pending(c), c.partial_args(), c.bulk_room(), c.has_pending_input())
+        c.process()
+        assert c._tail is None and c._raw == cmd[:i]
+        assert (clientbufs.pending(c), c.partial_args(), c.bulk_room(), c.has_pending_input()) == tail, i
