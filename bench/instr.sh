@@ -10,10 +10,11 @@
 # for SET_PX, whose simulated cron ticks every 20,000 commands: both runs whole ticks, the first
 # past the start, when no key has expired yet).
 # INSTR_READS=1 counts only inside the client's read events (Client.data_received, compiled
-# build; not a big argument's reads, server/net/bigread.py): the process's count outside them (start-up, the set-up's fill, the harness) is not the
-# same from run to run, by ~17.5 million instructions between two runs of SET_10K_CUT at N 160,
-# where the read events' counts differed by 72 thousand (docs/speed-log.md, 2026-11-28, h-read3),
-# which swamps a workload of few commands (SET_10K_CUT: INSTR_READS=1 HOTPATH_LIGHT=1 N1=160 N2=960).
+# build; not a big argument's reads, server/net/bigread.py): the process's count outside them
+# (start-up, the set-up's fill, the harness) is not the same from run to run, by ~17.5 million
+# instructions between two runs of SET_10K_CUT at N 160, where the read events' counts differed
+# by 72 thousand (docs/speed-log.md, 2026-11-28, h-read3), which swamps a workload of few
+# commands (SET_10K_CUT: INSTR_READS=1 HOTPATH_LIGHT=1 N1=160 N2=960).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
