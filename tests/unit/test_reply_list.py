@@ -158,6 +158,9 @@ def test_the_output_limit_drops_where_redis_drops(size, count):
 def _own_line(srv: ServerProcess) -> list[dict[str, str]]:
     """CLIENT INFO pipelined after other commands: Redis's buffer and list hold their replies, not
     yet written, and its own line shows them."""
+    admin = RawConnection(srv.port)
+    admin.call("DEBUG", "REPLYBUFFER", "RESIZING", "0")  # before the client exists: its rbs stays 16384
+    admin.close()
     c = RawConnection(srv.port)
     c.call("SET", "big", "x" * 100_000)
     c.call("SET", "mid", "x" * 1000)
@@ -174,6 +177,6 @@ def _own_line(srv: ServerProcess) -> list[dict[str, str]]:
 
 
 def test_its_own_line_counts_the_replies_before_it():
-    ours, theirs = run_on_both(_own_line)
+    ours, theirs = run_on_both(_own_line, *_RESIZING_OFF)
     assert ours == theirs
     assert ours[0] == {"obl": "7", "oll": "0", "omem": "0"} and ours[2]["oll"] == "3", ours
