@@ -13,7 +13,8 @@ by its attributes alone, as the Client (net/client.py) defines them.
 Invariants: nothing here changes the client it describes.  The line has Redis 7.0's fields in
 Redis 7.0's order (plus lib-name and lib-ver, empty until CLIENT SETINFO sets them, on a server
 answering as 7.2+: compat-version), so tools that parse it keep working; the memory fields are Redis's figures for the same
-buffers (conn/clientbufs.py), and tot-mem on the line is `client_memory` of the same client.
+buffers (conn/clientbufs.py; obl, oll and omem: conn/replylist.py's layout of the output not yet
+taken), and tot-mem on the line is `client_memory` of the same client.
 `current` is the client running the command: its query buffer and argv still hold that command,
 and its cmd= names it, as in Redis.
 """
