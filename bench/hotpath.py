@@ -144,6 +144,7 @@ class StubTransport:
         self.sink: collections.deque[bytes] = collections.deque(maxlen=1)
         self.write = self.sink.append
         self.writelines = self.sink.append  # big replies go out in pieces (client.flush_output)
+        self.get_write_buffer_size = int  # the kernel takes everything: nothing held (C-level, 0)
 
     def get_extra_info(self, name: str, default=None):  # noqa: ANN001
         return ("127.0.0.1", 1) if name in ("peername", "sockname") else default

@@ -78,3 +78,5 @@ cdef class ClientFields:
     # what a Pub/Sub delivery's output limit check reads (server/conn/obuf.py's check_delivery)
     cdef public long long obuf_soft_since, out_held
     cdef public object replica
+    # Redis's reply list while the transport holds output (server/conn/replylist.py; flush_output)
+    cdef public object replies

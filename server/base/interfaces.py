@@ -448,6 +448,7 @@ class Client(Protocol):
     obuf_soft_since: int
     obuf_watch: bool
     obuf_pending: list[Any]
+    replies: Any  # Redis's reply list while the transport holds output (server/conn/replylist.py's Layout), or None
     # propagation, replication
     prop_argv: list[bytes] | None
     prop_prevent: bool

@@ -13,7 +13,8 @@ by its attributes alone, as the Client (net/client.py) defines them.
 Invariants: nothing here changes the client it describes.  The line has Redis 7.0's fields in
 Redis 7.0's order (plus lib-name and lib-ver, empty until CLIENT SETINFO sets them, on a server
 answering as 7.2+: compat-version), so tools that parse it keep working; the memory fields are Redis's figures for the same
-buffers (conn/clientbufs.py), and tot-mem on the line is `client_memory` of the same client.
+buffers (conn/clientbufs.py; obl, oll and omem: conn/replylist.py's layout of the output not yet
+taken), and tot-mem on the line is `client_memory` of the same client.
 `current` is the client running the command: its query buffer and argv still hold that command,
 and its cmd= names it, as in Redis.
 """
@@ -21,7 +22,7 @@ and its cmd= names it, as in Redis.
 from __future__ import annotations
 
 from raxdb.server.base.errors import CommandError
-from raxdb.server.conn import clientbufs
+from raxdb.server.conn import clientbufs, replylist
 from raxdb.server.conn.obuf import is_replica, output_used
 
 
@@ -64,13 +65,20 @@ def _argv_mem(argv) -> int:
     return sum(len(a) for a in argv) if argv else 0
 
 
-def _memory_parts(c, current) -> tuple[int, int, int, int, int, int, list | None]:
-    """CLIENT LIST's memory fields (qbuf, qbuf-free, argv-mem, multi-mem, omem), the number of
-    arguments argv-mem holds, and the MULTI queue multi-mem was read from."""
+def _output(c) -> tuple[int, int, int, int]:
+    """CLIENT LIST's obl, oll and omem, and what the transport holds (server/conn/replylist.py); a
+    replica's omem is its share of the replication buffer."""
     try:
-        omem = output_used(c)
+        if is_replica(c):
+            return 0, 0, output_used(c), replylist.held(c)
+        return replylist.figures(c)
     except (AttributeError, RuntimeError):
-        omem = 0
+        return 0, 0, 0, 0
+
+
+def _memory_parts(c, current, omem: int) -> tuple[int, int, int, int, int, int, list | None]:
+    """CLIENT LIST's memory fields (qbuf, qbuf-free, argv-mem, multi-mem, and `omem` as given), the
+    number of arguments argv-mem holds, and the MULTI queue multi-mem was read from."""
     me = c is current
     running, multi = _running(c)
     qbuf, qbuf_free = _query_buffer(c, running if me else None)
@@ -98,7 +106,7 @@ def client_memory(c, current=None) -> int:
     """tot-mem (getClientMemoryUsage): what the client's buffers hold (CLIENT LIST's memory
     fields) and Redis's bookkeeping for it (`_bookkeeping`).  Client eviction goes by it
     (conn/clienteviction.py); memory/overhead.py sums it for INFO and MEMORY STATS."""
-    return _total(c, *_memory_parts(c, current))
+    return _total(c, *_memory_parts(c, current, _output(c)[2]))
 
 
 def _total(c, qbuf: int, qbuf_free: int, argv_mem: int, multi_mem: int, omem: int, argc: int,
@@ -131,8 +139,9 @@ def client_info_line(c, current=None) -> str:
     srv = c.server
     now = srv.now_ms
     me = c is current
-    parts = _memory_parts(c, current)
-    qbuf, qbuf_free, argv_mem, multi_mem, omem, _, multi = parts
+    obl, oll, omem, held = _output(c)
+    parts = _memory_parts(c, current, omem)
+    qbuf, qbuf_free, argv_mem, multi_mem, _, _, multi = parts
     last = c.last_cmd
     running = _running(c)[0]
     if me and running:
@@ -144,8 +153,8 @@ def client_info_line(c, current=None) -> str:
             f"idle={max(0, now - c.last_interaction) // 1000} flags={_flags(c)} db={c.dbid} "
             f"sub={len(c.channels)} psub={len(c.patterns)} ssub={len(c.shard_channels)} "
             f"multi={len(multi) if multi is not None else -1} qbuf={qbuf} qbuf-free={qbuf_free} argv-mem={argv_mem} "
-            f"multi-mem={multi_mem} rbs={c.rb_size} rbp={c.rb_peak} obl=0 oll=0 omem={omem} "
-            f"tot-mem={_total(c, *parts)} events={'rw' if omem else 'r'} cmd={cmd_name} "
+            f"multi-mem={multi_mem} rbs={c.rb_size} rbp={c.rb_peak} obl={obl} oll={oll} omem={omem} "
+            f"tot-mem={_total(c, *parts)} events={'rw' if held else 'r'} cmd={cmd_name} "
             f"user={c.user.name.decode(errors='surrogateescape')} redir={ct.redirect if (ct := c.tracking) is not None else -1} resp={c.resp}")
     if srv.config.compat_version >= (7, 2):  # CLIENT SETINFO's fields, empty until it sets them
         line += f" lib-name={c.lib_name.decode(errors='replace')} lib-ver={c.lib_ver.decode(errors='replace')}"

@@ -3,7 +3,7 @@ closeClientOnOutputBufferLimitReached), per client class: normal, slave for a re
 for a client with any subscription.  `client-output-buffer-limit <class> <hard> <soft> <secs>`.
 
 What counts is the output a client has not taken yet: queued for the end-of-iteration flush plus
-what its transport still holds (`Client.output_size`); for a replica, as in Redis 7, its share of
+what its transport still holds, laid out as Redis's reply list (server/conn/replylist.py); for a replica, as in Redis 7, its share of
 the replication buffer it shares with the backlog (from the block holding the first byte it still
 needs to the last block), checked whenever a block is added, and its hard limit is never below
 the backlog's size.  Past the hard limit, or past the soft
@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from raxdb.server.base.log import LOG
+from raxdb.server.conn import replylist
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Client
@@ -61,9 +62,10 @@ def watched(c: Client) -> bool:
     return bool(hard or soft)
 
 
-def check(c: Client, pending: int = 0) -> bool:
-    """Drop `c` if its unsent output (with `pending` bytes of replies not yet queued) is over its
-    class's limits; True if it was dropped."""
+def check(c: Client, used: int = -1) -> bool:
+    """Drop `c` if its unsent output (`used`: its output_used, with the replies of the read event
+    not yet queued, Client.obuf_reached; -1 to take output_used) is over its class's limits; True
+    if it was dropped."""
     if c.closed or c.transport is None:
         return False
     srv = c.server
@@ -71,7 +73,8 @@ def check(c: Client, pending: int = 0) -> bool:
     hard, soft, soft_secs = srv.config.cobl.get(cls, (0, 0, 0))
     if not (hard or soft):
         return False
-    used = output_used(c, pending)
+    if used < 0:
+        used = output_used(c)
     if cls == "slave" and hard:
         # a replica's hard limit below the backlog's size would drop a replica that a partial
         # resync just let in: Redis takes the backlog's size instead
@@ -92,8 +95,9 @@ def check(c: Client, pending: int = 0) -> bool:
 
 def check_delivery(c: Client) -> bool:
     """`check` after out-of-band output (a Pub/Sub message): a subscriber whose unsent output still
-    fits in its reply buffer, with no soft-limit clock running, is under every limit (output_used
-    counts nothing below the buffer), so only the others are checked.  Per message and per
+    fits in its reply buffer, with no soft-limit clock running and no reply list held from before
+    (Client.replies), is under every limit (output_used counts nothing below the buffer), so only
+    the others are checked.  Per message and per
     subscriber: a PUBLISH to 100 subscribers spent 40% of its time in full checks.
 
     What the transport holds is asked once per flush (`c.out_held`; the flush forgets it): the
@@ -102,7 +106,7 @@ def check_delivery(c: Client) -> bool:
     the transport's own figure.  (A TLS connection's read may add a record of its own, a key
     update: a few dozen bytes, and the flush checks again before it writes past the buffer.)"""
     t = c.transport
-    if t is not None and not c.obuf_soft_since and c.replica is None:
+    if t is not None and not c.obuf_soft_since and c.replica is None and c.replies is None:
         held = c.out_held
         if held < 0:
             held = c.out_held = t.get_write_buffer_size()
@@ -111,19 +115,13 @@ def check_delivery(c: Client) -> bool:
     return check(c)
 
 
-def output_used(c: Client, pending: int = 0) -> int:
+def output_used(c: Client) -> int:
     """getClientOutputBufferMemoryUsage: a replica's share of the replication buffer it shares
-    with the backlog (server/replication/state.py); for any other client its reply list: the unsent
-    output beyond what its reply buffer holds (rbs, server/conn/clientbufs.py), in blocks of 16 KiB
-    (20464 bytes with the allocator's slack, each counted whole, as reply_bytes counts them) with
-    a 40-byte node each (listNode and clientReplyBlock)."""
+    with the backlog (server/replication/state.py); for any other client its reply list's omem
+    (server/conn/replylist.py)."""
     if is_replica(c):
         return c.server.repl.master.output_share(c.replica)
-    listed = c.output_size() + pending - c.rb_size
-    return -(-listed // _REPLY_BLOCK) * (_REPLY_BLOCK + 40) if listed > 0 else 0
-
-
-_REPLY_BLOCK = 20464  # a reply list block: zmalloc_usable(16 KiB + its 16-byte header), less the header
+    return replylist.figures(c)[2]
 
 
 def _drop(c: Client) -> None:

@@ -89,6 +89,7 @@ from raxdb.server.conn import clientbufs as _clientbufs
 from raxdb.server.conn import clienteviction as _clienteviction
 from raxdb.server.conn import lifecycle
 from raxdb.server.conn import obuf as _obuf
+from raxdb.server.conn import replylist as _replylist
 from raxdb.server.conn.clientinfo import client_info_line
 from raxdb.server.conn.obuf import check_delivery
 from raxdb.server.conn.obuf import is_replica as _is_replica
@@ -250,7 +251,9 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         self.running: list[bytes] | None = None
         self.obuf_soft_since = 0  # when its unsent output went over its soft limit (ms), or 0
         self.obuf_watch = False  # its class has an output limit: checked after each command (server/conn/obuf.py)
-        self.obuf_pending: list = [None, 0, 0]  # (the read event's reply list, its items, their bytes) counted
+        # (the read event's reply list, its items laid out, the layout: server/conn/replylist.py)
+        self.obuf_pending: list = [None, 0, None]
+        self.replies = None  # Redis's reply list while the transport holds output (replylist.flushed)
         # server/events/propagate.py, while propagating: the argv to propagate in place of the command's
         # own (None: its own), whether the command must not be propagated, or must be anyway.
         self.prop_argv: list[bytes] | None = None
@@ -431,6 +434,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         """Drop queued output (a client closed for overcoming its output buffer limit)."""
         self.obuf.clear()
         self.out_mark = self.tot_net_out
+        self.replies = None
 
     def write(self, data: bytes) -> None:
         """Out-of-band output (pub/sub messages, MONITOR lines, served blocked clients)."""
@@ -439,19 +443,26 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
     def obuf_reached(self, out: list[bytes] | None, extra: int = 0) -> bool:
         """After one command of a client whose class has an output limit: drop it if the limit is
         reached, counting the replies of this read event not yet queued (`out`), as Redis checks
-        as each reply is added and then runs nothing more of the client's input.  Counted on from
-        the last check, so a long pipeline costs one pass over its replies.  `extra`: a reply
-        still being made (server/table/args.py's random_picks_reply)."""
+        as each reply is added and then runs nothing more of the client's input.  Laid out on
+        from the last check, so a long pipeline costs one pass over its replies.  `extra`: the
+        bytes of a reply still being made (server/table/args.py's random_picks_reply)."""
+        if _is_replica(self):  # its share of the replication buffer
+            return _obuf.check(self)
         mark = self.obuf_pending
         if out is None:
-            return _obuf.check(self, extra)
-        if mark[0] is not out:
-            mark[:] = out, 0, 0
-        n = mark[1]
-        if len(out) > n:
-            mark[2] += sum(map(len, out[n:]))
-            mark[1] = len(out)
-        return _obuf.check(self, mark[2] + extra)
+            m = _replylist.current(self, _replylist.held(self))
+        else:
+            if mark[0] is not out:
+                mark[:] = out, 0, _replylist.current(self, _replylist.held(self))
+            m = mark[2]
+            n = mark[1]
+            if len(out) > n:
+                m.add_items(out[n:])
+                mark[1] = len(out)
+        if extra:
+            m = m.copy()
+            m.add(extra, False)
+        return _obuf.check(self, m.figures()[2])
 
     def output_size(self) -> int:
         """Bytes of output not yet taken by the kernel: queued here and in the transport."""
@@ -1053,6 +1064,10 @@ def flush_output(c: Client) -> None:
                 t.write(data)
         except Exception as e:  # one connection's trouble must not cost the others their output
             LOG.verbose(f"Write to client id={c.id} addr={c.addr} failed: {type(e).__name__}: {e}")
+        # Redis's reply list, while the transport holds what may be in it: after a flush bigger
+        # than the reply buffer, or while one is held (nothing on the hot path: a small flush)
+        if (n > c.rb_size or c.replies is not None or c.write_paused) and c.replica is None:
+            _replylist.flushed(c, obuf)
     obuf.clear()
     c.out_mark = c.tot_net_out
     c.out_held = -1  # the transport was given output: a delivery asks it again (obuf.check_delivery)
