@@ -128,10 +128,11 @@ def get_zset(c, key: bytes, write: bool = False) -> ZSet | None:
 
 
 # ---- replies -------------------------------------------------------------------------------------
-def pairs_reply(c, pairs: list[tuple[float, bytes]], withscores: bool) -> bytes:
-    """Members (and scores): flat in RESP2, [member, score] pairs in RESP3."""
+def pairs_reply(c, pairs: list[tuple[float, bytes]], withscores: bool) -> bytes | tuple[bytes, ...]:
+    """Members (and scores) as a command's whole reply: flat in RESP2, [member, score] pairs in
+    RESP3; without scores, big members by reference (R.values)."""
     if not withscores:
-        return R.bulk_strings([m for _, m in pairs])
+        return R.values([m for _, m in pairs])
     return R.scored_members(c.enc, pairs)
 
 
@@ -764,7 +765,7 @@ def zrandmember(c, argv):
     key = argv[1]
     if len(argv) == 2:
         zs = get_zset(c, key)
-        return c.enc.null if zs is None else R.bulk(zs.random_pair()[1])
+        return c.enc.null if zs is None else R.value(zs.random_pair()[1])
     count = to_int(argv[2])
     if count == INT64_MIN:
         raise CommandError(LONG_RANGE)
@@ -779,8 +780,8 @@ def zrandmember(c, argv):
     if zs is None or count == 0:
         return R.EMPTY_ARRAY
     if count < 0:
-        return random_picks_reply(c, count, 2 if withscores and c.resp == 2 else 1, zs.choices,
-                                  lambda picked: pairs_reply(c, picked, withscores))
+        return random_picks_reply(c, count, 2 if withscores and c.resp == 2 else 1, zs.choices,  # (cut in
+                                  lambda picked: R.flat(pairs_reply(c, picked, withscores)))  # chunks: bytes)
     if count == 1:
         pairs = [zs.random_pair()]
     elif count >= len(zs):
