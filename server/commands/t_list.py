@@ -152,7 +152,7 @@ def _popped(c, key: bytes, ql: Quicklist, head: bool, n: int) -> None:
     c.server.dirty += n - 1
 
 
-def pop_generic(c, argv: list[bytes], head: bool) -> bytes:
+def pop_generic(c, argv: list[bytes], head: bool) -> bytes | tuple[bytes, ...]:
     """[L|R]POP (popGenericCommand), typed when compiled as push_generic is."""
     n = len(argv)
     if n > 3:

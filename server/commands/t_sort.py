@@ -120,7 +120,7 @@ def _reads_every_key(c, argv: list[bytes]) -> bool:
     return c.user.free or c.user.reads_every_key(c.server.table.lookup(argv), argv)
 
 
-def _sort(c, argv: list[bytes], readonly: bool) -> bytes:
+def _sort(c, argv: list[bytes], readonly: bool) -> bytes | tuple[bytes, ...]:
     desc = alpha = dontsort = False
     limit_start, limit_count = 0, -1
     sortby: bytes | None = None

@@ -449,7 +449,7 @@ def lex_range(zs: ZSet, r: LexRange, reverse: bool, offset: int = 0, limit: int 
 
 
 def zrange_generic(c, argv: list[bytes], key_idx: int, dst: bytes | None, rangetype: int | None,
-                   reverse: bool | None) -> bytes:
+                   reverse: bool | None) -> bytes | tuple[bytes, ...]:
     """zrangeGenericCommand: ZRANGE / ZRANGESTORE (rangetype and direction None = chosen by the
     arguments) and the legacy forms with a fixed type and direction."""
     store = dst is not None
@@ -626,7 +626,7 @@ def zpop_pairs(c, key: bytes, zs: ZSet, from_max: bool, count: int) -> list[tupl
     return pairs
 
 
-def _zpop(c, argv, from_max: bool) -> bytes:
+def _zpop(c, argv, from_max: bool) -> bytes | tuple[bytes, ...]:
     if len(argv) > 3:
         raise CommandError(SYNTAX)
     count = 1
@@ -877,7 +877,7 @@ def _combine(srcs: list, weights: list[float], op: int, how: int, card_limit: in
 
 
 def zsetop_generic(c, argv: list[bytes], numkeys_idx: int, dst: bytes | None, op: int,
-                   cardinality_only: bool = False) -> bytes:
+                   cardinality_only: bool = False) -> bytes | tuple[bytes, ...]:
     fullname = argv[0].decode(errors="replace").lower()
     numkeys = to_int(argv[numkeys_idx])
     if numkeys < 1:
