@@ -20,8 +20,10 @@ so); `add_reply` puts a reply on a connection's list, `flat` gives any reply as 
 for every other use.
 
 Invariants: every function returns complete frames; `array()` and friends take already-encoded
-elements (bytes, never pieces); a reply in pieces holds only immutable bytes; doubles print like
-Redis (`%.17g`, `inf`, `-inf`, `nan`).
+elements (bytes, never pieces: only `value_array` takes replies in pieces); a reply in pieces
+holds only immutable bytes, and only a command's whole reply is one (`values`, `value_array`
+and `value` are never an element of another aggregate); doubles print like Redis (`%.17g`,
+`inf`, `-inf`, `nan`).
 """
 
 from __future__ import annotations
