@@ -89,6 +89,13 @@ WORKLOADS: dict[str, list[bytes]] = {
     # SET_10K's batches in 64 KiB reads (CUT_READS), as they arrive on loopback: most reads
     # continue a command the last one left partly received (the continued read)
     "SET_10K_CUT": [b"SET", b"key:10k", collection_workloads.VALUE_10K],
+    "GET_4K": [b"GET", b"big:4k"],  # values either side of the size a reply goes out by reference from
+    "GET_16K": [b"GET", b"big:16k"],
+    # whole 10 KB values of other types (their keys made by BIG_SETUP): a hash's value, ten of them
+    # (a hashtable's HGETALL), a list's element (decoded from its listpack)
+    "HGET_10K": [b"HGET", b"big:hash", b"f"],
+    "HGETALL_10K": [b"HGETALL", b"big:hash10"],
+    "LINDEX_10K": [b"LINDEX", b"big:list", b"5"],
     # PUBLISH to SUBSCRIBERS subscriber clients (their transports count writes: `fan_out_run`)
     "PUBLISH_100": [a.encode() for a in collection_workloads.WORKLOADS["PUBLISH_100"][1:]],
 }
@@ -125,6 +132,14 @@ EXPIRING_US = 5
 EXPIRING_COMMANDS = 400_000  # distinct commands made for a run (more are replayed)
 # Commands per timed run where the default 100,000 would take minutes (a GEOSEARCH walks ~1,700 points).
 COMMANDS = {"GEOSEARCH_10": 5_000}
+BIG_SETUP: dict[str, list[bytes]] = {
+    "GET_4K": [b"SET", b"big:4k", b"v" * 4096],
+    "GET_16K": [b"SET", b"big:16k", b"v" * 16384],
+    "HGET_10K": [b"HSET", b"big:hash", b"f", collection_workloads.VALUE_10K],
+    "HGETALL_10K": [b"HSET", b"big:hash10",
+                    *[x for i in range(10) for x in (b"f%d" % i, collection_workloads.VALUE_10K)]],
+    "LINDEX_10K": [b"RPUSH", b"big:list", *[collection_workloads.VALUE_10K] * 10],
+}
 OWN_DATA = {"SET_10K", "SET_10K_CUT", "GET_10K", "GET_1M", "PUBLISH_100"}  # collection_workloads rows that read none of its collections
 COLLECTIONS = {b"coll:list", b"coll:hash", b"coll:zset", b"coll:set", b"coll:set2"}
 # What one read event brings at most (uvloop reads into a buffer of this size): a 1 MB request
@@ -372,6 +387,8 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, 
         c.db.add(b"big:10k", collection_workloads.VALUE_10K)
     elif name == "GET_1M":
         c.db.add(b"big:1m", collection_workloads.VALUE_1M)
+    elif name in BIG_SETUP:
+        c.data_received(encode_command(BIG_SETUP[name]))
     chunks = (sequential_batches(name, pipeline, max(commands, SEQUENTIAL_MIN)) if name in SEQUENTIAL
               else batches(name, pipeline, random.Random(1)))
     units = pipeline * (BLOCKS[name][1] if name in BLOCKS else 1)  # per batch

@@ -34,7 +34,7 @@ cpdef bytes bulk(b)
 cpdef bytes array(items)
 
 @cython.locals(n=Py_ssize_t, total=Py_ssize_t, k=Py_ssize_t, m=Py_ssize_t, d="unsigned char*", out=bytes)
-cpdef bytes bulk_aggregate(unsigned char head, items)
+cpdef bytes bulk_aggregate(unsigned char head, items, Py_ssize_t count=*, Py_ssize_t big=*)
 
 cpdef bytes bulk_strings(items, Py_ssize_t same_len=*)
 
@@ -44,6 +44,15 @@ cpdef bytes bulk_strings(items, Py_ssize_t same_len=*)
 cpdef object value(v)
 
 cpdef bytes flat(r)
+
+# Whole replies of stored values that may hold big ones (reply.py): `values` an aggregate of them,
+# `value_array` an array of replies some of which may be `value`s in pieces.
+@cython.locals(n=Py_ssize_t, header=bytes, seq=object)
+cpdef object values(items, unsigned char head=*, Py_ssize_t count=*)
+
+cpdef object value_array(list parts)
+
+cdef object _pieces(bytes header, list parts)
 
 cdef inline int add_reply(list out, object r) except -1:
     """A command's reply added to `out`, a connection's list of replies: its pieces as they are."""

@@ -15,12 +15,15 @@ spells every byte of RESP; the interpreted build has their twins at the end of t
 `stream_entry` is a stream entry's reply, the encoder storage's node views are kept in.
 
 A command's whole reply may also be a tuple of bytes, its pieces (`value`: a big stored value kept
-by reference, not copied); `add_reply` puts a reply on a connection's list, `flat` gives any
-reply as one bytes object for every other use.
+by reference, not copied; `values` and `value_array`: aggregates of stored values, the big ones
+so); `add_reply` puts a reply on a connection's list, `flat` gives any reply as one bytes object
+for every other use.
 
 Invariants: every function returns complete frames; `array()` and friends take already-encoded
-elements (bytes, never pieces); a reply in pieces holds only immutable bytes; doubles print like
-Redis (`%.17g`, `inf`, `-inf`, `nan`).
+elements (bytes, never pieces: only `value_array` takes replies in pieces); a reply in pieces
+holds only immutable bytes, and only a command's whole reply is one (`values`, `value_array`
+and `value` are never an element of another aggregate); doubles print like Redis (`%.17g`,
+`inf`, `-inf`, `nan`).
 """
 
 from __future__ import annotations
@@ -140,9 +143,14 @@ def array_header(n: int) -> bytes:
 # is the reply.  `value` makes one (a big stored value kept by reference, not copied into a reply
 # of its own); the connection adds a reply to its list of replies with `add_reply`, which takes the
 # pieces as they are, and writes the list as pieces (one writev) where some are big.  Whoever uses a
-# reply otherwise (an element of EXEC's array, what redis.call gives a script, a reply logged)
-# takes `flat(r)`.  Only immutable values are kept so: a bytes object cannot change while its
-# reply waits to be written (a bytearray, which APPEND and SETRANGE may grow in place, is copied).
+# reply otherwise (what redis.call gives a script, a reply logged) takes `flat(r)`.  Only immutable
+# values are kept so: a bytes object cannot change while its reply waits to be written (a
+# bytearray, which APPEND and SETRANGE may grow in place, is copied).  `values` and `value_array`
+# are the aggregates whose elements are stored values (HGETALL, LPOP with a count, SMEMBERS, MGET,
+# ...) or replies (EXEC's): one bytes object as before unless an element is in pieces.  A value
+# decoded from a listpack is a fresh bytes object, kept so too (LPOP, LINDEX: one copy, not two);
+# the replies that storage writes straight from its listpacks (LRANGE, XRANGE, a small hash's
+# HGETALL) copy each element once already and are left as they are.
 PIECE_MIN = 8192  # bytes: a value this big goes out by reference (below it, the copy is cheaper)
 
 
@@ -164,6 +172,44 @@ def flat(r: bytes | tuple[bytes, ...]) -> bytes:
     if type(r) is tuple:
         return _join(r)
     return cast(bytes, r)
+
+
+def values(items: Iterable[bytes], head: int = 42, count: int = -1) -> bytes | tuple[bytes, ...]:
+    """Stored values (a list, tuple or set of them) as a command's whole reply: the aggregate
+    `<head><count>` of their bulks (see bulk_aggregate), one bytes object, or in pieces when one
+    is bytes of PIECE_MIN or more (its `value`, by reference).  Only a whole reply: an element of
+    another aggregate takes bulk_strings."""
+    if cython.compiled:
+        out = bulk_aggregate(head, items, count, PIECE_MIN)
+        if out is not None:
+            return out
+    seq = items if type(items) is list or type(items) is tuple else list(items)
+    n = len(seq)
+    header = b"%c%d\r\n" % (head, n if count < 0 else count)
+    if not cython.compiled and (not n or max(map(len, seq)) < PIECE_MIN):
+        return header + bulks_body(seq)
+    return _pieces(header, [value(it) for it in seq])
+
+
+def value_array(parts: Sequence[bytes | tuple[bytes, ...]]) -> bytes | tuple[bytes, ...]:
+    """An array of encoded replies, some of them maybe values in pieces (`value`: MGET's, HMGET's),
+    as a command's whole reply: one bytes object (`array`), or in pieces when a part is."""
+    for p in parts:
+        if type(p) is tuple:
+            return _pieces(b"*%d\r\n" % len(parts), parts)
+    return array(cast("list[bytes]", parts))  # (compiled, a list: value_array's C signature)
+
+
+def _pieces(header: bytes, parts: Sequence[bytes | tuple[bytes, ...]]) -> bytes | tuple[bytes, ...]:
+    """`header` and `parts` after it as one reply: in pieces when a part is in pieces (the
+    connection joins the runs of small pieces between the big ones), else one bytes object."""
+    for p in parts:
+        if type(p) is tuple:
+            out = [header]
+            for q in parts:
+                add_reply(out, q)
+            return tuple(out)
+    return header + _join(cast("Sequence[bytes]", parts))
 
 
 if not cython.compiled:  # compiled, reply.pxd holds it inline
@@ -339,22 +385,28 @@ def bulk_set(enc: Encoder, items: Sequence[bytes] | set[bytes]) -> bytes:
     return enc.set_header(len(items)) + bulks_body(items)  # type: ignore[arg-type]  # a sequence now
 
 
-def bulk_aggregate(head: int, items: Iterable[bytes]) -> bytes | None:
-    """Compiled: the aggregate `<head><n>\r\n` (head '*' 42 or '~' 126) of the bulk strings of
-    `items` (a list, tuple or set of bytes), sized in one pass and written into one new bytes
-    object in a second: no separator list, no per-item object.  None when an item is not bytes
-    (or interpreted), for the caller's general path."""
+def bulk_aggregate(head: int, items: Iterable[bytes], count: int = -1, big: int = 0) -> bytes | None:
+    """Compiled: the aggregate `<head><count>\r\n` (head '*' 42, '~' 126 or '%' 37; count -1: the
+    number of items) of the bulk strings of `items` (a list, tuple or set of bytes), sized in one
+    pass and written into one new bytes object in a second: no separator list, no per-item object.
+    None when an item is not bytes or (`big` > 0) is `big` bytes or more (or interpreted), for the
+    caller's general path."""
     if cython.compiled:
         total = 0
         n = 0
         for it in items:
             if type(it) is not bytes:
                 return None
-            total += bulk_size(len(it))
+            m = len(it)
+            if big and m >= big:
+                return None
+            total += bulk_size(m)
             n += 1
-        out = PyBytes_FromStringAndSize(cython.NULL, total + digits(n) + 3)  # noqa: F821 (reply.pxd)
+        if count < 0:
+            count = n
+        out = PyBytes_FromStringAndSize(cython.NULL, total + digits(count) + 3)  # noqa: F821 (reply.pxd)
         d = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))  # noqa: F821
-        k = put_head(d, 0, head, n)
+        k = put_head(d, 0, head, count)
         for it in items:
             k = put_bulk(d, k, cython.cast(cython.p_uchar, PyBytes_AS_STRING(it)), 0, len(it))  # noqa: F821
         return out

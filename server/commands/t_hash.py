@@ -252,7 +252,7 @@ def hget(c, argv):
     if h is None:
         return c.enc.null
     v = hash_get(h, argv[2])
-    return c.enc.null if v is None else R.bulk(v)
+    return c.enc.null if v is None else R.value(v)
 
 
 command("hget")(hget)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
@@ -266,8 +266,8 @@ def hmget(c, argv):
     parts = []
     for i in range(2, len(argv)):
         v = hash_get(h, argv[i])
-        parts.append(null if v is None else R.bulk(v))
-    return R.array(parts)
+        parts.append(null if v is None else R.value(v))
+    return R.value_array(parts)
 
 
 command("hmget")(hmget)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
@@ -299,7 +299,7 @@ def hgetall(c, argv):
         n, body = got
         return _as_map(c, R.array_header(n) + body, n >> 1)
     flat = h.flat()
-    return _as_map(c, R.bulk_strings(flat), len(flat) >> 1)
+    return R.values(flat) if c.resp == 2 else R.values(flat, 37, len(flat) >> 1)  # '%': a RESP3 map
 
 
 command("hgetall")(hgetall)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
@@ -308,13 +308,13 @@ command("hgetall")(hgetall)  # not a decorator: compiled, a cpdef function (t_ha
 @command("hkeys")
 def hkeys(c, argv):
     h = _hash_for_read(c, argv[1])
-    return R.EMPTY_ARRAY if h is None else R.bulk_strings(h.fields())
+    return R.EMPTY_ARRAY if h is None else R.values(h.fields())
 
 
 @command("hvals")
 def hvals(c, argv):
     h = _hash_for_read(c, argv[1])
-    return R.EMPTY_ARRAY if h is None else R.bulk_strings(h.values())
+    return R.EMPTY_ARRAY if h is None else R.values(h.values())
 
 
 @command("hlen")
@@ -345,7 +345,7 @@ def hrandfield(c, argv):
         if h is None:
             return c.enc.null
         f = h.random_field()
-        return R.bulk(f)
+        return R.value(f)
     count = to_int(argv[2])
     if count < -INT64_MAX:
         raise CommandError(f"ERR value is out of range, value must between {-INT64_MAX} and {INT64_MAX}")

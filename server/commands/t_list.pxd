@@ -42,7 +42,7 @@ cpdef lpushx(ClientFields c, argv)
 cpdef rpushx(ClientFields c, argv)
 
 @cython.locals(db=Database, srv=ServerFields, ql=Quicklist, n=Py_ssize_t)
-cpdef bytes pop_generic(ClientFields c, argv, bint head)
+cpdef pop_generic(ClientFields c, argv, bint head)
 
 cpdef lpop(ClientFields c, argv)
 cpdef rpop(ClientFields c, argv)

@@ -152,7 +152,7 @@ def _popped(c, key: bytes, ql: Quicklist, head: bool, n: int) -> None:
     c.server.dirty += n - 1
 
 
-def pop_generic(c, argv: list[bytes], head: bool) -> bytes:
+def pop_generic(c, argv: list[bytes], head: bool) -> bytes | tuple[bytes, ...]:
     """[L|R]POP (popGenericCommand), typed when compiled as push_generic is."""
     n = len(argv)
     if n > 3:
@@ -172,7 +172,7 @@ def pop_generic(c, argv: list[bytes], head: bool) -> bytes:
             srv.dirty += 1  # what _popped amounts to here, without its calls (benchmarked path)
         else:
             _popped(c, key, ql, head, 1)
-        return R.bulk(item)
+        return R.value(item)
     count = positive_long(argv[2], "ERR value is out of range, must be positive")
     found = _list_for_write(c, key)
     if found is None:
@@ -182,7 +182,7 @@ def pop_generic(c, argv: list[bytes], head: bool) -> bytes:
         return R.EMPTY_ARRAY
     items = ql.pop_many(count, head)
     _popped(c, key, ql, head, len(items))
-    return R.bulk_strings(items)
+    return R.values(items)
 
 
 def lpop(c, argv):
@@ -270,7 +270,7 @@ def lindex(c, argv):
     if ql is None:
         return c.enc.null
     v = ql.index(to_int(argv[2]))
-    return c.enc.null if v is None else R.bulk(v)
+    return c.enc.null if v is None else R.value(v)
 
 
 def _clamp_range(start: int, end: int, n: int) -> tuple[int, int]:

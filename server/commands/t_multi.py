@@ -74,10 +74,10 @@ def exec_(c, argv):
                 lifecycle.feed_monitors(c, args, cmd)
             if r is BLOCKED:  # blocking commands must not block here; never leave a hole
                 r = c.enc.null_array
-            replies.append(R.flat(r))  # an element of EXEC's array: a reply in pieces joined
+            replies.append(r)  # (a reply in pieces, a big value's, stays so: R.value_array)
     finally:
         leave_exec(c)
-    return R.array(replies)
+    return R.value_array(replies)
 
 
 command("exec")(exec_)  # not a decorator: compiled, exec_ is a cpdef function (t_multi.pxd)

@@ -81,7 +81,7 @@ def dump(c, argv):
     value = lookup_read(c, argv[1])
     if value is None:
         return c.enc.null
-    return R.bulk(rdb.dump(value, c.server.config.values["rdbcompression"] == "yes",
+    return R.value(rdb.dump(value, c.server.config.values["rdbcompression"] == "yes",
                            rdb.format_of(c.server.config.compat_version)))
 
 

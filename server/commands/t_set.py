@@ -47,8 +47,9 @@ def set_limits(c) -> tuple:
     return c.server.config.set_limits
 
 
-def set_reply(c, members: list[bytes] | set[bytes]) -> bytes:
-    return R.bulk_set(c.enc, members)
+def set_reply(c, members: list[bytes] | set[bytes]) -> bytes | tuple[bytes, ...]:
+    """Members as a command's whole reply: a set (an array in RESP2), big members by reference."""
+    return R.values(members, 126 if c.resp == 3 else 42)
 
 
 def _array_reply(members: list[bytes]) -> bytes:
@@ -197,7 +198,7 @@ def spop(c, argv):
         modified(c, key)
         if c.server.also_propagate is not None:  # the member drawn, so a replay removes the same
             propagate.rewrite(c, [b"SREM", key, m])
-        return R.bulk(m)
+        return R.value(m)
     if len(argv) > 3:
         raise CommandError(SYNTAX)
     count = to_int(argv[2], _POSITIVE)
@@ -236,7 +237,7 @@ def srandmember(c, argv):
     key = argv[1]
     if len(argv) == 2:
         s = _get_set(c, key)
-        return c.enc.null if s is None else R.bulk(s.random_member())
+        return c.enc.null if s is None else R.value(s.random_member())
     if len(argv) > 3:
         raise CommandError(SYNTAX)
     count = to_int(argv[2])
@@ -248,8 +249,8 @@ def srandmember(c, argv):
     if count < 0:
         return random_picks_reply(c, count, 1, s.choices, _array_reply)
     if count >= len(s):
-        return _array_reply(s.members())
-    return _array_reply(s.sample(count))
+        return R.values(s.members())
+    return R.values(s.sample(count))
 
 
 @command("smove")

@@ -120,7 +120,7 @@ def _reads_every_key(c, argv: list[bytes]) -> bool:
     return c.user.free or c.user.reads_every_key(c.server.table.lookup(argv), argv)
 
 
-def _sort(c, argv: list[bytes], readonly: bool) -> bytes:
+def _sort(c, argv: list[bytes], readonly: bool) -> bytes | tuple[bytes, ...]:
     desc = alpha = dontsort = False
     limit_start, limit_count = 0, -1
     sortby: bytes | None = None
@@ -203,9 +203,9 @@ def _sort(c, argv: list[bytes], readonly: bool) -> bytes:
     found = [lookup_by_pattern(c, pattern, e) for e in picked for pattern in gets]
     if store is None:
         if not gets:
-            return R.bulk_array(picked)
+            return R.values(picked)
         null = c.enc.null
-        return R.array([null if v is None else R.bulk(v) for v in found])
+        return R.value_array([null if v is None else R.value(v) for v in found])
 
     out = [b"" if v is None else bytes(v) for v in found] if gets else picked
     db = c.db

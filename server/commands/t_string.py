@@ -296,11 +296,11 @@ def mget(c, argv):
             continue
         hits += 1
         if is_string(v):
-            parts.append(_bulk(v))
+            parts.append(_value(v))
         else:
             parts.append(null)
     srv.stat_keyspace_hits += hits
-    return b"*%d\r\n%s" % (len(parts), b"".join(parts))
+    return R.value_array(parts)
 
 
 def _mset(c, argv) -> None:
@@ -500,7 +500,7 @@ def getrange(c, argv):
         end = n - 1
     if start > end:
         return _EMPTY
-    return R.bulk(v[start:end + 1])
+    return _value(v[start:end + 1])
 
 
 @command("substr")

@@ -128,10 +128,11 @@ def get_zset(c, key: bytes, write: bool = False) -> ZSet | None:
 
 
 # ---- replies -------------------------------------------------------------------------------------
-def pairs_reply(c, pairs: list[tuple[float, bytes]], withscores: bool) -> bytes:
-    """Members (and scores): flat in RESP2, [member, score] pairs in RESP3."""
+def pairs_reply(c, pairs: list[tuple[float, bytes]], withscores: bool) -> bytes | tuple[bytes, ...]:
+    """Members (and scores) as a command's whole reply: flat in RESP2, [member, score] pairs in
+    RESP3; without scores, big members by reference (R.values)."""
     if not withscores:
-        return R.bulk_strings([m for _, m in pairs])
+        return R.values([m for _, m in pairs])
     return R.scored_members(c.enc, pairs)
 
 
@@ -448,7 +449,7 @@ def lex_range(zs: ZSet, r: LexRange, reverse: bool, offset: int = 0, limit: int 
 
 
 def zrange_generic(c, argv: list[bytes], key_idx: int, dst: bytes | None, rangetype: int | None,
-                   reverse: bool | None) -> bytes:
+                   reverse: bool | None) -> bytes | tuple[bytes, ...]:
     """zrangeGenericCommand: ZRANGE / ZRANGESTORE (rangetype and direction None = chosen by the
     arguments) and the legacy forms with a fixed type and direction."""
     store = dst is not None
@@ -625,7 +626,7 @@ def zpop_pairs(c, key: bytes, zs: ZSet, from_max: bool, count: int) -> list[tupl
     return pairs
 
 
-def _zpop(c, argv, from_max: bool) -> bytes:
+def _zpop(c, argv, from_max: bool) -> bytes | tuple[bytes, ...]:
     if len(argv) > 3:
         raise CommandError(SYNTAX)
     count = 1
@@ -764,7 +765,7 @@ def zrandmember(c, argv):
     key = argv[1]
     if len(argv) == 2:
         zs = get_zset(c, key)
-        return c.enc.null if zs is None else R.bulk(zs.random_pair()[1])
+        return c.enc.null if zs is None else R.value(zs.random_pair()[1])
     count = to_int(argv[2])
     if count == INT64_MIN:
         raise CommandError(LONG_RANGE)
@@ -779,8 +780,8 @@ def zrandmember(c, argv):
     if zs is None or count == 0:
         return R.EMPTY_ARRAY
     if count < 0:
-        return random_picks_reply(c, count, 2 if withscores and c.resp == 2 else 1, zs.choices,
-                                  lambda picked: pairs_reply(c, picked, withscores))
+        return random_picks_reply(c, count, 2 if withscores and c.resp == 2 else 1, zs.choices,  # (cut in
+                                  lambda picked: R.flat(pairs_reply(c, picked, withscores)))  # chunks: bytes)
     if count == 1:
         pairs = [zs.random_pair()]
     elif count >= len(zs):
@@ -876,7 +877,7 @@ def _combine(srcs: list, weights: list[float], op: int, how: int, card_limit: in
 
 
 def zsetop_generic(c, argv: list[bytes], numkeys_idx: int, dst: bytes | None, op: int,
-                   cardinality_only: bool = False) -> bytes:
+                   cardinality_only: bool = False) -> bytes | tuple[bytes, ...]:
     fullname = argv[0].decode(errors="replace").lower()
     numkeys = to_int(argv[numkeys_idx])
     if numkeys < 1:

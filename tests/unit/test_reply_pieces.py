@@ -2,8 +2,11 @@
 reference and the connection writes the pieces in order.  Against redis-server 7.0, byte for byte,
 in RESP2 and RESP3: big values read alone and pipelined among small replies, changed or replaced
 behind a reply still queued (APPEND, SETRANGE, SET, DEL in the same pipeline), inside MULTI/EXEC,
-from scripts (the script sees the value), under CLIENT REPLY SKIP and OFF; and the helpers' own
-rules (only immutable values by reference, `flat` the reply's bytes)."""
+from scripts (the script sees the value), under CLIENT REPLY SKIP and OFF; the same for the other
+whole-value replies (HGET, HMGET, HGETALL, LINDEX, LPOP/RPOP, SMEMBERS, SPOP, SRANDMEMBER, ZRANGE,
+MGET, GETRANGE, DUMP, SORT .. GET: `value`, `values`, `value_array`), a hash field, list element,
+set or sorted-set member changed behind a reply still queued; and the helpers' own rules (only
+immutable values by reference, `flat` the reply's bytes)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import re
 import pytest
 
 from raxdb.protocol import reply as R
-from tests.support.diff import RawConnection, encode_command
+from tests.support.diff import RawConnection, encode_command, parse
 from tests.support.servers import run_on_both
 
 BIG = R.PIECE_MIN  # the smallest value sent in pieces
@@ -169,3 +172,200 @@ def test_monitor_sees_the_commands_and_the_client_its_replies():
     assert ours == theirs
     assert ours[1][0].startswith(b'"SET" "k"')
 
+
+
+# ---- the other whole-value replies: R.value and the aggregates of stored values (R.values,
+# R.value_array) -----------------------------------------------------------------------------------
+def _norm(x):
+    """A parsed reply with the order of unordered collections (a hashtable's HGETALL, a set's
+    members) taken out: sorted, recursively."""
+    if isinstance(x, dict):
+        return sorted((repr(_norm(k)), repr(_norm(v))) for k, v in x.items())
+    if isinstance(x, (list, set, tuple)):
+        return sorted(repr(_norm(e)) for e in x)
+    return x
+
+
+def _unordered(diff, *cmd) -> object:
+    """`cmd` on both servers, the replies the same but for the order of unordered collections."""
+    ours, theirs = diff.both(*cmd)
+    a, b = parse(ours), parse(theirs)
+    assert _norm(a) == _norm(b), f"RESP{diff.protocol} {cmd!r}\n  raxdb: {ours[:80]!r}\n  redis: {theirs[:80]!r}"
+    return a
+
+
+def test_hash_values(diff):
+    big1, big2, small = _value(BIG, 11), _value(30_000, 12), b"small"
+    bigfield = _value(9000, 13)
+    diff("HSET", "h", "f1", big1, "f2", small, "f3", big2, bigfield, "v")
+    diff("HSET", "one", "f", big2)
+    diff("HSET", "bigf", bigfield, "x")
+    for f in ("f1", "f2", "f3", "missing", bigfield):
+        diff("HGET", "h", f)
+    assert diff("HGET", "h", "f3") == b"$30000\r\n" + big2 + b"\r\n"
+    diff("HMGET", "h", "f1", "missing", "f2", "f3", "f1")
+    diff("HMGET", "nokey", "f1", "f2")
+    diff("HGETALL", "one")
+    diff("HVALS", "one")
+    diff("HKEYS", "bigf")
+    diff("HRANDFIELD", "bigf")
+    diff("HRANDFIELD", "one", "1", "WITHVALUES")
+    diff("HRANDFIELD", "one", "-3", "WITHVALUES")
+    got = _unordered(diff, "HGETALL", "h")
+    assert big2 in (got.values() if isinstance(got, dict) else got)
+    _unordered(diff, "HVALS", "h")
+    _unordered(diff, "HKEYS", "h")
+    diff("HSTRLEN", "h", "f3")
+    replies = _pipelined(diff, ("HGET", "h", "f3"), ("HMGET", "h", "f3", "f2"), ("HSET", "h", "f3", "over"),
+                         ("HGET", "h", "f3"), ("HGETALL", "one"), ("HSET", "one", "f", "x"), ("HGETALL", "one"),
+                         ("HDEL", "h", "f1"), ("HGET", "h", "f1"), ("PING",))
+    assert replies[0] == b"$30000\r\n" + big2 + b"\r\n"
+
+
+def test_list_values(diff):
+    bigs = [_value(BIG + i * 1000, 20 + i) for i in range(4)]
+    diff("RPUSH", "l", bigs[0], "small", bigs[1], bigs[2], "x", bigs[3])
+    for i in (0, 1, 2, -1, -2, 99):
+        diff("LINDEX", "l", i)
+    assert diff("LINDEX", "l", "2") == b"$%d\r\n%s\r\n" % (len(bigs[1]), bigs[1])
+    diff("LPOP", "l")
+    diff("RPOP", "l")
+    diff("LPOP", "l", "2")
+    diff("RPUSH", "l", bigs[0], bigs[1])
+    diff("RPOP", "l", "3")
+    diff("LPOP", "l", "10")
+    diff("LPOP", "l", "1")
+    diff("RPUSH", "l", bigs[0], "a", bigs[1])
+    replies = _pipelined(diff, ("LINDEX", "l", "0"), ("LSET", "l", "0", "changed"), ("LINDEX", "l", "0"),
+                         ("LRANGE", "l", "0", "-1"), ("LPOP", "l", "2"), ("RPUSH", "l", bigs[2]), ("RPOP", "l"),
+                         ("LPUSH", "l", bigs[3]), ("LPOP", "l"), ("ECHO", "e"), ("LPOP", "l"))
+    assert replies[0] == b"$%d\r\n%s\r\n" % (len(bigs[0]), bigs[0])
+    diff("RPUSH", "m", bigs[0], bigs[1])
+    diff("LMPOP", "1", "m", "LEFT", "COUNT", "1")
+    diff("LMOVE", "m", "n", "LEFT", "RIGHT")
+    diff("LRANGE", "n", "0", "-1")
+
+
+def test_set_members(diff):
+    big1, big2 = _value(BIG, 30), _value(20_000, 31)
+    diff("SADD", "one", big2)
+    diff("SMEMBERS", "one")
+    diff("SRANDMEMBER", "one")
+    diff("SRANDMEMBER", "one", "1")
+    diff("SRANDMEMBER", "one", "5")
+    diff("SRANDMEMBER", "one", "-2")
+    diff("SINTER", "one", "one")
+    diff("SPOP", "one")
+    diff("SADD", "one", big1)
+    diff("SPOP", "one", "1")
+    diff("SADD", "s", big1, big2, "a", "b")
+    diff("SADD", "t", big2, "b", "c")
+    _unordered(diff, "SMEMBERS", "s")
+    _unordered(diff, "SINTER", "s", "t")
+    _unordered(diff, "SUNION", "s", "t")
+    _unordered(diff, "SDIFF", "s", "t")
+    _unordered(diff, "SRANDMEMBER", "s", "10")
+    _unordered(diff, "SPOP", "s", "10")
+    diff("SADD", "one", big2)
+    _pipelined(diff, ("SMEMBERS", "one"), ("SREM", "one", big2), ("SMEMBERS", "one"), ("SADD", "one", big1),
+               ("SRANDMEMBER", "one"), ("SPOP", "one"), ("PING",))
+
+
+def test_zset_members(diff):
+    big1, big2 = _value(BIG, 40), _value(15_000, 41)
+    diff("ZADD", "z", "1", big1, "2", "small", "3", big2)
+    diff("ZRANGE", "z", "0", "-1")
+    diff("ZREVRANGE", "z", "0", "1")
+    diff("ZRANGEBYSCORE", "z", "2", "+inf")
+    diff("ZRANGE", "z", "0", "-1", "WITHSCORES")
+    diff("ZPOPMIN", "z")
+    diff("ZADD", "one", "1", big2)
+    diff("ZRANDMEMBER", "one")
+    diff("ZRANDMEMBER", "one", "1")
+    diff("ZRANDMEMBER", "one", "-3")
+    _pipelined(diff, ("ZRANGE", "z", "0", "-1"), ("ZREM", "z", big2), ("ZRANGE", "z", "0", "-1"), ("PING",))
+
+
+def test_string_values(diff):
+    big, small = _value(12_000, 50), b"small"
+    diff("SET", "a", big)
+    diff("SET", "b", small)
+    diff("LPUSH", "list", "x")
+    diff("APPEND", "c", big)  # a value APPEND made: its own growing buffer
+    assert diff("MGET", "a", "missing", "b", "list", "c", "a").startswith(b"*6\r\n$12000\r\n" + big)
+    diff("MGET", "b", "b")
+    diff("GETRANGE", "a", "0", "-1")
+    diff("GETRANGE", "a", "100", "9999")
+    diff("GETRANGE", "a", "100", "200")
+    diff("SUBSTR", "c", "0", "-1")
+    _pipelined(diff, ("MGET", "a", "c"), ("APPEND", "c", "more"), ("SETRANGE", "a", "0", "zz"), ("MGET", "a", "c"),
+               ("GETRANGE", "c", "0", "-1"), ("APPEND", "c", "x"), ("GETRANGE", "c", "1", "-1"))
+    dump = diff("DUMP", "a")
+    diff("RESTORE", "a2", "0", parse(dump))
+    diff("GET", "a2")
+    diff("RPUSH", "ids", "2", "1")
+    diff("SET", "w_1", big)
+    diff("SORT", "ids", "BY", "nosort", "GET", "w_*", "GET", "#")
+    diff("RPUSH", "bl", big, big[::-1])
+    diff("SORT", "bl", "ALPHA")
+
+
+def test_aggregates_in_multi_exec_and_scripts(diff):
+    big = _value(BIG + 5, 60)
+    diff("HSET", "h", "f", big)
+    diff("RPUSH", "l", big, "x", big)
+    diff("SADD", "s", big)
+    diff("ZADD", "z", "1", big)
+    diff("SET", "k", big)
+    cmds = [("HGET", "h", "f"), ("HGETALL", "h"), ("HMGET", "h", "f", "no"), ("LINDEX", "l", "0"),
+            ("LRANGE", "l", "0", "-1"), ("SMEMBERS", "s"), ("ZRANGE", "z", "0", "-1"), ("MGET", "k", "no", "k"),
+            ("GETRANGE", "k", "0", "-1"), ("LPOP", "l", "2"), ("RPOP", "l")]
+    diff("MULTI")
+    for cmd in cmds:
+        diff(*cmd)
+    assert diff("EXEC").startswith(b"*%d\r\n$%d\r\n%s\r\n" % (len(cmds), len(big), big))
+    diff("RPUSH", "l", big, "x", big)
+    for cmd in cmds:
+        lua = "return redis.call(%s)" % ", ".join(["'%s'" % cmd[0]] + ["KEYS[1]"] + ["'%s'" % a for a in cmd[2:]])
+        diff("EVAL", lua, "1", cmd[1])
+    diff("EVAL", "local v = redis.call('LPOP', KEYS[1], 2) return {#v[1], v[2]}", "1", "l")
+    diff("RPUSH", "l", big, "x", big)
+    _pipelined(diff, ("MULTI",), *cmds, ("EXEC",), ("HGET", "h", "f"))
+
+
+def test_client_reply_skip_and_off_over_aggregates(diff):
+    big = _value(25_000, 70)
+    diff("HSET", "h", "f", big)
+    diff("RPUSH", "l", big, big)
+    for cmd in (("HGET", "h", "f"), ("HMGET", "h", "f", "f"), ("LRANGE", "l", "0", "-1"), ("LPOP", "l", "1")):
+        data = encode_command(("CLIENT", "REPLY", "SKIP")) + encode_command(cmd)
+        diff.ours.send(data)
+        diff.theirs.send(data)
+        diff("ECHO", "after skip")
+    cmds = [("CLIENT", "REPLY", "OFF"), ("HGET", "h", "f"), ("HGETALL", "h"), ("RPOP", "l", "1"), ("MGET", "h"),
+            ("CLIENT", "REPLY", "ON"), ("HMGET", "h", "f")]
+    data = b"".join(encode_command(cmd) for cmd in cmds)
+    diff.ours.send(data)
+    diff.theirs.send(data)
+    assert diff.ours.read_frame() == diff.theirs.read_frame() == b"+OK\r\n"
+    assert diff.ours.read_frame() == diff.theirs.read_frame() == b"*1\r\n$25000\r\n" + big + b"\r\n"
+    diff("ECHO", "after off")
+
+
+def test_values_and_value_array_rules():
+    small, big = b"abc", _value(BIG)
+    assert R.values([small, b"de"]) == R.bulk_strings([small, b"de"])
+    assert R.values([]) == b"*0\r\n"
+    r = R.values([small, big, small])
+    assert type(r) is tuple and any(p is big for p in r)  # by reference
+    assert R.flat(r) == R.bulk_strings([small, big, small])
+    assert R.flat(R.values({big}, 126)) == b"~1\r\n" + R.bulk(big)
+    assert R.flat(R.values([b"f", big], 37, 1)) == b"%1\r\n" + R.bulk(b"f") + R.bulk(big)
+    ba = bytearray(big)
+    r = R.values([ba, small])
+    assert type(r) is bytes and r == R.bulk_strings([big, small])  # a bytearray may change: copied
+    parts = [R.value(big), R.NULL_BULK2, R.bulk(small)]
+    r = R.value_array(parts)
+    assert type(r) is tuple and any(p is big for p in r)
+    assert R.flat(r) == b"*3\r\n" + R.bulk(big) + R.NULL_BULK2 + R.bulk(small)
+    assert R.value_array([R.bulk(small), R.NULL_BULK2]) == b"*2\r\n" + R.bulk(small) + R.NULL_BULK2
