@@ -10,7 +10,9 @@
 # (server/base/fields.pxd): the client's database and server, the server's clock, and its dirty
 # count, keyspace hits and notification classes (C integers) are C struct fields.
 cimport cython
+from raxdb.protocol.reply cimport decimal, integer
 from raxdb.server.base.fields cimport ClientFields, ServerFields
+from raxdb.server.base.numparse cimport digits_value
 from raxdb.server.events.keyaccess cimport lookup_read, lookup_write, modified, notify, written
 from raxdb.server.table.args cimport maybe_int, option_word, to_int
 from raxdb.storage.keyspace cimport Database
@@ -43,5 +45,5 @@ cpdef set_(ClientFields c, argv)
 cdef dict _SHARED_INT_VALUE
 cdef list _SHARED_INT_REPLIES
 
-@cython.locals(db=Database, p=Py_ssize_t, srv=ServerFields, small=cython.bint)
+@cython.locals(db=Database, p=Py_ssize_t, srv=ServerFields, small=cython.bint, d=cython.longlong)
 cpdef incr(ClientFields c, argv, delta=*)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import NOT_FLOAT, NOT_INTEGER, OVERFLOW, SYNTAX, WRONGTYPE, CommandError
+from raxdb.server.base.numparse import digits_value
 from raxdb.server.commands import longdouble
 from raxdb.server.events import propagate
 from raxdb.server.events.keyaccess import (
@@ -40,6 +41,16 @@ from raxdb.server.table.args import INT64_MAX, INT64_MIN, known_words, maybe_int
 from raxdb.server.table.registry import command
 from raxdb.storage.keyspace import EmbStr
 from raxdb.storage.lcs import lcs_length, lcs_walk
+
+try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
+
+if not cython.compiled:  # compiled, t_string.pxd cimports them from reply.pxd (C calls)
+    from raxdb.protocol.reply import decimal, integer
 
 _OK = R.OK
 _bulk = R.bulk
@@ -376,18 +387,21 @@ def incr(c, argv, delta: int = 1) -> bytes:
         p = db.find(key)
         v = None if p < 0 else db.value_at(p)
         if type(v) is bytes:
-            n = _SHARED_INT_VALUE.get(v)
-            if n is None and 0 < len(v) <= 18 and v.isdigit() and (v[0] != 48 or len(v) == 1):
-                n = int(v)
+            # a shared value has at most 4 digits (the probe of a longer one's bytes, which hashes
+            # them, would only miss); past them, 1 to 15 digits are read in C when compiled
+            n = _SHARED_INT_VALUE.get(v) if len(v) <= 4 else None
+            if n is None:
+                d = digits_value(v)
+                if d >= 0 and (v[0] != 48 or len(v) == 1):
+                    n = d
             # n >= 0 here, so only the upper bound can overflow
             if n is not None and (new := n + delta) <= INT64_MAX:
                 if 0 <= new < 10000:
                     db.put_at(p, SHARED_INTS[new], srv.now_ms)
                     reply = _SHARED_INT_REPLIES[new]
-                else:
-                    out = b"%d" % new
-                    db.put_at(p, out, srv.now_ms)
-                    reply = b":%s\r\n" % out
+                else:  # written in C when compiled (reply.pxd), not %-formatted twice
+                    db.put_at(p, decimal(new), srv.now_ms)
+                    reply = integer(new)
                 srv.dirty += 1
                 return reply
     v = db.get(key, srv.now_ms)

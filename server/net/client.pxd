@@ -38,7 +38,7 @@ cdef inline long long perf_clock_ns() noexcept nogil:  # time.perf_counter_ns
     return _ns(CLOCK_MONOTONIC)
 
 
-@cython.locals(cmd=Command, last=Command, last_found=Command, name=bytes, last_name=bytes, calls=cython.longlong, sample=cython.longlong, srv=ServerFields,
+@cython.locals(cmd=Command, last=Command, last_found=Command, name=bytes, last_name=bytes, known=bytes, found=list, i=Py_ssize_t, calls=cython.longlong, sample=cython.longlong, srv=ServerFields,
                ready=dict, dispatch=dict, t0=cython.longlong, dt=cython.longlong, nbase=Py_ssize_t,
                done=Py_ssize_t, clean=cython.bint, walk=MultibulkWalk, walking=cython.bint, track=cython.bint, prop=cython.bint, extra=cython.bint)
 cpdef _run_fast(ClientFields c, list out, long long t_prev, base, base_done, Py_ssize_t fed)
@@ -56,7 +56,7 @@ cdef bint _rest_for_hiredis(ClientFields c, MultibulkWalk walk, Py_ssize_t done)
 
 # clientbufs.BIG as a C integer (the read size that may bring a big argument), and the walk of a
 # run without one (typed: its boundary fields read in C)
-cdef Py_ssize_t _BIG, _TAIL_MAX
+cdef Py_ssize_t _BIG, _TAIL_MAX, _FOUND_MAX
 cdef MultibulkWalk _NO_WALK
 
 

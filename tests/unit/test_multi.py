@@ -456,3 +456,23 @@ def test_pipelined_transactions(raxdb, oracle):
             conn = RawConnection(port)
             conn.call("CONFIG", "SET", "maxmemory", "0")
             conn.close()
+
+
+# More distinct command names than the fast loop remembers per batch (8), same-length names
+# (SET, GET, DEL), spellings that are not all-lower or all-upper, unknown names and a wrong arity,
+# in one write, three times over: each command must be the one its name says.
+MANY_NAMES = [
+    ("MULTI",), ("set", "k", "1"), ("INCR", "k"), ("GET", "k"), ("EXEC",), ("DEL", "k"), ("Set", "k", "2"),
+    ("HSET", "h", "f", "1"), ("HGET", "h", "f"), ("LPUSH", "l", "a"), ("LRANGE", "l", "0", "-1"),
+    ("SADD", "s", "m"), ("SCARD", "s"), ("EXISTS", "k", "h"), ("NOSUCH", "x"), ("get",), ("incr", "k"),
+    ("MULTI",), ("sEt", "k", "3"), ("hget", "h", "f"), ("Exec",), ("GET", "k"), ("set", "k", "4"),
+]
+
+
+def test_pipelined_batch_of_many_names(raxdb, oracle):
+    def steps(watcher, writer):
+        watcher.send(b"".join(encode_command(cmd) for cmd in MANY_NAMES * 3))
+        return [watcher.read_frame() for _ in MANY_NAMES * 3]
+
+    assert len({cmd[0].upper() for cmd in MANY_NAMES}) > 8
+    _both(raxdb, oracle, steps)

@@ -377,6 +377,42 @@ def test_incr_family(diff):
     """)
 
 
+def test_incr_past_shared_values(diff):
+    """A counter past the shared values (0..9999), which INCR's common case reads as 1 to 15 digits
+    and writes back as digits: the edges of that case (15 and 16 digits, a leading zero, a sign)."""
+    diff.script("""
+        SET c 10000
+        DECR c
+        DECR c
+        INCR c
+        INCRBY c -20000
+        DECRBY c -30000
+        GET c
+        SET c 123456789012345
+        INCR c
+        SET c 999999999999999
+        INCR c
+        INCR c
+        GET c
+        SET c 12345678901234567
+        DECR c
+        SET c 0012345
+        INCR c
+        SET c 012
+        DECR c
+        SET c +12345
+        INCR c
+        SET c -12345
+        INCR c
+        SET c 1234x
+        INCR c
+        SET c 9223372036854775806
+        INCR c
+        INCR c
+        GET c
+    """)
+
+
 def test_incr_keeps_ttl(diff):
     diff("SET", "k", "1", "EX", "100")
     diff("INCR", "k")
