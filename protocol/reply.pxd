@@ -25,6 +25,10 @@ cdef class Encoder:
 @cython.locals(i=Py_ssize_t)
 cpdef bytes integer(n)
 
+# buf an object: typed as the bytearray it is, Cython would take only a bytearray into its slices
+@cython.locals(buf=object)
+cpdef list decimals(bytes head, bytes tail, Py_ssize_t stop)
+
 cpdef bytes length(Py_ssize_t n)
 
 @cython.locals(n=Py_ssize_t, k=Py_ssize_t, d="unsigned char*", out=bytes)

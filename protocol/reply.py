@@ -50,7 +50,36 @@ NULL_BULK2 = b"$-1\r\n"
 NULL_ARRAY2 = b"*-1\r\n"
 NULL3 = b"_\r\n"
 
-SMALL_INTS = _SMALL_INTS = [b":%d\r\n" % i for i in range(-1, 10001)]  # index n + 1; public for INCR
+
+
+def decimals(head: bytes, tail: bytes, stop: int) -> list[bytes]:
+    """`[head + b"%d" % i + tail for i in range(stop)]` (head and tail without NUL bytes), made
+    without turning each number into text, which costs most of each entry's making: the reply
+    tables below hold ~19,000 of them, built at every start (docs/speed.md).  The numbers of one
+    width are written as fixed-size records, a NUL after each (bytearray's zeros), one column at a
+    time by a strided slice assignment (the k-th digit from the right runs 0-9, each digit 10**k
+    times; the first digit of a width starts at 1), then split into bytes at the NULs."""
+    out: list[bytes] = []
+    lo, width = 0, 1
+    while lo < stop:
+        n = min(10**width, stop) - lo  # the numbers lo .. lo + n - 1 have `width` digits
+        rec = len(head) + width + len(tail) + 1
+        buf = bytearray(n * rec)
+        for j, byte in enumerate(head):
+            buf[j::rec] = bytes((byte,)) * n
+        for j, byte in enumerate(tail):
+            buf[len(head) + width + j::rec] = bytes((byte,)) * n
+        top = b"".join([bytes((48 + d,)) * 10 ** (width - 1) for d in range(1 if width > 1 else 0, 10)])
+        buf[len(head)::rec] = top[:n]
+        for k in range(width - 1):
+            cycle = b"".join([bytes((48 + d,)) * 10**k for d in range(10)])
+            buf[len(head) + width - 1 - k::rec] = (cycle * (n // len(cycle) + 1))[:n]
+        out += bytes(buf[:-1]).split(b"\0")
+        lo, width = lo + n, width + 1
+    return out
+
+
+SMALL_INTS = _SMALL_INTS = [b":-1\r\n", *decimals(b":", b"\r\n", 10001)]  # index n + 1; public for INCR
 
 
 def integer(n: int) -> bytes:
@@ -76,7 +105,7 @@ def length(n: int) -> bytes:
 
 
 # Cached "$<len>\r\n" headers: bytes %-formatting costs ~0.7 us, a lookup and a join ~0.3 us.
-BULK_HEADERS = _BULK_HEADERS = [b"$%d\r\n" % i for i in range(4096)]  # public for inlined hot paths (GET)
+BULK_HEADERS = _BULK_HEADERS = decimals(b"$", b"\r\n", 4096)  # public for inlined hot paths (GET)
 _join = b"".join
 
 
@@ -332,8 +361,8 @@ def bulk_array(items: Iterable[bytes]) -> bytes:
 
 # One bulk's closing CRLF plus the next bulk's header: joining elements of one length with the
 # same separator makes a whole array of bulks in one C-level join.
-_BULK_SEPS = [b"\r\n$%d\r\n" % i for i in range(4096)]
-_ARRAY_HEADERS = [b"*%d\r\n" % i for i in range(1024)]
+_BULK_SEPS = decimals(b"\r\n$", b"\r\n", 4096)
+_ARRAY_HEADERS = decimals(b"*", b"\r\n", 1024)
 
 
 def bulks_body(items: Sequence[bytes], same_len: int = -1) -> bytes:

@@ -73,10 +73,6 @@ def _main(args: list[str], on_ready: Callable[[], None] | None) -> None:
     elif interpreted:  # a mixed build: some failed to compile (setup.py's extensions are optional)
         LOG.warning(f"WARNING: these hot modules run interpreted, their compiled copy missing: {', '.join(interpreted)}; "
                     "`make build` compiles them again and shows the compiler's error")
-    stale = compiled.stale_modules()
-    if stale:
-        LOG.warning(f"WARNING: compiled modules older than their source, running the old code: {', '.join(stale)}; "
-                    "`make build` compiles them again")
     if not args:  # as redis-server: options alone, or a config from stdin, count as a configuration
         LOG.warning("Warning: no config file specified, using the default config. In order to specify a "
                     "config file use raxdb-server /path/to/redis.conf")
@@ -112,7 +108,8 @@ def _ready(srv: Server, on_ready: Callable[[], None] | None) -> Callable[[], Non
     start-up objects are (whatever clients made meanwhile with them: few objects, and only their
     cycles would be kept).  Not when the server loaded a dataset before it served: a freeze then
     would take the loaded keys too, and a frozen key's cycles (a stream's consumer groups) would
-    never be collected once it is deleted; the families' objects stay with the collector."""
+    never be collected once it is deleted; the families' objects stay with the collector.  After
+    the families, the working tree's stale compiled modules are named in the log (a warning)."""
     def ready() -> None:
         from raxdb.server.commands import import_when_idle
         if on_ready is not None:
@@ -127,6 +124,12 @@ def _ready(srv: Server, on_ready: Callable[[], None] | None) -> Callable[[], Non
             # them (~1 ms each): a script's SHA1, a password's check (table/scriptflags, security/acl)
             import hashlib  # noqa: F401
             import hmac  # noqa: F401
+            # A working tree's compiled modules older than their source (server/base/compiled.py):
+            # a walk of the whole tree, so once serving rather than before the first PONG
+            stale = compiled.stale_modules()
+            if stale:
+                LOG.warning(f"WARNING: compiled modules older than their source, running the old code: "
+                            f"{', '.join(stale)}; `make build` compiles them again")
             if not loaded:
                 gc.freeze()
         import_when_idle(asyncio.get_running_loop(), settled)

@@ -60,7 +60,23 @@ def sds_alloc_sum(lengths: Iterable[int]) -> int:
 # Memory accounting sizes every key a write command touches (server/memory/evict.py): keys and short
 # values are looked up rather than computed.
 _SDS_TABLE_LEN = 1024
-_SDS_TABLE = tuple(size_class(sds_header(n) + n + 1) for n in range(_SDS_TABLE_LEN))
+
+
+def _sds_table(stop: int) -> tuple[int, ...]:
+    """`sds_alloc` of the lengths 0 .. stop - 1, made a run of lengths at a time (one size class
+    and one header: ~50 runs, not 1,024 size_class calls at every start): the lengths n .. of a
+    run need hdr + n + 1 bytes up to the class's own size."""
+    out: list[int] = []
+    while len(out) < stop:
+        n = len(out)
+        hdr = sds_header(n)
+        cls = size_class(hdr + n + 1)
+        same_header = next(b for b in (32, 256, 65536, 1 << 32, 1 << 64) if n < b)  # where sds_header changes
+        out += [cls] * min(cls - hdr - n, same_header - n, stop - n)
+    return tuple(out)
+
+
+_SDS_TABLE = _sds_table(_SDS_TABLE_LEN)
 
 
 def embstr_alloc(n: int) -> int:

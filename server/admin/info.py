@@ -24,7 +24,6 @@ from raxdb.server.base import latency
 from raxdb.server.base.loading import ASYNC, SYNC
 from raxdb.server.events import pubsub, tracking
 from raxdb.server.memory import evict
-from raxdb.server.memory import overhead as memoverhead
 from raxdb.server.persistence import loading
 
 if TYPE_CHECKING:
@@ -116,6 +115,10 @@ def _clients(srv: Server) -> list[str]:
 
 
 def _memory(srv: Server, current: Client | None = None) -> list[str]:
+    # imported by the first INFO memory (or MEMORY STATS, t_server's), not with the server: its
+    # dataclass is made at import, and crash reports import this module at start-up
+    from raxdb.server.memory import overhead as memoverhead
+
     o = memoverhead.overhead(srv, current)
     used, peak, startup, dataset = o.used, o.peak, o.startup, o.dataset
     rss = process_rss()  # the process's own size; used is Redis's figure for the data

@@ -3,8 +3,8 @@
 setup.py compiles the hot modules with Cython next to their .py files, and Python imports an
 extension module in preference to the source beside it.  So in a working tree a module edited
 but not compiled again would silently run its old code: `make` rebuilds before it runs anything,
-and this module lets the server warn at start-up, and the test suite refuse to start, when that
-step was skipped.  Staleness is a working tree's notion (one with setup.py at its top): an
+and this module lets the server warn once it serves, and the test suite refuse to start, when
+that step was skipped.  Staleness is a working tree's notion (one with setup.py at its top): an
 installed copy's files carry the times pip wrote them, which say nothing about their order.
 
 It also holds the list of the modules the build compiles (setup.py reads it from here, without

@@ -29,7 +29,6 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import BinaryIO
 
 from raxdb.protocol.request import quote_arg, split_inline_args, string2ll
@@ -317,20 +316,21 @@ _SPECIALS: dict[str, tuple[Callable[..., str], bool]] = {
 
 
 # ---- the option table -------------------------------------------------------------------------
-@dataclass
 class Option:
-    name: str
-    kind: str
-    default: str
-    lo: int = 0
-    hi: int = 0
-    choices: tuple[str, ...] = ()
-    immutable: bool = False
-    protected: bool = False
-    percent: bool = False
-    hidden: bool = False  # HIDDEN_CONFIG: CONFIG GET finds it by its exact name only, never by a pattern
-    deny_loading: bool = False  # DENY_LOADING_CONFIG: CONFIG SET refuses it while a dataset loads
-    since: tuple[int, ...] = (7, 0)  # the first generation (compat-version) that has it
+    """One row of the table.  A plain class: a dataclass's making (the code it generates and
+    compiles, and the dataclasses module) cost more at start-up than the whole table's rows."""
+
+    __slots__ = ("name", "kind", "default", "lo", "hi", "choices", "immutable", "protected", "percent", "hidden",
+                 "deny_loading", "since")
+
+    def __init__(self, name: str, kind: str, default: str, lo: int = 0, hi: int = 0, choices: tuple[str, ...] = (),
+                 immutable: bool = False, protected: bool = False, percent: bool = False, hidden: bool = False,
+                 deny_loading: bool = False, since: tuple[int, ...] = (7, 0)) -> None:
+        self.name, self.kind, self.default, self.lo, self.hi = name, kind, default, lo, hi
+        self.choices, self.immutable, self.protected, self.percent = choices, immutable, protected, percent
+        self.hidden = hidden  # HIDDEN_CONFIG: CONFIG GET finds it by its exact name only, never by a pattern
+        self.deny_loading = deny_loading  # DENY_LOADING_CONFIG: CONFIG SET refuses it while a dataset loads
+        self.since = since  # the first generation (compat-version) that has it
 
     @property
     def multi_arg(self) -> bool:

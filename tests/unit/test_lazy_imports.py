@@ -7,7 +7,9 @@ imported by a server's start (hashlib and hmac come once it serves, after the id
 command families: server/main.py's `_ready`).  Nor, with no AOF, no dump file and no replicaof,
 are the AOF loader, the replica side and the RDB format (server/core.py, server/persistence/
 snapshot.py's `rdb_format`), nor are the command table's JSON trees decoded
-(server/table/infoheads.py holds what start-up reads).  What must hold: a started server has not
+(server/table/infoheads.py holds what start-up reads), nor is the memory account
+(server/memory/overhead.py, a first INFO memory or MEMORY STATS) or the dataclasses module (the
+configuration's option rows are a plain class).  What must hold: a started server has not
 imported or decoded them, and their first use gives what they gave at once (the same hashes on
 the first call and on later ones; a host name, not only an address, binds; a SAVE that a restart
 loads, an AOF turned on by CONFIG SET, a replica of redis-server, COMMAND INFO and DOCS as
@@ -31,7 +33,7 @@ from tests.support.servers import free_port, start_raxdb, start_redis
 ROOT = Path(__file__).resolve().parents[2]
 LAZY = ("hashlib", "hmac", "glob", "encodings.idna", "raxdb.server.persistence.aofload",
         "raxdb.server.persistence.aofmanifest", "raxdb.server.replication.replica", "raxdb.storage.rdb",
-        "raxdb.storage.rdbwalk")
+        "raxdb.storage.rdbwalk", "dataclasses", "raxdb.server.memory.overhead")
 
 # A server started as main() starts one (a config from argv, the listeners bound), the modules
 # imported once it serves, and then the first use of each lazy import, in the same interpreter.
@@ -201,3 +203,68 @@ def test_command_info_and_docs_first_use_match_redis():
     finally:
         ours.stop()
         theirs.stop()
+
+
+def test_first_info_memory_and_memory_stats():
+    """A fresh server's first INFO memory and MEMORY STATS (the memory account imported by them)
+    name the fields redis-server's do, in its order."""
+    ours, theirs = start_raxdb(), start_redis()
+    try:
+        a, b = RawConnection(ours.port), RawConnection(theirs.port)
+        mine, redis = _info(a, "memory"), _info(b, "memory")
+        assert {"used_memory", "used_memory_overhead", "used_memory_startup", "used_memory_dataset"} <= set(mine)
+        assert set(mine) == set(redis), set(mine) ^ set(redis)
+        stats = parse(a.call("MEMORY", "STATS"))
+        fields = dict(zip(stats[::2], stats[1::2], strict=True))
+        names = parse(b.call("MEMORY", "STATS"))[::2]
+        assert list(fields) == names
+        assert fields[b"overhead.total"] > 0 and int(mine["used_memory_overhead"]) > 0
+        a.close()
+        b.close()
+    finally:
+        ours.stop()
+        theirs.stop()
+
+
+def test_config_get_all_in_a_fresh_server_matches_redis():
+    """The option rows (a plain class, not a dataclass): a fresh server's CONFIG GET * names every
+    option redis-server's does, with its default value where the two servers were started alike."""
+    ours, theirs = start_raxdb(), start_redis()
+    try:
+        a, b = RawConnection(ours.port), RawConnection(theirs.port)
+        mine, redis = parse(a.call("CONFIG", "GET", "*")), parse(b.call("CONFIG", "GET", "*"))
+        mine_d, redis_d = dict(zip(mine[::2], mine[1::2], strict=True)), dict(zip(redis[::2], redis[1::2], strict=True))
+        assert set(mine_d) == set(redis_d), set(mine_d) ^ set(redis_d)
+        for name in (b"maxmemory-policy", b"hz", b"list-max-listpack-size", b"client-output-buffer-limit", b"save"):
+            assert mine_d[name] == redis_d[name], name
+        assert a.call("CONFIG", "SET", "hz", "0") == b.call("CONFIG", "SET", "hz", "0")
+        assert a.call("CONFIG", "SET", "maxmemory-policy", "nosuch") == b.call("CONFIG", "SET", "maxmemory-policy", "nosuch")
+        a.close()
+        b.close()
+    finally:
+        ours.stop()
+        theirs.stop()
+
+
+# ---- tables every start builds, made without their per-entry formula ----
+def test_reply_tables_are_their_formula():
+    from raxdb.protocol import reply as R
+
+    assert R.SMALL_INTS == [b":%d\r\n" % i for i in range(-1, 10001)]
+    assert R.BULK_HEADERS == [b"$%d\r\n" % i for i in range(4096)]
+    assert R._BULK_SEPS == [b"\r\n$%d\r\n" % i for i in range(4096)]
+    assert R._ARRAY_HEADERS == [b"*%d\r\n" % i for i in range(1024)]
+    for head, tail, stop in ((b"", b"", 0), (b"x", b"", 1), (b"", b"y", 11), (b"a", b"bc", 100), (b"a", b"b", 101),
+                             (b":", b"\r\n", 123457)):
+        assert R.decimals(head, tail, stop) == [head + b"%d" % i + tail for i in range(stop)], (head, tail, stop)
+
+
+def test_sds_table_is_its_formula():
+    from raxdb.storage import alloc
+
+    def formula(stop: int) -> tuple[int, ...]:
+        return tuple(alloc.size_class(alloc.sds_header(n) + n + 1) for n in range(stop))
+
+    assert alloc._SDS_TABLE == formula(alloc._SDS_TABLE_LEN)
+    for stop in (0, 1, 31, 32, 33, 255, 256, 257, 70000):
+        assert alloc._sds_table(stop) == formula(stop), stop
