@@ -241,7 +241,7 @@ def _pieces(header: bytes, parts: Sequence[bytes | tuple[bytes, ...]]) -> bytes 
             for q in parts:
                 add_reply(out, q)
             return tuple(out)
-    return header + _join(parts)  # type: ignore[arg-type]  (no typing.cast: see flat)
+    return header + _join(parts)  # type: ignore[arg-type] # (no typing.cast: see flat)
 
 
 if not cython.compiled:  # compiled, reply.pxd holds it inline
