@@ -82,8 +82,8 @@ cpdef queue_replies(ClientFields c, list out)
 cdef _queue_run(ClientFields c, list out, Py_ssize_t start, Py_ssize_t end)
 
 
-@cython.locals(c=ClientFields)
-cpdef flush_clients(list clients)
+@cython.locals(c=ClientFields, clients=list)
+cpdef flush_pending(srv)
 
 
 @cython.locals(srv=ServerFields, obuf=list, pending=list)

@@ -95,6 +95,7 @@ from raxdb.server.conn.obuf import check_delivery
 from raxdb.server.conn.obuf import is_replica as _is_replica
 from raxdb.server.conn.unixaddr import client_addr as _unix_addr
 from raxdb.server.conn.unixaddr import configured as _unix_path
+from raxdb.server.events import expirecycle as _expirecycle
 from raxdb.server.events import propagate as _propagate
 from raxdb.server.events import pubsub
 from raxdb.server.events import tracking as _tracking
@@ -407,7 +408,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
 
     def flush_output(self) -> None:
         """Write the queued output with one write and empty the queue (what Server.flush_writes
-        does for every client with output once per loop iteration, through flush_clients)."""
+        does for every client with output once per loop iteration, through flush_pending)."""
         flush_output(self)
 
     def abort(self) -> None:
@@ -743,7 +744,9 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
             if srv.maxmemory and srv.busy_script is None and evict.refuses(self, cmd, argv):
                 self._reject(cmd, evict.OOM, out)
                 return
-            disk_error = srv.persistence.writes_denied()
+            # (its two tests first, inline: writes_denied is an interpreted call, and a command that
+            # is not the fast loop's comes here every time)
+            disk_error = srv.persistence.writes_denied() if srv.rdb_gate or srv.aof.state else None
             if disk_error is not None and not self.is_master and self._disk_denies(cmd, argv):
                 # writeCommandsDeniedByDiskError: writes (and PING) wait until a save succeeds and
                 # the AOF can be written
@@ -1068,8 +1071,10 @@ def flush_output(c: Client) -> None:
         except Exception as e:  # one connection's trouble must not cost the others their output
             LOG.verbose(f"Write to client id={c.id} addr={c.addr} failed: {type(e).__name__}: {e}")
         # Redis's reply list, while the transport holds what may be in it: after a flush bigger
-        # than the reply buffer, or while one is held (nothing on the hot path: a small flush)
-        if (n > c.rb_size or c.replies is not None or c.write_paused) and c.replica is None:
+        # than the reply buffer, or while one is held (nothing on the hot path: a small flush, or
+        # a big one the kernel took whole with no layout committed, which leaves none)
+        if (c.replies is not None or ((n > c.rb_size or c.write_paused) and t.get_write_buffer_size())) \
+                and c.replica is None:
             _replylist.flushed(c, obuf)
     obuf.clear()
     c.out_mark = c.tot_net_out
@@ -1079,11 +1084,29 @@ def flush_output(c: Client) -> None:
             _clienteviction.note_if_noting(c)  # and its output counts under a memory limit
 
 
-def flush_clients(clients: list[Client]) -> None:
-    """Each client's queued output written (Server.flush_writes' loop, here so that, compiled, it
-    is a C loop of C calls)."""
+def flush_pending(srv: Server) -> None:
+    """Server.flush_writes' body, the loop's before-sleep step: beforeSleep's work that must come
+    before any reply goes out (the cluster's deferred state, the fast expire cycle, the AOF's
+    write), then every client's queued output with one write each (Redis's
+    handleClientsWithPendingWrites), then client eviction's pending pass.  Here, not in core.py,
+    so that compiled it is a C function: the loop calls it once an iteration (queue_output
+    schedules it), which at -P 1 is about once a command."""
+    cl = srv.cluster
+    if cl is not None and cl.todo:  # cluster_before_sleep, inline
+        cl.before_sleep()
+    if srv.expire_fast:  # beforeSleep's fast expire cycle, its DELs before the AOF write
+        _expirecycle.fast(srv)
+    aof = srv.aof
+    if aof.buf:  # the AOF is written (and fsynced, if always) before any reply goes out
+        aof.flush()
+        if aof.fsynced_reploff != -1:  # WAITAOF's clients (the offset is also taken when read)
+            srv.aof_synced()
+    clients = srv.pending_writes
+    srv.pending_writes = []
     for c in clients:
         flush_output(c)
+    if srv.client_evict_pending:
+        _clienteviction.evict_pending(srv)
 
 
 # Output with big pieces in it is written as its pieces (transport.writelines: one writev with
@@ -1147,7 +1170,7 @@ def queue_output(c: Client, data: bytes) -> None:
         pending = srv.pending_writes
         pending.append(c)
         if len(pending) == 1:
-            srv.call_soon(srv.flush_writes)
+            srv.call_soon(flush_pending, srv)
 
 
 def write_out(c: Client, data: bytes) -> None:

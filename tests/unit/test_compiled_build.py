@@ -68,3 +68,20 @@ def test_hot_paths_call_no_interpreted_function(monkeypatch):
 
     found = {name: calls for name in NO_INTERPRETED_CALLS if (calls := pycalls.per_command(name, 16, 320))}
     assert found == {}
+
+
+# At -P 1 a loop iteration is about a command: what runs once an iteration (the before-sleep
+# flush, scheduled by the first queued reply; Redis's beforeSleep) counts a whole call a command
+# here.  Server.flush_writes was such a call until it moved into net/client.py (flush_pending),
+# and so was the reply list's bookkeeping after a flush bigger than the reply buffer (LRANGE_600,
+# HGETALL_100's -P 1 replies) that the kernel took whole.
+ONE_A_BATCH = ["SET", "GET", "INCR", "MULTI_EXEC", "LRANGE_600", "HGETALL_100"]
+
+
+@pytest.mark.skipif(not BUILT, reason="an interpreted tree: everything is interpreted")
+def test_once_an_iteration_calls_no_interpreted_function(monkeypatch):
+    monkeypatch.setenv("HOTPATH_LIGHT", "1")
+    from bench import pycalls
+
+    found = {name: calls for name in ONE_A_BATCH if (calls := pycalls.per_command(name, 1, 200))}
+    assert found == {}
