@@ -11,7 +11,9 @@ snapshot.py's `rdb_format`), nor are the command table's JSON trees decoded
 (server/memory/overhead.py, a first INFO memory or MEMORY STATS) or the dataclasses module (the
 configuration's option rows are a plain class), nor base/interfaces.py (declarations for the type
 checker: not even once every family is imported), nor is one of listpack's small integer entries
-made before a value needs it.  What must hold: a started server has not
+made before a value needs it, nor, compiled, ctypes (protocol/hiredis_limits.py reads the hiredis
+reader's struct with C loads; the heap policy imports ctypes once the server serves).  What must
+hold: a started server has not
 imported or decoded them, and their first use gives what they gave at once (the same hashes on
 the first call and on later ones; a host name, not only an address, binds; a SAVE that a restart
 loads, an AOF turned on by CONFIG SET, a replica of redis-server, COMMAND INFO and DOCS as
@@ -27,6 +29,8 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from tests.support.cluster import until
 from tests.support.diff import RawConnection, parse
@@ -324,6 +328,70 @@ def test_small_integers_in_a_fresh_server_match_redis():
             assert a.call(*cmd) == b.call(*cmd), cmd
         a.close()
         b.close()
+    finally:
+        ours.stop()
+        theirs.stop()
+
+
+_CTYPES_PROBE = r"""
+import json, os, sys
+from raxdb.server.main import main
+from raxdb.protocol import hiredis_limits
+
+def ready():
+    compiled = not hiredis_limits.__file__.endswith(".py")
+    print(json.dumps({"compiled": compiled, "ctypes": "ctypes" in sys.modules,
+                      "available": hiredis_limits.AVAILABLE}), flush=True)
+    os._exit(0)
+
+main(["--port", sys.argv[1], "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], on_ready=ready)
+"""
+
+
+def test_compiled_start_leaves_ctypes(tmp_path):
+    """Compiled, the reader limits need no ctypes: a started server has not imported it, and the
+    struct's layout check passed (the limits are in force)."""
+    out = subprocess.run([sys.executable, "-c", _CTYPES_PROBE, str(free_port())], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60, env=_env())
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["available"]
+    if not seen["compiled"]:
+        pytest.skip("hiredis_limits runs interpreted (through ctypes)")
+    assert not seen["ctypes"]
+
+
+def test_reader_limits_in_either_build():
+    """The limits read and write the reader's struct alike compiled and interpreted: an array over
+    the limit is refused, what a partial command holds unparsed is counted (by `unconsumed` and by
+    a probe), and a first client's huge header gets redis-server's reply."""
+    import hiredis
+
+    from raxdb.protocol import hiredis_limits
+
+    assert hiredis_limits.AVAILABLE
+    reader = hiredis.Reader()
+    assert hiredis_limits.limit_elements(reader, 10)
+    reader.feed(b"*10\r\n" + b"$1\r\nx\r\n" * 10)
+    assert reader.gets() == [b"x"] * 10
+    reader.feed(b"*11\r\n")
+    with pytest.raises(hiredis.ProtocolError):
+        reader.gets()
+    reader = hiredis.Reader()
+    probe = hiredis_limits.unconsumed_probe(reader)
+    assert probe is not None and probe() == 0
+    reader.feed(b"*1\r\n$5\r\nab")
+    assert reader.gets() is False
+    assert hiredis_limits.unconsumed(reader) == probe() > 0
+    reader.feed(b"cde\r\n")
+    assert reader.gets() == [b"abcde"] and probe() == 0 == hiredis_limits.unconsumed(reader)
+    ours, theirs = start_raxdb(), start_redis()
+    try:
+        for port in (ours.port, theirs.port):
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+                s.sendall(b"*3000000000\r\n")
+                replies = s.recv(256)
+            assert replies == b"-ERR Protocol error: invalid multibulk length\r\n", (port, replies)
     finally:
         ours.stop()
         theirs.stop()
