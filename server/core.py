@@ -32,8 +32,8 @@ from raxdb.server.admin import crashreport, supervise
 from raxdb.server.admin.modules import log_load_failure
 from raxdb.server.admin.shutdown import Shutdown
 from raxdb.server.base import clock, latency, proctitle
+from raxdb.server.base.clock import PAUSE_FOREVER
 from raxdb.server.base.fields import ServerFields
-from raxdb.server.base.interfaces import PAUSE_FOREVER
 from raxdb.server.base.log import LOG
 from raxdb.server.base.version import RAXDB_BUILD_ID, RAXDB_VERSION, VERSION, VERSIONS
 from raxdb.server.config import oomscore

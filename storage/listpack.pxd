@@ -24,6 +24,11 @@ cdef list _BYTE
 @cython.locals(n=Py_ssize_t, c=cython.uint, s="const unsigned char*", i=Py_ssize_t, acc=cython.longlong)
 cpdef object string_to_int(b)
 
+cdef list SMALL_INT_ENTRIES
+
+@cython.locals(e=object)
+cdef inline bytes _small_int_entry(long long x)
+
 @cython.locals(x=cython.longlong)
 cpdef bytes encode_int_entry(v)
 

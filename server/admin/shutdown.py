@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING
 from raxdb.protocol import reply as R
 from raxdb.server.admin import supervise
 from raxdb.server.base import clock
+from raxdb.server.base.clock import PAUSE_FOREVER
 from raxdb.server.base.files import remove_quietly
-from raxdb.server.base.interfaces import PAUSE_FOREVER
 from raxdb.server.base.log import LOG
 from raxdb.server.replication.master import ONLINE, STATE_NAMES
 

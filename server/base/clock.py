@@ -43,6 +43,10 @@ if TYPE_CHECKING:
 
 _time_ns = time.time_ns
 
+# Server.pause's deadline for a pause with none (FAILOVER's, a shutdown's: LLONG_MAX in Redis), on
+# this clock's milliseconds.  Here rather than in interfaces.py, which run time does not import.
+PAUSE_FOREVER = 1 << 62
+
 
 def us(srv: Server) -> int:
     """ustime(): the server's time in microseconds."""

@@ -27,6 +27,7 @@ _TOP = os.path.dirname(_PACKAGE)
 
 # Compiled from their unchanged .py: the modules a benchmarked hot path runs.
 HOT_MODULES = (
+    "raxdb.protocol.hiredis_limits",
     "raxdb.protocol.multibulk",
     "raxdb.protocol.reply",
     "raxdb.protocol.request",

@@ -18,13 +18,14 @@ lives above base/ is another protocol of this module where one is declared, `Any
 
 Its rule.  It imports nothing of raxdb.server but base/ (and of the rest only protocol/'s and
 storage/'s types, for annotations); it is declarations only, with no runtime behaviour: nothing
-here is instantiated, registered or checked at run time (no `runtime_checkable`), and the one
-value besides the protocols is `PAUSE_FOREVER`, the deadline `Server.pause` takes for a pause
-without one.  The concrete classes do not inherit from these protocols at run time: Server,
-Client, Replica, Replication and the tracking classes name theirs as a base under `TYPE_CHECKING`
-only, so mypy checks each against it (the table's Command and watch.py's WatchedKey satisfy theirs
-structurally); code that gets one through the server (`Server.clients`, `Client.replica`, a hook's
-argument) works with the protocol's type.
+here is instantiated, registered or checked at run time (no `runtime_checkable`), and no value
+(`PAUSE_FOREVER` is base/clock.py's), so the server's modules import it for annotations only,
+under `TYPE_CHECKING`, and a running server never imports it.  The concrete classes do not
+inherit from these protocols at run time: Server, Client, Replica, Replication and the tracking
+classes name theirs as a base under `TYPE_CHECKING` only, so mypy checks each against it (the
+table's Command and watch.py's WatchedKey satisfy theirs structurally); code that gets one
+through the server (`Server.clients`, `Client.replica`, a hook's argument) works with the
+protocol's type.
 
 Its invariant.  Every member declared here exists, with the declared type, on every instance of
 the concrete class once it is constructed: on a Server when `Server.__init__` (and the `attach`
@@ -48,8 +49,6 @@ if TYPE_CHECKING:
     from raxdb.protocol.reply import Encoder
     from raxdb.protocol.request import RequestParser
     from raxdb.storage.keyspace import Database
-
-PAUSE_FOREVER = 1 << 62  # Server.pause's deadline for a pause with none (FAILOVER's: LLONG_MAX in Redis)
 
 
 class Command(Protocol):

@@ -32,8 +32,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from raxdb.protocol import reply as R
+from raxdb.server.base.clock import PAUSE_FOREVER
 from raxdb.server.base.errors import SYNTAX, CommandError
-from raxdb.server.base.interfaces import PAUSE_FOREVER
 from raxdb.server.base.log import LOG
 from raxdb.server.replication.master import ONLINE
 from raxdb.server.table.args import to_int

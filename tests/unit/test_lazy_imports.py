@@ -9,7 +9,11 @@ are the AOF loader, the replica side and the RDB format (server/core.py, server/
 snapshot.py's `rdb_format`), nor are the command table's JSON trees decoded
 (server/table/infoheads.py holds what start-up reads), nor is the memory account
 (server/memory/overhead.py, a first INFO memory or MEMORY STATS) or the dataclasses module (the
-configuration's option rows are a plain class).  What must hold: a started server has not
+configuration's option rows are a plain class), nor base/interfaces.py (declarations for the type
+checker: not even once every family is imported), nor is one of listpack's small integer entries
+made before a value needs it, nor, compiled, ctypes (protocol/hiredis_limits.py reads the hiredis
+reader's struct with C loads; the heap policy imports ctypes once the server serves).  What must
+hold: a started server has not
 imported or decoded them, and their first use gives what they gave at once (the same hashes on
 the first call and on later ones; a host name, not only an address, binds; a SAVE that a restart
 loads, an AOF turned on by CONFIG SET, a replica of redis-server, COMMAND INFO and DOCS as
@@ -26,6 +30,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.cluster import until
 from tests.support.diff import RawConnection, parse
 from tests.support.servers import free_port, start_raxdb, start_redis
@@ -33,7 +39,7 @@ from tests.support.servers import free_port, start_raxdb, start_redis
 ROOT = Path(__file__).resolve().parents[2]
 LAZY = ("hashlib", "hmac", "glob", "encodings.idna", "raxdb.server.persistence.aofload",
         "raxdb.server.persistence.aofmanifest", "raxdb.server.replication.replica", "raxdb.storage.rdb",
-        "raxdb.storage.rdbwalk", "dataclasses", "raxdb.server.memory.overhead")
+        "raxdb.storage.rdbwalk", "dataclasses", "raxdb.server.memory.overhead", "raxdb.server.base.interfaces")
 
 # A server started as main() starts one (a config from argv, the listeners bound), the modules
 # imported once it serves, and then the first use of each lazy import, in the same interpreter.
@@ -45,6 +51,9 @@ def ready():
     serving = sorted(m for m in sys.modules if m in LAZY)
     from raxdb.server.table import metadata
     serving += sorted(metadata._GROUP_INFOS) + sorted(metadata._DOCS)  # the trees decoded
+    # listpack's small integer entries made (interpreted: compiled, the list is a C global)
+    entries = getattr(sys.modules["raxdb.storage.listpack"], "SMALL_INT_ENTRIES", [])
+    serving += [f"entry {i - 4096}" for i, e in enumerate(entries) if e is not None]
     from raxdb.server.security.acl import User, hash_password
     from raxdb.server.table.scriptflags import sha1hex
     first = [sha1hex(b"return 1").decode(), hash_password(b"secret").decode()]
@@ -268,3 +277,121 @@ def test_sds_table_is_its_formula():
     assert alloc._SDS_TABLE == formula(alloc._SDS_TABLE_LEN)
     for stop in (0, 1, 31, 32, 33, 255, 256, 257, 70000):
         assert alloc._sds_table(stop) == formula(stop), stop
+
+
+def test_every_family_imported_leaves_the_interfaces_unimported():
+    """base/interfaces.py is for the type checker: importing every module a server may run (all
+    the command families, the persistence and replication modules) never imports it."""
+    code = ("import sys\nimport raxdb.server.main, raxdb.server.core\nfrom raxdb.server import commands\n"
+            "commands.import_all()\n"
+            "import raxdb.server.persistence.aofload, raxdb.server.replication.replica, raxdb.storage.rdb\n"
+            "print('raxdb.server.base.interfaces' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=_env())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False"]
+
+
+def test_small_int_entries_are_their_encoding():
+    """Each small integer's entry, made on its first use, is Redis's 7- or 13-bit listpack
+    encoding with its back-length (lpEncodeIntegerGetType), the same object at every later use."""
+    from raxdb.storage import listpack
+
+    def encoding(v: int) -> bytes:
+        if 0 <= v <= 127:
+            return bytes((v, 1))
+        u = v & 0x1FFF
+        return bytes((0xC0 | u >> 8, u & 0xFF, 2))
+
+    for v in range(-4096, 4096):
+        first = listpack.encode_int_entry(v)
+        assert first == encoding(v), v
+        assert listpack.encode_int_entry(v) is first
+        assert listpack.encode_entry(b"%d" % v) == first
+    assert listpack.encode_int_entry(4096) == bytes((0xF1,)) + (4096).to_bytes(2, "little") + bytes((3,))
+    assert listpack.encode_int_entry(-4097) == bytes((0xF1,)) + (-4097).to_bytes(2, "little", signed=True) + bytes((3,))
+
+
+def test_small_integers_in_a_fresh_server_match_redis():
+    """A fresh server's first small integers (stream IDs' deltas and fields, hash and sorted-set
+    listpacks) read back as redis-server's, by value and by encoding."""
+    ours, theirs = start_raxdb(), start_redis()
+    try:
+        a, b = RawConnection(ours.port), RawConnection(theirs.port)
+        script = [("XADD", "s", "5-1", "0", "-1", "127", "128", "-4096", "4095"),
+                  ("XADD", "s", "5-2", "-4097", "4096", "7", "x"),
+                  ("XRANGE", "s", "-", "+"),
+                  ("HSET", "h", "-1", "0", "4095", "-4096"), ("HGETALL", "h"), ("OBJECT", "ENCODING", "h"),
+                  ("ZADD", "z", "1", "-7", "2", "127", "3", "4095"), ("ZRANGE", "z", "0", "-1", "WITHSCORES"),
+                  ("OBJECT", "ENCODING", "z"), ("RPUSH", "l", "0", "-4096", "128"), ("LRANGE", "l", "0", "-1"),
+                  ("OBJECT", "ENCODING", "l")]
+        for cmd in script:
+            assert a.call(*cmd) == b.call(*cmd), cmd
+        a.close()
+        b.close()
+    finally:
+        ours.stop()
+        theirs.stop()
+
+
+_CTYPES_PROBE = r"""
+import json, os, sys
+from raxdb.server.main import main
+from raxdb.protocol import hiredis_limits
+
+def ready():
+    compiled = not hiredis_limits.__file__.endswith(".py")
+    print(json.dumps({"compiled": compiled, "ctypes": "ctypes" in sys.modules,
+                      "available": hiredis_limits.AVAILABLE}), flush=True)
+    os._exit(0)
+
+main(["--port", sys.argv[1], "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], on_ready=ready)
+"""
+
+
+def test_compiled_start_leaves_ctypes(tmp_path):
+    """Compiled, the reader limits need no ctypes: a started server has not imported it, and the
+    struct's layout check passed (the limits are in force)."""
+    out = subprocess.run([sys.executable, "-c", _CTYPES_PROBE, str(free_port())], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60, env=_env())
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["available"]
+    if not seen["compiled"]:
+        pytest.skip("hiredis_limits runs interpreted (through ctypes)")
+    assert not seen["ctypes"]
+
+
+def test_reader_limits_in_either_build():
+    """The limits read and write the reader's struct alike compiled and interpreted: an array over
+    the limit is refused, what a partial command holds unparsed is counted (by `unconsumed` and by
+    a probe), and a first client's huge header gets redis-server's reply."""
+    import hiredis
+
+    from raxdb.protocol import hiredis_limits
+
+    assert hiredis_limits.AVAILABLE
+    reader = hiredis.Reader()
+    assert hiredis_limits.limit_elements(reader, 10)
+    reader.feed(b"*10\r\n" + b"$1\r\nx\r\n" * 10)
+    assert reader.gets() == [b"x"] * 10
+    reader.feed(b"*11\r\n")
+    with pytest.raises(hiredis.ProtocolError):
+        reader.gets()
+    reader = hiredis.Reader()
+    probe = hiredis_limits.unconsumed_probe(reader)
+    assert probe is not None and probe() == 0
+    reader.feed(b"*1\r\n$5\r\nab")
+    assert reader.gets() is False
+    assert hiredis_limits.unconsumed(reader) == probe() > 0
+    reader.feed(b"cde\r\n")
+    assert reader.gets() == [b"abcde"] and probe() == 0 == hiredis_limits.unconsumed(reader)
+    ours, theirs = start_raxdb(), start_redis()
+    try:
+        for port in (ours.port, theirs.port):
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+                s.sendall(b"*3000000000\r\n")
+                replies = s.recv(256)
+            assert replies == b"-ERR Protocol error: invalid multibulk length\r\n", (port, replies)
+    finally:
+        ours.stop()
+        theirs.stop()
