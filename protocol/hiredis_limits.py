@@ -24,6 +24,7 @@ first connection's reader is made before the first reply).
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable
 
 import hiredis
@@ -47,7 +48,8 @@ READER_ERRORS = (hiredis.ProtocolError, TypeError)
 # Arrays longer than this are parsed by the exact parser (freeing a 1M-slot list takes ~10 ms).
 MAX_ELEMENTS = 1 << 20
 
-_PTR_OFFSET = 16  # after PyObject_HEAD (a Py_ssize_t and a pointer: this is a 64-bit build's layout)
+_PTR_OFFSET = struct.calcsize("nP")  # after PyObject_HEAD: a Py_ssize_t and a pointer
+_WORD = struct.calcsize("P")  # the offsets below are a 64-bit build's: anything else is not read
 _POS_OFFSET = 144  # redisReader: int err; char errstr[128]; char *buf; size_t pos, len, maxbuf
 _LEN_OFFSET = 152
 _MAXBUF_OFFSET = 160
@@ -85,6 +87,8 @@ def _reader_struct(reader: hiredis.Reader) -> int:
 
 
 def _verify() -> bool:
+    if _WORD != 8:
+        return False
     try:
         probe = hiredis.Reader()
         ptr = _reader_struct(probe)
