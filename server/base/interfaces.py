@@ -76,6 +76,7 @@ class Command(Protocol):
     ok_loading: bool
     no_auth: bool
     queue_in_multi: bool
+    no_multi: bool
     is_blocking: bool
     noscript: bool
     sampled: bool

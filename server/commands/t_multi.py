@@ -26,14 +26,17 @@ from raxdb.server.security import acl
 from raxdb.server.table.registry import BLOCKED, command
 
 EXECABORT = "EXECABORT Transaction discarded because of previous errors."
+_OK = R.OK  # a module global: compiled, R.OK is an attribute lookup on the reply module each call
 
 
-@command("multi")
 def multi(c, argv):
     if c.multi is not None:
         raise CommandError("ERR MULTI calls can not be nested")
     enter_multi(c)
-    return R.OK
+    return _OK
+
+
+command("multi")(multi)  # not a decorator: compiled, a cpdef function (t_multi.pxd)
 
 
 @command("discard")

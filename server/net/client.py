@@ -724,7 +724,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
             if not self.authenticated and not cmd.no_auth:
                 self._reject(cmd, NOAUTH.encode(), out)
                 return
-            if self.multi is not None and "no_multi" in cmd.flags:
+            if self.multi is not None and cmd.no_multi:
                 self._reject(cmd, b"ERR Command not allowed inside a transaction", out)
                 return
             if not self.user.free:  # ACLCheckAllPerm: only a restricted user's clients get here
@@ -1286,10 +1286,12 @@ def leave_exec(c: Client) -> None:
 
 
 def write_offset(c: Client) -> int:
-    """Client.write_offset's body (see there)."""
+    """Client.write_offset's body (see there).  The server is read as its field base (client.pxd):
+    compiled, its replication record and offset are C fields, not two attribute lookups."""
     if c.in_exec or not c.running:
         return c.woff
-    return c.server.repl.master_repl_offset
+    srv = c.server
+    return srv.repl.master_repl_offset
 
 
 def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray, base_done: int,
@@ -1427,7 +1429,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                                     # WATCH, ...) runs here too: execute()'s other checks all pass
                                     # for a `queueing` client but the replica's (see update_plain)
                                     or (c.queueing and local is None and not cmd.queue_in_multi
-                                        and "no_multi" not in cmd.flags
+                                        and not cmd.no_multi
                                         and (c.replica is None or not _is_replica(c)))):
                 # the arity test execute() and redis.call make too (a C call, compiled); with a
                 # memory limit, evict first, and leave a refusal to execute()
@@ -1512,7 +1514,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                         break
                     continue
             elif (cmd is not None and c.queueing and local is None and not mm and cmd.queue_in_multi
-                  and cmd.arity_ok(len(argv)) and "no_multi" not in cmd.flags
+                  and cmd.arity_ok(len(argv)) and not cmd.no_multi
                   and not (prop and not (aof.last_write_ok and aof.bio.error is None))):
                 # Inside MULTI: queued as execute() queues it, whose other checks all pass for a
                 # `queueing` client (see Client.update_plain).  A Spark sink's transaction queues
