@@ -20,5 +20,6 @@ from raxdb.server.table.registry cimport Command
 cpdef multi(ClientFields c, argv)
 
 
-@cython.locals(queue=list, srv=ServerFields, replies=list, cmd=Command)
+@cython.locals(queue=list, srv=ServerFields, replies=list, cmd=Command, was_queueing=cython.bint,
+               epoch=cython.longlong)
 cpdef exec_(ClientFields c, argv)

@@ -235,8 +235,8 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         self.woff = 0
         self.mem_noted = 0  # its memory as client eviction last noted it (server/conn/clienteviction.py)
         # while EXEC runs: its argv and queue, which CLIENT INFO and ACL LOG show (server/commands/t_multi.py)
-        self.exec_view: tuple[list[bytes], list] | None = None
-        self.exec_resume = (False, 0)  # while EXEC runs: `queueing` and `plain_epoch` before it (enter_exec)
+        self.exec_argv: list[bytes] | None = None
+        self.exec_queue: list | None = None
         self.plain_epoch = 0  # update_plain's runs: whether anything `plain` reads changed since
         self.is_script = False  # the Lua engines' client (Redis's CLIENT_SCRIPT flag)
         self.tot_net_in = self.tot_net_out = 0
@@ -1262,23 +1262,23 @@ def enter_exec(c: Client, argv: list[bytes], queue: list) -> None:
     """EXEC starts running `queue`: the client leaves MULTI (so the queued commands run rather
     than queue) and is in EXEC, where update_plain's result is neither `plain` nor `queueing`
     (nothing else changed since it was last current).  Its `woff` is noted first: a WAIT inside
-    counts acknowledgements of what came before EXEC."""
+    counts acknowledgements of what came before EXEC.  EXEC keeps what leave_exec restores
+    (`queueing` and `plain_epoch` before this) in its own locals: no record of them is made."""
     c.woff = write_offset(c)
-    c.exec_resume = (c.queueing, c.plain_epoch)
     c.multi = None
     c.multi_error = False
     c.in_exec = True
-    c.exec_view = (argv, queue)
+    c.exec_argv = argv
+    c.exec_queue = queue
     c.plain = c.queueing = False
 
 
-def leave_exec(c: Client) -> None:
+def leave_exec(c: Client, was_queueing: bool, epoch: int) -> None:
     """EXEC is over.  Unless a queued command changed something update_plain reads (which runs
-    it: the epoch moved), `plain` is what `queueing` was before EXEC: only `multi` and
-    `in_exec` differ, and neither is set now."""
-    was_queueing, epoch = c.exec_resume
+    it: the epoch moved), `plain` is what `queueing` was before EXEC (`was_queueing`, at
+    `epoch`): only `multi` and `in_exec` differ, and neither is set now."""
     c.in_exec = False
-    c.exec_view = None
+    c.exec_argv = c.exec_queue = None
     if epoch == c.plain_epoch:
         c.plain = was_queueing
     else:
