@@ -70,9 +70,11 @@ cdef class ClientFields:
     cdef public long long tot_net_in, tot_net_out, out_mark, woff, last_interaction, rb_peak, rb_size
     cdef public list obuf  # typed: its truth test, length and append are C
     # a transaction's state (server/commands/t_multi.py, server/events/watch.py): MULTI's queue, the
-    # watched keys, EXEC's view and what it restores, update_plain's count; C fields, so that MULTI,
+    # watched keys (typed: EXEC's truth test of them is a C size check), EXEC's argv and queue while
+    # it runs, update_plain's count; C fields, so that MULTI,
     # EXEC and the fast loop's queueing read and write them without a descriptor call each
-    cdef public object multi, watched, exec_view, exec_resume
+    cdef public object multi, exec_argv, exec_queue
+    cdef public list watched
     cdef public bint multi_error, dirty_cas, in_exec
     cdef public long long plain_epoch
     # what a Pub/Sub delivery's output limit check reads (server/conn/obuf.py's check_delivery)

@@ -75,6 +75,7 @@ class Command(Protocol):
     ok_loading: bool
     no_auth: bool
     queue_in_multi: bool
+    no_multi: bool
     is_blocking: bool
     noscript: bool
     sampled: bool
@@ -398,7 +399,6 @@ class Client(Protocol):
     plain: bool
     queueing: bool
     plain_epoch: int  # update_plain's runs (enter_exec / leave_exec compare them)
-    exec_resume: tuple[bool, int]  # while EXEC runs: `queueing` and `plain_epoch` before it
     is_master: bool
     must_obey: bool
     # MULTI, WATCH
@@ -408,7 +408,8 @@ class Client(Protocol):
     watched: list[WatchedKey]
     dirty_cas: bool
     in_exec: bool
-    exec_view: tuple[list[bytes], list[Any]] | None
+    exec_argv: list[bytes] | None  # while EXEC runs: its argv and queue (CLIENT INFO, ACL LOG)
+    exec_queue: list[Any] | None
     # Pub/Sub, MONITOR, client-side caching
     channels: dict[bytes, None]
     patterns: dict[bytes, None]

@@ -4,7 +4,8 @@
 # call through the module attribute costs a Python call and its argument checks per queued command
 # (a Spark sink's transaction queues thousands).  Its client and server are typed as their field
 # bases (server/base/fields.pxd), the queued command as the Command extension type.  exec_ is
-# registered with command() after its definition because a cpdef function takes no decorator.
+# registered with command() after its definition because a cpdef function takes no decorator
+# (and MULTI, below, for the same reason).
 # MULTI's and EXEC's changes of the client's transaction state (client.pxd) and EXEC's reply
 # (R.array, reply.pxd) are C calls too.
 cimport cython
@@ -14,5 +15,11 @@ from raxdb.server.net.client cimport call_command, enter_exec, enter_multi, leav
 from raxdb.server.table.registry cimport Command
 
 
-@cython.locals(queue=list, srv=ServerFields, replies=list, cmd=Command)
+# MULTI is cpdef too, its client typed: its test of `multi` is a C field read, not an attribute
+# lookup on the Client (one a transaction).
+cpdef multi(ClientFields c, argv)
+
+
+@cython.locals(queue=list, srv=ServerFields, replies=list, cmd=Command, was_queueing=cython.bint,
+               epoch=cython.longlong)
 cpdef exec_(ClientFields c, argv)

@@ -26,14 +26,17 @@ from raxdb.server.security import acl
 from raxdb.server.table.registry import BLOCKED, command
 
 EXECABORT = "EXECABORT Transaction discarded because of previous errors."
+_OK = R.OK  # a module global: compiled, R.OK is an attribute lookup on the reply module each call
 
 
-@command("multi")
 def multi(c, argv):
     if c.multi is not None:
         raise CommandError("ERR MULTI calls can not be nested")
     enter_multi(c)
-    return R.OK
+    return _OK
+
+
+command("multi")(multi)  # not a decorator: compiled, a cpdef function (t_multi.pxd)
 
 
 @command("discard")
@@ -56,9 +59,11 @@ def exec_(c, argv):
         return c.enc.null_array
     # Out of MULTI before running, so the queued commands run rather than queue.  Redis's client
     # stays in MULTI until EXEC ends, its argv EXEC's: a queued CLIENT INFO, or an ACL LOG entry
-    # made by a queued command, shows flags=x, multi=<queued>, cmd=exec (c.exec_view).
+    # made by a queued command, shows flags=x, multi=<queued>, cmd=exec (c.exec_argv, c.exec_queue).
     if c.watched:  # (a call into interpreted code otherwise, per transaction)
         watch.unwatch_all(c)
+    was_queueing = c.queueing  # what leave_exec restores
+    epoch = c.plain_epoch
     enter_exec(c, argv, queue)
     srv = c.server
     replies = []
@@ -76,7 +81,7 @@ def exec_(c, argv):
                 r = c.enc.null_array
             replies.append(r)  # (a reply in pieces, a big value's, stays so: R.value_array)
     finally:
-        leave_exec(c)
+        leave_exec(c, was_queueing, epoch)
     return R.value_array(replies)
 
 

@@ -130,7 +130,7 @@ def script_kill(c, argv):
 def script_debug(c, argv):
     """The debugger for this client's next EVAL (server/scripting/ldb.py); refused while replies
     are pending: unsent ones, earlier replies of the same read, EXEC's (its array has begun)."""
-    if c.running or c.output_size() or c.exec_view is not None:
+    if c.running or c.output_size() or c.exec_queue is not None:
         raise CommandError("ERR SCRIPT DEBUG must be called outside a pipeline")
     mode = argv[2].lower()
     if mode == b"no":

@@ -37,7 +37,7 @@ def _flags(c) -> str:
         f += "M"
     if c.channels or c.patterns or c.shard_channels:
         f += "P"
-    if c.multi is not None or c.exec_view is not None:
+    if c.multi is not None or c.exec_queue is not None:
         f += "x"
     if c.blocked:
         f += "b"
@@ -94,7 +94,9 @@ def _memory_parts(c, current, omem: int) -> tuple[int, int, int, int, int, int, 
 def _running(c) -> tuple[list[bytes] | None, list | None]:
     """The argv and MULTI queue Redis's client holds: while EXEC runs it is still in MULTI, its
     argv EXEC's, until EXEC ends."""
-    return c.exec_view if c.exec_view is not None else (c.last_argv, c.multi)
+    if c.exec_queue is not None:
+        return c.exec_argv, c.exec_queue
+    return c.last_argv, c.multi
 
 
 def _dict_overhead(n: int) -> int:

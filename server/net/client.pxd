@@ -106,5 +106,6 @@ cpdef call_command(ClientFields c, Command cmd, argv, t0, bint log_slow)
 # A transaction's state changes (MULTI, EXEC): cimported by t_multi.pxd, C calls there.
 cpdef enter_multi(ClientFields c)
 cpdef enter_exec(ClientFields c, argv, list queue)
-cpdef leave_exec(ClientFields c)
-cpdef write_offset(ClientFields c)
+cpdef leave_exec(ClientFields c, bint was_queueing, long long epoch)
+@cython.locals(srv=ServerFields)
+cpdef long long write_offset(ClientFields c) except? -1

@@ -236,8 +236,8 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         self.woff = 0
         self.mem_noted = 0  # its memory as client eviction last noted it (server/conn/clienteviction.py)
         # while EXEC runs: its argv and queue, which CLIENT INFO and ACL LOG show (server/commands/t_multi.py)
-        self.exec_view: tuple[list[bytes], list] | None = None
-        self.exec_resume = (False, 0)  # while EXEC runs: `queueing` and `plain_epoch` before it (enter_exec)
+        self.exec_argv: list[bytes] | None = None
+        self.exec_queue: list | None = None
         self.plain_epoch = 0  # update_plain's runs: whether anything `plain` reads changed since
         self.is_script = False  # the Lua engines' client (Redis's CLIENT_SCRIPT flag)
         self.tot_net_in = self.tot_net_out = 0
@@ -725,7 +725,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
             if not self.authenticated and not cmd.no_auth:
                 self._reject(cmd, NOAUTH.encode(), out)
                 return
-            if self.multi is not None and "no_multi" in cmd.flags:
+            if self.multi is not None and cmd.no_multi:
                 self._reject(cmd, b"ERR Command not allowed inside a transaction", out)
                 return
             if not self.user.free:  # ACLCheckAllPerm: only a restricted user's clients get here
@@ -1285,23 +1285,23 @@ def enter_exec(c: Client, argv: list[bytes], queue: list) -> None:
     """EXEC starts running `queue`: the client leaves MULTI (so the queued commands run rather
     than queue) and is in EXEC, where update_plain's result is neither `plain` nor `queueing`
     (nothing else changed since it was last current).  Its `woff` is noted first: a WAIT inside
-    counts acknowledgements of what came before EXEC."""
+    counts acknowledgements of what came before EXEC.  EXEC keeps what leave_exec restores
+    (`queueing` and `plain_epoch` before this) in its own locals: no record of them is made."""
     c.woff = write_offset(c)
-    c.exec_resume = (c.queueing, c.plain_epoch)
     c.multi = None
     c.multi_error = False
     c.in_exec = True
-    c.exec_view = (argv, queue)
+    c.exec_argv = argv
+    c.exec_queue = queue
     c.plain = c.queueing = False
 
 
-def leave_exec(c: Client) -> None:
+def leave_exec(c: Client, was_queueing: bool, epoch: int) -> None:
     """EXEC is over.  Unless a queued command changed something update_plain reads (which runs
-    it: the epoch moved), `plain` is what `queueing` was before EXEC: only `multi` and
-    `in_exec` differ, and neither is set now."""
-    was_queueing, epoch = c.exec_resume
+    it: the epoch moved), `plain` is what `queueing` was before EXEC (`was_queueing`, at
+    `epoch`): only `multi` and `in_exec` differ, and neither is set now."""
     c.in_exec = False
-    c.exec_view = None
+    c.exec_argv = c.exec_queue = None
     if epoch == c.plain_epoch:
         c.plain = was_queueing
     else:
@@ -1309,10 +1309,12 @@ def leave_exec(c: Client) -> None:
 
 
 def write_offset(c: Client) -> int:
-    """Client.write_offset's body (see there)."""
+    """Client.write_offset's body (see there).  The server is read as its field base (client.pxd):
+    compiled, its replication record and offset are C fields, not two attribute lookups."""
     if c.in_exec or not c.running:
         return c.woff
-    return c.server.repl.master_repl_offset
+    srv = c.server
+    return srv.repl.master_repl_offset
 
 
 def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray, base_done: int,
@@ -1450,7 +1452,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                                     # WATCH, ...) runs here too: execute()'s other checks all pass
                                     # for a `queueing` client but the replica's (see update_plain)
                                     or (c.queueing and local is None and not cmd.queue_in_multi
-                                        and "no_multi" not in cmd.flags
+                                        and not cmd.no_multi
                                         and (c.replica is None or not _is_replica(c)))):
                 # the arity test execute() and redis.call make too (a C call, compiled); with a
                 # memory limit, evict first, and leave a refusal to execute()
@@ -1535,7 +1537,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                         break
                     continue
             elif (cmd is not None and c.queueing and local is None and not mm and cmd.queue_in_multi
-                  and cmd.arity_ok(len(argv)) and "no_multi" not in cmd.flags
+                  and cmd.arity_ok(len(argv)) and not cmd.no_multi
                   and not (prop and not (aof.last_write_ok and aof.bio.error is None))):
                 # Inside MULTI: queued as execute() queues it, whose other checks all pass for a
                 # `queueing` client (see Client.update_plain).  A Spark sink's transaction queues

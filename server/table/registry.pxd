@@ -19,7 +19,7 @@ cdef class Command:
     cdef public object touches_arbitrary_keys, ok_in_pubsub
     cdef public object ok_loading, no_auth, queue_in_multi, is_blocking
     # the flags every call tests, as C truth values (Python code reads and sets them as bools)
-    cdef public bint is_write, is_readonly, noscript, sampled
+    cdef public bint is_write, is_readonly, noscript, sampled, no_multi
     cdef public object fixed_key_positions, latency
     # timed calls of 0 to LATENCY_SMALL - 1 microseconds (registry.py): counted in C, most calls
     cdef unsigned long long _latency_small[16]

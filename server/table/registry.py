@@ -59,7 +59,7 @@ class Command:
     __slots__ = ("proc", "arity", "name", "fullname", "flags", "first_key", "last_key", "key_step",
                  "acl_categories", "meta", "parent", "subcommands", "is_write", "is_readonly",
                  "touches_arbitrary_keys", "calls", "usec", "rejected_calls", "failed_calls", "ok_in_pubsub",
-                 "ok_loading", "no_auth", "queue_in_multi", "is_blocking", "noscript", "sampled",
+                 "ok_loading", "no_auth", "queue_in_multi", "no_multi", "is_blocking", "noscript", "sampled",
                  "timed_calls", "fixed_key_positions", "latency")
 
     def __init__(self, name: str, meta: CommandMeta, parent: Command | None = None) -> None:
@@ -80,6 +80,9 @@ class Command:
         self.ok_loading = "loading" in self.flags
         self.no_auth = "no_auth" in self.flags
         self.queue_in_multi = self.fullname not in ("exec", "discard", "multi", "watch", "quit", "reset")
+        # refused inside MULTI (SAVE, SHUTDOWN, SYNC, ...): a C truth value compiled, which the fast
+        # loop tests for every command a transaction queues (a frozenset membership test otherwise)
+        self.no_multi = "no_multi" in self.flags
         self.is_blocking = "blocking" in self.flags
         # CMD_TOUCHES_ARBITRARY_KEYS (not shown by COMMAND INFO): the DELs of keys it finds expired
         # are propagated without a MULTI/EXEC around them (server/events/propagate.py)

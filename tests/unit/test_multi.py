@@ -476,3 +476,24 @@ def test_pipelined_batch_of_many_names(raxdb, oracle):
 
     assert len({cmd[0].upper() for cmd in MANY_NAMES}) > 8
     _both(raxdb, oracle, steps)
+
+
+# Commands Redis refuses inside MULTI (flag no_multi: SAVE, SYNC, PSYNC, SHUTDOWN), pipelined so
+# that the fast loop's queueing branch tests the command's flag: each one aborts its transaction
+# (EXECABORT), the commands around it still answer QUEUED, and nothing queued runs.
+NO_MULTI = [
+    ("MULTI",), ("SET", "a", "1"), ("SAVE",), ("INCR", "n"), ("EXEC",), ("GET", "a"),
+    ("MULTI",), ("SYNC",), ("EXEC",),
+    ("MULTI",), ("PSYNC", "?", "-1"), ("HSET", "h", "f", "v"), ("EXEC",), ("EXISTS", "h", "n"),
+    ("MULTI",), ("SET", "a", "2"), ("EXEC",), ("GET", "a"),
+]
+
+
+def test_pipelined_no_multi_commands(raxdb, oracle):
+    def steps(watcher, writer):
+        watcher.send(b"".join(encode_command(cmd) for cmd in NO_MULTI))
+        return [watcher.read_frame() for _ in NO_MULTI]
+
+    replies = _both(raxdb, oracle, steps)
+    assert replies[4].startswith(b"-EXECABORT") and replies[4] == replies[8] == replies[12]
+    assert replies[-1] == b"$1\r\n2\r\n"
