@@ -70,7 +70,7 @@ except ImportError:  # interpreted without Cython
 
 from raxdb.protocol import reply as R
 from raxdb.protocol.hiredis_limits import READER_ERRORS, limit_elements, unconsumed
-from raxdb.protocol.multibulk import MultibulkWalk, frames_biggest
+from raxdb.protocol.multibulk import SHORT, HeldCommand, MultibulkWalk, frames_biggest
 from raxdb.protocol.request import (
     BIG_ARG,
     INLINE_MAX_SIZE,
@@ -189,7 +189,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         self.exact: RequestParser | None = None
         self.walk: MultibulkWalk | None = None  # the fast loop's over the running read (_run_fast)
         self._new_reader()
-        self._tail: bytes | None = None  # see _TAIL_MAX
+        self._tail: HeldCommand | None = None  # see _TAIL_MAX
         self._raw: bytearray | None = None
         self._raw_done = 0
         self.dbid = 0
@@ -618,7 +618,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
             return raw, len(raw) - unconsumed(self.reader)
         tail = self._tail
         if tail is not None:
-            return tail, _tail_parsed(tail)
+            return tail.buf, _tail_parsed(tail.buf)
         return None, 0
 
     def unparsed(self) -> int:
@@ -627,7 +627,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         `bulk_room`), as Redis's query buffer holds them (clientbufs.pending)."""
         tail = self._tail
         if tail is not None:
-            return len(tail) - _tail_parsed(tail)
+            return len(tail.buf) - _tail_parsed(tail.buf)
         return unconsumed(self.reader)
 
     def bulk_room(self) -> tuple[int, int]:
@@ -1004,10 +1004,27 @@ def read_event(c: Client, data: bytes) -> None:
     c.last_interaction = now
     n = len(data)
     c.tot_net_in += n
-    tail = c._tail
-    if tail is not None:  # the last read ended inside a command: this one continues it
-        data = _with_tail(c, tail, data)
-    if c.exact is None and c._raw is None and data[0] == 42 and not c.blocked:
+    first = None  # the argv of a held command this read completes, then walked from `start`
+    start = 0
+    held = c._tail
+    if held is not None:  # the last read ended inside a command: this one continues it
+        if c.blocked:
+            _spill_tail(c, held)
+        else:
+            start = held.take(data)
+            if start >= 0:  # the command whole: run first, the read walked from its end
+                c._tail = None
+                first = held.argv(data, start)
+            elif start == SHORT and len(held.buf) <= _TAIL_MAX:  # still short: the read held too
+                c.woff = srv.repl.master_repl_offset  # (an empty batch, as the walk's)
+                if srv.client_evict_limit:
+                    _clienteviction.changed(c)
+                return
+            else:  # a frame the walk refuses, or past _TAIL_MAX: the two as one fresh read
+                c._tail = None
+                data = bytes(held.buf) if start == SHORT else _join((held.buf, data))
+                start = 0
+    if c.exact is None and c._raw is None and (data[0] == 42 or first is not None) and not c.blocked:
         # The common case, inlined: a fresh batch of multibulk commands.  This is process()
         # without its call and its blocked/closed checks; calling process() here costs ~680
         # instructions per unpipelined request (+4%, bench/instr.sh SET 1).  The read gate (may
@@ -1016,7 +1033,7 @@ def read_event(c: Client, data: bytes) -> None:
         # nothing else.
         out: list[bytes] = []
         c.running = out
-        _run_fast(c, out, t, data, 0, 0)  # its whole commands walked, the rest judged and handed on
+        _run_fast(c, out, t, data, 0, 0, start, first)  # its whole commands walked, the rest judged and handed on
         if c.exact is not None:
             c._run_exact(out)
             if n >= _BIG:  # a big argument arriving: the query buffer's room for the rest of it
@@ -1293,7 +1310,7 @@ def write_offset(c: Client) -> int:
 
 
 def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray, base_done: int,
-              fed: int) -> None:
+              fed: int, start: int = 0, first: list[bytes] | None = None) -> None:
     """Run the commands hiredis has complete for `c`, appending their replies to `out` (the
     read event's batch, or process()'s).  A function rather than a Client method so that, compiled,
     its `cmd` is a typed local (client.pxd): the command's fields are then read as C struct fields.
@@ -1303,7 +1320,9 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     (protocol/multibulk.py) takes the whole commands first, without hiredis; at the first thing it
     does not take, the rest is judged from that command boundary on (`_rest_for_hiredis`: the read
     gate) and goes to hiredis or the exact parser, so partial commands, inline ones, big
-    arguments and every error go where they went before."""
+    arguments and every error go where they went before.  `start`, `first` (a read that completes
+    a held command, the client's tail: read_event): the walk starts at `start`, the end of that
+    command in `base`, whose argv `first` runs first."""
     # The per-command cost of this loop is the server's floor: keep it free of avoidable
     # attribute loads and calls (measure with bench/instr.sh before and after a change).
     # Timing: `t_prev` is the wall clock (ns) at the end of the last timed step, or 0.  A
@@ -1321,7 +1340,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     # hiredis holds `base` from the walk's `hpos` on (its boundary where it handed over, else 0),
     # after its `hdone` of the commands run here: what the exact parser re-reads from, and all
     # `_raw` keeps (no walk: _NO_WALK's 0 and 0)
-    walk = MultibulkWalk(base) if walking else _NO_WALK  # type: ignore[arg-type]
+    walk = MultibulkWalk(base, start) if walking else _NO_WALK  # type: ignore[arg-type]
     c.walk = walk if walking else None
     srv = c.server
     dispatch = srv.fast_dispatch  # the server's (its generation's); typed (client.pxd): its get is a C dict lookup
@@ -1350,14 +1369,18 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     try:
         while True:
             if walking:
-                argv = walk.next()
+                if first is not None:  # a held command's, completed by this read (read_event)
+                    argv = first
+                    first = None
+                else:
+                    argv = walk.next()
                 if argv is None:  # not a whole common-case command: the rest is judged, and is
                     # hiredis's from this boundary on, as if it had parsed the ones before itself
                     if fed < nbase:
                         if walk.short and nbase - walk.pos <= _TAIL_MAX:
                             # the read ran out inside a command: its bytes are the client's tail,
                             # walked again with the next read (see _TAIL_MAX)
-                            c._tail = walk.buf[walk.pos:] if walk.pos else walk.buf
+                            c._tail = HeldCommand(walk)
                             walking = False
                             c.walk = None
                             clean = True
@@ -1587,27 +1610,18 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
             c._enter_exact(c._raw, c._raw_done)
 
 
-def _with_tail(c: Client, tail: bytes, data: bytes) -> bytes:
-    """A read after one that left a tail (`c._tail`, a command's first bytes): the two as one
-    fresh read, or, for a client that is blocked (a continued read's path, which reads on from
-    hiredis), the read alone, the tail given to hiredis first."""
-    if c.blocked:
-        _spill_tail(c, tail)
-        return data
-    c._tail = None
-    return tail + data
-
-
-def _spill_tail(c: Client, tail: bytes) -> None:
+def _spill_tail(c: Client, tail: HeldCommand) -> None:
     """The tail to hiredis, held as a fresh read that ended inside a command leaves it there
-    (`_raw` its bytes, none of its commands run): for the paths that read on from hiredis."""
+    (`_raw` its bytes, none of its commands run): for the paths that read on from hiredis (a
+    blocked client's read, process())."""
     c._tail = None
-    c._feed(tail)
-    c._raw = c._base = bytearray(tail)
+    buf = tail.buf
+    c._feed(buf)
+    c._raw = c._base = bytearray(buf)
     c._raw_done = c._base_done = 0
 
 
-def _tail_parsed(tail: bytes) -> int:
+def _tail_parsed(tail: bytearray) -> int:
     """How much of a tail (a command's first bytes, every header of them one the walk takes)
     hiredis would have parsed had it been given it: its count line, its whole bulks, then the
     next item's type byte, as `_held` reads hiredis's position."""
