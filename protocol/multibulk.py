@@ -12,6 +12,15 @@ and a big argument still arriving, so every error stays Redis's.  A read the wal
 read once, header by header.  It parses nothing hiredis would not: no reply object of hiredis's is
 built, and nothing is copied but the arguments themselves.
 
+A read that ends inside a command the walk takes as far as it goes (`short`) leaves that command's
+bytes to its owner as a `HeldCommand`: the bytes, and where the walk stood in them (the first
+unfinished item: `mark`, `left`, `blen`).  `take(read)` continues that walk over the next read's
+bytes alone (a header line begun before it, at most 21 bytes, is read again: nothing more), so a
+command arriving in many small reads is walked once in all; when the command ends in the read,
+`argv` makes its arguments and the owner walks the read on from that end (`MultibulkWalk(read,
+end)`), so the read is not copied.  The same acceptance as `next`: one stepper over bulks
+(`_bulks`) serves both, and a frame it refuses is the owner's to hand on as before.
+
 Rule: the common case only, refused rather than judged.  One reader of a header line (`_line`)
 serves both: a count or length is plain decimal as Redis's string2ll reads it (digits, no sign, no
 leading zero, at most 18 of them: a 19th is refused as it is read, before it could overflow and

@@ -14,9 +14,10 @@ switches the connection to `protocol.RequestParser`, which is Redis's parser byt
 (`_raw`, only while hiredis holds a partial command) and how many commands of them already ran
 (`_raw_done`); the exact parser re-reads them and skips those.  It hands back to hiredis at the
 next boundary.  A fresh read that ends inside a command the walk takes as far as it goes keeps that
-command's bytes as the client's tail instead (`_tail`, at most `_TAIL_MAX`; hiredis holds nothing
-then): the next read is walked as a fresh one over tail + read, and a path that reads on from
-hiredis gives it the tail first (`_spill_tail`).  One difference is left, in timing only: a malformed element header inside a command
+command's bytes as the client's tail instead (`_tail`, a HeldCommand of at most `_TAIL_MAX` bytes;
+hiredis holds nothing then): the next read continues the tail's walk where it stood, over that
+read's bytes only, and once the command is whole it runs first and the read is walked from its
+end; a path that reads on from hiredis gives it the tail first (`_spill_tail`).  One difference is left, in timing only: a malformed element header inside a command
 hiredis still holds as partial (a nested '*' array, '$-1', or a '$' length over proto-max-bulk-len
 with more bytes behind it in the same read) is rejected when the command completes or passes
 `_PARTIAL_LIMIT`, where Redis rejects it as soon as that header line is complete.  Finding it
@@ -132,12 +133,13 @@ else:
 _PARTIAL_LIMIT = 1024 * 1024
 # A fresh read that ends inside a command the walk takes as far as it goes (MultibulkWalk.short:
 # the read ran out, no frame refused) keeps that command's bytes, at most this many, as the
-# client's tail (`_tail`), walked again with the next read as one fresh read (a copy of at most a
-# command): a continued read through hiredis costs several times a walked one (the read appended
-# to `_raw`, fed to hiredis in FEED_SLICE pieces, every argument copied out of its buffer).
-# Longer (a command of many small arguments would be walked again at every read) it goes to
-# hiredis as before; at most INLINE_MAX_SIZE, hiredis's unparsed bytes never pass the header
-# line limit `_run_fast` checks.
+# client's tail (`_tail`, protocol/multibulk.py's HeldCommand), whose walk each next read continues
+# from where it stood (only that read's bytes walked, so a command of many small arguments sent a
+# few bytes at a time costs its length, not its square), the read itself not copied once the
+# command ends in it: a continued read through hiredis costs several times a walked one (the read
+# appended to `_raw`, fed to hiredis in FEED_SLICE pieces, every argument copied out of its
+# buffer).  Longer, it goes to hiredis as before (tail and read as one fresh read); at most
+# INLINE_MAX_SIZE, hiredis's unparsed bytes never pass the header line limit `_run_fast` checks.
 _TAIL_MAX = INLINE_MAX_SIZE
 # A read event's bytes go to hiredis at most this many at a time.  Its reader moves what it still
 # holds to the front of its buffer whenever 1 KiB of it has been parsed, after any command: fed a
@@ -1369,11 +1371,11 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     try:
         while True:
             if walking:
-                if first is not None:  # a held command's, completed by this read (read_event)
+                if first is None:
+                    argv = walk.next()
+                else:  # a held command's, completed by this read (read_event)
                     argv = first
                     first = None
-                else:
-                    argv = walk.next()
                 if argv is None:  # not a whole common-case command: the rest is judged, and is
                     # hiredis's from this boundary on, as if it had parsed the ones before itself
                     if fed < nbase:

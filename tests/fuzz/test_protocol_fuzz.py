@@ -111,5 +111,5 @@ def test_streams_cut_into_reads_answer_as_whole(seed, in_process):
         assert in_process([payload[:i], payload[i:]]) == whole, (payload, i)
     assert in_process([payload[i:i + 1] for i in range(len(payload))]) == whole, payload
     cuts = sorted(r.sample(range(1, len(payload)), min(len(payload) - 1, len(payload) // 8)))
-    pieces = [payload[a:b] for a, b in zip([0, *cuts], [*cuts, len(payload)])]
+    pieces = [payload[a:b] for a, b in zip([0, *cuts], [*cuts, len(payload)], strict=True)]
     assert in_process(pieces) == whole, (payload, cuts)
