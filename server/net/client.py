@@ -1342,7 +1342,9 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     # hiredis holds `base` from the walk's `hpos` on (its boundary where it handed over, else 0),
     # after its `hdone` of the commands run here: what the exact parser re-reads from, and all
     # `_raw` keeps (no walk: _NO_WALK's 0 and 0)
-    walk = MultibulkWalk(base, start) if walking else _NO_WALK  # type: ignore[arg-type]
+    walk = MultibulkWalk(base) if walking else _NO_WALK  # type: ignore[arg-type]
+    if start:  # (set here: a second argument to the walk's making costs every read its parsing)
+        walk.pos = start
     c.walk = walk if walking else None
     srv = c.server
     dispatch = srv.fast_dispatch  # the server's (its generation's); typed (client.pxd): its get is a C dict lookup
