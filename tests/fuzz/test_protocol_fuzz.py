@@ -22,6 +22,8 @@ import socket
 
 import pytest
 
+from tests.unit.test_protocol_walk import in_process  # noqa: F401  (the fixture: a client in process)
+
 SEEDS = 1000
 WORDS = [b"PING", b"ECHO", b"GET", b"SET", b"k", b"v", b"", b"a b", b"\x00", b"\xff", b"ping", b"DEL", b"EXISTS",
          b"INCR", b"x" * 70, b"a\x00b", b"\r\n", b"OBJECT", b"XINFO", b"+inf", b"=x"]
@@ -81,29 +83,8 @@ def test_random_byte_streams(seed, raxdb, oracle):
     assert ours == theirs, f"payload {payload!r}\n  raxdb: {ours!r}\n  redis: {theirs!r}"
 
 
-@pytest.fixture(scope="module")
-def in_process():
-    from tests.unit.test_protocol_walk import _client, _server
-
-    srv = _server()
-
-    def run(pieces: list[bytes]) -> bytes:
-        c, sent = _client(srv)
-        for p in pieces:
-            if c.closed:
-                break
-            c.data_received(p)
-            srv.flush_writes()
-        c.connection_lost(None)
-        for db in srv.dbs:
-            db.flush()
-        return b"".join(sent)
-
-    return run
-
-
 @pytest.mark.parametrize("seed", range(0, SEEDS, 20))
-def test_streams_cut_into_reads_answer_as_whole(seed, in_process):
+def test_streams_cut_into_reads_answer_as_whole(seed, in_process):  # noqa: F811
     r = random.Random(seed)
     payload = b"".join(_long_command(r) if r.random() < 0.3 else _frame(r) for _ in range(r.randint(1, 6)))
     whole = in_process([payload])
