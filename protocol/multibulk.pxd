@@ -21,17 +21,41 @@ cdef class MultibulkWalk:
     cdef public Py_ssize_t hpos
     cdef public Py_ssize_t hdone
     cdef public bint short
+    cdef public Py_ssize_t mark
+    cdef public Py_ssize_t left
+    cdef public Py_ssize_t blen
 
     @cython.locals(q=Py_ssize_t, value=Py_ssize_t)
     cdef inline Py_ssize_t _line(self, const unsigned char* s, Py_ssize_t end, Py_ssize_t p, Py_ssize_t lead) noexcept
 
+    @cython.locals(length=Py_ssize_t)
+    cdef inline Py_ssize_t _bulks(self, const unsigned char* s, Py_ssize_t end, Py_ssize_t p, Py_ssize_t left) noexcept
+
+    cpdef Py_ssize_t header(self, Py_ssize_t lead) except? -3
+
     @cython.locals(s="const unsigned char*", end=Py_ssize_t, p=Py_ssize_t, q=Py_ssize_t, first=Py_ssize_t,
-                   count=Py_ssize_t, length=Py_ssize_t, stop=Py_ssize_t, i=Py_ssize_t, _i=Py_ssize_t, argv=list)
+                   count=Py_ssize_t, length=Py_ssize_t, stop=Py_ssize_t, i=Py_ssize_t, argv=list)
     cpdef list next(self)
 
     @cython.locals(s="const unsigned char*", end=Py_ssize_t, p=Py_ssize_t, left=Py_ssize_t, value=Py_ssize_t,
                    biggest=Py_ssize_t)
     cpdef Py_ssize_t rest(self) except -2
+
+
+# A command's first bytes held between reads (client.py's tail): `take` per read, `argv` once.
+@cython.final
+cdef class HeldCommand:
+    cdef public bytearray buf
+    cdef public Py_ssize_t mark
+    cdef public Py_ssize_t left
+    cdef public Py_ssize_t blen
+
+    @cython.locals(held=Py_ssize_t, n=Py_ssize_t, left=Py_ssize_t, blen=Py_ssize_t, part=Py_ssize_t,
+                   value=Py_ssize_t, p=Py_ssize_t, line=MultibulkWalk, walk=MultibulkWalk)
+    cpdef Py_ssize_t take(self, bytes data) except? -3
+
+    @cython.locals(argv=list)
+    cpdef list argv(self, bytes data, Py_ssize_t end)
 
 
 cpdef Py_ssize_t frames_biggest(bytes buf) except -2

@@ -12,6 +12,15 @@ and a big argument still arriving, so every error stays Redis's.  A read the wal
 read once, header by header.  It parses nothing hiredis would not: no reply object of hiredis's is
 built, and nothing is copied but the arguments themselves.
 
+A read that ends inside a command the walk takes as far as it goes (`short`) leaves that command's
+bytes to its owner as a `HeldCommand`: the bytes, and where the walk stood in them (the first
+unfinished item: `mark`, `left`, `blen`).  `take(read)` continues that walk over the next read's
+bytes alone (a header line begun before it, at most 21 bytes, is read again: nothing more), so a
+command arriving in many small reads is walked once in all; when the command ends in the read,
+`argv` makes its arguments and the owner walks the read on from that end (`MultibulkWalk(read,
+end)`), so the read is not copied.  The same acceptance as `next`: one stepper over bulks
+(`_bulks`) serves both, and a frame it refuses is the owner's to hand on as before.
+
 Rule: the common case only, refused rather than judged.  One reader of a header line (`_line`)
 serves both: a count or length is plain decimal as Redis's string2ll reads it (digits, no sign, no
 leading zero, at most 18 of them: a 19th is refused as it is read, before it could overflow and
@@ -39,12 +48,13 @@ _MAX_ARGS = MAX_ELEMENTS
 _BIG_ARG = BIG_ARG
 _REFUSED = -1  # `_line`: the line is not a header as string2ll reads it
 _SHORT = -2  # `_line`: the line is one as far as it goes, its end not in `buf`
+SHORT = _SHORT  # HeldCommand.take's "the read ends inside the command too", for its owner
 
 
 class MultibulkWalk:
     """A walk over `buf` from `pos` (see the module docstring); one per read event."""
 
-    __slots__ = ("at", "buf", "end", "hdone", "hpos", "pos", "short")
+    __slots__ = ("at", "blen", "buf", "end", "hdone", "hpos", "left", "mark", "pos", "short")
 
     def __init__(self, buf: bytes, pos: int = 0) -> None:
         self.buf = buf
@@ -58,6 +68,13 @@ class MultibulkWalk:
         self.hdone = 0
         # set by `next` when it returns None: it stopped only because `buf` ran out (see `next`)
         self.short = False
+        # where a walk that ran short stands (`_bulks`, `next`; HeldCommand resumes from there):
+        # the first unfinished item's start (its header line's first byte, or its data's when
+        # that header is whole, `blen` then its length, else -1), and the bulks left from it on
+        # (-1: the count line is the unfinished item)
+        self.mark = 0
+        self.left = 0
+        self.blen = -1
 
     def _line(self, s: bytes, end: int, p: int, lead: int) -> int:
         """The count or length of the header line at `p` of `s` (`buf`, `end` its length) whose
@@ -87,6 +104,34 @@ class MultibulkWalk:
         self.at = q + 2
         return value
 
+    def _bulks(self, s: bytes, end: int, p: int, left: int) -> int:
+        """Step over the `left` bulk frames at `p` of `s` (`buf`, `end` its length), each one
+        `next` takes (a header it reads, shorter than _BIG_ARG, its data and two bytes): the end
+        of the last, or _REFUSED at a header it does not take, or _SHORT where `buf` runs out,
+        `mark`, `left` and `blen` then saying where (see __init__).  Only headers are read."""
+        while left:
+            length = self._line(s, end, p, 36)  # '$'
+            if length < 0 or length >= _BIG_ARG:
+                if length == _SHORT:
+                    self.mark = p
+                    self.left = left
+                    self.blen = -1
+                    return _SHORT
+                return _REFUSED
+            p = self.at + length + 2
+            if p > end:
+                self.mark = self.at
+                self.left = left
+                self.blen = length
+                return _SHORT
+            left -= 1
+        return p
+
+    def header(self, lead: int) -> int:
+        """The header line at `pos` (its first byte `lead`, '*' or '$'), as `_line` reads it, `at`
+        past it: its value, or _REFUSED, or _SHORT."""
+        return self._line(self.buf, self.end, self.pos, lead)
+
     def next(self) -> list[bytes] | None:
         """The next complete command's argv, `pos` moved past it; None, `pos` unmoved, at
         anything else (the end of `buf`, a partial command, a frame that is not the common case),
@@ -98,18 +143,19 @@ class MultibulkWalk:
         end = self.end
         count = self._line(s, end, self.pos, 42)  # '*'
         if count < 1 or count > _MAX_ARGS:  # *0, huge counts, refused or partial: the other parsers'
-            self.short = count == _SHORT
-            return None
-        first = p = self.at
-        for _i in range(count):
-            length = self._line(s, end, p, 36)  # '$'
-            if length < 0 or length >= _BIG_ARG:
-                self.short = length == _SHORT
-                return None
-            p = self.at + length + 2
-            if p > end:
+            if count == _SHORT:
                 self.short = True
-                return None
+                self.mark = self.pos
+                self.left = -1
+                self.blen = -1
+            else:
+                self.short = False
+            return None
+        first = self.at
+        p = self._bulks(s, end, first, count)
+        if p < 0:
+            self.short = p == _SHORT
+            return None
         stop = p
         argv = [b""] * count
         p = first
@@ -149,6 +195,80 @@ class MultibulkWalk:
                 left = value
         return biggest
 
+
+class HeldCommand:
+    """A command's first bytes kept between reads, and where their walk stands (see the module
+    docstring): made from a walk that ran short (`MultibulkWalk.short`), continued by `take`
+    with each next read, which walks only that read's bytes (and a header line begun before it,
+    at most 21 bytes again), so a command arriving in many small reads is walked once in all."""
+
+    __slots__ = ("blen", "buf", "left", "mark")
+
+    def __init__(self, walk: MultibulkWalk) -> None:
+        start = walk.pos
+        # the command's bytes from its first: appended to as reads come (amortised, in place)
+        self.buf = bytearray(memoryview(walk.buf)[start:])
+        self.mark = walk.mark - start  # where the walk stands, in `buf` (see MultibulkWalk)
+        self.left = walk.left
+        self.blen = walk.blen
+
+    def take(self, data: bytes) -> int:
+        """Continue the command with the read `data`: where in `data` it ends (then `argv` makes
+        its arguments), or _SHORT when `data` ends inside it too (`data` then appended to `buf`,
+        the walk's place moved on), or _REFUSED at a frame `next` would not take (nothing kept:
+        `buf` + `data` is then a fresh read's, whose walk refuses it at the same place)."""
+        held = len(self.buf)
+        n = len(data)
+        left = self.left
+        blen = self.blen
+        if blen < 0:  # a header line begun at `mark` (none of it held when mark == held)
+            part = held - self.mark
+            line = MultibulkWalk(bytes(self.buf[self.mark :]) + data[:24])
+            value = line.header(42 if left < 0 else 36)
+            if value == _REFUSED:
+                return _REFUSED
+            if value == _SHORT:  # (a line as far as `data` goes is at most 21 bytes: all of it)
+                self.buf += data
+                return _SHORT
+            p = line.at - part  # past the line, in `data`
+            if left < 0:  # the count line
+                if value < 1 or value > _MAX_ARGS:
+                    return _REFUSED
+                left = value
+            elif value >= _BIG_ARG:
+                return _REFUSED
+            else:
+                if p + value + 2 > n:
+                    self.mark = held + p
+                    self.blen = value
+                    self.buf += data
+                    return _SHORT
+                p += value + 2
+                left -= 1
+        else:  # inside the data of a bulk that starts at `mark`
+            p = self.mark + blen + 2 - held
+            if p > n:
+                self.buf += data
+                return _SHORT
+            left -= 1
+        if not left:
+            return p
+        walk = MultibulkWalk(data, p)
+        p = walk._bulks(data, n, p, left)
+        if p == _SHORT:
+            self.mark = held + walk.mark
+            self.left = walk.left
+            self.blen = walk.blen
+            self.buf += data
+        return p
+
+    def argv(self, data: bytes, end: int) -> list[bytes]:
+        """The command's arguments once `take` found its end at `end` of `data`: `buf` and that
+        much of `data` made one buffer (a copy of the command alone), its headers walked again
+        once."""
+        argv = MultibulkWalk(b"".join((self.buf, memoryview(data)[:end]))).next()
+        assert argv is not None  # (every header walked already, and all of its bytes here)
+        return argv
 
 def frames_biggest(buf: bytes) -> int:
     """`MultibulkWalk(buf).rest()`: the longest bulk `buf`'s frames announce, -1 if one is not a

@@ -18,7 +18,7 @@ cimport cython
 from libc.time cimport timespec
 from posix.time cimport CLOCK_MONOTONIC, CLOCK_REALTIME, clock_gettime, clockid_t
 from raxdb.protocol cimport reply as R
-from raxdb.protocol.multibulk cimport MultibulkWalk, frames_biggest
+from raxdb.protocol.multibulk cimport HeldCommand, MultibulkWalk, frames_biggest
 from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.conn.obuf cimport check_delivery
 from raxdb.server.table.registry cimport Command
@@ -41,7 +41,8 @@ cdef inline long long perf_clock_ns() noexcept nogil:  # time.perf_counter_ns
 @cython.locals(cmd=Command, last=Command, last_found=Command, name=bytes, last_name=bytes, known=bytes, found=list, i=Py_ssize_t, calls=cython.longlong, sample=cython.longlong, srv=ServerFields,
                ready=dict, dispatch=dict, t0=cython.longlong, dt=cython.longlong, nbase=Py_ssize_t,
                done=Py_ssize_t, clean=cython.bint, walk=MultibulkWalk, walking=cython.bint, track=cython.bint, prop=cython.bint, extra=cython.bint)
-cpdef _run_fast(ClientFields c, list out, long long t_prev, base, base_done, Py_ssize_t fed)
+cpdef _run_fast(ClientFields c, list out, long long t_prev, base, base_done, Py_ssize_t fed,
+                Py_ssize_t start=*, list first=*)
 
 
 @cython.locals(n=Py_ssize_t)
@@ -60,12 +61,12 @@ cdef Py_ssize_t _BIG, _TAIL_MAX, _FOUND_MAX
 cdef MultibulkWalk _NO_WALK
 
 
-@cython.locals(srv=ServerFields, n=Py_ssize_t, out=list, t=cython.longlong, now=cython.longlong)
+@cython.locals(srv=ServerFields, n=Py_ssize_t, out=list, t=cython.longlong, now=cython.longlong, start=Py_ssize_t,
+               first=list, held=HeldCommand)
 cpdef read_event(ClientFields c, bytes data)
 
-# a read after one that left a tail (client.py's _TAIL_MAX), and the tail handed to hiredis
-cdef bytes _with_tail(ClientFields c, bytes tail, bytes data)
-cdef _spill_tail(ClientFields c, bytes tail)
+# the tail (client.py's _TAIL_MAX) handed to hiredis
+cdef _spill_tail(ClientFields c, HeldCommand tail)
 
 
 @cython.locals(n=cython.longlong, obuf=list)

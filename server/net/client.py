@@ -14,9 +14,10 @@ switches the connection to `protocol.RequestParser`, which is Redis's parser byt
 (`_raw`, only while hiredis holds a partial command) and how many commands of them already ran
 (`_raw_done`); the exact parser re-reads them and skips those.  It hands back to hiredis at the
 next boundary.  A fresh read that ends inside a command the walk takes as far as it goes keeps that
-command's bytes as the client's tail instead (`_tail`, at most `_TAIL_MAX`; hiredis holds nothing
-then): the next read is walked as a fresh one over tail + read, and a path that reads on from
-hiredis gives it the tail first (`_spill_tail`).  One difference is left, in timing only: a malformed element header inside a command
+command's bytes as the client's tail instead (`_tail`, a HeldCommand of at most `_TAIL_MAX` bytes;
+hiredis holds nothing then): the next read continues the tail's walk where it stood, over that
+read's bytes only, and once the command is whole it runs first and the read is walked from its
+end; a path that reads on from hiredis gives it the tail first (`_spill_tail`).  One difference is left, in timing only: a malformed element header inside a command
 hiredis still holds as partial (a nested '*' array, '$-1', or a '$' length over proto-max-bulk-len
 with more bytes behind it in the same read) is rejected when the command completes or passes
 `_PARTIAL_LIMIT`, where Redis rejects it as soon as that header line is complete.  Finding it
@@ -70,7 +71,7 @@ except ImportError:  # interpreted without Cython
 
 from raxdb.protocol import reply as R
 from raxdb.protocol.hiredis_limits import READER_ERRORS, limit_elements, unconsumed
-from raxdb.protocol.multibulk import MultibulkWalk, frames_biggest
+from raxdb.protocol.multibulk import SHORT, HeldCommand, MultibulkWalk, frames_biggest
 from raxdb.protocol.request import (
     BIG_ARG,
     INLINE_MAX_SIZE,
@@ -133,12 +134,13 @@ else:
 _PARTIAL_LIMIT = 1024 * 1024
 # A fresh read that ends inside a command the walk takes as far as it goes (MultibulkWalk.short:
 # the read ran out, no frame refused) keeps that command's bytes, at most this many, as the
-# client's tail (`_tail`), walked again with the next read as one fresh read (a copy of at most a
-# command): a continued read through hiredis costs several times a walked one (the read appended
-# to `_raw`, fed to hiredis in FEED_SLICE pieces, every argument copied out of its buffer).
-# Longer (a command of many small arguments would be walked again at every read) it goes to
-# hiredis as before; at most INLINE_MAX_SIZE, hiredis's unparsed bytes never pass the header
-# line limit `_run_fast` checks.
+# client's tail (`_tail`, protocol/multibulk.py's HeldCommand), whose walk each next read continues
+# from where it stood (only that read's bytes walked, so a command of many small arguments sent a
+# few bytes at a time costs its length, not its square), the read itself not copied once the
+# command ends in it: a continued read through hiredis costs several times a walked one (the read
+# appended to `_raw`, fed to hiredis in FEED_SLICE pieces, every argument copied out of its
+# buffer).  Longer, it goes to hiredis as before (tail and read as one fresh read); at most
+# INLINE_MAX_SIZE, hiredis's unparsed bytes never pass the header line limit `_run_fast` checks.
 _TAIL_MAX = INLINE_MAX_SIZE
 # A read event's bytes go to hiredis at most this many at a time.  Its reader moves what it still
 # holds to the front of its buffer whenever 1 KiB of it has been parsed, after any command: fed a
@@ -190,7 +192,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         self.exact: RequestParser | None = None
         self.walk: MultibulkWalk | None = None  # the fast loop's over the running read (_run_fast)
         self._new_reader()
-        self._tail: bytes | None = None  # see _TAIL_MAX
+        self._tail: HeldCommand | None = None  # see _TAIL_MAX
         self._raw: bytearray | None = None
         self._raw_done = 0
         self.dbid = 0
@@ -619,7 +621,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
             return raw, len(raw) - unconsumed(self.reader)
         tail = self._tail
         if tail is not None:
-            return tail, _tail_parsed(tail)
+            return tail.buf, _tail_parsed(tail.buf)
         return None, 0
 
     def unparsed(self) -> int:
@@ -628,7 +630,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         `bulk_room`), as Redis's query buffer holds them (clientbufs.pending)."""
         tail = self._tail
         if tail is not None:
-            return len(tail) - _tail_parsed(tail)
+            return len(tail.buf) - _tail_parsed(tail.buf)
         return unconsumed(self.reader)
 
     def bulk_room(self) -> tuple[int, int]:
@@ -1007,10 +1009,27 @@ def read_event(c: Client, data: bytes) -> None:
     c.last_interaction = now
     n = len(data)
     c.tot_net_in += n
-    tail = c._tail
-    if tail is not None:  # the last read ended inside a command: this one continues it
-        data = _with_tail(c, tail, data)
-    if c.exact is None and c._raw is None and data[0] == 42 and not c.blocked:
+    first = None  # the argv of a held command this read completes, then walked from `start`
+    start = 0
+    held = c._tail
+    if held is not None:  # the last read ended inside a command: this one continues it
+        if c.blocked:
+            _spill_tail(c, held)
+        else:
+            start = held.take(data)
+            if start >= 0:  # the command whole: run first, the read walked from its end
+                c._tail = None
+                first = held.argv(data, start)
+            elif start == SHORT and len(held.buf) <= _TAIL_MAX:  # still short: the read held too
+                c.woff = srv.repl.master_repl_offset  # (an empty batch, as the walk's)
+                if srv.client_evict_limit:
+                    _clienteviction.changed(c)
+                return
+            else:  # a frame the walk refuses, or past _TAIL_MAX: the two as one fresh read
+                c._tail = None
+                data = bytes(held.buf) if start == SHORT else _join((held.buf, data))
+                start = 0
+    if c.exact is None and c._raw is None and (data[0] == 42 or first is not None) and not c.blocked:
         # The common case, inlined: a fresh batch of multibulk commands.  This is process()
         # without its call and its blocked/closed checks; calling process() here costs ~680
         # instructions per unpipelined request (+4%, bench/instr.sh SET 1).  The read gate (may
@@ -1019,7 +1038,7 @@ def read_event(c: Client, data: bytes) -> None:
         # nothing else.
         out: list[bytes] = []
         c.running = out
-        _run_fast(c, out, t, data, 0, 0)  # its whole commands walked, the rest judged and handed on
+        _run_fast(c, out, t, data, 0, 0, start, first)  # its whole commands walked, the rest judged and handed on
         if c.exact is not None:
             c._run_exact(out)
             if n >= _BIG:  # a big argument arriving: the query buffer's room for the rest of it
@@ -1318,7 +1337,7 @@ def write_offset(c: Client) -> int:
 
 
 def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray, base_done: int,
-              fed: int) -> None:
+              fed: int, start: int = 0, first: list[bytes] | None = None) -> None:
     """Run the commands hiredis has complete for `c`, appending their replies to `out` (the
     read event's batch, or process()'s).  A function rather than a Client method so that, compiled,
     its `cmd` is a typed local (client.pxd): the command's fields are then read as C struct fields.
@@ -1328,7 +1347,9 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     (protocol/multibulk.py) takes the whole commands first, without hiredis; at the first thing it
     does not take, the rest is judged from that command boundary on (`_rest_for_hiredis`: the read
     gate) and goes to hiredis or the exact parser, so partial commands, inline ones, big
-    arguments and every error go where they went before."""
+    arguments and every error go where they went before.  `start`, `first` (a read that completes
+    a held command, the client's tail: read_event): the walk starts at `start`, the end of that
+    command in `base`, whose argv `first` runs first."""
     # The per-command cost of this loop is the server's floor: keep it free of avoidable
     # attribute loads and calls (measure with bench/instr.sh before and after a change).
     # Timing: `t_prev` is the wall clock (ns) at the end of the last timed step, or 0.  A
@@ -1347,6 +1368,8 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     # after its `hdone` of the commands run here: what the exact parser re-reads from, and all
     # `_raw` keeps (no walk: _NO_WALK's 0 and 0)
     walk = MultibulkWalk(base) if walking else _NO_WALK  # type: ignore[arg-type]
+    if start:  # (set here: a second argument to the walk's making costs every read its parsing)
+        walk.pos = start
     c.walk = walk if walking else None
     srv = c.server
     dispatch = srv.fast_dispatch  # the server's (its generation's); typed (client.pxd): its get is a C dict lookup
@@ -1375,14 +1398,18 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     try:
         while True:
             if walking:
-                argv = walk.next()
+                if first is None:
+                    argv = walk.next()
+                else:  # a held command's, completed by this read (read_event)
+                    argv = first
+                    first = None
                 if argv is None:  # not a whole common-case command: the rest is judged, and is
                     # hiredis's from this boundary on, as if it had parsed the ones before itself
                     if fed < nbase:
                         if walk.short and nbase - walk.pos <= _TAIL_MAX:
                             # the read ran out inside a command: its bytes are the client's tail,
                             # walked again with the next read (see _TAIL_MAX)
-                            c._tail = walk.buf[walk.pos:] if walk.pos else walk.buf
+                            c._tail = HeldCommand(walk)
                             walking = False
                             c.walk = None
                             clean = True
@@ -1612,27 +1639,18 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
             c._enter_exact(c._raw, c._raw_done)
 
 
-def _with_tail(c: Client, tail: bytes, data: bytes) -> bytes:
-    """A read after one that left a tail (`c._tail`, a command's first bytes): the two as one
-    fresh read, or, for a client that is blocked (a continued read's path, which reads on from
-    hiredis), the read alone, the tail given to hiredis first."""
-    if c.blocked:
-        _spill_tail(c, tail)
-        return data
-    c._tail = None
-    return tail + data
-
-
-def _spill_tail(c: Client, tail: bytes) -> None:
+def _spill_tail(c: Client, tail: HeldCommand) -> None:
     """The tail to hiredis, held as a fresh read that ended inside a command leaves it there
-    (`_raw` its bytes, none of its commands run): for the paths that read on from hiredis."""
+    (`_raw` its bytes, none of its commands run): for the paths that read on from hiredis (a
+    blocked client's read, process())."""
     c._tail = None
-    c._feed(tail)
-    c._raw = c._base = bytearray(tail)
+    buf = tail.buf
+    c._feed(buf)
+    c._raw = c._base = bytearray(buf)
     c._raw_done = c._base_done = 0
 
 
-def _tail_parsed(tail: bytes) -> int:
+def _tail_parsed(tail: bytearray) -> int:
     """How much of a tail (a command's first bytes, every header of them one the walk takes)
     hiredis would have parsed had it been given it: its count line, its whole bulks, then the
     next item's type byte, as `_held` reads hiredis's position."""

@@ -8,6 +8,11 @@ stream holds (a huge bulk length, a nested array, a cut command).  Redis rejects
 soon as the header line is complete, raxdb when the command completes, so whether an error or
 nothing comes back before the close depends on the bytes behind them.  This fuzz found the NUL
 and CR/LF handling of client bytes in error texts.
+
+The same streams, with commands of many arguments among them, are also run by a client in process
+cut into reads: in two at every byte boundary, one byte a read, and in random segments; each must
+answer exactly what the whole stream in one read does (a read that ends inside a command is held
+and walked on by the next: server/net/client.py's tail).
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import random
 import socket
 
 import pytest
+
+from tests.unit.test_protocol_walk import in_process  # noqa: F401  (the fixture: a client in process)
 
 SEEDS = 1000
 WORDS = [b"PING", b"ECHO", b"GET", b"SET", b"k", b"v", b"", b"a b", b"\x00", b"\xff", b"ping", b"DEL", b"EXISTS",
@@ -52,6 +59,12 @@ def _frame(r: random.Random) -> bytes:
     return r.choice(MALFORMED)
 
 
+def _long_command(r: random.Random) -> bytes:
+    """A command of many arguments (RPUSH of 20 to 200, some empty, some of frame-like bytes)."""
+    args = [b"RPUSH", b"l", *(r.choice(WORDS) for _ in range(r.randint(20, 200)))]
+    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+
+
 def _session(port: int, payload: bytes) -> bytes:
     with socket.create_connection(("127.0.0.1", port), timeout=20) as s:
         s.sendall(payload)
@@ -68,3 +81,16 @@ def test_random_byte_streams(seed, raxdb, oracle):
     payload = b"".join(_frame(r) for _ in range(r.randint(1, 6)))
     ours, theirs = _session(raxdb.port, payload), _session(oracle.port, payload)
     assert ours == theirs, f"payload {payload!r}\n  raxdb: {ours!r}\n  redis: {theirs!r}"
+
+
+@pytest.mark.parametrize("seed", range(0, SEEDS, 20))
+def test_streams_cut_into_reads_answer_as_whole(seed, in_process):  # noqa: F811
+    r = random.Random(seed)
+    payload = b"".join(_long_command(r) if r.random() < 0.3 else _frame(r) for _ in range(r.randint(1, 6)))
+    whole = in_process([payload])
+    for i in range(1, len(payload)):
+        assert in_process([payload[:i], payload[i:]]) == whole, (payload, i)
+    assert in_process([payload[i:i + 1] for i in range(len(payload))]) == whole, payload
+    cuts = sorted(r.sample(range(1, len(payload)), min(len(payload) - 1, len(payload) // 8)))
+    pieces = [payload[a:b] for a, b in zip([0, *cuts], [*cuts, len(payload)], strict=True)]
+    assert in_process(pieces) == whole, (payload, cuts)

@@ -286,6 +286,90 @@ def test_a_blocked_client_takes_its_tail_through_hiredis():
     assert b"".join(sent) == b"+OK\r\n" and c.db.get(b"k", srv.now_ms) == b"v" * 5_000
 
 
+def test_many_small_arguments_trickled_are_walked_once():
+    """A command of 6,000 3-byte arguments (54 KB, under _TAIL_MAX) arriving 7 bytes a read: each
+    read continues the held command's walk where it stood (HeldCommand), so every read walks its
+    own bytes and at most one header line again, and the command is answered without hiredis.
+    Walked again from its start at every read, it cost the square of its length (~7,700 reads of
+    up to 54 KB).  Counted in header lines read (interpreted: the walk's `_line`), and in both
+    builds by where the walk stands after each read."""
+    from raxdb.protocol import multibulk
+
+    srv, c, sent, feeds = _counted_client()
+    cmd = encode_command([b"RPUSH", b"l", *(b"%03d" % (i % 1000) for i in range(6_000))])
+    assert len(cmd) < 64 * 1024
+    lines = [0]
+    compiled = not hasattr(multibulk.MultibulkWalk, "__dict__") or "_line" not in vars(multibulk.MultibulkWalk)
+    if not compiled:
+        line = multibulk.MultibulkWalk._line
+
+        def counted(self, *args):  # noqa: ANN001, ANN002
+            lines[0] += 1
+            return line(self, *args)
+
+        multibulk.MultibulkWalk._line = counted  # type: ignore[method-assign]
+    try:
+        reads = 0
+        for i in range(0, len(cmd), 7):
+            c.data_received(cmd[i:i + 7])
+            reads += 1
+            held = c._tail
+            if held is not None:  # its walk stands at its end: in a header line, or a bulk's data
+                assert held.buf == cmd[:i + 7]
+                assert len(held.buf) - held.mark <= 21 if held.blen < 0 else held.blen >= 0
+    finally:
+        if not compiled:
+            multibulk.MultibulkWalk._line = line  # type: ignore[method-assign]
+    srv.flush_writes()
+    assert b"".join(sent) == b":6000\r\n" and feeds == [] and c._tail is None
+    if not compiled:  # each header once as the reads bring it, once more to make argv, and at
+        # most two lines a read (a header line begun in the last read, the one it stops in)
+        assert 6_002 < lines[0] <= 2 * 6_002 + 2 * reads, (lines[0], reads)
+
+
+def test_a_held_command_continued_byte_by_byte_keeps_hiredis_figures():
+    """A command arriving one byte a read, its held bytes walked on from where the last read
+    left them: after every read the tail is the command's bytes so far, and CLIENT LIST's figures
+    for it are those of the same bytes held by hiredis (as the test below, where one read brings
+    them all)."""
+    from raxdb.server.conn import clientbufs
+
+    cmd = encode_command([b"SET", b"key", b"v" * 300, b"EX", b"100"])
+    srv, c, sent, _ = _counted_client()
+    for i in range(1, len(cmd)):
+        c.data_received(cmd[i - 1:i])
+        assert c._tail is not None and c._tail.buf == cmd[:i]
+        figures = (clientbufs.pending(c), c.partial_args(), c.bulk_room(), c.has_pending_input())
+        _, other, _, _ = _counted_client(srv)
+        other.data_received(cmd[:i])
+        other.process()  # hiredis holds them
+        assert other._tail is None and other._raw == cmd[:i]
+        assert (clientbufs.pending(other), other.partial_args(), other.bulk_room(),
+                other.has_pending_input()) == figures, i
+    c.data_received(cmd[-1:])
+    srv.flush_writes()
+    assert b"".join(sent) == b"+OK\r\n" and c._tail is None
+
+
+def test_a_held_command_refused_later_is_judged_as_one_read():
+    """A held command whose next read brings a frame the walk does not take (a malformed bulk
+    header, an argument past BIG_ARG) or that passes _TAIL_MAX: tail and read go on as one fresh
+    read, as they did, and answer as redis-server does."""
+    srv, c, sent, feeds = _counted_client()
+    c.data_received(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$")
+    assert c._tail is not None
+    c.data_received(b"-1\r\n")
+    srv.flush_writes()
+    assert b"".join(sent) == b"-ERR Protocol error: invalid bulk length\r\n" and c._tail is None
+    srv, c, sent, feeds = _counted_client()
+    big = b"x" * BIG_ARG
+    c.data_received(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d" % BIG_ARG)
+    assert c._tail is not None
+    c.data_received(b"\r\n" + big + b"\r\n")
+    srv.flush_writes()
+    assert b"".join(sent) == b"+OK\r\n" and c.db.get(b"k", srv.now_ms) == big
+
+
 def test_a_tails_figures_are_hiredis_held_ones():
     """CLIENT LIST's figures for a tail (the query buffer's length, the arguments Redis has made
     argv objects, a bulk header's bytes) are those of the same bytes held by hiredis, at every
@@ -297,7 +381,7 @@ def test_a_tails_figures_are_hiredis_held_ones():
     for i in range(1, len(cmd)):
         _, c, _, _ = _counted_client(srv)
         c.data_received(cmd[:i])
-        assert c._tail == cmd[:i]
+        assert c._tail is not None and c._tail.buf == cmd[:i]
         tail = (clientbufs.pending(c), c.partial_args(), c.bulk_room(), c.has_pending_input())
         c.process()
         assert c._tail is None and c._raw == cmd[:i]
