@@ -93,8 +93,10 @@ cpdef queue_output(ClientFields c, data)
 @cython.locals(srv=ServerFields)
 cpdef write_out(ClientFields c, data)
 
+cdef _deliver(ClientFields c, data, bint evict)
 
-@cython.locals(c=ClientFields)
+
+@cython.locals(c=ClientFields, resp2=bytes, resp3=bytes, srv=ServerFields, evict=cython.int)
 cpdef fan_out(dict subs, bytes body)
 
 
