@@ -82,7 +82,7 @@ cpdef queue_replies(ClientFields c, list out)
 cdef _queue_run(ClientFields c, list out, Py_ssize_t start, Py_ssize_t end)
 
 
-@cython.locals(c=ClientFields)
+@cython.locals(i=Py_ssize_t)
 cpdef flush_clients(list clients)
 
 

@@ -1081,9 +1081,16 @@ def flush_output(c: Client) -> None:
 
 def flush_clients(clients: list[Client]) -> None:
     """Each client's queued output written (Server.flush_writes' loop, here so that, compiled, it
-    is a C loop of C calls)."""
-    for c in clients:
-        flush_output(c)
+    is a C loop of C calls), the last queued first, as Redis's handleClientsWithPendingWrites
+    walks clients_pending_write (each client is put at its head).  What that order decides is
+    when each peer hears: after a read event of PUBLISHes the publishers (queued after their
+    messages' subscribers) get their replies before the subscriber writes, and their next
+    requests arrive while those run, so the next iteration serves more of them with one write
+    per subscriber (docs/speed-log.md, 2026-11-28)."""
+    i = len(clients)
+    while i:
+        i -= 1
+        flush_output(clients[i])
 
 
 # Output with big pieces in it is written as its pieces (transport.writelines: one writev with
