@@ -83,7 +83,7 @@ cpdef queue_replies(ClientFields c, list out)
 cdef _queue_run(ClientFields c, list out, Py_ssize_t start, Py_ssize_t end)
 
 
-@cython.locals(c=ClientFields, clients=list)
+@cython.locals(c=ClientFields, clients=list, i=Py_ssize_t)
 cpdef flush_pending(srv)
 
 
@@ -94,8 +94,10 @@ cpdef queue_output(ClientFields c, data)
 @cython.locals(srv=ServerFields)
 cpdef write_out(ClientFields c, data)
 
+cdef _deliver(ClientFields c, data, bint evict)
 
-@cython.locals(c=ClientFields)
+
+@cython.locals(c=ClientFields, resp2=bytes, resp3=bytes, srv=ServerFields, evict=cython.int)
 cpdef fan_out(dict subs, bytes body)
 
 

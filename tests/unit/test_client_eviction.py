@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.support.diff import RawConnection, encode_command
+from tests.support.diff import RawConnection, encode_command, parse
 from tests.support.servers import ServerProcess, run_on_both
 
 pytestmark = pytest.mark.oracle
@@ -305,3 +305,52 @@ def test_qbuf_wherever_a_pipeline_is_cut() -> None:
 
     got = _run(scenario)
     assert all(x[2:] == (b"$", b"$") for x in got) and got[0][1] == 1
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+def test_unread_pubsub_messages(resp: int) -> None:
+    """A subscriber that does not read grows by the messages queued for it (its output buffer
+    limit off): once the sum is over maxmemory-clients it is evicted, the publisher (NO-EVICT)
+    kept; a second subscriber that reads stays, in RESP2 and RESP3 (push frames)."""
+    def scenario(srv: ServerProcess) -> list[object]:
+        control = _control(srv)
+        control.call("CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 0 0")
+        control.call("CONFIG", "SET", "maxmemory-clients", "3000000")
+        subs = []
+        for name in ("deaf", "reader"):
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # the kernel holds little of it
+            s.connect(("127.0.0.1", srv.port))
+            s.settimeout(20)
+            s.sendall(encode_command(["HELLO", str(resp), "SETNAME", name]))
+            s.sendall(encode_command(["SUBSCRIBE", "news"]))
+            subs.append(s)
+        deaf, reader = subs
+        _wait_subscribed(control, 2)
+        reader.setblocking(False)
+        published = 0
+        message = "m" * 100_000
+        deadline = time.monotonic() + 30
+        while "deaf" in _names(control):
+            assert time.monotonic() < deadline, "the subscriber was never evicted"
+            control.call("PUBLISH", "news", message)
+            published += 1
+            try:
+                while reader.recv(1 << 20):
+                    pass
+            except BlockingIOError:
+                pass
+        out: list[object] = [_names(control), _evicted(control), published > 20]
+        out.append(srv.wait_log("Evicting client: id=", 5))
+        for s in subs:
+            s.close()
+        return out
+
+    assert _run(scenario) == [["reader"], 1, True, True]
+
+
+def _wait_subscribed(c: RawConnection, n: int) -> None:
+    deadline = time.monotonic() + 20
+    while parse(c.call("PUBSUB", "NUMSUB", "news"))[1] != n:
+        assert time.monotonic() < deadline, "the subscribers never subscribed"
+        time.sleep(0.01)
