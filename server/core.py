@@ -216,7 +216,7 @@ class Server(ServerFields, _Declared):
     def flush_writes(self) -> None:
         """Write every client's queued output, one write per client, after beforeSleep's steps
         that come first (server/net/client.py's flush_pending, which the loop calls itself)."""
-        flush_pending(self)  # type: ignore[arg-type]  # net/client.py's Server protocol, not this class
+        flush_pending(self)
 
     def aof_synced(self) -> None:
         """WAITAOF's offset (what the AOF's fsyncs reached), and the clients it wakes: before the

@@ -1131,7 +1131,7 @@ def flush_pending(srv: Server) -> None:
     i = len(clients)
     while i:
         i -= 1
-        flush_output(clients[i])
+        flush_output(clients[i])  # type: ignore[arg-type]  # this module's Client, not yet typed as the protocol
     if srv.client_evict_pending:
         _clienteviction.evict_pending(srv)
 
