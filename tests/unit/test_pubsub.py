@@ -351,7 +351,8 @@ def _subscriber_and_publisher(limit: str):
 
     srv = Server(Config())
     pending: list = []
-    srv.call_soon = pending.append  # type: ignore[method-assign]  # flushed when the test says, as the loop would
+    # flushed when the test says, as the loop would: call_soon(callback, *args)
+    srv.call_soon = lambda fn, *args: pending.append((fn, args))  # type: ignore[method-assign]
     sub, pub = Client(srv), Client(srv)
     sub.connection_made(_UnreadTransport())  # type: ignore[arg-type]
     pub.connection_made(SinkTransport())  # type: ignore[arg-type]
@@ -360,7 +361,8 @@ def _subscriber_and_publisher(limit: str):
 
     def flush() -> None:
         while pending:
-            pending.pop()()
+            fn, args = pending.pop()
+            fn(*args)
 
     def turn(n: int) -> None:
         pub.data_received(encode_command(("PUBLISH", "ch", "m" * 1000)) * n)
