@@ -15,6 +15,9 @@ cdef extern from "Python.h":
 @cython.locals(n=Py_ssize_t, i=Py_ssize_t, c=cython.uchar, v=cython.longlong, s="const unsigned char *")
 cpdef long long digits_value(bytes arg) except -2
 
+@cython.locals(v=cython.longlong, s="const unsigned char *")
+cpdef long long canonical_digits_value(bytes arg) except -2
+
 # string2d's common case (GEOADD's coordinates, ZADD's and INCRBYFLOAT's decimals): the text
 # checked by a C walk over the bytes and read by CPython's strtod, without float()'s copy.
 @cython.locals(b=bytes, n=Py_ssize_t, i=Py_ssize_t, c=cython.uchar, digits=Py_ssize_t, dots=cython.int)

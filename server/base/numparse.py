@@ -81,6 +81,16 @@ def digits_value(arg: bytes) -> int:
     return v
 
 
+def canonical_digits_value(arg: bytes) -> int:
+    """`digits_value` of a stored string as Redis's string2ll reads it: 1 to 15 ASCII digits and
+    no leading zero ("0" itself apart), else -1 (the spelling INCR can add to in place)."""
+    v = digits_value(arg)
+    s = arg  # compiled, a pointer to the bytes (numparse.pxd)
+    if v > 0 and s[0] == 48:
+        return -1
+    return v if v != 0 or len(arg) == 1 else -1
+
+
 def plain_decimal(arg: bytes) -> bool:
     """[-]digits[.digits] (at least one digit, at most one dot, the sign first): text on which
     Python's float() and C's strtod agree exactly and cannot overflow or underflow (the common

@@ -12,7 +12,7 @@
 cimport cython
 from raxdb.protocol.reply cimport decimal, integer
 from raxdb.server.base.fields cimport ClientFields, ServerFields
-from raxdb.server.base.numparse cimport digits_value
+from raxdb.server.base.numparse cimport canonical_digits_value
 from raxdb.server.events.keyaccess cimport lookup_read, lookup_write, modified, notify, written
 from raxdb.server.table.args cimport maybe_int, option_word, to_int
 from raxdb.storage.keyspace cimport Database
@@ -40,10 +40,11 @@ cpdef long long expire_ms(ClientFields c, arg, bint unit_seconds, bint relative,
 @cython.locals(db=Database, srv=ServerFields, flags=cython.int, when=cython.longlong)
 cpdef set_(ClientFields c, argv)
 
-# INCR's shared values by their bytes and its replies for them: C globals typed dict and list, so
-# the lookup is a C dict read (not a `.get` method call) and the reply a list item read
-cdef dict _SHARED_INT_VALUE
+# INCR's replies for the shared values: a C global typed list, so the reply is a list item read
 cdef list _SHARED_INT_REPLIES
 
-@cython.locals(db=Database, p=Py_ssize_t, srv=ServerFields, small=cython.bint, d=cython.longlong)
-cpdef incr(ClientFields c, argv, delta=*)
+# delta a C integer (every caller's is an int64: INCRBY's and DECRBY's through to_int), so the
+# fast path's sum and bound are C arithmetic
+@cython.locals(db=Database, p=Py_ssize_t, srv=ServerFields, small=cython.bint, d=cython.longlong,
+               n=cython.longlong)
+cpdef incr(ClientFields c, argv, long long delta=*)

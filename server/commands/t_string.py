@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import NOT_FLOAT, NOT_INTEGER, OVERFLOW, SYNTAX, WRONGTYPE, CommandError
-from raxdb.server.base.numparse import digits_value
+from raxdb.server.base.numparse import canonical_digits_value
 from raxdb.server.commands import longdouble
 from raxdb.server.events import propagate
 from raxdb.server.events.keyaccess import (
@@ -368,10 +368,9 @@ def _int_value(v: bytes | bytearray) -> int:
 
 
 # Redis's shared integers (OBJ_SHARED_INTEGERS): the values 0..9999 kept as one bytes object each.
-# Counters in that range share their value, and INCR reads and writes them by lookup instead of
-# validating, parsing and formatting digits (~0.25 us of an INCR).
+# Counters in that range share their value, and INCR writes them and its reply by lookup instead
+# of formatting digits (~0.25 us of an INCR).
 SHARED_INTS = [b"%d" % i for i in range(10000)]
-_SHARED_INT_VALUE = {b: i for i, b in enumerate(SHARED_INTS)}
 _SHARED_INT_REPLIES = R.SMALL_INTS[1:10001]  # INCR's replies for them: reply.py's cached objects, by value
 
 
@@ -387,21 +386,18 @@ def incr(c, argv, delta: int = 1) -> bytes:
         p = db.find(key)
         v = None if p < 0 else db.value_at(p)
         if type(v) is bytes:
-            # a shared value has at most 4 digits (the probe of a longer one's bytes, which hashes
-            # them, would only miss); past them, 1 to 15 digits are read in C when compiled
-            n = _SHARED_INT_VALUE.get(v) if len(v) <= 4 else None
-            if n is None:
-                d = digits_value(v)
-                if d >= 0 and (v[0] != 48 or len(v) == 1):
-                    n = d
-            # n >= 0 here, so only the upper bound can overflow
-            if n is not None and (new := n + delta) <= INT64_MAX:
-                if 0 <= new < 10000:
-                    db.put_at(p, SHARED_INTS[new], srv.now_ms)
-                    reply = _SHARED_INT_REPLIES[new]
+            # the value's digits read in C when compiled (1 to 15 of them, no leading zero), so a
+            # shared value is read as any other; past 15 digits the general path below
+            d = canonical_digits_value(v)
+            # d >= 0, so only the upper bound can overflow (tested before the C sum is made)
+            if d >= 0 and delta <= INT64_MAX - d:
+                n = d + delta
+                if 0 <= n < 10000:
+                    db.put_at(p, SHARED_INTS[n], srv.now_ms)
+                    reply = _SHARED_INT_REPLIES[n]
                 else:  # written in C when compiled (reply.pxd), not %-formatted twice
-                    db.put_at(p, decimal(new), srv.now_ms)
-                    reply = integer(new)
+                    db.put_at(p, decimal(n), srv.now_ms)
+                    reply = integer(n)
                 srv.dirty += 1
                 return reply
     v = db.get(key, srv.now_ms)

@@ -413,6 +413,41 @@ def test_incr_past_shared_values(diff):
     """)
 
 
+def test_incr_short_spellings_and_the_int64_bound(diff):
+    """INCR's common case reads a stored value's digits in C (no lookup of the shared values): the
+    spellings of four digits or fewer that string2ll refuses (a leading zero, "00", a sign), and
+    the int64 bound met by a delta added to a short value, not only by a long one."""
+    diff.script("""
+        SET c 0
+        INCR c
+        SET c 00
+        INCR c
+        SET c 01
+        DECR c
+        SET c 0999
+        INCR c
+        SET c 9999
+        INCR c
+        SET c -1
+        INCR c
+        SET c +1
+        INCR c
+        SET c 1
+        INCRBY c 9223372036854775806
+        GET c
+        SET c 2
+        INCRBY c 9223372036854775806
+        GET c
+        SET c 999999999999999
+        INCRBY c 9223372036854775807
+        DECRBY c 9223372036854775807
+        GET c
+        SET c 5
+        DECRBY c 9223372036854775807
+        GET c
+    """)
+
+
 def test_incr_keeps_ttl(diff):
     diff("SET", "k", "1", "EX", "100")
     diff("INCR", "k")
