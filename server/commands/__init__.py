@@ -23,6 +23,7 @@ import asyncio
 import importlib
 import sys
 from collections.abc import Callable
+from functools import partial
 
 from raxdb.server.commands.families import FAMILIES
 from raxdb.server.table.registry import TABLE, Handler
@@ -33,24 +34,25 @@ from raxdb.server.table.registry import TABLE, Handler
 AT_START = ("t_multi", "t_client", "t_testclock", "t_testcluster", "t_testfaults")
 
 
-def _placeholder(fullname: str, family: str) -> Handler:
-    """The handler `fullname` has until its family is imported."""
-    module = f"{__name__}.{family}"
+def _first_call(fullname: str, family: str, c, argv):  # noqa: ANN001, ANN202 - a handler's
+    """The handler of `fullname` until `family` is imported (a placeholder, `partial` of this
+    with the two names): import the family, whose `@command`s put the real handlers in the same
+    records, then run the real one."""
+    importlib.import_module(f"{__name__}.{family}")
+    real = _handler(fullname)
+    if real is None or is_placeholder(real):
+        raise RuntimeError(f"importing {__name__}.{family} did not register {fullname}: run tools/gen_families.py")
+    # A server's own table copies the records a generation changed (TABLE.view): those still
+    # hold the placeholder, so the one that called it gets the real handler too.
+    table = getattr(getattr(c, "server", None), "table", None)
+    if table is not None and table is not TABLE:
+        _replace(table, fullname, real)
+    return real(c, argv)
 
-    def first_call(c, argv):  # noqa: ANN001, ANN202 - a handler
-        importlib.import_module(module)
-        real = _handler(fullname)
-        if real is first_call:
-            raise RuntimeError(f"importing {module} did not register {fullname}: run tools/gen_families.py")
-        # A server's own table copies the records a generation changed (TABLE.view): those still
-        # hold this placeholder, so the one that called it gets the real handler too.
-        table = getattr(getattr(c, "server", None), "table", None)
-        if table is not None and table is not TABLE:
-            _replace(table, fullname, first_call, real)
-        return real(c, argv)
 
-    first_call.__qualname__ = f"first_call[{fullname}]"
-    return first_call
+def is_placeholder(proc: object) -> bool:
+    """Is `proc` a command's placeholder, its family not imported yet?"""
+    return type(proc) is partial and proc.func is _first_call
 
 
 def _handler(fullname: str) -> Handler | None:
@@ -58,12 +60,12 @@ def _handler(fullname: str) -> Handler | None:
     return None if cmd is None else cmd.proc
 
 
-def _replace(table, fullname: str, old: Handler, new: Handler) -> None:  # noqa: ANN001 - a CommandTable
+def _replace(table, fullname: str, new: Handler) -> None:  # noqa: ANN001 - a CommandTable
     parent, _, sub = fullname.partition("|")
     cmd = table.commands.get(parent)  # by its own name: rename-command keeps it there
     if cmd is not None and sub:
         cmd = cmd.subcommands.get(sub.encode())
-    if cmd is not None and cmd.proc is old:
+    if cmd is not None and is_placeholder(cmd.proc):
         cmd.proc = new
 
 
@@ -102,9 +104,11 @@ def import_when_idle(loop: asyncio.AbstractEventLoop, then: Callable[[], None]) 
 def _register_placeholders() -> None:
     # every command, in the order the table had when every family was imported at start-up: the
     # table's records are made here (COMMAND lists them in this order), the families' imports
-    # only put their handlers in them
+    # only put their handlers in them.  A placeholder is a `partial` (made in C: no function,
+    # closure or name of its own to build for each of the ~400)
+    register = TABLE.register
     for fullname, family in FAMILIES.items():
-        TABLE.register(fullname, _placeholder(fullname, family))
+        register(fullname, partial(_first_call, fullname, family))
 
 
 _register_placeholders()
