@@ -212,6 +212,13 @@ def since(name: str) -> Version:
     return _SINCE.get(name, (0,))
 
 
+def later_than(version: Version) -> set[str]:
+    """The commands and subcommands of a later generation than `version` ((7, 0) ...): those
+    whose `since` is later, as `since` has it."""
+    from raxdb.server.table.infoheads import HEADS
+    return {name for name, head in HEADS.items() if head[7][:2] > version}
+
+
 def changes(upto: Version) -> dict[str, CommandMeta]:
     """The entries of older commands as the generations up to `upto` changed them, by name (a
     later generation's replacing an earlier one's)."""

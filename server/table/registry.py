@@ -217,15 +217,21 @@ class CommandTable:
         generation leaves unchanged are the same records as TABLE's."""
         view = CommandTable.__new__(CommandTable)
         changed = metadata.changes(version)
+        later = metadata.later_than(version)
+        # the containers with a subcommand of a later generation (its name before the bar), and
+        # the later names themselves: a command in neither, where no generation changed anything,
+        # is kept as it is without a look at its subcommands (start-up makes the 7.0 view)
+        lacking = {full.partition("|")[0] for full in later}
         view.meta = {}
         for name, meta in self.meta.items():
-            if newer(name, version):
+            if name in later:
                 continue
-            subs = {full: changed.get(full, sub) for full, sub in meta.subcommands.items() if not newer(full, version)}
-            meta = changed.get(name, meta)
-            if len(subs) != len(meta.subcommands) or any(sub is not meta.subcommands.get(full)
-                                                         for full, sub in subs.items()):
-                meta = meta._replace(subcommands=subs)  # its COMMAND INFO entry built on first use
+            if changed or name in lacking:
+                subs = {full: changed.get(full, sub) for full, sub in meta.subcommands.items() if full not in later}
+                meta = changed.get(name, meta)
+                if len(subs) != len(meta.subcommands) or any(sub is not meta.subcommands.get(full)
+                                                             for full, sub in subs.items()):
+                    meta = meta._replace(subcommands=subs)  # its COMMAND INFO entry built on first use
             view.meta[name] = meta
         view.commands = {}
         for name, cmd in self.commands.items():
