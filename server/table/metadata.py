@@ -215,8 +215,9 @@ def since(name: str) -> Version:
 def later_than(version: Version) -> set[str]:
     """The commands and subcommands of a later generation than `version` ((7, 0) ...): those
     whose `since` is later, as `since` has it."""
-    from raxdb.server.table.infoheads import HEADS
-    return {name for name, head in HEADS.items() if head[7][:2] > version}
+    since("")  # loads _SINCE
+    assert _SINCE is not None
+    return {name for name, v in _SINCE.items() if v[:2] > version}
 
 
 def changes(upto: Version) -> dict[str, CommandMeta]:

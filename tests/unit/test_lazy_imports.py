@@ -39,7 +39,15 @@ from tests.support.servers import free_port, start_raxdb, start_redis
 ROOT = Path(__file__).resolve().parents[2]
 LAZY = ("hashlib", "hmac", "glob", "encodings.idna", "raxdb.server.persistence.aofload",
         "raxdb.server.persistence.aofmanifest", "raxdb.server.replication.replica", "raxdb.storage.rdb",
-        "raxdb.storage.rdbwalk", "dataclasses", "raxdb.server.memory.overhead", "raxdb.server.base.interfaces")
+        "raxdb.storage.rdbwalk", "dataclasses", "raxdb.server.memory.overhead", "raxdb.server.base.interfaces",
+        # every command family (MULTI's and CLIENT's among them), and the DEBUG test controls
+        "raxdb.server.commands.t_multi", "raxdb.server.commands.t_client", "raxdb.server.commands.t_config",
+        "raxdb.server.commands.t_testclock", "raxdb.server.commands.t_testcluster",
+        "raxdb.server.commands.t_testfaults", "raxdb.server.commands.testcontrols")
+# The module-level regular expressions compiled on first use (server/base/lazyre.py), by module
+PATTERNS = {"raxdb.server.base.numparse": ("_FLOAT_RX", "_INT_PREFIX_RX"),
+            "raxdb.server.conn.clientbufs": ("_BIG_HEADER",), "raxdb.server.config.options": ("_OCTAL",),
+            "raxdb.server.net.tls": ("_SSL_TEXT",), "raxdb.server.scripting.functions": ("_NAME_OK",)}
 
 # A server started as main() starts one (a config from argv, the listeners bound), the modules
 # imported once it serves, and then the first use of each lazy import, in the same interpreter.
@@ -54,6 +62,10 @@ def ready():
     # listpack's small integer entries made (interpreted: compiled, the list is a C global)
     entries = getattr(sys.modules["raxdb.storage.listpack"], "SMALL_INT_ENTRIES", [])
     serving += [f"entry {i - 4096}" for i, e in enumerate(entries) if e is not None]
+    # the regular expressions compiled (each module is imported: an unimported one would be a
+    # KeyError here, and the list below names every one)
+    serving += [f"{m}.{p}" for m, names in PATTERNS.items() for p in names
+                if getattr(sys.modules[m], p)._compiled is not None]
     from raxdb.server.security.acl import User, hash_password
     from raxdb.server.table.scriptflags import sha1hex
     first = [sha1hex(b"return 1").decode(), hash_password(b"secret").decode()]
@@ -66,7 +78,7 @@ main(["--port", sys.argv[1], "--bind", "127.0.0.1", "--save", "", "--appendonly"
 
 
 def test_start_up_leaves_them_and_first_use_imports_them(tmp_path):
-    code = f"LAZY = {LAZY!r}\n{_PROBE}"
+    code = f"LAZY = {LAZY!r}\nPATTERNS = {PATTERNS!r}\n{_PROBE}"
     out = subprocess.run([sys.executable, "-c", code, str(free_port())], cwd=tmp_path,
                          capture_output=True, text=True, timeout=60, env=_env())
     assert out.returncode == 0, out.stderr
@@ -395,3 +407,75 @@ def test_reader_limits_in_either_build():
     finally:
         ours.stop()
         theirs.stop()
+
+
+# ---- the regular expressions, MULTI's and CLIENT's families and the test controls on first use ----
+def test_lazy_pattern_answers_as_the_compiled_one():
+    """A LazyPattern compiles on its first attribute read and then answers as re.compile's."""
+    import re
+
+    from raxdb.server.base.lazyre import LazyPattern
+
+    lazy, rx = LazyPattern(rb"[ \t]*([+-]?[0-7]+)", re.IGNORECASE), re.compile(rb"[ \t]*([+-]?[0-7]+)", re.IGNORECASE)
+    assert lazy._compiled is None
+    for text in (b" 017", b"-7x", b"8", b"", b"+0"):
+        got, want = lazy.match(text), rx.match(text)
+        assert (got and got.groups()) == (want and want.groups())
+        assert bool(lazy.fullmatch(text)) == bool(rx.fullmatch(text))
+    assert lazy.findall(b"1 22 9 -3") == rx.findall(b"1 22 9 -3")
+    assert lazy._compiled is not None and lazy.match == lazy.match  # kept: read once per name
+
+
+def test_first_uses_of_the_lazy_patterns_match_redis(tmp_path):
+    """A fresh server's first float and octal arguments, function name, and big argument (the
+    patterns compiled by them) answer as redis-server's."""
+    ours = start_raxdb("--unixsocketperm", "0750", cwd=str(tmp_path))
+    theirs = start_redis("--unixsocketperm", "0750")
+    try:
+        a, b = RawConnection(ours.port), RawConnection(theirs.port)
+        big = "x" * 100_000  # a read of 32 KiB or more: the big-argument scan (clientbufs)
+        script = [("INCRBYFLOAT", "f", "1.5e3"), ("INCRBYFLOAT", "f", "0x10"), ("INCRBYFLOAT", "f", "abc"),
+                  ("INCRBYFLOAT", "f", " 1"), ("ZADD", "z", "inf", "m"), ("ZADD", "z", "1e", "n"),
+                  ("CONFIG", "GET", "unixsocketperm"),
+                  ("FUNCTION", "LOAD", "#!lua name=bad-name\nredis.register_function('f', function() return 1 end)"),
+                  ("FUNCTION", "LOAD", "#!lua name=ok_1\nredis.register_function('f', function() return 1 end)"),
+                  ("SET", "big", big), ("STRLEN", "big")]
+        for cmd in script:
+            assert a.call(*cmd) == b.call(*cmd), cmd
+        a.close()
+        b.close()
+    finally:
+        ours.stop()
+        theirs.stop()
+
+
+def test_first_transaction_tracking_and_reset_match_redis():
+    """A fresh server's first MULTI / WATCH / EXEC, RESET inside a transaction, and CLIENT TRACKING
+    (their families imported by them; their hooks registered at start) answer as redis-server's,
+    and a disconnect turns the tracking off as Redis's does."""
+    ours, theirs = start_raxdb(), start_redis()
+    try:
+        for first in ([("WATCH", "k"), ("MULTI",), ("SET", "k", "1"), ("EXEC",), ("GET", "k")],
+                      [("MULTI",), ("SET", "k", "2"), ("RESET",), ("EXEC",), ("GET", "k")],
+                      [("CLIENT", "TRACKING", "on"), ("CLIENT", "TRACKINGINFO"), ("CLIENT", "INFO")]):
+            a, b = RawConnection(ours.port), RawConnection(theirs.port)
+            for cmd in first:
+                got, want = a.call(*cmd), b.call(*cmd)
+                if cmd == ("CLIENT", "INFO"):  # ids, addresses and ages differ: the flags do not
+                    got, want = (bytes(x).split(b" flags=")[1].split(b" ")[0] for x in (got, want))
+                assert got == want, cmd
+            a.close()
+            b.close()
+        # the tracking client above has gone: its disconnect turned tracking off, as Redis's does
+        for srv in (ours, theirs):
+            c = RawConnection(srv.port)
+            until("tracking off", lambda: _info_line(c.call("INFO", "clients"), "tracking_clients") == "tracking_clients:0")
+            c.close()
+    finally:
+        ours.stop()
+        theirs.stop()
+
+
+def _info_line(reply: bytes, field: str) -> str | None:
+    text = parse(reply).decode()
+    return next((line.strip() for line in text.splitlines() if line.startswith(field + ":")), None)
