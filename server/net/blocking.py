@@ -51,9 +51,7 @@ from raxdb.server.events.keyaccess import install_hooks
 from raxdb.server.memory import evict
 from raxdb.server.table.args import to_int
 from raxdb.server.table.registry import BLOCKED
-from raxdb.storage.quicklist import Quicklist
 from raxdb.storage.stream import Stream
-from raxdb.storage.zset import ZSet
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Client, Server
@@ -64,7 +62,17 @@ Serve = Callable[["Client", bytes], "bytes | None"]
 
 # What a client blocks for (Redis's BLOCKED_LIST / _ZSET / _STREAM), by the class of value that can
 # serve it; a key is queued as ready only when a client somewhere blocks for its value's type.
-_BTYPE_OF = {Quicklist: "list", ZSet: "zset", Stream: "stream"}
+# Filled by the first write to a key a client blocks on (`_btype_of`): the list and sorted-set
+# modules are their families' (imported on first use), not a start's (#56).
+_BTYPE_OF: dict[type, str] = {}
+
+
+def _btype_of(cls: type) -> str | None:
+    if not _BTYPE_OF:
+        from raxdb.storage.quicklist import Quicklist
+        from raxdb.storage.zset import ZSet
+        _BTYPE_OF.update({Quicklist: "list", ZSet: "zset", Stream: "stream"})
+    return _BTYPE_OF.get(cls)
 
 
 class BlockState:
@@ -239,7 +247,7 @@ def signal_ready(db: Database, key: bytes, value: object) -> None:
     anywhere waits for `value`'s type.  The type filter is not only a shortcut: which keys are
     queued, and so in which order a waiter on several keys is offered them, is Redis's."""
     if key in db.blocking:
-        btype = _BTYPE_OF.get(value.__class__)
+        btype = _btype_of(value.__class__)
         srv = db_server(db)
         if btype is not None and srv.blocked_by_type[btype]:
             srv.ready_keys[(db.id, key)] = None

@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cluster import until
-from tests.support.diff import RawConnection, parse
+from tests.support.diff import RawConnection, encode_command, parse
 from tests.support.servers import free_port, start_raxdb, start_redis
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +43,11 @@ LAZY = ("hashlib", "hmac", "glob", "encodings.idna", "raxdb.server.persistence.a
         # every command family (MULTI's and CLIENT's among them), and the DEBUG test controls
         "raxdb.server.commands.t_multi", "raxdb.server.commands.t_client", "raxdb.server.commands.t_config",
         "raxdb.server.commands.t_testclock", "raxdb.server.commands.t_testcluster",
-        "raxdb.server.commands.t_testfaults", "raxdb.server.commands.testcontrols")
+        "raxdb.server.commands.t_testfaults", "raxdb.server.commands.testcontrols",
+        # the list, sorted-set and set types' modules (their families', and a blocked key's first
+        # write, an AOF rewrite's first set)
+        "raxdb.storage.quicklist", "raxdb.storage.zset", "raxdb.storage.set_type", "raxdb.storage.intset",
+        "raxdb.storage.hashscan")
 # The module-level regular expressions compiled on first use (server/base/lazyre.py), by module
 PATTERNS = {"raxdb.server.base.numparse": ("_FLOAT_RX", "_INT_PREFIX_RX"),
             "raxdb.server.conn.clientbufs": ("_BIG_HEADER",), "raxdb.server.config.options": ("_OCTAL",),
@@ -158,6 +162,7 @@ def test_appendonly_set_at_run_time_writes_an_aof(tmp_path):
     try:
         c = RawConnection(srv.port)
         assert parse(c.call("SET", "before", "1")) == b"OK"
+        assert parse(c.call("SADD", "set", "1", "2", "x")) == 3  # the rewrite's first set (set_type, #56)
         assert parse(c.call("CONFIG", "SET", "appendonly", "yes")) == b"OK"
         until("the first rewrite", lambda: _info(c, "persistence")["aof_rewrite_in_progress"] == "0"
               and _info(c, "persistence")["aof_enabled"] == "1")
@@ -168,6 +173,7 @@ def test_appendonly_set_at_run_time_writes_an_aof(tmp_path):
         srv = start_raxdb("--appendonly", "yes", cwd=str(tmp_path))
         c = RawConnection(srv.port)
         assert parse(c.call("MGET", "before", "after")) == [b"1", b"2"]
+        assert sorted(parse(c.call("SMEMBERS", "set"))) == [b"1", b"2", b"x"]
         c.close()
     finally:
         srv.stop()
@@ -469,13 +475,40 @@ def test_first_transaction_tracking_and_reset_match_redis():
         # the tracking client above has gone: its disconnect turned tracking off, as Redis's does
         for srv in (ours, theirs):
             c = RawConnection(srv.port)
-            until("tracking off", lambda: _info_line(c.call("INFO", "clients"), "tracking_clients") == "tracking_clients:0")
+            _wait_for_clients_line(c, "tracking_clients:0")
             c.close()
     finally:
         ours.stop()
         theirs.stop()
 
 
+def _wait_for_clients_line(c: RawConnection, line: str) -> None:
+    """Until INFO clients shows `line` ("blocked_clients:1")."""
+    field = line.split(":")[0]
+    until(line, lambda: _info_line(c.call("INFO", "clients"), field) == line)
+
+
 def _info_line(reply: bytes, field: str) -> str | None:
     text = parse(reply).decode()
     return next((line.strip() for line in text.splitlines() if line.startswith(field + ":")), None)
+
+
+def test_first_blocked_pops_served_by_a_write_match_redis():
+    """A fresh server's first BLPOP and BZPOPMIN, served by another client's RPUSH and ZADD (the
+    list and sorted-set types imported by them, the blocked keys' types known from the first)."""
+    ours, theirs = start_raxdb(), start_redis()
+    try:
+        for block, write in ((("BLPOP", "l", "0"), ("RPUSH", "l", "a", "b")),
+                             (("BZPOPMIN", "z", "0"), ("ZADD", "z", "2", "m", "1", "n"))):
+            replies = []
+            for srv in (ours, theirs):
+                waiter, writer = RawConnection(srv.port), RawConnection(srv.port)
+                waiter.send(encode_command(block))
+                _wait_for_clients_line(writer, "blocked_clients:1")
+                replies.append((writer.call(*write), waiter.read_frame()))
+                waiter.close()
+                writer.close()
+            assert replies[0] == replies[1], block
+    finally:
+        ours.stop()
+        theirs.stop()
