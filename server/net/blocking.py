@@ -37,6 +37,7 @@ client from every key's queue.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -62,17 +63,22 @@ Serve = Callable[["Client", bytes], "bytes | None"]
 
 # What a client blocks for (Redis's BLOCKED_LIST / _ZSET / _STREAM), by the class of value that can
 # serve it; a key is queued as ready only when a client somewhere blocks for its value's type.
-# Filled by the first write to a key a client blocks on (`_btype_of`): the list and sorted-set
-# modules are their families' (imported on first use), not a start's (#56).
-_BTYPE_OF: dict[type, str] = {}
+# The list and sorted-set classes join once their modules are imported (their families', on first
+# use, not a start's: #56): a value of theirs exists only then, so `_btype_of` takes them from
+# sys.modules rather than importing them.
+_BTYPE_OF: dict[type, str] = {Stream: "stream"}
+_LATER_BTYPES = (("raxdb.storage.quicklist", "Quicklist", "list"), ("raxdb.storage.zset", "ZSet", "zset"))
 
 
 def _btype_of(cls: type) -> str | None:
-    if not _BTYPE_OF:
-        from raxdb.storage.quicklist import Quicklist
-        from raxdb.storage.zset import ZSet
-        _BTYPE_OF.update({Quicklist: "list", ZSet: "zset", Stream: "stream"})
-    return _BTYPE_OF.get(cls)
+    btype = _BTYPE_OF.get(cls)
+    if btype is None and len(_BTYPE_OF) <= len(_LATER_BTYPES):
+        for module_name, class_name, name in _LATER_BTYPES:
+            module = sys.modules.get(module_name)
+            if module is not None:
+                _BTYPE_OF[getattr(module, class_name)] = name
+        btype = _BTYPE_OF.get(cls)
+    return btype
 
 
 class BlockState:
