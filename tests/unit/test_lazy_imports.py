@@ -12,12 +12,16 @@ snapshot.py's `rdb_format`), nor are the command table's JSON trees decoded
 configuration's option rows are a plain class), nor base/interfaces.py (declarations for the type
 checker: not even once every family is imported), nor is one of listpack's small integer entries
 made before a value needs it, nor, compiled, ctypes (protocol/hiredis_limits.py reads the hiredis
-reader's struct with C loads; the heap policy imports ctypes once the server serves).  What must
-hold: a started server has not
-imported or decoded them, and their first use gives what they gave at once (the same hashes on
-the first call and on later ones; a host name, not only an address, binds; a SAVE that a restart
-loads, an AOF turned on by CONFIG SET, a replica of redis-server, COMMAND INFO and DOCS as
-redis-server's).
+reader's struct with C loads; the heap policy imports ctypes once the server serves).  Nor any
+command family (MULTI's and CLIENT's hooks are events/watch.py's and events/tracking.py's), the
+DEBUG test controls (the first DEBUG imports them), or the list, sorted-set and set types'
+modules (their families'; a blocked key's write takes their classes from sys.modules, an AOF
+rewrite imports set_type), nor is a module-level regular expression compiled
+(server/base/lazyre.py).  What must hold: a started server has not imported or decoded them, and
+their first use gives what they gave at once (the same hashes on the first call and on later
+ones; a host name, not only an address, binds; a SAVE that a restart loads, an AOF turned on by
+CONFIG SET, a replica of redis-server, COMMAND INFO and DOCS as redis-server's; a first float
+argument, transaction, tracking client or blocked pop as redis-server's).
 """
 
 from __future__ import annotations
@@ -334,7 +338,6 @@ def test_small_integers_in_a_fresh_server_match_redis():
     listpacks) read back as redis-server's, by value and by encoding."""
     ours, theirs = start_raxdb(), start_redis()
     try:
-        a, b = RawConnection(ours.port), RawConnection(theirs.port)
         script = [("XADD", "s", "5-1", "0", "-1", "127", "128", "-4096", "4095"),
                   ("XADD", "s", "5-2", "-4097", "4096", "7", "x"),
                   ("XRANGE", "s", "-", "+"),
@@ -342,10 +345,7 @@ def test_small_integers_in_a_fresh_server_match_redis():
                   ("ZADD", "z", "1", "-7", "2", "127", "3", "4095"), ("ZRANGE", "z", "0", "-1", "WITHSCORES"),
                   ("OBJECT", "ENCODING", "z"), ("RPUSH", "l", "0", "-4096", "128"), ("LRANGE", "l", "0", "-1"),
                   ("OBJECT", "ENCODING", "l")]
-        for cmd in script:
-            assert a.call(*cmd) == b.call(*cmd), cmd
-        a.close()
-        b.close()
+        _same_replies(ours.port, theirs.port, script)
     finally:
         ours.stop()
         theirs.stop()
@@ -438,7 +438,6 @@ def test_first_uses_of_the_lazy_patterns_match_redis(tmp_path):
     ours = start_raxdb("--unixsocketperm", "0750", cwd=str(tmp_path))
     theirs = start_redis("--unixsocketperm", "0750")
     try:
-        a, b = RawConnection(ours.port), RawConnection(theirs.port)
         big = "x" * 100_000  # a read of 32 KiB or more: the big-argument scan (clientbufs)
         script = [("INCRBYFLOAT", "f", "1.5e3"), ("INCRBYFLOAT", "f", "0x10"), ("INCRBYFLOAT", "f", "abc"),
                   ("INCRBYFLOAT", "f", " 1"), ("ZADD", "z", "inf", "m"), ("ZADD", "z", "1e", "n"),
@@ -446,10 +445,7 @@ def test_first_uses_of_the_lazy_patterns_match_redis(tmp_path):
                   ("FUNCTION", "LOAD", "#!lua name=bad-name\nredis.register_function('f', function() return 1 end)"),
                   ("FUNCTION", "LOAD", "#!lua name=ok_1\nredis.register_function('f', function() return 1 end)"),
                   ("SET", "big", big), ("STRLEN", "big")]
-        for cmd in script:
-            assert a.call(*cmd) == b.call(*cmd), cmd
-        a.close()
-        b.close()
+        _same_replies(ours.port, theirs.port, script)
     finally:
         ours.stop()
         theirs.stop()
@@ -480,6 +476,15 @@ def test_first_transaction_tracking_and_reset_match_redis():
     finally:
         ours.stop()
         theirs.stop()
+
+
+def _same_replies(ours: int, theirs: int, script: list[tuple[str, ...]]) -> None:
+    """Each command of `script` gets the same reply from both servers, on one connection each."""
+    a, b = RawConnection(ours), RawConnection(theirs)
+    for cmd in script:
+        assert a.call(*cmd) == b.call(*cmd), cmd
+    a.close()
+    b.close()
 
 
 def _wait_for_clients_line(c: RawConnection, line: str) -> None:
