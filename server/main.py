@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None, on_ready: Callable[[], None] | None = No
 
 
 def _main(args: list[str], on_ready: Callable[[], None] | None) -> None:
-    _check_the_build()
+    interpreted = _check_the_build()
     from raxdb.server.admin import crashreport, supervise
     from raxdb.server.base.version import RAXDB_VERSION, VERSION
     from raxdb.server.core import Server
@@ -67,7 +67,6 @@ def _main(args: list[str], on_ready: Callable[[], None] | None) -> None:
     if daemonized:
         supervise.daemonize()
     LOG.notice("oO0OoO0OoO0Oo raxdb is starting oO0OoO0OoO0Oo")
-    interpreted = compiled.interpreted_hot_modules()
     if len(interpreted) == len(compiled.HOT_MODULES) + len(compiled.C_MODULES):
         LOG.notice("No compiled modules: running interpreted (built with RAXDB_PURE=1 or without a C compiler)")
     elif interpreted:  # a mixed build: some failed to compile (setup.py's extensions are optional)
@@ -168,15 +167,18 @@ def preload() -> None:
     decode_all()
 
 
-def _check_the_build() -> None:
+def _check_the_build() -> list[str]:
     """Import the server; a mixed build (some hot modules compiled, some not: the compiled ones
     reach into their neighbours' C declarations) that cannot load stops here with the names of the
-    modules to rebuild, rather than with a traceback from deep in an import."""
+    modules to rebuild, rather than with a traceback from deep in an import.  The hot modules that
+    run interpreted (a look for ~60 files: once a start)."""
     try:
         import raxdb.server.commands  # noqa: F401 - the command table (families load on first use)
         import raxdb.server.core  # noqa: F401
-        if 0 < len(compiled.interpreted_hot_modules()) < len(compiled.HOT_MODULES) + len(compiled.C_MODULES):
+        interpreted = compiled.interpreted_hot_modules()
+        if 0 < len(interpreted) < len(compiled.HOT_MODULES) + len(compiled.C_MODULES):
             raxdb.server.commands.import_all()  # a mixed build: every family now, to fail here if one cannot load
+        return interpreted
     except (ImportError, AttributeError, TypeError, ValueError) as exc:
         interpreted = compiled.interpreted_hot_modules()
         if not interpreted or len(interpreted) == len(compiled.HOT_MODULES) + len(compiled.C_MODULES):

@@ -20,7 +20,9 @@ except ImportError:  # interpreted without Cython
 
     cython = SimpleNamespace(compiled=False)
 
-_FLOAT_RX = re.compile(
+from raxdb.server.base.lazyre import LazyPattern
+
+_FLOAT_RX = LazyPattern(  # compiled by its first use (server/base/lazyre.py)
     rb"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?)\Z",
     re.IGNORECASE,
 )
@@ -134,7 +136,7 @@ def string2d(arg: bytes) -> float | None:
     return v
 
 
-_INT_PREFIX_RX = re.compile(rb"[ \t\n\v\f\r]*([+-]?[0-9]+)")
+_INT_PREFIX_RX = LazyPattern(rb"[ \t\n\v\f\r]*([+-]?[0-9]+)")
 _LLONG_MIN, _LLONG_MAX = -(1 << 63), (1 << 63) - 1
 
 

@@ -346,8 +346,6 @@ def client_trackinginfo(c, argv):
     return tracking.tracking_info(c)
 
 
-lifecycle.DISCONNECT_HOOKS.append(tracking.disable)
-
 
 _HELP = [
     "CACHING (YES|NO)",

@@ -105,11 +105,3 @@ def unwatch(c, argv):
     c.dirty_cas = False
     return R.OK
 
-
-def _reset(c) -> None:
-    if c.multi is not None or c.watched or c.dirty_cas:
-        watch.discard_transaction(c)
-
-
-lifecycle.RESET_HOOKS.append(_reset)
-lifecycle.DISCONNECT_HOOKS.append(watch.unwatch_all)

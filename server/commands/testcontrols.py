@@ -2,8 +2,9 @@
 server's clock and inject faults (docs/testing.md says what each is for).
 
 Rule: this module is the switch and the registry, nothing else.  A control registers its DEBUG
-subcommand here with `@control(name, help)`, from a command module of its own, which
-commands/__init__.py imports; DEBUG (t_server) asks `dispatch` first.
+subcommand here with `@control(name, help)`, from a command module of its own (`MODULES`), which
+the first DEBUG imports (`dispatch` or `help_lines`; a start imports none of them, #56), or
+commands/__init__.py's `import_all`; DEBUG (t_server) asks `dispatch` first.
 
 Invariants:
 - The controls exist only on a server started with `raxdb-test-controls yes` (an immutable, hidden
@@ -18,6 +19,7 @@ Invariants:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +29,18 @@ OPTION = "raxdb-test-controls"
 Handler = Callable[[Any, list[bytes]], bytes]
 CONTROLS: dict[bytes, Handler] = {}  # the lowercased DEBUG subcommand -> its handler
 HELP: list[str] = []  # DEBUG HELP's lines for the controls, in registration order
+# The command modules that register the controls, imported in this order (DEBUG HELP's)
+MODULES = ("t_testclock", "t_testcluster", "t_testfaults")
+_loaded = False
+
+
+def load() -> None:
+    """Import the modules that register the controls, once."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for name in MODULES:
+            importlib.import_module(f"{__package__}.{name}")
 
 
 def control(name: str, help_lines: list[str]) -> Callable[[Handler], Handler]:
@@ -52,6 +66,7 @@ def off_error(sub: bytes) -> CommandError:
 
 def dispatch(c: Any, sub: bytes, argv: list[bytes]) -> bytes | None:
     """The reply of the control `sub` (lowercased), or None when `sub` is not a control."""
+    load()
     handler = CONTROLS.get(sub)
     if handler is None:
         return None
@@ -61,4 +76,5 @@ def dispatch(c: Any, sub: bytes, argv: list[bytes]) -> bytes | None:
 
 
 def help_lines(server: Any) -> list[str]:
+    load()
     return HELP if enabled(server) else []

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from collections.abc import Callable
 from typing import BinaryIO
@@ -35,6 +34,7 @@ from raxdb.protocol.request import quote_arg, split_inline_args, string2ll
 from raxdb.server.base import proctitle
 from raxdb.server.base.fields import ConfigFields
 from raxdb.server.base.files import WriteFailed, write_atomically
+from raxdb.server.base.lazyre import LazyPattern
 from raxdb.server.base.loading import LOADING_ERR
 from raxdb.server.base.log import LOG
 from raxdb.server.base.numparse import string2d
@@ -240,7 +240,7 @@ def _dir(args: list[bytes]) -> str:
     return os.getcwd()
 
 
-_OCTAL = re.compile(rb"[ \t\n\v\f\r]*[+-]?[0-7]+")
+_OCTAL = LazyPattern(rb"[ \t\n\v\f\r]*[+-]?[0-7]+")
 
 
 def _octal(args: list[bytes]) -> str:
@@ -399,15 +399,19 @@ def _load_table() -> tuple[dict[str, Option], dict[str, str]]:
         raw = json.load(f)
     options: dict[str, Option] = {}
     aliases: dict[str, str] = {}
+    versions: dict[str, tuple[int, ...]] = {}  # a row's `since` ("7.2" -> (7, 2)): the rows share a few
     for name, e in raw.items():
         if "alias" in e:
             aliases[name] = e["alias"]
             continue
         flags = e.get("flags", ())
+        text = e.get("since", "7.0")
+        since = versions.get(text)
+        if since is None:
+            since = versions[text] = tuple(int(part) for part in text.split("."))
         options[name] = Option(name, e["type"], e["default"], e.get("min", 0), e.get("max", 0),
                                tuple(e.get("values", ())), "immutable" in flags, "protected" in flags,
-                               "percent" in flags, "hidden" in flags, "deny-loading" in flags,
-                               tuple(int(part) for part in e.get("since", "7.0").split(".")))
+                               "percent" in flags, "hidden" in flags, "deny-loading" in flags, since)
     return options, aliases
 
 

@@ -28,10 +28,10 @@ ten times a second.
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from typing import TYPE_CHECKING
 
+from raxdb.server.base.lazyre import LazyPattern
 from raxdb.server.conn import clienteviction
 from raxdb.server.conn.obuf import output_used
 from raxdb.storage.alloc import sds_header, size_class
@@ -61,7 +61,7 @@ def query_zmalloc(alloc: int) -> int:
     return size_class(max(3, sds_header(alloc)) + alloc + 1)
 
 
-_BIG_HEADER = re.compile(rb"\$(\d{5,19})\r\n")  # bounded: an argument's bytes may hold anything
+_BIG_HEADER = LazyPattern(rb"\$(\d{5,19})\r\n")  # compiled by its first big read; bounded: an argument's bytes may hold anything
 
 
 _FIND_SPACING = 2048  # '$' are found one by one while they average one per this many bytes

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import c_str
+from raxdb.server.conn import lifecycle
 from raxdb.server.conn.obuf import client_class
 from raxdb.server.table.getkeys import key_positions
 
@@ -437,3 +438,8 @@ def tracking_info(c: Client) -> Any:
     return enc.map([R.bulk(b"flags"), enc.set([R.bulk(f) for f in flags]),
                     R.bulk(b"redirect"), R.integer(ct.redirect if ct is not None else -1),
                     R.bulk(b"prefixes"), R.array([R.bulk(p) for p in prefixes])])
+
+
+# A disconnect turns tracking off (registered here rather than by CLIENT's family, commands/
+# t_client.py, which so loads on first use: tracking is on only once CLIENT TRACKING ran).
+lifecycle.DISCONNECT_HOOKS.append(disable)

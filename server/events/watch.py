@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from raxdb.server.conn import lifecycle
+
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Client
     from raxdb.storage.keyspace import Database
@@ -159,3 +161,15 @@ def exec_abort(c: Client, msg: bytes) -> bytes:
     if msg.startswith(b"ERR "):
         msg = msg[4:]
     return b"EXECABORT Transaction discarded because of: " + msg
+
+
+def _reset(c: Client) -> None:
+    """RESET: the transaction ends, as DISCARD ends it."""
+    if c.multi is not None or c.watched or c.dirty_cas:
+        discard_transaction(c)
+
+
+# Registered here, with the state they clear, rather than by the MULTI family (commands/t_multi.py),
+# which so loads on first use like any other: a client can be in MULTI or WATCH only once it has.
+lifecycle.RESET_HOOKS.append(_reset)
+lifecycle.DISCONNECT_HOOKS.append(unwatch_all)

@@ -37,6 +37,7 @@ client from every key's queue.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -51,9 +52,7 @@ from raxdb.server.events.keyaccess import install_hooks
 from raxdb.server.memory import evict
 from raxdb.server.table.args import to_int
 from raxdb.server.table.registry import BLOCKED
-from raxdb.storage.quicklist import Quicklist
 from raxdb.storage.stream import Stream
-from raxdb.storage.zset import ZSet
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Client, Server
@@ -64,7 +63,22 @@ Serve = Callable[["Client", bytes], "bytes | None"]
 
 # What a client blocks for (Redis's BLOCKED_LIST / _ZSET / _STREAM), by the class of value that can
 # serve it; a key is queued as ready only when a client somewhere blocks for its value's type.
-_BTYPE_OF = {Quicklist: "list", ZSet: "zset", Stream: "stream"}
+# The list and sorted-set classes join once their modules are imported (their families', on first
+# use, not a start's: #56): a value of theirs exists only then, so `_btype_of` takes them from
+# sys.modules rather than importing them.
+_BTYPE_OF: dict[type, str] = {Stream: "stream"}
+_LATER_BTYPES = (("raxdb.storage.quicklist", "Quicklist", "list"), ("raxdb.storage.zset", "ZSet", "zset"))
+
+
+def _btype_of(cls: type) -> str | None:
+    btype = _BTYPE_OF.get(cls)
+    if btype is None and len(_BTYPE_OF) <= len(_LATER_BTYPES):
+        for module_name, class_name, name in _LATER_BTYPES:
+            module = sys.modules.get(module_name)
+            if module is not None:
+                _BTYPE_OF[getattr(module, class_name)] = name
+        btype = _BTYPE_OF.get(cls)
+    return btype
 
 
 class BlockState:
@@ -239,7 +253,7 @@ def signal_ready(db: Database, key: bytes, value: object) -> None:
     anywhere waits for `value`'s type.  The type filter is not only a shortcut: which keys are
     queued, and so in which order a waiter on several keys is offered them, is Redis's."""
     if key in db.blocking:
-        btype = _BTYPE_OF.get(value.__class__)
+        btype = _btype_of(value.__class__)
         srv = db_server(db)
         if btype is not None and srv.blocked_by_type[btype]:
             srv.ready_keys[(db.id, key)] = None

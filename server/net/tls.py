@@ -33,12 +33,12 @@ from __future__ import annotations
 
 import _ssl
 import asyncio
-import re
 import socket
 import ssl
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from raxdb.server.base.lazyre import LazyPattern
 from raxdb.server.base.log import LOG
 from raxdb.server.config.options import ConfigError
 from raxdb.server.net.accept import Acceptor
@@ -61,7 +61,7 @@ _PROTOCOLS = {"tlsv1": ssl.TLSVersion.TLSv1, "tlsv1.1": ssl.TLSVersion.TLSv1_1, 
               "tlsv1.3": ssl.TLSVersion.TLSv1_3}
 _DEFAULT_PROTOCOLS = (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3)  # REDIS_TLS_PROTO_DEFAULT
 # "[SSL: WRONG_VERSION_NUMBER] wrong version number (_ssl.c:992)": the reason text in the middle
-_SSL_TEXT = re.compile(r"^\[[^\]]*\]\s*(.*?)(?:\s*\(_ssl\.c:\d+\))?$")
+_SSL_TEXT = LazyPattern(r"^\[[^\]]*\]\s*(.*?)(?:\s*\(_ssl\.c:\d+\))?$")
 
 
 

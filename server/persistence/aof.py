@@ -53,7 +53,6 @@ from raxdb.server.events import propagate
 from raxdb.server.scripting.functions import library_code
 from raxdb.storage.hashfe import HashEx
 from raxdb.storage.keyspace import is_string
-from raxdb.storage.set_type import as_set
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
@@ -939,6 +938,8 @@ def write_commands(srv: Server, f: BinaryIO) -> None:
     """rewriteAppendOnlyFileRio: commands that rebuild the dataset (functions first, then each
     database's keys: SET, RPUSH, SADD, ZADD, HMSET, XADD..., with PEXPIREAT for a deadline),
     written to `f` about every 64 KiB so the child's memory stays flat."""
+    from raxdb.storage.set_type import as_set  # the sets' module: its family's, imported on first use (#56)
+
     parts: list[bytes] = []
     size = 0
     if srv.config.values["aof-timestamp-enabled"] == "yes":

@@ -17,12 +17,12 @@ reads LZF-compressed strings as Redis writes them.
 
 from __future__ import annotations
 
-import re
 import time
 from typing import TYPE_CHECKING, Any
 
 from raxdb.protocol.request import split_inline_args
 from raxdb.server.base.errors import CommandError
+from raxdb.server.base.lazyre import LazyPattern
 from raxdb.server.scripting import runner
 from raxdb.server.table.scriptflags import (
     FLAG_ALLOW_CROSS_SLOT,
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Server
     from raxdb.server.net.client import Client
 
-_NAME_OK = re.compile(rb"[A-Za-z0-9_]+\Z")
+_NAME_OK = LazyPattern(rb"[A-Za-z0-9_]+\Z")
 NAME_ERROR = "Library names can only contain letters, numbers, or underscores(_) and must be at least one " \
              "character long"
 LOAD_TIMEOUT_MS = 500

@@ -53,6 +53,15 @@ _UNLISTED_FLAGS = {name: frozenset({"may_replicate"})
                    for name in ("publish", "spublish", "pfcount", "eval", "evalsha", "fcall")}
 
 
+# The commands a RESP2 client in pub/sub mode may send, those MULTI runs at once rather than
+# queues, and those that touch keys they are not given.  Sets, not tuples: each of the ~400
+# records made at start-up tests its name against them (a hash probe, not a compare per name).
+_OK_IN_PUBSUB = frozenset({"subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe",
+                           "ping", "quit", "reset"})
+_NOT_QUEUED = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
+_TOUCHES_ARBITRARY_KEYS = frozenset({"randomkey", "scan"})
+
+
 class Command:
     """One command or subcommand.  Hot-path fields first; stats are plain ints."""
 
@@ -66,7 +75,9 @@ class Command:
         self.name = name
         self.fullname = f"{parent.name}|{name}" if parent else name
         self.arity: int = meta.arity
-        self.flags = frozenset(meta.flags) | _UNLISTED_FLAGS.get(meta.name, frozenset())
+        flags = frozenset(meta.flags)
+        unlisted = _UNLISTED_FLAGS.get(meta.name)
+        self.flags = flags if unlisted is None else flags | unlisted
         self.first_key, self.last_key, self.key_step = meta.first_key, meta.last_key, meta.key_step
         self.acl_categories = meta.acl_categories
         self.meta = meta  # the metadata record: key specs, tips, and the trees COMMAND INFO / DOCS render
@@ -75,18 +86,17 @@ class Command:
         self.proc: Handler | None = None
         self.is_write = "write" in self.flags
         self.is_readonly = "readonly" in self.flags
-        self.ok_in_pubsub = self.fullname in ("subscribe", "unsubscribe", "psubscribe", "punsubscribe",
-                                              "ssubscribe", "sunsubscribe", "ping", "quit", "reset")
+        self.ok_in_pubsub = self.fullname in _OK_IN_PUBSUB
         self.ok_loading = "loading" in self.flags
         self.no_auth = "no_auth" in self.flags
-        self.queue_in_multi = self.fullname not in ("exec", "discard", "multi", "watch", "quit", "reset")
+        self.queue_in_multi = self.fullname not in _NOT_QUEUED
         # refused inside MULTI (SAVE, SHUTDOWN, SYNC, ...): a C truth value compiled, which the fast
         # loop tests for every command a transaction queues (a frozenset membership test otherwise)
         self.no_multi = "no_multi" in self.flags
         self.is_blocking = "blocking" in self.flags
         # CMD_TOUCHES_ARBITRARY_KEYS (not shown by COMMAND INFO): the DELs of keys it finds expired
         # are propagated without a MULTI/EXEC around them (server/events/propagate.py)
-        self.touches_arbitrary_keys = self.fullname in ("randomkey", "scan")
+        self.touches_arbitrary_keys = self.fullname in _TOUCHES_ARBITRARY_KEYS
         self.noscript = "noscript" in self.flags
         # O(1) commands are timed on one call in eight (usec is extrapolated), which saves a clock
         # read per call on the hot path; the rest are timed every call so SLOWLOG sees them.
@@ -207,15 +217,21 @@ class CommandTable:
         generation leaves unchanged are the same records as TABLE's."""
         view = CommandTable.__new__(CommandTable)
         changed = metadata.changes(version)
+        later = metadata.later_than(version)
+        # the containers with a subcommand of a later generation (its name before the bar), and
+        # the later names themselves: a command in neither, where no generation changed anything,
+        # is kept as it is without a look at its subcommands (start-up makes the 7.0 view)
+        lacking = {full.partition("|")[0] for full in later}
         view.meta = {}
         for name, meta in self.meta.items():
-            if newer(name, version):
+            if name in later:
                 continue
-            subs = {full: changed.get(full, sub) for full, sub in meta.subcommands.items() if not newer(full, version)}
-            meta = changed.get(name, meta)
-            if len(subs) != len(meta.subcommands) or any(sub is not meta.subcommands.get(full)
-                                                         for full, sub in subs.items()):
-                meta = meta._replace(subcommands=subs)  # its COMMAND INFO entry built on first use
+            if changed or name in lacking:
+                subs = {full: changed.get(full, sub) for full, sub in meta.subcommands.items() if full not in later}
+                meta = changed.get(name, meta)
+                if len(subs) != len(meta.subcommands) or any(sub is not meta.subcommands.get(full)
+                                                             for full, sub in subs.items()):
+                    meta = meta._replace(subcommands=subs)  # its COMMAND INFO entry built on first use
             view.meta[name] = meta
         view.commands = {}
         for name, cmd in self.commands.items():

@@ -1,9 +1,9 @@
 """Command families imported on first use (server/commands/__init__.py, #56).
 
 Start-up registers a placeholder for every command from server/commands/families.py and imports
-only the families in AT_START; a family's first command imports it.  What must hold: the file is
-what the families register; importing a family at first use changes nothing but its handlers (no
-hook, test control, option or command appears, the table keeps its order); the first call through
+no family; a family's first command imports it (the DEBUG test controls, the first DEBUG).  What
+must hold: the file is what the families register; importing a family at first use changes nothing
+but its handlers (no hook, option or command appears, the table keeps its order); the first call through
 a placeholder is counted and answered like any other, in a server's own table as in TABLE.  (A
 server started from the shell imports the rest while it serves: which of the calls below meets a
 placeholder depends on timing, and either way must answer the same.)
@@ -38,21 +38,21 @@ def snapshot():
         "disconnect": [name(f) for f in lifecycle.DISCONNECT_HOOKS],
         "reset": [name(f) for f in lifecycle.RESET_HOOKS],
         "unblock": [name(f) for f in lifecycle.UNBLOCK_HOOK],
-        "controls": sorted(name.decode() for name in testcontrols.CONTROLS),
         "options": sorted(OPTIONS),
         "commands": [c.fullname for c in TABLE.every_command()],
         "records": [id(c) for c in TABLE.every_command()],  # the handlers go into the same records
     }
 
 def placeholders():
-    return sorted(c.fullname for c in TABLE.every_command()
-                  if getattr(c.proc, "__qualname__", "").startswith("first_call["))
+    return sorted(c.fullname for c in TABLE.every_command() if commands.is_placeholder(c.proc))
 
 families = sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("raxdb.server.commands.t_"))
 before, lazy = snapshot(), placeholders()
+controls = sorted(name.decode() for name in testcontrols.CONTROLS)
 commands.import_all()
-print(json.dumps({"families": families, "before": before, "lazy": lazy,
-                  "after": snapshot(), "left": placeholders()}))
+print(json.dumps({"families": families, "before": before, "lazy": lazy, "controls": controls,
+                  "after": snapshot(), "left": placeholders(),
+                  "loaded": sorted(name.decode() for name in testcontrols.CONTROLS)}))
 """
 
 
@@ -65,12 +65,14 @@ def test_families_file_is_current():
 def test_first_use_imports_register_nothing_else():
     out = subprocess.run([sys.executable, "-c", _PROBE], cwd=ROOT, capture_output=True, text=True, check=True)
     seen = json.loads(out.stdout)
-    # start-up imported AT_START's families (and t_config, which t_client imports) and no other
-    assert seen["families"] == ["t_client", "t_config", "t_multi", "t_testclock", "t_testcluster", "t_testfaults"]
-    assert "get" in seen["lazy"] and "client|list" not in seen["lazy"]
-    # hooks (in order), controls, options, the commands (in order) and their records
+    # start-up imported no family: MULTI's and CLIENT's hooks are the event modules' (watch,
+    # tracking), the DEBUG test controls come with the first DEBUG (or import_all)
+    assert seen["families"] == []
+    assert "get" in seen["lazy"] and "client|list" in seen["lazy"] and "multi" in seen["lazy"]
+    # hooks (in order), options, the commands (in order) and their records
     assert seen["after"] == seen["before"]
     assert seen["left"] == []
+    assert seen["controls"] == [] and seen["loaded"] == ["clock", "cluster-writable-now", "fault"]
 
 
 def test_first_call_through_a_placeholder_is_served_and_counted():
@@ -96,11 +98,11 @@ def test_first_call_through_a_placeholder_is_served_and_counted():
 _FIRST_CALL = r"""
 import sys
 from types import SimpleNamespace
-import raxdb.server.commands  # noqa: F401
+import raxdb.server.commands
 from raxdb.server.table.registry import TABLE
 
 def placeholder(proc):
-    return getattr(proc, "__qualname__", "").startswith("first_call[")
+    return raxdb.server.commands.is_placeholder(proc)
 
 view = TABLE.view((7, 2))  # at 7.2 the server's table copies ECHO's record (its generation's entry)
 c = SimpleNamespace(server=SimpleNamespace(table=view))

@@ -12,12 +12,16 @@ snapshot.py's `rdb_format`), nor are the command table's JSON trees decoded
 configuration's option rows are a plain class), nor base/interfaces.py (declarations for the type
 checker: not even once every family is imported), nor is one of listpack's small integer entries
 made before a value needs it, nor, compiled, ctypes (protocol/hiredis_limits.py reads the hiredis
-reader's struct with C loads; the heap policy imports ctypes once the server serves).  What must
-hold: a started server has not
-imported or decoded them, and their first use gives what they gave at once (the same hashes on
-the first call and on later ones; a host name, not only an address, binds; a SAVE that a restart
-loads, an AOF turned on by CONFIG SET, a replica of redis-server, COMMAND INFO and DOCS as
-redis-server's).
+reader's struct with C loads; the heap policy imports ctypes once the server serves).  Nor any
+command family (MULTI's and CLIENT's hooks are events/watch.py's and events/tracking.py's), the
+DEBUG test controls (the first DEBUG imports them), or the list, sorted-set and set types'
+modules (their families'; a blocked key's write takes their classes from sys.modules, an AOF
+rewrite imports set_type), nor is a module-level regular expression compiled
+(server/base/lazyre.py).  What must hold: a started server has not imported or decoded them, and
+their first use gives what they gave at once (the same hashes on the first call and on later
+ones; a host name, not only an address, binds; a SAVE that a restart loads, an AOF turned on by
+CONFIG SET, a replica of redis-server, COMMAND INFO and DOCS as redis-server's; a first float
+argument, transaction, tracking client or blocked pop as redis-server's).
 """
 
 from __future__ import annotations
@@ -33,13 +37,25 @@ from pathlib import Path
 import pytest
 
 from tests.support.cluster import until
-from tests.support.diff import RawConnection, parse
+from tests.support.diff import RawConnection, encode_command, parse
 from tests.support.servers import free_port, start_raxdb, start_redis
 
 ROOT = Path(__file__).resolve().parents[2]
 LAZY = ("hashlib", "hmac", "glob", "encodings.idna", "raxdb.server.persistence.aofload",
         "raxdb.server.persistence.aofmanifest", "raxdb.server.replication.replica", "raxdb.storage.rdb",
-        "raxdb.storage.rdbwalk", "dataclasses", "raxdb.server.memory.overhead", "raxdb.server.base.interfaces")
+        "raxdb.storage.rdbwalk", "dataclasses", "raxdb.server.memory.overhead", "raxdb.server.base.interfaces",
+        # every command family (MULTI's and CLIENT's among them), and the DEBUG test controls
+        "raxdb.server.commands.t_multi", "raxdb.server.commands.t_client", "raxdb.server.commands.t_config",
+        "raxdb.server.commands.t_testclock", "raxdb.server.commands.t_testcluster",
+        "raxdb.server.commands.t_testfaults", "raxdb.server.commands.testcontrols",
+        # the list, sorted-set and set types' modules (their families', and a blocked key's first
+        # write, an AOF rewrite's first set)
+        "raxdb.storage.quicklist", "raxdb.storage.zset", "raxdb.storage.set_type", "raxdb.storage.intset",
+        "raxdb.storage.hashscan")
+# The module-level regular expressions compiled on first use (server/base/lazyre.py), by module
+PATTERNS = {"raxdb.server.base.numparse": ("_FLOAT_RX", "_INT_PREFIX_RX"),
+            "raxdb.server.conn.clientbufs": ("_BIG_HEADER",), "raxdb.server.config.options": ("_OCTAL",),
+            "raxdb.server.net.tls": ("_SSL_TEXT",), "raxdb.server.scripting.functions": ("_NAME_OK",)}
 
 # A server started as main() starts one (a config from argv, the listeners bound), the modules
 # imported once it serves, and then the first use of each lazy import, in the same interpreter.
@@ -54,6 +70,10 @@ def ready():
     # listpack's small integer entries made (interpreted: compiled, the list is a C global)
     entries = getattr(sys.modules["raxdb.storage.listpack"], "SMALL_INT_ENTRIES", [])
     serving += [f"entry {i - 4096}" for i, e in enumerate(entries) if e is not None]
+    # the regular expressions compiled (each module is imported: an unimported one would be a
+    # KeyError here, and the list below names every one)
+    serving += [f"{m}.{p}" for m, names in PATTERNS.items() for p in names
+                if getattr(sys.modules[m], p)._compiled is not None]
     from raxdb.server.security.acl import User, hash_password
     from raxdb.server.table.scriptflags import sha1hex
     first = [sha1hex(b"return 1").decode(), hash_password(b"secret").decode()]
@@ -66,7 +86,7 @@ main(["--port", sys.argv[1], "--bind", "127.0.0.1", "--save", "", "--appendonly"
 
 
 def test_start_up_leaves_them_and_first_use_imports_them(tmp_path):
-    code = f"LAZY = {LAZY!r}\n{_PROBE}"
+    code = f"LAZY = {LAZY!r}\nPATTERNS = {PATTERNS!r}\n{_PROBE}"
     out = subprocess.run([sys.executable, "-c", code, str(free_port())], cwd=tmp_path,
                          capture_output=True, text=True, timeout=60, env=_env())
     assert out.returncode == 0, out.stderr
@@ -146,6 +166,7 @@ def test_appendonly_set_at_run_time_writes_an_aof(tmp_path):
     try:
         c = RawConnection(srv.port)
         assert parse(c.call("SET", "before", "1")) == b"OK"
+        assert parse(c.call("SADD", "set", "1", "2", "x")) == 3  # the rewrite's first set (set_type, #56)
         assert parse(c.call("CONFIG", "SET", "appendonly", "yes")) == b"OK"
         until("the first rewrite", lambda: _info(c, "persistence")["aof_rewrite_in_progress"] == "0"
               and _info(c, "persistence")["aof_enabled"] == "1")
@@ -156,6 +177,7 @@ def test_appendonly_set_at_run_time_writes_an_aof(tmp_path):
         srv = start_raxdb("--appendonly", "yes", cwd=str(tmp_path))
         c = RawConnection(srv.port)
         assert parse(c.call("MGET", "before", "after")) == [b"1", b"2"]
+        assert sorted(parse(c.call("SMEMBERS", "set"))) == [b"1", b"2", b"x"]
         c.close()
     finally:
         srv.stop()
@@ -316,7 +338,6 @@ def test_small_integers_in_a_fresh_server_match_redis():
     listpacks) read back as redis-server's, by value and by encoding."""
     ours, theirs = start_raxdb(), start_redis()
     try:
-        a, b = RawConnection(ours.port), RawConnection(theirs.port)
         script = [("XADD", "s", "5-1", "0", "-1", "127", "128", "-4096", "4095"),
                   ("XADD", "s", "5-2", "-4097", "4096", "7", "x"),
                   ("XRANGE", "s", "-", "+"),
@@ -324,10 +345,7 @@ def test_small_integers_in_a_fresh_server_match_redis():
                   ("ZADD", "z", "1", "-7", "2", "127", "3", "4095"), ("ZRANGE", "z", "0", "-1", "WITHSCORES"),
                   ("OBJECT", "ENCODING", "z"), ("RPUSH", "l", "0", "-4096", "128"), ("LRANGE", "l", "0", "-1"),
                   ("OBJECT", "ENCODING", "l")]
-        for cmd in script:
-            assert a.call(*cmd) == b.call(*cmd), cmd
-        a.close()
-        b.close()
+        _same_replies(ours.port, theirs.port, script)
     finally:
         ours.stop()
         theirs.stop()
@@ -392,6 +410,110 @@ def test_reader_limits_in_either_build():
                 s.sendall(b"*3000000000\r\n")
                 replies = s.recv(256)
             assert replies == b"-ERR Protocol error: invalid multibulk length\r\n", (port, replies)
+    finally:
+        ours.stop()
+        theirs.stop()
+
+
+# ---- the regular expressions, MULTI's and CLIENT's families and the test controls on first use ----
+def test_lazy_pattern_answers_as_the_compiled_one():
+    """A LazyPattern compiles on its first attribute read and then answers as re.compile's."""
+    import re
+
+    from raxdb.server.base.lazyre import LazyPattern
+
+    lazy, rx = LazyPattern(rb"[ \t]*([+-]?[0-7]+)", re.IGNORECASE), re.compile(rb"[ \t]*([+-]?[0-7]+)", re.IGNORECASE)
+    assert lazy._compiled is None
+    for text in (b" 017", b"-7x", b"8", b"", b"+0"):
+        got, want = lazy.match(text), rx.match(text)
+        assert (got and got.groups()) == (want and want.groups())
+        assert bool(lazy.fullmatch(text)) == bool(rx.fullmatch(text))
+    assert lazy.findall(b"1 22 9 -3") == rx.findall(b"1 22 9 -3")
+    assert lazy._compiled is not None and lazy.match == lazy.match  # kept: read once per name
+
+
+def test_first_uses_of_the_lazy_patterns_match_redis(tmp_path):
+    """A fresh server's first float and octal arguments, function name, and big argument (the
+    patterns compiled by them) answer as redis-server's."""
+    ours = start_raxdb("--unixsocketperm", "0750", cwd=str(tmp_path))
+    theirs = start_redis("--unixsocketperm", "0750")
+    try:
+        big = "x" * 100_000  # a read of 32 KiB or more: the big-argument scan (clientbufs)
+        script = [("INCRBYFLOAT", "f", "1.5e3"), ("INCRBYFLOAT", "f", "0x10"), ("INCRBYFLOAT", "f", "abc"),
+                  ("INCRBYFLOAT", "f", " 1"), ("ZADD", "z", "inf", "m"), ("ZADD", "z", "1e", "n"),
+                  ("CONFIG", "GET", "unixsocketperm"),
+                  ("FUNCTION", "LOAD", "#!lua name=bad-name\nredis.register_function('f', function() return 1 end)"),
+                  ("FUNCTION", "LOAD", "#!lua name=ok_1\nredis.register_function('f', function() return 1 end)"),
+                  ("SET", "big", big), ("STRLEN", "big")]
+        _same_replies(ours.port, theirs.port, script)
+    finally:
+        ours.stop()
+        theirs.stop()
+
+
+def test_first_transaction_tracking_and_reset_match_redis():
+    """A fresh server's first MULTI / WATCH / EXEC, RESET inside a transaction, and CLIENT TRACKING
+    (their families imported by them; their hooks registered at start) answer as redis-server's,
+    and a disconnect turns the tracking off as Redis's does."""
+    ours, theirs = start_raxdb(), start_redis()
+    try:
+        for first in ([("WATCH", "k"), ("MULTI",), ("SET", "k", "1"), ("EXEC",), ("GET", "k")],
+                      [("MULTI",), ("SET", "k", "2"), ("RESET",), ("EXEC",), ("GET", "k")],
+                      [("CLIENT", "TRACKING", "on"), ("CLIENT", "TRACKINGINFO"), ("CLIENT", "INFO")]):
+            a, b = RawConnection(ours.port), RawConnection(theirs.port)
+            for cmd in first:
+                got, want = a.call(*cmd), b.call(*cmd)
+                if cmd == ("CLIENT", "INFO"):  # ids, addresses and ages differ: the flags do not
+                    got, want = (bytes(x).split(b" flags=")[1].split(b" ")[0] for x in (got, want))
+                assert got == want, cmd
+            a.close()
+            b.close()
+        # the tracking client above has gone: its disconnect turned tracking off, as Redis's does
+        for srv in (ours, theirs):
+            c = RawConnection(srv.port)
+            _wait_for_clients_line(c, "tracking_clients:0")
+            c.close()
+    finally:
+        ours.stop()
+        theirs.stop()
+
+
+def _same_replies(ours: int, theirs: int, script: list[tuple[str, ...]]) -> None:
+    """Each command of `script` gets the same reply from both servers, on one connection each."""
+    a, b = RawConnection(ours), RawConnection(theirs)
+    for cmd in script:
+        assert a.call(*cmd) == b.call(*cmd), cmd
+    a.close()
+    b.close()
+
+
+def _wait_for_clients_line(c: RawConnection, line: str) -> None:
+    """Until INFO clients shows `line` ("blocked_clients:1")."""
+    field = line.split(":")[0]
+    until(line, lambda: _info_line(c.call("INFO", "clients"), field) == line)
+
+
+def _info_line(reply: bytes, field: str) -> str | None:
+    text = parse(reply).decode()
+    return next((line.strip() for line in text.splitlines() if line.startswith(field + ":")), None)
+
+
+def test_first_blocked_pops_served_by_a_write_match_redis():
+    """A fresh server's first BLPOP and BZPOPMIN, served by another client's RPUSH and ZADD (the
+    list and sorted-set types imported by them, the blocked keys' types known from the first)."""
+    ours, theirs = start_raxdb(), start_redis()
+    try:
+        for block, write in ((("BLPOP", "l", "0"), ("RPUSH", "l", "a", "b")),
+                             (("BZPOPMIN", "z", "0"), ("ZADD", "z", "2", "m", "1", "n"))):
+            replies = []
+            for srv in (ours, theirs):
+                waiter, writer = RawConnection(srv.port), RawConnection(srv.port)
+                waiter.send(encode_command(block))
+                _wait_for_clients_line(writer, "blocked_clients:1")
+                replies.append((writer.call(*write), waiter.read_frame()))
+                waiter.close()
+                writer.close()
+            assert replies[0] == replies[1], block
     finally:
         ours.stop()
         theirs.stop()
