@@ -2,7 +2,9 @@
 
 Rule: this module owns taking connections off a listening socket and handing each to the event
 loop with its protocol (a Client, a TLS Link); what a connection does afterwards is the protocol's.
-It knows nothing of the server but the factory it is given.
+It knows nothing of the server but the factory it is given, which gets the accepted socket and the
+peer's address accept() returned: what a protocol would otherwise ask its transport, which on
+uvloop answers each question (peername, sockname, a setsockopt) through a new socket object.
 
 Why not the loop's `create_server`: libuv's listener (uv__server_io, under uvloop's) accepts one
 connection per turn of the loop, so when 50 clients connect together while the loop serves the
@@ -23,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import socket
 from collections.abc import Callable
+from typing import Any
 
 from raxdb.server.base.log import LOG
 
@@ -30,12 +33,13 @@ MAX_ACCEPTS = 1000  # Redis's MAX_ACCEPTS_PER_CALL
 
 
 class Acceptor:
-    """One listening socket's accepts, each connection given to `factory`'s protocol."""
+    """One listening socket's accepts, each connection given to the protocol `factory` makes of
+    it (the accepted socket, the peer's address)."""
 
     __slots__ = ("factory", "loop", "sock", "tcp", "tasks")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, sock: socket.socket,
-                 factory: Callable[[], asyncio.BaseProtocol]) -> None:
+                 factory: Callable[[socket.socket, Any], asyncio.BaseProtocol]) -> None:
         self.loop = loop
         self.sock: socket.socket | None = sock
         self.factory = factory
@@ -52,7 +56,7 @@ class Acceptor:
             return
         for _ in range(MAX_ACCEPTS):  # nothing else runs meanwhile: protocols start later, in tasks
             try:
-                conn, _ = sock.accept()
+                conn, peer = sock.accept()
             except (BlockingIOError, InterruptedError):
                 return
             except ConnectionAbortedError:
@@ -63,13 +67,19 @@ class Acceptor:
             conn.setblocking(False)
             if self.tcp:  # Redis's connEnableTcpNoDelay: replies leave at once
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            task = self.loop.create_task(self._hand_over(conn))
+            try:  # the protocol, given the socket before the loop takes it
+                protocol = self.factory(conn, peer)
+            except OSError as exc:  # the peer went away already
+                LOG.verbose(f"Accepting client connection: {exc.strerror or exc}")
+                conn.close()
+                continue
+            task = self.loop.create_task(self._hand_over(conn, protocol))
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
 
-    async def _hand_over(self, conn: socket.socket) -> None:
+    async def _hand_over(self, conn: socket.socket, protocol: asyncio.BaseProtocol) -> None:
         try:
-            await self.loop.connect_accepted_socket(self.factory, conn)
+            await self.loop.connect_accepted_socket(lambda: protocol, conn)
         except OSError as exc:  # the peer went away before the loop took it
             LOG.verbose(f"Accepting client connection: {exc.strerror or exc}")
             conn.close()

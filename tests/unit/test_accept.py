@@ -40,7 +40,7 @@ def test_one_readable_event_takes_every_waiting_connection() -> None:
         all_made = asyncio.Event()
         # the connections wait in the kernel's backlog before the acceptor exists
         peers = [socket.create_connection(addr) for _ in range(n)]
-        acceptor = Acceptor(loop, listening, lambda: Recorder(made, all_made, n))
+        acceptor = Acceptor(loop, listening, lambda conn, peer: Recorder(made, all_made, n))
         acceptor.accept_waiting()  # one readable event
         with pytest.raises(BlockingIOError):  # nothing is left waiting
             listening.accept()
