@@ -64,8 +64,10 @@ class Acceptor:
             except OSError as exc:  # EMFILE and the like: Redis logs and goes on at the next event
                 LOG.warning(f"Accepting client connection: {exc.strerror or exc}")
                 return
-            conn.setblocking(False)
-            if self.tcp:  # Redis's connEnableTcpNoDelay: replies leave at once
+            # non-blocking: the loop makes it so as it takes it (uvloop's uv_tcp_open, asyncio's
+            # transport), so not here
+            if self.tcp:  # Redis's connEnableTcpNoDelay: replies leave at once (uvloop sets it
+                # too, asyncio's loop not for an accepted socket, whose proto is 0)
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             try:  # the protocol, given the socket before the loop takes it
                 protocol = self.factory(conn, peer)

@@ -10,6 +10,7 @@ from the socket itself.
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 
 import pytest
@@ -58,7 +59,9 @@ def test_one_readable_event_takes_every_waiting_connection(loop_factory) -> None
         # the factory got each accepted socket (the one the loop took) and its peer's address
         assert {peer for _, peer in given} == {p.getsockname() for p in peers}
         assert {conn.fileno() for conn, _ in given} == {t.get_extra_info("socket").fileno() for t in made}
+        # the loop made each non-blocking and no-delay (Redis's connNonBlock, connEnableTcpNoDelay)
         assert all(t.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for t in made)
+        assert not any(os.get_blocking(t.get_extra_info("socket").fileno()) for t in made)
         made[0].write(b"+PONG\r\n")  # a taken connection is the loop's, both ways
         peers[0].settimeout(10)
         assert peers[0].recv(16) == b"+PONG\r\n"
