@@ -5,6 +5,8 @@ loop with its protocol (a Client, a TLS Link); what a connection does afterwards
 It knows nothing of the server but the factory it is given, which gets the accepted socket and the
 peer's address accept() returned: what a protocol would otherwise ask its transport, which on
 uvloop answers each question (peername, sockname, a setsockopt) through a new socket object.
+The accepted socket is an `Accepted`, whose family and type read as plain integers (a new
+connection's cost, issue #56: docs/speed-log.md).
 
 Why not the loop's `create_server`: libuv's listener (uv__server_io, under uvloop's) accepts one
 connection per turn of the loop, so when 50 clients connect together while the loop serves the
@@ -22,6 +24,7 @@ the loop's; one the loop cannot take is closed here and logged.
 
 from __future__ import annotations
 
+import _socket
 import asyncio
 import socket
 from collections.abc import Callable
@@ -32,11 +35,21 @@ from raxdb.server.base.log import LOG
 MAX_ACCEPTS = 1000  # Redis's MAX_ACCEPTS_PER_CALL
 
 
+class Accepted(socket.socket):
+    """An accepted connection's socket object, its family and type plain integers: socket.socket's
+    properties make an enum of each at every read, which socket.accept and uvloop's
+    connect_accepted_socket do five times a connection."""
+
+    __slots__ = ()
+    family = _socket.socket.family  # type: ignore[assignment]
+    type = _socket.socket.type  # type: ignore[assignment]
+
+
 class Acceptor:
     """One listening socket's accepts, each connection given to the protocol `factory` makes of
     it (the accepted socket, the peer's address)."""
 
-    __slots__ = ("factory", "loop", "sock", "tcp", "tasks")
+    __slots__ = ("factory", "loop", "sock", "tcp", "tasks", "kind")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, sock: socket.socket,
                  factory: Callable[[socket.socket, Any], asyncio.BaseProtocol]) -> None:
@@ -44,6 +57,7 @@ class Acceptor:
         self.sock: socket.socket | None = sock
         self.factory = factory
         self.tcp = sock.family in (socket.AF_INET, socket.AF_INET6)
+        self.kind = (int(sock.family), int(sock.type), sock.proto)  # what an accepted socket is made with
         self.tasks: set[asyncio.Task[object]] = set()  # hand-overs under way (kept from the collector)
         sock.setblocking(False)
         loop.add_reader(sock.fileno(), self.accept_waiting)
@@ -56,7 +70,8 @@ class Acceptor:
             return
         for _ in range(MAX_ACCEPTS):  # nothing else runs meanwhile: protocols start later, in tasks
             try:
-                conn, peer = sock.accept()
+                # socket.accept's own first step; its socket object is made below, an Accepted
+                fd, peer = sock._accept()  # type: ignore[attr-defined]
             except (BlockingIOError, InterruptedError):
                 return
             except ConnectionAbortedError:
@@ -64,6 +79,7 @@ class Acceptor:
             except OSError as exc:  # EMFILE and the like: Redis logs and goes on at the next event
                 LOG.warning(f"Accepting client connection: {exc.strerror or exc}")
                 return
+            conn = Accepted(*self.kind, fileno=fd)
             # non-blocking: the loop makes it so as it takes it (uvloop's uv_tcp_open, asyncio's
             # transport), so not here
             if self.tcp:  # Redis's connEnableTcpNoDelay: replies leave at once (uvloop sets it
