@@ -610,7 +610,13 @@ class Server(ServerFields, _Declared):
         assert self.loop is not None
         # every waiting connection at each readable event, as Redis (server/net/accept.py)
         for sock in socks:
-            self.listeners.append(Acceptor(self.loop, sock, lambda: Client(self)))
+            self.listeners.append(Acceptor(self.loop, sock, self._accepted))
+
+    def _accepted(self, conn: socket.socket, peer: Any) -> Client:
+        """A client for a connection the data port accepted (server/net/accept.py)."""
+        client = Client(self)
+        client.take_socket(conn, peer, conn.getsockname())
+        return client
 
     async def _serve_tls_sockets(self, socks: list[socket.socket]) -> None:
         await tls.serve(self, socks)

@@ -156,7 +156,7 @@ class Bus:
         as the data port does (server/net/accept.py; libuv's listener takes one a loop turn)."""
         loop = asyncio.get_running_loop()
         for sock in socks:
-            self.listeners.append(Acceptor(loop, sock, lambda: bustls.wrap(self.cluster, Link(self, None, True))))
+            self.listeners.append(Acceptor(loop, sock, lambda conn, peer: bustls.wrap(self.cluster, Link(self, None, True))))
 
     def close(self) -> None:
         for srv in self.listeners:

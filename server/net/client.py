@@ -337,20 +337,12 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         # a stream server's (asyncio's or uvloop's, TCP, Unix or TLS): it writes
         self.transport = transport = cast("asyncio.Transport", transport)
         srv = self.server
-        if self.unix_socket:
-            self.addr = self.laddr = _unix_addr(srv)
-            if LOG.level <= 1:  # acceptUnixHandler's verbose line
-                LOG.verbose(f"Accepted connection to {_unix_path(srv)}")
-        else:
-            peer = transport.get_extra_info("peername")
-            self.addr = format_addr(peer)
-            self.laddr = format_addr(transport.get_extra_info("sockname"))
-            if LOG.level <= 1 and isinstance(peer, tuple):  # acceptTcpHandler's (the ip unbracketed)
-                LOG.verbose(f"Accepted {peer[0]}:{peer[1]}")
-        s = transport.get_extra_info("socket")
-        self.fd = s.fileno() if s is not None else -1
-        if srv.config.tcp_keepalive and s is not None and not self.unix_socket:
-            keep_alive(s, srv.config.tcp_keepalive)
+        if self.fd < 0:  # not accepted by server/net/accept.py (TLS's Link, a test's transport)
+            if self.unix_socket:
+                self.take_socket(transport.get_extra_info("socket"), None, None)
+            else:
+                self.take_socket(transport.get_extra_info("socket"), transport.get_extra_info("peername"),
+                                 transport.get_extra_info("sockname"))
         if len(srv.clients) >= srv.config.maxclients:
             srv.stat_rejected_conn += 1
             transport.write(b"-ERR max number of clients reached\r\n")
@@ -374,6 +366,28 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
             self.exact = RequestParser(srv.config.proto_max_bulk_len)
             self.exact.auth_required = True
         self.update_plain()
+
+    def take_socket(self, s: Any, peer: Any, local: Any) -> None:
+        """A new connection's socket facts (addr, laddr, fd) and options (tcp-keepalive), what
+        Redis's accept handler and createClient read and set.  The listener's Acceptor gives the
+        accepted socket itself and the peer's address accept() returned, before the loop takes it:
+        uvloop's transport would answer each question (peername, sockname, each setsockopt) through
+        a new socket object, the most of a new connection's cost in connection_made (issue #56).
+        `s` None: a transport without a socket (fd -1, no options); `peer` and `local`: the
+        addresses, unused for a unix socket's connection."""
+        srv = self.server
+        if self.unix_socket:
+            self.addr = self.laddr = _unix_addr(srv)
+            if LOG.level <= 1:  # acceptUnixHandler's verbose line
+                LOG.verbose(f"Accepted connection to {_unix_path(srv)}")
+        else:
+            self.addr = format_addr(peer)
+            self.laddr = format_addr(local)
+            if LOG.level <= 1 and isinstance(peer, tuple):  # acceptTcpHandler's (the ip unbracketed)
+                LOG.verbose(f"Accepted {peer[0]}:{peer[1]}")
+        self.fd = s.fileno() if s is not None else -1
+        if srv.config.tcp_keepalive and s is not None and not self.unix_socket:
+            keep_alive(s, srv.config.tcp_keepalive)
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.disconnected:  # a busy script's poll freed it already (server/scripting/busy.py)

@@ -223,7 +223,7 @@ async def _listen(srv: Server) -> None:
         listener.close()
     srv.tls_listeners.clear()
     for sock in srv.tls_sockets:  # listening with tcp-backlog since they were bound
-        srv.tls_listeners.append(Acceptor(srv.loop, sock.dup(), lambda: Link(srv)))
+        srv.tls_listeners.append(Acceptor(srv.loop, sock.dup(), lambda conn, peer: Link(srv)))
 
 
 def close(srv: Server) -> None:

@@ -84,9 +84,10 @@ def _listen(path: bytes, perm: int, backlog: int) -> socket.socket:
 
 
 async def serve(srv: Server, sock: socket.socket) -> Acceptor:
-    def accepted() -> Client:
+    def accepted(conn: socket.socket, peer: object) -> Client:
         client = Client(srv)
         client.unix_socket = True
+        client.take_socket(conn, None, None)
         return client
 
     assert srv.loop is not None

@@ -10,6 +10,7 @@ from the socket itself.
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 
 import pytest
@@ -29,7 +30,10 @@ class Recorder(asyncio.Protocol):
             self.all_made.set()
 
 
-def test_one_readable_event_takes_every_waiting_connection() -> None:
+@pytest.mark.parametrize("loop_factory", [uvloop.new_event_loop, asyncio.new_event_loop], ids=["uvloop", "asyncio"])
+def test_one_readable_event_takes_every_waiting_connection(loop_factory) -> None:
+    """On uvloop, and on asyncio's own loop (the server's without uvloop): each connection
+    reaches the protocol its factory made of the accepted socket."""
     n = 20
 
     async def scenario() -> None:
@@ -40,13 +44,24 @@ def test_one_readable_event_takes_every_waiting_connection() -> None:
         all_made = asyncio.Event()
         # the connections wait in the kernel's backlog before the acceptor exists
         peers = [socket.create_connection(addr) for _ in range(n)]
-        acceptor = Acceptor(loop, listening, lambda: Recorder(made, all_made, n))
+        given: list[tuple[socket.socket, object]] = []
+
+        def factory(conn: socket.socket, peer: object) -> Recorder:
+            given.append((conn, peer))
+            return Recorder(made, all_made, n)
+
+        acceptor = Acceptor(loop, listening, factory)
         acceptor.accept_waiting()  # one readable event
         with pytest.raises(BlockingIOError):  # nothing is left waiting
             listening.accept()
         await all_made.wait()
         assert len(made) == n
+        # the factory got each accepted socket (the one the loop took) and its peer's address
+        assert {peer for _, peer in given} == {p.getsockname() for p in peers}
+        assert {conn.fileno() for conn, _ in given} == {t.get_extra_info("socket").fileno() for t in made}
+        # the loop made each non-blocking and no-delay (Redis's connNonBlock, connEnableTcpNoDelay)
         assert all(t.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for t in made)
+        assert not any(os.get_blocking(t.get_extra_info("socket").fileno()) for t in made)
         made[0].write(b"+PONG\r\n")  # a taken connection is the loop's, both ways
         peers[0].settimeout(10)
         assert peers[0].recv(16) == b"+PONG\r\n"
@@ -60,7 +75,7 @@ def test_one_readable_event_takes_every_waiting_connection() -> None:
         for p in peers:
             p.close()
 
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
         runner.run(scenario())
 
 

@@ -441,3 +441,26 @@ def test_tcp_keepalive_as_redis(value):
         assert timers == [None, None]
     else:  # counting down from the option's value on both
         assert all(t is not None and int(value) - 10 <= t <= int(value) for t in timers), timers
+
+
+@pytest.mark.oracle
+def test_a_new_connections_socket_fields_as_redis(raxdb, oracle):
+    """A connection's addr, laddr and fd, taken from the accepted socket when it is accepted
+    (server/net/accept.py, issue #56): addr the client's own end, laddr the server's end (the
+    port listened on), fd the server's descriptor (a number, each connection its own); the same
+    on both servers, for connections opened together."""
+    for srv in (raxdb, oracle):
+        conns = [RawConnection(srv.port) for _ in range(4)]
+        infos = [fields(client_lines(c.call("CLIENT", "INFO"))[0]) for c in conns]
+        for c, info in zip(conns, infos, strict=True):
+            host, port = c.sock.getsockname()[:2]
+            assert info["addr"] == f"{host}:{port}"
+            assert info["laddr"] == f"127.0.0.1:{srv.port}"
+            assert int(info["fd"]) > 0
+        assert len({info["fd"] for info in infos}) == len(conns)
+        listed = client_lines(conns[0].call("CLIENT", "LIST"))
+        for info in infos:
+            assert any(fields(line)["id"] == info["id"] and fields(line)["addr"] == info["addr"]
+                       and fields(line)["fd"] == info["fd"] for line in listed)
+        for c in conns:
+            c.close()
