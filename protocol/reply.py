@@ -156,18 +156,20 @@ def array(items: list[bytes] | tuple[bytes, ...]) -> bytes:
 
 
 def _array_of(items: list[bytes], total: int) -> bytes:
-    """Compiled only: the array of `items`, all of them bytes whose lengths add up to `total`,
-    written into one new bytes object (array's and value_array's, each having checked and
-    measured its items in one walk)."""
-    n = len(items)
-    out = PyBytes_FromStringAndSize(cython.NULL, total + digits(n) + 3)  # noqa: F821 (reply.pxd)
-    d = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))  # noqa: F821
-    k = put_head(d, 0, 42, n)
-    for it in items:
-        m = len(it)
-        memcpy(d + k, PyBytes_AS_STRING(it), m)  # noqa: F821
-        k += m
-    return out
+    """The array of `items`, all of them bytes whose lengths add up to `total`: compiled, written
+    into one new bytes object (array's and value_array's, each having checked and measured its
+    items in one walk)."""
+    if cython.compiled:
+        n = len(items)
+        out = PyBytes_FromStringAndSize(cython.NULL, total + digits(n) + 3)  # noqa: F821 (reply.pxd)
+        d = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))  # noqa: F821
+        k = put_head(d, 0, 42, n)
+        for it in items:
+            m = len(it)
+            memcpy(d + k, PyBytes_AS_STRING(it), m)  # noqa: F821
+            k += m
+        return out
+    return b"*%d\r\n%s" % (len(items), b"".join(items))
 
 
 def array_header(n: int) -> bytes:
