@@ -34,8 +34,7 @@ cdef class UserFields:
 
 
 cdef class ServerFields:
-    cdef public object also_propagate, prop_depth, now_ms, shutting_down, slowlog_ns
-    cdef public long long maxmemory  # a C integer: every call's memory-limit test reads it
+    cdef public object also_propagate, prop_depth, now_ms, shutting_down, maxmemory, slowlog_ns
     # the counters every write or read bumps, and the notification classes every write tests: C
     # integers, so a typed server's `dirty += 1` is a C add, not a new int object each time
     cdef public long long dirty, stat_keyspace_hits, stat_keyspace_misses, notify_flags
