@@ -34,8 +34,11 @@ cpdef bytes length(Py_ssize_t n)
 @cython.locals(n=Py_ssize_t, k=Py_ssize_t, d="unsigned char*", out=bytes)
 cpdef bytes bulk(b)
 
-@cython.locals(n=Py_ssize_t, total=Py_ssize_t, k=Py_ssize_t, m=Py_ssize_t, d="unsigned char*", out=bytes)
+@cython.locals(total=Py_ssize_t)
 cpdef bytes array(items)
+
+@cython.locals(n=Py_ssize_t, k=Py_ssize_t, m=Py_ssize_t, d="unsigned char*", out=bytes, it=bytes)
+cdef bytes _array_of(list items, Py_ssize_t total)
 
 @cython.locals(n=Py_ssize_t, total=Py_ssize_t, k=Py_ssize_t, m=Py_ssize_t, d="unsigned char*", out=bytes)
 cpdef bytes bulk_aggregate(unsigned char head, items, Py_ssize_t count=*, Py_ssize_t big=*)
@@ -54,6 +57,7 @@ cpdef bytes flat(r)
 @cython.locals(n=Py_ssize_t, header=bytes, seq=object)
 cpdef object values(items, unsigned char head=*, Py_ssize_t count=*)
 
+@cython.locals(total=Py_ssize_t, plain=cython.bint)
 cpdef object value_array(list parts)
 
 cdef object _pieces(bytes header, list parts)

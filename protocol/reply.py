@@ -146,12 +146,21 @@ def error(msg: bytes | str) -> bytes:
 
 def array(items: list[bytes] | tuple[bytes, ...]) -> bytes:
     if cython.compiled and type(items) is list:  # the header and the elements copied into one
-        n = len(items)                           # new bytes object, when they are all bytes
-        total = 0
+        total = 0                                # new bytes object, when they are all bytes
         for it in items:
             if type(it) is not bytes:
-                return b"*%d\r\n%s" % (n, b"".join(items))
-            total += len(it)
+                return b"*%d\r\n%s" % (len(items), b"".join(items))
+            total += len(cython.cast(bytes, it))
+        return _array_of(items, total)
+    return b"*%d\r\n%s" % (len(items), b"".join(items))
+
+
+def _array_of(items: list[bytes], total: int) -> bytes:
+    """The array of `items`, all of them bytes whose lengths add up to `total`: compiled, written
+    into one new bytes object (array's and value_array's, each having checked and measured its
+    items in one walk)."""
+    if cython.compiled:
+        n = len(items)
         out = PyBytes_FromStringAndSize(cython.NULL, total + digits(n) + 3)  # noqa: F821 (reply.pxd)
         d = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))  # noqa: F821
         k = put_head(d, 0, 42, n)
@@ -225,6 +234,19 @@ def values(items: Iterable[bytes], head: int = 42, count: int = -1) -> bytes | t
 def value_array(parts: Sequence[bytes | tuple[bytes, ...]]) -> bytes | tuple[bytes, ...]:
     """An array of encoded replies, some of them maybe values in pieces (`value`: MGET's, HMGET's),
     as a command's whole reply: one bytes object (`array`), or in pieces when a part is."""
+    if cython.compiled:  # the parts checked for pieces and measured in one walk (EXEC's replies)
+        total = 0
+        plain = True
+        for p in parts:
+            if type(p) is bytes:
+                total += len(cython.cast(bytes, p))
+            elif type(p) is tuple:
+                return _pieces(b"*%d\r\n" % len(parts), parts)
+            else:
+                plain = False
+        if plain:
+            return _array_of(parts, total)  # type: ignore[arg-type]
+        return array(parts)  # type: ignore[arg-type]
     for p in parts:
         if type(p) is tuple:
             return _pieces(b"*%d\r\n" % len(parts), parts)

@@ -173,6 +173,7 @@ class Server(ServerFields, _Declared):
         # maxmemory (server/memory/evict.py): the limit in bytes (0: none), keys created since they were
         # last counted (None while there is no limit), the OOM state when the command started.
         self.maxmemory = 0
+        self.mem_limited = False  # maxmemory != 0, kept with it (evict._apply): a C field's truth test
         self.mem_created: list[tuple[Database, bytes]] | None = None
         self.mem_dbs: list[Database] = []  # the databases the figure walks (evict.used_memory)
         # True while the figure was within the limit when last measured and nothing that can grow

@@ -654,7 +654,10 @@ def hash_set_pairs(h: Hash, args: list[bytes], start: int, max_entries: int, max
             lp = append_pair(lp, f, args[start + 1])
             created = 1
         else:
-            lp = replace_value(lp, entry_end(lp, p), args[start + 1])
+            # (2: the references to the listpack this function owns, h.lp and `lp`; compiled, a
+            # value whose entry is as long as the old one is written in place when no other holds
+            # it: COPY's hash, a DUMP or a reply waiting in a buffer)
+            lp = replace_value(lp, entry_end(lp, p), args[start + 1], 2)
             created = 0
     else:
         # Several pairs build the new listpack once: the values of fields already there are

@@ -8,6 +8,7 @@
 # encoders below.
 cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.ref cimport Py_REFCNT
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_Resize
 from libc.string cimport memcmp, memcpy, memmove
 
@@ -167,8 +168,23 @@ cdef bint _same_bytes(const unsigned char* s, bytes buf, Py_ssize_t p, Py_ssize_
 @cython.locals(s='const unsigned char *', p=Py_ssize_t, q=Py_ssize_t, end=Py_ssize_t, b=cython.uchar)
 cpdef list elements(bytes buf)
 
-@cython.locals(s='const unsigned char *', q=Py_ssize_t, n=Py_ssize_t, t=Py_ssize_t)
-cpdef bytes replace_value(bytes buf, Py_ssize_t p, bytes value)
+# replace_value writes in place into a listpack its caller alone holds (Py_REFCNT against the
+# references it owns), and then drops the bytes object's cached hash (`_forget_hash`).
+@cython.locals(s='const unsigned char *', q=Py_ssize_t, n=Py_ssize_t, t=Py_ssize_t, m=Py_ssize_t)
+cpdef bytes replace_value(bytes buf, Py_ssize_t p, bytes value, Py_ssize_t refs=*)
+
+# (ob_shash is declared deprecated from Python 3.11 on, for extensions that read it as the hash;
+# it is still the cache bytes.__hash__ fills and reads.)
+cdef extern from *:
+    """
+    static inline void raxdb_forget_hash(PyObject *b) {
+    #pragma GCC diagnostic push
+    #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+        ((PyBytesObject *)b)->ob_shash = -1;
+    #pragma GCC diagnostic pop
+    }
+    """
+    void _forget_hash "raxdb_forget_hash"(bytes b) noexcept
 
 @cython.locals(s='const unsigned char *', count=Py_ssize_t, end=Py_ssize_t, n=Py_ssize_t, m=Py_ssize_t,
                t=Py_ssize_t, out=bytes, d="unsigned char*")

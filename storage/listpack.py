@@ -1383,11 +1383,26 @@ def elements(buf: bytes) -> list[bytes]:
     return out
 
 
-def replace_value(buf: bytes, p: int, value: bytes) -> bytes:
+def replace_value(buf: bytes, p: int, value: bytes, refs: int = 0) -> bytes:
     """`buf` with the element at p replaced by `value` in its canonical encoding (lpReplace).
-    A value of the same 6-bit string length as the old one changes only its bytes."""
+    A value of the same 6-bit string length as the old one changes only its bytes.
+
+    Compiled, the new listpack is written in one pass into one new bytes object, or into `buf`
+    itself, as lpReplace writes an entry of the same size in place, when nothing but its caller
+    holds it: `refs` is the number of references to `buf` the caller owns (0: it may be shared),
+    and a bytes object no other code refers to can change without anyone seeing it (its cached
+    hash, if one was taken, is dropped)."""
     s = buf
     q = p + entry_span(s, p)
+    if cython.compiled:
+        m = encoded_size(value)
+        if m == q - p and refs and Py_REFCNT(buf) <= refs:  # noqa: F821 (listpack.pxd)
+            put_entry(cython.cast(cython.p_uchar, cython.cast(cython.p_char, buf)), p, value)
+            _forget_hash(buf)  # noqa: F821 (listpack.pxd)
+            return buf
+        out = with_gap(buf, p, q, m, s[4] | (s[5] << 8))
+        put_entry(cython.cast(cython.p_uchar, cython.cast(cython.p_char, out)), p, value)
+        return out
     if _plain(value):
         n = len(value)
         if s[p] == 0x80 | n:

@@ -39,6 +39,10 @@ cdef class ServerFields:
     # integers, so a typed server's `dirty += 1` is a C add, not a new int object each time
     cdef public long long dirty, stat_keyspace_hits, stat_keyspace_misses, notify_flags
     cdef public long long sample_mask  # a C integer: every call's sampling test reads it
+    # maxmemory != 0, set with it (server/memory/evict.py): the C truth value every call's and the
+    # fast loop's memory-limit test reads (maxmemory itself is a Python int: CONFIG SET takes
+    # values past a long long, as redis-server does)
+    cdef public bint mem_limited
     # the clock (server/base/clock.py): the read event stamps now_ms from them
     cdef public long long clock_shift_us
     cdef public bint clock_frozen

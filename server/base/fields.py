@@ -58,7 +58,7 @@ class ServerFields:
     event reads: the keys that woke blocked clients, the command table's fast dispatch, the cluster's slot test, the clients with
     output to flush and the client eviction limit; and EVALSHA's script cache."""
 
-    __slots__ = ("also_propagate", "prop_depth", "dirty", "now_ms", "shutting_down", "maxmemory", "slowlog_ns",
+    __slots__ = ("also_propagate", "prop_depth", "dirty", "now_ms", "shutting_down", "maxmemory", "mem_limited", "slowlog_ns",
                  "sample_mask", "monitors", "replica_gate", "rdb_gate", "aof", "repl", "cluster",
                  "cluster_script_check", "config", "tracking", "notify_flags", "stat_keyspace_hits",
                  "stat_keyspace_misses", "ready_keys", "pending_writes", "cluster_local", "client_evict_limit",

@@ -299,6 +299,7 @@ class Server(Protocol):
     busy_script: Any  # a script past busy-reply-threshold (server/scripting/engine.py's Running), or None
     # maxmemory (server/memory/evict.py)
     maxmemory: int
+    mem_limited: bool  # maxmemory != 0, set with it
     mem_created: list[tuple[Database, bytes]] | None
     mem_dbs: list[Database]
     mem_ok: bool

@@ -471,6 +471,7 @@ def _apply(srv: Server, value: str, startup: bool = False) -> None:
     limit = int(value)
     was = srv.maxmemory
     srv.maxmemory = limit
+    srv.mem_limited = limit != 0
     srv.mem_ok = False
     if bool(limit) != bool(was):
         if limit:

@@ -1316,7 +1316,7 @@ def call_command(c: Client, cmd: CommandEntry, argv: list[bytes], t0: int | None
     # tracking after a read is the one it ran with
     if cmd.is_readonly and c.tracking is not None:
         _tracking.remember_read(c, cmd, argv)
-    if srv.maxmemory:
+    if srv.mem_limited:
         evict.account(c, cmd, argv)
     return r
 
@@ -1420,7 +1420,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     # cluster mode: does route() serve the command here as it stands (server/cluster/routing.py's
     # `local`)?  None standalone.  Fixed for the server's life (cluster-enabled is read at start).
     local = srv.cluster_local
-    mm = srv.maxmemory  # re-read after execute(), which may run CONFIG SET
+    mm = srv.mem_limited  # re-read after execute(), which may run CONFIG SET
     # Propagating (server/events/propagate.py): the batch is one level of nesting, and `dirty` runs
     # on from one command's end to the next one's start.  Re-read after execute(), which runs
     # CONFIG SET; a command run here cannot turn propagation on or off.
@@ -1562,7 +1562,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                             dirty = _propagate.done(srv, c, cmd, argv, dirty)
                     if not cmd.queue_in_multi:
                         # EXEC's commands may have run CONFIG SET: re-read what execute() may change
-                        mm = srv.maxmemory
+                        mm = srv.mem_limited
                         if prop != (srv.also_propagate is not None):
                             prop = not prop
                             srv.prop_depth += 1 if prop else -1
@@ -1621,7 +1621,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 prop = False
             c.execute(argv, out)  # its Client.call is a top-level one
             last = c.last_cmd
-            mm = srv.maxmemory
+            mm = srv.mem_limited
             prop = srv.also_propagate is not None
             extra = mm or prop
             if prop:

@@ -14,7 +14,7 @@ from raxdb.storage.alloc import sds_alloc, size_class
 from raxdb.storage.hashtype import Hash
 from raxdb.storage.listpack import Listpack, backlen_bytes, encode_entry
 from raxdb.storage.quicklist import Quicklist
-from tests.support.diff import RawConnection, parse
+from tests.support.diff import RawConnection, encode_command, parse
 from tests.support.servers import start_raxdb, start_redis
 from tests.unit.type.test_list_encoding import dump_nodes
 
@@ -385,3 +385,54 @@ def test_restore_keeps_redis_bytes_and_dump_gives_them_back(dump_servers):
     for cmd in (("HGET", "k", "-5"), ("HGETALL", "k"), ("HSET", "k", "-5", "6", "c", "7"), ("HDEL", "k", "b"),
                 ("DUMP", "k"), ("OBJECT", "ENCODING", "k")):
         both(dump_servers, *cmd)
+
+
+@pytest.mark.oracle
+def test_replaced_value_in_place_leaves_copies_and_dumps_alone(dump_servers):
+    """HSET replacing one field's value with values whose entries are as long as the old one's
+    (written into the listpack in place when nothing else holds it), shorter and longer, strings
+    and integers of each entry width, in a listpack hash that a COPY shares and in one that
+    nothing shares, then in a hashtable: after each, the same replies, encodings, HGETALL and
+    DUMP payloads of the hash and of its copy taken before the write as redis-server's."""
+    for conn in dump_servers:  # (what the tests before left differs)
+        conn.call("DEL", "h", "k")
+    both(dump_servers, "HSET", "h", "a", "abc", "b", "7", "c", "x" * 64)
+    values = ("xyz", "abd", "a", "", "12", "99", "4000", "-4096", "32767", "-32768", "8388607", "1" * 10,
+              "y" * 63, "z" * 63, "w" * 64, "v" * 64, "u" * 126, "abc")
+    for shared in (True, False, True):
+        for field in ("a", "b", "c"):
+            for v in values:
+                if shared:
+                    both(dump_servers, "COPY", "h", "k", "REPLACE")
+                both(dump_servers, "HSET", "h", field, v)
+                both(dump_servers, "HGET", "h", field)
+                both(dump_servers, "HGETALL", "h")
+                both(dump_servers, "DUMP", "h")
+                both(dump_servers, "OBJECT", "ENCODING", "h")
+                if shared:
+                    both(dump_servers, "HGETALL", "k")
+                    both(dump_servers, "DUMP", "k")
+    both(dump_servers, "HSET", "h", "d", "q" * 131)  # a hashtable from here on
+    assert both(dump_servers, "OBJECT", "ENCODING", "h") == b"$9\r\nhashtable\r\n"
+    for v in values:
+        both(dump_servers, "HSET", "h", "a", v)
+        both(dump_servers, "HGET", "h", "a")
+        assert hash_dict(dump_servers[0]) == hash_dict(dump_servers[1])
+
+
+@pytest.mark.oracle
+def test_replies_pipelined_before_an_in_place_write_keep_their_bytes(dump_servers):
+    """DUMP, HGETALL and MULTI/EXEC's replies of a listpack hash sent in one write with the HSETs
+    after them, which replace a value with one of the same entry length: the replies waiting in
+    the output buffer are of the hash as it was, as redis-server's."""
+    both(dump_servers, "DEL", "h")
+    both(dump_servers, "HSET", "h", "f", "aaa", "g", "5")
+    cmds = [("DUMP", "h"), ("HGETALL", "h"), ("HSET", "h", "f", "bbb"), ("DUMP", "h"),
+            ("MULTI",), ("HGETALL", "h"), ("HSET", "h", "f", "ccc"), ("HSET", "h", "g", "6"), ("DUMP", "h"),
+            ("EXEC",), ("HSET", "h", "f", "ddd"), ("HGETALL", "h")]
+    data = b"".join(encode_command(c) for c in cmds)
+    replies = []
+    for conn in dump_servers:
+        conn.send(data)
+        replies.append([conn.read_frame() for _ in cmds])
+    assert replies[0] == replies[1]
