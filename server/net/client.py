@@ -26,12 +26,12 @@ sooner would mean walking every partial command's headers in Python on each read
 Writing.  Replies of every command read in one event are joined into one payload (big pieces
 apart, such as a big value's reply in pieces: they are written as they are, `queue_replies`), and
 payloads wait in `obuf` until the server flushes every client that has output, once per event-loop
-iteration, after all the iteration's reads (`Server.flush_writes`; Redis's beforeSleep /
-handleClientsWithPendingWrites).  Writing inside each read event instead interleaves reads and
-writes, so the peer is woken, and the kernel's cross-CPU wake-up paid, once per reply; writing in
-a burst after the reads cut server CPU per request by about 10% at -P 1 with 50 clients (SET, GET,
-ZADD).  So pipelining costs one syscall per batch, and every output of a client (replies,
-pub/sub messages, MONITOR lines, served blocked clients) keeps its order.  Output made for a
+iteration, after all the iteration's reads (`flush_pending`, which the first queued output
+schedules with the loop's call_soon; Redis's beforeSleep / handleClientsWithPendingWrites).
+Writing inside each read event instead interleaves reads and writes, so the peer is woken, and
+the kernel's cross-CPU wake-up paid, once per reply; writing in a burst after the reads cut server
+CPU per request by about 10% at -P 1 with 50 clients (SET, GET, ZADD).  So pipelining costs one
+syscall per batch, and every output of a client (replies, pub/sub messages, MONITOR lines, served blocked clients) keeps its order.  Output made for a
 client while it runs a batch (a message it publishes to itself, a client-side caching
 invalidation) joins that batch's replies (`running`), after the replies before it.  `close()` flushes what
 is queued first (QUIT's +OK).  When the transport's buffer passes its high-water mark, reading
@@ -409,7 +409,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
 
     def close(self) -> None:
         if not self.closed:
-            if self.obuf:  # what flush_writes does before any reply (nodes.conf saved before QUIT's +OK)
+            if self.obuf:  # what flush_pending does before any reply (nodes.conf saved before QUIT's +OK)
                 self.server.cluster_before_sleep()
             self.flush_output()  # queued output goes first (QUIT's reply, a killed client's last replies)
             self.closed = True
@@ -423,8 +423,8 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
                     self.connection_lost(None)
 
     def flush_output(self) -> None:
-        """Write the queued output with one write and empty the queue (what Server.flush_writes
-        does for every client with output once per loop iteration, through flush_pending)."""
+        """Write the queued output with one write and empty the queue (what flush_pending does for
+        every client with output once per loop iteration)."""
         flush_output(self)
 
     def abort(self) -> None:
@@ -757,7 +757,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
                 if denied is not None:
                     self._redirect(cmd, denied, out)
                     return
-            if srv.maxmemory and srv.busy_script is None and evict.refuses(self, cmd, argv):
+            if srv.mem_limited and srv.busy_script is None and evict.refuses(self, cmd, argv):
                 self._reject(cmd, evict.OOM, out)
                 return
             # (its two tests first, inline: writes_denied is an interpreted call, and a command that
