@@ -8,7 +8,12 @@ joined batch of big replies) was a fresh allocation each time.  glibc's adaptive
 pages (mmap, or a heap grown with brk and trimmed back at its free), and every page was faulted in
 again: 227 minor page faults a 1 MB GET (redis-server, on jemalloc, 6.5).  With the thresholds
 fixed, big blocks come from the heap and a freed block's pages stay for the next one, as
-jemalloc keeps them.  The cost: up to TRIM_THRESHOLD of freed heap stays resident.
+jemalloc keeps them.  The cost: up to TRIM_THRESHOLD of freed heap stays resident, and a block
+under MMAP_THRESHOLD that grows (the keyspace's arrays, a big collection's tables) leaves its old
+place in the heap as a hole when realloc moves it; from MMAP_THRESHOLD up, realloc is mremap and a
+free gives the pages back.  So both stay a few MiB: a 1 MB value or reply (SET_1M, GET_1M) is under
+them, a big table's arrays over them (at 32 MiB each, a hash or set of 1M members paid ~25-30 more
+bytes a member of RSS).
 
 Invariants: a no-op where the C library has no mallopt (musl, macOS) or says no.
 """
@@ -19,10 +24,12 @@ import ctypes
 
 _M_TRIM_THRESHOLD = -1  # glibc's malloc.h
 _M_MMAP_THRESHOLD = -3
-# glibc's own ceiling for its adaptive mmap threshold on 64-bit (DEFAULT_MMAP_THRESHOLD_MAX):
-# blocks under it come from the heap; a freed heap top under TRIM_THRESHOLD is kept.
-MMAP_THRESHOLD = 32 * 1024 * 1024
-TRIM_THRESHOLD = 32 * 1024 * 1024
+# Blocks under MMAP_THRESHOLD come from the heap; a freed heap top under TRIM_THRESHOLD is kept.
+# (docs/speed-log.md, 2026-11-28, "malloc's thresholds": 32 MiB each, glibc's own ceiling for its
+# adaptive threshold, cost the big collections' rows their RSS; 512 KiB put SET_1M's arguments in
+# fresh mappings, 0.78 -> 0.30 of redis-server's CPU)
+MMAP_THRESHOLD = 4 * 1024 * 1024
+TRIM_THRESHOLD = 8 * 1024 * 1024
 
 
 def keep_big_blocks() -> bool:
