@@ -15,7 +15,11 @@ free gives the pages back.  So both stay a few MiB: a 1 MB value or reply (SET_1
 them, a big table's arrays over them (at 32 MiB each, a hash or set of 1M members paid ~25-30 more
 bytes a member of RSS).
 
-Invariants: a no-op where the C library has no mallopt (musl, macOS) or says no.
+`purge` is MEMORY PURGE's work: Redis asks jemalloc to give back its dirty pages; here glibc's
+malloc_trim gives back the free pages of the heap, its holes included (not only the top past
+TRIM_THRESHOLD).
+
+Invariants: a no-op where the C library has no mallopt / malloc_trim (musl, macOS) or says no.
 """
 
 from __future__ import annotations
@@ -42,3 +46,14 @@ def keep_big_blocks() -> bool:
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int
     return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
+
+
+def purge() -> bool:
+    """Give the heap's free pages back to the system (malloc_trim(0)); whether any went."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return False
+    trim.argtypes = (ctypes.c_size_t,)
+    trim.restype = ctypes.c_int
+    return bool(trim(0))

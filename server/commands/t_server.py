@@ -292,6 +292,9 @@ def memory_malloc_stats(c, argv):
 
 @command("memory|purge")
 def memory_purge(c, argv):
+    from raxdb.server.base import heap
+
+    heap.purge()  # (Redis: jemalloc's dirty pages; its reply is +OK whatever the allocator did)
     return R.OK
 
 
