@@ -57,6 +57,11 @@ PATTERNS = {"raxdb.server.base.numparse": ("_FLOAT_RX", "_INT_PREFIX_RX"),
             "raxdb.server.conn.clientbufs": ("_BIG_HEADER",), "raxdb.server.config.options": ("_OCTAL",),
             "raxdb.server.net.tls": ("_SSL_TEXT",), "raxdb.server.scripting.functions": ("_NAME_OK",)}
 
+# reply.py's tables by their first entry (made by their first use: no reply is written before the
+# first command)
+REPLY_TABLES = {b":-1\r\n": "reply.small_ints", b"$0\r\n": "reply.bulk_headers", b"\r\n$0\r\n": "reply._bulk_seps",
+                b"*0\r\n": "reply._array_headers"}
+
 # A server started as main() starts one (a config from argv, the listeners bound), the modules
 # imported once it serves, and then the first use of each lazy import, in the same interpreter.
 _PROBE = r"""
@@ -74,6 +79,11 @@ def ready():
     # KeyError here, and the list below names every one)
     serving += [f"{m}.{p}" for m, names in PATTERNS.items() for p in names
                 if getattr(sys.modules[m], p)._compiled is not None]
+    # reply.py's tables (C globals compiled): found among the collector's objects, unfrozen first
+    import gc
+    gc.unfreeze()
+    serving += [REPLY_TABLES[o[0]] for o in gc.get_objects()
+                if type(o) is list and len(o) in (10002, 4096, 1024) and type(o[0]) is bytes and o[0] in REPLY_TABLES]
     from raxdb.server.security.acl import User, hash_password
     from raxdb.server.table.scriptflags import sha1hex
     first = [sha1hex(b"return 1").decode(), hash_password(b"secret").decode()]
@@ -86,7 +96,7 @@ main(["--port", sys.argv[1], "--bind", "127.0.0.1", "--save", "", "--appendonly"
 
 
 def test_start_up_leaves_them_and_first_use_imports_them(tmp_path):
-    code = f"LAZY = {LAZY!r}\nPATTERNS = {PATTERNS!r}\n{_PROBE}"
+    code = f"LAZY = {LAZY!r}\nPATTERNS = {PATTERNS!r}\nREPLY_TABLES = {REPLY_TABLES!r}\n{_PROBE}"
     out = subprocess.run([sys.executable, "-c", code, str(free_port())], cwd=tmp_path,
                          capture_output=True, text=True, timeout=60, env=_env())
     assert out.returncode == 0, out.stderr
@@ -281,13 +291,65 @@ def test_config_get_all_in_a_fresh_server_matches_redis():
 def test_reply_tables_are_their_formula():
     from raxdb.protocol import reply as R
 
-    assert R.SMALL_INTS == [b":%d\r\n" % i for i in range(-1, 10001)]
-    assert R.BULK_HEADERS == [b"$%d\r\n" % i for i in range(4096)]
-    assert R._BULK_SEPS == [b"\r\n$%d\r\n" % i for i in range(4096)]
-    assert R._ARRAY_HEADERS == [b"*%d\r\n" % i for i in range(1024)]
+    assert R.small_ints() == [b":%d\r\n" % i for i in range(-1, 10001)]
+    assert R.bulk_headers() == [b"$%d\r\n" % i for i in range(4096)]
+    assert R._bulk_seps() == [b"\r\n$%d\r\n" % i for i in range(4096)]
+    assert R._array_headers() == [b"*%d\r\n" % i for i in range(1024)]
+    assert R.small_ints() is R.small_ints() and R.bulk_headers() is R.bulk_headers()  # made once
     for head, tail, stop in ((b"", b"", 0), (b"x", b"", 1), (b"", b"y", 11), (b"a", b"bc", 100), (b"a", b"b", 101),
                              (b":", b"\r\n", 123457)):
         assert R.decimals(head, tail, stop) == [head + b"%d" % i + tail for i in range(stop)], (head, tail, stop)
+
+
+# Each writer that reads a table, first in a fresh interpreter (no table made yet), then again
+_FIRST_REPLIES = r"""
+import gc, json
+from raxdb.protocol import reply as R
+tables = lambda: sorted(REPLY_TABLES[o[0]] for o in gc.get_objects() if type(o) is list
+                        and len(o) in (10002, 4096, 1024) and type(o[0]) is bytes and o[0] in REPLY_TABLES)
+before = tables()
+calls = lambda: [R.integer(-1), R.integer(0), R.integer(10000), R.integer(10001), R.length(7), R.length(10000),
+                 R.bulk(bytearray(b"abc")), R.bulk(b"xy"), R.bulks_body([b"a", b"bc"]), R.bulks_body([b"ab", b"cd"]),
+                 R.bulks_body([b"x" * 5000, b"y"]), R.bulk_strings((b"a", bytearray(b"b")), 1), R.bulk_strings([b"a", b"bcd"]),
+                 R.bulk_array(iter([b"q"])), R.stream_entry_flat(1, 2, [b"f", b"v"])]
+first = [r.decode() for r in calls()]
+print(json.dumps({"before": before, "first": first, "again": [r.decode() for r in calls()], "after": tables()}))
+"""
+
+
+def test_reply_tables_first_use_in_a_fresh_interpreter(tmp_path):
+    """No table is made by reply's import; the first call of each writer that reads one makes it
+    and writes what the formula spells, as later calls do."""
+    code = f"REPLY_TABLES = {REPLY_TABLES!r}\n{_FIRST_REPLIES}"
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                         env=_env())
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["before"] == []
+    want = [":-1\r\n", ":0\r\n", ":10000\r\n", ":10001\r\n", ":7\r\n", ":10000\r\n", "$3\r\nabc\r\n",
+            "$2\r\nxy\r\n", "$1\r\na\r\n$2\r\nbc\r\n", "$2\r\nab\r\n$2\r\ncd\r\n",
+            "$5000\r\n" + "x" * 5000 + "\r\n$1\r\ny\r\n", "*2\r\n$1\r\na\r\n$1\r\nb\r\n",
+            "*2\r\n$1\r\na\r\n$3\r\nbcd\r\n", "*1\r\n$1\r\nq\r\n",
+            "*2\r\n$3\r\n1-2\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"]
+    assert seen["first"] == want and seen["again"] == want
+    assert "reply.small_ints" in seen["after"] and "reply._bulk_seps" in seen["after"]
+
+
+def test_first_replies_of_a_fresh_server_match_redis():
+    """A fresh server's first commands, each reply written from a table its first use makes
+    (integers, bulk headers, arrays of bulks, a script's integer), answer as redis-server's."""
+    ours, theirs = start_raxdb(), start_redis()
+    try:
+        script = [("DEL", "k"), ("EXISTS", "k"), ("INCR", "n"), ("INCRBY", "n", "9999"), ("INCR", "n"),
+                  ("APPEND", "s", "abc"), ("GET", "s"), ("MGET", "s", "nosuch", "n"),
+                  ("RPUSH", "l", "a", "bb", "ccc"), ("LRANGE", "l", "0", "-1"), ("HSET", "h", "f", "v", "g", "ww"),
+                  ("HGETALL", "h"), ("HVALS", "h"), ("SADD", "t", "x"), ("SMEMBERS", "t"),
+                  ("XADD", "x", "1-1", "f", "v"), ("XRANGE", "x", "-", "+"), ("EVAL", "return 42", "0"),
+                  ("EVAL", "return 12345", "0"), ("STRLEN", "s")]
+        _same_replies(ours.port, theirs.port, script)
+    finally:
+        ours.stop()
+        theirs.stop()
 
 
 def test_sds_table_is_its_formula():
