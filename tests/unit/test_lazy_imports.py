@@ -4,24 +4,26 @@ hashlib and hmac (a password's hash and comparison, a script's SHA1: server/secu
 server/table/scriptflags.py), glob (an `include` with wildcards: server/config/options.py) and the
 idna codec (a `bind` host name given as str: server/core.py resolves ASCII names as bytes) are not
 imported by a server's start (hashlib and hmac come once it serves, after the idle imports of the
-command families: server/main.py's `_ready`).  Nor, with no AOF, no dump file and no replicaof,
-are the AOF loader, the replica side and the RDB format (server/core.py, server/persistence/
+command families: server/main.py's `_ready`). Nor, with no AOF, no dump file and no replicaof, are
+the AOF loader, the replica side and the RDB format (server/core.py, server/persistence/
 snapshot.py's `rdb_format`), nor are the command table's JSON trees decoded
 (server/table/infoheads.py holds what start-up reads), nor is the memory account
 (server/memory/overhead.py, a first INFO memory or MEMORY STATS) or the dataclasses module (the
 configuration's option rows are a plain class), nor base/interfaces.py (declarations for the type
 checker: not even once every family is imported), nor is one of listpack's small integer entries
 made before a value needs it, nor, compiled, ctypes (protocol/hiredis_limits.py reads the hiredis
-reader's struct with C loads; the heap policy imports ctypes once the server serves).  Nor any
+reader's struct with C loads; the heap policy imports ctypes once the server serves). Nor any
 command family (MULTI's and CLIENT's hooks are events/watch.py's and events/tracking.py's), the
-DEBUG test controls (the first DEBUG imports them), or the list, sorted-set and set types'
-modules (their families'; a blocked key's write takes their classes from sys.modules, an AOF
-rewrite imports set_type), nor is a module-level regular expression compiled
-(server/base/lazyre.py).  What must hold: a started server has not imported or decoded them, and
-their first use gives what they gave at once (the same hashes on the first call and on later
-ones; a host name, not only an address, binds; a SAVE that a restart loads, an AOF turned on by
-CONFIG SET, a replica of redis-server, COMMAND INFO and DOCS as redis-server's; a first float
-argument, transaction, tracking client or blocked pop as redis-server's).
+DEBUG test controls (the first DEBUG imports them), or the list, sorted-set and set types' modules
+(their families'; a blocked key's write takes their classes from sys.modules, an AOF rewrite imports
+set_type), nor is a module-level regular expression compiled (server/base/lazyre.py), nor one of
+protocol/reply.py's tables made (the first reply that reads one makes it), nor the json module
+imported (the option table is server/config/optiontable.py, generated from config_defaults.json; the
+command table's trees import json on first use). What must hold: a started server has not imported
+or decoded them, and their first use gives what they gave at once (the same hashes on the first call
+and on later ones; a host name, not only an address, binds; a SAVE that a restart loads, an AOF
+turned on by CONFIG SET, a replica of redis-server, COMMAND INFO and DOCS as redis-server's; a first
+float argument, transaction, tracking client or blocked pop as redis-server's).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from tests.support.diff import RawConnection, encode_command, parse
 from tests.support.servers import free_port, start_raxdb, start_redis
 
 ROOT = Path(__file__).resolve().parents[2]
-LAZY = ("hashlib", "hmac", "glob", "encodings.idna", "raxdb.server.persistence.aofload",
+LAZY = ("hashlib", "hmac", "glob", "encodings.idna", "json", "raxdb.server.persistence.aofload",
         "raxdb.server.persistence.aofmanifest", "raxdb.server.replication.replica", "raxdb.storage.rdb",
         "raxdb.storage.rdbwalk", "dataclasses", "raxdb.server.memory.overhead", "raxdb.server.base.interfaces",
         # every command family (MULTI's and CLIENT's among them), and the DEBUG test controls
@@ -65,7 +67,7 @@ REPLY_TABLES = {b":-1\r\n": "reply.small_ints", b"$0\r\n": "reply.bulk_headers",
 # A server started as main() starts one (a config from argv, the listeners bound), the modules
 # imported once it serves, and then the first use of each lazy import, in the same interpreter.
 _PROBE = r"""
-import json, os, sys
+import os, sys
 from raxdb.server.main import main
 
 def ready():
@@ -84,6 +86,7 @@ def ready():
     gc.unfreeze()
     serving += [REPLY_TABLES[o[0]] for o in gc.get_objects()
                 if type(o) is list and len(o) in (10002, 4096, 1024) and type(o[0]) is bytes and o[0] in REPLY_TABLES]
+    import json  # after the look at sys.modules: json is one of LAZY
     from raxdb.server.security.acl import User, hash_password
     from raxdb.server.table.scriptflags import sha1hex
     first = [sha1hex(b"return 1").decode(), hash_password(b"secret").decode()]
@@ -142,6 +145,14 @@ def test_bind_by_host_name():
 def _info(c: RawConnection, section: str) -> dict[str, str]:
     text = parse(c.call("INFO", section)).decode()
     return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+
+
+def test_option_table_is_up_to_date():
+    """server/config/optiontable.py is what tools/gen_option_table.py makes of config_defaults.json
+    (the configuration's rows at start, no json module imported)."""
+    out = subprocess.run([sys.executable, "tools/gen_option_table.py", "--check"], cwd=ROOT, capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stderr
 
 
 def test_infoheads_is_up_to_date():
