@@ -93,35 +93,41 @@ _ARRAY_HEADERS: list[bytes] | None = None
 def small_ints() -> list[bytes]:
     """integer()'s replies of -1..10000, at index n + 1 (made by the first call): public for INCR's
     and the scripts' replies, which read it inline."""
-    global _SMALL_INTS
-    if _SMALL_INTS is None:
-        _SMALL_INTS = [b":-1\r\n", *decimals(b":", b"\r\n", 10001)]
-    return _SMALL_INTS
+    return _SMALL_INTS if _SMALL_INTS is not None else _make_table(0)
 
 
 def bulk_headers() -> list[bytes]:
     """`$<n>\r\n` for n < 4096 (made by the first call): public for inlined hot paths (GET)."""
-    global _BULK_HEADERS
-    if _BULK_HEADERS is None:
-        _BULK_HEADERS = decimals(b"$", b"\r\n", 4096)
-    return _BULK_HEADERS
+    return _BULK_HEADERS if _BULK_HEADERS is not None else _make_table(1)
 
 
 def _bulk_seps() -> list[bytes]:
     """One bulk's closing CRLF plus the next bulk's header, `\r\n$<n>\r\n` for n < 4096: joining
     elements of one length with the same separator makes a whole array of bulks in one C-level join."""
-    global _BULK_SEPS
-    if _BULK_SEPS is None:
-        _BULK_SEPS = decimals(b"\r\n$", b"\r\n", 4096)
-    return _BULK_SEPS
+    return _BULK_SEPS if _BULK_SEPS is not None else _make_table(2)
 
 
 def _array_headers() -> list[bytes]:
     """`*<n>\r\n` for n < 1024."""
-    global _ARRAY_HEADERS
-    if _ARRAY_HEADERS is None:
-        _ARRAY_HEADERS = decimals(b"*", b"\r\n", 1024)
-    return _ARRAY_HEADERS
+    return _ARRAY_HEADERS if _ARRAY_HEADERS is not None else _make_table(3)
+
+
+def _make_table(which: int) -> list[bytes]:
+    """Make and keep reply table `which`: 0 integer's (-1 first), 1 the bulk headers, 2 the bulk
+    separators, 3 the array headers."""
+    global _SMALL_INTS, _BULK_HEADERS, _BULK_SEPS, _ARRAY_HEADERS
+    head, tail, stop = ((b":", b"\r\n", 10001), (b"$", b"\r\n", 4096), (b"\r\n$", b"\r\n", 4096),
+                        (b"*", b"\r\n", 1024))[which]
+    table = decimals(head, tail, stop)
+    if which == 0:
+        table = _SMALL_INTS = [b":-1\r\n", *table]
+    elif which == 1:
+        _BULK_HEADERS = table
+    elif which == 2:
+        _BULK_SEPS = table
+    else:
+        _ARRAY_HEADERS = table
+    return table
 
 
 def integer(n: int) -> bytes:

@@ -63,14 +63,14 @@ def render(raw: dict[str, dict]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true")
-    args = ap.parse_args()
+    check = ap.parse_args().check
     text = render(json.loads(SOURCE.read_text(encoding="utf-8")))
-    if args.check:
-        if not OUT.exists() or OUT.read_text() != text:
-            print(f"{OUT} is out of date: run python tools/gen_option_table.py", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text)
+    if OUT.exists() and OUT.read_text(encoding="utf-8") == text:
+        return 0  # up to date: nothing to write
+    if check:
+        print(f"{OUT} is out of date: run python tools/gen_option_table.py", file=sys.stderr)
+        return 1
+    OUT.write_text(text, encoding="utf-8")
     return 0
 
 
