@@ -43,7 +43,7 @@ from tests.support.diff import RawConnection, encode_command, parse
 from tests.support.servers import free_port, start_raxdb, start_redis
 
 ROOT = Path(__file__).resolve().parents[2]
-LAZY = ("hashlib", "hmac", "glob", "encodings.idna", "json", "raxdb.server.persistence.aofload",
+LAZY = ("hashlib", "hmac", "glob", "encodings.idna", "json", "copy", "raxdb.server.persistence.aofload",
         "raxdb.server.persistence.aofmanifest", "raxdb.server.replication.replica", "raxdb.storage.rdb",
         "raxdb.storage.rdbwalk", "dataclasses", "raxdb.server.memory.overhead", "raxdb.server.base.interfaces",
         # every command family (MULTI's and CLIENT's among them), and the DEBUG test controls
