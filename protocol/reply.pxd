@@ -13,7 +13,13 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.math cimport signbit
 from libc.string cimport memcpy
 
-cdef list _SMALL_INTS  # a C global: integer's lookup is a list item read, not a module dict's
+# C globals, None until a first use makes them (reply.py): integer's lookup is a list item read,
+# not a module dict's, and the test that the table is made a pointer compare
+cdef list _SMALL_INTS, _BULK_HEADERS, _BULK_SEPS, _ARRAY_HEADERS
+cpdef list small_ints()
+cpdef list bulk_headers()
+cpdef list _bulk_seps()
+cpdef list _array_headers()
 
 # The protocol's shapes as an extension type: a typed client's `c.enc.null` (every miss of a read
 # command) is two pointer reads (server/base/fields.pxd types ClientFields.enc with it).
@@ -22,13 +28,14 @@ cdef class Encoder:
     cdef public bytes null, null_array, true, false
     cdef public bint short_doubles  # Redis 7.2's doubles (compat-version 7.2+)
 
-@cython.locals(i=Py_ssize_t)
+@cython.locals(i=Py_ssize_t, t=list)
 cpdef bytes integer(n)
 
 # buf an object: typed as the bytearray it is, Cython would take only a bytearray into its slices
 @cython.locals(buf=object)
 cpdef list decimals(bytes head, bytes tail, Py_ssize_t stop)
 
+@cython.locals(t=list)
 cpdef bytes length(Py_ssize_t n)
 
 @cython.locals(n=Py_ssize_t, k=Py_ssize_t, d="unsigned char*", out=bytes)

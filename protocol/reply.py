@@ -79,13 +79,64 @@ def decimals(head: bytes, tail: bytes, stop: int) -> list[bytes]:
     return out
 
 
-SMALL_INTS = _SMALL_INTS = [b":-1\r\n", *decimals(b":", b"\r\n", 10001)]  # index n + 1; public for INCR
+# The reply tables (integer's -1..10000, the bulk and array headers, the bulk separators: ~19,000
+# bytes objects, ~7 M instructions) are made by their first use, a table at a time, not at import:
+# no reply is written before the first command, and a served server's idle imports of the
+# families (t_string reads two of them at its import) make them before most first commands.  Each
+# global is None until made; its readers test it (compiled, a pointer compare).
+_SMALL_INTS: list[bytes] | None = None
+_BULK_HEADERS: list[bytes] | None = None
+_BULK_SEPS: list[bytes] | None = None
+_ARRAY_HEADERS: list[bytes] | None = None
+
+
+def small_ints() -> list[bytes]:
+    """integer()'s replies of -1..10000, at index n + 1 (made by the first call): public for INCR's
+    and the scripts' replies, which read it inline."""
+    return _SMALL_INTS if _SMALL_INTS is not None else _make_table(0)
+
+
+def bulk_headers() -> list[bytes]:
+    """`$<n>\r\n` for n < 4096 (made by the first call): public for inlined hot paths (GET)."""
+    return _BULK_HEADERS if _BULK_HEADERS is not None else _make_table(1)
+
+
+def _bulk_seps() -> list[bytes]:
+    """One bulk's closing CRLF plus the next bulk's header, `\r\n$<n>\r\n` for n < 4096: joining
+    elements of one length with the same separator makes a whole array of bulks in one C-level join."""
+    return _BULK_SEPS if _BULK_SEPS is not None else _make_table(2)
+
+
+def _array_headers() -> list[bytes]:
+    """`*<n>\r\n` for n < 1024."""
+    return _ARRAY_HEADERS if _ARRAY_HEADERS is not None else _make_table(3)
+
+
+def _make_table(which: int) -> list[bytes]:
+    """Make and keep reply table `which`: 0 integer's (-1 first), 1 the bulk headers, 2 the bulk
+    separators, 3 the array headers."""
+    global _SMALL_INTS, _BULK_HEADERS, _BULK_SEPS, _ARRAY_HEADERS
+    head, tail, stop = ((b":", b"\r\n", 10001), (b"$", b"\r\n", 4096), (b"\r\n$", b"\r\n", 4096),
+                        (b"*", b"\r\n", 1024))[which]
+    table = decimals(head, tail, stop)
+    if which == 0:
+        table = _SMALL_INTS = [b":-1\r\n", *table]
+    elif which == 1:
+        _BULK_HEADERS = table
+    elif which == 2:
+        _BULK_SEPS = table
+    else:
+        _ARRAY_HEADERS = table
+    return table
 
 
 def integer(n: int) -> bytes:
     if -1 <= n <= 10000:
         i = n  # compiled, a C integer (reply.pxd): n is in range
-        return _SMALL_INTS[i + 1]
+        t = _SMALL_INTS
+        if t is None:
+            t = small_ints()
+        return t[i + 1]
     if cython.compiled and 0 < n <= 0x7FFFFFFFFFFFFFFF:  # written in C, not %-formatted (a list's length)
         return length(n)
     return b":%d\r\n" % n
@@ -95,7 +146,10 @@ def length(n: int) -> bytes:
     """integer() of a length or count, which callers hold as a C Py_ssize_t when compiled (LPUSH's
     list length): no boxing of it, and the range tests C compares."""
     if -1 <= n <= 10000:
-        return _SMALL_INTS[n + 1]
+        t = _SMALL_INTS
+        if t is None:
+            t = small_ints()
+        return t[n + 1]
     if cython.compiled and n > 0:  # written in C, not %-formatted
         u = cython.declare(cython.ulonglong, n)
         out = PyBytes_FromStringAndSize(cython.NULL, digits(u) + 3)  # noqa: F821 (reply.pxd)
@@ -104,8 +158,8 @@ def length(n: int) -> bytes:
     return b":%d\r\n" % n
 
 
-# Cached "$<len>\r\n" headers: bytes %-formatting costs ~0.7 us, a lookup and a join ~0.3 us.
-BULK_HEADERS = _BULK_HEADERS = decimals(b"$", b"\r\n", 4096)  # public for inlined hot paths (GET)
+# Cached "$<len>\r\n" headers (bulk_headers): bytes %-formatting costs ~0.7 us, a lookup and a
+# join ~0.3 us.
 _join = b"".join
 
 
@@ -120,7 +174,7 @@ def bulk(b: bytes | bytearray) -> bytes:
         d[k + n + 1] = 10
         return out
     if n < 4096:
-        return _join((_BULK_HEADERS[n], b, b"\r\n"))
+        return _join((bulk_headers()[n], b, b"\r\n"))
     return b"$%d\r\n%s\r\n" % (n, b)
 
 
@@ -381,12 +435,6 @@ def bulk_array(items: Iterable[bytes]) -> bytes:
     return bulk_strings(items if type(items) is list or type(items) is tuple else list(items))
 
 
-# One bulk's closing CRLF plus the next bulk's header: joining elements of one length with the
-# same separator makes a whole array of bulks in one C-level join.
-_BULK_SEPS = decimals(b"\r\n$", b"\r\n", 4096)
-_ARRAY_HEADERS = decimals(b"*", b"\r\n", 1024)
-
-
 def bulks_body(items: Sequence[bytes], same_len: int = -1) -> bytes:
     """The bulk strings of `items`, back to back, without an array header.
 
@@ -397,23 +445,25 @@ def bulks_body(items: Sequence[bytes], same_len: int = -1) -> bytes:
     n = len(items)
     if not n:
         return b""
+    heads = _BULK_HEADERS if _BULK_HEADERS is not None else bulk_headers()
+    seps = _BULK_SEPS if _BULK_SEPS is not None else _bulk_seps()
     if 0 <= same_len < 4096:
-        return _join((_BULK_HEADERS[same_len], _BULK_SEPS[same_len].join(items), b"\r\n"))
+        return _join((heads[same_len], seps[same_len].join(items), b"\r\n"))
     lens = list(map(len, items))
     first = lens[0]
     if first < 4096:
         if lens.count(first) == n:
-            return _join((_BULK_HEADERS[first], _BULK_SEPS[first].join(items), b"\r\n"))
+            return _join((heads[first], seps[first].join(items), b"\r\n"))
         try:
-            seps = list(map(_BULK_SEPS.__getitem__, lens))
+            between = list(map(seps.__getitem__, lens))
         except IndexError:  # an element of 4 KB or more: the generic path below
             pass
         else:
             # separator, element, separator, element, ..., CRLF: interleaved by slice assignment
             parts = [b"\r\n"] * (2 * n + 1)
-            parts[0:2 * n:2] = seps
+            parts[0:2 * n:2] = between
             parts[1:2 * n:2] = items
-            parts[0] = _BULK_HEADERS[first]
+            parts[0] = heads[first]
             return _join(parts)
     return _join([bulk(b) for b in items])
 
@@ -425,7 +475,7 @@ def bulk_strings(items: Sequence[bytes], same_len: int = -1) -> bytes:
         if out is not None:
             return out
     n = len(items)
-    return _join((_ARRAY_HEADERS[n] if n < 1024 else b"*%d\r\n" % n, bulks_body(items, same_len)))
+    return _join((_array_headers()[n] if n < 1024 else b"*%d\r\n" % n, bulks_body(items, same_len)))
 
 
 def bulk_set(enc: Encoder, items: Sequence[bytes] | set[bytes]) -> bytes:

@@ -480,7 +480,7 @@ def _id_reply(ms: int, seq: int) -> bytes:
     head = by_digits[d]
     if head is None:
         prefix = heads[1]
-        head = by_digits[d] = R.BULK_HEADERS[len(prefix) + d] + prefix
+        head = by_digits[d] = R.bulk_headers()[len(prefix) + d] + prefix
     return head + _SEQ_TAILS[seq]
 
 

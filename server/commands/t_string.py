@@ -55,7 +55,7 @@ if not cython.compiled:  # compiled, t_string.pxd cimports them from reply.pxd (
 _OK = R.OK
 _bulk = R.bulk
 _value = R.value  # a whole reply of a stored value: a big one in pieces, uncopied
-_BULK_HEADERS = R.BULK_HEADERS
+_BULK_HEADERS = R.bulk_headers()  # made here if not yet (reply.py): GET reads it inline
 _join = b"".join
 _EMPTY = R.EMPTY_BULK
 STRING_TOO_LONG = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
@@ -371,7 +371,7 @@ def _int_value(v: bytes | bytearray) -> int:
 # Counters in that range share their value, and INCR writes them and its reply by lookup instead
 # of formatting digits (~0.25 us of an INCR).
 SHARED_INTS = [b"%d" % i for i in range(10000)]
-_SHARED_INT_REPLIES = R.SMALL_INTS[1:10001]  # INCR's replies for them: reply.py's cached objects, by value
+_SHARED_INT_REPLIES = R.small_ints()[1:10001]  # INCR's replies for them: reply.py's cached objects, by value
 
 
 def incr(c, argv, delta: int = 1) -> bytes:

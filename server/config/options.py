@@ -1,15 +1,16 @@
 """Configuration: the option table, redis.conf syntax, command-line options, CONFIG GET / SET /
 REWRITE semantics — all as Redis 7.0 has them.
 
-The table (`config_defaults.json`) lists every option redis-server 7.0 reports in `CONFIG GET *`,
-and its hidden ones (found by exact name only: rdb-key-save-delay, key-load-delay, ...), with its
-default, kind and limits; it was read off a live redis-server 7.0 (CONFIG GET for the
-defaults, refused CONFIG SET / start-up values for kinds, bounds, enum members and the immutable
-and protected flags).  Kinds validate and normalise exactly as Redis's config.c does: booleans
-yes/no, integers by string2ll with bounds, memory sizes by memtoull with k/kb/m/mb/g/gb units
-(wrapping as the C does), enums case-insensitively, and a handful of special options (save,
-client-output-buffer-limit, bind, dir, notify-keyspace-events, ...).  Options raxdb does not act
-upon are stored and reported all the same, so tools that read configuration see what they expect.
+The table (`config_defaults.json`, read at start from its generated copy optiontable.py) lists every
+option redis-server 7.0 reports in `CONFIG GET *`, and its hidden ones (found by exact name only:
+rdb-key-save-delay, key-load-delay, ...), with its default, kind and limits; it was read off a live
+redis-server 7.0 (CONFIG GET for the defaults, refused CONFIG SET / start-up values for kinds,
+bounds, enum members and the immutable and protected flags). Kinds validate and normalise exactly as
+Redis's config.c does: booleans yes/no, integers by string2ll with bounds, memory sizes by memtoull
+with k/kb/m/mb/g/gb units (wrapping as the C does), enums case-insensitively, and a handful of
+special options (save, client-output-buffer-limit, bind, dir, notify-keyspace-events, ...). Options
+raxdb does not act upon are stored and reported all the same, so tools that read configuration see
+what they expect.
 
 Options of a later Redis generation (`since` in the table: set-max-listpack-entries / -value, 7.2)
 exist only for a server answering as that generation or later (compat-version): in 7.0 mode
@@ -24,7 +25,6 @@ refuse it by raising ConfigError, which rolls the whole CONFIG SET back (Redis's
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -38,6 +38,8 @@ from raxdb.server.base.lazyre import LazyPattern
 from raxdb.server.base.loading import LOADING_ERR
 from raxdb.server.base.log import LOG
 from raxdb.server.base.numparse import string2d
+from raxdb.server.config.optiontable import ALIASES as _ALIASES
+from raxdb.server.config.optiontable import ROWS
 from raxdb.server.security.protected import enabled
 from raxdb.server.table.registry import TABLE, apply_rename
 from raxdb.storage.glob import glob_match
@@ -394,25 +396,9 @@ class Option:
 
 
 def _load_table() -> tuple[dict[str, Option], dict[str, str]]:
-    # a plain file beside this module, as server/table/metadata.py reads its own (why: there)
-    with open(os.path.join(os.path.dirname(__file__), "config_defaults.json"), encoding="utf-8") as f:
-        raw = json.load(f)
-    options: dict[str, Option] = {}
-    aliases: dict[str, str] = {}
-    versions: dict[str, tuple[int, ...]] = {}  # a row's `since` ("7.2" -> (7, 2)): the rows share a few
-    for name, e in raw.items():
-        if "alias" in e:
-            aliases[name] = e["alias"]
-            continue
-        flags = e.get("flags", ())
-        text = e.get("since", "7.0")
-        since = versions.get(text)
-        if since is None:
-            since = versions[text] = tuple(int(part) for part in text.split("."))
-        options[name] = Option(name, e["type"], e["default"], e.get("min", 0), e.get("max", 0),
-                               tuple(e.get("values", ())), "immutable" in flags, "protected" in flags,
-                               "percent" in flags, "hidden" in flags, "deny-loading" in flags, since)
-    return options, aliases
+    # the JSON table's rows as literals (optiontable.py, generated from config_defaults.json):
+    # loaded from the cached bytecode, no json module imported nor file decoded at start
+    return {row[0]: Option(*row) for row in ROWS}, dict(_ALIASES)
 
 
 OPTIONS, ALIASES = _load_table()

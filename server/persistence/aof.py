@@ -35,7 +35,6 @@ history, writes the manifest, then deletes the history files.
 
 from __future__ import annotations
 
-import copy
 import errno
 import os
 import queue
@@ -597,6 +596,8 @@ class AOF(AofFields):
         if self.state == WAIT_REWRITE:
             name = self.temp_incr_name()
         else:
+            import copy  # here and in the rewrite's end: not imported by a start (#56)
+
             m = copy.deepcopy(self.manifest)
             name = m.new_incr(self.filename()).name
         try:
@@ -683,6 +684,8 @@ class AOF(AofFields):
         what it covers becomes history, the manifest says so, the history goes."""
         tmp = f"temp-rewriteaof-bg-{pid}.aof"
         prefix = self.filename()
+        import copy
+
         m = copy.deepcopy(self.manifest)
         base = m.new_base(prefix, self.rdb_preamble())
         base_path = self.path(base.name)

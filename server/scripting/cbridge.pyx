@@ -70,9 +70,11 @@ from libc.string cimport memcmp, strlen
 
 from raxdb.server.scripting.engine cimport Crossing, Engine, Running
 
-from raxdb.protocol.reply import SMALL_INTS as _SMALL_INT_REPLIES
+from raxdb.protocol.reply import small_ints
 from raxdb.server.scripting import engine as _engine_module
 from raxdb.server.scripting.luanum import LuaRaise
+
+_SMALL_INT_REPLIES = small_ints()  # reply.integer's replies of -1..10000, by value + 1
 
 cdef extern from "cbridge_lua.h":
     ctypedef struct lua_State

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
 HOOK_INSTRUCTIONS = 100000
 _LLONG_MIN, _LLONG_LIMIT = -(1 << 63), 1 << 63
-_SMALL_INT_REPLIES = R.SMALL_INTS  # reply.integer's cached replies of -1..10000, by value + 1
+_SMALL_INT_REPLIES = R.small_ints()  # reply.integer's cached replies of -1..10000, by value + 1
 
 
 _LOG_LEVELS = {0: "debug", 1: "verbose", 2: "notice", 3: "warning"}

@@ -20,7 +20,6 @@ alone) are read on the first `docs` asked for, all of them at once, and kept.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -124,6 +123,8 @@ def decode_all() -> None:
 def _group_infos(group: str) -> dict[str, Tree]:
     trees = _GROUP_INFOS.get(group)
     if trees is None:
+        import json  # the first tree decoded imports it: start-up reads none (infoheads.py)
+
         with open(os.path.join(_FOLDER, "info", group + ".json"), encoding="utf-8") as f:
             trees = _GROUP_INFOS[group] = json.load(f)
     return trees
@@ -163,6 +164,8 @@ _FOLDER = os.path.join(os.path.dirname(__file__), "commands")
 
 def _read(part: str) -> dict[str, Tree]:
     """Every group file of commands/<part>/ as one name -> tree dict."""
+    import json  # as _group_infos: on first use
+
     trees: dict[str, Tree] = {}
     folder = os.path.join(_FOLDER, part)
     for name in sorted(os.listdir(folder)):

@@ -4,24 +4,26 @@ hashlib and hmac (a password's hash and comparison, a script's SHA1: server/secu
 server/table/scriptflags.py), glob (an `include` with wildcards: server/config/options.py) and the
 idna codec (a `bind` host name given as str: server/core.py resolves ASCII names as bytes) are not
 imported by a server's start (hashlib and hmac come once it serves, after the idle imports of the
-command families: server/main.py's `_ready`).  Nor, with no AOF, no dump file and no replicaof,
-are the AOF loader, the replica side and the RDB format (server/core.py, server/persistence/
+command families: server/main.py's `_ready`). Nor, with no AOF, no dump file and no replicaof, are
+the AOF loader, the replica side and the RDB format (server/core.py, server/persistence/
 snapshot.py's `rdb_format`), nor are the command table's JSON trees decoded
 (server/table/infoheads.py holds what start-up reads), nor is the memory account
 (server/memory/overhead.py, a first INFO memory or MEMORY STATS) or the dataclasses module (the
 configuration's option rows are a plain class), nor base/interfaces.py (declarations for the type
 checker: not even once every family is imported), nor is one of listpack's small integer entries
 made before a value needs it, nor, compiled, ctypes (protocol/hiredis_limits.py reads the hiredis
-reader's struct with C loads; the heap policy imports ctypes once the server serves).  Nor any
+reader's struct with C loads; the heap policy imports ctypes once the server serves). Nor any
 command family (MULTI's and CLIENT's hooks are events/watch.py's and events/tracking.py's), the
-DEBUG test controls (the first DEBUG imports them), or the list, sorted-set and set types'
-modules (their families'; a blocked key's write takes their classes from sys.modules, an AOF
-rewrite imports set_type), nor is a module-level regular expression compiled
-(server/base/lazyre.py).  What must hold: a started server has not imported or decoded them, and
-their first use gives what they gave at once (the same hashes on the first call and on later
-ones; a host name, not only an address, binds; a SAVE that a restart loads, an AOF turned on by
-CONFIG SET, a replica of redis-server, COMMAND INFO and DOCS as redis-server's; a first float
-argument, transaction, tracking client or blocked pop as redis-server's).
+DEBUG test controls (the first DEBUG imports them), or the list, sorted-set and set types' modules
+(their families'; a blocked key's write takes their classes from sys.modules, an AOF rewrite imports
+set_type), nor is a module-level regular expression compiled (server/base/lazyre.py), nor one of
+protocol/reply.py's tables made (the first reply that reads one makes it), nor the json module
+imported (the option table is server/config/optiontable.py, generated from config_defaults.json; the
+command table's trees import json on first use). What must hold: a started server has not imported
+or decoded them, and their first use gives what they gave at once (the same hashes on the first call
+and on later ones; a host name, not only an address, binds; a SAVE that a restart loads, an AOF
+turned on by CONFIG SET, a replica of redis-server, COMMAND INFO and DOCS as redis-server's; a first
+float argument, transaction, tracking client or blocked pop as redis-server's).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from tests.support.diff import RawConnection, encode_command, parse
 from tests.support.servers import free_port, start_raxdb, start_redis
 
 ROOT = Path(__file__).resolve().parents[2]
-LAZY = ("hashlib", "hmac", "glob", "encodings.idna", "raxdb.server.persistence.aofload",
+LAZY = ("hashlib", "hmac", "glob", "encodings.idna", "json", "copy", "raxdb.server.persistence.aofload",
         "raxdb.server.persistence.aofmanifest", "raxdb.server.replication.replica", "raxdb.storage.rdb",
         "raxdb.storage.rdbwalk", "dataclasses", "raxdb.server.memory.overhead", "raxdb.server.base.interfaces",
         # every command family (MULTI's and CLIENT's among them), and the DEBUG test controls
@@ -57,10 +59,15 @@ PATTERNS = {"raxdb.server.base.numparse": ("_FLOAT_RX", "_INT_PREFIX_RX"),
             "raxdb.server.conn.clientbufs": ("_BIG_HEADER",), "raxdb.server.config.options": ("_OCTAL",),
             "raxdb.server.net.tls": ("_SSL_TEXT",), "raxdb.server.scripting.functions": ("_NAME_OK",)}
 
+# reply.py's tables by their first entry (made by their first use: no reply is written before the
+# first command)
+REPLY_TABLES = {b":-1\r\n": "reply.small_ints", b"$0\r\n": "reply.bulk_headers", b"\r\n$0\r\n": "reply._bulk_seps",
+                b"*0\r\n": "reply._array_headers"}
+
 # A server started as main() starts one (a config from argv, the listeners bound), the modules
 # imported once it serves, and then the first use of each lazy import, in the same interpreter.
 _PROBE = r"""
-import json, os, sys
+import os, sys
 from raxdb.server.main import main
 
 def ready():
@@ -74,6 +81,12 @@ def ready():
     # KeyError here, and the list below names every one)
     serving += [f"{m}.{p}" for m, names in PATTERNS.items() for p in names
                 if getattr(sys.modules[m], p)._compiled is not None]
+    # reply.py's tables (C globals compiled): found among the collector's objects, unfrozen first
+    import gc
+    gc.unfreeze()
+    serving += [REPLY_TABLES[o[0]] for o in gc.get_objects()
+                if type(o) is list and len(o) in (10002, 4096, 1024) and type(o[0]) is bytes and o[0] in REPLY_TABLES]
+    import json  # after the look at sys.modules: json is one of LAZY
     from raxdb.server.security.acl import User, hash_password
     from raxdb.server.table.scriptflags import sha1hex
     first = [sha1hex(b"return 1").decode(), hash_password(b"secret").decode()]
@@ -86,7 +99,7 @@ main(["--port", sys.argv[1], "--bind", "127.0.0.1", "--save", "", "--appendonly"
 
 
 def test_start_up_leaves_them_and_first_use_imports_them(tmp_path):
-    code = f"LAZY = {LAZY!r}\nPATTERNS = {PATTERNS!r}\n{_PROBE}"
+    code = f"LAZY = {LAZY!r}\nPATTERNS = {PATTERNS!r}\nREPLY_TABLES = {REPLY_TABLES!r}\n{_PROBE}"
     out = subprocess.run([sys.executable, "-c", code, str(free_port())], cwd=tmp_path,
                          capture_output=True, text=True, timeout=60, env=_env())
     assert out.returncode == 0, out.stderr
@@ -132,6 +145,14 @@ def test_bind_by_host_name():
 def _info(c: RawConnection, section: str) -> dict[str, str]:
     text = parse(c.call("INFO", section)).decode()
     return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+
+
+def test_option_table_is_up_to_date():
+    """server/config/optiontable.py is what tools/gen_option_table.py makes of config_defaults.json
+    (the configuration's rows at start, no json module imported)."""
+    out = subprocess.run([sys.executable, "tools/gen_option_table.py", "--check"], cwd=ROOT, capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stderr
 
 
 def test_infoheads_is_up_to_date():
@@ -281,13 +302,65 @@ def test_config_get_all_in_a_fresh_server_matches_redis():
 def test_reply_tables_are_their_formula():
     from raxdb.protocol import reply as R
 
-    assert R.SMALL_INTS == [b":%d\r\n" % i for i in range(-1, 10001)]
-    assert R.BULK_HEADERS == [b"$%d\r\n" % i for i in range(4096)]
-    assert R._BULK_SEPS == [b"\r\n$%d\r\n" % i for i in range(4096)]
-    assert R._ARRAY_HEADERS == [b"*%d\r\n" % i for i in range(1024)]
+    assert R.small_ints() == [b":%d\r\n" % i for i in range(-1, 10001)]
+    assert R.bulk_headers() == [b"$%d\r\n" % i for i in range(4096)]
+    assert R._bulk_seps() == [b"\r\n$%d\r\n" % i for i in range(4096)]
+    assert R._array_headers() == [b"*%d\r\n" % i for i in range(1024)]
+    assert R.small_ints() is R.small_ints() and R.bulk_headers() is R.bulk_headers()  # made once
     for head, tail, stop in ((b"", b"", 0), (b"x", b"", 1), (b"", b"y", 11), (b"a", b"bc", 100), (b"a", b"b", 101),
                              (b":", b"\r\n", 123457)):
         assert R.decimals(head, tail, stop) == [head + b"%d" % i + tail for i in range(stop)], (head, tail, stop)
+
+
+# Each writer that reads a table, first in a fresh interpreter (no table made yet), then again
+_FIRST_REPLIES = r"""
+import gc, json
+from raxdb.protocol import reply as R
+tables = lambda: sorted(REPLY_TABLES[o[0]] for o in gc.get_objects() if type(o) is list
+                        and len(o) in (10002, 4096, 1024) and type(o[0]) is bytes and o[0] in REPLY_TABLES)
+before = tables()
+calls = lambda: [R.integer(-1), R.integer(0), R.integer(10000), R.integer(10001), R.length(7), R.length(10000),
+                 R.bulk(bytearray(b"abc")), R.bulk(b"xy"), R.bulks_body([b"a", b"bc"]), R.bulks_body([b"ab", b"cd"]),
+                 R.bulks_body([b"x" * 5000, b"y"]), R.bulk_strings((b"a", bytearray(b"b")), 1), R.bulk_strings([b"a", b"bcd"]),
+                 R.bulk_array(iter([b"q"])), R.stream_entry_flat(1, 2, [b"f", b"v"])]
+first = [r.decode() for r in calls()]
+print(json.dumps({"before": before, "first": first, "again": [r.decode() for r in calls()], "after": tables()}))
+"""
+
+
+def test_reply_tables_first_use_in_a_fresh_interpreter(tmp_path):
+    """No table is made by reply's import; the first call of each writer that reads one makes it
+    and writes what the formula spells, as later calls do."""
+    code = f"REPLY_TABLES = {REPLY_TABLES!r}\n{_FIRST_REPLIES}"
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                         env=_env())
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["before"] == []
+    want = [":-1\r\n", ":0\r\n", ":10000\r\n", ":10001\r\n", ":7\r\n", ":10000\r\n", "$3\r\nabc\r\n",
+            "$2\r\nxy\r\n", "$1\r\na\r\n$2\r\nbc\r\n", "$2\r\nab\r\n$2\r\ncd\r\n",
+            "$5000\r\n" + "x" * 5000 + "\r\n$1\r\ny\r\n", "*2\r\n$1\r\na\r\n$1\r\nb\r\n",
+            "*2\r\n$1\r\na\r\n$3\r\nbcd\r\n", "*1\r\n$1\r\nq\r\n",
+            "*2\r\n$3\r\n1-2\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"]
+    assert seen["first"] == want and seen["again"] == want
+    assert "reply.small_ints" in seen["after"] and "reply._bulk_seps" in seen["after"]
+
+
+def test_first_replies_of_a_fresh_server_match_redis():
+    """A fresh server's first commands, each reply written from a table its first use makes
+    (integers, bulk headers, arrays of bulks, a script's integer), answer as redis-server's."""
+    ours, theirs = start_raxdb(), start_redis()
+    try:
+        script = [("DEL", "k"), ("EXISTS", "k"), ("INCR", "n"), ("INCRBY", "n", "9999"), ("INCR", "n"),
+                  ("APPEND", "s", "abc"), ("GET", "s"), ("MGET", "s", "nosuch", "n"),
+                  ("RPUSH", "l", "a", "bb", "ccc"), ("LRANGE", "l", "0", "-1"), ("HSET", "h", "f", "v", "g", "ww"),
+                  ("HGETALL", "h"), ("HVALS", "h"), ("SADD", "t", "x"), ("SMEMBERS", "t"),
+                  ("XADD", "x", "1-1", "f", "v"), ("XRANGE", "x", "-", "+"), ("EVAL", "return 42", "0"),
+                  ("EVAL", "return 12345", "0"), ("STRLEN", "s")]
+        _same_replies(ours.port, theirs.port, script)
+    finally:
+        ours.stop()
+        theirs.stop()
 
 
 def test_sds_table_is_its_formula():
