@@ -161,6 +161,8 @@ _QUEUED = R.QUEUED
 if not cython.compiled:  # compiled, client.pxd holds these inline: clock_gettime, not a Python call
     perf_clock_ns = time.perf_counter_ns
     _time_ns = time.time_ns
+    # compiled, registry.pxd's inline, cimported: a compiled handler's own C function, called straight
+    from raxdb.server.table.registry import run_handler
 _join = b"".join
 _refuses, _account = evict.refuses, evict.account
 
@@ -1289,7 +1291,7 @@ def call_command(c: Client, cmd: CommandEntry, argv: list[bytes], t0: int | None
         c.prop_force = False
         srv.prop_depth += 1
     try:
-        r = cmd.proc(c, argv)  # type: ignore[misc]
+        r = run_handler(cmd, c, argv)
     except CommandError as e:
         r = c.error_reply(e.msg, cmd, e.counted)
     except Exception as e:  # a bug must not take the connection down
@@ -1528,7 +1530,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                     if calls & sample and cmd.sampled:
                         t_prev = 0
                         try:
-                            r = cmd.proc(c, argv)
+                            r = run_handler(cmd, c, argv)
                         except CommandError as e:
                             r = c.error_reply(e.msg, cmd, e.counted)
                         except Exception as e:  # a bug must not take the connection down
@@ -1536,7 +1538,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                     else:
                         t0 = t_prev or _time_ns()
                         try:
-                            r = cmd.proc(c, argv)
+                            r = run_handler(cmd, c, argv)
                         except CommandError as e:
                             r = c.error_reply(e.msg, cmd, e.counted)
                         except Exception as e:
