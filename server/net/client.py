@@ -1464,11 +1464,11 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 fed = walk.pos  # (what the walk took counts as given to hiredis)
             else:
                 try:
-                    argv = gets()
+                    frame = gets()
                 except READER_ERRORS:  # (a RESP3 map or set with an aggregate key raises TypeError)
-                    argv = None
-                if not _is_argv(argv):
-                    if argv is False:  # mid-frame: hiredis may have consumed a partial command's
+                    frame = None
+                if not _is_argv(frame):
+                    if frame is False:  # mid-frame: hiredis may have consumed a partial command's
                         if fed < nbase:  # bytes; tested here, not for every command
                             fed = _feed_slice(c, base, fed, nbase)
                             continue
@@ -1476,6 +1476,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                     # not a multibulk of bulk strings: the exact parser judges
                     c._enter_exact(base, base_done + done - walk.hdone, walk.hpos)
                     return
+                argv = frame  # a list (compiled, `argv` is typed one: its name and length C reads)
                 if not argv:  # *0: an empty command, silently skipped as Redis does (and not
                     # counted in `done`: the exact parser's next_command() never returns one either)
                     if not has_data():
