@@ -41,7 +41,7 @@ cdef inline long long perf_clock_ns() noexcept nogil:  # time.perf_counter_ns
 
 
 @cython.locals(cmd=Command, last=Command, last_found=Command, name=bytes, last_name=bytes, known=bytes, found=list, i=Py_ssize_t, calls=cython.longlong, sample=cython.longlong, srv=ServerFields,
-               argv=list,
+               argv=list, queue=list,
                ready=dict, dispatch=dict, t0=cython.longlong, dt=cython.longlong, nbase=Py_ssize_t,
                done=Py_ssize_t, clean=cython.bint, walk=MultibulkWalk, walking=cython.bint, track=cython.bint, prop=cython.bint, extra=cython.bint,
                mm=cython.bint)

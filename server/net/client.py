@@ -86,6 +86,7 @@ from raxdb.server.base.fields import ClientFields
 from raxdb.server.base.loading import ASYNC as ASYNC_LOADING
 from raxdb.server.base.loading import LOADING_ERR
 from raxdb.server.base.log import LOG, logged_error
+from raxdb.server.base.multiqueue import queued
 from raxdb.server.conn import clientbufs as _clientbufs
 from raxdb.server.conn import clienteviction as _clienteviction
 from raxdb.server.conn import lifecycle
@@ -208,7 +209,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         self.plain = True
         self.queueing = False  # plain, but in MULTI (update_plain)
         self.cluster_flags = 0  # ASKING, READONLY (server/cluster/routing.py)
-        self.multi: list[tuple[CommandEntry, list[bytes]]] | None = None
+        self.multi: list[Any] | None = None  # MULTI's queue (server/base/multiqueue.py)
         self.multi_error = False
         self.watched: list[WatchedKey] = []
         self.dirty_cas = False
@@ -798,7 +799,8 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
                 self._postpone(argv)
                 return
             if self.multi is not None and cmd.queue_in_multi:
-                self.multi.append((cmd, argv))
+                self.multi.append(cmd)  # (server/base/multiqueue.py: the command, then its argv)
+                self.multi.append(argv)
                 self._emit(R.QUEUED, out)
                 return
             if self.resp == 2 and (self.channels or self.patterns or self.shard_channels) and not cmd.ok_in_pubsub:
@@ -857,7 +859,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         function that declares flags unless it declares no-writes."""
         name = cmd.fullname
         if name == "exec":
-            return self.multi is not None and any(self.writes(q, qargv) for q, qargv in self.multi)
+            return self.multi is not None and any(self.writes(q, qargv) for q, qargv in queued(self.multi))
         flags = script_flags(self, cmd, argv)
         if flags is not None:
             return not flags & FLAG_NO_WRITES
@@ -869,10 +871,10 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         is_deny_async_loading_command: flagged `no_async_loading` (or an EXEC of one)."""
         if self.server.persistence.stats["loading"] == ASYNC_LOADING:
             if cmd.fullname == "exec" and self.multi is not None:
-                return any("no_async_loading" in q.flags for q, _ in self.multi)
+                return any("no_async_loading" in q.flags for q, _ in queued(self.multi))
             return "no_async_loading" in cmd.flags
         if cmd.fullname == "exec" and self.multi is not None:
-            return any(not q.ok_loading for q, _ in self.multi)
+            return any(not q.ok_loading for q, _ in queued(self.multi))
         return not cmd.ok_loading
 
     def _paused_for(self, cmd: CommandEntry, argv: list[bytes]) -> bool:
@@ -888,7 +890,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         holds EVAL_RO of a script that may write and lets EVAL of a no-writes script through."""
         name = cmd.fullname
         if name == "exec":
-            return self.multi is not None and any(self.may_replicate(q, a) for q, a in self.multi)
+            return self.multi is not None and any(self.may_replicate(q, a) for q, a in queued(self.multi))
         flags = script_flags(self, cmd, argv)
         if flags is not None:
             return not flags & FLAG_NO_WRITES
@@ -1607,7 +1609,9 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 # Inside MULTI: queued as execute() queues it, whose other checks all pass for a
                 # `queueing` client (see Client.update_plain).  A Spark sink's transaction queues
                 # thousands of commands.
-                c.multi.append((cmd, argv))  # type: ignore[union-attr]  # queueing: in MULTI
+                queue = c.multi  # queueing: in MULTI (server/base/multiqueue.py: the command, then its argv)
+                queue.append(cmd)
+                queue.append(argv)
                 c.last_argv = argv
                 last = cmd
                 out.append(_QUEUED)
