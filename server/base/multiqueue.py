@@ -18,7 +18,7 @@ from typing import Any
 
 def queued(queue: list[Any]) -> Iterator[tuple[Any, list[bytes]]]:
     """The queued commands as (command, argv) pairs, in order."""
-    return zip(queue[0::2], queue[1::2])
+    return zip(queue[0::2], queue[1::2], strict=True)
 
 
 def queued_count(queue: list[Any]) -> int:
