@@ -1610,8 +1610,8 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 # `queueing` client (see Client.update_plain).  A Spark sink's transaction queues
                 # thousands of commands.
                 queue = c.multi  # queueing: in MULTI (server/base/multiqueue.py: the command, then its argv)
-                queue.append(cmd)
-                queue.append(argv)
+                queue.append(cmd)  # type: ignore[union-attr]
+                queue.append(argv)  # type: ignore[union-attr]
                 c.last_argv = argv
                 last = cmd
                 out.append(_QUEUED)

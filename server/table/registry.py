@@ -119,22 +119,21 @@ class Command:
         `_entry_shape`'s (the client typed ClientFields, argv), or that and a record of optional
         arguments, run_handler calls the function itself.  Any other handler (a def, a
         placeholder, a partial, one whose module global is no longer it) keeps the Python call."""
-        if not cython.compiled:
-            return
-        proc = self.proc
-        self._entry_of = proc
-        self._entry = cython.NULL
-        self._entry_opt = cython.NULL
-        capsule = _exported(proc)
-        if capsule is None:
-            return
-        shape = PyCapsule_GetName(capsule)  # noqa: F821
-        want = PyCapsule_GetName(_exported(_entry_shape))  # noqa: F821
-        if shape == want:
-            self._entry = cython.cast(HandlerEntry, PyCapsule_GetPointer(capsule, shape))  # noqa: F821
-        elif (shape.startswith(want[:-1] + b", struct __pyx_opt_args_")
-              and shape.endswith(b" *__pyx_optional_args)")):
-            self._entry_opt = cython.cast(HandlerEntryOpt, PyCapsule_GetPointer(capsule, shape))  # noqa: F821
+        if cython.compiled:
+            proc = self.proc
+            self._entry_of = proc
+            self._entry = cython.NULL
+            self._entry_opt = cython.NULL
+            capsule = _exported(proc)
+            if capsule is None:
+                return
+            shape = PyCapsule_GetName(capsule)  # noqa: F821
+            want = PyCapsule_GetName(_exported(_entry_shape))  # noqa: F821
+            if shape == want:
+                self._entry = cython.cast(HandlerEntry, PyCapsule_GetPointer(capsule, shape))  # noqa: F821
+            elif (shape.startswith(want[:-1] + b", struct __pyx_opt_args_")
+                  and shape.endswith(b" *__pyx_optional_args)")):
+                self._entry_opt = cython.cast(HandlerEntryOpt, PyCapsule_GetPointer(capsule, shape))  # noqa: F821
 
     def arity_ok(self, n: int) -> bool:
         """May the command be called with n arguments (its name included): at least -arity for a
@@ -198,9 +197,9 @@ def _entry_shape(c: Any, argv: list[bytes]) -> None:
 
 
 if not cython.compiled:  # compiled, registry.pxd's inline run_handler: the handler's C function when it has one
-    def run_handler(cmd: Command, c: Any, argv: list[bytes]) -> Any:
+    def run_handler(cmd: Any, c: Any, argv: list[bytes]) -> Any:
         """Call the command's handler (the fast loop's and call_command's call)."""
-        return cmd.proc(c, argv)  # type: ignore[misc]
+        return cmd.proc(c, argv)
 
 
 def newer(name: str, version: metadata.Version) -> bool:
