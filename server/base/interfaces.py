@@ -403,7 +403,7 @@ class Client(Protocol):
     is_master: bool
     must_obey: bool
     # MULTI, WATCH
-    multi: list[tuple[Command, list[bytes]]] | None
+    multi: list[Any] | None  # MULTI's queue (server/base/multiqueue.py)
     multi_error: bool
     cluster_flags: int  # ASKING, READONLY, ASKED (server/cluster/routing.py)
     watched: list[WatchedKey]

@@ -23,9 +23,11 @@ where route() returns None and leaves `cluster_flags` unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base.errors import TRYAGAIN
+from raxdb.server.base.multiqueue import queued
 from raxdb.server.cluster.state import OK
 from raxdb.server.table.getkeys import key_positions
 from raxdb.storage.slots import key_hash_slot
@@ -73,7 +75,7 @@ def route(cluster: Cluster, c: Any, cmd: Any, argv: list[bytes]) -> bytes | None
     if name == "exec":
         if c.multi is None:
             return None
-        commands = c.multi
+        commands: Iterable[tuple[Any, list[bytes]]] = queued(c.multi)
     else:
         # the common case first: one key, in a stable slot this node serves, the cluster ok
         positions = key_positions(cmd, argv)

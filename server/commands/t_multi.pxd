@@ -21,5 +21,5 @@ cpdef multi(ClientFields c, argv)
 
 
 @cython.locals(queue=list, srv=ServerFields, replies=list, cmd=Command, was_queueing=cython.bint,
-               epoch=cython.longlong)
+               epoch=cython.longlong, i=Py_ssize_t)
 cpdef exec_(ClientFields c, argv)

@@ -68,7 +68,9 @@ def exec_(c, argv):
     srv = c.server
     replies = []
     try:
-        for cmd, args in queue:
+        for i in range(0, len(queue), 2):  # (server/base/multiqueue.py: a command, then its argv)
+            cmd = queue[i]
+            args = queue[i + 1]
             if not c.user.free:  # the rules may have changed since it was queued
                 denied = srv.acl.check(c, cmd, args, acl.CTX_MULTI)
                 if denied:

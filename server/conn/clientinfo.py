@@ -22,6 +22,7 @@ and its cmd= names it, as in Redis.
 from __future__ import annotations
 
 from raxdb.server.base.errors import CommandError
+from raxdb.server.base.multiqueue import queued, queued_count
 from raxdb.server.conn import clientbufs, replylist
 from raxdb.server.conn.obuf import is_replica, output_used
 
@@ -87,7 +88,7 @@ def _memory_parts(c, current, omem: int) -> tuple[int, int, int, int, int, int, 
     else:  # or the arguments of a command still arriving
         argv_mem, argc = c.partial_args()
     # mstate.argv_len_sums: each queued command's argument bytes and its argv's pointers
-    multi_mem = sum(_argv_mem(argv) + 8 * len(argv) for _, argv in multi) if multi else 0
+    multi_mem = sum(_argv_mem(argv) + 8 * len(argv) for _, argv in queued(multi)) if multi else 0
     return qbuf, qbuf_free, argv_mem, multi_mem, omem, argc, multi
 
 
@@ -116,11 +117,11 @@ def _total(c, qbuf: int, qbuf_free: int, argv_mem: int, multi_mem: int, omem: in
     """getClientMemoryUsage from the fields: the output, the query buffer's allocation, the client
     struct and its reply buffer (conn/clientbufs.py's figures), the argv held with its
     pointers, the MULTI queue and `_bookkeeping`."""
-    queued = len(multi) if multi else 0
+    count = queued_count(multi) if multi else 0
     mem = omem + clientbufs.query_zmalloc(qbuf + qbuf_free) + clientbufs.CLIENT_STRUCT + c.rb_size
     mem += argv_mem + 8 * argc + multi_mem
-    if queued:  # mstate.commands: 24-byte multiCmds, 2 at first, doubled when full
-        mem += 24 * max(2, 1 << (queued - 1).bit_length())
+    if count:  # mstate.commands: 24-byte multiCmds, 2 at first, doubled when full
+        mem += 24 * max(2, 1 << (count - 1).bit_length())
     return mem + _bookkeeping(c)
 
 
@@ -154,7 +155,7 @@ def client_info_line(c, current=None) -> str:
     line = (f"id={c.id} addr={c.addr} laddr={c.laddr} fd={c.fd} name={name} age={(now - c.ctime) // 1000} "
             f"idle={max(0, now - c.last_interaction) // 1000} flags={_flags(c)} db={c.dbid} "
             f"sub={len(c.channels)} psub={len(c.patterns)} ssub={len(c.shard_channels)} "
-            f"multi={len(multi) if multi is not None else -1} qbuf={qbuf} qbuf-free={qbuf_free} argv-mem={argv_mem} "
+            f"multi={queued_count(multi) if multi is not None else -1} qbuf={qbuf} qbuf-free={qbuf_free} argv-mem={argv_mem} "
             f"multi-mem={multi_mem} rbs={c.rb_size} rbp={c.rb_peak} obl={obl} oll={oll} omem={omem} "
             f"tot-mem={_total(c, *parts)} events={'rw' if held else 'r'} cmd={cmd_name} "
             f"user={c.user.name.decode(errors='surrogateescape')} redir={ct.redirect if (ct := c.tracking) is not None else -1} resp={c.resp}")

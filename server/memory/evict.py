@@ -65,6 +65,7 @@ from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base import latency
 from raxdb.server.base.log import LOG
+from raxdb.server.base.multiqueue import queued
 from raxdb.server.conn.clienteviction import counted
 from raxdb.server.conn.clientinfo import client_memory
 from raxdb.server.events import notify, propagate
@@ -459,7 +460,7 @@ def denies_oom(c: Client, cmd: Command, argv: list[bytes]) -> bool:
     is unless it declares no-writes or allow-oom."""
     name = cmd.fullname
     if name == "exec":
-        return c.multi is not None and any(denies_oom(c, q, a) for q, a in c.multi)
+        return c.multi is not None and any(denies_oom(c, q, a) for q, a in queued(c.multi))
     flags = script_flags(c, cmd, argv)
     if flags is not None:
         return not flags & (FLAG_ALLOW_OOM | FLAG_NO_WRITES)

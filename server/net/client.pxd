@@ -2,6 +2,8 @@
 #
 # The fast loop's command is typed as the Command extension type (server/table/registry.pxd),
 # so its reads of calls, sampled and proc, its arity test and its count of the call, are C-level;
+# its argv is typed a list (the walk's and hiredis's commands are lists): its name's read and its
+# length are C reads, not a generic item lookup and PyObject_Size;
 # its flags (propagating, latency tracking, the branch after a command) are C truth values, tested
 # per command without a call of PyObject_IsTrue.
 # `call_command` (Client.call's body) is cpdef with its command typed the same way: the scripting
@@ -21,7 +23,7 @@ from raxdb.protocol cimport reply as R
 from raxdb.protocol.multibulk cimport HeldCommand, MultibulkWalk, frames_biggest
 from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.conn.obuf cimport check_delivery
-from raxdb.server.table.registry cimport Command
+from raxdb.server.table.registry cimport Command, run_handler
 
 
 cdef inline long long _ns(clockid_t which) noexcept nogil:
@@ -39,6 +41,7 @@ cdef inline long long perf_clock_ns() noexcept nogil:  # time.perf_counter_ns
 
 
 @cython.locals(cmd=Command, last=Command, last_found=Command, name=bytes, last_name=bytes, known=bytes, found=list, i=Py_ssize_t, calls=cython.longlong, sample=cython.longlong, srv=ServerFields,
+               argv=list, queue=list,
                ready=dict, dispatch=dict, t0=cython.longlong, dt=cython.longlong, nbase=Py_ssize_t,
                done=Py_ssize_t, clean=cython.bint, walk=MultibulkWalk, walking=cython.bint, track=cython.bint, prop=cython.bint, extra=cython.bint,
                mm=cython.bint)

@@ -86,6 +86,7 @@ from raxdb.server.base.fields import ClientFields
 from raxdb.server.base.loading import ASYNC as ASYNC_LOADING
 from raxdb.server.base.loading import LOADING_ERR
 from raxdb.server.base.log import LOG, logged_error
+from raxdb.server.base.multiqueue import queued
 from raxdb.server.conn import clientbufs as _clientbufs
 from raxdb.server.conn import clienteviction as _clienteviction
 from raxdb.server.conn import lifecycle
@@ -161,6 +162,8 @@ _QUEUED = R.QUEUED
 if not cython.compiled:  # compiled, client.pxd holds these inline: clock_gettime, not a Python call
     perf_clock_ns = time.perf_counter_ns
     _time_ns = time.time_ns
+    # compiled, registry.pxd's inline, cimported: a compiled handler's own C function, called straight
+    from raxdb.server.table.registry import run_handler
 _join = b"".join
 _refuses, _account = evict.refuses, evict.account
 
@@ -206,7 +209,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         self.plain = True
         self.queueing = False  # plain, but in MULTI (update_plain)
         self.cluster_flags = 0  # ASKING, READONLY (server/cluster/routing.py)
-        self.multi: list[tuple[CommandEntry, list[bytes]]] | None = None
+        self.multi: list[Any] | None = None  # MULTI's queue (server/base/multiqueue.py)
         self.multi_error = False
         self.watched: list[WatchedKey] = []
         self.dirty_cas = False
@@ -796,7 +799,8 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
                 self._postpone(argv)
                 return
             if self.multi is not None and cmd.queue_in_multi:
-                self.multi.append((cmd, argv))
+                self.multi.append(cmd)  # (server/base/multiqueue.py: the command, then its argv)
+                self.multi.append(argv)
                 self._emit(R.QUEUED, out)
                 return
             if self.resp == 2 and (self.channels or self.patterns or self.shard_channels) and not cmd.ok_in_pubsub:
@@ -855,7 +859,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         function that declares flags unless it declares no-writes."""
         name = cmd.fullname
         if name == "exec":
-            return self.multi is not None and any(self.writes(q, qargv) for q, qargv in self.multi)
+            return self.multi is not None and any(self.writes(q, qargv) for q, qargv in queued(self.multi))
         flags = script_flags(self, cmd, argv)
         if flags is not None:
             return not flags & FLAG_NO_WRITES
@@ -867,10 +871,10 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         is_deny_async_loading_command: flagged `no_async_loading` (or an EXEC of one)."""
         if self.server.persistence.stats["loading"] == ASYNC_LOADING:
             if cmd.fullname == "exec" and self.multi is not None:
-                return any("no_async_loading" in q.flags for q, _ in self.multi)
+                return any("no_async_loading" in q.flags for q, _ in queued(self.multi))
             return "no_async_loading" in cmd.flags
         if cmd.fullname == "exec" and self.multi is not None:
-            return any(not q.ok_loading for q, _ in self.multi)
+            return any(not q.ok_loading for q, _ in queued(self.multi))
         return not cmd.ok_loading
 
     def _paused_for(self, cmd: CommandEntry, argv: list[bytes]) -> bool:
@@ -886,7 +890,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         holds EVAL_RO of a script that may write and lets EVAL of a no-writes script through."""
         name = cmd.fullname
         if name == "exec":
-            return self.multi is not None and any(self.may_replicate(q, a) for q, a in self.multi)
+            return self.multi is not None and any(self.may_replicate(q, a) for q, a in queued(self.multi))
         flags = script_flags(self, cmd, argv)
         if flags is not None:
             return not flags & FLAG_NO_WRITES
@@ -1289,7 +1293,7 @@ def call_command(c: Client, cmd: CommandEntry, argv: list[bytes], t0: int | None
         c.prop_force = False
         srv.prop_depth += 1
     try:
-        r = cmd.proc(c, argv)  # type: ignore[misc]
+        r = run_handler(cmd, c, argv)
     except CommandError as e:
         r = c.error_reply(e.msg, cmd, e.counted)
     except Exception as e:  # a bug must not take the connection down
@@ -1462,11 +1466,11 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 fed = walk.pos  # (what the walk took counts as given to hiredis)
             else:
                 try:
-                    argv = gets()
+                    frame = gets()
                 except READER_ERRORS:  # (a RESP3 map or set with an aggregate key raises TypeError)
-                    argv = None
-                if not _is_argv(argv):
-                    if argv is False:  # mid-frame: hiredis may have consumed a partial command's
+                    frame = None
+                if not _is_argv(frame):
+                    if frame is False:  # mid-frame: hiredis may have consumed a partial command's
                         if fed < nbase:  # bytes; tested here, not for every command
                             fed = _feed_slice(c, base, fed, nbase)
                             continue
@@ -1474,6 +1478,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                     # not a multibulk of bulk strings: the exact parser judges
                     c._enter_exact(base, base_done + done - walk.hdone, walk.hpos)
                     return
+                argv = frame  # a list (compiled, `argv` is typed one: its name and length C reads)
                 if not argv:  # *0: an empty command, silently skipped as Redis does (and not
                     # counted in `done`: the exact parser's next_command() never returns one either)
                     if not has_data():
@@ -1528,7 +1533,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                     if calls & sample and cmd.sampled:
                         t_prev = 0
                         try:
-                            r = cmd.proc(c, argv)
+                            r = run_handler(cmd, c, argv)
                         except CommandError as e:
                             r = c.error_reply(e.msg, cmd, e.counted)
                         except Exception as e:  # a bug must not take the connection down
@@ -1536,7 +1541,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                     else:
                         t0 = t_prev or _time_ns()
                         try:
-                            r = cmd.proc(c, argv)
+                            r = run_handler(cmd, c, argv)
                         except CommandError as e:
                             r = c.error_reply(e.msg, cmd, e.counted)
                         except Exception as e:
@@ -1604,7 +1609,9 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 # Inside MULTI: queued as execute() queues it, whose other checks all pass for a
                 # `queueing` client (see Client.update_plain).  A Spark sink's transaction queues
                 # thousands of commands.
-                c.multi.append((cmd, argv))  # type: ignore[union-attr]  # queueing: in MULTI
+                queue = c.multi  # queueing: in MULTI (server/base/multiqueue.py: the command, then its argv)
+                queue.append(cmd)  # type: ignore[union-attr]
+                queue.append(argv)  # type: ignore[union-attr]
                 c.last_argv = argv
                 last = cmd
                 out.append(_QUEUED)

@@ -301,7 +301,7 @@ def _replay(c: Client, argv: list[bytes], name: str) -> Command | None:
                     f"file {name}")
         return None
     if c.multi is not None and cmd.fullname != "exec":
-        c.multi.append((cmd, argv))  # queueMultiCommand: no arity or flag checks, as Redis
+        c.multi += (cmd, argv)  # queueMultiCommand: no arity or flag checks, as Redis (server/base/multiqueue.py)
         return cmd
     c.in_exec = True  # EXEC clears it when done; the AOF client must never block
     try:

@@ -68,6 +68,7 @@ from raxdb.server.base import clock
 from raxdb.server.base.errors import MASTERDOWN, READONLY, CommandError
 from raxdb.server.base.loading import ASYNC, SYNC
 from raxdb.server.base.log import LOG, logged_error
+from raxdb.server.base.multiqueue import queued
 from raxdb.server.events import propagate, tracking, watch
 from raxdb.server.net import blocking, tls
 from raxdb.server.net.client import Client, format_addr, queue_output
@@ -866,7 +867,7 @@ class Link:
             return READONLY
         if self.serving_stale():
             if cmd.fullname == "exec" and c.multi is not None:
-                stale = all(_allows_stale(c, q, qargv) for q, qargv in c.multi)
+                stale = all(_allows_stale(c, q, qargv) for q, qargv in queued(c.multi))
             else:
                 stale = _allows_stale(c, cmd, argv)
             if not stale:
@@ -875,7 +876,7 @@ class Link:
             if cmd.is_write:
                 _expire_written_keys(c, cmd, argv)
             elif cmd.fullname == "exec" and c.multi is not None:
-                for q, qargv in c.multi:
+                for q, qargv in queued(c.multi):
                     if q.is_write:
                         _expire_written_keys(c, q, qargv)
         return None

@@ -19,7 +19,9 @@ checked before the handler runs.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from typing import Any
 
 try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
     import cython
@@ -110,6 +112,29 @@ class Command:
         # instead (registry.pxd), so read them with latency_histogram().
         self.latency: dict[int, int] = {}
 
+    def _find_entry(self) -> None:
+        """Compiled only (run_handler, registry.pxd): find the C function of the handler now in
+        `proc`.  A cpdef handler of a compiled command module is exported by its module for
+        cimport, as a capsule named by its C signature (`__pyx_capi__`); when that signature is
+        `_entry_shape`'s (the client typed ClientFields, argv), or that and a record of optional
+        arguments, run_handler calls the function itself.  Any other handler (a def, a
+        placeholder, a partial, one whose module global is no longer it) keeps the Python call."""
+        if cython.compiled:
+            proc = self.proc
+            self._entry_of = proc
+            self._entry = cython.NULL
+            self._entry_opt = cython.NULL
+            capsule = _exported(proc)
+            if capsule is None:
+                return
+            shape = PyCapsule_GetName(capsule)  # noqa: F821
+            want = PyCapsule_GetName(_exported(_entry_shape))  # noqa: F821
+            if shape == want:
+                self._entry = cython.cast(HandlerEntry, PyCapsule_GetPointer(capsule, shape))  # noqa: F821
+            elif (shape.startswith(want[:-1] + b", struct __pyx_opt_args_")
+                  and shape.endswith(b" *__pyx_optional_args)")):
+                self._entry_opt = cython.cast(HandlerEntryOpt, PyCapsule_GetPointer(capsule, shape))  # noqa: F821
+
     def arity_ok(self, n: int) -> bool:
         """May the command be called with n arguments (its name included): at least -arity for a
         variadic command (negative arity), exactly arity for a fixed one?  The one arity test of
@@ -153,6 +178,28 @@ class Command:
                 self._latency_small[us] = 0
         for sub in self.subcommands.values():
             sub.reset_stats()
+
+
+def _exported(fn: Any) -> Any:
+    """The capsule a compiled module exports for its function `fn` (`__pyx_capi__`, cpdef functions a
+    .pxd declares), or None: `fn` must still be that module's global of its name."""
+    name = getattr(fn, "__name__", None)
+    module = sys.modules.get(getattr(fn, "__module__", None) or "")
+    if module is None or not isinstance(name, str) or vars(module).get(name) is not fn:
+        return None
+    exports = getattr(module, "__pyx_capi__", None)
+    return exports.get(name) if isinstance(exports, dict) else None
+
+
+def _entry_shape(c: Any, argv: list[bytes]) -> None:
+    """Never called: compiled (registry.pxd, cpdef), the C signature a handler's C function must
+    have for run_handler to call it."""
+
+
+if not cython.compiled:  # compiled, registry.pxd's inline run_handler: the handler's C function when it has one
+    def run_handler(cmd: Any, c: Any, argv: list[bytes]) -> Any:
+        """Call the command's handler (the fast loop's and call_command's call)."""
+        return cmd.proc(c, argv)
 
 
 def newer(name: str, version: metadata.Version) -> bool:
