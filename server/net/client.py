@@ -1,41 +1,42 @@
 """A client connection: the asyncio Protocol, the request hot path and command dispatch.
 
-Reading.  A fresh read's whole commands written the common way are taken by the request path's
-own walk (protocol/multibulk.py; `_run_fast`), and it stops at the first that is not one, from
-where everything below applies to the rest of the read as to a read of its own.
-Well-formed RESP traffic is parsed by hiredis (fast path).  hiredis parses *replies*,
-so it is kept to what it agrees on with Redis: a read event is handed to hiredis only at a command
-boundary whose first byte is '*', every command it yields must be a non-empty list of bytes, and
-chunks announcing an oversized bulk or multibulk go to the exact parser.  Anything else — inline
-commands, malformed frames, unauthenticated clients, partial commands that grow past
-`_PARTIAL_LIMIT` or wait for the rest of a big argument (32 KiB or more, read into a buffer of its
-own there, server/net/bigread.py) —
-switches the connection to `protocol.RequestParser`, which is Redis's parser byte for byte.  To switch mid-stream we keep the raw bytes since the last command boundary
-(`_raw`, only while hiredis holds a partial command) and how many commands of them already ran
-(`_raw_done`); the exact parser re-reads them and skips those.  It hands back to hiredis at the
-next boundary.  A fresh read that ends inside a command the walk takes as far as it goes keeps that
-command's bytes as the client's tail instead (`_tail`, a HeldCommand of at most `_TAIL_MAX` bytes;
-hiredis holds nothing then): the next read continues the tail's walk where it stood, over that
-read's bytes only, and once the command is whole it runs first and the read is walked from its
-end; a path that reads on from hiredis gives it the tail first (`_spill_tail`).  One difference is left, in timing only: a malformed element header inside a command
-hiredis still holds as partial (a nested '*' array, '$-1', or a '$' length over proto-max-bulk-len
-with more bytes behind it in the same read) is rejected when the command completes or passes
-`_PARTIAL_LIMIT`, where Redis rejects it as soon as that header line is complete.  Finding it
-sooner would mean walking every partial command's headers in Python on each read.
+Reading.  A fresh read's whole commands written the common way are taken by the request path's own
+walk (protocol/multibulk.py; `_run_fast`), and it stops at the first that is not one, from where
+everything below applies to the rest of the read as to a read of its own. Well-formed RESP traffic
+is parsed by hiredis (fast path).  hiredis parses *replies*, so it is kept to what it agrees on with
+Redis: a read event is handed to hiredis only at a command boundary whose first byte is '*', every
+command it yields must be a non-empty list of bytes, and chunks announcing an oversized bulk or
+multibulk go to the exact parser.  Anything else — inline commands, malformed frames,
+unauthenticated clients, partial commands that grow past `_PARTIAL_LIMIT` or wait for the rest of a
+big argument (32 KiB or more, read into a buffer of its own there, server/net/bigread.py) — switches
+the connection to `protocol.RequestParser`, which is Redis's parser byte for byte.  To switch
+mid-stream we keep the raw bytes since the last command boundary (`_raw`, only while hiredis holds a
+partial command) and how many commands of them already ran (`_raw_done`); the exact parser re-reads
+them and skips those.  It hands back to hiredis at the next boundary.  A fresh read that ends inside
+a command the walk takes as far as it goes keeps that command's bytes as the client's tail instead
+(`_tail`, a HeldCommand of at most `_TAIL_MAX` bytes; hiredis holds nothing then): the next read
+continues the tail's walk where it stood, over that read's bytes only, and once the command is whole
+it runs first and the read is walked from its end; a path that reads on from hiredis gives it the
+tail first (`_spill_tail`).  One difference is left, in timing only: a malformed element header
+inside a command hiredis still holds as partial (a nested '*' array, '$-1', or a '$' length over
+proto-max-bulk-len with more bytes behind it in the same read) is rejected when the command
+completes or passes `_PARTIAL_LIMIT`, where Redis rejects it as soon as that header line is
+complete.  Finding it sooner would mean walking every partial command's headers in Python on each
+read.
 
-Writing.  Replies of every command read in one event are joined into one payload (big pieces
-apart, such as a big value's reply in pieces: they are written as they are, `queue_replies`), and
-payloads wait in `obuf` until the server flushes every client that has output, once per event-loop
-iteration, after all the iteration's reads (`flush_pending`, which the first queued output
-schedules with the loop's call_soon; Redis's beforeSleep / handleClientsWithPendingWrites).
-Writing inside each read event instead interleaves reads and writes, so the peer is woken, and
-the kernel's cross-CPU wake-up paid, once per reply; writing in a burst after the reads cut server
-CPU per request by about 10% at -P 1 with 50 clients (SET, GET, ZADD).  So pipelining costs one
-syscall per batch, and every output of a client (replies, pub/sub messages, MONITOR lines, served blocked clients) keeps its order.  Output made for a
-client while it runs a batch (a message it publishes to itself, a client-side caching
-invalidation) joins that batch's replies (`running`), after the replies before it.  `close()` flushes what
-is queued first (QUIT's +OK).  When the transport's buffer passes its high-water mark, reading
-pauses until it drains (write back-pressure).
+Writing.  Replies of every command read in one event are joined into one payload (big pieces apart,
+such as a big value's reply in pieces: they are written as they are, `queue_replies`), and payloads
+wait in `obuf` until the server flushes every client that has output, once per event-loop iteration,
+after all the iteration's reads (`flush_pending`, which the first queued output schedules with the
+loop's call_soon; Redis's beforeSleep / handleClientsWithPendingWrites). Writing inside each read
+event instead interleaves reads and writes, so the peer is woken, and the kernel's cross-CPU wake-up
+paid, once per reply; writing in a burst after the reads cut server CPU per request by about 10% at
+-P 1 with 50 clients (SET, GET, ZADD).  So pipelining costs one syscall per batch, and every output
+of a client (replies, pub/sub messages, MONITOR lines, served blocked clients) keeps its order.
+Output made for a client while it runs a batch (a message it publishes to itself, a client-side
+caching invalidation) joins that batch's replies (`running`), after the replies before it.
+`close()` flushes what is queued first (QUIT's +OK).  When the transport's buffer passes its
+high-water mark, reading pauses until it drains (write back-pressure).
 
 Dispatch.  `plain` is true while nothing about this client or the server needs the full
 processCommand checks (auth, an ACL user with restrictions, MULTI, RESP2 pub/sub, CLIENT PAUSE,
