@@ -25,6 +25,7 @@ Invariants: a no-op where the C library has no mallopt / malloc_trim (musl, macO
 from __future__ import annotations
 
 import ctypes
+from typing import Any
 
 _M_TRIM_THRESHOLD = -1  # glibc's malloc.h
 _M_MMAP_THRESHOLD = -3
@@ -36,24 +37,26 @@ MMAP_THRESHOLD = 4 * 1024 * 1024
 TRIM_THRESHOLD = 8 * 1024 * 1024
 
 
+def _libc_function(name: str, argtypes: tuple, restype: type) -> Any:
+    """The C library's function `name` typed for ctypes, or None where it has none."""
+    try:
+        function = getattr(ctypes.CDLL(None), name)
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = argtypes
+    function.restype = restype
+    return function
+
+
 def keep_big_blocks() -> bool:
     """Fix malloc's thresholds (see the module's docstring); whether the C library took them."""
-    try:
-        libc = ctypes.CDLL(None)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
+    mallopt = _libc_function("mallopt", (ctypes.c_int, ctypes.c_int), ctypes.c_int)
+    if mallopt is None:
         return False
-    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
-    mallopt.restype = ctypes.c_int
     return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
 
 
 def purge() -> bool:
     """Give the heap's free pages back to the system (malloc_trim(0)); whether any went."""
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):
-        return False
-    trim.argtypes = (ctypes.c_size_t,)
-    trim.restype = ctypes.c_int
-    return bool(trim(0))
+    trim = _libc_function("malloc_trim", (ctypes.c_size_t,), ctypes.c_int)
+    return trim is not None and bool(trim(0))
