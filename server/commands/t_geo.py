@@ -13,7 +13,6 @@ four decimals (fixedpoint_d2string), coordinates as INCRBYFLOAT prints long doub
 
 from __future__ import annotations
 
-from functools import partial
 from operator import itemgetter
 
 from raxdb.protocol import reply as R
@@ -130,7 +129,6 @@ def geoadd(c, argv):
 command("geoadd")(geoadd)  # not a decorator: compiled, a cpdef function (t_geo.pxd)
 
 
-@command("geopos")
 def geopos(c, argv):
     zs = get_zset(c, argv[1])
     out = []
@@ -144,7 +142,9 @@ def geopos(c, argv):
     return R.array(out)
 
 
-@command("geodist")
+command("geopos")(geopos)  # not a decorator: compiled, a cpdef function (t_geo.pxd)
+
+
 def geodist(c, argv):
     to_meters = 1.0
     if len(argv) == 5:
@@ -159,6 +159,9 @@ def geodist(c, argv):
         return c.enc.null
     (lon1, lat1), (lon2, lat2) = gh.decode(s1), gh.decode(s2)
     return _fixed4(gh.distance(lon1, lat1, lon2, lat2) / to_meters)
+
+
+command("geodist")(geodist)  # not a decorator: compiled, a cpdef function (t_geo.pxd)
 
 
 @command("geohash")
@@ -330,12 +333,45 @@ def _points_within(zs: ZSet, shape: Shape, limit: int) -> list[tuple[float, floa
     return found
 
 
-def _search_command(src: int, flags: int, c, argv):  # noqa: ANN001
-    return _search(c, argv, src, flags)
+# One body, six commands, each a one-line cpdef entry (t_geo.pxd) so that run_handler calls its C
+# function (a partial would keep the Python-level call).
+def georadius(c, argv):
+    return _search(c, argv, 1, _COORDS)
 
 
-# Registered through functools.partial, as the [L|R]PUSH family is: one body, six commands.
-for _name, _src, _flags in (("georadius", 1, _COORDS), ("georadius_ro", 1, _COORDS | _NOSTORE),
-                            ("georadiusbymember", 1, _MEMBER), ("georadiusbymember_ro", 1, _MEMBER | _NOSTORE),
-                            ("geosearch", 1, _SEARCH), ("geosearchstore", 2, _SEARCH | _SEARCHSTORE)):
-    command(_name)(partial(_search_command, _src, _flags))
+command("georadius")(georadius)
+
+
+def georadius_ro(c, argv):
+    return _search(c, argv, 1, _COORDS | _NOSTORE)
+
+
+command("georadius_ro")(georadius_ro)
+
+
+def georadiusbymember(c, argv):
+    return _search(c, argv, 1, _MEMBER)
+
+
+command("georadiusbymember")(georadiusbymember)
+
+
+def georadiusbymember_ro(c, argv):
+    return _search(c, argv, 1, _MEMBER | _NOSTORE)
+
+
+command("georadiusbymember_ro")(georadiusbymember_ro)
+
+
+def geosearch(c, argv):
+    return _search(c, argv, 1, _SEARCH)
+
+
+command("geosearch")(geosearch)
+
+
+def geosearchstore(c, argv):
+    return _search(c, argv, 2, _SEARCH | _SEARCHSTORE)
+
+
+command("geosearchstore")(geosearchstore)

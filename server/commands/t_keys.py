@@ -113,17 +113,20 @@ def _delete_keys(c, argv: list[bytes], lazy: bool) -> bytes:
     return R.integer(deleted)
 
 
-@command("del")
 def del_(c, argv):
     return _delete_keys(c, argv, c.server.config.values["lazyfree-lazy-user-del"] == "yes")
 
 
-@command("unlink")
+command("del")(del_)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def unlink(c, argv):
     return _delete_keys(c, argv, True)
 
 
-@command("exists")
+command("unlink")(unlink)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def exists(c, argv):
     n = 0
     for key in argv[1:]:
@@ -132,10 +135,15 @@ def exists(c, argv):
     return R.integer(n)
 
 
-@command("type")
+command("exists")(exists)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def type_(c, argv):
     v = _peek_read(c, argv[1])
     return b"+none\r\n" if v is None else b"+%s\r\n" % type_name(v).encode()
+
+
+command("type")(type_)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
 @command("touch")
@@ -293,7 +301,6 @@ def keys(c, argv):
     return R.bulk_array(_unexpired(db, found, now))
 
 
-@command("scan")
 def scan(c, argv):
     cursor = parse_cursor(argv[1])
     opts = parse_scan_options(argv, 2, allow_type=True)
@@ -314,6 +321,9 @@ def scan(c, argv):
     elif db.expires:
         found = [k for k in found if not db.expire_if_needed(k, now)]
     return b"*2\r\n" + R.bulk(b"%d" % cursor) + R.bulk_array(found)
+
+
+command("scan")(scan)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
 @command("randomkey")
@@ -397,24 +407,32 @@ def _expire(c, argv: list[bytes], relative: bool, seconds: bool, name: str) -> b
     return R.ONE
 
 
-@command("expire")
 def expire(c, argv):
     return _expire(c, argv, True, True, "expire")
 
 
-@command("pexpire")
+command("expire")(expire)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def pexpire(c, argv):
     return _expire(c, argv, True, False, "pexpire")
 
 
-@command("expireat")
+command("pexpire")(pexpire)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def expireat(c, argv):
     return _expire(c, argv, False, True, "expireat")
 
 
-@command("pexpireat")
+command("expireat")(expireat)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def pexpireat(c, argv):
     return _expire(c, argv, False, False, "pexpireat")
+
+
+command("pexpireat")(pexpireat)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
 def _ttl(c, argv: list[bytes], ms: bool, absolute: bool) -> bytes:
@@ -430,14 +448,18 @@ def _ttl(c, argv: list[bytes], ms: bool, absolute: bool) -> bytes:
     return R.integer(ttl if ms else (ttl + 500) // 1000)
 
 
-@command("ttl")
 def ttl(c, argv):
     return _ttl(c, argv, False, False)
 
 
-@command("pttl")
+command("ttl")(ttl)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def pttl(c, argv):
     return _ttl(c, argv, True, False)
+
+
+command("pttl")(pttl)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
 @command("expiretime")
@@ -450,7 +472,6 @@ def pexpiretime(c, argv):
     return _ttl(c, argv, True, True)
 
 
-@command("persist")
 def persist(c, argv):
     key = argv[1]
     if lookup_write(c, key) is not None and c.db.persist(key):
@@ -458,6 +479,9 @@ def persist(c, argv):
         notify(c, NOTIFY_GENERIC, "persist", key)
         return R.ONE
     return R.ZERO
+
+
+command("persist")(persist)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
 # ---- OBJECT --------------------------------------------------------------------------------------

@@ -258,19 +258,23 @@ def lmpop(c, argv):
 
 
 # ---- reads ----------------------------------------------------------------------------------------
-@command("llen")
 def llen(c, argv):
     ql = _list_for_read(c, argv[1])
     return R.ZERO if ql is None else R.integer(ql.count)
 
 
-@command("lindex")
+command("llen")(llen)  # not a decorator: compiled, a cpdef function (t_list.pxd)
+
+
 def lindex(c, argv):
     ql = _list_for_read(c, argv[1])
     if ql is None:
         return c.enc.null
     v = ql.index(to_int(argv[2]))
     return c.enc.null if v is None else R.value(v)
+
+
+command("lindex")(lindex)  # not a decorator: compiled, a cpdef function (t_list.pxd)
 
 
 def _clamp_range(start: int, end: int, n: int) -> tuple[int, int]:
@@ -288,7 +292,6 @@ def _clamp_range(start: int, end: int, n: int) -> tuple[int, int]:
     return start, end + 1
 
 
-@command("lrange")
 def lrange(c, argv):
     start, end = to_int(argv[2]), to_int(argv[3])
     ql = _list_for_read(c, argv[1])
@@ -298,7 +301,9 @@ def lrange(c, argv):
     return R.array_header(b - a) + ql.bulks(a, b)
 
 
-@command("lpos")
+command("lrange")(lrange)  # not a decorator: compiled, a cpdef function (t_list.pxd)
+
+
 def lpos(c, argv):
     elem = argv[2]
     rank, count, maxlen = 1, -1, 0
@@ -346,8 +351,10 @@ def lpos(c, argv):
     return b"*%d\r\n%s" % (len(found), b"".join([R.integer(i) for i in found]))
 
 
+command("lpos")(lpos)  # not a decorator: compiled, a cpdef function (t_list.pxd)
+
+
 # ---- in-place writes ------------------------------------------------------------------------------
-@command("lset")
 def lset(c, argv):
     key = argv[1]
     ql = _list_for_write(c, key)
@@ -360,7 +367,9 @@ def lset(c, argv):
     return R.OK
 
 
-@command("ltrim")
+command("lset")(lset)  # not a decorator: compiled, a cpdef function (t_list.pxd)
+
+
 def ltrim(c, argv):
     key = argv[1]
     start, end = to_int(argv[2]), to_int(argv[3])
@@ -375,6 +384,9 @@ def ltrim(c, argv):
     modified(c, key)
     c.server.dirty += n - (b - a) - 1
     return R.OK
+
+
+command("ltrim")(ltrim)  # not a decorator: compiled, a cpdef function (t_list.pxd)
 
 
 def lrem(c, argv):
@@ -395,7 +407,6 @@ def lrem(c, argv):
 command("lrem")(lrem)  # not a decorator: compiled, a cpdef function (t_list.pxd)
 
 
-@command("linsert")
 def linsert(c, argv):
     where = option_word(argv[2])
     if where == b"after":
@@ -414,6 +425,9 @@ def linsert(c, argv):
     ql.insert(pos, argv[4], after)
     _written(c, key, "linsert")
     return R.integer(ql.count)
+
+
+command("linsert")(linsert)  # not a decorator: compiled, a cpdef function (t_list.pxd)
 
 
 # ---- moves ----------------------------------------------------------------------------------------
@@ -442,11 +456,13 @@ def move_for_client(c, src: bytes, dst: bytes, from_head: bool, to_head: bool) -
     return R.bulk(v)
 
 
-@command("lmove")
 def lmove(c, argv):
     from_head, to_head = _where(argv[3]), _where(argv[4])
     r = move_for_client(c, argv[1], argv[2], from_head, to_head)
     return c.enc.null if r is None else r
+
+
+command("lmove")(lmove)  # not a decorator: compiled, a cpdef function (t_list.pxd)
 
 
 def rpoplpush(c, argv):
@@ -455,7 +471,6 @@ def rpoplpush(c, argv):
 
 
 command("rpoplpush")(rpoplpush)  # not a decorator: compiled, a cpdef function (t_list.pxd)
-
 
 
 # ---- blocking forms -------------------------------------------------------------------------------

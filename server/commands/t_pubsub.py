@@ -96,9 +96,11 @@ def _publish(c, argv, shard: bool) -> bytes:
     return _integer(n)
 
 
-@command("publish")
 def publish(c, argv):
     return _publish(c, argv, False)
+
+
+command("publish")(publish)  # not a decorator: compiled, a cpdef function (t_pubsub.pxd)
 
 
 @command("spublish")

@@ -490,7 +490,6 @@ def _id_reply(ms: int, seq: int) -> bytes:
 _trim_capped: list = [None, None]
 
 
-@command("xtrim")
 def xtrim(c, argv):
     if len(argv) == 5 and _same_options(argv, _trim_capped[0]):
         a = _trim_capped[1]
@@ -516,11 +515,16 @@ def xtrim(c, argv):
     return R.integer(deleted)
 
 
+command("xtrim")(xtrim)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
+
+
 # ---- XLEN / XRANGE / XREVRANGE / XDEL -----------------------------------------------------------
-@command("xlen")
 def xlen(c, argv):
     s = _stream_read(c, argv[1])
     return R.ZERO if s is None else R.integer(s.length)
+
+
+command("xlen")(xlen)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
 
 
 def _xrange(c, argv, reverse: bool) -> bytes:
@@ -563,17 +567,20 @@ def _xrange(c, argv, reverse: bool) -> bytes:
     return b"*%d\r\n%s" % (n, replies)
 
 
-@command("xrange")
 def xrange_(c, argv):
     return _xrange(c, argv, False)
 
 
-@command("xrevrange")
+command("xrange")(xrange_)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
+
+
 def xrevrange(c, argv):
     return _xrange(c, argv, True)
 
 
-@command("xdel")
+command("xrevrange")(xrevrange)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
+
+
 def xdel(c, argv):
     key = argv[1]
     s = _stream_write(c, key)
@@ -586,6 +593,9 @@ def xdel(c, argv):
         notify(c, NOTIFY_STREAM, "xdel", key)
         c.server.dirty += deleted - 1
     return R.integer(deleted)
+
+
+command("xdel")(xdel)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
 
 
 # ---- XREAD / XREADGROUP -------------------------------------------------------------------------
@@ -1043,7 +1053,6 @@ def _no_such_group(key: bytes, group: bytes) -> CommandError:
     return CommandError(b"NOGROUP No such consumer group '%s' for key name '%s'" % (c_str(group), c_str(key)))
 
 
-@command("xack")
 def xack(c, argv):
     s = _stream_read(c, argv[1])
     cg = s.group(argv[2]) if s is not None else None
@@ -1056,6 +1065,9 @@ def xack(c, argv):
             acked += 1
     c.server.dirty += acked
     return R.integer(acked)
+
+
+command("xack")(xack)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
 
 
 @command("xpending")

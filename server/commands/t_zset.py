@@ -294,9 +294,11 @@ def zadd(c, argv):
 command("zadd")(zadd)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
-@command("zincrby")
 def zincrby(c, argv):
     return _zadd(c, argv, IN_INCR)
+
+
+command("zincrby")(zincrby)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 # ---- simple reads --------------------------------------------------------------------------------
@@ -308,7 +310,6 @@ def zcard(c, argv):
 command("zcard")(zcard)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
-@command("zscore")
 def zscore(c, argv):
     zs = get_zset(c, argv[1])
     if zs is None:
@@ -317,7 +318,9 @@ def zscore(c, argv):
     return c.enc.null if s is None else c.enc.double(s)
 
 
-@command("zmscore")
+command("zscore")(zscore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zmscore(c, argv):
     zs = get_zset(c, argv[1])
     members = argv[2:]
@@ -331,6 +334,9 @@ def zmscore(c, argv):
         s = get(m)
         out.append(null if s is None else d(s))
     return b"*%d\r\n" % len(members) + b"".join(out)
+
+
+command("zmscore")(zmscore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 def _rank(c, argv, reverse: bool) -> bytes:
@@ -354,17 +360,20 @@ def _rank(c, argv, reverse: bool) -> bytes:
     return R.integer(r)
 
 
-@command("zrank")
 def zrank(c, argv):
     return _rank(c, argv, False)
 
 
-@command("zrevrank")
+command("zrank")(zrank)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zrevrank(c, argv):
     return _rank(c, argv, True)
 
 
-@command("zcount")
+command("zrevrank")(zrevrank)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zcount(c, argv):
     r = parse_score_range(argv[2], argv[3])
     zs = get_zset(c, argv[1])
@@ -372,6 +381,9 @@ def zcount(c, argv):
         return R.ZERO
     lo, hi = zs.score_bounds(r)
     return R.integer(hi - lo)
+
+
+command("zcount")(zcount)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 @command("zlexcount")
@@ -511,29 +523,39 @@ def zrange_generic(c, argv: list[bytes], key_idx: int, dst: bytes | None, ranget
     return pairs_reply(c, pairs, withscores)
 
 
-@command("zrange")
 def zrange(c, argv):
     return zrange_generic(c, argv, 1, None, None, None)
 
 
-@command("zrangestore")
+command("zrange")(zrange)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zrangestore(c, argv):
     return zrange_generic(c, argv, 2, argv[1], None, None)
 
 
-@command("zrevrange")
+command("zrangestore")(zrangestore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zrevrange(c, argv):
     return zrange_generic(c, argv, 1, None, RANK, True)
 
 
-@command("zrangebyscore")
+command("zrevrange")(zrevrange)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zrangebyscore(c, argv):
     return zrange_generic(c, argv, 1, None, SCORE, False)
 
 
-@command("zrevrangebyscore")
+command("zrangebyscore")(zrangebyscore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zrevrangebyscore(c, argv):
     return zrange_generic(c, argv, 1, None, SCORE, True)
+
+
+command("zrevrangebyscore")(zrevrangebyscore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 @command("zrangebylex")
@@ -547,7 +569,6 @@ def zrevrangebylex(c, argv):
 
 
 # ---- removal -------------------------------------------------------------------------------------
-@command("zrem")
 def zrem(c, argv):
     key = argv[1]
     zs = get_zset(c, key, True)
@@ -562,6 +583,9 @@ def zrem(c, argv):
     if deleted:
         _after_removal(c, key, zs, "zrem", deleted)
     return R.integer(deleted)
+
+
+command("zrem")(zrem)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 def _zremrange(c, argv, rangetype: int) -> bytes:
@@ -644,9 +668,11 @@ def _zpop(c, argv, from_max: bool) -> bytes | tuple[bytes, ...]:
     return _flat_pairs_reply(c, pairs)
 
 
-@command("zpopmin")
 def zpopmin(c, argv):
     return _zpop(c, argv, False)
+
+
+command("zpopmin")(zpopmin)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 @command("zpopmax")
@@ -972,7 +998,6 @@ def zintercard(c, argv):
 
 
 # ---- ZSCAN ---------------------------------------------------------------------------------------
-@command("zscan")
 def zscan(c, argv):
     cursor = parse_cursor(argv[2])
     opts = parse_scan_options(argv, 3)
@@ -999,3 +1024,6 @@ def zscan(c, argv):
             parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(m), m, len(f), f))
     cur = b"%d" % nxt
     return b"*2\r\n$%d\r\n%s\r\n*%d\r\n" % (len(cur), cur, 2 * len(parts)) + b"".join(parts)
+
+
+command("zscan")(zscan)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
