@@ -23,10 +23,5 @@ cpdef geoadd(ClientFields c, argv)
 # (registry.pxd's `_entry_shape`): run_handler calls their C function, not their Python wrapper.
 # Registered with command() after their definitions (a cpdef function takes no decorator).
 cpdef geopos(ClientFields c, argv)
-cpdef georadius(ClientFields c, argv)
-cpdef georadius_ro(ClientFields c, argv)
-cpdef georadiusbymember(ClientFields c, argv)
-cpdef georadiusbymember_ro(ClientFields c, argv)
 cpdef geosearch(ClientFields c, argv)
-cpdef geosearchstore(ClientFields c, argv)
 cpdef geodist(ClientFields c, argv)

@@ -13,6 +13,7 @@ four decimals (fixedpoint_d2string), coordinates as INCRBYFLOAT prints long doub
 
 from __future__ import annotations
 
+from functools import partial
 from operator import itemgetter
 
 from raxdb.protocol import reply as R
@@ -333,45 +334,18 @@ def _points_within(zs: ZSet, shape: Shape, limit: int) -> list[tuple[float, floa
     return found
 
 
-# One body, six commands, each a one-line cpdef entry (t_geo.pxd) so that run_handler calls its C
-# function (a partial would keep the Python-level call).
-def georadius(c, argv):
-    return _search(c, argv, 1, _COORDS)
+def _search_command(src: int, flags: int, c, argv):  # noqa: ANN001
+    return _search(c, argv, src, flags)
 
 
-command("georadius")(georadius)
-
-
-def georadius_ro(c, argv):
-    return _search(c, argv, 1, _COORDS | _NOSTORE)
-
-
-command("georadius_ro")(georadius_ro)
-
-
-def georadiusbymember(c, argv):
-    return _search(c, argv, 1, _MEMBER)
-
-
-command("georadiusbymember")(georadiusbymember)
-
-
-def georadiusbymember_ro(c, argv):
-    return _search(c, argv, 1, _MEMBER | _NOSTORE)
-
-
-command("georadiusbymember_ro")(georadiusbymember_ro)
-
-
+# One body, six commands.  GEOSEARCH (the benchmarked one) has its own cpdef entry (t_geo.pxd), so
+# that run_handler calls its C function; the others are registered through functools.partial and
+# keep the Python-level call.
 def geosearch(c, argv):
     return _search(c, argv, 1, _SEARCH)
 
 
-command("geosearch")(geosearch)
-
-
-def geosearchstore(c, argv):
-    return _search(c, argv, 2, _SEARCH | _SEARCHSTORE)
-
-
-command("geosearchstore")(geosearchstore)
+for _name, _src, _flags in (("georadius", 1, _COORDS), ("georadius_ro", 1, _COORDS | _NOSTORE),
+                            ("georadiusbymember", 1, _MEMBER), ("georadiusbymember_ro", 1, _MEMBER | _NOSTORE),
+                            ("geosearch", 1, _SEARCH), ("geosearchstore", 2, _SEARCH | _SEARCHSTORE)):
+    command(_name)(geosearch if _name == "geosearch" else partial(_search_command, _src, _flags))

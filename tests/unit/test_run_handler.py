@@ -96,14 +96,14 @@ def test_handler_errors_and_optional_arguments_through_the_c_call() -> None:
     assert (stats.calls - calls, stats.failed_calls - failed) == (2, 2)
 
 
-# The handlers of the benchmarked rows and of the commands users run most, and one of the six
-# GEORADIUS / GEOSEARCH entries over their shared body (t_geo.py): compiled, each exports its C
-# function in the reference signature (registry.pxd's `_entry_shape`), so run_handler calls it.
+# The handlers of the benchmarked rows and of the commands users run most (GEOSEARCH: its own entry
+# over the body it shares with GEORADIUS, t_geo.py): compiled, each exports its C function in the
+# reference signature (registry.pxd's `_entry_shape`), so run_handler calls it.
 HOT = ("evalsha", "evalsha_ro", "eval", "fcall", "fcall_ro", "zrange", "zrangebyscore", "zrevrange",
        "zscore", "zincrby", "zrem", "zscan", "smembers", "sinter", "sunion", "sadd", "spop", "srem",
        "sismember", "scard", "sscan", "lrange", "llen", "lindex", "scan", "hscan", "hdel", "hexists",
        "hlen", "xrange", "xrevrange", "xlen", "publish", "mset", "mget", "decr", "incrby", "expire",
-       "pexpire", "ttl", "pttl", "del", "unlink", "exists", "type", "persist", "geosearch", "georadius")
+       "pexpire", "ttl", "pttl", "del", "unlink", "exists", "type", "persist", "geosearch")
 
 
 def _capsule_name(capsule: object) -> bytes:
