@@ -165,7 +165,6 @@ def geodist(c, argv):
 command("geodist")(geodist)  # not a decorator: compiled, a cpdef function (t_geo.pxd)
 
 
-@command("geohash")
 def geohash(c, argv):
     zs = get_zset(c, argv[1])
     out = []
@@ -176,6 +175,9 @@ def geohash(c, argv):
         else:
             out.append(R.bulk(gh.geohash_string(*gh.decode(score))))
     return R.array(out)
+
+
+command("geohash")(geohash)  # not a decorator: compiled, a cpdef function (t_geo.pxd)
 
 
 # ---- searches ------------------------------------------------------------------------------------

@@ -146,13 +146,15 @@ def type_(c, argv):
 command("type")(type_)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
-@command("touch")
 def touch(c, argv):
     n = 0
     for key in argv[1:]:
         if lookup_read(c, key) is not None:
             n += 1
     return R.integer(n)
+
+
+command("touch")(touch)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
 # ---- RENAME / RENAMENX / COPY / MOVE -------------------------------------------------------------
@@ -181,14 +183,18 @@ def _rename(c, argv: list[bytes], nx: bool) -> bytes:
     return R.ONE if nx else R.OK
 
 
-@command("rename")
 def rename(c, argv):
     return _rename(c, argv, False)
 
 
-@command("renamenx")
+command("rename")(rename)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def renamenx(c, argv):
     return _rename(c, argv, True)
+
+
+command("renamenx")(renamenx)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
 def copy_value(v: Any) -> Any:
@@ -201,7 +207,6 @@ def copy_value(v: Any) -> Any:
     return v.copy()
 
 
-@command("copy")
 def copy(c, argv):
     src, dst = argv[1], argv[2]
     dst_db = c.db
@@ -238,6 +243,9 @@ def copy(c, argv):
     modified(c, dst, dst_db)
     notify(c, NOTIFY_GENERIC, "copy_to", dst, dst_db.id)
     return R.ONE
+
+
+command("copy")(copy)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
 @command("move")
@@ -326,7 +334,6 @@ def scan(c, argv):
 command("scan")(scan)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
-@command("randomkey")
 def randomkey(c, argv):
     db = c.db
     now = c.server.now_ms
@@ -341,6 +348,9 @@ def randomkey(c, argv):
         tries -= 1
         if tries == 0 or not (db.expires and db.expire_if_needed(key, now)):
             return R.bulk(key)
+
+
+command("randomkey")(randomkey)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
 # ---- EXPIRE family -------------------------------------------------------------------------------
@@ -462,14 +472,18 @@ def pttl(c, argv):
 command("pttl")(pttl)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
-@command("expiretime")
 def expiretime(c, argv):
     return _ttl(c, argv, False, True)
 
 
-@command("pexpiretime")
+command("expiretime")(expiretime)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def pexpiretime(c, argv):
     return _ttl(c, argv, True, True)
+
+
+command("pexpiretime")(pexpiretime)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
 def persist(c, argv):

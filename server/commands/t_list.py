@@ -246,7 +246,6 @@ def parse_mpop(argv: list[bytes], numkeys_at: int) -> tuple[list[bytes], bool, i
     return argv[numkeys_at + 1:where_at], head, (1 if count == -1 else count)
 
 
-@command("lmpop")
 def lmpop(c, argv):
     keys, head, count = parse_mpop(argv, 1)
     for key in keys:
@@ -255,6 +254,9 @@ def lmpop(c, argv):
             propagate.rewrite_count_pop(c, b"LPOP" if head else b"RPOP", key, min(count, ql.count))
             return pop_for_client(c, key, head, count)
     return c.enc.null_array
+
+
+command("lmpop")(lmpop)  # not a decorator: compiled, a cpdef function (t_list.pxd)
 
 
 # ---- reads ----------------------------------------------------------------------------------------
@@ -523,14 +525,18 @@ def _bpop(c, argv, head: bool):
     return _pop_or_block(c, argv[1:-1], deadline, head, None)
 
 
-@command("blpop")
 def blpop(c, argv):
     return _bpop(c, argv, True)
 
 
-@command("brpop")
+command("blpop")(blpop)  # not a decorator: compiled, a cpdef function (t_list.pxd)
+
+
 def brpop(c, argv):
     return _bpop(c, argv, False)
+
+
+command("brpop")(brpop)  # not a decorator: compiled, a cpdef function (t_list.pxd)
 
 
 def _move_op(src: bytes, dst: bytes, wheres: list[bytes] | None) -> list[bytes]:
@@ -567,19 +573,25 @@ def _bmove(c, src: bytes, dst: bytes, from_head: bool, to_head: bool, timeout: b
     return blocking.block(c, [src], deadline, serve, btype="list")
 
 
-@command("brpoplpush")
 def brpoplpush(c, argv):
     return _bmove(c, argv[1], argv[2], False, True, argv[3])
 
 
-@command("blmove")
+command("brpoplpush")(brpoplpush)  # not a decorator: compiled, a cpdef function (t_list.pxd)
+
+
 def blmove(c, argv):
     from_head, to_head = _where(argv[3]), _where(argv[4])
     return _bmove(c, argv[1], argv[2], from_head, to_head, argv[5], argv[3:5])
 
 
-@command("blmpop")
+command("blmove")(blmove)  # not a decorator: compiled, a cpdef function (t_list.pxd)
+
+
 def blmpop(c, argv):
     deadline = blocking.parse_timeout(argv[1], c.server.now_ms)
     keys, head, count = parse_mpop(argv, 2)
     return _pop_or_block(c, keys, deadline, head, 1 if count == -1 else count)
+
+
+command("blmpop")(blmpop)  # not a decorator: compiled, a cpdef function (t_list.pxd)

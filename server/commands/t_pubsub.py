@@ -103,9 +103,11 @@ def publish(c, argv):
 command("publish")(publish)  # not a decorator: compiled, a cpdef function (t_pubsub.pxd)
 
 
-@command("spublish")
 def spublish(c, argv):
     return _publish(c, argv, True)
+
+
+command("spublish")(spublish)  # not a decorator: compiled, a cpdef function (t_pubsub.pxd)
 
 
 # ---- PUBSUB -----------------------------------------------------------------------------------

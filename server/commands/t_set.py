@@ -458,6 +458,8 @@ def sdiff(c, argv):
 command("sdiff")(sdiff)  # not a decorator: compiled, a cpdef function (t_set.pxd)
 
 
-@command("sdiffstore")
 def sdiffstore(c, argv):
     return _store(c, argv[1], difference(_sources(c, argv[2:], True), set_limits(c)), "sdiffstore")
+
+
+command("sdiffstore")(sdiffstore)  # not a decorator: compiled, a cpdef function (t_set.pxd)

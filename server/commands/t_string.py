@@ -354,7 +354,6 @@ def mset(c, argv):
 command("mset")(mset)  # not a decorator: compiled, a cpdef function (t_string.pxd)
 
 
-@command("msetnx")
 def msetnx(c, argv):
     if not len(argv) & 1:
         raise CommandError("ERR wrong number of arguments for 'msetnx' command")
@@ -363,6 +362,9 @@ def msetnx(c, argv):
             return R.ZERO
     _mset(c, argv)
     return R.ONE
+
+
+command("msetnx")(msetnx)  # not a decorator: compiled, a cpdef function (t_string.pxd)
 
 
 # ---- counters -----------------------------------------------------------------------------------
@@ -520,7 +522,6 @@ def append(c, argv):
 command("append")(append)  # not a decorator: compiled, a cpdef function (t_string.pxd)
 
 
-@command("getrange")
 def getrange(c, argv):
     start = to_int(argv[2])
     end = to_int(argv[3])
@@ -541,12 +542,16 @@ def getrange(c, argv):
     return _value(v[start:end + 1])
 
 
-@command("substr")
+command("getrange")(getrange)  # not a decorator: compiled, a cpdef function (t_string.pxd)
+
+
 def substr(c, argv):
     return getrange(c, argv)
 
 
-@command("setrange")
+command("substr")(substr)  # not a decorator: compiled, a cpdef function (t_string.pxd)
+
+
 def setrange(c, argv):
     key, patch = argv[1], argv[3]
     offset = to_int(argv[2])
@@ -573,6 +578,9 @@ def setrange(c, argv):
     modified(c, key)
     notify(c, NOTIFY_STRING, "setrange", key)
     return R.integer(len(v))
+
+
+command("setrange")(setrange)  # not a decorator: compiled, a cpdef function (t_string.pxd)
 
 
 # ---- LCS ----------------------------------------------------------------------------------------

@@ -386,13 +386,15 @@ def zcount(c, argv):
 command("zcount")(zcount)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
-@command("zlexcount")
 def zlexcount(c, argv):
     r = parse_lex_range(argv[2], argv[3])
     zs = get_zset(c, argv[1])
     if zs is None:
         return R.ZERO
     return R.integer(zs.lex_count(r))
+
+
+command("zlexcount")(zlexcount)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 # ---- ZRANGE family -------------------------------------------------------------------------------
@@ -558,14 +560,18 @@ def zrevrangebyscore(c, argv):
 command("zrevrangebyscore")(zrevrangebyscore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
-@command("zrangebylex")
 def zrangebylex(c, argv):
     return zrange_generic(c, argv, 1, None, LEX, False)
 
 
-@command("zrevrangebylex")
+command("zrangebylex")(zrangebylex)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zrevrangebylex(c, argv):
     return zrange_generic(c, argv, 1, None, LEX, True)
+
+
+command("zrevrangebylex")(zrevrangebylex)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 # ---- removal -------------------------------------------------------------------------------------
@@ -626,19 +632,25 @@ def _zremrange(c, argv, rangetype: int) -> bytes:
     return R.integer(removed)
 
 
-@command("zremrangebyrank")
 def zremrangebyrank(c, argv):
     return _zremrange(c, argv, RANK)
 
 
-@command("zremrangebyscore")
+command("zremrangebyrank")(zremrangebyrank)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zremrangebyscore(c, argv):
     return _zremrange(c, argv, SCORE)
 
 
-@command("zremrangebylex")
+command("zremrangebyscore")(zremrangebyscore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zremrangebylex(c, argv):
     return _zremrange(c, argv, LEX)
+
+
+command("zremrangebylex")(zremrangebylex)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 # ---- pops ----------------------------------------------------------------------------------------
@@ -675,9 +687,11 @@ def zpopmin(c, argv):
 command("zpopmin")(zpopmin)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
-@command("zpopmax")
 def zpopmax(c, argv):
     return _zpop(c, argv, True)
+
+
+command("zpopmax")(zpopmax)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 def parse_mpop(argv: list[bytes], numkeys_idx: int) -> tuple[list[bytes], bool, int]:
@@ -718,7 +732,6 @@ def first_nonempty(c, keys: list[bytes]) -> tuple[bytes, ZSet] | None:
     return None
 
 
-@command("zmpop")
 def zmpop(c, argv):
     keys, from_max, count = parse_mpop(argv, 1)
     found = first_nonempty(c, keys)
@@ -727,6 +740,9 @@ def zmpop(c, argv):
     key, zs = found
     propagate.rewrite_count_pop(c, b"ZPOPMAX" if from_max else b"ZPOPMIN", key, min(count, len(zs)))
     return zmpop_reply(c, key, zpop_pairs(c, key, zs, from_max, count))
+
+
+command("zmpop")(zmpop)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 # ---- blocking pops -------------------------------------------------------------------------------
@@ -768,21 +784,27 @@ def _bzpop(c, argv, from_max: bool):
     return _pop_or_block(c, argv[1:-1], deadline, from_max, None)
 
 
-@command("bzpopmin")
 def bzpopmin(c, argv):
     return _bzpop(c, argv, False)
 
 
-@command("bzpopmax")
+command("bzpopmin")(bzpopmin)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def bzpopmax(c, argv):
     return _bzpop(c, argv, True)
 
 
-@command("bzmpop")
+command("bzpopmax")(bzpopmax)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def bzmpop(c, argv):
     deadline = blocking.parse_timeout(argv[1], c.server.now_ms)
     keys, from_max, count = parse_mpop(argv, 2)
     return _pop_or_block(c, keys, deadline, from_max, count)
+
+
+command("bzmpop")(bzmpop)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 # ---- ZRANDMEMBER ---------------------------------------------------------------------------------
@@ -962,39 +984,53 @@ def zsetop_generic(c, argv: list[bytes], numkeys_idx: int, dst: bytes | None, op
     return pairs_reply(c, pairs, withscores)
 
 
-@command("zunion")
 def zunion(c, argv):
     return zsetop_generic(c, argv, 1, None, UNION)
 
 
-@command("zinter")
+command("zunion")(zunion)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zinter(c, argv):
     return zsetop_generic(c, argv, 1, None, INTER)
 
 
-@command("zdiff")
+command("zinter")(zinter)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zdiff(c, argv):
     return zsetop_generic(c, argv, 1, None, DIFF)
 
 
-@command("zunionstore")
+command("zdiff")(zdiff)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zunionstore(c, argv):
     return zsetop_generic(c, argv, 2, argv[1], UNION)
 
 
-@command("zinterstore")
+command("zunionstore")(zunionstore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zinterstore(c, argv):
     return zsetop_generic(c, argv, 2, argv[1], INTER)
 
 
-@command("zdiffstore")
+command("zinterstore")(zinterstore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zdiffstore(c, argv):
     return zsetop_generic(c, argv, 2, argv[1], DIFF)
 
 
-@command("zintercard")
+command("zdiffstore")(zdiffstore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zintercard(c, argv):
     return zsetop_generic(c, argv, 1, None, INTER, cardinality_only=True)
+
+
+command("zintercard")(zintercard)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 # ---- ZSCAN ---------------------------------------------------------------------------------------

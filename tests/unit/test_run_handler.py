@@ -103,7 +103,8 @@ HOT = ("evalsha", "evalsha_ro", "eval", "fcall", "fcall_ro", "zrange", "zrangeby
        "zscore", "zincrby", "zrem", "zscan", "smembers", "sinter", "sunion", "sadd", "spop", "srem",
        "sismember", "scard", "sscan", "lrange", "llen", "lindex", "scan", "hscan", "hdel", "hexists",
        "hlen", "xrange", "xrevrange", "xlen", "publish", "mset", "mget", "decr", "incrby", "expire",
-       "pexpire", "ttl", "pttl", "del", "unlink", "exists", "type", "persist", "geosearch")
+       "pexpire", "ttl", "pttl", "del", "unlink", "exists", "type", "persist", "touch", "rename", "geosearch",
+       "watch", "blpop", "brpoplpush", "blmove", "zpopmax", "zremrangebyscore", "xreadgroup", "xpending")
 
 
 def _capsule_name(capsule: object) -> bytes:
