@@ -17,3 +17,12 @@ cpdef tuple _lonlat(argv, Py_ssize_t i)
 @cython.locals(i=Py_ssize_t, j=Py_ssize_t, nx=bint, xx=bint, ch=bint, lon=cython.double, lat=cython.double,
                opt=bytes, srv=ServerFields)
 cpdef geoadd(ClientFields c, argv)
+
+
+# The other handlers the benchmarks and common use call, in the reference signature
+# (registry.pxd's `_entry_shape`): run_handler calls their C function, not their Python wrapper.
+# Registered with command() after their definitions (a cpdef function takes no decorator).
+cpdef geopos(ClientFields c, argv)
+cpdef geosearch(ClientFields c, argv)
+cpdef geodist(ClientFields c, argv)
+cpdef geohash(ClientFields c, argv)

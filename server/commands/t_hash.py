@@ -158,7 +158,6 @@ def hmset(c, argv):
 command("hmset")(hmset)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
 
 
-@command("hsetnx")
 def hsetnx(c, argv):
     key = argv[1]
     h = _hash_for_create(c, key)
@@ -169,11 +168,13 @@ def hsetnx(c, argv):
     return R.ONE
 
 
+command("hsetnx")(hsetnx)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
+
+
 def _set_one(c, h: Hash, field: bytes, value: bytes) -> None:
     _set_fields(c, h, [field, value], 0)
 
 
-@command("hdel")
 def hdel(c, argv):
     key = argv[1]
     h = _hash_for_write(c, key)
@@ -195,6 +196,9 @@ def hdel(c, argv):
             notify(c, NOTIFY_GENERIC, "del", key)
         c.server.dirty += deleted - 1
     return R.integer(deleted)
+
+
+command("hdel")(hdel)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
 
 
 def hincrby(c, argv):
@@ -219,7 +223,6 @@ def hincrby(c, argv):
 command("hincrby")(hincrby)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
 
 
-@command("hincrbyfloat")
 def hincrbyfloat(c, argv):
     incr = longdouble.parse(argv[3])
     if incr is None:
@@ -244,6 +247,9 @@ def hincrbyfloat(c, argv):
     if c.server.also_propagate is not None:  # the result, so a replay rounds nothing differently
         propagate.rewrite(c, [b"HSET", key, field, bytes(out)])
     return R.bulk(out)
+
+
+command("hincrbyfloat")(hincrbyfloat)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
 
 
 # ---- reads ----------------------------------------------------------------------------------------
@@ -305,35 +311,45 @@ def hgetall(c, argv):
 command("hgetall")(hgetall)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
 
 
-@command("hkeys")
 def hkeys(c, argv):
     h = _hash_for_read(c, argv[1])
     return R.EMPTY_ARRAY if h is None else R.values(h.fields())
 
 
-@command("hvals")
+command("hkeys")(hkeys)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
+
+
 def hvals(c, argv):
     h = _hash_for_read(c, argv[1])
     return R.EMPTY_ARRAY if h is None else R.values(h.values())
 
 
-@command("hlen")
+command("hvals")(hvals)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
+
+
 def hlen(c, argv):
     h = _hash_for_read(c, argv[1])
     return R.ZERO if h is None else R.integer(len(h))
 
 
-@command("hexists")
+command("hlen")(hlen)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
+
+
 def hexists(c, argv):
     h = _hash_for_read(c, argv[1])
     return R.ONE if h is not None and argv[2] in h else R.ZERO
 
 
-@command("hstrlen")
+command("hexists")(hexists)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
+
+
 def hstrlen(c, argv):
     h = _hash_for_read(c, argv[1])
     v = None if h is None else hash_get(h, argv[2])
     return R.ZERO if v is None else R.integer(len(v))
+
+
+command("hstrlen")(hstrlen)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
 
 
 # ---- random fields --------------------------------------------------------------------------------
@@ -385,7 +401,6 @@ def hrandfield(c, argv):
 _EMPTY_SCAN = b"*2\r\n$1\r\n0\r\n*0\r\n"
 
 
-@command("hscan")
 def hscan(c, argv):
     cursor = parse_cursor(argv[2])
     h = _hash_for_read(c, argv[1])
@@ -398,3 +413,6 @@ def hscan(c, argv):
         fields = [f for f in fields if glob_match(pat, f)]
     cur = b"%d" % nxt
     return b"*2\r\n$%d\r\n%s\r\n%s" % (len(cur), cur, _flat_pairs(fields, h.values_of(fields)))
+
+
+command("hscan")(hscan)  # not a decorator: compiled, a cpdef function (t_hash.pxd)

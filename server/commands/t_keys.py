@@ -113,17 +113,20 @@ def _delete_keys(c, argv: list[bytes], lazy: bool) -> bytes:
     return R.integer(deleted)
 
 
-@command("del")
 def del_(c, argv):
     return _delete_keys(c, argv, c.server.config.values["lazyfree-lazy-user-del"] == "yes")
 
 
-@command("unlink")
+command("del")(del_)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def unlink(c, argv):
     return _delete_keys(c, argv, True)
 
 
-@command("exists")
+command("unlink")(unlink)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def exists(c, argv):
     n = 0
     for key in argv[1:]:
@@ -132,19 +135,26 @@ def exists(c, argv):
     return R.integer(n)
 
 
-@command("type")
+command("exists")(exists)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def type_(c, argv):
     v = _peek_read(c, argv[1])
     return b"+none\r\n" if v is None else b"+%s\r\n" % type_name(v).encode()
 
 
-@command("touch")
+command("type")(type_)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def touch(c, argv):
     n = 0
     for key in argv[1:]:
         if lookup_read(c, key) is not None:
             n += 1
     return R.integer(n)
+
+
+command("touch")(touch)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
 # ---- RENAME / RENAMENX / COPY / MOVE -------------------------------------------------------------
@@ -173,14 +183,18 @@ def _rename(c, argv: list[bytes], nx: bool) -> bytes:
     return R.ONE if nx else R.OK
 
 
-@command("rename")
 def rename(c, argv):
     return _rename(c, argv, False)
 
 
-@command("renamenx")
+command("rename")(rename)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def renamenx(c, argv):
     return _rename(c, argv, True)
+
+
+command("renamenx")(renamenx)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
 def copy_value(v: Any) -> Any:
@@ -193,7 +207,6 @@ def copy_value(v: Any) -> Any:
     return v.copy()
 
 
-@command("copy")
 def copy(c, argv):
     src, dst = argv[1], argv[2]
     dst_db = c.db
@@ -230,6 +243,9 @@ def copy(c, argv):
     modified(c, dst, dst_db)
     notify(c, NOTIFY_GENERIC, "copy_to", dst, dst_db.id)
     return R.ONE
+
+
+command("copy")(copy)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
 @command("move")
@@ -293,7 +309,6 @@ def keys(c, argv):
     return R.bulk_array(_unexpired(db, found, now))
 
 
-@command("scan")
 def scan(c, argv):
     cursor = parse_cursor(argv[1])
     opts = parse_scan_options(argv, 2, allow_type=True)
@@ -316,7 +331,9 @@ def scan(c, argv):
     return b"*2\r\n" + R.bulk(b"%d" % cursor) + R.bulk_array(found)
 
 
-@command("randomkey")
+command("scan")(scan)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def randomkey(c, argv):
     db = c.db
     now = c.server.now_ms
@@ -331,6 +348,9 @@ def randomkey(c, argv):
         tries -= 1
         if tries == 0 or not (db.expires and db.expire_if_needed(key, now)):
             return R.bulk(key)
+
+
+command("randomkey")(randomkey)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
 # ---- EXPIRE family -------------------------------------------------------------------------------
@@ -397,24 +417,32 @@ def _expire(c, argv: list[bytes], relative: bool, seconds: bool, name: str) -> b
     return R.ONE
 
 
-@command("expire")
 def expire(c, argv):
     return _expire(c, argv, True, True, "expire")
 
 
-@command("pexpire")
+command("expire")(expire)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def pexpire(c, argv):
     return _expire(c, argv, True, False, "pexpire")
 
 
-@command("expireat")
+command("pexpire")(pexpire)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def expireat(c, argv):
     return _expire(c, argv, False, True, "expireat")
 
 
-@command("pexpireat")
+command("expireat")(expireat)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def pexpireat(c, argv):
     return _expire(c, argv, False, False, "pexpireat")
+
+
+command("pexpireat")(pexpireat)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
 def _ttl(c, argv: list[bytes], ms: bool, absolute: bool) -> bytes:
@@ -430,27 +458,34 @@ def _ttl(c, argv: list[bytes], ms: bool, absolute: bool) -> bytes:
     return R.integer(ttl if ms else (ttl + 500) // 1000)
 
 
-@command("ttl")
 def ttl(c, argv):
     return _ttl(c, argv, False, False)
 
 
-@command("pttl")
+command("ttl")(ttl)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def pttl(c, argv):
     return _ttl(c, argv, True, False)
 
 
-@command("expiretime")
+command("pttl")(pttl)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def expiretime(c, argv):
     return _ttl(c, argv, False, True)
 
 
-@command("pexpiretime")
+command("expiretime")(expiretime)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def pexpiretime(c, argv):
     return _ttl(c, argv, True, True)
 
 
-@command("persist")
+command("pexpiretime")(pexpiretime)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def persist(c, argv):
     key = argv[1]
     if lookup_write(c, key) is not None and c.db.persist(key):
@@ -458,6 +493,9 @@ def persist(c, argv):
         notify(c, NOTIFY_GENERIC, "persist", key)
         return R.ONE
     return R.ZERO
+
+
+command("persist")(persist)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
 # ---- OBJECT --------------------------------------------------------------------------------------

@@ -46,3 +46,22 @@ cpdef pop_generic(ClientFields c, argv, bint head)
 
 cpdef lpop(ClientFields c, argv)
 cpdef rpop(ClientFields c, argv)
+
+
+# The other handlers the benchmarks and common use call, in the reference signature
+# (registry.pxd's `_entry_shape`): run_handler calls their C function, not their Python wrapper.
+# Registered with command() after their definitions (a cpdef function takes no decorator).
+cpdef llen(ClientFields c, argv)
+cpdef lindex(ClientFields c, argv)
+cpdef lrange(ClientFields c, argv)
+cpdef lpos(ClientFields c, argv)
+cpdef lset(ClientFields c, argv)
+cpdef ltrim(ClientFields c, argv)
+cpdef linsert(ClientFields c, argv)
+cpdef lmove(ClientFields c, argv)
+cpdef lmpop(ClientFields c, argv)
+cpdef blpop(ClientFields c, argv)
+cpdef brpop(ClientFields c, argv)
+cpdef brpoplpush(ClientFields c, argv)
+cpdef blmove(ClientFields c, argv)
+cpdef blmpop(ClientFields c, argv)

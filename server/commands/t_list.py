@@ -246,7 +246,6 @@ def parse_mpop(argv: list[bytes], numkeys_at: int) -> tuple[list[bytes], bool, i
     return argv[numkeys_at + 1:where_at], head, (1 if count == -1 else count)
 
 
-@command("lmpop")
 def lmpop(c, argv):
     keys, head, count = parse_mpop(argv, 1)
     for key in keys:
@@ -257,20 +256,27 @@ def lmpop(c, argv):
     return c.enc.null_array
 
 
+command("lmpop")(lmpop)  # not a decorator: compiled, a cpdef function (t_list.pxd)
+
+
 # ---- reads ----------------------------------------------------------------------------------------
-@command("llen")
 def llen(c, argv):
     ql = _list_for_read(c, argv[1])
     return R.ZERO if ql is None else R.integer(ql.count)
 
 
-@command("lindex")
+command("llen")(llen)  # not a decorator: compiled, a cpdef function (t_list.pxd)
+
+
 def lindex(c, argv):
     ql = _list_for_read(c, argv[1])
     if ql is None:
         return c.enc.null
     v = ql.index(to_int(argv[2]))
     return c.enc.null if v is None else R.value(v)
+
+
+command("lindex")(lindex)  # not a decorator: compiled, a cpdef function (t_list.pxd)
 
 
 def _clamp_range(start: int, end: int, n: int) -> tuple[int, int]:
@@ -288,7 +294,6 @@ def _clamp_range(start: int, end: int, n: int) -> tuple[int, int]:
     return start, end + 1
 
 
-@command("lrange")
 def lrange(c, argv):
     start, end = to_int(argv[2]), to_int(argv[3])
     ql = _list_for_read(c, argv[1])
@@ -298,7 +303,9 @@ def lrange(c, argv):
     return R.array_header(b - a) + ql.bulks(a, b)
 
 
-@command("lpos")
+command("lrange")(lrange)  # not a decorator: compiled, a cpdef function (t_list.pxd)
+
+
 def lpos(c, argv):
     elem = argv[2]
     rank, count, maxlen = 1, -1, 0
@@ -346,8 +353,10 @@ def lpos(c, argv):
     return b"*%d\r\n%s" % (len(found), b"".join([R.integer(i) for i in found]))
 
 
+command("lpos")(lpos)  # not a decorator: compiled, a cpdef function (t_list.pxd)
+
+
 # ---- in-place writes ------------------------------------------------------------------------------
-@command("lset")
 def lset(c, argv):
     key = argv[1]
     ql = _list_for_write(c, key)
@@ -360,7 +369,9 @@ def lset(c, argv):
     return R.OK
 
 
-@command("ltrim")
+command("lset")(lset)  # not a decorator: compiled, a cpdef function (t_list.pxd)
+
+
 def ltrim(c, argv):
     key = argv[1]
     start, end = to_int(argv[2]), to_int(argv[3])
@@ -375,6 +386,9 @@ def ltrim(c, argv):
     modified(c, key)
     c.server.dirty += n - (b - a) - 1
     return R.OK
+
+
+command("ltrim")(ltrim)  # not a decorator: compiled, a cpdef function (t_list.pxd)
 
 
 def lrem(c, argv):
@@ -395,7 +409,6 @@ def lrem(c, argv):
 command("lrem")(lrem)  # not a decorator: compiled, a cpdef function (t_list.pxd)
 
 
-@command("linsert")
 def linsert(c, argv):
     where = option_word(argv[2])
     if where == b"after":
@@ -414,6 +427,9 @@ def linsert(c, argv):
     ql.insert(pos, argv[4], after)
     _written(c, key, "linsert")
     return R.integer(ql.count)
+
+
+command("linsert")(linsert)  # not a decorator: compiled, a cpdef function (t_list.pxd)
 
 
 # ---- moves ----------------------------------------------------------------------------------------
@@ -442,11 +458,13 @@ def move_for_client(c, src: bytes, dst: bytes, from_head: bool, to_head: bool) -
     return R.bulk(v)
 
 
-@command("lmove")
 def lmove(c, argv):
     from_head, to_head = _where(argv[3]), _where(argv[4])
     r = move_for_client(c, argv[1], argv[2], from_head, to_head)
     return c.enc.null if r is None else r
+
+
+command("lmove")(lmove)  # not a decorator: compiled, a cpdef function (t_list.pxd)
 
 
 def rpoplpush(c, argv):
@@ -455,7 +473,6 @@ def rpoplpush(c, argv):
 
 
 command("rpoplpush")(rpoplpush)  # not a decorator: compiled, a cpdef function (t_list.pxd)
-
 
 
 # ---- blocking forms -------------------------------------------------------------------------------
@@ -508,14 +525,18 @@ def _bpop(c, argv, head: bool):
     return _pop_or_block(c, argv[1:-1], deadline, head, None)
 
 
-@command("blpop")
 def blpop(c, argv):
     return _bpop(c, argv, True)
 
 
-@command("brpop")
+command("blpop")(blpop)  # not a decorator: compiled, a cpdef function (t_list.pxd)
+
+
 def brpop(c, argv):
     return _bpop(c, argv, False)
+
+
+command("brpop")(brpop)  # not a decorator: compiled, a cpdef function (t_list.pxd)
 
 
 def _move_op(src: bytes, dst: bytes, wheres: list[bytes] | None) -> list[bytes]:
@@ -552,19 +573,25 @@ def _bmove(c, src: bytes, dst: bytes, from_head: bool, to_head: bool, timeout: b
     return blocking.block(c, [src], deadline, serve, btype="list")
 
 
-@command("brpoplpush")
 def brpoplpush(c, argv):
     return _bmove(c, argv[1], argv[2], False, True, argv[3])
 
 
-@command("blmove")
+command("brpoplpush")(brpoplpush)  # not a decorator: compiled, a cpdef function (t_list.pxd)
+
+
 def blmove(c, argv):
     from_head, to_head = _where(argv[3]), _where(argv[4])
     return _bmove(c, argv[1], argv[2], from_head, to_head, argv[5], argv[3:5])
 
 
-@command("blmpop")
+command("blmove")(blmove)  # not a decorator: compiled, a cpdef function (t_list.pxd)
+
+
 def blmpop(c, argv):
     deadline = blocking.parse_timeout(argv[1], c.server.now_ms)
     keys, head, count = parse_mpop(argv, 2)
     return _pop_or_block(c, keys, deadline, head, 1 if count == -1 else count)
+
+
+command("blmpop")(blmpop)  # not a decorator: compiled, a cpdef function (t_list.pxd)

@@ -23,3 +23,10 @@ cpdef multi(ClientFields c, argv)
 @cython.locals(queue=list, srv=ServerFields, replies=list, cmd=Command, was_queueing=cython.bint,
                epoch=cython.longlong, i=Py_ssize_t)
 cpdef exec_(ClientFields c, argv)
+
+
+# The transaction's other handlers, in the reference signature (registry.pxd's `_entry_shape`):
+# run_handler calls their C function, not their Python wrapper.
+cpdef discard(ClientFields c, argv)
+cpdef watch_(ClientFields c, argv)
+cpdef unwatch(ClientFields c, argv)

@@ -39,12 +39,14 @@ def multi(c, argv):
 command("multi")(multi)  # not a decorator: compiled, a cpdef function (t_multi.pxd)
 
 
-@command("discard")
 def discard(c, argv):
     if c.multi is None:
         raise CommandError("ERR DISCARD without MULTI")
     watch.discard_transaction(c)
     return R.OK
+
+
+command("discard")(discard)  # not a decorator: compiled, a cpdef function (t_multi.pxd)
 
 
 def exec_(c, argv):
@@ -90,7 +92,6 @@ def exec_(c, argv):
 command("exec")(exec_)  # not a decorator: compiled, exec_ is a cpdef function (t_multi.pxd)
 
 
-@command("watch")
 def watch_(c, argv):
     if c.multi is not None:
         raise CommandError("ERR WATCH inside MULTI is not allowed")
@@ -101,9 +102,14 @@ def watch_(c, argv):
     return R.OK
 
 
-@command("unwatch")
+command("watch")(watch_)  # not a decorator: compiled, a cpdef function (t_multi.pxd)
+
+
 def unwatch(c, argv):
     watch.unwatch_all(c)
     c.dirty_cas = False
     return R.OK
+
+
+command("unwatch")(unwatch)  # not a decorator: compiled, a cpdef function (t_multi.pxd)
 

@@ -96,14 +96,18 @@ def _publish(c, argv, shard: bool) -> bytes:
     return _integer(n)
 
 
-@command("publish")
 def publish(c, argv):
     return _publish(c, argv, False)
 
 
-@command("spublish")
+command("publish")(publish)  # not a decorator: compiled, a cpdef function (t_pubsub.pxd)
+
+
 def spublish(c, argv):
     return _publish(c, argv, True)
+
+
+command("spublish")(spublish)  # not a decorator: compiled, a cpdef function (t_pubsub.pxd)
 
 
 # ---- PUBSUB -----------------------------------------------------------------------------------

@@ -22,3 +22,14 @@ cpdef _run_eval(c, argv, ro)
 
 @cython.locals(sc=ScriptCache, script=Script, srv=ServerFields)
 cpdef _evalsha(ClientFields c, argv, ro)
+
+
+# The other handlers the benchmarks and common use call, in the reference signature
+# (registry.pxd's `_entry_shape`): run_handler calls their C function, not their Python wrapper.
+# Registered with command() after their definitions (a cpdef function takes no decorator).
+cpdef eval_(ClientFields c, argv)
+cpdef eval_ro(ClientFields c, argv)
+cpdef evalsha(ClientFields c, argv)
+cpdef evalsha_ro(ClientFields c, argv)
+cpdef fcall(ClientFields c, argv)
+cpdef fcall_ro(ClientFields c, argv)

@@ -61,24 +61,32 @@ def _evalsha(c, argv, ro: bool) -> bytes:
     return sc.run(c, sha, script, argv, numkeys, ro)
 
 
-@command("eval")
 def eval_(c, argv):
     return _eval(c, argv, False)
 
 
-@command("eval_ro")
+command("eval")(eval_)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
+
+
 def eval_ro(c, argv):
     return _eval(c, argv, True)
 
 
-@command("evalsha")
+command("eval_ro")(eval_ro)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
+
+
 def evalsha(c, argv):
     return _evalsha(c, argv, False)
 
 
-@command("evalsha_ro")
+command("evalsha")(evalsha)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
+
+
 def evalsha_ro(c, argv):
     return _evalsha(c, argv, True)
+
+
+command("evalsha_ro")(evalsha_ro)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
 
 
 # ---- SCRIPT -------------------------------------------------------------------------------------
@@ -172,16 +180,20 @@ def script_help(c, argv):
 
 # ---- FCALL / FUNCTION ----------------------------------------------------------------------------
 
-@command("fcall")
 def fcall(c, argv):
     _feed_monitors(c, argv)
     return functions.registry(c.server).call(c, argv, False)
 
 
-@command("fcall_ro")
+command("fcall")(fcall)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
+
+
 def fcall_ro(c, argv):
     _feed_monitors(c, argv)
     return functions.registry(c.server).call(c, argv, True)
+
+
+command("fcall_ro")(fcall_ro)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
 
 
 @command("function|load")

@@ -85,7 +85,6 @@ def _deleted(c, key: bytes) -> None:
 
 
 # ---- single-key commands -----------------------------------------------------------------------
-@command("sadd")
 def sadd(c, argv):
     key = argv[1]
     db = c.db
@@ -128,7 +127,9 @@ def sadd(c, argv):
     return R.integer(added)
 
 
-@command("srem")
+command("sadd")(sadd)  # not a decorator: compiled, a cpdef function (t_set.pxd)
+
+
 def srem(c, argv):
     key = argv[1]
     v = lookup_write(c, key)
@@ -152,7 +153,9 @@ def srem(c, argv):
     return R.integer(removed)
 
 
-@command("smembers")
+command("srem")(srem)  # not a decorator: compiled, a cpdef function (t_set.pxd)
+
+
 def smembers(c, argv):
     s = _get_set(c, argv[1])
     if s is None:
@@ -160,13 +163,17 @@ def smembers(c, argv):
     return set_reply(c, s.view())
 
 
-@command("sismember")
+command("smembers")(smembers)  # not a decorator: compiled, a cpdef function (t_set.pxd)
+
+
 def sismember(c, argv):
     s = _get_set(c, argv[1])
     return R.ONE if s is not None and argv[2] in s else R.ZERO
 
 
-@command("smismember")
+command("sismember")(sismember)  # not a decorator: compiled, a cpdef function (t_set.pxd)
+
+
 def smismember(c, argv):
     s = _get_set(c, argv[1])
     members = argv[2:]
@@ -175,13 +182,17 @@ def smismember(c, argv):
     return b"*%d\r\n" % len(members) + b"".join([R.ONE if m in s else R.ZERO for m in members])
 
 
-@command("scard")
+command("smismember")(smismember)  # not a decorator: compiled, a cpdef function (t_set.pxd)
+
+
 def scard(c, argv):
     s = _get_set(c, argv[1])
     return R.integer(len(s)) if s is not None else R.ZERO
 
 
-@command("spop")
+command("scard")(scard)  # not a decorator: compiled, a cpdef function (t_set.pxd)
+
+
 def spop(c, argv):
     key = argv[1]
     if len(argv) == 2:
@@ -232,7 +243,9 @@ def spop(c, argv):
     return set_reply(c, members)
 
 
-@command("srandmember")
+command("spop")(spop)  # not a decorator: compiled, a cpdef function (t_set.pxd)
+
+
 def srandmember(c, argv):
     key = argv[1]
     if len(argv) == 2:
@@ -253,7 +266,9 @@ def srandmember(c, argv):
     return R.values(s.sample(count))
 
 
-@command("smove")
+command("srandmember")(srandmember)  # not a decorator: compiled, a cpdef function (t_set.pxd)
+
+
 def smove(c, argv):
     src_key, dst_key, m = argv[1], argv[2], argv[3]
     src_v = lookup_write(c, src_key)
@@ -288,7 +303,9 @@ def smove(c, argv):
     return R.ONE
 
 
-@command("sscan")
+command("smove")(smove)  # not a decorator: compiled, a cpdef function (t_set.pxd)
+
+
 def sscan(c, argv):
     cursor = parse_cursor(argv[2])
     opts = parse_scan_options(argv, 3)
@@ -301,6 +318,9 @@ def sscan(c, argv):
         members = [m for m in members if match(m)]
     cur = b"%d" % nxt
     return b"*2\r\n$%d\r\n%s\r\n" % (len(cur), cur) + _array_reply(members)
+
+
+command("sscan")(sscan)  # not a decorator: compiled, a cpdef function (t_set.pxd)
 
 
 # ---- multi-key algebra -------------------------------------------------------------------------
@@ -377,12 +397,13 @@ def _store(c, dst: bytes, result: RSet, event: str) -> bytes:
     return R.integer(n)
 
 
-@command("sinter")
 def sinter(c, argv):
     return set_reply(c, intersection(_sources(c, argv[1:], False)))
 
 
-@command("sinterstore")
+command("sinter")(sinter)  # not a decorator: compiled, a cpdef function (t_set.pxd)
+
+
 def sinterstore(c, argv):
     sets = _sources(c, argv[2:], True)
     members = intersection(sets)
@@ -391,7 +412,9 @@ def sinterstore(c, argv):
     return _store(c, argv[1], RSet.built(members, set_limits(c), from_intset), "sinterstore")
 
 
-@command("sintercard")
+command("sinterstore")(sinterstore)  # not a decorator: compiled, a cpdef function (t_set.pxd)
+
+
 def sintercard(c, argv):
     numkeys = to_int(argv[1], "ERR numkeys should be greater than 0")
     if numkeys < 1:
@@ -411,21 +434,32 @@ def sintercard(c, argv):
     return R.integer(len(intersection(_sources(c, argv[2:2 + numkeys], False), limit)))
 
 
-@command("sunion")
+command("sintercard")(sintercard)  # not a decorator: compiled, a cpdef function (t_set.pxd)
+
+
 def sunion(c, argv):
     return set_reply(c, union(_sources(c, argv[1:], False), set_limits(c)).view())
 
 
-@command("sunionstore")
+command("sunion")(sunion)  # not a decorator: compiled, a cpdef function (t_set.pxd)
+
+
 def sunionstore(c, argv):
     return _store(c, argv[1], union(_sources(c, argv[2:], True), set_limits(c)), "sunionstore")
 
 
-@command("sdiff")
+command("sunionstore")(sunionstore)  # not a decorator: compiled, a cpdef function (t_set.pxd)
+
+
 def sdiff(c, argv):
     return set_reply(c, difference(_sources(c, argv[1:], False), set_limits(c)).view())
 
 
-@command("sdiffstore")
+command("sdiff")(sdiff)  # not a decorator: compiled, a cpdef function (t_set.pxd)
+
+
 def sdiffstore(c, argv):
     return _store(c, argv[1], difference(_sources(c, argv[2:], True), set_limits(c)), "sdiffstore")
+
+
+command("sdiffstore")(sdiffstore)  # not a decorator: compiled, a cpdef function (t_set.pxd)

@@ -32,3 +32,20 @@ cdef list _SEQ_TAILS, _reply_heads
 
 @cython.locals(d=Py_ssize_t, heads=list, by_digits=list, prefix=bytes)
 cpdef _id_reply(ms, unsigned long long seq)
+
+
+# The other handlers the benchmarks and common use call, in the reference signature
+# (registry.pxd's `_entry_shape`): run_handler calls their C function, not their Python wrapper.
+# Registered with command() after their definitions (a cpdef function takes no decorator).
+cpdef xtrim(ClientFields c, argv)
+cpdef xlen(ClientFields c, argv)
+cpdef xrange_(ClientFields c, argv)
+cpdef xrevrange(ClientFields c, argv)
+cpdef xdel(ClientFields c, argv)
+cpdef xack(ClientFields c, argv)
+cpdef xread(ClientFields c, argv)
+cpdef xreadgroup(ClientFields c, argv)
+cpdef xsetid(ClientFields c, argv)
+cpdef xpending(ClientFields c, argv)
+cpdef xclaim(ClientFields c, argv)
+cpdef xautoclaim(ClientFields c, argv)

@@ -490,7 +490,6 @@ def _id_reply(ms: int, seq: int) -> bytes:
 _trim_capped: list = [None, None]
 
 
-@command("xtrim")
 def xtrim(c, argv):
     if len(argv) == 5 and _same_options(argv, _trim_capped[0]):
         a = _trim_capped[1]
@@ -516,11 +515,16 @@ def xtrim(c, argv):
     return R.integer(deleted)
 
 
+command("xtrim")(xtrim)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
+
+
 # ---- XLEN / XRANGE / XREVRANGE / XDEL -----------------------------------------------------------
-@command("xlen")
 def xlen(c, argv):
     s = _stream_read(c, argv[1])
     return R.ZERO if s is None else R.integer(s.length)
+
+
+command("xlen")(xlen)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
 
 
 def _xrange(c, argv, reverse: bool) -> bytes:
@@ -563,17 +567,20 @@ def _xrange(c, argv, reverse: bool) -> bytes:
     return b"*%d\r\n%s" % (n, replies)
 
 
-@command("xrange")
 def xrange_(c, argv):
     return _xrange(c, argv, False)
 
 
-@command("xrevrange")
+command("xrange")(xrange_)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
+
+
 def xrevrange(c, argv):
     return _xrange(c, argv, True)
 
 
-@command("xdel")
+command("xrevrange")(xrevrange)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
+
+
 def xdel(c, argv):
     key = argv[1]
     s = _stream_write(c, key)
@@ -586,6 +593,9 @@ def xdel(c, argv):
         notify(c, NOTIFY_STREAM, "xdel", key)
         c.server.dirty += deleted - 1
     return R.integer(deleted)
+
+
+command("xdel")(xdel)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
 
 
 # ---- XREAD / XREADGROUP -------------------------------------------------------------------------
@@ -825,20 +835,24 @@ def serve_xread(c, req: XReadRequest, blocked: bool = False) -> bytes | None:
     return head + b"".join(parts)
 
 
-@command("xread")
 def xread(c, argv):
     req = parse_xread(c, argv, False)
     reply = serve_xread(c, req)
     return _blocked_read(c, req) if reply is None else reply
 
 
-@command("xreadgroup")
+command("xread")(xread)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
+
+
 def xreadgroup(c, argv):
     req = parse_xread(c, argv, True)
     if c.server.also_propagate is not None:
         propagate.prevent(c)  # what it changed travels as XCLAIMs and XGROUPs (serve_xread)
     reply = serve_xread(c, req)
     return _blocked_read(c, req) if reply is None else reply
+
+
+command("xreadgroup")(xreadgroup)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
 
 
 def _blocked_read(c, req: XReadRequest):
@@ -991,7 +1005,6 @@ def xgroup_help(c, argv):
 
 
 # ---- XSETID -------------------------------------------------------------------------------------
-@command("xsetid")
 def xsetid(c, argv):
     new_id = _parse_id(argv[2], 0, True, False)[0]
     entries_added = -1
@@ -1034,6 +1047,9 @@ def xsetid(c, argv):
     return R.OK
 
 
+command("xsetid")(xsetid)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
+
+
 # ---- XACK / XPENDING ----------------------------------------------------------------------------
 def _nogroup(key: bytes, group: bytes) -> CommandError:
     return CommandError(b"NOGROUP No such key '%s' or consumer group '%s'" % (c_str(key), c_str(group)))
@@ -1043,7 +1059,6 @@ def _no_such_group(key: bytes, group: bytes) -> CommandError:
     return CommandError(b"NOGROUP No such consumer group '%s' for key name '%s'" % (c_str(group), c_str(key)))
 
 
-@command("xack")
 def xack(c, argv):
     s = _stream_read(c, argv[1])
     cg = s.group(argv[2]) if s is not None else None
@@ -1058,7 +1073,9 @@ def xack(c, argv):
     return R.integer(acked)
 
 
-@command("xpending")
+command("xack")(xack)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
+
+
 def xpending(c, argv):
     argc = len(argv)
     if argc != 3 and (argc < 6 or argc > 9):
@@ -1121,6 +1138,9 @@ def xpending(c, argv):
     return _array(out)
 
 
+command("xpending")(xpending)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
+
+
 # ---- XCLAIM / XAUTOCLAIM ------------------------------------------------------------------------
 def _claim(cg: ConsumerGroup, k: bytes, nack, cons: Consumer) -> None:
     """Move the pending entry k to cons."""
@@ -1137,7 +1157,6 @@ def _drop_pending(cg: ConsumerGroup, k: bytes, nack) -> None:
         nack.consumer.pel.remove(k)
 
 
-@command("xclaim")
 def xclaim(c, argv):
     key = argv[1]
     s = _stream_read(c, key)
@@ -1232,10 +1251,12 @@ def xclaim(c, argv):
     return _array(out)
 
 
+command("xclaim")(xclaim)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
+
+
 _AUTOCLAIM_MAX_COUNT = ((1 << 63) - 1) // 16
 
 
-@command("xautoclaim")
 def xautoclaim(c, argv):
     key = argv[1]
     minidle = max(_int_arg(argv[4], "ERR Invalid min-idle-time argument for XAUTOCLAIM"), 0)
@@ -1308,6 +1329,9 @@ def xautoclaim(c, argv):
         propagate.prevent(c)
     cursor = key_id(it.key) if it.next() else 0
     return b"*3\r\n%s%s%s" % (_bulk_id(cursor), _array(out), _array(deleted))
+
+
+command("xautoclaim")(xautoclaim)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
 
 
 # ---- XINFO --------------------------------------------------------------------------------------

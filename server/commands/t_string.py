@@ -206,7 +206,6 @@ def set_(c, argv):
 command("set")(set_)  # not a decorator: compiled, a cpdef function (t_string.pxd)
 
 
-@command("setnx")
 def setnx(c, argv):
     key = argv[1]
     if lookup_write(c, key) is not None:
@@ -215,6 +214,9 @@ def setnx(c, argv):
     modified(c, key)
     notify(c, NOTIFY_STRING, "set", key)
     return R.ONE
+
+
+command("setnx")(setnx)  # not a decorator: compiled, a cpdef function (t_string.pxd)
 
 
 def _setex(c, argv, unit_seconds: bool, name: str) -> bytes:
@@ -229,17 +231,20 @@ def _setex(c, argv, unit_seconds: bool, name: str) -> bytes:
     return _OK
 
 
-@command("setex")
 def setex(c, argv):
     return _setex(c, argv, True, "setex")
 
 
-@command("psetex")
+command("setex")(setex)  # not a decorator: compiled, a cpdef function (t_string.pxd)
+
+
 def psetex(c, argv):
     return _setex(c, argv, False, "psetex")
 
 
-@command("getset")
+command("psetex")(psetex)  # not a decorator: compiled, a cpdef function (t_string.pxd)
+
+
 def getset(c, argv):
     key = argv[1]
     old = lookup_string(c, key)
@@ -251,7 +256,9 @@ def getset(c, argv):
     return c.enc.null if old is None else _value(old)
 
 
-@command("getex")
+command("getset")(getset)  # not a decorator: compiled, a cpdef function (t_string.pxd)
+
+
 def getex(c, argv):
     flags, expire = parse_string_options(argv, 2, getex=True)
     key = argv[1]
@@ -279,7 +286,9 @@ def getex(c, argv):
     return reply
 
 
-@command("getdel")
+command("getex")(getex)  # not a decorator: compiled, a cpdef function (t_string.pxd)
+
+
 def getdel(c, argv):
     key = argv[1]
     v = lookup_string(c, key)
@@ -290,7 +299,9 @@ def getdel(c, argv):
     return _value(v)
 
 
-@command("mget")
+command("getdel")(getdel)  # not a decorator: compiled, a cpdef function (t_string.pxd)
+
+
 def mget(c, argv):
     db, srv = c.db, c.server
     now = srv.now_ms
@@ -314,6 +325,9 @@ def mget(c, argv):
     return R.value_array(parts)
 
 
+command("mget")(mget)  # not a decorator: compiled, a cpdef function (t_string.pxd)
+
+
 def _mset(c, argv) -> None:
     db = c.db
     srv = c.server
@@ -330,7 +344,6 @@ def _mset(c, argv) -> None:
         srv.dirty += len(argv) >> 1
 
 
-@command("mset")
 def mset(c, argv):
     if not len(argv) & 1:
         raise CommandError("ERR wrong number of arguments for 'mset' command")
@@ -338,7 +351,9 @@ def mset(c, argv):
     return _OK
 
 
-@command("msetnx")
+command("mset")(mset)  # not a decorator: compiled, a cpdef function (t_string.pxd)
+
+
 def msetnx(c, argv):
     if not len(argv) & 1:
         raise CommandError("ERR wrong number of arguments for 'msetnx' command")
@@ -347,6 +362,9 @@ def msetnx(c, argv):
             return R.ZERO
     _mset(c, argv)
     return R.ONE
+
+
+command("msetnx")(msetnx)  # not a decorator: compiled, a cpdef function (t_string.pxd)
 
 
 # ---- counters -----------------------------------------------------------------------------------
@@ -422,17 +440,20 @@ def incr(c, argv, delta: int = 1) -> bytes:
 command("incr")(incr)  # not a decorator: compiled, a cpdef function (t_string.pxd)
 
 
-@command("decr")
 def decr(c, argv):
     return incr(c, argv, -1)
 
 
-@command("incrby")
+command("decr")(decr)  # not a decorator: compiled, a cpdef function (t_string.pxd)
+
+
 def incrby(c, argv):
     return incr(c, argv, to_int(argv[2]))
 
 
-@command("decrby")
+command("incrby")(incrby)  # not a decorator: compiled, a cpdef function (t_string.pxd)
+
+
 def decrby(c, argv):
     delta = to_int(argv[2])
     if delta == INT64_MIN:
@@ -440,7 +461,9 @@ def decrby(c, argv):
     return incr(c, argv, -delta)
 
 
-@command("incrbyfloat")
+command("decrby")(decrby)  # not a decorator: compiled, a cpdef function (t_string.pxd)
+
+
 def incrbyfloat(c, argv):
     key = argv[1]
     v = lookup_string(c, key, write=True)
@@ -467,14 +490,18 @@ def incrbyfloat(c, argv):
     return R.bulk(out)
 
 
+command("incrbyfloat")(incrbyfloat)  # not a decorator: compiled, a cpdef function (t_string.pxd)
+
+
 # ---- lengths and ranges -------------------------------------------------------------------------
-@command("strlen")
 def strlen(c, argv):
     v = lookup_string(c, argv[1])
     return R.integer(0 if v is None else len(v))
 
 
-@command("append")
+command("strlen")(strlen)  # not a decorator: compiled, a cpdef function (t_string.pxd)
+
+
 def append(c, argv):
     key, tail = argv[1], argv[2]
     v = lookup_string(c, key, write=True)
@@ -492,7 +519,9 @@ def append(c, argv):
     return R.integer(n)
 
 
-@command("getrange")
+command("append")(append)  # not a decorator: compiled, a cpdef function (t_string.pxd)
+
+
 def getrange(c, argv):
     start = to_int(argv[2])
     end = to_int(argv[3])
@@ -513,12 +542,16 @@ def getrange(c, argv):
     return _value(v[start:end + 1])
 
 
-@command("substr")
+command("getrange")(getrange)  # not a decorator: compiled, a cpdef function (t_string.pxd)
+
+
 def substr(c, argv):
     return getrange(c, argv)
 
 
-@command("setrange")
+command("substr")(substr)  # not a decorator: compiled, a cpdef function (t_string.pxd)
+
+
 def setrange(c, argv):
     key, patch = argv[1], argv[3]
     offset = to_int(argv[2])
@@ -545,6 +578,9 @@ def setrange(c, argv):
     modified(c, key)
     notify(c, NOTIFY_STRING, "setrange", key)
     return R.integer(len(v))
+
+
+command("setrange")(setrange)  # not a decorator: compiled, a cpdef function (t_string.pxd)
 
 
 # ---- LCS ----------------------------------------------------------------------------------------

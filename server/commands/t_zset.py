@@ -294,9 +294,11 @@ def zadd(c, argv):
 command("zadd")(zadd)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
-@command("zincrby")
 def zincrby(c, argv):
     return _zadd(c, argv, IN_INCR)
+
+
+command("zincrby")(zincrby)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 # ---- simple reads --------------------------------------------------------------------------------
@@ -308,7 +310,6 @@ def zcard(c, argv):
 command("zcard")(zcard)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
-@command("zscore")
 def zscore(c, argv):
     zs = get_zset(c, argv[1])
     if zs is None:
@@ -317,7 +318,9 @@ def zscore(c, argv):
     return c.enc.null if s is None else c.enc.double(s)
 
 
-@command("zmscore")
+command("zscore")(zscore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zmscore(c, argv):
     zs = get_zset(c, argv[1])
     members = argv[2:]
@@ -331,6 +334,9 @@ def zmscore(c, argv):
         s = get(m)
         out.append(null if s is None else d(s))
     return b"*%d\r\n" % len(members) + b"".join(out)
+
+
+command("zmscore")(zmscore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 def _rank(c, argv, reverse: bool) -> bytes:
@@ -354,17 +360,20 @@ def _rank(c, argv, reverse: bool) -> bytes:
     return R.integer(r)
 
 
-@command("zrank")
 def zrank(c, argv):
     return _rank(c, argv, False)
 
 
-@command("zrevrank")
+command("zrank")(zrank)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zrevrank(c, argv):
     return _rank(c, argv, True)
 
 
-@command("zcount")
+command("zrevrank")(zrevrank)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zcount(c, argv):
     r = parse_score_range(argv[2], argv[3])
     zs = get_zset(c, argv[1])
@@ -374,13 +383,18 @@ def zcount(c, argv):
     return R.integer(hi - lo)
 
 
-@command("zlexcount")
+command("zcount")(zcount)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zlexcount(c, argv):
     r = parse_lex_range(argv[2], argv[3])
     zs = get_zset(c, argv[1])
     if zs is None:
         return R.ZERO
     return R.integer(zs.lex_count(r))
+
+
+command("zlexcount")(zlexcount)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 # ---- ZRANGE family -------------------------------------------------------------------------------
@@ -511,43 +525,56 @@ def zrange_generic(c, argv: list[bytes], key_idx: int, dst: bytes | None, ranget
     return pairs_reply(c, pairs, withscores)
 
 
-@command("zrange")
 def zrange(c, argv):
     return zrange_generic(c, argv, 1, None, None, None)
 
 
-@command("zrangestore")
+command("zrange")(zrange)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zrangestore(c, argv):
     return zrange_generic(c, argv, 2, argv[1], None, None)
 
 
-@command("zrevrange")
+command("zrangestore")(zrangestore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zrevrange(c, argv):
     return zrange_generic(c, argv, 1, None, RANK, True)
 
 
-@command("zrangebyscore")
+command("zrevrange")(zrevrange)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zrangebyscore(c, argv):
     return zrange_generic(c, argv, 1, None, SCORE, False)
 
 
-@command("zrevrangebyscore")
+command("zrangebyscore")(zrangebyscore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zrevrangebyscore(c, argv):
     return zrange_generic(c, argv, 1, None, SCORE, True)
 
 
-@command("zrangebylex")
+command("zrevrangebyscore")(zrevrangebyscore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zrangebylex(c, argv):
     return zrange_generic(c, argv, 1, None, LEX, False)
 
 
-@command("zrevrangebylex")
+command("zrangebylex")(zrangebylex)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zrevrangebylex(c, argv):
     return zrange_generic(c, argv, 1, None, LEX, True)
 
 
+command("zrevrangebylex")(zrevrangebylex)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 # ---- removal -------------------------------------------------------------------------------------
-@command("zrem")
 def zrem(c, argv):
     key = argv[1]
     zs = get_zset(c, key, True)
@@ -562,6 +589,9 @@ def zrem(c, argv):
     if deleted:
         _after_removal(c, key, zs, "zrem", deleted)
     return R.integer(deleted)
+
+
+command("zrem")(zrem)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 def _zremrange(c, argv, rangetype: int) -> bytes:
@@ -602,19 +632,25 @@ def _zremrange(c, argv, rangetype: int) -> bytes:
     return R.integer(removed)
 
 
-@command("zremrangebyrank")
 def zremrangebyrank(c, argv):
     return _zremrange(c, argv, RANK)
 
 
-@command("zremrangebyscore")
+command("zremrangebyrank")(zremrangebyrank)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zremrangebyscore(c, argv):
     return _zremrange(c, argv, SCORE)
 
 
-@command("zremrangebylex")
+command("zremrangebyscore")(zremrangebyscore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zremrangebylex(c, argv):
     return _zremrange(c, argv, LEX)
+
+
+command("zremrangebylex")(zremrangebylex)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 # ---- pops ----------------------------------------------------------------------------------------
@@ -644,14 +680,18 @@ def _zpop(c, argv, from_max: bool) -> bytes | tuple[bytes, ...]:
     return _flat_pairs_reply(c, pairs)
 
 
-@command("zpopmin")
 def zpopmin(c, argv):
     return _zpop(c, argv, False)
 
 
-@command("zpopmax")
+command("zpopmin")(zpopmin)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zpopmax(c, argv):
     return _zpop(c, argv, True)
+
+
+command("zpopmax")(zpopmax)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 def parse_mpop(argv: list[bytes], numkeys_idx: int) -> tuple[list[bytes], bool, int]:
@@ -692,7 +732,6 @@ def first_nonempty(c, keys: list[bytes]) -> tuple[bytes, ZSet] | None:
     return None
 
 
-@command("zmpop")
 def zmpop(c, argv):
     keys, from_max, count = parse_mpop(argv, 1)
     found = first_nonempty(c, keys)
@@ -701,6 +740,9 @@ def zmpop(c, argv):
     key, zs = found
     propagate.rewrite_count_pop(c, b"ZPOPMAX" if from_max else b"ZPOPMIN", key, min(count, len(zs)))
     return zmpop_reply(c, key, zpop_pairs(c, key, zs, from_max, count))
+
+
+command("zmpop")(zmpop)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 # ---- blocking pops -------------------------------------------------------------------------------
@@ -742,21 +784,27 @@ def _bzpop(c, argv, from_max: bool):
     return _pop_or_block(c, argv[1:-1], deadline, from_max, None)
 
 
-@command("bzpopmin")
 def bzpopmin(c, argv):
     return _bzpop(c, argv, False)
 
 
-@command("bzpopmax")
+command("bzpopmin")(bzpopmin)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def bzpopmax(c, argv):
     return _bzpop(c, argv, True)
 
 
-@command("bzmpop")
+command("bzpopmax")(bzpopmax)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def bzmpop(c, argv):
     deadline = blocking.parse_timeout(argv[1], c.server.now_ms)
     keys, from_max, count = parse_mpop(argv, 2)
     return _pop_or_block(c, keys, deadline, from_max, count)
+
+
+command("bzmpop")(bzmpop)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 # ---- ZRANDMEMBER ---------------------------------------------------------------------------------
@@ -936,43 +984,56 @@ def zsetop_generic(c, argv: list[bytes], numkeys_idx: int, dst: bytes | None, op
     return pairs_reply(c, pairs, withscores)
 
 
-@command("zunion")
 def zunion(c, argv):
     return zsetop_generic(c, argv, 1, None, UNION)
 
 
-@command("zinter")
+command("zunion")(zunion)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zinter(c, argv):
     return zsetop_generic(c, argv, 1, None, INTER)
 
 
-@command("zdiff")
+command("zinter")(zinter)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zdiff(c, argv):
     return zsetop_generic(c, argv, 1, None, DIFF)
 
 
-@command("zunionstore")
+command("zdiff")(zdiff)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zunionstore(c, argv):
     return zsetop_generic(c, argv, 2, argv[1], UNION)
 
 
-@command("zinterstore")
+command("zunionstore")(zunionstore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zinterstore(c, argv):
     return zsetop_generic(c, argv, 2, argv[1], INTER)
 
 
-@command("zdiffstore")
+command("zinterstore")(zinterstore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zdiffstore(c, argv):
     return zsetop_generic(c, argv, 2, argv[1], DIFF)
 
 
-@command("zintercard")
+command("zdiffstore")(zdiffstore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 def zintercard(c, argv):
     return zsetop_generic(c, argv, 1, None, INTER, cardinality_only=True)
 
 
+command("zintercard")(zintercard)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
+
+
 # ---- ZSCAN ---------------------------------------------------------------------------------------
-@command("zscan")
 def zscan(c, argv):
     cursor = parse_cursor(argv[2])
     opts = parse_scan_options(argv, 3)
@@ -999,3 +1060,6 @@ def zscan(c, argv):
             parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(m), m, len(f), f))
     cur = b"%d" % nxt
     return b"*2\r\n$%d\r\n%s\r\n*%d\r\n" % (len(cur), cur, 2 * len(parts)) + b"".join(parts)
+
+
+command("zscan")(zscan)  # not a decorator: compiled, a cpdef function (t_zset.pxd)

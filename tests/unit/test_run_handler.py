@@ -4,12 +4,18 @@ is the one called, by the fast loop, by EXEC (call_command) and by a script's re
 
 from __future__ import annotations
 
+import ctypes
+import sys
 from typing import Any
 
-import raxdb.server.commands  # noqa: F401  (the command table)
+import pytest
+
+import raxdb.server.commands
 from raxdb.server.config.options import Config
 from raxdb.server.core import Server
 from raxdb.server.net.client import Client
+from raxdb.server.table import registry
+from raxdb.server.table.registry import TABLE
 from tests.support.diff import encode_command
 from tests.support.transport import SinkTransport
 
@@ -88,3 +94,58 @@ def test_handler_errors_and_optional_arguments_through_the_c_call() -> None:
                        b"-ERR wrong number of arguments for 'hset' command\r\n+OK\r\n+QUEUED\r\n+QUEUED\r\n"
                        b"*2\r\n-ERR value is not an integer or out of range\r\n:1\r\n$3\r\nabc\r\n")
     assert (stats.calls - calls, stats.failed_calls - failed) == (2, 2)
+
+
+# The handlers of the benchmarked rows and of the commands users run most (GEOSEARCH: its own entry
+# over the body it shares with GEORADIUS, t_geo.py): compiled, each exports its C function in the
+# reference signature (registry.pxd's `_entry_shape`), so run_handler calls it.
+HOT = ("evalsha", "evalsha_ro", "eval", "fcall", "fcall_ro", "zrange", "zrangebyscore", "zrevrange",
+       "zscore", "zincrby", "zrem", "zscan", "smembers", "sinter", "sunion", "sadd", "spop", "srem",
+       "sismember", "scard", "sscan", "lrange", "llen", "lindex", "scan", "hscan", "hdel", "hexists",
+       "hlen", "xrange", "xrevrange", "xlen", "publish", "mset", "mget", "decr", "incrby", "expire",
+       "pexpire", "ttl", "pttl", "del", "unlink", "exists", "type", "persist", "touch", "rename", "geosearch",
+       "watch", "blpop", "brpoplpush", "blmove", "zpopmax", "zremrangebyscore", "xreadgroup", "xpending")
+
+
+def _capsule_name(capsule: object) -> bytes:
+    get_name = ctypes.pythonapi.PyCapsule_GetName
+    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    return get_name(capsule)
+
+
+@pytest.mark.skipif(not hasattr(registry, "__pyx_capi__"), reason="interpreted: no C functions")
+def test_hot_handlers_export_the_reference_c_signature() -> None:
+    raxdb.server.commands.import_all()
+    want = _capsule_name(vars(registry)["__pyx_capi__"]["_entry_shape"])
+    wrong = []
+    for name in HOT:
+        cmd = TABLE.commands[name]
+        module = sys.modules[cmd.proc.__module__]
+        capsule = getattr(module, "__pyx_capi__", {}).get(cmd.proc.__name__)
+        if capsule is None or _capsule_name(capsule) != want:
+            wrong.append(name)
+    assert wrong == []
+
+
+def test_converted_handlers_alone_in_exec_and_in_scripts() -> None:
+    """Handlers that became cpdef answer as before on every path that calls them: the fast loop,
+    EXEC (call_command), a script's redis.call and a function's; their errors too (EVALSHA's
+    NOSCRIPT alone and inside EXEC, EXPIRE's non-integer, a wrong type through redis.call)."""
+    c, t = _client()
+    sha = _send(c, t, ("SCRIPT", "LOAD", "return redis.call('exists', KEYS[1])")).split(b"\r\n")[1]
+    lib = ("#!lua name=cpdeflib\nredis.register_function{function_name='cpdef_ttl', flags={'no-writes'},"
+           " callback=function(k) return redis.call('ttl', k[1]) end}")
+    assert _send(c, t, ("FUNCTION", "LOAD", "REPLACE", lib)) == b"$8\r\ncpdeflib\r\n"
+    replies = _send(
+        c, t, ("DEL", "k", "s"), ("MSET", "k", "1", "s", "x"), ("EXPIRE", "k", "100"), ("TTL", "k"),
+        ("EXPIRE", "k", "soon"), ("EVALSHA", sha.decode(), "1", "k"), ("EVALSHA", "0" * 40, "0"),
+        ("FCALL", "cpdef_ttl", "1", "k"), ("SADD", "set", "a", "b"),
+        ("MULTI",), ("EVALSHA", sha.decode(), "1", "nokey"), ("EVALSHA", "0" * 40, "0"), ("MGET", "k", "s", "no"),
+        ("SISMEMBER", "set", "a"), ("FCALL_RO", "cpdef_ttl", "1", "s"), ("EXEC",),
+        ("EVAL", "return redis.pcall('llen', KEYS[1])", "1", "k"), ("EXISTS", "k", "s", "no"), ("DEL", "k", "s", "set"))
+    assert replies == (
+        b":0\r\n+OK\r\n:1\r\n:100\r\n-ERR value is not an integer or out of range\r\n:1\r\n"
+        b"-NOSCRIPT No matching script. Please use EVAL.\r\n:100\r\n:2\r\n"
+        b"+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n"
+        b"*5\r\n:0\r\n-NOSCRIPT No matching script. Please use EVAL.\r\n*3\r\n$1\r\n1\r\n$1\r\nx\r\n$-1\r\n:1\r\n:-1\r\n"
+        b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n:2\r\n:3\r\n")
