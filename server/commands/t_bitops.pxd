@@ -25,7 +25,7 @@ cpdef long long bit_offset(ClientFields c, arg, int field_bits=*) except? -1
 @cython.locals(n=cython.longlong)
 cpdef long long _offset(arg, int field_bits, long long limit) except? -1
 
-@cython.locals(db=Database, need=cython.longlong)
+@cython.locals(srv=ServerFields, db=Database, need=cython.longlong)
 cpdef tuple string_for_bits(ClientFields c, key, long long maxbit)
 
 @cython.locals(n=Py_ssize_t, code=Py_ssize_t, k=Py_ssize_t, b=bytes, w=bytes, s="const unsigned char *",

@@ -93,12 +93,13 @@ def _offset(arg: bytes, field_bits: int, limit: int) -> int:
 def string_for_bits(c, key: bytes, maxbit: int) -> tuple[bytearray, bool]:
     """lookupStringForBitCommand: the key's value as a bytearray at least (maxbit >> 3) + 1 bytes
     long, created or grown with zeros; the flag says whether it was created or grown."""
-    db = c.db  # (compiled, the Database extension type: `add` a C call)
+    srv = c.server  # (compiled, the server's field base and the Database extension type: C calls)
+    db = c.db
     v = lookup_write(c, key)
     need = (maxbit >> 3) + 1
     if v is None:
         buf = zeroed(need)
-        db.add(key, buf)
+        db.add(key, buf, srv.now_ms)  # the lookup's time
         return buf, True
     cls = type(v)
     if (cls is RawStr or cls is bytearray) and len(v) >= need:
