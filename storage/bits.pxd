@@ -8,6 +8,7 @@
 cimport cython
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.string cimport memset
 from raxdb.protocol.reply cimport digits, int_size, put_head, put_int
 
 cdef unsigned long long _U64
@@ -34,6 +35,9 @@ cdef (int, long long) _signed_overflow(long long value, long long incr, int bits
 @cython.locals(hi=cython.ulonglong, limit=cython.ulonglong)
 cdef (int, unsigned long long) _unsigned_overflow(unsigned long long value, long long incr, int bits,
                                                   int mode) noexcept
+
+@cython.locals(buf=bytearray)
+cpdef bytearray zeroed(Py_ssize_t n)
 
 cpdef bytearray field_ops(Py_ssize_t count)
 

@@ -230,6 +230,16 @@ def _unsigned_overflow(value: int, incr: int, bits: int, mode: int) -> tuple[int
 _OP_WORDS = 4
 
 
+def zeroed(n: int) -> bytearray:
+    """A new bytearray of `n` zero bytes (SETBIT's and BITFIELD's new string): compiled, made
+    unfilled and cleared in C, without a call of the bytearray type."""
+    if cython.compiled:
+        buf = PyByteArray_FromStringAndSize(cython.NULL, n)  # noqa: F821 (bits.pxd's cimport)
+        memset(PyByteArray_AS_STRING(buf), 0, n)  # noqa: F821 (bits.pxd's cimport)
+        return buf
+    return bytearray(n)
+
+
 def field_ops(count: int) -> bytearray:
     """Room for `count` operations (compiled, not zeroed: `put_field` writes what is read)."""
     if cython.compiled:

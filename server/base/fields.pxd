@@ -18,6 +18,7 @@ cdef class ConfigFields:
     cdef public tuple list_options, hash_max_listpack, zset_max_listpack, stream_node_limits, set_limits
     cdef public object set_max_intset_entries
     cdef public bint latency_tracking
+    cdef public long long proto_max_bulk_len  # (its range, 1 MiB to 2^63 - 1, is a long long's)
 
 
 cdef class ReplFields:

@@ -22,10 +22,11 @@ class ConfigFields:
     """What the type commands' writes read of the configuration: the encoding thresholds, parsed
     by Config.refresh once per change (list-max-listpack-size with list-compress-depth, the hash
     and sorted-set listpack limits, set-max-intset-entries, the set limits of storage/set_type.py,
-    the stream node limits); and what every timed command reads: latency-tracking."""
+    the stream node limits); what every timed command reads: latency-tracking; and the bulk
+    length limit the bitmap commands' offsets are checked against: proto-max-bulk-len."""
 
     __slots__ = ("list_options", "hash_max_listpack", "zset_max_listpack", "set_max_intset_entries",
-                 "set_limits", "stream_node_limits", "latency_tracking")
+                 "set_limits", "stream_node_limits", "latency_tracking", "proto_max_bulk_len")
 
 
 class ReplFields:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import NOT_INTEGER, SYNTAX, WRONGTYPE, CommandError, c_str
+from raxdb.server.base.numparse import canonical_digits_value
 from raxdb.server.events.keyaccess import (
     NOTIFY_GENERIC,
     NOTIFY_STRING,
@@ -35,11 +36,7 @@ from raxdb.server.events.keyaccess import (
 from raxdb.server.table.args import maybe_int, option_word, to_int
 from raxdb.server.table.registry import command
 from raxdb.storage.bits import (
-    FAIL,
     GET,
-    INCRBY,
-    SAT,
-    SET,
     WRAP,
     apply_fields,
     bitwise,
@@ -48,7 +45,9 @@ from raxdb.storage.bits import (
     field_reply,
     first_bit,
     put_field,
+    zeroed,
 )
+from raxdb.storage.keyspace import RawStr
 
 BIT_OFFSET_ERR = "ERR bit offset is not an integer or out of range"
 BIT_VALUE_ERR = "ERR bit is not an integer or out of range"
@@ -71,7 +70,12 @@ def bit_offset(c, arg: bytes, field_bits: int = 0) -> int:
 
 def _offset(arg: bytes, field_bits: int, limit: int) -> int:
     """bit_offset below the bytes' `limit` (proto-max-bulk-len)."""
-    if field_bits and arg[:1] == b"#":
+    # The common offset, plain digits as string2ll reads them, compiled a C read; any other
+    # spelling (a sign, "#n", more digits) -1 here, for the general parse below.
+    n = canonical_digits_value(arg) if type(arg) is bytes else -1  # (compiled, n is a C integer)
+    if n >= 0:
+        pass
+    elif field_bits and arg[:1] == b"#":
         v = maybe_int(arg[1:])
         if v is None:
             raise CommandError(BIT_OFFSET_ERR)
@@ -80,7 +84,7 @@ def _offset(arg: bytes, field_bits: int, limit: int) -> int:
         v = maybe_int(arg)
         if v is None:
             raise CommandError(BIT_OFFSET_ERR)
-        n = v  # (compiled, n is a C integer)
+        n = v
     if n < 0 or (n >> 3) >= limit:
         raise CommandError(BIT_OFFSET_ERR)
     return n
@@ -89,12 +93,19 @@ def _offset(arg: bytes, field_bits: int, limit: int) -> int:
 def string_for_bits(c, key: bytes, maxbit: int) -> tuple[bytearray, bool]:
     """lookupStringForBitCommand: the key's value as a bytearray at least (maxbit >> 3) + 1 bytes
     long, created or grown with zeros; the flag says whether it was created or grown."""
+    srv = c.server  # (compiled, the server's field base and the Database extension type: C calls)
+    db = c.db
     v = lookup_write(c, key)
     need = (maxbit >> 3) + 1
     if v is None:
-        buf = bytearray(need)
-        c.db.add(key, buf)
+        buf = zeroed(need)
+        db.add(key, buf, srv.now_ms)  # the lookup's time
         return buf, True
+    cls = type(v)
+    if (cls is RawStr or cls is bytearray) and len(v) >= need:
+        # Raw already (a bytearray is an sds of its own length, as RawStr.of would make it):
+        # edited in place.  Only growth needs a RawStr's allocation and capacity.
+        return v, False
     if not is_string(v):
         raise CommandError(WRONGTYPE)
     buf = writable_string(c, key, v)
@@ -249,21 +260,32 @@ def bitop(c, argv):
 # ---- BITFIELD -----------------------------------------------------------------------------------
 _OVERFLOW = 3  # the OVERFLOW subcommand's code beside bits.GET, SET, INCRBY
 _GET = GET  # (under a private name t_bitops.pxd declares a C int)
-# Subcommand words as codes: the lower- and upper-case spellings by one lookup of the argument
-# itself, any other through option_word (Redis's strcasecmp of a C string).
-_SUBCOMMANDS = {word: code for name, code in ((b"get", GET), (b"set", SET), (b"incrby", INCRBY),
-                                              (b"overflow", _OVERFLOW)) for word in (name, name.upper())}
-_OVERFLOWS = {word: code for name, code in ((b"wrap", WRAP), (b"sat", SAT), (b"fail", FAIL))
-              for word in (name, name.upper())}
+# Subcommand and OVERFLOW words, each at the index of its code: GET, SET, INCRBY, _OVERFLOW are 0 to
+# 3, WRAP, SAT, FAIL 0 to 2 (bits.py).
+_SUBCOMMANDS = (b"get", b"set", b"incrby", b"overflow")
+_OVERFLOWS = (b"wrap", b"sat", b"fail")
 
 
-def _keyword(words: dict[bytes, int], arg: bytes) -> int:
-    """The code of a keyword among `words`, -1 if none.  (`words` a typed argument, compiled: a
-    C lookup, not a call of a module global's `get` method.)"""
-    code = words.get(arg)
-    if code is None:
-        code = words.get(option_word(arg), -1)
-    return code
+def _keyword(words: tuple[bytes, ...], arg: bytes) -> int:
+    """The code (index) of a keyword among `words` (lower-case letters), -1 if none, as Redis's
+    strcasecmp of the argument as a C string matches it.  An argument of a word's length whose
+    bytes are its letters in either case is compared in place (compiled, C chars: no hash, no
+    lower-cased copy); any other goes through option_word (its NUL-ended, lower-cased form)."""
+    if type(arg) is bytes:
+        b = arg
+        n = len(b)
+        s = b  # (compiled, a pointer to the bytes)
+        for code in range(len(words)):
+            w = words[code]
+            if len(w) == n:
+                p = w
+                k = 0
+                while k < n and (s[k] | 32) == p[k]:  # | 32: a capital letter's small one
+                    k += 1
+                if k == n:
+                    return code
+    word = option_word(arg)
+    return words.index(word) if word in words else -1
 
 
 def _field_width(arg: bytes) -> int:
@@ -294,32 +316,34 @@ def _field_width(arg: bytes) -> int:
 def _bitfield(c, argv: list[bytes], readonly_cmd: bool) -> bytes:
     """bitfieldGeneric: one pass over the arguments into BITFIELD's operations (every error before
     the key is looked up), one pass running them (bits.apply_fields), the reply."""
-    ops = field_ops((len(argv) - 2) // 3)  # an operation takes three arguments or four
+    args = argv if type(argv) is list else list(argv)  # (compiled, a typed list: C indexing)
+    ops = field_ops((len(args) - 2) // 3)  # an operation takes three arguments or four
     count = 0
     mode = WRAP
     writes = False
     highest = 0
-    limit = c.server.config.proto_max_bulk_len
-    j, n = 2, len(argv)
+    srv = c.server  # (compiled, the server's field base: its config a C field)
+    limit = srv.config.proto_max_bulk_len
+    j, n = 2, len(args)
     while j < n:
-        op = _keyword(_SUBCOMMANDS, argv[j])
+        op = _keyword(_SUBCOMMANDS, args[j])
         if op < 0 or op == _OVERFLOW or j + (2 if op == _GET else 3) >= n:
             if op == _OVERFLOW and j + 1 < n:
-                mode = _keyword(_OVERFLOWS, argv[j + 1])
+                mode = _keyword(_OVERFLOWS, args[j + 1])
                 if mode < 0:
                     raise CommandError("ERR Invalid OVERFLOW type specified")
                 j += 2
                 continue
             raise CommandError(SYNTAX)
-        width = _field_width(argv[j + 1])
+        width = _field_width(args[j + 1])
         bits = -width if width < 0 else width
-        offset = _offset(argv[j + 2], bits, limit)
+        offset = _offset(args[j + 2], bits, limit)
         value = 0
         if op != _GET:
             writes = True
             if offset + bits - 1 > highest:
                 highest = offset + bits - 1
-            v = maybe_int(argv[j + 3])  # getLongLongFromObjectOrReply: string2ll
+            v = maybe_int(args[j + 3])  # getLongLongFromObjectOrReply: string2ll
             if v is None:
                 raise CommandError(NOT_INTEGER)
             value = v
@@ -328,7 +352,7 @@ def _bitfield(c, argv: list[bytes], readonly_cmd: bool) -> bytes:
             j += 3
         put_field(ops, count, op, mode, width, offset, value)
         count += 1
-    key = argv[1]
+    key = args[1]
     grown = False
     if writes:
         if readonly_cmd:
@@ -342,15 +366,19 @@ def _bitfield(c, argv: list[bytes], readonly_cmd: bool) -> bytes:
     if changes:
         written(c, key, NOTIFY_STRING, "setbit")
         if changes > 1:
-            c.server.dirty += changes - 1  # Redis counts one dirty change per changing operation
+            srv.dirty += changes - 1  # Redis counts one dirty change per changing operation
     return field_reply(ops, count, c.enc.null)
 
 
-@command("bitfield")
 def bitfield(c, argv):
     return _bitfield(c, argv, False)
 
 
-@command("bitfield_ro")
+command("bitfield")(bitfield)  # not a decorator: compiled, a cpdef function (t_bitops.pxd)
+
+
 def bitfield_ro(c, argv):
     return _bitfield(c, argv, True)
+
+
+command("bitfield_ro")(bitfield_ro)  # not a decorator: compiled, a cpdef function (t_bitops.pxd)

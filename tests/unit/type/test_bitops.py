@@ -6,6 +6,7 @@ reject them before allocating.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -378,6 +379,60 @@ def test_bitfield_errors(diff):
     diff("BITFIELD", "k", "GET", "i8\x00junk", "0")
     diff("BITFIELD", "k", "GET\x00", "u8", "0")
     diff("BITFIELD", "k", "OVERFLOW", "SAT\x00", "INCRBY", "u8", "0", "1000")
+
+
+@pytest.mark.parametrize("word", ["get", "GET", "Get", "gEt", "gets", "ge", "g\x00t", "gET\x00x", "set", "SeT",
+                                  "sett", "incrby", "IncrBy", "INCRBY\x00", "incrb", "incrbyy", "overflow",
+                                  "OverFlow", "overflow\x00", "overflo", "Gdt", "\xc7et", "'et", "Get "])
+def test_bitfield_subcommand_spellings(diff, word):
+    # Subcommand words are matched as Redis's strcasecmp of a C string: either case, ended by a NUL.
+    diff("SET", "k", "\x81\x42")
+    diff("BITFIELD", "k", word, "u8", "0", "7")
+    diff("BITFIELD", "k", word, "u8", "0")
+    diff("BITFIELD", "k", word, "wrap", "GET", "u8", "0")
+    diff("GET", "k")
+
+
+@pytest.mark.parametrize("mode", ["wrap", "WRAP", "Sat", "fAIL", "fails", "sa", "Fail\x00x", "wr\x00p", "\xd7rap"])
+def test_bitfield_overflow_spellings(diff, mode):
+    diff("SET", "k", "\xff")
+    diff("BITFIELD", "k", "OVERFLOW", mode, "INCRBY", "u8", "0", "1", "GET", "u8", "0")
+    diff("GET", "k")
+
+
+@pytest.mark.parametrize("offset", ["0", "7", "8", "00", "01", "+1", "-0", "1\x00", " 1", "1 ", "#0", "#1", "#01",
+                                    "#+1", "123456789012345", "999999999999999", "1234567890123456",
+                                    "4294967296", "9223372036854775807", "9223372036854775808",
+                                    "\xd9\xa1"])
+def test_bitfield_offset_spellings(diff, offset):
+    # A plain offset is read as C digits, any other spelling by string2ll: both as Redis reads them.
+    diff("SET", "k", "\x81\x42\x00\x18")
+    diff("BITFIELD", "k", "GET", "u8", offset, "GET", "i4", offset)
+    diff("BITFIELD", "k", "SET", "u4", offset, "9", "INCRBY", "i4", offset, "3")
+    diff("SETBIT", "k", offset, "1")
+    diff("GETBIT", "k", offset)
+    diff("GET", "k")
+
+
+def test_bitfield_edits_hll_bytes_in_place(diff):
+    # A string BITFIELD or SETBIT made or met raw is edited in place; an HLL's bytes so edited read
+    # back (PFCOUNT, PFADD) as Redis reads them.
+    diff.script("""
+        PFADD h a b c d
+        PFADD h e
+        PFCOUNT h
+        BITFIELD h INCRBY u8 160 1
+        PFCOUNT h
+        PFADD h f
+        PFCOUNT h
+        GET h
+        SETBIT h 200 1
+        PFADD h g
+        PFCOUNT h
+        GET h
+        OBJECT ENCODING h
+        MEMORY USAGE h
+    """)
 
 
 def test_bitfield_ro(diff):

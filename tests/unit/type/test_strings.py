@@ -1053,6 +1053,12 @@ def test_keyspace_hit_miss_and_expiry_stats(diff2):
     [("SET", "k", "12345"), ("SETRANGE", "k", "3", "hello"), ("SETBIT", "k", "2048", "1")],
     [("SETRANGE", "k", "100", "x"), ("SETRANGE", "k", "101", "y")],  # created exact, then grown
     [("SETBIT", "k", "7", "1"), ("BITFIELD", "k", "SET", "u8", "800", "5")],
+    # made by BITFIELD or SETBIT, edited in place while no longer, then grown
+    [("BITFIELD", "k", "INCRBY", "u8", "100", "1"), ("BITFIELD", "k", "INCRBY", "u8", "100", "1", "GET", "u4", "0"),
+     ("SETBIT", "k", "3", "1"), ("BITFIELD", "k", "SET", "i5", "101", "-3"), ("APPEND", "k", "x" * 10)],
+    [("SETBIT", "k", "30", "1"), ("BITFIELD", "k", "SET", "u8", "0", "9"), ("SETBIT", "k", "100", "1")],
+    [("SET", "a", "abc"), ("BITOP", "NOT", "k", "a"), ("BITFIELD", "k", "SET", "u8", "8", "7"),
+     ("SETBIT", "k", "5", "1"), ("BITFIELD", "k", "SET", "u8", "100", "5")],
     [("SET", "k", "w" * 70000), ("SETRANGE", "k", "70000", "qq")],  # past 64 KiB: a 32-bit header
     [("SET", "a", "x" * 50), ("APPEND", "a", "y"), ("COPY", "a", "k"), ("APPEND", "k", "z")],
     [("SET", "a", "abc"), ("BITOP", "NOT", "k", "a"), ("APPEND", "k", "d" * 20)],
