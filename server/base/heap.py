@@ -37,7 +37,7 @@ MMAP_THRESHOLD = 4 * 1024 * 1024
 TRIM_THRESHOLD = 8 * 1024 * 1024
 
 
-def _libc_function(name: str, argtypes: tuple, restype: type) -> Any:
+def _libc_function(name: str, argtypes: tuple[type, ...], restype: type) -> Any:
     """The C library's function `name` typed for ctypes, or None where it has none."""
     try:
         function = getattr(ctypes.CDLL(None), name)
