@@ -87,3 +87,8 @@ cdef class ClientFields:
     cdef public object replica
     # Redis's reply list while the transport holds output (server/conn/replylist.py; flush_output)
     cdef public object replies
+    # the socket flush_output writes itself while uvloop's plain transport holds nothing, or -1,
+    # and whether that transport was given output since it last held none (server/net/client.py's
+    # Client.transport_changed, flush_output)
+    cdef public int wfd
+    cdef public bint wheld

@@ -79,4 +79,4 @@ class ClientFields:
                  "close_after_reply", "obuf_watch", "write_paused", "prop_prevent", "tot_net_in", "tot_net_out",
                  "out_mark", "woff", "last_interaction", "rb_peak", "rb_size", "obuf",
                  "multi", "multi_error", "watched", "dirty_cas", "in_exec", "exec_argv", "exec_queue", "plain_epoch",
-                 "obuf_soft_since", "replica", "out_held", "replies")
+                 "obuf_soft_since", "replica", "out_held", "replies", "wfd", "wheld")

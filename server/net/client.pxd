@@ -19,6 +19,8 @@
 cimport cython
 from libc.time cimport timespec
 from posix.time cimport CLOCK_MONOTONIC, CLOCK_REALTIME, clock_gettime, clockid_t
+from posix.unistd cimport write as c_write
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from raxdb.protocol cimport reply as R
 from raxdb.protocol.multibulk cimport HeldCommand, MultibulkWalk, frames_biggest
 from raxdb.server.base.fields cimport ClientFields, ServerFields
@@ -73,7 +75,15 @@ cpdef read_event(ClientFields c, bytes data)
 cdef _spill_tail(ClientFields c, HeldCommand tail)
 
 
-@cython.locals(n=cython.longlong, obuf=list)
+# flush_output's write of a socket uvloop's plain transport holds nothing for (client.py's
+# transport_changed): write(2) of the whole data; the bytes the kernel took, 0 when it took none
+# (EAGAIN) or failed (the transport is then given the whole data and meets the error itself)
+cdef inline Py_ssize_t _write_now(int fd, bytes data) noexcept:
+    cdef Py_ssize_t sent = c_write(fd, PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+    return sent if sent > 0 else 0
+
+
+@cython.locals(n=cython.longlong, obuf=list, sent=Py_ssize_t)
 cpdef flush_output(ClientFields c)
 
 

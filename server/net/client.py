@@ -36,7 +36,17 @@ of a client (replies, pub/sub messages, MONITOR lines, served blocked clients) k
 Output made for a client while it runs a batch (a message it publishes to itself, a client-side
 caching invalidation) joins that batch's replies (`running`), after the replies before it.
 `close()` flushes what is queued first (QUIT's +OK).  When the transport's buffer passes its
-high-water mark, reading pauses until it drains (write back-pressure).
+high-water mark, reading pauses until it drains (write back-pressure).  Compiled, the flush writes
+a payload with write(2) itself when the transport is uvloop's plain TCP or Unix one (`wfd`, set by
+`transport_changed`: not TLS's, not a fault's DelayedTransport) and holds nothing: what uvloop's
+write does then (its try-write), without its ~1,000 instructions of checks and buffer list a flush,
+which at -P 1 is one a request.  What the kernel does not take (a short write, EAGAIN) goes to the
+transport, which queues it and watches for writability; on an error it gets all of it and meets
+the error itself (its connection_lost).  Whether the transport holds nothing is known without
+asking it: only the flush gives it output, so it is asked (its buffer, is_closing) only after the
+flush gave it some (`wheld`).  The socket is never written after uvloop closes it: uvloop closes
+the fd after the protocol's connection_lost, which marks the client closed, and the flush skips a
+closed client; after the peer's EOF (uvloop then drops writes until connection_lost) `wfd` is -1.
 
 Dispatch.  `plain` is true while nothing about this client or the server needs the full
 processCommand checks (auth, an ACL user with restrictions, MULTI, RESP2 pub/sub, CLIENT PAUSE,
@@ -165,6 +175,21 @@ if not cython.compiled:  # compiled, client.pxd holds these inline: clock_gettim
     _time_ns = time.time_ns
     # compiled, registry.pxd's inline, cimported: a compiled handler's own C function, called straight
     from raxdb.server.table.registry import run_handler
+
+    def _write_now(fd: int, data: bytes) -> int:
+        """Compiled, client.pxd's write(2); interpreted never called (wfd stays -1), and were
+        it called, "nothing taken": the transport writes all of it."""
+        return 0
+
+# uvloop's plain stream transports: the fd they write is the connection's socket, and uvloop closes
+# it only after the protocol's connection_lost (UVBaseTransport._call_connection_lost), which marks
+# the client closed first; under another loop, none
+try:
+    from uvloop.loop import TCPTransport as _TCP, UnixTransport as _UNIX
+
+    _DIRECT_TYPES: tuple[type, ...] = (_TCP, _UNIX)
+except ImportError:
+    _DIRECT_TYPES = ()
 _join = b"".join
 _refuses, _account = evict.refuses, evict.account
 
@@ -224,6 +249,8 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         self.addr = self.laddr = ""
         self.unix_socket = False  # accepted on `unixsocket` (server/net/unixsocket.py; CLIENT_UNIX_SOCKET)
         self.fd = -1
+        self.wfd = -1  # the socket flush_output writes itself, or -1 (transport_changed)
+        self.wheld = False  # the transport was given output since it last held none (flush_output)
         self.close_after_reply = False
         self.lua_debug = 0  # SCRIPT DEBUG YES / SYNC (server/scripting/ldb.py)
         self.disconnected = False  # connection_lost has run
@@ -364,12 +391,30 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         _clienteviction.note_if_noting(self)  # under a memory limit its buffers count at once
         srv.mem_ok = False  # a connection counts in used_memory
         srv.stat_numconnections += 1
+        self.transport_changed()
         if srv.faults is not None:  # a reply delay armed by DEBUG FAULT applies to new connections too
             _faults.accepted(self)
         if not self.authenticated:
             self.exact = RequestParser(srv.config.proto_max_bulk_len)
             self.exact.auth_required = True
         self.update_plain()
+
+    def transport_changed(self) -> None:
+        """Whether flush_output may write this client's socket itself (`wfd`, its fd, or -1): only
+        compiled, and only while its transport is uvloop's plain TCP or Unix one (not TLS's, not a
+        fault's DelayedTransport), whose fd is the accepted socket's.  Whoever swaps the transport
+        calls this again (server/net/faults.py); what the old one wrote into the new may still
+        be held there, so the flush asks it first (`wheld`)."""
+        t = self.transport
+        self.wfd = self.fd if cython.compiled and t is not None and type(t) in _DIRECT_TYPES else -1
+        self.wheld = True
+
+    def eof_received(self) -> bool | None:
+        """The peer's end: uvloop closes the transport (its connection_lost follows, a loop turn
+        later) and its write drops what is given to it meanwhile, as Redis frees the client at
+        once; so the flush stops writing the socket itself."""
+        self.wfd = -1
+        return None
 
     def take_socket(self, s: Any, peer: Any, local: Any) -> None:
         """A new connection's socket facts (addr, laddr, fd) and options (tcp-keepalive), what
@@ -1104,8 +1149,17 @@ def flush_output(c: Client) -> None:
         try:
             if data is None:  # big pieces: one writev (uvloop), no copy into one buffer first
                 t.writelines(obuf)
+                c.wheld = True
+            elif c.wfd >= 0 and type(data) is bytes \
+                    and (not c.wheld or not (t.get_write_buffer_size() or t.is_closing())):
+                # uvloop's plain transport holding nothing (see "Writing"): written here
+                sent = _write_now(c.wfd, data)
+                c.wheld = sent < len(data)
+                if c.wheld:  # the rest (or, on an error, all of it) for the transport to queue
+                    t.write(memoryview(data)[sent:] if sent else data)
             else:
                 t.write(data)
+                c.wheld = True
         except Exception as e:  # one connection's trouble must not cost the others their output
             LOG.verbose(f"Write to client id={c.id} addr={c.addr} failed: {type(e).__name__}: {e}")
         # Redis's reply list, while the transport holds what may be in it: after a flush bigger

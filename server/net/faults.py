@@ -193,6 +193,7 @@ def accepted(c: Client) -> None:
     f = c.server.faults
     if f is not None and f.delay and _delayable(c) and not isinstance(c.transport, DelayedTransport):
         c.transport = cast("asyncio.Transport", DelayedTransport(c, c.transport))  # stands in for it
+        c.transport_changed()  # so flush_output does not write the socket past it
 
 
 class DelayedTransport:
@@ -252,6 +253,7 @@ class DelayedTransport:
     def _restore(self) -> None:
         if self.client.transport is self:
             self.client.transport = self.real
+            self.client.transport_changed()
 
     def get_write_buffer_size(self) -> int:
         return self.real.get_write_buffer_size() + self.held
