@@ -19,8 +19,12 @@
 cimport cython
 from libc.time cimport timespec
 from posix.time cimport CLOCK_MONOTONIC, CLOCK_REALTIME, clock_gettime, clockid_t
-from posix.unistd cimport write as c_write
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+
+
+cdef extern from "<sys/socket.h>" nogil:
+    ssize_t send(int fd, const void *buf, size_t n, int flags)
+    int MSG_NOSIGNAL
 from raxdb.protocol cimport reply as R
 from raxdb.protocol.multibulk cimport HeldCommand, MultibulkWalk, frames_biggest
 from raxdb.server.base.fields cimport ClientFields, ServerFields
@@ -76,10 +80,12 @@ cdef _spill_tail(ClientFields c, HeldCommand tail)
 
 
 # flush_output's write of a socket uvloop's plain transport holds nothing for (client.py's
-# transport_changed): write(2) of the whole data; the bytes the kernel took, 0 when it took none
-# (EAGAIN) or failed (the transport is then given the whole data and meets the error itself)
+# transport_changed): the whole data, as write(2) but with MSG_NOSIGNAL, so that a peer gone is
+# an EPIPE whatever SIGPIPE's disposition (CPython ignores it at start-up; a program embedding the
+# server in thread mode may not); the bytes the kernel took, 0 when it took none (EAGAIN, EINTR)
+# or failed (the transport is then given the whole data and meets the error itself)
 cdef inline Py_ssize_t _write_now(int fd, bytes data) noexcept:
-    cdef Py_ssize_t sent = c_write(fd, PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+    cdef Py_ssize_t sent = send(fd, PyBytes_AS_STRING(data), <size_t>PyBytes_GET_SIZE(data), MSG_NOSIGNAL)
     return sent if sent > 0 else 0
 
 

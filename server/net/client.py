@@ -37,7 +37,7 @@ Output made for a client while it runs a batch (a message it publishes to itself
 caching invalidation) joins that batch's replies (`running`), after the replies before it.
 `close()` flushes what is queued first (QUIT's +OK).  When the transport's buffer passes its
 high-water mark, reading pauses until it drains (write back-pressure).  Compiled, the flush writes
-a payload with write(2) itself when the transport is uvloop's plain TCP or Unix one (`wfd`, set by
+a payload itself (send(2), MSG_NOSIGNAL) when the transport is uvloop's plain TCP or Unix one (`wfd`, set by
 `transport_changed`: not TLS's, not a fault's DelayedTransport) and holds nothing: what uvloop's
 write does then (its try-write), without its ~1,000 instructions of checks and buffer list a flush,
 which at -P 1 is one a request.  What the kernel does not take (a short write, EAGAIN) goes to the
@@ -177,7 +177,7 @@ if not cython.compiled:  # compiled, client.pxd holds these inline: clock_gettim
     from raxdb.server.table.registry import run_handler
 
     def _write_now(fd: int, data: bytes) -> int:
-        """Compiled, client.pxd's write(2); interpreted never called (wfd stays -1), and were
+        """Compiled, client.pxd's send(2); interpreted never called (wfd stays -1), and were
         it called, "nothing taken": the transport writes all of it."""
         return 0
 
@@ -185,9 +185,10 @@ if not cython.compiled:  # compiled, client.pxd holds these inline: clock_gettim
 # it only after the protocol's connection_lost (UVBaseTransport._call_connection_lost), which marks
 # the client closed first; under another loop, none
 try:
-    from uvloop.loop import TCPTransport as _TCP, UnixTransport as _UNIX
+    from uvloop import loop as _uvloop
 
-    _DIRECT_TYPES: tuple[type, ...] = (_TCP, _UNIX)
+    # (loop.pyi, uvloop's stub, does not declare its transports)
+    _DIRECT_TYPES: tuple[type, ...] = (_uvloop.TCPTransport, _uvloop.UnixTransport)  # type: ignore[attr-defined]
 except ImportError:
     _DIRECT_TYPES = ()
 _join = b"".join
