@@ -4,6 +4,7 @@ installs it in a process of its own: a probe run by `python -c`, or a spawned se
 
 from __future__ import annotations
 
+import os
 import platform
 import subprocess
 import sys
@@ -19,8 +20,10 @@ needs_compiled = pytest.mark.skipif(not COMPILED, reason="interpreted, the hook 
 needs_glibc = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallinfo2 is glibc's")
 
 
-def _probe(code: str, *args: str, xoptions: tuple[str, ...] = ()) -> list[str]:
-    out = subprocess.run([sys.executable, *xoptions, "-c", code, *args], capture_output=True, text=True, check=True)
+def _probe(code: str, *args: str, xoptions: tuple[str, ...] = (), pythonmalloc: str = "") -> list[str]:
+    env = {**os.environ, "PYTHONMALLOC": pythonmalloc} if pythonmalloc else None
+    out = subprocess.run([sys.executable, *xoptions, "-c", code, *args], capture_output=True, text=True, check=True,
+                         env=env)
     return out.stdout.split()
 
 
@@ -60,10 +63,12 @@ print(*bigarrays.stats())
 
 
 @needs_compiled
-def test_lists_and_arrays_grow_shrink_and_free_through_their_mappings():
+@pytest.mark.parametrize("pythonmalloc", ["", "malloc", "debug"])
+def test_lists_and_arrays_grow_shrink_and_free_through_their_mappings(pythonmalloc):
     """Items survive each move (into a mapping, mremap, back to the heap); a free unmaps; tracemalloc
-    started and stopped with the hook installed leaves it in place."""
-    count, mapped, moves = map(int, _probe(_ARRAYS))
+    started and stopped with the hook installed leaves it in place.  Over pymalloc, over malloc
+    itself, and over CPython's debug hooks (which abort on a block freed by the wrong allocator)."""
+    count, mapped, moves = map(int, _probe(_ARRAYS, pythonmalloc=pythonmalloc))
     assert (count, mapped) == (0, 0) and moves == 3
 
 
