@@ -145,13 +145,22 @@ cdef extern from *:
         return q;
     }
 
-    static void *raxdb_big_realloc(void *ctx, void *p, size_t size) {
+    static __attribute__((noinline)) void *raxdb_big_realloc_slow(void *p, size_t size) {
         Py_ssize_t i;
         if (p == NULL) return raxdb_big_prev.realloc(raxdb_big_prev.ctx, p, size);
         i = raxdb_big_find(p);
         if (i >= 0) return raxdb_big_resize(i, size);
         if (size >= raxdb_big_min) return raxdb_big_take(p, size);
         return raxdb_big_prev.realloc(raxdb_big_prev.ctx, p, size);
+    }
+
+    /* The common cases (a block not page-aligned, so not ours, or NULL: a list's first append,
+       kept under BIG) in a few instructions and a tail-jump, the rest out of line so that they
+       save no registers. */
+    static void *raxdb_big_realloc(void *ctx, void *p, size_t size) {
+        if (__builtin_expect(((uintptr_t)p & 4095) != 0 || p == NULL, 1) && size < raxdb_big_min)
+            return raxdb_big_prev.realloc(raxdb_big_prev.ctx, p, size);
+        return raxdb_big_realloc_slow(p, size);
     }
 
     /* Wrap the MEM domain's allocator once; 1 if this call installed it. */
