@@ -119,6 +119,9 @@ def _ready(srv: Server, on_ready: Callable[[], None] | None) -> Callable[[], Non
             # The C heap's policy after the first PONG: it imports ctypes (~5 M instructions)
             from raxdb.server.base import heap
             heap.keep_big_blocks()  # big replies and arguments reuse freed pages (server/base/heap.py)
+            from raxdb.server.memory import bigarrays
+            if bigarrays.install():  # growing big arrays in mappings of their own (server/memory/bigarrays.py)
+                LOG.verbose("Big growing arrays in mappings of their own.")
             # Left by start-up to first use, and imported now so that no first command waits for
             # them (~1 ms each): a script's SHA1, a password's check (table/scriptflags, security/acl)
             import hashlib  # noqa: F401

@@ -41,6 +41,7 @@ HOT_MODULES = (
     "raxdb.server.events.keyaccess",
     "raxdb.server.events.propagate",
     "raxdb.server.events.pubsub",
+    "raxdb.server.memory.bigarrays",
     "raxdb.server.commands.t_bitops",
     "raxdb.server.commands.t_geo",
     "raxdb.server.commands.t_hash",

@@ -9,11 +9,14 @@ pages (mmap, or a heap grown with brk and trimmed back at its free), and every p
 again: 227 minor page faults a 1 MB GET (redis-server, on jemalloc, 6.5).  With the thresholds
 fixed, big blocks come from the heap and a freed block's pages stay for the next one, as
 jemalloc keeps them.  The cost: up to TRIM_THRESHOLD of freed heap stays resident, and a block
-under MMAP_THRESHOLD that grows (the keyspace's arrays, a big collection's tables) leaves its old
-place in the heap as a hole when realloc moves it; from MMAP_THRESHOLD up, realloc is mremap and a
-free gives the pages back.  So both stay a few MiB: a 1 MB value or reply (SET_1M, GET_1M) is under
-them, a big table's arrays over them (at 32 MiB each, a hash or set of 1M members paid ~25-30 more
-bytes a member of RSS).
+under MMAP_THRESHOLD that grows leaves its old place in the heap as a hole when realloc moves it;
+from MMAP_THRESHOLD up, realloc is mremap and a free gives the pages back.  So both stay a few MiB:
+a 1 MB value or reply (SET_1M, GET_1M) is under them, a big table's arrays over them (at 32 MiB
+each, a hash or set of 1M members paid ~25-30 more bytes a member of RSS).  The growing arrays
+themselves (lists' items and array.array's buffers: the keyspace's `_keys`, `_values` and `_meta`,
+which grew side by side past one another) leave the heap sooner, at server/memory/bigarrays.py's
+BIG, through CPython's allocator hook, which main installs beside these thresholds; what still
+grows here is what is allocated anew at each step (an index's or a dict's table).
 
 `purge` is MEMORY PURGE's work: Redis asks jemalloc to give back its dirty pages; here glibc's
 malloc_trim gives back the free pages of the heap, its holes included (not only the top past
