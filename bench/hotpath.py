@@ -51,6 +51,9 @@ WORKLOADS: dict[str, list[bytes]] = {
     "SADD": [b"SADD", b"myset", b"element:" + RAND],
     "HSET": [b"HSET", b"myhash", b"element:" + RAND, b"xxx"],
     "HGET": [b"HGET", b"myhash", b"element:" + RAND],  # the hash HSET's set-up filled
+    # random picks with a negative count from the hash and the sorted set the set-up filled
+    "HRANDFIELD": [b"HRANDFIELD", b"myhash", b"-5", b"WITHVALUES"],
+    "ZRANDMEMBER": [b"ZRANDMEMBER", b"myzset", b"-5", b"WITHSCORES"],
     "SPOP": [b"SPOP", b"myset"],
     "ZADD": [b"ZADD", b"myzset", RAND, b"element:" + RAND],
     # bench.py's ZADD_SMALL: a one-member sorted set (a listpack) per key

@@ -16,6 +16,8 @@ HGETALL / HINCRBY on many small hashes are what job queues (BullMQ, RQ, Celery) 
 
 from __future__ import annotations
 
+from functools import partial
+
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import NOT_FLOAT, OVERFLOW, SYNTAX, WRONGTYPE, CommandError, wrong_arity
 from raxdb.server.commands import longdouble
@@ -353,7 +355,21 @@ command("hstrlen")(hstrlen)  # not a decorator: compiled, a cpdef function (t_ha
 
 
 # ---- random fields --------------------------------------------------------------------------------
-@command("hrandfield")
+def _random_fields_reply(h, withvalues: bool, pairs3: bool, fields: list[bytes]) -> bytes:
+    """HRANDFIELD's reply to the fields picked: their names, or with their values (flat in RESP2,
+    [field, value] pairs in RESP3).  Module level, not an inner function: a cpdef handler takes no
+    closure, so the negative count's encoder is a partial of it."""
+    if not withvalues:
+        return R.bulk_strings(fields)
+    values = h.values_of(fields)
+    if not pairs3:
+        return _flat_pairs(fields, values)
+    parts = []
+    for f, v in zip(fields, values, strict=True):
+        parts.append(b"*2\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(f), f, len(v), v))
+    return b"*%d\r\n%s" % (len(fields), b"".join(parts))
+
+
 def hrandfield(c, argv):
     n = len(argv)
     if n == 2:
@@ -376,25 +392,19 @@ def hrandfield(c, argv):
     if h is None or count == 0:
         return R.EMPTY_ARRAY
     pairs3 = withvalues and c.resp > 2
-
-    def reply(fields: list[bytes]) -> bytes:
-        if not withvalues:
-            return R.bulk_strings(fields)
-        values = h.values_of(fields)
-        if not pairs3:
-            return _flat_pairs(fields, values)
-        parts = []
-        for f, v in zip(fields, values, strict=True):
-            parts.append(b"*2\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(f), f, len(v), v))
-        return b"*%d\r\n%s" % (len(fields), b"".join(parts))
-
     if count < 0:
-        return random_picks_reply(c, count, 2 if withvalues and not pairs3 else 1, h.random_fields, reply)
+        return random_picks_reply(c, count, 2 if withvalues and not pairs3 else 1, h.random_fields,
+                                  partial(_random_fields_reply, h, withvalues, pairs3))
     if count == 1:
-        return reply(h.random_fields(1))
-    if count >= len(h):
-        return reply(h.fields())
-    return reply(h.sample_fields(count))
+        fields = h.random_fields(1)
+    elif count >= len(h):
+        fields = h.fields()
+    else:
+        fields = h.sample_fields(count)
+    return _random_fields_reply(h, withvalues, pairs3, fields)
+
+
+command("hrandfield")(hrandfield)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
 
 
 # ---- HSCAN ----------------------------------------------------------------------------------------
