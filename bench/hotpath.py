@@ -393,6 +393,9 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, 
         c.db.add(b"big:1m", collection_workloads.VALUE_1M)
     elif name in BIG_SETUP:
         c.data_received(encode_command(BIG_SETUP[name]))
+    # The server's random picks (SPOP's, HRANDFIELD's, ZRANDMEMBER's) the same in every run, so that
+    # bench/instr.sh's two runs, and two trees, pick alike: a listpack's lookups cost by position.
+    random.seed(0)
     chunks = (sequential_batches(name, pipeline, max(commands, SEQUENTIAL_MIN)) if name in SEQUENTIAL
               else batches(name, pipeline, random.Random(1)))
     units = pipeline * (BLOCKS[name][1] if name in BLOCKS else 1)  # per batch
