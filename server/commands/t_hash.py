@@ -16,8 +16,6 @@ HGETALL / HINCRBY on many small hashes are what job queues (BullMQ, RQ, Celery) 
 
 from __future__ import annotations
 
-from functools import partial
-
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import NOT_FLOAT, OVERFLOW, SYNTAX, WRONGTYPE, CommandError, wrong_arity
 from raxdb.server.commands import longdouble
@@ -355,10 +353,10 @@ command("hstrlen")(hstrlen)  # not a decorator: compiled, a cpdef function (t_ha
 
 
 # ---- random fields --------------------------------------------------------------------------------
-def _random_fields_reply(h, withvalues: bool, pairs3: bool, fields: list[bytes]) -> bytes:
+def _random_fields_reply(fields: list[bytes], h, withvalues: bool, pairs3: bool) -> bytes:
     """HRANDFIELD's reply to the fields picked: their names, or with their values (flat in RESP2,
     [field, value] pairs in RESP3).  Module level, not an inner function: a cpdef handler takes no
-    closure, so the negative count's encoder is a partial of it."""
+    closure (random_picks_reply passes it the handler's values)."""
     if not withvalues:
         return R.bulk_strings(fields)
     values = h.values_of(fields)
@@ -394,14 +392,14 @@ def hrandfield(c, argv):
     pairs3 = withvalues and c.resp > 2
     if count < 0:
         return random_picks_reply(c, count, 2 if withvalues and not pairs3 else 1, h.random_fields,
-                                  partial(_random_fields_reply, h, withvalues, pairs3))
+                                  _random_fields_reply, h, withvalues, pairs3)
     if count == 1:
         fields = h.random_fields(1)
     elif count >= len(h):
         fields = h.fields()
     else:
         fields = h.sample_fields(count)
-    return _random_fields_reply(h, withvalues, pairs3, fields)
+    return _random_fields_reply(fields, h, withvalues, pairs3)
 
 
 command("hrandfield")(hrandfield)  # not a decorator: compiled, a cpdef function (t_hash.pxd)

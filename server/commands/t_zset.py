@@ -16,7 +16,6 @@ STORE over an existing key, wakes no one.
 from __future__ import annotations
 
 import math
-from functools import partial
 
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import SYNTAX, WRONGTYPE, CommandError, c_str, wrong_arity
@@ -809,7 +808,7 @@ command("bzmpop")(bzmpop)  # not a decorator: compiled, a cpdef function (t_zset
 
 
 # ---- ZRANDMEMBER ---------------------------------------------------------------------------------
-def _random_pairs_reply(c, withscores: bool, picked: list[tuple[float, bytes]]) -> bytes:
+def _random_pairs_reply(picked: list[tuple[float, bytes]], c, withscores: bool) -> bytes:
     """pairs_reply as one bytes object, ZRANDMEMBER's encoder for a negative count (random_picks_reply
     cuts it in chunks).  Module level, not a lambda: a cpdef handler takes no closure."""
     return R.flat(pairs_reply(c, picked, withscores))
@@ -835,7 +834,7 @@ def zrandmember(c, argv):
         return R.EMPTY_ARRAY
     if count < 0:
         return random_picks_reply(c, count, 2 if withscores and c.resp == 2 else 1, zs.choices,
-                                  partial(_random_pairs_reply, c, withscores))
+                                  _random_pairs_reply, c, withscores)
     if count == 1:
         pairs = [zs.random_pair()]
     elif count >= len(zs):
