@@ -52,6 +52,9 @@ WORKLOADS: dict[str, list[bytes]] = {
     "SADD": [b"SADD", b"myset", b"element:" + RAND],
     "HSET": [b"HSET", b"myhash", b"element:" + RAND, b"xxx"],
     "HGET": [b"HGET", b"myhash", b"element:" + RAND],  # the hash HSET's set-up filled
+    # random picks with a negative count from the hash and the sorted set the set-up filled
+    "HRANDFIELD": [b"HRANDFIELD", b"myhash", b"-5", b"WITHVALUES"],
+    "ZRANDMEMBER": [b"ZRANDMEMBER", b"myzset", b"-5", b"WITHSCORES"],
     "SPOP": [b"SPOP", b"myset"],
     "ZADD": [b"ZADD", b"myzset", RAND, b"element:" + RAND],
     # bench.py's ZADD_SMALL: a one-member sorted set (a listpack) per key
@@ -396,6 +399,9 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, 
         c.db.add(b"big:1m", collection_workloads.VALUE_1M)
     elif name in BIG_SETUP:
         c.data_received(encode_command(BIG_SETUP[name]))
+    # The server's random picks (SPOP's, HRANDFIELD's, ZRANDMEMBER's) the same in every run, so that
+    # bench/instr.sh's two runs, and two trees, pick alike: a listpack's lookups cost by position.
+    random.seed(0)
     chunks = (sequential_batches(name, pipeline, max(commands, SEQUENTIAL_MIN)) if name in SEQUENTIAL
               else batches(name, pipeline, random.Random(1)))
     units = pipeline * (BLOCKS[name][1] if name in BLOCKS else 1)  # per batch

@@ -4,16 +4,21 @@
 # pointer to the string's bytes, signed fields as int64, and the overflow checks are C's 64-bit
 # arithmetic (its wrap-around is what bits.py's _u64 / _s64 spell out for the interpreter).  The
 # operations are int64 words in a bytearray, read and written through a C pointer, and the reply
-# is written from them into one bytes object: no Python object per operation.
+# is written from them into one bytes object: no Python object per operation.  The words of a
+# request of up to 16 operations go in one buffer made at import (`_shared`), while no one else
+# holds it, so a request allocates none.
 cimport cython
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.object cimport PyObject
+from cpython.ref cimport _Py_REFCNT
 from libc.string cimport memset
 from raxdb.protocol.reply cimport digits, int_size, put_head, put_int
 
 cdef unsigned long long _U64
 cdef int _GET, _INCRBY, _WRAP, _FAIL, _FAILED
-cdef Py_ssize_t _OP_WORDS
+cdef Py_ssize_t _OP_WORDS, _SHARED_OPS
+cdef bytearray _shared  # field_ops's (bits.py)
 
 cdef unsigned long long _u64(long long x) noexcept
 

@@ -240,9 +240,21 @@ def zeroed(n: int) -> bytearray:
     return bytearray(n)
 
 
+# Compiled, the room BITFIELD's operations use when they fit and no one holds it: a request's parse,
+# run and reply are done before its handler returns, so one buffer serves every request, made once,
+# and a request needs no allocation of its own (~200 instructions).  Its reference count says
+# whether it is free: a holder's reference (a nested or another thread's BITFIELD, a caller keeping
+# the operations) makes the next call allocate, and is gone however the holder ends.
+_SHARED_OPS = 16
+_shared = bytearray(_SHARED_OPS * _OP_WORDS * 8)
+
+
 def field_ops(count: int) -> bytearray:
     """Room for `count` operations (compiled, not zeroed: `put_field` writes what is read)."""
     if cython.compiled:
+        # (its count read through a pointer: passing the object would take a reference first)
+        if count <= _SHARED_OPS and _Py_REFCNT(cython.cast(cython.pointer(PyObject), _shared)) == 1:  # noqa: F821
+            return _shared
         return PyByteArray_FromStringAndSize(cython.NULL, count * _OP_WORDS * 8)  # noqa: F821 (bits.pxd)
     return bytearray(count * _OP_WORDS * 8)
 

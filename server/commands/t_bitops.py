@@ -73,47 +73,57 @@ def _offset(arg: bytes, field_bits: int, limit: int) -> int:
     # The common offset, plain digits as string2ll reads them, compiled a C read; any other
     # spelling (a sign, "#n", more digits) -1 here, for the general parse below.
     n = canonical_digits_value(arg) if type(arg) is bytes else -1  # (compiled, n is a C integer)
-    if n >= 0:
-        pass
-    elif field_bits and arg[:1] == b"#":
-        v = maybe_int(arg[1:])
-        if v is None:
-            raise CommandError(BIT_OFFSET_ERR)
-        n = _s64(v * field_bits)
-    else:
-        v = maybe_int(arg)
-        if v is None:
-            raise CommandError(BIT_OFFSET_ERR)
-        n = v
+    if n < 0:
+        if field_bits and arg[:1] == b"#":
+            v = maybe_int(arg[1:])
+            if v is None:
+                raise CommandError(BIT_OFFSET_ERR)
+            n = _s64(v * field_bits)
+        else:
+            v = maybe_int(arg)
+            if v is None:
+                raise CommandError(BIT_OFFSET_ERR)
+            n = v
     if n < 0 or (n >> 3) >= limit:
         raise CommandError(BIT_OFFSET_ERR)
     return n
 
 
-def string_for_bits(c, key: bytes, maxbit: int) -> tuple[bytearray, bool]:
-    """lookupStringForBitCommand: the key's value as a bytearray at least (maxbit >> 3) + 1 bytes
-    long, created or grown with zeros; the flag says whether it was created or grown."""
-    srv = c.server  # (compiled, the server's field base and the Database extension type: C calls)
-    db = c.db
-    v = lookup_write(c, key)
-    need = (maxbit >> 3) + 1
+def _grows(v, need: int) -> bool:
+    """Does a bit write needing `need` bytes create or lengthen the string `v` (lookup_write's
+    value, None for a missing key)?  Redis's `dirty` of lookupStringForBitCommand, taken before
+    string_for_bits (a value of another type: False, string_for_bits refuses it)."""
+    if v is None:
+        return True
+    cls = type(v)
+    if cls is RawStr or cls is bytearray or is_string(v):
+        return len(v) < need
+    return False
+
+
+def string_for_bits(c, key: bytes, v, need: int) -> bytearray:
+    """lookupStringForBitCommand after its lookup: `v`, the key's value (lookup_write's, None if
+    missing), as a bytearray at least `need` bytes long, created or grown with zeros; WRONGTYPE for
+    a value of another type.  Whether it was created or grown is `_grows`, which the caller asks
+    first: one object returned, not a tuple to build and unpack."""
     if v is None:
         buf = zeroed(need)
+        srv = c.server  # (compiled, the server's field base and the Database extension type: C calls)
+        db = c.db
         db.add(key, buf, srv.now_ms)  # the lookup's time
-        return buf, True
+        return buf
     cls = type(v)
     if (cls is RawStr or cls is bytearray) and len(v) >= need:
         # Raw already (a bytearray is an sds of its own length, as RawStr.of would make it):
         # edited in place.  Only growth needs a RawStr's allocation and capacity.
-        return v, False
+        return v
     if not is_string(v):
         raise CommandError(WRONGTYPE)
     buf = writable_string(c, key, v)
     if len(buf) < need:
         buf.make_room(need - len(buf))
         buf.extend(bytes(need - len(buf)))
-        return buf, True
-    return buf, False
+    return buf
 
 
 def _bit_range(argv: list[bytes], length: int, start: int, end: int, unit_arg: int) -> tuple[int, int] | None:
@@ -139,14 +149,16 @@ def _bit_range(argv: list[bytes], length: int, start: int, end: int, unit_arg: i
 
 
 # ---- SETBIT / GETBIT ----------------------------------------------------------------------------
-@command("setbit")
 def setbit(c, argv):
     key = argv[1]
     offset = bit_offset(c, argv[2])
     on = maybe_int(argv[3])
     if on is None or on & ~1:
         raise CommandError(BIT_VALUE_ERR)
-    buf, grown = string_for_bits(c, key, offset)
+    v = lookup_write(c, key)
+    need = (offset >> 3) + 1
+    grown = _grows(v, need)
+    buf = string_for_bits(c, key, v, need)
     byte = offset >> 3
     mask = 0x80 >> (offset & 7)
     old = buf[byte] & mask
@@ -159,7 +171,9 @@ def setbit(c, argv):
     return R.ONE if old else R.ZERO
 
 
-@command("getbit")
+command("setbit")(setbit)  # not a decorator: compiled, a cpdef function (t_bitops.pxd)
+
+
 def getbit(c, argv):
     offset = bit_offset(c, argv[2])
     v = lookup_read(c, argv[1])
@@ -173,8 +187,10 @@ def getbit(c, argv):
     return R.ZERO
 
 
+command("getbit")(getbit)  # not a decorator: compiled, a cpdef function (t_bitops.pxd)
+
+
 # ---- BITCOUNT / BITPOS --------------------------------------------------------------------------
-@command("bitcount")
 def bitcount(c, argv):
     v = lookup_read(c, argv[1])
     if v is None:
@@ -194,7 +210,9 @@ def bitcount(c, argv):
     return R.ZERO if rng is None else R.integer(count_bits(v, *rng))
 
 
-@command("bitpos")
+command("bitcount")(bitcount)  # not a decorator: compiled, a cpdef function (t_bitops.pxd)
+
+
 def bitpos(c, argv):
     bit = to_int(argv[2])
     if bit != 0 and bit != 1:
@@ -225,8 +243,10 @@ def bitpos(c, argv):
     return R.integer(pos)
 
 
+command("bitpos")(bitpos)  # not a decorator: compiled, a cpdef function (t_bitops.pxd)
+
+
 # ---- BITOP --------------------------------------------------------------------------------------
-@command("bitop")
 def bitop(c, argv):
     op = option_word(argv[1])
     if op not in (b"and", b"or", b"xor", b"not"):
@@ -255,6 +275,9 @@ def bitop(c, argv):
         modified(c, dest)
         notify(c, NOTIFY_GENERIC, "del", dest)
     return R.integer(length)
+
+
+command("bitop")(bitop)  # not a decorator: compiled, a cpdef function (t_bitops.pxd)
 
 
 # ---- BITFIELD -----------------------------------------------------------------------------------
@@ -357,7 +380,10 @@ def _bitfield(c, argv: list[bytes], readonly_cmd: bool) -> bytes:
     if writes:
         if readonly_cmd:
             raise CommandError("ERR BITFIELD_RO only supports the GET subcommand")
-        buf, grown = string_for_bits(c, key, highest)
+        v = lookup_write(c, key)
+        need = (highest >> 3) + 1
+        grown = _grows(v, need)
+        buf = string_for_bits(c, key, v, need)
     else:
         buf = lookup_read(c, key)
         if buf is not None and not is_string(buf):

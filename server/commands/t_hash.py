@@ -353,7 +353,21 @@ command("hstrlen")(hstrlen)  # not a decorator: compiled, a cpdef function (t_ha
 
 
 # ---- random fields --------------------------------------------------------------------------------
-@command("hrandfield")
+def _random_fields_reply(fields: list[bytes], h, withvalues: bool, pairs3: bool) -> bytes:
+    """HRANDFIELD's reply to the fields picked: their names, or with their values (flat in RESP2,
+    [field, value] pairs in RESP3).  Module level, not an inner function: a cpdef handler takes no
+    closure (random_picks_reply passes it the handler's values)."""
+    if not withvalues:
+        return R.bulk_strings(fields)
+    values = h.values_of(fields)
+    if not pairs3:
+        return _flat_pairs(fields, values)
+    parts = []
+    for f, v in zip(fields, values, strict=True):
+        parts.append(b"*2\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(f), f, len(v), v))
+    return b"*%d\r\n%s" % (len(fields), b"".join(parts))
+
+
 def hrandfield(c, argv):
     n = len(argv)
     if n == 2:
@@ -376,25 +390,19 @@ def hrandfield(c, argv):
     if h is None or count == 0:
         return R.EMPTY_ARRAY
     pairs3 = withvalues and c.resp > 2
-
-    def reply(fields: list[bytes]) -> bytes:
-        if not withvalues:
-            return R.bulk_strings(fields)
-        values = h.values_of(fields)
-        if not pairs3:
-            return _flat_pairs(fields, values)
-        parts = []
-        for f, v in zip(fields, values, strict=True):
-            parts.append(b"*2\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(f), f, len(v), v))
-        return b"*%d\r\n%s" % (len(fields), b"".join(parts))
-
     if count < 0:
-        return random_picks_reply(c, count, 2 if withvalues and not pairs3 else 1, h.random_fields, reply)
+        return random_picks_reply(c, count, 2 if withvalues and not pairs3 else 1, h.random_fields,
+                                  _random_fields_reply, h, withvalues, pairs3)
     if count == 1:
-        return reply(h.random_fields(1))
-    if count >= len(h):
-        return reply(h.fields())
-    return reply(h.sample_fields(count))
+        fields = h.random_fields(1)
+    elif count >= len(h):
+        fields = h.fields()
+    else:
+        fields = h.sample_fields(count)
+    return _random_fields_reply(fields, h, withvalues, pairs3)
+
+
+command("hrandfield")(hrandfield)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
 
 
 # ---- HSCAN ----------------------------------------------------------------------------------------

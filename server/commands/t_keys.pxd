@@ -31,3 +31,12 @@ cpdef copy(ClientFields c, argv)
 cpdef randomkey(ClientFields c, argv)
 cpdef expiretime(ClientFields c, argv)
 cpdef pexpiretime(ClientFields c, argv)
+cpdef keys(ClientFields c, argv)
+cpdef move(ClientFields c, argv)
+
+# OBJECT's subcommands, in the same signature (a subcommand's record calls its handler as a command's).
+cpdef object_help(ClientFields c, argv)
+cpdef object_encoding_cmd(ClientFields c, argv)
+cpdef object_refcount(ClientFields c, argv)
+cpdef object_idletime(ClientFields c, argv)
+cpdef object_freq(ClientFields c, argv)

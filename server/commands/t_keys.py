@@ -248,7 +248,6 @@ def copy(c, argv):
 command("copy")(copy)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
-@command("move")
 def move(c, argv):
     if c.server.cluster is not None:
         raise CommandError("ERR MOVE is not allowed in cluster mode")
@@ -275,6 +274,9 @@ def move(c, argv):
     return R.ONE
 
 
+command("move")(move)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 # ---- KEYS / SCAN / RANDOMKEY ---------------------------------------------------------------------
 def _unexpired(db, keys: list[bytes], now: int) -> list[bytes]:
     expires = db.expires
@@ -288,25 +290,28 @@ def _unexpired(db, keys: list[bytes], now: int) -> list[bytes]:
     return out
 
 
-@command("keys")
+def _key_chunks(db, every: list[bytes], match, now: int) -> Iterator[tuple[int, bytes]]:
+    """KEYS's reply a chunk of keys at a time, for reply_in_chunks: each chunk's count and body.
+    Module level, not an inner generator: a cpdef handler takes no closure."""
+    for i in range(0, len(every), REPLY_CHUNK):
+        part = every[i:i + REPLY_CHUNK]
+        found = _unexpired(db, part if match is None else [k for k in part if match(k)], now)
+        yield len(found), R.bulks_body(found)
+
+
 def keys(c, argv):
     pattern = argv[1]
     db = c.db
     now = c.server.now_ms
     match = None if pattern == b"*" else compile_glob(pattern)
     if c.obuf_watch and len(db) > REPLY_CHUNK:  # stopped at the output limit, as Redis's loop
-        every = db.key_list()
-
-        def chunks() -> Iterator[tuple[int, bytes]]:
-            for i in range(0, len(every), REPLY_CHUNK):
-                part = every[i:i + REPLY_CHUNK]
-                found = _unexpired(db, part if match is None else [k for k in part if match(k)], now)
-                yield len(found), R.bulks_body(found)
-
-        return reply_in_chunks(c, chunks())
+        return reply_in_chunks(c, _key_chunks(db, db.key_list(), match, now))
     found = db.key_list() if match is None else [k for k in db.key_list() if match(k)]
     # Redis's KEYS skips expired keys without deleting them.
     return R.bulk_array(_unexpired(db, found, now))
+
+
+command("keys")(keys)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
 
 
 def scan(c, argv):
@@ -540,12 +545,13 @@ def object_value(c, key: bytes) -> Any:
     return _peek_read(c, key, keymiss=False)
 
 
-@command("object|help")
 def object_help(c, argv):
     return _HELP
 
 
-@command("object|encoding")
+command("object|help")(object_help)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def object_encoding_cmd(c, argv):
     v = object_value(c, argv[2])
     if v is None:
@@ -553,7 +559,9 @@ def object_encoding_cmd(c, argv):
     return R.bulk_str(object_encoding(v))
 
 
-@command("object|refcount")
+command("object|encoding")(object_encoding_cmd)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def object_refcount(c, argv):
     v = object_value(c, argv[2])
     if v is None:
@@ -567,7 +575,9 @@ def object_refcount(c, argv):
     return R.ONE
 
 
-@command("object|idletime")
+command("object|refcount")(object_refcount)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def object_idletime(c, argv):
     key = argv[2]
     v = object_value(c, key)
@@ -579,7 +589,9 @@ def object_idletime(c, argv):
     return R.integer(c.db.idle_ms(key, c.server.now_ms) // 1000)
 
 
-@command("object|freq")
+command("object|idletime")(object_idletime)  # not a decorator: compiled, a cpdef function (t_keys.pxd)
+
+
 def object_freq(c, argv):
     key = argv[2]
     v = object_value(c, key)
@@ -589,3 +601,6 @@ def object_freq(c, argv):
         raise CommandError("ERR An LFU maxmemory policy is not selected, access frequency not tracked. "
                            + _ADJUST)
     return R.integer(c.db.lfu_counter(key, c.server.now_ms))
+
+
+command("object|freq")(object_freq)  # not a decorator: compiled, a cpdef function (t_keys.pxd)

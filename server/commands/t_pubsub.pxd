@@ -8,3 +8,18 @@ from raxdb.server.base.fields cimport ClientFields
 
 cpdef publish(ClientFields c, argv)
 cpdef spublish(ClientFields c, argv)
+
+# The (un)subscribe commands and PUBSUB's subcommands, in the same signature (a subcommand's record
+# calls its handler as a command's).
+cpdef subscribe(ClientFields c, argv)
+cpdef psubscribe(ClientFields c, argv)
+cpdef ssubscribe(ClientFields c, argv)
+cpdef unsubscribe(ClientFields c, argv)
+cpdef punsubscribe(ClientFields c, argv)
+cpdef sunsubscribe(ClientFields c, argv)
+cpdef pubsub_channels(ClientFields c, argv)
+cpdef pubsub_shardchannels(ClientFields c, argv)
+cpdef pubsub_numsub(ClientFields c, argv)
+cpdef pubsub_shardnumsub(ClientFields c, argv)
+cpdef pubsub_numpat(ClientFields c, argv)
+cpdef pubsub_help(ClientFields c, argv)

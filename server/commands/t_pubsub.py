@@ -53,34 +53,46 @@ def _shard_count(c) -> int:
     return len(c.shard_channels)
 
 
-@command("subscribe")
 def subscribe(c, argv):
     return _subscribe(c, argv, "channel", b"subscribe", pubsub.subscription_count)
 
 
-@command("psubscribe")
+command("subscribe")(subscribe)  # not a decorator: compiled, a cpdef function (t_pubsub.pxd)
+
+
 def psubscribe(c, argv):
     return _subscribe(c, argv, "pattern", b"psubscribe", pubsub.subscription_count)
 
 
-@command("ssubscribe")
+command("psubscribe")(psubscribe)  # not a decorator: compiled, a cpdef function (t_pubsub.pxd)
+
+
 def ssubscribe(c, argv):
     return _subscribe(c, argv, "shard", b"ssubscribe", _shard_count)
 
 
-@command("unsubscribe")
+command("ssubscribe")(ssubscribe)  # not a decorator: compiled, a cpdef function (t_pubsub.pxd)
+
+
 def unsubscribe(c, argv):
     return _unsubscribe(c, argv, "channel", b"unsubscribe", c.channels, pubsub.subscription_count)
 
 
-@command("punsubscribe")
+command("unsubscribe")(unsubscribe)  # not a decorator: compiled, a cpdef function (t_pubsub.pxd)
+
+
 def punsubscribe(c, argv):
     return _unsubscribe(c, argv, "pattern", b"punsubscribe", c.patterns, pubsub.subscription_count)
 
 
-@command("sunsubscribe")
+command("punsubscribe")(punsubscribe)  # not a decorator: compiled, a cpdef function (t_pubsub.pxd)
+
+
 def sunsubscribe(c, argv):
     return _unsubscribe(c, argv, "shard", b"sunsubscribe", c.shard_channels, _shard_count)
+
+
+command("sunsubscribe")(sunsubscribe)  # not a decorator: compiled, a cpdef function (t_pubsub.pxd)
 
 
 def _publish(c, argv, shard: bool) -> bytes:
@@ -132,29 +144,39 @@ def _numsub(argv, table) -> bytes:
     return R.array(out)
 
 
-@command("pubsub|channels")
 def pubsub_channels(c, argv):
     return _matching(c, argv, pubsub.registry(c.server).channels)
 
 
-@command("pubsub|shardchannels")
+command("pubsub|channels")(pubsub_channels)  # not a decorator: compiled, a cpdef function (t_pubsub.pxd)
+
+
 def pubsub_shardchannels(c, argv):
     return _matching(c, argv, pubsub.registry(c.server).shard)
 
 
-@command("pubsub|numsub")
+command("pubsub|shardchannels")(pubsub_shardchannels)  # not a decorator: a cpdef function (t_pubsub.pxd)
+
+
 def pubsub_numsub(c, argv):
     return _numsub(argv, pubsub.registry(c.server).channels)
 
 
-@command("pubsub|shardnumsub")
+command("pubsub|numsub")(pubsub_numsub)  # not a decorator: compiled, a cpdef function (t_pubsub.pxd)
+
+
 def pubsub_shardnumsub(c, argv):
     return _numsub(argv, pubsub.registry(c.server).shard)
 
 
-@command("pubsub|numpat")
+command("pubsub|shardnumsub")(pubsub_shardnumsub)  # not a decorator: a cpdef function (t_pubsub.pxd)
+
+
 def pubsub_numpat(c, argv):
     return _integer(len(pubsub.registry(c.server).patterns))
+
+
+command("pubsub|numpat")(pubsub_numpat)  # not a decorator: compiled, a cpdef function (t_pubsub.pxd)
 
 
 _HELP = [
@@ -176,6 +198,8 @@ _HELP = [
 _HELP_REPLY = R.array([R.status(line) for line in _HELP])
 
 
-@command("pubsub|help")
 def pubsub_help(c, argv):
     return _HELP_REPLY
+
+
+command("pubsub|help")(pubsub_help)  # not a decorator: compiled, a cpdef function (t_pubsub.pxd)

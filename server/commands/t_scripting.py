@@ -91,16 +91,20 @@ command("evalsha_ro")(evalsha_ro)  # not a decorator: compiled, a cpdef function
 
 # ---- SCRIPT -------------------------------------------------------------------------------------
 
-@command("script|load")
 def script_load(c, argv):
     sha, _ = scripts.cache(c.server).load(argv[2])
     return R.bulk(sha)
 
 
-@command("script|exists")
+command("script|load")(script_load)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
+
+
 def script_exists(c, argv):
     known = scripts.cache(c.server).scripts
     return R.array([R.ONE if a.lower() in known else R.ZERO for a in argv[2:]])
+
+
+command("script|exists")(script_exists)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
 
 
 def _flush_mode(argv: list[bytes], err: str) -> None:
@@ -108,11 +112,13 @@ def _flush_mode(argv: list[bytes], err: str) -> None:
         raise CommandError(err)
 
 
-@command("script|flush")
 def script_flush(c, argv):
     _flush_mode(argv, "ERR SCRIPT FLUSH only support SYNC|ASYNC option")
     scripts.cache(c.server).flush()
     return R.OK
+
+
+command("script|flush")(script_flush)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
 
 
 def _kill(c, want_function: bool) -> bytes:
@@ -129,12 +135,13 @@ def _kill(c, want_function: bool) -> bytes:
     return R.OK
 
 
-@command("script|kill")
 def script_kill(c, argv):
     return _kill(c, False)
 
 
-@command("script|debug")
+command("script|kill")(script_kill)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
+
+
 def script_debug(c, argv):
     """The debugger for this client's next EVAL (server/scripting/ldb.py); refused while replies
     are pending: unsent ones, earlier replies of the same read, EXEC's (its array has begun)."""
@@ -150,6 +157,9 @@ def script_debug(c, argv):
     else:
         raise CommandError("ERR Use SCRIPT DEBUG YES/SYNC/NO")
     return R.OK
+
+
+command("script|debug")(script_debug)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
 
 
 _SCRIPT_HELP = R.array([R.status(s) for s in [
@@ -173,9 +183,11 @@ _SCRIPT_HELP = R.array([R.status(s) for s in [
 ]])
 
 
-@command("script|help")
 def script_help(c, argv):
     return _SCRIPT_HELP
+
+
+command("script|help")(script_help)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
 
 
 # ---- FCALL / FUNCTION ----------------------------------------------------------------------------
@@ -196,7 +208,6 @@ def fcall_ro(c, argv):
 command("fcall_ro")(fcall_ro)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
 
 
-@command("function|load")
 def function_load(c, argv):
     replace = False
     for opt in argv[2:-1]:
@@ -209,14 +220,18 @@ def function_load(c, argv):
     return R.bulk(name)
 
 
-@command("function|delete")
+command("function|load")(function_load)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
+
+
 def function_delete(c, argv):
     functions.registry(c.server).delete(argv[2])
     c.server.dirty += 1
     return R.OK
 
 
-@command("function|flush")
+command("function|delete")(function_delete)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
+
+
 def function_flush(c, argv):
     if len(argv) > 3:
         raise subcommand_syntax(argv)
@@ -226,12 +241,16 @@ def function_flush(c, argv):
     return R.OK
 
 
-@command("function|kill")
+command("function|flush")(function_flush)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
+
+
 def function_kill(c, argv):
     return _kill(c, True)
 
 
-@command("function|list")
+command("function|kill")(function_kill)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
+
+
 def function_list(c, argv):
     pattern = None
     with_code = False
@@ -269,7 +288,9 @@ def function_list(c, argv):
     return R.array(out)
 
 
-@command("function|stats")
+command("function|list")(function_list)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
+
+
 def function_stats(c, argv):
     enc = c.enc
     fe = functions.registry(c.server)
@@ -288,12 +309,16 @@ def function_stats(c, argv):
     return enc.map([R.bulk(b"running_script"), running, R.bulk(b"engines"), engines])
 
 
-@command("function|dump")
+command("function|stats")(function_stats)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
+
+
 def function_dump(c, argv):
     return R.bulk(functions.registry(c.server).dump(c.server.config.values["rdbcompression"] == "yes"))
 
 
-@command("function|restore")
+command("function|dump")(function_dump)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
+
+
 def function_restore(c, argv):
     policy = b"append"
     if len(argv) > 4:
@@ -305,6 +330,9 @@ def function_restore(c, argv):
     functions.registry(c.server).restore(argv[2], policy)
     c.server.dirty += 1
     return R.OK
+
+
+command("function|restore")(function_restore)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
 
 
 _FUNCTION_HELP = R.array([R.status(s) for s in [
@@ -352,6 +380,8 @@ _FUNCTION_HELP = R.array([R.status(s) for s in [
 ]])
 
 
-@command("function|help")
 def function_help(c, argv):
     return _FUNCTION_HELP
+
+
+command("function|help")(function_help)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)

@@ -49,3 +49,16 @@ cpdef xsetid(ClientFields c, argv)
 cpdef xpending(ClientFields c, argv)
 cpdef xclaim(ClientFields c, argv)
 cpdef xautoclaim(ClientFields c, argv)
+
+# XGROUP's and XINFO's subcommands, in the same signature (a subcommand's record calls its handler as
+# a command's).
+cpdef xgroup_create(ClientFields c, argv)
+cpdef xgroup_setid(ClientFields c, argv)
+cpdef xgroup_destroy(ClientFields c, argv)
+cpdef xgroup_createconsumer(ClientFields c, argv)
+cpdef xgroup_delconsumer(ClientFields c, argv)
+cpdef xgroup_help(ClientFields c, argv)
+cpdef xinfo_stream(ClientFields c, argv)
+cpdef xinfo_groups(ClientFields c, argv)
+cpdef xinfo_consumers(ClientFields c, argv)
+cpdef xinfo_help(ClientFields c, argv)

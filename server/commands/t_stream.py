@@ -910,7 +910,6 @@ def _xgroup_prelude(c, argv: list[bytes], sub: bytes) -> tuple[Stream | None, Co
     return s, cg, mkstream, entries_read
 
 
-@command("xgroup|create")
 def xgroup_create(c, argv):
     s, _, mkstream, entries_read = _xgroup_prelude(c, argv, b"create")
     if len(argv) > 8:
@@ -930,7 +929,9 @@ def xgroup_create(c, argv):
     return R.OK
 
 
-@command("xgroup|setid")
+command("xgroup|create")(xgroup_create)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
+
+
 def xgroup_setid(c, argv):
     s, cg, _, entries_read = _xgroup_prelude(c, argv, b"setid")
     if len(argv) not in (5, 7):
@@ -943,7 +944,9 @@ def xgroup_setid(c, argv):
     return R.OK
 
 
-@command("xgroup|destroy")
+command("xgroup|setid")(xgroup_setid)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
+
+
 def xgroup_destroy(c, argv):
     s, cg, _, _ = _xgroup_prelude(c, argv, b"destroy")
     if cg is None:
@@ -955,7 +958,9 @@ def xgroup_destroy(c, argv):
     return R.ONE
 
 
-@command("xgroup|createconsumer")
+command("xgroup|destroy")(xgroup_destroy)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
+
+
 def xgroup_createconsumer(c, argv):
     _, cg, _, _ = _xgroup_prelude(c, argv, b"createconsumer")
     if cg.create_consumer(argv[4], c.server.now_ms) is None:
@@ -965,7 +970,9 @@ def xgroup_createconsumer(c, argv):
     return R.ONE
 
 
-@command("xgroup|delconsumer")
+command("xgroup|createconsumer")(xgroup_createconsumer)  # not a decorator: a cpdef function (t_stream.pxd)
+
+
 def xgroup_delconsumer(c, argv):
     _, cg, _, _ = _xgroup_prelude(c, argv, b"delconsumer")
     cons = cg.consumer(argv[4])
@@ -977,11 +984,13 @@ def xgroup_delconsumer(c, argv):
     return R.integer(pending)
 
 
+command("xgroup|delconsumer")(xgroup_delconsumer)  # not a decorator: a cpdef function (t_stream.pxd)
+
+
 def _help(lines: list[str]) -> bytes:
     return R.array([R.status(line) for line in lines])
 
 
-@command("xgroup|help")
 def xgroup_help(c, argv):
     return _help([
         "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -1002,6 +1011,9 @@ def xgroup_help(c, argv):
         "HELP",
         "    Prints this help.",
     ])
+
+
+command("xgroup|help")(xgroup_help)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
 
 
 # ---- XSETID -------------------------------------------------------------------------------------
@@ -1351,7 +1363,6 @@ def _entries_read(c, cg: ConsumerGroup) -> bytes:
     return c.enc.null if cg.entries_read == INVALID_ENTRIES_READ else R.integer(cg.entries_read)
 
 
-@command("xinfo|stream")
 def xinfo_stream(c, argv):
     s = _xinfo_lookup(c, argv)
     opts = argv[3:]
@@ -1412,7 +1423,9 @@ def xinfo_stream(c, argv):
     return enc.map(head)
 
 
-@command("xinfo|groups")
+command("xinfo|stream")(xinfo_stream)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
+
+
 def xinfo_groups(c, argv):
     s = _xinfo_lookup(c, argv)
     if s.cgroups is None:
@@ -1427,7 +1440,9 @@ def xinfo_groups(c, argv):
     return _array(out)
 
 
-@command("xinfo|consumers")
+command("xinfo|groups")(xinfo_groups)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
+
+
 def xinfo_consumers(c, argv):
     s = _xinfo_lookup(c, argv)
     cg = s.group(argv[3])
@@ -1446,7 +1461,9 @@ def xinfo_consumers(c, argv):
     return _array(out)
 
 
-@command("xinfo|help")
+command("xinfo|consumers")(xinfo_consumers)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
+
+
 def xinfo_help(c, argv):
     return _help([
         "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -1459,6 +1476,9 @@ def xinfo_help(c, argv):
         "HELP",
         "    Prints this help.",
     ])
+
+
+command("xinfo|help")(xinfo_help)  # not a decorator: compiled, a cpdef function (t_stream.pxd)
 
 
 __all__ = ["GROUP_NEW", "XReadRequest", "entry_reply", "format_id", "parse_id", "parse_xread", "serve_xread"]

@@ -584,7 +584,16 @@ command("setrange")(setrange)  # not a decorator: compiled, a cpdef function (t_
 
 
 # ---- LCS ----------------------------------------------------------------------------------------
-@command("lcs")
+def _lcs_match(r: list[int], min_len: int, with_len: bool, items: list[bytes]) -> None:
+    """LCS IDX's entry for the match run `r` ([a_start, a_end, b_start, b_end]) into `items`,
+    unless shorter than MINMATCHLEN.  Module level, not an inner function: a cpdef handler takes no
+    closure."""
+    mlen = r[1] - r[0] + 1
+    if min_len == 0 or mlen >= min_len:
+        pair = b"*2\r\n:%d\r\n:%d\r\n*2\r\n:%d\r\n:%d\r\n" % (r[0], r[1], r[2], r[3])
+        items.append(b"*3\r\n%s:%d\r\n" % (pair, mlen) if with_len else b"*2\r\n" + pair)
+
+
 def lcs(c, argv):
     va = lookup_read(c, argv[1])
     vb = lookup_read(c, argv[2])
@@ -620,17 +629,10 @@ def lcs(c, argv):
         return R.integer(lcs_length(a, b))
     length, matches = lcs_walk(a, b)
     if not want_idx:
-        out = bytearray(a[i] for i, _ in matches)
+        out = bytearray([a[i] for i, _ in matches])
         out.reverse()
         return R.bulk(out)
-    items = []
-
-    def emit(r: list[int]) -> None:
-        mlen = r[1] - r[0] + 1
-        if min_len == 0 or mlen >= min_len:
-            pair = b"*2\r\n:%d\r\n:%d\r\n*2\r\n:%d\r\n:%d\r\n" % (r[0], r[1], r[2], r[3])
-            items.append(b"*3\r\n%s:%d\r\n" % (pair, mlen) if with_len else b"*2\r\n" + pair)
-
+    items: list[bytes] = []
     run: list[int] | None = None  # [a_start, a_end, b_start, b_end] of the current diagonal run
     for i, jb in matches:
         if run is not None and run[0] == i + 1 and run[2] == jb + 1:
@@ -638,8 +640,11 @@ def lcs(c, argv):
             run[2] = jb
         else:
             if run is not None:
-                emit(run)
+                _lcs_match(run, min_len, with_len, items)
             run = [i, i, jb, jb]
     if run is not None:
-        emit(run)
+        _lcs_match(run, min_len, with_len, items)
     return c.enc.map([b"$7\r\nmatches\r\n", R.array(items), b"$3\r\nlen\r\n", R.integer(length)])
+
+
+command("lcs")(lcs)  # not a decorator: compiled, a cpdef function (t_string.pxd)

@@ -808,7 +808,12 @@ command("bzmpop")(bzmpop)  # not a decorator: compiled, a cpdef function (t_zset
 
 
 # ---- ZRANDMEMBER ---------------------------------------------------------------------------------
-@command("zrandmember")
+def _random_pairs_reply(picked: list[tuple[float, bytes]], c, withscores: bool) -> bytes:
+    """pairs_reply as one bytes object, ZRANDMEMBER's encoder for a negative count (random_picks_reply
+    cuts it in chunks).  Module level, not a lambda: a cpdef handler takes no closure."""
+    return R.flat(pairs_reply(c, picked, withscores))
+
+
 def zrandmember(c, argv):
     key = argv[1]
     if len(argv) == 2:
@@ -828,8 +833,8 @@ def zrandmember(c, argv):
     if zs is None or count == 0:
         return R.EMPTY_ARRAY
     if count < 0:
-        return random_picks_reply(c, count, 2 if withscores and c.resp == 2 else 1, zs.choices,  # (cut in
-                                  lambda picked: R.flat(pairs_reply(c, picked, withscores)))  # chunks: bytes)
+        return random_picks_reply(c, count, 2 if withscores and c.resp == 2 else 1, zs.choices,
+                                  _random_pairs_reply, c, withscores)
     if count == 1:
         pairs = [zs.random_pair()]
     elif count >= len(zs):
@@ -838,6 +843,9 @@ def zrandmember(c, argv):
     else:
         pairs = zs.sample(count)
     return pairs_reply(c, pairs, withscores)
+
+
+command("zrandmember")(zrandmember)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
 
 
 # ---- ZUNION / ZINTER / ZDIFF ---------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from raxdb.protocol.request import string2ll
 from raxdb.server.base.errors import NOT_FLOAT, NOT_INTEGER, NOT_POSITIVE, CommandError, c_str
@@ -90,21 +91,23 @@ def reply_in_chunks(c, chunks: Iterable[tuple[int, bytes]]) -> bytes:
     return b"".join(parts)
 
 
-def random_picks_reply(c, count: int, per: int, pick: Callable[[int], list], encode: Callable[[list], bytes]
-                       ) -> bytes:
-    """The reply to a negative count: `encode(pick(n))`, an array of n * per elements; for a
-    client whose output limit is checked per command, made a chunk at a time and stopped at the
-    limit (reply_in_chunks): a count of a billion then costs what the limit holds."""
+def random_picks_reply(c, count: int, per: int, pick: Callable[[int], list], encode: Callable[..., bytes],
+                       *extra: Any) -> bytes:
+    """The reply to a negative count: `encode(pick(n), *extra)`, an array of n * per elements; for
+    a client whose output limit is checked per command, made a chunk at a time and stopped at the
+    limit (reply_in_chunks): a count of a billion then costs what the limit holds.  (`extra`, the
+    encoder's other arguments: a handler passes a module-level encoder its values, not a closure,
+    which a cpdef handler cannot hold, nor a partial, which costs more to make and call.)"""
     n = random_picks(count)
     if not c.obuf_watch or n <= REPLY_CHUNK:
-        return encode(pick(n))
+        return encode(pick(n), *extra)
 
     def chunks() -> Iterator[tuple[int, bytes]]:
         left = n
         while left:
             k = min(left, REPLY_CHUNK)
             left -= k
-            yield k * per, encode(pick(k))[len(b"*%d\r\n" % (k * per)):]  # without its own header
+            yield k * per, encode(pick(k), *extra)[len(b"*%d\r\n" % (k * per)):]  # without its header
 
     return reply_in_chunks(c, chunks())
 

@@ -104,7 +104,8 @@ HOT = ("evalsha", "evalsha_ro", "eval", "fcall", "fcall_ro", "zrange", "zrangeby
        "sismember", "scard", "sscan", "lrange", "llen", "lindex", "scan", "hscan", "hdel", "hexists",
        "hlen", "xrange", "xrevrange", "xlen", "publish", "mset", "mget", "decr", "incrby", "expire",
        "pexpire", "ttl", "pttl", "del", "unlink", "exists", "type", "persist", "touch", "rename", "geosearch",
-       "watch", "blpop", "brpoplpush", "blmove", "zpopmax", "zremrangebyscore", "xreadgroup", "xpending")
+       "watch", "blpop", "brpoplpush", "blmove", "zpopmax", "zremrangebyscore", "xreadgroup", "xpending",
+       "hrandfield", "zrandmember")
 
 
 def _capsule_name(capsule: object) -> bytes:
@@ -149,3 +150,67 @@ def test_converted_handlers_alone_in_exec_and_in_scripts() -> None:
         b"+OK\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n+QUEUED\r\n"
         b"*5\r\n:0\r\n-NOSCRIPT No matching script. Please use EVAL.\r\n*3\r\n$1\r\n1\r\n$1\r\nx\r\n$-1\r\n:1\r\n:-1\r\n"
         b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n:2\r\n:3\r\n")
+
+
+# The handlers that stayed defs after the others became cpdef (an inner function, a lambda or an
+# inner generator, now module level; or a subcommand), then converted (#56, h-def2).  Compiled,
+# every handler of a compiled command module has a C function run_handler calls: the reference
+# signature, or it with a record of optional arguments (HSET's name, INCR's delta).
+def _c_entry(cmd: Any, want: bytes) -> bool:
+    module = sys.modules[cmd.proc.__module__]
+    capsule = getattr(module, "__pyx_capi__", {}).get(cmd.proc.__name__)
+    if capsule is None:
+        return False
+    shape = _capsule_name(capsule)
+    return shape == want or (shape.startswith(want[:-1] + b", struct __pyx_opt_args_")
+                             and shape.endswith(b" *__pyx_optional_args)"))
+
+
+@pytest.mark.skipif(not hasattr(registry, "__pyx_capi__"), reason="interpreted: no C functions")
+def test_every_compiled_handler_has_a_c_entry() -> None:
+    raxdb.server.commands.import_all()
+    want = _capsule_name(vars(registry)["__pyx_capi__"]["_entry_shape"])
+    wrong = []
+    for cmd in TABLE.every_command():
+        proc = cmd.proc
+        if proc is None or cmd.subcommands:  # a container: its subcommands are its handlers
+            continue
+        module = sys.modules.get(getattr(proc, "__module__", ""))
+        if module is None or not hasattr(module, "__pyx_capi__"):  # an interpreted module's handler
+            continue
+        if not _c_entry(cmd, want):
+            wrong.append(cmd.fullname)
+    assert wrong == []
+
+
+LATER = (("HSET", "h", "f", "v"), ("ZADD", "z", "1.5", "m"), ("MSET", "a", "ohmytext", "b", "mynewtext"),
+         ("HRANDFIELD", "h"), ("HRANDFIELD", "h", "-3"), ("HRANDFIELD", "h", "-3", "withValues"),
+         ("HRANDFIELD", "h", "2", "WITHVALUES"), ("HRANDFIELD", "h", "1"), ("HRANDFIELD", "h", "0"),
+         ("HRANDFIELD", "no", "-2"), ("HRANDFIELD", "h", "1", "WITHVALUE"), ("HRANDFIELD", "z", "-1"),
+         ("ZRANDMEMBER", "z"), ("ZRANDMEMBER", "z", "-3", "WITHSCORES"), ("ZRANDMEMBER", "z", "-2"),
+         ("ZRANDMEMBER", "z", "5", "withscores"), ("ZRANDMEMBER", "z", "-9223372036854775808"),
+         ("ZRANDMEMBER", "h", "1"), ("KEYS", "[h]"), ("LCS", "a", "b"), ("LCS", "a", "b", "LEN"),
+         ("LCS", "a", "b", "IDX", "MINMATCHLEN", "2", "WITHMATCHLEN"), ("LCS", "a", "b", "IDX"),
+         ("SETBIT", "bits", "7", "1"), ("GETBIT", "bits", "7"), ("BITCOUNT", "bits"), ("BITPOS", "bits", "1"),
+         ("BITOP", "NOT", "inv", "bits"), ("OBJECT", "ENCODING", "h"), ("PUBSUB", "NUMSUB", "ch"),
+         ("SCRIPT", "EXISTS", "0" * 40), ("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"),
+         ("XINFO", "GROUPS", "s"), ("MOVE", "a", "1"), ("MOVE", "a", "1"))
+
+
+def test_later_handlers_alone_in_exec_and_in_scripts(diff: Any) -> None:
+    """The handlers converted last answer as redis-server 7.0.15 does, RESP2 and RESP3: alone,
+    inside EXEC, and through redis.call / redis.pcall (HRANDFIELD's and ZRANDMEMBER's negative
+    counts, their encoder now a partial of a module-level function; one field or member, so that the
+    random picks are the same on both servers)."""
+    for cmd in LATER:
+        diff(*cmd)
+    diff("MULTI")
+    for cmd in LATER[3:]:
+        diff(*cmd)
+    diff("EXEC")
+    for script in ("return redis.call('hrandfield', KEYS[1], -3, 'withvalues')",
+                   "return redis.call('zrandmember', KEYS[2], -2, 'withscores')",
+                   "return redis.call('lcs', 'a', 'b', 'idx', 'withmatchlen')",
+                   "return redis.pcall('zrandmember', KEYS[1], 1)",
+                   "return redis.call('keys', 'h')"):
+        diff("EVAL", script, "2", "h", "z")

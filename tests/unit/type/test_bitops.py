@@ -591,6 +591,28 @@ def _fields(buf, fields, grown):
     return changes, [None if it == b"_" else int(it[1:]) for it in items[1:-1]]
 
 
+def test_field_ops_held_is_not_handed_out_again():
+    """field_ops's room (compiled, one buffer shared by the requests that fit it): while one caller
+    holds it, the next gets room of its own, so two sets of operations never share words; once
+    dropped, any caller's writes are its own again."""
+    first = field_ops(2)
+    put_field(first, 0, GET, WRAP, 8, 0, 0)
+    put_field(first, 1, SET, WRAP, 8, 8, 7)
+    second = field_ops(2)
+    assert second is not first
+    put_field(second, 0, SET, WRAP, 8, 0, 5)
+    put_field(second, 1, SET, WRAP, 8, 8, 6)
+    buf = bytearray(2)
+    assert apply_fields(buf, first, 2, False) == 1 and buf == b"\x00\x07"
+    assert field_reply(first, 2, b"_\r\n") == b"*2\r\n:0\r\n:0\r\n"
+    del first, second
+    big = field_ops(40)  # more operations than the shared room holds: room of its own
+    for i in range(40):
+        put_field(big, i, SET, WRAP, 8, 8 * i, i)
+    buf = bytearray(40)
+    assert apply_fields(buf, big, 40, False) == 39 and buf == bytes(range(40))
+
+
 def test_bitfield_words_and_reply_at_int64_ends():
     """The operations' words hold any int64, and the reply writes int64's ends and nulls."""
     buf = bytearray(16)
