@@ -15,7 +15,10 @@ The four faults, each ending by itself (after its seconds, or its count of comma
 - delay: every connection's output waits `ms` before it is written.  Each client's transport is
   swapped for a `DelayedTransport` while the delay is armed (and until what it holds is written),
   so the write path is untouched; a connection accepted meanwhile gets one in connection_made
-  (`accepted`, asked only while `srv.faults` is set).  Output keeps its order per connection.
+  (`accepted`, asked only while `srv.faults` is set).  Output keeps its order per connection, and
+  none leaves sooner than its delay by the monotonic clock (the loop's own clock is read once an
+  iteration and in whole milliseconds, so its timers can fire a little early by that clock: a
+  timer that does is armed again for the rest, as a blocked client's is).
 - refusal: the TCP listeners are closed, so a connection attempt is refused (ECONNREFUSED, what a
   server being restarted gives), and opened again on the same port when it ends.  Connections
   already open go on; the unix socket and tls-port keep accepting.
@@ -29,6 +32,7 @@ connection that armed a refusal is spared by `drop` (so it can lift the refusal)
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
@@ -220,11 +224,11 @@ class DelayedTransport:
             self.real.write(data)
             self._restore()
             return
-        due = loop.time() + delay
+        due = time.monotonic() + delay
         self.queue.append((due, data))
         self.held += len(data)
         if self.timer is None:
-            self.timer = loop.call_at(due, self._due)
+            self.timer = loop.call_later(delay, self._due)
 
     def writelines(self, parts: list[bytes]) -> None:
         """Output in pieces (client.flush_output's big replies): delayed as one write."""
@@ -234,15 +238,15 @@ class DelayedTransport:
         self.timer = None
         loop = self.client.server.loop
         assert loop is not None
-        now = loop.time()
+        now = time.monotonic()
         q = self.queue
         while q and q[0][0] <= now:
             data = q.popleft()[1]
             self.held -= len(data)
             if not self.real.is_closing():
                 self.real.write(data)
-        if q:
-            self.timer = loop.call_at(q[0][0], self._due)
+        if q:  # the next one's due, or this one's if the loop's timer fired early
+            self.timer = loop.call_later(q[0][0] - now, self._due)
             return
         if self.closing:
             self.real.close()
