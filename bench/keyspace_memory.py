@@ -116,15 +116,20 @@ def fill(conn: RawConnection, commands: Iterator[tuple], batch: int = 1000) -> N
                 raise RuntimeError(f"command failed: {reply!r}")
 
 
+def empty_baseline(conn: RawConnection, pid: int, commands: Commands, n: int) -> int:
+    """The settled RSS of an empty server after a first use of the row's commands, undone: what
+    a server makes on first use (a command family's module imported, its tables built) is not
+    per key."""
+    fill(conn, commands(min(n, 1000)))
+    assert conn.call("FLUSHALL") == b"+OK\r\n"
+    return settled_rss(pid)
+
+
 def bytes_per_key(start: Callable[..., ServerProcess], commands: Commands, n: int) -> float:
     srv = start()
     try:
         conn = RawConnection(srv.port, timeout=600)
-        # A first use of the row's commands, undone, before the baseline: what a server makes on
-        # first use (a command family's module imported, its tables built) is not per key
-        fill(conn, commands(min(n, 1000)))
-        assert conn.call("FLUSHALL") == b"+OK\r\n"
-        before = settled_rss(srv.proc.pid)
+        before = empty_baseline(conn, srv.proc.pid, commands, n)
         fill(conn, commands(n))
         after = rss_bytes(srv.proc.pid)
         conn.close()
@@ -150,14 +155,11 @@ def make_dump(commands: Commands, n: int) -> str:
 def loaded_bytes_per_key(start: Callable[..., ServerProcess], commands: Commands, n: int,
                          dump: str) -> tuple[float, float]:
     """RSS a key of a server that loaded `dump`'s dump.rdb (`n` keys) at start-up, and after a
-    DEBUG RELOAD: both against the same server started empty (its first use of the row's
-    commands, then FLUSHALL, as `bytes_per_key`'s baseline)."""
+    DEBUG RELOAD: both against the same server started empty (`empty_baseline`)."""
     srv = start()
     try:
         conn = RawConnection(srv.port, timeout=600)
-        fill(conn, commands(min(n, 1000)))
-        assert conn.call("FLUSHALL") == b"+OK\r\n"
-        empty = settled_rss(srv.proc.pid)
+        empty = empty_baseline(conn, srv.proc.pid, commands, n)
         conn.close()
     finally:
         srv.stop()

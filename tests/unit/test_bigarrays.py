@@ -14,7 +14,7 @@ import pytest
 
 from raxdb.server.base import compiled
 from tests.support.diff import RawConnection, encode_command
-from tests.support.servers import server_pair, start_raxdb, start_redis
+from tests.support.servers import ServerProcess, server_pair, start_raxdb, start_redis
 
 COMPILED = "raxdb.server.memory.bigarrays" not in compiled.interpreted_hot_modules()
 needs_compiled = pytest.mark.skipif(not COMPILED, reason="interpreted, the hook does nothing")
@@ -88,8 +88,9 @@ def test_not_installed_under_tracemalloc():
     assert _probe(code, xoptions=("-X", "tracemalloc")) == ["False"]
 
 
-_KEYSPACE = r"""
-import ctypes, sys, time
+# A probe's start: the server's thresholds, and glibc's heap figures (mallinfo2)
+_HEAP = r"""
+import ctypes
 from raxdb.server.base import heap
 from raxdb.server.memory import bigarrays
 from raxdb.storage.keyspace import Database
@@ -103,6 +104,10 @@ class MallInfo2(ctypes.Structure):
 libc = ctypes.CDLL(None)
 libc.mallinfo2.restype = MallInfo2
 heap.keep_big_blocks()
+"""
+
+_KEYSPACE = _HEAP + r"""
+import sys, time
 if sys.argv[1] == "on":
     assert bigarrays.install()
 n = 100_000
@@ -130,21 +135,7 @@ def test_the_keyspace_arrays_leave_the_heap():
     assert on_used < off_used / 2 and on_heap < off_heap / 2, (off_used, off_heap, on_used, on_heap)
 
 
-_INDEX = r"""
-import ctypes
-from raxdb.server.base import heap
-from raxdb.server.memory import bigarrays
-from raxdb.storage.keyspace import Database
-
-
-class MallInfo2(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_size_t) for n in
-                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
-
-
-libc = ctypes.CDLL(None)
-libc.mallinfo2.restype = MallInfo2
-heap.keep_big_blocks()
+_INDEX = _HEAP + r"""
 assert bigarrays.install()
 n = 200_000
 db = Database(0)
@@ -210,15 +201,21 @@ def test_a_server_with_the_hook_answers_as_redis():
     hashes and sorted sets, a list shrunk by LTRIM, SORT of a big list: the same replies as
     redis-server's, from a spawned (compiled) server that logs the hook installed."""
     with server_pair("--loglevel", "verbose") as (ours, theirs):
-        ours_conn, theirs_conn = RawConnection(ours.port), RawConnection(theirs.port)
-        try:
-            assert ours_conn.call(b"PING") == b"+PONG\r\n"
-            assert ours.wait_log("Big growing arrays in mappings of their own.")
-            for step in _scenario():
-                assert _pipelined(ours_conn, step) == _pipelined(theirs_conn, step), step[0][:2]
-        finally:
-            ours_conn.close()
-            theirs_conn.close()
+        _hooked_answers_as_redis(ours, theirs, _scenario())
+
+
+def _hooked_answers_as_redis(ours: ServerProcess, theirs: ServerProcess, steps: list[list[tuple]]) -> None:
+    """`ours` (at loglevel verbose) installs the hook once it serves; then each step's replies are
+    redis-server's."""
+    ours_conn, theirs_conn = RawConnection(ours.port), RawConnection(theirs.port)
+    try:
+        assert ours_conn.call(b"PING") == b"+PONG\r\n"
+        assert ours.wait_log("Big growing arrays in mappings of their own.")
+        for step in steps:
+            assert _pipelined(ours_conn, step) == _pipelined(theirs_conn, step), step[0][:2]
+    finally:
+        ours_conn.close()
+        theirs_conn.close()
 
 
 def _written_by_redis(where, aof: bool) -> None:
@@ -269,15 +266,9 @@ def test_a_dataset_loaded_at_start_up_then_hooked_answers_as_redis(tmp_path, sou
     options = ("--appendonly", "yes") if aof else ()
     ours = start_raxdb("--dir", str(tmp_path / "ours"), "--loglevel", "verbose", *options)
     theirs = start_redis("--dir", str(tmp_path / "theirs"), *options)
-    ours_conn, theirs_conn = RawConnection(ours.port), RawConnection(theirs.port)
     try:
-        assert ours_conn.call(b"PING") == b"+PONG\r\n"
-        assert ours.wait_log("Big growing arrays in mappings of their own.")
-        for step in _after_the_load():
-            assert _pipelined(ours_conn, step) == _pipelined(theirs_conn, step), step[0][:2]
+        _hooked_answers_as_redis(ours, theirs, _after_the_load())
     finally:
-        ours_conn.close()
-        theirs_conn.close()
         ours.stop()
         theirs.stop()
 
