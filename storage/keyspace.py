@@ -203,11 +203,11 @@ def _grow(a: array[int], n: int) -> None:
 
 def _empty_index(size: int) -> array[int]:
     """An index of `size` slots (a power of two), all empty (-1).  Compiled, made as `_unset`
-    makes it, then filled; interpreted, by repetition.  Either way no temporary of its size is
+    makes it, then every byte set to 0xFF (-1 in each C int); interpreted, by repetition.  Either way no temporary of its size is
     allocated beside it (a big freed block can stay in the heap, and in the resident set)."""
     if cython.compiled:
         a = _unset(_INDEX_TEMPLATE, size)
-        memset(a.data.as_uchars, 0xFF, size * 4)  # noqa: F821 (keyspace.pxd cimports it) - int32 -1
+        memset(a.data.as_uchars, 0xFF, size * cython.sizeof(cython.int))  # noqa: F821 (keyspace.pxd cimports it)
         return a
     return array("i", _EMPTY_SLOT) * size
 
