@@ -8,7 +8,12 @@ slack and fragmentation included, so both servers are measured the same way.  Th
 SAVE of 1M string keys of 100 bytes and the start-up load of the file that SAVE wrote (the
 server's own "DB loaded from disk" figure).
 
-    .venv/bin/python bench/keyspace_memory.py [--only hash10,save] [--scale 0.2]
+`--loaded`: each row's keys written once by redis-server (SAVE), then that dump file loaded at
+start-up by each server: its resident set once settled, less that of the same server started
+empty (its first use of the row's commands, then FLUSHALL, as the served rows' baseline), a key;
+then the same after a DEBUG RELOAD.  Beside them raxdb's served figure of the same row.
+
+    .venv/bin/python bench/keyspace_memory.py [--only hash10,save] [--scale 0.2] [--loaded]
 
 Targets (issue #33): every row at most 1.5x of redis-server (strings with a TTL 1.7x), SAVE and
 load at most 2x.  Not part of the test suite: it takes a few minutes and the machine is shared.
@@ -19,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -110,21 +116,87 @@ def fill(conn: RawConnection, commands: Iterator[tuple], batch: int = 1000) -> N
                 raise RuntimeError(f"command failed: {reply!r}")
 
 
+def empty_baseline(conn: RawConnection, pid: int, commands: Commands, n: int) -> int:
+    """The settled RSS of an empty server after a first use of the row's commands, undone: what
+    a server makes on first use (a command family's module imported, its tables built) is not
+    per key."""
+    fill(conn, commands(min(n, 1000)))
+    assert conn.call("FLUSHALL") == b"+OK\r\n"
+    return settled_rss(pid)
+
+
 def bytes_per_key(start: Callable[..., ServerProcess], commands: Commands, n: int) -> float:
     srv = start()
     try:
         conn = RawConnection(srv.port, timeout=600)
-        # A first use of the row's commands, undone, before the baseline: what a server makes on
-        # first use (a command family's module imported, its tables built) is not per key
-        fill(conn, commands(min(n, 1000)))
-        assert conn.call("FLUSHALL") == b"+OK\r\n"
-        before = settled_rss(srv.proc.pid)
+        before = empty_baseline(conn, srv.proc.pid, commands, n)
         fill(conn, commands(n))
         after = rss_bytes(srv.proc.pid)
         conn.close()
         return (after - before) / n
     finally:
         srv.stop()
+
+
+def make_dump(commands: Commands, n: int) -> str:
+    """A directory holding the dump.rdb redis-server saves of the row's `n` keys."""
+    d = tempfile.mkdtemp(prefix="keyspace-dump-")
+    srv = start_redis(cwd=d)
+    try:
+        conn = RawConnection(srv.port, timeout=600)
+        fill(conn, commands(n))
+        assert conn.call("SAVE") == b"+OK\r\n"
+        conn.close()
+    finally:
+        srv.stop()
+    return d
+
+
+def loaded_bytes_per_key(start: Callable[..., ServerProcess], commands: Commands, n: int,
+                         dump: str) -> tuple[float, float]:
+    """RSS a key of a server that loaded `dump`'s dump.rdb (`n` keys) at start-up, and after a
+    DEBUG RELOAD: both against the same server started empty (`empty_baseline`)."""
+    srv = start()
+    try:
+        conn = RawConnection(srv.port, timeout=600)
+        empty = empty_baseline(conn, srv.proc.pid, commands, n)
+        conn.close()
+    finally:
+        srv.stop()
+    d = tempfile.mkdtemp(prefix="keyspace-load-")
+    shutil.copy(os.path.join(dump, "dump.rdb"), d)  # DEBUG RELOAD saves over it
+    srv = start(cwd=d)
+    try:
+        conn = RawConnection(srv.port, timeout=600)
+        # The same first use: it writes the first keys again with what they hold, the count stays
+        fill(conn, commands(min(n, 1000)))
+        assert conn.call("DBSIZE") == b":%d\r\n" % n
+        loaded = settled_rss(srv.proc.pid)
+        assert conn.call("DEBUG", "RELOAD") == b"+OK\r\n"
+        reloaded = settled_rss(srv.proc.pid)
+        conn.close()
+    finally:
+        srv.stop()
+        shutil.rmtree(d)
+    return (loaded - empty) / n, (reloaded - empty) / n
+
+
+def loaded_rows(only: set[str], scale: float) -> None:
+    print(f"{'key shape (loaded at start-up)':42} {'redis':>9} {'raxdb':>9} {'ratio':>7} {'reload r/x':>13} "
+          f"{'served x':>9}")
+    for name, (label, n, commands, big) in ROWS.items():
+        if (only and name not in only) or big:
+            continue
+        n = max(1000, int(n * scale))
+        dump = make_dump(commands, n)
+        try:
+            theirs = loaded_bytes_per_key(start_redis, commands, n, dump)
+            ours = loaded_bytes_per_key(start_raxdb, commands, n, dump)
+        finally:
+            shutil.rmtree(dump)
+        served = bytes_per_key(start_raxdb, commands, n)
+        print(f"{label:42} {theirs[0]:9.1f} {ours[0]:9.1f} {ours[0] / theirs[0]:6.2f}x {theirs[1]:6.1f}/{ours[1]:6.1f} "
+              f"{served:9.1f}", flush=True)
 
 
 def save_and_load(start: Callable[..., ServerProcess], n: int) -> tuple[float, float]:
@@ -155,8 +227,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", default="", help="comma-separated rows (%s, save)" % ", ".join(ROWS))
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every row's key count")
+    ap.add_argument("--loaded", action="store_true", help="the rows' dump file loaded at start-up (module docstring)")
     args = ap.parse_args()
     only = set(filter(None, args.only.split(",")))
+    if args.loaded:
+        loaded_rows(only, args.scale)
+        return
     print(f"{'key shape':42} {'redis':>9} {'raxdb':>9} {'ratio':>7}   (RSS growth, bytes per key or member)")
     for name, (label, n, commands, _) in ROWS.items():
         if only and name not in only:

@@ -116,7 +116,10 @@ def _ready(srv: Server, on_ready: Callable[[], None] | None) -> Callable[[], Non
         loaded = any(len(db) for db in srv.dbs)
 
         def settled() -> None:
-            # The C heap's policy after the first PONG: it imports ctypes (~5 M instructions)
+            # The C heap's policy after the first PONG: it imports ctypes (~5 M instructions).  A
+            # dataset loaded at start-up grew before it, under glibc's own adaptive threshold (its
+            # big arrays in glibc's mappings, grown by mremap): the same resident set a key as
+            # with the hook installed before the load (docs/speed-log.md, 2026-11-29, h-loadhook)
             from raxdb.server.base import heap
             heap.keep_big_blocks()  # big replies and arguments reuse freed pages (server/base/heap.py)
             from raxdb.server.memory import bigarrays

@@ -7,7 +7,7 @@
 # and the tests.
 cimport cython
 from cpython cimport array
-from cpython.array cimport clone, resize_smart
+from cpython.array cimport clone, resize, resize_smart
 
 cdef Py_ssize_t _MIN_INDEX
 cdef Py_ssize_t _STEPPED_GROWTH
@@ -16,7 +16,12 @@ cdef Py_ssize_t _ZERO_STEP
 cdef array.array _INDEX_TEMPLATE
 cdef array.array _TAGS_TEMPLATE
 cdef array.array _NO_ARRAY
+@cython.locals(a=array.array)
 cdef array.array _unset(array.array template, Py_ssize_t size)
+@cython.locals(a=array.array)
+cdef array.array _empty_index(Py_ssize_t size)
+@cython.locals(a=array.array)
+cdef array.array _empty_tags(Py_ssize_t size)
 cdef void _zero(array.array a, Py_ssize_t start, Py_ssize_t n) noexcept
 cdef Py_ssize_t _META
 cdef Py_ssize_t _U32

@@ -202,14 +202,22 @@ def _grow(a: array[int], n: int) -> None:
 
 
 def _empty_index(size: int) -> array[int]:
-    """An index of `size` slots (a power of two), all empty (-1).  Made by repetition, so that no
-    temporary of its size is allocated beside it (a big freed block can stay in the heap, and in
-    the resident set)."""
+    """An index of `size` slots (a power of two), all empty (-1).  Compiled, made as `_unset`
+    makes it, then every byte set to 0xFF (-1 in each C int); interpreted, by repetition.  Either way no temporary of its size is
+    allocated beside it (a big freed block can stay in the heap, and in the resident set)."""
+    if cython.compiled:
+        a = _unset(_INDEX_TEMPLATE, size)
+        memset(a.data.as_uchars, 0xFF, size * cython.sizeof(cython.int))  # noqa: F821 (keyspace.pxd cimports it)
+        return a
     return array("i", _EMPTY_SLOT) * size
 
 
 def _empty_tags(size: int) -> array[int]:
     """The index's tags for `size` slots, all empty (0); made as _empty_index is."""
+    if cython.compiled:
+        a = _unset(_TAGS_TEMPLATE, size)
+        _zero(a, 0, size)
+        return a
     return array("B", _EMPTY_TAG) * size
 
 
@@ -221,9 +229,16 @@ def _unset(template: array[int], size: int) -> array[int]:
     """An array of `template`'s type and `size` items whose values are the caller's to write.
     Compiled, they are not written here: a big block comes fresh from the system, and its pages
     cost their first touch (~2.5 us each, 13 ms for the 20 MB of a 4M-slot index) only as they
-    are written.  Interpreted, `template` (one item) repeated."""
+    are written.  And the block is had by a realloc from nothing (an empty array resized), not a
+    malloc: a process-wide allocator hook that moves big growing blocks into mappings of their
+    own (a server process's: server/memory/bigarrays.py) then places the index and its tags in
+    one from the start, so that the tables a growth leaves behind are unmapped rather than left
+    as holes in the heap (without the hook, CPython's realloc from nothing is its malloc).
+    Interpreted, `template` (one item) repeated."""
     if cython.compiled:
-        return clone(template, size, False)  # noqa: F821 (keyspace.pxd cimports it)
+        a = clone(template, 0, False)  # noqa: F821 (keyspace.pxd cimports it)
+        resize(a, size)  # noqa: F821 (keyspace.pxd cimports it)
+        return a
     return template * size
 
 

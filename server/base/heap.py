@@ -15,8 +15,9 @@ a 1 MB value or reply (SET_1M, GET_1M) is under them, a big table's arrays over 
 each, a hash or set of 1M members paid ~25-30 more bytes a member of RSS).  The growing arrays
 themselves (lists' items and array.array's buffers: the keyspace's `_keys`, `_values` and `_meta`,
 which grew side by side past one another) leave the heap sooner, at server/memory/bigarrays.py's
-BIG, through CPython's allocator hook, which main installs beside these thresholds; what still
-grows here is what is allocated anew at each step (an index's or a dict's table).
+BIG, through CPython's allocator hook, which main installs beside these thresholds, and so do
+the keyspace's index and tags (made by a realloc from nothing); what still grows here is what is
+allocated anew at each step (a dict's table, a big hash's or set's index).
 
 `purge` is MEMORY PURGE's work: Redis asks jemalloc to give back its dirty pages; here glibc's
 malloc_trim gives back the free pages of the heap, its holes included (not only the top past

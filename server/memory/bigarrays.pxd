@@ -111,6 +111,24 @@ cdef extern from *:
         return m;
     }
 
+    /* A first block of BIG or more had by a realloc from nothing (an array made empty, then
+       sized: the keyspace's index and tags): a mapping at once, nothing to copy, its pages
+       untouched until written.  At any failure, the previous allocator's block. */
+    static void *raxdb_big_fresh(size_t size) {
+        size_t len;
+        char *m;
+        if (raxdb_big_n >= RAXDB_BIG_MAPS) return raxdb_big_prev.realloc(raxdb_big_prev.ctx, NULL, size);
+        len = raxdb_big_round(size + (size >> 3));  /* room, as raxdb_big_take's */
+        m = (char *)mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) return raxdb_big_prev.realloc(raxdb_big_prev.ctx, NULL, size);
+        if (!raxdb_big_add(m, len)) {
+            munmap(m, len);
+            return raxdb_big_prev.realloc(raxdb_big_prev.ctx, NULL, size);
+        }
+        raxdb_big_moves++;
+        return m;
+    }
+
     /* A block of ours resized: within its mapping, the same block; grown past it, mremap (the
        kernel moves the pages, no copy); shrunk to under half of it, mremap in place; shrunk
        under BIG / 2, back to the previous allocator (so that a big list emptied keeps no page). */
@@ -147,7 +165,7 @@ cdef extern from *:
 
     static __attribute__((noinline)) void *raxdb_big_realloc_slow(void *p, size_t size) {
         Py_ssize_t i;
-        if (p == NULL) return raxdb_big_prev.realloc(raxdb_big_prev.ctx, p, size);
+        if (p == NULL) return size >= raxdb_big_min ? raxdb_big_fresh(size) : raxdb_big_prev.realloc(raxdb_big_prev.ctx, p, size);
         i = raxdb_big_find(p);
         if (i >= 0) return raxdb_big_resize(i, size);
         if (size >= raxdb_big_min) return raxdb_big_take(p, size);

@@ -15,7 +15,10 @@ The wrapper (compiled: bigarrays.pxd holds it in C):
   a reply) stays in the heap, so heap.py's reason for its threshold stands; only realloc moves.
 - realloc of a block not ours to BIG or more: the previous allocator's realloc (it alone knows the
   old block's size, so it copies), then the bytes into a fresh mapping (page-rounded, an eighth
-  of room) and the heap's block freed.  Realloc of ours: the same block within its mapping, mremap
+  of room) and the heap's block freed.  Realloc from nothing (NULL) to BIG or more: a fresh mapping at
+  once, nothing copied, its pages untouched until written (an array made empty and then sized:
+  storage/keyspace.py makes its index and tags so, and the tables a doubling leaves behind are
+  unmapped, not holes).  Realloc of ours: the same block within its mapping, mremap
   past it (MREMAP_MAYMOVE) or when shrunk under half of it, and back to the previous allocator
   when shrunk under BIG / 2 (so a big list emptied keeps no pages and the mappings stay few).
 - free of ours: munmap; of any other block: the previous allocator's.
