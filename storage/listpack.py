@@ -898,11 +898,12 @@ def group_offsets(buf: bytes, width: int, picks: list[int]) -> list[int]:
         if i >= top:
             top = i + 1
     p = HEADER_SIZE
+    end = len(buf) - 1  # the terminator's offset (a C integer compiled: no lookup of EOF per group)
     if cython.compiled:
         scratch = PyBytes_FromStringAndSize(cython.NULL, top * cython.sizeof(cython.Py_ssize_t))  # noqa: F821
         t = cython.cast(cython.pointer(cython.Py_ssize_t), cython.cast(cython.p_char, scratch))
         for g in range(top):
-            if s[p] == EOF:
+            if p >= end:
                 raise IndexError("listpack group out of range")
             t[g] = p
             for _j in range(width):
@@ -910,7 +911,7 @@ def group_offsets(buf: bytes, width: int, picks: list[int]) -> list[int]:
         return [t[i] for i in picks]
     offsets = []
     for _g in range(top):
-        if s[p] == EOF:
+        if p >= end:
             raise IndexError("listpack group out of range")
         offsets.append(p)
         p = skip(buf, p, width)
