@@ -112,7 +112,7 @@ cpdef list random_indexes(Py_ssize_t n, Py_ssize_t k)
 cpdef list distinct_indexes(Py_ssize_t n, Py_ssize_t k)
 
 @cython.locals(s="const unsigned char*", top=Py_ssize_t, i=Py_ssize_t, p=Py_ssize_t, end=Py_ssize_t, g=Py_ssize_t,
-               _j=Py_ssize_t, scratch=bytes, t="Py_ssize_t*", offsets=list, _g=Py_ssize_t)
+               _j=Py_ssize_t, b=cython.uint, scratch=bytes, t="Py_ssize_t*", offsets=list, _g=Py_ssize_t)
 cpdef list group_offsets(bytes buf, Py_ssize_t width, list picks)
 
 @cython.locals(s="const unsigned char*", p=Py_ssize_t, out=list)

@@ -907,7 +907,11 @@ def group_offsets(buf: bytes, width: int, picks: list[int]) -> list[int]:
                 raise IndexError("listpack group out of range")
             t[g] = p
             for _j in range(width):
-                p += entry_span(s, p)
+                b = s[p]
+                if b < 0xC0:  # a 7-bit integer or a 6-bit string, the usual fields: inline
+                    p += 2 if b < 0x80 else (b & 0x3F) + 2
+                else:
+                    p += entry_span(s, p)
         return [t[i] for i in picks]
     offsets = []
     for _g in range(top):
