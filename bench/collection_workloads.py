@@ -21,12 +21,13 @@ from collections.abc import Callable, Iterator
 
 import hiredis
 
-# The prepared collections: a 600-element list, a 100-field hash, a 1,000-member sorted set (scores 0..999), two
-# 100-member sets overlapping by half, a 10,000-field hash and 10,000-member sorted set for the
+# The prepared collections: a 600-element list, a 100-field hash, a 1,000-member sorted set (scores 0..999), a
+# 100-member one (a listpack, scores 0..99 with fractions), two 100-member sets overlapping by half, a 10,000-field hash and 10,000-member sorted set for the
 # cursors, 10,000 points around Sicily for GEOSEARCH, values of 10 KB and 1 MB.
 LIST_ELEMENTS = 600
 HASH_FIELDS = 100
 ZSET_MEMBERS = 1000
+SMALL_ZSET_MEMBERS = 100
 SET_MEMBERS = 100
 BIG = 10_000
 GEO_POINTS = 10_000
@@ -43,6 +44,9 @@ WORKLOADS: dict[str, list[str]] = {
     "SINTER_100": ["--", "SINTER", "coll:set", "coll:set2"],
     "SUNION_100": ["--", "SUNION", "coll:set", "coll:set2"],
     "LRANGE_600": ["--", "LRANGE", "coll:list", "0", "599"],
+    # random picks with repeats from a small (listpack) hash and sorted set
+    "HRANDFIELD_100": ["--", "HRANDFIELD", "coll:hash", "-5", "WITHVALUES"],
+    "ZRANDMEMBER_100": ["--", "ZRANDMEMBER", "coll:zset100", "-5", "WITHSCORES"],
     # large values: one key each (no -r), written by redis-benchmark (-d) or read as prepared
     "SET_10K": ["-t", "set", "-d", str(len(VALUE_10K))],
     "GET_10K": ["--", "GET", "big:10k"],
@@ -68,6 +72,7 @@ REQUESTS = {"LRANGE_600": 20_000, "SET_10K": 20_000, "GET_10K": 20_000, "SET_1M"
             "PUBLISH_100": 20_000, "SCAN_100": 20_000, "HSCAN_100": 20_000, "ZSCAN_100": 20_000,
             "HGETALL_100": 50_000, "ZRANGE_100_WS": 50_000, "ZRANGEBYSCORE_100": 50_000,
             "SMEMBERS_100": 50_000, "SINTER_100": 50_000, "SUNION_100": 50_000, "GEOSEARCH_10": 2_000,
+            "HRANDFIELD_100": 50_000, "ZRANDMEMBER_100": 50_000,
             "MULTI_EXEC": 100_000}  # CPU in 10 ms ticks: 20,000 blocks made ~10 of them
 
 
@@ -76,6 +81,8 @@ def setup_commands() -> Iterator[list[bytes]]:
     yield [b"RPUSH", b"coll:list", *(b"element:%d" % i for i in range(LIST_ELEMENTS))]
     yield [b"HSET", b"coll:hash", *(x for i in range(HASH_FIELDS) for x in (b"field:%d" % i, b"value:%d" % i))]
     yield [b"ZADD", b"coll:zset", *(x for i in range(ZSET_MEMBERS) for x in (b"%d" % i, b"member:%d" % i))]
+    yield [b"ZADD", b"coll:zset100", *(x for i in range(SMALL_ZSET_MEMBERS)
+                                       for x in (b"%d.%d" % (i, i % 10) if i % 2 else b"%d" % i, b"member:%d" % i))]
     yield [b"SADD", b"coll:set", *(b"member:%d" % i for i in range(SET_MEMBERS))]
     yield [b"SADD", b"coll:set2", *(b"member:%d" % i for i in range(SET_MEMBERS // 2, SET_MEMBERS * 3 // 2))]
     for start in range(0, BIG, 1000):

@@ -84,7 +84,7 @@ WORKLOADS: dict[str, list[bytes]] = {
     # collections (`fill_collections`), and its 1 MB SET (one key, as redis-benchmark without -r)
     **{name: [a.encode() for a in collection_workloads.WORKLOADS[name][1:]]
        for name in ("HGETALL_100", "ZRANGE_100_WS", "ZRANGEBYSCORE_100", "SMEMBERS_100", "SINTER_100",
-                    "SUNION_100", "LRANGE_600", "ZSCAN_100")},
+                    "SUNION_100", "LRANGE_600", "ZSCAN_100", "HRANDFIELD_100", "ZRANDMEMBER_100")},
     "SET_1M": [b"SET", b"key:big", collection_workloads.VALUE_1M],
     # large values (as redis-benchmark -d 10000 and GET of the prepared 10 KB and 1 MB keys)
     "SET_10K": [b"SET", b"key:10k", collection_workloads.VALUE_10K],
@@ -145,7 +145,7 @@ BIG_SETUP: dict[str, list[bytes]] = {
     "LINDEX_10K": [b"RPUSH", b"big:list", *[collection_workloads.VALUE_10K] * 10],
 }
 OWN_DATA = {"SET_10K", "SET_10K_CUT", "GET_10K", "GET_1M", "PUBLISH_100"}  # collection_workloads rows that read none of its collections
-COLLECTIONS = {b"coll:list", b"coll:hash", b"coll:zset", b"coll:set", b"coll:set2"}
+COLLECTIONS = {b"coll:list", b"coll:hash", b"coll:zset", b"coll:zset100", b"coll:set", b"coll:set2"}
 # What one read event brings at most (uvloop reads into a buffer of this size): a 1 MB request
 # arrives in several reads, as it does from a socket.
 READ_SIZE = 256_000

@@ -15,7 +15,8 @@ from cpython cimport array
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.string cimport memcmp, memcpy
 from raxdb.storage.listpack cimport (append_pair, bulks, count_of, elements, entry_end, find_key, pair_value,
-                                    replace_value, replace_values, splice)
+                                    replace_value, replace_values, splice, distinct_indexes, group_values,
+                                    offset_at, random_indexes, value_at)
 
 cdef Py_ssize_t _MIN_INDEX
 cdef Py_ssize_t _U32
@@ -102,6 +103,11 @@ cpdef Hash new_hash()
                lp=bytes, d=HashTable)
 cpdef Py_ssize_t hash_set_pairs(Hash h, args, Py_ssize_t start, Py_ssize_t max_entries,
                                  Py_ssize_t max_value) except -1
+
+# Hash's random picks (HRANDFIELD), a module function for C locals, as hash_set_pairs.
+@cython.locals(n=Py_ssize_t, lp=bytes, d=HashTable, items=list, out=list, item=bytes, p=Py_ssize_t,
+               positions=list, picks=list, chosen=dict)
+cpdef list hash_picks(Hash h, Py_ssize_t count, bint distinct, bint withvalues)
 
 # Hash.get's body, cpdef like hash_set_pairs: the compiled hash commands (server/commands/
 # t_hash.pxd) call both in C.

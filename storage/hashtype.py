@@ -63,14 +63,19 @@ from raxdb.storage.listpack import (
     bulks,
     checked_values,
     count_of,
+    distinct_indexes,
     elements,
     encode_entry,
     entry_end,
     find_key,
+    group_values,
+    offset_at,
     pair_value,
+    random_indexes,
     replace_value,
     replace_values,
     splice,
+    value_at,
 )
 from raxdb.storage.lpcodec import LP_EMPTY, entry_size
 
@@ -588,8 +593,9 @@ class Hash:
         return self.d.scan(cursor, count)  # type: ignore[union-attr]
 
     def random_field(self) -> bytes:
-        if self.lp is not None:
-            return random.choice(self.fields())
+        lp = self.lp
+        if lp is not None:  # one pair found and its field decoded (lpRandomPair)
+            return value_at(lp, offset_at(lp, 2 * int(random.random() * len(self))))
         d = self.d
         if d.sparse():  # type: ignore[union-attr]
             return d.field_at(random.choice(d.live_positions()))  # type: ignore[union-attr]
@@ -597,28 +603,54 @@ class Hash:
 
     def random_fields(self, count: int) -> list[bytes]:
         """`count` fields chosen independently (repetitions allowed)."""
-        if self.lp is not None:
-            return random.choices(self.fields(), k=count)
-        d = self.d
-        if d.sparse():  # type: ignore[union-attr]
-            positions = random.choices(d.live_positions(), k=count)  # type: ignore[union-attr]
-        else:
-            pick = d.random_position  # type: ignore[union-attr]
-            positions = [pick() for _ in range(count)]
-        at = d.field_at  # type: ignore[union-attr]
-        return [at(p) for p in positions]
+        return hash_picks(self, count, False, False)
+
+    def random_pairs(self, count: int) -> list[bytes]:
+        """`count` fields chosen independently, each followed by its value: field, value, ..."""
+        return hash_picks(self, count, False, True)
 
     def sample_fields(self, count: int) -> list[bytes]:
         """`count` distinct random fields (count < len)."""
-        d = self.d
-        if self.lp is not None or count * 3 > d.count or d.sparse():  # type: ignore[union-attr]
-            return random.sample(self.fields(), count)
+        return hash_picks(self, count, True, False)
+
+    def sample_pairs(self, count: int) -> list[bytes]:
+        """`count` distinct random fields (count < len), each followed by its value."""
+        return hash_picks(self, count, True, True)
+
+
+def hash_picks(h: Hash, count: int, distinct: bool, withvalues: bool) -> list[bytes]:
+    """`count` random fields of `h`, distinct (count < len, in the hash's order for a listpack) or
+    not, each followed by its value when `withvalues`.  A listpack is walked once and only the
+    pairs picked are decoded (listpack.group_values); a hashtable's picks are positions, their
+    items split into field and value."""
+    lp = h.lp
+    n = len(h)
+    if lp is not None:
+        picks = distinct_indexes(n, count) if distinct else random_indexes(n, count)
+        return group_values(lp, 2, picks, 2 if withvalues else 1)
+    d = h.d
+    if distinct:
+        if count * 3 > n or d.sparse():  # type: ignore[union-attr]
+            positions = random.sample(d.live_positions(), count)  # type: ignore[union-attr]
+        else:  # few of many: random positions until `count` distinct
+            pick = d.random_position  # type: ignore[union-attr]
+            chosen: dict[int, None] = {}
+            while len(chosen) < count:
+                chosen[pick()] = None
+            positions = list(chosen)
+    elif d.sparse():  # type: ignore[union-attr]
+        positions = random.choices(d.live_positions(), k=count)  # type: ignore[union-attr]
+    else:
         pick = d.random_position  # type: ignore[union-attr]
-        chosen: dict[int, None] = {}
-        while len(chosen) < count:
-            chosen[pick()] = None
-        at = d.field_at  # type: ignore[union-attr]
-        return [at(p) for p in chosen]
+        positions = [pick() for _ in range(count)]
+    items = d.items  # type: ignore[union-attr]
+    out: list[bytes] = []
+    for p in positions:
+        item = items[p]
+        out.append(_field_of(item))
+        if withvalues:
+            out.append(_value_of(item))
+    return out
 
 
 def new_hash() -> Hash:

@@ -17,6 +17,8 @@ from raxdb.protocol.reply cimport bulk_size, decimal, put_bulk, put_int_bulk
 cdef bint _COMPILED
 cdef list _DECIMALS
 cdef list _BYTE
+cdef object _random
+cdef object _sample
 
 # The entry encoders every store of a value goes through (hash, sorted set, list, stream) are
 # cpdef: C calls inside this module and for the modules that cimport them.
@@ -101,6 +103,20 @@ cpdef bytes value_at(buf, Py_ssize_t p)
 
 @cython.locals(s="const unsigned char*", _i=Py_ssize_t, out=list)
 cpdef list values(buf, Py_ssize_t p, Py_ssize_t n)
+
+# The random picks of a small hash or sorted set: offsets noted in a C array, entries read through `s`.
+@cython.locals(_i=Py_ssize_t, x=cython.double, out=list)
+cpdef list random_indexes(Py_ssize_t n, Py_ssize_t k)
+
+@cython.locals(out=list)
+cpdef list distinct_indexes(Py_ssize_t n, Py_ssize_t k)
+
+@cython.locals(s="const unsigned char*", top=Py_ssize_t, i=Py_ssize_t, p=Py_ssize_t, end=Py_ssize_t, g=Py_ssize_t,
+               _j=Py_ssize_t, b=cython.uint, scratch=bytes, t="Py_ssize_t*", offsets=list, _g=Py_ssize_t)
+cpdef list group_offsets(bytes buf, Py_ssize_t width, list picks)
+
+@cython.locals(s="const unsigned char*", p=Py_ssize_t, out=list)
+cpdef list group_values(bytes buf, Py_ssize_t width, list picks, Py_ssize_t take)
 
 # A short string's entry is written in place after one resize of the node (memmove for the head).
 @cython.locals(s="const unsigned char*", n=Py_ssize_t, count=Py_ssize_t, end=Py_ssize_t, size=Py_ssize_t,

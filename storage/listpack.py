@@ -46,6 +46,7 @@ head)`, `pop_value(buf, head)`, `from_encoded(chunk, n)`, `delete_indexes(buf, i
 
 from __future__ import annotations
 
+import random
 import struct
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
@@ -712,6 +713,8 @@ class Listpack:
 _COMPILED = not __file__.endswith(".py")
 _DECIMALS = [b"%d" % i for i in range(128)]  # the 7-bit integers as replies spell them
 _BYTE = [bytes((i,)) for i in range(256)]  # one-byte pieces of the entries and headers joined below
+_random = random.random  # random_indexes' draws (the random module's: a seed repeats them)
+_sample = random.sample
 
 
 def entry_span(s: bytes | bytearray, p: int) -> int:
@@ -853,6 +856,81 @@ def values(buf: bytes | bytearray, p: int, n: int) -> list[bytes]:
     for _i in range(n):
         out.append(_value(s, buf, p))
         p += entry_span(s, p)
+    return out
+
+
+# ---- random picks ------------------------------------------------------------------------------
+# Redis picks positions in a small hash's or sorted set's listpack and decodes only what it picked
+# (lpRandomPair, lpRandomPairs, lpRandomPairsUnique); so do these.  A pick is a group index: group
+# i is the `width` entries from element i * width (width 2: a pair, a field and its value or a
+# member and its score).  random_indexes / distinct_indexes draw the picks, group_offsets finds
+# them in one walk that decodes nothing, and the owner of the encoding decodes the entries picked
+# (group_values as bytes; the sorted set reads its scores itself).
+def random_indexes(n: int, k: int) -> list[int]:
+    """`k` indexes drawn uniformly and independently from [0, n), n > 0 (a negative count's picks;
+    random() * n, below 1 by a ulp at most, stays below n for any n under 2**53)."""
+    rnd = _random
+    out = []
+    for _i in range(k):
+        x = rnd() * n
+        out.append(cython.cast(cython.Py_ssize_t, x) if cython.compiled else int(x))
+    return out
+
+
+def distinct_indexes(n: int, k: int) -> list[int]:
+    """`k` distinct indexes of [0, n) (k <= n), chosen uniformly, ascending: the order in which
+    lpRandomPairsUnique returns its picks, the listpack's."""
+    out = _sample(range(n), k)
+    out.sort()
+    return out
+
+
+def group_offsets(buf: bytes, width: int, picks: list[int]) -> list[int]:
+    """The offset of each group `picks` names (any order, repeats allowed), in the picks' order.
+    One walk notes the offsets of the groups up to the furthest pick (compiled, in a scratch C
+    array), then each pick reads its own: nothing is decoded, and no sort (lpRandomPairs sorts
+    its picks to walk once).  IndexError for a pick outside the listpack's groups."""
+    s = buf
+    top = 0
+    for i in picks:
+        if i < 0:
+            raise IndexError("listpack group out of range")
+        if i >= top:
+            top = i + 1
+    p = HEADER_SIZE
+    end = len(buf) - 1  # the terminator's offset (a C integer compiled: no lookup of EOF per group)
+    if cython.compiled:
+        scratch = PyBytes_FromStringAndSize(cython.NULL, top * cython.sizeof(cython.Py_ssize_t))  # noqa: F821
+        t = cython.cast(cython.pointer(cython.Py_ssize_t), cython.cast(cython.p_char, scratch))
+        for g in range(top):
+            if p >= end:
+                raise IndexError("listpack group out of range")
+            t[g] = p
+            for _j in range(width):
+                b = s[p]
+                if b < 0xC0:  # a 7-bit integer or a 6-bit string, the usual fields: inline
+                    p += 2 if b < 0x80 else (b & 0x3F) + 2
+                else:
+                    p += entry_span(s, p)
+        return [t[i] for i in picks]
+    offsets = []
+    for _g in range(top):
+        if p >= end:
+            raise IndexError("listpack group out of range")
+        offsets.append(p)
+        p = skip(buf, p, width)
+    return [offsets[i] for i in picks]
+
+
+def group_values(buf: bytes, width: int, picks: list[int], take: int) -> list[bytes]:
+    """The first `take` entries (1 or 2) of each group `picks` names (group_offsets), flat, as
+    bytes, integers in decimal: a small hash's random fields, or fields and their values."""
+    s = buf
+    out = []
+    for p in group_offsets(buf, width, picks):
+        out.append(_value(s, buf, p))
+        if take > 1:
+            out.append(_value(s, buf, p + entry_span(s, p)))
     return out
 
 

@@ -62,7 +62,7 @@ from raxdb.storage import intset
 from raxdb.storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
 from raxdb.storage.hashscan import ScanIndex
 from raxdb.storage.intset import canonical_int
-from raxdb.storage.listpack import build, encode_entry, encoded_size
+from raxdb.storage.listpack import build, encode_entry, encoded_size, random_indexes
 
 try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
     import cython
@@ -424,8 +424,8 @@ class RSet:
     def sample(self, k: int) -> list[bytes]:
         """`k` distinct random members (k <= len)."""
         d = self.data
-        if type(d) is bytes:
-            return [b"%d" % v for v in random.sample(intset.values(d), k)]
+        if type(d) is bytes:  # only the picks read from the intset
+            return [b"%d" % intset.get(d, i) for i in random.sample(range((len(d) - 8) // d[0]), k)]
         if type(d) is list:
             return random.sample(d, k)
         if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
@@ -441,8 +441,8 @@ class RSet:
     def choices(self, k: int) -> list[bytes]:
         """`k` random members, with repetition."""
         d = self.data
-        if type(d) is bytes:
-            return [b"%d" % v for v in random.choices(intset.values(d), k=k)]
+        if type(d) is bytes:  # only the picks read from the intset
+            return [b"%d" % intset.get(d, i) for i in random_indexes((len(d) - 8) // d[0], k)]
         if type(d) is list:
             return random.choices(d, k=k)
         if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)

@@ -10,7 +10,8 @@
 cimport cython
 from cpython cimport array
 from raxdb.storage.listpack cimport (
-    int_entry_size, put_int, put_str, encoded_size, grown_count, put_entry, spliced, with_gap)
+    int_entry_size, put_int, put_str, encoded_size, grown_count, put_entry, spliced, with_gap, group_offsets,
+    random_indexes, distinct_indexes)
 
 
 # The listpack constants, as C constants of the walks (no module-dict lookup per entry).
@@ -183,6 +184,9 @@ cpdef bytes zzl_delete_range(bytes lp, Py_ssize_t start, Py_ssize_t stop)
 
 @cython.locals(s="const unsigned char *", p=Py_ssize_t, q=Py_ssize_t, n=Py_ssize_t)
 cpdef list zzl_pairs(bytes lp, Py_ssize_t start=*, Py_ssize_t stop=*)
+
+@cython.locals(s="const unsigned char *", p=Py_ssize_t, out=list)
+cpdef list zzl_picked(bytes lp, list ranks)
 
 @cython.locals(s="const unsigned char *", rank=Py_ssize_t, first=Py_ssize_t, p=Py_ssize_t, q=Py_ssize_t,
                sc=cython.double)

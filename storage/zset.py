@@ -59,10 +59,13 @@ from raxdb.storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
 from raxdb.storage.hashscan import ScanIndex
 from raxdb.storage.listpack import (
     Listpack,
+    distinct_indexes,
     encode_entry,
     encode_int_entry,
     encode_str_entry,
+    group_offsets,
     grown_count,
+    random_indexes,
     spliced,
     string_to_int,
 )
@@ -481,6 +484,16 @@ def zzl_pairs(lp: bytes, start: int = 0, stop: int = -1) -> list[tuple[float, by
         out.append((_score_at(s, q), _entry_bytes(s, p)))
         p = _next(s, q)
         n -= 1
+    return out
+
+
+def zzl_picked(lp: bytes, ranks: list[int]) -> list[tuple[float, bytes]]:
+    """The (score, member) pairs at `ranks` (any order, repeats allowed), in that order: the
+    listpack walked once (listpack.group_offsets) and only the pairs picked decoded."""
+    s = lp
+    out = []
+    for p in group_offsets(lp, 2, ranks):
+        out.append((_score_at(s, _next(s, p)), _entry_bytes(s, p)))
     return out
 
 
@@ -1362,14 +1375,18 @@ class ZSet:
         return zzl_pairs(lp, i, i + 1)[0]
 
     def sample(self, k: int) -> list[tuple[float, bytes]]:
+        """`k` distinct random pairs (k <= len); a listpack's in its order, as Redis's."""
         lp = self.lp
-        order = self.sk.order if lp is None else zzl_pairs(lp)
+        if lp is not None:
+            return zzl_picked(lp, distinct_indexes(len(self), k))
+        order = self.sk.order
         return [order[i] for i in random.sample(range(len(order)), k)]
 
     def choices(self, k: int) -> list[tuple[float, bytes]]:
+        """`k` random pairs, with repetition."""
         lp = self.lp
         if lp is not None:
-            return random.choices(zzl_pairs(lp), k=k)
+            return zzl_picked(lp, random_indexes(len(self), k))
         order = self.sk.order
         n = len(order)
         return [order[random.randrange(n)] for _ in range(k)]

@@ -353,19 +353,18 @@ command("hstrlen")(hstrlen)  # not a decorator: compiled, a cpdef function (t_ha
 
 
 # ---- random fields --------------------------------------------------------------------------------
-def _random_fields_reply(fields: list[bytes], h, withvalues: bool, pairs3: bool) -> bytes:
-    """HRANDFIELD's reply to the fields picked: their names, or with their values (flat in RESP2,
-    [field, value] pairs in RESP3).  Module level, not an inner function: a cpdef handler takes no
-    closure (random_picks_reply passes it the handler's values)."""
-    if not withvalues:
-        return R.bulk_strings(fields)
-    values = h.values_of(fields)
+def _random_fields_reply(picked: list[bytes], pairs3: bool) -> bytes:
+    """HRANDFIELD's reply to what was picked: fields, or fields with values (field, value, ...),
+    flat, or as [field, value] pairs when `pairs3` (WITHVALUES in RESP3).  Module level, not an
+    inner function: a cpdef handler takes no closure (random_picks_reply passes it `pairs3`)."""
     if not pairs3:
-        return _flat_pairs(fields, values)
+        return R.bulk_strings(picked)
     parts = []
-    for f, v in zip(fields, values, strict=True):
+    for i in range(0, len(picked), 2):
+        f = picked[i]
+        v = picked[i + 1]
         parts.append(b"*2\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(f), f, len(v), v))
-    return b"*%d\r\n%s" % (len(fields), b"".join(parts))
+    return b"*%d\r\n%s" % (len(parts), b"".join(parts))
 
 
 def hrandfield(c, argv):
@@ -391,15 +390,16 @@ def hrandfield(c, argv):
         return R.EMPTY_ARRAY
     pairs3 = withvalues and c.resp > 2
     if count < 0:
-        return random_picks_reply(c, count, 2 if withvalues and not pairs3 else 1, h.random_fields,
-                                  _random_fields_reply, h, withvalues, pairs3)
-    if count == 1:
-        fields = h.random_fields(1)
-    elif count >= len(h):
-        fields = h.fields()
+        return random_picks_reply(c, count, 2 if withvalues and not pairs3 else 1,
+                                  h.random_pairs if withvalues else h.random_fields,
+                                  _random_fields_reply, pairs3)
+    if count >= len(h):
+        picked = h.flat() if withvalues else h.fields()
+    elif withvalues:
+        picked = h.sample_pairs(count)
     else:
-        fields = h.sample_fields(count)
-    return _random_fields_reply(fields, h, withvalues, pairs3)
+        picked = h.sample_fields(count)
+    return _random_fields_reply(picked, pairs3)
 
 
 command("hrandfield")(hrandfield)  # not a decorator: compiled, a cpdef function (t_hash.pxd)

@@ -57,6 +57,23 @@ def full_scan(h: Hash, count: int, adds: list, dels: list[bytes], model: dict[by
 
 
 @settings(max_examples=300, deadline=None)
+def check_picks(h: Hash, model: dict[bytes, bytes], count: int) -> None:
+    """Hash's random picks (HRANDFIELD's) against `model`, the dict `h` should equal: its fields,
+    `count` of them, distinct where asked for, each value its own field's."""
+    assert h.random_field() in model
+    assert set(h.random_fields(count)) <= set(model)
+    pairs = h.random_pairs(count)
+    assert len(pairs) == 2 * count
+    assert all(model[f] == v for f, v in zip(pairs[::2], pairs[1::2], strict=True))
+    k = min(count, len(model) - 1)
+    if k > 0:
+        picked = h.sample_fields(k)
+        assert len(picked) == len(set(picked)) == k and set(picked) <= set(model)
+        pairs = h.sample_pairs(k)
+        assert len(pairs) == 2 * k and len(set(pairs[::2])) == k
+        assert all(model[f] == v for f, v in zip(pairs[::2], pairs[1::2], strict=True))
+
+
 @given(st.integers(0, 40), st.lists(ops, max_size=25))
 def test_hashtable_matches_dict_model(max_entries, program):
     h = Hash()
@@ -78,12 +95,7 @@ def test_hashtable_matches_dict_model(max_entries, program):
         elif op[0] == "scan":
             full_scan(h, op[1], op[2], op[3], model)
         elif op[0] == "rand" and model:
-            assert h.random_field() in model
-            assert set(h.random_fields(op[1])) <= set(model)
-            k = min(op[1], len(model) - 1)
-            if k > 0:
-                picked = h.sample_fields(k)
-                assert len(picked) == len(set(picked)) == k and set(picked) <= set(model)
+            check_picks(h, model, op[1])
         assert len(h) == len(model)
         flat = h.flat()
         assert len(flat) == 2 * len(model) and dict(zip(flat[::2], flat[1::2], strict=True)) == model

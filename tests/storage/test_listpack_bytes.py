@@ -316,3 +316,32 @@ def test_canonical_pairs_edges():
     assert L.canonical_pairs(_listpack_of_entries([b"\xc0\x05\x02", encode_entry(b"v")])) == -1
     for bad in (b"", b"\x07\x00\x00\x00\x00\x00", pairs[:-1] + b"\x00", pairs[:-2] + b"\xff"):
         assert L.canonical_pairs(bad) == -1
+
+
+@settings(max_examples=300)
+@given(st.lists(values, min_size=1, max_size=30), st.sampled_from([1, 2]), st.data())
+def test_group_picks_decode_what_they_name(items, width, data):
+    """group_offsets / group_values (the random picks of HRANDFIELD and ZRANDMEMBER): picks in any
+    order, repeated, give the groups they name, in the picks' order, over every entry encoding."""
+    items = items[:len(items) - len(items) % width] or items[:1] * width
+    buf = Listpack.from_values(items).bytes()
+    groups = len(items) // width
+    picks = data.draw(st.lists(st.integers(0, groups - 1), max_size=12))
+    offsets = L.group_offsets(buf, width, picks)
+    assert [L.value_at(buf, p) for p in offsets] == [items[i * width] for i in picks]
+    want_pairs = [v for i in picks for v in items[i * width:i * width + width]]
+    assert L.group_values(buf, width, picks, width) == want_pairs
+    assert L.group_values(buf, width, picks, 1) == [items[i * width] for i in picks]
+    for bad in ([groups], [0, -1], [groups + 5]):
+        with pytest.raises(IndexError):
+            L.group_offsets(buf, width, bad)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 100])
+def test_random_and_distinct_indexes(n):
+    drawn = L.random_indexes(n, 5000)
+    assert len(drawn) == 5000 and set(drawn) == set(range(n))  # every index can be drawn, none outside
+    assert L.random_indexes(n, 0) == []
+    for k in (0, 1, n // 2, n):
+        some = L.distinct_indexes(n, k)
+        assert some == sorted(set(some)) and len(some) == k and set(some) <= set(range(n))

@@ -14,6 +14,7 @@ from raxdb.storage.alloc import sds_alloc, size_class
 from raxdb.storage.hashtype import Hash
 from raxdb.storage.listpack import Listpack, backlen_bytes, encode_entry
 from raxdb.storage.quicklist import Quicklist
+from tests.storage.test_hash_table import check_picks
 from tests.support.diff import RawConnection, encode_command, parse
 from tests.support.servers import start_raxdb, start_redis
 from tests.unit.type.test_list_encoding import dump_nodes
@@ -75,12 +76,7 @@ def test_hash_matches_dict_model(program):
         elif op[0] == "size" and listpack:
             assert h.mem_usage() == 16 + size_class(len(packed(model)))
         elif op[0] == "rand" and model:
-            assert h.random_field() in model
-            assert set(h.random_fields(op[1])) <= set(model)
-            k = min(op[1], len(model) - 1)
-            if k > 0:
-                picked = h.sample_fields(k)
-                assert len(picked) == len(set(picked)) == k and set(picked) <= set(model)
+            check_picks(h, model, op[1])
         assert h.encoding() == ("listpack" if listpack else "hashtable")
         assert len(h) == len(model)
         assert dict(h.items()) == model
