@@ -7,8 +7,33 @@
 # comparisons per byte, and each argument is one PyBytes_FromStringAndSize from that pointer.
 # A small freelist: one walk is made per read event and dropped at its end.
 cimport cython
+from cpython.list cimport PyList_New
+from cpython.object cimport PyObject
 
 cdef Py_ssize_t _MAX_ARGS, _BIG_ARG, _REFUSED, _SHORT
+
+
+# `next`'s argv: a list of `count` NULL slots (PyList_New), each then given its argument's new
+# bytes, whose reference the slot takes (PyList_SET_ITEM): no placeholder put in each slot and
+# taken out again, no bounds-checked set, no reference taken and dropped for each argument.
+# Nothing runs between the list's making and its last slot's filling but these allocations (bytes
+# are not tracked by the cyclic collector, so no collection can see the NULL slots); on a failed
+# allocation the list is freed with its NULL slots (list_dealloc skips them).
+cdef extern from "Python.h":
+    PyObject* _new_bytes "PyBytes_FromStringAndSize"(const char* v, Py_ssize_t n)
+    void _set_slot "PyList_SET_ITEM"(object lst, Py_ssize_t i, PyObject* v)
+
+
+cdef inline list _argv(Py_ssize_t count):
+    return PyList_New(count)
+
+
+cdef inline int _fill(list argv, Py_ssize_t i, const unsigned char* s, Py_ssize_t q, Py_ssize_t length) except -1:
+    cdef PyObject* b = _new_bytes(<const char*>s + q, length)
+    if b == NULL:
+        return -1
+    _set_slot(argv, i, b)
+    return 0
 
 
 @cython.freelist(8)

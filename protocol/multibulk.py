@@ -40,6 +40,13 @@ from __future__ import annotations
 from raxdb.protocol.hiredis_limits import MAX_ELEMENTS
 from raxdb.protocol.request import BIG_ARG
 
+try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
+
 # The limits as module constants of their own: compiled, C integers (multibulk.pxd), where the
 # imported names are a dictionary lookup and a boxed compare per argument.  A longer count is the
 # exact parser's (hiredis's limit too, which allocates nothing ahead of the data); a big
@@ -49,6 +56,19 @@ _BIG_ARG = BIG_ARG
 _REFUSED = -1  # `_line`: the line is not a header as string2ll reads it
 _SHORT = -2  # `_line`: the line is one as far as it goes, its end not in `buf`
 SHORT = _SHORT  # HeldCommand.take's "the read ends inside the command too", for its owner
+
+if not cython.compiled:  # compiled, multibulk.pxd's inline C (see there)
+
+    def _argv(count: int) -> list[bytes]:
+        """A command's argv of `count` slots, each filled once by `_fill` (compiled, PyList_New:
+        the slots NULL until then)."""
+        return [b""] * count
+
+    def _fill(argv: list[bytes], i: int, s: bytes, q: int, length: int) -> int:
+        """argv[i] made the `length` bytes at `q` of `s` (compiled, the new bytes' reference
+        handed to the slot: PyList_SET_ITEM)."""
+        argv[i] = s[q : q + length]
+        return 0
 
 
 class MultibulkWalk:
@@ -157,7 +177,7 @@ class MultibulkWalk:
             self.short = p == _SHORT
             return None
         stop = p
-        argv = [b""] * count
+        argv = _argv(count)
         p = first
         for i in range(count):  # the lines checked above: only their digits read again
             q = p + 1
@@ -166,7 +186,7 @@ class MultibulkWalk:
                 length = length * 10 + (s[q] - 48)
                 q += 1
             q += 2
-            argv[i] = s[q : q + length]
+            _fill(argv, i, s, q, length)
             p = q + length + 2
         self.pos = stop
         return argv

@@ -189,7 +189,7 @@ try:
 
     # (loop.pyi, uvloop's stub, does not declare its transports)
     _DIRECT_TYPES: tuple[type, ...] = (_uvloop.TCPTransport, _uvloop.UnixTransport)  # type: ignore[attr-defined]
-except ImportError:
+except (ImportError, AttributeError):  # (a uvloop without those names: none, as with another loop)
     _DIRECT_TYPES = ()
 _join = b"".join
 _refuses, _account = evict.refuses, evict.account

@@ -6,6 +6,8 @@ socket buffer full) arrives whole and in order, its rest queued by the transport
 after it waits behind it; a connection the server closed (QUIT, CLIENT KILL, a protocol error)
 while others connect and others' output is being made for it never writes to a socket that is not
 its own (the descriptor's number is reused by the next accept).  Over TCP and a unix socket.
+And a uvloop whose loop module lacks the transports' names does not stop the client module's
+import: the flush then writes through the transport, as under another loop.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -140,3 +144,25 @@ def _closing_scenarios(side: Side, how: str, rounds: int) -> None:
 @pytest.mark.parametrize("how", ["kill", "quit", "protocol-error"])
 def test_a_closed_clients_output_reaches_no_other_connection(side: Side, how: str) -> None:
     _closing_scenarios(side, how, 30)
+
+
+# (in a process of its own: a compiled module is imported once a process)
+_IMPORT_WITHOUT_NAMES = """
+import sys, types
+import uvloop
+fake = types.ModuleType("uvloop.loop")
+sys.modules["uvloop.loop"] = fake
+uvloop.loop = fake
+import raxdb.server.net.client as client
+print(repr(client._DIRECT_TYPES))
+"""
+
+
+def test_a_uvloop_without_its_transports_names_does_not_stop_the_import() -> None:
+    pytest.importorskip("uvloop")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=root)
+    r = subprocess.run([sys.executable, "-c", _IMPORT_WITHOUT_NAMES], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "()"

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from raxdb.protocol.hiredis_limits import MAX_ELEMENTS
-from raxdb.protocol.multibulk import MultibulkWalk, frames_biggest
+from raxdb.protocol.multibulk import HeldCommand, MultibulkWalk, frames_biggest
 from raxdb.protocol.request import BIG_ARG, RequestParser
 from tests.support.diff import RawConnection, encode_command
 from tests.support.transport import SinkTransport
@@ -53,6 +53,22 @@ REFUSED = [
 def test_walk_leaves_everything_else_to_the_other_parsers(frame):
     ok = encode_command(["PING"])
     assert _walk_all(ok + frame) == ([[b"PING"]], len(ok))
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 9, 21, 67, 300])
+def test_walk_slices_each_argument_where_its_header_says(count):
+    # each slot of the new argv filled once, in order (compiled, a PyList_New's NULL slots each
+    # given its bytes): lengths of 0 to 4 digits, data holding CRLF and '$'
+    args = [(b"%d\r\n$" % i) * (i % 7) + b"x" * (i * 37 % 1200) for i in range(count)]
+    cmd = encode_command(args)
+    assert _walk_all(cmd + cmd) == ([args, args], 2 * len(cmd))
+    # and a held command's, made once its end has come (HeldCommand.argv)
+    w = MultibulkWalk(cmd[: len(cmd) // 2])
+    assert w.next() is None and w.short
+    held = HeldCommand(w)
+    rest = cmd[len(cmd) // 2 :]
+    end = held.take(rest)
+    assert end == len(rest) and held.argv(rest, end) == args
 
 
 def test_walk_limits_are_inclusive_below():
