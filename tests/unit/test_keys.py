@@ -465,8 +465,10 @@ def test_object_unknown_subcommand(diff):
 def test_object_idletime_and_freq(diff):
     diff("SET", "a", "1")
     # Whole-second clocks: a second boundary may fall between SET and OBJECT on either server.
+    # redis-server's is the LRU clock its cron caches (10 times a second): on a loaded host its
+    # cron runs late and the reply can read 2 or more, so the oracle is held only to its type.
     ours, theirs = diff.both("OBJECT", "IDLETIME", "a")
-    assert parse(ours) in (0, 1) and parse(theirs) in (0, 1)
+    assert parse(ours) in (0, 1) and parse(theirs) >= 0
     diff("OBJECT", "FREQ", "a")
 
 
