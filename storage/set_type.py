@@ -425,7 +425,7 @@ class RSet:
         """`k` distinct random members (k <= len)."""
         d = self.data
         if type(d) is bytes:  # only the picks read from the intset
-            return [b"%d" % intset.get(d, i) for i in random.sample(range((len(d) - 8) // d[0]), k)]
+            return [b"%d" % intset.get(d, i) for i in random.sample(range(intset.length(d)), k)]
         if type(d) is list:
             return random.sample(d, k)
         if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
@@ -442,7 +442,7 @@ class RSet:
         """`k` random members, with repetition."""
         d = self.data
         if type(d) is bytes:  # only the picks read from the intset
-            return [b"%d" % intset.get(d, i) for i in random_indexes((len(d) - 8) // d[0], k)]
+            return [b"%d" % intset.get(d, i) for i in random_indexes(intset.length(d), k)]
         if type(d) is list:
             return random.choices(d, k=k)
         if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
