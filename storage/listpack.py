@@ -42,6 +42,10 @@ them): `count_of(buf)`, `offset_at(buf, index)`, `skip(buf, p, n)`, `value_at(bu
 head)`, `pop_value(buf, head)`, `from_encoded(chunk, n)`, `delete_indexes(buf, indexes)`, and
 `checked_count(buf)` (the deep integrity check, without decoding a value), and `canonical_pairs(buf)`
 (the same for a loaded small hash, which also finds its elements canonical and its fields distinct).
+
+Random picks of a small hash or sorted set (HRANDFIELD, ZRANDMEMBER; as lpRandomPairs): positions
+drawn by `random_indexes(n, k)` or `distinct_indexes(n, k)`, found in one walk by
+`group_offsets(buf, width, picks)`, and only those entries decoded (`group_values`).
 """
 
 from __future__ import annotations
