@@ -33,17 +33,14 @@ from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
 
 import redis
-from redis.exceptions import AskError, ClusterDownError, MovedError, TryAgainError
+from redis.exceptions import AskError, ClusterDownError, MovedError
 
-from raxdb.spark.connection import RETRYABLE, client, decode_key, retrying
+from raxdb.spark.connection import RETRYABLE, TRANSIENT, client, decode_key, retrying
 from raxdb.spark.options import ConnectionOptions, OptionError
 
 SLOTS = 16384
 Node = tuple[str, int]
 Cmd = TypeVar("Cmd", bound=Sequence[Any])  # a command: its name, its key, its other arguments
-# Replies that say "not now" while a slot moves or the cluster reconfigures: retried after a wait
-# with a fresh slot map.
-TRANSIENT = (TryAgainError, ClusterDownError)
 
 
 def key_slot(key: bytes | str) -> int:

@@ -8,7 +8,9 @@ a request can be sent before the previous reply is consumed, so the server works
 while this process converts the current one.
 
 A server restart or failover shows as ConnectionError (refused, reset) or a `LOADING` reply
-(redis-py's BusyLoadingError, a ConnectionError) or a timeout.  `Backoff` is the one retry policy:
+(redis-py's BusyLoadingError, a ConnectionError) or a timeout; on a cluster also as a `CLUSTERDOWN`
+or `TRYAGAIN` reply (`TRANSIENT`: the survivors refuse commands between a master's failure and its
+replica's promotion, and a slot in migration refuses multi-key commands).  `Backoff` is the one retry policy:
 waits doubling from 50 ms to 1 s, for at most `retryTimeout` seconds from the first failure of an
 outage (a success starts the count again); redis-py's own retries are switched off so that this
 bound is the only one.  What is retried is each caller's business: a whole planning step, the rest
@@ -27,6 +29,7 @@ from typing import Any, TypeVar
 
 import redis
 from redis.backoff import NoBackoff
+from redis.exceptions import ClusterDownError, TryAgainError
 from redis.retry import Retry
 
 from raxdb.spark import ids
@@ -50,6 +53,9 @@ T = TypeVar("T")
 # What a restarting or failing-over server looks like to a client (BusyLoadingError, the LOADING
 # reply, is a ConnectionError).
 RETRYABLE = (redis.ConnectionError, redis.TimeoutError)
+# Replies that say "not now" while a cluster fails over or a slot moves: retried after a wait, with
+# a fresh slot map where the caller keeps one.
+TRANSIENT = (TryAgainError, ClusterDownError)
 
 
 class Backoff:
@@ -83,12 +89,13 @@ class Backoff:
 
 
 def retrying(opts: ConnectionOptions, what: str, call: Callable[[], T]) -> T:
-    """call() until it does not fail with a connection error, within retryTimeout."""
+    """call() until it does not fail with a connection error or a cluster's transient refusal,
+    within retryTimeout."""
     backoff = Backoff(opts, what)
     while True:
         try:
             return call()
-        except RETRYABLE as e:
+        except (*RETRYABLE, *TRANSIENT) as e:
             backoff.wait(e)
 
 
@@ -237,12 +244,13 @@ def encode_key(key: str) -> bytes:
 
 def pipelined(r: redis.Redis | redis.RedisCluster, commands: Iterable[Sequence[Any]]) -> list[Any]:
     """Run commands in one round trip; error replies come back as exception objects, not raised,
-    except `LOADING` (a server still loading its data): that one is raised, to be retried."""
+    except `LOADING` (a server still loading its data) and a cluster's `CLUSTERDOWN` / `TRYAGAIN`:
+    those are raised, to be retried."""
     pipe = r.pipeline(transaction=False)
     for command in commands:
         pipe.execute_command(*command)
     replies = pipe.execute(raise_on_error=False)
     for reply in replies:
-        if isinstance(reply, RETRYABLE):
+        if isinstance(reply, (*RETRYABLE, *TRANSIENT)):
             raise reply
     return replies

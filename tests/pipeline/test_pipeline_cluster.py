@@ -239,3 +239,47 @@ def test_cluster_options(raxdb):
     assert resolve(ReadOptions.parse(base, streaming=False)).connection.cluster == "false"
     with pytest.raises(OptionError, match="is not a cluster node"):
         resolve(ReadOptions.parse({**base, "cluster": "true"}, streaming=False))
+
+
+@pytest.mark.parametrize("kind", ["raxdb", "redis"])
+def test_planning_waits_out_a_cluster_that_is_down(kind):
+    """Between a master's death and its replica's promotion the survivors reply CLUSTERDOWN: the
+    driver's planning (the XINFO pipeline) retries it as it retries a refused connection, instead
+    of failing the query.  A node with no slots assigned gives the same reply until it has them."""
+    from redis.exceptions import ClusterDownError
+
+    from raxdb.spark import ids
+    from raxdb.spark.connection import retrying
+    from raxdb.spark.options import ReadOptions
+    from raxdb.spark.planning import stream_infos
+    from tests.support.cluster import start_node
+
+    def written() -> bool:
+        try:
+            return node.conn.xadd("s", {"n": 1}, id="5-1") == "5-1"
+        except ClusterDownError:  # a new master holds back for a moment before it turns ok
+            return False
+
+    node = start_node(kind)
+    try:
+        node.conn.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+        until("the node to serve its slots", written)
+        node.conn.execute_command("CLUSTER", "DELSLOTSRANGE", 0, 16383)  # the key stays, unserved
+        opts = ReadOptions.parse({"streams": "s", "port": str(node.port), "retryTimeout": "30"}, streaming=False)
+        r = redis.Redis(port=node.port, protocol=2)
+        with pytest.raises(ClusterDownError):
+            stream_infos(r, ["s"])  # raised as itself, not folded into a ResponseError
+        attempts = []
+
+        def plan():
+            attempts.append(1)
+            if len(attempts) == 2:  # the cluster recovers between the first attempt and the second
+                node.conn.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+            return stream_infos(r, ["s", "absent"])
+
+        infos = retrying(opts.connection, "planning", plan)
+        assert len(attempts) >= 2
+        assert (infos["s"].last_id, infos["s"].length, infos["absent"].length) == (ids.parse("5-1"), 1, 0)
+        r.close()
+    finally:
+        node.stop()
