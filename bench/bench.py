@@ -15,7 +15,9 @@ raxdb, each the median of the rounds, the max's spread over the rounds (lowest-h
 ratio of the max medians (raxdb / redis; issue #56's target is 2x at -P 1).  On a loaded host the
 max is the scheduler's more than either server's: `--pauses` starts raxdb with its pause recorder
 (server/admin/pauses.py) and prints, under each row, raxdb's own longest pauses in wall and CPU ms
-(collections by generation, cron ticks, loop iterations), which the host's load does not lengthen.
+(collections by generation, cron ticks, loop iterations), which the host's load does not lengthen,
+and the heartbeat's latest firing in wall ms beside the CPU the loop spent meanwhile ("loop late"):
+a wall far over its CPU is the host's scheduler holding the server.
 
     .venv/bin/python bench/bench.py [--quick] [--rounds N] [--only SET,GET] [--memory] [--tls] [--pauses]
                                     [--server-args "--maxmemory 1gb --maxmemory-policy allkeys-lru"]
@@ -165,16 +167,21 @@ def latency_columns(p99s: dict[str, list[float]], maxes: dict[str, list[float]])
 def server_pauses(port: int) -> str:
     """raxdb's own longest pauses during the last run, from its pause recorder (server/admin/pauses.py,
     on with --pauses): the longest collection of each generation, cron tick and loop iteration
-    (by the CPU the loop spent in it, which the host's load does not lengthen), wall/CPU ms."""
+    (by the CPU the loop spent in it, which the host's load does not lengthen), wall/CPU ms; then
+    the latest heartbeat in wall ms, with the loop's CPU over the same gap."""
     conn = RawConnection(port, timeout=60)
     report = json.loads(conn.call(b"DEBUG", b"PAUSES").split(b"\r\n", 1)[1])
     conn.close()
     parts = []
     for kind, got in report["kinds"].items():
-        if kind == "loop" or not got["worst"]:
+        if kind == "loop" or not got["worst_cpu"]:
             continue
-        w = got["worst"][0]
+        w = got["worst_cpu"][0]  # the longest by CPU: the server's own (the wall's is the host's too)
         parts.append(f"{kind} x{got['n']} max {w['ms']:.2f}/{w['cpu_ms']:.2f}" + (f" [{w['what']}]" if w["what"] else ""))
+    late = report["kinds"].get("loop", {}).get("worst")
+    if late:  # the heartbeat's latest firing, wall ms over its period / the loop's CPU meanwhile:
+        # a wall far over the CPU is the host's scheduler, not the server's work
+        parts.append(f"loop late max {late[0]['ms']:.2f}/{late[0]['cpu_ms']:.2f}")
     return "; ".join(parts)
 
 

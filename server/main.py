@@ -29,6 +29,15 @@ if TYPE_CHECKING:
     from raxdb.server.config.options import Config
     from raxdb.server.core import Server
 
+# The collector's thresholds.  A young collection walks what survived since the last one (the
+# count rises at each tracked object made and falls at each one freed, so a request's short-lived
+# lists never reach it), and the request that came in at that moment waits for it: the first
+# threshold bounds that walk.  A collection of generation 1 walks what survived the young ones
+# since the last, ~3x the first threshold (new keys of a container type all survive), so it runs
+# after 2 young collections, not Python's 10; the full collection after 2000 x 2 x 1000 = 4M
+# survivors, as (10000, 2, 200) had it (docs/speed-log.md, 2026-11-29, h-tail).
+GC_THRESHOLDS = (2000, 2, 1000)
+
 
 def main(argv: list[str] | None = None, on_ready: Callable[[], None] | None = None) -> None:
     """`on_ready`: called on the loop once the server serves (raxdb.embed's child process)."""
@@ -85,14 +94,10 @@ def _main(args: list[str], on_ready: Callable[[], None] | None) -> None:
         from raxdb.server.admin import pauses
         pauses.install(srv)
     # Start-up objects (modules, the command table, config) live forever: move them out of the
-    # collector's reach so generation-2 collections only walk the data, and collect young objects
-    # less often (request handling allocates short-lived lists at a high rate).  A collection of
-    # generation 1 walks what survived the young collections since the last one, and new keys of
-    # a container type (a stream is ~7 tracked objects) all survive: after 2 young collections,
-    # not 20, it walks ~20,000 objects (2-5 ms) instead of ~200,000 (30 ms, one request's worst
-    # latency); the full collection comes after the same 400 young ones as before.
+    # collector's reach so generation-2 collections only walk the data; then the collector's bounds
+    # (GC_THRESHOLDS).
     gc.freeze()
-    gc.set_threshold(10000, 2, 200)
+    gc.set_threshold(*GC_THRESHOLDS)
     gc.enable()
     with _runner() as runner:
         loop = runner.get_loop()

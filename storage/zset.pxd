@@ -12,6 +12,7 @@ from cpython cimport array
 from raxdb.storage.listpack cimport (
     int_entry_size, put_int, put_str, encoded_size, grown_count, put_entry, spliced, with_gap, group_offsets,
     random_indexes, distinct_indexes)
+from raxdb.storage.rax cimport untrack
 
 
 # The listpack constants, as C constants of the walks (no module-dict lookup per entry).
@@ -61,6 +62,9 @@ cdef int _insert_score(array.array a, Py_ssize_t j, double s) except -1
 cdef int _delete_score(array.array a, Py_ssize_t j) except -1
 
 cdef int _insert_member(list members, Py_ssize_t j, bytes m) except -1
+
+# A new sublist of members, out of the cyclic collector (bytes only: no cycle through it)
+cdef list _untracked(list members)
 
 cdef int _delete_member(list members, Py_ssize_t j) except -1
 

@@ -77,8 +77,10 @@ except ImportError:  # interpreted without Cython
 
     cython = SimpleNamespace(compiled=False, cclass=lambda cls: cls, no_gc=lambda cls: cls)
 
-if not cython.compiled:  # compiled, zset.pxd cimports them: zzl_insert's in-place writers
+if not cython.compiled:  # compiled, zset.pxd cimports them: zzl_insert's in-place writers, and
+    # CPython's untrack (a new sublist's)
     from raxdb.storage.listpack import encoded_size, int_entry_size, put_entry, put_int, put_str, with_gap
+    from raxdb.storage.rax import untrack
 
 _score = itemgetter(0)
 _member = itemgetter(1)
@@ -616,6 +618,15 @@ def _insert_member(members: list[bytes], j: int, m: bytes) -> None:
         members.insert(j, m)
 
 
+def _untracked(members: list[bytes]) -> list[bytes]:
+    """A sublist of members, out of the cyclic collector (compiled: storage/rax.py's `untrack`):
+    it holds bytes only, so no cycle passes through it, and tracked, every young collection walked
+    all the members of the big sorted sets grown since the last one (the loop held for each:
+    docs/speed-log.md, 2026-11-29, h-tail).  Nothing but members is ever put in these lists."""
+    untrack(members)
+    return members
+
+
 def _delete_member(members: list[bytes], j: int) -> None:
     if cython.compiled:
         _list_delete(members, j)  # noqa: F821 (zset.pxd)
@@ -645,7 +656,7 @@ class _SkipOrder:
         items = sorted(pairs)
         chunks = [items[i:i + _LOAD] for i in range(0, len(items), _LOAD)]
         self._keys = [array("d", map(_score, c)) for c in chunks]
-        self._members = [list(map(_member, c)) for c in chunks]
+        self._members = [_untracked(list(map(_member, c))) for c in chunks]
         self._maxes = [c[-1] for c in chunks]
         self._maxkeys = array("d", map(_score, self._maxes))
         self._len = len(items)
@@ -654,7 +665,7 @@ class _SkipOrder:
     def copy(self) -> _SkipOrder:
         new = _SkipOrder.__new__(_SkipOrder)
         new._keys = [keys[:] for keys in self._keys]
-        new._members = [members.copy() for members in self._members]
+        new._members = [_untracked(members.copy()) for members in self._members]
         new._maxes = self._maxes.copy()
         new._maxkeys = self._maxkeys[:]
         new._len = self._len
@@ -708,7 +719,7 @@ class _SkipOrder:
         if k == len(self._keys):  # above every pair: the end of the last sublist
             if not k:
                 self._keys.append(array("d", (s,)))
-                self._members.append([m])
+                self._members.append(_untracked([m]))
                 self._maxes.append((s, m))
                 self._maxkeys.append(s)
                 self._len = 1
@@ -787,7 +798,7 @@ class _SkipOrder:
     def _split(self, k: int) -> None:
         keys, members = self._keys[k], self._members[k]
         self._keys.insert(k + 1, keys[_LOAD:])
-        self._members.insert(k + 1, members[_LOAD:])
+        self._members.insert(k + 1, _untracked(members[_LOAD:]))
         self._maxes.insert(k + 1, self._maxes[k])
         self._maxkeys.insert(k + 1, self._maxkeys[k])
         del keys[_LOAD:]

@@ -2,7 +2,8 @@
 
 Off unless the server starts with RAXDB_PAUSES=1 in its environment (server/main.py installs it
 then); off, nothing of it runs or is even imported, so it costs the server nothing.  On, it
-records three things, each as a histogram of wall milliseconds plus its worst cases:
+records three things, each as a histogram of wall milliseconds plus its worst cases (by wall time
+and by CPU time):
 
 - "gc-<generation>": every collection, through gc.callbacks (start and stop of each), with the
   objects it freed;
@@ -18,7 +19,8 @@ each worst case also carries the thread's CPU time over the same span: a pause w
 near its wall time is the server's own work, one with little CPU is the host.  A loop gap names
 what else the recorder saw inside it (a collection, a cron tick), so a long iteration says what
 filled it.  `DEBUG PAUSES` (server/commands/t_server.py) returns the report as JSON and starts a
-new one, so a benchmark reads one per workload.
+new one, so a benchmark reads one per workload; it also gives the collector's counts and
+thresholds (server/main.py's GC_THRESHOLDS), which bound a collection's walk.
 """
 
 from __future__ import annotations
@@ -44,15 +46,18 @@ def enabled() -> bool:
 
 
 class Kind:
-    """One kind of pause: a histogram, a count, the total, and the worst cases."""
+    """One kind of pause: a histogram, a count, the total, and the worst cases, by wall time and by
+    CPU time (on a loaded host the longest in wall time are the scheduler's, and the longest in
+    CPU time the server's own work)."""
 
-    __slots__ = ("counts", "n", "total_ms", "worst")
+    __slots__ = ("counts", "n", "total_ms", "worst", "worst_cpu")
 
     def __init__(self) -> None:
         self.counts = [0] * (len(BOUNDS) + 1)
         self.n = 0
         self.total_ms = 0.0
         self.worst: list[tuple[float, float, str]] = []  # (wall ms, cpu ms, detail), longest first
+        self.worst_cpu: list[tuple[float, float, str]] = []  # the same, by cpu ms
 
     def add(self, wall_ms: float, cpu_ms: float, detail: str = "") -> None:
         i = 0
@@ -61,17 +66,27 @@ class Kind:
         self.counts[i] += 1
         self.n += 1
         self.total_ms += wall_ms
-        if len(self.worst) < WORST or wall_ms > self.worst[-1][0]:
-            self.worst.append((wall_ms, cpu_ms, detail))
-            self.worst.sort(key=lambda w: -w[0])
-            del self.worst[WORST:]
+        _keep(self.worst, (wall_ms, cpu_ms, detail), False)
+        _keep(self.worst_cpu, (wall_ms, cpu_ms, detail), True)
 
     def report(self) -> dict[str, Any]:
         hist = {f"<={b}": n for b, n in zip(BOUNDS, self.counts, strict=False) if n}
         if self.counts[-1]:
             hist[f">{BOUNDS[-1]}"] = self.counts[-1]
         return {"n": self.n, "total_ms": round(self.total_ms, 3), "hist_ms": hist,
-                "worst": [{"ms": round(w, 3), "cpu_ms": round(c, 3), "what": d} for w, c, d in self.worst]}
+                "worst": [{"ms": round(w, 3), "cpu_ms": round(c, 3), "what": d} for w, c, d in self.worst],
+                "worst_cpu": [{"ms": round(w, 3), "cpu_ms": round(c, 3), "what": d} for w, c, d in self.worst_cpu]}
+
+
+def _keep(worst: list[tuple[float, float, str]], case: tuple[float, float, str], by_cpu: bool) -> None:
+    """`case` into `worst` if it is among the WORST longest, by CPU or by wall time (longest first)."""
+    def length(w: tuple[float, float, str]) -> float:
+        return w[1] if by_cpu else w[0]
+
+    if len(worst) < WORST or length(case) > length(worst[-1]):
+        worst.append(case)
+        worst.sort(key=length, reverse=True)
+        del worst[WORST:]
 
 
 class Recorder:
@@ -146,6 +161,7 @@ class Recorder:
         """The report since the last one (JSON), and a new one started."""
         self.start_heartbeat()
         out = {"seconds": round(time.monotonic() - self.since, 3), "gc_counts": gc.get_count(),
+               "gc_thresholds": gc.get_threshold(),
                "kinds": {name: k.report() for name, k in sorted(self.kinds.items())}}
         self.kinds = {}
         self.since = time.monotonic()

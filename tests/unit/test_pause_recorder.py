@@ -1,12 +1,15 @@
 """The pause recorder (server/admin/pauses.py, a bench aid): off, DEBUG PAUSES is Redis's unknown
 subcommand; on (RAXDB_PAUSES=1 in the server's environment), its report names the collections and
-the loop iterations it saw, and each report starts a new one."""
+the loop iterations it saw (the worst by wall time and by CPU time), and each report starts a new
+one; it gives the collector's thresholds the server set (server/main.py's GC_THRESHOLDS), which
+bound a collection's walk."""
 
 from __future__ import annotations
 
 import json
 import os
 
+from raxdb.server.main import GC_THRESHOLDS
 from tests.support.diff import RawConnection, encode_command, parse
 from tests.support.servers import start_raxdb
 
@@ -35,11 +38,22 @@ def test_on_the_report_names_collections_and_a_blocked_loop():
             c.read_frame()
         c.call("DEBUG", "SLEEP", "0.05")  # holds the loop 50 ms: the heartbeat fires that late at least
         got = _report(c)
-        assert set(got) == {"seconds", "gc_counts", "kinds"}
+        assert set(got) == {"seconds", "gc_counts", "gc_thresholds", "kinds"}
+        # the server's own bounds, not Python's (700, 10, 10): young collections walk at most a
+        # few thousand survivors, and full ones come after millions
+        assert tuple(got["gc_thresholds"]) == GC_THRESHOLDS
+        assert 1000 <= GC_THRESHOLDS[0] <= 2000 and GC_THRESHOLDS[1] == 2
+        assert GC_THRESHOLDS[0] * GC_THRESHOLDS[1] * GC_THRESHOLDS[2] >= 4_000_000
         kinds = got["kinds"]
         assert kinds["gc-0"]["n"] >= 1 and len(kinds["gc-0"]["worst"]) >= 1
         assert kinds["loop"]["worst"][0]["ms"] >= 49.0
         assert kinds["loop"]["n"] == sum(kinds["loop"]["hist_ms"].values())
+        # each kind's worst cases also by CPU time, longest first: the longest of them at least
+        # the CPU of any of the longest by wall time
+        for got_kind in kinds.values():
+            by_cpu = [w["cpu_ms"] for w in got_kind["worst_cpu"]]
+            assert by_cpu == sorted(by_cpu, reverse=True) and len(by_cpu) == len(got_kind["worst"])
+            assert by_cpu[0] >= max(w["cpu_ms"] for w in got_kind["worst"])
         # a new report: what the last one held is gone
         assert "gc-0" not in _report(c)["kinds"]
         c.close()
