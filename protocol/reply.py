@@ -578,20 +578,7 @@ def scored_members(enc: Encoder, pairs: Sequence[tuple[float | bytes, bytes]], f
                 if resp3:
                     k = put_head(d, k, 42, 2)
                 k = put_bulk(d, k, cython.cast(cython.p_uchar, PyBytes_AS_STRING(m)), 0, len(m))  # noqa: F821
-                if type(x) is bytes and raw:
-                    t = x
-                    tlen = len(t)
-                    if resp3:
-                        d[k] = 44
-                        k += 1
-                    else:
-                        k = put_head(d, k, 36, tlen)
-                    memcpy(d + k, PyBytes_AS_STRING(t), tlen)  # noqa: F821
-                    d[k + tlen] = 13
-                    d[k + tlen + 1] = 10
-                    k += tlen + 2
-                    continue
-                s = 0.0 if type(x) is bytes else x  # bytes here: formatted above (7.2), in `texts`
+                s = 0.0 if type(x) is bytes else x  # bytes: copied, or formatted above (7.2) in `texts`
                 v = cython.cast(cython.longlong, s) if -1e17 < s < 1e17 else 0
                 if type(x) is not bytes and v == s and (v or not signbit(s)):  # noqa: F821
                     u = -v if v < 0 else v
@@ -606,8 +593,11 @@ def scored_members(enc: Encoder, pairs: Sequence[tuple[float | bytes, bytes]], f
                         k += 1
                     k = put_u(d, k, u)
                 else:
-                    t = texts[j]
-                    j += 1
+                    if type(x) is bytes and raw:
+                        t = x
+                    else:
+                        t = texts[j]
+                        j += 1
                     tlen = len(t)
                     if resp3:
                         d[k] = 44

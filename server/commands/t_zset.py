@@ -16,6 +16,7 @@ STORE over an existing key, wakes no one.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import SYNTAX, WRONGTYPE, CommandError, c_str, wrong_arity
@@ -128,7 +129,7 @@ def get_zset(c, key: bytes, write: bool = False) -> ZSet | None:
 
 
 # ---- replies -------------------------------------------------------------------------------------
-def pairs_reply(c, pairs: list[tuple[float, bytes]], withscores: bool) -> bytes | tuple[bytes, ...]:
+def pairs_reply(c, pairs: list[tuple[Any, bytes]], withscores: bool) -> bytes | tuple[bytes, ...]:
     """Members (and scores) as a command's whole reply: flat in RESP2, [member, score] pairs in
     RESP3; without scores, big members by reference (R.values)."""
     if not withscores:
@@ -136,21 +137,21 @@ def pairs_reply(c, pairs: list[tuple[float, bytes]], withscores: bool) -> bytes 
     return R.scored_members(c.enc, pairs)
 
 
-def _flat_pairs_reply(c, pairs: list[tuple[float | bytes, bytes]]) -> bytes:
+def _flat_pairs_reply(c, pairs: list[tuple[Any, bytes]]) -> bytes:
     """member, score, member, score... with scores as doubles (bulk in RESP2)."""
     d = c.enc.score
     return b"*%d\r\n" % (2 * len(pairs)) + b"".join(
         [b"$%d\r\n%s\r\n%s" % (len(m), m, d(s)) for s, m in pairs])
 
 
-def zmpop_reply(c, key: bytes, pairs: list[tuple[float | bytes, bytes]]) -> bytes:
+def zmpop_reply(c, key: bytes, pairs: list[tuple[Any, bytes]]) -> bytes:
     """ZMPOP / BZMPOP: [key, [[member, score], ...]] in both protocols."""
     d = c.enc.score
     body = b"".join([b"*2\r\n$%d\r\n%s\r\n%s" % (len(m), m, d(s)) for s, m in pairs])
     return b"*2\r\n$%d\r\n%s\r\n*%d\r\n%s" % (len(key), key, len(pairs), body)
 
 
-def bzpop_reply(c, key: bytes, pair: tuple[float | bytes, bytes]) -> bytes:
+def bzpop_reply(c, key: bytes, pair: tuple[Any, bytes]) -> bytes:
     """BZPOPMIN / BZPOPMAX: [key, member, score]."""
     s, m = pair
     return b"*3\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n%s" % (len(key), key, len(m), m, c.enc.score(s))
@@ -401,7 +402,7 @@ command("zlexcount")(zlexcount)  # not a decorator: compiled, a cpdef function (
 RANK, SCORE, LEX = 1, 2, 3
 
 
-def rank_range(zs: ZSet, start: int, end: int, reverse: bool, texts: bool = False) -> list[tuple[float, bytes]]:
+def rank_range(zs: ZSet, start: int, end: int, reverse: bool, texts: bool = False) -> list[tuple[Any, bytes]]:
     """The pairs of ranks start..end (Redis's clamping), `texts` as ZSet.rank_slice's (a reply's)."""
     n = len(zs)
     if start < 0:
@@ -437,7 +438,7 @@ def _offset_limit(it, offset: int, limit: int) -> list[tuple[float, bytes]]:
 
 
 def score_range(zs: ZSet, r: ScoreRange, reverse: bool, offset: int = 0, limit: int = -1,
-                texts: bool = False) -> list[tuple[float, bytes]]:
+                texts: bool = False) -> list[tuple[Any, bytes]]:
     """The pairs within `r` after `offset`, at most `limit`; `texts` as ZSet.rank_slice's."""
     if offset > 0 and offset >= len(zs):
         return []
@@ -656,7 +657,7 @@ command("zremrangebylex")(zremrangebylex)  # not a decorator: compiled, a cpdef 
 
 
 # ---- pops ----------------------------------------------------------------------------------------
-def zpop_pairs(c, key: bytes, zs: ZSet, from_max: bool, count: int) -> list[tuple[float, bytes]]:
+def zpop_pairs(c, key: bytes, zs: ZSet, from_max: bool, count: int) -> list[tuple[Any, bytes]]:
     """Pop up to `count` elements of the (existing, non-empty) zset at `key`, with notification,
     key deletion when emptied and WATCH invalidation.  Shared with BZPOPMIN/BZPOPMAX/BZMPOP."""
     pairs = zs.pop(count, from_max, True)  # the scores as a reply reads them: every caller replies
