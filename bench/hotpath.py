@@ -80,11 +80,16 @@ WORKLOADS: dict[str, list[bytes]] = {
     "GEOSEARCH_10": [b"GEOSEARCH", b"geo:pts", b"FROMLONLAT", b"14", b"37.5", b"BYRADIUS", b"20", b"km", b"ASC",
                      b"COUNT", b"10", b"WITHDIST"],
     "BITFIELD": [b"BITFIELD", b"bf:" + RAND, b"INCRBY", b"u8", b"100", b"1", b"GET", b"u4", b"0"],
+    # scans of small encodings, whole in one call: the 100-field listpack hash (HGETALL_100's), the
+    # 100-member listpack sorted set (ZRANDMEMBER_100's, half its scores fractions)
+    "HSCAN_LP_100": [b"HSCAN", b"coll:hash", b"0"],
+    "ZSCAN_LP_100": [b"ZSCAN", b"coll:zset100", b"0"],
+    "ZRANGE_LP_100_WS": [b"ZRANGE", b"coll:zset100", b"0", b"-1", b"WITHSCORES"],
     # bench/collection_workloads.py's rows that walk a collection into a reply, on its prepared
     # collections (`fill_collections`), and its 1 MB SET (one key, as redis-benchmark without -r)
     **{name: [a.encode() for a in collection_workloads.WORKLOADS[name][1:]]
        for name in ("HGETALL_100", "ZRANGE_100_WS", "ZRANGEBYSCORE_100", "SMEMBERS_100", "SINTER_100",
-                    "SUNION_100", "LRANGE_600", "ZSCAN_100", "HRANDFIELD_100", "ZRANDMEMBER_100")},
+                    "SUNION_100", "LRANGE_600", "ZSCAN_100", "HSCAN_100", "HRANDFIELD_100", "ZRANDMEMBER_100")},
     "SET_1M": [b"SET", b"key:big", collection_workloads.VALUE_1M],
     # large values (as redis-benchmark -d 10000 and GET of the prepared 10 KB and 1 MB keys)
     "SET_10K": [b"SET", b"key:10k", collection_workloads.VALUE_10K],
@@ -391,6 +396,10 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, 
         fill_collections(c, {b"geo:pts"})
     elif name == "ZSCAN_100":  # random cursors over the 10,000-member sorted set
         fill_collections(c, {b"coll:bigzset"})
+    elif name == "HSCAN_100":  # random cursors over the 10,000-field hash
+        fill_collections(c, {b"coll:bighash"})
+    elif name in ("HSCAN_LP_100", "ZSCAN_LP_100", "ZRANGE_LP_100_WS"):
+        fill_collections(c, {b"coll:hash", b"coll:zset100"})
     elif name in collection_workloads.WORKLOADS and name not in OWN_DATA:
         fill_collections(c)
     if name == "GET_10K":

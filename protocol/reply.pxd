@@ -85,6 +85,8 @@ cpdef bytes bulk_set(Encoder enc, items)
                resp3=bint)
 cpdef bytes scored_members(Encoder enc, pairs, bint flat=*)
 
+cpdef bytes score_text(Encoder enc, x)
+
 
 cdef inline Py_ssize_t digits(unsigned long long u) noexcept:
     """Decimal digits of u."""

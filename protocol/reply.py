@@ -517,34 +517,56 @@ def bulk_aggregate(head: int, items: Iterable[bytes], count: int = -1, big: int 
     return None
 
 
-def scored_members(enc: Encoder, pairs: Sequence[tuple[float, bytes]], flat: bool = False) -> bytes:
+def score_text(enc: Encoder, x: float | bytes) -> bytes:
+    """A score's text in a reply: a float's as `enc` spells doubles; a bytes score is a sorted
+    set listpack's own d2string text of the value (storage/zset.py, "Scores in replies"), which
+    is 7.0's %.17g already and is read back only for 7.2's spelling."""
+    if type(x) is bytes:
+        return enc.double_text(float(x.decode())) if enc.short_doubles else x
+    return enc.double_text(x)  # type: ignore[arg-type]  # not bytes: a float
+
+
+def scored_members(enc: Encoder, pairs: Sequence[tuple[float | bytes, bytes]], flat: bool = False) -> bytes:
     """A WITHSCORES reply of (score, member) pairs: member, score, member, score, ... in RESP2
     (scores as bulk strings), [member, score] pairs in RESP3 (scores as doubles), each score
-    spelled as `enc` spells doubles (7.0's %.17g or 7.2's shortest form).  `flat`: the RESP2
-    layout in both protocols (ZSCAN's reply, whose scores are bulk strings in RESP3 too).
+    spelled as `enc` spells doubles (7.0's %.17g or 7.2's shortest form; a bytes score is the
+    text already, `score_text`).  `flat`: the RESP2 layout in both protocols (ZSCAN's reply,
+    whose scores are bulk strings in RESP3 too).
 
     Compiled, written into one new bytes object: a score that is a whole number below 1e17 in
     magnitude (not -0) is written as its digits in C, which is what both spellings make of it
-    (%.17g keeps all its at most 17 digits, 7.2 writes integral values as integers); only the
-    others are formatted by Python, once each."""
+    (%.17g keeps all its at most 17 digits, 7.2 writes integral values as integers); a bytes
+    score is copied as it is (7.0); only the others are formatted by Python, once each."""
     resp3 = enc.version == 3 and not flat
     if cython.compiled:
         texts: list[bytes] | None = None
+        raw = not enc.short_doubles
         total = 0
-        for s, m in pairs:
+        for x, m in pairs:
             if type(m) is not bytes:
                 texts = None
                 break
-            v = cython.cast(cython.longlong, s) if -1e17 < s < 1e17 else 0
-            if v == s and (v or not signbit(s)):  # noqa: F821 (reply.pxd: libc's)
-                u = -v if v < 0 else v
-                tlen = digits(u) + (v < 0)
+            if type(x) is bytes:
+                if raw:
+                    tlen = len(x)
+                else:
+                    t = score_text(enc, x)
+                    if texts is None:
+                        texts = []
+                    texts.append(t)
+                    tlen = len(t)
             else:
-                t = enc.double_text(s)
-                if texts is None:
-                    texts = []
-                texts.append(t)
-                tlen = len(t)
+                s = x
+                v = cython.cast(cython.longlong, s) if -1e17 < s < 1e17 else 0
+                if v == s and (v or not signbit(s)):  # noqa: F821 (reply.pxd: libc's)
+                    u = -v if v < 0 else v
+                    tlen = digits(u) + (v < 0)
+                else:
+                    t = enc.double_text(s)
+                    if texts is None:
+                        texts = []
+                    texts.append(t)
+                    tlen = len(t)
             total += bulk_size(len(m)) + (tlen + 7 if resp3 else bulk_size(tlen))
         else:
             n = len(pairs)
@@ -552,12 +574,13 @@ def scored_members(enc: Encoder, pairs: Sequence[tuple[float, bytes]], flat: boo
             d = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))  # noqa: F821
             k = put_head(d, 0, 42, n * (1 if resp3 else 2))
             j = 0
-            for s, m in pairs:
+            for x, m in pairs:
                 if resp3:
                     k = put_head(d, k, 42, 2)
                 k = put_bulk(d, k, cython.cast(cython.p_uchar, PyBytes_AS_STRING(m)), 0, len(m))  # noqa: F821
+                s = 0.0 if type(x) is bytes else x  # bytes: copied, or formatted above (7.2) in `texts`
                 v = cython.cast(cython.longlong, s) if -1e17 < s < 1e17 else 0
-                if v == s and (v or not signbit(s)):  # noqa: F821
+                if type(x) is not bytes and v == s and (v or not signbit(s)):  # noqa: F821
                     u = -v if v < 0 else v
                     tlen = digits(u) + (v < 0)
                     if resp3:
@@ -570,8 +593,11 @@ def scored_members(enc: Encoder, pairs: Sequence[tuple[float, bytes]], flat: boo
                         k += 1
                     k = put_u(d, k, u)
                 else:
-                    t = texts[j]
-                    j += 1
+                    if type(x) is bytes and raw:
+                        t = x
+                    else:
+                        t = texts[j]
+                        j += 1
                     tlen = len(t)
                     if resp3:
                         d[k] = 44
@@ -584,13 +610,12 @@ def scored_members(enc: Encoder, pairs: Sequence[tuple[float, bytes]], flat: boo
                 d[k + 1] = 10
                 k += 2
             return out
-    text = enc.double_text
     if resp3:
         return b"*%d\r\n" % len(pairs) + b"".join(
-            [b"*2\r\n$%d\r\n%s\r\n,%s\r\n" % (len(m), m, text(s)) for s, m in pairs])
+            [b"*2\r\n$%d\r\n%s\r\n,%s\r\n" % (len(m), m, score_text(enc, s)) for s, m in pairs])
     parts = []
     for s, m in pairs:
-        f = text(s)
+        f = score_text(enc, s)
         parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(m), m, len(f), f))
     return b"*%d\r\n" % (2 * len(pairs)) + b"".join(parts)
 
@@ -685,6 +710,15 @@ class Encoder:
         if self.version == 3:
             return b",%s\r\n" % b
         return b"$%d\r\n%s\r\n" % (len(b), b)
+
+    def score(self, x: float | bytes) -> bytes:
+        """A score's reply: double()'s of a float; a bytes score (a listpack's own text,
+        `score_text`) as it is in 7.0's spelling."""
+        if type(x) is bytes:
+            if self.short_doubles:
+                return self.double(float(x.decode()))
+            return b",%s\r\n" % x if self.version == 3 else b"$%d\r\n%s\r\n" % (len(x), x)
+        return self.double(x)  # type: ignore[arg-type]  # not bytes: a float
 
     def double_text(self, d: float) -> bytes:
         """A double's text in a reply (addReplyDouble's): 7.0's %.17g, or 7.2's shortest form."""

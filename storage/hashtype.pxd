@@ -74,8 +74,8 @@ cdef class HashTable:
                    e=cython.ulonglong, k=Py_ssize_t, n=Py_ssize_t, size=Py_ssize_t)
     cdef _remove(self, Py_ssize_t i)
 
-    @cython.locals(out=list, n=Py_ssize_t, k=Py_ssize_t, item=object)
-    cpdef list flat(self)
+    @cython.locals(items=list, out=list, n=Py_ssize_t, k=Py_ssize_t, p=Py_ssize_t, item=object)
+    cpdef list flat(self, Py_ssize_t start=*, Py_ssize_t stop=*)
 
     @cython.locals(items=list, out=list, p=Py_ssize_t)
     cpdef list fields(self, Py_ssize_t start=*, Py_ssize_t stop=*)
@@ -85,7 +85,7 @@ cdef class HashTable:
     cpdef bytes field_at(self, Py_ssize_t p)
 
     @cython.locals(n=Py_ssize_t, end=Py_ssize_t)
-    cpdef tuple scan(self, Py_ssize_t cursor, Py_ssize_t count)
+    cpdef tuple scan(self, Py_ssize_t cursor, Py_ssize_t count, bint values=*)
 
     @cython.locals(items=list, n=Py_ssize_t, p=Py_ssize_t)
     cpdef Py_ssize_t random_position(self) except -1

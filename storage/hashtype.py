@@ -320,11 +320,16 @@ class HashTable:
             self._rebuild_index(size // 4 if size > 4 * _MIN_INDEX else _MIN_INDEX)
 
     # ---- reading in bulk -----------------------------------------------------------------------
-    def flat(self) -> list[bytes]:
-        """field, value, field, value, ... in position order."""
+    def flat(self, start: int = 0, stop: int = -1) -> list[bytes]:
+        """field, value, field, value, ... of positions start to stop (-1: the end), in position
+        order."""
+        items = self.items
+        if stop < 0 or stop > len(items):
+            stop = len(items)
         out: list[bytes] = []
         append = out.append
-        for item in self.items:
+        for p in range(start, stop):
+            item = items[p]
             if item is not None:
                 n = _field_len(item)
                 k = 1 if n < 0x80 else 4
@@ -366,13 +371,14 @@ class HashTable:
         return flens, vlens
 
     # ---- scanning and sampling -----------------------------------------------------------------
-    def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
-        """Fields in at least `count` positions from `cursor`: (next cursor or 0, fields)."""
+    def scan(self, cursor: int, count: int, values: bool = False) -> tuple[int, list[bytes]]:
+        """Fields in at least `count` positions from `cursor`: (next cursor or 0, fields), or with
+        `values` field, value, field, value, ... (one walk of the positions)."""
         n = len(self.items)
         if cursor >= n:
             return 0, []
         end = min(n, cursor + max(count, 1))
-        return (0 if end >= n else end), self.fields(cursor, end)
+        return (0 if end >= n else end), self.flat(cursor, end) if values else self.fields(cursor, end)
 
     def live_positions(self) -> list[int]:
         items = self.items
@@ -556,16 +562,6 @@ class Hash:
         """field -> value, in the hash's order (a new dict)."""
         return dict(self.items())
 
-    def values_of(self, fields: list[bytes]) -> list[bytes]:
-        """The values of `fields`, each of them in the hash (HSCAN's and HRANDFIELD's replies): a
-        listpack is decoded once, a hashtable looked up field by field."""
-        lp = self.lp
-        if lp is not None:
-            d = dict(_pairs_of(elements(lp)))
-            return [d[f] for f in fields]
-        get = self.d.get  # type: ignore[union-attr]
-        return [get(f) for f in fields]  # type: ignore[misc]
-
     # ---- writing -------------------------------------------------------------------------------
     def set_pairs(self, args: list[bytes], start: int, max_entries: int, max_value: int) -> int:
         """Set the field/value pairs args[start:] as HSET does, converting to a hashtable when a
@@ -585,12 +581,15 @@ class Hash:
         return self.d.delete(field)  # type: ignore[union-attr]
 
     # ---- scanning and sampling -----------------------------------------------------------------
-    def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
-        """Fields for one HSCAN step: a listpack hash returns all of them and cursor 0; a hashtable
-        `count` positions from the cursor, a position (see the module docstring)."""
-        if self.lp is not None:
-            return 0, self.fields()
-        return self.d.scan(cursor, count)  # type: ignore[union-attr]
+    def scan(self, cursor: int, count: int, values: bool = False) -> tuple[int, list[bytes]]:
+        """Fields for one HSCAN step, or with `values` field, value, field, value, ... (HSCAN's
+        reply, each pair read once): a listpack hash returns all of them and cursor 0 (its entries
+        decoded in one walk); a hashtable `count` positions from the cursor, a position (see the
+        module docstring)."""
+        lp = self.lp
+        if lp is not None:
+            return 0, elements(lp) if values else elements(lp)[::2]
+        return self.d.scan(cursor, count, values)  # type: ignore[union-attr]
 
     def random_field(self) -> bytes:
         lp = self.lp

@@ -143,6 +143,9 @@ cdef long long _int_at(const unsigned char *s, Py_ssize_t p) noexcept
 cdef double _score_at(const unsigned char *s, Py_ssize_t p) except? -1.0
 
 @cython.locals(q=Py_ssize_t)
+cdef object _reply_score_at(const unsigned char *s, Py_ssize_t p)
+
+@cython.locals(q=Py_ssize_t)
 cdef bytes _entry_bytes(const unsigned char *s, Py_ssize_t p)
 
 @cython.locals(p=Py_ssize_t, b=cython.uint)
@@ -160,6 +163,12 @@ cpdef Py_ssize_t zzl_find(bytes lp, bytes member, bint want_rank=*) except -2
 
 @cython.locals(s="const unsigned char *")
 cpdef double zzl_score(bytes lp, Py_ssize_t p) except? -1.0
+
+@cython.locals(s="const unsigned char *")
+cpdef object zzl_score_text(bytes lp, Py_ssize_t p)
+
+@cython.locals(s="const unsigned char *", p=Py_ssize_t, q=Py_ssize_t, t=bytes)
+cpdef bint zzl_texts_canonical(bytes lp) except -1
 
 @cython.locals(n=Py_ssize_t, q=Py_ssize_t, ln=Py_ssize_t, i=Py_ssize_t, v=cython.longlong, u=cython.ulonglong,
                pw=cython.ulonglong, c=cython.uint)
@@ -187,10 +196,10 @@ cpdef bytes zzl_delete(bytes lp, Py_ssize_t p)
 cpdef bytes zzl_delete_range(bytes lp, Py_ssize_t start, Py_ssize_t stop)
 
 @cython.locals(s="const unsigned char *", p=Py_ssize_t, q=Py_ssize_t, n=Py_ssize_t)
-cpdef list zzl_pairs(bytes lp, Py_ssize_t start=*, Py_ssize_t stop=*)
+cpdef list zzl_pairs(bytes lp, Py_ssize_t start=*, Py_ssize_t stop=*, bint texts=*)
 
-@cython.locals(s="const unsigned char *", p=Py_ssize_t, out=list)
-cpdef list zzl_picked(bytes lp, list ranks)
+@cython.locals(s="const unsigned char *", p=Py_ssize_t, q=Py_ssize_t, out=list)
+cpdef list zzl_picked(bytes lp, list ranks, bint texts=*)
 
 @cython.locals(s="const unsigned char *", rank=Py_ssize_t, first=Py_ssize_t, p=Py_ssize_t, q=Py_ssize_t,
                sc=cython.double)

@@ -24,10 +24,21 @@ zset-max-listpack-value bytes (and the listpack stays under lpSafeToAdd's 1 GiB)
 and never back: Redis 7.0 converts back only when a *new* value is built by a STORE command
 (`ZSet.from_pairs`).  The limits are the caller's, read from the config at write time.
 
+Scores in replies.  A listpack's score entry is already its reply's text when zzlInsertAt wrote
+it: a string entry holds d2string's %.17g text (inf/-inf included), which is exactly what
+addReplyDouble prints of the value read back, and an integer entry's digits are what the reply
+writer makes of an integral double (protocol/reply.py `scored_members`).  So the readers for
+replies (`zzl_pairs` / `zzl_picked` with `texts`, `zzl_score_text`) hand a string score on as its
+bytes, parsed and formatted by nobody, and the reply writers copy them (7.2's spelling parses
+them).  A listpack loaded from a payload another writer made may hold other text for the same
+value ("1.50", "+3", " 1", "1e5"): `from_listpack` checks every string score once and, when one
+is not d2string's text of its value, marks the value (`sk` is `_OTHER_TEXT` instead of None while
+`lp` holds it), and its replies read floats as before, until a conversion or a rebuild.
+
 Invariants.  A listpack's pairs are sorted and its members distinct (a loaded payload that is not
 sorted is re-encoded sorted, see `from_listpack`); its header counts its elements as Redis keeps the
 count (65535 = unknown, counted again by `__len__`, which writes the count back as lpLength does).
-Exactly one of `lp` and `sk` is set.
+Exactly one of `lp` and `sk` is set, but for the `_OTHER_TEXT` mark beside a listpack.
 
 The byte walks.  The functions on listpack bytes (zzl_*, and the entry readers `_next`, `_int_at`,
 `_score_at`, `_entry_bytes`) read Redis's listpack layout, which storage/listpack.py defines and
@@ -229,6 +240,16 @@ def _score_at(s: bytes, p: int) -> float:
     return float(_int_at(s, p))
 
 
+def _reply_score_at(s: bytes, p: int) -> float | bytes:
+    """The score held by the entry at p as a reply reads it (zset's docstring, "Scores in
+    replies"): a string entry's own bytes (d2string's text of the value), an integer's value as a
+    float (whose digits the reply writer puts in C)."""
+    if _is_str(s[p]):
+        q = _str_start(s, p)
+        return s[q:q + _str_len(s, p)]
+    return float(_int_at(s, p))
+
+
 def _entry_bytes(s: bytes, p: int) -> bytes:
     """The entry at p as Redis replies with it: a string as it is, an integer in decimal."""
     if _is_str(s[p]):
@@ -316,6 +337,28 @@ def zzl_score(lp: bytes, p: int) -> float:
     """The score of the member whose entry is at p."""
     s = lp
     return _score_at(s, _next(s, p))
+
+
+def zzl_score_text(lp: bytes, p: int) -> float | bytes:
+    """zzl_score for a reply: a string score as its bytes (`_reply_score_at`)."""
+    s = lp
+    return _reply_score_at(s, _next(s, p))
+
+
+def zzl_texts_canonical(lp: bytes) -> bool:
+    """Whether every string score entry holds d2string's text of its value (format_score of the
+    value read back), so that replies may copy them: true of every listpack written here, checked
+    once for a loaded one (from_listpack)."""
+    s = lp
+    p = _HDR
+    while s[p] != _EOF:
+        q = _next(s, p)
+        if _is_str(s[q]):
+            t = _entry_bytes(s, q)
+            if format_score(float(t)) != t:
+                return False
+        p = _next(s, q)
+    return True
 
 
 def _insert_at(s: bytes, member: bytes, score: float, skip: int) -> int:
@@ -475,27 +518,30 @@ def zzl_delete_range(lp: bytes, start: int, stop: int) -> bytes:
     return spliced(lp, a, b, b"", -2 * n)
 
 
-def zzl_pairs(lp: bytes, start: int = 0, stop: int = -1) -> list[tuple[float, bytes]]:
-    """The (score, member) pairs of ranks [start, stop) (stop -1: to the end), in order."""
+def zzl_pairs(lp: bytes, start: int = 0, stop: int = -1, texts: bool = False) -> list[tuple[Any, bytes]]:
+    """The (score, member) pairs of ranks [start, stop) (stop -1: to the end), in order; with
+    `texts`, the scores as a reply reads them (`_reply_score_at`: a string score as its bytes)."""
     s = lp
     p = _seek(s, start)
     out = []
     n = stop - start if stop >= 0 else -1
     while n != 0 and s[p] != _EOF:
         q = _next(s, p)
-        out.append((_score_at(s, q), _entry_bytes(s, p)))
+        out.append((_reply_score_at(s, q) if texts else _score_at(s, q), _entry_bytes(s, p)))
         p = _next(s, q)
         n -= 1
     return out
 
 
-def zzl_picked(lp: bytes, ranks: list[int]) -> list[tuple[float, bytes]]:
+def zzl_picked(lp: bytes, ranks: list[int], texts: bool = False) -> list[tuple[Any, bytes]]:
     """The (score, member) pairs at `ranks` (any order, repeats allowed), in that order: the
-    listpack walked once (listpack.group_offsets) and only the pairs picked decoded."""
+    listpack walked once (listpack.group_offsets) and only the pairs picked decoded; `texts` as
+    zzl_pairs's."""
     s = lp
     out = []
     for p in group_offsets(lp, 2, ranks):
-        out.append((_score_at(s, _next(s, p)), _entry_bytes(s, p)))
+        q = _next(s, p)
+        out.append((_reply_score_at(s, q) if texts else _score_at(s, q), _entry_bytes(s, p)))
     return out
 
 
@@ -1139,10 +1185,17 @@ class _Skiplist:
             yield pair
 
 
+# The mark a listpack value's `sk` holds when some string score is not d2string's text of its value
+# (a loaded payload's, ZSet.from_listpack): an empty _Skiplist, of the type `sk` is declared with,
+# never used as one (every use of `sk` as a skiplist is behind `lp is None`).
+_OTHER_TEXT = _Skiplist([])
+
+
 @cython.no_gc  # compiled: no GC header, untracked (it holds bytes and its own tables, never a cycle)
 @cython.cclass
 class ZSet:
-    """A sorted set: `lp` (listpack bytes) or `sk` (a _Skiplist), the other None."""
+    """A sorted set: `lp` (listpack bytes) or `sk` (a _Skiplist), the other None (or, beside a
+    listpack, the `_OTHER_TEXT` mark)."""
 
     type_name = "zset"
     __slots__ = ("lp", "sk")
@@ -1181,6 +1234,8 @@ class ZSet:
         z.sk = None  # type: ignore[assignment]
         if all(pairs[i] < pairs[i + 1] for i in range(len(pairs) - 1)):
             z.lp = bytes(lp)
+            if not zzl_texts_canonical(z.lp):
+                z.sk = _OTHER_TEXT  # replies format its scores (module docstring, "Scores in replies")
         else:
             z.lp = pack_pairs(sorted(pairs))
         return z
@@ -1212,7 +1267,7 @@ class ZSet:
     def copy(self) -> ZSet:
         z = ZSet.__new__(ZSet)
         z.lp = self.lp  # bytes: shared until either side changes, which builds new bytes
-        z.sk = None if self.sk is None else self.sk.copy()
+        z.sk = self.sk if self.lp is not None else self.sk.copy()  # a listpack's: None or the mark
         return z
 
     def mem_usage(self, samples: int = 5) -> int:
@@ -1276,8 +1331,9 @@ class ZSet:
             self.lp = zzl_delete_range(lp, lo, hi)
         return hi - lo
 
-    def pop(self, count: int, from_max: bool) -> list[tuple[float, bytes]]:
-        """Remove and return up to `count` lowest (or highest) elements, in pop order."""
+    def pop(self, count: int, from_max: bool, texts: bool = False) -> list[tuple[Any, bytes]]:
+        """Remove and return up to `count` lowest (or highest) elements, in pop order (`texts` as
+        rank_slice's)."""
         n = len(self)
         count = min(count, n)
         lo, hi = (n - count, n) if from_max else (0, count)
@@ -1285,7 +1341,7 @@ class ZSet:
         if lp is None:
             taken = self.sk.take(lo, hi)
         else:
-            taken = zzl_pairs(lp, lo, hi)
+            taken = zzl_pairs(lp, lo, hi, texts and self.sk is None)
             self.lp = zzl_delete_range(lp, lo, hi)
         if from_max:
             taken.reverse()
@@ -1298,6 +1354,16 @@ class ZSet:
             return self.sk.scores.get(member)
         p = zzl_find(lp, member)
         return None if p < 0 else zzl_score(lp, p)
+
+    def score_text(self, member: bytes) -> float | bytes | None:
+        """score() for a reply: a listpack's score as a reply reads it (rank_slice's `texts`)."""
+        lp = self.lp
+        if lp is None:
+            return self.sk.scores.get(member)
+        p = zzl_find(lp, member)
+        if p < 0:
+            return None
+        return zzl_score_text(lp, p) if self.sk is None else zzl_score(lp, p)
 
     def rank(self, member: bytes, reverse: bool = False) -> int | None:
         lp = self.lp
@@ -1315,9 +1381,13 @@ class ZSet:
         lp = self.lp
         return list(self.sk.scores) if lp is None else [m for _, m in zzl_pairs(lp)]
 
-    def rank_slice(self, start: int, stop: int) -> list[tuple[float, bytes]]:
+    def rank_slice(self, start: int, stop: int, texts: bool = False) -> list[tuple[Any, bytes]]:
+        """The pairs of ranks [start, stop); `texts`: for a reply, a listpack's scores as a reply
+        reads them (module docstring, "Scores in replies"), floats or bytes."""
         lp = self.lp
-        return self.sk.order[start:stop] if lp is None else zzl_pairs(lp, start, max(start, stop))
+        if lp is None:
+            return self.sk.order[start:stop]
+        return zzl_pairs(lp, start, max(start, stop), texts and self.sk is None)
 
     def score_runs(self, start: int, stop: int) -> list[tuple[array[float], list[bytes], int, int]]:
         """rank_slice(start, stop) as runs (scores, members, lo, hi), scores a C-double array:
@@ -1376,28 +1446,28 @@ class ZSet:
         last = self.lex_last(r)
         return 0 if last is None or last < first else last - first + 1
 
-    # ---- randomness ----------------------------------------------------------------------------
-    def random_pair(self) -> tuple[float, bytes]:
+    # ---- randomness (ZRANDMEMBER's: the scores as rank_slice's `texts` gives them) ----------------
+    def random_pair(self) -> tuple[Any, bytes]:
         lp = self.lp
         if lp is None:
             order = self.sk.order
             return order[random.randrange(len(order))]
         i = random.randrange(len(self))
-        return zzl_pairs(lp, i, i + 1)[0]
+        return zzl_pairs(lp, i, i + 1, self.sk is None)[0]
 
-    def sample(self, k: int) -> list[tuple[float, bytes]]:
+    def sample(self, k: int) -> list[tuple[Any, bytes]]:
         """`k` distinct random pairs (k <= len); a listpack's in its order, as Redis's."""
         lp = self.lp
         if lp is not None:
-            return zzl_picked(lp, distinct_indexes(len(self), k))
+            return zzl_picked(lp, distinct_indexes(len(self), k), self.sk is None)
         order = self.sk.order
         return [order[i] for i in random.sample(range(len(order)), k)]
 
-    def choices(self, k: int) -> list[tuple[float, bytes]]:
+    def choices(self, k: int) -> list[tuple[Any, bytes]]:
         """`k` random pairs, with repetition."""
         lp = self.lp
         if lp is not None:
-            return zzl_picked(lp, random_indexes(len(self), k))
+            return zzl_picked(lp, random_indexes(len(self), k), self.sk is None)
         order = self.sk.order
         n = len(order)
         return [order[random.randrange(n)] for _ in range(k)]
@@ -1423,9 +1493,9 @@ class ZSet:
         """A skiplist's ZSCAN step as (next cursor, (score, member) pairs), for a reply that
         writes the scores itself (protocol.reply.scored_members); None for a listpack, whose
         replies carry its entries' own text (`scan`)."""
-        sk = self.sk
-        if sk is None:
+        if self.lp is not None:
             return None
+        sk = self.sk
         idx = sk.scan
         if idx is None:
             idx = sk.scan = ScanIndex(sk.scores, len(sk.scores))

@@ -279,16 +279,6 @@ def hmget(c, argv):
 command("hmget")(hmget)  # not a decorator: compiled, a cpdef function (t_hash.pxd)
 
 
-def _flat_pairs(fields: list[bytes], values: list[bytes]) -> bytes:
-    """field, value, field, value, ... as one array of bulk strings."""
-    flat: list[bytes] = []
-    append = flat.append
-    for f, v in zip(fields, values, strict=True):
-        append(f)
-        append(v)
-    return R.bulk_strings(flat)
-
-
 def _as_map(c, flat_array: bytes, pairs: int) -> bytes:
     """Re-head a flat array of 2n bulks as a RESP3 map of n pairs (unchanged in RESP2)."""
     if c.resp == 2:
@@ -415,12 +405,17 @@ def hscan(c, argv):
     if h is None:
         return _EMPTY_SCAN
     opts = parse_scan_options(argv, 3)
-    nxt, fields = h.scan(cursor, opts.count)
+    nxt, flat = h.scan(cursor, opts.count, True)  # field, value, ...: each pair read once
     pat = opts.match
     if pat is not None:
-        fields = [f for f in fields if glob_match(pat, f)]
+        kept: list[bytes] = []
+        for i in range(0, len(flat), 2):
+            if glob_match(pat, flat[i]):
+                kept.append(flat[i])
+                kept.append(flat[i + 1])
+        flat = kept
     cur = b"%d" % nxt
-    return b"*2\r\n$%d\r\n%s\r\n%s" % (len(cur), cur, _flat_pairs(fields, h.values_of(fields)))
+    return b"*2\r\n$%d\r\n%s\r\n%s" % (len(cur), cur, R.bulk_strings(flat))
 
 
 command("hscan")(hscan)  # not a decorator: compiled, a cpdef function (t_hash.pxd)

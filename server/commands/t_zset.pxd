@@ -42,7 +42,7 @@ cpdef _range_bound(arg)
 
 cpdef parse_score_range(lo, hi)
 
-cpdef score_range(zs, r, reverse, offset=*, limit=*)
+cpdef score_range(zs, r, reverse, offset=*, limit=*, texts=*)
 
 cpdef pairs_reply(c, pairs, withscores)
 

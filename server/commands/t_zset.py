@@ -16,6 +16,7 @@ STORE over an existing key, wakes no one.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from raxdb.protocol import reply as R
 from raxdb.server.base.errors import SYNTAX, WRONGTYPE, CommandError, c_str, wrong_arity
@@ -128,7 +129,7 @@ def get_zset(c, key: bytes, write: bool = False) -> ZSet | None:
 
 
 # ---- replies -------------------------------------------------------------------------------------
-def pairs_reply(c, pairs: list[tuple[float, bytes]], withscores: bool) -> bytes | tuple[bytes, ...]:
+def pairs_reply(c, pairs: list[tuple[Any, bytes]], withscores: bool) -> bytes | tuple[bytes, ...]:
     """Members (and scores) as a command's whole reply: flat in RESP2, [member, score] pairs in
     RESP3; without scores, big members by reference (R.values)."""
     if not withscores:
@@ -136,24 +137,24 @@ def pairs_reply(c, pairs: list[tuple[float, bytes]], withscores: bool) -> bytes 
     return R.scored_members(c.enc, pairs)
 
 
-def _flat_pairs_reply(c, pairs: list[tuple[float, bytes]]) -> bytes:
+def _flat_pairs_reply(c, pairs: list[tuple[Any, bytes]]) -> bytes:
     """member, score, member, score... with scores as doubles (bulk in RESP2)."""
-    d = c.enc.double
+    d = c.enc.score
     return b"*%d\r\n" % (2 * len(pairs)) + b"".join(
         [b"$%d\r\n%s\r\n%s" % (len(m), m, d(s)) for s, m in pairs])
 
 
-def zmpop_reply(c, key: bytes, pairs: list[tuple[float, bytes]]) -> bytes:
+def zmpop_reply(c, key: bytes, pairs: list[tuple[Any, bytes]]) -> bytes:
     """ZMPOP / BZMPOP: [key, [[member, score], ...]] in both protocols."""
-    d = c.enc.double
+    d = c.enc.score
     body = b"".join([b"*2\r\n$%d\r\n%s\r\n%s" % (len(m), m, d(s)) for s, m in pairs])
     return b"*2\r\n$%d\r\n%s\r\n*%d\r\n%s" % (len(key), key, len(pairs), body)
 
 
-def bzpop_reply(c, key: bytes, pair: tuple[float, bytes]) -> bytes:
+def bzpop_reply(c, key: bytes, pair: tuple[Any, bytes]) -> bytes:
     """BZPOPMIN / BZPOPMAX: [key, member, score]."""
     s, m = pair
-    return b"*3\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n%s" % (len(key), key, len(m), m, c.enc.double(s))
+    return b"*3\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n%s" % (len(key), key, len(m), m, c.enc.score(s))
 
 
 # ---- keyspace bookkeeping ------------------------------------------------------------------------
@@ -314,8 +315,8 @@ def zscore(c, argv):
     zs = get_zset(c, argv[1])
     if zs is None:
         return c.enc.null
-    s = zs.score(argv[2])
-    return c.enc.null if s is None else c.enc.double(s)
+    s = zs.score_text(argv[2])
+    return c.enc.null if s is None else c.enc.score(s)
 
 
 command("zscore")(zscore)  # not a decorator: compiled, a cpdef function (t_zset.pxd)
@@ -327,8 +328,8 @@ def zmscore(c, argv):
     null = c.enc.null
     if zs is None:
         return b"*%d\r\n" % len(members) + null * len(members)
-    get = zs.score
-    d = c.enc.double
+    get = zs.score_text
+    d = c.enc.score
     out = []
     for m in members:
         s = get(m)
@@ -401,7 +402,8 @@ command("zlexcount")(zlexcount)  # not a decorator: compiled, a cpdef function (
 RANK, SCORE, LEX = 1, 2, 3
 
 
-def rank_range(zs: ZSet, start: int, end: int, reverse: bool) -> list[tuple[float, bytes]]:
+def rank_range(zs: ZSet, start: int, end: int, reverse: bool, texts: bool = False) -> list[tuple[Any, bytes]]:
+    """The pairs of ranks start..end (Redis's clamping), `texts` as ZSet.rank_slice's (a reply's)."""
     n = len(zs)
     if start < 0:
         start += n
@@ -414,10 +416,10 @@ def rank_range(zs: ZSet, start: int, end: int, reverse: bool) -> list[tuple[floa
     if end >= n:
         end = n - 1
     if reverse:
-        part = zs.rank_slice(n - 1 - end, n - start)
+        part = zs.rank_slice(n - 1 - end, n - start, texts)
         part.reverse()
         return part
-    return zs.rank_slice(start, end + 1)
+    return zs.rank_slice(start, end + 1, texts)
 
 
 def _offset_limit(it, offset: int, limit: int) -> list[tuple[float, bytes]]:
@@ -435,8 +437,9 @@ def _offset_limit(it, offset: int, limit: int) -> list[tuple[float, bytes]]:
     return out
 
 
-def score_range(zs: ZSet, r: ScoreRange, reverse: bool, offset: int = 0, limit: int = -1
-                ) -> list[tuple[float, bytes]]:
+def score_range(zs: ZSet, r: ScoreRange, reverse: bool, offset: int = 0, limit: int = -1,
+                texts: bool = False) -> list[tuple[Any, bytes]]:
+    """The pairs within `r` after `offset`, at most `limit`; `texts` as ZSet.rank_slice's."""
     if offset > 0 and offset >= len(zs):
         return []
     lo, hi = zs.score_bounds(r)
@@ -447,12 +450,12 @@ def score_range(zs: ZSet, r: ScoreRange, reverse: bool, offset: int = 0, limit: 
         b = lo - 1 if limit < 0 else max(lo - 1, a - limit)
         if a < lo:
             return []
-        part = zs.rank_slice(b + 1, a + 1)
+        part = zs.rank_slice(b + 1, a + 1, texts)
         part.reverse()
         return part
     a = lo + offset
     b = hi if limit < 0 else min(hi, a + limit)
-    return zs.rank_slice(a, b) if a < b else []
+    return zs.rank_slice(a, b, texts) if a < b else []
 
 
 def lex_range(zs: ZSet, r: LexRange, reverse: bool, offset: int = 0, limit: int = -1
@@ -507,10 +510,10 @@ def zrange_generic(c, argv: list[bytes], key_idx: int, dst: bytes | None, ranget
     zs = get_zset(c, argv[key_idx])
     if zs is None:
         pairs = []
-    elif rangetype == RANK:
-        pairs = rank_range(zs, start, end, reverse)
+    elif rangetype == RANK:  # a reply's scores as its listpack's text (withscores: never a store)
+        pairs = rank_range(zs, start, end, reverse, withscores)
     elif rangetype == SCORE:
-        pairs = score_range(zs, srange, reverse, offset, limit)
+        pairs = score_range(zs, srange, reverse, offset, limit, withscores)
     else:
         pairs = lex_range(zs, lrange, reverse, offset, limit)
     if not pairs and not store:
@@ -654,10 +657,10 @@ command("zremrangebylex")(zremrangebylex)  # not a decorator: compiled, a cpdef 
 
 
 # ---- pops ----------------------------------------------------------------------------------------
-def zpop_pairs(c, key: bytes, zs: ZSet, from_max: bool, count: int) -> list[tuple[float, bytes]]:
+def zpop_pairs(c, key: bytes, zs: ZSet, from_max: bool, count: int) -> list[tuple[Any, bytes]]:
     """Pop up to `count` elements of the (existing, non-empty) zset at `key`, with notification,
     key deletion when emptied and WATCH invalidation.  Shared with BZPOPMIN/BZPOPMAX/BZMPOP."""
-    pairs = zs.pop(count, from_max)
+    pairs = zs.pop(count, from_max, True)  # the scores as a reply reads them: every caller replies
     _after_removal(c, key, zs, "zpopmax" if from_max else "zpopmin", len(pairs))
     return pairs
 
@@ -838,7 +841,7 @@ def zrandmember(c, argv):
     if count == 1:
         pairs = [zs.random_pair()]
     elif count >= len(zs):
-        pairs = list(zs)
+        pairs = zs.rank_slice(0, len(zs), True)
         pairs.reverse()  # Redis 7.0 replies with the whole zset, highest first
     else:
         pairs = zs.sample(count)
@@ -1057,17 +1060,18 @@ def zscan(c, argv):
         cur = b"%d" % nxt
         return b"*2\r\n$%d\r\n%s\r\n" % (len(cur), cur) + R.scored_members(c.enc, pairs, True)
     nxt, items = zs.scan(cursor, opts.count)  # member, score text, member, score text...
-    parts = []
     short = c.enc.short_doubles  # 7.2's d2string (compat-version): the shortest text of the score
-    for i in range(0, len(items), 2):
-        m = items[i]
-        if match is None or match(m):
-            f = items[i + 1]
-            if short:
-                f = c.enc.double_text(float(f))
-            parts.append(b"$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(m), m, len(f), f))
+    if match is not None or short:
+        kept = []
+        for i in range(0, len(items), 2):
+            m = items[i]
+            if match is None or match(m):
+                f = items[i + 1]
+                kept.append(m)
+                kept.append(c.enc.double_text(float(f)) if short else f)
+        items = kept
     cur = b"%d" % nxt
-    return b"*2\r\n$%d\r\n%s\r\n*%d\r\n" % (len(cur), cur, 2 * len(parts)) + b"".join(parts)
+    return b"*2\r\n$%d\r\n%s\r\n" % (len(cur), cur) + R.bulk_strings(items)
 
 
 command("zscan")(zscan)  # not a decorator: compiled, a cpdef function (t_zset.pxd)

@@ -37,3 +37,23 @@ def test_array_is_its_header_and_elements(items):
 @given(st.integers(-(2**63), 2**63 - 1))
 def test_integer_is_its_line(n):
     assert R.integer(n) == b":%d\r\n" % n
+
+
+@pytest.mark.parametrize("enc", [R.RESP2, R.RESP3, R.RESP2_72, R.RESP3_72], ids=["2", "3", "2-7.2", "3-7.2"])
+@pytest.mark.parametrize("flat", [False, True])
+def test_text_scores_reply_as_their_doubles(enc, flat):
+    """A score given as a listpack's d2string text (bytes) replies exactly as the double it reads
+    as: copied in 7.0's spelling, read back for 7.2's; in a WITHSCORES reply and alone."""
+    values = [1.1, 0.1, 2.5, -0.0, 0.0, 1e17, -3.4, 1e-5, 1.2345678901234567e300, float("inf"), float("-inf"),
+              2.0**53, 4.0, -7.0, 2.0**62]
+    texts = [b"%.17g" % v if v not in (float("inf"), float("-inf")) else (b"inf" if v > 0 else b"-inf")
+             for v in values]
+    as_floats = [(v, b"m%d" % i) for i, v in enumerate(values)]
+    as_texts = [(t, b"m%d" % i) for i, t in enumerate(texts)]
+    mixed = [p if i % 2 else q for i, (p, q) in enumerate(zip(as_floats, as_texts, strict=True))]
+    want = R.scored_members(enc, as_floats, flat)
+    assert R.scored_members(enc, as_texts, flat) == want
+    assert R.scored_members(enc, mixed, flat) == want
+    for v, t in zip(values, texts, strict=True):
+        assert enc.score(t) == enc.score(v) == enc.double(v)
+        assert R.score_text(enc, t) == R.score_text(enc, v) == enc.double_text(v)

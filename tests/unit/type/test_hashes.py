@@ -262,6 +262,24 @@ def test_hscan_small(diff):
     diff("HSCAN", "s", "0", "COUNT", "0")
 
 
+def test_hscan_listpack_pairs_of_every_entry_encoding(diff):
+    """HSCAN of a listpack reads its field, value pairs in one walk: each value stays beside its
+    field, for entries of every encoding (integers of 7 to 64 bits, empty, 6- and 12-bit strings),
+    with and without MATCH, on a hash restored from Redis's own payload too."""
+    values = ["0", "-1", "127", "-4096", "30000", "-8388608", "2147483647", "-9223372036854775808", "", "x" * 63,
+              "y" * 64, "007", "1.5"]
+    diff("HSET", "h", *[x for i, v in enumerate(values) for x in (f"f{i}", v)], "12", "34", "-5", "")
+    diff("OBJECT", "ENCODING", "h")
+    diff("HSCAN", "h", "0")
+    diff("HSCAN", "h", "0", "MATCH", "f1*")
+    diff("HSCAN", "h", "0", "MATCH", "1*", "COUNT", "1")
+    diff("HSCAN", "h", "0", "MATCH", "-*")
+    payload = diff.theirs.call("DUMP", "h")
+    diff("RESTORE", "r", "0", parse(payload))
+    diff("HSCAN", "r", "0")
+    diff("HSCAN", "r", "0", "MATCH", "f?")
+
+
 def test_hscan_hashtable_full_iteration(r):
     """A big hash scanned while it changes: every field present throughout is returned."""
     n = 3000

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from raxdb.storage import rdb
 from raxdb.storage import zset as zset_module
 from raxdb.storage.alloc import sds_alloc, size_class
-from raxdb.storage.listpack import Listpack, checked_values
+from raxdb.storage.listpack import Listpack, checked_values, encode_int_entry, encode_str_entry
 from raxdb.storage.zset import (
     IN_GT,
     IN_INCR,
@@ -702,3 +702,97 @@ def _check_invariants_loaded(order: _SkipOrder) -> None:
     for k, keys in enumerate(order._keys):
         assert len(keys) == len(order._members[k]) > 0
         assert order._maxes[k] == (keys[-1], order._members[k][-1])
+
+
+# Score entries of every listpack encoding, as a payload another writer may hold them: integers of
+# 7, 13, 16, 24, 32 and 64 bits (2^53 +- 1 and 1e17 among them: their replies are the double's
+# %.17g, not the entry's digits), d2string's own text (copied into replies as it is), and text
+# d2string never writes (6-, 12- and 32-bit strings: "1.50", "+3", " 1", "1e5", ...), which
+# replies must print as addReplyDouble prints the value read back.
+_INT_SCORES = [5, -100, 4000, 30000, -5_000_000, 2**31 - 1, -(2**40), 2**53 - 1, 2**53, 2**53 + 1, 10**17,
+               -(10**17) - 1, 2**62]
+_D2STRING_SCORES = [b"1.1000000000000001", b"0.10000000000000001", b"2.5", b"-0", b"inf", b"-inf", b"1e+17",
+                    b"-3.3999999999999999", b"1.0000000000000001e-05", b"1.2345678901234567e+300"]
+_OTHER_SCORES = [b"1.50", b"+3", b" 1", b"1e5", b"1.0", b"1E3", b".5", b"00.5", b"-0.0", b"+inf", b"Infinity",
+                 b"1." + b"0" * 70, b"2.25" + b"0" * 4100, b"1.1", b"7"]
+
+
+def _scored_payload(scores: list[int | bytes]) -> bytes:
+    """A zset listpack payload of member m<i> for each score, in (score, member) order."""
+    pairs = sorted((float(s) if type(s) is int else float(s.decode()), b"m%02d" % i, s) for i, s in enumerate(scores))
+    entries = []
+    for _, m, s in pairs:
+        entries.append(encode_str_entry(m))
+        entries.append(encode_int_entry(s) if type(s) is int else encode_str_entry(s))
+    return _payload(_raw_listpack(*entries))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("scores", [_INT_SCORES + _D2STRING_SCORES, _INT_SCORES + _D2STRING_SCORES + _OTHER_SCORES],
+                         ids=["d2string-text", "other-text"])
+def test_listpack_score_entries_reply_as_redis(diff, scores):
+    """Every command that replies a listpack's scores prints them as Redis does (RESP2 and RESP3),
+    whether it copies the entry's text or formats the value read back."""
+    diff("FLUSHALL")
+    payload = _scored_payload(scores)
+    n = len(scores)
+    for key in ("z", "p"):
+        diff("RESTORE", key, "0", payload)
+    assert parse(diff("OBJECT", "ENCODING", "z")) == b"listpack"
+    diff("DUMP", "z")
+    diff("ZRANGE", "z", "0", "-1", "WITHSCORES")
+    diff("ZREVRANGE", "z", "2", "-3", "WITHSCORES")
+    diff("ZRANGE", "z", "-inf", "+inf", "BYSCORE", "WITHSCORES")
+    diff("ZRANGEBYSCORE", "z", "0", "(1e300", "WITHSCORES", "LIMIT", "1", "9")
+    diff("ZREVRANGEBYSCORE", "z", "+inf", "-inf", "WITHSCORES")
+    diff("ZRANGE", "z", "+inf", "1", "BYSCORE", "REV", "LIMIT", "0", "5", "WITHSCORES")
+    for i in range(n):
+        diff("ZSCORE", "z", b"m%02d" % i)
+    diff("ZMSCORE", "z", *(b"m%02d" % i for i in range(n)), "nosuch")
+    diff("ZRANDMEMBER", "z", str(n), "WITHSCORES")  # the whole zset, highest first: deterministic
+    diff("ZRANDMEMBER", "z", str(n + 5), "WITHSCORES")
+    diff("ZSCAN", "z", "0")  # the entries' own text, as Redis's listpack scan
+    diff("ZSCAN", "z", "0", "MATCH", "m1*", "COUNT", "2")
+    # the random picks: every (member, score) one of the zset's own, as Redis's reply spells it
+    flat = parse(diff.theirs.call("ZRANGE", "z", "0", "-1", "WITHSCORES"))
+    whole = dict(zip(flat[0::2], flat[1::2], strict=True)) if flat and type(flat[0]) is bytes else dict(flat)
+    for count in ("-40", "7"):
+        got = parse(diff.ours.call("ZRANDMEMBER", "z", count, "WITHSCORES"))
+        items = list(zip(got[0::2], got[1::2], strict=True)) if type(got[0]) is bytes else got
+        assert items and all(whole[m] == s for m, s in items)
+    diff("ZPOPMIN", "p")
+    diff("ZPOPMIN", "p", "3")
+    diff("ZPOPMAX", "p", "2")
+    diff("ZMPOP", "1", "p", "MIN", "COUNT", "2")
+    diff("BZPOPMAX", "p", "0")
+    diff("BZMPOP", "0", "1", "p", "MAX", "COUNT", "3")
+    diff("ZADD", "p", "2.75", "new")  # an insert beside the loaded text keeps replying as Redis
+    diff("ZRANGE", "p", "0", "-1", "WITHSCORES")
+    diff("DUMP", "p")
+
+
+def test_replies_copy_score_text_only_when_it_is_d2string_text():
+    """A listpack's string scores reach replies as their bytes when every one is d2string's text of
+    its value (all written here, checked once for a loaded payload); one other text anywhere and
+    they are read back as floats, until a rebuild writes the text again."""
+    ours = ZSet()
+    for s, m in [(1.1, b"a"), (2.0, b"b"), (math.inf, b"c")]:
+        ours.add(m, s, 0, 128, 64)
+    assert ours.rank_slice(0, 3, True) == [(b"1.1000000000000001", b"a"), (2.0, b"b"), (b"inf", b"c")]
+    assert ours.rank_slice(0, 3) == [(1.1, b"a"), (2.0, b"b"), (math.inf, b"c")]
+    assert ours.score_text(b"a") == b"1.1000000000000001" and ours.score_text(b"b") == 2.0
+    assert ours.sample(3) == [(b"1.1000000000000001", b"a"), (2.0, b"b"), (b"inf", b"c")]
+    loaded = ZSet.from_listpack(ours.lp, ours.rank_slice(0, 3))
+    assert loaded.rank_slice(0, 3, True) == ours.rank_slice(0, 3, True)
+    other = _raw_listpack(encode_str_entry(b"a"), encode_str_entry(b"1.50"), encode_str_entry(b"b"),
+                          encode_str_entry(b"2.5"))
+    z = ZSet.from_listpack(other, [(1.5, b"a"), (2.5, b"b")])
+    assert z.lp == other
+    assert z.rank_slice(0, 2, True) == [(1.5, b"a"), (2.5, b"b")]
+    assert z.score_text(b"a") == 1.5 and z.choices(1)[0][0] in (1.5, 2.5)
+    assert z.copy().rank_slice(0, 2, True) == [(1.5, b"a"), (2.5, b"b")]
+    assert z.scan(0, 10) == (0, [b"a", b"1.50", b"b", b"2.5"]) and z.scan_pairs(0, 10) is None
+    z.add(b"c", 3.25, 0, 128, 64)  # the loaded text stays: still read back
+    assert z.rank_slice(0, 3, True) == [(1.5, b"a"), (2.5, b"b"), (3.25, b"c")]
+    z.to_skiplist()
+    assert z.rank_slice(0, 3, True) == [(1.5, b"a"), (2.5, b"b"), (3.25, b"c")] and z.scan_pairs(0, 10) is not None
