@@ -54,8 +54,10 @@ def test_on_the_report_names_collections_and_a_blocked_loop():
             by_cpu = [w["cpu_ms"] for w in got_kind["worst_cpu"]]
             assert by_cpu == sorted(by_cpu, reverse=True) and len(by_cpu) == len(got_kind["worst"])
             assert by_cpu[0] >= max(w["cpu_ms"] for w in got_kind["worst"])
-        # a new report: what the last one held is gone
-        assert "gc-0" not in _report(c)["kinds"]
+        # a new report: what the last one held is gone (the 50 ms sleep; a young collection may
+        # have run since, a background family import's objects, so the kinds need not be empty)
+        after = _report(c)["kinds"]
+        assert all(w["ms"] < 49.0 for w in after.get("loop", {}).get("worst", [])), after
         c.close()
     finally:
         srv.stop()
