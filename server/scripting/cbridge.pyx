@@ -36,7 +36,8 @@ Invariants.
   (a global read back through the C API, registry references compared raw); any disagreement
   returns None and nothing is used.
 - No Lua error ever crosses a Python frame: the part of a call that touches Python
-  (`_py_call`, `_py_convert`) runs with the GIL, holds its references only in its own frame, and
+  (`_py_call_held`, `_py_convert`) runs with the GIL (taken unless the thread state holding it
+  is the script thread's, as under `Bridge.run`), holds its references only in its own frame, and
   pushes only what cannot raise (nil, booleans, numbers, registry references); what allocates in
   Lua (strings, tables) and `lua_error` happen after it returned, in the C function, where a
   longjmp crosses only Lua's and this module's C frames.  The bytes such a push reads are held
@@ -162,7 +163,18 @@ cdef struct rx_state:
     Py_ssize_t nargs, nkeys, cap
     bint fcall
     int env_ref          # the scripts' global environment (lua_env.py's env), a registry reference
+    int keys_ref, argv_ref  # the strings "KEYS" and "ARGV", registry references (_l_run's names)
     bint room            # _l_run reserved the stack room rx_conv may use (RX_REPLY_SLOTS)
+    void *tstate         # the thread state of the thread that runs scripts (the event loop's)
+
+
+cdef extern from "Python.h":
+    # the thread state holding the GIL (NULL while its holder has released it), read without a check
+    void *_PyThreadState_UncheckedGet() nogil
+
+
+# The Python part of redis.call, entered without PyGILState_Ensure (see _call).
+ctypedef int (*rx_py_part)(rx_state *, lua_State *, bint) noexcept nogil
 
 
 cdef bint _resolved = False
@@ -231,6 +243,7 @@ cdef class Bridge(Crossing):
             self.st.lens[i] = PyBytes_GET_SIZE(a)
         self.st.nargs = n
         self.st.nkeys = numkeys
+        self.st.tstate = _PyThreadState_UncheckedGet()  # this thread's: it holds the GIL
         self.st.fcall = is_function
         top = rx.gettop(L)
         self._push_object(self.handler)
@@ -405,7 +418,15 @@ cdef int _l_pcall(lua_State *L) noexcept nogil:
 
 cdef inline int _call(lua_State *L, bint raise_errors) noexcept nogil:
     cdef rx_state *st = <rx_state *>rx.touserdata(L, rx_upvalueindex(1))
-    cdef int code = _py_call(st, L, raise_errors)
+    cdef int code
+    if _PyThreadState_UncheckedGet() == st.tstate:
+        # Bridge.run's pcall, which holds the GIL (the holder's thread state is the script thread's):
+        # the Python part runs as it is, without PyGILState_Ensure and Release around it (~70
+        # instructions a call).  A script lupa runs (the debugger's, lupa's own crossing) runs
+        # with the GIL released, the holder is then none: the Python part takes the GIL.
+        code = (<rx_py_part><void *>_py_call_held)(st, L, raise_errors)
+    else:
+        code = _py_call(st, L, raise_errors)
     if code == RET_REPLY:
         if not rx_push_reply(L, st.buf, st.len, st.resp):
             code = _py_convert(st, L, raise_errors)
@@ -432,9 +453,14 @@ cdef inline int _finish(lua_State *L, rx_state *st, int code, bint raise_errors)
 
 
 cdef int _py_call(rx_state *st, lua_State *L, bint raise_errors) noexcept with gil:
+    """_py_call_held, the GIL taken first."""
+    return _py_call_held(st, L, raise_errors)
+
+
+cdef int _py_call_held(rx_state *st, lua_State *L, bint raise_errors) noexcept:
     """The Python part of redis.call, with lupa's runtime pointed at the calling thread's state
     (a coroutine's, when a script calls from one), as lupa's own crossing points it: the lupa
-    calls made below work on the stack of the thread that runs."""
+    calls made below work on the stack of the thread that runs.  The GIL is held."""
     cdef Bridge b = <Bridge>st.bridge
     cdef lua_State **slot = <lua_State **>(<char *><PyObject *>b.runtime + b.state_offset)
     cdef lua_State *saved = slot[0]
@@ -559,11 +585,15 @@ cdef int _l_run(lua_State *L) noexcept nogil:
     if st.fcall:
         rx.call(L, 2, 1)
     else:
+        # raw sets of the names' own strings: what lua_setfield does on env (its metatable has no
+        # __newindex), without making the names' strings again (a hash of each, a string table walk)
         rx.rawgeti(L, RX_REGISTRYINDEX, st.env_ref)
+        rx.rawgeti(L, RX_REGISTRYINDEX, st.keys_ref)
         rx.pushvalue(L, 2)
-        rx.setfield(L, -2, "KEYS")
+        rx.rawset(L, 4)
+        rx.rawgeti(L, RX_REGISTRYINDEX, st.argv_ref)
         rx.pushvalue(L, 3)
-        rx.setfield(L, -2, "ARGV")
+        rx.rawset(L, 4)
         rx.settop(L, 1)
         rx.call(L, 0, 1)
     # the room Bridge._reply's rx_conv will use once this returns, reserved here where growing the
@@ -593,6 +623,7 @@ def bind(engine: object) -> Bridge | None:
     b.name_keys = {name: name for name in engine._commands}
     b.runtime = runtime
     b.st.bridge = <PyObject *>b
+    b.st.tstate = _PyThreadState_UncheckedGet()
     g = runtime.globals()
     f = runtime.eval("function() end")
     b.table_type = type(g)
@@ -633,6 +664,10 @@ def bind(engine: object) -> Bridge | None:
     for k in range(RX_NKEYS):  # the keys rx_conv reads, as strings it can push without allocating
         rx.pushlstring(L, rx_key_names[k], strlen(rx_key_names[k]))
         b.out.keys[k] = rx.ref(L, RX_REGISTRYINDEX)
+    rx.pushlstring(L, "KEYS", 4)
+    b.st.keys_ref = rx.ref(L, RX_REGISTRYINDEX)
+    rx.pushlstring(L, "ARGV", 4)
+    b.st.argv_ref = rx.ref(L, RX_REGISTRYINDEX)
     rx.settop(L, top)
     b.pooled = rx_pool_install(L) != 0
     return b
