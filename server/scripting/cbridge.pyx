@@ -168,9 +168,18 @@ cdef struct rx_state:
     void *tstate         # the thread state of the thread that runs scripts (the event loop's)
 
 
-cdef extern from "Python.h":
-    # the thread state holding the GIL (NULL while its holder has released it), read without a check
-    void *_PyThreadState_UncheckedGet() nogil
+cdef extern from *:
+    """
+    /* the running thread state, read without a check: the GIL holder's (3.11), this thread's
+       while it holds the GIL (3.12 on); NULL once this thread let go of the GIL, either way
+       (3.13 names the function PyThreadState_GetUnchecked) */
+    #if PY_VERSION_HEX >= 0x030D0000
+    #define rx_tstate_now() ((void *)PyThreadState_GetUnchecked())
+    #else
+    #define rx_tstate_now() ((void *)_PyThreadState_UncheckedGet())
+    #endif
+    """
+    void *rx_tstate_now() nogil
 
 
 # The Python part of redis.call, entered without PyGILState_Ensure (see _call).
@@ -243,7 +252,7 @@ cdef class Bridge(Crossing):
             self.st.lens[i] = PyBytes_GET_SIZE(a)
         self.st.nargs = n
         self.st.nkeys = numkeys
-        self.st.tstate = _PyThreadState_UncheckedGet()  # this thread's: it holds the GIL
+        self.st.tstate = rx_tstate_now()  # this thread's: it holds the GIL
         self.st.fcall = is_function
         top = rx.gettop(L)
         self._push_object(self.handler)
@@ -419,7 +428,7 @@ cdef int _l_pcall(lua_State *L) noexcept nogil:
 cdef inline int _call(lua_State *L, bint raise_errors) noexcept nogil:
     cdef rx_state *st = <rx_state *>rx.touserdata(L, rx_upvalueindex(1))
     cdef int code
-    if _PyThreadState_UncheckedGet() == st.tstate:
+    if rx_tstate_now() == st.tstate:
         # Bridge.run's pcall, which holds the GIL (the holder's thread state is the script thread's):
         # the Python part runs as it is, without PyGILState_Ensure and Release around it (~70
         # instructions a call).  A script lupa runs (the debugger's, lupa's own crossing) runs
@@ -623,7 +632,7 @@ def bind(engine: object) -> Bridge | None:
     b.name_keys = {name: name for name in engine._commands}
     b.runtime = runtime
     b.st.bridge = <PyObject *>b
-    b.st.tstate = _PyThreadState_UncheckedGet()
+    b.st.tstate = rx_tstate_now()
     g = runtime.globals()
     f = runtime.eval("function() end")
     b.table_type = type(g)
