@@ -140,6 +140,7 @@ cdef extern from "cbridge_lua.h":
 cdef enum:
     RX_STRINGS = 256
     RX_STRING_MAX = 32
+    RX_NAMES = 64  # the size of the Bridge's memory of command names (a power of two)
 
 
 # What the Python part of a call leaves for its C part to do (each after the GIL part returned).
@@ -219,11 +220,22 @@ cdef class Bridge(Crossing):
     # _reply_of's lookup finds it by identity, without comparing bytes.  A name missing here is
     # still looked up, by value.
     cdef dict name_keys
+    # The command each recent name object maps to in the dispatch table, by the object's address:
+    # redis.call's name is an object of the string cache above (a table key when it is one), so the
+    # same name is the same object call after call, and its command is found by identity instead of
+    # a dict lookup (~100 instructions).  Only names the table holds are remembered; its entries
+    # do not change once scripts run (rename-command is applied at start-up, a family's first
+    # import adds names and sets handlers on the same commands).  Both arrays hold references.
+    cdef PyObject *cmd_name[RX_NAMES]
+    cdef PyObject *cmd_of[RX_NAMES]
 
     def __dealloc__(self):
         cdef int i
         for i in range(RX_STRINGS):
             Py_XDECREF(self.str_obj[i])
+        for i in range(RX_NAMES):
+            Py_XDECREF(self.cmd_name[i])
+            Py_XDECREF(self.cmd_of[i])
         PyMem_Free(self.st.args)
         PyMem_Free(self.st.lens)
         free(self.out.p)
@@ -512,7 +524,7 @@ cdef int _py_call_argv(rx_state *st, Bridge b, lua_State *L, bint raise_errors) 
         rx.settop(L, 0)
         if argv is None:
             return b._push_value(eng._fail(raise_errors, b"Lua redis lib command arguments must be strings or integers"))
-        r = eng._reply_of(raise_errors, argv)
+        r = eng._reply_of(raise_errors, argv) if n == 0 else eng._reply_cmd(raise_errors, argv, _command_of(b, eng, argv[0]))
         if type(r) is not bytes:
             return b._push_value(r)  # a refusal's error, when pcall returns it
         t = (<bytes>r)[0]
@@ -525,6 +537,23 @@ cdef int _py_call_argv(rx_state *st, Bridge b, lua_State *L, bint raise_errors) 
         return RET_REPLY
     except BaseException as e:
         return _raise(b, eng, e)
+
+
+cdef inline object _command_of(Bridge b, Engine eng, object name):
+    """What the dispatch table maps `name` to (None when it lacks it), remembered for the object
+    (Bridge.cmd_name)."""
+    cdef size_t k = (<size_t><PyObject *>name >> 4) & (RX_NAMES - 1)
+    if b.cmd_name[k] == <PyObject *>name:
+        return <object>b.cmd_of[k]
+    cmd = eng._commands.get(name)
+    if cmd is not None:
+        Py_INCREF(name)
+        Py_INCREF(cmd)
+        Py_XDECREF(b.cmd_name[k])
+        Py_XDECREF(b.cmd_of[k])
+        b.cmd_name[k] = <PyObject *>name
+        b.cmd_of[k] = <PyObject *>cmd
+    return cmd
 
 
 cdef inline object _short_bytes(Bridge b, const char *s, size_t size, bint name):
