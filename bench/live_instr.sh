@@ -10,6 +10,9 @@
 # Usage: bench/live_instr.sh P N [-r KEYSPACE] [-w WARMUP] -- COMMAND ARG...
 #   e.g. bench/live_instr.sh 1 6000 -- INCR counter:__rand_int__
 # The scripts and the library of bench/lua_workloads.py are loaded first (EVALSHA <sha>, FCALL).
+# KEEP=path keeps the window's callgrind file there, for `callgrind_annotate --inclusive=yes` (by
+# function, the loop and the transport included); the cron's ticks in the window are
+# timer.c:uv__run_timers's (their number varies from run to run under callgrind's slowness).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -41,5 +44,6 @@ callgrind_control -d "$vg" >/dev/null 2>&1
 redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
 wait "$vg" || true
 total=$(callgrind_annotate "$(ls "$out"/cg.*.1 | head -1)" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+if [ -n "${KEEP:-}" ]; then cp "$(ls "$out"/cg.*.1 | head -1)" "$KEEP"; fi
 rm -r "$out"
 echo "$* -P $p: $((total / n)) instructions/request (live, $n requests)"

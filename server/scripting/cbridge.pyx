@@ -36,7 +36,8 @@ Invariants.
   (a global read back through the C API, registry references compared raw); any disagreement
   returns None and nothing is used.
 - No Lua error ever crosses a Python frame: the part of a call that touches Python
-  (`_py_call`, `_py_convert`) runs with the GIL, holds its references only in its own frame, and
+  (`_py_call_held`, `_py_convert`) runs with the GIL (taken unless the thread state holding it
+  is the script thread's, as under `Bridge.run`), holds its references only in its own frame, and
   pushes only what cannot raise (nil, booleans, numbers, registry references); what allocates in
   Lua (strings, tables) and `lua_error` happen after it returned, in the C function, where a
   longjmp crosses only Lua's and this module's C frames.  The bytes such a push reads are held
@@ -139,6 +140,7 @@ cdef extern from "cbridge_lua.h":
 cdef enum:
     RX_STRINGS = 256
     RX_STRING_MAX = 32
+    RX_NAMES = 64  # the size of the Bridge's memory of command names (a power of two)
 
 
 # What the Python part of a call leaves for its C part to do (each after the GIL part returned).
@@ -162,7 +164,27 @@ cdef struct rx_state:
     Py_ssize_t nargs, nkeys, cap
     bint fcall
     int env_ref          # the scripts' global environment (lua_env.py's env), a registry reference
+    int keys_ref, argv_ref  # the strings "KEYS" and "ARGV", registry references (_l_run's names)
     bint room            # _l_run reserved the stack room rx_conv may use (RX_REPLY_SLOTS)
+    void *tstate         # the thread state of the thread that runs scripts (the event loop's)
+
+
+cdef extern from *:
+    """
+    /* the running thread state, read without a check: the GIL holder's (3.11), this thread's
+       while it holds the GIL (3.12 on); NULL once this thread let go of the GIL, either way
+       (3.13 names the function PyThreadState_GetUnchecked) */
+    #if PY_VERSION_HEX >= 0x030D0000
+    #define rx_tstate_now() ((void *)PyThreadState_GetUnchecked())
+    #else
+    #define rx_tstate_now() ((void *)_PyThreadState_UncheckedGet())
+    #endif
+    """
+    void *rx_tstate_now() nogil
+
+
+# The Python part of redis.call, entered without PyGILState_Ensure (see _call).
+ctypedef int (*rx_py_part)(rx_state *, lua_State *, bint) noexcept nogil
 
 
 cdef bint _resolved = False
@@ -198,11 +220,22 @@ cdef class Bridge(Crossing):
     # _reply_of's lookup finds it by identity, without comparing bytes.  A name missing here is
     # still looked up, by value.
     cdef dict name_keys
+    # The command each recent name object maps to in the dispatch table, by the object's address:
+    # redis.call's name is an object of the string cache above (a table key when it is one), so the
+    # same name is the same object call after call, and its command is found by identity instead of
+    # a dict lookup (~100 instructions).  Only names the table holds are remembered; its entries
+    # do not change once scripts run (rename-command is applied at start-up, a family's first
+    # import adds names and sets handlers on the same commands).  Both arrays hold references.
+    cdef PyObject *cmd_name[RX_NAMES]
+    cdef PyObject *cmd_of[RX_NAMES]
 
     def __dealloc__(self):
         cdef int i
         for i in range(RX_STRINGS):
             Py_XDECREF(self.str_obj[i])
+        for i in range(RX_NAMES):
+            Py_XDECREF(self.cmd_name[i])
+            Py_XDECREF(self.cmd_of[i])
         PyMem_Free(self.st.args)
         PyMem_Free(self.st.lens)
         free(self.out.p)
@@ -231,6 +264,7 @@ cdef class Bridge(Crossing):
             self.st.lens[i] = PyBytes_GET_SIZE(a)
         self.st.nargs = n
         self.st.nkeys = numkeys
+        self.st.tstate = rx_tstate_now()  # this thread's: it holds the GIL
         self.st.fcall = is_function
         top = rx.gettop(L)
         self._push_object(self.handler)
@@ -405,7 +439,15 @@ cdef int _l_pcall(lua_State *L) noexcept nogil:
 
 cdef inline int _call(lua_State *L, bint raise_errors) noexcept nogil:
     cdef rx_state *st = <rx_state *>rx.touserdata(L, rx_upvalueindex(1))
-    cdef int code = _py_call(st, L, raise_errors)
+    cdef int code
+    if rx_tstate_now() == st.tstate:
+        # Bridge.run's pcall, which holds the GIL (the holder's thread state is the script thread's):
+        # the Python part runs as it is, without PyGILState_Ensure and Release around it (~70
+        # instructions a call).  A script lupa runs (the debugger's, lupa's own crossing) runs
+        # with the GIL released, the holder is then none: the Python part takes the GIL.
+        code = (<rx_py_part><void *>_py_call_held)(st, L, raise_errors)
+    else:
+        code = _py_call(st, L, raise_errors)
     if code == RET_REPLY:
         if not rx_push_reply(L, st.buf, st.len, st.resp):
             code = _py_convert(st, L, raise_errors)
@@ -432,9 +474,14 @@ cdef inline int _finish(lua_State *L, rx_state *st, int code, bint raise_errors)
 
 
 cdef int _py_call(rx_state *st, lua_State *L, bint raise_errors) noexcept with gil:
+    """_py_call_held, the GIL taken first."""
+    return _py_call_held(st, L, raise_errors)
+
+
+cdef int _py_call_held(rx_state *st, lua_State *L, bint raise_errors) noexcept:
     """The Python part of redis.call, with lupa's runtime pointed at the calling thread's state
     (a coroutine's, when a script calls from one), as lupa's own crossing points it: the lupa
-    calls made below work on the stack of the thread that runs."""
+    calls made below work on the stack of the thread that runs.  The GIL is held."""
     cdef Bridge b = <Bridge>st.bridge
     cdef lua_State **slot = <lua_State **>(<char *><PyObject *>b.runtime + b.state_offset)
     cdef lua_State *saved = slot[0]
@@ -477,7 +524,7 @@ cdef int _py_call_argv(rx_state *st, Bridge b, lua_State *L, bint raise_errors) 
         rx.settop(L, 0)
         if argv is None:
             return b._push_value(eng._fail(raise_errors, b"Lua redis lib command arguments must be strings or integers"))
-        r = eng._reply_of(raise_errors, argv)
+        r = eng._reply_of(raise_errors, argv) if n == 0 else eng._reply_cmd(raise_errors, argv, _command_of(b, eng, argv[0]))
         if type(r) is not bytes:
             return b._push_value(r)  # a refusal's error, when pcall returns it
         t = (<bytes>r)[0]
@@ -490,6 +537,23 @@ cdef int _py_call_argv(rx_state *st, Bridge b, lua_State *L, bint raise_errors) 
         return RET_REPLY
     except BaseException as e:
         return _raise(b, eng, e)
+
+
+cdef inline object _command_of(Bridge b, Engine eng, object name):
+    """What the dispatch table maps `name` to (None when it lacks it), remembered for the object
+    (Bridge.cmd_name)."""
+    cdef size_t k = (<size_t><PyObject *>name >> 4) & (RX_NAMES - 1)
+    if b.cmd_name[k] == <PyObject *>name:
+        return <object>b.cmd_of[k]
+    cmd = eng._commands.get(name)
+    if cmd is not None:
+        Py_INCREF(name)
+        Py_INCREF(cmd)
+        Py_XDECREF(b.cmd_name[k])
+        Py_XDECREF(b.cmd_of[k])
+        b.cmd_name[k] = <PyObject *>name
+        b.cmd_of[k] = <PyObject *>cmd
+    return cmd
 
 
 cdef inline object _short_bytes(Bridge b, const char *s, size_t size, bint name):
@@ -559,11 +623,15 @@ cdef int _l_run(lua_State *L) noexcept nogil:
     if st.fcall:
         rx.call(L, 2, 1)
     else:
+        # raw sets of the names' own strings: what lua_setfield does on env (its metatable has no
+        # __newindex), without making the names' strings again (a hash of each, a string table walk)
         rx.rawgeti(L, RX_REGISTRYINDEX, st.env_ref)
+        rx.rawgeti(L, RX_REGISTRYINDEX, st.keys_ref)
         rx.pushvalue(L, 2)
-        rx.setfield(L, -2, "KEYS")
+        rx.rawset(L, 4)
+        rx.rawgeti(L, RX_REGISTRYINDEX, st.argv_ref)
         rx.pushvalue(L, 3)
-        rx.setfield(L, -2, "ARGV")
+        rx.rawset(L, 4)
         rx.settop(L, 1)
         rx.call(L, 0, 1)
     # the room Bridge._reply's rx_conv will use once this returns, reserved here where growing the
@@ -593,6 +661,7 @@ def bind(engine: object) -> Bridge | None:
     b.name_keys = {name: name for name in engine._commands}
     b.runtime = runtime
     b.st.bridge = <PyObject *>b
+    b.st.tstate = rx_tstate_now()
     g = runtime.globals()
     f = runtime.eval("function() end")
     b.table_type = type(g)
@@ -633,6 +702,10 @@ def bind(engine: object) -> Bridge | None:
     for k in range(RX_NKEYS):  # the keys rx_conv reads, as strings it can push without allocating
         rx.pushlstring(L, rx_key_names[k], strlen(rx_key_names[k]))
         b.out.keys[k] = rx.ref(L, RX_REGISTRYINDEX)
+    rx.pushlstring(L, "KEYS", 4)
+    b.st.keys_ref = rx.ref(L, RX_REGISTRYINDEX)
+    rx.pushlstring(L, "ARGV", 4)
+    b.st.argv_ref = rx.ref(L, RX_REGISTRYINDEX)
     rx.settop(L, top)
     b.pooled = rx_pool_install(L) != 0
     return b

@@ -5,7 +5,8 @@
 # fields, read per EVALSHA and per redis.call with a pointer offset instead of the type lookup and
 # descriptor call a compiled module pays for an attribute of a plain Python object.  `_call_argv`
 # (redis.call's body, `_reply_of` and `_to_lua`) and `run` hold their Running and Command in typed
-# locals; `begin` is callable from C, and so are `_reply_of` and `_to_lua` (cbridge.pyx's redis.call).
+# locals; `begin` is callable from C, and so are `_reply_of`, `_reply_cmd` and `_to_lua` (cbridge.pyx's
+# redis.call).
 # Crossing is the type cbridge's Bridge subclasses, so `run`'s call of the bridge goes through its
 # method table; Engine is a runner.Runner, so the script cache's and the function registry's call
 # of `run` does too.  The command itself runs through client.pxd's `call_command`, cimported: a C
@@ -50,8 +51,9 @@ cdef class Engine(Runner):
     cdef public Running running, _spare
 
     cpdef _call_argv(self, raise_errors, list argv)
-    @cython.locals(run=Running, cmd=Command, srv=ServerFields, client=ClientFields)
     cpdef _reply_of(self, raise_errors, list argv)
+    @cython.locals(run=Running, srv=ServerFields, client=ClientFields)
+    cpdef _reply_cmd(self, raise_errors, list argv, Command cmd)
     cpdef _to_lua(self, raise_errors, bytes r)
     @cython.locals(run=Running, bridge=Crossing, srv=ServerFields, client=ClientFields)
     cpdef run(self, ClientFields c, fn, name, argv, numkeys, ro, is_function, allow_oom=*, cross_slot=*)

@@ -288,10 +288,15 @@ class Engine(Runner):
         command in typed locals (engine.pxd), and so that cbridge's redis.call can take the bytes."""
         if not argv:
             return self._fail(raise_errors, b"Please specify at least one argument for this redis lib call")
+        return self._reply_cmd(raise_errors, argv, self._commands.get(argv[0]))  # a C dict get, compiled
+
+    def _reply_cmd(self, raise_errors: bool, argv: list[bytes], cmd: Any) -> Any:
+        """_reply_of's body for a non-empty argv, given what the dispatch table maps its name to
+        (`cmd`, None for a name it lacks): cbridge's redis.call passes the command it remembers
+        for the name's object (the table's entries do not change once scripts run)."""
         session = self.ldb
         if session is not None and session.logging():
             session.log_command(argv)
-        cmd = self._commands.get(argv[0])  # a dict's get: a C call, compiled (engine.pxd)
         if cmd is None or cmd.subcommands or cmd.proc is None:
             cmd = self._lookup(argv)
             if cmd is None or cmd.proc is None and not cmd.subcommands:

@@ -16,7 +16,9 @@ cdef class Function:
 
 
 cdef class FunctionsEngine:
-    cdef public object server, libraries, functions, load_env, _loading
+    cdef public object server, libraries
+    cdef public dict functions  # typed: FCALL's lookup is a C dict get, not a method call
+    cdef public object load_env, _loading
     cdef public Runner engine
 
     cpdef lookup(self, name)

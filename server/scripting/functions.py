@@ -200,8 +200,12 @@ class FunctionsEngine:
             self.functions.pop(folded, None)
 
     def lookup(self, name: bytes) -> Function | None:
-        """The function FCALL `name` runs (names are case-insensitive, as in Redis 7.0)."""
-        return self.functions.get(name.lower())
+        """The function FCALL `name` runs (names are case-insensitive, as in Redis 7.0).  The
+        registry's keys are lower case, so a name found as sent is the one lowered: the name as
+        clients mostly send it is looked up without a lowered copy (a method call, a new bytes
+        object and its hash)."""
+        fn = self.functions.get(name)
+        return fn if fn is not None else self.functions.get(name.lower())
 
     def _register_function(self, *args: Any) -> None:
         from lupa.lua51 import lua_type
