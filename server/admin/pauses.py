@@ -29,6 +29,7 @@ import gc
 import json
 import os
 import time
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -74,19 +75,21 @@ class Kind:
         if self.counts[-1]:
             hist[f">{BOUNDS[-1]}"] = self.counts[-1]
         return {"n": self.n, "total_ms": round(self.total_ms, 3), "hist_ms": hist,
-                "worst": [{"ms": round(w, 3), "cpu_ms": round(c, 3), "what": d} for w, c, d in self.worst],
-                "worst_cpu": [{"ms": round(w, 3), "cpu_ms": round(c, 3), "what": d} for w, c, d in self.worst_cpu]}
+                "worst": _cases(self.worst), "worst_cpu": _cases(self.worst_cpu)}
 
 
 def _keep(worst: list[tuple[float, float, str]], case: tuple[float, float, str], by_cpu: bool) -> None:
     """`case` into `worst` if it is among the WORST longest, by CPU or by wall time (longest first)."""
-    def length(w: tuple[float, float, str]) -> float:
-        return w[1] if by_cpu else w[0]
-
+    length = itemgetter(1 if by_cpu else 0)
     if len(worst) < WORST or length(case) > length(worst[-1]):
         worst.append(case)
         worst.sort(key=length, reverse=True)
         del worst[WORST:]
+
+
+def _cases(worst: list[tuple[float, float, str]]) -> list[dict[str, Any]]:
+    """A report's worst cases: wall and CPU ms, and what filled each."""
+    return [{"ms": round(w, 3), "cpu_ms": round(c, 3), "what": d} for w, c, d in worst]
 
 
 class Recorder:

@@ -1060,15 +1060,13 @@ def zscan(c, argv):
         cur = b"%d" % nxt
         return b"*2\r\n$%d\r\n%s\r\n" % (len(cur), cur) + R.scored_members(c.enc, pairs, True)
     nxt, items = zs.scan(cursor, opts.count)  # member, score text, member, score text...
-    short = c.enc.short_doubles  # 7.2's d2string (compat-version): the shortest text of the score
-    if match is not None or short:
+    if match is not None or c.enc.short_doubles:  # 7.2's d2string (compat-version): the shortest text
         kept = []
         for i in range(0, len(items), 2):
             m = items[i]
             if match is None or match(m):
-                f = items[i + 1]
                 kept.append(m)
-                kept.append(c.enc.double_text(float(f)) if short else f)
+                kept.append(R.score_text(c.enc, items[i + 1]))
         items = kept
     cur = b"%d" % nxt
     return b"*2\r\n$%d\r\n%s\r\n" % (len(cur), cur) + R.bulk_strings(items)
