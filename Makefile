@@ -60,12 +60,14 @@ redis-oracle:
 
 # ruff, then the rule of the house: import-linter's contracts (pyproject.toml) keep the layers in
 # order, tools/import_cycles.py keeps each circle inside one folder and at most four modules,
-# tools/private_names.py keeps every module's `_private` names its own.
+# tools/private_names.py keeps every module's `_private` names its own, and
+# tools/gen_module_index.py keeps docs/modules.md (a line a module, from its docstring) true.
 lint: $(TEST_STAMP)
 	$(VENV)/bin/ruff check raxdb/__init__.py raxdb/_version.py server protocol storage pipeline embed testing tests bench tools docker setup.py
 	PYTHONPATH=$(CURDIR) $(VENV)/bin/lint-imports
 	$(PY) tools/import_cycles.py --check
 	$(PY) tools/private_names.py --check
+	$(PY) tools/gen_module_index.py --check
 	$(VENV)/bin/mypy -p raxdb
 
 # The partition tests (tests/integration/test_partitions.py) put nodes on hosts of their own, network
