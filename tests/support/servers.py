@@ -27,16 +27,24 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _GIVEN: set[int] = set()  # ports free_port has handed out in this process
 _GIVEN_LOCK = threading.Lock()
+# Under pytest-xdist each worker takes its own share of the ports (by port // 2: the kernel's
+# bind(0) offers odd ports), so two workers never both probe a port free and then start servers
+# on it, whose second would fail to bind (a window as long as a server's start-up, seconds on a
+# loaded host).  Outside xdist the share is every port.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+_SHARE = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:] or 0) % _WORKERS
 
 
 def free_port() -> int:
-    """A loopback port nothing listens on now, and never one this process was given before: the
-    kernel may offer a port again once its probe socket is closed, so two calls in a row (a
-    server's port and its cluster bus port) could otherwise get the same one."""
+    """A loopback port nothing listens on now, in this worker's share, and never one this process
+    was given before: the kernel may offer a port again once its probe socket is closed, so two
+    calls in a row (a server's port and its cluster bus port) could otherwise get the same one."""
     while True:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
+        if port // 2 % _WORKERS != _SHARE:
+            continue
         with _GIVEN_LOCK:
             if port not in _GIVEN:
                 _GIVEN.add(port)

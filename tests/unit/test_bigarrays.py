@@ -157,6 +157,9 @@ def test_the_keyspace_index_and_tags_leave_the_heap():
     assert count == 200_000 and used < 2, used
 
 
+_HANG = 850.0  # s: under pytest-timeout's 900 (pyproject.toml), so a hung read fails with its traceback
+
+
 def _pipelined(conn: RawConnection, commands: list[tuple]) -> bytes:
     """The replies to `commands`, sent in batches of 1,000."""
     out = []
@@ -207,7 +210,10 @@ def test_a_server_with_the_hook_answers_as_redis():
 def _hooked_answers_as_redis(ours: ServerProcess, theirs: ServerProcess, steps: list[list[tuple]]) -> None:
     """`ours` (at loglevel verbose) installs the hook once it serves; then each step's replies are
     redis-server's."""
-    ours_conn, theirs_conn = RawConnection(ours.port), RawConnection(theirs.port)
+    # A reply may take raxdb seconds of CPU (SORT of the 1M list, DEBUG RELOAD of it all): the
+    # reads wait as long as pytest-timeout lets the test run, so only a hang fails them (at load
+    # 16-21 the first SORT's reply took 36.6 s to come, over the 30 s default's deadline)
+    ours_conn, theirs_conn = RawConnection(ours.port, timeout=_HANG), RawConnection(theirs.port, timeout=_HANG)
     try:
         assert ours_conn.call(b"PING") == b"+PONG\r\n"
         assert ours.wait_log("Big growing arrays in mappings of their own.")

@@ -158,13 +158,14 @@ def test_ttl_family(diff):
 
 
 def test_ttl_rounds_to_nearest_second(r):
+    """Each PEXPIRE and its TTL in one transaction, so no time passes between them: 10.7 s rounds
+    to 11 exactly (a loaded host's 400 ms between two round trips would make 10.9 s read 10)."""
     r.set("k", "v")
-    r.pexpire("k", 10_400)
-    assert r.ttl("k") == 10
-    r.pexpire("k", 10_700)
-    assert r.ttl("k") in (10, 11)  # 10.7 s minus the time PEXPIRE took to reach TTL
-    r.pexpire("k", 10_900)
-    assert r.ttl("k") == 11
+    for ms, ttl in ((10_400, 10), (10_700, 11), (10_900, 11)):
+        pipe = r.pipeline(transaction=True)
+        pipe.pexpire("k", ms)
+        pipe.ttl("k")
+        assert pipe.execute() == [True, ttl], ms
 
 
 def test_persist(diff):

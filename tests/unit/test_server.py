@@ -277,13 +277,21 @@ def test_slowlog_logs_every_command_at_zero(diff2, slowlog_all):
 def test_slowlog_threshold(raxdb):
     c = RawConnection(raxdb.port)
     try:
+        c.call("DEBUG", "SLEEP", "0")  # once before: a command's first use imports its family
+        c.call("SLOWLOG", "RESET")
         c.call("CONFIG", "SET", "slowlog-log-slower-than", "20000")
         c.call("SLOWLOG", "RESET")
         c.call("DEBUG", "SLEEP", "0")
         c.call("DEBUG", "SLEEP", "0.05")
         entries = _entries(c.call("SLOWLOG", "GET"))
-        assert [e[3] for e in entries] == [[b"DEBUG", b"SLEEP", b"0.05"]]
-        assert entries[0][2] >= 50_000
+        # The slow log times the wall clock, and a loaded host can deschedule the server inside a
+        # fast command (DEBUG SLEEP 0 took 22-37 ms, SLOWLOG RESET 143-268 ms, 12 runs in 1,600
+        # at load 17): which fast commands are logged is timing.  What is not: every entry took
+        # the threshold or more (a fast command logged at its own few microseconds would be a
+        # bug), and the slow one is there
+        assert all(e[2] >= 20_000 for e in entries), entries
+        slow = [e for e in entries if e[3] == [b"DEBUG", b"SLEEP", b"0.05"]]
+        assert len(slow) == 1 and slow[0][2] >= 50_000, entries
     finally:
         c.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")
         c.call("SLOWLOG", "RESET")
