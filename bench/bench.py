@@ -19,8 +19,15 @@ max is the scheduler's more than either server's: `--pauses` starts raxdb with i
 and the heartbeat's latest firing in wall ms beside the CPU the loop spent meanwhile ("loop late"):
 a wall far over its CPU is the host's scheduler holding the server.
 
-    .venv/bin/python bench/bench.py [--quick] [--rounds N] [--only SET,GET] [--memory] [--tls] [--pauses]
+    .venv/bin/python bench/bench.py [--quick] [--rounds N] [--only SET,GET] [--memory] [--tls] [--pauses] [--client]
                                     [--server-args "--maxmemory 1gb --maxmemory-policy allkeys-lru"]
+
+`--client` also prints, under each redis-benchmark row, the client's CPU per request against each
+server (redis-benchmark's user + system time, from its rusage) and how often each server went to
+sleep per request (its voluntary context switches).  At -P 1 a row whose replies are big to parse
+(HGETALL_100, LRANGE_600) is bound by the client, a single thread on the same two cores: its ops/s
+follow the client's CPU per request, which grows with each time the server had gone to sleep and
+the client's next request had to wake it (docs/speed-log.md, 2026-11-29, h-deliver).
 
 `--tls` runs the workloads over TLS instead (redis-benchmark --tls, with a client certificate,
 against each server's tls-port; certificates made for the run as tests/support/tlscerts.py makes
@@ -44,6 +51,7 @@ import csv
 import io
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -111,6 +119,20 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds() -> float:
+    """User + system CPU time of this process's finished, waited-for children so far."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def sleeps(pid: int) -> int:
+    """How often a process has gone to sleep so far: its voluntary context switches (Linux /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("voluntary_ctxt_switches:"):
+            return int(line.split()[1])
+    return 0
 
 
 class Result(NamedTuple):
@@ -279,6 +301,8 @@ def main() -> None:
     ap.add_argument("--server-args", default="", help="options for both servers")
     ap.add_argument("--pauses", action="store_true",
                     help="run raxdb with its pause recorder and print its longest pauses after each row")
+    ap.add_argument("--client", action="store_true",
+                    help="print the client's CPU per request against each server and each server's sleeps per request")
     opts = ap.parse_args()
     only = opts.only.upper().split(",") if opts.only else []
     names = [n for n in WORKLOADS if not only or n in only]
@@ -309,6 +333,8 @@ def main() -> None:
                 requests = REQUESTS.get(name, 100_000 if p == 1 else 1_000_000) // (5 if opts.quick else 1)
                 best = {"redis": 0.0, "raxdb": 0.0}
                 cpu = {"redis": 0.0, "raxdb": 0.0}
+                client = {"redis": 0.0, "raxdb": 0.0}  # redis-benchmark's CPU against each (--client)
+                slept = {"redis": 0, "raxdb": 0}  # each server's sleeps (--client)
                 p99s: dict[str, list[float]] = {"redis": [], "raxdb": []}
                 maxes: dict[str, list[float]] = {"redis": [], "raxdb": []}
                 pairs = []  # each round's raxdb/redis ratio, when both of its runs gave a result
@@ -317,13 +343,15 @@ def main() -> None:
                     got = {}
                     for label, srv in (("redis", theirs), ("raxdb", ours)):
                         try:
-                            c0 = cpu_seconds(srv.proc.pid)
+                            c0, k0, s0 = cpu_seconds(srv.proc.pid), children_cpu_seconds(), sleeps(srv.proc.pid)
                             port = tls_ports.get(label, srv.port)
                             with collection_workloads.beside(name, port):
                                 res = run_workload(name, port, p, requests, tls)
                             got[label] = res.ops
                             best[label] = max(best[label], res.ops)
                             cpu[label] += cpu_seconds(srv.proc.pid) - c0
+                            client[label] += children_cpu_seconds() - k0
+                            slept[label] += sleeps(srv.proc.pid) - s0
                             if name in EXPIRING_ROWS:
                                 left[label] = deadlines_left(port)
                             if res.max:
@@ -343,6 +371,11 @@ def main() -> None:
                 if name in EXPIRING_ROWS:
                     print(f"{'':17s}keys with a deadline left after the run: redis {left['redis']:,}"
                           f" raxdb {left['raxdb']:,}", flush=True)
+                if opts.client and name not in collection_workloads.DRIVERS:
+                    n = requests * opts.rounds
+                    print(f"{'':17s}client CPU us/op against redis {client['redis'] * 1e6 / n:.2f}, raxdb"
+                          f" {client['raxdb'] * 1e6 / n:.2f}; server sleeps/op redis {slept['redis'] / n:.3f},"
+                          f" raxdb {slept['raxdb'] / n:.3f}", flush=True)
                 if opts.pauses:
                     print(f"{'':17s}raxdb's own pauses (wall/cpu ms): {server_pauses(ours.port)}", flush=True)
         if not only or "BULLMQ" in only:
