@@ -17,6 +17,7 @@ from libc.string cimport memcmp, memcpy
 from raxdb.storage.listpack cimport (append_pair, bulks, count_of, elements, entry_end, find_key, pair_value,
                                     replace_value, replace_values, splice, distinct_indexes, group_values,
                                     offset_at, random_indexes, value_at)
+from raxdb.storage.rax cimport untrack
 
 cdef Py_ssize_t _MIN_INDEX
 cdef Py_ssize_t _U32
@@ -40,6 +41,9 @@ cdef bytes _field_of(bytes item)
 
 @cython.locals(n=Py_ssize_t)
 cdef bytes _value_of(bytes item)
+
+
+cdef list _untracked(list items)
 
 
 cdef class HashTable:

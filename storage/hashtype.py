@@ -86,6 +86,9 @@ except ImportError:  # interpreted without Cython
 
     cython = SimpleNamespace(compiled=False, cclass=lambda cls: cls, no_gc=lambda cls: cls)
 
+if not cython.compiled:  # compiled, hashtype.pxd cimports it: CPython's untrack
+    from raxdb.storage.rax import untrack
+
 _UNKNOWN = NUMELE_UNKNOWN
 _MIN_INDEX = 8  # the index's smallest size (a power of two)
 _U32 = 0xFFFFFFFF
@@ -174,6 +177,15 @@ def _value_of(item: bytes) -> bytes:
     return item[(1 if n < 0x80 else 4) + n:]
 
 
+def _untracked(items: list[bytes | None]) -> list[bytes | None]:
+    """A table's list of items, out of the cyclic collector (compiled: storage/rax.py's `untrack`):
+    it holds bytes and None only, so no cycle passes through it.  Tracked, a big hash's list stayed
+    young from the row that grew it to the next collection, which walked every item (8 ms for
+    100,000 fields, docs/speed-log.md, 2026-11-29, h-tail2), and walked it again in generation 1."""
+    untrack(items)
+    return items
+
+
 class HashTable:
     """The hashtable encoding: fields and values packed by position (see the module docstring)."""
 
@@ -184,7 +196,7 @@ class HashTable:
 
     def clear(self) -> None:
         """No fields: every array empty, positions restarting at 0."""
-        self.items: list[bytes | None] = []  # the item at each position, None for a hole
+        self.items: list[bytes | None] = _untracked([])  # the item at each position, None for a hole
         self.free = array("i")  # holes to reuse (and stale positions past the end, see above)
         self.index = _empty_index(_MIN_INDEX)
         self.mask = _MIN_INDEX - 1
@@ -192,7 +204,7 @@ class HashTable:
 
     def copy(self) -> HashTable:
         t = HashTable()
-        t.items = self.items[:]  # the items are immutable: shared
+        t.items = _untracked(self.items[:])  # the items are immutable: shared
         t.free = self.free[:]
         t.index = self.index[:]
         t.mask = self.mask
