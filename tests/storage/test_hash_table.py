@@ -178,3 +178,104 @@ def test_big_table_grows_shrinks_and_keeps_cursors():
     for f in survivors:
         h.delete(f)
     assert len(h) == 0 and h.d.items == [] and h.d.mask == 7
+
+
+def check_next(h: Hash) -> None:
+    """A growth under way: while its slots are being emptied, no position moved and the emptied
+    slots empty (those past them are not written yet); then every live position below the mark
+    in the next index once, under its field's hash, found from that hash's slot; nothing else."""
+    t = h.d
+    index, mask, done = t._next, t._next_mask, t._next_done
+    empty = 2**64 - 1
+    assert len(index) == mask + 1 == 2 * (t.mask + 1)
+    if t._next_filled < len(index):
+        assert done == 0 and all(e == empty for e in index[:t._next_filled])
+        return
+    moved = [p for p in range(min(done, len(t.items))) if t.items[p] is not None]
+    assert sorted(e & 0xFFFFFFFF for e in index if e != empty) == moved
+    for j, e in enumerate(index):
+        if e != empty:
+            assert e >> 32 == hash(t.field_at(e & 0xFFFFFFFF)) & 0xFFFFFFFF
+            i = (e >> 32) & mask
+            while i != j:
+                assert index[i] != empty
+                i = (i + 1) & mask
+
+
+def test_a_big_index_grows_in_steps():
+    """A big index that gets half full builds its successor beside it, a few positions per new
+    field, and hands over before it is two thirds full: the index in use stays the same object
+    and complete while the successor is built; deletions (holes reused below and above the mark,
+    holes cut off the end), updates, a copy and an HSCAN across the growth leave every field found
+    and returned, and no deleted one."""
+    import random
+
+    h = Hash()
+    model: dict[bytes, bytes] = {}
+    rng = random.Random(56)
+    n = 0
+
+    def add() -> None:
+        nonlocal n
+        f = b"field:%d" % n
+        n += 1
+        h.set_pairs([f, f], 0, 0, 64)
+        model[f] = f
+
+    def delete(f: bytes) -> None:
+        assert h.delete(f) == (model.pop(f, None) is not None)
+
+    while len(model) < 16_000:  # rebuilt at once while under 32768 slots
+        add()
+    assert h.d.mask + 1 == 1 << 15 and not h.d._next_mask
+    cursor, seen = h.scan(0, 50)  # a scan started before the growth
+    before = set(model)
+    gone: set[bytes] = set()
+    index = h.d.index
+    steps = 0
+    while h.d.index is index:  # the growth: new fields, with deletions, updates and a copy
+        add()
+        if h.d._next_mask:
+            steps += 1
+            assert h.d.index is index and h.d.mask + 1 == 1 << 15
+            if steps % 200 == 1:
+                check_table(h)
+                check_next(h)
+                assert all(h.get(f) == v for f, v in model.items())
+            if steps == 300:
+                copy = h.copy()
+                assert not copy.d._next_mask and dict(copy.items()) == model
+                check_table(copy)
+        r = rng.random()
+        if r < 0.3:
+            f = b"field:%d" % rng.randrange(n)
+            if f in model:
+                gone.add(f)
+            delete(f)
+        elif r < 0.35:  # the last field (a hole at the end, cut off)
+            delete(b"field:%d" % (n - 1))
+            gone.add(b"field:%d" % (n - 1))
+        elif r < 0.4 and model:
+            f = rng.choice(list(model)) if steps % 50 == 0 else b"field:%d" % rng.randrange(n)
+            if f in model:
+                h.set_pairs([f, b"new"], 0, 0, 64)
+                model[f] = b"new"
+        if cursor and rng.random() < 0.1:
+            cursor, got = h.scan(cursor, 50)
+            seen.extend(got)
+    assert steps > 100  # it took steps
+    assert h.d.mask + 1 == 1 << 16 and not h.d._next_mask and len(h) * 3 <= (1 << 15) * 2
+    while cursor:
+        cursor, got = h.scan(cursor, 50)
+        seen.extend(got)
+    assert before - gone <= set(seen)
+    check_table(h)
+    assert len(h) == len(model) and all(h.get(f) == v for f, v in model.items())
+    assert h.get(b"field:%d" % n) is None
+    while not h.d._next_mask:  # the next growth, then nearly every field deleted mid-way
+        add()
+    for f in list(model)[100:]:
+        delete(f)
+    assert not h.d._next_mask and h.d.mask + 1 < 1 << 10  # shrunk: the growth dropped
+    check_table(h)
+    assert dict(h.items()) == model
