@@ -133,23 +133,31 @@ def check_table(h: Hash) -> None:
     from that hash's slot without crossing an empty slot; listed free positions below the end are
     holes; no hole at the end; the index at most two thirds full."""
     t = h.d
-    items, index, mask = t.items, t.index, t.mask
-    empty = 2**64 - 1
+    items, mask = t.items, t.mask
     live = [p for p in range(len(items)) if items[p] is not None]
-    assert sorted(e & 0xFFFFFFFF for e in index if e != empty) == live
+    check_index(h, t.index, mask, live)
     assert t.count == len(live) and 3 * t.count <= 2 * (mask + 1)
     assert not items or items[-1] is not None
     if COMPILED:  # the items (bytes and holes) out of the cyclic collector, however the table was made
         assert not gc.is_tracked(items)
     for p in t.free:
         assert p >= len(items) or items[p] is None
+
+
+EMPTY = 2**64 - 1
+
+
+def check_index(h: Hash, index, mask: int, positions: list[int]) -> None:
+    """`index` holds each of `positions` once, under its field's hash, found from that hash's slot
+    without crossing an empty slot, and nothing else."""
+    assert sorted(e & 0xFFFFFFFF for e in index if e != EMPTY) == positions
     for j, e in enumerate(index):
-        if e == empty:
+        if e == EMPTY:
             continue
-        assert e >> 32 == hash(t.field_at(e & 0xFFFFFFFF)) & 0xFFFFFFFF
+        assert e >> 32 == hash(h.d.field_at(e & 0xFFFFFFFF)) & 0xFFFFFFFF
         i = (e >> 32) & mask
         while i != j:
-            assert index[i] != empty
+            assert index[i] != EMPTY
             i = (i + 1) & mask
 
 
@@ -186,20 +194,11 @@ def check_next(h: Hash) -> None:
     in the next index once, under its field's hash, found from that hash's slot; nothing else."""
     t = h.d
     index, mask, done = t._next, t._next_mask, t._next_done
-    empty = 2**64 - 1
     assert len(index) == mask + 1 == 2 * (t.mask + 1)
     if t._next_filled < len(index):
-        assert done == 0 and all(e == empty for e in index[:t._next_filled])
+        assert done == 0 and all(e == EMPTY for e in index[:t._next_filled])
         return
-    moved = [p for p in range(min(done, len(t.items))) if t.items[p] is not None]
-    assert sorted(e & 0xFFFFFFFF for e in index if e != empty) == moved
-    for j, e in enumerate(index):
-        if e != empty:
-            assert e >> 32 == hash(t.field_at(e & 0xFFFFFFFF)) & 0xFFFFFFFF
-            i = (e >> 32) & mask
-            while i != j:
-                assert index[i] != empty
-                i = (i + 1) & mask
+    check_index(h, index, mask, [p for p in range(min(done, len(t.items))) if t.items[p] is not None])
 
 
 def test_a_big_index_grows_in_steps():
