@@ -70,6 +70,7 @@ cdef class HashTable:
     cdef public array.array index
     cdef public Py_ssize_t mask
     cdef public Py_ssize_t count
+    cdef Py_ssize_t _grow_at  # the count at which a new field makes room first (_drop_growth)
     # a growth under way (HashTable._grow_step): the next index, its mask (0: none), the slots of
     # it emptied so far and the positions moved into it
     cdef readonly array.array _next
@@ -86,7 +87,7 @@ cdef class HashTable:
     cpdef object get(self, object field)
 
     @cython.locals(h=cython.ulonglong, e=cython.ulonglong, i=Py_ssize_t, p=Py_ssize_t, mask=Py_ssize_t,
-                   n=Py_ssize_t, size=Py_ssize_t, items=list, free=array.array)
+                   n=Py_ssize_t, items=list, free=array.array)
     cpdef Py_ssize_t set(self, object field, object value) except -1
 
     @cython.locals(i=Py_ssize_t)
@@ -95,7 +96,11 @@ cdef class HashTable:
     @cython.locals(old=array.array, index=array.array, mask=Py_ssize_t, j=Py_ssize_t, e=cython.ulonglong)
     cdef _rebuild_index(self, Py_ssize_t size)
 
+    @cython.locals(size=Py_ssize_t)
     cdef void _drop_growth(self) noexcept
+
+    @cython.locals(size=Py_ssize_t)
+    cdef bint _make_room(self, Py_ssize_t n) except -1
 
     @cython.locals(last=bint, index=array.array, mask=Py_ssize_t, size=Py_ssize_t, f=Py_ssize_t,
                    step=Py_ssize_t, items=list, end=Py_ssize_t, p=Py_ssize_t, stop=Py_ssize_t, item=object)

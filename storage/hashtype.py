@@ -251,7 +251,8 @@ def _untracked(items: list[bytes | None]) -> list[bytes | None]:
 class HashTable:
     """The hashtable encoding: fields and values packed by position (see the module docstring)."""
 
-    __slots__ = ("items", "free", "index", "mask", "count", "_next", "_next_mask", "_next_filled", "_next_done")
+    __slots__ = ("items", "free", "index", "mask", "count", "_grow_at", "_next", "_next_mask", "_next_filled",
+                 "_next_done")
 
     def __init__(self) -> None:
         self.clear()
@@ -272,6 +273,7 @@ class HashTable:
         t.index = self.index[:]  # complete: a growth under way is not copied
         t.mask = self.mask
         t.count = self.count
+        t._drop_growth()  # (its `_grow_at` for this mask)
         return t
 
     # ---- lookup --------------------------------------------------------------------------------
@@ -311,16 +313,7 @@ class HashTable:
         if e != _EMPTY:
             self.items[e & _U32] = _item(field, value)
             return 0
-        mask = self.mask
-        size = mask + 1
-        n = self.count + 1
-        if self._next_mask or (size >= _STEPPED_GROWTH and n * 2 > size):  # half full: grow in steps
-            if self._grow_step(n):
-                i = -1
-        elif n * 3 > size * 2:  # at most two thirds full
-            self._rebuild_index(size * 2)
-            i = -1
-        if i < 0:
+        if self.count >= self._grow_at and self._make_room(self.count + 1):  # the index was replaced
             mask = self.mask
             i = h & mask
             while _u64(self.index, i) != _EMPTY:
@@ -376,10 +369,23 @@ class HashTable:
     # position is in (well before the current index is two thirds full, the most it is let hold,
     # where the rest is moved at once), the successor replaces it.
     def _drop_growth(self) -> None:
-        self._next = _NO_INDEX  # no growth under way: `_next_mask` 0, never written
+        """No growth under way (`_next_mask` 0, the other fields never written): the next one starts
+        at the count `_grow_at`, where a big index is half full and a small one two thirds."""
+        self._next = _NO_INDEX
         self._next_mask = 0
         self._next_filled = 0
         self._next_done = 0
+        size = self.mask + 1
+        self._grow_at = size // 2 if size >= _STEPPED_GROWTH else size * 2 // 3
+
+    def _make_room(self, n: int) -> bool:
+        """Room for `n` fields (the count reached `_grow_at`): a small index rebuilt twice its size,
+        a big one's growth a step further.  True when the index in use was replaced."""
+        size = self.mask + 1
+        if self._next_mask or size >= _STEPPED_GROWTH:
+            return self._grow_step(n)
+        self._rebuild_index(size * 2)
+        return True
 
     def _grow_step(self, n: int) -> bool:
         """One step of the growth toward a larger index for `n` fields, started if need be; True
@@ -391,6 +397,7 @@ class HashTable:
             self._next_mask = size - 1
             self._next_filled = 0
             self._next_done = 0
+            self._grow_at = 0  # every new field takes a step
         index = self._next
         mask = self._next_mask
         size = mask + 1
