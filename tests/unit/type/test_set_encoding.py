@@ -417,6 +417,10 @@ def test_a_hashtables_members_stay_out_of_the_collector():
         big.pop_random()  # drained: rebuilt at its size on the way down
     made.append((big, set(big.members())))
     made.append((big.copy(), set(big.members())))
+    # loaded (RDB, RESTORE): a plain set past the intset limit, an intset past it
+    made.append((rdb.restore(rdb.dump(big), rdb.Limits()), set(big.members())))
+    wide = rdb.restore(_intset_payload(intset.pack(2, list(range(10)))), rdb.Limits(set_max_intset=5))
+    made.append((wide, {b"%d" % i for i in range(10)}))
     for s, members in made:
         assert s.encoding() == "hashtable" and set(s.members()) == members
         assert not gc.is_tracked(s.data)
