@@ -12,13 +12,19 @@
 # compared with memcmp.
 cimport cython
 from cpython cimport array
+from cpython.array cimport clone, resize
 from cpython.bytes cimport PyBytes_FromStringAndSize
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memcmp, memcpy, memset
 from raxdb.storage.listpack cimport (append_pair, bulks, count_of, elements, entry_end, find_key, pair_value,
                                     replace_value, replace_values, splice, distinct_indexes, group_values,
                                     offset_at, random_indexes, value_at)
+from raxdb.storage.rax cimport untrack
 
-cdef Py_ssize_t _MIN_INDEX
+cdef extern from "Python.h":
+    Py_hash_t _Py_HashBytes(const void *src, Py_ssize_t len)
+
+cdef Py_ssize_t _MIN_INDEX, _STEPPED_GROWTH, _GROWTH_STEP, _FILL_STEP
+cdef array.array _NO_INDEX
 cdef Py_ssize_t _U32
 cdef unsigned long long _EMPTY
 cdef Py_ssize_t _MAX_FIELD
@@ -36,10 +42,26 @@ cdef Py_ssize_t _field_len(bytes item) noexcept
 cdef bint _is_field(bytes item, object field, Py_ssize_t n) except -1
 
 @cython.locals(n=Py_ssize_t, k=Py_ssize_t)
+cdef unsigned long long _field_hash(bytes item) noexcept
+
+@cython.locals(a=array.array)
+cdef array.array _unfilled_index(Py_ssize_t size)
+cdef void _fill(array.array index, Py_ssize_t start, Py_ssize_t n) noexcept
+
+@cython.locals(i=Py_ssize_t)
+cdef void _place(array.array index, Py_ssize_t mask, unsigned long long e) noexcept
+
+@cython.locals(j=Py_ssize_t, e=cython.ulonglong, k=Py_ssize_t)
+cdef void _unlink(array.array index, Py_ssize_t mask, Py_ssize_t i) noexcept
+
+@cython.locals(n=Py_ssize_t, k=Py_ssize_t)
 cdef bytes _field_of(bytes item)
 
 @cython.locals(n=Py_ssize_t)
 cdef bytes _value_of(bytes item)
+
+
+cdef list _untracked(list items)
 
 
 cdef class HashTable:
@@ -48,6 +70,11 @@ cdef class HashTable:
     cdef public array.array index
     cdef public Py_ssize_t mask
     cdef public Py_ssize_t count
+    cdef Py_ssize_t _grow_at  # the count at which a new field makes room first (_drop_growth)
+    # a growth under way (HashTable._grow_step): the next index, its mask (0: none), the slots of
+    # it emptied so far and the positions moved into it
+    cdef readonly array.array _next
+    cdef readonly Py_ssize_t _next_mask, _next_filled, _next_done
 
     @cython.locals(index=array.array, items=list, mask=Py_ssize_t, n=Py_ssize_t, i=Py_ssize_t,
                    e=cython.ulonglong)
@@ -66,12 +93,21 @@ cdef class HashTable:
     @cython.locals(i=Py_ssize_t)
     cpdef bint delete(self, object field) except -1
 
-    @cython.locals(old=array.array, index=array.array, mask=Py_ssize_t, j=Py_ssize_t, i=Py_ssize_t,
-                   e=cython.ulonglong)
+    @cython.locals(old=array.array, index=array.array, mask=Py_ssize_t, j=Py_ssize_t, e=cython.ulonglong)
     cdef _rebuild_index(self, Py_ssize_t size)
 
-    @cython.locals(index=array.array, items=list, mask=Py_ssize_t, p=Py_ssize_t, j=Py_ssize_t,
-                   e=cython.ulonglong, k=Py_ssize_t, n=Py_ssize_t, size=Py_ssize_t)
+    @cython.locals(size=Py_ssize_t)
+    cdef void _drop_growth(self) noexcept
+
+    @cython.locals(size=Py_ssize_t)
+    cdef bint _make_room(self, Py_ssize_t n) except -1
+
+    @cython.locals(last=bint, index=array.array, mask=Py_ssize_t, size=Py_ssize_t, f=Py_ssize_t,
+                   step=Py_ssize_t, items=list, end=Py_ssize_t, p=Py_ssize_t, stop=Py_ssize_t, item=object)
+    cdef bint _grow_step(self, Py_ssize_t n) except -1
+
+    @cython.locals(index=array.array, nxt=array.array, items=list, mask=Py_ssize_t, nmask=Py_ssize_t,
+                   p=Py_ssize_t, j=Py_ssize_t, e=cython.ulonglong, n=Py_ssize_t, size=Py_ssize_t)
     cdef _remove(self, Py_ssize_t i)
 
     @cython.locals(items=list, out=list, n=Py_ssize_t, k=Py_ssize_t, p=Py_ssize_t, item=object)

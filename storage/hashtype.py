@@ -86,8 +86,16 @@ except ImportError:  # interpreted without Cython
 
     cython = SimpleNamespace(compiled=False, cclass=lambda cls: cls, no_gc=lambda cls: cls)
 
+if not cython.compiled:  # compiled, hashtype.pxd cimports it: CPython's untrack
+    from raxdb.storage.rax import untrack
+
 _UNKNOWN = NUMELE_UNKNOWN
 _MIN_INDEX = 8  # the index's smallest size (a power of two)
+# An index of at least this many slots grows in steps (see `_grow_step`); a smaller one is rebuilt
+# at once (a third of a millisecond or less).
+_STEPPED_GROWTH = 1 << 15
+_GROWTH_STEP = 8  # positions the next index takes in per new field while it is built
+_FILL_STEP = 1 << 13  # slots of the next index emptied per new field before that (64 KB)
 _U32 = 0xFFFFFFFF
 _EMPTY = 0xFFFFFFFFFFFFFFFF  # an empty index slot
 _MAX_FIELD = 0x7FFFFFFF  # the longest field an item's four-byte length holds
@@ -116,6 +124,53 @@ def _empty_index(size: int) -> array[int]:
     index = array("Q")
     index.frombytes(b"\xff" * (8 * size))
     return index
+
+
+def _unfilled_index(size: int) -> array[int]:
+    """An index of `size` slots whose contents are `_fill`'s to write.  Compiled, not written here
+    (a big block's pages cost their first touch only as a step fills them), and had by a realloc
+    from nothing, as storage/keyspace.py's `_unset` explains; interpreted, already empty."""
+    if cython.compiled:
+        a = clone(_NO_INDEX, 0, False)  # noqa: F821 (hashtype.pxd cimports it)
+        resize(a, size)  # noqa: F821
+        return a
+    return array("Q", _EMPTY_SLOT) * size
+
+
+def _fill(index: array[int], start: int, n: int) -> None:
+    """Slots start..start+n of `index` emptied."""
+    if cython.compiled:
+        memset(index.data.as_uchars + 8 * start, 0xFF, 8 * n)  # noqa: F821 (hashtype.pxd cimports it)
+    else:
+        index[start:start + n] = array("Q", _EMPTY_SLOT) * n
+
+
+_EMPTY_SLOT = (_EMPTY,)
+_NO_INDEX = array("Q")
+
+
+def _place(index: array[int], mask: int, e: int) -> None:
+    """Put the entry `e` (hash << 32 | position) into the first empty slot of its probe."""
+    i = (e >> 32) & mask
+    while _u64(index, i) != _EMPTY:
+        i = (i + 1) & mask
+    _set_u64(index, i, e)
+
+
+def _unlink(index: array[int], mask: int, i: int) -> None:
+    """Empty slot `i` of an index.  Linear probing deletes by moving back each later entry of the
+    run that may sit at `i`, so the index needs no tombstones."""
+    j = i
+    while True:
+        j = (j + 1) & mask
+        e = _u64(index, j)
+        if e == _EMPTY:
+            break
+        k = (e >> 32) & mask  # where that entry's field would sit
+        if (i < j and (k <= i or k > j)) or (i > j and k <= i and k > j):
+            _set_u64(index, i, e)
+            i = j
+    _set_u64(index, i, _EMPTY)
 
 
 def _item(field: bytes, value: bytes) -> bytes:
@@ -163,6 +218,16 @@ def _is_field(item: bytes, field: bytes, n: int) -> bool:
     return item.startswith(field, k)
 
 
+def _field_hash(item: bytes) -> int:
+    """The low 32 bits of hash() of the field of `item`.  Compiled, CPython's hash of the bytes in
+    place (what hash() of a bytes object computes), with no field object made."""
+    n = _field_len(item)
+    k = 1 if n < 0x80 else 4
+    if cython.compiled:
+        return _Py_HashBytes(cython.cast(cython.p_char, item) + k, n) & _U32  # noqa: F821 (hashtype.pxd)
+    return hash(item[k:k + n]) & _U32
+
+
 def _field_of(item: bytes) -> bytes:
     n = _field_len(item)
     k = 1 if n < 0x80 else 4
@@ -174,29 +239,41 @@ def _value_of(item: bytes) -> bytes:
     return item[(1 if n < 0x80 else 4) + n:]
 
 
+def _untracked(items: list[bytes | None]) -> list[bytes | None]:
+    """A table's list of items, out of the cyclic collector (compiled: storage/rax.py's `untrack`):
+    it holds bytes and None only, so no cycle passes through it.  Tracked, a big hash's list stayed
+    young from the row that grew it to the next collection, which walked every item (8 ms for
+    100,000 fields, docs/speed-log.md, 2026-11-29, h-tail2), and walked it again in generation 1."""
+    untrack(items)
+    return items
+
+
 class HashTable:
     """The hashtable encoding: fields and values packed by position (see the module docstring)."""
 
-    __slots__ = ("items", "free", "index", "mask", "count")
+    __slots__ = ("items", "free", "index", "mask", "count", "_grow_at", "_next", "_next_mask", "_next_filled",
+                 "_next_done")
 
     def __init__(self) -> None:
         self.clear()
 
     def clear(self) -> None:
         """No fields: every array empty, positions restarting at 0."""
-        self.items: list[bytes | None] = []  # the item at each position, None for a hole
+        self.items: list[bytes | None] = _untracked([])  # the item at each position, None for a hole
         self.free = array("i")  # holes to reuse (and stale positions past the end, see above)
         self.index = _empty_index(_MIN_INDEX)
         self.mask = _MIN_INDEX - 1
         self.count = 0
+        self._drop_growth()
 
     def copy(self) -> HashTable:
         t = HashTable()
-        t.items = self.items[:]  # the items are immutable: shared
+        t.items = _untracked(self.items[:])  # the items are immutable: shared
         t.free = self.free[:]
-        t.index = self.index[:]
+        t.index = self.index[:]  # complete: a growth under way is not copied
         t.mask = self.mask
         t.count = self.count
+        t._drop_growth()  # (its `_grow_at` for this mask)
         return t
 
     # ---- lookup --------------------------------------------------------------------------------
@@ -236,9 +313,7 @@ class HashTable:
         if e != _EMPTY:
             self.items[e & _U32] = _item(field, value)
             return 0
-        mask = self.mask
-        if (self.count + 1) * 3 > (mask + 1) * 2:  # at most two thirds full
-            self._rebuild_index((mask + 1) * 2)
+        if self.count >= self._grow_at and self._make_room(self.count + 1):  # the index was replaced
             mask = self.mask
             i = h & mask
             while _u64(self.index, i) != _EMPTY:
@@ -258,6 +333,8 @@ class HashTable:
             p = n
             items.append(_item(field, value))
         _set_u64(self.index, i, (h << 32) | p)
+        if p < self._next_done:  # a position the next index has passed
+            _place(self._next, self._next_mask, (h << 32) | p)
         self.count += 1
         return 1
 
@@ -269,37 +346,99 @@ class HashTable:
         return True
 
     def _rebuild_index(self, size: int) -> None:
-        """A new index of `size` slots over the entries of the current one."""
+        """A new index of `size` slots over the entries of the current one (a growth under way is
+        dropped)."""
         old = self.index
         index = _empty_index(size)
         mask = size - 1
         for j in range(len(old)):
             e = _u64(old, j)
             if e != _EMPTY:
-                i = (e >> 32) & mask
-                while _u64(index, i) != _EMPTY:
-                    i = (i + 1) & mask
-                _set_u64(index, i, e)
+                _place(index, mask, e)
         self.index = index
         self.mask = mask
+        self._drop_growth()
+
+    # Growth in steps, as storage/keyspace.py's index grows: rebuilding a big index is a pass over
+    # every field with a cache miss each (1.4 ms of CPU at 43,690 fields, 3 ms at 87,381), a pause
+    # for every client; Redis rehashes its dict incrementally.  A big index that gets half full
+    # starts its successor, twice its size, beside it: each new field first empties a slice of it,
+    # then moves `_GROWTH_STEP` more positions into it (positions below `_next_done` are in it; a
+    # position's hash is its field's, computed again); a new field or a removal below that mark is
+    # made in both, and lookups read the current index alone, which stays complete.  Once every
+    # position is in (well before the current index is two thirds full, the most it is let hold,
+    # where the rest is moved at once), the successor replaces it.
+    def _drop_growth(self) -> None:
+        """No growth under way (`_next_mask` 0, the other fields never written): the next one starts
+        at the count `_grow_at`, where a big index is half full and a small one two thirds."""
+        self._next = _NO_INDEX
+        self._next_mask = 0
+        self._next_filled = 0
+        self._next_done = 0
+        size = self.mask + 1
+        self._grow_at = size // 2 if size >= _STEPPED_GROWTH else size * 2 // 3
+
+    def _make_room(self, n: int) -> bool:
+        """Room for `n` fields (the count reached `_grow_at`): a small index rebuilt twice its size,
+        a big one's growth a step further.  True when the index in use was replaced."""
+        size = self.mask + 1
+        if self._next_mask or size >= _STEPPED_GROWTH:
+            return self._grow_step(n)
+        self._rebuild_index(size * 2)
+        return True
+
+    def _grow_step(self, n: int) -> bool:
+        """One step of the growth toward a larger index for `n` fields, started if need be; True
+        when the larger index has just replaced the current one."""
+        last = n * 3 > (self.mask + 1) * 2  # the current index cannot take the next field
+        if not self._next_mask:
+            size = (self.mask + 1) * 2
+            self._next = _unfilled_index(size)
+            self._next_mask = size - 1
+            self._next_filled = 0
+            self._next_done = 0
+            self._grow_at = 0  # every new field takes a step
+        index = self._next
+        mask = self._next_mask
+        size = mask + 1
+        f = self._next_filled
+        if f < size:  # first the slots are emptied, a slice per step (their first touch)
+            step = size - f if last else min(size - f, _FILL_STEP)
+            _fill(index, f, step)
+            self._next_filled = f + step
+            if f + step < size:
+                return False
+        items = self.items
+        end = len(items)
+        p = self._next_done
+        stop = end if last else min(end, p + _GROWTH_STEP)
+        while p < stop:
+            item = items[p]
+            if item is not None:
+                _place(index, mask, (_field_hash(item) << 32) | p)
+            p += 1
+        self._next_done = p
+        if p < end:
+            return False
+        self.index = index
+        self.mask = mask
+        self._drop_growth()
+        return True
 
     def _remove(self, i: int) -> None:
-        """Take the field whose entry is in index slot `i` out.  Linear probing deletes by moving
-        back each later entry of the run that may sit at `i`, so the index needs no tombstones."""
+        """Take the field whose entry is in index slot `i` out."""
         index = self.index
         mask = self.mask
-        p = _u64(index, i) & _U32
-        j = i
-        while True:
-            j = (j + 1) & mask
-            e = _u64(index, j)
-            if e == _EMPTY:
-                break
-            k = (e >> 32) & mask  # where that entry's field would sit
-            if (i < j and (k <= i or k > j)) or (i > j and k <= i and k > j):
-                _set_u64(index, i, e)
-                i = j
-        _set_u64(index, i, _EMPTY)
+        e = _u64(index, i)
+        p = e & _U32
+        _unlink(index, mask, i)
+        if p < self._next_done:  # the next index holds p too
+            nxt = self._next
+            nmask = self._next_mask
+            j = (e >> 32) & nmask
+            while _u64(nxt, j) != e:
+                j = (j + 1) & nmask
+            _unlink(nxt, nmask, j)
         self.count -= 1
         if not self.count:
             self.clear()  # empty: no field can be mid-scan, so the positions restart compact

@@ -64,7 +64,7 @@ from raxdb.storage.lzf import compress as lzf_compress
 from raxdb.storage.lzf import decompress_at as lzf_decompress_at
 from raxdb.storage.quicklist import PackedNode, Quicklist
 from raxdb.storage.rax import Rax
-from raxdb.storage.set_type import Intset, RSet
+from raxdb.storage.set_type import Intset, RSet, table_of
 from raxdb.storage.stream import NACK, U64, Consumer, ConsumerGroup, Stream
 from raxdb.storage.ziplist import ziplist_entries, zipmap_pairs
 from raxdb.storage.zset import ZSet
@@ -720,7 +720,7 @@ def _read_set(r: Reader, t: int, limits: Limits) -> Any:
         if not n:
             return EMPTY
         if n > limits.set_max_intset:
-            return RSet(set(intset.members(blob)))
+            return RSet(table_of(intset.members(blob)))
         return Intset(blob)  # the bytes as loaded
     if t == T_SET_LISTPACK:
         return _read_set_listpack(r.string(), limits)
@@ -737,7 +737,7 @@ def _read_set(r: Reader, t: int, limits: Limits) -> Any:
             raise corrupt("Duplicate set members detected") from None
         raise
     if n > limits.set_max_intset:  # Redis makes a hashtable at once
-        s = RSet(set(members))
+        s = RSet(table_of(members))
     else:
         s = RSet.of(members, _set_limits(limits))
     if len(s) != n:
@@ -762,7 +762,7 @@ def _read_set_listpack(blob: bytes, limits: Limits) -> Any:
     if not items:
         return EMPTY
     if len(items) > limits.set_max_listpack_entries:
-        return RSet(set(items))
+        return RSet(table_of(items))
     return RSet(items)
 
 

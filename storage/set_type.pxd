@@ -6,6 +6,7 @@
 # and `_slots` read a set's table directly: random members without copying the set.
 cimport cython
 from cpython.object cimport PyObject
+from raxdb.storage.rax cimport untrack
 
 cdef extern from "Python.h":
     ctypedef struct setentry:

@@ -74,6 +74,9 @@ except ImportError:  # interpreted without Cython: the class decorators below do
     cython = SimpleNamespace(compiled=False, cclass=lambda cls: cls, no_gc=lambda cls: cls)
     _COMPILED = False
 
+if not _COMPILED:  # compiled, set_type.pxd cimports it: CPython's untrack
+    from raxdb.storage.rax import untrack
+
 _rng = random.getrandbits(64) | 1  # _rand's state (compiled: a C unsigned 64-bit)
 
 
@@ -170,7 +173,7 @@ class RSet:
         (ascending) and then the rest in order, when the conversion and every later add stay
         within the listpack limits, else a hashtable."""
         if not limits[1]:  # 7.0 mode: no listpacks, and the order does not matter
-            return cls(_intset_or_table(set(members), limits[0]))
+            return cls(_intset_or_table(table_of(members), limits[0]))
         table = dict.fromkeys(members)  # distinct, in order
         if len(table) <= limits[0]:
             d = _intset_or_table(table, limits[0])
@@ -185,10 +188,10 @@ class RSet:
             lead.append(v)
         k = len(lead)
         if k > limits[0] or k >= len(table):  # past the intset limit first: a hashtable
-            return cls(set(table))
+            return cls(table_of(table))
         lead.sort()
         if k and max(len(b"%d" % lead[0]), len(b"%d" % lead[-1])) > limits[2]:
-            return cls(set(table))
+            return cls(table_of(table))
         members_lp = [b"%d" % v for v in lead]
         members_lp.extend(islice(table, k, None))
         return cls(_listpack_or_table(members_lp, limits))
@@ -214,7 +217,7 @@ class RSet:
             return cls()
         if hint <= limits[1]:
             return cls([])
-        return cls(set())
+        return cls(table_of(()))
 
     # ---- contract ------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -235,7 +238,7 @@ class RSet:
             return RSet(d)  # an intset's bytes are immutable
         if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
             assert not isinstance(d, bytes)
-        return RSet(d.copy())
+        return RSet(table_of(d) if type(d) is set else d.copy())
 
     def mem_usage(self, samples: int = 5) -> int:
         """MEMORY USAGE's estimate: exact for an intset or a listpack (the robj and its blob's
@@ -282,7 +285,7 @@ class RSet:
             if len(d) < limits[1] and len(m) <= limits[2]:
                 d.append(m)
             else:  # past a listpack limit: a hashtable
-                d = self.data = set(d)
+                d = self.data = table_of(d)
                 d.add(m)
             return True
         if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
@@ -296,7 +299,7 @@ class RSet:
                 lp.append(m)
                 self.data = lp
                 return True
-            self.data = d = set(intset.members(d))
+            self.data = d = table_of(intset.members(d))
             d.add(m)
             self._scan = None
             return True
@@ -304,7 +307,7 @@ class RSet:
         if new is None:
             return False
         if (len(new) - 8) // new[0] > limits[0]:
-            self.data = set(intset.members(new))
+            self.data = table_of(intset.members(new))
         else:
             self.data = new
         return True
@@ -316,9 +319,9 @@ class RSet:
         d = self.data
         if type(d) is list:
             if count > limits[1]:
-                self.data = set(d)
+                self.data = table_of(d)
         elif type(d) is bytes and count > limits[0]:
-            self.data = set(intset.members(d))
+            self.data = table_of(intset.members(d))
 
     def remove(self, m: bytes) -> bool:
         d = self.data
@@ -354,7 +357,7 @@ class RSet:
             assert isinstance(d, set)  # called for a hashtable only
         slots = _slots(d)
         if slots > 8 and len(d) * _MIN_FILL < slots:
-            self.data = set(d)
+            self.data = table_of(d)
 
     # ---- reading -------------------------------------------------------------------------------
     def members(self) -> list[bytes]:
@@ -511,6 +514,17 @@ class RSet:
         return idx.scan(cursor, count)
 
 
+def table_of(members: Iterable[bytes]) -> set[bytes]:
+    """A hashtable's set of `members`, out of the cyclic collector (compiled: storage/rax.py's
+    `untrack`): it holds bytes only, so no cycle passes through it.  Tracked, a big set stayed young
+    from the row that grew it to the next collection, which walked every member (7 ms for 100,000,
+    docs/speed-log.md, 2026-11-29, h-tail2), and walked it again in generation 1.  Every set an RSet
+    holds is made here (storage/rdb.py's loads too); CPython's set operations never track a set again."""
+    s = set(members)
+    untrack(s)
+    return s
+
+
 def _intset_or_table(members: Any, max_ints: int) -> Any:
     """Distinct `members`: the intset of them when they are all integers and no more than
     `max_ints` (its width the widest any needs), else `members` as given."""
@@ -530,7 +544,7 @@ def _listpack_or_table(members: list[bytes], limits: Limits) -> list[bytes] | se
     """Distinct `members` added in order to an empty listpack: the list when they stay within the
     listpack limits, else (converted on the way) a hashtable of them."""
     if len(members) > limits[1] or any(len(m) > limits[2] for m in members):
-        return set(members)
+        return table_of(members)
     return members
 
 

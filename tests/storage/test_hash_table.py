@@ -6,12 +6,16 @@ field present for the whole scan at least once, as Redis guarantees."""
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from raxdb.storage import hashtype
 from raxdb.storage.hashtype import Hash
 
+COMPILED = hashtype.__file__.endswith(".so")
 pytestmark = pytest.mark.pure  # hashtype.py is compiled: run interpreted too
 
 # few distinct fields, so that deletes hit, updates happen and positions are reused
@@ -107,6 +111,8 @@ def test_hashtable_matches_dict_model(max_entries, program):
     copy = h.copy()
     h.set_pairs([b"after-copy", b"1"], 0, 0, 64)
     assert dict(copy.items()) == model
+    if copy.encoding() == "hashtable":
+        check_table(copy)
 
 
 @pytest.mark.parametrize("n", [0, 1, 127, 128, 300, 70_000])
@@ -127,21 +133,31 @@ def check_table(h: Hash) -> None:
     from that hash's slot without crossing an empty slot; listed free positions below the end are
     holes; no hole at the end; the index at most two thirds full."""
     t = h.d
-    items, index, mask = t.items, t.index, t.mask
-    empty = 2**64 - 1
+    items, mask = t.items, t.mask
     live = [p for p in range(len(items)) if items[p] is not None]
-    assert sorted(e & 0xFFFFFFFF for e in index if e != empty) == live
+    check_index(h, t.index, mask, live)
     assert t.count == len(live) and 3 * t.count <= 2 * (mask + 1)
     assert not items or items[-1] is not None
+    if COMPILED:  # the items (bytes and holes) out of the cyclic collector, however the table was made
+        assert not gc.is_tracked(items)
     for p in t.free:
         assert p >= len(items) or items[p] is None
+
+
+EMPTY = 2**64 - 1
+
+
+def check_index(h: Hash, index, mask: int, positions: list[int]) -> None:
+    """`index` holds each of `positions` once, under its field's hash, found from that hash's slot
+    without crossing an empty slot, and nothing else."""
+    assert sorted(e & 0xFFFFFFFF for e in index if e != EMPTY) == positions
     for j, e in enumerate(index):
-        if e == empty:
+        if e == EMPTY:
             continue
-        assert e >> 32 == hash(t.field_at(e & 0xFFFFFFFF)) & 0xFFFFFFFF
+        assert e >> 32 == hash(h.d.field_at(e & 0xFFFFFFFF)) & 0xFFFFFFFF
         i = (e >> 32) & mask
         while i != j:
-            assert index[i] != empty
+            assert index[i] != EMPTY
             i = (i + 1) & mask
 
 
@@ -170,3 +186,95 @@ def test_big_table_grows_shrinks_and_keeps_cursors():
     for f in survivors:
         h.delete(f)
     assert len(h) == 0 and h.d.items == [] and h.d.mask == 7
+
+
+def check_next(h: Hash) -> None:
+    """A growth under way: while its slots are being emptied, no position moved and the emptied
+    slots empty (those past them are not written yet); then every live position below the mark
+    in the next index once, under its field's hash, found from that hash's slot; nothing else."""
+    t = h.d
+    index, mask, done = t._next, t._next_mask, t._next_done
+    assert len(index) == mask + 1 == 2 * (t.mask + 1)
+    if t._next_filled < len(index):
+        assert done == 0 and all(e == EMPTY for e in index[:t._next_filled])
+        return
+    check_index(h, index, mask, [p for p in range(min(done, len(t.items))) if t.items[p] is not None])
+
+
+def test_a_big_index_grows_in_steps():
+    """A big index that gets half full builds its successor beside it, a few positions per new
+    field, and hands over before it is two thirds full: the index in use stays the same object
+    and complete while the successor is built; deletions (holes reused below and above the mark,
+    holes cut off the end), updates, a copy and an HSCAN across the growth leave every field found
+    and returned, and no deleted one."""
+    import random
+
+    h = Hash()
+    model: dict[bytes, bytes] = {}
+    rng = random.Random(56)
+    n = 0
+
+    def add() -> None:
+        nonlocal n
+        f = b"field:%d" % n
+        n += 1
+        h.set_pairs([f, f], 0, 0, 64)
+        model[f] = f
+
+    def delete(f: bytes) -> None:
+        assert h.delete(f) == (model.pop(f, None) is not None)
+
+    while len(model) < 16_000:  # rebuilt at once while under 32768 slots
+        add()
+    assert h.d.mask + 1 == 1 << 15 and not h.d._next_mask
+    cursor, seen = h.scan(0, 50)  # a scan started before the growth
+    before = set(model)
+    gone: set[bytes] = set()
+    index = h.d.index
+    steps = 0
+    while h.d.index is index:  # the growth: new fields, with deletions, updates and a copy
+        add()
+        if h.d._next_mask:
+            steps += 1
+            assert h.d.index is index and h.d.mask + 1 == 1 << 15
+            if steps % 200 == 1:
+                check_table(h)
+                check_next(h)
+                assert all(h.get(f) == v for f, v in model.items())
+            if steps == 300:
+                copy = h.copy()
+                assert not copy.d._next_mask and dict(copy.items()) == model
+                check_table(copy)
+        r = rng.random()
+        if r < 0.3:
+            f = b"field:%d" % rng.randrange(n)
+            if f in model:
+                gone.add(f)
+            delete(f)
+        elif r < 0.35:  # the last field (a hole at the end, cut off)
+            delete(b"field:%d" % (n - 1))
+            gone.add(b"field:%d" % (n - 1))
+        elif r < 0.4 and model:
+            f = rng.choice(list(model)) if steps % 50 == 0 else b"field:%d" % rng.randrange(n)
+            if f in model:
+                h.set_pairs([f, b"new"], 0, 0, 64)
+                model[f] = b"new"
+        if cursor and rng.random() < 0.1:
+            cursor, got = h.scan(cursor, 50)
+            seen.extend(got)
+    assert steps > 100  # it took steps
+    assert h.d.mask + 1 == 1 << 16 and not h.d._next_mask and len(h) * 3 <= (1 << 15) * 2
+    while cursor:
+        cursor, got = h.scan(cursor, 50)
+        seen.extend(got)
+    assert before - gone <= set(seen)
+    check_table(h)
+    assert len(h) == len(model) and all(h.get(f) == v for f, v in model.items())
+    assert h.get(b"field:%d" % n) is None
+    while not h.d._next_mask:  # the next growth, then nearly every field deleted mid-way
+        add()
+    for f in list(model)[100:]:
+        delete(f)
+    assert not h.d._next_mask and h.d.mask + 1 < 1 << 10  # shrunk: the growth dropped
+    check_table(h)
+    assert dict(h.items()) == model

@@ -14,11 +14,13 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from raxdb.storage import intset, rdb
+from raxdb.storage import intset, rdb, set_type
 from raxdb.storage.alloc import sds_alloc
 from raxdb.storage.intset import canonical_int, width_of
 from raxdb.storage.set_type import LIMITS_70, Intset, RSet, as_set
@@ -26,6 +28,7 @@ from tests.support.diff import Diff, RawConnection, parse
 from tests.support.servers import start_raxdb, start_redis
 
 pytestmark = pytest.mark.pure  # set_type.py and intset.py are compiled: run interpreted too
+COMPILED = set_type.__file__.endswith(".so")
 
 ints = st.one_of(st.integers(-40, 40), st.integers(-(2**63), 2**63 - 1),
                  st.sampled_from([32767, 32768, -32768, -32769, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1]))
@@ -150,6 +153,8 @@ def test_rset_model(seq, max_ints):
         assert set(s.members()) == model
         assert all(x in s for x in model)
         assert s.encoding() == ("hashtable" if converted else "intset")
+        if COMPILED and converted:  # a hashtable's members out of the cyclic collector
+            assert not gc.is_tracked(s.data)
         if s.is_intset():
             assert s.members() == sorted(model, key=int)
     if model:
@@ -376,6 +381,49 @@ def test_random_draws_reach_every_member_and_a_drained_table_shrinks():
     assert _slots(big.data) <= 10 * len(big)
     taken, replacement = big.spop_many(60, LIMITS_70)
     assert replacement is None and len(taken) == 60 and len(big) == 40 and not set(taken) & set(big.members())
+
+
+@pytest.mark.skipif(not COMPILED, reason="interpreted: nothing can be untracked")
+def test_a_hashtables_members_stay_out_of_the_collector():
+    """Compiled, every Python set an RSet holds (a hashtable) is untracked, whichever way it was
+    made: it holds bytes, so no cycle passes through it, and a collection does not walk a big set's
+    members.  Each made set keeps its members."""
+    limits_72 = (4, 3, 8, True)  # 7.2 mode, tiny limits: every conversion is reached
+    nums = [b"%d" % i for i in range(10)]
+    made: list[tuple[RSet, set[bytes]]] = []
+
+    def grown(start: RSet, adds: list[bytes], limits: tuple) -> None:
+        for m in adds:
+            start.add(m, limits)
+        made.append((start, set(adds)))
+
+    grown(RSet(), nums, (4, 0, 0, False))  # an intset past its limit (7.0)
+    grown(RSet(), [b"1", b"a"], LIMITS_70)  # an intset meeting a string (7.0)
+    grown(RSet(), [b"1", b"a", b"b", b"c", b"d"], limits_72)  # intset -> listpack -> past its count
+    grown(RSet(), [b"1", b"a-long-member"], limits_72)  # intset -> past the listpack's value limit
+    grown(RSet.create(b"a", 100, limits_72), [b"a", b"b"], limits_72)  # created as a hashtable
+    hinted = RSet([b"a", b"b"])
+    hinted.hint(10, limits_72)
+    made.append((hinted, {b"a", b"b"}))
+    ints = RSet()
+    ints.add(b"1", limits_72)
+    ints.hint(10, limits_72)
+    made.append((ints, {b"1"}))
+    made.append((RSet.of([b"x", b"y", *nums], LIMITS_70), {b"x", b"y", *nums}))
+    made.append((RSet.of([b"1", *(b"m%d" % i for i in range(9))], limits_72), {b"1", *(b"m%d" % i for i in range(9))}))
+    made.append((RSet.built([b"p", b"q", b"r", b"s"], limits_72, False), {b"p", b"q", b"r", b"s"}))
+    big = RSet.of([b"m%d" % i for i in range(5000)], LIMITS_70)
+    for _ in range(4900):
+        big.pop_random()  # drained: rebuilt at its size on the way down
+    made.append((big, set(big.members())))
+    made.append((big.copy(), set(big.members())))
+    # loaded (RDB, RESTORE): a plain set past the intset limit, an intset past it
+    made.append((rdb.restore(rdb.dump(big), rdb.Limits()), set(big.members())))
+    wide = rdb.restore(_intset_payload(intset.pack(2, list(range(10)))), rdb.Limits(set_max_intset=5))
+    made.append((wide, {b"%d" % i for i in range(10)}))
+    for s, members in made:
+        assert s.encoding() == "hashtable" and set(s.members()) == members
+        assert not gc.is_tracked(s.data)
 
 
 def test_the_keyspace_keeps_an_intset_as_its_bytes():
