@@ -63,6 +63,7 @@ from typing import NamedTuple
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import collection_workloads, lua_workloads  # noqa: E402
+from bench.cpuclock import cpu_seconds  # noqa: E402
 from tests.support.diff import RawConnection, encode_command  # noqa: E402
 from tests.support.servers import free_port, start_raxdb, start_redis  # noqa: E402
 from tests.support.tlscerts import make_certs, tls_args  # noqa: E402
@@ -113,12 +114,6 @@ ROW_PIPELINES = collection_workloads.PIPELINES
 # BullMQ (bench/bullmq_bench.mjs): jobs added with addBulk, then processed by a Worker of concurrency 50
 BULLMQ_JOBS = 5000
 NODE_MODULES = Path(__file__).resolve().parent.parent / "tests" / "libraries" / "node_modules"
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def children_cpu_seconds() -> float:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import socket
 import statistics
@@ -34,6 +33,7 @@ import hiredis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.cpuclock import cpu_seconds  # noqa: E402
 from tests.support.diff import encode_command  # noqa: E402
 from tests.support.servers import start_raxdb, start_redis  # noqa: E402
 
@@ -96,17 +96,6 @@ def capture(port: int, jobs: int) -> list[list[bytes]]:
         if argv and argv[0].upper() not in SKIP:
             cmds.append(argv)
     return cmds
-
-
-def cpu_seconds(pid: int) -> float:
-    """The process's CPU time, every thread's: the scheduler's nanosecond count (schedstat) where
-    the kernel keeps it, else /proc/PID/stat's utime + stime (10 ms ticks, coarse beside a round)."""
-    try:
-        return sum(int((task / "schedstat").read_text().split()[0])
-                   for task in Path(f"/proc/{pid}/task").iterdir()) / 1e9
-    except (OSError, ValueError, IndexError):
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def replay(port: int, batches: list[bytes], counts: list[int]) -> None:

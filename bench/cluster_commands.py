@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
+from bench.cpuclock import cpu_seconds  # noqa: E402
 from tests.support.cluster import ClusterNode, SlotMover, wait_agreed  # noqa: E402
 from tests.support.servers import COMMON, ServerProcess, redis_binary  # noqa: E402
 
@@ -39,12 +40,6 @@ COMMANDS = {
     "CLUSTER NODES": ("CLUSTER", "NODES"),
     "CLUSTER INFO": ("CLUSTER", "INFO"),
 }
-
-
-def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def start(kind: str, port: int) -> ClusterNode:

@@ -68,12 +68,14 @@ WORKLOADS: dict[str, list[str]] = {
 }
 NO_RANDOM = {"SET_10K", "SET_1M"}
 PIPELINES = {"SET_1M": (1,), "GET_1M": (1,), "PUBLISH_100": (1,)}
-REQUESTS = {"LRANGE_600": 20_000, "SET_10K": 20_000, "GET_10K": 20_000, "SET_1M": 500, "GET_1M": 500,
+# (the 10 KB rows: at 20,000 requests a -P 16 run was ~60 ms of server CPU, of it ~3.5 ms the 50
+# connections' set-up, ~70 us each, redis-server's ~40: docs/speed-log.md's connection entries)
+REQUESTS = {"LRANGE_600": 20_000, "SET_10K": 100_000, "GET_10K": 100_000, "SET_1M": 500, "GET_1M": 500,
             "PUBLISH_100": 20_000, "SCAN_100": 20_000, "HSCAN_100": 20_000, "ZSCAN_100": 20_000,
             "HGETALL_100": 50_000, "ZRANGE_100_WS": 50_000, "ZRANGEBYSCORE_100": 50_000,
             "SMEMBERS_100": 50_000, "SINTER_100": 50_000, "SUNION_100": 50_000, "GEOSEARCH_10": 2_000,
             "HRANDFIELD_100": 50_000, "ZRANDMEMBER_100": 50_000,
-            "MULTI_EXEC": 100_000}  # CPU in 10 ms ticks: 20,000 blocks made ~10 of them
+            "MULTI_EXEC": 100_000}  # 20,000 blocks were ~10 of /proc's 10 ms ticks (bench/cpuclock.py)
 
 
 def setup_commands() -> Iterator[list[bytes]]:

@@ -11,7 +11,8 @@ command; a minimal uvloop + hiredis server about 0.6-0.8 us here (it has no sock
 
 Environment: HOTPATH_AOF=1 runs with appendonly yes (the AOF written to /dev/null), so the
 propagating loop is measured; HOTPATH_LIGHT=1 skips filling the 100k string keys and counters
-(a quicker set-up for A/B runs of workloads that do not read them).
+(a quicker set-up for A/B runs of workloads that do not read them); HOTPATH_GC=a,b,c sets the
+collector's thresholds (by default server/main.py's GC_THRESHOLDS, as the live server has them).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from bench import collection_workloads, lua_workloads  # noqa: E402
 from raxdb.server.config.options import Config  # noqa: E402
 from raxdb.server.core import Server  # noqa: E402
 from raxdb.server.events import propagate  # noqa: E402
+from raxdb.server.main import GC_THRESHOLDS  # noqa: E402
 from raxdb.server.memory import bigarrays  # noqa: E402
 from raxdb.server.net.client import Client  # noqa: E402
 from tests.support.diff import encode_command  # noqa: E402
@@ -334,7 +336,9 @@ def make_client(setup_commands: int = 200_000, counting: bool = False, setup: bo
         propagate.sync(srv)
     gc.collect()
     gc.freeze()
-    gc.set_threshold(10000, 20, 20)  # as server/main.py
+    # the live server's bounds: a young collection's walk is part of what a command costs
+    gc.set_threshold(*(map(int, os.environ["HOTPATH_GC"].split(",")) if os.environ.get("HOTPATH_GC")
+                       else GC_THRESHOLDS))
     return c
 
 

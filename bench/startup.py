@@ -41,6 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.cpuclock import cpu_seconds  # noqa: E402
 from tests.support.servers import free_port, redis_binary  # noqa: E402
 
 PERSISTENCE_OFF = ["--save", "", "--appendonly", "no"]
@@ -68,12 +69,6 @@ def _pong(port: int) -> bool:
             return s.recv(16).startswith(b"+PONG")
     except OSError:
         return False
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def time_to_pong(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
