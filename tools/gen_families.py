@@ -22,6 +22,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from genfile import write_or_check
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 PACKAGE = "raxdb.server.commands"
@@ -125,14 +127,7 @@ def main() -> int:
         return 0
     order = json.loads(subprocess.run([sys.executable, __file__, "--order"], check=True, capture_output=True,
                                       text=True).stdout)
-    text = render(order, families())
-    if args.check:
-        if OUT.read_text() != text:
-            print(f"{OUT} is out of date: run python tools/gen_families.py", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text)
-    return 0
+    return write_or_check(OUT, render(order, families()), args.check, __file__)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ import json
 import sys
 from pathlib import Path
 
+from genfile import write_or_check
+
 ROOT = Path(__file__).resolve().parent.parent
 FOLDER = ROOT / "server" / "table" / "commands"
 OUT = ROOT / "server" / "table" / "infoheads.py"
@@ -68,14 +70,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
-    text = render()
-    if args.check:
-        if not OUT.exists() or OUT.read_text(encoding="utf-8") != text:
-            print(f"{OUT.relative_to(ROOT)} is out of date: run python tools/gen_infoheads.py", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text, encoding="utf-8")
-    return 0
+    return write_or_check(OUT, render(), args.check, __file__)
 
 
 if __name__ == "__main__":

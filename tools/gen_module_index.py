@@ -22,6 +22,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+from genfile import write_or_check
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "modules.md"
 
@@ -119,14 +121,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if docs/modules.md would change")
     args = parser.parse_args()
-    text = render()
-    if args.check:
-        if not OUT.exists() or OUT.read_text() != text:
-            print("docs/modules.md is out of date: run python tools/gen_module_index.py", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text)
-    return 0
+    return write_or_check(OUT, render(), args.check, __file__)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ import json
 import sys
 from pathlib import Path
 
+from genfile import write_or_check
+
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "server" / "config" / "config_defaults.json"
 OUT = ROOT / "server" / "config" / "optiontable.py"
@@ -64,14 +66,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true")
     check = ap.parse_args().check
-    text = render(json.loads(SOURCE.read_text(encoding="utf-8")))
-    if OUT.exists() and OUT.read_text(encoding="utf-8") == text:
-        return 0  # up to date: nothing to write
-    if check:
-        print(f"{OUT} is out of date: run python tools/gen_option_table.py", file=sys.stderr)
-        return 1
-    OUT.write_text(text, encoding="utf-8")
-    return 0
+    return write_or_check(OUT, render(json.loads(SOURCE.read_text(encoding="utf-8"))), check, __file__)
 
 
 if __name__ == "__main__":
