@@ -120,9 +120,10 @@ def _set_u64(a: array[int], i: int, v: int) -> None:
 
 
 def _empty_index(size: int) -> array[int]:
-    """An index of `size` slots (a power of two), all empty."""
-    index = array("Q")
-    index.frombytes(b"\xff" * (8 * size))
+    """An index of `size` slots (a power of two), all empty: `_unfilled_index` emptied by `_fill`
+    (compiled, no temporary the size of the index)."""
+    index = _unfilled_index(size)
+    _fill(index, 0, size)
     return index
 
 
