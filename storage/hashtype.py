@@ -27,7 +27,10 @@ Representation.  A `Hash` has two slots, `lp` and `d`; exactly one of them is se
   index.  A lookup reads the index, then only the item of a slot whose hash matches (length, then
   memcmp compiled): three memory reads where a dict makes four.  HGET returns the item's tail, a
   fresh `bytes`.  A delete moves the later entries of its probe run back (their hashes are in the
-  index), so there are no tombstones; the index shrinks to a quarter when an eighth full.
+  index), so there are no tombstones; the index shrinks to a quarter when an eighth full.  An
+  index of 32,768 slots or more grows in steps, its successor built beside it a few positions per
+  new field while lookups read the complete one in use (`_grow_step`), so no HSET rebuilds a big
+  index at once.  `items` holds bytes and holes only and is out of the cyclic collector.
 
   Positions are stable: a field keeps its position for as long as it exists; a deleted position
   becomes a hole (None) listed in `free` and reused by a later field, except that holes at the end

@@ -7,7 +7,8 @@ What the keyspace keeps for a set depends on its encoding:
   blob `storage.intset` reads, in Redis's format, so DUMP / RDB write it as it is and RESTORE / RDB
   load keep the bytes given.  No wrapper: a small set of numbers is a key with one value object,
   as in Redis (compiled, `Intset` has no GC header either, see set_type.pxd);
-- a hashtable is kept as an `RSet` whose `data` is a Python `set` of the members (`bytes`);
+- a hashtable is kept as an `RSet` whose `data` is a Python `set` of the members (`bytes`), made
+  by `table_of` and so out of the cyclic collector (it holds bytes only);
 - a listpack (Redis 7.2: compat-version 7.2+, OBJECT ENCODING "listpack") is kept as an `RSet`
   whose `data` is a Python `list` of the members in the listpack's order (appended at the tail,
   removed in place), which SMEMBERS and the other iterations follow as 7.2 does.  The listpack's
