@@ -116,9 +116,13 @@ fuzz: build $(TEST_STAMP)
 	  grep -h '^Done' build/fuzz/$$t.log; \
 	done
 
+# The write rows again in the configurations users run: over TLS, a cache under a memory limit, the AOF on.
+BENCH_CONFIG_ROWS = SET,INCR,MSET,LPUSH,LPOP,SADD,HSET,ZADD,XADD
 bench: build $(TEST_STAMP) redis-oracle
 	$(PY) bench/bench.py $(BENCH_ARGS)
-	$(PY) bench/bench.py --tls --only SET,GET,INCR,LRANGE_100
+	$(PY) bench/bench.py --tls --only $(BENCH_CONFIG_ROWS),GET,LRANGE_100
+	$(PY) bench/bench.py --only $(BENCH_CONFIG_ROWS) --server-args "--maxmemory 1gb --maxmemory-policy allkeys-lru"
+	$(PY) bench/bench.py --only $(BENCH_CONFIG_ROWS) --server-args "--appendonly yes --appendfsync everysec"
 	$(PY) bench/startup.py
 
 # The image (docker/Dockerfile), with docker or podman: whichever is installed and has a running

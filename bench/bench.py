@@ -315,6 +315,8 @@ def main() -> None:
         print("over TLS (redis-benchmark --tls, a client certificate)")
     else:
         ours, theirs = start_raxdb(*extra), start_redis(*extra)
+    if extra:
+        print("both servers with", " ".join(extra))
     try:
         for srv in (ours, theirs):
             prepare(srv.port)
