@@ -34,7 +34,10 @@ against each server's tls-port; certificates made for the run as tests/support/t
 them); `make bench` runs a few workloads that way after the plain table.
 
 `--server-args` starts both servers with those options (a memory limit, say, under which raxdb
-counts memory after every write as server/memory/evict.py describes).
+counts memory after every write as server/memory/evict.py describes).  `--cluster` starts both in
+cluster mode, each a one-node cluster that owns every slot: what a key's slot costs each server
+per command (its slot's check, the per-slot key index), with no redirection; rows whose keys fall
+in different slots (MSET, SINTER_100, SUNION_100, the BullMQ rows) only measure CROSSSLOT errors.
 
 The scripting rows (EVALSHA_*, FCALL_*) run bench/lua_workloads.py's scripts, loaded by `prepare`;
 the queue rows (BULLMQ_ADD, BULLMQ_WORK; `--only BULLMQ`) run bench/bullmq_bench.mjs with Node.js
@@ -223,6 +226,16 @@ EXPIRING_ROWS = {"SET_PX"}
 SMALL_KEYS = 100_000  # the -r of every workload: __rand_int__ is 12 digits below it
 
 
+def own_every_slot(port: int) -> None:
+    """`--cluster`: a one-node cluster, the server given every slot (CLUSTER ADDSLOTSRANGE), awaited
+    until CLUSTER INFO says the cluster is ok, so every key is served here without a redirection."""
+    conn = RawConnection(port, timeout=60)
+    conn.call(b"CLUSTER", b"ADDSLOTSRANGE", b"0", b"16383")
+    while b"cluster_state:ok" not in conn.call(b"CLUSTER", b"INFO"):
+        conn.call(b"WAIT", b"0", b"10")  # (no replicas: WAIT returns 0 after its 10 ms)
+    conn.close()
+
+
 def prepare(port: int) -> None:
     """Data the read workloads need: streams for XRANGE, lists for LRANGE (redis-benchmark's own
     LRANGE test pushes first), the small hashes and sorted sets of the *_SMALL and EVALSHA_MIX
@@ -294,6 +307,9 @@ def main() -> None:
     ap.add_argument("--memory", action="store_true")
     ap.add_argument("--tls", action="store_true", help="over TLS (each server's tls-port)")
     ap.add_argument("--server-args", default="", help="options for both servers")
+    ap.add_argument("--cluster", action="store_true",
+                    help="both servers in cluster mode, each a one-node cluster owning every slot (single-key rows only:"
+                         " a multi-key row's keys are in different slots, CROSSSLOT)")
     ap.add_argument("--pauses", action="store_true",
                     help="run raxdb with its pause recorder and print its longest pauses after each row")
     ap.add_argument("--client", action="store_true",
@@ -302,6 +318,8 @@ def main() -> None:
     only = opts.only.upper().split(",") if opts.only else []
     names = [n for n in WORKLOADS if not only or n in only]
     extra = opts.server_args.split()
+    if opts.cluster:
+        extra += ["--cluster-enabled", "yes"]
     tls: list[str] = []
     tls_ports = {}
     if opts.pauses:
@@ -319,6 +337,8 @@ def main() -> None:
         print("both servers with", " ".join(extra))
     try:
         for srv in (ours, theirs):
+            if opts.cluster:
+                own_every_slot(srv.port)
             prepare(srv.port)
         if opts.pauses:
             server_pauses(ours.port)  # start the recorder's report afresh: prepare's pauses are not a row's

@@ -6,6 +6,7 @@ the modules that run interpreted).  An interpreted tree (`make test-pure`'s copy
 from __future__ import annotations
 
 import runpy
+import subprocess
 import sys
 
 import pytest
@@ -30,6 +31,24 @@ def test_setup_compiles_the_listed_modules(monkeypatch):
 @pytest.mark.skipif(not BUILT, reason="an interpreted tree: nothing was compiled")
 def test_every_listed_module_is_compiled():
     assert compiled.interpreted_hot_modules() == []
+
+
+@pytest.mark.skipif(not BUILT, reason="an interpreted tree: nothing was compiled")
+def test_every_compiled_module_agrees_with_the_types_it_cimports():
+    """A module compiled against an older .pxd of a type it cimports (a field added to
+    storage/hashtype.pxd's HashTable while server/commands/t_hash kept its old C file) still
+    imports, with Cython's "size changed, may indicate binary incompatibility" warning, and reads
+    the type's fields at the offsets it was compiled with.  A clean build never has one; an in-place
+    build whose .c files outlived such a change can (a worktree's copied build directory: the
+    mtimes stale_modules reads cannot tell).  Each compiled module is imported in a fresh
+    interpreter, Cython's warning an error."""
+    code = ("import importlib, sys\n"
+            "for name in sys.argv[1:]:\n"
+            "    importlib.import_module(name)\n")
+    names = [n for n in ALL if n not in compiled.interpreted_hot_modules()]
+    done = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-c", code, *names], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_a_mixed_build_is_told_from_a_whole_one(tmp_path):
