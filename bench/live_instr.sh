@@ -13,6 +13,8 @@
 # KEEP=path keeps the window's callgrind file there, for `callgrind_annotate --inclusive=yes` (by
 # function, the loop and the transport included); the cron's ticks in the window are
 # timer.c:uv__run_timers's (their number varies from run to run under callgrind's slowness).
+# SERVER_ARGS adds options to the server's command line, e.g. SERVER_ARGS="--maxmemory 1gb";
+# with "--cluster-enabled yes" the server is a one-node cluster given every slot first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -26,7 +28,7 @@ shift
 port=$("$PY" -c "from tests.support.servers import free_port; print(free_port())")
 out=$(mktemp -d)
 valgrind --tool=callgrind --callgrind-out-file="$out/cg.%p" "$PY" -m raxdb.server --port "$port" --bind 127.0.0.1 \
-  --save "" --appendonly no --hz 1 --slowlog-log-slower-than -1 --latency-monitor-threshold 0 >"$out/log" 2>&1 &
+  --dir "$out" --save "" --appendonly no --hz 1 --slowlog-log-slower-than -1 --latency-monitor-threshold 0 ${SERVER_ARGS:-} >"$out/log" 2>&1 &
 vg=$!
 for _ in $(seq 120); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 1; done
 "$PY" - "$port" <<'EOF'
@@ -34,6 +36,10 @@ import sys
 import redis
 from bench.lua_workloads import setup_commands
 r = redis.Redis(port=int(sys.argv[1]))
+if r.info("cluster").get("cluster_enabled"):
+    r.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+    while r.execute_command("CLUSTER", "INFO").decode().find("cluster_state:ok") < 0:
+        r.execute_command("WAIT", 0, 100)
 for cmd in setup_commands():
     r.execute_command(*cmd)
 EOF

@@ -8,6 +8,7 @@
 cimport cython
 from cpython cimport array
 from cpython.array cimport clone, resize, resize_smart
+from raxdb.storage.slots cimport SlotIndex
 
 cdef Py_ssize_t _MIN_INDEX
 cdef Py_ssize_t _STEPPED_GROWTH
@@ -93,7 +94,8 @@ cdef class Database:
     cdef public Py_ssize_t nexpires
     cdef public dict freq
     cdef public list hfe
-    cdef public object expires, watched, blocking, clock, expired_hook, ready_hook, new_hook, sizes, slot_keys
+    cdef public object expires, watched, blocking, clock, expired_hook, ready_hook, new_hook, sizes
+    cdef public SlotIndex slot_keys  # None standalone: its add and discard are C calls in cluster mode
     cdef public bint lfu, signals, expire_paused, loading, touch
     cdef public long long stat_expired, mem, avg_ttl
     cdef object __weakref__

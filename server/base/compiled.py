@@ -37,6 +37,8 @@ HOT_MODULES = (
     "raxdb.server.conn.obuf",
     "raxdb.server.net.client",
     "raxdb.server.table.registry",
+    "raxdb.server.cluster.routing",
+    "raxdb.server.cluster.state",
     "raxdb.server.table.args",
     "raxdb.server.events.keyaccess",
     "raxdb.server.events.propagate",
@@ -72,6 +74,7 @@ HOT_MODULES = (
     "raxdb.storage.quicklist",
     "raxdb.storage.rax",
     "raxdb.storage.set_type",
+    "raxdb.storage.slots",
     "raxdb.storage.stream",
     "raxdb.storage.zset",
 )

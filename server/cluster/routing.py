@@ -30,7 +30,16 @@ from raxdb.server.base.errors import TRYAGAIN
 from raxdb.server.base.multiqueue import queued
 from raxdb.server.cluster.state import OK
 from raxdb.server.table.getkeys import key_positions
-from raxdb.storage.slots import key_hash_slot
+
+try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
+
+if not cython.compiled:  # compiled, routing.pxd cimports it: a C call
+    from raxdb.storage.slots import key_hash_slot
 
 if TYPE_CHECKING:
     from raxdb.server.cluster.manager import Cluster
@@ -100,7 +109,12 @@ def _stable_here(st: Any, key: bytes) -> bool:
     if st.state != OK:
         return False
     slot = key_hash_slot(key)
-    return st.slots[slot] is st.myself and slot not in st.migrating and slot not in st.importing
+    if st.slots[slot] is not st.myself:
+        return False
+    # the tests of two dicts that are empty but while slots move
+    migrating = st.migrating
+    importing = st.importing
+    return not ((migrating and slot in migrating) or (importing and slot in importing))
 
 
 def local(cluster: Cluster, c: Any, cmd: Any, argv: list[bytes]) -> bool:

@@ -6,6 +6,7 @@ tests/integration/test_cluster_bus.py's."""
 
 from __future__ import annotations
 
+import binascii
 import os
 import re
 import sys
@@ -74,6 +75,26 @@ def test_keyslot(cdiff):
     for key in KEYS:
         cdiff("CLUSTER", "KEYSLOT", key)
     assert key_hash_slot(b"123456789") == 0x31C3 & 0x3FFF  # CRC16/XMODEM's check value
+
+
+def _slot_by_definition(key: bytes) -> int:
+    """keyHashSlot as Redis's cluster.c words it, with binascii's CRC-16/XMODEM."""
+    s = key.find(b"{")
+    if s >= 0:
+        e = key.find(b"}", s + 1)
+        if e > s + 1:
+            key = key[s + 1:e]
+    return binascii.crc_hqx(key, 0) & 0x3FFF
+
+
+@settings(max_examples=3000, deadline=None)
+@given(strategies.lists(strategies.sampled_from([b"{", b"}", b"a", b"\x00", b"\xff", b"user:1000"]), max_size=12))
+def test_key_hash_slot_is_its_definition(parts):
+    """Compiled, key_hash_slot is its own C loop (the tag's search, a table CRC): the same slot as
+    the definition for keys made mostly of braces, where the tag's rules (the first `{`, the
+    first `}` after it, an empty tag ignored) decide."""
+    key = b"".join(parts)
+    assert key_hash_slot(key) == _slot_by_definition(key)
 
 
 def test_slot_errors(cdiff):
