@@ -173,11 +173,12 @@ _QUEUED = R.QUEUED
 if not cython.compiled:  # compiled, client.pxd holds these inline: clock_gettime, not a Python call
     perf_clock_ns = time.perf_counter_ns
     _time_ns = time.time_ns
-    # compiled, registry.pxd's inline, cimported: a compiled handler's own C function, called straight
-    from raxdb.server.table.registry import run_handler
     # compiled, memory/evict.pxd's, cimported: a write's accounting and the measure before a
     # command under a memory limit are C calls
     from raxdb.server.memory.evict import account, refuses
+
+    # compiled, registry.pxd's inline, cimported: a compiled handler's own C function, called straight
+    from raxdb.server.table.registry import run_handler
 
     def _write_now(fd: int, data: bytes) -> int:
         """Compiled, client.pxd's send(2); interpreted never called (wfd stays -1), and were
