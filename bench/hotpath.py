@@ -12,7 +12,9 @@ command; a minimal uvloop + hiredis server about 0.6-0.8 us here (it has no sock
 Environment: HOTPATH_AOF=1 runs with appendonly yes (the AOF written to /dev/null), so the
 propagating loop is measured; HOTPATH_LIGHT=1 skips filling the 100k string keys and counters
 (a quicker set-up for A/B runs of workloads that do not read them); HOTPATH_GC=a,b,c sets the
-collector's thresholds (by default server/main.py's GC_THRESHOLDS, as the live server has them).
+collector's thresholds (by default server/main.py's GC_THRESHOLDS, as the live server has them);
+HOTPATH_MAXMEMORY=1gb sets that memory limit with allkeys-lru after the set-up (a cache whose limit
+is not reached), so the memory accounting of every write is measured.
 """
 
 from __future__ import annotations
@@ -334,6 +336,12 @@ def make_client(setup_commands: int = 200_000, counting: bool = False, setup: bo
         srv.aof.fd = os.open(os.devnull, os.O_WRONLY)
         srv.propagation_targets.append(srv.aof)
         propagate.sync(srv)
+    if os.environ.get("HOTPATH_MAXMEMORY"):
+        # a cache: a memory limit (never reached) and an eviction policy, so every write's
+        # accounting (server/memory/evict.py) and the measure before it are counted
+        c.data_received(encode_command([b"CONFIG", b"SET", b"maxmemory", os.environ["HOTPATH_MAXMEMORY"].encode(),
+                                        b"maxmemory-policy", b"allkeys-lru"]))
+        assert c.server.maxmemory
     gc.collect()
     gc.freeze()
     # the live server's bounds: a young collection's walk is part of what a command costs

@@ -176,9 +176,13 @@ class Server(ServerFields, _Declared):
         self.mem_limited = False  # maxmemory != 0, kept with it (evict._apply): a C field's truth test
         self.mem_created: list[tuple[Database, bytes]] | None = None
         self.mem_dbs: list[Database] = []  # the databases the figure walks (evict.used_memory)
-        # True while the figure was within the limit when last measured and nothing that can grow
-        # it (a write, a created key, a connection) happened since: reads then skip the measure.
+        # True while the figure was within the limit when last measured and what grew it since
+        # fits in `mem_room` (the limit less that measure, less each counted write's growth): the
+        # measure before a command is then skipped.  A created key, a connection, a client's
+        # buffers, a new TTL or a replication backlog clear it.
         self.mem_ok = False
+        self.mem_room = 0
+        self.mem_nexp = 0  # the keys with a TTL in the databases counted, at that measure
         self.pre_command_oom = False
         self.stat_evicted_keys = 0
         attach_notify(self)  # Pub/Sub registry, notify-keyspace-events, expiry events and WATCH

@@ -17,7 +17,13 @@ def size_class(n: int) -> int:
         return 8
     if n <= 128:
         return (n + 15) & ~15
-    spacing = 1 << ((n - 1).bit_length() - 3)
+    # a quarter of the power of two below n - 1's top bit: 32 up to 256, 64 up to 512, ... (a
+    # loop, not bit_length, so that it compiles to C arithmetic: alloc.pxd)
+    top = 256
+    spacing = 32
+    while n > top:
+        top <<= 1
+        spacing <<= 1
     return (n + spacing - 1) & ~(spacing - 1)
 
 
@@ -45,16 +51,22 @@ def sds_alloc(n: int) -> int:
 def dict_table_bytes(n: int) -> int:
     """The bucket array of a dict holding n entries: 8-byte buckets, a power of two at least n,
     never under 4 (DICT_HT_INITIAL_SIZE)."""
-    return 8 * max(4, 1 << (n - 1).bit_length())
+    size = 4
+    while size < n:
+        size <<= 1
+    return 8 * size
 
 
-def sds_alloc_sum(lengths: Iterable[int]) -> int:
-    """sds_alloc summed over strings of these lengths (a sampled estimate's elements)."""
-    lengths = list(lengths)
-    try:
-        return sum(map(_SDS_TABLE.__getitem__, lengths))
-    except IndexError:  # a string past the table
-        return sum(map(sds_alloc, lengths))
+def sds_alloc_first(strings: Iterable[bytes], k: int) -> int:
+    """sds_alloc summed over the first k of `strings` (a sampled estimate's elements; one C loop
+    compiled, where a write under a memory limit sizes its set or sorted set again)."""
+    total = 0
+    for s in strings:
+        if not k:
+            break
+        total += sds_alloc(len(s))
+        k -= 1
+    return total
 
 
 # Memory accounting sizes every key a write command touches (server/memory/evict.py): keys and short

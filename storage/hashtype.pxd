@@ -15,6 +15,7 @@ from cpython cimport array
 from cpython.array cimport clone, resize
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.string cimport memcmp, memcpy, memset
+from raxdb.storage.alloc cimport sds_alloc
 from raxdb.storage.listpack cimport (append_pair, bulks, count_of, elements, entry_end, find_key, pair_value,
                                     replace_value, replace_values, splice, distinct_indexes, group_values,
                                     offset_at, random_indexes, value_at)
@@ -125,6 +126,9 @@ cdef class HashTable:
 
     @cython.locals(items=list, n=Py_ssize_t, p=Py_ssize_t)
     cpdef Py_ssize_t random_position(self) except -1
+
+    @cython.locals(item=bytes, n=Py_ssize_t, total=Py_ssize_t)
+    cpdef Py_ssize_t sds_first(self, Py_ssize_t k) except -1
 
 
 cdef class Hash:  # @cython.no_gc is on the class in the .py: Cython reads it only there

@@ -56,7 +56,7 @@ import random
 from array import array
 from collections.abc import Iterable, Iterator
 
-from raxdb.storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
+from raxdb.storage.alloc import dict_table_bytes, sds_alloc, size_class
 from raxdb.storage.listpack import (
     EMPTY,
     HEADER_SIZE,
@@ -500,18 +500,18 @@ class HashTable:
         """The field at live position `p`."""
         return _field_of(self.items[p])  # type: ignore[arg-type]
 
-    def sizes(self, k: int) -> tuple[list[int], list[int]]:
-        """The lengths of the first `k` fields (k <= count) and of their values."""
-        flens: list[int] = []
-        vlens: list[int] = []
+    def sds_first(self, k: int) -> int:
+        """sds_alloc summed over the first `k` fields (k <= count) and their values: MEMORY
+        USAGE's sample, a C loop compiled (a write under a memory limit sizes its hash again)."""
+        total = 0
         for item in self.items:
-            if len(flens) == k:
+            if not k:
                 break
             if item is not None:
                 n = _field_len(item)
-                flens.append(n)
-                vlens.append(len(item) - n - (1 if n < 0x80 else 4))
-        return flens, vlens
+                total += sds_alloc(n) + sds_alloc(len(item) - n - (1 if n < 0x80 else 4))
+                k -= 1
+        return total
 
     # ---- scanning and sampling -----------------------------------------------------------------
     def scan(self, cursor: int, count: int, values: bool = False) -> tuple[int, list[bytes]]:
@@ -609,8 +609,7 @@ class Hash:
         size = 16 + 56 + dict_table_bytes(n)
         if n:
             k = min(samples, n) if samples > 0 else n  # SAMPLES 0: every field
-            flens, vlens = d.sizes(k)  # type: ignore[union-attr]
-            total = sds_alloc_sum(flens) + sds_alloc_sum(vlens) + 24 * k
+            total = d.sds_first(k) + 24 * k  # type: ignore[union-attr]
             size += int(total / k * n)
         return size
 

@@ -7,11 +7,14 @@
 # and call storage/listpack.pxd's typed operations as C functions.  Every field stays public, so
 # the commands, the RDB code and the tests read and write them as before.
 cimport cython
+from raxdb.storage.alloc cimport size_class
 from raxdb.storage.listpack cimport (bulks, count_of, delete_at, delete_indexes, equal_indexes, from_encoded,
                                      offset_at, pop_value, push_value, skip, value_at, values)
 
 cpdef Py_ssize_t _count(node) except -1
 cpdef Py_ssize_t _size(node) except -1
+@cython.locals(total=Py_ssize_t, i=Py_ssize_t)
+cpdef Py_ssize_t _nodes_alloc(list nodes, Py_ssize_t k) except -1
 cpdef object _bytes(node)
 cdef inline bint _fits(Py_ssize_t size, Py_ssize_t count, Py_ssize_t n, Py_ssize_t limit, int fill)
 

@@ -128,6 +128,15 @@ def _size(node: bytearray | PackedNode) -> int:
     return node.sz
 
 
+def _nodes_alloc(nodes: list[bytearray | PackedNode], k: int) -> int:
+    """The first k nodes' allocations: a node's header and its listpack's size class each (a
+    write under a memory limit sizes its list again: a C loop, quicklist.pxd)."""
+    total = 0
+    for i in range(k):
+        total += 40 + size_class(_size(nodes[i]))
+    return total
+
+
 def _bytes(node: bytearray | PackedNode) -> bytes | bytearray:
     """A node's listpack, decompressed when packed (to read, not to edit)."""
     if type(node) is bytearray:
@@ -240,11 +249,11 @@ class Quicklist:
         (node header + allocator size of its listpack) times the node count.  Compressed nodes
         are counted at their uncompressed size (Redis counts its LZF size)."""
         nodes = self.nodes
-        if not nodes:
+        n = len(nodes)
+        if not n:
             return 16 + 40
-        sample = nodes[:samples] if samples > 0 else nodes  # SAMPLES 0: every node
-        total = sum(40 + size_class(_size(n)) for n in sample)
-        return 16 + 40 + int(total / len(sample) * len(nodes))
+        k = samples if 0 < samples < n else n  # SAMPLES 0: every node
+        return 16 + 40 + int(_nodes_alloc(nodes, k) / k * n)
 
     # ---- building and serialising (RDB / DUMP / RESTORE) ---------------------------------------
     def listpacks(self) -> list[bytes]:

@@ -6,6 +6,7 @@
 # and `_slots` read a set's table directly: random members without copying the set.
 cimport cython
 from cpython.object cimport PyObject
+from raxdb.storage.alloc cimport sds_alloc_first
 from raxdb.storage.rax cimport untrack
 
 cdef extern from "Python.h":

@@ -60,7 +60,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from raxdb.storage import intset
-from raxdb.storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
+from raxdb.storage.alloc import dict_table_bytes, sds_alloc_first, size_class
 from raxdb.storage.hashscan import ScanIndex
 from raxdb.storage.intset import canonical_int
 from raxdb.storage.listpack import build, encode_entry, encoded_size, random_indexes
@@ -256,7 +256,7 @@ class RSet:
         size = 16 + 56 + dict_table_bytes(n)
         if n:
             k = min(samples, n) if samples > 0 else n
-            size += int((sds_alloc_sum(map(len, islice(d, k))) + 24 * k) / k * n)
+            size += int((sds_alloc_first(d, k) + 24 * k) / k * n)
         return size
 
     def listpack_bytes(self) -> bytes:

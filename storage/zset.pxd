@@ -12,6 +12,7 @@ from cpython cimport array
 from raxdb.storage.listpack cimport (
     int_entry_size, put_int, put_str, encoded_size, grown_count, put_entry, spliced, with_gap, group_offsets,
     random_indexes, distinct_indexes)
+from raxdb.storage.alloc cimport sds_alloc_first
 from raxdb.storage.rax cimport untrack
 
 

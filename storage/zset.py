@@ -66,7 +66,7 @@ from itertools import accumulate, chain, islice
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from raxdb.storage.alloc import dict_table_bytes, sds_alloc_sum, size_class
+from raxdb.storage.alloc import dict_table_bytes, sds_alloc_first, size_class
 from raxdb.storage.hashscan import ScanIndex
 from raxdb.storage.listpack import (
     Listpack,
@@ -893,6 +893,13 @@ class _SkipOrder:
             o = self._offsets = list(accumulate(map(len, self._keys), initial=0))
         return o[k] + j
 
+    def first_members(self, k: int) -> list[bytes]:
+        """The members of the k lowest elements (k <= length): MEMORY USAGE's sample."""
+        members = self._members[0]
+        if len(members) >= k:
+            return members[:k]
+        return [m for _, m in self._slice(0, k)]
+
     def __getitem__(self, i: int | slice) -> Any:  # a pair for an int, a list of them for a slice
         if type(i) is slice:
             start, stop, step = i.indices(self._len)
@@ -1281,9 +1288,8 @@ class ZSet:
         # robj + zset + zskiplist + dict + table + the 32-level header node
         size = 16 + 16 + 32 + 56 + dict_table_bytes(n) + _SKIPLIST_HEADER
         if n:
-            some = self.sk.order[:max(1, samples)]
-            k = len(some)
-            size += int((sds_alloc_sum(map(len, map(_member, some))) + (24 + 48) * k) / k * n)
+            k = min(max(1, samples), n)
+            size += int((sds_alloc_first(self.sk.order.first_members(k), k) + (24 + 48) * k) / k * n)
         return size
 
     def listpack_bytes(self) -> bytes:

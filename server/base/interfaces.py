@@ -303,6 +303,8 @@ class Server(Protocol):
     mem_created: list[tuple[Database, bytes]] | None
     mem_dbs: list[Database]
     mem_ok: bool
+    mem_room: int
+    mem_nexp: int
     pre_command_oom: bool
     memory_peak: int
     eviction: Any  # server/memory/evict.py's EvictionState

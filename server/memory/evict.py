@@ -39,9 +39,11 @@ that drains within a second.  Figures are kept per key in `Database.sizes`, thei
 That is a pass over a command's keys, so it only runs while maxmemory is set (setting it counts
 the whole keyspace once); the fast loop (server/net/client.py's _run_fast) calls `refuses` before and `account`
 after each command then, and hands a refusal to the full processCommand path.  While the figure was
-within the limit when last measured and nothing that can grow it happened since (a write command,
-a created key, a new connection: `Server.mem_ok`), the measure before a command is skipped, so
-reads cost nothing extra.
+within the limit when last measured and what grew it since fits in the room that measure left
+(`Server.mem_ok`, `Server.mem_room`: each write's recount gives its keys' growth, `grew`), the
+measure before a command is skipped, so reads and the writes that leave their keys' figures as
+they were (an overwrite of the same size, a pop) cost no measure; a created key, a new TTL, a
+new connection, a client's grown buffers or a replication backlog make the next command measure.
 
 Eviction is evict.c's: before each command `perform_evictions` frees keys until used_memory is
 within maxmemory.  LRU, LFU and TTL policies keep a pool of the 16 best candidates, refilled from
@@ -76,7 +78,8 @@ from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NO_WRITES, scrip
 from raxdb.storage.alloc import dict_table_bytes
 
 if TYPE_CHECKING:
-    from raxdb.server.base.interfaces import Client, Command, Server
+    from raxdb.server.base.interfaces import Client, Server
+    from raxdb.server.base.interfaces import Command as CommandEntry  # (evict.pxd cimports the type Command)
     from raxdb.storage.keyspace import Database
 
 STARTUP = 875_976  # redis-server 7.0.15's used_memory_startup, measured here
@@ -120,14 +123,22 @@ def used_memory(srv: Server) -> int:
     # else each connection allocates
     total = STARTUP + srv.clients_mem + CLIENT_REST * len(srv.clients) + _repl_counted(srv)
     for db in srv.mem_dbs:  # alloc.dict_table_bytes inlined: every write command asks
-        n = len(db)
+        n = db.count
         if n:
             total += db.mem + (32 if n <= 4 else 8 << (n - 1).bit_length())
-            expires = db.expires
-            if expires:
-                e = len(expires)
+            e = db.nexpires
+            if e:
                 total += 24 * e + (32 if e <= 4 else 8 << (e - 1).bit_length())
     return total
+
+
+def _expiring(srv: Server) -> int:
+    """The keys with a TTL in the databases the figure walks: its expires terms are a function of
+    their count alone."""
+    e = 0
+    for db in srv.mem_dbs:
+        e += db.nexpires
+    return e
 
 
 def _repl_counted(srv: Server) -> int:
@@ -211,22 +222,23 @@ def dbs_changed(srv: Server) -> None:
     srv.mem_dbs = [db for db in srv.dbs if db]
 
 
-def _count(db: Database, key: bytes) -> None:
-    """Count `key` again (or forget it, if it is gone)."""
+def _count(db: Database, key: bytes) -> int:
+    """Count `key` again (or forget it, if it is gone); by how much its figure grew."""
     sizes = db.sizes
     if sizes is None:
-        return
+        return 0
     old = sizes.get(key, 0)
     value = db.stored(key)
     if value is None:
         if old:
             del sizes[key]
             db.mem -= old
-        return
+        return -old
     new = key_usage(key, value)
     if new != old:
         sizes[key] = new
         db.mem += new - old
+    return new - old
 
 
 def settle(srv: Server) -> None:
@@ -241,18 +253,36 @@ def settle(srv: Server) -> None:
         _count(db, key)
 
 
-def account(c: Client, cmd: Command | None, argv: list[bytes] | None) -> None:
-    """After a command ran: count its keys again if it may have written them."""
+def account(c: Client, cmd: CommandEntry | None, argv: list[bytes] | None) -> None:
+    """After a command ran: count its keys again if it may have written them, and keep the
+    measure before the next command skipped while their growth fits in the room left (`grew`)."""
+    srv = c.server
     if cmd is not None and argv is not None and cmd.is_write:
-        c.server.mem_ok = False
         db = c.db
         positions: tuple[int, ...] | list[int] | None = cmd.fixed_key_positions.get(len(argv))  # key_positions' cache, inlined: a call per write
         if positions is None:
             positions = key_positions(cmd, argv)
+        growth = 0
         for pos in positions:
-            _count(db, argv[pos])
-    if c.server.mem_created:
-        settle(c.server)
+            growth += _count(db, argv[pos])
+        if srv.mem_ok:
+            grew(srv, growth)
+    if srv.mem_created:
+        settle(srv)
+
+
+def grew(srv: Server, growth: int) -> None:
+    """A write's keys grew by `growth` bytes (less if negative) while the figure was within the
+    limit when last measured: the next command skips the measure while the room left holds what
+    grew since.  The rest of a write's growth is not in `growth`: a key it created (settle), a
+    TTL it set (the expires terms of used_memory), what it appended to the replication backlog;
+    any of those makes the next command measure.  So a skipped measure is one that would have
+    found the figure within the limit, and evicted nothing."""
+    room = srv.mem_room - growth
+    if room < 0 or srv.repl.backlog is not None or _expiring(srv) > srv.mem_nexp:
+        srv.mem_ok = False
+    else:
+        srv.mem_room = room
 
 
 def recount(srv: Server) -> None:
@@ -370,6 +400,8 @@ def perform_evictions(srv: Server) -> int:
     if used <= srv.maxmemory:
         result = EVICT_OK
         srv.mem_ok = True
+        srv.mem_room = srv.maxmemory - used
+        srv.mem_nexp = _expiring(srv)
     else:
         policy = srv.config.values["maxmemory-policy"]
         if policy == "noeviction":
@@ -434,7 +466,7 @@ def _proc(srv: Server) -> None:
 
 
 # ---- processCommand's maxmemory step ------------------------------------------------------------
-def refuses(c: Client, cmd: Command, argv: list[bytes]) -> bool:
+def refuses(c: Client, cmd: CommandEntry, argv: list[bytes]) -> bool:
     """Evict as needed before `cmd` runs; must it be refused with OOM?"""
     srv = c.server
     if srv.client_evict_pending:  # processCommand evicts clients before keys
@@ -454,7 +486,7 @@ def refuses(c: Client, cmd: Command, argv: list[bytes]) -> bool:
     return denies_oom(c, cmd, argv)
 
 
-def denies_oom(c: Client, cmd: Command, argv: list[bytes]) -> bool:
+def denies_oom(c: Client, cmd: CommandEntry, argv: list[bytes]) -> bool:
     """Is the command, with its arguments, one Redis refuses when out of memory (getCommandFlags
     has CMD_DENYOOM)?  EXEC is if a queued command is; a script or function that declares flags
     is unless it declares no-writes or allow-oom."""

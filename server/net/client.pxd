@@ -29,6 +29,7 @@ from raxdb.protocol cimport reply as R
 from raxdb.protocol.multibulk cimport HeldCommand, MultibulkWalk, frames_biggest
 from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.conn.obuf cimport check_delivery
+from raxdb.server.memory.evict cimport account, refuses
 from raxdb.server.table.registry cimport Command, run_handler
 
 

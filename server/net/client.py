@@ -173,6 +173,10 @@ _QUEUED = R.QUEUED
 if not cython.compiled:  # compiled, client.pxd holds these inline: clock_gettime, not a Python call
     perf_clock_ns = time.perf_counter_ns
     _time_ns = time.time_ns
+    # compiled, memory/evict.pxd's, cimported: a write's accounting and the measure before a
+    # command under a memory limit are C calls
+    from raxdb.server.memory.evict import account, refuses
+
     # compiled, registry.pxd's inline, cimported: a compiled handler's own C function, called straight
     from raxdb.server.table.registry import run_handler
 
@@ -192,7 +196,6 @@ try:
 except (ImportError, AttributeError):  # (a uvloop without those names: none, as with another loop)
     _DIRECT_TYPES = ()
 _join = b"".join
-_refuses, _account = evict.refuses, evict.account
 
 
 class Client(ClientFields, asyncio.Protocol, _Declared):
@@ -807,7 +810,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
                 if denied is not None:
                     self._redirect(cmd, denied, out)
                     return
-            if srv.mem_limited and srv.busy_script is None and evict.refuses(self, cmd, argv):
+            if srv.mem_limited and srv.busy_script is None and refuses(self, cmd, argv):
                 self._reject(cmd, evict.OOM, out)
                 return
             # (its two tests first, inline: writes_denied is an interpreted call, and a command that
@@ -1377,7 +1380,7 @@ def call_command(c: Client, cmd: CommandEntry, argv: list[bytes], t0: int | None
     if cmd.is_readonly and c.tracking is not None:
         _tracking.remember_read(c, cmd, argv)
     if srv.mem_limited:
-        evict.account(c, cmd, argv)
+        account(c, cmd, argv)
     return r
 
 
@@ -1580,7 +1583,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                 # the arity test execute() and redis.call make too (a C call, compiled); with a
                 # memory limit, evict first, and leave a refusal to execute()
                 if cmd.arity_ok(len(argv)) and not (extra and (
-                        (mm and _refuses(c, cmd, argv))
+                        (mm and refuses(c, cmd, argv))
                         # an AOF that cannot be written: execute() answers a write MISCONF
                         or (prop and not (aof.last_write_ok and aof.bio.error is None)
                             and c._disk_denies(cmd, argv)))):
@@ -1615,7 +1618,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                     cmd.calls = calls + 1
                     if extra:
                         if mm:
-                            _account(c, cmd, argv)
+                            account(c, cmd, argv)
                         # a rewrite left by a command that then changed nothing must not
                         # stand in for the next one: done() clears it
                         if prop and (srv.dirty != dirty or srv.also_propagate or c.prop_prevent

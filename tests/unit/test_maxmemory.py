@@ -422,6 +422,71 @@ def test_running_figure_matches_a_recount(seed):
     assert all(db.sizes is None for db in srv.dbs)
 
 
+def test_a_write_that_does_not_grow_memory_skips_the_next_measure():
+    """A write whose keys did not grow (an overwrite of the same size, a pop) leaves the measure
+    before the next command skipped; one that grows past the room left, or sets a TTL, or
+    creates a key, does not."""
+    from raxdb.server.memory.evict import used_memory
+
+    srv, (c,) = _in_process(1)
+    _send(c, "RPUSH", "l", "a", "b", "c")
+    _send(c, "SET", "k", "v1")
+    _send(c, "CONFIG", "SET", "maxmemory", "1gb")
+    _send(c, "PING")  # measured: within the limit
+    assert srv.mem_ok and srv.mem_room == srv.maxmemory - used_memory(srv)
+    _send(c, "SET", "k", "v2")  # the same figure
+    _send(c, "LPOP", "l")  # a smaller one
+    assert srv.mem_ok
+    _send(c, "EXPIRE", "k", "100")  # a TTL: the expires terms grow
+    assert not srv.mem_ok
+    _send(c, "PING")
+    assert srv.mem_ok
+    _send(c, "SET", "k2", "v")  # a created key
+    assert not srv.mem_ok
+    _send(c, "PING")
+    _send(c, "CONFIG", "SET", "maxmemory", str(used_memory(srv) + 100))
+    _send(c, "PING")
+    assert srv.mem_ok and srv.mem_room == 100
+    _send(c, "APPEND", "k", "x" * 40)  # grows by less than the room: skipped still
+    assert srv.mem_ok and 0 <= srv.mem_room < 100
+    _send(c, "APPEND", "k", "x" * 200)  # past it: the next command measures (and evicts)
+    assert not srv.mem_ok
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_skipped_measure_is_one_that_finds_the_figure_within_the_limit(seed):
+    """Random commands of every family (plus TTLs, MOVE, COPY DB, SWAPDB and scripts) under a limit
+    just above the figure, raised as it grows: whenever the next command's measure is to be
+    skipped, the figure is within the limit by at least the room the skip relies on."""
+    from raxdb.server.memory.evict import used_memory
+
+    srv, (c, admin) = _in_process(2)
+    _send(admin, "CONFIG", "SET", "maxmemory", "1gb")
+    rng = random.Random(seed)
+    gen = Gen(rng)
+    families = [gen.strings, gen.keys, gen.lists, gen.hashes, gen.sets, gen.zsets, gen.streams]
+    skipped = 0
+    for i in range(400):
+        if i % 25 == 0:  # a limit a little above the figure: some writes run out of room
+            _send(admin, "CONFIG", "SET", "maxmemory", str(used_memory(srv) + rng.choice((64, 512, 4096))))
+        roll = rng.random()
+        if roll < 0.05:
+            cmd = rng.choice([["MOVE", gen.key(), "1"], ["COPY", gen.key(), gen.key(), "DB", "1", "REPLACE"],
+                              ["SWAPDB", "0", "1"], ["SELECT", rng.choice("01")]])
+        elif roll < 0.1:
+            cmd = rng.choice([["EXPIRE", gen.key(), "100"], ["PERSIST", gen.key()], ["SET", gen.key(), "v", "EX", "50"]])
+        elif roll < 0.12:
+            cmd = ["EVAL", "redis.call('rpush', KEYS[1], 'a') return redis.call('append', KEYS[2], 'bc')", "2",
+                   gen.key(), gen.key()]
+        else:
+            cmd = rng.choice(families)()
+        _send(c, *cmd)
+        if srv.mem_ok:
+            skipped += 1
+            assert used_memory(srv) + srv.mem_room <= srv.maxmemory, cmd
+    assert skipped
+
+
 def test_used_memory_without_a_limit_is_sampled_steadily_and_close_to_the_count(raxdb):
     """Past ESTIMATE_KEYS keys the figure without a limit is a sample scaled to the key count: the
     same from one INFO to the next while nothing is written, and within 2% of the exact count a

@@ -1,0 +1,32 @@
+# Declarations for compiling evict.py with Cython (setup.py); the interpreter never reads this.
+#
+# Under a memory limit every write command runs `account` after it and the fast loop `refuses`
+# before the next one (client.pxd cimports both: C calls): the databases' figures (count,
+# nexpires, mem, sizes) are C fields of the typed Database, and the per-key recount and MEMORY
+# USAGE's figure (usage.pxd) are C calls.
+cimport cython
+from raxdb.server.base.fields cimport ClientFields
+from raxdb.server.memory.usage cimport key_usage
+from raxdb.server.table.registry cimport Command
+from raxdb.storage.keyspace cimport Database
+
+
+@cython.locals(db=Database, n=Py_ssize_t, e=Py_ssize_t)
+cpdef used_memory(srv)
+
+@cython.locals(db=Database, e=Py_ssize_t)
+cpdef Py_ssize_t _expiring(srv) except -1
+
+@cython.locals(sizes=dict)
+cpdef _count(Database db, key)
+
+# the client and the command typed: their server, database, write flag and key positions are C
+# fields (the fast loop calls both with them typed)
+@cython.locals(db=Database)
+cpdef account(ClientFields c, Command cmd, argv)
+
+cpdef grew(srv, growth)
+
+cpdef perform_evictions(srv)
+
+cpdef bint refuses(ClientFields c, Command cmd, argv) except -1
