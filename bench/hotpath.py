@@ -13,6 +13,10 @@ Environment: HOTPATH_AOF=1 runs with appendonly yes (the AOF written to /dev/nul
 propagating loop is measured; HOTPATH_LIGHT=1 skips filling the 100k string keys and counters
 (a quicker set-up for A/B runs of workloads that do not read them); HOTPATH_GC=a,b,c sets the
 collector's thresholds (by default server/main.py's GC_THRESHOLDS, as the live server has them).
+HOTPATH_MAXMEMORY=8mb (with HOTPATH_POLICY=allkeys-lru, the default, or another maxmemory-policy)
+sets that limit after the set-up, so a cache at its limit is measured: the set-up's keys overrun it
+and are evicted before the run, whose commands then draw their keys afresh (as EXPIRING's), so a
+write that creates a key evicts one (the run's evicted keys per command are printed, `EVICTED`).
 """
 
 from __future__ import annotations
@@ -222,6 +226,7 @@ class CountingTransport(StubTransport):
 
 
 SUBSCRIBERS = 100
+EVICTED: dict[str, float] = {}  # keys evicted per command of the last run (HOTPATH_MAXMEMORY)
 WRITES: dict[str, float] = {}  # PUBLISH_100: subscriber writes per command of the last run
 
 
@@ -281,8 +286,11 @@ def batches(name: str, pipeline: int, rnd: random.Random) -> list[bytes]:
     def one() -> bytes:
         return encode_command([a.replace(RAND, b"%012d" % rnd.randrange(100_000)) for a in WORKLOADS[name]])
     variants = VARIANTS if any(RAND in a for a in WORKLOADS[name]) else 1  # (SET_1M: not 512 MB of copies)
-    if name in EXPIRING:  # keys drawn afresh for every command of a run: a replayed key would be
-        variants = -(-EXPIRING_COMMANDS // pipeline)  # rewritten before its deadline
+    if name in EXPIRING or (os.environ.get("HOTPATH_MAXMEMORY") and variants > 1):
+        # keys drawn afresh for every command of a run: a replayed key would be rewritten before
+        # its deadline, and at a memory limit 512 batches' keys would all be there after the first
+        # pass, so nothing would be created and nothing evicted
+        variants = -(-EXPIRING_COMMANDS // pipeline)
     return [b"".join(one() for _ in range(pipeline)) for _ in range(variants)]
 
 
@@ -334,6 +342,14 @@ def make_client(setup_commands: int = 200_000, counting: bool = False, setup: bo
         srv.aof.fd = os.open(os.devnull, os.O_WRONLY)
         srv.propagation_targets.append(srv.aof)
         propagate.sync(srv)
+    if os.environ.get("HOTPATH_MAXMEMORY"):
+        # the set-up's excess evicted before the run, in one go (no time limit), then the default tenacity
+        c.data_received(encode_command([b"CONFIG", b"SET", b"maxmemory-policy",
+                                        os.environ.get("HOTPATH_POLICY", "allkeys-lru").encode(),
+                                        b"maxmemory-eviction-tenacity", b"100",
+                                        b"maxmemory", os.environ["HOTPATH_MAXMEMORY"].encode()]))
+        c.data_received(encode_command([b"PING"]))
+        c.data_received(encode_command([b"CONFIG", b"SET", b"maxmemory-eviction-tenacity", b"10"]))
     gc.collect()
     gc.freeze()
     # the live server's bounds: a young collection's walk is part of what a command costs
@@ -432,10 +448,12 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, 
         return fan_out_run(c, pipeline, chunks, n)
     if name in EXPIRING:
         return expiring_run(c, pipeline, chunks, n, counting)
+    evicted = c.server.stat_evicted_keys
     t = time.process_time()
     for i in range(n):
         c.data_received(chunks[i % len(chunks)])
     dt = time.process_time() - t
+    EVICTED[name] = (c.server.stat_evicted_keys - evicted) / (n * units)
     return dt / (n * units) * 1e6
 
 
@@ -460,6 +478,8 @@ def main() -> None:
             us = min(run(name, p, COMMANDS.get(name, 100_000)) for _ in range(3))
             unit = "entry" if name == "SINK_TX" else "block" if name in BLOCKS else "command"
             writes = f" ({WRITES[name]:.1f} subscriber writes/command)" if name in WRITES else ""
+            if EVICTED.get(name):
+                writes += f" ({EVICTED[name]:.3f} evicted keys/command)"
             print(f"{name:10s} -P {p:2d}: {us:.3f} us/{unit}{writes}", flush=True)
 
 

@@ -42,6 +42,7 @@ HOT_MODULES = (
     "raxdb.server.events.propagate",
     "raxdb.server.events.pubsub",
     "raxdb.server.memory.bigarrays",
+    "raxdb.server.memory.evict",
     "raxdb.server.commands.t_bitops",
     "raxdb.server.commands.t_geo",
     "raxdb.server.commands.t_hash",
