@@ -205,6 +205,18 @@ def server_pauses(port: int) -> str:
     return "; ".join(parts)
 
 
+def evicted_keys(port: int) -> int:
+    """A server's evicted_keys so far (INFO stats): under a memory limit, a row's evictions are
+    the difference across its run."""
+    conn = RawConnection(port, timeout=60)
+    text = conn.call(b"INFO", b"stats")
+    conn.close()
+    for line in text.split(b"\r\n"):
+        if line.startswith(b"evicted_keys:"):
+            return int(line.split(b":")[1])
+    return 0
+
+
 def deadlines_left(port: int) -> int:
     """How many keys with a deadline a server still holds (INFO keyspace's expires=, every db):
     after an expiring row (SET_PX), the keys its expire cycle has not reclaimed yet."""
@@ -356,11 +368,14 @@ def main() -> None:
                 maxes: dict[str, list[float]] = {"redis": [], "raxdb": []}
                 pairs = []  # each round's raxdb/redis ratio, when both of its runs gave a result
                 left = {"redis": 0, "raxdb": 0}  # keys with a deadline held right after the last run
+                evicted = {"redis": 0, "raxdb": 0}  # keys evicted over the rounds (under a memory limit)
+                limited = "--maxmemory" in extra
                 for _ in range(opts.rounds):
                     got = {}
                     for label, srv in (("redis", theirs), ("raxdb", ours)):
                         try:
                             c0, k0, s0 = cpu_seconds(srv.proc.pid), children_cpu_seconds(), sleeps(srv.proc.pid)
+                            e0 = evicted_keys(srv.port) if limited and not tls else 0
                             port = tls_ports.get(label, srv.port)
                             with collection_workloads.beside(name, port):
                                 res = run_workload(name, port, p, requests, tls)
@@ -369,6 +384,8 @@ def main() -> None:
                             cpu[label] += cpu_seconds(srv.proc.pid) - c0
                             client[label] += children_cpu_seconds() - k0
                             slept[label] += sleeps(srv.proc.pid) - s0
+                            if limited and not tls:
+                                evicted[label] += evicted_keys(srv.port) - e0
                             if name in EXPIRING_ROWS:
                                 left[label] = deadlines_left(port)
                             if res.max:
@@ -388,6 +405,10 @@ def main() -> None:
                 if name in EXPIRING_ROWS:
                     print(f"{'':17s}keys with a deadline left after the run: redis {left['redis']:,}"
                           f" raxdb {left['raxdb']:,}", flush=True)
+                if limited and not tls:
+                    n = requests * opts.rounds
+                    print(f"{'':17s}evicted keys/request redis {evicted['redis'] / n:.3f}, raxdb"
+                          f" {evicted['raxdb'] / n:.3f}", flush=True)
                 if opts.client and name not in collection_workloads.DRIVERS:
                     n = requests * opts.rounds
                     print(f"{'':17s}client CPU us/op against redis {client['redis'] * 1e6 / n:.2f}, raxdb"

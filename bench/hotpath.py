@@ -12,9 +12,12 @@ command; a minimal uvloop + hiredis server about 0.6-0.8 us here (it has no sock
 Environment: HOTPATH_AOF=1 runs with appendonly yes (the AOF written to /dev/null), so the
 propagating loop is measured; HOTPATH_LIGHT=1 skips filling the 100k string keys and counters
 (a quicker set-up for A/B runs of workloads that do not read them); HOTPATH_GC=a,b,c sets the
-collector's thresholds (by default server/main.py's GC_THRESHOLDS, as the live server has them);
-HOTPATH_MAXMEMORY=1gb sets that memory limit with allkeys-lru after the set-up (a cache whose limit
-is not reached), so the memory accounting of every write is measured.
+collector's thresholds (by default server/main.py's GC_THRESHOLDS, as the live server has them).
+HOTPATH_MAXMEMORY sets a memory limit after the set-up, with HOTPATH_POLICY's maxmemory-policy
+(allkeys-lru by default): 1gb is a cache whose limit is not reached, so the memory accounting
+of every write is measured; 8mb a cache at its limit: the set-up's keys overrun it
+and are evicted before the run, whose commands then draw their keys afresh (as EXPIRING's), so a
+write that creates a key evicts one (the run's evicted keys per command are printed, `EVICTED`).
 """
 
 from __future__ import annotations
@@ -224,6 +227,7 @@ class CountingTransport(StubTransport):
 
 
 SUBSCRIBERS = 100
+EVICTED: dict[str, float] = {}  # keys evicted per command of the last run (HOTPATH_MAXMEMORY)
 WRITES: dict[str, float] = {}  # PUBLISH_100: subscriber writes per command of the last run
 
 
@@ -283,8 +287,11 @@ def batches(name: str, pipeline: int, rnd: random.Random) -> list[bytes]:
     def one() -> bytes:
         return encode_command([a.replace(RAND, b"%012d" % rnd.randrange(100_000)) for a in WORKLOADS[name]])
     variants = VARIANTS if any(RAND in a for a in WORKLOADS[name]) else 1  # (SET_1M: not 512 MB of copies)
-    if name in EXPIRING:  # keys drawn afresh for every command of a run: a replayed key would be
-        variants = -(-EXPIRING_COMMANDS // pipeline)  # rewritten before its deadline
+    if name in EXPIRING or (os.environ.get("HOTPATH_MAXMEMORY") and variants > 1):
+        # keys drawn afresh for every command of a run: a replayed key would be rewritten before
+        # its deadline, and at a memory limit 512 batches' keys would all be there after the first
+        # pass, so nothing would be created and nothing evicted
+        variants = -(-EXPIRING_COMMANDS // pipeline)
     return [b"".join(one() for _ in range(pipeline)) for _ in range(variants)]
 
 
@@ -337,11 +344,13 @@ def make_client(setup_commands: int = 200_000, counting: bool = False, setup: bo
         srv.propagation_targets.append(srv.aof)
         propagate.sync(srv)
     if os.environ.get("HOTPATH_MAXMEMORY"):
-        # a cache: a memory limit (never reached) and an eviction policy, so every write's
-        # accounting (server/memory/evict.py) and the measure before it are counted
-        c.data_received(encode_command([b"CONFIG", b"SET", b"maxmemory", os.environ["HOTPATH_MAXMEMORY"].encode(),
-                                        b"maxmemory-policy", b"allkeys-lru"]))
-        assert c.server.maxmemory
+        # the set-up's excess evicted before the run, in one go (no time limit), then the default tenacity
+        c.data_received(encode_command([b"CONFIG", b"SET", b"maxmemory-policy",
+                                        os.environ.get("HOTPATH_POLICY", "allkeys-lru").encode(),
+                                        b"maxmemory-eviction-tenacity", b"100",
+                                        b"maxmemory", os.environ["HOTPATH_MAXMEMORY"].encode()]))
+        c.data_received(encode_command([b"PING"]))
+        c.data_received(encode_command([b"CONFIG", b"SET", b"maxmemory-eviction-tenacity", b"10"]))
     gc.collect()
     gc.freeze()
     # the live server's bounds: a young collection's walk is part of what a command costs
@@ -440,10 +449,12 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, 
         return fan_out_run(c, pipeline, chunks, n)
     if name in EXPIRING:
         return expiring_run(c, pipeline, chunks, n, counting)
+    evicted = c.server.stat_evicted_keys
     t = time.process_time()
     for i in range(n):
         c.data_received(chunks[i % len(chunks)])
     dt = time.process_time() - t
+    EVICTED[name] = (c.server.stat_evicted_keys - evicted) / (n * units)
     return dt / (n * units) * 1e6
 
 
@@ -468,6 +479,8 @@ def main() -> None:
             us = min(run(name, p, COMMANDS.get(name, 100_000)) for _ in range(3))
             unit = "entry" if name == "SINK_TX" else "block" if name in BLOCKS else "command"
             writes = f" ({WRITES[name]:.1f} subscriber writes/command)" if name in WRITES else ""
+            if EVICTED.get(name):
+                writes += f" ({EVICTED[name]:.3f} evicted keys/command)"
             print(f"{name:10s} -P {p:2d}: {us:.3f} us/{unit}{writes}", flush=True)
 
 

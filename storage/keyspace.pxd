@@ -167,6 +167,13 @@ cdef class Database:
     cdef _delete_slot(self, object key, Py_ssize_t i)
     cdef _expire_slot(self, object key, Py_ssize_t i)
 
+    @cython.locals(slots=list, n=Py_ssize_t, p=Py_ssize_t)
+    cdef Py_ssize_t _random_position(self) except -1
+    @cython.locals(out=list, ttl_pos=array.array, n=Py_ssize_t, t=Py_ssize_t, p=Py_ssize_t)
+    cdef list _sample_positions(self, Py_ssize_t count, bint volatile)
+    @cython.locals(keys=list, meta=array.array, stamp=cython.uint, d=cython.uint, p=Py_ssize_t, out=list)
+    cpdef list sample_idle(self, Py_ssize_t count, bint volatile, long long now_ms)
+
     cpdef set_expire(self, object key, long long when_ms)
     @cython.locals(t=cython.uint, r=cython.uint, q=cython.int)
     cdef _set_deadline(self, Py_ssize_t p, long long when_ms)

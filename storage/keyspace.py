@@ -1071,38 +1071,69 @@ class Database:
         quarter full unless many keys were deleted; then falls back to a linear pick."""
         if not self.count:
             return None
+        return self._keys[self._random_position()]
+
+    def _random_position(self) -> int:
+        """random_key's position (the database holds a key).  A draw is random.random()'s, one C
+        call (randrange's is several Python-level ones, and eviction draws five per key it frees)."""
         slots = self._keys
         n = len(slots)
-        rand = random.randrange
+        rnd = random.random
         for _ in range(64 if self.count * 4 < n else 1 << 30):
-            k = slots[rand(n)]
-            if k is not None:
-                return k
-        return random.choice(self.key_list())
+            p = int(rnd() * n)
+            if p < n and slots[p] is not None:  # (a draw of n: the product rounded up)
+                return p
+        return self.find(random.choice(self.key_list()))
 
-    def sample_keys(self, count: int, volatile: bool) -> list[bytes]:
-        """Up to `count` random keys, with a TTL only if `volatile` (Redis's dictGetSomeKeys on the
-        main or the expires dict, for eviction): not uniform and possibly repeated, as there."""
-        rand = random.randrange
-        out: list[bytes] = []
+    def _sample_positions(self, count: int, volatile: bool) -> list[int]:
+        """The positions of up to `count` random keys, with a TTL only if `volatile` (Redis's
+        dictGetSomeKeys on the main or the expires dict, for eviction): not uniform and possibly
+        repeated, as there."""
+        out: list[int] = []
         if volatile:
             if not self.nexpires:
                 return out
             ttl_pos = self._ttl_pos
             n = len(ttl_pos)
-            for _ in range(count * 4):
-                p = _i32(ttl_pos, rand(n))
+            rnd = random.random
+            # (at least 64 draws, as _random_position's: the slots may be mostly holes after many
+            # deletions, and the fallback below is a pass over all of them)
+            for _ in range(max(count * 4, 64)):
+                t = int(rnd() * n)
+                p = _i32(ttl_pos, t) if t < n else -1
                 if p >= 0:
-                    out.append(self._keys[p])  # type: ignore[arg-type]  # a live TTL slot's key is never a hole
+                    out.append(p)
                     if len(out) == count:
                         break
-            if not out:  # mostly holes: draw from the live keys
-                live = [k for k, _ in self.deadlines()]
+            if not out:  # mostly holes: draw from the live ones
+                live = [p for p in ttl_pos if p >= 0]
                 out = random.choices(live, k=min(count, len(live)))
             return out
         if self.count:
-            out = [self.random_key() for _ in range(count)]  # type: ignore[misc]
+            out = [self._random_position() for _ in range(count)]
         return out
+
+    def sample_keys(self, count: int, volatile: bool) -> list[bytes]:
+        """Up to `count` random keys, with a TTL only if `volatile` (`_sample_positions`)."""
+        keys = self._keys
+        return [keys[p] for p in self._sample_positions(count, volatile)]  # type: ignore[misc]  # a drawn position is never a hole
+
+    def sample_idle(self, count: int, volatile: bool, now_ms: int) -> list[tuple[int, bytes]]:
+        """sample_keys' draw as (idle_ms, key) pairs, the LRU policies' score read at the drawn
+        position (no probe per key)."""
+        keys = self._keys
+        meta = self._meta
+        stamp = _stamp(now_ms)
+        out: list[tuple[int, bytes]] = []
+        for p in self._sample_positions(count, volatile):
+            d = (stamp - _u32(meta, p * _META + 1)) & _U32
+            out.append((0 if d >= 0x80000000 else d * 10, keys[p]))  # type: ignore[arg-type]  # never a hole
+        return out
+
+    def sample_deadlines(self, count: int) -> list[tuple[int, bytes]]:
+        """sample_keys' draw of keys with a TTL as (deadline ms, key) pairs (volatile-ttl's score)."""
+        keys = self._keys
+        return [(self._deadline(p), keys[p]) for p in self._sample_positions(count, True)]  # type: ignore[misc]
 
     # ---- LFU -----------------------------------------------------------------------------------
     def set_lfu(self, enabled: bool) -> None:

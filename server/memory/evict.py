@@ -87,7 +87,7 @@ PER_CLIENT = 39_000  # 50 idle connections raised Redis's used_memory by 1.95 MB
 # ... of which a new client's tot-mem is 37,632 (its struct, reply buffer and first read's room):
 # the rest is the connection and its other allocations
 CLIENT_REST = PER_CLIENT - 37_632
-SLOWDOWN = 20  # an eviction in Python costs about 20 times one in C
+SLOWDOWN = 8  # an eviction here costs about 8 times one of redis-server's (docs/speed-log.md, 2026-11-29)
 EVPOOL_SIZE = 16
 EVICT_OK, EVICT_RUNNING, EVICT_FAIL = 0, 1, 2
 OOM = b"OOM command not allowed when used memory > 'maxmemory'."
@@ -318,24 +318,33 @@ def _is_safe(srv: Server) -> bool:
 
 
 def _populate(srv: Server, state: EvictionState, db: Database, volatile: bool, mode: str) -> None:
-    """evictionPoolPopulate: sample keys of `db` into the pool, which keeps the 16 best."""
+    """evictionPoolPopulate: sample keys of `db` into the pool, which keeps the 16 best.  The pool
+    is sorted (score, dbid, key) tuples, so an entry's place is a bisection and a key sampled again
+    at the same score is found there (Redis's pool does not look for it at all: a key held twice
+    is a ghost the second time, which `_pick` skips)."""
     pool = state.pool
     now = srv.now_ms
-    for key in db.sample_keys(int(srv.config.values["maxmemory-samples"]), volatile):
-        if mode == "lru":
-            atime = db.access_ms(key)
-            score = 0 if atime is None else now - atime
-        elif mode == "lfu":
-            score = 255 - db.lfu_counter(key, now)
-        else:  # ttl: the sooner the deadline, the better the candidate
-            score = (1 << 64) - db.expires.get(key, 0)  # type: ignore[operator]  # get(key, 0): never None
-        if any(e[1] == db.id and e[2] == key for e in pool):
+    count = int(srv.config.values["maxmemory-samples"])
+    dbid = db.id
+    drawn: list[tuple[int, bytes]]
+    if mode == "lru":
+        drawn = db.sample_idle(count, volatile, now)
+    elif mode == "lfu":
+        drawn = [(255 - db.lfu_counter(key, now), key) for key in db.sample_keys(count, volatile)]
+    else:  # ttl: the sooner the deadline, the better the candidate
+        drawn = [((1 << 64) - when, key) for when, key in db.sample_deadlines(count)]
+    for score, key in drawn:
+        full = len(pool) >= EVPOOL_SIZE
+        if full and score <= pool[0][0]:
             continue
-        if len(pool) >= EVPOOL_SIZE:
-            if score <= pool[0][0]:
-                continue
-            pool.pop(0)
-        bisect.insort(pool, (score, db.id, key), key=lambda e: e[0])
+        entry = (score, dbid, key)
+        i = bisect.bisect_left(pool, entry)
+        if i < len(pool) and pool[i] == entry:
+            continue
+        if full:  # the worst goes (it is below the entry: i >= 1)
+            del pool[0]
+            i -= 1
+        pool.insert(i, entry)
 
 
 def _pick(srv: Server, state: EvictionState, policy: str) -> tuple[Database, bytes] | None:
@@ -431,7 +440,7 @@ def _evict_until(srv: Server, state: EvictionState, policy: str, tofree: int) ->
             result = EVICT_FAIL
             break
         t = time.monotonic() if monitored else 0.0
-        freed += _evict(srv, *picked)
+        freed += _evict(srv, picked[0], picked[1])
         if monitored:
             latency.add_sample_if_needed(srv, "eviction-del", int((time.monotonic() - t) * 1000))
         keys_freed += 1

@@ -224,6 +224,34 @@ def test_random_picks_are_live_and_reach_every_key():
     assert db.random_key() is None and db.sample_keys(3, True) == [] and db.sample_keys(3, False) == []
 
 
+def test_scored_samples_carry_each_key_s_idle_time_and_deadline():
+    """Eviction's draws (sample_idle, sample_deadlines) give each drawn key's idle time and
+    deadline as the key's own lookups give them, live keys only, volatile ones only where asked,
+    and still find the few keys left with a deadline after most of them went."""
+    db, clock = _db()
+    for i in range(300):
+        db.add(b"s:%d" % i, b"v")
+        clock.now_ms += 10
+        if i % 3 == 0:
+            db.set_expire(b"s:%d" % i, clock.now_ms + 60_000 + i)
+    clock.now_ms += 1_000
+    for i in range(0, 300, 5):
+        db.delete(b"s:%d" % i)
+    volatile = {k for k, _ in db.deadlines()}
+    for volatile_only in (False, True):
+        pairs = [p for _ in range(200) for p in db.sample_idle(5, volatile_only, clock.now_ms)]
+        assert pairs and all(idle == db.idle_ms(k, clock.now_ms) for idle, k in pairs)
+        assert {k for _, k in pairs} <= (volatile if volatile_only else set(db.key_list()))
+    deadlines = [p for _ in range(200) for p in db.sample_deadlines(5)]
+    assert {k for _, k in deadlines} == volatile
+    assert all(when == db.ttl_ms(k) for when, k in deadlines)
+    for k in sorted(volatile)[1:]:  # one key with a deadline left among ~100 holes in its table
+        db.delete(k)
+    left = {k for k in volatile if k in db}
+    assert len(left) == 1
+    assert {k for _ in range(20) for _, k in db.sample_deadlines(5)} == left
+
+
 def test_idle_time_follows_touching_lookups_only():
     db, clock = _db()
     db.set(b"k", b"v")
