@@ -13,6 +13,8 @@
 # KEEP=path keeps the window's callgrind file there, for `callgrind_annotate --inclusive=yes` (by
 # function, the loop and the transport included); the cron's ticks in the window are
 # timer.c:uv__run_timers's (their number varies from run to run under callgrind's slowness).
+# TLS=1 drives the server's tls-port instead (redis-benchmark --tls with a client certificate, the
+# certificates made for the run as bench.py --tls makes them); OpenSSL's own work is counted too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -25,8 +27,16 @@ done
 shift
 port=$("$PY" -c "from tests.support.servers import free_port; print(free_port())")
 out=$(mktemp -d)
+tls_server=(); tls_client=(); bport=$port
+if [ -n "${TLS:-}" ]; then
+  bport=$("$PY" -c "from tests.support.servers import free_port; print(free_port())")
+  read -r -a tls_server < <("$PY" -c "import sys; from pathlib import Path; from tests.support.tlscerts import \
+make_certs, tls_args; print(' '.join(tls_args(make_certs(Path(sys.argv[1])), int(sys.argv[2]))))" "$out" "$bport")
+  tls_client=(--tls --cacert "$out/ca.crt" --cert "$out/client.crt" --key "$out/client.key")
+fi
 valgrind --tool=callgrind --callgrind-out-file="$out/cg.%p" "$PY" -m raxdb.server --port "$port" --bind 127.0.0.1 \
-  --save "" --appendonly no --hz 1 --slowlog-log-slower-than -1 --latency-monitor-threshold 0 >"$out/log" 2>&1 &
+  --save "" --appendonly no --hz 1 --slowlog-log-slower-than -1 --latency-monitor-threshold 0 \
+  ${tls_server[@]+"${tls_server[@]}"} >"$out/log" 2>&1 &
 vg=$!
 for _ in $(seq 120); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 1; done
 "$PY" - "$port" <<'EOF'
@@ -37,13 +47,13 @@ r = redis.Redis(port=int(sys.argv[1]))
 for cmd in setup_commands():
     r.execute_command(*cmd)
 EOF
-redis-benchmark -p "$port" -c 50 -n "$warm" -P "$p" -r "$keys" "$@" >/dev/null
+redis-benchmark -p "$bport" ${tls_client[@]+"${tls_client[@]}"} -c 50 -n "$warm" -P "$p" -r "$keys" "$@" >/dev/null
 callgrind_control -z "$vg" >/dev/null 2>&1
-redis-benchmark -p "$port" -c 50 -n "$n" -P "$p" -r "$keys" "$@" >/dev/null
+redis-benchmark -p "$bport" ${tls_client[@]+"${tls_client[@]}"} -c 50 -n "$n" -P "$p" -r "$keys" "$@" >/dev/null
 callgrind_control -d "$vg" >/dev/null 2>&1
 redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
 wait "$vg" || true
 total=$(callgrind_annotate "$(ls "$out"/cg.*.1 | head -1)" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
 if [ -n "${KEEP:-}" ]; then cp "$(ls "$out"/cg.*.1 | head -1)" "$KEEP"; fi
 rm -r "$out"
-echo "$* -P $p: $((total / n)) instructions/request (live, $n requests)"
+echo "$* -P $p${TLS:+ (TLS)}: $((total / n)) instructions/request (live, $n requests)"
