@@ -24,6 +24,21 @@ Invariants:
   Because the layer is ours, a busy script's poll (server/scripting/busy.py) reads a TLS client's
   socket like any other and passes the bytes through `Link.feed`.
 
+A record's way in and out, which every request over TLS pays (Redis's connTLSRead and
+connTLSWrite: one SSL_read into the query buffer, one SSL_write of the reply):
+- In: the bytes read go into the incoming BIO, then SSLObject.read is called while the BIO holds
+  bytes (or OpenSSL holds decrypted ones: SSLObject.pending), each read sized to what the BIO
+  holds, which a record's plaintext never exceeds unless OpenSSL took the record's start in an
+  earlier read (then the rest comes with the next read of the loop).  No read is made to learn
+  that there is nothing more: the ssl module answers such a read with an SSLWantReadError, whose
+  making and raising cost more than the read of the request itself.  A partial record still
+  ends the loop that way.  The reads' plaintext goes to the Client as one bytes (the first read's,
+  not copied, when there is one).
+- Out: a write (client.flush_output's one write a flush) is one SSLObject.write of the whole
+  reply (a memory BIO takes all of it) and one write of the outgoing BIO's records to the TCP
+  transport.
+- Compiled (server/base/compiled.py's HOT_MODULES), as the Client behind it is.
+
 What the ssl module cannot set is accepted and stored but not applied: tls-ciphersuites (the
 TLSv1.3 suites: OpenSSL's defaults are used), tls-session-cache-size and -timeout (OpenSSL's
 defaults, 20480 and 300 s, are Redis's defaults too).
