@@ -15,6 +15,8 @@
 # timer.c:uv__run_timers's (their number varies from run to run under callgrind's slowness).
 # SERVER_ARGS adds options to the server's command line, e.g. SERVER_ARGS="--maxmemory 1gb";
 # with "--cluster-enabled yes" the server is a one-node cluster given every slot first.
+# TLS=1 drives the server's tls-port instead (redis-benchmark --tls with a client certificate, the
+# certificates made for the run as bench.py --tls makes them); OpenSSL's own work is counted too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -27,8 +29,16 @@ done
 shift
 port=$("$PY" -c "from tests.support.servers import free_port; print(free_port())")
 out=$(mktemp -d)
+tls_server=(); tls_client=(); bport=$port
+if [ -n "${TLS:-}" ]; then
+  bport=$("$PY" -c "from tests.support.servers import free_port; print(free_port())")
+  read -r -a tls_server < <("$PY" -c "import sys; from pathlib import Path; from tests.support.tlscerts import \
+make_certs, tls_args; print(' '.join(tls_args(make_certs(Path(sys.argv[1])), int(sys.argv[2]))))" "$out" "$bport")
+  tls_client=(--tls --cacert "$out/ca.crt" --cert "$out/client.crt" --key "$out/client.key")
+fi
 valgrind --tool=callgrind --callgrind-out-file="$out/cg.%p" "$PY" -m raxdb.server --port "$port" --bind 127.0.0.1 \
-  --dir "$out" --save "" --appendonly no --hz 1 --slowlog-log-slower-than -1 --latency-monitor-threshold 0 ${SERVER_ARGS:-} >"$out/log" 2>&1 &
+  --dir "$out" --save "" --appendonly no --hz 1 --slowlog-log-slower-than -1 --latency-monitor-threshold 0 \
+  ${tls_server[@]+"${tls_server[@]}"} ${SERVER_ARGS:-} >"$out/log" 2>&1 &
 vg=$!
 for _ in $(seq 120); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 1; done
 "$PY" - "$port" <<'EOF'
@@ -43,13 +53,13 @@ if r.info("cluster").get("cluster_enabled"):
 for cmd in setup_commands():
     r.execute_command(*cmd)
 EOF
-redis-benchmark -p "$port" -c 50 -n "$warm" -P "$p" -r "$keys" "$@" >/dev/null
+redis-benchmark -p "$bport" ${tls_client[@]+"${tls_client[@]}"} -c 50 -n "$warm" -P "$p" -r "$keys" "$@" >/dev/null
 callgrind_control -z "$vg" >/dev/null 2>&1
-redis-benchmark -p "$port" -c 50 -n "$n" -P "$p" -r "$keys" "$@" >/dev/null
+redis-benchmark -p "$bport" ${tls_client[@]+"${tls_client[@]}"} -c 50 -n "$n" -P "$p" -r "$keys" "$@" >/dev/null
 callgrind_control -d "$vg" >/dev/null 2>&1
 redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
 wait "$vg" || true
 total=$(callgrind_annotate "$(ls "$out"/cg.*.1 | head -1)" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
 if [ -n "${KEEP:-}" ]; then cp "$(ls "$out"/cg.*.1 | head -1)" "$KEEP"; fi
 rm -r "$out"
-echo "$* -P $p: $((total / n)) instructions/request (live, $n requests)"
+echo "$* -P $p${TLS:+ (TLS)}: $((total / n)) instructions/request (live, $n requests)"

@@ -36,6 +36,7 @@ HOT_MODULES = (
     "raxdb.server.base.numparse",
     "raxdb.server.conn.obuf",
     "raxdb.server.net.client",
+    "raxdb.server.net.tls",
     "raxdb.server.table.registry",
     "raxdb.server.cluster.routing",
     "raxdb.server.cluster.state",

@@ -24,6 +24,21 @@ Invariants:
   Because the layer is ours, a busy script's poll (server/scripting/busy.py) reads a TLS client's
   socket like any other and passes the bytes through `Link.feed`.
 
+A record's way in and out, which every request over TLS pays (Redis's connTLSRead and
+connTLSWrite: one SSL_read into the query buffer, one SSL_write of the reply):
+- In: the bytes read go into the incoming BIO, then SSLObject.read is called while the BIO holds
+  bytes (or OpenSSL holds decrypted ones: SSLObject.pending), each read sized to what the BIO
+  holds, which a record's plaintext never exceeds unless OpenSSL took the record's start in an
+  earlier read (then the rest comes with the next read of the loop).  No read is made to learn
+  that there is nothing more: the ssl module answers such a read with an SSLWantReadError, whose
+  making and raising cost more than the read of the request itself.  A partial record still
+  ends the loop that way.  The reads' plaintext goes to the Client as one bytes (the first read's,
+  not copied, when there is one).
+- Out: a write (client.flush_output's one write a flush) is one SSLObject.write of the whole
+  reply (a memory BIO takes all of it) and one write of the outgoing BIO's records to the TCP
+  transport.
+- Compiled (server/base/compiled.py's HOT_MODULES), as the Client behind it is.
+
 What the ssl module cannot set is accepted and stored but not applied: tls-ciphersuites (the
 TLSv1.3 suites: OpenSSL's defaults are used), tls-session-cache-size and -timeout (OpenSSL's
 defaults, 20480 and 300 s, are Redis's defaults too).
@@ -62,6 +77,7 @@ _PROTOCOLS = {"tlsv1": ssl.TLSVersion.TLSv1, "tlsv1.1": ssl.TLSVersion.TLSv1_1, 
 _DEFAULT_PROTOCOLS = (ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3)  # REDIS_TLS_PROTO_DEFAULT
 # "[SSL: WRONG_VERSION_NUMBER] wrong version number (_ssl.c:992)": the reason text in the middle
 _SSL_TEXT = LazyPattern(r"^\[[^\]]*\]\s*(.*?)(?:\s*\(_ssl\.c:\d+\))?$")
+_join = b"".join
 
 
 
@@ -276,9 +292,6 @@ class Link(asyncio.Protocol):
         if not self.ssl.server_side:
             self.feed(b"")  # the client's hello
 
-    def data_received(self, data: bytes) -> None:
-        self.feed(data)
-
     def eof_received(self) -> bool:
         if self.client is None and self.upper is None:  # the peer left halfway through the handshake
             s = self.get_extra_info("socket")
@@ -303,49 +316,72 @@ class Link(asyncio.Protocol):
 
     def feed(self, data: bytes) -> None:
         """Bytes read from the socket (by the loop, or by a busy script's poll): the handshake's,
-        then the Client's once decrypted."""
-        self._in.write(data)
+        then the Client's once decrypted (see "A record's way in and out")."""
+        inb = self._in
+        inb.write(data)
+        client = self.client
+        if client is None:
+            if not self._handshake():
+                return
+            client = self.client
         tls = self.ssl
-        if self.client is None:
-            try:
-                tls.do_handshake()
-            except ssl.SSLWantReadError:
-                self._flush()
-                return
-            except ssl.SSLError as exc:  # clientAcceptHandler's log line; the connection goes
-                self._flush()
-                if self.failure_log is None:
-                    LOG.warning(f"Error accepting a client connection: {_openssl_error(exc)}")
-                else:
-                    self.failure_log(_openssl_error(exc))
-                if self.raw is not None:
-                    self.raw.abort()
-                return
-            self._flush()
-            self.client = Client(self.srv) if self.upper is None else self.upper
-            self.client.connection_made(self)
-        chunks = []
+        got: bytes | None = None
+        more: list[bytes] | None = None
         ended = False
         try:
             while True:
-                chunk = tls.read(262144)
+                n = inb.pending
+                if not n:
+                    n = tls.pending()
+                    if not n:
+                        break
+                chunk = tls.read(n)
                 if not chunk:  # the peer's close_notify: its clean end of the connection
                     ended = True
                     break
-                chunks.append(chunk)
-        except ssl.SSLWantReadError:
+                if got is None:
+                    got = chunk
+                elif more is None:
+                    more = [got, chunk]
+                else:
+                    more.append(chunk)
+        except ssl.SSLWantReadError:  # a record not whole yet: the rest comes with a later read
             pass
         except ssl.SSLError:  # a bad record: the connection ends, as in Redis
             if self.raw is not None:
                 self.raw.close()
-        self._flush()  # a read may answer (a key update)
-        if chunks and not self.client.closed:
-            self.client.data_received(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+        if self._out.pending:  # a read may answer (a key update)
+            self._flush()
+        if got is not None and not client.closed:
+            client.data_received(got if more is None else _join(more))
         if ended:  # Redis frees the client on its read of 0, after the commands read before it
-            if self.upper is None and not self.client.closed:
-                self.client.close()  # its replies so far go first
+            if self.upper is None and not client.closed:
+                client.close()  # its replies so far go first
             elif self.raw is not None:
                 self.raw.close()
+
+    data_received = feed
+
+    def _handshake(self) -> bool:
+        """The handshake's step on the bytes fed: True once it is done (the upper protocol made)."""
+        try:
+            self.ssl.do_handshake()
+        except ssl.SSLWantReadError:
+            self._flush()
+            return False
+        except ssl.SSLError as exc:  # clientAcceptHandler's log line; the connection goes
+            self._flush()
+            if self.failure_log is None:
+                LOG.warning(f"Error accepting a client connection: {_openssl_error(exc)}")
+            else:
+                self.failure_log(_openssl_error(exc))
+            if self.raw is not None:
+                self.raw.abort()
+            return False
+        self._flush()
+        self.client = Client(self.srv) if self.upper is None else self.upper
+        self.client.connection_made(self)
+        return True
 
     def _flush(self) -> None:
         if self._out.pending and self.raw is not None and not self.raw.is_closing():
@@ -353,8 +389,12 @@ class Link(asyncio.Protocol):
 
     # ---- the Client's transport ----------------------------------------------------------------
     def write(self, data: bytes) -> None:
-        self._encrypt(data)
-        self._flush()
+        n = self.ssl.write(data)  # the whole of it: a memory BIO never refuses a record
+        if n < len(data):
+            self._encrypt(memoryview(data)[n:])
+        raw = self.raw
+        if raw is not None and not raw.is_closing():
+            raw.write(self._out.read())
 
     def writelines(self, parts: Iterable[bytes]) -> None:
         """Output in pieces (client.flush_output's big replies): each encrypted in turn, one
@@ -363,7 +403,7 @@ class Link(asyncio.Protocol):
             self._encrypt(data)
         self._flush()
 
-    def _encrypt(self, data: bytes) -> None:
+    def _encrypt(self, data: bytes | memoryview) -> None:
         view = memoryview(data)
         tls = self.ssl
         while view:

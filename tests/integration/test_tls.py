@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import re
 import socket
 import ssl
@@ -343,6 +344,19 @@ def test_bad_handshakes_and_a_crowd_leak_nothing(certs: Certs) -> None:
     assert ours[-4:] == [500, b"before", 0, None]
 
 
+def _handshake_by_hand(ctx: ssl.SSLContext, sock: socket.socket) -> tuple[ssl.SSLObject, ssl.MemoryBIO, ssl.MemoryBIO]:
+    """A client SSLObject between two MemoryBIOs, its handshake done over the plain `sock`; its
+    last flight is left in the outgoing BIO, for the caller to send (alone or with more)."""
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = ctx.wrap_bio(incoming, outgoing, server_hostname="127.0.0.1")
+    while True:
+        try:
+            tls.do_handshake()
+            return tls, incoming, outgoing
+        except ssl.SSLWantReadError:
+            sock.sendall(outgoing.read())
+            incoming.write(sock.recv(65536))
+
 def test_clean_tls_close_ends_the_connection(certs: Certs) -> None:
     """A client that ends with TLS's close_notify (what an asyncio or OpenSSL client sends on a
     clean close): its commands before it are answered, then the server closes the connection, as
@@ -353,16 +367,8 @@ def test_clean_tls_close_ends_the_connection(certs: Certs) -> None:
     def scenario(_srv: ServerProcess, port: int) -> list[Any]:
         r = client(certs, port)
         _wait_connected(r, 1)
-        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-        tls = ctx.wrap_bio(incoming, outgoing, server_hostname="127.0.0.1")
         with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
-            while True:  # the handshake, over the plain socket
-                try:
-                    tls.do_handshake()
-                    break
-                except ssl.SSLWantReadError:
-                    sock.sendall(outgoing.read())
-                    incoming.write(sock.recv(65536))
+            tls, incoming, outgoing = _handshake_by_hand(ctx, sock)
             sock.sendall(outgoing.read())
             tls.write(b"PING\r\n")
             with contextlib.suppress(ssl.SSLWantReadError):
@@ -385,6 +391,47 @@ def test_clean_tls_close_ends_the_connection(certs: Certs) -> None:
     ours, theirs = on_both(certs, scenario)
     assert ours == theirs
     assert ours == [b"+PONG\r\n", True]
+
+
+def test_records_cut_anywhere_and_run_together_match_redis(certs: Certs) -> None:
+    """The client's Finished, then a pipeline's records (each command a record of its own, a
+    100 KB SET spread over seven), all sent as one stream cut at odd places (a byte, a record and a
+    half, a record's header split): the server reads partial records, several records a read, and
+    a record whose start it took in a read before; the replies are Redis's, in order."""
+    ctx = ssl.create_default_context(cafile=certs["ca_crt"])
+    ctx.load_cert_chain(certs["client_crt"], certs["client_key"])
+    big = b"v" * 100_000
+    commands = [[b"SET", b"big", big], [b"GET", b"big"], [b"INCR", b"n"], [b"STRLEN", b"big"],
+                *[[b"RPUSH", b"l", b"%d" % i] for i in range(40)], [b"LRANGE", b"l", b"0", b"-1"],
+                [b"GET", b"big"], [b"ECHO", b"the end"]]
+    end = b"$7\r\nthe end\r\n"
+
+    def scenario(_srv: ServerProcess, port: int) -> bytes:
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            tls, incoming, outgoing = _handshake_by_hand(ctx, sock)  # its last flight goes with the requests
+            for cmd in commands:
+                tls.write(b"*%d\r\n" % len(cmd) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in cmd))
+            stream = outgoing.read()
+            pos, cuts = 0, (1, 2, 5, 3, 37, 16_389, 1, 1_500, 4, 700)
+            for i in itertools.count():
+                if pos >= len(stream):
+                    break
+                sock.sendall(stream[pos:pos + cuts[i % len(cuts)]])
+                pos += cuts[i % len(cuts)]
+            reply = b""
+            while not reply.endswith(end):
+                data = sock.recv(65536)
+                assert data, reply[-200:]
+                incoming.write(data)
+                with contextlib.suppress(ssl.SSLWantReadError):
+                    while chunk := tls.read(65536):
+                        reply += chunk
+        return reply
+
+    ours, theirs = on_both(certs, scenario)
+    assert ours == theirs
+    assert ours.startswith(b"+OK\r\n$100000\r\n" + big) and ours.count(big) == 2
 
 
 def _client_hello(certs: Certs) -> bytes:
