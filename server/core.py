@@ -194,6 +194,7 @@ class Server(ServerFields, _Declared):
         # below scripting/ that judge a script by the flags it declares (table/scriptflags.py).
         self.script_cache: Any = None  # EVAL's cache, made by the first script (server/scripting/scripts.py)
         self.script_cache_of: Callable[[], Any] = functools.partial(scripts.cache, self)
+        self.functions_engine: Any = None  # the libraries, made by the first (server/scripting/functions.py)
         self.function_registry: Callable[[], Any] = functools.partial(functions.registry, self)
         attach_evict(self)  # maxmemory: memory accounting and eviction
         attach_propagate(self)  # also_propagate: what the AOF and replicas are fed

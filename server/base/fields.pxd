@@ -59,8 +59,9 @@ cdef class ServerFields:
     cdef public dict ready_keys, fast_dispatch
     cdef public list pending_writes
     cdef public object cluster_local, client_evict_limit
-    # EVAL's script cache (server/scripting/scripts.py), None until the first script
-    cdef public object script_cache
+    # EVAL's script cache (server/scripting/scripts.py) and FCALL's function libraries
+    # (server/scripting/functions.py), None until the first script or library
+    cdef public object script_cache, functions_engine
 
 
 cdef class ClientFields:

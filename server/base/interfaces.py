@@ -30,7 +30,7 @@ protocol's type.
 Its invariant.  Every member declared here exists, with the declared type, on every instance of
 the concrete class once it is constructed: on a Server when `Server.__init__` (and the `attach`
 functions it calls) returned, on a Client when `Client.__init__` returned.  Members a module
-creates lazily, on first use (`functions_engine`, `latency_events`, read with
+creates lazily, on first use (`latency_events`, read with
 `getattr(srv, name, None)`), are not declared.  An attribute a lower layer starts to use is
 declared here in the same change: tests/test_interfaces.py checks that each declared member is
 there (a method with the declared parameters), and that every public member of a Server and a
@@ -293,6 +293,7 @@ class Server(Protocol):
     serve_ready_keys: Callable[[], None]  # hook (core.py): serve the clients blocked on ready keys
     script_cache: Any  # the EVAL script cache (server/scripting/scripts.py), None until the first script
     script_cache_of: Callable[[], Any]  # hook (core.py): the EVAL script cache, made when first used
+    functions_engine: Any  # the FUNCTION libraries (server/scripting/functions.py), None until the first
     function_registry: Callable[[], Any]  # hook (core.py): the FUNCTION libraries, made when first used
     fault_error: Any  # an error fault armed by DEBUG FAULT (server/net/faults.py's ErrorFault), or None
     faults: Any  # the delay and refusal armed by DEBUG FAULT (server/net/faults.py's Faults), or None

@@ -7,6 +7,7 @@
 # `scripts.cache(...)`, `functions.registry(...).call(...)` and `runner.numkeys(...)`, cpdef there,
 # are C calls.  EVALSHA's client and server are typed as their field bases (server/base/fields.pxd):
 # its server, the monitors and its debugging mode are C struct fields; the cache's find is a C call.
+# FCALL's likewise: its server and the monitors are C struct fields, the registry a C call.
 cimport cython
 from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.scripting cimport functions, runner, scripts
@@ -22,6 +23,9 @@ cpdef _run_eval(c, argv, ro)
 
 @cython.locals(sc=ScriptCache, script=Script, srv=ServerFields)
 cpdef _evalsha(ClientFields c, argv, ro)
+
+@cython.locals(srv=ServerFields)
+cpdef _fcall(ClientFields c, argv, bint ro)
 
 
 # The other handlers the benchmarks and common use call, in the reference signature

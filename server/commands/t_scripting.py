@@ -192,17 +192,22 @@ command("script|help")(script_help)  # not a decorator: compiled, a cpdef functi
 
 # ---- FCALL / FUNCTION ----------------------------------------------------------------------------
 
+def _fcall(c, argv, ro: bool) -> bytes:
+    srv = c.server
+    if srv.monitors:  # compiled, a C size check of the typed server's list (t_scripting.pxd)
+        _feed_monitors(c, argv)
+    return functions.registry(srv).call(c, argv, ro)
+
+
 def fcall(c, argv):
-    _feed_monitors(c, argv)
-    return functions.registry(c.server).call(c, argv, False)
+    return _fcall(c, argv, False)
 
 
 command("fcall")(fcall)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)
 
 
 def fcall_ro(c, argv):
-    _feed_monitors(c, argv)
-    return functions.registry(c.server).call(c, argv, True)
+    return _fcall(c, argv, True)
 
 
 command("fcall_ro")(fcall_ro)  # not a decorator: compiled, a cpdef function (t_scripting.pxd)

@@ -27,7 +27,7 @@ def stats(server) -> dict[str, int]:
     """Counts for INFO memory (number_of_cached_scripts, number_of_functions, number_of_libraries);
     creates nothing when scripting was never used."""
     sc = server.script_cache
-    fe = getattr(server, "functions_engine", None)
+    fe = server.functions_engine
     return {
         "number_of_cached_scripts": len(sc.scripts) if sc is not None else 0,
         "number_of_functions": len(fe.functions) if fe is not None else 0,

@@ -44,7 +44,8 @@ LOAD_TIMEOUT_MS = 500
 
 
 class Function:
-    __slots__ = ("name", "fn", "flags", "description", "library")
+    __slots__ = ("name", "fn", "flags", "description", "library", "no_cluster", "no_writes", "allow_oom",
+                 "cross_slot")
 
     def __init__(self, name: bytes, fn: Any, flags: int, description: bytes | None, library: Library) -> None:
         self.name = name
@@ -52,6 +53,12 @@ class Function:
         self.flags = flags
         self.description = description
         self.library = library
+        # What FCALL tests of the flags, settled here, when the library loads (a function's flags
+        # never change): each call reads a truth value, not a mask of the flags.
+        self.no_cluster = bool(flags & FLAG_NO_CLUSTER)
+        self.no_writes = bool(flags & FLAG_NO_WRITES)
+        self.allow_oom = bool(flags & FLAG_ALLOW_OOM)
+        self.cross_slot = bool(flags & FLAG_ALLOW_CROSS_SLOT)
 
     def flag_names(self) -> list[bytes]:
         return [n for n, bit in FLAG_NAMES.items() if self.flags & bit]
@@ -114,7 +121,14 @@ class FunctionsEngine:
         self.engine = eng.Engine(server, b"@user_function", functions=True)
         self.libraries: dict[bytes, Library] = {}
         self.functions: dict[bytes, Function] = {}  # by lower-cased name
+        self._forget()
         self._build_load_env()
+
+    def _forget(self) -> None:
+        """Empty `lookup`'s memory of recent names: the registry changed (every change of
+        `functions` calls this)."""
+        self._recent_name: list[bytes | None] = [None] * 16
+        self._recent: list[Function | None] = [None] * 16
 
     def _build_load_env(self) -> None:
         e = self.engine
@@ -193,19 +207,35 @@ class FunctionsEngine:
             self.libraries[lib.name] = lib
             for folded, fname in _folded_names(lib).items():
                 self.functions[folded] = lib.functions[fname]
+        self._forget()
 
     def _drop(self, name: bytes) -> None:
         lib = self.libraries.pop(name)
         for folded in _folded_names(lib):
             self.functions.pop(folded, None)
+        self._forget()
 
     def lookup(self, name: bytes) -> Function | None:
         """The function FCALL `name` runs (names are case-insensitive, as in Redis 7.0).  The
         registry's keys are lower case, so a name found as sent is the one lowered: the name as
         clients mostly send it is looked up without a lowered copy (a method call, a new bytes
-        object and its hash)."""
+        object and its hash).  The last name found for each value of its length plus its last
+        byte (low four bits) is remembered, as the script cache remembers shas: an application's
+        few functions, called over and over, are found by comparing the name's bytes, not by
+        hashing them (FCALL's argument is a new bytes object each time).  Any change of the
+        registry forgets them (`_forget`)."""
+        n = len(name)
+        i = (n + name[n - 1]) & 15 if n else 0
+        known = self._recent_name[i]
+        if known is not None and known == name:
+            return self._recent[i]
         fn = self.functions.get(name)
-        return fn if fn is not None else self.functions.get(name.lower())
+        if fn is None:
+            fn = self.functions.get(name.lower())
+        if fn is not None:
+            self._recent_name[i] = name
+            self._recent[i] = fn
+        return fn
 
     def _register_function(self, *args: Any) -> None:
         from lupa.lua51 import lua_type
@@ -277,6 +307,7 @@ class FunctionsEngine:
 
         self.libraries = {}
         self.functions = {}
+        self._forget()
         self.engine = eng.Engine(self.server, b"@user_function", functions=True)
         self._build_load_env()
 
@@ -285,13 +316,12 @@ class FunctionsEngine:
         if fn is None:
             raise CommandError("ERR Function not found")
         numkeys = runner.numkeys(argv, "ERR Bad number of keys provided")
-        if fn.flags & FLAG_NO_CLUSTER and self.server.cluster is not None:
+        if fn.no_cluster and self.server.cluster is not None:
             raise CommandError(NO_CLUSTER)
-        if ro_command and not fn.flags & FLAG_NO_WRITES:
+        if ro_command and not fn.no_writes:
             raise CommandError("ERR Can not execute a script with write flag using *_ro command.")
-        ro = ro_command or bool(fn.flags & FLAG_NO_WRITES)
-        return self.engine.run(c, fn.fn, fn.name, argv, numkeys, ro, True, bool(fn.flags & FLAG_ALLOW_OOM),
-                               bool(fn.flags & FLAG_ALLOW_CROSS_SLOT))
+        return self.engine.run(c, fn.fn, fn.name, argv, numkeys, ro_command or fn.no_writes, True, fn.allow_oom,
+                               fn.cross_slot)
 
     # ---- DUMP / RESTORE ----------------------------------------------------------------------------
     def dump(self, compress: bool = True) -> bytes:
@@ -333,6 +363,7 @@ class FunctionsEngine:
                         raise CommandError(b"ERR Function " + fname + b" already exists")
                     seen.add(folded)
             self.libraries, self.functions = {}, {}
+            self._forget()
             self._commit(libs, False)
             return
         if policy == b"append":
@@ -345,12 +376,12 @@ class FunctionsEngine:
 def library_code(server: Server) -> list[bytes]:
     """Every library's code, for a snapshot: none where no engine was ever started (a snapshot's
     child must not start one: a Lua state's allocations on the parent's heap pages copy them)."""
-    fe = getattr(server, "functions_engine", None)
+    fe = server.functions_engine
     return [] if fe is None else [lib.code for lib in fe.libraries.values()]
 
 
 def registry(server: Server) -> FunctionsEngine:
-    fe = getattr(server, "functions_engine", None)
+    fe = server.functions_engine  # compiled, a C struct field (functions.pxd types the server)
     if fe is None:
-        fe = server.functions_engine = FunctionsEngine(server)  # type: ignore[attr-defined]
+        fe = server.functions_engine = FunctionsEngine(server)
     return fe

@@ -13,6 +13,7 @@ from raxdb.server.scripting.runner cimport Runner
 
 cdef class Script:
     cdef public object body, fn, flags, shebang
+    cdef public bint no_cluster, no_writes, allow_oom, cross_slot  # the flags as a run tests them
 
 
 cdef class ScriptCache:
@@ -25,7 +26,7 @@ cdef class ScriptCache:
     cpdef Script find(self, bytes sha)
 
     @cython.locals(srv=ServerFields)
-    cpdef run(self, ClientFields c, sha, Script script, argv, numkeys, ro_command)
+    cpdef run(self, ClientFields c, sha, Script script, argv, numkeys, bint ro_command)
 
 
 cpdef ScriptCache cache(ServerFields server)

@@ -32,13 +32,20 @@ NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL."
 
 
 class Script:
-    __slots__ = ("body", "fn", "flags", "shebang")
+    __slots__ = ("body", "fn", "flags", "shebang", "no_cluster", "no_writes", "allow_oom", "cross_slot")
 
     def __init__(self, body: bytes, fn: Any, flags: int, shebang: bool) -> None:
         self.body = body
         self.fn = fn
         self.flags = flags
         self.shebang = shebang
+        # What a run tests of the flags, settled here, when the script is cached (its flags never
+        # change): each EVALSHA reads a truth value, not a mask of the flags.  A script without a
+        # shebang (compatibility mode) declares none, and may touch keys of any slot.
+        self.no_cluster = bool(shebang and flags & FLAG_NO_CLUSTER)
+        self.no_writes = bool(shebang and flags & FLAG_NO_WRITES)
+        self.allow_oom = bool(flags & FLAG_ALLOW_OOM)
+        self.cross_slot = not shebang or bool(flags & FLAG_ALLOW_CROSS_SLOT)
 
 
 class ScriptCache:
@@ -88,21 +95,18 @@ class ScriptCache:
         self.engine = Engine(self.server, b"@user_script")
 
     def run(self, c: Client, sha: bytes, script: Script, argv: list[bytes], numkeys: int, ro_command: bool) -> bytes:
-        if script.shebang and script.flags & FLAG_NO_CLUSTER and self.server.cluster is not None:
-            raise CommandError(NO_CLUSTER)
-        if ro_command and script.shebang and not script.flags & FLAG_NO_WRITES:
-            raise CommandError("ERR Can not execute a script with write flag using *_ro command.")
         srv = self.server
+        if script.no_cluster and srv.cluster is not None:
+            raise CommandError(NO_CLUSTER)
+        if ro_command and script.shebang and not script.no_writes:
+            raise CommandError("ERR Can not execute a script with write flag using *_ro command.")
         if not script.shebang and srv.replica_gate and srv.repl.link.serving_stale():
             # scriptPrepareForRun's compatibility-mode check (a script with a shebang was judged
             # by its flags before it got here)
 
             raise CommandError(MASTERDOWN)
-        ro = ro_command or bool(script.flags & FLAG_NO_WRITES)
-        allow_oom = bool(script.flags & FLAG_ALLOW_OOM)
-        # a script without a shebang (compatibility mode) may touch keys of any slot
-        cross_slot = not script.shebang or bool(script.flags & FLAG_ALLOW_CROSS_SLOT)
-        return self.engine.run(c, script.fn, sha, argv, numkeys, ro, False, allow_oom, cross_slot)
+        return self.engine.run(c, script.fn, sha, argv, numkeys, ro_command or script.no_writes, False,
+                               script.allow_oom, script.cross_slot)
 
 
 def cache(server: Server) -> ScriptCache:

@@ -80,6 +80,36 @@ def test_function_names_ignore_case(fdiff):
     fdiff("FCALL", "test", "0")
 
 
+def test_calls_see_every_change_of_the_registry(fdiff):
+    """FCALL remembers the functions it found by the name as sent (functions.py's lookup): each
+    change of the libraries (LOAD REPLACE, DELETE, FLUSH, RESTORE) is what the next call finds,
+    in any case of the name, and names remembered in the same place ('fa' and 'fq': the same
+    length, last bytes 16 apart) find their own functions."""
+    lib = "#!lua name=m\nredis.register_function('fa', function() return %d end) " \
+          "redis.register_function('fq', function(keys) return keys[1] end)"
+    fdiff("FUNCTION", "LOAD", lib % 1)
+    for _ in range(2):
+        fdiff("FCALL", "fa", "0")
+        fdiff("FCALL", "fq", "1", "k")
+        fdiff("FCALL", "FA", "0")
+    fdiff("FUNCTION", "LOAD", "REPLACE", lib % 2)
+    fdiff("FCALL", "fa", "0")
+    fdiff("FCALL", "FA", "0")
+    payload = parse(fdiff.both("FUNCTION", "DUMP")[1])
+    fdiff("FUNCTION", "DELETE", "m")
+    fdiff("FCALL", "fa", "0")
+    fdiff("FCALL", "FA", "0")
+    fdiff("FUNCTION", "RESTORE", payload)
+    fdiff("FCALL", "fa", "0")
+    fdiff("FUNCTION", "FLUSH")
+    fdiff("FCALL", "fa", "0")
+    fdiff("FUNCTION", "LOAD", lib % 3)
+    fdiff("FCALL", "fa", "0")
+    fdiff("FUNCTION", "RESTORE", payload, "FLUSH")
+    fdiff("FCALL", "fa", "0")
+    fdiff("FCALL", "fq", "1", "k")
+
+
 @pytest.mark.parametrize("code", [
     "return 1", "#!lua\nreturn 1", "#!lua name=\nreturn 1", "#!lua name=a-b\nreturn 1", "#!foo name=x\nreturn 1",
     "#!LUA name=up\nredis.register_function('up1', function() return 1 end)",
