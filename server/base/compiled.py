@@ -46,10 +46,7 @@ HOT_MODULES = (
     "raxdb.server.events.pubsub",
     "raxdb.server.memory.bigarrays",
     "raxdb.server.memory.evict",
-<<<<<<< HEAD
     "raxdb.server.memory.usage",
-=======
->>>>>>> h-evict
     "raxdb.server.commands.t_bitops",
     "raxdb.server.commands.t_geo",
     "raxdb.server.commands.t_hash",
