@@ -41,6 +41,7 @@ HOT_MODULES = (
     "raxdb.server.events.keyaccess",
     "raxdb.server.events.propagate",
     "raxdb.server.events.pubsub",
+    "raxdb.server.persistence.aof",
     "raxdb.server.memory.bigarrays",
     "raxdb.server.commands.t_bitops",
     "raxdb.server.commands.t_geo",
