@@ -39,6 +39,11 @@ cluster mode, each a one-node cluster that owns every slot: what a key's slot co
 per command (its slot's check, the per-slot key index), with no redirection; rows whose keys fall
 in different slots (MSET, SINTER_100, SUNION_100, the BullMQ rows) only measure CROSSSLOT errors.
 
+`--replica` attaches a replica of its own kind to each server once the set-up's data is in (a
+second redis-server replicating redis-server, a second raxdb replicating raxdb; neither gets
+`--server-args`), and waits until each master sees its replica online: every write is then fed to
+the replication backlog and the replica's output.  The CPU columns stay the masters'.
+
 The scripting rows (EVALSHA_*, FCALL_*) run bench/lua_workloads.py's scripts, loaded by `prepare`;
 the queue rows (BULLMQ_ADD, BULLMQ_WORK; `--only BULLMQ`) run bench/bullmq_bench.mjs with Node.js
 and tests/libraries' packages (BullMQ on ioredis), and give jobs/s instead of ops/s.
@@ -60,6 +65,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import NamedTuple
 
@@ -279,6 +285,23 @@ def prepare(port: int) -> None:
     conn.close()
 
 
+def wait_replica_online(port: int, timeout: float = 300.0) -> None:
+    """Until the server at `port` reports a replica online (INFO replication's `state=online`): the
+    full sync of the set-up's data is over and every write now goes to it."""
+    conn = RawConnection(port, timeout=30)
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            conn.send(encode_command([b"INFO", b"replication"]))
+            if b"state=online" in conn.read_frame():
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no replica online at port {port} after {timeout:.0f} s")
+            time.sleep(0.2)
+    finally:
+        conn.close()
+
+
 def bullmq_seconds(port: int, jobs: int) -> tuple[float, float]:
     """BullMQ's addBulk and a Worker's processing of `jobs` jobs against a server: seconds each."""
     script = Path(__file__).with_name("bullmq_bench.mjs")
@@ -324,6 +347,8 @@ def main() -> None:
                          " a multi-key row's keys are in different slots, CROSSSLOT)")
     ap.add_argument("--pauses", action="store_true",
                     help="run raxdb with its pause recorder and print its longest pauses after each row")
+    ap.add_argument("--replica", action="store_true",
+                    help="attach a replica of its own kind to each server after the set-up (the CPU columns stay the masters')")
     ap.add_argument("--client", action="store_true",
                     help="print the client's CPU per request against each server and each server's sleeps per request")
     opts = ap.parse_args()
@@ -347,11 +372,18 @@ def main() -> None:
         ours, theirs = start_raxdb(*extra), start_redis(*extra)
     if extra:
         print("both servers with", " ".join(extra))
+    replicas = []
     try:
         for srv in (ours, theirs):
             if opts.cluster:
                 own_every_slot(srv.port)
             prepare(srv.port)
+        if opts.replica:
+            replicas += [start_raxdb("--replicaof", "127.0.0.1", str(ours.port)),
+                         start_redis("--replicaof", "127.0.0.1", str(theirs.port))]
+            for srv in (ours, theirs):
+                wait_replica_online(srv.port)
+            print("each server with a replica of its own kind attached")
         if opts.pauses:
             server_pauses(ours.port)  # start the recorder's report afresh: prepare's pauses are not a row's
         print(f"{'workload':12s} {'-P':>3s} {'redis ops/s':>13s} {'raxdb ops/s':>13s} {'ratio':>7s} {'paired':>7s}"
@@ -419,8 +451,8 @@ def main() -> None:
         if not only or "BULLMQ" in only:
             bench_bullmq(ours, theirs, opts.rounds, BULLMQ_JOBS // (5 if opts.quick else 1))
     finally:
-        ours.stop()
-        theirs.stop()
+        for srv in (*replicas, ours, theirs):
+            srv.stop()
     if opts.memory:
         for script in ("keyspace_memory.py", "stream_memory.py"):
             subprocess.run([sys.executable, str(Path(__file__).with_name(script))], check=False)

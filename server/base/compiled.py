@@ -44,6 +44,7 @@ HOT_MODULES = (
     "raxdb.server.events.keyaccess",
     "raxdb.server.events.propagate",
     "raxdb.server.events.pubsub",
+    "raxdb.server.persistence.aof",
     "raxdb.server.memory.bigarrays",
     "raxdb.server.memory.evict",
     "raxdb.server.memory.usage",

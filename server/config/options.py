@@ -454,6 +454,9 @@ class Config(ConfigFields):
         self.slowlog_max_len = int(v["slowlog-max-len"])
         self.latency_monitor_threshold = int(v["latency-monitor-threshold"])
         self.latency_tracking = v["latency-tracking"] == "yes"
+        # read by every propagated write and every AOF flush (server/persistence/aof.py)
+        self.aof_timestamps = v["aof-timestamp-enabled"] == "yes"
+        self.appendfsync = v["appendfsync"]
         self.latency_percentiles = [(p, float(p)) for p in v["latency-tracking-info-percentiles"].split()]
         self.cobl = split_cobl(v["client-output-buffer-limit"])
         # The Redis generation raxdb answers as (#59): 7.0 is the default and Redis 7.0.15 exactly;

@@ -22,7 +22,8 @@ that replays to the same result: not the command as the client sent it, but its 
   than one are wrapped in MULTI/EXEC, so a transaction, a script, or a command together with the
   DEL of the key it found expired, replays atomically; `no_multi` leaves the wrap out (the
   active expire cycle and eviction, as Redis does, and commands that may touch arbitrary keys).
-- A consumer is any object with `feed(dbid, argv)` and `replica_stream` in
+- A consumer is any object with `feed(dbid, argv, data=None)` (`data`: argv encoded, which
+  `flush` does once for all of them) and `replica_stream` in
   `srv.propagation_targets` (server/persistence/aof.py's AOF, server/replication/state.py's stream): the op list
   exists exactly while that list is not empty (`sync`).  An op whose argv is a `ReplOnly` goes to
   the replication stream alone (Redis's PROPAGATE_REPL target: PUBLISH and SPUBLISH force their
@@ -52,6 +53,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hiredis import pack_command as _pack
+
+try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
+
+if not cython.compiled:  # compiled, propagate.pxd cimports it from reply.pxd (a C call)
+    from raxdb.protocol.reply import bulk_aggregate
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Client, Server
@@ -241,12 +252,22 @@ def rewrite_geoadd(c: Client, head: list[bytes], scores: list[float], members: l
         c.prop_argv = argv
 
 
+# Arguments of this many bytes or more are copied by hiredis's encoder (memcpy) rather than by
+# reply.py's byte loop, which is quicker for the few-byte keys and values most writes carry.
+_BYTE_LOOP_MAX = 512
+
+
 def encode_command(argv: list[bytes]) -> bytes:
     """The propagated form of a command, a multibulk of bulk strings (what the AOF and
     replicas receive: catAppendOnlyGenericCommand)."""
+    if cython.compiled:
+        # sized in one pass and written in a second into one new bytes object (reply.py's
+        # bulk_aggregate, as a reply's array is): hiredis's pack_command formats each length
+        # with sprintf and copies every argument twice
+        out = bulk_aggregate(42, argv, -1, _BYTE_LOOP_MAX)
+        if out is not None:
+            return out
     try:
-        # hiredis's C encoder, the same bytes for bytes arguments: per-argument formatting in
-        # Python was most of what feeding a write cost (bench/instr.sh with HOTPATH_AOF=1)
         return _pack(tuple(argv))  # type: ignore[arg-type]  # hiredis's stub types a 1-tuple
     except TypeError:  # a bytearray or memoryview some command rewrote its argv with
         parts = [b"*%d\r\n" % len(argv)]
@@ -255,10 +276,15 @@ def encode_command(argv: list[bytes]) -> bytes:
         return b"".join(parts)
 
 
+_MULTI_DATA = encode_command(MULTI)
+_EXEC_DATA = encode_command(EXEC)
+
+
 def flush(srv: Server, current: Any = None) -> None:
     """propagatePendingCommands: hand the accumulated operations to every consumer, wrapped in
     MULTI/EXEC when there are several (unless `no_multi`, or the running command `current` may
-    touch arbitrary keys, as RANDOMKEY and SCAN expiring keys do)."""
+    touch arbitrary keys, as RANDOMKEY and SCAN expiring keys do).  Each op is encoded once, on
+    its first taker, and every consumer gets the same bytes (`feed(dbid, argv, data)`)."""
     ops = srv.also_propagate
     if not ops:
         return
@@ -266,19 +292,28 @@ def flush(srv: Server, current: Any = None) -> None:
     targets = srv.propagation_targets
     if len(ops) == 1:  # a write of its own, the common case: nothing to wrap
         dbid, argv = ops[0]
+        data = None
         for t in targets:
             if type(argv) is list or _takes(t, argv):
-                t.feed(dbid, argv)
+                if data is None:
+                    data = encode_command(argv)
+                t.feed(dbid, argv, data)
         return
     wrap = not srv.propagate_no_multi and not (current is not None and current.touches_arbitrary_keys)
+    encoded: list[Any] = [None] * len(ops)
     for t in targets:
         if wrap:
-            t.feed(ops[0][0], MULTI)
+            t.feed(ops[0][0], MULTI, _MULTI_DATA)
+        i = 0
         for dbid, argv in ops:
             if type(argv) is list or _takes(t, argv):
-                t.feed(dbid, argv)
+                data = encoded[i]
+                if data is None:
+                    data = encoded[i] = encode_command(argv)
+                t.feed(dbid, argv, data)
+            i += 1
         if wrap:
-            t.feed(ops[-1][0], EXEC)
+            t.feed(ops[-1][0], EXEC, _EXEC_DATA)
 
 
 def flush_alone(srv: Server) -> None:

@@ -49,6 +49,7 @@ from raxdb.server.base.files import WriteFailed, remove_quietly, write_atomicall
 from raxdb.server.base.log import LOG
 from raxdb.server.config.options import ConfigError
 from raxdb.server.events import propagate
+from raxdb.server.events.propagate import encode_command as _encode
 from raxdb.server.scripting.functions import library_code
 from raxdb.storage.hashfe import HashEx
 from raxdb.storage.keyspace import is_string
@@ -124,6 +125,7 @@ class AOF(AofFields):
 
     def __init__(self, srv: Server) -> None:
         self.srv = srv
+        self.config = srv.config  # (its typed views: appendfsync, aof_timestamps)
         self.buf = bytearray()
         self.selected_db = -1  # the database the file's last command ran in (-1: none yet)
         self.fd = -1  # the increment being appended to
@@ -293,9 +295,10 @@ class AOF(AofFields):
         return True
 
     # ---- feeding and writing --------------------------------------------------------------------
-    def feed(self, dbid: int, argv: list[bytes]) -> None:
-        """feedAppendOnlyFile.  In WAIT_REWRITE with no rewrite running yet (it is scheduled), what
-        comes is dropped: the rewrite, when it forks, snapshots it."""
+    def feed(self, dbid: int, argv: list[bytes], data: bytes | None = None) -> None:
+        """feedAppendOnlyFile (`data`: argv encoded, when the caller has it already).  In
+        WAIT_REWRITE with no rewrite running yet (it is scheduled), what comes is dropped: the
+        rewrite, when it forks, snapshots it."""
         state = self.state
         if state != ON and not (state == WAIT_REWRITE and self.srv.persistence.child_type == "aof"):
             if dbid != self.selected_db:
@@ -304,15 +307,15 @@ class AOF(AofFields):
         buf = self.buf
         if not buf:
             self.srv.call_soon(self.flush)  # written even if no client has a reply waiting
-        if self.srv.config.values["aof-timestamp-enabled"] == "yes":
+        if self.config.aof_timestamps:
             now = int(clock.seconds(self.srv))
             if self.cur_timestamp < now:
                 self.cur_timestamp = now
                 buf += b"#TS:%d\r\n" % now
         if dbid != self.selected_db:
-            buf += propagate.encode_command([b"SELECT", b"%d" % dbid])
+            buf += _encode([b"SELECT", b"%d" % dbid])
             self.selected_db = dbid
-        buf += propagate.encode_command(argv)
+        buf += _encode(argv) if data is None else data
 
     def flush(self, force: bool = False) -> None:
         """flushAppendOnlyFile: write `buf` to the increment, then fsync as appendfsync says."""
@@ -321,7 +324,7 @@ class AOF(AofFields):
             return
         if self.incr_size < 0:  # an increment opened at start-up: its size on disk
             self.incr_size = self.incr_fsync_offset = os.fstat(fd).st_size
-        policy = self.srv.config.values["appendfsync"]
+        policy = self.config.appendfsync
         now = int(clock.seconds(self.srv))
         in_progress = False
         if not self.buf:

@@ -366,9 +366,10 @@ class Replication(ReplFields, _Declared):
         master's stream does; a replica proxies its master's."""
         return self.masterhost is None
 
-    def feed(self, dbid: int, argv: list[bytes]) -> None:
-        """replicationFeedSlaves: a master's propagated write.  A replica's own writes (it may be
-        writable) never enter its stream: it proxies its master's instead."""
+    def feed(self, dbid: int, argv: list[bytes], data: bytes | None = None) -> None:
+        """replicationFeedSlaves: a master's propagated write (`data`: argv encoded, when the
+        caller has it already).  A replica's own writes (it may be writable) never enter its
+        stream: it proxies its master's instead."""
         if self.masterhost is not None:
             # a replica's own client wrote (its master's commands run with the dbs loading)
             if dbid >= 0 and not self.srv.dbs[dbid].loading:
@@ -376,7 +377,8 @@ class Replication(ReplFields, _Declared):
             return
         if self.backlog is None:
             return
-        data = propagate.encode_command(argv)
+        if data is None:
+            data = propagate.encode_command(argv)
         if dbid != self.seldb:
             data = propagate.encode_command([b"SELECT", b"%d" % dbid]) + data
             self.seldb = dbid

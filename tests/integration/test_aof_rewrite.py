@@ -642,7 +642,8 @@ def _stub_aof(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
     values = {"appendonly": "yes", "appendfsync": "everysec", "no-appendfsync-on-rewrite": "no",
               "aof-timestamp-enabled": "no", "aof-disable-auto-gc": "no"}
     persistence = SimpleNamespace(child_done={}, child_type="", has_child=lambda: False)
-    srv = SimpleNamespace(config=SimpleNamespace(values=values, on_change={}, latency_monitor_threshold=0),
+    srv = SimpleNamespace(config=SimpleNamespace(values=values, on_change={}, latency_monitor_threshold=0,
+                                                 appendfsync="everysec", aof_timestamps=False),
                           persistence=persistence, call_soon=lambda fn, *args: None, propagation_targets=[],
                           clock_frozen=True, clock_shift_us=1_000_000 * 10**6, clock_advanced_us=0, now_ms=0,
                           repl=SimpleNamespace(master_repl_offset=0))

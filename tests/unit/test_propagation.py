@@ -71,3 +71,18 @@ def test_a_failed_rewriting_command_leaves_no_rewrite_behind(aofdiff):
     assert aofdiff.run("GEOADD", "l", "13.361389", "40.7", "b")[0].startswith(b"-WRONGTYPE")
     aofdiff.run("RENAME", "k", "k2")
     aofdiff.check()
+
+
+def test_arguments_of_every_length_are_encoded_as_redis_writes_them(aofdiff):
+    """Propagated commands are written by reply.py's encoder (a byte loop) below 512 bytes an
+    argument and by hiredis's above: the lengths around that line, the empty argument, CRLF and
+    NUL inside values, a bulk length of each digit count, and a transaction mixing them, all
+    append what redis-server appends."""
+    for n in (0, 1, 9, 10, 99, 100, 511, 512, 513, 1000, 10_000):
+        aofdiff.run("SET", f"k{n}", "v\r\n\0" * (n // 4) + "x" * (n % 4))
+    aofdiff.run("RPUSH", "l", "", "a" * 511, "b" * 512, "\r\n")
+    aofdiff.run("MULTI")
+    aofdiff.run("SET", "big", "z" * 600)
+    aofdiff.run("SET", "small", "")
+    aofdiff.run("EXEC")
+    aofdiff.check()
