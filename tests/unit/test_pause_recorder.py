@@ -36,7 +36,9 @@ def test_on_the_report_names_collections_and_a_blocked_loop():
         c.send(b"".join(encode_command([b"XADD", b"s:%d" % i, b"*", b"f", b"v"]) for i in range(n)))
         for _ in range(n):
             c.read_frame()
-        c.call("DEBUG", "SLEEP", "0.05")  # holds the loop 50 ms: the heartbeat fires that late at least
+        # holds the loop 250 ms: the heartbeat fires that late at least (longer than any stall a
+        # loaded host gave an interpreted run between the two reports: 50 ms was not)
+        c.call("DEBUG", "SLEEP", "0.25")
         got = _report(c)
         assert set(got) == {"seconds", "gc_counts", "gc_thresholds", "kinds"}
         # the server's own bounds, not Python's (700, 10, 10): young collections walk at most a
@@ -46,7 +48,7 @@ def test_on_the_report_names_collections_and_a_blocked_loop():
         assert GC_THRESHOLDS[0] * GC_THRESHOLDS[1] * GC_THRESHOLDS[2] >= 4_000_000
         kinds = got["kinds"]
         assert kinds["gc-0"]["n"] >= 1 and len(kinds["gc-0"]["worst"]) >= 1
-        assert kinds["loop"]["worst"][0]["ms"] >= 49.0
+        assert kinds["loop"]["worst"][0]["ms"] >= 249.0
         assert kinds["loop"]["n"] == sum(kinds["loop"]["hist_ms"].values())
         # each kind's worst cases also by CPU time, longest first: the longest of them at least
         # the CPU of any of the longest by wall time
@@ -54,10 +56,10 @@ def test_on_the_report_names_collections_and_a_blocked_loop():
             by_cpu = [w["cpu_ms"] for w in got_kind["worst_cpu"]]
             assert by_cpu == sorted(by_cpu, reverse=True) and len(by_cpu) == len(got_kind["worst"])
             assert by_cpu[0] >= max(w["cpu_ms"] for w in got_kind["worst"])
-        # a new report: what the last one held is gone (the 50 ms sleep; a young collection may
+        # a new report: what the last one held is gone (the 250 ms sleep; a young collection may
         # have run since, a background family import's objects, so the kinds need not be empty)
         after = _report(c)["kinds"]
-        assert all(w["ms"] < 49.0 for w in after.get("loop", {}).get("worst", [])), after
+        assert all(w["ms"] < 249.0 for w in after.get("loop", {}).get("worst", [])), after
         c.close()
     finally:
         srv.stop()
