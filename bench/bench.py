@@ -355,8 +355,12 @@ def main() -> None:
     only = opts.only.upper().split(",") if opts.only else []
     names = [n for n in WORKLOADS if not only or n in only]
     extra = opts.server_args.split()
+    bus = {"raxdb": [], "redis": []}
     if opts.cluster:
         extra += ["--cluster-enabled", "yes"]
+        # each server's bus port its own free one: the default, the port + 10000, is no port for a
+        # server port above 55535, and neither server would start
+        bus = {name: ["--cluster-port", str(free_port())] for name in bus}
     tls: list[str] = []
     tls_ports = {}
     if opts.pauses:
@@ -365,11 +369,11 @@ def main() -> None:
         certs = make_certs(Path(tempfile.mkdtemp(prefix="bench-tls-")))
         tls = ["--tls", "--cacert", certs["ca_crt"], "--cert", certs["client_crt"], "--key", certs["client_key"]]
         tls_ports = {"raxdb": free_port(), "redis": free_port()}
-        ours = start_raxdb(*tls_args(certs, tls_ports["raxdb"]), *extra)
-        theirs = start_redis(*tls_args(certs, tls_ports["redis"]), *extra)
+        ours = start_raxdb(*tls_args(certs, tls_ports["raxdb"]), *extra, *bus["raxdb"])
+        theirs = start_redis(*tls_args(certs, tls_ports["redis"]), *extra, *bus["redis"])
         print("over TLS (redis-benchmark --tls, a client certificate)")
     else:
-        ours, theirs = start_raxdb(*extra), start_redis(*extra)
+        ours, theirs = start_raxdb(*extra, *bus["raxdb"]), start_redis(*extra, *bus["redis"])
     if extra:
         print("both servers with", " ".join(extra))
     replicas = []
