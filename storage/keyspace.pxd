@@ -70,6 +70,8 @@ cdef void _set_i64(array.array a, Py_ssize_t i, long long v) noexcept
 cdef void _grow(array.array a, Py_ssize_t n) except *
 
 cdef unsigned int _stamp(long long ms) noexcept
+@cython.locals(d=cython.uint)
+cdef long long _idle(array.array meta, Py_ssize_t p, unsigned int stamp) noexcept
 
 
 cdef class Database:
@@ -171,7 +173,7 @@ cdef class Database:
     cdef Py_ssize_t _random_position(self) except -1
     @cython.locals(out=list, ttl_pos=array.array, n=Py_ssize_t, t=Py_ssize_t, p=Py_ssize_t)
     cdef list _sample_positions(self, Py_ssize_t count, bint volatile)
-    @cython.locals(keys=list, meta=array.array, stamp=cython.uint, d=cython.uint, p=Py_ssize_t, out=list)
+    @cython.locals(keys=list, meta=array.array, stamp=cython.uint, p=Py_ssize_t, out=list)
     cpdef list sample_idle(self, Py_ssize_t count, bint volatile, long long now_ms)
 
     cpdef set_expire(self, object key, long long when_ms)

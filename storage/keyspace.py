@@ -323,6 +323,13 @@ def _stamp(ms: int) -> int:
     return (ms // 10) & _U32
 
 
+def _idle(meta: array[int], p: int, stamp: int) -> int:
+    """Milliseconds since the last access of the key at position `p`, to a hundredth of a second,
+    at the access stamp `stamp` (0 for one stamped after it)."""
+    d = (stamp - _u32(meta, p * _META + 1)) & _U32
+    return 0 if d >= 0x80000000 else d * 10
+
+
 def _records(keys: list[bytes | None], values: list[Any], meta: array[int], when: array[int]) -> Iterator[tuple[bytes, Any, int | None]]:
     """Database.records over copies of its arrays."""
     for p in range(len(keys)):
@@ -707,8 +714,7 @@ class Database:
         p = self.find(key)
         if p < 0:
             return 0
-        d = (_stamp(now_ms) - _u32(self._meta, p * _META + 1)) & _U32
-        return 0 if d >= 0x80000000 else d * 10
+        return _idle(self._meta, p, _stamp(now_ms))
 
     def set_access_ms(self, key: bytes, ms: int) -> None:
         """Make the key's last access `ms` (RESTORE IDLETIME, a loaded LRU idle time)."""
@@ -1126,8 +1132,7 @@ class Database:
         stamp = _stamp(now_ms)
         out: list[tuple[int, bytes]] = []
         for p in self._sample_positions(count, volatile):
-            d = (stamp - _u32(meta, p * _META + 1)) & _U32
-            out.append((0 if d >= 0x80000000 else d * 10, keys[p]))  # type: ignore[arg-type]  # never a hole
+            out.append((_idle(meta, p, stamp), keys[p]))  # type: ignore[arg-type]  # never a hole
         return out
 
     def sample_deadlines(self, count: int) -> list[tuple[int, bytes]]:
