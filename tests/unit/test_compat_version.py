@@ -214,6 +214,7 @@ def test_client_no_touch(diff72):
     diff72("CONFIG", "SET", "maxmemory-policy", "allkeys-lfu")
     # a log factor of 0 makes every access count (at 10 an increment past 6 is a 1-in-11 draw)
     diff72("CONFIG", "SET", "lfu-log-factor", "0")
+    diff72("CONFIG", "SET", "lfu-decay-time", "0")  # nor a minute turning between two reads
     try:
         diff72.script("""
             SET k v
@@ -244,6 +245,7 @@ def test_client_no_touch(diff72):
     finally:
         diff72("CONFIG", "SET", "maxmemory-policy", "noeviction")
         diff72("CONFIG", "SET", "lfu-log-factor", "10")
+        diff72("CONFIG", "SET", "lfu-decay-time", "1")
 
 
 def test_zrank_withscore(diff72):
