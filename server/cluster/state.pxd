@@ -33,5 +33,7 @@ cdef class ClusterState:
 
     cdef void _refresh(self, Py_ssize_t s) except *
 
+    cdef void _open_slot(self, dict table, Py_ssize_t s, object node) except *
+
     @cython.locals(s=Py_ssize_t)
     cdef void _refresh_all(self) except *

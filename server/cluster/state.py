@@ -282,18 +282,17 @@ class ClusterState:
 
     def set_migrating(self, s: int, node: Node | None) -> None:
         """CLUSTER SETSLOT <s> MIGRATING <node>: slot s moves to `node`; None: it no longer does."""
-        if node is None:
-            self._migrating.pop(s, None)
-        else:
-            self._migrating[s] = node
-        self._refresh(s)
+        self._open_slot(self._migrating, s, node)
 
     def set_importing(self, s: int, node: Node | None) -> None:
         """CLUSTER SETSLOT <s> IMPORTING <node>: slot s comes from `node`; None: it no longer does."""
+        self._open_slot(self._importing, s, node)
+
+    def _open_slot(self, table: dict[int, Node], s: int, node: Node | None) -> None:
         if node is None:
-            self._importing.pop(s, None)
+            table.pop(s, None)
         else:
-            self._importing[s] = node
+            table[s] = node
         self._refresh(s)
 
     def close_slots(self) -> None:
