@@ -211,11 +211,12 @@ class Server(ServerFields, _Declared):
         self.fault_error: Any = None
         self.faults: Any = None
         # Cluster mode (server/cluster/): made in serve() when cluster-enabled is yes; while it is,
-        # the fast loop runs a command only if `cluster_local` says its slot is served here as it
-        # stands, and execute() asks `cluster_route` where each command's slot is served.
+        # the fast loop runs a command only if `cluster_served` (the cluster state's per-slot map,
+        # kept true by the state itself) says its slot is served here as it stands, and execute()
+        # asks `cluster_route` where each command's slot is served.
         self.cluster: Cluster | None = None
         self.cluster_route: Callable[[Any, Any, list[bytes]], bytes | None] | None = None
-        self.cluster_local: Callable[[Any, Any, list[bytes]], bool] | None = None
+        self.cluster_served: bytearray | None = None
         self.cluster_script_check: Callable[[Any, Any, list[bytes]], bytes | None] | None = None
         self._init_introspection()
 
@@ -590,10 +591,10 @@ class Server(ServerFields, _Declared):
         # imported here: a server without cluster-enabled never loads the cluster (#56, start-up)
         from raxdb.server.cluster import blocked as cluster_blocked
         from raxdb.server.cluster.manager import Cluster
-        from raxdb.server.cluster.routing import local, route, script_check
+        from raxdb.server.cluster.routing import route, script_check
         cluster = self.cluster = Cluster(self)
         self.cluster_route = functools.partial(route, cluster)
-        self.cluster_local = functools.partial(local, cluster)
+        self.cluster_served = cluster.st.served
         self.cluster_script_check = functools.partial(script_check, cluster)
         cluster.cron_hooks.append(cluster_blocked.Redirector(cluster))
         port = cluster.bus_port()

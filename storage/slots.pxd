@@ -12,6 +12,9 @@ cdef array.array _TABLE
                i=cython.Py_ssize_t, j=cython.Py_ssize_t, crc=cython.uint, t="unsigned short*")
 cpdef int key_hash_slot(bytes key) except -1
 
+@cython.locals(slot=cython.int, this=cython.int, p=Py_ssize_t)
+cpdef int keys_slot(list argv, tuple positions) except? -3
+
 
 # The per-slot key index: the database's insert and remove call add and discard as C methods.
 cdef class SlotIndex:

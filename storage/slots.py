@@ -3,7 +3,8 @@
 What it is.  `key_hash_slot` is Redis's keyHashSlot: CRC16 (the XMODEM variant of Redis's crc16.c:
 polynomial 0x1021, initial value 0, no reflection, no final xor) of the key, or of its hash tag
 (the bytes between the first `{` and the first `}` after it, when there is at least one), modulo
-16384.  `binascii.crc_hqx(data, 0)` is exactly that CRC, computed in C.  `SlotIndex` keeps, for a
+16384.  `binascii.crc_hqx(data, 0)` is exactly that CRC, computed in C.  `keys_slot` is the one
+slot a command's keys hash to (cluster mode's fast loop asks it for every command).  `SlotIndex` keeps, for a
 database in cluster mode, the keys of each slot (CLUSTER COUNTKEYSINSLOT, GETKEYSINSLOT, the
 count of keys in slots a node gives up), fed by the database's insert and remove.
 
@@ -70,6 +71,19 @@ def key_hash_slot(key: bytes) -> int:
         if e > s + 1:
             return crc_hqx(key[s + 1:e], 0) & 0x3FFF
     return crc_hqx(key, 0) & 0x3FFF
+
+
+def keys_slot(argv: list[bytes], positions: tuple[int, ...]) -> int:
+    """The slot the keys at `positions` of `argv` all hash to; -1 for no key, -2 when two of them
+    hash to different slots."""
+    slot = -1
+    for p in positions:
+        this = key_hash_slot(argv[p])
+        if slot == -1:
+            slot = this
+        elif this != slot:
+            return -2
+    return slot
 
 
 class SlotIndex:

@@ -58,7 +58,8 @@ cdef class ServerFields:
     # with output to flush (typed: its length test and append are C), the client eviction limit
     cdef public dict ready_keys, fast_dispatch
     cdef public list pending_writes
-    cdef public object cluster_local, client_evict_limit
+    cdef public bytearray cluster_served
+    cdef public object client_evict_limit
     # EVAL's script cache (server/scripting/scripts.py) and FCALL's function libraries
     # (server/scripting/functions.py), None until the first script or library
     cdef public object script_cache, functions_engine
@@ -93,3 +94,5 @@ cdef class ClientFields:
     # Client.transport_changed, flush_output)
     cdef public int wfd
     cdef public bint wheld
+    # ASKING, READONLY, ASKED (server/cluster/routing.py): tested by the fast loop in cluster mode
+    cdef public int cluster_flags

@@ -63,8 +63,16 @@ class ServerFields:
     __slots__ = ("also_propagate", "prop_depth", "dirty", "now_ms", "shutting_down", "maxmemory", "mem_limited", "slowlog_ns",
                  "sample_mask", "monitors", "replica_gate", "rdb_gate", "aof", "repl", "cluster",
                  "cluster_script_check", "config", "tracking", "notify_flags", "stat_keyspace_hits",
-                 "stat_keyspace_misses", "ready_keys", "pending_writes", "cluster_local", "client_evict_limit",
+                 "stat_keyspace_misses", "ready_keys", "pending_writes", "cluster_served", "client_evict_limit",
                  "script_cache", "functions_engine", "clock_shift_us", "clock_frozen", "fast_dispatch")
+
+
+# A client's `cluster_flags` (server/cluster/routing.py words what they mean): ASKING pending, READONLY,
+# and ASKED (the command running came after ASKING).  Here, below both, for the fast loop
+# (server/net/client.py) to test.
+ASKING = 1
+READONLY = 2
+ASKED = 4
 
 
 class ClientFields:
@@ -80,4 +88,4 @@ class ClientFields:
                  "close_after_reply", "obuf_watch", "write_paused", "prop_prevent", "tot_net_in", "tot_net_out",
                  "out_mark", "woff", "last_interaction", "rb_peak", "rb_size", "obuf",
                  "multi", "multi_error", "watched", "dirty_cas", "in_exec", "exec_argv", "exec_queue", "plain_epoch",
-                 "obuf_soft_since", "replica", "out_held", "replies", "wfd", "wheld")
+                 "obuf_soft_since", "replica", "out_held", "replies", "wfd", "wheld", "cluster_flags")

@@ -321,8 +321,9 @@ class Server(Protocol):
     # (core.py) that routes a command to its slot's node: None to serve it, else the error text
     cluster: Any
     cluster_route: Callable[[Any, Any, list[bytes]], bytes | None] | None
-    # hook (core.py): whether route() would serve the command here, flags unchanged (the fast loop's test)
-    cluster_local: Callable[[Any, Any, list[bytes]], bool] | None
+    # the cluster state's per-slot map (server/cluster/state.py's `served`): 1 where a command on
+    # that slot's keys is served here as the slots stand (the fast loop's test); None standalone
+    cluster_served: bytearray | None
     # hook (core.py): scriptVerifyClusterState for a script's command, None or the error
     cluster_script_check: Callable[[Any, Any, list[bytes]], bytes | None] | None
     # persistence, shutdown

@@ -163,10 +163,10 @@ def parse(text: str) -> ClusterState:
             if item.startswith("["):
                 # an open slot, saved for myself only: [slot->-node] or [slot-<-node]
                 body = item[1:-1]
-                for arrow, table in (("->-", st.migrating), ("-<-", st.importing)):
+                for arrow, open_slot in (("->-", st.set_migrating), ("-<-", st.set_importing)):
                     if arrow in body:
                         s, _, other = body.partition(arrow)
-                        table[_slot(s)] = get(other)
+                        open_slot(_slot(s), get(other))
                         break
                 else:
                     raise ConfigFileError("Unrecoverable error: corrupted cluster config file.")

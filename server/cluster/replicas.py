@@ -73,8 +73,7 @@ def set_master(cluster: Cluster, n: Node) -> None:
     assert n is not me and me.numslots == 0
     if me.is_master():
         me.flags = (me.flags & ~(MASTER | MIGRATE_TO)) | SLAVE
-        st.migrating.clear()  # clusterCloseAllSlots
-        st.importing.clear()
+        st.close_slots()
     elif me.slaveof is not None:
         st.remove_replica(me.slaveof, me)
     me.slaveof = n

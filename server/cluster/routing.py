@@ -12,13 +12,13 @@ Rule: decides and words the reply; the dispatcher (net/client.py) emits it, coun
 discards or flags the transaction.  The cluster's clients flags live on the client as
 `cluster_flags` (ASKING, READONLY).
 
-The fast loop (net/client.py) runs a command without execute() when `local` says route() would
-serve it here and change nothing: no key or one key in a stable slot of this node, the cluster
-ok, no ASKING pending; everything else goes through execute() and route().
+The fast loop (net/client.py) runs a command without execute() when route() would serve it here
+and change nothing: no key, or keys of one slot the cluster state's `served` map has (this
+node's, stable, the cluster ok), no ASKING pending; everything else goes through execute() and
+route().
 
 Invariants: a command without keys is served here whatever the slot map says; the ASKING flag
-lasts for one command, or until EXEC ends the transaction it was given in; `local` is True only
-where route() returns None and leaves `cluster_flags` unchanged.
+lasts for one command, or until EXEC ends the transaction it was given in.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from raxdb.server.base.errors import TRYAGAIN
+from raxdb.server.base.fields import ASKED, ASKING, READONLY
 from raxdb.server.base.multiqueue import queued
 from raxdb.server.cluster.state import OK
 from raxdb.server.table.getkeys import key_positions
@@ -44,9 +45,8 @@ if not cython.compiled:  # compiled, routing.pxd cimports it: a C call
 if TYPE_CHECKING:
     from raxdb.server.cluster.manager import Cluster
 
-ASKING = 1
-READONLY = 2
-ASKED = 4  # the command running now came after ASKING (a script's commands inherit it)
+# ASKING, READONLY and ASKED, a client's cluster_flags, are server/base/fields.py's (the fast loop
+# reads them there); ASKED: the command running now came after ASKING (a script's commands inherit it)
 
 # getNodeByQuery's error codes
 NONE, CROSS_SLOT, UNSTABLE, ASK, MOVED, DOWN_STATE, DOWN_UNBOUND, DOWN_RO_STATE = range(8)
@@ -90,8 +90,8 @@ def route(cluster: Cluster, c: Any, cmd: Any, argv: list[bytes]) -> bytes | None
         positions = key_positions(cmd, argv)
         if not positions:
             return None
-        if len(positions) == 1 and _stable_here(cluster.st, argv[positions[0]]):
-            return None
+        if len(positions) == 1 and cluster.st.served[key_hash_slot(argv[positions[0]])]:
+            return None  # the slot is this node's, stable, the cluster ok (state.py's `served`)
         commands = ((cmd, argv),)
     # is_write_command as getCommandFlags has it: a script's declared flags, EXEC's queued writes
     code, slot, node = query(cluster, c.server, commands, bool(asking), bool(flags & READONLY),
@@ -101,37 +101,6 @@ def route(cluster: Cluster, c: Any, cmd: Any, argv: list[bytes]) -> bytes | None
     if code in (ASK, MOVED):
         return redirect_text(cluster, c, b"ASK" if code == ASK else b"MOVED", slot, node)
     return TEXTS[code]
-
-
-def _stable_here(st: Any, key: bytes) -> bool:
-    """The key's slot is served by this node and stable (neither migrating nor importing), and
-    the cluster is ok: a command on it alone is served here, whatever the client's flags."""
-    if st.state != OK:
-        return False
-    slot = key_hash_slot(key)
-    if st.slots[slot] is not st.myself:
-        return False
-    # the tests of two dicts that are empty but while slots move
-    migrating = st.migrating
-    importing = st.importing
-    return not ((migrating and slot in migrating) or (importing and slot in importing))
-
-
-def local(cluster: Cluster, c: Any, cmd: Any, argv: list[bytes]) -> bool:
-    """The fast loop's check (net/client.py, the `cluster_local` hook): True when route() would
-    serve the command here and leave the client's flags as they are, so the loop may run it;
-    False sends it to execute() and route(), which decide.  True only for a client without
-    ASKING (or ASKED, which route() clears), and a command whose key positions are fixed for its
-    argument count (known once route() has seen such a call) with no key or one key in a stable
-    slot this node serves."""
-    if c.cluster_flags & (ASKING | ASKED):
-        return False
-    positions = cmd.fixed_key_positions.get(len(argv))
-    if positions is None:
-        return False
-    if not positions:
-        return True  # a command without keys is served here whatever the slot map says
-    return len(positions) == 1 and _stable_here(cluster.st, argv[positions[0]])
 
 
 def query(cluster: Cluster, srv: Any, commands: Any, asking: bool, readonly: bool,
@@ -198,7 +167,10 @@ def query(cluster: Cluster, srv: Any, commands: Any, asking: bool, readonly: boo
     if migrating and missing:
         if existing:
             return UNSTABLE, slot, None
-        return ASK, slot, st.migrating[slot]
+        target = st.migrating[slot]
+        # processCommand redirects only to a node other than myself: a slot set migrating to
+        # myself is served here
+        return (NONE if target is myself else ASK), slot, target
     if importing and (asking or asking_cmd):
         if multiple and missing:
             return UNSTABLE, slot, None

@@ -1,18 +1,25 @@
 # Declarations for compiling state.py with Cython (setup.py); the interpreter never reads this.
 #
-# ClusterState is an extension type: in cluster mode the fast loop's check (routing.py's `local`)
-# reads the cluster's state, the slot's owner, myself and the migrating and importing slots for
-# every command, as C struct fields rather than instance-dict lookups.  Node stays a Python class.
+# ClusterState is an extension type: route() (routing.py) reads the cluster's state, the slots'
+# owners, myself and the migrating and importing slots as C struct fields rather than
+# instance-dict lookups.  Node stays a Python class.
+# `served` (the per-slot byte map the fast loop reads, through the server's `cluster_served`) is
+# recomputed by one C method, `_refresh`; `state`, `migrating` and `importing` are read-only to
+# Python, so nothing changes them but the methods that refresh the map.
+cimport cython
 
 cdef class ClusterState:
-    cdef public object myself
+    cdef readonly object myself
     cdef public dict nodes
-    cdef public list slots
-    cdef public dict migrating
-    cdef public dict importing
+    cdef readonly list slots
+    cdef dict _migrating
+    cdef dict _importing
+    cdef readonly object migrating
+    cdef readonly object importing
     cdef public object current_epoch
     cdef public object last_vote_epoch
-    cdef public int state
+    cdef readonly int state
+    cdef readonly bytearray served
     cdef public object size
     cdef public list sent
     cdef public list received
@@ -23,3 +30,10 @@ cdef class ClusterState:
     cdef public dict blacklist
     cdef public object on_del_slot
     cdef public object slot_losses
+
+    cdef void _refresh(self, Py_ssize_t s) except *
+
+    cdef void _open_slot(self, dict table, Py_ssize_t s, object node) except *
+
+    @cython.locals(s=Py_ssize_t)
+    cdef void _refresh_all(self) except *

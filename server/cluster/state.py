@@ -12,7 +12,12 @@ Rule: no asyncio and no command replies here; the bus (bus.py) and the commands
 saves nodes.conf (nodesconf.py) after they did, as clusterBeforeSleep does.
 
 Invariants: `slots[s]` is the node serving slot s (None: unassigned) and s is set in that node's
-`slots` bitmap, and in no other node's; a node's `numslots` counts its bits, and a node that serves
+`slots` bitmap, and in no other node's; `served[s]` is 1 exactly when the cluster is ok, myself
+serves slot s and s is neither migrating nor importing (a command whose keys are all in slot s is
+served here whatever the client's READONLY, so the fast loop, server/net/client.py, runs it
+without route()), else 0: every change of `slots`, `migrating`, `importing` and `state` goes
+through the methods here, which recompute the bytes it touched (`_refresh`), and `migrating` and
+`importing` are read-only views of dicts only those methods write; a node's `numslots` counts its bits, and a node that serves
 a slot is in `nodes` (del_node frees its slots first), so sums over `nodes` count `slots`;
 `nodes[myself.name] is myself`; a node name is 40 lowercase hex characters.
 """
@@ -23,7 +28,8 @@ import os
 import random
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from raxdb.storage.slots import SLOTS
@@ -189,11 +195,14 @@ class ClusterState:
         self.myself = myself
         self.nodes: dict[str, Node] = {myself.name: myself}
         self.slots: list[Node | None] = [None] * SLOTS
-        self.migrating: dict[int, Node] = {}
-        self.importing: dict[int, Node] = {}
+        self._migrating: dict[int, Node] = {}
+        self._importing: dict[int, Node] = {}
+        self.migrating: Mapping[int, Node] = MappingProxyType(self._migrating)
+        self.importing: Mapping[int, Node] = MappingProxyType(self._importing)
         self.current_epoch = 0
         self.last_vote_epoch = 0
         self.state = FAILED
+        self.served = bytearray(SLOTS)  # all 0: the state is fail
         self.size = 1
         self.sent = [0] * 11  # bus messages by type (CLUSTERMSG_TYPE_COUNT)
         self.received = [0] * 11
@@ -217,10 +226,10 @@ class ClusterState:
     def del_node(self, node: Node) -> None:
         """clusterDelNode: its slots become unassigned, its links close, reports about it go."""
         for s in range(SLOTS):
-            if self.importing.get(s) is node:
-                del self.importing[s]
-            if self.migrating.get(s) is node:
-                del self.migrating[s]
+            if self._importing.get(s) is node:
+                self.set_importing(s, None)
+            if self._migrating.get(s) is node:
+                self.set_migrating(s, None)
             if self.slots[s] is node:
                 self.del_slot(s)
         for other in self.nodes.values():
@@ -240,12 +249,22 @@ class ClusterState:
         self.nodes[name] = node
 
     # ---- slots ---------------------------------------------------------------------------------
+    def _refresh(self, s: int) -> None:
+        """The one place `served[s]` is computed (the invariant): every change of slot s calls it."""
+        self.served[s] = (self.state == OK and self.slots[s] is self.myself
+                          and s not in self._migrating and s not in self._importing)
+
+    def _refresh_all(self) -> None:
+        for s in range(SLOTS):
+            self._refresh(s)
+
     def add_slot(self, node: Node, s: int) -> bool:
         if self.slots[s] is not None:
             return False
         node.slots[s >> 3] |= 1 << (s & 7)
         node.numslots += 1
         self.slots[s] = node
+        self._refresh(s)
         return True
 
     def del_slot(self, s: int) -> bool:
@@ -258,7 +277,31 @@ class ClusterState:
         node.slots[s >> 3] &= ~(1 << (s & 7)) & 0xFF
         node.numslots -= 1
         self.slots[s] = None
+        self._refresh(s)
         return True
+
+    def set_migrating(self, s: int, node: Node | None) -> None:
+        """CLUSTER SETSLOT <s> MIGRATING <node>: slot s moves to `node`; None: it no longer does."""
+        self._open_slot(self._migrating, s, node)
+
+    def set_importing(self, s: int, node: Node | None) -> None:
+        """CLUSTER SETSLOT <s> IMPORTING <node>: slot s comes from `node`; None: it no longer does."""
+        self._open_slot(self._importing, s, node)
+
+    def _open_slot(self, table: dict[int, Node], s: int, node: Node | None) -> None:
+        if node is None:
+            table.pop(s, None)
+        else:
+            table[s] = node
+        self._refresh(s)
+
+    def close_slots(self) -> None:
+        """clusterCloseAllSlots: no slot migrating or importing any more."""
+        moving = [*self._migrating, *self._importing]
+        self._migrating.clear()
+        self._importing.clear()
+        for s in moving:
+            self._refresh(s)
 
     # The two questions a PING / PONG / UPDATE that claims slots asks (clusterProcessPacket,
     # clusterUpdateSlotsConfigWith), answered on int bitmaps (bitmap_slots) rather than slot by slot.
@@ -283,7 +326,7 @@ class ClusterState:
                 if n is not sender and n.config_epoch < epoch:
                     older |= bits
         importing = 0
-        for s in self.importing:
+        for s in self._importing:
             importing |= 1 << s
         return claim & (older | (ALL_SLOTS & ~owned)) & ~importing
 
@@ -361,6 +404,7 @@ class ClusterState:
         if new == OK and self.myself.is_master() and now - self.minority_since_ms < rejoin:
             return None
         self.state = new
+        self._refresh_all()
         return "ok" if new == OK else "fail"
 
     def slots_in_state(self, flag: int) -> int:

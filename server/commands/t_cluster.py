@@ -321,7 +321,7 @@ def _update_slots(c, argv, ranges: list[tuple[int, int]], delete: bool) -> bytes
         if delete:
             st.del_slot(s)
         else:
-            st.importing.pop(s, None)
+            st.set_importing(s, None)
             st.add_slot(st.myself, s)
     cl.changed()
     return R.OK
@@ -385,14 +385,14 @@ def cluster_setslot(c, argv):
     if action == b"migrating" and n == 5:
         if st.slots[s] is not me:
             raise CommandError(f"ERR I'm not the owner of hash slot {s}")
-        st.migrating[s] = _master(cl, argv[4], "ERR I don't know about node %s")
+        st.set_migrating(s, _master(cl, argv[4], "ERR I don't know about node %s"))
     elif action == b"importing" and n == 5:
         if st.slots[s] is me:
             raise CommandError(f"ERR I'm already the owner of hash slot {s}")
-        st.importing[s] = _master(cl, argv[4], "ERR I don't know about node %s")
+        st.set_importing(s, _master(cl, argv[4], "ERR I don't know about node %s"))
     elif action == b"stable" and n == 4:
-        st.importing.pop(s, None)
-        st.migrating.pop(s, None)
+        st.set_importing(s, None)
+        st.set_migrating(s, None)
     elif action == b"node" and n == 5:
         target = _master(cl, argv[4])
         keys = cl.count_keys(s)
@@ -400,7 +400,7 @@ def cluster_setslot(c, argv):
             raise CommandError(f"ERR Can't assign hashslot {s} to a different node while I still hold keys "
                                "for this hash slot.")
         if not keys:
-            st.migrating.pop(s, None)
+            st.set_migrating(s, None)
         was_mine = st.slots[s] is me
         st.del_slot(s)
         st.add_slot(target, s)
@@ -410,7 +410,7 @@ def cluster_setslot(c, argv):
             bumped = st.bump_epoch()
             if bumped:
                 LOG.warning(f"configEpoch updated after importing slot {s}")
-            del st.importing[s]
+            st.set_importing(s, None)
             if bumped:  # saved, fsynced, before the PONGs tell it (Redis's are sent after beforeSleep)
                 cl.save_or_die()
             if cl.bus is not None:
@@ -523,8 +523,7 @@ def cluster_reset(c, argv):
         replicas.become_master(cl)
         empty_data(c.server, False, with_functions=True)
     cl.failover.reset_manual()
-    st.migrating.clear()
-    st.importing.clear()
+    st.close_slots()
     st.del_node_slots(st.myself)
     for n in list(st.nodes.values()):
         if n is not st.myself:

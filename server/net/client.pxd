@@ -31,6 +31,7 @@ from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.conn.obuf cimport check_delivery
 from raxdb.server.memory.evict cimport account, refuses
 from raxdb.server.table.registry cimport Command, run_handler
+from raxdb.storage.slots cimport keys_slot
 
 
 cdef inline long long _ns(clockid_t which) noexcept nogil:
@@ -54,6 +55,14 @@ cdef inline long long perf_clock_ns() noexcept nogil:  # time.perf_counter_ns
                mm=cython.bint)
 cpdef _run_fast(ClientFields c, list out, long long t_prev, base, base_done, Py_ssize_t fed,
                 Py_ssize_t start=*, list first=*)
+
+
+# Cluster mode's per-command check: the client's flags a C field, the key positions a C dict
+# lookup, the keys' slot a C call (storage/slots.pxd), the slot's byte a bytearray read.
+cdef int _ROUTED
+
+@cython.locals(fixed=dict, positions=tuple, slot=cython.int)
+cdef bint _cluster_serves(bytearray served, ClientFields c, Command cmd, list argv) except -1
 
 
 @cython.locals(n=Py_ssize_t)

@@ -52,8 +52,9 @@ Dispatch.  `plain` is true while nothing about this client or the server needs t
 processCommand checks (auth, an ACL user with restrictions, MULTI, RESP2 pub/sub, CLIENT PAUSE,
 CLIENT REPLY, MONITOR, an error fault armed by DEBUG FAULT: server/net/faults.py); the fast loop
 then does only lookup, arity, call, stats.  In cluster mode
-it also asks the server's `cluster_local` hook, which lets a command stay when it has no key or one
-key whose slot this node serves, stable, the cluster ok.  Everything else goes through
+it also reads the cluster's per-slot map (`cluster_served`, server/cluster/state.py's `served`), which
+lets a command stay when it has no key or keys of one slot this node serves, stable, the cluster ok,
+and the client has no ASKING pending.  Everything else goes through
 `execute()`, which follows Redis's processCommand order.
 
 Fields.  What the per-command paths read of a client (its server, database, protocol, tracking,
@@ -93,7 +94,7 @@ from raxdb.protocol.request import (
 )
 from raxdb.server.base import latency
 from raxdb.server.base.errors import NOAUTH, CommandError, busy_error, c_str, unknown_subcommand, wrong_arity
-from raxdb.server.base.fields import ClientFields
+from raxdb.server.base.fields import ASKED, ASKING, ClientFields
 from raxdb.server.base.loading import ASYNC as ASYNC_LOADING
 from raxdb.server.base.loading import LOADING_ERR
 from raxdb.server.base.log import LOG, logged_error
@@ -180,6 +181,9 @@ if not cython.compiled:  # compiled, client.pxd holds these inline: clock_gettim
     # compiled, registry.pxd's inline, cimported: a compiled handler's own C function, called straight
     from raxdb.server.table.registry import run_handler
 
+    # compiled, slots.pxd's, cimported: the keys' slot in cluster mode is a C call
+    from raxdb.storage.slots import keys_slot
+
     def _write_now(fd: int, data: bytes) -> int:
         """Compiled, client.pxd's send(2); interpreted never called (wfd stays -1), and were
         it called, "nothing taken": the transport writes all of it."""
@@ -205,7 +209,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
                  "no_evict", "no_touch", "is_script", "block_state",
                  "fd", "kill_reason", "prop_targets",
                  "unix_socket", "mem_noted", "qb_alloc", "qb_in", "qb_visit_in",
-                 "rb_reset", "_partial_scan", "obuf_pending", "cluster_flags")
+                 "rb_reset", "_partial_scan", "obuf_pending")
 
     is_master = False  # the replica's link to its master (server/replication/replica.py's MasterClient)
     # mustObeyClient: the master's link or the AOF's replaying client, whose commands were
@@ -238,7 +242,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
         server.acl.set_default_auth(self)  # self.user and self.authenticated
         self.plain = True
         self.queueing = False  # plain, but in MULTI (update_plain)
-        self.cluster_flags = 0  # ASKING, READONLY (server/cluster/routing.py)
+        self.cluster_flags = 0  # ASKING, READONLY, ASKED (server/base/fields.py)
         self.multi: list[Any] | None = None  # MULTI's queue (server/base/multiqueue.py)
         self.multi_error = False
         self.watched: list[WatchedKey] = []
@@ -333,7 +337,7 @@ class Client(ClientFields, asyncio.Protocol, _Declared):
 
     def update_plain(self) -> None:
         """Recompute whether the fast loop may skip processCommand's extra checks (in cluster
-        mode all but the slot's, which the loop asks `cluster_local` about per command)."""
+        mode all but the slot's, which the loop reads in the cluster's slot map per command)."""
         srv = self.server
         self.obuf_watch = _obuf.watched(self)
         plain = (not self.obuf_watch and self.authenticated and self.reply_mode == "on"
@@ -1480,9 +1484,10 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
     sample = srv.sample_mask
     track = srv.config.latency_tracking
     ready = srv.ready_keys
-    # cluster mode: does route() serve the command here as it stands (server/cluster/routing.py's
-    # `local`)?  None standalone.  Fixed for the server's life (cluster-enabled is read at start).
-    local = srv.cluster_local
+    # cluster mode: the slots route() serves here as they stand (server/cluster/state.py's
+    # `served`, see _cluster_serves).  None standalone.  Fixed for the server's life
+    # (cluster-enabled is read at start; the map changes in place).
+    served = srv.cluster_served
     mm = srv.mem_limited  # re-read after execute(), which may run CONFIG SET
     # Propagating (server/events/propagate.py): the batch is one level of nesting, and `dirty` runs
     # on from one command's end to the next one's start.  Re-read after execute(), which runs
@@ -1573,11 +1578,11 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                     last_name = name
                     last_found = cmd
             done += 1
-            if cmd is not None and ((c.plain and (local is None or local(c, cmd, argv)))
+            if cmd is not None and ((c.plain and (served is None or _cluster_serves(served, c, cmd, argv)))
                                     # in MULTI, what a transaction does not queue (EXEC, DISCARD,
                                     # WATCH, ...) runs here too: execute()'s other checks all pass
                                     # for a `queueing` client but the replica's (see update_plain)
-                                    or (c.queueing and local is None and not cmd.queue_in_multi
+                                    or (c.queueing and served is None and not cmd.queue_in_multi
                                         and not cmd.no_multi
                                         and (c.replica is None or not _is_replica(c)))):
                 # the arity test execute() and redis.call make too (a C call, compiled); with a
@@ -1662,7 +1667,7 @@ def _run_fast(c: Client, out: list[bytes], t_prev: int, base: bytes | bytearray,
                         clean = True
                         break
                     continue
-            elif (cmd is not None and c.queueing and local is None and not mm and cmd.queue_in_multi
+            elif (cmd is not None and c.queueing and served is None and not mm and cmd.queue_in_multi
                   and cmd.arity_ok(len(argv)) and not cmd.no_multi
                   and not (prop and not (aof.last_write_ok and aof.bio.error is None))):
                 # Inside MULTI: queued as execute() queues it, whose other checks all pass for a
@@ -1765,6 +1770,28 @@ def _tail_parsed(tail: bytearray) -> int:
         if bulk is None:
             return pos + 1 if pos < end else pos
         pos = bulk[1]
+
+
+_ROUTED = ASKING | ASKED  # a client with either goes through route(), which clears them
+
+
+def _cluster_serves(served: bytearray, c: Client, cmd: CommandEntry, argv: list[bytes]) -> bool:
+    """Cluster mode: True when route() (server/cluster/routing.py) would serve the command here
+    and leave the client's flags as they are, so the fast loop may run it; False sends it to
+    execute() and route(), which decide.  True only for a client without ASKING (or ASKED, which
+    route() clears), and a command whose key positions are fixed for its argument count (known
+    once route() has seen such a call) with no key, or keys all of one slot that `served` (the
+    cluster state's map: this node's, stable, the cluster ok) has."""
+    if c.cluster_flags & _ROUTED:
+        return False
+    fixed = cmd.fixed_key_positions
+    positions = fixed.get(len(argv))
+    if positions is None:
+        return False
+    slot = keys_slot(argv, positions)
+    if slot >= 0:
+        return served[slot] != 0
+    return slot == -1  # no key: served here whatever the slot map says (-2: more than one slot)
 
 
 def _feed_slice(c: Client, base: bytes | bytearray, fed: int, nbase: int) -> int:

@@ -12,12 +12,13 @@ import re
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings, strategies
 
-from raxdb.server.cluster import nodesconf
-from raxdb.server.cluster.state import HANDSHAKE, MASTER, MYSELF, SLAVE, ClusterState, Node
+from raxdb.server.cluster import nodesconf, routing
+from raxdb.server.cluster.state import FAIL, HANDSHAKE, MASTER, MYSELF, OK, SLAVE, ClusterState, Node
 from raxdb.storage.slots import key_hash_slot
 from tests.support.diff import Diff, RawConnection, encode_command, parse
 from tests.support.servers import (
@@ -285,8 +286,8 @@ def test_nodes_conf_round_trip():
     st.add_slot(me, 5000)
     for s in range(100, 200):
         st.add_slot(other, s)
-    st.migrating[5] = other
-    st.importing[150] = other
+    st.set_migrating(5, other)
+    st.set_importing(150, other)
     st.current_epoch, st.last_vote_epoch = 7, 2
     text = nodesconf.render(st)
     assert text.endswith("vars currentEpoch 7 lastVoteEpoch 2\n")
@@ -943,7 +944,7 @@ def test_claimed_slots_against_the_slot_by_slot_rules(owners, claim_runs, epoch,
             for s in range(first, min(first + length, 16383) + 1):
                 st.add_slot(node, s)  # a slot another node took first stays that node's
     for s in importing:
-        st.importing[s] = nodes[-1]
+        st.set_importing(s, nodes[-1])
     sender = nodes[who % len(nodes)]
     claim = 0
     for first, length in claim_runs:
@@ -982,3 +983,145 @@ def test_nodes_conf_saved_in_place(tmp_path):
     text = (tmp_path / "nodes.conf").read_text()
     assert text == nodesconf.render(st)
     assert set(nodesconf.parse(text).nodes) == {st.myself.name, others[0].name}
+
+
+def test_map_follows_slot_moves_inside_a_batch(cdiff, pair):
+    """The fast loop reads the cluster state's `served` map for every command of a batch: a slot
+    set migrating, importing, stable, deleted, given back or handed to a node inside the batch
+    redirects (or serves) the commands after it as redis-server does, one key or several of one
+    slot (MSET / MGET of a hash tag) alike.  (Each node moves the slot to and from itself: the
+    two servers are one-node clusters of their own.)"""
+    cdiff("CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+    _wait_state(cdiff, b"ok")
+    slot = str(key_hash_slot(b"foo"))
+    replies = []
+    for srv, conn in zip(pair, (cdiff.ours, cdiff.theirs), strict=True):
+        me = parse(conn.call("CLUSTER", "MYID")).decode()
+        batch = [("SET", "foo", "1"), ("MSET", "{foo}a", "1", "{foo}b", "2"),
+                 ("CLUSTER", "SETSLOT", slot, "MIGRATING", me),
+                 ("GET", "foo"), ("GET", "{foo}missing"), ("MGET", "{foo}a", "{foo}b"), ("MGET", "{foo}a", "{foo}z"),
+                 ("CLUSTER", "SETSLOT", slot, "STABLE"),
+                 ("GET", "{foo}missing"), ("MGET", "{foo}a", "{foo}z"), ("MGET", "{foo}a", "bar"),
+                 ("CLUSTER", "DELSLOTS", slot),
+                 ("GET", "foo"), ("MSET", "{foo}a", "1", "{foo}b", "2"), ("PING",),
+                 ("CLUSTER", "SETSLOT", slot, "IMPORTING", me),
+                 ("GET", "foo"), ("ASKING",), ("GET", "foo"), ("GET", "foo"),
+                 ("CLUSTER", "SETSLOT", slot, "NODE", me),
+                 ("GET", "foo"), ("INCR", "{foo}n"), ("MGET", "{foo}a", "{foo}n")]
+        conn.send(b"".join(encode_command(args) for args in batch))
+        replies.append([conn.read_frame().replace(str(srv.port).encode(), b"PORT") for _ in batch])
+    for args, ours, theirs in zip(batch, *replies, strict=True):
+        assert ours == theirs, f"{args!r}\n  raxdb: {ours!r}\n  redis: {theirs!r}"
+    # a missing key of a slot migrating to myself is served here (processCommand redirects only
+    # to another node); a deleted slot's commands are refused
+    assert replies[0][4] == b"$-1\r\n" and replies[0][12].startswith(b"-CLUSTERDOWN")
+    assert replies[0][-1] == b"*2\r\n$1\r\n1\r\n$1\r\n1\r\n"
+
+
+def _served_by_definition(st: ClusterState, s: int) -> bool:
+    return st.state == OK and st.slots[s] is st.myself and s not in st.migrating and s not in st.importing
+
+
+class _Cluster:
+    """What routing.query reads of a Cluster: its state, its configuration, an empty keyspace."""
+
+    def __init__(self, st: ClusterState) -> None:
+        self.st = st
+        self.server = SimpleNamespace(dbs=[SimpleNamespace(peek=lambda key, now: None)], now_ms=0)
+
+    @staticmethod
+    def values() -> dict[str, str]:
+        return {"cluster-allow-reads-when-down": "no", "cluster-allow-pubsubshard-when-down": "yes"}
+
+
+_KEY_OF_SLOT: list[bytes] = []
+
+
+def _key_of_slot(s: int) -> bytes:
+    """A key (without a hash tag) of slot s."""
+    if not _KEY_OF_SLOT:
+        found: dict[int, bytes] = {}
+        i = 0
+        while len(found) < 16384:
+            key = b"k%d" % i
+            found.setdefault(key_hash_slot(key), key)
+            i += 1
+        _KEY_OF_SLOT.extend(found[x] for x in range(16384))
+    return _KEY_OF_SLOT[s]
+
+
+_GET = SimpleNamespace(fullname="get", flags=frozenset(("readonly",)), fixed_key_positions={2: (1,)})
+
+_OPS = strategies.one_of(
+    strategies.tuples(strategies.just("add"), strategies.integers(0, 2), strategies.integers(0, 15)),
+    strategies.tuples(strategies.just("del"), strategies.integers(0, 15)),
+    strategies.tuples(strategies.just("migrating"), strategies.integers(0, 15), strategies.none() | strategies.integers(1, 2)),
+    strategies.tuples(strategies.just("importing"), strategies.integers(0, 15), strategies.none() | strategies.integers(1, 2)),
+    strategies.tuples(strategies.just("close"),),
+    strategies.tuples(strategies.just("fail"), strategies.integers(0, 2)),
+    strategies.tuples(strategies.just("update"), strategies.booleans()),
+    strategies.tuples(strategies.just("fill"), strategies.integers(0, 2)),
+    strategies.tuples(strategies.just("forget"), strategies.integers(1, 2)),
+    strategies.tuples(strategies.just("reload"),),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(strategies.lists(_OPS, max_size=30))
+def test_served_map_is_the_full_check(ops):
+    """After any sequence of changes (slots added and deleted, set migrating, importing and
+    stable, all closed, nodes failing, the state updated, a node forgotten, nodes.conf saved and
+    loaded), `served[s]` is the definition for every slot, and for a key of a slot that it has a
+    GET is served here by the full check (routing.query), and for one it lacks it is not (unless
+    the slot is myself's and importing, which the full check serves but the map leaves to it)."""
+    st = ClusterState(Node(None, MYSELF | MASTER))
+    st.end_writable_delay()
+    nodes = [st.myself, Node(None, MASTER), Node(None, MASTER)]
+    for n in nodes[1:]:
+        st.add_node(n)
+    for s in range(16):  # myself serves 0-9, another node 10-13, the cluster ok
+        if s < 14:
+            st.add_slot(nodes[0] if s < 10 else nodes[1], s)
+    st.update_state(False, 0)
+    assert st.state == OK
+    touched = set(range(16)) | {16383}
+    for op in ops:
+        kind = op[0]
+        if kind == "add":
+            if nodes[op[1]].name in st.nodes:
+                st.add_slot(nodes[op[1]], op[2])
+        elif kind == "del":
+            st.del_slot(op[1])
+        elif kind in ("migrating", "importing"):
+            target = None if op[2] is None else nodes[op[2]]
+            if target is None or target.name in st.nodes:
+                (st.set_migrating if kind == "migrating" else st.set_importing)(op[1], target)
+        elif kind == "close":
+            st.close_slots()
+        elif kind == "fail":
+            nodes[op[1]].flags ^= FAIL
+        elif kind == "update":
+            st.minority_since_ms = 0
+            st.update_state(op[1], 0)
+        elif kind == "fill":
+            if nodes[op[1]].name in st.nodes:
+                for s in range(16384):
+                    st.add_slot(nodes[op[1]], s)
+        elif kind == "forget":
+            if nodes[op[1]].name in st.nodes:
+                st.del_node(nodes[op[1]])
+        else:  # nodes.conf written and read back: the state starts as fail, the open slots kept
+            st = nodesconf.parse(nodesconf.render(st))
+            st.end_writable_delay()
+            nodes = [st.myself] + [st.nodes.get(n.name) or n for n in nodes[1:]]
+        assert all(st.served[s] == _served_by_definition(st, s) for s in touched)
+    assert len(st.served) == 16384
+    assert all(st.served[s] == _served_by_definition(st, s) for s in range(16384))
+    cluster = _Cluster(st)
+    for s in touched:
+        key = _key_of_slot(s)
+        code, _slot, _node = routing.query(cluster, cluster.server, ((_GET, [b"get", key]),), False, False)
+        if st.served[s]:
+            assert code == routing.NONE, s
+        elif not (st.slots[s] is st.myself and s in st.importing and st.state == OK):
+            assert code != routing.NONE, s
