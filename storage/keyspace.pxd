@@ -96,7 +96,9 @@ cdef class Database:
     cdef public Py_ssize_t nexpires
     cdef public dict freq
     cdef public list hfe
-    cdef public object expires, watched, blocking, clock, expired_hook, ready_hook, new_hook, sizes
+    cdef public object expires, watched, blocking, clock, expired_hook, ready_hook, new_hook
+    # memory accounting's figure per position (server/memory/evict.py's recount reads it in C)
+    cdef public array.array sizes
     cdef public SlotIndex slot_keys  # None standalone: its add and discard are C calls in cluster mode
     cdef public bint lfu, signals, expire_paused, loading, touch
     cdef public long long stat_expired, mem, avg_ttl
@@ -128,7 +130,7 @@ cdef class Database:
     @cython.locals(h=cython.uint)
     cdef Py_ssize_t _insert(self, object key, object value, long long now_ms) except -1
     @cython.locals(p=Py_ssize_t, mask=Py_ssize_t, meta=array.array, index=array.array, tags=array.array,
-                   size=Py_ssize_t)
+                   size=Py_ssize_t, sizes=array.array)
     cdef Py_ssize_t _insert_at(self, object key, object value, long long now_ms, unsigned int h,
                                Py_ssize_t i) except -1
 
@@ -165,7 +167,7 @@ cdef class Database:
 
     @cython.locals(i=Py_ssize_t)
     cpdef bint delete(self, object key) except -1
-    @cython.locals(p=Py_ssize_t)
+    @cython.locals(p=Py_ssize_t, sizes=array.array)
     cdef _delete_slot(self, object key, Py_ssize_t i)
     cdef _expire_slot(self, object key, Py_ssize_t i)
 
@@ -182,3 +184,10 @@ cdef class Database:
 
     @cython.locals(t=cython.uint)
     cdef _drop_ttl(self, Py_ssize_t p)
+
+    cpdef count_sizes(self, bint counting)
+    # (its caller has found p and keeps `sizes`: evict._count)
+    @cython.locals(sizes=array.array, grown=cython.longlong)
+    cpdef long long recounted(self, Py_ssize_t p, long long figure) except? -1
+    @cython.locals(sizes=array.array, p=Py_ssize_t)
+    cpdef long long size_of(self, object key) except? -1

@@ -46,6 +46,10 @@ pays one test for it; the inlined fast paths test `lfu` and step aside.
 As in Redis, the lookup counts an access and an overwrite keeps the counter (dbOverwrite), so a
 writer counts once for each lookup Redis's makes (GETSET twice: its read, then setKey's).
 
+Memory accounting (only while maxmemory is set, server/memory/evict.py): `sizes`, an int64 per
+position beside `_meta`, holds the figure last counted for the key there (0 for a hole), `mem`
+their sum; a delete takes its key's figure out of both, so a reused position starts at 0.
+
 Hooks: `watched` (key -> watchers, for WATCH) and the `*_hook` callables are consulted only when
 non-empty or installed, so the bookkeeping costs nothing when unused.  Every key comes into being
 through `set`, `set_pairs` or `add` (Redis's dbAdd), which is where `new_hook` fires.
@@ -420,10 +424,13 @@ class Database:
         # a snapshot's child runs (Redis's lookupKey skips them while hasActiveChildProcess): the
         # stamp written would copy its page of `_meta` for the child.  The server sets it.
         self.touch = True
-        # Memory accounting (server/memory/evict.py, only while maxmemory is set; None otherwise): key ->
-        # the bytes last counted for it, and their sum.  A deleted key leaves here at once; the
-        # server re-counts the keys a command touched after it runs.
-        self.sizes: dict[bytes, int] | None = None
+        # Memory accounting (server/memory/evict.py, only while maxmemory is set; None otherwise):
+        # the bytes last counted for the key at each position (int64, 0 for a hole or a key not
+        # counted yet), and their sum.  A deleted key's figure leaves the sum at once; the server
+        # counts the keys a command touched again after it runs (`recounted`).  Per position, not
+        # per key: the recount reaches it through the probe that finds the value, with no hash
+        # lookup of its own, and a counted key costs 8 bytes.
+        self.sizes: array[int] | None = None
         self.mem = 0
         # Cluster mode (storage/slots.py's SlotIndex, installed by the cluster): the keys of each
         # hash slot, kept by _insert_at and _remove.  None in a standalone server.
@@ -576,6 +583,7 @@ class Database:
         elif _overfull(self.count + 1, size):
             self._rebuild_index(size * 2)
             i = -1
+        sizes = self.sizes
         if self._free:
             p = self._free.pop()
             self._keys[p] = key
@@ -585,6 +593,9 @@ class Database:
             self._keys.append(key)
             self._values.append(value)
             _grow(self._meta, _META)
+            if sizes is not None:
+                _grow(sizes, 1)
+                _set_i64(sizes, p, 0)
         meta = self._meta
         _set_u32(meta, p * _META, h)
         _set_u32(meta, p * _META + 1, _stamp(now_ms))
@@ -622,8 +633,11 @@ class Database:
         if not self.count:
             # Empty: no key can be mid-iteration, so the positions restart compact.
             freq = self.freq
+            counting = self.sizes is not None
             self._reset()
             self.freq = freq
+            if counting:
+                self.sizes = array("q")
             return
         self._keys[p] = None
         self._values[p] = None
@@ -878,8 +892,9 @@ class Database:
         if self.freq:
             self.freq.pop(key, None)
         sizes = self.sizes
-        if sizes is not None:
-            self.mem -= sizes.pop(key, 0)
+        if sizes is not None:  # (a hole's figure is 0: a reused position starts uncounted)
+            self.mem -= _i64(sizes, p)
+            _set_i64(sizes, p, 0)
         self._remove(i)
 
     def pop(self, key: bytes) -> Any:
@@ -953,9 +968,40 @@ class Database:
         if self.slot_keys is not None:
             self.slot_keys.clear()
         if self.sizes is not None:
-            self.sizes = {}
+            self.sizes = array("q")
             self.mem = 0
         return n
+
+    # ---- memory accounting (server/memory/evict.py) -------------------------------------------
+    def count_sizes(self, counting: bool) -> None:
+        """Keep a figure per key (`sizes`, all 0: none counted yet) or stop keeping them."""
+        self.sizes = array("q", bytes(8 * len(self._keys))) if counting else None
+        self.mem = 0
+
+    def recounted(self, p: int, figure: int) -> int:
+        """The key at position p (from `find`, while `sizes` is kept) counted again at `figure`
+        bytes: by how much its figure grew."""
+        sizes: array[int] = self.sizes  # type: ignore[assignment]
+        grown = figure - _i64(sizes, p)
+        if grown:
+            _set_i64(sizes, p, figure)
+            self.mem += grown
+        return grown
+
+    def size_of(self, key: bytes) -> int:
+        """The figure last counted for `key` (0 if it is not here or figures are not kept)."""
+        sizes = self.sizes
+        if sizes is None:
+            return 0
+        p = self.find(key)
+        return 0 if p < 0 else _i64(sizes, p)
+
+    def size_map(self) -> dict[bytes, int]:
+        """key -> figure last counted, of every key (tests' check of the running figures)."""
+        sizes = self.sizes
+        if sizes is None:
+            return {}
+        return {k: _i64(sizes, p) for p, k in enumerate(self._keys) if k is not None}
 
     def swap_contents(self, other: Database) -> None:
         """SWAPDB: exchange keyspaces; hooks, watchers and blocked clients stay with the db number."""

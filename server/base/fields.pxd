@@ -44,6 +44,13 @@ cdef class ServerFields:
     # fast loop's memory-limit test reads (maxmemory itself is a Python int: CONFIG SET takes
     # values past a long long, as redis-server does)
     cdef public bint mem_limited
+    # ... and the accounting under it (server/memory/evict.py): whether the last measure was within
+    # the limit and the room it left, the TTLs it saw, the databases it walks, the keys created
+    # since, whether the command's start was out of memory (a script's pre_command_oom), whether
+    # clients wait to be evicted: every command's check and every write's recount read or write them
+    cdef public bint mem_ok, pre_command_oom, client_evict_pending
+    cdef public long long mem_room, mem_nexp
+    cdef public list mem_dbs, mem_created
     # the clock (server/base/clock.py): the read event stamps now_ms from them
     cdef public long long clock_shift_us
     cdef public bint clock_frozen

@@ -58,13 +58,15 @@ class ServerFields:
     state, the keyspace notification classes and the keyspace hit and miss counts; and what a read
     event reads: the keys that woke blocked clients, the command table's fast dispatch, the cluster's slot test, the clients with
     output to flush and the client eviction limit; and EVALSHA's script cache and FCALL's function
-    libraries."""
+    libraries; and what memory accounting under a limit reads and writes per command
+    (server/memory/evict.py)."""
 
     __slots__ = ("also_propagate", "prop_depth", "dirty", "now_ms", "shutting_down", "maxmemory", "mem_limited", "slowlog_ns",
                  "sample_mask", "monitors", "replica_gate", "rdb_gate", "aof", "repl", "cluster",
                  "cluster_script_check", "config", "tracking", "notify_flags", "stat_keyspace_hits",
                  "stat_keyspace_misses", "ready_keys", "pending_writes", "cluster_served", "client_evict_limit",
-                 "script_cache", "functions_engine", "clock_shift_us", "clock_frozen", "fast_dispatch")
+                 "script_cache", "functions_engine", "clock_shift_us", "clock_frozen", "fast_dispatch",
+                 "mem_ok", "pre_command_oom", "client_evict_pending", "mem_room", "mem_nexp", "mem_dbs", "mem_created")
 
 
 # A client's `cluster_flags` (server/cluster/routing.py words what they mean): ASKING pending, READONLY,

@@ -5,30 +5,37 @@
 # nexpires, mem, sizes) are C fields of the typed Database, and the per-key recount and MEMORY
 # USAGE's figure (usage.pxd) are C calls.
 cimport cython
-from raxdb.server.base.fields cimport ClientFields
+from raxdb.server.base.fields cimport ClientFields, ServerFields
 from raxdb.server.memory.usage cimport key_usage
 from raxdb.server.table.registry cimport Command
 from raxdb.storage.keyspace cimport Database
 
 
+# the server typed (ServerFields): the memory fields every command's check and every write's
+# recount read and write (mem_ok, mem_room, mem_nexp, mem_dbs, mem_created) are C fields
 @cython.locals(db=Database, n=Py_ssize_t, e=Py_ssize_t)
-cpdef used_memory(srv)
+cpdef used_memory(ServerFields srv)
 
 @cython.locals(db=Database, e=Py_ssize_t)
-cpdef Py_ssize_t _expiring(srv) except -1
+cpdef Py_ssize_t _expiring(ServerFields srv) except -1
 
-@cython.locals(sizes=dict)
-cpdef _count(Database db, key)
+@cython.locals(p=Py_ssize_t)
+cpdef long long _count(Database db, key) except? -1
+
+@cython.locals(db=Database, created=list, dbs=list)
+cpdef settle(ServerFields srv)
 
 # the client and the command typed: their server, database, write flag and key positions are C
 # fields (the fast loop calls both with them typed)
-@cython.locals(db=Database)
+@cython.locals(db=Database, srv=ServerFields, growth=cython.longlong)
 cpdef account(ClientFields c, Command cmd, argv)
 
-cpdef grew(srv, growth)
+@cython.locals(room=cython.longlong)
+cpdef grew(ServerFields srv, long long growth)
 
-cpdef perform_evictions(srv)
+cpdef perform_evictions(ServerFields srv)
 
+@cython.locals(srv=ServerFields)
 cpdef bint refuses(ClientFields c, Command cmd, argv) except -1
 
 # The eviction loop's private steps are C functions (a call per key evicted, and per sampled key

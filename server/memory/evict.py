@@ -29,7 +29,8 @@ clients' figures are not summed per command (that would cost a pass over every c
 noted when the client connects, when a read leaves a partial command held, when a flush leaves
 output the peer has not taken, and at the clients cron's visits (about once a second; every
 read event while client eviction is on), so a buffer that grows is counted as it grows and one
-that drains within a second.  Figures are kept per key in `Database.sizes`, their sum in `Database.mem`:
+that drains within a second.  Figures are kept per key position in `Database.sizes`, their sum in
+`Database.mem`:
 - a key that goes (DEL, expiry, eviction, FLUSH*, ...) leaves at once (Database.delete, flush);
 - a key that is created is noted by the Database's `new_hook` (Redis's dbAdd), wherever that
   happens: MOVE or COPY into another database, a served BLMOVE's destination;
@@ -92,6 +93,7 @@ EVPOOL_SIZE = 16
 EVICT_OK, EVICT_RUNNING, EVICT_FAIL = 0, 1, 2
 OOM = b"OOM command not allowed when used memory > 'maxmemory'."
 _NOT_DENYOOM_IN_MULTI = frozenset(("exec", "discard", "quit", "reset"))
+_ROOM_MAX = 1 << 62  # the room a measure leaves, at most: no run of writes grows by that much
 
 
 class EvictionState:
@@ -223,22 +225,14 @@ def dbs_changed(srv: Server) -> None:
 
 
 def _count(db: Database, key: bytes) -> int:
-    """Count `key` again (or forget it, if it is gone); by how much its figure grew."""
-    sizes = db.sizes
-    if sizes is None:
+    """Count `key` again; by how much its figure grew.  (A key that is gone left the figures
+    when it went: Database.delete.)  One probe finds the value and the figure beside it."""
+    if db.sizes is None:
         return 0
-    old = sizes.get(key, 0)
-    value = db.stored(key)
-    if value is None:
-        if old:
-            del sizes[key]
-            db.mem -= old
-        return -old
-    new = key_usage(key, value)
-    if new != old:
-        sizes[key] = new
-        db.mem += new - old
-    return new - old
+    p = db.find(key)
+    if p < 0:
+        return 0
+    return db.recounted(p, key_usage(key, db.value_at(p)))
 
 
 def settle(srv: Server) -> None:
@@ -288,8 +282,7 @@ def grew(srv: Server, growth: int) -> None:
 def recount(srv: Server) -> None:
     """Count every key from scratch (accounting starts, or a check of the running figures)."""
     for db in srv.dbs:
-        db.sizes = {}
-        db.mem = 0
+        db.count_sizes(True)
         for key in db.key_list():
             _count(db, key)
     dbs_changed(srv)
@@ -386,8 +379,7 @@ def _pick(srv: Server, state: EvictionState, policy: str) -> tuple[Database, byt
 
 def _evict(srv: Server, db: Database, key: bytes) -> int:
     """Delete `key` as an eviction; the bytes it freed."""
-    sizes = db.sizes
-    freed = (sizes.get(key, 0) if sizes is not None else 0) + (24 if key in db.expires else 0)
+    freed = db.size_of(key) + (24 if key in db.expires else 0)
     db.delete(key)
     srv.stat_evicted_keys += 1
     if db.signals:
@@ -409,7 +401,8 @@ def perform_evictions(srv: Server) -> int:
     if used <= srv.maxmemory:
         result = EVICT_OK
         srv.mem_ok = True
-        srv.mem_room = srv.maxmemory - used
+        room = srv.maxmemory - used
+        srv.mem_room = room if room < _ROOM_MAX else _ROOM_MAX  # (a C integer; maxmemory may pass one)
         srv.mem_nexp = _expiring(srv)
     else:
         policy = srv.config.values["maxmemory-policy"]
@@ -522,8 +515,7 @@ def _apply(srv: Server, value: str, startup: bool = False) -> None:
         else:
             srv.mem_created = None
             for db in srv.dbs:
-                db.sizes = None
-                db.mem = 0
+                db.count_sizes(False)
         notify.install_new_hook(srv)
         if not startup:  # (at start-up the peak is the start-up figure, and replication not set up)
             srv.memory_peak = srv.used_memory()

@@ -990,7 +990,7 @@ def _temp_db(db: Any) -> Any:
     temp.clock = db.clock
     temp.set_lfu(db.lfu)
     if db.sizes is not None:
-        temp.sizes = {}
+        temp.count_sizes(True)
     return temp
 
 
