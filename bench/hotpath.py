@@ -13,6 +13,10 @@ Environment: HOTPATH_AOF=1 runs with appendonly yes (the AOF written to /dev/nul
 propagating loop is measured; HOTPATH_LIGHT=1 skips filling the 100k string keys and counters
 (a quicker set-up for A/B runs of workloads that do not read them); HOTPATH_GC=a,b,c sets the
 collector's thresholds (by default server/main.py's GC_THRESHOLDS, as the live server has them).
+HOTPATH_REPLICA=1 attaches a replica (a client online, its output to a stub transport) with the
+backlog, so every write is fed to the replication stream; the end-of-iteration flush is then
+deferred as the live loop defers it (run after each read event), so the replica gets one write a
+batch, as live.
 HOTPATH_MAXMEMORY sets a memory limit after the set-up, with HOTPATH_POLICY's maxmemory-policy
 (allkeys-lru by default): 1gb is a cache whose limit is not reached, so the memory accounting
 of every write is measured; 8mb a cache at its limit: the set-up's keys overrun it
@@ -343,6 +347,8 @@ def make_client(setup_commands: int = 200_000, counting: bool = False, setup: bo
         srv.aof.fd = os.open(os.devnull, os.O_WRONLY)
         srv.propagation_targets.append(srv.aof)
         propagate.sync(srv)
+    if os.environ.get("HOTPATH_REPLICA"):
+        attach_replica(srv)
     if os.environ.get("HOTPATH_MAXMEMORY"):
         # the set-up's excess evicted before the run, in one go (no time limit), then the default tenacity
         c.data_received(encode_command([b"CONFIG", b"SET", b"maxmemory-policy",
@@ -357,6 +363,31 @@ def make_client(setup_commands: int = 200_000, counting: bool = False, setup: bo
     gc.set_threshold(*(map(int, os.environ["HOTPATH_GC"].split(",")) if os.environ.get("HOTPATH_GC")
                        else GC_THRESHOLDS))
     return c
+
+
+def attach_replica(srv: Server) -> None:
+    """HOTPATH_REPLICA: a replica online (as after its sync), fed by the backlog's stream."""
+    from raxdb.server.replication import master
+
+    r = Client(srv)
+    r.connection_made(StubTransport())  # type: ignore[arg-type]
+    rep = master.replica_of(r)  # type: ignore[arg-type]
+    srv.repl.create_backlog()
+    srv.repl.master._flag(rep)
+    rep.state = master.ONLINE
+
+
+def deferred_run(c: Client, chunks: list[bytes], n: int) -> None:
+    """`n` batches, the end-of-iteration flush deferred as the loop's call_soon defers it: run
+    after each read event, as a live loop iteration ends."""
+    srv = c.server
+    calls: list = []
+    srv.call_soon = lambda fn, *args: calls.append((fn, args))  # the loop's call_soon(callback, *args)
+    for i in range(n):
+        c.data_received(chunks[i % len(chunks)])
+        while calls:
+            fn, args = calls.pop()
+            fn(*args)
 
 
 def fill_stream(c: Client) -> None:
@@ -451,8 +482,11 @@ def run(name: str, pipeline: int, commands: int, setup_commands: int = 200_000, 
         return expiring_run(c, pipeline, chunks, n, counting)
     evicted = c.server.stat_evicted_keys
     t = time.process_time()
-    for i in range(n):
-        c.data_received(chunks[i % len(chunks)])
+    if os.environ.get("HOTPATH_REPLICA"):
+        deferred_run(c, chunks, n)
+    else:
+        for i in range(n):
+            c.data_received(chunks[i % len(chunks)])
     dt = time.process_time() - t
     EVICTED[name] = (c.server.stat_evicted_keys - evicted) / (n * units)
     return dt / (n * units) * 1e6
