@@ -79,6 +79,42 @@ def test_one_readable_event_takes_every_waiting_connection(loop_factory) -> None
         runner.run(scenario())
 
 
+@pytest.mark.parametrize("loop_factory", [uvloop.new_event_loop, asyncio.new_event_loop], ids=["uvloop", "asyncio"])
+def test_a_connection_reaches_its_protocol_at_the_next_turn_without_a_task(loop_factory) -> None:
+    """The hand-over's first step runs in the accept itself (the transport made, its reads
+    started), so the loop's next turn calls every protocol's connection_made, as Redis's accept
+    handler registers each client's read handler before the next poll; no task a connection (in
+    a task, the transport was made a turn later and connection_made a turn after that)."""
+    n = 10
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        listening = socket.create_server(("127.0.0.1", 0), backlog=64)
+        addr = listening.getsockname()
+        made: list[asyncio.Transport] = []
+        all_made = asyncio.Event()
+        peers = [socket.create_connection(addr) for _ in range(n)]
+        acceptor = Acceptor(loop, listening, lambda conn, peer: Recorder(made, all_made, n))
+        tasks = asyncio.all_tasks()
+        acceptor.accept_waiting()
+        assert asyncio.all_tasks() == tasks  # no task for a hand-over
+        await asyncio.sleep(0)  # one turn of the loop
+        assert len(made) == n and all_made.is_set()
+        for t in made:  # each transport is the loop's
+            t.write(b"+PONG\r\n")
+        for p in peers:
+            p.settimeout(10)
+            assert p.recv(16) == b"+PONG\r\n"
+        for t in made:
+            t.close()
+        for p in peers:
+            p.close()
+        acceptor.close()
+
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        runner.run(scenario())
+
+
 def test_the_cluster_bus_takes_every_waiting_connection_at_once() -> None:
     """The cluster port accepts as the data port does: one readable event takes every node's
     connection waiting, each an inbound link of the bus (a plain-TCP bus: tls-cluster no)."""
