@@ -79,6 +79,76 @@ def test_one_readable_event_takes_every_waiting_connection(loop_factory) -> None
         runner.run(scenario())
 
 
+@pytest.mark.parametrize("loop_factory", [uvloop.new_event_loop, asyncio.new_event_loop], ids=["uvloop", "asyncio"])
+def test_a_connection_reaches_its_protocol_at_the_next_turn_without_a_task(loop_factory) -> None:
+    """The hand-over's first step runs in the accept itself (the transport made, its reads
+    started), so the loop's next turn calls every protocol's connection_made, as Redis's accept
+    handler registers each client's read handler before the next poll; no task a connection (in
+    a task, the transport was made a turn later and connection_made a turn after that)."""
+    n = 10
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        listening = socket.create_server(("127.0.0.1", 0), backlog=64)
+        addr = listening.getsockname()
+        made: list[asyncio.Transport] = []
+        all_made = asyncio.Event()
+        peers = [socket.create_connection(addr) for _ in range(n)]
+        acceptor = Acceptor(loop, listening, lambda conn, peer: Recorder(made, all_made, n))
+        tasks = asyncio.all_tasks()
+        acceptor.accept_waiting()
+        assert asyncio.all_tasks() == tasks  # no task for a hand-over
+        await asyncio.sleep(0)  # one turn of the loop
+        assert len(made) == n and all_made.is_set()
+        for t in made:  # each transport is the loop's
+            t.write(b"+PONG\r\n")
+        for p in peers:
+            p.settimeout(10)
+            assert p.recv(16) == b"+PONG\r\n"
+        for t in made:
+            t.close()
+        for p in peers:
+            p.close()
+        acceptor.close()
+
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        runner.run(scenario())
+
+
+def test_a_hand_over_that_fails_closes_the_accepted_socket() -> None:
+    """A connection the loop cannot take (the peer gone while its transport is made: the loop's
+    coroutine ends in an OSError, at its first step or after its wait) is closed here, and the
+    accept goes on to the next.  asyncio's loop, whose method a test can replace."""
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        listening = socket.create_server(("127.0.0.1", 0), backlog=8)
+        peers = [socket.create_connection(listening.getsockname()) for _ in range(2)]
+        gate = loop.create_future()
+        taken: list[socket.socket] = []
+
+        async def failing(factory: object, sock: socket.socket) -> None:
+            taken.append(sock)
+            if len(taken) == 2:  # the second after a wait, as the loop's waiter
+                await gate
+            raise ConnectionResetError("gone")
+
+        loop.connect_accepted_socket = failing  # type: ignore[method-assign, assignment]
+        acceptor = Acceptor(loop, listening, lambda conn, peer: asyncio.Protocol())
+        acceptor.accept_waiting()
+        assert len(taken) == 2
+        assert taken[0].fileno() == -1 and taken[1].fileno() != -1
+        gate.set_result(None)
+        await asyncio.sleep(0)  # the waiter's done callback takes the coroutine's last step
+        assert taken[1].fileno() == -1
+        acceptor.close()
+        for p in peers:
+            p.close()
+
+    with asyncio.Runner(loop_factory=asyncio.new_event_loop) as runner:
+        runner.run(scenario())
+
+
 def test_the_cluster_bus_takes_every_waiting_connection_at_once() -> None:
     """The cluster port accepts as the data port does: one readable event takes every node's
     connection waiting, each an inbound link of the bus (a plain-TCP bus: tls-cluster no)."""
