@@ -94,6 +94,7 @@ cdef class Database:
     cdef public list _ttl_free
     cdef public Py_ssize_t _ttl_cursor
     cdef public Py_ssize_t nexpires
+    cdef public Py_ssize_t main_slots, expires_slots
     cdef public dict freq
     cdef public list hfe
     cdef public object expires, watched, blocking, clock, expired_hook, ready_hook, new_hook, sizes

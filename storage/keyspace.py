@@ -59,7 +59,7 @@ from array import array
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from raxdb.storage.alloc import sds_grown_room, sds_new_room
+from raxdb.storage.alloc import dict_slots, sds_grown_room, sds_new_room
 from raxdb.storage.stream import Stream
 
 try:  # compiled, the decorators below are Cython's; interpreted, Cython may be absent
@@ -450,6 +450,13 @@ class Database:
         self._ttl_cursor = 0
         self.nexpires = 0
         self.freq: dict[bytes, int] = {}
+        # The buckets Redis's main and expires dicts would have for these keys (used_memory's
+        # table terms, server/memory/evict.py): a dict grows to the power of two above its count
+        # as keys are added (_dictExpandIfNeeded) and shrinks only when the cron finds it under a
+        # tenth full (`resize_tables`, tryResizeHashTables), so deleting keys leaves its size be.
+        # A flush frees both (dictEmpty); deleting the last key does not (`_remove` keeps them).
+        self.main_slots = 0
+        self.expires_slots = 0
 
     # ---- the table -----------------------------------------------------------------------------
     def _slot(self, key: bytes, h: int) -> int:
@@ -601,6 +608,8 @@ class Database:
         if p < self._next_done:  # a reused position the next index has passed
             _place(self._next_index, self._next_tags, self._next_mask, h, p)
         self.count += 1
+        if self.count > self.main_slots:
+            self.main_slots = dict_slots(self.count)
         if self.slot_keys is not None:
             self.slot_keys.add(key)
         return p
@@ -620,10 +629,13 @@ class Database:
             self._unlink_next(p)
         self.count -= 1
         if not self.count:
-            # Empty: no key can be mid-iteration, so the positions restart compact.
+            # Empty: no key can be mid-iteration, so the positions restart compact (Redis's
+            # dicts keep their tables until the cron shrinks them).
             freq = self.freq
+            main, expires = self.main_slots, self.expires_slots
             self._reset()
             self.freq = freq
+            self.main_slots, self.expires_slots = main, expires
             return
         self._keys[p] = None
         self._values[p] = None
@@ -918,6 +930,8 @@ class Database:
             _set_i32(self._ttl_pos, t, p)
             _set_u32(self._meta, p * _META + 2, t + 1)
             self.nexpires += 1
+            if self.nexpires > self.expires_slots:
+                self.expires_slots = dict_slots(self.nexpires)
         else:
             t -= 1
         _set_i64(self._ttl_when, t, when_ms)
@@ -936,6 +950,14 @@ class Database:
             self._ttl_when = array("q")
             self._ttl_free = []
             self._ttl_cursor = 0
+
+    def resize_tables(self) -> None:
+        """tryResizeHashTables, on the model's tables: a dict of more than 4 buckets under a tenth
+        full (htNeedsResize) shrinks to the power of two at or above its count (dictResize)."""
+        if self.main_slots > 4 and self.count * 100 // self.main_slots < 10:
+            self.main_slots = dict_slots(self.count)
+        if self.expires_slots > 4 and self.nexpires * 100 // self.expires_slots < 10:
+            self.expires_slots = dict_slots(self.nexpires)
 
     def persist(self, key: bytes) -> bool:
         """Remove the key's deadline; False if it had none."""
@@ -971,12 +993,12 @@ class Database:
     def _state(self) -> tuple[Any, ...]:
         return (self._keys, self._values, self._meta, self._free, self._index, self._tags, self._mask, self.count,
                 self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
-                self.sizes, self.mem, self.hfe, self.avg_ttl)
+                self.sizes, self.mem, self.hfe, self.avg_ttl, self.main_slots, self.expires_slots)
 
     def _restore(self, s: tuple[Any, ...]) -> None:
         (self._keys, self._values, self._meta, self._free, self._index, self._tags, self._mask, self.count,
          self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
-         self.sizes, self.mem, self.hfe, self.avg_ttl) = s
+         self.sizes, self.mem, self.hfe, self.avg_ttl, self.main_slots, self.expires_slots) = s
 
     # ---- expiry --------------------------------------------------------------------------------
     def _expire(self, key: bytes) -> None:

@@ -11,7 +11,7 @@ from raxdb.server.table.registry cimport Command
 from raxdb.storage.keyspace cimport Database
 
 
-@cython.locals(db=Database, n=Py_ssize_t, e=Py_ssize_t)
+@cython.locals(db=Database, e=Py_ssize_t)
 cpdef used_memory(srv)
 
 @cython.locals(db=Database, e=Py_ssize_t)
