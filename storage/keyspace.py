@@ -1109,7 +1109,9 @@ class Database:
         rnd = random.random
         for _ in range(64 if self.count * 4 < n else 1 << 30):
             p = int(rnd() * n)
-            if p < n and slots[p] is not None:  # (a draw of n: the product rounded up)
+            # (a draw of n: the product rounded up; the key itself is not read, its object is a
+            # cache miss of its own, which eviction's draws mostly do not need)
+            if p < n and not _is_hole(slots, p):
                 return p
         return self.find(random.choice(self.key_list()))
 
@@ -1146,21 +1148,30 @@ class Database:
         keys = self._keys
         return [keys[p] for p in self._sample_positions(count, volatile)]  # type: ignore[misc]  # a drawn position is never a hole
 
-    def sample_idle(self, count: int, volatile: bool, now_ms: int) -> list[tuple[int, bytes]]:
+    def sample_idle(self, count: int, volatile: bool, now_ms: int, floor: int = -1) -> list[tuple[int, bytes]]:
         """sample_keys' draw as (idle_ms, key) pairs, the LRU policies' score read at the drawn
-        position (no probe per key)."""
+        position (no probe per key), of the keys idle longer than `floor` ms only: eviction's
+        pool, full, takes no key idle less than its worst, and a key left out is not read."""
         keys = self._keys
         meta = self._meta
         stamp = _stamp(now_ms)
         out: list[tuple[int, bytes]] = []
         for p in self._sample_positions(count, volatile):
-            out.append((_idle(meta, p, stamp), keys[p]))  # type: ignore[arg-type]  # never a hole
+            idle = _idle(meta, p, stamp)
+            if idle > floor:
+                out.append((idle, keys[p]))  # type: ignore[arg-type]  # never a hole
         return out
 
-    def sample_deadlines(self, count: int) -> list[tuple[int, bytes]]:
-        """sample_keys' draw of keys with a TTL as (deadline ms, key) pairs (volatile-ttl's score)."""
+    def sample_deadlines(self, count: int, before: int = NO_TTL) -> list[tuple[int, bytes]]:
+        """sample_keys' draw of keys with a TTL as (deadline ms, key) pairs (volatile-ttl's
+        score), of the deadlines before `before` only (as sample_idle's `floor`)."""
         keys = self._keys
-        return [(self._deadline(p), keys[p]) for p in self._sample_positions(count, True)]  # type: ignore[misc]
+        out: list[tuple[int, bytes]] = []
+        for p in self._sample_positions(count, True):
+            when = self._deadline(p)
+            if when < before:
+                out.append((when, keys[p]))  # type: ignore[arg-type]  # never a hole
+        return out
 
     # ---- LFU -----------------------------------------------------------------------------------
     def set_lfu(self, enabled: bool) -> None:

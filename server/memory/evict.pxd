@@ -35,7 +35,7 @@ cpdef bint refuses(ClientFields c, Command cmd, argv) except -1
 # in the pool's fill), with the pool's indexes as C integers.
 
 @cython.locals(pool=list, count=Py_ssize_t, i=Py_ssize_t, full=bint, drawn=list)
-cdef _populate(object srv, object state, object db, bint volatile, str mode)
+cdef _populate(object srv, object state, Database db, bint volatile, str mode)
 
 @cython.locals(volatile=bint, n=Py_ssize_t, total=Py_ssize_t, pool=list, dbs=list)
 cdef object _pick(object srv, object state, str policy)

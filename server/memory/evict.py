@@ -334,13 +334,17 @@ def _populate(srv: Server, state: EvictionState, db: Database, volatile: bool, m
     now = srv.now_ms
     count = int(srv.config.values["maxmemory-samples"])
     dbid = db.id
+    # a full pool takes no key scored at or below its worst: the draws leave those keys unread
+    floor = pool[0][0] if len(pool) >= EVPOOL_SIZE else -1
     drawn: list[tuple[int, bytes]]
     if mode == "lru":
-        drawn = db.sample_idle(count, volatile, now)
+        drawn = db.sample_idle(count, volatile, now, floor)
     elif mode == "lfu":
         drawn = [(255 - db.lfu_counter(key, now), key) for key in db.sample_keys(count, volatile)]
-    else:  # ttl: the sooner the deadline, the better the candidate
+    elif floor < 0:  # ttl: the sooner the deadline, the better the candidate
         drawn = [((1 << 64) - when, key) for when, key in db.sample_deadlines(count)]
+    else:
+        drawn = [((1 << 64) - when, key) for when, key in db.sample_deadlines(count, (1 << 64) - floor)]
     for score, key in drawn:
         full = len(pool) >= EVPOOL_SIZE
         if full and score <= pool[0][0]:
