@@ -42,7 +42,7 @@ from raxdb.server.conn import clientbufs, clienteviction, obuf, unixaddr
 from raxdb.server.events import expirecycle, hashexpire, keyaccess, propagate
 from raxdb.server.events.notify import attach as attach_notify
 from raxdb.server.events.propagate import attach as attach_propagate
-from raxdb.server.memory.evict import STARTUP, info_used_memory
+from raxdb.server.memory.evict import STARTUP, info_used_memory, resize_tables
 from raxdb.server.memory.evict import attach as attach_evict
 from raxdb.server.memory.lru import attach as attach_keyspace
 from raxdb.server.net import blocking, tls, unixsocket
@@ -746,6 +746,7 @@ class Server(ServerFields, _Declared):
         self.persistence.cron()
         if self.active_expire_cycle(now):  # hash fields' deadlines (Redis's hash field active expire, in the same cycle)
             hashexpire.active_cycle(self, now)
+        resize_tables(self)  # databasesCron's tryResizeHashTables, on used_memory's table terms
         self.clients_cron.tick(now)
         if self.repl.own_expires and self.active_expire_enabled and not self.pause_until_ms:
             self.repl.expire_own_keys()  # a writable replica's own keys (expireSlaveKeys)

@@ -10,8 +10,10 @@ cpdef Py_ssize_t size_class(Py_ssize_t n) except -1
 
 cpdef Py_ssize_t sds_alloc(Py_ssize_t n) except -1
 
-@cython.locals(size=Py_ssize_t)
 cpdef Py_ssize_t dict_table_bytes(Py_ssize_t n) except -1
+
+@cython.locals(size=Py_ssize_t)
+cpdef Py_ssize_t dict_slots(Py_ssize_t n) except -1
 
 cpdef Py_ssize_t embstr_alloc(Py_ssize_t n) except -1
 

@@ -51,10 +51,16 @@ def sds_alloc(n: int) -> int:
 def dict_table_bytes(n: int) -> int:
     """The bucket array of a dict holding n entries: 8-byte buckets, a power of two at least n,
     never under 4 (DICT_HT_INITIAL_SIZE)."""
+    return 8 * dict_slots(n)
+
+
+def dict_slots(n: int) -> int:
+    """The buckets of a dict sized for n entries (_dictNextExp): a power of two at least n, never
+    under 4 (DICT_HT_INITIAL_SIZE)."""
     size = 4
     while size < n:
         size <<= 1
-    return 8 * size
+    return size
 
 
 def sds_alloc_first(strings: Iterable[bytes], k: int) -> int:

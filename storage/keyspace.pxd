@@ -94,6 +94,7 @@ cdef class Database:
     cdef public list _ttl_free
     cdef public Py_ssize_t _ttl_cursor
     cdef public Py_ssize_t nexpires
+    cdef public Py_ssize_t main_slots, expires_slots
     cdef public dict freq
     cdef public list hfe
     cdef public object expires, watched, blocking, clock, expired_hook, ready_hook, new_hook
@@ -175,8 +176,10 @@ cdef class Database:
     cdef Py_ssize_t _random_position(self) except -1
     @cython.locals(out=list, ttl_pos=array.array, n=Py_ssize_t, t=Py_ssize_t, p=Py_ssize_t)
     cdef list _sample_positions(self, Py_ssize_t count, bint volatile)
-    @cython.locals(keys=list, meta=array.array, stamp=cython.uint, p=Py_ssize_t, out=list)
-    cpdef list sample_idle(self, Py_ssize_t count, bint volatile, long long now_ms)
+    @cython.locals(keys=list, meta=array.array, stamp=cython.uint, p=Py_ssize_t, out=list, idle=cython.longlong)
+    cpdef list sample_idle(self, Py_ssize_t count, bint volatile, long long now_ms, long long floor=*)
+    @cython.locals(keys=list, p=Py_ssize_t, out=list, when=cython.longlong)
+    cpdef list sample_deadlines(self, Py_ssize_t count, long long before=*)
 
     cpdef set_expire(self, object key, long long when_ms)
     @cython.locals(t=cython.uint, r=cython.uint, q=cython.int)

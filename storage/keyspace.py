@@ -63,7 +63,7 @@ from array import array
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from raxdb.storage.alloc import sds_grown_room, sds_new_room
+from raxdb.storage.alloc import dict_slots, sds_grown_room, sds_new_room
 from raxdb.storage.stream import Stream
 
 try:  # compiled, the decorators below are Cython's; interpreted, Cython may be absent
@@ -457,6 +457,13 @@ class Database:
         self._ttl_cursor = 0
         self.nexpires = 0
         self.freq: dict[bytes, int] = {}
+        # The buckets Redis's main and expires dicts would have for these keys (used_memory's
+        # table terms, server/memory/evict.py): a dict grows to the power of two above its count
+        # as keys are added (_dictExpandIfNeeded) and shrinks only when the cron finds it under a
+        # tenth full (`resize_tables`, tryResizeHashTables), so deleting keys leaves its size be.
+        # A flush frees both (dictEmpty); deleting the last key does not (`_remove` keeps them).
+        self.main_slots = 0
+        self.expires_slots = 0
 
     # ---- the table -----------------------------------------------------------------------------
     def _slot(self, key: bytes, h: int) -> int:
@@ -612,6 +619,8 @@ class Database:
         if p < self._next_done:  # a reused position the next index has passed
             _place(self._next_index, self._next_tags, self._next_mask, h, p)
         self.count += 1
+        if self.count > self.main_slots:
+            self.main_slots = dict_slots(self.count)
         if self.slot_keys is not None:
             self.slot_keys.add(key)
         return p
@@ -631,11 +640,14 @@ class Database:
             self._unlink_next(p)
         self.count -= 1
         if not self.count:
-            # Empty: no key can be mid-iteration, so the positions restart compact.
+            # Empty: no key can be mid-iteration, so the positions restart compact (Redis's
+            # dicts keep their tables until the cron shrinks them).
             freq = self.freq
             counting = self.sizes is not None
+            main, expires = self.main_slots, self.expires_slots
             self._reset()
             self.freq = freq
+            self.main_slots, self.expires_slots = main, expires
             if counting:
                 self.sizes = array("q")
             return
@@ -933,6 +945,8 @@ class Database:
             _set_i32(self._ttl_pos, t, p)
             _set_u32(self._meta, p * _META + 2, t + 1)
             self.nexpires += 1
+            if self.nexpires > self.expires_slots:
+                self.expires_slots = dict_slots(self.nexpires)
         else:
             t -= 1
         _set_i64(self._ttl_when, t, when_ms)
@@ -951,6 +965,14 @@ class Database:
             self._ttl_when = array("q")
             self._ttl_free = []
             self._ttl_cursor = 0
+
+    def resize_tables(self) -> None:
+        """tryResizeHashTables, on the model's tables: a dict of more than 4 buckets under a tenth
+        full (htNeedsResize) shrinks to the power of two at or above its count (dictResize)."""
+        if self.main_slots > 4 and self.count * 100 // self.main_slots < 10:
+            self.main_slots = dict_slots(self.count)
+        if self.expires_slots > 4 and self.nexpires * 100 // self.expires_slots < 10:
+            self.expires_slots = dict_slots(self.nexpires)
 
     def persist(self, key: bytes) -> bool:
         """Remove the key's deadline; False if it had none."""
@@ -1017,12 +1039,12 @@ class Database:
     def _state(self) -> tuple[Any, ...]:
         return (self._keys, self._values, self._meta, self._free, self._index, self._tags, self._mask, self.count,
                 self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
-                self.sizes, self.mem, self.hfe, self.avg_ttl)
+                self.sizes, self.mem, self.hfe, self.avg_ttl, self.main_slots, self.expires_slots)
 
     def _restore(self, s: tuple[Any, ...]) -> None:
         (self._keys, self._values, self._meta, self._free, self._index, self._tags, self._mask, self.count,
          self._ttl_pos, self._ttl_when, self._ttl_free, self._ttl_cursor, self.nexpires, self.freq,
-         self.sizes, self.mem, self.hfe, self.avg_ttl) = s
+         self.sizes, self.mem, self.hfe, self.avg_ttl, self.main_slots, self.expires_slots) = s
 
     # ---- expiry --------------------------------------------------------------------------------
     def _expire(self, key: bytes) -> None:
@@ -1133,7 +1155,9 @@ class Database:
         rnd = random.random
         for _ in range(64 if self.count * 4 < n else 1 << 30):
             p = int(rnd() * n)
-            if p < n and slots[p] is not None:  # (a draw of n: the product rounded up)
+            # (a draw of n: the product rounded up; the key itself is not read, its object is a
+            # cache miss of its own, which eviction's draws mostly do not need)
+            if p < n and not _is_hole(slots, p):
                 return p
         return self.find(random.choice(self.key_list()))
 
@@ -1170,21 +1194,30 @@ class Database:
         keys = self._keys
         return [keys[p] for p in self._sample_positions(count, volatile)]  # type: ignore[misc]  # a drawn position is never a hole
 
-    def sample_idle(self, count: int, volatile: bool, now_ms: int) -> list[tuple[int, bytes]]:
+    def sample_idle(self, count: int, volatile: bool, now_ms: int, floor: int = -1) -> list[tuple[int, bytes]]:
         """sample_keys' draw as (idle_ms, key) pairs, the LRU policies' score read at the drawn
-        position (no probe per key)."""
+        position (no probe per key), of the keys idle longer than `floor` ms only: eviction's
+        pool, full, takes no key idle less than its worst, and a key left out is not read."""
         keys = self._keys
         meta = self._meta
         stamp = _stamp(now_ms)
         out: list[tuple[int, bytes]] = []
         for p in self._sample_positions(count, volatile):
-            out.append((_idle(meta, p, stamp), keys[p]))  # type: ignore[arg-type]  # never a hole
+            idle = _idle(meta, p, stamp)
+            if idle > floor:
+                out.append((idle, keys[p]))  # type: ignore[arg-type]  # never a hole
         return out
 
-    def sample_deadlines(self, count: int) -> list[tuple[int, bytes]]:
-        """sample_keys' draw of keys with a TTL as (deadline ms, key) pairs (volatile-ttl's score)."""
+    def sample_deadlines(self, count: int, before: int = NO_TTL) -> list[tuple[int, bytes]]:
+        """sample_keys' draw of keys with a TTL as (deadline ms, key) pairs (volatile-ttl's
+        score), of the deadlines before `before` only (as sample_idle's `floor`)."""
         keys = self._keys
-        return [(self._deadline(p), keys[p]) for p in self._sample_positions(count, True)]  # type: ignore[misc]
+        out: list[tuple[int, bytes]] = []
+        for p in self._sample_positions(count, True):
+            when = self._deadline(p)
+            if when < before:
+                out.append((when, keys[p]))  # type: ignore[arg-type]  # never a hole
+        return out
 
     # ---- LFU -----------------------------------------------------------------------------------
     def set_lfu(self, enabled: bool) -> None:

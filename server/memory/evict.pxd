@@ -13,7 +13,7 @@ from raxdb.storage.keyspace cimport Database
 
 # the server typed (ServerFields): the memory fields every command's check and every write's
 # recount read and write (mem_ok, mem_room, mem_nexp, mem_dbs, mem_created) are C fields
-@cython.locals(db=Database, n=Py_ssize_t, e=Py_ssize_t)
+@cython.locals(db=Database, e=Py_ssize_t)
 cpdef used_memory(ServerFields srv)
 
 @cython.locals(db=Database, e=Py_ssize_t)
@@ -42,7 +42,7 @@ cpdef bint refuses(ClientFields c, Command cmd, argv) except -1
 # in the pool's fill), with the pool's indexes as C integers.
 
 @cython.locals(pool=list, count=Py_ssize_t, i=Py_ssize_t, full=bint, drawn=list)
-cdef _populate(object srv, object state, object db, bint volatile, str mode)
+cdef _populate(object srv, object state, Database db, bint volatile, str mode)
 
 @cython.locals(volatile=bint, n=Py_ssize_t, total=Py_ssize_t, pool=list, dbs=list)
 cdef object _pick(object srv, object state, str policy)

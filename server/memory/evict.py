@@ -13,6 +13,8 @@ raxdb reports and evicts by what Redis would use for the same data:
                 + the AOF buffer
                 + per database: each key's MEMORY USAGE figure (dictEntry, key sds, value), the
                   main dict's buckets, and for keys with a TTL the expires dict's entry and buckets
+                  (the buckets Redis's dicts would have: grown with the keys, shrunk only by the
+                  cron below a tenth full, so a key's eviction frees its own bytes and no table)
 
 Eviction compares that less `not_counted` with the limit, as Redis does: the AOF buffer and
 what the replicas hold beyond the backlog's size (INFO's mem_not_counted_for_evict).
@@ -76,7 +78,6 @@ from raxdb.server.events.keyaccess import NOTIFY_EVICTED, signal_modified
 from raxdb.server.memory.usage import key_usage
 from raxdb.server.table.getkeys import key_positions
 from raxdb.server.table.scriptflags import FLAG_ALLOW_OOM, FLAG_NO_WRITES, script_flags
-from raxdb.storage.alloc import dict_table_bytes
 
 if TYPE_CHECKING:
     from raxdb.server.base.interfaces import Client, Server
@@ -124,19 +125,26 @@ def used_memory(srv: Server) -> int:
     # the clients' buffers as noted (server/conn/clienteviction.py: CLIENT LIST's tot-mem) and what
     # else each connection allocates
     total = STARTUP + srv.clients_mem + CLIENT_REST * len(srv.clients) + _repl_counted(srv)
-    for db in srv.mem_dbs:  # alloc.dict_table_bytes inlined: every write command asks
-        n = db.count
-        if n:
-            total += db.mem + (32 if n <= 4 else 8 << (n - 1).bit_length())
-            e = db.nexpires
-            if e:
-                total += 24 * e + (32 if e <= 4 else 8 << (e - 1).bit_length())
+    for db in srv.mem_dbs:
+        total += db.mem + 8 * db.main_slots
+        e = db.expires_slots
+        if e:
+            total += 24 * db.nexpires + 8 * e
     return total
+
+
+def resize_tables(srv: Server) -> None:
+    """The cron's tryResizeHashTables (databasesCron, not while a child runs): the dict tables
+    under a tenth full shrink (Database.resize_tables), which used_memory's table terms follow."""
+    if not srv.persistence.has_child():
+        for db in srv.dbs:
+            db.resize_tables()
 
 
 def _expiring(srv: Server) -> int:
     """The keys with a TTL in the databases the figure walks: its expires terms are a function of
-    their count alone."""
+    their count (and of the expires table's size, which only a new TTL grows; the cron's shrink
+    only lowers the figure)."""
     e = 0
     for db in srv.mem_dbs:
         e += db.nexpires
@@ -192,9 +200,10 @@ def _estimate(srv: Server, clients_mem: int | None = None) -> int:
     total += _repl_counted(srv)
     for db in srv.dbs:
         if db:
-            total += _dataset_estimate(db) + dict_table_bytes(len(db))
-            if db.expires:
-                total += 24 * len(db.expires) + dict_table_bytes(len(db.expires))
+            total += _dataset_estimate(db)
+        total += 8 * db.main_slots
+        if db.expires_slots:
+            total += 24 * db.nexpires + 8 * db.expires_slots
     return total
 
 
@@ -221,7 +230,7 @@ def _dataset_estimate(db: Database) -> int:
 def dbs_changed(srv: Server) -> None:
     """Keys may have moved between databases without being created (SWAPDB): list anew the
     databases that hold any."""
-    srv.mem_dbs = [db for db in srv.dbs if db]
+    srv.mem_dbs = [db for db in srv.dbs if db or db.main_slots]
 
 
 def _count(db: Database, key: bytes) -> int:
@@ -319,13 +328,17 @@ def _populate(srv: Server, state: EvictionState, db: Database, volatile: bool, m
     now = srv.now_ms
     count = int(srv.config.values["maxmemory-samples"])
     dbid = db.id
+    # a full pool takes no key scored at or below its worst: the draws leave those keys unread
+    floor = pool[0][0] if len(pool) >= EVPOOL_SIZE else -1
     drawn: list[tuple[int, bytes]]
     if mode == "lru":
-        drawn = db.sample_idle(count, volatile, now)
+        drawn = db.sample_idle(count, volatile, now, floor)
     elif mode == "lfu":
         drawn = [(255 - db.lfu_counter(key, now), key) for key in db.sample_keys(count, volatile)]
-    else:  # ttl: the sooner the deadline, the better the candidate
+    elif floor < 0:  # ttl: the sooner the deadline, the better the candidate
         drawn = [((1 << 64) - when, key) for when, key in db.sample_deadlines(count)]
+    else:
+        drawn = [((1 << 64) - when, key) for when, key in db.sample_deadlines(count, (1 << 64) - floor)]
     for score, key in drawn:
         full = len(pool) >= EVPOOL_SIZE
         if full and score <= pool[0][0]:

@@ -12,7 +12,8 @@ command):
 - the replication buffer: `ReplMaster.buffer_bytes`, split as Redis splits it;
 - a client: CLIENT LIST's tot-mem (conn/clientinfo.py's `client_memory`), summed over the
   master link, pub/sub and normal clients, as Redis's clients_normal;
-- a database's tables: 24 bytes per entry (dictEntry) and 8 per slot, as Redis prices its dicts.
+- a database's tables: 24 bytes per entry (dictEntry) and 8 per bucket of the tables Redis's dicts
+  would have (Database.main_slots, expires_slots), as Redis prices its dicts.
 
 The two callers used to price these apart (INFO's overhead was the start-up alone, MEMORY STATS
 counted 1 KiB per client), so the same server reported two overheads; now they agree, as in Redis.
@@ -83,8 +84,8 @@ def overhead(srv: Server, current: Client | None = None) -> Overhead:
     total = o.startup + repl_backlog + clients_slaves + clients_normal + o.aof_buffer
     for db in srv.dbs:
         if db:
-            main = 24 * len(db) + 8 * db.positions()
-            expires = 32 * len(db.expires)
+            main = 24 * len(db) + 8 * db.main_slots
+            expires = 24 * len(db.expires) + 8 * db.expires_slots
             o.dbs.append((db.id, main, expires))
             total += main + expires
             o.keys += len(db)

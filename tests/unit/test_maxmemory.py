@@ -287,7 +287,9 @@ def test_used_memory_is_the_counted_figure_with_a_limit_or_without(raxdb, limit)
         assert int(_info(c, "used_memory")) - base == usage + 32
         c.call("EXPIRE", "k", "100")  # an entry in the expires dict, and its first 4 buckets
         assert int(_info(c, "used_memory")) - base == usage + 32 + 24 + 32
-        c.call("DEL", "k")
+        c.call("DEL", "k")  # both dicts keep their 4 buckets (never shrunk below 4; a flush frees them)
+        assert int(_info(c, "used_memory")) == base + 32 + 32
+        c.call("FLUSHALL")
         assert int(_info(c, "used_memory")) == base
     finally:
         c.close()
@@ -596,3 +598,53 @@ def test_a_limit_set_from_used_memory_without_one_evicts_as_in_redis(servers):
     d.close()
     for s in servers:
         _reset(s.port)
+
+
+def _rehash_done(c: RawConnection) -> None:
+    """Await the end of redis-server's incremental rehash of db 0's main dict (its cron's 1 ms
+    steps finish it): until then both tables are in its used_memory."""
+    deadline = time.monotonic() + 20
+    while b"rehashing target" in parse(c.call("DEBUG", "HTSTATS", "0")):
+        assert time.monotonic() < deadline, "redis-server's rehash never ended"
+        time.sleep(0.01)
+
+
+@pytest.mark.oracle
+def test_the_dict_table_term_keeps_its_size_as_keys_go_as_in_redis(servers):
+    """Redis's main dict grows to the power of two above its key count and shrinks only in the
+    cron, below a tenth full: deleting keys until the count falls under a power of two frees the
+    keys' bytes and not half the table (raxdb's figure used to drop by 8 KiB at 1,024 keys, so a
+    cache at its limit evicted fewer keys than Redis); deleting down to 2% of the table shrinks it
+    to 32 buckets at a cron tick on both."""
+    for s in servers:
+        _reset(s.port)
+        c = RawConnection(s.port)
+        try:
+            # the clients' reply buffers stand still (their cron resize would move the figure), and
+            # DEL and INFO have run once (redis-server allocates a command's latency histogram,
+            # 24 kB, after it first runs)
+            assert c.call("DEBUG", "REPLYBUFFER", "RESIZING", "0") == b"+OK\r\n"
+            c.call("DEL", "nokey")
+            _info(c, "used_memory")
+            c.call("CONFIG", "SET", "maxmemory", "100gb")  # raxdb counts from here
+            for i in range(0, 1025, 25):
+                c.call("MSET", *[x for j in range(i, min(i + 25, 1025)) for x in (f"k:{j:05d}", "v")])
+            if s is servers[1]:
+                _rehash_done(c)
+            full = int(_info(c, "used_memory"))
+            c.call("DEL", "k:00000", "k:00001", "k:00002")  # 1,022 keys: under 1,024
+            fewer = int(_info(c, "used_memory"))
+            per_key, rest = divmod(full - fewer, 3)
+            assert rest == 0 and 0 < per_key < 200, (s.name, full, fewer)  # three keys' bytes, no table
+            for i in range(3, 1003, 50):
+                c.call("DEL", *[f"k:{j:05d}" for j in range(i, i + 50)])
+            # 22 keys in 2,048 buckets: the cron shrinks the table to 32
+            shrunk = fewer - 1000 * per_key - 8 * (2048 - 32)
+            deadline = time.monotonic() + 20
+            while (used := int(_info(c, "used_memory"))) != shrunk:
+                assert used > shrunk and time.monotonic() < deadline, (s.name, fewer, shrunk, used)
+                time.sleep(0.01)
+        finally:
+            c.call("DEBUG", "REPLYBUFFER", "RESIZING", "1")
+            c.close()
+            _reset(s.port)
