@@ -30,6 +30,14 @@ class Recorder(asyncio.Protocol):
             self.all_made.set()
 
 
+def _listening(n: int) -> tuple[socket.socket, tuple[str, int], list[socket.socket]]:
+    """A listening socket, its address, and `n` connections to it waiting in the kernel's backlog
+    (made before any acceptor exists)."""
+    listening = socket.create_server(("127.0.0.1", 0), backlog=64)
+    addr = listening.getsockname()
+    return listening, addr, [socket.create_connection(addr) for _ in range(n)]
+
+
 @pytest.mark.parametrize("loop_factory", [uvloop.new_event_loop, asyncio.new_event_loop], ids=["uvloop", "asyncio"])
 def test_one_readable_event_takes_every_waiting_connection(loop_factory) -> None:
     """On uvloop, and on asyncio's own loop (the server's without uvloop): each connection
@@ -38,12 +46,9 @@ def test_one_readable_event_takes_every_waiting_connection(loop_factory) -> None
 
     async def scenario() -> None:
         loop = asyncio.get_running_loop()
-        listening = socket.create_server(("127.0.0.1", 0), backlog=64)
-        addr = listening.getsockname()
         made: list[asyncio.Transport] = []
         all_made = asyncio.Event()
-        # the connections wait in the kernel's backlog before the acceptor exists
-        peers = [socket.create_connection(addr) for _ in range(n)]
+        listening, addr, peers = _listening(n)
         given: list[tuple[socket.socket, object]] = []
 
         def factory(conn: socket.socket, peer: object) -> Recorder:
@@ -89,11 +94,9 @@ def test_a_connection_reaches_its_protocol_at_the_next_turn_without_a_task(loop_
 
     async def scenario() -> None:
         loop = asyncio.get_running_loop()
-        listening = socket.create_server(("127.0.0.1", 0), backlog=64)
-        addr = listening.getsockname()
         made: list[asyncio.Transport] = []
         all_made = asyncio.Event()
-        peers = [socket.create_connection(addr) for _ in range(n)]
+        listening, _, peers = _listening(n)
         acceptor = Acceptor(loop, listening, lambda conn, peer: Recorder(made, all_made, n))
         tasks = asyncio.all_tasks()
         acceptor.accept_waiting()
@@ -159,9 +162,7 @@ def test_the_cluster_bus_takes_every_waiting_connection_at_once() -> None:
     n = 8
 
     async def scenario() -> None:
-        listening = socket.create_server(("127.0.0.1", 0), backlog=64)
-        addr = listening.getsockname()
-        peers = [socket.create_connection(addr) for _ in range(n)]
+        listening, _, peers = _listening(n)
         bus = Bus(SimpleNamespace(st=SimpleNamespace(nodes={}), values=dict))  # type: ignore[arg-type]
         bus.listen([listening])
         bus.listeners[0].accept_waiting()  # one readable event
