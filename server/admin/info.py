@@ -200,7 +200,7 @@ def _persistence(srv: Server) -> list[str]:
         f"rdb_last_save_time:{srv.lastsave}",
         f"rdb_last_bgsave_status:{g('rdb_last_bgsave_status', 'ok')}",
         f"rdb_last_bgsave_time_sec:{g('rdb_last_bgsave_time_sec', -1)}",
-        f"rdb_current_bgsave_time_sec:{g('rdb_current_bgsave_time_sec', -1)}",
+        f"rdb_current_bgsave_time_sec:{srv.persistence.bgsave_seconds()}",
         f"rdb_saves:{g('rdb_saves', 0)}",
         f"rdb_last_cow_size:{srv.persistence.childinfo.rdb_cow_bytes}",
         f"rdb_last_load_keys_expired:{g('rdb_last_load_keys_expired', 0)}",

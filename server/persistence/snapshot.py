@@ -115,7 +115,9 @@ class Persistence:
         self.child_pid = -1
         self.child_type = ""
         self.child_done: dict[str, Callable[[int, int, int], None]] = {"rdb": self._bgsave_done}
-        self.child_started = 0.0
+        # the server clock's second of the running BGSAVE's fork (rdb_save_time_start), -1 with none:
+        # INFO's save seconds are whole seconds of that clock, as Redis's time(NULL) differences
+        self.rdb_save_time_start = -1
         self.childinfo = childinfo.ChildInfo()  # the running child's reports (INFO's cow and progress)
         self.childinfo_read = 0.0  # when the cron last read them
         # INFO's used_memory as the parent worked it out at the fork, for a child's aux field
@@ -128,7 +130,7 @@ class Persistence:
         self.stats = srv.persistence_stats
         self.loaded_aux: dict[bytes, bytes] = {}  # the start-up dump file's aux fields (repl-id, ...)
         self.stats.update(rdb_bgsave_in_progress=0, rdb_last_bgsave_status="ok", rdb_saves=0,
-                          rdb_last_bgsave_time_sec=-1, rdb_current_bgsave_time_sec=-1)
+                          rdb_last_bgsave_time_sec=-1)
         on = srv.config.on_change.setdefault
         for name in ("stop-writes-on-bgsave-error", "save"):
             on(name, []).append(lambda _v: self._update_gate())
@@ -330,7 +332,6 @@ class Persistence:
             os.close(report_fd)
         self.child_pid = pid
         self.child_type = kind
-        self.child_started = time.monotonic()
         self._touch(False)
         return pid
 
@@ -455,15 +456,33 @@ class Persistence:
             return False
         LOG.notice(f"Background saving started by pid {pid}")
         self.stats["rdb_saves"] += 1
-        self.stats["rdb_current_bgsave_time_sec"] = 0
-        self.stats["rdb_bgsave_in_progress"] = 1
+        self.rdb_child_started()
         return True
+
+    def rdb_child_started(self) -> None:
+        """A snapshot's child (to disk here, to replicas' sockets in server/replication/master.py)
+        was forked: its seconds count from the clock's second now."""
+        self.rdb_save_time_start = int(clock.seconds(self.srv))
+        self.stats["rdb_bgsave_in_progress"] = 1
+
+    def rdb_child_ended(self) -> None:
+        """A snapshot's child ended (done, failed or killed): rdb_last_bgsave_time_sec is its
+        whole seconds of the clock (backgroundSaveDoneHandler, for both kinds)."""
+        if self.rdb_save_time_start >= 0:  # once per child, however its end was reached
+            self.stats["rdb_last_bgsave_time_sec"] = int(clock.seconds(self.srv)) - self.rdb_save_time_start
+        self.rdb_save_time_start = -1
+        self.stats["rdb_bgsave_in_progress"] = 0
+
+    def bgsave_seconds(self) -> int:
+        """INFO's rdb_current_bgsave_time_sec: the running snapshot's whole seconds of the clock
+        since its fork's second (a second turning just after the fork reads 1), -1 with none."""
+        if self.child_type != "rdb" or self.rdb_save_time_start < 0:
+            return -1
+        return int(clock.seconds(self.srv)) - self.rdb_save_time_start
 
     def _bgsave_done(self, pid: int, exitcode: int, bysignal: int) -> None:
         """backgroundSaveDoneHandlerDisk."""
-        self.stats["rdb_last_bgsave_time_sec"] = int(time.monotonic() - self.child_started)
-        self.stats["rdb_bgsave_in_progress"] = 0
-        self.stats["rdb_current_bgsave_time_sec"] = -1
+        self.rdb_child_ended()
         if not bysignal and exitcode == 0:
             LOG.notice("Background saving terminated with success")
             self._saved(self.dirty_before_bgsave)
@@ -505,8 +524,6 @@ class Persistence:
                 self.childinfo_read = now
                 self.childinfo.receive()
             self.check_child()
-            if self.child_type == "rdb":
-                self.stats["rdb_current_bgsave_time_sec"] = int(time.monotonic() - self.child_started)
         else:
             self._save_points()
             aof.auto_rewrite()

@@ -398,8 +398,7 @@ class Master:
             return False
         os.close(wfd)
         LOG.notice(f"Background RDB transfer started by pid {pid}")
-        p.stats["rdb_bgsave_in_progress"] = 1
-        p.stats["rdb_current_bgsave_time_sec"] = 0
+        p.rdb_child_started()
         self.rdb_child_type = "socket"
         offset = self.repl.master_repl_offset
         now = int(clock.seconds(self.srv))
@@ -544,8 +543,7 @@ class Master:
                 LOG.warning("Background transfer error")
             else:
                 LOG.warning(f"Background transfer terminated by signal {bysignal}")
-        p.stats["rdb_bgsave_in_progress"] = 0
-        p.stats["rdb_current_bgsave_time_sec"] = -1
+        p.rdb_child_ended()
         if self.pipe_fd >= 0:
             self._close_pipe()
         self.pipe_conns = []

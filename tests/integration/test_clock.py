@@ -186,6 +186,38 @@ def test_stream_ids_never_go_back_when_the_clock_does(srv, r):
     assert as_pairs[-1][0] == as_pairs[-2][0] == as_pairs[2][0]  # the last ms, its sequence counting on
 
 
+def await_info(r: redis.Redis, field: str, value: int) -> None:
+    for _ in range(2500):
+        if r.info("persistence")[field] == value:
+            return
+        time.sleep(0.002)
+    raise AssertionError(f"{field} never reached {value}")
+
+
+def test_a_bgsave_s_seconds_are_seconds_of_the_clock(srv, r):
+    """INFO's rdb_current_bgsave_time_sec and rdb_last_bgsave_time_sec are whole seconds of the
+    server's clock since the fork's second (Redis's time(NULL) differences): moving the clock
+    moves them, and a frozen clock holds them."""
+    for i in range(5):
+        r.set(f"k{i}", "v")
+    srv.freeze_time()
+    srv.advance_time((10**6 - clock(srv)[b"now-us"] % 10**6 + 250_000) / 1e6)  # a quarter past a second
+    r.config_set("rdb-key-save-delay", 100000)  # 100 ms a key: the child outlasts the INFOs
+    try:
+        assert r.bgsave()
+        info = r.info("persistence")
+        assert info["rdb_bgsave_in_progress"] == 1 and info["rdb_current_bgsave_time_sec"] == 0
+        srv.advance_time(2.5)  # .75 past the fork's second + 2
+        assert r.info("persistence")["rdb_current_bgsave_time_sec"] == 2
+        srv.advance_time(0.5)
+        assert r.info("persistence")["rdb_current_bgsave_time_sec"] == 3
+        await_info(r, "rdb_bgsave_in_progress", 0)
+        info = r.info("persistence")
+        assert info["rdb_last_bgsave_time_sec"] == 3 and info["rdb_current_bgsave_time_sec"] == -1
+    finally:
+        r.config_set("rdb-key-save-delay", 0)
+
+
 def test_unfreeze_keeps_what_was_advanced(srv):
     srv.freeze_time()
     srv.advance_time(1000)
