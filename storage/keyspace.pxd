@@ -170,6 +170,9 @@ cdef class Database:
     cpdef bint delete(self, object key) except -1
     @cython.locals(p=Py_ssize_t, sizes=array.array)
     cdef _delete_slot(self, object key, Py_ssize_t i)
+    # (eviction's delete: evict.pxd's _evict calls it in C)
+    @cython.locals(i=Py_ssize_t, p=Py_ssize_t, sizes=array.array, figure=cython.longlong)
+    cpdef long long evict_key(self, object key, bint volatile) except -2
     cdef _expire_slot(self, object key, Py_ssize_t i)
 
     @cython.locals(slots=list, n=Py_ssize_t, p=Py_ssize_t)
@@ -178,6 +181,8 @@ cdef class Database:
     cdef list _sample_positions(self, Py_ssize_t count, bint volatile)
     @cython.locals(keys=list, meta=array.array, stamp=cython.uint, p=Py_ssize_t, out=list, idle=cython.longlong)
     cpdef list sample_idle(self, Py_ssize_t count, bint volatile, long long now_ms, long long floor=*)
+    @cython.locals(keys=list, freq=dict, minutes=cython.longlong, p=Py_ssize_t, out=list, score=cython.longlong)
+    cpdef list sample_freq(self, Py_ssize_t count, bint volatile, long long now_ms, long long floor=*)
     @cython.locals(keys=list, p=Py_ssize_t, out=list, when=cython.longlong)
     cpdef list sample_deadlines(self, Py_ssize_t count, long long before=*)
 
@@ -194,3 +199,7 @@ cdef class Database:
     cpdef long long recounted(self, Py_ssize_t p, long long figure) except? -1
     @cython.locals(sizes=array.array, p=Py_ssize_t)
     cpdef long long size_of(self, object key) except? -1
+
+# the LFU counter's decay (lfu_counter, eviction's sample_freq per sampled key): a C call
+@cython.locals(counter=cython.longlong, decay_time=cython.longlong, elapsed=cython.longlong, periods=cython.longlong)
+cdef long long _lfu_decayed(long long packed, long long minutes) except? -1

@@ -909,6 +909,21 @@ class Database:
             _set_i64(sizes, p, 0)
         self._remove(i)
 
+    def evict_key(self, key: bytes, volatile: bool) -> int:
+        """Delete `key` as an eviction does, in one probe: its figure last counted (0 when figures
+        are not kept), or -1 if it is not here, or has no deadline while `volatile` (a ghost of
+        eviction's pool, which takes the next candidate)."""
+        i = self._slot(key, hash(key) & _U32)
+        if not _u8(self._tags, i):
+            return -1
+        p = _i32(self._index, i)
+        if volatile and not _u32(self._meta, p * _META + 2):
+            return -1
+        sizes = self.sizes
+        figure = 0 if sizes is None else _i64(sizes, p)
+        self._delete_slot(key, i)
+        return figure
+
     def pop(self, key: bytes) -> Any:
         value = self.stored(key)
         if value is not None:
@@ -1149,7 +1164,11 @@ class Database:
 
     def _random_position(self) -> int:
         """random_key's position (the database holds a key).  A draw is random.random()'s, one C
-        call (randrange's is several Python-level ones, and eviction draws five per key it frees)."""
+        call (randrange's is several Python-level ones, and eviction draws five per key it frees).
+        Positions mostly holes (many keys deleted, which leaves the position array as long as it
+        was) fall back to the first key at or after a random position: a walk over the holes
+        between two keys, not a list of every key made for each draw (eviction draws five a key
+        it frees, and a cache evicting down to its last keys makes the holes)."""
         slots = self._keys
         n = len(slots)
         rnd = random.random
@@ -1159,7 +1178,12 @@ class Database:
             # cache miss of its own, which eviction's draws mostly do not need)
             if p < n and not _is_hole(slots, p):
                 return p
-        return self.find(random.choice(self.key_list()))
+        p = int(rnd() * n) % n
+        while _is_hole(slots, p):
+            p += 1
+            if p == n:
+                p = 0
+        return p
 
     def _sample_positions(self, count: int, volatile: bool) -> list[int]:
         """The positions of up to `count` random keys, with a TTL only if `volatile` (Redis's
@@ -1181,9 +1205,15 @@ class Database:
                     out.append(p)
                     if len(out) == count:
                         break
-            if not out:  # mostly holes: draw from the live ones
-                live = [p for p in ttl_pos if p >= 0]
-                out = random.choices(live, k=min(count, len(live)))
+            if not out:  # mostly holes: the first live slot at or after a random one (a walk, as
+                t = int(rnd() * n) % n  # _random_position's)
+                p = _i32(ttl_pos, t)
+                while p < 0:
+                    t += 1
+                    if t == n:
+                        t = 0
+                    p = _i32(ttl_pos, t)
+                out.append(p)
             return out
         if self.count:
             out = [self._random_position() for _ in range(count)]
@@ -1206,6 +1236,21 @@ class Database:
             idle = _idle(meta, p, stamp)
             if idle > floor:
                 out.append((idle, keys[p]))  # type: ignore[arg-type]  # never a hole
+        return out
+
+    def sample_freq(self, count: int, volatile: bool, now_ms: int, floor: int = -1) -> list[tuple[int, bytes]]:
+        """sample_keys' draw as (255 - LFU counter, key) pairs, the LFU policies' score (the
+        counter decayed as lfu_counter's), of the scores above `floor` only (as sample_idle's)."""
+        keys = self._keys
+        freq = self.freq
+        minutes = now_ms // 60000
+        out: list[tuple[int, bytes]] = []
+        for p in self._sample_positions(count, volatile):
+            key: bytes = keys[p]  # type: ignore[assignment]  # never a hole
+            packed = freq.get(key) if freq else None
+            score = 255 if packed is None else 255 - _lfu_decayed(packed, minutes)
+            if score > floor:
+                out.append((score, key))
         return out
 
     def sample_deadlines(self, count: int, before: int = NO_TTL) -> list[tuple[int, bytes]]:

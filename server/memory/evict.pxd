@@ -41,10 +41,16 @@ cpdef bint refuses(ClientFields c, Command cmd, argv) except -1
 # The eviction loop's private steps are C functions (a call per key evicted, and per sampled key
 # in the pool's fill), with the pool's indexes as C integers.
 
-@cython.locals(pool=list, count=Py_ssize_t, i=Py_ssize_t, full=bint, drawn=list)
-cdef _populate(object srv, object state, Database db, bint volatile, str mode)
+@cython.locals(pool=list, i=Py_ssize_t, full=bint, drawn=list)
+cdef _populate(object srv, object state, Database db, bint volatile, str mode, Py_ssize_t count)
 
-@cython.locals(volatile=bint, n=Py_ssize_t, total=Py_ssize_t, pool=list, dbs=list)
-cdef object _pick(object srv, object state, str policy)
+@cython.locals(n=Py_ssize_t, total=Py_ssize_t, pool=list, db=Database, freed=Py_ssize_t)
+cdef Py_ssize_t _evict_next(object srv, object state, bint volatile, str mode, Py_ssize_t count,
+                            bint monitored) except -2
 
-cdef Py_ssize_t _evict(object srv, object db, object key) except -1
+@cython.locals(nexp=Py_ssize_t, freed=Py_ssize_t)
+cdef Py_ssize_t _evict(object srv, Database db, object key, bint volatile, bint monitored) except -2
+
+@cython.locals(freed=Py_ssize_t, keys_freed=Py_ssize_t, count=Py_ssize_t, one=Py_ssize_t, volatile=bint,
+               monitored=bint)
+cdef _evict_until(object srv, object state, str policy, Py_ssize_t tofree)

@@ -89,7 +89,7 @@ PER_CLIENT = 39_000  # 50 idle connections raised Redis's used_memory by 1.95 MB
 # ... of which a new client's tot-mem is 37,632 (its struct, reply buffer and first read's room):
 # the rest is the connection and its other allocations
 CLIENT_REST = PER_CLIENT - 37_632
-SLOWDOWN = 8  # an eviction here costs about 8 times one of redis-server's (docs/speed-log.md, 2026-11-29)
+SLOWDOWN = 5  # an eviction here costs about 3-7 times one of redis-server's (docs/speed-log.md, 2026-11-29, h-evict3)
 EVPOOL_SIZE = 16
 EVICT_OK, EVICT_RUNNING, EVICT_FAIL = 0, 1, 2
 OOM = b"OOM command not allowed when used memory > 'maxmemory'."
@@ -319,14 +319,13 @@ def _is_safe(srv: Server) -> bool:
     return srv.busy_script is None and not (srv.pause_until_ms and srv.paused())
 
 
-def _populate(srv: Server, state: EvictionState, db: Database, volatile: bool, mode: str) -> None:
-    """evictionPoolPopulate: sample keys of `db` into the pool, which keeps the 16 best.  The pool
-    is sorted (score, dbid, key) tuples, so an entry's place is a bisection and a key sampled again
-    at the same score is found there (Redis's pool does not look for it at all: a key held twice
-    is a ghost the second time, which `_pick` skips)."""
+def _populate(srv: Server, state: EvictionState, db: Database, volatile: bool, mode: str, count: int) -> None:
+    """evictionPoolPopulate: sample `count` keys of `db` into the pool, which keeps the 16 best.
+    The pool is sorted (score, dbid, key) tuples, so an entry's place is a bisection and a key
+    sampled again at the same score is found there (Redis's pool does not look for it at all: a
+    key held twice is a ghost the second time, which `_evict_next` skips)."""
     pool = state.pool
     now = srv.now_ms
-    count = int(srv.config.values["maxmemory-samples"])
     dbid = db.id
     # a full pool takes no key scored at or below its worst: the draws leave those keys unread
     floor = pool[0][0] if len(pool) >= EVPOOL_SIZE else -1
@@ -334,7 +333,7 @@ def _populate(srv: Server, state: EvictionState, db: Database, volatile: bool, m
     if mode == "lru":
         drawn = db.sample_idle(count, volatile, now, floor)
     elif mode == "lfu":
-        drawn = [(255 - db.lfu_counter(key, now), key) for key in db.sample_keys(count, volatile)]
+        drawn = db.sample_freq(count, volatile, now, floor)
     elif floor < 0:  # ttl: the sooner the deadline, the better the candidate
         drawn = [((1 << 64) - when, key) for when, key in db.sample_deadlines(count)]
     else:
@@ -353,10 +352,10 @@ def _populate(srv: Server, state: EvictionState, db: Database, volatile: bool, m
         pool.insert(i, entry)
 
 
-def _pick(srv: Server, state: EvictionState, policy: str) -> tuple[Database, bytes] | None:
-    """The next key to evict under `policy`, or None if there is nothing to evict."""
-    volatile = policy.startswith("volatile")
-    if policy.endswith("random"):
+def _evict_next(srv: Server, state: EvictionState, volatile: bool, mode: str, count: int, monitored: bool) -> int:
+    """Evict the next key under the policy (`volatile`, and `mode` its kind: lru, lfu, ttl or
+    random; `count` maxmemory-samples): the bytes it freed, or -1 if there is nothing to evict."""
+    if mode == "random":
         dbs = srv.dbs
         n = len(dbs)
         for _ in range(n):
@@ -365,35 +364,41 @@ def _pick(srv: Server, state: EvictionState, policy: str) -> tuple[Database, byt
             if volatile:
                 keys = db.sample_keys(1, True)
                 if keys:
-                    return db, keys[0]
+                    return _evict(srv, db, keys[0], True, monitored)
             elif db:
                 key = db.random_key()
                 if key is not None:
-                    return db, key
-        return None
-    mode = policy.split("-", 1)[1]
+                    return _evict(srv, db, key, False, monitored)
+        return -1
     pool = state.pool
     while True:
         total = 0
         for db in srv.dbs:
-            n = len(db.expires) if volatile else len(db)
+            n = db.nexpires if volatile else len(db)
             if n:
-                _populate(srv, state, db, volatile, mode)
+                _populate(srv, state, db, volatile, mode, count)
                 total += n
         if not total:
-            return None
+            return -1
         while pool:
             _, dbid, key = pool.pop()
-            db = srv.dbs[dbid]
-            if key in (db.expires if volatile else db):
-                return db, key
-            # a ghost: the key went since it was sampled
+            freed = _evict(srv, srv.dbs[dbid], key, volatile, monitored)
+            if freed >= 0:
+                return freed
+            # a ghost: the key went (or lost its TTL, under volatile-*) since it was sampled
 
 
-def _evict(srv: Server, db: Database, key: bytes) -> int:
-    """Delete `key` as an eviction; the bytes it freed."""
-    freed = db.size_of(key) + (24 if key in db.expires else 0)
-    db.delete(key)
+def _evict(srv: Server, db: Database, key: bytes, volatile: bool, monitored: bool) -> int:
+    """Delete `key` as an eviction: the bytes it freed (its figure, and its expires entry's);
+    -1 if it is not there to evict (with a TTL, if `volatile`).  One probe finds and deletes it."""
+    t = time.monotonic() if monitored else 0.0
+    nexp = db.nexpires
+    freed = db.evict_key(key, volatile)
+    if freed < 0:
+        return -1
+    if monitored:  # (Redis's eviction-del times the delete alone)
+        latency.add_sample_if_needed(srv, "eviction-del", int((time.monotonic() - t) * 1000))
+    freed += 24 * (nexp - db.nexpires)
     srv.stat_evicted_keys += 1
     if db.signals:
         signal_modified(srv, None, db, key)
@@ -438,17 +443,18 @@ def _evict_until(srv: Server, state: EvictionState, policy: str, tofree: int) ->
     keys_freed = 0
     start = time.monotonic()
     limit = _time_limit_s(srv)
-    monitored = srv.config.latency_monitor_threshold  # the eviction-del / -cycle latency events
+    monitored = bool(srv.config.latency_monitor_threshold)  # the eviction-del / -cycle latency events
+    # the policy and maxmemory-samples read once a pass, not once a key
+    volatile = policy.startswith("volatile")
+    mode = policy.split("-", 1)[1]
+    count = int(srv.config.values["maxmemory-samples"])
     result = EVICT_OK
     while freed < tofree:
-        picked = _pick(srv, state, policy)
-        if picked is None:
+        one = _evict_next(srv, state, volatile, mode, count, monitored)
+        if one < 0:
             result = EVICT_FAIL
             break
-        t = time.monotonic() if monitored else 0.0
-        freed += _evict(srv, picked[0], picked[1])
-        if monitored:
-            latency.add_sample_if_needed(srv, "eviction-del", int((time.monotonic() - t) * 1000))
+        freed += one
         keys_freed += 1
         if keys_freed % 16 == 0 and time.monotonic() - start > limit:
             _start_proc(srv, state)

@@ -224,6 +224,22 @@ def test_random_picks_are_live_and_reach_every_key():
     assert db.random_key() is None and db.sample_keys(3, True) == [] and db.sample_keys(3, False) == []
 
 
+def test_random_picks_reach_the_few_keys_left_among_many_holes():
+    """With nearly every position a hole (a cache evicted down to its last keys), the draws fall
+    back to a walk from a random position: still live keys only, and every one of them."""
+    db, clock = _db()
+    for i in range(5000):
+        db.add(b"h:%d" % i, b"v")
+        db.set_expire(b"h:%d" % i, clock.now_ms + 10_000)
+    kept = {b"h:17", b"h:2500", b"h:4999"}
+    for i in range(5000):
+        if b"h:%d" % i not in kept:
+            db.delete(b"h:%d" % i)
+    assert {db.random_key() for _ in range(300)} == kept
+    assert {k for _ in range(300) for k in db.sample_keys(5, False)} == kept
+    assert {k for _ in range(300) for k in db.sample_keys(5, True)} == kept
+
+
 def test_scored_samples_carry_each_key_s_idle_time_and_deadline():
     """Eviction's draws (sample_idle, sample_deadlines) give each drawn key's idle time and
     deadline as the key's own lookups give them, live keys only, volatile ones only where asked,
@@ -250,6 +266,51 @@ def test_scored_samples_carry_each_key_s_idle_time_and_deadline():
     left = {k for k in volatile if k in db}
     assert len(left) == 1
     assert {k for _ in range(20) for _, k in db.sample_deadlines(5)} == left
+
+
+def test_lfu_samples_carry_each_key_s_decayed_counter():
+    """The LFU policies' draw (sample_freq) scores each drawn key 255 less its counter as
+    lfu_counter decays it (a key never counted: 255), and leaves out the scores at or below the
+    floor; volatile draws only keys with a deadline."""
+    db, clock = _db()
+    db.set_lfu(True)
+    for i in range(100):
+        db.add(b"f:%d" % i, b"v")
+        if i % 2:
+            db.set_expire(b"f:%d" % i, clock.now_ms + 60_000)
+        if i % 3:
+            db.set_lfu_counter(b"f:%d" % i, i, clock.now_ms - (i % 5) * 60_000)
+    clock.now_ms += 1
+    volatile = {k for k, _ in db.deadlines()}
+    for volatile_only in (False, True):
+        pairs = [p for _ in range(200) for p in db.sample_freq(5, volatile_only, clock.now_ms)]
+        assert pairs and all(score == 255 - db.lfu_counter(k, clock.now_ms) for score, k in pairs)
+        assert {k for _, k in pairs} == (volatile if volatile_only else set(db.key_list()))
+        assert any(score < 255 - 60 for score, _ in pairs)  # counted keys among them, decayed or not
+    floor = 200
+    above = [p for _ in range(200) for p in db.sample_freq(5, False, clock.now_ms, floor)]
+    assert above and all(score > floor for score, _ in above)
+
+
+def test_an_eviction_s_delete_gives_the_key_s_figure_or_a_ghost():
+    """evict_key deletes the key in one probe and gives its counted figure (0 when figures are
+    not kept); a key not there, or one without a deadline under a volatile policy, is a ghost
+    (-1) and stays."""
+    db, clock = _db()
+    db.add(b"a", b"v")
+    db.add(b"b", b"v")
+    db.set_expire(b"b", clock.now_ms + 60_000)
+    assert db.evict_key(b"a", False) == 0 and b"a" not in db
+    db.count_sizes(True)
+    db.add(b"c", b"v")
+    db.recounted(db.find(b"b"), 70)
+    db.recounted(db.find(b"c"), 55)
+    assert db.mem == 125
+    assert db.evict_key(b"c", True) == -1 and b"c" in db  # no deadline: not a volatile candidate
+    assert db.evict_key(b"zz", False) == -1
+    assert db.evict_key(b"b", True) == 70 and b"b" not in db
+    assert db.mem == 55 and db.nexpires == 0 and len(db) == 1
+    assert db.evict_key(b"c", False) == 55 and db.mem == 0 and not db
 
 
 def test_idle_time_follows_touching_lookups_only():
