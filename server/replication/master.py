@@ -148,7 +148,7 @@ class Replica:
         if state == WAIT_BGSAVE_START or self.rdb_only:
             return
         if state == ONLINE and not self.stream_on_ack:
-            write_out(self.client, data)
+            write_out(self.client, data)  # type: ignore[arg-type]  # a net/client.py Client
             self.master.repl_output_bytes += len(data)
             return
         if self.pending_from is None:  # the backlog holds the stream for it from here
