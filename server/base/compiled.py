@@ -45,6 +45,8 @@ HOT_MODULES = (
     "raxdb.server.events.propagate",
     "raxdb.server.events.pubsub",
     "raxdb.server.persistence.aof",
+    "raxdb.server.replication.master",
+    "raxdb.server.replication.state",
     "raxdb.server.memory.bigarrays",
     "raxdb.server.memory.evict",
     "raxdb.server.memory.usage",

@@ -57,14 +57,20 @@ from raxdb.server.net import blocking
 from raxdb.server.persistence.snapshot import save_points
 from raxdb.server.table.args import maybe_int
 
+try:  # compiled, `cython.compiled` is True at compile time; interpreted, Cython may be absent
+    import cython
+except ImportError:  # interpreted without Cython
+    from types import SimpleNamespace
+
+    cython = SimpleNamespace(compiled=False)
+
+if not cython.compiled:  # compiled, master.pxd cimports it from client.pxd (a C call)
+    from raxdb.server.net.client import write_out
+
 if TYPE_CHECKING:  # checked against the protocols the lower layers work with; no base at run time
     from raxdb.server.base import interfaces
     from raxdb.server.base.interfaces import Client, Server
     from raxdb.server.replication.state import Replication
-
-    _DeclaredReplica = interfaces.Replica
-else:
-    _DeclaredReplica = object
 
 # Replica states (replstate), and their INFO names (replstateToString).
 WAIT_BGSAVE_START, WAIT_BGSAVE_END, SEND_BULK, ONLINE, RDB_TRANSMITTED = range(5)
@@ -83,8 +89,10 @@ REQ_EXCLUDE_DATA, REQ_EXCLUDE_FUNCTIONS = 1, 2
 _PING = [b"PING"]
 
 
-class Replica(_DeclaredReplica):
-    """What a master knows of one replica connection (the CLIENT_SLAVE part of Redis's client)."""
+class Replica:
+    """What a master knows of one replica connection (the CLIENT_SLAVE part of Redis's client).
+    An extension type compiled (master.pxd), so it has no Protocol base: `replica_of` checks it
+    against interfaces.Replica where it becomes a client's `replica`."""
 
     __slots__ = ("client", "flagged", "state", "port", "addr", "capa_eof", "capa_psync2", "rdb_only", "req",
                  "pre_psync", "ack_off", "aof_ack_off", "ack_time", "initial_offset", "pending_from",
@@ -140,7 +148,7 @@ class Replica(_DeclaredReplica):
         if state == WAIT_BGSAVE_START or self.rdb_only:
             return
         if state == ONLINE and not self.stream_on_ack:
-            self.client.write(data)
+            write_out(self.client, data)  # type: ignore[arg-type]  # a net/client.py Client
             self.master.repl_output_bytes += len(data)
             return
         if self.pending_from is None:  # the backlog holds the stream for it from here

@@ -61,13 +61,9 @@ from raxdb.server.table.getkeys import key_positions
 from raxdb.storage.alloc import size_class
 from raxdb.storage.rax import Rax
 
-if TYPE_CHECKING:  # checked against the protocol the lower layers work with; no base at run time
+if TYPE_CHECKING:
     from raxdb.server.base import interfaces
     from raxdb.server.base.interfaces import Server
-
-    _Declared = interfaces.Replication
-else:
-    _Declared = object
 
 NO_REPLID = "0" * 40
 
@@ -238,7 +234,11 @@ def _no_replica() -> int | None:
     return None
 
 
-class Replication(ReplFields, _Declared):
+class Replication(ReplFields):
+    """The replication state (the module's docstring).  An extension type compiled (state.pxd),
+    so it has no Protocol base: `attach` checks it against interfaces.Replication where it
+    becomes the server's `repl`."""
+
     def __init__(self, srv: Server) -> None:
         self.srv = srv
         self.replid = new_replid()
