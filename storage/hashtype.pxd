@@ -15,7 +15,7 @@ from cpython cimport array
 from cpython.array cimport clone, resize
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from libc.string cimport memcmp, memcpy, memset
-from raxdb.storage.alloc cimport sds_alloc
+from raxdb.storage.alloc cimport dict_table_bytes, sds_alloc, size_class
 from raxdb.storage.listpack cimport (append_pair, bulks, count_of, elements, entry_end, find_key, pair_value,
                                     replace_value, replace_values, splice, distinct_indexes, group_values,
                                     offset_at, random_indexes, value_at)
@@ -152,3 +152,8 @@ cpdef list hash_picks(Hash h, Py_ssize_t count, bint distinct, bint withvalues)
 # Hash.get's body, cpdef like hash_set_pairs: the compiled hash commands (server/commands/
 # t_hash.pxd) call both in C.
 cpdef hash_get(Hash h, field)
+
+# Hash.mem_usage's body, a module function as hash_get: evict.py's recount after every hash write
+# reaches it through usage.pxd as a C call.
+@cython.locals(lp=bytes, d=HashTable, n=Py_ssize_t, k=Py_ssize_t, size=Py_ssize_t, total=Py_ssize_t)
+cpdef Py_ssize_t hash_usage(Hash h, Py_ssize_t samples=*) except -1

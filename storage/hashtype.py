@@ -56,7 +56,7 @@ import random
 from array import array
 from collections.abc import Iterable, Iterator
 
-from raxdb.storage.alloc import dict_table_bytes, sds_alloc, size_class
+from raxdb.storage.alloc import SIZERS, dict_table_bytes, sds_alloc, size_class
 from raxdb.storage.listpack import (
     EMPTY,
     HEADER_SIZE,
@@ -598,20 +598,7 @@ class Hash:
         return h
 
     def mem_usage(self, samples: int = 5) -> int:
-        """Redis's estimate: the robj and the listpack's allocation, or the dict's tables plus the
-        average of the first `samples` entries (two sds strings and a dictEntry) times the field
-        count."""
-        lp = self.lp
-        if lp is not None:
-            return 16 + size_class(len(lp))
-        d = self.d
-        n = d.count  # type: ignore[union-attr]
-        size = 16 + 56 + dict_table_bytes(n)
-        if n:
-            k = min(samples, n) if samples > 0 else n  # SAMPLES 0: every field
-            total = d.sds_first(k) + 24 * k  # type: ignore[union-attr]
-            size += int(total / k * n)
-        return size
+        return hash_usage(self, samples)
 
     def __repr__(self) -> str:
         return f"Hash({self.encoding()}, {dict(self.items())!r})"
@@ -863,6 +850,25 @@ def hash_set_pairs(h: Hash, args: list[bytes], start: int, max_entries: int, max
     return created
 
 
+def hash_usage(h: Hash, samples: int = 5) -> int:
+    """Hash.mem_usage, Redis's estimate: the robj and the listpack's allocation, or the dict's
+    tables plus the average of the first `samples` entries (two sds strings and a dictEntry) times
+    the field count.  A module function on the typed hash (hashtype.pxd, as hash_get): a write
+    under a memory limit sizes its hash again after every HSET or HDEL (server/memory/usage.py), a
+    C call."""
+    lp = h.lp
+    if lp is not None:
+        return 16 + size_class(len(lp))
+    d = h.d
+    n = d.count  # type: ignore[union-attr]
+    size = 16 + 56 + dict_table_bytes(n)
+    if n:
+        k = min(samples, n) if samples > 0 else n  # SAMPLES 0: every field
+        total = d.sds_first(k) + 24 * k  # type: ignore[union-attr]
+        size += int(total / k * n)
+    return size
+
+
 def hash_get(h: Hash, field: bytes) -> bytes | None:
     """Hash.get's body, a module function that the compiled hash commands call in C
     (hashtype.pxd): Hash keeps def methods only (a cpdef method would add a vtable pointer to
@@ -871,3 +877,6 @@ def hash_get(h: Hash, field: bytes) -> bytes | None:
     if lp is None:
         return h.d.get(field)  # type: ignore[union-attr]  # Hash's invariant: d is set when lp is None
     return pair_value(lp, field)
+
+
+SIZERS[Hash] = hash_usage  # MEMORY USAGE's estimate by exact class (alloc.py)

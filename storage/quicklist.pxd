@@ -61,3 +61,9 @@ cdef class Quicklist:
 
     @cython.locals(want=Py_ssize_t, ni=Py_ssize_t, off=Py_ssize_t, take=Py_ssize_t, node=bytearray, out=list)
     cpdef bytes bulks(self, Py_ssize_t start, Py_ssize_t stop)
+
+
+# Quicklist.mem_usage's body, a module function (as the pushes' helpers): evict.py's recount after
+# every list write reaches it through usage.pxd as a C call.
+@cython.locals(n=object, nodes=list, count=Py_ssize_t, k=Py_ssize_t, avg=cython.double)
+cpdef Py_ssize_t quicklist_usage(Quicklist ql, Py_ssize_t samples=*) except -1

@@ -45,7 +45,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from raxdb.storage.alloc import size_class
+from raxdb.storage.alloc import SIZERS, size_class
 from raxdb.storage.listpack import (
     NUMELE_UNKNOWN,
     append_encoded,
@@ -245,15 +245,7 @@ class Quicklist:
         return new
 
     def mem_usage(self, samples: int = 5) -> int:
-        """Redis's estimate: robj + quicklist header + the average of the first `samples` nodes
-        (node header + allocator size of its listpack) times the node count.  Compressed nodes
-        are counted at their uncompressed size (Redis counts its LZF size)."""
-        nodes = self.nodes
-        n = len(nodes)
-        if not n:
-            return 16 + 40
-        k = samples if 0 < samples < n else n  # SAMPLES 0: every node
-        return 16 + 40 + int(_nodes_alloc(nodes, k) / k * n)
+        return quicklist_usage(self, samples)
 
     # ---- building and serialising (RDB / DUMP / RESTORE) ---------------------------------------
     def listpacks(self) -> list[bytes]:
@@ -813,3 +805,28 @@ class Quicklist:
 
     def is_packed(self) -> list[bool]:
         return [type(n) is PackedNode for n in self.nodes]
+
+
+def quicklist_usage(ql: Quicklist, samples: int = 5) -> int:
+    """Quicklist.mem_usage, Redis's estimate: robj + quicklist header + the average of the first
+    `samples` nodes (node header + allocator size of its listpack) times the node count.
+    Compressed nodes are counted at their uncompressed size (Redis counts its LZF size).  A module
+    function on the typed list (quicklist.pxd): a write under a memory limit sizes its list again
+    after every push or pop (server/memory/usage.py), a C call with no list made for a lone node."""
+    n = ql._n
+    if n is None:
+        return 16 + 40
+    if type(n) is bytearray:  # one node: its own allocation, exactly
+        return 16 + 40 + 40 + size_class(len(n))
+    if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+        assert isinstance(n, list)
+    nodes: list[bytearray | PackedNode] = n
+    count = len(nodes)
+    if not count:
+        return 16 + 40
+    k = samples if 0 < samples < count else count  # SAMPLES 0: every node
+    avg: float = _nodes_alloc(nodes, k) / k
+    return 16 + 40 + int(avg * count)
+
+
+SIZERS[Quicklist] = quicklist_usage  # MEMORY USAGE's estimate by exact class (alloc.py)

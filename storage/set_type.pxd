@@ -6,7 +6,7 @@
 # and `_slots` read a set's table directly: random members without copying the set.
 cimport cython
 from cpython.object cimport PyObject
-from raxdb.storage.alloc cimport sds_alloc_first
+from raxdb.storage.alloc cimport dict_table_bytes, sds_alloc_first, size_class
 from raxdb.storage.rax cimport untrack
 
 cdef extern from "Python.h":
@@ -56,3 +56,8 @@ cpdef Py_ssize_t _below(Py_ssize_t n) except -1
 @cython.locals(so=SetPtr, table=EntryPtr, key=ObjPtr, dummy=ObjPtr, mask=Py_ssize_t)
 cpdef object _pick(set s)
 cpdef Py_ssize_t _slots(set s) except -1
+
+# RSet.mem_usage's body, a module function (no method table on the set object): evict.py's
+# recount after every set write reaches it through usage.pxd as a C call.
+@cython.locals(n=Py_ssize_t, k=Py_ssize_t, size=Py_ssize_t)
+cpdef Py_ssize_t set_usage(RSet s, Py_ssize_t samples=*) except -1

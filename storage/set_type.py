@@ -60,7 +60,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from raxdb.storage import intset
-from raxdb.storage.alloc import dict_table_bytes, sds_alloc_first, size_class
+from raxdb.storage.alloc import SIZERS, dict_table_bytes, sds_alloc_first, size_class
 from raxdb.storage.hashscan import ScanIndex
 from raxdb.storage.intset import canonical_int
 from raxdb.storage.listpack import build, encode_entry, encoded_size, random_indexes
@@ -242,22 +242,7 @@ class RSet:
         return RSet(table_of(d) if type(d) is set else d.copy())
 
     def mem_usage(self, samples: int = 5) -> int:
-        """MEMORY USAGE's estimate: exact for an intset or a listpack (the robj and its blob's
-        allocation), for a hashtable Redis's dict (its bucket array) plus the average of the first
-        `samples` entries (sds + dictEntry) times the count."""
-        d = self.data
-        if type(d) is bytes:
-            return 16 + size_class(len(d))
-        if type(d) is list:
-            return 16 + size_class(listpack_size(d))
-        if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
-            assert isinstance(d, set)
-        n = len(d)
-        size = 16 + 56 + dict_table_bytes(n)
-        if n:
-            k = min(samples, n) if samples > 0 else n
-            size += int((sds_alloc_first(d, k) + 24 * k) / k * n)
-        return size
+        return set_usage(self, samples)
 
     def listpack_bytes(self) -> bytes:
         """A listpack set's listpack, as Redis 7.2 holds it (RDB type 20's body)."""
@@ -515,6 +500,27 @@ class RSet:
         return idx.scan(cursor, count)
 
 
+def set_usage(s: RSet, samples: int = 5) -> int:
+    """RSet.mem_usage, MEMORY USAGE's estimate: exact for an intset or a listpack (the robj and its
+    blob's allocation), for a hashtable Redis's dict (its bucket array) plus the average of the
+    first `samples` entries (sds + dictEntry) times the count.  A module function on the typed set
+    (set_type.pxd, no method table added to the object): a write under a memory limit sizes its
+    set again after every SADD or SREM (server/memory/usage.py), a C call."""
+    d = s.data
+    if type(d) is bytes:
+        return 16 + size_class(len(d))
+    if type(d) is list:
+        return 16 + size_class(listpack_size(d))
+    if not cython.compiled and TYPE_CHECKING:  # mypy's narrowing (compiled: folded away)
+        assert isinstance(d, set)
+    n = len(d)
+    size = 16 + 56 + dict_table_bytes(n)
+    if n:
+        k = min(samples, n) if samples > 0 else n
+        size += int((sds_alloc_first(d, k) + 24 * k) / k * n)
+    return size
+
+
 def table_of(members: Iterable[bytes]) -> set[bytes]:
     """A hashtable's set of `members`, out of the cyclic collector (compiled: storage/rax.py's
     `untrack`): it holds bytes only, so no cycle passes through it.  Tracked, a big set stayed young
@@ -596,3 +602,6 @@ def as_set(v: Any) -> RSet | None:
     if cls is Intset:
         return RSet(bytes(v))
     return None
+
+
+SIZERS[RSet] = set_usage  # MEMORY USAGE's estimate by exact class (alloc.py)

@@ -15,6 +15,7 @@ from raxdb.storage.listpack cimport entry_span as lp_span, skip as lp_skip, valu
 from raxdb.storage.listpack cimport put_header, encode_int_entry as _int_entry
 from raxdb.storage.listpack cimport int_entry_size, put_int, encoded_size, put_entry, grown
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_Resize
+from raxdb.storage.alloc cimport size_class
 from raxdb.storage.rax cimport Rax, untrack as _untrack
 
 # XADD's entry (stream.py's _append_entry) and a new node (_new_node): written into the node by
@@ -121,3 +122,14 @@ cdef class Stream:
               Py_ssize_t max_bytes, Py_ssize_t max_entries)
     cpdef trim(self, maxlen, minid, approx, limit)
     cpdef _appended(self, new_id, unsigned long long ms, unsigned long long seq)
+
+
+# MEMORY USAGE's terms (stream_usage): C calls
+cpdef Py_ssize_t _rax_usage(Rax rax) except -1
+@cython.locals(size=Py_ssize_t)
+cpdef Py_ssize_t _node_alloc(key, lp, prealloc) except -1
+
+# Stream.mem_usage's body, a module function: evict.py's recount after every XADD under a memory
+# limit reaches it through usage.pxd as a C call.
+@cython.locals(t=Tail, nodes=Py_ssize_t, total=Py_ssize_t, taken=Py_ssize_t, size=Py_ssize_t)
+cpdef Py_ssize_t stream_usage(Stream st, Py_ssize_t samples=*) except -1

@@ -50,7 +50,7 @@ from typing import Any
 
 from raxdb.protocol.reply import stream_entry, stream_entry_flat
 from raxdb.storage import listpack as L
-from raxdb.storage.alloc import size_class
+from raxdb.storage.alloc import SIZERS, size_class
 from raxdb.storage.listpack import encode_int_entry as _int_entry
 from raxdb.storage.listpack import put_header
 from raxdb.storage.listpack import skip as lp_skip
@@ -797,6 +797,50 @@ def _node_alloc(key: bytes, lp: bytearray, prealloc: tuple[bytes, int] | None) -
     return size
 
 
+def stream_usage(st: Stream, samples: int = 5) -> int:
+    """Stream.mem_usage, objectComputeSize's estimate: the object, the rax, the listpacks, the
+    groups' PELs.  A module function on the typed stream (stream.pxd): a write under a memory limit
+    sizes its stream again after every XADD (server/memory/usage.py), a C call.
+
+    Listpacks count at their allocation, as Redis's zmalloc_size reports it: a new node is
+    allocated with room for min(4096, stream-node-max-bytes) bytes (lpNew's preallocation),
+    grows to the size class of its bytes when it outgrows that, gives the room back when it is
+    closed for a new node (lpShrinkToFit) or when a counter rewrite shrinks it, and every other
+    node sits in the size class of its bytes.  Like Redis, only the first `samples` nodes are
+    measured when there are more: their average times all nodes but the last, plus the last."""
+    rax = st.rax
+    size = 16 + 80 + _rax_usage(rax)  # robj, stream
+    pre = st._prealloc
+    nodes = rax.numele
+    sampled = st._sampled
+    if sampled is not None and sampled[0] == samples and nodes > samples:
+        total = sampled[1]
+        taken = samples
+    else:
+        total = taken = 0
+        for key, lp in rax.items():
+            if taken >= samples:
+                break
+            total += _node_alloc(key, lp, pre)
+            taken += 1
+        if nodes > taken:
+            st._sampled = (samples, total)
+    if nodes <= taken:
+        size += total
+    else:
+        t = st._tail
+        last = (t.key, t.lp) if t is not None else rax.last()
+        assert last is not None  # nodes > taken: there is a last node
+        key, lp = last
+        size += total // taken * (nodes - 1) + _node_alloc(key, lp, pre)
+    if st.cgroups is not None:
+        for _, cg in st.cgroups.items():
+            size += 40 + _rax_usage(cg.pel) + 24 * len(cg.pel)  # streamCG, its PEL, the NACKs
+            for name, cons in cg.consumers.items():
+                size += 24 + len(name) + _rax_usage(cons.pel)  # NACKs are the group's, counted once
+    return size
+
+
 class Stream:
     type_name = "stream"
     __slots__ = ("rax", "length", "last_id", "first_id", "max_deleted_id", "entries_added", "cgroups",
@@ -844,45 +888,7 @@ class Stream:
         return "stream"
 
     def mem_usage(self, samples: int = 5) -> int:
-        """objectComputeSize's estimate: the object, the rax, the listpacks, the groups' PELs.
-
-        Listpacks count at their allocation, as Redis's zmalloc_size reports it: a new node is
-        allocated with room for min(4096, stream-node-max-bytes) bytes (lpNew's preallocation),
-        grows to the size class of its bytes when it outgrows that, gives the room back when it is
-        closed for a new node (lpShrinkToFit) or when a counter rewrite shrinks it, and every other
-        node sits in the size class of its bytes.  Like Redis, only the first `samples` nodes are
-        measured when there are more: their average times all nodes but the last, plus the last."""
-        rax = self.rax
-        size = 16 + 80 + _rax_usage(rax)  # robj, stream
-        pre = self._prealloc
-        nodes = rax.numele
-        sampled = self._sampled
-        if sampled is not None and sampled[0] == samples and nodes > samples:
-            total = sampled[1]
-            taken = samples
-        else:
-            total = taken = 0
-            for key, lp in rax.items():
-                if taken >= samples:
-                    break
-                total += _node_alloc(key, lp, pre)
-                taken += 1
-            if nodes > taken:
-                self._sampled = (samples, total)
-        if nodes <= taken:
-            size += total
-        else:
-            t = self._tail
-            last = (t.key, t.lp) if t is not None else rax.last()
-            assert last is not None  # nodes > taken: there is a last node
-            key, lp = last
-            size += total // taken * (nodes - 1) + _node_alloc(key, lp, pre)
-        if self.cgroups is not None:
-            for _, cg in self.cgroups.items():
-                size += 40 + _rax_usage(cg.pel) + 24 * len(cg.pel)  # streamCG, its PEL, the NACKs
-                for name, cons in cg.consumers.items():
-                    size += 24 + len(name) + _rax_usage(cons.pel)  # NACKs are the group's, counted once
-        return size
+        return stream_usage(self, samples)
 
     def copy(self) -> Stream:
         new = Stream()
@@ -1581,3 +1587,6 @@ class Stream:
             count, deleted, fields, _ = self._master(t.lp)
             assert (t.count, t.deleted, t.fields, t.nelem) == (count, deleted, fields, L.num_elements(t.lp))
             assert (t.mms, t.mseq) == (key_id(t.key) >> 64, key_id(t.key) & U64)
+
+
+SIZERS[Stream] = stream_usage  # MEMORY USAGE's estimate by exact class (alloc.py)

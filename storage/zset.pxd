@@ -12,7 +12,7 @@ from cpython cimport array
 from raxdb.storage.listpack cimport (
     int_entry_size, put_int, put_str, encoded_size, grown_count, put_entry, spliced, with_gap, group_offsets,
     random_indexes, distinct_indexes)
-from raxdb.storage.alloc cimport sds_alloc_first
+from raxdb.storage.alloc cimport dict_table_bytes, sds_alloc_first, size_class
 from raxdb.storage.rax cimport untrack
 
 
@@ -95,6 +95,11 @@ cdef class _SkipOrder:
 
     @cython.locals(keys=array.array)
     cpdef _add_at(self, double s, m, Py_ssize_t k, Py_ssize_t j)
+
+    # MEMORY USAGE's sample, taken by the recount after every sorted set write under a memory
+    # limit (zset_usage): a C call
+    @cython.locals(members=list)
+    cpdef list first_members(self, Py_ssize_t k)
 
 
 cdef class _Skiplist:
@@ -208,3 +213,8 @@ cpdef tuple zzl_score_bounds(bytes lp, double lo, bint loex, double hi, bint hie
 
 @cython.locals(s="const unsigned char *", p=Py_ssize_t)
 cpdef list zzl_items(bytes lp)
+
+# ZSet.mem_usage's body, a module function as zset_length: evict.py's recount after every sorted
+# set write reaches it through usage.pxd as a C call.
+@cython.locals(lp=bytes, sk=_Skiplist, n=Py_ssize_t, k=Py_ssize_t, size=Py_ssize_t)
+cpdef Py_ssize_t zset_usage(ZSet z, Py_ssize_t samples=*) except -1

@@ -66,7 +66,7 @@ from itertools import accumulate, chain, islice
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from raxdb.storage.alloc import dict_table_bytes, sds_alloc_first, size_class
+from raxdb.storage.alloc import SIZERS, dict_table_bytes, sds_alloc_first, size_class
 from raxdb.storage.hashscan import ScanIndex
 from raxdb.storage.listpack import (
     Listpack,
@@ -1278,19 +1278,7 @@ class ZSet:
         return z
 
     def mem_usage(self, samples: int = 5) -> int:
-        """MEMORY USAGE's estimate: exact for a listpack (robj + its allocation); for a skiplist
-        the structures plus the average of the first `samples` elements (sds, dictEntry, a node
-        of the average 1.33 levels) times the count."""
-        lp = self.lp
-        if lp is not None:
-            return 16 + size_class(len(lp))
-        n = len(self.sk.scores)
-        # robj + zset + zskiplist + dict + table + the 32-level header node
-        size = 16 + 16 + 32 + 56 + dict_table_bytes(n) + _SKIPLIST_HEADER
-        if n:
-            k = min(max(1, samples), n)
-            size += int((sds_alloc_first(self.sk.order.first_members(k), k) + (24 + 48) * k) / k * n)
-        return size
+        return zset_usage(self, samples)
 
     def listpack_bytes(self) -> bytes:
         """The listpack held (DUMP and RDB write it as it is)."""
@@ -1562,6 +1550,25 @@ def zset_add(z: ZSet, member: bytes, score: float, flags: int, max_entries: int,
     return OUT_ADDED, score
 
 
+def zset_usage(z: ZSet, samples: int = 5) -> int:
+    """ZSet.mem_usage, MEMORY USAGE's estimate: exact for a listpack (robj + its allocation); for
+    a skiplist the structures plus the average of the first `samples` elements (sds, dictEntry, a
+    node of the average 1.33 levels) times the count.  A module function on the typed sorted set
+    (zset.pxd, as zset_length): a write under a memory limit sizes its sorted set again after
+    every ZADD or ZREM (server/memory/usage.py), a C call."""
+    lp = z.lp
+    if lp is not None:
+        return 16 + size_class(len(lp))
+    sk = z.sk
+    n = len(sk.scores)
+    # robj + zset + zskiplist + dict + table + the 32-level header node
+    size = 16 + 16 + 32 + 56 + dict_table_bytes(n) + _SKIPLIST_HEADER
+    if n:
+        k = min(max(1, samples), n)
+        size += int((sds_alloc_first(sk.order.first_members(k), k) + (24 + 48) * k) / k * n)
+    return size
+
+
 def zset_length(z: ZSet) -> int:
     """ZSet.__len__'s body (ZCARD's count), a function so that, compiled, its count is a C integer
     (zset.pxd)."""
@@ -1574,3 +1581,6 @@ def zset_length(z: ZSet) -> int:
         if n < _UNKNOWN:  # lpLength writes a count that fits again back to the header
             z.lp = spliced(lp, _HDR, _HDR, b"", n - _UNKNOWN)
     return n >> 1
+
+
+SIZERS[ZSet] = zset_usage  # MEMORY USAGE's estimate by exact class (alloc.py)

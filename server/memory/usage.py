@@ -17,20 +17,27 @@ from __future__ import annotations
 
 from raxdb.protocol.request import string2ll
 from raxdb.server.events.keyaccess import is_string, string_encoding
-from raxdb.storage.alloc import embstr_alloc, sds_alloc
+from raxdb.storage.alloc import SIZERS, embstr_alloc, sds_alloc
 from raxdb.storage.keyspace import RawStr
 
 
 def value_usage(v, samples: int = 5) -> int:
     """Bytes the value object occupies, estimated like Redis's objectComputeSize from the first
     `samples` elements or nodes of an aggregate (0: all of them)."""
-    if v.__class__ is bytes:
+    t = v.__class__
+    if t is bytes:
         # string_encoding's rule for a value as SET leaves it, inlined: memory accounting sizes
         # every key a write command touches (memory/evict.py)
         n = len(v)
         if n > 44:
             return 16 + sds_alloc(n)
         return 16 if n <= 20 and string2ll(v) is not None else embstr_alloc(n)
+    # a list, set, hash, sorted set or stream: its type's estimate by its exact class (alloc.py's
+    # SIZERS), before the string tests; a subclass (HashEx) and the other values (an intset)
+    # answer through their method
+    sizer = SIZERS.get(t)
+    if sizer is not None:
+        return sizer(v, samples)
     if is_string(v):
         enc = string_encoding(v)
         if enc == "int":
